@@ -1,0 +1,33 @@
+"""Packaging for kinetoscope: the import package lives in tb_plugin/, the handler in handlers/."""
+
+from setuptools import setup
+
+setup(
+    name="kinetoscope",
+    version="0.1.0",
+    description="TensorBoard plugin and trace handler for PyTorch profiler (Kineto) traces",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    license="BSD-3-Clause",
+    python_requires=">=3.9",
+    package_dir={"kinetoscope": "tb_plugin", "kinetoscope.handlers": "handlers"},
+    packages=["kinetoscope", "kinetoscope.analysis", "kinetoscope.handlers"],
+    package_data={"kinetoscope": ["static/dist/*", "static/dist/**/*", "data/*.json"]},
+    include_package_data=False,
+    install_requires=[
+        "tensorboard>=2.11",
+        "werkzeug>=2.0",
+        "protobuf>=3.19",
+        "numpy>=1.22",
+        "pandas>=1.4",
+        "msgspec>=0.18",
+        "isal>=1.5",
+    ],
+    extras_require={
+        "dev": ["pytest>=7", "pytest-timeout", "hypothesis>=6", "ruff>=0.5", "mypy>=1.8"],
+    },
+    entry_points={
+        "tensorboard_plugins": ["kinetoscope = kinetoscope.plugin_loader:KinetoscopeLoader"],
+        "console_scripts": ["kinetoscope = kinetoscope.cli:main"],
+    },
+)
