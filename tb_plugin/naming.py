@@ -1,0 +1,89 @@
+"""The trace file-name grammar, in one place.
+
+Writers (our handler, torch's handler) and readers (discovery) must agree on how a file
+name splits into worker and timestamp, so nothing else in the package parses names.
+
+Torch style: ``{worker}[.{digits}].pt.trace.json[.gz]``. The worker is everything before
+the optional last ``.{digits}`` group, so worker names may contain dots
+(``host.example.com_12.1700000000000.pt.trace.json.gz``). Any other ``*.json[.gz]`` is a
+plain (non torch style) name, e.g. HTA's ``rank-0.json.gz``; discovery sniffs those.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+from dataclasses import dataclass
+
+TRACE_SUFFIXES = (".pt.trace.json", ".pt.trace.json.gz")
+PLAIN_SUFFIXES = (".json", ".json.gz")
+TEMP_SUFFIX = ".tmp"
+
+# DOTALL so a worker name may hold any character; the lazy prefix lets the optional
+# digits group take the last ".{digits}" before the suffix.
+_TORCH_RE = re.compile(r"^(.*?)(\.\d+)?\.pt\.trace\.json(\.gz)?$", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class TraceName:
+    worker: str
+    timestamp: int | None
+    gzip: bool
+    torch_style: bool
+
+
+def parse_trace_name(filename: str) -> TraceName | None:
+    """Split a trace file name; None for names the plugin never reads.
+
+    A path is reduced to its last "/" component. Hidden names (our temp files start
+    with ".") and names with an empty worker part are not trace names.
+    """
+    name = filename.rsplit("/", 1)[-1]
+    if not name or name.startswith(".") or "\x00" in name:
+        return None
+    match = _TORCH_RE.match(name)
+    if match is not None:
+        worker, digits, gz = match.groups()
+        if not worker:
+            return None
+        timestamp = int(digits[1:]) if digits else None
+        return TraceName(worker=worker, timestamp=timestamp, gzip=gz is not None, torch_style=True)
+    for suffix in PLAIN_SUFFIXES[::-1]:  # ".json.gz" before ".json"
+        if name.endswith(suffix):
+            worker = name[: -len(suffix)]
+            if not worker:
+                return None
+            return TraceName(
+                worker=worker, timestamp=None, gzip=suffix.endswith(".gz"), torch_style=False
+            )
+    return None
+
+
+def _check_worker(worker: str) -> None:
+    # These would either escape the directory or make the name hidden/unparseable.
+    if not worker or worker.startswith(".") or "/" in worker or "\x00" in worker:
+        raise ValueError(f"invalid worker name for a trace file: {worker!r}")
+
+
+def format_trace_name(worker: str, timestamp: int, gzip: bool) -> str:
+    """``{worker}.{timestamp}.pt.trace.json[.gz]``; parse_trace_name() inverts it."""
+    _check_worker(worker)
+    if timestamp < 0:
+        raise ValueError(f"trace timestamp must be >= 0, got {timestamp}")
+    return f"{worker}.{timestamp}{TRACE_SUFFIXES[1] if gzip else TRACE_SUFFIXES[0]}"
+
+
+def temp_name_for(final_name: str, token: str) -> str:
+    """Name of the file being written before it is renamed to ``final_name``.
+
+    It starts with "." so parse_trace_name() (and so discovery) never reports it.
+    """
+    if "/" in final_name or "/" in token or "\x00" in final_name + token:
+        raise ValueError(f"invalid temp name parts: {final_name!r}, {token!r}")
+    return f".{final_name}.{token}{TEMP_SUFFIX}"
+
+
+def default_worker_name() -> str:
+    """Same default as torch's handler: unique per process on a host."""
+    return f"{socket.gethostname()}_{os.getpid()}"
