@@ -1,0 +1,172 @@
+"""Disk cache of built models and computed views, keyed by file state and parser version.
+
+One folder per trace file state: a `.npy` per column (memory-mapped on load, so a warm
+start reads almost nothing), the raw args blob, a small metadata document, and the JSON
+of every view computed so far. Folders appear atomically (built under a temp name, then
+renamed), so a crash never leaves a half-written entry that looks complete.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from .model import TraceModel
+
+PARSER_VERSION = "6"  # bump when the decoder or model layout changes
+_META_FILE = "meta.json"
+_ARGS_FILE = "args.bin"
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("KINETOSCOPE_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "kinetoscope"
+
+
+def cache_key(source: dict[str, Any]) -> str:
+    text = f"{source['path']}\0{source['size']}\0{source['mtime_ns']}\0{PARSER_VERSION}"
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+class DiskCache:
+    def __init__(self, root: Path | str, max_bytes: int | None = None) -> None:
+        self.root = Path(root)
+        env_gb = os.environ.get("KINETOSCOPE_CACHE_MAX_GB")
+        self.max_bytes = max_bytes or int(float(env_gb or 20) * (1 << 30))
+
+    def entry(self, key: str) -> Path:
+        return self.root / key
+
+    def new_build_dir(self, key: str) -> Path:
+        """A private folder to build into; `publish` moves it into place."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        tmp = self.root / f".{key}.{os.getpid()}.{time.monotonic_ns()}.tmp"
+        tmp.mkdir()
+        return tmp
+
+    def args_path(self, build_dir: Path) -> str:
+        return str(build_dir / _ARGS_FILE)
+
+    def publish(self, key: str, build_dir: Path, model: TraceModel) -> None:
+        for name, column in model.events.items():
+            np.save(build_dir / f"ev_{name}.npy", column)
+        for name, column in model.memory.items():
+            np.save(build_dir / f"mem_{name}.npy", column)
+        meta = {
+            "names": model.names,
+            "categories": model.categories,
+            "pids": model.pids,
+            "tids": model.tids,
+            "process_names": model.process_names,
+            "thread_names": model.thread_names,
+            "process_labels": model.process_labels,
+            "process_sort": model.process_sort,
+            "thread_sort": model.thread_sort,
+            "header": model.header,
+            "partial": model.partial,
+            "warnings": model.warnings,
+            "source": model.source,
+            "event_columns": list(model.events),
+            "memory_columns": list(model.memory),
+        }
+        (build_dir / _META_FILE).write_bytes(msgspec.json.encode(meta))
+        (build_dir / "views").mkdir(exist_ok=True)
+        final = self.entry(key)
+        try:
+            os.rename(build_dir, final)
+        except OSError:  # another process published the same entry first
+            shutil.rmtree(build_dir, ignore_errors=True)
+        self._prune()
+
+    def discard(self, build_dir: Path) -> None:
+        shutil.rmtree(build_dir, ignore_errors=True)
+
+    def load(self, key: str) -> TraceModel | None:
+        folder = self.entry(key)
+        meta_path = folder / _META_FILE
+        if not meta_path.exists():
+            return None
+        try:
+            meta = msgspec.json.decode(meta_path.read_bytes())
+            events = {
+                n: np.load(folder / f"ev_{n}.npy", mmap_mode="r") for n in meta["event_columns"]
+            }
+            memory = {
+                n: np.load(folder / f"mem_{n}.npy", mmap_mode="r") for n in meta["memory_columns"]
+            }
+            args_file = folder / _ARGS_FILE
+            blob: Any = (
+                np.memmap(args_file, dtype=np.uint8, mode="r")
+                if args_file.exists() and args_file.stat().st_size
+                else b""
+            )
+        except (OSError, ValueError, KeyError, msgspec.DecodeError):
+            shutil.rmtree(folder, ignore_errors=True)  # a damaged entry is rebuilt
+            return None
+        os.utime(folder)  # recency for pruning
+        return TraceModel(
+            events=events,
+            memory=memory,
+            names=meta["names"],
+            categories=meta["categories"],
+            pids=meta["pids"],
+            tids=meta["tids"],
+            args_blob=blob,
+            process_names=meta["process_names"],
+            thread_names=meta["thread_names"],
+            process_labels=meta["process_labels"],
+            process_sort=meta["process_sort"],
+            thread_sort=meta["thread_sort"],
+            header=meta["header"],
+            partial=meta["partial"],
+            warnings=meta["warnings"],
+            source=meta["source"],
+        )
+
+    def view_path(self, key: str, view: str) -> Path:
+        return self.entry(key) / "views" / f"{view}.json"
+
+    def load_view(self, key: str, view: str) -> bytes | None:
+        try:
+            return self.view_path(key, view).read_bytes()
+        except OSError:
+            return None
+
+    def store_view(self, key: str, view: str, data: bytes) -> None:
+        path = self.view_path(key, view)
+        if not path.parent.exists():
+            return
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            tmp.write_bytes(data)
+            os.replace(tmp, path)
+        except OSError:
+            tmp.unlink(missing_ok=True)
+
+    def _prune(self) -> None:
+        """Drop least recently used entries while the cache is over its size cap."""
+        try:
+            entries = [p for p in self.root.iterdir() if p.is_dir() and not p.name.startswith(".")]
+        except OSError:
+            return
+        sized = []
+        total = 0
+        for p in entries:
+            size = sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
+            sized.append((p.stat().st_mtime, size, p))
+            total += size
+        for _, size, p in sorted(sized):
+            if total <= self.max_bytes:
+                break
+            shutil.rmtree(p, ignore_errors=True)
+            total -= size

@@ -1,0 +1,101 @@
+"""Event kinds: one small enum every view shares, and the category names that map to it.
+
+Trace writers renamed categories over the years (`Operator` → `cpu_op`, `Runtime` →
+`cuda_runtime`, ...); views never look at category strings, only at these kinds.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class Kind(IntEnum):
+    OTHER = 0
+    CPU_OP = 1
+    USER_ANNOTATION = 2
+    GPU_USER_ANNOTATION = 3
+    KERNEL = 4
+    MEMCPY = 5
+    MEMSET = 6
+    RUNTIME = 7
+    DRIVER = 8
+    PYTHON = 9
+    MEMORY = 10
+    FLOW = 11
+    COUNTER = 12
+    TRACE_SPAN = 13
+    SYNC = 14
+    INSTANT = 15
+
+
+# Lower-cased category → kind. Categories not listed are OTHER.
+CATEGORY_KINDS: dict[str, Kind] = {
+    "cpu_op": Kind.CPU_OP,
+    "operator": Kind.CPU_OP,
+    "python": Kind.CPU_OP,  # 2021 traces: `Python` ranges counted as CPU ops by the old plugin
+    "user_annotation": Kind.USER_ANNOTATION,
+    "gpu_user_annotation": Kind.GPU_USER_ANNOTATION,
+    "kernel": Kind.KERNEL,
+    "mtia_ccp_events": Kind.KERNEL,
+    "gpu_memcpy": Kind.MEMCPY,
+    "memcpy": Kind.MEMCPY,
+    "gpu_memset": Kind.MEMSET,
+    "memset": Kind.MEMSET,
+    "cuda_runtime": Kind.RUNTIME,
+    "runtime": Kind.RUNTIME,
+    "mtia_runtime": Kind.RUNTIME,
+    "xpu_runtime": Kind.RUNTIME,
+    "privateuse1_runtime": Kind.RUNTIME,
+    "glow_runtime": Kind.RUNTIME,
+    "cuda_driver": Kind.DRIVER,
+    "python_function": Kind.PYTHON,
+    "trace": Kind.TRACE_SPAN,
+    "cuda_sync": Kind.SYNC,
+    "ac2g": Kind.FLOW,
+    "async": Kind.FLOW,
+    "async_cpu_to_gpu": Kind.FLOW,
+    "async_gpu": Kind.FLOW,
+    "fwdbwd": Kind.FLOW,
+}
+
+GPU_ACTIVITY_KINDS = (Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET)
+LAUNCH_KINDS = (Kind.RUNTIME, Kind.DRIVER)
+HOST_RANGE_KINDS = (Kind.CPU_OP, Kind.USER_ANNOTATION)
+
+
+class Phase(IntEnum):
+    """Chrome trace `ph` values that matter, as small codes."""
+
+    COMPLETE = 0  # X
+    INSTANT = 1  # i, I
+    FLOW_START = 2  # s
+    FLOW_END = 3  # f
+    FLOW_STEP = 4  # t
+    COUNTER = 5  # C
+    BEGIN = 6  # B
+    END = 7  # E
+    OTHER = 8
+
+
+PHASE_CODES: dict[str, Phase] = {
+    "X": Phase.COMPLETE,
+    "i": Phase.INSTANT,
+    "I": Phase.INSTANT,
+    "s": Phase.FLOW_START,
+    "f": Phase.FLOW_END,
+    "t": Phase.FLOW_STEP,
+    "C": Phase.COUNTER,
+    "B": Phase.BEGIN,
+    "E": Phase.END,
+}
+
+
+def kind_of(category: str, phase: Phase, name: str) -> Kind:
+    """The kind of an event; phase and name refine what the category says."""
+    if phase == Phase.INSTANT:
+        return Kind.MEMORY if name == "[memory]" else Kind.INSTANT
+    if phase in (Phase.FLOW_START, Phase.FLOW_END, Phase.FLOW_STEP):
+        return Kind.FLOW
+    if phase == Phase.COUNTER:
+        return Kind.COUNTER
+    return CATEGORY_KINDS.get(category.lower(), Kind.OTHER)

@@ -1,0 +1,410 @@
+"""Streaming decoder: a trace file becomes a header dict plus batches of typed events.
+
+The file is decompressed block by block and the `traceEvents` array is cut into chunks of
+whole events, each decoded by msgspec in one call. Peak memory is a chunk, never the whole
+JSON text. A cut is verified by the decode itself: a split inside a string or inside a
+nested value cannot decode, so a chunk that decodes is a run of whole events.
+
+Bad input is handled here, once: raw control characters, bare `N/A` values and bytes that
+are not UTF-8 are repaired chunk by chunk (with a warning), and a file that ends early
+keeps the events read so far (`partial`).
+"""
+
+from __future__ import annotations
+
+import re
+import types
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Any, BinaryIO
+
+import msgspec
+
+from .schema import Event
+
+_zlib_impl: types.ModuleType
+try:  # ISA-L inflates gzip 2-3x faster than zlib; fall back when it is missing.
+    from isal import isal_zlib as _zlib_impl
+except ImportError:  # pragma: no cover - isal is a declared dependency
+    _zlib_impl = zlib
+
+READ_BLOCK = 4 << 20
+INFLATE_BLOCK = 8 << 20
+CHUNK_TARGET = 24 << 20
+SNIFF_LIMIT = 64 << 20
+
+_events_decoder = msgspec.json.Decoder(list[Event])
+_any_decoder = msgspec.json.Decoder()
+_BETWEEN_EVENTS = re.compile(rb"\}\s*,\s*\{")
+_BARE_NA = re.compile(rb"(?<=[:\[,])(\s*)N/A(?=\s*[,\]}])")
+_CONTROL = bytes(range(0x20)).translate(None, b"\t\n\r")
+_CONTROL_TO_SPACE = bytes.maketrans(_CONTROL, b" " * len(_CONTROL))
+
+
+class TraceDecodeError(Exception):
+    """The file cannot be read as a Kineto trace. `kind` is a stable machine-readable tag."""
+
+    def __init__(self, kind: str, message: str, offset: int | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.offset = offset
+
+
+@dataclass
+class DecodeReport:
+    header: dict[str, Any] = field(default_factory=dict)
+    partial: bool = False
+    warnings: list[str] = field(default_factory=list)
+    event_count: int = 0
+
+
+ProgressFn = Callable[[int, int], None]
+
+
+def _decompressed_blocks(
+    f: BinaryIO, total: int, progress: ProgressFn | None, report: DecodeReport
+) -> Iterator[bytes]:
+    """Yield the file's text in blocks; gzip (also multi-member) is inflated on the way."""
+    first = f.read(READ_BLOCK)
+    done = len(first)
+    if progress:
+        progress(done, total)
+    if not first.startswith(b"\x1f\x8b"):
+        block = first
+        while block:
+            yield block
+            block = f.read(READ_BLOCK)
+            done += len(block)
+            if progress:
+                progress(done, total)
+        return
+    inflater = _zlib_impl.decompressobj(31)
+    data = first
+    while True:
+        while data:
+            # Bounded output per call: a 4 MiB block of a trace inflates to 100+ MiB.
+            out = inflater.decompress(data, INFLATE_BLOCK)
+            if out:
+                yield out
+            data = inflater.unconsumed_tail
+            if inflater.eof and inflater.unused_data:  # next gzip member
+                data = inflater.unused_data
+                inflater = _zlib_impl.decompressobj(31)
+        data = f.read(READ_BLOCK)
+        done += len(data)
+        if progress:
+            progress(done, total)
+        if not data:
+            break
+    try:
+        tail = inflater.flush()
+    except Exception:  # noqa: BLE001 - any inflate error here means a cut stream
+        tail = b""
+    if tail:
+        yield tail
+    if not inflater.eof:
+        report.partial = True
+        report.warnings.append(
+            f"the gzip stream ends early (after {done} of {total} bytes were read): "
+            "kept the events that could be read"
+        )
+
+
+def _repair(chunk: bytes, report: DecodeReport) -> bytes:
+    """Fix what early and odd writers emit; each fix is reported once."""
+    fixed = chunk
+    try:
+        fixed.decode("utf-8")
+    except UnicodeDecodeError:
+        fixed = fixed.decode("utf-8", errors="replace").encode("utf-8")
+        _warn_once(report, "bytes that are not UTF-8 were replaced by U+FFFD")
+    if any(c in fixed for c in _CONTROL):
+        stripped = fixed.translate(_CONTROL_TO_SPACE)
+        if stripped != fixed:
+            fixed = stripped
+            _warn_once(report, "raw control characters inside strings were replaced by spaces")
+    if b"N/A" in fixed:
+        quoted = _BARE_NA.sub(rb'\1"N/A"', fixed)
+        if quoted != fixed:
+            fixed = quoted
+            _warn_once(report, 'bare N/A values (not JSON) were read as the string "N/A"')
+    return fixed
+
+
+def _warn_once(report: DecodeReport, message: str) -> None:
+    if message not in report.warnings:
+        report.warnings.append(message)
+
+
+def _decode_events(body: bytes, report: DecodeReport) -> list[Event] | None:
+    """Decode `body` (whole events joined by commas); None if it is not that."""
+    text = b"[" + body + b"]"
+    try:
+        return _events_decoder.decode(text)
+    except msgspec.ValidationError:
+        return _decode_lenient(text, report)
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        pass
+    repaired = _repair(body, report)
+    if repaired is body:
+        return None
+    try:
+        return _events_decoder.decode(b"[" + repaired + b"]")
+    except msgspec.ValidationError:
+        return _decode_lenient(b"[" + repaired + b"]", report)
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return None
+
+
+def _decode_lenient(text: bytes, report: DecodeReport) -> list[Event] | None:
+    """Events whose fields have unexpected types: convert one by one, drop what won't fit."""
+    try:
+        items = _any_decoder.decode(text)
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return None
+    events: list[Event] = []
+    dropped = 0
+    for item in items:
+        if not isinstance(item, dict):
+            dropped += 1
+            continue
+        args = item.pop("args", None)
+        try:
+            ev = msgspec.convert(item, Event, strict=False)
+        except msgspec.ValidationError:
+            clean = {k: v for k, v in item.items() if isinstance(v, (str, int, float))}
+            try:
+                ev = msgspec.convert(clean, Event, strict=False)
+            except msgspec.ValidationError:
+                dropped += 1
+                continue
+        if isinstance(args, dict):
+            ev.args = msgspec.Raw(msgspec.json.encode(args))
+        events.append(ev)
+    if dropped:
+        report.warnings.append(f"{dropped} events that are not trace events were skipped")
+    return events
+
+
+def _split_points(buf: bytes, start: int) -> Iterator[int]:
+    """Candidate cut points (just after an event's closing brace), last first."""
+    window = 1 << 20
+    hi = len(buf)
+    while hi > start:
+        lo = max(start, hi - window)
+        matches = [m.start() + 1 for m in _BETWEEN_EVENTS.finditer(buf, lo, hi)]
+        yield from reversed(matches)
+        if lo == start:
+            return
+        hi = lo + 64  # overlap so a separator across the window edge is still seen
+
+
+def _find_events_start(buf: bytes, final: bool) -> tuple[int, dict[str, Any]] | None:
+    """Offset just after the `[` that opens the events, and the header read before it."""
+    stripped = buf.lstrip()
+    lead = len(buf) - len(stripped)
+    if not stripped:
+        return None
+    if stripped[:1] == b"[":
+        return lead + 1, {}
+    if stripped[:1] != b"{":
+        raise TraceDecodeError(
+            "not_json",
+            "the file is not JSON: it starts with "
+            + repr(stripped[:20].decode("utf-8", "replace")),
+            lead,
+        )
+    pos = 0
+    while True:
+        key = buf.find(b'"traceEvents"', pos)
+        if key < 0:
+            if final or len(buf) > SNIFF_LIMIT:
+                raise TraceDecodeError(
+                    "not_kineto",
+                    'the file is JSON but not a Kineto trace: it has no "traceEvents" array',
+                    0,
+                )
+            return None
+        m = re.compile(rb"\s*:\s*\[").match(buf, key + len(b'"traceEvents"'))
+        if m is None:
+            pos = key + 1
+            continue
+        head = buf[:key].rstrip()
+        if head.endswith(b","):
+            head = head[:-1]
+        try:
+            header = _any_decoder.decode(head + b"}") if head.strip() != b"{" else {}
+        except msgspec.DecodeError:
+            try:
+                header = _any_decoder.decode(_repair(head, DecodeReport()) + b"}")
+            except msgspec.DecodeError:
+                pos = key + 1
+                continue
+        return m.end(), header if isinstance(header, dict) else {}
+
+
+def _read_trailer(rest: bytes, report: DecodeReport) -> dict[str, Any]:
+    """Keys after the events array (`traceName`, `baseTimeNanoseconds`, ...)."""
+    body = rest.strip()
+    if body.startswith(b","):
+        body = body[1:]
+    body = body.strip()
+    if not body or body == b"}":
+        return {}
+    try:
+        value = _any_decoder.decode(b"{" + body)
+    except msgspec.DecodeError:
+        try:
+            value = _any_decoder.decode(b"{" + _repair(body, report))
+        except msgspec.DecodeError:
+            report.warnings.append("the keys after the events array could not be read")
+            return {}
+    return value if isinstance(value, dict) else {}
+
+
+def iter_event_batches(
+    f: BinaryIO, total: int, report: DecodeReport, progress: ProgressFn | None = None
+) -> Iterator[list[Event]]:
+    """Yield lists of events, in file order; fills `report` (header, partial, warnings)."""
+    buf = b""
+    start = -1  # offset in buf where the next event begins; -1 until the array is found
+    consumed = 0  # bytes of text dropped from the front of buf, for error offsets
+    saw_text = False
+    ended = False
+    blocks = _decompressed_blocks(f, total, progress, report)
+    exhausted = False
+    while not exhausted:
+        block = next(blocks, None)
+        if block is None:
+            exhausted = True
+        else:
+            saw_text = True
+            buf += block
+            if len(buf) - max(start, 0) < CHUNK_TARGET:
+                continue
+        if ended:
+            buf = buf[-(1 << 20) :]
+            continue
+        if start < 0:
+            found = _find_events_start(buf, final=exhausted)
+            if found is None:
+                if exhausted:
+                    break
+                continue
+            start, report.header = found
+        batch, next_start, end_pos = _take_events(buf, start, exhausted, report, consumed)
+        if batch:
+            report.event_count += len(batch)
+            yield batch
+        if end_pos is not None:
+            ended = True
+            report.header.update(_read_trailer(buf[end_pos:], report)) if exhausted else None
+            trailer_start = end_pos
+            buf = buf[trailer_start:]
+            consumed += trailer_start
+            start = 0
+            continue
+        consumed += next_start
+        buf = buf[next_start:]
+        start = 0
+    if ended and exhausted and buf:
+        report.header.update(_read_trailer(buf, report))
+    if not saw_text:
+        raise TraceDecodeError(
+            "empty_file",
+            "the file is empty (0 bytes); the profiler was probably "
+            "interrupted before it wrote the trace",
+            0,
+        )
+    if start < 0:
+        raise TraceDecodeError(
+            "not_kineto",
+            'the file has no events array ("traceEvents" or a top-level '
+            "JSON array) that could be read",
+            0,
+        )
+    if not ended:
+        report.partial = True
+        _warn_once(
+            report,
+            "the events array is not closed (the file ends early); "
+            "kept the events that could be read",
+        )
+
+
+def _take_events(
+    buf: bytes, start: int, final: bool, report: DecodeReport, consumed: int
+) -> tuple[list[Event], int, int | None]:
+    """Decode the whole events in buf[start:]. Returns (events, next start, array end)."""
+    body_start = _skip_separator(buf, start)
+    if final:
+        for last, close in _array_ends(buf, body_start):
+            events = _decode_events(buf[body_start:last], report) if last > body_start else []
+            if events is not None:
+                return events, close, close
+        # No closing bracket: the file was cut. Keep every whole event before the cut.
+        events = _decode_events(buf[body_start:], report)
+        if events is not None:
+            return events, len(buf), None
+    cuts = list(islice(_split_points(buf, body_start), 3))
+    for cut in cuts:
+        events = _decode_events(buf[body_start:cut], report)
+        if events is not None:
+            if final:
+                events += _decode_run(buf, _skip_separator(buf, cut), len(buf), report, consumed)
+                return events, len(buf), None
+            return events, cut, None
+    if final:
+        return _decode_run(buf, body_start, len(buf), report, consumed), len(buf), None
+    if cuts:
+        # Broken text inside this chunk: salvage event by event, then go on.
+        return _decode_run(buf, body_start, cuts[0], report, consumed), cuts[0], None
+    return [], start, None
+
+
+def _array_ends(buf: bytes, body_start: int) -> list[tuple[int, int]]:
+    """Candidate (end of the last event, offset after the closing `]`), last first."""
+    if buf[body_start : body_start + 1] == b"]":  # an empty events array
+        return [(body_start, body_start + 1)]
+    base = max(body_start, len(buf) - (1 << 20))
+    found = [(base + m.start() + 1, base + m.end()) for m in re.finditer(rb"\}\s*\]", buf[base:])]
+    return found[::-1][:4]
+
+
+def _skip_separator(buf: bytes, pos: int) -> int:
+    n = len(buf)
+    while pos < n and buf[pos] in b" \t\r\n,":
+        pos += 1
+    return pos
+
+
+def _decode_run(buf: bytes, lo: int, hi: int, report: DecodeReport, consumed: int) -> list[Event]:
+    """Decode buf[lo:hi]; where it does not decode, keep every event that does."""
+    if hi <= lo:
+        return []
+    events = _decode_events(buf[lo:hi], report)
+    if events is not None:
+        return events
+    cuts = [lo] + [m.start() + 1 for m in _BETWEEN_EVENTS.finditer(buf, lo, hi)] + [hi]
+    kept: list[Event] = []
+    bad_at: int | None = None
+    skipped = 0
+    for a, b in zip(cuts, cuts[1:]):
+        piece_start = _skip_separator(buf, a)
+        piece = _decode_events(buf[piece_start:b], report)
+        if piece is None:
+            skipped += 1
+            if bad_at is None:
+                bad_at = consumed + piece_start
+            continue
+        kept.extend(piece)
+    if skipped:
+        report.partial = True
+        report.warnings.append(
+            f"{skipped} unreadable piece(s) of the events array were skipped, "
+            f"the first at byte {bad_at} of the decompressed text"
+        )
+    return kept

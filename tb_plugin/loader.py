@@ -1,0 +1,225 @@
+"""Loading off the request thread: a bounded pool, progress, errors, two cache levels.
+
+`TraceStore.status(path)` starts a load if none is running and says how far it is;
+`TraceStore.view(path, name, fn)` returns a view's JSON, computing it once per file state.
+A file that fails to load records its error; it never takes a neighbour down with it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from .build import build_model
+from .cache import DiskCache, cache_key
+from .decode import TraceDecodeError
+from .model import TraceModel, file_identity, model_nbytes
+
+log = logging.getLogger(__name__)
+
+LOADING, READY, ERROR = "loading", "ready", "error"
+
+
+class NotReady(Exception):
+    """The file is still loading."""
+
+
+class LoadFailed(Exception):
+    def __init__(self, error: dict[str, Any]) -> None:
+        super().__init__(error["message"])
+        self.error = error
+
+
+@dataclass
+class LoadState:
+    key: str
+    path: str
+    state: str = LOADING
+    bytes_done: int = 0
+    bytes_total: int = 0
+    error: dict[str, Any] | None = None
+    model: TraceModel | None = None
+    views: dict[str, bytes] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    done: threading.Event = field(default_factory=threading.Event)
+
+    def snapshot(self) -> dict[str, Any]:
+        model = self.model
+        return {
+            "state": self.state,
+            "bytes_done": self.bytes_done,
+            "bytes_total": self.bytes_total,
+            "partial": bool(model.partial) if model else False,
+            "warnings": list(model.warnings) if model else [],
+            "error": self.error,
+            "event_count": len(model) if model else 0,
+        }
+
+
+def describe_error(path: str, exc: BaseException) -> dict[str, Any]:
+    """A per-file error a person can act on: what, which file, where."""
+    file = os.path.basename(path)
+    if isinstance(exc, TraceDecodeError):
+        where = f" (at byte {exc.offset})" if exc.offset else ""
+        return {
+            "kind": exc.kind,
+            "message": f"{file}: {exc.message}{where}",
+            "file": file,
+            "offset": exc.offset,
+        }
+    if isinstance(exc, FileNotFoundError):
+        return {
+            "kind": "missing",
+            "message": f"{file}: the file was removed",
+            "file": file,
+            "offset": None,
+        }
+    if isinstance(exc, MemoryError):
+        return {
+            "kind": "too_large",
+            "message": f"{file}: not enough memory to load it",
+            "file": file,
+            "offset": None,
+        }
+    if isinstance(exc, OSError):
+        return {
+            "kind": "io",
+            "message": f"{file}: cannot read it ({exc.strerror or exc})",
+            "file": file,
+            "offset": None,
+        }
+    return {
+        "kind": "internal",
+        "message": f"{file}: could not be analysed ({exc!r})",
+        "file": file,
+        "offset": None,
+    }
+
+
+class TraceStore:
+    def __init__(
+        self, cache: DiskCache | None = None, workers: int = 2, memory_budget: int | None = None
+    ) -> None:
+        self.cache = cache
+        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kinetoscope")
+        self.states: OrderedDict[str, LoadState] = OrderedDict()
+        self.lock = threading.Lock()
+        env_mb = os.environ.get("KINETOSCOPE_MEMORY_MB")
+        self.memory_budget = memory_budget or int(float(env_mb or 8192) * (1 << 20))
+
+    # --- loading -------------------------------------------------------------
+
+    def state_for(self, path: str, start: bool = True) -> LoadState:
+        try:
+            source = file_identity(path)
+        except OSError as exc:
+            failed = LoadState(key="", path=path, state=ERROR, error=describe_error(path, exc))
+            failed.done.set()
+            return failed
+        key = cache_key(source)
+        with self.lock:
+            state = self.states.get(key)
+            if state is not None:
+                self.states.move_to_end(key)
+                return state
+            state = LoadState(key=key, path=path, bytes_total=source["size"])
+            self.states[key] = state
+        if start:
+            self.pool.submit(self._load, state)
+        return state
+
+    def status(self, path: str) -> dict[str, Any]:
+        return self.state_for(path).snapshot()
+
+    def model(self, path: str) -> TraceModel:
+        state = self.state_for(path)
+        if state.state == LOADING:
+            raise NotReady()
+        if state.state == ERROR or state.model is None:
+            raise LoadFailed(state.error or {"message": "not loaded", "kind": "internal"})
+        return state.model
+
+    def wait(self, path: str, timeout: float | None = None) -> TraceModel:
+        """Block until loaded (CLI and tests)."""
+        self.state_for(path).done.wait(timeout)
+        return self.model(path)
+
+    def _load(self, state: LoadState) -> None:
+        def progress(done: int, total: int) -> None:
+            state.bytes_done = done
+            state.bytes_total = max(total, done)
+
+        try:
+            model = self.cache.load(state.key) if self.cache else None
+            if model is None:
+                model = self._build(state, progress)
+            state.model = model
+            state.bytes_done = state.bytes_total
+            state.state = READY
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a per-file error
+            log.warning("kinetoscope: cannot load %s: %s", state.path, exc)
+            state.error = describe_error(state.path, exc)
+            state.state = ERROR
+        state.done.set()
+        self._evict()
+
+    def _build(self, state: LoadState, progress: Callable[[int, int], None]) -> TraceModel:
+        if self.cache is None:
+            return build_model(state.path, progress=progress)
+        try:
+            build_dir = self.cache.new_build_dir(state.key)
+        except OSError as exc:
+            log.warning("kinetoscope: cache not writable (%s); loading without it", exc)
+            return build_model(state.path, progress=progress)
+        try:
+            model = build_model(
+                state.path, args_path=self.cache.args_path(build_dir), progress=progress
+            )
+            self.cache.publish(state.key, build_dir, model)
+        except BaseException:
+            self.cache.discard(build_dir)
+            raise
+        return model
+
+    def _evict(self) -> None:
+        """Forget the least recently used models beyond the memory budget."""
+        with self.lock:
+            total = 0
+            for key in reversed(list(self.states)):
+                st = self.states[key]
+                if st.model is not None:
+                    total += model_nbytes(st.model)
+                    if total > self.memory_budget:
+                        del self.states[key]
+
+    # --- views ---------------------------------------------------------------
+
+    def view(self, path: str, name: str, compute: Callable[[TraceModel], Any]) -> bytes:
+        """JSON of view `name` for the file at `path`, computed once per file state."""
+        model = self.model(path)
+        state = self.state_for(path)
+        cached = state.views.get(name)
+        if cached is not None:
+            return cached
+        with state.lock:
+            cached = state.views.get(name)
+            if cached is not None:
+                return cached
+            data = self.cache.load_view(state.key, name) if self.cache else None
+            if data is None:
+                data = msgspec.json.encode(compute(model))
+                if self.cache:
+                    self.cache.store_view(state.key, name, data)
+            state.views[name] = data
+            return data
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,156 @@
+"""TraceModel: one trace file as columns.
+
+Every event (metadata `M` events aside) is one row; strings are interned into tables and
+rows hold their codes. Args every view needs are columns; the rest of each event's args
+stay as raw JSON bytes in one blob (memory-mapped from the cache), parsed only for the
+rows a view asks about (`args_of`). Memory events get their own small table.
+
+Views are pure functions of this model; nothing here knows about views.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import msgspec
+import numpy as np
+
+from .categories import Kind, Phase
+
+T = TypeVar("T")
+
+# Column name → dtype. Missing ints are -1, missing floats NaN.
+EVENT_COLUMNS: dict[str, str] = {
+    "ph": "u1",
+    "kind": "u1",
+    "cat": "i4",
+    "name": "i4",
+    "pid": "i4",
+    "tid": "i4",
+    "ts": "f8",
+    "dur": "f8",
+    "flow_id": "i8",
+    "external_id": "i8",
+    "correlation": "i8",
+    "device": "i4",
+    "stream": "i8",
+    "blocks_per_sm": "f4",
+    "occupancy": "f4",
+    "args_end": "i8",
+}
+
+MEMORY_COLUMNS: dict[str, str] = {
+    "row": "i8",
+    "bytes": "f8",
+    "addr": "i8",
+    "device_type": "i4",
+    "device_id": "i4",
+    "total_allocated": "f8",
+    "total_reserved": "f8",
+}
+
+
+@dataclass
+class TraceModel:
+    events: dict[str, np.ndarray]
+    memory: dict[str, np.ndarray]
+    names: list[str]
+    categories: list[str]
+    pids: list[Any]
+    tids: list[Any]
+    args_blob: Any  # bytes, or a read-only np.memmap of uint8
+    process_names: dict[str, str] = field(default_factory=dict)  # str(pid) → name
+    thread_names: dict[str, str] = field(default_factory=dict)  # f"{pid}/{tid}" → name
+    process_labels: dict[str, str] = field(default_factory=dict)
+    process_sort: dict[str, int] = field(default_factory=dict)
+    thread_sort: dict[str, int] = field(default_factory=dict)
+    header: dict[str, Any] = field(default_factory=dict)
+    partial: bool = False
+    warnings: list[str] = field(default_factory=list)
+    source: dict[str, Any] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return int(self.events["ts"].shape[0])
+
+    # --- lookups -------------------------------------------------------------
+
+    def name_code(self, name: str) -> int:
+        """Code of `name`, or -1 when no event has it."""
+        index = self.__dict__.get("_name_index")
+        if index is None:
+            index = {n: i for i, n in enumerate(self.names)}
+            self.__dict__["_name_index"] = index
+        return int(index.get(name, -1))
+
+    def rows_of(self, *kinds: Kind) -> np.ndarray:
+        """Row indices of events of the given kinds, in file order."""
+        return np.flatnonzero(np.isin(self.events["kind"], np.array(kinds, dtype="u1")))
+
+    def complete_rows(self, *kinds: Kind) -> np.ndarray:
+        """Rows of duration (`X`) events of the given kinds."""
+        ev = self.events
+        mask = np.isin(ev["kind"], np.array(kinds, dtype="u1")) & (ev["ph"] == Phase.COMPLETE)
+        return np.flatnonzero(mask)
+
+    def names_of(self, rows: np.ndarray) -> list[str]:
+        codes = self.events["name"][rows]
+        return [self.names[c] for c in codes.tolist()]
+
+    def raw_args(self, row: int) -> bytes:
+        ends = self.events["args_end"]
+        start = int(ends[row - 1]) if row > 0 else 0
+        return bytes(self.args_blob[start : int(ends[row])])
+
+    def args_of(self, rows: Sequence[int] | np.ndarray, shape: type[T]) -> list[T]:
+        """Decode the args of `rows` into `shape` (a msgspec Struct with defaults)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if rows.size == 0:
+            return []
+        ends = self.events["args_end"]
+        starts = np.where(rows > 0, ends[np.maximum(rows - 1, 0)], 0)
+        stops = ends[rows]
+        blob = self.args_blob
+        pieces = [
+            bytes(blob[a:b]) if b > a else b"{}" for a, b in zip(starts.tolist(), stops.tolist())
+        ]
+        decoder = msgspec.json.Decoder(list[shape])  # type: ignore[valid-type]
+        try:
+            return decoder.decode(b"[" + b",".join(pieces) + b"]")
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            out: list[T] = []
+            one = msgspec.json.Decoder(shape)
+            for piece in pieces:
+                try:
+                    out.append(one.decode(piece))
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    out.append(msgspec.convert({}, shape))
+            return out
+
+    @property
+    def time_origin_us(self) -> float:
+        """Add this to `ts` for absolute epoch microseconds (2024+ traces are relative)."""
+        base = self.header.get("baseTimeNanoseconds")
+        return float(base) / 1000.0 if isinstance(base, (int, float)) else 0.0
+
+    def device_properties(self) -> list[dict[str, Any]]:
+        props = self.header.get("deviceProperties") or self.header.get("computeProperties")
+        return [p for p in props if isinstance(p, dict)] if isinstance(props, list) else []
+
+
+def empty_columns(spec: dict[str, str], n: int = 0) -> dict[str, np.ndarray]:
+    return {k: np.empty(n, dtype=v) for k, v in spec.items()}
+
+
+def model_nbytes(model: TraceModel) -> int:
+    cols = sum(a.nbytes for a in model.events.values()) + sum(
+        a.nbytes for a in model.memory.values()
+    )
+    return int(cols)
+
+
+def file_identity(path: str) -> dict[str, Any]:
+    st = os.stat(path)
+    return {"path": os.path.abspath(path), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
