@@ -1,0 +1,1 @@
+"""Views as pure functions of a TraceModel."""

@@ -1,0 +1,85 @@
+"""Interval arithmetic on numpy arrays: unions and how much of a window they cover."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class IntervalUnion:
+    """The union of intervals [start, end), merged and sorted, with prefix lengths so the
+    covered length inside any window is two binary searches."""
+
+    def __init__(self, starts: np.ndarray, ends: np.ndarray) -> None:
+        starts = np.asarray(starts, dtype=np.float64)
+        ends = np.asarray(ends, dtype=np.float64)
+        keep = ends > starts
+        starts, ends = starts[keep], ends[keep]
+        order = np.argsort(starts, kind="stable")
+        starts, ends = starts[order], ends[order]
+        if starts.size:
+            running_end = np.maximum.accumulate(ends)
+            # A new merged interval starts where it begins after everything before it ended.
+            new = np.empty(starts.size, dtype=bool)
+            new[0] = True
+            new[1:] = starts[1:] > running_end[:-1]
+            group = np.cumsum(new) - 1
+            self.starts = starts[new]
+            self.ends = np.maximum.reduceat(ends, np.flatnonzero(new))
+            del group
+        else:
+            self.starts = np.empty(0)
+            self.ends = np.empty(0)
+        self.prefix = np.concatenate([[0.0], np.cumsum(self.ends - self.starts)])
+
+    def __len__(self) -> int:
+        return int(self.starts.size)
+
+    @property
+    def total(self) -> float:
+        return float(self.prefix[-1])
+
+    def covered(self, lo: np.ndarray | float, hi: np.ndarray | float) -> np.ndarray:
+        """Length of the union inside each window [lo, hi) (vectorised over windows)."""
+        lo = np.atleast_1d(np.asarray(lo, dtype=np.float64))
+        hi = np.atleast_1d(np.asarray(hi, dtype=np.float64))
+        if self.starts.size == 0:
+            return np.zeros(lo.shape)
+        # Intervals fully inside come from the prefix sums; the two edge ones are clipped.
+        first = np.searchsorted(self.ends, lo, side="right")  # first interval ending after lo
+        last = np.searchsorted(self.starts, hi, side="left")  # intervals starting before hi
+        total = self.prefix[np.maximum(last, first)] - self.prefix[first]
+        n = self.starts.size
+        has = last > first
+        fi = np.minimum(first, n - 1)
+        li = np.maximum(last - 1, 0)
+        # Clip the first interval's start to lo and the last interval's end to hi.
+        total -= np.where(has, np.clip(lo - self.starts[fi], 0, None), 0)
+        total -= np.where(has, np.clip(self.ends[li] - hi, 0, None), 0)
+        return np.clip(total, 0, None)
+
+    def union(self, other: IntervalUnion) -> IntervalUnion:
+        return IntervalUnion(
+            np.concatenate([self.starts, other.starts]), np.concatenate([self.ends, other.ends])
+        )
+
+    def clip(self, lo: float, hi: float) -> IntervalUnion:
+        return IntervalUnion(np.clip(self.starts, lo, hi), np.clip(self.ends, lo, hi))
+
+
+def weighted_capped_integral(
+    starts: np.ndarray, ends: np.ndarray, values: np.ndarray, lo: float, hi: float, cap: float = 1.0
+) -> float:
+    """∫ min(sum of values of intervals covering t, cap) dt over [lo, hi)."""
+    starts = np.clip(np.asarray(starts, dtype=np.float64), lo, hi)
+    ends = np.clip(np.asarray(ends, dtype=np.float64), lo, hi)
+    keep = ends > starts
+    if not keep.any():
+        return 0.0
+    starts, ends, values = starts[keep], ends[keep], np.asarray(values, np.float64)[keep]
+    times = np.concatenate([starts, ends])
+    deltas = np.concatenate([values, -values])
+    order = np.argsort(times, kind="stable")
+    times, deltas = times[order], deltas[order]
+    level = np.cumsum(deltas)
+    widths = np.diff(times)
+    return float(np.sum(np.minimum(np.clip(level[:-1], 0, None), cap) * widths))

@@ -1,0 +1,160 @@
+"""Overview: step-time breakdown, GPU summary per device, recommendations.
+
+Breakdown: each instant of a step belongs to the highest-priority activity running then,
+in the order Kernel > Memcpy > Memset > Communication > Runtime > DataLoader > CPU Exec;
+what is left is Other, so the parts add up to the step exactly. The exclusive share of a
+role is |union of it and every role above| - |union of the roles above|, computed once
+per role for all steps with prefix sums.
+
+Where we differ from the old plugin on purpose (tests/test_overview.py says so too):
+`user_annotation` ranges count as CPU Exec and DataLoader (2.x traces), `cuda_driver`
+launches count as Runtime, and CPU collective backends (`gloo:*`) count as Communication.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+import numpy as np
+
+from ..categories import Kind
+from ..model import TraceModel
+from . import gpu as gpu_summary
+from .common import ends, gpu_device_ids, name_flags
+from .intervals import IntervalUnion
+from .recommendations import Recommendation, recommend
+from .rules import STEP_NAME, is_comm_kernel, is_comm_op, is_dataloader_range, is_host_transfer_op
+from .steps import Steps, find_steps
+
+VERSION = "1"
+ROLES = ("kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec")
+ALL_PARTS = ROLES + ("other",)
+
+
+class StepView(TypedDict):
+    name: str
+    number: int | None
+    start_us: float
+    end_us: float
+    duration_us: float
+    breakdown_us: dict[str, float]
+
+
+class OverviewView(TypedDict):
+    steps: list[StepView]
+    breakdown_us: dict[str, float]
+    step_count: int
+    average_step_us: float
+    average_breakdown_us: dict[str, float]
+    steps_source: str
+    dropped_steps: list[dict[str, Any]]
+    device_type: str
+    devices: list[gpu_summary.DeviceView]
+    recommendations: list[Recommendation]
+
+
+def role_intervals(model: TraceModel) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Start/end arrays of every role's events, before exclusivity."""
+    ev = model.events
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    def span(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return ev["ts"][rows], ends(model, rows)
+
+    kernels = model.complete_rows(Kind.KERNEL)
+    comm_kernel = name_flags(model, is_comm_kernel)[ev["name"][kernels]]
+    comm_ext = _comm_op_external_ids(model)
+    if comm_ext.size:
+        comm_kernel |= np.isin(ev["external_id"][kernels], comm_ext)
+    out["kernel"] = span(kernels[~comm_kernel])
+    out["memcpy"] = span(model.complete_rows(Kind.MEMCPY))
+    out["memset"] = span(model.complete_rows(Kind.MEMSET))
+    host = model.complete_rows(Kind.CPU_OP, Kind.USER_ANNOTATION)
+    host_names = ev["name"][host]
+    is_step = name_flags(model, lambda n: STEP_NAME.match(n) is not None)[host_names]
+    is_loader = name_flags(model, is_dataloader_range)[host_names]
+    is_transfer = name_flags(model, is_host_transfer_op)[host_names]
+    comm_rows = np.concatenate([kernels[comm_kernel], host[is_transfer & ~is_step]])
+    out["communication"] = span(comm_rows)
+    out["runtime"] = span(model.complete_rows(Kind.RUNTIME, Kind.DRIVER))
+    out["dataloader"] = span(host[is_loader & ~is_step])
+    out["cpu_exec"] = span(host[~is_step & ~is_loader & ~is_transfer])
+    return out
+
+
+def _comm_op_external_ids(model: TraceModel) -> np.ndarray:
+    ev = model.events
+    host = model.complete_rows(Kind.CPU_OP, Kind.USER_ANNOTATION)
+    comm = host[name_flags(model, is_comm_op)[ev["name"][host]]]
+    ids = ev["external_id"][comm]
+    return np.unique(ids[ids >= 0])
+
+
+def breakdown(model: TraceModel, steps: Steps) -> np.ndarray:
+    """Exclusive time per step (rows) and part (columns, in ALL_PARTS order)."""
+    n = len(steps)
+    result = np.zeros((n, len(ALL_PARTS)))
+    if n == 0:
+        return result
+    lo, hi = steps.starts, steps.ends
+    intervals = role_intervals(model)
+    covered_before = np.zeros(n)
+    acc_starts: list[np.ndarray] = []
+    acc_ends: list[np.ndarray] = []
+    for j, role in enumerate(ROLES):
+        s, e = intervals[role]
+        acc_starts.append(s)
+        acc_ends.append(e)
+        cumulative = IntervalUnion(np.concatenate(acc_starts), np.concatenate(acc_ends))
+        covered = cumulative.covered(lo, hi)
+        result[:, j] = covered - covered_before
+        covered_before = covered
+    result[:, -1] = (hi - lo) - covered_before
+    return np.clip(result, 0.0, None)
+
+
+def overview(model: TraceModel) -> OverviewView:
+    steps = find_steps(model)
+    parts = breakdown(model, steps)
+    n = len(steps)
+    step_views: list[StepView] = []
+    for i in range(n):
+        step_views.append(
+            {
+                "name": steps.names[i],
+                "number": steps.numbers[i],
+                "start_us": float(steps.starts[i]),
+                "end_us": float(steps.ends[i]),
+                "duration_us": float(steps.ends[i] - steps.starts[i]),
+                "breakdown_us": {p: float(parts[i, j]) for j, p in enumerate(ALL_PARTS)},
+            }
+        )
+    totals = parts.sum(axis=0) if n else np.zeros(len(ALL_PARTS))
+    durations = steps.ends - steps.starts
+    gpu_rows_all = model.complete_rows(Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET)
+    has_gpu = gpu_rows_all.size > 0 or bool(model.device_properties())
+    devices = gpu_summary.summarize(model, steps) if has_gpu else []
+    view: OverviewView = {
+        "steps": step_views,
+        "breakdown_us": {p: float(totals[j]) for j, p in enumerate(ALL_PARTS)},
+        "step_count": n,
+        "average_step_us": float(durations.sum() / n) if n else 0.0,
+        "average_breakdown_us": {
+            p: float(totals[j] / n) if n else 0.0 for j, p in enumerate(ALL_PARTS)
+        },
+        "steps_source": steps.source,
+        "dropped_steps": steps.dropped,
+        "device_type": "GPU" if has_gpu else "CPU",
+        "devices": devices,
+        "recommendations": [],
+    }
+    view["recommendations"] = recommend(model, view, steps, _gpu_process_count(model))
+    return view
+
+
+def _gpu_process_count(model: TraceModel) -> int:
+    """How many devices ran kernels launched from this one process (nn.DataParallel)."""
+    kernels = model.complete_rows(Kind.KERNEL)
+    if kernels.size == 0:
+        return 0
+    return int(np.unique(gpu_device_ids(model, kernels)).size)
