@@ -1,0 +1,138 @@
+"""`kinetoscope report`: the views without a browser.
+
+With `--format json` it prints one JSON document. When one run is reported (chosen with
+`--run`, or the only run of the logdir) the top-level keys are the view names, each
+holding exactly what the matching HTTP route returns. Several runs give
+`{"runs": {run name: {view name: ...}}}`. Errors go to stderr with a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from typing import Any
+
+import msgspec
+
+from .cache import DiskCache, default_cache_dir
+from .discovery import Run, SpanFile, Worker, scan_logdir
+from .loader import LoadFailed, TraceStore
+from .report_text import render_text
+from .views import VIEWS, supported_views
+
+EXIT_USAGE, EXIT_LOAD = 2, 3
+
+
+class ReportError(Exception):
+    pass
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kinetoscope", description="PyTorch profiler (Kineto) trace reports."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    report = sub.add_parser("report", help="print the views of a logdir's traces")
+    report.add_argument("logdir", help="a logdir (folders of trace files) or one trace file")
+    report.add_argument("--run", help="run name (path relative to the logdir)")
+    report.add_argument("--worker", help="worker name (default: the first)")
+    report.add_argument("--span", help="span number (default: 1)")
+    report.add_argument("--format", choices=("json", "text"), default="text")
+    report.add_argument(
+        "--view",
+        action="append",
+        choices=sorted(VIEWS),
+        help="only these views (repeatable; default: all the trace supports)",
+    )
+    report.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    return parser
+
+
+def _pick(items: tuple[Any, ...], name: str | None, what: str, where: str) -> Any:
+    if name is None:
+        if not items:
+            raise ReportError(f"{where} has no {what}s")
+        return items[0]
+    for item in items:
+        if item.name == name:
+            return item
+    known = ", ".join(i.name for i in items) or "none"
+    raise ReportError(f"no {what} named {name!r} in {where} (known: {known})")
+
+
+def _targets(args: argparse.Namespace) -> tuple[str, list[Run]]:
+    path = os.path.abspath(args.logdir)
+    if not os.path.exists(path):
+        raise ReportError(f"{args.logdir}: no such file or folder")
+    if os.path.isfile(path):
+        runs = [
+            r
+            for r in scan_logdir(os.path.dirname(path))
+            if any(s.path == path for w in r.workers for s in w.spans)
+        ]
+        runs = [
+            Run(
+                r.name,
+                r.path,
+                tuple(
+                    Worker(w.name, tuple(s for s in w.spans if s.path == path))
+                    for w in r.workers
+                    if any(s.path == path for s in w.spans)
+                ),
+            )
+            for r in runs
+        ]
+        if not runs:
+            raise ReportError(f"{args.logdir}: not a trace file kinetoscope can read")
+        return path, runs
+    runs = list(scan_logdir(path))
+    if not runs:
+        raise ReportError(f"{args.logdir}: no trace files found")
+    if args.run is not None:
+        runs = [_pick(tuple(runs), args.run, "run", args.logdir)]
+    return path, runs
+
+
+def _report_run(store: TraceStore, run: Run, args: argparse.Namespace) -> dict[str, Any]:
+    worker: Worker = _pick(run.workers, args.worker, "worker", f"run {run.name!r}")
+    span: SpanFile = _pick(worker.spans, args.span, "span", f"worker {worker.name!r}")
+    try:
+        model = store.wait(span.path)
+    except LoadFailed as exc:
+        raise ReportError(exc.error["message"]) from None
+    names = args.view or supported_views(model)
+    out: dict[str, Any] = {}
+    for name in names:
+        view = VIEWS[name]
+        out[name] = msgspec.json.decode(store.view(span.path, view.cache_name, view.compute))
+    if args.format == "text":
+        print(render_text(run.name, worker.name, span.name, model, out))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.getLogger("kinetoscope").setLevel(logging.ERROR)  # errors are printed below
+    cache = None if args.no_cache else DiskCache(default_cache_dir())
+    store = TraceStore(cache)
+    results: dict[str, Any] = {}
+    failed = False
+    try:
+        _, runs = _targets(args)
+        for run in runs:  # a broken run is reported and skipped; the others still print
+            try:
+                results[run.name] = _report_run(store, run, args)
+            except ReportError as exc:
+                print(f"kinetoscope: run {run.name!r}: {exc}", file=sys.stderr)
+                failed = True
+    except ReportError as exc:
+        print(f"kinetoscope: {exc}", file=sys.stderr)
+        return EXIT_LOAD
+    finally:
+        store.close()
+    if args.format == "json" and results:
+        doc: Any = next(iter(results.values())) if len(runs) == 1 else {"runs": results}
+        sys.stdout.buffer.write(msgspec.json.encode(doc) + b"\n")
+    return EXIT_LOAD if failed else 0

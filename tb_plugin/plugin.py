@@ -1,0 +1,216 @@
+"""The TensorBoard plugin: thin routes over discovery, the trace store and the views.
+
+Each route parses its arguments, calls one function, and answers JSON through
+`http_util.Respond`; errors are `tensorboard.errors` (404 unknown names, 400 bad
+arguments, 422 a file that cannot be read). Routes are listed in docs/http_api.md.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import os
+import threading
+from importlib import resources
+from typing import Any
+
+import msgspec
+from tensorboard import errors
+from tensorboard.backend import http_util
+from tensorboard.plugins import base_plugin
+from werkzeug import wrappers
+
+from .cache import DiskCache, default_cache_dir
+from .discovery import LogdirWatcher, Run, SpanFile
+from .listing import run_listing, worker_listing
+from .loader import LoadFailed, NotReady, TraceStore
+from .views import VIEWS, supported_views
+
+PLUGIN_NAME = "kinetoscope"
+# werkzeug types `application` for plain functions; our routes are methods.
+route: Any = wrappers.Request.application
+JSON = "application/json"
+
+
+class TraceUnreadableError(errors.PublicError):
+    """The worker's trace file cannot be read; other workers are unaffected."""
+
+    http_code = 422
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+
+
+class AnalysisError(errors.PublicError):
+    http_code = 500
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+
+
+def _logdir(context: base_plugin.TBContext) -> str:
+    logdir = getattr(context, "logdir", None)
+    if not logdir and getattr(context, "flags", None) is not None:
+        logdir = getattr(context.flags, "logdir_spec", "") or getattr(context.flags, "logdir", "")
+    return os.path.expanduser(logdir or "")
+
+
+class KinetoscopePlugin(base_plugin.TBPlugin):
+    plugin_name = PLUGIN_NAME
+
+    def __init__(self, context: base_plugin.TBContext) -> None:
+        self.logdir = _logdir(context)
+        interval = float(os.environ.get("KINETOSCOPE_RESCAN_SECONDS", "10"))
+        self.watcher = LogdirWatcher(self.logdir, interval_s=interval)
+        self._started = False
+        self._start_lock = threading.Lock()
+        self._active = False
+        cache: DiskCache | None = None
+        if os.environ.get("KINETOSCOPE_NO_CACHE") != "1":
+            cache = DiskCache(default_cache_dir())
+        self.store = TraceStore(cache)
+
+    # --- TensorBoard hooks ------------------------------------------------------
+
+    def get_plugin_apps(self) -> dict[str, Any]:
+        return {
+            "/runs": self._serve_runs,
+            "/workers": self._serve_workers,
+            "/spans": self._serve_spans,
+            "/status": self._serve_status,
+            "/overview": self._serve_view("overview"),
+            "/static/*": self._serve_static,
+        }
+
+    def is_active(self) -> bool:
+        # Sticky: once traces were seen the tab stays, even while files are rewritten.
+        if not self._active and self.logdir:
+            self._active = bool(self._runs())
+        return self._active
+
+    def frontend_metadata(self) -> base_plugin.FrontendMetadata:
+        return base_plugin.FrontendMetadata(
+            es_module_path="/static/index.js", tab_name="PyTorch Profiler", disable_reload=False
+        )
+
+    # --- helpers ----------------------------------------------------------------
+
+    def _runs(self) -> tuple[Run, ...]:
+        if not self._started:
+            with self._start_lock:
+                if not self._started:
+                    self.watcher.start()
+                    self._started = True
+        return self.watcher.runs()
+
+    def _find_run(self, request: wrappers.Request) -> Run:
+        name = request.args.get("run")
+        if not name:
+            raise errors.InvalidArgumentError("missing parameter: run")
+        for run in self._runs():
+            if run.name == name:
+                return run
+        raise errors.NotFoundError(f"no run named {name!r}")
+
+    def _find_span(self, request: wrappers.Request) -> SpanFile:
+        run = self._find_run(request)
+        worker_name = request.args.get("worker")
+        span_name = request.args.get("span")
+        if not worker_name:
+            raise errors.InvalidArgumentError("missing parameter: worker")
+        for worker in run.workers:
+            if worker.name == worker_name:
+                if not span_name:
+                    if not worker.spans:
+                        raise errors.NotFoundError(f"worker {worker_name!r} has no spans")
+                    return worker.spans[-1]
+                for span in worker.spans:
+                    if span.name == span_name:
+                        return span
+                raise errors.NotFoundError(
+                    f"no span {span_name!r} for worker {worker_name!r} in run {run.name!r}"
+                )
+        raise errors.NotFoundError(f"no worker {worker_name!r} in run {run.name!r}")
+
+    def _json(self, request: wrappers.Request, body: Any, code: int = 200) -> Any:
+        data = body if isinstance(body, bytes) else msgspec.json.encode(body)
+        return http_util.Respond(request, data, JSON, code=code)
+
+    # --- routes -----------------------------------------------------------------
+
+    @route
+    def _serve_runs(self, request: wrappers.Request) -> Any:
+        return self._json(request, {"runs": [run_listing(r) for r in self._runs()]})
+
+    @route
+    def _serve_workers(self, request: wrappers.Request) -> Any:
+        run = self._find_run(request)
+        return self._json(
+            request, {"run": run.name, "workers": [worker_listing(w) for w in run.workers]}
+        )
+
+    @route
+    def _serve_spans(self, request: wrappers.Request) -> Any:
+        run = self._find_run(request)
+        name = request.args.get("worker")
+        for worker in run.workers:
+            if worker.name == name:
+                listing = worker_listing(worker)
+                return self._json(
+                    request, {"run": run.name, "worker": worker.name, "spans": listing["spans"]}
+                )
+        raise errors.NotFoundError(f"no worker {name!r} in run {run.name!r}")
+
+    @route
+    def _serve_status(self, request: wrappers.Request) -> Any:
+        span = self._find_span(request)
+        return self._json(request, self._status_body(request, span))
+
+    def _status_body(self, request: wrappers.Request, span: SpanFile) -> dict[str, Any]:
+        status = self.store.status(span.path)
+        views: list[str] = []
+        if status["state"] == "ready":
+            try:
+                views = supported_views(self.store.model(span.path))
+            except (NotReady, LoadFailed):
+                views = []
+        return {
+            "run": request.args.get("run"),
+            "worker": request.args.get("worker"),
+            "span": span.name,
+            **status,
+            "views": views,
+        }
+
+    def _serve_view(self, name: str) -> Any:
+        view = VIEWS[name]
+
+        @route
+        def serve(request: wrappers.Request) -> Any:
+            span = self._find_span(request)
+            try:
+                data = self.store.view(span.path, view.cache_name, view.compute)
+            except NotReady:
+                return self._json(request, self._status_body(request, span), code=202)
+            except LoadFailed as exc:
+                raise TraceUnreadableError(exc.error["message"]) from None
+            except Exception as exc:  # noqa: BLE001 - an analysis bug must not kill TensorBoard
+                raise AnalysisError(f"{name} of {span.file} failed: {exc!r}") from None
+            return self._json(request, data)
+
+        return serve
+
+    @route
+    def _serve_static(self, request: wrappers.Request) -> Any:
+        prefix = f"/data/plugin/{PLUGIN_NAME}/static/"
+        path = request.path
+        rel = path[path.index(prefix) + len(prefix) :] if prefix in path else ""
+        parts = [p for p in rel.split("/") if p]
+        if not parts or any(p in ("..", ".") or "\\" in p for p in parts):
+            raise errors.NotFoundError("no such file")
+        node = resources.files("kinetoscope").joinpath("static", "dist", *parts)
+        if not node.is_file():
+            raise errors.NotFoundError(f"no such file: {rel}")
+        content_type = mimetypes.guess_type(parts[-1])[0] or "application/octet-stream"
+        if parts[-1].endswith((".js", ".mjs")):
+            content_type = "text/javascript"
+        return http_util.Respond(request, node.read_bytes(), content_type)
