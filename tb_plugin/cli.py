@@ -12,6 +12,7 @@ import argparse
 import logging
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -19,8 +20,9 @@ import msgspec
 from .cache import DiskCache, default_cache_dir
 from .discovery import Run, SpanFile, Worker, scan_logdir
 from .loader import LoadFailed, TraceStore
+from .model import TraceModel
 from .report_text import render_text
-from .views import VIEWS, supported_views
+from .views import VIEWS, View, supported_views
 
 EXIT_USAGE, EXIT_LOAD = 2, 3
 
@@ -106,10 +108,19 @@ def _report_run(store: TraceStore, run: Run, args: argparse.Namespace) -> dict[s
     out: dict[str, Any] = {}
     for name in names:
         view = VIEWS[name]
-        out[name] = msgspec.json.decode(store.view(span.path, view.cache_name, view.compute))
+        out[name] = msgspec.json.decode(
+            store.view(span.path, view.cache_name({}), _without_params(view))
+        )
     if args.format == "text":
         print(render_text(run.name, worker.name, span.name, model, out))
     return out
+
+
+def _without_params(view: View) -> Callable[[TraceModel], Any]:
+    def compute(model: TraceModel) -> Any:
+        return view.compute(model, {})
+
+    return compute
 
 
 def main(argv: list[str] | None = None) -> int:

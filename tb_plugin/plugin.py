@@ -23,7 +23,7 @@ from .cache import DiskCache, default_cache_dir
 from .discovery import LogdirWatcher, Run, SpanFile
 from .listing import run_listing, worker_listing
 from .loader import LoadFailed, NotReady, TraceStore
-from .views import VIEWS, supported_views
+from .views import VIEWS, ViewParamError, supported_views
 
 PLUGIN_NAME = "kinetoscope"
 # werkzeug types `application` for plain functions; our routes are methods.
@@ -77,8 +77,8 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
             "/workers": self._serve_workers,
             "/spans": self._serve_spans,
             "/status": self._serve_status,
-            "/overview": self._serve_view("overview"),
             "/static/*": self._serve_static,
+            **{f"/{name}": self._serve_view(name) for name in VIEWS},
         }
 
     def is_active(self) -> bool:
@@ -187,8 +187,16 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
         @route
         def serve(request: wrappers.Request) -> Any:
             span = self._find_span(request)
+            params = {k: request.args[k] for k in view.params if k in request.args}
             try:
-                data = self.store.view(span.path, view.cache_name, view.compute)
+                if view.cached:
+                    data = self.store.view(
+                        span.path, view.cache_name(params), lambda m: view.compute(m, params)
+                    )
+                else:
+                    data = msgspec.json.encode(view.compute(self.store.model(span.path), params))
+            except ViewParamError as exc:
+                raise errors.InvalidArgumentError(str(exc)) from None
             except NotReady:
                 return self._json(request, self._status_body(request, span), code=202)
             except LoadFailed as exc:

@@ -1,0 +1,34 @@
+"""Where the shared corpus of real traces is; tests skip cleanly without it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+
+
+def corpus_path(rel: str) -> Path:
+    """Path of a corpus file; skips the calling test when the corpus is absent."""
+    path = CORPUS / rel
+    if not path.exists():
+        pytest.skip(f"corpus file not available: {rel}")
+    return path
+
+
+def corpus_available() -> bool:
+    return CORPUS.is_dir()
+
+
+def corpus_traces() -> list[Path]:
+    """Every trace file of the corpus (not the goldens), sorted."""
+    if not CORPUS.is_dir():
+        return []
+    return sorted(
+        p
+        for p in CORPUS.rglob("*")
+        if p.is_file()
+        and "goldens" not in p.parts
+        and (p.name.endswith(".json") or p.name.endswith(".json.gz"))
+    )
