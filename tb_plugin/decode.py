@@ -359,8 +359,10 @@ def _take_events(
             return events, cut, None
     if final:
         return _decode_run(buf, body_start, len(buf), report, consumed), len(buf), None
-    if cuts:
-        # Broken text inside this chunk: salvage event by event, then go on.
+    if cuts and len(buf) - body_start > 4 * CHUNK_TARGET:
+        # Nothing decodes even with more text: the text is broken here. Salvage event by
+        # event, then go on. (A cut can also fail because it fell inside a string that
+        # looks like a separator; more text then brings a good cut, so wait first.)
         return _decode_run(buf, body_start, cuts[0], report, consumed), cuts[0], None
     return [], start, None
 

@@ -1,0 +1,74 @@
+"""Shared fixtures: an isolated cache folder, and in-process TensorBoard clients."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tensorboard.backend import application
+from tensorboard.plugins import base_plugin
+from werkzeug import test as werkzeug_test
+from werkzeug import wrappers
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """Every test gets its own cache folder, so no test reads another's results."""
+    cache = tmp_path_factory.mktemp("cache")
+    monkeypatch.setenv("KINETOSCOPE_CACHE_DIR", str(cache))
+    return cache
+
+
+class PluginClient:
+    """The plugin inside TensorBoard's own WSGI app, driven through werkzeug's client."""
+
+    def __init__(self, logdir: Path) -> None:
+        from kinetoscope.plugin import KinetoscopePlugin
+
+        context = base_plugin.TBContext(logdir=str(logdir))
+        self.plugin = KinetoscopePlugin(context)
+        self.app = application.TensorBoardWSGI([self.plugin])
+        self.client = werkzeug_test.Client(self.app, wrappers.Response)
+
+    def get(self, route: str, **params: Any) -> wrappers.Response:
+        return self.client.get(f"/data/plugin/kinetoscope/{route}", query_string=params)
+
+    def json(self, route: str, **params: Any) -> Any:
+        response = self.get(route, **params)
+        assert response.status_code == 200, (route, params, response.get_data(as_text=True))
+        return response.get_json()
+
+    def wait_ready(
+        self, run: str, worker: str, span: str = "1", timeout: float = 60.0
+    ) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            status = self.json("status", run=run, worker=worker, span=span)
+            if status["state"] != "loading":
+                return status
+            if time.monotonic() > deadline:
+                raise AssertionError(f"still loading after {timeout}s: {status}")
+            time.sleep(0.02)
+
+    def close(self) -> None:
+        self.plugin.watcher.stop()
+        self.plugin.store.close()
+
+
+@pytest.fixture
+def plugin_client() -> Iterator[Callable[[Path], PluginClient]]:
+    made: list[PluginClient] = []
+
+    def make(logdir: Path) -> PluginClient:
+        client = PluginClient(logdir)
+        made.append(client)
+        return client
+
+    yield make
+    for client in made:
+        client.close()

@@ -1,0 +1,71 @@
+"""Disk cache: a restart reads columns back instead of parsing; a changed file is reparsed."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from builders import TraceBuilder
+from kinetoscope import loader
+from kinetoscope.analysis.overview import overview
+from kinetoscope.cache import DiskCache
+from kinetoscope.loader import TraceStore
+
+
+def trace(tmp_path: Path) -> Path:
+    t = TraceBuilder()
+    t.step(1, 0, 100)
+    op = t.op("aten::mm", 10, 50, **{"Input Dims": [[2, 2]]})
+    t.launch(20, 5, op, gpu_ts=30, gpu_dur=40)
+    t.memory(12, 64, 1, 64)
+    return t.write(tmp_path / "w.1.pt.trace.json.gz", gz=True)
+
+
+def test_restart_reads_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = str(trace(tmp_path))
+    cache = DiskCache(tmp_path / "cache")
+    first = TraceStore(cache).wait(path)
+
+    def no_parsing(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("parsed again although the cache holds this file")
+
+    monkeypatch.setattr(loader, "build_model", no_parsing)
+    again = TraceStore(cache).wait(path)
+    assert isinstance(again.events["ts"], np.memmap)  # columns are mapped, not read
+    for name, column in first.events.items():
+        assert np.array_equal(column, again.events[name], equal_nan=column.dtype.kind == "f")
+    assert again.raw_args(1) == first.raw_args(1)
+    assert again.memory["bytes"].tolist() == [64]
+    assert overview(again) == overview(first)
+
+
+def test_a_changed_file_is_parsed_again(tmp_path: Path) -> None:
+    path = trace(tmp_path)
+    store = TraceStore(DiskCache(tmp_path / "cache"))
+    assert len(store.wait(str(path))) == 5
+    t = TraceBuilder()
+    t.op("aten::add", 0, 1)
+    t.write(path, gz=True)
+    os.utime(path, ns=(1, 10**18))
+    assert len(store.wait(str(path))) == 1
+
+
+def test_views_are_cached_per_version(tmp_path: Path) -> None:
+    path = str(trace(tmp_path))
+    cache = DiskCache(tmp_path / "cache")
+    store = TraceStore(cache)
+    store.wait(path)
+    calls = []
+
+    def compute(model: Any) -> dict[str, int]:
+        calls.append(1)
+        return {"n": len(model)}
+
+    assert store.view(path, "probe-v1", compute) == b'{"n":5}'
+    restarted = TraceStore(cache)
+    restarted.wait(path)
+    assert restarted.view(path, "probe-v1", compute) == b'{"n":5}'
+    assert len(calls) == 1

@@ -1,0 +1,110 @@
+"""`kinetoscope report`: the JSON contract, text output, errors, the cache."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from builders import TraceBuilder
+from kinetoscope.cli import main
+
+
+def make_logdir(root: Path) -> Path:
+    for run in ("r1", "r2"):
+        (root / run).mkdir(parents=True)
+        t = TraceBuilder()
+        t.step(1, 0, 100)
+        op = t.op("aten::mm", 10, 50)
+        t.launch(20, 5, op, gpu_ts=30, gpu_dur=40)
+        t.write(root / run / "worker0.1.pt.trace.json.gz", gz=True)
+    return root
+
+
+def test_json_report_of_one_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    logdir = make_logdir(tmp_path / "logs")
+    assert main(["report", str(logdir), "--run", "r1", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert "overview" in doc
+    overview = doc["overview"]
+    assert {"steps", "breakdown_us", "devices", "recommendations"} <= set(overview)
+    assert set(overview["breakdown_us"]) == {
+        "kernel",
+        "memcpy",
+        "memset",
+        "communication",
+        "runtime",
+        "dataloader",
+        "cpu_exec",
+        "other",
+    }
+    (step,) = overview["steps"]
+    assert step["name"] == "ProfilerStep#1" and step["duration_us"] == 100
+    assert step["breakdown_us"]["kernel"] == 40
+
+
+def test_json_report_of_every_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    logdir = make_logdir(tmp_path / "logs")
+    assert main(["report", str(logdir), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert sorted(doc["runs"]) == ["r1", "r2"]
+    assert "overview" in doc["runs"]["r2"]
+
+
+def test_one_file_and_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    logdir = make_logdir(tmp_path / "logs")
+    assert main(["report", str(logdir / "r1" / "worker0.1.pt.trace.json.gz")]) == 0
+    out = capsys.readouterr().out
+    assert "Step time breakdown" in out and "ProfilerStep#1" in out
+
+
+def test_errors_go_to_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    logdir = make_logdir(tmp_path / "logs")
+    (logdir / "bad").mkdir()
+    (logdir / "bad" / "w.1.pt.trace.json").write_text("not json")
+    assert main(["report", str(logdir), "--format", "json"]) != 0
+    captured = capsys.readouterr()
+    assert "not JSON" in captured.err
+    assert sorted(json.loads(captured.out)["runs"]) == ["r1", "r2"]  # the others still print
+    assert main(["report", str(tmp_path / "missing")]) != 0
+    assert main(["report", str(logdir), "--run", "nope"]) != 0
+    assert "no run named 'nope'" in capsys.readouterr().err
+
+
+def test_cache_is_used_and_can_be_bypassed(
+    tmp_path: Path, _isolated_cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    logdir = make_logdir(tmp_path / "logs")
+    assert main(["report", str(logdir), "--run", "r1", "--format", "json", "--no-cache"]) == 0
+    assert list(_isolated_cache.iterdir()) == []
+    assert main(["report", str(logdir), "--run", "r1", "--format", "json"]) == 0
+    (entry,) = [p for p in _isolated_cache.iterdir() if not p.name.startswith(".")]
+    assert (entry / "meta.json").exists()
+    assert any((entry / "views").iterdir())
+    first = capsys.readouterr().out.splitlines()
+    assert main(["report", str(logdir), "--run", "r1", "--format", "json"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == first[-1]
+
+
+def test_python_dash_m(tmp_path: Path) -> None:
+    logdir = make_logdir(tmp_path / "logs")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kinetoscope",
+            "report",
+            str(logdir),
+            "--run",
+            "r2",
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert json.loads(done.stdout)["overview"]["step_count"] == 1

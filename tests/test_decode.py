@@ -1,0 +1,258 @@
+"""The streaming decoder and model builder: every schema, every bad input, any chunking."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from corpus import CORPUS, corpus_path, corpus_traces
+from kinetoscope import decode
+from kinetoscope.build import build_model
+from kinetoscope.categories import Kind, Phase
+from kinetoscope.decode import TraceDecodeError
+
+EVENTS = [
+    {
+        "ph": "X",
+        "cat": "cpu_op",
+        "name": "aten::add",
+        "pid": 1,
+        "tid": 1,
+        "ts": 10,
+        "dur": 5,
+        "args": {"External id": 3, "Input Dims": [[2, 3], [2, 3]]},
+    },
+    {
+        "ph": "X",
+        "cat": "kernel",
+        "name": 'k},{"odd": [1]',
+        "pid": 0,
+        "tid": 7,
+        "ts": 12.5,
+        "dur": 1.25,
+        "args": {
+            "correlation": 9,
+            "device": 0,
+            "stream": 7,
+            "blocks per SM": 0.5,
+            "est. achieved occupancy %": 25,
+        },
+    },
+    {
+        "ph": "i",
+        "cat": "cpu_instant_event",
+        "s": "t",
+        "name": "[memory]",
+        "pid": 1,
+        "tid": 1,
+        "ts": 11,
+        "args": {
+            "Bytes": -64,
+            "Addr": 4096,
+            "Device Type": 1,
+            "Device Id": 0,
+            "Total Allocated": 128,
+            "Total Reserved": 1024,
+        },
+    },
+    {"ph": "s", "id": 9, "pid": 1, "tid": 1, "ts": 10, "cat": "ac2g", "name": "ac2g"},
+    {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "main"}},
+]
+
+
+def write(path: Path, text: str | bytes, gz: bool = False) -> Path:
+    data = text.encode() if isinstance(text, str) else text
+    path.write_bytes(gzip.compress(data) if gz else data)
+    return path
+
+
+def doc(events: list[dict[str, object]] = EVENTS, **extra: object) -> str:
+    return json.dumps(
+        {
+            "schemaVersion": 1,
+            "deviceProperties": [{"id": 0, "name": "G"}],
+            "traceEvents": events,
+            **extra,
+        },
+        indent=1,
+    )
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_object_form_columns(tmp_path: Path, gz: bool) -> None:
+    model = build_model(
+        str(write(tmp_path / "t.json", doc(traceName="x", baseTimeNanoseconds=5000), gz))
+    )
+    assert len(model) == 4  # metadata events are not rows
+    ev = model.events
+    assert model.names_of(np.arange(4)) == ["aten::add", 'k},{"odd": [1]', "[memory]", "ac2g"]
+    assert ev["kind"].tolist() == [Kind.CPU_OP, Kind.KERNEL, Kind.MEMORY, Kind.FLOW]
+    assert ev["ph"].tolist() == [Phase.COMPLETE, Phase.COMPLETE, Phase.INSTANT, Phase.FLOW_START]
+    assert ev["ts"].tolist() == [10, 12.5, 11, 10]
+    assert ev["dur"].tolist() == [5, 1.25, 0, 0]
+    assert ev["external_id"].tolist() == [3, -1, -1, -1]
+    assert ev["correlation"].tolist() == [-1, 9, -1, -1]
+    assert ev["flow_id"].tolist() == [-1, -1, -1, 9]
+    assert ev["blocks_per_sm"][1] == 0.5 and ev["occupancy"][1] == 25
+    assert model.memory["bytes"].tolist() == [-64]
+    assert model.memory["addr"].tolist() == [4096]
+    assert model.memory["total_reserved"].tolist() == [1024]
+    assert model.thread_names == {"1/1": "main"}
+    assert model.header["traceName"] == "x"  # a key after the events array
+    assert model.time_origin_us == 5.0
+    assert json.loads(model.raw_args(0)) == EVENTS[0]["args"]
+    assert not model.partial and model.warnings == []
+
+
+def test_bare_array_and_multi_member_gzip(tmp_path: Path) -> None:
+    text = json.dumps(EVENTS).encode()
+    half = len(text) // 2
+    path = tmp_path / "t.json.gz"
+    path.write_bytes(gzip.compress(text[:half]) + gzip.compress(text[half:]))
+    model = build_model(str(path))
+    assert len(model) == 4 and not model.partial
+
+
+@pytest.mark.parametrize("chunk", [64, 300, 1 << 20])
+def test_any_chunking_gives_the_same_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    many = [dict(EVENTS[0], ts=i, name=f"op{i % 7}") for i in range(500)] + EVENTS
+    path = write(tmp_path / "t.json", doc(many))
+    monkeypatch.setattr(decode, "CHUNK_TARGET", chunk)
+    monkeypatch.setattr(decode, "READ_BLOCK", 97)
+    model = build_model(str(path))
+    assert len(model) == 504
+    assert model.events["ts"][:500].tolist() == list(range(500))
+    assert not model.partial
+
+
+def test_empty_events_array(tmp_path: Path) -> None:
+    model = build_model(str(write(tmp_path / "t.json", '{"traceEvents": [ ]}')))
+    assert len(model) == 0 and not model.partial
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [("", "empty_file"), ("hello", "not_json"), ('{"a": 1}', "not_kineto"), ("   ", "not_kineto")],
+)
+def test_unreadable_files_say_why(tmp_path: Path, text: str, kind: str) -> None:
+    with pytest.raises(TraceDecodeError) as err:
+        build_model(str(write(tmp_path / "t.json", text)))
+    assert err.value.kind == kind
+    assert err.value.message
+
+
+def test_missing_closing_brackets_keeps_every_event(tmp_path: Path) -> None:
+    text = doc().rstrip()
+    cut = text[: text.rindex("]")].rstrip()
+    model = build_model(str(write(tmp_path / "t.json", cut)))
+    assert len(model) == 4
+    assert model.partial and "not closed" in " ".join(model.warnings)
+
+
+def test_cut_inside_an_event_keeps_the_events_before(tmp_path: Path) -> None:
+    text = doc()
+    cut = text[: text.index('"name": "[memory]"')]
+    model = build_model(str(write(tmp_path / "t.json.gz", cut, gz=True)))
+    assert model.names_of(np.arange(len(model))) == ["aten::add", 'k},{"odd": [1]']
+    assert model.partial
+
+
+def test_cut_gzip_stream(tmp_path: Path) -> None:
+    data = gzip.compress(doc([dict(EVENTS[0], ts=i) for i in range(20000)]).encode())
+    path = tmp_path / "t.json.gz"
+    path.write_bytes(data[: len(data) * 6 // 10])
+    model = build_model(str(path))
+    assert 0 < len(model) < 20000
+    assert model.partial and any("gzip" in w for w in model.warnings)
+
+
+def test_repairs_are_reported(tmp_path: Path) -> None:
+    text = doc().replace('"aten::add"', '"aten::\x01add"').replace('"Addr": 4096', '"Addr": N/A')
+    model = build_model(str(write(tmp_path / "t.json", text.encode() + b"")))
+    assert len(model) == 4
+    assert model.names[model.events["name"][0]] == "aten:: add"
+    assert model.memory["addr"].tolist() == [-1]
+    assert len(model.warnings) == 2
+
+
+def test_non_utf8_bytes_are_replaced(tmp_path: Path) -> None:
+    raw = doc().encode().replace(b"aten::add", b"aten::\xe9add")
+    model = build_model(str(write(tmp_path / "t.json", raw)))
+    assert model.names[model.events["name"][0]] == "aten::\ufffdadd"
+
+
+def test_odd_value_types_are_coerced(tmp_path: Path) -> None:
+    odd = [
+        {
+            "ph": "X",
+            "cat": "cpu_op",
+            "name": 5,
+            "pid": "p",
+            "tid": None,
+            "ts": "7",
+            "dur": [1],
+            "args": {"External id": "0x10", "correlation": None},
+        }
+    ]
+    model = build_model(str(write(tmp_path / "t.json", doc(odd))))
+    assert model.names == ["5"]
+    assert model.events["ts"].tolist() == [7.0]
+    assert model.events["external_id"].tolist() == [16]
+
+
+# --- the real corpus ---------------------------------------------------------------
+
+
+def _manifest() -> dict[str, dict[str, str]]:
+    path = CORPUS / "MANIFEST.tsv"
+    if not path.exists():
+        return {}
+    lines = path.read_text().splitlines()
+    head = lines[0].split("\t")
+    return {row[0]: dict(zip(head, row)) for row in (line.split("\t") for line in lines[1:])}
+
+
+@pytest.mark.parametrize("path", corpus_traces(), ids=lambda p: p.name)
+def test_every_corpus_trace_loads_or_says_why(path: Path) -> None:
+    rel = str(path.relative_to(CORPUS))
+    facts = _manifest().get(rel, {})
+    if facts.get("size_bytes") == "0":
+        with pytest.raises(TraceDecodeError):
+            build_model(str(path))
+        return
+    model = build_model(str(path))
+    counts = dict(kv.split(":") for kv in facts.get("ph_counts", "-").split(";") if ":" in kv)
+    if counts and facts.get("valid_json") == "y":
+        # Every event but metadata is a row, nothing more, nothing less.
+        assert len(model) == sum(int(v) for k, v in counts.items() if k != "M")
+        assert not model.partial
+    if "truncated" in rel:
+        assert model.partial and len(model) > 0
+
+
+def test_schema_variants_of_the_corpus() -> None:
+    old = build_model(
+        str(
+            corpus_path(
+                "pytorch-kineto/plugin/samples/resnet50_num_workers_0/worker0.pt.trace.json.gz"
+            )
+        )
+    )
+    kinds = set(old.events["kind"].tolist())
+    assert {Kind.CPU_OP, Kind.KERNEL, Kind.RUNTIME, Kind.MEMCPY, Kind.MEMSET} <= kinds
+    modern = build_model(
+        str(
+            corpus_path("tracelens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz")
+        )
+    )
+    assert {Kind.PYTHON, Kind.DRIVER, Kind.GPU_USER_ANNOTATION, Kind.MEMORY} <= set(
+        modern.events["kind"].tolist()
+    )
+    assert modern.time_origin_us == 1751410836000000000 / 1000
+    compute = build_model(str(corpus_path("pytorch-kineto/tb_plugin/test/gpu_metrics_input.json")))
+    assert compute.device_properties()[0]["name"].startswith("Tesla V100")

@@ -1,0 +1,260 @@
+"""Overview: exact answers on hand-built traces, the old plugin's goldens, real torch traces."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from builders import TraceBuilder
+from corpus import corpus_path, corpus_traces
+from kinetoscope.analysis.overview import ALL_PARTS, overview
+from kinetoscope.build import build_model
+
+LOADER = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+
+
+def two_step_trace() -> TraceBuilder:
+    t = TraceBuilder()
+    t.step(1, 0, 100)
+    t.annotation(LOADER, 0, 20)
+    conv = t.op("aten::conv2d", 20, 40)
+    t.launch(30, 5, conv, gpu_ts=40, gpu_dur=50, name="implicit_convolve_sgemm")
+    copy = t.op("aten::copy_", 60, 10)
+    t.launch(
+        62,
+        2,
+        copy,
+        kind="gpu_memcpy",
+        gpu_ts=70,
+        gpu_dur=10,
+        name="Memcpy HtoD",
+        runtime="cudaMemcpyAsync",
+    )
+    # The GPU copy of the step range (2.x traces) must never count as a second step.
+    t.events.append(
+        {
+            "ph": "X",
+            "cat": "gpu_user_annotation",
+            "name": "ProfilerStep#1",
+            "pid": 0,
+            "tid": 7,
+            "ts": 40,
+            "dur": 50,
+        }
+    )
+    t.step(2, 100, 50)
+    mm = t.op("aten::mm", 110, 30)
+    t.launch(115, 5, mm, gpu_ts=145, gpu_dur=85, name="volta_sgemm_128x64_nn")
+    t.launch(
+        141,
+        2,
+        mm,
+        kind="gpu_memset",
+        gpu_ts=143,
+        gpu_dur=2,
+        name="Memset (Device)",
+        runtime="cudaMemsetAsync",
+    )
+    t.step(3, 230, 30)  # launched nothing: left out as an incomplete trailing step
+    t.op("aten::empty", 235, 5)
+    return t
+
+
+def test_breakdown_by_hand(tmp_path: Path) -> None:
+    view = overview(two_step_trace().model(tmp_path))
+    steps = view["steps"]
+    assert [s["name"] for s in steps] == ["ProfilerStep#1", "ProfilerStep#2"]
+    assert view["dropped_steps"] == [{"name": "ProfilerStep#3", "reason": "launched no GPU work"}]
+    one, two = (s["breakdown_us"] for s in steps)
+    # Step 1 [0, 100): kernel [40,90); memcpy [70,80) hidden by the kernel; runtime
+    # [30,35) (the [62,64) call is under the kernel); loader [0,20); CPU [20,30)+[35,40).
+    assert one == {
+        "kernel": 50,
+        "memcpy": 0,
+        "memset": 0,
+        "communication": 0,
+        "runtime": 5,
+        "dataloader": 20,
+        "cpu_exec": 15,
+        "other": 10,
+    }
+    # Step 2 ends when its kernel ends (230), not when its host range ends (150).
+    assert (steps[1]["start_us"], steps[1]["end_us"]) == (100, 230)
+    assert two == {
+        "kernel": 85,
+        "memcpy": 0,
+        "memset": 2,
+        "communication": 0,
+        "runtime": 7,
+        "dataloader": 0,
+        "cpu_exec": 25,
+        "other": 11,
+    }
+    assert view["average_step_us"] == 115
+    assert view["breakdown_us"]["kernel"] == 135
+    assert view["average_breakdown_us"]["other"] == 10.5
+    for s in steps:
+        assert sum(s["breakdown_us"].values()) == pytest.approx(s["duration_us"])
+
+
+def test_gpu_summary_by_hand(tmp_path: Path) -> None:
+    t = two_step_trace()
+    t.header["deviceProperties"] = [
+        {
+            "id": 0,
+            "name": "Test GPU",
+            "totalGlobalMem": 2**34,
+            "computeMajor": 8,
+            "computeMinor": 0,
+            "numSms": 108,
+        }
+    ]
+    for e in t.events:
+        if e["cat"] == "kernel":
+            e["args"].update({"blocks per SM": 0.5, "est. achieved occupancy %": 40})
+    (dev,) = overview(t.model(tmp_path))["devices"]
+    assert dev["name"] == "Test GPU" and dev["compute_capability"] == "8.0"
+    # Kernels [40,90) and [145,230) in the window [0, 230): 135 of 230.
+    assert dev["utilization_pct"] == pytest.approx(round(100 * 135 / 230, 2))
+    assert dev["sm_efficiency_pct"] == pytest.approx(round(100 * 0.5 * 135 / 230, 2))
+    assert dev["achieved_occupancy_pct"] == 40.0
+    assert dev["tensor_core_pct"] == 0.0
+
+
+def test_incomplete_last_step_is_left_out(tmp_path: Path) -> None:
+    t = TraceBuilder()
+    for i, start in enumerate((0, 100)):
+        t.step(i + 1, start, 100)
+        op = t.op("aten::mm", start + 10, 50)
+        for k in range(5 if i == 0 else 3):  # 3 < 0.8 * 5
+            t.launch(start + 11 + k, 1, op, gpu_ts=start + 20 + k, gpu_dur=1)
+    view = overview(t.model(tmp_path))
+    assert [s["name"] for s in view["steps"]] == ["ProfilerStep#1"]
+    assert "0.8x" in view["dropped_steps"][0]["reason"]
+
+
+def test_no_steps_means_one_step_over_the_trace(tmp_path: Path) -> None:
+    t = TraceBuilder()
+    op = t.op("aten::mm", 10, 20)
+    t.launch(12, 2, op, gpu_ts=25, gpu_dur=30)
+    view = overview(t.model(tmp_path))
+    assert view["steps_source"] == "whole_trace"
+    (step,) = view["steps"]
+    assert (step["start_us"], step["end_us"]) == (10, 55)
+    assert step["breakdown_us"]["kernel"] == 30
+
+
+def test_modern_trace_rules_we_keep_on_purpose(tmp_path: Path) -> None:
+    """The old plugin (0.4.3) dropped `user_annotation` DataLoader ranges and did not know
+    `cuda_driver` launches or CPU collectives; on 2.x traces that made DataLoader and
+    Runtime 0 and moved their time to Other. We count them."""
+    t = TraceBuilder()
+    t.step(1, 0, 100)
+    t.annotation(LOADER, 0, 30)
+    op = t.op("aten::add", 30, 20)
+    t.launch(35, 5, op, gpu_ts=60, gpu_dur=10, runtime="cuLaunchKernel")
+    t.events[-2]["cat"] = "cuda_driver"
+    t.op("gloo:all_reduce", 70, 20)
+    (step,) = overview(t.model(tmp_path))["steps"]
+    assert step["breakdown_us"]["dataloader"] == 30
+    assert step["breakdown_us"]["runtime"] == 5
+    assert step["breakdown_us"]["communication"] == 20
+    assert step["breakdown_us"]["cpu_exec"] == 15
+
+
+# --- the old plugin's answers on its own samples ---------------------------------------
+
+GOLDEN_FILES = {
+    0: "pytorch-kineto/tb_plugin/samples/resnet50_num_workers_0/"
+    "worker0.1623143089861.pt.trace.json.gz",
+    5: "pytorch-kineto/tb_plugin/samples/resnet50_num_workers_4/"
+    "worker0.1623212756351.pt.trace.json.gz",
+}
+GOLDEN_PARTS = {
+    "Kernel": "kernel",
+    "Memcpy": "memcpy",
+    "Memset": "memset",
+    "Runtime": "runtime",
+    "DataLoader": "dataloader",
+    "CPU Exec": "cpu_exec",
+    "Other": "other",
+}
+
+
+@pytest.mark.parametrize("line", sorted(GOLDEN_FILES))
+def test_matches_the_old_plugin_goldens(line: int) -> None:
+    golden_path = corpus_path("goldens/tb_plugin_result_check_file.txt")
+    golden = json.loads(golden_path.read_text().splitlines()[line])
+    view = overview(build_model(str(corpus_path(GOLDEN_FILES[line]))))
+    columns = [c["name"] for c in golden["steps"]["columns"] if c.get("type") == "number"]
+    rows = golden["steps"]["rows"]
+    assert [s["number"] for s in view["steps"]] == [int(r[0]) for r in rows]
+    for step, row in zip(view["steps"], rows):
+        numbers = [v for v in row[1:] if not isinstance(v, str)]
+        for name, value in zip(columns, numbers):
+            ours = step["breakdown_us"][GOLDEN_PARTS[name]]
+            assert ours == pytest.approx(value, rel=0.005, abs=1), (step["name"], name)
+    average = golden["performance"][0]
+    assert view["average_step_us"] == pytest.approx(average["value"], rel=0.005)
+    for child in average["children"]:
+        ours = view["average_breakdown_us"][GOLDEN_PARTS[child["name"]]]
+        assert ours == pytest.approx(child["value"], rel=0.005, abs=1)
+    facts = {d["title"]: d["value"] for d in golden["gpu_metrics"]["data"]}
+    (dev,) = view["devices"]
+    assert dev["name"] == facts["Name"]
+    assert dev["compute_capability"] == facts["Compute Capability"]
+    for title, key in (
+        ("GPU Utilization", "utilization_pct"),
+        ("Est. SM Efficiency", "sm_efficiency_pct"),
+        ("Est. Achieved Occupancy", "achieved_occupancy_pct"),
+        ("Kernel Time using Tensor Cores", "tensor_core_pct"),
+    ):
+        assert dev[key] == pytest.approx(float(facts[title].split()[0]), abs=0.01), title
+    old_recs = golden["recommendations"]
+    ours = {r["id"] for r in view["recommendations"]}
+    assert ("DataLoader" in old_recs) == ("dataloader" in ours)
+    assert ("Tensor Cores" in old_recs) == ("tensor_cores" in ours)
+
+
+@pytest.mark.parametrize("path", corpus_traces(), ids=lambda p: p.name)
+def test_every_corpus_trace_adds_up(path: Path) -> None:
+    if "derived" in path.parts and "truncated" not in path.parts:
+        pytest.skip("bad input: covered by test_decode")
+    view = overview(build_model(str(path)))
+    for step in view["steps"]:
+        parts = step["breakdown_us"]
+        assert set(parts) == set(ALL_PARTS)
+        assert min(parts.values()) >= 0
+        assert sum(parts.values()) == pytest.approx(step["duration_us"], rel=1e-9, abs=1e-3)
+    for dev in view["devices"]:
+        for key in ("utilization_pct", "sm_efficiency_pct", "tensor_core_pct"):
+            assert dev[key] is None or 0 <= dev[key] <= 100
+
+
+def test_real_torch_cpu_trace(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    from kinetoscope.handlers import tensorboard_trace_handler
+
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 2))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    schedule = torch.profiler.schedule(wait=0, warmup=1, active=3, repeat=1)
+    with torch.profiler.profile(
+        activities=[torch.profiler.ProfilerActivity.CPU],
+        schedule=schedule,
+        on_trace_ready=tensorboard_trace_handler(str(tmp_path)),
+    ) as prof:
+        for _ in range(4):
+            loss = model(torch.randn(16, 32)).sum()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            prof.step()
+    (trace,) = tmp_path.glob("*.pt.trace.json.gz")
+    view = overview(build_model(str(trace)))
+    assert view["device_type"] == "CPU" and view["devices"] == []
+    assert view["step_count"] == 3
+    for step in view["steps"]:
+        assert step["breakdown_us"]["cpu_exec"] > 0
+        assert step["breakdown_us"]["kernel"] == 0
+        assert sum(step["breakdown_us"].values()) == pytest.approx(step["duration_us"])
