@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from itertools import compress
 from operator import attrgetter
 from typing import Any, BinaryIO
 
 import msgspec
 import numpy as np
-import pandas as pd
 
 from .categories import PHASE_CODES, Kind, Phase, kind_of
 from .decode import DecodeReport, ProgressFn, iter_event_batches
@@ -34,17 +35,15 @@ class Interner:
         self.values: list[Any] = []
 
     def codes(self, items: list[Any]) -> np.ndarray:
-        local, uniques = pd.factorize(pd.Series(items, dtype=object), use_na_sentinel=False)
-        index = self.index
-        mapping = np.empty(len(uniques), dtype=np.int32)
-        for i, value in enumerate(uniques.tolist()):
-            code = index.get(value)
-            if code is None:
-                code = len(self.values)
-                index[value] = code
-                self.values.append(value)
-            mapping[i] = code
-        return mapping[local]
+        lookup = self.index.__getitem__
+        try:
+            return np.fromiter(map(lookup, items), dtype=np.int32, count=len(items))
+        except KeyError:  # new values in this batch: add them, then look up again
+            for value in set(items):
+                if value not in self.index:
+                    self.index[value] = len(self.values)
+                    self.values.append(value)
+            return np.fromiter(map(lookup, items), dtype=np.int32, count=len(items))
 
 
 def _floats(values: list[Any], default: float = np.nan) -> np.ndarray:
@@ -88,6 +87,7 @@ def _to_int(v: Any, default: int) -> int:
 class ModelBuilder:
     def __init__(self, args_sink: BinaryIO | None) -> None:
         self.names = Interner()
+        self.phases = Interner()
         self.cats = Interner()
         self.pids = Interner()
         self.tids = Interner()
@@ -95,32 +95,36 @@ class ModelBuilder:
         self.mem_parts: list[dict[str, np.ndarray]] = []
         self.meta: list[tuple[Any, Any, str, Any]] = []
         self.args_sink = args_sink
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kinetoscope-args")
+        self._pending_write: Future[int] | None = None
         self.args_memory: list[bytes] = []
         self.args_total = 0
         self.rows = 0
         self.kind_cache: dict[tuple[int, int], int] = {}
 
     def add(self, batch: list[Event]) -> None:
-        meta_idx = [i for i, ph in enumerate(map(attrgetter("ph"), batch)) if ph == _META]
-        if meta_idx:
-            self._add_meta([batch[i] for i in meta_idx])
-            keep = set(meta_idx)
-            batch = [e for i, e in enumerate(batch) if i not in keep]
+        phase_codes = self.phases.codes(list(map(attrgetter("ph"), batch)))
+        meta_code = self.phases.index.get(_META)
+        if meta_code is not None and (phase_codes == meta_code).any():
+            is_meta = phase_codes == meta_code
+            self._add_meta(list(compress(batch, is_meta.tolist())))
+            batch = list(compress(batch, (~is_meta).tolist()))
+            phase_codes = phase_codes[~is_meta]
         n = len(batch)
         if n == 0:
             return
-        cols: dict[str, np.ndarray] = {}
-        ph = np.array(
-            [PHASE_CODES.get(p, Phase.OTHER) for p in map(attrgetter("ph"), batch)], dtype=np.uint8
+        phase_table = np.array(
+            [
+                PHASE_CODES.get(p, Phase.OTHER) if isinstance(p, str) else Phase.OTHER
+                for p in self.phases.values
+            ],
+            dtype=np.uint8,
         )
+        cols: dict[str, np.ndarray] = {}
+        ph = phase_table[phase_codes]
         cols["ph"] = ph
-        names = [
-            n if isinstance(n, str) else ("" if n is None else str(n))
-            for n in map(attrgetter("name"), batch)
-        ]
-        cols["name"] = self.names.codes(names)
-        cats = [c if isinstance(c, str) else "" for c in map(attrgetter("cat"), batch)]
-        cols["cat"] = self.cats.codes(cats)
+        cols["name"] = self.names.codes(list(map(attrgetter("name"), batch)))
+        cols["cat"] = self.cats.codes(list(map(attrgetter("cat"), batch)))
         cols["kind"] = self._kinds(cols["cat"], ph, cols["name"])
         cols["pid"] = self.pids.codes(list(map(attrgetter("pid"), batch)))
         cols["tid"] = self.tids.codes(list(map(attrgetter("tid"), batch)))
@@ -146,11 +150,13 @@ class ModelBuilder:
         for i, key in enumerate(uniq.tolist()):
             cached = self.kind_cache.get(key)
             if cached is None:
-                cached = int(kind_of(self.cats.values[key // 16], Phase(key % 16), ""))
+                category = self.cats.values[key // 16]
+                category = category if isinstance(category, str) else ""
+                cached = int(kind_of(category, Phase(key % 16), ""))
                 self.kind_cache[key] = cached
             table[i] = cached
         kinds = table[inverse]
-        memory_code = self.names.index.get("[memory]")
+        memory_code = self.names.index.get("[memory]")  # an interned name code
         if memory_code is not None:
             kinds[(ph == Phase.INSTANT) & (name == memory_code)] = Kind.MEMORY
         return kinds
@@ -158,7 +164,10 @@ class ModelBuilder:
     def _store_args(self, raws: list[msgspec.Raw], lengths: np.ndarray) -> None:
         data = b"".join(raws)  # type: ignore[arg-type]
         if self.args_sink is not None:
-            self.args_sink.write(data)
+            # Writes release the GIL: a writer thread overlaps them with decoding.
+            if self._pending_write is not None:
+                self._pending_write.result()
+            self._pending_write = self._writer.submit(self.args_sink.write, data)
         else:
             self.args_memory.append(data)
         ends = self.args_total + np.cumsum(lengths)
@@ -170,12 +179,15 @@ class ModelBuilder:
     ) -> None:
         cols["args_end"] = self._pending_ends
         n = len(raws)
-        has = np.flatnonzero(lengths > 2)
-        args: list[CoreArgs] = [_EMPTY_ARGS] * n
-        if len(has):
-            parsed = _decode_core_args([raws[i] for i in has.tolist()])
-            for i, a in zip(has.tolist(), parsed):
-                args[i] = a
+        has = lengths > 2
+        if has.all():
+            args: Any = _decode_core_args(raws)
+        else:
+            args = np.full(n, _EMPTY_ARGS, dtype=object)
+            if has.any():
+                parsed = np.empty(int(has.sum()), dtype=object)
+                parsed[:] = _decode_core_args(list(compress(raws, has.tolist())))
+                args[has] = parsed
         ext = list(map(attrgetter("external_id"), args))
         ext_lower = list(map(attrgetter("external_id_lower"), args))
         external = _ints(ext)
@@ -196,7 +208,7 @@ class ModelBuilder:
         rows = np.flatnonzero(cols["kind"] == Kind.MEMORY)
         if len(rows) == 0:
             return
-        args = [self._pending_args[i] for i in rows.tolist()]
+        args = [self._pending_args[i] for i in rows.tolist()]  # memory events are few
         self.mem_parts.append(
             {
                 "row": rows.astype(np.int64) + self.rows,
@@ -220,6 +232,12 @@ class ModelBuilder:
             )
             self.meta.append((e.pid, e.tid, str(e.name), value))
 
+    def flush(self) -> None:
+        if self._pending_write is not None:
+            self._pending_write.result()
+            self._pending_write = None
+        self._writer.shutdown()
+
     def finish(
         self, header: dict[str, Any], report: DecodeReport, source: dict[str, Any], args_blob: Any
     ) -> TraceModel:
@@ -228,8 +246,8 @@ class ModelBuilder:
         model = TraceModel(
             events=events,
             memory=memory,
-            names=[str(v) for v in self.names.values],
-            categories=[str(v) for v in self.cats.values],
+            names=[_text(v) for v in self.names.values],
+            categories=[_text(v) for v in self.cats.values],
             pids=list(self.pids.values),
             tids=list(self.tids.values),
             args_blob=args_blob,
@@ -253,6 +271,10 @@ class ModelBuilder:
 
     def memory_args_bytes(self) -> bytes:
         return b"".join(self.args_memory)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ("" if value is None else str(value))
 
 
 def _decode_core_args(raws: list[msgspec.Raw]) -> list[CoreArgs]:
@@ -286,12 +308,13 @@ def build_model(
     source = file_identity(path)
     report = DecodeReport()
     sink = open(args_path, "wb") if args_path else None  # noqa: SIM115 - closed below
+    builder = ModelBuilder(sink)
     try:
-        builder = ModelBuilder(sink)
         with open(path, "rb") as f:
             for batch in iter_event_batches(f, source["size"], report, progress):
                 builder.add(batch)
     finally:
+        builder.flush()
         if sink is not None:
             sink.close()
     if args_path and os.path.getsize(args_path) > 0:
