@@ -7,9 +7,13 @@ Raw args go straight to a spill file, which the cache keeps and memory-maps.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+import tempfile
+import threading
+from collections import deque
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass
 from itertools import compress
 from operator import attrgetter
 from typing import Any, BinaryIO
@@ -18,7 +22,16 @@ import msgspec
 import numpy as np
 
 from .categories import PHASE_CODES, Kind, Phase, kind_of
-from .decode import DecodeReport, ProgressFn, iter_event_batches
+from .decode import (
+    DecodeReport,
+    Piece,
+    ProgressFn,
+    Tail,
+    decode_tail,
+    decode_whole_events,
+    iter_event_batches,
+    iter_event_pieces,
+)
 from .model import EVENT_COLUMNS, MEMORY_COLUMNS, TraceModel, empty_columns, file_identity
 from .schema import CoreArgs, Event
 
@@ -39,7 +52,7 @@ class Interner:
         try:
             return np.fromiter(map(lookup, items), dtype=np.int32, count=len(items))
         except KeyError:  # new values in this batch: add them, then look up again
-            for value in set(items):
+            for value in dict.fromkeys(items):  # first-appearance order: stable codes
                 if value not in self.index:
                     self.index[value] = len(self.values)
                     self.values.append(value)
@@ -84,153 +97,190 @@ def _to_int(v: Any, default: int) -> int:
         return default
 
 
+@dataclass
+class Chunk:
+    """Columns of one run of events, with codes into its own small string tables, so it
+    can be built in another process and merged in order."""
+
+    cols: dict[str, np.ndarray]
+    tables: dict[str, list[Any]]
+    args: bytes
+    memory: dict[str, np.ndarray] | None
+    meta: list[tuple[Any, Any, str, Any]]
+    warnings: list[str]
+    partial: bool = False
+    used: int = 0  # bytes of the text slice these events came from (see decode_whole_events)
+
+
+INTERNED = ("name", "cat", "pid", "tid")
+
+
+def build_chunk(events: list[Event]) -> Chunk:
+    """Turn decoded events into columns: a handful of C-speed passes per column."""
+    interners = {k: Interner() for k in (*INTERNED, "ph")}
+    phase_codes = interners["ph"].codes(list(map(attrgetter("ph"), events)))
+    meta: list[tuple[Any, Any, str, Any]] = []
+    meta_code = interners["ph"].index.get(_META)
+    if meta_code is not None:
+        is_meta = phase_codes == meta_code
+        meta = _meta_entries(list(compress(events, is_meta.tolist())))
+        events = list(compress(events, (~is_meta).tolist()))
+        phase_codes = phase_codes[~is_meta]
+    n = len(events)
+    phase_table = np.array(
+        [
+            PHASE_CODES.get(p, Phase.OTHER) if isinstance(p, str) else Phase.OTHER
+            for p in interners["ph"].values
+        ],
+        dtype=np.uint8,
+    )
+    cols: dict[str, np.ndarray] = {"ph": phase_table[phase_codes]}
+    for key in INTERNED:
+        cols[key] = interners[key].codes(list(map(attrgetter(key), events)))
+    cols["kind"] = _kinds(interners["cat"].values, interners["name"].index, cols)
+    cols["ts"] = _floats(list(map(attrgetter("ts"), events)))
+    dur = _floats(list(map(attrgetter("dur"), events)), 0.0)
+    dur[~np.isfinite(dur) | (dur < 0)] = 0.0
+    cols["dur"] = dur
+    flow = _ints(list(map(attrgetter("id"), events)))
+    cols["flow_id"] = np.where(cols["kind"] == Kind.FLOW, flow, -1)
+    raws = list(map(attrgetter("args"), events))
+    lengths = np.fromiter(map(len, raws), dtype=np.int64, count=n)
+    cols["args_end"] = np.cumsum(lengths)
+    args = _core_args(raws, lengths)
+    _arg_columns(cols, args)
+    return Chunk(
+        cols=cols,
+        tables={k: interners[k].values for k in INTERNED},
+        args=b"".join(raws),  # type: ignore[arg-type]
+        memory=_memory_part(cols, args),
+        meta=meta,
+        warnings=[],
+    )
+
+
+def _kinds(categories: list[Any], names: dict[Any, int], cols: dict[str, np.ndarray]) -> np.ndarray:
+    ph, cat = cols["ph"], cols["cat"]
+    table = np.array(
+        [[kind_of(c if isinstance(c, str) else "", p, "") for p in Phase] for c in categories],
+        dtype=np.uint8,
+    ).reshape(len(categories), len(Phase))
+    kinds = table[cat, ph] if len(categories) else np.zeros(len(ph), dtype=np.uint8)
+    memory_code = names.get("[memory]")
+    if memory_code is not None:
+        kinds[(ph == Phase.INSTANT) & (cols["name"] == memory_code)] = Kind.MEMORY
+    return kinds
+
+
+def _core_args(raws: list[msgspec.Raw], lengths: np.ndarray) -> Any:
+    has = lengths > 2
+    if has.all():
+        return _decode_core_args(raws)
+    args = np.full(len(raws), _EMPTY_ARGS, dtype=object)
+    if has.any():
+        parsed = np.empty(int(has.sum()), dtype=object)
+        parsed[:] = _decode_core_args(list(compress(raws, has.tolist())))
+        args[has] = parsed
+    return args
+
+
+def _arg_columns(cols: dict[str, np.ndarray], args: Any) -> None:
+    def values(name: str) -> list[Any]:
+        return list(map(attrgetter(name), args))
+
+    external = _ints(values("external_id"))
+    cols["external_id"] = np.where(external >= 0, external, _ints(values("external_id_lower")))
+    cols["correlation"] = _ints(values("correlation"))
+    cols["device"] = _ints(values("device")).astype(np.int32)
+    cols["stream"] = _ints(values("stream"))
+    cols["blocks_per_sm"] = _floats(values("blocks_per_sm")).astype(np.float32)
+    cols["occupancy"] = _floats(values("occupancy")).astype(np.float32)
+
+
+def _memory_part(cols: dict[str, np.ndarray], all_args: Any) -> dict[str, np.ndarray] | None:
+    rows = np.flatnonzero(cols["kind"] == Kind.MEMORY)
+    if len(rows) == 0:
+        return None
+    args = [all_args[i] for i in rows.tolist()]  # memory events are a small share
+
+    def values(name: str) -> list[Any]:
+        return list(map(attrgetter(name), args))
+
+    return {
+        "row": rows.astype(np.int64),
+        "bytes": _floats(values("nbytes"), 0.0),
+        "addr": _ints(values("addr")),
+        "device_type": _ints(values("device_type")).astype(np.int32),
+        "device_id": _ints(values("device_id")).astype(np.int32),
+        "total_allocated": _floats(values("total_allocated")),
+        "total_reserved": _floats(values("total_reserved")),
+    }
+
+
+def _meta_entries(events: list[Event]) -> list[tuple[Any, Any, str, Any]]:
+    raws = [e.args if len(e.args) else msgspec.Raw(b"{}") for e in events]
+    out = []
+    for e, a in zip(events, _decode_core_args(raws)):
+        value = (
+            a.name
+            if a.name is not None
+            else (a.sort_index if a.sort_index is not None else a.labels)
+        )
+        out.append((e.pid, e.tid, str(e.name), value))
+    return out
+
+
+def build_text_chunk(body: bytes) -> Chunk:
+    """In a worker process: decode a text slice and build its columns."""
+    report = DecodeReport()
+    events, used = decode_whole_events(body, report)
+    chunk = build_chunk(events)
+    chunk.used = used
+    chunk.warnings = report.warnings
+    chunk.partial = report.partial
+    return chunk
+
+
 class ModelBuilder:
-    def __init__(self, args_sink: BinaryIO | None) -> None:
-        self.names = Interner()
-        self.phases = Interner()
-        self.cats = Interner()
-        self.pids = Interner()
-        self.tids = Interner()
+    """Merges chunks, in file order, into one model: global string tables, row offsets,
+    and the raw args written to the spill file by a background thread."""
+
+    def __init__(self, args_sink: BinaryIO) -> None:
+        self.interners = {k: Interner() for k in INTERNED}
         self.parts: list[dict[str, np.ndarray]] = []
         self.mem_parts: list[dict[str, np.ndarray]] = []
         self.meta: list[tuple[Any, Any, str, Any]] = []
+        self.warnings: list[str] = []
+        self.partial = False
         self.args_sink = args_sink
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kinetoscope-args")
         self._pending_write: Future[int] | None = None
-        self.args_memory: list[bytes] = []
         self.args_total = 0
         self.rows = 0
-        self.kind_cache: dict[tuple[int, int], int] = {}
 
-    def add(self, batch: list[Event]) -> None:
-        phase_codes = self.phases.codes(list(map(attrgetter("ph"), batch)))
-        meta_code = self.phases.index.get(_META)
-        if meta_code is not None and (phase_codes == meta_code).any():
-            is_meta = phase_codes == meta_code
-            self._add_meta(list(compress(batch, is_meta.tolist())))
-            batch = list(compress(batch, (~is_meta).tolist()))
-            phase_codes = phase_codes[~is_meta]
-        n = len(batch)
+    def merge(self, chunk: Chunk) -> None:
+        self.meta.extend(chunk.meta)
+        self.warnings.extend(w for w in chunk.warnings if w not in self.warnings)
+        self.partial = self.partial or chunk.partial
+        cols = chunk.cols
+        n = len(cols["ts"])
         if n == 0:
             return
-        phase_table = np.array(
-            [
-                PHASE_CODES.get(p, Phase.OTHER) if isinstance(p, str) else Phase.OTHER
-                for p in self.phases.values
-            ],
-            dtype=np.uint8,
-        )
-        cols: dict[str, np.ndarray] = {}
-        ph = phase_table[phase_codes]
-        cols["ph"] = ph
-        cols["name"] = self.names.codes(list(map(attrgetter("name"), batch)))
-        cols["cat"] = self.cats.codes(list(map(attrgetter("cat"), batch)))
-        cols["kind"] = self._kinds(cols["cat"], ph, cols["name"])
-        cols["pid"] = self.pids.codes(list(map(attrgetter("pid"), batch)))
-        cols["tid"] = self.tids.codes(list(map(attrgetter("tid"), batch)))
-        cols["ts"] = _floats(list(map(attrgetter("ts"), batch)))
-        dur = _floats(list(map(attrgetter("dur"), batch)), 0.0)
-        dur[~np.isfinite(dur) | (dur < 0)] = 0.0
-        cols["dur"] = dur
-        flow = _ints(list(map(attrgetter("id"), batch)))
-        cols["flow_id"] = np.where(cols["kind"] == Kind.FLOW, flow, -1)
-
-        raws = list(map(attrgetter("args"), batch))
-        lengths = np.fromiter(map(len, raws), dtype=np.int64, count=n)
-        self._store_args(raws, lengths)
-        self._add_args(cols, raws, lengths)
-        self._add_memory(cols, raws, lengths)
+        for key in INTERNED:
+            interner = self.interners[key]
+            mapping = interner.codes(chunk.tables[key])
+            cols[key] = mapping[cols[key]]
+        cols["args_end"] = cols["args_end"] + self.args_total
+        self.args_total += len(chunk.args)
+        # Writes release the GIL: a writer thread overlaps them with decoding.
+        if self._pending_write is not None:
+            self._pending_write.result()
+        self._pending_write = self._writer.submit(self.args_sink.write, chunk.args)
+        if chunk.memory is not None:
+            chunk.memory["row"] = chunk.memory["row"] + self.rows
+            self.mem_parts.append(chunk.memory)
         self.parts.append(cols)
         self.rows += n
-
-    def _kinds(self, cat: np.ndarray, ph: np.ndarray, name: np.ndarray) -> np.ndarray:
-        pair = cat.astype(np.int64) * 16 + ph
-        uniq, inverse = np.unique(pair, return_inverse=True)
-        table = np.empty(len(uniq), dtype=np.uint8)
-        for i, key in enumerate(uniq.tolist()):
-            cached = self.kind_cache.get(key)
-            if cached is None:
-                category = self.cats.values[key // 16]
-                category = category if isinstance(category, str) else ""
-                cached = int(kind_of(category, Phase(key % 16), ""))
-                self.kind_cache[key] = cached
-            table[i] = cached
-        kinds = table[inverse]
-        memory_code = self.names.index.get("[memory]")  # an interned name code
-        if memory_code is not None:
-            kinds[(ph == Phase.INSTANT) & (name == memory_code)] = Kind.MEMORY
-        return kinds
-
-    def _store_args(self, raws: list[msgspec.Raw], lengths: np.ndarray) -> None:
-        data = b"".join(raws)  # type: ignore[arg-type]
-        if self.args_sink is not None:
-            # Writes release the GIL: a writer thread overlaps them with decoding.
-            if self._pending_write is not None:
-                self._pending_write.result()
-            self._pending_write = self._writer.submit(self.args_sink.write, data)
-        else:
-            self.args_memory.append(data)
-        ends = self.args_total + np.cumsum(lengths)
-        self.args_total = int(ends[-1]) if len(ends) else self.args_total
-        self._pending_ends = ends
-
-    def _add_args(
-        self, cols: dict[str, np.ndarray], raws: list[msgspec.Raw], lengths: np.ndarray
-    ) -> None:
-        cols["args_end"] = self._pending_ends
-        n = len(raws)
-        has = lengths > 2
-        if has.all():
-            args: Any = _decode_core_args(raws)
-        else:
-            args = np.full(n, _EMPTY_ARGS, dtype=object)
-            if has.any():
-                parsed = np.empty(int(has.sum()), dtype=object)
-                parsed[:] = _decode_core_args(list(compress(raws, has.tolist())))
-                args[has] = parsed
-        ext = list(map(attrgetter("external_id"), args))
-        ext_lower = list(map(attrgetter("external_id_lower"), args))
-        external = _ints(ext)
-        fallback = _ints(ext_lower)
-        cols["external_id"] = np.where(external >= 0, external, fallback)
-        cols["correlation"] = _ints(list(map(attrgetter("correlation"), args)))
-        cols["device"] = _ints(list(map(attrgetter("device"), args))).astype(np.int32)
-        cols["stream"] = _ints(list(map(attrgetter("stream"), args)))
-        cols["blocks_per_sm"] = _floats(list(map(attrgetter("blocks_per_sm"), args))).astype(
-            np.float32
-        )
-        cols["occupancy"] = _floats(list(map(attrgetter("occupancy"), args))).astype(np.float32)
-        self._pending_args = args
-
-    def _add_memory(
-        self, cols: dict[str, np.ndarray], raws: list[msgspec.Raw], lengths: np.ndarray
-    ) -> None:
-        rows = np.flatnonzero(cols["kind"] == Kind.MEMORY)
-        if len(rows) == 0:
-            return
-        args = [self._pending_args[i] for i in rows.tolist()]  # memory events are few
-        self.mem_parts.append(
-            {
-                "row": rows.astype(np.int64) + self.rows,
-                "bytes": _floats(list(map(attrgetter("nbytes"), args)), 0.0),
-                "addr": _ints(list(map(attrgetter("addr"), args))),
-                "device_type": _ints(list(map(attrgetter("device_type"), args))).astype(np.int32),
-                "device_id": _ints(list(map(attrgetter("device_id"), args))).astype(np.int32),
-                "total_allocated": _floats(list(map(attrgetter("total_allocated"), args))),
-                "total_reserved": _floats(list(map(attrgetter("total_reserved"), args))),
-            }
-        )
-
-    def _add_meta(self, events: list[Event]) -> None:
-        raws = [e.args if len(e.args) else msgspec.Raw(b"{}") for e in events]
-        parsed = _decode_core_args(raws)
-        for e, a in zip(events, parsed):
-            value = (
-                a.name
-                if a.name is not None
-                else (a.sort_index if a.sort_index is not None else a.labels)
-            )
-            self.meta.append((e.pid, e.tid, str(e.name), value))
 
     def flush(self) -> None:
         if self._pending_write is not None:
@@ -243,17 +293,18 @@ class ModelBuilder:
     ) -> TraceModel:
         events = _concat(self.parts, EVENT_COLUMNS)
         memory = _concat(self.mem_parts, MEMORY_COLUMNS)
+        warnings = list(report.warnings) + [w for w in self.warnings if w not in report.warnings]
         model = TraceModel(
             events=events,
             memory=memory,
-            names=[_text(v) for v in self.names.values],
-            categories=[_text(v) for v in self.cats.values],
-            pids=list(self.pids.values),
-            tids=list(self.tids.values),
+            names=[_text(v) for v in self.interners["name"].values],
+            categories=[_text(v) for v in self.interners["cat"].values],
+            pids=list(self.interners["pid"].values),
+            tids=list(self.interners["tid"].values),
             args_blob=args_blob,
             header=header,
-            partial=report.partial,
-            warnings=list(report.warnings),
+            partial=report.partial or self.partial,
+            warnings=warnings,
             source=source,
         )
         for pid, tid, kind, value in self.meta:
@@ -268,9 +319,6 @@ class ModelBuilder:
             elif kind == "thread_sort_index":
                 model.thread_sort[f"{pid}/{tid}"] = _to_int(value, 0)
         return model
-
-    def memory_args_bytes(self) -> bytes:
-        return b"".join(self.args_memory)
 
 
 def _text(value: Any) -> str:
@@ -298,30 +346,102 @@ def _concat(parts: list[dict[str, np.ndarray]], spec: dict[str, str]) -> dict[st
 
 
 def build_model(
-    path: str,
-    args_path: str | None = None,
-    progress: ProgressFn | None = None,
-    open_args: Callable[[str], BinaryIO] | None = None,
+    path: str, args_path: str | None = None, progress: ProgressFn | None = None
 ) -> TraceModel:
-    """Decode `path` into a TraceModel. With `args_path`, raw args are spilled there and
-    memory-mapped; otherwise they are kept in memory."""
+    """Decode `path` into a TraceModel. Raw args are spilled to `args_path` (or to an
+    anonymous temporary file) and memory-mapped, so they never sit in the heap."""
     source = file_identity(path)
     report = DecodeReport()
-    sink = open(args_path, "wb") if args_path else None  # noqa: SIM115 - closed below
+    if args_path:
+        sink: BinaryIO = open(args_path, "w+b")  # noqa: SIM115 - closed below
+    else:
+        sink = tempfile.TemporaryFile(prefix="kinetoscope-args-")  # noqa: SIM115
     builder = ModelBuilder(sink)
     try:
         with open(path, "rb") as f:
-            for batch in iter_event_batches(f, source["size"], report, progress):
-                builder.add(batch)
+            workers = _parallel_workers(source["size"], path)
+            if workers:
+                _decode_in_processes(f, source["size"], report, progress, builder, workers)
+            else:
+                for batch in iter_event_batches(f, source["size"], report, progress):
+                    builder.merge(build_chunk(batch))
+        builder.flush()
+        sink.flush()
+        blob: Any = np.memmap(sink, dtype=np.uint8, mode="r") if builder.args_total > 0 else b""
     finally:
         builder.flush()
-        if sink is not None:
-            sink.close()
-    if args_path and os.path.getsize(args_path) > 0:
-        blob: Any = np.memmap(args_path, dtype=np.uint8, mode="r")
-    elif args_path:
-        blob = b""
-    else:
-        blob = builder.memory_args_bytes()
+        sink.close()
     header = {k: v for k, v in report.header.items() if k != "traceEvents"}
     return builder.finish(header, report, source, blob)
+
+
+# --- decoding in worker processes -------------------------------------------------------
+
+PARALLEL_MIN_TEXT = 96 << 20  # below this, starting workers costs more than it saves
+_pool: ProcessPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _parallel_workers(size: int, path: str) -> int:
+    env = os.environ.get("KINETOSCOPE_DECODE_PROCESSES")
+    wanted = int(env) if env and env.isdigit() else min(2, os.cpu_count() or 1)
+    if wanted < 2:
+        return 0
+    with open(path, "rb") as f:
+        gz = f.read(2) == b"\x1f\x8b"
+    # Traces compress about 30x; a plain file's size is its text size.
+    text_size = size * 30 if gz else size
+    return wanted if text_size >= PARALLEL_MIN_TEXT else 0
+
+
+def _get_pool(workers: int) -> ProcessPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            # spawn, not fork: TensorBoard is multi-threaded, and a forked copy of it
+            # could deadlock on a lock some thread held.
+            _pool = ProcessPoolExecutor(
+                max_workers=workers, mp_context=multiprocessing.get_context("spawn")
+            )
+        return _pool
+
+
+def _decode_in_processes(
+    f: BinaryIO,
+    total: int,
+    report: DecodeReport,
+    progress: ProgressFn | None,
+    builder: ModelBuilder,
+    workers: int,
+) -> None:
+    """Text slices are decoded in worker processes while this one inflates the next;
+    chunks merge in file order. A slice cut inside an event gives its unused text back to
+    the cutter together with every later slice in flight (they are cut again)."""
+    pool = _get_pool(workers)
+    pieces = iter_event_pieces(f, total, report, progress)
+    inflight: deque[tuple[bytes, Future[Chunk]]] = deque()
+    piece: Piece | None = next(pieces)
+    while True:
+        if isinstance(piece, bytes) and len(inflight) <= workers:
+            if piece:
+                inflight.append((piece, pool.submit(build_text_chunk, piece)))
+            piece = next(pieces)
+            continue
+        if not inflight:
+            break
+        body, future = inflight.popleft()
+        chunk = future.result()
+        builder.merge(chunk)
+        if chunk.used == len(body):
+            continue
+        rest = body[chunk.used :] + b"".join(b for b, _ in inflight)
+        for _, later in inflight:
+            later.cancel()
+        inflight.clear()
+        if isinstance(piece, Tail):
+            piece = Tail(rest + piece.text, in_array=True)
+        else:
+            piece = pieces.send(rest + (piece or b""))
+    assert isinstance(piece, Tail)
+    for batch in decode_tail(piece, report):
+        builder.merge(build_chunk(batch))

@@ -12,13 +12,14 @@ keeps the events read so far (`partial`).
 
 from __future__ import annotations
 
+import io
 import re
 import types
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Union
 
 import msgspec
 
@@ -62,6 +63,9 @@ class DecodeReport:
 
 
 ProgressFn = Callable[[int, int], None]
+_EMPTY_MESSAGE = (
+    "the file is empty (0 bytes); the profiler was probably interrupted before it wrote the trace"
+)
 
 
 def _decompressed_blocks(
@@ -313,12 +317,7 @@ def iter_event_batches(
     if ended and exhausted and buf:
         report.header.update(_read_trailer(buf, report))
     if not saw_text:
-        raise TraceDecodeError(
-            "empty_file",
-            "the file is empty (0 bytes); the profiler was probably "
-            "interrupted before it wrote the trace",
-            0,
-        )
+        raise TraceDecodeError("empty_file", _EMPTY_MESSAGE, 0)
     if start < 0:
         raise TraceDecodeError(
             "not_kineto",
@@ -333,6 +332,85 @@ def iter_event_batches(
             "the events array is not closed (the file ends early); "
             "kept the events that could be read",
         )
+
+
+@dataclass
+class Tail:
+    """The last text of a file: from an event boundary inside the array (`in_array`) or,
+    for a file too small to cut, the whole text. Decode with `decode_tail`."""
+
+    text: bytes
+    in_array: bool
+
+
+Piece = Union[bytes, Tail]
+
+
+def iter_event_pieces(
+    f: BinaryIO, total: int, report: DecodeReport, progress: ProgressFn | None = None
+) -> Generator[Piece, Union[bytes, None], None]:
+    """Like `iter_event_batches`, for decoding in other processes: the text comes out
+    undecoded, as exact consecutive slices cut at what looks like an event boundary
+    (`}` `,` `{`), then a `Tail`. A consumer decodes each slice with `decode_whole_events`;
+    when a slice was not cut at a boundary, it sends the unused text (and every later
+    slice it holds) back, and that text is cut again."""
+    buf = b""
+    start = -1
+    saw_text = False
+    for block in _decompressed_blocks(f, total, progress, report):
+        saw_text = True
+        buf += block
+        if len(buf) - max(start, 0) < CHUNK_TARGET:
+            continue
+        if start < 0:
+            found = _find_events_start(buf, final=False)
+            if found is None:
+                continue
+            start, report.header = found
+        cut = next(_split_points(buf, _skip_separator(buf, start)), None)
+        if cut is None:
+            continue
+        body, buf, start = buf[start:cut], buf[cut:], 0
+        returned = yield body
+        while returned is not None:  # text the consumer could not use: cut it again
+            buf = returned + buf
+            returned = yield b""
+    if not saw_text:
+        raise TraceDecodeError("empty_file", _EMPTY_MESSAGE, 0)
+    yield Tail(buf[start:] if start >= 0 else buf, in_array=start >= 0)
+
+
+def decode_tail(tail: Tail, report: DecodeReport) -> Iterator[list[Event]]:
+    """Decode a `Tail`: the end of the array, the keys after it, or a file cut short."""
+    text = b"[" + tail.text if tail.in_array else tail.text
+    part = DecodeReport()
+    for batch in iter_event_batches(io.BytesIO(text), len(text), part):
+        report.event_count += len(batch)
+        yield batch
+    if tail.in_array:
+        report.header.update({k: v for k, v in part.header.items()})
+    else:
+        report.header = part.header
+    report.partial = report.partial or part.partial
+    report.warnings.extend(w for w in part.warnings if w not in report.warnings)
+
+
+def decode_whole_events(body: bytes, report: DecodeReport) -> tuple[list[Event], int]:
+    """Decode the whole events at the start of `body` (a slice from
+    `iter_event_pieces`). Returns the events and how many bytes of `body` they used; the
+    rest is text the slice cut inside an event, to be decoded with what follows."""
+    start = _skip_separator(body, 0)
+    if start == len(body):
+        return [], len(body)
+    events = _decode_events(body[start:], report)
+    if events is not None:
+        return events, len(body)
+    for cut in islice(_split_points(body, start), 1, 4):
+        events = _decode_events(body[start:cut], report)
+        if events is not None:
+            return events, cut
+    # Broken text rather than a bad cut: keep every event that decodes.
+    return _decode_run(body, start, len(body), report, 0), len(body)
 
 
 def _take_events(

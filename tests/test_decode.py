@@ -256,3 +256,44 @@ def test_schema_variants_of_the_corpus() -> None:
     assert modern.time_origin_us == 1751410836000000000 / 1000
     compute = build_model(str(corpus_path("pytorch-kineto/tb_plugin/test/gpu_metrics_input.json")))
     assert compute.device_properties()[0]["name"].startswith("Tesla V100")
+
+
+def test_decoding_in_worker_processes_gives_the_same_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kinetoscope import build
+
+    # Names that look like event boundaries make some cuts fall inside a string: those
+    # slices hand their text back and it is cut again.
+    tricky = [dict(EVENTS[1], name='k}, {"x', ts=i) for i in range(40)]
+    many = [dict(EVENTS[0], ts=i, name=f"op{i % 7}") for i in range(400)] + tricky + EVENTS
+    path = write(tmp_path / "t.json.gz", doc(many), gz=True)
+    sequential = build_model(str(path))
+    monkeypatch.setattr(decode, "CHUNK_TARGET", 700)
+    monkeypatch.setattr(decode, "INFLATE_BLOCK", 37)
+    monkeypatch.setattr(build, "PARALLEL_MIN_TEXT", 0)
+    monkeypatch.setenv("KINETOSCOPE_DECODE_PROCESSES", "2")
+    sent: list[bytes] = []
+    real_pieces = build.iter_event_pieces
+
+    class CountingPieces:
+        def __init__(self, *args: object) -> None:
+            self.inner = real_pieces(*args)  # type: ignore[arg-type]
+
+        def __next__(self) -> object:
+            return next(self.inner)
+
+        def send(self, text: bytes) -> object:
+            sent.append(text)
+            return self.inner.send(text)
+
+    monkeypatch.setattr(build, "iter_event_pieces", CountingPieces)
+    parallel = build_model(str(path))
+    assert sent, "no slice was cut inside a string: the test lost its point"
+    assert len(parallel) == len(sequential) == 444
+    for name, column in sequential.events.items():
+        assert np.array_equal(column, parallel.events[name], equal_nan=column.dtype.kind == "f")
+    assert parallel.names == sequential.names
+    assert parallel.header == sequential.header
+    assert parallel.raw_args(441) == sequential.raw_args(441)
+    assert not parallel.partial and parallel.warnings == []
