@@ -1,0 +1,213 @@
+"""Route latency under load: a real TensorBoard with the product's plugin, on 127.0.0.1 only.
+
+The routes are read from ``docs/http_api.md`` (every ``### `name``` heading except
+``static/*`` and ``download``, which do not answer JSON). Requests are bounded in count,
+concurrency and time, and go to the loopback address only.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+from _http import get, get_json, path_with
+from _proc import Child
+from _traces import TraceFile
+
+PLUGIN = "/data/plugin/kinetoscope"
+HEADING = re.compile(r"^###\s+`([^`]+)`\s*$")
+NOT_JSON = ("static", "download")
+
+
+def doc_routes(doc: Path) -> list[str]:
+    """JSON route names documented in the HTTP API doc, in document order."""
+    routes: list[str] = []
+    try:
+        text = doc.read_text(encoding="utf-8")
+    except OSError:
+        return ["runs", "status", "overview"]
+    for line in text.splitlines():
+        m = HEADING.match(line.strip())
+        if not m:
+            continue
+        name = m.group(1).strip().lstrip("/")
+        if name.split("/")[0].split("*")[0] in NOT_JSON or name in routes:
+            continue
+        routes.append(name)
+    return routes or ["runs", "status", "overview"]
+
+
+def route_params(route: str, run: str, worker: str, span: str) -> dict[str, str]:
+    if route == "runs":
+        return {}
+    if route == "workers":
+        return {"run": run}
+    if route == "spans":
+        return {"run": run, "worker": worker}
+    return {"run": run, "worker": worker, "span": span}
+
+
+def percentile(sorted_values: list[float], q: float) -> Optional[float]:
+    """Nearest-rank percentile of an ascending list (None when empty)."""
+    if not sorted_values:
+        return None
+    rank = max(1, int(-(-q * len(sorted_values) // 100)))
+    return sorted_values[min(rank, len(sorted_values)) - 1]
+
+
+def _discover(doc: Any, tf: TraceFile) -> tuple[str, str, str]:
+    """Run, worker and span of the benchmark file as the plugin names them."""
+    run, worker, span = tf.run, tf.worker, tf.span
+    runs = doc.get("runs") if isinstance(doc, dict) else None
+    if not isinstance(runs, list) or not runs:
+        return run, worker, span
+    chosen = next((r for r in runs if isinstance(r, dict) and r.get("name") == tf.run), runs[0])
+    if not isinstance(chosen, dict):
+        return run, worker, span
+    run = str(chosen.get("name", run))
+    workers = chosen.get("workers")
+    if isinstance(workers, list) and workers and isinstance(workers[0], dict):
+        worker = str(workers[0].get("name", worker))
+        spans = workers[0].get("spans")
+        if isinstance(spans, list) and spans and isinstance(spans[0], dict):
+            span = str(spans[0].get("name", span))
+    return run, worker, span
+
+
+def run_load(
+    tensorboard: Path,
+    tf: TraceFile,
+    work: Path,
+    port: int,
+    routes: list[str],
+    *,
+    requests: int,
+    concurrency: int,
+    duration: float,
+    ready_timeout: float,
+    rss_cap: int,
+) -> dict[str, Any]:
+    """Start TensorBoard, wait until the file is ready, fire the requests, report latencies."""
+    result: dict[str, Any] = {
+        "file": tf.label,
+        "routes": routes,
+        "requests": requests,
+        "concurrency": concurrency,
+        "max_seconds": duration,
+    }
+    if not tensorboard.exists():
+        result["error"] = f"no tensorboard in the product venv ({tensorboard.name} missing)"
+        return result
+    logf = work / "logs" / f"{tf.key}-load-tensorboard.log"
+    cmd = [str(tensorboard), "--logdir", str(tf.logdir), "--port", str(port)]
+    cmd += ["--host", "127.0.0.1"]
+    child = Child(
+        cmd, timeout=ready_timeout + duration + 120, rss_cap_bytes=rss_cap, stderr=logf, cwd=work
+    )
+    error: Optional[str] = None
+    try:
+        run, worker, span = tf.run, tf.worker, tf.span
+        listed = False
+        while True:
+            if child.elapsed() > ready_timeout:
+                error = "timeout waiting for status ready"
+                break
+            code = child.poll()
+            if code is not None:
+                error = f"tensorboard exited with code {code}"
+                break
+            if not listed:
+                status, doc = get_json(port, PLUGIN + "/runs", timeout=30)
+                if status == 200 and isinstance(doc, dict) and doc.get("runs"):
+                    run, worker, span = _discover(doc, tf)
+                    listed = True
+                    result["runs_listed_s"] = child.elapsed()
+                elif status is not None and status >= 400 and child.elapsed() > 30:
+                    error = f"runs route answers {status}"
+                    break
+                else:
+                    time.sleep(0.2)
+                    continue
+            params = {"run": run, "worker": worker, "span": span}
+            status, doc = get_json(port, path_with(PLUGIN + "/status", params), timeout=30)
+            state = doc.get("state") if isinstance(doc, dict) else None
+            if status == 200 and state == "ready":
+                result["ready_s"] = child.elapsed()
+                break
+            if state == "error":
+                error = f"status says error: {doc.get('error')}"
+                break
+            time.sleep(0.2)
+        result.update(run=run, worker=worker, span=span)
+        if error is None:
+            result["per_route"], result["seconds"] = _fire(
+                port, routes, run, worker, span, requests, concurrency, duration
+            )
+    finally:
+        outcome = child.stop()
+    result["tensorboard_peak_rss_bytes"] = outcome.peak_rss_bytes
+    result["log"] = str(logf)
+    if error is not None:
+        result["error"] = error
+        result["stderr_tail"] = outcome.stderr_tail[-600:]
+    return result
+
+
+def _fire(
+    port: int,
+    routes: list[str],
+    run: str,
+    worker: str,
+    span: str,
+    total: int,
+    concurrency: int,
+    duration: float,
+) -> tuple[dict[str, dict[str, Any]], float]:
+    paths = [path_with(PLUGIN + "/" + r, route_params(r, run, worker, span)) for r in routes]
+    samples: dict[str, list[tuple[Optional[int], float]]] = {r: [] for r in routes}
+    lock = threading.Lock()
+    issued = 0
+    started = time.perf_counter()
+    deadline = started + duration
+
+    def worker_loop() -> None:
+        nonlocal issued
+        while True:
+            with lock:
+                if issued >= total or time.perf_counter() > deadline:
+                    return
+                i = issued
+                issued += 1
+            k = i % len(routes)
+            remaining = max(1.0, deadline - time.perf_counter())
+            status, _, secs = get(port, paths[k], timeout=min(30.0, remaining))
+            with lock:
+                samples[routes[k]].append((status, secs))
+
+    threads = [threading.Thread(target=worker_loop, daemon=True) for _ in range(concurrency)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=duration + 40)
+    elapsed = time.perf_counter() - started
+    report: dict[str, dict[str, Any]] = {}
+    for route in routes:
+        rows = samples[route]
+        lat = sorted(s * 1000.0 for _, s in rows)
+        statuses: dict[str, int] = {}
+        for status, _ in rows:
+            key = "conn_error" if status is None else str(status)
+            statuses[key] = statuses.get(key, 0) + 1
+        errors = sum(1 for status, _ in rows if status is None or status >= 400)
+        report[route] = {
+            "count": len(rows),
+            "errors": errors,
+            "statuses": statuses,
+            "p50_ms": percentile(lat, 50),
+            "p99_ms": percentile(lat, 99),
+            "max_ms": lat[-1] if lat else None,
+        }
+    return report, elapsed

@@ -1,0 +1,179 @@
+"""Big traces for the benchmark, made at run time by tiling a real corpus trace.
+
+Layout under the work dir, one folder per tiled file::
+
+    traces/<key>/logdir/<key>/worker0.1700000000000.pt.trace.json.gz   the trace
+    traces/<key>/hta/<key>.json.gz -> ../logdir/<key>/worker0...         for HTA
+    traces/<key>/meta.json                                               how it was made
+
+``logdir`` holds one run (named ``<key>``) with one worker and one span, so every tool sees
+the same thing. ``meta.json`` records the source, the tile count and the sizes; a file whose
+meta matches is reused instead of being made again.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Optional
+
+TRACE_NAME = "worker0.1700000000000.pt.trace.json.gz"
+MB = 1_000_000
+
+
+@dataclass
+class TraceFile:
+    """One benchmark input."""
+
+    label: str
+    key: str
+    src: str  # relative to the corpus
+    tiles: int
+    path: Path
+    logdir: Path
+    run: str
+    worker: str
+    span: str
+    hta_dir: Path
+    json_bytes: int
+    gz_bytes: int
+    make_seconds: Optional[float]
+    reused: bool
+
+
+def uncompressed_size(path: Path) -> int:
+    """Bytes of the decompressed stream (every gzip member), read in 1 MiB chunks."""
+    total = 0
+    with gzip.open(path, "rb") as f:
+        while True:
+            chunk = f.read(1 << 20)
+            if not chunk:
+                return total
+            total += len(chunk)
+
+
+def source_stem(src: Path) -> str:
+    name = src.name
+    for suffix in (".gz", ".json", ".pt.trace"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+    return name[:48] or "trace"
+
+
+def _meta_path(folder: Path) -> Path:
+    return folder / "meta.json"
+
+
+def _read_meta(folder: Path) -> Optional[dict[str, object]]:
+    try:
+        with open(_meta_path(folder), encoding="utf-8") as f:
+            meta = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
+def make_tiled(
+    tiler: Path,
+    corpus: Path,
+    src: Path,
+    tiles: int,
+    work: Path,
+    label: str,
+    timeout: float,
+    log: Optional[Path] = None,
+) -> TraceFile:
+    """Tile ``src`` ``tiles`` times into its own run folder, or reuse a matching file."""
+    src_rel = os.path.relpath(src, corpus)
+    key = f"{source_stem(src)}-x{tiles}"
+    folder = work / "traces" / key
+    logdir = folder / "logdir"
+    run_dir = logdir / key
+    path = run_dir / TRACE_NAME
+    hta_dir = folder / "hta"
+    src_size = src.stat().st_size
+    meta = _read_meta(folder)
+    reused = False
+    make_seconds: Optional[float] = None
+    if (
+        meta is not None
+        and meta.get("src") == src_rel
+        and meta.get("src_bytes") == src_size
+        and meta.get("tiles") == tiles
+        and path.is_file()
+        and meta.get("gz_bytes") == path.stat().st_size
+        and isinstance(meta.get("json_bytes"), int)
+    ):
+        reused = True
+        json_bytes = int(meta["json_bytes"])  # type: ignore[call-overload]
+    else:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        for old in run_dir.iterdir():
+            old.unlink()
+        _meta_path(folder).unlink(missing_ok=True)
+        tmp = run_dir.parent / (key + ".partial.json.gz")
+        started = time.perf_counter()
+        with open(log or os.devnull, "ab") as err:
+            subprocess.run(
+                [sys.executable, str(tiler), str(src), str(tiles), str(tmp)],
+                check=True,
+                stdin=subprocess.DEVNULL,
+                stdout=err,
+                stderr=err,
+                timeout=timeout,
+            )
+        make_seconds = time.perf_counter() - started
+        json_bytes = uncompressed_size(tmp)
+        tmp.replace(path)
+        meta = {
+            "src": src_rel,
+            "src_bytes": src_size,
+            "tiles": tiles,
+            "json_bytes": json_bytes,
+            "gz_bytes": path.stat().st_size,
+            "make_seconds": make_seconds,
+        }
+        with open(_meta_path(folder), "w", encoding="utf-8") as f:
+            json.dump(meta, f, indent=1)
+    hta_dir.mkdir(parents=True, exist_ok=True)
+    link = hta_dir / (key + ".json.gz")
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    link.symlink_to(os.path.relpath(path, hta_dir))
+    return TraceFile(
+        label=label,
+        key=key,
+        src=src_rel,
+        tiles=tiles,
+        path=path,
+        logdir=logdir,
+        run=key,
+        worker="worker0",
+        span="1",
+        hta_dir=hta_dir,
+        json_bytes=json_bytes,
+        gz_bytes=path.stat().st_size,
+        make_seconds=make_seconds,
+        reused=reused,
+    )
+
+
+def tiles_for(target_bytes: int, one_tile_bytes: int) -> int:
+    """Tile count whose output is closest to ``target_bytes``."""
+    return max(1, round(target_bytes / max(1, one_tile_bytes)))
+
+
+def describe(tf: TraceFile, repo: Path) -> dict[str, object]:
+    """JSON-ready description with paths relative to the repo."""
+    d = asdict(tf)
+    for name in ("path", "logdir", "hta_dir"):
+        d[name] = os.path.relpath(d[name], repo)
+    return d

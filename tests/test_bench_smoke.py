@@ -1,0 +1,85 @@
+"""Smoke test of the benchmark harness, so it cannot rot: ``bench/run.py --quick`` runs end to
+end and writes a results file of the expected shape. It asserts structure, never timing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+QUICK_SRC = (
+    SHARED / "corpus" / "tracelens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz"
+)
+TILER = SHARED / "tools" / "make_big_trace.py"
+
+pytestmark = [
+    pytest.mark.corpus,
+    pytest.mark.skipif(
+        not (QUICK_SRC.is_file() and TILER.is_file()),
+        reason="needs ../shared/corpus and ../shared/tools/make_big_trace.py",
+    ),
+]
+
+
+def _check_measurement(m: dict[str, Any]) -> None:
+    if "error" in m:
+        assert isinstance(m["error"], str) and m["error"]
+    else:
+        assert isinstance(m["seconds"], (int, float)) and m["seconds"] > 0
+        assert isinstance(m["peak_rss_bytes"], int) and m["peak_rss_bytes"] > 0
+        assert m["ratio_to_gzip"] > 0
+        assert m["rss_per_json"] > 0
+
+
+def test_quick_run_writes_results(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    cmd = [sys.executable, str(REPO / "bench" / "run.py"), "--quick", "--out", str(out)]
+    cmd += ["--work", str(tmp_path / "work"), "--python", sys.executable]
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=280, stdin=subprocess.DEVNULL, check=False
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    doc = json.loads(out.read_text(encoding="utf-8"))
+
+    assert doc["schema"] == 1
+    assert doc["quick"] is True
+    assert doc["started_utc"] and doc["finished_utc"]
+    machine = doc["machine"]
+    for key in ("nproc", "mem_total_bytes", "harness_python", "product", "git_commit"):
+        assert key in machine
+    assert doc["anchors"] == {"skipped": True}
+    assert doc["load"] is None
+
+    assert len(doc["files"]) == 1
+    row = doc["files"][0]
+    assert row["json_bytes"] > 0 and row["gz_bytes"] > 0 and row["tiles"] >= 1
+    assert row["gzip"]["seconds"] > 0
+    assert set(row["tools"]) == {"kinetoscope_cold", "kinetoscope_warm"}
+    for m in row["tools"].values():
+        _check_measurement(m)
+    cold = row["tools"]["kinetoscope_cold"]
+    if "error" not in cold:
+        assert "overview" in cold["views"]
+    assert set(row["targets"]) >= {"cold_le_4x_gzip", "rss_le_json", "warm_le_0.5s"}
+
+    # The tiled trace sits alone in its own run folder.
+    logdir = Path(out.parent / "work" / "traces" / row["key"] / "logdir")
+    traces = [p for p in logdir.rglob("*") if p.is_file()]
+    assert [p.parent.name for p in traces] == [row["run"]]
+
+    # compare.py reads what run.py writes.
+    cmp = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "compare.py"), str(out), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert cmp.returncode == 0, cmp.stderr
+    assert row["label"] in cmp.stdout
