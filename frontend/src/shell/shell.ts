@@ -1,0 +1,488 @@
+// The shell: Run / Worker / Span / View selectors on the left, the view on the right.
+// It owns the selection (mirrored in TensorBoard's URL), polls `runs` for new data,
+// polls `status` while a worker-span loads, and calls a view route only once `ready`.
+
+import { describeError, isAbort, ViewNotReady, type ApiClient } from '../api/client';
+import type { RunInfo, SpanKey, StatusResponse } from '../api/types';
+import { h, replaceChildren } from '../components/dom';
+import { formatBytes, formatPercent } from '../components/format';
+import { getView, VIEW_IDS, viewLabel } from '../views/registry';
+import type { ViewHandle } from '../views/types';
+import { Repeater, sleep } from './poll';
+import {
+  chooseView,
+  findRun,
+  findWorker,
+  loadProgress,
+  reconcile,
+  runLabel,
+  sameSelection,
+  spanLabel,
+  workerLabel,
+  type Selection,
+} from './selection';
+import type { ThemeWatcher } from './theme';
+import { sameState, type UrlState, type UrlStateStore } from './url_state';
+
+export const RUNS_POLL_MS = 10_000;
+export const STATUS_POLL_MS = 500;
+
+function keyOf(sel: Selection): string {
+  return JSON.stringify([sel.run, sel.worker, sel.span]);
+}
+
+interface Selector {
+  wrap: HTMLElement;
+  select: HTMLSelectElement;
+}
+
+function selector(label: string, testid: string, onChange: (value: string) => void): Selector {
+  const select = h('select', {
+    testid,
+    class: 'ks-select',
+    attrs: { 'aria-label': label },
+    on: { change: () => onChange(select.value) },
+  });
+  const wrap = h(
+    'label',
+    { class: 'ks-field' },
+    h('span', { class: 'ks-field-label' }, label),
+    select,
+  );
+  return { wrap, select };
+}
+
+function setOptions(select: HTMLSelectElement, options: [string, string][], value: string): void {
+  const same =
+    select.options.length === options.length &&
+    options.every(
+      ([v, text], i) => select.options[i]?.value === v && select.options[i].text === text,
+    );
+  if (!same) {
+    replaceChildren(
+      select,
+      options.map(([v, text]) => h('option', { attrs: { value: v } }, text)),
+    );
+  }
+  select.value = value;
+  select.disabled = options.length === 0;
+}
+
+export class Shell {
+  private readonly api: ApiClient;
+  private readonly themes: ThemeWatcher;
+  private readonly url: UrlStateStore;
+
+  private runs: RunInfo[] = [];
+  private selection: Selection | null = null;
+  /** The view the user asked for (kept even while a worker cannot show it). */
+  private wantedView: string | undefined;
+  private currentView: string | undefined;
+  private status: StatusResponse | null = null;
+  private readonly failed = new Map<string, string>();
+
+  private loadController: AbortController | undefined;
+  private viewController: AbortController | undefined;
+  private viewHandle: ViewHandle | undefined;
+  private readonly runsPoller: Repeater;
+
+  private readonly runSel: Selector;
+  private readonly workerSel: Selector;
+  private readonly spanSel: Selector;
+  private readonly viewSel: Selector;
+  private readonly info: HTMLElement;
+  private readonly main: HTMLElement;
+  private readonly banner: HTMLElement;
+
+  constructor(root: HTMLElement, api: ApiClient, themes: ThemeWatcher, url: UrlStateStore) {
+    this.api = api;
+    this.themes = themes;
+    this.url = url;
+    this.runsPoller = new Repeater(RUNS_POLL_MS, () => this.refreshRuns());
+
+    this.runSel = selector('Runs', 'run-select', (v) => this.choose({ run: v }));
+    this.workerSel = selector('Workers', 'worker-select', (v) => this.choose({ worker: v }));
+    this.spanSel = selector('Spans', 'span-select', (v) => this.choose({ span: v }));
+    this.viewSel = selector('Views', 'view-select', (v) => this.chooseView(v));
+    this.info = h('div', { class: 'ks-side-info', testid: 'span-info' });
+    this.banner = h('div', { class: 'ks-banner', testid: 'shell-banner', role: 'status' });
+    this.banner.hidden = true;
+    this.main = h('main', { class: 'ks-main', testid: 'main' });
+
+    const side = h(
+      'aside',
+      { class: 'ks-side' },
+      h('div', { class: 'ks-brand' }, 'PyTorch Profiler'),
+      this.runSel.wrap,
+      this.workerSel.wrap,
+      this.spanSel.wrap,
+      this.viewSel.wrap,
+      this.info,
+    );
+    replaceChildren(
+      root,
+      h(
+        'div',
+        { class: 'ks-app' },
+        side,
+        h('div', { class: 'ks-content' }, this.banner, this.main),
+      ),
+    );
+  }
+
+  async start(): Promise<void> {
+    const state = this.url.read();
+    this.wantedView = state.view;
+    this.showLoading('Loading runs…', null);
+    await this.refreshRuns(state);
+    this.runsPoller.start();
+    this.url.watch((next) => this.onUrlChange(next));
+  }
+
+  stop(): void {
+    this.runsPoller.stop();
+    this.url.unwatch();
+    this.loadController?.abort();
+    this.disposeView();
+  }
+
+  // ----- listing -----
+
+  private async refreshRuns(wanted?: UrlState): Promise<void> {
+    let runs: RunInfo[];
+    try {
+      runs = (await this.api.runs()).runs;
+    } catch (error) {
+      this.showBanner(`Cannot list runs: ${describeError(error)}. Retrying…`);
+      if (!this.selection)
+        this.showMessage('shell-error', 'Cannot reach the profiler plugin.', describeError(error));
+      return;
+    }
+    this.hideBanner();
+    this.runs = runs;
+    const next = reconcile(runs, wanted ?? this.selection ?? {});
+    this.renderSelectors(next);
+    if (!next) {
+      this.selection = null;
+      this.loadController?.abort();
+      this.disposeView();
+      this.renderViewSelector([]);
+      this.showMessage(
+        'no-runs',
+        'No profiler traces yet',
+        'No *.pt.trace.json(.gz) files were found under the logdir. Runs appear here as soon as the profiler writes them; this page checks every 10 seconds.',
+      );
+      return;
+    }
+    if (!sameSelection(next, this.selection)) {
+      this.selection = next;
+      this.writeUrl();
+      void this.loadSpan();
+    }
+  }
+
+  private onUrlChange(state: UrlState): void {
+    const current: UrlState = {
+      ...(this.selection ?? {}),
+      view: this.currentView ?? this.wantedView,
+    };
+    if (sameState(state, current)) return;
+    this.wantedView = state.view ?? this.wantedView;
+    const next = reconcile(this.runs, state);
+    if (next && !sameSelection(next, this.selection)) {
+      this.selection = next;
+      this.renderSelectors(next);
+      void this.loadSpan();
+    } else if (state.view && state.view !== this.currentView) {
+      this.chooseView(state.view);
+    }
+  }
+
+  private choose(change: Partial<Selection>): void {
+    const base = this.selection ?? { run: '', worker: '', span: '' };
+    const wanted: Partial<Selection> = { ...base, ...change };
+    // A new run keeps the worker and span names when it has them; a new worker keeps the span.
+    const next = reconcile(this.runs, wanted);
+    if (!next || sameSelection(next, this.selection)) return;
+    this.selection = next;
+    this.renderSelectors(next);
+    this.writeUrl();
+    void this.loadSpan();
+  }
+
+  private chooseView(view: string, anchor?: string): void {
+    this.wantedView = view;
+    if (this.status?.state !== 'ready' || !this.selection) return;
+    const offered = chooseView(this.status.views, VIEW_IDS, view);
+    if (offered !== view) return;
+    if (view === this.currentView && this.viewHandle) {
+      if (anchor) this.viewHandle.scrollTo?.(anchor);
+      return;
+    }
+    this.viewSel.select.value = view;
+    this.writeUrl(view);
+    void this.renderView(this.selection, this.status, view, anchor);
+  }
+
+  private writeUrl(view?: string): void {
+    if (!this.selection) return;
+    this.url.write({ ...this.selection, view: view ?? this.currentView ?? this.wantedView });
+  }
+
+  private renderSelectors(sel: Selection | null): void {
+    setOptions(
+      this.runSel.select,
+      this.runs.map((r) => [r.name, runLabel(r)]),
+      sel?.run ?? '',
+    );
+    const run = sel ? findRun(this.runs, sel.run) : undefined;
+    setOptions(
+      this.workerSel.select,
+      (run?.workers ?? []).map((w) => {
+        const failed = sel && this.failed.has(keyOf({ ...sel, worker: w.name }));
+        return [w.name, `${workerLabel(w)}${failed ? ' — failed' : ''}`];
+      }),
+      sel?.worker ?? '',
+    );
+    const worker = sel ? findWorker(this.runs, sel) : undefined;
+    setOptions(
+      this.spanSel.select,
+      (worker?.spans ?? []).map((s) => [s.name, spanLabel(s)]),
+      sel?.span ?? '',
+    );
+    const span = worker?.spans.find((s) => s.name === sel?.span);
+    replaceChildren(
+      this.info,
+      span
+        ? [
+            h('div', { class: 'ks-side-file', title: span.file }, span.file),
+            h('div', { class: 'ks-muted' }, formatBytes(span.size)),
+          ]
+        : null,
+    );
+  }
+
+  private renderViewSelector(views: string[]): void {
+    setOptions(
+      this.viewSel.select,
+      views.map((v) => [v, viewLabel(v)]),
+      this.currentView ?? '',
+    );
+  }
+
+  // ----- loading a worker-span -----
+
+  private async loadSpan(): Promise<void> {
+    const sel = this.selection;
+    if (!sel) return;
+    this.loadController?.abort();
+    this.disposeView();
+    const controller = new AbortController();
+    this.loadController = controller;
+    this.status = null;
+    this.currentView = undefined;
+    this.renderViewSelector([]);
+    const key: SpanKey = { ...sel };
+    const started = Date.now();
+    this.showLoading(`Loading ${sel.worker}, span ${sel.span}…`, null);
+    try {
+      for (;;) {
+        const status = await this.api.status(key, controller.signal);
+        if (controller.signal.aborted) return;
+        if (status.state === 'ready') {
+          this.status = status;
+          this.failed.delete(keyOf(sel));
+          const views = status.views.filter((v) => VIEW_IDS.includes(v));
+          const view = chooseView(status.views, VIEW_IDS, this.wantedView);
+          this.currentView = view;
+          this.renderViewSelector(views);
+          if (!view) {
+            this.showMessage(
+              'no-views',
+              'Nothing to show',
+              'This trace loaded, but holds no data any view of this version can show.',
+            );
+            return;
+          }
+          this.writeUrl(view);
+          await this.renderView(sel, status, view);
+          return;
+        }
+        if (status.state === 'error') {
+          this.status = status;
+          this.failed.set(keyOf(sel), status.error?.message ?? 'error');
+          this.renderSelectors(sel);
+          this.showWorkerError(status);
+          return;
+        }
+        this.showLoading(
+          `Loading ${sel.worker}, span ${sel.span}…`,
+          status,
+          (Date.now() - started) / 1000,
+        );
+        await sleep(STATUS_POLL_MS, controller.signal);
+      }
+    } catch (error) {
+      if (isAbort(error) || controller.signal.aborted) return;
+      this.showMessage('load-error', 'Could not load this trace', describeError(error));
+    }
+  }
+
+  private disposeView(): void {
+    this.viewController?.abort();
+    this.viewController = undefined;
+    this.viewHandle?.dispose();
+    this.viewHandle = undefined;
+  }
+
+  private async renderView(
+    sel: Selection,
+    status: StatusResponse,
+    viewId: string,
+    anchor?: string,
+  ): Promise<void> {
+    const def = getView(viewId);
+    if (!def) return;
+    this.disposeView();
+    const controller = new AbortController();
+    this.viewController = controller;
+    this.currentView = viewId;
+    this.viewSel.select.value = viewId;
+    const container = h('div', { class: 'ks-view-host', dataset: { view: viewId } });
+    replaceChildren(
+      this.main,
+      h('div', { class: 'ks-loading ks-loading-view', testid: 'loading' }, `Loading ${def.label}…`),
+      container,
+    );
+    container.hidden = true;
+    try {
+      const handle = await def.render(container, {
+        api: this.api,
+        key: { ...sel },
+        status,
+        themes: this.themes,
+        signal: controller.signal,
+        views: status.views.filter((v) => VIEW_IDS.includes(v)),
+        viewLabel,
+        navigate: (view, target) => this.chooseView(view, target),
+      });
+      if (controller.signal.aborted) {
+        handle.dispose();
+        return;
+      }
+      this.viewHandle = handle;
+      this.main.querySelector('.ks-loading-view')?.remove();
+      container.hidden = false;
+      if (anchor) handle.scrollTo?.(anchor);
+    } catch (error) {
+      if (isAbort(error) || controller.signal.aborted) return;
+      if (error instanceof ViewNotReady) {
+        void this.loadSpan();
+        return;
+      }
+      console.error(error);
+      this.showMessage('view-error', `Could not show ${def.label}`, describeError(error));
+    }
+  }
+
+  // ----- panels -----
+
+  private showLoading(title: string, status: StatusResponse | null, seconds?: number): void {
+    const progress = status ? loadProgress(status.bytes_done, status.bytes_total) : null;
+    let detail = 'Waiting for the server…';
+    if (status && progress) {
+      if (progress.percent === null) detail = 'Starting…';
+      else if (progress.analysing) detail = 'Read the whole file; analysing…';
+      else {
+        detail = `Read ${formatBytes(status.bytes_done)} of ${formatBytes(status.bytes_total)} (${formatPercent(progress.percent, 0)})`;
+      }
+    }
+    if (seconds !== undefined && seconds >= 1) detail += ` · ${Math.floor(seconds)} s`;
+    const bar = h('div', { class: 'ks-progress' }, h('div', { class: 'ks-progress-bar' }));
+    const fill = bar.firstElementChild as HTMLElement;
+    if (progress?.percent != null) {
+      fill.style.width = `${progress.percent}%`;
+    } else {
+      bar.classList.add('ks-progress-indeterminate');
+    }
+    bar.setAttribute('role', 'progressbar');
+    if (progress?.percent != null)
+      bar.setAttribute('aria-valuenow', String(Math.round(progress.percent)));
+    replaceChildren(
+      this.main,
+      h(
+        'div',
+        {
+          class: 'ks-panel ks-loading',
+          testid: 'loading',
+          dataset: {
+            bytesDone: String(status?.bytes_done ?? 0),
+            bytesTotal: String(status?.bytes_total ?? 0),
+          },
+        },
+        h('h3', null, title),
+        bar,
+        h('p', { class: 'ks-muted' }, detail),
+      ),
+    );
+  }
+
+  private showWorkerError(status: StatusResponse): void {
+    const err = status.error;
+    replaceChildren(
+      this.main,
+      h(
+        'div',
+        {
+          class: 'ks-panel ks-error',
+          testid: 'worker-error',
+          role: 'alert',
+          dataset: { run: status.run, worker: status.worker, span: status.span },
+        },
+        h('h3', null, `${status.worker} (span ${status.span}) could not be loaded`),
+        h(
+          'p',
+          { class: 'ks-error-message', testid: 'worker-error-message' },
+          err?.message ?? 'Unknown error',
+        ),
+        h(
+          'dl',
+          { class: 'ks-fields ks-error-fields' },
+          err?.file
+            ? [h('dt', null, 'File'), h('dd', { testid: 'worker-error-file' }, err.file)]
+            : null,
+          err?.kind ? [h('dt', null, 'Kind'), h('dd', null, err.kind)] : null,
+          err?.offset != null
+            ? [h('dt', null, 'Byte offset'), h('dd', null, String(err.offset))]
+            : null,
+        ),
+        h(
+          'p',
+          { class: 'ks-muted' },
+          'The other workers of this run are not affected: pick one in the Workers list.',
+        ),
+      ),
+    );
+  }
+
+  private showMessage(testid: string, title: string, message: string): void {
+    replaceChildren(
+      this.main,
+      h(
+        'div',
+        { class: `ks-panel${testid.endsWith('error') ? ' ks-error' : ''}`, testid },
+        h('h3', null, title),
+        h('p', null, message),
+      ),
+    );
+  }
+
+  private showBanner(text: string): void {
+    this.banner.textContent = text;
+    this.banner.hidden = false;
+  }
+
+  private hideBanner(): void {
+    this.banner.hidden = true;
+  }
+}

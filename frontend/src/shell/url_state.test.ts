@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { readState, readTab, sameState, writeState } from './url_state';
+
+describe('readState', () => {
+  it('reads our keys and ignores other plugins', () => {
+    const hash =
+      '#kinetoscope&p.kinetoscope.run=resnet50&p.kinetoscope.worker=worker0' +
+      '&p.kinetoscope.span=2&p.kinetoscope.view=overview&p.scalars.run=x&smoothing=0.6';
+    assert.deepEqual(readState(hash), {
+      run: 'resnet50',
+      worker: 'worker0',
+      span: '2',
+      view: 'overview',
+    });
+    assert.equal(readTab(hash), 'kinetoscope');
+  });
+
+  it('decodes encoded names', () => {
+    const hash = `#kinetoscope&p.kinetoscope.run=${encodeURIComponent('a/b c&d=e')}`;
+    assert.deepEqual(readState(hash), { run: 'a/b c&d=e' });
+  });
+
+  it('handles empty and broken hashes', () => {
+    assert.deepEqual(readState(''), {});
+    assert.deepEqual(readState('#'), {});
+    assert.deepEqual(readState('#kinetoscope&p.kinetoscope.run=%E0%A4%A'), { run: '%E0%A4%A' });
+    assert.deepEqual(readState('#p.kinetoscope.run=a=b'), {});
+  });
+});
+
+describe('writeState', () => {
+  it('keeps the tab and other keys, updates ours in place and appends new ones', () => {
+    const hash = '#kinetoscope&p.kinetoscope.run=old&smoothing=0.6';
+    assert.equal(
+      writeState(hash, { run: 'new run', worker: 'w0', span: '1' }),
+      '#kinetoscope&p.kinetoscope.run=new%20run&smoothing=0.6&p.kinetoscope.worker=w0&p.kinetoscope.span=1',
+    );
+  });
+
+  it('removes keys set to undefined', () => {
+    assert.equal(
+      writeState('#kinetoscope&p.kinetoscope.run=a&p.kinetoscope.view=overview', { run: 'a' }),
+      '#kinetoscope&p.kinetoscope.run=a',
+    );
+    assert.equal(writeState('#p.kinetoscope.run=a', {}), '');
+  });
+
+  it('round-trips awkward names', () => {
+    const state = { run: 'x&y=z/#?', worker: 'host:1 rank 0', span: '10', view: 'overview' };
+    const hash = writeState('#kinetoscope', state);
+    assert.deepEqual(readState(hash), state);
+    assert.equal(readTab(hash), 'kinetoscope');
+  });
+
+  it('writes an unchanged hash back identically', () => {
+    const hash = '#kinetoscope&p.kinetoscope.run=r&p.kinetoscope.worker=w&foo=bar';
+    assert.equal(writeState(hash, readState(hash)), hash);
+  });
+});
+
+describe('sameState', () => {
+  it('compares every key', () => {
+    assert.equal(sameState({ run: 'a' }, { run: 'a' }), true);
+    assert.equal(sameState({ run: 'a' }, { run: 'a', span: '1' }), false);
+  });
+});

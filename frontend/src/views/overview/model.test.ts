@@ -1,0 +1,106 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { OVERVIEW_EXAMPLE as OV } from './fixture';
+import {
+  averageRow,
+  deviceFields,
+  droppedLines,
+  evidenceParts,
+  pieSlices,
+  rowShare,
+  stackedSeries,
+  stepRow,
+  topCategory,
+} from './model';
+
+describe('breakdown rows', () => {
+  it('maps steps and the average', () => {
+    const step = OV.steps[0];
+    assert.ok(step);
+    const row = stepRow(step);
+    assert.equal(row.name, 'ProfilerStep#5');
+    assert.equal(row.total, 187948);
+    assert.equal(row.values.kernel, 98598);
+    const avg = averageRow(OV);
+    assert.equal(avg.kind, 'average');
+    assert.equal(avg.total, 177592.2);
+    assert.equal(avg.values.dataloader, 59261.8);
+  });
+
+  it('computes shares of step time', () => {
+    const step = OV.steps[0];
+    assert.ok(step);
+    const kernel = rowShare(stepRow(step), 'kernel');
+    assert.ok(kernel !== null && Math.abs(kernel - 52.4603) < 1e-3);
+    assert.equal(rowShare({ ...stepRow(step), total: 0 }, 'kernel'), null);
+  });
+});
+
+describe('chart data', () => {
+  it('stacks one series per category in fixed order', () => {
+    const stacked = stackedSeries(OV.steps);
+    assert.deepEqual(stacked.labels, ['5']);
+    assert.deepEqual(stacked.names, ['ProfilerStep#5']);
+    assert.deepEqual(
+      stacked.series.map((s) => s.category),
+      ['kernel', 'memcpy', 'memset', 'communication', 'runtime', 'dataloader', 'cpu_exec', 'other'],
+    );
+    assert.deepEqual(stacked.series[0]?.data, [98598]);
+  });
+
+  it('labels steps without a number by name', () => {
+    const step = OV.steps[0];
+    assert.ok(step);
+    assert.deepEqual(stackedSeries([{ ...step, number: null }]).labels, ['ProfilerStep#5']);
+  });
+
+  it('drops empty slices and sorts the rest', () => {
+    const slices = pieSlices(OV.average_breakdown_us);
+    assert.equal(slices[0]?.category, 'kernel');
+    assert.ok(!slices.some((s) => s.category === 'communication'));
+    const sum = slices.reduce((acc, s) => acc + s.percent, 0);
+    assert.ok(Math.abs(sum - 100) < 1e-9);
+  });
+
+  it('finds the top category as a share of the average step', () => {
+    const top = topCategory(OV);
+    assert.equal(top?.category, 'kernel');
+    assert.ok(top);
+    assert.ok(Math.abs(top.percent - (98588.7 / 177592.2) * 100) < 1e-9);
+  });
+});
+
+describe('text', () => {
+  it('renders evidence', () => {
+    assert.deepEqual(evidenceParts(OV.recommendations[0]?.evidence), [
+      'Share: 33.40 % (threshold 5.00 %)',
+      'Time: 355.57 ms',
+      'Steps: ProfilerStep#5, ProfilerStep#6',
+    ]);
+    assert.deepEqual(evidenceParts(null), []);
+    const many = Array.from({ length: 9 }, (_, i) => `S${i}`);
+    assert.deepEqual(evidenceParts({ steps: many }), ['Steps: S0, S1, S2, S3, S4, S5 and 3 more']);
+  });
+
+  it('describes dropped steps', () => {
+    assert.deepEqual(
+      droppedLines([{ name: 'ProfilerStep#9', reason: 'cut off by the end of the trace' }, {}]),
+      ['ProfilerStep#9: cut off by the end of the trace', 'step 2: incomplete'],
+    );
+  });
+
+  it('fills device cards with dashes for unknowns', () => {
+    const device = OV.devices[0];
+    assert.ok(device);
+    const fields = Object.fromEntries(deviceFields(device));
+    assert.equal(fields.Memory, '31.74 GiB');
+    assert.equal(fields['GPU utilization'], '55.51 %');
+    assert.equal(fields['Kernel time using Tensor Cores'], '0.00 %');
+    const unknown = Object.fromEntries(
+      deviceFields({ ...device, utilization_pct: null, compute_capability: null }),
+    );
+    assert.equal(unknown['GPU utilization'], '—');
+    assert.equal(unknown['Compute capability'], '—');
+  });
+});

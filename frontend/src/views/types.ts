@@ -1,0 +1,33 @@
+// What the shell hands a view, and what a view gives back.
+
+import type { ApiClient } from '../api/client';
+import type { SpanKey, StatusResponse } from '../api/types';
+import type { ThemeWatcher } from '../shell/theme';
+
+export interface ViewContext {
+  api: ApiClient;
+  key: SpanKey;
+  /** The `status` of the worker-span; always state "ready" here. */
+  status: StatusResponse;
+  themes: ThemeWatcher;
+  /** Aborted when the user leaves the view; pass it to fetches. */
+  signal: AbortSignal;
+  /** Views this worker-span offers that the UI knows (as in the View selector). */
+  views: readonly string[];
+  /** The label of a view id, as in the View selector. */
+  viewLabel: (view: string) => string;
+  /** Switches to a view (or stays) and scrolls to an anchor in it. */
+  navigate: (view: string, anchor?: string) => void;
+}
+
+export interface ViewHandle {
+  dispose: () => void;
+  /** Scrolls to an anchor; false when the view has no such anchor. */
+  scrollTo?: (anchor: string) => boolean;
+}
+
+export interface ViewDef {
+  id: string;
+  label: string;
+  render: (container: HTMLElement, ctx: ViewContext) => Promise<ViewHandle>;
+}
