@@ -1,6 +1,6 @@
 """Packaging for kinetoscope: the import package lives in tb_plugin/, the handler in handlers/."""
 
-from setuptools import setup
+from setuptools import find_packages, setup
 
 setup(
     name="kinetoscope",
@@ -11,7 +11,9 @@ setup(
     license="BSD-3-Clause",
     python_requires=">=3.9",
     package_dir={"kinetoscope": "tb_plugin", "kinetoscope.handlers": "handlers"},
-    packages=["kinetoscope", "kinetoscope.analysis", "kinetoscope.handlers"],
+    # Every subpackage of tb_plugin/, found rather than listed, so none is left out.
+    packages=["kinetoscope", "kinetoscope.handlers"]
+    + ["kinetoscope." + p for p in find_packages("tb_plugin")],
     package_data={"kinetoscope": ["static/dist/*", "static/dist/**/*", "data/*.json"]},
     include_package_data=False,
     install_requires=[

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The wheel, installed alone in a fresh venv, carries the built frontend and registers the
+# plugin: a real TensorBoard from that venv lists it and serves its ES module.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+work=$(mktemp -d)
+tb_pid=""
+cleanup() { [ -n "$tb_pid" ] && kill "$tb_pid" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$work"; }
+trap cleanup EXIT
+
+.venv/bin/pip wheel --quiet --no-deps --no-build-isolation -w "$work/dist" .
+python3 -m venv "$work/venv"
+"$work/venv/bin/pip" install --quiet "$work"/dist/kinetoscope-*.whl
+"$work/venv/bin/python" - <<'PY'
+import importlib.resources as r
+import kinetoscope
+assert "site-packages" in kinetoscope.__file__, kinetoscope.__file__
+assert r.files("kinetoscope").joinpath("static", "dist", "index.js").is_file()
+PY
+
+mkdir -p "$work/logs/run"
+cp tests/data/tiny.pt.trace.json "$work/logs/run/worker0.1.pt.trace.json"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+KINETOSCOPE_CACHE_DIR="$work/cache" "$work/venv/bin/tensorboard" --logdir "$work/logs" \
+  --host 127.0.0.1 --port "$port" >"$work/tb.log" 2>&1 &
+tb_pid=$!
+for _ in $(seq 1 120); do
+  curl -sf "http://127.0.0.1:$port/data/plugins_listing" >"$work/listing.json" && break
+  sleep 0.5
+done
+cat "$work/listing.json"; tail -5 "$work/tb.log"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1]))['kinetoscope']; assert d['enabled'], d" "$work/listing.json"
+curl -sf "http://127.0.0.1:$port/data/plugin/kinetoscope/static/index.js" | grep -q "render"
+echo "wheel smoke test: 1 passed, 0 failed"
