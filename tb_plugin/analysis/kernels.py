@@ -1,0 +1,282 @@
+"""Kernel view: GPU kernels per name (or per name and launching operator).
+
+- A row per (kernel name, device) with `group_by=name`: a kernel that ran on two GPUs of
+  one process (nn.DataParallel) gives one row per device. With `group_by=op`, a row per
+  (kernel name, device, launching op, grid, block, registers per thread, shared memory):
+  the old plugin's "kernel + op" table, whose key also held the launch configuration.
+- Launching op: the op that owns the kernel's runtime call in the op tree (`optree.py`:
+  `correlation` → runtime call → op), the same op whose device self time the kernel
+  counts in; `op_name` is null when no op launched it (or only a ProfilerStep range).
+- Mean `blocks per SM` and `est. achieved occupancy %` are weighted by duration over the
+  calls that carry the value (null when none does); the old plugin counted a missing
+  value as 0. With `group_by=name`, `grid`, `block`, `registers_per_thread` and
+  `shared_memory` are those of the group's longest call.
+- Launch configuration comes from the kernel's args, or from its launching runtime call
+  when the kernel has none (AMD/ROCm traces put grid, block and shared memory there).
+- `tensor_cores_used`: the kernel name matches data/tensor_cores.json.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict, Union
+
+import msgspec
+import numpy as np
+
+from ..categories import Kind
+from ..model import TraceModel
+from .common import gpu_device_ids, launch_rows, launches_of, name_flags
+from .optree import op_tree
+from .rules import STEP_NAME, uses_tensor_cores
+
+VERSION = "1"
+GROUP_BY = ("name", "op")
+
+
+class KernelRow(TypedDict, total=False):
+    name: str
+    device: int | None
+    stream: int | None
+    op_name: str | None
+    calls: int
+    total_us: float
+    mean_us: float
+    min_us: float
+    max_us: float
+    blocks_per_sm: float | None
+    occupancy_pct: float | None
+    registers_per_thread: int | None
+    shared_memory: int | None
+    grid: list[int] | None
+    block: list[int] | None
+    tensor_cores_used: bool
+    op_tensor_core_eligible: bool
+
+
+class KernelsView(TypedDict):
+    group_by: str
+    device: int | None
+    stream: int | None
+    rows: list[KernelRow]
+    kernel_count: int
+    total_us: float
+    tensor_core_time_us: float
+    non_tensor_core_time_us: float
+    tensor_core_pct: float | None
+    devices: list[int]
+    streams: list[int]
+
+
+Dims = Union[tuple[int, ...], None]
+
+
+class _LaunchArgs(msgspec.Struct, gc=False):
+    grid: Dims = None
+    block: Dims = None
+    registers: Union[int, None] = msgspec.field(default=None, name="registers per thread")
+    shared_memory: Union[int, None] = msgspec.field(default=None, name="shared memory")
+
+
+Config = tuple[Dims, Dims, Union[int, None], Union[int, None]]
+
+
+def supports(model: TraceModel) -> bool:
+    return bool(model.complete_rows(Kind.KERNEL).size)
+
+
+def _r(x: float) -> float:
+    return round(float(x), 3)
+
+
+def launch_configs(
+    model: TraceModel, kernels: np.ndarray, launchers: np.ndarray
+) -> tuple[np.ndarray, list[Config]]:
+    """A code per kernel row for its (grid, block, registers per thread, shared memory),
+    and the distinct configurations. What the kernel's args lack comes from its
+    launching runtime call (row in `launchers`, or -1): AMD traces put it there."""
+    own = model.args_of(kernels, _LaunchArgs)
+    need = [
+        i
+        for i, a in enumerate(own)
+        if (a.grid is None or a.block is None or a.shared_memory is None) and launchers[i] >= 0
+    ]
+    if need:
+        for i, b in zip(need, model.args_of(launchers[need], _LaunchArgs)):
+            a = own[i]
+            own[i] = _LaunchArgs(
+                a.grid if a.grid is not None else b.grid,
+                a.block if a.block is not None else b.block,
+                a.registers if a.registers is not None else b.registers,
+                a.shared_memory if a.shared_memory is not None else b.shared_memory,
+            )
+    ids: dict[Config, int] = {}
+    codes = np.fromiter(
+        (ids.setdefault((a.grid, a.block, a.registers, a.shared_memory), len(ids)) for a in own),
+        dtype=np.int64,
+        count=len(own),
+    )
+    return codes, list(ids)
+
+
+def kernels(
+    model: TraceModel, group_by: str = "name", device: int | None = None, stream: int | None = None
+) -> KernelsView:
+    if group_by not in GROUP_BY:
+        raise ValueError(f"group_by must be one of {', '.join(GROUP_BY)}")
+    ev = model.events
+    rows = model.complete_rows(Kind.KERNEL)
+    devs = gpu_device_ids(model, rows)
+    streams = ev["stream"][rows]
+    all_devices = sorted({int(d) for d in np.unique(devs) if d >= 0})
+    all_streams = sorted({int(s) for s in np.unique(streams) if s >= 0})
+    keep = np.ones(rows.size, dtype=bool)
+    if device is not None:
+        keep &= devs == device
+    if stream is not None:
+        keep &= streams == stream
+    rows, devs, streams = rows[keep], devs[keep], streams[keep]
+
+    tree = op_tree(model)
+    node = np.full(rows.size, -1, dtype=np.int64)
+    if tree.gpu.size and rows.size:
+        pos = np.searchsorted(tree.gpu, rows)
+        node = tree.gpu_node[np.minimum(pos, tree.gpu.size - 1)]
+    has_op = node >= 0
+    op_code = np.full(rows.size, -1, dtype=np.int64)
+    op_code[has_op] = ev["name"][tree.rows[node[has_op]]]
+    is_step = name_flags(model, lambda s: STEP_NAME.match(s) is not None)
+    stepped = has_op & is_step[np.maximum(op_code, 0)]
+    op_code[stepped] = -1
+    op_eligible = np.zeros(rows.size, dtype=bool)
+    op_eligible[has_op] = tree.tc_eligible[node[has_op]]
+    op_eligible[stepped] = False
+
+    names = ev["name"][rows].astype(np.int64)
+    dur = ev["dur"][rows].astype(np.float64)
+    configs: list[Config] = []
+    if group_by == "op":
+        cfg, configs = launch_configs(model, rows, launches_of(model, rows, launch_rows(model)))
+        key = np.stack([names, devs, op_code, cfg], axis=1)
+    else:
+        key = np.stack([names, devs], axis=1)
+    if rows.size:
+        uniq, group = np.unique(key, axis=0, return_inverse=True)
+        group = group.reshape(-1)
+    else:
+        uniq, group = np.empty((0, key.shape[1]), np.int64), np.empty(0, np.int64)
+    n = uniq.shape[0]
+
+    calls = np.bincount(group, minlength=n)
+    total = np.bincount(group, weights=dur, minlength=n)
+    lo = np.full(n, np.inf)
+    hi = np.full(n, -np.inf)
+    np.minimum.at(lo, group, dur)
+    np.maximum.at(hi, group, dur)
+    bps = ev["blocks_per_sm"][rows].astype(np.float64)
+    occ = ev["occupancy"][rows].astype(np.float64)
+
+    def weighted(values: np.ndarray) -> np.ndarray:
+        has = np.isfinite(values)
+        num = np.bincount(group[has], weights=values[has] * dur[has], minlength=n)
+        den = np.bincount(group[has], weights=dur[has], minlength=n)
+        cnt = np.bincount(group[has], minlength=n)
+        out = np.full(n, np.nan)
+        pos = den > 0
+        out[pos] = num[pos] / den[pos]
+        # all calls of zero duration: plain mean
+        flat = (den == 0) & (cnt > 0)
+        if flat.any():
+            s = np.bincount(group[has], weights=values[has], minlength=n)
+            out[flat] = s[flat] / cnt[flat]
+        return out
+
+    mean_bps = weighted(bps)
+    mean_occ = weighted(occ)
+    tc_name = name_flags(model, uses_tensor_cores)
+    eligible_any = np.bincount(group, weights=op_eligible, minlength=n) > 0
+    stream_lo = np.full(n, np.iinfo(np.int64).max)
+    stream_hi = np.full(n, -1)
+    np.minimum.at(stream_lo, group, streams)
+    np.maximum.at(stream_hi, group, streams)
+
+    # Representative call (the longest) for the launch configuration of name groups.
+    rep_cfg: list[Config]
+    if group_by == "name" and n:
+        order = np.lexsort((dur, group))
+        last = order[np.r_[np.flatnonzero(np.diff(group[order])), order.size - 1]]
+        codes, distinct = launch_configs(
+            model, rows[last], launches_of(model, rows[last], launch_rows(model))
+        )
+        rep_cfg = [distinct[c] for c in codes.tolist()]
+    else:
+        rep_cfg = [configs[int(uniq[i, 3])] for i in range(n)]
+
+    out_rows: list[KernelRow] = []
+    for i in np.argsort(-total, kind="stable").tolist():
+        name_code = int(uniq[i, 0])
+        dev = int(uniq[i, 1])
+        grid, block, regs, smem = rep_cfg[i]
+        row: KernelRow = {
+            "name": model.names[name_code],
+            "device": dev if dev >= 0 else None,
+            "stream": int(stream_lo[i])
+            if stream_lo[i] == stream_hi[i] and stream_hi[i] >= 0
+            else None,
+        }
+        if group_by == "op":
+            oc = int(uniq[i, 2])
+            row["op_name"] = model.names[oc] if oc >= 0 else None
+        row.update(
+            {
+                "calls": int(calls[i]),
+                "total_us": _r(total[i]),
+                "mean_us": _r(total[i] / max(calls[i], 1)),
+                "min_us": _r(lo[i]),
+                "max_us": _r(hi[i]),
+                "blocks_per_sm": None if np.isnan(mean_bps[i]) else round(float(mean_bps[i]), 4),
+                "occupancy_pct": None if np.isnan(mean_occ[i]) else round(float(mean_occ[i]), 3),
+                "registers_per_thread": regs,
+                "shared_memory": smem,
+                "grid": list(grid) if grid else None,
+                "block": list(block) if block else None,
+                "tensor_cores_used": bool(tc_name[name_code]),
+                "op_tensor_core_eligible": bool(eligible_any[i]),
+            }
+        )
+        out_rows.append(row)
+
+    tc_rows = tc_name[names] if rows.size else np.zeros(0, bool)
+    tc_time = float(dur[tc_rows].sum())
+    all_time = float(dur.sum())
+    return {
+        "group_by": group_by,
+        "device": device,
+        "stream": stream,
+        "rows": out_rows,
+        "kernel_count": int(rows.size),
+        "total_us": _r(all_time),
+        "tensor_core_time_us": _r(tc_time),
+        "non_tensor_core_time_us": _r(all_time - tc_time),
+        "tensor_core_pct": round(100.0 * tc_time / all_time, 2) if all_time > 0 else None,
+        "devices": all_devices,
+        "streams": all_streams,
+    }
+
+
+def kernels_view(model: TraceModel, params: Any) -> KernelsView:
+    from .operators import ParamError
+
+    group_by = params.get("group_by") or "name"
+    if group_by not in GROUP_BY:
+        raise ParamError(f"group_by must be one of {', '.join(GROUP_BY)}, not {group_by!r}")
+    filters: dict[str, int | None] = {}
+    for key in ("device", "stream"):
+        text = params.get(key)
+        if text in (None, ""):
+            filters[key] = None
+            continue
+        try:
+            filters[key] = int(text)
+        except ValueError:
+            raise ParamError(f"{key} must be an integer, not {text!r}") from None
+    return kernels(model, group_by, filters["device"], filters["stream"])

@@ -1,0 +1,477 @@
+"""Operator view: host and device time per operator name (or name + input shape), and the
+call stacks that led to an operator.
+
+Rows are the host ranges of the op tree (`optree.py` has the nesting, self/total and
+attribution rules): aten ops and `record_function` / `user_annotation` ranges, not
+ProfilerStep#N, not a same-named child folded into its parent. Unlike the old plugin we
+keep `enumerate(DataLoader)#...`, `Optimizer.*` and `DataParallel.forward` ranges as rows
+(it hid them); they do not change any other row.
+
+Call stacks come from the `Call stack` arg (2021-22 traces, `file(line): func;...`,
+innermost frame first) or, in 2.x traces recorded with `with_stack=True`, from the
+`python_function` events enclosing the op on its thread (the old plugin ignored those).
+Frames are listed innermost first (the frame that called the op comes first).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+import msgspec
+import numpy as np
+
+from ..categories import Kind
+from ..model import TraceModel
+from .optree import OpTree, depths, op_tree, previous_at_least, thread_keys
+
+VERSION = "1"
+GROUP_BY = ("name", "shape")
+NO_KERNELS_CPU = "this trace has no GPU kernels (CPU-only profile)"
+NO_KERNELS_GPU = (
+    "this trace has no GPU kernel events (the profiler did not record GPU activity, "
+    "e.g. CUPTI range-profiler mode)"
+)
+_FRAME = re.compile(r"^(.*)\((\d+)\): (.*)$")
+_DIMS_KEY = re.compile(rb'"Input [Dd]ims" *: *(\[[\[\]0-9, \t\r\n-]*\])')
+_STACK_KEY = re.compile(rb'"Call stack" *: *"[^"]')
+_MODULE_INSTANCE = re.compile(r"^(nn\.Module: .*?)_\d+$")
+_LOCK = threading.Lock()
+
+
+class _RowBase(TypedDict):
+    name: str
+    calls: int
+    host_self_us: float
+    host_total_us: float
+    device_self_us: float
+    device_total_us: float
+    host_self_avg_us: float
+    host_total_avg_us: float
+    device_self_avg_us: float
+    device_total_avg_us: float
+    tensor_core_eligible: bool
+    tensor_core_self_us: float
+    tensor_core_total_us: float
+    has_call_stack: bool
+
+
+class OperatorRow(_RowBase, total=False):
+    input_shape: Any  # the `Input Dims` value (a list), or None when not recorded
+
+
+class OperatorsView(TypedDict):
+    group_by: str
+    rows: list[OperatorRow]
+    op_count: int
+    host_self_us: float
+    device_self_us: float
+    call_stack_source: str | None
+    kernel_view_absent_reason: str | None
+
+
+class Frame(TypedDict):
+    file: str | None
+    line: int | None
+    function: str
+
+
+class StackRow(TypedDict):
+    frames: list[Frame]
+    calls: int
+    host_self_us: float
+    host_total_us: float
+    device_self_us: float
+    device_total_us: float
+    host_self_avg_us: float
+    host_total_avg_us: float
+    device_self_avg_us: float
+    device_total_avg_us: float
+    tensor_core_eligible: bool
+    tensor_core_self_us: float
+    tensor_core_total_us: float
+
+
+class CallStacksView(TypedDict):
+    name: str
+    input_shape: Any
+    source: str | None
+    calls: int
+    stacks: list[StackRow]
+
+
+class _StackArgs(msgspec.Struct, gc=False):
+    stack: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="Call stack")
+
+
+# --- shared pieces --------------------------------------------------------------------
+
+
+def _r(x: float) -> float:
+    return round(float(x), 3)
+
+
+def _stats(tree: OpTree, nodes: np.ndarray, group: np.ndarray, n: int) -> dict[str, np.ndarray]:
+    """Per-group sums over `nodes` (node indices) grouped by `group` (0..n-1)."""
+
+    def total(values: np.ndarray) -> np.ndarray:
+        return np.bincount(group, weights=values[nodes], minlength=n)
+
+    return {
+        "calls": np.bincount(group, minlength=n),
+        "host_self": total(tree.host_self),
+        "host_total": total(tree.host_total),
+        "device_self": total(tree.device_self),
+        "device_total": total(tree.device_total),
+        "tc_self": total(tree.tc_self),
+        "tc_total": total(tree.tc_total),
+        "tc_eligible": np.bincount(group, weights=tree.tc_eligible[nodes], minlength=n) > 0,
+    }
+
+
+def _row_fields(s: dict[str, np.ndarray], i: int) -> dict[str, Any]:
+    calls = int(s["calls"][i])
+    div = max(calls, 1)
+    return {
+        "calls": calls,
+        "host_self_us": _r(s["host_self"][i]),
+        "host_total_us": _r(s["host_total"][i]),
+        "device_self_us": _r(s["device_self"][i]),
+        "device_total_us": _r(s["device_total"][i]),
+        "host_self_avg_us": _r(s["host_self"][i] / div),
+        "host_total_avg_us": _r(s["host_total"][i] / div),
+        "device_self_avg_us": _r(s["device_self"][i] / div),
+        "device_total_avg_us": _r(s["device_total"][i] / div),
+        "tensor_core_eligible": bool(s["tc_eligible"][i]),
+        "tensor_core_self_us": _r(s["tc_self"][i]),
+        "tensor_core_total_us": _r(s["tc_total"][i]),
+    }
+
+
+def kernel_absent_reason(model: TraceModel) -> str | None:
+    if model.complete_rows(Kind.KERNEL).size:
+        return None
+    gpu_hints = (
+        model.device_properties()
+        or model.complete_rows(Kind.RUNTIME, Kind.DRIVER, Kind.MEMCPY, Kind.MEMSET).size
+    )
+    return NO_KERNELS_GPU if gpu_hints else NO_KERNELS_CPU
+
+
+def shape_codes(model: TraceModel, rows: np.ndarray) -> tuple[np.ndarray, list[Any]]:
+    """A code per row for its input shape (`Input Dims`, legacy `Input dims`), and the
+    decoded shape of each code (None when the op has none). Whitespace is ignored."""
+    index_rows, index_codes, shapes = _shape_index(model)
+    pos = np.searchsorted(index_rows, rows)
+    pc = np.minimum(pos, max(index_rows.size - 1, 0))
+    found = (pos < index_rows.size) & (index_rows[pc] == rows) if index_rows.size else pos < 0
+    codes = np.full(rows.size, len(shapes) - 1, dtype=np.int64)  # last code: no shape
+    codes[found] = index_codes[pc[found]]
+    return codes, shapes
+
+
+def _shape_index(model: TraceModel) -> tuple[np.ndarray, np.ndarray, list[Any]]:
+    """Rows with an input shape, their shape codes, and the shapes (last: None). One regex
+    pass over the raw args (the dims are lists of ints only), memoised on the model."""
+    cached = model.__dict__.get("_shape_index")
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    by_raw: dict[bytes, int] = {}
+    positions: list[int] = []
+    raw_codes: list[int] = []
+    for m in _DIMS_KEY.finditer(model.args_blob):
+        positions.append(m.start())
+        raw_codes.append(by_raw.setdefault(m.group(1), len(by_raw)))
+    canon: dict[str, int] = {}
+    shapes: list[Any] = []
+    remap = np.empty(len(by_raw), dtype=np.int64)
+    for raw, code in by_raw.items():
+        try:
+            value = msgspec.json.decode(raw)
+        except msgspec.DecodeError:
+            value = None
+        key = json.dumps(value, separators=(",", ":"))
+        if key not in canon:
+            canon[key] = len(shapes)
+            shapes.append(value)
+        remap[code] = canon[key]
+    shapes.append(None)
+    rows = np.searchsorted(model.events["args_end"], np.array(positions, dtype=np.int64), "right")
+    codes = remap[np.array(raw_codes, dtype=np.int64)] if raw_codes else np.empty(0, np.int64)
+    rows, first = np.unique(rows, return_index=True)
+    result = (rows, codes[first], shapes)
+    model.__dict__["_shape_index"] = result
+    return result
+
+
+def parse_shape_param(text: str) -> Any:
+    """The `input_shape` request parameter: the JSON of a row's `input_shape`."""
+    return json.loads(text)
+
+
+# --- call stacks ------------------------------------------------------------------------
+
+
+@dataclass
+class PythonStacks:
+    rows: np.ndarray  # python_function rows
+    parent: np.ndarray  # enclosing python event index, -1
+    node_frame: np.ndarray  # per tree node: innermost enclosing python event, -1
+    stack_id: np.ndarray  # per python event: id of its frame chain (equal chains, equal id)
+    frame_text: list[str]  # per frame code
+    frame: np.ndarray  # per python event: frame code
+
+
+def python_stacks(model: TraceModel, tree: OpTree) -> PythonStacks | None:
+    """Python frames enclosing each op on its thread (2.x `with_stack=True` traces)."""
+    cached = model.__dict__.get("_python_stacks")
+    if cached is not None:
+        return cached if cached.rows.size else None  # type: ignore[no-any-return]
+    with _LOCK:
+        cached = model.__dict__.get("_python_stacks")
+        if cached is None:
+            cached = _build_python_stacks(model, tree)
+            model.__dict__["_python_stacks"] = cached
+    return cached if cached.rows.size else None  # type: ignore[no-any-return]
+
+
+def _build_python_stacks(model: TraceModel, tree: OpTree) -> PythonStacks:
+    ev = model.events
+    py = model.complete_rows(Kind.PYTHON)
+    if py.size == 0:
+        empty = np.empty(0, np.int64)
+        return PythonStacks(empty, empty, np.full(len(tree), -1, np.int64), empty, [], empty)
+    n_py, n_nodes = py.size, len(tree)
+    items = np.concatenate([py, tree.rows])
+    thread = np.concatenate([thread_keys(model, py), tree.thread])
+    uniq, tidx = np.unique(thread, return_inverse=True)
+    nt = uniq.size
+    start = ev["ts"][items]
+    end = start + ev["dur"][items]
+    is_node = np.concatenate([np.zeros(n_py, np.int8), np.ones(n_nodes, np.int8)])
+    s_thread = np.concatenate([np.arange(nt), tidx])
+    s_start = np.concatenate([np.full(nt, -np.inf), start])
+    s_end = np.concatenate([np.full(nt, np.inf), end])
+    s_node = np.concatenate([np.zeros(nt, np.int8), is_node])
+    order = np.lexsort((s_node, -s_end, s_start, s_thread))
+    o_end, o_start = s_end[order], s_start[order]
+    o_node = s_node[order].astype(bool)
+    values = np.where(o_node, -np.inf, o_end)
+    targets = np.where(o_end <= o_start, np.nextafter(o_end, np.inf), o_end)
+    pge = previous_at_least(values, targets)
+    item = order - nt  # -1.. for sentinels
+    parent_item = np.where(pge >= 0, item[np.maximum(pge, 0)], -1)
+    parent_item = np.where(parent_item >= 0, parent_item, -1)  # sentinel → -1
+    result = np.full(items.size, -1, dtype=np.int64)
+    real = item >= 0
+    result[item[real]] = parent_item[real]
+    parent = result[:n_py]
+    frame, frame_text = _frames(model, py)
+    return PythonStacks(py, parent, result[n_py:], _chain_ids(parent, frame), frame_text, frame)
+
+
+def _frames(model: TraceModel, py: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """A frame code per python event. Module frames lose their instance number
+    (`nn.Module: Linear_25` → `nn.Module: Linear`), so calls through the same code in
+    different layers share a stack, as with the `Call stack` arg."""
+    codes, inverse = np.unique(model.events["name"][py], return_inverse=True)
+    texts = [_MODULE_INSTANCE.sub(r"\1", model.names[c]) for c in codes.tolist()]
+    canon: dict[str, int] = {}
+    remap = np.array([canon.setdefault(t, len(canon)) for t in texts], dtype=np.int64)
+    return remap[inverse.reshape(-1)], list(canon)
+
+
+def _chain_ids(parent: np.ndarray, frame: np.ndarray) -> np.ndarray:
+    """Equal ids for python events whose chains of frames (to the root) are equal:
+    interned level by level from the roots down."""
+    n = parent.size
+    out = np.full(n, -1, dtype=np.int64)
+    if n == 0:
+        return out
+    depth = depths(parent)
+    order = np.argsort(depth, kind="stable")
+    cuts = np.flatnonzero(np.diff(depth[order])) + 1
+    width = np.int64(int(frame.max()) + 1)
+    next_id = 0
+    for level in np.split(order, cuts):
+        p = parent[level]
+        up = np.where(p >= 0, out[np.maximum(p, 0)], -1)
+        uniq, inv = np.unique((up + 1) * width + frame[level], return_inverse=True)
+        out[level] = next_id + inv.reshape(-1)
+        next_id += uniq.size
+    return out
+
+
+def _parse_frame(text: str) -> Frame:
+    m = _FRAME.match(text.strip())
+    if m:
+        return {"file": m.group(1), "line": int(m.group(2)), "function": m.group(3)}
+    return {"file": None, "line": None, "function": text.strip()}
+
+
+def has_call_stack(
+    model: TraceModel, tree: OpTree, nodes: np.ndarray
+) -> tuple[np.ndarray, str | None]:
+    """Per node: whether a call stack was recorded; and where stacks come from."""
+    stacks = python_stacks(model, tree)
+    if stacks is not None:
+        return stacks.node_frame[nodes] >= 0, "python_function"
+    if nodes.size == 0:
+        return np.zeros(0, bool), None
+    flags = np.isin(tree.rows[nodes], rows_with_stack_arg(model))
+    return flags, "call_stack_arg" if flags.any() else None
+
+
+def rows_with_stack_arg(model: TraceModel) -> np.ndarray:
+    """Rows whose args hold a non-empty `Call stack`: one regex pass over the raw args
+    (decoding every op's args costs ~10x more on a big trace)."""
+    blob = model.args_blob
+    pos = np.fromiter((m.start() for m in _STACK_KEY.finditer(blob)), dtype=np.int64)
+    rows = np.searchsorted(model.events["args_end"], pos, side="right")
+    return np.unique(rows)
+
+
+def callstacks(
+    model: TraceModel, name: str, input_shape: Any = None, by_shape: bool = False
+) -> CallStacksView:
+    """The distinct call stacks of the calls of one operator (of one input shape when
+    `by_shape`), each with the row statistics of its calls; stacks with the most device
+    time, then host time, first. Calls without a recorded stack are one entry with no
+    frames."""
+    tree = op_tree(model)
+    code = model.name_code(name)
+    nodes = np.flatnonzero(tree.op_mask & (model.events["name"][tree.rows] == code))
+    if by_shape and nodes.size:
+        codes, shapes = shape_codes(model, tree.rows[nodes])
+        want = json.dumps(input_shape, separators=(",", ":"))
+        match = [i for i, s in enumerate(shapes) if json.dumps(s, separators=(",", ":")) == want]
+        nodes = nodes[np.isin(codes, match)]
+    out: CallStacksView = {
+        "name": name,
+        "input_shape": input_shape if by_shape else None,
+        "source": None,
+        "calls": int(nodes.size),
+        "stacks": [],
+    }
+    if nodes.size == 0:
+        return out
+    frames_of: list[list[Frame]]
+    stacks = python_stacks(model, tree)
+    if stacks is not None:
+        out["source"] = "python_function"
+        group, frames_of = _python_groups(stacks, nodes)
+    else:
+        args = model.args_of(tree.rows[nodes], _StackArgs)
+        by_text: dict[bytes, int] = {}
+        group = np.fromiter(
+            (by_text.setdefault(bytes(a.stack), len(by_text)) for a in args),
+            dtype=np.int64,
+            count=len(args),
+        )
+        frames_of = []
+        for raw in by_text:
+            text = msgspec.json.decode(raw) if len(raw) > 2 else ""
+            parts = [p for p in str(text or "").split(";") if p.strip()]
+            frames_of.append([_parse_frame(p) for p in parts])
+        if any(frames_of):
+            out["source"] = "call_stack_arg"
+    s = _stats(tree, nodes, group, len(frames_of))
+    order = np.lexsort((-s["host_total"], -s["device_self"]))
+    out["stacks"] = [
+        {"frames": frames_of[i], **_row_fields(s, i)}  # type: ignore[typeddict-item]
+        for i in order.tolist()
+        if s["calls"][i] > 0
+    ]
+    return out
+
+
+def _python_groups(stacks: PythonStacks, nodes: np.ndarray) -> tuple[np.ndarray, list[list[Frame]]]:
+    """Group calls by their chain of enclosing python frames."""
+    inner = stacks.node_frame[nodes]
+    ids = np.where(inner >= 0, stacks.stack_id[np.maximum(inner, 0)], -1)
+    uniq, first, group = np.unique(ids, return_index=True, return_inverse=True)
+    frames_of: list[list[Frame]] = []
+    for sid, at in zip(uniq.tolist(), first.tolist()):
+        frames: list[Frame] = []
+        cur = int(inner[at]) if sid >= 0 else -1
+        while cur >= 0:
+            frames.append(_parse_frame(stacks.frame_text[stacks.frame[cur]]))
+            cur = int(stacks.parent[cur])
+        frames_of.append(frames)
+    return group.reshape(-1), frames_of
+
+
+# --- the view -----------------------------------------------------------------------------
+
+
+def operators(model: TraceModel, group_by: str = "name") -> OperatorsView:
+    if group_by not in GROUP_BY:
+        raise ValueError(f"group_by must be one of {', '.join(GROUP_BY)}")
+    tree = op_tree(model)
+    nodes = np.flatnonzero(tree.op_mask)
+    names = model.events["name"][tree.rows[nodes]]
+    stack_flags, stack_source = has_call_stack(model, tree, nodes)
+    shapes: list[Any] = []
+    if group_by == "shape" and nodes.size:
+        shape, shapes = shape_codes(model, tree.rows[nodes])
+        key = names.astype(np.int64) * np.int64(max(len(shapes), 1)) + shape
+    else:
+        key = names.astype(np.int64)
+    uniq, group = np.unique(key, return_inverse=True)
+    group = group.reshape(-1)
+    n = uniq.size
+    s = _stats(tree, nodes, group, n)
+    with_stack = np.bincount(group, weights=stack_flags, minlength=n) > 0
+    order = np.lexsort((-s["host_self"], -s["device_self"]))
+    rows: list[OperatorRow] = []
+    width = max(len(shapes), 1)
+    for i in order.tolist():
+        k = int(uniq[i])
+        row: OperatorRow = {
+            "name": model.names[k // width if group_by == "shape" else k],
+            **_row_fields(s, i),  # type: ignore[typeddict-item]
+            "has_call_stack": bool(with_stack[i]),
+        }
+        if group_by == "shape":
+            row["input_shape"] = shapes[k % width] if shapes else None
+        rows.append(row)
+    return {
+        "group_by": group_by,
+        "rows": rows,
+        "op_count": int(nodes.size),
+        "host_self_us": _r(s["host_self"].sum()),
+        "device_self_us": _r(s["device_self"].sum()),
+        "call_stack_source": stack_source,
+        "kernel_view_absent_reason": kernel_absent_reason(model),
+    }
+
+
+# --- request parameters ---------------------------------------------------------------------
+
+
+class ParamError(ValueError):
+    """A malformed request parameter of the operator, call stack or kernel views."""
+
+
+def operators_view(model: TraceModel, params: Any) -> OperatorsView:
+    group_by = params.get("group_by") or "name"
+    if group_by not in GROUP_BY:
+        raise ParamError(f"group_by must be one of {', '.join(GROUP_BY)}, not {group_by!r}")
+    return operators(model, group_by)
+
+
+def callstacks_view(model: TraceModel, params: Any) -> CallStacksView:
+    name = params.get("name")
+    if not name:
+        raise ParamError("name (the operator name) is required")
+    text = params.get("input_shape")
+    if text in (None, ""):
+        return callstacks(model, name)
+    try:
+        shape = parse_shape_param(text)
+    except ValueError:
+        raise ParamError(f"input_shape must be JSON, as in the operator rows: {text!r}") from None
+    return callstacks(model, name, shape, by_shape=True)

@@ -1,0 +1,477 @@
+"""The operator tree: host ranges nested by time per thread, with their runtime calls and
+the GPU work those launched. The Operator and Kernel views both read it.
+
+Rules (the old plugin's, except where marked):
+
+- Nodes are the host ranges: `cpu_op` and `user_annotation` X events (ProfilerStep#N
+  ranges included, as parents; they are never operator rows). Nesting is per thread
+  (pid, tid; "123" and 123 are one thread): the autograd backward thread's ops form their
+  own tree, under no forward range.
+- Parent of a node: the innermost node of its thread that contains it, i.e. the latest
+  one in (start, -end, file order) order that starts no later and ends no earlier (a
+  zero-length node at t is inside a range only if the range ends after t). Ranges that
+  overlap without nesting (a child that ends after its parent; data errors) are thus
+  placed under the innermost range that does contain them. The old plugin dropped such
+  a range (and logged an error); we keep it, and subtract the union of the children, so
+  overlapping siblings are not subtracted twice.
+- A single child with the same name as its parent (both `cpu_op`) is folded into it, as
+  torch.autograd.profiler and the old plugin do: `aten::add_` calling `aten::add_` is one
+  call. The folded child's runtimes go to the parent (the old plugin kept only the
+  child's).
+- A runtime/driver call belongs to the node of its own thread with its `External id`
+  when that node contains it in time; otherwise to the innermost node of its thread that
+  contains it (the old plugin matched by External id only, anywhere). Time is needed:
+  traces of 2022-23 (and 2.x backward threads) write the correlation id as the runtime's
+  External id, which then names an unrelated op by chance (corpus `hta/.../critical_path`
+  and `cupti_profiler` traces: 48 of 50 such matches are wrong). A call outside every
+  node belongs to none, and neither does GPU work without a launching call (matched by
+  `correlation` only; the old plugin put those under its root).
+- Host total = duration. Host self = total - union of the direct children's ranges -
+  durations of the node's own runtime calls (node.py of the old plugin: "From PyTorch
+  1.8 RC1, cpu_self_time does not include runtime's time"), never below 0.
+- Device self = time of the GPU activities (kernel, memcpy, memset) launched by the
+  node's own runtime calls (matched by `correlation`); device total = device self + the
+  children's device totals.
+- Tensor-core eligible: the name is in data/tensor_cores.json, or the node launched a
+  tensor-core kernel itself, or any descendant is eligible.
+
+Everything is vectorised: one sort, a blocked "previous greater element" search for the
+parents, level-by-level sums for the totals. The tree is memoised on the model.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..categories import Kind
+from ..model import TraceModel
+from .common import gpu_rows, launch_rows, launches_of, name_flags
+from .rules import STEP_NAME, is_tensor_core_eligible_op, uses_tensor_cores
+
+_LOCK = threading.Lock()
+_BLOCK = 32
+
+
+@dataclass
+class OpTree:
+    """Nodes in (thread, start, -end, file order) order; indices below are node indices."""
+
+    rows: np.ndarray  # event row of each node
+    thread: np.ndarray  # canonical thread key
+    parent: np.ndarray  # parent node after folding, -1 for roots (and for folded nodes)
+    folded: np.ndarray  # bool: folded into its parent, not a call of its own
+    is_step: np.ndarray  # bool: a ProfilerStep#N range
+    host_total: np.ndarray
+    host_self: np.ndarray
+    runtime: np.ndarray  # time of the node's own runtime/driver calls
+    device_self: np.ndarray
+    device_total: np.ndarray
+    tc_self: np.ndarray  # tensor-core kernel time launched by the node itself
+    tc_total: np.ndarray
+    tc_eligible: np.ndarray  # bool
+    gpu: np.ndarray  # GPU activity rows (kernel, memcpy, memset)
+    gpu_node: np.ndarray  # owning node of each, -1 when unknown
+
+    @property
+    def op_mask(self) -> np.ndarray:
+        """Nodes that are operator rows: not folded, not a ProfilerStep."""
+        return ~self.folded & ~self.is_step
+
+    def __len__(self) -> int:
+        return int(self.rows.size)
+
+
+def op_tree(model: TraceModel) -> OpTree:
+    cached = model.__dict__.get("_op_tree")
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    with _LOCK:
+        cached = model.__dict__.get("_op_tree")
+        if cached is None:
+            cached = build_op_tree(model)
+            model.__dict__["_op_tree"] = cached
+    return cached  # type: ignore[no-any-return]
+
+
+# --- helpers ------------------------------------------------------------------------
+
+
+def thread_keys(model: TraceModel, rows: np.ndarray) -> np.ndarray:
+    """A small int per (pid, tid); a pid or tid written as "123" and as 123 is one."""
+    pid_canon = _canonical(model.pids)
+    tid_canon = _canonical(model.tids)
+    ev = model.events
+    width = np.int64(max(len(model.tids), 1))
+    return pid_canon[ev["pid"][rows]] * width + tid_canon[ev["tid"][rows]]
+
+
+def _canonical(values: list) -> np.ndarray:
+    first: dict[str, int] = {}
+    out = np.zeros(max(len(values), 1), dtype=np.int64)
+    for i, v in enumerate(values):
+        out[i] = first.setdefault(str(v), i)
+    return out
+
+
+def previous_at_least(values: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """For each i, the largest j < i with values[j] >= targets[i], or -1.
+
+    Vectorised in blocks: scan back inside i's block, then find the nearest earlier block
+    whose maximum reaches the target with a sparse table over block maxima, then scan that
+    block from its end. About 2 * _BLOCK + log2(n) numpy passes over shrinking sets."""
+    n = values.size
+    out = np.full(n, -1, dtype=np.int64)
+    if n == 0:
+        return out
+    b = _BLOCK
+    nb = (n + b - 1) // b
+    padded = np.full(nb * b, -np.inf)
+    padded[:n] = values
+    block_max = padded.reshape(nb, b).max(axis=1)
+    idx = np.arange(n, dtype=np.int64)
+    # 1. inside the own block
+    todo = idx
+    tt = targets
+    for d in range(1, b):
+        ok = (todo % b) >= d
+        if not ok.any():
+            break
+        cand = todo[ok] - d
+        hit = values[cand] >= tt[ok]
+        hit_pos = np.flatnonzero(ok)[hit]
+        out[todo[hit_pos]] = cand[hit]
+        keep = np.ones(todo.size, dtype=bool)
+        keep[hit_pos] = False
+        todo, tt = todo[keep], tt[keep]
+        if todo.size == 0:
+            return out
+    # 2. the nearest earlier block that reaches the target
+    table = [block_max]
+    k = 1
+    while (1 << k) <= nb:
+        prev = table[-1]
+        step = 1 << (k - 1)
+        nxt = prev.copy()
+        nxt[step:] = np.maximum(prev[step:], prev[:-step])
+        table.append(nxt)
+        k += 1
+    pos = todo // b - 1
+    for k in range(len(table) - 1, -1, -1):
+        size = 1 << k
+        can = pos + 1 >= size
+        if not can.any():
+            continue
+        skip = np.zeros(pos.size, dtype=bool)
+        skip[can] = table[k][pos[can]] < tt[can]
+        pos = pos - np.where(skip, size, 0)
+    found = pos >= 0
+    todo, tt, pos = todo[found], tt[found], pos[found]
+    # 3. the last position inside that block that reaches the target
+    cur = pos * b + (b - 1)
+    for _ in range(b):
+        if todo.size == 0:
+            break
+        valid = cur < n
+        hit = np.zeros(todo.size, dtype=bool)
+        hit[valid] = values[cur[valid]] >= tt[valid]
+        out[todo[hit]] = cur[hit]
+        todo, tt, cur = todo[~hit], tt[~hit], cur[~hit] - 1
+    return out
+
+
+def segment_union_length(
+    group: np.ndarray, starts: np.ndarray, ends: np.ndarray, n_groups: int
+) -> np.ndarray:
+    """Length of the union of [start, end) per group; input sorted by (group, start)."""
+    out = np.zeros(n_groups)
+    if group.size == 0:
+        return out
+    lengths = ends - starts
+    # Running max of ends inside each group: shift each group above all earlier ones so
+    # one global running max never crosses a group boundary.
+    first = np.ones(group.size, dtype=bool)
+    first[1:] = group[1:] != group[:-1]
+    seg = np.cumsum(first) - 1
+    seg_lo = np.minimum.reduceat(starts, np.flatnonzero(first))
+    seg_hi = np.maximum.reduceat(ends, np.flatnonzero(first))
+    span = seg_hi - seg_lo + 1.0
+    offset = np.concatenate([[0.0], np.cumsum(span)[:-1]])
+    rel_start = starts - seg_lo[seg] + offset[seg]
+    rel_end = ends - seg_lo[seg] + offset[seg]
+    running = np.maximum.accumulate(rel_end)
+    prev_end = np.empty(group.size)
+    prev_end[0] = -np.inf
+    prev_end[1:] = running[:-1]
+    prev_end[first] = -np.inf
+    covered = np.where(
+        prev_end >= rel_end, 0.0, np.where(prev_end > rel_start, rel_end - prev_end, lengths)
+    )
+    np.add.at(out, group, covered)
+    return out
+
+
+def depths(parent: np.ndarray) -> np.ndarray:
+    """Number of ancestors of each node (pointer jumping: log2(depth) passes)."""
+    depth = (parent >= 0).astype(np.int64)  # hops from the node to `anc`
+    anc = parent.copy()
+    live = np.flatnonzero(anc >= 0)
+    while live.size:
+        a = anc[live]
+        new_depth = depth.copy()
+        new_depth[live] += depth[a]
+        new_anc = anc.copy()
+        new_anc[live] = anc[a]
+        depth, anc = new_depth, new_anc
+        live = live[anc[live] >= 0]
+    return depth
+
+
+def subtree_sum(parent: np.ndarray, depth: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """values summed over each node's subtree (deepest level first)."""
+    total = values.astype(np.float64).copy()
+    if parent.size == 0:
+        return total
+    order = np.argsort(-depth, kind="stable")
+    d_sorted = depth[order]
+    cuts = np.flatnonzero(np.diff(d_sorted)) + 1
+    for level in np.split(order, cuts):
+        if level.size == 0 or depth[level[0]] == 0:
+            continue
+        np.add.at(total, parent[level], total[level])
+    return total
+
+
+def subtree_any(parent: np.ndarray, depth: np.ndarray, flags: np.ndarray) -> np.ndarray:
+    return subtree_sum(parent, depth, flags.astype(np.float64)) > 0
+
+
+# --- the tree -----------------------------------------------------------------------
+
+
+def build_op_tree(model: TraceModel) -> OpTree:
+    ev = model.events
+    nodes_file = model.complete_rows(Kind.CPU_OP, Kind.USER_ANNOTATION)
+    runtimes = launch_rows(model)
+    n_nodes = nodes_file.size
+    if n_nodes == 0:
+        return _empty_tree(gpu_rows(model))
+
+    # One sequence: per-thread sentinels (+inf, parent of the roots), nodes, runtimes.
+    all_rows = np.concatenate([nodes_file, runtimes])
+    threads_all = thread_keys(model, all_rows) if all_rows.size else np.empty(0, np.int64)
+    uniq_threads, thread_idx = np.unique(threads_all, return_inverse=True)
+    n_threads = uniq_threads.size
+    start = ev["ts"][all_rows]
+    end = start + ev["dur"][all_rows]
+    is_rt = np.zeros(all_rows.size, dtype=np.int8)
+    is_rt[n_nodes:] = 1
+    # sentinels: one per thread, before everything else of the thread
+    s_thread = np.arange(n_threads)
+    seq_thread = np.concatenate([s_thread, thread_idx])
+    seq_start = np.concatenate([np.full(n_threads, -np.inf), start])
+    seq_end = np.concatenate([np.full(n_threads, np.inf), end])
+    seq_rt = np.concatenate([np.zeros(n_threads, np.int8), is_rt])
+    seq_sentinel = np.concatenate([np.ones(n_threads, bool), np.zeros(all_rows.size, bool)])
+    order = np.lexsort((seq_rt, -seq_end, seq_start, seq_thread))
+    o_end = seq_end[order]
+    o_start = seq_start[order]
+    o_rt = seq_rt[order].astype(bool)
+    values = np.where(o_rt, -np.inf, o_end)  # runtimes are never parents
+    zero = o_end <= o_start
+    targets = np.where(zero, np.nextafter(o_end, np.inf), o_end)
+    pge = previous_at_least(values, targets)
+    # map sequence positions back to node / runtime indices
+    seq_to_item = np.full(order.size, -1, dtype=np.int64)  # item = index into all_rows
+    item_of_pos = order - n_threads
+    nonsent = ~seq_sentinel[order]
+    seq_to_item[nonsent] = item_of_pos[nonsent]
+    parent_item = np.where(pge >= 0, seq_to_item[np.maximum(pge, 0)], -1)
+    # item -> its parent item (a node index, since runtimes are never parents), -1 = root
+    item_parent = np.full(all_rows.size, -1, dtype=np.int64)
+    item_parent[item_of_pos[nonsent]] = parent_item[nonsent]
+
+    # Node order: (thread, start, -end, file order), as in the sequence.
+    node_pos = order[nonsent & ~o_rt] - n_threads  # node indices (into nodes_file) in order
+    rank = np.empty(n_nodes, dtype=np.int64)
+    rank[node_pos] = np.arange(n_nodes)
+    rows = nodes_file[node_pos]
+    thread = uniq_threads[thread_idx[node_pos]] if n_nodes else np.empty(0, np.int64)
+    raw_parent = item_parent[node_pos]
+    parent = np.where(raw_parent >= 0, rank[np.maximum(raw_parent, 0)], -1)
+    # runtime containment (innermost node containing it), in node order
+    rt_container = item_parent[n_nodes:]
+    rt_container = np.where(rt_container >= 0, rank[np.maximum(rt_container, 0)], -1)
+
+    names = ev["name"][rows]
+    kinds = ev["kind"][rows]
+    starts = ev["ts"][rows]
+    durs = ev["dur"][rows]
+    ends_ = starts + durs
+    is_step = name_flags(model, lambda s: STEP_NAME.match(s) is not None)[names]
+
+    # Fold a single same-named child into its parent.
+    has_parent = parent >= 0
+    n_children = np.bincount(parent[has_parent], minlength=n_nodes)
+    p = np.maximum(parent, 0)
+    folded = (
+        has_parent
+        & (n_children[p] == 1)
+        & (names == names[p])
+        & (kinds == Kind.CPU_OP)
+        & (kinds[p] == Kind.CPU_OP)
+    )
+    rep = np.arange(n_nodes, dtype=np.int64)
+    rep[folded] = parent[folded]
+    while True:
+        nxt = rep[rep]
+        if np.array_equal(nxt, rep):
+            break
+        rep = nxt
+    eff_parent = np.where(has_parent & ~folded, rep[p], -1)
+    eff_parent[folded] = -1
+
+    # Runtimes → nodes.
+    rt_node = _attach_runtimes(model, runtimes, rows, rt_container)
+    rt_node = np.where(rt_node >= 0, rep[np.maximum(rt_node, 0)], -1)
+
+    # Host times.
+    host_total = durs.astype(np.float64)
+    child = np.flatnonzero(eff_parent >= 0)  # already in (thread, start) order
+    grp = eff_parent[child]
+    srt = np.lexsort((starts[child], grp))
+    child = child[srt]
+    children_cover = segment_union_length(eff_parent[child], starts[child], ends_[child], n_nodes)
+    rt_time = np.zeros(n_nodes)
+    attached = rt_node >= 0
+    np.add.at(rt_time, rt_node[attached], ev["dur"][runtimes[attached]])
+    host_self = np.clip(host_total - children_cover - rt_time, 0.0, None)
+
+    # Device times.
+    gpu = gpu_rows(model)
+    launcher = launches_of(model, gpu, runtimes) if gpu.size else np.empty(0, np.int64)
+    rt_index = np.full(launcher.shape, -1, dtype=np.int64)
+    if gpu.size and runtimes.size:
+        pos = np.searchsorted(runtimes, launcher)  # runtimes are sorted row numbers
+        ok = launcher >= 0
+        rt_index[ok] = pos[ok]
+    gpu_node = np.where(rt_index >= 0, rt_node[np.maximum(rt_index, 0)], -1)
+    gpu_dur = ev["dur"][gpu].astype(np.float64)
+    gpu_tc = (
+        name_flags(model, uses_tensor_cores)[ev["name"][gpu]] & (ev["kind"][gpu] == Kind.KERNEL)
+        if gpu.size
+        else np.zeros(0, bool)
+    )
+    device_self = np.zeros(n_nodes)
+    tc_self = np.zeros(n_nodes)
+    owned = gpu_node >= 0
+    np.add.at(device_self, gpu_node[owned], gpu_dur[owned])
+    np.add.at(tc_self, gpu_node[owned & gpu_tc], gpu_dur[owned & gpu_tc])
+
+    depth = depths(eff_parent)
+    device_total = subtree_sum(eff_parent, depth, device_self)
+    tc_total = subtree_sum(eff_parent, depth, tc_self)
+    own_eligible = name_flags(model, is_tensor_core_eligible_op)[names] | (tc_self > 0)
+    own_eligible &= ~folded
+    tc_eligible = subtree_any(eff_parent, depth, own_eligible)
+
+    return OpTree(
+        rows=rows,
+        thread=thread,
+        parent=eff_parent,
+        folded=folded,
+        is_step=is_step,
+        host_total=host_total,
+        host_self=host_self,
+        runtime=rt_time,
+        device_self=device_self,
+        device_total=device_total,
+        tc_self=tc_self,
+        tc_total=tc_total,
+        tc_eligible=tc_eligible,
+        gpu=gpu,
+        gpu_node=gpu_node,
+    )
+
+
+def _empty_tree(gpu: np.ndarray) -> OpTree:
+    ints, floats, flags = np.empty(0, np.int64), np.empty(0), np.empty(0, bool)
+    return OpTree(
+        rows=ints,
+        thread=ints,
+        parent=ints,
+        folded=flags,
+        is_step=flags,
+        host_total=floats,
+        host_self=floats,
+        runtime=floats,
+        device_self=floats,
+        device_total=floats,
+        tc_self=floats,
+        tc_total=floats,
+        tc_eligible=flags,
+        gpu=gpu,
+        gpu_node=np.full(gpu.size, -1, np.int64),
+    )
+
+
+def _attach_runtimes(
+    model: TraceModel,
+    runtimes: np.ndarray,
+    node_rows: np.ndarray,
+    rt_container: np.ndarray,
+) -> np.ndarray:
+    """Node of each runtime call: the node of its thread with its External id if that
+    node contains it in time, else the innermost node containing it; -1 when none."""
+    out = rt_container.copy()
+    if runtimes.size == 0 or node_rows.size == 0:
+        return out
+    ev = model.events
+    same = _match_pairs(
+        thread_keys(model, node_rows),
+        ev["external_id"][node_rows],
+        thread_keys(model, runtimes),
+        ev["external_id"][runtimes],
+    )
+    ok = same >= 0
+    n, r = node_rows[same[ok]], runtimes[ok]
+    inside = (ev["ts"][n] <= ev["ts"][r]) & (
+        ev["ts"][n] + ev["dur"][n] >= ev["ts"][r] + ev["dur"][r]
+    )
+    idx = np.flatnonzero(ok)[inside]
+    out[idx] = same[idx]
+    return out
+
+
+def _match_pairs(
+    key_a: np.ndarray, key_b: np.ndarray, q_a: np.ndarray, q_b: np.ndarray
+) -> np.ndarray:
+    """Index of the first item with (key_a, key_b) == (q_a, q_b), or -1; ids < 1 never
+    match."""
+    out = np.full(q_a.size, -1, dtype=np.int64)
+    items = np.flatnonzero(key_b > 0)
+    if items.size == 0 or q_a.size == 0:
+        return out
+    ua = np.unique(key_a[items])
+    shift = np.int64(1) << np.int64(40)
+    if max(int(key_b.max()), int(q_b.max())) >= int(shift) or ua.size >= (1 << 22):
+        table: dict[tuple[int, int], int] = {}
+        for i, a, b in zip(items.tolist(), key_a[items].tolist(), key_b[items].tolist()):
+            table.setdefault((a, b), i)
+        return np.array(
+            [table.get((a, b), -1) for a, b in zip(q_a.tolist(), q_b.tolist())], dtype=np.int64
+        )
+    combined = np.searchsorted(ua, key_a[items]).astype(np.int64) * shift + key_b[items]
+    order = np.argsort(combined, kind="stable")
+    sorted_keys = combined[order]
+    q_rank = np.searchsorted(ua, q_a)
+    q_ok = (q_rank < ua.size) & (q_b > 0)
+    q_ok[q_ok] &= ua[q_rank[q_ok]] == q_a[q_ok]
+    q_comb = q_rank.astype(np.int64) * shift + np.maximum(q_b, 0)
+    pos = np.searchsorted(sorted_keys, q_comb, side="left")
+    pc = np.minimum(pos, sorted_keys.size - 1)
+    hit = q_ok & (pos < sorted_keys.size) & (sorted_keys[pc] == q_comb)
+    out[hit] = items[order[pc[hit]]]
+    return out
