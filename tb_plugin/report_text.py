@@ -83,6 +83,61 @@ def _device_line(dev: dict[str, Any]) -> str:
 RENDERERS = {"overview": render_overview}
 
 
+def _mib(n: float | None) -> str:
+    return "-" if n is None else f"{n / 2**20:.1f}"
+
+
+def render_memory(view: dict[str, Any]) -> str:
+    header = ["device", "peak alloc MiB", "at us", "peak reserved MiB", "device MiB", "op"]
+    rows = []
+    for d in view["devices"]:
+        op = d["peak_op"]
+        at = d["peak_allocated_us"]
+        rows.append(
+            [
+                d["device"] + (" *" if d["allocated_source"] == "computed" else ""),
+                _mib(d["peak_allocated_bytes"]),
+                "-" if at is None else f"{at:.0f}",
+                _mib(d["peak_reserved_bytes"]),
+                _mib(d["total_memory_bytes"]),
+                op["name"] if op else "-",
+            ]
+        )
+    out = ["Memory (peaks)", _table(header, rows)]
+    out.append(
+        f"allocations: {view['allocations']} paired, {view['never_freed']} never freed,"
+        f" {view['freed_unseen']} freed but allocated before the recording"
+    )
+    for note in view["notes"]:
+        out.append(f"  note: {note}")
+    stats = sorted(view["operator_stats"], key=lambda r: -r["self_increase_bytes"])[:10]
+    if stats:
+        out.append("")
+        out.append("Top operators by self size increase")
+        head = ["device", "operator", "calls", "self incr MiB", "incr MiB", "allocs", "alloc MiB"]
+        out.append(
+            _table(
+                head,
+                [
+                    [
+                        r["device"],
+                        r["name"],
+                        str(r["calls"]),
+                        _mib(r["self_increase_bytes"]),
+                        _mib(r["increase_bytes"]),
+                        str(r["allocation_count"]),
+                        _mib(r["allocation_bytes"]),
+                    ]
+                    for r in stats
+                ],
+            )
+        )
+    return "\n".join(out)
+
+
+RENDERERS["memory"] = render_memory
+
+
 def render_text(run: str, worker: str, span: str, model: TraceModel, views: dict[str, Any]) -> str:
     head = f"== run {run} / worker {worker} / span {span} ({len(model)} events)"
     if model.partial:
@@ -93,3 +148,122 @@ def render_text(run: str, worker: str, span: str, model: TraceModel, views: dict
         if render is not None:
             blocks.append(render(view))
     return "\n\n".join(blocks) + "\n"
+
+
+def render_distributed(view: dict[str, Any]) -> str:
+    """Run-level view: one row per rank, the collectives, the stragglers."""
+    facts = [f"{view['ranks_found']} ranks"]
+    if view["world_size"] is not None:
+        facts.append(f"world size {view['world_size']}")
+    if view["backend"]:
+        facts.append(f"backend {view['backend']}")
+    facts.append(f"{view['mode']} ranks")
+    out = ["Distributed (" + ", ".join(facts) + "), total over steps (ms)"]
+    header = ["rank", "worker", "steps", "step", "computation", "overlap", "communication"]
+    header += ["other", "sync wait", "transfer"]
+    rows = [
+        [str(r["rank"]), r["worker"], str(r["step_count"]), _ms(r["step_time_us"])]
+        + [_ms(r[k]) for k in ("computation_us", "overlap_us", "communication_us", "other_us")]
+        + [_ms(r["sync_wait_us"]), _ms(r["transfer_us"])]
+        for r in view["ranks"]
+    ]
+    out.append(_table(header, rows))
+    if view["collectives"]:
+        out.append("")
+        out.append("Collectives (all ranks)")
+        head = ["collective", "calls", "MiB", "total ms", "avg ms", "sync wait ms"]
+        head += ["transfer ms", "algbw GB/s", "busbw GB/s"]
+        out.append(
+            _table(
+                head,
+                [
+                    [
+                        c["name"],
+                        str(c["calls"]),
+                        "-" if c["bytes"] is None else f"{c['bytes'] / 2**20:.1f}",
+                        _ms(c["total_us"]),
+                        _ms(c["avg_us"]),
+                        _ms(c["sync_wait_us"]),
+                        _ms(c["transfer_us"]),
+                        "-" if c["algbw_gbps"] is None else f"{c['algbw_gbps']:.2f}",
+                        "-" if c["busbw_gbps"] is None else f"{c['busbw_gbps']:.2f}",
+                    ]
+                    for c in view["collectives"]
+                ],
+            )
+        )
+    late = [s for s in view["steps"] if s["straggler"] is not None]
+    if late:
+        out.append("")
+        out.append("Stragglers (last rank to arrive, per step)")
+        for s in late:
+            st = s["straggler"]
+            cause = st["cause"].replace("_", " ")
+            if st["cause"] != "unknown":
+                cause += f" (+{_ms(st['cause_excess_us'])} ms over the other ranks' median)"
+            out.append(
+                f"  {s['name']}: rank {st['rank']} late by {_ms(st['late_by_us'])} ms; {cause}"
+            )
+    for note in view["warnings"]:
+        out.append(f"  note: {note}")
+    for err in view["errors"]:
+        out.append(f"  error: {err['message']}")
+    return "\n".join(out)
+
+
+RENDERERS["distributed"] = render_distributed
+
+
+def _short(name: str, width: int = 70) -> str:
+    return name if len(name) <= width else name[: width - 3] + "..."
+
+
+def render_operators(view: dict[str, Any], top: int = 15) -> str:
+    rows = view["rows"][:top]
+    header = ["operator", "calls", "dev self ms", "dev total ms", "host self ms", "host total ms"]
+    table = [
+        [
+            _short(r["name"]),
+            str(r["calls"]),
+            _ms(r["device_self_us"]),
+            _ms(r["device_total_us"]),
+            _ms(r["host_self_us"]),
+            _ms(r["host_total_us"]),
+        ]
+        for r in rows
+    ]
+    out = [f"Operators (top {len(rows)} of {len(view['rows'])} by device self time)"]
+    out.append(_table(header, table))
+    if view.get("kernel_view_absent_reason"):
+        out.append(f"  no kernel view: {view['kernel_view_absent_reason']}")
+    return "\n".join(out)
+
+
+def render_kernels(view: dict[str, Any], top: int = 15) -> str:
+    rows = view["rows"][:top]
+    header = ["kernel", "dev", "calls", "total ms", "mean us", "blocks/SM", "occ %", "TC"]
+    table = [
+        [
+            _short(r["name"], 60),
+            "-" if r["device"] is None else str(r["device"]),
+            str(r["calls"]),
+            _ms(r["total_us"]),
+            f"{r['mean_us']:.1f}",
+            "-" if r["blocks_per_sm"] is None else f"{r['blocks_per_sm']:.2f}",
+            "-" if r["occupancy_pct"] is None else f"{r['occupancy_pct']:.1f}",
+            "yes" if r["tensor_cores_used"] else "no",
+        ]
+        for r in rows
+    ]
+    out = [f"Kernels (top {len(rows)} of {len(view['rows'])} by total time)"]
+    out.append(_table(header, table))
+    pct = view["tensor_core_pct"]
+    out.append(
+        f"tensor-core kernels: {_ms(view['tensor_core_time_us'])} ms"
+        f" of {_ms(view['total_us'])} ms" + ("" if pct is None else f" ({pct:.1f} %)")
+    )
+    return "\n".join(out)
+
+
+RENDERERS["operators"] = render_operators
+RENDERERS["kernels"] = render_kernels

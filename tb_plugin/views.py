@@ -8,6 +8,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .analysis import kernels as kernels_analysis
+from .analysis import memory as memory_analysis
+from .analysis import operators as operators_analysis
 from .analysis import overview
 from .model import TraceModel
 
@@ -47,6 +50,91 @@ def _always(model: TraceModel) -> bool:
 VIEWS: dict[str, View] = {
     "overview": View("overview", lambda m, p: overview.overview(m), overview.VERSION, _always),
 }
+
+
+def _memory_view(
+    compute: Callable[[TraceModel, Params], Any],
+) -> Callable[[TraceModel, Params], Any]:
+    def run(model: TraceModel, params: Params) -> Any:
+        try:
+            return compute(model, params)
+        except memory_analysis.MemoryParamError as exc:
+            raise ViewParamError(str(exc)) from None
+
+    return run
+
+
+_MEMORY_PARAMS = ("device", "start_us", "end_us")
+VIEWS.update(
+    {
+        "memory": View(
+            "memory",
+            _memory_view(memory_analysis.memory),
+            memory_analysis.VERSION,
+            memory_analysis.has_memory,
+            params=_MEMORY_PARAMS,
+            cached=False,  # ranges vary per request; the prepared events stay on the model
+        ),
+        "memory_curve": View(
+            "memory_curve",
+            _memory_view(memory_analysis.memory_curve),
+            memory_analysis.VERSION,
+            memory_analysis.has_memory,
+            params=_MEMORY_PARAMS + ("width",),
+            cached=False,
+            in_report=False,
+        ),
+        "memory_events": View(
+            "memory_events",
+            _memory_view(memory_analysis.memory_events),
+            memory_analysis.VERSION,
+            memory_analysis.has_memory,
+            params=_MEMORY_PARAMS + ("sort", "offset", "limit"),
+            cached=False,
+            in_report=False,
+        ),
+    }
+)
+
+
+def _op_view(
+    compute: Callable[[TraceModel, Params], Any],
+) -> Callable[[TraceModel, Params], Any]:
+    def run(model: TraceModel, params: Params) -> Any:
+        try:
+            return compute(model, params)
+        except operators_analysis.ParamError as exc:
+            raise ViewParamError(str(exc)) from None
+
+    return run
+
+
+VIEWS.update(
+    {
+        "operators": View(
+            "operators",
+            _op_view(operators_analysis.operators_view),
+            operators_analysis.VERSION,
+            _always,
+            params=("group_by",),
+        ),
+        "callstacks": View(
+            "callstacks",
+            _op_view(operators_analysis.callstacks_view),
+            operators_analysis.VERSION,
+            _always,
+            params=("name", "input_shape"),
+            in_report=False,  # needs an operator name
+        ),
+        "kernels": View(
+            "kernels",
+            _op_view(kernels_analysis.kernels_view),
+            kernels_analysis.VERSION,
+            kernels_analysis.supports,
+            params=("group_by", "device", "stream"),
+        ),
+    }
+)
 
 
 def supported_views(model: TraceModel) -> list[str]:

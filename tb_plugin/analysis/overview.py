@@ -26,7 +26,7 @@ from .recommendations import Recommendation, recommend
 from .rules import STEP_NAME, is_comm_kernel, is_comm_op, is_dataloader_range, is_host_transfer_op
 from .steps import Steps, find_steps
 
-VERSION = "1"
+VERSION = "2"  # 2: AMD matrix-core kernels count as tensor-core time
 ROLES = ("kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec")
 ALL_PARTS = ROLES + ("other",)
 
