@@ -1,0 +1,306 @@
+"""Links between events: flow arrows, launches (correlation), ops (External id), and
+forward → backward (`fwdbwd` flows, else `Sequence number` args).
+
+Built lazily, the first time an event's details or a window's arrows are asked for, and
+kept with the index.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind, Phase
+from ..model import TraceModel
+from .index import TimelineIndex
+from .tracks import LANE_MAIN, LANE_PYTHON
+from .window import gather_ranges, segment_search
+
+
+def _extra(index: TimelineIndex, name: str, build: Any) -> Any:
+    found = index.extras.get(name)
+    if found is None:
+        with index.lock:
+            found = index.extras.get(name)
+            if found is None:
+                found = build()
+                index.extras[name] = found
+    return found
+
+
+# --- tracks of (pid, tid) ----------------------------------------------------------
+
+
+def track_lookup(index: TimelineIndex) -> dict[tuple[str, str, int], int]:
+    def build() -> dict[tuple[str, str, int], int]:
+        return {(str(t.pid), str(t.tid), t.lane): t.index for t in index.tracks}
+
+    return _extra(index, "track_lookup", build)  # type: ignore[no-any-return]
+
+
+def tracks_of_rows(model: TraceModel, index: TimelineIndex, rows: np.ndarray) -> np.ndarray:
+    """Slice track (operators' lane, else Python's) of each row's pid/tid; -1 if none."""
+    lookup = track_lookup(index)
+    ev = model.events
+    pid, tid = ev["pid"][rows].astype(np.int64), ev["tid"][rows].astype(np.int64)
+    n_tids = max(len(model.tids), 1)
+    uniq, inverse = np.unique(pid * n_tids + tid, return_inverse=True)
+    table = np.full(uniq.size, -1, dtype=np.int64)
+    for i, k in enumerate(uniq.tolist()):
+        p, t = str(model.pids[k // n_tids]), str(model.tids[k % n_tids])
+        table[i] = lookup.get((p, t, LANE_MAIN), lookup.get((p, t, LANE_PYTHON), -1))
+    return table[inverse.reshape(-1)]
+
+
+def enclosing(index: TimelineIndex, tracks: np.ndarray, ts: np.ndarray) -> np.ndarray:
+    """Position of the deepest event of `tracks[i]` whose span contains `ts[i]` (the slice
+    a flow end binds to), or -1."""
+    tracks = np.asarray(tracks, dtype=np.int64)
+    ts = np.asarray(ts, dtype=np.float64)
+    out = np.full(ts.size, -1, dtype=np.int64)
+    ok = np.flatnonzero(tracks >= 0)
+    if ok.size == 0:
+        return out
+    g_lo, g_hi = index.track_group_lo[tracks[ok]], index.track_group_hi[tracks[ok]]
+    groups = gather_ranges(g_lo, g_hi)
+    point = np.repeat(ok, g_hi - g_lo)
+    lo, hi = index.group_lo[groups], index.group_hi[groups]
+    at = segment_search(index.gs_start, lo, hi, ts[point], strict=True) - 1
+    found = at >= lo
+    pos = np.where(found, index.by_group_start[np.maximum(at, 0)], -1)
+    found &= index.end[np.maximum(pos, 0)] >= ts[point]
+    point, pos = point[found], pos[found]
+    depth = index.depth[pos]
+    order = np.lexsort((depth, point))  # deepest last per point
+    last = np.flatnonzero(np.concatenate([point[order][1:] != point[order][:-1], [True]]))
+    if last.size and order.size:
+        out[point[order][last]] = pos[order][last]
+    return out
+
+
+# --- flow arrows ---------------------------------------------------------------------
+
+
+@dataclass
+class FlowPairs:
+    """One arrow per flow end matched to its start (same category and id), sorted by
+    the earlier of the two times."""
+
+    cat: np.ndarray
+    flow_id: np.ndarray
+    src_track: np.ndarray
+    src_ts: np.ndarray
+    dst_track: np.ndarray
+    dst_ts: np.ndarray
+    lo: np.ndarray
+    hi_max: np.ndarray  # running max of the later time (window search)
+    hi: np.ndarray
+    # Endpoints per track, sorted by (track, ts): for an event's own flows.
+    point_track: np.ndarray
+    point_ts: np.ndarray
+    point_pair: np.ndarray
+    point_is_src: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.cat.size)
+
+
+def flow_pairs(model: TraceModel, index: TimelineIndex) -> FlowPairs:
+    return _extra(index, "flow_pairs", lambda: _build_flow_pairs(model, index))  # type: ignore[no-any-return]
+
+
+def _build_flow_pairs(model: TraceModel, index: TimelineIndex) -> FlowPairs:
+    ev = model.events
+    flows = np.flatnonzero((ev["kind"] == Kind.FLOW) & np.isfinite(ev["ts"]))
+    ph = ev["ph"][flows]
+    starts = flows[(ph == Phase.FLOW_START)]
+    ends = flows[(ph == Phase.FLOW_END) | (ph == Phase.FLOW_STEP)]
+    cat_bits = max(len(model.categories), 1)
+
+    def key(rows: np.ndarray) -> np.ndarray:
+        return ev["flow_id"][rows].astype(np.int64) * cat_bits + ev["cat"][rows]
+
+    s_key = key(starts)
+    order = np.argsort(s_key, kind="stable")
+    starts, s_key = starts[order], s_key[order]
+    e_key = key(ends)
+    at = np.searchsorted(s_key, e_key)
+    at_c = np.minimum(at, max(s_key.size - 1, 0))
+    matched = (s_key.size > 0) & (at < s_key.size)
+    if s_key.size:
+        matched &= s_key[at_c] == e_key
+    src, dst = starts[at_c[matched]], ends[matched]
+    src_track = tracks_of_rows(model, index, src)
+    dst_track = tracks_of_rows(model, index, dst)
+    ok = (src_track >= 0) & (dst_track >= 0)
+    src, dst, src_track, dst_track = src[ok], dst[ok], src_track[ok], dst_track[ok]
+    src_ts, dst_ts = ev["ts"][src].astype(np.float64), ev["ts"][dst].astype(np.float64)
+    lo, hi = np.minimum(src_ts, dst_ts), np.maximum(src_ts, dst_ts)
+    order = np.argsort(lo, kind="stable")
+    cat = ev["cat"][src][order].astype(np.int64)
+    pairs = np.arange(order.size)
+    p_track = np.concatenate([src_track[order], dst_track[order]])
+    p_ts = np.concatenate([src_ts[order], dst_ts[order]])
+    p_pair = np.concatenate([pairs, pairs])
+    p_src = np.concatenate([np.ones(pairs.size, bool), np.zeros(pairs.size, bool)])
+    p_order = np.lexsort((p_ts, p_track))
+    return FlowPairs(
+        cat=cat,
+        flow_id=ev["flow_id"][src][order].astype(np.int64),
+        src_track=src_track[order],
+        src_ts=src_ts[order],
+        dst_track=dst_track[order],
+        dst_ts=dst_ts[order],
+        lo=lo[order],
+        hi=hi[order],
+        hi_max=np.maximum.accumulate(hi[order]) if order.size else hi,
+        point_track=p_track[p_order],
+        point_ts=p_ts[p_order],
+        point_pair=p_pair[p_order],
+        point_is_src=p_src[p_order],
+    )
+
+
+def pairs_in_window(pairs: FlowPairs, t0: float, t1: float, tracks: np.ndarray) -> np.ndarray:
+    """Arrows with a part in [t0, t1] and an end on one of `tracks`, by start time."""
+    first = int(np.searchsorted(pairs.hi_max, t0, side="left"))
+    last = int(np.searchsorted(pairs.lo, t1, side="right"))
+    cand = np.arange(first, max(first, last))
+    cand = cand[pairs.hi[cand] >= t0]
+    on = np.isin(pairs.src_track[cand], tracks) | np.isin(pairs.dst_track[cand], tracks)
+    return cand[on]  # type: ignore[no-any-return]
+
+
+def flows_of_event(model: TraceModel, index: TimelineIndex, pos: int) -> list[tuple[int, bool]]:
+    """(pair, event is the arrow's source) of the flow ends bound to the event at `pos`."""
+    pairs = flow_pairs(model, index)
+    track = int(index.group_track[index.group[pos]])
+    start, end = float(index.start[pos]), float(index.end[pos])
+    lo = int(np.searchsorted(pairs.point_track, track, side="left"))
+    hi = int(np.searchsorted(pairs.point_track, track, side="right"))
+    a = lo + int(np.searchsorted(pairs.point_ts[lo:hi], start, side="left"))
+    b = lo + int(np.searchsorted(pairs.point_ts[lo:hi], end, side="right"))
+    if b <= a:
+        return []
+    bound = enclosing(index, np.full(b - a, track), pairs.point_ts[a:b])
+    mine = np.flatnonzero(bound == pos) + a
+    return [(int(pairs.point_pair[i]), bool(pairs.point_is_src[i])) for i in mine.tolist()]
+
+
+# --- correlation and External id ------------------------------------------------------
+
+
+@dataclass
+class Lookup:
+    """Rows sorted by a key column, for `rows_with(key)`."""
+
+    keys: np.ndarray
+    rows: np.ndarray
+
+    @classmethod
+    def of(cls, column: np.ndarray, rows: np.ndarray) -> Lookup:
+        keys = column[rows]
+        keep = keys >= 0
+        rows, keys = rows[keep], keys[keep]
+        order = np.argsort(keys, kind="stable")
+        return cls(keys[order], rows[order])
+
+    def rows_with(self, key: int, limit: int = 1000) -> np.ndarray:
+        if key < 0:
+            return self.rows[:0]
+        lo = int(np.searchsorted(self.keys, key, side="left"))
+        hi = int(np.searchsorted(self.keys, key, side="right"))
+        return self.rows[lo : min(hi, lo + limit)]
+
+
+@dataclass
+class Links:
+    gpu_by_correlation: Lookup
+    gpu_by_external: Lookup
+    launch_by_correlation: Lookup
+    op_by_external: Lookup
+
+
+def links(model: TraceModel, index: TimelineIndex) -> Links:
+    def build() -> Links:
+        ev = model.events
+        gpu = model.complete_rows(*GPU_ACTIVITY_KINDS)
+        launches = model.complete_rows(*LAUNCH_KINDS)
+        ops = model.complete_rows(Kind.CPU_OP, Kind.USER_ANNOTATION)
+        return Links(
+            Lookup.of(ev["correlation"], gpu),
+            Lookup.of(ev["external_id"], gpu),
+            Lookup.of(ev["correlation"], launches),
+            Lookup.of(ev["external_id"], ops),
+        )
+
+    return _extra(index, "links", build)  # type: ignore[no-any-return]
+
+
+# --- Sequence number (forward ↔ backward without fwdbwd flows) ------------------------
+
+
+_SEQUENCE = re.compile(rb'"Sequence number"\s*:\s*(-?\d+)')
+_FWD_THREAD = re.compile(rb'"Fwd thread id"\s*:\s*(\d+)')
+
+
+@dataclass
+class Sequences:
+    rows: np.ndarray  # CPU op rows with a sequence number, sorted by (number, ts)
+    numbers: np.ndarray
+    backward: np.ndarray  # `Fwd thread id` > 0: runs in the backward pass (2021 traces
+    # write `Fwd thread id: 0` on forward ops)
+    ts: np.ndarray
+
+
+def _rows_at(model: TraceModel, offsets: list[int]) -> np.ndarray:
+    """Rows whose raw args hold these byte offsets of the args blob."""
+    ends = model.events["args_end"]
+    return np.searchsorted(ends, np.array(offsets, dtype=np.int64), side="right")
+
+
+def sequences(model: TraceModel, index: TimelineIndex) -> Sequences:
+    def build() -> Sequences:
+        # One regex pass over the raw args (memory-mapped) instead of decoding the args
+        # of every operator: 0.7 s instead of 2.3 s on a 1 GB trace.
+        blob = model.args_blob
+        view = blob if isinstance(blob, bytes) else memoryview(blob)
+        offsets, numbers = [], []
+        for match in _SEQUENCE.finditer(view):
+            offsets.append(match.start())
+            numbers.append(int(match.group(1)))
+        rows = _rows_at(model, offsets)
+        backward_rows = _rows_at(
+            model, [m.start() for m in _FWD_THREAD.finditer(view) if int(m.group(1)) > 0]
+        )
+        nums = np.array(numbers, dtype=np.int64)
+        keep = (rows < len(model)) & (nums >= 0)
+        rows, nums = rows[keep], nums[keep]
+        keep = model.events["kind"][rows] == Kind.CPU_OP
+        rows, nums = rows[keep], nums[keep]
+        backward = np.isin(rows, backward_rows)
+        ts = model.events["ts"][rows]
+        order = np.lexsort((ts, nums))
+        return Sequences(rows[order], nums[order], backward[order], ts[order])
+
+    return _extra(index, "sequences", build)  # type: ignore[no-any-return]
+
+
+def sequence_partner(
+    model: TraceModel, index: TimelineIndex, number: int, backward: bool, ts: float
+) -> int:
+    """Forward op ↔ its backward op, matched by `Sequence number`: for a forward op the
+    first backward op after it, for a backward op the last forward op before it; -1."""
+    seq = sequences(model, index)
+    lo = int(np.searchsorted(seq.numbers, number, side="left"))
+    hi = int(np.searchsorted(seq.numbers, number, side="right"))
+    same = np.arange(lo, hi)
+    other = same[seq.backward[same] != backward]
+    if backward:
+        other = other[seq.ts[other] <= ts]
+        return int(seq.rows[other[-1]]) if other.size else -1
+    other = other[seq.ts[other] >= ts]
+    return int(seq.rows[other[0]]) if other.size else -1

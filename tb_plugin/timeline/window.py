@@ -1,0 +1,204 @@
+"""Window queries on the index: what of some tracks is visible in [t0, t1] at a resolution.
+
+Events at least `D = min_px * (t1 - t0) / width` µs long come back exactly; shorter ones
+are merged, per (track, depth), into density blocks (extent, count, busy time, dominant
+name). Every event overlapping the window is either exact or counted in a block.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .index import TimelineIndex, _aggregate
+
+
+def segment_search(
+    values: np.ndarray, lo: np.ndarray, hi: np.ndarray, target: np.ndarray, strict: bool
+) -> np.ndarray:
+    """For each segment [lo_i, hi_i) of the sorted-within-segment `values`: the first
+    position whose value is > target_i (strict) or >= target_i; hi_i when none. One
+    bisection over all segments at once."""
+    lo = lo.astype(np.int64, copy=True)
+    hi = hi.astype(np.int64, copy=True)
+    target = np.broadcast_to(np.asarray(target, dtype=np.float64), lo.shape)
+    active = np.flatnonzero(lo < hi)
+    while active.size:
+        a, b = lo[active], hi[active]
+        mid = (a + b) // 2
+        v = values[mid]
+        right = (v <= target[active]) if strict else (v < target[active])
+        lo[active] = np.where(right, mid + 1, a)
+        hi[active] = np.where(right, b, mid)
+        active = active[lo[active] < hi[active]]
+    return lo
+
+
+def gather_ranges(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Concatenation of arange(a_i, b_i)."""
+    lengths = np.maximum(b - a, 0)
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    offsets = np.repeat(a - (np.cumsum(lengths) - lengths), lengths)
+    return offsets + np.arange(total, dtype=np.int64)
+
+
+def groups_of_tracks(index: TimelineIndex, tracks: np.ndarray) -> np.ndarray:
+    return gather_ranges(index.track_group_lo[tracks], index.track_group_hi[tracks])
+
+
+@dataclass
+class SliceWindow:
+    """Numpy result of one window query (positions into the index's event arrays)."""
+
+    resolution: float  # D: events at least this long are exact
+    bucket: float  # width of the buckets the blocks are made of
+    exact: np.ndarray  # positions of exact events, sorted by (track, depth, start)
+    block_group: np.ndarray  # blocks, sorted by (group, start)
+    block_start: np.ndarray
+    block_end: np.ndarray
+    block_count: np.ndarray
+    block_busy: np.ndarray
+    block_name: np.ndarray
+    block_single: np.ndarray  # position of a block's only event, else -1
+
+    @property
+    def n_items(self) -> int:
+        return int(self.exact.size + self.block_group.size)
+
+
+def _overlapping(index: TimelineIndex, pos: np.ndarray, t0: float) -> np.ndarray:
+    """Of candidates already known to start before t1: those reaching into the window."""
+    end, start = index.end[pos], index.start[pos]
+    return pos[(end > t0) | (start >= t0)]
+
+
+def query_slices(
+    index: TimelineIndex, tracks: np.ndarray, t0: float, t1: float, resolution: float
+) -> SliceWindow:
+    """Exact events and density blocks of `tracks` in [t0, t1) where events shorter than
+    `resolution` µs are merged."""
+    thresholds = index.thresholds
+    level_k = int(np.searchsorted(thresholds, resolution, side="right")) - 1
+    bucket = float(thresholds[level_k]) if level_k >= 0 else resolution
+    groups = groups_of_tracks(index, np.asarray(tracks, dtype=np.int64))
+    segs = gather_ranges(index.group_seg_lo[groups], index.group_seg_hi[groups])
+    seg_class = index.seg_class[segs]
+    level = index.levels[level_k] if level_k >= 0 else None
+    stored = level.stored[index.seg_group[segs]] if level is not None else np.zeros(0, bool)
+
+    # Segments read event by event: long classes, and short ones without a stored level.
+    read = seg_class > level_k
+    if level is not None:
+        read |= ~stored
+    read_segs = segs[read]
+    lo = segment_search(
+        index.end_s,
+        index.seg_lo[read_segs],
+        index.seg_hi[read_segs],
+        np.full(read_segs.size, t0 - index.eps),
+        strict=True,
+    )
+    hi = segment_search(
+        index.start, lo, index.seg_hi[read_segs], np.full(read_segs.size, t1), strict=False
+    )
+    cand = _overlapping(index, gather_ranges(lo, hi), t0)
+    long_enough = (index.end[cand] - index.start[cand]) >= resolution
+    exact = cand[long_enough]
+    short = cand[~long_enough]
+
+    records = []
+    if short.size:
+        start = index.start[short]
+        dur = index.end[short] - start
+        records.append(
+            _aggregate(
+                index.group[short],
+                np.floor((start - index.t_min) / bucket).astype(np.int64),
+                start,
+                index.end_s[short],
+                np.ones(short.size, dtype=np.int64),
+                dur,
+                index.name[short],
+                dur,
+                short,
+                int((index.t_max - index.t_min) // bucket) + 2,
+            )
+        )
+    if level is not None:
+        stored_groups = groups[level.stored[groups]]
+        if stored_groups.size:
+            b_lo = segment_search(
+                level.end,
+                level.group_lo[stored_groups],
+                level.group_hi[stored_groups],
+                np.full(stored_groups.size, t0 - index.eps),
+                strict=True,
+            )
+            b_hi = segment_search(
+                level.start,
+                b_lo,
+                level.group_hi[stored_groups],
+                np.full(stored_groups.size, t1),
+                strict=False,
+            )
+            sel = gather_ranges(b_lo, b_hi)
+            owner = np.repeat(stored_groups, b_hi - b_lo)
+            records.append(
+                {
+                    "group": owner,
+                    "start": level.start[sel],
+                    "end": level.end[sel],
+                    "count": level.count[sel],
+                    "busy": level.busy[sel],
+                    "name": level.name[sel],
+                    "dbusy": level.busy[sel],
+                    "pos": level.single[sel],
+                }
+            )
+    blocks = _merge_blocks(records, bucket)
+    exact = exact[np.lexsort((index.start[exact], index.group[exact]))]
+    return SliceWindow(resolution, bucket, exact, *blocks)
+
+
+def _merge_blocks(
+    records: list[dict[str, np.ndarray]], bucket: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Join bucket records of one group whose gap is under a bucket: no event long enough
+    to be exact fits in such a gap, so a block never hides one."""
+    if not records:
+        z = np.zeros(0)
+        zi = np.zeros(0, dtype=np.int64)
+        return zi, z, z, zi, z, zi.astype(np.int32), zi
+    cat = {k: np.concatenate([r[k] for r in records]) for k in ("group", "start", "end")}
+    cat.update(
+        {
+            k: np.concatenate([r[k] for r in records])
+            for k in ("count", "busy", "name", "dbusy", "pos")
+        }
+    )
+    order = np.lexsort((cat["start"], cat["group"]))
+    group, start, end = cat["group"][order], cat["start"][order], cat["end"][order]
+    if group.size == 0:
+        zi = np.zeros(0, dtype=np.int64)
+        return zi, start, end, zi, start, zi.astype(np.int32), zi
+    new = np.ones(group.size, dtype=bool)
+    new[1:] = (group[1:] != group[:-1]) | (start[1:] - end[:-1] >= bucket)
+    first = np.flatnonzero(new)
+    block_id = np.cumsum(new) - 1
+    weight = cat["dbusy"][order]
+    best = np.lexsort((weight, block_id))
+    last = np.flatnonzero(np.concatenate([block_id[best][1:] != block_id[best][:-1], [True]]))
+    count = np.add.reduceat(cat["count"][order], first)
+    single = np.where(count == 1, np.maximum.reduceat(cat["pos"][order], first), -1)
+    return (
+        group[first],
+        np.minimum.reduceat(start, first),
+        np.maximum.reduceat(end, first),
+        count,
+        np.add.reduceat(cat["busy"][order], first),
+        cat["name"][order][best[last]].astype(np.int32),
+        single,
+    )
