@@ -19,6 +19,7 @@ import msgspec
 
 from .cache import DiskCache, default_cache_dir
 from .discovery import Run, SpanFile, Worker, scan_logdir
+from .distributed_job import analyze_run
 from .loader import LoadFailed, TraceStore
 from .model import TraceModel
 from .report_text import render_text
@@ -45,8 +46,9 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--view",
         action="append",
-        choices=sorted(VIEWS),
-        help="only these views (repeatable; default: all the trace supports)",
+        choices=sorted([*VIEWS, "distributed"]),
+        help="only these views (repeatable; default: all the trace supports, and "
+        "'distributed' for runs with several workers)",
     )
     report.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     return parser
@@ -107,10 +109,16 @@ def _report_run(store: TraceStore, run: Run, args: argparse.Namespace) -> dict[s
     names = args.view or supported_views(model)
     out: dict[str, Any] = {}
     for name in names:
+        if name not in VIEWS:
+            continue  # run-level views, below
         view = VIEWS[name]
         out[name] = msgspec.json.decode(
             store.view(span.path, view.cache_name({}), _without_params(view))
         )
+    if len(run.workers) >= 2 and (not args.view or "distributed" in args.view):
+        # Run-level: every worker's span as one job; the same object as the route.
+        cache_dir = str(store.cache.root) if store.cache else None
+        out["distributed"] = analyze_run(run, args.span, cache_dir)
     if args.format == "text":
         print(render_text(run.name, worker.name, span.name, model, out))
     return out

@@ -26,6 +26,7 @@ class WorkerListing(TypedDict):
 class RunListing(TypedDict):
     name: str
     workers: list[WorkerListing]
+    views: list[str]  # run-level views: "distributed" when the run has >= 2 workers
 
 
 def rank_from_name(name: str) -> int | None:
@@ -47,4 +48,8 @@ def worker_listing(worker: Worker) -> WorkerListing:
 
 
 def run_listing(run: Run) -> RunListing:
-    return {"name": run.name, "workers": [worker_listing(w) for w in run.workers]}
+    return {
+        "name": run.name,
+        "workers": [worker_listing(w) for w in run.workers],
+        "views": ["distributed"] if len(run.workers) >= 2 else [],
+    }

@@ -50,3 +50,39 @@ def is_tensor_core_eligible_op(op_name: str) -> bool:
 @lru_cache(maxsize=1)
 def _eligible_ops() -> frozenset[str]:
     return frozenset(load("tensor_cores")["eligible_op_names"])
+
+
+def collective_type(name: str) -> str | None:
+    """Canonical collective of a kernel/op name or a `Collective name` arg (`all_reduce`,
+    `all_gather`, ...), or None when the name is not a collective."""
+    return _collective_type(name)
+
+
+@lru_cache(maxsize=4096)
+def _collective_type(name: str) -> str | None:
+    squashed = name.lower().replace("_", "").replace(" ", "").replace("-", "")
+    for canonical, substrings in load("communication")["collective_types"]:
+        if any(s in squashed for s in substrings):
+            return str(canonical)
+    return None
+
+
+def dtype_size(dtype: str) -> int | None:
+    """Bytes per element of a dtype name as trace args spell it (`Float`, `c10::Half`)."""
+    size = load("communication")["dtype_bytes"].get(dtype.strip().lower())
+    return int(size) if size is not None else None
+
+
+def bus_bandwidth_factor(collective: str, ranks: int) -> float | None:
+    """NCCL's bus-bandwidth factor of a collective over `ranks` ranks (None: no formula)."""
+    rule = load("communication")["bus_bandwidth"].get(collective)
+    if rule is None or ranks < 1:
+        return None
+    scale = float(rule["scale"])
+    return scale * (ranks - 1) / ranks if rule["ring"] else scale
+
+
+def bandwidth_size_multiplier(collective: str, ranks: int) -> int:
+    """The size NCCL's bandwidth formulas use, in units of the input bytes."""
+    rule = load("communication")["bus_bandwidth"].get(collective) or {}
+    return max(ranks, 1) if rule.get("size") == "output" else 1

@@ -1,0 +1,227 @@
+"""The collectives of one trace: type, process group, sequence number, time, bytes.
+
+A collective instance is
+- on GPU ranks, one communication kernel (name rule `is_comm_kernel`: `nccl`/`rccl` in the
+  name); its time is the kernel's;
+- on CPU ranks (and CPU process groups of GPU jobs), one range of a host collective backend
+  (`gloo:*`, `mpi:*`, `ucc:*`, rule `is_host_transfer_op`); its time is the range's.
+
+What it is comes from, in order: the kernel's own args (2.x libkineto copies the
+collective's `Collective name`, `In msg nelems`, `dtype`, `Process Group Name`, `Seq` onto
+the kernel), then the communication ops (`is_comm_op`: `record_param_comms`, `nccl:*`,
+`c10d::*`) that were running on the launching thread when the kernel was launched,
+innermost first (matched by time containment of the launching runtime call, else by
+`External id`), then the kernel name. Bytes are `In msg nelems` x the size of `dtype`, else
+the first tensor of `Input Dims` x the size of `Input type` of the innermost op that has
+both; unknown bytes are -1.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from ..categories import Kind
+from ..model import TraceModel
+from .common import launch_rows, launches_of, name_flags
+from .rules import collective_type, dtype_size, is_comm_kernel, is_comm_op, is_host_transfer_op
+
+OTHER = "other"
+_MAX_NESTING = 16  # comm ops looked at before a launch when searching the enclosing ones
+
+
+class CommArgs(msgspec.Struct, gc=False):
+    """Args of communication ops and kernels that say what the collective is."""
+
+    collective: Any = msgspec.field(default=None, name="Collective name")
+    in_nelems: Any = msgspec.field(default=None, name="In msg nelems")
+    dtype: Any = None
+    group_size: Any = msgspec.field(default=None, name="Group size")
+    pg_name: Any = msgspec.field(default=None, name="Process Group Name")
+    seq: Any = msgspec.field(default=None, name="Seq")
+    seq_lower: Any = msgspec.field(default=None, name="seq")
+    input_dims: Any = msgspec.field(default=None, name="Input Dims")
+    input_dims_old: Any = msgspec.field(default=None, name="Input dims")
+    input_type: Any = msgspec.field(default=None, name="Input type")
+    input_type_old: Any = msgspec.field(default=None, name="Input types")
+
+
+@dataclass
+class Collectives:
+    """One entry per collective instance, sorted by start."""
+
+    kind: list[str]  # canonical type (`all_reduce`, ...) or "other"
+    pg: list[str]  # process group name ("" when the trace does not say)
+    seq: np.ndarray  # i8, -1 unknown
+    start: np.ndarray  # f8, trace time (model.ts)
+    end: np.ndarray  # f8
+    nbytes: np.ndarray  # f8, -1 unknown
+    group_size: np.ndarray  # i8, -1 unknown
+    on_gpu: np.ndarray  # bool: a kernel (else a host range)
+
+    def __len__(self) -> int:
+        return int(self.start.size)
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)) and np.isfinite(value):
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def _first_tensor_elements(dims: Any) -> int | None:
+    """Elements of the first tensor argument: `[[4, 8], ...]` or a TensorList `[[[4], [8]]]`."""
+    if not isinstance(dims, list) or not dims:
+        return None
+    first = dims[0]
+    if not isinstance(first, list) or not first:
+        return None
+    if all(isinstance(d, int) for d in first):
+        return int(np.prod(first, dtype=np.int64))
+    if all(isinstance(t, list) and all(isinstance(d, int) for d in t) for t in first):
+        return int(sum(int(np.prod(t, dtype=np.int64)) for t in first if t))
+    return None
+
+
+def _bytes_of(args: CommArgs) -> int | None:
+    nelems = _int(args.in_nelems)
+    if nelems is not None and isinstance(args.dtype, str):
+        size = dtype_size(args.dtype)
+        if size is not None:
+            return nelems * size
+    dims = args.input_dims if args.input_dims is not None else args.input_dims_old
+    types = args.input_type if args.input_type is not None else args.input_type_old
+    elements = _first_tensor_elements(dims)
+    if elements is not None and isinstance(types, list) and types and isinstance(types[0], str):
+        size = dtype_size(types[0])
+        if size is not None:
+            return elements * size
+    return None
+
+
+@dataclass
+class _Facts:
+    kind: str | None = None
+    pg: str | None = None
+    seq: int | None = None
+    nbytes: int | None = None
+    group_size: int | None = None
+
+    def fill(self, args: CommArgs, name: str | None) -> None:
+        if self.kind is None:
+            if isinstance(args.collective, str):
+                self.kind = collective_type(args.collective)
+            if self.kind is None and name is not None:
+                self.kind = collective_type(name)
+        if self.pg is None and args.pg_name is not None and not isinstance(args.pg_name, bool):
+            self.pg = str(args.pg_name)
+        if self.seq is None:
+            self.seq = _int(args.seq if args.seq is not None else args.seq_lower)
+        if self.nbytes is None:
+            self.nbytes = _bytes_of(args)
+        if self.group_size is None:
+            self.group_size = _int(args.group_size)
+
+
+def extract(model: TraceModel) -> Collectives:
+    ev = model.events
+    kernels = model.complete_rows(Kind.KERNEL)
+    kernels = kernels[name_flags(model, is_comm_kernel)[ev["name"][kernels]]]
+    host = model.complete_rows(Kind.CPU_OP, Kind.USER_ANNOTATION)
+    host_names = ev["name"][host]
+    transfers = host[name_flags(model, is_host_transfer_op)[host_names]]
+    comm_ops = host[name_flags(model, is_comm_op)[host_names]]
+
+    facts: list[_Facts] = []
+    if kernels.size:
+        facts += _kernel_facts(model, kernels, comm_ops)
+    if transfers.size:
+        names = model.names_of(transfers)
+        for args, name in zip(model.args_of(transfers, CommArgs), names):
+            f = _Facts()
+            f.fill(args, name)
+            facts.append(f)
+    rows = np.concatenate([kernels, transfers]).astype(np.int64)
+    on_gpu = np.arange(rows.size) < kernels.size
+    start = ev["ts"][rows].astype(np.float64)
+    order = np.argsort(start, kind="stable")
+    rows, start, on_gpu = rows[order], start[order], on_gpu[order]
+    facts = [facts[i] for i in order.tolist()]
+    return Collectives(
+        kind=[f.kind or OTHER for f in facts],
+        pg=[f.pg or "" for f in facts],
+        seq=np.array([-1 if f.seq is None else f.seq for f in facts], dtype=np.int64),
+        start=start,
+        end=start + ev["dur"][rows],
+        nbytes=np.array([-1 if f.nbytes is None else f.nbytes for f in facts], dtype=np.float64),
+        group_size=np.array(
+            [-1 if f.group_size is None else f.group_size for f in facts], dtype=np.int64
+        ),
+        on_gpu=on_gpu,
+    )
+
+
+def _kernel_facts(model: TraceModel, kernels: np.ndarray, comm_ops: np.ndarray) -> list[_Facts]:
+    ev = model.events
+    op_args = model.args_of(comm_ops, CommArgs)
+    op_names = model.names_of(comm_ops)
+    kernel_args = model.args_of(kernels, CommArgs)
+    kernel_names = model.names_of(kernels)
+
+    # Comm ops per thread, sorted by start, for "which ops enclose this launch".
+    by_thread: dict[tuple[int, int], list[int]] = defaultdict(list)
+    for i, (pid, tid) in enumerate(zip(ev["pid"][comm_ops].tolist(), ev["tid"][comm_ops].tolist())):
+        by_thread[(pid, tid)].append(i)
+    thread_index: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    for key, members in by_thread.items():
+        idx = np.array(members, dtype=np.int64)
+        starts = ev["ts"][comm_ops[idx]]
+        order = np.argsort(starts, kind="stable")
+        idx = idx[order]
+        thread_index[key] = (idx, starts[order], starts[order] + ev["dur"][comm_ops[idx]])
+    by_external: dict[int, list[int]] = defaultdict(list)
+    for i, ext in enumerate(ev["external_id"][comm_ops].tolist()):
+        if ext > 0:
+            by_external[ext].append(i)
+
+    launcher = launches_of(model, kernels, launch_rows(model))
+    out: list[_Facts] = []
+    for k in range(kernels.size):
+        f = _Facts()
+        f.fill(kernel_args[k], None)
+        chain: list[int] = []
+        row = int(launcher[k])
+        if row >= 0:
+            index = thread_index.get((int(ev["pid"][row]), int(ev["tid"][row])))
+            if index is not None:
+                chain = _enclosing(index, float(ev["ts"][row]))
+        if not chain:
+            chain = by_external.get(int(ev["external_id"][kernels[k]]), [])
+        for i in chain:
+            f.fill(op_args[i], op_names[i])
+        if f.kind is None:
+            f.kind = collective_type(kernel_names[k])
+        out.append(f)
+    return out
+
+
+def _enclosing(index: tuple[np.ndarray, np.ndarray, np.ndarray], t: float) -> list[int]:
+    """Comm ops of one thread running at time t, innermost (latest start) first."""
+    idx, starts, ends = index
+    pos = int(np.searchsorted(starts, t, side="right"))
+    out: list[int] = []
+    for j in range(pos - 1, max(pos - 1 - _MAX_NESTING, -1), -1):
+        if ends[j] >= t:
+            out.append(int(idx[j]))
+    return out
