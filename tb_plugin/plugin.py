@@ -18,11 +18,15 @@ from tensorboard import errors
 from tensorboard.backend import http_util
 from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
+from werkzeug.utils import send_file
 
 from .cache import DiskCache, default_cache_dir
 from .discovery import LogdirWatcher, Run, SpanFile
+from .distributed_job import DistributedJobError, DistributedJobs
 from .listing import run_listing, worker_listing
 from .loader import LoadFailed, NotReady, TraceStore
+from .timeline.api import ROUTES as TIMELINE_ROUTES
+from .timeline.api import TimelineNotFound, TimelineParamError, WorkerTrace
 from .views import VIEWS, ViewParamError, supported_views
 
 PLUGIN_NAME = "kinetoscope"
@@ -68,6 +72,7 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
         if os.environ.get("KINETOSCOPE_NO_CACHE") != "1":
             cache = DiskCache(default_cache_dir())
         self.store = TraceStore(cache)
+        self.distributed = DistributedJobs(str(cache.root) if cache else None)
 
     # --- TensorBoard hooks ------------------------------------------------------
 
@@ -77,7 +82,10 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
             "/workers": self._serve_workers,
             "/spans": self._serve_spans,
             "/status": self._serve_status,
+            "/distributed": self._serve_distributed,
             "/static/*": self._serve_static,
+            **{f"/{name}": self._serve_timeline(name) for name in TIMELINE_ROUTES},
+            "/download": self._serve_download,
             **{f"/{name}": self._serve_view(name) for name in VIEWS},
         }
 
@@ -206,6 +214,84 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
             return self._json(request, data)
 
         return serve
+
+    @route
+    def _serve_distributed(self, request: wrappers.Request) -> Any:
+        """Run-level: all ranks of the run as one job (202 with progress while summarizing)."""
+        run = self._find_run(request)
+        try:
+            code, body = self.distributed.request(run, request.args.get("span"))
+        except DistributedJobError as exc:
+            raise AnalysisError(str(exc)) from None
+        return self._json(request, body, code=code)
+
+    # --- trace view (tb_plugin/timeline): per-request windows, never cached to disk --
+
+    def _timeline_spans(self, request: wrappers.Request) -> list[tuple[str | None, SpanFile]]:
+        """`worker=W` (times as in the file) or `workers=W1,W2` of one run (epoch µs)."""
+        names = request.args.get("workers")
+        if not names:
+            return [(None, self._find_span(request))]
+        run = self._find_run(request)
+        span_name = request.args.get("span")
+        by_name = {w.name: w for w in run.workers}
+        out: list[tuple[str | None, SpanFile]] = []
+        for name in dict.fromkeys(n.strip() for n in names.split(",") if n.strip()):
+            worker = by_name.get(name)
+            if worker is None:
+                raise errors.NotFoundError(f"no worker {name!r} in run {run.name!r}")
+            spans = [s for s in worker.spans if not span_name or s.name == span_name]
+            if not spans:
+                raise errors.NotFoundError(f"worker {name!r} has no span {span_name!r}")
+            out.append((name, spans[-1]))
+        return out
+
+    def _serve_timeline(self, name: str) -> Any:
+        compute = TIMELINE_ROUTES[name]
+
+        @route
+        def serve(request: wrappers.Request) -> Any:
+            spans = self._timeline_spans(request)
+            for _, span in spans:
+                self.store.state_for(span.path)  # start every load before waiting on one
+            workers = []
+            for worker, span in spans:
+                try:
+                    workers.append(WorkerTrace(worker, self.store.model(span.path)))
+                except NotReady:
+                    body = self._status_body(request, span)
+                    return self._json(request, {**body, "worker": worker or body["worker"]}, 202)
+                except LoadFailed as exc:
+                    raise TraceUnreadableError(exc.error["message"]) from None
+            try:
+                data = msgspec.json.encode(compute(workers, request.args))
+            except TimelineParamError as exc:
+                raise errors.InvalidArgumentError(str(exc)) from None
+            except TimelineNotFound as exc:
+                raise errors.NotFoundError(str(exc)) from None
+            except Exception as exc:  # noqa: BLE001 - an analysis bug must not kill TensorBoard
+                raise AnalysisError(f"{name} failed: {exc!r}") from None
+            return self._json(request, data)
+
+        return serve
+
+    @route
+    def _serve_download(self, request: wrappers.Request) -> Any:
+        """The trace file itself, streamed, as an attachment."""
+        span = self._find_span(request)
+        if not os.path.isfile(span.path):
+            raise errors.NotFoundError(f"{span.file} was removed")
+        gz = span.file.endswith(".gz")
+        response = send_file(
+            span.path,
+            request.environ,
+            mimetype="application/gzip" if gz else "application/json",
+            as_attachment=True,
+            download_name=span.file,
+            conditional=True,
+        )
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        return response
 
     @route
     def _serve_static(self, request: wrappers.Request) -> Any:
