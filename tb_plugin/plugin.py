@@ -25,9 +25,10 @@ from .discovery import LogdirWatcher, Run, SpanFile
 from .distributed_job import DistributedJobError, DistributedJobs
 from .listing import run_listing, worker_listing
 from .loader import LoadFailed, NotReady, TraceStore
+from .params import ViewParamError
 from .timeline.api import ROUTES as TIMELINE_ROUTES
-from .timeline.api import TimelineNotFound, TimelineParamError, WorkerTrace
-from .views import VIEWS, ViewParamError, supported_views
+from .timeline.api import TimelineNotFound, WorkerTrace
+from .views import VIEWS, supported_views
 
 PLUGIN_NAME = "kinetoscope"
 # werkzeug types `application` for plain functions; our routes are methods.
@@ -265,7 +266,7 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
                     raise TraceUnreadableError(exc.error["message"]) from None
             try:
                 data = msgspec.json.encode(compute(workers, request.args))
-            except TimelineParamError as exc:
+            except ViewParamError as exc:
                 raise errors.InvalidArgumentError(str(exc)) from None
             except TimelineNotFound as exc:
                 raise errors.NotFoundError(str(exc)) from None

@@ -4,7 +4,7 @@ all read this one table, so a new view is one entry here."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,12 +13,9 @@ from .analysis import memory as memory_analysis
 from .analysis import operators as operators_analysis
 from .analysis import overview
 from .model import TraceModel
+from .params import Params, ViewParamError
 
-Params = Mapping[str, str]
-
-
-class ViewParamError(ValueError):
-    """A request parameter of a view is malformed (answered as HTTP 400)."""
+__all__ = ["VIEWS", "View", "ViewParamError", "Params", "supported_views"]
 
 
 @dataclass(frozen=True)
@@ -52,24 +49,12 @@ VIEWS: dict[str, View] = {
 }
 
 
-def _memory_view(
-    compute: Callable[[TraceModel, Params], Any],
-) -> Callable[[TraceModel, Params], Any]:
-    def run(model: TraceModel, params: Params) -> Any:
-        try:
-            return compute(model, params)
-        except memory_analysis.MemoryParamError as exc:
-            raise ViewParamError(str(exc)) from None
-
-    return run
-
-
 _MEMORY_PARAMS = ("device", "start_us", "end_us")
 VIEWS.update(
     {
         "memory": View(
             "memory",
-            _memory_view(memory_analysis.memory),
+            memory_analysis.memory,
             memory_analysis.VERSION,
             memory_analysis.has_memory,
             params=_MEMORY_PARAMS,
@@ -77,7 +62,7 @@ VIEWS.update(
         ),
         "memory_curve": View(
             "memory_curve",
-            _memory_view(memory_analysis.memory_curve),
+            memory_analysis.memory_curve,
             memory_analysis.VERSION,
             memory_analysis.has_memory,
             params=_MEMORY_PARAMS + ("width",),
@@ -86,7 +71,7 @@ VIEWS.update(
         ),
         "memory_events": View(
             "memory_events",
-            _memory_view(memory_analysis.memory_events),
+            memory_analysis.memory_events,
             memory_analysis.VERSION,
             memory_analysis.has_memory,
             params=_MEMORY_PARAMS + ("sort", "offset", "limit"),
@@ -97,30 +82,18 @@ VIEWS.update(
 )
 
 
-def _op_view(
-    compute: Callable[[TraceModel, Params], Any],
-) -> Callable[[TraceModel, Params], Any]:
-    def run(model: TraceModel, params: Params) -> Any:
-        try:
-            return compute(model, params)
-        except operators_analysis.ParamError as exc:
-            raise ViewParamError(str(exc)) from None
-
-    return run
-
-
 VIEWS.update(
     {
         "operators": View(
             "operators",
-            _op_view(operators_analysis.operators_view),
+            operators_analysis.operators_view,
             operators_analysis.VERSION,
             _always,
             params=("group_by",),
         ),
         "callstacks": View(
             "callstacks",
-            _op_view(operators_analysis.callstacks_view),
+            operators_analysis.callstacks_view,
             operators_analysis.VERSION,
             _always,
             params=("name", "input_shape"),
@@ -128,7 +101,7 @@ VIEWS.update(
         ),
         "kernels": View(
             "kernels",
-            _op_view(kernels_analysis.kernels_view),
+            kernels_analysis.kernels_view,
             kernels_analysis.VERSION,
             kernels_analysis.supports,
             params=("group_by", "device", "stream"),

@@ -21,7 +21,7 @@ from kinetoscope.timeline.api import (
     FLAG_STARTS_BEFORE,
     ROUTES,
     TimelineNotFound,
-    TimelineParamError,
+    ViewParamError,
     WorkerTrace,
 )
 from kinetoscope.timeline.index import build_index, index_of, nesting_depth, stack_depth
@@ -467,15 +467,15 @@ def test_range_summary_clips_and_subtracts_children(nested: TraceModel) -> None:
 @pytest.mark.parametrize(
     ("route", "params", "error"),
     [
-        ("trace", {"t0": "abc"}, TimelineParamError),
-        ("trace", {"t0": "10", "t1": "5"}, TimelineParamError),
-        ("trace", {"width": "0"}, TimelineParamError),
-        ("trace", {"t0": "nan"}, TimelineParamError),
+        ("trace", {"t0": "abc"}, ViewParamError),
+        ("trace", {"t0": "10", "t1": "5"}, ViewParamError),
+        ("trace", {"width": "0"}, ViewParamError),
+        ("trace", {"t0": "nan"}, ViewParamError),
         ("trace", {"tracks": "t99"}, TimelineNotFound),
-        ("event", {}, TimelineParamError),
-        ("event", {"row": "x"}, TimelineParamError),
+        ("event", {}, ViewParamError),
+        ("event", {"row": "x"}, ViewParamError),
         ("event", {"row": "100000"}, TimelineNotFound),
-        ("search", {}, TimelineParamError),
+        ("search", {}, ViewParamError),
     ],
 )
 def test_bad_requests(nested: TraceModel, route: str, params: dict[str, str], error: type) -> None:

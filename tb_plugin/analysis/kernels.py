@@ -25,6 +25,7 @@ import numpy as np
 
 from ..categories import Kind
 from ..model import TraceModel
+from ..params import ViewParamError
 from .common import gpu_device_ids, launch_rows, launches_of, name_flags
 from .optree import op_tree
 from .rules import STEP_NAME, uses_tensor_cores
@@ -264,11 +265,10 @@ def kernels(
 
 
 def kernels_view(model: TraceModel, params: Any) -> KernelsView:
-    from .operators import ParamError
 
     group_by = params.get("group_by") or "name"
     if group_by not in GROUP_BY:
-        raise ParamError(f"group_by must be one of {', '.join(GROUP_BY)}, not {group_by!r}")
+        raise ViewParamError(f"group_by must be one of {', '.join(GROUP_BY)}, not {group_by!r}")
     filters: dict[str, int | None] = {}
     for key in ("device", "stream"):
         text = params.get(key)
@@ -278,5 +278,5 @@ def kernels_view(model: TraceModel, params: Any) -> KernelsView:
         try:
             filters[key] = int(text)
         except ValueError:
-            raise ParamError(f"{key} must be an integer, not {text!r}") from None
+            raise ViewParamError(f"{key} must be an integer, not {text!r}") from None
     return kernels(model, group_by, filters["device"], filters["stream"])

@@ -34,7 +34,9 @@ import numpy as np
 
 from ..categories import Kind
 from ..model import TraceModel
-from .memory_index import DeviceSeries, MemoryIndex, memory_index, thread_keys
+from ..params import ViewParamError, integer, number
+from .common import thread_keys
+from .memory_index import DeviceSeries, MemoryIndex, memory_index
 
 VERSION = "1"
 TABLE_ROWS = 5000  # allocation_table cap; memory_events pages through all rows
@@ -42,10 +44,6 @@ PAGE_MAX = 10000
 DEFAULT_WIDTH = 1000
 MAX_WIDTH = 20000
 SORTS = ("size", "alloc", "free", "duration")
-
-
-class MemoryParamError(ValueError):
-    """A malformed parameter (views.py turns it into a 400)."""
 
 
 class OpRef(TypedDict):
@@ -156,38 +154,12 @@ def has_memory(model: TraceModel) -> bool:
 # --- parameters ------------------------------------------------------------------
 
 
-def _float(params: Mapping[str, str], key: str) -> float | None:
-    raw = params.get(key)
-    if raw in (None, ""):
-        return None
-    try:
-        value = float(raw)  # type: ignore[arg-type]
-    except ValueError:
-        raise MemoryParamError(f"{key} must be a number, not {raw!r}") from None
-    if math.isnan(value):
-        raise MemoryParamError(f"{key} must be a number, not {raw!r}")
-    return value
-
-
-def _int(params: Mapping[str, str], key: str, default: int, lo: int, hi: int) -> int:
-    raw = params.get(key)
-    if raw in (None, ""):
-        return default
-    try:
-        value = int(raw)  # type: ignore[arg-type]
-    except ValueError:
-        raise MemoryParamError(f"{key} must be an integer, not {raw!r}") from None
-    if not lo <= value <= hi:
-        raise MemoryParamError(f"{key} must be between {lo} and {hi}, not {value}")
-    return value
-
-
 def _range(params: Mapping[str, str]) -> tuple[float | None, float | None, float, float]:
-    start, end = _float(params, "start_us"), _float(params, "end_us")
+    start, end = number(params, "start_us"), number(params, "end_us")
     lo = -math.inf if start is None else start
     hi = math.inf if end is None else end
     if lo > hi:
-        raise MemoryParamError(f"start_us ({start}) is after end_us ({end})")
+        raise ViewParamError(f"start_us ({start}) is after end_us ({end})")
     return start, end, lo, hi
 
 
@@ -203,7 +175,7 @@ def _devices(
     found = index.device(str(name))
     if found is None:
         known = ", ".join(d.name for d in index.devices) or "none"
-        raise MemoryParamError(f"no memory events of device {name!r} (devices: {known})")
+        raise ViewParamError(f"no memory events of device {name!r} (devices: {known})")
     return [found]
 
 
@@ -564,7 +536,7 @@ def memory_curve(model: TraceModel, params: Mapping[str, str]) -> CurveView:
     index = memory_index(model)
     start, end, lo, hi = _range(params)
     (d,) = _devices(index, params, default_all=False)
-    width = _int(params, "width", DEFAULT_WIDTH, 1, MAX_WIDTH)
+    width = integer(params, "width", DEFAULT_WIDTH, 1, MAX_WIDTH)
     t, alloc, res = _step_points(d, lo, hi)
     keep = downsample(t, [alloc] if res is None else [alloc, res], width)
     return {
@@ -634,9 +606,9 @@ def memory_events(model: TraceModel, params: Mapping[str, str]) -> EventsView:
     selected = _devices(index, params, default_all=True)
     sort = params.get("sort") or "size"
     if sort not in SORTS:
-        raise MemoryParamError(f"sort must be one of {', '.join(SORTS)}, not {sort!r}")
-    offset = _int(params, "offset", 0, 0, 2**62)
-    limit = _int(params, "limit", 1000, 1, PAGE_MAX)
+        raise ViewParamError(f"sort must be one of {', '.join(SORTS)}, not {sort!r}")
+    offset = integer(params, "offset", 0, 0, 2**62)
+    limit = integer(params, "limit", 1000, 1, PAGE_MAX)
     rows = _allocation_rows(index, selected, lo, hi)
     order = _ordered(rows, sort)
     page = order[offset : offset + limit]

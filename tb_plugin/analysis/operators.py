@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
@@ -26,7 +25,9 @@ import numpy as np
 
 from ..categories import Kind
 from ..model import TraceModel
-from .optree import OpTree, depths, op_tree, previous_at_least, thread_keys
+from ..params import ViewParamError
+from .common import thread_keys
+from .optree import OpTree, depths, op_tree, previous_at_least
 
 VERSION = "1"
 GROUP_BY = ("name", "shape")
@@ -39,7 +40,6 @@ _FRAME = re.compile(r"^(.*)\((\d+)\): (.*)$")
 _DIMS_KEY = re.compile(rb'"Input [Dd]ims" *: *(\[[\[\]0-9, \t\r\n-]*\])')
 _STACK_KEY = re.compile(rb'"Call stack" *: *"[^"]')
 _MODULE_INSTANCE = re.compile(r"^(nn\.Module: .*?)_\d+$")
-_LOCK = threading.Lock()
 
 
 class _RowBase(TypedDict):
@@ -176,9 +176,10 @@ def shape_codes(model: TraceModel, rows: np.ndarray) -> tuple[np.ndarray, list[A
 def _shape_index(model: TraceModel) -> tuple[np.ndarray, np.ndarray, list[Any]]:
     """Rows with an input shape, their shape codes, and the shapes (last: None). One regex
     pass over the raw args (the dims are lists of ints only), memoised on the model."""
-    cached = model.__dict__.get("_shape_index")
-    if cached is not None:
-        return cached  # type: ignore[no-any-return]
+    return model.derived("_shape_index", _build_shape_index)
+
+
+def _build_shape_index(model: TraceModel) -> tuple[np.ndarray, np.ndarray, list[Any]]:
     by_raw: dict[bytes, int] = {}
     positions: list[int] = []
     raw_codes: list[int] = []
@@ -202,9 +203,7 @@ def _shape_index(model: TraceModel) -> tuple[np.ndarray, np.ndarray, list[Any]]:
     rows = np.searchsorted(model.events["args_end"], np.array(positions, dtype=np.int64), "right")
     codes = remap[np.array(raw_codes, dtype=np.int64)] if raw_codes else np.empty(0, np.int64)
     rows, first = np.unique(rows, return_index=True)
-    result = (rows, codes[first], shapes)
-    model.__dict__["_shape_index"] = result
-    return result
+    return rows, codes[first], shapes
 
 
 def parse_shape_param(text: str) -> Any:
@@ -227,15 +226,8 @@ class PythonStacks:
 
 def python_stacks(model: TraceModel, tree: OpTree) -> PythonStacks | None:
     """Python frames enclosing each op on its thread (2.x `with_stack=True` traces)."""
-    cached = model.__dict__.get("_python_stacks")
-    if cached is not None:
-        return cached if cached.rows.size else None  # type: ignore[no-any-return]
-    with _LOCK:
-        cached = model.__dict__.get("_python_stacks")
-        if cached is None:
-            cached = _build_python_stacks(model, tree)
-            model.__dict__["_python_stacks"] = cached
-    return cached if cached.rows.size else None  # type: ignore[no-any-return]
+    stacks = model.derived("_python_stacks", lambda m: _build_python_stacks(m, tree))
+    return stacks if stacks.rows.size else None
 
 
 def _build_python_stacks(model: TraceModel, tree: OpTree) -> PythonStacks:
@@ -452,26 +444,24 @@ def operators(model: TraceModel, group_by: str = "name") -> OperatorsView:
 # --- request parameters ---------------------------------------------------------------------
 
 
-class ParamError(ValueError):
-    """A malformed request parameter of the operator, call stack or kernel views."""
-
-
 def operators_view(model: TraceModel, params: Any) -> OperatorsView:
     group_by = params.get("group_by") or "name"
     if group_by not in GROUP_BY:
-        raise ParamError(f"group_by must be one of {', '.join(GROUP_BY)}, not {group_by!r}")
+        raise ViewParamError(f"group_by must be one of {', '.join(GROUP_BY)}, not {group_by!r}")
     return operators(model, group_by)
 
 
 def callstacks_view(model: TraceModel, params: Any) -> CallStacksView:
     name = params.get("name")
     if not name:
-        raise ParamError("name (the operator name) is required")
+        raise ViewParamError("name (the operator name) is required")
     text = params.get("input_shape")
     if text in (None, ""):
         return callstacks(model, name)
     try:
         shape = parse_shape_param(text)
     except ValueError:
-        raise ParamError(f"input_shape must be JSON, as in the operator rows: {text!r}") from None
+        raise ViewParamError(
+            f"input_shape must be JSON, as in the operator rows: {text!r}"
+        ) from None
     return callstacks(model, name, shape, by_shape=True)

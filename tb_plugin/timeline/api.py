@@ -19,7 +19,7 @@ from ..analysis.steps import find_steps
 from ..categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind, Phase
 from ..listing import rank_from_name
 from ..model import TraceModel
-from ..views import ViewParamError
+from ..params import ViewParamError, integer, number
 from .counters import Counter, build_counters, counter_series
 from .index import TimelineIndex, index_of
 from .links import (
@@ -48,10 +48,6 @@ DEFAULT_SEARCH_LIMIT = 100
 FLAG_LINKED = 2  # has a correlation id: a launch and its GPU activity (see `event`)
 FLAG_STARTS_BEFORE = 4  # starts before t0
 FLAG_ENDS_AFTER = 8  # ends after t1
-
-
-class TimelineParamError(ViewParamError):
-    """A malformed parameter (HTTP 400)."""
 
 
 class TimelineNotFound(LookupError):
@@ -93,32 +89,6 @@ def counters_of(worker: WorkerTrace) -> list[Counter]:
 # --- parameters ----------------------------------------------------------------------
 
 
-def _number(params: Params, key: str, default: float | None = None) -> float | None:
-    text = params.get(key)
-    if text is None or text == "":
-        return default
-    try:
-        value = float(text)
-    except ValueError:
-        raise TimelineParamError(f"{key} must be a number, not {text!r}") from None
-    if not np.isfinite(value):
-        raise TimelineParamError(f"{key} must be finite, not {text!r}")
-    return value
-
-
-def _integer(params: Params, key: str, default: int, lo: int, hi: int) -> int:
-    text = params.get(key)
-    if text is None or text == "":
-        return default
-    try:
-        value = int(text)
-    except ValueError:
-        raise TimelineParamError(f"{key} must be an integer, not {text!r}") from None
-    if not lo <= value <= hi:
-        raise TimelineParamError(f"{key} must be between {lo} and {hi}, not {value}")
-    return value
-
-
 def _extent(workers: Sequence[WorkerTrace]) -> tuple[float, float]:
     lo = min((w.index.t_min + w.offset for w in workers if len(w.index)), default=0.0)
     hi = max((w.index.t_max + w.offset for w in workers if len(w.index)), default=0.0)
@@ -127,11 +97,11 @@ def _extent(workers: Sequence[WorkerTrace]) -> tuple[float, float]:
 
 def _range(workers: Sequence[WorkerTrace], params: Params) -> tuple[float, float]:
     lo, hi = _extent(workers)
-    t0 = _number(params, "t0", lo)
-    t1 = _number(params, "t1", hi + 1.0)  # + 1: the last instant is inside
+    t0 = number(params, "t0", lo)
+    t1 = number(params, "t1", hi + 1.0)  # + 1: the last instant is inside
     assert t0 is not None and t1 is not None
     if not t1 > t0:
-        raise TimelineParamError(f"t1 ({t1}) must be after t0 ({t0})")
+        raise ViewParamError(f"t1 ({t1}) must be after t0 ({t0})")
     return t0, t1
 
 
@@ -350,17 +320,17 @@ class WindowRequest(TypedDict):
 
 
 def parse_window_request(params: Params) -> WindowRequest:
-    min_px = _number(params, "min_px", 1.0)
+    min_px = number(params, "min_px", 1.0)
     assert min_px is not None
     if not 0 < min_px <= 1000:
-        raise TimelineParamError(f"min_px must be in (0, 1000], not {min_px}")
+        raise ViewParamError(f"min_px must be in (0, 1000], not {min_px}")
     return {
         "tracks": params.get("tracks"),
-        "t0": _number(params, "t0"),
-        "t1": _number(params, "t1"),
-        "width": _integer(params, "width", DEFAULT_WIDTH, 1, MAX_WIDTH),
+        "t0": number(params, "t0"),
+        "t1": number(params, "t1"),
+        "width": integer(params, "width", DEFAULT_WIDTH, 1, MAX_WIDTH),
         "min_px": min_px,
-        "max_items": _integer(params, "max_items", DEFAULT_MAX_ITEMS, 1, MAX_ITEMS),
+        "max_items": integer(params, "max_items", DEFAULT_MAX_ITEMS, 1, MAX_ITEMS),
     }
 
 
@@ -417,7 +387,7 @@ def window(workers: Sequence[WorkerTrace], request: WindowRequest) -> WindowView
     t0 = request["t0"] if request["t0"] is not None else lo
     t1 = request["t1"] if request["t1"] is not None else hi + 1.0
     if not t1 > t0:
-        raise TimelineParamError(f"t1 ({t1}) must be after t0 ({t0})")
+        raise ViewParamError(f"t1 ({t1}) must be after t0 ({t0})")
     width, min_px = request["width"], request["min_px"]
     resolution = min_px * (t1 - t0) / width
     selections = _select(workers, request["tracks"])
@@ -590,18 +560,18 @@ class EventView(TypedDict):
 
 def _one(workers: Sequence[WorkerTrace]) -> WorkerTrace:
     if len(workers) != 1:
-        raise TimelineParamError("this route takes one worker")
+        raise ViewParamError("this route takes one worker")
     return workers[0]
 
 
 def _row(params: Params, model: TraceModel) -> int:
     text = params.get("row")
     if text is None or text == "":
-        raise TimelineParamError("missing parameter: row")
+        raise ViewParamError("missing parameter: row")
     try:
         row = int(text)
     except ValueError:
-        raise TimelineParamError(f"row must be an integer, not {text!r}") from None
+        raise ViewParamError(f"row must be an integer, not {text!r}") from None
     if not 0 <= row < len(model):
         raise TimelineNotFound(f"no event row {row} (the trace has {len(model)})")
     return row
@@ -790,7 +760,7 @@ class FlowsView(TypedDict):
 
 def flows(workers: Sequence[WorkerTrace], params: Params) -> FlowsView:
     t0, t1 = _range(workers, params)
-    limit = _integer(params, "limit", DEFAULT_FLOW_LIMIT, 1, 100_000)
+    limit = integer(params, "limit", DEFAULT_FLOW_LIMIT, 1, 100_000)
     selections = _select(workers, params.get("tracks"))
     cols: dict[str, list[Any]] = {k: [] for k in FlowColumns.__annotations__}
     total = 0
@@ -867,8 +837,8 @@ def search(workers: Sequence[WorkerTrace], params: Params) -> SearchView:
     """Events whose name contains `q` (any case), by time; counts per matching name."""
     query = (params.get("q") or "").strip()
     if not query:
-        raise TimelineParamError("missing parameter: q")
-    limit = _integer(params, "limit", DEFAULT_SEARCH_LIMIT, 1, 10_000)
+        raise ViewParamError("missing parameter: q")
+    limit = integer(params, "limit", DEFAULT_SEARCH_LIMIT, 1, 10_000)
     t0, t1 = _range(workers, params)
     needle = query.lower()
     counts: dict[str, int] = {}
@@ -960,7 +930,7 @@ def range_summary(workers: Sequence[WorkerTrace], params: Params) -> RangeSummar
     """Per name, over the events of the chosen tracks overlapping [t0, t1): how many, their
     time clipped to the range, and their self time (minus their children's, clipped)."""
     t0, t1 = _range(workers, params)
-    limit = _integer(params, "limit", 500, 1, 100_000)
+    limit = integer(params, "limit", 500, 1, 100_000)
     selections = _select(workers, params.get("tracks"))
     totals: dict[str, list[float]] = {}
     n_events = 0
