@@ -11,7 +11,8 @@ Views are pure functions of this model; nothing here knows about views.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -84,6 +85,18 @@ class TraceModel:
             index = {n: i for i, n in enumerate(self.names)}
             self.__dict__["_name_index"] = index
         return int(index.get(name, -1))
+
+    def derived(self, key: str, build: Callable[[TraceModel], T]) -> T:
+        """A structure computed from the model once (an index, a tree) and kept with it;
+        concurrent requests wait for the one build instead of repeating it."""
+        found = self.__dict__.get(key)
+        if found is None:
+            with self.__dict__.setdefault("_derived_lock", threading.Lock()):
+                found = self.__dict__.get(key)
+                if found is None:
+                    found = build(self)
+                    self.__dict__[key] = found
+        return found  # type: ignore[no-any-return]
 
     def rows_of(self, *kinds: Kind) -> np.ndarray:
         """Row indices of events of the given kinds, in file order."""

@@ -67,3 +67,21 @@ def gpu_device_ids(model: TraceModel, rows: np.ndarray) -> np.ndarray:
         )
         dev[missing] = pid_values[model.events["pid"][rows[missing]]]
     return dev
+
+
+def thread_keys(model: TraceModel, rows: np.ndarray) -> np.ndarray:
+    """One int per (pid, tid) of `rows`; a pid or tid written as "123" and as 123 is one
+    thread (2021 traces wrote op tids as strings and memory-event tids as numbers)."""
+    pid_canon = _canonical(model.pids)
+    tid_canon = _canonical(model.tids)
+    ev = model.events
+    width = np.int64(max(len(model.tids), 1))
+    return pid_canon[ev["pid"][rows]] * width + tid_canon[ev["tid"][rows]]
+
+
+def _canonical(values: list[object]) -> np.ndarray:
+    first: dict[str, int] = {}
+    out = np.zeros(max(len(values), 1), dtype=np.int64)
+    for i, v in enumerate(values):
+        out[i] = first.setdefault(str(v), i)
+    return out

@@ -21,13 +21,13 @@ timestamps) are caught by a containment check and resolved by a short scan.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..categories import Kind
 from ..model import TraceModel
+from .common import thread_keys
 from .rules import STEP_NAME
 
 # c10::DeviceType numbers → label prefix. CUDA and HIP (AMD) are both "GPU".
@@ -41,8 +41,6 @@ DEVICE_PREFIXES = {
     19: "MTIA",
 }
 GPU_TYPES = (1, 6)
-
-_LOCK = threading.Lock()
 
 
 @dataclass
@@ -102,33 +100,7 @@ class MemoryIndex:
 
 
 def memory_index(model: TraceModel) -> MemoryIndex:
-    cached = model.__dict__.get("_memory_index")
-    if cached is not None:
-        return cached  # type: ignore[no-any-return]
-    with _LOCK:
-        cached = model.__dict__.get("_memory_index")
-        if cached is None:
-            cached = _build(model)
-            model.__dict__["_memory_index"] = cached
-    return cached  # type: ignore[no-any-return]
-
-
-def thread_keys(model: TraceModel, rows: np.ndarray) -> np.ndarray:
-    """One int per (pid, tid) of `rows`; "123" and 123 are the same thread (2021 traces
-    wrote the tid of ops as a string and of memory events as a number)."""
-    pid_canon = _canonical_codes(model.pids)
-    tid_canon = _canonical_codes(model.tids)
-    ev = model.events
-    width = np.int64(max(len(model.tids), 1))
-    return pid_canon[ev["pid"][rows]] * width + tid_canon[ev["tid"][rows]]
-
-
-def _canonical_codes(values: list) -> np.ndarray:
-    first: dict[str, int] = {}
-    out = np.empty(max(len(values), 1), dtype=np.int64)
-    for i, v in enumerate(values):
-        out[i] = first.setdefault(str(v), i)
-    return out
+    return model.derived("_memory_index", _build)
 
 
 def device_label(device_type: int, device_id: int) -> str:

@@ -41,17 +41,15 @@ parents, level-by-level sums for the totals. The tree is memoised on the model.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..categories import Kind
 from ..model import TraceModel
-from .common import gpu_rows, launch_rows, launches_of, name_flags
+from .common import gpu_rows, launch_rows, launches_of, name_flags, thread_keys
 from .rules import STEP_NAME, is_tensor_core_eligible_op, uses_tensor_cores
 
-_LOCK = threading.Lock()
 _BLOCK = 32
 
 
@@ -85,35 +83,10 @@ class OpTree:
 
 
 def op_tree(model: TraceModel) -> OpTree:
-    cached = model.__dict__.get("_op_tree")
-    if cached is not None:
-        return cached  # type: ignore[no-any-return]
-    with _LOCK:
-        cached = model.__dict__.get("_op_tree")
-        if cached is None:
-            cached = build_op_tree(model)
-            model.__dict__["_op_tree"] = cached
-    return cached  # type: ignore[no-any-return]
+    return model.derived("_op_tree", build_op_tree)
 
 
 # --- helpers ------------------------------------------------------------------------
-
-
-def thread_keys(model: TraceModel, rows: np.ndarray) -> np.ndarray:
-    """A small int per (pid, tid); a pid or tid written as "123" and as 123 is one."""
-    pid_canon = _canonical(model.pids)
-    tid_canon = _canonical(model.tids)
-    ev = model.events
-    width = np.int64(max(len(model.tids), 1))
-    return pid_canon[ev["pid"][rows]] * width + tid_canon[ev["tid"][rows]]
-
-
-def _canonical(values: list) -> np.ndarray:
-    first: dict[str, int] = {}
-    out = np.zeros(max(len(values), 1), dtype=np.int64)
-    for i, v in enumerate(values):
-        out[i] = first.setdefault(str(v), i)
-    return out
 
 
 def previous_at_least(values: np.ndarray, targets: np.ndarray) -> np.ndarray:

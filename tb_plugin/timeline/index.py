@@ -481,13 +481,4 @@ def build_index(model: TraceModel) -> TimelineIndex:
 def index_of(model: TraceModel) -> TimelineIndex:
     """The model's index, built on first use and kept with the model (one build even
     when several requests ask at once)."""
-    found = model.__dict__.get("_timeline_index")
-    if found is not None:
-        return found  # type: ignore[no-any-return]
-    lock = model.__dict__.setdefault("_timeline_lock", threading.Lock())
-    with lock:
-        found = model.__dict__.get("_timeline_index")
-        if found is None:
-            found = build_index(model)
-            model.__dict__["_timeline_index"] = found
-    return found  # type: ignore[no-any-return]
+    return model.derived("_timeline_index", build_index)
