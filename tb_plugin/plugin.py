@@ -196,9 +196,11 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
         @route
         def serve(request: wrappers.Request) -> Any:
             span = self._find_span(request)
-            params = {k: request.args[k] for k in view.params if k in request.args}
+            params = {k: request.args[k] for k in view.params if request.args.get(k)}
             try:
-                if view.cached:
+                # Views whose parameters vary per request are cached only in their default
+                # form, which is what a page shows first.
+                if view.cached or not params:
                     data = self.store.view(
                         span.path, view.cache_name(params), lambda m: view.compute(m, params)
                     )

@@ -25,7 +25,7 @@ class View:
     version: str
     supports: Callable[[TraceModel], bool]
     params: tuple[str, ...] = ()  # query parameters the view reads (besides run/worker/span)
-    cached: bool = True  # False for views whose parameters vary per request (windows)
+    cached: bool = True  # False: only the default (no parameters) form is cached
     in_report: bool = True  # part of `kinetoscope report` and `status.views`
 
     def cache_name(self, params: Params) -> str:
