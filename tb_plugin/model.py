@@ -10,9 +10,12 @@ Views are pure functions of this model; nothing here knows about views.
 
 from __future__ import annotations
 
+import contextlib
+import mmap
 import os
+import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -117,6 +120,26 @@ class TraceModel:
         start = int(ends[row - 1]) if row > 0 else 0
         return bytes(self.args_blob[start : int(ends[row])])
 
+    def scan_args(self, pattern: re.Pattern[bytes]) -> Iterator[tuple[int, re.Match[bytes]]]:
+        """Matches of `pattern` in the raw args with their byte offsets in the blob (map
+        them to rows with `np.searchsorted(events["args_end"], offset, "right")`). The blob
+        is read in chunks cut between events, and pages of a memory-mapped blob are let go
+        after each chunk, so scanning gigabytes of args keeps little of them resident."""
+        blob = self.args_blob
+        ends = self.events["args_end"]
+        total = int(ends[-1]) if len(ends) else 0
+        start = 0
+        while start < total:
+            i = int(np.searchsorted(ends, start + ARGS_SCAN_CHUNK, side="right")) - 1
+            stop = int(ends[i]) if i >= 0 else 0
+            if stop <= start:  # one event's args larger than a chunk
+                stop = int(ends[np.searchsorted(ends, start, side="right")])
+            data = bytes(blob[start:stop])
+            _release_pages(blob, start, stop)
+            for match in pattern.finditer(data):
+                yield start + match.start(), match
+            start = stop
+
     def args_of(self, rows: Sequence[int] | np.ndarray, shape: type[T]) -> list[T]:
         """Decode the args of `rows` into `shape` (a msgspec Struct with defaults)."""
         rows = np.asarray(rows, dtype=np.int64)
@@ -151,6 +174,23 @@ class TraceModel:
     def device_properties(self) -> list[dict[str, Any]]:
         props = self.header.get("deviceProperties") or self.header.get("computeProperties")
         return [p for p in props if isinstance(p, dict)] if isinstance(props, list) else []
+
+
+ARGS_SCAN_CHUNK = 32 << 20
+
+
+def _release_pages(blob: Any, start: int, stop: int) -> None:
+    """Drop the pages of [start, stop) of a read-only memory-mapped blob from this process
+    (the kernel's page cache keeps them; touching them again maps them back)."""
+    mapping = getattr(blob, "_mmap", None)
+    if mapping is None or not hasattr(mapping, "madvise"):
+        return
+    page = mmap.PAGESIZE
+    lo = start - start % page
+    hi = min(stop, len(blob))
+    if hi > lo:
+        with contextlib.suppress(OSError, ValueError):
+            mapping.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
 
 
 def empty_columns(spec: dict[str, str], n: int = 0) -> dict[str, np.ndarray]:

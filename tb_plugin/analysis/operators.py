@@ -183,8 +183,8 @@ def _build_shape_index(model: TraceModel) -> tuple[np.ndarray, np.ndarray, list[
     by_raw: dict[bytes, int] = {}
     positions: list[int] = []
     raw_codes: list[int] = []
-    for m in _DIMS_KEY.finditer(model.args_blob):
-        positions.append(m.start())
+    for offset, m in model.scan_args(_DIMS_KEY):
+        positions.append(offset)
         raw_codes.append(by_raw.setdefault(m.group(1), len(by_raw)))
     canon: dict[str, int] = {}
     shapes: list[Any] = []
@@ -320,8 +320,7 @@ def has_call_stack(
 def rows_with_stack_arg(model: TraceModel) -> np.ndarray:
     """Rows whose args hold a non-empty `Call stack`: one regex pass over the raw args
     (decoding every op's args costs ~10x more on a big trace)."""
-    blob = model.args_blob
-    pos = np.fromiter((m.start() for m in _STACK_KEY.finditer(blob)), dtype=np.int64)
+    pos = np.fromiter((offset for offset, _ in model.scan_args(_STACK_KEY)), dtype=np.int64)
     rows = np.searchsorted(model.events["args_end"], pos, side="right")
     return np.unique(rows)
 

@@ -266,15 +266,13 @@ def sequences(model: TraceModel, index: TimelineIndex) -> Sequences:
     def build() -> Sequences:
         # One regex pass over the raw args (memory-mapped) instead of decoding the args
         # of every operator: 0.7 s instead of 2.3 s on a 1 GB trace.
-        blob = model.args_blob
-        view = blob if isinstance(blob, bytes) else memoryview(blob)
         offsets, numbers = [], []
-        for match in _SEQUENCE.finditer(view):
-            offsets.append(match.start())
+        for offset, match in model.scan_args(_SEQUENCE):
+            offsets.append(offset)
             numbers.append(int(match.group(1)))
         rows = _rows_at(model, offsets)
         backward_rows = _rows_at(
-            model, [m.start() for m in _FWD_THREAD.finditer(view) if int(m.group(1)) > 0]
+            model, [offset for offset, m in model.scan_args(_FWD_THREAD) if int(m.group(1)) > 0]
         )
         nums = np.array(numbers, dtype=np.int64)
         keep = (rows < len(model)) & (nums >= 0)
