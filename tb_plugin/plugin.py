@@ -179,7 +179,9 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
         views: list[str] = []
         if status["state"] == "ready":
             try:
-                views = supported_views(self.store.model(span.path))
+                model = self.store.model(span.path)
+                # The trace view (its own routes, not a registered view) shows any trace.
+                views = supported_views(model) + (["trace"] if len(model) else [])
             except (NotReady, LoadFailed):
                 views = []
         return {
