@@ -38,7 +38,7 @@ from ..params import ViewParamError, integer, number
 from .common import thread_keys
 from .memory_index import DeviceSeries, MemoryIndex, memory_index
 
-VERSION = "1"
+VERSION = "2"
 TABLE_ROWS = 5000  # allocation_table cap; memory_events pages through all rows
 PAGE_MAX = 10000
 DEFAULT_WIDTH = 1000
@@ -107,6 +107,7 @@ class OperatorRow(TypedDict):
 
 
 class MemoryView(TypedDict):
+    trace_start_us: float  # the first event of the trace (any kind): times are relative to it
     device: str | None  # the device the tables cover; None: every device
     default_device: str | None
     start_us: float | None
@@ -123,6 +124,7 @@ class MemoryView(TypedDict):
 
 
 class CurveView(TypedDict):
+    trace_start_us: float
     device: str
     start_us: float | None
     end_us: float | None
@@ -199,6 +201,7 @@ def memory(model: TraceModel, params: Mapping[str, str]) -> MemoryView:
         no_address += int(((model.memory["addr"][members] == -1) & (d.nbytes[i0:i1] != 0)).sum())
         unattributed += int((index.op[members] < 0).sum())
     return {
+        "trace_start_us": trace_start(model),
         "device": params.get("device") or None,
         "default_device": index.default_device,
         "start_us": start,
@@ -217,6 +220,11 @@ def memory(model: TraceModel, params: Mapping[str, str]) -> MemoryView:
         "operator_stats": operator_stats(model, index, selected, lo, hi),
         "notes": _notes(index),
     }
+
+
+def trace_start(model: TraceModel) -> float:
+    ts = model.events["ts"]
+    return float(np.nanmin(ts)) if ts.size else 0.0
 
 
 def _notes(index: MemoryIndex) -> list[str]:
@@ -540,6 +548,7 @@ def memory_curve(model: TraceModel, params: Mapping[str, str]) -> CurveView:
     t, alloc, res = _step_points(d, lo, hi)
     keep = downsample(t, [alloc] if res is None else [alloc, res], width)
     return {
+        "trace_start_us": trace_start(model),
         "device": d.name,
         "start_us": start,
         "end_us": end,

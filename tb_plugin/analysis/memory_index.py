@@ -171,7 +171,8 @@ def _series(
         allocated = running + baseline
         source = "computed"
     reserved = None
-    if total_res.size and not np.isnan(total_res).any():
+    # The CPU allocator reserves nothing: a flat zero there means "not tracked".
+    if total_res.size and not np.isnan(total_res).any() and (dev_type != 0 or total_res.any()):
         reserved = np.asarray(total_res, dtype=np.float64)
     alloc, free, size, no_address = _pair(mem["addr"][order], nbytes, order)
     return DeviceSeries(
