@@ -2,6 +2,20 @@
 // with TensorBoard's error message; 202 (still loading) is a distinct result, never an error.
 
 import type {
+  CallStacksParams,
+  CallStacksResponse,
+  DistributedLoading,
+  DistributedResponse,
+  KernelsParams,
+  KernelsResponse,
+  MemoryCurveParams,
+  MemoryCurveResponse,
+  MemoryEventsParams,
+  MemoryEventsResponse,
+  MemoryParams,
+  MemoryResponse,
+  OperatorGroupBy,
+  OperatorsResponse,
   OverviewResponse,
   RunsResponse,
   SpanKey,
@@ -103,8 +117,13 @@ export class ApiClient {
   }
 
   /** A view route: the data, or StillLoading when the server answers 202. */
-  async getView<T>(route: string, key: SpanKey, signal?: AbortSignal): Promise<T | StillLoading> {
-    const { status, body } = await this.request(route, { ...key }, signal);
+  async getView<T>(
+    route: string,
+    key: SpanKey,
+    signal?: AbortSignal,
+    params: Params = {},
+  ): Promise<T | StillLoading> {
+    const { status, body } = await this.request(route, { ...params, ...key }, signal);
     if (status === 202) return { loading: true, status: body as StatusResponse };
     return body as T;
   }
@@ -125,8 +144,85 @@ export class ApiClient {
     return this.getJson<StatusResponse>('status', { ...key }, signal);
   }
 
+  /**
+   * Run-level `distributed` (every worker of the run is one rank; `span` defaults to "1"):
+   * the view, or its progress (`state: "loading"`, HTTP 202) while the server summarizes
+   * the ranks — poll it again.
+   */
+  async distributed(
+    run: string,
+    span: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<DistributedResponse | DistributedLoading> {
+    const { body } = await this.request('distributed', { run, span }, signal);
+    return body as DistributedResponse | DistributedLoading;
+  }
+
   overview(key: SpanKey, signal?: AbortSignal): Promise<OverviewResponse | StillLoading> {
     return this.getView<OverviewResponse>('overview', key, signal);
+  }
+
+  operators(
+    key: SpanKey,
+    groupBy: OperatorGroupBy,
+    signal?: AbortSignal,
+  ): Promise<OperatorsResponse | StillLoading> {
+    return this.getView<OperatorsResponse>('operators', key, signal, { group_by: groupBy });
+  }
+
+  callstacks(
+    key: SpanKey,
+    params: CallStacksParams,
+    signal?: AbortSignal,
+  ): Promise<CallStacksResponse | StillLoading> {
+    return this.getView<CallStacksResponse>('callstacks', key, signal, { ...params });
+  }
+
+  kernels(
+    key: SpanKey,
+    params: KernelsParams,
+    signal?: AbortSignal,
+  ): Promise<KernelsResponse | StillLoading> {
+    return this.getView<KernelsResponse>('kernels', key, signal, { ...params });
+  }
+
+  memory(
+    key: SpanKey,
+    params: MemoryParams,
+    signal?: AbortSignal,
+  ): Promise<MemoryResponse | StillLoading> {
+    return this.getView<MemoryResponse>('memory', key, signal, { ...params });
+  }
+
+  memoryCurve(
+    key: SpanKey,
+    params: MemoryCurveParams,
+    signal?: AbortSignal,
+  ): Promise<MemoryCurveResponse | StillLoading> {
+    return this.getView<MemoryCurveResponse>('memory_curve', key, signal, { ...params });
+  }
+
+  memoryEvents(
+    key: SpanKey,
+    params: MemoryEventsParams,
+    signal?: AbortSignal,
+  ): Promise<MemoryEventsResponse | StillLoading> {
+    return this.getView<MemoryEventsResponse>('memory_events', key, signal, { ...params });
+  }
+
+  /**
+   * A trace-view route (`tracks`, `trace`, `event`, `flows`, `search`, `range_summary`)
+   * with run, span and `worker` (file times) or `workers` (epoch µs) in `params`: the
+   * data, or StillLoading when a worker answers 202.
+   */
+  async timeline<T>(
+    route: string,
+    params: Params,
+    signal?: AbortSignal,
+  ): Promise<T | StillLoading> {
+    const { status, body } = await this.request(route, params, signal);
+    if (status === 202) return { loading: true, status: body as StatusResponse };
+    return body as T;
   }
 }
 

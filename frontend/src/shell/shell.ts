@@ -6,7 +6,7 @@ import { describeError, isAbort, ViewNotReady, type ApiClient } from '../api/cli
 import type { RunInfo, SpanKey, StatusResponse } from '../api/types';
 import { h, replaceChildren } from '../components/dom';
 import { formatBytes, formatPercent } from '../components/format';
-import { getView, VIEW_IDS, viewLabel } from '../views/registry';
+import { getRunView, getView, RUN_VIEW_IDS, VIEW_IDS, viewLabel } from '../views/registry';
 import type { ViewHandle } from '../views/types';
 import { Repeater, sleep } from './poll';
 import {
@@ -166,7 +166,7 @@ export class Shell {
       this.selection = null;
       this.loadController?.abort();
       this.disposeView();
-      this.renderViewSelector([]);
+      this.renderViewSelector();
       this.showMessage(
         'no-runs',
         'No profiler traces yet',
@@ -178,6 +178,10 @@ export class Shell {
       this.selection = next;
       this.writeUrl();
       void this.loadSpan();
+    } else if (this.showingRunView() && !this.runViews(next).includes(this.currentView ?? '')) {
+      void this.loadSpan(); // the run no longer offers the run-level view shown
+    } else {
+      this.renderViewSelector();
     }
   }
 
@@ -212,7 +216,19 @@ export class Shell {
 
   private chooseView(view: string, anchor?: string): void {
     this.wantedView = view;
-    if (this.status?.state !== 'ready' || !this.selection) return;
+    if (this.selection && this.runViews(this.selection).includes(view)) {
+      if (view === this.currentView && this.viewHandle) {
+        if (anchor) this.viewHandle.scrollTo?.(anchor);
+        return;
+      }
+      this.writeUrl(view);
+      void this.renderRunView(this.selection, view, anchor);
+      return;
+    }
+    if (this.status?.state !== 'ready' || !this.selection) {
+      if (this.showingRunView()) void this.loadSpan(); // back to a worker view: load it
+      return;
+    }
     const offered = chooseView(this.status.views, VIEW_IDS, view);
     if (offered !== view) return;
     if (view === this.currentView && this.viewHandle) {
@@ -260,9 +276,56 @@ export class Shell {
           ]
         : null,
     );
+    this.lockWorkers();
   }
 
-  private renderViewSelector(views: string[]): void {
+  // ----- run-level views (the run's listing offers them; no worker is loaded) -----
+
+  private runViews(sel: Selection): string[] {
+    const offered = findRun(this.runs, sel.run)?.views ?? [];
+    return offered.filter((v) => RUN_VIEW_IDS.includes(v));
+  }
+
+  private showingRunView(): boolean {
+    return this.currentView !== undefined && RUN_VIEW_IDS.includes(this.currentView);
+  }
+
+  /** A run-level view covers every worker: the Workers list is off while it is shown. */
+  private lockWorkers(): void {
+    const select = this.workerSel.select;
+    const locked = this.showingRunView();
+    select.disabled = locked || select.options.length === 0;
+    this.workerSel.wrap.title = locked ? 'This view shows every worker of the run' : '';
+  }
+
+  private async renderRunView(sel: Selection, viewId: string, anchor?: string): Promise<void> {
+    const def = getRunView(viewId);
+    if (!def) return;
+    this.loadController?.abort(); // stop polling a worker: this view does its own loading
+    await this.mountView(
+      viewId,
+      def.label,
+      (container, signal) =>
+        def.render(container, {
+          api: this.api,
+          run: sel.run,
+          span: sel.span,
+          themes: this.themes,
+          signal,
+          viewLabel,
+        }),
+      anchor,
+    );
+  }
+
+  /** The worker-span's views (once ready), then the run's run-level views. */
+  private renderViewSelector(): void {
+    const sel = this.selection;
+    const status = this.status;
+    let views = status?.state === 'ready' ? status.views.filter((v) => VIEW_IDS.includes(v)) : [];
+    // Shown without loading the worker: offer its default view as the way back.
+    if (!views.length && this.showingRunView() && VIEW_IDS[0]) views = [VIEW_IDS[0]];
+    if (sel) views = views.concat(this.runViews(sel));
     setOptions(
       this.viewSel.select,
       views.map((v) => [v, viewLabel(v)]),
@@ -281,7 +344,12 @@ export class Shell {
     this.loadController = controller;
     this.status = null;
     this.currentView = undefined;
-    this.renderViewSelector([]);
+    if (this.wantedView !== undefined && this.runViews(sel).includes(this.wantedView)) {
+      await this.renderRunView(sel, this.wantedView);
+      return;
+    }
+    this.lockWorkers();
+    this.renderViewSelector();
     const key: SpanKey = { ...sel };
     const started = Date.now();
     this.showLoading(`Loading ${sel.worker}, span ${sel.span}…`, null);
@@ -292,10 +360,9 @@ export class Shell {
         if (status.state === 'ready') {
           this.status = status;
           this.failed.delete(keyOf(sel));
-          const views = status.views.filter((v) => VIEW_IDS.includes(v));
           const view = chooseView(status.views, VIEW_IDS, this.wantedView);
           this.currentView = view;
-          this.renderViewSelector(views);
+          this.renderViewSelector();
           if (!view) {
             this.showMessage(
               'no-views',
@@ -343,29 +410,46 @@ export class Shell {
   ): Promise<void> {
     const def = getView(viewId);
     if (!def) return;
+    await this.mountView(
+      viewId,
+      def.label,
+      (container, signal) =>
+        def.render(container, {
+          api: this.api,
+          key: { ...sel },
+          status,
+          themes: this.themes,
+          signal,
+          views: status.views.filter((v) => VIEW_IDS.includes(v)),
+          viewLabel,
+          navigate: (view, target) => this.chooseView(view, target),
+        }),
+      anchor,
+    );
+  }
+
+  /** Replaces the shown view; a worker view or a run-level one. */
+  private async mountView(
+    viewId: string,
+    label: string,
+    render: (container: HTMLElement, signal: AbortSignal) => Promise<ViewHandle>,
+    anchor?: string,
+  ): Promise<void> {
     this.disposeView();
     const controller = new AbortController();
     this.viewController = controller;
     this.currentView = viewId;
-    this.viewSel.select.value = viewId;
+    this.renderViewSelector();
+    this.lockWorkers();
     const container = h('div', { class: 'ks-view-host', dataset: { view: viewId } });
     replaceChildren(
       this.main,
-      h('div', { class: 'ks-loading ks-loading-view', testid: 'loading' }, `Loading ${def.label}…`),
+      h('div', { class: 'ks-loading ks-loading-view', testid: 'loading' }, `Loading ${label}…`),
       container,
     );
     container.hidden = true;
     try {
-      const handle = await def.render(container, {
-        api: this.api,
-        key: { ...sel },
-        status,
-        themes: this.themes,
-        signal: controller.signal,
-        views: status.views.filter((v) => VIEW_IDS.includes(v)),
-        viewLabel,
-        navigate: (view, target) => this.chooseView(view, target),
-      });
+      const handle = await render(container, controller.signal);
       if (controller.signal.aborted) {
         handle.dispose();
         return;
@@ -381,7 +465,7 @@ export class Shell {
         return;
       }
       console.error(error);
-      this.showMessage('view-error', `Could not show ${def.label}`, describeError(error));
+      this.showMessage('view-error', `Could not show ${label}`, describeError(error));
     }
   }
 

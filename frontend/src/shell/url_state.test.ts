@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { readState, readTab, sameState, writeState } from './url_state';
+import { readKeys, readState, readTab, sameState, writeKeys, writeState } from './url_state';
 
 describe('readState', () => {
   it('reads our keys and ignores other plugins', () => {
@@ -64,5 +64,33 @@ describe('sameState', () => {
   it('compares every key', () => {
     assert.equal(sameState({ run: 'a' }, { run: 'a' }), true);
     assert.equal(sameState({ run: 'a' }, { run: 'a', span: '1' }), false);
+  });
+});
+
+describe('readKeys / writeKeys', () => {
+  it("reads and writes a view's own keys next to the shell's", () => {
+    const hash = '#kinetoscope&p.kinetoscope.run=r&p.kinetoscope.t0=10';
+    assert.deepEqual(readKeys(hash, ['t0', 't1']), { t0: '10' });
+    assert.equal(
+      writeKeys(hash, { t0: undefined, t1: '20.5' }),
+      '#kinetoscope&p.kinetoscope.run=r&p.kinetoscope.t1=20.5',
+    );
+    // writeState leaves keys it does not manage alone.
+    assert.equal(
+      writeState(hash, { run: 's' }),
+      '#kinetoscope&p.kinetoscope.run=s&p.kinetoscope.t0=10',
+    );
+  });
+
+  it('writes a whole link state (shell keys and view keys) in the order given', () => {
+    assert.equal(
+      writeKeys('#kinetoscope&p.kinetoscope.view=distributed', {
+        run: 'a',
+        worker: 'w 1',
+        view: 'trace',
+        t0: '10.5',
+      }),
+      '#kinetoscope&p.kinetoscope.view=trace&p.kinetoscope.run=a&p.kinetoscope.worker=w%201&p.kinetoscope.t0=10.5',
+    );
   });
 });

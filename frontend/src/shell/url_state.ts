@@ -45,13 +45,16 @@ function parseItems(hash: string): HashItem[] {
 
 /** Our keys from a hash such as "#kinetoscope&p.kinetoscope.run=r". */
 export function readState(hash: string): UrlState {
-  const state: UrlState = {};
+  return readKeys(hash, STATE_KEYS);
+}
+
+/** The non-empty values of p.kinetoscope.<key> for the given keys (a view's own state). */
+export function readKeys(hash: string, keys: readonly string[]): Record<string, string> {
+  const state: Record<string, string> = {};
   for (const item of parseItems(hash)) {
     if (typeof item.key !== 'string' || !item.key.startsWith(PREFIX)) continue;
     const key = item.key.slice(PREFIX.length);
-    if ((STATE_KEYS as readonly string[]).includes(key) && item.value !== '') {
-      state[key as StateKey] = item.value;
-    }
+    if (keys.includes(key) && item.value !== '') state[key] = item.value;
   }
   return state;
 }
@@ -66,13 +69,29 @@ export function readTab(hash: string): string | undefined {
  * item kept in place, and new keys appended in STATE_KEYS order. Returns it with "#".
  */
 export function writeState(hash: string, state: UrlState): string {
+  return writeIn(hash, STATE_KEYS, state);
+}
+
+/**
+ * The hash with p.kinetoscope.<key> set for each key of `values` (removed when undefined);
+ * every other item kept in place, new keys appended in the order given.
+ */
+export function writeKeys(hash: string, values: Record<string, string | undefined>): string {
+  return writeIn(hash, Object.keys(values), values);
+}
+
+function writeIn(
+  hash: string,
+  keys: readonly string[],
+  state: Partial<Record<string, string>>,
+): string {
   const items = parseItems(hash);
   const out: string[] = [];
   const written = new Set<string>();
   for (const item of items) {
     if (typeof item.key === 'string' && item.key.startsWith(PREFIX)) {
-      const key = item.key.slice(PREFIX.length) as StateKey;
-      if ((STATE_KEYS as readonly string[]).includes(key)) {
+      const key = item.key.slice(PREFIX.length);
+      if (keys.includes(key)) {
         const value = state[key];
         if (value !== undefined && !written.has(key)) {
           out.push(`${encodeURIComponent(item.key)}=${encodeURIComponent(value)}`);
@@ -83,7 +102,7 @@ export function writeState(hash: string, state: UrlState): string {
     }
     out.push(item.raw);
   }
-  for (const key of STATE_KEYS) {
+  for (const key of keys) {
     const value = state[key];
     if (value !== undefined && !written.has(key)) {
       out.push(`${encodeURIComponent(PREFIX + key)}=${encodeURIComponent(value)}`);
@@ -123,8 +142,11 @@ export class UrlStateStore {
   }
 
   write(state: UrlState): void {
+    this.replaceHash(writeState(this.host.location.hash, state));
+  }
+
+  private replaceHash(hash: string): void {
     const loc = this.host.location;
-    const hash = writeState(loc.hash, state);
     if (hash === loc.hash || (hash === '' && loc.hash === '#')) return;
     const url = `${loc.pathname}${loc.search}${hash}`;
     try {
@@ -132,6 +154,22 @@ export class UrlStateStore {
     } catch {
       // A sandboxed host may refuse; the state then lives only in memory.
     }
+  }
+
+  /** A view's own keys (p.kinetoscope.<key>), as readKeys. */
+  readKeys(keys: readonly string[]): Record<string, string> {
+    return readKeys(this.host.location.hash, keys);
+  }
+
+  /** Sets (or, when undefined, removes) the given keys, like write() for any key. */
+  writeKeys(values: Record<string, string | undefined>): void {
+    this.replaceHash(writeKeys(this.host.location.hash, values));
+  }
+
+  /** The host page's URL with the given keys set: a link that opens that state. */
+  href(values: Record<string, string | undefined>): string {
+    const loc = this.host.location;
+    return `${loc.origin}${loc.pathname}${loc.search}${writeKeys(loc.hash, values)}`;
   }
 
   /** Calls `onChange` when the user edits the hash or goes back/forward. */

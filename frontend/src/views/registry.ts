@@ -2,10 +2,23 @@
 // new view (operators, kernels, trace, memory, distributed) plugs in with one line here
 // plus its folder under views/.
 
+import { distributedView } from './distributed';
+import { kernelsView } from './kernels';
+import { memoryView } from './memory';
+import { operatorsView } from './operators';
 import { overviewView } from './overview';
-import type { ViewDef } from './types';
+import { traceView } from './trace';
+import type { ApiClient } from '../api/client';
+import type { ThemeWatcher } from '../shell/theme';
+import type { ViewDef, ViewHandle } from './types';
 
-export const VIEWS: readonly ViewDef[] = [overviewView];
+export const VIEWS: readonly ViewDef[] = [
+  overviewView,
+  operatorsView,
+  kernelsView,
+  memoryView,
+  traceView,
+];
 
 export const VIEW_IDS: readonly string[] = VIEWS.map((v) => v.id);
 
@@ -14,5 +27,39 @@ export function getView(id: string): ViewDef | undefined {
 }
 
 export function viewLabel(id: string): string {
-  return getView(id)?.label ?? id;
+  return getView(id)?.label ?? getRunView(id)?.label ?? id;
+}
+
+// ----- run-level views -----
+// A run-level view shows every worker of a run for one span name. The shell offers it when
+// the run's listing has its id in `views` (not `status.views`), ignores the Workers list
+// while it is shown, and never loads a worker-span for it: the view polls its own route.
+// Its own URL state goes through components/hash_params.ts, as for the other views; a link
+// to another view is a plain link to TensorBoard's page with other p.kinetoscope.* keys
+// (the shell follows the hashchange).
+
+export interface RunViewContext {
+  api: ApiClient;
+  run: string;
+  /** The span name each worker uses (the Spans list's selection). */
+  span: string;
+  themes: ThemeWatcher;
+  /** Aborted when the user leaves the view; pass it to fetches and polls. */
+  signal: AbortSignal;
+  viewLabel: (view: string) => string;
+}
+
+export interface RunViewDef {
+  id: string;
+  label: string;
+  /** Resolves once the view is mounted (it may still be loading its data). */
+  render: (container: HTMLElement, ctx: RunViewContext) => Promise<ViewHandle>;
+}
+
+export const RUN_VIEWS: readonly RunViewDef[] = [distributedView];
+
+export const RUN_VIEW_IDS: readonly string[] = RUN_VIEWS.map((v) => v.id);
+
+export function getRunView(id: string): RunViewDef | undefined {
+  return RUN_VIEWS.find((v) => v.id === id);
 }

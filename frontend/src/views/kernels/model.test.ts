@@ -1,0 +1,123 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import type { KernelRow, KernelsResponse } from '../../api/types';
+import { toCsv } from '../../components/csv';
+import {
+  dimsSize,
+  dimsText,
+  eligibleWithoutTensorCores,
+  kernelCsv,
+  kernelPie,
+  searchTexts,
+  shortKernelName,
+  TC_NOT_USING,
+  TC_USING,
+  tensorCorePie,
+} from './model';
+
+function row(name: string, over: Partial<KernelRow> = {}): KernelRow {
+  return {
+    name,
+    device: 0,
+    stream: 7,
+    calls: 1,
+    total_us: 10,
+    mean_us: 10,
+    min_us: 10,
+    max_us: 10,
+    blocks_per_sm: null,
+    occupancy_pct: null,
+    registers_per_thread: 32,
+    shared_memory: 0,
+    grid: [1, 1, 1],
+    block: [128, 1, 1],
+    tensor_cores_used: false,
+    op_tensor_core_eligible: false,
+    ...over,
+  };
+}
+
+describe('shortKernelName', () => {
+  it('folds templates and parameters', () => {
+    assert.equal(
+      shortKernelName(
+        'void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>(int, int, float const*, kernel_grad_params)',
+      ),
+      'cudnn::detail::dgrad_engine<…>',
+    );
+    assert.equal(
+      shortKernelName(
+        'void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::launch_clamp_scalar(at::TensorIteratorBase&)::{lambda()#1}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2> >(int, at::detail::Array<char*, 2>)',
+      ),
+      'at::native::vectorized_elementwise_kernel<…>',
+    );
+    assert.equal(shortKernelName('volta_sgemm_128x64_nn'), 'volta_sgemm_128x64_nn');
+    assert.equal(shortKernelName('Memset (Device)'), 'Memset');
+    assert.equal(shortKernelName('broken<template'), 'broken<template');
+  });
+});
+
+describe('kernel rows', () => {
+  it('formats launch dimensions', () => {
+    assert.equal(dimsText([18, 25, 32]), '[18, 25, 32]');
+    assert.equal(dimsText(null), '—');
+    assert.equal(dimsSize([8, 8, 1]), 64);
+    assert.equal(dimsSize(null), null);
+    assert.deepEqual(searchTexts(row('k', { op_name: 'aten::mm' })), ['k', 'aten::mm']);
+    assert.deepEqual(searchTexts(row('k')), ['k', '']);
+  });
+
+  it('builds the tensor-core and top-kernel pies', () => {
+    const resp = {
+      tensor_core_time_us: 25,
+      non_tensor_core_time_us: 75,
+    } as KernelsResponse;
+    assert.deepEqual(
+      tensorCorePie(resp).map((s) => [s.name, s.value, s.percent]),
+      [
+        [TC_USING, 25, 25],
+        [TC_NOT_USING, 75, 75],
+      ],
+    );
+    assert.deepEqual(
+      tensorCorePie({ ...resp, non_tensor_core_time_us: 0, tensor_core_time_us: 0 }),
+      [],
+    );
+    const rows = [
+      row('a', { total_us: 5 }),
+      row('b', { total_us: 7 }),
+      row('a', { device: 1, total_us: 4 }),
+    ];
+    assert.deepEqual(
+      kernelPie(rows).map((s) => [s.name, s.value]),
+      [
+        ['a', 9],
+        ['b', 7],
+      ],
+    );
+  });
+
+  it('sums the time of eligible ops kernels that missed tensor cores', () => {
+    assert.equal(
+      eligibleWithoutTensorCores([
+        row('a', { op_tensor_core_eligible: true, total_us: 5 }),
+        row('b', { op_tensor_core_eligible: true, tensor_cores_used: true, total_us: 7 }),
+        row('c', { total_us: 11 }),
+      ]),
+      5,
+    );
+  });
+
+  it('writes CSV rows with the operator when grouped by op', () => {
+    const csv = kernelCsv([row('void k<1, 2>(int)', { op_name: 'aten::mm', grid: null })], 'op');
+    const text = toCsv(csv.header, csv.rows);
+    const [header, first] = text.split('\r\n');
+    assert.ok(header?.startsWith('Name,Operator,Device,Stream,Calls,Total Duration (us)'));
+    assert.equal(
+      first,
+      '"void k<1, 2>(int)",aten::mm,0,7,1,10,10,10,10,,,32,0,,"[128, 1, 1]",false,false',
+    );
+    assert.equal(kernelCsv([], 'name').header[1], 'Device');
+  });
+});

@@ -1,0 +1,168 @@
+// Pure transforms from the `kernels` response to what the Kernel page shows: short
+// kernel names, launch dimensions, the tensor-core and top-kernel pies, CSV rows.
+
+import type { KernelGroupBy, KernelRow, KernelsResponse } from '../../api/types';
+import type { CsvCell } from '../../components/csv';
+import { topN, type Slice } from '../../components/topn';
+
+export const GROUP_BYS: readonly KernelGroupBy[] = ['name', 'op'];
+
+export const GROUP_LABEL: Record<KernelGroupBy, string> = {
+  name: 'Kernel',
+  op: 'Kernel + launching operator',
+};
+
+export const TOP_N = 10;
+
+export const TC_USING = 'Using Tensor Cores';
+export const TC_NOT_USING = 'Not using Tensor Cores';
+
+/** Drops a balanced <...> or (...) group starting at `open` in `text`; -1 if unbalanced. */
+function skipGroup(text: string, at: number, open: string, close: string): number {
+  let depth = 0;
+  for (let i = at; i < text.length; i++) {
+    const c = text[i];
+    if (c === open) depth++;
+    else if (c === close) {
+      depth--;
+      if (depth === 0) return i + 1;
+    }
+  }
+  return -1;
+}
+
+/**
+ * A readable kernel name: "void ns::kernel<float, 512>(int, float*)" → "ns::kernel<…>".
+ * Leading "void ", template arguments and the parameter list are folded.
+ */
+export function shortKernelName(name: string): string {
+  let text = name.trim().replace(/^void\s+/, '');
+  // The parameter list: the last top-level "(...)" at the end.
+  if (text.endsWith(')')) {
+    let depth = 0;
+    for (let i = text.length - 1; i >= 0; i--) {
+      const c = text[i];
+      if (c === ')') depth++;
+      else if (c === '(') {
+        depth--;
+        if (depth === 0) {
+          if (i > 0) text = text.slice(0, i).trimEnd();
+          break;
+        }
+      }
+    }
+  }
+  let out = '';
+  for (let i = 0; i < text.length;) {
+    if (text[i] === '<') {
+      const end = skipGroup(text, i, '<', '>');
+      if (end < 0) {
+        out += text.slice(i);
+        break;
+      }
+      out += '<…>';
+      i = end;
+    } else {
+      out += text.charAt(i);
+      i++;
+    }
+  }
+  return out || name;
+}
+
+/** "[18, 25, 32]", or "—" when unknown. */
+export function dimsText(dims: readonly number[] | null | undefined): string {
+  return dims?.length ? `[${dims.join(', ')}]` : '—';
+}
+
+/** Product of the dimensions (for sorting grids and blocks by size). */
+export function dimsSize(dims: readonly number[] | null | undefined): number | null {
+  return dims?.length ? dims.reduce((a, b) => a * b, 1) : null;
+}
+
+export function searchTexts(row: KernelRow): string[] {
+  return [row.name, row.op_name ?? ''];
+}
+
+/** The tensor-core pie: kernel time using / not using tensor cores. */
+export function tensorCorePie(k: KernelsResponse): Slice[] {
+  const total = k.tensor_core_time_us + k.non_tensor_core_time_us;
+  if (!(total > 0)) return [];
+  const slice = (name: string, value: number): Slice => ({
+    name,
+    value,
+    percent: (value / total) * 100,
+    count: 1,
+    other: false,
+  });
+  return [slice(TC_USING, k.tensor_core_time_us), slice(TC_NOT_USING, k.non_tensor_core_time_us)];
+}
+
+/** Top kernels by total time (rows of one name summed across devices and ops). */
+export function kernelPie(rows: readonly KernelRow[], n = TOP_N): Slice[] {
+  return topN(
+    rows,
+    (r) => r.name,
+    (r) => r.total_us,
+    n,
+    'Other kernels',
+  );
+}
+
+/**
+ * Kernel time launched by tensor-core-eligible operators that did not use tensor cores:
+ * the time a change of dtype (or of the kernel chosen) might move onto tensor cores.
+ */
+export function eligibleWithoutTensorCores(rows: readonly KernelRow[]): number {
+  let sum = 0;
+  for (const r of rows) if (r.op_tensor_core_eligible && !r.tensor_cores_used) sum += r.total_us;
+  return sum;
+}
+
+export function kernelCsv(
+  rows: readonly KernelRow[],
+  groupBy: KernelGroupBy,
+): { header: string[]; rows: CsvCell[][] } {
+  const header = ['Name'];
+  if (groupBy === 'op') header.push('Operator');
+  header.push(
+    'Device',
+    'Stream',
+    'Calls',
+    'Total Duration (us)',
+    'Mean Duration (us)',
+    'Min Duration (us)',
+    'Max Duration (us)',
+    'Mean Blocks Per SM',
+    'Mean Est. Achieved Occupancy (%)',
+    'Registers Per Thread',
+    'Shared Memory (bytes)',
+    'Grid',
+    'Block',
+    'Tensor Cores Used',
+    'Op Tensor Cores Eligible',
+  );
+  const out = rows.map((r) => {
+    const cells: CsvCell[] = [r.name];
+    if (groupBy === 'op') cells.push(r.op_name ?? '');
+    cells.push(
+      r.device,
+      r.stream,
+      r.calls,
+      r.total_us,
+      r.mean_us,
+      r.min_us,
+      r.max_us,
+      r.blocks_per_sm,
+      r.occupancy_pct,
+      r.registers_per_thread,
+      r.shared_memory,
+      r.grid ? dimsText(r.grid) : null,
+      r.block ? dimsText(r.block) : null,
+      r.tensor_cores_used,
+      r.op_tensor_core_eligible,
+    );
+    return cells;
+  });
+  return { header, rows: out };
+}

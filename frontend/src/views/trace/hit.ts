@@ -1,0 +1,44 @@
+// Hit testing: which event or block of a frame is under the pointer. Pure: hit.test.ts.
+
+/* eslint-disable @typescript-eslint/no-non-null-assertion -- array reads at indexes inside
+   checked bounds (loops to length, binary searches) */
+
+import { depthRange, lowerBound, type CounterFrame, type SliceColumns } from './frame';
+
+/**
+ * The item at `depth` containing time t, else the nearest one within `tol` µs (the
+ * shortest wins a tie, so a 1 px kernel next to a long one stays clickable); -1 for none.
+ */
+export function hitSlice(cols: SliceColumns, depth: number, t: number, tol: number): number {
+  const [a, b] = depthRange(cols, depth, t - tol, t + tol);
+  let best = -1;
+  let bestDist = Infinity;
+  let bestDur = Infinity;
+  for (let i = a; i < b; i++) {
+    const s = cols.start[i]!;
+    const d = cols.dur[i]!;
+    const e = s + d;
+    const dist = t < s ? s - t : t > e ? t - e : 0;
+    if (dist > tol) continue;
+    if (dist < bestDist || (dist === bestDist && d < bestDur)) {
+      best = i;
+      bestDist = dist;
+      bestDur = d;
+    }
+  }
+  return best;
+}
+
+/** Index of the counter sample in force at t (the last start ≤ t), or -1. */
+export function counterIndexAt(frame: Pick<CounterFrame, 'start'>, t: number): number {
+  const n = frame.start.length;
+  const i = lowerBound(frame.start, 0, n, t);
+  if (i < n && (frame.start[i] ?? NaN) === t) return i;
+  return i - 1;
+}
+
+/** Index of the event with a given row in a frame's events, or -1. */
+export function indexOfRow(cols: { row: Float64Array; count: number }, row: number): number {
+  for (let i = 0; i < cols.count; i++) if (cols.row[i] === row) return i;
+  return -1;
+}
