@@ -12,36 +12,18 @@
 // test-output/e2e/distributed/tensorboard.log.
 
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { accessSync, constants, createWriteStream, existsSync, readFileSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
-import os from 'node:os';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 
-import { chromium } from 'playwright-core';
+import * as h from './harness.mjs';
+import { CORPUS, PLUGIN, REPO, sleep } from './harness.mjs';
 
-const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const CORPUS = path.resolve(REPO, '..', 'shared', 'corpus');
 const RESNET_DDP = 'gaoteng-git-kineto/tb_plugin/test/data/tracing/resnet50_newAPI_ddp';
 // A folder of its own: run.mjs clears every *.png of test-output/e2e/ when it starts.
 const OUT = path.join(REPO, 'test-output', 'e2e', 'distributed');
-const VENV_BIN = path.join(REPO, '.venv', 'bin');
-const PYTHON = process.env.KINETOSCOPE_PYTHON ?? path.join(VENV_BIN, 'python');
-const TENSORBOARD = process.env.KINETOSCOPE_TENSORBOARD ?? path.join(VENV_BIN, 'tensorboard');
-const PLUGIN = 'kinetoscope';
 const P = `p.${PLUGIN}.`;
-const IFRAME = `iframe[src*="plugin_entry.html?name=${PLUGIN}"]`;
-const BROWSER_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const VIEWPORT = { width: 1440, height: 2000 };
 const WAIT_MS = 90_000;
 const MANY_RANKS = 40;
@@ -70,69 +52,12 @@ const WORKER_ROUTES = ['status', 'overview', 'operators', 'kernels', 'memory', '
 
 // ----- helpers ---------------------------------------------------------------------
 
-function findChromium() {
-  if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    for (const name of ['chromium', 'chromium-browser', 'google-chrome']) {
-      const file = path.join(dir, name);
-      try {
-        accessSync(file, constants.X_OK);
-        return file;
-      } catch {
-        // not here
-      }
-    }
-  }
-  throw new Error('no chromium found: set CHROMIUM_PATH or put chromium on PATH');
+/** h.waitUntil with this file's default timeout. */
+function waitUntil(what, fn, timeoutMs = WAIT_MS, everyMs = 250) {
+  return h.waitUntil(what, fn, timeoutMs, everyMs);
 }
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitUntil(what, fn, timeoutMs = WAIT_MS, everyMs = 250) {
-  const deadline = Date.now() + timeoutMs;
-  let last;
-  while (Date.now() < deadline) {
-    try {
-      const value = await fn();
-      if (value) return value;
-    } catch (error) {
-      last = error;
-    }
-    await sleep(everyMs);
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${last}` : ''}`);
-}
-
-/** Kills a detached child's whole process group; SIGKILL after a grace period. */
-async function killGroup(child, graceMs = 5000) {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  try {
-    process.kill(-child.pid, 'SIGTERM');
-  } catch {
-    return;
-  }
-  const done = await Promise.race([exited.then(() => true), sleep(graceMs).then(() => false)]);
-  if (!done) {
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-    await Promise.race([exited, sleep(2000)]);
-  }
-}
+const shoot = h.screenshotter(OUT, { fullPage: true });
 
 /** The files of one worker in a run folder, oldest span first. */
 async function spanFiles(dir, worker) {
@@ -152,7 +77,6 @@ const env = {
   page: null,
   haveCorpus: false,
   errors: [],
-  shots: 0,
 };
 
 async function api(route, params = {}) {
@@ -178,40 +102,21 @@ async function apiDistributed(run, span) {
 }
 
 function frame() {
-  return env.page.frameLocator(IFRAME);
+  return h.pluginFrame(env.page);
 }
 
 async function screenshot(name) {
-  env.shots += 1;
-  const file = path.join(OUT, `${String(env.shots).padStart(2, '0')}-${name}.png`);
-  await env.page.screenshot({ path: file, fullPage: true });
-  return file;
-}
-
-function watchErrors(page) {
-  page.on('console', (message) => {
-    if (message.type() === 'error') {
-      const where = message.location()?.url ?? '';
-      env.errors.push(`console error: ${message.text()} ${where}`.trim());
-    }
-  });
-  page.on('pageerror', (error) => env.errors.push(`page error: ${error.message}`));
-  page.on('response', (response) => {
-    if (response.status() >= 400 && response.url().includes(`/data/plugin/${PLUGIN}/`)) {
-      env.errors.push(`HTTP ${response.status()} for ${response.url()}`);
-    }
-  });
+  return shoot(env.page, name);
 }
 
 function assertNoErrors() {
-  const errors = env.errors.splice(0);
-  assert.deepEqual(errors, [], `browser errors:\n${errors.join('\n')}`);
+  h.assertNoErrors(env.errors);
 }
 
 async function newPage() {
   if (env.page) await env.page.close();
   env.page = await env.context.newPage();
-  watchErrors(env.page);
+  h.watchErrors(env.page, env.errors);
   return env.page;
 }
 
@@ -335,10 +240,8 @@ async function assertCollectiveTable(collectives) {
   assert.equal(rows.length, collectives.length, 'one row per collective type');
 }
 
-/** Picks Light / Dark / Browser default in TensorBoard's own theme menu (its header). */
 async function setTensorBoardTheme(label) {
-  await env.page.getByRole('button', { name: 'Menu for changing light or dark theme' }).click();
-  await env.page.getByRole('menuitem', { name: label, exact: true }).click();
+  await h.setTensorBoardTheme(env.page, label);
 }
 
 async function openDistributed(run) {
@@ -353,137 +256,58 @@ async function openDistributed(run) {
 describe('the Distributed view in TensorBoard', { timeout: 1_200_000 }, () => {
   before(
     async () => {
-      await mkdir(OUT, { recursive: true });
-      for (const name of await readdir(OUT)) {
-        if (name.endsWith('.png')) await rm(path.join(OUT, name));
-      }
-      assert.ok(existsSync(TENSORBOARD), `no TensorBoard at ${TENSORBOARD}: create .venv`);
-      const built = path.join(REPO, 'tb_plugin', 'static', 'dist', 'index.js');
-      assert.ok(existsSync(built), 'no built frontend: run `npm run build`');
+      await h.startEnv(env, {
+        shots: OUT,
+        tmpPrefix: 'kinetoscope-e2e-dist-',
+        log: path.join(OUT, 'tensorboard.log'),
+        viewport: VIEWPORT,
+        waitMs: WAIT_MS,
+        populate: async (logdir) => {
+          // "mlp" (one worker) and "ddp_gloo" (rank0, rank1; three spans each).
+          h.runSample(logdir, ['--runs', 'mlp']);
+          const ddp = path.join(logdir, 'ddp_gloo');
+          const firstSpan = {};
+          for (const worker of ['rank0', 'rank1'])
+            firstSpan[worker] = (await spanFiles(ddp, worker))[0];
 
-      env.tmp = await mkdtemp(path.join(os.tmpdir(), 'kinetoscope-e2e-dist-'));
-      env.logdir = path.join(env.tmp, 'logdir');
-      await mkdir(env.logdir, { recursive: true });
+          // Two good ranks and one whose file is not JSON.
+          const broken = path.join(logdir, 'ddp_broken');
+          await mkdir(broken, { recursive: true });
+          for (const worker of ['rank0', 'rank1']) {
+            await copyFile(
+              path.join(ddp, firstSpan[worker]),
+              path.join(broken, `${worker}.1.pt.trace.json.gz`),
+            );
+          }
+          await writeFile(path.join(broken, 'rank2.1.pt.trace.json'), 'this is not json');
 
-      // "mlp" (one worker) and "ddp_gloo" (rank0, rank1; three spans each).
-      const result = spawnSync(
-        PYTHON,
-        [path.join(REPO, 'samples', 'train_cpu.py'), '--logdir', env.logdir, '--runs', 'mlp'],
-        { cwd: REPO, encoding: 'utf8', timeout: 300_000 },
-      );
-      assert.equal(
-        result.status,
-        0,
-        `train_cpu.py failed (${result.status ?? result.signal}):\n${result.stderr?.slice(-3000)}`,
-      );
-      const ddp = path.join(env.logdir, 'ddp_gloo');
-      const firstSpan = {};
-      for (const worker of ['rank0', 'rank1'])
-        firstSpan[worker] = (await spanFiles(ddp, worker))[0];
+          // 40 ranks (copies of the two): the charts switch to heat strips.
+          const many = path.join(logdir, 'many_ranks');
+          await mkdir(many, { recursive: true });
+          for (let i = 0; i < MANY_RANKS; i++) {
+            await copyFile(
+              path.join(ddp, firstSpan[`rank${i % 2}`]),
+              path.join(many, `rank${i}.1.pt.trace.json.gz`),
+            );
+          }
 
-      // Two good ranks and one whose file is not JSON.
-      const broken = path.join(env.logdir, 'ddp_broken');
-      await mkdir(broken, { recursive: true });
-      for (const worker of ['rank0', 'rank1']) {
-        await copyFile(
-          path.join(ddp, firstSpan[worker]),
-          path.join(broken, `${worker}.1.pt.trace.json.gz`),
-        );
-      }
-      await writeFile(path.join(broken, 'rank2.1.pt.trace.json'), 'this is not json');
-
-      // 40 ranks (copies of the two): the charts switch to heat strips.
-      const many = path.join(env.logdir, 'many_ranks');
-      await mkdir(many, { recursive: true });
-      for (let i = 0; i < MANY_RANKS; i++) {
-        await copyFile(
-          path.join(ddp, firstSpan[`rank${i % 2}`]),
-          path.join(many, `rank${i}.1.pt.trace.json.gz`),
-        );
-      }
-
-      if (existsSync(path.join(CORPUS, RESNET_DDP))) {
-        const dest = path.join(env.logdir, 'resnet50_ddp');
-        await mkdir(dest, { recursive: true });
-        for (const w of [0, 1]) {
-          const name = `worker${w}_span1.pt.trace.json.gz`;
-          await copyFile(path.join(CORPUS, RESNET_DDP, name), path.join(dest, name));
-        }
-        env.haveCorpus = true;
-      }
-
-      const port = await freePort();
-      env.base = `http://127.0.0.1:${port}/`;
-      const log = createWriteStream(path.join(OUT, 'tensorboard.log'));
-      env.tb = spawn(
-        TENSORBOARD,
-        ['--logdir', env.logdir, '--host', '127.0.0.1', '--port', String(port)],
-        {
-          cwd: env.tmp,
-          detached: true,
-          stdio: ['ignore', 'pipe', 'pipe'],
-          env: {
-            ...process.env,
-            KINETOSCOPE_CACHE_DIR: path.join(env.tmp, 'cache'),
-            KINETOSCOPE_RESCAN_SECONDS: '1',
-          },
+          if (existsSync(path.join(CORPUS, RESNET_DDP))) {
+            const dest = path.join(logdir, 'resnet50_ddp');
+            await mkdir(dest, { recursive: true });
+            for (const w of [0, 1]) {
+              const name = `worker${w}_span1.pt.trace.json.gz`;
+              await copyFile(path.join(CORPUS, RESNET_DDP, name), path.join(dest, name));
+            }
+            env.haveCorpus = true;
+          }
         },
-      );
-      env.tb.stdout.pipe(log);
-      env.tb.stderr.pipe(log);
-      process.once('exit', () => {
-        try {
-          process.kill(-env.tb.pid, 'SIGKILL');
-        } catch {
-          // gone
-        }
       });
-      await waitUntil(
-        'TensorBoard to list the kinetoscope plugin',
-        async () => {
-          if (env.tb.exitCode !== null) throw new Error(`tensorboard exited ${env.tb.exitCode}`);
-          const r = await fetch(new URL('data/plugins_listing', env.base));
-          return r.ok && PLUGIN in (await r.json());
-        },
-        90_000,
-        500,
-      );
-      const served = await fetch(new URL(`data/plugin/${PLUGIN}/static/index.js`, env.base));
-      assert.equal(
-        await served.text(),
-        readFileSync(built, 'utf8'),
-        'TensorBoard serves another index.js than the build: pip install -e . in .venv',
-      );
-
-      env.context = await chromium.launchPersistentContext(
-        await mkdtemp(path.join(env.tmp, 'chromium-')),
-        {
-          executablePath: findChromium(),
-          headless: true,
-          args: BROWSER_ARGS,
-          viewport: VIEWPORT,
-          colorScheme: 'light',
-          timeout: 60_000,
-        },
-      );
-      env.context.setDefaultTimeout(WAIT_MS);
-      for (const page of env.context.pages()) await page.close();
       await newPage();
     },
     { timeout: 600_000 },
   );
 
-  after(
-    async () => {
-      try {
-        await env.context?.close();
-      } finally {
-        await killGroup(env.tb);
-        if (env.tmp) await rm(env.tmp, { recursive: true, force: true });
-      }
-    },
-    { timeout: 60_000 },
-  );
+  after(() => h.stopEnv(env), { timeout: 60_000 });
 
   test('Distributed is offered for multi-worker runs only', { timeout: 240_000 }, async () => {
     const runs = (await api('runs')).body.runs;
@@ -701,18 +525,12 @@ describe('the Distributed view in TensorBoard', { timeout: 1_200_000 }, () => {
       const state = hashState();
       assert.equal(state.worker, target.window.worker);
       assert.equal(state.span, target.window.span);
-      assert.equal(Number(state.t0), target.window.start_us);
-      assert.equal(Number(state.t1), target.window.end_us);
-      // The trace view when the worker offers it, else the worker's first view.
-      const status = (
-        await api('status', { run: 'ddp_gloo', worker: target.window.worker, span: '1' })
-      ).body;
-      const shown = status.views.includes('trace')
-        ? frame().locator('.ks-view-host[data-view="trace"]')
-        : frame().locator(
-            `[data-testid="overview"][data-ready="true"][data-worker="${target.window.worker}"]`,
-          );
-      await shown.first().waitFor({ state: 'visible', timeout: WAIT_MS });
+      // Every trace with events offers the trace view (status.views): the link lands there
+      // (the link's t0/t1 were checked on every href above).
+      await frame()
+        .locator('.ks-view-host[data-view="trace"]')
+        .first()
+        .waitFor({ state: 'visible', timeout: WAIT_MS });
       await screenshot('straggler-link-followed');
       // Back returns to the Distributed view.
       await env.page.goBack();

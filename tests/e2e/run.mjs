@@ -8,24 +8,15 @@
 // Screenshots and the TensorBoard log go to <repo>/test-output/e2e/.
 
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { accessSync, constants, createWriteStream, existsSync, readFileSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
-import net from 'node:net';
-import os from 'node:os';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 
-import { chromium } from 'playwright-core';
+import * as h from './harness.mjs';
+import { CORPUS, PLUGIN, REPO, copyGlob, sleep, waitUntil } from './harness.mjs';
 
-const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const CORPUS = path.resolve(REPO, '..', 'shared', 'corpus');
 const OUT = path.join(REPO, 'test-output', 'e2e');
-const VENV_BIN = path.join(REPO, '.venv', 'bin');
-const PYTHON = process.env.KINETOSCOPE_PYTHON ?? path.join(VENV_BIN, 'python');
-const TENSORBOARD = process.env.KINETOSCOPE_TENSORBOARD ?? path.join(VENV_BIN, 'tensorboard');
-const PLUGIN = 'kinetoscope';
 const CATEGORIES = [
   'kernel',
   'memcpy',
@@ -36,90 +27,9 @@ const CATEGORIES = [
   'cpu_exec',
   'other',
 ];
-const IFRAME = `iframe[src*="plugin_entry.html?name=${PLUGIN}"]`;
-const BROWSER_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const VIEWPORT = { width: 1440, height: 2000 };
 const WAIT_MS = 60_000;
-
-// ----- helpers ---------------------------------------------------------------------
-
-function findChromium() {
-  if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    for (const name of ['chromium', 'chromium-browser', 'google-chrome']) {
-      const file = path.join(dir, name);
-      try {
-        accessSync(file, constants.X_OK);
-        return file;
-      } catch {
-        // not here
-      }
-    }
-  }
-  throw new Error('no chromium found: set CHROMIUM_PATH or put chromium on PATH');
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitUntil(what, fn, timeoutMs = WAIT_MS, everyMs = 250) {
-  const deadline = Date.now() + timeoutMs;
-  let last;
-  while (Date.now() < deadline) {
-    try {
-      const value = await fn();
-      if (value) return value;
-    } catch (error) {
-      last = error;
-    }
-    await sleep(everyMs);
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${last}` : ''}`);
-}
-
-async function copyGlob(dir, suffix, dest) {
-  await mkdir(dest, { recursive: true });
-  const names = (await readdir(dir)).filter((n) => n.endsWith(suffix)).sort();
-  for (const name of names) await copyFile(path.join(dir, name), path.join(dest, name));
-  return names;
-}
-
-/** Kills a detached child's whole process group; SIGKILL after a grace period. */
-async function killGroup(child, graceMs = 5000) {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  try {
-    process.kill(-child.pid, 'SIGTERM');
-  } catch {
-    return;
-  }
-  const done = await Promise.race([exited.then(() => true), sleep(graceMs).then(() => false)]);
-  if (!done) {
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-    await Promise.race([exited, sleep(2000)]);
-  }
-}
+const shoot = h.screenshotter(OUT);
 
 // ----- shared state ----------------------------------------------------------------
 
@@ -133,7 +43,6 @@ const env = {
   haveSample: false,
   haveCorpus: false,
   errors: [],
-  shots: 0,
 };
 
 async function api(route, params = {}) {
@@ -155,34 +64,15 @@ async function apiOverview(key) {
 }
 
 function frame() {
-  return env.page.frameLocator(IFRAME);
+  return h.pluginFrame(env.page);
 }
 
 async function screenshot(name) {
-  env.shots += 1;
-  const file = path.join(OUT, `${String(env.shots).padStart(2, '0')}-${name}.png`);
-  await env.page.screenshot({ path: file });
-  return file;
-}
-
-function watchErrors(page) {
-  page.on('console', (message) => {
-    if (message.type() === 'error') {
-      const where = message.location()?.url ?? '';
-      env.errors.push(`console error: ${message.text()} ${where}`.trim());
-    }
-  });
-  page.on('pageerror', (error) => env.errors.push(`page error: ${error.message}`));
-  page.on('response', (response) => {
-    if (response.status() >= 400 && response.url().includes(`/data/plugin/${PLUGIN}/`)) {
-      env.errors.push(`HTTP ${response.status()} for ${response.url()}`);
-    }
-  });
+  return shoot(env.page, name);
 }
 
 function assertNoErrors() {
-  const errors = env.errors.splice(0);
-  assert.deepEqual(errors, [], `browser errors:\n${errors.join('\n')}`);
+  h.assertNoErrors(env.errors);
 }
 
 async function selection() {
@@ -277,14 +167,12 @@ async function assertTableMatchesApi(key) {
 async function newPage() {
   if (env.page) await env.page.close();
   env.page = await env.context.newPage();
-  watchErrors(env.page);
+  h.watchErrors(env.page, env.errors);
   return env.page;
 }
 
-/** Picks Light / Dark / Browser default in TensorBoard's own theme menu (its header). */
 async function setTensorBoardTheme(label) {
-  await env.page.getByRole('button', { name: 'Menu for changing light or dark theme' }).click();
-  await env.page.getByRole('menuitem', { name: label, exact: true }).click();
+  await h.setTensorBoardTheme(env.page, label);
 }
 
 // ----- the suite -------------------------------------------------------------------
@@ -292,121 +180,47 @@ async function setTensorBoardTheme(label) {
 describe('kinetoscope in TensorBoard', { timeout: 900_000 }, () => {
   before(
     async () => {
-      await mkdir(OUT, { recursive: true });
-      for (const name of await readdir(OUT)) {
-        if (name.endsWith('.png')) await rm(path.join(OUT, name));
-      }
-      assert.ok(existsSync(TENSORBOARD), `no TensorBoard at ${TENSORBOARD}: create .venv`);
-      const built = path.join(REPO, 'tb_plugin', 'static', 'dist', 'index.js');
-      assert.ok(existsSync(built), 'no built frontend: run `npm run build`');
-
-      env.tmp = await mkdtemp(path.join(os.tmpdir(), 'kinetoscope-e2e-'));
-      env.logdir = path.join(env.tmp, 'logdir');
-      await mkdir(env.logdir, { recursive: true });
-
-      const sample = path.join(REPO, 'samples', 'train_cpu.py');
-      if (existsSync(sample)) {
-        const result = spawnSync(PYTHON, [sample, '--logdir', env.logdir, '--no-ddp'], {
-          cwd: REPO,
-          encoding: 'utf8',
-          timeout: 300_000,
-        });
-        assert.equal(
-          result.status,
-          0,
-          `train_cpu.py failed (${result.status ?? result.signal}):\n${result.stderr?.slice(-3000)}`,
-        );
-        env.haveSample = true;
-      }
-      if (existsSync(CORPUS)) {
-        const resnet = path.join(CORPUS, 'pytorch-kineto/tb_plugin/samples/resnet50_num_workers_0');
-        await copyGlob(resnet, '.gz', path.join(env.logdir, 'resnet50_gpu'));
-        const mixed = path.join(env.logdir, 'mixed');
-        await mkdir(mixed, { recursive: true });
-        await copyFile(
-          path.join(CORPUS, 'hta/tests/data/trace_filter/sampled_rank-0.json.gz'),
-          path.join(mixed, 'worker0.1.pt.trace.json.gz'),
-        );
-        await copyFile(
-          path.join(CORPUS, 'derived/empty/empty.pt.trace.json'),
-          path.join(mixed, 'worker1.2.pt.trace.json'),
-        );
-        env.haveCorpus = true;
-      }
-      assert.ok(env.haveSample || env.haveCorpus, 'neither samples/train_cpu.py nor the corpus');
-
-      const port = await freePort();
-      env.base = `http://127.0.0.1:${port}/`;
-      const log = createWriteStream(path.join(OUT, 'tensorboard.log'));
-      env.tb = spawn(
-        TENSORBOARD,
-        ['--logdir', env.logdir, '--host', '127.0.0.1', '--port', String(port)],
-        {
-          cwd: env.tmp,
-          detached: true,
-          stdio: ['ignore', 'pipe', 'pipe'],
-          env: {
-            ...process.env,
-            KINETOSCOPE_CACHE_DIR: path.join(env.tmp, 'cache'),
-            KINETOSCOPE_RESCAN_SECONDS: '1',
-          },
+      await h.startEnv(env, {
+        shots: OUT,
+        tmpPrefix: 'kinetoscope-e2e-',
+        log: path.join(OUT, 'tensorboard.log'),
+        viewport: VIEWPORT,
+        waitMs: WAIT_MS,
+        populate: async (logdir) => {
+          if (existsSync(h.SAMPLE)) {
+            h.runSample(logdir, ['--no-ddp']);
+            env.haveSample = true;
+          }
+          if (existsSync(CORPUS)) {
+            const resnet = path.join(
+              CORPUS,
+              'pytorch-kineto/tb_plugin/samples/resnet50_num_workers_0',
+            );
+            await copyGlob(resnet, '.gz', path.join(logdir, 'resnet50_gpu'));
+            const mixed = path.join(logdir, 'mixed');
+            await mkdir(mixed, { recursive: true });
+            await copyFile(
+              path.join(CORPUS, 'hta/tests/data/trace_filter/sampled_rank-0.json.gz'),
+              path.join(mixed, 'worker0.1.pt.trace.json.gz'),
+            );
+            await copyFile(
+              path.join(CORPUS, 'derived/empty/empty.pt.trace.json'),
+              path.join(mixed, 'worker1.2.pt.trace.json'),
+            );
+            env.haveCorpus = true;
+          }
+          assert.ok(
+            env.haveSample || env.haveCorpus,
+            'neither samples/train_cpu.py nor the corpus',
+          );
         },
-      );
-      env.tb.stdout.pipe(log);
-      env.tb.stderr.pipe(log);
-      process.once('exit', () => {
-        try {
-          process.kill(-env.tb.pid, 'SIGKILL');
-        } catch {
-          // gone
-        }
       });
-      await waitUntil(
-        'TensorBoard to list the kinetoscope plugin',
-        async () => {
-          if (env.tb.exitCode !== null) throw new Error(`tensorboard exited ${env.tb.exitCode}`);
-          const r = await fetch(new URL('data/plugins_listing', env.base));
-          return r.ok && PLUGIN in (await r.json());
-        },
-        90_000,
-        500,
-      );
-      const served = await fetch(new URL(`data/plugin/${PLUGIN}/static/index.js`, env.base));
-      assert.equal(
-        await served.text(),
-        readFileSync(built, 'utf8'),
-        'TensorBoard serves another index.js than the build: pip install -e . in .venv',
-      );
-
-      env.context = await chromium.launchPersistentContext(
-        await mkdtemp(path.join(env.tmp, 'chromium-')),
-        {
-          executablePath: findChromium(),
-          headless: true,
-          args: BROWSER_ARGS,
-          viewport: VIEWPORT,
-          colorScheme: 'light',
-          timeout: 60_000,
-        },
-      );
-      env.context.setDefaultTimeout(WAIT_MS);
-      for (const page of env.context.pages()) await page.close();
       await newPage();
     },
     { timeout: 600_000 },
   );
 
-  after(
-    async () => {
-      try {
-        await env.context?.close();
-      } finally {
-        await killGroup(env.tb);
-        if (env.tmp) await rm(env.tmp, { recursive: true, force: true });
-      }
-    },
-    { timeout: 60_000 },
-  );
+  after(() => h.stopEnv(env), { timeout: 60_000 });
 
   test('the Overview of the first run shows the API numbers', { timeout: 180_000 }, async () => {
     await env.page.goto(`${env.base}#${PLUGIN}`, { timeout: WAIT_MS });

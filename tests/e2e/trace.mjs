@@ -13,36 +13,17 @@
 // test-output/e2e/trace/tensorboard.log, measurements to test-output/e2e/trace/perf.json.
 
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { accessSync, constants, createWriteStream, existsSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
-import net from 'node:net';
-import os from 'node:os';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 
-import { chromium } from 'playwright-core';
+import * as h from './harness.mjs';
+import { CORPUS, PLUGIN, REPO, sleep } from './harness.mjs';
 
-const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const CORPUS = path.resolve(REPO, '..', 'shared', 'corpus');
 const OUT = path.join(REPO, 'test-output', 'e2e', 'trace');
-const VENV_BIN = path.join(REPO, '.venv', 'bin');
-const PYTHON = process.env.KINETOSCOPE_PYTHON ?? path.join(VENV_BIN, 'python');
-const TENSORBOARD = process.env.KINETOSCOPE_TENSORBOARD ?? path.join(VENV_BIN, 'tensorboard');
 const BIG_TRACE = process.env.KINETOSCOPE_E2E_BIG_TRACE ?? '';
-const PLUGIN = 'kinetoscope';
-const IFRAME = `iframe[src*="plugin_entry.html?name=${PLUGIN}"]`;
-// playwright-core adds --headless itself (headless: true below).
-const BROWSER_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--enable-precise-memory-info',
-];
+const BROWSER_ARGS = [...h.BROWSER_ARGS, '--enable-precise-memory-info'];
 const VIEWPORT = { width: 1440, height: 1000 };
 const WAIT_MS = 60_000;
 /** Must match views/trace/layout.ts METRICS. */
@@ -51,69 +32,12 @@ const TRACK_PAD = 3;
 
 // ----- helpers ---------------------------------------------------------------------
 
-function findChromium() {
-  if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    for (const name of ['chromium', 'chromium-browser', 'google-chrome']) {
-      const file = path.join(dir, name);
-      try {
-        accessSync(file, constants.X_OK);
-        return file;
-      } catch {
-        // not here
-      }
-    }
-  }
-  throw new Error('no chromium found: set CHROMIUM_PATH or put chromium on PATH');
+/** h.waitUntil polling more often. */
+function waitUntil(what, fn, timeoutMs = WAIT_MS, everyMs = 100) {
+  return h.waitUntil(what, fn, timeoutMs, everyMs);
 }
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitUntil(what, fn, timeoutMs = WAIT_MS, everyMs = 100) {
-  const deadline = Date.now() + timeoutMs;
-  let last;
-  while (Date.now() < deadline) {
-    try {
-      const value = await fn();
-      if (value) return value;
-    } catch (error) {
-      last = error;
-    }
-    await sleep(everyMs);
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${last}` : ''}`);
-}
-
-/** Kills a detached child's whole process group; SIGKILL after a grace period. */
-async function killGroup(child, graceMs = 5000) {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  try {
-    process.kill(-child.pid, 'SIGTERM');
-  } catch {
-    return;
-  }
-  const done = await Promise.race([exited.then(() => true), sleep(graceMs).then(() => false)]);
-  if (!done) {
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-    await Promise.race([exited, sleep(2000)]);
-  }
-}
+const shoot = h.screenshotter(OUT);
 
 // ----- shared state ----------------------------------------------------------------
 
@@ -127,7 +51,6 @@ const env = {
   haveSample: false,
   haveCorpus: false,
   errors: [],
-  shots: 0,
   /** Every `trace` request of the page: its parameters, and the response once it came. */
   windows: [],
 };
@@ -155,7 +78,7 @@ async function apiReady(route, params) {
 }
 
 function frame() {
-  return env.page.frameLocator(IFRAME);
+  return h.pluginFrame(env.page);
 }
 
 function tl() {
@@ -163,24 +86,14 @@ function tl() {
 }
 
 async function screenshot(name) {
-  env.shots += 1;
-  const file = path.join(OUT, `${String(env.shots).padStart(2, '0')}-${name}.png`);
-  await env.page.screenshot({ path: file });
-  return file;
+  return shoot(env.page, name);
 }
 
 function watchPage(page) {
-  page.on('console', (message) => {
-    if (message.type() === 'error') {
-      const where = message.location()?.url ?? '';
-      env.errors.push(`console error: ${message.text()} ${where}`.trim());
-    }
-  });
-  page.on('pageerror', (error) => env.errors.push(`page error: ${error.message}`));
+  h.watchErrors(page, env.errors);
   page.on('response', async (response) => {
     const url = response.url();
     if (!url.includes(`/data/plugin/${PLUGIN}/`)) return;
-    if (response.status() >= 400) env.errors.push(`HTTP ${response.status()} for ${url}`);
     if (new URL(url).pathname.endsWith('/trace') && response.status() === 200) {
       const entry = env.windows.find((w) => w.url === url && !w.body);
       if (!entry) return;
@@ -210,8 +123,7 @@ function watchPage(page) {
 }
 
 function assertNoErrors() {
-  const errors = env.errors.splice(0);
-  assert.deepEqual(errors, [], `browser errors:\n${errors.join('\n')}`);
+  h.assertNoErrors(env.errors);
 }
 
 async function newPage() {
@@ -335,8 +247,7 @@ async function pressKey(key, holdMs) {
 }
 
 async function setTensorBoardTheme(label) {
-  await env.page.getByRole('button', { name: 'Menu for changing light or dark theme' }).click();
-  await env.page.getByRole('menuitem', { name: label, exact: true }).click();
+  await h.setTensorBoardTheme(env.page, label);
 }
 
 async function selectedRow() {
@@ -354,122 +265,58 @@ async function detailsName() {
 describe('the Trace view in TensorBoard', { timeout: 1_800_000 }, () => {
   before(
     async () => {
-      await mkdir(OUT, { recursive: true });
-      for (const name of await readdir(OUT)) {
-        if (name.endsWith('.png')) await rm(path.join(OUT, name));
-      }
-      assert.ok(existsSync(TENSORBOARD), `no TensorBoard at ${TENSORBOARD}: create .venv`);
-      const built = path.join(REPO, 'tb_plugin', 'static', 'dist', 'index.js');
-      assert.ok(existsSync(built), 'no built frontend: run `npm run build`');
-
-      env.tmp = await mkdtemp(path.join(os.tmpdir(), 'kinetoscope-trace-e2e-'));
-      env.logdir = path.join(env.tmp, 'logdir');
-      await mkdir(env.logdir, { recursive: true });
-      const sample = path.join(REPO, 'samples', 'train_cpu.py');
-      if (existsSync(sample)) {
-        const result = spawnSync(PYTHON, [sample, '--logdir', env.logdir, '--no-ddp'], {
-          cwd: REPO,
-          encoding: 'utf8',
-          timeout: 300_000,
-        });
-        assert.equal(
-          result.status,
-          0,
-          `train_cpu.py failed (${result.status ?? result.signal}):\n${result.stderr?.slice(-3000)}`,
-        );
-        env.haveSample = true;
-      }
-      if (existsSync(CORPUS)) {
-        const resnet = path.join(CORPUS, 'pytorch-kineto/tb_plugin/samples/resnet50_num_workers_0');
-        const gpu = path.join(env.logdir, 'resnet50_gpu');
-        await mkdir(gpu, { recursive: true });
-        const first = (await readdir(resnet)).filter((n) => n.endsWith('.gz')).sort()[0];
-        await copyFile(path.join(resnet, first), path.join(gpu, first));
-        const ranks = path.join(env.logdir, 'ranks');
-        await mkdir(ranks, { recursive: true });
-        for (const r of [0, 1]) {
-          await copyFile(
-            path.join(CORPUS, `hta/tests/data/trace_filter/sampled_rank-${r}.json.gz`),
-            path.join(ranks, `rank${r}.1.pt.trace.json.gz`),
+      await h.startEnv(env, {
+        shots: OUT,
+        tmpPrefix: 'kinetoscope-trace-e2e-',
+        log: path.join(OUT, 'tensorboard.log'),
+        viewport: VIEWPORT,
+        waitMs: WAIT_MS,
+        args: BROWSER_ARGS,
+        checkServed: false,
+        populate: async (logdir) => {
+          if (existsSync(h.SAMPLE)) {
+            h.runSample(logdir, ['--no-ddp']);
+            env.haveSample = true;
+          }
+          if (existsSync(CORPUS)) {
+            const resnet = path.join(
+              CORPUS,
+              'pytorch-kineto/tb_plugin/samples/resnet50_num_workers_0',
+            );
+            const gpu = path.join(logdir, 'resnet50_gpu');
+            await mkdir(gpu, { recursive: true });
+            const first = (await readdir(resnet)).filter((n) => n.endsWith('.gz')).sort()[0];
+            await copyFile(path.join(resnet, first), path.join(gpu, first));
+            const ranks = path.join(logdir, 'ranks');
+            await mkdir(ranks, { recursive: true });
+            for (const r of [0, 1]) {
+              await copyFile(
+                path.join(CORPUS, `hta/tests/data/trace_filter/sampled_rank-${r}.json.gz`),
+                path.join(ranks, `rank${r}.1.pt.trace.json.gz`),
+              );
+            }
+            env.haveCorpus = true;
+          }
+          if (BIG_TRACE) {
+            assert.ok(existsSync(BIG_TRACE), `no big trace at ${BIG_TRACE}`);
+            await mkdir(path.join(logdir, 'big'), { recursive: true });
+            const name = BIG_TRACE.endsWith('.gz')
+              ? 'worker0.1.pt.trace.json.gz'
+              : 'worker0.1.pt.trace.json';
+            await symlink(path.resolve(BIG_TRACE), path.join(logdir, 'big', name));
+          }
+          assert.ok(
+            env.haveSample || env.haveCorpus,
+            'neither samples/train_cpu.py nor the corpus',
           );
-        }
-        env.haveCorpus = true;
-      }
-      if (BIG_TRACE) {
-        assert.ok(existsSync(BIG_TRACE), `no big trace at ${BIG_TRACE}`);
-        await mkdir(path.join(env.logdir, 'big'), { recursive: true });
-        const name = BIG_TRACE.endsWith('.gz')
-          ? 'worker0.1.pt.trace.json.gz'
-          : 'worker0.1.pt.trace.json';
-        await symlink(path.resolve(BIG_TRACE), path.join(env.logdir, 'big', name));
-      }
-      assert.ok(env.haveSample || env.haveCorpus, 'neither samples/train_cpu.py nor the corpus');
-
-      const port = await freePort();
-      env.base = `http://127.0.0.1:${port}/`;
-      const log = createWriteStream(path.join(OUT, 'tensorboard.log'));
-      env.tb = spawn(
-        TENSORBOARD,
-        ['--logdir', env.logdir, '--host', '127.0.0.1', '--port', String(port)],
-        {
-          cwd: env.tmp,
-          detached: true,
-          stdio: ['ignore', 'pipe', 'pipe'],
-          env: {
-            ...process.env,
-            KINETOSCOPE_CACHE_DIR: path.join(env.tmp, 'cache'),
-            KINETOSCOPE_RESCAN_SECONDS: '1',
-          },
         },
-      );
-      env.tb.stdout.pipe(log);
-      env.tb.stderr.pipe(log);
-      process.once('exit', () => {
-        try {
-          process.kill(-env.tb.pid, 'SIGKILL');
-        } catch {
-          // gone
-        }
       });
-      await waitUntil(
-        'TensorBoard to list the kinetoscope plugin',
-        async () => {
-          if (env.tb.exitCode !== null) throw new Error(`tensorboard exited ${env.tb.exitCode}`);
-          const r = await fetch(new URL('data/plugins_listing', env.base));
-          return r.ok && PLUGIN in (await r.json());
-        },
-        90_000,
-        500,
-      );
-      env.context = await chromium.launchPersistentContext(
-        await mkdtemp(path.join(env.tmp, 'chromium-')),
-        {
-          executablePath: findChromium(),
-          headless: true,
-          args: BROWSER_ARGS,
-          viewport: VIEWPORT,
-          colorScheme: 'light',
-          timeout: 60_000,
-        },
-      );
-      env.context.setDefaultTimeout(WAIT_MS);
-      for (const page of env.context.pages()) await page.close();
       await newPage();
     },
     { timeout: 900_000 },
   );
 
-  after(
-    async () => {
-      try {
-        await env.context?.close();
-      } finally {
-        await killGroup(env.tb);
-        if (env.tmp) await rm(env.tmp, { recursive: true, force: true });
-      }
-    },
-    { timeout: 60_000 },
-  );
+  after(() => h.stopEnv(env), { timeout: 60_000 });
 
   test('the CPU sample renders its tracks, counters and steps', { timeout: 300_000 }, async (t) => {
     if (!env.haveSample) return t.skip('no samples/train_cpu.py');
