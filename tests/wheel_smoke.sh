@@ -28,7 +28,9 @@ for _ in $(seq 1 120); do
   curl -sf "http://127.0.0.1:$port/data/plugins_listing" >"$work/listing.json" && break
   sleep 0.5
 done
-cat "$work/listing.json"; tail -5 "$work/tb.log"
-python3 -c "import json,sys; d=json.load(open(sys.argv[1]))['kinetoscope']; assert d['enabled'], d" "$work/listing.json"
-curl -sf "http://127.0.0.1:$port/data/plugin/kinetoscope/static/index.js" | grep -q "render"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1]))['kinetoscope']; assert d['enabled'], d" "$work/listing.json" \
+  || { tail -20 "$work/tb.log"; exit 1; }
+# Into a file first: grep -q closing a pipe early would fail curl (exit 23) under pipefail.
+curl -sf "http://127.0.0.1:$port/data/plugin/kinetoscope/static/index.js" -o "$work/index.js"
+grep -q "render" "$work/index.js"
 echo "wheel smoke test: 1 passed, 0 failed"
