@@ -6,7 +6,7 @@
                                   [--quick [--with-anchors]] [--load]
 
 Big traces are made at run time by tiling a real corpus trace (``../shared/tools/
-make_big_trace.py``) into ``bench/work/``. For each file, on this machine, in this run:
+make_big_trace.py``) into ``bench/scratch/``. For each file, on this machine, in this run:
 
 * G: wall time of ``gzip -dc FILE > /dev/null`` (best of 3), the floor of any reader;
 * kinetoscope cold (``report --format json --no-cache`` in a fresh process) and warm
@@ -96,7 +96,7 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     p.add_argument("--gzip-runs", type=int, default=3)
     p.add_argument("--warm-runs", type=int, default=3)
     p.add_argument("--rss-cap-gb", type=float, help="kill a step above this summed RSS")
-    p.add_argument("--work", default=str(HERE / "work"), help="generated files (git-ignored)")
+    p.add_argument("--work", default=str(HERE / "scratch"), help="generated files (git-ignored)")
     p.add_argument("--corpus", default=str(DEFAULT_CORPUS))
     p.add_argument("--tiler", default=str(DEFAULT_TILER))
     p.add_argument("--python", help="product interpreter (default <repo>/.venv/bin/python)")
