@@ -304,11 +304,9 @@ def iter_event_batches(
             report.event_count += len(batch)
             yield batch
         if end_pos is not None:
-            ended = True
-            report.header.update(_read_trailer(buf[end_pos:], report)) if exhausted else None
-            trailer_start = end_pos
-            buf = buf[trailer_start:]
-            consumed += trailer_start
+            ended = True  # the keys after the array are read once, after the loop
+            buf = buf[end_pos:]
+            consumed += end_pos
             start = 0
             continue
         consumed += next_start
