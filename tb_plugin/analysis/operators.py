@@ -42,8 +42,7 @@ _STACK_KEY = re.compile(rb'"Call stack" *: *"[^"]')
 _MODULE_INSTANCE = re.compile(r"^(nn\.Module: .*?)_\d+$")
 
 
-class _RowBase(TypedDict):
-    name: str
+class _Stats(TypedDict):
     calls: int
     host_self_us: float
     host_total_us: float
@@ -56,6 +55,10 @@ class _RowBase(TypedDict):
     tensor_core_eligible: bool
     tensor_core_self_us: float
     tensor_core_total_us: float
+
+
+class _RowBase(_Stats):
+    name: str
     has_call_stack: bool
 
 
@@ -79,20 +82,8 @@ class Frame(TypedDict):
     function: str
 
 
-class StackRow(TypedDict):
+class StackRow(_Stats):
     frames: list[Frame]
-    calls: int
-    host_self_us: float
-    host_total_us: float
-    device_self_us: float
-    device_total_us: float
-    host_self_avg_us: float
-    host_total_avg_us: float
-    device_self_avg_us: float
-    device_total_avg_us: float
-    tensor_core_eligible: bool
-    tensor_core_self_us: float
-    tensor_core_total_us: float
 
 
 class CallStacksView(TypedDict):
