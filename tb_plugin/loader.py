@@ -67,41 +67,20 @@ class LoadState:
 def describe_error(path: str, exc: BaseException) -> dict[str, Any]:
     """A per-file error a person can act on: what, which file, where."""
     file = os.path.basename(path)
+
+    def error(kind: str, message: str, offset: int | None = None) -> dict[str, Any]:
+        return {"kind": kind, "message": f"{file}: {message}", "file": file, "offset": offset}
+
     if isinstance(exc, TraceDecodeError):
         where = f" (at byte {exc.offset})" if exc.offset else ""
-        return {
-            "kind": exc.kind,
-            "message": f"{file}: {exc.message}{where}",
-            "file": file,
-            "offset": exc.offset,
-        }
+        return error(exc.kind, f"{exc.message}{where}", exc.offset)
     if isinstance(exc, FileNotFoundError):
-        return {
-            "kind": "missing",
-            "message": f"{file}: the file was removed",
-            "file": file,
-            "offset": None,
-        }
+        return error("missing", "the file was removed")
     if isinstance(exc, MemoryError):
-        return {
-            "kind": "too_large",
-            "message": f"{file}: not enough memory to load it",
-            "file": file,
-            "offset": None,
-        }
+        return error("too_large", "not enough memory to load it")
     if isinstance(exc, OSError):
-        return {
-            "kind": "io",
-            "message": f"{file}: cannot read it ({exc.strerror or exc})",
-            "file": file,
-            "offset": None,
-        }
-    return {
-        "kind": "internal",
-        "message": f"{file}: could not be analysed ({exc!r})",
-        "file": file,
-        "offset": None,
-    }
+        return error("io", f"cannot read it ({exc.strerror or exc})")
+    return error("internal", f"could not be analysed ({exc!r})")
 
 
 class TraceStore:
