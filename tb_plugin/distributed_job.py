@@ -31,6 +31,7 @@ from typing import Any
 import msgspec
 
 from .analysis.distributed import VERSION, RankInput, RankSummary, analyze, summarize_rank
+from .analysis.taxonomy import taxonomy_version
 from .build import build_model
 from .cache import DiskCache, cache_key
 from .discovery import Run, SpanFile, Worker
@@ -40,7 +41,7 @@ from .model import file_identity
 
 log = logging.getLogger(__name__)
 
-SUMMARY_VIEW = f"distributed-rank-v{VERSION}"
+SUMMARY_VIEW = f"distributed-rank-v{VERSION}t{taxonomy_version()}"
 SUMMARY_DIR = ".distributed"  # under the cache root; "." keeps the model cache's pruning off it
 PROCESS_POOL_MIN_RANKS = 8  # from this many ranks, summaries are computed in processes
 POOL_WORKERS = 2

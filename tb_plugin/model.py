@@ -94,7 +94,9 @@ class TraceModel:
         concurrent requests wait for the one build instead of repeating it."""
         found = self.__dict__.get(key)
         if found is None:
-            with self.__dict__.setdefault("_derived_lock", threading.Lock()):
+            # Re-entrant: a derived structure may be built from another (kernel classes
+            # from the op tree).
+            with self.__dict__.setdefault("_derived_lock", threading.RLock()):
                 found = self.__dict__.get(key)
                 if found is None:
                     found = build(self)

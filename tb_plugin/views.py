@@ -12,6 +12,7 @@ from .analysis import kernels as kernels_analysis
 from .analysis import memory as memory_analysis
 from .analysis import operators as operators_analysis
 from .analysis import overview
+from .analysis.taxonomy import taxonomy_version
 from .model import TraceModel
 from .params import Params, ViewParamError
 
@@ -31,7 +32,9 @@ class View:
     def cache_name(self, params: Params) -> str:
         used = [f"{k}={params[k]}" for k in self.params if params.get(k) not in (None, "")]
         suffix = "&".join(used)
-        return f"{self.name}-v{self.version}" + (f"@{_digest(suffix)}" if suffix else "")
+        # The kernel taxonomy's version keys every view: all of them read its classes.
+        version = f"{self.version}t{taxonomy_version()}"
+        return f"{self.name}-v{version}" + (f"@{_digest(suffix)}" if suffix else "")
 
 
 def _digest(text: str) -> str:

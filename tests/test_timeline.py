@@ -583,8 +583,10 @@ def test_corpus_gpu_trace() -> None:
     index = index_of(model)
     tracks = call(model, "tracks")
     kinds = {t["label"]: t["kind"] for t in tracks["tracks"]}
-    assert kinds["GPU 0 stream 7"] == "gpu" and kinds["GPU 0 utilization"] == "counter"
-    assert "GPU 0 memory allocated" in kinds
+    # Counters name the device as the Overview does (one identity per device).
+    gpu = "GPU 0 · Tesla V100-DGXS-32GB"
+    assert kinds["GPU 0 stream 7"] == "gpu" and kinds[f"{gpu} utilization"] == "counter"
+    assert f"{gpu} memory allocated" in kinds
     assert len(tracks["steps"]) >= 5
     view = call(model, "trace")
     total = sum(len(t["events"]["row"]) + sum(t["blocks"]["count"])
@@ -615,7 +617,8 @@ def test_corpus_python_frames_and_counters() -> None:
     tracks = by_label(call(model, "tracks")["tracks"])
     assert tracks["thread 25286 (python3) · Python"]["kind"] == "python"
     assert tracks["thread 25286 (python3) · Python"]["max_depth"] > 10
-    assert {"GPU 0 memory allocated", "GPU 0 memory reserved"} <= set(tracks)
+    gpu = "GPU 0 · NVIDIA H100 80GB HBM3"
+    assert {f"{gpu} memory allocated", f"{gpu} memory reserved"} <= set(tracks)
     op = call(model, "event", row=rows_named(model, "aten::linear")[0])
     assert op["call_stack_source"] == "python"
     assert any(f["name"].startswith("nn.Module: Linear") for f in op["call_stack"])

@@ -1,8 +1,9 @@
 """The collectives of one trace: type, process group, sequence number, time, bytes.
 
 A collective instance is
-- on GPU ranks, one communication kernel (name rule `is_comm_kernel`: `nccl`/`rccl` in the
-  name); its time is the kernel's;
+- on GPU ranks, one communication kernel (the kernel taxonomy, `taxonomy.py`: NCCL/RCCL,
+  MSCCL, NVSHMEM, DeepEP, symmetric memory, custom all-reduce kernels, and kernels launched
+  inside communication ops); its time is the kernel's;
 - on CPU ranks (and CPU process groups of GPU jobs), one range of a host collective backend
   (`gloo:*`, `mpi:*`, `ucc:*`, rule `is_host_transfer_op`); its time is the range's.
 
@@ -11,7 +12,8 @@ collective's `Collective name`, `In msg nelems`, `dtype`, `Process Group Name`, 
 the kernel), then the communication ops (`is_comm_op`: `record_param_comms`, `nccl:*`,
 `c10d::*`) that were running on the launching thread when the kernel was launched,
 innermost first (matched by time containment of the launching runtime call, else by
-`External id`), then the kernel name. Bytes are `In msg nelems` x the size of `dtype`, else
+`External id`), then the taxonomy's collective type (from the kernel name, or from the
+launching communication op). Bytes are `In msg nelems` x the size of `dtype`, else
 the first tensor of `Input Dims` x the size of `Input type` of the innermost op that has
 both; unknown bytes are -1.
 """
@@ -28,7 +30,8 @@ import numpy as np
 from ..categories import Kind
 from ..model import TraceModel
 from .common import launch_rows, launches_of, name_flags
-from .rules import collective_type, dtype_size, is_comm_kernel, is_comm_op, is_host_transfer_op
+from .rules import collective_type, dtype_size
+from .taxonomy import is_comm_op, is_host_transfer_op, kernel_classes
 
 OTHER = "other"
 _MAX_NESTING = 16  # comm ops looked at before a launch when searching the enclosing ones
@@ -136,8 +139,10 @@ class _Facts:
 
 def extract(model: TraceModel) -> Collectives:
     ev = model.events
-    kernels = model.complete_rows(Kind.KERNEL)
-    kernels = kernels[name_flags(model, is_comm_kernel)[ev["name"][kernels]]]
+    classes = kernel_classes(model)
+    comm_at = np.flatnonzero(classes.comm)
+    kernels = classes.rows[comm_at]
+    kernel_collectives = [classes.collective[i] for i in comm_at.tolist()]
     host = model.complete_rows(Kind.CPU_OP, Kind.USER_ANNOTATION)
     host_names = ev["name"][host]
     transfers = host[name_flags(model, is_host_transfer_op)[host_names]]
@@ -145,7 +150,7 @@ def extract(model: TraceModel) -> Collectives:
 
     facts: list[_Facts] = []
     if kernels.size:
-        facts += _kernel_facts(model, kernels, comm_ops)
+        facts += _kernel_facts(model, kernels, kernel_collectives, comm_ops)
     if transfers.size:
         names = model.names_of(transfers)
         for args, name in zip(model.args_of(transfers, CommArgs), names):
@@ -172,12 +177,13 @@ def extract(model: TraceModel) -> Collectives:
     )
 
 
-def _kernel_facts(model: TraceModel, kernels: np.ndarray, comm_ops: np.ndarray) -> list[_Facts]:
+def _kernel_facts(
+    model: TraceModel, kernels: np.ndarray, collectives: list[str | None], comm_ops: np.ndarray
+) -> list[_Facts]:
     ev = model.events
     op_args = model.args_of(comm_ops, CommArgs)
     op_names = model.names_of(comm_ops)
     kernel_args = model.args_of(kernels, CommArgs)
-    kernel_names = model.names_of(kernels)
 
     # Comm ops per thread, sorted by start, for "which ops enclose this launch".
     by_thread: dict[tuple[int, int], list[int]] = defaultdict(list)
@@ -211,7 +217,7 @@ def _kernel_facts(model: TraceModel, kernels: np.ndarray, comm_ops: np.ndarray) 
         for i in chain:
             f.fill(op_args[i], op_names[i])
         if f.kind is None:
-            f.kind = collective_type(kernel_names[k])
+            f.kind = collectives[k]
         out.append(f)
     return out
 

@@ -63,12 +63,14 @@ from .rules import (
     STEP_NAME,
     bandwidth_size_multiplier,
     bus_bandwidth_factor,
-    is_comm_op,
     is_dataloader_range,
 )
 from .steps import find_steps
+from .taxonomy import is_comm_op
 
-VERSION = "1"  # bump when RankSummary or its definitions change (keys the disk cache)
+# Bump when RankSummary or its definitions change (keys the disk cache). 2: the kernel
+# taxonomy, and one communication definition with the Overview.
+VERSION = "2"
 FACTORS = ("computation", "dataloader", "host_gap", "communication")
 
 
@@ -206,24 +208,18 @@ def _cpu_computation(model: TraceModel) -> IntervalUnion:
     return IntervalUnion(np.concatenate(starts), np.concatenate(stops))
 
 
-def _host_comm_ops(model: TraceModel) -> IntervalUnion:
-    ev = model.events
-    host = model.complete_rows(Kind.CPU_OP, Kind.USER_ANNOTATION)
-    comm = host[name_flags(model, is_comm_op)[ev["name"][host]]]
-    return IntervalUnion(ev["ts"][comm], ends(model, comm))
-
-
 def summarize_rank(model: TraceModel) -> RankSummary:
     steps = find_steps(model)
     n = len(steps)
     has_kernels = model.complete_rows(Kind.KERNEL).size > 0
     roles = overview.role_intervals(model)
     communication = IntervalUnion(*roles["communication"])
+    # The Overview's communication role, unchanged: on CPU ranks it holds the collective
+    # ops' ranges, so both pages give a rank the same communication time.
     if has_kernels:
         computation = IntervalUnion(*roles["kernel"])
     else:
         computation = _cpu_computation(model)
-        communication = communication.union(_host_comm_ops(model))
     lo, hi = steps.starts, steps.ends
     c = computation.covered(lo, hi) if n else np.zeros(0)
     m = communication.covered(lo, hi) if n else np.zeros(0)

@@ -13,7 +13,13 @@
   `shared_memory` are those of the group's longest call.
 - Launch configuration comes from the kernel's args, or from its launching runtime call
   when the kernel has none (AMD/ROCm traces put grid, block and shared memory there).
-- `tensor_cores_used`: the kernel name matches data/tensor_cores.json.
+- `tensor_cores_used`: what the kernel taxonomy (`taxonomy.py`) says of the group: true,
+  false, or null when it cannot tell (never false for "not known"); `work`: communication,
+  gemm, attention, conv or other. `tensor_core_pct` is the matrix-core time over the time
+  of kernels whose use is known; the unknown time is given beside it. On AMD devices the
+  matrix units are MFMA cores: `matrix_core_name` says what to call them.
+- Occupancy 0 means the trace does not know it (graph replays, some CUPTI versions): such
+  calls are left out of the mean like calls without the value.
 """
 
 from __future__ import annotations
@@ -27,10 +33,12 @@ from ..categories import Kind
 from ..model import TraceModel
 from ..params import ViewParamError
 from .common import gpu_device_ids, launch_rows, launches_of, name_flags
+from .devices import MATRIX_CORE_NAMES, trace_vendor
 from .optree import op_tree
-from .rules import STEP_NAME, uses_tensor_cores
+from .rules import STEP_NAME
+from .taxonomy import MATRIX_UNKNOWN, MATRIX_YES, WORKS, kernel_classes, matrix_share
 
-VERSION = "1"
+VERSION = "2"  # 2: tri-state matrix-core use from the kernel taxonomy, work class
 GROUP_BY = ("name", "op")
 
 
@@ -50,8 +58,9 @@ class KernelRow(TypedDict, total=False):
     shared_memory: int | None
     grid: list[int] | None
     block: list[int] | None
-    tensor_cores_used: bool
+    tensor_cores_used: bool | None
     op_tensor_core_eligible: bool
+    work: str
 
 
 class KernelsView(TypedDict):
@@ -64,6 +73,8 @@ class KernelsView(TypedDict):
     tensor_core_time_us: float
     non_tensor_core_time_us: float
     tensor_core_pct: float | None
+    tensor_core_unknown_time_us: float
+    matrix_core_name: str
     devices: list[int]
     streams: list[int]
 
@@ -125,7 +136,10 @@ def kernels(
     if group_by not in GROUP_BY:
         raise ValueError(f"group_by must be one of {', '.join(GROUP_BY)}")
     ev = model.events
-    rows = model.complete_rows(Kind.KERNEL)
+    classes = kernel_classes(model)
+    rows = classes.rows
+    matrix = classes.matrix
+    work = classes.work
     devs = gpu_device_ids(model, rows)
     streams = ev["stream"][rows]
     all_devices = sorted({int(d) for d in np.unique(devs) if d >= 0})
@@ -136,6 +150,7 @@ def kernels(
     if stream is not None:
         keep &= streams == stream
     rows, devs, streams = rows[keep], devs[keep], streams[keep]
+    matrix, work = matrix[keep], work[keep]
 
     tree = op_tree(model)
     node = np.full(rows.size, -1, dtype=np.int64)
@@ -175,6 +190,7 @@ def kernels(
     np.maximum.at(hi, group, dur)
     bps = ev["blocks_per_sm"][rows].astype(np.float64)
     occ = ev["occupancy"][rows].astype(np.float64)
+    occ[occ <= 0] = np.nan  # 0: the trace does not know
 
     def weighted(values: np.ndarray) -> np.ndarray:
         has = np.isfinite(values)
@@ -193,7 +209,11 @@ def kernels(
 
     mean_bps = weighted(bps)
     mean_occ = weighted(occ)
-    tc_name = name_flags(model, uses_tensor_cores)
+    # Per group: unknown if any call is unknown, else no if any is no, else yes.
+    group_matrix = np.full(n, MATRIX_YES, dtype=np.int64)
+    np.minimum.at(group_matrix, group, matrix.astype(np.int64))
+    group_work = np.zeros(n, dtype=np.int64)
+    np.maximum.at(group_work, group, work.astype(np.int64))
     eligible_any = np.bincount(group, weights=op_eligible, minlength=n) > 0
     stream_lo = np.full(n, np.iinfo(np.int64).max)
     stream_hi = np.full(n, -1)
@@ -240,14 +260,16 @@ def kernels(
                 "shared_memory": smem,
                 "grid": list(grid) if grid else None,
                 "block": list(block) if block else None,
-                "tensor_cores_used": bool(tc_name[name_code]),
+                "tensor_cores_used": None
+                if group_matrix[i] == MATRIX_UNKNOWN
+                else bool(group_matrix[i] == MATRIX_YES),
                 "op_tensor_core_eligible": bool(eligible_any[i]),
+                "work": WORKS[int(group_work[i])],
             }
         )
         out_rows.append(row)
 
-    tc_rows = tc_name[names] if rows.size else np.zeros(0, bool)
-    tc_time = float(dur[tc_rows].sum())
+    tc_time, no_time, unknown_time, share = matrix_share(dur, matrix)
     all_time = float(dur.sum())
     return {
         "group_by": group_by,
@@ -257,8 +279,10 @@ def kernels(
         "kernel_count": int(rows.size),
         "total_us": _r(all_time),
         "tensor_core_time_us": _r(tc_time),
-        "non_tensor_core_time_us": _r(all_time - tc_time),
-        "tensor_core_pct": round(100.0 * tc_time / all_time, 2) if all_time > 0 else None,
+        "non_tensor_core_time_us": _r(no_time),
+        "tensor_core_pct": round(100.0 * share, 2) if share is not None else None,
+        "tensor_core_unknown_time_us": _r(unknown_time),
+        "matrix_core_name": MATRIX_CORE_NAMES.get(trace_vendor(model), "Matrix cores"),
         "devices": all_devices,
         "streams": all_streams,
     }

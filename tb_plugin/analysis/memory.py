@@ -36,9 +36,10 @@ from ..categories import Kind
 from ..model import TraceModel
 from ..params import ViewParamError, integer, number
 from .common import thread_keys
+from .devices import device_identity, gpu_of_memory_device
 from .memory_index import DeviceSeries, MemoryIndex, memory_index
 
-VERSION = "2"
+VERSION = "3"  # 3: device label from the one device identity
 TABLE_ROWS = 5000  # allocation_table cap; memory_events pages through all rows
 PAGE_MAX = 10000
 DEFAULT_WIDTH = 1000
@@ -56,7 +57,8 @@ class OpRef(TypedDict):
 
 
 class DeviceView(TypedDict):
-    device: str
+    device: str  # the key other requests name the device by ("GPU0", "CPU")
+    label: str  # its display name, the same as on the Overview and the trace counters
     device_type: int
     device_id: int
     events: int  # in range
@@ -252,18 +254,15 @@ class _Context:
         self.model = model
         self.index = index
         self._python: tuple[np.ndarray, np.ndarray] | None = None
-        self._props: dict[int, int] | None = None
 
     def total_memory(self, d: DeviceSeries) -> int | None:
-        if not d.is_gpu:
-            return None
-        if self._props is None:
-            self._props = {}
-            for p in self.model.device_properties():
-                mem, pid = p.get("totalGlobalMem"), p.get("id")
-                if isinstance(mem, (int, float)) and isinstance(pid, int):
-                    self._props[pid] = int(mem)
-        return self._props.get(d.device_id)
+        gpu = gpu_of_memory_device(self.model, d.device_type, d.device_id)
+        return None if gpu is None else device_identity(self.model, gpu).memory_bytes
+
+    def label(self, d: DeviceSeries) -> str:
+        """The device's name on every page (`GPU 0 · NVIDIA A100-SXM4-80GB`)."""
+        gpu = gpu_of_memory_device(self.model, d.device_type, d.device_id)
+        return d.name if gpu is None else device_identity(self.model, gpu).label
 
     def python_rows(self) -> tuple[np.ndarray, np.ndarray]:
         if self._python is None:
@@ -309,6 +308,7 @@ def _device_view(ctx: _Context, d: DeviceSeries, lo: float, hi: float) -> Device
     end_level = float(d.allocated[i1 - 1]) if i1 > 0 else before_all
     return {
         "device": d.name,
+        "label": ctx.label(d),
         "device_type": d.device_type,
         "device_id": d.device_id,
         "events": i1 - i0,

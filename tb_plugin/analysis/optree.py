@@ -32,7 +32,7 @@ Rules (the old plugin's, except where marked):
 - Device self = time of the GPU activities (kernel, memcpy, memset) launched by the
   node's own runtime calls (matched by `correlation`); device total = device self + the
   children's device totals.
-- Tensor-core eligible: the name is in data/tensor_cores.json, or the node launched a
+- Tensor-core eligible: the name is in data/matrix_core_ops.json, or the node launched a
   tensor-core kernel itself, or any descendant is eligible.
 
 Everything is vectorised: one sort, a blocked "previous greater element" search for the
@@ -48,7 +48,8 @@ import numpy as np
 from ..categories import Kind
 from ..model import TraceModel
 from .common import gpu_rows, launch_rows, launches_of, name_flags, thread_keys
-from .rules import STEP_NAME, is_tensor_core_eligible_op, uses_tensor_cores
+from .rules import STEP_NAME, is_tensor_core_eligible_op
+from .taxonomy import MATRIX_YES, name_classes
 
 _BLOCK = 32
 
@@ -333,7 +334,7 @@ def build_op_tree(model: TraceModel) -> OpTree:
     gpu_node = np.where(rt_index >= 0, rt_node[np.maximum(rt_index, 0)], -1)
     gpu_dur = ev["dur"][gpu].astype(np.float64)
     gpu_tc = (
-        name_flags(model, uses_tensor_cores)[ev["name"][gpu]] & (ev["kind"][gpu] == Kind.KERNEL)
+        _matrix_core_names(model)[ev["name"][gpu]] & (ev["kind"][gpu] == Kind.KERNEL)
         if gpu.size
         else np.zeros(0, bool)
     )
@@ -448,3 +449,8 @@ def _match_pairs(
     hit = q_ok & (pos < sorted_keys.size) & (sorted_keys[pc] == q_comb)
     out[hit] = items[order[pc[hit]]]
     return out
+
+
+def _matrix_core_names(model: TraceModel) -> np.ndarray:
+    """Per interned name: the kernel taxonomy says it runs on matrix cores."""
+    return np.array([c.matrix_core == MATRIX_YES for c in name_classes(model)], dtype=bool)

@@ -23,10 +23,11 @@ from . import gpu as gpu_summary
 from .common import ends, gpu_device_ids, name_flags
 from .intervals import IntervalUnion
 from .recommendations import Recommendation, recommend
-from .rules import STEP_NAME, is_comm_kernel, is_comm_op, is_dataloader_range, is_host_transfer_op
+from .rules import STEP_NAME, is_dataloader_range
 from .steps import Steps, find_steps
+from .taxonomy import is_comm_op, is_host_transfer_op, kernel_classes
 
-VERSION = "2"  # 2: AMD matrix-core kernels count as tensor-core time
+VERSION = "3"  # 3: kernel taxonomy, step windows over all device work, device identity
 ROLES = ("kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec")
 ALL_PARTS = ROLES + ("other",)
 
@@ -61,11 +62,9 @@ def role_intervals(model: TraceModel) -> dict[str, tuple[np.ndarray, np.ndarray]
     def span(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return ev["ts"][rows], ends(model, rows)
 
-    kernels = model.complete_rows(Kind.KERNEL)
-    comm_kernel = name_flags(model, is_comm_kernel)[ev["name"][kernels]]
-    comm_ext = _comm_op_external_ids(model)
-    if comm_ext.size:
-        comm_kernel |= np.isin(ev["external_id"][kernels], comm_ext)
+    classes = kernel_classes(model)
+    kernels = classes.rows
+    comm_kernel = classes.comm
     out["kernel"] = span(kernels[~comm_kernel])
     out["memcpy"] = span(model.complete_rows(Kind.MEMCPY))
     out["memset"] = span(model.complete_rows(Kind.MEMSET))
@@ -74,20 +73,18 @@ def role_intervals(model: TraceModel) -> dict[str, tuple[np.ndarray, np.ndarray]
     is_step = name_flags(model, lambda n: STEP_NAME.match(n) is not None)[host_names]
     is_loader = name_flags(model, is_dataloader_range)[host_names]
     is_transfer = name_flags(model, is_host_transfer_op)[host_names]
-    comm_rows = np.concatenate([kernels[comm_kernel], host[is_transfer & ~is_step]])
+    host_comm = is_transfer
+    if kernels.size == 0:
+        # A CPU-only rank: the time its threads spend inside collective calls
+        # (`c10d::allreduce_` waiting on gloo included) is its communication, as in the
+        # Distributed view.
+        host_comm = is_transfer | name_flags(model, is_comm_op)[host_names]
+    comm_rows = np.concatenate([kernels[comm_kernel], host[host_comm & ~is_step]])
     out["communication"] = span(comm_rows)
     out["runtime"] = span(model.complete_rows(Kind.RUNTIME, Kind.DRIVER))
     out["dataloader"] = span(host[is_loader & ~is_step])
-    out["cpu_exec"] = span(host[~is_step & ~is_loader & ~is_transfer])
+    out["cpu_exec"] = span(host[~is_step & ~is_loader & ~host_comm])
     return out
-
-
-def _comm_op_external_ids(model: TraceModel) -> np.ndarray:
-    ev = model.events
-    host = model.complete_rows(Kind.CPU_OP, Kind.USER_ANNOTATION)
-    comm = host[name_flags(model, is_comm_op)[ev["name"][host]]]
-    ids = ev["external_id"][comm]
-    return np.unique(ids[ids >= 0])
 
 
 def breakdown(model: TraceModel, steps: Steps) -> np.ndarray:

@@ -14,9 +14,10 @@ import numpy as np
 
 from ..categories import Kind
 from ..model import TraceModel
-from .common import gpu_rows, launch_rows, launches_of, name_flags
-from .rules import is_tensor_core_eligible_op, uses_tensor_cores
+from .common import launch_rows, launches_of, name_flags
+from .rules import is_tensor_core_eligible_op
 from .steps import Steps
+from .taxonomy import MATRIX_NO, MATRIX_YES, kernel_classes
 
 if TYPE_CHECKING:
     from .overview import OverviewView
@@ -176,9 +177,9 @@ def _tensor_core_advice(model: TraceModel, view: OverviewView) -> list[Recommend
     if not capable or any((d["tensor_core_pct"] or 0) > 0 for d in capable):
         return []
     ev = model.events
-    gpu = gpu_rows(model)
-    kernels = gpu[ev["kind"][gpu] == Kind.KERNEL]
-    if kernels.size == 0:
+    classes = kernel_classes(model)
+    kernels = classes.rows
+    if kernels.size == 0 or bool((classes.matrix == MATRIX_YES).any()):
         return []
     ext = ev["external_id"][kernels].copy()
     missing = ext < 0
@@ -188,15 +189,14 @@ def _tensor_core_advice(model: TraceModel, view: OverviewView) -> list[Recommend
     ops = model.complete_rows(Kind.CPU_OP)
     eligible_ops = ops[name_flags(model, is_tensor_core_eligible_op)[ev["name"][ops]]]
     eligible_ext = np.unique(ev["external_id"][eligible_ops])
-    eligible = np.isin(ext, eligible_ext[eligible_ext >= 0])
+    # Only kernels known not to use matrix cores: an unknown one may well use them.
+    eligible = np.isin(ext, eligible_ext[eligible_ext >= 0]) & (classes.matrix == MATRIX_NO)
     dur = ev["dur"][kernels]
     total = float(dur.sum())
     if total <= 0:
         return []
     share = 100.0 * float(dur[eligible].sum()) / total
-    tc_share = (
-        100.0 * float(dur[name_flags(model, uses_tensor_cores)[ev["name"][kernels]]].sum()) / total
-    )
+    tc_share = 0.0
     if share < ELIGIBLE_SHARE_PCT or tc_share > 0:
         return []
     return [

@@ -1,4 +1,5 @@
-"""Name rules kept as data (tb_plugin/data/*.json), loaded once."""
+"""Name rules kept as data (tb_plugin/data/*.json), loaded once. What a kernel is lives in
+`taxonomy.py` (data/kernel_taxonomy.json)."""
 
 from __future__ import annotations
 
@@ -24,32 +25,13 @@ def is_dataloader_range(name: str) -> bool:
     )
 
 
-def is_comm_kernel(name: str) -> bool:
-    low = name.lower()
-    return any(s in low for s in load("communication")["kernel_name_substrings"])
-
-
-def is_comm_op(name: str) -> bool:
-    return name.startswith(tuple(load("communication")["launching_op_prefixes"]))
-
-
-def is_host_transfer_op(name: str) -> bool:
-    """Ops of CPU collective backends, whose own duration is the transfer."""
-    return name.startswith(tuple(load("communication")["host_transfer_op_prefixes"]))
-
-
-def uses_tensor_cores(kernel_name: str) -> bool:
-    low = kernel_name.lower()
-    return any(s in low for s in load("tensor_cores")["kernel_name_substrings"])
-
-
 def is_tensor_core_eligible_op(op_name: str) -> bool:
     return op_name in _eligible_ops()
 
 
 @lru_cache(maxsize=1)
 def _eligible_ops() -> frozenset[str]:
-    return frozenset(load("tensor_cores")["eligible_op_names"])
+    return frozenset(load("matrix_core_ops")["eligible_op_names"])
 
 
 def collective_type(name: str) -> str | None:

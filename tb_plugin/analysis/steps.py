@@ -5,6 +5,9 @@ activity launched from inside it ends; it starts no earlier than the previous st
 trailing steps that launched no GPU work are dropped, and so is a last step that launched
 fewer than 0.8x the GPU activities of the one before (a step the profiler stopped in).
 Unlike the old plugin, the GPU copy of a step (`gpu_user_annotation`) is never a step.
+When profiling starts while the GPU still runs the previous iteration, that backlog (device
+work with no launch call in the trace, ending before step 0's first kernel) ends before
+step 0 starts, as the old plugin's `_find_device_steps` has it.
 """
 
 from __future__ import annotations
@@ -94,11 +97,10 @@ def find_steps(model: TraceModel) -> Steps:
 
 def _extend_to_device(model: TraceModel, steps: Steps) -> Steps:
     ev = model.events
-    gpu = gpu_rows(model)
-    launches = launch_rows(model)
-    launcher = launches_of(model, gpu, launches)
+    all_gpu = gpu_rows(model)
+    launcher = launches_of(model, all_gpu, launch_rows(model))
     linked = launcher >= 0
-    gpu, launcher = gpu[linked], launcher[linked]
+    gpu, launcher = all_gpu[linked], launcher[linked]
     n = len(steps)
     dev_min = np.full(n, np.inf)
     dev_max = np.full(n, -np.inf)
@@ -122,8 +124,14 @@ def _extend_to_device(model: TraceModel, steps: Steps) -> Steps:
     starts, step_ends = steps.starts.copy(), steps.ends.copy()
     prev_end = float(starts[0])
     if np.isfinite(dev_min[0]):
-        unmatched_end = ev["ts"][gpu[~matched]] + ev["dur"][gpu[~matched]]
-        earlier = unmatched_end[unmatched_end < dev_min[0]]
+        # Device work of no step that ended before step 0's first kernel: the backlog of
+        # the iteration before profiling began. It has no launch call in the trace, so it
+        # is looked for among all device activity, not only the linked rows.
+        in_step = np.zeros(all_gpu.shape, dtype=bool)
+        in_step[np.flatnonzero(linked)[matched]] = True
+        other = all_gpu[~in_step]
+        unmatched_end = ev["ts"][other] + ev["dur"][other]
+        earlier = unmatched_end[unmatched_end <= dev_min[0]]
         if earlier.size:
             prev_end = max(prev_end, float(earlier.max()))
     for i in range(n):

@@ -13,11 +13,24 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..analysis.common import gpu_device_ids
+from ..analysis.devices import device_identity, gpu_of_memory_device
 from ..analysis.intervals import IntervalUnion
 from ..categories import Kind
 from ..model import TraceModel
 
-_DEVICE_TYPES = {0: "CPU", 1: "GPU"}  # c10 DeviceType: 0 CPU, 1 CUDA
+
+def _memory_device_label(model: TraceModel, device_type: int, device_id: int) -> str:
+    """GPUs (CUDA and HIP) by their one identity; the CPU and other devices plainly."""
+    gpu = gpu_of_memory_device(model, device_type, device_id)
+    if gpu is not None:
+        return device_identity(model, gpu).label
+    if device_type == 0:
+        return "CPU"
+    return (
+        f"device type {device_type} #{device_id}"
+        if device_id >= 0
+        else f"device type {device_type}"
+    )
 
 
 @dataclass
@@ -44,7 +57,7 @@ def build_counters(model: TraceModel) -> list[Counter]:
         for dev in sorted(set(devices.tolist())):
             mine = devices == dev
             union = IntervalUnion(starts[mine], ends[mine])
-            label = f"GPU {dev} utilization" if dev >= 0 else "GPU utilization"
+            label = f"{device_identity(model, int(dev)).label} utilization"
             out.append(
                 Counter(
                     f"gpu{dev}.util" if dev >= 0 else "gpu.util",
@@ -65,8 +78,7 @@ def build_counters(model: TraceModel) -> list[Counter]:
         )
         for dtype, did in pairs:
             mine = (mem["device_type"] == dtype) & (mem["device_id"] == did)
-            kind = _DEVICE_TYPES.get(dtype, f"device type {dtype}")
-            where = f"{kind} {did}" if did >= 0 else kind
+            where = _memory_device_label(model, dtype, did)
             for column, metric in (
                 ("total_allocated", "memory_allocated"),
                 ("total_reserved", "memory_reserved"),

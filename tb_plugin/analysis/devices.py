@@ -1,0 +1,175 @@
+"""One identity per GPU of a trace: vendor, id, name, memory, capability, and what its matrix
+units are called. Resolved once per model; the Overview, Memory and Kernel views, the trace
+counters and the text report all label devices through it, so one GPU has one name.
+
+Where the properties come from: the `deviceProperties` entry whose `id` is the device's
+(the old plugin indexed the list by position: a defect). AMD traces number kernels' devices
+by HSA agent (CPU agents first: device 2 or 9 for the first GPU) while `deviceProperties`
+counts GPUs from 0, so an id may match no entry; then, when the list has one entry or all
+its entries describe the same model, that model is the device's (all GPUs of the box are
+alike), and `properties_source` says so. Otherwise the name is unknown, never guessed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..categories import Kind
+from ..model import TraceModel
+
+MATRIX_CORE_NAMES = {"nvidia": "Tensor Cores", "amd": "Matrix cores (MFMA)"}
+_NVIDIA_NAME_PREFIXES = ("nvidia", "tesla", "geforce", "quadro", "titan")
+_AMD_NAME_PREFIXES = ("amd", "radeon", "instinct")
+
+
+@dataclass(frozen=True)
+class DeviceIdentity:
+    id: int
+    vendor: str  # "nvidia", "amd", "mtia" or "unknown"
+    name: str | None
+    memory_bytes: int | None
+    compute_capability: str | None  # "major.minor" as the trace reports it (HIP's on AMD)
+    properties_source: str  # "id", "only_entry", "identical_entries" or "none"
+
+    @property
+    def label(self) -> str:
+        """`GPU 0 · NVIDIA H100 80GB HBM3`; the same text wherever the device is named."""
+        where = f"GPU {self.id}" if self.id >= 0 else "GPU"
+        return f"{where} · {self.name}" if self.name else where
+
+    @property
+    def matrix_core_name(self) -> str:
+        return MATRIX_CORE_NAMES.get(self.vendor, "Matrix cores")
+
+    @property
+    def compute_major(self) -> int | None:
+        if self.compute_capability is None:
+            return None
+        try:
+            return int(self.compute_capability.split(".")[0])
+        except ValueError:
+            return None
+
+
+def trace_vendor(model: TraceModel) -> str:
+    """The accelerator vendor of a trace, from what its writer recorded."""
+    return model.derived("_trace_vendor", _trace_vendor)
+
+
+def _trace_vendor(model: TraceModel) -> str:
+    header = model.header
+    if "roctracer_version" in header or "hip_runtime_version" in header:
+        return "amd"
+    if any(k in header for k in ("cupti_version", "cuda_runtime_version", "cuda_driver_version")):
+        return "nvidia"
+    for props in model.device_properties():
+        vendor = _vendor_of_name(props.get("name"))
+        if vendor != "unknown":
+            return vendor
+    if any(c.lower().startswith("mtia") for c in model.categories):
+        return "mtia"
+    return "unknown"
+
+
+def _vendor_of_name(name: Any) -> str:
+    low = str(name or "").strip().lower()
+    if low.startswith(_NVIDIA_NAME_PREFIXES):
+        return "nvidia"
+    if low.startswith(_AMD_NAME_PREFIXES) or " mi" in f" {low}":
+        return "amd"
+    return "unknown"
+
+
+def device_identity(model: TraceModel, device_id: int) -> DeviceIdentity:
+    """The identity of one GPU of the trace (by the id its events carry)."""
+    known: dict[int, DeviceIdentity] = model.derived("_device_identities", _gpu_identities)
+    if device_id in known:
+        return known[device_id]
+    return _resolve(model, device_id)
+
+
+def device_identities(model: TraceModel) -> dict[int, DeviceIdentity]:
+    """Every GPU that ran work or is listed in `deviceProperties`, by id."""
+    return dict(model.derived("_device_identities", _gpu_identities))
+
+
+def _gpu_identities(model: TraceModel) -> dict[int, DeviceIdentity]:
+    from .common import gpu_device_ids  # common imports nothing from here; keep it lazy anyway
+
+    rows = model.complete_rows(Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET)
+    ids = {int(d) for d in gpu_device_ids(model, rows).tolist() if d >= 0} if rows.size else set()
+    ids |= set(_properties_by_id(model))
+    return {i: _resolve(model, i) for i in sorted(ids)}
+
+
+def _properties_by_id(model: TraceModel) -> dict[int, dict[str, Any]]:
+    out: dict[int, dict[str, Any]] = {}
+    for position, props in enumerate(model.device_properties()):
+        ident = props.get("id", position)
+        if isinstance(ident, int):
+            out[ident] = props
+    return out
+
+
+def _resolve(model: TraceModel, device_id: int) -> DeviceIdentity:
+    by_id = _properties_by_id(model)
+    props: dict[str, Any] = {}
+    source = "none"
+    if device_id in by_id:
+        props, source = by_id[device_id], "id"
+    elif len(by_id) == 1:
+        props, source = next(iter(by_id.values())), "only_entry"
+    elif by_id and len({_model_key(p) for p in by_id.values()}) == 1:
+        props, source = next(iter(by_id.values())), "identical_entries"
+    vendor = _vendor_of_name(props.get("name"))
+    if vendor == "unknown":
+        vendor = trace_vendor(model)
+    major, minor = props.get("computeMajor"), props.get("computeMinor")
+    memory = props.get("totalGlobalMem")
+    return DeviceIdentity(
+        id=device_id,
+        vendor=vendor,
+        name=str(props["name"]) if props.get("name") else None,
+        memory_bytes=int(memory) if isinstance(memory, (int, float)) and memory > 0 else None,
+        compute_capability=f"{major}.{minor}" if major is not None else None,
+        properties_source=source,
+    )
+
+
+def _model_key(props: dict[str, Any]) -> tuple[Any, ...]:
+    return (
+        props.get("name"),
+        props.get("totalGlobalMem"),
+        props.get("computeMajor"),
+        props.get("computeMinor"),
+    )
+
+
+GPU_MEMORY_DEVICE_TYPES = (1, 6)  # c10::DeviceType CUDA and HIP
+
+
+def gpu_of_memory_device(model: TraceModel, device_type: int, device_id: int) -> int | None:
+    """The GPU id (as kernels carry it) of a memory events' device, or None if not a GPU.
+
+    Memory events number AMD GPUs by HIP ordinal, kernels by HSA agent: when the trace's
+    kernels ran on one GPU and its memory events name one GPU, they are the same device."""
+    if device_type not in GPU_MEMORY_DEVICE_TYPES:
+        return None
+    mapping: dict[int, int] = model.derived("_memory_gpu_ids", _memory_gpu_ids)
+    return mapping.get(device_id, device_id)
+
+
+def _memory_gpu_ids(model: TraceModel) -> dict[int, int]:
+    from .common import gpu_device_ids
+
+    mem = model.memory
+    is_gpu = np.isin(mem["device_type"], np.array(GPU_MEMORY_DEVICE_TYPES))
+    memory_ids = {int(d) for d in np.unique(mem["device_id"][is_gpu]).tolist() if d >= 0}
+    rows = model.complete_rows(Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET)
+    kernel_ids = {int(d) for d in np.unique(gpu_device_ids(model, rows)).tolist() if d >= 0}
+    if len(memory_ids) == 1 and len(kernel_ids) == 1:
+        return {next(iter(memory_ids)): next(iter(kernel_ids))}
+    return {}

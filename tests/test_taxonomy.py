@@ -1,0 +1,191 @@
+"""The kernel taxonomy: every family's real example names, the launching-op rule, unknowns,
+and the pages agreeing on one classification (built traces and corpus traces per vendor)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from builders import TraceBuilder
+from corpus import corpus_path
+from kinetoscope.analysis.kernels import kernels
+from kinetoscope.analysis.overview import overview
+from kinetoscope.analysis.taxonomy import (
+    MATRIX_NO,
+    MATRIX_UNKNOWN,
+    MATRIX_YES,
+    classify_name,
+    families,
+    kernel_classes,
+    taxonomy_version,
+)
+from kinetoscope.build import build_model
+
+FAMILY_EXAMPLES = [
+    (family.id, vendor, name)
+    for family in families()
+    for vendor in (sorted(family.vendors - {"any"}) or ["unknown"])
+    for name in family.examples
+]
+
+
+@pytest.mark.parametrize(("family", "vendor", "name"), FAMILY_EXAMPLES)
+def test_every_example_belongs_to_its_family(family: str, vendor: str, name: str) -> None:
+    assert classify_name(name, vendor).family == family
+
+
+def test_every_family_has_examples_and_a_version() -> None:
+    assert taxonomy_version() >= 1
+    assert all(f.examples for f in families())
+    ids = [f.id for f in families()]
+    assert len(ids) == len(set(ids))
+
+
+@pytest.mark.parametrize(
+    ("name", "collective"),
+    [
+        ("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "all_gather"),
+        ("void deep_ep::intranode::dispatch<8, 768, 8192>(int4*, float*)", "all_to_all"),
+        ("void vllm::cross_device_reduce_1stage<c10::BFloat16, 8>(vllm::RankData*)", "all_reduce"),
+        (
+            "void c10d::symmetric_memory::(anonymous namespace)::multimem_all_reduce_kernel"
+            "<c10::BFloat16, 8>(c10::BFloat16*)",
+            "all_reduce",
+        ),
+    ],
+)
+def test_communication_kernels_carry_their_collective(name: str, collective: str) -> None:
+    cls = classify_name(name)
+    assert (cls.work, cls.collective, cls.matrix_core) == ("communication", collective, MATRIX_NO)
+
+
+def test_miopen_subtensorop_is_not_a_tensor_core_kernel() -> None:
+    # the 2021 substring list matched `tensorop` inside MIOpen's elementwise kernels
+    for vendor in ("amd", "unknown"):
+        assert classify_name("SubTensorOpWithScalar1d", vendor).matrix_core == MATRIX_NO
+        assert classify_name("SubTensorOpWithSubTensor2d", vendor).matrix_core == MATRIX_NO
+
+
+def test_tensile_kernels_without_an_mfma_instruction_are_not_matrix_work() -> None:
+    name = "Cijk_Ailk_Bljk_SB_MT64x64x8_SN_1LDSB0_APM1_ABV0_ACED0_AF0EM1_AF1EM1_GRVW1"
+    assert classify_name(name, "amd").matrix_core == MATRIX_NO
+
+
+@pytest.mark.parametrize("name", ["pe_exe", "dma_request", "my_custom_kernel", "kernel_A"])
+def test_names_no_rule_knows_are_unknown(name: str) -> None:
+    cls = classify_name(name)
+    assert cls.family is None and cls.matrix_core == MATRIX_UNKNOWN and cls.work == "other"
+
+
+# --- the launching op chain ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("op", "collective"),
+    [
+        ("record_param_comms", None),
+        ("_c10d_functional::all_reduce", "all_reduce"),
+        ("c10d::allgather_", "all_gather"),
+        ("vllm::all_reduce", "all_reduce"),
+        ("symm_mem::multimem_all_reduce_", "all_reduce"),
+    ],
+)
+def test_kernels_launched_inside_communication_ops(
+    tmp_path: Path, op: str, collective: str | None
+) -> None:
+    t = TraceBuilder()
+    t.step(1, 0, 1000)
+    outer = t.op(op, 10, 100)
+    # an annotation between the op and its launch does not hide the op
+    t.annotation("## inner ##", 12, 50)
+    t.launch(20, 5, outer, gpu_ts=200, gpu_dur=300, name="my_custom_kernel")
+    mm = t.op("aten::mm", 200, 50)
+    t.launch(210, 5, mm, gpu_ts=600, gpu_dur=100, name="another_kernel")
+    model = t.model(tmp_path)
+    classes = kernel_classes(model)
+    names = model.names_of(classes.rows)
+    comm = dict(zip(names, classes.comm.tolist()))
+    assert comm == {"my_custom_kernel": True, "another_kernel": False}
+    at = names.index("my_custom_kernel")
+    assert classes.collective[at] == collective and bool(classes.via_op[at])
+    view = overview(model)
+    assert view["breakdown_us"]["communication"] == 300
+    assert view["breakdown_us"]["kernel"] == 100
+    rows = {r["name"]: r for r in kernels(model)["rows"]}
+    assert rows["my_custom_kernel"]["work"] == "communication"
+    assert rows["my_custom_kernel"]["tensor_cores_used"] is False
+    assert rows["another_kernel"]["tensor_cores_used"] is None
+
+
+DEEPEP = "void deep_ep::internode::combine<false, 2, 4, 4, 8>(int4*, float*, bool const*)"
+SYMM = "void c10d::symmetric_memory::multimem_all_reduce_kernel<float, 4>(float*)"
+AR = "void vllm::cross_device_reduce_2stage<__nv_bfloat16, 8>(vllm::RankData*)"
+GEMM = "nvjet_hsh_256x128_64x4_2x1_v_bz_coopB_NNT"
+
+
+def test_overview_kernel_and_gpu_pages_agree(tmp_path: Path) -> None:
+    """A 2025-style step: GEMM, DeepEP, symmetric-memory and custom all-reduce kernels.
+    The Overview used to call all of it computation; Communication was 0."""
+    t = TraceBuilder()
+    t.header = {"schemaVersion": 1, "cupti_version": 24}
+    t.step(1, 0, 2000)
+    op = t.op("aten::mm", 10, 40)
+    t.launch(12, 2, op, gpu_ts=100, gpu_dur=400, name=GEMM)
+    for i, name in enumerate([DEEPEP, SYMM, AR]):
+        other = t.op("my_ext::op", 60 + 20 * i, 10)
+        t.launch(62 + 20 * i, 2, other, gpu_ts=600 + 200 * i, gpu_dur=100, name=name)
+    model = t.model(tmp_path)
+    view = overview(model)
+    assert view["breakdown_us"]["communication"] == 300
+    assert view["breakdown_us"]["kernel"] == 400
+    (dev,) = view["devices"]
+    assert dev["tensor_core_pct"] == pytest.approx(100 * 400 / 700, abs=0.01)
+    assert dev["matrix_core_unknown_pct"] == 0.0
+    assert dev["matrix_core_name"] == "Tensor Cores" and dev["vendor"] == "nvidia"
+    kview = kernels(model)
+    comm_total = sum(r["total_us"] for r in kview["rows"] if r["work"] == "communication")
+    assert comm_total == view["breakdown_us"]["communication"]
+    assert kview["tensor_core_time_us"] == 400 and kview["non_tensor_core_time_us"] == 300
+
+
+# --- corpus traces per vendor --------------------------------------------------------------
+
+MI300X = "tracelens/tests/traces/inference"
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [
+        f"{MI300X}/sglang_prefilldecode/sglang_Qwen3-8B_prefilldecode.json.gz",
+        f"{MI300X}/vllm_prefilldecode_piecewise/graph_execution.json.gz",
+        f"{MI300X}/xdit_sd_3.5/profile_trace_rank_0.json.gz",
+    ],
+)
+def test_mi300x_serving_traces_use_mfma(rel: str) -> None:
+    """Tensile `Cijk_..._MI16x16x1_...`, CK/ck_tile FMHA and Triton GEMM/attention
+    kernels dominate these traces; the old list saw none of them."""
+    view = overview(build_model(str(corpus_path(rel))))
+    (dev,) = view["devices"]
+    assert dev["vendor"] == "amd" and dev["matrix_core_name"] == "Matrix cores (MFMA)"
+    assert dev["tensor_core_pct"] is not None and dev["tensor_core_pct"] > 80
+    assert dev["matrix_core_unknown_pct"] is not None and dev["matrix_core_unknown_pct"] < 1
+    assert dev["achieved_occupancy_pct"] is None  # the trace gives none: unknown, not 0 %
+
+
+def test_h100_trace_counts_hopper_gemm_and_flash_attention() -> None:
+    model = build_model(
+        str(corpus_path("tracelens/tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"))
+    )
+    (dev,) = overview(model)["devices"]
+    # sm90_xmma GEMMs (28.2 % of kernel time) + FlashAttention 2 (8.5 %)
+    assert dev["tensor_core_pct"] == pytest.approx(36.4, abs=0.3)
+    assert dev["name"] == "NVIDIA H100 80GB HBM3" and dev["vendor"] == "nvidia"
+    classes = kernel_classes(model)
+    assert int((classes.matrix == MATRIX_UNKNOWN).sum()) == 0
+    assert int((classes.matrix == MATRIX_YES).sum()) > 0
+
+
+def test_nccl_ranks_count_communication() -> None:
+    model = build_model(str(corpus_path("hta/tests/data/trace_filter/sampled_rank-0.json.gz")))
+    view = overview(model)
+    assert view["average_breakdown_us"]["communication"] > 0.2 * view["average_step_us"]
