@@ -68,7 +68,7 @@ def _pct(v: float | None) -> str:
 
 
 def _device_line(dev: dict[str, Any]) -> str:
-    facts = [f"GPU {dev['id']}: {dev['name'] or 'unknown'}"]
+    facts = [dev["label"]]
     if dev["memory_bytes"]:
         facts.append(f"{dev['memory_bytes'] / 2**30:.1f} GiB")
     if dev["compute_capability"]:
@@ -76,7 +76,11 @@ def _device_line(dev: dict[str, Any]) -> str:
     facts.append(f"utilization {_pct(dev['utilization_pct'])}")
     facts.append(f"SM efficiency {_pct(dev['sm_efficiency_pct'])}")
     facts.append(f"occupancy {_pct(dev['achieved_occupancy_pct'])}")
-    facts.append(f"tensor cores {_pct(dev['tensor_core_pct'])}")
+    unknown = dev["matrix_core_unknown_pct"]
+    facts.append(
+        f"{dev['matrix_core_name']} {_pct(dev['tensor_core_pct'])}"
+        + (f" ({_pct(unknown)} of kernel time unknown)" if unknown else "")
+    )
     return ", ".join(facts)
 
 
@@ -251,7 +255,7 @@ def render_kernels(view: dict[str, Any], top: int = 15) -> str:
             f"{r['mean_us']:.1f}",
             "-" if r["blocks_per_sm"] is None else f"{r['blocks_per_sm']:.2f}",
             "-" if r["occupancy_pct"] is None else f"{r['occupancy_pct']:.1f}",
-            "yes" if r["tensor_cores_used"] else "no",
+            {True: "yes", False: "no", None: "unknown"}[r["tensor_cores_used"]],
         ]
         for r in rows
     ]
@@ -259,8 +263,10 @@ def render_kernels(view: dict[str, Any], top: int = 15) -> str:
     out.append(_table(header, table))
     pct = view["tensor_core_pct"]
     out.append(
-        f"tensor-core kernels: {_ms(view['tensor_core_time_us'])} ms"
-        f" of {_ms(view['total_us'])} ms" + ("" if pct is None else f" ({pct:.1f} %)")
+        f"{view['matrix_core_name']}: {_ms(view['tensor_core_time_us'])} ms"
+        f" of {_ms(view['total_us'] - view['tensor_core_unknown_time_us'])} ms known"
+        + ("" if pct is None else f" ({pct:.1f} %)")
+        + f"; unknown {_ms(view['tensor_core_unknown_time_us'])} ms"
     )
     return "\n".join(out)
 

@@ -25,6 +25,7 @@ from conftest import PluginClient
 from kinetoscope import distributed_job
 from kinetoscope.analysis import comms, rules
 from kinetoscope.analysis.distributed import RankInput, RankSummary, analyze, summarize_rank
+from kinetoscope.analysis.overview import overview
 from kinetoscope.build import build_model
 from kinetoscope.cache import DiskCache, cache_key
 from kinetoscope.cli import main
@@ -312,6 +313,27 @@ def test_cpu_ranks_and_alignment_without_seq(tmp_path: Path) -> None:
     straggler = view["steps"][0]["straggler"]
     assert straggler["rank"] == 1 and straggler["late_by_us"] == 1.0  # 401 vs 400
     assert straggler["excess_us"]["computation"] == 30.0
+
+
+def test_overview_and_distributed_agree_on_communication(tmp_path: Path) -> None:
+    """One definition of a rank's communication for both pages. The Overview used to time
+    only the backend's `gloo:*` ranges on CPU ranks (300 µs here) where this view timed the
+    `c10d::*` calls too (309 µs). Both now read the Overview's communication role; they
+    still split it differently, visibly: the Overview gives time shared with higher-priority
+    work to that work (kernels outrank communication, communication outranks CPU ops), the
+    Distributed view reports it as `overlap_us`."""
+    cpu = cpu_rank(0, [200, 500, 800]).model(tmp_path, "cpu.pt.trace.json")
+    (cpu_step,) = overview(cpu)["steps"]
+    (dist_step,) = analyze([RankInput("w", "1", "cpu", summarize_rank(cpu))])["ranks"][0]["steps"]
+    assert cpu_step["breakdown_us"]["communication"] == 309.0
+    assert cpu_step["breakdown_us"]["communication"] == (
+        dist_step["communication_us"] + dist_step["overlap_us"]
+    )
+    gpu = gpu_rank(0).model(tmp_path, "gpu.pt.trace.json")
+    summary = summarize_rank(gpu)
+    rank = analyze([RankInput("w", "1", "gpu", summary)])["ranks"][0]
+    for ours, theirs in zip(overview(gpu)["steps"], rank["steps"]):
+        assert ours["breakdown_us"]["communication"] == theirs["communication_us"]
 
 
 def test_rank_numbers_fall_back_to_file_names_then_order(tmp_path: Path) -> None:

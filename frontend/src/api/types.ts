@@ -96,13 +96,22 @@ export interface DroppedStep {
 
 export interface Device {
   id: number;
+  /** The one display name of the device ("GPU 0 · NVIDIA H100 80GB HBM3"), as on every page. */
+  label: string;
+  /** "nvidia", "amd", "mtia" or "unknown". */
+  vendor: string;
   name: string | null;
   memory_bytes: number | null;
   compute_capability: string | null;
   utilization_pct: number | null;
   sm_efficiency_pct: number | null;
   achieved_occupancy_pct: number | null;
+  /** Matrix-core (tensor core / MFMA) time over the kernel time whose use is known. */
   tensor_core_pct: number | null;
+  /** Share of kernel time whose matrix-core use the kernel taxonomy cannot tell. */
+  matrix_core_unknown_pct: number | null;
+  /** "Tensor Cores" (NVIDIA), "Matrix cores (MFMA)" (AMD) or "Matrix cores". */
+  matrix_core_name: string;
   kernel_time_us: number | null;
 }
 
@@ -242,8 +251,11 @@ export interface KernelRow {
   shared_memory: number | null;
   grid: number[] | null;
   block: number[] | null;
-  tensor_cores_used: boolean;
+  /** null: the kernel taxonomy cannot tell (shown as unknown, never as "No"). */
+  tensor_cores_used: boolean | null;
   op_tensor_core_eligible: boolean;
+  /** "communication", "gemm", "attention", "conv" or "other". */
+  work: string;
 }
 
 export interface KernelsResponse {
@@ -256,6 +268,8 @@ export interface KernelsResponse {
   tensor_core_time_us: number;
   non_tensor_core_time_us: number;
   tensor_core_pct: number | null;
+  tensor_core_unknown_time_us: number;
+  matrix_core_name: string;
   /** Every device and stream of the trace, unfiltered. */
   devices: number[];
   streams: number[];

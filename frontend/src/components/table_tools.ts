@@ -115,7 +115,9 @@ export function toolButton(
 }
 
 /** "Yes" / "No" with colour, for boolean columns. */
-export function yesNo(value: boolean): HTMLElement {
+/** Yes / No, or Unknown for null: what the trace cannot tell is never shown as "No". */
+export function yesNo(value: boolean | null): HTMLElement {
+  if (value === null) return h('span', { class: 'ks-unknown' }, 'Unknown');
   return h('span', { class: value ? 'ks-yes' : 'ks-no' }, value ? 'Yes' : 'No');
 }
 

@@ -282,6 +282,8 @@ describe('misc', () => {
   it('flattens GPUs per rank', () => {
     const device = {
       id: 3,
+      label: 'GPU 3 · A100',
+      vendor: 'nvidia',
       name: 'A100',
       memory_bytes: 1024,
       compute_capability: '8.0',
@@ -289,6 +291,8 @@ describe('misc', () => {
       sm_efficiency_pct: null,
       achieved_occupancy_pct: null,
       tensor_core_pct: null,
+      matrix_core_unknown_pct: null,
+      matrix_core_name: 'Tensor Cores',
       kernel_time_us: 10,
     };
     const gpus = gpuRows({ ...view, ranks: [{ ...rank0, devices: [device] }, rank1] });

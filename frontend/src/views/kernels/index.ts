@@ -42,8 +42,7 @@ import {
   kernelPie,
   searchTexts,
   shortKernelName,
-  TC_NOT_USING,
-  TC_USING,
+  tensorCoreColors,
   tensorCorePie,
 } from './model';
 
@@ -266,10 +265,12 @@ function buildColumns(groupBy: KernelGroupBy, data: KernelsResponse): Column<Ker
     {
       key: 'tensor_cores_used',
       label: 'Tensor Cores',
-      title: 'The kernel uses tensor cores (by its name). Click to sort.',
+      title:
+        'The kernel runs on tensor cores (MFMA cores on AMD), by the kernel taxonomy; Unknown when ' +
+        'its name does not tell. Click to sort.',
       minWidth: 92,
       cell: (row) => yesNo(row.tensor_cores_used),
-      sortValue: (row) => (row.tensor_cores_used ? 1 : 0),
+      sortValue: (row) => (row.tensor_cores_used === null ? 0.5 : row.tensor_cores_used ? 1 : 0),
       cellAttrs: (row) => attrs('tensor_cores_used', row.tensor_cores_used),
     },
     {
@@ -284,8 +285,6 @@ function buildColumns(groupBy: KernelGroupBy, data: KernelsResponse): Column<Ker
   );
   return cols;
 }
-
-const TC_COLORS: Record<string, string> = { [TC_USING]: '#59a14f', [TC_NOT_USING]: '#4e79a7' };
 
 async function renderKernels(container: HTMLElement, ctx: ViewContext): Promise<ViewHandle> {
   ensureTableToolsStyle();
@@ -338,9 +337,10 @@ async function renderKernels(container: HTMLElement, ctx: ViewContext): Promise<
       tile('Kernel calls', formatCount(data.kernel_count), filterLabel(), 'kernels-count'),
       tile('Kernel time', formatDuration(data.total_us), 'sum of kernel durations'),
       tile(
-        'Time on Tensor Cores',
+        `Time on ${data.matrix_core_name}`,
         formatPercent(data.tensor_core_pct),
-        `${formatDuration(data.tensor_core_time_us)} of ${formatDuration(data.total_us)}`,
+        `${formatDuration(data.tensor_core_time_us)} of the ` +
+          `${formatDuration(data.total_us - data.tensor_core_unknown_time_us)} known`,
         'kernels-tc-pct',
       ),
       tile(
@@ -359,7 +359,7 @@ async function renderKernels(container: HTMLElement, ctx: ViewContext): Promise<
 
   // ----- pies -----
   const tcPie = new PieCard(
-    'Kernel time using Tensor Cores',
+    'Kernel time on matrix cores (Tensor Cores / MFMA)',
     'kernel-tc-pie',
     ctx.themes,
     null,
@@ -370,7 +370,7 @@ async function renderKernels(container: HTMLElement, ctx: ViewContext): Promise<
     await Promise.all([
       tcPie.set(tensorCorePie(data), {
         format: formatDuration,
-        colors: TC_COLORS,
+        colors: tensorCoreColors(tensorCorePie(data)),
         legendWidth: 190,
       }),
       topPie.set(kernelPie(data.rows), {

@@ -12,6 +12,7 @@ import {
   searchTexts,
   shortKernelName,
   TC_NOT_USING,
+  TC_UNKNOWN,
   TC_USING,
   tensorCorePie,
 } from './model';
@@ -34,6 +35,7 @@ function row(name: string, over: Partial<KernelRow> = {}): KernelRow {
     block: [128, 1, 1],
     tensor_cores_used: false,
     op_tensor_core_eligible: false,
+    work: 'other',
     ...over,
   };
 }
@@ -72,6 +74,8 @@ describe('kernel rows', () => {
     const resp = {
       tensor_core_time_us: 25,
       non_tensor_core_time_us: 75,
+      tensor_core_unknown_time_us: 0,
+      matrix_core_name: 'Tensor Cores',
     } as KernelsResponse;
     assert.deepEqual(
       tensorCorePie(resp).map((s) => [s.name, s.value, s.percent]),
@@ -83,6 +87,20 @@ describe('kernel rows', () => {
     assert.deepEqual(
       tensorCorePie({ ...resp, non_tensor_core_time_us: 0, tensor_core_time_us: 0 }),
       [],
+    );
+    // AMD names its matrix units; unknown time is its own slice, never "not using".
+    const amd = {
+      ...resp,
+      tensor_core_unknown_time_us: 100,
+      matrix_core_name: 'Matrix cores (MFMA)',
+    };
+    assert.deepEqual(
+      tensorCorePie(amd).map((s) => [s.name, s.percent]),
+      [
+        ['Using Matrix cores (MFMA)', 12.5],
+        ['Not using Matrix cores (MFMA)', 37.5],
+        [TC_UNKNOWN, 50],
+      ],
     );
     const rows = [
       row('a', { total_us: 5 }),

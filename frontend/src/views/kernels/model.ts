@@ -16,6 +16,9 @@ export const TOP_N = 10;
 
 export const TC_USING = 'Using Tensor Cores';
 export const TC_NOT_USING = 'Not using Tensor Cores';
+export const TC_UNKNOWN = 'Unknown (the name does not tell)';
+/** Pie colours by slice position: using, not using, unknown. */
+export const TC_SLICE_COLORS = ['#59a14f', '#4e79a7', '#bab0ac'];
 
 /** Drops a balanced <...> or (...) group starting at `open` in `text`; -1 if unbalanced. */
 function skipGroup(text: string, at: number, open: string, close: string): number {
@@ -84,10 +87,13 @@ export function searchTexts(row: KernelRow): string[] {
   return [row.name, row.op_name ?? ''];
 }
 
-/** The tensor-core pie: kernel time using / not using tensor cores. */
+/** The matrix-core pie: kernel time using / not using tensor cores (MFMA on AMD), and the
+ * time whose use the kernel taxonomy cannot tell. */
 export function tensorCorePie(k: KernelsResponse): Slice[] {
-  const total = k.tensor_core_time_us + k.non_tensor_core_time_us;
+  const unknown = k.tensor_core_unknown_time_us;
+  const total = k.tensor_core_time_us + k.non_tensor_core_time_us + unknown;
   if (!(total > 0)) return [];
+  const unit = k.matrix_core_name;
   const slice = (name: string, value: number): Slice => ({
     name,
     value,
@@ -95,7 +101,17 @@ export function tensorCorePie(k: KernelsResponse): Slice[] {
     count: 1,
     other: false,
   });
-  return [slice(TC_USING, k.tensor_core_time_us), slice(TC_NOT_USING, k.non_tensor_core_time_us)];
+  const slices = [
+    slice(`Using ${unit}`, k.tensor_core_time_us),
+    slice(`Not using ${unit}`, k.non_tensor_core_time_us),
+  ];
+  if (unknown > 0) slices.push(slice(TC_UNKNOWN, unknown));
+  return slices;
+}
+
+/** Colours of `tensorCorePie`'s slices, by name. */
+export function tensorCoreColors(slices: readonly Slice[]): Record<string, string> {
+  return Object.fromEntries(slices.map((s, i) => [s.name, TC_SLICE_COLORS[i] ?? '#bab0ac']));
 }
 
 /** Top kernels by total time (rows of one name summed across devices and ops). */
@@ -115,7 +131,9 @@ export function kernelPie(rows: readonly KernelRow[], n = TOP_N): Slice[] {
  */
 export function eligibleWithoutTensorCores(rows: readonly KernelRow[]): number {
   let sum = 0;
-  for (const r of rows) if (r.op_tensor_core_eligible && !r.tensor_cores_used) sum += r.total_us;
+  // Only kernels known not to use them: an unknown one may.
+  for (const r of rows)
+    if (r.op_tensor_core_eligible && r.tensor_cores_used === false) sum += r.total_us;
   return sum;
 }
 

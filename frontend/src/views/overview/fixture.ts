@@ -50,6 +50,8 @@ export const OVERVIEW_EXAMPLE: OverviewResponse = {
   devices: [
     {
       id: 0,
+      label: 'GPU 0 · Tesla V100-DGXS-32GB',
+      vendor: 'nvidia',
       name: 'Tesla V100-DGXS-32GB',
       memory_bytes: 34084028416,
       compute_capability: '7.0',
@@ -57,6 +59,8 @@ export const OVERVIEW_EXAMPLE: OverviewResponse = {
       sm_efficiency_pct: 54.68,
       achieved_occupancy_pct: 49.13,
       tensor_core_pct: 0.0,
+      matrix_core_unknown_pct: 0.0,
+      matrix_core_name: 'Tensor Cores',
       kernel_time_us: 591532.0,
     },
   ],

@@ -94,7 +94,7 @@ function deviceSection(ov: OverviewResponse): HTMLElement {
         'div',
         { class: 'ks-device-head' },
         h('span', { class: 'ks-device-id' }, `GPU ${device.id}`),
-        h('span', { class: 'ks-device-name' }, device.name ?? 'Unknown GPU'),
+        h('span', { class: 'ks-device-name' }, device.name ?? 'name not in the trace'),
       ),
       h(
         'dl',

@@ -102,5 +102,18 @@ describe('text', () => {
     );
     assert.equal(unknown['GPU utilization'], '—');
     assert.equal(unknown['Compute capability'], '—');
+    const amd = Object.fromEntries(
+      deviceFields({
+        ...device,
+        vendor: 'amd',
+        matrix_core_name: 'Matrix cores (MFMA)',
+        tensor_core_pct: 85.75,
+        matrix_core_unknown_pct: 0.48,
+      }),
+    );
+    assert.equal(
+      amd['Kernel time using Matrix cores (MFMA)'],
+      '85.75 % (0.48 % of kernel time unknown)',
+    );
   });
 });

@@ -144,8 +144,16 @@ export function deviceFields(device: Device): [string, string][] {
     ['GPU utilization', formatPercent(device.utilization_pct)],
     ['Est. SM efficiency', formatPercent(device.sm_efficiency_pct)],
     ['Est. achieved occupancy', formatPercent(device.achieved_occupancy_pct)],
-    ['Kernel time using Tensor Cores', formatPercent(device.tensor_core_pct)],
+    [`Kernel time using ${device.matrix_core_name}`, matrixCoreShare(device)],
   ];
+}
+
+/** The matrix-core share, with the kernel time the taxonomy cannot tell said beside it. */
+export function matrixCoreShare(device: Device): string {
+  const share = formatPercent(device.tensor_core_pct);
+  const unknown = device.matrix_core_unknown_pct;
+  if (unknown === null || unknown < 0.05) return share;
+  return `${share} (${formatPercent(unknown)} of kernel time unknown)`;
 }
 
 export function severityRank(severity: string): number {
