@@ -602,12 +602,17 @@ describe('Operator and Kernel views in TensorBoard', { timeout: 900_000 }, () =>
         );
         assert.equal(r.cells.registers_per_thread, String(want.registers_per_thread ?? ''));
         assert.equal(r.cells.grid, want.grid ? JSON.stringify(want.grid) : '');
-        assert.equal(r.cells.tensor_cores_used, String(want.tensor_cores_used));
+        // null (the taxonomy cannot tell) is shown as Unknown, with an empty data value.
+        assert.equal(
+          r.cells.tensor_cores_used,
+          want.tensor_cores_used === null ? '' : String(want.tensor_cores_used),
+        );
         assert.equal(r.cells.op_tensor_core_eligible, String(want.op_tensor_core_eligible));
       });
       assert.equal(await rowCount('kernel-count'), kernels.rows.length);
       const tc = frame().locator('[data-testid="kernel-tc-pie"]');
-      assert.equal(await tc.getAttribute('data-slices'), kernels.total_us > 0 ? '2' : '0');
+      const slices = kernels.tensor_core_unknown_time_us > 0 ? '3' : '2';
+      assert.equal(await tc.getAttribute('data-slices'), kernels.total_us > 0 ? slices : '0');
       assert.equal(
         await frame().locator('[data-testid="kernel-top-pie"]').getAttribute('data-top'),
         topName(kernels.rows, 'total_us'),
