@@ -30,6 +30,7 @@ import {
   collectiveRows,
   deviceMemory,
   excessParts,
+  lateness,
   findJobStep,
   formatRanks,
   gpuRows,
@@ -76,6 +77,7 @@ const CAUSE_COLOR: Record<string, string> = {
   dataloader: '#edc948',
   host_gap: PART_COLOR.other,
   communication: PART_COLOR.communication,
+  arrived_late: '#b07aa1',
   unknown: 'transparent',
 };
 
@@ -1037,7 +1039,11 @@ class DistributedPage {
             'span',
             {
               class: 'ks-dist-cause',
-              title: `${CAUSE_HELP[s.cause] ?? ''}\nExcess over the other ranks’ median: ${excess.join(', ')}`,
+              title: [
+                CAUSE_HELP[s.cause] ?? '',
+                ...lateness(s),
+                `Excess over the other ranks’ median: ${excess.join(', ')}`,
+              ].join('\n'),
             },
             h('span', {
               class: 'ks-dist-cause-dot',
