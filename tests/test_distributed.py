@@ -270,6 +270,9 @@ def test_waits_transfer_bandwidth_and_straggler(tmp_path: Path) -> None:
     assert view["stragglers"] == [
         {"rank": 2, "worker": "rank2", "steps_late": 1, "late_by_us": 75.0}
     ]
+    # 150 of 790 µs in collectives is waiting: transfer leads, overlapping helps
+    (advice,) = view["recommendations"]
+    assert advice["id"] == "communication" and advice["evidence"]["sync_wait_pct"] == 18.99
 
 
 def entering_rank(rank: int, entry: float, loader: float, cpu: float = 0.0) -> TraceBuilder:
@@ -340,6 +343,22 @@ def test_straggler_without_a_cause_says_what_is_known(tmp_path: Path) -> None:
     assert s["cause_excess_us"] == 0.0 and s["cause_share_pct"] == 0.0
     assert (s["arrived_late_us"], s["in_step_late_us"]) == (1000.0, 3000.0)
     assert (s["explained_us"], s["unexplained_us"]) == (1000.0, 3000.0)
+
+
+def test_mostly_waiting_points_at_the_straggler_not_at_overlap(tmp_path: Path) -> None:
+    """Rank 1 enters the step 7000 µs late: rank 0 waits 7052 µs of its 8560 µs
+    all_reduce, rank 1 transfers 1508 µs."""
+    run = tmp_path / "waiting"
+    run.mkdir()
+    entering_rank(0, 0, 100).write(run / "rank0.pt.trace.json")
+    entering_rank(1, 7000, 152).write(run / "rank1.pt.trace.json")
+    (advice,) = analyze(summaries_of(run))["recommendations"]
+    assert advice["id"] == "communication_wait"
+    assert advice["evidence"]["sync_wait_pct"] == pytest.approx(
+        100 * 7052 / (8560 + 1508), abs=0.01
+    )
+    assert advice["link"] == {"view": "distributed", "anchor": "stragglers"}
+    assert "Overlapping communication would not help" in advice["message"]
 
 
 def cpu_rank(rank: int, ends: list[float], late: float = 0.0) -> TraceBuilder:

@@ -91,6 +91,9 @@ def test_bert_ddp_pair_matches_the_old_plugin() -> None:
     stragglers = [s["straggler"] for s in view["steps"]]
     assert [(s["rank"], s["cause"]) for s in stragglers] == [(1, "dataloader")] * 2
     assert stragglers[1]["late_by_us"] == pytest.approx(18955.0)
+    # 3 % of the time in collectives is waiting: transfer leads, overlapping helps
+    (advice,) = view["recommendations"]
+    assert advice["id"] == "communication" and advice["evidence"]["sync_wait_pct"] == 2.89
 
 
 @pytest.mark.corpus
@@ -120,6 +123,9 @@ def test_resnet_ddp_pair_with_shifted_profiling_windows() -> None:
         straggler = steps[n]["straggler"]
         assert straggler["rank"] == 1 and straggler["cause"] == "dataloader"
         assert straggler["cause_share_pct"] > 85 and not straggler["entry_before_window"]
+    # 61 % of the time in collectives is rank 0 waiting for rank 1: no overlap advice
+    (advice,) = view["recommendations"]
+    assert advice["id"] == "communication_wait" and advice["evidence"]["sync_wait_pct"] == 61.33
     assert steps[8]["ranks"] == 1 and steps[8]["straggler"] is None
     # Rank 1's steps are the old plugin's; so is the kernel time. (Rank 0's step windows
     # differ: analysis/steps.py drops its step 8 and places step 5 earlier, not this view.)

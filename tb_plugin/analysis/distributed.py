@@ -61,6 +61,7 @@ from . import comms, overview
 from . import gpu as gpu_summary
 from .common import ends, name_flags
 from .intervals import IntervalUnion
+from .recommendations import Recommendation, job_advice
 from .rules import (
     STEP_NAME,
     bandwidth_size_multiplier,
@@ -422,6 +423,7 @@ class DistributedView(TypedDict):
     collectives: list[CollectiveStats]
     steps: list[JobStep]
     stragglers: list[StragglerCount]
+    recommendations: list[Recommendation]
     warnings: list[str]
 
 
@@ -578,6 +580,7 @@ def analyze(inputs: list[RankInput]) -> DistributedView:
         "collectives": _stats_rows(job_kind, 0, kind_names),
         "steps": job_steps,
         "stragglers": counts,
+        "recommendations": job_advice(rank_views),
         "warnings": warnings,
     }
 

@@ -541,6 +541,8 @@ export interface DistributedResponse {
   collectives: CollectiveStats[];
   steps: DistributedStep[];
   stragglers: StragglerCount[];
+  /** The job's communication advice (sync wait vs transfer decides which). */
+  recommendations: Recommendation[];
   warnings: string[];
   errors: DistributedRankError[];
 }

@@ -183,6 +183,25 @@ export const FIXTURE: DistributedResponse = {
       straggler: null,
     },
   ],
+  recommendations: [
+    {
+      id: 'communication_wait',
+      severity: 'warning',
+      title: 'Communication takes 27.0 % of step time',
+      message:
+        'Communication covers 27.0 % of the step time (more than 10 %), and 61 % of it is waiting for other ranks to arrive.',
+      evidence: {
+        metric: 'communication_share_pct',
+        value: 26.97,
+        threshold: 10,
+        steps: ['ProfilerStep#2'],
+        time_us: 3838316,
+        sync_wait_pct: 61.33,
+      },
+      link: { view: 'distributed', anchor: 'stragglers' },
+      docs_url: null,
+    },
+  ],
   stragglers: [
     { rank: 0, worker: 'rank0', steps_late: 1, late_by_us: 229.858 },
     { rank: 1, worker: 'rank1', steps_late: 1, late_by_us: 132.964 },
