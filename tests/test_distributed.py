@@ -271,6 +271,95 @@ def test_waits_transfer_bandwidth_and_straggler(tmp_path: Path) -> None:
     assert view["stragglers"] == [
         {"rank": 2, "worker": "rank2", "steps_late": 1, "late_by_us": 75.0}
     ]
+    # 150 of 790 µs in collectives is waiting: transfer leads, overlapping helps
+    (advice,) = view["recommendations"]
+    assert advice["id"] == "communication" and advice["evidence"]["sync_wait_pct"] == 18.99
+
+
+def entering_rank(rank: int, entry: float, loader: float, cpu: float = 0.0) -> TraceBuilder:
+    """One step of a 2-rank job that starts at `entry` µs and ends at 10000 µs: data
+    loading, a CPU op of `cpu` µs (not a straggler factor), a GEMM, then the step's
+    all_reduce, launched 340 µs after them and ending at 9000 µs on both ranks."""
+    t = TraceBuilder()
+    t.header.update(
+        {
+            "baseTimeNanoseconds": BASE_NS,
+            "distributedInfo": {"backend": "nccl", "rank": rank, "world_size": 2},
+        }
+    )
+    t.step(1, entry, 10000 - entry)
+    t.annotation(LOADER, entry, loader)
+    at = entry + loader
+    if cpu:
+        t.op("aten::item", at, cpu)
+        at += cpu
+    mm = t.op("aten::mm", at + 10, 10)
+    t.launch(at + 11, 2, mm, gpu_ts=at + 20, gpu_dur=300, name="volta_sgemm_128x64_nn")
+    comm = t.op(
+        "record_param_comms",
+        at + 330,
+        20,
+        **{"Collective name": "allreduce", "Process Group Name": "0", "Seq": 1},
+    )
+    t.launch(at + 335, 3, comm, gpu_ts=at + 340, gpu_dur=9000 - at - 340, name="ncclDevKernel_X")
+    return t
+
+
+def straggler_of(tmp_path: Path, name: str, *ranks: TraceBuilder) -> dict[str, Any]:
+    run = tmp_path / name
+    run.mkdir()
+    for r, trace in enumerate(ranks):
+        trace.write(run / f"rank{r}.pt.trace.json")
+    (step,) = analyze(summaries_of(run))["steps"]
+    return step["straggler"]
+
+
+def test_straggler_that_entered_the_step_late(tmp_path: Path) -> None:
+    """Rank 1 arrives 4552 µs late at the all_reduce: 4500 µs because its step started
+    that late (before the profiled window: its first step), 52 µs of extra data loading.
+    Blaming the data loading would point at the wrong thing."""
+    s = straggler_of(tmp_path, "entry", entering_rank(0, 0, 100), entering_rank(1, 4500, 152))
+    assert s["rank"] == 1 and s["late_by_us"] == 4552.0  # 4500 + 152 + 340 - (100 + 340)
+    assert s["cause"] == "arrived_late" and s["entry_before_window"]
+    assert (s["arrived_late_us"], s["in_step_late_us"]) == (4500.0, 52.0)
+    assert s["cause_excess_us"] == 4500.0 and s["cause_share_pct"] == pytest.approx(98.858)
+    assert s["excess_us"]["dataloader"] == 52.0
+    assert (s["explained_us"], s["unexplained_us"]) == (4552.0, 0.0)
+
+
+def test_straggler_cause_inside_the_step(tmp_path: Path) -> None:
+    s = straggler_of(tmp_path, "loader", entering_rank(0, 0, 100), entering_rank(1, 0, 4100))
+    assert s["late_by_us"] == 4000.0 and s["arrived_late_us"] == 0.0
+    assert s["cause"] == "dataloader" and s["cause_excess_us"] == 4000.0
+    assert s["cause_share_pct"] == 100.0 and not s["entry_before_window"]
+
+
+def test_straggler_without_a_cause_says_what_is_known(tmp_path: Path) -> None:
+    """Rank 1 enters 1000 µs late and then runs a 3000 µs CPU op (CPU work is no factor of
+    a GPU rank): neither accounts for half of the 4000 µs."""
+    s = straggler_of(
+        tmp_path, "unknown", entering_rank(0, 0, 100), entering_rank(1, 1000, 100, cpu=3000)
+    )
+    assert s["late_by_us"] == 4000.0 and s["cause"] == "unknown"
+    assert s["cause_excess_us"] == 0.0 and s["cause_share_pct"] == 0.0
+    assert (s["arrived_late_us"], s["in_step_late_us"]) == (1000.0, 3000.0)
+    assert (s["explained_us"], s["unexplained_us"]) == (1000.0, 3000.0)
+
+
+def test_mostly_waiting_points_at_the_straggler_not_at_overlap(tmp_path: Path) -> None:
+    """Rank 1 enters the step 7000 µs late: rank 0 waits 7052 µs of its 8560 µs
+    all_reduce, rank 1 transfers 1508 µs."""
+    run = tmp_path / "waiting"
+    run.mkdir()
+    entering_rank(0, 0, 100).write(run / "rank0.pt.trace.json")
+    entering_rank(1, 7000, 152).write(run / "rank1.pt.trace.json")
+    (advice,) = analyze(summaries_of(run))["recommendations"]
+    assert advice["id"] == "communication_wait"
+    assert advice["evidence"]["sync_wait_pct"] == pytest.approx(
+        100 * 7052 / (8560 + 1508), abs=0.01
+    )
+    assert advice["link"] == {"view": "distributed", "anchor": "stragglers"}
+    assert "Overlapping communication would not help" in advice["message"]
 
 
 def cpu_rank(rank: int, ends: list[float], late: float = 0.0) -> TraceBuilder:

@@ -152,6 +152,35 @@ def test_operator_stats_self_and_total(known: TraceModel) -> None:
     assert sum(r["self_increase_bytes"] for r in stats.values()) == 100 + 50 - 100 + 300 + 20 - 300
 
 
+def test_nested_same_name_ops_count_an_event_once(tmp_path: Path) -> None:
+    """`aten::div` calling `aten::div`: an event inside both is one event of the name, and
+    calls are counted as the Operator view counts them."""
+    b = TraceBuilder()
+    b.op("aten::div", 0, 100)
+    b.op("aten::div", 10, 40)  # single same-named child: one call with its parent
+    b.op("aten::copy_", 200, 100)
+    b.op("aten::copy_", 210, 20)  # two same-named children: three calls
+    b.op("aten::copy_", 240, 20)
+    b.memory(20, 100, 0xA00, 100)  # inner aten::div
+    b.memory(60, 50, 0xB00, 150)  # outer aten::div itself
+    b.memory(215, 10, 0xC00, 160)  # first inner aten::copy_
+    b.memory(245, 20, 0xD00, 180)  # second inner aten::copy_
+    b.memory(280, -10, 0xC00, 170)  # outer aten::copy_ itself
+    model = b.model(tmp_path)
+    stats = by_name(view(model)["operator_stats"])
+    div, copy = stats["aten::div"], stats["aten::copy_"]
+    assert (div["allocation_count"], div["allocation_bytes"]) == (2, 150)  # not 3, 250
+    assert (div["self_allocation_count"], div["self_allocation_bytes"]) == (2, 150)
+    assert (copy["allocation_count"], copy["allocation_bytes"]) == (2, 30)  # not 4, 60
+    assert (copy["release_count"], copy["increase_bytes"]) == (1, 20)
+    assert copy["self_increase_bytes"] == copy["increase_bytes"]
+    ops = {r["name"]: r["calls"] for r in VIEWS["operators"].compute(model, {})["rows"]}
+    assert (div["calls"], copy["calls"]) == (ops["aten::div"], ops["aten::copy_"]) == (1, 3)
+    # a range counts the calls that overlap it
+    part = by_name(view(model, start_us=205, end_us=235)["operator_stats"])
+    assert part["aten::copy_"]["calls"] == 2 and part["aten::copy_"]["allocation_count"] == 1
+
+
 def test_range_changes_peak_and_tables(known: TraceModel) -> None:
     v = view(known, start_us=40, end_us=160)
     gpu = v["devices"][0]
@@ -426,6 +455,12 @@ def test_corpus_traces_with_totals(rel: str) -> None:
     for row in part["operator_stats"]:
         assert row["allocation_count"] >= row["self_allocation_count"]
         assert row["allocation_bytes"] >= row["self_allocation_bytes"]
+    # calls agree with the Operator view; a name never counts an event twice
+    op_calls = {r["name"]: r["calls"] for r in VIEWS["operators"].compute(model, {})["rows"]}
+    for row in v["operator_stats"]:
+        assert row["calls"] == op_calls[row["name"]], row["name"]
+        events_on_device = sum(1 for e in raw if label(e["args"]) == row["device"])
+        assert row["allocation_count"] + row["release_count"] <= events_on_device
 
     curve = view(model, "memory_curve", width=50)
     assert curve["peak_allocated_bytes"] == gpu["peak_allocated_bytes"]
@@ -456,6 +491,12 @@ def test_corpus_2021_sample() -> None:
     total_self = sum(r["self_allocation_count"] for r in stats.values())
     attributed = sum(1 for e in raw if label(e["args"]) == "GPU0" and e["args"]["Bytes"] > 0)
     assert 0.9 * attributed <= total_self <= attributed
+    # aten::div dispatches to aten::div: its 6 allocations are counted once, not twice,
+    # and its calls are the Operator view's
+    div = stats["aten::div"]
+    assert (div["allocation_count"], div["allocation_bytes"]) == (6, 77070336)
+    op_calls = {r["name"]: r["calls"] for r in VIEWS["operators"].compute(model, {})["rows"]}
+    assert div["calls"] == op_calls["aten::div"] == 198
     golden = corpus_path("goldens/tb_plugin_result_check_file.txt").read_text()
     # its answers: overview, operation, kernel; no memory view (its curve, stats, events)
     assert "Size Increase" not in golden and "Peak Memory Usage" not in golden

@@ -201,6 +201,34 @@ def test_runtime_attachment_rules(tmp_path: Path) -> None:
     assert rows["aten::mm"]["device_self_us"] == 0 and rows["aten::mm"]["host_self_us"] == 50
 
 
+def test_runtime_inside_an_annotation_is_subtracted_once(tmp_path: Path) -> None:
+    """A runtime call belongs to its op (External id) for device time, but its host time
+    is subtracted once, from the innermost range containing it: the annotation between
+    the op and the call."""
+    t = TraceBuilder()
+    allreduce = t.op("c10d::allreduce_", 0, 100)
+    t.op("record_param_comms", 10, 80)  # [10, 90)
+    t.launch(20, 30, allreduce, gpu_ts=200, gpu_dur=40, name="ncclDevKernel_AllReduce")
+    compiled = t.op("CompiledFunction", 300, 100)
+    t.annotation("Torch-Compiled Region", 310, 60)  # [310, 370)
+    t.annotation("## Call CompiledFxGraph abc ##", 320, 40)  # [320, 360)
+    t.launch(330, 10, compiled, gpu_ts=400, gpu_dur=25, name="triton_poi_fused_add_0")
+    t.launch(380, 5, compiled, gpu_ts=430, gpu_dur=5, name="triton_poi_fused_mul_1")
+    rows = rows_by_name(operators(t.model(tmp_path)))
+    # allreduce [0,100): child [10,90) covers its runtime call; nothing else to subtract.
+    assert rows["c10d::allreduce_"]["host_self_us"] == 100 - 80
+    assert rows["record_param_comms"]["host_self_us"] == 80 - 30
+    assert rows["c10d::allreduce_"]["device_self_us"] == 40
+    assert rows["record_param_comms"]["device_self_us"] == 0
+    # CompiledFunction [300,400): child [310,370), own call [380,385) directly inside it.
+    assert rows["CompiledFunction"]["host_self_us"] == 100 - 60 - 5
+    assert rows["Torch-Compiled Region"]["host_self_us"] == 60 - 40
+    assert rows["## Call CompiledFxGraph abc ##"]["host_self_us"] == 40 - 10
+    assert rows["CompiledFunction"]["device_self_us"] == 30
+    # Every runtime call is subtracted once: self times add up to the roots' totals.
+    assert sum(r["host_self_us"] for r in rows.values()) == 100 + 100 - 30 - 10 - 5
+
+
 def test_backward_thread_is_its_own_tree(tmp_path: Path) -> None:
     t = TraceBuilder()
     t.step(1, 0, 1000)

@@ -39,10 +39,12 @@ Stragglers, per step seen on at least two ranks: each rank's arrival is its star
 earliest collective of the step that every one of these ranks ran (the same match), or
 the step's end when there is none; the late rank is
 the last to arrive, late by its arrival minus the median arrival of the other ranks. Its
-cause is the factor with the biggest positive excess over the median of the other ranks
-among computation (|C|), data loading (the overview breakdown's DataLoader part), host gaps
-(the breakdown's Other part: nothing ran) and communication transfer time; "unknown" when
-none is above the others.
+cause (analysis/stragglers.py) separates entering the step late (its step started after
+the others') from the excess over the other ranks' median, inside the step, of
+computation (|C|), data loading (the overview breakdown's DataLoader part), host gaps
+(the breakdown's Other part: nothing ran) and communication transfer time; a cause is
+named only when it accounts for at least half of the lateness, else "unknown" with what
+is explained and what is not.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ from . import comms, overview
 from . import gpu as gpu_summary
 from .common import ends, name_flags
 from .intervals import IntervalUnion
+from .recommendations import Recommendation, job_advice
 from .rules import (
     STEP_NAME,
     bandwidth_size_multiplier,
@@ -66,12 +69,14 @@ from .rules import (
     is_dataloader_range,
 )
 from .steps import find_steps
+from .stragglers import FACTORS, explain, median_excluding
 from .taxonomy import is_comm_op
 
+__all__ = ["FACTORS", "RankInput", "RankSummary", "analyze", "summarize_rank"]
+
 # Bump when RankSummary or its definitions change (keys the disk cache). 2: the kernel
-# taxonomy, and one communication definition with the Overview.
+# taxonomy, one communication definition with the Overview, straggler causes.
 VERSION = "2"
-FACTORS = ("computation", "dataloader", "host_gap", "communication")
 
 
 # --- stage 1: one rank ---------------------------------------------------------------------
@@ -368,8 +373,14 @@ class Straggler(TypedDict):
     worker: str
     late_by_us: float
     measured: str  # "first_collective" or "step_end"
-    cause: str  # one of FACTORS, or "unknown"
+    cause: str  # "arrived_late", one of FACTORS, or "unknown" (analysis/stragglers.py)
     cause_excess_us: float
+    cause_share_pct: float  # of late_by; a named cause has at least 50
+    arrived_late_us: float  # entered the step late by this much (part of late_by)
+    entry_before_window: bool  # ... at its first profiled step: why is not in the trace
+    in_step_late_us: float
+    explained_us: float
+    unexplained_us: float
     excess_us: dict[str, float]  # late rank's value minus the median of the others
     window: StepWindow
 
@@ -408,6 +419,7 @@ class DistributedView(TypedDict):
     collectives: list[CollectiveStats]
     steps: list[JobStep]
     stragglers: list[StragglerCount]
+    recommendations: list[Recommendation]
     warnings: list[str]
 
 
@@ -444,11 +456,6 @@ def _assign_ranks(inputs: list[RankInput]) -> tuple[list[int], list[str], list[s
         )
         return list(range(len(inputs))), ["order"] * len(inputs), warnings
     return ranks, sources, warnings
-
-
-def _median_excluding(values: np.ndarray, index: int) -> float:
-    others = np.delete(values, index)
-    return float(np.median(others)) if others.size else float(values[index])
 
 
 def analyze(inputs: list[RankInput]) -> DistributedView:
@@ -558,9 +565,7 @@ def analyze(inputs: list[RankInput]) -> DistributedView:
             }
         )
     job_kind = {key: value.sum(axis=0, keepdims=True) for key, value in per_rank_kind.items()}
-    job_steps, counts = _stragglers(
-        inputs, ranks, summaries, step_offsets, step_transfer, inst, inst_flat
-    )
+    job_steps, counts = _stragglers(inputs, ranks, summaries, step_offsets, inst, inst_flat)
     return {
         "world_size": world_size,
         "backend": backend,
@@ -571,6 +576,7 @@ def analyze(inputs: list[RankInput]) -> DistributedView:
         "collectives": _stats_rows(job_kind, 0, kind_names),
         "steps": job_steps,
         "stragglers": counts,
+        "recommendations": job_advice(rank_views),
         "warnings": warnings,
     }
 
@@ -830,12 +836,25 @@ def _first_common_collective(
     return arrivals
 
 
+def _transfer_before(
+    inst: _Instances, inst_flat: np.ndarray, flat: np.ndarray, arrivals: np.ndarray
+) -> np.ndarray:
+    """Per rank of a step, the transfer time of its collectives of the step that started
+    before its arrival: only those can have delayed it."""
+    out = np.zeros(flat.size)
+    sel = np.flatnonzero(np.isin(inst_flat, flat))
+    order = np.argsort(flat)
+    member = order[np.searchsorted(flat, inst_flat[sel], sorter=order)]  # each one's rank
+    early = inst.start[sel] < arrivals[member]
+    np.add.at(out, member[early], inst.transfer[sel[early]])
+    return out
+
+
 def _stragglers(
     inputs: list[RankInput],
     ranks: list[int],
     summaries: list[RankSummary],
     step_offsets: np.ndarray,
-    step_transfer: np.ndarray,
     inst: _Instances,
     inst_flat: np.ndarray,
 ) -> tuple[list[JobStep], list[StragglerCount]]:
@@ -867,10 +886,10 @@ def _stragglers(
             "straggler": None,
         }
         if len(members) >= 2:
+            offsets = np.array([origins[r] - reference for r in rs])  # onto one clock
             arrivals = _first_common_collective(inst, inst_flat, flat, rs)
             measured = "first_collective"
             if arrivals is None:
-                offsets = np.array([origins[r] - reference for r in rs])
                 arrivals = np.array([st.end_us for st in steps]) + offsets
                 measured = "step_end"
             late = int(np.argmax(arrivals))
@@ -878,14 +897,12 @@ def _stragglers(
                 "computation": np.array([st.computation_us + st.overlap_us for st in steps]),
                 "dataloader": np.array([st.dataloader_us for st in steps]),
                 "host_gap": np.array([st.host_gap_us for st in steps]),
-                "communication": step_transfer[flat],
+                "communication": _transfer_before(inst, inst_flat, flat, arrivals),
             }
-            excess = {f: _r(v[late] - _median_excluding(v, late)) for f, v in values.items()}
-            cause = max(FACTORS, key=lambda f: excess[f])
-            if excess[cause] <= 0:
-                cause = "unknown"
             r = int(rs[late])
-            late_by = float(arrivals[late] - _median_excluding(arrivals, late))
+            late_by = float(arrivals[late] - median_excluding(arrivals, late))
+            starts = np.array([st.start_us for st in steps]) + offsets
+            why = explain(late_by, late, starts, values, first_profiled=members[late][1] == 0)
             late_steps[r] += 1
             late_total[r] += late_by
             st = steps[late]
@@ -894,9 +911,7 @@ def _stragglers(
                 "worker": inputs[r].worker,
                 "late_by_us": _r(late_by),
                 "measured": measured,
-                "cause": cause,
-                "cause_excess_us": excess[cause] if cause != "unknown" else 0.0,
-                "excess_us": excess,
+                **why,
                 "window": {
                     "worker": inputs[r].worker,
                     "span": inputs[r].span,

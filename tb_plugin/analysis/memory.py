@@ -5,9 +5,11 @@ Definitions (the old plugin's, where sound; `memory_index.py` prepares the event
 - An event belongs to the innermost CPU op of its thread containing its timestamp.
 - Per operator name and device: allocation count/bytes (Bytes > 0), release count/bytes
   (Bytes < 0, as positive bytes), increase = allocated - released; "self" counts only the
-  events that belong to the op itself, the others also those of its child ops (summed
-  over the op's calls, as the old plugin did). `calls` counts the calls of the op that
-  overlap the range on the threads that have memory events.
+  events that belong to the op itself, the others also those of its child ops: each
+  event once per name, in the union of the name's calls (the old plugin summed over
+  calls, so `aten::div` inside `aten::div` counted its events twice). `calls` counts the
+  calls that overlap the range as the Operator view does (a single same-named child is
+  one call with its parent; every thread).
 - Allocations pair with frees by (device, address) in time order, over the whole trace; a
   range keeps the rows whose allocation or free falls inside it. Allocations with no free
   are `never_freed`, frees with no allocation `freed_unseen` (allocated before the
@@ -37,9 +39,12 @@ from ..model import TraceModel
 from ..params import ViewParamError, integer, number
 from .common import thread_keys
 from .devices import device_identity, gpu_of_memory_device
-from .memory_index import DeviceSeries, MemoryIndex, memory_index
+from .memory_index import DeviceSeries, MemoryIndex, memory_index, name_spans
+from .optree import op_tree
 
-VERSION = "3"  # 3: device label from the one device identity
+# 3: device label from the one device identity; nested same-name ops count an event once,
+# calls as the Operator view.
+VERSION = "3"
 TABLE_ROWS = 5000  # allocation_table cap; memory_events pages through all rows
 PAGE_MAX = 10000
 DEFAULT_WIDTH = 1000
@@ -466,7 +471,7 @@ def operator_stats(
 ) -> list[OperatorRow]:
     ev = model.events
     n_names = len(model.names)
-    calls = _calls(model, index, lo, hi, n_names)
+    calls = _calls(model, lo, hi, n_names)
     out: list[OperatorRow] = []
     for d in devices:
         i0, i1 = _window(d, lo, hi)
@@ -493,13 +498,14 @@ def operator_stats(
                 continue
             mine = threads == key
             t = index.ts[members[mine]]  # time order kept
-            first = np.searchsorted(t, ops.starts, side="left")
-            last = np.searchsorted(t, ops.ends, side="left")
+            span_codes, span_starts, span_ends = name_spans(ops)
+            first = np.searchsorted(t, span_starts, side="left")
+            last = np.searchsorted(t, span_ends, side="left")
             touched = last > first
             if not touched.any():
                 continue
             first, last = first[touched], last[touched]
-            op_codes = ops.names[touched]
+            op_codes = span_codes[touched]
             for j, values in enumerate(metrics):
                 prefix = np.concatenate([[0.0], np.cumsum(values[mine])])
                 total_sums[j] += np.bincount(
@@ -529,12 +535,14 @@ def operator_stats(
     return out
 
 
-def _calls(model: TraceModel, index: MemoryIndex, lo: float, hi: float, n_names: int) -> np.ndarray:
-    counts = np.zeros(n_names, dtype=np.int64)
-    for ops in index.threads.values():
-        overlap = (ops.starts <= hi) & (ops.ends >= lo)
-        counts += np.bincount(ops.names[overlap], minlength=n_names)
-    return counts
+def _calls(model: TraceModel, lo: float, hi: float, n_names: int) -> np.ndarray:
+    """Calls per name as the Operator view counts them (its op tree: a single same-named
+    child is one call with its parent), of the calls that overlap the range."""
+    tree = op_tree(model)
+    nodes = tree.rows[tree.op_mask]
+    starts = model.events["ts"][nodes]
+    overlap = (starts <= hi) & (starts + model.events["dur"][nodes] >= lo)
+    return np.bincount(model.events["name"][nodes[overlap]], minlength=n_names)
 
 
 # --- the curve -----------------------------------------------------------------------

@@ -261,6 +261,28 @@ def _thread_ops(model: TraceModel, wanted: np.ndarray) -> dict[int, ThreadOps]:
     return out
 
 
+def name_spans(ops: ThreadOps) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per name code, the union of its ops' ranges on this thread as (codes, starts, ends):
+    an event inside `aten::div` called by `aten::div` is one event of `aten::div`, not two."""
+    if ops.rows.size == 0:
+        empty = np.empty(0)
+        return np.empty(0, dtype=ops.names.dtype), empty, empty
+    order = np.lexsort((ops.starts, ops.names))
+    codes, starts, ends = ops.names[order], ops.starts[order], ops.ends[order]
+    # Running max of the ends within each name: on end ranks offset by the name's rank,
+    # one global running max never crosses names.
+    n = ends.size
+    end_rank = np.searchsorted(np.sort(ends), ends).astype(np.int64)
+    group = np.cumsum(np.concatenate([[0], codes[1:] != codes[:-1]])).astype(np.int64)
+    running = np.maximum.accumulate(group * n + end_rank) - group * n
+    reach = np.sort(ends)[running]  # the furthest end so far within the name
+    opens = np.ones(n, dtype=bool)
+    opens[1:] = (group[1:] != group[:-1]) | (starts[1:] > reach[:-1])
+    first = np.flatnonzero(opens)
+    last = np.concatenate([first[1:], [n]]) - 1
+    return codes[first], starts[first], reach[last]
+
+
 def _attribute(
     ts: np.ndarray, thread: np.ndarray, threads: dict[int, ThreadOps]
 ) -> tuple[np.ndarray, np.ndarray]:

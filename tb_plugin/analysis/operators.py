@@ -29,7 +29,9 @@ from ..params import ViewParamError
 from .common import thread_keys
 from .optree import OpTree, depths, op_tree, previous_at_least
 
-VERSION = "2"  # 2: matrix-core time from the kernel taxonomy
+# 2: matrix-core time from the kernel taxonomy; a runtime call inside an annotation is
+# subtracted once (host self).
+VERSION = "2"
 GROUP_BY = ("name", "shape")
 NO_KERNELS_CPU = "this trace has no GPU kernels (CPU-only profile)"
 NO_KERNELS_GPU = (

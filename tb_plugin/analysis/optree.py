@@ -27,8 +27,15 @@ Rules (the old plugin's, except where marked):
   node belongs to none, and neither does GPU work without a launching call (matched by
   `correlation` only; the old plugin put those under its root).
 - Host total = duration. Host self = total - union of the direct children's ranges -
-  durations of the node's own runtime calls (node.py of the old plugin: "From PyTorch
-  1.8 RC1, cpu_self_time does not include runtime's time"), never below 0.
+  durations of the runtime calls directly inside the node (node.py of the old plugin:
+  "From PyTorch 1.8 RC1, cpu_self_time does not include runtime's time"), never below 0.
+  Each runtime call is subtracted once, from the innermost host range containing it,
+  whichever node it belongs to: when an annotation (`record_param_comms`,
+  `Torch-Compiled Region`, `## Call CompiledFxGraph`) sits between an op and its runtime
+  calls, the call is inside the annotation, already part of the op's children. The old
+  plugin subtracted it from the op (by External id) as well, clipping the op's self time
+  to 0 and leaving the annotation's inflated; where the call is directly inside its op
+  (the 2021 samples) both rules agree.
 - Device self = time of the GPU activities (kernel, memcpy, memset) launched by the
   node's own runtime calls (matched by `correlation`); device total = device self + the
   children's device totals.
@@ -65,7 +72,7 @@ class OpTree:
     is_step: np.ndarray  # bool: a ProfilerStep#N range
     host_total: np.ndarray
     host_self: np.ndarray
-    runtime: np.ndarray  # time of the node's own runtime/driver calls
+    runtime: np.ndarray  # time of the runtime/driver calls directly inside the node
     device_self: np.ndarray
     device_total: np.ndarray
     tc_self: np.ndarray  # tensor-core kernel time launched by the node itself
@@ -318,9 +325,9 @@ def build_op_tree(model: TraceModel) -> OpTree:
     srt = np.lexsort((starts[child], grp))
     child = child[srt]
     children_cover = segment_union_length(eff_parent[child], starts[child], ends_[child], n_nodes)
-    rt_time = np.zeros(n_nodes)
-    attached = rt_node >= 0
-    np.add.at(rt_time, rt_node[attached], ev["dur"][runtimes[attached]])
+    rt_time = np.zeros(n_nodes)  # runtime time directly inside each node
+    inside = rt_container >= 0
+    np.add.at(rt_time, rep[rt_container[inside]], ev["dur"][runtimes[inside]])
     host_self = np.clip(host_total - children_cover - rt_time, 0.0, None)
 
     # Device times.

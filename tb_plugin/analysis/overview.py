@@ -27,7 +27,9 @@ from .rules import STEP_NAME, is_dataloader_range
 from .steps import Steps, find_steps
 from .taxonomy import is_comm_op, is_host_transfer_op, kernel_classes
 
-VERSION = "3"  # 3: kernel taxonomy, step windows over all device work, device identity
+# 3: kernel taxonomy, step windows over all device work, device identity, advice that fits
+# the hardware and the cause.
+VERSION = "3"
 ROLES = ("kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec")
 ALL_PARTS = ROLES + ("other",)
 

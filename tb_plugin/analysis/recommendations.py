@@ -4,6 +4,13 @@ Thresholds are the old plugin's, which users know: DataLoader > 5 % of step time
 communication > 10 %, GPU utilization < 50 %, DataParallel over several GPUs, DDP over
 gloo with GPUs, no tensor-core time while eligible ops ran (compute capability >= 7),
 peak allocated memory > 90 % of the device.
+
+Advice fits the hardware and the cause: TF32 only on NVIDIA from compute capability 8.0 (there is
+none before Ampere; a V100 is 7.0). Overlapping communication with computation helps
+transfer time only: when at least half of the communication time is waiting for other
+ranks (the Distributed view's sync wait), the straggler is the lead instead. One trace
+alone cannot tell waiting from transfer when other ranks take part; the Overview's advice
+then says so and names both remedies.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from .steps import Steps
 from .taxonomy import MATRIX_NO, MATRIX_YES, kernel_classes
 
 if TYPE_CHECKING:
+    from .distributed import RankView
     from .overview import OverviewView
 
 DATALOADER_PCT = 5.0
@@ -27,6 +35,8 @@ COMMUNICATION_PCT = 10.0
 LOW_UTILIZATION_PCT = 50.0
 MEMORY_PEAK_PCT = 90.0
 ELIGIBLE_SHARE_PCT = 10.0
+TF32_MIN_CAPABILITY = 8.0
+WAIT_SHARE_PCT = 50.0  # of communication time: waiting for other ranks leads
 
 
 class Recommendation(TypedDict):
@@ -53,45 +63,20 @@ def recommend(
     out: list[Recommendation] = []
     total = sum(view["breakdown_us"].values())
     if total > 0:
-        for part, limit, rec_id, advice, url in (
-            (
-                "dataloader",
-                DATALOADER_PCT,
-                "dataloader",
-                "Set num_workers on the DataLoader to load data in worker processes, "
-                "and pin_memory=True when training on a GPU.",
-                "https://pytorch.org/docs/stable/data.html#single-and-multi-process-data-loading",
-            ),
-            (
-                "communication",
-                COMMUNICATION_PCT,
-                "communication",
-                "Overlap communication with computation (DDP bucket size, gradient "
-                "accumulation with no_sync) or reduce what is exchanged.",
-                "https://pytorch.org/docs/stable/notes/ddp.html",
-            ),
-        ):
-            share = 100.0 * view["breakdown_us"][part] / total
-            if share > limit:
-                label = "Input loading" if part == "dataloader" else "Communication"
-                out.append(
-                    {
-                        "id": rec_id,
-                        "severity": "warning",
-                        "title": f"{label} takes {share:.1f} % of step time",
-                        "message": f"{label} covers {share:.1f} % of the step time "
-                        f"(more than {limit:g} %). {advice}",
-                        "evidence": {
-                            "metric": f"{part}_share_pct",
-                            "value": round(share, 2),
-                            "threshold": limit,
-                            "steps": _steps_above(view, part, limit),
-                            "time_us": view["breakdown_us"][part],
-                        },
-                        "link": {"view": "overview", "anchor": "breakdown"},
-                        "docs_url": url,
-                    }
+        loader = 100.0 * view["breakdown_us"]["dataloader"] / total
+        if loader > DATALOADER_PCT:
+            out.append(_dataloader_advice(view, loader))
+        comm = 100.0 * view["breakdown_us"]["communication"] / total
+        if comm > COMMUNICATION_PCT:
+            alone = _world_size(model) == 1  # no other rank to wait for
+            out.append(
+                communication_advice(
+                    comm,
+                    view["breakdown_us"]["communication"],
+                    _steps_above(view, "communication", COMMUNICATION_PCT),
+                    0.0 if alone else None,
                 )
+            )
     for dev in view["devices"]:
         util = dev["utilization_pct"]
         if util is not None and util < LOW_UTILIZATION_PCT:
@@ -159,6 +144,106 @@ def recommend(
     return out
 
 
+def _dataloader_advice(view: OverviewView, share: float) -> Recommendation:
+    return {
+        "id": "dataloader",
+        "severity": "warning",
+        "title": f"Input loading takes {share:.1f} % of step time",
+        "message": f"Input loading covers {share:.1f} % of the step time (more than "
+        f"{DATALOADER_PCT:g} %). Set num_workers on the DataLoader to load data in worker "
+        "processes, and pin_memory=True when training on a GPU.",
+        "evidence": {
+            "metric": "dataloader_share_pct",
+            "value": round(share, 2),
+            "threshold": DATALOADER_PCT,
+            "steps": _steps_above(view, "dataloader", DATALOADER_PCT),
+            "time_us": view["breakdown_us"]["dataloader"],
+        },
+        "link": {"view": "overview", "anchor": "breakdown"},
+        "docs_url": "https://pytorch.org/docs/stable/data.html#single-and-multi-process-data-loading",
+    }
+
+
+def communication_advice(
+    share: float, time_us: float, steps: list[str], sync_wait_pct: float | None
+) -> Recommendation:
+    """Advice for communication above COMMUNICATION_PCT of the step time; `sync_wait_pct`
+    is the share of it spent waiting for other ranks, None when unknown."""
+    head = (
+        f"Communication covers {share:.1f} % of the step time (more than {COMMUNICATION_PCT:g} %)"
+    )
+    overlap = (
+        "overlap communication with computation (DDP bucket size, gradient accumulation "
+        "with no_sync) or reduce what is exchanged"
+    )
+    rec_id, link = "communication", {"view": "overview", "anchor": "breakdown"}
+    url: str | None = "https://pytorch.org/docs/stable/notes/ddp.html"
+    if sync_wait_pct is None:
+        message = (
+            f"{head}. This trace alone cannot tell waiting for other ranks from transfer: "
+            "the Distributed view splits it. If most of it is waiting, the slowest rank is "
+            f"the lead (see its straggler cause); if it is transfer, {overlap}."
+        )
+    elif sync_wait_pct >= WAIT_SHARE_PCT:
+        rec_id, link, url = (
+            "communication_wait",
+            {"view": "distributed", "anchor": "stragglers"},
+            None,
+        )
+        message = (
+            f"{head}, and {sync_wait_pct:.0f} % of it is waiting for other ranks to arrive. "
+            "Overlapping communication would not help: find the straggler and its cause "
+            "(data loading, computation, an uneven split of the work) and even out the ranks."
+        )
+    else:
+        waiting = f"{sync_wait_pct:.0f} %" if sync_wait_pct > 0 else "none"
+        message = (
+            f"{head}; {waiting} of it is waiting for other ranks, the rest transfer: {overlap}."
+        )
+    return {
+        "id": rec_id,
+        "severity": "warning",
+        "title": f"Communication takes {share:.1f} % of step time",
+        "message": message,
+        "evidence": {
+            "metric": "communication_share_pct",
+            "value": round(share, 2),
+            "threshold": COMMUNICATION_PCT,
+            "steps": steps,
+            "time_us": time_us,
+            "sync_wait_pct": None if sync_wait_pct is None else round(sync_wait_pct, 2),
+        },
+        "link": link,
+        "docs_url": url,
+    }
+
+
+def job_advice(ranks: list[RankView]) -> list[Recommendation]:
+    """The Distributed view's advice: communication over the ranks' steps, with the share
+    of it spent waiting for other ranks (sync wait against transfer)."""
+    step_time = sum(r["step_time_us"] for r in ranks)
+    comm = sum(r["communication_us"] for r in ranks)
+    if step_time <= 0 or 100.0 * comm / step_time <= COMMUNICATION_PCT:
+        return []
+    wait = sum(r["sync_wait_us"] for r in ranks)
+    in_collectives = wait + sum(r["transfer_us"] for r in ranks)
+    steps = dict.fromkeys(  # in order of appearance, each once
+        s["name"]
+        for r in ranks
+        for s in r["steps"]
+        if s["duration_us"] > 0
+        and 100.0 * s["communication_us"] / s["duration_us"] > COMMUNICATION_PCT
+    )
+    wait_pct = 100.0 * wait / in_collectives if in_collectives > 0 else None
+    return [communication_advice(100.0 * comm / step_time, comm, list(steps), wait_pct)]
+
+
+def _world_size(model: TraceModel) -> int | None:
+    info = model.header.get("distributedInfo")
+    size = info.get("world_size") if isinstance(info, dict) else None
+    return size if isinstance(size, int) else None
+
+
 def _uses_data_parallel(model: TraceModel) -> bool:
     flags = name_flags(model, lambda n: "DataParallel" in n or n.startswith("Broadcast"))
     return bool(flags.any())
@@ -196,9 +281,16 @@ def _tensor_core_advice(model: TraceModel, view: OverviewView) -> list[Recommend
     if total <= 0:
         return []
     share = 100.0 * float(dur[eligible].sum()) / total
-    tc_share = 0.0
-    if share < ELIGIBLE_SHARE_PCT or tc_share > 0:
+    if share < ELIGIBLE_SHARE_PCT:
         return []
+    capability = min((d["compute_capability"] or "0" for d in capable), key=float)
+    # TF32 is NVIDIA's (Ampere on); HIP's major.minor on AMD is another scale.
+    nvidia = all(d["vendor"] == "nvidia" for d in capable)
+    tf32 = nvidia and float(capability) >= TF32_MIN_CAPABILITY
+    if tf32:
+        how = "Automatic mixed precision (torch.autocast) or TF32 lets them."
+    else:  # TF32 needs compute capability 8.0 (Ampere): float16 autocast only
+        how = "Automatic mixed precision (torch.autocast with float16) lets them."
     return [
         {
             "id": "tensor_cores",
@@ -206,14 +298,15 @@ def _tensor_core_advice(model: TraceModel, view: OverviewView) -> list[Recommend
             "title": f"{share:.0f} % of kernel time comes from ops that could use tensor cores",
             "message": f"Kernels taking {share:.1f} % of the GPU time were launched by "
             "tensor-core eligible operators (convolutions, matrix multiplies), but no "
-            "kernel used tensor cores. Automatic mixed precision (torch.autocast) or "
-            "TF32 lets them.",
+            f"kernel used tensor cores. {how}",
             "evidence": {
                 "metric": "eligible_kernel_share_pct",
                 "value": round(share, 2),
                 "threshold": ELIGIBLE_SHARE_PCT,
                 "steps": [],
                 "time_us": float(dur[eligible].sum()),
+                "compute_capability": capability,
+                "tf32": tf32,
             },
             "link": {"view": "kernels", "anchor": "tensor-cores"},
             "docs_url": "https://pytorch.org/docs/stable/amp.html",

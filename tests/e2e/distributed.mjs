@@ -605,6 +605,13 @@ describe('the Distributed view in TensorBoard', { timeout: 1_200_000 }, () => {
         assert.equal(cellNumber(cells[`gpu-${rank.rank}-${d.id}-util`]), d.utilization_pct);
       }
     }
+    // Rank 0 mostly waits for rank 1: the advice points at the stragglers, not at overlap.
+    assert.deepEqual(
+      view.recommendations.map((r) => r.id),
+      ['communication_wait'],
+    );
+    const advice = frame().locator('[data-testid="recommendation-communication_wait"]');
+    assert.match(await advice.innerText(), /waiting for other ranks/);
     await screenshot('resnet50_ddp-light');
     assertNoErrors();
   });

@@ -489,8 +489,18 @@ export interface Straggler {
   worker: string;
   late_by_us: number;
   measured: 'first_collective' | 'step_end' | (string & {});
-  cause: StragglerFactor | 'unknown' | (string & {});
+  /** 'arrived_late': it entered the step late; a named cause covers >= 50 % of late_by. */
+  cause: StragglerFactor | 'arrived_late' | 'unknown' | (string & {});
   cause_excess_us: number;
+  /** Share of late_by the cause accounts for; 0 when unknown. */
+  cause_share_pct: number;
+  /** Part of late_by already there when its step started (later than the others'). */
+  arrived_late_us: number;
+  /** It entered its first profiled step late: why is not in the trace. */
+  entry_before_window: boolean;
+  in_step_late_us: number;
+  explained_us: number;
+  unexplained_us: number;
   /** The late rank's value minus the median of the other ranks, per factor. */
   excess_us: Partial<Record<StragglerFactor, number>>;
   window: StepWindow;
@@ -545,6 +555,8 @@ export interface DistributedResponse {
   collectives: CollectiveStats[];
   steps: DistributedStep[];
   stragglers: StragglerCount[];
+  /** The job's communication advice (sync wait vs transfer decides which). */
+  recommendations: Recommendation[];
   warnings: string[];
   errors: DistributedRankError[];
 }

@@ -5,11 +5,17 @@
 // per-rank summaries are in, and this page polls it.
 
 import { describeError, isAbort } from '../../api/client';
-import type { DistributedLoading, DistributedResponse, DistributedStep } from '../../api/types';
+import type {
+  DistributedLoading,
+  DistributedResponse,
+  DistributedStep,
+  Recommendation,
+} from '../../api/types';
 import { scrollToAnchor } from '../../components/anchor';
 import { createChart, type ChartHandle, type OptionBuilder } from '../../components/chart';
 import { h, replaceChildren, type Children } from '../../components/dom';
 import { formatBytes, formatCount, formatDuration, formatPercent } from '../../components/format';
+import { recommendationCard } from '../../components/recommendation';
 import { HashParamStore, type HashParams } from '../../components/hash_params';
 import { HeatStrip } from '../../components/heat_strip';
 import { VirtualTable, type Column } from '../../components/table';
@@ -20,6 +26,7 @@ import { UrlStateStore } from '../../shell/url_state';
 import { sleep } from '../../shell/poll';
 import type { RunViewContext, RunViewDef } from '../registry';
 import type { ViewHandle } from '../types';
+import { evidenceParts } from '../overview/model';
 import { heatRows, rankTooltipLines, stackedByRank, type SeriesStyle } from './charts';
 import css from './distributed.css';
 import {
@@ -30,6 +37,7 @@ import {
   collectiveRows,
   deviceMemory,
   excessParts,
+  lateness,
   findJobStep,
   formatRanks,
   gpuRows,
@@ -76,6 +84,7 @@ const CAUSE_COLOR: Record<string, string> = {
   dataloader: '#edc948',
   host_gap: PART_COLOR.other,
   communication: PART_COLOR.communication,
+  arrived_late: '#b07aa1',
   unknown: 'transparent',
 };
 
@@ -290,6 +299,7 @@ class DistributedPage {
       syncEl.style.height = 'auto';
     }
     page.append(
+      ...this.adviceSection(view),
       this.rankSection(view, breakdownEl, syncEl, manyRanks),
       this.collectiveSection(view),
       this.stragglerSection(view),
@@ -298,6 +308,40 @@ class DistributedPage {
     await this.renderCharts(breakdownEl, syncEl, manyRanks);
     if (ctx.signal.aborted) return;
     this.root.dataset.ready = 'true';
+  }
+
+  // ----- advice -----
+
+  private adviceSection(view: DistributedResponse): HTMLElement[] {
+    const recs = view.recommendations;
+    if (!recs.length) return [];
+    return [
+      section(
+        'advice',
+        'Advice',
+        h(
+          'div',
+          { class: 'ks-recs' },
+          recs.map((r) => this.adviceCard(r)),
+        ),
+      ),
+    ];
+  }
+
+  private adviceCard(rec: Recommendation): HTMLElement {
+    const anchor = rec.link?.view === 'distributed' ? rec.link.anchor : null;
+    const show = anchor
+      ? h(
+          'button',
+          {
+            class: 'ks-link-button',
+            attrs: { type: 'button' },
+            on: { click: () => scrollToAnchor(this.root, anchor) },
+          },
+          `Show ${anchor}`,
+        )
+      : null;
+    return recommendationCard(rec, evidenceParts(rec.evidence), show);
   }
 
   private header(view: DistributedResponse): HTMLElement {
@@ -1037,7 +1081,11 @@ class DistributedPage {
             'span',
             {
               class: 'ks-dist-cause',
-              title: `${CAUSE_HELP[s.cause] ?? ''}\nExcess over the other ranks’ median: ${excess.join(', ')}`,
+              title: [
+                CAUSE_HELP[s.cause] ?? '',
+                ...lateness(s),
+                `Excess over the other ranks’ median: ${excess.join(', ')}`,
+              ].join('\n'),
             },
             h('span', {
               class: 'ks-dist-cause-dot',

@@ -10,6 +10,7 @@ import {
   causeLabel,
   collectiveRows,
   excessParts,
+  lateness,
   findJobStep,
   formatRanks,
   formatSigned,
@@ -267,6 +268,14 @@ describe('stragglers', () => {
       'Communication −1.82 ms',
     ]);
     assert.equal(causeLabel('unknown'), 'Unknown');
+    assert.equal(causeLabel('arrived_late'), 'Entered the step late');
+    const unknown = view.steps[1]?.straggler;
+    assert.ok(unknown);
+    assert.deepEqual(lateness(unknown), [
+      'Entered the step 40 µs late (its first profiled step: why is not in the trace)',
+      'Lost 93 µs inside the step',
+      'Not explained: 93 µs',
+    ]);
     assert.equal(causeLabel('new_factor'), 'new factor');
     assert.equal(formatSigned(0), '0 µs');
   });

@@ -392,6 +392,7 @@ export const CAUSE_LABEL: Record<string, string> = {
   dataloader: 'Data loading',
   host_gap: 'Host gaps',
   communication: 'Communication',
+  arrived_late: 'Entered the step late',
   unknown: 'Unknown',
 };
 
@@ -400,7 +401,8 @@ export const CAUSE_HELP: Record<string, string> = {
   dataloader: 'It spent longer in the DataLoader than the other ranks',
   host_gap: 'Its host had longer gaps with nothing running than the other ranks',
   communication: 'Its collectives transferred longer than the other ranks’',
-  unknown: 'No factor exceeds the other ranks’ median',
+  arrived_late: 'Its step started after the other ranks’: the delay comes from before the step',
+  unknown: 'Nothing measured accounts for half of the lateness',
 };
 
 export const FACTORS: readonly StragglerFactor[] = [
@@ -426,6 +428,19 @@ export function excessParts(straggler: Straggler): string[] {
     .map((f) => [f, straggler.excess_us[f] ?? 0] as const)
     .sort((a, b) => b[1] - a[1])
     .map(([f, v]) => `${causeLabel(f)} ${formatSigned(v)}`);
+}
+
+/** What is known and what is not about a straggler's lateness, one line each. */
+export function lateness(straggler: Straggler): string[] {
+  const lines = [
+    `Entered the step ${formatDuration(straggler.arrived_late_us)} late` +
+      (straggler.entry_before_window ? ' (its first profiled step: why is not in the trace)' : ''),
+    `Lost ${formatDuration(straggler.in_step_late_us)} inside the step`,
+  ];
+  if (straggler.unexplained_us > 0) {
+    lines.push(`Not explained: ${formatDuration(straggler.unexplained_us)}`);
+  }
+  return lines;
 }
 
 export interface StragglerRow {

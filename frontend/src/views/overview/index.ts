@@ -6,6 +6,7 @@ import { scrollToAnchor } from '../../components/anchor';
 import { CATEGORY_COLOR, CATEGORY_HELP, CATEGORY_LABEL } from '../../components/categories';
 import { createChart, type ChartHandle, type OptionBuilder } from '../../components/chart';
 import { h, type Child, type Children } from '../../components/dom';
+import { recommendationCard as card } from '../../components/recommendation';
 import {
   formatCount,
   formatDuration,
@@ -110,7 +111,6 @@ function deviceSection(ov: OverviewResponse): HTMLElement {
 }
 
 function recommendationCard(rec: Recommendation, ctx: ViewContext): HTMLElement {
-  const parts = evidenceParts(rec.evidence);
   const link = rec.link;
   let linkEl: HTMLElement | null = null;
   if (link && ctx.views.includes(link.view)) {
@@ -137,28 +137,7 @@ function recommendationCard(rec: Recommendation, ctx: ViewContext): HTMLElement 
         'Documentation ↗',
       )
     : null;
-  return h(
-    'article',
-    {
-      class: `ks-card ks-rec ks-sev-${rec.severity}`,
-      testid: `recommendation-${rec.id}`,
-    },
-    h(
-      'div',
-      { class: 'ks-rec-head' },
-      h('span', { class: 'ks-badge' }, rec.severity),
-      h('h4', { class: 'ks-rec-title' }, rec.title),
-    ),
-    h('p', { class: 'ks-rec-message' }, rec.message),
-    parts.length
-      ? h(
-          'ul',
-          { class: 'ks-evidence' },
-          parts.map((p) => h('li', null, p)),
-        )
-      : null,
-    linkEl || docs ? h('div', { class: 'ks-rec-actions' }, linkEl, docs) : null,
-  );
+  return card(rec, evidenceParts(rec.evidence), linkEl, docs);
 }
 
 function recommendationSection(ov: OverviewResponse, ctx: ViewContext): HTMLElement {
