@@ -24,7 +24,7 @@ from .distributed_job import DistributedJobError, DistributedJobs
 from .listing import run_listing, worker_listing
 from .loader import LoadFailed, NotReady, TraceStore
 from .params import ViewParamError
-from .static_files import dist_root, static_file
+from .static_files import dist_root, respond_static
 from .timeline.api import ROUTES as TIMELINE_ROUTES
 from .timeline.api import TimelineNotFound, WorkerTrace
 from .views import VIEWS, supported_views
@@ -300,8 +300,4 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
 
     @route
     def _serve_static(self, request: wrappers.Request) -> Any:
-        prefix = f"/data/plugin/{PLUGIN_NAME}/static/"
-        path = request.path
-        rel = path[path.index(prefix) + len(prefix) :] if prefix in path else ""
-        data, content_type = static_file(self.static_root, rel)
-        return http_util.Respond(request, data, content_type)
+        return respond_static(request, PLUGIN_NAME, self.static_root)

@@ -10,8 +10,11 @@ from __future__ import annotations
 import mimetypes
 from importlib import resources
 from importlib.abc import Traversable
+from typing import Any
 
 from tensorboard import errors
+from tensorboard.backend import http_util
+from werkzeug import wrappers
 
 # The modules TensorBoard imports first: kinetoscope's tab and the old-links redirect.
 ENTRY_MODULES = ("index.js", "old_links.js")
@@ -52,3 +55,11 @@ def static_file(root: Traversable, rel: str) -> tuple[bytes, str]:
     if parts[-1].endswith((".js", ".mjs")):
         content_type = "text/javascript"
     return node.read_bytes(), content_type
+
+
+def respond_static(request: wrappers.Request, plugin_name: str, root: Traversable) -> Any:
+    """The answer of a plugin's `static/*` route."""
+    prefix = f"/data/plugin/{plugin_name}/static/"
+    rel = request.path.split(prefix, 1)[1] if prefix in request.path else ""
+    data, content_type = static_file(root, rel)
+    return http_util.Respond(request, data, content_type)
