@@ -33,7 +33,7 @@ import {
   type KeyParams,
   type SearchHit,
 } from './model';
-import { openInPerfetto } from './perfetto';
+import { openInPerfetto, PerfettoTimeout } from './perfetto';
 import { isTypingTarget } from './keys';
 import { keyDocuments, Timeline, type AreaSelection, type SelectedEvent } from './timeline';
 import css from './trace.css';
@@ -984,7 +984,23 @@ class TracePage {
         this.perfettoStatus.textContent = text;
       },
     ).catch((error: unknown) => {
-      this.perfettoStatus.textContent = `Perfetto: ${describeError(error)}`;
+      // Offline, the file can still be opened by hand: offer it right there.
+      const offline = error instanceof PerfettoTimeout;
+      replaceChildren(
+        this.perfettoStatus,
+        `Perfetto: ${describeError(error)}`,
+        offline
+          ? [
+              '. ',
+              h(
+                'a',
+                { testid: 'trace-perfetto-download', attrs: { href: url, download: '' } },
+                'Download the trace',
+              ),
+              ' and open it in Perfetto or chrome://tracing.',
+            ]
+          : null,
+      );
     });
   }
 
