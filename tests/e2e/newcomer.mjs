@@ -8,7 +8,7 @@
 
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir } from 'node:fs/promises';
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
@@ -55,9 +55,41 @@ async function newPage() {
 
 /** TensorBoard's page with `hash`, then waits for a ready view with that test id. */
 async function open(hash, testid) {
+  // A new document each time: a hash-only change would keep the view (and its state).
+  await env.page.goto('about:blank');
   await env.page.goto(`${env.base}${hash}`, { timeout: WAIT_MS });
-  const selector = `[data-testid="${testid}"][data-ready="true"][data-busy="false"]`;
+  const selector = `[data-testid="${testid}"][data-ready="true"]:not([data-busy="true"])`;
   await frame().locator(selector).waitFor({ state: 'visible', timeout: WAIT_MS });
+}
+
+function ourHash(state) {
+  const items = [PLUGIN];
+  for (const [k, v] of Object.entries(state)) {
+    items.push(`${encodeURIComponent(`p.${PLUGIN}.${k}`)}=${encodeURIComponent(v)}`);
+  }
+  return `#${items.join('&')}`;
+}
+
+/**
+ * The tables in view: each one's width, the width it needs (wider: it scrolls sideways,
+ * columns off-screen) and its first column's width (where the names are).
+ */
+async function tableWidths() {
+  return frame()
+    .locator('body')
+    .evaluate(() =>
+      [...document.querySelectorAll('.ks-table-scroll, table')]
+        .filter((el) => el instanceof HTMLElement && el.offsetParent !== null)
+        .map((el) => {
+          const first = el.querySelector('.ks-th, th');
+          return {
+            testid: el.closest('[data-testid]')?.getAttribute('data-testid') ?? el.className,
+            width: el.clientWidth,
+            needs: el.scrollWidth,
+            firstColumn: first ? Math.round(first.getBoundingClientRect().width) : 0,
+          };
+        }),
+    );
 }
 
 describe('a new user at 1280 px', { timeout: 600_000 }, () => {
@@ -103,6 +135,69 @@ describe('a new user at 1280 px', { timeout: 600_000 }, () => {
     assert.match(hash, /p\.kinetoscope\.run=tiny/);
     assert.doesNotMatch(hash, /pytorch_profiler/);
     await shoot(env.page, 'old-link');
+    h.assertNoErrors(env.errors);
+  });
+
+  test('every table of the Operator, Kernel and Memory views fits 1280 px', async (t) => {
+    if (!env.haveCorpus) return t.skip('no ../shared/corpus');
+    const pages = [
+      ['operators', 'op-table', { 'operators.group_by': 'name' }],
+      ['operators', 'op-table', { 'operators.group_by': 'shape' }],
+      ['kernels', 'kernel-table', { 'kernels.group_by': 'name' }],
+      ['kernels', 'kernel-table', { 'kernels.group_by': 'op' }],
+      ['memory', 'memory-op-table', {}],
+    ];
+    const measured = [];
+    for (const [view, table, extra] of pages) {
+      const state = { run: GPU_RUN, worker: 'worker0', span: '1', view, ...extra };
+      await open(ourHash(state), view);
+      await frame().locator(`[data-testid="${table}"] .ks-twindow [role="row"]`).first().waitFor();
+      await shoot(env.page, `${view}-${Object.values(extra).join('-') || 'default'}`);
+      const tables = await tableWidths();
+      measured.push({ view, extra, tables });
+      for (const found of tables) {
+        assert.ok(found.needs <= found.width, `${view} ${found.testid} scrolls sideways`);
+      }
+    }
+    await writeFile(path.join(SHOTS, 'tables.json'), JSON.stringify(measured, null, 1));
+    // Kernel names get room (they were cut at about 25 characters).
+    const kernels = measured.find((m) => m.view === 'kernels')?.tables ?? [];
+    assert.ok(
+      kernels.some((k) => k.firstColumn >= 320),
+      JSON.stringify(kernels),
+    );
+    h.assertNoErrors(env.errors);
+  });
+
+  test('the column chooser brings a hidden column back', async (t) => {
+    if (!env.haveCorpus) return t.skip('no ../shared/corpus');
+    await open(ourHash({ run: GPU_RUN, worker: 'worker0', span: '1', view: 'kernels' }), 'kernels');
+    const chooser = frame().locator('[data-testid="kernel-table-columns"]');
+    assert.match(await chooser.locator('summary').innerText(), /hidden/);
+    const grid = frame().getByRole('columnheader', { name: 'Grid' });
+    assert.equal(await grid.isVisible(), false);
+    await chooser.locator('summary').click();
+    await chooser.locator('input[data-col="grid"]').check();
+    await grid.waitFor({ state: 'visible' });
+    await shoot(env.page, 'kernels-grid-shown');
+    h.assertNoErrors(env.errors);
+  });
+
+  test('CPU-only traces: no tensor-core column in the operator table', async (t) => {
+    if (!env.haveCorpus) return t.skip('no ../shared/corpus');
+    const listing = await (await fetch(new URL(`data/plugin/${PLUGIN}/runs`, env.base))).json();
+    const run = listing.runs.find((r) => r.name === 'cpu_only');
+    const worker = run.workers[0].name;
+    await open(
+      ourHash({ run: 'cpu_only', worker, span: run.workers[0].spans[0].name, view: 'operators' }),
+      'operators',
+    );
+    await frame().getByRole('columnheader', { name: 'Calls' }).waitFor();
+    assert.equal(
+      await frame().getByRole('columnheader', { name: 'TC eligible' }).isVisible(),
+      false,
+    );
+    await shoot(env.page, 'operators-cpu-only');
     h.assertNoErrors(env.errors);
   });
 });
