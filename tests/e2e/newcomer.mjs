@@ -169,6 +169,23 @@ describe('a new user at 1280 px', { timeout: 600_000 }, () => {
     h.assertNoErrors(env.errors);
   });
 
+  test('summary tiles show their whole text', async (t) => {
+    if (!env.haveCorpus) return t.skip('no ../shared/corpus');
+    for (const view of ['overview', 'operators', 'kernels', 'memory']) {
+      await open(ourHash({ run: GPU_RUN, worker: 'worker0', span: '1', view }), view);
+      const cut = await frame()
+        .locator('.ks-tile')
+        .evaluateAll((tiles) =>
+          tiles
+            .flatMap((tile) => [...tile.querySelectorAll('*')])
+            .filter((el) => el.scrollWidth > el.clientWidth + 1 && el.children.length === 0)
+            .map((el) => el.textContent),
+        );
+      assert.deepEqual(cut, [], `${view}: tile text cut off`);
+    }
+    h.assertNoErrors(env.errors);
+  });
+
   test('the column chooser brings a hidden column back', async (t) => {
     if (!env.haveCorpus) return t.skip('no ../shared/corpus');
     await open(ourHash({ run: GPU_RUN, worker: 'worker0', span: '1', view: 'kernels' }), 'kernels');
