@@ -225,9 +225,9 @@ class TracePage {
         'div',
         { class: 'ks-trace-tools' },
         toggleButton(
-          'Flows',
+          'All flows',
           'trace-flows-toggle',
-          'Draw flow arrows (CPU launches → GPU kernels, forward → backward) in view',
+          "Draw every flow arrow in view (CPU launches → GPU kernels, forward → backward). Off: only the selected event's flows and those chained to them, or all when there are few",
           (on) => {
             this.flowsOn = on;
             this.timeline?.setFlows(on);
