@@ -1,10 +1,13 @@
 // Real-browser checks of what a new user meets first, in a 1280 px wide window: old
-// `#pytorch_profiler` links land on our tab, and every table of the Operator, Kernel and
-// Memory views fits the page (no column off-screen, names readable).
+// `#pytorch_profiler` links land on our tab; every table of the Operator, Kernel, Memory
+// and Distributed views fits the page (no column off-screen, names readable) and hidden
+// columns come back through the Columns menu; tiles show their whole text; offline,
+// "Open in Perfetto" gives up with the download link.
 //
 // Same harness and conventions as run.mjs (see harness.mjs). The logdir holds
-// tests/data/tiny.pt.trace.json, plus the old plugin's resnet50 V100 sample and a CPU-only
-// trace when ../shared/corpus exists. Screenshots: test-output/e2e/newcomer/NN-<state>.png.
+// tests/data/tiny.pt.trace.json, plus the old plugin's resnet50 V100 sample, a CPU-only
+// trace and a two-rank DDP job when ../shared/corpus exists. Screenshots:
+// test-output/e2e/newcomer/NN-<state>.png.
 
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -28,6 +31,16 @@ const GPU_SAMPLE = path.join(
   'resnet50_num_workers_0',
 );
 const CPU_ONLY = path.join(CORPUS, 'hta', 'tests', 'data', 'cpu_only');
+const DDP_RUN = 'resnet50_ddp';
+const DDP_PAIR = path.join(
+  CORPUS,
+  'gaoteng-git-kineto',
+  'tb_plugin',
+  'test',
+  'data',
+  'tracing',
+  'resnet50_newAPI_ddp',
+);
 const shoot = h.screenshotter(SHOTS, { fullPage: true });
 
 /** The suite's shared state (harness.mjs's Env, plus whether the corpus runs are there). */
@@ -107,7 +120,8 @@ describe('a new user at 1280 px', { timeout: 600_000 }, () => {
             path.join(REPO, 'tests', 'data', 'tiny.pt.trace.json'),
             path.join(logdir, 'tiny', 'worker0.1.pt.trace.json'),
           );
-          if (existsSync(GPU_SAMPLE) && existsSync(CPU_ONLY)) {
+          if (existsSync(GPU_SAMPLE) && existsSync(CPU_ONLY) && existsSync(DDP_PAIR)) {
+            await copyGlob(DDP_PAIR, '.pt.trace.json.gz', path.join(logdir, DDP_RUN));
             await copyGlob(GPU_SAMPLE, '.pt.trace.json.gz', path.join(logdir, GPU_RUN));
             await copyGlob(CPU_ONLY, '.json.gz', path.join(logdir, 'cpu_only'));
             env.haveCorpus = true;
@@ -138,7 +152,7 @@ describe('a new user at 1280 px', { timeout: 600_000 }, () => {
     h.assertNoErrors(env.errors);
   });
 
-  test('every table of the Operator, Kernel and Memory views fits 1280 px', async (t) => {
+  test('every table of the Operator, Kernel, Memory and Distributed views fits 1280 px', async (t) => {
     if (!env.haveCorpus) return t.skip('no ../shared/corpus');
     const pages = [
       ['operators', 'op-table', { 'operators.group_by': 'name' }],
@@ -153,13 +167,17 @@ describe('a new user at 1280 px', { timeout: 600_000 }, () => {
       await open(ourHash(state), view);
       await frame().locator(`[data-testid="${table}"] .ks-twindow [role="row"]`).first().waitFor();
       await shoot(env.page, `${view}-${Object.values(extra).join('-') || 'default'}`);
-      const tables = await tableWidths();
-      measured.push({ view, extra, tables });
-      for (const found of tables) {
-        assert.ok(found.needs <= found.width, `${view} ${found.testid} scrolls sideways`);
-      }
+      measured.push({ view, extra, tables: await tableWidths() });
     }
+    // The run-level Distributed view of a two-rank job.
+    await open(ourHash({ run: DDP_RUN, view: 'distributed' }), 'distributed');
+    await shoot(env.page, 'distributed');
+    measured.push({ view: 'distributed', extra: {}, tables: await tableWidths() });
     await writeFile(path.join(SHOTS, 'tables.json'), JSON.stringify(measured, null, 1));
+    const sideways = measured.flatMap((m) =>
+      m.tables.filter((t) => t.needs > t.width).map((t) => `${m.view} ${t.testid}`),
+    );
+    assert.deepEqual(sideways, [], 'tables that scroll sideways at 1280 px');
     // Kernel names get room (they were cut at about 25 characters).
     const kernels = measured.find((m) => m.view === 'kernels')?.tables ?? [];
     assert.ok(
@@ -217,4 +235,23 @@ describe('a new user at 1280 px', { timeout: 600_000 }, () => {
     await shoot(env.page, 'operators-cpu-only');
     h.assertNoErrors(env.errors);
   });
+
+  test(
+    'offline, Open in Perfetto gives up with the download link',
+    { timeout: 120_000 },
+    async () => {
+      // No internet: the Perfetto page cannot load.
+      await env.context.route('https://ui.perfetto.dev/**', (route) => route.abort());
+      await open(ourHash({ run: 'tiny', worker: 'worker0', span: '1', view: 'trace' }), 'trace');
+      const popup = env.context.waitForEvent('page');
+      await frame().locator('[data-testid="trace-open-perfetto"]').click();
+      const tab = await popup;
+      const link = frame().locator('[data-testid="trace-perfetto-download"]');
+      await link.waitFor({ state: 'visible', timeout: 60_000 });
+      assert.match((await link.getAttribute('href')) ?? '', /download\?/);
+      await shoot(env.page, 'perfetto-offline');
+      await tab.close();
+      h.assertNoErrors(env.errors);
+    },
+  );
 });

@@ -988,7 +988,7 @@ class TracePage {
       const offline = error instanceof PerfettoTimeout;
       replaceChildren(
         this.perfettoStatus,
-        `Perfetto: ${describeError(error)}`,
+        offline ? describeError(error) : `Perfetto: ${describeError(error)}`,
         offline
           ? [
               '. ',
