@@ -55,6 +55,20 @@ const K = {
   sort: 'kernels.sort',
 } as const;
 
+/** Columns the kernel table drops first, in order, when it is too narrow (1280 px). */
+const NARROW_HIDES = [
+  'min_us',
+  'registers_per_thread',
+  'block',
+  'grid',
+  'max_us',
+  'blocks_per_sm',
+  'mean_us',
+  'occupancy_pct',
+  'stream',
+  'device',
+];
+
 const SORT_KEYS = [
   'name',
   'op_name',
@@ -284,20 +298,6 @@ function buildColumns(groupBy: KernelGroupBy, data: KernelsResponse): Column<Ker
   );
   return cols;
 }
-
-/** Columns the kernel table drops first, in order, when it is too narrow (1280 px). */
-const NARROW_HIDES = [
-  'min_us',
-  'registers_per_thread',
-  'block',
-  'grid',
-  'max_us',
-  'blocks_per_sm',
-  'mean_us',
-  'occupancy_pct',
-  'stream',
-  'device',
-];
 
 const TC_COLORS: Record<string, string> = { [TC_USING]: '#59a14f', [TC_NOT_USING]: '#4e79a7' };
 
