@@ -29,7 +29,11 @@ setup(
         "dev": ["pytest>=7", "pytest-timeout", "hypothesis>=6", "ruff>=0.5", "mypy>=1.8"],
     },
     entry_points={
-        "tensorboard_plugins": ["kinetoscope = kinetoscope.plugin_loader:KinetoscopeLoader"],
+        "tensorboard_plugins": [
+            "kinetoscope = kinetoscope.plugin_loader:KinetoscopeLoader",
+            # Old `#pytorch_profiler` links (the deleted torch-tb-profiler's tab) open ours.
+            "kinetoscope_old_links = kinetoscope.plugin_loader:OldLinksLoader",
+        ],
         "console_scripts": ["kinetoscope = kinetoscope.cli:main"],
     },
 )

@@ -15,7 +15,8 @@ await rm(outdir, { recursive: true, force: true });
 
 const result = await esbuild.build({
   absWorkingDir: root,
-  entryPoints: { index: 'frontend/src/index.ts' },
+  // old_links: the module of the old plugin's name (see frontend/src/old_links.ts).
+  entryPoints: { index: 'frontend/src/index.ts', old_links: 'frontend/src/old_links.ts' },
   outdir,
   bundle: true,
   format: 'esm',

@@ -7,10 +7,8 @@ arguments, 422 a file that cannot be read). Routes are listed in docs/http_api.m
 
 from __future__ import annotations
 
-import mimetypes
 import os
 import threading
-from importlib import resources
 from typing import Any
 
 import msgspec
@@ -26,6 +24,7 @@ from .distributed_job import DistributedJobError, DistributedJobs
 from .listing import run_listing, worker_listing
 from .loader import LoadFailed, NotReady, TraceStore
 from .params import ViewParamError
+from .static_files import dist_root, respond_static
 from .timeline.api import ROUTES as TIMELINE_ROUTES
 from .timeline.api import TimelineNotFound, WorkerTrace
 from .views import VIEWS, supported_views
@@ -74,6 +73,7 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
             cache = DiskCache(default_cache_dir())
         self.store = TraceStore(cache)
         self.distributed = DistributedJobs(str(cache.root) if cache else None)
+        self.static_root = dist_root()
 
     # --- TensorBoard hooks ------------------------------------------------------
 
@@ -300,16 +300,4 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
 
     @route
     def _serve_static(self, request: wrappers.Request) -> Any:
-        prefix = f"/data/plugin/{PLUGIN_NAME}/static/"
-        path = request.path
-        rel = path[path.index(prefix) + len(prefix) :] if prefix in path else ""
-        parts = [p for p in rel.split("/") if p]
-        if not parts or any(p in ("..", ".") or "\\" in p for p in parts):
-            raise errors.NotFoundError("no such file")
-        node = resources.files("kinetoscope").joinpath("static", "dist", *parts)
-        if not node.is_file():
-            raise errors.NotFoundError(f"no such file: {rel}")
-        content_type = mimetypes.guess_type(parts[-1])[0] or "application/octet-stream"
-        if parts[-1].endswith((".js", ".mjs")):
-            content_type = "text/javascript"
-        return http_util.Respond(request, node.read_bytes(), content_type)
+        return respond_static(request, PLUGIN_NAME, self.static_root)

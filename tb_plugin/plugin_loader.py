@@ -13,3 +13,12 @@ class KinetoscopeLoader(base_plugin.TBLoader):
         from .plugin import KinetoscopePlugin
 
         return KinetoscopePlugin(context)
+
+
+class OldLinksLoader(base_plugin.TBLoader):
+    """`#pytorch_profiler` links open our tab, unless the old plugin is installed."""
+
+    def load(self, context: base_plugin.TBContext) -> Any:
+        from .old_links import OldLinksPlugin, old_plugin_installed
+
+        return None if old_plugin_installed() else OldLinksPlugin(context)

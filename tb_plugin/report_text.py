@@ -1,16 +1,26 @@
-"""Plain-text rendering of views for `kinetoscope report --format text`."""
+"""Plain-text rendering of views for `kinetoscope report --format text`.
+
+Lines fit the terminal: `$COLUMNS` wide, 100 when unset (a pipe or a file), so tables
+shrink their text columns and long sentences wrap. Times are relative to the trace start.
+"""
 
 from __future__ import annotations
 
+import os
+import textwrap
 from typing import Any
 
 from .model import TraceModel
+
+DEFAULT_WIDTH = 100
+MIN_WIDTH = 40
+MIN_TEXT_COLUMN = 12
 
 PART_LABELS = {
     "kernel": "Kernel",
     "memcpy": "Memcpy",
     "memset": "Memset",
-    "communication": "Communication",
+    "communication": "Comms",  # short: the step table must fit 100 columns
     "runtime": "Runtime",
     "dataloader": "DataLoader",
     "cpu_exec": "CPU Exec",
@@ -22,19 +32,66 @@ def _ms(us: float) -> str:
     return f"{us / 1000:.3f}"
 
 
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    widths = [
-        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)
-    ]
-    lines = [
-        "  ".join(h.rjust(w) for h, w in zip(header, widths)),
-        "  ".join("-" * w for w in widths),
-    ]
-    lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in rows]
-    return "\n".join(lines)
+def report_width() -> int:
+    """The terminal's width from `$COLUMNS`, else DEFAULT_WIDTH."""
+    try:
+        return max(MIN_WIDTH, int(os.environ.get("COLUMNS", "")))
+    except ValueError:
+        return DEFAULT_WIDTH
 
 
-def render_overview(view: dict[str, Any]) -> str:
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell.replace(" *", ""))
+    except ValueError:
+        return cell == "-"
+    return True
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(width - 3, 1)] + "..."
+
+
+def _column_widths(
+    header: list[str], rows: list[list[str]], text: list[bool], width: int
+) -> list[int]:
+    """Natural widths, then the widest text column narrowed until the line fits."""
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
+    excess = sum(widths) + 2 * (len(widths) - 1) - width
+    while excess > 0:
+        shrinkable = [i for i, t in enumerate(text) if t and widths[i] > MIN_TEXT_COLUMN]
+        if not shrinkable:
+            break
+        widest = max(shrinkable, key=lambda i: widths[i])
+        cut = min(excess, widths[widest] - MIN_TEXT_COLUMN)
+        widths[widest] -= cut
+        excess -= cut
+    return widths
+
+
+def _table(header: list[str], rows: list[list[str]], width: int = DEFAULT_WIDTH) -> str:
+    """Numbers right-aligned, text left-aligned and clipped so a line fits in `width`."""
+    text = [any(not _is_number(r[i]) for r in rows) for i in range(len(header))]
+    widths = _column_widths(header, rows, text, width)
+
+    def line(cells: list[str]) -> str:
+        out = [
+            _clip(c, w).ljust(w) if t else _clip(c, w).rjust(w)
+            for c, w, t in zip(cells, widths, text)
+        ]
+        return "  ".join(out).rstrip()
+
+    return "\n".join([line(header), "  ".join("-" * w for w in widths)] + [line(r) for r in rows])
+
+
+def _wrap(text: str, width: int, lead: str = "  ") -> str:
+    """`text` after `lead`, wrapped to `width`, continuation lines indented under it."""
+    return textwrap.fill(
+        text, width, initial_indent=lead, subsequent_indent=" " * len(lead), break_on_hyphens=False
+    )
+
+
+def render_overview(view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:
     parts = list(PART_LABELS)
     header = ["step", "total ms"] + [PART_LABELS[p] for p in parts]
     rows = [
@@ -45,21 +102,21 @@ def render_overview(view: dict[str, Any]) -> str:
     rows.append(["average", _ms(view["average_step_us"])] + [_ms(avg[p]) for p in parts])
     total = sum(avg.values()) or 1.0
     rows.append(["share %", "100.0"] + [f"{100 * avg[p] / total:.1f}" for p in parts])
-    out = ["Step time breakdown (ms)", _table(header, rows)]
+    out = ["Step time breakdown (ms)", _table(header, rows, width)]
     for d in view.get("dropped_steps", []):
-        out.append(f"  left out: {d['name']}: {d['reason']}")
+        out.append(_wrap(f"{d['name']}: {d['reason']}", width, "  left out: "))
     if view["devices"]:
         out.append("")
         out.append("GPU summary")
         for dev in view["devices"]:
-            out.append("  " + _device_line(dev))
+            out.append(_wrap(_device_line(dev), width))
     else:
         out.append("\nNo GPU activity in this trace.")
     if view["recommendations"]:
         out.append("")
         out.append("Recommendations")
         for rec in view["recommendations"]:
-            out.append(f"  - {rec['title']}. {rec['message']}")
+            out.append(_wrap(f"{rec['title']}. {rec['message']}", width, "  - "))
     return "\n".join(out)
 
 
@@ -91,8 +148,8 @@ def _mib(n: float | None) -> str:
     return "-" if n is None else f"{n / 2**20:.1f}"
 
 
-def render_memory(view: dict[str, Any]) -> str:
-    header = ["device", "peak alloc MiB", "at us", "peak reserved MiB", "device MiB", "op"]
+def render_memory(view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:
+    header = ["device", "peak alloc MiB", "at ms", "peak reserved MiB", "device MiB", "op"]
     rows = []
     for d in view["devices"]:
         op = d["peak_op"]
@@ -101,19 +158,19 @@ def render_memory(view: dict[str, Any]) -> str:
             [
                 d["device"] + (" *" if d["allocated_source"] == "computed" else ""),
                 _mib(d["peak_allocated_bytes"]),
-                "-" if at is None else f"{at:.0f}",
+                "-" if at is None else _ms(at - view["trace_start_us"]),
                 _mib(d["peak_reserved_bytes"]),
                 _mib(d["total_memory_bytes"]),
                 op["name"] if op else "-",
             ]
         )
-    out = ["Memory (peaks)", _table(header, rows)]
+    out = ["Memory (peaks; at: ms since the trace start)", _table(header, rows, width)]
     out.append(
         f"allocations: {view['allocations']} paired, {view['never_freed']} never freed,"
         f" {view['freed_unseen']} freed but allocated before the recording"
     )
     for note in view["notes"]:
-        out.append(f"  note: {note}")
+        out.append(_wrap(note, width, "  note: "))
     stats = sorted(view["operator_stats"], key=lambda r: -r["self_increase_bytes"])[:10]
     if stats:
         out.append("")
@@ -134,6 +191,7 @@ def render_memory(view: dict[str, Any]) -> str:
                     ]
                     for r in stats
                 ],
+                width,
             )
         )
     return "\n".join(out)
@@ -142,19 +200,28 @@ def render_memory(view: dict[str, Any]) -> str:
 RENDERERS["memory"] = render_memory
 
 
-def render_text(run: str, worker: str, span: str, model: TraceModel, views: dict[str, Any]) -> str:
+def render_text(
+    run: str,
+    worker: str,
+    span: str,
+    model: TraceModel,
+    views: dict[str, Any],
+    width: int | None = None,
+) -> str:
+    """Every view that has a renderer, `width` columns wide (default: report_width())."""
+    width = width or report_width()
     head = f"== run {run} / worker {worker} / span {span} ({len(model)} events)"
     if model.partial:
-        head += "\n   partial trace: " + "; ".join(model.warnings)
+        head += "\n" + _wrap("; ".join(model.warnings), width, "   partial trace: ")
     blocks = [head]
     for name, view in views.items():
         render = RENDERERS.get(name)
         if render is not None:
-            blocks.append(render(view))
+            blocks.append(render(view, width))
     return "\n\n".join(blocks) + "\n"
 
 
-def render_distributed(view: dict[str, Any]) -> str:
+def render_distributed(view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:
     """Run-level view: one row per rank, the collectives, the stragglers."""
     facts = [f"{view['ranks_found']} ranks"]
     if view["world_size"] is not None:
@@ -171,7 +238,7 @@ def render_distributed(view: dict[str, Any]) -> str:
         + [_ms(r["sync_wait_us"]), _ms(r["transfer_us"])]
         for r in view["ranks"]
     ]
-    out.append(_table(header, rows))
+    out.append(_table(header, rows, width))
     if view["collectives"]:
         out.append("")
         out.append("Collectives (all ranks)")
@@ -194,6 +261,7 @@ def render_distributed(view: dict[str, Any]) -> str:
                     ]
                     for c in view["collectives"]
                 ],
+                width,
             )
         )
     late = [s for s in view["steps"] if s["straggler"] is not None]
@@ -205,13 +273,12 @@ def render_distributed(view: dict[str, Any]) -> str:
             cause = st["cause"].replace("_", " ")
             if st["cause"] != "unknown":
                 cause += f" (+{_ms(st['cause_excess_us'])} ms over the other ranks' median)"
-            out.append(
-                f"  {s['name']}: rank {st['rank']} late by {_ms(st['late_by_us'])} ms; {cause}"
-            )
+            line = f"{s['name']}: rank {st['rank']} late by {_ms(st['late_by_us'])} ms; {cause}"
+            out.append(_wrap(line, width))
     for note in view["warnings"]:
-        out.append(f"  note: {note}")
+        out.append(_wrap(note, width, "  note: "))
     for err in view["errors"]:
-        out.append(f"  error: {err['message']}")
+        out.append(_wrap(err["message"], width, "  error: "))
     return "\n".join(out)
 
 
@@ -222,7 +289,7 @@ def _short(name: str, width: int = 70) -> str:
     return name if len(name) <= width else name[: width - 3] + "..."
 
 
-def render_operators(view: dict[str, Any], top: int = 15) -> str:
+def render_operators(view: dict[str, Any], width: int = DEFAULT_WIDTH, top: int = 15) -> str:
     rows = view["rows"][:top]
     header = ["operator", "calls", "dev self ms", "dev total ms", "host self ms", "host total ms"]
     table = [
@@ -237,13 +304,13 @@ def render_operators(view: dict[str, Any], top: int = 15) -> str:
         for r in rows
     ]
     out = [f"Operators (top {len(rows)} of {len(view['rows'])} by device self time)"]
-    out.append(_table(header, table))
+    out.append(_table(header, table, width))
     if view.get("kernel_view_absent_reason"):
-        out.append(f"  no kernel view: {view['kernel_view_absent_reason']}")
+        out.append(_wrap(view["kernel_view_absent_reason"], width, "  no kernel view: "))
     return "\n".join(out)
 
 
-def render_kernels(view: dict[str, Any], top: int = 15) -> str:
+def render_kernels(view: dict[str, Any], width: int = DEFAULT_WIDTH, top: int = 15) -> str:
     rows = view["rows"][:top]
     header = ["kernel", "dev", "calls", "total ms", "mean us", "blocks/SM", "occ %", "TC"]
     table = [
@@ -260,7 +327,7 @@ def render_kernels(view: dict[str, Any], top: int = 15) -> str:
         for r in rows
     ]
     out = [f"Kernels (top {len(rows)} of {len(view['rows'])} by total time)"]
-    out.append(_table(header, table))
+    out.append(_table(header, table, width))
     pct = view["tensor_core_pct"]
     out.append(
         f"{view['matrix_core_name']}: {_ms(view['tensor_core_time_us'])} ms"

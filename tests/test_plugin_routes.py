@@ -159,3 +159,17 @@ def test_frontend_metadata(plugin_client: Make, logdir: Path) -> None:
     meta = plugin_client(logdir).plugin.frontend_metadata()
     assert meta.tab_name == "PyTorch Profiler"
     assert meta.es_module_path == "/static/index.js"
+
+
+def test_unbuilt_frontend_says_what_to_run(
+    plugin_client: Make, logdir: Path, tmp_path: Path
+) -> None:
+    # A clone installed before `npm run build`: the package has no static/dist.
+    client = plugin_client(logdir)
+    client.plugin.static_root = tmp_path / "no-dist"
+    response = client.get("static/index.js")
+    assert response.status_code == 200
+    assert response.headers["Content-Type"].startswith("text/javascript")
+    body = response.get_data(as_text=True)
+    assert "export function render()" in body and "npm run build" in body
+    assert client.get("static/chunk-ABC.js").status_code == 404  # only entry modules

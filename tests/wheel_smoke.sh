@@ -15,7 +15,8 @@ python3 -m venv "$work/venv"
 import importlib.resources as r
 import kinetoscope
 assert "site-packages" in kinetoscope.__file__, kinetoscope.__file__
-assert r.files("kinetoscope").joinpath("static", "dist", "index.js").is_file()
+dist = r.files("kinetoscope").joinpath("static", "dist")
+assert dist.joinpath("index.js").is_file() and dist.joinpath("old_links.js").is_file()
 PY
 
 mkdir -p "$work/logs/run"
@@ -33,4 +34,6 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1]))['kinetoscope']; asse
 # Into a file first: grep -q closing a pipe early would fail curl (exit 23) under pipefail.
 curl -sf "http://127.0.0.1:$port/data/plugin/kinetoscope/static/index.js" -o "$work/index.js"
 grep -q "render" "$work/index.js"
+# Old #pytorch_profiler links: the second entry point registers that name.
+python3 -c "import json,sys; d=json.load(open(sys.argv[1]))['pytorch_profiler']; assert not d['enabled'], d" "$work/listing.json"
 echo "wheel smoke test: 1 passed, 0 failed"

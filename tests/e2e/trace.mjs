@@ -527,9 +527,19 @@ describe('the Trace view in TensorBoard', { timeout: 1_800_000 }, () => {
     }
     await env.page.mouse.move(5, 5);
     await screenshot('gpu-op-details');
-    // Flows: the toggle asks the server for the arrows in view and draws them.
-    await frame().locator('[data-testid="trace-flows-toggle"]').click();
+    // Flows: by default only the selected event's (a mesh of every launch otherwise); the
+    // toggle draws every arrow in view.
     await waitUntil('flows in view', async () => Number(await tl().getAttribute('data-flows')) > 0);
+    const inView = Number(await tl().getAttribute('data-flows'));
+    const drawn = Number(await tl().getAttribute('data-flows-drawn'));
+    assert.ok(inView <= 40 || drawn < inView, `${drawn} of ${inView} flows drawn by default`);
+    await frame().locator('[data-testid="trace-flows-toggle"]').click();
+    await waitUntil(
+      'every flow drawn',
+      async () =>
+        Number(await tl().getAttribute('data-flows-drawn')) ===
+        Number(await tl().getAttribute('data-flows')),
+    );
     await settle();
     await screenshot('gpu-flows');
     await frame().locator('[data-testid="trace-flows-toggle"]').click();

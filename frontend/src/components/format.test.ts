@@ -10,6 +10,7 @@ import {
   formatMetric,
   formatPercent,
   formatTimestamp,
+  plural,
   share,
 } from './format';
 
@@ -82,5 +83,13 @@ describe('formatCount / formatTimestamp / formatMetric', () => {
     assert.equal(formatMetric('idle_us', 1500), '1.50 ms');
     assert.equal(formatMetric('ratio', 2.5), '2.5');
     assert.equal(formatMetric('ratio', null), DASH);
+  });
+});
+
+describe('plural', () => {
+  it('says "1 step", not "1 steps"', () => {
+    assert.equal(plural(1, 'step'), '1 step');
+    assert.equal(plural(0, 'step'), '0 steps');
+    assert.equal(plural(3, 'step'), '3 steps');
   });
 });

@@ -86,3 +86,8 @@ export function formatMetric(metric: string | undefined, value: number | null | 
   if (metric?.endsWith('_us')) return formatDuration(value);
   return trimZeros(value.toFixed(2));
 }
+
+/** "1 step" / "3 steps". */
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}

@@ -1,8 +1,11 @@
 // A small virtualized table: only the rows in view (plus some overscan) are in the DOM,
 // so 10k+ rows scroll smoothly. Fixed row height; columns share one CSS grid template.
+// Tables with `optional` or `hidden` columns fit their width (fitColumns) and get a
+// "Columns" menu; a hidden column's cells stay in the DOM, undisplayed.
 
+import { ColumnChooser } from './column_chooser';
 import { h, replaceChildren, type Children } from './dom';
-import { sortRows, visibleRange, type SortDir, type SortValue } from './table_model';
+import { fitColumns, sortRows, visibleRange, type SortDir, type SortValue } from './table_model';
 
 export interface Column<R> {
   key: string;
@@ -34,6 +37,12 @@ export interface TableOptions<R> {
   sort?: { key: string; dir: SortDir };
   emptyText?: string;
   caption?: string;
+  /** Column keys hidden, in this order, while the table is too narrow for them. */
+  optional?: readonly string[];
+  /** Column keys hidden until the user shows them. */
+  hidden?: readonly string[];
+  /** The user's show/hide choices; pass one Map to keep them when the table is rebuilt. */
+  columnChoice?: Map<string, boolean>;
 }
 
 const OVERSCAN = 8;
@@ -53,15 +62,17 @@ export class VirtualTable<R> {
   private rendered = { start: -1, end: -1 };
   private frame = 0;
   private readonly resizeObserver: ResizeObserver | undefined;
+  private readonly grid: HTMLElement;
+  private readonly scroller: HTMLElement;
+  private readonly chooser: ColumnChooser | undefined;
+  private readonly choice: Map<string, boolean>;
+  private shown = new Set<string>();
 
   constructor(opts: TableOptions<R>) {
     this.opts = opts;
     this.rowHeight = opts.rowHeight ?? 36;
     this.sort = opts.sort;
-    const template = opts.columns
-      .map((c) => `minmax(${c.minWidth ?? 96}px, ${c.grow ?? 1}fr)`)
-      .join(' ');
-    const minWidth = opts.columns.reduce((sum, c) => sum + (c.minWidth ?? 96), 0);
+    this.choice = opts.columnChoice ?? new Map<string, boolean>();
 
     this.header = h('div', { class: 'ks-tr ks-thead', role: 'row' });
     this.spacer = h('div', { class: 'ks-tspacer' });
@@ -78,30 +89,72 @@ export class VirtualTable<R> {
       this.windowEl,
     );
     this.footerEl = h('div', { class: 'ks-tfoot', role: 'rowgroup' });
-    const grid = h(
+    this.grid = h(
       'div',
-      {
-        class: 'ks-table',
-        role: 'table',
-        style: `--ks-cols:${template};--ks-row-h:${this.rowHeight}px;min-width:${minWidth}px`,
-        attrs: { 'aria-label': opts.caption },
-      },
+      { class: 'ks-table', role: 'table', attrs: { 'aria-label': opts.caption } },
       this.header,
       this.viewport,
       this.footerEl,
     );
-    this.element = h('div', { class: 'ks-table-scroll', testid: opts.testid }, grid);
+    const choosable = (opts.optional?.length ?? 0) + (opts.hidden?.length ?? 0) > 0;
+    const testid = choosable ? undefined : opts.testid;
+    this.scroller = h('div', { class: 'ks-table-scroll', testid }, this.grid);
+    if (choosable) {
+      this.chooser = new ColumnChooser(
+        opts.columns,
+        (key, shown) => {
+          this.choice.set(key, shown);
+          this.layout(true);
+        },
+        opts.testid,
+      );
+      this.element = h(
+        'div',
+        { class: 'ks-table-block', testid: opts.testid },
+        h('div', { class: 'ks-table-bar' }, this.chooser.element),
+        this.scroller,
+      );
+    } else {
+      this.element = this.scroller;
+    }
 
     if (typeof ResizeObserver !== 'undefined') {
       this.resizeObserver = new ResizeObserver(() => {
+        this.layout(false);
         this.rendered = { start: -1, end: -1 };
         this.schedule();
       });
       this.resizeObserver.observe(this.viewport);
+      this.resizeObserver.observe(this.scroller);
     }
+    this.layout(true);
+    this.setRows(opts.rows);
+  }
+
+  /** Picks the columns that fit (or the user chose); redraws when they changed. */
+  private layout(force: boolean): void {
+    const columns = this.opts.columns.map((c) => ({ key: c.key, minWidth: c.minWidth ?? 96 }));
+    const fit = {
+      hidden: new Set(this.opts.hidden ?? []),
+      optional: this.opts.optional ?? [],
+      choice: this.choice,
+    };
+    const shown = fitColumns(columns, fit, this.scroller.clientWidth);
+    const same = shown.size === this.shown.size && [...shown].every((k) => this.shown.has(k));
+    if (same && !force) return;
+    this.shown = shown;
+    const visible = this.opts.columns.filter((c) => shown.has(c.key));
+    const template = visible.map((c) => `minmax(${c.minWidth ?? 96}px, ${c.grow ?? 1}fr)`);
+    const minWidth = visible.reduce((sum, c) => sum + (c.minWidth ?? 96), 0);
+    this.grid.setAttribute(
+      'style',
+      `--ks-cols:${template.join(' ')};--ks-row-h:${this.rowHeight}px;min-width:${minWidth}px`,
+    );
+    this.chooser?.update(shown);
+    this.rendered = { start: -1, end: -1 };
     this.renderHeader();
     this.renderFooter();
-    this.setRows(opts.rows);
+    this.renderBody();
   }
 
   setRows(rows: readonly R[]): void {
@@ -142,7 +195,7 @@ export class VirtualTable<R> {
       return h(
         'div',
         {
-          class: `ks-th${column.align === 'right' ? ' ks-right' : ''}${sortable ? ' ks-sortable' : ''}`,
+          class: `ks-th${column.align === 'right' ? ' ks-right' : ''}${sortable ? ' ks-sortable' : ''}${this.offClass(column)}`,
           role: 'columnheader',
           title: column.title ?? (sortable ? `Sort by ${column.label}` : undefined),
           attrs: {
@@ -175,6 +228,11 @@ export class VirtualTable<R> {
     replaceChildren(this.header, cells);
   }
 
+  /** Cells of hidden columns stay in the row (their data-col values too), undisplayed. */
+  private offClass(column: Column<R>): string {
+    return this.shown.has(column.key) ? '' : ' ks-col-off';
+  }
+
   private toggleSort(key: string): void {
     if (this.sort?.key === key) {
       this.sort = { key, dir: this.sort.dir === 'asc' ? 'desc' : 'asc' };
@@ -190,7 +248,10 @@ export class VirtualTable<R> {
     for (const column of this.opts.columns) {
       const cell = h(
         'div',
-        { class: `ks-td${column.align === 'right' ? ' ks-right' : ''}`, role: 'cell' },
+        {
+          class: `ks-td${column.align === 'right' ? ' ks-right' : ''}${this.offClass(column)}`,
+          role: 'cell',
+        },
         column.cell(row),
       );
       const cellAttrs = column.cellAttrs?.(row);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { compareValues, sortRows, visibleRange } from './table_model';
+import { compareValues, fitColumns, sortRows, visibleRange } from './table_model';
 
 describe('visibleRange', () => {
   it('covers the viewport plus overscan', () => {
@@ -51,5 +51,37 @@ describe('sortRows', () => {
   it('compares missing values as equal', () => {
     assert.equal(compareValues(null, undefined, 'asc'), 0);
     assert.equal(compareValues(Number.NaN, 1, 'desc'), 1);
+  });
+});
+
+describe('fitColumns', () => {
+  const columns = [
+    { key: 'name', minWidth: 300 },
+    { key: 'calls', minWidth: 80 },
+    { key: 'min', minWidth: 80 },
+    { key: 'grid', minWidth: 100 },
+    { key: 'tc', minWidth: 90 },
+  ];
+  const fit = (available: number, choice = new Map<string, boolean>(), hidden = ['tc']) => [
+    ...fitColumns(
+      columns,
+      { hidden: new Set(hidden), optional: ['min', 'grid'], choice },
+      available,
+    ),
+  ];
+
+  it('hides optional columns in order until the table fits', () => {
+    assert.deepEqual(fit(1000, new Map(), []), ['name', 'calls', 'min', 'grid', 'tc']);
+    assert.deepEqual(fit(600, new Map(), []), ['name', 'calls', 'grid', 'tc']);
+    assert.deepEqual(fit(500, new Map(), []), ['name', 'calls', 'tc']);
+    assert.deepEqual(fit(100, new Map(), []), ['name', 'calls', 'tc'], 'never a required one');
+    assert.deepEqual(fit(0, new Map(), []), ['name', 'calls', 'min', 'grid', 'tc'], 'not laid out');
+  });
+
+  it("keeps hidden columns hidden, and the user's choices win", () => {
+    assert.deepEqual(fit(1000), ['name', 'calls', 'min', 'grid']);
+    assert.deepEqual(fit(1000, new Map([['tc', true]])), ['name', 'calls', 'min', 'grid', 'tc']);
+    assert.deepEqual(fit(500, new Map([['min', true]])), ['name', 'calls', 'min']);
+    assert.deepEqual(fit(1000, new Map([['calls', false]])), ['name', 'min', 'grid']);
   });
 });

@@ -51,3 +51,39 @@ export function sortRows<R>(rows: readonly R[], key: (row: R) => SortValue, dir:
     .sort((x, y) => compareValues(x.value, y.value, dir) || x.index - y.index)
     .map((entry) => entry.row);
 }
+
+export interface ColumnWidth {
+  key: string;
+  minWidth: number;
+}
+
+export interface ColumnFit {
+  /** Keys hidden until the user shows them (e.g. columns that mean nothing here). */
+  hidden: ReadonlySet<string>;
+  /** Keys hidden, in this order, while the columns' minimum widths exceed the width. */
+  optional: readonly string[];
+  /** The user's own show (true) / hide (false) choices; they win over both lists. */
+  choice: ReadonlyMap<string, boolean>;
+}
+
+/**
+ * The keys of the columns to show in `available` px: the table fits without scrolling
+ * sideways when it can. `available` 0 (not laid out yet) hides no optional column.
+ */
+export function fitColumns(
+  columns: readonly ColumnWidth[],
+  fit: ColumnFit,
+  available: number,
+): Set<string> {
+  const shown = columns.filter((c) => fit.choice.get(c.key) ?? !fit.hidden.has(c.key));
+  let width = shown.reduce((sum, c) => sum + c.minWidth, 0);
+  const keys = new Set(shown.map((c) => c.key));
+  for (const key of fit.optional) {
+    if (available <= 0 || width <= available) break;
+    const column = shown.find((c) => c.key === key);
+    if (!column || fit.choice.has(key)) continue;
+    keys.delete(key);
+    width -= column.minWidth;
+  }
+  return keys;
+}

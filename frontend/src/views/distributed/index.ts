@@ -546,6 +546,8 @@ class DistributedPage {
       maxHeight: 440,
       sort: parseSort(this.urlState[URL_KEYS.rankSort], this.rankKeys(view)),
       emptyText: 'No ranks.',
+      // Dropped first, in order, when too narrow (1280 px); the Columns menu shows them.
+      optional: ['host', 'transfer', 'late'],
     });
     this.rankTable = table;
     table.element.classList.add('ks-dist-table-rows');
@@ -1133,6 +1135,7 @@ class DistributedPage {
         return attrs;
       },
       testid: 'straggler-table',
+      optional: ['measured'],
       caption: 'Stragglers per step',
       maxHeight: 360,
       sort: parseSort(this.urlState[URL_KEYS.stragglerSort], keys),
@@ -1315,6 +1318,7 @@ class DistributedPage {
       columns,
       rows,
       testid: 'gpu-table',
+      optional: ['cc', 'memory'],
       caption: 'GPUs per rank',
       maxHeight: 320,
     });

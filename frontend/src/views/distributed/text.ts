@@ -21,7 +21,4 @@ export function formatBandwidth(gbps: number | null | undefined): string {
   return `${gbps.toFixed(digits)} GB/s`;
 }
 
-/** "1 step" / "3 steps". */
-export function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
-}
+export { plural } from '../../components/format';

@@ -54,6 +54,20 @@ const K = {
   sort: 'kernels.sort',
 } as const;
 
+/** Columns the kernel table drops first, in order, when it is too narrow (1280 px). */
+const NARROW_HIDES = [
+  'min_us',
+  'registers_per_thread',
+  'block',
+  'grid',
+  'max_us',
+  'blocks_per_sm',
+  'mean_us',
+  'occupancy_pct',
+  'stream',
+  'device',
+];
+
 const SORT_KEYS = [
   'name',
   'op_name',
@@ -159,7 +173,7 @@ function buildColumns(groupBy: KernelGroupBy, data: KernelsResponse): Column<Ker
       key: 'name',
       label: 'Name',
       title: 'Kernel name (template arguments and parameters folded; hover for the full name)',
-      minWidth: 220,
+      minWidth: 320,
       grow: 3,
       cell: (row) => h('span', { class: 'ks-mono', title: row.name }, shortKernelName(row.name)),
       sortValue: (row) => row.name,
@@ -400,6 +414,7 @@ async function renderKernels(container: HTMLElement, ctx: ViewContext): Promise<
   });
   errorBox.hidden = true;
 
+  const columnChoice = new Map<string, boolean>();
   const buildTable = (): void => {
     table?.destroy();
     columns = buildColumns(state.groupBy, data);
@@ -412,6 +427,8 @@ async function renderKernels(container: HTMLElement, ctx: ViewContext): Promise<
       caption: 'Kernels',
       emptyText: data.rows.length ? 'No kernel matches the search.' : 'No kernels.',
       maxHeight: 560,
+      optional: NARROW_HIDES,
+      columnChoice,
       ...(state.sort ? { sort: state.sort } : {}),
     });
     onSortChange(t, columns, (sort) => {

@@ -59,7 +59,7 @@ function tooltipHtml(
     `<div><b>${escapeHtml(formatRelTime(x))}</b> <span style="opacity:.7">(${escapeHtml(formatAbsTime(t))})</span></div>`,
   ];
   if (i < 0) {
-    lines.push('<div style="opacity:.7">before the first memory event</div>');
+    lines.push('<div style="opacity:.7">before this device\'s first memory event</div>');
   } else {
     lines.push(
       `<div>${dot(colors.allocated)}Allocated: ${escapeHtml(formatBytesExact(curve.allocated_bytes[i]))}</div>`,

@@ -210,6 +210,8 @@ class MemoryPage {
   private readonly allocPager: HTMLElement;
   private readonly opInfo: HTMLElement;
   private readonly allocColumns: ReturnType<typeof allocationColumns>;
+  /** The user's column choices, kept when the allocation table is rebuilt. */
+  private readonly allocColumnChoice = new Map<string, boolean>();
   private readonly opColumns = operatorColumns();
   private allocTable: VirtualTable<AllocationView>;
   /** The server order the allocation table's sort shows (see SORT_COLUMN). */
@@ -272,6 +274,7 @@ class MemoryPage {
       emptyText: 'No operator allocated or freed memory in this range.',
       maxHeight: 420,
       rowHeight: 32,
+      optional: ['release_count', 'self_release_bytes', 'allocation_count', 'release_bytes'],
     });
 
     const key = ctx.key;
@@ -918,6 +921,8 @@ class MemoryPage {
       sort: SORT_COLUMN[sort],
       maxHeight: 420,
       rowHeight: 32,
+      optional: ['parent_op', 'duration'],
+      columnChoice: this.allocColumnChoice,
     });
   }
 

@@ -188,6 +188,10 @@ describe('the step curve', () => {
     const ranged = curveSeries(curve, 1000, { start_us: 1005, end_us: 1040 });
     assert.equal(ranged.min, 5);
     assert.equal(ranged.max, 40);
+    // A device whose first event comes after another device's: the axis still starts at 0.
+    const later = curveSeries(curve, 900, null);
+    assert.equal(later.min, 0);
+    assert.deepEqual(later.allocated[0], [100, 10]);
     const flat = curveSeries(
       { ...curve, t_us: [7], allocated_bytes: [1], reserved_bytes: null },
       0,

@@ -212,7 +212,9 @@ export function curveSeries(
     const r = curve.reserved_bytes?.[i];
     if (reserved && r !== undefined) reserved.push([t - origin, r]);
   });
-  let min = range ? range.start_us - origin : (curve.t_us[0] ?? origin) - origin;
+  // Unzoomed, the axis starts at the origin (t = 0, the first memory event of any device),
+  // as its title says, even when this device's first event comes later.
+  let min = range ? range.start_us - origin : Math.min(0, (curve.t_us[0] ?? origin) - origin);
   let max = range ? range.end_us - origin : (curve.t_us.at(-1) ?? origin) - origin;
   if (!(max > min)) {
     min -= 1;

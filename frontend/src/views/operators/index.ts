@@ -167,6 +167,9 @@ function shareBases(rows: readonly OperatorRow[]): Record<TimeMetric, number> {
   return sum;
 }
 
+/** Columns the operator table drops first, in order, when it is too narrow (1280 px). */
+const NARROW_HIDES = ['host_total_us', 'device_total_us', 'tensor_core_pct', 'call_stack'];
+
 function buildColumns(
   groupBy: OperatorGroupBy,
   device: boolean,
@@ -412,6 +415,7 @@ async function renderOperators(container: HTMLElement, ctx: ViewContext): Promis
       : state.stack;
   };
 
+  const columnChoice = new Map<string, boolean>();
   const buildTable = (): void => {
     table?.destroy();
     columns = buildColumns(state.groupBy, device, data.rows, (row) => void openStack(row));
@@ -431,6 +435,10 @@ async function renderOperators(container: HTMLElement, ctx: ViewContext): Promis
         ? 'No operator matches the search.'
         : 'No operators in this span.',
       maxHeight: 560,
+      optional: NARROW_HIDES,
+      // Without GPU activity, tensor cores mean nothing: shown only on request.
+      hidden: device ? [] : ['tensor_core_eligible'],
+      columnChoice,
       ...(state.sort ? { sort: state.sort } : {}),
     });
     onSortChange(t, columns, (sort) => {

@@ -12,6 +12,7 @@ import {
   formatDuration,
   formatDurationAxis,
   formatPercent,
+  plural,
 } from '../../components/format';
 import { VirtualTable, type Column } from '../../components/table';
 import type { ViewContext, ViewDef, ViewHandle } from '../types';
@@ -54,7 +55,11 @@ function summaryTiles(ov: OverviewResponse): HTMLElement {
   return h(
     'div',
     { class: 'ks-tiles', testid: 'overview-summary' },
-    tile('Average step time', formatDuration(ov.average_step_us), `over ${ov.step_count} steps`),
+    tile(
+      'Average step time',
+      formatDuration(ov.average_step_us),
+      `over ${plural(ov.step_count, 'step')}`,
+    ),
     tile(
       'Steps',
       formatCount(ov.step_count),

@@ -33,7 +33,7 @@ import {
   type KeyParams,
   type SearchHit,
 } from './model';
-import { openInPerfetto } from './perfetto';
+import { openInPerfetto, PerfettoTimeout } from './perfetto';
 import { isTypingTarget } from './keys';
 import { keyDocuments, Timeline, type AreaSelection, type SelectedEvent } from './timeline';
 import css from './trace.css';
@@ -225,9 +225,9 @@ class TracePage {
         'div',
         { class: 'ks-trace-tools' },
         toggleButton(
-          'Flows',
+          'All flows',
           'trace-flows-toggle',
-          'Draw flow arrows (CPU launches → GPU kernels, forward → backward) in view',
+          "Draw every flow arrow in view (CPU launches → GPU kernels, forward → backward). Off: only the selected event's flows and those chained to them, or all when there are few",
           (on) => {
             this.flowsOn = on;
             this.timeline?.setFlows(on);
@@ -984,7 +984,23 @@ class TracePage {
         this.perfettoStatus.textContent = text;
       },
     ).catch((error: unknown) => {
-      this.perfettoStatus.textContent = `Perfetto: ${describeError(error)}`;
+      // Offline, the file can still be opened by hand: offer it right there.
+      const offline = error instanceof PerfettoTimeout;
+      replaceChildren(
+        this.perfettoStatus,
+        offline ? describeError(error) : `Perfetto: ${describeError(error)}`,
+        offline
+          ? [
+              '. ',
+              h(
+                'a',
+                { testid: 'trace-perfetto-download', attrs: { href: url, download: '' } },
+                'Download the trace',
+              ),
+              ' and open it in Perfetto or chrome://tracing.',
+            ]
+          : null,
+      );
     });
   }
 

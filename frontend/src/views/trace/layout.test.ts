@@ -79,6 +79,36 @@ describe('buildLayout', () => {
   });
 });
 
+describe('profiler markers', () => {
+  const marker = (id: string, pid: string, process: string, worker: string | null) => {
+    const base = RANK_TRACKS[1];
+    assert.ok(base);
+    return { ...base, id, kind: 'other', pid, tid: '0', process, worker, label: `${process}x` };
+  };
+
+  it('gathers "(Spans)", "(Traces)" and the empty-pid process into one group per rank', () => {
+    const tracks = [
+      ...RANK_TRACKS,
+      marker('s0', 'Spans', 'rank 0 · (Spans)', 'rank0'),
+      marker('r0', 'Traces', 'rank 0 · (Traces)', 'rank0'),
+      marker('e0', '', 'rank 0 · ', 'rank0'),
+      marker('e1', '', 'rank 1 · ', 'rank1'),
+    ].map((t, sort) => ({ ...t, sort }));
+    const groups = buildLayout(tracks, none)
+      .items.filter((i) => i.type === 'group')
+      .map((i) => i.label);
+    assert.deepEqual(groups, [
+      'rank 0 · Counters',
+      'rank 0 · CPU trainer (4037)',
+      'rank 1 · Counters',
+      'rank 1 · CPU trainer (4045)',
+      'rank 0 · Profiler markers',
+      'rank 1 · Profiler markers',
+    ]);
+    assert.equal(groupLabel(marker('e', '', '', null)), 'Profiler markers');
+  });
+});
+
 describe('hit rows', () => {
   const layout = buildLayout(TRACKS.tracks, none);
 

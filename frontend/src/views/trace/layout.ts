@@ -65,15 +65,28 @@ function workerPrefix(track: TimelineTrack): string {
   return at >= 0 ? track.label.slice(0, at + 3) : `${track.worker} · `;
 }
 
+/**
+ * The profiler's own bookkeeping (its span, "Iteration Start", window ends): libkineto
+ * writes it under the pseudo-processes "Spans", "Traces" and one with an empty pid, which
+ * would show as three groups "(Spans)", "(Traces)" and "rank N · " with no name.
+ */
+const MARKER_PIDS: ReadonlySet<string> = new Set(['Spans', 'Traces', '']);
+
+function isProfilerMarker(track: TimelineTrack): boolean {
+  return track.kind === 'other' && track.pid !== null && MARKER_PIDS.has(track.pid);
+}
+
 export function groupKey(track: TimelineTrack): string {
-  const what = track.kind === 'counter' ? '#counters' : track.process;
+  const what =
+    track.kind === 'counter' ? '#counters' : isProfilerMarker(track) ? '#profiler' : track.process;
   return `${track.worker ?? ''}\u0000${what}`;
 }
 
 export function groupLabel(track: TimelineTrack): string {
   if (track.kind === 'counter') return `${workerPrefix(track)}Counters`;
-  if (track.process) return track.process;
-  return `${workerPrefix(track)}Other`;
+  if (isProfilerMarker(track)) return `${workerPrefix(track)}Profiler markers`;
+  const name = track.process.slice(workerPrefix(track).length).trim();
+  return name ? track.process : `${workerPrefix(track)}Other`;
 }
 
 /** The track's label without the worker prefix its group already shows. */

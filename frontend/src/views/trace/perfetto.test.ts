@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { perfettoMessage, waitForPong, type MessageSource, type MessageTarget } from './perfetto';
+import {
+  openInPerfetto,
+  perfettoMessage,
+  PerfettoTimeout,
+  waitForPong,
+  type MessageSource,
+  type MessageTarget,
+} from './perfetto';
 
 class FakeSource implements MessageSource {
   listeners = new Set<(e: MessageEvent) => void>();
@@ -42,6 +49,26 @@ describe('Perfetto postMessage protocol', () => {
       target.closed = true;
     }, 20);
     await assert.rejects(waiting, /closed/);
+  });
+
+  it('gives up when an offline tab never answers, counting from the end of the download', async () => {
+    const source = new FakeSource();
+    const statuses: string[] = [];
+    let pings = 0;
+    const tab = { closed: false, close: () => undefined, postMessage: () => (pings += 1) };
+    const started = Date.now();
+    const opening = openInPerfetto(
+      () => new Promise((resolve) => setTimeout(() => resolve(new ArrayBuffer(1)), 60)),
+      't',
+      'f.json',
+      (text) => statuses.push(text),
+      { open: () => tab, source, timeoutMs: 40, everyMs: 5 },
+    );
+    await assert.rejects(opening, PerfettoTimeout);
+    assert.ok(Date.now() - started >= 100, 'the download time is not taken from the wait');
+    assert.ok(pings > 0);
+    assert.deepEqual(statuses, ['Downloading the trace…', 'Waiting for Perfetto…']);
+    assert.equal(source.listeners.size, 0, 'the listener is removed');
   });
 
   it('posts the buffer with a title and file name', () => {

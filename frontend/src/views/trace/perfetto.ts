@@ -3,10 +3,20 @@
 // opened page registers its listener late, so we post 'PING' until it answers 'PONG',
 // then post {perfetto: {buffer, title, fileName}}. Only on the user's click: it needs
 // internet and sends the trace to that page (which opens it locally in the browser).
+// Offline the opened tab shows the browser's error page and never answers: we give up
+// PONG_TIMEOUT_MS after the download ended, with an error that says so.
 
 export const PERFETTO_ORIGIN = 'https://ui.perfetto.dev';
 export const PING_EVERY_MS = 50;
-export const PONG_TIMEOUT_MS = 60_000;
+export const PONG_TIMEOUT_MS = 20_000;
+
+/** Perfetto's page never answered: offline, blocked, or too slow to load. */
+export class PerfettoTimeout extends Error {
+  constructor() {
+    super('Perfetto did not answer (no internet, or the page was blocked)');
+    this.name = 'PerfettoTimeout';
+  }
+}
 
 export interface MessageTarget {
   postMessage: (message: unknown, targetOrigin: string) => void;
@@ -58,7 +68,7 @@ export function waitForPong(
         return;
       }
       if (Date.now() - started > timeoutMs) {
-        done(new Error('Perfetto did not answer (no internet, or the page was blocked)'));
+        done(new PerfettoTimeout());
         return;
       }
       target.postMessage('PING', origin);
@@ -68,21 +78,40 @@ export function waitForPong(
   });
 }
 
+export interface PerfettoWindow extends MessageTarget {
+  close: () => void;
+}
+
+/** Where openInPerfetto opens and listens; the page's window unless a test says. */
+export interface PerfettoHost {
+  open: () => PerfettoWindow | null;
+  source: MessageSource;
+  timeoutMs: number;
+  everyMs: number;
+}
+
+const browserHost = (): PerfettoHost => ({
+  open: () => window.open(PERFETTO_ORIGIN, '_blank'),
+  source: window,
+  timeoutMs: PONG_TIMEOUT_MS,
+  everyMs: PING_EVERY_MS,
+});
+
 /**
  * Opens Perfetto and posts the trace. Call from a click handler: the tab is opened at
- * once (before the download), so popup blockers allow it.
+ * once (before the download), so popup blockers allow it. The wait for Perfetto starts
+ * when the download ends, so a long download does not eat its time.
  */
 export async function openInPerfetto(
   download: () => Promise<ArrayBuffer>,
   title: string,
   fileName: string,
   onStatus: (text: string) => void,
+  host: PerfettoHost = browserHost(),
 ): Promise<void> {
-  const tab = window.open(PERFETTO_ORIGIN, '_blank');
+  const tab = host.open();
   if (!tab) throw new Error('the browser blocked the new tab: allow pop-ups for TensorBoard');
   onStatus('Downloading the trace…');
-  const ready = waitForPong(tab, window);
-  ready.catch(() => undefined); // awaited below; a failed download must not leave it unhandled
   let data: ArrayBuffer;
   try {
     data = await download();
@@ -91,7 +120,7 @@ export async function openInPerfetto(
     throw error;
   }
   onStatus('Waiting for Perfetto…');
-  await ready;
+  await waitForPong(tab, host.source, PERFETTO_ORIGIN, host.timeoutMs, host.everyMs);
   tab.postMessage(perfettoMessage(data, title, fileName), PERFETTO_ORIGIN);
   onStatus('Sent to Perfetto');
 }

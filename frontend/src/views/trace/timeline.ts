@@ -9,6 +9,7 @@ import { h, replaceChildren } from '../../components/dom';
 import { formatBytes } from '../../components/format';
 import { axisTicks, formatSpan, formatTimeAt } from './axis';
 import { decodeWindow, type SliceFrame, type TrackFrame } from './frame';
+import { flowsToDraw } from './flows';
 import { counterIndexAt, hitSlice, indexOfRow } from './hit';
 import { isTypingTarget, motionKeyOf, motionStep, wheelZoomFactor, type MotionKey } from './keys';
 import {
@@ -291,13 +292,11 @@ export class Timeline {
     this.setViewport({ ...this.bounds });
   }
 
+  /** All flows in view (on), or only the selected event's (off; all when few). */
   setFlows(on: boolean): void {
     this.flowsOn = on;
-    if (!on) {
-      this.flowController?.abort();
-      this.flowFrame = null;
-    }
     this.requestDraw();
+    this.scheduleFetch();
     this.scheduleFetch();
   }
 
@@ -324,6 +323,7 @@ export class Timeline {
       this.afterViewportChange();
     } else {
       this.requestDraw();
+      if (event) this.scheduleFetch(); // its flows
     }
     this.opts.onSelect(event);
   }
@@ -556,6 +556,8 @@ export class Timeline {
       this.area,
     );
     ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
+    const frame = this.flowFrame;
+    const flows = frame ? flowsToDraw(frame.arrows, this.selected, this.flowsOn) : [];
     drawTracks({
       ctx,
       width: this.width,
@@ -571,10 +573,11 @@ export class Timeline {
       selected: this.selected,
       hover: this.hover?.geom ?? null,
       area: this.area,
-      flows: this.flowsOn && this.flowFrame ? this.flowFrame.arrows : [],
+      flows,
       items: itemsBetween(this.layout, top, top + this.height),
     });
     const ds = this.element.dataset;
+    ds.flowsDrawn = String(flows.length);
     ds.t0 = String(this.vp.start + this.origin);
     ds.t1 = String(this.vp.end + this.origin);
     ds.width = String(this.width);
@@ -634,7 +637,7 @@ export class Timeline {
       }
     }
     if (fetch.ids.length) void this.fetchWindow(fetch.plan, fetch.ids);
-    if (this.flowsOn) this.fetchFlows(fetch.plan, wanted);
+    if (this.wantsFlows()) this.fetchFlows(fetch.plan, wanted);
     this.updateStatus();
   }
 
@@ -675,6 +678,11 @@ export class Timeline {
         this.scheduleFetch();
       }
     }
+  }
+
+  /** Flows are fetched for the toggle, or for the selected event's arrows. */
+  private wantsFlows(): boolean {
+    return this.flowsOn || this.selected !== null;
   }
 
   private fetchFlows(plan: WindowPlan, wanted: string[]): void {
@@ -719,7 +727,7 @@ export class Timeline {
       .finally(() => {
         if (this.flowController === controller) this.flowController = null;
         this.updateStatus();
-        if (!controller.signal.aborted && this.flowsOn) this.scheduleFetch();
+        if (!controller.signal.aborted && this.wantsFlows()) this.scheduleFetch();
       });
   }
 
