@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import stat
 import tempfile
 import threading
 from collections import deque
@@ -27,6 +28,7 @@ from .decode import (
     Piece,
     ProgressFn,
     Tail,
+    TraceDecodeError,
     decode_tail,
     decode_whole_events,
     iter_event_batches,
@@ -351,6 +353,9 @@ def build_model(
     """Decode `path` into a TraceModel. Raw args are spilled to `args_path` (or to an
     anonymous temporary file) and memory-mapped, so they never sit in the heap."""
     source = file_identity(path)
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        # Opening a FIFO would block this thread until some writer appears.
+        raise TraceDecodeError("not_a_file", "it is not a regular file, so it is not read", 0)
     report = DecodeReport()
     if args_path:
         sink: BinaryIO = open(args_path, "w+b")  # noqa: SIM115 - closed below

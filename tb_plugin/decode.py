@@ -23,6 +23,7 @@ from typing import Any, BinaryIO, Union
 
 import msgspec
 
+from .limits import max_event_bytes, max_text_bytes
 from .schema import Event
 
 _zlib_impl: types.ModuleType
@@ -38,6 +39,8 @@ SNIFF_LIMIT = 64 << 20
 
 _events_decoder = msgspec.json.Decoder(list[Event])
 _any_decoder = msgspec.json.Decoder()
+_SEPARATOR_RUN = re.compile(rb"[ \t\r\n,]*")
+_ARRAY_END = re.compile(rb"\}\s*\]")
 _BETWEEN_EVENTS = re.compile(rb"\}\s*,\s*\{")
 _BARE_NA = re.compile(rb"(?<=[:\[,])(\s*)N/A(?=\s*[,\]}])")
 _CONTROL = bytes(range(0x20)).translate(None, b"\t\n\r")
@@ -71,7 +74,30 @@ _EMPTY_MESSAGE = (
 def _decompressed_blocks(
     f: BinaryIO, total: int, progress: ProgressFn | None, report: DecodeReport
 ) -> Iterator[bytes]:
-    """Yield the file's text in blocks; gzip (also multi-member) is inflated on the way."""
+    """The file's text in blocks, gzip (also multi-member) inflated on the way, cut off
+    at `limits.max_text_bytes()` (a gzip bomb inflates without end)."""
+    budget = max_text_bytes()
+    text = 0
+    for block in _raw_text_blocks(f, total, progress, report):
+        text += len(block)
+        if text > budget:
+            report.partial = True
+            report.warnings.append(
+                f"the decompressed text is larger than {budget >> 20} MiB "
+                "(KINETOSCOPE_MAX_TEXT_GB): kept the events before that point"
+            )
+            return
+        if len(block) > 1 and block.isspace():
+            # A whole block of blanks is padding (or an attack), never data worth its
+            # cost: kept, it would grow the pending text without bound.
+            _warn_once(report, "blank runs longer than a read block were read as one space")
+            block = b" "
+        yield block
+
+
+def _raw_text_blocks(
+    f: BinaryIO, total: int, progress: ProgressFn | None, report: DecodeReport
+) -> Iterator[bytes]:
     first = f.read(READ_BLOCK)
     done = len(first)
     if progress:
@@ -90,9 +116,15 @@ def _decompressed_blocks(
     while True:
         while data:
             # Bounded output per call: a 4 MiB block of a trace inflates to 100+ MiB.
-            out = inflater.decompress(data, INFLATE_BLOCK)
+            try:
+                out = inflater.decompress(data, INFLATE_BLOCK)
+            except Exception as exc:  # noqa: BLE001 - zlib.error and isal's own error
+                _damaged_gzip(report, done, total, exc)
+                return
             if out:
                 yield out
+                if progress:  # also per inflated block: lets a deadline stop a bomb
+                    progress(done, total)
             data = inflater.unconsumed_tail
             if inflater.eof and inflater.unused_data:  # next gzip member
                 data = inflater.unused_data
@@ -115,6 +147,14 @@ def _decompressed_blocks(
             f"the gzip stream ends early (after {done} of {total} bytes were read): "
             "kept the events that could be read"
         )
+
+
+def _damaged_gzip(report: DecodeReport, done: int, total: int, exc: Exception) -> None:
+    report.partial = True
+    report.warnings.append(
+        f"the gzip data is damaged near byte {done} of {total} ({exc}): "
+        "kept the events before the damage"
+    )
 
 
 def _repair(chunk: bytes, report: DecodeReport) -> bytes:
@@ -215,11 +255,9 @@ def _find_events_start(buf: bytes, final: bool) -> tuple[int, dict[str, Any]] | 
     if stripped[:1] == b"[":
         return lead + 1, {}
     if stripped[:1] != b"{":
+        # Never echo the content: a symlink may point at any file of the machine.
         raise TraceDecodeError(
-            "not_json",
-            "the file is not JSON: it starts with "
-            + repr(stripped[:20].decode("utf-8", "replace")),
-            lead,
+            "not_json", "the file is not JSON: it does not start with { or [", lead
         )
     pos = 0
     while True:
@@ -278,6 +316,7 @@ def iter_event_batches(
     consumed = 0  # bytes of text dropped from the front of buf, for error offsets
     saw_text = False
     ended = False
+    limit = max_event_bytes()
     blocks = _decompressed_blocks(f, total, progress, report)
     exhausted = False
     while not exhausted:
@@ -290,13 +329,15 @@ def iter_event_batches(
             if len(buf) - max(start, 0) < CHUNK_TARGET:
                 continue
         if ended:
-            buf = buf[-(1 << 20) :]
+            buf = _trailer_window(buf)
             continue
         if start < 0:
             found = _find_events_start(buf, final=exhausted)
             if found is None:
                 if exhausted:
                     break
+                blank = len(buf) - len(buf.lstrip())  # a blank run is dropped as it comes
+                buf, consumed = buf[blank:], consumed + blank
                 continue
             start, report.header = found
         batch, next_start, end_pos = _take_events(buf, start, exhausted, report, consumed)
@@ -312,6 +353,9 @@ def iter_event_batches(
         consumed += next_start
         buf = buf[next_start:]
         start = 0
+        if len(buf) > limit:
+            _stop_at_oversized_text(report, consumed, limit)
+            return
     if ended and exhausted and buf:
         report.header.update(_read_trailer(buf, report))
     if not saw_text:
@@ -330,6 +374,20 @@ def iter_event_batches(
             "the events array is not closed (the file ends early); "
             "kept the events that could be read",
         )
+
+
+def _trailer_window(buf: bytes) -> bytes:
+    # The keys after the events array are small; blank runs there are dropped.
+    stripped = buf.strip()
+    return stripped[-(1 << 20) :] if stripped else b" "
+
+
+def _stop_at_oversized_text(report: DecodeReport, offset: int, limit: int) -> None:
+    report.partial = True
+    report.warnings.append(
+        f"more than {limit >> 20} MiB of text without an event boundary at byte {offset} "
+        "(KINETOSCOPE_MAX_EVENT_MB): stopped reading there, kept the events before it"
+    )
 
 
 @dataclass
@@ -355,6 +413,7 @@ def iter_event_pieces(
     buf = b""
     start = -1
     saw_text = False
+    limit = max_event_bytes()
     for block in _decompressed_blocks(f, total, progress, report):
         saw_text = True
         buf += block
@@ -367,6 +426,10 @@ def iter_event_pieces(
             start, report.header = found
         cut = next(_split_points(buf, _skip_separator(buf, start)), None)
         if cut is None:
+            if len(buf) - start > limit:
+                _stop_at_oversized_text(report, start, limit)
+                yield Tail(b"", in_array=True)
+                return
             continue
         body, buf, start = buf[start:cut], buf[cut:], 0
         returned = yield body
@@ -440,23 +503,24 @@ def _take_events(
         # event, then go on. (A cut can also fail because it fell inside a string that
         # looks like a separator; more text then brings a good cut, so wait first.)
         return _decode_run(buf, body_start, cuts[0], report, consumed), cuts[0], None
-    return [], start, None
+    return [], body_start, None  # blank text before the next event is dropped now
 
 
 def _array_ends(buf: bytes, body_start: int) -> list[tuple[int, int]]:
     """Candidate (end of the last event, offset after the closing `]`), last first."""
     if buf[body_start : body_start + 1] == b"]":  # an empty events array
         return [(body_start, body_start + 1)]
-    base = max(body_start, len(buf) - (1 << 20))
-    found = [(base + m.start() + 1, base + m.end()) for m in re.finditer(rb"\}\s*\]", buf[base:])]
+    # Blank text after the array (also before the object's closing brace) can be long.
+    tail = buf.rstrip()
+    end = len(tail[:-1].rstrip()) if tail.endswith(b"}") else len(tail)
+    base = max(body_start, end - (1 << 20))
+    found = [(m.start() + 1, m.end()) for m in _ARRAY_END.finditer(buf, base, end)]
     return found[::-1][:4]
 
 
 def _skip_separator(buf: bytes, pos: int) -> int:
-    n = len(buf)
-    while pos < n and buf[pos] in b" \t\r\n,":
-        pos += 1
-    return pos
+    match = _SEPARATOR_RUN.match(buf, pos)
+    return match.end() if match else pos
 
 
 def _decode_run(buf: bytes, lo: int, hi: int, report: DecodeReport, consumed: int) -> list[Event]:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +21,8 @@ import msgspec
 from .build import build_model
 from .cache import DiskCache, cache_key
 from .decode import TraceDecodeError
+from .limits import load_timeout_s, slow_load_s
+from .load_pool import LoadPool
 from .model import TraceModel, file_identity, model_nbytes
 
 log = logging.getLogger(__name__)
@@ -30,6 +32,12 @@ LOADING, READY, ERROR = "loading", "ready", "error"
 
 class NotReady(Exception):
     """The file is still loading."""
+
+
+class LoadTimeout(Exception):
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"loading took longer than {seconds:g} s")
+        self.seconds = seconds
 
 
 class LoadFailed(Exception):
@@ -74,6 +82,12 @@ def describe_error(path: str, exc: BaseException) -> dict[str, Any]:
     if isinstance(exc, TraceDecodeError):
         where = f" (at byte {exc.offset})" if exc.offset else ""
         return error(exc.kind, f"{exc.message}{where}", exc.offset)
+    if isinstance(exc, LoadTimeout):
+        return error(
+            "timeout",
+            f"{exc} (KINETOSCOPE_LOAD_TIMEOUT_S), so it was stopped; "
+            "it is retried when the file changes",
+        )
     if isinstance(exc, FileNotFoundError):
         return error("missing", "the file was removed")
     if isinstance(exc, MemoryError):
@@ -88,7 +102,7 @@ class TraceStore:
         self, cache: DiskCache | None = None, workers: int = 2, memory_budget: int | None = None
     ) -> None:
         self.cache = cache
-        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kinetoscope")
+        self.pool = LoadPool(workers)
         self.states: OrderedDict[str, LoadState] = OrderedDict()
         self.lock = threading.Lock()
         env_mb = os.environ.get("KINETOSCOPE_MEMORY_MB")
@@ -112,7 +126,7 @@ class TraceStore:
             state = LoadState(key=key, path=path, bytes_total=source["size"])
             self.states[key] = state
         if start:
-            self.pool.submit(self._load, state)
+            self.pool.submit(lambda: self._load(state))
         return state
 
     def status(self, path: str) -> dict[str, Any]:
@@ -132,9 +146,17 @@ class TraceStore:
         return self.model(path)
 
     def _load(self, state: LoadState) -> None:
+        started = time.monotonic()
+        slow_at, deadline = started + slow_load_s(), started + load_timeout_s()
+
         def progress(done: int, total: int) -> None:
             state.bytes_done = done
             state.bytes_total = max(total, done)
+            now = time.monotonic()
+            if now > slow_at:
+                self.pool.release_slot()
+            if now > deadline:
+                raise LoadTimeout(deadline - started)
 
         try:
             model = self.cache.load(state.key) if self.cache else None
@@ -201,4 +223,4 @@ class TraceStore:
             return data
 
     def close(self) -> None:
-        self.pool.shutdown(wait=False, cancel_futures=True)
+        self.pool.close()
