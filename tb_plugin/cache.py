@@ -22,6 +22,8 @@ from .model import TraceModel
 
 PARSER_VERSION = "6"  # bump when the decoder or model layout changes
 _META_FILE = "meta.json"
+PARAM_MARK = "@"  # in view names computed with request parameters (views.View.cache_name)
+MAX_PARAM_VIEWS = 64  # such views kept on disk per trace
 _ARGS_FILE = "args.bin"
 
 
@@ -146,6 +148,8 @@ class DiskCache:
         path = self.view_path(key, view)
         if not path.parent.exists():
             return
+        if PARAM_MARK in view and _count_param_views(path.parent) >= MAX_PARAM_VIEWS:
+            return  # one file per distinct request parameter would grow without end
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
             tmp.write_bytes(data)
@@ -170,3 +174,10 @@ class DiskCache:
                 break
             shutil.rmtree(p, ignore_errors=True)
             total -= size
+
+
+def _count_param_views(folder: Path) -> int:
+    try:
+        return sum(1 for name in os.listdir(folder) if PARAM_MARK in name)
+    except OSError:
+        return MAX_PARAM_VIEWS

@@ -7,6 +7,7 @@ A file that fails to load records its error; it never takes a neighbour down wit
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import threading
@@ -19,7 +20,7 @@ from typing import Any
 import msgspec
 
 from .build import build_model
-from .cache import DiskCache, cache_key
+from .cache import MAX_PARAM_VIEWS, PARAM_MARK, DiskCache, cache_key
 from .decode import TraceDecodeError
 from .limits import load_timeout_s, slow_load_s
 from .load_pool import LoadPool
@@ -95,6 +96,15 @@ def describe_error(path: str, exc: BaseException) -> dict[str, Any]:
     if isinstance(exc, OSError):
         return error("io", f"cannot read it ({exc.strerror or exc})")
     return error("internal", f"could not be analysed ({exc!r})")
+
+
+def _is_cache_write_error(exc: OSError) -> bool:
+    # Reading the trace fails with other errors (ENOENT, EISDIR, ...); these are writes.
+    return exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EFBIG)
+
+
+def _count_param_views(views: dict[str, bytes]) -> int:
+    return sum(1 for name in views if PARAM_MARK in name)
 
 
 class TraceStore:
@@ -184,10 +194,23 @@ class TraceStore:
             model = build_model(
                 state.path, args_path=self.cache.args_path(build_dir), progress=progress
             )
-            self.cache.publish(state.key, build_dir, model)
+        except OSError as exc:
+            self.cache.discard(build_dir)
+            if not _is_cache_write_error(exc):
+                raise
+            # A full or broken cache must not make the trace unloadable: the args spill
+            # to a temporary file instead (if that fails too, the error is the file's).
+            log.warning("kinetoscope: cannot write the cache (%s); loading without it", exc)
+            return build_model(state.path, progress=progress)
         except BaseException:
             self.cache.discard(build_dir)
             raise
+        try:
+            self.cache.publish(state.key, build_dir, model)
+        except OSError as exc:
+            # The model is whole in memory (its args stay mapped after the folder goes).
+            log.warning("kinetoscope: cannot write the cache (%s); not cached", exc)
+            self.cache.discard(build_dir)
         return model
 
     def _evict(self) -> None:
@@ -219,7 +242,8 @@ class TraceStore:
                 data = msgspec.json.encode(compute(model))
                 if self.cache:
                     self.cache.store_view(state.key, name, data)
-            state.views[name] = data
+            if PARAM_MARK not in name or _count_param_views(state.views) < MAX_PARAM_VIEWS:
+                state.views[name] = data  # bounded: requests choose the parameters
             return data
 
     def close(self) -> None:

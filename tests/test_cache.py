@@ -11,8 +11,9 @@ import pytest
 from builders import TraceBuilder
 from kinetoscope import loader
 from kinetoscope.analysis.overview import overview
-from kinetoscope.cache import DiskCache
+from kinetoscope.cache import MAX_PARAM_VIEWS, DiskCache
 from kinetoscope.loader import TraceStore
+from small_fs import run_on_small_tmpfs
 
 
 def trace(tmp_path: Path) -> Path:
@@ -69,3 +70,40 @@ def test_views_are_cached_per_version(tmp_path: Path) -> None:
     restarted.wait(path)
     assert restarted.view(path, "probe-v1", compute) == b'{"n":5}'
     assert len(calls) == 1
+
+
+LOAD_WITH_CACHE = """
+import logging, sys
+from kinetoscope.cache import DiskCache
+from kinetoscope.loader import TraceStore
+logging.basicConfig(level=logging.WARNING)
+store = TraceStore(DiskCache(sys.argv[1]))
+print("events", len(store.wait(sys.argv[2], timeout=60)), flush=True)
+"""
+
+
+@pytest.mark.parametrize("mount_options", ["size=256k", "ro,size=256k"])
+def test_a_full_or_read_only_cache_still_loads(tmp_path: Path, mount_options: str) -> None:
+    t = TraceBuilder()
+    for i in range(3000):  # args of more than the cache's free space
+        t.op(f"aten::op{i % 13}", i * 10, 5, **{"Input Dims": [[i, 2, 3]], "Call stack": "x" * 80})
+    path = t.write(tmp_path / "w.1.pt.trace.json")
+    proc = run_on_small_tmpfs(tmp_path, mount_options, LOAD_WITH_CACHE, str(path), fill=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "events 3000" in proc.stdout
+    assert "loading without it" in proc.stderr or "not cached" in proc.stderr
+    assert ".tmp" not in proc.stdout  # no half-built entry left behind
+
+
+def test_request_parameters_do_not_grow_the_cache_without_bound(tmp_path: Path) -> None:
+    path = str(trace(tmp_path))
+    cache = DiskCache(tmp_path / "cache")
+    store = TraceStore(cache)
+    store.wait(path)
+    for i in range(3 * MAX_PARAM_VIEWS):
+        store.view(path, f"callstacks-v1@{i:016x}", lambda m, i=i: {"i": i})  # type: ignore[misc]
+    files = os.listdir(cache.view_path(store.state_for(path).key, "x").parent)
+    assert len(files) == MAX_PARAM_VIEWS
+    assert sum("@" in name for name in store.state_for(path).views) == MAX_PARAM_VIEWS
+    # Past the bound, answers are still right, only not kept.
+    assert store.view(path, "callstacks-v1@ffff", lambda m: {"i": -1}) == b'{"i":-1}'

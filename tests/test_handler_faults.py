@@ -4,7 +4,6 @@ run with a schedule, and writers killed mid-write."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -15,16 +14,17 @@ from pathlib import Path
 import pytest
 from kinetoscope.handlers import remove_stale_temp_files, tensorboard_trace_handler
 from kinetoscope.naming import format_trace_name, temp_name_for
+from small_fs import run_on_small_tmpfs
 
 pytest.importorskip("torch")
 
 TRAINING = """
-import sys, torch
+import os, sys, torch
 from kinetoscope.handlers import tensorboard_trace_handler
 model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 4))
 x = torch.randn(8, 256)
 sched = torch.profiler.schedule(wait=0, warmup=1, active=1, repeat=2)
-handler = tensorboard_trace_handler(sys.argv[1], worker_name="w")
+handler = tensorboard_trace_handler(os.path.join(sys.argv[1], sys.argv[2]), worker_name="w")
 with torch.profiler.profile(
     activities=[torch.profiler.ProfilerActivity.CPU], schedule=sched, on_trace_ready=handler,
     record_shapes=True, with_stack=True,
@@ -35,33 +35,12 @@ with torch.profiler.profile(
 print("training finished", flush=True)
 """
 
-CANNOT_MOUNT = 77
-
 
 def train_on_small_tmpfs(
     tmp_path: Path, mount_options: str, target: str
 ) -> subprocess.CompletedProcess[str]:
-    """Run a scheduled profile writing into `target` under a tmpfs mounted with
-    `mount_options`, in a private mount namespace; skip where one cannot be made."""
-    if shutil.which("unshare") is None or not sys.platform.startswith("linux"):
-        pytest.skip("needs unshare (Linux) to mount a small filesystem")
-    script = tmp_path / "train.py"
-    script.write_text(TRAINING)
-    mnt = tmp_path / "mnt"
-    mnt.mkdir()
-    shell = (
-        f'mount -t tmpfs -o {mount_options} tmpfs "$1" || exit {CANNOT_MOUNT}; '
-        f'"$2" "$3" "$1/{target}"; rc=$?; find "$1" -mindepth 1 -printf "%P\\n"; exit $rc'
-    )
-    proc = subprocess.run(
-        ["unshare", "-rm", "sh", "-c", shell, "sh", str(mnt), sys.executable, str(script)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if proc.returncode == CANNOT_MOUNT or "unshare failed" in proc.stderr:
-        pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.strip()[-200:]}")
-    return proc
+    """A scheduled profile writing into `target` on a tmpfs mounted with `mount_options`."""
+    return run_on_small_tmpfs(tmp_path, mount_options, TRAINING, target)
 
 
 def test_full_disk_does_not_stop_training(tmp_path: Path) -> None:
