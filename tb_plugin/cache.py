@@ -19,6 +19,7 @@ import msgspec
 import numpy as np
 
 from .model import TraceModel
+from .naming import display_name
 
 PARSER_VERSION = "6"  # bump when the decoder or model layout changes
 _META_FILE = "meta.json"
@@ -77,7 +78,8 @@ class DiskCache:
             "header": model.header,
             "partial": model.partial,
             "warnings": model.warnings,
-            "source": model.source,
+            # A path that is not UTF-8 cannot go into JSON; it is informative only here.
+            "source": {**model.source, "path": display_name(model.source["path"])},
             "event_columns": list(model.events),
             "memory_columns": list(model.memory),
         }

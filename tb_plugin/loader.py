@@ -25,6 +25,7 @@ from .decode import TraceDecodeError
 from .limits import load_timeout_s, slow_load_s
 from .load_pool import LoadPool
 from .model import TraceModel, file_identity, model_nbytes
+from .naming import display_name
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +76,7 @@ class LoadState:
 
 def describe_error(path: str, exc: BaseException) -> dict[str, Any]:
     """A per-file error a person can act on: what, which file, where."""
-    file = os.path.basename(path)
+    file = display_name(os.path.basename(path))
 
     def error(kind: str, message: str, offset: int | None = None) -> dict[str, Any]:
         return {"kind": kind, "message": f"{file}: {message}", "file": file, "offset": offset}

@@ -109,6 +109,19 @@ def temp_writer(filename: str) -> TempWriter | None:
     return TempWriter(host=match.group("host"), pid=int(match.group("pid")))
 
 
+def display_name(name: str) -> str:
+    """`name` as valid UTF-8 text for JSON and terminals.
+
+    os.listdir() gives bytes that are not UTF-8 as lone surrogates, which no encoder
+    accepts; they are shown as `\\xff` escapes (unique, readable). Paths keep the raw name.
+    """
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return name
+
+
 def default_worker_name() -> str:
     """Same default as torch's handler: unique per process on a host."""
     return f"{socket.gethostname()}_{os.getpid()}"

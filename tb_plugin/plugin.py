@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import mimetypes
 import os
+import re
 import threading
 from importlib import resources
 from typing import Any
@@ -292,7 +293,8 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
             request.environ,
             mimetype="application/gzip" if gz else "application/json",
             as_attachment=True,
-            download_name=span.file,
+            # CR, LF and other controls cannot go into a header (werkzeug refuses them).
+            download_name=re.sub(r"[\x00-\x1f\x7f]", "_", span.file),
             conditional=True,
         )
         response.headers["X-Content-Type-Options"] = "nosniff"
