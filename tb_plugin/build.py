@@ -34,10 +34,17 @@ from .decode import (
     iter_event_batches,
     iter_event_pieces,
 )
-from .model import EVENT_COLUMNS, MEMORY_COLUMNS, TraceModel, empty_columns, file_identity
+from .model import (
+    EVENT_COLUMNS,
+    MEMORY_COLUMNS,
+    TraceModel,
+    decoders_for,
+    empty_columns,
+    file_identity,
+)
 from .schema import CoreArgs, Event
 
-_args_decoder = msgspec.json.Decoder(list[CoreArgs])
+_args_decoder, _one_args_decoder = decoders_for(CoreArgs)
 _EMPTY_ARGS = CoreArgs()
 _META = "M"
 
@@ -332,10 +339,9 @@ def _decode_core_args(raws: list[msgspec.Raw]) -> list[CoreArgs]:
         return _args_decoder.decode(b"[" + b",".join(raws) + b"]")  # type: ignore[arg-type]
     except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
         out = []
-        one = msgspec.json.Decoder(CoreArgs)
         for r in raws:
             try:
-                out.append(one.decode(r) if len(r) else _EMPTY_ARGS)
+                out.append(_one_args_decoder.decode(r) if len(r) else _EMPTY_ARGS)
             except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
                 out.append(_EMPTY_ARGS)
         return out

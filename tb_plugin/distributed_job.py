@@ -45,6 +45,8 @@ SUMMARY_DIR = ".distributed"  # under the cache root; "." keeps the model cache'
 PROCESS_POOL_MIN_RANKS = 8  # from this many ranks, summaries are computed in processes
 POOL_WORKERS = 2
 EXECUTOR_ENV = "KINETOSCOPE_DISTRIBUTED_EXECUTOR"  # "module:factory" returning an Executor
+# Built at import, before threads share it: see model.decoders_for.
+_SUMMARY_DECODER = msgspec.json.Decoder(RankSummary)
 
 Progress = Callable[[int, int], None]
 
@@ -85,7 +87,7 @@ def rank_summary(path: str, cache_dir: str | None = None) -> RankSummary:
         data = summaries.load_view(key, SUMMARY_VIEW)
         if data is not None:
             try:
-                cached = msgspec.json.decode(data, type=RankSummary)
+                cached = _SUMMARY_DECODER.decode(data)
                 if cached.version == VERSION:
                     return cached
             except (msgspec.DecodeError, msgspec.ValidationError):
