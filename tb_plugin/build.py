@@ -337,12 +337,17 @@ def _text(value: Any) -> str:
 def _decode_core_args(raws: list[msgspec.Raw]) -> list[CoreArgs]:
     try:
         return _args_decoder.decode(b"[" + b",".join(raws) + b"]")  # type: ignore[arg-type]
-    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):
         out = []
         for r in raws:
             try:
                 out.append(_one_args_decoder.decode(r) if len(r) else _EMPTY_ARGS)
-            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+            except (
+                msgspec.DecodeError,
+                msgspec.ValidationError,
+                UnicodeDecodeError,
+                RecursionError,
+            ):
                 out.append(_EMPTY_ARGS)
         return out
 

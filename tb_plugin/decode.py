@@ -5,9 +5,9 @@ whole events, each decoded by msgspec in one call. Peak memory is a chunk, never
 JSON text. A cut is verified by the decode itself: a split inside a string or inside a
 nested value cannot decode, so a chunk that decodes is a run of whole events.
 
-Bad input is handled here, once: raw control characters, bare `N/A` values and bytes that
-are not UTF-8 are repaired chunk by chunk (with a warning), and a file that ends early
-keeps the events read so far (`partial`).
+Bad input is handled here, once: what `repair.py` fixes is repaired chunk by chunk (with
+a warning), a file that ends early or whose gzip data is damaged keeps the events read so
+far (`partial`), and an event that still does not decode is skipped (with a warning).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import Any, BinaryIO, Union
 import msgspec
 
 from .limits import max_event_bytes, max_text_bytes
+from .repair import repair_text
 from .schema import Event
 
 _zlib_impl: types.ModuleType
@@ -34,17 +35,18 @@ except ImportError:  # pragma: no cover - isal is a declared dependency
 
 READ_BLOCK = 4 << 20
 INFLATE_BLOCK = 8 << 20
+INFLATE_INPUT = 256 << 10
 CHUNK_TARGET = 24 << 20
 SNIFF_LIMIT = 64 << 20
 
+# msgspec raises RecursionError for values nested too deep (one hostile arg).
+_UNDECODABLE = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
 _events_decoder = msgspec.json.Decoder(list[Event])
 _any_decoder = msgspec.json.Decoder()
 _SEPARATOR_RUN = re.compile(rb"[ \t\r\n,]*")
 _ARRAY_END = re.compile(rb"\}\s*\]")
+_BOM = b"\xef\xbb\xbf"
 _BETWEEN_EVENTS = re.compile(rb"\}\s*,\s*\{")
-_BARE_NA = re.compile(rb"(?<=[:\[,])(\s*)N/A(?=\s*[,\]}])")
-_CONTROL = bytes(range(0x20)).translate(None, b"\t\n\r")
-_CONTROL_TO_SPACE = bytes.maketrans(_CONTROL, b" " * len(_CONTROL))
 
 
 class TraceDecodeError(Exception):
@@ -112,28 +114,36 @@ def _raw_text_blocks(
                 progress(done, total)
         return
     inflater = _zlib_impl.decompressobj(31)
-    data = first
+    pending = first  # read but not yet given to the inflater
+    fed = 0  # compressed bytes given to the inflater so far
+    produced = 0  # text bytes yielded
     while True:
-        while data:
-            # Bounded output per call: a 4 MiB block of a trace inflates to 100+ MiB.
-            try:
-                out = inflater.decompress(data, INFLATE_BLOCK)
-            except Exception as exc:  # noqa: BLE001 - zlib.error and isal's own error
-                _damaged_gzip(report, done, total, exc)
-                return
-            if out:
-                yield out
-                if progress:  # also per inflated block: lets a deadline stop a bomb
-                    progress(done, total)
-            data = inflater.unconsumed_tail
-            if inflater.eof and inflater.unused_data:  # next gzip member
-                data = inflater.unused_data
-                inflater = _zlib_impl.decompressobj(31)
-        data = f.read(READ_BLOCK)
-        done += len(data)
+        while pending:
+            # Small input slices: when the data is damaged, what came before is kept.
+            data, pending = pending[:INFLATE_INPUT], pending[INFLATE_INPUT:]
+            fed += len(data)
+            while data:
+                # Bounded output per call: a 4 MiB block of a trace inflates to 100+ MiB.
+                try:
+                    out = inflater.decompress(data, INFLATE_BLOCK)
+                except Exception as exc:  # noqa: BLE001 - zlib.error and isal's own error
+                    salvaged = yield from _salvage_gzip(f, produced)
+                    _damaged_gzip(report, fed, total, exc, produced + salvaged)
+                    return
+                if out:
+                    produced += len(out)
+                    yield out
+                    if progress:  # also per inflated block: lets a deadline stop a bomb
+                        progress(done, total)
+                data = inflater.unconsumed_tail
+                if inflater.eof and inflater.unused_data:  # next gzip member
+                    data = inflater.unused_data
+                    inflater = _zlib_impl.decompressobj(31)
+        pending = f.read(READ_BLOCK)
+        done += len(pending)
         if progress:
             progress(done, total)
-        if not data:
+        if not pending:
             break
     try:
         tail = inflater.flush()
@@ -149,33 +159,52 @@ def _raw_text_blocks(
         )
 
 
-def _damaged_gzip(report: DecodeReport, done: int, total: int, exc: Exception) -> None:
+def _salvage_gzip(f: BinaryIO, skip: int) -> Generator[bytes, None, int]:
+    """Inflate the file again, with zlib, up to the damage, yielding the text after its
+    first `skip` bytes; returns how much it yielded.
+
+    A failing inflate call loses all its output (a checksum error takes the whole last
+    block with it). So this pass keeps a copy of the inflater before each call (isal's
+    cannot be copied) and, on the error, goes over that call again in tiny steps.
+    """
+    f.seek(0)
+    inflater = zlib.decompressobj(31)
+    seen = yielded = 0
+    step = 64 << 10
+    while block := f.read(READ_BLOCK):
+        data = block
+        while data:
+            saved = inflater.copy()
+            try:
+                out = inflater.decompress(data, step)
+            except zlib.error:
+                if step == 256:
+                    return yielded
+                inflater, step = saved, 256
+                continue
+            data = inflater.unconsumed_tail
+            if inflater.eof and inflater.unused_data:
+                data, inflater = inflater.unused_data, zlib.decompressobj(31)
+            fresh = out[max(0, skip - seen) :]
+            seen += len(out)
+            if fresh:
+                yielded += len(fresh)
+                yield fresh
+    return yielded
+
+
+def _damaged_gzip(
+    report: DecodeReport, offset: int, total: int, exc: Exception, produced: int
+) -> None:
+    where = f"in the first {offset} of {total} bytes ({exc})"
+    if not produced:
+        raise TraceDecodeError("bad_gzip", f"the gzip data is damaged {where}", 0)
     report.partial = True
-    report.warnings.append(
-        f"the gzip data is damaged near byte {done} of {total} ({exc}): "
-        "kept the events before the damage"
-    )
+    report.warnings.append(f"the gzip data is damaged {where}: kept the events before it")
 
 
 def _repair(chunk: bytes, report: DecodeReport) -> bytes:
-    """Fix what early and odd writers emit; each fix is reported once."""
-    fixed = chunk
-    try:
-        fixed.decode("utf-8")
-    except UnicodeDecodeError:
-        fixed = fixed.decode("utf-8", errors="replace").encode("utf-8")
-        _warn_once(report, "bytes that are not UTF-8 were replaced by U+FFFD")
-    if any(c in fixed for c in _CONTROL):
-        stripped = fixed.translate(_CONTROL_TO_SPACE)
-        if stripped != fixed:
-            fixed = stripped
-            _warn_once(report, "raw control characters inside strings were replaced by spaces")
-    if b"N/A" in fixed:
-        quoted = _BARE_NA.sub(rb'\1"N/A"', fixed)
-        if quoted != fixed:
-            fixed = quoted
-            _warn_once(report, 'bare N/A values (not JSON) were read as the string "N/A"')
-    return fixed
+    return repair_text(chunk, report.warnings)
 
 
 def _warn_once(report: DecodeReport, message: str) -> None:
@@ -185,21 +214,21 @@ def _warn_once(report: DecodeReport, message: str) -> None:
 
 def _decode_events(body: bytes, report: DecodeReport) -> list[Event] | None:
     """Decode `body` (whole events joined by commas); None if it is not that."""
-    text = b"[" + body + b"]"
+    events = _decode_typed(b"[" + body + b"]", report)
+    if events is not None:
+        return events
+    repaired = _repair(body, report)
+    if repaired is body:
+        return None
+    return _decode_typed(b"[" + repaired + b"]", report)
+
+
+def _decode_typed(text: bytes, report: DecodeReport) -> list[Event] | None:
     try:
         return _events_decoder.decode(text)
     except msgspec.ValidationError:
         return _decode_lenient(text, report)
-    except (msgspec.DecodeError, UnicodeDecodeError):
-        pass
-    repaired = _repair(body, report)
-    if repaired is body:
-        return None
-    try:
-        return _events_decoder.decode(b"[" + repaired + b"]")
-    except msgspec.ValidationError:
-        return _decode_lenient(b"[" + repaired + b"]", report)
-    except (msgspec.DecodeError, UnicodeDecodeError):
+    except _UNDECODABLE:
         return None
 
 
@@ -207,7 +236,7 @@ def _decode_lenient(text: bytes, report: DecodeReport) -> list[Event] | None:
     """Events whose fields have unexpected types: convert one by one, drop what won't fit."""
     try:
         items = _any_decoder.decode(text)
-    except (msgspec.DecodeError, UnicodeDecodeError):
+    except _UNDECODABLE:
         return None
     events: list[Event] = []
     dropped = 0
@@ -249,6 +278,8 @@ def _split_points(buf: bytes, start: int) -> Iterator[int]:
 def _find_events_start(buf: bytes, final: bool) -> tuple[int, dict[str, Any]] | None:
     """Offset just after the `[` that opens the events, and the header read before it."""
     stripped = buf.lstrip()
+    if stripped.startswith(_BOM):  # some editors and Windows tools write one
+        stripped = stripped[len(_BOM) :].lstrip()
     lead = len(buf) - len(stripped)
     if not stripped:
         return None
@@ -274,15 +305,15 @@ def _find_events_start(buf: bytes, final: bool) -> tuple[int, dict[str, Any]] | 
         if m is None:
             pos = key + 1
             continue
-        head = buf[:key].rstrip()
+        head = buf[lead:key].rstrip()
         if head.endswith(b","):
             head = head[:-1]
         try:
             header = _any_decoder.decode(head + b"}") if head.strip() != b"{" else {}
-        except msgspec.DecodeError:
+        except _UNDECODABLE:
             try:
                 header = _any_decoder.decode(_repair(head, DecodeReport()) + b"}")
-            except msgspec.DecodeError:
+            except _UNDECODABLE:
                 pos = key + 1
                 continue
         return m.end(), header if isinstance(header, dict) else {}
@@ -298,10 +329,10 @@ def _read_trailer(rest: bytes, report: DecodeReport) -> dict[str, Any]:
         return {}
     try:
         value = _any_decoder.decode(b"{" + body)
-    except msgspec.DecodeError:
+    except _UNDECODABLE:
         try:
             value = _any_decoder.decode(b"{" + _repair(body, report))
-        except msgspec.DecodeError:
+        except _UNDECODABLE:
             report.warnings.append("the keys after the events array could not be read")
             return {}
     return value if isinstance(value, dict) else {}
@@ -480,10 +511,15 @@ def _take_events(
     """Decode the whole events in buf[start:]. Returns (events, next start, array end)."""
     body_start = _skip_separator(buf, start)
     if final:
-        for last, close in _array_ends(buf, body_start):
+        ends = _array_ends(buf, body_start)
+        for last, close in ends:
             events = _decode_events(buf[body_start:last], report) if last > body_start else []
             if events is not None:
                 return events, close, close
+        if ends and buf[ends[0][1] :].strip() in (b"", b"}"):
+            # The array is closed but some events in it do not decode: keep the others.
+            last, close = ends[0]
+            return _decode_run(buf, body_start, last, report, consumed), close, close
         # No closing bracket: the file was cut. Keep every whole event before the cut.
         events = _decode_events(buf[body_start:], report)
         if events is not None:

@@ -155,12 +155,12 @@ class TraceModel:
         decoder, one = decoders_for(shape)
         try:
             return decoder.decode(b"[" + b",".join(pieces) + b"]")
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             out: list[T] = []
             for piece in pieces:
                 try:
                     out.append(one.decode(piece))
-                except (msgspec.DecodeError, msgspec.ValidationError):
+                except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
                     out.append(msgspec.convert({}, shape))
             return out
 
