@@ -153,7 +153,7 @@ def build_chunk(events: list[Event]) -> Chunk:
     cols["dur"] = dur
     flow = _ints(list(map(attrgetter("id"), events)))
     cols["flow_id"] = np.where(cols["kind"] == Kind.FLOW, flow, -1)
-    raws = list(map(attrgetter("args"), events))
+    raws, blob, warnings = _utf8_args(list(map(attrgetter("args"), events)))
     lengths = np.fromiter(map(len, raws), dtype=np.int64, count=n)
     cols["args_end"] = np.cumsum(lengths)
     args = _core_args(raws, lengths)
@@ -161,11 +161,27 @@ def build_chunk(events: list[Event]) -> Chunk:
     return Chunk(
         cols=cols,
         tables={k: interners[k].values for k in INTERNED},
-        args=b"".join(raws),  # type: ignore[arg-type]
+        args=blob,
         memory=_memory_part(cols, args),
         meta=meta,
-        warnings=[],
+        warnings=warnings,
     )
+
+
+def _utf8_args(raws: list[msgspec.Raw]) -> tuple[list[msgspec.Raw], bytes, list[str]]:
+    """The args and their joined bytes. msgspec does not check the UTF-8 of args it keeps
+    raw; every reader of them would fail, so bad bytes become U+FFFD here, once."""
+    blob = b"".join(raws)  # type: ignore[arg-type]
+    if blob.isascii():
+        return raws, blob, []
+    try:
+        blob.decode("utf-8")
+        return raws, blob, []
+    except UnicodeDecodeError:
+        pass
+    fixed = [msgspec.Raw(bytes(r).decode("utf-8", "replace").encode("utf-8")) for r in raws]
+    warning = "bytes that are not UTF-8 in event args were replaced by U+FFFD"
+    return fixed, b"".join(fixed), [warning]  # type: ignore[arg-type]
 
 
 def _kinds(categories: list[Any], names: dict[Any, int], cols: dict[str, np.ndarray]) -> np.ndarray:
