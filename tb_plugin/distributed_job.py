@@ -35,7 +35,7 @@ from .build import build_model
 from .cache import DiskCache, cache_key
 from .discovery import Run, SpanFile, Worker
 from .listing import rank_from_name
-from .loader import describe_error
+from .loader import describe_error, exception_text
 from .model import file_identity
 
 log = logging.getLogger(__name__)
@@ -299,7 +299,7 @@ class DistributedJobs:
             job.result = msgspec.json.encode(view)
         except Exception as exc:  # noqa: BLE001 - reported to the client, server stays up
             log.warning("kinetoscope: distributed view of %s failed: %r", run.name, exc)
-            job.failure = f"distributed view of run {run.name!r} failed: {exc!r}"
+            job.failure = f"distributed view of run {run.name!r} failed: {exception_text(exc)}"
         if isinstance(pool, ProcessPoolExecutor) and _is_broken(pool):
             with self._lock:
                 if self._processes is pool:

@@ -96,7 +96,15 @@ def describe_error(path: str, exc: BaseException) -> dict[str, Any]:
         return error("too_large", "not enough memory to load it")
     if isinstance(exc, OSError):
         return error("io", f"cannot read it ({exc.strerror or exc})")
-    return error("internal", f"could not be analysed ({exc!r})")
+    return error("internal", f"could not be analysed ({exception_text(exc)})")
+
+
+def exception_text(exc: BaseException) -> str:
+    """An exception for an error message, without the data it may hold: the repr of a
+    UnicodeDecodeError (and of others) quotes the bytes, i.e. the file's content."""
+    if isinstance(exc, UnicodeError):
+        return f"{type(exc).__name__}: {getattr(exc, 'reason', '')}"
+    return f"{type(exc).__name__}: {str(exc)[:200]}"
 
 
 def _is_cache_write_error(exc: OSError) -> bool:

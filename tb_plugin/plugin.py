@@ -25,7 +25,7 @@ from .cache import DiskCache, default_cache_dir
 from .discovery import LogdirWatcher, Run, SpanFile
 from .distributed_job import DistributedJobError, DistributedJobs
 from .listing import run_listing, worker_listing
-from .loader import LoadFailed, NotReady, TraceStore
+from .loader import LoadFailed, NotReady, TraceStore, exception_text
 from .params import ViewParamError
 from .timeline.api import ROUTES as TIMELINE_ROUTES
 from .timeline.api import TimelineNotFound, WorkerTrace
@@ -216,7 +216,8 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
             except LoadFailed as exc:
                 raise TraceUnreadableError(exc.error["message"]) from None
             except Exception as exc:  # noqa: BLE001 - an analysis bug must not kill TensorBoard
-                raise AnalysisError(f"{name} of {span.file} failed: {exc!r}") from None
+                failure = f"{name} of {span.file} failed: {exception_text(exc)}"
+                raise AnalysisError(failure) from None
             return self._json(request, data)
 
         return serve
@@ -276,7 +277,7 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
             except TimelineNotFound as exc:
                 raise errors.NotFoundError(str(exc)) from None
             except Exception as exc:  # noqa: BLE001 - an analysis bug must not kill TensorBoard
-                raise AnalysisError(f"{name} failed: {exc!r}") from None
+                raise AnalysisError(f"{name} failed: {exception_text(exc)}") from None
             return self._json(request, data)
 
         return serve

@@ -19,7 +19,7 @@ from builders import TraceBuilder
 from kinetoscope.build import build_model
 from kinetoscope.decode import TraceDecodeError
 from kinetoscope.load_pool import LoadPool
-from kinetoscope.loader import ERROR, READY, TraceStore
+from kinetoscope.loader import ERROR, READY, TraceStore, describe_error
 
 EVENT = b'{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":1,"dur":2}'
 MiB = 1 << 20
@@ -131,6 +131,15 @@ def test_symlinked_non_json_is_not_echoed(tmp_path: Path) -> None:
         build_model(str(link))
     assert info.value.kind == "not_json"
     assert "hunter2" not in str(info.value) and "password" not in str(info.value)
+
+
+def test_error_texts_do_not_quote_data() -> None:
+    secret = b"password=hunter2\xff"
+    try:
+        secret.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        error = describe_error("w.1.pt.trace.json", exc)
+    assert "hunter2" not in error["message"] and "UnicodeDecodeError" in error["message"]
 
 
 def test_a_load_past_its_deadline_is_marked_failed(
