@@ -148,6 +148,15 @@ class TraceStore:
             self.pool.submit(lambda: self._load(state))
         return state
 
+    def holds(self, path: str) -> bool:
+        """Whether this file, in its current state, is loading or loaded here."""
+        try:
+            key = cache_key(file_identity(path))
+        except OSError:
+            return False
+        with self.lock:
+            return key in self.states
+
     def status(self, path: str) -> dict[str, Any]:
         return self.state_for(path).snapshot()
 

@@ -74,7 +74,8 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
         if os.environ.get("KINETOSCOPE_NO_CACHE") != "1":
             cache = DiskCache(default_cache_dir())
         self.store = TraceStore(cache)
-        self.distributed = DistributedJobs(str(cache.root) if cache else None)
+        # Ranks come from the store: a trace the UI is loading is not parsed again.
+        self.distributed = DistributedJobs(str(cache.root) if cache else None, store=self.store)
 
     # --- TensorBoard hooks ------------------------------------------------------
 
