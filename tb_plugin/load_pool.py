@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 
 class LoadPool:
-    def __init__(self, workers: int, max_slow: int = 4) -> None:
+    def __init__(self, workers: int, max_slow: int = 2) -> None:
         self.workers = workers
         self.max_slow = max_slow
         self._queue: deque[Callable[[], None]] = deque()
