@@ -157,6 +157,11 @@ def main(argv: list[str] | None = None) -> int:
         for run in runs:  # a broken run is reported and skipped; the others still print
             try:
                 results[run.name] = _report_run(store, run, args)
+                for rank_error in results[run.name].get("distributed", {}).get("errors", []):
+                    print(
+                        f"kinetoscope: run {run.name!r}: {rank_error['message']}", file=sys.stderr
+                    )
+                    failed = True  # a rank the distributed view had to leave out
             except ReportError as exc:
                 print(f"kinetoscope: run {run.name!r}: {exc}", file=sys.stderr)
                 failed = True

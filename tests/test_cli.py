@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from builders import TraceBuilder
-from kinetoscope.cli import main
+from kinetoscope.cli import EXIT_LOAD, main
 
 
 def make_logdir(root: Path) -> Path:
@@ -129,3 +129,17 @@ def test_json_report_says_a_trace_is_partial(
     assert status["state"] == "ready" and status["partial"]
     assert any("not closed" in w for w in status["warnings"])
     assert "partial trace" in captured.err
+
+
+def test_a_rank_left_out_of_the_distributed_view_fails_the_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    logdir = make_logdir(tmp_path / "logs")
+    (logdir / "r1" / "worker1.1.pt.trace.json").write_text("not json")
+    assert main(["report", str(logdir), "--run", "r1", "--format", "json"]) == EXIT_LOAD
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert doc["status"]["state"] == "ready"  # worker0, the one reported, is fine
+    (error,) = doc["distributed"]["errors"]
+    assert error["worker"] == "worker1" and error["kind"] == "not_json"
+    assert "not JSON" in captured.err
