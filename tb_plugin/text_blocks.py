@@ -23,7 +23,6 @@ except ImportError:  # pragma: no cover - isal is a declared dependency
 
 READ_BLOCK = 4 << 20
 INFLATE_BLOCK = 8 << 20
-INFLATE_INPUT = 256 << 10
 
 
 class TraceDecodeError(Exception):
@@ -90,36 +89,31 @@ def _raw_text_blocks(
                 progress(done, total)
         return
     inflater = _zlib_impl.decompressobj(31)
-    pending = first  # read but not yet given to the inflater
-    fed = 0  # compressed bytes given to the inflater so far
+    data = first
     produced = 0  # text bytes yielded
     while True:
-        while pending:
-            # Small input slices: when the data is damaged, what came before is kept.
-            data, pending = pending[:INFLATE_INPUT], pending[INFLATE_INPUT:]
-            fed += len(data)
-            while data:
-                # Bounded output per call: a 4 MiB block of a trace inflates to 100+ MiB.
-                try:
-                    out = inflater.decompress(data, INFLATE_BLOCK)
-                except Exception as exc:  # noqa: BLE001 - zlib.error and isal's own error
-                    salvaged = yield from _salvage_gzip(f, produced)
-                    _damaged_gzip(report, fed, total, exc, produced + salvaged)
-                    return
-                if out:
-                    produced += len(out)
-                    yield out
-                    if progress:  # also per inflated block: lets a deadline stop a bomb
-                        progress(done, total)
-                data = inflater.unconsumed_tail
-                if inflater.eof and inflater.unused_data:  # next gzip member
-                    data = inflater.unused_data
-                    inflater = _zlib_impl.decompressobj(31)
-        pending = f.read(READ_BLOCK)
-        done += len(pending)
+        while data:
+            # Bounded output per call: a 4 MiB block of a trace inflates to 100+ MiB.
+            try:
+                out = inflater.decompress(data, INFLATE_BLOCK)
+            except Exception as exc:  # noqa: BLE001 - zlib.error and isal's own error
+                salvaged = yield from _salvage_gzip(f, produced)
+                _damaged_gzip(report, done, total, exc, produced + salvaged)
+                return
+            if out:
+                produced += len(out)
+                yield out
+                if progress:  # also per inflated block: lets a deadline stop a bomb
+                    progress(done, total)
+            data = inflater.unconsumed_tail
+            if inflater.eof and inflater.unused_data:  # next gzip member
+                data = inflater.unused_data
+                inflater = _zlib_impl.decompressobj(31)
+        data = f.read(READ_BLOCK)
+        done += len(data)
         if progress:
             progress(done, total)
-        if not pending:
+        if not data:
             break
     try:
         tail = inflater.flush()
