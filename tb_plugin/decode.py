@@ -247,16 +247,21 @@ def iter_event_batches(
             return
     if ended and exhausted and buf:
         report.header.update(_read_trailer(buf, report))
+    _check_end(report, saw_text, found_array=start >= 0, closed=ended)
+
+
+def _check_end(report: DecodeReport, saw_text: bool, found_array: bool, closed: bool) -> None:
+    """After the last block: an error for a file with no events, `partial` for a cut one."""
     if not saw_text:
         raise TraceDecodeError("empty_file", _EMPTY_MESSAGE, 0)
-    if start < 0:
+    if not found_array:
         raise TraceDecodeError(
             "not_kineto",
             'the file has no events array ("traceEvents" or a top-level '
             "JSON array) that could be read",
             0,
         )
-    if not ended:
+    if not closed:
         report.partial = True
         _warn_once(
             report,

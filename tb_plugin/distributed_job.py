@@ -153,9 +153,7 @@ def summarize_all(
     again in threads."""
     own = executor is None
     pool = executor or default_executor(len(paths))
-    in_threads = isinstance(pool, ThreadPoolExecutor)
-    from_store = [store is not None and (in_threads or store.holds(p)) for p in paths]
-    helper = None if in_threads or not any(from_store) else ThreadPoolExecutor(POOL_WORKERS)
+    helper = None
     results: list[RankSummary | None] = [None] * len(paths)
     errors: list[dict[str, Any] | None] = [None] * len(paths)
     lost: list[int] = []
@@ -180,14 +178,8 @@ def summarize_all(
                 progress(done, len(paths))
 
     try:
-        collect(
-            {
-                (helper or pool).submit(rank_summary, path, cache_dir, store)
-                if from_store[i]
-                else pool.submit(rank_summary, path, cache_dir): i
-                for i, path in enumerate(paths)
-            }
-        )
+        futures, helper = _submit_ranks(pool, paths, cache_dir, store)
+        collect(futures)
     finally:
         if own:
             pool.shutdown(wait=True)
@@ -200,6 +192,23 @@ def summarize_all(
         with ThreadPoolExecutor(POOL_WORKERS, thread_name_prefix="kinetoscope-rank") as threads:
             collect({threads.submit(rank_summary, paths[i], cache_dir): i for i in lost})
     return results, errors
+
+
+def _submit_ranks(
+    pool: Executor, paths: list[str], cache_dir: str | None, store: TraceStore | None
+) -> tuple[dict[Future[RankSummary], int], ThreadPoolExecutor | None]:
+    """Submit every rank; those whose model the store gives go to threads (the pool's own,
+    or a helper's beside a process pool, which the store cannot reach)."""
+    in_threads = isinstance(pool, ThreadPoolExecutor)
+    from_store = [store is not None and (in_threads or store.holds(p)) for p in paths]
+    helper = None if in_threads or not any(from_store) else ThreadPoolExecutor(POOL_WORKERS)
+    futures = {
+        (helper or pool).submit(rank_summary, path, cache_dir, store)
+        if from_store[i]
+        else pool.submit(rank_summary, path, cache_dir): i
+        for i, path in enumerate(paths)
+    }
+    return futures, helper
 
 
 def analyze_run(

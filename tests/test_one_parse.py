@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import time
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -54,3 +56,34 @@ def test_distributed_and_worker_views_parse_each_file_once(
         assert client.wait_ready("job", f"rank{rank}")["state"] == "ready"
         client.json("overview", run="job", worker=f"rank{rank}", span="1")
     assert parsed == {"rank0.1.pt.trace.json": 1, "rank1.1.pt.trace.json": 1}
+
+
+def test_with_a_process_pool_the_ranks_the_store_holds_come_from_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = []
+    for rank in range(2):
+        paths.append(tmp_path / f"rank{rank}.1.pt.trace.json")
+        rank_trace(paths[-1], rank)
+    parsed: Counter[str] = Counter()
+    real_build = build.build_model
+
+    def counting_build(path: str, *args: Any, **kwargs: Any) -> Any:
+        parsed[Path(path).name] += 1
+        return real_build(path, *args, **kwargs)
+
+    monkeypatch.setattr(loader, "build_model", counting_build)
+    monkeypatch.setattr(distributed_job, "build_model", counting_build)
+    store = loader.TraceStore(cache=None)
+    store.status(str(paths[0]))  # the UI opened rank 0: the store holds it
+    processes = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        results, errors = distributed_job.summarize_all(
+            [str(p) for p in paths], None, processes, store=store
+        )
+    finally:
+        processes.shutdown(wait=True)
+        store.close()
+    assert errors == [None, None] and all(r is not None for r in results)
+    # Rank 0 was parsed here once (by the store); rank 1 in the worker process.
+    assert parsed == {"rank0.1.pt.trace.json": 1}
