@@ -11,44 +11,85 @@ Nothing here imports torch: the handler only calls ``prof.export_chrome_trace``.
 from __future__ import annotations
 
 import contextlib
+import errno
 import gzip
+import logging
 import os
+import re
 import shutil
+import socket
 import threading
 import time
 import uuid
 from collections.abc import Callable
 from typing import Any
 
-from kinetoscope.naming import default_worker_name, format_trace_name, temp_name_for
+from kinetoscope.naming import (
+    TEMP_SUFFIX,
+    default_worker_name,
+    format_trace_name,
+    temp_name_for,
+    temp_writer,
+)
 
-__all__ = ["TraceWriteError", "tensorboard_trace_handler"]
+__all__ = ["TraceWriteError", "remove_stale_temp_files", "tensorboard_trace_handler"]
+
+log = logging.getLogger(__name__)
 
 _COPY_CHUNK = 1024 * 1024
+STALE_TEMP_AGE_S = 24 * 3600
 
 
 class TraceWriteError(OSError):
-    """A trace could not be written; no partial or temp file was left behind."""
+    """A trace could not be written; no partial or temp file was left behind.
+
+    ``errno`` is the cause's (ENOSPC, EROFS, ...) when one is known."""
+
+    def __init__(self, code: int | None, message: str) -> None:
+        super().__init__(message)
+        self.errno = code  # type: ignore[assignment]
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class _TraceHandler:
     """The callable given to ``torch.profiler.profile(on_trace_ready=...)``."""
 
-    def __init__(self, dir_name: str, worker_name: str | None, use_gzip: bool) -> None:
+    def __init__(
+        self, dir_name: str, worker_name: str | None, use_gzip: bool, strict: bool
+    ) -> None:
         self.dir_name = dir_name
         self.worker_name = worker_name
         self.use_gzip = use_gzip
+        self.strict = strict
         self._last_ts = -1
         self._lock = threading.Lock()
+        self._swept = False
 
     def __repr__(self) -> str:
         return (
             f"tensorboard_trace_handler({self.dir_name!r}, worker_name={self.worker_name!r}, "
-            f"use_gzip={self.use_gzip!r})"
+            f"use_gzip={self.use_gzip!r}, strict={self.strict!r})"
         )
 
-    def __call__(self, prof: Any) -> str:
-        """Write one trace of ``prof``; returns the final path."""
+    def __call__(self, prof: Any) -> str | None:
+        """Write one trace of ``prof``; returns the final path, None if it failed.
+
+        A failure is logged and swallowed unless ``strict``: torch calls this inside
+        ``prof.step()``, and an exception escaping there makes torch crash the process
+        later (it stops the profiler twice), so raising would cost the training run.
+        """
+        try:
+            return self._write(prof)
+        except TraceWriteError as exc:
+            if self.strict:
+                raise
+            log.error("kinetoscope: trace not written, training goes on: %s", exc)
+            return None
+
+    def _write(self, prof: Any) -> str:
         # Resolved per call like torch does, so a forked process gets its own pid.
         worker = self.worker_name or default_worker_name()
         folder = self.dir_name
@@ -56,16 +97,23 @@ class _TraceHandler:
             os.makedirs(folder, exist_ok=True)
         except OSError as exc:
             raise TraceWriteError(
-                f"cannot create trace directory {folder!r}: {_describe(exc)}"
+                exc.errno, f"cannot create trace directory {folder!r}: {_describe(exc)}"
             ) from exc
         with self._lock:
+            if not self._swept:
+                self._swept = True
+                remove_stale_temp_files(folder)
             final_name = self._next_name(folder, worker)
             final_path = os.path.join(folder, final_name)
-            token = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
+            token = f"{_host_token()}-{os.getpid()}-{uuid.uuid4().hex[:12]}"
             json_tmp = os.path.join(folder, temp_name_for(final_name, token + "-json"))
             gz_tmp = os.path.join(folder, temp_name_for(final_name, token + "-gz"))
+            # The profiler writes json_tmp through a temp file of its own.
+            temps = (json_tmp, json_tmp + TEMP_SUFFIX, gz_tmp)
             try:
                 prof.export_chrome_trace(json_tmp)
+                if not os.path.exists(json_tmp):
+                    raise _missing_output_error(folder, json_tmp + TEMP_SUFFIX)
                 if self.use_gzip:
                     _gzip_file(json_tmp, gz_tmp, final_name)
                     ready = gz_tmp
@@ -74,13 +122,12 @@ class _TraceHandler:
                     ready = json_tmp
                 os.replace(ready, final_path)
             except BaseException as exc:
-                _remove_quietly(json_tmp, gz_tmp)
+                written = _largest_size(temps)
+                _remove_quietly(*temps)
                 if not isinstance(exc, Exception):
                     raise  # KeyboardInterrupt and friends stay what they are
-                raise TraceWriteError(
-                    f"cannot write profiler trace {final_name!r} in {folder!r}: {_describe(exc)}"
-                ) from exc
-            _remove_quietly(json_tmp, gz_tmp)
+                raise _write_error(exc, final_path, written) from exc
+            _remove_quietly(*temps)
             _fsync_dir(folder)
             return final_path
 
@@ -97,17 +144,105 @@ class _TraceHandler:
 
 
 def tensorboard_trace_handler(
-    dir_name: str, worker_name: str | None = None, use_gzip: bool = True
-) -> Callable[[Any], str]:
-    """Like ``torch.profiler.tensorboard_trace_handler``, but atomic.
+    dir_name: str, worker_name: str | None = None, use_gzip: bool = True, strict: bool = False
+) -> Callable[[Any], str | None]:
+    """Like ``torch.profiler.tensorboard_trace_handler``, but atomic, and a failed write
+    never stops training.
 
     Files are named ``{worker}.{epoch_ms}.pt.trace.json[.gz]``; ``worker_name`` defaults
-    to ``{hostname}_{pid}``. ``dir_name`` is created on the first trace. Raises
-    ``TraceWriteError`` (an ``OSError``) when the trace cannot be written.
+    to ``{hostname}_{pid}``. ``dir_name`` is created on the first trace, and temp files
+    that killed writers left there are removed. When a trace cannot be written (disk
+    full, read-only directory), the error (path, errno, bytes written) is logged on the
+    ``kinetoscope.handlers`` logger, temp files are removed, and the call returns None.
+    ``strict=True`` raises ``TraceWriteError`` (an ``OSError``) instead; torch 2.x may
+    then crash the process when the profiler exits, so catch it only around a profile
+    without a ``schedule``.
     """
     if worker_name:
         format_trace_name(worker_name, 0, use_gzip)  # reject a bad name now, not mid-run
-    return _TraceHandler(os.fspath(dir_name), worker_name, use_gzip)
+    return _TraceHandler(os.fspath(dir_name), worker_name, use_gzip, strict)
+
+
+def _host_token() -> str:
+    # Part of temp names, so a sweep on a shared filesystem knows whose pids it may check.
+    return re.sub(r"[^A-Za-z0-9.-]", "_", socket.gethostname()) or "host"
+
+
+def remove_stale_temp_files(folder: str, max_age_s: float = STALE_TEMP_AGE_S) -> list[str]:
+    """Remove handler temp files whose writer is gone; returns the names removed.
+
+    A writer on this host is gone when its pid is; a writer elsewhere (a shared
+    filesystem) cannot be checked, so its temp files go only once older than max_age_s.
+    """
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    removed = []
+    host = _host_token()
+    for name in names:
+        writer = temp_writer(name)
+        if writer is None or writer.pid == os.getpid() and writer.host == host:
+            continue
+        path = os.path.join(folder, name)
+        if writer.host == host:
+            stale = not _pid_alive(writer.pid)
+        else:
+            try:
+                stale = time.time() - os.stat(path).st_mtime > max_age_s
+            except OSError:
+                continue
+        if stale:
+            with contextlib.suppress(OSError):
+                os.remove(path)
+                removed.append(name)
+    return removed
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by another user
+    return True
+
+
+def _missing_output_error(folder: str, profiler_temp: str) -> OSError:
+    """The profiler logs its write errors instead of raising; name the likely cause."""
+    partial = _largest_size((profiler_temp,))
+    try:
+        fs = os.statvfs(folder)
+    except OSError:
+        fs = None
+    if fs is not None and fs.f_flag & os.ST_RDONLY:
+        code = errno.EROFS
+    elif fs is not None and (partial or fs.f_bavail * fs.f_frsize < 1 << 20):
+        code = errno.ENOSPC
+    elif not os.access(folder, os.W_OK):
+        code = errno.EACCES
+    else:
+        code = errno.EIO
+    return OSError(code, f"the profiler wrote no trace file ({os.strerror(code)})")
+
+
+def _write_error(exc: Exception, final_path: str, written: int) -> TraceWriteError:
+    code = exc.errno if isinstance(exc, OSError) else None
+    code_text = errno.errorcode.get(code, str(code)) if code is not None else "none"
+    return TraceWriteError(
+        code,
+        f"cannot write profiler trace {final_path!r} (errno {code_text}, {written} bytes "
+        f"written before the failure): {_describe(exc)}",
+    )
+
+
+def _largest_size(paths: tuple[str, ...]) -> int:
+    sizes = [0]
+    for path in paths:
+        with contextlib.suppress(OSError):
+            sizes.append(os.stat(path).st_size)
+    return max(sizes)
 
 
 def _describe(exc: BaseException) -> str:

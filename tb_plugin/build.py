@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import stat
 import tempfile
 import threading
 from collections import deque
@@ -27,15 +28,23 @@ from .decode import (
     Piece,
     ProgressFn,
     Tail,
+    TraceDecodeError,
     decode_tail,
     decode_whole_events,
     iter_event_batches,
     iter_event_pieces,
 )
-from .model import EVENT_COLUMNS, MEMORY_COLUMNS, TraceModel, empty_columns, file_identity
+from .model import (
+    EVENT_COLUMNS,
+    MEMORY_COLUMNS,
+    TraceModel,
+    decoders_for,
+    empty_columns,
+    file_identity,
+)
 from .schema import CoreArgs, Event
 
-_args_decoder = msgspec.json.Decoder(list[CoreArgs])
+_args_decoder, _one_args_decoder = decoders_for(CoreArgs)
 _EMPTY_ARGS = CoreArgs()
 _META = "M"
 
@@ -144,7 +153,7 @@ def build_chunk(events: list[Event]) -> Chunk:
     cols["dur"] = dur
     flow = _ints(list(map(attrgetter("id"), events)))
     cols["flow_id"] = np.where(cols["kind"] == Kind.FLOW, flow, -1)
-    raws = list(map(attrgetter("args"), events))
+    raws, blob, warnings = _utf8_args(list(map(attrgetter("args"), events)))
     lengths = np.fromiter(map(len, raws), dtype=np.int64, count=n)
     cols["args_end"] = np.cumsum(lengths)
     args = _core_args(raws, lengths)
@@ -152,11 +161,27 @@ def build_chunk(events: list[Event]) -> Chunk:
     return Chunk(
         cols=cols,
         tables={k: interners[k].values for k in INTERNED},
-        args=b"".join(raws),  # type: ignore[arg-type]
+        args=blob,
         memory=_memory_part(cols, args),
         meta=meta,
-        warnings=[],
+        warnings=warnings,
     )
+
+
+def _utf8_args(raws: list[msgspec.Raw]) -> tuple[list[msgspec.Raw], bytes, list[str]]:
+    """The args and their joined bytes. msgspec does not check the UTF-8 of args it keeps
+    raw; every reader of them would fail, so bad bytes become U+FFFD here, once."""
+    blob = b"".join(raws)  # type: ignore[arg-type]
+    if blob.isascii():
+        return raws, blob, []
+    try:
+        blob.decode("utf-8")
+        return raws, blob, []
+    except UnicodeDecodeError:
+        pass
+    fixed = [msgspec.Raw(bytes(r).decode("utf-8", "replace").encode("utf-8")) for r in raws]
+    warning = "bytes that are not UTF-8 in event args were replaced by U+FFFD"
+    return fixed, b"".join(fixed), [warning]  # type: ignore[arg-type]
 
 
 def _kinds(categories: list[Any], names: dict[Any, int], cols: dict[str, np.ndarray]) -> np.ndarray:
@@ -328,13 +353,17 @@ def _text(value: Any) -> str:
 def _decode_core_args(raws: list[msgspec.Raw]) -> list[CoreArgs]:
     try:
         return _args_decoder.decode(b"[" + b",".join(raws) + b"]")  # type: ignore[arg-type]
-    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):
         out = []
-        one = msgspec.json.Decoder(CoreArgs)
         for r in raws:
             try:
-                out.append(one.decode(r) if len(r) else _EMPTY_ARGS)
-            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+                out.append(_one_args_decoder.decode(r) if len(r) else _EMPTY_ARGS)
+            except (
+                msgspec.DecodeError,
+                msgspec.ValidationError,
+                UnicodeDecodeError,
+                RecursionError,
+            ):
                 out.append(_EMPTY_ARGS)
         return out
 
@@ -351,6 +380,9 @@ def build_model(
     """Decode `path` into a TraceModel. Raw args are spilled to `args_path` (or to an
     anonymous temporary file) and memory-mapped, so they never sit in the heap."""
     source = file_identity(path)
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        # Opening a FIFO would block this thread until some writer appears.
+        raise TraceDecodeError("not_a_file", "it is not a regular file, so it is not read", 0)
     report = DecodeReport()
     if args_path:
         sink: BinaryIO = open(args_path, "w+b")  # noqa: SIM115 - closed below

@@ -18,10 +18,14 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from .cache_check import manifest_ok, open_view, seal_view, write_manifest
 from .model import TraceModel
+from .naming import display_name
 
-PARSER_VERSION = "6"  # bump when the decoder or model layout changes
+PARSER_VERSION = "7"  # bump when the decoder or model layout changes
 _META_FILE = "meta.json"
+PARAM_MARK = "@"  # in view names computed with request parameters (views.View.cache_name)
+MAX_PARAM_VIEWS = 64  # such views kept on disk per trace
 _ARGS_FILE = "args.bin"
 
 
@@ -75,11 +79,13 @@ class DiskCache:
             "header": model.header,
             "partial": model.partial,
             "warnings": model.warnings,
-            "source": model.source,
+            # A path that is not UTF-8 cannot go into JSON; it is informative only here.
+            "source": {**model.source, "path": display_name(model.source["path"])},
             "event_columns": list(model.events),
             "memory_columns": list(model.memory),
         }
         (build_dir / _META_FILE).write_bytes(msgspec.json.encode(meta))
+        write_manifest(build_dir)
         (build_dir / "views").mkdir(exist_ok=True)
         final = self.entry(key)
         try:
@@ -95,6 +101,9 @@ class DiskCache:
         folder = self.entry(key)
         meta_path = folder / _META_FILE
         if not meta_path.exists():
+            return None
+        if not manifest_ok(folder):
+            shutil.rmtree(folder, ignore_errors=True)  # a damaged entry is rebuilt
             return None
         try:
             meta = msgspec.json.decode(meta_path.read_bytes())
@@ -112,6 +121,9 @@ class DiskCache:
             )
         except (OSError, ValueError, KeyError, msgspec.DecodeError):
             shutil.rmtree(folder, ignore_errors=True)  # a damaged entry is rebuilt
+            return None
+        if not _columns_agree(events, memory, len(blob)):
+            shutil.rmtree(folder, ignore_errors=True)
             return None
         os.utime(folder)  # recency for pruning
         return TraceModel(
@@ -137,18 +149,24 @@ class DiskCache:
         return self.entry(key) / "views" / f"{view}.json"
 
     def load_view(self, key: str, view: str) -> bytes | None:
+        path = self.view_path(key, view)
         try:
-            return self.view_path(key, view).read_bytes()
+            data = open_view(path.read_bytes())
         except OSError:
             return None
+        if data is None:  # damaged: computed again (and stored again)
+            path.unlink(missing_ok=True)
+        return data
 
     def store_view(self, key: str, view: str, data: bytes) -> None:
         path = self.view_path(key, view)
         if not path.parent.exists():
             return
+        if PARAM_MARK in view and _count_param_views(path.parent) >= MAX_PARAM_VIEWS:
+            return  # one file per distinct request parameter would grow without end
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
-            tmp.write_bytes(data)
+            tmp.write_bytes(seal_view(data))
             os.replace(tmp, path)
         except OSError:
             tmp.unlink(missing_ok=True)
@@ -170,3 +188,19 @@ class DiskCache:
                 break
             shutil.rmtree(p, ignore_errors=True)
             total -= size
+
+
+def _count_param_views(folder: Path) -> int:
+    try:
+        return sum(1 for name in os.listdir(folder) if PARAM_MARK in name)
+    except OSError:
+        return MAX_PARAM_VIEWS
+
+
+def _columns_agree(events: dict[str, Any], memory: dict[str, Any], args_size: int) -> bool:
+    """Every column of a table has the same length, and the args offsets fit the blob."""
+    lengths = {len(c) for c in events.values()}
+    if len(lengths) > 1 or len({len(c) for c in memory.values()}) > 1:
+        return False
+    ends = events.get("args_end")
+    return ends is None or not len(ends) or 0 <= int(ends[-1]) <= args_size

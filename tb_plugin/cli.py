@@ -3,7 +3,9 @@
 With `--format json` it prints one JSON document. When one run is reported (chosen with
 `--run`, or the only run of the logdir) the top-level keys are the view names, each
 holding exactly what the matching HTTP route returns. Several runs give
-`{"runs": {run name: {view name: ...}}}`. Errors go to stderr with a non-zero exit.
+`{"runs": {run name: {view name: ...}}}`. Each run also has `status` (what the status
+route says: state, partial, warnings, error); a run whose trace failed has only that.
+Errors and warnings go to stderr; the exit code is non-zero when any run failed.
 """
 
 from __future__ import annotations
@@ -30,6 +32,14 @@ EXIT_USAGE, EXIT_LOAD = 2, 3
 
 class ReportError(Exception):
     pass
+
+
+class RunFailed(ReportError):
+    """A run's trace could not be read; `result` is what the JSON says of it."""
+
+    def __init__(self, message: str, result: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.result = result
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -105,9 +115,10 @@ def _report_run(store: TraceStore, run: Run, args: argparse.Namespace) -> dict[s
     try:
         model = store.wait(span.path)
     except LoadFailed as exc:
-        raise ReportError(exc.error["message"]) from None
+        raise RunFailed(exc.error["message"], {"status": store.status(span.path)}) from None
+    # What the status route says of this trace: state, partial, warnings, error.
+    out: dict[str, Any] = {"status": store.status(span.path)}
     names = args.view or supported_views(model)
-    out: dict[str, Any] = {}
     for name in names:
         if name not in VIEWS:
             continue  # run-level views, below
@@ -121,6 +132,9 @@ def _report_run(store: TraceStore, run: Run, args: argparse.Namespace) -> dict[s
         out["distributed"] = analyze_run(run, args.span, cache_dir)
     if args.format == "text":
         print(render_text(run.name, worker.name, span.name, model, out))
+    elif model.partial:  # the text report says so in its heading
+        note = "partial trace (see status.warnings)"
+        print(f"kinetoscope: run {run.name!r}: {note}", file=sys.stderr)
     return out
 
 
@@ -143,9 +157,16 @@ def main(argv: list[str] | None = None) -> int:
         for run in runs:  # a broken run is reported and skipped; the others still print
             try:
                 results[run.name] = _report_run(store, run, args)
+                for rank_error in results[run.name].get("distributed", {}).get("errors", []):
+                    print(
+                        f"kinetoscope: run {run.name!r}: {rank_error['message']}", file=sys.stderr
+                    )
+                    failed = True  # a rank the distributed view had to leave out
             except ReportError as exc:
                 print(f"kinetoscope: run {run.name!r}: {exc}", file=sys.stderr)
                 failed = True
+                if isinstance(exc, RunFailed):
+                    results[run.name] = exc.result  # the JSON says which run failed, and why
     except ReportError as exc:
         print(f"kinetoscope: {exc}", file=sys.stderr)
         return EXIT_LOAD

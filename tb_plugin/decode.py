@@ -5,137 +5,64 @@ whole events, each decoded by msgspec in one call. Peak memory is a chunk, never
 JSON text. A cut is verified by the decode itself: a split inside a string or inside a
 nested value cannot decode, so a chunk that decodes is a run of whole events.
 
-Bad input is handled here, once: raw control characters, bare `N/A` values and bytes that
-are not UTF-8 are repaired chunk by chunk (with a warning), and a file that ends early
-keeps the events read so far (`partial`).
+Bad input is handled here, once: what `repair.py` fixes is repaired chunk by chunk (with
+a warning), a file that ends early or whose gzip data is damaged keeps the events read so
+far (`partial`), and an event that still does not decode is skipped (with a warning).
 """
 
 from __future__ import annotations
 
 import io
 import re
-import types
-import zlib
-from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass
 from itertools import islice
 from typing import Any, BinaryIO, Union
 
 import msgspec
 
+from .limits import max_event_bytes
+from .repair import repair_text
 from .schema import Event
+from .text_blocks import (
+    DecodeReport,
+    ProgressFn,
+    TraceDecodeError,
+    decompressed_blocks,
+)
 
-_zlib_impl: types.ModuleType
-try:  # ISA-L inflates gzip 2-3x faster than zlib; fall back when it is missing.
-    from isal import isal_zlib as _zlib_impl
-except ImportError:  # pragma: no cover - isal is a declared dependency
-    _zlib_impl = zlib
+__all__ = [
+    "DecodeReport",
+    "Piece",
+    "ProgressFn",
+    "Tail",
+    "TraceDecodeError",
+    "decode_tail",
+    "decode_whole_events",
+    "iter_event_batches",
+    "iter_event_pieces",
+]
 
-READ_BLOCK = 4 << 20
-INFLATE_BLOCK = 8 << 20
 CHUNK_TARGET = 24 << 20
 SNIFF_LIMIT = 64 << 20
 
+# msgspec raises RecursionError for values nested too deep (one hostile arg).
+_UNDECODABLE = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
 _events_decoder = msgspec.json.Decoder(list[Event])
 _any_decoder = msgspec.json.Decoder()
+_SEPARATOR_RUN = re.compile(rb"[ \t\r\n,]*")
+_ARRAY_END = re.compile(rb"\}\s*\]")
+_BOM = b"\xef\xbb\xbf"
 _BETWEEN_EVENTS = re.compile(rb"\}\s*,\s*\{")
-_BARE_NA = re.compile(rb"(?<=[:\[,])(\s*)N/A(?=\s*[,\]}])")
-_CONTROL = bytes(range(0x20)).translate(None, b"\t\n\r")
-_CONTROL_TO_SPACE = bytes.maketrans(_CONTROL, b" " * len(_CONTROL))
 
 
-class TraceDecodeError(Exception):
-    """The file cannot be read as a Kineto trace. `kind` is a stable machine-readable tag."""
-
-    def __init__(self, kind: str, message: str, offset: int | None = None) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
-        self.offset = offset
-
-
-@dataclass
-class DecodeReport:
-    header: dict[str, Any] = field(default_factory=dict)
-    partial: bool = False
-    warnings: list[str] = field(default_factory=list)
-    event_count: int = 0
-
-
-ProgressFn = Callable[[int, int], None]
 _EMPTY_MESSAGE = (
     "the file is empty (0 bytes); the profiler was probably interrupted before it wrote the trace"
 )
 
 
-def _decompressed_blocks(
-    f: BinaryIO, total: int, progress: ProgressFn | None, report: DecodeReport
-) -> Iterator[bytes]:
-    """Yield the file's text in blocks; gzip (also multi-member) is inflated on the way."""
-    first = f.read(READ_BLOCK)
-    done = len(first)
-    if progress:
-        progress(done, total)
-    if not first.startswith(b"\x1f\x8b"):
-        block = first
-        while block:
-            yield block
-            block = f.read(READ_BLOCK)
-            done += len(block)
-            if progress:
-                progress(done, total)
-        return
-    inflater = _zlib_impl.decompressobj(31)
-    data = first
-    while True:
-        while data:
-            # Bounded output per call: a 4 MiB block of a trace inflates to 100+ MiB.
-            out = inflater.decompress(data, INFLATE_BLOCK)
-            if out:
-                yield out
-            data = inflater.unconsumed_tail
-            if inflater.eof and inflater.unused_data:  # next gzip member
-                data = inflater.unused_data
-                inflater = _zlib_impl.decompressobj(31)
-        data = f.read(READ_BLOCK)
-        done += len(data)
-        if progress:
-            progress(done, total)
-        if not data:
-            break
-    try:
-        tail = inflater.flush()
-    except Exception:  # noqa: BLE001 - any inflate error here means a cut stream
-        tail = b""
-    if tail:
-        yield tail
-    if not inflater.eof:
-        report.partial = True
-        report.warnings.append(
-            f"the gzip stream ends early (after {done} of {total} bytes were read): "
-            "kept the events that could be read"
-        )
-
-
 def _repair(chunk: bytes, report: DecodeReport) -> bytes:
-    """Fix what early and odd writers emit; each fix is reported once."""
-    fixed = chunk
-    try:
-        fixed.decode("utf-8")
-    except UnicodeDecodeError:
-        fixed = fixed.decode("utf-8", errors="replace").encode("utf-8")
-        _warn_once(report, "bytes that are not UTF-8 were replaced by U+FFFD")
-    if any(c in fixed for c in _CONTROL):
-        stripped = fixed.translate(_CONTROL_TO_SPACE)
-        if stripped != fixed:
-            fixed = stripped
-            _warn_once(report, "raw control characters inside strings were replaced by spaces")
-    if b"N/A" in fixed:
-        quoted = _BARE_NA.sub(rb'\1"N/A"', fixed)
-        if quoted != fixed:
-            fixed = quoted
-            _warn_once(report, 'bare N/A values (not JSON) were read as the string "N/A"')
-    return fixed
+    return repair_text(chunk, report.warnings)
 
 
 def _warn_once(report: DecodeReport, message: str) -> None:
@@ -145,21 +72,21 @@ def _warn_once(report: DecodeReport, message: str) -> None:
 
 def _decode_events(body: bytes, report: DecodeReport) -> list[Event] | None:
     """Decode `body` (whole events joined by commas); None if it is not that."""
-    text = b"[" + body + b"]"
+    events = _decode_typed(b"[" + body + b"]", report)
+    if events is not None:
+        return events
+    repaired = _repair(body, report)
+    if repaired is body:
+        return None
+    return _decode_typed(b"[" + repaired + b"]", report)
+
+
+def _decode_typed(text: bytes, report: DecodeReport) -> list[Event] | None:
     try:
         return _events_decoder.decode(text)
     except msgspec.ValidationError:
         return _decode_lenient(text, report)
-    except (msgspec.DecodeError, UnicodeDecodeError):
-        pass
-    repaired = _repair(body, report)
-    if repaired is body:
-        return None
-    try:
-        return _events_decoder.decode(b"[" + repaired + b"]")
-    except msgspec.ValidationError:
-        return _decode_lenient(b"[" + repaired + b"]", report)
-    except (msgspec.DecodeError, UnicodeDecodeError):
+    except _UNDECODABLE:
         return None
 
 
@@ -167,7 +94,7 @@ def _decode_lenient(text: bytes, report: DecodeReport) -> list[Event] | None:
     """Events whose fields have unexpected types: convert one by one, drop what won't fit."""
     try:
         items = _any_decoder.decode(text)
-    except (msgspec.DecodeError, UnicodeDecodeError):
+    except _UNDECODABLE:
         return None
     events: list[Event] = []
     dropped = 0
@@ -209,17 +136,17 @@ def _split_points(buf: bytes, start: int) -> Iterator[int]:
 def _find_events_start(buf: bytes, final: bool) -> tuple[int, dict[str, Any]] | None:
     """Offset just after the `[` that opens the events, and the header read before it."""
     stripped = buf.lstrip()
+    if stripped.startswith(_BOM):  # some editors and Windows tools write one
+        stripped = stripped[len(_BOM) :].lstrip()
     lead = len(buf) - len(stripped)
     if not stripped:
         return None
     if stripped[:1] == b"[":
         return lead + 1, {}
     if stripped[:1] != b"{":
+        # Never echo the content: a symlink may point at any file of the machine.
         raise TraceDecodeError(
-            "not_json",
-            "the file is not JSON: it starts with "
-            + repr(stripped[:20].decode("utf-8", "replace")),
-            lead,
+            "not_json", "the file is not JSON: it does not start with { or [", lead
         )
     pos = 0
     while True:
@@ -236,15 +163,15 @@ def _find_events_start(buf: bytes, final: bool) -> tuple[int, dict[str, Any]] | 
         if m is None:
             pos = key + 1
             continue
-        head = buf[:key].rstrip()
+        head = buf[lead:key].rstrip()
         if head.endswith(b","):
             head = head[:-1]
         try:
             header = _any_decoder.decode(head + b"}") if head.strip() != b"{" else {}
-        except msgspec.DecodeError:
+        except _UNDECODABLE:
             try:
                 header = _any_decoder.decode(_repair(head, DecodeReport()) + b"}")
-            except msgspec.DecodeError:
+            except _UNDECODABLE:
                 pos = key + 1
                 continue
         return m.end(), header if isinstance(header, dict) else {}
@@ -260,10 +187,10 @@ def _read_trailer(rest: bytes, report: DecodeReport) -> dict[str, Any]:
         return {}
     try:
         value = _any_decoder.decode(b"{" + body)
-    except msgspec.DecodeError:
+    except _UNDECODABLE:
         try:
             value = _any_decoder.decode(b"{" + _repair(body, report))
-        except msgspec.DecodeError:
+        except _UNDECODABLE:
             report.warnings.append("the keys after the events array could not be read")
             return {}
     return value if isinstance(value, dict) else {}
@@ -278,7 +205,8 @@ def iter_event_batches(
     consumed = 0  # bytes of text dropped from the front of buf, for error offsets
     saw_text = False
     ended = False
-    blocks = _decompressed_blocks(f, total, progress, report)
+    limit = max_event_bytes()
+    blocks = decompressed_blocks(f, total, progress, report)
     exhausted = False
     while not exhausted:
         block = next(blocks, None)
@@ -290,13 +218,15 @@ def iter_event_batches(
             if len(buf) - max(start, 0) < CHUNK_TARGET:
                 continue
         if ended:
-            buf = buf[-(1 << 20) :]
+            buf = _trailer_window(buf)
             continue
         if start < 0:
             found = _find_events_start(buf, final=exhausted)
             if found is None:
                 if exhausted:
                     break
+                blank = len(buf) - len(buf.lstrip())  # a blank run is dropped as it comes
+                buf, consumed = buf[blank:], consumed + blank
                 continue
             start, report.header = found
         batch, next_start, end_pos = _take_events(buf, start, exhausted, report, consumed)
@@ -312,24 +242,46 @@ def iter_event_batches(
         consumed += next_start
         buf = buf[next_start:]
         start = 0
+        if len(buf) > limit:
+            _stop_at_oversized_text(report, consumed, limit)
+            return
     if ended and exhausted and buf:
         report.header.update(_read_trailer(buf, report))
+    _check_end(report, saw_text, found_array=start >= 0, closed=ended)
+
+
+def _check_end(report: DecodeReport, saw_text: bool, found_array: bool, closed: bool) -> None:
+    """After the last block: an error for a file with no events, `partial` for a cut one."""
     if not saw_text:
         raise TraceDecodeError("empty_file", _EMPTY_MESSAGE, 0)
-    if start < 0:
+    if not found_array:
         raise TraceDecodeError(
             "not_kineto",
             'the file has no events array ("traceEvents" or a top-level '
             "JSON array) that could be read",
             0,
         )
-    if not ended:
+    if not closed:
         report.partial = True
         _warn_once(
             report,
             "the events array is not closed (the file ends early); "
             "kept the events that could be read",
         )
+
+
+def _trailer_window(buf: bytes) -> bytes:
+    # The keys after the events array are small; blank runs there are dropped.
+    stripped = buf.strip()
+    return stripped[-(1 << 20) :] if stripped else b" "
+
+
+def _stop_at_oversized_text(report: DecodeReport, offset: int, limit: int) -> None:
+    report.partial = True
+    report.warnings.append(
+        f"more than {limit >> 20} MiB of text without an event boundary at byte {offset} "
+        "(KINETOSCOPE_MAX_EVENT_MB): stopped reading there, kept the events before it"
+    )
 
 
 @dataclass
@@ -355,7 +307,8 @@ def iter_event_pieces(
     buf = b""
     start = -1
     saw_text = False
-    for block in _decompressed_blocks(f, total, progress, report):
+    limit = max_event_bytes()
+    for block in decompressed_blocks(f, total, progress, report):
         saw_text = True
         buf += block
         if len(buf) - max(start, 0) < CHUNK_TARGET:
@@ -367,6 +320,10 @@ def iter_event_pieces(
             start, report.header = found
         cut = next(_split_points(buf, _skip_separator(buf, start)), None)
         if cut is None:
+            if len(buf) - start > limit:
+                _stop_at_oversized_text(report, start, limit)
+                yield Tail(b"", in_array=True)
+                return
             continue
         body, buf, start = buf[start:cut], buf[cut:], 0
         returned = yield body
@@ -417,10 +374,15 @@ def _take_events(
     """Decode the whole events in buf[start:]. Returns (events, next start, array end)."""
     body_start = _skip_separator(buf, start)
     if final:
-        for last, close in _array_ends(buf, body_start):
+        ends = _array_ends(buf, body_start)
+        for last, close in ends:
             events = _decode_events(buf[body_start:last], report) if last > body_start else []
             if events is not None:
                 return events, close, close
+        if ends and buf[ends[0][1] :].strip() in (b"", b"}"):
+            # The array is closed but some events in it do not decode: keep the others.
+            last, close = ends[0]
+            return _decode_run(buf, body_start, last, report, consumed), close, close
         # No closing bracket: the file was cut. Keep every whole event before the cut.
         events = _decode_events(buf[body_start:], report)
         if events is not None:
@@ -440,23 +402,24 @@ def _take_events(
         # event, then go on. (A cut can also fail because it fell inside a string that
         # looks like a separator; more text then brings a good cut, so wait first.)
         return _decode_run(buf, body_start, cuts[0], report, consumed), cuts[0], None
-    return [], start, None
+    return [], body_start, None  # blank text before the next event is dropped now
 
 
 def _array_ends(buf: bytes, body_start: int) -> list[tuple[int, int]]:
     """Candidate (end of the last event, offset after the closing `]`), last first."""
     if buf[body_start : body_start + 1] == b"]":  # an empty events array
         return [(body_start, body_start + 1)]
-    base = max(body_start, len(buf) - (1 << 20))
-    found = [(base + m.start() + 1, base + m.end()) for m in re.finditer(rb"\}\s*\]", buf[base:])]
+    # Blank text after the array (also before the object's closing brace) can be long.
+    tail = buf.rstrip()
+    end = len(tail[:-1].rstrip()) if tail.endswith(b"}") else len(tail)
+    base = max(body_start, end - (1 << 20))
+    found = [(m.start() + 1, m.end()) for m in _ARRAY_END.finditer(buf, base, end)]
     return found[::-1][:4]
 
 
 def _skip_separator(buf: bytes, pos: int) -> int:
-    n = len(buf)
-    while pos < n and buf[pos] in b" \t\r\n,":
-        pos += 1
-    return pos
+    match = _SEPARATOR_RUN.match(buf, pos)
+    return match.end() if match else pos
 
 
 def _decode_run(buf: bytes, lo: int, hi: int, report: DecodeReport, consumed: int) -> list[Event]:

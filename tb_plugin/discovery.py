@@ -15,7 +15,7 @@ import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .naming import TraceName, parse_trace_name
+from .naming import TraceName, display_name, parse_trace_name
 
 SNIFF_BYTES = 64 * 1024
 # A gzip member of JSON compresses ~10x; this bounds the raw read for odd files.
@@ -149,14 +149,14 @@ def _build_run(name: str, path: str, found: Iterable[tuple[TraceName, str, os.st
             SpanFile(
                 name=str(i),
                 path=os.path.join(path, file),
-                file=file,
+                file=display_name(file),
                 timestamp=parsed.timestamp,
                 size=st.st_size,
                 mtime_ns=st.st_mtime_ns,
             )
             for i, (parsed, file, st) in enumerate(items, start=1)
         )
-        workers.append(Worker(name=worker_name, spans=spans))
+        workers.append(Worker(name=display_name(worker_name), spans=spans))
     return Run(name=name, path=path, workers=tuple(workers))
 
 
@@ -198,7 +198,7 @@ def scan_logdir(logdir: str) -> tuple[Run, ...]:
         if found:
             rel = os.path.relpath(folder, root)
             name = "." if rel == os.curdir else rel.replace(os.sep, "/")
-            runs.append(_build_run(name, folder, found))
+            runs.append(_build_run(display_name(name), folder, found))
     return tuple(sorted(runs, key=_run_sort_key))
 
 

@@ -36,7 +36,7 @@ from .build import build_model
 from .cache import DiskCache, cache_key
 from .discovery import Run, SpanFile, Worker
 from .listing import rank_from_name
-from .loader import describe_error
+from .loader import LoadFailed, TraceStore, describe_error, exception_text
 from .model import file_identity
 
 log = logging.getLogger(__name__)
@@ -46,6 +46,8 @@ SUMMARY_DIR = ".distributed"  # under the cache root; "." keeps the model cache'
 PROCESS_POOL_MIN_RANKS = 8  # from this many ranks, summaries are computed in processes
 POOL_WORKERS = 2
 EXECUTOR_ENV = "KINETOSCOPE_DISTRIBUTED_EXECUTOR"  # "module:factory" returning an Executor
+# Built at import, before threads share it: see model.decoders_for.
+_SUMMARY_DECODER = msgspec.json.Decoder(RankSummary)
 
 Progress = Callable[[int, int], None]
 
@@ -72,11 +74,15 @@ def summary_cache(cache_dir: str) -> DiskCache:
     return DiskCache(os.path.join(cache_dir, SUMMARY_DIR))
 
 
-def rank_summary(path: str, cache_dir: str | None = None) -> RankSummary:
+def rank_summary(
+    path: str, cache_dir: str | None = None, store: TraceStore | None = None
+) -> RankSummary:
     """Summary of one rank's trace file. With `cache_dir`, read from / written to the disk
     cache (key per file state), and a model already cached there (the rank was opened in
     the UI) is reused; otherwise the trace is decoded in memory and not added to the model
-    cache (hundreds of ranks would fill it). Raises RankFailed for unreadable files."""
+    cache (hundreds of ranks would fill it). With `store` (the plugin's), the model comes
+    from it: a file it is loading is parsed once, not twice. Raises RankFailed for
+    unreadable files."""
     try:
         key = cache_key(file_identity(path))
     except OSError as exc:
@@ -86,15 +92,16 @@ def rank_summary(path: str, cache_dir: str | None = None) -> RankSummary:
         data = summaries.load_view(key, SUMMARY_VIEW)
         if data is not None:
             try:
-                cached = msgspec.json.decode(data, type=RankSummary)
+                cached = _SUMMARY_DECODER.decode(data)
                 if cached.version == VERSION:
                     return cached
             except (msgspec.DecodeError, msgspec.ValidationError):
                 pass  # recompute below
     try:
-        model = DiskCache(cache_dir).load(key) if cache_dir else None
-        if model is None:
-            model = build_model(path)
+        on_disk = DiskCache(cache_dir).load(key) if cache_dir and store is None else None
+        model = store.wait(path) if store is not None else on_disk or build_model(path)
+    except LoadFailed as exc:
+        raise RankFailed(exc.error) from None
     except Exception as exc:  # noqa: BLE001 - described like the loader does
         raise RankFailed(describe_error(path, exc)) from None
     summary = summarize_rank(model)
@@ -136,14 +143,18 @@ def summarize_all(
     cache_dir: str | None = None,
     executor: Executor | None = None,
     progress: Progress | None = None,
+    store: TraceStore | None = None,
 ) -> tuple[list[RankSummary | None], list[dict[str, Any] | None]]:
     """Summaries of every path (None where it failed) and the per-path errors.
 
-    When a process pool breaks (a worker killed, or a script without the
+    With `store`, ranks summarized in threads take their models from it, and so do, with
+    a process pool, the ranks it already holds (loading or loaded): no file is parsed
+    twice. When a process pool breaks (a worker killed, or a script without the
     `if __name__ == "__main__":` guard that spawn needs), the ranks it lost are summarized
     again in threads."""
     own = executor is None
     pool = executor or default_executor(len(paths))
+    helper = None
     results: list[RankSummary | None] = [None] * len(paths)
     errors: list[dict[str, Any] | None] = [None] * len(paths)
     lost: list[int] = []
@@ -168,10 +179,13 @@ def summarize_all(
                 progress(done, len(paths))
 
     try:
-        collect({pool.submit(rank_summary, path, cache_dir): i for i, path in enumerate(paths)})
+        futures, helper = _submit_ranks(pool, paths, cache_dir, store)
+        collect(futures)
     finally:
         if own:
             pool.shutdown(wait=True)
+        if helper is not None:
+            helper.shutdown(wait=True)
     if lost:
         log.warning(
             "kinetoscope: the process pool broke; summarizing %d ranks in threads", len(lost)
@@ -181,16 +195,35 @@ def summarize_all(
     return results, errors
 
 
+def _submit_ranks(
+    pool: Executor, paths: list[str], cache_dir: str | None, store: TraceStore | None
+) -> tuple[dict[Future[RankSummary], int], ThreadPoolExecutor | None]:
+    """Submit every rank; those whose model the store gives go to threads (the pool's own,
+    or a helper's beside a process pool, which the store cannot reach)."""
+    in_threads = isinstance(pool, ThreadPoolExecutor)
+    from_store = [store is not None and (in_threads or store.holds(p)) for p in paths]
+    helper = None if in_threads or not any(from_store) else ThreadPoolExecutor(POOL_WORKERS)
+    futures = {
+        (helper or pool).submit(rank_summary, path, cache_dir, store)
+        if from_store[i]
+        else pool.submit(rank_summary, path, cache_dir): i
+        for i, path in enumerate(paths)
+    }
+    return futures, helper
+
+
 def analyze_run(
     run: Run,
     span: str | None = None,
     cache_dir: str | None = None,
     executor: Executor | None = None,
     progress: Progress | None = None,
+    store: TraceStore | None = None,
 ) -> dict[str, Any]:
     """The `distributed` view of a run (what the route and the CLI return)."""
     picks = chosen_spans(run, span)
-    results, errors = summarize_all([s.path for _, s in picks], cache_dir, executor, progress)
+    paths = [s.path for _, s in picks]
+    results, errors = summarize_all(paths, cache_dir, executor, progress, store)
     inputs = []
     failed = []
     for (worker, chosen), summary, error in zip(picks, results, errors):
@@ -231,9 +264,14 @@ class DistributedJobs:
     (run, span, file states); shared bounded pools across jobs."""
 
     def __init__(
-        self, cache_dir: str | None, executor: Executor | None = None, max_jobs: int = 32
+        self,
+        cache_dir: str | None,
+        executor: Executor | None = None,
+        max_jobs: int = 32,
+        store: TraceStore | None = None,
     ) -> None:
         self.cache_dir = cache_dir
+        self.store = store
         self.executor = executor if executor is not None else _executor_from_env()
         self.max_jobs = max_jobs
         self._jobs: OrderedDict[tuple[Any, ...], _Job] = OrderedDict()
@@ -294,11 +332,11 @@ class DistributedJobs:
 
         pool = self._pool(job.total)
         try:
-            view = analyze_run(run, span, self.cache_dir, pool, progress)
+            view = analyze_run(run, span, self.cache_dir, pool, progress, self.store)
             job.result = msgspec.json.encode(view)
         except Exception as exc:  # noqa: BLE001 - reported to the client, server stays up
             log.warning("kinetoscope: distributed view of %s failed: %r", run.name, exc)
-            job.failure = f"distributed view of run {run.name!r} failed: {exc!r}"
+            job.failure = f"distributed view of run {run.name!r} failed: {exception_text(exc)}"
         if isinstance(pool, ProcessPoolExecutor) and _is_broken(pool):
             with self._lock:
                 if self._processes is pool:

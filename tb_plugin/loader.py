@@ -7,21 +7,25 @@ A file that fails to load records its error; it never takes a neighbour down wit
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 
 from .build import build_model
-from .cache import DiskCache, cache_key
+from .cache import MAX_PARAM_VIEWS, PARAM_MARK, DiskCache, cache_key
 from .decode import TraceDecodeError
+from .limits import load_timeout_s, slow_load_s
+from .load_pool import LoadPool
 from .model import TraceModel, file_identity, model_nbytes
+from .naming import display_name
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +34,12 @@ LOADING, READY, ERROR = "loading", "ready", "error"
 
 class NotReady(Exception):
     """The file is still loading."""
+
+
+class LoadTimeout(Exception):
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"loading took longer than {seconds:g} s")
+        self.seconds = seconds
 
 
 class LoadFailed(Exception):
@@ -66,7 +76,7 @@ class LoadState:
 
 def describe_error(path: str, exc: BaseException) -> dict[str, Any]:
     """A per-file error a person can act on: what, which file, where."""
-    file = os.path.basename(path)
+    file = display_name(os.path.basename(path))
 
     def error(kind: str, message: str, offset: int | None = None) -> dict[str, Any]:
         return {"kind": kind, "message": f"{file}: {message}", "file": file, "offset": offset}
@@ -74,13 +84,36 @@ def describe_error(path: str, exc: BaseException) -> dict[str, Any]:
     if isinstance(exc, TraceDecodeError):
         where = f" (at byte {exc.offset})" if exc.offset else ""
         return error(exc.kind, f"{exc.message}{where}", exc.offset)
+    if isinstance(exc, LoadTimeout):
+        return error(
+            "timeout",
+            f"{exc} (KINETOSCOPE_LOAD_TIMEOUT_S), so it was stopped; "
+            "it is retried when the file changes",
+        )
     if isinstance(exc, FileNotFoundError):
         return error("missing", "the file was removed")
     if isinstance(exc, MemoryError):
         return error("too_large", "not enough memory to load it")
     if isinstance(exc, OSError):
         return error("io", f"cannot read it ({exc.strerror or exc})")
-    return error("internal", f"could not be analysed ({exc!r})")
+    return error("internal", f"could not be analysed ({exception_text(exc)})")
+
+
+def exception_text(exc: BaseException) -> str:
+    """An exception for an error message, without the data it may hold: the repr of a
+    UnicodeDecodeError (and of others) quotes the bytes, i.e. the file's content."""
+    if isinstance(exc, UnicodeError):
+        return f"{type(exc).__name__}: {getattr(exc, 'reason', '')}"
+    return f"{type(exc).__name__}: {str(exc)[:200]}"
+
+
+def _is_cache_write_error(exc: OSError) -> bool:
+    # Reading the trace fails with other errors (ENOENT, EISDIR, ...); these are writes.
+    return exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EFBIG)
+
+
+def _count_param_views(views: dict[str, bytes]) -> int:
+    return sum(1 for name in views if PARAM_MARK in name)
 
 
 class TraceStore:
@@ -88,7 +121,7 @@ class TraceStore:
         self, cache: DiskCache | None = None, workers: int = 2, memory_budget: int | None = None
     ) -> None:
         self.cache = cache
-        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kinetoscope")
+        self.pool = LoadPool(workers)
         self.states: OrderedDict[str, LoadState] = OrderedDict()
         self.lock = threading.Lock()
         env_mb = os.environ.get("KINETOSCOPE_MEMORY_MB")
@@ -112,8 +145,17 @@ class TraceStore:
             state = LoadState(key=key, path=path, bytes_total=source["size"])
             self.states[key] = state
         if start:
-            self.pool.submit(self._load, state)
+            self.pool.submit(lambda: self._load(state))
         return state
+
+    def holds(self, path: str) -> bool:
+        """Whether this file, in its current state, is loading or loaded here."""
+        try:
+            key = cache_key(file_identity(path))
+        except OSError:
+            return False
+        with self.lock:
+            return key in self.states
 
     def status(self, path: str) -> dict[str, Any]:
         return self.state_for(path).snapshot()
@@ -132,9 +174,17 @@ class TraceStore:
         return self.model(path)
 
     def _load(self, state: LoadState) -> None:
+        started = time.monotonic()
+        slow_at, deadline = started + slow_load_s(), started + load_timeout_s()
+
         def progress(done: int, total: int) -> None:
             state.bytes_done = done
             state.bytes_total = max(total, done)
+            now = time.monotonic()
+            if now > slow_at:
+                self.pool.release_slot()
+            if now > deadline:
+                raise LoadTimeout(deadline - started)
 
         try:
             model = self.cache.load(state.key) if self.cache else None
@@ -162,10 +212,23 @@ class TraceStore:
             model = build_model(
                 state.path, args_path=self.cache.args_path(build_dir), progress=progress
             )
-            self.cache.publish(state.key, build_dir, model)
+        except OSError as exc:
+            self.cache.discard(build_dir)
+            if not _is_cache_write_error(exc):
+                raise
+            # A full or broken cache must not make the trace unloadable: the args spill
+            # to a temporary file instead (if that fails too, the error is the file's).
+            log.warning("kinetoscope: cannot write the cache (%s); loading without it", exc)
+            return build_model(state.path, progress=progress)
         except BaseException:
             self.cache.discard(build_dir)
             raise
+        try:
+            self.cache.publish(state.key, build_dir, model)
+        except OSError as exc:
+            # The model is whole in memory (its args stay mapped after the folder goes).
+            log.warning("kinetoscope: cannot write the cache (%s); not cached", exc)
+            self.cache.discard(build_dir)
         return model
 
     def _evict(self) -> None:
@@ -197,8 +260,9 @@ class TraceStore:
                 data = msgspec.json.encode(compute(model))
                 if self.cache:
                     self.cache.store_view(state.key, name, data)
-            state.views[name] = data
+            if PARAM_MARK not in name or _count_param_views(state.views) < MAX_PARAM_VIEWS:
+                state.views[name] = data  # bounded: requests choose the parameters
             return data
 
     def close(self) -> None:
-        self.pool.shutdown(wait=False, cancel_futures=True)
+        self.pool.close()

@@ -154,16 +154,15 @@ class TraceModel:
         pieces = [
             bytes(blob[a:b]) if b > a else b"{}" for a, b in zip(starts.tolist(), stops.tolist())
         ]
-        decoder = msgspec.json.Decoder(list[shape])  # type: ignore[valid-type]
+        decoder, one = decoders_for(shape)
         try:
             return decoder.decode(b"[" + b",".join(pieces) + b"]")
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             out: list[T] = []
-            one = msgspec.json.Decoder(shape)
             for piece in pieces:
                 try:
                     out.append(one.decode(piece))
-                except (msgspec.DecodeError, msgspec.ValidationError):
+                except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
                     out.append(msgspec.convert({}, shape))
             return out
 
@@ -204,6 +203,25 @@ def model_nbytes(model: TraceModel) -> int:
         a.nbytes for a in model.memory.values()
     )
     return int(cols)
+
+
+_decoders: dict[type, tuple[Any, Any]] = {}
+_decoders_lock = threading.Lock()
+
+
+def decoders_for(shape: type[T]) -> tuple[msgspec.json.Decoder[list[T]], msgspec.json.Decoder[T]]:
+    """JSON decoders of `list[shape]` and `shape`, built once per shape.
+
+    msgspec fills a Struct type's decoding info on first use, and two threads doing that
+    for the same type at once can crash the process (seen with msgspec 0.22): build under a
+    lock, then share.
+    """
+    with _decoders_lock:
+        pair = _decoders.get(shape)
+        if pair is None:
+            pair = (msgspec.json.Decoder(list[shape]), msgspec.json.Decoder(shape))  # type: ignore[valid-type]
+            _decoders[shape] = pair
+        return pair
 
 
 def file_identity(path: str) -> dict[str, Any]:

@@ -84,6 +84,44 @@ def temp_name_for(final_name: str, token: str) -> str:
     return f".{final_name}.{token}{TEMP_SUFFIX}"
 
 
+# `.{final name}.{host}-{pid}-{12 hex}-{json|gz}.tmp`, plus the `.tmp` the profiler adds
+# to its own temp file; older handlers wrote no host.
+_TEMP_RE = re.compile(
+    r"^\..+\.pt\.trace\.json(?:\.gz)?\.(?:(?P<host>.+)-)?(?P<pid>\d+)-[0-9a-f]{12}"
+    r"-(?:json|gz)\.tmp(?:\.tmp)?$",
+    re.DOTALL,
+)
+
+
+@dataclass(frozen=True)
+class TempWriter:
+    """Who wrote a handler temp file: host (None if not recorded) and process id."""
+
+    host: str | None
+    pid: int
+
+
+def temp_writer(filename: str) -> TempWriter | None:
+    """The writer of a handler temp file name; None for any other name."""
+    match = _TEMP_RE.match(filename.rsplit("/", 1)[-1])
+    if match is None:
+        return None
+    return TempWriter(host=match.group("host"), pid=int(match.group("pid")))
+
+
+def display_name(name: str) -> str:
+    """`name` as valid UTF-8 text for JSON and terminals.
+
+    os.listdir() gives bytes that are not UTF-8 as lone surrogates, which no encoder
+    accepts; they are shown as `\\xff` escapes (unique, readable). Paths keep the raw name.
+    """
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return name
+
+
 def default_worker_name() -> str:
     """Same default as torch's handler: unique per process on a host."""
     return f"{socket.gethostname()}_{os.getpid()}"

@@ -8,6 +8,7 @@ arguments, 422 a file that cannot be read). Routes are listed in docs/http_api.m
 from __future__ import annotations
 
 import os
+import re
 import threading
 from typing import Any
 
@@ -22,7 +23,7 @@ from .cache import DiskCache, default_cache_dir
 from .discovery import LogdirWatcher, Run, SpanFile
 from .distributed_job import DistributedJobError, DistributedJobs
 from .listing import run_listing, worker_listing
-from .loader import LoadFailed, NotReady, TraceStore
+from .loader import LoadFailed, NotReady, TraceStore, exception_text
 from .params import ViewParamError
 from .static_files import dist_root, respond_static
 from .timeline.api import ROUTES as TIMELINE_ROUTES
@@ -72,7 +73,8 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
         if os.environ.get("KINETOSCOPE_NO_CACHE") != "1":
             cache = DiskCache(default_cache_dir())
         self.store = TraceStore(cache)
-        self.distributed = DistributedJobs(str(cache.root) if cache else None)
+        # Ranks come from the store: a trace the UI is loading is not parsed again.
+        self.distributed = DistributedJobs(str(cache.root) if cache else None, store=self.store)
         self.static_root = dist_root()
 
     # --- TensorBoard hooks ------------------------------------------------------
@@ -215,7 +217,8 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
             except LoadFailed as exc:
                 raise TraceUnreadableError(exc.error["message"]) from None
             except Exception as exc:  # noqa: BLE001 - an analysis bug must not kill TensorBoard
-                raise AnalysisError(f"{name} of {span.file} failed: {exc!r}") from None
+                failure = f"{name} of {span.file} failed: {exception_text(exc)}"
+                raise AnalysisError(failure) from None
             return self._json(request, data)
 
         return serve
@@ -275,7 +278,7 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
             except TimelineNotFound as exc:
                 raise errors.NotFoundError(str(exc)) from None
             except Exception as exc:  # noqa: BLE001 - an analysis bug must not kill TensorBoard
-                raise AnalysisError(f"{name} failed: {exc!r}") from None
+                raise AnalysisError(f"{name} failed: {exception_text(exc)}") from None
             return self._json(request, data)
 
         return serve
@@ -292,7 +295,8 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
             request.environ,
             mimetype="application/gzip" if gz else "application/json",
             as_attachment=True,
-            download_name=span.file,
+            # CR, LF and other controls cannot go into a header (werkzeug refuses them).
+            download_name=re.sub(r"[\x00-\x1f\x7f]", "_", span.file),
             conditional=True,
         )
         response.headers["X-Content-Type-Options"] = "nosniff"

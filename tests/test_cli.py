@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from builders import TraceBuilder
-from kinetoscope.cli import main
+from kinetoscope.cli import EXIT_LOAD, main
 
 
 def make_logdir(root: Path) -> Path:
@@ -67,7 +68,12 @@ def test_errors_go_to_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert main(["report", str(logdir), "--format", "json"]) != 0
     captured = capsys.readouterr()
     assert "not JSON" in captured.err
-    assert sorted(json.loads(captured.out)["runs"]) == ["r1", "r2"]  # the others still print
+    runs = json.loads(captured.out)["runs"]
+    assert sorted(runs) == ["bad", "r1", "r2"]  # the others still print
+    assert runs["bad"] == {"status": runs["bad"]["status"]}  # only what went wrong
+    assert runs["bad"]["status"]["state"] == "error"
+    assert runs["bad"]["status"]["error"]["kind"] == "not_json"
+    assert runs["r1"]["status"]["state"] == "ready" and not runs["r1"]["status"]["partial"]
     assert main(["report", str(tmp_path / "missing")]) != 0
     assert main(["report", str(logdir), "--run", "nope"]) != 0
     assert "no run named 'nope'" in capsys.readouterr().err
@@ -108,3 +114,32 @@ def test_python_dash_m(tmp_path: Path) -> None:
         check=True,
     )
     assert json.loads(done.stdout)["overview"]["step_count"] == 1
+
+
+def test_json_report_says_a_trace_is_partial(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    logdir = make_logdir(tmp_path / "logs")
+    path = logdir / "r1" / "worker0.1.pt.trace.json.gz"
+    text = gzip.decompress(path.read_bytes())
+    path.write_bytes(gzip.compress(text[: len(text) - 40]))  # cut inside the last event
+    assert main(["report", str(logdir), "--run", "r1", "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    status = json.loads(captured.out)["status"]
+    assert status["state"] == "ready" and status["partial"]
+    assert any("not closed" in w for w in status["warnings"])
+    assert "partial trace" in captured.err
+
+
+def test_a_rank_left_out_of_the_distributed_view_fails_the_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    logdir = make_logdir(tmp_path / "logs")
+    (logdir / "r1" / "worker1.1.pt.trace.json").write_text("not json")
+    assert main(["report", str(logdir), "--run", "r1", "--format", "json"]) == EXIT_LOAD
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert doc["status"]["state"] == "ready"  # worker0, the one reported, is fine
+    (error,) = doc["distributed"]["errors"]
+    assert error["worker"] == "worker1" and error["kind"] == "not_json"
+    assert "not JSON" in captured.err

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from corpus import CORPUS, corpus_path, corpus_traces
-from kinetoscope import decode
+from kinetoscope import decode, text_blocks
 from kinetoscope.build import build_model
 from kinetoscope.categories import Kind, Phase
 from kinetoscope.decode import TraceDecodeError
@@ -123,7 +123,7 @@ def test_any_chunking_gives_the_same_model(
     many = [dict(EVENTS[0], ts=i, name=f"op{i % 7}") for i in range(500)] + EVENTS
     path = write(tmp_path / "t.json", doc(many))
     monkeypatch.setattr(decode, "CHUNK_TARGET", chunk)
-    monkeypatch.setattr(decode, "READ_BLOCK", 97)
+    monkeypatch.setattr(text_blocks, "READ_BLOCK", 97)
     model = build_model(str(path))
     assert len(model) == 504
     assert model.events["ts"][:500].tolist() == list(range(500))
@@ -270,7 +270,7 @@ def test_decoding_in_worker_processes_gives_the_same_model(
     path = write(tmp_path / "t.json.gz", doc(many), gz=True)
     sequential = build_model(str(path))
     monkeypatch.setattr(decode, "CHUNK_TARGET", 700)
-    monkeypatch.setattr(decode, "INFLATE_BLOCK", 37)
+    monkeypatch.setattr(text_blocks, "INFLATE_BLOCK", 37)
     monkeypatch.setattr(build, "PARALLEL_MIN_TEXT", 0)
     monkeypatch.setenv("KINETOSCOPE_DECODE_PROCESSES", "2")
     sent: list[bytes] = []

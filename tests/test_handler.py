@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import gzip
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -107,7 +109,7 @@ def test_dir_is_under_a_file(tmp_path: Path) -> None:
     (tmp_path / "afile").write_text("x")
     target = tmp_path / "afile" / "run"
     with pytest.raises(TraceWriteError) as info:
-        profile_once(tensorboard_trace_handler(str(target), worker_name="w"))
+        profile_once(tensorboard_trace_handler(str(target), worker_name="w", strict=True))
     assert isinstance(info.value, OSError)
     assert str(target) in str(info.value)
     assert sorted(os.listdir(tmp_path)) == ["afile"]
@@ -122,7 +124,7 @@ def test_read_only_dir(tmp_path: Path) -> None:
     ro.chmod(0o555)
     try:
         with pytest.raises(TraceWriteError) as info:
-            profile_once(tensorboard_trace_handler(str(ro), worker_name="w"))
+            profile_once(tensorboard_trace_handler(str(ro), worker_name="w", strict=True))
         assert str(ro) in str(info.value)
         assert os.listdir(ro) == []
     finally:
@@ -138,9 +140,25 @@ def test_export_failure_leaves_nothing(tmp_path: Path) -> None:
                 f.write('{"traceEvents": [')
             raise OSError(28, "No space left on device")
 
-    handler = tensorboard_trace_handler(str(tmp_path), worker_name="w")
-    with pytest.raises(TraceWriteError, match="No space left"):
+    handler = tensorboard_trace_handler(str(tmp_path), worker_name="w", strict=True)
+    with pytest.raises(TraceWriteError, match="No space left") as info:
         handler(HalfWriter())
+    assert info.value.errno == errno.ENOSPC
+    assert "errno ENOSPC, 17 bytes written" in str(info.value)
+    assert os.listdir(tmp_path) == []
+
+
+def test_failure_is_logged_not_raised_by_default(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    class FullDisk:
+        def export_chrome_trace(self, path: str) -> None:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    handler = tensorboard_trace_handler(str(tmp_path), worker_name="w")
+    with caplog.at_level(logging.ERROR, logger="kinetoscope.handlers"):
+        assert handler(FullDisk()) is None
+    assert "errno ENOSPC" in caplog.text and str(tmp_path) in caplog.text
     assert os.listdir(tmp_path) == []
 
 
@@ -150,7 +168,7 @@ def test_interrupted_rename_leaves_nothing(tmp_path: Path, monkeypatch: pytest.M
 
     monkeypatch.setattr(os, "replace", broken_replace)
     with pytest.raises(TraceWriteError, match="simulated crash"):
-        profile_once(tensorboard_trace_handler(str(tmp_path), worker_name="w"))
+        profile_once(tensorboard_trace_handler(str(tmp_path), worker_name="w", strict=True))
     monkeypatch.undo()
     assert os.listdir(tmp_path) == []
 

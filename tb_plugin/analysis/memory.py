@@ -551,7 +551,10 @@ def _calls(model: TraceModel, lo: float, hi: float, n_names: int) -> np.ndarray:
 def memory_curve(model: TraceModel, params: Mapping[str, str]) -> CurveView:
     index = memory_index(model)
     start, end, lo, hi = _range(params)
-    (d,) = _devices(index, params, default_all=False)
+    chosen = _devices(index, params, default_all=False)
+    if not chosen:  # like a device that is not there: 400, with the reason
+        raise ViewParamError("the trace has no memory events, so no memory curve")
+    (d,) = chosen
     width = integer(params, "width", DEFAULT_WIDTH, 1, MAX_WIDTH)
     t, alloc, res = _step_points(d, lo, hi)
     keep = downsample(t, [alloc] if res is None else [alloc, res], width)

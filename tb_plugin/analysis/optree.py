@@ -338,7 +338,10 @@ def build_op_tree(model: TraceModel) -> OpTree:
         pos = np.searchsorted(runtimes, launcher)  # runtimes are sorted row numbers
         ok = launcher >= 0
         rt_index[ok] = pos[ok]
-    gpu_node = np.where(rt_index >= 0, rt_node[np.maximum(rt_index, 0)], -1)
+    # No runtime rows (a trace cut before them): no GPU work has an owner.
+    gpu_node = (
+        np.where(rt_index >= 0, rt_node[np.maximum(rt_index, 0)], -1) if rt_node.size else rt_index
+    )
     gpu_dur = ev["dur"][gpu].astype(np.float64)
     gpu_tc = (
         _matrix_core_names(model)[ev["name"][gpu]] & (ev["kind"][gpu] == Kind.KERNEL)

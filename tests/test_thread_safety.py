@@ -1,0 +1,73 @@
+"""Decoders shared by threads: building them at the same moment must not crash.
+
+msgspec fills a type's decoding info on first use (`decode(..., type=T)` caches it on
+the type); two threads doing that at once crashed the process now and then. The package
+builds its decoders once, before threads share them.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from builders import TraceBuilder
+
+PACKAGE = Path(__file__).resolve().parents[1] / "tb_plugin"
+
+STRESS = """
+import sys, threading
+from kinetoscope.distributed_job import rank_summary
+from kinetoscope.model import decoders_for
+from kinetoscope.schema import CoreArgs
+
+path, cache_dir = sys.argv[1], sys.argv[2]
+threads = 16
+barrier = threading.Barrier(threads)
+
+def work():
+    barrier.wait()
+    rank_summary(path, cache_dir)  # read back from the cache: the summary decoder
+    decoders_for(CoreArgs)[0].decode(b"[{}]")
+
+pool = [threading.Thread(target=work) for _ in range(threads)]
+for t in pool:
+    t.start()
+for t in pool:
+    t.join()
+print("ok")
+"""
+
+
+def test_threads_reading_rank_summaries_at_once_do_not_crash(tmp_path: Path) -> None:
+    t = TraceBuilder()
+    t.step(1, 0, 100)
+    t.op("aten::mm", 10, 50)
+    path = str(t.write(tmp_path / "w.1.pt.trace.json"))
+    cache_dir = str(tmp_path / "cache")
+    from kinetoscope.distributed_job import rank_summary
+
+    rank_summary(path, cache_dir)  # the summary is on disk: every thread decodes it
+    for _ in range(10):  # each run is a fresh process: the first use is what races
+        proc = subprocess.run(
+            [sys.executable, "-c", STRESS, path, cache_dir],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert proc.returncode == 0, (proc.returncode, proc.stderr[-1000:])
+        assert proc.stdout.strip() == "ok"
+
+
+def test_no_decoder_is_built_per_call_with_a_type() -> None:
+    """`msgspec.json.decode(data, type=T)` and `Decoder(T)` inside functions are what
+    raced; decoders are module-level or come from `model.decoders_for`."""
+    per_call = re.compile(r"msgspec\.json\.decode\([^)]*type=|^\s+\w+ = msgspec\.json\.Decoder\(")
+    offenders = [
+        f"{path.relative_to(PACKAGE)}:{number}"
+        for path in PACKAGE.rglob("*.py")
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if per_call.search(line) and "decoders_for" not in line
+    ]
+    assert offenders == []
