@@ -22,7 +22,7 @@ from typing import Any, BinaryIO, Union
 import msgspec
 
 from .limits import max_event_bytes
-from .repair import repair_text
+from .repair import repair_text, warn_once
 from .schema import Event
 from .text_blocks import (
     DecodeReport,
@@ -63,11 +63,6 @@ _EMPTY_MESSAGE = (
 
 def _repair(chunk: bytes, report: DecodeReport) -> bytes:
     return repair_text(chunk, report.warnings)
-
-
-def _warn_once(report: DecodeReport, message: str) -> None:
-    if message not in report.warnings:
-        report.warnings.append(message)
 
 
 def _decode_events(body: bytes, report: DecodeReport) -> list[Event] | None:
@@ -263,8 +258,8 @@ def _check_end(report: DecodeReport, saw_text: bool, found_array: bool, closed: 
         )
     if not closed:
         report.partial = True
-        _warn_once(
-            report,
+        warn_once(
+            report.warnings,
             "the events array is not closed (the file ends early); "
             "kept the events that could be read",
         )

@@ -28,12 +28,12 @@ def repair_text(chunk: bytes, warnings: list[str]) -> bytes:
         fixed.decode("utf-8")
     except UnicodeDecodeError:
         fixed = fixed.decode("utf-8", errors="replace").encode("utf-8")
-        _warn_once(warnings, "bytes that are not UTF-8 were replaced by U+FFFD")
+        warn_once(warnings, "bytes that are not UTF-8 were replaced by U+FFFD")
     if any(c in fixed for c in _CONTROL):
         stripped = fixed.translate(_CONTROL_TO_SPACE)
         if stripped != fixed:
             fixed = stripped
-            _warn_once(warnings, "raw control characters inside strings were replaced by spaces")
+            warn_once(warnings, "raw control characters inside strings were replaced by spaces")
     if b"N/A" in fixed:
         message = 'bare N/A values (not JSON) were read as the string "N/A"'
         fixed = _substitute(_BARE_NA, rb'\1"N/A"', fixed, warnings, message)
@@ -64,11 +64,12 @@ def _substitute(
 ) -> bytes:
     changed = pattern.sub(replacement, text)
     if changed != text:
-        _warn_once(warnings, message)
+        warn_once(warnings, message)
         return changed
     return text
 
 
-def _warn_once(warnings: list[str], message: str) -> None:
+def warn_once(warnings: list[str], message: str) -> None:
+    """Append `message` unless it is there: each repair or loss is reported once."""
     if message not in warnings:
         warnings.append(message)

@@ -19,6 +19,8 @@ import numpy as np
 
 from ..categories import Kind
 from ..model import TraceModel
+from .common import gpu_device_ids
+from .memory_index import GPU_TYPES
 
 MATRIX_CORE_NAMES = {"nvidia": "Tensor Cores", "amd": "Matrix cores (MFMA)"}
 _NVIDIA_NAME_PREFIXES = ("nvidia", "tesla", "geforce", "quadro", "titan")
@@ -42,16 +44,12 @@ class DeviceIdentity:
 
     @property
     def matrix_core_name(self) -> str:
-        return MATRIX_CORE_NAMES.get(self.vendor, "Matrix cores")
+        return matrix_core_name(self.vendor)
 
-    @property
-    def compute_major(self) -> int | None:
-        if self.compute_capability is None:
-            return None
-        try:
-            return int(self.compute_capability.split(".")[0])
-        except ValueError:
-            return None
+
+def matrix_core_name(vendor: str) -> str:
+    """What a vendor calls its matrix units ("Tensor Cores", "Matrix cores (MFMA)")."""
+    return MATRIX_CORE_NAMES.get(vendor, "Matrix cores")
 
 
 def trace_vendor(model: TraceModel) -> str:
@@ -88,7 +86,7 @@ def device_identity(model: TraceModel, device_id: int) -> DeviceIdentity:
     known: dict[int, DeviceIdentity] = model.derived("_device_identities", _gpu_identities)
     if device_id in known:
         return known[device_id]
-    return _resolve(model, device_id)
+    return _resolve(model, device_id, _properties_by_id(model))
 
 
 def device_identities(model: TraceModel) -> dict[int, DeviceIdentity]:
@@ -97,12 +95,11 @@ def device_identities(model: TraceModel) -> dict[int, DeviceIdentity]:
 
 
 def _gpu_identities(model: TraceModel) -> dict[int, DeviceIdentity]:
-    from .common import gpu_device_ids  # common imports nothing from here; keep it lazy anyway
-
     rows = model.complete_rows(Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET)
     ids = {int(d) for d in gpu_device_ids(model, rows).tolist() if d >= 0} if rows.size else set()
-    ids |= set(_properties_by_id(model))
-    return {i: _resolve(model, i) for i in sorted(ids)}
+    by_id = _properties_by_id(model)
+    ids |= set(by_id)
+    return {i: _resolve(model, i, by_id) for i in sorted(ids)}
 
 
 def _properties_by_id(model: TraceModel) -> dict[int, dict[str, Any]]:
@@ -114,8 +111,7 @@ def _properties_by_id(model: TraceModel) -> dict[int, dict[str, Any]]:
     return out
 
 
-def _resolve(model: TraceModel, device_id: int) -> DeviceIdentity:
-    by_id = _properties_by_id(model)
+def _resolve(model: TraceModel, device_id: int, by_id: dict[int, dict[str, Any]]) -> DeviceIdentity:
     props: dict[str, Any] = {}
     source = "none"
     if device_id in by_id:
@@ -148,25 +144,20 @@ def _model_key(props: dict[str, Any]) -> tuple[Any, ...]:
     )
 
 
-GPU_MEMORY_DEVICE_TYPES = (1, 6)  # c10::DeviceType CUDA and HIP
-
-
 def gpu_of_memory_device(model: TraceModel, device_type: int, device_id: int) -> int | None:
     """The GPU id (as kernels carry it) of a memory events' device, or None if not a GPU.
 
     Memory events number AMD GPUs by HIP ordinal, kernels by HSA agent: when the trace's
     kernels ran on one GPU and its memory events name one GPU, they are the same device."""
-    if device_type not in GPU_MEMORY_DEVICE_TYPES:
+    if device_type not in GPU_TYPES:
         return None
     mapping: dict[int, int] = model.derived("_memory_gpu_ids", _memory_gpu_ids)
     return mapping.get(device_id, device_id)
 
 
 def _memory_gpu_ids(model: TraceModel) -> dict[int, int]:
-    from .common import gpu_device_ids
-
     mem = model.memory
-    is_gpu = np.isin(mem["device_type"], np.array(GPU_MEMORY_DEVICE_TYPES))
+    is_gpu = np.isin(mem["device_type"], np.array(GPU_TYPES))
     memory_ids = {int(d) for d in np.unique(mem["device_id"][is_gpu]).tolist() if d >= 0}
     rows = model.complete_rows(Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET)
     kernel_ids = {int(d) for d in np.unique(gpu_device_ids(model, rows)).tolist() if d >= 0}

@@ -22,10 +22,10 @@ import numpy as np
 
 from ..model import TraceModel
 from .common import gpu_device_ids
-from .devices import device_identities
+from .devices import device_identity
 from .intervals import IntervalUnion, weighted_capped_integral
 from .steps import Steps
-from .taxonomy import MATRIX_NO, MATRIX_UNKNOWN, MATRIX_YES, kernel_classes
+from .taxonomy import kernel_classes, matrix_share
 
 
 class DeviceView(TypedDict):
@@ -53,17 +53,14 @@ def summarize(model: TraceModel, steps: Steps) -> list[DeviceView]:
     classes = kernel_classes(model)
     kernels = classes.rows
     devices = gpu_device_ids(model, kernels)
-    identities = device_identities(model)
     lo, hi = steps.window
     out: list[DeviceView] = []
-    for dev in sorted(set(devices.tolist()) | set(identities)):
+    # Only devices that ran kernels: one listed in deviceProperties that ran nothing is
+    # not shown.
+    for dev in sorted(set(devices.tolist())):
         mine = devices == dev
         rows = kernels[mine]
-        if rows.size == 0:
-            continue  # a device listed in deviceProperties that ran nothing is not shown
-        ident = identities.get(dev)
-        if ident is None:
-            continue
+        ident = device_identity(model, int(dev))
         metrics = _device_metrics(ev, rows, classes.matrix[mine], lo, hi)
         out.append(
             {
@@ -104,11 +101,9 @@ def _device_metrics(
         if weight.sum() > 0:
             occ = float(np.sum(occupancy[has_occ] * weight) / weight.sum()) / 100.0
         total = float(inside.sum())
-        known = float(inside[(matrix == MATRIX_YES) | (matrix == MATRIX_NO)].sum())
-        if known > 0:
-            tc = float(inside[matrix == MATRIX_YES].sum()) / known
+        _, _, unknown_time, tc = matrix_share(inside, matrix)
         if total > 0:
-            unknown = float(inside[matrix == MATRIX_UNKNOWN].sum()) / total
+            unknown = unknown_time / total
     return {
         "utilization_pct": _pct(util),
         "sm_efficiency_pct": _pct(sm_eff),

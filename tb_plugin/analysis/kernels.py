@@ -33,7 +33,7 @@ from ..categories import Kind
 from ..model import TraceModel
 from ..params import ViewParamError
 from .common import gpu_device_ids, launch_rows, launches_of, name_flags
-from .devices import MATRIX_CORE_NAMES, trace_vendor
+from .devices import matrix_core_name, trace_vendor
 from .optree import op_tree
 from .rules import STEP_NAME
 from .taxonomy import MATRIX_UNKNOWN, MATRIX_YES, WORKS, kernel_classes, matrix_share
@@ -282,7 +282,7 @@ def kernels(
         "non_tensor_core_time_us": _r(no_time),
         "tensor_core_pct": round(100.0 * share, 2) if share is not None else None,
         "tensor_core_unknown_time_us": _r(unknown_time),
-        "matrix_core_name": MATRIX_CORE_NAMES.get(trace_vendor(model), "Matrix cores"),
+        "matrix_core_name": matrix_core_name(trace_vendor(model)),
         "devices": all_devices,
         "streams": all_streams,
     }

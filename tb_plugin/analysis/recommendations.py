@@ -259,7 +259,7 @@ def _tensor_core_advice(model: TraceModel, view: OverviewView) -> list[Recommend
         for d in view["devices"]
         if d["compute_capability"] and float(d["compute_capability"]) >= 7.0
     ]
-    if not capable or any((d["tensor_core_pct"] or 0) > 0 for d in capable):
+    if not capable:
         return []
     ev = model.events
     classes = kernel_classes(model)

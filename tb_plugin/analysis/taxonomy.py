@@ -21,6 +21,7 @@ import numpy as np
 
 from ..categories import Kind
 from ..model import TraceModel
+from .common import name_flags
 from .devices import trace_vendor
 from .rules import collective_type, load
 
@@ -127,10 +128,6 @@ class KernelClasses:
     def comm(self) -> np.ndarray:
         return self.work == WORKS.index("communication")
 
-    def of(self, rows: np.ndarray) -> np.ndarray:
-        """Positions in this table of kernel `rows` (which must be kernel rows)."""
-        return np.searchsorted(self.rows, rows)
-
 
 def kernel_classes(model: TraceModel) -> KernelClasses:
     return model.derived("_kernel_classes", _classify_kernels)
@@ -175,7 +172,7 @@ def _launching_comm_op(model: TraceModel, kernels: np.ndarray) -> np.ndarray:
     if kernels.size == 0 or len(tree) == 0 or tree.gpu.size == 0:
         return out
     names = model.events["name"][tree.rows]
-    own = np.fromiter((is_comm_op(n) for n in model.names), bool, len(model.names))[names]
+    own = name_flags(model, is_comm_op)[names]
     inside = np.where(own, names, -1).astype(np.int64)
     depth = depths(tree.parent)
     for level in range(1, int(depth.max()) + 1 if depth.size else 0):

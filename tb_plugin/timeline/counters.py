@@ -15,21 +15,19 @@ import numpy as np
 from ..analysis.common import gpu_device_ids
 from ..analysis.devices import device_identity, gpu_of_memory_device
 from ..analysis.intervals import IntervalUnion
+from ..analysis.memory_index import device_label
 from ..categories import Kind
 from ..model import TraceModel
 
 
 def _memory_device_label(model: TraceModel, device_type: int, device_id: int) -> str:
-    """GPUs (CUDA and HIP) by their one identity; the CPU and other devices plainly."""
+    """GPUs (CUDA and HIP) by their one identity; the CPU and other devices by the Memory
+    view's names."""
     gpu = gpu_of_memory_device(model, device_type, device_id)
-    if gpu is not None:
-        return device_identity(model, gpu).label
-    if device_type == 0:
-        return "CPU"
     return (
-        f"device type {device_type} #{device_id}"
-        if device_id >= 0
-        else f"device type {device_type}"
+        device_identity(model, gpu).label
+        if gpu is not None
+        else device_label(device_type, device_id)
     )
 
 
