@@ -137,28 +137,56 @@ def test_incomplete_last_step_is_left_out(tmp_path: Path) -> None:
     assert "0.8x" in view["dropped_steps"][0]["reason"]
 
 
-def test_gpu_backlog_from_before_profiling_is_not_in_the_first_step(tmp_path: Path) -> None:
-    """The profiler started while the GPU still ran the previous iteration: kernels with
-    no launch call in the trace fill the GPU until 400. Step 1's own kernel waits behind
-    them; its step starts when the backlog ends, as the old plugin's rule has it (we used
-    to apply the rule to launched kernels only, so step 1 was 350 us instead of 50)."""
+def backlog_trace(backlog_correlation: int) -> TraceBuilder:
+    """Five kernels with no launch call in the trace fill the GPU until 400; three steps
+    launch one 50 us kernel each, which runs behind them."""
     t = TraceBuilder()
+    t._next_id = 100  # launch calls get correlation ids from 101 on
     for k in range(5):
         t.events.append(
             {"ph": "X", "cat": "kernel", "name": "backlog_kernel", "pid": 0, "tid": 7,
-             "ts": 50 + 70 * k, "dur": 70, "args": {"device": 0, "stream": 7}}
+             "ts": 50 + 70 * k, "dur": 70,
+             "args": {"device": 0, "stream": 7, "correlation": backlog_correlation + k}}
         )  # fmt: skip
     for i, start in enumerate((100, 200, 300)):
         t.step(i + 1, start, 100)
         op = t.op("aten::mm", start + 10, 20)
         t.launch(start + 12, 2, op, gpu_ts=400 + 50 * i, gpu_dur=50)
-    view = overview(t.model(tmp_path))
+    return t
+
+
+def test_gpu_backlog_from_before_profiling_is_not_in_the_first_step(tmp_path: Path) -> None:
+    """The profiler started while the GPU still ran the previous iteration: kernels whose
+    launch calls came before the trace (correlation ids below every launch call's) fill
+    the GPU until 400. Step 1's own kernel waits behind them; its step starts when the
+    backlog ends, as the old plugin's rule has it (we used to apply the rule to launched
+    kernels only, so step 1 was 350 us instead of 50)."""
+    view = overview(backlog_trace(backlog_correlation=1).model(tmp_path))
     assert [(s["start_us"], s["end_us"]) for s in view["steps"]] == [
         (400, 450),
         (450, 500),
         (500, 550),
     ]
     assert view["average_step_us"] == 50
+
+
+def test_device_work_of_an_unrecorded_thread_is_not_a_backlog(tmp_path: Path) -> None:
+    """Device work whose launch call is missing from the trace but whose correlation ids
+    come after a recorded launch's (a pinned-memory copy thread that was not traced, as in
+    the corpus `trace_compare` trace) was launched during profiling: the first step keeps
+    its host start."""
+    view = overview(backlog_trace(backlog_correlation=1000).model(tmp_path))
+    assert view["steps"][0]["start_us"] == 100 and view["steps"][0]["end_us"] == 450
+
+
+def test_backlog_and_untraced_copies_on_a_real_trace() -> None:
+    """Corpus `trace_compare/base`: 5 device activities launched before profiling (ids
+    below every launch call's) run until 39 ms into step 1009; 11 more without launch
+    calls (pinned-memory copies, ids among the launches') run during the steps. Only the
+    first are a backlog: the steps are 118.1 and 117.1 ms (157.3 ms for the first one when
+    the backlog counted in it; 0.1 ms when the copies were taken for a backlog too)."""
+    model = build_model(str(corpus_path("hta/tests/data/trace_compare/base/base.json.gz")))
+    assert [s["duration_us"] for s in overview(model)["steps"]] == [118128.0, 117128.0]
 
 
 def test_occupancy_zero_is_unknown_not_zero(tmp_path: Path) -> None:

@@ -6,8 +6,8 @@ trailing steps that launched no GPU work are dropped, and so is a last step that
 fewer than 0.8x the GPU activities of the one before (a step the profiler stopped in).
 Unlike the old plugin, the GPU copy of a step (`gpu_user_annotation`) is never a step.
 When profiling starts while the GPU still runs the previous iteration, that backlog (device
-work with no launch call in the trace, ending before step 0's first kernel) ends before
-step 0 starts, as the old plugin's `_find_device_steps` has it.
+work with no launch call in the trace and correlation ids before every launch call's,
+ending before step 0's first kernel) ends before step 0 starts.
 """
 
 from __future__ import annotations
@@ -98,7 +98,8 @@ def find_steps(model: TraceModel) -> Steps:
 def _extend_to_device(model: TraceModel, steps: Steps) -> Steps:
     ev = model.events
     all_gpu = gpu_rows(model)
-    launcher = launches_of(model, all_gpu, launch_rows(model))
+    launches = launch_rows(model)
+    launcher = launches_of(model, all_gpu, launches)
     linked = launcher >= 0
     gpu, launcher = all_gpu[linked], launcher[linked]
     n = len(steps)
@@ -124,12 +125,17 @@ def _extend_to_device(model: TraceModel, steps: Steps) -> Steps:
     starts, step_ends = steps.starts.copy(), steps.ends.copy()
     prev_end = float(starts[0])
     if np.isfinite(dev_min[0]):
-        # Device work of no step that ended before step 0's first kernel: the backlog of
-        # the iteration before profiling began. It has no launch call in the trace, so it
-        # is looked for among all device activity, not only the linked rows.
-        in_step = np.zeros(all_gpu.shape, dtype=bool)
-        in_step[np.flatnonzero(linked)[matched]] = True
-        other = all_gpu[~in_step]
+        # Device work of no step that ended before step 0's first kernel: work launched in
+        # the trace before step 0, and the backlog of the iteration before profiling began.
+        # The backlog has no launch call in the trace, and its correlation ids come before
+        # every launch call's; device work whose launch call is missing for another reason
+        # (a thread not recorded) has ids among them and is not a backlog.
+        other = gpu[~matched]
+        unlinked = all_gpu[~linked]
+        corr = ev["correlation"][unlinked]
+        launch_corr = ev["correlation"][launches]
+        first_launch = float(launch_corr[launch_corr >= 0].min())
+        other = np.concatenate([other, unlinked[(corr >= 0) & (corr < first_launch)]])
         unmatched_end = ev["ts"][other] + ev["dur"][other]
         earlier = unmatched_end[unmatched_end <= dev_min[0]]
         if earlier.size:

@@ -68,16 +68,9 @@ async function spanFiles(dir, worker) {
 
 // ----- shared state ----------------------------------------------------------------
 
-const env = {
-  tmp: '',
-  logdir: '',
-  base: '',
-  tb: null,
-  context: null,
-  page: null,
+const env = h.newEnv({
   haveCorpus: false,
-  errors: [],
-};
+});
 
 async function api(route, params = {}) {
   const url = new URL(`/data/plugin/${PLUGIN}/${route}`, env.base);

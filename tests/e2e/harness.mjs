@@ -50,6 +50,25 @@ const BUILT = path.join(REPO, 'tb_plugin', 'static', 'dist', 'index.js');
  * @property {string[]} errors browser errors not yet asserted away
  */
 
+/**
+ * A suite's Env before `startEnv`, with the suite's own fields added.
+ * @template {object} T
+ * @param {T} [extra]
+ * @returns {Env & T}
+ */
+export function newEnv(extra) {
+  return {
+    tmp: '',
+    logdir: '',
+    base: '',
+    tb: null,
+    context: null,
+    page: null,
+    errors: [],
+    ...extra,
+  };
+}
+
 // ----- helpers ---------------------------------------------------------------------
 
 /** @returns {string} the chromium to drive */

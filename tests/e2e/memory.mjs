@@ -28,19 +28,12 @@ const shoot = h.screenshotter(OUT);
 
 // ----- shared state ----------------------------------------------------------------
 
-const env = {
-  tmp: '',
-  logdir: '',
-  base: '',
-  tb: null,
-  context: null,
-  page: null,
+const env = h.newEnv({
   haveSample: false,
   haveCorpus: false,
-  errors: [],
   /** Every memory* request the page made: {route, params}. */
   requests: [],
-};
+});
 
 /** A JSON route of the plugin; waits while the worker-span loads (202). */
 async function api(route, params = {}) {

@@ -44,16 +44,9 @@ const DDP_PAIR = path.join(
 const shoot = h.screenshotter(SHOTS, { fullPage: true });
 
 /** The suite's shared state (harness.mjs's Env, plus whether the corpus runs are there). */
-const env = {
-  tmp: '',
-  logdir: '',
-  base: '',
-  tb: null,
-  context: null,
-  page: null,
+const env = h.newEnv({
   haveCorpus: false,
-  errors: [],
-};
+});
 
 function frame() {
   return h.pluginFrame(env.page);

@@ -28,19 +28,12 @@ const shoot = h.screenshotter(SHOTS, { fullPage: true });
 
 // ----- shared state ----------------------------------------------------------------
 
-const env = {
-  tmp: '',
-  logdir: '',
-  base: '',
-  tb: null,
+const env = h.newEnv({
   webview: null,
-  context: null,
-  page: null,
   haveSample: false,
   haveCorpus: false,
-  errors: [],
   requests: [],
-};
+});
 
 /** A plugin route from the API, waiting while the worker loads (202). */
 async function api(route, params = {}) {

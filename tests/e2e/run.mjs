@@ -33,17 +33,10 @@ const shoot = h.screenshotter(OUT);
 
 // ----- shared state ----------------------------------------------------------------
 
-const env = {
-  tmp: '',
-  logdir: '',
-  base: '',
-  tb: null,
-  context: null,
-  page: null,
+const env = h.newEnv({
   haveSample: false,
   haveCorpus: false,
-  errors: [],
-};
+});
 
 async function api(route, params = {}) {
   const url = new URL(`/data/plugin/${PLUGIN}/${route}`, env.base);

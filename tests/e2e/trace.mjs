@@ -41,19 +41,12 @@ const shoot = h.screenshotter(OUT);
 
 // ----- shared state ----------------------------------------------------------------
 
-const env = {
-  tmp: '',
-  logdir: '',
-  base: '',
-  tb: null,
-  context: null,
-  page: null,
+const env = h.newEnv({
   haveSample: false,
   haveCorpus: false,
-  errors: [],
   /** Every `trace` request of the page: its parameters, and the response once it came. */
   windows: [],
-};
+});
 
 async function api(route, params = {}) {
   const url = new URL(`/data/plugin/${PLUGIN}/${route}`, env.base);
