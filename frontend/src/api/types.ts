@@ -297,8 +297,11 @@ export interface MemoryOpRef {
 }
 
 export interface MemoryDevice {
-  /** "CPU", "GPU0", "MTIA0", ... */
+  /** "CPU", "GPU0", "MTIA0", ...: the key requests name the device by. */
   device: string;
+  /** Its display name, the same as on the Overview and the trace counters
+   * ("GPU 0 · NVIDIA H100 80GB HBM3"). */
+  label: string;
   device_type: number;
   device_id: number;
   /** Memory events in the range. */

@@ -40,6 +40,7 @@ import {
   GROUP_LABEL,
   kernelCsv,
   kernelPie,
+  matrixCoreShort,
   searchTexts,
   shortKernelName,
   tensorCoreColors,
@@ -278,7 +279,7 @@ function buildColumns(groupBy: KernelGroupBy, data: KernelsResponse): Column<Ker
     }),
     {
       key: 'tensor_cores_used',
-      label: 'Tensor Cores',
+      label: matrixCoreShort(data.matrix_core_name),
       title:
         'The kernel runs on tensor cores (MFMA cores on AMD), by the kernel taxonomy; Unknown when ' +
         'its name does not tell. Click to sort.',
@@ -358,9 +359,9 @@ async function renderKernels(container: HTMLElement, ctx: ViewContext): Promise<
         'kernels-tc-pct',
       ),
       tile(
-        'Eligible, not on Tensor Cores',
+        `Eligible, not on ${matrixCoreShort(data.matrix_core_name)}`,
         formatDuration(eligible),
-        'kernels of tensor-core eligible ops that did not use them',
+        'kernels of matrix-core eligible ops known not to use them',
       ),
     );
   };
@@ -385,7 +386,7 @@ async function renderKernels(container: HTMLElement, ctx: ViewContext): Promise<
       tcPie.set(tensorCorePie(data), {
         format: formatDuration,
         colors: tensorCoreColors(tensorCorePie(data)),
-        legendWidth: 190,
+        legendWidth: 260,
       }),
       topPie.set(kernelPie(data.rows), {
         format: formatDuration,
@@ -550,11 +551,11 @@ async function renderKernels(container: HTMLElement, ctx: ViewContext): Promise<
   const tcSection = h(
     'section',
     { class: 'ks-section', dataset: { anchor: 'tensor-cores' }, testid: 'kernels-tensor-cores' },
-    h('h3', { class: 'ks-section-title' }, 'Tensor Cores'),
+    h('h3', { class: 'ks-section-title' }, data.matrix_core_name),
     h(
       'p',
       { class: 'ks-muted ks-small' },
-      'Share of the kernel time in kernels that use tensor cores (recognised by name). Matmul and convolution kernels in FP16/BF16 (or TF32) can run on tensor cores; the “Op TC eligible” column marks kernels launched by such operators.',
+      `Share of the kernel time in kernels that run on ${data.matrix_core_name} (tensor cores on NVIDIA, MFMA cores on AMD), by the kernel taxonomy; kernels it cannot tell are shown as unknown. Matmul, convolution and attention kernels in FP16/BF16/FP8 (or TF32) can run on them; the “Op TC eligible” column marks kernels launched by such operators.`,
     ),
     h('div', { class: 'ks-chart-grid' }, tcPie.element, topPie.element),
   );

@@ -14,6 +14,7 @@ import {
   TC_NOT_USING,
   TC_UNKNOWN,
   TC_USING,
+  matrixCoreShort,
   tensorCorePie,
 } from './model';
 
@@ -102,6 +103,9 @@ describe('kernel rows', () => {
         [TC_UNKNOWN, 50],
       ],
     );
+    assert.equal(matrixCoreShort('Tensor Cores'), 'Tensor Cores');
+    assert.equal(matrixCoreShort('Matrix cores (MFMA)'), 'MFMA');
+    assert.equal(matrixCoreShort('Matrix cores'), 'Matrix cores');
     const rows = [
       row('a', { total_us: 5 }),
       row('b', { total_us: 7 }),

@@ -16,7 +16,13 @@ export const TOP_N = 10;
 
 export const TC_USING = 'Using Tensor Cores';
 export const TC_NOT_USING = 'Not using Tensor Cores';
-export const TC_UNKNOWN = 'Unknown (the name does not tell)';
+export const TC_UNKNOWN = 'Unknown kind';
+
+/** A column-header-sized name of the matrix units ("Tensor Cores", "MFMA"). */
+export function matrixCoreShort(name: string): string {
+  if (name === 'Tensor Cores') return name;
+  return name.includes('MFMA') ? 'MFMA' : 'Matrix cores';
+}
 /** Pie colours by slice position: using, not using, unknown. */
 export const TC_SLICE_COLORS = ['#59a14f', '#4e79a7', '#bab0ac'];
 

@@ -871,7 +871,7 @@ class MemoryPage {
     }
     replaceChildren(
       box,
-      h('h4', { class: 'ks-card-title' }, `At the peak on ${d.device}`),
+      h('h4', { class: 'ks-card-title' }, `At the peak on ${d.label}`),
       h('dl', { class: 'ks-fields ks-mem-peak-fields' }, fields),
       stackEl,
     );

@@ -10,6 +10,7 @@ import {
   curveSeries,
   curveWidth,
   deviceForAnchor,
+  deviceLabel,
   escapeHtml,
   filterAllocations,
   filterOperators,
@@ -34,6 +35,7 @@ import {
 function device(name: string, type: number, id: number, extra: Partial<MemoryDevice> = {}) {
   return {
     device: name,
+    label: name,
     device_type: type,
     device_id: id,
     events: 1,
@@ -52,6 +54,15 @@ function device(name: string, type: number, id: number, extra: Partial<MemoryDev
 }
 
 const DEVICES = [device('CPU', 0, -1), device('GPU0', 1, 0), device('GPU1', 1, 1)];
+
+describe('device names', () => {
+  it('names a device as the Overview does, with its memory', () => {
+    const gpu = device('GPU0', 1, 0, { label: 'GPU 0 · AMD Instinct MI300X' });
+    assert.equal(deviceLabel(gpu), 'GPU 0 · AMD Instinct MI300X');
+    const sized = deviceLabel({ ...gpu, total_memory_bytes: 2 ** 30 });
+    assert.ok(sized.startsWith('GPU 0 · AMD Instinct MI300X · '), sized);
+  });
+});
 
 describe('time and byte formatting', () => {
   it('formats relative times to the microsecond', () => {

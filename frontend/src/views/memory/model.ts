@@ -266,7 +266,7 @@ export function deviceForAnchor(
 /** "CPU", "GPU0 · 79.18 GiB" for the selector. */
 export function deviceLabel(device: MemoryDevice): string {
   const total = device.total_memory_bytes;
-  return total ? `${device.device} · ${formatBytes(total)}` : device.device;
+  return total ? `${device.label} · ${formatBytes(total)}` : device.label;
 }
 
 // ----- allocation rows --------------------------------------------------------------

@@ -144,16 +144,16 @@ export function deviceFields(device: Device): [string, string][] {
     ['GPU utilization', formatPercent(device.utilization_pct)],
     ['Est. SM efficiency', formatPercent(device.sm_efficiency_pct)],
     ['Est. achieved occupancy', formatPercent(device.achieved_occupancy_pct)],
-    [`Kernel time using ${device.matrix_core_name}`, matrixCoreShare(device)],
+    [`Kernel time using ${device.matrix_core_name}`, formatPercent(device.tensor_core_pct)],
+    ...matrixCoreUnknown(device),
   ];
 }
 
-/** The matrix-core share, with the kernel time the taxonomy cannot tell said beside it. */
-export function matrixCoreShare(device: Device): string {
-  const share = formatPercent(device.tensor_core_pct);
+/** The kernel time whose matrix-core use the taxonomy cannot tell, when there is some. */
+function matrixCoreUnknown(device: Device): [string, string][] {
   const unknown = device.matrix_core_unknown_pct;
-  if (unknown === null || unknown < 0.05) return share;
-  return `${share} (${formatPercent(unknown)} of kernel time unknown)`;
+  if (unknown === null || unknown < 0.05) return [];
+  return [['Kernel time of unknown kind', formatPercent(unknown)]];
 }
 
 export function severityRank(severity: string): number {
