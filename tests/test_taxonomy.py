@@ -189,3 +189,12 @@ def test_nccl_ranks_count_communication() -> None:
     model = build_model(str(corpus_path("hta/tests/data/trace_filter/sampled_rank-0.json.gz")))
     view = overview(model)
     assert view["average_breakdown_us"]["communication"] > 0.2 * view["average_step_us"]
+
+
+def test_mangled_cutlass_convolutions_with_tensor_op_layouts() -> None:
+    """cuDNN's CUTLASS convolutions in the HTA `nccl_data` trace have mangled names whose
+    operand layouts are tensor-op ones (`...TensorOpMultiplicand...`): matrix-core work.
+    A generic substring of the elementwise family once called them "no"."""
+    model = build_model(str(corpus_path("hta/tests/data/nccl_parser_config/nccl_data.json.gz")))
+    rows = [r for r in kernels(model)["rows"] if "ImplicitGemmConvolution" in r["name"]]
+    assert len(rows) == 2 and all(r["tensor_cores_used"] is True for r in rows)
