@@ -30,10 +30,10 @@ setup(
     },
     entry_points={
         "tensorboard_plugins": [
-            "kinetoscope = kinetoscope.plugin_loader:KinetoscopeLoader",
+            "kinetoscope = kinetoscope.serve.loader:KinetoscopeLoader",
             # Old `#pytorch_profiler` links (the deleted torch-tb-profiler's tab) open ours.
-            "kinetoscope_old_links = kinetoscope.plugin_loader:OldLinksLoader",
+            "kinetoscope_old_links = kinetoscope.serve.loader:OldLinksLoader",
         ],
-        "console_scripts": ["kinetoscope = kinetoscope.cli:main"],
+        "console_scripts": ["kinetoscope = kinetoscope.cli.main:main"],
     },
 )

@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from kinetoscope.naming import (
+from kinetoscope.ingest.naming import (
     TEMP_SUFFIX,
     default_worker_name,
     format_trace_name,

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kinetoscope.build import build_model
-from kinetoscope.model import TraceModel
+from kinetoscope.ingest.build import build_model
+from kinetoscope.store.model import TraceModel
 
 CPU_PID, CPU_TID = 100, 100
 GPU_PID = 0

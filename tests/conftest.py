@@ -28,7 +28,7 @@ class PluginClient:
     """The plugin inside TensorBoard's own WSGI app, driven through werkzeug's client."""
 
     def __init__(self, logdir: Path) -> None:
-        from kinetoscope.plugin import KinetoscopePlugin
+        from kinetoscope.serve.plugin import KinetoscopePlugin
 
         context = base_plugin.TBContext(logdir=str(logdir))
         self.plugin = KinetoscopePlugin(context)

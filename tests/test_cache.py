@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 import pytest
 from builders import TraceBuilder
-from kinetoscope import loader
 from kinetoscope.analysis.overview import overview
-from kinetoscope.cache import MAX_PARAM_VIEWS, DiskCache
-from kinetoscope.loader import TraceStore
+from kinetoscope.store import trace_store as loader
+from kinetoscope.store.cache import MAX_PARAM_VIEWS, DiskCache
+from kinetoscope.store.trace_store import TraceStore
 from small_fs import run_on_small_tmpfs
 
 
@@ -75,8 +75,8 @@ def test_views_are_cached_per_version(tmp_path: Path) -> None:
 
 LOAD_WITH_CACHE = """
 import logging, sys
-from kinetoscope.cache import DiskCache
-from kinetoscope.loader import TraceStore
+from kinetoscope.store.cache import DiskCache
+from kinetoscope.store.trace_store import TraceStore
 logging.basicConfig(level=logging.WARNING)
 store = TraceStore(DiskCache(sys.argv[1]))
 print("events", len(store.wait(sys.argv[2], timeout=60)), flush=True)

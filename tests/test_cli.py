@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from builders import TraceBuilder
-from kinetoscope.cli import EXIT_LOAD, main
+from kinetoscope.cli.main import EXIT_LOAD, main
 
 
 def make_logdir(root: Path) -> Path:

@@ -15,9 +15,9 @@ import pytest
 from builders import TraceBuilder
 from conftest import PluginClient
 from corpus import corpus_path
-from kinetoscope.build import build_model
-from kinetoscope.decode import TraceDecodeError
-from kinetoscope.views import VIEWS
+from kinetoscope.api.endpoints import VIEWS
+from kinetoscope.ingest.build import build_model
+from kinetoscope.ingest.decode import TraceDecodeError
 
 SMALL_TRACES = (
     "hta/tests/data/trace_filter/sampled_rank-0.json.gz",

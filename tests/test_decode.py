@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from corpus import CORPUS, corpus_path, corpus_traces
-from kinetoscope import decode, text_blocks
-from kinetoscope.build import build_model
-from kinetoscope.categories import Kind, Phase
-from kinetoscope.decode import TraceDecodeError
+from kinetoscope.ingest import decode, text_blocks
+from kinetoscope.ingest.build import build_model
+from kinetoscope.ingest.decode import TraceDecodeError
+from kinetoscope.store.categories import Kind, Phase
 
 EVENTS = [
     {
@@ -261,7 +261,7 @@ def test_schema_variants_of_the_corpus() -> None:
 def test_decoding_in_worker_processes_gives_the_same_model(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kinetoscope import build
+    from kinetoscope.ingest import build
 
     # Names that look like event boundaries make some cuts fall inside a string: those
     # slices hand their text back and it is cut again.

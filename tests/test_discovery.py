@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from kinetoscope.discovery import (
+from kinetoscope.ingest.discovery import (
     LogdirWatcher,
     Run,
     find_span,

@@ -22,15 +22,17 @@ import msgspec
 import pytest
 from builders import CPU_TID, TraceBuilder
 from conftest import PluginClient
-from kinetoscope import distributed_job
 from kinetoscope.analysis import comms, rules
-from kinetoscope.analysis.distributed import RankInput, RankSummary, analyze, summarize_rank
+from kinetoscope.analysis.distributed.view import RankInput, RankSummary, analyze, summarize_rank
 from kinetoscope.analysis.overview import overview
-from kinetoscope.build import build_model
-from kinetoscope.cache import DiskCache, cache_key
-from kinetoscope.cli import main
-from kinetoscope.discovery import scan_logdir
-from kinetoscope.distributed_job import (
+from kinetoscope.api.listing import rank_from_name
+from kinetoscope.cli.main import main
+from kinetoscope.ingest.build import build_model
+from kinetoscope.ingest.discovery import scan_logdir
+from kinetoscope.store import rank_summaries as distributed_job
+from kinetoscope.store.cache import DiskCache, cache_key
+from kinetoscope.store.model import file_identity
+from kinetoscope.store.rank_summaries import (
     SUMMARY_VIEW,
     DistributedJobs,
     analyze_run,
@@ -39,8 +41,6 @@ from kinetoscope.distributed_job import (
     summarize_all,
     summary_cache,
 )
-from kinetoscope.listing import rank_from_name
-from kinetoscope.model import file_identity
 
 LOADER = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
 BASE_NS = 1_700_000_000_000_000_000  # a 2024-style time origin (µs relative to it)
@@ -614,7 +614,7 @@ def test_cli_json_has_the_distributed_key(
 
 def test_a_model_already_cached_is_reused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A rank opened in the UI has its model in the cache: the summary reads that."""
-    from kinetoscope.loader import TraceStore
+    from kinetoscope.store.trace_store import TraceStore
 
     job = job_traces(tmp_path)
     path = str(job / "rank2.pt.trace.json")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from kinetoscope.plugin import KinetoscopePlugin
+from kinetoscope.serve.plugin import KinetoscopePlugin
 from tensorboard.plugins import base_plugin
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "http_api.md"

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from kinetoscope.handlers import TraceWriteError, tensorboard_trace_handler
-from kinetoscope.naming import parse_trace_name
+from kinetoscope.ingest.naming import parse_trace_name
 
 # torch warns once per process that repeat>1 clears events between cycles; that is intended.
 pytestmark = pytest.mark.filterwarnings("ignore:.*Profiler clears events:UserWarning")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from kinetoscope.handlers import remove_stale_temp_files, tensorboard_trace_handler
-from kinetoscope.naming import format_trace_name, temp_name_for
+from kinetoscope.ingest.naming import format_trace_name, temp_name_for
 from small_fs import run_on_small_tmpfs
 
 pytest.importorskip("torch")

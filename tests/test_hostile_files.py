@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 from builders import TraceBuilder
-from kinetoscope.build import build_model
-from kinetoscope.decode import TraceDecodeError
-from kinetoscope.load_pool import LoadPool
-from kinetoscope.loader import ERROR, READY, TraceStore, describe_error
+from kinetoscope.ingest.build import build_model
+from kinetoscope.ingest.decode import TraceDecodeError
+from kinetoscope.store.load_pool import LoadPool
+from kinetoscope.store.trace_store import ERROR, READY, TraceStore, describe_error
 
 EVENT = b'{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":1,"dur":2}'
 MiB = 1 << 20
@@ -63,7 +63,7 @@ def test_blank_gzip_bomb_loads_fast_in_bounded_memory(tmp_path: Path) -> None:
     assert path.stat().st_size < 2 * MiB
     # VmHWM, not ru_maxrss: the latter keeps the parent's size across fork + exec.
     code = (
-        "import sys; from kinetoscope.build import build_model; "
+        "import sys; from kinetoscope.ingest.build import build_model; "
         "m = build_model(sys.argv[1]); "
         "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')]; "
         "print(len(m), m.partial, hwm[0].split()[1])"

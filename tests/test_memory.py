@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 from builders import CPU_PID, CPU_TID, TraceBuilder
 from corpus import corpus_path
-from kinetoscope.analysis import memory as mem
-from kinetoscope.analysis.memory_index import device_label, memory_index
-from kinetoscope.build import build_model
-from kinetoscope.cli import main as cli_main
-from kinetoscope.model import TraceModel
-from kinetoscope.views import VIEWS, ViewParamError, supported_views
+from kinetoscope.analysis.memory import view as mem
+from kinetoscope.analysis.memory.index import device_label, memory_index
+from kinetoscope.api.endpoints import VIEWS, ViewParamError, supported_views
+from kinetoscope.cli.main import main as cli_main
+from kinetoscope.ingest.build import build_model
+from kinetoscope.store.model import TraceModel
 
 MB = 1 << 20
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from kinetoscope.naming import (
+from kinetoscope.ingest.naming import (
     TraceName,
     default_worker_name,
     format_trace_name,

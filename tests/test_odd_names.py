@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from builders import TraceBuilder
 from conftest import PluginClient
-from kinetoscope.cli import main
+from kinetoscope.cli.main import main
 
 pytestmark = pytest.mark.skipif(
     sys.platform != "linux", reason="needs a filesystem that takes any bytes in names"

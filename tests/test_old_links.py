@@ -7,8 +7,8 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
-from kinetoscope.plugin import KinetoscopePlugin
-from kinetoscope.plugin_loader import OldLinksLoader
+from kinetoscope.serve.loader import OldLinksLoader
+from kinetoscope.serve.plugin import KinetoscopePlugin
 from tensorboard.backend import application
 from tensorboard.plugins import base_plugin
 from werkzeug import test as werkzeug_test
@@ -27,7 +27,7 @@ def tensorboard_app(logdir: Path) -> werkzeug_test.Client:
 
 def test_the_loader_is_registered() -> None:
     names = {e.value for e in entry_points(group="tensorboard_plugins")}
-    assert "kinetoscope.plugin_loader:OldLinksLoader" in names
+    assert "kinetoscope.serve.loader:OldLinksLoader" in names
 
 
 def test_old_name_serves_a_redirect_module_and_no_tab(tmp_path: Path) -> None:

@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 from builders import TraceBuilder
 from conftest import PluginClient
-from kinetoscope import build, distributed_job, loader
+from kinetoscope.ingest import build
+from kinetoscope.store import rank_summaries as distributed_job
+from kinetoscope.store import trace_store as loader
 
 
 def rank_trace(path: Path, rank: int) -> None:

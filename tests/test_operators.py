@@ -20,10 +20,10 @@ from kinetoscope.analysis.operators import (
     shape_codes,
 )
 from kinetoscope.analysis.optree import op_tree, previous_at_least
-from kinetoscope.build import build_model
-from kinetoscope.cli import main
-from kinetoscope.model import TraceModel
-from kinetoscope.views import VIEWS, ViewParamError, supported_views
+from kinetoscope.api.endpoints import VIEWS, ViewParamError, supported_views
+from kinetoscope.cli.main import main
+from kinetoscope.ingest.build import build_model
+from kinetoscope.store.model import TraceModel
 
 
 def rows_by_name(view: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -11,8 +11,8 @@ import pytest
 from builders import TraceBuilder
 from corpus import corpus_path, corpus_traces
 from kinetoscope.analysis.overview import ALL_PARTS, overview
-from kinetoscope.build import build_model
-from kinetoscope.categories import Kind
+from kinetoscope.ingest.build import build_model
+from kinetoscope.store.categories import Kind
 
 LOADER = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
 
@@ -206,8 +206,8 @@ def test_amd_device_has_one_identity_everywhere(tmp_path: Path) -> None:
     """ROCm numbers the kernels' device by HSA agent (2 here) while deviceProperties counts
     GPUs from 0; all entries describe the same model, so that is the device's name."""
     from kinetoscope.analysis.devices import device_identity
-    from kinetoscope.analysis.memory import memory as memory_view
-    from kinetoscope.timeline.counters import build_counters
+    from kinetoscope.analysis.memory.view import memory as memory_view
+    from kinetoscope.trace_view.counters import build_counters
 
     t = TraceBuilder()
     props = {"name": "AMD Instinct MI300X", "totalGlobalMem": 206141652992,

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from builders import TraceBuilder
 from conftest import PluginClient
-from kinetoscope import loader
 from kinetoscope.analysis.overview import overview
-from kinetoscope.build import build_model
+from kinetoscope.ingest.build import build_model
+from kinetoscope.store import trace_store as loader
 
 Make = Callable[[Path], PluginClient]
 

@@ -11,7 +11,7 @@ from builders import TraceBuilder
 from corpus import corpus_path
 from kinetoscope.analysis.overview import overview
 from kinetoscope.analysis.recommendations import communication_advice
-from kinetoscope.build import build_model
+from kinetoscope.ingest.build import build_model
 
 RESNET_V100 = (
     "pytorch-kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from builders import TraceBuilder
 from corpus import corpus_path
-from kinetoscope.cli import main
+from kinetoscope.cli.main import main
 
 EPOCH_US = 1_623_142_623_000_000  # traces before 2024 carry epoch microseconds
 LONG_OP = "aten::" + "very_long_operator_name_" * 8

@@ -19,7 +19,7 @@ from kinetoscope.analysis.taxonomy import (
     kernel_classes,
     taxonomy_version,
 )
-from kinetoscope.build import build_model
+from kinetoscope.ingest.build import build_model
 
 FAMILY_EXAMPLES = [
     (family.id, vendor, name)

@@ -13,9 +13,10 @@ import pytest
 from builders import CPU_PID, CPU_TID, TraceBuilder
 from conftest import PluginClient
 from corpus import corpus_path
-from kinetoscope.build import build_model
-from kinetoscope.model import TraceModel
-from kinetoscope.timeline.api import (
+from kinetoscope.ingest.build import build_model
+from kinetoscope.store.model import TraceModel
+from kinetoscope.trace_view.index import build_index, index_of, nesting_depth, stack_depth
+from kinetoscope.trace_view.routes import (
     FLAG_ENDS_AFTER,
     FLAG_LINKED,
     FLAG_STARTS_BEFORE,
@@ -24,7 +25,6 @@ from kinetoscope.timeline.api import (
     ViewParamError,
     WorkerTrace,
 )
-from kinetoscope.timeline.index import build_index, index_of, nesting_depth, stack_depth
 
 Make = Callable[[Path], PluginClient]
 OTHER_TID = 101
@@ -636,7 +636,7 @@ def test_corpus_python_frames_and_counters() -> None:
 def test_a_loading_file_answers_202(
     plugin_client: Make, logdir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kinetoscope.loader import NotReady
+    from kinetoscope.store.trace_store import NotReady
 
     client = plugin_client(logdir)
     client.wait_ready("job", "worker0")

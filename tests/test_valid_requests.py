@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from builders import TraceBuilder
 from conftest import PluginClient
-from kinetoscope.cli import main
+from kinetoscope.cli.main import main
 
 
 def trace_path(tmp_path: Path) -> Path:

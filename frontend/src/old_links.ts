@@ -1,6 +1,6 @@
 // Old links. The PyTorch tutorial and users' bookmarks open TensorBoard at
 // "#pytorch_profiler", the tab of the deleted torch-tb-profiler. Where that plugin is not
-// installed, kinetoscope also registers its name (tb_plugin/old_links.py), and TensorBoard
+// installed, kinetoscope also registers its name (tb_plugin/serve/old_links.py), and TensorBoard
 // loads this module for it: it rewrites TensorBoard's hash to our tab, carrying over the
 // run, worker, span and view (as p.pytorch_profiler.<key> or bare <key>=).
 

@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS
-from ..model import TraceModel
+from ..store.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS
+from ..store.model import TraceModel
 
 
 def name_flags(model: TraceModel, predicate: Callable[[str], bool]) -> np.ndarray:

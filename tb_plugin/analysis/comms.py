@@ -27,8 +27,8 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from ..categories import Kind
-from ..model import TraceModel
+from ..store.categories import Kind
+from ..store.model import TraceModel
 from .common import launch_rows, launches_of, name_flags
 from .rules import collective_type, dtype_size
 from .taxonomy import is_comm_op, is_host_transfer_op, kernel_classes

@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from ..categories import Kind
-from ..model import TraceModel
+from ..store.categories import Kind
+from ..store.model import TraceModel
 from .common import gpu_device_ids
-from .memory_index import GPU_TYPES
+from .memory.index import GPU_TYPES
 
 MATRIX_CORE_NAMES = {"nvidia": "Tensor Cores", "amd": "Matrix cores (MFMA)"}
 _NVIDIA_NAME_PREFIXES = ("nvidia", "tesla", "geforce", "quadro", "titan")

@@ -29,14 +29,20 @@ from typing import Any, TypedDict, Union
 import msgspec
 import numpy as np
 
-from ..categories import Kind
-from ..model import TraceModel
-from ..params import ViewParamError
+from ..api.requests import ViewParamError
+from ..store.categories import Kind
+from ..store.model import TraceModel
 from .common import gpu_device_ids, launch_rows, launches_of, name_flags
 from .devices import matrix_core_name, trace_vendor
 from .optree import op_tree
 from .rules import STEP_NAME
-from .taxonomy import MATRIX_UNKNOWN, MATRIX_YES, WORKS, kernel_classes, matrix_share
+from .taxonomy import (
+    MATRIX_UNKNOWN,
+    MATRIX_YES,
+    WORKS,
+    kernel_classes,
+    matrix_share,
+)
 
 VERSION = "2"  # 2: tri-state matrix-core use from the kernel taxonomy, work class
 GROUP_BY = ("name", "op")

@@ -23,9 +23,9 @@ from typing import Any, TypedDict
 import msgspec
 import numpy as np
 
-from ..categories import Kind
-from ..model import TraceModel
-from ..params import ViewParamError
+from ..api.requests import ViewParamError
+from ..store.categories import Kind
+from ..store.model import TraceModel
 from .common import thread_keys
 from .optree import OpTree, depths, op_tree, previous_at_least
 

@@ -52,8 +52,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..categories import Kind
-from ..model import TraceModel
+from ..store.categories import Kind
+from ..store.model import TraceModel
 from .common import gpu_rows, launch_rows, launches_of, name_flags, thread_keys
 from .rules import STEP_NAME, is_tensor_core_eligible_op
 from .taxonomy import MATRIX_YES, name_classes

@@ -19,15 +19,15 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
-from ..categories import Kind
-from ..model import TraceModel
+from ..store.categories import Kind
+from ..store.model import TraceModel
 from .common import launch_rows, launches_of, name_flags
 from .rules import is_tensor_core_eligible_op
 from .steps import Steps
 from .taxonomy import MATRIX_NO, MATRIX_YES, kernel_classes
 
 if TYPE_CHECKING:
-    from .distributed import RankView
+    from .distributed.view import RankView
     from .overview import OverviewView
 
 DATALOADER_PCT = 5.0

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..categories import Kind, Phase
-from ..model import TraceModel
+from ..store.categories import Kind, Phase
+from ..store.model import TraceModel
 from .common import ends, gpu_rows, launch_rows, launches_of, rows_named
 from .rules import STEP_NAME
 

@@ -19,8 +19,8 @@ from functools import cache, lru_cache
 
 import numpy as np
 
-from ..categories import Kind
-from ..model import TraceModel
+from ..store.categories import Kind
+from ..store.model import TraceModel
 from .common import name_flags
 from .devices import trace_vendor
 from .rules import collective_type, load
@@ -165,7 +165,10 @@ def _classify_kernels(model: TraceModel) -> KernelClasses:
 def _launching_comm_op(model: TraceModel, kernels: np.ndarray) -> np.ndarray:
     """For each kernel row, the name code of the innermost communication op in its
     launching op chain, or -1."""
-    from .optree import depths, op_tree  # the op tree reads name classes: import late
+    from .optree import (  # the op tree reads name classes: import late
+        depths,
+        op_tree,
+    )
 
     out = np.full(kernels.size, -1, dtype=np.int64)
     tree = op_tree(model)

@@ -16,10 +16,10 @@ import msgspec
 import numpy as np
 
 from ..analysis.steps import find_steps
-from ..categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind, Phase
-from ..listing import rank_from_name
-from ..model import TraceModel
-from ..params import ViewParamError, integer, number
+from ..api.listing import rank_from_name
+from ..api.requests import ViewParamError, integer, number
+from ..store.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind, Phase
+from ..store.model import TraceModel
 from .counters import Counter, build_counters, counter_series
 from .index import TimelineIndex, index_of
 from .links import (

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from ..categories import Kind, Phase
-from ..model import TraceModel
+from ..store.categories import Kind, Phase
+from ..store.model import TraceModel
 
 GPU_KINDS = (Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET, Kind.GPU_USER_ANNOTATION)
 HOST_KINDS = (Kind.CPU_OP, Kind.USER_ANNOTATION, Kind.RUNTIME, Kind.DRIVER, Kind.SYNC)

@@ -22,7 +22,15 @@ from typing import Any, BinaryIO
 import msgspec
 import numpy as np
 
-from .categories import PHASE_CODES, Kind, Phase, kind_of
+from ..store.categories import PHASE_CODES, Kind, Phase, kind_of
+from ..store.model import (
+    EVENT_COLUMNS,
+    MEMORY_COLUMNS,
+    TraceModel,
+    decoders_for,
+    empty_columns,
+    file_identity,
+)
 from .decode import (
     DecodeReport,
     Piece,
@@ -33,14 +41,6 @@ from .decode import (
     decode_whole_events,
     iter_event_batches,
     iter_event_pieces,
-)
-from .model import (
-    EVENT_COLUMNS,
-    MEMORY_COLUMNS,
-    TraceModel,
-    decoders_for,
-    empty_columns,
-    file_identity,
 )
 from .schema import CoreArgs, Event
 

@@ -19,13 +19,13 @@ from typing import Any
 
 import msgspec
 
-from .cache import DiskCache, default_cache_dir
-from .discovery import Run, SpanFile, Worker, scan_logdir
-from .distributed_job import analyze_run
-from .loader import LoadFailed, TraceStore
-from .model import TraceModel
+from ..api.endpoints import VIEWS, View, supported_views
+from ..ingest.discovery import Run, SpanFile, Worker, scan_logdir
+from ..store.cache import DiskCache, default_cache_dir
+from ..store.model import TraceModel
+from ..store.rank_summaries import analyze_run
+from ..store.trace_store import LoadFailed, TraceStore
 from .report_text import render_text
-from .views import VIEWS, View, supported_views
 
 EXIT_USAGE, EXIT_LOAD = 2, 3
 

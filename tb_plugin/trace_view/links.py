@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from ..categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind, Phase
-from ..model import TraceModel
+from ..store.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind, Phase
+from ..store.model import TraceModel
 from .index import TimelineIndex
 from .tracks import LANE_MAIN, LANE_PYTHON
 from .window import gather_ranges, segment_search

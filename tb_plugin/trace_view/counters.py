@@ -15,9 +15,9 @@ import numpy as np
 from ..analysis.common import gpu_device_ids
 from ..analysis.devices import device_identity, gpu_of_memory_device
 from ..analysis.intervals import IntervalUnion
-from ..analysis.memory_index import device_label
-from ..categories import Kind
-from ..model import TraceModel
+from ..analysis.memory.index import device_label
+from ..store.categories import Kind
+from ..store.model import TraceModel
 
 
 def _memory_device_label(model: TraceModel, device_type: int, device_id: int) -> str:

@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..categories import Kind
-from ..model import TraceModel
-from .common import thread_keys
-from .rules import STEP_NAME
+from ...store.categories import Kind
+from ...store.model import TraceModel
+from ..common import thread_keys
+from ..rules import STEP_NAME
 
 # c10::DeviceType numbers → label prefix. CUDA and HIP (AMD) are both "GPU".
 DEVICE_PREFIXES = {

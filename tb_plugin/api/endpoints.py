@@ -8,13 +8,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .analysis import kernels as kernels_analysis
-from .analysis import memory as memory_analysis
-from .analysis import operators as operators_analysis
-from .analysis import overview
-from .analysis.taxonomy import taxonomy_version
-from .model import TraceModel
-from .params import Params, ViewParamError
+from ..analysis import kernels as kernels_analysis
+from ..analysis import operators as operators_analysis
+from ..analysis import overview
+from ..analysis.memory import view as memory_analysis
+from ..analysis.taxonomy import taxonomy_version
+from ..store.model import TraceModel
+from .requests import Params, ViewParamError
 
 __all__ = ["VIEWS", "View", "ViewParamError", "Params", "supported_views"]
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model import TraceModel
+from ..store.model import TraceModel
 from .tracks import Track, assign_tracks, slice_rows
 
 FANOUT = 4

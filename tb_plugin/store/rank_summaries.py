@@ -30,14 +30,20 @@ from typing import Any
 
 import msgspec
 
-from .analysis.distributed import VERSION, RankInput, RankSummary, analyze, summarize_rank
-from .analysis.taxonomy import taxonomy_version
-from .build import build_model
+from ..analysis.distributed.view import (
+    VERSION,
+    RankInput,
+    RankSummary,
+    analyze,
+    summarize_rank,
+)
+from ..analysis.taxonomy import taxonomy_version
+from ..api.listing import rank_from_name
+from ..ingest.build import build_model
+from ..ingest.discovery import Run, SpanFile, Worker
 from .cache import DiskCache, cache_key
-from .discovery import Run, SpanFile, Worker
-from .listing import rank_from_name
-from .loader import LoadFailed, TraceStore, describe_error, exception_text
 from .model import file_identity
+from .trace_store import LoadFailed, TraceStore, describe_error, exception_text
 
 log = logging.getLogger(__name__)
 

@@ -19,13 +19,13 @@ from typing import Any
 
 import msgspec
 
-from .build import build_model
+from ..ingest.build import build_model
+from ..ingest.decode import TraceDecodeError
+from ..ingest.limits import load_timeout_s, slow_load_s
+from ..ingest.naming import display_name
 from .cache import MAX_PARAM_VIEWS, PARAM_MARK, DiskCache, cache_key
-from .decode import TraceDecodeError
-from .limits import load_timeout_s, slow_load_s
 from .load_pool import LoadPool
 from .model import TraceModel, file_identity, model_nbytes
-from .naming import display_name
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import TypedDict
 
-from .discovery import Run, SpanFile, Worker
+from ..ingest.discovery import Run, SpanFile, Worker
 
 _RANK_IN_NAME = re.compile(r"(?:^|[^a-z])(?:rank|worker)[-_]?(\d+)(?:$|[^0-9])", re.IGNORECASE)
 

@@ -18,9 +18,9 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from ..ingest.naming import display_name
 from .cache_check import manifest_ok, open_view, seal_view, write_manifest
 from .model import TraceModel
-from .naming import display_name
 
 PARSER_VERSION = "7"  # bump when the decoder or model layout changes
 _META_FILE = "meta.json"

@@ -19,16 +19,16 @@ from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 from werkzeug.utils import send_file
 
-from .cache import DiskCache, default_cache_dir
-from .discovery import LogdirWatcher, Run, SpanFile
-from .distributed_job import DistributedJobError, DistributedJobs
-from .listing import run_listing, worker_listing
-from .loader import LoadFailed, NotReady, TraceStore, exception_text
-from .params import ViewParamError
+from ..api.endpoints import VIEWS, supported_views
+from ..api.listing import run_listing, worker_listing
+from ..api.requests import ViewParamError
+from ..ingest.discovery import LogdirWatcher, Run, SpanFile
+from ..store.cache import DiskCache, default_cache_dir
+from ..store.rank_summaries import DistributedJobError, DistributedJobs
+from ..store.trace_store import LoadFailed, NotReady, TraceStore, exception_text
+from ..trace_view.routes import ROUTES as TIMELINE_ROUTES
+from ..trace_view.routes import TimelineNotFound, WorkerTrace
 from .static_files import dist_root, respond_static
-from .timeline.api import ROUTES as TIMELINE_ROUTES
-from .timeline.api import TimelineNotFound, WorkerTrace
-from .views import VIEWS, supported_views
 
 PLUGIN_NAME = "kinetoscope"
 # werkzeug types `application` for plain functions; our routes are methods.

@@ -1,7 +1,7 @@
 """Memory: per-device allocated/reserved levels, peaks and who was running at the peak,
 paired allocations, per-operator statistics, from the trace's own `[memory]` instants.
 
-Definitions (the old plugin's, where sound; `memory_index.py` prepares the events):
+Definitions (the old plugin's, where sound; `index.py` prepares the events):
 - An event belongs to the innermost CPU op of its thread containing its timestamp.
 - Per operator name and device: allocation count/bytes (Bytes > 0), release count/bytes
   (Bytes < 0, as positive bytes), increase = allocated - released; "self" counts only the
@@ -34,13 +34,13 @@ from typing import TypedDict
 
 import numpy as np
 
-from ..categories import Kind
-from ..model import TraceModel
-from ..params import ViewParamError, integer, number
-from .common import thread_keys
-from .devices import device_identity, gpu_of_memory_device
-from .memory_index import DeviceSeries, MemoryIndex, memory_index, name_spans
-from .optree import op_tree
+from ...api.requests import ViewParamError, integer, number
+from ...store.categories import Kind
+from ...store.model import TraceModel
+from ..common import thread_keys
+from ..devices import device_identity, gpu_of_memory_device
+from ..optree import op_tree
+from .index import DeviceSeries, MemoryIndex, memory_index, name_spans
 
 # 3: device label from the one device identity; nested same-name ops count an event once,
 # calls as the Operator view.

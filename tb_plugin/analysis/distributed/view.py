@@ -39,7 +39,7 @@ Stragglers, per step seen on at least two ranks: each rank's arrival is its star
 earliest collective of the step that every one of these ranks ran (the same match), or
 the step's end when there is none; the late rank is
 the last to arrive, late by its arrival minus the median arrival of the other ranks. Its
-cause (analysis/stragglers.py) separates entering the step late (its step started after
+cause (analysis/distributed/stragglers.py) separates entering the step late (its step started after
 the others') from the excess over the other ranks' median, inside the step, of
 computation (|C|), data loading (the overview breakdown's DataLoader part), host gaps
 (the breakdown's Other part: nothing ran) and communication transfer time; a cause is
@@ -55,22 +55,22 @@ from typing import Any, Optional, TypedDict
 import msgspec
 import numpy as np
 
-from ..categories import Kind
-from ..model import TraceModel
-from . import comms, overview
-from . import gpu as gpu_summary
-from .common import ends, name_flags
-from .intervals import IntervalUnion
-from .recommendations import Recommendation, job_advice
-from .rules import (
+from ...store.categories import Kind
+from ...store.model import TraceModel
+from .. import comms, overview
+from .. import gpu as gpu_summary
+from ..common import ends, name_flags
+from ..intervals import IntervalUnion
+from ..recommendations import Recommendation, job_advice
+from ..rules import (
     STEP_NAME,
     bandwidth_size_multiplier,
     bus_bandwidth_factor,
     is_dataloader_range,
 )
-from .steps import find_steps
+from ..steps import find_steps
+from ..taxonomy import is_comm_op
 from .stragglers import FACTORS, explain, median_excluding
-from .taxonomy import is_comm_op
 
 __all__ = ["FACTORS", "RankInput", "RankSummary", "analyze", "summarize_rank"]
 
@@ -373,7 +373,7 @@ class Straggler(TypedDict):
     worker: str
     late_by_us: float
     measured: str  # "first_collective" or "step_end"
-    cause: str  # "arrived_late", one of FACTORS, or "unknown" (analysis/stragglers.py)
+    cause: str  # "arrived_late", one of FACTORS, or "unknown" (analysis/distributed/stragglers.py)
     cause_excess_us: float
     cause_share_pct: float  # of late_by; a named cause has at least 50
     arrived_late_us: float  # entered the step late by this much (part of late_by)

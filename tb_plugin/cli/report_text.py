@@ -10,7 +10,7 @@ import os
 import textwrap
 from typing import Any
 
-from .model import TraceModel
+from ..store.model import TraceModel
 
 DEFAULT_WIDTH = 100
 MIN_WIDTH = 40

@@ -1,0 +1,1 @@
+"""The Distributed view: every rank of a job, communication, waits and stragglers."""

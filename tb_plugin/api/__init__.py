@@ -1,0 +1,1 @@
+"""The wire contract: the endpoint registry, request parsing and the response types."""

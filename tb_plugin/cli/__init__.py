@@ -1,0 +1,1 @@
+"""`kinetoscope report` and its text rendering."""

@@ -1,0 +1,1 @@
+"""Serving: the TensorBoard plugin, its loader entry points and the built frontend."""
