@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
+from kinetoscope.ingest.build import build_model
+from kinetoscope.store.model import TraceModel
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 
@@ -32,3 +35,19 @@ def corpus_traces() -> list[Path]:
         and "goldens" not in p.parts
         and (p.name.endswith(".json") or p.name.endswith(".json.gz"))
     )
+
+
+@functools.cache
+def _built(path: str) -> TraceModel:
+    return build_model(path)
+
+
+def corpus_trace_model(path: Path) -> TraceModel:
+    """`corpus_model` for a path from `corpus_traces()`."""
+    return _built(str(path))
+
+
+def corpus_model(rel: str) -> TraceModel:
+    """The model of a corpus trace, built once per test run and shared (models are read-only,
+    views memoise on them), so the suite does not decode the same file in every module."""
+    return _built(str(corpus_path(rel)))

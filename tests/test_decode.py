@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from corpus import CORPUS, corpus_path, corpus_traces
+from corpus import CORPUS, corpus_model, corpus_path, corpus_traces
 from kinetoscope.ingest import decode, text_blocks
 from kinetoscope.ingest.build import build_model
 from kinetoscope.ingest.decode import TraceDecodeError
@@ -254,7 +254,7 @@ def test_schema_variants_of_the_corpus() -> None:
         modern.events["kind"].tolist()
     )
     assert modern.time_origin_us == 1751410836000000000 / 1000
-    compute = build_model(str(corpus_path("pytorch-kineto/tb_plugin/test/gpu_metrics_input.json")))
+    compute = corpus_model("pytorch-kineto/tb_plugin/test/gpu_metrics_input.json")
     assert compute.device_properties()[0]["name"].startswith("Tesla V100")
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from corpus import corpus_path
+from corpus import corpus_model, corpus_path
 from kinetoscope.analysis.distributed.view import FACTORS, summarize_rank
 from kinetoscope.ingest.build import build_model
 from kinetoscope.ingest.discovery import Run, scan_logdir
@@ -196,7 +196,7 @@ def test_sampled_ranks_of_a_128_rank_job() -> None:
 def test_distributed_info_variants(
     rel: str, rank: int | None, backend: str | None, world: int | None, groups: int
 ) -> None:
-    summary = summarize_rank(build_model(str(corpus_path(rel))))
+    summary = summarize_rank(corpus_model(rel))
     assert (summary.rank, summary.backend, summary.world_size) == (rank, backend, world)
     assert len(summary.process_groups) == groups
     if groups:
@@ -217,9 +217,7 @@ def test_cpu_only_gloo_rank_and_nccl_metadata() -> None:
     table = cpu.collectives
     assert [table.kinds[k] for k in table.kind] == ["all_reduce"] * 10
     assert table.bytes[:2] == [321271 * 4, 2082411 * 4]
-    nccl = summarize_rank(
-        build_model(str(corpus_path("hta/tests/data/nccl_parser_config/nccl_data.json.gz")))
-    )
+    nccl = summarize_rank(corpus_model("hta/tests/data/nccl_parser_config/nccl_data.json.gz"))
     t = nccl.collectives
     assert nccl.mode == "gpu" and t.pgs == ["0"]
     assert t.group_size[0] == 2 and t.bytes[0] == 53120 * 4  # In msg nelems x Float

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 from builders import TraceBuilder
-from corpus import CORPUS, corpus_path, corpus_traces
+from corpus import CORPUS, corpus_model, corpus_path, corpus_trace_model, corpus_traces
 from kinetoscope.analysis.kernels import kernels, supports
 from kinetoscope.analysis.operators import operators
 from kinetoscope.api.endpoints import VIEWS, ViewParamError, supported_views
@@ -155,7 +155,7 @@ def test_matches_the_old_plugin_goldens(line: int) -> None:
     lines = corpus_path("goldens/tb_plugin_result_check_file.txt").read_text().splitlines()
     table = json.loads(lines[line])["data"]["rows"]
     pie = json.loads(lines[line + 1])["total"]["rows"]
-    model = build_model(str(corpus_path(GOLDEN_FILES[line])))
+    model = corpus_model(GOLDEN_FILES[line])
     view = kernels(model)
     ours = by_name(view)
     assert len(ours) == len(table)
@@ -254,9 +254,7 @@ def test_data_parallel_gives_a_row_per_device() -> None:
 
 
 def test_amd_launch_configuration_comes_from_the_runtime_call() -> None:
-    model = build_model(
-        str(corpus_path("hta/tests/data/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz"))
-    )
+    model = corpus_model("hta/tests/data/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz")
     for group_by in ("name", "op"):
         view = kernels(model, group_by)
         assert view["rows"] and view["devices"] == [2]
@@ -273,7 +271,7 @@ def test_amd_launch_configuration_comes_from_the_runtime_call() -> None:
 def test_every_corpus_trace(path: Path) -> None:
     if "derived" in path.parts:
         pytest.skip("bad input: covered by test_decode")
-    model = build_model(str(path))
+    model = corpus_trace_model(path)
     if not supports(model):
         assert kernels(model)["rows"] == []
         return

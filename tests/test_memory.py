@@ -11,12 +11,11 @@ from typing import Any
 import numpy as np
 import pytest
 from builders import CPU_PID, CPU_TID, TraceBuilder
-from corpus import corpus_path
+from corpus import corpus_path, corpus_trace_model
 from kinetoscope.analysis.memory import view as mem
 from kinetoscope.analysis.memory.index import device_label, memory_index
 from kinetoscope.api.endpoints import VIEWS, ViewParamError, supported_views
 from kinetoscope.cli.main import main as cli_main
-from kinetoscope.ingest.build import build_model
 from kinetoscope.store.model import TraceModel
 
 MB = 1 << 20
@@ -408,7 +407,7 @@ def label(args: dict[str, Any]) -> str:
 @pytest.mark.parametrize("rel", CORPUS_MEMORY)
 def test_corpus_traces_with_totals(rel: str) -> None:
     path = corpus_path(rel)
-    model = build_model(str(path))
+    model = corpus_trace_model(path)
     raw = raw_memory_events(path)
     v = view(model)
     devices = {d["device"]: d for d in v["devices"]}
@@ -472,7 +471,7 @@ def test_corpus_2021_sample() -> None:
     """PyTorch 1.9: Bytes only. The old plugin showed no curve and no events for it (its
     goldens file has no memory answers); we give computed levels and per-op stats."""
     path = corpus_path(RESNET)
-    model = build_model(str(path))
+    model = corpus_trace_model(path)
     v = view(model)
     devices = {d["device"]: d for d in v["devices"]}
     assert set(devices) == {"CPU", "GPU0"}

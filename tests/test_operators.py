@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 from builders import CPU_PID, TraceBuilder
-from corpus import CORPUS, corpus_path, corpus_traces
+from corpus import CORPUS, corpus_model, corpus_path, corpus_trace_model, corpus_traces
 from kinetoscope.analysis.kernels import supports as kernels_supported
 from kinetoscope.analysis.operators import (
     NO_KERNELS_CPU,
@@ -248,7 +248,7 @@ def test_backward_thread_is_its_own_tree(tmp_path: Path) -> None:
 
 
 def test_hta_backward_thread_trace() -> None:
-    model = build_model(str(corpus_path("hta/tests/data/call_stack/backward_thread.json")))
+    model = corpus_model("hta/tests/data/call_stack/backward_thread.json")
     rows = rows_by_name(operators(model))
     assert rows["aten::mm"]["device_self_us"] == 45
     assert rows["aten::mm"]["host_self_us"] == 58 - 10  # its launch, matched by time
@@ -297,7 +297,7 @@ def test_shapes_by_regex_equal_decoded_args() -> None:
         "tracelens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz",
         "hta/tests/data/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
     ):
-        model = build_model(str(corpus_path(rel)))
+        model = corpus_model(rel)
         rows = op_tree(model).rows
         codes, shapes = shape_codes(model, rows)
         decoded = [a.a if a.a is not None else a.b for a in model.args_of(rows, Dims)]
@@ -420,7 +420,7 @@ def test_matches_the_old_plugin_goldens(line: int) -> None:
     lines = golden_path.read_text().splitlines()
     table = json.loads(lines[line])["data"]
     pies = json.loads(lines[line - 1])
-    ours = rows_by_name(operators(build_model(str(corpus_path(GOLDEN_FILES[line])))))
+    ours = rows_by_name(operators(corpus_model(GOLDEN_FILES[line])))
     for g in table:
         o = ours[g["name"]]
         assert o["calls"] == g["calls"], g["name"]
@@ -515,7 +515,7 @@ def test_matches_the_early_plugin_profiles(golden: str, trace: str) -> None:
 def _loadable(path: Path) -> TraceModel:
     if "derived" in path.parts:
         pytest.skip("bad input: covered by test_decode")
-    return build_model(str(path))
+    return corpus_trace_model(path)
 
 
 @pytest.mark.parametrize("path", corpus_traces(), ids=lambda p: p.name)
@@ -548,7 +548,7 @@ def test_every_corpus_trace(path: Path) -> None:
     ],
 )
 def test_cpu_only_traces(rel: str) -> None:
-    model = build_model(str(corpus_path(rel)))
+    model = corpus_model(rel)
     view = operators(model)
     assert view["rows"] and view["kernel_view_absent_reason"] == NO_KERNELS_CPU
     assert "kernels" not in supported_views(model) and "operators" in supported_views(model)
@@ -556,7 +556,7 @@ def test_cpu_only_traces(rel: str) -> None:
 
 
 def test_stacks_of_the_2021_samples() -> None:
-    model = build_model(str(corpus_path(GOLDEN_FILES[2])))
+    model = corpus_model(GOLDEN_FILES[2])
     row = rows_by_name(operators(model))["aten::cudnn_convolution"]
     stacks = callstacks(model, "aten::cudnn_convolution")
     assert stacks["source"] == "call_stack_arg"

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 from builders import TraceBuilder
-from corpus import corpus_path, corpus_traces
+from corpus import corpus_model, corpus_path, corpus_trace_model, corpus_traces
 from kinetoscope.analysis.overview import ALL_PARTS, overview
 from kinetoscope.ingest.build import build_model
 from kinetoscope.store.categories import Kind
@@ -185,7 +185,7 @@ def test_backlog_and_untraced_copies_on_a_real_trace() -> None:
     calls (pinned-memory copies, ids among the launches') run during the steps. Only the
     first are a backlog: the steps are 118.1 and 117.1 ms (157.3 ms for the first one when
     the backlog counted in it; 0.1 ms when the copies were taken for a backlog too)."""
-    model = build_model(str(corpus_path("hta/tests/data/trace_compare/base/base.json.gz")))
+    model = corpus_model("hta/tests/data/trace_compare/base/base.json.gz")
     assert [s["duration_us"] for s in overview(model)["steps"]] == [118128.0, 117128.0]
 
 
@@ -299,7 +299,7 @@ def _occupancy_with_zeros(model: Any, view: Any) -> float:
 def test_matches_the_old_plugin_goldens(line: int) -> None:
     golden_path = corpus_path("goldens/tb_plugin_result_check_file.txt")
     golden = json.loads(golden_path.read_text().splitlines()[line])
-    model = build_model(str(corpus_path(GOLDEN_FILES[line])))
+    model = corpus_model(GOLDEN_FILES[line])
     view = overview(model)
     columns = [c["name"] for c in golden["steps"]["columns"] if c.get("type") == "number"]
     rows = golden["steps"]["rows"]
@@ -339,7 +339,7 @@ def test_matches_the_old_plugin_goldens(line: int) -> None:
 def test_every_corpus_trace_adds_up(path: Path) -> None:
     if "derived" in path.parts and "truncated" not in path.parts:
         pytest.skip("bad input: covered by test_decode")
-    view = overview(build_model(str(path)))
+    view = overview(corpus_trace_model(path))
     for step in view["steps"]:
         parts = step["breakdown_us"]
         assert set(parts) == set(ALL_PARTS)

@@ -8,10 +8,9 @@ from typing import Any
 
 import pytest
 from builders import TraceBuilder
-from corpus import corpus_path
+from corpus import corpus_model
 from kinetoscope.analysis.overview import overview
 from kinetoscope.analysis.recommendations import communication_advice
-from kinetoscope.ingest.build import build_model
 
 RESNET_V100 = (
     "pytorch-kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"
@@ -62,7 +61,7 @@ def test_no_tf32_on_amd(tmp_path: Path) -> None:
 def test_no_tf32_on_the_v100_sample() -> None:
     """The 2021 sample ran on V100s (7.0): the old plugin's tensor-core advice stands,
     without TF32."""
-    view = overview(build_model(str(corpus_path(RESNET_V100))))
+    view = overview(corpus_model(RESNET_V100))
     rec = by_id(view)["tensor_cores"]
     assert view["devices"][0]["compute_capability"] == "7.0"
     assert "TF32" not in rec["message"] and not rec["evidence"]["tf32"]

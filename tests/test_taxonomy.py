@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from builders import TraceBuilder
-from corpus import corpus_path
+from corpus import corpus_model
 from kinetoscope.analysis.kernels import kernels
 from kinetoscope.analysis.overview import overview
 from kinetoscope.analysis.taxonomy import (
@@ -19,7 +19,6 @@ from kinetoscope.analysis.taxonomy import (
     kernel_classes,
     taxonomy_version,
 )
-from kinetoscope.ingest.build import build_model
 
 FAMILY_EXAMPLES = [
     (family.id, vendor, name)
@@ -164,7 +163,7 @@ MI300X = "tracelens/tests/traces/inference"
 def test_mi300x_serving_traces_use_mfma(rel: str) -> None:
     """Tensile `Cijk_..._MI16x16x1_...`, CK/ck_tile FMHA and Triton GEMM/attention
     kernels dominate these traces; the old list saw none of them."""
-    view = overview(build_model(str(corpus_path(rel))))
+    view = overview(corpus_model(rel))
     (dev,) = view["devices"]
     assert dev["vendor"] == "amd" and dev["matrix_core_name"] == "Matrix cores (MFMA)"
     assert dev["tensor_core_pct"] is not None and dev["tensor_core_pct"] > 80
@@ -173,9 +172,7 @@ def test_mi300x_serving_traces_use_mfma(rel: str) -> None:
 
 
 def test_h100_trace_counts_hopper_gemm_and_flash_attention() -> None:
-    model = build_model(
-        str(corpus_path("tracelens/tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"))
-    )
+    model = corpus_model("tracelens/tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz")
     (dev,) = overview(model)["devices"]
     # sm90_xmma GEMMs (28.2 % of kernel time) + FlashAttention 2 (8.5 %)
     assert dev["tensor_core_pct"] == pytest.approx(36.4, abs=0.3)
@@ -186,7 +183,7 @@ def test_h100_trace_counts_hopper_gemm_and_flash_attention() -> None:
 
 
 def test_nccl_ranks_count_communication() -> None:
-    model = build_model(str(corpus_path("hta/tests/data/trace_filter/sampled_rank-0.json.gz")))
+    model = corpus_model("hta/tests/data/trace_filter/sampled_rank-0.json.gz")
     view = overview(model)
     assert view["average_breakdown_us"]["communication"] > 0.2 * view["average_step_us"]
 
@@ -195,6 +192,6 @@ def test_mangled_cutlass_convolutions_with_tensor_op_layouts() -> None:
     """cuDNN's CUTLASS convolutions in the HTA `nccl_data` trace have mangled names whose
     operand layouts are tensor-op ones (`...TensorOpMultiplicand...`): matrix-core work.
     A generic substring of the elementwise family once called them "no"."""
-    model = build_model(str(corpus_path("hta/tests/data/nccl_parser_config/nccl_data.json.gz")))
+    model = corpus_model("hta/tests/data/nccl_parser_config/nccl_data.json.gz")
     rows = [r for r in kernels(model)["rows"] if "ImplicitGemmConvolution" in r["name"]]
     assert len(rows) == 2 and all(r["tensor_cores_used"] is True for r in rows)
