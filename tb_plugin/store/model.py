@@ -76,6 +76,12 @@ class TraceModel:
     warnings: list[str] = field(default_factory=list)
     source: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # Read-only whether built now or mapped from the cache (which is read-only
+        # anyway): a view that writes into a column fails on a fresh model too.
+        for column in (*self.events.values(), *self.memory.values()):
+            column.flags.writeable = False
+
     def __len__(self) -> int:
         return int(self.events["ts"].shape[0])
 

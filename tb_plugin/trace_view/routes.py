@@ -8,6 +8,7 @@ one worker alone keeps the file's own times. docs/http_api.md has the shapes.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
@@ -15,9 +16,10 @@ from typing import Any, TypedDict
 import msgspec
 import numpy as np
 
+from ..analysis.ranks import ORDER, assign_ranks, header_rank
 from ..analysis.steps import find_steps
-from ..api.listing import rank_from_name
 from ..api.requests import ViewParamError, integer, number
+from ..ingest.naming import name_rank
 from ..store.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind, Phase
 from ..store.model import TraceModel
 from .counters import Counter, build_counters, counter_series
@@ -212,17 +214,23 @@ class TracksView(TypedDict):
     steps: list[StepMarker]
 
 
-def _rank(worker: WorkerTrace) -> int | None:
-    info = worker.model.header.get("distributedInfo")
-    if isinstance(info, dict) and isinstance(info.get("rank"), int):
-        return int(info["rank"])
-    return rank_from_name(worker.name) if worker.name else None
+def _ranks(workers: Sequence[WorkerTrace]) -> list[int | None]:
+    """Each worker's rank by the rule of the distributed view (none for a single file
+    without a stated rank, and none where only worker order would number it)."""
+    stated = [
+        (header_rank(w.model.header), name_rank(w.name or "", _file_name(w.model))) for w in workers
+    ]
+    ranks, sources, _ = assign_ranks(stated)
+    return [r if source != ORDER else None for r, source in zip(ranks, sources)]
 
 
-def _prefix(worker: WorkerTrace) -> str:
+def _file_name(model: TraceModel) -> str:
+    return os.path.basename(str(model.source.get("path", "")))
+
+
+def _prefix(worker: WorkerTrace, rank: int | None) -> str:
     if worker.name is None:
         return ""
-    rank = _rank(worker)
     return f"rank {rank} · " if rank is not None else f"{worker.name} · "
 
 
@@ -230,9 +238,9 @@ def tracks(workers: Sequence[WorkerTrace], params: Params) -> TracksView:
     out: list[TrackView] = []
     infos: list[WorkerInfo] = []
     steps: list[StepMarker] = []
-    for worker in workers:
+    for worker, rank in zip(workers, _ranks(workers)):
         index = worker.index
-        prefix = _prefix(worker)
+        prefix = _prefix(worker, rank)
         for counter in counters_of(worker):
             out.append(
                 {
@@ -276,7 +284,7 @@ def tracks(workers: Sequence[WorkerTrace], params: Params) -> TracksView:
         infos.append(
             {
                 "worker": worker.name,
-                "rank": _rank(worker),
+                "rank": rank,
                 "offset_us": worker.offset,
                 "start_us": index.t_min + worker.offset,
                 "end_us": index.t_max + worker.offset,

@@ -55,12 +55,14 @@ from typing import Any, Optional, TypedDict
 import msgspec
 import numpy as np
 
+from ...ingest.values import lenient_int
 from ...store.categories import Kind
 from ...store.model import TraceModel
 from .. import comms, overview
 from .. import gpu as gpu_summary
 from ..common import ends, name_flags
 from ..intervals import IntervalUnion
+from ..ranks import assign_ranks, header_rank
 from ..recommendations import Recommendation, job_advice
 from ..rules import (
     STEP_NAME,
@@ -137,18 +139,6 @@ class RankSummary(msgspec.Struct, gc=False):
     warnings: list[str]
 
 
-def _opt_int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
-    return None
-
-
 def _process_groups(info: dict[str, Any]) -> list[ProcessGroup]:
     out = []
     for pg in info.get("pg_config") or []:
@@ -162,8 +152,8 @@ def _process_groups(info: dict[str, Any]) -> list[ProcessGroup]:
                 backend_config=pg.get("backend_config")
                 if isinstance(pg.get("backend_config"), str)
                 else None,
-                size=_opt_int(pg.get("pg_size")),
-                ranks=[int(r) for r in ranks if _opt_int(r) is not None]
+                size=lenient_int(pg.get("pg_size")),
+                ranks=[n for n in map(lenient_int, ranks) if n is not None]
                 if isinstance(ranks, list)
                 else None,
             )
@@ -278,9 +268,9 @@ def summarize_rank(model: TraceModel) -> RankSummary:
     devices = gpu_summary.summarize(model, steps) if has_kernels else []
     return RankSummary(
         version=VERSION,
-        rank=_opt_int(info.get("rank")),
+        rank=header_rank(model.header),
         backend=backend if isinstance(backend, str) else None,
-        world_size=_opt_int(info.get("world_size")),
+        world_size=lenient_int(info.get("world_size")),
         host=host if isinstance(host, str) else None,
         process_groups=_process_groups(info),
         mode="gpu" if has_kernels else "cpu",
@@ -427,40 +417,9 @@ def _r(x: float) -> float:
     return round(float(x), 3)
 
 
-def _assign_ranks(inputs: list[RankInput]) -> tuple[list[int], list[str], list[str]]:
-    warnings: list[str] = []
-    for source, pick in (
-        ("distributedInfo", lambda i: i.summary.rank),
-        ("file_name", lambda i: i.name_rank),
-    ):
-        values = [pick(i) for i in inputs]
-        if all(v is not None for v in values) and len(set(values)) == len(values):
-            return [int(v) for v in values], [source] * len(values), warnings
-    # Mixed: each rank from its header, else its file name; repeats fall back to order.
-    ranks: list[int] = []
-    sources: list[str] = []
-    for position, item in enumerate(inputs):
-        if item.summary.rank is not None:
-            ranks.append(item.summary.rank)
-            sources.append("distributedInfo")
-        elif item.name_rank is not None:
-            ranks.append(item.name_rank)
-            sources.append("file_name")
-        else:
-            ranks.append(position)
-            sources.append("order")
-    if len(set(ranks)) != len(ranks):
-        warnings.append(
-            "rank numbers repeat across files (distributedInfo / file names); "
-            "ranks are numbered in worker order"
-        )
-        return list(range(len(inputs))), ["order"] * len(inputs), warnings
-    return ranks, sources, warnings
-
-
 def analyze(inputs: list[RankInput]) -> DistributedView:
     """The cross-rank view, from the summaries only."""
-    ranks, rank_sources, warnings = _assign_ranks(inputs)
+    ranks, rank_sources, warnings = assign_ranks([(i.summary.rank, i.name_rank) for i in inputs])
     order = sorted(range(len(inputs)), key=lambda i: ranks[i])
     inputs = [inputs[i] for i in order]
     ranks = [ranks[i] for i in order]
