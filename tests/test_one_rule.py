@@ -15,8 +15,10 @@ from kinetoscope.ingest.discovery import scan_logdir
 from kinetoscope.ingest.naming import name_rank
 from kinetoscope.ingest.values import lenient_int
 from kinetoscope.store.cache import DiskCache
+from kinetoscope.store.model import model_nbytes
 from kinetoscope.store.rank_summaries import analyze_run
 from kinetoscope.store.trace_store import TraceStore
+from kinetoscope.trace_view.index import index_of
 from kinetoscope.trace_view.routes import WorkerTrace, tracks
 
 
@@ -128,3 +130,18 @@ def test_a_good_setting_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     store = TraceStore(None)
     store.close()
     assert store.memory_budget == 8192 << 20
+
+
+def test_derived_structures_count_in_the_memory_budget(tmp_path: Path) -> None:
+    """The trace view's index and its parts are kept with `model.derived` (the one memo)
+    and the store's memory budget counts them."""
+    t = TraceBuilder()
+    t.step(1, 0, 100)
+    for i in range(50):
+        t.op(f"aten::op{i}", 1 + i, 1)
+    model = t.model(tmp_path)
+    columns_only = model_nbytes(model)
+    index = index_of(model)
+    tracks([WorkerTrace(None, model)], {})
+    assert index is index_of(model)
+    assert model_nbytes(model) > columns_only + 50 * 8

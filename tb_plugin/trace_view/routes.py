@@ -77,15 +77,7 @@ class WorkerTrace:
 
 
 def counters_of(worker: WorkerTrace) -> list[Counter]:
-    index = worker.index
-    found = index.extras.get("counters")
-    if found is None:
-        with index.lock:
-            found = index.extras.get("counters")
-            if found is None:
-                found = build_counters(worker.model)
-                index.extras["counters"] = found
-    return found  # type: ignore[no-any-return]
+    return worker.model.derived("_timeline_counters", build_counters)
 
 
 # --- parameters ----------------------------------------------------------------------
@@ -656,7 +648,7 @@ def _call_stack(
     model, index = worker.model, worker.index
     ev = model.events
     key = (str(model.pids[ev["pid"][row]]), str(model.tids[ev["tid"][row]]), LANE_PYTHON)
-    python = track_lookup(index).get(key)
+    python = track_lookup(model, index).get(key)
     if python is None:
         return [], None
     at = int(enclosing(index, np.array([python]), np.array([float(ev["ts"][row])]))[0])
@@ -833,12 +825,8 @@ class SearchView(TypedDict):
     truncated: bool
 
 
-def _lower_names(index: TimelineIndex, model: TraceModel) -> list[str]:
-    found = index.extras.get("lower_names")
-    if found is None:
-        found = [n.lower() for n in model.names]
-        index.extras["lower_names"] = found
-    return found  # type: ignore[no-any-return]
+def _lower_names(model: TraceModel) -> list[str]:
+    return model.derived("_lower_names", lambda m: [n.lower() for n in m.names])
 
 
 def search(workers: Sequence[WorkerTrace], params: Params) -> SearchView:
@@ -854,7 +842,7 @@ def search(workers: Sequence[WorkerTrace], params: Params) -> SearchView:
     total = 0
     for worker in workers:
         model, index, off = worker.model, worker.index, worker.offset
-        lower = _lower_names(index, model)
+        lower = _lower_names(model)
         codes = np.array([i for i, n in enumerate(lower) if needle in n], dtype=np.int64)
         if codes.size == 0:
             continue
