@@ -25,22 +25,22 @@ from conftest import PluginClient
 from kinetoscope.analysis import comms, rules
 from kinetoscope.analysis.distributed.view import RankInput, RankSummary, analyze, summarize_rank
 from kinetoscope.analysis.overview import overview
-from kinetoscope.api.listing import rank_from_name
 from kinetoscope.cli.main import main
 from kinetoscope.ingest.build import build_model
 from kinetoscope.ingest.discovery import scan_logdir
+from kinetoscope.ingest.naming import rank_from_name
 from kinetoscope.store import rank_summaries as distributed_job
 from kinetoscope.store.cache import DiskCache, cache_key
 from kinetoscope.store.model import file_identity
+from kinetoscope.store.pools import WorkerPools
 from kinetoscope.store.rank_summaries import (
     SUMMARY_VIEW,
-    DistributedJobs,
     analyze_run,
-    default_executor,
     rank_summary,
     summarize_all,
     summary_cache,
 )
+from kinetoscope.store.trace_store import TraceStore
 
 LOADER = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
 BASE_NS = 1_700_000_000_000_000_000  # a 2024-style time origin (µs relative to it)
@@ -482,10 +482,11 @@ def test_process_pool_for_many_ranks(tmp_path: Path) -> None:
     run.mkdir()
     for r in range(8):
         gpu_rank(r, 8).write(run / f"rank{r}.pt.trace.json")
-    pool = default_executor(8)
+    pools = WorkerPools(load_workers=0)
+    pool = pools.for_ranks(8)
     assert isinstance(pool, ProcessPoolExecutor) and pool._max_workers == 2
-    pool.shutdown()
-    assert isinstance(default_executor(7), ThreadPoolExecutor)
+    assert isinstance(pools.for_ranks(7), ThreadPoolExecutor)
+    pools.close(wait=True)
     (run / "rank8.pt.trace.json").write_bytes(b"")  # its error crosses the process boundary
     paths = sorted(str(p) for p in run.iterdir())
     seen: list[tuple[int, int]] = []
@@ -550,7 +551,8 @@ def test_route_progress_then_answer(tmp_path: Path) -> None:
     gpu_rank(0).write(tmp_path / "logs" / "solo" / "rank0.pt.trace.json")
     client = PluginClient(tmp_path / "logs")
     gated = GatedExecutor()
-    client.plugin.distributed = DistributedJobs(None, executor=gated)
+    client.plugin.store.close()
+    client.plugin.store = TraceStore(None, executor=gated)
     try:
         runs = {r["name"]: r for r in client.json("runs")["runs"]}
         assert runs["job"]["views"] == ["distributed"] and runs["solo"]["views"] == []
@@ -575,7 +577,6 @@ def test_route_progress_then_answer(tmp_path: Path) -> None:
         assert body["state"] == "ready" and body["errors"] == []
         assert [r["sync_wait_us"] for r in body["ranks"]] == [100.0, 50.0, 0.0]
     finally:
-        client.plugin.distributed.close()
         gated.pool.shutdown()
         client.close()
 

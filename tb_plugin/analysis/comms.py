@@ -27,6 +27,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from ..ingest.values import lenient_int
 from ..store.categories import Kind
 from ..store.model import TraceModel
 from .common import launch_rows, launches_of, name_flags
@@ -70,19 +71,6 @@ class Collectives:
         return int(self.start.size)
 
 
-def _int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)) and np.isfinite(value):
-        return int(value)
-    if isinstance(value, str):
-        try:
-            return int(value.strip())
-        except ValueError:
-            return None
-    return None
-
-
 def _first_tensor_elements(dims: Any) -> int | None:
     """Elements of the first tensor argument: `[[4, 8], ...]` or a TensorList `[[[4], [8]]]`."""
     if not isinstance(dims, list) or not dims:
@@ -98,7 +86,7 @@ def _first_tensor_elements(dims: Any) -> int | None:
 
 
 def _bytes_of(args: CommArgs) -> int | None:
-    nelems = _int(args.in_nelems)
+    nelems = lenient_int(args.in_nelems)
     if nelems is not None and isinstance(args.dtype, str):
         size = dtype_size(args.dtype)
         if size is not None:
@@ -130,11 +118,11 @@ class _Facts:
         if self.pg is None and args.pg_name is not None and not isinstance(args.pg_name, bool):
             self.pg = str(args.pg_name)
         if self.seq is None:
-            self.seq = _int(args.seq if args.seq is not None else args.seq_lower)
+            self.seq = lenient_int(args.seq if args.seq is not None else args.seq_lower)
         if self.nbytes is None:
             self.nbytes = _bytes_of(args)
         if self.group_size is None:
-            self.group_size = _int(args.group_size)
+            self.group_size = lenient_int(args.group_size)
 
 
 def extract(model: TraceModel) -> Collectives:

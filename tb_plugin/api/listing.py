@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from typing import TypedDict
 
 from ..ingest.discovery import Run, SpanFile, Worker
-
-_RANK_IN_NAME = re.compile(r"(?:^|[^a-z])(?:rank|worker)[-_]?(\d+)(?:$|[^0-9])", re.IGNORECASE)
+from ..ingest.naming import name_rank
 
 
 class SpanListing(TypedDict):
@@ -29,12 +27,6 @@ class RunListing(TypedDict):
     views: list[str]  # run-level views: "distributed" when the run has >= 2 workers
 
 
-def rank_from_name(name: str) -> int | None:
-    """`rank3`, `worker1`, `rank-0.Apr_03...`: the rank the file name states, if any."""
-    m = _RANK_IN_NAME.search(name)
-    return int(m.group(1)) if m else None
-
-
 def span_listing(span: SpanFile) -> SpanListing:
     return {"name": span.name, "timestamp": span.timestamp, "file": span.file, "size": span.size}
 
@@ -42,7 +34,7 @@ def span_listing(span: SpanFile) -> SpanListing:
 def worker_listing(worker: Worker) -> WorkerListing:
     return {
         "name": worker.name,
-        "rank": rank_from_name(worker.name),
+        "rank": name_rank(worker.name, worker.spans[0].file if worker.spans else None),
         "spans": [span_listing(s) for s in worker.spans],
     }
 

@@ -43,6 +43,7 @@ from .decode import (
     iter_event_pieces,
 )
 from .schema import CoreArgs, Event
+from .values import lenient_int
 
 _args_decoder, _one_args_decoder = decoders_for(CoreArgs)
 _EMPTY_ARGS = CoreArgs()
@@ -93,17 +94,8 @@ def _ints(values: list[Any], default: int = -1) -> np.ndarray:
 
 
 def _to_int(v: Any, default: int) -> int:
-    if v is None or isinstance(v, bool):
-        return default
-    if isinstance(v, int):
-        return v if -(2**63) <= v < 2**63 else default
-    if isinstance(v, float):
-        return int(v) if v == v and abs(v) < 2**63 else default
-    try:
-        text = str(v).strip()
-        return int(text, 16) if text.lower().startswith("0x") else int(float(text))
-    except (TypeError, ValueError, OverflowError):
-        return default
+    number = lenient_int(v)
+    return default if number is None else number
 
 
 @dataclass

@@ -2,39 +2,57 @@
 
 A hostile or broken file (a gzip bomb, a value gigabytes long, a FIFO) must end in a
 clear per-file error or a partial load, never in a loader that runs forever.
+
+Every numeric `KINETOSCOPE_*` setting is read by `env_number`: unset or empty means the
+default; a value that is not a positive number is logged once as a warning and the
+default is used (a typo in a setting never stops TensorBoard).
 """
 
 from __future__ import annotations
 
+import logging
+import math
 import os
 
+log = logging.getLogger(__name__)
+_warned: set[tuple[str, str]] = set()
 
-def _env_float(name: str, default: float) -> float:
-    try:
-        value = float(os.environ.get(name, ""))
-    except ValueError:
+
+def env_number(name: str, default: float) -> float:
+    """The positive number in environment variable `name`, else `default`."""
+    text = os.environ.get(name, "").strip()
+    if not text:
         return default
-    return value if value > 0 else default
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if math.isfinite(value) and value > 0:
+        return value
+    if (name, text) not in _warned:
+        _warned.add((name, text))
+        log.warning("kinetoscope: %s=%r is not a positive number; using %g", name, text, default)
+    return default
 
 
 def max_text_bytes() -> int:
     """Decompressed text read per file (KINETOSCOPE_MAX_TEXT_GB, default 64)."""
-    return int(_env_float("KINETOSCOPE_MAX_TEXT_GB", 64) * (1 << 30))
+    return int(env_number("KINETOSCOPE_MAX_TEXT_GB", 64) * (1 << 30))
 
 
 def max_event_bytes() -> int:
     """Text without an event boundary held at once (KINETOSCOPE_MAX_EVENT_MB, default 256):
     bounds the memory of one load whatever the file holds."""
-    return int(_env_float("KINETOSCOPE_MAX_EVENT_MB", 256) * (1 << 20))
+    return int(env_number("KINETOSCOPE_MAX_EVENT_MB", 256) * (1 << 20))
 
 
 def load_timeout_s() -> float:
     """Seconds one load may take before the file is marked failed
     (KINETOSCOPE_LOAD_TIMEOUT_S, default 900)."""
-    return _env_float("KINETOSCOPE_LOAD_TIMEOUT_S", 900)
+    return env_number("KINETOSCOPE_LOAD_TIMEOUT_S", 900)
 
 
 def slow_load_s() -> float:
     """Seconds after which a load stops holding a loader slot, so that the next trace
     starts (KINETOSCOPE_SLOW_LOAD_S, default 20)."""
-    return _env_float("KINETOSCOPE_SLOW_LOAD_S", 20)
+    return env_number("KINETOSCOPE_SLOW_LOAD_S", 20)

@@ -23,6 +23,7 @@ TEMP_SUFFIX = ".tmp"
 # DOTALL so a worker name may hold any character; the lazy prefix lets the optional
 # digits group take the last ".{digits}" before the suffix.
 _TORCH_RE = re.compile(r"^(.*?)(\.\d+)?\.pt\.trace\.json(\.gz)?$", re.DOTALL)
+_RANK_IN_NAME = re.compile(r"(?:^|[^a-z])(?:rank|worker)[-_]?(\d+)(?:$|[^0-9])", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,20 @@ def parse_trace_name(filename: str) -> TraceName | None:
                 worker=worker, timestamp=None, gzip=suffix.endswith(".gz"), torch_style=False
             )
     return None
+
+
+def rank_from_name(name: str) -> int | None:
+    """`rank3`, `worker1`, `rank-0.Apr_03...`: the rank a name states, if any."""
+    m = _RANK_IN_NAME.search(name)
+    return int(m.group(1)) if m else None
+
+
+def name_rank(worker: str, file: str | None = None) -> int | None:
+    """The rank a trace's names state: its worker name's, else its file name's."""
+    rank = rank_from_name(worker)
+    if rank is None and file is not None:
+        rank = rank_from_name(file)
+    return rank
 
 
 def _check_worker(worker: str) -> None:

@@ -23,8 +23,10 @@ from ..api.endpoints import VIEWS, supported_views
 from ..api.listing import run_listing, worker_listing
 from ..api.requests import ViewParamError
 from ..ingest.discovery import LogdirWatcher, Run, SpanFile
+from ..ingest.limits import env_number
 from ..store.cache import DiskCache, default_cache_dir
-from ..store.rank_summaries import DistributedJobError, DistributedJobs
+from ..store.pools import executor_from_env
+from ..store.run_jobs import FAILED, LOADING
 from ..store.trace_store import LoadFailed, NotReady, TraceStore, exception_text
 from ..trace_view.routes import ROUTES as TIMELINE_ROUTES
 from ..trace_view.routes import TimelineNotFound, WorkerTrace
@@ -64,7 +66,7 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
 
     def __init__(self, context: base_plugin.TBContext) -> None:
         self.logdir = _logdir(context)
-        interval = float(os.environ.get("KINETOSCOPE_RESCAN_SECONDS", "10"))
+        interval = env_number("KINETOSCOPE_RESCAN_SECONDS", 10)
         self.watcher = LogdirWatcher(self.logdir, interval_s=interval)
         self._started = False
         self._start_lock = threading.Lock()
@@ -72,9 +74,8 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
         cache: DiskCache | None = None
         if os.environ.get("KINETOSCOPE_NO_CACHE") != "1":
             cache = DiskCache(default_cache_dir())
-        self.store = TraceStore(cache)
         # Ranks come from the store: a trace the UI is loading is not parsed again.
-        self.distributed = DistributedJobs(str(cache.root) if cache else None, store=self.store)
+        self.store = TraceStore(cache, executor=executor_from_env())
         self.static_root = dist_root()
 
     # --- TensorBoard hooks ------------------------------------------------------
@@ -227,11 +228,12 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
     def _serve_distributed(self, request: wrappers.Request) -> Any:
         """Run-level: all ranks of the run as one job (202 with progress while summarizing)."""
         run = self._find_run(request)
-        try:
-            code, body = self.distributed.request(run, request.args.get("span"))
-        except DistributedJobError as exc:
-            raise AnalysisError(str(exc)) from None
-        return self._json(request, body, code=code)
+        job = self.store.distributed(run, request.args.get("span"))
+        if job.state == FAILED:
+            raise AnalysisError(job.failure or "distributed view failed")
+        if job.state == LOADING:
+            return self._json(request, job.progress(), code=202)
+        return self._json(request, job.result)
 
     # --- trace view (tb_plugin/timeline): per-request windows, never cached to disk --
 

@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from ..ingest.limits import env_number
 from ..ingest.naming import display_name
 from .cache_check import manifest_ok, open_view, seal_view, write_manifest
 from .model import TraceModel
@@ -45,8 +46,7 @@ def cache_key(source: dict[str, Any]) -> str:
 class DiskCache:
     def __init__(self, root: Path | str, max_bytes: int | None = None) -> None:
         self.root = Path(root)
-        env_gb = os.environ.get("KINETOSCOPE_CACHE_MAX_GB")
-        self.max_bytes = max_bytes or int(float(env_gb or 20) * (1 << 30))
+        self.max_bytes = max_bytes or int(env_number("KINETOSCOPE_CACHE_MAX_GB", 20) * (1 << 30))
 
     def entry(self, key: str) -> Path:
         return self.root / key

@@ -11,6 +11,7 @@ Views are pure functions of this model; nothing here knows about views.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import mmap
 import os
 import re
@@ -76,6 +77,12 @@ class TraceModel:
     warnings: list[str] = field(default_factory=list)
     source: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # Read-only whether built now or mapped from the cache (which is read-only
+        # anyway): a view that writes into a column fails on a fresh model too.
+        for column in (*self.events.values(), *self.memory.values()):
+            column.flags.writeable = False
+
     def __len__(self) -> int:
         return int(self.events["ts"].shape[0])
 
@@ -101,7 +108,13 @@ class TraceModel:
                 if found is None:
                     found = build(self)
                     self.__dict__[key] = found
+                    self.__dict__.setdefault("_derived_keys", []).append(key)
         return found  # type: ignore[no-any-return]
+
+    def derived_nbytes(self) -> int:
+        """About what the derived structures hold (their arrays and containers)."""
+        keys = list(self.__dict__.get("_derived_keys", ()))
+        return sum(_held_nbytes(self.__dict__[k]) for k in keys)
 
     def rows_of(self, *kinds: Kind) -> np.ndarray:
         """Row indices of events of the given kinds, in file order."""
@@ -199,10 +212,40 @@ def empty_columns(spec: dict[str, str], n: int = 0) -> dict[str, np.ndarray]:
 
 
 def model_nbytes(model: TraceModel) -> int:
+    """Memory the model holds: its columns and what was derived from it (indexes, trees)."""
     cols = sum(a.nbytes for a in model.events.values()) + sum(
         a.nbytes for a in model.memory.values()
     )
-    return int(cols)
+    return int(cols) + model.derived_nbytes()
+
+
+_POINTER_BYTES = 8
+
+
+def _held_nbytes(value: Any, depth: int = 0) -> int:
+    """Arrays count their bytes, containers a pointer per item plus their items' (a few
+    levels deep: an estimate for the memory budget, not an exact count)."""
+    if isinstance(value, np.ndarray):
+        return int(value.nbytes)
+    if depth > 3:
+        return 0
+    if isinstance(value, dict):
+        items: Any = value.values()
+        count = len(value)
+    elif isinstance(value, (list, tuple)):
+        items, count = value, len(value)
+    elif hasattr(value, "__dict__"):
+        items, count = vars(value).values(), 0
+    elif hasattr(value, "__slots__"):
+        items = [getattr(value, n, None) for n in value.__slots__]
+        count = 0
+    else:
+        return 0
+    sample = list(itertools.islice(items, 64))
+    held = sum(_held_nbytes(v, depth + 1) for v in sample)
+    if count > len(sample) and sample:
+        held = held * count // len(sample)
+    return held + count * _POINTER_BYTES
 
 
 _decoders: dict[type, tuple[Any, Any]] = {}

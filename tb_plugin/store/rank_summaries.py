@@ -1,32 +1,21 @@
-"""A run with several workers as one distributed job: which file per rank, per-rank
-summaries in a bounded pool (cached on disk), then the cross-rank analysis.
+"""The store's tier of per-rank summaries: a run with several workers as one distributed
+job. Which file per rank, each rank's summary (cached on disk beside the models), then the
+cross-rank analysis (`analysis.distributed`, which only ever sees summaries).
 
 `rank_summary(path, cache_dir)` is the unit of work: a top-level function of plain
 arguments returning a small picklable `RankSummary`, so it runs in a thread, in a
-`ProcessPoolExecutor`, or on a cluster (any `concurrent.futures.Executor`: Dask's
-`client.get_executor()`, a Ray adapter; docs/distributed.md). The cross-rank analysis
-only ever sees summaries.
+`ProcessPoolExecutor`, or on a cluster (any `concurrent.futures.Executor`; the pools and
+the executor hook are `pools.WorkerPools`'s).
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
-import multiprocessing
 import os
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import (
-    Executor,
-    Future,
-    ProcessPoolExecutor,
-    ThreadPoolExecutor,
-    as_completed,
-)
+from concurrent.futures import Executor, Future, ThreadPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -38,20 +27,21 @@ from ..analysis.distributed.view import (
     summarize_rank,
 )
 from ..analysis.taxonomy import taxonomy_version
-from ..api.listing import rank_from_name
 from ..ingest.build import build_model
 from ..ingest.discovery import Run, SpanFile, Worker
+from ..ingest.naming import name_rank
 from .cache import DiskCache, cache_key
-from .model import file_identity
-from .trace_store import LoadFailed, TraceStore, describe_error, exception_text
+from .errors import LoadFailed, describe_error
+from .model import TraceModel, file_identity
+from .pools import WorkerPools
+
+if TYPE_CHECKING:
+    from .trace_store import TraceStore
 
 log = logging.getLogger(__name__)
 
 SUMMARY_VIEW = f"distributed-rank-v{VERSION}t{taxonomy_version()}"
 SUMMARY_DIR = ".distributed"  # under the cache root; "." keeps the model cache's pruning off it
-PROCESS_POOL_MIN_RANKS = 8  # from this many ranks, summaries are computed in processes
-POOL_WORKERS = 2
-EXECUTOR_ENV = "KINETOSCOPE_DISTRIBUTED_EXECUTOR"  # "module:factory" returning an Executor
 # Built at import, before threads share it: see model.decoders_for.
 _SUMMARY_DECODER = msgspec.json.Decoder(RankSummary)
 
@@ -66,46 +56,52 @@ class RankFailed(Exception):
         self.error = error
 
 
-class DistributedJobError(Exception):
-    """The cross-rank analysis itself failed (a bug), not one rank's file."""
-
-
 # --- one rank ------------------------------------------------------------------------------
 
 
 def summary_cache(cache_dir: str) -> DiskCache:
-    """Where summaries live: a DiskCache of their own under the cache root (one entry
-    folder per trace file state, holding only the summary view; a few KB each, never
-    pruned by the model cache)."""
+    """Where summaries live under the cache root: one entry folder per trace file state,
+    holding only the summary view (a few KB each, never pruned by the model cache)."""
     return DiskCache(os.path.join(cache_dir, SUMMARY_DIR))
+
+
+def _cached_summary(summaries: DiskCache, key: str) -> RankSummary | None:
+    data = summaries.load_view(key, SUMMARY_VIEW)
+    if data is None:
+        return None
+    try:
+        cached = _SUMMARY_DECODER.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None  # recomputed
+    return cached if cached.version == VERSION else None
+
+
+def _model_of(path: str, key: str, cache_dir: str | None, store: TraceStore | None) -> TraceModel:
+    """With `store` (the plugin's), the model comes from it: a file it is loading is parsed
+    once, not twice. Else a model already in the disk cache (the rank was opened in the
+    UI) is reused, or the trace is decoded in memory and not added to the model cache
+    (hundreds of ranks would fill it)."""
+    if store is not None:
+        return store.wait(path)
+    on_disk = DiskCache(cache_dir).load(key) if cache_dir else None
+    return on_disk or build_model(path)
 
 
 def rank_summary(
     path: str, cache_dir: str | None = None, store: TraceStore | None = None
 ) -> RankSummary:
-    """Summary of one rank's trace file. With `cache_dir`, read from / written to the disk
-    cache (key per file state), and a model already cached there (the rank was opened in
-    the UI) is reused; otherwise the trace is decoded in memory and not added to the model
-    cache (hundreds of ranks would fill it). With `store` (the plugin's), the model comes
-    from it: a file it is loading is parsed once, not twice. Raises RankFailed for
-    unreadable files."""
+    """Summary of one rank's trace file, read from / written to the disk cache under
+    `cache_dir` (key per file state). Raises RankFailed for unreadable files."""
     try:
         key = cache_key(file_identity(path))
     except OSError as exc:
         raise RankFailed(describe_error(path, exc)) from None
     summaries = summary_cache(cache_dir) if cache_dir else None
-    if summaries is not None:
-        data = summaries.load_view(key, SUMMARY_VIEW)
-        if data is not None:
-            try:
-                cached = _SUMMARY_DECODER.decode(data)
-                if cached.version == VERSION:
-                    return cached
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                pass  # recompute below
+    cached = _cached_summary(summaries, key) if summaries is not None else None
+    if cached is not None:
+        return cached
     try:
-        on_disk = DiskCache(cache_dir).load(key) if cache_dir and store is None else None
-        model = store.wait(path) if store is not None else on_disk or build_model(path)
+        model = _model_of(path, key, cache_dir, store)
     except LoadFailed as exc:
         raise RankFailed(exc.error) from None
     except Exception as exc:  # noqa: BLE001 - described like the loader does
@@ -134,14 +130,33 @@ def chosen_spans(run: Run, span: str | None = None) -> list[tuple[Worker, SpanFi
     return out
 
 
-def default_executor(rank_count: int) -> Executor:
-    """Threads for a few ranks; from PROCESS_POOL_MIN_RANKS on, a small process pool
-    (spawned, so it is safe from a multi-threaded server)."""
-    if rank_count >= PROCESS_POOL_MIN_RANKS:
-        return ProcessPoolExecutor(
-            max_workers=POOL_WORKERS, mp_context=multiprocessing.get_context("spawn")
-        )
-    return ThreadPoolExecutor(max_workers=POOL_WORKERS, thread_name_prefix="kinetoscope-rank")
+class _Collected:
+    """Per-path results of one job as they come in."""
+
+    def __init__(self, paths: list[str], progress: Progress | None) -> None:
+        self.paths = paths
+        self.progress = progress
+        self.results: list[RankSummary | None] = [None] * len(paths)
+        self.errors: list[dict[str, Any] | None] = [None] * len(paths)
+        self.lost: list[int] = []
+        self.done = 0
+
+    def collect(self, futures: dict[Future[RankSummary], int]) -> None:
+        for future in as_completed(futures):
+            i = futures[future]
+            try:
+                self.results[i] = future.result()
+            except RankFailed as exc:
+                self.errors[i] = exc.error
+            except BrokenProcessPool:
+                self.lost.append(i)
+                continue
+            except Exception as exc:  # noqa: BLE001 - one rank never takes the job down
+                log.warning("kinetoscope: rank summary of %s failed: %r", self.paths[i], exc)
+                self.errors[i] = describe_error(self.paths[i], exc)
+            self.done += 1
+            if self.progress is not None:
+                self.progress(self.done, len(self.paths))
 
 
 def summarize_all(
@@ -151,71 +166,51 @@ def summarize_all(
     progress: Progress | None = None,
     store: TraceStore | None = None,
 ) -> tuple[list[RankSummary | None], list[dict[str, Any] | None]]:
-    """Summaries of every path (None where it failed) and the per-path errors.
+    """Summaries of every path (None where it failed) and the per-path errors. The pool
+    is `executor`, else the store's pools' choice, else that of pools made for this call.
 
     With `store`, ranks summarized in threads take their models from it, and so do, with
     a process pool, the ranks it already holds (loading or loaded): no file is parsed
     twice. When a process pool breaks (a worker killed, or a script without the
     `if __name__ == "__main__":` guard that spawn needs), the ranks it lost are summarized
     again in threads."""
-    own = executor is None
-    pool = executor or default_executor(len(paths))
-    helper = None
-    results: list[RankSummary | None] = [None] * len(paths)
-    errors: list[dict[str, Any] | None] = [None] * len(paths)
-    lost: list[int] = []
-    done = 0
-
-    def collect(futures: dict[Future[RankSummary], int]) -> None:
-        nonlocal done
-        for future in as_completed(futures):
-            i = futures[future]
-            try:
-                results[i] = future.result()
-            except RankFailed as exc:
-                errors[i] = exc.error
-            except BrokenProcessPool:
-                lost.append(i)
-                continue
-            except Exception as exc:  # noqa: BLE001 - one rank never takes the job down
-                log.warning("kinetoscope: rank summary of %s failed: %r", paths[i], exc)
-                errors[i] = describe_error(paths[i], exc)
-            done += 1
-            if progress is not None:
-                progress(done, len(paths))
-
+    pools = store.pools if store is not None else WorkerPools(load_workers=0)
     try:
-        futures, helper = _submit_ranks(pool, paths, cache_dir, store)
-        collect(futures)
+        pool = executor or pools.for_ranks(len(paths))
+        job = _Collected(paths, progress)
+        job.collect(_submit_ranks(pool, pools, paths, cache_dir, store))
+        if job.lost:
+            log.warning(
+                "kinetoscope: the process pool broke; summarizing %d ranks in threads",
+                len(job.lost),
+            )
+            threads = pools.threads()
+            job.collect({threads.submit(rank_summary, paths[i], cache_dir): i for i in job.lost})
     finally:
-        if own:
-            pool.shutdown(wait=True)
-        if helper is not None:
-            helper.shutdown(wait=True)
-    if lost:
-        log.warning(
-            "kinetoscope: the process pool broke; summarizing %d ranks in threads", len(lost)
-        )
-        with ThreadPoolExecutor(POOL_WORKERS, thread_name_prefix="kinetoscope-rank") as threads:
-            collect({threads.submit(rank_summary, paths[i], cache_dir): i for i in lost})
-    return results, errors
+        if store is None:
+            pools.close(wait=True)
+    return job.results, job.errors
 
 
 def _submit_ranks(
-    pool: Executor, paths: list[str], cache_dir: str | None, store: TraceStore | None
-) -> tuple[dict[Future[RankSummary], int], ThreadPoolExecutor | None]:
-    """Submit every rank; those whose model the store gives go to threads (the pool's own,
-    or a helper's beside a process pool, which the store cannot reach)."""
+    pool: Executor,
+    pools: WorkerPools,
+    paths: list[str],
+    cache_dir: str | None,
+    store: TraceStore | None,
+) -> dict[Future[RankSummary], int]:
+    """Submit every rank; those whose model the store gives go to threads (the pool
+    itself when it is threads, else the pools' rank threads: a process pool cannot reach
+    the store)."""
     in_threads = isinstance(pool, ThreadPoolExecutor)
     from_store = [store is not None and (in_threads or store.holds(p)) for p in paths]
-    helper = None if in_threads or not any(from_store) else ThreadPoolExecutor(POOL_WORKERS)
-    futures = {
-        (helper or pool).submit(rank_summary, path, cache_dir, store)
+    helper = pool if in_threads or not any(from_store) else pools.threads()
+    return {
+        helper.submit(rank_summary, path, cache_dir, store)
         if from_store[i]
         else pool.submit(rank_summary, path, cache_dir): i
         for i, path in enumerate(paths)
     }
-    return futures, helper
 
 
 def analyze_run(
@@ -236,126 +231,7 @@ def analyze_run(
         if summary is None:
             failed.append({"worker": worker.name, "span": chosen.name, **(error or {})})
             continue
-        name_rank = rank_from_name(worker.name)
-        if name_rank is None:
-            name_rank = rank_from_name(chosen.file)
-        inputs.append(RankInput(worker.name, chosen.name, chosen.file, summary, name_rank))
+        stated = name_rank(worker.name, chosen.file)
+        inputs.append(RankInput(worker.name, chosen.name, chosen.file, summary, stated))
     view = analyze(inputs)
     return {"run": run.name, "span": span or "1", "state": "ready", **view, "errors": failed}
-
-
-# --- the plugin's background jobs ----------------------------------------------------------
-
-
-@dataclass
-class _Job:
-    total: int
-    done: int = 0
-    result: bytes | None = None
-    failure: str | None = None
-
-
-def _executor_from_env() -> Executor | None:
-    spec = os.environ.get(EXECUTOR_ENV)
-    if not spec:
-        return None
-    module, _, attr = spec.partition(":")
-    factory = getattr(importlib.import_module(module), attr or "make_executor")
-    executor: Executor = factory()
-    return executor
-
-
-class DistributedJobs:
-    """Runs `analyze_run` in the background on first request and remembers the answer per
-    (run, span, file states); shared bounded pools across jobs."""
-
-    def __init__(
-        self,
-        cache_dir: str | None,
-        executor: Executor | None = None,
-        max_jobs: int = 32,
-        store: TraceStore | None = None,
-    ) -> None:
-        self.cache_dir = cache_dir
-        self.store = store
-        self.executor = executor if executor is not None else _executor_from_env()
-        self.max_jobs = max_jobs
-        self._jobs: OrderedDict[tuple[Any, ...], _Job] = OrderedDict()
-        self._lock = threading.Lock()
-        self._threads: ThreadPoolExecutor | None = None
-        self._processes: ProcessPoolExecutor | None = None
-
-    def _pool(self, rank_count: int) -> Executor:
-        if self.executor is not None:
-            return self.executor
-        with self._lock:
-            if rank_count >= PROCESS_POOL_MIN_RANKS:
-                if self._processes is None:
-                    self._processes = ProcessPoolExecutor(
-                        max_workers=POOL_WORKERS, mp_context=multiprocessing.get_context("spawn")
-                    )
-                return self._processes
-            if self._threads is None:
-                self._threads = ThreadPoolExecutor(
-                    max_workers=POOL_WORKERS, thread_name_prefix="kinetoscope-rank"
-                )
-            return self._threads
-
-    def request(self, run: Run, span: str | None) -> tuple[int, Any]:
-        """(200, JSON bytes) when ready, else (202, progress); starts the job if needed.
-        Raises DistributedJobError when the analysis failed."""
-        picks = chosen_spans(run, span)
-        key = (run.name, span or "1", tuple((s.path, s.size, s.mtime_ns) for _, s in picks))
-        with self._lock:
-            job = self._jobs.get(key)
-            start = job is None
-            if job is None:
-                job = _Job(total=len(picks))
-                self._jobs[key] = job
-                while len(self._jobs) > self.max_jobs:
-                    self._jobs.popitem(last=False)
-            else:
-                self._jobs.move_to_end(key)
-        if start:
-            threading.Thread(
-                target=self._run, args=(job, run, span), name="kinetoscope-distributed", daemon=True
-            ).start()
-        if job.result is not None:
-            return 200, job.result
-        if job.failure is not None:
-            raise DistributedJobError(job.failure)
-        return 202, {
-            "run": run.name,
-            "span": span or "1",
-            "state": "loading",
-            "ranks_done": job.done,
-            "ranks_total": job.total,
-        }
-
-    def _run(self, job: _Job, run: Run, span: str | None) -> None:
-        def progress(done: int, total: int) -> None:
-            job.done = done
-
-        pool = self._pool(job.total)
-        try:
-            view = analyze_run(run, span, self.cache_dir, pool, progress, self.store)
-            job.result = msgspec.json.encode(view)
-        except Exception as exc:  # noqa: BLE001 - reported to the client, server stays up
-            log.warning("kinetoscope: distributed view of %s failed: %r", run.name, exc)
-            job.failure = f"distributed view of run {run.name!r} failed: {exception_text(exc)}"
-        if isinstance(pool, ProcessPoolExecutor) and _is_broken(pool):
-            with self._lock:
-                if self._processes is pool:
-                    self._processes = None
-
-    def close(self) -> None:
-        with self._lock:
-            pools = [p for p in (self._threads, self._processes) if p is not None]
-            self._threads = self._processes = None
-        for pool in pools:
-            pool.shutdown(wait=False, cancel_futures=True)
-
-
-def _is_broken(pool: ProcessPoolExecutor) -> bool:
-    """A worker process died (e.g. killed for memory): the pool accepts no more work."""
-    return bool(getattr(pool, "_broken", False))

@@ -9,43 +9,38 @@ from __future__ import annotations
 
 import errno
 import logging
-import os
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 
 from ..ingest.build import build_model
-from ..ingest.decode import TraceDecodeError
-from ..ingest.limits import load_timeout_s, slow_load_s
-from ..ingest.naming import display_name
+from ..ingest.discovery import Run
+from ..ingest.limits import env_number, load_timeout_s, slow_load_s
 from .cache import MAX_PARAM_VIEWS, PARAM_MARK, DiskCache, cache_key
-from .load_pool import LoadPool
+from .errors import LoadFailed, LoadTimeout, NotReady, describe_error, exception_text
 from .model import TraceModel, file_identity, model_nbytes
+from .pools import WorkerPools
+from .run_jobs import RunJobs, RunJobState
+
+__all__ = [
+    "LoadFailed",
+    "LoadTimeout",
+    "NotReady",
+    "RunJobState",
+    "TraceStore",
+    "describe_error",
+    "exception_text",
+]
 
 log = logging.getLogger(__name__)
 
 LOADING, READY, ERROR = "loading", "ready", "error"
-
-
-class NotReady(Exception):
-    """The file is still loading."""
-
-
-class LoadTimeout(Exception):
-    def __init__(self, seconds: float) -> None:
-        super().__init__(f"loading took longer than {seconds:g} s")
-        self.seconds = seconds
-
-
-class LoadFailed(Exception):
-    def __init__(self, error: dict[str, Any]) -> None:
-        super().__init__(error["message"])
-        self.error = error
 
 
 @dataclass
@@ -74,39 +69,6 @@ class LoadState:
         }
 
 
-def describe_error(path: str, exc: BaseException) -> dict[str, Any]:
-    """A per-file error a person can act on: what, which file, where."""
-    file = display_name(os.path.basename(path))
-
-    def error(kind: str, message: str, offset: int | None = None) -> dict[str, Any]:
-        return {"kind": kind, "message": f"{file}: {message}", "file": file, "offset": offset}
-
-    if isinstance(exc, TraceDecodeError):
-        where = f" (at byte {exc.offset})" if exc.offset else ""
-        return error(exc.kind, f"{exc.message}{where}", exc.offset)
-    if isinstance(exc, LoadTimeout):
-        return error(
-            "timeout",
-            f"{exc} (KINETOSCOPE_LOAD_TIMEOUT_S), so it was stopped; "
-            "it is retried when the file changes",
-        )
-    if isinstance(exc, FileNotFoundError):
-        return error("missing", "the file was removed")
-    if isinstance(exc, MemoryError):
-        return error("too_large", "not enough memory to load it")
-    if isinstance(exc, OSError):
-        return error("io", f"cannot read it ({exc.strerror or exc})")
-    return error("internal", f"could not be analysed ({exception_text(exc)})")
-
-
-def exception_text(exc: BaseException) -> str:
-    """An exception for an error message, without the data it may hold: the repr of a
-    UnicodeDecodeError (and of others) quotes the bytes, i.e. the file's content."""
-    if isinstance(exc, UnicodeError):
-        return f"{type(exc).__name__}: {getattr(exc, 'reason', '')}"
-    return f"{type(exc).__name__}: {str(exc)[:200]}"
-
-
 def _is_cache_write_error(exc: OSError) -> bool:
     # Reading the trace fails with other errors (ENOENT, EISDIR, ...); these are writes.
     return exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EFBIG)
@@ -117,15 +79,27 @@ def _count_param_views(views: dict[str, bytes]) -> int:
 
 
 class TraceStore:
+    """Three tiers per trace file state: its model (loaded in the pools, kept within the
+    memory budget), its views' JSON, and, per run, the distributed view from per-rank
+    summaries (`distributed`). `executor`: where rank summaries run instead of the
+    default pools (e.g. a Dask cluster's)."""
+
     def __init__(
-        self, cache: DiskCache | None = None, workers: int = 2, memory_budget: int | None = None
+        self,
+        cache: DiskCache | None = None,
+        workers: int = 2,
+        memory_budget: int | None = None,
+        executor: Executor | None = None,
     ) -> None:
         self.cache = cache
-        self.pool = LoadPool(workers)
+        self.pools = WorkerPools(workers, executor)
+        self.pool = self.pools.loads
+        self.runs = RunJobs(self)
         self.states: OrderedDict[str, LoadState] = OrderedDict()
         self.lock = threading.Lock()
-        env_mb = os.environ.get("KINETOSCOPE_MEMORY_MB")
-        self.memory_budget = memory_budget or int(float(env_mb or 8192) * (1 << 20))
+        self.memory_budget = memory_budget or int(
+            env_number("KINETOSCOPE_MEMORY_MB", 8192) * (1 << 20)
+        )
 
     # --- loading -------------------------------------------------------------
 
@@ -264,5 +238,12 @@ class TraceStore:
                 state.views[name] = data  # bounded: requests choose the parameters
             return data
 
+    # --- run-level views -------------------------------------------------------
+
+    def distributed(self, run: Run, span: str | None) -> RunJobState:
+        """The distributed view of `run` (each worker's span `span`, default "1"): its
+        job's state, loading with progress, ready with the JSON, or failed."""
+        return self.runs.distributed(run, span)
+
     def close(self) -> None:
-        self.pool.close()
+        self.pools.close()

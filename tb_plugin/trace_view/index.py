@@ -13,10 +13,8 @@ not the size of the trace.
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -93,8 +91,6 @@ class TimelineIndex:
     row_pos: np.ndarray  # model row → position, -1 when not on a slice track
     build_seconds: float = 0.0
     fallback_tracks: list[int] = field(default_factory=list)  # tracks needing the slow sweep
-    extras: dict[str, Any] = field(default_factory=dict)  # lazily built parts (flows, ...)
-    lock: threading.RLock = field(default_factory=threading.RLock)  # builds of `extras`
 
     def __len__(self) -> int:
         return int(self.row.shape[0])

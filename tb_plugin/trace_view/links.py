@@ -20,30 +20,25 @@ from .tracks import LANE_MAIN, LANE_PYTHON
 from .window import gather_ranges, segment_search
 
 
-def _extra(index: TimelineIndex, name: str, build: Any) -> Any:
-    found = index.extras.get(name)
-    if found is None:
-        with index.lock:
-            found = index.extras.get(name)
-            if found is None:
-                found = build()
-                index.extras[name] = found
-    return found
+def _extra(model: TraceModel, name: str, build: Any) -> Any:
+    """A part of the trace view's index built on first use and kept with the model (its
+    one memo, counted in the store's memory budget)."""
+    return model.derived(f"_timeline_{name}", lambda _: build())
 
 
 # --- tracks of (pid, tid) ----------------------------------------------------------
 
 
-def track_lookup(index: TimelineIndex) -> dict[tuple[str, str, int], int]:
+def track_lookup(model: TraceModel, index: TimelineIndex) -> dict[tuple[str, str, int], int]:
     def build() -> dict[tuple[str, str, int], int]:
         return {(str(t.pid), str(t.tid), t.lane): t.index for t in index.tracks}
 
-    return _extra(index, "track_lookup", build)  # type: ignore[no-any-return]
+    return _extra(model, "track_lookup", build)  # type: ignore[no-any-return]
 
 
 def tracks_of_rows(model: TraceModel, index: TimelineIndex, rows: np.ndarray) -> np.ndarray:
     """Slice track (operators' lane, else Python's) of each row's pid/tid; -1 if none."""
-    lookup = track_lookup(index)
+    lookup = track_lookup(model, index)
     ev = model.events
     pid, tid = ev["pid"][rows].astype(np.int64), ev["tid"][rows].astype(np.int64)
     n_tids = max(len(model.tids), 1)
@@ -109,7 +104,7 @@ class FlowPairs:
 
 
 def flow_pairs(model: TraceModel, index: TimelineIndex) -> FlowPairs:
-    return _extra(index, "flow_pairs", lambda: _build_flow_pairs(model, index))  # type: ignore[no-any-return]
+    return _extra(model, "flow_pairs", lambda: _build_flow_pairs(model, index))  # type: ignore[no-any-return]
 
 
 def _build_flow_pairs(model: TraceModel, index: TimelineIndex) -> FlowPairs:
@@ -237,7 +232,7 @@ def links(model: TraceModel, index: TimelineIndex) -> Links:
             Lookup.of(ev["external_id"], ops),
         )
 
-    return _extra(index, "links", build)  # type: ignore[no-any-return]
+    return _extra(model, "links", build)  # type: ignore[no-any-return]
 
 
 # --- Sequence number (forward ↔ backward without fwdbwd flows) ------------------------
@@ -284,7 +279,7 @@ def sequences(model: TraceModel, index: TimelineIndex) -> Sequences:
         order = np.lexsort((ts, nums))
         return Sequences(rows[order], nums[order], backward[order], ts[order])
 
-    return _extra(index, "sequences", build)  # type: ignore[no-any-return]
+    return _extra(model, "sequences", build)  # type: ignore[no-any-return]
 
 
 def sequence_partner(

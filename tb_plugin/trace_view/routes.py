@@ -8,6 +8,7 @@ one worker alone keeps the file's own times. docs/http_api.md has the shapes.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
@@ -15,9 +16,10 @@ from typing import Any, TypedDict
 import msgspec
 import numpy as np
 
+from ..analysis.ranks import ORDER, assign_ranks, header_rank
 from ..analysis.steps import find_steps
-from ..api.listing import rank_from_name
 from ..api.requests import ViewParamError, integer, number
+from ..ingest.naming import name_rank
 from ..store.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind, Phase
 from ..store.model import TraceModel
 from .counters import Counter, build_counters, counter_series
@@ -75,15 +77,7 @@ class WorkerTrace:
 
 
 def counters_of(worker: WorkerTrace) -> list[Counter]:
-    index = worker.index
-    found = index.extras.get("counters")
-    if found is None:
-        with index.lock:
-            found = index.extras.get("counters")
-            if found is None:
-                found = build_counters(worker.model)
-                index.extras["counters"] = found
-    return found  # type: ignore[no-any-return]
+    return worker.model.derived("_timeline_counters", build_counters)
 
 
 # --- parameters ----------------------------------------------------------------------
@@ -212,17 +206,23 @@ class TracksView(TypedDict):
     steps: list[StepMarker]
 
 
-def _rank(worker: WorkerTrace) -> int | None:
-    info = worker.model.header.get("distributedInfo")
-    if isinstance(info, dict) and isinstance(info.get("rank"), int):
-        return int(info["rank"])
-    return rank_from_name(worker.name) if worker.name else None
+def _ranks(workers: Sequence[WorkerTrace]) -> list[int | None]:
+    """Each worker's rank by the rule of the distributed view (none for a single file
+    without a stated rank, and none where only worker order would number it)."""
+    stated = [
+        (header_rank(w.model.header), name_rank(w.name or "", _file_name(w.model))) for w in workers
+    ]
+    ranks, sources, _ = assign_ranks(stated)
+    return [r if source != ORDER else None for r, source in zip(ranks, sources)]
 
 
-def _prefix(worker: WorkerTrace) -> str:
+def _file_name(model: TraceModel) -> str:
+    return os.path.basename(str(model.source.get("path", "")))
+
+
+def _prefix(worker: WorkerTrace, rank: int | None) -> str:
     if worker.name is None:
         return ""
-    rank = _rank(worker)
     return f"rank {rank} · " if rank is not None else f"{worker.name} · "
 
 
@@ -230,9 +230,9 @@ def tracks(workers: Sequence[WorkerTrace], params: Params) -> TracksView:
     out: list[TrackView] = []
     infos: list[WorkerInfo] = []
     steps: list[StepMarker] = []
-    for worker in workers:
+    for worker, rank in zip(workers, _ranks(workers)):
         index = worker.index
-        prefix = _prefix(worker)
+        prefix = _prefix(worker, rank)
         for counter in counters_of(worker):
             out.append(
                 {
@@ -276,7 +276,7 @@ def tracks(workers: Sequence[WorkerTrace], params: Params) -> TracksView:
         infos.append(
             {
                 "worker": worker.name,
-                "rank": _rank(worker),
+                "rank": rank,
                 "offset_us": worker.offset,
                 "start_us": index.t_min + worker.offset,
                 "end_us": index.t_max + worker.offset,
@@ -648,7 +648,7 @@ def _call_stack(
     model, index = worker.model, worker.index
     ev = model.events
     key = (str(model.pids[ev["pid"][row]]), str(model.tids[ev["tid"][row]]), LANE_PYTHON)
-    python = track_lookup(index).get(key)
+    python = track_lookup(model, index).get(key)
     if python is None:
         return [], None
     at = int(enclosing(index, np.array([python]), np.array([float(ev["ts"][row])]))[0])
@@ -825,12 +825,8 @@ class SearchView(TypedDict):
     truncated: bool
 
 
-def _lower_names(index: TimelineIndex, model: TraceModel) -> list[str]:
-    found = index.extras.get("lower_names")
-    if found is None:
-        found = [n.lower() for n in model.names]
-        index.extras["lower_names"] = found
-    return found  # type: ignore[no-any-return]
+def _lower_names(model: TraceModel) -> list[str]:
+    return model.derived("_lower_names", lambda m: [n.lower() for n in m.names])
 
 
 def search(workers: Sequence[WorkerTrace], params: Params) -> SearchView:
@@ -846,7 +842,7 @@ def search(workers: Sequence[WorkerTrace], params: Params) -> SearchView:
     total = 0
     for worker in workers:
         model, index, off = worker.model, worker.index, worker.offset
-        lower = _lower_names(index, model)
+        lower = _lower_names(model)
         codes = np.array([i for i, n in enumerate(lower) if needle in n], dtype=np.int64)
         if codes.size == 0:
             continue

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..ingest.values import lenient_int
 from ..store.categories import Kind, Phase
 from ..store.model import TraceModel
 
@@ -71,18 +72,6 @@ def _canonical_codes(values: list[Any]) -> tuple[np.ndarray, list[Any]]:
     return out, firsts
 
 
-def _as_int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str):
-        text = value.strip()
-        if text.lstrip("-").isdigit():
-            return int(text)
-    return None
-
-
 def _mode(values: np.ndarray) -> int | None:
     values = values[values >= 0]
     if values.size == 0:
@@ -129,9 +118,9 @@ def assign_tracks(model: TraceModel, rows: np.ndarray) -> tuple[np.ndarray, list
             device = _mode(ev["device"][mine].astype(np.int64))
             stream = _mode(ev["stream"][mine])
             if device is None:
-                device = _as_int(pid_value)
+                device = lenient_int(pid_value)
             if stream is None:
-                stream = _as_int(tid_value)
+                stream = lenient_int(tid_value)
         elif host_count[t]:
             track_kind = "cpu"
         else:
@@ -184,12 +173,12 @@ def _describe(
             label += f" ({thread_name})"
     else:
         label = thread_name or (
-            f"thread {tid_text}" if _as_int(tid) is not None else (tid_text or "(no thread)")
+            f"thread {tid_text}" if lenient_int(tid) is not None else (tid_text or "(no thread)")
         )
         if lane == LANE_PYTHON:
             label += " · Python"
-    pid_int = _as_int(pid)
-    tid_int = _as_int(tid)
+    pid_int = lenient_int(pid)
+    tid_int = lenient_int(tid)
     default_process = (
         _GPU_PROCESS_SORT + (device if device is not None else (pid_int or 0))
         if is_gpu_process

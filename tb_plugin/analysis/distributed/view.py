@@ -52,246 +52,25 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional, TypedDict
 
-import msgspec
 import numpy as np
 
-from ...store.categories import Kind
-from ...store.model import TraceModel
-from .. import comms, overview
-from .. import gpu as gpu_summary
-from ..common import ends, name_flags
-from ..intervals import IntervalUnion
+from ..ranks import assign_ranks
 from ..recommendations import Recommendation, job_advice
 from ..rules import (
-    STEP_NAME,
     bandwidth_size_multiplier,
     bus_bandwidth_factor,
-    is_dataloader_range,
 )
-from ..steps import find_steps
-from ..taxonomy import is_comm_op
 from .stragglers import FACTORS, explain, median_excluding
+from .summary import (
+    VERSION,
+    RankSummary,
+    summarize_rank,
+)
 
-__all__ = ["FACTORS", "RankInput", "RankSummary", "analyze", "summarize_rank"]
+__all__ = ["FACTORS", "VERSION", "RankInput", "RankSummary", "analyze", "summarize_rank"]
 
 # Bump when RankSummary or its definitions change (keys the disk cache). 2: the kernel
 # taxonomy, one communication definition with the Overview, straggler causes.
-VERSION = "2"
-
-
-# --- stage 1: one rank ---------------------------------------------------------------------
-
-
-class StepSummary(msgspec.Struct, gc=False):
-    name: str
-    number: Optional[int]
-    start_us: float  # trace time of this rank's file (as the overview's steps)
-    end_us: float
-    computation_us: float
-    overlap_us: float
-    communication_us: float
-    other_us: float
-    dataloader_us: float
-    host_gap_us: float
-
-
-class CollectiveTable(msgspec.Struct, gc=False):
-    """Parallel arrays, one entry per collective instance (sorted by start)."""
-
-    kinds: list[str]  # table of type names; `kind` holds indices into it
-    pgs: list[str]  # table of process group names; `pg` holds indices into it
-    kind: list[int]
-    pg: list[int]
-    seq: list[int]  # -1 unknown
-    start_us: list[float]  # trace time
-    end_us: list[float]
-    bytes: list[float]  # -1 unknown
-    group_size: list[int]  # -1 unknown
-    step: list[int]  # index into `steps`, -1 outside every step
-
-
-class ProcessGroup(msgspec.Struct, gc=False):
-    name: str
-    description: Optional[str] = None
-    backend_config: Optional[str] = None
-    size: Optional[int] = None
-    ranks: Optional[list[int]] = None
-
-
-class RankSummary(msgspec.Struct, gc=False):
-    """What the cross-rank analysis needs of one rank: small, plain, picklable."""
-
-    version: str
-    rank: Optional[int]  # distributedInfo.rank
-    backend: Optional[str]
-    world_size: Optional[int]
-    host: Optional[str]
-    process_groups: list[ProcessGroup]
-    mode: str  # "gpu" or "cpu"
-    time_origin_us: float
-    steps_source: str
-    steps: list[StepSummary]
-    collectives: CollectiveTable
-    devices: list[dict[str, Any]]
-    partial: bool
-    warnings: list[str]
-
-
-def _opt_int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
-    return None
-
-
-def _process_groups(info: dict[str, Any]) -> list[ProcessGroup]:
-    out = []
-    for pg in info.get("pg_config") or []:
-        if not isinstance(pg, dict) or pg.get("pg_name") is None:
-            continue
-        ranks = pg.get("ranks")
-        out.append(
-            ProcessGroup(
-                name=str(pg["pg_name"]),
-                description=pg.get("pg_desc") if isinstance(pg.get("pg_desc"), str) else None,
-                backend_config=pg.get("backend_config")
-                if isinstance(pg.get("backend_config"), str)
-                else None,
-                size=_opt_int(pg.get("pg_size")),
-                ranks=[int(r) for r in ranks if _opt_int(r) is not None]
-                if isinstance(ranks, list)
-                else None,
-            )
-        )
-    return out
-
-
-def subtract(a: IntervalUnion, b: IntervalUnion) -> IntervalUnion:
-    """a minus b, both merged unions."""
-    if len(a) == 0 or len(b) == 0:
-        return a
-    times = np.concatenate([a.starts, a.ends, b.starts, b.ends])
-    da = np.concatenate([np.ones(len(a)), -np.ones(len(a)), np.zeros(2 * len(b))])
-    db = np.concatenate([np.zeros(2 * len(a)), np.ones(len(b)), -np.ones(len(b))])
-    order = np.argsort(times, kind="stable")
-    times, in_a, in_b = times[order], np.cumsum(da[order]), np.cumsum(db[order])
-    keep = (in_a[:-1] > 0) & (in_b[:-1] <= 0) & (times[1:] > times[:-1])
-    return IntervalUnion(times[:-1][keep], times[1:][keep])
-
-
-def _cpu_computation(model: TraceModel) -> IntervalUnion:
-    """Per thread: `cpu_op` ranges minus the communication ops and DataLoader ranges of that
-    thread (a thread blocked in `c10d::allreduce_` inside an autograd hook is not
-    computing); then the union over threads."""
-    ev = model.events
-    host = model.complete_rows(Kind.CPU_OP, Kind.USER_ANNOTATION)
-    names = ev["name"][host]
-    comm = name_flags(model, is_comm_op)[names]
-    loader = name_flags(model, is_dataloader_range)[names]
-    step = name_flags(model, lambda n: STEP_NAME.match(n) is not None)[names]
-    is_op = ev["kind"][host] == Kind.CPU_OP
-    work = host[is_op & ~comm & ~loader & ~step]
-    excluded = host[comm | loader]
-    if work.size == 0:
-        return IntervalUnion(np.empty(0), np.empty(0))
-    thread = ev["pid"].astype(np.int64) * (1 << 32) + ev["tid"].astype(np.int64)
-    starts: list[np.ndarray] = []
-    stops: list[np.ndarray] = []
-    for t in np.unique(thread[work]).tolist():
-        mine = work[thread[work] == t]
-        busy = IntervalUnion(ev["ts"][mine], ends(model, mine))
-        other = excluded[thread[excluded] == t]
-        if other.size:
-            busy = subtract(busy, IntervalUnion(ev["ts"][other], ends(model, other)))
-        starts.append(busy.starts)
-        stops.append(busy.ends)
-    return IntervalUnion(np.concatenate(starts), np.concatenate(stops))
-
-
-def summarize_rank(model: TraceModel) -> RankSummary:
-    steps = find_steps(model)
-    n = len(steps)
-    has_kernels = model.complete_rows(Kind.KERNEL).size > 0
-    roles = overview.role_intervals(model)
-    communication = IntervalUnion(*roles["communication"])
-    # The Overview's communication role, unchanged: on CPU ranks it holds the collective
-    # ops' ranges, so both pages give a rank the same communication time.
-    if has_kernels:
-        computation = IntervalUnion(*roles["kernel"])
-    else:
-        computation = _cpu_computation(model)
-    lo, hi = steps.starts, steps.ends
-    c = computation.covered(lo, hi) if n else np.zeros(0)
-    m = communication.covered(lo, hi) if n else np.zeros(0)
-    u = computation.union(communication).covered(lo, hi) if n else np.zeros(0)
-    parts = overview.breakdown(model, steps)
-    loader_col = overview.ALL_PARTS.index("dataloader")
-    other_col = overview.ALL_PARTS.index("other")
-    step_rows = [
-        StepSummary(
-            name=steps.names[i],
-            number=steps.numbers[i],
-            start_us=float(lo[i]),
-            end_us=float(hi[i]),
-            computation_us=float(max(u[i] - m[i], 0.0)),
-            overlap_us=float(max(c[i] + m[i] - u[i], 0.0)),
-            communication_us=float(max(u[i] - c[i], 0.0)),
-            other_us=float(max(hi[i] - lo[i] - u[i], 0.0)),
-            dataloader_us=float(parts[i, loader_col]),
-            host_gap_us=float(parts[i, other_col]),
-        )
-        for i in range(n)
-    ]
-
-    coll = comms.extract(model)
-    kinds = sorted(set(coll.kind))
-    pgs = sorted(set(coll.pg))
-    step_of = np.full(len(coll), -1, dtype=np.int64)
-    if n and len(coll):
-        pos = np.searchsorted(lo, coll.start, side="right") - 1
-        inside = (pos >= 0) & (coll.start < hi[np.maximum(pos, 0)])
-        step_of[inside] = pos[inside]
-    kind_index = {k: i for i, k in enumerate(kinds)}
-    pg_index = {p: i for i, p in enumerate(pgs)}
-    table = CollectiveTable(
-        kinds=kinds,
-        pgs=pgs,
-        kind=[kind_index[k] for k in coll.kind],
-        pg=[pg_index[p] for p in coll.pg],
-        seq=coll.seq.tolist(),
-        start_us=coll.start.tolist(),
-        end_us=coll.end.tolist(),
-        bytes=coll.nbytes.tolist(),
-        group_size=coll.group_size.tolist(),
-        step=step_of.tolist(),
-    )
-
-    info = model.header.get("distributedInfo")
-    info = info if isinstance(info, dict) else {}
-    backend = info.get("backend")
-    host = model.header.get("host_name")
-    devices = gpu_summary.summarize(model, steps) if has_kernels else []
-    return RankSummary(
-        version=VERSION,
-        rank=_opt_int(info.get("rank")),
-        backend=backend if isinstance(backend, str) else None,
-        world_size=_opt_int(info.get("world_size")),
-        host=host if isinstance(host, str) else None,
-        process_groups=_process_groups(info),
-        mode="gpu" if has_kernels else "cpu",
-        time_origin_us=model.time_origin_us,
-        steps_source=steps.source,
-        steps=step_rows,
-        collectives=table,
-        devices=[dict(d) for d in devices],
-        partial=bool(model.partial),
-        warnings=list(model.warnings),
-    )
 
 
 # --- stage 2: across ranks -----------------------------------------------------------------
@@ -427,40 +206,9 @@ def _r(x: float) -> float:
     return round(float(x), 3)
 
 
-def _assign_ranks(inputs: list[RankInput]) -> tuple[list[int], list[str], list[str]]:
-    warnings: list[str] = []
-    for source, pick in (
-        ("distributedInfo", lambda i: i.summary.rank),
-        ("file_name", lambda i: i.name_rank),
-    ):
-        values = [pick(i) for i in inputs]
-        if all(v is not None for v in values) and len(set(values)) == len(values):
-            return [int(v) for v in values], [source] * len(values), warnings
-    # Mixed: each rank from its header, else its file name; repeats fall back to order.
-    ranks: list[int] = []
-    sources: list[str] = []
-    for position, item in enumerate(inputs):
-        if item.summary.rank is not None:
-            ranks.append(item.summary.rank)
-            sources.append("distributedInfo")
-        elif item.name_rank is not None:
-            ranks.append(item.name_rank)
-            sources.append("file_name")
-        else:
-            ranks.append(position)
-            sources.append("order")
-    if len(set(ranks)) != len(ranks):
-        warnings.append(
-            "rank numbers repeat across files (distributedInfo / file names); "
-            "ranks are numbered in worker order"
-        )
-        return list(range(len(inputs))), ["order"] * len(inputs), warnings
-    return ranks, sources, warnings
-
-
 def analyze(inputs: list[RankInput]) -> DistributedView:
     """The cross-rank view, from the summaries only."""
-    ranks, rank_sources, warnings = _assign_ranks(inputs)
+    ranks, rank_sources, warnings = assign_ranks([(i.summary.rank, i.name_rank) for i in inputs])
     order = sorted(range(len(inputs)), key=lambda i: ranks[i])
     inputs = [inputs[i] for i in order]
     ranks = [ranks[i] for i in order]

@@ -1,0 +1,34 @@
+"""Reading numbers out of trace values, by one rule everywhere.
+
+Kineto writes ids, ranks, sizes and sequence numbers as JSON ints, but other writers (and
+damaged files) give floats, numeric strings or hex strings; a view must read the same
+value the same way wherever it looks at it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_INT64_LIMIT = 2**63
+
+
+def lenient_int(value: Any) -> int | None:
+    """`value` as an int64, or None when it is not a number.
+
+    Ints within int64; finite floats truncated toward zero; strings holding a decimal
+    number ("12", " 12 ", "1.0") or a hex number ("0x1f"). Booleans are not numbers.
+    """
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if -_INT64_LIMIT <= value < _INT64_LIMIT else None
+    if isinstance(value, float):
+        return int(value) if value == value and abs(value) < _INT64_LIMIT else None
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    try:
+        number = int(text, 16) if text.lower().startswith("0x") else int(float(text))
+    except (ValueError, OverflowError):
+        return None
+    return number if -_INT64_LIMIT <= number < _INT64_LIMIT else None

@@ -1,0 +1,59 @@
+"""What goes wrong when a trace is loaded, as typed errors and as the per-file error dict a
+person can act on (the loader, the rank summaries and the routes all describe it so)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..ingest.decode import TraceDecodeError
+from ..ingest.naming import display_name
+
+
+class NotReady(Exception):
+    """The file is still loading."""
+
+
+class LoadTimeout(Exception):
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"loading took longer than {seconds:g} s")
+        self.seconds = seconds
+
+
+class LoadFailed(Exception):
+    def __init__(self, error: dict[str, Any]) -> None:
+        super().__init__(error["message"])
+        self.error = error
+
+
+def describe_error(path: str, exc: BaseException) -> dict[str, Any]:
+    """A per-file error a person can act on: what, which file, where."""
+    file = display_name(os.path.basename(path))
+
+    def error(kind: str, message: str, offset: int | None = None) -> dict[str, Any]:
+        return {"kind": kind, "message": f"{file}: {message}", "file": file, "offset": offset}
+
+    if isinstance(exc, TraceDecodeError):
+        where = f" (at byte {exc.offset})" if exc.offset else ""
+        return error(exc.kind, f"{exc.message}{where}", exc.offset)
+    if isinstance(exc, LoadTimeout):
+        return error(
+            "timeout",
+            f"{exc} (KINETOSCOPE_LOAD_TIMEOUT_S), so it was stopped; "
+            "it is retried when the file changes",
+        )
+    if isinstance(exc, FileNotFoundError):
+        return error("missing", "the file was removed")
+    if isinstance(exc, MemoryError):
+        return error("too_large", "not enough memory to load it")
+    if isinstance(exc, OSError):
+        return error("io", f"cannot read it ({exc.strerror or exc})")
+    return error("internal", f"could not be analysed ({exception_text(exc)})")
+
+
+def exception_text(exc: BaseException) -> str:
+    """An exception for an error message, without the data it may hold: the repr of a
+    UnicodeDecodeError (and of others) quotes the bytes, i.e. the file's content."""
+    if isinstance(exc, UnicodeError):
+        return f"{type(exc).__name__}: {getattr(exc, 'reason', '')}"
+    return f"{type(exc).__name__}: {str(exc)[:200]}"

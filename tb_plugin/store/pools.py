@@ -1,0 +1,87 @@
+"""Every worker pool of the store, in one owner.
+
+- trace loads: `LoadPool` threads (a slow load gives its slot up);
+- per-rank summaries of a distributed run: threads for a few ranks, from
+  `PROCESS_POOL_MIN_RANKS` on a small spawned process pool (safe from a multi-threaded
+  server), or the user's `concurrent.futures.Executor` (`executor=`, or
+  `$KINETOSCOPE_DISTRIBUTED_EXECUTOR` = "module:factory", e.g. Dask's
+  `client.get_executor()`; docs/distributed.md). A user's executor is never shut down here.
+
+Rank pools are made on first use and kept; a process pool that broke (a worker killed for
+memory) is dropped and made again on the next job.
+"""
+
+from __future__ import annotations
+
+import importlib
+import multiprocessing
+import os
+import threading
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+
+from .load_pool import LoadPool
+
+PROCESS_POOL_MIN_RANKS = 8  # from this many ranks, summaries are computed in processes
+POOL_WORKERS = 2
+EXECUTOR_ENV = "KINETOSCOPE_DISTRIBUTED_EXECUTOR"  # "module:factory" returning an Executor
+
+
+def executor_from_env() -> Executor | None:
+    spec = os.environ.get(EXECUTOR_ENV)
+    if not spec:
+        return None
+    module, _, attr = spec.partition(":")
+    factory = getattr(importlib.import_module(module), attr or "make_executor")
+    executor: Executor = factory()
+    return executor
+
+
+def rank_threads() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=POOL_WORKERS, thread_name_prefix="kinetoscope-rank")
+
+
+def rank_processes() -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(
+        max_workers=POOL_WORKERS, mp_context=multiprocessing.get_context("spawn")
+    )
+
+
+def is_broken(pool: Executor) -> bool:
+    """A worker process died (e.g. killed for memory): the pool accepts no more work."""
+    return isinstance(pool, ProcessPoolExecutor) and bool(getattr(pool, "_broken", False))
+
+
+class WorkerPools:
+    def __init__(self, load_workers: int = 2, executor: Executor | None = None) -> None:
+        self.loads = LoadPool(load_workers)
+        self.executor = executor
+        self._lock = threading.Lock()
+        self._threads: ThreadPoolExecutor | None = None
+        self._processes: ProcessPoolExecutor | None = None
+
+    def for_ranks(self, rank_count: int) -> Executor:
+        """The pool that summarizes a run of `rank_count` ranks."""
+        if self.executor is not None:
+            return self.executor
+        if rank_count >= PROCESS_POOL_MIN_RANKS:
+            with self._lock:
+                if self._processes is None or is_broken(self._processes):
+                    self._processes = rank_processes()
+                return self._processes
+        return self.threads()
+
+    def threads(self) -> ThreadPoolExecutor:
+        """Rank threads: for ranks whose model this process holds (a process pool cannot
+        reach it) and for ranks a broken process pool lost."""
+        with self._lock:
+            if self._threads is None:
+                self._threads = rank_threads()
+            return self._threads
+
+    def close(self, wait: bool = False) -> None:
+        self.loads.close()
+        with self._lock:
+            pools = [p for p in (self._threads, self._processes) if p is not None]
+            self._threads = self._processes = None
+        for pool in pools:
+            pool.shutdown(wait=wait, cancel_futures=True)

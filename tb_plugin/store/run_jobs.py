@@ -1,0 +1,95 @@
+"""Run-level views (the distributed view) as background jobs of the store.
+
+The first request of a (run, span, file states) starts the job; every request answers
+with the job's `RunJobState`: loading (ranks done of total), ready (the view's JSON), or
+failed (why). Nothing here knows HTTP: the route maps the state to its answer.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from ..ingest.discovery import Run
+from .errors import exception_text
+from .rank_summaries import analyze_run, chosen_spans
+
+if TYPE_CHECKING:
+    from .trace_store import TraceStore
+
+log = logging.getLogger(__name__)
+
+LOADING, READY, FAILED = "loading", "ready", "failed"
+
+
+@dataclass
+class RunJobState:
+    run: str
+    span: str  # the span asked for ("1" when none was)
+    ranks_total: int
+    ranks_done: int = 0
+    state: str = LOADING
+    result: bytes | None = None  # the view's JSON once ready
+    failure: str | None = None  # why it failed (an analysis bug, not one rank's file)
+
+    def progress(self) -> dict[str, Any]:
+        """What a client is told while the job runs."""
+        return {
+            "run": self.run,
+            "span": self.span,
+            "state": LOADING,
+            "ranks_done": self.ranks_done,
+            "ranks_total": self.ranks_total,
+        }
+
+
+class RunJobs:
+    """The distributed view of runs, computed once per (run, span, file states) and kept
+    (the last `max_jobs`); ranks are summarized in the store's pools, their models taken
+    from the store."""
+
+    def __init__(self, store: TraceStore, max_jobs: int = 32) -> None:
+        self.store = store
+        self.max_jobs = max_jobs
+        self._jobs: OrderedDict[tuple[Any, ...], RunJobState] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def distributed(self, run: Run, span: str | None) -> RunJobState:
+        """The job's state; starts the job if none ran for these files."""
+        picks = chosen_spans(run, span)
+        key = (run.name, span or "1", tuple((s.path, s.size, s.mtime_ns) for _, s in picks))
+        with self._lock:
+            job = self._jobs.get(key)
+            start = job is None
+            if job is None:
+                job = RunJobState(run=run.name, span=span or "1", ranks_total=len(picks))
+                self._jobs[key] = job
+                while len(self._jobs) > self.max_jobs:
+                    self._jobs.popitem(last=False)
+            else:
+                self._jobs.move_to_end(key)
+        if start:
+            threading.Thread(
+                target=self._run, args=(job, run, span), name="kinetoscope-distributed", daemon=True
+            ).start()
+        return job
+
+    def _run(self, job: RunJobState, run: Run, span: str | None) -> None:
+        def progress(done: int, total: int) -> None:
+            job.ranks_done = done
+
+        store = self.store
+        cache_dir = str(store.cache.root) if store.cache else None
+        try:
+            view = analyze_run(run, span, cache_dir, None, progress, store)
+            job.result = msgspec.json.encode(view)
+            job.state = READY
+        except Exception as exc:  # noqa: BLE001 - reported to the client, server stays up
+            log.warning("kinetoscope: distributed view of %s failed: %r", run.name, exc)
+            job.failure = f"distributed view of run {run.name!r} failed: {exception_text(exc)}"
+            job.state = FAILED
