@@ -24,7 +24,7 @@
 
 from __future__ import annotations
 
-from typing import Any, TypedDict, Union
+from typing import Any, TypedDict, Union, cast
 
 import msgspec
 import numpy as np
@@ -48,11 +48,10 @@ VERSION = "2"  # 2: tri-state matrix-core use from the kernel taxonomy, work cla
 GROUP_BY = ("name", "op")
 
 
-class KernelRow(TypedDict, total=False):
+class _KernelRowBase(TypedDict):
     name: str
     device: int | None
     stream: int | None
-    op_name: str | None
     calls: int
     total_us: float
     mean_us: float
@@ -67,6 +66,10 @@ class KernelRow(TypedDict, total=False):
     tensor_cores_used: bool | None
     op_tensor_core_eligible: bool
     work: str
+
+
+class KernelRow(_KernelRowBase, total=False):
+    op_name: str | None  # only with group_by=op: the launching op, None when none did
 
 
 class KernelsView(TypedDict):
@@ -243,7 +246,7 @@ def kernels(
         name_code = int(uniq[i, 0])
         dev = int(uniq[i, 1])
         grid, block, regs, smem = rep_cfg[i]
-        row: KernelRow = {
+        row: dict[str, Any] = {  # keys in wire order: op_name (group_by=op) after stream
             "name": model.names[name_code],
             "device": dev if dev >= 0 else None,
             "stream": int(stream_lo[i])
@@ -273,7 +276,7 @@ def kernels(
                 "work": WORKS[int(group_work[i])],
             }
         )
-        out_rows.append(row)
+        out_rows.append(cast(KernelRow, row))
 
     tc_time, no_time, unknown_time, share = matrix_share(dur, matrix)
     all_time = float(dur.sum())

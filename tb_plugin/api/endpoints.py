@@ -1,117 +1,258 @@
-"""The registry of views: name → pure function of a TraceModel (and request parameters),
-its version, and whether a trace supports it. Routes, the CLI report and `status.views`
-all read this one table, so a new view is one entry here."""
+"""The endpoint registry: every HTTP route of the plugin, one entry each (see
+`registry.Endpoint`). The plugin's handler, `kinetoscope report`, `status.views`, the
+generated TypeScript types and the docs tests all read this one table, so a new route
+is one entry here (and a section in docs/http_api.md)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from ..analysis import kernels as kernels_analysis
 from ..analysis import operators as operators_analysis
 from ..analysis import overview
 from ..analysis.memory import view as memory_analysis
-from ..analysis.taxonomy import taxonomy_version
+from ..ingest.discovery import Run
 from ..store.model import TraceModel
+from ..store.rank_summaries import analyze_run
+from ..trace_view import routes as trace_routes
+from . import contract
+from .listing import run_listing, worker_listing
+from .registry import Cache, Endpoint, Scope
 from .requests import Params, ViewParamError
 
-__all__ = ["VIEWS", "View", "ViewParamError", "Params", "supported_views"]
+__all__ = [
+    "ENDPOINTS",
+    "VIEWS",
+    "RUN_VIEWS",
+    "Endpoint",
+    "View",
+    "ViewParamError",
+    "Params",
+    "supported_views",
+    "span_pages",
+    "run_pages",
+]
+
+View = Endpoint  # the name tests and older code use for a per-span view
 
 
-@dataclass(frozen=True)
-class View:
-    name: str
-    compute: Callable[[TraceModel, Params], Any]
-    version: str
-    supports: Callable[[TraceModel], bool]
-    params: tuple[str, ...] = ()  # query parameters the view reads (besides run/worker/span)
-    cached: bool = True  # False: only the default (no parameters) form is cached
-    in_report: bool = True  # part of `kinetoscope report` and `status.views`
-
-    def cache_name(self, params: Params) -> str:
-        used = [f"{k}={params[k]}" for k in self.params if params.get(k) not in (None, "")]
-        suffix = "&".join(used)
-        # The kernel taxonomy's version keys every view: all of them read its classes.
-        version = f"{self.version}t{taxonomy_version()}"
-        return f"{self.name}-v{version}" + (f"@{_digest(suffix)}" if suffix else "")
+def _has_events(model: TraceModel) -> bool:
+    return len(model) > 0
 
 
-def _digest(text: str) -> str:
-    import hashlib
-
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+def _several_workers(run: Run) -> bool:
+    return len(run.workers) >= 2
 
 
-def _always(model: TraceModel) -> bool:
+def _overview(model: TraceModel, params: Params) -> overview.OverviewView:
+    return overview.overview(model)
+
+
+def _span_view(
+    name: str,
+    response: Any,
+    compute: Any,
+    request: Any,
+    version: str,
+    cache: Cache,
+    page: str | None = None,
+    supports: Any = None,
+) -> Endpoint:
+    """A pure function of one span's model; 202 with the span's status while it loads."""
+    return Endpoint(
+        name,
+        Scope.SPAN,
+        response,
+        compute,
+        request,
+        version,
+        cache,
+        page,
+        supports or _has_any,
+        contract.StatusResponse,
+    )
+
+
+def _memory_view(
+    name: str, response: Any, compute: Any, request: Any, page: str | None = None
+) -> Endpoint:
+    """Memory ranges vary per request: only the default form is cached (the prepared
+    events stay on the model)."""
+    return _span_view(
+        name,
+        response,
+        compute,
+        request,
+        memory_analysis.VERSION,
+        Cache.DEFAULT_FORM,
+        page,
+        memory_analysis.has_memory,
+    )
+
+
+def _trace_route(name: str, response: Any, compute: Any, request: Any, **extra: Any) -> Endpoint:
+    """The trace view: windows of one worker, or of several on one time axis; never cached
+    to disk (its level-of-detail index stays in memory with the model)."""
+    return Endpoint(
+        name,
+        Scope.SPANS,
+        response,
+        compute,
+        request,
+        cache=Cache.NONE,
+        loading=contract.StatusResponse,
+        **extra,
+    )
+
+
+def _has_any(model: TraceModel) -> bool:
     return True
 
 
-VIEWS: dict[str, View] = {
-    "overview": View("overview", lambda m, p: overview.overview(m), overview.VERSION, _always),
+_SPAN_VIEWS = [
+    _span_view(
+        "overview",
+        overview.OverviewView,
+        _overview,
+        contract.NoParams,
+        overview.VERSION,
+        Cache.ALL,
+        page="overview",
+    ),
+    _memory_view(
+        "memory",
+        memory_analysis.MemoryView,
+        memory_analysis.memory,
+        contract.MemoryParams,
+        page="memory",
+    ),
+    _memory_view(
+        "memory_curve",
+        memory_analysis.CurveView,
+        memory_analysis.memory_curve,
+        contract.MemoryCurveParams,
+    ),
+    _memory_view(
+        "memory_events",
+        memory_analysis.EventsView,
+        memory_analysis.memory_events,
+        contract.MemoryEventsParams,
+    ),
+    _span_view(
+        "operators",
+        operators_analysis.OperatorsView,
+        operators_analysis.operators_view,
+        contract.OperatorsParams,
+        operators_analysis.VERSION,
+        Cache.ALL,
+        page="operators",
+    ),
+    # Needs an operator name: not a page of its own.
+    _span_view(
+        "callstacks",
+        operators_analysis.CallStacksView,
+        operators_analysis.callstacks_view,
+        contract.CallStacksParams,
+        operators_analysis.VERSION,
+        Cache.ALL,
+    ),
+    _span_view(
+        "kernels",
+        kernels_analysis.KernelsView,
+        kernels_analysis.kernels_view,
+        contract.KernelsParams,
+        kernels_analysis.VERSION,
+        Cache.ALL,
+        page="kernels",
+        supports=kernels_analysis.supports,
+    ),
+]
+
+_TRACE_VIEW = [
+    _trace_route(
+        "tracks",
+        trace_routes.TracksView,
+        trace_routes.tracks,
+        contract.TracksParams,
+        page="trace",
+        supports=_has_events,
+    ),
+    _trace_route("trace", trace_routes.WindowView, trace_routes.trace, contract.TraceParams),
+    _trace_route("event", trace_routes.EventView, trace_routes.event, contract.EventParams),
+    _trace_route("flows", trace_routes.FlowsView, trace_routes.flows, contract.FlowsParams),
+    _trace_route("search", trace_routes.SearchView, trace_routes.search, contract.SearchParams),
+    _trace_route(
+        "range_summary",
+        trace_routes.RangeSummaryView,
+        trace_routes.range_summary,
+        contract.RangeSummaryParams,
+    ),
+]
+
+
+def _runs(runs: tuple[Run, ...]) -> contract.RunsResponse:
+    return {"runs": [run_listing(r, run_pages(r)) for r in runs]}
+
+
+def _workers(run: Run) -> contract.WorkersResponse:
+    return {"run": run.name, "workers": [worker_listing(w) for w in run.workers]}
+
+
+def _spans(run: Run, worker: Any) -> contract.SpansResponse:
+    return {"run": run.name, "worker": worker.name, "spans": worker_listing(worker)["spans"]}
+
+
+_LISTING = [
+    Endpoint("runs", Scope.LOGDIR, contract.RunsResponse, _runs),
+    Endpoint("workers", Scope.RUN, contract.WorkersResponse, _workers),
+    Endpoint("spans", Scope.WORKER, contract.SpansResponse, _spans),
+    Endpoint("status", Scope.SPAN, contract.StatusResponse),  # the store's state: the handler's
+]
+
+_RUN_VIEWS = [
+    # Run-level: span S of every worker as one job. The plugin computes it in the
+    # background (202 with progress); the CLI calls `compute(run, span, cache_dir)`.
+    Endpoint(
+        "distributed",
+        Scope.RUN,
+        contract.DistributedResponse,
+        analyze_run,
+        page="distributed",
+        supports=_several_workers,
+        loading=contract.DistributedLoading,
+    ),
+]
+
+_FILES = [
+    Endpoint("download", Scope.SPAN, None),  # the trace file itself, streamed
+    Endpoint("static/*", Scope.STATIC, None),  # the built frontend
+]
+
+ENDPOINTS: dict[str, Endpoint] = {
+    e.name: e for e in [*_LISTING, *_RUN_VIEWS, *_SPAN_VIEWS, *_TRACE_VIEW, *_FILES]
 }
 
-
-_MEMORY_PARAMS = ("device", "start_us", "end_us")
-VIEWS.update(
-    {
-        "memory": View(
-            "memory",
-            memory_analysis.memory,
-            memory_analysis.VERSION,
-            memory_analysis.has_memory,
-            params=_MEMORY_PARAMS,
-            cached=False,  # ranges vary per request; the prepared events stay on the model
-        ),
-        "memory_curve": View(
-            "memory_curve",
-            memory_analysis.memory_curve,
-            memory_analysis.VERSION,
-            memory_analysis.has_memory,
-            params=_MEMORY_PARAMS + ("width",),
-            cached=False,
-            in_report=False,
-        ),
-        "memory_events": View(
-            "memory_events",
-            memory_analysis.memory_events,
-            memory_analysis.VERSION,
-            memory_analysis.has_memory,
-            params=_MEMORY_PARAMS + ("sort", "offset", "limit"),
-            cached=False,
-            in_report=False,
-        ),
-    }
-)
-
-
-VIEWS.update(
-    {
-        "operators": View(
-            "operators",
-            operators_analysis.operators_view,
-            operators_analysis.VERSION,
-            _always,
-            params=("group_by",),
-        ),
-        "callstacks": View(
-            "callstacks",
-            operators_analysis.callstacks_view,
-            operators_analysis.VERSION,
-            _always,
-            params=("name", "input_shape"),
-            in_report=False,  # needs an operator name
-        ),
-        "kernels": View(
-            "kernels",
-            kernels_analysis.kernels_view,
-            kernels_analysis.VERSION,
-            kernels_analysis.supports,
-            params=("group_by", "device", "stream"),
-        ),
-    }
-)
+# Views of one span (model, params → response), in page order.
+VIEWS: dict[str, Endpoint] = {e.name: e for e in _SPAN_VIEWS}
+# Run-level views ((run, span name, cache folder) → response).
+RUN_VIEWS: dict[str, Endpoint] = {e.name: e for e in _RUN_VIEWS}
 
 
 def supported_views(model: TraceModel) -> list[str]:
+    """The per-span views `kinetoscope report` prints for this model."""
     return [name for name, view in VIEWS.items() if view.in_report and view.supports(model)]
+
+
+def span_pages(model: TraceModel) -> list[str]:
+    """`status.views`: the pages this trace's data supports, in page order."""
+    pages = [
+        e.page
+        for e in ENDPOINTS.values()
+        if e.page and e.scope in (Scope.SPAN, Scope.SPANS) and e.supports(model)
+    ]
+    return list(dict.fromkeys(pages))
+
+
+def run_pages(run: Run) -> list[str]:
+    """A run's `views`: the run-level pages it supports."""
+    return [e.page for e in RUN_VIEWS.values() if e.page and e.supports(run)]

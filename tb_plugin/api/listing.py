@@ -39,9 +39,6 @@ def worker_listing(worker: Worker) -> WorkerListing:
     }
 
 
-def run_listing(run: Run) -> RunListing:
-    return {
-        "name": run.name,
-        "workers": [worker_listing(w) for w in run.workers],
-        "views": ["distributed"] if len(run.workers) >= 2 else [],
-    }
+def run_listing(run: Run, views: list[str]) -> RunListing:
+    """`views`: the run-level pages it supports (`endpoints.run_pages`)."""
+    return {"name": run.name, "workers": [worker_listing(w) for w in run.workers], "views": views}

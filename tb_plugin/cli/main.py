@@ -19,11 +19,10 @@ from typing import Any
 
 import msgspec
 
-from ..api.endpoints import VIEWS, View, supported_views
+from ..api.endpoints import RUN_VIEWS, VIEWS, View, supported_views
 from ..ingest.discovery import Run, SpanFile, Worker, scan_logdir
 from ..store.cache import DiskCache, default_cache_dir
 from ..store.model import TraceModel
-from ..store.rank_summaries import analyze_run
 from ..store.trace_store import LoadFailed, TraceStore
 from .report_text import render_text
 
@@ -51,14 +50,14 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("logdir", help="a logdir (folders of trace files) or one trace file")
     report.add_argument("--run", help="run name (path relative to the logdir)")
     report.add_argument("--worker", help="worker name (default: the first)")
-    report.add_argument("--span", help="span number (default: 1)")
+    report.add_argument("--span", help="span number (default: the first, as the server and the UI)")
     report.add_argument("--format", choices=("json", "text"), default="text")
     report.add_argument(
         "--view",
         action="append",
-        choices=sorted([*VIEWS, "distributed"]),
-        help="only these views (repeatable; default: all the trace supports, and "
-        "'distributed' for runs with several workers)",
+        choices=sorted([*VIEWS, *RUN_VIEWS]),
+        help="only these views (repeatable; default: all the trace supports, and the "
+        "run-level ones ('distributed') for runs with several workers)",
     )
     report.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     return parser
@@ -126,10 +125,11 @@ def _report_run(store: TraceStore, run: Run, args: argparse.Namespace) -> dict[s
         out[name] = msgspec.json.decode(
             store.view(span.path, view.cache_name({}), _without_params(view))
         )
-    if len(run.workers) >= 2 and (not args.view or "distributed" in args.view):
-        # Run-level: every worker's span as one job; the same object as the route.
-        cache_dir = str(store.cache.root) if store.cache else None
-        out["distributed"] = analyze_run(run, args.span, cache_dir)
+    cache_dir = str(store.cache.root) if store.cache else None
+    for name, run_view in RUN_VIEWS.items():
+        if run_view.supports(run) and (not args.view or name in args.view):
+            # Run-level: every worker's span as one job; the same object as the route.
+            out[name] = run_view.call(run, args.span, cache_dir)
     if args.format == "text":
         print(render_text(run.name, worker.name, span.name, model, out))
     elif model.partial:  # the text report says so in its heading
@@ -140,7 +140,7 @@ def _report_run(store: TraceStore, run: Run, args: argparse.Namespace) -> dict[s
 
 def _without_params(view: View) -> Callable[[TraceModel], Any]:
     def compute(model: TraceModel) -> Any:
-        return view.compute(model, {})
+        return view.call(model, {})
 
     return compute
 

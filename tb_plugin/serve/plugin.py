@@ -1,8 +1,13 @@
-"""The TensorBoard plugin: thin routes over discovery, the trace store and the views.
+"""The TensorBoard plugin: one generic handler over the endpoint registry.
 
-Each route parses its arguments, calls one function, and answers JSON through
-`http_util.Respond`; errors are `tensorboard.errors` (404 unknown names, 400 bad
-arguments, 422 a file that cannot be read). Routes are listed in docs/http_api.md.
+Every route is an entry of `api.endpoints.ENDPOINTS`. The handler resolves what the query
+addresses (run, worker or workers, span: a missing `span` means the worker's first span,
+the one the UI shows when none is chosen), checks the query parameters by the request
+type, loads, calls the endpoint's pure compute function and answers JSON through
+`http_util.Respond`. One error mapper turns exceptions into `tensorboard.errors` (404
+unknown names, 400 bad arguments, 422 a file that cannot be read, 500 an analysis bug),
+and one answer says "still loading" (202 with the endpoint's loading body). Routes are
+listed in docs/http_api.md.
 """
 
 from __future__ import annotations
@@ -19,16 +24,16 @@ from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 from werkzeug.utils import send_file
 
-from ..api.endpoints import VIEWS, supported_views
-from ..api.listing import run_listing, worker_listing
-from ..api.requests import ViewParamError
-from ..ingest.discovery import LogdirWatcher, Run, SpanFile
+from ..api.endpoints import ENDPOINTS, span_pages
+from ..api.registry import Cache, Endpoint, Scope
+from ..api.requests import ViewParamError, query_params
+from ..ingest.discovery import LogdirWatcher, Run, SpanFile, Worker
 from ..ingest.limits import env_number
 from ..store.cache import DiskCache, default_cache_dir
+from ..store.model import TraceModel
 from ..store.pools import executor_from_env
 from ..store.run_jobs import FAILED, LOADING
 from ..store.trace_store import LoadFailed, NotReady, TraceStore, exception_text
-from ..trace_view.routes import ROUTES as TIMELINE_ROUTES
 from ..trace_view.routes import TimelineNotFound, WorkerTrace
 from .static_files import dist_root, respond_static
 
@@ -36,6 +41,14 @@ PLUGIN_NAME = "kinetoscope"
 # werkzeug types `application` for plain functions; our routes are methods.
 route: Any = wrappers.Request.application
 JSON = "application/json"
+
+
+class StillLoading(Exception):
+    """The data is not there yet: answered 202 with `body` (the endpoint's loading type)."""
+
+    def __init__(self, body: Any) -> None:
+        super().__init__("still loading")
+        self.body = body
 
 
 class TraceUnreadableError(errors.PublicError):
@@ -52,6 +65,20 @@ class AnalysisError(errors.PublicError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
+
+
+def public_error(endpoint: Endpoint, exc: Exception, files: list[str]) -> errors.PublicError:
+    """The one error mapper: what each failure of a route answers."""
+    if isinstance(exc, errors.PublicError):
+        return exc
+    if isinstance(exc, ViewParamError):
+        return errors.InvalidArgumentError(str(exc))
+    if isinstance(exc, TimelineNotFound):
+        return errors.NotFoundError(str(exc))
+    if isinstance(exc, LoadFailed):
+        return TraceUnreadableError(exc.error["message"])
+    where = f" of {', '.join(files)}" if files else ""
+    return AnalysisError(f"{endpoint.name}{where} failed: {exception_text(exc)}")
 
 
 def _logdir(context: base_plugin.TBContext) -> str:
@@ -81,17 +108,7 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
     # --- TensorBoard hooks ------------------------------------------------------
 
     def get_plugin_apps(self) -> dict[str, Any]:
-        return {
-            "/runs": self._serve_runs,
-            "/workers": self._serve_workers,
-            "/spans": self._serve_spans,
-            "/status": self._serve_status,
-            "/distributed": self._serve_distributed,
-            "/static/*": self._serve_static,
-            **{f"/{name}": self._serve_timeline(name) for name in TIMELINE_ROUTES},
-            "/download": self._serve_download,
-            **{f"/{name}": self._serve_view(name) for name in VIEWS},
-        }
+        return {f"/{name}": self._handler(endpoint) for name, endpoint in ENDPOINTS.items()}
 
     def is_active(self) -> bool:
         # Sticky: once traces were seen the tab stays, even while files are rewritten.
@@ -114,8 +131,58 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
                     self._started = True
         return self.watcher.runs()
 
-    def _find_run(self, request: wrappers.Request) -> Run:
-        name = request.args.get("run")
+    # --- the generic handler ----------------------------------------------------
+
+    def _handler(self, endpoint: Endpoint) -> Any:
+        @route
+        def serve(request: wrappers.Request) -> Any:
+            files: list[str] = []  # the trace files resolved, for an error message
+            try:
+                answer = self._answer(endpoint, request, files)
+            except StillLoading as loading:
+                return self._json(request, loading.body, code=202)
+            except Exception as exc:  # noqa: BLE001 - an analysis bug must not kill TensorBoard
+                raise public_error(endpoint, exc, files) from None
+            if isinstance(answer, wrappers.Response):
+                return answer
+            return self._json(request, answer)
+
+        return serve
+
+    def _answer(self, endpoint: Endpoint, request: wrappers.Request, files: list[str]) -> Any:
+        """A JSON body (bytes, or an object to encode) or a whole response."""
+        args, scope = request.args, endpoint.scope
+        if scope is Scope.STATIC:
+            return respond_static(request, PLUGIN_NAME, self.static_root)
+        if scope is Scope.LOGDIR:
+            return endpoint.call(self._runs())
+        run = self._find_run(args)
+        if scope is Scope.WORKER:
+            return endpoint.call(run, self._find_worker(run, args.get("worker")))
+        if scope is Scope.RUN:
+            query_params(endpoint.request, args)
+            if endpoint.name == "distributed":
+                return self._distributed(run, args.get("span"))
+            return endpoint.call(run)
+        spans = self._resolve_spans(run, args, several=scope is Scope.SPANS)
+        files.extend(span.file for _, span in spans)
+        params = query_params(endpoint.request, args)  # 400 before any loading
+        if endpoint.name == "status":
+            return self._status_body(request, spans[0][1])
+        if endpoint.name == "download":
+            return self._download(request, spans[0][1])
+        if scope is Scope.SPANS:
+            return self._trace_view(endpoint, request, spans, params)
+        return self._span_view(endpoint, request, spans[0][1], params)
+
+    def _json(self, request: wrappers.Request, body: Any, code: int = 200) -> Any:
+        data = body if isinstance(body, bytes) else msgspec.json.encode(body)
+        return http_util.Respond(request, data, JSON, code=code)
+
+    # --- the one resolver of run / worker / span -----------------------------------
+
+    def _find_run(self, args: Any) -> Run:
+        name = args.get("run")
         if not name:
             raise errors.InvalidArgumentError("missing parameter: run")
         for run in self._runs():
@@ -123,68 +190,54 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
                 return run
         raise errors.NotFoundError(f"no run named {name!r}")
 
-    def _find_span(self, request: wrappers.Request) -> SpanFile:
-        run = self._find_run(request)
-        worker_name = request.args.get("worker")
-        span_name = request.args.get("span")
-        if not worker_name:
+    @staticmethod
+    def _find_worker(run: Run, name: str | None) -> Worker:
+        if not name:
             raise errors.InvalidArgumentError("missing parameter: worker")
         for worker in run.workers:
-            if worker.name == worker_name:
-                if not span_name:
-                    if not worker.spans:
-                        raise errors.NotFoundError(f"worker {worker_name!r} has no spans")
-                    return worker.spans[-1]
-                for span in worker.spans:
-                    if span.name == span_name:
-                        return span
-                raise errors.NotFoundError(
-                    f"no span {span_name!r} for worker {worker_name!r} in run {run.name!r}"
-                )
-        raise errors.NotFoundError(f"no worker {worker_name!r} in run {run.name!r}")
-
-    def _json(self, request: wrappers.Request, body: Any, code: int = 200) -> Any:
-        data = body if isinstance(body, bytes) else msgspec.json.encode(body)
-        return http_util.Respond(request, data, JSON, code=code)
-
-    # --- routes -----------------------------------------------------------------
-
-    @route
-    def _serve_runs(self, request: wrappers.Request) -> Any:
-        return self._json(request, {"runs": [run_listing(r) for r in self._runs()]})
-
-    @route
-    def _serve_workers(self, request: wrappers.Request) -> Any:
-        run = self._find_run(request)
-        return self._json(
-            request, {"run": run.name, "workers": [worker_listing(w) for w in run.workers]}
-        )
-
-    @route
-    def _serve_spans(self, request: wrappers.Request) -> Any:
-        run = self._find_run(request)
-        name = request.args.get("worker")
-        for worker in run.workers:
             if worker.name == name:
-                listing = worker_listing(worker)
-                return self._json(
-                    request, {"run": run.name, "worker": worker.name, "spans": listing["spans"]}
-                )
+                return worker
         raise errors.NotFoundError(f"no worker {name!r} in run {run.name!r}")
 
-    @route
-    def _serve_status(self, request: wrappers.Request) -> Any:
-        span = self._find_span(request)
-        return self._json(request, self._status_body(request, span))
+    @staticmethod
+    def _find_span(run: Run, worker: Worker, name: str | None) -> SpanFile:
+        """The span named `name`; none named: the worker's first span (the one the UI
+        shows when no span is chosen; docs/http_api.md)."""
+        if not worker.spans:
+            raise errors.NotFoundError(f"worker {worker.name!r} has no spans")
+        if not name:
+            return worker.spans[0]
+        for span in worker.spans:
+            if span.name == name:
+                return span
+        raise errors.NotFoundError(
+            f"no span {name!r} for worker {worker.name!r} in run {run.name!r}"
+        )
+
+    def _resolve_spans(
+        self, run: Run, args: Any, several: bool
+    ) -> list[tuple[str | None, SpanFile]]:
+        """`worker=W`: one span, (None, span). With `several` (the trace view), also
+        `workers=W1,W2` of one run: each (worker name, span), on one time axis."""
+        span_name = args.get("span")
+        names = args.get("workers") if several else None
+        if not names:
+            worker = self._find_worker(run, args.get("worker"))
+            return [(None, self._find_span(run, worker, span_name))]
+        out: list[tuple[str | None, SpanFile]] = []
+        for name in dict.fromkeys(n.strip() for n in names.split(",") if n.strip()):
+            worker = self._find_worker(run, name)
+            out.append((name, self._find_span(run, worker, span_name)))
+        return out
+
+    # --- answers --------------------------------------------------------------------
 
     def _status_body(self, request: wrappers.Request, span: SpanFile) -> dict[str, Any]:
         status = self.store.status(span.path)
         views: list[str] = []
         if status["state"] == "ready":
             try:
-                model = self.store.model(span.path)
-                # The trace view (its own routes, not a registered view) shows any trace.
-                views = supported_views(model) + (["trace"] if len(model) else [])
+                views = span_pages(self.store.model(span.path))
             except (NotReady, LoadFailed):
                 views = []
         return {
@@ -195,100 +248,49 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
             "views": views,
         }
 
-    def _serve_view(self, name: str) -> Any:
-        view = VIEWS[name]
+    def _span_view(
+        self, endpoint: Endpoint, request: wrappers.Request, span: SpanFile, params: Any
+    ) -> Any:
+        def compute(model: TraceModel) -> Any:
+            return endpoint.call(model, params)
 
-        @route
-        def serve(request: wrappers.Request) -> Any:
-            span = self._find_span(request)
-            params = {k: request.args[k] for k in view.params if request.args.get(k)}
+        try:
+            if endpoint.cache is Cache.ALL or (endpoint.cache is Cache.DEFAULT_FORM and not params):
+                return self.store.view(span.path, endpoint.cache_name(params), compute)
+            return msgspec.json.encode(compute(self.store.model(span.path)))
+        except NotReady:
+            raise StillLoading(self._status_body(request, span)) from None
+
+    def _trace_view(
+        self,
+        endpoint: Endpoint,
+        request: wrappers.Request,
+        spans: list[tuple[str | None, SpanFile]],
+        params: Any,
+    ) -> Any:
+        for _, span in spans:
+            self.store.state_for(span.path)  # start every load before waiting on one
+        workers = []
+        for worker, span in spans:
             try:
-                # Views whose parameters vary per request are cached only in their default
-                # form, which is what a page shows first.
-                if view.cached or not params:
-                    data = self.store.view(
-                        span.path, view.cache_name(params), lambda m: view.compute(m, params)
-                    )
-                else:
-                    data = msgspec.json.encode(view.compute(self.store.model(span.path), params))
-            except ViewParamError as exc:
-                raise errors.InvalidArgumentError(str(exc)) from None
+                workers.append(WorkerTrace(worker, self.store.model(span.path)))
             except NotReady:
-                return self._json(request, self._status_body(request, span), code=202)
-            except LoadFailed as exc:
-                raise TraceUnreadableError(exc.error["message"]) from None
-            except Exception as exc:  # noqa: BLE001 - an analysis bug must not kill TensorBoard
-                failure = f"{name} of {span.file} failed: {exception_text(exc)}"
-                raise AnalysisError(failure) from None
-            return self._json(request, data)
+                body = self._status_body(request, span)
+                raise StillLoading({**body, "worker": worker or body["worker"]}) from None
+        return msgspec.json.encode(endpoint.call(workers, params))
 
-        return serve
-
-    @route
-    def _serve_distributed(self, request: wrappers.Request) -> Any:
-        """Run-level: all ranks of the run as one job (202 with progress while summarizing)."""
-        run = self._find_run(request)
-        job = self.store.distributed(run, request.args.get("span"))
-        if job.state == FAILED:
+    def _distributed(self, run: Run, span: str | None) -> Any:
+        """Run-level: all ranks of the run as one job (202 with progress while summarizing).
+        The job's state is mapped here, at its one boundary."""
+        job = self.store.distributed(run, span)
+        if job.state == FAILED:  # the cross-rank analysis failed, not a rank
             raise AnalysisError(job.failure or "distributed view failed")
         if job.state == LOADING:
-            return self._json(request, job.progress(), code=202)
-        return self._json(request, job.result)
+            raise StillLoading(job.progress())
+        return job.result
 
-    # --- trace view (tb_plugin/timeline): per-request windows, never cached to disk --
-
-    def _timeline_spans(self, request: wrappers.Request) -> list[tuple[str | None, SpanFile]]:
-        """`worker=W` (times as in the file) or `workers=W1,W2` of one run (epoch µs)."""
-        names = request.args.get("workers")
-        if not names:
-            return [(None, self._find_span(request))]
-        run = self._find_run(request)
-        span_name = request.args.get("span")
-        by_name = {w.name: w for w in run.workers}
-        out: list[tuple[str | None, SpanFile]] = []
-        for name in dict.fromkeys(n.strip() for n in names.split(",") if n.strip()):
-            worker = by_name.get(name)
-            if worker is None:
-                raise errors.NotFoundError(f"no worker {name!r} in run {run.name!r}")
-            spans = [s for s in worker.spans if not span_name or s.name == span_name]
-            if not spans:
-                raise errors.NotFoundError(f"worker {name!r} has no span {span_name!r}")
-            out.append((name, spans[-1]))
-        return out
-
-    def _serve_timeline(self, name: str) -> Any:
-        compute = TIMELINE_ROUTES[name]
-
-        @route
-        def serve(request: wrappers.Request) -> Any:
-            spans = self._timeline_spans(request)
-            for _, span in spans:
-                self.store.state_for(span.path)  # start every load before waiting on one
-            workers = []
-            for worker, span in spans:
-                try:
-                    workers.append(WorkerTrace(worker, self.store.model(span.path)))
-                except NotReady:
-                    body = self._status_body(request, span)
-                    return self._json(request, {**body, "worker": worker or body["worker"]}, 202)
-                except LoadFailed as exc:
-                    raise TraceUnreadableError(exc.error["message"]) from None
-            try:
-                data = msgspec.json.encode(compute(workers, request.args))
-            except ViewParamError as exc:
-                raise errors.InvalidArgumentError(str(exc)) from None
-            except TimelineNotFound as exc:
-                raise errors.NotFoundError(str(exc)) from None
-            except Exception as exc:  # noqa: BLE001 - an analysis bug must not kill TensorBoard
-                raise AnalysisError(f"{name} failed: {exception_text(exc)}") from None
-            return self._json(request, data)
-
-        return serve
-
-    @route
-    def _serve_download(self, request: wrappers.Request) -> Any:
+    def _download(self, request: wrappers.Request, span: SpanFile) -> Any:
         """The trace file itself, streamed, as an attachment."""
-        span = self._find_span(request)
         if not os.path.isfile(span.path):
             raise errors.NotFoundError(f"{span.file} was removed")
         gz = span.file.endswith(".gz")
@@ -303,7 +305,3 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
         )
         response.headers["X-Content-Type-Options"] = "nosniff"
         return response
-
-    @route
-    def _serve_static(self, request: wrappers.Request) -> Any:
-        return respond_static(request, PLUGIN_NAME, self.static_root)

@@ -167,6 +167,7 @@ describe('ranges', () => {
 
 describe('the step curve', () => {
   const curve: MemoryCurveResponse = {
+    trace_start_us: 0,
     device: 'GPU0',
     start_us: null,
     end_us: null,

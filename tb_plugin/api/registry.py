@@ -1,0 +1,86 @@
+"""What an endpoint is: one entry per HTTP route. The table itself is in `endpoints.py`.
+
+An endpoint names its scope (what the query addresses), its request type (the query
+parameters, checked once by `requests.query_params`), its response type (the contract:
+TypeScript types and the docs' examples are checked against it), its compute function
+(pure: no I/O, no HTTP), how its answers are cached, a version that keys the cache, and
+the page that lists it in `status.views` (or a run's `views`)."""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..analysis.taxonomy import taxonomy_version
+from .contract import NoParams, request_fields
+
+Params = Mapping[str, str]
+
+
+class Scope(enum.Enum):
+    """What `run`, `worker`/`workers` and `span` address; the handler resolves it."""
+
+    LOGDIR = "logdir"  # nothing: the whole logdir
+    RUN = "run"  # ?run=R (span S of every worker for run-level views)
+    WORKER = "worker"  # ?run=R&worker=W
+    SPAN = "span"  # ?run=R&worker=W[&span=S]: one trace file
+    SPANS = "spans"  # ... or ?run=R&workers=W1,W2[&span=S]: several, on one time axis
+    STATIC = "static"  # files of the built frontend
+
+
+class Cache(enum.Enum):
+    ALL = "all"  # every parameter form, in memory and on disk with the trace
+    DEFAULT_FORM = "default_form"  # only the form without parameters (what a page shows first)
+    NONE = "none"  # computed per request (windows, ranges, progress)
+
+
+def _always(target: Any) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    name: str
+    scope: Scope
+    response: Any  # a TypedDict: the JSON body of a 200; None when not JSON
+    compute: Callable[..., Any] | None = None  # None: answered by the handler itself
+    request: Any = NoParams  # a TypedDict of the query parameters besides the scope's
+    version: str = "1"
+    cache: Cache = Cache.NONE
+    page: str | None = None  # the page that lists it (`status.views`, a run's `views`)
+    supports: Callable[[Any], bool] = _always  # of the model (run-level: of the Run)
+    loading: Any = None  # the body of its 202 while the data loads; None: never 202
+
+    def call(self, *args: Any) -> Any:
+        """Its compute function applied; endpoints the handler answers itself have none."""
+        if self.compute is None:
+            raise TypeError(f"endpoint {self.name!r} has no compute function")
+        return self.compute(*args)
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        """Query parameters it reads besides run/worker/span."""
+        return request_fields(self.request)
+
+    @property
+    def cached(self) -> bool:
+        return self.cache is Cache.ALL
+
+    @property
+    def in_report(self) -> bool:
+        """Part of `kinetoscope report` and of `status.views`."""
+        return self.page is not None
+
+    def cache_name(self, params: Params) -> str:
+        used = [f"{k}={params[k]}" for k in self.params if params.get(k) not in (None, "")]
+        suffix = "&".join(used)
+        # The kernel taxonomy's version keys every view: all of them read its classes.
+        version = f"{self.version}t{taxonomy_version()}"
+        return f"{self.name}-v{version}" + (f"@{_digest(suffix)}" if suffix else "")
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]

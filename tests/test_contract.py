@@ -1,0 +1,191 @@
+"""The wire contract is one thing: the endpoint registry's Python types. The TypeScript
+types are generated from them (and must be fresh), every JSON example of
+docs/http_api.md decodes as its route's type, the docs name exactly the registry's
+routes, and every endpoint answers its type (200), 400 on a bad parameter and 202 while
+its data loads, through TensorBoard's own WSGI app."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from builders import TraceBuilder
+from conftest import PluginClient
+from kinetoscope.api.endpoints import ENDPOINTS
+from kinetoscope.api.registry import Endpoint, Scope
+from kinetoscope.api.typescript import OUTPUT, generate
+from kinetoscope.store import trace_store as loader
+from test_distributed import GatedExecutor
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "http_api.md"
+JSON_ENDPOINTS = [e for e in ENDPOINTS.values() if e.response is not None]
+SPAN = {"run": "job", "worker": "worker0", "span": "1"}
+
+# Per endpoint: the query of a good request and of a bad one (400).
+QUERIES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
+    "runs": ({}, {}),  # nothing to get wrong
+    "workers": ({"run": "job"}, {}),
+    "spans": ({"run": "job", "worker": "worker0"}, {"run": "job"}),
+    "status": (SPAN, {"run": "job"}),
+    "distributed": ({"run": "job"}, {}),
+    "overview": (SPAN, {"run": "job"}),
+    "memory": (SPAN, {**SPAN, "start_us": "soon"}),
+    "memory_curve": ({**SPAN, "width": "50"}, {**SPAN, "width": "wide"}),
+    "memory_events": ({**SPAN, "sort": "duration"}, {**SPAN, "sort": "colour"}),
+    "operators": ({**SPAN, "group_by": "shape"}, {**SPAN, "group_by": "stack"}),
+    "callstacks": ({**SPAN, "name": "aten::mm"}, SPAN),
+    "kernels": ({**SPAN, "group_by": "op"}, {**SPAN, "device": "gpu0"}),
+    "tracks": ({"run": "job", "workers": "worker0,worker1"}, {"run": "job"}),
+    "trace": ({**SPAN, "width": "80"}, {**SPAN, "t0": "early"}),
+    "event": ({**SPAN, "row": "1"}, {**SPAN, "row": "first"}),
+    "flows": (SPAN, {**SPAN, "limit": "many"}),
+    "search": ({**SPAN, "q": "mm"}, SPAN),
+    "range_summary": ({**SPAN, "t0": "0", "t1": "150"}, {**SPAN, "t0": "9", "t1": "1"}),
+}
+
+
+def worker_trace() -> TraceBuilder:
+    """Steps, an op launching a kernel, and memory events: every view has data."""
+    t = TraceBuilder()
+    for i in range(2):
+        t.step(i + 1, i * 100, 100)
+        op = t.op("aten::mm", i * 100 + 10, 50)
+        t.launch(i * 100 + 20, 5, op, gpu_ts=i * 100 + 30, gpu_dur=40)
+        t.memory(i * 100 + 12, 1024, 4096 + i, total_allocated=1024 * (i + 1), total_reserved=4096)
+    return t
+
+
+@pytest.fixture
+def logdir(tmp_path: Path) -> Path:
+    root = tmp_path / "logs" / "job"
+    root.mkdir(parents=True)
+    for worker in ("worker0", "worker1"):
+        worker_trace().write(root / f"{worker}.100.pt.trace.json")
+    return root.parent
+
+
+@pytest.fixture
+def client(logdir: Path) -> Iterator[PluginClient]:
+    made = PluginClient(logdir)
+    yield made
+    made.close()
+
+
+def _ready(client: PluginClient, endpoint: Endpoint, query: dict[str, str]) -> Any:
+    """The endpoint's 200 answer, polling while it answers 202."""
+    for _ in range(3000):
+        response = client.get(endpoint.name, **query)
+        if response.status_code != 202:
+            break
+        threading.Event().wait(0.01)
+    assert response.status_code == 200, response.get_data(as_text=True)
+    return response
+
+
+# --- generated TypeScript ---------------------------------------------------------------
+
+
+def test_generated_typescript_is_fresh() -> None:
+    assert OUTPUT.read_text(encoding="utf-8") == generate(), (
+        "frontend/src/api/generated.ts is stale: run python -m kinetoscope.api.typescript"
+    )
+
+
+def test_every_endpoint_is_in_the_typescript_map() -> None:
+    text = OUTPUT.read_text(encoding="utf-8")
+    for endpoint in JSON_ENDPOINTS:
+        assert f"\n  {endpoint.name}: {{ params:" in text
+
+
+# --- docs ----------------------------------------------------------------------------------
+
+
+def doc_sections() -> dict[str, str]:
+    parts = re.split(r"^### ", DOC.read_text(encoding="utf-8"), flags=re.MULTILINE)[1:]
+    return {part.split("`")[1]: part for part in parts}
+
+
+def test_docs_name_exactly_the_registry_routes() -> None:
+    documented = set(doc_sections())
+    assert set(ENDPOINTS) - documented == set(), "endpoints without a docs section"
+    assert documented - set(ENDPOINTS) == set(), "docs sections of routes that do not exist"
+
+
+@pytest.mark.parametrize("endpoint", JSON_ENDPOINTS, ids=lambda e: e.name)
+def test_docs_examples_decode_as_the_response_type(endpoint: Endpoint) -> None:
+    examples = re.findall(r"```json\n(.*?)```", doc_sections()[endpoint.name], flags=re.DOTALL)
+    assert examples, f"no JSON example for {endpoint.name}"
+    for example in examples:
+        loading = '"state": "loading"' in example and endpoint.loading is not None
+        kind = endpoint.loading if loading else endpoint.response
+        value = msgspec.json.decode(example.encode(), type=kind)  # strict: types, required keys
+        extra = set(value) - set(kind.__annotations__)
+        assert not extra, f"{endpoint.name}: the example has fields the type lacks: {extra}"
+
+
+# --- every endpoint through TensorBoard's app ------------------------------------------------
+
+
+@pytest.mark.parametrize("endpoint", JSON_ENDPOINTS, ids=lambda e: e.name)
+def test_answer_decodes_as_the_response_type(client: PluginClient, endpoint: Endpoint) -> None:
+    good, _ = QUERIES[endpoint.name]
+    response = _ready(client, endpoint, good)
+    assert response.mimetype == "application/json"
+    msgspec.json.decode(response.get_data(), type=endpoint.response)  # types, required keys
+    keys = set(msgspec.json.decode(response.get_data()))
+    assert keys <= set(endpoint.response.__annotations__), "fields the type does not declare"
+
+
+BAD = [e for e in ENDPOINTS.values() if QUERIES.get(e.name, ({}, {}))[1] or e.scope is Scope.RUN]
+
+
+@pytest.mark.parametrize("endpoint", BAD, ids=lambda e: e.name)
+def test_bad_parameter_answers_400(client: PluginClient, endpoint: Endpoint) -> None:
+    _, bad = QUERIES[endpoint.name]
+    if endpoint.scope in (Scope.SPAN, Scope.SPANS):
+        client.wait_ready("job", "worker0")  # semantic checks run on the loaded trace
+    response = client.get(endpoint.name, **bad)
+    assert response.status_code == 400, response.get_data(as_text=True)
+
+
+LOADING = [e for e in JSON_ENDPOINTS if e.loading is not None]
+
+
+@pytest.mark.parametrize("endpoint", LOADING, ids=lambda e: e.name)
+def test_answers_202_while_loading(
+    logdir: Path, endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = threading.Event()
+    real_build = loader.build_model
+
+    def slow_build(*args: Any, **kwargs: Any) -> Any:
+        release.wait(30)
+        return real_build(*args, **kwargs)
+
+    monkeypatch.setattr(loader, "build_model", slow_build)
+    client = PluginClient(logdir)
+    gated = GatedExecutor()
+    client.plugin.store = loader.TraceStore(None, executor=gated)
+    try:
+        good, _ = QUERIES[endpoint.name]
+        response = client.get(endpoint.name, **good)
+        assert response.status_code == 202, response.get_data(as_text=True)
+        body = msgspec.json.decode(response.get_data(), type=endpoint.loading)
+        assert body["state"] == "loading"
+    finally:
+        release.set()
+        gated.gate.set()
+        client.close()
+        gated.pool.shutdown(wait=True)
+
+
+def test_download_is_the_file(client: PluginClient, logdir: Path) -> None:
+    response = client.get("download", **SPAN)
+    assert response.status_code == 200
+    assert response.get_data() == (logdir / "job" / "worker0.100.pt.trace.json").read_bytes()
+    assert client.get("download", run="job").status_code == 400
