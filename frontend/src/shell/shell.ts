@@ -8,7 +8,7 @@ import { h, replaceChildren } from '../components/dom';
 import { formatBytes, formatPercent } from '../components/format';
 import { getRunView, getView, RUN_VIEW_IDS, VIEW_IDS, viewLabel } from '../views/registry';
 import type { ViewHandle } from '../views/types';
-import { Repeater, sleep } from './poll';
+import { Repeater, sleep } from '../components/poll';
 import {
   chooseView,
   findRun,
@@ -21,7 +21,7 @@ import {
   workerLabel,
   type Selection,
 } from './selection';
-import type { ThemeWatcher } from './theme';
+import type { ThemeWatcher } from '../components/theme';
 import { sameState, type UrlState, type UrlStateStore } from './url_state';
 
 export const RUNS_POLL_MS = 10_000;

@@ -23,9 +23,9 @@ import { onSortChange } from '../../components/table_tools';
 import { formatSort, parseSort } from '../../components/url_values';
 import { ensureStyle } from '../../components/view_style';
 import { UrlStateStore } from '../../shell/url_state';
-import { sleep } from '../../shell/poll';
-import type { RunViewContext, RunViewDef } from '../registry';
-import type { ViewHandle } from '../types';
+import { sleep } from '../../components/poll';
+import type { RunViewContext, RunViewDef, ViewHandle } from '../types';
+
 import { evidenceParts } from '../overview/model';
 import { heatRows, rankTooltipLines, stackedByRank, type SeriesStyle } from './charts';
 import css from './distributed.css';

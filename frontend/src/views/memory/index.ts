@@ -29,7 +29,7 @@ import { HashParamStore, type HashParams } from '../../components/hash_params';
 import { VirtualTable } from '../../components/table';
 import { ensureStyle } from '../../components/view_style';
 import { createZoomChart, type ZoomChart } from '../../components/zoom_chart';
-import { sleep } from '../../shell/poll';
+import { sleep } from '../../components/poll';
 import type { ViewContext, ViewDef, ViewHandle } from '../types';
 import { curveOption, GRID } from './chart';
 import css from './memory.css';

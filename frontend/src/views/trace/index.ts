@@ -17,7 +17,7 @@ import { formatBytes, formatCount } from '../../components/format';
 import { HashParamStore } from '../../components/hash_params';
 import { ensureStyle } from '../../components/view_style';
 import type { VirtualTable } from '../../components/table';
-import { sleep } from '../../shell/poll';
+import { sleep } from '../../components/poll';
 import { workerLabel } from '../../shell/selection';
 import type { ViewContext, ViewDef, ViewHandle } from '../types';
 import { formatSpan, formatTimePrecise } from './axis';
