@@ -352,6 +352,8 @@ export interface MemoryOperatorRow {
 }
 
 export interface MemoryResponse {
+  /** The first event of the trace (any kind): times are shown relative to it. */
+  trace_start_us: number;
   /** The device the tables cover; null: every device. */
   device: string | null;
   default_device: string | null;
@@ -369,6 +371,7 @@ export interface MemoryResponse {
 }
 
 export interface MemoryCurveResponse {
+  trace_start_us: number;
   device: string;
   start_us: number | null;
   end_us: number | null;

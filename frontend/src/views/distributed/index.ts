@@ -23,7 +23,6 @@ import { onSortChange } from '../../components/table_tools';
 import { formatSort, parseSort } from '../../components/url_values';
 import { ensureStyle } from '../../components/view_style';
 import { UrlStateStore } from '../../shell/url_state';
-import { sleep } from '../../components/poll';
 import type { RunViewContext, RunViewDef, ViewHandle } from '../types';
 
 import { evidenceParts } from '../overview/model';
@@ -164,16 +163,14 @@ class DistributedPage {
     const started = Date.now();
     this.showLoading(null, 0);
     try {
-      for (;;) {
-        const result = await ctx.api.distributed(ctx.run, ctx.span, ctx.signal);
-        if (ctx.signal.aborted) return;
-        if (result.state === 'ready') {
-          await this.show(result);
-          return;
-        }
-        this.showLoading(result, (Date.now() - started) / 1000);
-        await sleep(POLL_MS, ctx.signal);
-      }
+      const view = await ctx.api.getReady(
+        'distributed',
+        { run: ctx.run, span: ctx.span },
+        ctx.signal,
+        (progress) => this.showLoading(progress, (Date.now() - started) / 1000),
+      );
+      if (ctx.signal.aborted) return;
+      await this.show(view);
     } catch (error) {
       if (isAbort(error) || ctx.signal.aborted) return;
       this.showError(describeError(error));

@@ -313,7 +313,7 @@ async function renderKernels(container: HTMLElement, ctx: ViewContext): Promise<
     const cacheKey = JSON.stringify(p);
     const hit = cache.get(cacheKey);
     if (hit) return hit;
-    const result = await ctx.api.kernels(ctx.key, p, signal);
+    const result = await ctx.api.get('kernels', { ...ctx.key, ...p }, signal);
     if (isStillLoading(result)) throw new ViewNotReady();
     cache.set(cacheKey, result);
     return result;

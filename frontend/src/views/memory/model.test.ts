@@ -29,7 +29,6 @@ import {
   selectRange,
   stateLabel,
   stepIndex,
-  traceOrigin,
 } from './model';
 
 function device(name: string, type: number, id: number, extra: Partial<MemoryDevice> = {}) {
@@ -107,11 +106,6 @@ describe('time and byte formatting', () => {
     assert.deepEqual(bytesAxis(3 * 2 ** 30), { max: 3 * 2 ** 30, interval: 2 ** 30 });
     assert.equal(bytesAxis(0), null);
   });
-
-  it('finds the origin', () => {
-    assert.equal(traceOrigin([5, null, 3, Number.NaN, 4]), 3);
-    assert.equal(traceOrigin([]), null);
-  });
 });
 
 describe('ranges', () => {
@@ -167,6 +161,7 @@ describe('ranges', () => {
 
 describe('the step curve', () => {
   const curve: MemoryCurveResponse = {
+    trace_start_us: 0,
     device: 'GPU0',
     start_us: null,
     end_us: null,

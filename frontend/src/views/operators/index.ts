@@ -275,7 +275,7 @@ async function renderOperators(container: HTMLElement, ctx: ViewContext): Promis
   const fetchOps = async (groupBy: OperatorGroupBy, signal: AbortSignal) => {
     const hit = cache.get(groupBy);
     if (hit) return hit;
-    const result = await ctx.api.operators(ctx.key, groupBy, signal);
+    const result = await ctx.api.get('operators', { ...ctx.key, group_by: groupBy }, signal);
     if (isStillLoading(result)) throw new ViewNotReady();
     cache.set(groupBy, result);
     return result;
