@@ -23,6 +23,7 @@ import { onSortChange } from '../../components/table_tools';
 import { formatSort, parseSort } from '../../components/url_values';
 import { ensureStyle } from '../../components/view_style';
 import { UrlStateStore } from '../../shell/url_state';
+import { tile } from '../page_kit';
 import type { RunViewContext, RunViewDef, ViewHandle } from '../types';
 
 import { evidenceParts } from '../overview/model';
@@ -93,16 +94,6 @@ function section(anchor: string, title: string, ...children: Children[]): HTMLEl
     { class: 'ks-section', dataset: { anchor }, testid: `distributed-${anchor}` },
     h('h3', { class: 'ks-section-title' }, title),
     ...children,
-  );
-}
-
-function tile(label: string, value: string, detail?: string, testid?: string): HTMLElement {
-  return h(
-    'div',
-    { class: 'ks-tile', testid },
-    h('div', { class: 'ks-tile-label' }, label),
-    h('div', { class: 'ks-tile-value' }, value),
-    detail ? h('div', { class: 'ks-tile-detail', title: detail }, detail) : null,
   );
 }
 
