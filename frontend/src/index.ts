@@ -4,7 +4,7 @@
 
 import { ApiClient } from './api/client';
 import { Shell } from './shell/shell';
-import { ThemeWatcher } from './shell/theme';
+import { ThemeWatcher } from './components/theme';
 import { UrlStateStore } from './shell/url_state';
 import css from './styles.css';
 

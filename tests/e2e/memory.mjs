@@ -362,6 +362,14 @@ describe('the Memory view in TensorBoard', { timeout: 900_000 }, () => {
       assert.equal(curveReq.params.width, (await chartData()).width);
       assert.ok(Number(curveReq.params.width) > 200 && Number(curveReq.params.width) <= 20000);
       assert.equal(curveReq.params.start_us, undefined);
+      // t = 0 of the page is the server's trace_start_us (the trace's first event, as on the
+      // other pages), not the page's own probe of every device's first memory event.
+      const origin = await byTestId('memory').getAttribute('data-origin-us');
+      assert.equal(Number(origin), whole.trace_start_us);
+      const probes = env.requests.filter(
+        (r) => r.route === 'memory_curve' && r.params.width === '1',
+      );
+      assert.deepEqual(probes, [], 'no per-device request for an origin');
       await assertAllocationsMatch(mem);
       await assertOperatorsMatch(mem);
       // Never-freed rows are marked and found by searching their state.

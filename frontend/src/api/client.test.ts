@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { buildUrl, errorMessage, isStillLoading } from './client';
+import { buildUrl, errorMessage, isAbort, isStillLoading, untilReady } from './client';
 
 describe('buildUrl', () => {
   const base = 'http://h:6006/data/plugin/kinetoscope/';
@@ -38,5 +38,35 @@ describe('isStillLoading', () => {
     assert.equal(isStillLoading({ loading: true, status: {} }), true);
     assert.equal(isStillLoading({ steps: [] }), false);
     assert.equal(isStillLoading(null), false);
+  });
+});
+
+describe('untilReady', () => {
+  it('asks again while the route answers 202, reporting each progress body', async () => {
+    const answers = [
+      { loading: true as const, status: { done: 1 } },
+      { loading: true as const, status: { done: 2 } },
+      { rows: [7] },
+    ];
+    const seen: unknown[] = [];
+    const data = await untilReady(
+      () => Promise.resolve(answers.shift() ?? { rows: [] }),
+      new AbortController().signal,
+      (progress) => seen.push(progress),
+      0,
+    );
+    assert.deepEqual(data, { rows: [7] });
+    assert.deepEqual(seen, [{ done: 1 }, { done: 2 }]);
+  });
+
+  it('stops with an AbortError when the signal aborts while waiting', async () => {
+    const controller = new AbortController();
+    const waiting = untilReady(
+      () => Promise.resolve({ loading: true as const, status: null }),
+      controller.signal,
+      () => controller.abort(),
+      10_000,
+    );
+    await assert.rejects(waiting, (error: unknown) => isAbort(error));
   });
 });

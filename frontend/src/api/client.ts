@@ -1,11 +1,14 @@
-// One fetch helper for every route of /data/plugin/kinetoscope/. Errors become ApiError
-// with TensorBoard's error message; 202 (still loading) is a distinct result, never an error.
+// One typed fetch for every route of /data/plugin/kinetoscope/: `api.get(endpoint, params)`,
+// typed by the Endpoints map. Errors become ApiError with TensorBoard's error message; 202
+// (still loading) is a distinct result, never an error, and `untilReady` polls through it.
 
 import type {
   CallStacksParams,
   CallStacksResponse,
   DistributedLoading,
   DistributedResponse,
+  EventResponse,
+  FlowsResponse,
   KernelsParams,
   KernelsResponse,
   MemoryCurveParams,
@@ -17,12 +20,17 @@ import type {
   OperatorGroupBy,
   OperatorsResponse,
   OverviewResponse,
+  RangeSummaryResponse,
   RunsResponse,
+  SearchResponse,
   SpanKey,
   SpansResponse,
   StatusResponse,
+  TracksResponse,
+  WindowResponse,
   WorkersResponse,
 } from './types';
+import { sleep } from './poll';
 
 export class ApiError extends Error {
   readonly status: number;
@@ -42,12 +50,6 @@ export class ViewNotReady extends Error {
     super('the trace is still loading');
     this.name = 'ViewNotReady';
   }
-}
-
-/** A view route answered 202: the worker-span is still loading. */
-export interface StillLoading {
-  loading: true;
-  status: StatusResponse;
 }
 
 export type Params = Record<string, string | number | undefined>;
@@ -75,6 +77,52 @@ export function errorMessage(body: unknown, fallback: string): string {
   return fallback;
 }
 
+/** A trace-view route's parameters: run, span and `worker` (file times) or `workers`. */
+type TraceViewParams = Params;
+
+/** One route: what it takes, what it answers, and what its 202 body is (never: no 202). */
+interface Route<P, R, L = never> {
+  params: P;
+  response: R;
+  loading: L;
+}
+
+/** Endpoint name -> its parameters and answers (docs/http_api.md). */
+export interface Endpoints {
+  runs: Route<Record<string, never>, RunsResponse>;
+  workers: Route<{ run: string }, WorkersResponse>;
+  spans: Route<{ run: string; worker: string }, SpansResponse>;
+  status: Route<SpanKey, StatusResponse>;
+  overview: Route<SpanKey, OverviewResponse, StatusResponse>;
+  operators: Route<SpanKey & { group_by: OperatorGroupBy }, OperatorsResponse, StatusResponse>;
+  callstacks: Route<SpanKey & CallStacksParams, CallStacksResponse, StatusResponse>;
+  kernels: Route<SpanKey & KernelsParams, KernelsResponse, StatusResponse>;
+  memory: Route<SpanKey & MemoryParams, MemoryResponse, StatusResponse>;
+  memory_curve: Route<SpanKey & MemoryCurveParams, MemoryCurveResponse, StatusResponse>;
+  memory_events: Route<SpanKey & MemoryEventsParams, MemoryEventsResponse, StatusResponse>;
+  /** Run-level: every worker of the run is one rank; `span` defaults to "1". */
+  distributed: Route<{ run: string; span?: string }, DistributedResponse, DistributedLoading>;
+  tracks: Route<TraceViewParams, TracksResponse, StatusResponse>;
+  trace: Route<TraceViewParams, WindowResponse, StatusResponse>;
+  event: Route<TraceViewParams, EventResponse, StatusResponse>;
+  flows: Route<TraceViewParams, FlowsResponse, StatusResponse>;
+  search: Route<TraceViewParams, SearchResponse, StatusResponse>;
+  range_summary: Route<TraceViewParams, RangeSummaryResponse, StatusResponse>;
+}
+
+export type Endpoint = keyof Endpoints;
+
+/** A route answered 202: the server is still loading; `status` is its 202 body. */
+export interface StillLoading<L = StatusResponse> {
+  loading: true;
+  status: L;
+}
+
+/** What `get` resolves to: the data, or StillLoading for a route that can answer 202. */
+export type Answer<E extends Endpoint> =
+  | Endpoints[E]['response']
+  | ([Endpoints[E]['loading']] extends [never] ? never : StillLoading<Endpoints[E]['loading']>);
+
 export class ApiClient {
   /** Absolute URL ending in "/", e.g. http://host/data/plugin/kinetoscope/ */
   readonly base: string;
@@ -87,14 +135,15 @@ export class ApiClient {
     return buildUrl(this.base, route, params);
   }
 
-  private async request(
-    route: string,
-    params: Params,
+  /** One route of the plugin: its data, or StillLoading when it answers 202. */
+  async get<E extends Endpoint>(
+    endpoint: E,
+    params: Endpoints[E]['params'],
     signal?: AbortSignal,
-  ): Promise<{ status: number; body: unknown }> {
+  ): Promise<Answer<E>> {
     const init: RequestInit = { headers: { Accept: 'application/json' } };
     if (signal) init.signal = signal;
-    const response = await fetch(this.url(route, params), init);
+    const response = await fetch(this.url(endpoint, { ...params }), init);
     const text = await response.text();
     let body: unknown = null;
     if (text) {
@@ -105,130 +154,55 @@ export class ApiClient {
       }
     }
     if (!response.ok) {
-      const fallback = `${route}: HTTP ${response.status} ${response.statusText}`.trim();
-      throw new ApiError(route, response.status, errorMessage(body, fallback));
+      const fallback = `${endpoint}: HTTP ${response.status} ${response.statusText}`.trim();
+      throw new ApiError(endpoint, response.status, errorMessage(body, fallback));
     }
-    return { status: response.status, body };
+    if (response.status === 202) return { loading: true, status: body } as Answer<E>;
+    return body as Answer<E>;
   }
 
-  async getJson<T>(route: string, params: Params = {}, signal?: AbortSignal): Promise<T> {
-    const { body } = await this.request(route, params, signal);
-    return body as T;
-  }
-
-  /** A view route: the data, or StillLoading when the server answers 202. */
-  async getView<T>(
-    route: string,
-    key: SpanKey,
-    signal?: AbortSignal,
-    params: Params = {},
-  ): Promise<T | StillLoading> {
-    const { status, body } = await this.request(route, { ...params, ...key }, signal);
-    if (status === 202) return { loading: true, status: body as StatusResponse };
-    return body as T;
-  }
-
-  runs(signal?: AbortSignal): Promise<RunsResponse> {
-    return this.getJson<RunsResponse>('runs', {}, signal);
-  }
-
-  workers(run: string, signal?: AbortSignal): Promise<WorkersResponse> {
-    return this.getJson<WorkersResponse>('workers', { run }, signal);
-  }
-
-  spans(run: string, worker: string, signal?: AbortSignal): Promise<SpansResponse> {
-    return this.getJson<SpansResponse>('spans', { run, worker }, signal);
-  }
-
-  status(key: SpanKey, signal?: AbortSignal): Promise<StatusResponse> {
-    return this.getJson<StatusResponse>('status', { ...key }, signal);
-  }
-
-  /**
-   * Run-level `distributed` (every worker of the run is one rank; `span` defaults to "1"):
-   * the view, or its progress (`state: "loading"`, HTTP 202) while the server summarizes
-   * the ranks — poll it again.
-   */
-  async distributed(
-    run: string,
-    span: string | undefined,
-    signal?: AbortSignal,
-  ): Promise<DistributedResponse | DistributedLoading> {
-    const { body } = await this.request('distributed', { run, span }, signal);
-    return body as DistributedResponse | DistributedLoading;
-  }
-
-  overview(key: SpanKey, signal?: AbortSignal): Promise<OverviewResponse | StillLoading> {
-    return this.getView<OverviewResponse>('overview', key, signal);
-  }
-
-  operators(
-    key: SpanKey,
-    groupBy: OperatorGroupBy,
-    signal?: AbortSignal,
-  ): Promise<OperatorsResponse | StillLoading> {
-    return this.getView<OperatorsResponse>('operators', key, signal, { group_by: groupBy });
-  }
-
-  callstacks(
-    key: SpanKey,
-    params: CallStacksParams,
-    signal?: AbortSignal,
-  ): Promise<CallStacksResponse | StillLoading> {
-    return this.getView<CallStacksResponse>('callstacks', key, signal, { ...params });
-  }
-
-  kernels(
-    key: SpanKey,
-    params: KernelsParams,
-    signal?: AbortSignal,
-  ): Promise<KernelsResponse | StillLoading> {
-    return this.getView<KernelsResponse>('kernels', key, signal, { ...params });
-  }
-
-  memory(
-    key: SpanKey,
-    params: MemoryParams,
-    signal?: AbortSignal,
-  ): Promise<MemoryResponse | StillLoading> {
-    return this.getView<MemoryResponse>('memory', key, signal, { ...params });
-  }
-
-  memoryCurve(
-    key: SpanKey,
-    params: MemoryCurveParams,
-    signal?: AbortSignal,
-  ): Promise<MemoryCurveResponse | StillLoading> {
-    return this.getView<MemoryCurveResponse>('memory_curve', key, signal, { ...params });
-  }
-
-  memoryEvents(
-    key: SpanKey,
-    params: MemoryEventsParams,
-    signal?: AbortSignal,
-  ): Promise<MemoryEventsResponse | StillLoading> {
-    return this.getView<MemoryEventsResponse>('memory_events', key, signal, { ...params });
-  }
-
-  /**
-   * A trace-view route (`tracks`, `trace`, `event`, `flows`, `search`, `range_summary`)
-   * with run, span and `worker` (file times) or `workers` (epoch µs) in `params`: the
-   * data, or StillLoading when a worker answers 202.
-   */
-  async timeline<T>(
-    route: string,
-    params: Params,
-    signal?: AbortSignal,
-  ): Promise<T | StillLoading> {
-    const { status, body } = await this.request(route, params, signal);
-    if (status === 202) return { loading: true, status: body as StatusResponse };
-    return body as T;
+  /** `get`, asked again while the route answers 202 (see untilReady): the data. */
+  getReady<E extends Endpoint>(
+    endpoint: E,
+    params: Endpoints[E]['params'],
+    signal: AbortSignal,
+    onWaiting?: (progress: Endpoints[E]['loading']) => void,
+  ): Promise<Endpoints[E]['response']> {
+    type Polled = Endpoints[E]['response'] | StillLoading<Endpoints[E]['loading']>;
+    return untilReady(
+      () => this.get(endpoint, params, signal) as Promise<Polled>,
+      signal,
+      onWaiting,
+    );
   }
 }
 
-export function isStillLoading(value: unknown): value is StillLoading {
+/**
+ * Asks `fetchOnce` again every `intervalMs` while it answers 202 (StillLoading), telling
+ * `onWaiting` each 202 body; resolves with the data. Aborts with `signal`.
+ */
+export async function untilReady<T, L>(
+  fetchOnce: () => Promise<T | StillLoading<L>>,
+  signal: AbortSignal,
+  onWaiting?: (progress: L) => void,
+  intervalMs = POLL_MS,
+): Promise<T> {
+  for (;;) {
+    const result = await fetchOnce();
+    if (!isStillLoading(result)) return result;
+    onWaiting?.(result.status);
+    await sleep(intervalMs, signal);
+  }
+}
+
+/** How often a 202 is asked again. */
+export const POLL_MS = 500;
+
+export function isStillLoading<L>(value: unknown): value is StillLoading<L> {
   return (
-    typeof value === 'object' && value !== null && (value as Partial<StillLoading>).loading === true
+    typeof value === 'object' &&
+    value !== null &&
+    (value as Partial<StillLoading<L>>).loading === true
   );
 }
 

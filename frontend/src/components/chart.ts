@@ -3,7 +3,7 @@
 
 import type { EChartsCoreOption, EChartsType } from 'echarts/core';
 
-import type { Theme, ThemeWatcher } from '../shell/theme';
+import type { Theme, ThemeWatcher } from './theme';
 
 export type OptionBuilder = (theme: Theme) => EChartsCoreOption;
 

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { readState, writeState } from '../shell/url_state';
 import { readHashParams, writeHashParams } from './hash_params';
 
 const KEYS = ['memory.device', 'memory.start_us', 'memory.end_us'];
@@ -43,16 +42,5 @@ describe('writeHashParams', () => {
       writeHashParams('#p.kinetoscope.memory.device=CPU', { 'memory.device': undefined }),
       '',
     );
-  });
-
-  it('round-trips with the shell: neither removes the other one’s keys', () => {
-    let hash = writeState('#kinetoscope', { run: 'r', view: 'memory' });
-    hash = writeHashParams(hash, { 'memory.device': 'GPU 0&x', 'memory.end_us': '2' });
-    hash = writeState(hash, { run: 'r2', view: 'memory' });
-    assert.deepEqual(readState(hash), { run: 'r2', view: 'memory' });
-    assert.deepEqual(readHashParams(hash, KEYS), {
-      'memory.device': 'GPU 0&x',
-      'memory.end_us': '2',
-    });
   });
 });

@@ -5,13 +5,15 @@
 // ("p.kinetoscope.memory.device=GPU0"), with the same rules: URI-encoded pairs, every
 // other item kept in place, history.replaceState (no history entry, no hashchange).
 
-import { PREFIX } from '../shell/url_state';
+export const PLUGIN_NAME = 'kinetoscope';
+/** The prefix TensorBoard reserves for our keys in its hash. */
+export const PREFIX = `p.${PLUGIN_NAME}.`;
 
 export type HashParams = Record<string, string>;
 /** Values to write: a key set to undefined is removed. */
 export type HashUpdate = Record<string, string | undefined>;
 
-function safeDecode(text: string): string {
+export function safeDecode(text: string): string {
   try {
     return decodeURIComponent(text);
   } catch {
@@ -72,26 +74,59 @@ export function writeHashParams(hash: string, update: HashUpdate): string {
 }
 
 /** TensorBoard's page (our parent, same origin), else our own window. */
-function hostWindow(): Window {
+export function hostWindow(): Window {
   try {
     const parent = window.parent;
-    if (parent !== window && parent.location.href) return parent;
+    if (parent !== window && parent.location.href) return parent; // throws when cross-origin
   } catch {
     // cross-origin parent
   }
   return window;
 }
 
+/** Puts `hash` into the host page's URL without a history entry or a hashchange. */
+export function replaceHostHash(host: Window, hash: string): void {
+  const loc = host.location;
+  if (hash === loc.hash || (hash === '' && loc.hash === '#')) return;
+  try {
+    host.history.replaceState(host.history.state, '', `${loc.pathname}${loc.search}${hash}`);
+  } catch {
+    // a sandboxed host may refuse; the state then lives only in memory
+  }
+}
+
+/** Calls `onChange` when the user edits the host's hash or goes back/forward. */
+export class HashWatcher {
+  private listener: (() => void) | undefined;
+
+  constructor(private readonly host: Window) {}
+
+  watch(onChange: () => void): void {
+    this.unwatch();
+    this.listener = onChange;
+    this.host.addEventListener('hashchange', onChange);
+    this.host.addEventListener('popstate', onChange);
+  }
+
+  unwatch(): void {
+    if (!this.listener) return;
+    this.host.removeEventListener('hashchange', this.listener);
+    this.host.removeEventListener('popstate', this.listener);
+    this.listener = undefined;
+  }
+}
+
 /** Reads and writes a view's keys in the host page's hash; follows edits and back/forward. */
 export class HashParamStore {
   private readonly host: Window;
-  private listener: (() => void) | undefined;
+  private readonly watcher: HashWatcher;
 
   constructor(
     private readonly keys: readonly string[],
     host: Window = hostWindow(),
   ) {
     this.host = host;
+    this.watcher = new HashWatcher(host);
   }
 
   read(): HashParams {
@@ -99,18 +134,7 @@ export class HashParamStore {
   }
 
   write(update: HashUpdate): void {
-    const loc = this.host.location;
-    const hash = writeHashParams(loc.hash, update);
-    if (hash === loc.hash || (hash === '' && loc.hash === '#')) return;
-    try {
-      this.host.history.replaceState(
-        this.host.history.state,
-        '',
-        `${loc.pathname}${loc.search}${hash}`,
-      );
-    } catch {
-      // a sandboxed host may refuse; the state then lives only in memory
-    }
+    replaceHostHash(this.host, writeHashParams(this.host.location.hash, update));
   }
 
   /** Removes every key of this store from the hash. */
@@ -119,16 +143,10 @@ export class HashParamStore {
   }
 
   watch(onChange: (params: HashParams) => void): void {
-    this.unwatch();
-    this.listener = () => onChange(this.read());
-    this.host.addEventListener('hashchange', this.listener);
-    this.host.addEventListener('popstate', this.listener);
+    this.watcher.watch(() => onChange(this.read()));
   }
 
   unwatch(): void {
-    if (!this.listener) return;
-    this.host.removeEventListener('hashchange', this.listener);
-    this.host.removeEventListener('popstate', this.listener);
-    this.listener = undefined;
+    this.watcher.unwatch();
   }
 }

@@ -3,7 +3,7 @@
 // draws on one canvas, so a thousand columns cost the same as ten; columns narrower than
 // a few pixels make it scroll sideways. Hover shows the column's numbers, click selects it.
 
-import type { Theme, ThemeWatcher } from '../shell/theme';
+import type { Theme, ThemeWatcher } from './theme';
 import { h, replaceChildren } from './dom';
 import { columnAt, intensity, layoutColumns, rgba, rowMax, tickEvery } from './heat_strip_model';
 import { ensureStyle } from './view_style';

@@ -2,7 +2,7 @@
 // controls in its title row. The chart is created on the first non-empty data, and a
 // note replaces it while there is nothing to show.
 
-import type { ThemeWatcher } from '../shell/theme';
+import type { ThemeWatcher } from './theme';
 import { createChart, type ChartHandle } from './chart';
 import { h } from './dom';
 import { pieOption, type PieOptions } from './table_tools';

@@ -1,7 +1,7 @@
 // Building blocks of the table pages (Operator and Kernel views): toolbar fields, a
 // search box, buttons, sort-change tracking for the virtual table, and a top-N pie.
 
-import type { Theme } from '../shell/theme';
+import type { Theme } from './theme';
 import type { OptionBuilder } from './chart';
 import { h } from './dom';
 import type { Column, VirtualTable } from './table';

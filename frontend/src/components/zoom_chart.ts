@@ -6,7 +6,7 @@
 
 import type { EChartsType } from 'echarts/core';
 
-import type { ThemeWatcher } from '../shell/theme';
+import type { ThemeWatcher } from './theme';
 import type { OptionBuilder } from './chart';
 import { h } from './dom';
 

@@ -8,7 +8,7 @@ import { h, replaceChildren } from '../components/dom';
 import { formatBytes, formatPercent } from '../components/format';
 import { getRunView, getView, RUN_VIEW_IDS, VIEW_IDS, viewLabel } from '../views/registry';
 import type { ViewHandle } from '../views/types';
-import { Repeater, sleep } from './poll';
+import { Repeater, sleep } from '../api/poll';
 import {
   chooseView,
   findRun,
@@ -21,7 +21,7 @@ import {
   workerLabel,
   type Selection,
 } from './selection';
-import type { ThemeWatcher } from './theme';
+import type { ThemeWatcher } from '../components/theme';
 import { sameState, type UrlState, type UrlStateStore } from './url_state';
 
 export const RUNS_POLL_MS = 10_000;
@@ -151,7 +151,7 @@ export class Shell {
   private async refreshRuns(wanted?: UrlState): Promise<void> {
     let runs: RunInfo[];
     try {
-      runs = (await this.api.runs()).runs;
+      runs = (await this.api.get('runs', {})).runs;
     } catch (error) {
       this.showBanner(`Cannot list runs: ${describeError(error)}. Retrying…`);
       if (!this.selection)
@@ -355,7 +355,7 @@ export class Shell {
     this.showLoading(`Loading ${sel.worker}, span ${sel.span}…`, null);
     try {
       for (;;) {
-        const status = await this.api.status(key, controller.signal);
+        const status = await this.api.get('status', key, controller.signal);
         if (controller.signal.aborted) return;
         if (status.state === 'ready') {
           this.status = status;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
+import { readHashParams, writeHashParams } from '../components/hash_params';
 import { readKeys, readState, readTab, sameState, writeKeys, writeState } from './url_state';
 
 describe('readState', () => {
@@ -92,5 +93,16 @@ describe('readKeys / writeKeys', () => {
       }),
       '#kinetoscope&p.kinetoscope.view=trace&p.kinetoscope.run=a&p.kinetoscope.worker=w%201&p.kinetoscope.t0=10.5',
     );
+  });
+
+  it('round-trips with the shell: neither removes the other one’s keys', () => {
+    let hash = writeState('#kinetoscope', { run: 'r', view: 'memory' });
+    hash = writeHashParams(hash, { 'memory.device': 'GPU 0&x', 'memory.end_us': '2' });
+    hash = writeState(hash, { run: 'r2', view: 'memory' });
+    assert.deepEqual(readState(hash), { run: 'r2', view: 'memory' });
+    assert.deepEqual(readHashParams(hash, ['memory.device', 'memory.end_us']), {
+      'memory.device': 'GPU 0&x',
+      'memory.end_us': '2',
+    });
   });
 });

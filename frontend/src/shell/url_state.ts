@@ -5,8 +5,16 @@
 // p.kinetoscope.{run,worker,span,view} there with history.replaceState, keeping the tab
 // and every other key as they are, so a copied link reopens the same view.
 
-export const PLUGIN_NAME = 'kinetoscope';
-export const PREFIX = `p.${PLUGIN_NAME}.`;
+import {
+  HashWatcher,
+  hostWindow,
+  PREFIX,
+  replaceHostHash,
+  safeDecode,
+  writeHashParams,
+} from '../components/hash_params';
+
+export { PLUGIN_NAME, PREFIX } from '../components/hash_params';
 export const STATE_KEYS = ['run', 'worker', 'span', 'view'] as const;
 
 export type StateKey = (typeof STATE_KEYS)[number];
@@ -17,14 +25,6 @@ interface HashItem {
   key: string | null | undefined;
   raw: string;
   value: string;
-}
-
-function safeDecode(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
 }
 
 function parseItems(hash: string): HashItem[] {
@@ -69,7 +69,7 @@ export function readTab(hash: string): string | undefined {
  * item kept in place, and new keys appended in STATE_KEYS order. Returns it with "#".
  */
 export function writeState(hash: string, state: UrlState): string {
-  return writeIn(hash, STATE_KEYS, state);
+  return writeHashParams(hash, Object.fromEntries(STATE_KEYS.map((key) => [key, state[key]])));
 }
 
 /**
@@ -77,64 +77,21 @@ export function writeState(hash: string, state: UrlState): string {
  * every other item kept in place, new keys appended in the order given.
  */
 export function writeKeys(hash: string, values: Record<string, string | undefined>): string {
-  return writeIn(hash, Object.keys(values), values);
-}
-
-function writeIn(
-  hash: string,
-  keys: readonly string[],
-  state: Partial<Record<string, string>>,
-): string {
-  const items = parseItems(hash);
-  const out: string[] = [];
-  const written = new Set<string>();
-  for (const item of items) {
-    if (typeof item.key === 'string' && item.key.startsWith(PREFIX)) {
-      const key = item.key.slice(PREFIX.length);
-      if (keys.includes(key)) {
-        const value = state[key];
-        if (value !== undefined && !written.has(key)) {
-          out.push(`${encodeURIComponent(item.key)}=${encodeURIComponent(value)}`);
-          written.add(key);
-        }
-        continue;
-      }
-    }
-    out.push(item.raw);
-  }
-  for (const key of keys) {
-    const value = state[key];
-    if (value !== undefined && !written.has(key)) {
-      out.push(`${encodeURIComponent(PREFIX + key)}=${encodeURIComponent(value)}`);
-    }
-  }
-  return out.length ? `#${out.join('&')}` : '';
+  return writeHashParams(hash, values);
 }
 
 export function sameState(a: UrlState, b: UrlState): boolean {
   return STATE_KEYS.every((key) => a[key] === b[key]);
 }
 
-/** The window whose URL the user sees: TensorBoard's page (our parent), else our own. */
-function hostWindow(): Window {
-  try {
-    const parent = window.parent;
-    if (parent !== window) {
-      if (parent.location.href) return parent; // reading it throws when cross-origin
-    }
-  } catch {
-    // fall through
-  }
-  return window;
-}
-
 /** Reads and writes UrlState on the host page; notifies on back/forward or edits. */
 export class UrlStateStore {
   private readonly host: Window;
-  private listener: (() => void) | undefined;
+  private readonly watcher: HashWatcher;
 
   constructor(host: Window = hostWindow()) {
     this.host = host;
+    this.watcher = new HashWatcher(host);
   }
 
   read(): UrlState {
@@ -142,18 +99,7 @@ export class UrlStateStore {
   }
 
   write(state: UrlState): void {
-    this.replaceHash(writeState(this.host.location.hash, state));
-  }
-
-  private replaceHash(hash: string): void {
-    const loc = this.host.location;
-    if (hash === loc.hash || (hash === '' && loc.hash === '#')) return;
-    const url = `${loc.pathname}${loc.search}${hash}`;
-    try {
-      this.host.history.replaceState(this.host.history.state, '', url);
-    } catch {
-      // A sandboxed host may refuse; the state then lives only in memory.
-    }
+    replaceHostHash(this.host, writeState(this.host.location.hash, state));
   }
 
   /** A view's own keys (p.kinetoscope.<key>), as readKeys. */
@@ -163,7 +109,7 @@ export class UrlStateStore {
 
   /** Sets (or, when undefined, removes) the given keys, like write() for any key. */
   writeKeys(values: Record<string, string | undefined>): void {
-    this.replaceHash(writeKeys(this.host.location.hash, values));
+    replaceHostHash(this.host, writeKeys(this.host.location.hash, values));
   }
 
   /** The host page's URL with the given keys set: a link that opens that state. */
@@ -174,16 +120,10 @@ export class UrlStateStore {
 
   /** Calls `onChange` when the user edits the hash or goes back/forward. */
   watch(onChange: (state: UrlState) => void): void {
-    this.unwatch();
-    this.listener = () => onChange(this.read());
-    this.host.addEventListener('hashchange', this.listener);
-    this.host.addEventListener('popstate', this.listener);
+    this.watcher.watch(() => onChange(this.read()));
   }
 
   unwatch(): void {
-    if (!this.listener) return;
-    this.host.removeEventListener('hashchange', this.listener);
-    this.host.removeEventListener('popstate', this.listener);
-    this.listener = undefined;
+    this.watcher.unwatch();
   }
 }

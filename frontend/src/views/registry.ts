@@ -8,9 +8,7 @@ import { memoryView } from './memory';
 import { operatorsView } from './operators';
 import { overviewView } from './overview';
 import { traceView } from './trace';
-import type { ApiClient } from '../api/client';
-import type { ThemeWatcher } from '../shell/theme';
-import type { ViewDef, ViewHandle } from './types';
+import type { RunViewDef, ViewDef } from './types';
 
 export const VIEWS: readonly ViewDef[] = [
   overviewView,
@@ -37,24 +35,6 @@ export function viewLabel(id: string): string {
 // Its own URL state goes through components/hash_params.ts, as for the other views; a link
 // to another view is a plain link to TensorBoard's page with other p.kinetoscope.* keys
 // (the shell follows the hashchange).
-
-export interface RunViewContext {
-  api: ApiClient;
-  run: string;
-  /** The span name each worker uses (the Spans list's selection). */
-  span: string;
-  themes: ThemeWatcher;
-  /** Aborted when the user leaves the view; pass it to fetches and polls. */
-  signal: AbortSignal;
-  viewLabel: (view: string) => string;
-}
-
-export interface RunViewDef {
-  id: string;
-  label: string;
-  /** Resolves once the view is mounted (it may still be loading its data). */
-  render: (container: HTMLElement, ctx: RunViewContext) => Promise<ViewHandle>;
-}
 
 export const RUN_VIEWS: readonly RunViewDef[] = [distributedView];
 

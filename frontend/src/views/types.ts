@@ -2,7 +2,7 @@
 
 import type { ApiClient } from '../api/client';
 import type { SpanKey, StatusResponse } from '../api/types';
-import type { ThemeWatcher } from '../shell/theme';
+import type { ThemeWatcher } from '../components/theme';
 
 export interface ViewContext {
   api: ApiClient;
@@ -30,4 +30,22 @@ export interface ViewDef {
   id: string;
   label: string;
   render: (container: HTMLElement, ctx: ViewContext) => Promise<ViewHandle>;
+}
+
+export interface RunViewContext {
+  api: ApiClient;
+  run: string;
+  /** The span name each worker uses (the Spans list's selection). */
+  span: string;
+  themes: ThemeWatcher;
+  /** Aborted when the user leaves the view; pass it to fetches and polls. */
+  signal: AbortSignal;
+  viewLabel: (view: string) => string;
+}
+
+export interface RunViewDef {
+  id: string;
+  label: string;
+  /** Resolves once the view is mounted (it may still be loading its data). */
+  render: (container: HTMLElement, ctx: RunViewContext) => Promise<ViewHandle>;
 }

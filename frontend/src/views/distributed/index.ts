@@ -23,9 +23,9 @@ import { onSortChange } from '../../components/table_tools';
 import { formatSort, parseSort } from '../../components/url_values';
 import { ensureStyle } from '../../components/view_style';
 import { UrlStateStore } from '../../shell/url_state';
-import { sleep } from '../../shell/poll';
-import type { RunViewContext, RunViewDef } from '../registry';
-import type { ViewHandle } from '../types';
+import { tile } from '../page_kit';
+import type { RunViewContext, RunViewDef, ViewHandle } from '../types';
+
 import { evidenceParts } from '../overview/model';
 import { heatRows, rankTooltipLines, stackedByRank, type SeriesStyle } from './charts';
 import css from './distributed.css';
@@ -97,16 +97,6 @@ function section(anchor: string, title: string, ...children: Children[]): HTMLEl
   );
 }
 
-function tile(label: string, value: string, detail?: string, testid?: string): HTMLElement {
-  return h(
-    'div',
-    { class: 'ks-tile', testid },
-    h('div', { class: 'ks-tile-label' }, label),
-    h('div', { class: 'ks-tile-value' }, value),
-    detail ? h('div', { class: 'ks-tile-detail', title: detail }, detail) : null,
-  );
-}
-
 function field(label: string, control: HTMLElement): HTMLElement {
   return h('label', { class: 'ks-field' }, h('span', { class: 'ks-field-label' }, label), control);
 }
@@ -164,16 +154,14 @@ class DistributedPage {
     const started = Date.now();
     this.showLoading(null, 0);
     try {
-      for (;;) {
-        const result = await ctx.api.distributed(ctx.run, ctx.span, ctx.signal);
-        if (ctx.signal.aborted) return;
-        if (result.state === 'ready') {
-          await this.show(result);
-          return;
-        }
-        this.showLoading(result, (Date.now() - started) / 1000);
-        await sleep(POLL_MS, ctx.signal);
-      }
+      const view = await ctx.api.getReady(
+        'distributed',
+        { run: ctx.run, span: ctx.span },
+        ctx.signal,
+        (progress) => this.showLoading(progress, (Date.now() - started) / 1000),
+      );
+      if (ctx.signal.aborted) return;
+      await this.show(view);
     } catch (error) {
       if (isAbort(error) || ctx.signal.aborted) return;
       this.showError(describeError(error));

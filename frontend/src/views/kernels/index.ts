@@ -3,7 +3,7 @@
 // per kernel (or kernel + launching operator), filtered by device and stream through the
 // route's parameters, with CSV export. State lives in the URL (p.kinetoscope.kernels.*).
 
-import { describeError, isAbort, isStillLoading, ViewNotReady } from '../../api/client';
+import { isStillLoading, ViewNotReady } from '../../api/client';
 import type { KernelGroupBy, KernelRow, KernelsParams, KernelsResponse } from '../../api/types';
 import { scrollToAnchor } from '../../components/anchor';
 import { csvFileName, downloadCsv, toCsv } from '../../components/csv';
@@ -31,6 +31,7 @@ import {
   unlessDefault,
   type SortSpec,
 } from '../../components/url_values';
+import * as kit from '../page_kit';
 import type { ViewContext, ViewDef, ViewHandle } from '../types';
 import {
   dimsSize,
@@ -121,16 +122,6 @@ function stateUpdate(s: State): HashUpdate {
 
 function params(s: State): KernelsParams {
   return { group_by: s.groupBy, device: s.device, stream: s.stream };
-}
-
-function tile(label: string, value: string, detail?: string, testid?: string): HTMLElement {
-  return h(
-    'div',
-    { class: 'ks-tile', testid },
-    h('div', { class: 'ks-tile-label' }, label),
-    h('div', { class: 'ks-tile-value' }, value),
-    detail ? h('div', { class: 'ks-tile-detail', title: detail }, detail) : null,
-  );
 }
 
 function attrs(key: string, value: unknown): Record<string, string> {
@@ -313,7 +304,7 @@ async function renderKernels(container: HTMLElement, ctx: ViewContext): Promise<
     const cacheKey = JSON.stringify(p);
     const hit = cache.get(cacheKey);
     if (hit) return hit;
-    const result = await ctx.api.kernels(ctx.key, p, signal);
+    const result = await ctx.api.get('kernels', { ...ctx.key, ...p }, signal);
     if (isStillLoading(result)) throw new ViewNotReady();
     cache.set(cacheKey, result);
     return result;
@@ -349,16 +340,16 @@ async function renderKernels(container: HTMLElement, ctx: ViewContext): Promise<
     const eligible = eligibleWithoutTensorCores(data.rows);
     replaceChildren(
       tilesEl,
-      tile('Kernel calls', formatCount(data.kernel_count), filterLabel(), 'kernels-count'),
-      tile('Kernel time', formatDuration(data.total_us), 'sum of kernel durations'),
-      tile(
+      kit.tile('Kernel calls', formatCount(data.kernel_count), filterLabel(), 'kernels-count'),
+      kit.tile('Kernel time', formatDuration(data.total_us), 'sum of kernel durations'),
+      kit.tile(
         `Time on ${data.matrix_core_name}`,
         formatPercent(data.tensor_core_pct),
         `${formatDuration(data.tensor_core_time_us)} of the ` +
           `${formatDuration(data.total_us - data.tensor_core_unknown_time_us)} known`,
         'kernels-tc-pct',
       ),
-      tile(
+      kit.tile(
         `Eligible, not on ${matrixCoreShort(data.matrix_core_name)}`,
         formatDuration(eligible),
         'kernels of matrix-core eligible ops known not to use them',
@@ -401,19 +392,7 @@ async function renderKernels(container: HTMLElement, ctx: ViewContext): Promise<
   let columns: Column<KernelRow>[] = [];
   let table: VirtualTable<KernelRow> | undefined;
   const tableHost = h('div', { class: 'ks-table-host' });
-  const count = h('span', {
-    class: 'ks-count',
-    testid: 'kernel-count',
-    attrs: { 'aria-live': 'polite' },
-  });
-  const busyLabel = h('span', { class: 'ks-busy-label', testid: 'kernel-busy' }, 'Loading…');
-  busyLabel.hidden = true;
-  const errorBox = h('div', {
-    class: 'ks-notice ks-notice-warn',
-    testid: 'kernel-error',
-    role: 'alert',
-  });
-  errorBox.hidden = true;
+  const chrome = kit.tableChrome('kernel');
 
   const columnChoice = new Map<string, boolean>();
   const buildTable = (): void => {
@@ -443,11 +422,7 @@ async function renderKernels(container: HTMLElement, ctx: ViewContext): Promise<
   const applyFilter = (): void => {
     filtered = filterRows(data.rows, state.search, searchTexts);
     table?.setRows(filtered);
-    count.textContent =
-      filtered.length === data.rows.length
-        ? `${formatCount(data.rows.length)} rows`
-        : `${formatCount(filtered.length)} of ${formatCount(data.rows.length)} rows`;
-    count.dataset.rows = String(filtered.length);
+    kit.showRowCount(chrome.count, filtered.length, data.rows.length);
   };
 
   const shownRows = (): KernelRow[] => {
@@ -464,48 +439,24 @@ async function renderKernels(container: HTMLElement, ctx: ViewContext): Promise<
     downloadCsv(csvFileName(parts), toCsv(csv.header, csv.rows));
   };
 
-  let controller: AbortController | undefined;
-  const reload = async (next: State): Promise<void> => {
-    controller?.abort();
-    const mine = new AbortController();
-    controller = mine;
-    const onAbort = (): void => mine.abort();
-    ctx.signal.addEventListener('abort', onAbort, { once: true });
-    page.dataset.busy = 'true';
-    page.classList.add('ks-busy');
-    busyLabel.hidden = false;
-    errorBox.hidden = true;
-    try {
-      const result = await fetchKernels(next, mine.signal);
-      if (mine.signal.aborted) return;
-      data = result;
-      const regroup = next.groupBy !== state.groupBy;
-      Object.assign(state, next);
-      save();
-      page.dataset.groupBy = state.groupBy;
-      filtered = filterRows(data.rows, state.search, searchTexts);
-      // Device/stream columns depend on the unfiltered lists; rebuilt with the grouping.
-      if (regroup) buildTable();
-      applyFilter();
-      renderTiles();
-      void updatePies();
-    } catch (error) {
-      if (isAbort(error) || mine.signal.aborted) return;
-      syncControls();
-      errorBox.textContent =
-        error instanceof ViewNotReady
-          ? 'The trace is being reloaded; try again in a moment.'
-          : `Could not load the kernels: ${describeError(error)}`;
-      errorBox.hidden = false;
-    } finally {
-      ctx.signal.removeEventListener('abort', onAbort);
-      if (controller === mine) {
-        page.dataset.busy = 'false';
-        page.classList.remove('ks-busy');
-        busyLabel.hidden = true;
-      }
-    }
-  };
+  const slot = kit.reloadSlot(page, chrome, 'the kernels', () => syncControls());
+  const reload = (next: State): Promise<void> =>
+    slot.run(
+      (signal) => fetchKernels(next, signal),
+      (result) => {
+        data = result;
+        const regroup = next.groupBy !== state.groupBy;
+        Object.assign(state, next);
+        save();
+        page.dataset.groupBy = state.groupBy;
+        filtered = filterRows(data.rows, state.search, searchTexts);
+        // Device/stream columns depend on the unfiltered lists; rebuilt with the grouping.
+        if (regroup) buildTable();
+        applyFilter();
+        renderTiles();
+        void updatePies();
+      },
+    );
 
   const groupSelect = selectField(
     'Group by',
@@ -548,27 +499,24 @@ async function renderKernels(container: HTMLElement, ctx: ViewContext): Promise<
     },
   );
 
-  const tcSection = h(
-    'section',
-    { class: 'ks-section', dataset: { anchor: 'tensor-cores' }, testid: 'kernels-tensor-cores' },
-    h('h3', { class: 'ks-section-title' }, data.matrix_core_name),
-    h(
-      'p',
-      { class: 'ks-muted ks-small' },
-      `Share of the kernel time in kernels that run on ${data.matrix_core_name} (tensor cores on NVIDIA, MFMA cores on AMD), by the kernel taxonomy; kernels it cannot tell are shown as unknown. Matmul, convolution and attention kernels in FP16/BF16/FP8 (or TF32) can run on them; the “Op TC eligible” column marks kernels launched by such operators.`,
-    ),
+  const tcSection = kit.section(
+    {
+      anchor: 'tensor-cores',
+      testid: 'kernels-tensor-cores',
+      title: data.matrix_core_name,
+      intro: `Share of the kernel time in kernels that run on ${data.matrix_core_name} (tensor cores on NVIDIA, MFMA cores on AMD), by the kernel taxonomy; kernels it cannot tell are shown as unknown. Matmul, convolution and attention kernels in FP16/BF16/FP8 (or TF32) can run on them; the “Op TC eligible” column marks kernels launched by such operators.`,
+    },
     h('div', { class: 'ks-chart-grid' }, tcPie.element, topPie.element),
   );
 
-  const tableSection = h(
-    'section',
-    { class: 'ks-section', dataset: { anchor: 'kernels' }, testid: 'kernels-table' },
-    h('h3', { class: 'ks-section-title' }, 'Kernels'),
-    h(
-      'p',
-      { class: 'ks-muted ks-small' },
-      'One row per kernel name and device (or per kernel, launching operator and launch configuration). Click a header to sort.',
-    ),
+  const tableSection = kit.section(
+    {
+      anchor: 'kernels',
+      testid: 'kernels-table',
+      title: 'Kernels',
+      intro:
+        'One row per kernel name and device (or per kernel, launching operator and launch configuration). Click a header to sort.',
+    },
     h(
       'div',
       { class: 'ks-toolbar' },
@@ -576,8 +524,8 @@ async function renderKernels(container: HTMLElement, ctx: ViewContext): Promise<
       deviceSelect.el,
       streamSelect.el,
       search.el,
-      count,
-      busyLabel,
+      chrome.count,
+      chrome.busyLabel,
       toolButton(
         'Export CSV',
         'kernel-export-csv',
@@ -585,28 +533,13 @@ async function renderKernels(container: HTMLElement, ctx: ViewContext): Promise<
         'Download the table as shown (grouping, filters, search and sort applied) as CSV',
       ),
     ),
-    errorBox,
+    chrome.errorBox,
     tableHost,
   );
 
   append(page, [
-    h(
-      'header',
-      { class: 'ks-view-head' },
-      h('h2', null, 'Kernels'),
-      h(
-        'p',
-        { class: 'ks-muted' },
-        `${ctx.key.run} · ${ctx.key.worker} · span ${ctx.key.span} · ${formatCount(data.kernel_count)} kernel calls`,
-      ),
-    ),
-    ctx.status.partial
-      ? h(
-          'div',
-          { class: 'ks-notice ks-notice-warn', testid: 'partial-trace', role: 'note' },
-          'This trace file was cut short; what could be read is shown.',
-        )
-      : null,
+    kit.viewHead('Kernels', ctx.key, `${formatCount(data.kernel_count)} kernel calls`),
+    kit.partialNotice(ctx.status),
     tilesEl,
     tcSection,
     tableSection,
@@ -623,7 +556,7 @@ async function renderKernels(container: HTMLElement, ctx: ViewContext): Promise<
 
   return {
     dispose(): void {
-      controller?.abort();
+      slot.abort();
       search.dispose();
       tcPie.dispose();
       topPie.dispose();

@@ -4,7 +4,7 @@
 import type { MemoryCurveResponse, MemoryDevice } from '../../api/types';
 import type { OptionBuilder } from '../../components/chart';
 import { formatBytes, formatDurationAxis } from '../../components/format';
-import type { Theme } from '../../shell/theme';
+import type { Theme } from '../../components/theme';
 import {
   bytesAxis,
   curveSeries,

@@ -8,8 +8,8 @@
 import {
   ApiError,
   describeError,
-  isAbort,
   isStillLoading,
+  untilReady,
   ViewNotReady,
   type StillLoading,
 } from '../../api/client';
@@ -23,13 +23,13 @@ import type {
 } from '../../api/types';
 import { scrollToAnchor } from '../../components/anchor';
 import { csvFileName, downloadCsv, toCsv } from '../../components/csv';
+import { FetchSlot } from '../../components/fetch_slot';
 import { h, replaceChildren, type Children } from '../../components/dom';
 import { formatBytes, formatCount, formatDuration } from '../../components/format';
 import { HashParamStore, type HashParams } from '../../components/hash_params';
 import { VirtualTable } from '../../components/table';
 import { ensureStyle } from '../../components/view_style';
 import { createZoomChart, type ZoomChart } from '../../components/zoom_chart';
-import { sleep } from '../../shell/poll';
 import type { ViewContext, ViewDef, ViewHandle } from '../types';
 import { curveOption, GRID } from './chart';
 import css from './memory.css';
@@ -55,7 +55,6 @@ import {
   rangeParams,
   sameRange,
   selectRange,
-  traceOrigin,
   type AllocationView,
   type TimeRange,
 } from './model';
@@ -70,7 +69,6 @@ const URL_KEYS = [KEY_DEVICE, KEY_START, KEY_END];
 export const PAGE_SIZE = 1000;
 const RESIZE_DEBOUNCE_MS = 200;
 const SEARCH_DEBOUNCE_MS = 120;
-const STATUS_POLL_MS = 500;
 /** Python frames shown before "show all". */
 const STACK_SHOWN = 6;
 
@@ -98,10 +96,6 @@ interface Paging {
   sort: MemoryEventsSort;
   offset: number;
   total: number;
-}
-
-function notReady(value: unknown): value is StillLoading {
-  return isStillLoading(value);
 }
 
 function tile(
@@ -186,8 +180,9 @@ class MemoryPage {
   private opRows: MemoryOperatorRow[] = [];
   private allocQuery = '';
   private opQuery = '';
-  private dataCtl: AbortController | undefined;
-  private curveCtl: AbortController | undefined;
+  /** memory and memory_events answers (one slot: a page never lands on a newer range). */
+  private readonly dataSlot = this.slot();
+  private readonly curveSlot = this.slot();
   private pending = 0;
   private dataFresh = true;
   private curveFresh = false;
@@ -219,11 +214,12 @@ class MemoryPage {
   private readonly allocEmpty: HTMLElement;
   private readonly opTable: VirtualTable<MemoryOperatorRow>;
 
-  constructor(ctx: ViewContext, first: MemoryResponse, state: State, origin: number) {
+  constructor(ctx: ViewContext, first: MemoryResponse, state: State) {
     this.ctx = ctx;
     this.mem = first;
     this.state = state;
-    this.origin = origin;
+    // t = 0 of every time shown: the server's, so this page agrees with the others.
+    this.origin = first.trace_start_us;
 
     this.deviceSelect = h('select', {
       class: 'ks-select ks-mem-device',
@@ -260,7 +256,7 @@ class MemoryPage {
     this.allocPager = h('span', { class: 'ks-mem-pager', testid: 'memory-alloc-pager' });
     this.opInfo = h('span', { class: 'ks-muted ks-small', testid: 'memory-op-info' });
 
-    this.allocColumns = allocationColumns(origin);
+    this.allocColumns = allocationColumns(this.origin);
     this.allocTable = this.makeAllocTable('size');
     this.allocEmpty = h('p', { class: 'ks-muted ks-note', testid: 'memory-alloc-empty' });
     this.allocEmpty.hidden = true;
@@ -283,7 +279,13 @@ class MemoryPage {
       {
         class: 'ks-view ks-memory',
         testid: 'memory',
-        dataset: { run: key.run, worker: key.worker, span: key.span, ready: 'false' },
+        dataset: {
+          run: key.run,
+          worker: key.worker,
+          span: key.span,
+          ready: 'false',
+          originUs: String(this.origin),
+        },
       },
       h(
         'header',
@@ -395,8 +397,8 @@ class MemoryPage {
 
   dispose(): void {
     this.disposed = true;
-    this.dataCtl?.abort();
-    this.curveCtl?.abort();
+    this.dataSlot.abort();
+    this.curveSlot.abort();
     if (this.resizeTimer !== undefined) clearTimeout(this.resizeTimer);
     this.store.unwatch();
     // The keys go with the view, unless the URL now holds others (a link or an edited hash
@@ -494,19 +496,18 @@ class MemoryPage {
     return range ? { device, start_us: range.start_us, end_us: range.end_us } : { device };
   }
 
-  private controller(previous: AbortController | undefined): AbortController {
-    previous?.abort();
-    return new AbortController(); // dispose() aborts the current ones
-  }
-
-  private begin(): void {
-    this.pending += 1;
-    this.updateBusy();
-  }
-
-  private end(): void {
-    this.pending = Math.max(0, this.pending - 1);
-    this.updateBusy();
+  private slot(): FetchSlot {
+    return new FetchSlot({
+      onStart: () => {
+        this.pending += 1;
+        this.updateBusy();
+      },
+      onEnd: () => {
+        this.pending = Math.max(0, this.pending - 1);
+        this.updateBusy();
+      },
+      onError: (error) => this.showError(error),
+    });
   }
 
   private updateBusy(): void {
@@ -519,17 +520,18 @@ class MemoryPage {
     this.resetButton.disabled = this.state.range === null;
   }
 
-  /** After a 202 (the server dropped and reloads the trace): wait for `ready` via status. */
-  private async waitReady(signal: AbortSignal): Promise<void> {
-    this.busy.lastChild?.replaceWith('The trace is loading again…');
-    for (;;) {
-      const status = await this.ctx.api.status(this.ctx.key, signal);
-      if (status.state === 'ready') break;
-      if (status.state === 'error')
-        throw new Error(status.error?.message ?? 'the trace failed to load');
-      await sleep(STATUS_POLL_MS, signal);
-    }
-    this.busy.lastChild?.replaceWith('Loading…');
+  /** A route's data, asked again while it answers 202 (the server reloads the trace). */
+  private async ready<T>(
+    fetchOnce: () => Promise<T | StillLoading>,
+    signal: AbortSignal,
+  ): Promise<T> {
+    let waits = 0;
+    const data = await untilReady(fetchOnce, signal, () => {
+      waits += 1;
+      if (waits === 1) this.busy.lastChild?.replaceWith('The trace is loading again…');
+    });
+    if (waits > 0) this.busy.lastChild?.replaceWith('Loading…');
+    return data;
   }
 
   private showError(error: unknown): void {
@@ -541,110 +543,64 @@ class MemoryPage {
     this.errorBox.hidden = false;
   }
 
-  private async loadData(): Promise<void> {
-    const ctl = this.controller(this.dataCtl);
-    this.dataCtl = ctl;
+  private loadData(): Promise<void> {
     this.dataFresh = false;
-    this.begin();
-    try {
-      for (;;) {
-        const mem = await this.ctx.api.memory(this.ctx.key, this.params(), ctl.signal);
-        if (notReady(mem)) {
-          await this.waitReady(ctl.signal);
-          continue;
-        }
-        let page: MemoryEventsResponse | null = null;
-        let paging: Paging | null = null;
-        if (mem.allocation_table.truncated) {
-          paging = {
-            sort: this.paging?.sort ?? 'size',
-            offset: 0,
-            total: mem.allocation_table.total_rows,
-          };
-          page = await this.fetchPage(paging, ctl.signal);
-          if (!page) continue;
-        }
-        if (ctl.signal.aborted) return;
+    return this.dataSlot.run(
+      async (signal) => {
+        const mem = await this.ready(
+          () => this.ctx.api.get('memory', { ...this.ctx.key, ...this.params() }, signal),
+          signal,
+        );
+        if (!mem.allocation_table.truncated) return { mem, page: null, paging: null };
+        const sort = this.paging?.sort ?? 'size';
+        const paging = { sort, offset: 0, total: mem.allocation_table.total_rows };
+        return { mem, page: await this.fetchPage(paging, signal), paging };
+      },
+      ({ mem, page, paging }) => {
         this.mem = mem;
         this.paging = paging;
         this.errorBox.hidden = true;
         this.renderData(page);
         this.dataFresh = true;
-        return;
-      }
-    } catch (error) {
-      if (!isAbort(error) && !ctl.signal.aborted) this.showError(error);
-    } finally {
-      this.end();
-    }
+      },
+    );
   }
 
-  /** One memory_events page; null after a 202 (the caller starts over). */
-  private async fetchPage(
-    paging: Paging,
-    signal: AbortSignal,
-  ): Promise<MemoryEventsResponse | null> {
-    const page = await this.ctx.api.memoryEvents(
-      this.ctx.key,
-      { ...this.params(), sort: paging.sort, offset: paging.offset, limit: PAGE_SIZE },
+  /** One memory_events page. */
+  private fetchPage(paging: Paging, signal: AbortSignal): Promise<MemoryEventsResponse> {
+    const params = { ...this.params(), sort: paging.sort, offset: paging.offset, limit: PAGE_SIZE };
+    return this.ready(
+      () => this.ctx.api.get('memory_events', { ...this.ctx.key, ...params }, signal),
       signal,
     );
-    if (notReady(page)) {
-      await this.waitReady(signal);
-      return null;
-    }
-    return page;
   }
 
-  private async loadPage(paging: Paging): Promise<void> {
-    const ctl = this.controller(this.dataCtl);
-    this.dataCtl = ctl;
+  private loadPage(paging: Paging): Promise<void> {
     this.dataFresh = false;
-    this.begin();
-    try {
-      let page: MemoryEventsResponse | null = null;
-      while (!page) page = await this.fetchPage(paging, ctl.signal);
-      if (ctl.signal.aborted) return;
-      this.paging = { ...paging, total: page.total_rows };
-      this.setAllocationRows(page.rows, page.offset);
-      this.dataFresh = true;
-    } catch (error) {
-      if (!isAbort(error) && !ctl.signal.aborted) this.showError(error);
-    } finally {
-      this.end();
-    }
+    return this.dataSlot.run(
+      (signal) => this.fetchPage(paging, signal),
+      (page) => {
+        this.paging = { ...paging, total: page.total_rows };
+        this.setAllocationRows(page.rows, page.offset);
+        this.dataFresh = true;
+      },
+    );
   }
 
   private async loadCurve(): Promise<void> {
     const width = curveWidth(this.chart?.plotWidth() ?? 0);
     if (!this.chart || this.chart.plotWidth() <= 0) return; // hidden: the resize loads it
-    const ctl = this.controller(this.curveCtl);
-    this.curveCtl = ctl;
     this.curveFresh = false;
     this.curveWidthAsked = width;
-    this.begin();
-    try {
-      for (;;) {
-        const curve = await this.ctx.api.memoryCurve(
-          this.ctx.key,
-          { ...this.params(), width },
-          ctl.signal,
-        );
-        if (notReady(curve)) {
-          await this.waitReady(ctl.signal);
-          continue;
-        }
-        if (ctl.signal.aborted) return;
+    const params = { ...this.ctx.key, ...this.params(), width };
+    await this.curveSlot.run(
+      (signal) => this.ready(() => this.ctx.api.get('memory_curve', params, signal), signal),
+      (curve) => {
         this.curve = curve;
         this.renderCurve();
         this.curveFresh = true;
-        return;
-      }
-    } catch (error) {
-      if (!isAbort(error) && !ctl.signal.aborted) this.showError(error);
-    } finally {
-      this.end();
-    }
+      },
+    );
   }
 
   // ----- rendering -----
@@ -1071,30 +1027,14 @@ async function firstResponse(
   };
   let result: MemoryResponse | StillLoading;
   try {
-    result = await ctx.api.memory(ctx.key, params, ctx.signal);
+    result = await ctx.api.get('memory', { ...ctx.key, ...params }, ctx.signal);
   } catch (error) {
     // A link naming a device or range this trace does not have: start over without them.
     if (!(error instanceof ApiError) || error.status !== 400 || (!device && !range)) throw error;
-    result = await ctx.api.memory(ctx.key, {}, ctx.signal);
+    result = await ctx.api.get('memory', ctx.key, ctx.signal);
   }
-  if (notReady(result)) throw new ViewNotReady();
+  if (isStillLoading(result)) throw new ViewNotReady();
   return result;
-}
-
-/** The earliest memory event over all devices: t = 0 of every time shown. */
-async function originOf(ctx: ViewContext, mem: MemoryResponse): Promise<number> {
-  const firsts = await Promise.all(
-    mem.devices.map(async (d) => {
-      const curve = await ctx.api.memoryCurve(ctx.key, { device: d.device, width: 1 }, ctx.signal);
-      if (notReady(curve)) throw new ViewNotReady();
-      return curve.t_us[0];
-    }),
-  );
-  return (
-    traceOrigin(firsts) ??
-    traceOrigin(mem.devices.flatMap((d) => [d.peak_allocated_us, d.peak_reserved_us])) ??
-    0
-  );
 }
 
 async function renderMemory(container: HTMLElement, ctx: ViewContext): Promise<ViewHandle> {
@@ -1120,14 +1060,9 @@ async function renderMemory(container: HTMLElement, ctx: ViewContext): Promise<V
   }
   // The range is kept only when the server took it.
   const range = mem.start_us !== null || mem.end_us !== null ? wantedRange : null;
-  const [origin, refetched] = await Promise.all([
-    originOf(ctx, mem),
-    mem.device !== device && mem.devices.length > 1
-      ? firstResponse(ctx, device, range)
-      : Promise.resolve(mem),
-  ]);
-  mem = refetched;
-  const page = new MemoryPage(ctx, mem, { device, range }, origin);
+  if (mem.device !== device && mem.devices.length > 1)
+    mem = await firstResponse(ctx, device, range);
+  const page = new MemoryPage(ctx, mem, { device, range });
   container.appendChild(page.el);
   await page.start();
   return {

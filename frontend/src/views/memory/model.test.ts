@@ -29,7 +29,6 @@ import {
   selectRange,
   stateLabel,
   stepIndex,
-  traceOrigin,
 } from './model';
 
 function device(name: string, type: number, id: number, extra: Partial<MemoryDevice> = {}) {
@@ -106,11 +105,6 @@ describe('time and byte formatting', () => {
     assert.deepEqual(bytesAxis(8 * MiB), { max: 8 * MiB, interval: 2 * MiB });
     assert.deepEqual(bytesAxis(3 * 2 ** 30), { max: 3 * 2 ** 30, interval: 2 ** 30 });
     assert.equal(bytesAxis(0), null);
-  });
-
-  it('finds the origin', () => {
-    assert.equal(traceOrigin([5, null, 3, Number.NaN, 4]), 3);
-    assert.equal(traceOrigin([]), null);
   });
 });
 

@@ -80,13 +80,6 @@ export function bytesAxis(max: number, ticks = 5): { max: number; interval: numb
   return { max: Math.ceil(max / interval - 1e-9) * interval, interval };
 }
 
-/** The earliest finite time: the origin that times are shown relative to. */
-export function traceOrigin(times: readonly (number | null | undefined)[]): number | null {
-  let best: number | null = null;
-  for (const t of times) if (isNum(t) && (best === null || t < best)) best = t;
-  return best;
-}
-
 // ----- ranges -----------------------------------------------------------------------
 
 /** A closed time range in the trace's own microseconds. */

@@ -204,9 +204,9 @@ export class CallStackPanel {
       h('p', { class: 'ks-muted', testid: 'callstack-loading' }, 'Loading call stacks…'),
     );
     try {
-      const result = await this.opts.api.callstacks(
-        this.opts.key,
-        callStackParams(row, groupBy),
+      const result = await this.opts.api.get(
+        'callstacks',
+        { ...this.opts.key, ...callStackParams(row, groupBy) },
         controller.signal,
       );
       if (controller.signal.aborted) return;

@@ -3,7 +3,7 @@
 // stacks of a row. Grouping, search, sort, pie metrics and the open call stack live in
 // the URL (p.kinetoscope.operators.*), so a link reopens the same state.
 
-import { describeError, isAbort, isStillLoading, ViewNotReady } from '../../api/client';
+import { isStillLoading, ViewNotReady } from '../../api/client';
 import type { OperatorGroupBy, OperatorRow, OperatorsResponse } from '../../api/types';
 import { scrollToAnchor } from '../../components/anchor';
 import { csvFileName, downloadCsv, toCsv } from '../../components/csv';
@@ -31,6 +31,15 @@ import {
   unlessDefault,
   type SortSpec,
 } from '../../components/url_values';
+import {
+  partialNotice,
+  reloadSlot,
+  section,
+  showRowCount,
+  tableChrome,
+  tile,
+  viewHead,
+} from '../page_kit';
 import type { ViewContext, ViewDef, ViewHandle } from '../types';
 import { CallStackPanel } from './callstacks';
 import {
@@ -113,16 +122,6 @@ function stateUpdate(s: State): HashUpdate {
     [K.stack]: s.stack,
     [K.stackShape]: s.stack !== undefined && s.groupBy === 'shape' ? s.stackShape : undefined,
   };
-}
-
-function tile(label: string, value: string, detail?: string, testid?: string): HTMLElement {
-  return h(
-    'div',
-    { class: 'ks-tile', testid },
-    h('div', { class: 'ks-tile-label' }, label),
-    h('div', { class: 'ks-tile-value' }, value),
-    detail ? h('div', { class: 'ks-tile-detail', title: detail }, detail) : null,
-  );
 }
 
 function cellAttrs(key: string, value: string | number | boolean | null | undefined) {
@@ -275,7 +274,7 @@ async function renderOperators(container: HTMLElement, ctx: ViewContext): Promis
   const fetchOps = async (groupBy: OperatorGroupBy, signal: AbortSignal) => {
     const hit = cache.get(groupBy);
     if (hit) return hit;
-    const result = await ctx.api.operators(ctx.key, groupBy, signal);
+    const result = await ctx.api.get('operators', { ...ctx.key, group_by: groupBy }, signal);
     if (isStillLoading(result)) throw new ViewNotReady();
     cache.set(groupBy, result);
     return result;
@@ -300,15 +299,8 @@ async function renderOperators(container: HTMLElement, ctx: ViewContext): Promis
   });
 
   const notices: HTMLElement[] = [];
-  if (ctx.status.partial) {
-    notices.push(
-      h(
-        'div',
-        { class: 'ks-notice ks-notice-warn', testid: 'partial-trace', role: 'note' },
-        'This trace file was cut short; what could be read is shown.',
-      ),
-    );
-  }
+  const partial = partialNotice(ctx.status);
+  if (partial) notices.push(partial);
   if (!ctx.views.includes('kernels') && data.kernel_view_absent_reason) {
     notices.push(
       h(
@@ -394,19 +386,7 @@ async function renderOperators(container: HTMLElement, ctx: ViewContext): Promis
   let table: VirtualTable<OperatorRow> | undefined;
   let columns: Column<OperatorRow>[] = [];
   const tableHost = h('div', { class: 'ks-table-host' });
-  const count = h('span', {
-    class: 'ks-count',
-    testid: 'op-count',
-    attrs: { 'aria-live': 'polite' },
-  });
-  const busyLabel = h('span', { class: 'ks-busy-label', testid: 'op-busy' }, 'Loading…');
-  busyLabel.hidden = true;
-  const errorBox = h('div', {
-    class: 'ks-notice ks-notice-warn',
-    testid: 'op-error',
-    role: 'alert',
-  });
-  errorBox.hidden = true;
+  const chrome = tableChrome('op');
 
   const selectedId = (): string | undefined => {
     if (state.stack === undefined) return undefined;
@@ -452,11 +432,7 @@ async function renderOperators(container: HTMLElement, ctx: ViewContext): Promis
   const applyFilter = (): void => {
     filtered = filterRows(data.rows, state.search, (r) => searchTexts(r, state.groupBy));
     table?.setRows(filtered);
-    count.textContent =
-      filtered.length === data.rows.length
-        ? `${formatCount(data.rows.length)} rows`
-        : `${formatCount(filtered.length)} of ${formatCount(data.rows.length)} rows`;
-    count.dataset.rows = String(filtered.length);
+    showRowCount(chrome.count, filtered.length, data.rows.length);
   };
 
   /** The rows as the table shows them: filtered and sorted. */
@@ -519,49 +495,28 @@ async function renderOperators(container: HTMLElement, ctx: ViewContext): Promis
     await shown;
   };
 
-  let groupController: AbortController | undefined;
+  const slot = reloadSlot(page, chrome, 'the operators', () => {
+    groupSelect.select.value = state.groupBy;
+  });
   const changeGroup = async (groupBy: OperatorGroupBy): Promise<void> => {
     if (groupBy === state.groupBy && cache.has(groupBy)) return;
-    groupController?.abort();
-    const controller = new AbortController();
-    groupController = controller;
-    const onAbort = (): void => controller.abort();
-    ctx.signal.addEventListener('abort', onAbort, { once: true });
-    page.dataset.busy = 'true';
-    page.classList.add('ks-busy');
-    busyLabel.hidden = false;
-    errorBox.hidden = true;
-    try {
-      const next = await fetchOps(groupBy, controller.signal);
-      if (controller.signal.aborted) return;
-      data = next;
-      state.groupBy = groupBy;
-      if (state.sort?.key === 'input_shape' && groupBy !== 'shape') state.sort = undefined;
-      state.stack = undefined;
-      state.stackShape = undefined;
-      panel.close();
-      save();
-      page.dataset.groupBy = groupBy;
-      filtered = filterRows(data.rows, state.search, (r) => searchTexts(r, groupBy));
-      buildTable();
-      applyFilter();
-      void updatePies();
-    } catch (error) {
-      if (isAbort(error) || controller.signal.aborted) return;
-      groupSelect.select.value = state.groupBy;
-      errorBox.textContent =
-        error instanceof ViewNotReady
-          ? 'The trace is being reloaded; try again in a moment.'
-          : `Could not load the operators: ${describeError(error)}`;
-      errorBox.hidden = false;
-    } finally {
-      ctx.signal.removeEventListener('abort', onAbort);
-      if (groupController === controller) {
-        page.dataset.busy = 'false';
-        page.classList.remove('ks-busy');
-        busyLabel.hidden = true;
-      }
-    }
+    await slot.run(
+      (signal) => fetchOps(groupBy, signal),
+      (next) => {
+        data = next;
+        state.groupBy = groupBy;
+        if (state.sort?.key === 'input_shape' && groupBy !== 'shape') state.sort = undefined;
+        state.stack = undefined;
+        state.stackShape = undefined;
+        panel.close();
+        save();
+        page.dataset.groupBy = groupBy;
+        filtered = filterRows(data.rows, state.search, (r) => searchTexts(r, groupBy));
+        buildTable();
+        applyFilter();
+        void updatePies();
+      },
+    );
   };
 
   const csvButton = toolButton(
@@ -571,38 +526,34 @@ async function renderOperators(container: HTMLElement, ctx: ViewContext): Promis
     'Download the table as shown (grouping, search and sort applied) as CSV',
   );
 
-  const chartsSection = h(
-    'section',
-    { class: 'ks-section', dataset: { anchor: 'charts' }, testid: 'operators-charts' },
-    h('h3', { class: 'ks-section-title' }, 'Top operators'),
+  const chartsSection = section(
+    { anchor: 'charts', testid: 'operators-charts', title: 'Top operators' },
     h('div', { class: 'ks-chart-grid' }, devicePie?.element, hostPie.element),
   );
 
-  const tableSection = h(
-    'section',
-    { class: 'ks-section', dataset: { anchor: 'operators' }, testid: 'operators-table' },
-    h('h3', { class: 'ks-section-title' }, 'Operators'),
+  const tableSection = section(
+    {
+      anchor: 'operators',
+      testid: 'operators-table',
+      title: 'Operators',
+      intro:
+        'Self time leaves out the operators called inside; total time includes them. Hover a time for its per-call average; click a header to sort.',
+    },
     h(
-      'p',
-      { class: 'ks-muted ks-small' },
-      'Self time leaves out the operators called inside; total time includes them. Hover a time for its per-call average; click a header to sort.',
+      'div',
+      { class: 'ks-toolbar' },
+      groupSelect.el,
+      search.el,
+      chrome.count,
+      chrome.busyLabel,
+      csvButton,
     ),
-    h('div', { class: 'ks-toolbar' }, groupSelect.el, search.el, count, busyLabel, csvButton),
-    errorBox,
+    chrome.errorBox,
     tableHost,
   );
 
   page.append(
-    h(
-      'header',
-      { class: 'ks-view-head' },
-      h('h2', null, 'Operators'),
-      h(
-        'p',
-        { class: 'ks-muted' },
-        `${ctx.key.run} · ${ctx.key.worker} · span ${ctx.key.span} · ${formatCount(data.op_count)} operator calls`,
-      ),
-    ),
+    viewHead('Operators', ctx.key, `${formatCount(data.op_count)} operator calls`),
     ...notices,
     tiles,
     chartsSection,
@@ -631,7 +582,7 @@ async function renderOperators(container: HTMLElement, ctx: ViewContext): Promis
 
   return {
     dispose(): void {
-      groupController?.abort();
+      slot.abort();
       search.dispose();
       devicePie?.dispose();
       hostPie.dispose();

@@ -394,7 +394,7 @@ function partialNotice(ctx: ViewContext): HTMLElement | null {
 }
 
 async function renderOverview(container: HTMLElement, ctx: ViewContext): Promise<ViewHandle> {
-  const result = await ctx.api.overview(ctx.key, ctx.signal);
+  const result = await ctx.api.get('overview', ctx.key, ctx.signal);
   if (isStillLoading(result)) throw new ViewNotReady();
   const ov = result;
 

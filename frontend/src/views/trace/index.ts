@@ -2,14 +2,12 @@
 // event details, server-side search, area summaries, flows, several ranks at once, and
 // optional hand-offs (download the file, open it in ui.perfetto.dev).
 
-import { describeError, isAbort, isStillLoading, type ApiClient } from '../../api/client';
+import { describeError, isAbort } from '../../api/client';
 import type {
   EventResponse,
-  FlowsResponse,
-  RangeSummaryResponse,
   SearchResponse,
+  StatusResponse,
   TracksResponse,
-  WindowResponse,
   WorkerInfo,
 } from '../../api/types';
 import { h, replaceChildren } from '../../components/dom';
@@ -17,7 +15,6 @@ import { formatBytes, formatCount } from '../../components/format';
 import { HashParamStore } from '../../components/hash_params';
 import { ensureStyle } from '../../components/view_style';
 import type { VirtualTable } from '../../components/table';
-import { sleep } from '../../shell/poll';
 import { workerLabel } from '../../shell/selection';
 import type { ViewContext, ViewDef, ViewHandle } from '../types';
 import { formatSpan, formatTimePrecise } from './axis';
@@ -43,28 +40,13 @@ import css from './trace.css';
 const URL_KEYS = ['trace.t0', 'trace.t1'] as const;
 const LINK_KEYS = ['t0', 't1'] as const;
 const SEARCH_LIMIT = 500;
-const POLL_MS = 500;
 
 type PanelTab = 'details' | 'search' | 'range';
 
-/** Polls a timeline route while one of its workers still loads (202). */
-async function untilReady<T>(
-  api: ApiClient,
-  route: string,
-  params: KeyParams,
-  signal: AbortSignal,
-  onLoading?: (text: string) => void,
-): Promise<T> {
-  for (;;) {
-    const result = await api.timeline<T>(route, params, signal);
-    if (!isStillLoading(result)) return result;
-    const s = result.status;
-    const pct = s.bytes_total > 0 ? Math.round((100 * s.bytes_done) / s.bytes_total) : 0;
-    onLoading?.(
-      `Loading ${s.worker}: ${formatBytes(s.bytes_done)} of ${formatBytes(s.bytes_total)} (${pct} %)…`,
-    );
-    await sleep(POLL_MS, signal);
-  }
+/** "Loading w0: 1 MB of 4 MB (25 %)…" for a worker that still loads (a 202). */
+function loadingText(s: StatusResponse): string {
+  const pct = s.bytes_total > 0 ? Math.round((100 * s.bytes_done) / s.bytes_total) : 0;
+  return `Loading ${s.worker}: ${formatBytes(s.bytes_done)} of ${formatBytes(s.bytes_total)} (${pct} %)…`;
 }
 
 function toggleButton(
@@ -359,7 +341,7 @@ class TracePage {
 
   async start(): Promise<void> {
     try {
-      const listing = await this.ctx.api.workers(this.ctx.key.run, this.ctx.signal);
+      const listing = await this.ctx.api.get('workers', { run: this.ctx.key.run }, this.ctx.signal);
       this.allWorkers = listing.workers.filter((w) =>
         w.spans.some((s) => s.name === this.ctx.key.span),
       );
@@ -388,16 +370,10 @@ class TracePage {
     this.element.dataset.ready = 'false';
     let tracks: TracksResponse;
     try {
-      tracks = await untilReady<TracksResponse>(
-        this.ctx.api,
-        'tracks',
-        this.keyParams(),
-        signal,
-        (text) => {
-          const el = this.tlHost.querySelector('.ks-trace-loading');
-          if (el) el.textContent = text;
-        },
-      );
+      tracks = await this.ctx.api.getReady('tracks', this.keyParams(), signal, (status) => {
+        const el = this.tlHost.querySelector('.ks-trace-loading');
+        if (el) el.textContent = loadingText(status);
+      });
     } catch (error) {
       if (isAbort(error) || signal.aborted) {
         if (first && this.ctx.signal.aborted) throw error;
@@ -447,22 +423,12 @@ class TracePage {
           max_items: String(req.maxItems),
           tracks: req.tracks.join(','),
         };
-        return untilReady<WindowResponse>(
-          this.ctx.api,
-          'trace',
-          params,
-          AbortSignal.any([sig, signal]),
-        );
+        return this.ctx.api.getReady('trace', params, AbortSignal.any([sig, signal]));
       },
       fetchFlows: async (req, sig) => {
         const params: KeyParams = { ...this.keyParams(), t0: String(req.t0), t1: String(req.t1) };
         if (req.tracks.length) params.tracks = req.tracks.join(',');
-        return untilReady<FlowsResponse>(
-          this.ctx.api,
-          'flows',
-          params,
-          AbortSignal.any([sig, signal]),
-        );
+        return this.ctx.api.getReady('flows', params, AbortSignal.any([sig, signal]));
       },
       onFrame: () => {
         this.element.dataset.ready = 'true';
@@ -684,7 +650,7 @@ class TracePage {
     if (cached) return cached;
     const { run, span, worker: single } = this.ctx.key;
     const params = { ...eventParams(run, span, this.multi, worker, single), row: String(row) };
-    const ev = await untilReady<EventResponse>(this.ctx.api, 'event', params, signal);
+    const ev = await this.ctx.api.getReady('event', params, signal);
     if (this.eventCache.size > 50) this.eventCache.clear();
     this.eventCache.set(key, ev);
     return ev;
@@ -786,8 +752,7 @@ class TracePage {
       this.searchCount.textContent = 'searching…';
       try {
         const params = { ...this.keyParams(), q, limit: String(SEARCH_LIMIT) };
-        const resp = await untilReady<SearchResponse>(
-          this.ctx.api,
+        const resp = await this.ctx.api.getReady(
           'search',
           params,
           AbortSignal.any([controller.signal, this.ctx.signal]),
@@ -947,8 +912,7 @@ class TracePage {
         tracks: area.trackIds.join(','),
         limit: '2000',
       };
-      const resp = await untilReady<RangeSummaryResponse>(
-        this.ctx.api,
+      const resp = await this.ctx.api.getReady(
         'range_summary',
         params,
         AbortSignal.any([controller.signal, this.ctx.signal]),

@@ -1,4 +1,4 @@
-// Abortable sleep and a repeating timer for polling.
+// Abortable sleep and a repeating timer for polling the server.
 
 export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -1,0 +1,130 @@
+// The page kit: pieces the pages share (the page head, tiles, sections) and, for the table
+// pages (Operators, Kernels), the toolbar's row count, busy label and error box, and the
+// reload lifecycle that swaps the page's data for another grouping or filter (busy while
+// any request runs; an older answer never lands over a newer one; a failure shows in the
+// error box).
+
+import { describeError, ViewNotReady } from '../api/client';
+import type { SpanKey, StatusResponse } from '../api/types';
+import { h, type Children } from '../components/dom';
+import { FetchSlot } from '../components/fetch_slot';
+import { formatCount } from '../components/format';
+
+/** "Kernels" + "run · worker · span 1 · <summary>". */
+export function viewHead(title: string, key: SpanKey, summary: string): HTMLElement {
+  return h(
+    'header',
+    { class: 'ks-view-head' },
+    h('h2', null, title),
+    h('p', { class: 'ks-muted' }, `${key.run} · ${key.worker} · span ${key.span} · ${summary}`),
+  );
+}
+
+/** The notice for a trace file that was cut short, or null. */
+export function partialNotice(status: StatusResponse): HTMLElement | null {
+  return status.partial
+    ? h(
+        'div',
+        { class: 'ks-notice ks-notice-warn', testid: 'partial-trace', role: 'note' },
+        'This trace file was cut short; what could be read is shown.',
+      )
+    : null;
+}
+
+export function tile(label: string, value: string, detail?: string, testid?: string): HTMLElement {
+  return h(
+    'div',
+    { class: 'ks-tile', testid },
+    h('div', { class: 'ks-tile-label' }, label),
+    h('div', { class: 'ks-tile-value' }, value),
+    detail ? h('div', { class: 'ks-tile-detail', title: detail }, detail) : null,
+  );
+}
+
+export interface SectionSpec {
+  anchor: string;
+  testid: string;
+  title: string;
+  /** A short muted paragraph under the title. */
+  intro?: string;
+}
+
+export function section(spec: SectionSpec, ...children: Children[]): HTMLElement {
+  return h(
+    'section',
+    { class: 'ks-section', dataset: { anchor: spec.anchor }, testid: spec.testid },
+    h('h3', { class: 'ks-section-title' }, spec.title),
+    spec.intro ? h('p', { class: 'ks-muted ks-small' }, spec.intro) : null,
+    ...children,
+  );
+}
+
+/** The toolbar's live parts; test ids are `<prefix>-count`, `-busy`, `-error`. */
+export interface TableChrome {
+  count: HTMLElement;
+  busyLabel: HTMLElement;
+  errorBox: HTMLElement;
+}
+
+export function tableChrome(prefix: string): TableChrome {
+  const count = h('span', {
+    class: 'ks-count',
+    testid: `${prefix}-count`,
+    attrs: { 'aria-live': 'polite' },
+  });
+  const busyLabel = h('span', { class: 'ks-busy-label', testid: `${prefix}-busy` }, 'Loading…');
+  busyLabel.hidden = true;
+  const errorBox = h('div', {
+    class: 'ks-notice ks-notice-warn',
+    testid: `${prefix}-error`,
+    role: 'alert',
+  });
+  errorBox.hidden = true;
+  return { count, busyLabel, errorBox };
+}
+
+/** "12 rows" or "3 of 12 rows", with data-rows for tests. */
+export function showRowCount(count: HTMLElement, shown: number, total: number): void {
+  count.textContent =
+    shown === total
+      ? `${formatCount(total)} rows`
+      : `${formatCount(shown)} of ${formatCount(total)} rows`;
+  count.dataset.rows = String(shown);
+}
+
+/**
+ * The slot a table page reloads its data through: the page is busy while any request
+ * runs; a failure restores the controls (`onFail`) and explains itself in the error box.
+ */
+export function reloadSlot(
+  page: HTMLElement,
+  chrome: TableChrome,
+  what: string,
+  onFail: () => void,
+): FetchSlot {
+  let pending = 0;
+  const setBusy = (busy: boolean): void => {
+    page.dataset.busy = String(busy);
+    page.classList.toggle('ks-busy', busy);
+    chrome.busyLabel.hidden = !busy;
+  };
+  return new FetchSlot({
+    onStart: () => {
+      pending += 1;
+      setBusy(true);
+      chrome.errorBox.hidden = true;
+    },
+    onEnd: () => {
+      pending = Math.max(0, pending - 1);
+      if (pending === 0) setBusy(false);
+    },
+    onError: (error) => {
+      onFail();
+      chrome.errorBox.textContent =
+        error instanceof ViewNotReady
+          ? 'The trace is being reloaded; try again in a moment.'
+          : `Could not load ${what}: ${describeError(error)}`;
+      chrome.errorBox.hidden = false;
+    },
+  });
+}
