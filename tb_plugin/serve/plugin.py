@@ -34,7 +34,7 @@ from ..store.model import TraceModel
 from ..store.pools import executor_from_env
 from ..store.run_jobs import FAILED, LOADING
 from ..store.trace_store import LoadFailed, NotReady, TraceStore, exception_text
-from ..trace_view.routes import TimelineNotFound, WorkerTrace
+from ..trace_view.workers import TimelineNotFound, WorkerTrace
 from .static_files import dist_root, respond_static
 
 PLUGIN_NAME = "kinetoscope"
