@@ -26,8 +26,10 @@ OTHER_TID = 101
 
 
 def answer(route: str, workers: list[WorkerTrace], params: dict[str, str]) -> Any:
-    """A trace-view route's compute function, as the plugin's handler calls it."""
-    return ENDPOINTS[route].call(workers, params)
+    """A trace-view route's compute function as the plugin's handler calls it: the query
+    decoded by the request type first."""
+    endpoint = ENDPOINTS[route]
+    return endpoint.call(workers, endpoint.decode(params))
 
 
 def call(model: TraceModel, route: str, **params: Any) -> Any:

@@ -86,9 +86,10 @@ class DistributedLoading(TypedDict):
 
 
 # --- query parameters (besides run, worker/workers and span) ------------------------------------
-# Types are checked once, before loading (`requests.query_params`): a value that is not an
-# integer, a finite number or one of a Literal's choices answers 400. Ranges and names
-# (a device that exists, t1 after t0) are checked by the compute function.
+# Each is parsed once, before loading (`requests.decode_request`), and the compute function
+# gets the decoded TypedDict: a value that is not an integer, a finite number or one of a
+# Literal's choices answers 400. Ranges and names (a device that exists, t1 after t0) are
+# checked by the compute function.
 
 
 class NoParams(TypedDict):

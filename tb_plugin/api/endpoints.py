@@ -44,7 +44,7 @@ def _several_workers(run: Run) -> bool:
     return len(run.workers) >= 2
 
 
-def _overview(model: TraceModel, params: Params) -> overview.OverviewView:
+def _overview(model: TraceModel, params: contract.NoParams) -> overview.OverviewView:
     return overview.overview(model)
 
 

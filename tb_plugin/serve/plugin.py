@@ -26,7 +26,7 @@ from werkzeug.utils import send_file
 
 from ..api.endpoints import ENDPOINTS, span_pages
 from ..api.registry import Cache, Endpoint, Scope
-from ..api.requests import ViewParamError, query_params
+from ..api.requests import ViewParamError
 from ..ingest.discovery import LogdirWatcher, Run, SpanFile, Worker
 from ..ingest.limits import env_number
 from ..store.cache import DiskCache, default_cache_dir
@@ -160,13 +160,13 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
         if scope is Scope.WORKER:
             return endpoint.call(run, self._find_worker(run, args.get("worker")))
         if scope is Scope.RUN:
-            query_params(endpoint.request, args)
+            endpoint.decode(args)  # 400 on a bad parameter, though none is read yet
             if endpoint.name == "distributed":
                 return self._distributed(run, args.get("span"))
             return endpoint.call(run)
         spans = self._resolve_spans(run, args, several=scope is Scope.SPANS)
         files.extend(span.file for _, span in spans)
-        params = query_params(endpoint.request, args)  # 400 before any loading
+        params = endpoint.decode(args)  # parsed once; 400 before any loading
         if endpoint.name == "status":
             return self._status_body(request, spans[0][1])
         if endpoint.name == "download":

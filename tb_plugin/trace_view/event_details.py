@@ -9,13 +9,14 @@ from typing import Any, TypedDict
 import msgspec
 import numpy as np
 
+from ..api.contract import EventParams
 from ..api.requests import ViewParamError
 from ..store.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind, Phase
 from ..store.model import TraceModel
 from .index import TimelineIndex
 from .links import enclosing, flow_pairs, flows_of_event, links, sequence_partner, track_lookup
 from .tracks import LANE_PYTHON
-from .workers import Params, TimelineNotFound, WorkerTrace
+from .workers import TimelineNotFound, WorkerTrace
 
 
 class Frame(TypedDict):
@@ -61,14 +62,10 @@ def _one(workers: Sequence[WorkerTrace]) -> WorkerTrace:
     return workers[0]
 
 
-def _row(params: Params, model: TraceModel) -> int:
-    text = params.get("row")
-    if text is None or text == "":
+def _row(params: EventParams, model: TraceModel) -> int:
+    row = params.get("row")
+    if row is None:
         raise ViewParamError("missing parameter: row")
-    try:
-        row = int(text)
-    except ValueError:
-        raise ViewParamError(f"row must be an integer, not {text!r}") from None
     if not 0 <= row < len(model):
         raise TimelineNotFound(f"no event row {row} (the trace has {len(model)})")
     return row
@@ -84,7 +81,7 @@ def _decode_args(raw: bytes) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"(value)": value}
 
 
-def event(workers: Sequence[WorkerTrace], params: Params) -> EventView:
+def event(workers: Sequence[WorkerTrace], params: EventParams) -> EventView:
     worker = _one(workers)
     model, index = worker.model, worker.index
     row = _row(params, model)

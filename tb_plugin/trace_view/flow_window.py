@@ -8,9 +8,10 @@ from typing import Any, TypedDict
 
 import numpy as np
 
-from ..api.requests import integer
+from ..api.contract import FlowsParams
+from ..api.requests import bounded
 from .links import enclosing, flow_pairs, pairs_in_window
-from .workers import Params, WorkerTrace, select_tracks, time_range
+from .workers import WorkerTrace, select_tracks, time_range
 
 DEFAULT_FLOW_LIMIT = 5_000
 
@@ -36,9 +37,9 @@ class FlowsView(TypedDict):
     truncated: bool
 
 
-def flows(workers: Sequence[WorkerTrace], params: Params) -> FlowsView:
-    t0, t1 = time_range(workers, params)
-    limit = integer(params, "limit", DEFAULT_FLOW_LIMIT, 1, 100_000)
+def flows(workers: Sequence[WorkerTrace], params: FlowsParams) -> FlowsView:
+    t0, t1 = time_range(workers, params.get("t0"), params.get("t1"))
+    limit = bounded(params.get("limit"), "limit", DEFAULT_FLOW_LIMIT, 1, 100_000)
     selections = select_tracks(workers, params.get("tracks"))
     cols: dict[str, list[Any]] = {k: [] for k in FlowColumns.__annotations__}
     total = 0

@@ -8,9 +8,10 @@ from typing import TypedDict
 
 import numpy as np
 
-from ..api.requests import integer
+from ..api.contract import RangeSummaryParams
+from ..api.requests import bounded
 from .index import TimelineIndex
-from .workers import Params, WorkerTrace, select_tracks, time_range
+from .workers import WorkerTrace, select_tracks, time_range
 
 
 class RangeRow(TypedDict):
@@ -45,11 +46,11 @@ def _children_time(index: TimelineIndex, pos: np.ndarray, clipped: np.ndarray) -
     return sums  # type: ignore[no-any-return]
 
 
-def range_summary(workers: Sequence[WorkerTrace], params: Params) -> RangeSummaryView:
+def range_summary(workers: Sequence[WorkerTrace], params: RangeSummaryParams) -> RangeSummaryView:
     """Per name, over the events of the chosen tracks overlapping [t0, t1): how many, their
     time clipped to the range, and their self time (minus their children's, clipped)."""
-    t0, t1 = time_range(workers, params)
-    limit = integer(params, "limit", 500, 1, 100_000)
+    t0, t1 = time_range(workers, params.get("t0"), params.get("t1"))
+    limit = bounded(params.get("limit"), "limit", 500, 1, 100_000)
     selections = select_tracks(workers, params.get("tracks"))
     totals: dict[str, list[float]] = {}  # name: [count, total, self]
     n_events = 0

@@ -8,9 +8,10 @@ from typing import TypedDict
 
 import numpy as np
 
-from ..api.requests import ViewParamError, integer
+from ..api.contract import SearchParams
+from ..api.requests import ViewParamError, bounded
 from ..store.model import TraceModel
-from .workers import Params, WorkerTrace, time_range
+from .workers import WorkerTrace, time_range
 
 DEFAULT_SEARCH_LIMIT = 100
 
@@ -45,13 +46,13 @@ def _lower_names(model: TraceModel) -> list[str]:
 Hit = tuple[float, int, float, str, int, str]
 
 
-def search(workers: Sequence[WorkerTrace], params: Params) -> SearchView:
+def search(workers: Sequence[WorkerTrace], params: SearchParams) -> SearchView:
     """Events whose name contains `q` (any case), by time; counts per matching name."""
     query = (params.get("q") or "").strip()
     if not query:
         raise ViewParamError("missing parameter: q")
-    limit = integer(params, "limit", DEFAULT_SEARCH_LIMIT, 1, 10_000)
-    t0, t1 = time_range(workers, params)
+    limit = bounded(params.get("limit"), "limit", DEFAULT_SEARCH_LIMIT, 1, 10_000)
+    t0, t1 = time_range(workers, params.get("t0"), params.get("t1"))
     counts: dict[str, int] = {}
     hits: list[Hit] = []
     total = 0

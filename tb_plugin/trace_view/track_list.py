@@ -9,11 +9,12 @@ from typing import TypedDict
 
 from ..analysis.ranks import ORDER, assign_ranks, header_rank
 from ..analysis.steps import find_steps
+from ..api.contract import TracksParams
 from ..ingest.naming import name_rank
 from ..store.model import TraceModel
 from .counters import Counter
 from .tracks import Track
-from .workers import Params, WorkerTrace, counters_of, time_base, time_extent
+from .workers import WorkerTrace, counters_of, time_base, time_extent
 
 
 class CounterInfo(TypedDict):
@@ -83,7 +84,7 @@ def _prefix(worker: WorkerTrace, rank: int | None) -> str:
     return f"rank {rank} · " if rank is not None else f"{worker.name} · "
 
 
-def tracks(workers: Sequence[WorkerTrace], params: Params) -> TracksView:
+def tracks(workers: Sequence[WorkerTrace], params: TracksParams) -> TracksView:
     out: list[TrackView] = []
     infos: list[WorkerInfo] = []
     steps: list[StepMarker] = []

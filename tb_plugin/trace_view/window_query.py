@@ -9,17 +9,17 @@ from typing import Any, TypedDict, cast
 
 import numpy as np
 
-from ..api.requests import ViewParamError, integer, number
+from ..api.contract import TraceParams
+from ..api.requests import ViewParamError, bounded
 from .counters import Counter, counter_series
 from .window import SliceWindow, query_slices
 from .workers import (
     NameTable,
-    Params,
     Selection,
     WorkerTrace,
     select_tracks,
     time_base,
-    time_extent,
+    time_range,
 )
 
 DEFAULT_WIDTH = 1500
@@ -43,18 +43,18 @@ class WindowRequest(TypedDict):
     max_items: int
 
 
-def parse_window_request(params: Params) -> WindowRequest:
-    min_px = number(params, "min_px", 1.0)
-    assert min_px is not None
+def window_request(params: TraceParams) -> WindowRequest:
+    """The decoded query with its defaults, widths and item counts in range."""
+    min_px = params.get("min_px", 1.0)
     if not 0 < min_px <= 1000:
         raise ViewParamError(f"min_px must be in (0, 1000], not {min_px}")
     return {
         "tracks": params.get("tracks"),
-        "t0": number(params, "t0"),
-        "t1": number(params, "t1"),
-        "width": integer(params, "width", DEFAULT_WIDTH, 1, MAX_WIDTH),
+        "t0": params.get("t0"),
+        "t1": params.get("t1"),
+        "width": bounded(params.get("width"), "width", DEFAULT_WIDTH, 1, MAX_WIDTH),
         "min_px": min_px,
-        "max_items": integer(params, "max_items", DEFAULT_MAX_ITEMS, 1, MAX_ITEMS),
+        "max_items": bounded(params.get("max_items"), "max_items", DEFAULT_MAX_ITEMS, 1, MAX_ITEMS),
     }
 
 
@@ -107,11 +107,7 @@ class WindowView(TypedDict):
 
 def window(workers: Sequence[WorkerTrace], request: WindowRequest) -> WindowView:
     """What of the chosen tracks is visible in [t0, t1) at `width` pixels."""
-    lo, hi = time_extent(workers)
-    t0 = request["t0"] if request["t0"] is not None else lo
-    t1 = request["t1"] if request["t1"] is not None else hi + 1.0
-    if not t1 > t0:
-        raise ViewParamError(f"t1 ({t1}) must be after t0 ({t0})")
+    t0, t1 = time_range(workers, request["t0"], request["t1"])
     width, min_px = request["width"], request["min_px"]
     resolution = min_px * (t1 - t0) / width
     selections = select_tracks(workers, request["tracks"])
@@ -258,5 +254,5 @@ def _part(columns: Columns, a: int, b: int) -> dict[str, list[Any]]:
     return {key: values[a:b].tolist() for key, values in columns.items()}
 
 
-def trace(workers: Sequence[WorkerTrace], params: Params) -> WindowView:
-    return window(workers, parse_window_request(params))
+def trace(workers: Sequence[WorkerTrace], params: TraceParams) -> WindowView:
+    return window(workers, window_request(params))

@@ -8,17 +8,15 @@ added); one worker alone keeps the file's own times. docs/http_api.md has the sh
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..api.requests import ViewParamError, number
+from ..api.requests import ViewParamError
 from ..store.model import TraceModel
 from .counters import Counter, build_counters
 from .index import TimelineIndex, index_of
-
-Params = Mapping[str, str]
 
 
 class TimelineNotFound(LookupError):
@@ -65,11 +63,13 @@ def time_extent(workers: Sequence[WorkerTrace]) -> tuple[float, float]:
     return lo, max(hi, lo)
 
 
-def time_range(workers: Sequence[WorkerTrace], params: Params) -> tuple[float, float]:
+def time_range(
+    workers: Sequence[WorkerTrace], t0: float | None, t1: float | None
+) -> tuple[float, float]:
+    """The query's [t0, t1), by default all of the workers' time."""
     lo, hi = time_extent(workers)
-    t0 = number(params, "t0", lo)
-    t1 = number(params, "t1", hi + 1.0)  # + 1: the last instant is inside
-    assert t0 is not None and t1 is not None
+    t0 = lo if t0 is None else t0
+    t1 = hi + 1.0 if t1 is None else t1  # + 1: the last instant is inside
     if not t1 > t0:
         raise ViewParamError(f"t1 ({t1}) must be after t0 ({t0})")
     return t0, t1
