@@ -2,9 +2,9 @@
 
 Every route is an entry of `api.endpoints.ENDPOINTS`. The handler resolves what the query
 addresses (run, worker or workers, span: a missing `span` means the worker's first span,
-the one the UI shows when none is chosen), checks the query parameters by the request
-type, loads, calls the endpoint's pure compute function and answers JSON through
-`http_util.Respond`. One error mapper turns exceptions into `tensorboard.errors` (404
+the one the UI shows when none is chosen), decodes the query parameters once by the
+request type, loads, calls the endpoint's pure compute function with them and answers
+JSON through `http_util.Respond`. One error mapper turns exceptions into `tensorboard.errors` (404
 unknown names, 400 bad arguments, 422 a file that cannot be read, 500 an analysis bug),
 and one answer says "still loading" (202 with the endpoint's loading body). Routes are
 listed in docs/http_api.md.
