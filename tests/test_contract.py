@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import re
 import threading
+import typing
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 import pytest
 from builders import TraceBuilder
 from conftest import PluginClient
+from kinetoscope.api import contract
 from kinetoscope.api.endpoints import ENDPOINTS
 from kinetoscope.api.registry import Endpoint, Scope
+from kinetoscope.api.requests import ViewParamError, bounded, decode_request
 from kinetoscope.api.typescript import OUTPUT, generate
 from kinetoscope.store import trace_store as loader
 from test_distributed import GatedExecutor
@@ -151,6 +154,57 @@ def test_bad_parameter_answers_400(client: PluginClient, endpoint: Endpoint) -> 
         client.wait_ready("job", "worker0")  # semantic checks run on the loaded trace
     response = client.get(endpoint.name, **bad)
     assert response.status_code == 400, response.get_data(as_text=True)
+
+
+def _sample_text(hint: Any) -> tuple[str, Any]:
+    """A query text for a parameter of type `hint`, and the value it decodes to."""
+    if hint is int:
+        return " 7", 7
+    if hint is float:
+        return "2.5e3", 2500.0
+    if typing.get_origin(hint) is Literal:
+        choice = typing.get_args(hint)[-1]
+        return str(choice), choice
+    return "aten::mm", "aten::mm"
+
+
+@pytest.mark.parametrize("endpoint", JSON_ENDPOINTS, ids=lambda e: e.name)
+def test_request_decodes_once_to_its_type(endpoint: Endpoint) -> None:
+    """What compute functions get: each declared parameter parsed by its type, empty ones
+    absent, undeclared ones dropped; the result is a valid instance of the request type."""
+    hints = typing.get_type_hints(endpoint.request)
+    samples = {key: _sample_text(hint) for key, hint in hints.items()}
+    query = {key: text for key, (text, _) in samples.items()}
+    decoded = endpoint.decode({**query, "run": "job", "unknown": "1"})
+    assert decoded == {key: value for key, (_, value) in samples.items()}
+    assert msgspec.convert(decoded, type=endpoint.request) == decoded  # strict: the types
+    assert endpoint.decode({key: "" for key in hints}) == {}
+
+
+@pytest.mark.parametrize(
+    ("request_type", "query", "message"),
+    [
+        (contract.TraceParams, {"width": "1.5"}, "width must be an integer, not '1.5'"),
+        (contract.TraceParams, {"t0": "soon"}, "t0 must be a number, not 'soon'"),
+        (contract.TraceParams, {"t1": "inf"}, "t1 must be finite, not 'inf'"),
+        (
+            contract.KernelsParams,
+            {"group_by": "stream"},
+            "group_by must be one of name, op, not 'stream'",
+        ),
+    ],
+)
+def test_bad_parameter_words(request_type: Any, query: dict[str, str], message: str) -> None:
+    with pytest.raises(ViewParamError) as raised:
+        decode_request(request_type, query)
+    assert str(raised.value) == message
+
+
+def test_ranges_are_checked_on_the_decoded_value() -> None:
+    assert bounded(None, "limit", 5, 1, 10) == 5
+    assert bounded(10, "limit", 5, 1, 10) == 10
+    with pytest.raises(ViewParamError, match="limit must be between 1 and 10, not 0"):
+        bounded(0, "limit", 5, 1, 10)
 
 
 LOADING = [e for e in JSON_ENDPOINTS if e.loading is not None]

@@ -19,7 +19,8 @@ from kinetoscope.store.model import model_nbytes
 from kinetoscope.store.rank_summaries import analyze_run
 from kinetoscope.store.trace_store import TraceStore
 from kinetoscope.trace_view.index import index_of
-from kinetoscope.trace_view.routes import WorkerTrace, tracks
+from kinetoscope.trace_view.track_list import tracks
+from kinetoscope.trace_view.workers import WorkerTrace
 
 
 @pytest.mark.parametrize(

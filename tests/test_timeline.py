@@ -13,25 +13,27 @@ import pytest
 from builders import CPU_PID, CPU_TID, TraceBuilder
 from conftest import PluginClient
 from corpus import corpus_path
+from kinetoscope.api.endpoints import ENDPOINTS
+from kinetoscope.api.requests import ViewParamError
 from kinetoscope.ingest.build import build_model
 from kinetoscope.store.model import TraceModel
 from kinetoscope.trace_view.index import build_index, index_of, nesting_depth, stack_depth
-from kinetoscope.trace_view.routes import (
-    FLAG_ENDS_AFTER,
-    FLAG_LINKED,
-    FLAG_STARTS_BEFORE,
-    ROUTES,
-    TimelineNotFound,
-    ViewParamError,
-    WorkerTrace,
-)
+from kinetoscope.trace_view.window_query import FLAG_ENDS_AFTER, FLAG_LINKED, FLAG_STARTS_BEFORE
+from kinetoscope.trace_view.workers import TimelineNotFound, WorkerTrace
 
 Make = Callable[[Path], PluginClient]
 OTHER_TID = 101
 
 
+def answer(route: str, workers: list[WorkerTrace], params: dict[str, str]) -> Any:
+    """A trace-view route's compute function as the plugin's handler calls it: the query
+    decoded by the request type first."""
+    endpoint = ENDPOINTS[route]
+    return endpoint.call(workers, endpoint.decode(params))
+
+
 def call(model: TraceModel, route: str, **params: Any) -> Any:
-    return ROUTES[route]([WorkerTrace(None, model)], {k: str(v) for k, v in params.items()})
+    return answer(route, [WorkerTrace(None, model)], {k: str(v) for k, v in params.items()})
 
 
 def by_label(tracks: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -480,7 +482,7 @@ def test_range_summary_clips_and_subtracts_children(nested: TraceModel) -> None:
 )
 def test_bad_requests(nested: TraceModel, route: str, params: dict[str, str], error: type) -> None:
     with pytest.raises(error):
-        ROUTES[route]([WorkerTrace(None, nested)], params)
+        answer(route, [WorkerTrace(None, nested)], params)
 
 
 # --- several ranks ----------------------------------------------------------------------
@@ -499,13 +501,13 @@ def test_ranks_align_on_absolute_time(tmp_path: Path) -> None:
     r0 = rank_trace(1_700_000_000_000_000_000, 0).model(tmp_path, "a.json")
     r1 = rank_trace(1_700_000_000_000_500_000, 1).model(tmp_path, "b.json")  # base 500 µs later
     workers = [WorkerTrace("worker0", r0), WorkerTrace("worker1", r1)]
-    tracks = ROUTES["tracks"](workers, {})
+    tracks = answer("tracks", workers, {})
     assert tracks["time_base"] == "epoch"
     labels = [t["label"] for t in tracks["tracks"]]
     assert "rank 0 · GPU 0 stream 7" in labels and "rank 1 · GPU 0 stream 7" in labels
     assert tracks["workers"][1]["offset_us"] - tracks["workers"][0]["offset_us"] == 500.0
     base = 1_700_000_000_000_000.0  # µs
-    view = ROUTES["trace"](workers, {"t0": str(base), "t1": str(base + 1000)})
+    view = answer("trace", workers, {"t0": str(base), "t1": str(base + 1000)})
     starts = {
         view["names"][n]: s
         for t in view["tracks"]
@@ -514,12 +516,12 @@ def test_ranks_align_on_absolute_time(tmp_path: Path) -> None:
     }
     assert starts["op_rank0"] == base + 100 and starts["op_rank1"] == base + 600
     assert starts["nccl_rank1"] - starts["nccl_rank0"] == 500.0
-    only = ROUTES["trace"](workers, {"t0": str(base + 550), "t1": str(base + 700),
+    only = answer("trace", workers, {"t0": str(base + 550), "t1": str(base + 700),
                                      "tracks": "worker1:t0,worker0:t0"})  # fmt: skip
     assert [t["id"] for t in only["tracks"]] == ["worker0:t0", "worker1:t0"]
     assert [len(t["events"]["row"]) for t in only["tracks"]] == [0, 2]
     with pytest.raises(TimelineNotFound):
-        ROUTES["trace"](workers, {"tracks": "t0"})
+        answer("trace", workers, {"tracks": "t0"})
 
 
 # --- routes through TensorBoard ----------------------------------------------------------

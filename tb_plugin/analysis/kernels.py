@@ -302,14 +302,4 @@ def kernels_view(model: TraceModel, params: Any) -> KernelsView:
     group_by = params.get("group_by") or "name"
     if group_by not in GROUP_BY:
         raise ViewParamError(f"group_by must be one of {', '.join(GROUP_BY)}, not {group_by!r}")
-    filters: dict[str, int | None] = {}
-    for key in ("device", "stream"):
-        text = params.get(key)
-        if text in (None, ""):
-            filters[key] = None
-            continue
-        try:
-            filters[key] = int(text)
-        except ValueError:
-            raise ViewParamError(f"{key} must be an integer, not {text!r}") from None
-    return kernels(model, group_by, filters["device"], filters["stream"])
+    return kernels(model, group_by, params.get("device"), params.get("stream"))

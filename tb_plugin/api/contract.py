@@ -86,9 +86,10 @@ class DistributedLoading(TypedDict):
 
 
 # --- query parameters (besides run, worker/workers and span) ------------------------------------
-# Types are checked once, before loading (`requests.query_params`): a value that is not an
-# integer, a finite number or one of a Literal's choices answers 400. Ranges and names
-# (a device that exists, t1 after t0) are checked by the compute function.
+# Each is parsed once, before loading (`requests.decode_request`), and the compute function
+# gets the decoded TypedDict: a value that is not an integer, a finite number or one of a
+# Literal's choices answers 400. Ranges and names (a device that exists, t1 after t0) are
+# checked by the compute function.
 
 
 class NoParams(TypedDict):
@@ -133,13 +134,23 @@ class TracksParams(TypedDict, total=False):
     pass
 
 
-class _TrackRange(TypedDict, total=False):
+# Parts the trace view's requests share (a TypedDict's fields: its bases' in order, then its own).
+
+
+class _Tracks(TypedDict, total=False):
     tracks: str  # comma list of track ids (`worker:id` with several workers), or "all"
+
+
+class _TimeRange(TypedDict, total=False):
     t0: float
     t1: float
 
 
-class TraceParams(_TrackRange, total=False):
+class _Limit(TypedDict, total=False):
+    limit: int  # at most this many rows or items
+
+
+class TraceParams(_Tracks, _TimeRange, total=False):
     width: int
     min_px: float
     max_items: int
@@ -149,22 +160,20 @@ class EventParams(TypedDict):
     row: int
 
 
-class FlowsParams(_TrackRange, total=False):
-    limit: int
+class FlowsParams(_Tracks, _TimeRange, _Limit, total=False):
+    pass
 
 
 class _SearchText(TypedDict):
     q: str
 
 
-class SearchParams(_SearchText, total=False):
-    limit: int
-    t0: float
-    t1: float
+class SearchParams(_SearchText, _TimeRange, _Limit, total=False):
+    pass
 
 
-class RangeSummaryParams(_TrackRange, total=False):
-    limit: int
+class RangeSummaryParams(_Tracks, _TimeRange, _Limit, total=False):
+    pass
 
 
 def request_fields(request: Any) -> tuple[str, ...]:

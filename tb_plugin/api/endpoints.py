@@ -14,7 +14,7 @@ from ..analysis.memory import view as memory_analysis
 from ..ingest.discovery import Run
 from ..store.model import TraceModel
 from ..store.rank_summaries import analyze_run
-from ..trace_view import routes as trace_routes
+from ..trace_view import event_details, flow_window, range_summary, search, track_list, window_query
 from . import contract
 from .listing import run_listing, worker_listing
 from .registry import Cache, Endpoint, Scope
@@ -44,7 +44,7 @@ def _several_workers(run: Run) -> bool:
     return len(run.workers) >= 2
 
 
-def _overview(model: TraceModel, params: Params) -> overview.OverviewView:
+def _overview(model: TraceModel, params: contract.NoParams) -> overview.OverviewView:
     return overview.overview(model)
 
 
@@ -171,20 +171,20 @@ _SPAN_VIEWS = [
 _TRACE_VIEW = [
     _trace_route(
         "tracks",
-        trace_routes.TracksView,
-        trace_routes.tracks,
+        track_list.TracksView,
+        track_list.tracks,
         contract.TracksParams,
         page="trace",
         supports=_has_events,
     ),
-    _trace_route("trace", trace_routes.WindowView, trace_routes.trace, contract.TraceParams),
-    _trace_route("event", trace_routes.EventView, trace_routes.event, contract.EventParams),
-    _trace_route("flows", trace_routes.FlowsView, trace_routes.flows, contract.FlowsParams),
-    _trace_route("search", trace_routes.SearchView, trace_routes.search, contract.SearchParams),
+    _trace_route("trace", window_query.WindowView, window_query.trace, contract.TraceParams),
+    _trace_route("event", event_details.EventView, event_details.event, contract.EventParams),
+    _trace_route("flows", flow_window.FlowsView, flow_window.flows, contract.FlowsParams),
+    _trace_route("search", search.SearchView, search.search, contract.SearchParams),
     _trace_route(
         "range_summary",
-        trace_routes.RangeSummaryView,
-        trace_routes.range_summary,
+        range_summary.RangeSummaryView,
+        range_summary.range_summary,
         contract.RangeSummaryParams,
     ),
 ]

@@ -1,7 +1,7 @@
 """What an endpoint is: one entry per HTTP route. The table itself is in `endpoints.py`.
 
 An endpoint names its scope (what the query addresses), its request type (the query
-parameters, checked once by `requests.query_params`), its response type (the contract:
+parameters, decoded once by `requests.decode_request`), its response type (the contract:
 TypeScript types and the docs' examples are checked against it), its compute function
 (pure: no I/O, no HTTP), how its answers are cached, a version that keys the cache, and
 the page that lists it in `status.views` (or a run's `views`)."""
@@ -16,8 +16,7 @@ from typing import Any
 
 from ..analysis.taxonomy import taxonomy_version
 from .contract import NoParams, request_fields
-
-Params = Mapping[str, str]
+from .requests import Params, decode_request
 
 
 class Scope(enum.Enum):
@@ -54,6 +53,11 @@ class Endpoint:
     supports: Callable[[Any], bool] = _always  # of the model (run-level: of the Run)
     loading: Any = None  # the body of its 202 while the data loads; None: never 202
 
+    def decode(self, args: Params) -> dict[str, Any]:
+        """The query's parameters as an instance of the request type, each parsed once
+        (ViewParamError, 400, on a bad one); the compute function reads them typed."""
+        return decode_request(self.request, args)
+
     def call(self, *args: Any) -> Any:
         """Its compute function applied; endpoints the handler answers itself have none."""
         if self.compute is None:
@@ -74,7 +78,9 @@ class Endpoint:
         """Part of `kinetoscope report` and of `status.views`."""
         return self.page is not None
 
-    def cache_name(self, params: Params) -> str:
+    def cache_name(self, params: Mapping[str, Any]) -> str:
+        """The cache entry of an answer: name, versions and a digest of the decoded
+        parameters given (integers and choices print as their query text does)."""
         used = [f"{k}={params[k]}" for k in self.params if params.get(k) not in (None, "")]
         suffix = "&".join(used)
         # The kernel taxonomy's version keys every view: all of them read its classes.

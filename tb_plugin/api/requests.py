@@ -1,78 +1,65 @@
-"""Request parameters of views: one error type (answered as HTTP 400) and the parsers
-every view shares, so a bad number reads the same whatever route it was sent to."""
+"""Request parameters of endpoints: one error type (answered as HTTP 400) and one decoder,
+so each parameter is parsed once, by its declared type, and a bad value reads the same
+whatever route it was sent to."""
 
 from __future__ import annotations
 
 import math
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-Params = Mapping[str, str]
+Params = Mapping[str, str]  # a query as it comes: names to text
 
 
 class ViewParamError(ValueError):
     """A request parameter of a view is malformed or names nothing (HTTP 400)."""
 
 
-def number(params: Params, key: str, default: float | None = None) -> float | None:
-    text = params.get(key)
-    if text is None or text == "":
-        return default
-    try:
-        value = float(text)
-    except ValueError:
-        raise ViewParamError(f"{key} must be a number, not {text!r}") from None
-    if not math.isfinite(value):
-        raise ViewParamError(f"{key} must be finite, not {text!r}")
-    return value
-
-
-def integer(params: Params, key: str, default: int, lo: int, hi: int) -> int:
-    text = params.get(key)
-    if text is None or text == "":
-        return default
-    try:
-        value = int(text)
-    except ValueError:
-        raise ViewParamError(f"{key} must be an integer, not {text!r}") from None
-    if not lo <= value <= hi:
-        raise ViewParamError(f"{key} must be between {lo} and {hi}, not {value}")
-    return value
-
-
-def choice(params: Params, key: str, choices: Sequence[str], default: str) -> str:
-    value = params.get(key) or default
-    if value not in choices:
-        raise ViewParamError(f"{key} must be one of {', '.join(choices)}, not {value!r}")
-    return value
-
-
-def query_params(request: Any, args: Params) -> dict[str, str]:
-    """The parameters a request type declares, taken from the query and checked by type
-    once, before any loading: an `int`, a finite `float` or one of a `Literal`'s values,
-    else ViewParamError (400) with the same words as the parsers above. Empty values
-    count as absent. Ranges and names are the compute function's to check."""
-    out: dict[str, str] = {}
+def decode_request(request: Any, args: Params) -> dict[str, Any]:
+    """The parameters a request type (a TypedDict of `api.contract`) declares, taken from
+    the query and parsed by type, once, before any loading: an `int`, a finite `float`,
+    one of a `Literal`'s values or a `str`, else ViewParamError (400). Empty values count
+    as absent, so the result holds only what was given: an instance of the request type.
+    Ranges and names (a width of at least 1, a device that exists) are the compute
+    function's to check."""
+    out: dict[str, Any] = {}
     for key, hint in typing.get_type_hints(request).items():
         text = args.get(key)
         if text is None or text == "":
             continue
-        _check(args, key, text, hint)
-        out[key] = text
+        out[key] = _parse(key, text, hint)
     return out
 
 
-def _check(args: Params, key: str, text: str, hint: Any) -> None:
+def _parse(key: str, text: str, hint: Any) -> Any:
     options = [a for a in typing.get_args(hint) if a is not type(None)]
     if typing.get_origin(hint) is typing.Union and len(options) == 1:
         hint = options[0]  # Optional[X]
     if hint is int:
         try:
-            int(text)
+            return int(text)
         except ValueError:
             raise ViewParamError(f"{key} must be an integer, not {text!r}") from None
-    elif hint is float:
-        number(args, key)
-    elif typing.get_origin(hint) is typing.Literal:
-        choice(args, key, [str(v) for v in typing.get_args(hint)], text)
+    if hint is float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise ViewParamError(f"{key} must be a number, not {text!r}") from None
+        if not math.isfinite(value):
+            raise ViewParamError(f"{key} must be finite, not {text!r}")
+        return value
+    if typing.get_origin(hint) is typing.Literal:
+        choices = [str(v) for v in typing.get_args(hint)]
+        if text not in choices:
+            raise ViewParamError(f"{key} must be one of {', '.join(choices)}, not {text!r}")
+    return text
+
+
+def bounded(value: int | None, key: str, default: int, lo: int, hi: int) -> int:
+    """A decoded integer parameter within [lo, hi]; `default` when it was not given."""
+    if value is None:
+        return default
+    if not lo <= value <= hi:
+        raise ViewParamError(f"{key} must be between {lo} and {hi}, not {value}")
+    return value

@@ -140,7 +140,7 @@ def _report_run(store: TraceStore, run: Run, args: argparse.Namespace) -> dict[s
 
 def _without_params(view: View) -> Callable[[TraceModel], Any]:
     def compute(model: TraceModel) -> Any:
-        return view.call(model, {})
+        return view.call(model, view.decode({}))  # the form without parameters, as a route
 
     return compute
 

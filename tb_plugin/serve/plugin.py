@@ -2,9 +2,9 @@
 
 Every route is an entry of `api.endpoints.ENDPOINTS`. The handler resolves what the query
 addresses (run, worker or workers, span: a missing `span` means the worker's first span,
-the one the UI shows when none is chosen), checks the query parameters by the request
-type, loads, calls the endpoint's pure compute function and answers JSON through
-`http_util.Respond`. One error mapper turns exceptions into `tensorboard.errors` (404
+the one the UI shows when none is chosen), decodes the query parameters once by the
+request type, loads, calls the endpoint's pure compute function with them and answers
+JSON through `http_util.Respond`. One error mapper turns exceptions into `tensorboard.errors` (404
 unknown names, 400 bad arguments, 422 a file that cannot be read, 500 an analysis bug),
 and one answer says "still loading" (202 with the endpoint's loading body). Routes are
 listed in docs/http_api.md.
@@ -26,7 +26,7 @@ from werkzeug.utils import send_file
 
 from ..api.endpoints import ENDPOINTS, span_pages
 from ..api.registry import Cache, Endpoint, Scope
-from ..api.requests import ViewParamError, query_params
+from ..api.requests import ViewParamError
 from ..ingest.discovery import LogdirWatcher, Run, SpanFile, Worker
 from ..ingest.limits import env_number
 from ..store.cache import DiskCache, default_cache_dir
@@ -34,7 +34,7 @@ from ..store.model import TraceModel
 from ..store.pools import executor_from_env
 from ..store.run_jobs import FAILED, LOADING
 from ..store.trace_store import LoadFailed, NotReady, TraceStore, exception_text
-from ..trace_view.routes import TimelineNotFound, WorkerTrace
+from ..trace_view.workers import TimelineNotFound, WorkerTrace
 from .static_files import dist_root, respond_static
 
 PLUGIN_NAME = "kinetoscope"
@@ -160,13 +160,13 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
         if scope is Scope.WORKER:
             return endpoint.call(run, self._find_worker(run, args.get("worker")))
         if scope is Scope.RUN:
-            query_params(endpoint.request, args)
+            endpoint.decode(args)  # 400 on a bad parameter, though none is read yet
             if endpoint.name == "distributed":
                 return self._distributed(run, args.get("span"))
             return endpoint.call(run)
         spans = self._resolve_spans(run, args, several=scope is Scope.SPANS)
         files.extend(span.file for _, span in spans)
-        params = query_params(endpoint.request, args)  # 400 before any loading
+        params = endpoint.decode(args)  # parsed once; 400 before any loading
         if endpoint.name == "status":
             return self._status_body(request, spans[0][1])
         if endpoint.name == "download":

@@ -510,9 +510,9 @@ export interface SearchHits {
 
 export interface SearchParams {
   q: string;
-  limit?: number;
   t0?: number;
   t1?: number;
+  limit?: number;
 }
 
 export interface SearchView {

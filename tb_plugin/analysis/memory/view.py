@@ -30,11 +30,11 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from typing import TypedDict
+from typing import Any, TypedDict
 
 import numpy as np
 
-from ...api.requests import ViewParamError, integer, number
+from ...api.requests import ViewParamError, bounded
 from ...store.categories import Kind
 from ...store.model import TraceModel
 from ..common import thread_keys
@@ -163,8 +163,8 @@ def has_memory(model: TraceModel) -> bool:
 # --- parameters ------------------------------------------------------------------
 
 
-def _range(params: Mapping[str, str]) -> tuple[float | None, float | None, float, float]:
-    start, end = number(params, "start_us"), number(params, "end_us")
+def _range(params: Mapping[str, Any]) -> tuple[float | None, float | None, float, float]:
+    start, end = params.get("start_us"), params.get("end_us")
     lo = -math.inf if start is None else start
     hi = math.inf if end is None else end
     if lo > hi:
@@ -173,7 +173,7 @@ def _range(params: Mapping[str, str]) -> tuple[float | None, float | None, float
 
 
 def _devices(
-    index: MemoryIndex, params: Mapping[str, str], default_all: bool
+    index: MemoryIndex, params: Mapping[str, Any], default_all: bool
 ) -> list[DeviceSeries]:
     name = params.get("device")
     if name in (None, ""):
@@ -191,7 +191,7 @@ def _devices(
 # --- the memory view ---------------------------------------------------------------
 
 
-def memory(model: TraceModel, params: Mapping[str, str]) -> MemoryView:
+def memory(model: TraceModel, params: Mapping[str, Any]) -> MemoryView:
     index = memory_index(model)
     start, end, lo, hi = _range(params)
     selected = _devices(index, params, default_all=True)
@@ -548,14 +548,14 @@ def _calls(model: TraceModel, lo: float, hi: float, n_names: int) -> np.ndarray:
 # --- the curve -----------------------------------------------------------------------
 
 
-def memory_curve(model: TraceModel, params: Mapping[str, str]) -> CurveView:
+def memory_curve(model: TraceModel, params: Mapping[str, Any]) -> CurveView:
     index = memory_index(model)
     start, end, lo, hi = _range(params)
     chosen = _devices(index, params, default_all=False)
     if not chosen:  # like a device that is not there: 400, with the reason
         raise ViewParamError("the trace has no memory events, so no memory curve")
     (d,) = chosen
-    width = integer(params, "width", DEFAULT_WIDTH, 1, MAX_WIDTH)
+    width = bounded(params.get("width"), "width", DEFAULT_WIDTH, 1, MAX_WIDTH)
     t, alloc, res = _step_points(d, lo, hi)
     keep = downsample(t, [alloc] if res is None else [alloc, res], width)
     return {
@@ -620,15 +620,15 @@ def downsample(t: np.ndarray, series: list[np.ndarray], width: int) -> np.ndarra
 # --- every allocation row, paged -----------------------------------------------------
 
 
-def memory_events(model: TraceModel, params: Mapping[str, str]) -> EventsView:
+def memory_events(model: TraceModel, params: Mapping[str, Any]) -> EventsView:
     index = memory_index(model)
     start, end, lo, hi = _range(params)
     selected = _devices(index, params, default_all=True)
     sort = params.get("sort") or "size"
     if sort not in SORTS:
         raise ViewParamError(f"sort must be one of {', '.join(SORTS)}, not {sort!r}")
-    offset = integer(params, "offset", 0, 0, 2**62)
-    limit = integer(params, "limit", 1000, 1, PAGE_MAX)
+    offset = bounded(params.get("offset"), "offset", 0, 0, 2**62)
+    limit = bounded(params.get("limit"), "limit", 1000, 1, PAGE_MAX)
     rows = _allocation_rows(index, selected, lo, hi)
     order = _ordered(rows, sort)
     page = order[offset : offset + limit]

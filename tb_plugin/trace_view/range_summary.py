@@ -1,0 +1,113 @@
+"""The `range_summary` route: per name, the events of the chosen tracks that overlap
+[t0, t1): how many, their time clipped to the range, and their self time."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypedDict
+
+import numpy as np
+
+from ..api.contract import RangeSummaryParams
+from ..api.requests import bounded
+from .index import TimelineIndex
+from .workers import WorkerTrace, select_tracks, time_range
+
+
+class RangeRow(TypedDict):
+    name: str
+    count: int
+    total_us: float
+    self_us: float
+
+
+class RangeSummaryView(TypedDict):
+    t0: float
+    t1: float
+    rows: list[RangeRow]
+    event_count: int
+    truncated: bool
+
+
+def _children_time(index: TimelineIndex, pos: np.ndarray, clipped: np.ndarray) -> np.ndarray:
+    """For each of `pos`: the clipped time of its children among `pos` (every child of a
+    selected event overlaps the range too, so all of them are there)."""
+    parent = index.parent[pos]
+    has = parent >= 0
+    if pos.size * 8 > len(index):  # a big selection: dense sums, no sort
+        dense = np.bincount(parent[has], weights=clipped[has], minlength=len(index))
+        return dense[pos]  # type: ignore[no-any-return]
+    order = np.argsort(pos)
+    sorted_pos = pos[order]
+    at = np.searchsorted(sorted_pos, parent[has])
+    at_c = np.minimum(at, pos.size - 1)
+    found = sorted_pos[at_c] == parent[has]
+    sums = np.bincount(order[at_c[found]], weights=clipped[has][found], minlength=pos.size)
+    return sums  # type: ignore[no-any-return]
+
+
+def range_summary(workers: Sequence[WorkerTrace], params: RangeSummaryParams) -> RangeSummaryView:
+    """Per name, over the events of the chosen tracks overlapping [t0, t1): how many, their
+    time clipped to the range, and their self time (minus their children's, clipped)."""
+    t0, t1 = time_range(workers, params.get("t0"), params.get("t1"))
+    limit = bounded(params.get("limit"), "limit", 500, 1, 100_000)
+    selections = select_tracks(workers, params.get("tracks"))
+    totals: dict[str, list[float]] = {}  # name: [count, total, self]
+    n_events = 0
+    for worker, sel in zip(workers, selections):
+        a, b = t0 - worker.offset, t1 - worker.offset
+        pos = _overlapping(worker.index, sel.slices, a, b)
+        if pos.size == 0:
+            continue
+        n_events += int(pos.size)
+        _add_totals(worker, pos, a, b, totals)
+    ranked = sorted(totals.items(), key=lambda kv: (-kv[1][1], kv[0]))
+    rows: list[RangeRow] = [
+        {"name": n, "count": int(v[0]), "total_us": float(v[1]), "self_us": float(v[2])}
+        for n, v in ranked[:limit]
+    ]
+    return {
+        "t0": t0,
+        "t1": t1,
+        "rows": rows,
+        "event_count": n_events,
+        "truncated": len(ranked) > limit,
+    }
+
+
+def _overlapping(index: TimelineIndex, slices: np.ndarray, a: float, b: float) -> np.ndarray:
+    """Index positions of the events on tracks `slices` that overlap [a, b) (file times)."""
+    first = int(np.searchsorted(index.by_start_endmax, a, side="right"))
+    last = int(np.searchsorted(index.by_start_ts, b, side="left"))
+    pos = index.by_start[first : max(first, last)]
+    pos = pos[(index.end[pos] > a) | (index.start[pos] >= a)]
+    on = np.zeros(len(index.tracks), dtype=bool)
+    on[slices] = True
+    return pos[on[index.group_track[index.group[pos]]]]  # type: ignore[no-any-return]
+
+
+def _add_totals(
+    worker: WorkerTrace, pos: np.ndarray, a: float, b: float, totals: dict[str, list[float]]
+) -> None:
+    model, index = worker.model, worker.index
+    clipped = np.minimum(index.end[pos], b) - np.maximum(index.start[pos], a)
+    clipped = np.maximum(clipped, 0.0)
+    self_time = clipped - _children_time(index, pos, clipped)
+    self_time = np.maximum(self_time, 0.0)
+    codes = index.name[pos]
+    if pos.size * 8 > len(index):  # many events: count by code, no sort
+        uniq, inverse = np.arange(len(model.names)), codes
+    else:
+        uniq, inverse = np.unique(codes, return_inverse=True)
+        inverse = inverse.reshape(-1)
+    count = np.bincount(inverse, minlength=uniq.size)
+    total = np.bincount(inverse, weights=clipped, minlength=uniq.size)
+    own = np.bincount(inverse, weights=self_time, minlength=uniq.size)
+    used = np.flatnonzero(count)
+    for code, c, t, s in zip(
+        uniq[used].tolist(), count[used].tolist(), total[used].tolist(), own[used].tolist()
+    ):
+        acc = totals.setdefault(model.names[code], [0, 0.0, 0.0])
+        acc[0] += c
+        acc[1] += t
+        acc[2] += s

@@ -1,0 +1,132 @@
+"""The workers of one trace-view request and what every route shares: their time offsets,
+the time range and track selection of a query, one track id per event, and the answer's
+own name table.
+
+Several workers of one run share one absolute time axis (epoch µs, `model.time_origin_us`
+added); one worker alone keeps the file's own times. docs/http_api.md has the shapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..api.requests import ViewParamError
+from ..store.model import TraceModel
+from .counters import Counter, build_counters
+from .index import TimelineIndex, index_of
+
+
+class TimelineNotFound(LookupError):
+    """An unknown track, row or worker (HTTP 404)."""
+
+
+@dataclass(frozen=True)
+class WorkerTrace:
+    """One worker's model in a request. `name` is None for a single-worker request
+    (plain track ids, file times); with names, ids are `worker:id` and times epoch µs."""
+
+    name: str | None
+    model: TraceModel
+
+    @property
+    def index(self) -> TimelineIndex:
+        return index_of(self.model)
+
+    @property
+    def offset(self) -> float:
+        return self.model.time_origin_us if self.name is not None else 0.0
+
+    def qualify(self, local: str) -> str:
+        return local if self.name is None else f"{self.name}:{local}"
+
+    def track_of(self, pos: int) -> str:
+        """The (qualified) id of the track that the event at index position `pos` is on."""
+        index = self.index
+        return self.qualify(index.tracks[int(index.group_track[index.group[pos]])].id)
+
+
+def counters_of(worker: WorkerTrace) -> list[Counter]:
+    return worker.model.derived("_timeline_counters", build_counters)
+
+
+def time_base(workers: Sequence[WorkerTrace]) -> str:
+    """ "file": one worker's own times; "epoch": several workers on absolute time."""
+    return "file" if workers[0].name is None else "epoch"
+
+
+def time_extent(workers: Sequence[WorkerTrace]) -> tuple[float, float]:
+    lo = min((w.index.t_min + w.offset for w in workers if len(w.index)), default=0.0)
+    hi = max((w.index.t_max + w.offset for w in workers if len(w.index)), default=0.0)
+    return lo, max(hi, lo)
+
+
+def time_range(
+    workers: Sequence[WorkerTrace], t0: float | None, t1: float | None
+) -> tuple[float, float]:
+    """The query's [t0, t1), by default all of the workers' time."""
+    lo, hi = time_extent(workers)
+    t0 = lo if t0 is None else t0
+    t1 = hi + 1.0 if t1 is None else t1  # + 1: the last instant is inside
+    if not t1 > t0:
+        raise ViewParamError(f"t1 ({t1}) must be after t0 ({t0})")
+    return t0, t1
+
+
+@dataclass
+class Selection:
+    slices: np.ndarray  # slice track indices
+    counters: list[Counter]
+
+
+def select_tracks(workers: Sequence[WorkerTrace], text: str | None) -> list[Selection]:
+    """`tracks`: a comma list of ids (`worker:id` for several workers), or all."""
+    if not text or text == "all":
+        return [Selection(np.arange(len(w.index.tracks)), counters_of(w)) for w in workers]
+    wanted: list[tuple[list[int], list[Counter]]] = [([], []) for _ in workers]
+    by_name = {w.name: i for i, w in enumerate(workers)}
+    for item in (p.strip() for p in text.split(",")):
+        if not item:
+            continue
+        which = 0
+        local = item
+        if workers[0].name is not None:
+            worker_name, sep, local = item.rpartition(":")
+            if not sep or worker_name not in by_name:
+                raise TimelineNotFound(f"no track {item!r} (ids are worker:track)")
+            which = by_name[worker_name]
+        worker = workers[which]
+        n = len(worker.index.tracks)
+        if local.startswith("t") and local[1:].isdigit() and int(local[1:]) < n:
+            wanted[which][0].append(int(local[1:]))
+            continue
+        counter = next((c for c in counters_of(worker) if c.id == local), None)
+        if counter is None:
+            raise TimelineNotFound(f"no track {item!r}")
+        wanted[which][1].append(counter)
+    return [Selection(np.array(sorted(set(s)), dtype=np.int64), c) for s, c in wanted]
+
+
+class NameTable:
+    """The response's own name table: models of several workers have their own codes."""
+
+    def __init__(self) -> None:
+        self.table: list[str] = []
+        self.index: dict[str, int] = {}
+
+    def remap(self, model: TraceModel, codes: np.ndarray) -> np.ndarray:
+        if codes.size == 0:
+            return codes.astype(np.int64)
+        uniq, inverse = np.unique(codes, return_inverse=True)
+        local = np.empty(uniq.size, dtype=np.int64)
+        for i, code in enumerate(uniq.tolist()):
+            name = model.names[code] if 0 <= code < len(model.names) else ""
+            found = self.index.get(name)
+            if found is None:
+                found = len(self.table)
+                self.index[name] = found
+                self.table.append(name)
+            local[i] = found
+        return local[inverse.reshape(-1)]
