@@ -41,6 +41,12 @@ export interface ColumnSpec<R> {
 /** A table's own attributes for every cell (e.g. data-col + data-value), by key and value. */
 export type CellAttrs = (key: string, value: CellValue) => Record<string, string>;
 
+/** Cell attributes of the table pages: the column key and the cell's value. */
+export const colAttrs: CellAttrs = (key, value) => ({
+  'data-col': key,
+  'data-value': valueText(value),
+});
+
 /** The text of a value for data-value: arrays as JSON, missing as "". */
 export function valueText(value: CellValue): string {
   if (value === null || value === undefined) return '';
