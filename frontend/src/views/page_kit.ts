@@ -20,6 +20,27 @@ export function viewHead(title: string, key: SpanKey, summary: string): HTMLElem
   );
 }
 
+/** A table page's root: `ks-view ks-<name>`, its span and grouping as data attributes. */
+export function tablePageRoot(
+  name: string,
+  key: SpanKey,
+  groupBy: string,
+  extra: Record<string, string> = {},
+): HTMLElement {
+  return h('div', {
+    class: `ks-view ks-${name}`,
+    testid: name,
+    dataset: {
+      run: key.run,
+      worker: key.worker,
+      span: key.span,
+      groupBy,
+      busy: 'false',
+      ...extra,
+    },
+  });
+}
+
 /** The notice for a trace file that was cut short, or null. */
 export function partialNotice(status: StatusResponse): HTMLElement | null {
   return status.partial

@@ -1,0 +1,176 @@
+// The kernel table's columns as data (components/columns.ts). Every cell carries data-col
+// and data-value (dimensions as JSON) for the end-to-end tests.
+
+import type { KernelGroupBy, KernelRow, KernelsResponse } from '../../api/types';
+import { num, type ColumnSpec } from '../../components/columns';
+import { h } from '../../components/dom';
+import { formatBytes, formatCount, formatDuration, formatPercent } from '../../components/format';
+import type { SortValue } from '../../components/table_model';
+import { yesNo } from '../../components/table_tools';
+import { dimsSize, dimsText, matrixCoreShort, shortKernelName } from './model';
+
+/** Columns the kernel table drops first, in order, when it is too narrow (1280 px). */
+export const NARROW_HIDES = [
+  'min_us',
+  'registers_per_thread',
+  'block',
+  'grid',
+  'max_us',
+  'blocks_per_sm',
+  'mean_us',
+  'occupancy_pct',
+  'stream',
+  'device',
+];
+
+/** A right-aligned number column of a KernelRow field. */
+function numberColumn(
+  key: keyof KernelRow,
+  label: string,
+  tooltip: string,
+  minWidth: number,
+  text: (row: KernelRow) => string,
+  sort?: (row: KernelRow) => SortValue,
+): ColumnSpec<KernelRow> {
+  return {
+    key,
+    label,
+    tooltip: `${tooltip} Click to sort.`,
+    align: 'right',
+    minWidth,
+    value: (row) => row[key],
+    cell: (row) => num(text(row)),
+    // Non-numbers (dimensions) sort by `sort`, else as missing.
+    sort:
+      sort ??
+      ((row) => {
+        const v = row[key];
+        return typeof v === 'number' ? v : null;
+      }),
+  };
+}
+
+const orDash = (v: number | null): string => (v === null ? '—' : String(v));
+
+const duration = (
+  key: 'total_us' | 'mean_us' | 'min_us' | 'max_us',
+  label: string,
+  tooltip: string,
+) => numberColumn(key, label, tooltip, 78, (r) => formatDuration(r[key]));
+
+const NAME: ColumnSpec<KernelRow> = {
+  key: 'name',
+  label: 'Name',
+  tooltip: 'Kernel name (template arguments and parameters folded; hover for the full name)',
+  minWidth: 320,
+  grow: 3,
+  value: (row) => row.name,
+  cell: (row) => h('span', { class: 'ks-mono', title: row.name }, shortKernelName(row.name)),
+};
+
+const OPERATOR: ColumnSpec<KernelRow> = {
+  key: 'op_name',
+  label: 'Operator',
+  tooltip: 'The operator whose runtime call launched the kernel. Click to sort.',
+  minWidth: 180,
+  grow: 1.6,
+  value: (row) => row.op_name,
+  cell: (row) =>
+    row.op_name
+      ? h('span', { title: row.op_name }, row.op_name)
+      : h('span', { class: 'ks-no' }, '(none)'),
+};
+
+const DEVICE = numberColumn('device', 'GPU', 'Device the kernel ran on.', 60, (r) =>
+  orDash(r.device),
+);
+const STREAM = numberColumn(
+  'stream',
+  'Stream',
+  'CUDA stream (— when the calls used several).',
+  70,
+  (r) => orDash(r.stream),
+);
+
+const LAUNCH_COLUMNS: ColumnSpec<KernelRow>[] = [
+  numberColumn('calls', 'Calls', 'Number of launches.', 76, (r) => formatCount(r.calls)),
+  duration('total_us', 'Total', 'Sum of the kernel durations.'),
+  duration('mean_us', 'Mean', 'Mean duration per call.'),
+  duration('min_us', 'Min', 'Shortest call.'),
+  duration('max_us', 'Max', 'Longest call.'),
+  numberColumn(
+    'blocks_per_sm',
+    'Blocks/SM',
+    'Mean blocks per SM (blocks of the kernel / SMs of the GPU), weighted by duration; below 1 leaves SMs idle.',
+    80,
+    (r) => (r.blocks_per_sm === null ? '—' : r.blocks_per_sm.toFixed(2)),
+  ),
+  numberColumn(
+    'occupancy_pct',
+    'Occupancy',
+    'Mean estimated achieved occupancy, weighted by duration.',
+    84,
+    (r) => formatPercent(r.occupancy_pct, 1),
+  ),
+  numberColumn('registers_per_thread', 'Registers', 'Registers per thread.', 74, (r) =>
+    orDash(r.registers_per_thread),
+  ),
+  numberColumn('shared_memory', 'Shared mem', 'Shared memory per block.', 84, (r) =>
+    formatBytes(r.shared_memory),
+  ),
+  numberColumn(
+    'grid',
+    'Grid',
+    'Grid dimensions (of the longest call when grouped by kernel); sorts by block count.',
+    104,
+    (r) => dimsText(r.grid),
+    (r) => dimsSize(r.grid),
+  ),
+  numberColumn(
+    'block',
+    'Block',
+    'Block dimensions; sorts by threads per block.',
+    88,
+    (r) => dimsText(r.block),
+    (r) => dimsSize(r.block),
+  ),
+];
+
+function tensorCoreColumns(matrixCoreName: string): ColumnSpec<KernelRow>[] {
+  return [
+    {
+      key: 'tensor_cores_used',
+      label: matrixCoreShort(matrixCoreName),
+      tooltip:
+        'The kernel runs on tensor cores (MFMA cores on AMD), by the kernel taxonomy; Unknown when ' +
+        'its name does not tell. Click to sort.',
+      minWidth: 92,
+      value: (row) => row.tensor_cores_used,
+      cell: (row) => yesNo(row.tensor_cores_used),
+      sort: (row) => (row.tensor_cores_used === null ? 0.5 : row.tensor_cores_used ? 1 : 0),
+    },
+    {
+      key: 'op_tensor_core_eligible',
+      label: 'Op TC eligible',
+      tooltip: 'A launching operator is tensor-core eligible (conv/matmul family). Click to sort.',
+      minWidth: 104,
+      value: (row) => row.op_tensor_core_eligible,
+      cell: (row) => yesNo(row.op_tensor_core_eligible),
+    },
+  ];
+}
+
+/** The columns for a grouping; GPU and stream only when the trace has several. */
+export function kernelColumns(
+  groupBy: KernelGroupBy,
+  data: KernelsResponse,
+): ColumnSpec<KernelRow>[] {
+  return [
+    NAME,
+    ...(groupBy === 'op' ? [OPERATOR] : []),
+    ...(data.devices.length > 1 ? [DEVICE] : []),
+    ...(data.streams.length > 1 ? [STREAM] : []),
+    ...LAUNCH_COLUMNS,
+    ...tensorCoreColumns(data.matrix_core_name),
+  ];
+}

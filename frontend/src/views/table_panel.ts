@@ -1,0 +1,101 @@
+// The table of a table page (Operators, Kernels): its columns from specs, the search
+// filter, the sort (reported for the URL), the row count, the column choices kept across
+// rebuilds, and the rows as shown (filtered and sorted) for the CSV export.
+
+import { toColumns, type CellAttrs, type ColumnSpec } from '../components/columns';
+import { h, replaceChildren } from '../components/dom';
+import { filterRows } from '../components/filter';
+import { VirtualTable, type Column } from '../components/table';
+import { sortRows } from '../components/table_model';
+import { onSortChange } from '../components/table_tools';
+import type { SortSpec } from '../components/url_values';
+import { showRowCount } from './page_kit';
+
+export interface TablePanelOptions<R> {
+  testid: string;
+  caption: string;
+  /** Column keys dropped first, in order, when the table is too narrow. */
+  optional: readonly string[];
+  rowAttrs: (row: R) => Record<string, string>;
+  /** What the search matches in a row. */
+  searchTexts: (row: R) => readonly string[];
+  cellAttrs: CellAttrs;
+  /** The row-count element the panel keeps up to date (page_kit's table chrome). */
+  count: HTMLElement;
+  /** The user sorted (or unsorted) the table. */
+  onSort: (sort: SortSpec | undefined) => void;
+}
+
+export class TablePanel<R> {
+  /** Where the table goes in the page. */
+  readonly element = h('div', { class: 'ks-table-host' });
+  private table: VirtualTable<R> | undefined;
+  private columns: Column<R>[] = [];
+  private filtered: R[] = [];
+  private sort: SortSpec | undefined;
+  private readonly columnChoice = new Map<string, boolean>();
+
+  constructor(private readonly opts: TablePanelOptions<R>) {}
+
+  /**
+   * A new table for these columns and rows. A sort on a column that is gone is dropped:
+   * returns the sort in force.
+   */
+  build(
+    specs: readonly ColumnSpec<R>[],
+    rows: readonly R[],
+    look: { sort: SortSpec | undefined; search: string; emptyText: string; hidden?: string[] },
+  ): SortSpec | undefined {
+    this.table?.destroy();
+    this.columns = toColumns(specs, this.opts.cellAttrs);
+    const sort = look.sort;
+    this.sort = sort && this.columns.some((c) => c.key === sort.key) ? sort : undefined;
+    this.filtered = filterRows(rows, look.search, this.opts.searchTexts);
+    const table = new VirtualTable<R>({
+      columns: this.columns,
+      rows: this.filtered,
+      rowAttrs: this.opts.rowAttrs,
+      testid: this.opts.testid,
+      caption: this.opts.caption,
+      emptyText: look.emptyText,
+      maxHeight: 560,
+      optional: this.opts.optional,
+      ...(look.hidden ? { hidden: look.hidden } : {}),
+      columnChoice: this.columnChoice,
+      ...(this.sort ? { sort: this.sort } : {}),
+    });
+    onSortChange(table, this.columns, (next) => {
+      this.sort = next;
+      this.opts.onSort(next);
+    });
+    this.table = table;
+    replaceChildren(this.element, table.element);
+    this.filter(rows, look.search);
+    return this.sort;
+  }
+
+  /** Shows the rows that match the search (of these rows, or of the current ones). */
+  filter(rows: readonly R[], search: string): void {
+    this.filtered = filterRows(rows, search, this.opts.searchTexts);
+    this.table?.setRows(this.filtered);
+    showRowCount(this.opts.count, this.filtered.length, rows.length);
+  }
+
+  /** Redraws the rows (their attributes changed, e.g. the selected row). */
+  refresh(): void {
+    this.table?.setRows(this.filtered);
+  }
+
+  /** The rows as the table shows them: filtered and sorted. */
+  shownRows(): R[] {
+    const sort = this.sort;
+    const column = sort && this.columns.find((c) => c.key === sort.key);
+    return sort && column?.sortValue
+      ? sortRows(this.filtered, column.sortValue, sort.dir)
+      : this.filtered;
+  }
+
+  destroy(): void {
+    this.table?.destroy();
+  }
+}
