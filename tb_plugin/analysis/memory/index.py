@@ -6,10 +6,7 @@ the innermost CPU op of its thread containing its timestamp, and pairs allocatio
 frees by (device, address). The result is kept on the model (the views ask for ranges
 and pages of it many times).
 
-Levels: `Total Allocated` / `Total Reserved` as the trace says. Old traces (torch < 1.10)
-carry neither: allocated is then the running sum of `Bytes` per device, raised by the
-smallest constant that keeps it non-negative (frees of memory allocated before the
-recording started), so it is a lower bound; reserved is unknown.
+Levels: `series.py`, the rule the trace view's memory counters share.
 
 Attribution, for properly nested ops of one thread sorted by (start, -end): the number
 of ops open at time t is #(start <= t) - #(end <= t) = D; the innermost open op is the
@@ -29,18 +26,9 @@ from ...store.categories import Kind
 from ...store.model import TraceModel
 from ..common import thread_keys
 from ..rules import STEP_NAME
+from .series import DeviceLevels, device_label, device_levels
 
-# c10::DeviceType numbers → label prefix. CUDA and HIP (AMD) are both "GPU".
-DEVICE_PREFIXES = {
-    1: "GPU",
-    6: "GPU",
-    9: "XLA",
-    12: "XPU",
-    13: "MPS",
-    15: "HPU",
-    19: "MTIA",
-}
-GPU_TYPES = (1, 6)
+__all__ = ["DeviceSeries", "MemoryIndex", "device_label", "memory_index"]
 
 
 @dataclass
@@ -54,26 +42,14 @@ class ThreadOps:
 
 
 @dataclass
-class DeviceSeries:
-    name: str
-    device_type: int
-    device_id: int
-    events: np.ndarray  # indices into model.memory, in time order
-    ts: np.ndarray
-    nbytes: np.ndarray
-    allocated: np.ndarray  # level after each event
-    reserved: np.ndarray | None  # None: the trace does not say
-    allocated_source: str  # "trace" or "computed"
-    baseline_bytes: float  # added to the running sum when computed
+class DeviceSeries(DeviceLevels):
+    """A device's levels (the shared rule) with its allocations paired with their frees."""
+
     # One row per allocation, by pairing (memory-table indices, -1 when absent):
     alloc: np.ndarray
     free: np.ndarray
     size: np.ndarray
     no_address: int  # events that carry no address (cannot be paired)
-
-    @property
-    def is_gpu(self) -> bool:
-        return self.device_type in GPU_TYPES
 
 
 @dataclass
@@ -103,15 +79,6 @@ def memory_index(model: TraceModel) -> MemoryIndex:
     return model.derived("_memory_index", _build)
 
 
-def device_label(device_type: int, device_id: int) -> str:
-    if device_type == 0:
-        return "CPU"
-    prefix = DEVICE_PREFIXES.get(device_type)
-    if prefix is not None and device_id >= 0:
-        return f"{prefix}{device_id}"
-    return f"device type {device_type} #{device_id}"
-
-
 def _build(model: TraceModel) -> MemoryIndex:
     mem = model.memory
     rows = mem["row"]
@@ -120,77 +87,13 @@ def _build(model: TraceModel) -> MemoryIndex:
     thread = thread_keys(model, rows)
     threads = _thread_ops(model, np.unique(thread))
     op, parent = _attribute(ts, thread, threads)
-    dtype = mem["device_type"].astype(np.int64)
-    did = mem["device_id"].astype(np.int64)
-    key = (dtype << 32) | ((did + 1) & 0xFFFFFFFF)
-    keys, inverse = np.unique(key, return_inverse=True)
-    devices: list[DeviceSeries] = []
-    for k, group_key in enumerate(keys.tolist()):
-        members = np.flatnonzero(inverse == k)
-        dev_type = int(group_key >> 32)
-        dev_id = int(group_key & 0xFFFFFFFF) - 1
-        if dev_id >= 2**31 - 1:
-            dev_id -= 2**32
-        devices.append(_series(mem, ts, members, dev_type, dev_id))
-    _unique_names(devices)
-    devices.sort(
-        key=lambda d: (
-            d.device_type != 0,
-            d.device_type not in GPU_TYPES,
-            d.device_type,
-            d.device_id,
-        )
-    )
+    devices = [_paired(mem, levels) for levels in device_levels(model)]
     return MemoryIndex(ts=ts, thread=thread, op=op, parent=parent, devices=devices, threads=threads)
 
 
-def _unique_names(devices: list[DeviceSeries]) -> None:
-    seen: dict[str, int] = {}
-    for d in devices:
-        seen[d.name] = seen.get(d.name, 0) + 1
-    for d in devices:
-        if seen[d.name] > 1 and d.device_type not in (0, 1):
-            d.name = f"device type {d.device_type} #{d.device_id}"
-
-
-def _series(
-    mem: dict[str, np.ndarray], ts: np.ndarray, members: np.ndarray, dev_type: int, dev_id: int
-) -> DeviceSeries:
-    order = members[np.argsort(ts[members], kind="stable")]  # file order breaks ties
-    t = ts[order]
-    nbytes = np.nan_to_num(mem["bytes"][order], nan=0.0)
-    total_alloc = mem["total_allocated"][order]
-    total_res = mem["total_reserved"][order]
-    baseline = 0.0
-    if total_alloc.size and not np.isnan(total_alloc).any():
-        allocated = np.asarray(total_alloc, dtype=np.float64)
-        source = "trace"
-    else:
-        running = np.cumsum(nbytes)
-        baseline = max(0.0, -float(running.min())) if running.size else 0.0
-        allocated = running + baseline
-        source = "computed"
-    reserved = None
-    # The CPU allocator reserves nothing: a flat zero there means "not tracked".
-    if total_res.size and not np.isnan(total_res).any() and (dev_type != 0 or total_res.any()):
-        reserved = np.asarray(total_res, dtype=np.float64)
-    alloc, free, size, no_address = _pair(mem["addr"][order], nbytes, order)
-    return DeviceSeries(
-        name=device_label(dev_type, dev_id),
-        device_type=dev_type,
-        device_id=dev_id,
-        events=order,
-        ts=t,
-        nbytes=nbytes,
-        allocated=allocated,
-        reserved=reserved,
-        allocated_source=source,
-        baseline_bytes=baseline,
-        alloc=alloc,
-        free=free,
-        size=size,
-        no_address=no_address,
-    )
+def _paired(mem: dict[str, np.ndarray], levels: DeviceLevels) -> DeviceSeries:
+    alloc, free, size, no_address = _pair(mem["addr"][levels.events], levels.nbytes, levels.events)
+    return DeviceSeries(**vars(levels), alloc=alloc, free=free, size=size, no_address=no_address)
 
 
 def _pair(

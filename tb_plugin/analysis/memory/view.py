@@ -38,13 +38,13 @@ from ...api.requests import ViewParamError, integer, number
 from ...store.categories import Kind
 from ...store.model import TraceModel
 from ..common import thread_keys
-from ..devices import device_identity, gpu_of_memory_device
+from ..devices import device_identity, gpu_of_memory_device, memory_device_label
 from ..optree import op_tree
 from .index import DeviceSeries, MemoryIndex, memory_index, name_spans
 
 # 3: device label from the one device identity; nested same-name ops count an event once,
-# calls as the Operator view.
-VERSION = "3"
+# calls as the Operator view. 4: levels by the rule the trace counters share (series.py).
+VERSION = "4"
 TABLE_ROWS = 5000  # allocation_table cap; memory_events pages through all rows
 PAGE_MAX = 10000
 DEFAULT_WIDTH = 1000
@@ -266,8 +266,7 @@ class _Context:
 
     def label(self, d: DeviceSeries) -> str:
         """The device's name on every page (`GPU 0 · NVIDIA A100-SXM4-80GB`)."""
-        gpu = gpu_of_memory_device(self.model, d.device_type, d.device_id)
-        return d.name if gpu is None else device_identity(self.model, gpu).label
+        return memory_device_label(self.model, d.device_type, d.device_id, d.name)
 
     def python_rows(self) -> tuple[np.ndarray, np.ndarray]:
         if self._python is None:
