@@ -27,7 +27,7 @@ from .steps import Steps
 from .taxonomy import MATRIX_NO, MATRIX_YES, kernel_classes
 
 if TYPE_CHECKING:
-    from .distributed.view import RankView
+    from .distributed.types import RankView
     from .overview import OverviewView
 
 DATALOADER_PCT = 5.0
