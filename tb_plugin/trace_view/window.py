@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .index import TimelineIndex, _aggregate
+from .index import TimelineIndex
+from .levels import aggregate
 
 
 def segment_search(
@@ -114,7 +115,7 @@ def query_slices(
         start = index.start[short]
         dur = index.end[short] - start
         records.append(
-            _aggregate(
+            aggregate(
                 index.group[short],
                 np.floor((start - index.t_min) / bucket).astype(np.int64),
                 start,
