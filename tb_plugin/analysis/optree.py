@@ -42,8 +42,9 @@ Rules (the old plugin's, except where marked):
 - Tensor-core eligible: the name is in data/matrix_core_ops.json, or the node launched a
   tensor-core kernel itself, or any descendant is eligible.
 
-Everything is vectorised: one sort, a blocked "previous greater element" search for the
-parents, level-by-level sums for the totals. The tree is memoised on the model.
+Everything is vectorised: nesting and the runtime calls' containers come from the
+host-range index (host_ranges.py), level-by-level sums give the totals. The tree is
+memoised on the model.
 """
 
 from __future__ import annotations
@@ -55,11 +56,11 @@ import numpy as np
 from ..store.categories import Kind
 from ..store.model import TraceModel
 from .common import gpu_rows, launch_rows, launches_of, name_flags, thread_keys
+from .host_ranges import host_ranges
 from .rules import STEP_NAME, is_tensor_core_eligible_op
 from .taxonomy import MATRIX_YES, name_classes
 from .tree_arrays import (
     depths,
-    previous_at_least,
     segment_union_length,
     subtree_any,
     subtree_sum,
@@ -107,7 +108,7 @@ def build_op_tree(model: TraceModel) -> OpTree:
     runtimes = launch_rows(model)
     if nodes_file.size == 0:
         return _empty_tree(gpu_rows(model))
-    rows, thread, parent, rt_container = _nest(model, nodes_file, runtimes)
+    rows, thread, parent, rt_container = _nest(model, runtimes)
     names = model.events["name"][rows]
     is_step = name_flags(model, lambda s: STEP_NAME.match(s) is not None)[names]
     folded, rep, eff_parent = _fold(model, rows, parent)
@@ -140,58 +141,17 @@ def build_op_tree(model: TraceModel) -> OpTree:
 
 
 def _nest(
-    model: TraceModel, nodes_file: np.ndarray, runtimes: np.ndarray
+    model: TraceModel, runtimes: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Nodes in tree order (rows, threads), each node's parent and each runtime call's
-    innermost containing node (node indices, -1 when none)."""
-    ev = model.events
-    n_nodes = nodes_file.size
-    # One sequence: per-thread sentinels (+inf, parent of the roots), nodes, runtimes.
-    all_rows = np.concatenate([nodes_file, runtimes])
-    threads_all = thread_keys(model, all_rows) if all_rows.size else np.empty(0, np.int64)
-    uniq_threads, thread_idx = np.unique(threads_all, return_inverse=True)
-    n_threads = uniq_threads.size
-    start = ev["ts"][all_rows]
-    end = start + ev["dur"][all_rows]
-    is_rt = np.zeros(all_rows.size, dtype=np.int8)
-    is_rt[n_nodes:] = 1
-    # sentinels: one per thread, before everything else of the thread
-    s_thread = np.arange(n_threads)
-    seq_thread = np.concatenate([s_thread, thread_idx])
-    seq_start = np.concatenate([np.full(n_threads, -np.inf), start])
-    seq_end = np.concatenate([np.full(n_threads, np.inf), end])
-    seq_rt = np.concatenate([np.zeros(n_threads, np.int8), is_rt])
-    seq_sentinel = np.concatenate([np.ones(n_threads, bool), np.zeros(all_rows.size, bool)])
-    order = np.lexsort((seq_rt, -seq_end, seq_start, seq_thread))
-    o_end = seq_end[order]
-    o_start = seq_start[order]
-    o_rt = seq_rt[order].astype(bool)
-    values = np.where(o_rt, -np.inf, o_end)  # runtimes are never parents
-    zero = o_end <= o_start
-    targets = np.where(zero, np.nextafter(o_end, np.inf), o_end)
-    pge = previous_at_least(values, targets)
-    # map sequence positions back to node / runtime indices
-    seq_to_item = np.full(order.size, -1, dtype=np.int64)  # item = index into all_rows
-    item_of_pos = order - n_threads
-    nonsent = ~seq_sentinel[order]
-    seq_to_item[nonsent] = item_of_pos[nonsent]
-    parent_item = np.where(pge >= 0, seq_to_item[np.maximum(pge, 0)], -1)
-    # item -> its parent item (a node index, since runtimes are never parents), -1 = root
-    item_parent = np.full(all_rows.size, -1, dtype=np.int64)
-    item_parent[item_of_pos[nonsent]] = parent_item[nonsent]
-
-    # Node order: (thread, start, -end, file order), as in the sequence.
-    node_pos = order[nonsent & ~o_rt] - n_threads  # node indices (into nodes_file) in order
-    rank = np.empty(n_nodes, dtype=np.int64)
-    rank[node_pos] = np.arange(n_nodes)
-    rows = nodes_file[node_pos]
-    thread = uniq_threads[thread_idx[node_pos]] if n_nodes else np.empty(0, np.int64)
-    raw_parent = item_parent[node_pos]
-    parent = np.where(raw_parent >= 0, rank[np.maximum(raw_parent, 0)], -1)
-    # runtime containment (innermost node containing it), in node order
-    rt_container = item_parent[n_nodes:]
-    rt_container = np.where(rt_container >= 0, rank[np.maximum(rt_container, 0)], -1)
-    return rows, thread, parent, rt_container
+    innermost containing node (node indices, -1 when none): the host-range index."""
+    ranges = host_ranges(model)  # the op tree's nodes are its ranges
+    rt_container = np.empty(0, dtype=np.int64)
+    if runtimes.size:
+        t0 = model.events["ts"][runtimes].astype(np.float64)
+        t1 = t0 + model.events["dur"][runtimes]
+        rt_container = ranges.enclosing(thread_keys(model, runtimes), t0, t1)
+    return ranges.rows, ranges.thread, ranges.parent, rt_container
 
 
 def _fold(

@@ -8,12 +8,12 @@ and pages of it many times).
 
 Levels: `series.py`, the rule the trace view's memory counters share.
 
-Attribution, for properly nested ops of one thread sorted by (start, -end): the number
-of ops open at time t is #(start <= t) - #(end <= t) = D; the innermost open op is the
-last one started at or before t whose depth is D - 1 (siblings of one depth never
-overlap). Half-open [start, end), as the old plugin did, so an event at the boundary of
-two ops belongs to the one that starts. Ops that overlap without nesting (rounded
-timestamps) are caught by a containment check and resolved by a short scan.
+Attribution: an event belongs to the innermost CPU op of its thread (ProfilerStep ranges
+and zero-length ops aside) containing its timestamp, half-open [start, end) as the old
+plugin did, so an event at the boundary of two ops belongs to the one that starts; its
+parent op is the op around that one containing it too. Both by the host-range index
+(analysis/host_ranges.py: `op_ranges`), which also resolves ops that overlap without
+nesting (rounded timestamps).
 """
 
 from __future__ import annotations
@@ -22,10 +22,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...store.categories import Kind
 from ...store.model import TraceModel
 from ..common import thread_keys
-from ..rules import STEP_NAME
+from ..host_ranges import HostRanges, op_ranges
 from .series import DeviceLevels, device_label, device_levels
 
 __all__ = ["DeviceSeries", "MemoryIndex", "device_label", "memory_index"]
@@ -85,8 +84,9 @@ def _build(model: TraceModel) -> MemoryIndex:
     ev = model.events
     ts = ev["ts"][rows]
     thread = thread_keys(model, rows)
-    threads = _thread_ops(model, np.unique(thread))
-    op, parent = _attribute(ts, thread, threads)
+    ranges = op_ranges(model)
+    threads = _thread_ops(model, ranges, set(np.unique(thread).tolist()))
+    op, parent = _attribute(ranges, ts, thread)
     devices = [_paired(mem, levels) for levels in device_levels(model)]
     return MemoryIndex(ts=ts, thread=thread, op=op, parent=parent, devices=devices, threads=threads)
 
@@ -133,34 +133,16 @@ def _pair(
     return alloc.astype(np.int64), free.astype(np.int64), np.abs(size), no_address
 
 
-def _thread_ops(model: TraceModel, wanted: np.ndarray) -> dict[int, ThreadOps]:
-    """CPU ops (ProfilerStep ranges aside, zero-length ones too) of the given threads."""
-    ev = model.events
-    rows = model.complete_rows(Kind.CPU_OP)
-    if rows.size:
-        step_code = np.fromiter(
-            (STEP_NAME.match(n) is not None for n in model.names),
-            dtype=bool,
-            count=len(model.names),
-        )
-        dur = ev["dur"][rows]
-        rows = rows[~step_code[ev["name"][rows]] & (dur > 0)]
-    keys = thread_keys(model, rows) if rows.size else np.empty(0, dtype=np.int64)
-    keep = np.isin(keys, wanted)
-    rows, keys = rows[keep], keys[keep]
+def _thread_ops(model: TraceModel, ranges: HostRanges, wanted: set[int]) -> dict[int, ThreadOps]:
+    """The op ranges of the given threads, per thread."""
     out: dict[int, ThreadOps] = {}
-    if rows.size == 0:
-        return out
-    starts = ev["ts"][rows]
-    ends = starts + ev["dur"][rows]
-    order = np.lexsort((-ends, starts, keys))
-    rows, keys, starts, ends = rows[order], keys[order], starts[order], ends[order]
-    bounds = np.flatnonzero(np.diff(keys)) + 1
-    lo = np.concatenate([[0], bounds])
-    hi = np.concatenate([bounds, [rows.size]])
-    for a, b in zip(lo.tolist(), hi.tolist()):
-        r = rows[a:b]
-        out[int(keys[a])] = ThreadOps(r, starts[a:b], ends[a:b], ev["name"][r])
+    for k, key in enumerate(ranges.threads.tolist()):
+        if key in wanted:
+            lo, hi = int(ranges.thread_lo[k]), int(ranges.thread_hi[k])
+            rows = ranges.rows[lo:hi]
+            out[key] = ThreadOps(
+                rows, ranges.start[lo:hi], ranges.end[lo:hi], model.events["name"][rows]
+            )
     return out
 
 
@@ -187,60 +169,15 @@ def name_spans(ops: ThreadOps) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _attribute(
-    ts: np.ndarray, thread: np.ndarray, threads: dict[int, ThreadOps]
+    ranges: HostRanges, ts: np.ndarray, thread: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    op = np.full(ts.size, -1, dtype=np.int64)
-    parent = np.full(ts.size, -1, dtype=np.int64)
-    for key, ops in threads.items():
-        members = np.flatnonzero(thread == key)
-        inner, outer = innermost(ops, ts[members])
-        op[members] = np.where(inner >= 0, ops.rows[np.maximum(inner, 0)], -1)
-        parent[members] = np.where(outer >= 0, ops.rows[np.maximum(outer, 0)], -1)
-    return op, parent
-
-
-def innermost(ops: ThreadOps, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Positions (in `ops`) of the innermost op containing each time and of its parent,
-    -1 when none."""
-    n = ops.starts.size
-    s, e = ops.starts, ops.ends
-    sorted_ends = np.sort(e)
-    pos = np.arange(n, dtype=np.int64)
-    depth = pos - np.searchsorted(sorted_ends, s, side="right")
-    by_depth = np.argsort(depth * (n + 1) + pos, kind="stable")
-    depth_keys = (depth * (n + 1) + pos)[by_depth]
-    last = np.searchsorted(s, t, side="right") - 1
-    open_count = (last + 1) - np.searchsorted(sorted_ends, t, side="right")
-
-    def at_depth(d: np.ndarray) -> np.ndarray:
-        found = np.full(t.size, -1, dtype=np.int64)
-        ok = (d >= 0) & (last >= 0)
-        if not ok.any():
-            return found
-        j = np.searchsorted(depth_keys, d[ok] * (n + 1) + last[ok], side="right") - 1
-        cand = by_depth[np.maximum(j, 0)]
-        good = (j >= 0) & (depth[cand] == d[ok]) & (s[cand] <= t[ok]) & (t[ok] < e[cand])
-        found[np.flatnonzero(ok)[good]] = cand[good]
-        return found
-
-    inner = at_depth(open_count - 1)
-    missed = np.flatnonzero((inner < 0) & (open_count > 0))
-    for q in missed.tolist():  # improperly nested ops: the latest-started op containing t
-        inner[q] = _scan_back(s, e, int(last[q]), float(t[q]))
-    outer = at_depth(open_count - 2)
-    check = np.flatnonzero(inner >= 0)
-    bad = check[(outer[check] >= inner[check]) | ((outer[check] < 0) & (open_count[check] > 1))]
-    for q in bad.tolist():
-        outer[q] = _scan_back(s, e, int(inner[q]) - 1, float(t[q]))
+    """Event rows of the innermost op containing each memory event (half-open) and of the
+    op around that one containing it too; -1 when none."""
+    if len(ranges) == 0:
+        return np.full(ts.size, -1, dtype=np.int64), np.full(ts.size, -1, dtype=np.int64)
+    inner = ranges.containing(thread, ts)
+    outer = ranges.containing_before(inner, ts)
     outer[inner < 0] = -1
-    return inner, outer
-
-
-def _scan_back(s: np.ndarray, e: np.ndarray, start: int, t: float, limit: int = 4096) -> int:
-    i = start
-    stop = max(start - limit, -1)
-    while i > stop:
-        if s[i] <= t < e[i]:
-            return i
-        i -= 1
-    return -1
+    op = np.where(inner >= 0, ranges.rows[np.maximum(inner, 0)], -1)
+    parent = np.where(outer >= 0, ranges.rows[np.maximum(outer, 0)], -1)
+    return op, parent

@@ -55,7 +55,8 @@ __all__ = ["VERSION", "downsample", "has_memory", "memory", "memory_curve", "mem
 
 # 3: device label from the one device identity; nested same-name ops count an event once,
 # calls as the Operator view. 4: levels by the rule the trace counters share (series.py).
-VERSION = "4"
+# 5: attribution by the host-range index (ops that overlap without nesting).
+VERSION = "5"
 
 
 class OpRef(TypedDict):
