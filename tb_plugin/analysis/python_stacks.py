@@ -14,9 +14,9 @@ import numpy as np
 
 from ..store.categories import Kind
 from ..store.model import TraceModel
-from .common import thread_keys
+from .host_ranges import build_ranges
 from .optree import OpTree
-from .tree_arrays import depths, previous_at_least
+from .tree_arrays import depths
 
 _FRAME = re.compile(r"^(.*)\((\d+)\): (.*)$")
 _STACK_KEY = re.compile(rb'"Call stack" *: *"[^"]')
@@ -55,33 +55,17 @@ def _build_python_stacks(model: TraceModel, tree: OpTree) -> PythonStacks:
     if py.size == 0:
         empty = np.empty(0, np.int64)
         return PythonStacks(empty, empty, np.full(len(tree), -1, np.int64), empty, [], empty)
-    n_py, n_nodes = py.size, len(tree)
-    items = np.concatenate([py, tree.rows])
-    thread = np.concatenate([thread_keys(model, py), tree.thread])
-    uniq, tidx = np.unique(thread, return_inverse=True)
-    nt = uniq.size
-    start = ev["ts"][items]
-    end = start + ev["dur"][items]
-    is_node = np.concatenate([np.zeros(n_py, np.int8), np.ones(n_nodes, np.int8)])
-    s_thread = np.concatenate([np.arange(nt), tidx])
-    s_start = np.concatenate([np.full(nt, -np.inf), start])
-    s_end = np.concatenate([np.full(nt, np.inf), end])
-    s_node = np.concatenate([np.zeros(nt, np.int8), is_node])
-    order = np.lexsort((s_node, -s_end, s_start, s_thread))
-    o_end, o_start = s_end[order], s_start[order]
-    o_node = s_node[order].astype(bool)
-    values = np.where(o_node, -np.inf, o_end)
-    targets = np.where(o_end <= o_start, np.nextafter(o_end, np.inf), o_end)
-    pge = previous_at_least(values, targets)
-    item = order - nt  # -1.. for sentinels
-    parent_item = np.where(pge >= 0, item[np.maximum(pge, 0)], -1)
-    parent_item = np.where(parent_item >= 0, parent_item, -1)  # sentinel → -1
-    result = np.full(items.size, -1, dtype=np.int64)
-    real = item >= 0
-    result[item[real]] = parent_item[real]
-    parent = result[:n_py]
+    # python_function events nest like host ranges; each op's frame is the innermost
+    # event enclosing it (an op sorts after an event with its own start and end).
+    ranges = build_ranges(model, py)
+    file_pos = np.searchsorted(py, ranges.rows)  # index position → position in `py`
+    parent = np.full(py.size, -1, dtype=np.int64)
+    parent[file_pos] = np.where(ranges.parent >= 0, file_pos[ranges.parent], -1)
+    t0 = ev["ts"][tree.rows].astype(np.float64)
+    inner = ranges.enclosing(tree.thread, t0, t0 + ev["dur"][tree.rows])
+    node_frame = np.where(inner >= 0, file_pos[np.maximum(inner, 0)], -1)
     frame, frame_text = _frames(model, py)
-    return PythonStacks(py, parent, result[n_py:], _chain_ids(parent, frame), frame_text, frame)
+    return PythonStacks(py, parent, node_frame, _chain_ids(parent, frame), frame_text, frame)
 
 
 def _frames(model: TraceModel, py: np.ndarray) -> tuple[np.ndarray, list[str]]:
