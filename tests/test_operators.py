@@ -19,7 +19,8 @@ from kinetoscope.analysis.operators import (
     operators,
     shape_codes,
 )
-from kinetoscope.analysis.optree import op_tree, previous_at_least
+from kinetoscope.analysis.optree import op_tree
+from kinetoscope.analysis.tree_arrays import previous_at_least
 from kinetoscope.api.endpoints import VIEWS, ViewParamError, supported_views
 from kinetoscope.cli.main import main
 from kinetoscope.ingest.build import build_model

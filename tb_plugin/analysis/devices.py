@@ -20,7 +20,7 @@ import numpy as np
 from ..store.categories import Kind
 from ..store.model import TraceModel
 from .common import gpu_device_ids
-from .memory.index import GPU_TYPES
+from .memory.series import GPU_TYPES
 
 MATRIX_CORE_NAMES = {"nvidia": "Tensor Cores", "amd": "Matrix cores (MFMA)"}
 _NVIDIA_NAME_PREFIXES = ("nvidia", "tesla", "geforce", "quadro", "titan")
@@ -153,6 +153,13 @@ def gpu_of_memory_device(model: TraceModel, device_type: int, device_id: int) ->
         return None
     mapping: dict[int, int] = model.derived("_memory_gpu_ids", _memory_gpu_ids)
     return mapping.get(device_id, device_id)
+
+
+def memory_device_label(model: TraceModel, device_type: int, device_id: int, name: str) -> str:
+    """A memory device's display name: a GPU (CUDA or HIP) by its one identity
+    (`GPU 0 · NVIDIA A100-SXM4-80GB`), any other device by its memory series `name`."""
+    gpu = gpu_of_memory_device(model, device_type, device_id)
+    return name if gpu is None else device_identity(model, gpu).label
 
 
 def _memory_gpu_ids(model: TraceModel) -> dict[int, int]:

@@ -24,6 +24,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, TypedDict, Union, cast
 
 import msgspec
@@ -146,9 +147,7 @@ def kernels(
         raise ValueError(f"group_by must be one of {', '.join(GROUP_BY)}")
     ev = model.events
     classes = kernel_classes(model)
-    rows = classes.rows
-    matrix = classes.matrix
-    work = classes.work
+    rows, matrix, work = classes.rows, classes.matrix, classes.work
     devs = gpu_device_ids(model, rows)
     streams = ev["stream"][rows]
     all_devices = sorted({int(d) for d in np.unique(devs) if d >= 0})
@@ -160,22 +159,61 @@ def kernels(
         keep &= streams == stream
     rows, devs, streams = rows[keep], devs[keep], streams[keep]
     matrix, work = matrix[keep], work[keep]
+    dur = ev["dur"][rows].astype(np.float64)
+    groups = _group(model, rows, devs, streams, matrix, work, group_by)
+    out_rows = [
+        _kernel_row(model, groups, i, group_by)
+        for i in np.argsort(-groups.total, kind="stable").tolist()
+    ]
+    tc_time, no_time, unknown_time, share = matrix_share(dur, matrix)
+    return {
+        "group_by": group_by,
+        "device": device,
+        "stream": stream,
+        "rows": out_rows,
+        "kernel_count": int(rows.size),
+        "total_us": _r(float(dur.sum())),
+        "tensor_core_time_us": _r(tc_time),
+        "non_tensor_core_time_us": _r(no_time),
+        "tensor_core_pct": round(100.0 * share, 2) if share is not None else None,
+        "tensor_core_unknown_time_us": _r(unknown_time),
+        "matrix_core_name": matrix_core_name(trace_vendor(model)),
+        "devices": all_devices,
+        "streams": all_streams,
+    }
 
-    tree = op_tree(model)
-    node = np.full(rows.size, -1, dtype=np.int64)
-    if tree.gpu.size and rows.size:
-        pos = np.searchsorted(tree.gpu, rows)
-        node = tree.gpu_node[np.minimum(pos, tree.gpu.size - 1)]
-    has_op = node >= 0
-    op_code = np.full(rows.size, -1, dtype=np.int64)
-    op_code[has_op] = ev["name"][tree.rows[node[has_op]]]
-    is_step = name_flags(model, lambda s: STEP_NAME.match(s) is not None)
-    stepped = has_op & is_step[np.maximum(op_code, 0)]
-    op_code[stepped] = -1
-    op_eligible = np.zeros(rows.size, dtype=bool)
-    op_eligible[has_op] = tree.tc_eligible[node[has_op]]
-    op_eligible[stepped] = False
 
+@dataclass
+class _Groups:
+    """Kernel calls grouped by (name, device) or (name, device, op, launch configuration);
+    per group (the arrays) its key, call count, times and what its calls agree on."""
+
+    key: np.ndarray  # one row per group: name code, device (, op code, config index)
+    calls: np.ndarray
+    total: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    mean_bps: np.ndarray
+    mean_occ: np.ndarray
+    matrix: np.ndarray  # unknown if any call is unknown, else no if any is no, else yes
+    work: np.ndarray
+    eligible: np.ndarray  # any call's launching op is tensor-core eligible
+    stream_lo: np.ndarray
+    stream_hi: np.ndarray
+    configs: list[Config]  # the representative launch configuration per group
+
+
+def _group(
+    model: TraceModel,
+    rows: np.ndarray,
+    devs: np.ndarray,
+    streams: np.ndarray,
+    matrix: np.ndarray,
+    work: np.ndarray,
+    group_by: str,
+) -> _Groups:
+    ev = model.events
+    op_code, op_eligible = _launching_ops(model, rows)
     names = ev["name"][rows].astype(np.int64)
     dur = ev["dur"][rows].astype(np.float64)
     configs: list[Config] = []
@@ -190,111 +228,125 @@ def kernels(
     else:
         uniq, group = np.empty((0, key.shape[1]), np.int64), np.empty(0, np.int64)
     n = uniq.shape[0]
-
-    calls = np.bincount(group, minlength=n)
-    total = np.bincount(group, weights=dur, minlength=n)
     lo = np.full(n, np.inf)
     hi = np.full(n, -np.inf)
     np.minimum.at(lo, group, dur)
     np.maximum.at(hi, group, dur)
-    bps = ev["blocks_per_sm"][rows].astype(np.float64)
     occ = ev["occupancy"][rows].astype(np.float64)
     occ[occ <= 0] = np.nan  # 0: the trace does not know
-
-    def weighted(values: np.ndarray) -> np.ndarray:
-        has = np.isfinite(values)
-        num = np.bincount(group[has], weights=values[has] * dur[has], minlength=n)
-        den = np.bincount(group[has], weights=dur[has], minlength=n)
-        cnt = np.bincount(group[has], minlength=n)
-        out = np.full(n, np.nan)
-        pos = den > 0
-        out[pos] = num[pos] / den[pos]
-        # all calls of zero duration: plain mean
-        flat = (den == 0) & (cnt > 0)
-        if flat.any():
-            s = np.bincount(group[has], weights=values[has], minlength=n)
-            out[flat] = s[flat] / cnt[flat]
-        return out
-
-    mean_bps = weighted(bps)
-    mean_occ = weighted(occ)
-    # Per group: unknown if any call is unknown, else no if any is no, else yes.
     group_matrix = np.full(n, MATRIX_YES, dtype=np.int64)
     np.minimum.at(group_matrix, group, matrix.astype(np.int64))
     group_work = np.zeros(n, dtype=np.int64)
     np.maximum.at(group_work, group, work.astype(np.int64))
-    eligible_any = np.bincount(group, weights=op_eligible, minlength=n) > 0
     stream_lo = np.full(n, np.iinfo(np.int64).max)
     stream_hi = np.full(n, -1)
     np.minimum.at(stream_lo, group, streams)
     np.maximum.at(stream_hi, group, streams)
-
-    # Representative call (the longest) for the launch configuration of name groups.
-    rep_cfg: list[Config]
     if group_by == "name" and n:
-        order = np.lexsort((dur, group))
-        last = order[np.r_[np.flatnonzero(np.diff(group[order])), order.size - 1]]
-        codes, distinct = launch_configs(
-            model, rows[last], launches_of(model, rows[last], launch_rows(model))
-        )
-        rep_cfg = [distinct[c] for c in codes.tolist()]
+        rep_cfg = _longest_call_configs(model, rows, group, dur)
     else:
         rep_cfg = [configs[int(uniq[i, 3])] for i in range(n)]
+    return _Groups(
+        key=uniq,
+        calls=np.bincount(group, minlength=n),
+        total=np.bincount(group, weights=dur, minlength=n),
+        lo=lo,
+        hi=hi,
+        mean_bps=_weighted(ev["blocks_per_sm"][rows].astype(np.float64), group, dur, n),
+        mean_occ=_weighted(occ, group, dur, n),
+        matrix=group_matrix,
+        work=group_work,
+        eligible=np.bincount(group, weights=op_eligible, minlength=n) > 0,
+        stream_lo=stream_lo,
+        stream_hi=stream_hi,
+        configs=rep_cfg,
+    )
 
-    out_rows: list[KernelRow] = []
-    for i in np.argsort(-total, kind="stable").tolist():
-        name_code = int(uniq[i, 0])
-        dev = int(uniq[i, 1])
-        grid, block, regs, smem = rep_cfg[i]
-        row: dict[str, Any] = {  # keys in wire order: op_name (group_by=op) after stream
-            "name": model.names[name_code],
-            "device": dev if dev >= 0 else None,
-            "stream": int(stream_lo[i])
-            if stream_lo[i] == stream_hi[i] and stream_hi[i] >= 0
-            else None,
-        }
-        if group_by == "op":
-            oc = int(uniq[i, 2])
-            row["op_name"] = model.names[oc] if oc >= 0 else None
-        row.update(
-            {
-                "calls": int(calls[i]),
-                "total_us": _r(total[i]),
-                "mean_us": _r(total[i] / max(calls[i], 1)),
-                "min_us": _r(lo[i]),
-                "max_us": _r(hi[i]),
-                "blocks_per_sm": None if np.isnan(mean_bps[i]) else round(float(mean_bps[i]), 4),
-                "occupancy_pct": None if np.isnan(mean_occ[i]) else round(float(mean_occ[i]), 3),
-                "registers_per_thread": regs,
-                "shared_memory": smem,
-                "grid": list(grid) if grid else None,
-                "block": list(block) if block else None,
-                "tensor_cores_used": None
-                if group_matrix[i] == MATRIX_UNKNOWN
-                else bool(group_matrix[i] == MATRIX_YES),
-                "op_tensor_core_eligible": bool(eligible_any[i]),
-                "work": WORKS[int(group_work[i])],
-            }
-        )
-        out_rows.append(cast(KernelRow, row))
 
-    tc_time, no_time, unknown_time, share = matrix_share(dur, matrix)
-    all_time = float(dur.sum())
-    return {
-        "group_by": group_by,
-        "device": device,
-        "stream": stream,
-        "rows": out_rows,
-        "kernel_count": int(rows.size),
-        "total_us": _r(all_time),
-        "tensor_core_time_us": _r(tc_time),
-        "non_tensor_core_time_us": _r(no_time),
-        "tensor_core_pct": round(100.0 * share, 2) if share is not None else None,
-        "tensor_core_unknown_time_us": _r(unknown_time),
-        "matrix_core_name": matrix_core_name(trace_vendor(model)),
-        "devices": all_devices,
-        "streams": all_streams,
+def _launching_ops(model: TraceModel, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per kernel, the name code of the op that launched it (-1: none, or a ProfilerStep)
+    and whether that op is tensor-core eligible."""
+    ev = model.events
+    tree = op_tree(model)
+    node = np.full(rows.size, -1, dtype=np.int64)
+    if tree.gpu.size and rows.size:
+        pos = np.searchsorted(tree.gpu, rows)
+        node = tree.gpu_node[np.minimum(pos, tree.gpu.size - 1)]
+    has_op = node >= 0
+    op_code = np.full(rows.size, -1, dtype=np.int64)
+    op_code[has_op] = ev["name"][tree.rows[node[has_op]]]
+    is_step = name_flags(model, lambda s: STEP_NAME.match(s) is not None)
+    stepped = has_op & is_step[np.maximum(op_code, 0)]
+    op_code[stepped] = -1
+    op_eligible = np.zeros(rows.size, dtype=bool)
+    op_eligible[has_op] = tree.tc_eligible[node[has_op]]
+    op_eligible[stepped] = False
+    return op_code, op_eligible
+
+
+def _weighted(values: np.ndarray, group: np.ndarray, dur: np.ndarray, n: int) -> np.ndarray:
+    """Per group, the duration-weighted mean of the known values (a plain mean when all
+    the calls last zero); NaN when none is known."""
+    has = np.isfinite(values)
+    num = np.bincount(group[has], weights=values[has] * dur[has], minlength=n)
+    den = np.bincount(group[has], weights=dur[has], minlength=n)
+    cnt = np.bincount(group[has], minlength=n)
+    out = np.full(n, np.nan)
+    pos = den > 0
+    out[pos] = num[pos] / den[pos]
+    flat = (den == 0) & (cnt > 0)
+    if flat.any():
+        s = np.bincount(group[has], weights=values[has], minlength=n)
+        out[flat] = s[flat] / cnt[flat]
+    return out
+
+
+def _longest_call_configs(
+    model: TraceModel, rows: np.ndarray, group: np.ndarray, dur: np.ndarray
+) -> list[Config]:
+    """The launch configuration of each group's longest call (name groups mix them)."""
+    order = np.lexsort((dur, group))
+    last = order[np.r_[np.flatnonzero(np.diff(group[order])), order.size - 1]]
+    codes, distinct = launch_configs(
+        model, rows[last], launches_of(model, rows[last], launch_rows(model))
+    )
+    return [distinct[c] for c in codes.tolist()]
+
+
+def _kernel_row(model: TraceModel, g: _Groups, i: int, group_by: str) -> KernelRow:
+    dev = int(g.key[i, 1])
+    grid, block, regs, smem = g.configs[i]
+    one_stream = g.stream_lo[i] == g.stream_hi[i] and g.stream_hi[i] >= 0
+    row: dict[str, Any] = {  # keys in wire order: op_name (group_by=op) after stream
+        "name": model.names[int(g.key[i, 0])],
+        "device": dev if dev >= 0 else None,
+        "stream": int(g.stream_lo[i]) if one_stream else None,
     }
+    if group_by == "op":
+        oc = int(g.key[i, 2])
+        row["op_name"] = model.names[oc] if oc >= 0 else None
+    bps, occ = g.mean_bps[i], g.mean_occ[i]
+    row.update(
+        {
+            "calls": int(g.calls[i]),
+            "total_us": _r(g.total[i]),
+            "mean_us": _r(g.total[i] / max(g.calls[i], 1)),
+            "min_us": _r(g.lo[i]),
+            "max_us": _r(g.hi[i]),
+            "blocks_per_sm": None if np.isnan(bps) else round(float(bps), 4),
+            "occupancy_pct": None if np.isnan(occ) else round(float(occ), 3),
+            "registers_per_thread": regs,
+            "shared_memory": smem,
+            "grid": list(grid) if grid else None,
+            "block": list(block) if block else None,
+            "tensor_cores_used": None
+            if g.matrix[i] == MATRIX_UNKNOWN
+            else bool(g.matrix[i] == MATRIX_YES),
+            "op_tensor_core_eligible": bool(g.eligible[i]),
+            "work": WORKS[int(g.work[i])],
+        }
+    )
+    return cast(KernelRow, row)
 
 
 def kernels_view(model: TraceModel, params: Any) -> KernelsView:

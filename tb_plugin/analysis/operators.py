@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any, TypedDict
 
 import msgspec
@@ -26,8 +25,15 @@ import numpy as np
 from ..api.requests import ViewParamError
 from ..store.categories import Kind
 from ..store.model import TraceModel
-from .common import thread_keys
-from .optree import OpTree, depths, op_tree, previous_at_least
+from .optree import OpTree, op_tree
+from .python_stacks import (
+    Frame,
+    StackArgs,
+    has_call_stack,
+    parse_frame,
+    python_groups,
+    python_stacks,
+)
 
 # 2: matrix-core time from the kernel taxonomy; a runtime call inside an annotation is
 # subtracted once (host self).
@@ -38,10 +44,7 @@ NO_KERNELS_GPU = (
     "this trace has no GPU kernel events (the profiler did not record GPU activity, "
     "e.g. CUPTI range-profiler mode)"
 )
-_FRAME = re.compile(r"^(.*)\((\d+)\): (.*)$")
 _DIMS_KEY = re.compile(rb'"Input [Dd]ims" *: *(\[[\[\]0-9, \t\r\n-]*\])')
-_STACK_KEY = re.compile(rb'"Call stack" *: *"[^"]')
-_MODULE_INSTANCE = re.compile(r"^(nn\.Module: .*?)_\d+$")
 
 
 class _Stats(TypedDict):
@@ -78,12 +81,6 @@ class OperatorsView(TypedDict):
     kernel_view_absent_reason: str | None
 
 
-class Frame(TypedDict):
-    file: str | None
-    line: int | None
-    function: str
-
-
 class StackRow(_Stats):
     frames: list[Frame]
 
@@ -94,10 +91,6 @@ class CallStacksView(TypedDict):
     source: str | None
     calls: int
     stacks: list[StackRow]
-
-
-class _StackArgs(msgspec.Struct, gc=False):
-    stack: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="Call stack")
 
 
 # --- shared pieces --------------------------------------------------------------------
@@ -204,120 +197,6 @@ def parse_shape_param(text: str) -> Any:
     return json.loads(text)
 
 
-# --- call stacks ------------------------------------------------------------------------
-
-
-@dataclass
-class PythonStacks:
-    rows: np.ndarray  # python_function rows
-    parent: np.ndarray  # enclosing python event index, -1
-    node_frame: np.ndarray  # per tree node: innermost enclosing python event, -1
-    stack_id: np.ndarray  # per python event: id of its frame chain (equal chains, equal id)
-    frame_text: list[str]  # per frame code
-    frame: np.ndarray  # per python event: frame code
-
-
-def python_stacks(model: TraceModel, tree: OpTree) -> PythonStacks | None:
-    """Python frames enclosing each op on its thread (2.x `with_stack=True` traces)."""
-    stacks = model.derived("_python_stacks", lambda m: _build_python_stacks(m, tree))
-    return stacks if stacks.rows.size else None
-
-
-def _build_python_stacks(model: TraceModel, tree: OpTree) -> PythonStacks:
-    ev = model.events
-    py = model.complete_rows(Kind.PYTHON)
-    if py.size == 0:
-        empty = np.empty(0, np.int64)
-        return PythonStacks(empty, empty, np.full(len(tree), -1, np.int64), empty, [], empty)
-    n_py, n_nodes = py.size, len(tree)
-    items = np.concatenate([py, tree.rows])
-    thread = np.concatenate([thread_keys(model, py), tree.thread])
-    uniq, tidx = np.unique(thread, return_inverse=True)
-    nt = uniq.size
-    start = ev["ts"][items]
-    end = start + ev["dur"][items]
-    is_node = np.concatenate([np.zeros(n_py, np.int8), np.ones(n_nodes, np.int8)])
-    s_thread = np.concatenate([np.arange(nt), tidx])
-    s_start = np.concatenate([np.full(nt, -np.inf), start])
-    s_end = np.concatenate([np.full(nt, np.inf), end])
-    s_node = np.concatenate([np.zeros(nt, np.int8), is_node])
-    order = np.lexsort((s_node, -s_end, s_start, s_thread))
-    o_end, o_start = s_end[order], s_start[order]
-    o_node = s_node[order].astype(bool)
-    values = np.where(o_node, -np.inf, o_end)
-    targets = np.where(o_end <= o_start, np.nextafter(o_end, np.inf), o_end)
-    pge = previous_at_least(values, targets)
-    item = order - nt  # -1.. for sentinels
-    parent_item = np.where(pge >= 0, item[np.maximum(pge, 0)], -1)
-    parent_item = np.where(parent_item >= 0, parent_item, -1)  # sentinel → -1
-    result = np.full(items.size, -1, dtype=np.int64)
-    real = item >= 0
-    result[item[real]] = parent_item[real]
-    parent = result[:n_py]
-    frame, frame_text = _frames(model, py)
-    return PythonStacks(py, parent, result[n_py:], _chain_ids(parent, frame), frame_text, frame)
-
-
-def _frames(model: TraceModel, py: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """A frame code per python event. Module frames lose their instance number
-    (`nn.Module: Linear_25` → `nn.Module: Linear`), so calls through the same code in
-    different layers share a stack, as with the `Call stack` arg."""
-    codes, inverse = np.unique(model.events["name"][py], return_inverse=True)
-    texts = [_MODULE_INSTANCE.sub(r"\1", model.names[c]) for c in codes.tolist()]
-    canon: dict[str, int] = {}
-    remap = np.array([canon.setdefault(t, len(canon)) for t in texts], dtype=np.int64)
-    return remap[inverse.reshape(-1)], list(canon)
-
-
-def _chain_ids(parent: np.ndarray, frame: np.ndarray) -> np.ndarray:
-    """Equal ids for python events whose chains of frames (to the root) are equal:
-    interned level by level from the roots down."""
-    n = parent.size
-    out = np.full(n, -1, dtype=np.int64)
-    if n == 0:
-        return out
-    depth = depths(parent)
-    order = np.argsort(depth, kind="stable")
-    cuts = np.flatnonzero(np.diff(depth[order])) + 1
-    width = np.int64(int(frame.max()) + 1)
-    next_id = 0
-    for level in np.split(order, cuts):
-        p = parent[level]
-        up = np.where(p >= 0, out[np.maximum(p, 0)], -1)
-        uniq, inv = np.unique((up + 1) * width + frame[level], return_inverse=True)
-        out[level] = next_id + inv.reshape(-1)
-        next_id += uniq.size
-    return out
-
-
-def _parse_frame(text: str) -> Frame:
-    m = _FRAME.match(text.strip())
-    if m:
-        return {"file": m.group(1), "line": int(m.group(2)), "function": m.group(3)}
-    return {"file": None, "line": None, "function": text.strip()}
-
-
-def has_call_stack(
-    model: TraceModel, tree: OpTree, nodes: np.ndarray
-) -> tuple[np.ndarray, str | None]:
-    """Per node: whether a call stack was recorded; and where stacks come from."""
-    stacks = python_stacks(model, tree)
-    if stacks is not None:
-        return stacks.node_frame[nodes] >= 0, "python_function"
-    if nodes.size == 0:
-        return np.zeros(0, bool), None
-    flags = np.isin(tree.rows[nodes], rows_with_stack_arg(model))
-    return flags, "call_stack_arg" if flags.any() else None
-
-
-def rows_with_stack_arg(model: TraceModel) -> np.ndarray:
-    """Rows whose args hold a non-empty `Call stack`: one regex pass over the raw args
-    (decoding every op's args costs ~10x more on a big trace)."""
-    pos = np.fromiter((offset for offset, _ in model.scan_args(_STACK_KEY)), dtype=np.int64)
-    rows = np.searchsorted(model.events["args_end"], pos, side="right")
-    return np.unique(rows)
-
-
 def callstacks(
     model: TraceModel, name: str, input_shape: Any = None, by_shape: bool = False
 ) -> CallStacksView:
@@ -346,9 +225,9 @@ def callstacks(
     stacks = python_stacks(model, tree)
     if stacks is not None:
         out["source"] = "python_function"
-        group, frames_of = _python_groups(stacks, nodes)
+        group, frames_of = python_groups(stacks, nodes)
     else:
-        args = model.args_of(tree.rows[nodes], _StackArgs)
+        args = model.args_of(tree.rows[nodes], StackArgs)
         by_text: dict[bytes, int] = {}
         group = np.fromiter(
             (by_text.setdefault(bytes(a.stack), len(by_text)) for a in args),
@@ -359,7 +238,7 @@ def callstacks(
         for raw in by_text:
             text = msgspec.json.decode(raw) if len(raw) > 2 else ""
             parts = [p for p in str(text or "").split(";") if p.strip()]
-            frames_of.append([_parse_frame(p) for p in parts])
+            frames_of.append([parse_frame(p) for p in parts])
         if any(frames_of):
             out["source"] = "call_stack_arg"
     s = _stats(tree, nodes, group, len(frames_of))
@@ -370,22 +249,6 @@ def callstacks(
         if s["calls"][i] > 0
     ]
     return out
-
-
-def _python_groups(stacks: PythonStacks, nodes: np.ndarray) -> tuple[np.ndarray, list[list[Frame]]]:
-    """Group calls by their chain of enclosing python frames."""
-    inner = stacks.node_frame[nodes]
-    ids = np.where(inner >= 0, stacks.stack_id[np.maximum(inner, 0)], -1)
-    uniq, first, group = np.unique(ids, return_index=True, return_inverse=True)
-    frames_of: list[list[Frame]] = []
-    for sid, at in zip(uniq.tolist(), first.tolist()):
-        frames: list[Frame] = []
-        cur = int(inner[at]) if sid >= 0 else -1
-        while cur >= 0:
-            frames.append(_parse_frame(stacks.frame_text[stacks.frame[cur]]))
-            cur = int(stacks.parent[cur])
-        frames_of.append(frames)
-    return group.reshape(-1), frames_of
 
 
 # --- the view -----------------------------------------------------------------------------

@@ -42,8 +42,9 @@ Rules (the old plugin's, except where marked):
 - Tensor-core eligible: the name is in data/matrix_core_ops.json, or the node launched a
   tensor-core kernel itself, or any descendant is eligible.
 
-Everything is vectorised: one sort, a blocked "previous greater element" search for the
-parents, level-by-level sums for the totals. The tree is memoised on the model.
+Everything is vectorised: nesting and the runtime calls' containers come from the
+host-range index (host_ranges.py), level-by-level sums give the totals. The tree is
+memoised on the model.
 """
 
 from __future__ import annotations
@@ -55,10 +56,15 @@ import numpy as np
 from ..store.categories import Kind
 from ..store.model import TraceModel
 from .common import gpu_rows, launch_rows, launches_of, name_flags, thread_keys
+from .host_ranges import host_ranges
 from .rules import STEP_NAME, is_tensor_core_eligible_op
 from .taxonomy import MATRIX_YES, name_classes
-
-_BLOCK = 32
+from .tree_arrays import (
+    depths,
+    segment_union_length,
+    subtree_any,
+    subtree_sum,
+)
 
 
 @dataclass
@@ -94,206 +100,68 @@ def op_tree(model: TraceModel) -> OpTree:
     return model.derived("_op_tree", build_op_tree)
 
 
-# --- helpers ------------------------------------------------------------------------
-
-
-def previous_at_least(values: np.ndarray, targets: np.ndarray) -> np.ndarray:
-    """For each i, the largest j < i with values[j] >= targets[i], or -1.
-
-    Vectorised in blocks: scan back inside i's block, then find the nearest earlier block
-    whose maximum reaches the target with a sparse table over block maxima, then scan that
-    block from its end. About 2 * _BLOCK + log2(n) numpy passes over shrinking sets."""
-    n = values.size
-    out = np.full(n, -1, dtype=np.int64)
-    if n == 0:
-        return out
-    b = _BLOCK
-    nb = (n + b - 1) // b
-    padded = np.full(nb * b, -np.inf)
-    padded[:n] = values
-    block_max = padded.reshape(nb, b).max(axis=1)
-    idx = np.arange(n, dtype=np.int64)
-    # 1. inside the own block
-    todo = idx
-    tt = targets
-    for d in range(1, b):
-        ok = (todo % b) >= d
-        if not ok.any():
-            break
-        cand = todo[ok] - d
-        hit = values[cand] >= tt[ok]
-        hit_pos = np.flatnonzero(ok)[hit]
-        out[todo[hit_pos]] = cand[hit]
-        keep = np.ones(todo.size, dtype=bool)
-        keep[hit_pos] = False
-        todo, tt = todo[keep], tt[keep]
-        if todo.size == 0:
-            return out
-    # 2. the nearest earlier block that reaches the target
-    table = [block_max]
-    k = 1
-    while (1 << k) <= nb:
-        prev = table[-1]
-        step = 1 << (k - 1)
-        nxt = prev.copy()
-        nxt[step:] = np.maximum(prev[step:], prev[:-step])
-        table.append(nxt)
-        k += 1
-    pos = todo // b - 1
-    for k in range(len(table) - 1, -1, -1):
-        size = 1 << k
-        can = pos + 1 >= size
-        if not can.any():
-            continue
-        skip = np.zeros(pos.size, dtype=bool)
-        skip[can] = table[k][pos[can]] < tt[can]
-        pos = pos - np.where(skip, size, 0)
-    found = pos >= 0
-    todo, tt, pos = todo[found], tt[found], pos[found]
-    # 3. the last position inside that block that reaches the target
-    cur = pos * b + (b - 1)
-    for _ in range(b):
-        if todo.size == 0:
-            break
-        valid = cur < n
-        hit = np.zeros(todo.size, dtype=bool)
-        hit[valid] = values[cur[valid]] >= tt[valid]
-        out[todo[hit]] = cur[hit]
-        todo, tt, cur = todo[~hit], tt[~hit], cur[~hit] - 1
-    return out
-
-
-def segment_union_length(
-    group: np.ndarray, starts: np.ndarray, ends: np.ndarray, n_groups: int
-) -> np.ndarray:
-    """Length of the union of [start, end) per group; input sorted by (group, start)."""
-    out = np.zeros(n_groups)
-    if group.size == 0:
-        return out
-    lengths = ends - starts
-    # Running max of ends inside each group: shift each group above all earlier ones so
-    # one global running max never crosses a group boundary.
-    first = np.ones(group.size, dtype=bool)
-    first[1:] = group[1:] != group[:-1]
-    seg = np.cumsum(first) - 1
-    seg_lo = np.minimum.reduceat(starts, np.flatnonzero(first))
-    seg_hi = np.maximum.reduceat(ends, np.flatnonzero(first))
-    span = seg_hi - seg_lo + 1.0
-    offset = np.concatenate([[0.0], np.cumsum(span)[:-1]])
-    rel_start = starts - seg_lo[seg] + offset[seg]
-    rel_end = ends - seg_lo[seg] + offset[seg]
-    running = np.maximum.accumulate(rel_end)
-    prev_end = np.empty(group.size)
-    prev_end[0] = -np.inf
-    prev_end[1:] = running[:-1]
-    prev_end[first] = -np.inf
-    covered = np.where(
-        prev_end >= rel_end, 0.0, np.where(prev_end > rel_start, rel_end - prev_end, lengths)
-    )
-    np.add.at(out, group, covered)
-    return out
-
-
-def depths(parent: np.ndarray) -> np.ndarray:
-    """Number of ancestors of each node (pointer jumping: log2(depth) passes)."""
-    depth = (parent >= 0).astype(np.int64)  # hops from the node to `anc`
-    anc = parent.copy()
-    live = np.flatnonzero(anc >= 0)
-    while live.size:
-        a = anc[live]
-        new_depth = depth.copy()
-        new_depth[live] += depth[a]
-        new_anc = anc.copy()
-        new_anc[live] = anc[a]
-        depth, anc = new_depth, new_anc
-        live = live[anc[live] >= 0]
-    return depth
-
-
-def subtree_sum(parent: np.ndarray, depth: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """values summed over each node's subtree (deepest level first)."""
-    total = values.astype(np.float64).copy()
-    if parent.size == 0:
-        return total
-    order = np.argsort(-depth, kind="stable")
-    d_sorted = depth[order]
-    cuts = np.flatnonzero(np.diff(d_sorted)) + 1
-    for level in np.split(order, cuts):
-        if level.size == 0 or depth[level[0]] == 0:
-            continue
-        np.add.at(total, parent[level], total[level])
-    return total
-
-
-def subtree_any(parent: np.ndarray, depth: np.ndarray, flags: np.ndarray) -> np.ndarray:
-    return subtree_sum(parent, depth, flags.astype(np.float64)) > 0
-
-
 # --- the tree -----------------------------------------------------------------------
 
 
 def build_op_tree(model: TraceModel) -> OpTree:
-    ev = model.events
     nodes_file = model.complete_rows(Kind.CPU_OP, Kind.USER_ANNOTATION)
     runtimes = launch_rows(model)
-    n_nodes = nodes_file.size
-    if n_nodes == 0:
+    if nodes_file.size == 0:
         return _empty_tree(gpu_rows(model))
-
-    # One sequence: per-thread sentinels (+inf, parent of the roots), nodes, runtimes.
-    all_rows = np.concatenate([nodes_file, runtimes])
-    threads_all = thread_keys(model, all_rows) if all_rows.size else np.empty(0, np.int64)
-    uniq_threads, thread_idx = np.unique(threads_all, return_inverse=True)
-    n_threads = uniq_threads.size
-    start = ev["ts"][all_rows]
-    end = start + ev["dur"][all_rows]
-    is_rt = np.zeros(all_rows.size, dtype=np.int8)
-    is_rt[n_nodes:] = 1
-    # sentinels: one per thread, before everything else of the thread
-    s_thread = np.arange(n_threads)
-    seq_thread = np.concatenate([s_thread, thread_idx])
-    seq_start = np.concatenate([np.full(n_threads, -np.inf), start])
-    seq_end = np.concatenate([np.full(n_threads, np.inf), end])
-    seq_rt = np.concatenate([np.zeros(n_threads, np.int8), is_rt])
-    seq_sentinel = np.concatenate([np.ones(n_threads, bool), np.zeros(all_rows.size, bool)])
-    order = np.lexsort((seq_rt, -seq_end, seq_start, seq_thread))
-    o_end = seq_end[order]
-    o_start = seq_start[order]
-    o_rt = seq_rt[order].astype(bool)
-    values = np.where(o_rt, -np.inf, o_end)  # runtimes are never parents
-    zero = o_end <= o_start
-    targets = np.where(zero, np.nextafter(o_end, np.inf), o_end)
-    pge = previous_at_least(values, targets)
-    # map sequence positions back to node / runtime indices
-    seq_to_item = np.full(order.size, -1, dtype=np.int64)  # item = index into all_rows
-    item_of_pos = order - n_threads
-    nonsent = ~seq_sentinel[order]
-    seq_to_item[nonsent] = item_of_pos[nonsent]
-    parent_item = np.where(pge >= 0, seq_to_item[np.maximum(pge, 0)], -1)
-    # item -> its parent item (a node index, since runtimes are never parents), -1 = root
-    item_parent = np.full(all_rows.size, -1, dtype=np.int64)
-    item_parent[item_of_pos[nonsent]] = parent_item[nonsent]
-
-    # Node order: (thread, start, -end, file order), as in the sequence.
-    node_pos = order[nonsent & ~o_rt] - n_threads  # node indices (into nodes_file) in order
-    rank = np.empty(n_nodes, dtype=np.int64)
-    rank[node_pos] = np.arange(n_nodes)
-    rows = nodes_file[node_pos]
-    thread = uniq_threads[thread_idx[node_pos]] if n_nodes else np.empty(0, np.int64)
-    raw_parent = item_parent[node_pos]
-    parent = np.where(raw_parent >= 0, rank[np.maximum(raw_parent, 0)], -1)
-    # runtime containment (innermost node containing it), in node order
-    rt_container = item_parent[n_nodes:]
-    rt_container = np.where(rt_container >= 0, rank[np.maximum(rt_container, 0)], -1)
-
-    names = ev["name"][rows]
-    kinds = ev["kind"][rows]
-    starts = ev["ts"][rows]
-    durs = ev["dur"][rows]
-    ends_ = starts + durs
+    rows, thread, parent, rt_container = _nest(model, runtimes)
+    names = model.events["name"][rows]
     is_step = name_flags(model, lambda s: STEP_NAME.match(s) is not None)[names]
+    folded, rep, eff_parent = _fold(model, rows, parent)
+    rt_node = _attach_runtimes(model, runtimes, rows, rt_container)
+    rt_node = np.where(rt_node >= 0, rep[np.maximum(rt_node, 0)], -1)
+    host_total, host_self, rt_time = _host_times(
+        model, rows, eff_parent, rep, runtimes, rt_container
+    )
+    gpu, gpu_node, device_self, tc_self = _device_self(model, runtimes, rt_node, rows.size)
+    depth = depths(eff_parent)
+    own_eligible = name_flags(model, is_tensor_core_eligible_op)[names] | (tc_self > 0)
+    own_eligible &= ~folded
+    return OpTree(
+        rows=rows,
+        thread=thread,
+        parent=eff_parent,
+        folded=folded,
+        is_step=is_step,
+        host_total=host_total,
+        host_self=host_self,
+        runtime=rt_time,
+        device_self=device_self,
+        device_total=subtree_sum(eff_parent, depth, device_self),
+        tc_self=tc_self,
+        tc_total=subtree_sum(eff_parent, depth, tc_self),
+        tc_eligible=subtree_any(eff_parent, depth, own_eligible),
+        gpu=gpu,
+        gpu_node=gpu_node,
+    )
 
-    # Fold a single same-named child into its parent.
+
+def _nest(
+    model: TraceModel, runtimes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Nodes in tree order (rows, threads), each node's parent and each runtime call's
+    innermost containing node (node indices, -1 when none): the host-range index."""
+    ranges = host_ranges(model)  # the op tree's nodes are its ranges
+    rt_container = np.empty(0, dtype=np.int64)
+    if runtimes.size:
+        t0 = model.events["ts"][runtimes].astype(np.float64)
+        t1 = t0 + model.events["dur"][runtimes]
+        rt_container = ranges.enclosing(thread_keys(model, runtimes), t0, t1)
+    return ranges.rows, ranges.thread, ranges.parent, rt_container
+
+
+def _fold(
+    model: TraceModel, rows: np.ndarray, parent: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Fold a single same-named child into its parent: (folded, the node each node counts
+    as, the parents after folding)."""
+    n_nodes = rows.size
+    names = model.events["name"][rows]
+    kinds = model.events["kind"][rows]
     has_parent = parent >= 0
     n_children = np.bincount(parent[has_parent], minlength=n_nodes)
     p = np.maximum(parent, 0)
@@ -313,12 +181,23 @@ def build_op_tree(model: TraceModel) -> OpTree:
         rep = nxt
     eff_parent = np.where(has_parent & ~folded, rep[p], -1)
     eff_parent[folded] = -1
+    return folded, rep, eff_parent
 
-    # Runtimes → nodes.
-    rt_node = _attach_runtimes(model, runtimes, rows, rt_container)
-    rt_node = np.where(rt_node >= 0, rep[np.maximum(rt_node, 0)], -1)
 
-    # Host times.
+def _host_times(
+    model: TraceModel,
+    rows: np.ndarray,
+    eff_parent: np.ndarray,
+    rep: np.ndarray,
+    runtimes: np.ndarray,
+    rt_container: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(host total, host self, runtime time directly inside) per node."""
+    ev = model.events
+    n_nodes = rows.size
+    starts = ev["ts"][rows]
+    durs = ev["dur"][rows]
+    ends_ = starts + durs
     host_total = durs.astype(np.float64)
     child = np.flatnonzero(eff_parent >= 0)  # already in (thread, start) order
     grp = eff_parent[child]
@@ -329,8 +208,15 @@ def build_op_tree(model: TraceModel) -> OpTree:
     inside = rt_container >= 0
     np.add.at(rt_time, rep[rt_container[inside]], ev["dur"][runtimes[inside]])
     host_self = np.clip(host_total - children_cover - rt_time, 0.0, None)
+    return host_total, host_self, rt_time
 
-    # Device times.
+
+def _device_self(
+    model: TraceModel, runtimes: np.ndarray, rt_node: np.ndarray, n_nodes: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """GPU activity rows, the node owning each (-1), and per node the GPU time and the
+    tensor-core kernel time its own runtime calls launched."""
+    ev = model.events
     gpu = gpu_rows(model)
     launcher = launches_of(model, gpu, runtimes) if gpu.size else np.empty(0, np.int64)
     rt_index = np.full(launcher.shape, -1, dtype=np.int64)
@@ -353,31 +239,7 @@ def build_op_tree(model: TraceModel) -> OpTree:
     owned = gpu_node >= 0
     np.add.at(device_self, gpu_node[owned], gpu_dur[owned])
     np.add.at(tc_self, gpu_node[owned & gpu_tc], gpu_dur[owned & gpu_tc])
-
-    depth = depths(eff_parent)
-    device_total = subtree_sum(eff_parent, depth, device_self)
-    tc_total = subtree_sum(eff_parent, depth, tc_self)
-    own_eligible = name_flags(model, is_tensor_core_eligible_op)[names] | (tc_self > 0)
-    own_eligible &= ~folded
-    tc_eligible = subtree_any(eff_parent, depth, own_eligible)
-
-    return OpTree(
-        rows=rows,
-        thread=thread,
-        parent=eff_parent,
-        folded=folded,
-        is_step=is_step,
-        host_total=host_total,
-        host_self=host_self,
-        runtime=rt_time,
-        device_self=device_self,
-        device_total=device_total,
-        tc_self=tc_self,
-        tc_total=tc_total,
-        tc_eligible=tc_eligible,
-        gpu=gpu,
-        gpu_node=gpu_node,
-    )
+    return gpu, gpu_node, device_self, tc_self
 
 
 def _empty_tree(gpu: np.ndarray) -> OpTree:

@@ -27,7 +27,8 @@ from .steps import Steps
 from .taxonomy import MATRIX_NO, MATRIX_YES, kernel_classes
 
 if TYPE_CHECKING:
-    from .distributed.view import RankView
+    from .distributed.types import RankView
+    from .gpu import DeviceView
     from .overview import OverviewView
 
 DATALOADER_PCT = 5.0
@@ -80,68 +81,73 @@ def recommend(
     for dev in view["devices"]:
         util = dev["utilization_pct"]
         if util is not None and util < LOW_UTILIZATION_PCT:
-            out.append(
-                {
-                    "id": f"gpu_utilization_{dev['id']}",
-                    "severity": "warning",
-                    "title": f"GPU {dev['id']} is busy only {util:.1f} % of the time",
-                    "message": f"Kernels ran on GPU {dev['id']} during {util:.1f} % of the steps "
-                    f"(less than {LOW_UTILIZATION_PCT:g} %). Look for host-side gaps "
-                    "in the trace: input loading, synchronisation, small kernels; "
-                    "a larger batch size often helps.",
-                    "evidence": {
-                        "metric": "utilization_pct",
-                        "value": util,
-                        "threshold": LOW_UTILIZATION_PCT,
-                        "device": dev["id"],
-                        "steps": [s["name"] for s in view["steps"]],
-                        "time_us": dev["kernel_time_us"],
-                    },
-                    "link": {"view": "trace", "anchor": f"gpu{dev['id']}"},
-                    "docs_url": None,
-                }
-            )
+            out.append(_utilization_advice(view, dev, util))
     if devices_used > 1 and _uses_data_parallel(model):
-        out.append(
-            {
-                "id": "data_parallel",
-                "severity": "info",
-                "title": f"One process drives {devices_used} GPUs (nn.DataParallel)",
-                "message": "DistributedDataParallel, one process per GPU, is faster than "
-                "DataParallel.",
-                "evidence": {
-                    "metric": "devices_per_process",
-                    "value": devices_used,
-                    "threshold": 1,
-                    "steps": [],
-                    "time_us": None,
-                },
-                "link": {"view": "overview", "anchor": "gpu"},
-                "docs_url": "https://pytorch.org/docs/stable/notes/cuda.html"
-                "#use-nn-parallel-distributeddataparallel-instead-of-multiprocessing-or-nn-dataparallel",
-            }
-        )
+        out.append(_data_parallel_advice(devices_used))
     if view["devices"] and _uses_gloo(model):
-        out.append(
-            {
-                "id": "gloo_on_gpu",
-                "severity": "warning",
-                "title": "Collectives run over gloo on a GPU job",
-                "message": "Use the NCCL backend for GPU tensors: it is much faster than gloo.",
-                "evidence": {
-                    "metric": "backend",
-                    "value": "gloo",
-                    "threshold": None,
-                    "steps": [],
-                    "time_us": None,
-                },
-                "link": {"view": "overview", "anchor": "breakdown"},
-                "docs_url": "https://pytorch.org/docs/stable/distributed.html#backends",
-            }
-        )
+        out.append(_gloo_advice())
     out.extend(_tensor_core_advice(model, view))
     out.extend(_memory_advice(model, view))
     return out
+
+
+def _utilization_advice(view: OverviewView, dev: DeviceView, util: float) -> Recommendation:
+    return {
+        "id": f"gpu_utilization_{dev['id']}",
+        "severity": "warning",
+        "title": f"GPU {dev['id']} is busy only {util:.1f} % of the time",
+        "message": f"Kernels ran on GPU {dev['id']} during {util:.1f} % of the steps "
+        f"(less than {LOW_UTILIZATION_PCT:g} %). Look for host-side gaps "
+        "in the trace: input loading, synchronisation, small kernels; "
+        "a larger batch size often helps.",
+        "evidence": {
+            "metric": "utilization_pct",
+            "value": util,
+            "threshold": LOW_UTILIZATION_PCT,
+            "device": dev["id"],
+            "steps": [s["name"] for s in view["steps"]],
+            "time_us": dev["kernel_time_us"],
+        },
+        "link": {"view": "trace", "anchor": f"gpu{dev['id']}"},
+        "docs_url": None,
+    }
+
+
+def _data_parallel_advice(devices_used: int) -> Recommendation:
+    return {
+        "id": "data_parallel",
+        "severity": "info",
+        "title": f"One process drives {devices_used} GPUs (nn.DataParallel)",
+        "message": "DistributedDataParallel, one process per GPU, is faster than DataParallel.",
+        "evidence": {
+            "metric": "devices_per_process",
+            "value": devices_used,
+            "threshold": 1,
+            "steps": [],
+            "time_us": None,
+        },
+        "link": {"view": "overview", "anchor": "gpu"},
+        "docs_url": "https://pytorch.org/docs/stable/notes/cuda.html"
+        "#use-nn-parallel-distributeddataparallel-instead-of-multiprocessing-or-nn-dataparallel",
+    }
+
+
+def _gloo_advice() -> Recommendation:
+    return {
+        "id": "gloo_on_gpu",
+        "severity": "warning",
+        "title": "Collectives run over gloo on a GPU job",
+        "message": "Use the NCCL backend for GPU tensors: it is much faster than gloo.",
+        "evidence": {
+            "metric": "backend",
+            "value": "gloo",
+            "threshold": None,
+            "steps": [],
+            "time_us": None,
+        },
+        "link": {"view": "overview", "anchor": "breakdown"},
+        "docs_url": "https://pytorch.org/docs/stable/distributed.html#backends",
+    }
 
 
 def _dataloader_advice(view: OverviewView, share: float) -> Recommendation:

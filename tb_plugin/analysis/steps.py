@@ -124,18 +124,8 @@ def _extend_to_device(model: TraceModel, steps: Steps) -> Steps:
         return steps
     starts, step_ends = steps.starts.copy(), steps.ends.copy()
     prev_end = float(starts[0])
-    if np.isfinite(dev_min[0]):
-        # Device work of no step that ended before step 0's first kernel: work launched in
-        # the trace before step 0, and the backlog of the iteration before profiling began.
-        # The backlog has no launch call in the trace, and its correlation ids come before
-        # every launch call's; device work whose launch call is missing for another reason
-        # (a thread not recorded) has ids among them and is not a backlog.
-        other = gpu[~matched]
-        unlinked = all_gpu[~linked]
-        corr = ev["correlation"][unlinked]
-        launch_corr = ev["correlation"][launches]
-        first_launch = float(launch_corr[launch_corr >= 0].min())
-        other = np.concatenate([other, unlinked[(corr >= 0) & (corr < first_launch)]])
+    if np.isfinite(dev_min[0]):  # step 0 starts after the device work of no step before it
+        other = np.concatenate([gpu[~matched], _backlog(model, all_gpu[~linked], launches)])
         unmatched_end = ev["ts"][other] + ev["dur"][other]
         earlier = unmatched_end[unmatched_end <= dev_min[0]]
         if earlier.size:
@@ -148,23 +138,42 @@ def _extend_to_device(model: TraceModel, steps: Steps) -> Steps:
         prev_end = step_ends[i]
     steps.starts, steps.ends = starts, step_ends
     if n > 1:
-        with_gpu = np.flatnonzero(counts > 0)
-        last = int(with_gpu[-1])
-        keep = last + 1
-        reason = "launched no GPU work (the profiler stopped before its kernels ran)"
-        if last > 0 and counts[last - 1] * 0.8 > counts[last]:
-            keep = last
-            reason = (
-                f"launched {counts[last]} GPU activities, fewer than 0.8x the "
-                f"{counts[last - 1]} of the step before (an incomplete step)"
-            )
-        if keep < n:
-            steps.dropped = [
-                {"name": steps.names[i], "reason": reason if i == last else "launched no GPU work"}
-                for i in range(keep, n)
-            ]
-            steps.names = steps.names[:keep]
-            steps.numbers = steps.numbers[:keep]
-            steps.starts, steps.ends = starts[:keep], step_ends[:keep]
-            steps.gpu_counts = counts[:keep]
+        _drop_incomplete_tail(steps, counts)
     return steps
+
+
+def _backlog(model: TraceModel, unlinked: np.ndarray, launches: np.ndarray) -> np.ndarray:
+    """Device work with no launch call whose correlation id comes before every launch
+    call's: the backlog of the iteration before profiling began. Work whose launch call is
+    missing for another reason (a thread not recorded) has ids among them: not a backlog.
+    With the work launched in the trace before step 0, it is the device work of no step."""
+    ev = model.events
+    corr = ev["correlation"][unlinked]
+    launch_corr = ev["correlation"][launches]
+    first_launch = float(launch_corr[launch_corr >= 0].min())
+    return unlinked[(corr >= 0) & (corr < first_launch)]
+
+
+def _drop_incomplete_tail(steps: Steps, counts: np.ndarray) -> None:
+    """Drop the last steps when they launched no GPU work, and the last one with GPU work
+    when it launched much less than the step before (the profiler stopped inside it)."""
+    n = len(steps)
+    with_gpu = np.flatnonzero(counts > 0)
+    last = int(with_gpu[-1])
+    keep = last + 1
+    reason = "launched no GPU work (the profiler stopped before its kernels ran)"
+    if last > 0 and counts[last - 1] * 0.8 > counts[last]:
+        keep = last
+        reason = (
+            f"launched {counts[last]} GPU activities, fewer than 0.8x the "
+            f"{counts[last - 1]} of the step before (an incomplete step)"
+        )
+    if keep < n:
+        steps.dropped = [
+            {"name": steps.names[i], "reason": reason if i == last else "launched no GPU work"}
+            for i in range(keep, n)
+        ]
+        steps.names = steps.names[:keep]
+        steps.numbers = steps.numbers[:keep]
+        steps.starts, steps.ends = steps.starts[:keep], steps.ends[:keep]
+        steps.gpu_counts = counts[:keep]

@@ -165,10 +165,8 @@ def _classify_kernels(model: TraceModel) -> KernelClasses:
 def _launching_comm_op(model: TraceModel, kernels: np.ndarray) -> np.ndarray:
     """For each kernel row, the name code of the innermost communication op in its
     launching op chain, or -1."""
-    from .optree import (  # the op tree reads name classes: import late
-        depths,
-        op_tree,
-    )
+    from .optree import op_tree  # the op tree reads name classes: import late
+    from .tree_arrays import depths
 
     out = np.full(kernels.size, -1, dtype=np.int64)
     tree = op_tree(model)

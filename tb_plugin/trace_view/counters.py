@@ -13,22 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..analysis.common import gpu_device_ids
-from ..analysis.devices import device_identity, gpu_of_memory_device
+from ..analysis.devices import device_identity, memory_device_label
 from ..analysis.intervals import IntervalUnion
-from ..analysis.memory.index import device_label
+from ..analysis.memory.series import device_levels
 from ..store.categories import Kind
 from ..store.model import TraceModel
-
-
-def _memory_device_label(model: TraceModel, device_type: int, device_id: int) -> str:
-    """GPUs (CUDA and HIP) by their one identity; the CPU and other devices by the Memory
-    view's names."""
-    gpu = gpu_of_memory_device(model, device_type, device_id)
-    return (
-        device_identity(model, gpu).label
-        if gpu is not None
-        else device_label(device_type, device_id)
-    )
 
 
 @dataclass
@@ -67,56 +56,35 @@ def build_counters(model: TraceModel) -> list[Counter]:
                     union=union,
                 )
             )
-    mem = model.memory
-    if mem["row"].size:
-        ts = ev["ts"][mem["row"]]
-        pairs = sorted(
-            set(zip(mem["device_type"].tolist(), mem["device_id"].tolist())),
-            key=lambda p: (p[0] != 1, p),  # GPUs first
-        )
-        for dtype, did in pairs:
-            mine = (mem["device_type"] == dtype) & (mem["device_id"] == did)
-            where = _memory_device_label(model, dtype, did)
-            for column, metric in (
-                ("total_allocated", "memory_allocated"),
-                ("total_reserved", "memory_reserved"),
-            ):
-                values = mem[column][mine]
-                ok = np.isfinite(values) & np.isfinite(ts[mine])
-                if metric == "memory_allocated" and not ok.any():
-                    values, ok = _allocated_from_deltas(ts[mine], mem["bytes"][mine])
-                if not ok.any() or (metric == "memory_reserved" and not np.any(values[ok] > 0)):
-                    continue
-                times = ts[mine][ok]
-                order = np.argsort(times, kind="stable")
-                word = metric.split("_")[1]
-                out.append(
-                    Counter(
-                        f"mem.{dtype}.{did}.{word}" if did >= 0 else f"mem.{dtype}.{word}",
-                        f"{where} memory {word}",
-                        metric,
-                        "bytes",
-                        did if did >= 0 else None,
-                        float(values[ok].max()),
-                        times=times[order],
-                        values=values[ok][order].astype(np.float64),
-                    )
-                )
+    out.extend(_memory_counters(model))
     return out
 
 
-def _allocated_from_deltas(ts: np.ndarray, nbytes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Traces before 2022 have no `Total Allocated`: sum the (de)allocations in time order,
-    from the lowest point reached (memory held before profiling started is unknown)."""
-    ok = np.isfinite(ts) & np.isfinite(nbytes)
-    values = np.full(ts.shape, np.nan)
-    rows = np.flatnonzero(ok)
-    order = rows[np.argsort(ts[rows], kind="stable")]
-    running = np.cumsum(nbytes[order])
-    if running.size:
-        running -= min(0.0, float(running.min()))
-    values[order] = running
-    return values, ok
+def _memory_counters(model: TraceModel) -> list[Counter]:
+    """The Memory view's series (one rule: analysis/memory/series.py), GPUs first."""
+    out: list[Counter] = []
+    devices = sorted(device_levels(model), key=lambda d: (not d.is_gpu, d.device_type, d.device_id))
+    for d in devices:
+        where = memory_device_label(model, d.device_type, d.device_id, d.name)
+        for values, word in ((d.allocated, "allocated"), (d.reserved, "reserved")):
+            if values is None:
+                continue
+            did = d.device_id
+            out.append(
+                Counter(
+                    f"mem.{d.device_type}.{did}.{word}"
+                    if did >= 0
+                    else f"mem.{d.device_type}.{word}",
+                    f"{where} memory {word}",
+                    f"memory_{word}",
+                    "bytes",
+                    did if did >= 0 else None,
+                    float(values.max()),
+                    times=d.ts,
+                    values=values,
+                )
+            )
+    return out
 
 
 def counter_series(

@@ -19,51 +19,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..store.model import TraceModel
+from .levels import FANOUT, Level, build_levels
 from .tracks import Track, assign_tracks, slice_rows
 
-FANOUT = 4
 MIN_T0 = 1e-3  # µs: 1 ns, the resolution traces are written at
 
 
 @dataclass
-class Level:
-    """Buckets of one resolution, for the (track, depth) groups where they compress."""
+class GroupLayout:
+    """Where the events of each (track, depth) group and (group, class) segment lie."""
 
-    width: float
-    start: np.ndarray  # earliest start of the bucket's events
-    end: np.ndarray  # latest (shrunk) end: sorted within a group, like the events
-    count: np.ndarray
-    busy: np.ndarray  # sum of durations
-    name: np.ndarray  # dominant name code (most busy time)
-    single: np.ndarray  # position of the bucket's only event, -1 when it has several
-    group_lo: np.ndarray  # per group: [lo, hi) into the arrays; lo == hi when not stored
-    group_hi: np.ndarray
-    stored: np.ndarray  # per group: whether this level is kept (else: read the events)
-
-    @property
-    def nbytes(self) -> int:
-        return sum(
-            a.nbytes for a in (self.start, self.end, self.count, self.busy, self.name, self.single)
-        )
-
-
-@dataclass
-class TimelineIndex:
-    tracks: list[Track]
-    eps: float  # overlap tolerance of the depth sweep (timestamps are rounded in files)
-    t_min: float
-    t_max: float
-    thresholds: np.ndarray  # T_k
-    # Per event, in segment order (track, depth, class, start):
-    row: np.ndarray
-    start: np.ndarray
-    end: np.ndarray  # start + dur
-    end_s: np.ndarray  # end shrunk by eps: never overlaps the next start of its depth
-    name: np.ndarray
-    depth: np.ndarray
-    cls: np.ndarray
-    group: np.ndarray
-    parent: np.ndarray  # position of the enclosing event (depth - 1), or -1
+    group: np.ndarray  # per event, in segment order
     # Groups (track, depth), in order:
     group_track: np.ndarray
     group_depth: np.ndarray
@@ -83,6 +49,24 @@ class TimelineIndex:
     track_group_hi: np.ndarray
     track_count: np.ndarray
     track_max_depth: np.ndarray
+
+
+@dataclass
+class TimelineIndex(GroupLayout):
+    tracks: list[Track]
+    eps: float  # overlap tolerance of the depth sweep (timestamps are rounded in files)
+    t_min: float
+    t_max: float
+    thresholds: np.ndarray  # T_k
+    # Per event, in segment order (track, depth, class, start):
+    row: np.ndarray
+    start: np.ndarray
+    end: np.ndarray  # start + dur
+    end_s: np.ndarray  # end shrunk by eps: never overlaps the next start of its depth
+    name: np.ndarray
+    depth: np.ndarray
+    cls: np.ndarray
+    parent: np.ndarray  # position of the enclosing event (depth - 1), or -1
     levels: list[Level]
     # Global time order (search, range summaries):
     by_start: np.ndarray
@@ -171,151 +155,6 @@ def parents(depth: np.ndarray) -> np.ndarray:
     return out
 
 
-# --- summaries -------------------------------------------------------------------
-
-
-def _aggregate(
-    group: np.ndarray,
-    bucket: np.ndarray,
-    start: np.ndarray,
-    end: np.ndarray,
-    count: np.ndarray,
-    busy: np.ndarray,
-    dname: np.ndarray,
-    dbusy: np.ndarray,
-    pos: np.ndarray,
-    n_buckets: int,
-) -> dict[str, np.ndarray]:
-    """Sum records per (group, bucket); the dominant name is the one with the most busy
-    time among the records' own dominant names; `pos` stays only for a lone event."""
-    key = group.astype(np.int64) * n_buckets + bucket
-    order = np.argsort(key, kind="stable")
-    key_s = key[order]
-    first = np.flatnonzero(np.concatenate([[True], key_s[1:] != key_s[:-1]]))
-    out = {
-        "group": group[order][first],
-        "bucket": bucket[order][first],
-        "start": np.minimum.reduceat(start[order], first),
-        "end": np.maximum.reduceat(end[order], first),
-        "count": np.add.reduceat(count[order], first),
-        "busy": np.add.reduceat(busy[order], first),
-    }
-    out["pos"] = np.where(out["count"] == 1, np.minimum.reduceat(pos[order], first), -1)
-    by_name = np.lexsort((dname, key))
-    k2, n2 = key[by_name], dname[by_name]
-    f2 = np.flatnonzero(np.concatenate([[True], (k2[1:] != k2[:-1]) | (n2[1:] != n2[:-1])]))
-    sums = np.add.reduceat(dbusy[by_name], f2)
-    kk, nn = k2[f2], n2[f2]
-    best = np.lexsort((sums, kk))
-    kk_b = kk[best]
-    last = np.flatnonzero(np.concatenate([kk_b[1:] != kk_b[:-1], [True]]))
-    out["name"] = nn[best][last]
-    out["dbusy"] = sums[best][last]
-    return out
-
-
-def build_levels(
-    t_min: float,
-    span: float,
-    thresholds: np.ndarray,
-    group: np.ndarray,
-    start: np.ndarray,
-    end_s: np.ndarray,
-    dur: np.ndarray,
-    name: np.ndarray,
-    cls: np.ndarray,
-    n_groups: int,
-) -> list[Level]:
-    """Level k sums, per bucket of width T_k, the events shorter than T_k; it is built from
-    level k-1 (4 buckets → 1) plus the events of class k, so each level costs what it
-    holds. A level is kept for a group only where it halves the events it stands for."""
-    levels: list[Level] = []
-    events_le = np.zeros(n_groups, dtype=np.int64)  # events of class <= k per group
-    prev: dict[str, np.ndarray] | None = None
-    for k, width in enumerate(thresholds.tolist()):
-        n_buckets = int(span // width) + 2
-        mine = np.flatnonzero(cls == k)
-        events_le += np.bincount(group[mine], minlength=n_groups)
-        parts: list[dict[str, np.ndarray]] = []
-        if mine.size:
-            parts.append(
-                {
-                    "group": group[mine],
-                    "bucket": np.floor((start[mine] - t_min) / width).astype(np.int64),
-                    "start": start[mine],
-                    "end": end_s[mine],
-                    "count": np.ones(mine.size, dtype=np.int64),
-                    "busy": dur[mine],
-                    "dname": name[mine],
-                    "dbusy": dur[mine],
-                    "pos": mine.astype(np.int64),
-                }
-            )
-        if prev is not None and prev["group"].size:
-            parts.append(
-                {
-                    "group": prev["group"],
-                    "bucket": prev["bucket"] // FANOUT,
-                    "start": prev["start"],
-                    "end": prev["end"],
-                    "count": prev["count"],
-                    "busy": prev["busy"],
-                    "dname": prev["name"],
-                    "dbusy": prev["dbusy"],
-                    "pos": prev["pos"],
-                }
-            )
-        rec: dict[str, np.ndarray]
-        if not parts:
-            rec = {
-                "group": np.zeros(0, dtype=np.int64),
-                "bucket": np.zeros(0, dtype=np.int64),
-                "start": np.zeros(0),
-                "end": np.zeros(0),
-                "count": np.zeros(0, dtype=np.int64),
-                "busy": np.zeros(0),
-                "name": np.zeros(0, dtype=np.int32),
-                "dbusy": np.zeros(0),
-                "pos": np.zeros(0, dtype=np.int64),
-            }
-        else:
-            cat = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
-            rec = _aggregate(
-                cat["group"],
-                cat["bucket"],
-                cat["start"],
-                cat["end"],
-                cat["count"],
-                cat["busy"],
-                cat["dname"],
-                cat["dbusy"],
-                cat["pos"],
-                n_buckets,
-            )
-        prev = rec
-        per_group = np.bincount(rec["group"], minlength=n_groups)
-        stored = (per_group > 0) & (per_group * 2 <= events_le)
-        keep = stored[rec["group"]]
-        kept_group = rec["group"][keep]
-        lo = np.searchsorted(kept_group, np.arange(n_groups), side="left")
-        hi = np.searchsorted(kept_group, np.arange(n_groups), side="right")
-        levels.append(
-            Level(
-                width=float(width),
-                start=rec["start"][keep],
-                end=rec["end"][keep],
-                count=rec["count"][keep].astype(np.int64),
-                busy=rec["busy"][keep],
-                name=rec["name"][keep].astype(np.int32),
-                single=rec["pos"][keep],
-                group_lo=lo,
-                group_hi=hi,
-                stored=stored,
-            )
-        )
-    return levels
-
-
 # --- build -----------------------------------------------------------------------
 
 
@@ -351,15 +190,69 @@ def build_index(model: TraceModel) -> TimelineIndex:
 
     # Sweep order: (track, start, longest first).
     order = np.lexsort((-end_s, ts, track_of))
-    rows, track_of, ts, dur, end_s = (
-        rows[order],
-        track_of[order],
-        ts[order],
-        dur[order],
-        end_s[order],
+    rows, track_of, ts, dur, end_s = (a[order] for a in (rows, track_of, ts, dur, end_s))
+    n, n_tracks = rows.shape[0], len(tracks)
+    depth, parent, fallback = _nest_tracks(track_of, ts, end_s, n_tracks)
+    t_min = float(ts.min()) if n else 0.0
+    span = float(ts.max() + dur.max() - ts.min()) if n else 0.0
+    thresholds = _thresholds(span)
+    cls = np.searchsorted(thresholds, dur, side="right").astype(np.int8)
+
+    # Segment order: (track, depth, class, start).
+    seg_order = np.lexsort((ts, cls, depth, track_of))
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[seg_order] = np.arange(n)
+    rows, track_of, ts, dur, end_s = (a[seg_order] for a in (rows, track_of, ts, dur, end_s))
+    depth, cls, parent = depth[seg_order], cls[seg_order], parent[seg_order]
+    parent = np.where(parent >= 0, inverse[np.maximum(parent, 0)], -1)
+    names = ev["name"][rows].astype(np.int32)
+    layout = _group_layout(track_of, depth, cls, ts, n_tracks, thresholds.size)
+    levels = build_levels(
+        t_min, span, thresholds, layout.group, ts, end_s, dur, names, cls, layout.group_track.size
     )
-    n = rows.shape[0]
-    n_tracks = len(tracks)
+
+    by_start = np.argsort(ts, kind="stable")
+    row_pos = np.full(len(model), -1, dtype=np.int64 if n >= 2**31 else np.int32)
+    row_pos[rows] = np.arange(n)  # after the segment reorder: positions are final
+    return TimelineIndex(
+        tracks=tracks,
+        eps=eps,
+        t_min=t_min,
+        t_max=float((ts + dur).max()) if n else 0.0,
+        thresholds=thresholds,
+        row=rows.astype(np.int64),
+        start=ts,
+        end=ts + dur,
+        end_s=end_s,
+        name=names,
+        depth=depth,
+        cls=cls,
+        parent=parent,
+        **vars(layout),
+        levels=levels,
+        by_start=by_start,
+        by_start_ts=ts[by_start],
+        by_start_endmax=np.maximum.accumulate((ts + dur)[by_start]) if n else np.zeros(0),
+        row_pos=row_pos,
+        build_seconds=time.perf_counter() - began,
+        fallback_tracks=fallback,
+    )
+
+
+def _thresholds(span: float) -> np.ndarray:
+    """T_k = T_0 * FANOUT^k, from about the resolution traces are written at up to the
+    whole span."""
+    t0 = max(MIN_T0, span / float(1 << 40))
+    n_levels = max(1, int(np.ceil(np.log(max(span, t0) / t0) / np.log(FANOUT))) + 1)
+    return t0 * FANOUT ** np.arange(n_levels, dtype=np.float64)
+
+
+def _nest_tracks(
+    track_of: np.ndarray, ts: np.ndarray, end_s: np.ndarray, n_tracks: int
+) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """Depth and enclosing event (position, -1) of each event in sweep order, and the
+    tracks whose events overlap without nesting (laid out by the slow sweep)."""
+    n = ts.shape[0]
     bounds = np.searchsorted(track_of, np.arange(n_tracks + 1))
     depth = np.zeros(n, dtype=np.int32)
     parent = np.full(n, -1, dtype=np.int64)
@@ -373,31 +266,19 @@ def build_index(model: TraceModel) -> TimelineIndex:
         depth[lo:hi] = d
         p = parents(d)
         parent[lo:hi] = np.where(p >= 0, p + lo, -1)
+    return depth, parent, fallback
 
-    span = float(ts.max() + dur.max() - ts.min()) if n else 0.0
-    t_min = float(ts.min()) if n else 0.0
-    t_max = float((ts + dur).max()) if n else 0.0
-    t0 = max(MIN_T0, span / float(1 << 40))
-    n_levels = max(1, int(np.ceil(np.log(max(span, t0) / t0) / np.log(FANOUT))) + 1)
-    thresholds = t0 * FANOUT ** np.arange(n_levels, dtype=np.float64)
-    cls = np.searchsorted(thresholds, dur, side="right").astype(np.int8)
 
-    # Segment order: (track, depth, class, start).
-    seg_order = np.lexsort((ts, cls, depth, track_of))
-    inverse = np.empty(n, dtype=np.int64)
-    inverse[seg_order] = np.arange(n)
-    rows, track_of, ts, dur, end_s = (
-        rows[seg_order],
-        track_of[seg_order],
-        ts[seg_order],
-        dur[seg_order],
-        end_s[seg_order],
-    )
-    depth, cls = depth[seg_order], cls[seg_order]
-    parent = parent[seg_order]
-    parent = np.where(parent >= 0, inverse[np.maximum(parent, 0)], -1)
-    names = ev["name"][rows].astype(np.int32)
-
+def _group_layout(
+    track_of: np.ndarray,
+    depth: np.ndarray,
+    cls: np.ndarray,
+    ts: np.ndarray,
+    n_tracks: int,
+    n_levels: int,
+) -> GroupLayout:
+    """Groups (track, depth) and segments (group, class) of events in segment order."""
+    n = ts.shape[0]
     max_depth = int(depth.max()) + 1 if n else 1
     gkey = track_of.astype(np.int64) * max_depth + depth
     g_first = _run_starts(gkey)
@@ -410,67 +291,30 @@ def build_index(model: TraceModel) -> TimelineIndex:
     seg_lo = s_first.astype(np.int64)
     seg_hi = np.append(s_first[1:], n).astype(np.int64) if n else np.zeros(0, np.int64)
     seg_group = group[s_first]
-    seg_class = cls[s_first].astype(np.int64)
     group_seg_lo = np.searchsorted(seg_group, np.arange(n_groups), side="left")
     group_seg_hi = np.searchsorted(seg_group, np.arange(n_groups), side="right")
-    track_group_lo = np.searchsorted(group_track, np.arange(n_tracks), side="left")
-    track_group_hi = np.searchsorted(group_track, np.arange(n_tracks), side="right")
-    track_count = np.bincount(track_of, minlength=n_tracks).astype(np.int64)
     track_max_depth = np.zeros(n_tracks, dtype=np.int64)
     if n_groups:
         np.maximum.at(track_max_depth, group_track, group_depth)
-
-    group_lo = seg_lo[group_seg_lo] if n_groups else np.zeros(0, np.int64)
-    group_hi = seg_hi[group_seg_hi - 1] if n_groups else np.zeros(0, np.int64)
     by_group_start = np.lexsort((ts, group))
-    gs_start = ts[by_group_start]
-
-    levels = build_levels(t_min, span, thresholds, group, ts, end_s, dur, names, cls, n_groups)
-
-    by_start = np.argsort(ts, kind="stable")
-    by_start_ts = ts[by_start]
-    by_start_endmax = np.maximum.accumulate((ts + dur)[by_start]) if n else np.zeros(0)
-    row_pos = np.full(len(model), -1, dtype=np.int64 if n >= 2**31 else np.int32)
-    row_pos[rows] = np.arange(n)
-
-    return TimelineIndex(
-        tracks=tracks,
-        eps=eps,
-        t_min=t_min,
-        t_max=t_max,
-        thresholds=thresholds,
-        row=rows.astype(np.int64),
-        start=ts,
-        end=ts + dur,
-        end_s=end_s,
-        name=names,
-        depth=depth,
-        cls=cls,
+    return GroupLayout(
         group=group,
-        parent=parent,
         group_track=group_track,
         group_depth=group_depth,
         group_seg_lo=group_seg_lo,
         group_seg_hi=group_seg_hi,
         seg_group=seg_group,
-        seg_class=seg_class,
+        seg_class=cls[s_first].astype(np.int64),
         seg_lo=seg_lo,
         seg_hi=seg_hi,
-        group_lo=group_lo,
-        group_hi=group_hi,
+        group_lo=seg_lo[group_seg_lo] if n_groups else np.zeros(0, np.int64),
+        group_hi=seg_hi[group_seg_hi - 1] if n_groups else np.zeros(0, np.int64),
         by_group_start=by_group_start,
-        gs_start=gs_start,
-        track_group_lo=track_group_lo,
-        track_group_hi=track_group_hi,
-        track_count=track_count,
+        gs_start=ts[by_group_start],
+        track_group_lo=np.searchsorted(group_track, np.arange(n_tracks), side="left"),
+        track_group_hi=np.searchsorted(group_track, np.arange(n_tracks), side="right"),
+        track_count=np.bincount(track_of, minlength=n_tracks).astype(np.int64),
         track_max_depth=track_max_depth,
-        levels=levels,
-        by_start=by_start,
-        by_start_ts=by_start_ts,
-        by_start_endmax=by_start_endmax,
-        row_pos=row_pos,
-        build_seconds=time.perf_counter() - began,
-        fallback_tracks=fallback,
     )
 
 

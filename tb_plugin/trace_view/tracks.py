@@ -115,29 +115,14 @@ def assign_tracks(model: TraceModel, rows: np.ndarray) -> tuple[np.ndarray, list
         elif gpu_count[t] * 2 >= total and gpu_count[t]:
             track_kind = "gpu"
             mine = rows[order_rows[bounds[t] : bounds[t + 1]]]
-            device = _mode(ev["device"][mine].astype(np.int64))
-            stream = _mode(ev["stream"][mine])
-            if device is None:
-                device = lenient_int(pid_value)
-            if stream is None:
-                stream = lenient_int(tid_value)
-        elif host_count[t]:
-            track_kind = "cpu"
+            device, stream = _gpu_track_place(model, mine, pid_value, tid_value)
         else:
-            track_kind = "other"
+            track_kind = "cpu" if host_count[t] else "other"
+        is_gpu_process = (k // 2 // n_tid) in gpu_pids
         drafts.append(
-            _describe(
-                model,
-                t,
-                pid_value,
-                tid_value,
-                track_lane,
-                track_kind,
-                device,
-                stream,
-                is_gpu_process=(k // 2 // n_tid) in gpu_pids,
-            )
-        )
+            _describe(model, t, pid_value, tid_value, track_lane, track_kind, device, stream,
+                      is_gpu_process=is_gpu_process)
+        )  # fmt: skip
     order = sorted(range(len(drafts)), key=lambda i: drafts[i].sort_key)
     position = np.empty(len(drafts), dtype=np.int64)
     position[order] = np.arange(len(drafts))
@@ -145,6 +130,19 @@ def assign_tracks(model: TraceModel, rows: np.ndarray) -> tuple[np.ndarray, list
     for i, track in enumerate(tracks):
         track.index = i
     return position[inverse] if len(drafts) else inverse.astype(np.int64), tracks
+
+
+def _gpu_track_place(
+    model: TraceModel, mine: np.ndarray, pid_value: Any, tid_value: Any
+) -> tuple[int | None, int | None]:
+    """A GPU track's device and stream: what most of its events say, else its pid/tid."""
+    device = _mode(model.events["device"][mine].astype(np.int64))
+    stream = _mode(model.events["stream"][mine])
+    if device is None:
+        device = lenient_int(pid_value)
+    if stream is None:
+        stream = lenient_int(tid_value)
+    return device, stream
 
 
 def _describe(

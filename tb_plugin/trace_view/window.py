@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .index import TimelineIndex, _aggregate
+from .index import TimelineIndex
+from .levels import Level, aggregate
 
 
 def segment_search(
@@ -111,56 +112,61 @@ def query_slices(
 
     records = []
     if short.size:
-        start = index.start[short]
-        dur = index.end[short] - start
-        records.append(
-            _aggregate(
-                index.group[short],
-                np.floor((start - index.t_min) / bucket).astype(np.int64),
-                start,
-                index.end_s[short],
-                np.ones(short.size, dtype=np.int64),
-                dur,
-                index.name[short],
-                dur,
-                short,
-                int((index.t_max - index.t_min) // bucket) + 2,
-            )
-        )
+        records.append(_short_event_records(index, short, bucket))
     if level is not None:
         stored_groups = groups[level.stored[groups]]
         if stored_groups.size:
-            b_lo = segment_search(
-                level.end,
-                level.group_lo[stored_groups],
-                level.group_hi[stored_groups],
-                np.full(stored_groups.size, t0 - index.eps),
-                strict=True,
-            )
-            b_hi = segment_search(
-                level.start,
-                b_lo,
-                level.group_hi[stored_groups],
-                np.full(stored_groups.size, t1),
-                strict=False,
-            )
-            sel = gather_ranges(b_lo, b_hi)
-            owner = np.repeat(stored_groups, b_hi - b_lo)
-            records.append(
-                {
-                    "group": owner,
-                    "start": level.start[sel],
-                    "end": level.end[sel],
-                    "count": level.count[sel],
-                    "busy": level.busy[sel],
-                    "name": level.name[sel],
-                    "dbusy": level.busy[sel],
-                    "pos": level.single[sel],
-                }
-            )
+            records.append(_level_records(index, level, stored_groups, t0, t1))
     blocks = _merge_blocks(records, bucket)
     exact = exact[np.lexsort((index.start[exact], index.group[exact]))]
     return SliceWindow(resolution, bucket, exact, *blocks)
+
+
+def _short_event_records(
+    index: TimelineIndex, short: np.ndarray, bucket: float
+) -> dict[str, np.ndarray]:
+    """Events read one by one but shorter than the resolution, summed per bucket."""
+    start = index.start[short]
+    dur = index.end[short] - start
+    return aggregate(
+        index.group[short],
+        np.floor((start - index.t_min) / bucket).astype(np.int64),
+        start,
+        index.end_s[short],
+        np.ones(short.size, dtype=np.int64),
+        dur,
+        index.name[short],
+        dur,
+        short,
+        int((index.t_max - index.t_min) // bucket) + 2,
+    )
+
+
+def _level_records(
+    index: TimelineIndex, level: Level, groups: np.ndarray, t0: float, t1: float
+) -> dict[str, np.ndarray]:
+    """The stored level's buckets of `groups` overlapping [t0, t1)."""
+    b_lo = segment_search(
+        level.end,
+        level.group_lo[groups],
+        level.group_hi[groups],
+        np.full(groups.size, t0 - index.eps),
+        strict=True,
+    )
+    b_hi = segment_search(
+        level.start, b_lo, level.group_hi[groups], np.full(groups.size, t1), strict=False
+    )
+    sel = gather_ranges(b_lo, b_hi)
+    return {
+        "group": np.repeat(groups, b_hi - b_lo),
+        "start": level.start[sel],
+        "end": level.end[sel],
+        "count": level.count[sel],
+        "busy": level.busy[sel],
+        "name": level.name[sel],
+        "dbusy": level.busy[sel],
+        "pos": level.single[sel],
+    }
 
 
 def _merge_blocks(

@@ -347,12 +347,6 @@ export interface OpRef {
   stack_source: string | null;
 }
 
-export interface OperatorsFrame {
-  file: string | null;
-  line: number | null;
-  function: string;
-}
-
 export interface OperatorsOperatorRow {
   calls: number;
   host_self_us: number;
@@ -404,6 +398,12 @@ export interface ProcessGroupView {
   backend_config: string | null;
   size: number | null;
   ranks: number[] | null;
+}
+
+export interface PythonStacksFrame {
+  file: string | null;
+  line: number | null;
+  function: string;
 }
 
 export interface RangeRow {
@@ -558,7 +558,7 @@ export interface StackRow {
   tensor_core_eligible: boolean;
   tensor_core_self_us: number;
   tensor_core_total_us: number;
-  frames: OperatorsFrame[];
+  frames: PythonStacksFrame[];
 }
 
 export interface StatusResponse {

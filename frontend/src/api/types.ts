@@ -112,7 +112,7 @@ export interface OperatorsResponse extends G.OperatorsView {
   call_stack_source: CallStackSource | null;
 }
 
-export type StackFrame = G.OperatorsFrame;
+export type StackFrame = G.PythonStacksFrame;
 export type CallStackRow = G.StackRow;
 
 export interface CallStacksResponse extends G.CallStacksView {

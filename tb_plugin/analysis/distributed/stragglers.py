@@ -17,9 +17,14 @@ above cover.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TypedDict
 
 import numpy as np
+
+from .matching import Instances
+from .summary import RankSummary, StepSummary
+from .types import JobStep, RankInput, Straggler, StragglerCount
 
 FACTORS = ("computation", "dataloader", "host_gap", "communication")
 ARRIVED_LATE = "arrived_late"
@@ -79,3 +84,155 @@ def explain(
         "unexplained_us": _r(late_by - explained),
         "excess_us": excess,
     }
+
+
+# --- the stage: who was late at each step ------------------------------------------------
+
+
+def _first_common_collective(
+    inst: Instances, inst_flat: np.ndarray, flat: np.ndarray, rs: np.ndarray
+) -> np.ndarray | None:
+    """Each rank's start of the earliest collective of the step that all its ranks ran
+    (the same match), or None when there is none."""
+    sel = np.flatnonzero(np.isin(inst_flat, flat))
+    if sel.size == 0:
+        return None
+    ranks = int(inst.rank.max()) + 1
+    pairs = np.unique(inst.match[sel] * ranks + inst.rank[sel])  # distinct (match, rank)
+    ids, counts = np.unique(pairs // ranks, return_counts=True)
+    common = ids[counts == rs.size]
+    if common.size == 0:
+        return None
+    sel = sel[np.isin(inst.match[sel], common)]
+    chosen = inst.match[sel[np.argmin(inst.start[sel])]]
+    sel = sel[inst.match[sel] == chosen]
+    arrivals = np.full(rs.size, np.inf)
+    position = {int(r): i for i, r in enumerate(rs.tolist())}
+    for i in sel.tolist():
+        p = position[int(inst.rank[i])]
+        arrivals[p] = min(arrivals[p], inst.start[i])
+    return arrivals
+
+
+def _transfer_before(
+    inst: Instances, inst_flat: np.ndarray, flat: np.ndarray, arrivals: np.ndarray
+) -> np.ndarray:
+    """Per rank of a step, the transfer time of its collectives of the step that started
+    before its arrival: only those can have delayed it."""
+    out = np.zeros(flat.size)
+    sel = np.flatnonzero(np.isin(inst_flat, flat))
+    order = np.argsort(flat)
+    member = order[np.searchsorted(flat, inst_flat[sel], sorter=order)]  # each one's rank
+    early = inst.start[sel] < arrivals[member]
+    np.add.at(out, member[early], inst.transfer[sel[early]])
+    return out
+
+
+def straggler_steps(
+    inputs: list[RankInput],
+    ranks: list[int],
+    summaries: list[RankSummary],
+    step_offsets: np.ndarray,
+    inst: Instances,
+    inst_flat: np.ndarray,
+) -> tuple[list[JobStep], list[StragglerCount]]:
+    origins = [s.time_origin_us for s in summaries]
+    reference = min(origins) if origins else 0.0
+    # Steps of different ranks are the same step when they have the same number
+    # (ProfilerStep#N), else the same position.
+    keyed: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for r, s in enumerate(summaries):
+        for j, st in enumerate(s.steps):
+            key = (0, st.number) if st.number is not None else (1, j)
+            keyed.setdefault(key, []).append((r, j))
+    late_steps = np.zeros(len(summaries), dtype=np.int64)
+    late_total = np.zeros(len(summaries))
+    out: list[JobStep] = []
+    for key in sorted(keyed):
+        members = keyed[key]
+        rs = np.array([r for r, _ in members])
+        flat = np.array([int(step_offsets[r]) + j for r, j in members])
+        steps = [summaries[r].steps[j] for r, j in members]
+        durations = np.array([st.end_us - st.start_us for st in steps])
+        first = steps[0]
+        job_step: JobStep = {
+            "name": first.name,
+            "number": first.number,
+            "ranks": len(members),
+            "median_duration_us": _r(np.median(durations)),
+            "max_duration_us": _r(durations.max()),
+            "straggler": None,
+        }
+        if len(members) >= 2:
+            offsets = np.array([origins[r] - reference for r in rs])  # onto one clock
+            found = _StepRanks(members, rs, flat, steps, offsets)
+            r, late_by, straggler = _late_rank(inputs, ranks, found, inst, inst_flat)
+            late_steps[r] += 1
+            late_total[r] += late_by
+            job_step["straggler"] = straggler
+        out.append(job_step)
+    counts: list[StragglerCount] = [
+        {
+            "rank": ranks[r],
+            "worker": inputs[r].worker,
+            "steps_late": int(late_steps[r]),
+            "late_by_us": _r(late_total[r]),
+        }
+        for r in np.argsort(-late_total, kind="stable").tolist()
+        if late_steps[r] > 0
+    ]
+    return out, counts
+
+
+@dataclass
+class _StepRanks:
+    """The ranks that ran one step: (rank, step index) pairs, the ranks, their flat step
+    indices, their steps and their clock offsets onto the reference clock."""
+
+    members: list[tuple[int, int]]
+    rs: np.ndarray
+    flat: np.ndarray
+    steps: list[StepSummary]
+    offsets: np.ndarray
+
+
+def _late_rank(
+    inputs: list[RankInput],
+    ranks: list[int],
+    step: _StepRanks,
+    inst: Instances,
+    inst_flat: np.ndarray,
+) -> tuple[int, float, Straggler]:
+    """The last rank to arrive at the step (its index), by how much, and why."""
+    steps, rs, flat = step.steps, step.rs, step.flat
+    arrivals = _first_common_collective(inst, inst_flat, flat, rs)
+    measured = "first_collective"
+    if arrivals is None:
+        arrivals = np.array([st.end_us for st in steps]) + step.offsets
+        measured = "step_end"
+    late = int(np.argmax(arrivals))
+    values = {
+        "computation": np.array([st.computation_us + st.overlap_us for st in steps]),
+        "dataloader": np.array([st.dataloader_us for st in steps]),
+        "host_gap": np.array([st.host_gap_us for st in steps]),
+        "communication": _transfer_before(inst, inst_flat, flat, arrivals),
+    }
+    r = int(rs[late])
+    late_by = float(arrivals[late] - median_excluding(arrivals, late))
+    starts = np.array([st.start_us for st in steps]) + step.offsets
+    why = explain(late_by, late, starts, values, first_profiled=step.members[late][1] == 0)
+    st = steps[late]
+    straggler: Straggler = {
+        "rank": ranks[r],
+        "worker": inputs[r].worker,
+        "late_by_us": _r(late_by),
+        "measured": measured,
+        **why,
+        "window": {
+            "worker": inputs[r].worker,
+            "span": inputs[r].span,
+            "start_us": st.start_us,
+            "end_us": st.end_us,
+        },
+    }
+    return r, late_by, straggler

@@ -20,7 +20,7 @@ from ..rules import (
     STEP_NAME,
     is_dataloader_range,
 )
-from ..steps import find_steps
+from ..steps import Steps, find_steps
 from ..taxonomy import is_comm_op
 
 # Bump when RankSummary or its definitions change (keys the disk cache). 2: the kernel
@@ -153,62 +153,7 @@ def _cpu_computation(model: TraceModel) -> IntervalUnion:
 
 def summarize_rank(model: TraceModel) -> RankSummary:
     steps = find_steps(model)
-    n = len(steps)
     has_kernels = model.complete_rows(Kind.KERNEL).size > 0
-    roles = overview.role_intervals(model)
-    communication = IntervalUnion(*roles["communication"])
-    # The Overview's communication role, unchanged: on CPU ranks it holds the collective
-    # ops' ranges, so both pages give a rank the same communication time.
-    if has_kernels:
-        computation = IntervalUnion(*roles["kernel"])
-    else:
-        computation = _cpu_computation(model)
-    lo, hi = steps.starts, steps.ends
-    c = computation.covered(lo, hi) if n else np.zeros(0)
-    m = communication.covered(lo, hi) if n else np.zeros(0)
-    u = computation.union(communication).covered(lo, hi) if n else np.zeros(0)
-    parts = overview.breakdown(model, steps)
-    loader_col = overview.ALL_PARTS.index("dataloader")
-    other_col = overview.ALL_PARTS.index("other")
-    step_rows = [
-        StepSummary(
-            name=steps.names[i],
-            number=steps.numbers[i],
-            start_us=float(lo[i]),
-            end_us=float(hi[i]),
-            computation_us=float(max(u[i] - m[i], 0.0)),
-            overlap_us=float(max(c[i] + m[i] - u[i], 0.0)),
-            communication_us=float(max(u[i] - c[i], 0.0)),
-            other_us=float(max(hi[i] - lo[i] - u[i], 0.0)),
-            dataloader_us=float(parts[i, loader_col]),
-            host_gap_us=float(parts[i, other_col]),
-        )
-        for i in range(n)
-    ]
-
-    coll = comms.extract(model)
-    kinds = sorted(set(coll.kind))
-    pgs = sorted(set(coll.pg))
-    step_of = np.full(len(coll), -1, dtype=np.int64)
-    if n and len(coll):
-        pos = np.searchsorted(lo, coll.start, side="right") - 1
-        inside = (pos >= 0) & (coll.start < hi[np.maximum(pos, 0)])
-        step_of[inside] = pos[inside]
-    kind_index = {k: i for i, k in enumerate(kinds)}
-    pg_index = {p: i for i, p in enumerate(pgs)}
-    table = CollectiveTable(
-        kinds=kinds,
-        pgs=pgs,
-        kind=[kind_index[k] for k in coll.kind],
-        pg=[pg_index[p] for p in coll.pg],
-        seq=coll.seq.tolist(),
-        start_us=coll.start.tolist(),
-        end_us=coll.end.tolist(),
-        bytes=coll.nbytes.tolist(),
-        group_size=coll.group_size.tolist(),
-        step=step_of.tolist(),
-    )
-
     info = model.header.get("distributedInfo")
     info = info if isinstance(info, dict) else {}
     backend = info.get("backend")
@@ -224,9 +169,72 @@ def summarize_rank(model: TraceModel) -> RankSummary:
         mode="gpu" if has_kernels else "cpu",
         time_origin_us=model.time_origin_us,
         steps_source=steps.source,
-        steps=step_rows,
-        collectives=table,
+        steps=_step_summaries(model, steps, has_kernels),
+        collectives=_collective_table(model, steps),
         devices=[dict(d) for d in devices],
         partial=bool(model.partial),
         warnings=list(model.warnings),
+    )
+
+
+def _step_summaries(model: TraceModel, steps: Steps, has_kernels: bool) -> list[StepSummary]:
+    """Per step: computation, overlap, communication and other time (the module doc's
+    definitions), and the Overview's data loading and host gap parts."""
+    n = len(steps)
+    roles = overview.role_intervals(model)
+    communication = IntervalUnion(*roles["communication"])
+    # The Overview's communication role, unchanged: on CPU ranks it holds the collective
+    # ops' ranges, so both pages give a rank the same communication time.
+    if has_kernels:
+        computation = IntervalUnion(*roles["kernel"])
+    else:
+        computation = _cpu_computation(model)
+    lo, hi = steps.starts, steps.ends
+    c = computation.covered(lo, hi) if n else np.zeros(0)
+    m = communication.covered(lo, hi) if n else np.zeros(0)
+    u = computation.union(communication).covered(lo, hi) if n else np.zeros(0)
+    parts = overview.breakdown(model, steps)
+    loader_col = overview.ALL_PARTS.index("dataloader")
+    other_col = overview.ALL_PARTS.index("other")
+    return [
+        StepSummary(
+            name=steps.names[i],
+            number=steps.numbers[i],
+            start_us=float(lo[i]),
+            end_us=float(hi[i]),
+            computation_us=float(max(u[i] - m[i], 0.0)),
+            overlap_us=float(max(c[i] + m[i] - u[i], 0.0)),
+            communication_us=float(max(u[i] - c[i], 0.0)),
+            other_us=float(max(hi[i] - lo[i] - u[i], 0.0)),
+            dataloader_us=float(parts[i, loader_col]),
+            host_gap_us=float(parts[i, other_col]),
+        )
+        for i in range(n)
+    ]
+
+
+def _collective_table(model: TraceModel, steps: Steps) -> CollectiveTable:
+    """Every collective instance of the rank, with the step it starts in (-1: none)."""
+    coll = comms.extract(model)
+    kinds = sorted(set(coll.kind))
+    pgs = sorted(set(coll.pg))
+    step_of = np.full(len(coll), -1, dtype=np.int64)
+    lo, hi = steps.starts, steps.ends
+    if len(steps) and len(coll):
+        pos = np.searchsorted(lo, coll.start, side="right") - 1
+        inside = (pos >= 0) & (coll.start < hi[np.maximum(pos, 0)])
+        step_of[inside] = pos[inside]
+    kind_index = {k: i for i, k in enumerate(kinds)}
+    pg_index = {p: i for i, p in enumerate(pgs)}
+    return CollectiveTable(
+        kinds=kinds,
+        pgs=pgs,
+        kind=[kind_index[k] for k in coll.kind],
+        pg=[pg_index[p] for p in coll.pg],
+        seq=coll.seq.tolist(),
+        start_us=coll.start.tolist(),
+        end_us=coll.end.tolist(),
+        bytes=coll.nbytes.tolist(),
+        group_size=coll.group_size.tolist(),
+        step=step_of.tolist(),
     )

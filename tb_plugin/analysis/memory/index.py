@@ -6,17 +6,14 @@ the innermost CPU op of its thread containing its timestamp, and pairs allocatio
 frees by (device, address). The result is kept on the model (the views ask for ranges
 and pages of it many times).
 
-Levels: `Total Allocated` / `Total Reserved` as the trace says. Old traces (torch < 1.10)
-carry neither: allocated is then the running sum of `Bytes` per device, raised by the
-smallest constant that keeps it non-negative (frees of memory allocated before the
-recording started), so it is a lower bound; reserved is unknown.
+Levels: `series.py`, the rule the trace view's memory counters share.
 
-Attribution, for properly nested ops of one thread sorted by (start, -end): the number
-of ops open at time t is #(start <= t) - #(end <= t) = D; the innermost open op is the
-last one started at or before t whose depth is D - 1 (siblings of one depth never
-overlap). Half-open [start, end), as the old plugin did, so an event at the boundary of
-two ops belongs to the one that starts. Ops that overlap without nesting (rounded
-timestamps) are caught by a containment check and resolved by a short scan.
+Attribution: an event belongs to the innermost CPU op of its thread (ProfilerStep ranges
+and zero-length ops aside) containing its timestamp, half-open [start, end) as the old
+plugin did, so an event at the boundary of two ops belongs to the one that starts; its
+parent op is the op around that one containing it too. Both by the host-range index
+(analysis/host_ranges.py: `op_ranges`), which also resolves ops that overlap without
+nesting (rounded timestamps).
 """
 
 from __future__ import annotations
@@ -25,22 +22,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...store.categories import Kind
 from ...store.model import TraceModel
 from ..common import thread_keys
-from ..rules import STEP_NAME
+from ..host_ranges import HostRanges, op_ranges
+from .series import DeviceLevels, device_label, device_levels
 
-# c10::DeviceType numbers → label prefix. CUDA and HIP (AMD) are both "GPU".
-DEVICE_PREFIXES = {
-    1: "GPU",
-    6: "GPU",
-    9: "XLA",
-    12: "XPU",
-    13: "MPS",
-    15: "HPU",
-    19: "MTIA",
-}
-GPU_TYPES = (1, 6)
+__all__ = ["DeviceSeries", "MemoryIndex", "device_label", "memory_index"]
 
 
 @dataclass
@@ -54,26 +41,14 @@ class ThreadOps:
 
 
 @dataclass
-class DeviceSeries:
-    name: str
-    device_type: int
-    device_id: int
-    events: np.ndarray  # indices into model.memory, in time order
-    ts: np.ndarray
-    nbytes: np.ndarray
-    allocated: np.ndarray  # level after each event
-    reserved: np.ndarray | None  # None: the trace does not say
-    allocated_source: str  # "trace" or "computed"
-    baseline_bytes: float  # added to the running sum when computed
+class DeviceSeries(DeviceLevels):
+    """A device's levels (the shared rule) with its allocations paired with their frees."""
+
     # One row per allocation, by pairing (memory-table indices, -1 when absent):
     alloc: np.ndarray
     free: np.ndarray
     size: np.ndarray
     no_address: int  # events that carry no address (cannot be paired)
-
-    @property
-    def is_gpu(self) -> bool:
-        return self.device_type in GPU_TYPES
 
 
 @dataclass
@@ -103,94 +78,22 @@ def memory_index(model: TraceModel) -> MemoryIndex:
     return model.derived("_memory_index", _build)
 
 
-def device_label(device_type: int, device_id: int) -> str:
-    if device_type == 0:
-        return "CPU"
-    prefix = DEVICE_PREFIXES.get(device_type)
-    if prefix is not None and device_id >= 0:
-        return f"{prefix}{device_id}"
-    return f"device type {device_type} #{device_id}"
-
-
 def _build(model: TraceModel) -> MemoryIndex:
     mem = model.memory
     rows = mem["row"]
     ev = model.events
     ts = ev["ts"][rows]
     thread = thread_keys(model, rows)
-    threads = _thread_ops(model, np.unique(thread))
-    op, parent = _attribute(ts, thread, threads)
-    dtype = mem["device_type"].astype(np.int64)
-    did = mem["device_id"].astype(np.int64)
-    key = (dtype << 32) | ((did + 1) & 0xFFFFFFFF)
-    keys, inverse = np.unique(key, return_inverse=True)
-    devices: list[DeviceSeries] = []
-    for k, group_key in enumerate(keys.tolist()):
-        members = np.flatnonzero(inverse == k)
-        dev_type = int(group_key >> 32)
-        dev_id = int(group_key & 0xFFFFFFFF) - 1
-        if dev_id >= 2**31 - 1:
-            dev_id -= 2**32
-        devices.append(_series(mem, ts, members, dev_type, dev_id))
-    _unique_names(devices)
-    devices.sort(
-        key=lambda d: (
-            d.device_type != 0,
-            d.device_type not in GPU_TYPES,
-            d.device_type,
-            d.device_id,
-        )
-    )
+    ranges = op_ranges(model)
+    threads = _thread_ops(model, ranges, set(np.unique(thread).tolist()))
+    op, parent = _attribute(ranges, ts, thread)
+    devices = [_paired(mem, levels) for levels in device_levels(model)]
     return MemoryIndex(ts=ts, thread=thread, op=op, parent=parent, devices=devices, threads=threads)
 
 
-def _unique_names(devices: list[DeviceSeries]) -> None:
-    seen: dict[str, int] = {}
-    for d in devices:
-        seen[d.name] = seen.get(d.name, 0) + 1
-    for d in devices:
-        if seen[d.name] > 1 and d.device_type not in (0, 1):
-            d.name = f"device type {d.device_type} #{d.device_id}"
-
-
-def _series(
-    mem: dict[str, np.ndarray], ts: np.ndarray, members: np.ndarray, dev_type: int, dev_id: int
-) -> DeviceSeries:
-    order = members[np.argsort(ts[members], kind="stable")]  # file order breaks ties
-    t = ts[order]
-    nbytes = np.nan_to_num(mem["bytes"][order], nan=0.0)
-    total_alloc = mem["total_allocated"][order]
-    total_res = mem["total_reserved"][order]
-    baseline = 0.0
-    if total_alloc.size and not np.isnan(total_alloc).any():
-        allocated = np.asarray(total_alloc, dtype=np.float64)
-        source = "trace"
-    else:
-        running = np.cumsum(nbytes)
-        baseline = max(0.0, -float(running.min())) if running.size else 0.0
-        allocated = running + baseline
-        source = "computed"
-    reserved = None
-    # The CPU allocator reserves nothing: a flat zero there means "not tracked".
-    if total_res.size and not np.isnan(total_res).any() and (dev_type != 0 or total_res.any()):
-        reserved = np.asarray(total_res, dtype=np.float64)
-    alloc, free, size, no_address = _pair(mem["addr"][order], nbytes, order)
-    return DeviceSeries(
-        name=device_label(dev_type, dev_id),
-        device_type=dev_type,
-        device_id=dev_id,
-        events=order,
-        ts=t,
-        nbytes=nbytes,
-        allocated=allocated,
-        reserved=reserved,
-        allocated_source=source,
-        baseline_bytes=baseline,
-        alloc=alloc,
-        free=free,
-        size=size,
-        no_address=no_address,
-    )
+def _paired(mem: dict[str, np.ndarray], levels: DeviceLevels) -> DeviceSeries:
+    alloc, free, size, no_address = _pair(mem["addr"][levels.events], levels.nbytes, levels.events)
+    return DeviceSeries(**vars(levels), alloc=alloc, free=free, size=size, no_address=no_address)
 
 
 def _pair(
@@ -230,34 +133,16 @@ def _pair(
     return alloc.astype(np.int64), free.astype(np.int64), np.abs(size), no_address
 
 
-def _thread_ops(model: TraceModel, wanted: np.ndarray) -> dict[int, ThreadOps]:
-    """CPU ops (ProfilerStep ranges aside, zero-length ones too) of the given threads."""
-    ev = model.events
-    rows = model.complete_rows(Kind.CPU_OP)
-    if rows.size:
-        step_code = np.fromiter(
-            (STEP_NAME.match(n) is not None for n in model.names),
-            dtype=bool,
-            count=len(model.names),
-        )
-        dur = ev["dur"][rows]
-        rows = rows[~step_code[ev["name"][rows]] & (dur > 0)]
-    keys = thread_keys(model, rows) if rows.size else np.empty(0, dtype=np.int64)
-    keep = np.isin(keys, wanted)
-    rows, keys = rows[keep], keys[keep]
+def _thread_ops(model: TraceModel, ranges: HostRanges, wanted: set[int]) -> dict[int, ThreadOps]:
+    """The op ranges of the given threads, per thread."""
     out: dict[int, ThreadOps] = {}
-    if rows.size == 0:
-        return out
-    starts = ev["ts"][rows]
-    ends = starts + ev["dur"][rows]
-    order = np.lexsort((-ends, starts, keys))
-    rows, keys, starts, ends = rows[order], keys[order], starts[order], ends[order]
-    bounds = np.flatnonzero(np.diff(keys)) + 1
-    lo = np.concatenate([[0], bounds])
-    hi = np.concatenate([bounds, [rows.size]])
-    for a, b in zip(lo.tolist(), hi.tolist()):
-        r = rows[a:b]
-        out[int(keys[a])] = ThreadOps(r, starts[a:b], ends[a:b], ev["name"][r])
+    for k, key in enumerate(ranges.threads.tolist()):
+        if key in wanted:
+            lo, hi = int(ranges.thread_lo[k]), int(ranges.thread_hi[k])
+            rows = ranges.rows[lo:hi]
+            out[key] = ThreadOps(
+                rows, ranges.start[lo:hi], ranges.end[lo:hi], model.events["name"][rows]
+            )
     return out
 
 
@@ -284,60 +169,15 @@ def name_spans(ops: ThreadOps) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _attribute(
-    ts: np.ndarray, thread: np.ndarray, threads: dict[int, ThreadOps]
+    ranges: HostRanges, ts: np.ndarray, thread: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    op = np.full(ts.size, -1, dtype=np.int64)
-    parent = np.full(ts.size, -1, dtype=np.int64)
-    for key, ops in threads.items():
-        members = np.flatnonzero(thread == key)
-        inner, outer = innermost(ops, ts[members])
-        op[members] = np.where(inner >= 0, ops.rows[np.maximum(inner, 0)], -1)
-        parent[members] = np.where(outer >= 0, ops.rows[np.maximum(outer, 0)], -1)
-    return op, parent
-
-
-def innermost(ops: ThreadOps, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Positions (in `ops`) of the innermost op containing each time and of its parent,
-    -1 when none."""
-    n = ops.starts.size
-    s, e = ops.starts, ops.ends
-    sorted_ends = np.sort(e)
-    pos = np.arange(n, dtype=np.int64)
-    depth = pos - np.searchsorted(sorted_ends, s, side="right")
-    by_depth = np.argsort(depth * (n + 1) + pos, kind="stable")
-    depth_keys = (depth * (n + 1) + pos)[by_depth]
-    last = np.searchsorted(s, t, side="right") - 1
-    open_count = (last + 1) - np.searchsorted(sorted_ends, t, side="right")
-
-    def at_depth(d: np.ndarray) -> np.ndarray:
-        found = np.full(t.size, -1, dtype=np.int64)
-        ok = (d >= 0) & (last >= 0)
-        if not ok.any():
-            return found
-        j = np.searchsorted(depth_keys, d[ok] * (n + 1) + last[ok], side="right") - 1
-        cand = by_depth[np.maximum(j, 0)]
-        good = (j >= 0) & (depth[cand] == d[ok]) & (s[cand] <= t[ok]) & (t[ok] < e[cand])
-        found[np.flatnonzero(ok)[good]] = cand[good]
-        return found
-
-    inner = at_depth(open_count - 1)
-    missed = np.flatnonzero((inner < 0) & (open_count > 0))
-    for q in missed.tolist():  # improperly nested ops: the latest-started op containing t
-        inner[q] = _scan_back(s, e, int(last[q]), float(t[q]))
-    outer = at_depth(open_count - 2)
-    check = np.flatnonzero(inner >= 0)
-    bad = check[(outer[check] >= inner[check]) | ((outer[check] < 0) & (open_count[check] > 1))]
-    for q in bad.tolist():
-        outer[q] = _scan_back(s, e, int(inner[q]) - 1, float(t[q]))
+    """Event rows of the innermost op containing each memory event (half-open) and of the
+    op around that one containing it too; -1 when none."""
+    if len(ranges) == 0:
+        return np.full(ts.size, -1, dtype=np.int64), np.full(ts.size, -1, dtype=np.int64)
+    inner = ranges.containing(thread, ts)
+    outer = ranges.containing_before(inner, ts)
     outer[inner < 0] = -1
-    return inner, outer
-
-
-def _scan_back(s: np.ndarray, e: np.ndarray, start: int, t: float, limit: int = 4096) -> int:
-    i = start
-    stop = max(start - limit, -1)
-    while i > stop:
-        if s[i] <= t < e[i]:
-            return i
-        i -= 1
-    return -1
+    op = np.where(inner >= 0, ranges.rows[np.maximum(inner, 0)], -1)
+    parent = np.where(outer >= 0, ranges.rows[np.maximum(outer, 0)], -1)
+    return op, parent

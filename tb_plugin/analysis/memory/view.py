@@ -28,28 +28,45 @@ which can drop the peak; `memory_curve` keeps each pixel's min and max.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from typing import Any, TypedDict
 
 import numpy as np
 
-from ...api.requests import ViewParamError, bounded
 from ...store.categories import Kind
 from ...store.model import TraceModel
 from ..common import thread_keys
-from ..devices import device_identity, gpu_of_memory_device
-from ..optree import op_tree
-from .index import DeviceSeries, MemoryIndex, memory_index, name_spans
+from ..devices import device_identity, gpu_of_memory_device, memory_device_label
+from .allocations import (
+    TABLE_ROWS,
+    AllocationTable,
+    EventsView,
+    allocation_rows,
+    memory_events,
+    ordered,
+    table_rows,
+)
+from .curve import CurveView, downsample, memory_curve
+from .index import DeviceSeries, MemoryIndex, memory_index
+from .operator_stats import OperatorRow, operator_stats
+from .ranges import parse_range, selected_devices, trace_start, window
+
+# The routes' functions, by the names the endpoint registry imports.
+__all__ = [
+    "VERSION",
+    "CurveView",
+    "EventsView",
+    "downsample",
+    "has_memory",
+    "memory",
+    "memory_curve",
+    "memory_events",
+]
 
 # 3: device label from the one device identity; nested same-name ops count an event once,
-# calls as the Operator view.
-VERSION = "3"
-TABLE_ROWS = 5000  # allocation_table cap; memory_events pages through all rows
-PAGE_MAX = 10000
-DEFAULT_WIDTH = 1000
-MAX_WIDTH = 20000
-SORTS = ("size", "alloc", "free", "duration")
+# calls as the Operator view. 4: levels by the rule the trace counters share (series.py).
+# 5: attribution by the host-range index (ops that overlap without nesting).
+VERSION = "5"
 
 
 class OpRef(TypedDict):
@@ -79,40 +96,6 @@ class DeviceView(TypedDict):
     end_allocated_bytes: float  # level when it ends
 
 
-class AllocationRow(TypedDict):
-    device: str
-    state: str  # "paired", "never_freed", "freed_unseen"
-    size_bytes: float
-    alloc_us: float | None
-    free_us: float | None
-    duration_us: float | None
-    op: str | None  # op that allocated (for freed_unseen: that freed)
-    parent_op: str | None  # its parent op (useful when op is aten::empty)
-    free_op: str | None
-
-
-class AllocationTable(TypedDict):
-    rows: list[AllocationRow]
-    total_rows: int
-    truncated: bool
-
-
-class OperatorRow(TypedDict):
-    device: str
-    name: str
-    calls: int
-    allocation_count: int
-    allocation_bytes: float
-    release_count: int
-    release_bytes: float
-    increase_bytes: float
-    self_allocation_count: int
-    self_allocation_bytes: float
-    self_release_count: int
-    self_release_bytes: float
-    self_increase_bytes: float
-
-
 class MemoryView(TypedDict):
     trace_start_us: float  # the first event of the trace (any kind): times are relative to it
     device: str | None  # the device the tables cover; None: every device
@@ -130,80 +113,23 @@ class MemoryView(TypedDict):
     notes: list[str]
 
 
-class CurveView(TypedDict):
-    trace_start_us: float
-    device: str
-    start_us: float | None
-    end_us: float | None
-    width: int
-    points: int  # points of the full step curve in the range
-    downsampled: bool
-    t_us: list[float]  # a step curve: each value holds until the next time
-    allocated_bytes: list[float]
-    reserved_bytes: list[float] | None
-    peak_allocated_bytes: float
-    peak_reserved_bytes: float | None
-
-
-class EventsView(TypedDict):
-    device: str | None
-    start_us: float | None
-    end_us: float | None
-    sort: str
-    offset: int
-    limit: int
-    total_rows: int
-    rows: list[AllocationRow]
-
-
 def has_memory(model: TraceModel) -> bool:
     return int(model.memory["row"].size) > 0
 
 
-# --- parameters ------------------------------------------------------------------
-
-
-def _range(params: Mapping[str, Any]) -> tuple[float | None, float | None, float, float]:
-    start, end = params.get("start_us"), params.get("end_us")
-    lo = -math.inf if start is None else start
-    hi = math.inf if end is None else end
-    if lo > hi:
-        raise ViewParamError(f"start_us ({start}) is after end_us ({end})")
-    return start, end, lo, hi
-
-
-def _devices(
-    index: MemoryIndex, params: Mapping[str, Any], default_all: bool
-) -> list[DeviceSeries]:
-    name = params.get("device")
-    if name in (None, ""):
-        if default_all:
-            return list(index.devices)
-        chosen = index.default_device
-        return [d for d in index.devices if d.name == chosen]
-    found = index.device(str(name))
-    if found is None:
-        known = ", ".join(d.name for d in index.devices) or "none"
-        raise ViewParamError(f"no memory events of device {name!r} (devices: {known})")
-    return [found]
-
-
-# --- the memory view ---------------------------------------------------------------
-
-
 def memory(model: TraceModel, params: Mapping[str, Any]) -> MemoryView:
     index = memory_index(model)
-    start, end, lo, hi = _range(params)
-    selected = _devices(index, params, default_all=True)
+    start, end, lo, hi = parse_range(params)
+    selected = selected_devices(index, params, default_all=True)
     ctx = _Context(model, index)
     devices = [_device_view(ctx, d, lo, hi) for d in index.devices]
-    table = _allocation_rows(index, selected, lo, hi)
+    table = allocation_rows(index, selected, lo, hi)
     states = table.state
-    rows = _ordered(table, "size")[:TABLE_ROWS]
+    rows = ordered(table, "size")[:TABLE_ROWS]
     no_address = 0
     unattributed = 0
     for d in selected:
-        i0, i1 = _window(d, lo, hi)
+        i0, i1 = window(d, lo, hi)
         members = d.events[i0:i1]
         no_address += int(((model.memory["addr"][members] == -1) & (d.nbytes[i0:i1] != 0)).sum())
         unattributed += int((index.op[members] < 0).sum())
@@ -220,18 +146,13 @@ def memory(model: TraceModel, params: Mapping[str, Any]) -> MemoryView:
         "no_address_events": no_address,
         "unattributed_events": unattributed,
         "allocation_table": {
-            "rows": _table_rows(model, index, table, rows),
+            "rows": table_rows(model, index, table, rows),
             "total_rows": int(states.size),
             "truncated": bool(states.size > TABLE_ROWS),
         },
         "operator_stats": operator_stats(model, index, selected, lo, hi),
         "notes": _notes(index),
     }
-
-
-def trace_start(model: TraceModel) -> float:
-    ts = model.events["ts"]
-    return float(np.nanmin(ts)) if ts.size else 0.0
 
 
 def _notes(index: MemoryIndex) -> list[str]:
@@ -266,8 +187,7 @@ class _Context:
 
     def label(self, d: DeviceSeries) -> str:
         """The device's name on every page (`GPU 0 · NVIDIA A100-SXM4-80GB`)."""
-        gpu = gpu_of_memory_device(self.model, d.device_type, d.device_id)
-        return d.name if gpu is None else device_identity(self.model, gpu).label
+        return memory_device_label(self.model, d.device_type, d.device_id, d.name)
 
     def python_rows(self) -> tuple[np.ndarray, np.ndarray]:
         if self._python is None:
@@ -277,20 +197,16 @@ class _Context:
         return self._python
 
 
-def _window(d: DeviceSeries, lo: float, hi: float) -> tuple[int, int]:
-    return int(np.searchsorted(d.ts, lo, side="left")), int(np.searchsorted(d.ts, hi, side="right"))
-
-
 def _levels(d: DeviceSeries, lo: float, hi: float, values: np.ndarray) -> tuple[np.ndarray, int]:
     """Levels of `values` held in the range and the series position of the first one: the
     level carried in from before the range (when there is one), then one per event."""
-    i0, i1 = _window(d, lo, hi)
+    i0, i1 = window(d, lo, hi)
     first = i0 - 1 if i0 > 0 else i0
     return values[first:i1], first
 
 
 def _device_view(ctx: _Context, d: DeviceSeries, lo: float, hi: float) -> DeviceView:
-    i0, i1 = _window(d, lo, hi)
+    i0, i1 = window(d, lo, hi)
     levels, first = _levels(d, lo, hi, d.allocated)
     before_all = float(d.allocated[0] - d.nbytes[0])
     if levels.size:
@@ -372,273 +288,3 @@ def _call_stack(model: TraceModel, row: int) -> list[str]:
         return []
     frames = [f.strip() for f in value.split(";") if f.strip()]
     return frames[::-1]  # the trace writes the innermost frame first
-
-
-# --- allocation rows -----------------------------------------------------------------
-
-STATES = ("paired", "never_freed", "freed_unseen")
-
-
-class _Rows:
-    """Allocation rows of some devices in a range, as columns."""
-
-    def __init__(self, n: int = 0) -> None:
-        self.device = np.empty(n, dtype=np.int64)  # position in index.devices
-        self.alloc = np.empty(n, dtype=np.int64)
-        self.free = np.empty(n, dtype=np.int64)
-        self.size = np.empty(n)
-        self.alloc_ts = np.empty(n)
-        self.free_ts = np.empty(n)
-        self.state = np.empty(n, dtype=np.int8)
-
-
-def _allocation_rows(
-    index: MemoryIndex, devices: list[DeviceSeries], lo: float, hi: float
-) -> _Rows:
-    parts: list[tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
-    position = {id(d): i for i, d in enumerate(index.devices)}
-    for d in devices:
-        a_ts = np.where(d.alloc >= 0, index.ts[np.maximum(d.alloc, 0)], np.nan)
-        f_ts = np.where(d.free >= 0, index.ts[np.maximum(d.free, 0)], np.nan)
-        keep = ((a_ts >= lo) & (a_ts <= hi)) | ((f_ts >= lo) & (f_ts <= hi))
-        which = position[id(d)]
-        parts.append((which, d.alloc[keep], d.free[keep], d.size[keep], a_ts[keep], f_ts[keep]))
-    out = _Rows()
-    if not parts:
-        return out
-    out.device = np.concatenate([np.full(p[1].size, p[0], dtype=np.int64) for p in parts])
-    out.alloc = np.concatenate([p[1] for p in parts])
-    out.free = np.concatenate([p[2] for p in parts])
-    out.size = np.concatenate([p[3] for p in parts])
-    out.alloc_ts = np.concatenate([p[4] for p in parts])
-    out.free_ts = np.concatenate([p[5] for p in parts])
-    out.state = np.where(out.alloc < 0, 2, np.where(out.free < 0, 1, 0)).astype(np.int8)
-    return out
-
-
-def _ordered(rows: _Rows, sort: str) -> np.ndarray:
-    """Row positions in display order: size (largest first), alloc/free time, or duration
-    (longest first); ties by time."""
-    when = np.where(np.isnan(rows.alloc_ts), rows.free_ts, rows.alloc_ts)
-    if sort == "size":
-        return np.lexsort((when, -rows.size))
-    if sort == "alloc":
-        return np.lexsort((when, np.isnan(rows.alloc_ts)))
-    if sort == "free":
-        return np.lexsort((when, np.nan_to_num(rows.free_ts, nan=np.inf)))
-    duration = rows.free_ts - rows.alloc_ts
-    return np.lexsort((when, -np.nan_to_num(duration, nan=-np.inf)))
-
-
-def _table_rows(
-    model: TraceModel, index: MemoryIndex, rows: _Rows, positions: np.ndarray
-) -> list[AllocationRow]:
-    names = model.names
-    name_col = model.events["name"]
-
-    def op_name(event: int, which: np.ndarray) -> str | None:
-        if event < 0:
-            return None
-        row = int(which[event])
-        return names[int(name_col[row])] if row >= 0 else None
-
-    out: list[AllocationRow] = []
-    for p in positions.tolist():
-        a, f = int(rows.alloc[p]), int(rows.free[p])
-        a_ts, f_ts = float(rows.alloc_ts[p]), float(rows.free_ts[p])
-        owner = a if a >= 0 else f
-        out.append(
-            {
-                "device": index.devices[int(rows.device[p])].name,
-                "state": STATES[int(rows.state[p])],
-                "size_bytes": float(rows.size[p]),
-                "alloc_us": None if a < 0 else a_ts,
-                "free_us": None if f < 0 else f_ts,
-                "duration_us": round(f_ts - a_ts, 3) if a >= 0 and f >= 0 else None,
-                "op": op_name(owner, index.op),
-                "parent_op": op_name(owner, index.parent),
-                "free_op": op_name(f, index.op),
-            }
-        )
-    return out
-
-
-# --- operator statistics -----------------------------------------------------------
-
-
-def operator_stats(
-    model: TraceModel, index: MemoryIndex, devices: list[DeviceSeries], lo: float, hi: float
-) -> list[OperatorRow]:
-    ev = model.events
-    n_names = len(model.names)
-    calls = _calls(model, lo, hi, n_names)
-    out: list[OperatorRow] = []
-    for d in devices:
-        i0, i1 = _window(d, lo, hi)
-        if i1 <= i0:
-            continue
-        members = d.events[i0:i1]
-        nbytes = d.nbytes[i0:i1]
-        alloc_b = np.where(nbytes > 0, nbytes, 0.0)
-        free_b = np.where(nbytes < 0, -nbytes, 0.0)
-        alloc_n = (nbytes > 0).astype(np.float64)
-        free_n = (nbytes < 0).astype(np.float64)
-        metrics = (alloc_n, alloc_b, free_n, free_b)
-        self_sums = np.zeros((4, n_names))
-        op = index.op[members]
-        owned = op >= 0
-        codes = ev["name"][op[owned]]
-        for j, values in enumerate(metrics):
-            self_sums[j] = np.bincount(codes, weights=values[owned], minlength=n_names)
-        total_sums = np.zeros((4, n_names))
-        threads = index.thread[members]
-        for key in np.unique(threads).tolist():
-            ops = index.threads.get(key)
-            if ops is None:
-                continue
-            mine = threads == key
-            t = index.ts[members[mine]]  # time order kept
-            span_codes, span_starts, span_ends = name_spans(ops)
-            first = np.searchsorted(t, span_starts, side="left")
-            last = np.searchsorted(t, span_ends, side="left")
-            touched = last > first
-            if not touched.any():
-                continue
-            first, last = first[touched], last[touched]
-            op_codes = span_codes[touched]
-            for j, values in enumerate(metrics):
-                prefix = np.concatenate([[0.0], np.cumsum(values[mine])])
-                total_sums[j] += np.bincount(
-                    op_codes, weights=prefix[last] - prefix[first], minlength=n_names
-                )
-        for code in np.flatnonzero((total_sums[0] + total_sums[2]) > 0).tolist():
-            a_n, a_b, f_n, f_b = total_sums[:, code]
-            sa_n, sa_b, sf_n, sf_b = self_sums[:, code]
-            out.append(
-                {
-                    "device": d.name,
-                    "name": model.names[code],
-                    "calls": int(calls[code]),
-                    "allocation_count": int(a_n),
-                    "allocation_bytes": float(a_b),
-                    "release_count": int(f_n),
-                    "release_bytes": float(f_b),
-                    "increase_bytes": float(a_b - f_b),
-                    "self_allocation_count": int(sa_n),
-                    "self_allocation_bytes": float(sa_b),
-                    "self_release_count": int(sf_n),
-                    "self_release_bytes": float(sf_b),
-                    "self_increase_bytes": float(sa_b - sf_b),
-                }
-            )
-    out.sort(key=lambda r: (r["device"], -r["self_increase_bytes"], r["name"]))
-    return out
-
-
-def _calls(model: TraceModel, lo: float, hi: float, n_names: int) -> np.ndarray:
-    """Calls per name as the Operator view counts them (its op tree: a single same-named
-    child is one call with its parent), of the calls that overlap the range."""
-    tree = op_tree(model)
-    nodes = tree.rows[tree.op_mask]
-    starts = model.events["ts"][nodes]
-    overlap = (starts <= hi) & (starts + model.events["dur"][nodes] >= lo)
-    return np.bincount(model.events["name"][nodes[overlap]], minlength=n_names)
-
-
-# --- the curve -----------------------------------------------------------------------
-
-
-def memory_curve(model: TraceModel, params: Mapping[str, Any]) -> CurveView:
-    index = memory_index(model)
-    start, end, lo, hi = _range(params)
-    chosen = _devices(index, params, default_all=False)
-    if not chosen:  # like a device that is not there: 400, with the reason
-        raise ViewParamError("the trace has no memory events, so no memory curve")
-    (d,) = chosen
-    width = bounded(params.get("width"), "width", DEFAULT_WIDTH, 1, MAX_WIDTH)
-    t, alloc, res = _step_points(d, lo, hi)
-    keep = downsample(t, [alloc] if res is None else [alloc, res], width)
-    return {
-        "trace_start_us": trace_start(model),
-        "device": d.name,
-        "start_us": start,
-        "end_us": end,
-        "width": width,
-        "points": int(t.size),
-        "downsampled": bool(keep.size < t.size),
-        "t_us": t[keep].tolist(),
-        "allocated_bytes": alloc[keep].tolist(),
-        "reserved_bytes": None if res is None else res[keep].tolist(),
-        "peak_allocated_bytes": float(alloc.max()) if alloc.size else 0.0,
-        "peak_reserved_bytes": None if res is None or not res.size else float(res.max()),
-    }
-
-
-def _step_points(
-    d: DeviceSeries, lo: float, hi: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """The step curve inside the range: the level at the range start (when an event came
-    before it), one point per event, and the level at the range end."""
-    i0, i1 = _window(d, lo, hi)
-    t = d.ts[i0:i1]
-    series = [d.allocated] + ([d.reserved] if d.reserved is not None else [])
-    values = [s[i0:i1] for s in series]
-    if i0 > 0 and math.isfinite(lo):
-        t = np.concatenate([[lo], t])
-        values = [np.concatenate([[s[i0 - 1]], v]) for s, v in zip(series, values)]
-    if t.size and math.isfinite(hi) and t[-1] < hi:
-        t = np.concatenate([t, [hi]])
-        values = [np.concatenate([v, v[-1:]]) for v in values]
-    return t, values[0], values[1] if len(values) > 1 else None
-
-
-def downsample(t: np.ndarray, series: list[np.ndarray], width: int) -> np.ndarray:
-    """Positions to keep of a step curve drawn `width` pixels wide: in each pixel's time
-    bucket the first point, the last, and where each series is at its min and its max, so
-    every pixel column shows the true extremes. All points when there are few."""
-    n = t.size
-    if n <= 4 * width or n < 2:
-        return np.arange(n)
-    span = float(t[-1] - t[0])
-    if span <= 0:
-        bucket = np.zeros(n, dtype=np.int64)
-    else:
-        bucket = np.minimum(((t - t[0]) * (width / span)).astype(np.int64), width - 1)
-    starts = np.flatnonzero(np.concatenate([[True], bucket[1:] != bucket[:-1]]))
-    stops = np.concatenate([starts[1:], [n]])
-    counts = stops - starts
-    picks = [starts, stops - 1]
-    for v in series:
-        for reduce in (np.minimum, np.maximum):
-            extreme = np.repeat(reduce.reduceat(v, starts), counts)
-            hit = np.flatnonzero(v == extreme)
-            _, first = np.unique(bucket[hit], return_index=True)
-            picks.append(hit[first])
-    return np.unique(np.concatenate(picks))
-
-
-# --- every allocation row, paged -----------------------------------------------------
-
-
-def memory_events(model: TraceModel, params: Mapping[str, Any]) -> EventsView:
-    index = memory_index(model)
-    start, end, lo, hi = _range(params)
-    selected = _devices(index, params, default_all=True)
-    sort = params.get("sort") or "size"
-    if sort not in SORTS:
-        raise ViewParamError(f"sort must be one of {', '.join(SORTS)}, not {sort!r}")
-    offset = bounded(params.get("offset"), "offset", 0, 0, 2**62)
-    limit = bounded(params.get("limit"), "limit", 1000, 1, PAGE_MAX)
-    rows = _allocation_rows(index, selected, lo, hi)
-    order = _ordered(rows, sort)
-    page = order[offset : offset + limit]
-    return {
-        "device": params.get("device") or None,
-        "start_us": start,
-        "end_us": end,
-        "sort": sort,
-        "offset": offset,
-        "limit": limit,
-        "total_rows": int(order.size),
-        "rows": _table_rows(model, index, rows, page),
-    }

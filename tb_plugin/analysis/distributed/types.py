@@ -1,0 +1,136 @@
+"""The distributed view's types: what stage 2 takes in (RankInput) and gives out (the
+view's JSON)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional, TypedDict
+
+from ..recommendations import Recommendation
+from .summary import RankSummary
+
+
+@dataclass
+class RankInput:
+    """One rank's summary and where it came from."""
+
+    worker: str
+    span: str
+    file: str
+    summary: RankSummary
+    name_rank: Optional[int] = None  # the rank the file name states
+
+
+class CollectiveStats(TypedDict):
+    name: str
+    calls: int
+    bytes: int | None  # None when no call's size is known
+    total_us: float
+    avg_us: float
+    sync_wait_us: float
+    transfer_us: float
+    algbw_gbps: float | None
+    busbw_gbps: float | None
+
+
+class RankStep(TypedDict):
+    name: str
+    number: int | None
+    start_us: float
+    end_us: float
+    duration_us: float
+    computation_us: float
+    overlap_us: float
+    communication_us: float
+    other_us: float
+    dataloader_us: float
+    host_gap_us: float
+    sync_wait_us: float
+    transfer_us: float
+
+
+class RankView(TypedDict):
+    rank: int
+    rank_source: str
+    worker: str
+    span: str
+    file: str
+    host: str | None
+    mode: str
+    steps_source: str
+    step_count: int
+    step_time_us: float
+    computation_us: float
+    overlap_us: float
+    communication_us: float
+    other_us: float
+    sync_wait_us: float
+    transfer_us: float
+    unmatched_collectives: int
+    collectives: list[CollectiveStats]
+    steps: list[RankStep]
+    devices: list[dict[str, Any]]
+    partial: bool
+    warnings: list[str]
+
+
+class StepWindow(TypedDict):
+    worker: str
+    span: str
+    start_us: float
+    end_us: float
+
+
+class Straggler(TypedDict):
+    rank: int
+    worker: str
+    late_by_us: float
+    measured: str  # "first_collective" or "step_end"
+    cause: str  # "arrived_late", one of FACTORS, or "unknown" (analysis/distributed/stragglers.py)
+    cause_excess_us: float
+    cause_share_pct: float  # of late_by; a named cause has at least 50
+    arrived_late_us: float  # entered the step late by this much (part of late_by)
+    entry_before_window: bool  # ... at its first profiled step: why is not in the trace
+    in_step_late_us: float
+    explained_us: float
+    unexplained_us: float
+    excess_us: dict[str, float]  # late rank's value minus the median of the others
+    window: StepWindow
+
+
+class JobStep(TypedDict):
+    name: str
+    number: int | None
+    ranks: int
+    median_duration_us: float
+    max_duration_us: float
+    straggler: Straggler | None
+
+
+class StragglerCount(TypedDict):
+    rank: int
+    worker: str
+    steps_late: int
+    late_by_us: float
+
+
+class ProcessGroupView(TypedDict):
+    name: str
+    description: str | None
+    backend_config: str | None
+    size: int | None
+    ranks: list[int] | None
+
+
+class DistributedView(TypedDict):
+    world_size: int | None
+    backend: str | None
+    process_groups: list[ProcessGroupView]
+    mode: str
+    ranks_found: int
+    ranks: list[RankView]
+    collectives: list[CollectiveStats]
+    steps: list[JobStep]
+    stragglers: list[StragglerCount]
+    recommendations: list[Recommendation]
+    warnings: list[str]

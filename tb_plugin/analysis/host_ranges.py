@@ -1,0 +1,177 @@
+"""Which host range encloses a time or an interval: one index per model, one lookup.
+
+The ranges of a thread, sorted by (start, -end, file order), each with its parent: the
+latest earlier range that ends no earlier (a zero-length range at t is inside a range
+only if that range ends after t). With proper nesting that is the innermost enclosing
+range; ranges that overlap without nesting (rounded timestamps, data errors) get the
+innermost range that does contain them.
+
+A lookup starts at the last range that sorts before the query and walks up the parents
+until a range ends late enough. That finds the *latest* range (in the order above) that
+starts no later and ends late enough: a range skipped by a parent step ends before the
+range it was skipped for, so it ends too early as well. One vectorised step per level
+of nesting.
+
+Two node sets (each memoised on the model):
+- `host_ranges`: `cpu_op` and `user_annotation` X events, ProfilerStep#N ranges included
+  (the op tree's nodes, optree.py);
+- `op_ranges`: `cpu_op` X events of positive duration, ProfilerStep#N aside (the ops
+  memory events are attributed to, memory/index.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..store.categories import Kind
+from ..store.model import TraceModel
+from .common import name_flags, thread_keys
+from .rules import STEP_NAME
+from .tree_arrays import previous_at_least
+
+
+@dataclass
+class HostRanges:
+    rows: np.ndarray  # event rows in (thread, start, -end, file order) order
+    thread: np.ndarray  # canonical thread key of each range
+    start: np.ndarray
+    end: np.ndarray
+    parent: np.ndarray  # position of the enclosing range, -1 for roots
+    threads: np.ndarray  # the distinct thread keys, sorted
+    thread_lo: np.ndarray  # per distinct thread: [lo, hi) of its ranges
+    thread_hi: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.rows.size)
+
+    def enclosing(self, thread: np.ndarray, t0: np.ndarray, t1: np.ndarray) -> np.ndarray:
+        """Per query, the innermost range of its thread containing [t0, t1] (closed; a
+        zero-length query only in a range that ends after it), -1 when none. A query
+        sorts after ranges with its own start and end."""
+        lo, hi = self._thread_bounds(thread)
+
+        def before(mid: np.ndarray, q: np.ndarray) -> np.ndarray:
+            s = self.start[mid]
+            return (s < t0[q]) | ((s == t0[q]) & (self.end[mid] >= t1[q]))
+
+        candidate = _last_where(before, lo, hi)
+        target = np.where(t1 > t0, t1, np.nextafter(t1, np.inf))
+        return self._walk(candidate, target, strict=False)
+
+    def containing(self, thread: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """Per query, the innermost range of its thread containing t, half-open
+        [start, end) (at the boundary of two ranges, the one that starts), -1 when none."""
+        lo, hi = self._thread_bounds(thread)
+        candidate = _last_where(lambda mid, q: self.start[mid] <= t[q], lo, hi)
+        return self._walk(candidate, t, strict=True)
+
+    def containing_before(self, position: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """Per query, the latest range sorting before `position` (same thread) that
+        contains t half-open, -1 when none: the range around an enclosing range."""
+        candidate = position - 1
+        ok = position > 0
+        ok[ok] = self.thread[candidate[ok]] == self.thread[position[ok]]
+        return self._walk(np.where(ok, candidate, -1), t, strict=True)
+
+    def _thread_bounds(self, thread: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per query, [lo, hi) of its thread's ranges (empty for a thread with none)."""
+        lo = np.zeros(thread.size, dtype=np.int64)
+        hi = np.zeros(thread.size, dtype=np.int64)
+        if self.threads.size == 0:
+            return lo, hi
+        k = np.minimum(np.searchsorted(self.threads, thread), self.threads.size - 1)
+        known = self.threads[k] == thread
+        lo[known] = self.thread_lo[k[known]]
+        hi[known] = self.thread_hi[k[known]]
+        return lo, hi
+
+    def _walk(self, candidate: np.ndarray, target: np.ndarray, strict: bool) -> np.ndarray:
+        """Up the parents from each candidate to the first range whose end reaches the
+        target (passes it, when `strict`)."""
+        cur = candidate.copy()
+        todo = np.flatnonzero(cur >= 0)
+        while todo.size:
+            ends = self.end[cur[todo]]
+            short = ends <= target[todo] if strict else ends < target[todo]
+            todo = todo[short]
+            cur[todo] = self.parent[cur[todo]]
+            todo = todo[cur[todo] >= 0]
+        return cur
+
+
+def _last_where(
+    pred: Callable[[np.ndarray, np.ndarray], np.ndarray], lo: np.ndarray, hi: np.ndarray
+) -> np.ndarray:
+    """Per query q, the last position in [lo[q], hi[q]) where `pred(position, q)` holds,
+    for a predicate true then false along the range; -1 when none (vectorised bisection)."""
+    lo, hi = lo.copy(), hi.copy()
+    start = lo.copy()
+    live = np.flatnonzero(lo < hi)
+    while live.size:
+        mid = (lo[live] + hi[live]) // 2
+        go = pred(mid, live)
+        lo[live] = np.where(go, mid + 1, lo[live])
+        hi[live] = np.where(go, hi[live], mid)
+        live = live[lo[live] < hi[live]]
+    return np.where(lo > start, lo - 1, -1)
+
+
+def host_ranges(model: TraceModel) -> HostRanges:
+    """`cpu_op` and `user_annotation` ranges, ProfilerStep#N included."""
+    return model.derived("_host_ranges", _build_host_ranges)
+
+
+def op_ranges(model: TraceModel) -> HostRanges:
+    """`cpu_op` ranges of positive duration, ProfilerStep#N aside."""
+    return model.derived("_op_ranges", _build_op_ranges)
+
+
+def _build_host_ranges(model: TraceModel) -> HostRanges:
+    return build_ranges(model, model.complete_rows(Kind.CPU_OP, Kind.USER_ANNOTATION))
+
+
+def _build_op_ranges(model: TraceModel) -> HostRanges:
+    rows = model.complete_rows(Kind.CPU_OP)
+    if rows.size:
+        is_step = name_flags(model, lambda s: STEP_NAME.match(s) is not None)
+        ev = model.events
+        rows = rows[~is_step[ev["name"][rows]] & (ev["dur"][rows] > 0)]
+    return build_ranges(model, rows)
+
+
+def build_ranges(model: TraceModel, rows: np.ndarray) -> HostRanges:
+    """The index of the given X-event rows (in file order)."""
+    ev = model.events
+    thread = thread_keys(model, rows) if rows.size else np.empty(0, np.int64)
+    start = ev["ts"][rows].astype(np.float64)
+    end = start + ev["dur"][rows]
+    order = np.lexsort((-end, start, thread))  # stable: file order breaks ties
+    rows, thread, start, end = rows[order], thread[order], start[order], end[order]
+    threads, first = np.unique(thread, return_index=True)
+    thread_hi = np.append(first[1:], rows.size).astype(np.int64)
+    # Parents: per thread a sentinel (+inf end) before its ranges stops the search there.
+    first_of_thread = np.zeros(rows.size, dtype=bool)
+    first_of_thread[first] = True
+    sentinel_before = np.cumsum(first_of_thread) + np.arange(rows.size)  # seq position
+    values = np.full(rows.size + threads.size, np.inf)
+    values[sentinel_before] = end
+    targets = np.full(values.size, np.inf)
+    targets[sentinel_before] = np.where(end <= start, np.nextafter(end, np.inf), end)
+    found = previous_at_least(values, targets)[sentinel_before]
+    is_range = np.zeros(values.size, dtype=bool)
+    is_range[sentinel_before] = True
+    position = np.cumsum(is_range) - 1  # sequence position → range position
+    parent = np.where((found >= 0) & is_range[np.maximum(found, 0)], position[found], -1)
+    return HostRanges(
+        rows=rows,
+        thread=thread,
+        start=start,
+        end=end,
+        parent=parent.astype(np.int64),
+        threads=threads,
+        thread_lo=first.astype(np.int64),
+        thread_hi=thread_hi,
+    )

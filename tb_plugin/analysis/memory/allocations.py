@@ -1,0 +1,155 @@
+"""Allocation rows: each allocation paired with its free (index.py pairs them over the
+whole trace), the rows of some devices in a range as columns, their display orders, and
+every row paged (`memory_events`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypedDict
+
+import numpy as np
+
+from ...api.requests import ViewParamError, bounded
+from ...store.model import TraceModel
+from .index import DeviceSeries, MemoryIndex, memory_index
+from .ranges import parse_range, selected_devices
+
+TABLE_ROWS = 5000  # the memory view's allocation_table cap; memory_events pages through all
+PAGE_MAX = 10000
+SORTS = ("size", "alloc", "free", "duration")
+STATES = ("paired", "never_freed", "freed_unseen")
+
+
+class AllocationRow(TypedDict):
+    device: str
+    state: str  # "paired", "never_freed", "freed_unseen"
+    size_bytes: float
+    alloc_us: float | None
+    free_us: float | None
+    duration_us: float | None
+    op: str | None  # op that allocated (for freed_unseen: that freed)
+    parent_op: str | None  # its parent op (useful when op is aten::empty)
+    free_op: str | None
+
+
+class AllocationTable(TypedDict):
+    rows: list[AllocationRow]
+    total_rows: int
+    truncated: bool
+
+
+class EventsView(TypedDict):
+    device: str | None
+    start_us: float | None
+    end_us: float | None
+    sort: str
+    offset: int
+    limit: int
+    total_rows: int
+    rows: list[AllocationRow]
+
+
+class Rows:
+    """Allocation rows of some devices in a range, as columns."""
+
+    def __init__(self, n: int = 0) -> None:
+        self.device = np.empty(n, dtype=np.int64)  # position in index.devices
+        self.alloc = np.empty(n, dtype=np.int64)
+        self.free = np.empty(n, dtype=np.int64)
+        self.size = np.empty(n)
+        self.alloc_ts = np.empty(n)
+        self.free_ts = np.empty(n)
+        self.state = np.empty(n, dtype=np.int8)
+
+
+def allocation_rows(index: MemoryIndex, devices: list[DeviceSeries], lo: float, hi: float) -> Rows:
+    parts: list[tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+    position = {id(d): i for i, d in enumerate(index.devices)}
+    for d in devices:
+        a_ts = np.where(d.alloc >= 0, index.ts[np.maximum(d.alloc, 0)], np.nan)
+        f_ts = np.where(d.free >= 0, index.ts[np.maximum(d.free, 0)], np.nan)
+        keep = ((a_ts >= lo) & (a_ts <= hi)) | ((f_ts >= lo) & (f_ts <= hi))
+        which = position[id(d)]
+        parts.append((which, d.alloc[keep], d.free[keep], d.size[keep], a_ts[keep], f_ts[keep]))
+    out = Rows()
+    if not parts:
+        return out
+    out.device = np.concatenate([np.full(p[1].size, p[0], dtype=np.int64) for p in parts])
+    out.alloc = np.concatenate([p[1] for p in parts])
+    out.free = np.concatenate([p[2] for p in parts])
+    out.size = np.concatenate([p[3] for p in parts])
+    out.alloc_ts = np.concatenate([p[4] for p in parts])
+    out.free_ts = np.concatenate([p[5] for p in parts])
+    out.state = np.where(out.alloc < 0, 2, np.where(out.free < 0, 1, 0)).astype(np.int8)
+    return out
+
+
+def ordered(rows: Rows, sort: str) -> np.ndarray:
+    """Row positions in display order: size (largest first), alloc/free time, or duration
+    (longest first); ties by time."""
+    when = np.where(np.isnan(rows.alloc_ts), rows.free_ts, rows.alloc_ts)
+    if sort == "size":
+        return np.lexsort((when, -rows.size))
+    if sort == "alloc":
+        return np.lexsort((when, np.isnan(rows.alloc_ts)))
+    if sort == "free":
+        return np.lexsort((when, np.nan_to_num(rows.free_ts, nan=np.inf)))
+    duration = rows.free_ts - rows.alloc_ts
+    return np.lexsort((when, -np.nan_to_num(duration, nan=-np.inf)))
+
+
+def table_rows(
+    model: TraceModel, index: MemoryIndex, rows: Rows, positions: np.ndarray
+) -> list[AllocationRow]:
+    names = model.names
+    name_col = model.events["name"]
+
+    def op_name(event: int, which: np.ndarray) -> str | None:
+        if event < 0:
+            return None
+        row = int(which[event])
+        return names[int(name_col[row])] if row >= 0 else None
+
+    out: list[AllocationRow] = []
+    for p in positions.tolist():
+        a, f = int(rows.alloc[p]), int(rows.free[p])
+        a_ts, f_ts = float(rows.alloc_ts[p]), float(rows.free_ts[p])
+        owner = a if a >= 0 else f
+        out.append(
+            {
+                "device": index.devices[int(rows.device[p])].name,
+                "state": STATES[int(rows.state[p])],
+                "size_bytes": float(rows.size[p]),
+                "alloc_us": None if a < 0 else a_ts,
+                "free_us": None if f < 0 else f_ts,
+                "duration_us": round(f_ts - a_ts, 3) if a >= 0 and f >= 0 else None,
+                "op": op_name(owner, index.op),
+                "parent_op": op_name(owner, index.parent),
+                "free_op": op_name(f, index.op),
+            }
+        )
+    return out
+
+
+def memory_events(model: TraceModel, params: Mapping[str, Any]) -> EventsView:
+    index = memory_index(model)
+    start, end, lo, hi = parse_range(params)
+    selected = selected_devices(index, params, default_all=True)
+    sort = params.get("sort") or "size"
+    if sort not in SORTS:
+        raise ViewParamError(f"sort must be one of {', '.join(SORTS)}, not {sort!r}")
+    offset = bounded(params.get("offset"), "offset", 0, 0, 2**62)
+    limit = bounded(params.get("limit"), "limit", 1000, 1, PAGE_MAX)
+    rows = allocation_rows(index, selected, lo, hi)
+    order = ordered(rows, sort)
+    page = order[offset : offset + limit]
+    return {
+        "device": params.get("device") or None,
+        "start_us": start,
+        "end_us": end,
+        "sort": sort,
+        "offset": offset,
+        "limit": limit,
+        "total_rows": int(order.size),
+        "rows": table_rows(model, index, rows, page),
+    }

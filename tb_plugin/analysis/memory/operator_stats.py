@@ -1,0 +1,128 @@
+"""Per-operator memory statistics of a range (the Memory view's operator table)."""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+import numpy as np
+
+from ...store.model import TraceModel
+from ..optree import op_tree
+from .index import DeviceSeries, MemoryIndex, name_spans
+from .ranges import window
+
+
+class OperatorRow(TypedDict):
+    device: str
+    name: str
+    calls: int
+    allocation_count: int
+    allocation_bytes: float
+    release_count: int
+    release_bytes: float
+    increase_bytes: float
+    self_allocation_count: int
+    self_allocation_bytes: float
+    self_release_count: int
+    self_release_bytes: float
+    self_increase_bytes: float
+
+
+def operator_stats(
+    model: TraceModel, index: MemoryIndex, devices: list[DeviceSeries], lo: float, hi: float
+) -> list[OperatorRow]:
+    n_names = len(model.names)
+    calls = _calls(model, lo, hi, n_names)
+    out: list[OperatorRow] = []
+    for d in devices:
+        i0, i1 = window(d, lo, hi)
+        if i1 <= i0:
+            continue
+        members = d.events[i0:i1]
+        nbytes = d.nbytes[i0:i1]
+        metrics = (
+            (nbytes > 0).astype(np.float64),  # allocation count
+            np.where(nbytes > 0, nbytes, 0.0),  # allocation bytes
+            (nbytes < 0).astype(np.float64),  # release count
+            np.where(nbytes < 0, -nbytes, 0.0),  # release bytes
+        )
+        self_sums = _self_sums(model, index, members, metrics)
+        total_sums = _total_sums(index, members, metrics, n_names)
+        for code in np.flatnonzero((total_sums[0] + total_sums[2]) > 0).tolist():
+            out.append(_row(d.name, model.names[code], int(calls[code]), total_sums[:, code],
+                            self_sums[:, code]))  # fmt: skip
+    out.sort(key=lambda r: (r["device"], -r["self_increase_bytes"], r["name"]))
+    return out
+
+
+def _self_sums(
+    model: TraceModel, index: MemoryIndex, members: np.ndarray, metrics: tuple[np.ndarray, ...]
+) -> np.ndarray:
+    """Per name code, each metric over the events that belong to an op of that name."""
+    n_names = len(model.names)
+    sums = np.zeros((len(metrics), n_names))
+    op = index.op[members]
+    owned = op >= 0
+    codes = model.events["name"][op[owned]]
+    for j, values in enumerate(metrics):
+        sums[j] = np.bincount(codes, weights=values[owned], minlength=n_names)
+    return sums
+
+
+def _total_sums(
+    index: MemoryIndex, members: np.ndarray, metrics: tuple[np.ndarray, ...], n_names: int
+) -> np.ndarray:
+    """Per name code, each metric over the events inside the union of that name's calls
+    on their thread (each event once per name)."""
+    sums = np.zeros((len(metrics), n_names))
+    threads = index.thread[members]
+    for key in np.unique(threads).tolist():
+        ops = index.threads.get(key)
+        if ops is None:
+            continue
+        mine = threads == key
+        t = index.ts[members[mine]]  # time order kept
+        span_codes, span_starts, span_ends = name_spans(ops)
+        first = np.searchsorted(t, span_starts, side="left")
+        last = np.searchsorted(t, span_ends, side="left")
+        touched = last > first
+        if not touched.any():
+            continue
+        first, last = first[touched], last[touched]
+        op_codes = span_codes[touched]
+        for j, values in enumerate(metrics):
+            prefix = np.concatenate([[0.0], np.cumsum(values[mine])])
+            sums[j] += np.bincount(
+                op_codes, weights=prefix[last] - prefix[first], minlength=n_names
+            )
+    return sums
+
+
+def _row(device: str, name: str, calls: int, total: np.ndarray, own: np.ndarray) -> OperatorRow:
+    a_n, a_b, f_n, f_b = total
+    sa_n, sa_b, sf_n, sf_b = own
+    return {
+        "device": device,
+        "name": name,
+        "calls": calls,
+        "allocation_count": int(a_n),
+        "allocation_bytes": float(a_b),
+        "release_count": int(f_n),
+        "release_bytes": float(f_b),
+        "increase_bytes": float(a_b - f_b),
+        "self_allocation_count": int(sa_n),
+        "self_allocation_bytes": float(sa_b),
+        "self_release_count": int(sf_n),
+        "self_release_bytes": float(sf_b),
+        "self_increase_bytes": float(sa_b - sf_b),
+    }
+
+
+def _calls(model: TraceModel, lo: float, hi: float, n_names: int) -> np.ndarray:
+    """Calls per name as the Operator view counts them (its op tree: a single same-named
+    child is one call with its parent), of the calls that overlap the range."""
+    tree = op_tree(model)
+    nodes = tree.rows[tree.op_mask]
+    starts = model.events["ts"][nodes]
+    overlap = (starts <= hi) & (starts + model.events["dur"][nodes] >= lo)
+    return np.bincount(model.events["name"][nodes[overlap]], minlength=n_names)

@@ -1,0 +1,144 @@
+"""Where an operator's call stack comes from: the `Call stack` arg (2021-22 traces,
+`file(line): func;...`, innermost frame first) or, in 2.x traces recorded with
+`with_stack=True`, the `python_function` events enclosing the op on its thread. Frames
+are listed innermost first (the frame that called the op comes first)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TypedDict
+
+import msgspec
+import numpy as np
+
+from ..store.categories import Kind
+from ..store.model import TraceModel
+from .host_ranges import build_ranges
+from .optree import OpTree
+from .tree_arrays import depths
+
+_FRAME = re.compile(r"^(.*)\((\d+)\): (.*)$")
+_STACK_KEY = re.compile(rb'"Call stack" *: *"[^"]')
+_MODULE_INSTANCE = re.compile(r"^(nn\.Module: .*?)_\d+$")
+
+
+class Frame(TypedDict):
+    file: str | None
+    line: int | None
+    function: str
+
+
+class StackArgs(msgspec.Struct, gc=False):
+    stack: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="Call stack")
+
+
+@dataclass
+class PythonStacks:
+    rows: np.ndarray  # python_function rows
+    parent: np.ndarray  # enclosing python event index, -1
+    node_frame: np.ndarray  # per tree node: innermost enclosing python event, -1
+    stack_id: np.ndarray  # per python event: id of its frame chain (equal chains, equal id)
+    frame_text: list[str]  # per frame code
+    frame: np.ndarray  # per python event: frame code
+
+
+def python_stacks(model: TraceModel, tree: OpTree) -> PythonStacks | None:
+    """Python frames enclosing each op on its thread (2.x `with_stack=True` traces)."""
+    stacks = model.derived("_python_stacks", lambda m: _build_python_stacks(m, tree))
+    return stacks if stacks.rows.size else None
+
+
+def _build_python_stacks(model: TraceModel, tree: OpTree) -> PythonStacks:
+    ev = model.events
+    py = model.complete_rows(Kind.PYTHON)
+    if py.size == 0:
+        empty = np.empty(0, np.int64)
+        return PythonStacks(empty, empty, np.full(len(tree), -1, np.int64), empty, [], empty)
+    # python_function events nest like host ranges; each op's frame is the innermost
+    # event enclosing it (an op sorts after an event with its own start and end).
+    ranges = build_ranges(model, py)
+    file_pos = np.searchsorted(py, ranges.rows)  # index position → position in `py`
+    parent = np.full(py.size, -1, dtype=np.int64)
+    parent[file_pos] = np.where(ranges.parent >= 0, file_pos[ranges.parent], -1)
+    t0 = ev["ts"][tree.rows].astype(np.float64)
+    inner = ranges.enclosing(tree.thread, t0, t0 + ev["dur"][tree.rows])
+    node_frame = np.where(inner >= 0, file_pos[np.maximum(inner, 0)], -1)
+    frame, frame_text = _frames(model, py)
+    return PythonStacks(py, parent, node_frame, _chain_ids(parent, frame), frame_text, frame)
+
+
+def _frames(model: TraceModel, py: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """A frame code per python event. Module frames lose their instance number
+    (`nn.Module: Linear_25` → `nn.Module: Linear`), so calls through the same code in
+    different layers share a stack, as with the `Call stack` arg."""
+    codes, inverse = np.unique(model.events["name"][py], return_inverse=True)
+    texts = [_MODULE_INSTANCE.sub(r"\1", model.names[c]) for c in codes.tolist()]
+    canon: dict[str, int] = {}
+    remap = np.array([canon.setdefault(t, len(canon)) for t in texts], dtype=np.int64)
+    return remap[inverse.reshape(-1)], list(canon)
+
+
+def _chain_ids(parent: np.ndarray, frame: np.ndarray) -> np.ndarray:
+    """Equal ids for python events whose chains of frames (to the root) are equal:
+    interned level by level from the roots down."""
+    n = parent.size
+    out = np.full(n, -1, dtype=np.int64)
+    if n == 0:
+        return out
+    depth = depths(parent)
+    order = np.argsort(depth, kind="stable")
+    cuts = np.flatnonzero(np.diff(depth[order])) + 1
+    width = np.int64(int(frame.max()) + 1)
+    next_id = 0
+    for level in np.split(order, cuts):
+        p = parent[level]
+        up = np.where(p >= 0, out[np.maximum(p, 0)], -1)
+        uniq, inv = np.unique((up + 1) * width + frame[level], return_inverse=True)
+        out[level] = next_id + inv.reshape(-1)
+        next_id += uniq.size
+    return out
+
+
+def parse_frame(text: str) -> Frame:
+    m = _FRAME.match(text.strip())
+    if m:
+        return {"file": m.group(1), "line": int(m.group(2)), "function": m.group(3)}
+    return {"file": None, "line": None, "function": text.strip()}
+
+
+def has_call_stack(
+    model: TraceModel, tree: OpTree, nodes: np.ndarray
+) -> tuple[np.ndarray, str | None]:
+    """Per node: whether a call stack was recorded; and where stacks come from."""
+    stacks = python_stacks(model, tree)
+    if stacks is not None:
+        return stacks.node_frame[nodes] >= 0, "python_function"
+    if nodes.size == 0:
+        return np.zeros(0, bool), None
+    flags = np.isin(tree.rows[nodes], rows_with_stack_arg(model))
+    return flags, "call_stack_arg" if flags.any() else None
+
+
+def rows_with_stack_arg(model: TraceModel) -> np.ndarray:
+    """Rows whose args hold a non-empty `Call stack`: one regex pass over the raw args
+    (decoding every op's args costs ~10x more on a big trace)."""
+    pos = np.fromiter((offset for offset, _ in model.scan_args(_STACK_KEY)), dtype=np.int64)
+    rows = np.searchsorted(model.events["args_end"], pos, side="right")
+    return np.unique(rows)
+
+
+def python_groups(stacks: PythonStacks, nodes: np.ndarray) -> tuple[np.ndarray, list[list[Frame]]]:
+    """Group calls by their chain of enclosing python frames."""
+    inner = stacks.node_frame[nodes]
+    ids = np.where(inner >= 0, stacks.stack_id[np.maximum(inner, 0)], -1)
+    uniq, first, group = np.unique(ids, return_index=True, return_inverse=True)
+    frames_of: list[list[Frame]] = []
+    for sid, at in zip(uniq.tolist(), first.tolist()):
+        frames: list[Frame] = []
+        cur = int(inner[at]) if sid >= 0 else -1
+        while cur >= 0:
+            frames.append(parse_frame(stacks.frame_text[stacks.frame[cur]]))
+            cur = int(stacks.parent[cur])
+        frames_of.append(frames)
+    return group.reshape(-1), frames_of
