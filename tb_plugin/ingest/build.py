@@ -352,7 +352,9 @@ def _text(value: Any) -> str:
 
 def _decode_core_args(raws: list[msgspec.Raw]) -> list[CoreArgs]:
     try:
-        return _args_decoder.decode(b"[" + b",".join(raws) + b"]")  # type: ignore[arg-type]
+        # One join, then one copy to frame it (`b"[" + ... + b"]"` copies twice).
+        listed = b"".join((b"[", b",".join(raws), b"]"))  # type: ignore[arg-type]
+        return _args_decoder.decode(listed)
     except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):
         out = []
         for r in raws:

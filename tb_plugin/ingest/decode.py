@@ -71,13 +71,18 @@ def _repair(chunk: bytes, report: DecodeReport) -> bytes:
 
 def _decode_events(body: bytes, report: DecodeReport) -> list[Event] | None:
     """Decode `body` (whole events joined by commas); None if it is not that."""
-    events = _decode_typed(b"[" + body + b"]", report)
+    events = _decode_typed(_as_array(body), report)
     if events is not None:
         return events
     repaired = _repair(body, report)
     if repaired is body:
         return None
-    return _decode_typed(b"[" + repaired + b"]", report)
+    return _decode_typed(_as_array(repaired), report)
+
+
+def _as_array(body: bytes) -> bytes:
+    """`[body]`, copying the text once (`b"[" + body + b"]"` copies it twice)."""
+    return b"".join((b"[", body, b"]"))
 
 
 def _decode_typed(text: bytes, report: DecodeReport) -> list[Event] | None:
