@@ -417,11 +417,13 @@ def build_model(
 
 # --- decoding in worker processes -------------------------------------------------------
 
-# Below this much text, worker processes cost more than they save: each one starts an
-# interpreter and imports numpy and msgspec (~0.3 s of CPU), every slice and chunk is
-# pickled across, and every process holds its own chunk. Measured on 2 cores: a 259 MB
-# trace takes ~1.3 s more CPU and ~100 MB more RSS with two workers for no shorter wall
-# time; a 1 GB one gains wall time only while both cores are free.
+# Decoding happens in this process unless KINETOSCOPE_DECODE_PROCESSES asks for workers
+# (N >= 2), and then only for files with at least this much text. Workers cost more than
+# they save on the machines measured (2 cores, shared): each starts an interpreter and
+# imports numpy and msgspec (~0.3 s of CPU), every slice and chunk is pickled across, and
+# every process holds its own chunk. A 259 MB trace took ~1.3 s more CPU and ~100 MB more
+# RSS with two workers for no shorter wall time; a 1 GB one took 25 % more CPU and went
+# over 1x its JSON size in RSS (in-process: 0.93x), and was faster only on idle cores.
 PARALLEL_MIN_TEXT = 640 << 20
 _pool: ProcessPoolExecutor | None = None
 _pool_lock = threading.Lock()
@@ -429,7 +431,7 @@ _pool_lock = threading.Lock()
 
 def _parallel_workers(size: int, path: str) -> int:
     env = os.environ.get("KINETOSCOPE_DECODE_PROCESSES")
-    wanted = int(env) if env and env.isdigit() else min(2, os.cpu_count() or 1)
+    wanted = int(env) if env and env.isdigit() else 0
     if wanted < 2:
         return 0
     with open(path, "rb") as f:
