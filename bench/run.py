@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Benchmark kinetoscope against gzip and two anchors on big real traces.
 
-    .venv/bin/python bench/run.py [--sizes 100,500,1000] [--with-4gb] [--src TRACE]
+    .venv/bin/python bench/run.py [--sizes 100,500,1000] [--with-4gb]
+                                  [--src TRACE | --source v100|h100]
                                   [--out bench/results/NAME.json] [--skip-anchors]
                                   [--quick [--with-anchors]] [--load]
 
@@ -48,6 +49,14 @@ DEFAULT_TILER = REPO.parent / "shared" / "tools" / "make_big_trace.py"
 DEFAULT_SRC = (
     "pytorch-kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"
 )
+# Named sources to tile (--source): two event mixes, so the bench does not tune to one.
+SOURCES = {
+    # V100, 2021: memory events, `Call stack` args, cpu_op/kernel heavy; 32 MB a tile.
+    "v100": DEFAULT_SRC,
+    # H100, 2025, every profiler flag on: `python_function` stacks (half the events),
+    # memory events, shapes, flops; 56 MB a tile.
+    "h100": "tracelens/tests/traces/h100/google_owlv2-large-patch14-ensemble__1016001.json.gz",
+}
 # 1 MB H100 trace with memory events: tiled to ~5 MB for --quick.
 QUICK_SRC = "tracelens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz"
 QUICK_MB = 5
@@ -61,13 +70,15 @@ SHORT = {
     "torch_tb_profiler": "tb-profiler",
     "hta": "HTA",
 }
+# Issue 13: at every size from 50 MB to 4 GB.
 TARGETS = {
-    "json_bytes": 1000 * MB,
-    "cold_max_gzip_ratio": 4.0,
+    "cold_max_gzip_ratio": 3.0,
     "max_rss_per_json": 1.0,
-    "warm_max_seconds": 0.5,
+    "warm_max_seconds": 0.3,
     "min_speedup_vs_anchors": 20.0,
 }
+COLD_KEY = f"cold_le_{TARGETS['cold_max_gzip_ratio']:g}x_gzip"
+WARM_KEY = f"warm_le_{TARGETS['warm_max_seconds']:g}s"
 
 
 def utc_now() -> str:
@@ -83,6 +94,11 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     p.add_argument("--sizes", default="100,500,1000", help="target JSON sizes in MB (10^6 B)")
     p.add_argument("--with-4gb", action="store_true", help="add a ~4 GB file")
     p.add_argument("--src", help="trace to tile (path, or relative to the corpus)")
+    p.add_argument(
+        "--source",
+        choices=sorted(SOURCES),
+        help="a named trace to tile (default v100): " + ", ".join(SOURCES),
+    )
     p.add_argument("--out", help="results file (default bench/results/<UTC time>.json)")
     p.add_argument("--skip-anchors", action="store_true", help="do not measure the anchors")
     p.add_argument("--quick", action="store_true", help=f"one ~{QUICK_MB} MB file, no anchors")
@@ -156,9 +172,26 @@ def machine_facts(product_python: Path) -> dict[str, Any]:
         "gzip": gzip_version.splitlines()[0] if gzip_version else None,
         "git_commit": _cmd_out(["git", "-C", str(REPO), "rev-parse", "HEAD"]),
         "git_dirty": bool(dirty) if dirty is not None else None,
-        "env": {k: v for k, v in os.environ.items() if k.startswith("OPENBLAS_")},
+        "env": {
+            k: v
+            for k, v in os.environ.items()
+            if k.startswith(("OPENBLAS_", "KINETOSCOPE_")) or k == "PYTHONDONTWRITEBYTECODE"
+        },
         "loadavg_start": list(os.getloadavg()),
     }
+
+
+def compile_product(product_python: Path) -> Optional[str]:
+    """Byte-compile the product's sources, as installing a wheel does. Without it, an
+    editable install under PYTHONDONTWRITEBYTECODE=1 compiles every module at every start
+    (~0.1 s of CPU, a third of a warm run), a cost no installed user pays."""
+    sources = [str(REPO / "tb_plugin"), str(REPO / "handlers")]
+    cmd = [str(product_python), "-m", "compileall", "-q", *sources]
+    try:
+        subprocess.run(cmd, check=True, timeout=300, stdin=subprocess.DEVNULL, capture_output=True)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"compileall failed: {exc}"
+    return None
 
 
 # --------------------------------------------------------------------------- measurements
@@ -315,18 +348,18 @@ def targets_for(row: dict[str, Any]) -> dict[str, Optional[bool]]:
     cold = tools.get("kinetoscope_cold", {})
     warm = tools.get("kinetoscope_warm", {})
     out: dict[str, Optional[bool]] = {
-        "cold_le_4x_gzip": None,
+        COLD_KEY: None,
         "rss_le_json": None,
-        "warm_le_0.5s": None,
+        WARM_KEY: None,
         "speedup_ge_20x_torch_tb_profiler": None,
         "speedup_ge_20x_hta": None,
     }
     if "ratio_to_gzip" in cold:
-        out["cold_le_4x_gzip"] = cold["ratio_to_gzip"] <= TARGETS["cold_max_gzip_ratio"]
+        out[COLD_KEY] = cold["ratio_to_gzip"] <= TARGETS["cold_max_gzip_ratio"]
     if "rss_per_json" in cold:
         out["rss_le_json"] = cold["rss_per_json"] <= TARGETS["max_rss_per_json"]
     if isinstance(warm.get("seconds"), (int, float)):
-        out["warm_le_0.5s"] = warm["seconds"] <= TARGETS["warm_max_seconds"]
+        out[WARM_KEY] = warm["seconds"] <= TARGETS["warm_max_seconds"]
     for anchor in ANCHORS:
         sp = (cold.get("speedup_vs") or {}).get(anchor)
         if sp is not None:
@@ -425,9 +458,9 @@ def write_results(path: Path, results: dict[str, Any]) -> None:
 # --------------------------------------------------------------------------- main
 
 
-def resolve_src(arg: Optional[str], corpus: Path, quick: bool) -> Path:
+def resolve_src(arg: Optional[str], corpus: Path, quick: bool, source: Optional[str]) -> Path:
     if arg is None:
-        return corpus / (QUICK_SRC if quick else DEFAULT_SRC)
+        return corpus / (QUICK_SRC if quick and not source else SOURCES[source or "v100"])
     p = Path(arg)
     if p.is_file():
         return p.resolve()
@@ -490,8 +523,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         "anchors": None,
         "files": [],
         "load": None,
+        "compile_error": compile_product(python),
     }
-    src = resolve_src(args.src, corpus, args.quick)
+    src = resolve_src(args.src, corpus, args.quick, args.source)
     if not src.is_file():
         print(f"[bench] source trace not found: {src}", file=sys.stderr)
         results["error"] = f"source trace not found: {os.path.relpath(src, REPO)}"

@@ -66,7 +66,7 @@ def test_quick_run_writes_results(tmp_path: Path) -> None:
     cold = row["tools"]["kinetoscope_cold"]
     if "error" not in cold:
         assert "overview" in cold["views"]
-    assert set(row["targets"]) >= {"cold_le_4x_gzip", "rss_le_json", "warm_le_0.5s"}
+    assert set(row["targets"]) >= {"cold_le_3x_gzip", "rss_le_json", "warm_le_0.3s"}
 
     # The tiled trace sits alone in its own run folder.
     logdir = Path(out.parent / "work" / "traces" / row["key"] / "logdir")

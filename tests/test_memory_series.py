@@ -11,9 +11,10 @@ import numpy as np
 from builders import CPU_PID, CPU_TID, TraceBuilder
 from kinetoscope.analysis.memory import view as mem
 from kinetoscope.analysis.memory.series import device_levels
+from kinetoscope.api.endpoints import ENDPOINTS
 from kinetoscope.store.model import TraceModel
 from kinetoscope.trace_view.counters import build_counters
-from kinetoscope.trace_view.routes import ROUTES, WorkerTrace
+from kinetoscope.trace_view.workers import WorkerTrace
 
 
 def memory_event(b: TraceBuilder, ts: Any, nbytes: int, addr: int, **totals: int) -> None:
@@ -80,7 +81,8 @@ def test_amd_gpu_memory_counters_come_before_the_cpu(tmp_path: Path) -> None:
     b.memory(10, 64, 0xA, total_allocated=64, device_type=0, device_id=-1)
     b.memory(20, 128, 0xB, total_allocated=128, total_reserved=1024, device_type=6)
     model = b.model(tmp_path)
-    tracks = ROUTES["tracks"]([WorkerTrace(None, model)], {})["tracks"]
+    endpoint = ENDPOINTS["tracks"]
+    tracks = endpoint.call([WorkerTrace(None, model)], endpoint.decode({}))["tracks"]
     ids = [t["id"] for t in tracks if t["id"].startswith("mem.")]
     assert ids == ["mem.6.0.allocated", "mem.6.0.reserved", "mem.0.allocated"]
 

@@ -43,7 +43,11 @@ __all__ = [
     "iter_event_pieces",
 ]
 
-CHUNK_TARGET = 24 << 20
+# Text decoded per call. A chunk's decoded events, core args and joined args hold about
+# five times its text until its columns are built, so a small chunk keeps the peak memory
+# of a load low; below ~1 MiB the per-call costs start to show (measured: 2-4 MiB cost no
+# more CPU than 24 MiB, and save ~60 MB of peak RSS on a 259 MB trace).
+CHUNK_TARGET = 4 << 20
 SNIFF_LIMIT = 64 << 20
 
 # msgspec raises RecursionError for values nested too deep (one hostile arg).
@@ -67,13 +71,18 @@ def _repair(chunk: bytes, report: DecodeReport) -> bytes:
 
 def _decode_events(body: bytes, report: DecodeReport) -> list[Event] | None:
     """Decode `body` (whole events joined by commas); None if it is not that."""
-    events = _decode_typed(b"[" + body + b"]", report)
+    events = _decode_typed(_as_array(body), report)
     if events is not None:
         return events
     repaired = _repair(body, report)
     if repaired is body:
         return None
-    return _decode_typed(b"[" + repaired + b"]", report)
+    return _decode_typed(_as_array(repaired), report)
+
+
+def _as_array(body: bytes) -> bytes:
+    """`[body]`, copying the text once (`b"[" + body + b"]"` copies it twice)."""
+    return b"".join((b"[", body, b"]"))
 
 
 def _decode_typed(text: bytes, report: DecodeReport) -> list[Event] | None:
@@ -202,6 +211,7 @@ def iter_event_batches(
     ended = False
     limit = max_event_bytes()
     blocks = decompressed_blocks(f, total, progress, report)
+    pending = _Pending()
     exhausted = False
     while not exhausted:
         block = next(blocks, None)
@@ -209,9 +219,9 @@ def iter_event_batches(
             exhausted = True
         else:
             saw_text = True
-            buf += block
-            if len(buf) - max(start, 0) < CHUNK_TARGET:
+            if pending.add(block) + len(buf) - max(start, 0) < CHUNK_TARGET:
                 continue
+        buf = pending.append_to(buf)
         if ended:
             buf = _trailer_window(buf)
             continue
@@ -265,6 +275,29 @@ def _check_end(report: DecodeReport, saw_text: bool, found_array: bool, closed: 
         )
 
 
+class _Pending:
+    """Blocks waiting to be appended to the text buffer: joined once per chunk rather
+    than appended one by one (each append copies the whole buffer)."""
+
+    def __init__(self) -> None:
+        self.blocks: list[bytes] = []
+        self.size = 0
+
+    def add(self, block: bytes) -> int:
+        """Keep `block`; returns the bytes now pending."""
+        self.blocks.append(block)
+        self.size += len(block)
+        return self.size
+
+    def append_to(self, buf: bytes) -> bytes:
+        if not self.blocks:
+            return buf
+        joined = b"".join([buf, *self.blocks]) if buf else b"".join(self.blocks)
+        self.blocks.clear()
+        self.size = 0
+        return joined
+
+
 def _trailer_window(buf: bytes) -> bytes:
     # The keys after the events array are small; blank runs there are dropped.
     stripped = buf.strip()
@@ -303,11 +336,12 @@ def iter_event_pieces(
     start = -1
     saw_text = False
     limit = max_event_bytes()
+    pending = _Pending()
     for block in decompressed_blocks(f, total, progress, report):
         saw_text = True
-        buf += block
-        if len(buf) - max(start, 0) < CHUNK_TARGET:
+        if pending.add(block) + len(buf) - max(start, 0) < CHUNK_TARGET:
             continue
+        buf = pending.append_to(buf)
         if start < 0:
             found = _find_events_start(buf, final=False)
             if found is None:
@@ -327,6 +361,7 @@ def iter_event_pieces(
             returned = yield b""
     if not saw_text:
         raise TraceDecodeError("empty_file", _EMPTY_MESSAGE, 0)
+    buf = pending.append_to(buf)
     yield Tail(buf[start:] if start >= 0 else buf, in_array=start >= 0)
 
 

@@ -22,7 +22,7 @@ except ImportError:  # pragma: no cover - isal is a declared dependency
     _zlib_impl = zlib
 
 READ_BLOCK = 4 << 20
-INFLATE_BLOCK = 8 << 20
+INFLATE_BLOCK = 1 << 20  # text per inflate call: a fraction of decode.CHUNK_TARGET
 
 
 class TraceDecodeError(Exception):

@@ -190,7 +190,9 @@ class TraceModel:
         return [p for p in props if isinstance(p, dict)] if isinstance(props, list) else []
 
 
-ARGS_SCAN_CHUNK = 32 << 20
+# Args text copied per scan step: the copy is the scan's peak memory (32 MiB cost ~30 MB
+# of peak RSS on a 259 MB trace), and 4 MiB steps scan faster, too (measured).
+ARGS_SCAN_CHUNK = 4 << 20
 
 
 def _release_pages(blob: Any, start: int, stop: int) -> None:
