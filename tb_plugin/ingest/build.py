@@ -14,23 +14,18 @@ import tempfile
 import threading
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
-from dataclasses import dataclass
-from itertools import compress
-from operator import attrgetter
 from typing import Any, BinaryIO
 
-import msgspec
 import numpy as np
 
-from ..store.categories import PHASE_CODES, Kind, Phase, kind_of
 from ..store.model import (
     EVENT_COLUMNS,
     MEMORY_COLUMNS,
     TraceModel,
-    decoders_for,
     empty_columns,
     file_identity,
 )
+from .columns import INTERNED, Chunk, Interner, as_text, build_chunk, build_text_chunk, to_int
 from .decode import (
     DecodeReport,
     Piece,
@@ -38,224 +33,9 @@ from .decode import (
     Tail,
     TraceDecodeError,
     decode_tail,
-    decode_whole_events,
     iter_event_batches,
     iter_event_pieces,
 )
-from .schema import CoreArgs, Event
-from .values import lenient_int
-
-_args_decoder, _one_args_decoder = decoders_for(CoreArgs)
-_EMPTY_ARGS = CoreArgs()
-_META = "M"
-
-
-class Interner:
-    """Values → dense codes, shared by every batch of one file."""
-
-    def __init__(self) -> None:
-        self.index: dict[Any, int] = {}
-        self.values: list[Any] = []
-
-    def codes(self, items: list[Any]) -> np.ndarray:
-        lookup = self.index.__getitem__
-        try:
-            return np.fromiter(map(lookup, items), dtype=np.int32, count=len(items))
-        except KeyError:  # new values in this batch: add them, then look up again
-            for value in dict.fromkeys(items):  # first-appearance order: stable codes
-                if value not in self.index:
-                    self.index[value] = len(self.values)
-                    self.values.append(value)
-            return np.fromiter(map(lookup, items), dtype=np.int32, count=len(items))
-
-
-def _floats(values: list[Any], default: float = np.nan) -> np.ndarray:
-    try:
-        return np.array(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        return np.array([_to_float(v, default) for v in values], dtype=np.float64)
-
-
-def _to_float(v: Any, default: float) -> float:
-    if v is None:
-        return default
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return default
-
-
-def _ints(values: list[Any], default: int = -1) -> np.ndarray:
-    try:
-        arr = np.array(values, dtype=np.int64)
-        return arr
-    except (TypeError, ValueError, OverflowError):
-        return np.array([_to_int(v, default) for v in values], dtype=np.int64)
-
-
-def _to_int(v: Any, default: int) -> int:
-    number = lenient_int(v)
-    return default if number is None else number
-
-
-@dataclass
-class Chunk:
-    """Columns of one run of events, with codes into its own small string tables, so it
-    can be built in another process and merged in order."""
-
-    cols: dict[str, np.ndarray]
-    tables: dict[str, list[Any]]
-    args: bytes
-    memory: dict[str, np.ndarray] | None
-    meta: list[tuple[Any, Any, str, Any]]
-    warnings: list[str]
-    partial: bool = False
-    used: int = 0  # bytes of the text slice these events came from (see decode_whole_events)
-
-
-INTERNED = ("name", "cat", "pid", "tid")
-
-
-def build_chunk(events: list[Event]) -> Chunk:
-    """Turn decoded events into columns: a handful of C-speed passes per column."""
-    interners = {k: Interner() for k in (*INTERNED, "ph")}
-    phase_codes = interners["ph"].codes(list(map(attrgetter("ph"), events)))
-    meta: list[tuple[Any, Any, str, Any]] = []
-    meta_code = interners["ph"].index.get(_META)
-    if meta_code is not None:
-        is_meta = phase_codes == meta_code
-        meta = _meta_entries(list(compress(events, is_meta.tolist())))
-        events = list(compress(events, (~is_meta).tolist()))
-        phase_codes = phase_codes[~is_meta]
-    n = len(events)
-    phase_table = np.array(
-        [
-            PHASE_CODES.get(p, Phase.OTHER) if isinstance(p, str) else Phase.OTHER
-            for p in interners["ph"].values
-        ],
-        dtype=np.uint8,
-    )
-    cols: dict[str, np.ndarray] = {"ph": phase_table[phase_codes]}
-    for key in INTERNED:
-        cols[key] = interners[key].codes(list(map(attrgetter(key), events)))
-    cols["kind"] = _kinds(interners["cat"].values, interners["name"].index, cols)
-    cols["ts"] = _floats(list(map(attrgetter("ts"), events)))
-    dur = _floats(list(map(attrgetter("dur"), events)), 0.0)
-    dur[~np.isfinite(dur) | (dur < 0)] = 0.0
-    cols["dur"] = dur
-    flow = _ints(list(map(attrgetter("id"), events)))
-    cols["flow_id"] = np.where(cols["kind"] == Kind.FLOW, flow, -1)
-    raws, blob, warnings = _utf8_args(list(map(attrgetter("args"), events)))
-    lengths = np.fromiter(map(len, raws), dtype=np.int64, count=n)
-    cols["args_end"] = np.cumsum(lengths)
-    args = _core_args(raws, lengths)
-    _arg_columns(cols, args)
-    return Chunk(
-        cols=cols,
-        tables={k: interners[k].values for k in INTERNED},
-        args=blob,
-        memory=_memory_part(cols, args),
-        meta=meta,
-        warnings=warnings,
-    )
-
-
-def _utf8_args(raws: list[msgspec.Raw]) -> tuple[list[msgspec.Raw], bytes, list[str]]:
-    """The args and their joined bytes. msgspec does not check the UTF-8 of args it keeps
-    raw; every reader of them would fail, so bad bytes become U+FFFD here, once."""
-    blob = b"".join(raws)  # type: ignore[arg-type]
-    if blob.isascii():
-        return raws, blob, []
-    try:
-        blob.decode("utf-8")
-        return raws, blob, []
-    except UnicodeDecodeError:
-        pass
-    fixed = [msgspec.Raw(bytes(r).decode("utf-8", "replace").encode("utf-8")) for r in raws]
-    warning = "bytes that are not UTF-8 in event args were replaced by U+FFFD"
-    return fixed, b"".join(fixed), [warning]  # type: ignore[arg-type]
-
-
-def _kinds(categories: list[Any], names: dict[Any, int], cols: dict[str, np.ndarray]) -> np.ndarray:
-    ph, cat = cols["ph"], cols["cat"]
-    table = np.array(
-        [[kind_of(c if isinstance(c, str) else "", p, "") for p in Phase] for c in categories],
-        dtype=np.uint8,
-    ).reshape(len(categories), len(Phase))
-    kinds = table[cat, ph] if len(categories) else np.zeros(len(ph), dtype=np.uint8)
-    memory_code = names.get("[memory]")
-    if memory_code is not None:
-        kinds[(ph == Phase.INSTANT) & (cols["name"] == memory_code)] = Kind.MEMORY
-    return kinds
-
-
-def _core_args(raws: list[msgspec.Raw], lengths: np.ndarray) -> Any:
-    has = lengths > 2
-    if has.all():
-        return _decode_core_args(raws)
-    args = np.full(len(raws), _EMPTY_ARGS, dtype=object)
-    if has.any():
-        parsed = np.empty(int(has.sum()), dtype=object)
-        parsed[:] = _decode_core_args(list(compress(raws, has.tolist())))
-        args[has] = parsed
-    return args
-
-
-def _arg_columns(cols: dict[str, np.ndarray], args: Any) -> None:
-    def values(name: str) -> list[Any]:
-        return list(map(attrgetter(name), args))
-
-    external = _ints(values("external_id"))
-    cols["external_id"] = np.where(external >= 0, external, _ints(values("external_id_lower")))
-    cols["correlation"] = _ints(values("correlation"))
-    cols["device"] = _ints(values("device")).astype(np.int32)
-    cols["stream"] = _ints(values("stream"))
-    cols["blocks_per_sm"] = _floats(values("blocks_per_sm")).astype(np.float32)
-    cols["occupancy"] = _floats(values("occupancy")).astype(np.float32)
-
-
-def _memory_part(cols: dict[str, np.ndarray], all_args: Any) -> dict[str, np.ndarray] | None:
-    rows = np.flatnonzero(cols["kind"] == Kind.MEMORY)
-    if len(rows) == 0:
-        return None
-    args = [all_args[i] for i in rows.tolist()]  # memory events are a small share
-
-    def values(name: str) -> list[Any]:
-        return list(map(attrgetter(name), args))
-
-    return {
-        "row": rows.astype(np.int64),
-        "bytes": _floats(values("nbytes"), 0.0),
-        "addr": _ints(values("addr")),
-        "device_type": _ints(values("device_type")).astype(np.int32),
-        "device_id": _ints(values("device_id")).astype(np.int32),
-        "total_allocated": _floats(values("total_allocated")),
-        "total_reserved": _floats(values("total_reserved")),
-    }
-
-
-def _meta_entries(events: list[Event]) -> list[tuple[Any, Any, str, Any]]:
-    raws = [e.args if len(e.args) else msgspec.Raw(b"{}") for e in events]
-    out = []
-    for e, a in zip(events, _decode_core_args(raws)):
-        value = (
-            a.name
-            if a.name is not None
-            else (a.sort_index if a.sort_index is not None else a.labels)
-        )
-        out.append((e.pid, e.tid, str(e.name), value))
-    return out
-
-
-def build_text_chunk(body: bytes) -> Chunk:
-    """In a worker process: decode a text slice and build its columns."""
-    report = DecodeReport()
-    events, used = decode_whole_events(body, report)
-    chunk = build_chunk(events)
-    chunk.used = used
-    chunk.warnings = report.warnings
-    chunk.partial = report.partial
-    return chunk
 
 
 class ModelBuilder:
@@ -314,8 +94,8 @@ class ModelBuilder:
         model = TraceModel(
             events=events,
             memory=memory,
-            names=[_text(v) for v in self.interners["name"].values],
-            categories=[_text(v) for v in self.interners["cat"].values],
+            names=[as_text(v) for v in self.interners["name"].values],
+            categories=[as_text(v) for v in self.interners["cat"].values],
             pids=list(self.interners["pid"].values),
             tids=list(self.interners["tid"].values),
             args_blob=args_blob,
@@ -332,34 +112,10 @@ class ModelBuilder:
             elif kind == "process_labels" and value is not None:
                 model.process_labels[str(pid)] = str(value)
             elif kind == "process_sort_index":
-                model.process_sort[str(pid)] = _to_int(value, 0)
+                model.process_sort[str(pid)] = to_int(value, 0)
             elif kind == "thread_sort_index":
-                model.thread_sort[f"{pid}/{tid}"] = _to_int(value, 0)
+                model.thread_sort[f"{pid}/{tid}"] = to_int(value, 0)
         return model
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ("" if value is None else str(value))
-
-
-def _decode_core_args(raws: list[msgspec.Raw]) -> list[CoreArgs]:
-    try:
-        # One join, then one copy to frame it (`b"[" + ... + b"]"` copies twice).
-        listed = b"".join((b"[", b",".join(raws), b"]"))  # type: ignore[arg-type]
-        return _args_decoder.decode(listed)
-    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):
-        out = []
-        for r in raws:
-            try:
-                out.append(_one_args_decoder.decode(r) if len(r) else _EMPTY_ARGS)
-            except (
-                msgspec.DecodeError,
-                msgspec.ValidationError,
-                UnicodeDecodeError,
-                RecursionError,
-            ):
-                out.append(_EMPTY_ARGS)
-        return out
 
 
 def _concat(parts: list[dict[str, np.ndarray]], spec: dict[str, str]) -> dict[str, np.ndarray]:
