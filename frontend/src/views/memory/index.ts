@@ -25,7 +25,7 @@ import { scrollToAnchor } from '../../components/anchor';
 import { csvFileName, downloadCsv, toCsv } from '../../components/csv';
 import { FetchSlot } from '../../components/fetch_slot';
 import { h, replaceChildren, type Children } from '../../components/dom';
-import { formatBytes, formatCount, formatDuration } from '../../components/format';
+import { formatCount } from '../../components/format';
 import { HashParamStore, type HashParams } from '../../components/hash_params';
 import { VirtualTable } from '../../components/table';
 import { ensureStyle } from '../../components/view_style';
@@ -44,7 +44,6 @@ import {
   filterAllocations,
   filterOperators,
   formatAbsTime,
-  formatBytesExact,
   formatRelTime,
   OPERATOR_CSV_HEADER,
   operatorCsvRows,
@@ -58,6 +57,7 @@ import {
   type AllocationView,
   type TimeRange,
 } from './model';
+import { deviceTiles, peakCard } from './summary';
 import { allocationColumns, inShownOrder, operatorColumns } from './tables';
 
 const KEY_DEVICE = 'memory.device';
@@ -69,9 +69,6 @@ const URL_KEYS = [KEY_DEVICE, KEY_START, KEY_END];
 export const PAGE_SIZE = 1000;
 const RESIZE_DEBOUNCE_MS = 200;
 const SEARCH_DEBOUNCE_MS = 120;
-/** Python frames shown before "show all". */
-const STACK_SHOWN = 6;
-
 const EVENT_SORTS: [MemoryEventsSort, string][] = [
   ['size', 'Largest first'],
   ['alloc', 'Allocation time'],
@@ -96,22 +93,6 @@ interface Paging {
   sort: MemoryEventsSort;
   offset: number;
   total: number;
-}
-
-function tile(
-  testid: string,
-  label: string,
-  value: string,
-  detail?: Children,
-  title?: string,
-): HTMLElement {
-  return h(
-    'div',
-    { class: 'ks-tile', testid, title },
-    h('div', { class: 'ks-tile-label' }, label),
-    h('div', { class: 'ks-tile-value' }, value),
-    detail ? h('div', { class: 'ks-tile-detail' }, detail) : null,
-  );
 }
 
 function section(anchor: string, title: string, ...children: Children[]): HTMLElement {
@@ -678,159 +659,16 @@ class MemoryPage {
 
   private renderTiles(): void {
     const d = this.device();
-    const m = this.mem;
-    if (!d) {
-      replaceChildren(this.tiles, null);
-      return;
-    }
-    const at = (t: number | null): string =>
-      t === null ? 'no events in range' : `at ${formatRelTime(t - this.origin)}`;
-    const total = d.total_memory_bytes;
-    const peakShare = total
-      ? ` · ${((d.peak_allocated_bytes / total) * 100).toFixed(2)} % of ${formatBytes(total)}`
-      : '';
-    const change = d.end_allocated_bytes - d.start_allocated_bytes;
-    const rows = m.allocations + m.never_freed + m.freed_unseen;
-    replaceChildren(
-      this.tiles,
-      tile(
-        'memory-tile-peak',
-        d.allocated_source === 'computed' ? 'Peak allocated (lower bound)' : 'Peak allocated',
-        formatBytes(d.peak_allocated_bytes),
-        `${at(d.peak_allocated_us)}${peakShare}`,
-        formatBytesExact(d.peak_allocated_bytes),
-      ),
-      tile(
-        'memory-tile-reserved',
-        'Peak reserved',
-        d.reserved_known ? formatBytes(d.peak_reserved_bytes) : 'unknown',
-        d.reserved_known ? at(d.peak_reserved_us) : 'the trace has no Total Reserved',
-        d.reserved_known ? formatBytesExact(d.peak_reserved_bytes) : undefined,
-      ),
-      tile(
-        'memory-tile-change',
-        this.state.range ? 'Change over the range' : 'Change over the trace',
-        `${change > 0 ? '+' : ''}${formatBytes(change)}`,
-        `${formatBytes(d.start_allocated_bytes)} → ${formatBytes(d.end_allocated_bytes)}`,
-      ),
-      tile(
-        'memory-tile-allocations',
-        'Allocations',
-        formatCount(rows),
-        `${formatCount(m.never_freed)} never freed · ${formatCount(m.freed_unseen)} before recording`,
-      ),
-      tile(
-        'memory-tile-events',
-        'Memory events',
-        formatCount(d.events),
-        m.no_address_events
-          ? `${formatCount(m.no_address_events)} without an address`
-          : `${formatCount(m.unattributed_events)} outside any operator`,
-      ),
-    );
+    const range = this.state.range;
+    replaceChildren(this.tiles, d ? deviceTiles(d, this.mem, range !== null, this.origin) : null);
+    if (!d) return;
     for (const el of this.tiles.querySelectorAll<HTMLElement>('[data-testid="memory-tile-peak"]')) {
       el.dataset.value = String(d.peak_allocated_bytes);
     }
   }
 
   private renderPeak(): void {
-    const d = this.device();
-    const box = this.peakBox;
-    const t = d?.peak_allocated_us ?? null;
-    if (!d || t === null) {
-      replaceChildren(
-        box,
-        h('h4', { class: 'ks-card-title' }, 'At the peak'),
-        h('p', { class: 'ks-muted ks-note' }, 'No memory events of this device in the range.'),
-      );
-      return;
-    }
-    const carried = this.state.range !== null && t < this.state.range.start_us;
-    const op = d.peak_op;
-    const fields: Children[] = [
-      h('dt', null, 'Peak allocated'),
-      h(
-        'dd',
-        { testid: 'memory-peak-bytes', dataset: { value: String(d.peak_allocated_bytes) } },
-        formatBytesExact(d.peak_allocated_bytes),
-      ),
-      h('dt', null, 'Reached at'),
-      h(
-        'dd',
-        { title: formatAbsTime(t) },
-        formatRelTime(t - this.origin),
-        carried
-          ? h('span', { class: 'ks-muted' }, ' (before the range: the level it starts at)')
-          : null,
-      ),
-    ];
-    if (op) {
-      fields.push(
-        h('dt', null, 'Operator'),
-        h(
-          'dd',
-          null,
-          h('code', { class: 'ks-mem-code', testid: 'memory-peak-op' }, op.name),
-          h(
-            'span',
-            { class: 'ks-muted' },
-            ` started ${formatRelTime(op.start_us - this.origin)}, ran ${formatDuration(op.duration_us)}`,
-          ),
-        ),
-      );
-      if (op.ops.length > 1) {
-        fields.push(
-          h('dt', null, 'Inside'),
-          h(
-            'dd',
-            { class: 'ks-mem-chain', testid: 'memory-peak-ops' },
-            op.ops.map((name, i) => [
-              i ? h('span', { class: 'ks-muted' }, ' › ') : null,
-              h('code', { class: 'ks-mem-code' }, name),
-            ]),
-          ),
-        );
-      }
-    } else {
-      fields.push(
-        h('dt', null, 'Operator'),
-        h('dd', { class: 'ks-muted' }, 'none: the allocation happened outside every CPU operator'),
-      );
-    }
-    const stack = op?.stack ?? [];
-    let stackEl: HTMLElement | null = null;
-    if (stack.length) {
-      const source =
-        op?.stack_source === 'call_stack' ? 'the op’s call stack' : 'Python function events';
-      const hidden = stack.slice(0, Math.max(0, stack.length - STACK_SHOWN));
-      const shown = stack.slice(hidden.length);
-      const frame = (f: string): HTMLElement =>
-        h('li', null, h('code', { class: 'ks-mem-code' }, f));
-      stackEl = h(
-        'div',
-        { class: 'ks-mem-stack', testid: 'memory-peak-stack' },
-        h(
-          'div',
-          { class: 'ks-field-label' },
-          `Python stack (${stack.length} frames, innermost last; from ${source})`,
-        ),
-        hidden.length
-          ? h(
-              'details',
-              null,
-              h('summary', null, `${hidden.length} outer frame${hidden.length === 1 ? '' : 's'}`),
-              h('ol', { class: 'ks-mem-frames' }, hidden.map(frame)),
-            )
-          : null,
-        h('ol', { class: 'ks-mem-frames', attrs: { start: hidden.length + 1 } }, shown.map(frame)),
-      );
-    }
-    replaceChildren(
-      box,
-      h('h4', { class: 'ks-card-title' }, `At the peak on ${d.label}`),
-      h('dl', { class: 'ks-fields ks-mem-peak-fields' }, fields),
-      stackEl,
-    );
+    replaceChildren(this.peakBox, peakCard(this.device(), this.state.range, this.origin));
   }
 
   private renderCurve(): void {
