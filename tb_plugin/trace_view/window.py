@@ -36,6 +36,22 @@ def segment_search(
     return lo
 
 
+def overlap_bounds(
+    ends: np.ndarray,
+    starts: np.ndarray,
+    seg_lo: np.ndarray,
+    seg_hi: np.ndarray,
+    after: float,
+    before: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per segment [seg_lo_i, seg_hi_i), with `starts` and `ends` both sorted within it:
+    the positions [lo_i, hi_i) of the items that end after `after` and start before
+    `before` (a window's events, or a stored level's buckets)."""
+    lo = segment_search(ends, seg_lo, seg_hi, np.full(seg_lo.shape, after), strict=True)
+    hi = segment_search(starts, lo, seg_hi, np.full(seg_lo.shape, before), strict=False)
+    return lo, hi
+
+
 def gather_ranges(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Concatenation of arange(a_i, b_i)."""
     lengths = np.maximum(b - a, 0)
@@ -95,15 +111,13 @@ def query_slices(
     if level is not None:
         read |= ~stored
     read_segs = segs[read]
-    lo = segment_search(
+    lo, hi = overlap_bounds(
         index.end_s,
+        index.start,
         index.seg_lo[read_segs],
         index.seg_hi[read_segs],
-        np.full(read_segs.size, t0 - index.eps),
-        strict=True,
-    )
-    hi = segment_search(
-        index.start, lo, index.seg_hi[read_segs], np.full(read_segs.size, t1), strict=False
+        t0 - index.eps,
+        t1,
     )
     cand = _overlapping(index, gather_ranges(lo, hi), t0)
     long_enough = (index.end[cand] - index.start[cand]) >= resolution
@@ -146,15 +160,8 @@ def _level_records(
     index: TimelineIndex, level: Level, groups: np.ndarray, t0: float, t1: float
 ) -> dict[str, np.ndarray]:
     """The stored level's buckets of `groups` overlapping [t0, t1)."""
-    b_lo = segment_search(
-        level.end,
-        level.group_lo[groups],
-        level.group_hi[groups],
-        np.full(groups.size, t0 - index.eps),
-        strict=True,
-    )
-    b_hi = segment_search(
-        level.start, b_lo, level.group_hi[groups], np.full(groups.size, t1), strict=False
+    b_lo, b_hi = overlap_bounds(
+        level.end, level.start, level.group_lo[groups], level.group_hi[groups], t0 - index.eps, t1
     )
     sel = gather_ranges(b_lo, b_hi)
     return {
