@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,6 +23,24 @@ def _isolated_cache(
     cache = tmp_path_factory.mktemp("cache")
     monkeypatch.setenv("KINETOSCOPE_CACHE_DIR", str(cache))
     return cache
+
+
+@pytest.fixture
+def held_loads(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+    """Trace loads of the store wait until the returned event is set (at most 30 s), so a
+    test sees the "still loading" answers; set when the test ends."""
+    from kinetoscope.store import trace_store
+
+    release = threading.Event()
+    real_build = trace_store.build_model
+
+    def held_build(*args: Any, **kwargs: Any) -> Any:
+        release.wait(30)
+        return real_build(*args, **kwargs)
+
+    monkeypatch.setattr(trace_store, "build_model", held_build)
+    yield release
+    release.set()
 
 
 class PluginClient:

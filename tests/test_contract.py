@@ -212,18 +212,11 @@ LOADING = [e for e in JSON_ENDPOINTS if e.loading is not None]
 
 @pytest.mark.parametrize("endpoint", LOADING, ids=lambda e: e.name)
 def test_answers_202_while_loading(
-    logdir: Path, endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch
+    logdir: Path, endpoint: Endpoint, held_loads: threading.Event
 ) -> None:
-    release = threading.Event()
-    real_build = loader.build_model
-
-    def slow_build(*args: Any, **kwargs: Any) -> Any:
-        release.wait(30)
-        return real_build(*args, **kwargs)
-
-    monkeypatch.setattr(loader, "build_model", slow_build)
     client = PluginClient(logdir)
     gated = GatedExecutor()
+    client.plugin.store.close()
     client.plugin.store = loader.TraceStore(None, executor=gated)
     try:
         good, _ = QUERIES[endpoint.name]
@@ -232,7 +225,7 @@ def test_answers_202_while_loading(
         body = msgspec.json.decode(response.get_data(), type=endpoint.loading)
         assert body["state"] == "loading"
     finally:
-        release.set()
+        held_loads.set()
         gated.gate.set()
         client.close()
         gated.pool.shutdown(wait=True)

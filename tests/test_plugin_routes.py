@@ -6,14 +6,12 @@ import shutil
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from builders import TraceBuilder
 from conftest import PluginClient
 from kinetoscope.analysis.overview import overview
 from kinetoscope.ingest.build import build_model
-from kinetoscope.store import trace_store as loader
 
 Make = Callable[[Path], PluginClient]
 
@@ -97,21 +95,13 @@ def test_bad_parameters(
 
 
 def test_view_of_a_loading_file_answers_202(
-    plugin_client: Make, logdir: Path, monkeypatch: pytest.MonkeyPatch
+    plugin_client: Make, logdir: Path, held_loads: threading.Event
 ) -> None:
-    release = threading.Event()
-    real_build = loader.build_model
-
-    def slow_build(*args: Any, **kwargs: Any) -> Any:
-        release.wait(10)
-        return real_build(*args, **kwargs)
-
-    monkeypatch.setattr(loader, "build_model", slow_build)
     client = plugin_client(logdir)
     response = client.get("overview", run="job/a", worker="worker1", span="1")
     assert response.status_code == 202
     assert response.get_json()["state"] == "loading"
-    release.set()
+    held_loads.set()
     assert client.wait_ready("job/a", "worker1")["state"] == "ready"
     assert client.get("overview", run="job/a", worker="worker1", span="1").status_code == 200
 
