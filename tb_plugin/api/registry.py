@@ -70,10 +70,6 @@ class Endpoint:
         return request_fields(self.request)
 
     @property
-    def cached(self) -> bool:
-        return self.cache is Cache.ALL
-
-    @property
     def in_report(self) -> bool:
         """Part of `kinetoscope report` and of `status.views`."""
         return self.page is not None
