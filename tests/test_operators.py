@@ -370,6 +370,27 @@ def test_call_stack_arg_by_hand(tmp_path: Path) -> None:
     assert callstacks(model, "no::such_op")["stacks"] == []
 
 
+def test_stack_flag_is_set_at_ingest_for_non_empty_text_only(tmp_path: Path) -> None:
+    """The flag the Operators page reads is a column filled while decoding (no scan of the
+    raw args per view): only a non-empty text value counts as a recorded stack."""
+    t = TraceBuilder()
+    t.op("aten::a", 0, 5, **{"Call stack": "m.py(1): f"})
+    t.op("aten::b", 10, 5, **{"Call stack": ""})
+    t.op("aten::c", 20, 5, **{"Call stack": ["m.py(1): f"]})
+    t.op("aten::d", 30, 5, **{"Input Dims": [[1]], "note": '"Call stack": "not a key"'})
+    model = t.model(tmp_path)
+    flags = zip(model.events["name"], model.events["has_stack"])
+    by_name = {model.names[code]: bool(flag) for code, flag in flags}
+    assert {k: v for k, v in by_name.items() if k.startswith("aten::")} == {
+        "aten::a": True,
+        "aten::b": False,
+        "aten::c": False,
+        "aten::d": False,
+    }
+    rows = rows_by_name(operators(model))
+    assert [n for n in sorted(rows) if rows[n]["has_call_stack"]] == ["aten::a"]
+
+
 def test_view_parameters(tmp_path: Path) -> None:
     model = nested_trace().model(tmp_path)
     ops = VIEWS["operators"]

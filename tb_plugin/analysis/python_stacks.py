@@ -19,7 +19,6 @@ from .optree import OpTree
 from .tree_arrays import depths
 
 _FRAME = re.compile(r"^(.*)\((\d+)\): (.*)$")
-_STACK_KEY = re.compile(rb'"Call stack" *: *"[^"]')
 _MODULE_INSTANCE = re.compile(r"^(nn\.Module: .*?)_\d+$")
 
 
@@ -116,16 +115,8 @@ def has_call_stack(
         return stacks.node_frame[nodes] >= 0, "python_function"
     if nodes.size == 0:
         return np.zeros(0, bool), None
-    flags = np.isin(tree.rows[nodes], rows_with_stack_arg(model))
+    flags = model.events["has_stack"][tree.rows[nodes]]
     return flags, "call_stack_arg" if flags.any() else None
-
-
-def rows_with_stack_arg(model: TraceModel) -> np.ndarray:
-    """Rows whose args hold a non-empty `Call stack`: one regex pass over the raw args
-    (decoding every op's args costs ~10x more on a big trace)."""
-    pos = np.fromiter((offset for offset, _ in model.scan_args(_STACK_KEY)), dtype=np.int64)
-    rows = np.searchsorted(model.events["args_end"], pos, side="right")
-    return np.unique(rows)
 
 
 def python_groups(stacks: PythonStacks, nodes: np.ndarray) -> tuple[np.ndarray, list[list[Frame]]]:

@@ -189,6 +189,15 @@ def _arg_columns(cols: dict[str, np.ndarray], args: Any) -> None:
     cols["stream"] = _ints(values("stream"))
     cols["blocks_per_sm"] = _floats(values("blocks_per_sm")).astype(np.float32)
     cols["occupancy"] = _floats(values("occupancy")).astype(np.float32)
+    cols["has_stack"] = _has_text(values("call_stack"))
+
+
+def _has_text(raws: list[msgspec.Raw]) -> np.ndarray:
+    """Whether each raw value is a non-empty JSON string (`""` is two bytes)."""
+    flags = np.fromiter(map(len, raws), dtype=np.int64, count=len(raws)) > 2
+    for i in np.flatnonzero(flags).tolist():
+        flags[i] = memoryview(raws[i])[0] == 0x22  # a string, not a list or number
+    return flags
 
 
 def _memory_part(cols: dict[str, np.ndarray], all_args: Any) -> dict[str, np.ndarray] | None:

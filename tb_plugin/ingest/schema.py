@@ -48,6 +48,8 @@ class CoreArgs(msgspec.Struct, gc=False):
     device_id: Scalar = msgspec.field(default=-1, name="Device Id")
     total_allocated: Number = msgspec.field(default=NAN, name="Total Allocated")
     total_reserved: Number = msgspec.field(default=NAN, name="Total Reserved")
+    # Kept raw (not decoded to text): only whether an op has a stack is a column.
+    call_stack: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="Call stack")
     # Metadata events (ph "M") carry the process/thread name here.
     name: Union[str, int, None] = None
     sort_index: Scalar = None

@@ -45,6 +45,7 @@ EVENT_COLUMNS: dict[str, str] = {
     "blocks_per_sm": "f4",
     "occupancy": "f4",
     "args_end": "i8",
+    "has_stack": "?",  # a non-empty `Call stack` arg (2021-22 traces)
 }
 
 MEMORY_COLUMNS: dict[str, str] = {
