@@ -26,16 +26,8 @@ from ..store.model import (
     file_identity,
 )
 from .columns import INTERNED, Chunk, Interner, as_text, build_chunk, build_text_chunk, to_int
-from .decode import (
-    DecodeReport,
-    Piece,
-    ProgressFn,
-    Tail,
-    TraceDecodeError,
-    decode_tail,
-    iter_event_batches,
-    iter_event_pieces,
-)
+from .decode import DecodeReport, ProgressFn, TraceDecodeError, iter_event_batches
+from .pieces import Piece, Tail, decode_tail, iter_event_pieces
 
 
 class ModelBuilder:
