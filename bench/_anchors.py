@@ -19,17 +19,17 @@ Install notes (found out on Python 3.11, TensorBoard 2.21, pandas 3, numpy 2):
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
 from _http import get, get_json, path_with
-from _proc import Child, outcome_error, run_measured
+from _proc import Child, measures, outcome_error, run_measured
 from _traces import TraceFile
 
 TB_PROFILER = "torch-tb-profiler==0.4.3"
@@ -37,6 +37,8 @@ HTA_CANDIDATES = ("holistictraceanalysis==0.5.0", "traceinsight")
 HTA_DEPS = ("numpy", "pandas", "networkx", "plotly", "pydot", "psutil", "pyyaml")
 SPEC_VERSION = 1
 OLD_PLUGIN = "/data/plugin/pytorch_profiler"
+CHECK_TB = "import torch_tb_profiler.plugin, tensorboard"
+CHECK_HTA = "from hta.trace_analysis import TraceAnalysis"
 
 VERSIONS_CODE = """
 import json, sys
@@ -135,8 +137,6 @@ def ensure_anchors(
     work: Path, base_python: str, tensorboard_version: Optional[str], timeout: float
 ) -> AnchorEnv:
     """Create or reuse ``<work>/anchors-venv`` with both anchors installed."""
-    import time
-
     started = time.perf_counter()
     env = AnchorEnv(venv=work / "anchors-venv")
     log = work / "logs" / "anchors-install.log"
@@ -144,24 +144,7 @@ def ensure_anchors(
     tb_req = f"tensorboard=={tensorboard_version}" if tensorboard_version else "tensorboard"
     spec = {"v": SPEC_VERSION, "tb_profiler": TB_PROFILER, "tensorboard": tb_req}
     marker = env.venv / "kinetoscope-anchors.json"
-    check_tb = "import torch_tb_profiler.plugin, tensorboard"
-    check_hta = "from hta.trace_analysis import TraceAnalysis"
-    try:
-        with open(marker, encoding="utf-8") as f:
-            saved = json.load(f)
-    except (OSError, ValueError):
-        saved = None
-    if (
-        isinstance(saved, dict)
-        and saved.get("spec") == spec
-        and env.python.exists()
-        and _imports(env, check_tb, log) is None
-    ):
-        env.reused = True
-        env.hta_dist = saved.get("hta_dist")
-        if env.hta_dist is None or _imports(env, check_hta, log) is not None:
-            env.hta_error = saved.get("hta_error") or "HTA not importable"
-    else:
+    if not _reuse(env, spec, marker, log):
         if env.venv.exists():
             shutil.rmtree(env.venv)
         err = _run([base_python, "-m", "venv", str(env.venv)], log, 600)
@@ -170,26 +153,8 @@ def ensure_anchors(
             env.install_seconds = time.perf_counter() - started
             return env
         err = _pip(env, [TB_PROFILER, tb_req], log, timeout)
-        if err is None:
-            err = _imports(env, check_tb, log)
-        env.tb_profiler_error = err
-        errors: list[str] = []
-        err = _pip(env, list(HTA_DEPS), log, timeout)
-        if err is not None:
-            errors.append(err)
-        else:
-            for candidate in HTA_CANDIDATES:
-                dist = candidate.split("==")[0]
-                err = _pip(env, ["--no-deps", candidate], log, timeout) or _imports(
-                    env, check_hta, log
-                )
-                if err is None:
-                    env.hta_dist = dist
-                    break
-                errors.append(f"{dist}: {err}")
-                _run([str(env.python), "-m", "pip", "uninstall", "-y", dist], log, 300)
-        if env.hta_dist is None:
-            env.hta_error = "; ".join(errors)
+        env.tb_profiler_error = err if err is not None else _imports(env, CHECK_TB, log)
+        _install_hta(env, log, timeout)
         with open(marker, "w", encoding="utf-8") as f:
             json.dump({"spec": spec, "hta_dist": env.hta_dist, "hta_error": env.hta_error}, f)
     names = ["torch-tb-profiler", "tensorboard", "pandas", "numpy", "torch"]
@@ -203,6 +168,47 @@ def ensure_anchors(
     return env
 
 
+def _reuse(env: AnchorEnv, spec: dict[str, Any], marker: Path, log: Path) -> bool:
+    """Whether the venv was made for ``spec`` and its old plugin imports (then what its
+    marker says of HTA is taken over)."""
+    try:
+        with open(marker, encoding="utf-8") as f:
+            saved = json.load(f)
+    except (OSError, ValueError):
+        return False
+    if not (
+        isinstance(saved, dict)
+        and saved.get("spec") == spec
+        and env.python.exists()
+        and _imports(env, CHECK_TB, log) is None
+    ):
+        return False
+    env.reused = True
+    env.hta_dist = saved.get("hta_dist")
+    if env.hta_dist is None or _imports(env, CHECK_HTA, log) is not None:
+        env.hta_error = saved.get("hta_error") or "HTA not importable"
+    return True
+
+
+def _install_hta(env: AnchorEnv, log: Path, timeout: float) -> None:
+    """HTA's libraries, then the first of ``HTA_CANDIDATES`` that installs and imports."""
+    errors: list[str] = []
+    err = _pip(env, list(HTA_DEPS), log, timeout)
+    if err is not None:
+        errors.append(err)
+    else:
+        for candidate in HTA_CANDIDATES:
+            dist = candidate.split("==")[0]
+            err = _pip(env, ["--no-deps", candidate], log, timeout) or _imports(env, CHECK_HTA, log)
+            if err is None:
+                env.hta_dist = dist
+                break
+            errors.append(f"{dist}: {err}")
+            _run([str(env.python), "-m", "pip", "uninstall", "-y", dist], log, 300)
+    if env.hta_dist is None:
+        env.hta_error = "; ".join(errors)
+
+
 def _fresh_tmp(work: Path, name: str) -> Path:
     tmp = work / "tmp" / name
     if tmp.exists():
@@ -211,12 +217,19 @@ def _fresh_tmp(work: Path, name: str) -> Path:
     return tmp
 
 
+@dataclass
+class _Timeline:
+    """When the old plugin first answered, listed the run, and served an Overview."""
+
+    first_answer: Optional[float] = None
+    listed: Optional[float] = None
+    ready: Optional[float] = None
+
+
 def measure_tb_profiler(
     env: AnchorEnv, tf: TraceFile, work: Path, port: int, timeout: float, rss_cap: int
 ) -> dict[str, Any]:
     """Start TensorBoard with the old plugin; time until its Overview answers with data."""
-    import time
-
     if env.tb_profiler_error:
         return {"error": f"not installed: {env.tb_profiler_error}"}
     tmp = _fresh_tmp(work, f"tbprof-{tf.key}")
@@ -228,73 +241,90 @@ def measure_tb_profiler(
         cmd, timeout=timeout + 60, rss_cap_bytes=rss_cap, env=child_env, cwd=tmp, stderr=logf
     )
     result: dict[str, Any] = {"port": port}
-    error: Optional[str] = None
-    first_answer: Optional[float] = None
-    listed: Optional[float] = None
-    ready: Optional[float] = None
+    seen = _Timeline()
     try:
-        while True:
-            if child.elapsed() > timeout:
-                error = "timeout"
-                break
-            if child.killed:
-                error = "killed: peak RSS over the cap" if child.killed == "rss_cap" else "timeout"
-                break
-            code = child.poll()
-            if code is not None:
-                error = f"tensorboard exited with code {code}"
-                break
-            if listed is None:
-                status, doc = get_json(port, OLD_PLUGIN + "/runs", timeout=30)
-                if status is not None and first_answer is None:
-                    first_answer = child.elapsed()
-                if status == 200 and isinstance(doc, dict) and tf.run in (doc.get("runs") or []):
-                    listed = child.elapsed()
-                else:
-                    time.sleep(0.2)
-                    continue
-            worker, span = tf.worker, tf.span
-            status, workers = get_json(
-                port, path_with(OLD_PLUGIN + "/workers", {"run": tf.run, "view": "Overview"})
-            )
-            if status == 200 and isinstance(workers, list) and workers:
-                worker = str(workers[0])
-            status, spans = get_json(
-                port, path_with(OLD_PLUGIN + "/spans", {"run": tf.run, "worker": worker})
-            )
-            if status == 200 and isinstance(spans, list) and spans:
-                span = str(spans[0])
-            params = {"run": tf.run, "worker": worker, "span": span, "view": "Overview"}
-            status, body, _ = get(port, path_with(OLD_PLUGIN + "/overview", params), timeout=60)
-            if status == 200:
-                with contextlib.suppress(ValueError):
-                    doc = json.loads(body)
-                    if isinstance(doc, dict) and "steps" in doc:
-                        ready = child.elapsed()
-                        result["overview_bytes"] = len(body)
-                        steps = doc.get("steps")
-                        rows = steps.get("rows") if isinstance(steps, dict) else None
-                        result["overview_step_rows"] = len(rows) if isinstance(rows, list) else None
-                        result.update(worker=worker, span=span)
-                        break
-            time.sleep(0.2)
+        error = _wait_for_overview(child, port, tf, timeout, seen, result)
     finally:
         outcome = child.stop()
         shutil.rmtree(tmp, ignore_errors=True)
     result.update(
-        seconds=ready,
-        first_http_answer_s=first_answer,
-        run_listed_s=listed,
-        peak_rss_bytes=outcome.peak_rss_bytes,
-        tree_peak_rss_bytes=outcome.tree_peak_rss_bytes,
-        ru_maxrss_bytes=outcome.ru_maxrss_bytes,
-        cpu_seconds=outcome.cpu_seconds,
+        measures(outcome),
+        seconds=seen.ready,
+        first_http_answer_s=seen.first_answer,
+        run_listed_s=seen.listed,
         log=str(logf),
     )
-    if ready is None:
+    if seen.ready is None:
         result["error"] = error or "no answer"
         result["stderr_tail"] = outcome.stderr_tail[-600:]
     return result
+
+
+def _wait_for_overview(
+    child: Child, port: int, tf: TraceFile, timeout: float, seen: _Timeline, result: dict[str, Any]
+) -> Optional[str]:
+    """Poll until the Overview answers with data (None) or the server is gone (why)."""
+    while True:
+        error = _stopped(child, timeout)
+        if error is not None:
+            return error
+        if seen.listed is None:
+            status, doc = get_json(port, OLD_PLUGIN + "/runs", timeout=30)
+            if status is not None and seen.first_answer is None:
+                seen.first_answer = child.elapsed()
+            if status == 200 and isinstance(doc, dict) and tf.run in (doc.get("runs") or []):
+                seen.listed = child.elapsed()
+            else:
+                time.sleep(0.2)
+                continue
+        overview = _old_overview(port, tf)
+        if overview is not None:
+            seen.ready = child.elapsed()
+            result.update(overview)
+            return None
+        time.sleep(0.2)
+
+
+def _stopped(child: Child, timeout: float) -> Optional[str]:
+    if child.elapsed() > timeout:
+        return "timeout"
+    if child.killed:
+        return "killed: peak RSS over the cap" if child.killed == "rss_cap" else "timeout"
+    code = child.poll()
+    return None if code is None else f"tensorboard exited with code {code}"
+
+
+def _old_overview(port: int, tf: TraceFile) -> Optional[dict[str, Any]]:
+    """The old plugin's Overview of the file's first worker and span, once it has steps."""
+    worker, span = tf.worker, tf.span
+    status, workers = get_json(
+        port, path_with(OLD_PLUGIN + "/workers", {"run": tf.run, "view": "Overview"})
+    )
+    if status == 200 and isinstance(workers, list) and workers:
+        worker = str(workers[0])
+    status, spans = get_json(
+        port, path_with(OLD_PLUGIN + "/spans", {"run": tf.run, "worker": worker})
+    )
+    if status == 200 and isinstance(spans, list) and spans:
+        span = str(spans[0])
+    params = {"run": tf.run, "worker": worker, "span": span, "view": "Overview"}
+    status, body, _ = get(port, path_with(OLD_PLUGIN + "/overview", params), timeout=60)
+    if status != 200:
+        return None
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        return None
+    if not (isinstance(doc, dict) and "steps" in doc):
+        return None
+    steps = doc.get("steps")
+    rows = steps.get("rows") if isinstance(steps, dict) else None
+    return {
+        "overview_bytes": len(body),
+        "overview_step_rows": len(rows) if isinstance(rows, list) else None,
+        "worker": worker,
+        "span": span,
+    }
 
 
 def measure_hta(
@@ -317,15 +347,7 @@ def measure_hta(
         stderr=logf,
     )
     shutil.rmtree(tmp, ignore_errors=True)
-    result: dict[str, Any] = {
-        "seconds": outcome.seconds,
-        "peak_rss_bytes": outcome.peak_rss_bytes,
-        "tree_peak_rss_bytes": outcome.tree_peak_rss_bytes,
-        "ru_maxrss_bytes": outcome.ru_maxrss_bytes,
-        "cpu_seconds": outcome.cpu_seconds,
-        "dist": env.hta_dist,
-        "log": str(logf),
-    }
+    result: dict[str, Any] = {**measures(outcome), "dist": env.hta_dist, "log": str(logf)}
     error = outcome_error(outcome)
     if error is None:
         try:

@@ -107,40 +107,8 @@ def run_load(
     child = Child(
         cmd, timeout=ready_timeout + duration + 120, rss_cap_bytes=rss_cap, stderr=logf, cwd=work
     )
-    error: Optional[str] = None
     try:
-        run, worker, span = tf.run, tf.worker, tf.span
-        listed = False
-        while True:
-            if child.elapsed() > ready_timeout:
-                error = "timeout waiting for status ready"
-                break
-            code = child.poll()
-            if code is not None:
-                error = f"tensorboard exited with code {code}"
-                break
-            if not listed:
-                status, doc = get_json(port, PLUGIN + "/runs", timeout=30)
-                if status == 200 and isinstance(doc, dict) and doc.get("runs"):
-                    run, worker, span = _discover(doc, tf)
-                    listed = True
-                    result["runs_listed_s"] = child.elapsed()
-                elif status is not None and status >= 400 and child.elapsed() > 30:
-                    error = f"runs route answers {status}"
-                    break
-                else:
-                    time.sleep(0.2)
-                    continue
-            params = {"run": run, "worker": worker, "span": span}
-            status, doc = get_json(port, path_with(PLUGIN + "/status", params), timeout=30)
-            state = doc.get("state") if isinstance(doc, dict) else None
-            if status == 200 and state == "ready":
-                result["ready_s"] = child.elapsed()
-                break
-            if state == "error":
-                error = f"status says error: {doc.get('error')}"
-                break
-            time.sleep(0.2)
+        error, (run, worker, span) = _wait_until_ready(child, port, tf, ready_timeout, result)
         result.update(run=run, worker=worker, span=span)
         if error is None:
             result["per_route"], result["seconds"] = _fire(
@@ -154,6 +122,41 @@ def run_load(
         result["error"] = error
         result["stderr_tail"] = outcome.stderr_tail[-600:]
     return result
+
+
+def _wait_until_ready(
+    child: Child, port: int, tf: TraceFile, ready_timeout: float, result: dict[str, Any]
+) -> tuple[Optional[str], tuple[str, str, str]]:
+    """Poll until the plugin lists the run and says the file is ready. Returns why it never
+    was (None when it is) and the run, worker and span as the plugin names them."""
+    run, worker, span = tf.run, tf.worker, tf.span
+    listed = False
+    while True:
+        if child.elapsed() > ready_timeout:
+            return "timeout waiting for status ready", (run, worker, span)
+        code = child.poll()
+        if code is not None:
+            return f"tensorboard exited with code {code}", (run, worker, span)
+        if not listed:
+            status, doc = get_json(port, PLUGIN + "/runs", timeout=30)
+            if status == 200 and isinstance(doc, dict) and doc.get("runs"):
+                run, worker, span = _discover(doc, tf)
+                listed = True
+                result["runs_listed_s"] = child.elapsed()
+            elif status is not None and status >= 400 and child.elapsed() > 30:
+                return f"runs route answers {status}", (run, worker, span)
+            else:
+                time.sleep(0.2)
+                continue
+        params = {"run": run, "worker": worker, "span": span}
+        status, doc = get_json(port, path_with(PLUGIN + "/status", params), timeout=30)
+        state = doc.get("state") if isinstance(doc, dict) else None
+        if status == 200 and state == "ready":
+            result["ready_s"] = child.elapsed()
+            return None, (run, worker, span)
+        if state == "error":
+            return f"status says error: {doc.get('error')}", (run, worker, span)
+        time.sleep(0.2)
 
 
 def _fire(

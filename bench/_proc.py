@@ -22,7 +22,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Optional, Union
+from typing import IO, Any, Optional, Union
 
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 
@@ -280,3 +280,15 @@ def outcome_error(outcome: Outcome) -> Optional[str]:
         detail = last[-1].strip() if last else "no stderr"
         return f"exit code {outcome.exit_code}: {detail}"
     return None
+
+
+def measures(outcome: Outcome) -> dict[str, Any]:
+    """What a results row records of one child run: wall time, peak RSS (the three
+    readings), CPU time."""
+    return {
+        "seconds": outcome.seconds,
+        "peak_rss_bytes": outcome.peak_rss_bytes,
+        "tree_peak_rss_bytes": outcome.tree_peak_rss_bytes,
+        "ru_maxrss_bytes": outcome.ru_maxrss_bytes,
+        "cpu_seconds": outcome.cpu_seconds,
+    }

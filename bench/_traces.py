@@ -96,58 +96,17 @@ def make_tiled(
     key = f"{source_stem(src)}-x{tiles}"
     folder = work / "traces" / key
     logdir = folder / "logdir"
-    run_dir = logdir / key
-    path = run_dir / TRACE_NAME
-    hta_dir = folder / "hta"
-    src_size = src.stat().st_size
-    meta = _read_meta(folder)
-    reused = False
+    path = logdir / key / TRACE_NAME
+    made = {"src": src_rel, "src_bytes": src.stat().st_size, "tiles": tiles}
+    json_bytes = _reusable(folder, made, path)
     make_seconds: Optional[float] = None
-    if (
-        meta is not None
-        and meta.get("src") == src_rel
-        and meta.get("src_bytes") == src_size
-        and meta.get("tiles") == tiles
-        and path.is_file()
-        and meta.get("gz_bytes") == path.stat().st_size
-        and isinstance(meta.get("json_bytes"), int)
-    ):
-        reused = True
-        json_bytes = int(meta["json_bytes"])  # type: ignore[call-overload]
-    else:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        for old in run_dir.iterdir():
-            old.unlink()
-        _meta_path(folder).unlink(missing_ok=True)
-        tmp = run_dir.parent / (key + ".partial.json.gz")
-        started = time.perf_counter()
-        with open(log or os.devnull, "ab") as err:
-            subprocess.run(
-                [sys.executable, str(tiler), str(src), str(tiles), str(tmp)],
-                check=True,
-                stdin=subprocess.DEVNULL,
-                stdout=err,
-                stderr=err,
-                timeout=timeout,
-            )
-        make_seconds = time.perf_counter() - started
-        json_bytes = uncompressed_size(tmp)
-        tmp.replace(path)
-        meta = {
-            "src": src_rel,
-            "src_bytes": src_size,
-            "tiles": tiles,
-            "json_bytes": json_bytes,
-            "gz_bytes": path.stat().st_size,
-            "make_seconds": make_seconds,
-        }
+    if json_bytes is None:
+        json_bytes, make_seconds = _tile(tiler, src, tiles, path, timeout, log)
+        meta = {**made, "json_bytes": json_bytes, "gz_bytes": path.stat().st_size}
         with open(_meta_path(folder), "w", encoding="utf-8") as f:
-            json.dump(meta, f, indent=1)
-    hta_dir.mkdir(parents=True, exist_ok=True)
-    link = hta_dir / (key + ".json.gz")
-    if link.is_symlink() or link.exists():
-        link.unlink()
-    link.symlink_to(os.path.relpath(path, hta_dir))
+            json.dump({**meta, "make_seconds": make_seconds}, f, indent=1)
+    hta_dir = folder / "hta"
+    _link_for_hta(hta_dir / (key + ".json.gz"), path)
     return TraceFile(
         label=label,
         key=key,
@@ -162,8 +121,56 @@ def make_tiled(
         json_bytes=json_bytes,
         gz_bytes=path.stat().st_size,
         make_seconds=make_seconds,
-        reused=reused,
+        reused=make_seconds is None,
     )
+
+
+def _reusable(folder: Path, made: dict[str, object], path: Path) -> Optional[int]:
+    """The JSON size of the file made before from the same source and tile count, or None
+    (then the folder's old file and meta are removed)."""
+    meta = _read_meta(folder)
+    if (
+        meta is not None
+        and all(meta.get(k) == v for k, v in made.items())
+        and path.is_file()
+        and meta.get("gz_bytes") == path.stat().st_size
+        and isinstance(meta.get("json_bytes"), int)
+    ):
+        return int(meta["json_bytes"])  # type: ignore[call-overload]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for old in path.parent.iterdir():
+        old.unlink()
+    _meta_path(folder).unlink(missing_ok=True)
+    return None
+
+
+def _tile(
+    tiler: Path, src: Path, tiles: int, path: Path, timeout: float, log: Optional[Path]
+) -> tuple[int, float]:
+    """Run the tiler into ``path``; its JSON size and the seconds it took."""
+    tmp = path.parent.parent / (path.parent.name + ".partial.json.gz")
+    started = time.perf_counter()
+    with open(log or os.devnull, "ab") as err:
+        subprocess.run(
+            [sys.executable, str(tiler), str(src), str(tiles), str(tmp)],
+            check=True,
+            stdin=subprocess.DEVNULL,
+            stdout=err,
+            stderr=err,
+            timeout=timeout,
+        )
+    make_seconds = time.perf_counter() - started
+    json_bytes = uncompressed_size(tmp)
+    tmp.replace(path)
+    return json_bytes, make_seconds
+
+
+def _link_for_hta(link: Path, path: Path) -> None:
+    """HTA reads a folder of traces: a link to the file in a folder of its own."""
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    link.symlink_to(os.path.relpath(path, link.parent))
 
 
 def tiles_for(target_bytes: int, one_tile_bytes: int) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,9 @@ from kinetoscope.ingest import decode, text_blocks
 from kinetoscope.ingest.build import build_model
 from kinetoscope.ingest.decode import TraceDecodeError
 from kinetoscope.store.categories import Kind, Phase
+from kinetoscope.store.model import TraceModel
+from kinetoscope.store.pools import WorkerPools
+from kinetoscope.store.trace_store import TraceStore
 
 EVENTS = [
     {
@@ -274,38 +278,51 @@ def test_big_files_decode_in_this_process_unless_workers_are_asked_for(
     assert build._parallel_workers(small, str(path)) == 0
 
 
-def test_decoding_in_worker_processes_gives_the_same_model(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@dataclass
+class SlicedInWorkers:
+    """What the cutter of text slices for worker processes did."""
+
+    cutters: int = 0  # files cut into slices (decoded in workers)
+    sent: list[bytes] = field(default_factory=list)  # texts handed back to be cut again
+
+
+@pytest.fixture
+def sliced_in_workers(monkeypatch: pytest.MonkeyPatch) -> SlicedInWorkers:
+    """Workers asked for, for files of any size, with small slices; counts the cutting."""
     from kinetoscope.ingest import build
 
-    # Names that look like event boundaries make some cuts fall inside a string: those
-    # slices hand their text back and it is cut again.
-    tricky = [dict(EVENTS[1], name='k}, {"x', ts=i) for i in range(40)]
-    many = [dict(EVENTS[0], ts=i, name=f"op{i % 7}") for i in range(400)] + tricky + EVENTS
-    path = write(tmp_path / "t.json.gz", doc(many), gz=True)
-    sequential = build_model(str(path))
     monkeypatch.setattr(decode, "CHUNK_TARGET", 700)
     monkeypatch.setattr(text_blocks, "INFLATE_BLOCK", 37)
     monkeypatch.setattr(build, "PARALLEL_MIN_TEXT", 0)
     monkeypatch.setenv("KINETOSCOPE_DECODE_PROCESSES", "2")
-    sent: list[bytes] = []
+    seen = SlicedInWorkers()
     real_pieces = build.iter_event_pieces
 
     class CountingPieces:
         def __init__(self, *args: object) -> None:
+            seen.cutters += 1
             self.inner = real_pieces(*args)  # type: ignore[arg-type]
 
         def __next__(self) -> object:
             return next(self.inner)
 
         def send(self, text: bytes) -> object:
-            sent.append(text)
+            seen.sent.append(text)
             return self.inner.send(text)
 
     monkeypatch.setattr(build, "iter_event_pieces", CountingPieces)
-    parallel = build_model(str(path))
-    assert sent, "no slice was cut inside a string: the test lost its point"
+    return seen
+
+
+def _tricky_trace(tmp_path: Path) -> Path:
+    # Names that look like event boundaries make some cuts fall inside a string: those
+    # slices hand their text back and it is cut again.
+    tricky = [dict(EVENTS[1], name='k}, {"x', ts=i) for i in range(40)]
+    many = [dict(EVENTS[0], ts=i, name=f"op{i % 7}") for i in range(400)] + tricky + EVENTS
+    return write(tmp_path / "t.json.gz", doc(many), gz=True)
+
+
+def _assert_same_model(parallel: TraceModel, sequential: TraceModel) -> None:
     assert len(parallel) == len(sequential) == 444
     for name, column in sequential.events.items():
         assert np.array_equal(column, parallel.events[name], equal_nan=column.dtype.kind == "f")
@@ -313,3 +330,34 @@ def test_decoding_in_worker_processes_gives_the_same_model(
     assert parallel.header == sequential.header
     assert parallel.raw_args(441) == sequential.raw_args(441)
     assert not parallel.partial and parallel.warnings == []
+
+
+def test_decoding_in_worker_processes_gives_the_same_model(
+    tmp_path: Path, sliced_in_workers: SlicedInWorkers
+) -> None:
+    path = _tricky_trace(tmp_path)
+    # No pool given (the owner of pools is the store's): in this process, whatever is set.
+    sequential = build_model(str(path))
+    assert sliced_in_workers.cutters == 0
+    pools = WorkerPools(load_workers=0)
+    try:
+        parallel = build_model(str(path), decode_pool=pools.decode_processes)
+    finally:
+        pools.close(wait=True)
+    assert sliced_in_workers.cutters == 1
+    assert sliced_in_workers.sent, "no slice was cut inside a string: the test lost its point"
+    _assert_same_model(parallel, sequential)
+
+
+def test_the_store_decodes_in_the_processes_of_its_pools(
+    tmp_path: Path, sliced_in_workers: SlicedInWorkers
+) -> None:
+    path = _tricky_trace(tmp_path)
+    sequential = build_model(str(path))
+    store = TraceStore(None)
+    try:
+        parallel = store.wait(str(path), timeout=120)
+    finally:
+        store.close()
+    assert sliced_in_workers.cutters == 1
+    _assert_same_model(parallel, sequential)

@@ -7,13 +7,12 @@ Raw args go straight to a spill file, which the cache keeps and memory-maps.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import stat
 import tempfile
-import threading
 from collections import deque
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -26,16 +25,8 @@ from ..store.model import (
     file_identity,
 )
 from .columns import INTERNED, Chunk, Interner, as_text, build_chunk, build_text_chunk, to_int
-from .decode import (
-    DecodeReport,
-    Piece,
-    ProgressFn,
-    Tail,
-    TraceDecodeError,
-    decode_tail,
-    iter_event_batches,
-    iter_event_pieces,
-)
+from .decode import DecodeReport, ProgressFn, TraceDecodeError, iter_event_batches
+from .pieces import Piece, Tail, decode_tail, iter_event_pieces
 
 
 class ModelBuilder:
@@ -130,11 +121,21 @@ def _concat(parts: list[dict[str, np.ndarray]], spec: dict[str, str]) -> dict[st
     return out
 
 
+# Gives the process pool, of that many workers, that decodes the text slices of one file:
+# `store.pools.WorkerPools.decode_processes`, the owner of every pool.
+DecodePool = Callable[[int], Executor]
+
+
 def build_model(
-    path: str, args_path: str | None = None, progress: ProgressFn | None = None
+    path: str,
+    args_path: str | None = None,
+    progress: ProgressFn | None = None,
+    decode_pool: DecodePool | None = None,
 ) -> TraceModel:
     """Decode `path` into a TraceModel. Raw args are spilled to `args_path` (or to an
-    anonymous temporary file) and memory-mapped, so they never sit in the heap."""
+    anonymous temporary file) and memory-mapped, so they never sit in the heap.
+    With `decode_pool`, a big file may be decoded in worker processes (see
+    `PARALLEL_MIN_TEXT`); without it, always in this process."""
     source = file_identity(path)
     if not stat.S_ISREG(os.stat(path).st_mode):
         # Opening a FIFO would block this thread until some writer appears.
@@ -147,9 +148,10 @@ def build_model(
     builder = ModelBuilder(sink)
     try:
         with open(path, "rb") as f:
-            workers = _parallel_workers(source["size"], path)
-            if workers:
-                _decode_in_processes(f, source["size"], report, progress, builder, workers)
+            workers = _parallel_workers(source["size"], path) if decode_pool else 0
+            if decode_pool and workers:
+                pool = decode_pool(workers)
+                _decode_in_processes(f, source["size"], report, progress, builder, pool, workers)
             else:
                 for batch in iter_event_batches(f, source["size"], report, progress):
                     builder.merge(build_chunk(batch))
@@ -173,8 +175,6 @@ def build_model(
 # RSS with two workers for no shorter wall time; a 1 GB one took 25 % more CPU and went
 # over 1x its JSON size in RSS (in-process: 0.93x), and was faster only on idle cores.
 PARALLEL_MIN_TEXT = 640 << 20
-_pool: ProcessPoolExecutor | None = None
-_pool_lock = threading.Lock()
 
 
 def _parallel_workers(size: int, path: str) -> int:
@@ -189,30 +189,18 @@ def _parallel_workers(size: int, path: str) -> int:
     return wanted if text_size >= PARALLEL_MIN_TEXT else 0
 
 
-def _get_pool(workers: int) -> ProcessPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            # spawn, not fork: TensorBoard is multi-threaded, and a forked copy of it
-            # could deadlock on a lock some thread held.
-            _pool = ProcessPoolExecutor(
-                max_workers=workers, mp_context=multiprocessing.get_context("spawn")
-            )
-        return _pool
-
-
 def _decode_in_processes(
     f: BinaryIO,
     total: int,
     report: DecodeReport,
     progress: ProgressFn | None,
     builder: ModelBuilder,
+    pool: Executor,
     workers: int,
 ) -> None:
     """Text slices are decoded in worker processes while this one inflates the next;
     chunks merge in file order. A slice cut inside an event gives its unused text back to
     the cutter together with every later slice in flight (they are cut again)."""
-    pool = _get_pool(workers)
     pieces = iter_event_pieces(f, total, report, progress)
     inflight: deque[tuple[bytes, Future[Chunk]]] = deque()
     piece: Piece | None = next(pieces)

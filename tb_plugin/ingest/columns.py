@@ -14,8 +14,9 @@ import numpy as np
 
 from ..store.categories import PHASE_CODES, Kind, Phase, kind_of
 from ..store.model import decoders_for
-from .decode import DecodeReport, decode_whole_events
+from .pieces import decode_whole_events
 from .schema import CoreArgs, Event
+from .text_blocks import DecodeReport
 from .values import lenient_int
 
 _args_decoder, _one_args_decoder = decoders_for(CoreArgs)

@@ -1,14 +1,16 @@
 """Every worker pool of the store, in one owner.
 
 - trace loads: `LoadPool` threads (a slow load gives its slot up);
+- decoding one big trace in worker processes: a small spawned process pool, only when
+  `KINETOSCOPE_DECODE_PROCESSES` asks for it (`ingest.build.PARALLEL_MIN_TEXT`);
 - per-rank summaries of a distributed run: threads for a few ranks, from
   `PROCESS_POOL_MIN_RANKS` on a small spawned process pool (safe from a multi-threaded
   server), or the user's `concurrent.futures.Executor` (`executor=`, or
   `$KINETOSCOPE_DISTRIBUTED_EXECUTOR` = "module:factory", e.g. Dask's
   `client.get_executor()`; docs/distributed.md). A user's executor is never shut down here.
 
-Rank pools are made on first use and kept; a process pool that broke (a worker killed for
-memory) is dropped and made again on the next job.
+Pools other than the load threads are made on first use and kept; a process pool that
+broke (a worker killed for memory) is dropped and made again on the next job.
 """
 
 from __future__ import annotations
@@ -40,10 +42,10 @@ def rank_threads() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=POOL_WORKERS, thread_name_prefix="kinetoscope-rank")
 
 
-def rank_processes() -> ProcessPoolExecutor:
-    return ProcessPoolExecutor(
-        max_workers=POOL_WORKERS, mp_context=multiprocessing.get_context("spawn")
-    )
+def spawned_processes(workers: int = POOL_WORKERS) -> ProcessPoolExecutor:
+    # spawn, not fork: TensorBoard is multi-threaded, and a forked copy of it could
+    # deadlock on a lock some thread held.
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
 
 
 def is_broken(pool: Executor) -> bool:
@@ -58,6 +60,7 @@ class WorkerPools:
         self._lock = threading.Lock()
         self._threads: ThreadPoolExecutor | None = None
         self._processes: ProcessPoolExecutor | None = None
+        self._decoders: ProcessPoolExecutor | None = None
 
     def for_ranks(self, rank_count: int) -> Executor:
         """The pool that summarizes a run of `rank_count` ranks."""
@@ -66,7 +69,7 @@ class WorkerPools:
         if rank_count >= PROCESS_POOL_MIN_RANKS:
             with self._lock:
                 if self._processes is None or is_broken(self._processes):
-                    self._processes = rank_processes()
+                    self._processes = spawned_processes()
                 return self._processes
         return self.threads()
 
@@ -78,10 +81,19 @@ class WorkerPools:
                 self._threads = rank_threads()
             return self._threads
 
+    def decode_processes(self, workers: int) -> ProcessPoolExecutor:
+        """The processes that decode a big trace's text slices (`ingest.build`'s
+        `decode_pool`): `workers` of them, as the first load that asked for them wanted."""
+        with self._lock:
+            if self._decoders is None or is_broken(self._decoders):
+                self._decoders = spawned_processes(workers)
+            return self._decoders
+
     def close(self, wait: bool = False) -> None:
         self.loads.close()
         with self._lock:
-            pools = [p for p in (self._threads, self._processes) if p is not None]
-            self._threads = self._processes = None
+            owned = (self._threads, self._processes, self._decoders)
+            pools = [p for p in owned if p is not None]
+            self._threads = self._processes = self._decoders = None
         for pool in pools:
             pool.shutdown(wait=wait, cancel_futures=True)

@@ -15,6 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -175,17 +176,19 @@ class TraceStore:
         self._evict()
 
     def _build(self, state: LoadState, progress: Callable[[int, int], None]) -> TraceModel:
+        # The decode processes a big file may ask for are the pools' (the one owner).
+        build = partial(
+            build_model, state.path, progress=progress, decode_pool=self.pools.decode_processes
+        )
         if self.cache is None:
-            return build_model(state.path, progress=progress)
+            return build()
         try:
             build_dir = self.cache.new_build_dir(state.key)
         except OSError as exc:
             log.warning("kinetoscope: cache not writable (%s); loading without it", exc)
-            return build_model(state.path, progress=progress)
+            return build()
         try:
-            model = build_model(
-                state.path, args_path=self.cache.args_path(build_dir), progress=progress
-            )
+            model = build(args_path=self.cache.args_path(build_dir))
         except OSError as exc:
             self.cache.discard(build_dir)
             if not _is_cache_write_error(exc):
@@ -193,7 +196,7 @@ class TraceStore:
             # A full or broken cache must not make the trace unloadable: the args spill
             # to a temporary file instead (if that fails too, the error is the file's).
             log.warning("kinetoscope: cannot write the cache (%s); loading without it", exc)
-            return build_model(state.path, progress=progress)
+            return build()
         except BaseException:
             self.cache.discard(build_dir)
             raise

@@ -1,0 +1,111 @@
+"""The cutter of whole-event text slices for decoding in worker processes.
+
+`iter_event_pieces` reads a file like `decode.iter_event_batches` but hands the text out
+undecoded, cut where it looks like an event boundary; a worker decodes a slice with
+`decode_whole_events` and says how much of it was whole events, and the cutter cuts the
+rest again. The last text (the end of the array and the keys after it) is a `Tail`,
+decoded here in this process by `decode_tail`.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass
+from itertools import islice
+from typing import BinaryIO, Union
+
+from . import decode  # decode.CHUNK_TARGET, read at each call
+from . import event_text as scan
+from .decode import iter_event_batches
+from .limits import max_event_bytes
+from .schema import Event
+from .text_blocks import DecodeReport, ProgressFn, TraceDecodeError, decompressed_blocks
+
+__all__ = ["Piece", "Tail", "decode_tail", "decode_whole_events", "iter_event_pieces"]
+
+
+@dataclass
+class Tail:
+    """The last text of a file: from an event boundary inside the array (`in_array`) or,
+    for a file too small to cut, the whole text. Decode with `decode_tail`."""
+
+    text: bytes
+    in_array: bool
+
+
+Piece = Union[bytes, Tail]
+
+
+def iter_event_pieces(
+    f: BinaryIO, total: int, report: DecodeReport, progress: ProgressFn | None = None
+) -> Generator[Piece, Union[bytes, None], None]:
+    """Like `iter_event_batches`, for decoding in other processes: the text comes out
+    undecoded, as exact consecutive slices cut at what looks like an event boundary
+    (`}` `,` `{`), then a `Tail`. A consumer decodes each slice with `decode_whole_events`;
+    when a slice was not cut at a boundary, it sends the unused text (and every later
+    slice it holds) back, and that text is cut again."""
+    buf = b""
+    start = -1
+    saw_text = False
+    limit = max_event_bytes()
+    pending = scan.PendingBlocks()
+    for block in decompressed_blocks(f, total, progress, report):
+        saw_text = True
+        if pending.add(block) + len(buf) - max(start, 0) < decode.CHUNK_TARGET:
+            continue
+        buf = pending.append_to(buf)
+        if start < 0:
+            found = scan.find_events_start(buf, final=False)
+            if found is None:
+                continue
+            start, report.header = found
+        cut = next(scan.split_points(buf, scan.skip_separator(buf, start)), None)
+        if cut is None:
+            if len(buf) - start > limit:
+                scan.stop_at_oversized_text(report, start, limit)
+                yield Tail(b"", in_array=True)
+                return
+            continue
+        body, buf, start = buf[start:cut], buf[cut:], 0
+        returned = yield body
+        while returned is not None:  # text the consumer could not use: cut it again
+            buf = returned + buf
+            returned = yield b""
+    if not saw_text:
+        raise TraceDecodeError("empty_file", scan.EMPTY_MESSAGE, 0)
+    buf = pending.append_to(buf)
+    yield Tail(buf[start:] if start >= 0 else buf, in_array=start >= 0)
+
+
+def decode_tail(tail: Tail, report: DecodeReport) -> Iterator[list[Event]]:
+    """Decode a `Tail`: the end of the array, the keys after it, or a file cut short."""
+    text = b"[" + tail.text if tail.in_array else tail.text
+    part = DecodeReport()
+    for batch in iter_event_batches(io.BytesIO(text), len(text), part):
+        report.event_count += len(batch)
+        yield batch
+    if tail.in_array:
+        report.header.update({k: v for k, v in part.header.items()})
+    else:
+        report.header = part.header
+    report.partial = report.partial or part.partial
+    report.warnings.extend(w for w in part.warnings if w not in report.warnings)
+
+
+def decode_whole_events(body: bytes, report: DecodeReport) -> tuple[list[Event], int]:
+    """Decode the whole events at the start of `body` (a slice from
+    `iter_event_pieces`). Returns the events and how many bytes of `body` they used; the
+    rest is text the slice cut inside an event, to be decoded with what follows."""
+    start = scan.skip_separator(body, 0)
+    if start == len(body):
+        return [], len(body)
+    events = scan.decode_events(body[start:], report)
+    if events is not None:
+        return events, len(body)
+    for cut in islice(scan.split_points(body, start), 1, 4):
+        events = scan.decode_events(body[start:cut], report)
+        if events is not None:
+            return events, cut
+    # Broken text rather than a bad cut: keep every event that decodes.
+    return scan.decode_run(body, start, len(body), report, 0), len(body)
