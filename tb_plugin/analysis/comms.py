@@ -12,10 +12,10 @@ collective's `Collective name`, `In msg nelems`, `dtype`, `Process Group Name`, 
 the kernel), then the communication ops (`is_comm_op`: `record_param_comms`, `nccl:*`,
 `c10d::*`) that were running on the launching thread when the kernel was launched,
 innermost first (the host ranges containing the launching runtime call's start, closed,
-host_ranges.py; else by `External id`), then the taxonomy's collective type (from the kernel name, or from the
-launching communication op). Bytes are `In msg nelems` x the size of `dtype`, else
-the first tensor of `Input Dims` x the size of `Input type` of the innermost op that has
-both; unknown bytes are -1.
+host_ranges.py; else by `External id`), then the taxonomy's collective type (from the
+kernel name, or from the launching communication op). Bytes are `In msg nelems` x the
+size of `dtype`, else the first tensor of `Input Dims` x the size of `Input type` of the
+innermost op that has both; unknown bytes are -1.
 """
 
 from __future__ import annotations
