@@ -8,12 +8,14 @@ import random
 from pathlib import Path
 
 import numpy as np
-from builders import TraceBuilder
+from builders import CPU_PID, CPU_TID, TraceBuilder
 from kinetoscope.analysis import comms
 from kinetoscope.analysis.host_ranges import HostRanges, host_ranges, op_ranges
 from kinetoscope.analysis.memory.index import memory_index
 from kinetoscope.analysis.memory.view import memory
 from kinetoscope.analysis.optree import op_tree
+from kinetoscope.api.endpoints import ENDPOINTS
+from kinetoscope.trace_view.workers import WorkerTrace
 
 THREADS = (100, 101)
 
@@ -189,3 +191,32 @@ def test_peak_op_chain_and_python_stack(tmp_path: Path) -> None:
         ["py_outer", "py_a", "py_b"],
         "python_function",
     )
+
+
+def test_flow_ends_bind_to_the_innermost_slice_around_them(tmp_path: Path) -> None:
+    """A flow end binds to the latest-starting slice of its track containing it, closed
+    (at a slice's end still inside it), by the host-range rule on the track's slices:
+    overlaps without nesting, zero-length slices and equal starts included."""
+    b = TraceBuilder()
+    b.op("outer", 0, 100)
+    b.op("a", 10, 40)
+    b.op("b", 30, 40)  # overlaps a without nesting
+    b.op("z", 40, 0)
+    b.op("tie_short", 80, 10)  # written first, starts with tie_long: inside it
+    b.op("tie_long", 80, 15)
+    b.op("source", 0, 300, tid=CPU_TID + 1)
+    ends = {40: "z", 45: "b", 85: "tie_short", 100: "outer", 150: None}
+    for ident, ts in enumerate(ends, start=1):
+        for ph, tid in (("s", CPU_TID + 1), ("f", CPU_TID)):
+            event = {"ph": ph, "cat": "ac2g", "name": "ac2g", "id": ident, "pid": CPU_PID}
+            b.events.append({**event, "tid": tid, "ts": ts, **({"bp": "e"} if ph == "f" else {})})
+    model = b.model(tmp_path)
+    endpoint = ENDPOINTS["flows"]
+    view = endpoint.call([WorkerTrace(None, model)], endpoint.decode({"tracks": "all"}))
+    cols = view["flows"]
+    bound = {
+        ts: (model.names[int(model.events["name"][row])] if row >= 0 else None)
+        for ts, row in zip(cols["dst_ts"], cols["dst_row"])
+    }
+    assert bound == ends
+    assert {model.names[int(model.events["name"][r])] for r in cols["src_row"]} == {"source"}

@@ -14,11 +14,13 @@ of nesting.
 
 Three node sets (each memoised on the model):
 - `host_ranges`: `cpu_op` and `user_annotation` X events, ProfilerStep#N ranges included
-  (the op tree's nodes, optree.py);
+  (the op tree's nodes, optree.py; the comm ops around a launch, comms.py);
 - `op_ranges`: `cpu_op` X events of positive duration, ProfilerStep#N aside (the ops
   memory events are attributed to, memory/index.py);
 - `python_ranges`: `python_function` X events (the Python frames around an op,
   python_stacks.py, and around a memory event, memory/view.py).
+The trace view keys the same index by track over its slices (trace_view/links.py:
+the slice a flow end binds to).
 """
 
 from __future__ import annotations
