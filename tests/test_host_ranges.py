@@ -8,10 +8,14 @@ import random
 from pathlib import Path
 
 import numpy as np
-from builders import TraceBuilder
+from builders import CPU_PID, CPU_TID, TraceBuilder
+from kinetoscope.analysis import comms
 from kinetoscope.analysis.host_ranges import HostRanges, host_ranges, op_ranges
 from kinetoscope.analysis.memory.index import memory_index
+from kinetoscope.analysis.memory.view import memory
 from kinetoscope.analysis.optree import op_tree
+from kinetoscope.api.endpoints import ENDPOINTS
+from kinetoscope.trace_view.workers import WorkerTrace
 
 THREADS = (100, 101)
 
@@ -52,11 +56,19 @@ def brute_enclosing(r: HostRanges, thread: int, t0: float, t1: float) -> int:
     return latest(r, (r.thread == thread) & sorts_before & (r.end >= target))
 
 
-def brute_containing(r: HostRanges, thread: int, t: float, before: int | None = None) -> int:
-    ok = (r.thread == thread) & (r.start <= t) & (t < r.end)
+def brute_containing(
+    r: HostRanges, thread: int, t: float, before: int | None = None, closed: bool = False
+) -> int:
+    ok = (r.thread == thread) & (r.start <= t) & ((t <= r.end) if closed else (t < r.end))
     if before is not None:
         ok &= np.arange(len(r)) < before
     return latest(r, ok)
+
+
+def brute_around(r: HostRanges, thread: int, t: float, closed: bool) -> list[int]:
+    """Every range of the thread containing t, latest (innermost) first."""
+    ok = (r.thread == thread) & (r.start <= t) & ((t <= r.end) if closed else (t < r.end))
+    return np.flatnonzero(ok)[::-1].tolist()
 
 
 def test_lookups_match_their_definitions(tmp_path: Path) -> None:
@@ -79,6 +91,17 @@ def test_lookups_match_their_definitions(tmp_path: Path) -> None:
                 for k, a, p in zip(thread, t0, inner)
             ]
             assert outer.tolist() == expected_outer
+            for closed in (False, True):
+                inner = ranges.containing(thread, t0, closed)
+                expected = [
+                    brute_containing(ranges, k, a, closed=closed) for k, a in zip(thread, t0)
+                ]
+                assert inner.tolist() == expected
+                query, at = ranges.outwards(inner, t0, closed)
+                chains: list[list[int]] = [[] for _ in thread]
+                for q, a in zip(query.tolist(), at.tolist()):
+                    chains[q].append(a)
+                assert chains == [brute_around(ranges, k, a, closed) for k, a in zip(thread, t0)]
 
 
 def test_op_tree_and_memory_attribution_read_the_index(tmp_path: Path) -> None:
@@ -110,3 +133,90 @@ def test_memory_event_in_ops_that_overlap_without_nesting(tmp_path: Path) -> Non
     index = memory_index(model)
     op, parent = (model.names[int(model.events["name"][r])] for r in (index.op[0], index.parent[0]))
     assert (op, parent) == ("[48, 58)", "[46, 76)")
+
+
+def test_comm_ops_around_a_launch(tmp_path: Path) -> None:
+    """A communication kernel is described by the comm ops around its launch on the
+    launching thread (closed: a launch at an op's last tick is inside it), innermost
+    first: the first op that says a fact wins."""
+    b = TraceBuilder()
+    b.step(1, 0, 1000)
+    # Launch at 50: an outer op, a nested one, one overlapping that without nesting
+    # (starts later, ends after the outer one) and a zero-length one at the launch.
+    b.op("c10d::allreduce_", 10, 100, **{"Process Group Name": "outer"})
+    b.op("nccl:all_reduce", 40, 20, Seq=7)
+    b.op("record_param_comms", 45, 155, Seq=9, **{"Group size": 4})
+    b.launch(50, 5, b.new_id(), gpu_ts=60, gpu_dur=10, name="ncclDevKernel_Generic")
+    b.op("record_param_comms", 50, 0, Seq=11)
+    # Launch at 300, the last tick of the only op around it.
+    b.op("nccl:broadcast", 250, 50)
+    b.launch(300, 5, b.new_id(), gpu_ts=310, gpu_dur=10, name="ncclDevKernel_Generic")
+    # Launch at 420 inside two ops that start together: the shorter is the inner one,
+    # whatever the file order (the old per-thread search took the later in the file).
+    b.op("nccl:all_gather", 400, 50)
+    b.op("c10d::broadcast_", 400, 100)
+    b.launch(420, 5, b.new_id(), gpu_ts=430, gpu_dur=10, name="ncclDevKernel_Generic")
+    c = comms.extract(b.model(tmp_path))
+    assert c.kind == ["all_reduce", "broadcast", "all_gather"]
+    assert c.seq.tolist() == [11, -1, -1]  # the zero-length op at the launch is innermost
+    assert c.pg == ["outer", "", ""]
+    assert c.group_size.tolist() == [4, -1, -1]  # from the op that overlaps without nesting
+
+
+def test_peak_op_chain_and_python_stack(tmp_path: Path) -> None:
+    """The memory view's op at the peak lists every op of its thread containing the peak
+    event (half-open; zero-length ops and ProfilerStep aside), outermost first, ops that
+    overlap without nesting included; its Python stack the python_function events
+    containing it, outermost first (equal starts: the longer outside)."""
+    b = TraceBuilder()
+    b.step(1, 0, 100)
+    b.op("a", 10, 50)
+    b.op("b", 20, 20)  # inside a
+    b.op("c", 30, 40)  # overlaps a and b without nesting
+    b.op("e", 30, 20)  # starts with c, shorter: inside it
+    b.op("zero", 35, 0)
+    b.op("ended", 25, 10)  # ends at the event: not around it
+    b.op("py_outer", 0, 100, cat="python_function")
+    b.op("py_b", 30, 10, cat="python_function")
+    b.op("py_a", 30, 30, cat="python_function")
+    b.op("py_zero", 35, 0, cat="python_function")
+    b.memory(35, 8, 1, 8)
+    b.memory(80, -8, 1, 0)
+    model = b.model(tmp_path)
+    (device,) = memory(model, {})["devices"]
+    peak = device["peak_op"]
+    assert peak is not None
+    assert (peak["name"], peak["ops"]) == ("e", ["a", "b", "c", "e"])
+    assert (peak["stack"], peak["stack_source"]) == (
+        ["py_outer", "py_a", "py_b"],
+        "python_function",
+    )
+
+
+def test_flow_ends_bind_to_the_innermost_slice_around_them(tmp_path: Path) -> None:
+    """A flow end binds to the latest-starting slice of its track containing it, closed
+    (at a slice's end still inside it), by the host-range rule on the track's slices:
+    overlaps without nesting, zero-length slices and equal starts included."""
+    b = TraceBuilder()
+    b.op("outer", 0, 100)
+    b.op("a", 10, 40)
+    b.op("b", 30, 40)  # overlaps a without nesting
+    b.op("z", 40, 0)
+    b.op("tie_short", 80, 10)  # written first, starts with tie_long: inside it
+    b.op("tie_long", 80, 15)
+    b.op("source", 0, 300, tid=CPU_TID + 1)
+    ends = {40: "z", 45: "b", 85: "tie_short", 100: "outer", 150: None}
+    for ident, ts in enumerate(ends, start=1):
+        for ph, tid in (("s", CPU_TID + 1), ("f", CPU_TID)):
+            event = {"ph": ph, "cat": "ac2g", "name": "ac2g", "id": ident, "pid": CPU_PID}
+            b.events.append({**event, "tid": tid, "ts": ts, **({"bp": "e"} if ph == "f" else {})})
+    model = b.model(tmp_path)
+    endpoint = ENDPOINTS["flows"]
+    view = endpoint.call([WorkerTrace(None, model)], endpoint.decode({"tracks": "all"}))
+    cols = view["flows"]
+    bound = {
+        ts: (model.names[int(model.events["name"][row])] if row >= 0 else None)
+        for ts, row in zip(cols["dst_ts"], cols["dst_row"])
+    }
+    assert bound == ends
+    assert {model.names[int(model.events["name"][r])] for r in cols["src_row"]} == {"source"}

@@ -11,11 +11,11 @@ What it is comes from, in order: the kernel's own args (2.x libkineto copies the
 collective's `Collective name`, `In msg nelems`, `dtype`, `Process Group Name`, `Seq` onto
 the kernel), then the communication ops (`is_comm_op`: `record_param_comms`, `nccl:*`,
 `c10d::*`) that were running on the launching thread when the kernel was launched,
-innermost first (matched by time containment of the launching runtime call, else by
-`External id`), then the taxonomy's collective type (from the kernel name, or from the
-launching communication op). Bytes are `In msg nelems` x the size of `dtype`, else
-the first tensor of `Input Dims` x the size of `Input type` of the innermost op that has
-both; unknown bytes are -1.
+innermost first (the host ranges containing the launching runtime call's start, closed,
+host_ranges.py; else by `External id`), then the taxonomy's collective type (from the
+kernel name, or from the launching communication op). Bytes are `In msg nelems` x the
+size of `dtype`, else the first tensor of `Input Dims` x the size of `Input type` of the
+innermost op that has both; unknown bytes are -1.
 """
 
 from __future__ import annotations
@@ -30,12 +30,12 @@ import numpy as np
 from ..ingest.values import lenient_int
 from ..store.categories import Kind
 from ..store.model import TraceModel
-from .common import launch_rows, launches_of, name_flags
+from .common import launch_rows, launches_of, name_flags, thread_keys
+from .host_ranges import host_ranges
 from .rules import collective_type, dtype_size
 from .taxonomy import is_comm_op, is_host_transfer_op, kernel_classes
 
 OTHER = "other"
-_MAX_NESTING = 16  # comm ops looked at before a launch when searching the enclosing ones
 
 
 class CommArgs(msgspec.Struct, gc=False):
@@ -172,36 +172,17 @@ def _kernel_facts(
     op_args = model.args_of(comm_ops, CommArgs)
     op_names = model.names_of(comm_ops)
     kernel_args = model.args_of(kernels, CommArgs)
-
-    # Comm ops per thread, sorted by start, for "which ops enclose this launch".
-    by_thread: dict[tuple[int, int], list[int]] = defaultdict(list)
-    for i, (pid, tid) in enumerate(zip(ev["pid"][comm_ops].tolist(), ev["tid"][comm_ops].tolist())):
-        by_thread[(pid, tid)].append(i)
-    thread_index: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-    for key, members in by_thread.items():
-        idx = np.array(members, dtype=np.int64)
-        starts = ev["ts"][comm_ops[idx]]
-        order = np.argsort(starts, kind="stable")
-        idx = idx[order]
-        thread_index[key] = (idx, starts[order], starts[order] + ev["dur"][comm_ops[idx]])
+    chains = _launch_chains(model, kernels, comm_ops)
     by_external: dict[int, list[int]] = defaultdict(list)
     for i, ext in enumerate(ev["external_id"][comm_ops].tolist()):
         if ext > 0:
             by_external[ext].append(i)
 
-    launcher = launches_of(model, kernels, launch_rows(model))
     out: list[_Facts] = []
     for k in range(kernels.size):
         f = _Facts()
         f.fill(kernel_args[k], None)
-        chain: list[int] = []
-        row = int(launcher[k])
-        if row >= 0:
-            index = thread_index.get((int(ev["pid"][row]), int(ev["tid"][row])))
-            if index is not None:
-                chain = _enclosing(index, float(ev["ts"][row]))
-        if not chain:
-            chain = by_external.get(int(ev["external_id"][kernels[k]]), [])
+        chain = chains[k] or by_external.get(int(ev["external_id"][kernels[k]]), [])
         for i in chain:
             f.fill(op_args[i], op_names[i])
         if f.kind is None:
@@ -210,12 +191,23 @@ def _kernel_facts(
     return out
 
 
-def _enclosing(index: tuple[np.ndarray, np.ndarray, np.ndarray], t: float) -> list[int]:
-    """Comm ops of one thread running at time t, innermost (latest start) first."""
-    idx, starts, ends = index
-    pos = int(np.searchsorted(starts, t, side="right"))
-    out: list[int] = []
-    for j in range(pos - 1, max(pos - 1 - _MAX_NESTING, -1), -1):
-        if ends[j] >= t:
-            out.append(int(idx[j]))
-    return out
+def _launch_chains(model: TraceModel, kernels: np.ndarray, comm_ops: np.ndarray) -> list[list[int]]:
+    """Per kernel, the comm ops (positions in `comm_ops`) running on the launching thread
+    when it was launched, innermost first: the host ranges containing the launch's time,
+    closed [start, end] (host_ranges.py)."""
+    chains: list[list[int]] = [[] for _ in range(kernels.size)]
+    launcher = launches_of(model, kernels, launch_rows(model))
+    launched = np.flatnonzero(launcher >= 0)
+    if launched.size == 0 or comm_ops.size == 0:
+        return chains
+    ranges = host_ranges(model)
+    rows = launcher[launched]
+    t = model.events["ts"][rows].astype(np.float64)
+    inner = ranges.containing(thread_keys(model, rows), t, closed=True)
+    query, at = ranges.outwards(inner, t, closed=True)
+    op_rows = ranges.rows[at]
+    i = np.minimum(np.searchsorted(comm_ops, op_rows), comm_ops.size - 1)
+    is_comm = comm_ops[i] == op_rows
+    for q, op in zip(launched[query[is_comm]].tolist(), i[is_comm].tolist()):
+        chains[q].append(op)
+    return chains

@@ -12,11 +12,15 @@ starts no later and ends late enough: a range skipped by a parent step ends befo
 range it was skipped for, so it ends too early as well. One vectorised step per level
 of nesting.
 
-Two node sets (each memoised on the model):
+Three node sets (each memoised on the model):
 - `host_ranges`: `cpu_op` and `user_annotation` X events, ProfilerStep#N ranges included
-  (the op tree's nodes, optree.py);
+  (the op tree's nodes, optree.py; the comm ops around a launch, comms.py);
 - `op_ranges`: `cpu_op` X events of positive duration, ProfilerStep#N aside (the ops
-  memory events are attributed to, memory/index.py).
+  memory events are attributed to, memory/index.py);
+- `python_ranges`: `python_function` X events (the Python frames around an op,
+  python_stacks.py, and around a memory event, memory/view.py).
+The trace view keys the same index by track over its slices (trace_view/links.py:
+the slice a flow end binds to).
 """
 
 from __future__ import annotations
@@ -61,20 +65,45 @@ class HostRanges:
         target = np.where(t1 > t0, t1, np.nextafter(t1, np.inf))
         return self._walk(candidate, target, strict=False)
 
-    def containing(self, thread: np.ndarray, t: np.ndarray) -> np.ndarray:
+    def containing(self, thread: np.ndarray, t: np.ndarray, closed: bool = False) -> np.ndarray:
         """Per query, the innermost range of its thread containing t, half-open
-        [start, end) (at the boundary of two ranges, the one that starts), -1 when none."""
+        [start, end) (at the boundary of two ranges, the one that starts), or `closed`
+        [start, end] (a launch at its op's last tick is still inside it); -1 when none."""
         lo, hi = self._thread_bounds(thread)
         candidate = _last_where(lambda mid, q: self.start[mid] <= t[q], lo, hi)
-        return self._walk(candidate, t, strict=True)
+        return self._walk(candidate, t, strict=not closed)
 
-    def containing_before(self, position: np.ndarray, t: np.ndarray) -> np.ndarray:
+    def containing_before(
+        self, position: np.ndarray, t: np.ndarray, closed: bool = False
+    ) -> np.ndarray:
         """Per query, the latest range sorting before `position` (same thread) that
-        contains t half-open, -1 when none: the range around an enclosing range."""
+        contains t (half-open, or `closed`), -1 when none: the range around an enclosing
+        range."""
         candidate = position - 1
         ok = position > 0
         ok[ok] = self.thread[candidate[ok]] == self.thread[position[ok]]
-        return self._walk(np.where(ok, candidate, -1), t, strict=True)
+        return self._walk(np.where(ok, candidate, -1), t, strict=not closed)
+
+    def outwards(
+        self, inner: np.ndarray, t: np.ndarray, closed: bool = False
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Every range containing t(q), from `inner[q]` (a range containing it, -1 for
+        none) outwards: as (query, position) pairs sorted by query, innermost first. Each
+        step is `containing_before`, so a range overlapping the chain without nesting is
+        listed too when it contains t."""
+        queries, positions = [], []
+        query = np.flatnonzero(inner >= 0)
+        at = inner[query]
+        while query.size:
+            queries.append(query)
+            positions.append(at)
+            at = self.containing_before(at, t[query], closed)
+            query, at = query[at >= 0], at[at >= 0]
+        if not queries:
+            return np.empty(0, np.int64), np.empty(0, np.int64)
+        query, at = np.concatenate(queries), np.concatenate(positions)
+        order = np.argsort(query, kind="stable")
+        return query[order], at[order]
 
     def _thread_bounds(self, thread: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per query, [lo, hi) of its thread's ranges (empty for a thread with none)."""
@@ -129,6 +158,11 @@ def op_ranges(model: TraceModel) -> HostRanges:
     return model.derived("_op_ranges", _build_op_ranges)
 
 
+def python_ranges(model: TraceModel) -> HostRanges:
+    """`python_function` ranges: the Python frames of a thread."""
+    return model.derived("_python_ranges", lambda m: build_ranges(m, m.complete_rows(Kind.PYTHON)))
+
+
 def _build_host_ranges(model: TraceModel) -> HostRanges:
     return build_ranges(model, model.complete_rows(Kind.CPU_OP, Kind.USER_ANNOTATION))
 
@@ -142,10 +176,14 @@ def _build_op_ranges(model: TraceModel) -> HostRanges:
     return build_ranges(model, rows)
 
 
-def build_ranges(model: TraceModel, rows: np.ndarray) -> HostRanges:
-    """The index of the given X-event rows (in file order)."""
+def build_ranges(
+    model: TraceModel, rows: np.ndarray, thread: np.ndarray | None = None
+) -> HostRanges:
+    """The index of the given X-event rows (in file order), per thread (or per the given
+    key of each row: the trace view's tracks)."""
     ev = model.events
-    thread = thread_keys(model, rows) if rows.size else np.empty(0, np.int64)
+    if thread is None:
+        thread = thread_keys(model, rows) if rows.size else np.empty(0, np.int64)
     start = ev["ts"][rows].astype(np.float64)
     end = start + ev["dur"][rows]
     order = np.lexsort((-end, start, thread))  # stable: file order breaks ties

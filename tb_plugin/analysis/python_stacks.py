@@ -12,9 +12,8 @@ from typing import TypedDict
 import msgspec
 import numpy as np
 
-from ..store.categories import Kind
 from ..store.model import TraceModel
-from .host_ranges import build_ranges
+from .host_ranges import python_ranges
 from .optree import OpTree
 from .tree_arrays import depths
 
@@ -50,13 +49,13 @@ def python_stacks(model: TraceModel, tree: OpTree) -> PythonStacks | None:
 
 def _build_python_stacks(model: TraceModel, tree: OpTree) -> PythonStacks:
     ev = model.events
-    py = model.complete_rows(Kind.PYTHON)
+    ranges = python_ranges(model)
+    py = np.sort(ranges.rows)  # file order
     if py.size == 0:
         empty = np.empty(0, np.int64)
         return PythonStacks(empty, empty, np.full(len(tree), -1, np.int64), empty, [], empty)
     # python_function events nest like host ranges; each op's frame is the innermost
     # event enclosing it (an op sorts after an event with its own start and end).
-    ranges = build_ranges(model, py)
     file_pos = np.searchsorted(py, ranges.rows)  # index position → position in `py`
     parent = np.full(py.size, -1, dtype=np.int64)
     parent[file_pos] = np.where(ranges.parent >= 0, file_pos[ranges.parent], -1)

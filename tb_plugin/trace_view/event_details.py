@@ -145,7 +145,7 @@ def _call_stack(
     python = track_lookup(model, index).get(key)
     if python is None:
         return [], None
-    at = int(enclosing(index, np.array([python]), np.array([float(ev["ts"][row])]))[0])
+    at = int(enclosing(model, index, np.array([python]), np.array([float(ev["ts"][row])]))[0])
     if at == pos:
         at = int(index.parent[at])
     frames: list[Frame] = []
@@ -213,7 +213,7 @@ def _flow_links(worker: WorkerTrace, pos: int) -> tuple[Found, bool]:
     for pair, is_src in flows_of_event(model, index, pos):
         other_track = pairs.dst_track[pair] if is_src else pairs.src_track[pair]
         other_ts = pairs.dst_ts[pair] if is_src else pairs.src_ts[pair]
-        other = int(enclosing(index, np.array([other_track]), np.array([other_ts]))[0])
+        other = int(enclosing(model, index, np.array([other_track]), np.array([other_ts]))[0])
         if other < 0:
             continue
         category = model.categories[int(pairs.cat[pair])]

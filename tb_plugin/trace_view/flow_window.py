@@ -54,8 +54,8 @@ def flows(workers: Sequence[WorkerTrace], params: FlowsParams) -> FlowsView:
             chosen, truncated = chosen[: max(room, 0)], True
         if chosen.size == 0:
             continue
-        src = enclosing(index, pairs.src_track[chosen], pairs.src_ts[chosen])
-        dst = enclosing(index, pairs.dst_track[chosen], pairs.dst_ts[chosen])
+        src = enclosing(model, index, pairs.src_track[chosen], pairs.src_ts[chosen])
+        dst = enclosing(model, index, pairs.dst_track[chosen], pairs.dst_ts[chosen])
         ids = [worker.qualify(t.id) for t in index.tracks]
         cols["category"] += [model.categories[c] for c in pairs.cat[chosen].tolist()]
         cols["id"] += pairs.flow_id[chosen].tolist()

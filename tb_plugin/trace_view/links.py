@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
+from ..analysis.host_ranges import HostRanges, build_ranges
 from ..store.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind, Phase
 from ..store.model import TraceModel
 from .index import TimelineIndex
 from .tracks import LANE_MAIN, LANE_PYTHON
-from .window import gather_ranges, segment_search
 
 
 def _extra(model: TraceModel, name: str, build: Any) -> Any:
@@ -50,30 +50,27 @@ def tracks_of_rows(model: TraceModel, index: TimelineIndex, rows: np.ndarray) ->
     return table[inverse.reshape(-1)]
 
 
-def enclosing(index: TimelineIndex, tracks: np.ndarray, ts: np.ndarray) -> np.ndarray:
-    """Position of the deepest event of `tracks[i]` whose span contains `ts[i]` (the slice
-    a flow end binds to), or -1."""
-    tracks = np.asarray(tracks, dtype=np.int64)
-    ts = np.asarray(ts, dtype=np.float64)
-    out = np.full(ts.size, -1, dtype=np.int64)
-    ok = np.flatnonzero(tracks >= 0)
-    if ok.size == 0:
-        return out
-    g_lo, g_hi = index.track_group_lo[tracks[ok]], index.track_group_hi[tracks[ok]]
-    groups = gather_ranges(g_lo, g_hi)
-    point = np.repeat(ok, g_hi - g_lo)
-    lo, hi = index.group_lo[groups], index.group_hi[groups]
-    at = segment_search(index.gs_start, lo, hi, ts[point], strict=True) - 1
-    found = at >= lo
-    pos = np.where(found, index.by_group_start[np.maximum(at, 0)], -1)
-    found &= index.end[np.maximum(pos, 0)] >= ts[point]
-    point, pos = point[found], pos[found]
-    depth = index.depth[pos]
-    order = np.lexsort((depth, point))  # deepest last per point
-    last = np.flatnonzero(np.concatenate([point[order][1:] != point[order][:-1], [True]]))
-    if last.size and order.size:
-        out[point[order][last]] = pos[order][last]
-    return out
+def track_ranges(model: TraceModel, index: TimelineIndex) -> HostRanges:
+    """The trace view's slices as host ranges keyed by their track (host_ranges.py)."""
+
+    def build() -> HostRanges:
+        rows = np.sort(index.row)  # file order breaks ties, as the depth sweep's
+        track = index.group_track[index.group[index.row_pos[rows]]]
+        return build_ranges(model, rows, thread=track)
+
+    return _extra(model, "track_ranges", build)  # type: ignore[no-any-return]
+
+
+def enclosing(
+    model: TraceModel, index: TimelineIndex, tracks: np.ndarray, ts: np.ndarray
+) -> np.ndarray:
+    """Position of the innermost event of `tracks[i]` whose span contains `ts[i]`, closed
+    (the slice a flow end binds to), or -1: the host-range rule, on the track's slices."""
+    ranges = track_ranges(model, index)
+    found = ranges.containing(
+        np.asarray(tracks, dtype=np.int64), np.asarray(ts, dtype=np.float64), closed=True
+    )
+    return np.where(found >= 0, index.row_pos[ranges.rows[np.maximum(found, 0)]], -1)
 
 
 # --- flow arrows ---------------------------------------------------------------------
@@ -180,7 +177,7 @@ def flows_of_event(model: TraceModel, index: TimelineIndex, pos: int) -> list[tu
     b = lo + int(np.searchsorted(pairs.point_ts[lo:hi], end, side="right"))
     if b <= a:
         return []
-    bound = enclosing(index, np.full(b - a, track), pairs.point_ts[a:b])
+    bound = enclosing(model, index, np.full(b - a, track), pairs.point_ts[a:b])
     mine = np.flatnonzero(bound == pos) + a
     return [(int(pairs.point_pair[i]), bool(pairs.point_is_src[i])) for i in mine.tolist()]
 

@@ -33,10 +33,9 @@ from typing import Any, TypedDict
 
 import numpy as np
 
-from ...store.categories import Kind
 from ...store.model import TraceModel
-from ..common import thread_keys
 from ..devices import device_identity, gpu_of_memory_device, memory_device_label
+from ..host_ranges import HostRanges, op_ranges, python_ranges
 from .allocations import (
     TABLE_ROWS,
     AllocationTable,
@@ -179,7 +178,6 @@ class _Context:
     def __init__(self, model: TraceModel, index: MemoryIndex) -> None:
         self.model = model
         self.index = index
-        self._python: tuple[np.ndarray, np.ndarray] | None = None
 
     def total_memory(self, d: DeviceSeries) -> int | None:
         gpu = gpu_of_memory_device(self.model, d.device_type, d.device_id)
@@ -188,13 +186,6 @@ class _Context:
     def label(self, d: DeviceSeries) -> str:
         """The device's name on every page (`GPU 0 · NVIDIA A100-SXM4-80GB`)."""
         return memory_device_label(self.model, d.device_type, d.device_id, d.name)
-
-    def python_rows(self) -> tuple[np.ndarray, np.ndarray]:
-        if self._python is None:
-            rows = self.model.complete_rows(Kind.PYTHON)
-            keys = thread_keys(self.model, rows) if rows.size else np.empty(0, dtype=np.int64)
-            self._python = (rows, keys)
-        return self._python
 
 
 def _levels(d: DeviceSeries, lo: float, hi: float, values: np.ndarray) -> tuple[np.ndarray, int]:
@@ -253,19 +244,11 @@ def _op_ref(ctx: _Context, event: int) -> OpRef | None:
     if row < 0:
         return None
     ev = model.events
-    t = float(index.ts[event])
-    key = int(index.thread[event])
-    ops = index.threads[key]
-    containing = np.flatnonzero((ops.starts <= t) & (t < ops.ends))
-    chain = [model.names[c] for c in ops.names[containing].tolist()]
+    chain = model.names_of(_around(op_ranges(model), index, event))
     stack, source = _call_stack(model, row), "call_stack"
     if not stack:
-        rows, keys = ctx.python_rows()
-        mine = rows[keys == key]
-        s = ev["ts"][mine]
-        inside = mine[(s <= t) & (t < s + ev["dur"][mine])]
-        inside = inside[np.lexsort((-ev["dur"][inside], ev["ts"][inside]))]
-        stack, source = model.names_of(inside), "python_function"
+        frames = _around(python_ranges(model), index, event)
+        stack, source = model.names_of(frames), "python_function"
     return {
         "name": model.names[int(ev["name"][row])],
         "start_us": float(ev["ts"][row]),
@@ -274,6 +257,14 @@ def _op_ref(ctx: _Context, event: int) -> OpRef | None:
         "stack": stack,
         "stack_source": source if stack else None,
     }
+
+
+def _around(ranges: HostRanges, index: MemoryIndex, event: int) -> np.ndarray:
+    """Rows of the ranges of the event's thread containing its time (half-open, as its
+    op), outermost first."""
+    t, thread = index.ts[event : event + 1], index.thread[event : event + 1]
+    _, chain = ranges.outwards(ranges.containing(thread, t), t)
+    return ranges.rows[chain[::-1]]
 
 
 def _call_stack(model: TraceModel, row: int) -> list[str]:
