@@ -8,7 +8,13 @@
 
 import type { AxisTicks } from './axis';
 import { colorOf } from './color';
-import { depthRange, type CounterFrame, type SliceFrame, type TrackFrame } from './frame';
+import {
+  depthRange,
+  type CounterFrame,
+  type SliceColumns,
+  type SliceFrame,
+  type TrackFrame,
+} from './frame';
 import { lowerBound } from './frame';
 import { METRICS, rowTop, type Layout, type LayoutItem, type TrackItem } from './layout';
 import type { Viewport } from './viewport';
@@ -243,81 +249,110 @@ function diamond(ctx: CanvasRenderingContext2D, x: number, y: number, h: number)
   ctx.fill();
 }
 
+/** Calls draw(i, x0, x1) for each item of `cols` at `depth` that reaches into the view,
+ * with its pixel span (unclamped). */
+function forEachInView(
+  d: TrackDraw,
+  cols: SliceColumns,
+  depth: number,
+  draw: (i: number, x0: number, x1: number) => void,
+): void {
+  const { vp, width } = d;
+  const scale = width / (vp.end - vp.start);
+  const [a, b] = depthRange(cols, depth, vp.start, vp.end);
+  for (let i = a; i < b; i++) {
+    const start = cols.start[i]!;
+    const x0 = (start - vp.start) * scale;
+    const x1 = (start + cols.dur[i]! - vp.start) * scale;
+    if (x1 < 0 || x0 > width) continue;
+    draw(i, x0, x1);
+  }
+}
+
+/** Merged blocks of short events: the dominant name's colour, lighter when sparse. */
+function drawBlocks(d: TrackDraw, frame: SliceFrame, depth: number, y: number): void {
+  const { ctx, width } = d;
+  const h = METRICS.rowHeight - 2;
+  const bl = frame.blocks;
+  forEachInView(d, bl, depth, (i, left, right) => {
+    const dur = bl.dur[i]!;
+    const x0 = Math.max(left, -1);
+    const x1 = Math.min(right, width + 1);
+    const color = colorOf(frame.names[bl.name[i]!] ?? '', d.dark);
+    ctx.fillStyle = color.fill;
+    if (bl.row[i]! >= 0) {
+      // a block holding one event (a short one, or an instant) is that event
+      ctx.globalAlpha = 1;
+      if (dur === 0) diamond(ctx, x0, y, h);
+      else ctx.fillRect(x0, y, Math.max(1, x1 - x0), h);
+      return;
+    }
+    const density = dur > 0 ? Math.min(1, bl.busy[i]! / dur) : 1;
+    ctx.globalAlpha = 0.35 + 0.55 * density;
+    ctx.fillRect(x0, y + 3, Math.max(1, x1 - x0), h - 6);
+  });
+  ctx.globalAlpha = 1;
+}
+
+/** A name to write into a slice wide enough: text, x0, x1, colour. */
+type SliceLabel = [string, number, number, string];
+
+/** The events; those wide enough for a name are added to `labels`. */
+function drawEvents(
+  d: TrackDraw,
+  frame: SliceFrame,
+  depth: number,
+  y: number,
+  labels: SliceLabel[],
+): void {
+  const { ctx, width } = d;
+  const h = METRICS.rowHeight - 2;
+  const ev = frame.events;
+  let lastX = -Infinity;
+  forEachInView(d, ev, depth, (i, left, right) => {
+    const name = frame.names[ev.name[i]!] ?? '';
+    const color = colorOf(name, d.dark);
+    ctx.fillStyle = color.fill;
+    const dur = ev.dur[i]!;
+    if (dur === 0) {
+      diamond(ctx, left, y, h);
+      return;
+    }
+    const x0 = Math.max(left, -2);
+    const x1 = Math.min(right, width + 2);
+    const w = x1 - x0;
+    // sub-pixel neighbours drawn into the same pixel column are skipped
+    if (w < 1 && Math.floor(x0) === lastX) return;
+    lastX = Math.floor(x0);
+    ctx.fillRect(x0, y, Math.max(1, w), h);
+    if (w > 26) labels.push([name, Math.max(x0, 0), Math.min(x1, width), color.text]);
+    else if (w > 3) {
+      ctx.fillStyle = d.dark ? 'rgba(0,0,0,0.35)' : 'rgba(255,255,255,0.55)';
+      ctx.fillRect(x1 - 1, y, 1, h);
+    }
+  });
+}
+
+function drawLabels(ctx: CanvasRenderingContext2D, labels: readonly SliceLabel[], y: number): void {
+  const h = METRICS.rowHeight - 2;
+  for (const [name, x0, x1, textColor] of labels) {
+    const text = fitText(ctx, name, x1 - x0 - 6);
+    if (!text) continue;
+    ctx.fillStyle = textColor;
+    ctx.fillText(text, x0 + 3, y + h / 2 + 0.5);
+  }
+}
+
 function drawSlices(d: TrackDraw, item: TrackItem, frame: SliceFrame, y0: number): void {
-  const { ctx, vp, width } = d;
-  const span = vp.end - vp.start;
-  const scale = width / span;
   const rowH = METRICS.rowHeight;
-  const h = rowH - 2;
-  const names = frame.names;
-  const labels: [string, number, number, string][] = [];
+  const labels: SliceLabel[] = [];
   for (let depth = 0; depth < item.rows; depth++) {
     const y = y0 + METRICS.trackPad + depth * rowH + 1;
     if (y > d.height || y + rowH < 0) continue;
-    // merged blocks of short events: the dominant name's colour, lighter when sparse
-    const bl = frame.blocks;
-    const [ba, bb] = depthRange(bl, depth, vp.start, vp.end);
-    for (let i = ba; i < bb; i++) {
-      const start = bl.start[i]!;
-      const dur = bl.dur[i]!;
-      let x0 = (start - vp.start) * scale;
-      let x1 = (start + dur - vp.start) * scale;
-      if (x1 < 0 || x0 > width) continue;
-      x0 = Math.max(x0, -1);
-      x1 = Math.min(x1, width + 1);
-      const color = colorOf(names[bl.name[i]!] ?? '', d.dark);
-      if (bl.row[i]! >= 0) {
-        // a block holding one event (a short one, or an instant) is that event
-        ctx.globalAlpha = 1;
-        ctx.fillStyle = color.fill;
-        if (dur === 0) diamond(ctx, x0, y, h);
-        else ctx.fillRect(x0, y, Math.max(1, x1 - x0), h);
-        continue;
-      }
-      const density = dur > 0 ? Math.min(1, bl.busy[i]! / dur) : 1;
-      ctx.globalAlpha = 0.35 + 0.55 * density;
-      ctx.fillStyle = color.fill;
-      ctx.fillRect(x0, y + 3, Math.max(1, x1 - x0), h - 6);
-    }
-    ctx.globalAlpha = 1;
-    const ev = frame.events;
-    const [ea, eb] = depthRange(ev, depth, vp.start, vp.end);
-    let lastX = -Infinity;
-    for (let i = ea; i < eb; i++) {
-      const start = ev.start[i]!;
-      const dur = ev.dur[i]!;
-      let x0 = (start - vp.start) * scale;
-      let x1 = (start + dur - vp.start) * scale;
-      if (x1 < 0 || x0 > width) continue;
-      const name = names[ev.name[i]!] ?? '';
-      const color = colorOf(name, d.dark);
-      ctx.fillStyle = color.fill;
-      if (dur === 0) {
-        diamond(ctx, x0, y, h);
-        continue;
-      }
-      x0 = Math.max(x0, -2);
-      x1 = Math.min(x1, width + 2);
-      const w = x1 - x0;
-      // sub-pixel neighbours drawn into the same pixel column are skipped
-      if (w < 1 && Math.floor(x0) === lastX) continue;
-      lastX = Math.floor(x0);
-      ctx.fillRect(x0, y, Math.max(1, w), h);
-      if (w > 26) labels.push([name, Math.max(x0, 0), Math.min(x1, width), color.text]);
-      else if (w > 3) {
-        ctx.fillStyle = d.dark ? 'rgba(0,0,0,0.35)' : 'rgba(255,255,255,0.55)';
-        ctx.fillRect(x1 - 1, y, 1, h);
-      }
-    }
-    if (labels.length) {
-      for (const [name, x0, x1, textColor] of labels) {
-        const text = fitText(ctx, name, x1 - x0 - 6);
-        if (!text) continue;
-        ctx.fillStyle = textColor;
-        ctx.fillText(text, x0 + 3, y + h / 2 + 0.5);
-      }
-      labels.length = 0;
-    }
+    drawBlocks(d, frame, depth, y);
+    drawEvents(d, frame, depth, y, labels);
+    drawLabels(d.ctx, labels, y);
+    labels.length = 0;
   }
 }
 
