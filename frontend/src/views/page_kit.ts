@@ -2,13 +2,14 @@
 // pages (Operators, Kernels), the toolbar's row count, busy label and error box, and the
 // reload lifecycle that swaps the page's data for another grouping or filter (busy while
 // any request runs; an older answer never lands over a newer one; a failure shows in the
-// error box).
+// error box); and mounting a page object as a view (mountPage).
 
 import { describeError, ViewNotReady } from '../api/client';
 import type { SpanKey, StatusResponse } from '../api/types';
 import { h, type Children } from '../components/dom';
 import { FetchSlot } from '../components/fetch_slot';
 import { formatCount } from '../components/format';
+import type { ViewHandle } from './types';
 
 /** "Kernels" + "run · worker · span 1 · <summary>". */
 export function viewHead(title: string, key: SpanKey, summary: string): HTMLElement {
@@ -148,4 +149,30 @@ export function reloadSlot(
       chrome.errorBox.hidden = false;
     },
   });
+}
+
+/** A page object a view mounts: its root, its first load, its teardown and anchors. */
+export interface MountablePage {
+  readonly element: HTMLElement;
+  start(): Promise<void>;
+  dispose(): void;
+  scrollTo(anchor: string): boolean;
+}
+
+/**
+ * Puts the page in the container and starts it; the view's handle once started. A page
+ * that fails to start is disposed (it may hold listeners and requests) and the error passed on.
+ */
+export async function mountPage(container: HTMLElement, page: MountablePage): Promise<ViewHandle> {
+  container.appendChild(page.element);
+  try {
+    await page.start();
+  } catch (error) {
+    page.dispose();
+    throw error;
+  }
+  return {
+    dispose: () => page.dispose(),
+    scrollTo: (anchor) => page.scrollTo(anchor),
+  };
 }

@@ -8,7 +8,7 @@ import type {
   RangeSummaryResponse,
   RangeSummaryRow,
 } from '../../api/types';
-import { h, type Child } from '../../components/dom';
+import { h, type Attrs, type Child } from '../../components/dom';
 import { formatCount } from '../../components/format';
 import { VirtualTable, type Column } from '../../components/table';
 import { formatSpan, formatTimePrecise } from './axis';
@@ -49,16 +49,26 @@ function section(title: string, testid: string, ...children: Child[]): HTMLEleme
   );
 }
 
+/** A button that selects another event on the timeline (a linked one, a frame, an op). */
+function jumpButton(
+  ctx: DetailsContext,
+  target: Omit<JumpTarget, 'worker'>,
+  attrs: Attrs,
+  ...content: Child[]
+): HTMLElement {
+  const click = (): void => ctx.jump({ ...target, worker: ctx.worker });
+  return h('button', { ...attrs, attrs: { type: 'button' }, on: { click } }, ...content);
+}
+
 function linkButton(link: EventLink, ctx: DetailsContext): HTMLElement {
-  return h(
-    'button',
+  return jumpButton(
+    ctx,
+    { row: link.row, track: link.track },
     {
       class: 'ks-ev-link',
       testid: `trace-link-${link.relation}`,
       title: `${link.name} (${link.category}) — select it on the timeline`,
-      attrs: { type: 'button' },
       dataset: { row: String(link.row) },
-      on: { click: () => ctx.jump({ row: link.row, track: link.track, worker: ctx.worker }) },
     },
     h('span', { class: 'ks-ev-link-kind' }, relationLabel(link)),
     h('span', { class: 'ks-ev-link-name' }, link.name),
@@ -66,195 +76,190 @@ function linkButton(link: EventLink, ctx: DetailsContext): HTMLElement {
   );
 }
 
-export function renderEventDetails(ev: EventResponse, ctx: DetailsContext): HTMLElement {
+function eventHead(ev: EventResponse, ctx: DetailsContext): HTMLElement {
+  return h(
+    'div',
+    { class: 'ks-ev-head' },
+    h('h3', { class: 'ks-ev-name', testid: 'trace-details-name', title: ev.name }, ev.name),
+    h(
+      'div',
+      { class: 'ks-ev-badges' },
+      h('span', { class: 'ks-ev-badge' }, ev.category || ev.kind),
+      ev.kind && ev.kind !== ev.category.toLowerCase()
+        ? h('span', { class: 'ks-ev-badge ks-ev-badge-muted' }, ev.kind.replace(/_/g, ' '))
+        : null,
+      h(
+        'button',
+        {
+          class: 'ks-link-button ks-ev-zoom',
+          title: 'Zoom the timeline to this event (F)',
+          attrs: { type: 'button' },
+          on: { click: () => ctx.zoom() },
+        },
+        'Zoom to event',
+      ),
+    ),
+  );
+}
+
+function eventFields(ev: EventResponse, ctx: DetailsContext): HTMLElement {
   const start = ev.ts - ctx.origin;
+  const instant = ev.phase === 'instant';
+  const thread = [ev.thread || ev.tid, ev.process || `pid ${ev.pid}`].join(' · ');
+  return h(
+    'dl',
+    { class: 'ks-ev-fields' },
+    field('Duration', instant ? 'instant' : formatSpan(ev.dur), 'trace-details-duration'),
+    field('Start', formatTimePrecise(start)),
+    !instant ? field('End', formatTimePrecise(start + ev.dur)) : null,
+    field('Category', ev.category || '—'),
+    field('Track', ctx.trackLabel(ev.track)),
+    field('Thread', thread),
+    ev.depth !== null ? field('Depth', String(ev.depth)) : null,
+    field('Row', String(ev.row)),
+  );
+}
+
+/** The ops the event is inside, outermost first; those with a row select it. */
+function ancestorsSection(ev: EventResponse, ctx: DetailsContext): HTMLElement | null {
+  if (!ev.ancestors.length) return null;
+  const crumb = (a: EventResponse['ancestors'][number]): Child =>
+    a.row !== null
+      ? jumpButton(
+          ctx,
+          { row: a.row, track: ev.track },
+          { class: 'ks-ev-crumb', title: `Select ${a.name}` },
+          a.name,
+        )
+      : a.name;
+  return section(
+    'Inside',
+    'trace-details-ancestors',
+    h(
+      'ol',
+      { class: 'ks-ev-crumbs' },
+      ev.ancestors.map((a) => h('li', null, crumb(a))),
+    ),
+  );
+}
+
+function linksSection(ev: EventResponse, ctx: DetailsContext): HTMLElement | null {
   const links = ev.flows
     .slice()
     .sort((a, b) => relationRank(a.relation) - relationRank(b.relation));
+  if (!links.length) return null;
+  return section(
+    'Linked events',
+    'trace-details-links',
+    h(
+      'div',
+      { class: 'ks-ev-links' },
+      links.map((l) => linkButton(l, ctx)),
+    ),
+  );
+}
+
+function shapesSection(ev: EventResponse): HTMLElement | null {
   const shapes = shapeLines(ev.input_shapes);
+  if (!shapes.length) return null;
+  return section(
+    'Input shapes',
+    'trace-details-shapes',
+    h(
+      'ol',
+      { class: 'ks-ev-shapes', attrs: { start: 0 } },
+      shapes.map((s) => h('li', null, h('code', null, s))),
+    ),
+  );
+}
+
+/** The call stack as path:line (and function); frames with a row select that event. */
+function stackSection(ev: EventResponse, ctx: DetailsContext): HTMLElement | null {
+  if (!ev.call_stack.length) return null;
+  const frameItem = (frame: EventResponse['call_stack'][number]): HTMLElement => {
+    const f = parseFrame(frame.name);
+    const content: Child[] = [
+      h('code', { class: 'ks-ev-loc', title: f.raw }, f.location),
+      f.func ? h('span', { class: 'ks-ev-func' }, f.func) : null,
+    ];
+    const attrs = { class: 'ks-ev-frame', title: 'Select this frame on the timeline' };
+    return h(
+      'li',
+      null,
+      frame.row !== null
+        ? jumpButton(ctx, { row: frame.row, track: null }, attrs, ...content)
+        : content,
+    );
+  };
+  return section(
+    ev.call_stack_source === 'python'
+      ? 'Python stack (innermost first)'
+      : 'Call stack (innermost first)',
+    'trace-details-stack',
+    h('ol', { class: 'ks-ev-stack' }, ev.call_stack.map(frameItem)),
+  );
+}
+
+function argsSection(ev: EventResponse): HTMLElement {
   const args = Object.entries(ev.args).filter(([key]) => !ARGS_SHOWN_ELSEWHERE.has(key));
-  const thread = [ev.thread || ev.tid, ev.process || `pid ${ev.pid}`].join(' · ');
+  const argRow = ([key, value]: [string, unknown]): HTMLElement =>
+    h('tr', null, h('th', { attrs: { scope: 'row' } }, key), h('td', null, formatArg(value)));
+  return section(
+    'Arguments',
+    'trace-details-args',
+    args.length
+      ? h('table', { class: 'ks-ev-args' }, h('tbody', null, args.map(argRow)))
+      : h('p', { class: 'ks-muted ks-small' }, 'No arguments.'),
+  );
+}
+
+export function renderEventDetails(ev: EventResponse, ctx: DetailsContext): HTMLElement {
   return h(
     'div',
     { class: 'ks-ev', testid: 'trace-details', dataset: { row: String(ev.row), name: ev.name } },
-    h(
-      'div',
-      { class: 'ks-ev-head' },
-      h('h3', { class: 'ks-ev-name', testid: 'trace-details-name', title: ev.name }, ev.name),
-      h(
-        'div',
-        { class: 'ks-ev-badges' },
-        h('span', { class: 'ks-ev-badge' }, ev.category || ev.kind),
-        ev.kind && ev.kind !== ev.category.toLowerCase()
-          ? h('span', { class: 'ks-ev-badge ks-ev-badge-muted' }, ev.kind.replace(/_/g, ' '))
-          : null,
-        h(
-          'button',
-          {
-            class: 'ks-link-button ks-ev-zoom',
-            title: 'Zoom the timeline to this event (F)',
-            attrs: { type: 'button' },
-            on: { click: () => ctx.zoom() },
-          },
-          'Zoom to event',
-        ),
-      ),
-    ),
+    eventHead(ev, ctx),
     h(
       'div',
       { class: 'ks-ev-cols' },
       h(
         'div',
         { class: 'ks-ev-col' },
-        h(
-          'dl',
-          { class: 'ks-ev-fields' },
-          field(
-            'Duration',
-            ev.phase === 'instant' ? 'instant' : formatSpan(ev.dur),
-            'trace-details-duration',
-          ),
-          field('Start', formatTimePrecise(start)),
-          ev.phase !== 'instant' ? field('End', formatTimePrecise(start + ev.dur)) : null,
-          field('Category', ev.category || '—'),
-          field('Track', ctx.trackLabel(ev.track)),
-          field('Thread', thread),
-          ev.depth !== null ? field('Depth', String(ev.depth)) : null,
-          field('Row', String(ev.row)),
-        ),
-        ev.ancestors.length
-          ? section(
-              'Inside',
-              'trace-details-ancestors',
-              h(
-                'ol',
-                { class: 'ks-ev-crumbs' },
-                ev.ancestors.map((a) =>
-                  h(
-                    'li',
-                    null,
-                    a.row !== null
-                      ? h(
-                          'button',
-                          {
-                            class: 'ks-ev-crumb',
-                            title: `Select ${a.name}`,
-                            attrs: { type: 'button' },
-                            on: {
-                              click: () => {
-                                if (a.row !== null)
-                                  ctx.jump({ row: a.row, track: ev.track, worker: ctx.worker });
-                              },
-                            },
-                          },
-                          a.name,
-                        )
-                      : a.name,
-                  ),
-                ),
-              ),
-            )
-          : null,
-        links.length
-          ? section(
-              'Linked events',
-              'trace-details-links',
-              h(
-                'div',
-                { class: 'ks-ev-links' },
-                links.map((l) => linkButton(l, ctx)),
-              ),
-            )
-          : null,
-        shapes.length
-          ? section(
-              'Input shapes',
-              'trace-details-shapes',
-              h(
-                'ol',
-                { class: 'ks-ev-shapes', attrs: { start: 0 } },
-                shapes.map((s) => h('li', null, h('code', null, s))),
-              ),
-            )
-          : null,
+        eventFields(ev, ctx),
+        ancestorsSection(ev, ctx),
+        linksSection(ev, ctx),
+        shapesSection(ev),
       ),
-      h(
-        'div',
-        { class: 'ks-ev-col' },
-        ev.call_stack.length
-          ? section(
-              ev.call_stack_source === 'python'
-                ? 'Python stack (innermost first)'
-                : 'Call stack (innermost first)',
-              'trace-details-stack',
-              h(
-                'ol',
-                { class: 'ks-ev-stack' },
-                ev.call_stack.map((frame) => {
-                  const f = parseFrame(frame.name);
-                  const content: Child[] = [
-                    h('code', { class: 'ks-ev-loc', title: f.raw }, f.location),
-                    f.func ? h('span', { class: 'ks-ev-func' }, f.func) : null,
-                  ];
-                  return h(
-                    'li',
-                    null,
-                    frame.row !== null
-                      ? h(
-                          'button',
-                          {
-                            class: 'ks-ev-frame',
-                            title: 'Select this frame on the timeline',
-                            attrs: { type: 'button' },
-                            on: {
-                              click: () => {
-                                if (frame.row !== null)
-                                  ctx.jump({ row: frame.row, track: null, worker: ctx.worker });
-                              },
-                            },
-                          },
-                          ...content,
-                        )
-                      : content,
-                  );
-                }),
-              ),
-            )
-          : null,
-        section(
-          'Arguments',
-          'trace-details-args',
-          args.length
-            ? h(
-                'table',
-                { class: 'ks-ev-args' },
-                h(
-                  'tbody',
-                  null,
-                  args.map(([key, value]) =>
-                    h(
-                      'tr',
-                      null,
-                      h('th', { attrs: { scope: 'row' } }, key),
-                      h('td', null, formatArg(value)),
-                    ),
-                  ),
-                ),
-              )
-            : h('p', { class: 'ks-muted ks-small' }, 'No arguments.'),
-        ),
-      ),
+      h('div', { class: 'ks-ev-col' }, stackSection(ev, ctx), argsSection(ev)),
     ),
   );
 }
 
 // ----- range summary -----
 
+/** A right-aligned column of one number per row, shown through `text`. */
+function numberColumn(
+  key: string,
+  label: string,
+  minWidth: number,
+  value: (row: RangeSummaryRow) => number,
+  text: (value: number) => string,
+): Column<RangeSummaryRow> {
+  return {
+    key,
+    label,
+    align: 'right',
+    minWidth,
+    cell: (row) => text(value(row)),
+    sortValue: value,
+  };
+}
+
 export function renderRangeSummary(
   resp: RangeSummaryResponse,
   trackCount: number,
 ): { element: HTMLElement; table: VirtualTable<RangeSummaryRow> } {
   const span = resp.t1 - resp.t0;
+  const average = (row: RangeSummaryRow): number => (row.count ? row.total_us / row.count : 0);
   const columns: Column<RangeSummaryRow>[] = [
     {
       key: 'name',
@@ -264,39 +269,13 @@ export function renderRangeSummary(
       cell: (row) => h('span', { title: row.name }, row.name),
       sortValue: (row) => row.name,
     },
+    numberColumn('count', 'Count', 70, (row) => row.count, formatCount),
     {
-      key: 'count',
-      label: 'Count',
-      align: 'right',
-      minWidth: 70,
-      cell: (row) => formatCount(row.count),
-      sortValue: (row) => row.count,
-    },
-    {
-      key: 'total',
-      label: 'Total (in range)',
-      align: 'right',
-      minWidth: 120,
-      cell: (row) => formatSpan(row.total_us),
-      sortValue: (row) => row.total_us,
+      ...numberColumn('total', 'Total (in range)', 120, (row) => row.total_us, formatSpan),
       cellAttrs: (row) => ({ 'data-value': String(row.total_us) }),
     },
-    {
-      key: 'self',
-      label: 'Self',
-      align: 'right',
-      minWidth: 100,
-      cell: (row) => formatSpan(row.self_us),
-      sortValue: (row) => row.self_us,
-    },
-    {
-      key: 'avg',
-      label: 'Average',
-      align: 'right',
-      minWidth: 100,
-      cell: (row) => formatSpan(row.count ? row.total_us / row.count : 0),
-      sortValue: (row) => (row.count ? row.total_us / row.count : 0),
-    },
+    numberColumn('self', 'Self', 100, (row) => row.self_us, formatSpan),
+    numberColumn('avg', 'Average', 100, average, formatSpan),
   ];
   const table = new VirtualTable<RangeSummaryRow>({
     columns,

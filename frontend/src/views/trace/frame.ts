@@ -103,21 +103,28 @@ function take<T extends Float64Array | Int32Array | Uint8Array>(
   return out;
 }
 
+/** The columns events and blocks share, from theirs in (depth, start) order. */
+function sliceColumns(
+  depth: Int32Array,
+  start: Float64Array,
+  dur: Float64Array,
+  name: Int32Array,
+): SliceColumns {
+  const depthLo = depthOffsets(depth);
+  const reach = runningReach(depthLo, start, dur);
+  return { count: depth.length, depthLo, depth, start, dur, name, reach };
+}
+
 export function decodeEvents(ev: WindowEvents | null, origin: number): EventColumns {
   const e: WindowEvents = ev ?? { row: [], name: [], start: [], dur: [], depth: [], flags: [] };
   const order = depthStartOrder(e.depth, e.start);
-  const depth = take(Int32Array, e.depth, order);
-  const depthLo = depthOffsets(depth);
-  const start = take(Float64Array, e.start, order, origin);
-  const dur = take(Float64Array, e.dur, order);
   return {
-    count: depth.length,
-    depthLo,
-    depth,
-    start,
-    dur,
-    reach: runningReach(depthLo, start, dur),
-    name: take(Int32Array, e.name, order),
+    ...sliceColumns(
+      take(Int32Array, e.depth, order),
+      take(Float64Array, e.start, order, origin),
+      take(Float64Array, e.dur, order),
+      take(Int32Array, e.name, order),
+    ),
     row: take(Float64Array, e.row, order),
     flags: take(Uint8Array, e.flags, order),
   };
@@ -131,15 +138,8 @@ export function decodeBlocks(bl: WindowBlocks | null, origin: number): BlockColu
   const end = take(Float64Array, b.end, order, origin);
   const dur = new Float64Array(start.length);
   for (let i = 0; i < dur.length; i++) dur[i] = end[i]! - start[i]!;
-  const depthLo = depthOffsets(depth);
   return {
-    count: depth.length,
-    depthLo,
-    depth,
-    start,
-    dur,
-    reach: runningReach(depthLo, start, dur),
-    name: take(Int32Array, b.name, order),
+    ...sliceColumns(depth, start, dur, take(Int32Array, b.name, order)),
     row: b.row ? take(Float64Array, b.row, order) : new Float64Array(depth.length).fill(-1),
     count_: take(Int32Array, b.count, order),
     busy: take(Float64Array, b.busy, order),

@@ -1,79 +1,25 @@
-// Canvas drawing of the timeline: the time axis with step bands, and the tracks in view
-// (slices by depth, merged blocks, counters as area charts, step lines, selection, area,
-// flow arrows). Only what is inside the viewport is touched: per depth, a binary search
-// finds the first item in view (frame.ts).
+// Canvas drawing of the timeline's tracks in view (slices by depth, merged blocks, counters
+// as area charts, step lines, selection, area, flow arrows); the time axis is drawn by
+// render_axis.ts, in render_style.ts's colours and font. Only what is inside the viewport
+// is touched: per depth, a binary search finds the first item in view (frame.ts).
 
 /* eslint-disable @typescript-eslint/no-non-null-assertion -- array reads at indexes inside
    checked bounds (loops to length, binary searches) */
 
 import type { AxisTicks } from './axis';
 import { colorOf } from './color';
-import { depthRange, type CounterFrame, type SliceFrame, type TrackFrame } from './frame';
+import {
+  depthRange,
+  type CounterFrame,
+  type SliceColumns,
+  type SliceFrame,
+  type TrackFrame,
+} from './frame';
 import { lowerBound } from './frame';
 import { METRICS, rowTop, type Layout, type LayoutItem, type TrackItem } from './layout';
+import type { StepMark } from './render_axis';
+import { fitText, FONT, type Palette } from './render_style';
 import type { Viewport } from './viewport';
-
-export interface Palette {
-  bg: string;
-  text: string;
-  muted: string;
-  grid: string;
-  border: string;
-  groupBg: string;
-  trackAlt: string;
-  accent: string;
-  selectFill: string;
-  selectLine: string;
-  flow: string;
-  stepLine: string;
-  stepBandA: string;
-  stepBandB: string;
-  util: string;
-  memory: string;
-  empty: string;
-}
-
-const FALLBACK: Palette = {
-  bg: '#ffffff',
-  text: '#212121',
-  muted: '#616161',
-  grid: 'rgba(0,0,0,0.06)',
-  border: '#e0e0e0',
-  groupBg: '#f3f3f3',
-  trackAlt: 'rgba(0,0,0,0.018)',
-  accent: '#f57c00',
-  selectFill: 'rgba(21,101,192,0.10)',
-  selectLine: '#1565c0',
-  flow: '#c2185b',
-  stepLine: 'rgba(0,0,0,0.18)',
-  stepBandA: 'rgba(0,0,0,0.04)',
-  stepBandB: 'rgba(0,0,0,0.09)',
-  util: '#2e7d32',
-  memory: '#5e35b1',
-  empty: 'rgba(0,0,0,0.035)',
-};
-
-/** The timeline colours from the CSS custom properties --ks-tl-* (trace.css). */
-export function readPalette(el: Element): Palette {
-  const style = getComputedStyle(el);
-  const out = { ...FALLBACK };
-  for (const key of Object.keys(FALLBACK) as (keyof Palette)[]) {
-    const css = `--ks-tl-${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-    const value = style.getPropertyValue(css).trim();
-    if (value) out[key] = value;
-  }
-  return out;
-}
-
-export const FONT = '11px Roboto, "Helvetica Neue", Arial, system-ui, sans-serif';
-export const AXIS_TICKS_H = 22;
-export const AXIS_STEPS_H = 18;
-
-export interface StepMark {
-  start: number;
-  end: number;
-  name: string;
-}
 
 export interface SelectedGeom {
   trackId: string;
@@ -128,108 +74,6 @@ export interface TrackDraw {
   items: readonly LayoutItem[];
 }
 
-// ----- text fitting -----
-
-const widthCache = new Map<string, number>();
-
-function textWidth(ctx: CanvasRenderingContext2D, text: string): number {
-  let w = widthCache.get(text);
-  if (w === undefined) {
-    if (widthCache.size > 8000) widthCache.clear();
-    w = ctx.measureText(text).width;
-    widthCache.set(text, w);
-  }
-  return w;
-}
-
-/** The text cut with an ellipsis to fit maxW px ('' when not even 3 characters fit). */
-export function fitText(ctx: CanvasRenderingContext2D, text: string, maxW: number): string {
-  if (maxW < 12) return '';
-  const full = textWidth(ctx, text);
-  if (full <= maxW) return text;
-  const perChar = full / Math.max(1, text.length);
-  let n = Math.floor(maxW / perChar) - 1;
-  while (n >= 2) {
-    const cut = `${text.slice(0, n)}…`;
-    if (ctx.measureText(cut).width <= maxW) return cut;
-    n -= Math.max(1, Math.floor(n / 8));
-  }
-  return '';
-}
-
-// ----- axis -----
-
-export function drawAxis(
-  ctx: CanvasRenderingContext2D,
-  width: number,
-  height: number,
-  vp: Viewport,
-  ticks: AxisTicks,
-  steps: readonly StepMark[],
-  palette: Palette,
-  area: AreaGeom | null,
-): void {
-  ctx.clearRect(0, 0, width, height);
-  ctx.fillStyle = palette.bg;
-  ctx.fillRect(0, 0, width, height);
-  const span = vp.end - vp.start;
-  const x = (t: number): number => ((t - vp.start) / span) * width;
-  ctx.font = FONT;
-  ctx.textBaseline = 'middle';
-  // step bands
-  if (steps.length && height > AXIS_TICKS_H) {
-    const y = AXIS_TICKS_H;
-    const h = height - AXIS_TICKS_H - 1;
-    for (let i = 0; i < steps.length; i++) {
-      const s = steps[i]!;
-      if (s.end < vp.start || s.start > vp.end) continue;
-      const x0 = Math.max(0, x(s.start));
-      const x1 = Math.min(width, x(s.end));
-      ctx.fillStyle = i % 2 ? palette.stepBandB : palette.stepBandA;
-      ctx.fillRect(x0, y, Math.max(1, x1 - x0), h);
-      const label = fitText(ctx, s.name, x1 - x0 - 8);
-      if (label) {
-        ctx.fillStyle = palette.muted;
-        ctx.fillText(label, x0 + 4, y + h / 2);
-      }
-    }
-  }
-  // ticks
-  ctx.strokeStyle = palette.border;
-  ctx.beginPath();
-  ctx.moveTo(0, height - 0.5);
-  ctx.lineTo(width, height - 0.5);
-  ctx.stroke();
-  ctx.fillStyle = palette.muted;
-  ctx.strokeStyle = palette.muted;
-  let left = 0;
-  if (ticks.baseLabel) {
-    ctx.fillStyle = palette.text;
-    ctx.fillText(ticks.baseLabel, 4, AXIS_TICKS_H / 2);
-    left = textWidth(ctx, ticks.baseLabel) + 14;
-    ctx.fillStyle = palette.muted;
-  }
-  ctx.beginPath();
-  for (const tick of ticks.ticks) {
-    const tx = Math.round(x(tick.t)) + 0.5;
-    ctx.moveTo(tx, AXIS_TICKS_H - 6);
-    ctx.lineTo(tx, AXIS_TICKS_H);
-    if (tx + 3 >= left && tx + 3 + textWidth(ctx, tick.label) <= width) {
-      ctx.fillText(tick.label, tx + 3, AXIS_TICKS_H / 2 - 2);
-    }
-  }
-  ctx.stroke();
-  if (area) {
-    const x0 = x(area.t0);
-    const x1 = x(area.t1);
-    ctx.fillStyle = palette.selectFill;
-    ctx.fillRect(x0, 0, x1 - x0, height);
-    ctx.fillStyle = palette.selectLine;
-    ctx.fillRect(Math.round(x0), 0, 1, height);
-    ctx.fillRect(Math.round(x1), 0, 1, height);
-  }
-}
-
 // ----- tracks -----
 
 /** An instant: a small diamond centred on x. */
@@ -243,81 +87,110 @@ function diamond(ctx: CanvasRenderingContext2D, x: number, y: number, h: number)
   ctx.fill();
 }
 
+/** Calls draw(i, x0, x1) for each item of `cols` at `depth` that reaches into the view,
+ * with its pixel span (unclamped). */
+function forEachInView(
+  d: TrackDraw,
+  cols: SliceColumns,
+  depth: number,
+  draw: (i: number, x0: number, x1: number) => void,
+): void {
+  const { vp, width } = d;
+  const scale = width / (vp.end - vp.start);
+  const [a, b] = depthRange(cols, depth, vp.start, vp.end);
+  for (let i = a; i < b; i++) {
+    const start = cols.start[i]!;
+    const x0 = (start - vp.start) * scale;
+    const x1 = (start + cols.dur[i]! - vp.start) * scale;
+    if (x1 < 0 || x0 > width) continue;
+    draw(i, x0, x1);
+  }
+}
+
+/** Merged blocks of short events: the dominant name's colour, lighter when sparse. */
+function drawBlocks(d: TrackDraw, frame: SliceFrame, depth: number, y: number): void {
+  const { ctx, width } = d;
+  const h = METRICS.rowHeight - 2;
+  const bl = frame.blocks;
+  forEachInView(d, bl, depth, (i, left, right) => {
+    const dur = bl.dur[i]!;
+    const x0 = Math.max(left, -1);
+    const x1 = Math.min(right, width + 1);
+    const color = colorOf(frame.names[bl.name[i]!] ?? '', d.dark);
+    ctx.fillStyle = color.fill;
+    if (bl.row[i]! >= 0) {
+      // a block holding one event (a short one, or an instant) is that event
+      ctx.globalAlpha = 1;
+      if (dur === 0) diamond(ctx, x0, y, h);
+      else ctx.fillRect(x0, y, Math.max(1, x1 - x0), h);
+      return;
+    }
+    const density = dur > 0 ? Math.min(1, bl.busy[i]! / dur) : 1;
+    ctx.globalAlpha = 0.35 + 0.55 * density;
+    ctx.fillRect(x0, y + 3, Math.max(1, x1 - x0), h - 6);
+  });
+  ctx.globalAlpha = 1;
+}
+
+/** A name to write into a slice wide enough: text, x0, x1, colour. */
+type SliceLabel = [string, number, number, string];
+
+/** The events; those wide enough for a name are added to `labels`. */
+function drawEvents(
+  d: TrackDraw,
+  frame: SliceFrame,
+  depth: number,
+  y: number,
+  labels: SliceLabel[],
+): void {
+  const { ctx, width } = d;
+  const h = METRICS.rowHeight - 2;
+  const ev = frame.events;
+  let lastX = -Infinity;
+  forEachInView(d, ev, depth, (i, left, right) => {
+    const name = frame.names[ev.name[i]!] ?? '';
+    const color = colorOf(name, d.dark);
+    ctx.fillStyle = color.fill;
+    const dur = ev.dur[i]!;
+    if (dur === 0) {
+      diamond(ctx, left, y, h);
+      return;
+    }
+    const x0 = Math.max(left, -2);
+    const x1 = Math.min(right, width + 2);
+    const w = x1 - x0;
+    // sub-pixel neighbours drawn into the same pixel column are skipped
+    if (w < 1 && Math.floor(x0) === lastX) return;
+    lastX = Math.floor(x0);
+    ctx.fillRect(x0, y, Math.max(1, w), h);
+    if (w > 26) labels.push([name, Math.max(x0, 0), Math.min(x1, width), color.text]);
+    else if (w > 3) {
+      ctx.fillStyle = d.dark ? 'rgba(0,0,0,0.35)' : 'rgba(255,255,255,0.55)';
+      ctx.fillRect(x1 - 1, y, 1, h);
+    }
+  });
+}
+
+function drawLabels(ctx: CanvasRenderingContext2D, labels: readonly SliceLabel[], y: number): void {
+  const h = METRICS.rowHeight - 2;
+  for (const [name, x0, x1, textColor] of labels) {
+    const text = fitText(ctx, name, x1 - x0 - 6);
+    if (!text) continue;
+    ctx.fillStyle = textColor;
+    ctx.fillText(text, x0 + 3, y + h / 2 + 0.5);
+  }
+}
+
 function drawSlices(d: TrackDraw, item: TrackItem, frame: SliceFrame, y0: number): void {
-  const { ctx, vp, width } = d;
-  const span = vp.end - vp.start;
-  const scale = width / span;
   const rowH = METRICS.rowHeight;
-  const h = rowH - 2;
-  const names = frame.names;
-  const labels: [string, number, number, string][] = [];
+  const labels: SliceLabel[] = [];
   for (let depth = 0; depth < item.rows; depth++) {
     const y = y0 + METRICS.trackPad + depth * rowH + 1;
     if (y > d.height || y + rowH < 0) continue;
-    // merged blocks of short events: the dominant name's colour, lighter when sparse
-    const bl = frame.blocks;
-    const [ba, bb] = depthRange(bl, depth, vp.start, vp.end);
-    for (let i = ba; i < bb; i++) {
-      const start = bl.start[i]!;
-      const dur = bl.dur[i]!;
-      let x0 = (start - vp.start) * scale;
-      let x1 = (start + dur - vp.start) * scale;
-      if (x1 < 0 || x0 > width) continue;
-      x0 = Math.max(x0, -1);
-      x1 = Math.min(x1, width + 1);
-      const color = colorOf(names[bl.name[i]!] ?? '', d.dark);
-      if (bl.row[i]! >= 0) {
-        // a block holding one event (a short one, or an instant) is that event
-        ctx.globalAlpha = 1;
-        ctx.fillStyle = color.fill;
-        if (dur === 0) diamond(ctx, x0, y, h);
-        else ctx.fillRect(x0, y, Math.max(1, x1 - x0), h);
-        continue;
-      }
-      const density = dur > 0 ? Math.min(1, bl.busy[i]! / dur) : 1;
-      ctx.globalAlpha = 0.35 + 0.55 * density;
-      ctx.fillStyle = color.fill;
-      ctx.fillRect(x0, y + 3, Math.max(1, x1 - x0), h - 6);
-    }
-    ctx.globalAlpha = 1;
-    const ev = frame.events;
-    const [ea, eb] = depthRange(ev, depth, vp.start, vp.end);
-    let lastX = -Infinity;
-    for (let i = ea; i < eb; i++) {
-      const start = ev.start[i]!;
-      const dur = ev.dur[i]!;
-      let x0 = (start - vp.start) * scale;
-      let x1 = (start + dur - vp.start) * scale;
-      if (x1 < 0 || x0 > width) continue;
-      const name = names[ev.name[i]!] ?? '';
-      const color = colorOf(name, d.dark);
-      ctx.fillStyle = color.fill;
-      if (dur === 0) {
-        diamond(ctx, x0, y, h);
-        continue;
-      }
-      x0 = Math.max(x0, -2);
-      x1 = Math.min(x1, width + 2);
-      const w = x1 - x0;
-      // sub-pixel neighbours drawn into the same pixel column are skipped
-      if (w < 1 && Math.floor(x0) === lastX) continue;
-      lastX = Math.floor(x0);
-      ctx.fillRect(x0, y, Math.max(1, w), h);
-      if (w > 26) labels.push([name, Math.max(x0, 0), Math.min(x1, width), color.text]);
-      else if (w > 3) {
-        ctx.fillStyle = d.dark ? 'rgba(0,0,0,0.35)' : 'rgba(255,255,255,0.55)';
-        ctx.fillRect(x1 - 1, y, 1, h);
-      }
-    }
-    if (labels.length) {
-      for (const [name, x0, x1, textColor] of labels) {
-        const text = fitText(ctx, name, x1 - x0 - 6);
-        if (!text) continue;
-        ctx.fillStyle = textColor;
-        ctx.fillText(text, x0 + 3, y + h / 2 + 0.5);
-      }
-      labels.length = 0;
-    }
+    drawBlocks(d, frame, depth, y);
+    drawEvents(d, frame, depth, y, labels);
+    drawLabels(d.ctx, labels, y);
+    labels.length = 0;
   }
 }
 
@@ -426,18 +299,9 @@ function outline(d: TrackDraw, geom: HoverGeom, color: string, lineWidth: number
   d.ctx.lineWidth = 1;
 }
 
-/** Draws the tracks area: `items` are the layout items overlapping the view. */
-export function drawTracks(d: TrackDraw): void {
-  const { ctx, width, height, vp, palette } = d;
-  ctx.clearRect(0, 0, width, height);
-  ctx.fillStyle = palette.bg;
-  ctx.fillRect(0, 0, width, height);
-  ctx.font = FONT;
-  ctx.textBaseline = 'middle';
-  const span = vp.end - vp.start;
-  const x = (t: number): number => ((t - vp.start) / span) * width;
-
-  // backgrounds: group headers, alternate tracks, separators
+/** Group headers, alternate tracks' shading, separators. */
+function drawBackgrounds(d: TrackDraw): void {
+  const { ctx, width, palette } = d;
   let alt = false;
   for (const item of d.items) {
     const y = item.y - d.scrollTop;
@@ -455,61 +319,80 @@ export function drawTracks(d: TrackDraw): void {
     ctx.fillStyle = palette.border;
     ctx.fillRect(0, y + item.height - 1, width, 1);
   }
-  // grid
-  ctx.fillStyle = palette.grid;
-  for (const tick of d.ticks.ticks) ctx.fillRect(Math.round(x(tick.t)), 0, 1, height);
-  // step boundaries, unless so dense they would hide the data (the axis band still shows them)
+}
+
+/** Step boundaries, unless so dense they would hide the data (the axis band still shows them). */
+function drawStepLines(d: TrackDraw, x: (t: number) => number): void {
+  const { ctx, width, height, vp } = d;
   let stepsInView = 0;
   for (const s of d.steps) if (s.end >= vp.start && s.start <= vp.end) stepsInView++;
-  if (stepsInView && width / stepsInView >= 14) {
-    ctx.fillStyle = palette.stepLine;
-    for (const s of d.steps) {
-      const sx = x(s.start);
-      if (sx >= 0 && sx <= width) ctx.fillRect(Math.round(sx), 0, 1, height);
-    }
-    const last = d.steps[d.steps.length - 1]!;
-    const ex = x(last.end);
-    if (ex >= 0 && ex <= width) ctx.fillRect(Math.round(ex), 0, 1, height);
+  if (!stepsInView || width / stepsInView < 14) return;
+  ctx.fillStyle = d.palette.stepLine;
+  for (const s of d.steps) {
+    const sx = x(s.start);
+    if (sx >= 0 && sx <= width) ctx.fillRect(Math.round(sx), 0, 1, height);
   }
-  // data
+  const last = d.steps[d.steps.length - 1]!;
+  const ex = x(last.end);
+  if (ex >= 0 && ex <= width) ctx.fillRect(Math.round(ex), 0, 1, height);
+}
+
+/** Each track's frame; shaded where it has none yet (a pan beyond its margin). */
+function drawData(d: TrackDraw, x: (t: number) => number): void {
+  const { ctx, width, vp, palette } = d;
   for (const item of d.items) {
     if (item.type !== 'track') continue;
     const frame = d.frames.get(item.track.id);
     const y = item.y - d.scrollTop;
+    ctx.fillStyle = palette.empty;
     if (!frame) {
-      ctx.fillStyle = palette.empty;
       ctx.fillRect(0, y + 2, width, item.height - 4);
       continue;
     }
-    // parts of the view the frame does not cover yet (a pan beyond its margin)
-    if (frame.t0 > vp.start || frame.t1 < vp.end) {
-      ctx.fillStyle = palette.empty;
-      if (frame.t0 > vp.start)
-        ctx.fillRect(0, y + 2, Math.min(width, x(frame.t0)), item.height - 4);
-      if (frame.t1 < vp.end) {
-        const fx = Math.max(0, x(frame.t1));
-        ctx.fillRect(fx, y + 2, width - fx, item.height - 4);
-      }
+    if (frame.t0 > vp.start) ctx.fillRect(0, y + 2, Math.min(width, x(frame.t0)), item.height - 4);
+    if (frame.t1 < vp.end) {
+      const fx = Math.max(0, x(frame.t1));
+      ctx.fillRect(fx, y + 2, width - fx, item.height - 4);
     }
     if (frame.kind === 'counter') drawCounter(d, item, frame, y);
     else drawSlices(d, item, frame, y);
   }
+}
+
+function drawArea(d: TrackDraw, area: AreaGeom, x: (t: number) => number): void {
+  const { ctx, palette } = d;
+  const x0 = x(area.t0);
+  const x1 = x(area.t1);
+  const y0 = area.yTop - d.scrollTop;
+  const y1 = area.yBottom - d.scrollTop;
+  ctx.fillStyle = palette.selectFill;
+  ctx.fillRect(x0, y0, x1 - x0, y1 - y0);
+  ctx.strokeStyle = palette.selectLine;
+  ctx.strokeRect(
+    Math.round(x0) + 0.5,
+    Math.round(y0) + 0.5,
+    Math.round(x1 - x0),
+    Math.round(y1 - y0),
+  );
+}
+
+/** Draws the tracks area: `items` are the layout items overlapping the view. */
+export function drawTracks(d: TrackDraw): void {
+  const { ctx, width, height, vp, palette } = d;
+  ctx.clearRect(0, 0, width, height);
+  ctx.fillStyle = palette.bg;
+  ctx.fillRect(0, 0, width, height);
+  ctx.font = FONT;
+  ctx.textBaseline = 'middle';
+  const span = vp.end - vp.start;
+  const x = (t: number): number => ((t - vp.start) / span) * width;
+  drawBackgrounds(d);
+  ctx.fillStyle = palette.grid;
+  for (const tick of d.ticks.ticks) ctx.fillRect(Math.round(x(tick.t)), 0, 1, height);
+  drawStepLines(d, x);
+  drawData(d, x);
   if (d.hover) outline(d, d.hover, palette.text, 1);
   if (d.selected) outline(d, d.selected, palette.accent, 2);
   if (d.flows.length) drawFlows(d);
-  if (d.area) {
-    const x0 = x(d.area.t0);
-    const x1 = x(d.area.t1);
-    const y0 = d.area.yTop - d.scrollTop;
-    const y1 = d.area.yBottom - d.scrollTop;
-    ctx.fillStyle = palette.selectFill;
-    ctx.fillRect(x0, y0, x1 - x0, y1 - y0);
-    ctx.strokeStyle = palette.selectLine;
-    ctx.strokeRect(
-      Math.round(x0) + 0.5,
-      Math.round(y0) + 0.5,
-      Math.round(x1 - x0),
-      Math.round(y1 - y0),
-    );
-  }
+  if (d.area) drawArea(d, d.area, x);
 }

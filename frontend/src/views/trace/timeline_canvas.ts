@@ -6,18 +6,14 @@ import { axisTicks } from './axis';
 import type { TrackFrame } from './frame';
 import { itemsBetween, type Layout } from './layout';
 import {
-  AXIS_STEPS_H,
-  AXIS_TICKS_H,
-  drawAxis,
   drawTracks,
-  readPalette,
   type AreaGeom,
   type FlowArrow,
   type HoverGeom,
-  type Palette,
   type SelectedGeom,
-  type StepMark,
 } from './render';
+import { AXIS_STEPS_H, AXIS_TICKS_H, drawAxis, type StepMark } from './render_axis';
+import { readPalette, type Palette } from './render_style';
 import type { Viewport } from './viewport';
 
 export const LABEL_WIDTH = 240;
