@@ -19,7 +19,7 @@ from builders import TraceBuilder
 from conftest import PluginClient
 from kinetoscope.api import contract
 from kinetoscope.api.endpoints import ENDPOINTS
-from kinetoscope.api.registry import Endpoint, Scope
+from kinetoscope.api.registry import Answer, Endpoint, Scope
 from kinetoscope.api.requests import ViewParamError, bounded, decode_request
 from kinetoscope.api.typescript import OUTPUT, contract_components, generate, ts_name
 from kinetoscope.store import trace_store as loader
@@ -138,6 +138,15 @@ def test_interfaces_with_their_bases_hold_the_schema_fields() -> None:
         assert _ts_fields(text, name) == {f: f not in required for f in props}, name
         extended += f"export interface {name} extends " in text
     assert extended >= 5  # e.g. OperatorsOperatorRow and StackRow share a base
+
+
+def test_the_registry_says_how_each_endpoint_is_answered() -> None:
+    """The handler dispatches on `Endpoint.answer`, never on a name: a route that is not
+    JSON answers a file, and one answered by a compute function must have one."""
+    for endpoint in ENDPOINTS.values():
+        assert (endpoint.response is None) == (endpoint.answer is Answer.FILE), endpoint.name
+    with pytest.raises(TypeError, match="compute function"):
+        Endpoint("no_compute", Scope.SPAN, contract.NoParams)
 
 
 # --- docs ----------------------------------------------------------------------------------
