@@ -424,18 +424,9 @@ export interface RankKey {
   span: string;
 }
 
-export interface RankStep {
-  name: string;
-  number: number | null;
-  start_us: number;
-  end_us: number;
+/** A step of a rank as the view answers it: its times rounded, and its collectives' sync wait and transfer, which need the other ranks. */
+export interface RankStep extends StepTimes {
   duration_us: number;
-  computation_us: number;
-  overlap_us: number;
-  communication_us: number;
-  other_us: number;
-  dataloader_us: number;
-  host_gap_us: number;
   sync_wait_us: number;
   transfer_us: number;
 }
@@ -573,6 +564,20 @@ export interface StepMarker {
   name: string;
   start_us: number;
   end_us: number;
+}
+
+/** One step of one rank as stage 1 measures it; the view's `RankStep` adds what needs the other ranks. */
+export interface StepTimes {
+  name: string;
+  number: number | null;
+  start_us: number;
+  end_us: number;
+  computation_us: number;
+  overlap_us: number;
+  communication_us: number;
+  other_us: number;
+  dataloader_us: number;
+  host_gap_us: number;
 }
 
 export interface StepView {
