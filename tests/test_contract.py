@@ -19,9 +19,9 @@ from builders import TraceBuilder
 from conftest import PluginClient
 from kinetoscope.api import contract
 from kinetoscope.api.endpoints import ENDPOINTS
-from kinetoscope.api.registry import Endpoint, Scope
+from kinetoscope.api.registry import Answer, Endpoint, Scope
 from kinetoscope.api.requests import ViewParamError, bounded, decode_request
-from kinetoscope.api.typescript import OUTPUT, generate
+from kinetoscope.api.typescript import OUTPUT, contract_components, generate, ts_name
 from kinetoscope.store import trace_store as loader
 from test_distributed import GatedExecutor
 
@@ -103,6 +103,50 @@ def test_every_endpoint_is_in_the_typescript_map() -> None:
     text = OUTPUT.read_text(encoding="utf-8")
     for endpoint in JSON_ENDPOINTS:
         assert f"\n  {endpoint.name}: {{ params:" in text
+
+
+def _ts_fields(text: str, name: str) -> dict[str, bool]:
+    """An interface's fields in generated.ts, its bases' included: name -> optional."""
+    alias = re.search(rf"^export type {name} = (\w+(?: & \w+)*);$", text, re.MULTILINE)
+    if alias:
+        bases, body = alias.group(1).split(" & "), ""
+    else:
+        found = re.search(
+            rf"^export interface {name}(?: extends ([\w, ]+))? {{\n(.*?)^}}", text, re.M | re.S
+        )
+        assert found, f"no interface {name}"
+        bases, body = (found.group(1) or "").split(", "), found.group(2)
+    fields = {f: bool(opt) for f, opt in re.findall(r"^  (\w+)(\??): ", body, re.MULTILINE)}
+    for base in filter(None, bases):
+        inherited = _ts_fields(text, base)
+        assert not inherited.keys() & fields.keys(), f"{name} repeats a field of {base}"
+        fields.update(inherited)
+    return fields
+
+
+def test_interfaces_with_their_bases_hold_the_schema_fields() -> None:
+    """An interface that extends others states only its own fields: with its bases' it has
+    exactly the fields (and optional ones) of the flattened JSON Schema."""
+    text = OUTPUT.read_text(encoding="utf-8")
+    extended = 0
+    for schema_name, schema in contract_components().items():
+        props = schema.get("properties")
+        if not props:
+            continue
+        name = ts_name(schema_name)
+        required = set(schema.get("required", []))
+        assert _ts_fields(text, name) == {f: f not in required for f in props}, name
+        extended += f"export interface {name} extends " in text
+    assert extended >= 5  # e.g. OperatorsOperatorRow and StackRow share a base
+
+
+def test_the_registry_says_how_each_endpoint_is_answered() -> None:
+    """The handler dispatches on `Endpoint.answer`, never on a name: a route that is not
+    JSON answers a file, and one answered by a compute function must have one."""
+    for endpoint in ENDPOINTS.values():
+        assert (endpoint.response is None) == (endpoint.answer is Answer.FILE), endpoint.name
+    with pytest.raises(TypeError, match="compute function"):
+        Endpoint("no_compute", Scope.SPAN, contract.NoParams)
 
 
 # --- docs ----------------------------------------------------------------------------------

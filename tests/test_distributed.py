@@ -225,19 +225,19 @@ def test_per_rank_parts_add_up_exactly(tmp_path: Path) -> None:
     job = job_traces(tmp_path)
     by_rank = {i.summary.rank: i.summary for i in summaries_of(job)}
     (s0,) = by_rank[0].steps
-    assert (s0.computation_us, s0.overlap_us, s0.communication_us, s0.other_us) == (
+    assert (s0["computation_us"], s0["overlap_us"], s0["communication_us"], s0["other_us"]) == (
         300.0,
         50.0,
         250.0,
         400.0,
     )
     (s2,) = by_rank[2].steps
-    assert (s2.computation_us, s2.overlap_us, s2.communication_us) == (300.0, 0.0, 200.0)
-    assert s2.dataloader_us == 90.0
+    assert (s2["computation_us"], s2["overlap_us"], s2["communication_us"]) == (300.0, 0.0, 200.0)
+    assert s2["dataloader_us"] == 90.0
     for s in by_rank.values():
         (st,) = s.steps
-        total = st.computation_us + st.overlap_us + st.communication_us + st.other_us
-        assert total == pytest.approx(st.end_us - st.start_us)
+        total = st["computation_us"] + st["overlap_us"] + st["communication_us"] + st["other_us"]
+        assert total == pytest.approx(st["end_us"] - st["start_us"])
         assert s.mode == "gpu" and s.backend == "nccl" and s.world_size == 3
         assert [pg.name for pg in s.process_groups] == ["0"]
 

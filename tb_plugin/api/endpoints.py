@@ -17,7 +17,7 @@ from ..store.rank_summaries import analyze_run
 from ..trace_view import event_details, flow_window, range_summary, search, track_list, window_query
 from . import contract
 from .listing import run_listing, worker_listing
-from .registry import Cache, Endpoint, Scope
+from .registry import Answer, Cache, Endpoint, Scope
 from .requests import Params, ViewParamError
 
 __all__ = [
@@ -206,7 +206,7 @@ _LISTING = [
     Endpoint("runs", Scope.LOGDIR, contract.RunsResponse, _runs),
     Endpoint("workers", Scope.RUN, contract.WorkersResponse, _workers),
     Endpoint("spans", Scope.WORKER, contract.SpansResponse, _spans),
-    Endpoint("status", Scope.SPAN, contract.StatusResponse),  # the store's state: the handler's
+    Endpoint("status", Scope.SPAN, contract.StatusResponse, answer=Answer.STATUS),
 ]
 
 _RUN_VIEWS = [
@@ -220,12 +220,13 @@ _RUN_VIEWS = [
         page="distributed",
         supports=_several_workers,
         loading=contract.DistributedLoading,
+        answer=Answer.RUN_JOB,
     ),
 ]
 
 _FILES = [
-    Endpoint("download", Scope.SPAN, None),  # the trace file itself, streamed
-    Endpoint("static/*", Scope.STATIC, None),  # the built frontend
+    Endpoint("download", Scope.SPAN, None, answer=Answer.FILE),  # the trace file, streamed
+    Endpoint("static/*", Scope.STATIC, None, answer=Answer.FILE),  # the built frontend
 ]
 
 ENDPOINTS: dict[str, Endpoint] = {

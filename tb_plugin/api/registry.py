@@ -3,8 +3,9 @@
 An endpoint names its scope (what the query addresses), its request type (the query
 parameters, decoded once by `requests.decode_request`), its response type (the contract:
 TypeScript types and the docs' examples are checked against it), its compute function
-(pure: no I/O, no HTTP), how its answers are cached, a version that keys the cache, and
-the page that lists it in `status.views` (or a run's `views`)."""
+(pure: no I/O, no HTTP) or else how the handler answers it, how its answers are cached, a
+version that keys the cache, and the page that lists it in `status.views` (or a run's
+`views`)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,15 @@ class Scope(enum.Enum):
     STATIC = "static"  # files of the built frontend
 
 
+class Answer(enum.Enum):
+    """How the handler makes the answer once it has resolved the scope."""
+
+    COMPUTE = "compute"  # the compute function of what the scope resolved (with the params)
+    STATUS = "status"  # the span's load state in the store, as it is now (never 202)
+    RUN_JOB = "run_job"  # the store's background job over the run's ranks (202 with progress)
+    FILE = "file"  # a file, not JSON: the span's trace file, or one of the built frontend
+
+
 class Cache(enum.Enum):
     ALL = "all"  # every parameter form, in memory and on disk with the trace
     DEFAULT_FORM = "default_form"  # only the form without parameters (what a page shows first)
@@ -45,13 +55,18 @@ class Endpoint:
     name: str
     scope: Scope
     response: Any  # a TypedDict: the JSON body of a 200; None when not JSON
-    compute: Callable[..., Any] | None = None  # None: answered by the handler itself
+    compute: Callable[..., Any] | None = None  # None: `answer` says how the handler answers
     request: Any = NoParams  # a TypedDict of the query parameters besides the scope's
     version: str = "1"
     cache: Cache = Cache.NONE
     page: str | None = None  # the page that lists it (`status.views`, a run's `views`)
     supports: Callable[[Any], bool] = _always  # of the model (run-level: of the Run)
     loading: Any = None  # the body of its 202 while the data loads; None: never 202
+    answer: Answer = Answer.COMPUTE
+
+    def __post_init__(self) -> None:
+        if self.answer is Answer.COMPUTE and self.compute is None:
+            raise TypeError(f"endpoint {self.name!r} is answered by a compute function: give one")
 
     def decode(self, args: Params) -> dict[str, Any]:
         """The query's parameters as an instance of the request type, each parsed once
@@ -59,7 +74,7 @@ class Endpoint:
         return decode_request(self.request, args)
 
     def call(self, *args: Any) -> Any:
-        """Its compute function applied; endpoints the handler answers itself have none."""
+        """Its compute function applied; endpoints answered otherwise may have none."""
         if self.compute is None:
             raise TypeError(f"endpoint {self.name!r} has no compute function")
         return self.compute(*args)

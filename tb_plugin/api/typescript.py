@@ -2,13 +2,17 @@
 registry: `python -m kinetoscope.api.typescript` writes frontend/src/api/generated.ts
 (`--check` only compares). The JSON Schema of every response, request and loading type
 comes from `msgspec.json.schema_components`; this module only prints it as TypeScript,
-fields in their Python declaration order. tests/test_contract.py fails when the checked-in
-file is stale."""
+fields in their Python declaration order. A TypedDict that extends others prints as an
+interface that extends theirs, with its own fields only (a private base `_Stats` is named
+`Stats`). tests/test_contract.py fails when the checked-in file is stale."""
 
 from __future__ import annotations
 
 import argparse
+import ast
+import inspect
 import sys
+import textwrap
 import typing
 from pathlib import Path
 from typing import Any
@@ -34,7 +38,8 @@ def _root_types() -> list[Any]:
 
 
 def _typed_dicts(roots: list[Any]) -> dict[str, Any]:
-    """Every TypedDict reachable from the roots, by its schema name and its full name."""
+    """Every TypedDict reachable from the roots or their bases, by its schema name and its
+    full name."""
     found: dict[str, Any] = {}
     todo = list(roots)
     while todo:
@@ -46,16 +51,34 @@ def _typed_dicts(roots: list[Any]) -> dict[str, Any]:
             found[full] = t
             found.setdefault(t.__name__, t)
             todo.extend(typing.get_type_hints(t).values())
+            todo.extend(typeddict_bases(t))
         else:
             todo.extend(typing.get_args(t))
     return found
+
+
+def typeddict_bases(cls: Any) -> list[Any]:
+    """The TypedDicts `cls` is declared to extend, read from its class statement: before
+    Python 3.12 a TypedDict keeps no record of its bases (its `__bases__` is `(dict,)`)."""
+    node = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0]
+    assert isinstance(node, ast.ClassDef)
+    namespace = vars(sys.modules[cls.__module__])
+    bases = []
+    for base in node.bases:
+        first, *rest = ast.unparse(base).split(".")
+        t = namespace.get(first)
+        for attr in rest:
+            t = getattr(t, attr, None)
+        if typing.is_typeddict(t):
+            bases.append(t)
+    return bases
 
 
 def ts_name(schema_name: str) -> str:
     """`DeviceView`, or for names that clash `kinetoscope.analysis.memory.view.DeviceView`
     → `MemoryDeviceView` (the package a view lives in names it)."""
     if "." not in schema_name:
-        return schema_name
+        return schema_name.lstrip("_")
     parts = schema_name.split(".")
     tag = parts[2] if parts[1] == "analysis" else parts[1]
     return "".join(w.capitalize() for w in tag.split("_")) + parts[-1]
@@ -84,17 +107,23 @@ def _ts(schema: dict[str, Any]) -> str:
     return "unknown"
 
 
-def _interface(name: str, schema: dict[str, Any], cls: Any) -> str:
+def _interface(name: str, schema: dict[str, Any], cls: Any, bases: dict[str, Any]) -> str:
+    """`bases`: the TypeScript names of the TypedDicts `cls` extends; their fields are theirs."""
     lines = []
     if schema.get("description"):
         lines.append(f"/** {' '.join(schema['description'].split())} */")
     props: dict[str, Any] = schema.get("properties", {})
     if not props:
         return "\n".join([*lines, f"export type {name} = Record<string, never>;"])
+    inherited = {field for base in bases.values() for field in base.__annotations__}
     order = list(cls.__annotations__) if cls is not None else sorted(props)
+    own = [field for field in order if field not in inherited]
+    if not own:
+        return "\n".join([*lines, f"export type {name} = {' & '.join(bases)};"])
     required = set(schema.get("required", []))
-    lines.append(f"export interface {name} {{")
-    for field in order:
+    extends = f" extends {', '.join(bases)}" if bases else ""
+    lines.append(f"export interface {name}{extends} {{")
+    for field in own:
         optional = "" if field in required else "?"
         lines.append(f"  {field}{optional}: {_ts(props[field])};")
     lines.append("}")
@@ -127,14 +156,31 @@ def _schema_name(t: Any, components: dict[str, Any]) -> str:
     return full if full in components else str(t.__name__)
 
 
-def generate() -> str:
+def contract_components() -> dict[str, Any]:
+    """The JSON Schema of every contract type, by its schema name (fields flattened: a
+    TypedDict's schema holds its bases' fields too)."""
     roots = _root_types()
-    _, components = msgspec.json.schema_components(roots, ref_template="#/$defs/{name}")
-    classes = _typed_dicts(roots)
+    # The bases too: a base is a component of its own, not only flattened into its children.
+    every = [*roots, *(t for t in dict.fromkeys(_typed_dicts(roots).values()) if t not in roots)]
+    _, components = msgspec.json.schema_components(every, ref_template="#/$defs/{name}")
+    names = [ts_name(schema_name) for schema_name in components]
+    clashes = {name for name in names if names.count(name) > 1}
+    if clashes:
+        raise ValueError(f"two contract types print as {sorted(clashes)}: rename one")
+    return components
+
+
+def generate() -> str:
+    components = contract_components()
+    classes = _typed_dicts(_root_types())
     blocks = [HEADER]
     for schema_name in sorted(components, key=ts_name):
         cls = classes.get(schema_name)
-        blocks.append(_interface(ts_name(schema_name), components[schema_name], cls))
+        bases = {
+            ts_name(_schema_name(base, components)): base
+            for base in (typeddict_bases(cls) if cls is not None else [])
+        }
+        blocks.append(_interface(ts_name(schema_name), components[schema_name], cls, bases))
     blocks.append(_endpoint_map(components))
     return "\n\n".join(blocks) + "\n"
 

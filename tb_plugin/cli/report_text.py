@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import textwrap
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..store.model import TraceModel
@@ -84,6 +85,21 @@ def _table(header: list[str], rows: list[list[str]], width: int = DEFAULT_WIDTH)
     return "\n".join([line(header), "  ".join("-" * w for w in widths)] + [line(r) for r in rows])
 
 
+# A column of a view's rows: its header, the row's key, and how that value prints.
+Column = tuple[str, str, Callable[[Any], str]]
+
+
+def _rows_table(columns: Sequence[Column], rows: list[dict[str, Any]], width: int) -> str:
+    """`_table` of a view's rows, one column per (header, key, format)."""
+    cells = [[fmt(row[key]) for _, key, fmt in columns] for row in rows]
+    return _table([header for header, _, _ in columns], cells, width)
+
+
+def _or_dash(fmt: Callable[[Any], str]) -> Callable[[Any], str]:
+    """`fmt` of a value, "-" for None (not known)."""
+    return lambda v: "-" if v is None else fmt(v)
+
+
 def _wrap(text: str, width: int, lead: str = "  ") -> str:
     """`text` after `lead`, wrapped to `width`, continuation lines indented under it."""
     return textwrap.fill(
@@ -148,6 +164,17 @@ def _mib(n: float | None) -> str:
     return "-" if n is None else f"{n / 2**20:.1f}"
 
 
+_MEMORY_OPERATOR_COLUMNS: list[Column] = [
+    ("device", "device", str),
+    ("operator", "name", str),
+    ("calls", "calls", str),
+    ("self incr MiB", "self_increase_bytes", _mib),
+    ("incr MiB", "increase_bytes", _mib),
+    ("allocs", "allocation_count", str),
+    ("alloc MiB", "allocation_bytes", _mib),
+]
+
+
 def render_memory(view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:
     header = ["device", "peak alloc MiB", "at ms", "peak reserved MiB", "device MiB", "op"]
     rows = []
@@ -175,25 +202,7 @@ def render_memory(view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:
     if stats:
         out.append("")
         out.append("Top operators by self size increase")
-        head = ["device", "operator", "calls", "self incr MiB", "incr MiB", "allocs", "alloc MiB"]
-        out.append(
-            _table(
-                head,
-                [
-                    [
-                        r["device"],
-                        r["name"],
-                        str(r["calls"]),
-                        _mib(r["self_increase_bytes"]),
-                        _mib(r["increase_bytes"]),
-                        str(r["allocation_count"]),
-                        _mib(r["allocation_bytes"]),
-                    ]
-                    for r in stats
-                ],
-                width,
-            )
-        )
+        out.append(_rows_table(_MEMORY_OPERATOR_COLUMNS, stats, width))
     return "\n".join(out)
 
 
@@ -221,6 +230,19 @@ def render_text(
     return "\n\n".join(blocks) + "\n"
 
 
+_COLLECTIVE_COLUMNS: list[Column] = [
+    ("collective", "name", str),
+    ("calls", "calls", str),
+    ("MiB", "bytes", _mib),
+    ("total ms", "total_us", _ms),
+    ("avg ms", "avg_us", _ms),
+    ("sync wait ms", "sync_wait_us", _ms),
+    ("transfer ms", "transfer_us", _ms),
+    ("algbw GB/s", "algbw_gbps", _or_dash("{:.2f}".format)),
+    ("busbw GB/s", "busbw_gbps", _or_dash("{:.2f}".format)),
+]
+
+
 def render_distributed(view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:
     """Run-level view: one row per rank, the collectives, the stragglers."""
     facts = [f"{view['ranks_found']} ranks"]
@@ -242,28 +264,7 @@ def render_distributed(view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:
     if view["collectives"]:
         out.append("")
         out.append("Collectives (all ranks)")
-        head = ["collective", "calls", "MiB", "total ms", "avg ms", "sync wait ms"]
-        head += ["transfer ms", "algbw GB/s", "busbw GB/s"]
-        out.append(
-            _table(
-                head,
-                [
-                    [
-                        c["name"],
-                        str(c["calls"]),
-                        "-" if c["bytes"] is None else f"{c['bytes'] / 2**20:.1f}",
-                        _ms(c["total_us"]),
-                        _ms(c["avg_us"]),
-                        _ms(c["sync_wait_us"]),
-                        _ms(c["transfer_us"]),
-                        "-" if c["algbw_gbps"] is None else f"{c['algbw_gbps']:.2f}",
-                        "-" if c["busbw_gbps"] is None else f"{c['busbw_gbps']:.2f}",
-                    ]
-                    for c in view["collectives"]
-                ],
-                width,
-            )
-        )
+        out.append(_rows_table(_COLLECTIVE_COLUMNS, view["collectives"], width))
     late = [s for s in view["steps"] if s["straggler"] is not None]
     if late:
         out.append("")
@@ -289,45 +290,41 @@ def _short(name: str, width: int = 70) -> str:
     return name if len(name) <= width else name[: width - 3] + "..."
 
 
+_OPERATOR_COLUMNS: list[Column] = [
+    ("operator", "name", _short),
+    ("calls", "calls", str),
+    ("dev self ms", "device_self_us", _ms),
+    ("dev total ms", "device_total_us", _ms),
+    ("host self ms", "host_self_us", _ms),
+    ("host total ms", "host_total_us", _ms),
+]
+
+
 def render_operators(view: dict[str, Any], width: int = DEFAULT_WIDTH, top: int = 15) -> str:
     rows = view["rows"][:top]
-    header = ["operator", "calls", "dev self ms", "dev total ms", "host self ms", "host total ms"]
-    table = [
-        [
-            _short(r["name"]),
-            str(r["calls"]),
-            _ms(r["device_self_us"]),
-            _ms(r["device_total_us"]),
-            _ms(r["host_self_us"]),
-            _ms(r["host_total_us"]),
-        ]
-        for r in rows
-    ]
     out = [f"Operators (top {len(rows)} of {len(view['rows'])} by device self time)"]
-    out.append(_table(header, table, width))
+    out.append(_rows_table(_OPERATOR_COLUMNS, rows, width))
     if view.get("kernel_view_absent_reason"):
         out.append(_wrap(view["kernel_view_absent_reason"], width, "  no kernel view: "))
     return "\n".join(out)
 
 
+_KERNEL_COLUMNS: list[Column] = [
+    ("kernel", "name", lambda name: _short(name, 60)),
+    ("dev", "device", _or_dash(str)),
+    ("calls", "calls", str),
+    ("total ms", "total_us", _ms),
+    ("mean us", "mean_us", "{:.1f}".format),
+    ("blocks/SM", "blocks_per_sm", _or_dash("{:.2f}".format)),
+    ("occ %", "occupancy_pct", _or_dash("{:.1f}".format)),
+    ("TC", "tensor_cores_used", {True: "yes", False: "no", None: "unknown"}.__getitem__),
+]
+
+
 def render_kernels(view: dict[str, Any], width: int = DEFAULT_WIDTH, top: int = 15) -> str:
     rows = view["rows"][:top]
-    header = ["kernel", "dev", "calls", "total ms", "mean us", "blocks/SM", "occ %", "TC"]
-    table = [
-        [
-            _short(r["name"], 60),
-            "-" if r["device"] is None else str(r["device"]),
-            str(r["calls"]),
-            _ms(r["total_us"]),
-            f"{r['mean_us']:.1f}",
-            "-" if r["blocks_per_sm"] is None else f"{r['blocks_per_sm']:.2f}",
-            "-" if r["occupancy_pct"] is None else f"{r['occupancy_pct']:.1f}",
-            {True: "yes", False: "no", None: "unknown"}[r["tensor_cores_used"]],
-        ]
-        for r in rows
-    ]
     out = [f"Kernels (top {len(rows)} of {len(view['rows'])} by total time)"]
-    out.append(_table(header, table, width))
+    out.append(_rows_table(_KERNEL_COLUMNS, rows, width))
     pct = view["tensor_core_pct"]
     out.append(
         f"{view['matrix_core_name']}: {_ms(view['tensor_core_time_us'])} ms"

@@ -4,9 +4,11 @@ Every route is an entry of `api.endpoints.ENDPOINTS`. The handler resolves what 
 addresses (run, worker or workers, span: a missing `span` means the worker's first span,
 the one the UI shows when none is chosen), decodes the query parameters once by the
 request type, loads, calls the endpoint's pure compute function with them and answers
-JSON through `http_util.Respond`. One error mapper turns exceptions into `tensorboard.errors` (404
-unknown names, 400 bad arguments, 422 a file that cannot be read, 500 an analysis bug),
-and one answer says "still loading" (202 with the endpoint's loading body). Routes are
+JSON through `http_util.Respond`; an endpoint whose `answer` names another way (the load
+status, the run's background job, a file) is answered that way, never by its name. One
+error mapper turns exceptions into `tensorboard.errors` (404 unknown names, 400 bad
+arguments, 422 a file that cannot be read, 500 an analysis bug), and one answer says
+"still loading" (202 with the endpoint's loading body). Routes are
 listed in docs/http_api.md.
 """
 
@@ -25,7 +27,7 @@ from werkzeug import wrappers
 from werkzeug.utils import send_file
 
 from ..api.endpoints import ENDPOINTS, span_pages
-from ..api.registry import Cache, Endpoint, Scope
+from ..api.registry import Answer, Cache, Endpoint, Scope
 from ..api.requests import ViewParamError
 from ..ingest.discovery import LogdirWatcher, Run, SpanFile, Worker
 from ..ingest.limits import env_number
@@ -161,15 +163,15 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
             return endpoint.call(run, self._find_worker(run, args.get("worker")))
         if scope is Scope.RUN:
             endpoint.decode(args)  # 400 on a bad parameter, though none is read yet
-            if endpoint.name == "distributed":
-                return self._distributed(run, args.get("span"))
+            if endpoint.answer is Answer.RUN_JOB:
+                return self._run_job(run, args.get("span"))
             return endpoint.call(run)
         spans = self._resolve_spans(run, args, several=scope is Scope.SPANS)
         files.extend(span.file for _, span in spans)
         params = endpoint.decode(args)  # parsed once; 400 before any loading
-        if endpoint.name == "status":
+        if endpoint.answer is Answer.STATUS:
             return self._status_body(request, spans[0][1])
-        if endpoint.name == "download":
+        if endpoint.answer is Answer.FILE:
             return self._download(request, spans[0][1])
         if scope is Scope.SPANS:
             return self._trace_view(endpoint, request, spans, params)
@@ -279,9 +281,9 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
                 raise StillLoading({**body, "worker": worker or body["worker"]}) from None
         return msgspec.json.encode(endpoint.call(workers, params))
 
-    def _distributed(self, run: Run, span: str | None) -> Any:
-        """Run-level: all ranks of the run as one job (202 with progress while summarizing).
-        The job's state is mapped here, at its one boundary."""
+    def _run_job(self, run: Run, span: str | None) -> Any:
+        """Run-level: all ranks of the run as one job, the distributed view (202 with progress
+        while summarizing). The job's state is mapped here, at its one boundary."""
         job = self.store.distributed(run, span)
         if job.state == FAILED:  # the cross-rank analysis failed, not a rank
             raise AnalysisError(job.failure or "distributed view failed")

@@ -30,8 +30,7 @@ export interface BlockColumns {
   name: number[];
 }
 
-export interface CallStacksParams {
-  name: string;
+export interface CallStacksParams extends OperatorName {
   input_shape?: string;
 }
 
@@ -90,7 +89,14 @@ export interface DistributedLoading {
   ranks_total: number;
 }
 
-export interface DistributedResponse {
+export interface DistributedResponse extends DistributedView {
+  run: string;
+  span: string;
+  state: 'ready';
+  errors: RankError[];
+}
+
+export interface DistributedView {
   world_size: number | null;
   backend: string | null;
   process_groups: ProcessGroupView[];
@@ -102,10 +108,6 @@ export interface DistributedResponse {
   stragglers: StragglerCount[];
   recommendations: Recommendation[];
   warnings: string[];
-  run: string;
-  span: string;
-  state: 'ready';
-  errors: RankError[];
 }
 
 export interface EventParams {
@@ -158,12 +160,7 @@ export interface FlowColumns {
   dst_depth: number[];
 }
 
-export interface FlowsParams {
-  tracks?: string;
-  t0?: number;
-  t1?: number;
-  limit?: number;
-}
+export type FlowsParams = Tracks & TimeRange & Limit;
 
 export interface FlowsView {
   t0: number;
@@ -198,7 +195,11 @@ export interface JobStep {
   straggler: Straggler | null;
 }
 
-export interface KernelRow {
+export interface KernelRow extends KernelRowBase {
+  op_name?: string | null;
+}
+
+export interface KernelRowBase {
   name: string;
   device: number | null;
   stream: number | null;
@@ -216,7 +217,6 @@ export interface KernelRow {
   tensor_cores_used: boolean | null;
   op_tensor_core_eligible: boolean;
   work: string;
-  op_name?: string | null;
 }
 
 export interface KernelsParams {
@@ -241,6 +241,10 @@ export interface KernelsView {
   streams: number[];
 }
 
+export interface Limit {
+  limit?: number;
+}
+
 export interface Link {
   relation: string;
   category: string;
@@ -258,10 +262,7 @@ export interface LoadError {
   offset: number | null;
 }
 
-export interface MemoryCurveParams {
-  device?: string;
-  start_us?: number;
-  end_us?: number;
+export interface MemoryCurveParams extends MemoryParams {
   width?: number;
 }
 
@@ -283,10 +284,7 @@ export interface MemoryDeviceView {
   end_allocated_bytes: number;
 }
 
-export interface MemoryEventsParams {
-  device?: string;
-  start_us?: number;
-  end_us?: number;
+export interface MemoryEventsParams extends MemoryParams {
   sort?: 'alloc' | 'duration' | 'free' | 'size';
   offset?: number;
   limit?: number;
@@ -347,21 +345,11 @@ export interface OpRef {
   stack_source: string | null;
 }
 
-export interface OperatorsOperatorRow {
-  calls: number;
-  host_self_us: number;
-  host_total_us: number;
-  device_self_us: number;
-  device_total_us: number;
-  host_self_avg_us: number;
-  host_total_avg_us: number;
-  device_self_avg_us: number;
-  device_total_avg_us: number;
-  tensor_core_eligible: boolean;
-  tensor_core_self_us: number;
-  tensor_core_total_us: number;
+export interface OperatorName {
   name: string;
-  has_call_stack: boolean;
+}
+
+export interface OperatorsOperatorRow extends RowBase {
   input_shape?: unknown;
 }
 
@@ -413,12 +401,7 @@ export interface RangeRow {
   self_us: number;
 }
 
-export interface RangeSummaryParams {
-  tracks?: string;
-  t0?: number;
-  t1?: number;
-  limit?: number;
-}
+export type RangeSummaryParams = Tracks & TimeRange & Limit;
 
 export interface RangeSummaryView {
   t0: number;
@@ -429,27 +412,21 @@ export interface RangeSummaryView {
 }
 
 /** A rank whose file could not be summarized: the `status` error fields, when known. */
-export interface RankError {
-  worker: string;
-  span: string;
+export interface RankError extends RankKey {
   kind?: string;
   message?: string;
   file?: string | null;
   offset?: number | null;
 }
 
-export interface RankStep {
-  name: string;
-  number: number | null;
-  start_us: number;
-  end_us: number;
+export interface RankKey {
+  worker: string;
+  span: string;
+}
+
+/** A step of a rank as the view answers it: its times rounded, and its collectives' sync wait and transfer, which need the other ranks. */
+export interface RankStep extends StepTimes {
   duration_us: number;
-  computation_us: number;
-  overlap_us: number;
-  communication_us: number;
-  other_us: number;
-  dataloader_us: number;
-  host_gap_us: number;
   sync_wait_us: number;
   transfer_us: number;
 }
@@ -489,6 +466,11 @@ export interface Recommendation {
   docs_url: string | null;
 }
 
+export interface RowBase extends Stats {
+  name: string;
+  has_call_stack: boolean;
+}
+
 export interface RunListing {
   name: string;
   workers: WorkerListing[];
@@ -508,11 +490,10 @@ export interface SearchHits {
   name: number[];
 }
 
-export interface SearchParams {
+export type SearchParams = SearchText & TimeRange & Limit;
+
+export interface SearchText {
   q: string;
-  t0?: number;
-  t1?: number;
-  limit?: number;
 }
 
 export interface SearchView {
@@ -545,7 +526,11 @@ export interface SpansResponse {
   spans: SpanListing[];
 }
 
-export interface StackRow {
+export interface StackRow extends Stats {
+  frames: PythonStacksFrame[];
+}
+
+export interface Stats {
   calls: number;
   host_self_us: number;
   host_total_us: number;
@@ -558,7 +543,6 @@ export interface StackRow {
   tensor_core_eligible: boolean;
   tensor_core_self_us: number;
   tensor_core_total_us: number;
-  frames: PythonStacksFrame[];
 }
 
 export interface StatusResponse {
@@ -580,6 +564,20 @@ export interface StepMarker {
   name: string;
   start_us: number;
   end_us: number;
+}
+
+/** One step of one rank as stage 1 measures it; the view's `RankStep` adds what needs the other ranks. */
+export interface StepTimes {
+  name: string;
+  number: number | null;
+  start_us: number;
+  end_us: number;
+  computation_us: number;
+  overlap_us: number;
+  communication_us: number;
+  other_us: number;
+  dataloader_us: number;
+  host_gap_us: number;
 }
 
 export interface StepView {
@@ -622,10 +620,12 @@ export interface StragglerCount {
   late_by_us: number;
 }
 
-export interface TraceParams {
-  tracks?: string;
+export interface TimeRange {
   t0?: number;
   t1?: number;
+}
+
+export interface TraceParams extends Tracks, TimeRange {
   width?: number;
   min_px?: number;
   max_items?: number;
@@ -658,6 +658,10 @@ export interface TrackWindow {
   events: SliceColumns | null;
   blocks: BlockColumns | null;
   counter: CounterSeries | null;
+}
+
+export interface Tracks {
+  tracks?: string;
 }
 
 export type TracksParams = Record<string, never>;

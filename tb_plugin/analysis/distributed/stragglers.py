@@ -23,7 +23,7 @@ from typing import TypedDict
 import numpy as np
 
 from .matching import Instances
-from .summary import RankSummary, StepSummary
+from .summary import RankSummary, StepTimes
 from .types import JobStep, RankInput, Straggler, StragglerCount
 
 FACTORS = ("computation", "dataloader", "host_gap", "communication")
@@ -143,7 +143,7 @@ def straggler_steps(
     keyed: dict[tuple[int, int], list[tuple[int, int]]] = {}
     for r, s in enumerate(summaries):
         for j, st in enumerate(s.steps):
-            key = (0, st.number) if st.number is not None else (1, j)
+            key = (0, st["number"]) if st["number"] is not None else (1, j)
             keyed.setdefault(key, []).append((r, j))
     late_steps = np.zeros(len(summaries), dtype=np.int64)
     late_total = np.zeros(len(summaries))
@@ -153,11 +153,11 @@ def straggler_steps(
         rs = np.array([r for r, _ in members])
         flat = np.array([int(step_offsets[r]) + j for r, j in members])
         steps = [summaries[r].steps[j] for r, j in members]
-        durations = np.array([st.end_us - st.start_us for st in steps])
+        durations = np.array([st["end_us"] - st["start_us"] for st in steps])
         first = steps[0]
         job_step: JobStep = {
-            "name": first.name,
-            "number": first.number,
+            "name": first["name"],
+            "number": first["number"],
             "ranks": len(members),
             "median_duration_us": _r(np.median(durations)),
             "max_duration_us": _r(durations.max()),
@@ -192,7 +192,7 @@ class _StepRanks:
     members: list[tuple[int, int]]
     rs: np.ndarray
     flat: np.ndarray
-    steps: list[StepSummary]
+    steps: list[StepTimes]
     offsets: np.ndarray
 
 
@@ -208,18 +208,18 @@ def _late_rank(
     arrivals = _first_common_collective(inst, inst_flat, flat, rs)
     measured = "first_collective"
     if arrivals is None:
-        arrivals = np.array([st.end_us for st in steps]) + step.offsets
+        arrivals = np.array([st["end_us"] for st in steps]) + step.offsets
         measured = "step_end"
     late = int(np.argmax(arrivals))
     values = {
-        "computation": np.array([st.computation_us + st.overlap_us for st in steps]),
-        "dataloader": np.array([st.dataloader_us for st in steps]),
-        "host_gap": np.array([st.host_gap_us for st in steps]),
+        "computation": np.array([st["computation_us"] + st["overlap_us"] for st in steps]),
+        "dataloader": np.array([st["dataloader_us"] for st in steps]),
+        "host_gap": np.array([st["host_gap_us"] for st in steps]),
         "communication": _transfer_before(inst, inst_flat, flat, arrivals),
     }
     r = int(rs[late])
     late_by = float(arrivals[late] - median_excluding(arrivals, late))
-    starts = np.array([st.start_us for st in steps]) + step.offsets
+    starts = np.array([st["start_us"] for st in steps]) + step.offsets
     why = explain(late_by, late, starts, values, first_profiled=step.members[late][1] == 0)
     st = steps[late]
     straggler: Straggler = {
@@ -231,8 +231,8 @@ def _late_rank(
         "window": {
             "worker": inputs[r].worker,
             "span": inputs[r].span,
-            "start_us": st.start_us,
-            "end_us": st.end_us,
+            "start_us": st["start_us"],
+            "end_us": st["end_us"],
         },
     }
     return r, late_by, straggler

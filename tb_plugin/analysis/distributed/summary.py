@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, TypedDict
 
 import msgspec
 import numpy as np
@@ -32,7 +32,10 @@ VERSION = "2"
 # --- stage 1: one rank ---------------------------------------------------------------------
 
 
-class StepSummary(msgspec.Struct, gc=False):
+class StepTimes(TypedDict):
+    """One step of one rank as stage 1 measures it; the view's `RankStep` adds what needs
+    the other ranks."""
+
     name: str
     number: Optional[int]
     start_us: float  # trace time of this rank's file (as the overview's steps)
@@ -80,7 +83,7 @@ class RankSummary(msgspec.Struct, gc=False):
     mode: str  # "gpu" or "cpu"
     time_origin_us: float
     steps_source: str
-    steps: list[StepSummary]
+    steps: list[StepTimes]
     collectives: CollectiveTable
     devices: list[dict[str, Any]]
     partial: bool
@@ -177,7 +180,7 @@ def summarize_rank(model: TraceModel) -> RankSummary:
     )
 
 
-def _step_summaries(model: TraceModel, steps: Steps, has_kernels: bool) -> list[StepSummary]:
+def _step_summaries(model: TraceModel, steps: Steps, has_kernels: bool) -> list[StepTimes]:
     """Per step: computation, overlap, communication and other time (the module doc's
     definitions), and the Overview's data loading and host gap parts."""
     n = len(steps)
@@ -197,18 +200,18 @@ def _step_summaries(model: TraceModel, steps: Steps, has_kernels: bool) -> list[
     loader_col = overview.ALL_PARTS.index("dataloader")
     other_col = overview.ALL_PARTS.index("other")
     return [
-        StepSummary(
-            name=steps.names[i],
-            number=steps.numbers[i],
-            start_us=float(lo[i]),
-            end_us=float(hi[i]),
-            computation_us=float(max(u[i] - m[i], 0.0)),
-            overlap_us=float(max(c[i] + m[i] - u[i], 0.0)),
-            communication_us=float(max(u[i] - c[i], 0.0)),
-            other_us=float(max(hi[i] - lo[i] - u[i], 0.0)),
-            dataloader_us=float(parts[i, loader_col]),
-            host_gap_us=float(parts[i, other_col]),
-        )
+        {
+            "name": steps.names[i],
+            "number": steps.numbers[i],
+            "start_us": float(lo[i]),
+            "end_us": float(hi[i]),
+            "computation_us": float(max(u[i] - m[i], 0.0)),
+            "overlap_us": float(max(c[i] + m[i] - u[i], 0.0)),
+            "communication_us": float(max(u[i] - c[i], 0.0)),
+            "other_us": float(max(hi[i] - lo[i] - u[i], 0.0)),
+            "dataloader_us": float(parts[i, loader_col]),
+            "host_gap_us": float(parts[i, other_col]),
+        }
         for i in range(n)
     ]
 

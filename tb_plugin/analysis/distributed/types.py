@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Optional, TypedDict
 
 from ..recommendations import Recommendation
-from .summary import RankSummary
+from .summary import RankSummary, StepTimes
 
 
 @dataclass
@@ -33,18 +33,11 @@ class CollectiveStats(TypedDict):
     busbw_gbps: float | None
 
 
-class RankStep(TypedDict):
-    name: str
-    number: int | None
-    start_us: float
-    end_us: float
+class RankStep(StepTimes):
+    """A step of a rank as the view answers it: its times rounded, and its collectives'
+    sync wait and transfer, which need the other ranks."""
+
     duration_us: float
-    computation_us: float
-    overlap_us: float
-    communication_us: float
-    other_us: float
-    dataloader_us: float
-    host_gap_us: float
     sync_wait_us: float
     transfer_us: float
 
