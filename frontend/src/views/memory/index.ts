@@ -27,25 +27,26 @@ import { FetchSlot } from '../../components/fetch_slot';
 import { h, replaceChildren, type Children } from '../../components/dom';
 import { formatCount } from '../../components/format';
 import { HashParamStore, type HashParams } from '../../components/hash_params';
-import { VirtualTable } from '../../components/table';
+import { colAttrs } from '../../components/columns';
 import { ensureStyle } from '../../components/view_style';
 import { createZoomChart, type ZoomChart } from '../../components/zoom_chart';
+import { TablePanel } from '../table_panel';
 import type { ViewContext, ViewDef, ViewHandle } from '../types';
 import { curveOption, GRID } from './chart';
 import css from './memory.css';
 import {
   ALLOCATION_CSV_HEADER,
   allocationCsvRows,
+  allocationText,
   allocationViews,
   chooseDevice,
   curveWidth,
   deviceForAnchor,
   deviceLabel,
-  filterAllocations,
-  filterOperators,
   formatAbsTime,
   formatRelTime,
   OPERATOR_CSV_HEADER,
+  operatorText,
   operatorCsvRows,
   pageLabel,
   parseRange,
@@ -58,7 +59,7 @@ import {
   type TimeRange,
 } from './model';
 import { deviceTiles, peakCard } from './summary';
-import { allocationColumns, inShownOrder, operatorColumns } from './tables';
+import { allocationColumns, OPERATOR_COLUMNS } from './tables';
 
 const KEY_DEVICE = 'memory.device';
 const KEY_START = 'memory.start_us';
@@ -186,14 +187,11 @@ class MemoryPage {
   private readonly allocPager: HTMLElement;
   private readonly opInfo: HTMLElement;
   private readonly allocColumns: ReturnType<typeof allocationColumns>;
-  /** The user's column choices, kept when the allocation table is rebuilt. */
-  private readonly allocColumnChoice = new Map<string, boolean>();
-  private readonly opColumns = operatorColumns();
-  private allocTable: VirtualTable<AllocationView>;
+  private readonly allocTable: TablePanel<AllocationView>;
   /** The server order the allocation table's sort shows (see SORT_COLUMN). */
   private allocSort: MemoryEventsSort = 'size';
   private readonly allocEmpty: HTMLElement;
-  private readonly opTable: VirtualTable<MemoryOperatorRow>;
+  private readonly opTable: TablePanel<MemoryOperatorRow>;
 
   constructor(ctx: ViewContext, first: MemoryResponse, state: State) {
     this.ctx = ctx;
@@ -238,20 +236,33 @@ class MemoryPage {
     this.opInfo = h('span', { class: 'ks-muted ks-small', testid: 'memory-op-info' });
 
     this.allocColumns = allocationColumns(this.origin);
-    this.allocTable = this.makeAllocTable('size');
-    this.allocEmpty = h('p', { class: 'ks-muted ks-note', testid: 'memory-alloc-empty' });
-    this.allocEmpty.hidden = true;
-    this.opTable = new VirtualTable<MemoryOperatorRow>({
-      columns: this.opColumns,
-      rows: [],
-      testid: 'memory-op-table',
-      caption: 'Operator memory statistics',
-      rowAttrs: (r) => ({ 'data-key': r.name }),
-      sort: { key: 'self_increase_bytes', dir: 'desc' },
-      emptyText: 'No operator allocated or freed memory in this range.',
+    this.allocTable = new TablePanel<AllocationView>({
+      testid: 'memory-alloc-table',
+      caption: 'Allocations',
+      optional: ['parent_op', 'duration'],
+      rowAttrs: (v) => ({ 'data-key': String(v.key), 'data-state': v.row.state }),
+      searchTexts: allocationText,
+      cellAttrs: colAttrs,
       maxHeight: 420,
       rowHeight: 32,
+    });
+    this.buildAllocTable('size');
+    this.allocEmpty = h('p', { class: 'ks-muted ks-note', testid: 'memory-alloc-empty' });
+    this.allocEmpty.hidden = true;
+    this.opTable = new TablePanel<MemoryOperatorRow>({
+      testid: 'memory-op-table',
+      caption: 'Operator memory statistics',
       optional: ['release_count', 'self_release_bytes', 'allocation_count', 'release_bytes'],
+      rowAttrs: (r) => ({ 'data-key': r.name }),
+      searchTexts: operatorText,
+      cellAttrs: colAttrs,
+      maxHeight: 420,
+      rowHeight: 32,
+    });
+    this.opTable.build(OPERATOR_COLUMNS, [], {
+      sort: { key: 'self_increase_bytes', dir: 'desc' },
+      search: '',
+      emptyText: 'No operator allocated or freed memory in this range.',
     });
 
     const key = ctx.key;
@@ -704,34 +715,23 @@ class MemoryPage {
     this.renderPager();
   }
 
-  private makeAllocTable(sort: MemoryEventsSort): VirtualTable<AllocationView> {
+  /** A new allocation table sorted the way the server's order `sort` shows. */
+  private buildAllocTable(sort: MemoryEventsSort): void {
     this.allocSort = sort;
-    return new VirtualTable<AllocationView>({
-      columns: this.allocColumns,
-      rows: [],
-      testid: 'memory-alloc-table',
-      caption: 'Allocations',
-      rowAttrs: (v) => ({ 'data-key': String(v.key), 'data-state': v.row.state }),
+    this.allocTable.build(this.allocColumns, this.allocRows, {
       sort: SORT_COLUMN[sort],
-      maxHeight: 420,
-      rowHeight: 32,
-      optional: ['parent_op', 'duration'],
-      columnChoice: this.allocColumnChoice,
+      search: this.allocQuery,
+      emptyText: 'No rows',
     });
   }
 
   private showAllocations(): void {
     // A page in another server order starts sorted the same way (stable: the server's order).
     const order = this.paging?.sort ?? 'size';
-    if (order !== this.allocSort) {
-      const old = this.allocTable;
-      this.allocTable = this.makeAllocTable(order);
-      old.element.replaceWith(this.allocTable.element);
-      old.destroy();
-    }
-    const shown = filterAllocations(this.allocRows, this.allocQuery);
-    this.allocTable.setRows(shown);
-    this.allocEmpty.hidden = shown.length > 0;
+    if (order !== this.allocSort) this.buildAllocTable(order);
+    else this.allocTable.filter(this.allocRows, this.allocQuery);
+    const shown = this.allocTable.shownCount();
+    this.allocEmpty.hidden = shown > 0;
     this.allocEmpty.textContent =
       this.allocRows.length > 0
         ? 'No rows match the search.'
@@ -742,14 +742,14 @@ class MemoryPage {
     const total = this.paging ? this.paging.total : this.allocRows.length;
     const parts = [
       this.allocQuery.trim()
-        ? `${formatCount(shown.length)} of ${formatCount(this.allocRows.length)} rows match`
+        ? `${formatCount(shown)} of ${formatCount(this.allocRows.length)} rows match`
         : `${formatCount(total)} allocation${total === 1 ? '' : 's'} in ${this.state.range ? 'the range' : 'the trace'}`,
       `${formatCount(m.never_freed)} never freed`,
       `${formatCount(m.freed_unseen)} allocated before recording`,
     ];
     this.allocInfo.textContent = parts.join(' · ');
     this.allocInfo.dataset.total = String(total);
-    this.allocInfo.dataset.shown = String(shown.length);
+    this.allocInfo.dataset.shown = String(shown);
   }
 
   private renderPager(): void {
@@ -812,13 +812,13 @@ class MemoryPage {
   }
 
   private showOperators(): void {
-    const shown = filterOperators(this.opRows, this.opQuery);
-    this.opTable.setRows(shown);
+    this.opTable.filter(this.opRows, this.opQuery);
+    const shown = this.opTable.shownCount();
     this.opInfo.textContent = this.opQuery.trim()
-      ? `${formatCount(shown.length)} of ${formatCount(this.opRows.length)} operators match`
+      ? `${formatCount(shown)} of ${formatCount(this.opRows.length)} operators match`
       : `${formatCount(this.opRows.length)} operator${this.opRows.length === 1 ? '' : 's'} allocated or freed memory`;
     this.opInfo.dataset.total = String(this.opRows.length);
-    this.opInfo.dataset.shown = String(shown.length);
+    this.opInfo.dataset.shown = String(shown);
   }
 
   private fileName(table: string): string {
@@ -830,11 +830,7 @@ class MemoryPage {
   }
 
   private exportAllocations(): void {
-    const rows = inShownOrder(
-      filterAllocations(this.allocRows, this.allocQuery),
-      this.allocTable.element,
-      this.allocColumns,
-    );
+    const rows = this.allocTable.shownRows();
     downloadCsv(
       this.fileName('allocations'),
       toCsv(ALLOCATION_CSV_HEADER, allocationCsvRows(rows, this.origin)),
@@ -842,11 +838,7 @@ class MemoryPage {
   }
 
   private exportOperators(): void {
-    const rows = inShownOrder(
-      filterOperators(this.opRows, this.opQuery),
-      this.opTable.element,
-      this.opColumns,
-    );
+    const rows = this.opTable.shownRows();
     downloadCsv(this.fileName('operators'), toCsv(OPERATOR_CSV_HEADER, operatorCsvRows(rows)));
   }
 }
