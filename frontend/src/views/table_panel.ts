@@ -1,4 +1,4 @@
-// The table of a table page (Operators, Kernels): its columns from specs, the search
+// The table of a table page (Operators, Kernels, Memory): its columns from specs, the search
 // filter, the sort (reported for the URL), the row count, the column choices kept across
 // rebuilds, and the rows as shown (filtered and sorted) for the CSV export.
 
@@ -20,10 +20,14 @@ export interface TablePanelOptions<R> {
   /** What the search matches in a row. */
   searchTexts: (row: R) => readonly string[];
   cellAttrs: CellAttrs;
-  /** The row-count element the panel keeps up to date (page_kit's table chrome). */
-  count: HTMLElement;
+  /** The row-count element the panel keeps up to date (page_kit's table chrome), if any. */
+  count?: HTMLElement;
   /** The user sorted (or unsorted) the table. */
-  onSort: (sort: SortSpec | undefined) => void;
+  onSort?: (sort: SortSpec | undefined) => void;
+  /** The table's height limit in px (default 560). */
+  maxHeight?: number;
+  /** Row height in px (default: the table's). */
+  rowHeight?: number;
 }
 
 export class TablePanel<R> {
@@ -58,7 +62,8 @@ export class TablePanel<R> {
       testid: this.opts.testid,
       caption: this.opts.caption,
       emptyText: look.emptyText,
-      maxHeight: 560,
+      maxHeight: this.opts.maxHeight ?? 560,
+      ...(this.opts.rowHeight ? { rowHeight: this.opts.rowHeight } : {}),
       optional: this.opts.optional,
       ...(look.hidden ? { hidden: look.hidden } : {}),
       columnChoice: this.columnChoice,
@@ -66,7 +71,7 @@ export class TablePanel<R> {
     });
     onSortChange(table, this.columns, (next) => {
       this.sort = next;
-      this.opts.onSort(next);
+      this.opts.onSort?.(next);
     });
     this.table = table;
     replaceChildren(this.element, table.element);
@@ -78,7 +83,12 @@ export class TablePanel<R> {
   filter(rows: readonly R[], search: string): void {
     this.filtered = filterRows(rows, search, this.opts.searchTexts);
     this.table?.setRows(this.filtered);
-    showRowCount(this.opts.count, this.filtered.length, rows.length);
+    if (this.opts.count) showRowCount(this.opts.count, this.filtered.length, rows.length);
+  }
+
+  /** How many rows match the search. */
+  shownCount(): number {
+    return this.filtered.length;
   }
 
   /** Redraws the rows (their attributes changed, e.g. the selected row). */

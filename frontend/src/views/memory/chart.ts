@@ -79,59 +79,143 @@ function tooltipHtml(
   return lines.join('');
 }
 
+/** The peak as the chart marks it: its time relative to the origin, bytes and operator. */
+interface Peak {
+  x: number;
+  at: number;
+  bytes: number;
+  op: MemoryDevice['peak_op'] | undefined;
+  /** Where x lies across the plot (0 to 1), for the label's alignment. */
+  frac: number;
+}
+
+/** The peak's dot (with its tooltip) and its dashed line with a label. */
+function peakMarks(peak: Peak | null, color: string, theme: Theme) {
+  if (peak === null) return { markPoint: undefined, markLine: undefined };
+  const { op, bytes } = peak;
+  const opLabel = op ? ` · ${op.name.length > 48 ? `${op.name.slice(0, 47)}…` : op.name}` : '';
+  const markPoint = {
+    symbol: 'circle',
+    symbolSize: 9,
+    itemStyle: { color, borderColor: theme.surface, borderWidth: 2 },
+    label: { show: false },
+    tooltip: {
+      formatter: () =>
+        [
+          `<b>Peak allocated: ${escapeHtml(formatBytesExact(bytes))}</b>`,
+          `at ${escapeHtml(formatRelTime(peak.x))} (${escapeHtml(formatAbsTime(peak.at))})`,
+          op ? `in ${escapeHtml(op.ops.join(' › ') || op.name)}` : 'outside every operator',
+        ].join('<br/>'),
+    },
+    data: [{ name: 'peak', coord: [peak.x, bytes], value: bytes }],
+  };
+  const markLine = {
+    symbol: 'none',
+    silent: true,
+    animation: false,
+    lineStyle: { color, type: 'dashed', width: 1 },
+    label: {
+      position: 'end',
+      // Near an edge the label leans inwards instead of leaving the plot.
+      align: peak.frac > 0.85 ? 'right' : peak.frac < 0.15 ? 'left' : 'center',
+      color,
+      fontWeight: 500,
+      formatter: () => `peak ${formatBytes(bytes)}${opLabel}`,
+    },
+    data: [{ xAxis: peak.x }],
+  };
+  return { markPoint, markLine };
+}
+
+/** Time across (the series' extent), bytes up on round binary steps up to `top`. */
+function curveAxes(series: CurveSeries, top: number, theme: Theme) {
+  const xAxis = {
+    type: 'value',
+    min: series.min,
+    max: series.max,
+    name: 'Time since the first memory event',
+    nameLocation: 'middle',
+    nameGap: 28,
+    nameTextStyle: { color: theme.textMuted },
+    axisLabel: {
+      color: theme.textMuted,
+      hideOverlap: true,
+      formatter: (v: number) => formatDurationAxis(v),
+    },
+    axisLine: { lineStyle: { color: theme.border } },
+    axisTick: { lineStyle: { color: theme.border } },
+    splitLine: { show: false },
+  };
+  const yAxis = {
+    type: 'value',
+    min: 0,
+    ...(bytesAxis(top) ?? {}),
+    axisLabel: { color: theme.textMuted, formatter: (v: number) => formatBytesAxis(v) },
+    splitLine: { lineStyle: { color: theme.gridLine } },
+  };
+  return { xAxis, yAxis };
+}
+
+/** The allocated step line (filled, with the peak marks) and the reserved one, if known. */
+function curveLines(
+  series: CurveSeries,
+  allocatedName: string,
+  peak: Peak | null,
+  theme: Theme,
+): object[] {
+  const colors = curveColors(theme);
+  const allocated = {
+    name: allocatedName,
+    type: 'line',
+    step: 'end',
+    showSymbol: false,
+    symbol: 'none',
+    sampling: undefined,
+    lineStyle: { width: 1.5, color: colors.allocated },
+    itemStyle: { color: colors.allocated },
+    areaStyle: { color: colors.allocated, opacity: theme.dark ? 0.18 : 0.12 },
+    emphasis: { disabled: true },
+    data: series.allocated,
+    ...peakMarks(peak, colors.peak, theme),
+    z: 3,
+  };
+  if (!series.reserved) return [allocated];
+  const reserved = {
+    name: 'Reserved',
+    type: 'line',
+    step: 'end',
+    showSymbol: false,
+    symbol: 'none',
+    lineStyle: { width: 1.5, color: colors.reserved, type: 'dashed' },
+    itemStyle: { color: colors.reserved },
+    emphasis: { disabled: true },
+    data: series.reserved,
+    z: 2,
+  };
+  return [allocated, reserved];
+}
+
+/** The peak to mark (null when the device has no peak time). */
+function peakOf(input: CurveInput, series: CurveSeries): Peak | null {
+  const { device, origin, range } = input;
+  const at = device ? peakX(device, range) : null;
+  if (at === null) return null;
+  const x = at - origin;
+  const bytes = device?.peak_allocated_bytes ?? series.peak;
+  return { x, at, bytes, op: device?.peak_op, frac: (x - series.min) / (series.max - series.min) };
+}
+
 export function curveOption(input: CurveInput): { build: OptionBuilder; series: CurveSeries } {
   const series = curveSeries(input.curve, input.origin, input.range);
-  const { device, origin, range } = input;
-  const peakAt = device ? peakX(device, range) : null;
-  const peakBytes = device?.peak_allocated_bytes ?? series.peak;
-  const op = device?.peak_op;
+  const device = input.device;
+  const peak = peakOf(input, series);
   const computed = device?.allocated_source === 'computed';
   const allocatedName = computed ? 'Allocated (lower bound)' : 'Allocated';
-  let top = Math.max(series.peak, peakBytes);
+  let top = Math.max(series.peak, device?.peak_allocated_bytes ?? series.peak);
   for (const [, r] of series.reserved ?? []) if (r > top) top = r;
-  const yAxis = bytesAxis(top);
-  const opLabel = op ? ` · ${op.name.length > 48 ? `${op.name.slice(0, 47)}…` : op.name}` : '';
-  const peakFrac =
-    peakAt === null ? 0.5 : (peakAt - origin - series.min) / (series.max - series.min);
 
   const build: OptionBuilder = (theme) => {
     const colors = curveColors(theme);
-    const markPoint =
-      peakAt === null
-        ? undefined
-        : {
-            symbol: 'circle',
-            symbolSize: 9,
-            itemStyle: { color: colors.peak, borderColor: theme.surface, borderWidth: 2 },
-            label: { show: false },
-            tooltip: {
-              formatter: () =>
-                [
-                  `<b>Peak allocated: ${escapeHtml(formatBytesExact(peakBytes))}</b>`,
-                  `at ${escapeHtml(formatRelTime(peakAt - origin))} (${escapeHtml(formatAbsTime(peakAt))})`,
-                  op ? `in ${escapeHtml(op.ops.join(' › ') || op.name)}` : 'outside every operator',
-                ].join('<br/>'),
-            },
-            data: [{ name: 'peak', coord: [peakAt - origin, peakBytes], value: peakBytes }],
-          };
-    const markLine =
-      peakAt === null
-        ? undefined
-        : {
-            symbol: 'none',
-            silent: true,
-            animation: false,
-            lineStyle: { color: colors.peak, type: 'dashed', width: 1 },
-            label: {
-              position: 'end',
-              // Near an edge the label leans inwards instead of leaving the plot.
-              align: peakFrac > 0.85 ? 'right' : peakFrac < 0.15 ? 'left' : 'center',
-              color: colors.peak,
-              fontWeight: 500,
-              formatter: () => `peak ${formatBytes(peakBytes)}${opLabel}`,
-            },
-            data: [{ xAxis: peakAt - origin }],
-          };
     return {
       backgroundColor: 'transparent',
       animation: false,
@@ -156,64 +240,8 @@ export function curveOption(input: CurveInput): { build: OptionBuilder; series: 
         },
       },
       grid: { left: GRID.left, right: GRID.right, top: GRID.top, bottom: GRID.bottom },
-      xAxis: {
-        type: 'value',
-        min: series.min,
-        max: series.max,
-        name: 'Time since the first memory event',
-        nameLocation: 'middle',
-        nameGap: 28,
-        nameTextStyle: { color: theme.textMuted },
-        axisLabel: {
-          color: theme.textMuted,
-          hideOverlap: true,
-          formatter: (v: number) => formatDurationAxis(v),
-        },
-        axisLine: { lineStyle: { color: theme.border } },
-        axisTick: { lineStyle: { color: theme.border } },
-        splitLine: { show: false },
-      },
-      yAxis: {
-        type: 'value',
-        min: 0,
-        ...(yAxis ?? {}),
-        axisLabel: { color: theme.textMuted, formatter: (v: number) => formatBytesAxis(v) },
-        splitLine: { lineStyle: { color: theme.gridLine } },
-      },
-      series: [
-        {
-          name: allocatedName,
-          type: 'line',
-          step: 'end',
-          showSymbol: false,
-          symbol: 'none',
-          sampling: undefined,
-          lineStyle: { width: 1.5, color: colors.allocated },
-          itemStyle: { color: colors.allocated },
-          areaStyle: { color: colors.allocated, opacity: theme.dark ? 0.18 : 0.12 },
-          emphasis: { disabled: true },
-          data: series.allocated,
-          markPoint,
-          markLine,
-          z: 3,
-        },
-        ...(series.reserved
-          ? [
-              {
-                name: 'Reserved',
-                type: 'line',
-                step: 'end',
-                showSymbol: false,
-                symbol: 'none',
-                lineStyle: { width: 1.5, color: colors.reserved, type: 'dashed' },
-                itemStyle: { color: colors.reserved },
-                emphasis: { disabled: true },
-                data: series.reserved,
-                z: 2,
-              },
-            ]
-          : []),
-      ],
+      ...curveAxes(series, top, theme),
+      series: curveLines(series, allocatedName, peak, theme),
     };
   };
   return { build, series };

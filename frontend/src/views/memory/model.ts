@@ -1,5 +1,5 @@
 // Pure transforms of the Memory view: time and byte formatting, range math, the step
-// curve, device choice, table rows, search and CSV. Unit-tested in model.test.ts.
+// curve, device choice, table rows, search texts and CSV. Unit-tested in model.test.ts.
 
 import type {
   AllocationRow,
@@ -299,37 +299,15 @@ export function stateLabel(state: string): string {
   return STATE_LABEL[state] ?? state.replace(/_/g, ' ');
 }
 
-/** Case-insensitive: every word of the query is in one of the texts. */
-export function matchesQuery(
-  texts: readonly (string | null | undefined)[],
-  query: string,
-): boolean {
-  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
-  if (words.length === 0) return true;
-  const hay = texts
-    .filter((t): t is string => typeof t === 'string')
-    .join('\n')
-    .toLowerCase();
-  return words.every((w) => hay.includes(w));
-}
-
+/** What the allocation table's search matches in a row (components/filter.ts). */
 export function allocationText(view: AllocationView): string[] {
   const r = view.row;
   return [view.allocOp ?? '', r.parent_op ?? '', view.freeOp ?? '', stateLabel(r.state), r.state];
 }
 
-export function filterAllocations(
-  views: readonly AllocationView[],
-  query: string,
-): AllocationView[] {
-  return views.filter((v) => matchesQuery(allocationText(v), query));
-}
-
-export function filterOperators(
-  rows: readonly MemoryOperatorRow[],
-  query: string,
-): MemoryOperatorRow[] {
-  return rows.filter((r) => matchesQuery([r.name], query));
+/** What the operator table's search matches in a row. */
+export function operatorText(row: MemoryOperatorRow): string[] {
+  return [row.name];
 }
 
 // ----- CSV --------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 // The Memory page's summary of one device: the tiles (peak, reserved, change, counts)
-// and the card about the peak (when, in which operator, under which Python stack).
+// and the card about the peak (when, in which operator, under which Python stack); and
+// the notices above them (a cut-short file, the server's notes on the memory events).
 
-import type { MemoryDevice, MemoryResponse } from '../../api/types';
-import { h, type Children } from '../../components/dom';
+import type { MemoryDevice, MemoryResponse, StatusResponse } from '../../api/types';
+import { h, replaceChildren, type Children } from '../../components/dom';
 import { formatBytes, formatCount, formatDuration } from '../../components/format';
 import { formatAbsTime, formatBytesExact, formatRelTime, type TimeRange } from './model';
 
@@ -184,4 +185,54 @@ export function peakCard(
     h('dl', { class: 'ks-fields ks-mem-peak-fields' }, fields),
     ...(stack ? [stack] : []),
   ];
+}
+
+/** The notice for a trace file that was cut short, with its warnings, or null. */
+export function partialNotice(status: StatusResponse): HTMLElement | null {
+  if (!status.partial) return null;
+  return h(
+    'div',
+    { class: 'ks-notice ks-notice-warn', role: 'note' },
+    h('strong', null, 'This trace file was cut short; what could be read is shown.'),
+    status.warnings.length
+      ? h(
+          'ul',
+          null,
+          status.warnings.map((w) => h('li', null, w)),
+        )
+      : null,
+  );
+}
+
+/** The server's notes on the trace's memory events in `box` (hidden when there are none). */
+export function showNotes(box: HTMLElement, notes: readonly string[]): void {
+  replaceChildren(
+    box,
+    notes.length
+      ? [
+          h('strong', null, 'About this trace’s memory events:'),
+          h(
+            'ul',
+            null,
+            notes.map((n) => h('li', null, n)),
+          ),
+        ]
+      : null,
+  );
+  box.hidden = notes.length === 0;
+}
+
+/** The device's tiles in `box` (empty without a device); the peak tile carries its bytes. */
+export function showTiles(
+  box: HTMLElement,
+  d: MemoryDevice | undefined,
+  mem: MemoryResponse,
+  ranged: boolean,
+  origin: number,
+): void {
+  replaceChildren(box, d ? deviceTiles(d, mem, ranged, origin) : null);
+  if (!d) return;
+  for (const el of box.querySelectorAll<HTMLElement>('[data-testid="memory-tile-peak"]')) {
+    el.dataset.value = String(d.peak_allocated_bytes);
+  }
 }
