@@ -5,6 +5,7 @@ import { CATEGORIES, type OverviewResponse, type Recommendation } from '../../ap
 import { scrollToAnchor } from '../../components/anchor';
 import { CATEGORY_COLOR, CATEGORY_HELP, CATEGORY_LABEL } from '../../components/categories';
 import { createChart, type ChartHandle, type OptionBuilder } from '../../components/chart';
+import { axisColors, BAR_TOOLTIP, chartFrame, scrollLegend } from '../../components/chart_option';
 import { h, type Child, type Children } from '../../components/dom';
 import { recommendationCard as card } from '../../components/recommendation';
 import {
@@ -220,38 +221,15 @@ function breakdownColumns(): Column<BreakdownRow>[] {
   return columns;
 }
 
-function axisStyle(color: string, line: string): Record<string, unknown> {
-  return {
-    axisLabel: { color },
-    axisLine: { lineStyle: { color: line } },
-    axisTick: { lineStyle: { color: line } },
-    nameTextStyle: { color },
-  };
-}
-
 function stackedOption(ov: OverviewResponse): OptionBuilder {
   const data = stackedSeries(ov.steps);
   return (theme) => ({
-    backgroundColor: 'transparent',
-    animationDuration: 300,
-    textStyle: { fontFamily: 'inherit' },
-    tooltip: {
-      trigger: 'axis',
-      axisPointer: { type: 'shadow' },
-      backgroundColor: theme.tooltipBg,
-      borderColor: theme.border,
-      textStyle: { color: theme.text },
+    ...chartFrame(theme, {
+      ...BAR_TOOLTIP,
       valueFormatter: (v: unknown) => (typeof v === 'number' ? formatDuration(v) : String(v)),
       formatter: undefined,
-    },
-    legend: {
-      top: 0,
-      type: 'scroll',
-      textStyle: { color: theme.text },
-      pageTextStyle: { color: theme.textMuted },
-      itemWidth: 14,
-      itemHeight: 10,
-    },
+    }),
+    legend: scrollLegend(theme),
     grid: { left: 8, right: 12, top: 36, bottom: 4 },
     xAxis: {
       type: 'category',
@@ -259,7 +237,7 @@ function stackedOption(ov: OverviewResponse): OptionBuilder {
       nameLocation: 'middle',
       nameGap: 26,
       data: data.labels,
-      ...axisStyle(theme.textMuted, theme.border),
+      ...axisColors(theme),
     },
     yAxis: {
       type: 'value',
@@ -284,17 +262,11 @@ function stackedOption(ov: OverviewResponse): OptionBuilder {
 function pieOption(ov: OverviewResponse): OptionBuilder {
   const slices = pieSlices(ov.average_breakdown_us);
   return (theme) => ({
-    backgroundColor: 'transparent',
-    animationDuration: 300,
-    textStyle: { fontFamily: 'inherit' },
-    tooltip: {
+    ...chartFrame(theme, {
       trigger: 'item',
-      backgroundColor: theme.tooltipBg,
-      borderColor: theme.border,
-      textStyle: { color: theme.text },
       formatter: (p: { name: string; value: number; percent: number }) =>
         `${p.name}<br/>${formatDuration(p.value)} (${p.percent.toFixed(2)} %)`,
-    },
+    }),
     legend: {
       orient: 'vertical',
       right: 0,
