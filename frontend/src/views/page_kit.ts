@@ -6,9 +6,11 @@
 
 import { describeError, ViewNotReady } from '../api/client';
 import type { SpanKey, StatusResponse } from '../api/types';
+import { scrollToAnchor } from '../components/anchor';
 import { h, type Children } from '../components/dom';
 import { FetchSlot } from '../components/fetch_slot';
 import { formatCount } from '../components/format';
+import type { ViewHandle } from './types';
 
 /** "Kernels" + "run · worker · span 1 · <summary>". */
 export function viewHead(title: string, key: SpanKey, summary: string): HTMLElement {
@@ -148,4 +150,21 @@ export function reloadSlot(
       chrome.errorBox.hidden = false;
     },
   });
+}
+
+/** A page that is filled once it is in the document (its charts need a size). */
+export interface StartablePage {
+  readonly page: HTMLElement;
+  start(): Promise<void>;
+  dispose(): void;
+}
+
+/** Puts the page in the container, fills it, and gives the shell its handle. */
+export async function mountPage(container: HTMLElement, page: StartablePage): Promise<ViewHandle> {
+  container.appendChild(page.page);
+  await page.start();
+  return {
+    dispose: () => page.dispose(),
+    scrollTo: (anchor: string) => scrollToAnchor(page.page, anchor),
+  };
 }

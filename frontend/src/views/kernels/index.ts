@@ -5,7 +5,6 @@
 
 import { isStillLoading, ViewNotReady } from '../../api/client';
 import type { KernelRow, KernelsResponse } from '../../api/types';
-import { scrollToAnchor } from '../../components/anchor';
 import { colAttrs } from '../../components/columns';
 import { csvFileName, downloadCsv, toCsv } from '../../components/csv';
 import { append, h, replaceChildren } from '../../components/dom';
@@ -14,7 +13,6 @@ import { HashParamStore } from '../../components/hash_params';
 import { PieCard } from '../../components/pie_card';
 import {
   ensureTableToolsStyle,
-  searchField,
   selectField,
   toolButton,
   type SearchField,
@@ -161,16 +159,12 @@ class KernelsPage {
       },
     });
     this.selects = this.makeSelects();
-    this.search = searchField(
-      'Search',
+    this.search = this.table.searchBox(
       'kernel-search',
       'Filter by kernel or operator name; space-separated terms all match',
-      state.search,
-      (v) => {
-        state.search = v;
-        this.save();
-        this.table.filter(this.data.rows, v);
-      },
+      state,
+      () => this.save(),
+      () => this.data.rows,
     );
     this.slot = kit.reloadSlot(this.page, this.chrome, 'the kernels', () => this.syncControls());
   }
@@ -350,12 +344,7 @@ async function renderKernels(container: HTMLElement, ctx: ViewContext): Promise<
   const source = new KernelSource(ctx);
   const data = await firstKernels(source, state, ctx.signal);
   const page = new KernelsPage(ctx, store, state, source, data);
-  container.appendChild(page.page);
-  await page.start();
-  return {
-    dispose: () => page.dispose(),
-    scrollTo: (anchor: string) => scrollToAnchor(page.page, anchor),
-  };
+  return kit.mountPage(container, page);
 }
 
 export const kernelsView: ViewDef = {

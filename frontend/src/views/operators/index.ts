@@ -15,13 +15,12 @@ import { PieCard } from '../../components/pie_card';
 import { editorTarget, hostInfo, type EditorTarget } from '../../components/source_link';
 import {
   ensureTableToolsStyle,
-  searchField,
   selectField,
   toolButton,
   type SearchField,
 } from '../../components/table_tools';
 import { pick } from '../../components/url_values';
-import { reloadSlot, section, tableChrome, tablePageRoot, viewHead } from '../page_kit';
+import { mountPage, reloadSlot, section, tableChrome, tablePageRoot, viewHead } from '../page_kit';
 import { TablePanel } from '../table_panel';
 import type { ViewContext, ViewDef, ViewHandle } from '../types';
 import { CallStackPanel } from './callstacks';
@@ -105,16 +104,12 @@ class OperatorsPage {
       state.groupBy,
       (v) => void this.changeGroup(pick(v, GROUP_BYS, 'name')),
     );
-    this.search = searchField(
-      'Search',
+    this.search = this.table.searchBox(
       'op-search',
       'Filter by name (or shape); space-separated terms all match',
-      state.search,
-      (v) => {
-        state.search = v;
-        this.save();
-        this.table.filter(this.data.rows, v);
-      },
+      state,
+      () => this.save(),
+      () => this.data.rows,
     );
     this.panel = this.callStackPanel(editor);
     this.slot = reloadSlot(this.page, this.chrome, 'the operators', () => {
@@ -338,12 +333,7 @@ async function renderOperators(container: HTMLElement, ctx: ViewContext): Promis
   const source = new OperatorSource(ctx);
   const data = await source.get(state.groupBy, ctx.signal);
   const page = new OperatorsPage(ctx, store, state, source, data, editor);
-  container.appendChild(page.page);
-  await page.start();
-  return {
-    dispose: () => page.dispose(),
-    scrollTo: (anchor: string) => scrollToAnchor(page.page, anchor),
-  };
+  return mountPage(container, page);
 }
 
 export const operatorsView: ViewDef = {
