@@ -7,7 +7,7 @@ import type { RunInfo, SpanKey, StatusResponse } from '../api/types';
 import { h, replaceChildren } from '../components/dom';
 import { formatBytes, formatPercent } from '../components/format';
 import { getRunView, getView, RUN_VIEW_IDS, VIEW_IDS, viewLabel } from '../views/registry';
-import type { ViewHandle } from '../views/types';
+import type { RunViewContext, ViewHandle } from '../views/types';
 import { Repeater, sleep } from '../api/poll';
 import {
   chooseView,
@@ -67,6 +67,9 @@ function setOptions(select: HTMLSelectElement, options: [string, string][], valu
   select.value = value;
   select.disabled = options.length === 0;
 }
+
+/** What every view's context holds, worker view or run-level. */
+type CommonContext = Pick<RunViewContext, 'api' | 'themes' | 'signal' | 'viewLabel'>;
 
 export class Shell {
   private readonly api: ApiClient;
@@ -305,15 +308,7 @@ export class Shell {
     await this.mountView(
       viewId,
       def.label,
-      (container, signal) =>
-        def.render(container, {
-          api: this.api,
-          run: sel.run,
-          span: sel.span,
-          themes: this.themes,
-          signal,
-          viewLabel,
-        }),
+      (container, common) => def.render(container, { ...common, run: sel.run, span: sel.span }),
       anchor,
     );
   }
@@ -413,15 +408,12 @@ export class Shell {
     await this.mountView(
       viewId,
       def.label,
-      (container, signal) =>
+      (container, common) =>
         def.render(container, {
-          api: this.api,
+          ...common,
           key: { ...sel },
           status,
-          themes: this.themes,
-          signal,
           views: status.views.filter((v) => VIEW_IDS.includes(v)),
-          viewLabel,
           navigate: (view, target) => this.chooseView(view, target),
         }),
       anchor,
@@ -432,7 +424,7 @@ export class Shell {
   private async mountView(
     viewId: string,
     label: string,
-    render: (container: HTMLElement, signal: AbortSignal) => Promise<ViewHandle>,
+    render: (container: HTMLElement, common: CommonContext) => Promise<ViewHandle>,
     anchor?: string,
   ): Promise<void> {
     this.disposeView();
@@ -449,7 +441,13 @@ export class Shell {
     );
     container.hidden = true;
     try {
-      const handle = await render(container, controller.signal);
+      const { api, themes } = this;
+      const handle = await render(container, {
+        api,
+        themes,
+        signal: controller.signal,
+        viewLabel,
+      });
       if (controller.signal.aborted) {
         handle.dispose();
         return;
