@@ -19,29 +19,54 @@ function loadECharts(): Promise<typeof import('./echarts_setup')> {
   return loader;
 }
 
+/** The option builder a chart shows, applied again on every theme change. `chart` gives
+ *  the ECharts instance, if it has started (a zoom chart starts once it has a size). */
+export interface ThemedOption {
+  /** Shows `next` from now on. */
+  update: (next: OptionBuilder) => void;
+  /** Applies the current builder (to a chart that has just started). */
+  apply: () => void;
+  /** Stops following the theme. */
+  stop: () => void;
+}
+
+export function themedOption(
+  themes: ThemeWatcher,
+  build: OptionBuilder,
+  chart: () => EChartsType | undefined,
+): ThemedOption {
+  let current = build;
+  const show = (theme: Theme): void => {
+    chart()?.setOption(current(theme), { notMerge: true });
+  };
+  const stop = themes.subscribe(show);
+  return {
+    update: (next) => {
+      current = next;
+      show(themes.current);
+    },
+    apply: () => show(themes.current),
+    stop,
+  };
+}
+
 export async function createChart(
   el: HTMLElement,
   build: OptionBuilder,
   themes: ThemeWatcher,
 ): Promise<ChartHandle> {
   const { echarts } = await loadECharts();
-  let current = build;
   let chart: EChartsType | undefined = echarts.init(el, undefined, { renderer: 'canvas' });
-  chart.setOption(current(themes.current), { notMerge: true });
+  const option = themedOption(themes, build, () => chart);
+  option.apply();
 
   const resize = new ResizeObserver(() => chart?.resize());
   resize.observe(el);
-  const unsubscribe = themes.subscribe((theme) =>
-    chart?.setOption(current(theme), { notMerge: true }),
-  );
 
   return {
-    update(next: OptionBuilder): void {
-      current = next;
-      chart?.setOption(current(themes.current), { notMerge: true });
-    },
+    update: option.update,
     dispose(): void {
-      unsubscribe();
+      option.stop();
       resize.disconnect();
       chart?.dispose();
       chart = undefined;

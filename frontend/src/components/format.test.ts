@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 
 import {
   DASH,
+  escapeHtml,
   formatBytes,
   formatCount,
   formatDuration,
@@ -91,5 +92,16 @@ describe('plural', () => {
     assert.equal(plural(1, 'step'), '1 step');
     assert.equal(plural(0, 'step'), '0 steps');
     assert.equal(plural(3, 'step'), '3 steps');
+  });
+});
+
+describe('escapeHtml', () => {
+  it('escapes the five HTML-special characters and keeps the rest', () => {
+    assert.equal(escapeHtml('<a & "b">'), '&lt;a &amp; &quot;b&quot;&gt;');
+    assert.equal(
+      escapeHtml("<built-in function linear> 'x'"),
+      '&lt;built-in function linear&gt; &#39;x&#39;',
+    );
+    assert.equal(escapeHtml('aten::mm · µs'), 'aten::mm · µs');
   });
 });

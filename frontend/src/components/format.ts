@@ -1,4 +1,5 @@
-// Number formatting shared by every view. Pure functions: unit-tested in format.test.ts.
+// Number and text formatting shared by every view. Pure functions: unit-tested in
+// format.test.ts.
 
 export const DASH = '—';
 
@@ -90,4 +91,18 @@ export function formatMetric(metric: string | undefined, value: number | null | 
 /** "1 step" / "3 steps". */
 export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+const HTML_ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+/** Text made safe for the HTML that ECharts tooltips take: names come from the traces
+ *  ("<built-in function linear>") and from file names. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] ?? c);
 }

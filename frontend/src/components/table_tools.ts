@@ -3,7 +3,9 @@
 
 import type { Theme } from './theme';
 import type { OptionBuilder } from './chart';
+import { chartFrame } from './chart_option';
 import { h } from './dom';
+import { escapeHtml } from './format';
 import type { Column, VirtualTable } from './table';
 import css from './table_tools.css';
 import type { Slice } from './topn';
@@ -165,22 +167,6 @@ export const PIE_COLORS = [
 ];
 export const OTHER_COLOR = '#9c9c9c';
 
-const HTML_ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] ?? c);
-}
-
-export function truncate(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, Math.max(1, max - 1))}…` : text;
-}
-
 export interface PieOptions {
   /** Formats a slice value for the tooltip. */
   format: (value: number) => string;
@@ -206,19 +192,13 @@ export function pieOption(slices: readonly Slice[], opts: PieOptions): OptionBui
   const byName = new Map(slices.map((s) => [s.name, s]));
   const legendWidth = opts.legendWidth ?? 230;
   return (theme: Theme) => ({
-    backgroundColor: 'transparent',
-    animationDuration: 300,
-    textStyle: { fontFamily: 'inherit' },
-    tooltip: {
+    ...chartFrame(theme, {
       trigger: 'item',
       confine: true,
-      backgroundColor: theme.tooltipBg,
-      borderColor: theme.border,
-      textStyle: { color: theme.text },
       extraCssText: 'max-width: 460px; white-space: normal; overflow-wrap: anywhere;',
       formatter: (p: { name: string; value: number; percent: number }) =>
         `${escapeHtml(p.name)}<br/><b>${escapeHtml(opts.format(p.value))}</b> (${p.percent.toFixed(2)} %)`,
-    },
+    }),
     legend: {
       type: 'scroll',
       orient: 'vertical',

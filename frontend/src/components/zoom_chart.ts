@@ -7,7 +7,7 @@
 import type { EChartsType } from 'echarts/core';
 
 import type { ThemeWatcher } from './theme';
-import type { OptionBuilder } from './chart';
+import { themedOption, type OptionBuilder } from './chart';
 import { h } from './dom';
 
 export interface ZoomChartOptions {
@@ -55,14 +55,14 @@ export async function createZoomChart(
   el.classList.add('ks-zoom-chart');
   el.append(host, band);
 
-  let current = build;
   let chart: EChartsType | undefined;
   let disposed = false;
+  const option = themedOption(themes, build, () => chart);
   /** ECharts starts once the container has a size (a hidden view has none yet). */
   const ensureChart = (): void => {
     if (chart || disposed || el.clientWidth === 0 || el.clientHeight === 0) return;
     chart = echarts.init(host, undefined, { renderer: 'canvas' });
-    chart.setOption(current(themes.current), { notMerge: true });
+    option.apply();
   };
   ensureChart();
   const minDrag = opts.minDragPx ?? 5;
@@ -132,12 +132,15 @@ export async function createZoomChart(
     if (chart.containPixel({ gridIndex: 0 }, [localX(event), y])) opts.onReset();
   };
 
-  el.addEventListener('pointerdown', onDown);
-  el.addEventListener('pointermove', onMove);
-  el.addEventListener('pointerup', onUp);
-  el.addEventListener('pointercancel', endDrag);
-  el.addEventListener('dblclick', onDouble);
-  window.addEventListener('keydown', onKey);
+  // One signal takes every listener off again in dispose().
+  const listening = new AbortController();
+  const { signal } = listening;
+  el.addEventListener('pointerdown', onDown, { signal });
+  el.addEventListener('pointermove', onMove, { signal });
+  el.addEventListener('pointerup', onUp, { signal });
+  el.addEventListener('pointercancel', endDrag, { signal });
+  el.addEventListener('dblclick', onDouble, { signal });
+  window.addEventListener('keydown', onKey, { signal });
 
   let lastWidth = plotWidth();
   const resize = new ResizeObserver(() => {
@@ -150,26 +153,15 @@ export async function createZoomChart(
     }
   });
   resize.observe(el);
-  const unsubscribe = themes.subscribe((theme) =>
-    chart?.setOption(current(theme), { notMerge: true }),
-  );
 
   return {
-    update(next: OptionBuilder): void {
-      current = next;
-      chart?.setOption(current(themes.current), { notMerge: true });
-    },
+    update: option.update,
     plotWidth,
     dispose(): void {
       disposed = true;
-      unsubscribe();
+      option.stop();
       resize.disconnect();
-      el.removeEventListener('pointerdown', onDown);
-      el.removeEventListener('pointermove', onMove);
-      el.removeEventListener('pointerup', onUp);
-      el.removeEventListener('pointercancel', endDrag);
-      el.removeEventListener('dblclick', onDouble);
-      window.removeEventListener('keydown', onKey);
+      listening.abort();
       chart?.dispose();
       chart = undefined;
       host.remove();

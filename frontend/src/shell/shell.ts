@@ -5,15 +5,14 @@
 import { describeError, isAbort, ViewNotReady, type ApiClient } from '../api/client';
 import type { RunInfo, SpanKey, StatusResponse } from '../api/types';
 import { h, replaceChildren } from '../components/dom';
-import { formatBytes, formatPercent } from '../components/format';
+import type { SelectField } from '../components/table_tools';
 import { getRunView, getView, RUN_VIEW_IDS, VIEW_IDS, viewLabel } from '../views/registry';
-import type { ViewHandle } from '../views/types';
+import type { RunViewContext, ViewHandle } from '../views/types';
 import { Repeater, sleep } from '../api/poll';
 import {
   chooseView,
   findRun,
   findWorker,
-  loadProgress,
   reconcile,
   runLabel,
   sameSelection,
@@ -22,6 +21,8 @@ import {
   type Selection,
 } from './selection';
 import type { ThemeWatcher } from '../components/theme';
+import { loadingPanel, messagePanel, workerErrorPanel } from './panels';
+import { selector, setOptions, spanInfo } from './side_bar';
 import { sameState, type UrlState, type UrlStateStore } from './url_state';
 
 export const RUNS_POLL_MS = 10_000;
@@ -31,42 +32,8 @@ function keyOf(sel: Selection): string {
   return JSON.stringify([sel.run, sel.worker, sel.span]);
 }
 
-interface Selector {
-  wrap: HTMLElement;
-  select: HTMLSelectElement;
-}
-
-function selector(label: string, testid: string, onChange: (value: string) => void): Selector {
-  const select = h('select', {
-    testid,
-    class: 'ks-select',
-    attrs: { 'aria-label': label },
-    on: { change: () => onChange(select.value) },
-  });
-  const wrap = h(
-    'label',
-    { class: 'ks-field' },
-    h('span', { class: 'ks-field-label' }, label),
-    select,
-  );
-  return { wrap, select };
-}
-
-function setOptions(select: HTMLSelectElement, options: [string, string][], value: string): void {
-  const same =
-    select.options.length === options.length &&
-    options.every(
-      ([v, text], i) => select.options[i]?.value === v && select.options[i].text === text,
-    );
-  if (!same) {
-    replaceChildren(
-      select,
-      options.map(([v, text]) => h('option', { attrs: { value: v } }, text)),
-    );
-  }
-  select.value = value;
-  select.disabled = options.length === 0;
-}
+/** What every view's context holds, worker view or run-level. */
+type CommonContext = Pick<RunViewContext, 'api' | 'themes' | 'signal' | 'viewLabel'>;
 
 export class Shell {
   private readonly api: ApiClient;
@@ -86,10 +53,10 @@ export class Shell {
   private viewHandle: ViewHandle | undefined;
   private readonly runsPoller: Repeater;
 
-  private readonly runSel: Selector;
-  private readonly workerSel: Selector;
-  private readonly spanSel: Selector;
-  private readonly viewSel: Selector;
+  private readonly runSel: SelectField;
+  private readonly workerSel: SelectField;
+  private readonly spanSel: SelectField;
+  private readonly viewSel: SelectField;
   private readonly info: HTMLElement;
   private readonly main: HTMLElement;
   private readonly banner: HTMLElement;
@@ -113,10 +80,10 @@ export class Shell {
       'aside',
       { class: 'ks-side' },
       h('div', { class: 'ks-brand' }, 'PyTorch Profiler'),
-      this.runSel.wrap,
-      this.workerSel.wrap,
-      this.spanSel.wrap,
-      this.viewSel.wrap,
+      this.runSel.el,
+      this.workerSel.el,
+      this.spanSel.el,
+      this.viewSel.el,
       this.info,
     );
     replaceChildren(
@@ -266,16 +233,7 @@ export class Shell {
       (worker?.spans ?? []).map((s) => [s.name, spanLabel(s)]),
       sel?.span ?? '',
     );
-    const span = worker?.spans.find((s) => s.name === sel?.span);
-    replaceChildren(
-      this.info,
-      span
-        ? [
-            h('div', { class: 'ks-side-file', title: span.file }, span.file),
-            h('div', { class: 'ks-muted' }, formatBytes(span.size)),
-          ]
-        : null,
-    );
+    replaceChildren(this.info, spanInfo(worker?.spans.find((s) => s.name === sel?.span)));
     this.lockWorkers();
   }
 
@@ -295,7 +253,7 @@ export class Shell {
     const select = this.workerSel.select;
     const locked = this.showingRunView();
     select.disabled = locked || select.options.length === 0;
-    this.workerSel.wrap.title = locked ? 'This view shows every worker of the run' : '';
+    this.workerSel.el.title = locked ? 'This view shows every worker of the run' : '';
   }
 
   private async renderRunView(sel: Selection, viewId: string, anchor?: string): Promise<void> {
@@ -305,15 +263,7 @@ export class Shell {
     await this.mountView(
       viewId,
       def.label,
-      (container, signal) =>
-        def.render(container, {
-          api: this.api,
-          run: sel.run,
-          span: sel.span,
-          themes: this.themes,
-          signal,
-          viewLabel,
-        }),
+      (container, common) => def.render(container, { ...common, run: sel.run, span: sel.span }),
       anchor,
     );
   }
@@ -413,15 +363,12 @@ export class Shell {
     await this.mountView(
       viewId,
       def.label,
-      (container, signal) =>
+      (container, common) =>
         def.render(container, {
-          api: this.api,
+          ...common,
           key: { ...sel },
           status,
-          themes: this.themes,
-          signal,
           views: status.views.filter((v) => VIEW_IDS.includes(v)),
-          viewLabel,
           navigate: (view, target) => this.chooseView(view, target),
         }),
       anchor,
@@ -432,7 +379,7 @@ export class Shell {
   private async mountView(
     viewId: string,
     label: string,
-    render: (container: HTMLElement, signal: AbortSignal) => Promise<ViewHandle>,
+    render: (container: HTMLElement, common: CommonContext) => Promise<ViewHandle>,
     anchor?: string,
   ): Promise<void> {
     this.disposeView();
@@ -449,7 +396,13 @@ export class Shell {
     );
     container.hidden = true;
     try {
-      const handle = await render(container, controller.signal);
+      const { api, themes } = this;
+      const handle = await render(container, {
+        api,
+        themes,
+        signal: controller.signal,
+        viewLabel,
+      });
       if (controller.signal.aborted) {
         handle.dispose();
         return;
@@ -472,93 +425,15 @@ export class Shell {
   // ----- panels -----
 
   private showLoading(title: string, status: StatusResponse | null, seconds?: number): void {
-    const progress = status ? loadProgress(status.bytes_done, status.bytes_total) : null;
-    let detail = 'Waiting for the server…';
-    if (status && progress) {
-      if (progress.percent === null) detail = 'Starting…';
-      else if (progress.analysing) detail = 'Read the whole file; analysing…';
-      else {
-        detail = `Read ${formatBytes(status.bytes_done)} of ${formatBytes(status.bytes_total)} (${formatPercent(progress.percent, 0)})`;
-      }
-    }
-    if (seconds !== undefined && seconds >= 1) detail += ` · ${Math.floor(seconds)} s`;
-    const bar = h('div', { class: 'ks-progress' }, h('div', { class: 'ks-progress-bar' }));
-    const fill = bar.firstElementChild as HTMLElement;
-    if (progress?.percent != null) {
-      fill.style.width = `${progress.percent}%`;
-    } else {
-      bar.classList.add('ks-progress-indeterminate');
-    }
-    bar.setAttribute('role', 'progressbar');
-    if (progress?.percent != null)
-      bar.setAttribute('aria-valuenow', String(Math.round(progress.percent)));
-    replaceChildren(
-      this.main,
-      h(
-        'div',
-        {
-          class: 'ks-panel ks-loading',
-          testid: 'loading',
-          dataset: {
-            bytesDone: String(status?.bytes_done ?? 0),
-            bytesTotal: String(status?.bytes_total ?? 0),
-          },
-        },
-        h('h3', null, title),
-        bar,
-        h('p', { class: 'ks-muted' }, detail),
-      ),
-    );
+    replaceChildren(this.main, loadingPanel(title, status, seconds));
   }
 
   private showWorkerError(status: StatusResponse): void {
-    const err = status.error;
-    replaceChildren(
-      this.main,
-      h(
-        'div',
-        {
-          class: 'ks-panel ks-error',
-          testid: 'worker-error',
-          role: 'alert',
-          dataset: { run: status.run, worker: status.worker, span: status.span },
-        },
-        h('h3', null, `${status.worker} (span ${status.span}) could not be loaded`),
-        h(
-          'p',
-          { class: 'ks-error-message', testid: 'worker-error-message' },
-          err?.message ?? 'Unknown error',
-        ),
-        h(
-          'dl',
-          { class: 'ks-fields ks-error-fields' },
-          err?.file
-            ? [h('dt', null, 'File'), h('dd', { testid: 'worker-error-file' }, err.file)]
-            : null,
-          err?.kind ? [h('dt', null, 'Kind'), h('dd', null, err.kind)] : null,
-          err?.offset != null
-            ? [h('dt', null, 'Byte offset'), h('dd', null, String(err.offset))]
-            : null,
-        ),
-        h(
-          'p',
-          { class: 'ks-muted' },
-          'The other workers of this run are not affected: pick one in the Workers list.',
-        ),
-      ),
-    );
+    replaceChildren(this.main, workerErrorPanel(status));
   }
 
   private showMessage(testid: string, title: string, message: string): void {
-    replaceChildren(
-      this.main,
-      h(
-        'div',
-        { class: `ks-panel${testid.endsWith('error') ? ' ks-error' : ''}`, testid },
-        h('h3', null, title),
-        h('p', null, message),
-      ),
-    );
+    replaceChildren(this.main, messagePanel(testid, title, message));
   }
 
   private showBanner(text: string): void {

@@ -6,6 +6,7 @@
 
 import { describeError, ViewNotReady } from '../api/client';
 import type { SpanKey, StatusResponse } from '../api/types';
+import { scrollToAnchor } from '../components/anchor';
 import { h, type Children } from '../components/dom';
 import { FetchSlot } from '../components/fetch_slot';
 import { formatCount } from '../components/format';
@@ -151,12 +152,13 @@ export function reloadSlot(
   });
 }
 
-/** A page object a view mounts: its root, its first load, its teardown and anchors. */
+/** A page object a view mounts: its root, its first load (it is filled once it is in the
+ *  document: its charts need a size), its teardown, and optionally its own anchor jumps. */
 export interface MountablePage {
   readonly element: HTMLElement;
   start(): Promise<void>;
   dispose(): void;
-  scrollTo(anchor: string): boolean;
+  scrollTo?(anchor: string): boolean;
 }
 
 /**
@@ -173,6 +175,6 @@ export async function mountPage(container: HTMLElement, page: MountablePage): Pr
   }
   return {
     dispose: () => page.dispose(),
-    scrollTo: (anchor) => page.scrollTo(anchor),
+    scrollTo: (anchor) => page.scrollTo?.(anchor) ?? scrollToAnchor(page.element, anchor),
   };
 }

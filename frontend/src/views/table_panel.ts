@@ -1,13 +1,14 @@
 // The table of a table page (Operators, Kernels, Memory): its columns from specs, the search
-// filter, the sort (reported for the URL), the row count, the column choices kept across
-// rebuilds, and the rows as shown (filtered and sorted) for the CSV export.
+// filter and its search box, the sort (reported for the URL), the row count, the column
+// choices kept across rebuilds, and the rows as shown (filtered and sorted) for the CSV
+// export.
 
 import { toColumns, type CellAttrs, type ColumnSpec } from '../components/columns';
 import { h, replaceChildren } from '../components/dom';
 import { filterRows } from '../components/filter';
 import { VirtualTable, type Column } from '../components/table';
 import { sortRows } from '../components/table_model';
-import { onSortChange } from '../components/table_tools';
+import { onSortChange, searchField, type SearchField } from '../components/table_tools';
 import type { SortSpec } from '../components/url_values';
 import { showRowCount } from './page_kit';
 
@@ -89,6 +90,22 @@ export class TablePanel<R> {
   /** How many rows match the search. */
   shownCount(): number {
     return this.filtered.length;
+  }
+
+  /** The search box over this table: the text typed goes to `state.search` (then `save`)
+   *  and filters the page's current rows. */
+  searchBox(
+    testid: string,
+    placeholder: string,
+    state: { search: string },
+    save: () => void,
+    rows: () => readonly R[],
+  ): SearchField {
+    return searchField('Search', testid, placeholder, state.search, (v) => {
+      state.search = v;
+      save();
+      this.filter(rows(), v);
+    });
   }
 
   /** Redraws the rows (their attributes changed, e.g. the selected row). */

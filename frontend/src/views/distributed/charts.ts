@@ -2,9 +2,15 @@
 // ranks, compact heat strips beyond (HEAT_STRIP_MIN_RANKS).
 
 import type { OptionBuilder } from '../../components/chart';
-import { formatDuration, formatDurationAxis, formatPercent, share } from '../../components/format';
+import { axisColors, BAR_TOOLTIP, chartFrame, scrollLegend } from '../../components/chart_option';
+import {
+  escapeHtml,
+  formatDuration,
+  formatDurationAxis,
+  formatPercent,
+  share,
+} from '../../components/format';
 import type { HeatRow } from '../../components/heat_strip';
-import { escapeHtml } from './text';
 import type { RankRow, SeriesData, ValueKey } from './model';
 
 export interface SeriesStyle<K extends string> {
@@ -48,39 +54,29 @@ export function stackedByRank<K extends ValueKey>(
   stack: string,
 ): OptionBuilder {
   return (theme) => ({
-    backgroundColor: 'transparent',
-    animationDuration: 250,
-    textStyle: { fontFamily: 'inherit' },
-    tooltip: {
-      trigger: 'axis',
-      axisPointer: { type: 'shadow' },
-      backgroundColor: theme.tooltipBg,
-      borderColor: theme.border,
-      textStyle: { color: theme.text },
-      formatter: (params: AxisParam | AxisParam[]) => {
-        const list = Array.isArray(params) ? params : [params];
-        const index = list[0]?.dataIndex ?? -1;
-        const row = rows[index];
-        if (!row) return '';
-        const total = base(row);
-        const head = `<strong>Rank ${row.rank}</strong> · ${escapeHtml(row.worker)}`;
-        if (!row.values) return `${head}<br/>No data for this step`;
-        const lines = list.map((p) => {
-          const v = typeof p.value === 'number' ? p.value : null;
-          const dot = `<span style="display:inline-block;width:9px;height:9px;border-radius:2px;margin-right:6px;background:${p.color}"></span>`;
-          return `${dot}${escapeHtml(p.seriesName)}: ${formatDuration(v)} (${formatPercent(share(v ?? 0, total))})`;
-        });
-        return [head, ...lines].join('<br/>');
+    ...chartFrame(
+      theme,
+      {
+        ...BAR_TOOLTIP,
+        formatter: (params: AxisParam | AxisParam[]) => {
+          const list = Array.isArray(params) ? params : [params];
+          const index = list[0]?.dataIndex ?? -1;
+          const row = rows[index];
+          if (!row) return '';
+          const total = base(row);
+          const head = `<strong>Rank ${row.rank}</strong> · ${escapeHtml(row.worker)}`;
+          if (!row.values) return `${head}<br/>No data for this step`;
+          const lines = list.map((p) => {
+            const v = typeof p.value === 'number' ? p.value : null;
+            const dot = `<span style="display:inline-block;width:9px;height:9px;border-radius:2px;margin-right:6px;background:${p.color}"></span>`;
+            return `${dot}${escapeHtml(p.seriesName)}: ${formatDuration(v)} (${formatPercent(share(v ?? 0, total))})`;
+          });
+          return [head, ...lines].join('<br/>');
+        },
       },
-    },
-    legend: {
-      top: 0,
-      type: 'scroll',
-      textStyle: { color: theme.text },
-      pageTextStyle: { color: theme.textMuted },
-      itemWidth: 14,
-      itemHeight: 10,
-    },
+      250,
+    ),
+    legend: scrollLegend(theme),
     grid: { left: 8, right: 12, top: 36, bottom: 4, containLabel: true },
     xAxis: {
       type: 'category',
@@ -88,10 +84,7 @@ export function stackedByRank<K extends ValueKey>(
       nameLocation: 'middle',
       nameGap: 24,
       data: data.labels,
-      axisLabel: { color: theme.textMuted },
-      axisLine: { lineStyle: { color: theme.border } },
-      axisTick: { lineStyle: { color: theme.border } },
-      nameTextStyle: { color: theme.textMuted },
+      ...axisColors(theme),
     },
     yAxis: {
       type: 'value',

@@ -56,10 +56,66 @@ import {
 
 export const POLL_MS = 500;
 
-type TableSettings<R> = Omit<TableOptions<R>, 'columns' | 'sort'> & {
+/** A table's fixed look (the rows and their attributes come from the view). */
+type TableLook = Pick<
+  TableOptions<unknown>,
+  'testid' | 'caption' | 'maxHeight' | 'rowHeight' | 'emptyText' | 'optional'
+> & {
   /** The URL key that keeps the table's sort; none: the sort is not kept. */
   sortKey?: string;
 };
+
+const TABLE_LOOK = {
+  processGroups: {
+    testid: 'process-groups-table',
+    caption: 'Process groups',
+    maxHeight: 220,
+    rowHeight: 32,
+  },
+  ranks: {
+    testid: 'rank-table',
+    caption: 'Time per rank',
+    maxHeight: 440,
+    sortKey: URL_KEYS.rankSort,
+    emptyText: 'No ranks.',
+    // Dropped first, in order, when too narrow (1280 px); the Columns menu shows them.
+    optional: ['host', 'transfer', 'late'],
+  },
+  collectives: {
+    testid: 'collective-table',
+    caption: 'Collectives per type',
+    maxHeight: 320,
+    sortKey: URL_KEYS.collectiveSort,
+    emptyText: 'No collectives in these traces.',
+  },
+  stragglers: {
+    testid: 'straggler-table',
+    optional: ['measured'],
+    caption: 'Stragglers per step',
+    maxHeight: 360,
+    sortKey: URL_KEYS.stragglerSort,
+    emptyText: 'No steps found in these traces.',
+  },
+  gpus: {
+    testid: 'gpu-table',
+    optional: ['cc', 'memory'],
+    caption: 'GPUs per rank',
+    maxHeight: 320,
+  },
+} satisfies Record<string, TableLook>;
+
+/** Row attributes: the row's id as data-<name>, and data-selected on the selected row. */
+function markRow<R>(
+  name: string,
+  id: (row: R) => string,
+  selected: (row: R) => boolean,
+): (row: R) => Record<string, string> {
+  return (row) => {
+    const attrs: Record<string, string> = { [`data-${name}`]: id(row) };
+    if (selected(row)) attrs['data-selected'] = '';
+    return attrs;
+  };
+}
 
 // ----- the page ------------------------------------------------------------------------------
 
@@ -123,8 +179,13 @@ class DistributedPage {
   }
 
   /** The one way this page makes a table: its columns from specs, its sort kept in the URL. */
-  private table<R>(specs: readonly ColumnSpec<R>[], settings: TableSettings<R>): VirtualTable<R> {
-    const { sortKey, ...options } = settings;
+  private table<R>(
+    specs: readonly ColumnSpec<R>[],
+    look: TableLook,
+    rows: R[],
+    rowAttrs?: (row: R) => Record<string, string>,
+  ): VirtualTable<R> {
+    const { sortKey, ...options } = look;
     const columns = toColumns(specs);
     const sort =
       sortKey === undefined
@@ -133,7 +194,13 @@ class DistributedPage {
             this.urlState[sortKey],
             columns.map((c) => c.key),
           );
-    const table = new VirtualTable<R>({ ...options, columns, ...(sort ? { sort } : {}) });
+    const table = new VirtualTable<R>({
+      ...options,
+      rows,
+      ...(rowAttrs ? { rowAttrs } : {}),
+      columns,
+      ...(sort ? { sort } : {}),
+    });
     if (sortKey !== undefined) {
       onSortChange(table, columns, (next) => this.store.write({ [sortKey]: formatSort(next) }));
     }
@@ -197,13 +264,7 @@ class DistributedPage {
   private processGroups(view: DistributedResponse): HTMLElement | null {
     const rows = view.process_groups;
     if (!rows.length) return null;
-    const table = this.table(PROCESS_GROUP_COLUMNS, {
-      rows,
-      testid: 'process-groups-table',
-      caption: 'Process groups',
-      maxHeight: 220,
-      rowHeight: 32,
-    });
+    const table = this.table(PROCESS_GROUP_COLUMNS, TABLE_LOOK.processGroups, rows);
     return h(
       'details',
       { class: 'ks-section', testid: 'process-groups', attrs: { open: rows.length <= 8 } },
@@ -215,21 +276,16 @@ class DistributedPage {
   // ----- time per rank -----
 
   private rankTableOf(view: DistributedResponse): VirtualTable<RankRow> {
-    const table = this.table(rankColumns(view), {
-      rows: rankRows(view, this.step),
-      rowAttrs: (row) => {
-        const attrs: Record<string, string> = { 'data-rank': String(row.rank) };
-        if (row.rank === this.scopeRank) attrs['data-selected'] = '';
-        return attrs;
-      },
-      testid: 'rank-table',
-      caption: 'Time per rank',
-      maxHeight: 440,
-      sortKey: URL_KEYS.rankSort,
-      emptyText: 'No ranks.',
-      // Dropped first, in order, when too narrow (1280 px); the Columns menu shows them.
-      optional: ['host', 'transfer', 'late'],
-    });
+    const table = this.table(
+      rankColumns(view),
+      TABLE_LOOK.ranks,
+      rankRows(view, this.step),
+      markRow(
+        'rank',
+        (row) => String(row.rank),
+        (row) => row.rank === this.scopeRank,
+      ),
+    );
     table.element.classList.add('ks-dist-table-rows');
     table.element.addEventListener('click', (event: MouseEvent) => {
       const target = event.target instanceof Element ? event.target : null;
@@ -311,15 +367,12 @@ class DistributedPage {
   private collectiveSection(view: DistributedResponse): HTMLElement {
     const scope = scopeSelector(view, this.scopeRank, (rank) => this.chooseRank(rank));
     this.scopeSelect = scope;
-    const table = this.table(COLLECTIVE_COLUMNS, {
-      rows: collectiveRows(view, this.scopeRank),
-      rowAttrs: (c) => ({ 'data-collective': c.name }),
-      testid: 'collective-table',
-      caption: 'Collectives per type',
-      maxHeight: 320,
-      sortKey: URL_KEYS.collectiveSort,
-      emptyText: 'No collectives in these traces.',
-    });
+    const table = this.table(
+      COLLECTIVE_COLUMNS,
+      TABLE_LOOK.collectives,
+      collectiveRows(view, this.scopeRank),
+      (c) => ({ 'data-collective': c.name }),
+    );
     this.collectiveTable = table;
     return section(
       'collectives',
@@ -338,20 +391,13 @@ class DistributedPage {
   private stragglerSection(view: DistributedResponse): HTMLElement {
     const table = this.table(
       stragglerColumns((row) => traceLink(this.ctx.run, row)),
-      {
-        rows: stragglerRows(view),
-        rowAttrs: (r) => {
-          const attrs: Record<string, string> = { 'data-step': r.step };
-          if (this.step?.name === r.step) attrs['data-selected'] = '';
-          return attrs;
-        },
-        testid: 'straggler-table',
-        optional: ['measured'],
-        caption: 'Stragglers per step',
-        maxHeight: 360,
-        sortKey: URL_KEYS.stragglerSort,
-        emptyText: 'No steps found in these traces.',
-      },
+      TABLE_LOOK.stragglers,
+      stragglerRows(view),
+      markRow(
+        'step',
+        (r) => r.step,
+        (r) => this.step?.name === r.step,
+      ),
     );
     this.stragglerTable = table;
     return section(
@@ -374,13 +420,7 @@ class DistributedPage {
     if (!rows.length) {
       return section('gpus', 'GPUs per rank', noGpus(view));
     }
-    const table = this.table(GPU_COLUMNS, {
-      rows,
-      testid: 'gpu-table',
-      optional: ['cc', 'memory'],
-      caption: 'GPUs per rank',
-      maxHeight: 320,
-    });
+    const table = this.table(GPU_COLUMNS, TABLE_LOOK.gpus, rows);
     return section('gpus', 'GPUs per rank', table.element);
   }
 }

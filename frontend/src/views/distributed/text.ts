@@ -1,18 +1,5 @@
 // Small text helpers of the Distributed page (pure).
 
-const HTML_ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-/** For the HTML that ECharts tooltips take: worker names come from file names. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] ?? c);
-}
-
 /** "GB/s" bandwidth with 3 significant digits, or a dash. */
 export function formatBandwidth(gbps: number | null | undefined): string {
   if (typeof gbps !== 'number' || !Number.isFinite(gbps)) return '—';

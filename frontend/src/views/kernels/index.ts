@@ -5,7 +5,6 @@
 
 import { isStillLoading, ViewNotReady } from '../../api/client';
 import type { KernelRow, KernelsResponse } from '../../api/types';
-import { scrollToAnchor } from '../../components/anchor';
 import { colAttrs } from '../../components/columns';
 import { csvFileName, downloadCsv, toCsv } from '../../components/csv';
 import { append, h, replaceChildren } from '../../components/dom';
@@ -14,7 +13,6 @@ import { HashParamStore } from '../../components/hash_params';
 import { PieCard } from '../../components/pie_card';
 import {
   ensureTableToolsStyle,
-  searchField,
   selectField,
   toolButton,
   type SearchField,
@@ -121,7 +119,7 @@ function choiceSelect(
 }
 
 class KernelsPage {
-  readonly page: HTMLElement;
+  readonly element: HTMLElement;
   private readonly tilesEl = h('div', { class: 'ks-tiles', testid: 'kernels-summary' });
   private readonly chrome = kit.tableChrome('kernel');
   private readonly table: TablePanel<KernelRow>;
@@ -138,7 +136,7 @@ class KernelsPage {
     private readonly source: KernelSource,
     private data: KernelsResponse,
   ) {
-    this.page = kit.tablePageRoot('kernels', ctx.key, state.groupBy);
+    this.element = kit.tablePageRoot('kernels', ctx.key, state.groupBy);
     this.tcPie = new PieCard(
       'Kernel time on matrix cores (Tensor Cores / MFMA)',
       'kernel-tc-pie',
@@ -161,23 +159,19 @@ class KernelsPage {
       },
     });
     this.selects = this.makeSelects();
-    this.search = searchField(
-      'Search',
+    this.search = this.table.searchBox(
       'kernel-search',
       'Filter by kernel or operator name; space-separated terms all match',
-      state.search,
-      (v) => {
-        state.search = v;
-        this.save();
-        this.table.filter(this.data.rows, v);
-      },
+      state,
+      () => this.save(),
+      () => this.data.rows,
     );
-    this.slot = kit.reloadSlot(this.page, this.chrome, 'the kernels', () => this.syncControls());
+    this.slot = kit.reloadSlot(this.element, this.chrome, 'the kernels', () => this.syncControls());
   }
 
   /** Fills the page (already in the document, for the charts' sizes). */
   async start(): Promise<void> {
-    append(this.page, [
+    append(this.element, [
       kit.viewHead('Kernels', this.ctx.key, `${formatCount(this.data.kernel_count)} kernel calls`),
       kit.partialNotice(this.ctx.status),
       this.tilesEl,
@@ -188,7 +182,7 @@ class KernelsPage {
     this.buildTable();
     await this.updatePies();
     this.save();
-    this.page.dataset.ready = 'true';
+    this.element.dataset.ready = 'true';
   }
 
   dispose(): void {
@@ -197,7 +191,7 @@ class KernelsPage {
     this.tcPie.dispose();
     this.topPie.dispose();
     this.table.destroy();
-    this.page.remove();
+    this.element.remove();
   }
 
   private save(): void {
@@ -242,7 +236,7 @@ class KernelsPage {
         const regroup = next.groupBy !== state.groupBy;
         Object.assign(state, next);
         this.save();
-        this.page.dataset.groupBy = state.groupBy;
+        this.element.dataset.groupBy = state.groupBy;
         // Device/stream columns depend on the unfiltered lists; rebuilt with the grouping.
         if (regroup) this.buildTable();
         else this.table.filter(result.rows, state.search);
@@ -350,12 +344,7 @@ async function renderKernels(container: HTMLElement, ctx: ViewContext): Promise<
   const source = new KernelSource(ctx);
   const data = await firstKernels(source, state, ctx.signal);
   const page = new KernelsPage(ctx, store, state, source, data);
-  container.appendChild(page.page);
-  await page.start();
-  return {
-    dispose: () => page.dispose(),
-    scrollTo: (anchor: string) => scrollToAnchor(page.page, anchor),
-  };
+  return kit.mountPage(container, page);
 }
 
 export const kernelsView: ViewDef = {

@@ -15,13 +15,12 @@ import { PieCard } from '../../components/pie_card';
 import { editorTarget, hostInfo, type EditorTarget } from '../../components/source_link';
 import {
   ensureTableToolsStyle,
-  searchField,
   selectField,
   toolButton,
   type SearchField,
 } from '../../components/table_tools';
 import { pick } from '../../components/url_values';
-import { reloadSlot, section, tableChrome, tablePageRoot, viewHead } from '../page_kit';
+import { mountPage, reloadSlot, section, tableChrome, tablePageRoot, viewHead } from '../page_kit';
 import { TablePanel } from '../table_panel';
 import type { ViewContext, ViewDef, ViewHandle } from '../types';
 import { CallStackPanel } from './callstacks';
@@ -64,7 +63,7 @@ class OperatorSource {
 }
 
 class OperatorsPage {
-  readonly page: HTMLElement;
+  readonly element: HTMLElement;
   private readonly device: boolean;
   private readonly chrome = tableChrome('op');
   private readonly table: TablePanel<OperatorRow>;
@@ -84,7 +83,7 @@ class OperatorsPage {
     editor: EditorTarget,
   ) {
     this.device = hasDeviceTime(data);
-    this.page = tablePageRoot('operators', ctx.key, state.groupBy, { editor });
+    this.element = tablePageRoot('operators', ctx.key, state.groupBy, { editor });
     this.table = new TablePanel<OperatorRow>({
       testid: 'op-table',
       caption: 'Operators',
@@ -105,19 +104,15 @@ class OperatorsPage {
       state.groupBy,
       (v) => void this.changeGroup(pick(v, GROUP_BYS, 'name')),
     );
-    this.search = searchField(
-      'Search',
+    this.search = this.table.searchBox(
       'op-search',
       'Filter by name (or shape); space-separated terms all match',
-      state.search,
-      (v) => {
-        state.search = v;
-        this.save();
-        this.table.filter(this.data.rows, v);
-      },
+      state,
+      () => this.save(),
+      () => this.data.rows,
     );
     this.panel = this.callStackPanel(editor);
-    this.slot = reloadSlot(this.page, this.chrome, 'the operators', () => {
+    this.slot = reloadSlot(this.element, this.chrome, 'the operators', () => {
       this.groupSelect.select.value = state.groupBy;
     });
   }
@@ -125,7 +120,7 @@ class OperatorsPage {
   /** Fills the page (already in the document, for the charts' sizes). */
   async start(): Promise<void> {
     const { state, data } = this;
-    this.page.append(
+    this.element.append(
       viewHead('Operators', this.ctx.key, `${formatCount(data.op_count)} operator calls`),
       ...notices(this.ctx, data, this.device),
       tiles(data, this.device),
@@ -146,7 +141,7 @@ class OperatorsPage {
       }
     }
     this.save();
-    this.page.dataset.ready = 'true';
+    this.element.dataset.ready = 'true';
   }
 
   dispose(): void {
@@ -156,7 +151,7 @@ class OperatorsPage {
     this.hostPie?.dispose();
     this.panel.dispose();
     this.table.destroy();
-    this.page.remove();
+    this.element.remove();
   }
 
   private save(): void {
@@ -304,7 +299,7 @@ class OperatorsPage {
     this.save();
     this.table.refresh();
     const shown = this.panel.show(row, state.groupBy);
-    if (scroll) scrollToAnchor(this.page, 'callstacks');
+    if (scroll) scrollToAnchor(this.element, 'callstacks');
     await shown;
   }
 
@@ -321,7 +316,7 @@ class OperatorsPage {
         state.stackShape = undefined;
         this.panel.close();
         this.save();
-        this.page.dataset.groupBy = groupBy;
+        this.element.dataset.groupBy = groupBy;
         this.buildTable();
         void this.updatePies();
       },
@@ -338,12 +333,7 @@ async function renderOperators(container: HTMLElement, ctx: ViewContext): Promis
   const source = new OperatorSource(ctx);
   const data = await source.get(state.groupBy, ctx.signal);
   const page = new OperatorsPage(ctx, store, state, source, data, editor);
-  container.appendChild(page.page);
-  await page.start();
-  return {
-    dispose: () => page.dispose(),
-    scrollTo: (anchor: string) => scrollToAnchor(page.page, anchor),
-  };
+  return mountPage(container, page);
 }
 
 export const operatorsView: ViewDef = {

@@ -1,34 +1,16 @@
 // The Overview page: GPU summary, step-time breakdown (charts + table), recommendations.
 
 import { isStillLoading, ViewNotReady } from '../../api/client';
-import { CATEGORIES, type OverviewResponse, type Recommendation } from '../../api/types';
+import type { OverviewResponse, Recommendation } from '../../api/types';
 import { scrollToAnchor } from '../../components/anchor';
-import { CATEGORY_COLOR, CATEGORY_HELP, CATEGORY_LABEL } from '../../components/categories';
-import { createChart, type ChartHandle, type OptionBuilder } from '../../components/chart';
-import { h, type Child, type Children } from '../../components/dom';
+import { CATEGORY_LABEL } from '../../components/categories';
+import { h, type Children } from '../../components/dom';
+import { formatCount, formatDuration, formatPercent, plural } from '../../components/format';
 import { recommendationCard as card } from '../../components/recommendation';
-import {
-  formatCount,
-  formatDuration,
-  formatDurationAxis,
-  formatPercent,
-  plural,
-} from '../../components/format';
-import { VirtualTable, type Column } from '../../components/table';
+import { viewHead } from '../page_kit';
 import type { ViewContext, ViewDef, ViewHandle } from '../types';
-import {
-  averageRow,
-  deviceFields,
-  droppedLines,
-  evidenceParts,
-  pieSlices,
-  rowShare,
-  severityRank,
-  stackedSeries,
-  stepRow,
-  topCategory,
-  type BreakdownRow,
-} from './model';
+import { Breakdown } from './breakdown';
+import { deviceFields, evidenceParts, severityRank, topCategory } from './model';
 
 function section(anchor: string, title: string, ...children: Children[]): HTMLElement {
   return h(
@@ -166,217 +148,6 @@ function recommendationSection(ov: OverviewResponse, ctx: ViewContext): HTMLElem
   );
 }
 
-function valueCell(row: BreakdownRow, value: number, pct: number | null): Child {
-  return h(
-    'span',
-    { class: value === 0 ? 'ks-stack ks-zero' : 'ks-stack' },
-    h('span', { class: 'ks-num' }, formatDuration(value)),
-    row.total > 0 ? h('span', { class: 'ks-pct' }, formatPercent(pct)) : null,
-  );
-}
-
-function breakdownColumns(): Column<BreakdownRow>[] {
-  const testid = (row: BreakdownRow, what: string): string => `breakdown-${row.name}-${what}`;
-  const columns: Column<BreakdownRow>[] = [
-    {
-      key: 'step',
-      label: 'Step',
-      minWidth: 140,
-      grow: 1.3,
-      cell: (row) => (row.kind === 'average' ? h('strong', null, 'Average') : row.name),
-      sortValue: (row) => row.number ?? row.name,
-      cellAttrs: (row) => ({ 'data-testid': testid(row, 'name') }),
-    },
-    {
-      key: 'total',
-      label: 'Step time',
-      align: 'right',
-      minWidth: 88,
-      cell: (row) => h('span', { class: 'ks-num' }, formatDuration(row.total)),
-      sortValue: (row) => row.total,
-      cellAttrs: (row) => ({
-        'data-testid': testid(row, 'total'),
-        'data-value': String(row.total),
-      }),
-    },
-  ];
-  for (const category of CATEGORIES) {
-    columns.push({
-      key: category,
-      label: CATEGORY_LABEL[category],
-      swatch: CATEGORY_COLOR[category],
-      title: `${CATEGORY_HELP[category]} (click to sort)`,
-      align: 'right',
-      minWidth: category === 'communication' ? 120 : 86,
-      grow: category === 'communication' ? 1.35 : 1,
-      cell: (row) => valueCell(row, row.values[category], rowShare(row, category)),
-      sortValue: (row) => row.values[category],
-      cellAttrs: (row) => ({
-        'data-testid': testid(row, category),
-        'data-value': String(row.values[category]),
-      }),
-    });
-  }
-  return columns;
-}
-
-function axisStyle(color: string, line: string): Record<string, unknown> {
-  return {
-    axisLabel: { color },
-    axisLine: { lineStyle: { color: line } },
-    axisTick: { lineStyle: { color: line } },
-    nameTextStyle: { color },
-  };
-}
-
-function stackedOption(ov: OverviewResponse): OptionBuilder {
-  const data = stackedSeries(ov.steps);
-  return (theme) => ({
-    backgroundColor: 'transparent',
-    animationDuration: 300,
-    textStyle: { fontFamily: 'inherit' },
-    tooltip: {
-      trigger: 'axis',
-      axisPointer: { type: 'shadow' },
-      backgroundColor: theme.tooltipBg,
-      borderColor: theme.border,
-      textStyle: { color: theme.text },
-      valueFormatter: (v: unknown) => (typeof v === 'number' ? formatDuration(v) : String(v)),
-      formatter: undefined,
-    },
-    legend: {
-      top: 0,
-      type: 'scroll',
-      textStyle: { color: theme.text },
-      pageTextStyle: { color: theme.textMuted },
-      itemWidth: 14,
-      itemHeight: 10,
-    },
-    grid: { left: 8, right: 12, top: 36, bottom: 4 },
-    xAxis: {
-      type: 'category',
-      name: 'Step',
-      nameLocation: 'middle',
-      nameGap: 26,
-      data: data.labels,
-      ...axisStyle(theme.textMuted, theme.border),
-    },
-    yAxis: {
-      type: 'value',
-      axisLabel: {
-        color: theme.textMuted,
-        formatter: (v: number) => formatDurationAxis(v),
-      },
-      splitLine: { lineStyle: { color: theme.gridLine } },
-    },
-    series: data.series.map((s) => ({
-      name: CATEGORY_LABEL[s.category],
-      type: 'bar',
-      stack: 'step',
-      barMaxWidth: 56,
-      itemStyle: { color: CATEGORY_COLOR[s.category] },
-      emphasis: { focus: 'series' },
-      data: s.data,
-    })),
-  });
-}
-
-function pieOption(ov: OverviewResponse): OptionBuilder {
-  const slices = pieSlices(ov.average_breakdown_us);
-  return (theme) => ({
-    backgroundColor: 'transparent',
-    animationDuration: 300,
-    textStyle: { fontFamily: 'inherit' },
-    tooltip: {
-      trigger: 'item',
-      backgroundColor: theme.tooltipBg,
-      borderColor: theme.border,
-      textStyle: { color: theme.text },
-      formatter: (p: { name: string; value: number; percent: number }) =>
-        `${p.name}<br/>${formatDuration(p.value)} (${p.percent.toFixed(2)} %)`,
-    },
-    legend: {
-      orient: 'vertical',
-      right: 0,
-      top: 'middle',
-      textStyle: { color: theme.text },
-      itemWidth: 14,
-      itemHeight: 10,
-      formatter: (name: string) => {
-        const slice = slices.find((s) => CATEGORY_LABEL[s.category] === name);
-        return slice ? `${name}  ${slice.percent.toFixed(2)} %` : name;
-      },
-    },
-    series: [
-      {
-        type: 'pie',
-        radius: ['42%', '70%'],
-        center: ['32%', '50%'],
-        avoidLabelOverlap: true,
-        label: { show: false },
-        itemStyle: { borderColor: theme.surface, borderWidth: 2 },
-        data: slices.map((s) => ({
-          name: CATEGORY_LABEL[s.category],
-          value: s.value,
-          itemStyle: { color: CATEGORY_COLOR[s.category] },
-        })),
-      },
-    ],
-  });
-}
-
-function breakdownSection(
-  ov: OverviewResponse,
-  stepChartEl: HTMLElement,
-  pieChartEl: HTMLElement,
-  table: VirtualTable<BreakdownRow>,
-): HTMLElement {
-  const dropped = droppedLines(ov.dropped_steps);
-  return section(
-    'breakdown',
-    'Step time breakdown',
-    h(
-      'div',
-      { class: 'ks-charts' },
-      h(
-        'div',
-        { class: 'ks-card ks-chart-card ks-chart-wide' },
-        h('h4', { class: 'ks-card-title' }, 'Time per step'),
-        stepChartEl,
-      ),
-      h(
-        'div',
-        { class: 'ks-card ks-chart-card' },
-        h('h4', { class: 'ks-card-title' }, 'Average step'),
-        pieChartEl,
-      ),
-    ),
-    dropped.length
-      ? h(
-          'div',
-          { class: 'ks-notice', testid: 'dropped-steps', role: 'note' },
-          h(
-            'strong',
-            null,
-            `${dropped.length} incomplete step${dropped.length === 1 ? ' was' : 's were'} left out: `,
-          ),
-          h(
-            'ul',
-            null,
-            dropped.map((line) => h('li', null, line)),
-          ),
-        )
-      : null,
-    h('h4', { class: 'ks-subtitle', dataset: { anchor: 'steps' } }, 'Per-step numbers'),
-    h(
-      'p',
-      { class: 'ks-muted ks-small' },
-      'Time of each category and its share of the step time. Click a column header to sort.',
-    ),
-    table.element,
-  );
-}
-
 function partialNotice(ctx: ViewContext): HTMLElement | null {
   if (!ctx.status.partial) return null;
   return h(
@@ -398,20 +169,7 @@ async function renderOverview(container: HTMLElement, ctx: ViewContext): Promise
   if (isStillLoading(result)) throw new ViewNotReady();
   const ov = result;
 
-  const table = new VirtualTable<BreakdownRow>({
-    columns: breakdownColumns(),
-    rows: ov.steps.map(stepRow),
-    footer: [averageRow(ov)],
-    footerAttrs: () => ({ 'data-testid': 'breakdown-average' }),
-    rowAttrs: (row) => ({ 'data-step': row.name }),
-    testid: 'breakdown-table',
-    caption: 'Step time breakdown per step',
-    emptyText: 'No complete steps in this trace.',
-    maxHeight: 420,
-  });
-
-  const stepChartEl = h('div', { class: 'ks-chart', testid: 'step-chart' });
-  const pieChartEl = h('div', { class: 'ks-chart', testid: 'average-chart' });
+  const breakdown = new Breakdown(ov);
   const page = h(
     'div',
     {
@@ -419,41 +177,21 @@ async function renderOverview(container: HTMLElement, ctx: ViewContext): Promise
       testid: 'overview',
       dataset: { run: ctx.key.run, worker: ctx.key.worker, span: ctx.key.span },
     },
-    h(
-      'header',
-      { class: 'ks-view-head' },
-      h('h2', null, 'Overview'),
-      h(
-        'p',
-        { class: 'ks-muted' },
-        `${ctx.key.run} · ${ctx.key.worker} · span ${ctx.key.span} · ${formatCount(ctx.status.event_count)} events`,
-      ),
-    ),
+    viewHead('Overview', ctx.key, `${formatCount(ctx.status.event_count)} events`),
     partialNotice(ctx),
     summaryTiles(ov),
     recommendationSection(ov, ctx),
     deviceSection(ov),
-    breakdownSection(ov, stepChartEl, pieChartEl, table),
+    breakdown.element,
   );
   container.appendChild(page);
 
-  const charts: ChartHandle[] = [];
-  if (ov.steps.length) {
-    charts.push(await createChart(stepChartEl, stackedOption(ov), ctx.themes));
-  } else {
-    stepChartEl.replaceWith(h('p', { class: 'ks-muted ks-note' }, 'No complete steps to chart.'));
-  }
-  if (pieSlices(ov.average_breakdown_us).length) {
-    charts.push(await createChart(pieChartEl, pieOption(ov), ctx.themes));
-  } else {
-    pieChartEl.replaceWith(h('p', { class: 'ks-muted ks-note' }, 'No time recorded.'));
-  }
+  await breakdown.start(ctx.themes);
   page.dataset.ready = 'true';
 
   return {
     dispose(): void {
-      for (const chart of charts) chart.dispose();
-      table.destroy();
+      breakdown.dispose();
       page.remove();
     },
     scrollTo: (anchor: string) => scrollToAnchor(page, anchor),

@@ -1,0 +1,47 @@
+// Pieces of the ECharts options that the views' charts share, so each look is written once:
+// the frame every chart starts from, the legend above bar charts, the colours of an axis.
+
+import type { Theme } from './theme';
+
+type Option = Record<string, unknown>;
+
+/** A chart's frame: transparent over the card, the page's font, a tooltip in the theme's
+ *  colours; `tooltip` adds the chart's own trigger and formatter. */
+export function chartFrame(theme: Theme, tooltip: Option, animationDuration = 300): Option {
+  return {
+    backgroundColor: 'transparent',
+    animationDuration,
+    textStyle: { fontFamily: 'inherit' },
+    tooltip: {
+      backgroundColor: theme.tooltipBg,
+      borderColor: theme.border,
+      textStyle: { color: theme.text },
+      ...tooltip,
+    },
+  };
+}
+
+/** The tooltip of a stacked bar chart: one per category, over a shaded band. */
+export const BAR_TOOLTIP: Option = { trigger: 'axis', axisPointer: { type: 'shadow' } };
+
+/** The legend above a stacked bar chart, scrolling when its series do not fit one line. */
+export function scrollLegend(theme: Theme): Option {
+  return {
+    top: 0,
+    type: 'scroll',
+    textStyle: { color: theme.text },
+    pageTextStyle: { color: theme.textMuted },
+    itemWidth: 14,
+    itemHeight: 10,
+  };
+}
+
+/** An axis's label, line, ticks and name in the theme's colours. */
+export function axisColors(theme: Theme): Option {
+  return {
+    axisLabel: { color: theme.textMuted },
+    axisLine: { lineStyle: { color: theme.border } },
+    axisTick: { lineStyle: { color: theme.border } },
+    nameTextStyle: { color: theme.textMuted },
+  };
+}

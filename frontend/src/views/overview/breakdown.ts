@@ -1,0 +1,249 @@
+// The Overview's step-time breakdown: a stacked bar per step and a pie of the average
+// step (ECharts), the per-step table with the average as its footer, and the steps left
+// out as incomplete.
+
+import type { OverviewResponse } from '../../api/types';
+import { CATEGORIES } from '../../api/types';
+import { CATEGORY_COLOR, CATEGORY_HELP, CATEGORY_LABEL } from '../../components/categories';
+import { createChart, type ChartHandle, type OptionBuilder } from '../../components/chart';
+import { axisColors, BAR_TOOLTIP, chartFrame, scrollLegend } from '../../components/chart_option';
+import { h, type Child } from '../../components/dom';
+import { formatDuration, formatDurationAxis, formatPercent } from '../../components/format';
+import { VirtualTable, type Column } from '../../components/table';
+import type { ThemeWatcher } from '../../components/theme';
+import { section } from '../page_kit';
+import {
+  averageRow,
+  droppedLines,
+  pieSlices,
+  rowShare,
+  stackedSeries,
+  stepRow,
+  type BreakdownRow,
+} from './model';
+
+function valueCell(row: BreakdownRow, value: number, pct: number | null): Child {
+  return h(
+    'span',
+    { class: value === 0 ? 'ks-stack ks-zero' : 'ks-stack' },
+    h('span', { class: 'ks-num' }, formatDuration(value)),
+    row.total > 0 ? h('span', { class: 'ks-pct' }, formatPercent(pct)) : null,
+  );
+}
+
+function breakdownColumns(): Column<BreakdownRow>[] {
+  const testid = (row: BreakdownRow, what: string): string => `breakdown-${row.name}-${what}`;
+  const columns: Column<BreakdownRow>[] = [
+    {
+      key: 'step',
+      label: 'Step',
+      minWidth: 140,
+      grow: 1.3,
+      cell: (row) => (row.kind === 'average' ? h('strong', null, 'Average') : row.name),
+      sortValue: (row) => row.number ?? row.name,
+      cellAttrs: (row) => ({ 'data-testid': testid(row, 'name') }),
+    },
+    {
+      key: 'total',
+      label: 'Step time',
+      align: 'right',
+      minWidth: 88,
+      cell: (row) => h('span', { class: 'ks-num' }, formatDuration(row.total)),
+      sortValue: (row) => row.total,
+      cellAttrs: (row) => ({
+        'data-testid': testid(row, 'total'),
+        'data-value': String(row.total),
+      }),
+    },
+  ];
+  for (const category of CATEGORIES) {
+    columns.push({
+      key: category,
+      label: CATEGORY_LABEL[category],
+      swatch: CATEGORY_COLOR[category],
+      title: `${CATEGORY_HELP[category]} (click to sort)`,
+      align: 'right',
+      minWidth: category === 'communication' ? 120 : 86,
+      grow: category === 'communication' ? 1.35 : 1,
+      cell: (row) => valueCell(row, row.values[category], rowShare(row, category)),
+      sortValue: (row) => row.values[category],
+      cellAttrs: (row) => ({
+        'data-testid': testid(row, category),
+        'data-value': String(row.values[category]),
+      }),
+    });
+  }
+  return columns;
+}
+
+function stackedOption(ov: OverviewResponse): OptionBuilder {
+  const data = stackedSeries(ov.steps);
+  return (theme) => ({
+    ...chartFrame(theme, {
+      ...BAR_TOOLTIP,
+      valueFormatter: (v: unknown) => (typeof v === 'number' ? formatDuration(v) : String(v)),
+      formatter: undefined,
+    }),
+    legend: scrollLegend(theme),
+    grid: { left: 8, right: 12, top: 36, bottom: 4 },
+    xAxis: {
+      type: 'category',
+      name: 'Step',
+      nameLocation: 'middle',
+      nameGap: 26,
+      data: data.labels,
+      ...axisColors(theme),
+    },
+    yAxis: {
+      type: 'value',
+      axisLabel: {
+        color: theme.textMuted,
+        formatter: (v: number) => formatDurationAxis(v),
+      },
+      splitLine: { lineStyle: { color: theme.gridLine } },
+    },
+    series: data.series.map((s) => ({
+      name: CATEGORY_LABEL[s.category],
+      type: 'bar',
+      stack: 'step',
+      barMaxWidth: 56,
+      itemStyle: { color: CATEGORY_COLOR[s.category] },
+      emphasis: { focus: 'series' },
+      data: s.data,
+    })),
+  });
+}
+
+function pieOption(ov: OverviewResponse): OptionBuilder {
+  const slices = pieSlices(ov.average_breakdown_us);
+  return (theme) => ({
+    ...chartFrame(theme, {
+      trigger: 'item',
+      formatter: (p: { name: string; value: number; percent: number }) =>
+        `${p.name}<br/>${formatDuration(p.value)} (${p.percent.toFixed(2)} %)`,
+    }),
+    legend: {
+      orient: 'vertical',
+      right: 0,
+      top: 'middle',
+      textStyle: { color: theme.text },
+      itemWidth: 14,
+      itemHeight: 10,
+      formatter: (name: string) => {
+        const slice = slices.find((s) => CATEGORY_LABEL[s.category] === name);
+        return slice ? `${name}  ${slice.percent.toFixed(2)} %` : name;
+      },
+    },
+    series: [
+      {
+        type: 'pie',
+        radius: ['42%', '70%'],
+        center: ['32%', '50%'],
+        avoidLabelOverlap: true,
+        label: { show: false },
+        itemStyle: { borderColor: theme.surface, borderWidth: 2 },
+        data: slices.map((s) => ({
+          name: CATEGORY_LABEL[s.category],
+          value: s.value,
+          itemStyle: { color: CATEGORY_COLOR[s.category] },
+        })),
+      },
+    ],
+  });
+}
+
+function breakdownSection(
+  ov: OverviewResponse,
+  stepChartEl: HTMLElement,
+  pieChartEl: HTMLElement,
+  table: VirtualTable<BreakdownRow>,
+): HTMLElement {
+  const dropped = droppedLines(ov.dropped_steps);
+  return section(
+    { anchor: 'breakdown', testid: 'overview-breakdown', title: 'Step time breakdown' },
+    h(
+      'div',
+      { class: 'ks-charts' },
+      h(
+        'div',
+        { class: 'ks-card ks-chart-card ks-chart-wide' },
+        h('h4', { class: 'ks-card-title' }, 'Time per step'),
+        stepChartEl,
+      ),
+      h(
+        'div',
+        { class: 'ks-card ks-chart-card' },
+        h('h4', { class: 'ks-card-title' }, 'Average step'),
+        pieChartEl,
+      ),
+    ),
+    dropped.length
+      ? h(
+          'div',
+          { class: 'ks-notice', testid: 'dropped-steps', role: 'note' },
+          h(
+            'strong',
+            null,
+            `${dropped.length} incomplete step${dropped.length === 1 ? ' was' : 's were'} left out: `,
+          ),
+          h(
+            'ul',
+            null,
+            dropped.map((line) => h('li', null, line)),
+          ),
+        )
+      : null,
+    h('h4', { class: 'ks-subtitle', dataset: { anchor: 'steps' } }, 'Per-step numbers'),
+    h(
+      'p',
+      { class: 'ks-muted ks-small' },
+      'Time of each category and its share of the step time. Click a column header to sort.',
+    ),
+    table.element,
+  );
+}
+
+/** The breakdown section; its charts start once it is in the document (for their sizes). */
+export class Breakdown {
+  readonly element: HTMLElement;
+  private readonly table: VirtualTable<BreakdownRow>;
+  private readonly stepChartEl = h('div', { class: 'ks-chart', testid: 'step-chart' });
+  private readonly pieChartEl = h('div', { class: 'ks-chart', testid: 'average-chart' });
+  private readonly charts: ChartHandle[] = [];
+
+  constructor(private readonly ov: OverviewResponse) {
+    this.table = new VirtualTable<BreakdownRow>({
+      columns: breakdownColumns(),
+      rows: ov.steps.map(stepRow),
+      footer: [averageRow(ov)],
+      footerAttrs: () => ({ 'data-testid': 'breakdown-average' }),
+      rowAttrs: (row) => ({ 'data-step': row.name }),
+      testid: 'breakdown-table',
+      caption: 'Step time breakdown per step',
+      emptyText: 'No complete steps in this trace.',
+      maxHeight: 420,
+    });
+    this.element = breakdownSection(ov, this.stepChartEl, this.pieChartEl, this.table);
+  }
+
+  async start(themes: ThemeWatcher): Promise<void> {
+    const { ov, charts } = this;
+    if (ov.steps.length) {
+      charts.push(await createChart(this.stepChartEl, stackedOption(ov), themes));
+    } else {
+      this.stepChartEl.replaceWith(
+        h('p', { class: 'ks-muted ks-note' }, 'No complete steps to chart.'),
+      );
+    }
+    if (pieSlices(ov.average_breakdown_us).length) {
+      charts.push(await createChart(this.pieChartEl, pieOption(ov), themes));
+    } else {
+      this.pieChartEl.replaceWith(h('p', { class: 'ks-muted ks-note' }, 'No time recorded.'));
+    }
+  }
+
+  dispose(): void {
+    for (const chart of this.charts) chart.dispose();
+    this.table.destroy();
+  }
+}
