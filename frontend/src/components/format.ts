@@ -3,11 +3,11 @@
 
 export const DASH = '—';
 
-function isNum(value: number | null | undefined): value is number {
+export function isNum(value: number | null | undefined): value is number {
   return typeof value === 'number' && Number.isFinite(value);
 }
 
-function trimZeros(text: string): string {
+export function trimZeros(text: string): string {
   return text.includes('.') ? text.replace(/\.?0+$/, '') : text;
 }
 

@@ -39,13 +39,13 @@ export function selectField(
     options.map(([v, text]) => h('option', { attrs: { value: v } }, text)),
   );
   select.value = value;
-  const el = h(
-    'label',
-    { class: 'ks-field' },
-    h('span', { class: 'ks-field-label' }, label),
-    select,
-  );
-  return { el, select };
+  return { el: labelled(label, select), select };
+}
+
+/** A control with its visible label, one `<label>` so a click on the text focuses it. */
+function labelled(label: string, control: HTMLElement, extraClass = ''): HTMLElement {
+  const cls = extraClass ? `ks-field ${extraClass}` : 'ks-field';
+  return h('label', { class: cls }, h('span', { class: 'ks-field-label' }, label), control);
 }
 
 export interface SearchField {
@@ -88,12 +88,7 @@ export function searchField(
   });
   input.addEventListener('search', fire); // the field's clear (×) button
   input.value = value;
-  const el = h(
-    'label',
-    { class: 'ks-field ks-toolbar-grow' },
-    h('span', { class: 'ks-field-label' }, label),
-    input,
-  );
+  const el = labelled(label, input, 'ks-toolbar-grow');
   return {
     el,
     input,

@@ -3,12 +3,11 @@
 
 import type { MemoryCurveResponse, MemoryDevice } from '../../api/types';
 import type { OptionBuilder } from '../../components/chart';
-import { formatBytes, formatDurationAxis } from '../../components/format';
+import { escapeHtml, formatBytes, formatDurationAxis } from '../../components/format';
 import type { Theme } from '../../components/theme';
 import {
   bytesAxis,
   curveSeries,
-  escapeHtml,
   formatAbsTime,
   formatBytesAxis,
   formatBytesExact,

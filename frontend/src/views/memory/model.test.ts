@@ -13,7 +13,6 @@ import {
   curveWidth,
   deviceForAnchor,
   deviceLabel,
-  escapeHtml,
   formatAbsTime,
   formatBytesAxis,
   formatBytesExact,
@@ -88,13 +87,6 @@ describe('time and byte formatting', () => {
     assert.equal(formatBytesAxis(1536), '1.5 KiB');
     assert.equal(formatBytesAxis(100 * 2 ** 20), '100 MiB');
     assert.equal(formatBytesAxis(512), '512 B');
-  });
-
-  it('escapes HTML', () => {
-    assert.equal(
-      escapeHtml(`<built-in function "linear"> & 'x'`),
-      '&lt;built-in function &quot;linear&quot;&gt; &amp; &#39;x&#39;',
-    );
   });
 
   it('puts byte ticks on round binary sizes', () => {

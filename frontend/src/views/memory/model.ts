@@ -8,27 +8,9 @@ import type {
   MemoryOperatorRow,
 } from '../../api/types';
 import type { CsvValue } from '../../components/csv';
-import { DASH, formatBytes, formatCount } from '../../components/format';
-
-/** Text made safe for ECharts' HTML tooltips ("<built-in function linear>"). */
-export function escapeHtml(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
-}
+import { DASH, formatBytes, formatCount, isNum, trimZeros } from '../../components/format';
 
 // ----- time -------------------------------------------------------------------------
-
-function isNum(value: number | null | undefined): value is number {
-  return typeof value === 'number' && Number.isFinite(value);
-}
-
-function trimZeros(text: string): string {
-  return text.includes('.') ? text.replace(/\.?0+$/, '') : text;
-}
 
 /**
  * A time relative to the trace start, to the microsecond: "0 µs", "12.5 µs",
