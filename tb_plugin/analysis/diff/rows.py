@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 from ..kernels import KernelRow
 from ..operators import OperatorRow
@@ -104,26 +104,30 @@ def kernel_rows(base: list[KernelRow], target: list[KernelRow]) -> list[KernelDi
     return out
 
 
+def _bars(kind: Literal["operator", "kernel"], rows: Iterable[Any], field: str) -> list[TopChange]:
+    bars: list[TopChange] = []
+    for row in rows:
+        number: Compared = row[field]
+        if row["status"] == "same" or not number["delta"]:
+            continue
+        bars.append(
+            {
+                "kind": kind,
+                "name": row["name"],
+                "input_shape": row.get("input_shape"),
+                "metric": field,
+                "base": number["base"],
+                "target": number["target"],
+                "delta": number["delta"],
+            }
+        )
+    return bars
+
+
 def top_changes(
     operators: Iterable[OperatorDiff], kernels: Iterable[KernelDiff], metric: str
 ) -> list[TopChange]:
     """The largest changes of operators' main time and kernels' total time, for a chart."""
-    bars: list[TopChange] = []
-    for kind, rows, field in (("operator", operators, metric), ("kernel", kernels, "total_us")):
-        for row in rows:
-            number: Compared = row[field]  # type: ignore[literal-required]
-            if row["status"] == "same" or not number["delta"]:
-                continue
-            bars.append(
-                {
-                    "kind": kind,
-                    "name": row["name"],
-                    "input_shape": row.get("input_shape"),
-                    "metric": field,
-                    "base": number["base"],
-                    "target": number["target"],
-                    "delta": number["delta"],
-                }
-            )
+    bars = _bars("operator", operators, metric) + _bars("kernel", kernels, "total_us")
     bars.sort(key=lambda b: -abs(b["delta"]))
     return bars[:TOP_CHANGES]

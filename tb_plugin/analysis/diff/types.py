@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 
 class Compared(TypedDict):
@@ -68,7 +68,7 @@ class CollectiveDiff(TypedDict):
 
 class _RowDiffBase(TypedDict):
     name: str
-    status: str  # "added", "removed", "changed" or "same"
+    status: Literal["added", "removed", "changed", "same"]
     calls: Compared
 
 
@@ -91,7 +91,7 @@ class KernelDiff(_RowDiffBase):
 class TopChange(TypedDict):
     """A bar of the chart of the largest changes: an operator's main time or a kernel's."""
 
-    kind: str  # "operator" or "kernel"
+    kind: Literal["operator", "kernel"]
     name: str
     input_shape: Any  # group_by=shape operators; else None
     metric: str  # the compared field: `operator_metric` or "total_us"
