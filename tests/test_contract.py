@@ -28,6 +28,7 @@ from test_distributed import GatedExecutor
 DOC = Path(__file__).resolve().parents[1] / "docs" / "http_api.md"
 JSON_ENDPOINTS = [e for e in ENDPOINTS.values() if e.response is not None]
 SPAN = {"run": "job", "worker": "worker0", "span": "1"}
+PAIR = {**SPAN, "target_run": "job", "target_worker": "worker1"}  # Scope.PAIR: base, target
 
 # Per endpoint: the query of a good request and of a bad one (400).
 QUERIES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
@@ -49,6 +50,7 @@ QUERIES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "flows": (SPAN, {**SPAN, "limit": "many"}),
     "search": ({**SPAN, "q": "mm"}, SPAN),
     "range_summary": ({**SPAN, "t0": "0", "t1": "150"}, {**SPAN, "t0": "9", "t1": "1"}),
+    "diff": ({**PAIR, "group_by": "shape"}, {**PAIR, "group_by": "size"}),
 }
 
 

@@ -114,6 +114,13 @@ class KernelsParams(TypedDict, total=False):
     stream: int
 
 
+class DiffParams(TypedDict, total=False):
+    """Besides the pair of spans (`Scope.PAIR`): operators matched by name, or by name
+    and input shape."""
+
+    group_by: Literal["name", "shape"]
+
+
 class MemoryParams(TypedDict, total=False):
     device: str
     start_us: float

@@ -10,6 +10,7 @@ from typing import Any
 from ..analysis import kernels as kernels_analysis
 from ..analysis import operators as operators_analysis
 from ..analysis import overview
+from ..analysis.diff import view as diff_analysis
 from ..analysis.memory import view as memory_analysis
 from ..ingest.discovery import Run
 from ..store.model import TraceModel
@@ -224,13 +225,30 @@ _RUN_VIEWS = [
     ),
 ]
 
+_PAIR_VIEWS = [
+    # Two spans, base and target (`Scope.PAIR`), 202 while either loads. Computed per
+    # request from the views of both: an answer cached with one file would outlive a
+    # change of the other.
+    Endpoint(
+        "diff",
+        Scope.PAIR,
+        diff_analysis.DiffView,
+        diff_analysis.diff_view,
+        request=contract.DiffParams,
+        version=diff_analysis.VERSION,
+        cache=Cache.NONE,
+        page="diff",
+        loading=contract.StatusResponse,
+    ),
+]
+
 _FILES = [
     Endpoint("download", Scope.SPAN, None, answer=Answer.FILE),  # the trace file, streamed
     Endpoint("static/*", Scope.STATIC, None, answer=Answer.FILE),  # the built frontend
 ]
 
 ENDPOINTS: dict[str, Endpoint] = {
-    e.name: e for e in [*_LISTING, *_RUN_VIEWS, *_SPAN_VIEWS, *_TRACE_VIEW, *_FILES]
+    e.name: e for e in [*_LISTING, *_RUN_VIEWS, *_SPAN_VIEWS, *_TRACE_VIEW, *_PAIR_VIEWS, *_FILES]
 }
 
 # Views of one span (model, params → response), in page order.

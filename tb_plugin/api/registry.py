@@ -28,6 +28,9 @@ class Scope(enum.Enum):
     WORKER = "worker"  # ?run=R&worker=W
     SPAN = "span"  # ?run=R&worker=W[&span=S]: one trace file
     SPANS = "spans"  # ... or ?run=R&workers=W1,W2[&span=S]: several, on one time axis
+    # Two spans, base and target: ?run=R&worker=W[&span=S]&target_run=R2&target_worker=W2
+    # [&target_span=S2]; the compute function gets both models (base first).
+    PAIR = "pair"
     STATIC = "static"  # files of the built frontend
 
 

@@ -1,4 +1,4 @@
-"""`kinetoscope report`: the views without a browser.
+"""`kinetoscope report`: the views without a browser (and `kinetoscope diff`, `diff.py`).
 
 With `--format json` it prints one JSON document. When one run is reported (chosen with
 `--run`, or the only run of the logdir) the top-level keys are the view names, each
@@ -60,6 +60,9 @@ def _parser() -> argparse.ArgumentParser:
         "run-level ones ('distributed') for runs with several workers)",
     )
     report.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    from . import diff  # imports this module: loaded once the names above exist
+
+    diff.add_parser(sub)
     return parser
 
 
@@ -148,6 +151,10 @@ def _without_params(view: View) -> Callable[[TraceModel], Any]:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.getLogger("kinetoscope").setLevel(logging.ERROR)  # errors are printed below
+    if args.command == "diff":
+        from .diff import run_diff
+
+        return run_diff(args)
     cache = None if args.no_cache else DiskCache(default_cache_dir())
     store = TraceStore(cache)
     results: dict[str, Any] = {}

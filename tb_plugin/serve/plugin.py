@@ -159,6 +159,8 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
         if scope is Scope.LOGDIR:
             return endpoint.call(self._runs())
         run = self._find_run(args)
+        if scope is Scope.PAIR:
+            return self._pair_view(endpoint, request, run, files)
         if scope is Scope.WORKER:
             return endpoint.call(run, self._find_worker(run, args.get("worker")))
         if scope is Scope.RUN:
@@ -183,19 +185,19 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
 
     # --- the one resolver of run / worker / span -----------------------------------
 
-    def _find_run(self, args: Any) -> Run:
-        name = args.get("run")
+    def _find_run(self, args: Any, param: str = "run") -> Run:
+        name = args.get(param)
         if not name:
-            raise errors.InvalidArgumentError("missing parameter: run")
+            raise errors.InvalidArgumentError(f"missing parameter: {param}")
         for run in self._runs():
             if run.name == name:
                 return run
         raise errors.NotFoundError(f"no run named {name!r}")
 
     @staticmethod
-    def _find_worker(run: Run, name: str | None) -> Worker:
+    def _find_worker(run: Run, name: str | None, param: str = "worker") -> Worker:
         if not name:
-            raise errors.InvalidArgumentError("missing parameter: worker")
+            raise errors.InvalidArgumentError(f"missing parameter: {param}")
         for worker in run.workers:
             if worker.name == name:
                 return worker
@@ -230,6 +232,16 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
         for name in dict.fromkeys(n.strip() for n in names.split(",") if n.strip()):
             worker = self._find_worker(run, name)
             out.append((name, self._find_span(run, worker, span_name)))
+        return out
+
+    def _resolve_pair(self, run: Run, args: Any) -> list[tuple[Run, Worker, SpanFile]]:
+        """`Scope.PAIR`: the base (run, worker, span) and the target (target_run,
+        target_worker, target_span), each resolved as one span is."""
+        target_run = self._find_run(args, "target_run")
+        out = []
+        for prefix, where in (("", run), ("target_", target_run)):
+            worker = self._find_worker(where, args.get(f"{prefix}worker"), f"{prefix}worker")
+            out.append((where, worker, self._find_span(where, worker, args.get(f"{prefix}span"))))
         return out
 
     # --- answers --------------------------------------------------------------------
@@ -280,6 +292,25 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
                 body = self._status_body(request, span)
                 raise StillLoading({**body, "worker": worker or body["worker"]}) from None
         return msgspec.json.encode(endpoint.call(workers, params))
+
+    def _pair_view(
+        self, endpoint: Endpoint, request: wrappers.Request, run: Run, files: list[str]
+    ) -> Any:
+        """Both spans' models to the compute function (base first); 202 with the status of
+        the first side still loading."""
+        sides = self._resolve_pair(run, request.args)
+        files.extend(span.file for _, _, span in sides)
+        params = endpoint.decode(request.args)  # parsed once; 400 before any loading
+        for _, _, span in sides:
+            self.store.state_for(span.path)  # start both loads before waiting on one
+        models = []
+        for side_run, worker, span in sides:
+            try:
+                models.append(self.store.model(span.path))
+            except NotReady:
+                body = self._status_body(request, span)
+                raise StillLoading({**body, "run": side_run.name, "worker": worker.name}) from None
+        return msgspec.json.encode(endpoint.call(*models, params))
 
     def _run_job(self, run: Run, span: str | None) -> Any:
         """Run-level: all ranks of the run as one job, the distributed view (202 with progress

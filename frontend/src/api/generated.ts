@@ -30,6 +30,12 @@ export interface BlockColumns {
   name: number[];
 }
 
+export interface BreakdownDiff {
+  part: string;
+  average_us: Compared;
+  share_pct: Compared;
+}
+
 export interface CallStacksParams extends OperatorName {
   input_shape?: string;
 }
@@ -42,6 +48,17 @@ export interface CallStacksView {
   stacks: StackRow[];
 }
 
+/** A collective type, from the distributed view's single-rank statistics. */
+export interface CollectiveDiff {
+  name: string;
+  calls: Compared;
+  bytes: Compared;
+  total_us: Compared;
+  avg_us: Compared;
+  algbw_gbps: Compared;
+  busbw_gbps: Compared;
+}
+
 export interface CollectiveStats {
   name: string;
   calls: number;
@@ -52,6 +69,14 @@ export interface CollectiveStats {
   transfer_us: number;
   algbw_gbps: number | null;
   busbw_gbps: number | null;
+}
+
+/** One number of both sides. `None` is unknown (the side has no such data), never 0: `delta` is None when a side is unknown, `delta_pct` also when the base is 0. */
+export interface Compared {
+  base: number | null;
+  target: number | null;
+  delta: number | null;
+  delta_pct: number | null;
 }
 
 export interface CounterInfo {
@@ -78,6 +103,28 @@ export interface CurveView {
   reserved_bytes: number[] | null;
   peak_allocated_bytes: number;
   peak_reserved_bytes: number | null;
+}
+
+/** Besides the pair of spans (`Scope.PAIR`): operators matched by name, or by name and input shape. */
+export interface DiffParams {
+  group_by?: 'name' | 'shape';
+}
+
+export interface DiffView {
+  group_by: string;
+  base: SideSummary;
+  target: SideSummary;
+  devices_differ: boolean;
+  notes: string[];
+  steps: StepsDiff;
+  breakdown: BreakdownDiff[];
+  gpu: GpuDiff[];
+  memory: MemoryDiff[];
+  communication: CollectiveDiff[];
+  operator_metric: string;
+  operators: OperatorDiff[];
+  kernels: KernelDiff[];
+  top_changes: TopChange[];
 }
 
 /** `distributed` answers 202 with this while the per-rank summaries are computed. */
@@ -186,6 +233,18 @@ export interface GpuDeviceView {
   kernel_time_us: number;
 }
 
+/** One device id: the overview's GPU summary of both sides (None: absent on a side). */
+export interface GpuDiff {
+  id: number;
+  base_name: string | null;
+  target_name: string | null;
+  utilization_pct: Compared;
+  sm_efficiency_pct: Compared;
+  achieved_occupancy_pct: Compared;
+  tensor_core_pct: Compared;
+  kernel_time_us: Compared;
+}
+
 export interface JobStep {
   name: string;
   number: number | null;
@@ -193,6 +252,11 @@ export interface JobStep {
   median_duration_us: number;
   max_duration_us: number;
   straggler: Straggler | null;
+}
+
+export interface KernelDiff extends RowDiffBase {
+  total_us: Compared;
+  mean_us: Compared;
 }
 
 export interface KernelRow extends KernelRowBase {
@@ -284,6 +348,12 @@ export interface MemoryDeviceView {
   end_allocated_bytes: number;
 }
 
+export interface MemoryDiff {
+  device: string;
+  peak_allocated_bytes: Compared;
+  peak_reserved_bytes: Compared;
+}
+
 export interface MemoryEventsParams extends MemoryParams {
   sort?: 'alloc' | 'duration' | 'free' | 'size';
   offset?: number;
@@ -343,6 +413,17 @@ export interface OpRef {
   ops: string[];
   stack: string[];
   stack_source: string | null;
+}
+
+export interface OperatorDiff extends OperatorDiffBase {
+  input_shape?: unknown;
+}
+
+export interface OperatorDiffBase extends RowDiffBase {
+  host_self_us: Compared;
+  host_total_us: Compared;
+  device_self_us: Compared;
+  device_total_us: Compared;
 }
 
 export interface OperatorName {
@@ -471,6 +552,12 @@ export interface RowBase extends Stats {
   has_call_stack: boolean;
 }
 
+export interface RowDiffBase {
+  name: string;
+  status: 'added' | 'changed' | 'removed' | 'same';
+  calls: Compared;
+}
+
 export interface RunListing {
   name: string;
   workers: WorkerListing[];
@@ -502,6 +589,15 @@ export interface SearchView {
   hits: SearchHits;
   total: number;
   truncated: boolean;
+}
+
+export interface SideSummary {
+  device_type: string;
+  devices: string[];
+  steps_source: string;
+  has_kernels: boolean;
+  has_memory: boolean;
+  has_communication: boolean;
 }
 
 export interface SliceColumns {
@@ -596,6 +692,11 @@ export interface StepWindow {
   end_us: number;
 }
 
+export interface StepsDiff {
+  step_count: Compared;
+  average_step_us: Compared;
+}
+
 export interface Straggler {
   rank: number;
   worker: string;
@@ -623,6 +724,17 @@ export interface StragglerCount {
 export interface TimeRange {
   t0?: number;
   t1?: number;
+}
+
+/** A bar of the chart of the largest changes: an operator's main time or a kernel's. */
+export interface TopChange {
+  kind: 'kernel' | 'operator';
+  name: string;
+  input_shape: unknown;
+  metric: string;
+  base: number | null;
+  target: number | null;
+  delta: number;
 }
 
 export interface TraceParams extends Tracks, TimeRange {
@@ -731,6 +843,7 @@ export interface Endpoints {
   flows: { params: FlowsParams; response: FlowsView; loading: StatusResponse };
   search: { params: SearchParams; response: SearchView; loading: StatusResponse };
   range_summary: { params: RangeSummaryParams; response: RangeSummaryView; loading: StatusResponse };
+  diff: { params: DiffParams; response: DiffView; loading: StatusResponse };
 }
 
 export type EndpointName = keyof Endpoints;

@@ -1,0 +1,1 @@
+"""The diff of two traces: `view.diff` (types in `types.py`)."""

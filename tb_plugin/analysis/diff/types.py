@@ -1,0 +1,117 @@
+"""The diff view's types: every compared number as base, target, delta and delta %."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+
+class Compared(TypedDict):
+    """One number of both sides. `None` is unknown (the side has no such data), never 0:
+    `delta` is None when a side is unknown, `delta_pct` also when the base is 0."""
+
+    base: float | None
+    target: float | None
+    delta: float | None
+    delta_pct: float | None
+
+
+class SideSummary(TypedDict):
+    device_type: str  # "GPU" or "CPU" (the overview's)
+    devices: list[str]  # device names (the overview's device identity), in id order
+    steps_source: str
+    has_kernels: bool
+    has_memory: bool
+    has_communication: bool
+
+
+class StepsDiff(TypedDict):
+    step_count: Compared
+    average_step_us: Compared
+
+
+class BreakdownDiff(TypedDict):
+    part: str  # kernel, memcpy, memset, communication, runtime, dataloader, cpu_exec, other
+    average_us: Compared  # per step
+    share_pct: Compared  # of the average step
+
+
+class GpuDiff(TypedDict):
+    """One device id: the overview's GPU summary of both sides (None: absent on a side)."""
+
+    id: int
+    base_name: str | None
+    target_name: str | None
+    utilization_pct: Compared
+    sm_efficiency_pct: Compared
+    achieved_occupancy_pct: Compared
+    tensor_core_pct: Compared
+    kernel_time_us: Compared
+
+
+class MemoryDiff(TypedDict):
+    device: str  # the memory view's device key ("GPU0", "CPU")
+    peak_allocated_bytes: Compared
+    peak_reserved_bytes: Compared
+
+
+class CollectiveDiff(TypedDict):
+    """A collective type, from the distributed view's single-rank statistics."""
+
+    name: str
+    calls: Compared
+    bytes: Compared
+    total_us: Compared
+    avg_us: Compared
+    algbw_gbps: Compared
+    busbw_gbps: Compared
+
+
+class _RowDiffBase(TypedDict):
+    name: str
+    status: Literal["added", "removed", "changed", "same"]
+    calls: Compared
+
+
+class _OperatorDiffBase(_RowDiffBase):
+    host_self_us: Compared
+    host_total_us: Compared
+    device_self_us: Compared  # unknown (None) on a CPU-only side
+    device_total_us: Compared
+
+
+class OperatorDiff(_OperatorDiffBase, total=False):
+    input_shape: Any  # only with group_by=shape: the operators view's input_shape
+
+
+class KernelDiff(_RowDiffBase):
+    total_us: Compared
+    mean_us: Compared
+
+
+class TopChange(TypedDict):
+    """A bar of the chart of the largest changes: an operator's main time or a kernel's."""
+
+    kind: Literal["operator", "kernel"]
+    name: str
+    input_shape: Any  # group_by=shape operators; else None
+    metric: str  # the compared field: `operator_metric` or "total_us"
+    base: float | None
+    target: float | None
+    delta: float
+
+
+class DiffView(TypedDict):
+    group_by: str
+    base: SideSummary
+    target: SideSummary
+    devices_differ: bool
+    notes: list[str]
+    steps: StepsDiff
+    breakdown: list[BreakdownDiff]
+    gpu: list[GpuDiff]  # empty when a side has no GPU (`notes` says so)
+    memory: list[MemoryDiff]
+    communication: list[CollectiveDiff]
+    operator_metric: str  # the time operators are sorted by: device_self_us or host_self_us
+    operators: list[OperatorDiff]
+    kernels: list[KernelDiff]  # empty unless both sides ran kernels
+    top_changes: list[TopChange]

@@ -1,0 +1,85 @@
+"""`kinetoscope diff LOGDIR --base RUN[:WORKER[:SPAN]] --target RUN[:WORKER[:SPAN]]`: the
+diff route without a browser. `--format json` prints exactly what the `diff` route
+returns; text prints tables (`diff_text.py`). A missing worker is the run's first, a
+missing span the worker's first, as in the server and `kinetoscope report`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+import msgspec
+
+from ..api.endpoints import ENDPOINTS
+from ..ingest.discovery import Run, SpanFile, scan_logdir
+from ..store.cache import DiskCache, default_cache_dir
+from ..store.trace_store import LoadFailed, TraceStore
+from .diff_text import render_diff
+from .main import EXIT_LOAD, ReportError, _pick
+
+
+def add_parser(sub: Any) -> None:
+    diff = sub.add_parser("diff", help="compare two traces (base and target) of a logdir")
+    diff.add_argument("logdir", help="a logdir (folders of trace files)")
+    for side in ("base", "target"):
+        diff.add_argument(
+            f"--{side}", required=True, metavar="RUN[:WORKER[:SPAN]]", help=f"the {side} trace"
+        )
+    diff.add_argument("--format", choices=("json", "text"), default="text")
+    diff.add_argument("--group-by", choices=("name", "shape"), default="name")
+    diff.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+
+
+def resolve(runs: tuple[Run, ...], spec: str) -> tuple[str, SpanFile]:
+    """`RUN[:WORKER[:SPAN]]` → (a label, the span file). The longest run name the spec
+    starts with wins, so run names holding ':' still resolve."""
+    matches = [r for r in runs if spec == r.name or spec.startswith(r.name + ":")]
+    if not matches:
+        known = ", ".join(r.name for r in runs) or "none"
+        raise ReportError(f"no run named {spec.split(':')[0]!r} (known: {known})")
+    run = max(matches, key=lambda r: len(r.name))
+    rest = spec[len(run.name) + 1 :].split(":", 1) if spec != run.name else []
+    worker = _pick(run.workers, rest[0] if rest else None, "worker", f"run {run.name!r}")
+    span_name = rest[1] if len(rest) > 1 else None
+    span = _pick(worker.spans, span_name, "span", f"worker {worker.name!r}")
+    return f"{run.name}:{worker.name}:{span.name}", span
+
+
+def diff_json(store: TraceStore, base: SpanFile, target: SpanFile, group_by: str) -> bytes:
+    """The route's body for these two spans: the same endpoint, the same encoding."""
+    endpoint = ENDPOINTS["diff"]
+    models = []
+    for span in (base, target):
+        store.state_for(span.path)  # both load at once
+    for span in (base, target):
+        try:
+            models.append(store.wait(span.path))
+        except LoadFailed as exc:
+            raise ReportError(exc.error["message"]) from None
+    return msgspec.json.encode(endpoint.call(*models, endpoint.decode({"group_by": group_by})))
+
+
+def run_diff(args: argparse.Namespace) -> int:
+    path = os.path.abspath(args.logdir)
+    if not os.path.isdir(path):
+        print(f"kinetoscope: {args.logdir}: no such folder", file=sys.stderr)
+        return EXIT_LOAD
+    cache = None if args.no_cache else DiskCache(default_cache_dir())
+    store = TraceStore(cache)
+    try:
+        runs = scan_logdir(path)
+        base_label, base = resolve(runs, args.base)
+        target_label, target = resolve(runs, args.target)
+        body = diff_json(store, base, target, args.group_by)
+    except ReportError as exc:
+        print(f"kinetoscope: {exc}", file=sys.stderr)
+        return EXIT_LOAD
+    finally:
+        store.close()
+    if args.format == "json":
+        sys.stdout.buffer.write(body + b"\n")
+    else:
+        print(render_diff(base_label, target_label, msgspec.json.decode(body)))
+    return 0

@@ -1,0 +1,121 @@
+"""Plain-text rendering of the diff view for `kinetoscope diff --format text`: steps and
+breakdown, GPU, memory peaks, communication, and the largest operator and kernel changes,
+each number as base, target, delta and delta % ("-": unknown)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .report_text import DEFAULT_WIDTH, PART_LABELS, _short, _table, _wrap
+
+TOP_ROWS = 15
+Format = Callable[[float], str]
+
+
+def _ms(us: float) -> str:
+    return f"{us / 1000:.3f}"
+
+
+def _plain(x: float) -> str:
+    return f"{x:.2f}".rstrip("0").rstrip(".") if x != int(x) else str(int(x))
+
+
+def _pct(x: float) -> str:
+    return f"{x:.2f}"
+
+
+def _mib(n: float) -> str:
+    return f"{n / 2**20:.1f}"
+
+
+def _cells(number: dict[str, Any], fmt: Format) -> list[str]:
+    """base, target, delta, delta %: "-" for unknown."""
+    values = [number["base"], number["target"], number["delta"]]
+    pct = number["delta_pct"]
+    return [*("-" if v is None else fmt(v) for v in values), "-" if pct is None else f"{pct:.2f}"]
+
+
+Row = tuple[str, dict[str, Any], Format]  # a label, a compared number, how its values print
+
+
+def _compared_table(rows: list[Row], width: int) -> str:
+    header = ["", "base", "target", "delta", "delta %"]
+    return _table(header, [[name, *_cells(n, fmt)] for name, n, fmt in rows], width)
+
+
+def _steps(view: dict[str, Any], width: int) -> str:
+    steps = view["steps"]
+    rows: list[Row] = [
+        ("steps", steps["step_count"], _plain),
+        ("average step ms", steps["average_step_us"], _ms),
+    ]
+    rows += [(f"{PART_LABELS[b['part']]} ms", b["average_us"], _ms) for b in view["breakdown"]]
+    rows += [(f"{PART_LABELS[b['part']]} %", b["share_pct"], _pct) for b in view["breakdown"]]
+    return "Steps and breakdown (per step)\n" + _compared_table(rows, width)
+
+
+def _gpu(view: dict[str, Any], width: int) -> str:
+    out = []
+    for device in view["gpu"]:
+        names = {device["base_name"], device["target_name"]} - {None}
+        rows: list[Row] = [
+            ("utilization %", device["utilization_pct"], _pct),
+            ("SM efficiency %", device["sm_efficiency_pct"], _pct),
+            ("achieved occupancy %", device["achieved_occupancy_pct"], _pct),
+            ("matrix-core %", device["tensor_core_pct"], _pct),
+            ("kernel time ms", device["kernel_time_us"], _ms),
+        ]
+        title = f"GPU {device['id']} ({' / '.join(sorted(names))})"
+        out.append(title + "\n" + _compared_table(rows, width))
+    return "\n\n".join(out)
+
+
+def _memory(view: dict[str, Any], width: int) -> str:
+    rows: list[Row] = []
+    for device in view["memory"]:
+        rows.append((f"{device['device']} allocated", device["peak_allocated_bytes"], _mib))
+        rows.append((f"{device['device']} reserved", device["peak_reserved_bytes"], _mib))
+    return "Memory peaks (MiB)\n" + _compared_table(rows, width) if rows else ""
+
+
+def _communication(view: dict[str, Any], width: int) -> str:
+    rows: list[Row] = []
+    for c in view["communication"]:
+        rows.append((f"{c['name']} calls", c["calls"], _plain))
+        rows.append((f"{c['name']} ms", c["total_us"], _ms))
+        rows.append((f"{c['name']} bus GB/s", c["busbw_gbps"], _plain))
+    return "Communication\n" + _compared_table(rows, width) if rows else ""
+
+
+def _changes(title: str, rows: list[dict[str, Any]], field: str, width: int) -> str:
+    shown = [r for r in rows if r["status"] != "same"][:TOP_ROWS]
+    if not shown:
+        return ""
+    header = ["status", "name", "calls", "base ms", "target ms", "delta ms", "delta %"]
+    cells = []
+    for r in shown:
+        calls = r["calls"]
+        count = f"{_plain(calls['base'])}>{_plain(calls['target'])}"
+        name = _short(r["name"], 60)
+        if r.get("input_shape") is not None:
+            name = f"{name} {r['input_shape']}"
+        cells.append([r["status"], name, count, *_cells(r[field], _ms)])
+    return f"{title}\n" + _table(header, cells, width)
+
+
+def render_diff(base: str, target: str, view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:
+    """The whole text report; `base` and `target` say which traces were compared."""
+    lines = [f"kinetoscope diff: base {base}", f"                  target {target}"]
+    lines += [_wrap(f"note: {note}", width, "") for note in view["notes"]]
+    metric = view["operator_metric"].replace("_us", " time").replace("_", " ")
+    operators = f"Operators, largest change of {metric} first"
+    sections = [
+        _steps(view, width),
+        _gpu(view, width),
+        _memory(view, width),
+        _communication(view, width),
+        _changes(operators, view["operators"], view["operator_metric"], width),
+        _changes("Kernels, largest change of total time first", view["kernels"], "total_us", width),
+    ]
+    return "\n\n".join(["\n".join(lines), *(s for s in sections if s)])
