@@ -96,7 +96,7 @@ def _changes(title: str, rows: list[dict[str, Any]], field: str, width: int) -> 
     cells = []
     for r in shown:
         calls = r["calls"]
-        count = f"{_plain(calls['base'])} → {_plain(calls['target'])}"
+        count = f"{_plain(calls['base'])}→{_plain(calls['target'])}"
         name = _short(r["name"], 60)
         if r.get("input_shape") is not None:
             name = f"{name} {r['input_shape']}"
