@@ -269,8 +269,8 @@ def test_cli_text_tables(logdir: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert ["average", "step", "ms", "0.100", "0.120", "0.020", "20.00"] in rows
     assert ["Memcpy", "ms", "0.000", "0.006", "0.006", "-"] in rows  # no % of 0
     assert ["changed", "aten::mm", "1→1", "0.010", "0.025", "0.015", "150.00"] in rows
-    assert ["added", "aten::copy_", "0>1", "0.000", "0.006", "0.006", "-"] in rows
-    assert ["removed", "aten::relu", "1>0", "0.000", "0.000", "0.000", "-"] in rows
+    assert ["added", "aten::copy_", "0→1", "0.000", "0.006", "0.006", "-"] in rows
+    assert ["removed", "aten::relu", "1→0", "0.000", "0.000", "0.000", "-"] in rows
 
 
 def test_cli_unknown_names(logdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
