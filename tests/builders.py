@@ -51,6 +51,21 @@ class TraceBuilder:
     def annotation(self, name: str, ts: float, dur: float, tid: int = CPU_TID) -> int:
         return self.op(name, ts, dur, tid=tid, cat="user_annotation")
 
+    def python(self, name: str, ts: float, dur: float, tid: int = CPU_TID) -> None:
+        """A `python_function` frame (`with_stack=True`); `nn.Module: Name_i` for a module."""
+        self.events.append(
+            {
+                "ph": "X",
+                "cat": "python_function",
+                "name": name,
+                "pid": CPU_PID,
+                "tid": tid,
+                "ts": ts,
+                "dur": dur,
+                "args": {},
+            }
+        )
+
     def launch(
         self,
         ts: float,

@@ -32,18 +32,7 @@ def rows_by_name(view: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def python_frame(t: TraceBuilder, name: str, ts: float, dur: float, tid: int = 100) -> None:
-    t.events.append(
-        {
-            "ph": "X",
-            "cat": "python_function",
-            "name": name,
-            "pid": CPU_PID,
-            "tid": tid,
-            "ts": ts,
-            "dur": dur,
-            "args": {},
-        }
-    )
+    t.python(name, ts, dur, tid)
 
 
 # --- hand-built traces ---------------------------------------------------------------------

@@ -15,7 +15,7 @@ import numpy as np
 from ..store.model import TraceModel
 from .host_ranges import python_ranges
 from .optree import OpTree
-from .tree_arrays import depths
+from .tree_arrays import chain_ids
 
 _FRAME = re.compile(r"^(.*)\((\d+)\): (.*)$")
 _MODULE_INSTANCE = re.compile(r"^(nn\.Module: .*?)_\d+$")
@@ -63,7 +63,7 @@ def _build_python_stacks(model: TraceModel, tree: OpTree) -> PythonStacks:
     inner = ranges.enclosing(tree.thread, t0, t0 + ev["dur"][tree.rows])
     node_frame = np.where(inner >= 0, file_pos[np.maximum(inner, 0)], -1)
     frame, frame_text = _frames(model, py)
-    return PythonStacks(py, parent, node_frame, _chain_ids(parent, frame), frame_text, frame)
+    return PythonStacks(py, parent, node_frame, chain_ids(parent, frame), frame_text, frame)
 
 
 def _frames(model: TraceModel, py: np.ndarray) -> tuple[np.ndarray, list[str]]:
@@ -75,27 +75,6 @@ def _frames(model: TraceModel, py: np.ndarray) -> tuple[np.ndarray, list[str]]:
     canon: dict[str, int] = {}
     remap = np.array([canon.setdefault(t, len(canon)) for t in texts], dtype=np.int64)
     return remap[inverse.reshape(-1)], list(canon)
-
-
-def _chain_ids(parent: np.ndarray, frame: np.ndarray) -> np.ndarray:
-    """Equal ids for python events whose chains of frames (to the root) are equal:
-    interned level by level from the roots down."""
-    n = parent.size
-    out = np.full(n, -1, dtype=np.int64)
-    if n == 0:
-        return out
-    depth = depths(parent)
-    order = np.argsort(depth, kind="stable")
-    cuts = np.flatnonzero(np.diff(depth[order])) + 1
-    width = np.int64(int(frame.max()) + 1)
-    next_id = 0
-    for level in np.split(order, cuts):
-        p = parent[level]
-        up = np.where(p >= 0, out[np.maximum(p, 0)], -1)
-        uniq, inv = np.unique((up + 1) * width + frame[level], return_inverse=True)
-        out[level] = next_id + inv.reshape(-1)
-        next_id += uniq.size
-    return out
 
 
 def parse_frame(text: str) -> Frame:

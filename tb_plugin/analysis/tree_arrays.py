@@ -1,6 +1,6 @@
 """Vectorised helpers for ranges nested in time and for trees stored as parent arrays:
 the parent search (previous greater-or-equal element), the union length of ranges per
-group, node depths, subtree sums. Pure numpy, no model."""
+group, node depths, subtree sums, ids of equal chains of labels. Pure numpy, no model."""
 
 from __future__ import annotations
 
@@ -161,3 +161,24 @@ def subtree_sum(parent: np.ndarray, depth: np.ndarray, values: np.ndarray) -> np
 
 def subtree_any(parent: np.ndarray, depth: np.ndarray, flags: np.ndarray) -> np.ndarray:
     return subtree_sum(parent, depth, flags.astype(np.float64)) > 0
+
+
+def chain_ids(parent: np.ndarray, label: np.ndarray) -> np.ndarray:
+    """Equal ids for nodes whose chains of labels (to the root) are equal: interned
+    level by level from the roots down (a Python stack; a module path)."""
+    n = parent.size
+    out = np.full(n, -1, dtype=np.int64)
+    if n == 0:
+        return out
+    depth = depths(parent)
+    order = np.argsort(depth, kind="stable")
+    cuts = np.flatnonzero(np.diff(depth[order])) + 1
+    width = np.int64(int(label.max()) + 1)
+    next_id = 0
+    for level in np.split(order, cuts):
+        p = parent[level]
+        up = np.where(p >= 0, out[np.maximum(p, 0)], -1)
+        uniq, inv = np.unique((up + 1) * width + label[level], return_inverse=True)
+        out[level] = next_id + inv.reshape(-1)
+        next_id += uniq.size
+    return out

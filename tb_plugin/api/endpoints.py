@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..analysis import kernels as kernels_analysis
+from ..analysis import modules as modules_analysis
 from ..analysis import operators as operators_analysis
 from ..analysis import overview
 from ..analysis.diff import view as diff_analysis
@@ -47,6 +48,10 @@ def _several_workers(run: Run) -> bool:
 
 def _overview(model: TraceModel, params: contract.NoParams) -> overview.OverviewView:
     return overview.overview(model)
+
+
+def _modules(model: TraceModel, params: contract.NoParams) -> modules_analysis.ModulesView:
+    return modules_analysis.modules(model)
 
 
 def _span_view(
@@ -166,6 +171,18 @@ _SPAN_VIEWS = [
         Cache.ALL,
         page="kernels",
         supports=kernels_analysis.supports,
+    ),
+    # Listed only for traces with nn.Module calls, as Kernels and Memory are for theirs;
+    # the route itself says why there is no tree (`available: false`, `reason`).
+    _span_view(
+        "modules",
+        modules_analysis.ModulesView,
+        _modules,
+        contract.NoParams,
+        modules_analysis.VERSION,
+        Cache.ALL,
+        page="modules",
+        supports=modules_analysis.has_modules,
     ),
 ]
 

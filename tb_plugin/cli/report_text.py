@@ -337,3 +337,29 @@ def render_kernels(view: dict[str, Any], width: int = DEFAULT_WIDTH, top: int = 
 
 RENDERERS["operators"] = render_operators
 RENDERERS["kernels"] = render_kernels
+
+
+_MODULE_COLUMNS: list[Column] = [
+    ("module", "label", str),
+    ("calls", "calls", str),
+    ("host self ms", "host_self_us", _ms),
+    ("host total ms", "host_total_us", _ms),
+    ("dev self ms", "device_self_us", _ms),
+    ("dev total ms", "device_total_us", _ms),
+]
+
+
+def render_modules(
+    view: dict[str, Any], width: int = DEFAULT_WIDTH, depth: int = 2, top: int = 15
+) -> str:
+    """The module tree's first levels, indented, as the page shows them collapsed."""
+    if not view["available"]:
+        return "Modules\n" + _wrap(view["reason"] or "", width)
+    shown = [r for r in view["modules"] if r["depth"] <= depth][:top]
+    rows = [{**r, "label": "  " * r["depth"] + _short(r["name"], 50)} for r in shown]
+    out = [f"Modules ({len(rows)} of {view['module_count']}, to depth {depth})"]
+    out.append(_rows_table(_MODULE_COLUMNS, rows, width))
+    return "\n".join(out)
+
+
+RENDERERS["modules"] = render_modules

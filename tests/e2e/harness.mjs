@@ -1,5 +1,5 @@
 // Shared machinery of the real-browser tests (run.mjs, memory.mjs, distributed.mjs,
-// ops_kernels.mjs, trace.mjs): a real TensorBoard on a temporary logdir, Debian's chromium
+// ops_kernels.mjs, trace.mjs, modules.mjs): a real TensorBoard on a temporary logdir, Debian's chromium
 // driven by playwright-core, browser errors collected across the plugin's iframe.
 //
 // Needs: <repo>/.venv with kinetoscope installed editable (pip install -e .) and torch;

@@ -17,6 +17,7 @@ import type {
   MemoryEventsResponse,
   MemoryParams,
   MemoryResponse,
+  ModulesView,
   OperatorGroupBy,
   OperatorsResponse,
   OverviewResponse,
@@ -97,6 +98,7 @@ export interface Endpoints {
   operators: Route<SpanKey & { group_by: OperatorGroupBy }, OperatorsResponse, StatusResponse>;
   callstacks: Route<SpanKey & CallStacksParams, CallStacksResponse, StatusResponse>;
   kernels: Route<SpanKey & KernelsParams, KernelsResponse, StatusResponse>;
+  modules: Route<SpanKey, ModulesView, StatusResponse>;
   memory: Route<SpanKey & MemoryParams, MemoryResponse, StatusResponse>;
   memory_curve: Route<SpanKey & MemoryCurveParams, MemoryCurveResponse, StatusResponse>;
   memory_events: Route<SpanKey & MemoryEventsParams, MemoryEventsResponse, StatusResponse>;

@@ -399,6 +399,41 @@ export interface MemoryView {
   notes: string[];
 }
 
+export interface ModuleOp {
+  name: string;
+  calls: number;
+  host_total_us: number;
+  device_total_us: number;
+}
+
+export interface ModuleRow {
+  id: number;
+  parent: number;
+  depth: number;
+  name: string;
+  module_type: string;
+  path: string;
+  calls: number;
+  host_self_us: number;
+  host_total_us: number;
+  device_self_us: number;
+  device_total_us: number;
+  first_start_us: number;
+  first_end_us: number;
+  first_row: number;
+  ops: ModuleOp[];
+}
+
+export interface ModulesView {
+  available: boolean;
+  reason: string | null;
+  module_count: number;
+  call_count: number;
+  host_total_us: number;
+  device_total_us: number;
+  modules: ModuleRow[];
+}
+
 export interface NameCount {
   name: string;
   count: number;
@@ -837,6 +872,7 @@ export interface Endpoints {
   operators: { params: OperatorsParams; response: OperatorsView; loading: StatusResponse };
   callstacks: { params: CallStacksParams; response: CallStacksView; loading: StatusResponse };
   kernels: { params: KernelsParams; response: KernelsView; loading: StatusResponse };
+  modules: { params: NoParams; response: ModulesView; loading: StatusResponse };
   tracks: { params: TracksParams; response: TracksView; loading: StatusResponse };
   trace: { params: TraceParams; response: WindowView; loading: StatusResponse };
   event: { params: EventParams; response: EventView; loading: StatusResponse };

@@ -1,10 +1,11 @@
 // View id -> view. The shell offers a view only when `status.views` lists its id, so a
-// new view (operators, kernels, trace, memory, distributed) plugs in with one line here
+// new view (operators, kernels, modules, trace, memory, distributed) plugs in with one line here
 // plus its folder under views/.
 
 import { distributedView } from './distributed';
 import { kernelsView } from './kernels';
 import { memoryView } from './memory';
+import { modulesView } from './modules';
 import { operatorsView } from './operators';
 import { overviewView } from './overview';
 import { traceView } from './trace';
@@ -14,6 +15,7 @@ export const VIEWS: readonly ViewDef[] = [
   overviewView,
   operatorsView,
   kernelsView,
+  modulesView,
   memoryView,
   traceView,
 ];
