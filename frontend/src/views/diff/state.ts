@@ -40,6 +40,23 @@ export function targetUpdate(target: Target | null): HashUpdate {
   };
 }
 
+/** The value of "no target" in a list of targets. */
+export const NO_TARGET = '';
+
+/** A target as the value of an option in a list of targets. */
+export function targetOption(t: Target): string {
+  return JSON.stringify([t.run, t.worker, t.span ?? '']);
+}
+
+/** The target an option's value stands for, or null for "no target". */
+export function targetFromOption(value: string): Target | null {
+  if (value === NO_TARGET) return null;
+  const parsed: unknown = JSON.parse(value);
+  if (!Array.isArray(parsed) || parsed.length !== 3) return null;
+  const [run, worker, span] = parsed.map(String) as [string, string, string];
+  return span ? { run, worker, span } : { run, worker };
+}
+
 export const GROUP_BYS = ['name', 'shape'] as const;
 export type GroupBy = (typeof GROUP_BYS)[number];
 
