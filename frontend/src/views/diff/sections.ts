@@ -49,7 +49,7 @@ function sideCells(label: string, name: string, side: SideSummary): HTMLElement 
 /** Which trace is which: run · worker · span, device and where the steps come from. */
 export function sidesTable(key: SpanKey, target: Target, view: DiffView): HTMLElement {
   const name = (t: { run: string; worker: string; span?: string }): string =>
-    `${t.run} · ${t.worker} · span ${t.span ?? 'first'}`;
+    t.span ? `${t.run} · ${t.worker} · span ${t.span}` : `${t.run} · ${t.worker} · first span`;
   return h(
     'table',
     { class: 'ks-diff-sides', testid: 'diff-sides' },
