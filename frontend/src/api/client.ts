@@ -5,6 +5,8 @@
 import type {
   CallStacksParams,
   CallStacksResponse,
+  DiffParams,
+  DiffView,
   DistributedLoading,
   DistributedResponse,
   EventResponse,
@@ -81,6 +83,13 @@ export function errorMessage(body: unknown, fallback: string): string {
 /** A trace-view route's parameters: run, span and `worker` (file times) or `workers`. */
 type TraceViewParams = Params;
 
+/** The other side of a diff (`target_span` missing: the worker's first span). */
+export interface DiffTarget {
+  target_run: string;
+  target_worker: string;
+  target_span?: string;
+}
+
 /** One route: what it takes, what it answers, and what its 202 body is (never: no 202). */
 interface Route<P, R, L = never> {
   params: P;
@@ -102,6 +111,8 @@ export interface Endpoints {
   memory: Route<SpanKey & MemoryParams, MemoryResponse, StatusResponse>;
   memory_curve: Route<SpanKey & MemoryCurveParams, MemoryCurveResponse, StatusResponse>;
   memory_events: Route<SpanKey & MemoryEventsParams, MemoryEventsResponse, StatusResponse>;
+  /** Two worker-spans: the key is the base, `target_*` the target; 202 while either loads. */
+  diff: Route<SpanKey & DiffTarget & DiffParams, DiffView, StatusResponse>;
   /** Run-level: every worker of the run is one rank; `span` defaults to "1". */
   distributed: Route<{ run: string; span?: string }, DistributedResponse, DistributedLoading>;
   tracks: Route<TraceViewParams, TracksResponse, StatusResponse>;

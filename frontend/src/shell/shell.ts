@@ -9,20 +9,11 @@ import type { SelectField } from '../components/table_tools';
 import { getRunView, getView, RUN_VIEW_IDS, VIEW_IDS, viewLabel } from '../views/registry';
 import type { RunViewContext, ViewHandle } from '../views/types';
 import { Repeater, sleep } from '../api/poll';
-import {
-  chooseView,
-  findRun,
-  findWorker,
-  reconcile,
-  runLabel,
-  sameSelection,
-  spanLabel,
-  workerLabel,
-  type Selection,
-} from './selection';
+import { chooseView, findRun, reconcile, sameSelection, type Selection } from './selection';
 import type { ThemeWatcher } from '../components/theme';
+import { CompareControl, DIFF_VIEW } from './compare';
 import { loadingPanel, messagePanel, workerErrorPanel } from './panels';
-import { selector, setOptions, spanInfo } from './side_bar';
+import { fillSelectors, selector, setOptions } from './side_bar';
 import { sameState, type UrlState, type UrlStateStore } from './url_state';
 
 export const RUNS_POLL_MS = 10_000;
@@ -57,6 +48,7 @@ export class Shell {
   private readonly workerSel: SelectField;
   private readonly spanSel: SelectField;
   private readonly viewSel: SelectField;
+  private readonly compare: CompareControl;
   private readonly info: HTMLElement;
   private readonly main: HTMLElement;
   private readonly banner: HTMLElement;
@@ -71,6 +63,7 @@ export class Shell {
     this.workerSel = selector('Workers', 'worker-select', (v) => this.choose({ worker: v }));
     this.spanSel = selector('Spans', 'span-select', (v) => this.choose({ span: v }));
     this.viewSel = selector('Views', 'view-select', (v) => this.chooseView(v));
+    this.compare = new CompareControl(() => this.onCompare());
     this.info = h('div', { class: 'ks-side-info', testid: 'span-info' });
     this.banner = h('div', { class: 'ks-banner', testid: 'shell-banner', role: 'status' });
     this.banner.hidden = true;
@@ -84,6 +77,7 @@ export class Shell {
       this.workerSel.el,
       this.spanSel.el,
       this.viewSel.el,
+      this.compare.field.el,
       this.info,
     );
     replaceChildren(
@@ -196,7 +190,7 @@ export class Shell {
       if (this.showingRunView()) void this.loadSpan(); // back to a worker view: load it
       return;
     }
-    const offered = chooseView(this.status.views, VIEW_IDS, view);
+    const offered = chooseView(this.compare.offer(this.status.views), VIEW_IDS, view);
     if (offered !== view) return;
     if (view === this.currentView && this.viewHandle) {
       if (anchor) this.viewHandle.scrollTo?.(anchor);
@@ -207,33 +201,32 @@ export class Shell {
     void this.renderView(this.selection, this.status, view, anchor);
   }
 
+  /** A new target (or none) in the URL: show its Diff, or leave the Diff page. */
+  private onCompare(): void {
+    const sel = this.selection;
+    const status = this.status;
+    const showing = this.currentView === DIFF_VIEW;
+    if (!this.compare.target()) {
+      if (showing && VIEW_IDS[0]) this.chooseView(VIEW_IDS[0]);
+      else this.renderViewSelector();
+    } else if (showing && sel && status?.state === 'ready') {
+      void this.renderView(sel, status, DIFF_VIEW);
+    } else {
+      this.chooseView(DIFF_VIEW);
+    }
+  }
+
   private writeUrl(view?: string): void {
     if (!this.selection) return;
     this.url.write({ ...this.selection, view: view ?? this.currentView ?? this.wantedView });
   }
 
   private renderSelectors(sel: Selection | null): void {
-    setOptions(
-      this.runSel.select,
-      this.runs.map((r) => [r.name, runLabel(r)]),
-      sel?.run ?? '',
+    const { runSel, workerSel, spanSel, info } = this;
+    fillSelectors({ run: runSel, worker: workerSel, span: spanSel, info }, this.runs, sel, (w) =>
+      sel ? this.failed.has(keyOf({ ...sel, worker: w })) : false,
     );
-    const run = sel ? findRun(this.runs, sel.run) : undefined;
-    setOptions(
-      this.workerSel.select,
-      (run?.workers ?? []).map((w) => {
-        const failed = sel && this.failed.has(keyOf({ ...sel, worker: w.name }));
-        return [w.name, `${workerLabel(w)}${failed ? ' — failed' : ''}`];
-      }),
-      sel?.worker ?? '',
-    );
-    const worker = sel ? findWorker(this.runs, sel) : undefined;
-    setOptions(
-      this.spanSel.select,
-      (worker?.spans ?? []).map((s) => [s.name, spanLabel(s)]),
-      sel?.span ?? '',
-    );
-    replaceChildren(this.info, spanInfo(worker?.spans.find((s) => s.name === sel?.span)));
+    this.compare.render(this.runs);
     this.lockWorkers();
   }
 
@@ -272,7 +265,8 @@ export class Shell {
   private renderViewSelector(): void {
     const sel = this.selection;
     const status = this.status;
-    let views = status?.state === 'ready' ? status.views.filter((v) => VIEW_IDS.includes(v)) : [];
+    const ready = status?.state === 'ready';
+    let views = ready ? this.compare.offer(status.views).filter((v) => VIEW_IDS.includes(v)) : [];
     // Shown without loading the worker: offer its default view as the way back.
     if (!views.length && this.showingRunView() && VIEW_IDS[0]) views = [VIEW_IDS[0]];
     if (sel) views = views.concat(this.runViews(sel));
@@ -310,7 +304,7 @@ export class Shell {
         if (status.state === 'ready') {
           this.status = status;
           this.failed.delete(keyOf(sel));
-          const view = chooseView(status.views, VIEW_IDS, this.wantedView);
+          const view = chooseView(this.compare.offer(status.views), VIEW_IDS, this.wantedView);
           this.currentView = view;
           this.renderViewSelector();
           if (!view) {

@@ -1,10 +1,11 @@
 // Pieces of the shell's side bar: the Runs / Workers / Spans / Views selectors, whose
 // options follow the listing, and the chosen span's file and size.
 
-import type { SpanInfo } from '../api/types';
+import type { RunInfo, SpanInfo } from '../api/types';
 import { h, replaceChildren, type Children } from '../components/dom';
 import { formatBytes } from '../components/format';
 import { selectField, type SelectField } from '../components/table_tools';
+import { findRun, findWorker, runLabel, spanLabel, workerLabel, type Selection } from './selection';
 
 /** A selector of the side bar: its options come later (setOptions). */
 export function selector(
@@ -44,4 +45,43 @@ export function spanInfo(span: SpanInfo | undefined): Children {
         h('div', { class: 'ks-muted' }, formatBytes(span.size)),
       ]
     : null;
+}
+
+/** The Runs / Workers / Spans selectors and the span's file. */
+export interface SelectorFields {
+  run: SelectField;
+  worker: SelectField;
+  span: SelectField;
+  info: HTMLElement;
+}
+
+/** Fills the selectors from the listing with `sel` chosen; a worker that could not be
+ *  loaded (`failed`) says so in its label. */
+export function fillSelectors(
+  fields: SelectorFields,
+  runs: readonly RunInfo[],
+  sel: Selection | null,
+  failed: (worker: string) => boolean,
+): void {
+  setOptions(
+    fields.run.select,
+    runs.map((r) => [r.name, runLabel(r)]),
+    sel?.run ?? '',
+  );
+  const run = sel ? findRun(runs, sel.run) : undefined;
+  setOptions(
+    fields.worker.select,
+    (run?.workers ?? []).map((w) => [
+      w.name,
+      `${workerLabel(w)}${failed(w.name) ? ' — failed' : ''}`,
+    ]),
+    sel?.worker ?? '',
+  );
+  const worker = sel ? findWorker(runs, sel) : undefined;
+  setOptions(
+    fields.span.select,
+    (worker?.spans ?? []).map((s) => [s.name, spanLabel(s)]),
+    sel?.span ?? '',
+  );
+  replaceChildren(fields.info, spanInfo(worker?.spans.find((s) => s.name === sel?.span)));
 }

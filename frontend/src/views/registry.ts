@@ -1,7 +1,9 @@
 // View id -> view. The shell offers a view only when `status.views` lists its id, so a
 // new view (operators, kernels, modules, trace, memory, distributed) plugs in with one line here
-// plus its folder under views/.
+// plus its folder under views/. The Diff page (two worker-spans) is offered by the shell
+// while a target is chosen in the side bar's "Compare with…" (shell/compare.ts).
 
+import { diffView } from './diff';
 import { distributedView } from './distributed';
 import { kernelsView } from './kernels';
 import { memoryView } from './memory';
@@ -18,6 +20,7 @@ export const VIEWS: readonly ViewDef[] = [
   modulesView,
   memoryView,
   traceView,
+  diffView,
 ];
 
 export const VIEW_IDS: readonly string[] = VIEWS.map((v) => v.id);
