@@ -167,6 +167,28 @@ describe('Diff page in TensorBoard', { timeout: 900_000 }, () => {
     });
     assert.equal(hashState()['diff.operators.status'], 'changed');
 
+    // 2b. A changed operator links to the base's trace view, which searches for its name.
+    const op = diff.operators.find((r) => r.status === 'changed');
+    assert.ok(op, 'a changed operator');
+    const opRow = frame().locator(
+      `[data-testid="diff-operators-table"] [role="row"][data-name="${op.name}"]`,
+    );
+    assert.equal(await opRow.locator('[data-testid="diff-trace-target"]').count(), 1);
+    await opRow.locator('[data-testid="diff-trace-base"]').click();
+    await frame()
+      .locator('[data-testid="trace"][data-ready="true"]')
+      .waitFor({ state: 'visible', timeout: WAIT_MS });
+    assert.equal(await frame().locator('[data-testid="trace-search"]').inputValue(), op.name);
+    await waitUntil('the linked search found the operator', async () => {
+      const text = await frame().locator('[data-testid="trace-search-count"]').textContent();
+      return /\d/.test(text ?? '') && !/^0\b/.test(text ?? '');
+    });
+    const opened = hashState();
+    assert.deepEqual([opened.view, opened.run, opened.q], ['trace', base.run, undefined]);
+    await shoot(env.page, 'diff-trace-link');
+    await env.page.goBack();
+    await waitDiff(target);
+
     // 3. Compare with…: another target (a second span, else the base itself) reopens it.
     const second = baseWorker.spans[1]?.name;
     const next = second

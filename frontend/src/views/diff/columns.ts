@@ -6,7 +6,7 @@
 import type { Compared, KernelDiff, OperatorDiff, RowDiffBase } from '../../api/types';
 import { num, type ColumnSpec } from '../../components/columns';
 import type { CsvCell } from '../../components/csv';
-import { h } from '../../components/dom';
+import { h, type Children } from '../../components/dom';
 import {
   COUNT,
   formatDelta,
@@ -138,6 +138,21 @@ function statusColumn<R extends RowDiffBase>(): ColumnSpec<R> {
   };
 }
 
+/** Links from a row to each side's trace view, searching for its name. */
+export type RowLinks<R> = (row: R) => Children;
+
+function openColumn<R extends RowDiffBase>(links: RowLinks<R>): ColumnSpec<R> {
+  return {
+    key: 'open',
+    label: 'Open',
+    tooltip: "Each side's trace view, searching for this name (where that side ran it)",
+    minWidth: 150,
+    value: () => null,
+    cell: links,
+    sort: false,
+  };
+}
+
 const OPERATOR_TIMES = [
   ['host_self_us', 'Host self'],
   ['host_total_us', 'Host total'],
@@ -147,7 +162,11 @@ const OPERATOR_TIMES = [
 
 /** The operator table: name (and input shape), status, calls, host and device times;
  *  the % column only for the metric the route sorts by. */
-export function operatorColumns(byShape: boolean, mainMetric: string): ColumnSpec<OperatorDiff>[] {
+export function operatorColumns(
+  byShape: boolean,
+  mainMetric: string,
+  links?: RowLinks<OperatorDiff>,
+): ColumnSpec<OperatorDiff>[] {
   const shape: ColumnSpec<OperatorDiff> = {
     key: 'input_shape',
     label: 'Input shape',
@@ -175,10 +194,11 @@ export function operatorColumns(byShape: boolean, mainMetric: string): ColumnSpe
         key === mainMetric,
       ),
     ),
+    ...(links ? [openColumn(links)] : []),
   ];
 }
 
-export function kernelColumns(): ColumnSpec<KernelDiff>[] {
+export function kernelColumns(links?: RowLinks<KernelDiff>): ColumnSpec<KernelDiff>[] {
   return [
     nameColumn<KernelDiff>('Kernel'),
     statusColumn<KernelDiff>(),
@@ -203,6 +223,7 @@ export function kernelColumns(): ColumnSpec<KernelDiff>[] {
       () => TIME,
       false,
     ),
+    ...(links ? [openColumn(links)] : []),
   ];
 }
 
@@ -223,6 +244,7 @@ export function tableCsv<R>(
   specs: readonly ColumnSpec<R>[],
   rows: readonly R[],
 ): { header: string[]; rows: CsvCell[][] } {
+  specs = specs.filter((s) => s.key !== 'open'); // links, not data
   return {
     header: specs.map((s) => s.label),
     rows: rows.map((r) =>

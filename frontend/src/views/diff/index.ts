@@ -4,14 +4,15 @@
 // changes; the operators and kernels of both sides (status filter, search, sort, CSV).
 // One request to the `diff` route, polled while either side loads.
 
-import type { DiffView, KernelDiff, OperatorDiff } from '../../api/types';
+import type { DiffView, KernelDiff, OperatorDiff, RowDiffBase } from '../../api/types';
 import { createChart, type ChartHandle } from '../../components/chart';
-import { append, h } from '../../components/dom';
+import { append, h, type Children } from '../../components/dom';
 import { plural } from '../../components/format';
 import { HashParamStore } from '../../components/hash_params';
 import type { VirtualTable } from '../../components/table';
 import { ensureTableToolsStyle, selectField } from '../../components/table_tools';
 import * as kit from '../page_kit';
+import { UrlStateStore } from '../../shell/url_state';
 import type { ViewContext, ViewDef, ViewHandle } from '../types';
 import { changesOption } from './chart';
 import { kernelColumns, operatorColumns, sortKeys } from './columns';
@@ -73,6 +74,7 @@ class DiffPage {
   private readonly kernels: RowsPanel<KernelDiff>;
   private readonly groupSel: ReturnType<typeof selectField>;
   private readonly slot: ReturnType<typeof kit.reloadSlot>;
+  private readonly links = new UrlStateStore();
 
   constructor(
     private readonly ctx: ViewContext,
@@ -176,11 +178,38 @@ class DiffPage {
 
   private showRows(): void {
     const { data } = this;
+    const links = (row: RowDiffBase): Children => this.traceLinks(row);
     this.operators.show(
-      operatorColumns(data.group_by === 'shape', data.operator_metric),
+      operatorColumns(data.group_by === 'shape', data.operator_metric, links),
       data.operators,
     );
-    this.kernels.show(kernelColumns(), data.kernels);
+    this.kernels.show(kernelColumns(links), data.kernels);
+  }
+
+  /** Each side's trace view, searching for the row's name; a side that never ran it has
+   *  none. Opening the target's keeps the pair, swapped, as the compared target. */
+  private traceLinks(row: RowDiffBase): Children {
+    const base = { ...this.ctx.key };
+    const target = { run: this.target.run, worker: this.target.worker, span: this.target.span };
+    const link = (side: 'base' | 'target', state: Record<string, string | undefined>) =>
+      h(
+        'a',
+        {
+          class: 'ks-diff-trace-link',
+          testid: `diff-trace-${side}`,
+          title: `Search “${row.name}” in the ${side}'s trace view`,
+          attrs: {
+            href: this.links.href({ ...state, view: 'trace', q: row.name }),
+            target: '_top',
+          },
+        },
+        side === 'base' ? 'Base ↗' : 'Target ↗',
+      );
+    const swapped = { target_run: base.run, target_worker: base.worker, target_span: base.span };
+    return [
+      row.calls.base ? link('base', base) : null,
+      row.calls.target ? link('target', { ...target, ...swapped }) : null,
+    ];
   }
 
   private regroup(groupBy: GroupBy): Promise<void> {

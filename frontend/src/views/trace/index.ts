@@ -31,9 +31,10 @@ import { Timeline } from './timeline';
 import css from './trace.css';
 
 /** The visible window in TensorBoard's URL (absolute µs of the worker's file); plain
- * t0/t1 (how other views link here) are read once and replaced by these. */
+ * t0/t1 (how other views link here) are read once and replaced by these. A plain q (how
+ * the Diff page links here) is a search run once the tracks are drawn. */
 const URL_KEYS = ['trace.t0', 'trace.t1'] as const;
-const LINK_KEYS = ['t0', 't1'] as const;
+const LINK_KEYS = ['t0', 't1', 'q'] as const;
 
 /** "Loading w0: 1 MB of 4 MB (25 %)…" for a worker that still loads (a 202). */
 function loadingText(s: StatusResponse): string {
@@ -60,6 +61,8 @@ class TracePage implements TracePageHost {
   private loadController: AbortController | null = null;
   private flowsOn = false;
   private selectMode = false;
+  /** A search asked for by the link that opened the page, run after the first frame. */
+  private linkedQuery = '';
 
   private readonly toolbar: TraceToolbar;
   private readonly search: TraceSearch;
@@ -234,6 +237,7 @@ class TracePage implements TracePageHost {
       },
       onFrame: () => {
         this.element.dataset.ready = 'true';
+        this.runLinkedQuery();
       },
       onSelect: (ev) => void this.events.show(ev),
       onArea: (area) => void this.range.show(area),
@@ -243,11 +247,20 @@ class TracePage implements TracePageHost {
     });
   }
 
+  private runLinkedQuery(): void {
+    const q = this.linkedQuery;
+    if (!q) return;
+    this.linkedQuery = '';
+    this.toolbar.searchInput.value = q;
+    void this.search.step(1);
+  }
+
   private initialWindow(tracks: TracksResponse): { start: number; end: number } | null {
     const keys = this.url.read();
     const link = windowFromKeys(keys, tracks.start_us, tracks.end_us);
-    if (keys.t0 !== undefined || keys.t1 !== undefined)
-      this.url.write({ t0: undefined, t1: undefined });
+    this.linkedQuery = keys.q?.trim() ?? '';
+    if (keys.t0 !== undefined || keys.t1 !== undefined || keys.q !== undefined)
+      this.url.write({ t0: undefined, t1: undefined, q: undefined });
     if (link) return link;
     const own = { t0: keys['trace.t0'] ?? '', t1: keys['trace.t1'] ?? '' };
     return windowFromKeys(own, tracks.start_us, tracks.end_us);
