@@ -358,6 +358,8 @@ def test_the_store_decodes_in_the_processes_of_its_pools(
     try:
         parallel = store.wait(str(path), timeout=120)
     finally:
-        store.close()
+        # Wait for the processes to stop: a process pool shut down without waiting can
+        # leave the interpreter's exit hanging on its manager thread.
+        store.pools.close(wait=True)
     assert sliced_in_workers.cutters == 1
     _assert_same_model(parallel, sequential)
