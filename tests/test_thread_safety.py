@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from builders import TraceBuilder
@@ -71,3 +72,34 @@ def test_no_decoder_is_built_per_call_with_a_type() -> None:
         if per_call.search(line) and "decoders_for" not in line
     ]
     assert offenders == []
+
+
+def test_closing_the_store_ends_the_waits_on_loads_that_never_ran(tmp_path: Path) -> None:
+    """A load still queued when the store closes never runs: whoever waits on it (a run
+    job's rank summary) gets an error instead of blocking, so the interpreter can exit."""
+    from kinetoscope.store.trace_store import LoadFailed, TraceStore
+
+    paths = []
+    for i in range(3):
+        t = TraceBuilder()
+        t.op("aten::mm", 0, 10)
+        paths.append(t.write(tmp_path / f"w{i}.pt.trace.json"))
+    store = TraceStore(None, workers=0)  # no load slot: every load stays queued
+    for p in paths:
+        store.status(str(p))
+    waits: list[BaseException | None] = []
+
+    def wait_for_first() -> None:
+        try:
+            store.wait(str(paths[0]))
+            waits.append(None)
+        except LoadFailed as exc:
+            waits.append(exc)
+
+    waiter = threading.Thread(target=wait_for_first, daemon=True)
+    waiter.start()
+    store.close()
+    waiter.join(10)
+    assert not waiter.is_alive(), "the wait outlived the store"
+    assert len(waits) == 1 and isinstance(waits[0], LoadFailed)
+    assert store.status(str(paths[1]))["state"] == "error"

@@ -249,4 +249,13 @@ class TraceStore:
         return self.runs.distributed(run, span)
 
     def close(self) -> None:
+        """Stops the pools. Loads still queued never run, so they end here as errors:
+        whatever waits on them (a rank summary of a run job) returns instead of blocking
+        the interpreter's exit."""
         self.pools.close()
+        with self.lock:
+            pending = [state for state in self.states.values() if not state.done.is_set()]
+        closed = {"message": "the trace store closed before this trace loaded", "kind": "internal"}
+        for state in pending:  # a load finishing meanwhile may still set its model
+            state.state, state.error = ERROR, closed
+            state.done.set()
