@@ -198,30 +198,25 @@ export function operatorColumns(
   ];
 }
 
+/** The kernel table's compared numbers: key, label, metric, whether it has a % column. */
+const KERNEL_NUMBERS = [
+  ['calls', 'Calls', COUNT, false],
+  ['total_us', 'Total', TIME, true],
+  ['mean_us', 'Mean', TIME, false],
+] as const;
+
 export function kernelColumns(links?: RowLinks<KernelDiff>): ColumnSpec<KernelDiff>[] {
   return [
     nameColumn<KernelDiff>('Kernel'),
     statusColumn<KernelDiff>(),
-    ...comparedColumns<KernelDiff>(
-      'calls',
-      'Calls',
-      (r) => r.calls,
-      () => COUNT,
-      false,
-    ),
-    ...comparedColumns<KernelDiff>(
-      'total_us',
-      'Total',
-      (r) => r.total_us,
-      () => TIME,
-      true,
-    ),
-    ...comparedColumns<KernelDiff>(
-      'mean_us',
-      'Mean',
-      (r) => r.mean_us,
-      () => TIME,
-      false,
+    ...KERNEL_NUMBERS.flatMap(([key, label, metric, withPct]) =>
+      comparedColumns<KernelDiff>(
+        key,
+        label,
+        (r) => r[key],
+        () => metric,
+        withPct,
+      ),
     ),
     ...(links ? [openColumn(links)] : []),
   ];
