@@ -282,16 +282,25 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
         spans: list[tuple[str | None, SpanFile]],
         params: Any,
     ) -> Any:
-        for _, span in spans:
-            self.store.state_for(span.path)  # start every load before waiting on one
-        workers = []
-        for worker, span in spans:
-            try:
-                workers.append(WorkerTrace(worker, self.store.model(span.path)))
-            except NotReady:
-                body = self._status_body(request, span)
-                raise StillLoading({**body, "worker": worker or body["worker"]}) from None
+        named = [(span, {"worker": worker} if worker else {}) for worker, span in spans]
+        models = self._loaded_models(request, named)
+        workers = [WorkerTrace(worker, model) for (worker, _), model in zip(spans, models)]
         return msgspec.json.encode(endpoint.call(workers, params))
+
+    def _loaded_models(
+        self, request: wrappers.Request, spans: list[tuple[SpanFile, dict[str, str]]]
+    ) -> list[TraceModel]:
+        """The models of several spans, every load started before waiting on one; while one
+        loads, 202 with its status, named as the request named it (`names`)."""
+        for span, _ in spans:
+            self.store.state_for(span.path)
+        models = []
+        for span, names in spans:
+            try:
+                models.append(self.store.model(span.path))
+            except NotReady:
+                raise StillLoading({**self._status_body(request, span), **names}) from None
+        return models
 
     def _pair_view(
         self, endpoint: Endpoint, request: wrappers.Request, run: Run, files: list[str]
@@ -301,15 +310,8 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
         sides = self._resolve_pair(run, request.args)
         files.extend(span.file for _, _, span in sides)
         params = endpoint.decode(request.args)  # parsed once; 400 before any loading
-        for _, _, span in sides:
-            self.store.state_for(span.path)  # start both loads before waiting on one
-        models = []
-        for side_run, worker, span in sides:
-            try:
-                models.append(self.store.model(span.path))
-            except NotReady:
-                body = self._status_body(request, span)
-                raise StillLoading({**body, "run": side_run.name, "worker": worker.name}) from None
+        named = [(span, {"run": r.name, "worker": w.name}) for r, w, span in sides]
+        models = self._loaded_models(request, named)
         return msgspec.json.encode(endpoint.call(*models, params))
 
     def _run_job(self, run: Run, span: str | None) -> Any:
