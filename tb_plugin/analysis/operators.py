@@ -299,11 +299,16 @@ def operators(model: TraceModel, group_by: str = "name") -> OperatorsView:
 # --- request parameters ---------------------------------------------------------------------
 
 
-def operators_view(model: TraceModel, params: Any) -> OperatorsView:
+def group_by_param(params: Any) -> str:
+    """The operators' grouping a request asks for: name (the default) or shape."""
     group_by = params.get("group_by") or "name"
     if group_by not in GROUP_BY:
         raise ViewParamError(f"group_by must be one of {', '.join(GROUP_BY)}, not {group_by!r}")
-    return operators(model, group_by)
+    return str(group_by)
+
+
+def operators_view(model: TraceModel, params: Any) -> OperatorsView:
+    return operators(model, group_by_param(params))
 
 
 def callstacks_view(model: TraceModel, params: Any) -> CallStacksView:

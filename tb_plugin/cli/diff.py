@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from ..analysis.operators import GROUP_BY
 from ..api.endpoints import ENDPOINTS
 from ..ingest.discovery import Run, SpanFile, scan_logdir
 from ..store.cache import DiskCache, default_cache_dir
@@ -28,7 +29,7 @@ def add_parser(sub: Any) -> None:
             f"--{side}", required=True, metavar="RUN[:WORKER[:SPAN]]", help=f"the {side} trace"
         )
     diff.add_argument("--format", choices=("json", "text"), default="text")
-    diff.add_argument("--group-by", choices=("name", "shape"), default="name")
+    diff.add_argument("--group-by", choices=GROUP_BY, default="name")
     diff.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...api.requests import ViewParamError
 from ...store.model import TraceModel
 from .. import kernels as kernels_analysis
 from .. import operators as operators_analysis
@@ -41,7 +40,6 @@ from .types import (
 
 # Bump when the view's output changes.
 VERSION = "1"
-GROUP_BY = operators_analysis.GROUP_BY
 GPU_METRICS = (
     "utilization_pct",
     "sm_efficiency_pct",
@@ -88,10 +86,7 @@ def _collectives(model: TraceModel) -> list[CollectiveStats]:
 
 def diff_view(base: TraceModel, target: TraceModel, params: Any) -> DiffView:
     """The route's compute function: `group_by` (name, the default, or shape)."""
-    group_by = params.get("group_by") or "name"
-    if group_by not in GROUP_BY:
-        raise ViewParamError(f"group_by must be one of {', '.join(GROUP_BY)}, not {group_by!r}")
-    return diff(base, target, group_by)
+    return diff(base, target, operators_analysis.group_by_param(params))
 
 
 def diff(base_model: TraceModel, target_model: TraceModel, group_by: str = "name") -> DiffView:
