@@ -33,7 +33,13 @@ from ..store.model import TraceModel
 from .common import name_flags
 from .optree import OpTree, op_tree
 from .python_stacks import PythonStacks, python_stacks
-from .tree_arrays import chain_ids, depths, segment_union_length, subtree_sum
+from .tree_arrays import (
+    chain_ids,
+    depths,
+    levels_from_roots,
+    segment_union_length,
+    subtree_sum,
+)
 
 VERSION = "1"
 MODULE_PREFIX = "nn.Module: "
@@ -142,10 +148,7 @@ def _module_calls(model: TraceModel, stacks: PythonStacks) -> _Calls:
 def _innermost_call(parent: np.ndarray, call_of: np.ndarray) -> np.ndarray:
     """Per node, its own call when it is one, else its parent's answer (roots down)."""
     owner = call_of.copy()
-    depth = depths(parent)
-    order = np.argsort(depth, kind="stable")
-    cuts = np.flatnonzero(np.diff(depth[order])) + 1
-    for level in np.split(order, cuts)[1:]:  # the roots keep their own
+    for level in levels_from_roots(parent)[1:]:  # the roots keep their own
         level = level[owner[level] < 0]
         owner[level] = owner[parent[level]]
     return owner

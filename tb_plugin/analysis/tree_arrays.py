@@ -163,6 +163,16 @@ def subtree_any(parent: np.ndarray, depth: np.ndarray, flags: np.ndarray) -> np.
     return subtree_sum(parent, depth, flags.astype(np.float64)) > 0
 
 
+def levels_from_roots(parent: np.ndarray) -> list[np.ndarray]:
+    """The nodes by depth, the roots first (each level in node order): a value computed
+    from the parent's can be filled one level at a time."""
+    if parent.size == 0:
+        return []
+    depth = depths(parent)
+    order = np.argsort(depth, kind="stable")
+    return np.split(order, np.flatnonzero(np.diff(depth[order])) + 1)
+
+
 def chain_ids(parent: np.ndarray, label: np.ndarray) -> np.ndarray:
     """Equal ids for nodes whose chains of labels (to the root) are equal: interned
     level by level from the roots down (a Python stack; a module path)."""
@@ -170,12 +180,9 @@ def chain_ids(parent: np.ndarray, label: np.ndarray) -> np.ndarray:
     out = np.full(n, -1, dtype=np.int64)
     if n == 0:
         return out
-    depth = depths(parent)
-    order = np.argsort(depth, kind="stable")
-    cuts = np.flatnonzero(np.diff(depth[order])) + 1
     width = np.int64(int(label.max()) + 1)
     next_id = 0
-    for level in np.split(order, cuts):
+    for level in levels_from_roots(parent):
         p = parent[level]
         up = np.where(p >= 0, out[np.maximum(p, 0)], -1)
         uniq, inv = np.unique((up + 1) * width + label[level], return_inverse=True)
