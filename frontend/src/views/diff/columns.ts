@@ -13,6 +13,7 @@ import {
   formatDeltaPct,
   formatValue,
   shapeText,
+  STATUS_LABEL,
   TIME,
   tone,
   toneClass,
@@ -109,13 +110,6 @@ export function compareColumns(grouped: boolean): ColumnSpec<CompareRow>[] {
 
 // ----- operator and kernel tables -----
 
-const STATUS_TEXT: Record<RowDiffBase['status'], string> = {
-  added: 'Added',
-  removed: 'Removed',
-  changed: 'Changed',
-  same: 'Same',
-};
-
 function nameColumn<R extends RowDiffBase>(label: string): ColumnSpec<R> {
   return {
     key: 'name',
@@ -134,7 +128,7 @@ function statusColumn<R extends RowDiffBase>(): ColumnSpec<R> {
     tooltip: 'Added: only in the target; removed: only in the base',
     minWidth: 90,
     value: (r) => r.status,
-    cell: (r) => h('span', { class: `ks-diff-status-${r.status}` }, STATUS_TEXT[r.status]),
+    cell: (r) => h('span', { class: `ks-diff-status-${r.status}` }, STATUS_LABEL[r.status]),
   };
 }
 

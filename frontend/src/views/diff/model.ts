@@ -178,11 +178,13 @@ export function communicationRows(collectives: readonly CollectiveDiff[]): Compa
 export const STATUSES = ['all', 'changed', 'added', 'removed'] as const;
 export type StatusFilter = (typeof STATUSES)[number];
 
-export const STATUS_LABEL: Record<StatusFilter, string> = {
+/** The words for a row's status and for the status filter. */
+export const STATUS_LABEL: Record<StatusFilter | RowDiffBase['status'], string> = {
   all: 'All',
   changed: 'Changed',
   added: 'Added',
   removed: 'Removed',
+  same: 'Same',
 };
 
 /** The rows a status filter keeps ("all" keeps the unchanged ones too). */
