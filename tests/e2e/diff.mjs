@@ -224,6 +224,24 @@ describe('Diff page in TensorBoard', { timeout: 900_000 }, () => {
       .locator('[data-testid="view-select"] option')
       .evaluateAll((options) => options.map((o) => o.value));
     assert.ok(!after.includes('diff'), `no Diff without a target: ${after}`);
+
+    // 5. The target edited in the URL (same base, same view) redraws the Diff page for it,
+    //    and the control follows; then a URL without one leaves the page.
+    const targetKeys = (t) => ({
+      target_run: t.run,
+      target_worker: t.worker,
+      ...(t.span ? { target_span: t.span } : {}),
+    });
+    await env.page.goto(`${env.base}${hashFor({ ...base, view: 'diff', ...targetKeys(target) })}`);
+    await waitDiff(target);
+    await env.page.goto(`${env.base}${hashFor({ ...base, view: 'diff', ...targetKeys(next) })}`);
+    await waitDiff(next);
+    const compare = frame().locator('[data-testid="compare-select"]');
+    assert.equal(await compare.inputValue(), JSON.stringify([next.run, next.worker, next.span]));
+    await env.page.goto(`${env.base}${hashFor({ ...base, view: 'memory' })}`);
+    await waitUntil('the control follows a URL without a target', async () => {
+      return (await compare.inputValue()) === '';
+    });
     h.assertNoErrors(env.errors);
   });
 });

@@ -69,9 +69,11 @@ export class CompareControl {
     return this.target() ? [...views, DIFF_VIEW] : [...views];
   }
 
-  /** The choices from the listing (rebuilt only when it changed), the URL's target chosen. */
-  render(runs: readonly RunInfo[]): void {
+  /** The choices from the listing (rebuilt only when it changed), the URL's target chosen;
+   *  whether the chosen target changed (the URL was edited, or went back or forward). */
+  render(runs: readonly RunInfo[]): boolean {
     const select = this.field.select;
+    const before = select.value;
     const listed = JSON.stringify(
       runs.map((r) => [r.name, r.workers.map((w) => [w.name, w.spans.map((s) => s.name)])]),
     );
@@ -95,5 +97,6 @@ export class CompareControl {
       select.value = value;
     }
     select.disabled = runs.length === 0;
+    return select.value !== before;
   }
 }

@@ -147,11 +147,17 @@ export class Shell {
   }
 
   private onUrlChange(state: UrlState): void {
+    // The Compare with… target lives in the URL too: its control follows it first, so the
+    // views offered below are the URL's.
+    const targetMoved = this.compare.render(this.runs);
     const current: UrlState = {
       ...(this.selection ?? {}),
       view: this.currentView ?? this.wantedView,
     };
-    if (sameState(state, current)) return;
+    if (sameState(state, current)) {
+      if (targetMoved) this.onCompare();
+      return;
+    }
     this.wantedView = state.view ?? this.wantedView;
     const next = reconcile(this.runs, state);
     if (next && !sameSelection(next, this.selection)) {
