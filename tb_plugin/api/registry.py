@@ -92,6 +92,11 @@ class Endpoint:
         """Part of `kinetoscope report` and of `status.views`."""
         return self.page is not None
 
+    def caches(self, params: Mapping[str, Any]) -> bool:
+        """Whether its answer to these decoded parameters is kept with the trace (in the
+        store's views, and on disk): every form, or only the one without parameters."""
+        return self.cache is Cache.ALL or (self.cache is Cache.DEFAULT_FORM and not params)
+
     def cache_name(self, params: Mapping[str, Any]) -> str:
         """The cache entry of an answer: name, versions and a digest of the decoded
         parameters given (integers and choices print as their query text does)."""

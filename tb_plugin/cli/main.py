@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from ..api.endpoints import RUN_VIEWS, VIEWS, View, supported_views
-from ..ingest.discovery import Run, SpanFile, Worker, scan_logdir
+from ..ingest.discovery import Run, SpanFile, Worker, target_runs
 from ..store.cache import DiskCache, default_cache_dir
 from ..store.model import TraceModel
 from ..store.trace_store import LoadFailed, TraceStore
@@ -82,28 +82,11 @@ def _targets(args: argparse.Namespace) -> tuple[str, list[Run]]:
     path = os.path.abspath(args.logdir)
     if not os.path.exists(path):
         raise ReportError(f"{args.logdir}: no such file or folder")
+    runs = list(target_runs(path))
     if os.path.isfile(path):
-        runs = [
-            r
-            for r in scan_logdir(os.path.dirname(path))
-            if any(s.path == path for w in r.workers for s in w.spans)
-        ]
-        runs = [
-            Run(
-                r.name,
-                r.path,
-                tuple(
-                    Worker(w.name, tuple(s for s in w.spans if s.path == path))
-                    for w in r.workers
-                    if any(s.path == path for s in w.spans)
-                ),
-            )
-            for r in runs
-        ]
         if not runs:
             raise ReportError(f"{args.logdir}: not a trace file kinetoscope can read")
         return path, runs
-    runs = list(scan_logdir(path))
     if not runs:
         raise ReportError(f"{args.logdir}: no trace files found")
     if args.run is not None:

@@ -224,6 +224,25 @@ def _classify(
         found.append((parsed, entry.name, st))
 
 
+def target_runs(target: str) -> tuple[Run, ...]:
+    """What a person names on a command line or in a notebook: a logdir (every run under
+    it, as `scan_logdir`) or one trace file (the run of its folder, holding only that
+    file). Empty when nothing there is a trace."""
+    path = os.path.abspath(target)
+    if not os.path.isfile(path):
+        return scan_logdir(path)
+    found = []
+    for run in scan_logdir(os.path.dirname(path)):
+        workers = []
+        for worker in run.workers:
+            spans = tuple(s for s in worker.spans if s.path == path)
+            if spans:
+                workers.append(Worker(worker.name, spans))
+        if workers:
+            found.append(Run(run.name, run.path, tuple(workers)))
+    return tuple(found)
+
+
 def find_span(runs: Iterable[Run], run: str, worker: str, span: str) -> SpanFile | None:
     """Look a span up by its listed names; request values never become paths."""
     for r in runs:

@@ -27,7 +27,7 @@ from werkzeug import wrappers
 from werkzeug.utils import send_file
 
 from ..api.endpoints import ENDPOINTS, span_pages
-from ..api.registry import Answer, Cache, Endpoint, Scope
+from ..api.registry import Answer, Endpoint, Scope
 from ..api.requests import ViewParamError
 from ..ingest.discovery import LogdirWatcher, Run, SpanFile, Worker
 from ..ingest.limits import env_number
@@ -269,7 +269,7 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
             return endpoint.call(model, params)
 
         try:
-            if endpoint.cache is Cache.ALL or (endpoint.cache is Cache.DEFAULT_FORM and not params):
+            if endpoint.caches(params):
                 return self.store.view(span.path, endpoint.cache_name(params), compute)
             return msgspec.json.encode(compute(self.store.model(span.path)))
         except NotReady:

@@ -1,0 +1,126 @@
+"""`kinetoscope.open`: a run of traces in a notebook, found and loaded as the plugin does.
+
+Which files exist comes from discovery (`target_runs`: a logdir, a run folder or one trace
+file); models and views come from a `TraceStore` over the plugin's disk cache
+(`default_cache_dir()`, `KINETOSCOPE_CACHE_DIR`), so a trace opened in TensorBoard, in
+`kinetoscope report` or in an earlier notebook session is not parsed again.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from ..ingest.discovery import Run as ListedRun
+from ..ingest.discovery import SpanFile, Worker, target_runs
+from ..store.cache import DiskCache, default_cache_dir
+from ..store.rank_summaries import analyze_run
+from ..store.trace_store import TraceStore
+from .frames import rows_frame
+from .trace import Trace
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Run", "open_run"]
+
+
+def open_run(path: str, run: str | None = None, cache: bool = True) -> Run:
+    """The run at `path`: a run folder (the folder holding trace files), a logdir with
+    `run=` naming one of its runs (the only run needs no name), or one trace file.
+    `cache=False` neither reads nor writes the disk cache."""
+    runs = target_runs(str(path))
+    if not runs:
+        raise FileNotFoundError(f"{path}: no trace files found")
+    names = [r.name for r in runs]
+    if run is None:
+        # A run folder is the run "." of itself, whatever runs its subfolders hold.
+        chosen = runs[0] if len(runs) == 1 or names[0] == "." else None
+        if chosen is None:
+            raise ValueError(f"{path} holds several runs; pass run= one of: {', '.join(names)}")
+    else:
+        chosen = next((r for r in runs if r.name == run), None)
+        if chosen is None:
+            raise ValueError(f"no run named {run!r} in {path} (known: {', '.join(names)})")
+    return Run(chosen, TraceStore(DiskCache(default_cache_dir()) if cache else None))
+
+
+class Run:
+    """A run's workers and their spans (trace files); `trace(worker, span)` opens one,
+    `distributed()` is the run-level view. Close it (or use `with`) to stop its loaders."""
+
+    def __init__(self, listed: ListedRun, store: TraceStore) -> None:
+        self._listed = listed
+        self._store = store
+        self.name = listed.name
+        self.path = listed.path
+
+    def __repr__(self) -> str:
+        return f"<kinetoscope Run {self.name!r}: {len(self.workers)} workers>"
+
+    @property
+    def workers(self) -> tuple[str, ...]:
+        """Worker names, in the order the UI lists them."""
+        return tuple(w.name for w in self._listed.workers)
+
+    @property
+    def spans(self) -> dict[str, tuple[str, ...]]:
+        """Each worker's span names ("1", "2", ...: its trace files in time order)."""
+        return {w.name: tuple(s.name for s in w.spans) for w in self._listed.workers}
+
+    def trace(self, worker: str | None = None, span: str | int | None = None) -> Trace:
+        """A worker's span; by default the first worker and its first span (what the UI
+        shows when none is chosen)."""
+        workers = self._listed.workers
+        if not workers:
+            raise ValueError(f"run {self.name!r} has no workers")
+        found: Worker | None
+        if worker is None:
+            found = workers[0]
+        else:
+            found = next((w for w in workers if w.name == worker), None)
+        if found is None:
+            raise ValueError(f"no worker {worker!r} in run {self.name!r} (known: {self.workers})")
+        if not found.spans:
+            raise ValueError(f"worker {found.name!r} has no spans")
+        chosen: SpanFile | None
+        if span is None:
+            chosen = found.spans[0]
+        else:
+            chosen = next((s for s in found.spans if s.name == str(span)), None)
+        if chosen is None:
+            known = ", ".join(s.name for s in found.spans)
+            raise ValueError(f"no span {str(span)!r} for worker {found.name!r} (known: {known})")
+        return Trace(self._store, self.name, found.name, chosen)
+
+    def distributed_view(self, span: str | int | None = None) -> dict[str, Any]:
+        """The `distributed` route's JSON: span `span` (default "1") of every worker as one
+        job, computed by the function the route's background job runs."""
+        cache_dir = str(self._store.cache.root) if self._store.cache else None
+        name = None if span is None else str(span)
+        view = analyze_run(self._listed, name, cache_dir, None, None, self._store)
+        return msgspec.json.decode(msgspec.json.encode(view))  # type: ignore[no-any-return]
+
+    def distributed(self, span: str | int | None = None) -> pd.DataFrame:
+        """One row per rank of the `distributed` route (its `ranks`, nested lists as
+        object columns); world size, backend and mode in `attrs`."""
+        from ..analysis.distributed.types import RankView
+
+        return rows_frame(self.distributed_view(span), "ranks", RankView)
+
+    def close(self) -> None:
+        """Stops the run's load threads (models already returned stay usable)."""
+        self._store.close()
+
+    def __enter__(self) -> Run:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()

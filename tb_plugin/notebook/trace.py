@@ -1,0 +1,166 @@
+"""One trace file (a worker's span) in a notebook: its views as pandas DataFrames.
+
+Every frame is made from a route's JSON, computed by the endpoint's own compute function
+with the request decoded by its own request type, and cached with the trace as the plugin
+caches it (`Endpoint.caches`): a frame holds exactly the numbers the route answers. A new
+frame is one method: `rows_frame(self.view(route, **params), "its_rows_key", RowType)`.
+"""
+
+from __future__ import annotations
+
+import typing
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from ..analysis.memory.allocations import PAGE_MAX
+from ..api.endpoints import VIEWS
+from ..ingest.discovery import SpanFile
+from ..store.model import TraceModel
+from ..store.trace_store import TraceStore
+from .frames import events_frame, plain_fields, rows_frame
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+class Trace:
+    """A worker's span of a run: `events()`, `overview()`, `breakdown()`, `operators()`,
+    `kernels()`, `memory()` and friends return DataFrames; `view(route)` the route's JSON."""
+
+    def __init__(self, store: TraceStore, run: str, worker: str, span: SpanFile) -> None:
+        self._store = store
+        self.run = run
+        self.worker = worker
+        self.span = span.name
+        self.file = span.file
+        self.path = span.path
+
+    def __repr__(self) -> str:
+        return f"<kinetoscope Trace run={self.run!r} worker={self.worker!r} span={self.span!r}>"
+
+    # --- the data ------------------------------------------------------------------
+
+    @property
+    def model(self) -> TraceModel:
+        """The columnar model (loaded once, from the disk cache when it holds this file);
+        raises LoadFailed with the reason when the file cannot be read."""
+        return self._store.wait(self.path)
+
+    def status(self) -> dict[str, Any]:
+        """What the `status` route says of this trace: state, partial, warnings, error."""
+        self._store.state_for(self.path).done.wait()
+        return self._store.status(self.path)
+
+    def view(self, route: str, **params: Any) -> dict[str, Any]:
+        """The JSON the span route `route` answers for these parameters (None: not given),
+        decoded: parameters are checked by the route's request type (ViewParamError)."""
+        endpoint = VIEWS.get(route)
+        if endpoint is None:
+            raise ValueError(f"no span view named {route!r} (known: {', '.join(VIEWS)})")
+        query = {name: _query_text(value) for name, value in params.items() if value is not None}
+        decoded = endpoint.decode(query)
+        model = self.model
+
+        def compute(model: TraceModel) -> Any:
+            return endpoint.call(model, decoded)
+
+        if endpoint.caches(decoded):
+            data = self._store.view(self.path, endpoint.cache_name(decoded), compute)
+        else:
+            data = msgspec.json.encode(compute(model))
+        return msgspec.json.decode(data)  # type: ignore[no-any-return]
+
+    # --- frames --------------------------------------------------------------------
+
+    def events(self) -> pd.DataFrame:
+        """One row per event of the model (index `row`, as the `event` route names it)."""
+        return events_frame(self.model)
+
+    def overview(self) -> pd.DataFrame:
+        """One row per step of the `overview` route (`breakdown_us.<part>` columns); the
+        route's totals, step count and source in `attrs`."""
+        view = self.view("overview")
+        return rows_frame(view, "steps", _row_type("overview", "steps"))
+
+    def breakdown(self) -> pd.DataFrame:
+        """One row per part of step time (index `part`: kernel, memcpy, ... other) with
+        `total_us` and `average_us` (per step), as the `overview` route sums them."""
+        import pandas as pd
+
+        view = self.view("overview")
+        totals, averages = view["breakdown_us"], view["average_breakdown_us"]
+        frame = pd.DataFrame(
+            {"total_us": list(totals.values()), "average_us": [averages[p] for p in totals]},
+            index=pd.Index(list(totals), name="part"),
+        )
+        frame.attrs.update(plain_fields(view))
+        return frame
+
+    def devices(self) -> pd.DataFrame:
+        """One row per GPU that ran kernels (the `overview` route's `devices`)."""
+        return rows_frame(self.view("overview"), "devices", _row_type("overview", "devices"))
+
+    def operators(self, group_by: str = "name") -> pd.DataFrame:
+        """One row per operator name (`group_by="shape"`: per name and input shape), as the
+        `operators` route orders them."""
+        view = self.view("operators", group_by=group_by)
+        return rows_frame(view, "rows", _row_type("operators", "rows"))
+
+    def kernels(
+        self, group_by: str = "name", device: int | None = None, stream: int | None = None
+    ) -> pd.DataFrame:
+        """One row per kernel name (`group_by="op"`: per name and launching op), of one
+        device or stream when given, as the `kernels` route answers."""
+        view = self.view("kernels", group_by=group_by, device=device, stream=stream)
+        return rows_frame(view, "rows", _row_type("kernels", "rows"))
+
+    def memory(
+        self, device: str | None = None, start_us: float | None = None, end_us: float | None = None
+    ) -> pd.DataFrame:
+        """One row per memory device: its peaks (`peak_op.*`: the op running at the
+        allocated peak) in the range, from the `memory` route."""
+        view = self.view("memory", device=device, start_us=start_us, end_us=end_us)
+        return rows_frame(view, "devices", _row_type("memory", "devices"))
+
+    def memory_operators(
+        self, device: str | None = None, start_us: float | None = None, end_us: float | None = None
+    ) -> pd.DataFrame:
+        """One row per (device, operator name): allocations and releases, from the `memory`
+        route's `operator_stats`."""
+        view = self.view("memory", device=device, start_us=start_us, end_us=end_us)
+        return rows_frame(view, "operator_stats", _row_type("memory", "operator_stats"))
+
+    def memory_allocations(
+        self,
+        device: str | None = None,
+        start_us: float | None = None,
+        end_us: float | None = None,
+        sort: str = "alloc",
+    ) -> pd.DataFrame:
+        """One row per allocation (paired with its free when seen), all of them: the pages
+        of the `memory_events` route joined."""
+        params = {"device": device, "start_us": start_us, "end_us": end_us, "sort": sort}
+        first = self.view("memory_events", **params, limit=PAGE_MAX)
+        rows = list(first["rows"])
+        while len(rows) < first["total_rows"]:
+            page = self.view("memory_events", **params, offset=len(rows), limit=PAGE_MAX)
+            if not page["rows"]:
+                break
+            rows.extend(page["rows"])
+        whole = {**first, "rows": rows, "offset": 0, "limit": len(rows)}
+        return rows_frame(whole, "rows", _row_type("memory_events", "rows"))
+
+
+def _query_text(value: Any) -> str:
+    """A parameter as the query of a route carries it (the request type parses it back)."""
+    if isinstance(value, bool):
+        raise TypeError("view parameters are numbers or text, not booleans")
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def _row_type(route: str, key: str) -> Any:
+    """The TypedDict of the rows in `route`'s response field `key` (a list of them)."""
+    hints = typing.get_type_hints(VIEWS[route].response)
+    (item,) = typing.get_args(hints[key])
+    return item

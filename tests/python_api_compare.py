@@ -1,0 +1,101 @@
+"""Checks that a notebook frame holds what a route answered: shared by the small-trace and
+the corpus tests of the Python API. Written apart from `kinetoscope.notebook.frames` (it
+walks the JSON itself), so a frame built wrong cannot agree with itself."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pandas as pd
+from conftest import PluginClient
+from kinetoscope.notebook import Trace
+
+
+def leaves(row: dict[str, Any], prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, Any]]:
+    """Each value of a JSON object that is not an object, with its dotted path."""
+    for key, value in row.items():
+        if isinstance(value, dict):
+            yield from leaves(value, (*prefix, key))
+        else:
+            yield ".".join((*prefix, key)), value
+
+
+def same(got: Any, want: Any) -> bool:
+    """One frame cell against one JSON value: equal numbers (exactly), equal text, equal
+    lists; null as None or NA."""
+    if isinstance(want, list):
+        return isinstance(got, list) and got == want
+    if want is None:
+        return got is None or bool(pd.isna(got))
+    if isinstance(want, bool):
+        return bool(got) is want
+    return bool(got == want)
+
+
+def assert_rows(frame: pd.DataFrame, rows: list[dict[str, Any]]) -> None:
+    """Row i of the frame is JSON row i: every leaf value, under its dotted column name (a
+    null object: all its columns NA)."""
+    assert len(frame) == len(rows)
+    for i, row in enumerate(rows):
+        for column, want in leaves(row):
+            if column not in frame.columns:  # an object that is null in this row
+                assert want is None, column
+                nested = [c for c in frame.columns if c.startswith(f"{column}.")]
+                assert nested and all(pd.isna(frame[c].iloc[i]) for c in nested), column
+                continue
+            got = frame[column].iloc[i]
+            assert same(got, want), (i, column, got, want)
+
+
+def assert_attrs(frame: pd.DataFrame, view: dict[str, Any], rows_key: str) -> None:
+    """The view's plain top-level values are the frame's attrs, unchanged."""
+    for key, value in view.items():
+        if key == rows_key or isinstance(value, dict):
+            continue
+        if isinstance(value, list) and any(isinstance(v, (dict, list)) for v in value):
+            continue
+        assert frame.attrs[key] == value, key
+
+
+def route(client: PluginClient, name: str, **query: Any) -> Any:
+    """The route's 200 answer, waiting while it answers 202."""
+    for _ in range(6000):
+        response = client.get(name, **query)
+        if response.status_code != 202:
+            break
+        threading.Event().wait(0.01)
+    assert response.status_code == 200, response.get_data(as_text=True)
+    return response.get_json()
+
+
+def assert_span_frames_match_routes(trace: Trace, client: PluginClient) -> None:
+    """Every span frame of `trace` against the route the plugin answers for its span."""
+    scope = {"run": trace.run, "worker": trace.worker, "span": trace.span}
+    overview = route(client, "overview", **scope)
+    frame = trace.overview()
+    assert_rows(frame, overview["steps"])
+    assert_attrs(frame, overview, "steps")
+    assert_rows(trace.devices(), overview["devices"])
+    parts = trace.breakdown()
+    assert parts.index.tolist() == list(overview["breakdown_us"])
+    assert parts["total_us"].tolist() == list(overview["breakdown_us"].values())
+    assert parts["average_us"].tolist() == list(overview["average_breakdown_us"].values())
+    for group_by in ("name", "shape"):
+        view = route(client, "operators", **scope, group_by=group_by)
+        frame = trace.operators(group_by=group_by)
+        assert_rows(frame, view["rows"])
+        assert_attrs(frame, view, "rows")
+    for group_by in ("name", "op"):
+        view = route(client, "kernels", **scope, group_by=group_by)
+        frame = trace.kernels(group_by=group_by)
+        assert_rows(frame, view["rows"])
+        assert_attrs(frame, view, "rows")
+    memory = route(client, "memory", **scope)
+    assert_rows(trace.memory(), memory["devices"])
+    assert_rows(trace.memory_operators(), memory["operator_stats"])
+    events = route(client, "memory_events", **scope, sort="alloc", limit="10000")
+    allocations = trace.memory_allocations()
+    assert len(allocations) == events["total_rows"]
+    assert_rows(allocations.iloc[: len(events["rows"])], events["rows"])
