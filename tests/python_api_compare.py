@@ -50,13 +50,13 @@ def assert_rows(frame: pd.DataFrame, rows: list[dict[str, Any]]) -> None:
 
 
 def assert_attrs(frame: pd.DataFrame, view: dict[str, Any], rows_key: str) -> None:
-    """The view's plain top-level values are the frame's attrs, unchanged."""
+    """The frame's attrs are fields of the view, unchanged, and hold every top-level value
+    that is a number, text or boolean."""
+    for key, value in frame.attrs.items():
+        assert key != rows_key and view[key] == value, key
     for key, value in view.items():
-        if key == rows_key or isinstance(value, dict):
-            continue
-        if isinstance(value, list) and any(isinstance(v, (dict, list)) for v in value):
-            continue
-        assert frame.attrs[key] == value, key
+        if value is not None and not isinstance(value, (dict, list)):
+            assert key in frame.attrs, key
 
 
 def route(client: PluginClient, name: str, **query: Any) -> Any:
@@ -79,6 +79,7 @@ def assert_span_frames_match_routes(trace: Trace, client: PluginClient) -> None:
     assert_attrs(frame, overview, "steps")
     assert_rows(trace.devices(), overview["devices"])
     parts = trace.breakdown()
+    assert_attrs(parts, overview, "steps")
     assert parts.index.tolist() == list(overview["breakdown_us"])
     assert parts["total_us"].tolist() == list(overview["breakdown_us"].values())
     assert parts["average_us"].tolist() == list(overview["average_breakdown_us"].values())
@@ -93,7 +94,9 @@ def assert_span_frames_match_routes(trace: Trace, client: PluginClient) -> None:
         assert_rows(frame, view["rows"])
         assert_attrs(frame, view, "rows")
     memory = route(client, "memory", **scope)
-    assert_rows(trace.memory(), memory["devices"])
+    frame = trace.memory()
+    assert_rows(frame, memory["devices"])
+    assert_attrs(frame, memory, "devices")
     assert_rows(trace.memory_operators(), memory["operator_stats"])
     events = route(client, "memory_events", **scope, sort="alloc", limit="10000")
     allocations = trace.memory_allocations()

@@ -19,7 +19,12 @@ from builders import TraceBuilder
 from conftest import PluginClient
 from kinetoscope.api.requests import ViewParamError
 from kinetoscope.store import trace_store
-from python_api_compare import assert_rows, assert_span_frames_match_routes, route
+from python_api_compare import (
+    assert_attrs,
+    assert_rows,
+    assert_span_frames_match_routes,
+    route,
+)
 
 BASE_NS = 1_700_000_000_123_456_789  # a 2024+ trace's baseTimeNanoseconds
 
@@ -152,6 +157,7 @@ def test_every_frame_equals_its_route(logdir: Path, plugin_client: Any) -> None:
         view = route(client, "distributed", run="job")
         ranks = run.distributed()
     assert_rows(ranks, view["ranks"])
+    assert_attrs(ranks, view, "ranks")
 
 
 # --- the events frame -------------------------------------------------------------------------

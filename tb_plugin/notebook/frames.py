@@ -12,6 +12,7 @@ view's other top-level fields that are plain values (numbers, text, lists of the
 
 from __future__ import annotations
 
+import types
 import typing
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -30,16 +31,20 @@ _ENUMS: dict[str, Any] = {"ph": Phase, "kind": Kind}
 _INTERNAL = ("args_end",)  # offsets into the args blob: no meaning outside the model
 
 
-def rows_frame(view: Mapping[str, Any], key: str, row_type: Any = None) -> pd.DataFrame:
+def rows_frame(view: Mapping[str, Any], key: str, response: Any) -> pd.DataFrame:
     """`view[key]` (a list of objects) as a frame, the view's plain top-level values in
-    `attrs`. `row_type` (the rows' TypedDict) names the columns when there are no rows."""
+    `attrs`. `response` is the view's response type (a TypedDict): it names the columns
+    when there are no rows, and which top-level fields are plain."""
     import pandas as pd
 
-    rows = view[key]
-    records = [flatten(row) for row in rows]
-    columns = _columns(records) if records else _typed_columns(row_type)
+    records = [flatten(row) for row in view[key]]
+    if records:
+        columns = _columns(records)
+    else:
+        (row_type,) = typing.get_args(typing.get_type_hints(response)[key])
+        columns = list(typing.get_type_hints(row_type))
     frame = pd.DataFrame.from_records(records, columns=columns)
-    frame.attrs.update(plain_fields(view, exclude=(key,)))
+    frame.attrs.update(plain_fields(view, response, exclude=(key,)))
     return frame
 
 
@@ -63,21 +68,31 @@ def _columns(records: Sequence[dict[str, Any]]) -> list[str]:
     return [name for name in seen if name not in nested]
 
 
-def _typed_columns(row_type: Any) -> list[str]:
-    if row_type is None:
-        return []
-    return list(typing.get_type_hints(row_type))
+def plain_fields(
+    view: Mapping[str, Any], response: Any, exclude: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The view's top-level fields whose declared type is plain: numbers, text, booleans,
+    or lists of them (objects and tables are left to frames of their own, and `attrs`
+    stays cheap to copy, as pandas does on every operation)."""
+    hints = typing.get_type_hints(response)
+    return {
+        name: value
+        for name, value in view.items()
+        if name not in exclude and name in hints and _plain_type(hints[name])
+    }
 
 
-def plain_fields(view: Mapping[str, Any], exclude: Sequence[str] = ()) -> dict[str, Any]:
-    """The view's top-level values that are not objects or lists of objects."""
-    return {name: value for name, value in view.items() if name not in exclude and _is_plain(value)}
+_SCALARS = (int, float, str, bool, type(None))
+_UNION_TYPE = getattr(types, "UnionType", typing.Union)  # `int | None` (Python 3.10+)
 
 
-def _is_plain(value: Any) -> bool:
-    if isinstance(value, (list, tuple)):
-        return all(_is_plain(v) and not isinstance(v, (list, tuple)) for v in value)
-    return not isinstance(value, Mapping)
+def _plain_type(hint: Any) -> bool:
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Literal:
+        return True
+    if origin in (typing.Union, _UNION_TYPE) or origin is list:
+        return all(_plain_type(arg) and typing.get_origin(arg) is not list for arg in args)
+    return hint in _SCALARS
 
 
 def events_frame(model: TraceModel) -> pd.DataFrame:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from ..api.endpoints import RUN_VIEWS
 from ..ingest.discovery import Run as ListedRun
 from ..ingest.discovery import SpanFile, Worker, target_runs
 from ..store.cache import DiskCache, default_cache_dir
@@ -106,9 +107,7 @@ class Run:
     def distributed(self, span: str | int | None = None) -> pd.DataFrame:
         """One row per rank of the `distributed` route (its `ranks`, nested lists as
         object columns); world size, backend and mode in `attrs`."""
-        from ..analysis.distributed.types import RankView
-
-        return rows_frame(self.distributed_view(span), "ranks", RankView)
+        return rows_frame(self.distributed_view(span), "ranks", RUN_VIEWS["distributed"].response)
 
     def close(self) -> None:
         """Stops the run's load threads (models already returned stay usable)."""

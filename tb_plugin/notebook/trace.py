@@ -3,12 +3,11 @@
 Every frame is made from a route's JSON, computed by the endpoint's own compute function
 with the request decoded by its own request type, and cached with the trace as the plugin
 caches it (`Endpoint.caches`): a frame holds exactly the numbers the route answers. A new
-frame is one method: `rows_frame(self.view(route, **params), "its_rows_key", RowType)`.
+frame of a new route is one method returning `self.rows(route, "its_rows_key", **params)`.
 """
 
 from __future__ import annotations
 
-import typing
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -71,6 +70,11 @@ class Trace:
             data = msgspec.json.encode(compute(model))
         return msgspec.json.decode(data)  # type: ignore[no-any-return]
 
+    def rows(self, route: str, key: str, **params: Any) -> pd.DataFrame:
+        """The list `key` of the route's JSON as a frame (`frames.rows_frame`): one row per
+        item, nested objects' fields as `parent.child` columns, plain fields in `attrs`."""
+        return rows_frame(self.view(route, **params), key, VIEWS[route].response)
+
     # --- frames --------------------------------------------------------------------
 
     def events(self) -> pd.DataFrame:
@@ -80,8 +84,7 @@ class Trace:
     def overview(self) -> pd.DataFrame:
         """One row per step of the `overview` route (`breakdown_us.<part>` columns); the
         route's totals, step count and source in `attrs`."""
-        view = self.view("overview")
-        return rows_frame(view, "steps", _row_type("overview", "steps"))
+        return self.rows("overview", "steps")
 
     def breakdown(self) -> pd.DataFrame:
         """One row per part of step time (index `part`: kernel, memcpy, ... other) with
@@ -94,42 +97,39 @@ class Trace:
             {"total_us": list(totals.values()), "average_us": [averages[p] for p in totals]},
             index=pd.Index(list(totals), name="part"),
         )
-        frame.attrs.update(plain_fields(view))
+        frame.attrs.update(plain_fields(view, VIEWS["overview"].response))
         return frame
 
     def devices(self) -> pd.DataFrame:
         """One row per GPU that ran kernels (the `overview` route's `devices`)."""
-        return rows_frame(self.view("overview"), "devices", _row_type("overview", "devices"))
+        return self.rows("overview", "devices")
 
     def operators(self, group_by: str = "name") -> pd.DataFrame:
         """One row per operator name (`group_by="shape"`: per name and input shape), as the
         `operators` route orders them."""
-        view = self.view("operators", group_by=group_by)
-        return rows_frame(view, "rows", _row_type("operators", "rows"))
+        return self.rows("operators", "rows", group_by=group_by)
 
     def kernels(
         self, group_by: str = "name", device: int | None = None, stream: int | None = None
     ) -> pd.DataFrame:
         """One row per kernel name (`group_by="op"`: per name and launching op), of one
         device or stream when given, as the `kernels` route answers."""
-        view = self.view("kernels", group_by=group_by, device=device, stream=stream)
-        return rows_frame(view, "rows", _row_type("kernels", "rows"))
+        return self.rows("kernels", "rows", group_by=group_by, device=device, stream=stream)
 
     def memory(
         self, device: str | None = None, start_us: float | None = None, end_us: float | None = None
     ) -> pd.DataFrame:
         """One row per memory device: its peaks (`peak_op.*`: the op running at the
         allocated peak) in the range, from the `memory` route."""
-        view = self.view("memory", device=device, start_us=start_us, end_us=end_us)
-        return rows_frame(view, "devices", _row_type("memory", "devices"))
+        return self.rows("memory", "devices", device=device, start_us=start_us, end_us=end_us)
 
     def memory_operators(
         self, device: str | None = None, start_us: float | None = None, end_us: float | None = None
     ) -> pd.DataFrame:
         """One row per (device, operator name): allocations and releases, from the `memory`
         route's `operator_stats`."""
-        view = self.view("memory", device=device, start_us=start_us, end_us=end_us)
-        return rows_frame(view, "operator_stats", _row_type("memory", "operator_stats"))
+        params = {"device": device, "start_us": start_us, "end_us": end_us}
+        return self.rows("memory", "operator_stats", **params)
 
     def memory_allocations(
         self,
@@ -149,7 +149,7 @@ class Trace:
                 break
             rows.extend(page["rows"])
         whole = {**first, "rows": rows, "offset": 0, "limit": len(rows)}
-        return rows_frame(whole, "rows", _row_type("memory_events", "rows"))
+        return rows_frame(whole, "rows", VIEWS["memory_events"].response)
 
 
 def _query_text(value: Any) -> str:
@@ -157,10 +157,3 @@ def _query_text(value: Any) -> str:
     if isinstance(value, bool):
         raise TypeError("view parameters are numbers or text, not booleans")
     return repr(value) if isinstance(value, float) else str(value)
-
-
-def _row_type(route: str, key: str) -> Any:
-    """The TypedDict of the rows in `route`'s response field `key` (a list of them)."""
-    hints = typing.get_type_hints(VIEWS[route].response)
-    (item,) = typing.get_args(hints[key])
-    return item
