@@ -6,6 +6,7 @@ pandas never imported by `import kinetoscope` or by `open`."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -239,3 +240,62 @@ def test_import_and_open_do_not_import_pandas(logdir: Path) -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+# --- docs/python_api.md ----------------------------------------------------------------------
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "python_api.md"
+
+
+def test_the_walk_through_runs(
+    logdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The page's python blocks, in order, in one namespace, next to the logdir they name."""
+    blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+    assert len(blocks) >= 5
+    monkeypatch.chdir(logdir.parent)
+    namespace: dict[str, Any] = {}
+    for block in blocks:
+        exec(compile(block, str(DOC), "exec"), namespace)
+    printed = capsys.readouterr().out
+    assert "ProfilerStep#1" in printed and "gemm_k" in printed and "aten::mm" in printed
+
+
+def _documented_columns(method: str) -> set[str]:
+    text = DOC.read_text(encoding="utf-8")
+    bullet = re.search(rf"^- `{method}\(\)` — (.*?)(?=^- |^## )", text, re.M | re.S)
+    assert bullet, method
+    return set(re.findall(r"`([\w.<>]+)`", bullet.group(1)))
+
+
+def test_the_docs_name_every_column(run: Any) -> None:
+    trace = run.trace()
+    frames = {
+        "events": [trace.events()],
+        "overview": [trace.overview()],
+        "breakdown": [trace.breakdown()],
+        "devices": [trace.devices()],
+        "operators": [trace.operators(), trace.operators(group_by="shape")],
+        "kernels": [trace.kernels(), trace.kernels(group_by="op")],
+        "memory": [trace.memory()],
+        "memory_operators": [trace.memory_operators()],
+        "memory_allocations": [trace.memory_allocations()],
+        "distributed": [run.distributed()],
+    }
+    for method, made in frames.items():
+        named = _documented_columns(method)
+        for frame in made:
+            columns = [*frame.columns, frame.index.name] if frame.index.name else frame.columns
+            for column in columns:
+                parent = column.split(".")[0]
+                assert column in named or f"{parent}.<part>" in named, (method, column)
+
+
+def test_every_public_name_is_documented() -> None:
+    from kinetoscope.notebook import Run, Trace
+
+    text = DOC.read_text(encoding="utf-8")
+    for prefix, cls in (("run", Run), ("trace", Trace)):
+        for name in vars(cls):
+            if not name.startswith("_"):
+                assert re.search(rf"`{prefix}\.{name}\b", text), f"{prefix}.{name}"

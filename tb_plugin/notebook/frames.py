@@ -95,6 +95,20 @@ def _plain_type(hint: Any) -> bool:
     return hint in _SCALARS
 
 
+def breakdown_frame(view: Mapping[str, Any], response: Any) -> pd.DataFrame:
+    """The `overview` route's step-time parts, one row each (index `part`, in the route's
+    order): `total_us` over all steps, `average_us` per step."""
+    import pandas as pd
+
+    totals, averages = view["breakdown_us"], view["average_breakdown_us"]
+    frame = pd.DataFrame(
+        {"total_us": list(totals.values()), "average_us": [averages[p] for p in totals]},
+        index=pd.Index(list(totals), name="part"),
+    )
+    frame.attrs.update(plain_fields(view, response))
+    return frame
+
+
 def events_frame(model: TraceModel) -> pd.DataFrame:
     """One row per model event (index: the model's row, as routes name events); interned
     columns as categoricals of the model's tables, numeric columns without a copy, and

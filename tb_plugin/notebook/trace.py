@@ -17,7 +17,7 @@ from ..api.endpoints import VIEWS
 from ..ingest.discovery import SpanFile
 from ..store.model import TraceModel
 from ..store.trace_store import TraceStore
-from .frames import events_frame, plain_fields, rows_frame
+from .frames import breakdown_frame, events_frame, rows_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -89,16 +89,7 @@ class Trace:
     def breakdown(self) -> pd.DataFrame:
         """One row per part of step time (index `part`: kernel, memcpy, ... other) with
         `total_us` and `average_us` (per step), as the `overview` route sums them."""
-        import pandas as pd
-
-        view = self.view("overview")
-        totals, averages = view["breakdown_us"], view["average_breakdown_us"]
-        frame = pd.DataFrame(
-            {"total_us": list(totals.values()), "average_us": [averages[p] for p in totals]},
-            index=pd.Index(list(totals), name="part"),
-        )
-        frame.attrs.update(plain_fields(view, VIEWS["overview"].response))
-        return frame
+        return breakdown_frame(self.view("overview"), VIEWS["overview"].response)
 
     def devices(self) -> pd.DataFrame:
         """One row per GPU that ran kernels (the `overview` route's `devices`)."""
