@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 import msgspec
 
 from ..api.endpoints import RUN_VIEWS, VIEWS, View, supported_views
+from ..ingest import storage
 from ..ingest.discovery import Run, SpanFile, Worker, scan_logdir
 from ..store.cache import DiskCache, default_cache_dir
 from ..store.model import TraceModel
@@ -79,15 +79,16 @@ def _pick(items: tuple[Any, ...], name: str | None, what: str, where: str) -> An
 
 
 def _targets(args: argparse.Namespace) -> tuple[str, list[Run]]:
-    path = os.path.abspath(args.logdir)
-    if not os.path.exists(path):
-        raise ReportError(f"{args.logdir}: no such file or folder")
-    if os.path.isfile(path):
-        runs = [
-            r
-            for r in scan_logdir(os.path.dirname(path))
-            if any(s.path == path for w in r.workers for s in w.spans)
-        ]
+    path = storage.absolute(args.logdir)
+    try:  # a URL (s3://...) is listed through the storage layer
+        kind = storage.kind(path)
+        if kind is None:
+            raise ReportError(f"{args.logdir}: no such file or folder")
+        runs = list(scan_logdir(storage.parent(path) if kind == "file" else path))
+    except OSError as exc:
+        raise ReportError(f"{args.logdir}: cannot list it: {exc}") from None
+    if kind == "file":
+        runs = [r for r in runs if any(s.path == path for w in r.workers for s in w.spans)]
         runs = [
             Run(
                 r.name,
@@ -103,7 +104,6 @@ def _targets(args: argparse.Namespace) -> tuple[str, list[Run]]:
         if not runs:
             raise ReportError(f"{args.logdir}: not a trace file kinetoscope can read")
         return path, runs
-    runs = list(scan_logdir(path))
     if not runs:
         raise ReportError(f"{args.logdir}: no trace files found")
     if args.run is not None:
