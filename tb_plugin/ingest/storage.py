@@ -116,7 +116,7 @@ def open_binary(location: str) -> BinaryIO:
 
 
 def kind(location: str) -> str | None:
-    """"file", "dir", or None when nothing is there."""
+    """ "file", "dir", or None when nothing is there."""
     if not is_url(location):
         if os.path.isfile(location):
             return "file"
@@ -187,10 +187,16 @@ def _filesystem(location: str) -> tuple[Any, str]:
 
 
 def _call(location: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-    """A call to the store: OSErrors (missing, refused) pass as they are; other failures
-    of a backend (its own exception types) become a StorageError naming the location."""
+    """A call to the store: OSErrors (missing, refused) pass as OSErrors, a refusal with
+    what to check; other failures of a backend (its own exception types) become a
+    StorageError naming the location."""
     try:
         return fn(*args, **kwargs)
+    except PermissionError as exc:  # a HEAD request's refusal says only "Forbidden"
+        raise PermissionError(
+            f"access refused by the store ({exc}); check the credentials it is given "
+            "(environment, config files)"
+        ) from None
     except OSError:
         raise
     except Exception as exc:  # noqa: BLE001 - backends raise their own types
