@@ -7,8 +7,10 @@ import itertools
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,8 +23,10 @@ from kinetoscope.cli.main import EXIT_LOAD, main
 from kinetoscope.ingest import storage
 from kinetoscope.ingest.discovery import LogdirWatcher, Run, scan_logdir
 from kinetoscope.store import trace_store
+from kinetoscope.store.cache import DiskCache, cache_key, default_cache_dir
+from kinetoscope.store.model import file_identity
 from kinetoscope.store.trace_store import TraceStore
-from test_tensorboard_process import free_port
+from test_tensorboard_process import free_port, get_json
 
 moto_server = pytest.importorskip("moto.server")
 pytest.importorskip("s3fs")
@@ -268,3 +272,61 @@ def test_a_missing_backend_names_the_extra() -> None:
     )
     assert done.returncode == EXIT_LOAD, done.stderr
     assert "pip install kinetoscope[s3]" in done.stderr
+
+
+def test_a_loaded_object_is_cached_on_disk_by_its_etag(tmp_path: Path, bucket: str) -> None:
+    write(small_trace(), tmp_path / "logs" / "w.pt.trace.json")
+    upload(tmp_path / "logs", f"{bucket}/logs")
+    url = f"{bucket}/logs/w.pt.trace.json"
+    cache = DiskCache(default_cache_dir())
+    store = TraceStore(cache)
+    try:
+        model = store.wait(url, timeout=60)
+    finally:
+        store.close()
+    source = file_identity(url)
+    assert model.source == source and source["etag"] == storage.stat(url).etag
+    assert cache.load(cache_key(source)) is not None  # the next start reads no object
+
+
+def test_real_tensorboard_with_an_s3_logdir(tmp_path: Path, bucket: str) -> None:
+    upload(make_logdir(tmp_path / "logs"), f"{bucket}/logs")
+    port = free_port()
+    tensorboard = Path(sys.executable).with_name("tensorboard")
+    proc = subprocess.Popen(
+        [
+            str(tensorboard),
+            "--logdir",
+            f"{bucket}/logs",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}/data"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                listing: Any = get_json(f"{base}/plugins_listing")
+                break
+            except OSError:
+                assert proc.poll() is None, proc.stdout.read().decode()  # type: ignore[union-attr]
+                assert time.monotonic() < deadline
+                time.sleep(0.3)
+        assert listing["kinetoscope"]["enabled"] is True
+        runs: Any = get_json(f"{base}/plugin/kinetoscope/runs")
+        assert [r["name"] for r in runs["runs"]] == ["a", "b/c"]
+        query = "run=a&worker=worker0&span=1"
+        while get_json(f"{base}/plugin/kinetoscope/status?{query}")["state"] == "loading":  # type: ignore[index]
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        overview: Any = get_json(f"{base}/plugin/kinetoscope/overview?{query}")
+        assert overview["steps"][0]["breakdown_us"]["kernel"] == 40
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=20)
