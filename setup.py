@@ -26,7 +26,21 @@ setup(
         "isal>=1.5",
     ],
     extras_require={
-        "dev": ["pytest>=7", "pytest-timeout", "hypothesis>=6", "ruff>=0.5", "mypy>=1.8"],
+        # Cloud logdirs (s3://, gs://, az://): fsspec and the store's backend.
+        "s3": ["fsspec>=2023.1", "s3fs>=2023.1"],
+        "gcs": ["fsspec>=2023.1", "gcsfs>=2023.1"],
+        "azure": ["fsspec>=2023.1", "adlfs>=2023.1"],
+        "dev": [
+            "pytest>=7",
+            "pytest-timeout",
+            "hypothesis>=6",
+            "ruff>=0.5",
+            "mypy>=1.8",
+            # tests/test_cloud_logdir.py: a real S3 API served locally
+            "fsspec>=2023.1",
+            "s3fs>=2023.1",
+            "moto[server]>=5",
+        ],
     },
     entry_points={
         "tensorboard_plugins": [

@@ -6,7 +6,6 @@ missing span the worker's first, as in the server and `kinetoscope report`."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any
 
@@ -14,6 +13,7 @@ import msgspec
 
 from ..analysis.operators import GROUP_BY
 from ..api.endpoints import ENDPOINTS
+from ..ingest import storage
 from ..ingest.discovery import Run, SpanFile, scan_logdir
 from ..store.cache import DiskCache, default_cache_dir
 from ..store.trace_store import LoadFailed, TraceStore
@@ -63,8 +63,13 @@ def diff_json(store: TraceStore, base: SpanFile, target: SpanFile, group_by: str
 
 
 def run_diff(args: argparse.Namespace) -> int:
-    path = os.path.abspath(args.logdir)
-    if not os.path.isdir(path):
+    path = storage.absolute(args.logdir)
+    try:
+        is_folder = storage.kind(path) == "dir"
+    except OSError as exc:
+        print(f"kinetoscope: {args.logdir}: cannot list it: {exc}", file=sys.stderr)
+        return EXIT_LOAD
+    if not is_folder:
         print(f"kinetoscope: {args.logdir}: no such folder", file=sys.stderr)
         return EXIT_LOAD
     cache = None if args.no_cache else DiskCache(default_cache_dir())

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 import msgspec
 
 from ..api.endpoints import RUN_VIEWS, VIEWS, View, supported_views
+from ..ingest import storage
 from ..ingest.discovery import Run, SpanFile, Worker, target_runs
 from ..store.cache import DiskCache, default_cache_dir
 from ..store.model import TraceModel
@@ -79,11 +79,15 @@ def _pick(items: tuple[Any, ...], name: str | None, what: str, where: str) -> An
 
 
 def _targets(args: argparse.Namespace) -> tuple[str, list[Run]]:
-    path = os.path.abspath(args.logdir)
-    if not os.path.exists(path):
-        raise ReportError(f"{args.logdir}: no such file or folder")
-    runs = list(target_runs(path))
-    if os.path.isfile(path):
+    path = storage.absolute(args.logdir)
+    try:  # a URL (s3://...) is listed through the storage layer
+        kind = storage.kind(path)
+        if kind is None:
+            raise ReportError(f"{args.logdir}: no such file or folder")
+        runs = list(target_runs(path))
+    except OSError as exc:
+        raise ReportError(f"{args.logdir}: cannot list it: {exc}") from None
+    if kind == "file":
         if not runs:
             raise ReportError(f"{args.logdir}: not a trace file kinetoscope can read")
         return path, runs

@@ -8,7 +8,6 @@ Raw args go straight to a spill file, which the cache keeps and memory-maps.
 from __future__ import annotations
 
 import os
-import stat
 import tempfile
 from collections import deque
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from ..store.model import (
     empty_columns,
     file_identity,
 )
+from . import storage
 from .columns import INTERNED, Chunk, Interner, as_text, build_chunk, build_text_chunk, to_int
 from .decode import DecodeReport, ProgressFn, TraceDecodeError, iter_event_batches
 from .pieces import Piece, Tail, decode_tail, iter_event_pieces
@@ -137,7 +137,7 @@ def build_model(
     With `decode_pool`, a big file may be decoded in worker processes (see
     `PARALLEL_MIN_TEXT`); without it, always in this process."""
     source = file_identity(path)
-    if not stat.S_ISREG(os.stat(path).st_mode):
+    if not storage.stat(path).regular:
         # Opening a FIFO would block this thread until some writer appears.
         raise TraceDecodeError("not_a_file", "it is not a regular file, so it is not read", 0)
     report = DecodeReport()
@@ -147,7 +147,9 @@ def build_model(
         sink = tempfile.TemporaryFile(prefix="kinetoscope-args-")  # noqa: SIM115
     builder = ModelBuilder(sink)
     try:
-        with open(path, "rb") as f:
+        # A remote object is streamed in blocks through the same decoder (never read
+        # whole first); worker processes get text slices, never the path.
+        with storage.open_binary(path) as f:
             workers = _parallel_workers(source["size"], path) if decode_pool else 0
             if decode_pool and workers:
                 pool = decode_pool(workers)
@@ -182,7 +184,7 @@ def _parallel_workers(size: int, path: str) -> int:
     wanted = int(env) if env and env.isdigit() else 0
     if wanted < 2:
         return 0
-    with open(path, "rb") as f:
+    with storage.open_binary(path) as f:
         gz = f.read(2) == b"\x1f\x8b"
     # Traces compress about 30x; a plain file's size is its text size.
     text_size = size * 30 if gz else size

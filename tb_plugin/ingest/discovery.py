@@ -15,7 +15,9 @@ import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from . import storage
 from .naming import TraceName, display_name, parse_trace_name
+from .storage import FileState
 
 SNIFF_BYTES = 64 * 1024
 # A gzip member of JSON compresses ~10x; this bounds the raw read for odd files.
@@ -62,7 +64,7 @@ _sniff_lock = threading.Lock()
 
 def _read_head(path: str, gz: bool) -> bytes:
     """Up to SNIFF_BYTES of content; for gzip whatever decompresses before a cut."""
-    with open(path, "rb") as f:
+    with storage.open_binary(path) as f:
         if not gz:
             return f.read(SNIFF_BYTES)
         # zlib directly rather than gzip.open: a cut stream still yields its prefix.
@@ -104,10 +106,10 @@ def looks_like_kineto_trace(path: str) -> bool:
     if parsed.torch_style:
         return True
     try:
-        st = os.stat(path)
+        st = storage.stat(path)
     except OSError:
         return False
-    return _cached_sniff(path, parsed, st.st_size, st.st_mtime_ns)
+    return _cached_sniff(path, parsed, st.size, st.mtime_ns)
 
 
 def _cached_sniff(path: str, parsed: TraceName, size: int, mtime_ns: int) -> bool:
@@ -122,7 +124,7 @@ def _cached_sniff(path: str, parsed: TraceName, size: int, mtime_ns: int) -> boo
         return cached
     try:
         result = _sniff(_read_head(path, parsed.gzip))
-    except OSError:
+    except OSError:  # StorageError included
         # Unreadable now; do not cache so a later scan can retry.
         return False
     with _sniff_lock:
@@ -132,14 +134,17 @@ def _cached_sniff(path: str, parsed: TraceName, size: int, mtime_ns: int) -> boo
     return result
 
 
-def _span_order(item: tuple[TraceName, str, os.stat_result]) -> tuple[bool, int, int, str]:
+_Found = tuple[TraceName, str, FileState]
+
+
+def _span_order(item: _Found) -> tuple[bool, int, int, str]:
     parsed, file, st = item
     ts = parsed.timestamp
-    return (ts is None, ts if ts is not None else 0, st.st_mtime_ns, file)
+    return (ts is None, ts if ts is not None else 0, st.mtime_ns, file)
 
 
-def _build_run(name: str, path: str, found: Iterable[tuple[TraceName, str, os.stat_result]]) -> Run:
-    by_worker: dict[str, list[tuple[TraceName, str, os.stat_result]]] = {}
+def _build_run(name: str, path: str, found: Iterable[_Found]) -> Run:
+    by_worker: dict[str, list[_Found]] = {}
     for item in found:
         by_worker.setdefault(item[0].worker, []).append(item)
     workers = []
@@ -148,11 +153,11 @@ def _build_run(name: str, path: str, found: Iterable[tuple[TraceName, str, os.st
         spans = tuple(
             SpanFile(
                 name=str(i),
-                path=os.path.join(path, file),
+                path=storage.join(path, file),
                 file=display_name(file),
                 timestamp=parsed.timestamp,
-                size=st.st_size,
-                mtime_ns=st.st_mtime_ns,
+                size=st.size,
+                mtime_ns=st.mtime_ns,
             )
             for i, (parsed, file, st) in enumerate(items, start=1)
         )
@@ -168,8 +173,11 @@ def scan_logdir(logdir: str) -> tuple[Run, ...]:
     """All runs under ``logdir``, sorted by name ("." first).
 
     Symlinked folders are followed, each real folder visited once (no loops); hidden
-    folders (``.git``, ``.ipynb_checkpoints``) and unreadable ones are skipped.
+    folders (``.git``, ``.ipynb_checkpoints``) and unreadable ones are skipped. A URL
+    (``s3://bucket/prefix``) is listed through `storage` (`scan_remote_logdir`).
     """
+    if storage.is_url(logdir):
+        return scan_remote_logdir(logdir)
     root = os.path.abspath(logdir)
     runs: list[Run] = []
     seen: set[tuple[int, int]] = set()
@@ -184,7 +192,7 @@ def scan_logdir(logdir: str) -> tuple[Run, ...]:
         if ident in seen:
             continue
         seen.add(ident)
-        found: list[tuple[TraceName, str, os.stat_result]] = []
+        found: list[_Found] = []
         subdirs: list[str] = []
         try:
             with os.scandir(folder) as entries:
@@ -202,11 +210,7 @@ def scan_logdir(logdir: str) -> tuple[Run, ...]:
     return tuple(sorted(runs, key=_run_sort_key))
 
 
-def _classify(
-    entry: os.DirEntry[str],
-    found: list[tuple[TraceName, str, os.stat_result]],
-    subdirs: list[str],
-) -> None:
+def _classify(entry: os.DirEntry[str], found: list[_Found], subdirs: list[str]) -> None:
     try:
         if entry.name.startswith("."):
             return
@@ -221,18 +225,44 @@ def _classify(
     except OSError:
         return  # vanished or broken symlink: not listable
     if _cached_sniff(entry.path, parsed, st.st_size, st.st_mtime_ns):
-        found.append((parsed, entry.name, st))
+        found.append((parsed, entry.name, FileState(st.st_size, st.st_mtime_ns)))
+
+
+def scan_remote_logdir(logdir: str) -> tuple[Run, ...]:
+    """`scan_logdir` for a URL: one recursive listing of the prefix (a few requests per
+    thousand objects), grouped by folder; hidden folders skipped as on disk. Raises
+    `storage.StorageError` (or another OSError) when the logdir cannot be listed: a
+    missing bucket or refused credentials must say so, not look like an empty logdir."""
+    root = storage.absolute(logdir)
+    by_folder: dict[str, list[_Found]] = {}
+    for rel, state in storage.list_files(root):
+        folder, _, file = rel.rpartition("/")
+        if any(part.startswith(".") for part in rel.split("/")):
+            continue
+        parsed = parse_trace_name(file)
+        if parsed is None:
+            continue
+        if _cached_sniff(storage.join(root, rel), parsed, state.size, state.mtime_ns):
+            by_folder.setdefault(folder, []).append((parsed, file, state))
+    runs = [
+        _build_run(
+            display_name(folder or "."), storage.join(root, folder) if folder else root, found
+        )
+        for folder, found in by_folder.items()
+    ]
+    return tuple(sorted(runs, key=_run_sort_key))
 
 
 def target_runs(target: str) -> tuple[Run, ...]:
     """What a person names on a command line or in a notebook: a logdir (every run under
     it, as `scan_logdir`) or one trace file (the run of its folder, holding only that
-    file). Empty when nothing there is a trace."""
-    path = os.path.abspath(target)
-    if not os.path.isfile(path):
+    file), a local path or a URL. Empty when nothing there is a trace; OSError when the
+    store cannot list it."""
+    path = storage.absolute(target)
+    if storage.kind(path) != "file":
         return scan_logdir(path)
     found = []
-    for run in scan_logdir(os.path.dirname(path)):
+    for run in scan_logdir(storage.parent(path)):
         workers = []
         for worker in run.workers:
             spans = tuple(s for s in worker.spans if s.path == path)

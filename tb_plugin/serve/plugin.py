@@ -14,6 +14,7 @@ listed in docs/http_api.md.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import threading
@@ -29,6 +30,7 @@ from werkzeug.utils import send_file
 from ..api.endpoints import ENDPOINTS, span_pages
 from ..api.registry import Answer, Endpoint, Scope
 from ..api.requests import ViewParamError
+from ..ingest import storage
 from ..ingest.discovery import LogdirWatcher, Run, SpanFile, Worker
 from ..ingest.limits import env_number
 from ..store.cache import DiskCache, default_cache_dir
@@ -39,6 +41,7 @@ from ..store.trace_store import LoadFailed, NotReady, TraceStore, exception_text
 from ..trace_view.workers import TimelineNotFound, WorkerTrace
 from .static_files import dist_root, respond_static
 
+log = logging.getLogger(__name__)
 PLUGIN_NAME = "kinetoscope"
 # werkzeug types `application` for plain functions; our routes are methods.
 route: Any = wrappers.Request.application
@@ -57,6 +60,17 @@ class TraceUnreadableError(errors.PublicError):
     """The worker's trace file cannot be read; other workers are unaffected."""
 
     http_code = 422
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+
+
+class LogdirUnreadableError(errors.PublicError):
+    """The logdir cannot be listed: an object store refused (credentials, a missing bucket)
+    or its backend is not installed. 502: the store behind the server failed, not the
+    request."""
+
+    http_code = 502
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -115,7 +129,10 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
     def is_active(self) -> bool:
         # Sticky: once traces were seen the tab stays, even while files are rewritten.
         if not self._active and self.logdir:
-            self._active = bool(self._runs())
+            try:
+                self._active = bool(self._runs())
+            except LogdirUnreadableError as exc:
+                log.warning("kinetoscope: %s", exc)
         return self._active
 
     def frontend_metadata(self) -> base_plugin.FrontendMetadata:
@@ -131,7 +148,10 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
                 if not self._started:
                     self.watcher.start()
                     self._started = True
-        return self.watcher.runs()
+        try:
+            return self.watcher.runs()
+        except OSError as exc:  # only a URL logdir raises: a local one lists what it can
+            raise LogdirUnreadableError(f"cannot list the logdir: {exc}") from None
 
     # --- the generic handler ----------------------------------------------------
 
@@ -325,18 +345,19 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
         return job.result
 
     def _download(self, request: wrappers.Request, span: SpanFile) -> Any:
-        """The trace file itself, streamed, as an attachment."""
-        if not os.path.isfile(span.path):
+        """The trace file itself, streamed, as an attachment (an object in blocks)."""
+        if storage.kind(span.path) != "file":
             raise errors.NotFoundError(f"{span.file} was removed")
         gz = span.file.endswith(".gz")
+        remote = storage.is_url(span.path)
         response = send_file(
-            span.path,
+            storage.open_binary(span.path) if remote else span.path,
             request.environ,
             mimetype="application/gzip" if gz else "application/json",
             as_attachment=True,
             # CR, LF and other controls cannot go into a header (werkzeug refuses them).
             download_name=re.sub(r"[\x00-\x1f\x7f]", "_", span.file),
-            conditional=True,
+            conditional=not remote,
         )
         response.headers["X-Content-Type-Options"] = "nosniff"
         return response

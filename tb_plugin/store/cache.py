@@ -39,7 +39,10 @@ def default_cache_dir() -> Path:
 
 
 def cache_key(source: dict[str, Any]) -> str:
-    text = f"{source['path']}\0{source['size']}\0{source['mtime_ns']}\0{PARSER_VERSION}"
+    # An object store's version id or ETag names the content; the mtime then adds nothing
+    # (a copy in place changes it, not the content). Local files: size and mtime.
+    state = source.get("etag") or source["mtime_ns"]
+    text = f"{source['path']}\0{source['size']}\0{state}\0{PARSER_VERSION}"
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 

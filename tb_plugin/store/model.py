@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import mmap
-import os
 import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -23,6 +22,7 @@ from typing import Any, TypeVar
 import msgspec
 import numpy as np
 
+from ..ingest import storage
 from .categories import Kind, Phase
 
 T = TypeVar("T")
@@ -271,5 +271,10 @@ def decoders_for(shape: type[T]) -> tuple[msgspec.json.Decoder[list[T]], msgspec
 
 
 def file_identity(path: str) -> dict[str, Any]:
-    st = os.stat(path)
-    return {"path": os.path.abspath(path), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    """What keys a file's cached model: its location and state; for an object store also
+    its version id or ETag (`etag`), which changes whenever the content does."""
+    state = storage.stat(path)
+    identity = {"path": storage.absolute(path), "size": state.size, "mtime_ns": state.mtime_ns}
+    if state.etag is not None:
+        identity["etag"] = state.etag
+    return identity

@@ -1,0 +1,235 @@
+"""Where trace files live: a local path, or a URL of an object store read through fsspec.
+
+The one interface every reader of trace files goes through (discovery, the loader, the
+rank summaries in worker processes or on a cluster):
+
+- `is_url(location)`: whether it is a URL (`s3://`, `gs://`, `az://`, `abfs://`,
+  `hdfs://`, any fsspec protocol) rather than a local path;
+- `stat(location)` -> `FileState` (size, mtime in ns, the store's version tag, regular);
+- `open_binary(location)`: a binary file object that reads in blocks (never the whole
+  object at once);
+- `list_files(folder)`: every file under a folder, recursively, with its state;
+- `kind(location)`: "file", "dir" or None; `parent`, `join`, `absolute`.
+
+Local paths keep the plain `os` calls (fsspec is never imported for them). URLs go
+through `fsspec.core.url_to_fs`, so credentials and endpoints come from each backend's
+usual places (environment, config files; e.g. `AWS_ENDPOINT_URL` or
+`FSSPEC_S3_ENDPOINT_URL` for an S3-compatible store). A missing backend is a
+`StorageError` naming the extra to install (`pip install kinetoscope[s3]`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat as stat_mode
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, BinaryIO
+
+# A URL scheme as fsspec reads one ("s3://", "abfs://", "simplecache::s3://"); a Windows
+# drive ("C:\\") has one letter and no "//".
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]+(::[A-Za-z][A-Za-z0-9+.\-]+)*://")
+_EXTRAS = {
+    "s3": "s3",
+    "s3a": "s3",
+    "gs": "gcs",
+    "gcs": "gcs",
+    "az": "azure",
+    "abfs": "azure",
+    "abfss": "azure",
+    "adl": "azure",
+}
+# Remote reads: one ranged request per block; the decoder reads 4 MiB at a time, so each
+# request brings that block and the next (readahead), and one open file holds ~8 MiB.
+REMOTE_BLOCK = 4 << 20
+# A listing's states answer `stat` for this long: a status poll is then not a request to
+# the store each time; a rescan (every 10 s by default) refreshes them.
+_STATE_TTL_S = 10.0
+_STATES_MAX = 200_000
+
+
+class StorageError(OSError):
+    """A location that cannot be used: its backend is not installed, or the store refused
+    (the message says which, and what to do)."""
+
+
+@dataclass(frozen=True)
+class FileState:
+    """What identifies a file's content: size and mtime, and for an object store the
+    version id or ETag (`etag`, None for local files)."""
+
+    size: int
+    mtime_ns: int
+    etag: str | None = None
+    regular: bool = True
+
+
+def is_url(location: str) -> bool:
+    return bool(_URL.match(location))
+
+
+def absolute(location: str) -> str:
+    """A local path made absolute; a URL without a trailing slash."""
+    if is_url(location):
+        return location.rstrip("/") if not location.endswith("://") else location
+    return os.path.abspath(location)
+
+
+def join(folder: str, name: str) -> str:
+    return f"{folder.rstrip('/')}/{name}" if is_url(folder) else os.path.join(folder, name)
+
+
+def parent(location: str) -> str:
+    if is_url(location):
+        return location.rstrip("/").rsplit("/", 1)[0]
+    return os.path.dirname(location)
+
+
+def stat(location: str) -> FileState:
+    """The file's state (raises OSError, e.g. FileNotFoundError, as `os.stat` does)."""
+    if not is_url(location):
+        st = os.stat(location)
+        return FileState(st.st_size, st.st_mtime_ns, None, stat_mode.S_ISREG(st.st_mode))
+    with _states_lock:
+        known = _states.get(location)
+    if known is not None and time.monotonic() - known[0] < _STATE_TTL_S:
+        return known[1]
+    fs, path = _filesystem(location)
+    info = _call(location, fs.info, path)
+    if info.get("type") == "directory":
+        raise IsADirectoryError(f"{location} is a folder")
+    state = _state_of(info)
+    _remember(location, state)
+    return state
+
+
+def open_binary(location: str) -> BinaryIO:
+    """The file opened for reading bytes; remote objects are streamed in blocks."""
+    if not is_url(location):
+        return open(location, "rb")  # noqa: SIM115 - the caller closes it
+    fs, path = _filesystem(location)
+    handle: BinaryIO = _call(location, fs.open, path, "rb", block_size=REMOTE_BLOCK)
+    return handle
+
+
+def kind(location: str) -> str | None:
+    """ "file", "dir", or None when nothing is there."""
+    if not is_url(location):
+        if os.path.isfile(location):
+            return "file"
+        return "dir" if os.path.isdir(location) else None
+    fs, path = _filesystem(location)
+    try:
+        info = _call(location, fs.info, path)
+    except FileNotFoundError:
+        return None
+    return "dir" if info.get("type") == "directory" else "file"
+
+
+def list_files(folder: str) -> list[tuple[str, FileState]]:
+    """Every file under a URL folder, recursively: (path relative to it, with "/", state).
+    One listing request per page on object stores; raises StorageError when the folder
+    cannot be listed (a missing bucket, refused credentials)."""
+    fs, root = _filesystem(folder)
+    root = root.rstrip("/")
+    found = _call(folder, fs.find, root, withdirs=False, detail=True)
+    out = []
+    now = time.monotonic()
+    with _states_lock:
+        if len(_states) > _STATES_MAX:
+            _states.clear()
+        for name, info in found.items():
+            rel = name[len(root) + 1 :] if name.startswith(root + "/") else name.rsplit("/", 1)[-1]
+            state = _state_of(info)
+            _states[join(folder, rel)] = (now, state)
+            out.append((rel, state))
+    return out
+
+
+# --- fsspec ---------------------------------------------------------------------------
+
+_states: dict[str, tuple[float, FileState]] = {}
+_states_lock = threading.Lock()
+
+
+def _remember(location: str, state: FileState) -> None:
+    with _states_lock:
+        if len(_states) > _STATES_MAX:
+            _states.clear()
+        _states[location] = (time.monotonic(), state)
+
+
+def _filesystem(location: str) -> tuple[Any, str]:
+    protocol = location.split("://", 1)[0].split("::")[-1].lower()
+    extra = _EXTRAS.get(protocol)
+    hint = (
+        f"pip install kinetoscope[{extra}]"
+        if extra
+        else f"install fsspec and its backend for {protocol}://"
+    )
+    try:
+        from fsspec.core import url_to_fs
+    except ImportError:
+        raise StorageError(f"{location}: reading {protocol}:// needs fsspec ({hint})") from None
+    try:
+        fs, path = url_to_fs(location)
+    except ImportError as exc:
+        raise StorageError(
+            f"{location}: reading {protocol}:// needs a backend that is not installed "
+            f"({hint}; {exc})"
+        ) from None
+    except ValueError as exc:  # an unknown protocol
+        raise StorageError(f"{location}: {exc} ({hint})") from None
+    return fs, path
+
+
+def _call(location: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """A call to the store: OSErrors (missing, refused) pass as OSErrors, a refusal with
+    what to check; other failures of a backend (its own exception types) become a
+    StorageError naming the location."""
+    try:
+        return fn(*args, **kwargs)
+    except PermissionError as exc:  # a HEAD request's refusal says only "Forbidden"
+        raise PermissionError(
+            f"access refused by the store ({exc}); check the credentials it is given "
+            "(environment, config files)"
+        ) from None
+    except OSError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - backends raise their own types
+        raise StorageError(f"{location}: {type(exc).__name__}: {str(exc)[:300]}") from None
+
+
+def _state_of(info: dict[str, Any]) -> FileState:
+    """Size, mtime and version tag from an fsspec info dict, whose keys differ by backend
+    (s3fs: LastModified, ETag, VersionId; gcsfs: updated, generation; adlfs:
+    last_modified, etag; local and others: mtime)."""
+    version = _first(info, "VersionId", "version_id", "generation")
+    etag = _first(info, "ETag", "etag", "md5Hash")
+    tag = f"{version}" if version else (f"{etag}" if etag else None)
+    modified = _first(info, "LastModified", "last_modified", "updated", "mtime", "modified")
+    return FileState(int(info.get("size") or 0), _ns(modified), tag, True)
+
+
+def _first(info: dict[str, Any], *keys: str) -> Any:
+    for key in keys:
+        value = info.get(key)
+        if value not in (None, ""):
+            return value
+    return None
+
+
+def _ns(value: Any) -> int:
+    if isinstance(value, datetime):
+        return int(value.timestamp() * 1e9)
+    if isinstance(value, (int, float)):
+        return int(value * 1e9)
+    if isinstance(value, str):
+        try:
+            return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1e9)
+        except ValueError:
+            return 0
+    return 0
