@@ -154,6 +154,22 @@ def test_plugin_serves_the_same_json_as_for_local_files(tmp_path: Path, bucket: 
             client.close()
 
 
+def test_the_notebook_api_opens_an_s3_run_as_a_local_one(tmp_path: Path, bucket: str) -> None:
+    import kinetoscope
+
+    local = make_logdir(tmp_path / "logs")
+    upload(local, f"{bucket}/logs")
+    frames = []
+    for target in (str(local / "a"), f"{bucket}/logs/a"):
+        with kinetoscope.open(target, cache=False) as run:
+            assert run.workers == ("worker0", "worker1")
+            trace = run.trace("worker1")
+            frames.append((trace.kernels(), trace.breakdown(), trace.events()))
+    for local_frame, remote_frame in zip(*frames):
+        assert local_frame.equals(remote_frame)
+    assert frames[1][0]["total_us"].sum() == 30  # worker1's one kernel
+
+
 def test_report_on_an_s3_url_is_the_local_report(
     tmp_path: Path, bucket: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
