@@ -16,6 +16,9 @@ from kinetoscope.analysis.gpu_idle.queue import queue_series
 from kinetoscope.analysis.gpu_idle.view import GpuIdleView, gpu_idle
 from kinetoscope.analysis.rules import load
 from kinetoscope.cli.main import main
+from kinetoscope.trace_view import track_list
+from kinetoscope.trace_view.counters import build_counters, counter_series
+from kinetoscope.trace_view.workers import WorkerTrace
 
 
 def _runtime(t: TraceBuilder, name: str, ts: float, dur: float, corr: int | None) -> None:
@@ -272,3 +275,21 @@ def test_report_prints_the_section(tmp_path: Path, capsys: pytest.CaptureFixture
     text = capsys.readouterr().out
     assert "Why is the GPU idle? (over 1 step;" in text
     assert "  stream 7  " in text and " 13.0 " in text  # host wait 130 of 1000 µs
+
+
+def test_queue_length_counter_track(tmp_path: Path) -> None:
+    """The trace view draws each stream's queue as a counter, listed after the other
+    tracks (theirs keep their `sort`); each bucket shows the longest queue in it."""
+    model = one_step_trace().model(tmp_path)
+    counters = build_counters(model)
+    queue = counters[-1]
+    assert (queue.id, queue.metric, queue.unit, queue.stream) == (
+        "gpu0.stream7.queue", "gpu_queue_length", "count", 7,
+    )  # fmt: skip
+    assert queue.listed_last and queue.max_value == 2.0
+    assert queue.label == "GPU 0 stream 7 queue length"
+    starts, values = counter_series(queue, 0.0, 1000.0, 4)
+    assert starts.tolist() == [0.0, 500.0] and values.tolist() == [2.0, 1.0]
+    view = track_list.tracks([WorkerTrace(None, model)], {})
+    assert view["tracks"][-1]["id"] == "gpu0.stream7.queue"
+    assert [t["sort"] for t in view["tracks"]] == list(range(len(view["tracks"])))
