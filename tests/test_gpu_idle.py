@@ -14,6 +14,7 @@ from corpus import corpus_model
 from kinetoscope.analysis.gpu_idle.launches import FAMILIES, gpu_work, launch_family
 from kinetoscope.analysis.gpu_idle.queue import queue_series
 from kinetoscope.analysis.gpu_idle.view import GpuIdleView, gpu_idle
+from kinetoscope.analysis.kernels import kernels
 from kinetoscope.analysis.rules import load
 from kinetoscope.cli.main import main
 from kinetoscope.trace_view import track_list
@@ -293,3 +294,14 @@ def test_queue_length_counter_track(tmp_path: Path) -> None:
     view = track_list.tracks([WorkerTrace(None, model)], {})
     assert view["tracks"][-1]["id"] == "gpu0.stream7.queue"
     assert [t["sort"] for t in view["tracks"]] == list(range(len(view["tracks"])))
+
+
+def test_kernel_view_launch_delay_columns(tmp_path: Path) -> None:
+    rows = {r["name"]: r for r in kernels(one_step_trace().model(tmp_path))["rows"]}
+    assert (rows["A"]["launch_delay_mean_us"], rows["A"]["launch_delay_p90_us"]) == (60.0, 110.0)
+    assert (rows["B"]["launch_delay_mean_us"], rows["B"]["launch_delay_p90_us"]) == (68.333, 180.0)
+    unlinked = TraceBuilder()
+    unlinked.step(1, 0, 100)
+    _gpu(unlinked, "k", 10, 5, None)
+    (row,) = kernels(unlinked.model(tmp_path, "old.pt.trace.json"))["rows"]
+    assert row["launch_delay_mean_us"] is None and row["launch_delay_p90_us"] is None

@@ -324,6 +324,8 @@ export interface KernelRowBase {
   tensor_cores_used: boolean | null;
   op_tensor_core_eligible: boolean;
   work: string;
+  launch_delay_mean_us: number | null;
+  launch_delay_p90_us: number | null;
 }
 
 export interface KernelsParams {

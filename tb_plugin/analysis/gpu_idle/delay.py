@@ -16,7 +16,7 @@ from typing import TypedDict
 import numpy as np
 
 from ...store.model import TraceModel
-from .launches import GpuWork, to_us
+from .launches import GpuWork, gpu_work, to_us
 
 
 class LaunchDelayRow(TypedDict):
@@ -128,3 +128,32 @@ def delay_outliers(model: TraceModel, work: GpuWork, top: int) -> list[LaunchOut
             }
         )
     return out
+
+
+def launch_delays_of(model: TraceModel, rows: np.ndarray) -> np.ndarray:
+    """Launch delay (int64 ns) of each GPU activity row, -1 where it has none (no launch
+    call, a row with unusable times, or a graph kernel after the replay's first)."""
+    work = gpu_work(model)
+    out = np.full(rows.size, -1, dtype=np.int64)
+    if rows.size == 0 or work.rows.size == 0:
+        return out
+    order = np.argsort(work.rows, kind="stable")
+    pos = np.minimum(np.searchsorted(work.rows[order], rows), order.size - 1)
+    found = work.rows[order[pos]] == rows
+    at = order[pos[found]]
+    has = work.linked[at] & work.first_of_launch[at]
+    out[np.flatnonzero(found)[has]] = work.start[at[has]] - work.launch_start[at[has]]
+    return out
+
+
+def grouped_delay(delay: np.ndarray, group: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per group 0..n-1, the mean and nearest-rank p90 (ns) of the known delays (>= 0);
+    NaN where a group has none."""
+    known = delay >= 0
+    stats = grouped_stats(delay[known], group[known], n)
+    mean = np.full(n, np.nan)
+    p90 = np.full(n, np.nan)
+    has = stats["count"] > 0
+    mean[has] = stats["sum"][has] / stats["count"][has]
+    p90[has] = stats["p90"][has]
+    return mean, p90
