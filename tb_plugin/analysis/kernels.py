@@ -18,6 +18,9 @@
   gemm, attention, conv or other. `tensor_core_pct` is the matrix-core time over the time
   of kernels whose use is known; the unknown time is given beside it. On AMD devices the
   matrix units are MFMA cores: `matrix_core_name` says what to call them.
+- `launch_delay_mean_us`, `launch_delay_p90_us`: from the start of the launch call to the
+  kernel's start (`gpu_idle/delay.py`: exact ns, nearest-rank p90; only the first kernel of
+  a graph replay has one); null when no call of the group has a linked launch.
 - Occupancy 0 means the trace does not know it (graph replays, some CUPTI versions): such
   calls are left out of the mean like calls without the value.
 """
@@ -35,6 +38,7 @@ from ..store.categories import Kind
 from ..store.model import TraceModel
 from .common import gpu_device_ids, launch_rows, launches_of, name_flags
 from .devices import matrix_core_name, trace_vendor
+from .gpu_idle.delay import grouped_delay, launch_delays_of
 from .optree import op_tree
 from .rules import STEP_NAME
 from .taxonomy import (
@@ -45,7 +49,7 @@ from .taxonomy import (
     matrix_share,
 )
 
-VERSION = "2"  # 2: tri-state matrix-core use from the kernel taxonomy, work class
+VERSION = "3"  # 2: tri-state matrix-core use, work class; 3: launch delay columns
 GROUP_BY = ("name", "op")
 
 
@@ -67,6 +71,8 @@ class _KernelRowBase(TypedDict):
     tensor_cores_used: bool | None
     op_tensor_core_eligible: bool
     work: str
+    launch_delay_mean_us: float | None
+    launch_delay_p90_us: float | None
 
 
 class KernelRow(_KernelRowBase, total=False):
@@ -108,6 +114,10 @@ def supports(model: TraceModel) -> bool:
 
 def _r(x: float) -> float:
     return round(float(x), 3)
+
+
+def _us_of_ns(ns: float) -> float | None:
+    return None if np.isnan(ns) else round(float(ns) / 1000.0, 3)
 
 
 def launch_configs(
@@ -201,6 +211,7 @@ class _Groups:
     stream_lo: np.ndarray
     stream_hi: np.ndarray
     configs: list[Config]  # the representative launch configuration per group
+    delay: tuple[np.ndarray, np.ndarray]  # launch delay mean and p90, ns (NaN: none known)
 
 
 def _group(
@@ -260,6 +271,7 @@ def _group(
         stream_lo=stream_lo,
         stream_hi=stream_hi,
         configs=rep_cfg,
+        delay=grouped_delay(launch_delays_of(model, rows), group, n),
     )
 
 
@@ -344,6 +356,8 @@ def _kernel_row(model: TraceModel, g: _Groups, i: int, group_by: str) -> KernelR
             else bool(g.matrix[i] == MATRIX_YES),
             "op_tensor_core_eligible": bool(g.eligible[i]),
             "work": WORKS[int(g.work[i])],
+            "launch_delay_mean_us": _us_of_ns(g.delay[0][i]),
+            "launch_delay_p90_us": _us_of_ns(g.delay[1][i]),
         }
     )
     return cast(KernelRow, row)

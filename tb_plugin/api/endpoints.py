@@ -12,6 +12,7 @@ from ..analysis import modules as modules_analysis
 from ..analysis import operators as operators_analysis
 from ..analysis import overview
 from ..analysis.diff import view as diff_analysis
+from ..analysis.gpu_idle import view as gpu_idle_analysis
 from ..analysis.memory import view as memory_analysis
 from ..ingest.discovery import Run
 from ..store.model import TraceModel
@@ -186,6 +187,21 @@ _SPAN_VIEWS = [
     ),
 ]
 
+# Why the GPU is idle, launch delays, queue lengths: a section of the Overview page (its
+# `page`, so `kinetoscope report` prints it and `status.views` stays as it was).
+_GPU_IDLE_VIEWS = [
+    _span_view(
+        "gpu_idle",
+        gpu_idle_analysis.GpuIdleView,
+        gpu_idle_analysis.gpu_idle_view,
+        contract.NoParams,
+        gpu_idle_analysis.VERSION,
+        Cache.ALL,
+        page="overview",
+        supports=_has_events,
+    ),
+]
+
 _TRACE_VIEW = [
     _trace_route(
         "tracks",
@@ -265,11 +281,20 @@ _FILES = [
 ]
 
 ENDPOINTS: dict[str, Endpoint] = {
-    e.name: e for e in [*_LISTING, *_RUN_VIEWS, *_SPAN_VIEWS, *_TRACE_VIEW, *_PAIR_VIEWS, *_FILES]
+    e.name: e
+    for e in [
+        *_LISTING,
+        *_RUN_VIEWS,
+        *_SPAN_VIEWS,
+        *_GPU_IDLE_VIEWS,
+        *_TRACE_VIEW,
+        *_PAIR_VIEWS,
+        *_FILES,
+    ]
 }
 
 # Views of one span (model, params → response), in page order.
-VIEWS: dict[str, Endpoint] = {e.name: e for e in _SPAN_VIEWS}
+VIEWS: dict[str, Endpoint] = {e.name: e for e in [*_SPAN_VIEWS, *_GPU_IDLE_VIEWS]}
 # Run-level views ((run, span name, cache folder) → response).
 RUN_VIEWS: dict[str, Endpoint] = {e.name: e for e in _RUN_VIEWS}
 

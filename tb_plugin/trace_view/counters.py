@@ -1,4 +1,5 @@
-"""Counter tracks: GPU utilization (computed here, from kernel intervals) and memory.
+"""Counter tracks: GPU utilization (computed here, from kernel intervals), memory, and the
+queue length of each GPU stream (`analysis/gpu_idle/queue.py`).
 
 A counter answers a window with one value per pixel-wide bucket, run-length merged (a
 step function `start[i] → value[i]` until the next start): the union of a device's
@@ -14,6 +15,8 @@ import numpy as np
 
 from ..analysis.common import gpu_device_ids
 from ..analysis.devices import device_identity, memory_device_label
+from ..analysis.gpu_idle.launches import gpu_work, to_us
+from ..analysis.gpu_idle.queue import queue_series
 from ..analysis.intervals import IntervalUnion
 from ..analysis.memory.series import device_levels
 from ..store.categories import Kind
@@ -24,13 +27,17 @@ from ..store.model import TraceModel
 class Counter:
     id: str
     label: str
-    metric: str  # "gpu_utilization", "memory_allocated", "memory_reserved"
-    unit: str  # "fraction" or "bytes"
+    metric: str  # "gpu_utilization", "memory_allocated", "memory_reserved", "gpu_queue_length"
+    unit: str  # "fraction", "bytes" or "count"
     device: int | None
     max_value: float
     union: IntervalUnion | None = None  # gpu_utilization
-    times: np.ndarray | None = None  # memory samples, sorted by time
+    times: np.ndarray | None = None  # memory and queue samples, sorted by time
     values: np.ndarray | None = None
+    stream: int | None = None  # gpu_queue_length
+    # Listed after every other track of the request (queue lengths came later: the
+    # tracks before them keep their `sort`).
+    listed_last: bool = False
 
 
 def build_counters(model: TraceModel) -> list[Counter]:
@@ -57,6 +64,31 @@ def build_counters(model: TraceModel) -> list[Counter]:
                 )
             )
     out.extend(_memory_counters(model))
+    out.extend(_queue_counters(model))
+    return out
+
+
+def _queue_counters(model: TraceModel) -> list[Counter]:
+    """Per GPU stream, activities launched but not finished (step function in µs)."""
+    work = gpu_work(model)
+    out = []
+    for queue in queue_series(work):
+        where = device_identity(model, queue.device).label
+        stream = queue.stream if queue.stream >= 0 else None
+        out.append(
+            Counter(
+                f"gpu{queue.device}.stream{queue.stream}.queue",
+                f"{where} stream {stream if stream is not None else '?'} queue length",
+                "gpu_queue_length",
+                "count",
+                queue.device if queue.device >= 0 else None,
+                float(queue.values.max()),
+                times=to_us(queue.times, work.origin_us),
+                values=queue.values.astype(np.float64),
+                stream=stream,
+                listed_last=True,
+            )
+        )
     return out
 
 

@@ -88,14 +88,20 @@ def tracks(workers: Sequence[WorkerTrace], params: TracksParams) -> TracksView:
     out: list[TrackView] = []
     infos: list[WorkerInfo] = []
     steps: list[StepMarker] = []
+    last: list[tuple[WorkerTrace, Counter, str]] = []
     for worker, rank in zip(workers, _ranks(workers)):
         prefix = _prefix(worker, rank)
         for counter in counters_of(worker):
-            out.append(_counter_track(worker, counter, prefix, len(out)))
+            if counter.listed_last:
+                last.append((worker, counter, prefix))
+            else:
+                out.append(_counter_track(worker, counter, prefix, len(out)))
         for track in worker.index.tracks:
             out.append(_slice_track(worker, track, prefix, len(out)))
         infos.append(_worker_info(worker, rank))
         steps += _step_markers(worker)
+    for worker, counter, prefix in last:
+        out.append(_counter_track(worker, counter, prefix, len(out)))
     lo, hi = time_extent(workers)
     return {
         "time_base": time_base(workers),
@@ -117,7 +123,7 @@ def _counter_track(worker: WorkerTrace, counter: Counter, prefix: str, sort: int
         "pid": None,
         "tid": None,
         "device": counter.device,
-        "stream": None,
+        "stream": counter.stream,
         "sort": sort,
         "max_depth": 0,
         "event_count": 0 if counter.times is None else int(counter.times.size),

@@ -175,7 +175,7 @@ def _track_windows(
     t1: float,
     width: int,
 ) -> list[TrackWindow]:
-    out = [_counter_window(worker, counter, t0, t1, width) for counter in sel.counters]
+    out = [_counter_window(worker, c, t0, t1, width) for c in sel.counters if not c.listed_last]
     # Exact events first, then blocks: the order in which their names enter the table.
     e_track, events = _exact_columns(worker, res.exact[keep_e], names, t0, t1)
     b_track, blocks = _block_columns(worker, res, np.flatnonzero(keep_b), names)
@@ -191,6 +191,7 @@ def _track_windows(
                 "counter": None,
             }
         )
+    out += [_counter_window(worker, c, t0, t1, width) for c in sel.counters if c.listed_last]
     return out
 
 

@@ -105,6 +105,14 @@ export interface CurveView {
   peak_reserved_bytes: number | null;
 }
 
+export interface DeviceIdle {
+  device: number;
+  label: string;
+  total: IdleBreakdown;
+  per_step: IdleBreakdown[];
+  streams: StreamIdle[];
+}
+
 /** Besides the pair of spans (`Scope.PAIR`): operators matched by name, or by name and input shape. */
 export interface DiffParams {
   group_by?: 'name' | 'shape';
@@ -245,6 +253,41 @@ export interface GpuDiff {
   kernel_time_us: Compared;
 }
 
+export interface GpuIdleView {
+  available: boolean;
+  reason: string | null;
+  kernel_wait_threshold_ns: number;
+  steps: StepSpan[];
+  devices: DeviceIdle[];
+  top_intervals: IdleInterval[];
+  launch_delay: LaunchDelayView | null;
+}
+
+export interface IdleBreakdown {
+  step_ns: number;
+  busy_ns: number;
+  idle_ns: number;
+  host_wait_ns: number;
+  kernel_wait_ns: number;
+  other_ns: number;
+  idle_share: number | null;
+  host_wait_share: number | null;
+  kernel_wait_share: number | null;
+  other_share: number | null;
+}
+
+export interface IdleInterval {
+  device: number;
+  stream: number | null;
+  step: number;
+  idle_class: string;
+  cause: string;
+  start_us: number;
+  end_us: number;
+  duration_ns: number;
+  next_name: string | null;
+}
+
 export interface JobStep {
   name: string;
   number: number | null;
@@ -281,6 +324,8 @@ export interface KernelRowBase {
   tensor_cores_used: boolean | null;
   op_tensor_core_eligible: boolean;
   work: string;
+  launch_delay_mean_us: number | null;
+  launch_delay_p90_us: number | null;
 }
 
 export interface KernelsParams {
@@ -303,6 +348,38 @@ export interface KernelsView {
   matrix_core_name: string;
   devices: number[];
   streams: number[];
+}
+
+export interface LaunchDelayRow {
+  name: string;
+  count: number;
+  total_ns: number;
+  mean_ns: number;
+  p50_ns: number;
+  p90_ns: number;
+  max_ns: number;
+  launch_call_mean_ns: number;
+  launch_call_p90_ns: number;
+}
+
+export interface LaunchDelayView {
+  activities: number;
+  linked: number;
+  graph_kernels_after_first: number;
+  names: number;
+  rows: LaunchDelayRow[];
+  outliers: LaunchOutlier[];
+}
+
+export interface LaunchOutlier {
+  name: string;
+  launch_name: string;
+  device: number;
+  stream: number | null;
+  start_us: number;
+  launch_start_us: number;
+  delay_ns: number;
+  launch_call_ns: number;
 }
 
 export interface Limit {
@@ -510,6 +587,12 @@ export interface PythonStacksFrame {
   function: string;
 }
 
+export interface QueueStats {
+  max_length: number;
+  time_at_max_ns: number;
+  empty_ns: number;
+}
+
 export interface RangeRow {
   name: string;
   count: number;
@@ -697,6 +780,13 @@ export interface StepMarker {
   end_us: number;
 }
 
+export interface StepSpan {
+  name: string;
+  start_us: number;
+  end_us: number;
+  duration_ns: number;
+}
+
 /** One step of one rank as stage 1 measures it; the view's `RankStep` adds what needs the other ranks. */
 export interface StepTimes {
   name: string;
@@ -754,6 +844,13 @@ export interface StragglerCount {
   worker: string;
   steps_late: number;
   late_by_us: number;
+}
+
+export interface StreamIdle {
+  stream: number | null;
+  total: IdleBreakdown;
+  per_step: IdleBreakdown[];
+  queue: QueueStats;
 }
 
 export interface TimeRange {
@@ -873,6 +970,7 @@ export interface Endpoints {
   callstacks: { params: CallStacksParams; response: CallStacksView; loading: StatusResponse };
   kernels: { params: KernelsParams; response: KernelsView; loading: StatusResponse };
   modules: { params: NoParams; response: ModulesView; loading: StatusResponse };
+  gpu_idle: { params: NoParams; response: GpuIdleView; loading: StatusResponse };
   tracks: { params: TracksParams; response: TracksView; loading: StatusResponse };
   trace: { params: TraceParams; response: WindowView; loading: StatusResponse };
   event: { params: EventParams; response: EventView; loading: StatusResponse };

@@ -11,6 +11,8 @@ import { dimsSize, dimsText, matrixCoreShort, shortKernelName } from './model';
 
 /** Columns the kernel table drops first, in order, when it is too narrow (1280 px). */
 export const NARROW_HIDES = [
+  'launch_delay_p90_us',
+  'launch_delay_mean_us',
   'min_us',
   'registers_per_thread',
   'block',
@@ -58,6 +60,23 @@ const duration = (
   tooltip: string,
 ) => numberColumn(key, label, tooltip, 78, (r) => formatDuration(r[key]));
 
+/** Launch call start → kernel start (— when no call of the row has a linked launch). */
+const launchDelay = (
+  key: 'launch_delay_mean_us' | 'launch_delay_p90_us',
+  label: string,
+  tooltip: string,
+) =>
+  numberColumn(
+    key,
+    label,
+    `${tooltip} Graph kernels after a replay's first have none.`,
+    92,
+    (r) => {
+      const v = r[key];
+      return v === null ? '—' : formatDuration(v);
+    },
+  );
+
 const NAME: ColumnSpec<KernelRow> = {
   key: 'name',
   label: 'Name',
@@ -98,6 +117,12 @@ const LAUNCH_COLUMNS: ColumnSpec<KernelRow>[] = [
   duration('mean_us', 'Mean', 'Mean duration per call.'),
   duration('min_us', 'Min', 'Shortest call.'),
   duration('max_us', 'Max', 'Longest call.'),
+  launchDelay(
+    'launch_delay_mean_us',
+    'Launch delay',
+    'Mean time from the launch call to the kernel start.',
+  ),
+  launchDelay('launch_delay_p90_us', 'Launch p90', '90th percentile of the launch delay.'),
   numberColumn(
     'blocks_per_sm',
     'Blocks/SM',

@@ -37,6 +37,8 @@ function row(name: string, over: Partial<KernelRow> = {}): KernelRow {
     tensor_cores_used: false,
     op_tensor_core_eligible: false,
     work: 'other',
+    launch_delay_mean_us: null,
+    launch_delay_p90_us: null,
     ...over,
   };
 }

@@ -1,0 +1,159 @@
+"""Launch delay: from the start of the host call that launched a GPU activity to the
+activity's start, in exact nanoseconds, and the launch call's own duration.
+
+A graph launch (`cudaGraphLaunch`, `hipGraphLaunch`) puts all of its kernels on the queue
+with one call: only the first kernel of the replay (the earliest to start) has a launch
+delay; the later ones wait for the graph's earlier kernels, not for the launch path, so
+they are left out of the distributions and counted in `graph_kernels_after_first`.
+Percentiles are nearest-rank (the smallest delay with at least q of the calls at or
+below it): a delay that occurred, in whole nanoseconds.
+"""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+import numpy as np
+
+from ...store.model import TraceModel
+from .launches import GpuWork, gpu_work, to_us
+
+
+class LaunchDelayRow(TypedDict):
+    name: str
+    count: int
+    total_ns: int
+    mean_ns: float
+    p50_ns: int
+    p90_ns: int
+    max_ns: int
+    launch_call_mean_ns: float
+    launch_call_p90_ns: int
+
+
+class LaunchOutlier(TypedDict):
+    name: str
+    launch_name: str
+    device: int
+    stream: int | None
+    start_us: float
+    launch_start_us: float
+    delay_ns: int
+    launch_call_ns: int
+
+
+def delay_sample(work: GpuWork) -> np.ndarray:
+    """Positions (in `work`) of the activities that have a launch delay: linked, and the
+    first of their launch call."""
+    return np.flatnonzero(work.linked & work.first_of_launch)
+
+
+def nearest_rank(
+    sorted_values: np.ndarray, lo: np.ndarray, count: np.ndarray, q: float
+) -> np.ndarray:
+    """Per group (values sorted within each group; group g at [lo[g], lo[g] + count[g])),
+    the nearest-rank q-quantile."""
+    rank = np.maximum(np.ceil(q * count).astype(np.int64), 1) - 1
+    return sorted_values[lo + rank]
+
+
+def grouped_stats(values: np.ndarray, group: np.ndarray, n: int) -> dict[str, np.ndarray]:
+    """count, sum, p50, p90 and max of int64 `values` per group 0..n-1 (groups with no
+    value: count 0, the rest 0)."""
+    count = np.bincount(group, minlength=n)
+    total = np.zeros(n, dtype=np.int64)
+    np.add.at(total, group, values)
+    out = {"count": count, "sum": total}
+    order = np.lexsort((values, group))
+    sorted_values = values[order]
+    lo = np.concatenate([[0], np.cumsum(count)[:-1]])
+    has = count > 0
+    for key, q in (("p50", 0.5), ("p90", 0.9), ("max", 1.0)):
+        col = np.zeros(n, dtype=np.int64)
+        col[has] = nearest_rank(sorted_values, lo[has], count[has], q)
+        out[key] = col
+    return out
+
+
+def delay_rows(model: TraceModel, work: GpuWork, limit: int) -> tuple[list[LaunchDelayRow], int]:
+    """The per-name distribution rows, most total delay first (at most `limit`), and the
+    number of distinct names."""
+    at = delay_sample(work)
+    delay = work.start[at] - work.launch_start[at]
+    launch_dur = work.launch_end[at] - work.launch_start[at]
+    names = model.events["name"][work.rows[at]]
+    uniq, group = np.unique(names, return_inverse=True)
+    group = group.reshape(-1)
+    d = grouped_stats(delay, group, uniq.size)
+    c = grouped_stats(launch_dur, group, uniq.size)
+    order = np.lexsort((uniq, -d["sum"]))[:limit]
+    rows: list[LaunchDelayRow] = []
+    for g in order.tolist():
+        n = int(d["count"][g])
+        rows.append(
+            {
+                "name": model.names[int(uniq[g])],
+                "count": n,
+                "total_ns": int(d["sum"][g]),
+                "mean_ns": round(int(d["sum"][g]) / n, 1),
+                "p50_ns": int(d["p50"][g]),
+                "p90_ns": int(d["p90"][g]),
+                "max_ns": int(d["max"][g]),
+                "launch_call_mean_ns": round(int(c["sum"][g]) / n, 1),
+                "launch_call_p90_ns": int(c["p90"][g]),
+            }
+        )
+    return rows, int(uniq.size)
+
+
+def delay_outliers(model: TraceModel, work: GpuWork, top: int) -> list[LaunchOutlier]:
+    """The `top` longest launch delays, with the times the trace view links to."""
+    at = delay_sample(work)
+    delay = work.start[at] - work.launch_start[at]
+    pick = at[np.lexsort((work.start[at], -delay))[:top]]
+    ev = model.events
+    out: list[LaunchOutlier] = []
+    for i in pick.tolist():
+        stream = int(work.stream[i])
+        out.append(
+            {
+                "name": model.names[int(ev["name"][work.rows[i]])],
+                "launch_name": model.names[int(ev["name"][work.launch[i]])],
+                "device": int(work.device[i]),
+                "stream": stream if stream >= 0 else None,
+                "start_us": float(to_us(work.start[i], work.origin_us)),
+                "launch_start_us": float(to_us(work.launch_start[i], work.origin_us)),
+                "delay_ns": int(work.start[i] - work.launch_start[i]),
+                "launch_call_ns": int(work.launch_end[i] - work.launch_start[i]),
+            }
+        )
+    return out
+
+
+def launch_delays_of(model: TraceModel, rows: np.ndarray) -> np.ndarray:
+    """Launch delay (int64 ns) of each GPU activity row, -1 where it has none (no launch
+    call, a row with unusable times, or a graph kernel after the replay's first)."""
+    work = gpu_work(model)
+    out = np.full(rows.size, -1, dtype=np.int64)
+    if rows.size == 0 or work.rows.size == 0:
+        return out
+    order = np.argsort(work.rows, kind="stable")
+    pos = np.minimum(np.searchsorted(work.rows[order], rows), order.size - 1)
+    found = work.rows[order[pos]] == rows
+    at = order[pos[found]]
+    has = work.linked[at] & work.first_of_launch[at]
+    out[np.flatnonzero(found)[has]] = work.start[at[has]] - work.launch_start[at[has]]
+    return out
+
+
+def grouped_delay(delay: np.ndarray, group: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per group 0..n-1, the mean and nearest-rank p90 (ns) of the known delays (>= 0);
+    NaN where a group has none."""
+    known = delay >= 0
+    stats = grouped_stats(delay[known], group[known], n)
+    mean = np.full(n, np.nan)
+    p90 = np.full(n, np.nan)
+    has = stats["count"] > 0
+    mean[has] = stats["sum"][has] / stats["count"][has]
+    p90[has] = stats["p90"][has]
+    return mean, p90
