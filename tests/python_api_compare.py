@@ -102,3 +102,26 @@ def assert_span_frames_match_routes(trace: Trace, client: PluginClient) -> None:
     allocations = trace.memory_allocations()
     assert len(allocations) == events["total_rows"]
     assert_rows(allocations.iloc[: len(events["rows"])], events["rows"])
+    assert_gpu_idle_frames_match_route(trace, route(client, "gpu_idle", **scope))
+
+
+def assert_gpu_idle_frames_match_route(trace: Trace, view: dict[str, Any]) -> None:
+    """The GPU-idle frames: lanes per step (device rows first, then its streams), the top
+    intervals, and the launch-delay rows and outliers, against the `gpu_idle` JSON."""
+    lanes = []
+    for device in view["devices"]:
+        lanes.append((device, None, device["per_step"]))
+        lanes.extend((device, s["stream"], s["per_step"]) for s in device["streams"])
+    idle = trace.idle()
+    want = [
+        {"device": d["device"], "stream": stream, "step": i, **numbers}
+        for d, stream, per_step in lanes
+        for i, numbers in enumerate(per_step)
+    ]
+    assert_rows(idle, want)
+    assert idle.attrs["available"] is view["available"]
+    assert idle.attrs["kernel_wait_threshold_ns"] == view["kernel_wait_threshold_ns"]
+    assert_rows(trace.idle_intervals(), view["top_intervals"])
+    delay = view["launch_delay"] or {"rows": [], "outliers": []}
+    assert_rows(trace.launch_delays(), delay["rows"])
+    assert_rows(trace.launch_outliers(), delay["outliers"])

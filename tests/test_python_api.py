@@ -281,6 +281,11 @@ def test_the_docs_name_every_column(run: Any) -> None:
         "memory_operators": [trace.memory_operators()],
         "memory_allocations": [trace.memory_allocations()],
         "distributed": [run.distributed()],
+        "idle": [trace.idle()],
+        "idle_intervals": [trace.idle_intervals()],
+        "launch_delays": [trace.launch_delays()],
+        "launch_outliers": [trace.launch_outliers()],
+        "queue_length": [trace.queue_length()],
     }
     for method, made in frames.items():
         named = _documented_columns(method)
@@ -299,3 +304,33 @@ def test_every_public_name_is_documented() -> None:
         for name in vars(cls):
             if not name.startswith("_"):
                 assert re.search(rf"`{prefix}\.{name}\b", text), f"{prefix}.{name}"
+
+
+# --- why the GPU is idle ------------------------------------------------------------------
+
+
+def test_gpu_idle_frames_by_hand(tmp_path: Path) -> None:
+    """The trace of tests/test_gpu_idle.py's hand-worked example (one step 0-1000 µs,
+    five kernels on stream 7): the frames hold its numbers, in integer nanoseconds."""
+    from test_gpu_idle import one_step_trace
+
+    one_step_trace().write(tmp_path / "w.pt.trace.json")
+    with ks.open(tmp_path / "w.pt.trace.json") as run:
+        trace = run.trace()
+        idle = trace.idle()
+        queue = trace.queue_length()
+        delays = trace.launch_delays().set_index("name")
+        intervals = trace.idle_intervals()
+    # The device's lane (stream NA), then its one stream.
+    assert idle["stream"].isna().tolist() == [True, False] and idle["stream"][1] == 7
+    for _, lane in idle.iterrows():
+        assert (lane["host_wait_ns"], lane["kernel_wait_ns"], lane["other_ns"]) == (
+            130_000, 5_000, 420_000,
+        )  # fmt: skip
+        assert (lane["step"], lane["idle_share"]) == (0, 0.555)
+    assert idle.attrs["kernel_wait_threshold_ns"] == 30_000
+    assert delays.loc["A", "p90_ns"] == 110_000 and delays.loc["B", "p50_ns"] == 15_000
+    assert intervals["duration_ns"].max() == 200_000
+    assert (queue["time_ns"] // 1000).tolist() == [10, 15, 120, 200, 300, 320, 400, 600, 705, 800]
+    assert queue["length"].tolist() == [1, 2, 1, 0, 1, 2, 1, 0, 1, 0]
+    assert set(queue["stream"]) == {7} and queue.attrs["origin_us"] == 0.0

@@ -12,12 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from ..analysis.gpu_idle.view import GpuIdleView, LaunchDelayView
 from ..analysis.memory.allocations import PAGE_MAX
 from ..api.endpoints import VIEWS
 from ..ingest.discovery import SpanFile
 from ..store.model import TraceModel
 from ..store.trace_store import TraceStore
-from .frames import breakdown_frame, events_frame, rows_frame
+from .frames import breakdown_frame, events_frame, plain_fields, rows_frame
+from .gpu_idle_frames import idle_frame, queue_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -141,6 +143,39 @@ class Trace:
             rows.extend(page["rows"])
         whole = {**first, "rows": rows, "offset": 0, "limit": len(rows)}
         return rows_frame(whole, "rows", VIEWS["memory_events"].response)
+
+    # --- why the GPU is idle (the `gpu_idle` route) -----------------------------------
+
+    def idle(self) -> pd.DataFrame:
+        """One row per device lane and stream per step: idle ns by class (host wait,
+        kernel wait, other) and shares of step time (`gpu_idle_frames.idle_frame`)."""
+        return idle_frame(self.view("gpu_idle"))
+
+    def idle_intervals(self) -> pd.DataFrame:
+        """The longest idle intervals, with their class, cause and trace times (µs)."""
+        return self.rows("gpu_idle", "top_intervals")
+
+    def launch_delays(self) -> pd.DataFrame:
+        """One row per kernel name: launch call start → kernel start (count, mean, p50,
+        p90, max ns) and the launch call's own duration. Empty when launches are unknown
+        (`attrs["reason"]` says why)."""
+        return self._launch_delay("rows")
+
+    def launch_outliers(self) -> pd.DataFrame:
+        """The activities with the longest launch delays, with their start times (µs)."""
+        return self._launch_delay("outliers")
+
+    def queue_length(self) -> pd.DataFrame:
+        """Per GPU stream, activities launched but not finished, as a step series
+        (`gpu_idle_frames.queue_frame`): the trace view's queue tracks."""
+        return queue_frame(self.model)
+
+    def _launch_delay(self, key: str) -> pd.DataFrame:
+        view = self.view("gpu_idle")
+        part = view["launch_delay"] or {key: []}
+        frame = rows_frame(part, key, LaunchDelayView)
+        frame.attrs.update(plain_fields(view, GpuIdleView))
+        return frame
 
 
 def _query_text(value: Any) -> str:
