@@ -24,6 +24,7 @@ from ..ingest.discovery import Run, SpanFile, Worker, scan_logdir
 from ..store.cache import DiskCache, default_cache_dir
 from ..store.model import TraceModel
 from ..store.trace_store import LoadFailed, TraceStore
+from .progress import RankProgress
 from .report_text import render_text
 
 EXIT_USAGE, EXIT_LOAD = 2, 3
@@ -132,7 +133,9 @@ def _report_run(store: TraceStore, run: Run, args: argparse.Namespace) -> dict[s
     for name, run_view in RUN_VIEWS.items():
         if run_view.supports(run) and (not args.view or name in args.view):
             # Run-level: every worker's span as one job; the same object as the route.
-            out[name] = run_view.call(run, args.span, cache_dir)
+            # Progress ("ranks summarised 57/256") goes to stderr as the summaries come in.
+            progress = RankProgress(run.name)
+            out[name] = run_view.call(run, args.span, cache_dir, store.pools.executor, progress)
     if args.format == "text":
         print(render_text(run.name, worker.name, span.name, model, out))
     elif model.partial:  # the text report says so in its heading

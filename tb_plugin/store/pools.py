@@ -5,9 +5,12 @@
   `KINETOSCOPE_DECODE_PROCESSES` asks for it (`ingest.build.PARALLEL_MIN_TEXT`);
 - per-rank summaries of a distributed run: threads for a few ranks, from
   `PROCESS_POOL_MIN_RANKS` on a small spawned process pool (safe from a multi-threaded
-  server), or the user's `concurrent.futures.Executor` (`executor=`, or
-  `$KINETOSCOPE_DISTRIBUTED_EXECUTOR` = "module:factory", e.g. Dask's
-  `client.get_executor()`; docs/distributed.md). A user's executor is never shut down here.
+  server), `rank_workers()` of either (`KINETOSCOPE_RANK_WORKERS`, default 2): the bound
+  on how many ranks' models are in memory at once, since each worker loads a rank,
+  summarises it and drops the model before the next; or the user's
+  `concurrent.futures.Executor` (`executor=`, or `$KINETOSCOPE_DISTRIBUTED_EXECUTOR` =
+  "module:factory", e.g. Dask's `client.get_executor()`; docs/distributed.md). A user's
+  executor is never shut down here.
 
 Pools other than the load threads are made on first use and kept; a process pool that
 broke (a worker killed for memory) is dropped and made again on the next job.
@@ -21,10 +24,12 @@ import os
 import threading
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 
+from ..ingest.limits import env_number
 from .load_pool import LoadPool
 
 PROCESS_POOL_MIN_RANKS = 8  # from this many ranks, summaries are computed in processes
 POOL_WORKERS = 2
+RANK_WORKERS_ENV = "KINETOSCOPE_RANK_WORKERS"  # ranks summarised (so in memory) at once
 EXECUTOR_ENV = "KINETOSCOPE_DISTRIBUTED_EXECUTOR"  # "module:factory" returning an Executor
 
 
@@ -38,8 +43,13 @@ def executor_from_env() -> Executor | None:
     return executor
 
 
-def rank_threads() -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(max_workers=POOL_WORKERS, thread_name_prefix="kinetoscope-rank")
+def rank_workers() -> int:
+    """How many ranks are summarised at once: $KINETOSCOPE_RANK_WORKERS, default 2."""
+    return max(1, int(env_number(RANK_WORKERS_ENV, POOL_WORKERS)))
+
+
+def rank_threads(workers: int = POOL_WORKERS) -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kinetoscope-rank")
 
 
 def spawned_processes(workers: int = POOL_WORKERS) -> ProcessPoolExecutor:
@@ -54,9 +64,12 @@ def is_broken(pool: Executor) -> bool:
 
 
 class WorkerPools:
-    def __init__(self, load_workers: int = 2, executor: Executor | None = None) -> None:
+    def __init__(
+        self, load_workers: int = 2, executor: Executor | None = None, ranks: int | None = None
+    ) -> None:
         self.loads = LoadPool(load_workers)
         self.executor = executor
+        self.rank_workers = ranks or rank_workers()  # the rank pools' size, read once
         self._lock = threading.Lock()
         self._threads: ThreadPoolExecutor | None = None
         self._processes: ProcessPoolExecutor | None = None
@@ -69,7 +82,7 @@ class WorkerPools:
         if rank_count >= PROCESS_POOL_MIN_RANKS:
             with self._lock:
                 if self._processes is None or is_broken(self._processes):
-                    self._processes = spawned_processes()
+                    self._processes = spawned_processes(self.rank_workers)
                 return self._processes
         return self.threads()
 
@@ -78,7 +91,7 @@ class WorkerPools:
         reach it) and for ranks a broken process pool lost."""
         with self._lock:
             if self._threads is None:
-                self._threads = rank_threads()
+                self._threads = rank_threads(self.rank_workers)
             return self._threads
 
     def decode_processes(self, workers: int) -> ProcessPoolExecutor:
