@@ -26,7 +26,16 @@ setup(
         "isal>=1.5",
     ],
     extras_require={
-        "dev": ["pytest>=7", "pytest-timeout", "hypothesis>=6", "ruff>=0.5", "mypy>=1.8"],
+        # Per-rank summaries on a Dask cluster (`KINETOSCOPE_DASK_SCHEDULER`, `--dask`).
+        "dask": ["dask[distributed]>=2023.1"],
+        "dev": [
+            "pytest>=7",
+            "pytest-timeout",
+            "hypothesis>=6",
+            "ruff>=0.5",
+            "mypy>=1.8",
+            "dask[distributed]>=2023.1",
+        ],
     },
     entry_points={
         "tensorboard_plugins": [

@@ -9,8 +9,8 @@
   on how many ranks' models are in memory at once, since each worker loads a rank,
   summarises it and drops the model before the next; or the user's
   `concurrent.futures.Executor` (`executor=`, or `$KINETOSCOPE_DISTRIBUTED_EXECUTOR` =
-  "module:factory", e.g. Dask's `client.get_executor()`; docs/distributed.md). A user's
-  executor is never shut down here.
+  "module:factory", or a Dask cluster's: `$KINETOSCOPE_DASK_SCHEDULER`, `dask_ranks`;
+  docs/distributed.md). A user's executor is never shut down here.
 
 Pools other than the load threads are made on first use and kept; a process pool that
 broke (a worker killed for memory) is dropped and made again on the next job.
@@ -19,6 +19,7 @@ broke (a worker killed for memory) is dropped and made again on the next job.
 from __future__ import annotations
 
 import importlib
+import logging
 import multiprocessing
 import os
 import threading
@@ -31,10 +32,22 @@ PROCESS_POOL_MIN_RANKS = 8  # from this many ranks, summaries are computed in pr
 POOL_WORKERS = 2
 RANK_WORKERS_ENV = "KINETOSCOPE_RANK_WORKERS"  # ranks summarised (so in memory) at once
 EXECUTOR_ENV = "KINETOSCOPE_DISTRIBUTED_EXECUTOR"  # "module:factory" returning an Executor
+DASK_ENV = "KINETOSCOPE_DASK_SCHEDULER"  # a Dask scheduler's address, or "local"
+
+log = logging.getLogger(__name__)
 
 
 def executor_from_env() -> Executor | None:
+    """The user's executor: $KINETOSCOPE_DISTRIBUTED_EXECUTOR's factory, else a Dask
+    cluster's at $KINETOSCOPE_DASK_SCHEDULER (connected on first use), else None."""
     spec = os.environ.get(EXECUTOR_ENV)
+    scheduler = os.environ.get(DASK_ENV)
+    if spec and scheduler:
+        log.warning("kinetoscope: %s and %s are both set; using %s", EXECUTOR_ENV, DASK_ENV, spec)
+    elif scheduler:
+        from .dask_ranks import DaskRanks  # imports this module
+
+        return DaskRanks(scheduler)
     if not spec:
         return None
     module, _, attr = spec.partition(":")
