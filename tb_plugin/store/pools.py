@@ -77,12 +77,10 @@ def is_broken(pool: Executor) -> bool:
 
 
 class WorkerPools:
-    def __init__(
-        self, load_workers: int = 2, executor: Executor | None = None, ranks: int | None = None
-    ) -> None:
+    def __init__(self, load_workers: int = 2, executor: Executor | None = None) -> None:
         self.loads = LoadPool(load_workers)
         self.executor = executor
-        self.rank_workers = ranks or rank_workers()  # the rank pools' size, read once
+        self.rank_workers = rank_workers()  # the rank pools' size, read once
         self._lock = threading.Lock()
         self._threads: ThreadPoolExecutor | None = None
         self._processes: ProcessPoolExecutor | None = None
