@@ -30,6 +30,8 @@ setup(
         "s3": ["fsspec>=2023.1", "s3fs>=2023.1"],
         "gcs": ["fsspec>=2023.1", "gcsfs>=2023.1"],
         "azure": ["fsspec>=2023.1", "adlfs>=2023.1"],
+        # Per-rank summaries on a Dask cluster (`KINETOSCOPE_DASK_SCHEDULER`, `--dask`).
+        "dask": ["dask[distributed]>=2023.1"],
         "dev": [
             "pytest>=7",
             "pytest-timeout",
@@ -40,6 +42,7 @@ setup(
             "fsspec>=2023.1",
             "s3fs>=2023.1",
             "moto[server]>=5",
+            "dask[distributed]>=2023.1",
         ],
     },
     entry_points={

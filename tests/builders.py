@@ -154,3 +154,50 @@ class TraceBuilder:
 
     def model(self, tmp_path: Path, name: str = "w.pt.trace.json") -> TraceModel:
         return build_model(str(self.write(tmp_path / name)))
+
+
+def collective_rank(
+    rank: int, world: int, steps: int = 4, kernels_per_step: int = 50
+) -> TraceBuilder:
+    """One rank of a `world`-rank NCCL job: per step, `kernels_per_step` matmuls launched
+    by `aten::mm`, then one all_reduce (`record_param_comms` with its Seq) whose kernel
+    overlaps nothing. Every rank records the same times; `distributedInfo` says the rank."""
+    t = TraceBuilder()
+    t.header["distributedInfo"] = {"backend": "nccl", "rank": rank, "world_size": world}
+    step_us = 10.0 * kernels_per_step + 200
+    for step in range(steps):
+        start = step * step_us
+        t.step(step + 1, start, step_us)
+        for k in range(kernels_per_step):
+            at = start + 10 * k
+            mm = t.op("aten::mm", at, 5, **{"Input Dims": [[64, 64], [64, 64]]})
+            t.launch(at + 1, 2, mm, gpu_ts=at + 3, gpu_dur=6, name="volta_sgemm_128x64_nn")
+        at = start + 10 * kernels_per_step
+        comm = t.op(
+            "record_param_comms",
+            at,
+            20,
+            **{"Collective name": "allreduce", "In msg nelems": 4096, "dtype": "Float"},
+            **{"Group size": world, "Process Group Name": "0", "Seq": step},
+        )
+        t.launch(
+            at + 2,
+            3,
+            comm,
+            gpu_ts=at + 10,
+            gpu_dur=150,
+            name="ncclKernel_AllReduce_RING_LL_Sum_float",
+            stream=20,
+        )
+    return t
+
+
+def rank_job(folder: Path, ranks: int, **shape: int) -> Path:
+    """A run folder of `ranks` traces `rank{r}.pt.trace.json`, the same events relabelled
+    per rank (`distributedInfo.rank` and the file name): a many-rank job for little time."""
+    folder.mkdir(parents=True, exist_ok=True)
+    trace = collective_rank(0, ranks, **shape)
+    for rank in range(ranks):
+        trace.header["distributedInfo"]["rank"] = rank
+        trace.write(folder / f"rank{rank}.pt.trace.json")
+    return folder

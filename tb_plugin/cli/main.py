@@ -14,6 +14,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Callable
+from concurrent.futures import Executor
 from typing import Any
 
 import msgspec
@@ -22,8 +23,11 @@ from ..api.endpoints import RUN_VIEWS, VIEWS, View, supported_views
 from ..ingest import storage
 from ..ingest.discovery import Run, SpanFile, Worker, target_runs
 from ..store.cache import DiskCache, default_cache_dir
+from ..store.dask_ranks import DaskRanks, DaskUnavailable, require_distributed
 from ..store.model import TraceModel
+from ..store.pools import executor_from_env
 from ..store.trace_store import LoadFailed, TraceStore
+from .progress import RankProgress
 from .report_text import render_text
 
 EXIT_USAGE, EXIT_LOAD = 2, 3
@@ -60,6 +64,13 @@ def _parser() -> argparse.ArgumentParser:
         "run-level ones ('distributed') for runs with several workers)",
     )
     report.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    report.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="summarise a distributed run's ranks on the Dask cluster at ADDRESS "
+        "(tcp://host:8786; 'local' starts a local cluster of processes; default: "
+        "$KINETOSCOPE_DASK_SCHEDULER, else this machine's pool); needs kinetoscope[dask]",
+    )
     from . import diff  # imports this module: loaded once the names above exist
 
     diff.add_parser(sub)
@@ -119,7 +130,9 @@ def _report_run(store: TraceStore, run: Run, args: argparse.Namespace) -> dict[s
     for name, run_view in RUN_VIEWS.items():
         if run_view.supports(run) and (not args.view or name in args.view):
             # Run-level: every worker's span as one job; the same object as the route.
-            out[name] = run_view.call(run, args.span, cache_dir)
+            # Progress ("ranks summarised 57/256") goes to stderr as the summaries come in.
+            progress = RankProgress(run.name)
+            out[name] = run_view.call(run, args.span, cache_dir, store.pools.executor, progress)
     if args.format == "text":
         print(render_text(run.name, worker.name, span.name, model, out))
     elif model.partial:  # the text report says so in its heading
@@ -135,6 +148,16 @@ def _without_params(view: View) -> Callable[[TraceModel], Any]:
     return compute
 
 
+def _rank_executor(args: argparse.Namespace) -> Executor | None:
+    """Where a distributed run's ranks are summarised: `--dask`, else the environment's
+    executor (`store.pools.executor_from_env`), else None (this machine's pools). Dask
+    missing is said now, before any trace is read."""
+    executor = DaskRanks(args.dask, "--dask") if args.dask else executor_from_env()
+    if isinstance(executor, DaskRanks):
+        require_distributed(executor.asked_by)
+    return executor
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.getLogger("kinetoscope").setLevel(logging.ERROR)  # errors are printed below
@@ -143,7 +166,12 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_diff(args)
     cache = None if args.no_cache else DiskCache(default_cache_dir())
-    store = TraceStore(cache)
+    try:
+        executor = _rank_executor(args)
+    except DaskUnavailable as exc:
+        print(f"kinetoscope: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    store = TraceStore(cache, executor=executor)
     results: dict[str, Any] = {}
     failed = False
     try:
@@ -166,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_LOAD
     finally:
         store.close()
+        if isinstance(executor, DaskRanks):
+            executor.shutdown()  # ours: the client, and a local cluster
     if args.format == "json" and results:
         doc: Any = next(iter(results.values())) if len(runs) == 1 else {"runs": results}
         sys.stdout.buffer.write(msgspec.json.encode(doc) + b"\n")

@@ -5,9 +5,12 @@
   `KINETOSCOPE_DECODE_PROCESSES` asks for it (`ingest.build.PARALLEL_MIN_TEXT`);
 - per-rank summaries of a distributed run: threads for a few ranks, from
   `PROCESS_POOL_MIN_RANKS` on a small spawned process pool (safe from a multi-threaded
-  server), or the user's `concurrent.futures.Executor` (`executor=`, or
-  `$KINETOSCOPE_DISTRIBUTED_EXECUTOR` = "module:factory", e.g. Dask's
-  `client.get_executor()`; docs/distributed.md). A user's executor is never shut down here.
+  server), `rank_workers()` of either (`KINETOSCOPE_RANK_WORKERS`, default 2): the bound
+  on how many ranks' models are in memory at once, since each worker loads a rank,
+  summarises it and drops the model before the next; or the user's
+  `concurrent.futures.Executor` (`executor=`, or `$KINETOSCOPE_DISTRIBUTED_EXECUTOR` =
+  "module:factory", or a Dask cluster's: `$KINETOSCOPE_DASK_SCHEDULER`, `dask_ranks`;
+  docs/distributed.md). A user's executor is never shut down here.
 
 Pools other than the load threads are made on first use and kept; a process pool that
 broke (a worker killed for memory) is dropped and made again on the next job.
@@ -16,20 +19,35 @@ broke (a worker killed for memory) is dropped and made again on the next job.
 from __future__ import annotations
 
 import importlib
+import logging
 import multiprocessing
 import os
 import threading
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 
+from ..ingest.limits import env_number
 from .load_pool import LoadPool
 
 PROCESS_POOL_MIN_RANKS = 8  # from this many ranks, summaries are computed in processes
 POOL_WORKERS = 2
+RANK_WORKERS_ENV = "KINETOSCOPE_RANK_WORKERS"  # ranks summarised (so in memory) at once
 EXECUTOR_ENV = "KINETOSCOPE_DISTRIBUTED_EXECUTOR"  # "module:factory" returning an Executor
+DASK_ENV = "KINETOSCOPE_DASK_SCHEDULER"  # a Dask scheduler's address, or "local"
+
+log = logging.getLogger(__name__)
 
 
 def executor_from_env() -> Executor | None:
+    """The user's executor: $KINETOSCOPE_DISTRIBUTED_EXECUTOR's factory, else a Dask
+    cluster's at $KINETOSCOPE_DASK_SCHEDULER (connected on first use), else None."""
     spec = os.environ.get(EXECUTOR_ENV)
+    scheduler = os.environ.get(DASK_ENV)
+    if spec and scheduler:
+        log.warning("kinetoscope: %s and %s are both set; using %s", EXECUTOR_ENV, DASK_ENV, spec)
+    elif scheduler:
+        from .dask_ranks import DaskRanks  # imports this module
+
+        return DaskRanks(scheduler)
     if not spec:
         return None
     module, _, attr = spec.partition(":")
@@ -38,8 +56,13 @@ def executor_from_env() -> Executor | None:
     return executor
 
 
-def rank_threads() -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(max_workers=POOL_WORKERS, thread_name_prefix="kinetoscope-rank")
+def rank_workers() -> int:
+    """How many ranks are summarised at once: $KINETOSCOPE_RANK_WORKERS, default 2."""
+    return max(1, int(env_number(RANK_WORKERS_ENV, POOL_WORKERS)))
+
+
+def rank_threads(workers: int = POOL_WORKERS) -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kinetoscope-rank")
 
 
 def spawned_processes(workers: int = POOL_WORKERS) -> ProcessPoolExecutor:
@@ -57,6 +80,7 @@ class WorkerPools:
     def __init__(self, load_workers: int = 2, executor: Executor | None = None) -> None:
         self.loads = LoadPool(load_workers)
         self.executor = executor
+        self.rank_workers = rank_workers()  # the rank pools' size, read once
         self._lock = threading.Lock()
         self._threads: ThreadPoolExecutor | None = None
         self._processes: ProcessPoolExecutor | None = None
@@ -69,7 +93,7 @@ class WorkerPools:
         if rank_count >= PROCESS_POOL_MIN_RANKS:
             with self._lock:
                 if self._processes is None or is_broken(self._processes):
-                    self._processes = spawned_processes()
+                    self._processes = spawned_processes(self.rank_workers)
                 return self._processes
         return self.threads()
 
@@ -78,7 +102,7 @@ class WorkerPools:
         reach it) and for ranks a broken process pool lost."""
         with self._lock:
             if self._threads is None:
-                self._threads = rank_threads()
+                self._threads = rank_threads(self.rank_workers)
             return self._threads
 
     def decode_processes(self, workers: int) -> ProcessPoolExecutor:

@@ -33,7 +33,7 @@ from ..ingest.naming import name_rank
 from .cache import DiskCache, cache_key
 from .errors import LoadFailed, describe_error
 from .model import TraceModel, file_identity
-from .pools import WorkerPools
+from .pools import PROCESS_POOL_MIN_RANKS, WorkerPools
 
 if TYPE_CHECKING:
     from .trace_store import TraceStore
@@ -201,9 +201,12 @@ def _submit_ranks(
 ) -> dict[Future[RankSummary], int]:
     """Submit every rank; those whose model the store gives go to threads (the pool
     itself when it is threads, else the pools' rank threads: a process pool cannot reach
-    the store)."""
+    the store). The store gives the ranks it holds, and every rank of a small run summarised
+    in threads; a big run's other ranks are loaded, summarised and dropped, so the store's
+    models never grow with the run (at most the pool's workers' models are in memory)."""
     in_threads = isinstance(pool, ThreadPoolExecutor)
-    from_store = [store is not None and (in_threads or store.holds(p)) for p in paths]
+    few = in_threads and len(paths) < PROCESS_POOL_MIN_RANKS
+    from_store = [store is not None and (few or store.holds(p)) for p in paths]
     helper = pool if in_threads or not any(from_store) else pools.threads()
     return {
         helper.submit(rank_summary, path, cache_dir, store)

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Runs of many ranks: time to a ready Distributed view and peak memory of the process tree,
+in-process (the default pool: KINETOSCOPE_RANK_WORKERS spawned processes) vs a Dask
+LocalCluster (``--dask local``: as many worker processes, one thread each).
+
+    .venv/bin/python bench/ranks.py                          # 64 and 256 ranks of ~4 MB
+    .venv/bin/python bench/ranks.py --ranks 1024 --rank-mb 100   # the goal: hours, big disk
+    .venv/bin/python bench/ranks.py --quick                  # 8 ranks of ~2 MB (CI, seconds)
+
+Each run is made from one real rank trace (default: HTA's ``sampled_rank-0``, a rank of a
+128-rank NCCL job, 1.8 MB of JSON) tiled to ``--rank-mb`` by ``make_big_trace.py``, then
+written once per rank with ``distributedInfo.rank`` and the file name relabelled
+(``_rank_runs.py``). Each measurement is a fresh ``kinetoscope report LOGDIR --view
+distributed --format json --no-cache`` (cold: every rank decoded; the command also loads
+rank 0 once for its ``status``), bounded and measured by ``_proc`` (wall time; peak RSS
+summed over the process tree, sampled every 0.2 s). The view must list every rank and no
+error. Results go to ``bench/results/ranks-<UTC time>.json`` and a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+from _machine import machine_facts, meminfo_total
+from _proc import measures, outcome_error, run_measured
+from _rank_runs import RankRun, make_rank_run
+from _results import HERE, REPO, rel
+from _traces import MB, make_tiled, tiles_for
+
+DEFAULT_CORPUS = REPO.parent / "shared" / "corpus"
+DEFAULT_TILER = REPO.parent / "shared" / "tools" / "make_big_trace.py"
+DEFAULT_SRC = "hta/tests/data/trace_filter/sampled_rank-0.json.gz"
+MODES = {"in-process": [], "dask-local": ["--dask", "local"]}
+QUICK = {"ranks": "8", "rank_mb": 2.0, "timeout": 120.0}
+
+
+def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--ranks", default="64,256", help="rank counts, comma-separated")
+    p.add_argument("--rank-mb", type=float, default=4.0, help="JSON MB (10^6 B) per rank")
+    p.add_argument("--modes", default=",".join(MODES), help="of: " + ", ".join(MODES))
+    p.add_argument("--quick", action="store_true", help="8 ranks of ~2 MB, both modes (CI)")
+    p.add_argument("--src", default=DEFAULT_SRC, help="rank trace to tile (corpus-relative)")
+    p.add_argument("--timeout", type=float, default=3600.0, help="seconds per measurement")
+    p.add_argument("--rss-cap-gb", type=float, help="kill a run above this summed RSS")
+    p.add_argument("--out", help="results file (default bench/results/ranks-<UTC>.json)")
+    p.add_argument("--work", default=str(HERE / "scratch"), help="generated files (git-ignored)")
+    p.add_argument("--corpus", default=str(DEFAULT_CORPUS))
+    p.add_argument("--tiler", default=str(DEFAULT_TILER))
+    p.add_argument("--python", help="product interpreter (default <repo>/.venv/bin/python)")
+    args = p.parse_args(argv)
+    if args.quick:
+        args.ranks, args.rank_mb, args.timeout = QUICK["ranks"], QUICK["rank_mb"], QUICK["timeout"]
+    return args
+
+
+def measure(
+    python: Path, run: RankRun, mode: str, work: Path, args: argparse.Namespace
+) -> dict[str, Any]:
+    """One cold `kinetoscope report --view distributed` of `run`, in `mode`."""
+    name = f"ranks{run.ranks}-{mode}"
+    out, log = work / "out" / f"{name}.json", work / "logs" / f"{name}.log"
+    cmd = [str(python), "-m", "kinetoscope", "report", str(run.logdir), "--format", "json"]
+    cmd += ["--view", "distributed", "--no-cache", *MODES[mode]]
+    cap = args.rss_cap_gb * (1 << 30) if args.rss_cap_gb else (meminfo_total() or 8 << 30) * 0.85
+    env = dict(os.environ, KINETOSCOPE_CACHE_DIR=str(work / "cache" / name))
+    outcome = run_measured(
+        cmd, timeout=args.timeout, rss_cap_bytes=int(cap), env=env, cwd=work, stdout=out, stderr=log
+    )
+    row: dict[str, Any] = {"ranks": run.ranks, "mode": mode, **measures(outcome), "log": rel(log)}
+    error = outcome_error(outcome)
+    if error is None:
+        view = json.loads(out.read_bytes())["distributed"]
+        found = [r["rank"] for r in view["ranks"]]
+        if found != list(range(run.ranks)) or view["errors"]:
+            error = f"view has ranks {found[:5]}... of {len(found)}, errors {view['errors'][:2]}"
+    if error is not None:
+        row["error"] = error
+        row["stderr_tail"] = outcome.stderr_tail[-600:]
+    return row
+
+
+def print_rows(rows: list[dict[str, Any]], rank_mb: float) -> None:
+    print("\nranks  MB/rank  mode         seconds  s/rank  peak RSS (tree)  result")
+    for r in rows:
+        secs, peak = r["seconds"], r["peak_rss_bytes"] / MB
+        result = r.get("error", "ok")
+        print(
+            f"{r['ranks']:>5}  {rank_mb:>7.1f}  {r['mode']:<11}  {secs:>7.1f}  "
+            f"{secs / r['ranks']:>6.3f}  {peak:>12.0f} MB  {result}"
+        )
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    args = parse_args(argv)
+    corpus, work = Path(args.corpus).resolve(), Path(args.work).resolve()
+    for sub in ("logs", "out", "cache"):
+        (work / sub).mkdir(parents=True, exist_ok=True)
+    python = Path(args.python) if args.python else REPO / ".venv" / "bin" / "python"
+    started = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    out = Path(args.out) if args.out else HERE / "results" / f"ranks-{started}.json"
+    src = corpus / args.src
+    tiler, log = Path(args.tiler), work / "logs" / "make_big_trace.log"
+    one = make_tiled(tiler, corpus, src, 1, work, "x1", 3600.0, log)
+    tiles = tiles_for(int(args.rank_mb * MB), one.json_bytes)
+    tile = make_tiled(tiler, corpus, src, tiles, work, f"x{tiles}", 3 * 3600.0, log)
+    busy = os.getloadavg()[0]
+    print(f"[ranks] {tile.json_bytes / MB:.1f} MB a rank ({tiles} tile(s)); load {busy:.2f}")
+    rows = []
+    for ranks in [int(n) for n in args.ranks.split(",") if n.strip()]:
+        run = make_rank_run(tile, ranks, work)
+        print(f"[ranks] {ranks} ranks in {rel(run.logdir)}", flush=True)
+        for mode in [m for m in args.modes.split(",") if m.strip()]:
+            rows.append(measure(python, run, mode, work, args))
+            print(f"[ranks]   {mode}: {rows[-1]['seconds']:.1f} s", flush=True)
+    results = {
+        "started_utc": started,
+        "src": args.src,
+        "rank_json_bytes": tile.json_bytes,
+        "rank_workers": os.environ.get("KINETOSCOPE_RANK_WORKERS", "2"),
+        "machine": {**machine_facts(python), "loadavg_start": busy},
+        "rows": rows,
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=1), encoding="utf-8")
+    print_rows(rows, tile.json_bytes / MB)
+    print(f"\n[ranks] results: {rel(out) if out.resolve().is_relative_to(REPO) else out}")
+    return 1 if any("error" in r for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
