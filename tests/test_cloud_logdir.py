@@ -346,3 +346,33 @@ def test_real_tensorboard_with_an_s3_logdir(tmp_path: Path, bucket: str) -> None
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=20)
+
+
+@pytest.mark.slow
+def test_dask_workers_read_the_ranks_from_the_bucket(tmp_path: Path, bucket: str) -> None:
+    """Many ranks in an object store, summarised on a LocalCluster of process workers
+    that read the objects themselves (credentials and endpoint from their environment):
+    the same distributed view as the same files on disk, summarised in-process."""
+    distributed = pytest.importorskip("distributed")
+    from builders import rank_job
+    from kinetoscope.store.dask_ranks import DaskRanks
+    from kinetoscope.store.rank_summaries import analyze_run
+
+    local = rank_job(tmp_path / "logs" / "job", 6, steps=2, kernels_per_step=10)
+    upload(tmp_path / "logs", f"{bucket}/logs")
+    (remote_run,) = scan_logdir(f"{bucket}/logs")
+    assert remote_run.workers[0].spans[0].path.startswith("s3://")
+    (local_run,) = scan_logdir(str(local.parent))
+    in_process = analyze_run(local_run)
+    # The workers start after the fixture set the environment, so they inherit it.
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    )
+    dask = DaskRanks(cluster.scheduler_address)
+    try:
+        on_cluster = analyze_run(remote_run, executor=dask)
+    finally:
+        dask.shutdown()
+        cluster.close()
+    assert on_cluster["errors"] == [] and len(on_cluster["ranks"]) == 6
+    assert json.loads(json.dumps(on_cluster)) == json.loads(json.dumps(in_process))
