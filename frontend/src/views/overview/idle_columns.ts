@@ -160,7 +160,7 @@ function classCell(cls: string): Children {
   const color = known ? IDLE_COLOR[cls as IdleClass] : IDLE_COLOR.other;
   return h(
     'span',
-    { class: 'ks-legend-item' },
+    { class: 'ks-idle-class-cell' },
     h('span', { class: 'ks-swatch', style: `background: ${color}` }),
     known ? IDLE_LABEL[cls as IdleClass] : cls,
   );
@@ -186,7 +186,7 @@ export function intervalColumns(link: TraceLink): ColumnSpec<IntervalRow>[] {
       format: (v) => causeLabel(String(v)),
     },
     { key: 'step', label: 'Step', minWidth: 120, value: (r) => r.stepName },
-    { key: 'lane', label: 'Where', minWidth: 120, value: (r) => laneLabel(r.device, r.stream) },
+    { key: 'lane', label: 'Where', minWidth: 140, value: (r) => laneLabel(r.device, r.stream) },
     {
       key: 'next_name',
       label: 'Next activity',
@@ -221,7 +221,7 @@ export function outlierColumns(link: TraceLink): ColumnSpec<LaunchOutlier>[] {
       tooltip: 'How long the launch call itself took on the host',
     }),
     { key: 'launch_name', label: 'Launched by', minWidth: 140, value: (r) => r.launch_name },
-    { key: 'lane', label: 'Where', minWidth: 120, value: (r) => laneLabel(r.device, r.stream) },
+    { key: 'lane', label: 'Where', minWidth: 140, value: (r) => laneLabel(r.device, r.stream) },
     traceColumn(
       (r) => r.launch_start_us,
       (r) =>
