@@ -1,6 +1,6 @@
 // Real-browser test of the GPU-idle analyses in the UI: a real TensorBoard on a logdir
-// holding the corpus V100 ResNet-50 trace (six steps, every idle class present) and an HTA
-// CPU-only trace, Debian's chromium driven by playwright-core. The Overview's "Why is the
+// holding the corpus V100 ResNet-50 trace (six steps, every idle class present), HTA's
+// five-stream sample and an HTA CPU-only trace, Debian's chromium driven by playwright-core. The Overview's "Why is the
 // GPU idle?" section is checked against the `gpu_idle` route's JSON, an idle interval's
 // link opens the trace view around it, and the trace view lists and draws the stream's
 // queue-length counter track. Skipped without ../shared/corpus. Run with `npm run e2e`.
@@ -27,7 +27,10 @@ const CPU_TRACE = path.join(
   CORPUS,
   'hta/tests/data/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz',
 );
+/** HTA's sample: five streams on one GPU, two steps. */
+const STREAMS_TRACE = path.join(CORPUS, 'hta/tests/data/trace_filter/sampled_rank-0.json.gz');
 const GPU = { run: 'resnet50', worker: 'worker0', span: '1' };
+const STREAMS = { run: 'streams', worker: 'worker0', span: '1' };
 const CPU = { run: 'cpu_only', worker: 'worker0', span: '1' };
 const CLASSES = ['host_wait', 'kernel_wait', 'other'];
 const shoot = h.screenshotter(SHOTS, { fullPage: true });
@@ -119,6 +122,56 @@ async function traceWindowShown() {
   });
 }
 
+/** Opens the Overview of `key`, screenshots its idle section (a page tall enough for all
+ *  of it) and checks every number it shows against the route's answer `data`. */
+async function assertSectionMatches(key, data, shot) {
+  const idle = await openIdleSection(key);
+  assert.equal(await idle.getAttribute('data-state'), 'ready');
+  await env.page.setViewportSize({ width: 1280, height: 3000 });
+  await idle.evaluate((el) => el.scrollIntoView());
+  await sleep(500); // the chart's entry animation
+  await shoot(env.page, shot);
+  await env.page.setViewportSize({ width: 1280, height: 1000 });
+  for (const device of data.devices) {
+    const d = device.device;
+    // Totals: busy and each class, to the nanosecond.
+    for (const key of ['busy', ...CLASSES]) {
+      const want = key === 'busy' ? device.total.busy_ns : device.total[`${key}_ns`];
+      const item = frame().locator(`[data-testid="idle-total-${d}-${key}"]`);
+      assert.equal(Number(await item.getAttribute('data-value')), want, `total ${key}`);
+    }
+    const headline = await frame().locator(`[data-testid="idle-headline-${d}"]`).innerText();
+    assert.ok(headline.includes(`${(device.total.idle_share * 100).toFixed(2)} %`), headline);
+    // One row per step, the classes' ns as the route's; the footer is the total.
+    const rows = await tableRows(`idle-steps-${d}`);
+    assert.equal(rows.length, data.steps.length);
+    rows.forEach((row, i) => {
+      for (const key of ['step_ns', 'busy_ns', 'idle_ns', ...CLASSES.map((c) => `${c}_ns`)])
+        assert.equal(Number(row[key]), device.per_step[i][key], `step ${i} ${key}`);
+    });
+    const [total] = await tableRows(`idle-steps-${d}`, { footer: true });
+    for (const c of CLASSES) assert.equal(Number(total[`${c}_ns`]), device.total[`${c}_ns`]);
+    const streams = await tableRows(`idle-streams-${d}`);
+    assert.deepEqual(
+      streams.map((s) => [Number(s.max_length), Number(s.empty_ns)]),
+      device.streams.map((s) => [s.queue.max_length, s.queue.empty_ns]),
+    );
+    // The chart drew something.
+    const chart = frame().locator(`[data-testid="idle-chart-${d}"] canvas`).first();
+    assert.ok((await chart.boundingBox()).height > 100, 'the idle chart has a size');
+  }
+  // The longest intervals and the launch-delay outliers, in the route's order.
+  const intervals = await tableRows('idle-intervals', { key: 'rank' });
+  assert.deepEqual(
+    intervals.map((r) => [r.idle_class, Number(r.duration_ns), Number(r.trace)]),
+    data.top_intervals.map((i) => [i.idle_class, i.duration_ns, i.start_us]),
+  );
+  const outliers = await tableRows('idle-launch-outliers');
+  const longest = Math.max(...data.launch_delay.outliers.map((o) => o.delay_ns));
+  assert.equal(Number(outliers[0].delay_ns), longest);
+  return intervals;
+}
+
 describe(
   'GPU idle analyses in TensorBoard',
   { timeout: 900_000, skip: !existsSync(GPU_TRACE) },
@@ -133,6 +186,7 @@ describe(
         populate: async (logdir) => {
           for (const [key, file] of [
             [GPU, GPU_TRACE],
+            [STREAMS, STREAMS_TRACE],
             [CPU, CPU_TRACE],
           ]) {
             await mkdir(path.join(logdir, key.run));
@@ -151,60 +205,23 @@ describe(
     test('the Overview shows the three idle classes with the route’s numbers', async () => {
       const data = await api('gpu_idle', GPU);
       assert.ok(data.available, data.reason);
-      const idle = await openIdleSection(GPU);
-      assert.equal(await idle.getAttribute('data-state'), 'ready');
-      // A page tall enough for the whole section, scrolled to it: one screenshot of it.
-      await env.page.setViewportSize({ width: 1280, height: 3000 });
-      await idle.evaluate((el) => el.scrollIntoView());
-      await sleep(500); // the chart's entry animation
-      await shoot(env.page, 'overview-gpu-idle');
-      await env.page.setViewportSize({ width: 1280, height: 1000 });
-
-      for (const device of data.devices) {
-        const d = device.device;
-        // Totals: busy and each class, to the nanosecond.
-        for (const key of ['busy', ...CLASSES]) {
-          const want = key === 'busy' ? device.total.busy_ns : device.total[`${key}_ns`];
-          const item = frame().locator(`[data-testid="idle-total-${d}-${key}"]`);
-          assert.equal(Number(await item.getAttribute('data-value')), want, `total ${key}`);
-        }
-        const headline = await frame().locator(`[data-testid="idle-headline-${d}"]`).innerText();
-        assert.ok(headline.includes(`${(device.total.idle_share * 100).toFixed(2)} %`), headline);
-        // One row per step, the classes' ns as the route's; the footer is the total.
-        const rows = await tableRows(`idle-steps-${d}`);
-        assert.equal(rows.length, data.steps.length);
-        rows.forEach((row, i) => {
-          for (const key of ['step_ns', 'busy_ns', 'idle_ns', ...CLASSES.map((c) => `${c}_ns`)])
-            assert.equal(Number(row[key]), device.per_step[i][key], `step ${i} ${key}`);
-        });
-        const [total] = await tableRows(`idle-steps-${d}`, { footer: true });
-        for (const c of CLASSES) assert.equal(Number(total[`${c}_ns`]), device.total[`${c}_ns`]);
-        const streams = await tableRows(`idle-streams-${d}`);
-        assert.deepEqual(
-          streams.map((s) => [Number(s.max_length), Number(s.empty_ns)]),
-          device.streams.map((s) => [s.queue.max_length, s.queue.empty_ns]),
-        );
-        // The chart drew something.
-        const chart = frame().locator(`[data-testid="idle-chart-${d}"] canvas`).first();
-        assert.ok((await chart.boundingBox()).height > 100, 'the idle chart has a size');
-      }
+      const intervals = await assertSectionMatches(GPU, data, 'overview-gpu-idle');
       // Every class has time on this trace, so each shows a non-zero total.
       const device = data.devices[0];
       for (const c of CLASSES) assert.ok(device.total[`${c}_ns`] > 0, `${c} on the trace`);
 
-      // The longest intervals and the launch-delay outliers, in the route's order.
-      const intervals = await tableRows('idle-intervals', { key: 'rank' });
-      assert.deepEqual(
-        intervals.map((r) => [r.idle_class, Number(r.duration_ns), Number(r.trace)]),
-        data.top_intervals.map((i) => [i.idle_class, i.duration_ns, i.start_us]),
-      );
       assert.ok(
         intervals.some((r) => r.idle_class === 'kernel_wait'),
         'kernel waits listed',
       );
-      const outliers = await tableRows('idle-launch-outliers');
-      const longest = Math.max(...data.launch_delay.outliers.map((o) => o.delay_ns));
-      assert.equal(Number(outliers[0].delay_ns), longest);
+      h.assertNoErrors(env.errors);
+    });
+
+    test('a GPU with five streams: a row per stream with its queue', async () => {
+      const data = await api('gpu_idle', STREAMS);
+      assert.ok(data.available, data.reason);
+      assert.ok(data.devices[0].streams.length >= 2, 'several streams');
+      await assertSectionMatches(STREAMS, data, 'overview-gpu-idle-streams');
       h.assertNoErrors(env.errors);
     });
 

@@ -44,6 +44,10 @@ function nsColumn<R>(
   };
 }
 
+/** Where an interval or launch happened: "GPU 0 stream 7". */
+const laneOf = (row: { device: number; stream: number | null }): string =>
+  laneLabel(row.device, row.stream);
+
 /** The column of links into the trace view. */
 function traceColumn<R>(start: (row: R) => number, cell: (row: R) => Children): ColumnSpec<R> {
   return { key: 'trace', label: 'Trace', minWidth: 64, grow: 0, sort: false, value: start, cell };
@@ -169,24 +173,33 @@ function classCell(cls: string): Children {
 /** Columns of the longest idle intervals. */
 export function intervalColumns(link: TraceLink): ColumnSpec<IntervalRow>[] {
   return [
-    { key: 'rank', label: '#', align: 'right', minWidth: 44, grow: 0, value: (r) => r.rank },
+    { key: 'rank', label: '#', align: 'right', minWidth: 40, grow: 0, value: (r) => r.rank },
     {
       key: 'idle_class',
       label: 'Class',
-      minWidth: 112,
+      minWidth: 110,
+      grow: 0,
       value: (r) => r.idle_class,
       cell: (r) => classCell(r.idle_class),
     },
-    nsColumn('duration_ns', 'Idle', (r) => r.duration_ns, { minWidth: 86 }),
+    nsColumn('duration_ns', 'Idle', (r) => r.duration_ns, { minWidth: 84, grow: 0 }),
     {
       key: 'cause',
       label: 'Cause',
-      minWidth: 150,
+      minWidth: 168,
+      grow: 0,
       value: (r) => r.cause,
       format: (v) => causeLabel(String(v)),
     },
-    { key: 'step', label: 'Step', minWidth: 120, value: (r) => r.stepName },
-    { key: 'lane', label: 'Where', minWidth: 140, value: (r) => laneLabel(r.device, r.stream) },
+    { key: 'step', label: 'Step', minWidth: 136, grow: 0, value: (r) => r.stepName },
+    {
+      key: 'lane',
+      label: 'Next on',
+      tooltip: 'The stream of the activity that ended the idle time',
+      minWidth: 136,
+      grow: 0,
+      value: laneOf,
+    },
     {
       key: 'next_name',
       label: 'Next activity',
@@ -220,8 +233,14 @@ export function outlierColumns(link: TraceLink): ColumnSpec<LaunchOutlier>[] {
     nsColumn('launch_call_ns', 'Launch call', (r) => r.launch_call_ns, {
       tooltip: 'How long the launch call itself took on the host',
     }),
-    { key: 'launch_name', label: 'Launched by', minWidth: 140, value: (r) => r.launch_name },
-    { key: 'lane', label: 'Where', minWidth: 140, value: (r) => laneLabel(r.device, r.stream) },
+    {
+      key: 'launch_name',
+      label: 'Launched by',
+      minWidth: 150,
+      grow: 0,
+      value: (r) => r.launch_name,
+    },
+    { key: 'lane', label: 'Where', minWidth: 136, grow: 0, value: laneOf },
     traceColumn(
       (r) => r.launch_start_us,
       (r) =>
