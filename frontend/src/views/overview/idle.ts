@@ -326,10 +326,10 @@ export class IdleSection {
     this.element.dataset.state = 'loading';
   }
 
+  /** Loads and shows the analysis; never rejects: a failure shows in the section. */
   async start(): Promise<void> {
-    let view: GpuIdleView;
     try {
-      view = await this.ctx.api.getReady('gpu_idle', { ...this.ctx.key }, this.ctx.signal);
+      await this.load();
     } catch (error) {
       if (isAbort(error) || this.disposed) return;
       this.show(
@@ -340,8 +340,11 @@ export class IdleSection {
           `Could not load the GPU idle analysis: ${describeError(error)}`,
         ),
       );
-      return;
     }
+  }
+
+  private async load(): Promise<void> {
+    const view = await this.ctx.api.getReady('gpu_idle', { ...this.ctx.key }, this.ctx.signal);
     if (this.disposed) return;
     if (!view.available) {
       this.show(
