@@ -11,6 +11,7 @@ import type {
   DistributedResponse,
   EventResponse,
   FlowsResponse,
+  GpuIdleView,
   KernelsParams,
   KernelsResponse,
   MemoryCurveParams,
@@ -108,6 +109,7 @@ export interface Endpoints {
   callstacks: Route<SpanKey & CallStacksParams, CallStacksResponse, StatusResponse>;
   kernels: Route<SpanKey & KernelsParams, KernelsResponse, StatusResponse>;
   modules: Route<SpanKey, ModulesView, StatusResponse>;
+  gpu_idle: Route<SpanKey, GpuIdleView, StatusResponse>;
   memory: Route<SpanKey & MemoryParams, MemoryResponse, StatusResponse>;
   memory_curve: Route<SpanKey & MemoryCurveParams, MemoryCurveResponse, StatusResponse>;
   memory_events: Route<SpanKey & MemoryEventsParams, MemoryEventsResponse, StatusResponse>;

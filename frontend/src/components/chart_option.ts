@@ -45,3 +45,28 @@ export function axisColors(theme: Theme): Option {
     nameTextStyle: { color: theme.textMuted },
   };
 }
+
+/** The x axis of a chart with one bar (or stack of bars) per step. */
+export function stepAxis(theme: Theme, labels: readonly string[]): Option {
+  return {
+    type: 'category',
+    name: 'Step',
+    nameLocation: 'middle',
+    nameGap: 26,
+    data: labels,
+    ...axisColors(theme),
+  };
+}
+
+/** One series of the per-step stacked bars. */
+export function stepStackSeries(name: string, color: string, data: readonly number[]): Option {
+  return {
+    name,
+    type: 'bar',
+    stack: 'step',
+    barMaxWidth: 56,
+    itemStyle: { color },
+    emphasis: { focus: 'series' },
+    data,
+  };
+}

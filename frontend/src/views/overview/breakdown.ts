@@ -6,7 +6,13 @@ import type { OverviewResponse } from '../../api/types';
 import { CATEGORIES } from '../../api/types';
 import { CATEGORY_COLOR, CATEGORY_HELP, CATEGORY_LABEL } from '../../components/categories';
 import { createChart, type ChartHandle, type OptionBuilder } from '../../components/chart';
-import { axisColors, BAR_TOOLTIP, chartFrame, scrollLegend } from '../../components/chart_option';
+import {
+  BAR_TOOLTIP,
+  chartFrame,
+  scrollLegend,
+  stepAxis,
+  stepStackSeries,
+} from '../../components/chart_option';
 import { h, type Child } from '../../components/dom';
 import { formatDuration, formatDurationAxis, formatPercent } from '../../components/format';
 import { VirtualTable, type Column } from '../../components/table';
@@ -86,14 +92,7 @@ function stackedOption(ov: OverviewResponse): OptionBuilder {
     }),
     legend: scrollLegend(theme),
     grid: { left: 8, right: 12, top: 36, bottom: 4 },
-    xAxis: {
-      type: 'category',
-      name: 'Step',
-      nameLocation: 'middle',
-      nameGap: 26,
-      data: data.labels,
-      ...axisColors(theme),
-    },
+    xAxis: stepAxis(theme, data.labels),
     yAxis: {
       type: 'value',
       axisLabel: {
@@ -102,15 +101,9 @@ function stackedOption(ov: OverviewResponse): OptionBuilder {
       },
       splitLine: { lineStyle: { color: theme.gridLine } },
     },
-    series: data.series.map((s) => ({
-      name: CATEGORY_LABEL[s.category],
-      type: 'bar',
-      stack: 'step',
-      barMaxWidth: 56,
-      itemStyle: { color: CATEGORY_COLOR[s.category] },
-      emphasis: { focus: 'series' },
-      data: s.data,
-    })),
+    series: data.series.map((s) =>
+      stepStackSeries(CATEGORY_LABEL[s.category], CATEGORY_COLOR[s.category], s.data),
+    ),
   });
 }
 

@@ -1,4 +1,5 @@
-// The Overview page: GPU summary, step-time breakdown (charts + table), recommendations.
+// The Overview page: GPU summary, step-time breakdown (charts + table), recommendations,
+// and why the GPU is idle (idle.ts, from the `gpu_idle` route).
 
 import { isStillLoading, ViewNotReady } from '../../api/client';
 import type { OverviewResponse, Recommendation } from '../../api/types';
@@ -10,6 +11,7 @@ import { recommendationCard as card } from '../../components/recommendation';
 import { viewHead } from '../page_kit';
 import type { ViewContext, ViewDef, ViewHandle } from '../types';
 import { Breakdown } from './breakdown';
+import { IdleSection } from './idle';
 import { deviceFields, evidenceParts, severityRank, topCategory } from './model';
 
 function section(anchor: string, title: string, ...children: Children[]): HTMLElement {
@@ -170,6 +172,7 @@ async function renderOverview(container: HTMLElement, ctx: ViewContext): Promise
   const ov = result;
 
   const breakdown = new Breakdown(ov);
+  const idle = new IdleSection(ctx);
   const page = h(
     'div',
     {
@@ -183,15 +186,19 @@ async function renderOverview(container: HTMLElement, ctx: ViewContext): Promise
     recommendationSection(ov, ctx),
     deviceSection(ov),
     breakdown.element,
+    idle.element,
   );
   container.appendChild(page);
 
+  // The idle analysis is a request of its own: the rest of the page does not wait for it.
+  void idle.start();
   await breakdown.start(ctx.themes);
   page.dataset.ready = 'true';
 
   return {
     dispose(): void {
       breakdown.dispose();
+      idle.dispose();
       page.remove();
     },
     scrollTo: (anchor: string) => scrollToAnchor(page, anchor),
