@@ -37,7 +37,6 @@ import {
   classPercent,
   IDLE_CLASSES,
   IDLE_COLOR,
-  IDLE_LABEL,
   idleHeadline,
   idleHelp,
   idleSeries,
@@ -45,9 +44,12 @@ import {
   idleTotalRow,
   intervalRows,
   outlierRows,
+  PART_LABEL,
   shortStepName,
+  stepPercent,
   traceWindow,
   type IdleClass,
+  type StepPart,
 } from './idle_model';
 import css from './idle.css';
 
@@ -58,7 +60,6 @@ const TOP_OUTLIERS = 10;
 function stackedOption(view: GpuIdleView, device: DeviceIdle): OptionBuilder {
   const series = idleSeries(device);
   const labels = view.steps.map((s) => shortStepName(s.name));
-  const label = (key: IdleClass | 'busy'): string => (key === 'busy' ? 'Busy' : IDLE_LABEL[key]);
   return (theme) => ({
     ...chartFrame(theme, {
       ...BAR_TOOLTIP,
@@ -73,7 +74,7 @@ function stackedOption(view: GpuIdleView, device: DeviceIdle): OptionBuilder {
       axisLabel: { color: theme.textMuted, formatter: '{value} %' },
       splitLine: { lineStyle: { color: theme.gridLine } },
     },
-    series: series.map((s) => stepStackSeries(label(s.key), IDLE_COLOR[s.key], s.data)),
+    series: series.map((s) => stepStackSeries(PART_LABEL[s.key], IDLE_COLOR[s.key], s.data)),
   });
 }
 
@@ -98,21 +99,23 @@ function table<R>(
 /** The totals of a device: busy, then each class with its time, share and meaning. */
 function totalsCard(view: GpuIdleView, device: DeviceIdle): HTMLElement {
   const total = device.total;
-  const line = (key: IdleClass | 'busy', ns: number, pct: number | null, help: string) =>
+  const line = (key: StepPart, help: string) =>
     h(
       'li',
       {
         class: 'ks-idle-class',
         testid: `idle-total-${device.device}-${key}`,
-        dataset: { value: String(ns) },
+        dataset: { value: String(classNs(total, key)) },
       },
       h('span', { class: 'ks-swatch', style: `background: ${IDLE_COLOR[key]}` }),
-      h('span', { class: 'ks-idle-name' }, key === 'busy' ? 'Busy' : IDLE_LABEL[key]),
-      h('span', { class: 'ks-num ks-idle-time' }, formatDuration(ns / 1000)),
-      h('span', { class: 'ks-num ks-idle-pct' }, formatPercent(pct)),
+      h('span', { class: 'ks-idle-name' }, PART_LABEL[key]),
+      h('span', { class: 'ks-num ks-idle-time' }, formatDuration(classNs(total, key) / 1000)),
+      h('span', { class: 'ks-num ks-idle-pct' }, formatPercent(partPercent(key))),
       h('span', { class: 'ks-idle-help' }, help),
     );
-  const busyPct = total.step_ns > 0 ? (total.busy_ns / total.step_ns) * 100 : null;
+  // Busy has no share in the route; the classes show the route's own shares.
+  const partPercent = (key: StepPart): number | null =>
+    key === 'busy' ? stepPercent(total.busy_ns, total) : classPercent(total, key);
   return h(
     'div',
     { class: 'ks-card' },
@@ -124,15 +127,8 @@ function totalsCard(view: GpuIdleView, device: DeviceIdle): HTMLElement {
     h(
       'ul',
       { class: 'ks-idle-classes' },
-      line('busy', total.busy_ns, busyPct, 'The GPU ran kernels, copies or fills.'),
-      IDLE_CLASSES.map((cls) =>
-        line(
-          cls,
-          classNs(total, cls),
-          classPercent(total, cls),
-          idleHelp(cls, view.kernel_wait_threshold_ns),
-        ),
-      ),
+      line('busy', 'The GPU ran kernels, copies or fills.'),
+      IDLE_CLASSES.map((cls) => line(cls, idleHelp(cls, view.kernel_wait_threshold_ns))),
     ),
   );
 }

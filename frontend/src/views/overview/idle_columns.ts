@@ -16,6 +16,7 @@ import {
   IDLE_LABEL,
   laneLabel,
   queueEmptyPercent,
+  stepPercent,
   type IdleClass,
   type IdleStepRow,
   type IntervalRow,
@@ -63,17 +64,33 @@ function timeAndShare(ns: number, pct: number | null): Children {
   );
 }
 
-function classColumn(cls: IdleClass, help: string): ColumnSpec<IdleStepRow> {
+/** A right-aligned column of a time with its share of the step (the value: the ns). */
+function shareColumn<R>(
+  key: string,
+  label: string,
+  ns: (row: R) => number,
+  pct: (row: R) => number | null,
+  more: Partial<ColumnSpec<R>> = {},
+): ColumnSpec<R> {
   return {
-    key: `${cls}_ns`,
-    label: IDLE_LABEL[cls],
-    swatch: IDLE_COLOR[cls],
-    tooltip: help,
+    key,
+    label,
     align: 'right',
-    minWidth: 104,
-    value: (row) => classNs(row.breakdown, cls),
-    cell: (row) => timeAndShare(classNs(row.breakdown, cls), classPercent(row.breakdown, cls)),
+    minWidth: 100,
+    value: ns,
+    cell: (row) => timeAndShare(ns(row), pct(row)),
+    ...more,
   };
+}
+
+function classColumn(cls: IdleClass, help: string): ColumnSpec<IdleStepRow> {
+  return shareColumn(
+    `${cls}_ns`,
+    IDLE_LABEL[cls],
+    (row) => classNs(row.breakdown, cls),
+    (row) => classPercent(row.breakdown, cls),
+    { swatch: IDLE_COLOR[cls], tooltip: help, minWidth: 104 },
+  );
 }
 
 /** Columns of the per-step table of a device. */
@@ -90,29 +107,21 @@ export function stepColumns(help: (cls: IdleClass) => string): ColumnSpec<IdleSt
       sort: false,
     },
     nsColumn('step_ns', 'Step time', (row) => b(row).step_ns, { minWidth: 90 }),
-    {
-      key: 'busy_ns',
-      label: 'Busy',
-      swatch: IDLE_COLOR.busy,
-      tooltip: 'Time the GPU ran kernels, copies or fills',
-      align: 'right',
-      minWidth: 100,
-      value: (row) => b(row).busy_ns,
-      cell: (row) => {
-        const step = b(row).step_ns;
-        return timeAndShare(b(row).busy_ns, step > 0 ? (b(row).busy_ns / step) * 100 : null);
-      },
-    },
+    shareColumn(
+      'busy_ns',
+      'Busy',
+      (row) => b(row).busy_ns,
+      (row) => stepPercent(b(row).busy_ns, b(row)),
+      { swatch: IDLE_COLOR.busy, tooltip: 'Time the GPU ran kernels, copies or fills' },
+    ),
     ...IDLE_CLASSES.map((cls) => classColumn(cls, help(cls))),
-    {
-      key: 'idle_ns',
-      label: 'Idle',
-      tooltip: 'All idle time inside the step: the three classes together',
-      align: 'right',
-      minWidth: 100,
-      value: (row) => b(row).idle_ns,
-      cell: (row) => timeAndShare(b(row).idle_ns, classPercent(b(row), 'idle')),
-    },
+    shareColumn(
+      'idle_ns',
+      'Idle',
+      (row) => b(row).idle_ns,
+      (row) => classPercent(b(row), 'idle'),
+      { tooltip: 'All idle time inside the step: the three classes together' },
+    ),
   ];
 }
 
@@ -126,15 +135,13 @@ export function streamColumns(): ColumnSpec<StreamIdle>[] {
       value: (row) => row.stream,
       format: (v) => (v === null || v === undefined ? 'unknown' : String(v)),
     },
-    {
-      key: 'idle_ns',
-      label: 'Idle',
-      tooltip: 'Time inside the steps this stream ran nothing',
-      align: 'right',
-      minWidth: 100,
-      value: (row) => row.total.idle_ns,
-      cell: (row) => timeAndShare(row.total.idle_ns, classPercent(row.total, 'idle')),
-    },
+    shareColumn(
+      'idle_ns',
+      'Idle',
+      (row) => row.total.idle_ns,
+      (row) => classPercent(row.total, 'idle'),
+      { tooltip: 'Time inside the steps this stream ran nothing' },
+    ),
     {
       key: 'max_length',
       label: 'Longest queue',
@@ -147,15 +154,10 @@ export function streamColumns(): ColumnSpec<StreamIdle>[] {
     nsColumn('time_at_max_ns', 'Time at longest', (row) => row.queue.time_at_max_ns, {
       minWidth: 110,
     }),
-    {
-      key: 'empty_ns',
-      label: 'Queue empty',
+    shareColumn('empty_ns', 'Queue empty', (row) => row.queue.empty_ns, queueEmptyPercent, {
       tooltip: 'Time inside the steps nothing was queued on this stream',
-      align: 'right',
       minWidth: 110,
-      value: (row) => row.queue.empty_ns,
-      cell: (row) => timeAndShare(row.queue.empty_ns, queueEmptyPercent(row)),
-    },
+    }),
   ];
 }
 

@@ -17,14 +17,19 @@ import { formatDuration } from '../../components/format';
 export const IDLE_CLASSES = ['host_wait', 'kernel_wait', 'other'] as const;
 export type IdleClass = (typeof IDLE_CLASSES)[number];
 
+/** A part of step time: busy, or one idle class. */
+export type StepPart = IdleClass | 'busy';
+
 export const IDLE_LABEL: Record<IdleClass, string> = {
   host_wait: 'Host wait',
   kernel_wait: 'Kernel wait',
   other: 'Other idle',
 };
 
+export const PART_LABEL: Record<StepPart, string> = { busy: 'Busy', ...IDLE_LABEL };
+
 /** Tableau 10, as the step-time categories; busy is the Kernel category's blue. */
-export const IDLE_COLOR: Record<IdleClass | 'busy', string> = {
+export const IDLE_COLOR: Record<StepPart, string> = {
   busy: '#4e79a7',
   host_wait: '#e15759',
   kernel_wait: '#f28e2b',
@@ -56,9 +61,14 @@ export function causeLabel(cause: string): string {
   return CAUSE_LABEL[cause] ?? cause.replace(/_/g, ' ');
 }
 
-/** Nanoseconds of one class in a breakdown. */
-export function classNs(b: IdleBreakdown, cls: IdleClass): number {
-  return b[`${cls}_ns`];
+/** Nanoseconds of one part (busy or a class) in a breakdown. */
+export function classNs(b: IdleBreakdown, part: StepPart): number {
+  return b[`${part}_ns`];
+}
+
+/** `ns` as a percentage of the breakdown's step time (null: no step time). */
+export function stepPercent(ns: number, b: IdleBreakdown): number | null {
+  return b.step_ns > 0 ? (ns / b.step_ns) * 100 : null;
 }
 
 /** The route's share of step time of one class (0..1, or null), as a percentage. */
@@ -93,7 +103,7 @@ export function shortStepName(name: string): string {
 }
 
 export interface IdleSeries {
-  key: IdleClass | 'busy';
+  key: StepPart;
   /** Per step: percent of the step's time. */
   data: number[];
   /** Per step: nanoseconds (for the tooltip). */
@@ -103,13 +113,11 @@ export interface IdleSeries {
 /** The stacked bars of a device: busy and each idle class, as percent of step time (they
  *  add up to 100 for a step with time). */
 export function idleSeries(device: DeviceIdle): IdleSeries[] {
-  const pct = (ns: number, b: IdleBreakdown): number =>
-    b.step_ns > 0 ? (ns / b.step_ns) * 100 : 0;
-  const keys: (IdleClass | 'busy')[] = ['busy', ...IDLE_CLASSES];
+  const keys: StepPart[] = ['busy', ...IDLE_CLASSES];
   return keys.map((key) => {
     const parts = device.per_step.map((b) => {
-      const ns = key === 'busy' ? b.busy_ns : classNs(b, key);
-      return { ns, pct: pct(ns, b) };
+      const ns = classNs(b, key);
+      return { ns, pct: stepPercent(ns, b) ?? 0 };
     });
     return { key, ns: parts.map((p) => p.ns), data: parts.map((p) => p.pct) };
   });
@@ -164,6 +172,5 @@ export function idleHeadline(device: DeviceIdle): string {
 
 /** A stream's queue: the share of step time it was empty, in percent (null: no step time). */
 export function queueEmptyPercent(stream: StreamIdle): number | null {
-  const step = stream.total.step_ns;
-  return step > 0 ? (stream.queue.empty_ns / step) * 100 : null;
+  return stepPercent(stream.queue.empty_ns, stream.total);
 }
