@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .report_text import DEFAULT_WIDTH, RENDERERS, Column, _rows_table, _short, _wrap
+from .report_text import DEFAULT_WIDTH, RENDERERS, Column, _or_dash, _rows_table, _short, _wrap
 
 
 def _ms_of_ns(ns: float) -> str:
@@ -16,8 +16,8 @@ def _us_of_ns(ns: float) -> str:
     return f"{ns / 1e3:.1f}"
 
 
-def _pct(share: float | None) -> str:
-    return "-" if share is None else f"{100 * share:.1f}"
+# A share of step time (0..1) as a percentage; "-" when there was no step time.
+_pct = _or_dash(lambda share: f"{100 * share:.1f}")
 
 
 _IDLE_COLUMNS: list[Column] = [
