@@ -65,6 +65,11 @@ def to_ns(us: np.ndarray, origin_us: float) -> np.ndarray:
     return np.clip(np.nan_to_num(ns), -MAX_NS, MAX_NS).astype(np.int64)
 
 
+def _durations_ns(model: TraceModel, rows: np.ndarray) -> np.ndarray:
+    """int64 ns durations of rows that `_fits` kept."""
+    return to_ns(model.events["dur"][rows], 0.0)
+
+
 def _fits(model: TraceModel, rows: np.ndarray, origin_us: float) -> np.ndarray:
     """Which rows have finite times whose ns from the origin stay below MAX_NS."""
     ev = model.events
@@ -114,7 +119,7 @@ def _build_gpu_work(model: TraceModel) -> GpuWork:
     rows = rows[_fits(model, rows, origin)]
     rows = rows[np.argsort(ev["ts"][rows], kind="stable")]
     start = to_ns(ev["ts"][rows], origin)
-    end = start + np.rint(ev["dur"][rows].astype(np.float64) * 1000.0).astype(np.int64)
+    end = start + _durations_ns(model, rows)
     calls = launch_rows(model)
     launch = launches_of(model, rows, calls[_fits(model, calls, origin)])
     linked = launch >= 0
@@ -123,8 +128,7 @@ def _build_gpu_work(model: TraceModel) -> GpuWork:
     if linked.any():
         at = launch[linked]
         launch_start[linked] = to_ns(ev["ts"][at], origin)
-        launch_dur = np.rint(ev["dur"][at].astype(np.float64) * 1000.0).astype(np.int64)
-        launch_end[linked] = launch_start[linked] + launch_dur
+        launch_end[linked] = launch_start[linked] + _durations_ns(model, at)
     is_graph = name_flags(model, lambda n: launch_family(n) == "graph_launch")
     graph = np.zeros(rows.size, dtype=bool)
     graph[linked] = is_graph[ev["name"][launch[linked]]]
@@ -165,4 +169,4 @@ def sync_intervals(model: TraceModel, origin_us: float) -> tuple[np.ndarray, np.
     rows = np.concatenate([calls[is_sync[ev["name"][calls]]], model.complete_rows(Kind.SYNC)])
     rows = rows[_fits(model, rows, origin_us)]
     start = to_ns(ev["ts"][rows], origin_us)
-    return start, start + np.rint(ev["dur"][rows].astype(np.float64) * 1000.0).astype(np.int64)
+    return start, start + _durations_ns(model, rows)
