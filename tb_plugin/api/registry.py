@@ -13,11 +13,16 @@ import enum
 import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from ..analysis.taxonomy import taxonomy_version
 from .contract import NoParams, request_fields
 from .requests import Params, decode_request
+
+if TYPE_CHECKING:
+    from ..store.trace_store import TraceStore
 
 
 class Scope(enum.Enum):
@@ -96,6 +101,18 @@ class Endpoint:
         """Whether its answer to these decoded parameters is kept with the trace (in the
         store's views, and on disk): every form, or only the one without parameters."""
         return self.cache is Cache.ALL or (self.cache is Cache.DEFAULT_FORM and not params)
+
+    def answer_json(self, store: TraceStore, path: str, params: Mapping[str, Any]) -> bytes:
+        """Its JSON for the trace at `path` and these decoded parameters: kept with the
+        trace when `caches(params)`, else computed each time. The one way the plugin, the
+        CLI and the notebook get a span view (the store's NotReady while it loads)."""
+
+        def compute(model: Any) -> Any:
+            return self.call(model, params)
+
+        if self.caches(params):
+            return store.view(path, self.cache_name(params), compute)
+        return msgspec.json.encode(compute(store.model(path)))
 
     def cache_name(self, params: Mapping[str, Any]) -> str:
         """The cache entry of an answer: name, versions and a digest of the decoded

@@ -13,18 +13,16 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import Any
 
 import msgspec
 
-from ..api.endpoints import RUN_VIEWS, VIEWS, View, supported_views
+from ..api.endpoints import RUN_VIEWS, VIEWS, supported_views
 from ..ingest import storage
 from ..ingest.discovery import Run, SpanFile, Worker, target_runs
 from ..store.cache import DiskCache, default_cache_dir
 from ..store.dask_ranks import DaskRanks, DaskUnavailable, require_distributed
-from ..store.model import TraceModel
 from ..store.pools import executor_from_env
 from ..store.trace_store import LoadFailed, TraceStore
 from .progress import RankProgress
@@ -123,9 +121,8 @@ def _report_run(store: TraceStore, run: Run, args: argparse.Namespace) -> dict[s
         if name not in VIEWS:
             continue  # run-level views, below
         view = VIEWS[name]
-        out[name] = msgspec.json.decode(
-            store.view(span.path, view.cache_name({}), _without_params(view))
-        )
+        # The form without parameters, as a route answers it.
+        out[name] = msgspec.json.decode(view.answer_json(store, span.path, view.decode({})))
     cache_dir = str(store.cache.root) if store.cache else None
     for name, run_view in RUN_VIEWS.items():
         if run_view.supports(run) and (not args.view or name in args.view):
@@ -139,13 +136,6 @@ def _report_run(store: TraceStore, run: Run, args: argparse.Namespace) -> dict[s
         note = "partial trace (see status.warnings)"
         print(f"kinetoscope: run {run.name!r}: {note}", file=sys.stderr)
     return out
-
-
-def _without_params(view: View) -> Callable[[TraceModel], Any]:
-    def compute(model: TraceModel) -> Any:
-        return view.call(model, view.decode({}))  # the form without parameters, as a route
-
-    return compute
 
 
 def _rank_executor(args: argparse.Namespace) -> Executor | None:

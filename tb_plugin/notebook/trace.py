@@ -61,15 +61,8 @@ class Trace:
             raise ValueError(f"no span view named {route!r} (known: {', '.join(VIEWS)})")
         query = {name: _query_text(value) for name, value in params.items() if value is not None}
         decoded = endpoint.decode(query)
-        model = self.model
-
-        def compute(model: TraceModel) -> Any:
-            return endpoint.call(model, decoded)
-
-        if endpoint.caches(decoded):
-            data = self._store.view(self.path, endpoint.cache_name(decoded), compute)
-        else:
-            data = msgspec.json.encode(compute(model))
+        self._store.wait(self.path)  # loads it, or raises LoadFailed with the reason
+        data = endpoint.answer_json(self._store, self.path, decoded)
         return msgspec.json.decode(data)  # type: ignore[no-any-return]
 
     def rows(self, route: str, key: str, **params: Any) -> pd.DataFrame:

@@ -285,13 +285,8 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
     def _span_view(
         self, endpoint: Endpoint, request: wrappers.Request, span: SpanFile, params: Any
     ) -> Any:
-        def compute(model: TraceModel) -> Any:
-            return endpoint.call(model, params)
-
         try:
-            if endpoint.caches(params):
-                return self.store.view(span.path, endpoint.cache_name(params), compute)
-            return msgspec.json.encode(compute(self.store.model(span.path)))
+            return endpoint.answer_json(self.store, span.path, params)
         except NotReady:
             raise StillLoading(self._status_body(request, span)) from None
 
