@@ -8,7 +8,6 @@
 
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
@@ -189,8 +188,7 @@ describe(
             [STREAMS, STREAMS_TRACE],
             [CPU, CPU_TRACE],
           ]) {
-            await mkdir(path.join(logdir, key.run));
-            await copyFile(file, path.join(logdir, key.run, `${key.worker}.1.pt.trace.json.gz`));
+            await h.copyTrace(file, path.join(logdir, key.run), `${key.worker}.1.pt.trace.json.gz`);
           }
         },
       });

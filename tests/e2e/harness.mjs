@@ -142,6 +142,17 @@ export async function copyGlob(dir, suffix, dest) {
 }
 
 /**
+ * Copies one trace file into the run folder `dest` (made if missing) as `name`.
+ * @param {string} file
+ * @param {string} dest
+ * @param {string} name
+ */
+export async function copyTrace(file, dest, name) {
+  await mkdir(dest, { recursive: true });
+  await copyFile(file, path.join(dest, name));
+}
+
+/**
  * Kills a detached child's whole process group; SIGKILL after a grace period.
  * @param {import('node:child_process').ChildProcess | null | undefined} child
  * @param {number} [graceMs]

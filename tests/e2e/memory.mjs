@@ -9,7 +9,7 @@
 
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
@@ -291,10 +291,10 @@ describe('the Memory view in TensorBoard', { timeout: 900_000 }, () => {
             env.haveSample = true;
           }
           if (existsSync(path.join(CORPUS, BERT))) {
-            await mkdir(path.join(logdir, 'bert_h100'), { recursive: true });
-            await copyFile(
+            await h.copyTrace(
               path.join(CORPUS, BERT),
-              path.join(logdir, 'bert_h100', 'worker0.1.pt.trace.json.gz'),
+              path.join(logdir, 'bert_h100'),
+              'worker0.1.pt.trace.json.gz',
             );
             env.haveCorpus = true;
           }

@@ -6,7 +6,6 @@
 
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
@@ -78,8 +77,7 @@ describe('Module view in TensorBoard', { timeout: 600_000, skip: !existsSync(TRA
       viewport: { width: 1440, height: 1400 },
       waitMs: WAIT_MS,
       populate: async (logdir) => {
-        await mkdir(path.join(logdir, KEY.run));
-        await copyFile(TRACE, path.join(logdir, KEY.run, `${KEY.worker}.1.pt.trace.json.gz`));
+        await h.copyTrace(TRACE, path.join(logdir, KEY.run), `${KEY.worker}.1.pt.trace.json.gz`);
       },
     });
     env.page = await env.context.newPage();

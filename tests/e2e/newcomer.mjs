@@ -11,7 +11,7 @@
 
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
@@ -108,10 +108,10 @@ describe('a new user at 1280 px', { timeout: 600_000 }, () => {
         viewport: VIEWPORT,
         waitMs: WAIT_MS,
         populate: async (logdir) => {
-          await mkdir(path.join(logdir, 'tiny'), { recursive: true });
-          await copyFile(
+          await h.copyTrace(
             path.join(REPO, 'tests', 'data', 'tiny.pt.trace.json'),
-            path.join(logdir, 'tiny', 'worker0.1.pt.trace.json'),
+            path.join(logdir, 'tiny'),
+            'worker0.1.pt.trace.json',
           );
           if (existsSync(GPU_SAMPLE) && existsSync(CPU_ONLY) && existsSync(DDP_PAIR)) {
             await copyGlob(DDP_PAIR, '.pt.trace.json.gz', path.join(logdir, DDP_RUN));
