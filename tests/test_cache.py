@@ -13,6 +13,7 @@ from builders import TraceBuilder
 from kinetoscope.analysis.overview import overview
 from kinetoscope.store import trace_store as loader
 from kinetoscope.store.cache import MAX_PARAM_VIEWS, DiskCache
+from kinetoscope.store.categories import Kind
 from kinetoscope.store.trace_store import TraceStore
 from small_fs import run_on_small_tmpfs
 
@@ -42,6 +43,23 @@ def test_restart_reads_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert again.raw_args(1) == first.raw_args(1)
     assert again.memory["bytes"].tolist() == [64]
     assert overview(again) == overview(first)
+
+
+def test_a_cached_model_knows_its_kinds_and_names_without_reading_a_column(tmp_path: Path) -> None:
+    path = str(trace(tmp_path))
+    cache = DiskCache(tmp_path / "cache")
+    first = TraceStore(cache).wait(path)
+    again = TraceStore(cache).wait(path)
+    # The summary comes from the entry: neither the kind nor the name column is read.
+    del again.events["kind"]
+    assert np.array_equal(again.kind_phase_counts(), first.kind_phase_counts())
+    del again.events["name"]
+    for kind in Kind:
+        rows = first.complete_rows(kind)
+        assert again.has_complete(kind) == bool(rows.size), kind
+        names = np.unique(first.events["name"][rows])
+        assert again.complete_names(kind).tolist() == names.tolist(), kind
+    assert again.has_complete(Kind.KERNEL) and not again.has_complete(Kind.PYTHON)
 
 
 def test_a_changed_file_is_parsed_again(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from builders import CPU_PID, CPU_TID, GPU_PID, TraceBuilder
 from corpus import corpus_model
+from kinetoscope.analysis.gpu_idle.delay import grouped_stats
 from kinetoscope.analysis.gpu_idle.launches import FAMILIES, gpu_work, launch_family
 from kinetoscope.analysis.gpu_idle.queue import queue_series
 from kinetoscope.analysis.gpu_idle.view import GpuIdleView, gpu_idle
@@ -186,6 +187,25 @@ def test_triton_launcher_op_is_not_a_kernel(tmp_path: Path) -> None:
     _gpu(t, "triton_poi_fused_add_0", 20, 10, corr)
     delay = _view(t, tmp_path)["launch_delay"]
     assert delay is not None and delay["activities"] == 1
+
+
+def test_grouped_stats_on_wide_and_narrow_values() -> None:
+    """Percentiles read values sorted within their group: one sort of a combined key, or
+    a lexsort when (group, value) does not fit one int64."""
+    rng = np.random.default_rng(4)
+    for high, n in ((10, 3000), (10**9, 3000), (1 << 59, 40)):  # 40: sums stay in int64
+        values = rng.integers(-high, high, n)
+        group = rng.integers(0, 7, n)
+        stats = grouped_stats(values, group, 8)
+        for g in range(8):
+            mine = np.sort(values[group == g])
+            if not mine.size:
+                assert stats["count"][g] == 0
+                continue
+            assert stats["sum"][g] == mine.sum()
+            assert stats["p50"][g] == mine[int(np.ceil(0.5 * mine.size)) - 1]
+            assert stats["p90"][g] == mine[int(np.ceil(0.9 * mine.size)) - 1]
+            assert stats["max"][g] == mine[-1]
 
 
 def test_nanoseconds_kept_exact(tmp_path: Path) -> None:

@@ -78,8 +78,9 @@ def test_lookups_match_their_definitions(tmp_path: Path) -> None:
             assert [brute_parent(ranges, i) for i in range(len(ranges))] == ranges.parent.tolist()
             keys = np.unique(ranges.thread)
             rng = np.random.default_rng(seed)
-            thread = rng.choice(keys, 200)
+            thread = rng.choice(np.append(keys, keys.max() + 1), 200)  # one with no ranges
             t0 = rng.integers(0, 60, 200).astype(np.float64)
+            t0[::37] = np.nan  # inside no range
             t1 = t0 + rng.choice([0, 1, 3, 20], 200)
             expected = [brute_enclosing(ranges, k, a, b) for k, a, b in zip(thread, t0, t1)]
             assert ranges.enclosing(thread, t0, t1).tolist() == expected

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from builders import TraceBuilder
 from corpus import CORPUS, corpus_model, corpus_path, corpus_trace_model, corpus_traces
+from kinetoscope.analysis.common import unique_rows
 from kinetoscope.analysis.kernels import kernels, supports
 from kinetoscope.analysis.operators import operators
 from kinetoscope.api.endpoints import VIEWS, ViewParamError, supported_views
@@ -127,6 +128,24 @@ def test_kernel_without_an_op(tmp_path: Path) -> None:
         ("k_orphan", None),
         ("k_in_step", None),
     }
+
+
+def test_unique_rows_is_numpys_row_unique() -> None:
+    """Kernel groups and queue lanes: the same rows, order and inverse as np.unique."""
+    rng = np.random.default_rng(3)
+    for n, columns, high in (
+        (1, 1, 2),
+        (50, 2, 3),
+        (2000, 2, 40),
+        (2000, 4, 9),
+        (500, 3, 1 << 40),
+        (20000, 5, 1 << 40),
+    ):
+        keys = rng.integers(-3, high, size=(n, columns)).astype(np.int64)
+        uniq, inverse = unique_rows(keys)
+        expected, expected_inverse = np.unique(keys, axis=0, return_inverse=True)
+        assert np.array_equal(uniq, expected)
+        assert np.array_equal(inverse, expected_inverse.reshape(-1))
 
 
 def test_cpu_only_trace_has_no_kernel_view(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from kinetoscope.analysis.operators import (
     shape_codes,
 )
 from kinetoscope.analysis.optree import op_tree
-from kinetoscope.analysis.tree_arrays import previous_at_least
+from kinetoscope.analysis.tree_arrays import previous_at_least, previous_reaching
 from kinetoscope.api.endpoints import VIEWS, ViewParamError, supported_views
 from kinetoscope.cli.main import main
 from kinetoscope.ingest.build import build_model
@@ -414,6 +414,29 @@ def test_previous_at_least_matches_brute_force() -> None:
                     expected[i] = j
                     break
         assert previous_at_least(values, targets).tolist() == expected.tolist(), n
+
+
+def brute_previous_at_least(values: np.ndarray, targets: np.ndarray) -> list[int]:
+    found = [np.flatnonzero(values[:i] >= targets[i]) for i in range(values.size)]
+    return [int(f[-1]) if f.size else -1 for f in found]
+
+
+def test_previous_reaching_matches_brute_force() -> None:
+    """The parent search's chain skipping: targets at a value or the float just above it,
+    +inf sentinels, nesting deeper than its passes, and NaN (the block search answers)."""
+    rng = np.random.default_rng(11)
+    for n in (0, 1, 2, 33, 500, 3000):
+        values = rng.integers(0, 30, n).astype(float)
+        values[rng.random(n) < 0.1] = np.inf
+        targets = np.where(rng.random(n) < 0.5, values, np.nextafter(values, np.inf))
+        assert previous_reaching(values, targets).tolist() == brute_previous_at_least(
+            values, targets
+        ), n
+    chain = np.arange(300, 0, -1.0)  # each nested in the one before, then a sibling of all
+    deep = np.concatenate([[np.inf], chain, [300.5], chain])
+    assert previous_reaching(deep, deep).tolist() == brute_previous_at_least(deep, deep)
+    with_nan = np.array([5.0, np.nan, 3.0, 4.0])
+    assert previous_reaching(with_nan, with_nan).tolist() == [-1, -1, 0, 0]
 
 
 # --- the old plugin's answers ----------------------------------------------------------------

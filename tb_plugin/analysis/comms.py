@@ -30,7 +30,7 @@ import numpy as np
 from ..ingest.values import lenient_int
 from ..store.categories import Kind
 from ..store.model import TraceModel
-from .common import launch_rows, launches_of, name_flags, thread_keys
+from .common import complete_rows, launches_of, name_flags, thread_keys
 from .host_ranges import host_ranges
 from .rules import collective_type, dtype_size
 from .taxonomy import is_comm_op, is_host_transfer_op, kernel_classes
@@ -131,7 +131,7 @@ def extract(model: TraceModel) -> Collectives:
     comm_at = np.flatnonzero(classes.comm)
     kernels = classes.rows[comm_at]
     kernel_collectives = [classes.collective[i] for i in comm_at.tolist()]
-    host = model.complete_rows(Kind.CPU_OP, Kind.USER_ANNOTATION)
+    host = complete_rows(model, Kind.CPU_OP, Kind.USER_ANNOTATION)
     host_names = ev["name"][host]
     transfers = host[name_flags(model, is_host_transfer_op)[host_names]]
     comm_ops = host[name_flags(model, is_comm_op)[host_names]]
@@ -196,7 +196,7 @@ def _launch_chains(model: TraceModel, kernels: np.ndarray, comm_ops: np.ndarray)
     when it was launched, innermost first: the host ranges containing the launch's time,
     closed [start, end] (host_ranges.py)."""
     chains: list[list[int]] = [[] for _ in range(kernels.size)]
-    launcher = launches_of(model, kernels, launch_rows(model))
+    launcher = launches_of(model, kernels)
     launched = np.flatnonzero(launcher >= 0)
     if launched.size == 0 or comm_ops.size == 0:
         return chains

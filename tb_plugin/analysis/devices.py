@@ -19,7 +19,7 @@ import numpy as np
 
 from ..store.categories import Kind
 from ..store.model import TraceModel
-from .common import gpu_device_ids
+from .common import complete_rows, gpu_device_ids
 from .memory.series import GPU_TYPES
 
 MATRIX_CORE_NAMES = {"nvidia": "Tensor Cores", "amd": "Matrix cores (MFMA)"}
@@ -95,8 +95,8 @@ def device_identities(model: TraceModel) -> dict[int, DeviceIdentity]:
 
 
 def _gpu_identities(model: TraceModel) -> dict[int, DeviceIdentity]:
-    rows = model.complete_rows(Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET)
-    ids = {int(d) for d in gpu_device_ids(model, rows).tolist() if d >= 0} if rows.size else set()
+    rows = complete_rows(model, Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET)
+    ids = {d for d in np.unique(gpu_device_ids(model, rows)).tolist() if d >= 0}
     by_id = _properties_by_id(model)
     ids |= set(by_id)
     return {i: _resolve(model, i, by_id) for i in sorted(ids)}
@@ -166,7 +166,7 @@ def _memory_gpu_ids(model: TraceModel) -> dict[int, int]:
     mem = model.memory
     is_gpu = np.isin(mem["device_type"], np.array(GPU_TYPES))
     memory_ids = {int(d) for d in np.unique(mem["device_id"][is_gpu]).tolist() if d >= 0}
-    rows = model.complete_rows(Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET)
+    rows = complete_rows(model, Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET)
     kernel_ids = {int(d) for d in np.unique(gpu_device_ids(model, rows)).tolist() if d >= 0}
     if len(memory_ids) == 1 and len(kernel_ids) == 1:
         return {next(iter(memory_ids)): next(iter(kernel_ids))}

@@ -57,7 +57,7 @@ def summarize(model: TraceModel, steps: Steps) -> list[DeviceView]:
     out: list[DeviceView] = []
     # Only devices that ran kernels: one listed in deviceProperties that ran nothing is
     # not shown.
-    for dev in sorted(set(devices.tolist())):
+    for dev in np.unique(devices).tolist():
         mine = devices == dev
         rows = kernels[mine]
         ident = device_identity(model, int(dev))

@@ -27,14 +27,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
 from ..store.categories import Kind
 from ..store.model import TraceModel
-from .common import name_flags, thread_keys
-from .rules import STEP_NAME
-from .tree_arrays import previous_at_least
+from .common import complete_rows, name_flags, thread_keys
+from .rules import is_step_name
+from .tree_arrays import previous_reaching
 
 
 @dataclass
@@ -55,13 +56,17 @@ class HostRanges:
         """Per query, the innermost range of its thread containing [t0, t1] (closed; a
         zero-length query only in a range that ends after it), -1 when none. A query
         sorts after ranges with its own start and end."""
-        lo, hi = self._thread_bounds(thread)
-
-        def before(mid: np.ndarray, q: np.ndarray) -> np.ndarray:
-            s = self.start[mid]
-            return (s < t0[q]) | ((s == t0[q]) & (self.end[mid] >= t1[q]))
-
-        candidate = _last_where(before, lo, hi)
+        lo, below = self._start_bound(thread, t0, "left")
+        _, upto = self._start_bound(thread, t0, "right")
+        candidate = below - 1
+        # Ranges starting at t0 sort by end, latest first: the query goes after the ones
+        # that end no earlier than it (rare: a bisection over those few).
+        tie = np.flatnonzero(upto > below)
+        if tie.size:
+            last = _last_where(lambda mid, q: self.end[mid] >= t1[tie[q]], below[tie], upto[tie])
+            found = last >= 0
+            candidate[tie[found]] = last[found]
+        candidate = np.where(candidate >= lo, candidate, -1)
         target = np.where(t1 > t0, t1, np.nextafter(t1, np.inf))
         return self._walk(candidate, target, strict=False)
 
@@ -69,8 +74,8 @@ class HostRanges:
         """Per query, the innermost range of its thread containing t, half-open
         [start, end) (at the boundary of two ranges, the one that starts), or `closed`
         [start, end] (a launch at its op's last tick is still inside it); -1 when none."""
-        lo, hi = self._thread_bounds(thread)
-        candidate = _last_where(lambda mid, q: self.start[mid] <= t[q], lo, hi)
+        lo, upto = self._start_bound(thread, t, "right")
+        candidate = np.where(upto > lo, upto - 1, -1)
         return self._walk(candidate, t, strict=not closed)
 
     def containing_before(
@@ -117,6 +122,24 @@ class HostRanges:
         hi[known] = self.thread_hi[k[known]]
         return lo, hi
 
+    def _start_bound(
+        self, thread: np.ndarray, t: np.ndarray, side: Literal["left", "right"]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Per query, its thread's first range position `lo` and the position after the
+        thread's ranges starting before t ("left") or at t at the latest ("right"): one
+        binary search per thread over its sorted starts (traces have few threads). A NaN
+        time comes after no range."""
+        lo, hi = self._thread_bounds(thread)
+        bound = lo.copy()
+        live = np.flatnonzero((hi > lo) & ~np.isnan(t))
+        order = live[np.argsort(lo[live], kind="stable")]  # the queries thread by thread
+        cuts = np.flatnonzero(np.diff(lo[order], prepend=-1, append=-1))
+        for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+            queries = order[a:b]
+            first, end = int(lo[queries[0]]), int(hi[queries[0]])
+            bound[queries] = first + np.searchsorted(self.start[first:end], t[queries], side)
+        return lo, bound
+
     def _walk(self, candidate: np.ndarray, target: np.ndarray, strict: bool) -> np.ndarray:
         """Up the parents from each candidate to the first range whose end reaches the
         target (passes it, when `strict`)."""
@@ -160,20 +183,32 @@ def op_ranges(model: TraceModel) -> HostRanges:
 
 def python_ranges(model: TraceModel) -> HostRanges:
     """`python_function` ranges: the Python frames of a thread."""
-    return model.derived("_python_ranges", lambda m: build_ranges(m, m.complete_rows(Kind.PYTHON)))
+    return model.derived("_python_ranges", lambda m: build_ranges(m, complete_rows(m, Kind.PYTHON)))
 
 
 def _build_host_ranges(model: TraceModel) -> HostRanges:
-    return build_ranges(model, model.complete_rows(Kind.CPU_OP, Kind.USER_ANNOTATION))
+    return build_ranges(model, complete_rows(model, Kind.CPU_OP, Kind.USER_ANNOTATION))
 
 
 def _build_op_ranges(model: TraceModel) -> HostRanges:
-    rows = model.complete_rows(Kind.CPU_OP)
-    if rows.size:
-        is_step = name_flags(model, lambda s: STEP_NAME.match(s) is not None)
-        ev = model.events
-        rows = rows[~is_step[ev["name"][rows]] & (ev["dur"][rows] > 0)]
-    return build_ranges(model, rows)
+    # A subset of the host ranges, sorted by the same keys: their order, filtered, is its
+    # order (no second sort); only the parents change.
+    host = host_ranges(model)
+    ev = model.events
+    is_step = name_flags(model, is_step_name)
+    keep = (
+        (ev["kind"][host.rows] == Kind.CPU_OP)
+        & ~is_step[ev["name"][host.rows]]
+        & (ev["dur"][host.rows] > 0)
+    )
+    # Nothing between a range and its host parent reaches it: the search starts at the
+    # last op range at or before that parent.
+    last_kept = np.cumsum(keep) - 1  # host position → last op range at or before it
+    host_parent = host.parent[keep]
+    start_at = np.where(host_parent >= 0, last_kept[np.maximum(host_parent, 0)], -1)
+    return _index_sorted(
+        host.rows[keep], host.thread[keep], host.start[keep], host.end[keep], start_at
+    )
 
 
 def build_ranges(
@@ -187,8 +222,21 @@ def build_ranges(
     start = ev["ts"][rows].astype(np.float64)
     end = start + ev["dur"][rows]
     order = np.lexsort((-end, start, thread))  # stable: file order breaks ties
-    rows, thread, start, end = rows[order], thread[order], start[order], end[order]
-    threads, first = np.unique(thread, return_index=True)
+    return _index_sorted(rows[order], thread[order], start[order], end[order])
+
+
+def _index_sorted(
+    rows: np.ndarray,
+    thread: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    start_at: np.ndarray | None = None,
+) -> HostRanges:
+    """The index of ranges already in (thread, start, -end, file order) order. `start_at`:
+    per range, where its parent search may start (a range before it with none between
+    reaching it; -1 or one of another thread: the thread's first)."""
+    first = np.flatnonzero(np.concatenate([[True], thread[1:] != thread[:-1]])[: rows.size])
+    threads = thread[first]
     thread_hi = np.append(first[1:], rows.size).astype(np.int64)
     # Parents: per thread a sentinel (+inf end) before its ranges stops the search there.
     first_of_thread = np.zeros(rows.size, dtype=bool)
@@ -198,7 +246,15 @@ def build_ranges(
     values[sentinel_before] = end
     targets = np.full(values.size, np.inf)
     targets[sentinel_before] = np.where(end <= start, np.nextafter(end, np.inf), end)
-    found = previous_at_least(values, targets)[sentinel_before]
+    search_from = None
+    if start_at is not None:
+        search_from = np.arange(values.size, dtype=np.int64) - 1
+        own = (start_at >= 0) & (thread[np.maximum(start_at, 0)] == thread)
+        thread_sentinel = np.repeat(first + np.arange(first.size), thread_hi - first)
+        search_from[sentinel_before] = np.where(
+            own, sentinel_before[np.maximum(start_at, 0)], thread_sentinel
+        )
+    found = previous_reaching(values, targets, search_from)[sentinel_before]
     is_range = np.zeros(values.size, dtype=bool)
     is_range[sentinel_before] = True
     position = np.cumsum(is_range) - 1  # sequence position → range position

@@ -36,11 +36,11 @@ import numpy as np
 from ..api.requests import ViewParamError
 from ..store.categories import Kind
 from ..store.model import TraceModel
-from .common import gpu_device_ids, launch_rows, launches_of, name_flags
+from .common import gpu_device_ids, launches_of, name_flags, unique_rows
 from .devices import matrix_core_name, trace_vendor
 from .gpu_idle.delay import grouped_delay, launch_delays_of
 from .optree import op_tree
-from .rules import STEP_NAME
+from .rules import is_step_name
 from .taxonomy import (
     MATRIX_UNKNOWN,
     MATRIX_YES,
@@ -109,7 +109,7 @@ Config = tuple[Dims, Dims, Union[int, None], Union[int, None]]
 
 
 def supports(model: TraceModel) -> bool:
-    return bool(model.complete_rows(Kind.KERNEL).size)
+    return model.has_complete(Kind.KERNEL)
 
 
 def _r(x: float) -> float:
@@ -229,13 +229,12 @@ def _group(
     dur = ev["dur"][rows].astype(np.float64)
     configs: list[Config] = []
     if group_by == "op":
-        cfg, configs = launch_configs(model, rows, launches_of(model, rows, launch_rows(model)))
+        cfg, configs = launch_configs(model, rows, launches_of(model, rows))
         key = np.stack([names, devs, op_code, cfg], axis=1)
     else:
         key = np.stack([names, devs], axis=1)
     if rows.size:
-        uniq, group = np.unique(key, axis=0, return_inverse=True)
-        group = group.reshape(-1)
+        uniq, group = unique_rows(key)
     else:
         uniq, group = np.empty((0, key.shape[1]), np.int64), np.empty(0, np.int64)
     n = uniq.shape[0]
@@ -287,7 +286,7 @@ def _launching_ops(model: TraceModel, rows: np.ndarray) -> tuple[np.ndarray, np.
     has_op = node >= 0
     op_code = np.full(rows.size, -1, dtype=np.int64)
     op_code[has_op] = ev["name"][tree.rows[node[has_op]]]
-    is_step = name_flags(model, lambda s: STEP_NAME.match(s) is not None)
+    is_step = name_flags(model, is_step_name)
     stepped = has_op & is_step[np.maximum(op_code, 0)]
     op_code[stepped] = -1
     op_eligible = np.zeros(rows.size, dtype=bool)
@@ -319,9 +318,7 @@ def _longest_call_configs(
     """The launch configuration of each group's longest call (name groups mix them)."""
     order = np.lexsort((dur, group))
     last = order[np.r_[np.flatnonzero(np.diff(group[order])), order.size - 1]]
-    codes, distinct = launch_configs(
-        model, rows[last], launches_of(model, rows[last], launch_rows(model))
-    )
+    codes, distinct = launch_configs(model, rows[last], launches_of(model, rows[last]))
     return [distinct[c] for c in codes.tolist()]
 
 

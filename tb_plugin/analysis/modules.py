@@ -35,7 +35,7 @@ from .optree import OpTree, op_tree
 from .python_stacks import PythonStacks, python_stacks
 from .tree_arrays import (
     chain_ids,
-    depths,
+    inherit_missing,
     levels_from_roots,
     segment_union_length,
     subtree_sum,
@@ -107,8 +107,7 @@ def _module_names(model: TraceModel) -> np.ndarray:
 
 def has_modules(model: TraceModel) -> bool:
     """The trace has `nn.Module` calls (cheap: a check over the distinct names)."""
-    py = model.complete_rows(Kind.PYTHON)
-    return bool(py.size) and bool(_module_names(model)[model.events["name"][py]].any())
+    return bool(_module_names(model)[model.complete_names(Kind.PYTHON)].any())
 
 
 def modules(model: TraceModel) -> ModulesView:
@@ -139,19 +138,10 @@ def _module_calls(model: TraceModel, stacks: PythonStacks) -> _Calls:
     events = np.flatnonzero(_module_names(model)[names])
     call_of = np.full(stacks.rows.size, -1, dtype=np.int64)
     call_of[events] = np.arange(events.size)
-    owner = _innermost_call(stacks.parent, call_of)
+    owner = inherit_missing(stacks.parent, levels_from_roots(stacks.parent), call_of)
     up = stacks.parent[events]
     parent = np.where(up >= 0, owner[np.maximum(up, 0)], -1)
     return _Calls(events, parent, chain_ids(parent, names[events]), owner)
-
-
-def _innermost_call(parent: np.ndarray, call_of: np.ndarray) -> np.ndarray:
-    """Per node, its own call when it is one, else its parent's answer (roots down)."""
-    owner = call_of.copy()
-    for level in levels_from_roots(parent)[1:]:  # the roots keep their own
-        level = level[owner[level] < 0]
-        owner[level] = owner[parent[level]]
-    return owner
 
 
 def _view(model: TraceModel, tree: OpTree, stacks: PythonStacks, calls: _Calls) -> ModulesView:
@@ -174,7 +164,7 @@ def _view(model: TraceModel, tree: OpTree, stacks: PythonStacks, calls: _Calls) 
             calls.path, weights=_host_self(calls.parent, start, dur), minlength=n_paths
         ),
         "device_self": device_self,
-        "device_total": subtree_sum(path_parent, depths(path_parent), device_self),
+        "device_total": subtree_sum(path_parent, levels_from_roots(path_parent), device_self),
     }
     first = _first_calls(calls.path, start, n_paths)
     sums["first_start"] = start[first]

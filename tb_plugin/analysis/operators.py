@@ -25,6 +25,7 @@ import numpy as np
 from ..api.requests import ViewParamError
 from ..store.categories import Kind
 from ..store.model import TraceModel
+from .common import complete_rows
 from .optree import OpTree, op_tree
 from .python_stacks import (
     Frame,
@@ -138,11 +139,11 @@ def _row_fields(s: dict[str, np.ndarray], i: int) -> dict[str, Any]:
 
 
 def kernel_absent_reason(model: TraceModel) -> str | None:
-    if model.complete_rows(Kind.KERNEL).size:
+    if complete_rows(model, Kind.KERNEL).size:
         return None
     gpu_hints = (
         model.device_properties()
-        or model.complete_rows(Kind.RUNTIME, Kind.DRIVER, Kind.MEMCPY, Kind.MEMSET).size
+        or complete_rows(model, Kind.RUNTIME, Kind.DRIVER, Kind.MEMCPY, Kind.MEMSET).size
     )
     return NO_KERNELS_GPU if gpu_hints else NO_KERNELS_CPU
 

@@ -55,16 +55,11 @@ import numpy as np
 
 from ..store.categories import Kind
 from ..store.model import TraceModel
-from .common import gpu_rows, launch_rows, launches_of, name_flags, thread_keys
+from .common import complete_rows, gpu_rows, launch_rows, launches_of, name_flags, thread_keys
 from .host_ranges import host_ranges
-from .rules import STEP_NAME, is_tensor_core_eligible_op
+from .rules import is_step_name, is_tensor_core_eligible_op
 from .taxonomy import MATRIX_YES, name_classes
-from .tree_arrays import (
-    depths,
-    segment_union_length,
-    subtree_any,
-    subtree_sum,
-)
+from .tree_arrays import levels_from_roots, segment_union_length, subtree_any, subtree_sum
 
 
 @dataclass
@@ -86,6 +81,7 @@ class OpTree:
     tc_eligible: np.ndarray  # bool
     gpu: np.ndarray  # GPU activity rows (kernel, memcpy, memset)
     gpu_node: np.ndarray  # owning node of each, -1 when unknown
+    levels: list[np.ndarray]  # the nodes by depth under `parent`, the roots first
 
     @property
     def op_mask(self) -> np.ndarray:
@@ -104,13 +100,13 @@ def op_tree(model: TraceModel) -> OpTree:
 
 
 def build_op_tree(model: TraceModel) -> OpTree:
-    nodes_file = model.complete_rows(Kind.CPU_OP, Kind.USER_ANNOTATION)
+    nodes_file = complete_rows(model, Kind.CPU_OP, Kind.USER_ANNOTATION)
     runtimes = launch_rows(model)
     if nodes_file.size == 0:
         return _empty_tree(gpu_rows(model))
     rows, thread, parent, rt_container = _nest(model, runtimes)
     names = model.events["name"][rows]
-    is_step = name_flags(model, lambda s: STEP_NAME.match(s) is not None)[names]
+    is_step = name_flags(model, is_step_name)[names]
     folded, rep, eff_parent = _fold(model, rows, parent)
     rt_node = _attach_runtimes(model, runtimes, rows, rt_container)
     rt_node = np.where(rt_node >= 0, rep[np.maximum(rt_node, 0)], -1)
@@ -118,7 +114,7 @@ def build_op_tree(model: TraceModel) -> OpTree:
         model, rows, eff_parent, rep, runtimes, rt_container
     )
     gpu, gpu_node, device_self, tc_self = _device_self(model, runtimes, rt_node, rows.size)
-    depth = depths(eff_parent)
+    levels = levels_from_roots(eff_parent)
     own_eligible = name_flags(model, is_tensor_core_eligible_op)[names] | (tc_self > 0)
     own_eligible &= ~folded
     return OpTree(
@@ -131,12 +127,13 @@ def build_op_tree(model: TraceModel) -> OpTree:
         host_self=host_self,
         runtime=rt_time,
         device_self=device_self,
-        device_total=subtree_sum(eff_parent, depth, device_self),
+        device_total=subtree_sum(eff_parent, levels, device_self),
         tc_self=tc_self,
-        tc_total=subtree_sum(eff_parent, depth, tc_self),
-        tc_eligible=subtree_any(eff_parent, depth, own_eligible),
+        tc_total=subtree_sum(eff_parent, levels, tc_self),
+        tc_eligible=subtree_any(eff_parent, levels, own_eligible),
         gpu=gpu,
         gpu_node=gpu_node,
+        levels=levels,
     )
 
 
@@ -218,7 +215,7 @@ def _device_self(
     tensor-core kernel time its own runtime calls launched."""
     ev = model.events
     gpu = gpu_rows(model)
-    launcher = launches_of(model, gpu, runtimes) if gpu.size else np.empty(0, np.int64)
+    launcher = launches_of(model, gpu) if gpu.size else np.empty(0, np.int64)
     rt_index = np.full(launcher.shape, -1, dtype=np.int64)
     if gpu.size and runtimes.size:
         pos = np.searchsorted(runtimes, launcher)  # runtimes are sorted row numbers
@@ -260,6 +257,7 @@ def _empty_tree(gpu: np.ndarray) -> OpTree:
         tc_eligible=flags,
         gpu=gpu,
         gpu_node=np.full(gpu.size, -1, np.int64),
+        levels=[],
     )
 
 

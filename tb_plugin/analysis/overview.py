@@ -20,10 +20,10 @@ import numpy as np
 from ..store.categories import Kind
 from ..store.model import TraceModel
 from . import gpu as gpu_summary
-from .common import ends, gpu_device_ids, name_flags
+from .common import complete_rows, ends, gpu_device_ids, name_flags
 from .intervals import IntervalUnion
 from .recommendations import Recommendation, recommend
-from .rules import STEP_NAME, is_dataloader_range
+from .rules import is_dataloader_range, is_step_name
 from .steps import Steps, find_steps
 from .taxonomy import is_comm_op, is_host_transfer_op, kernel_classes
 
@@ -68,11 +68,11 @@ def role_intervals(model: TraceModel) -> dict[str, tuple[np.ndarray, np.ndarray]
     kernels = classes.rows
     comm_kernel = classes.comm
     out["kernel"] = span(kernels[~comm_kernel])
-    out["memcpy"] = span(model.complete_rows(Kind.MEMCPY))
-    out["memset"] = span(model.complete_rows(Kind.MEMSET))
-    host = model.complete_rows(Kind.CPU_OP, Kind.USER_ANNOTATION)
+    out["memcpy"] = span(complete_rows(model, Kind.MEMCPY))
+    out["memset"] = span(complete_rows(model, Kind.MEMSET))
+    host = complete_rows(model, Kind.CPU_OP, Kind.USER_ANNOTATION)
     host_names = ev["name"][host]
-    is_step = name_flags(model, lambda n: STEP_NAME.match(n) is not None)[host_names]
+    is_step = name_flags(model, is_step_name)[host_names]
     is_loader = name_flags(model, is_dataloader_range)[host_names]
     is_transfer = name_flags(model, is_host_transfer_op)[host_names]
     host_comm = is_transfer
@@ -83,7 +83,7 @@ def role_intervals(model: TraceModel) -> dict[str, tuple[np.ndarray, np.ndarray]
         host_comm = is_transfer | name_flags(model, is_comm_op)[host_names]
     comm_rows = np.concatenate([kernels[comm_kernel], host[host_comm & ~is_step]])
     out["communication"] = span(comm_rows)
-    out["runtime"] = span(model.complete_rows(Kind.RUNTIME, Kind.DRIVER))
+    out["runtime"] = span(complete_rows(model, Kind.RUNTIME, Kind.DRIVER))
     out["dataloader"] = span(host[is_loader & ~is_step])
     out["cpu_exec"] = span(host[~is_step & ~is_loader & ~host_comm])
     return out
@@ -98,13 +98,13 @@ def breakdown(model: TraceModel, steps: Steps) -> np.ndarray:
     lo, hi = steps.starts, steps.ends
     intervals = role_intervals(model)
     covered_before = np.zeros(n)
-    acc_starts: list[np.ndarray] = []
-    acc_ends: list[np.ndarray] = []
+    cumulative: IntervalUnion | None = None
     for j, role in enumerate(ROLES):
-        s, e = intervals[role]
-        acc_starts.append(s)
-        acc_ends.append(e)
-        cumulative = IntervalUnion(np.concatenate(acc_starts), np.concatenate(acc_ends))
+        # The union of this role and every role above: one union is one set of merged
+        # intervals however it is built, so add the role to the merged ones above (few)
+        # rather than merge every raw interval again.
+        role_union = IntervalUnion(*intervals[role])
+        cumulative = role_union if cumulative is None else cumulative.union(role_union)
         covered = cumulative.covered(lo, hi)
         result[:, j] = covered - covered_before
         covered_before = covered
@@ -130,7 +130,7 @@ def overview(model: TraceModel) -> OverviewView:
         )
     totals = parts.sum(axis=0) if n else np.zeros(len(ALL_PARTS))
     durations = steps.ends - steps.starts
-    gpu_rows_all = model.complete_rows(Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET)
+    gpu_rows_all = complete_rows(model, Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET)
     has_gpu = gpu_rows_all.size > 0 or bool(model.device_properties())
     devices = gpu_summary.summarize(model, steps) if has_gpu else []
     view: OverviewView = {
@@ -153,7 +153,7 @@ def overview(model: TraceModel) -> OverviewView:
 
 def _gpu_process_count(model: TraceModel) -> int:
     """How many devices ran kernels launched from this one process (nn.DataParallel)."""
-    kernels = model.complete_rows(Kind.KERNEL)
+    kernels = complete_rows(model, Kind.KERNEL)
     if kernels.size == 0:
         return 0
     return int(np.unique(gpu_device_ids(model, kernels)).size)

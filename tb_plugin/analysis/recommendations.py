@@ -21,7 +21,7 @@ import numpy as np
 
 from ..store.categories import Kind
 from ..store.model import TraceModel
-from .common import launch_rows, launches_of, name_flags
+from .common import complete_rows, launches_of, name_flags
 from .rules import is_tensor_core_eligible_op
 from .steps import Steps
 from .taxonomy import MATRIX_NO, MATRIX_YES, kernel_classes
@@ -275,9 +275,9 @@ def _tensor_core_advice(model: TraceModel, view: OverviewView) -> list[Recommend
     ext = ev["external_id"][kernels].copy()
     missing = ext < 0
     if missing.any():
-        launcher = launches_of(model, kernels[missing], launch_rows(model))
+        launcher = launches_of(model, kernels[missing])
         ext[missing] = np.where(launcher >= 0, ev["external_id"][np.maximum(launcher, 0)], -1)
-    ops = model.complete_rows(Kind.CPU_OP)
+    ops = complete_rows(model, Kind.CPU_OP)
     eligible_ops = ops[name_flags(model, is_tensor_core_eligible_op)[ev["name"][ops]]]
     eligible_ext = np.unique(ev["external_id"][eligible_ops])
     # Only kernels known not to use matrix cores: an unknown one may well use them.

@@ -19,6 +19,10 @@ def load(name: str) -> dict[str, Any]:
     return data
 
 
+def is_step_name(name: str) -> bool:
+    return STEP_NAME.match(name) is not None
+
+
 def is_dataloader_range(name: str) -> bool:
     return (name.startswith("enumerate(DataLoader)#") and name.endswith(".__next__")) or (
         name.startswith("enumerate(DataPipe)#")

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..store.categories import Kind, Phase
+from ..store.categories import Kind
 from ..store.model import TraceModel
-from .common import ends, gpu_rows, launch_rows, launches_of, rows_named
-from .rules import STEP_NAME
+from .common import complete_rows, ends, gpu_rows, launch_rows, launches_of, rows_named
+from .rules import STEP_NAME, is_step_name
 
 
 @dataclass
@@ -44,11 +44,7 @@ class Steps:
 
 def host_step_rows(model: TraceModel) -> np.ndarray:
     ev = model.events
-    host = np.flatnonzero(
-        np.isin(ev["kind"], np.array([Kind.USER_ANNOTATION, Kind.CPU_OP], dtype="u1"))
-        & (ev["ph"] == Phase.COMPLETE)
-    )
-    rows = rows_named(model, host, lambda n: STEP_NAME.match(n) is not None)
+    rows = rows_named(model, complete_rows(model, Kind.CPU_OP, Kind.USER_ANNOTATION), is_step_name)
     if rows.size == 0:
         return rows
     # One row per step number: a trace may carry a step twice (e.g. nested copies).
@@ -66,6 +62,11 @@ def host_step_rows(model: TraceModel) -> np.ndarray:
 
 
 def find_steps(model: TraceModel) -> Steps:
+    """The steps, kept with the model: the Overview and the GPU-idle section both read them."""
+    return model.derived("_steps", _find_steps)
+
+
+def _find_steps(model: TraceModel) -> Steps:
     ev = model.events
     rows = host_step_rows(model)
     if rows.size:
@@ -78,9 +79,9 @@ def find_steps(model: TraceModel) -> Steps:
         step_ends = ends(model, rows).astype(np.float64)
         source = "profiler_steps"
     else:
-        host = model.complete_rows(Kind.CPU_OP, Kind.USER_ANNOTATION)
+        host = complete_rows(model, Kind.CPU_OP, Kind.USER_ANNOTATION)
         if host.size == 0:
-            host = model.complete_rows(Kind.PYTHON, Kind.RUNTIME, Kind.DRIVER)
+            host = complete_rows(model, Kind.PYTHON, Kind.RUNTIME, Kind.DRIVER)
         if host.size == 0:
             host = gpu_rows(model)
         if host.size == 0:
@@ -99,7 +100,7 @@ def _extend_to_device(model: TraceModel, steps: Steps) -> Steps:
     ev = model.events
     all_gpu = gpu_rows(model)
     launches = launch_rows(model)
-    launcher = launches_of(model, all_gpu, launches)
+    launcher = launches_of(model, all_gpu)
     linked = launcher >= 0
     gpu, launcher = all_gpu[linked], launcher[linked]
     n = len(steps)

@@ -21,9 +21,10 @@ import numpy as np
 
 from ..store.categories import Kind
 from ..store.model import TraceModel
-from .common import name_flags
+from .common import complete_rows, name_flags
 from .devices import trace_vendor
 from .rules import collective_type, load
+from .tree_arrays import inherit_missing
 
 WORKS = ("other", "communication", "gemm", "attention", "conv")
 MATRIX_YES, MATRIX_NO, MATRIX_UNKNOWN = 1, 0, -1
@@ -134,21 +135,31 @@ def kernel_classes(model: TraceModel) -> KernelClasses:
 
 
 def name_classes(model: TraceModel) -> list[NameClass]:
-    """The name-only class of every interned name of the model (for kernel names)."""
+    """The name-only class of every interned name a kernel carries, by name code (UNKNOWN
+    for the others: op, Python-frame and runtime names outnumber kernel names and are
+    never read, and each classification is a pass of regular expressions)."""
+    return model.derived("_name_classes", _kernel_name_classes)
+
+
+def _kernel_name_classes(model: TraceModel) -> list[NameClass]:
     vendor = trace_vendor(model)
-    return model.derived("_name_classes", lambda m: [classify_name(n, vendor) for n in m.names])
+    out = [UNKNOWN] * len(model.names)
+    for code in np.unique(model.events["name"][complete_rows(model, Kind.KERNEL)]).tolist():
+        out[code] = classify_name(model.names[code], vendor)
+    return out
 
 
 def _classify_kernels(model: TraceModel) -> KernelClasses:
-    rows = model.complete_rows(Kind.KERNEL)
+    rows = complete_rows(model, Kind.KERNEL)
     by_name = name_classes(model)
     codes = model.events["name"][rows]
     work_of_name = np.array([WORKS.index(c.work) for c in by_name], dtype=np.int8)
     matrix_of_name = np.array([c.matrix_core for c in by_name], dtype=np.int8)
     work = work_of_name[codes] if rows.size else np.zeros(0, np.int8)
     matrix = matrix_of_name[codes] if rows.size else np.zeros(0, np.int8)
-    collective = [by_name[c].collective for c in codes.tolist()]
-    family = [by_name[c].family for c in codes.tolist()]
+    # Per name, then per kernel by one object-array lookup (not a Python pass per kernel).
+    collective: list[str | None] = _per_name(by_name, "collective")[codes].tolist()
+    family: list[str | None] = _per_name(by_name, "family")[codes].tolist()
     comm_code = WORKS.index("communication")
     op_names = _launching_comm_op(model, rows)
     # The op chain says communication only where the name does not say matrix work.
@@ -162,11 +173,16 @@ def _classify_kernels(model: TraceModel) -> KernelClasses:
     return KernelClasses(rows, work, matrix, collective, family, via_op)
 
 
+def _per_name(by_name: list[NameClass], field: str) -> np.ndarray:
+    out = np.empty(len(by_name), dtype=object)
+    out[:] = [getattr(c, field) for c in by_name]
+    return out
+
+
 def _launching_comm_op(model: TraceModel, kernels: np.ndarray) -> np.ndarray:
     """For each kernel row, the name code of the innermost communication op in its
     launching op chain, or -1."""
     from .optree import op_tree  # the op tree reads name classes: import late
-    from .tree_arrays import depths
 
     out = np.full(kernels.size, -1, dtype=np.int64)
     tree = op_tree(model)
@@ -174,11 +190,7 @@ def _launching_comm_op(model: TraceModel, kernels: np.ndarray) -> np.ndarray:
         return out
     names = model.events["name"][tree.rows]
     own = name_flags(model, is_comm_op)[names]
-    inside = np.where(own, names, -1).astype(np.int64)
-    depth = depths(tree.parent)
-    for level in range(1, int(depth.max()) + 1 if depth.size else 0):
-        at = np.flatnonzero((depth == level) & (inside < 0))
-        inside[at] = inside[tree.parent[at]]
+    inside = inherit_missing(tree.parent, tree.levels, np.where(own, names, -1).astype(np.int64))
     pos = np.searchsorted(tree.gpu, kernels)
     pos = np.minimum(pos, tree.gpu.size - 1)
     found = tree.gpu[pos] == kernels

@@ -7,54 +7,96 @@ from __future__ import annotations
 import numpy as np
 
 _BLOCK = 32
+_JUMPS = 64  # passes of previous_reaching before the block search takes over
 
 
 def previous_at_least(values: np.ndarray, targets: np.ndarray) -> np.ndarray:
     """For each i, the largest j < i with values[j] >= targets[i], or -1.
 
-    Vectorised in blocks: scan back inside i's block, then find the nearest earlier block
-    whose maximum reaches the target with a sparse table over block maxima, then scan that
-    block from its end. About 2 * _BLOCK + log2(n) numpy passes over shrinking sets."""
+    Vectorised in blocks: scan back inside the block of i - 1, then find the nearest
+    earlier block whose maximum reaches the target with a sparse table over block maxima,
+    then scan that block from its end. About 2 * _BLOCK + log2(n) numpy passes over
+    shrinking sets."""
+    return _last_at_least(values, np.arange(values.size, dtype=np.int64) - 1, targets)
+
+
+def previous_reaching(
+    values: np.ndarray, targets: np.ndarray, start: np.ndarray | None = None
+) -> np.ndarray:
+    """`previous_at_least` where no target is above the float just above its own value
+    (the parent search: a range's end, nudged past it for a zero-length range).
+
+    Then whatever lies between a position and its candidate falls short of the
+    position's target, so of any later target that the position itself falls short of:
+    a position that misses can skip to its candidate's candidate (the stack algorithm's
+    step, for all positions at once). One pass per level of nesting, against ~90 for
+    the block search, which finishes what pathologically deep nesting leaves after
+    _JUMPS passes (and answers inputs outside the contract, NaN included).
+
+    `start`: per position, the first candidate (default i - 1): at most i - 1, with
+    nothing between it and i reaching i's target (an answer known from a superset)."""
     n = values.size
-    out = np.full(n, -1, dtype=np.int64)
-    if n == 0:
+    if n == 0 or not bool(np.all(targets <= np.nextafter(values, np.inf))):
+        return previous_at_least(values, targets)
+    if start is None:
+        candidate = np.arange(n, dtype=np.int64) - 1
+    else:
+        candidate = start.astype(np.int64, copy=True)
+    todo = np.flatnonzero(candidate >= 0)
+    for _ in range(_JUMPS):
+        at = candidate[todo]
+        missed = values[at] < targets[todo]
+        todo, at = todo[missed], at[missed]
+        candidate[todo] = candidate[at]
+        todo = todo[candidate[todo] >= 0]
+        if todo.size == 0:
+            return candidate
+    candidate[todo] = _last_at_least(values, candidate[todo], targets[todo])
+    return candidate
+
+
+def _last_at_least(values: np.ndarray, start: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """Per query q, the largest j <= start[q] with values[j] >= targets[q], or -1."""
+    out = np.full(start.size, -1, dtype=np.int64)
+    todo = np.flatnonzero(start >= 0)
+    if values.size == 0 or todo.size == 0:
         return out
-    todo, tt = _inside_own_block(values, targets, out)
+    todo = _inside_start_block(values, start, targets, todo, out)
     if todo.size == 0:
         return out
-    pos = _nearest_block_reaching(values, todo, tt)
+    tt = targets[todo]
+    pos = _nearest_block_reaching(values, start[todo] // _BLOCK - 1, tt)
     found = pos >= 0
     _scan_block_back(values, todo[found], tt[found], pos[found], out)
     return out
 
 
-def _inside_own_block(
-    values: np.ndarray, targets: np.ndarray, out: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Answers found inside each position's own block go to `out`; returns the positions
-    left (and their targets)."""
+def _inside_start_block(
+    values: np.ndarray, start: np.ndarray, targets: np.ndarray, todo: np.ndarray, out: np.ndarray
+) -> np.ndarray:
+    """Answers found from each query's start back to its block's first position go to
+    `out`; returns the queries left."""
     b = _BLOCK
-    todo = np.arange(values.size, dtype=np.int64)
-    tt = targets
-    for d in range(1, b):
-        ok = (todo % b) >= d
+    for d in range(b):
+        s = start[todo]
+        ok = (s % b) >= d
         if not ok.any():
             break
-        cand = todo[ok] - d
-        hit = values[cand] >= tt[ok]
+        cand = s[ok] - d
+        hit = values[cand] >= targets[todo[ok]]
         hit_pos = np.flatnonzero(ok)[hit]
         out[todo[hit_pos]] = cand[hit]
         keep = np.ones(todo.size, dtype=bool)
         keep[hit_pos] = False
-        todo, tt = todo[keep], tt[keep]
+        todo = todo[keep]
         if todo.size == 0:
             break
-    return todo, tt
+    return todo
 
 
-def _nearest_block_reaching(values: np.ndarray, todo: np.ndarray, tt: np.ndarray) -> np.ndarray:
-    """Per position, the nearest earlier block whose maximum reaches its target, or -1
-    (a sparse table of block maxima, descended from the largest power of two)."""
+def _nearest_block_reaching(values: np.ndarray, pos: np.ndarray, tt: np.ndarray) -> np.ndarray:
+    """Per query, the nearest block at or before `pos` whose maximum reaches its target,
+    or -1 (a sparse table of block maxima, descended from the largest power of two)."""
     b = _BLOCK
     n = values.size
     nb = (n + b - 1) // b
@@ -69,7 +111,6 @@ def _nearest_block_reaching(values: np.ndarray, todo: np.ndarray, tt: np.ndarray
         nxt[step:] = np.maximum(prev[step:], prev[:-step])
         table.append(nxt)
         k += 1
-    pos = todo // b - 1
     for k in range(len(table) - 1, -1, -1):
         size = 1 << k
         can = pos + 1 >= size
@@ -144,23 +185,17 @@ def depths(parent: np.ndarray) -> np.ndarray:
     return depth
 
 
-def subtree_sum(parent: np.ndarray, depth: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """values summed over each node's subtree (deepest level first)."""
+def subtree_sum(parent: np.ndarray, levels: list[np.ndarray], values: np.ndarray) -> np.ndarray:
+    """values summed over each node's subtree (deepest level first; `levels` as
+    `levels_from_roots(parent)` gives them)."""
     total = values.astype(np.float64).copy()
-    if parent.size == 0:
-        return total
-    order = np.argsort(-depth, kind="stable")
-    d_sorted = depth[order]
-    cuts = np.flatnonzero(np.diff(d_sorted)) + 1
-    for level in np.split(order, cuts):
-        if level.size == 0 or depth[level[0]] == 0:
-            continue
+    for level in reversed(levels[1:]):
         np.add.at(total, parent[level], total[level])
     return total
 
 
-def subtree_any(parent: np.ndarray, depth: np.ndarray, flags: np.ndarray) -> np.ndarray:
-    return subtree_sum(parent, depth, flags.astype(np.float64)) > 0
+def subtree_any(parent: np.ndarray, levels: list[np.ndarray], flags: np.ndarray) -> np.ndarray:
+    return subtree_sum(parent, levels, flags.astype(np.float64)) > 0
 
 
 def levels_from_roots(parent: np.ndarray) -> list[np.ndarray]:
@@ -169,8 +204,20 @@ def levels_from_roots(parent: np.ndarray) -> list[np.ndarray]:
     if parent.size == 0:
         return []
     depth = depths(parent)
-    order = np.argsort(depth, kind="stable")
+    # Depths fit 16 bits: numpy sorts those by radix (the same stable order, linear time).
+    key = depth.astype(np.uint16) if int(depth.max()) < 1 << 16 else depth
+    order = np.argsort(key, kind="stable")
     return np.split(order, np.flatnonzero(np.diff(depth[order])) + 1)
+
+
+def inherit_missing(parent: np.ndarray, levels: list[np.ndarray], values: np.ndarray) -> np.ndarray:
+    """Per node, its own value when it has one (>= 0), else its parent's answer (filled
+    from the roots down; `levels` as `levels_from_roots(parent)` gives them)."""
+    out = values.copy()
+    for level in levels[1:]:  # the roots keep their own
+        level = level[out[level] < 0]
+        out[level] = out[parent[level]]
+    return out
 
 
 def chain_ids(parent: np.ndarray, label: np.ndarray) -> np.ndarray:

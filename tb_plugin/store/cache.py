@@ -86,6 +86,7 @@ class DiskCache:
             "source": {**model.source, "path": display_name(model.source["path"])},
             "event_columns": list(model.events),
             "memory_columns": list(model.memory),
+            "summary": model.summary(),
         }
         (build_dir / _META_FILE).write_bytes(msgspec.json.encode(meta))
         write_manifest(build_dir)
@@ -129,7 +130,7 @@ class DiskCache:
             shutil.rmtree(folder, ignore_errors=True)
             return None
         os.utime(folder)  # recency for pruning
-        return TraceModel(
+        model = TraceModel(
             events=events,
             memory=memory,
             names=meta["names"],
@@ -147,6 +148,8 @@ class DiskCache:
             warnings=meta["warnings"],
             source=meta["source"],
         )
+        model.keep_summary(meta.get("summary", {}))  # absent in entries of older releases
+        return model
 
     def view_path(self, key: str, view: str) -> Path:
         return self.entry(key) / "views" / f"{view}.json"

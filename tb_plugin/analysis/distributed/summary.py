@@ -13,12 +13,12 @@ from ...store.categories import Kind
 from ...store.model import TraceModel
 from .. import comms, overview
 from .. import gpu as gpu_summary
-from ..common import ends, name_flags
+from ..common import complete_rows, ends, name_flags
 from ..intervals import IntervalUnion
 from ..ranks import header_rank
 from ..rules import (
-    STEP_NAME,
     is_dataloader_range,
+    is_step_name,
 )
 from ..steps import Steps, find_steps
 from ..taxonomy import is_comm_op
@@ -130,11 +130,11 @@ def _cpu_computation(model: TraceModel) -> IntervalUnion:
     thread (a thread blocked in `c10d::allreduce_` inside an autograd hook is not
     computing); then the union over threads."""
     ev = model.events
-    host = model.complete_rows(Kind.CPU_OP, Kind.USER_ANNOTATION)
+    host = complete_rows(model, Kind.CPU_OP, Kind.USER_ANNOTATION)
     names = ev["name"][host]
     comm = name_flags(model, is_comm_op)[names]
     loader = name_flags(model, is_dataloader_range)[names]
-    step = name_flags(model, lambda n: STEP_NAME.match(n) is not None)[names]
+    step = name_flags(model, is_step_name)[names]
     is_op = ev["kind"][host] == Kind.CPU_OP
     work = host[is_op & ~comm & ~loader & ~step]
     excluded = host[comm | loader]
@@ -156,7 +156,7 @@ def _cpu_computation(model: TraceModel) -> IntervalUnion:
 
 def summarize_rank(model: TraceModel) -> RankSummary:
     steps = find_steps(model)
-    has_kernels = model.complete_rows(Kind.KERNEL).size > 0
+    has_kernels = complete_rows(model, Kind.KERNEL).size > 0
     info = model.header.get("distributedInfo")
     info = info if isinstance(info, dict) else {}
     backend = info.get("backend")

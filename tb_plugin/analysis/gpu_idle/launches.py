@@ -23,7 +23,7 @@ import numpy as np
 
 from ...store.categories import Kind
 from ...store.model import TraceModel
-from ..common import gpu_device_ids, gpu_rows, launch_rows, launches_of, name_flags
+from ..common import complete_rows, gpu_device_ids, gpu_rows, launch_rows, launches_of, name_flags
 from ..rules import load
 
 FAMILIES = ("kernel_launch", "graph_launch", "memory", "synchronize")
@@ -166,7 +166,7 @@ def sync_intervals(model: TraceModel, origin_us: float) -> tuple[np.ndarray, np.
     ev = model.events
     calls = launch_rows(model)
     is_sync = name_flags(model, lambda n: launch_family(n) == "synchronize")
-    rows = np.concatenate([calls[is_sync[ev["name"][calls]]], model.complete_rows(Kind.SYNC)])
+    rows = np.concatenate([calls[is_sync[ev["name"][calls]]], complete_rows(model, Kind.SYNC)])
     rows = rows[_fits(model, rows, origin_us)]
     start = to_ns(ev["ts"][rows], origin_us)
     return start, start + _durations_ns(model, rows)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..common import unique_rows
 from .launches import GpuWork
 
 
@@ -31,9 +32,10 @@ class QueueSeries:
             return {"max_length": 0, "time_at_max_ns": 0, "empty_ns": 0}
         before = np.searchsorted(self.times, lo, side="right") - 1
         first = self.values[before] if before >= 0 else 0
-        inside = (self.times > lo) & (self.times < hi)
-        times = np.concatenate([[lo], self.times[inside], [hi]])
-        values = np.concatenate([[first], self.values[inside]])
+        # Times strictly inside (lo, hi): a slice of the sorted times, not a mask of all.
+        end = np.searchsorted(self.times, hi, side="left")
+        times = np.concatenate([[lo], self.times[before + 1 : end], [hi]])
+        values = np.concatenate([[first], self.values[before + 1 : end]])
         widths = np.diff(times)
         longest = int(values.max())
         return {
@@ -50,8 +52,7 @@ def queue_series(work: GpuWork) -> list[QueueSeries]:
     keys = np.stack([work.device, work.stream], axis=1)
     if keys.size == 0:
         return out
-    uniq, lane = np.unique(keys, axis=0, return_inverse=True)
-    lane = lane.reshape(-1)
+    uniq, lane = unique_rows(keys)
     for i in range(uniq.shape[0]):
         mine = lane == i
         times = np.concatenate([joins[mine], work.end[mine]])

@@ -101,34 +101,45 @@ def ordered(rows: Rows, sort: str) -> np.ndarray:
 def table_rows(
     model: TraceModel, index: MemoryIndex, rows: Rows, positions: np.ndarray
 ) -> list[AllocationRow]:
-    names = model.names
-    name_col = model.events["name"]
-
-    def op_name(event: int, which: np.ndarray) -> str | None:
-        if event < 0:
-            return None
-        row = int(which[event])
-        return names[int(name_col[row])] if row >= 0 else None
-
+    alloc, free = rows.alloc[positions], rows.free[positions]
+    owner = np.where(alloc >= 0, alloc, free)
+    # Columns read out once: thousands of rows of numpy scalars one by one were slow.
+    columns = zip(
+        rows.device[positions].tolist(),
+        rows.state[positions].tolist(),
+        rows.size[positions].tolist(),
+        alloc.tolist(),
+        free.tolist(),
+        rows.alloc_ts[positions].tolist(),
+        rows.free_ts[positions].tolist(),
+        _op_names(model, owner, index.op),
+        _op_names(model, owner, index.parent),
+        _op_names(model, free, index.op),
+    )
     out: list[AllocationRow] = []
-    for p in positions.tolist():
-        a, f = int(rows.alloc[p]), int(rows.free[p])
-        a_ts, f_ts = float(rows.alloc_ts[p]), float(rows.free_ts[p])
-        owner = a if a >= 0 else f
+    for device, state, size, a, f, a_ts, f_ts, op, parent_op, free_op in columns:
         out.append(
             {
-                "device": index.devices[int(rows.device[p])].name,
-                "state": STATES[int(rows.state[p])],
-                "size_bytes": float(rows.size[p]),
+                "device": index.devices[device].name,
+                "state": STATES[state],
+                "size_bytes": float(size),
                 "alloc_us": None if a < 0 else a_ts,
                 "free_us": None if f < 0 else f_ts,
                 "duration_us": round(f_ts - a_ts, 3) if a >= 0 and f >= 0 else None,
-                "op": op_name(owner, index.op),
-                "parent_op": op_name(owner, index.parent),
-                "free_op": op_name(f, index.op),
+                "op": op,
+                "parent_op": parent_op,
+                "free_op": free_op,
             }
         )
     return out
+
+
+def _op_names(model: TraceModel, events: np.ndarray, op_rows: np.ndarray) -> list[str | None]:
+    """Per memory event (-1: none), the name of its op in `op_rows` (-1: none), or None."""
+    row = np.where(events >= 0, op_rows[np.maximum(events, 0)], -1)
+    codes = model.events["name"][np.maximum(row, 0)]
+    names = model.names
+    return [names[c] if r >= 0 else None for r, c in zip(row.tolist(), codes.tolist())]
 
 
 def memory_events(model: TraceModel, params: Mapping[str, Any]) -> EventsView:

@@ -19,6 +19,7 @@ nesting (rounded timestamps).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -38,6 +39,11 @@ class ThreadOps:
     starts: np.ndarray
     ends: np.ndarray
     names: np.ndarray  # name codes
+
+    @cached_property
+    def name_spans(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`name_spans` of these ops, once (each device's operator table reads them)."""
+        return name_spans(self)
 
 
 @dataclass
@@ -152,15 +158,23 @@ def name_spans(ops: ThreadOps) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if ops.rows.size == 0:
         empty = np.empty(0)
         return np.empty(0, dtype=ops.names.dtype), empty, empty
-    order = np.lexsort((ops.starts, ops.names))
+    # By name, then start: the ops are in (start, -end) order already, so a stable sort by
+    # name alone is that order (by radix, when the codes fit 16 bits).
+    names = (
+        ops.names.astype(np.uint16) if len(ops.names) and ops.names.max() < 1 << 16 else ops.names
+    )
+    order = np.argsort(names, kind="stable")
     codes, starts, ends = ops.names[order], ops.starts[order], ops.ends[order]
     # Running max of the ends within each name: on end ranks offset by the name's rank,
-    # one global running max never crosses names.
+    # one global running max never crosses names (equal ends may rank apart: same value).
     n = ends.size
-    end_rank = np.searchsorted(np.sort(ends), ends).astype(np.int64)
+    by_end = np.argsort(ends, kind="stable")
+    sorted_ends = ends[by_end]
+    end_rank = np.empty(n, dtype=np.int64)
+    end_rank[by_end] = np.arange(n)
     group = np.cumsum(np.concatenate([[0], codes[1:] != codes[:-1]])).astype(np.int64)
     running = np.maximum.accumulate(group * n + end_rank) - group * n
-    reach = np.sort(ends)[running]  # the furthest end so far within the name
+    reach = sorted_ends[running]  # the furthest end so far within the name
     opens = np.ones(n, dtype=bool)
     opens[1:] = (group[1:] != group[:-1]) | (starts[1:] > reach[:-1])
     first = np.flatnonzero(opens)

@@ -8,7 +8,7 @@ import numpy as np
 
 from ...store.model import TraceModel
 from ..optree import op_tree
-from .index import DeviceSeries, MemoryIndex, name_spans
+from .index import DeviceSeries, MemoryIndex
 from .ranges import window
 
 
@@ -82,7 +82,7 @@ def _total_sums(
             continue
         mine = threads == key
         t = index.ts[members[mine]]  # time order kept
-        span_codes, span_starts, span_ends = name_spans(ops)
+        span_codes, span_starts, span_ends = ops.name_spans
         first = np.searchsorted(t, span_starts, side="left")
         last = np.searchsorted(t, span_ends, side="left")
         touched = last > first
