@@ -45,6 +45,9 @@ def _cmd_out(cmd: list[str]) -> Optional[str]:
     return out.strip() or None
 
 
+_SCANNER_CHECK = "from kinetoscope.ingest import native_chunk as n; print(n.scanner_enabled())"
+
+
 def machine_facts(product_python: Path) -> dict[str, Any]:
     """What the results file records of the machine, the product and the checkout."""
     gzip_version = _cmd_out(["gzip", "--version"])
@@ -62,6 +65,9 @@ def machine_facts(product_python: Path) -> dict[str, Any]:
             ["kinetoscope", "numpy", "msgspec", "pandas", "tensorboard", "isal", "werkzeug"],
         ),
         "gzip": gzip_version.splitlines()[0] if gzip_version else None,
+        # Whether loads used the compiled event scanner (a build without a C compiler
+        # reads every chunk with msgspec, about twice as slow).
+        "compiled_scanner": _cmd_out([str(product_python), "-c", _SCANNER_CHECK]),
         "git_commit": _cmd_out(["git", "-C", str(REPO), "rev-parse", "HEAD"]),
         "git_dirty": bool(dirty) if dirty is not None else None,
         "env": {

@@ -17,6 +17,10 @@ import kinetoscope
 assert "site-packages" in kinetoscope.__file__, kinetoscope.__file__
 dist = r.files("kinetoscope").joinpath("static", "dist")
 assert dist.joinpath("index.js").is_file() and dist.joinpath("old_links.js").is_file()
+# The compiled scanner is in the wheel (built with it) and reads events.
+from kinetoscope.ingest import native_chunk
+assert native_chunk.scanner_enabled(), "the wheel has no compiled scanner"
+assert native_chunk.chunk_from_text(b'{"ph": "X", "name": "a", "ts": 1}').events == 1
 PY
 
 mkdir -p "$work/logs/run"

@@ -87,8 +87,12 @@ class Chunk:
     memory: dict[str, np.ndarray] | None
     meta: list[tuple[Any, Any, str, Any]]
     warnings: list[str]
+    events: int = 0  # events of the text, metadata events included
     partial: bool = False
     used: int = 0  # bytes of the text slice these events came from (see decode_whole_events)
+
+    def __len__(self) -> int:
+        return self.events
 
 
 INTERNED = ("name", "cat", "pid", "tid")
@@ -96,31 +100,30 @@ INTERNED = ("name", "cat", "pid", "tid")
 
 def build_chunk(events: list[Event]) -> Chunk:
     """Turn decoded events into columns: a handful of C-speed passes per column."""
+    count = len(events)
     interners = {k: Interner() for k in (*INTERNED, "ph")}
     phase_codes = interners["ph"].codes(list(map(attrgetter("ph"), events)))
     meta: list[tuple[Any, Any, str, Any]] = []
     meta_code = interners["ph"].index.get(_META)
     if meta_code is not None:
         is_meta = phase_codes == meta_code
-        meta = _meta_entries(list(compress(events, is_meta.tolist())))
+        meta_events = list(compress(events, is_meta.tolist()))
+        meta = meta_entries(
+            [e.pid for e in meta_events],
+            [e.tid for e in meta_events],
+            [e.name for e in meta_events],
+            [e.args for e in meta_events],
+        )
         events = list(compress(events, (~is_meta).tolist()))
         phase_codes = phase_codes[~is_meta]
     n = len(events)
-    phase_table = np.array(
-        [
-            PHASE_CODES.get(p, Phase.OTHER) if isinstance(p, str) else Phase.OTHER
-            for p in interners["ph"].values
-        ],
-        dtype=np.uint8,
-    )
-    cols: dict[str, np.ndarray] = {"ph": phase_table[phase_codes]}
+    cols: dict[str, np.ndarray] = {"ph": phase_table(interners["ph"].values)[phase_codes]}
     for key in INTERNED:
         cols[key] = interners[key].codes(list(map(attrgetter(key), events)))
-    cols["kind"] = _kinds(interners["cat"].values, interners["name"].index, cols)
+    cols["kind"] = kinds(interners["cat"].values, interners["name"].values, cols)
     cols["ts"] = _floats(list(map(attrgetter("ts"), events)))
     dur = _floats(list(map(attrgetter("dur"), events)), 0.0)
-    dur[~np.isfinite(dur) | (dur < 0)] = 0.0
-    cols["dur"] = dur
+    cols["dur"] = clean_durations(dur)
     flow = _ints(list(map(attrgetter("id"), events)))
     cols["flow_id"] = np.where(cols["kind"] == Kind.FLOW, flow, -1)
     raws, blob, warnings = _utf8_args(list(map(attrgetter("args"), events)))
@@ -135,7 +138,22 @@ def build_chunk(events: list[Event]) -> Chunk:
         memory=_memory_part(cols, args),
         meta=meta,
         warnings=warnings,
+        events=count,
     )
+
+
+def phase_table(values: list[Any]) -> np.ndarray:
+    """Phase code of each `ph` value of a table."""
+    return np.array(
+        [PHASE_CODES.get(p, Phase.OTHER) if isinstance(p, str) else Phase.OTHER for p in values],
+        dtype=np.uint8,
+    )
+
+
+def clean_durations(dur: np.ndarray) -> np.ndarray:
+    """A duration that is not a finite non-negative number reads as 0."""
+    dur[~np.isfinite(dur) | (dur < 0)] = 0.0
+    return dur
 
 
 def _utf8_args(raws: list[msgspec.Raw]) -> tuple[list[msgspec.Raw], bytes, list[str]]:
@@ -154,16 +172,17 @@ def _utf8_args(raws: list[msgspec.Raw]) -> tuple[list[msgspec.Raw], bytes, list[
     return fixed, b"".join(fixed), [warning]  # type: ignore[arg-type]
 
 
-def _kinds(categories: list[Any], names: dict[Any, int], cols: dict[str, np.ndarray]) -> np.ndarray:
+def kinds(categories: list[Any], names: list[Any], cols: dict[str, np.ndarray]) -> np.ndarray:
+    """Each row's Kind, from its category, phase and name (tables and codes)."""
     ph, cat = cols["ph"], cols["cat"]
     table = np.array(
         [[kind_of(c if isinstance(c, str) else "", p, "") for p in Phase] for c in categories],
         dtype=np.uint8,
     ).reshape(len(categories), len(Phase))
     kinds = table[cat, ph] if len(categories) else np.zeros(len(ph), dtype=np.uint8)
-    memory_code = names.get("[memory]")
-    if memory_code is not None:
-        kinds[(ph == Phase.INSTANT) & (cols["name"] == memory_code)] = Kind.MEMORY
+    is_memory_name = np.array([v == "[memory]" for v in names], dtype=bool)
+    if is_memory_name.any():
+        kinds[(ph == Phase.INSTANT) & is_memory_name[cols["name"]]] = Kind.MEMORY
     return kinds
 
 
@@ -221,16 +240,20 @@ def _memory_part(cols: dict[str, np.ndarray], all_args: Any) -> dict[str, np.nda
     }
 
 
-def _meta_entries(events: list[Event]) -> list[tuple[Any, Any, str, Any]]:
-    raws = [e.args if len(e.args) else msgspec.Raw(b"{}") for e in events]
+def meta_entries(
+    pids: list[Any], tids: list[Any], names: list[Any], raws: list[msgspec.Raw]
+) -> list[tuple[Any, Any, str, Any]]:
+    """(pid, tid, name, value) of metadata events: the process or thread name, sort index
+    or labels their args carry."""
+    raws = [r if len(r) else msgspec.Raw(b"{}") for r in raws]
     out = []
-    for e, a in zip(events, _decode_core_args(raws)):
+    for pid, tid, name, a in zip(pids, tids, names, _decode_core_args(raws)):
         value = (
             a.name
             if a.name is not None
             else (a.sort_index if a.sort_index is not None else a.labels)
         )
-        out.append((e.pid, e.tid, str(e.name), value))
+        out.append((pid, tid, str(name), value))
     return out
 
 

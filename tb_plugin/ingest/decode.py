@@ -13,9 +13,9 @@ far (`partial`), and an event that still does not decode is skipped (with a warn
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import islice
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, Union
 
 from .event_text import (
     ANY_DECODER,
@@ -39,7 +39,16 @@ from .text_blocks import (
     decompressed_blocks,
 )
 
+if TYPE_CHECKING:
+    from .columns import Chunk
+
 __all__ = ["DecodeReport", "ProgressFn", "TraceDecodeError", "iter_event_batches"]
+
+# A run of whole events: decoded events, or the columns a `TextReader` made of its text.
+Batch = Union[list[Event], "Chunk"]
+# Tried first on each run of whole events (the compiled scanner): its columns, or None
+# when the text is to be decoded by msgspec.
+TextReader = Callable[[bytes], Union["Chunk", None]]
 
 # Text decoded per call. A chunk's decoded events, core args and joined args hold about
 # five times its text until its columns are built, so a small chunk keeps the peak memory
@@ -70,9 +79,14 @@ def _read_trailer(rest: bytes, report: DecodeReport) -> dict[str, Any]:
 
 
 def iter_event_batches(
-    f: BinaryIO, total: int, report: DecodeReport, progress: ProgressFn | None = None
-) -> Iterator[list[Event]]:
-    """Yield lists of events, in file order; fills `report` (header, partial, warnings)."""
+    f: BinaryIO,
+    total: int,
+    report: DecodeReport,
+    progress: ProgressFn | None = None,
+    read_text: TextReader | None = None,
+) -> Iterator[Batch]:
+    """Yield runs of events, in file order; fills `report` (header, partial, warnings).
+    A run is a list of events, or a Chunk where `read_text` read its text."""
     buf = b""
     start = -1  # offset in buf where the next event begins; -1 until the array is found
     consumed = 0  # bytes of text dropped from the front of buf, for error offsets
@@ -103,7 +117,9 @@ def iter_event_batches(
                 buf, consumed = buf[blank:], consumed + blank
                 continue
             start, report.header = found
-        batch, next_start, end_pos = _take_events(buf, start, exhausted, report, consumed)
+        batch, next_start, end_pos = _take_events(
+            buf, start, exhausted, report, consumed, read_text
+        )
         if batch:
             report.event_count += len(batch)
             yield batch
@@ -151,14 +167,24 @@ def _trailer_window(buf: bytes) -> bytes:
 
 
 def _take_events(
-    buf: bytes, start: int, final: bool, report: DecodeReport, consumed: int
-) -> tuple[list[Event], int, int | None]:
+    buf: bytes,
+    start: int,
+    final: bool,
+    report: DecodeReport,
+    consumed: int,
+    read_text: TextReader | None,
+) -> tuple[Batch, int, int | None]:
     """Decode the whole events in buf[start:]. Returns (events, next start, array end)."""
     body_start = skip_separator(buf, start)
+
+    def decode_body(body: bytes) -> Batch | None:
+        chunk = read_text(body) if read_text is not None else None
+        return chunk if chunk is not None else decode_events(body, report)
+
     if final:
         ends = _array_ends(buf, body_start)
         for last, close in ends:
-            events = decode_events(buf[body_start:last], report) if last > body_start else []
+            events = decode_body(buf[body_start:last]) if last > body_start else []
             if events is not None:
                 return events, close, close
         if ends and buf[ends[0][1] :].strip() in (b"", b"}"):
@@ -171,12 +197,15 @@ def _take_events(
             return events, len(buf), None
     cuts = list(islice(split_points(buf, body_start), 3))
     for cut in cuts:
-        events = decode_events(buf[body_start:cut], report)
-        if events is not None:
-            if final:
+        if final:
+            events = decode_events(buf[body_start:cut], report)
+            if events is not None:
                 events += decode_run(buf, skip_separator(buf, cut), len(buf), report, consumed)
                 return events, len(buf), None
-            return events, cut, None
+        else:
+            batch = decode_body(buf[body_start:cut])
+            if batch is not None:
+                return batch, cut, None
     if final:
         return decode_run(buf, body_start, len(buf), report, consumed), len(buf), None
     if cuts and len(buf) - body_start > 4 * CHUNK_TARGET:

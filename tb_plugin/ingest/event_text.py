@@ -95,15 +95,16 @@ def _decode_lenient(text: bytes, report: DecodeReport) -> list[Event] | None:
 
 def split_points(buf: bytes, start: int) -> Iterator[int]:
     """Candidate cut points (just after an event's closing brace), last first."""
-    window = 1 << 20
     hi = len(buf)
-    while hi > start:
-        lo = max(start, hi - window)
-        matches = [m.start() + 1 for m in _BETWEEN_EVENTS.finditer(buf, lo, hi)]
-        yield from reversed(matches)
-        if lo == start:
+    while True:
+        # From the last `}` backwards: a cut is near the end, so this looks at a few
+        # braces rather than running the pattern over the whole buffer.
+        brace = buf.rfind(b"}", start, hi)
+        if brace < 0:
             return
-        hi = lo + 64  # overlap so a separator across the window edge is still seen
+        if _BETWEEN_EVENTS.match(buf, brace):
+            yield brace + 1
+        hi = brace
 
 
 def skip_separator(buf: bytes, pos: int) -> int:

@@ -17,7 +17,7 @@ from typing import BinaryIO, Union
 
 from . import decode  # decode.CHUNK_TARGET, read at each call
 from . import event_text as scan
-from .decode import iter_event_batches
+from .decode import Batch, TextReader, iter_event_batches
 from .limits import max_event_bytes
 from .schema import Event
 from .text_blocks import DecodeReport, ProgressFn, TraceDecodeError, decompressed_blocks
@@ -78,11 +78,13 @@ def iter_event_pieces(
     yield Tail(buf[start:] if start >= 0 else buf, in_array=start >= 0)
 
 
-def decode_tail(tail: Tail, report: DecodeReport) -> Iterator[list[Event]]:
+def decode_tail(
+    tail: Tail, report: DecodeReport, read_text: TextReader | None = None
+) -> Iterator[Batch]:
     """Decode a `Tail`: the end of the array, the keys after it, or a file cut short."""
     text = b"[" + tail.text if tail.in_array else tail.text
     part = DecodeReport()
-    for batch in iter_event_batches(io.BytesIO(text), len(text), part):
+    for batch in iter_event_batches(io.BytesIO(text), len(text), part, read_text=read_text):
         report.event_count += len(batch)
         yield batch
     if tail.in_array:
@@ -103,7 +105,7 @@ def decode_whole_events(body: bytes, report: DecodeReport) -> tuple[list[Event],
     events = scan.decode_events(body[start:], report)
     if events is not None:
         return events, len(body)
-    for cut in islice(scan.split_points(body, start), 1, 4):
+    for cut in islice(scan.split_points(body, start), 3):
         events = scan.decode_events(body[start:cut], report)
         if events is not None:
             return events, cut

@@ -20,7 +20,7 @@ from typing import Any
 
 import msgspec
 
-from ..ingest.build import build_model
+from ..ingest.build import build_model, return_freed_memory
 from ..ingest.discovery import Run
 from ..ingest.limits import env_number, load_timeout_s, slow_load_s
 from .cache import MAX_PARAM_VIEWS, PARAM_MARK, DiskCache, cache_key
@@ -235,6 +235,7 @@ class TraceStore:
             data = self.cache.load_view(state.key, name) if self.cache else None
             if data is None:
                 data = msgspec.json.encode(compute(model))
+                return_freed_memory()  # a view's temporaries can be as big as the model
                 if self.cache:
                     self.cache.store_view(state.key, name, data)
             if PARAM_MARK not in name or _count_param_views(state.views) < MAX_PARAM_VIEWS:

@@ -1,0 +1,357 @@
+"""The compiled scanner (`ingest/_scan.c`) against the msgspec path: the same columns for
+every text it accepts, and the msgspec path for every text it must not read itself.
+
+Each case is compared on one run of events (the Chunk both paths make of it) and through
+the whole loader (the model of a file, scanner on and off). Where the scanner declines a
+text, the test names the reason, so a case cannot silently stop exercising what it is for.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import numpy as np
+import pytest
+from corpus import corpus_traces
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from kinetoscope.ingest import decode, native_chunk, text_blocks
+from kinetoscope.ingest.build import THREADS_MIN_TEXT, build_model, scan_threads
+from kinetoscope.ingest.columns import INTERNED, Chunk, build_chunk
+from kinetoscope.ingest.event_text import decode_events
+from kinetoscope.ingest.schema import Event
+from kinetoscope.ingest.text_blocks import DecodeReport
+from kinetoscope.store.model import TraceModel
+
+pytestmark = pytest.mark.skipif(
+    native_chunk._scan is None, reason="the compiled scanner is not built here"
+)
+
+KERNEL = (
+    '{"ph": "X", "cat": "kernel", "name": "volta_sgemm", "pid": 0, "tid": 7, "ts": 12.5,'
+    ' "dur": 3, "args": {"correlation": 9, "device": 0, "stream": 7, "blocks per SM": 0.5,'
+    ' "est. achieved occupancy %": 25, "External id": 4}}'
+)
+OP = (
+    '{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 11, "tid": 11, "ts": 10,'
+    ' "dur": 5, "args": {"External id": 4, "Input Dims": [[2, 3], [3, 4]],'
+    ' "Call stack": "a.py(1): f;b.py(2): g"}}'
+)
+
+
+def python_chunk(body: bytes) -> Chunk | None:
+    events = decode_events(body, DecodeReport())
+    return None if events is None else build_chunk(events)
+
+
+def rows_of(chunk: Chunk) -> dict[str, Any]:
+    """Everything a chunk says, with codes turned into their values (a table may hold one
+    value twice when two texts spell it differently; the merge joins them)."""
+    out: dict[str, Any] = {k: v for k, v in chunk.cols.items() if k not in INTERNED}
+    for key in INTERNED:
+        out[key] = [chunk.tables[key][c] for c in chunk.cols[key].tolist()]
+    out["args"] = chunk.args
+    out["memory"] = chunk.memory
+    out["meta"] = chunk.meta
+    out["events"] = chunk.events
+    return out
+
+
+def assert_same_rows(native: dict[str, Any], expected: dict[str, Any]) -> None:
+    assert native.keys() == expected.keys()
+    for key, want in expected.items():
+        got = native[key]
+        if isinstance(want, np.ndarray):
+            assert got.dtype == want.dtype, key
+            assert np.array_equal(got, want, equal_nan=want.dtype.kind == "f"), key
+        elif key == "memory" and want is not None:
+            assert got is not None and got.keys() == want.keys()
+            for name, column in want.items():
+                assert np.array_equal(got[name], column, equal_nan=True), name
+        else:
+            assert got == want, key
+            # 1 == 1.0 == True in Python: the types must match too (int pid vs str pid).
+            if isinstance(want, list):
+                assert [type(v) for v in got] == [type(v) for v in want], key
+
+
+def both_paths(*events: str) -> tuple[dict[str, Any], dict[str, Any] | str]:
+    """(msgspec path's rows, scanner's rows or its reason) of the events joined by commas."""
+    body = ",\n".join(events).encode()
+    expected = python_chunk(body)
+    assert expected is not None, "the case must decode the msgspec way"
+    raw = native_chunk.scan_text(body)
+    if isinstance(raw, str):
+        return rows_of(expected), raw
+    native = native_chunk.chunk_from_text(body)
+    assert native is not None
+    return rows_of(expected), rows_of(native)
+
+
+ACCEPTED = {
+    "kernel and op": [KERNEL, OP],
+    "escapes and non-ASCII": [
+        '{"ph": "X", "cat": "cpu_op", "name": "a\\"b\\\\c\\u00e9\\n\\/", "pid": 1, "tid": 1,'
+        ' "ts": 1, "dur": 1}',
+        '{"ph": "X", "cat": "cpu_op", "name": "aé😀 tab\\t", "pid": 1, "tid": 1, "ts": 2}',
+        # The same name spelled two ways: one value in the model.
+        '{"ph": "X", "cat": "cpu_op", "name": "a\\u0062", "pid": 1, "tid": 1, "ts": 3}',
+        '{"ph": "X", "cat": "cpu_op", "name": "ab", "pid": 1, "tid": 1, "ts": 4}',
+    ],
+    "string and int pids and tids": [
+        '{"ph": "X", "cat": "cpu_op", "name": "n", "pid": "Spans", "tid": "1", "ts": 1}',
+        '{"ph": "X", "cat": "cpu_op", "name": "n", "pid": 1, "tid": 1, "ts": 1}',
+        '{"ph": "X", "cat": "cpu_op", "name": "n", "pid": -3, "tid": "stream 7", "ts": 1}',
+    ],
+    "nulls everywhere": [
+        '{"ph": "X", "cat": null, "name": null, "pid": null, "tid": null, "ts": null,'
+        ' "dur": null, "id": null, "bp": null, "args": {"External id": null, "device": null,'
+        ' "Bytes": null, "blocks per SM": null, "Call stack": null, "name": null}}',
+    ],
+    "absent fields": ["{}", '{"ph": "X"}', '{ "ph" : "i" , "ts" : 5 }'],
+    "numbers": [
+        '{"ph": "X", "name": "a", "ts": 1e3, "dur": 1.5E-7, "id": -0}',
+        '{"ph": "X", "name": "b", "ts": -0.0, "dur": -4, "id": 123456789012345678}',
+        '{"ph": "X", "name": "c", "ts": 12345678901234567890, "dur": 0.1}',
+        '{"ph": "X", "name": "d", "ts": 1623143089861.123456789, "dur": 1e-400}',
+        '{"ph": "X", "name": "e", "ts": 1700000000000123.5, "dur": 99999999999999999999e-5}',
+        '{"ph": "X", "name": "f", "ts": 0.000001234567890123456789, "dur": 1E+2}',
+        '{"ph": "X", "name": "g", "ts": 1623142623616568.0, "dur": 100.5000}',
+        '{"ph": "X", "name": "h", "ts": 9007199254740993.000, "dur": 0.0100e-3}',
+        '{"ph": "X", "name": "i", "ts": 1.00000000000000000000001, "dur": 0.0}',
+    ],
+    "memory events": [
+        '{"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 1,'
+        ' "tid": 1, "ts": 11, "args": {"Bytes": -64, "Addr": 4096, "Device Type": 1,'
+        ' "Device Id": 0, "Total Allocated": 1024, "Total Reserved": 2048}}',
+        '{"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1,'
+        ' "ts": 12, "args": {"Bytes": null, "Addr": 4096}}',
+        '{"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "ts": 13, "args": {}}',
+    ],
+    "metadata among events": [
+        '{"ph": "M", "name": "process_name", "pid": 7, "args": {"name": "python"}}',
+        OP,
+        '{"ph": "M", "name": "thread_name", "pid": 7, "tid": 9, "args": {"name": "main"}}',
+        '{"ph": "M", "name": "process_sort_index", "pid": 7, "args": {"sort_index": 3}}',
+        '{"ph": "M", "name": "process_labels", "pid": 7, "args": {"labels": "GPU 0"}}',
+        '{"ph": "M", "name": "only_here", "pid": "meta pid"}',
+        KERNEL,
+    ],
+    "flows": [
+        '{"ph": "s", "id": 41, "pid": 1, "tid": 1, "ts": 10, "cat": "ac2g", "name": "ac2g"}',
+        '{"ph": "f", "id": 41, "pid": 0, "tid": 7, "ts": 12, "cat": "ac2g", "name": "ac2g",'
+        ' "bp": "e"}',
+    ],
+    "odd args values": [
+        '{"ph": "X", "name": "a", "ts": 1, "args": []}',
+        '{"ph": "X", "name": "b", "ts": 2, "args": [1, {"device": 3}]}',
+        '{"ph": "X", "name": "c", "ts": 3, "args": "text"}',
+        '{"ph": "X", "name": "d", "ts": 4, "args": 5}',
+        '{"ph": "X", "name": "e", "ts": 5, "args": { }}',
+        '{"ph": "X", "name": "f", "ts": 6, "args": {"Call stack": ""}}',
+        '{"ph": "X", "name": "g", "ts": 7, "args": {"Call stack": ["x"]}}',
+        '{"ph": "X", "name": "h", "ts": 8, "args": {"name": 12, "sort_index": "s"}}',
+    ],
+    "skipped values of every kind": [
+        '{"ph": "X", "name": "a", "ts": 1, "extra": {"k": [1, -2.5e-3, true, false, null,'
+        ' "s\\u00e9", {"deep": [[[[[]]]]]}]}, "args": {"Input Dims": [[1], []],'
+        ' "Ev Idx": 3, "nested": {"a": {"b": {"c": [0]}}}}}',
+    ],
+}
+
+
+@pytest.mark.parametrize("case", sorted(ACCEPTED))
+def test_the_scanner_reads_what_msgspec_reads(case: str) -> None:
+    expected, native = both_paths(*ACCEPTED[case])
+    assert not isinstance(native, str), f"the scanner declined: {native}"
+    assert_same_rows(native, expected)
+
+
+DECLINED = {
+    "a key twice in an event": ('{"ph": "X", "name": "a", "name": "b"}', "a key twice"),
+    "a key twice in args": ('{"ph": "X", "args": {"device": 1, "device": 2}}', "twice in args"),
+    "an escaped key": ('{"ph": "X", "n\\u0061me": "a"}', "escaped key"),
+    "an escaped args key": ('{"ph": "X", "args": {"B\\u0079tes": 1}}', "escaped key in args"),
+    "a float in an int field": ('{"ph": "X", "args": {"device": 0.0}}', "int field"),
+    "a string in an int field": ('{"ph": "X", "args": {"External id": "12"}}', "int field"),
+    "a string timestamp": ('{"ph": "X", "ts": "12.5"}', "float field"),
+    "a big int id": ('{"ph": "s", "id": 1234567890123456789}', "int field"),
+    "an int name": ('{"ph": "X", "name": 12}', "unexpected type"),
+    "a bool pid": ('{"ph": "X", "pid": true}', "unexpected type"),
+    "a float tid": ('{"ph": "X", "tid": 1.5}', "int field"),
+    "a list as labels": ('{"ph": "M", "args": {"labels": ["a"]}}', "unexpected type"),
+    "a number out of range": ('{"ph": "X", "ts": 1e400}', "out of range"),
+    "nested too deep": ('{"ph": "X", "x": ' + "[" * 200 + "]" * 200 + "}", "too deep"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DECLINED))
+def test_the_scanner_leaves_what_it_does_not_read_exactly_to_msgspec(case: str) -> None:
+    text, reason = DECLINED[case]
+    body = text.encode()
+    result = native_chunk.scan_text(body)
+    assert isinstance(result, str) and reason in result
+    assert native_chunk.chunk_from_text(body) is None
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"ph": "X"},',  # a comma after the last event
+        b'{"ph": "X"} {"ph": "X"}',
+        b'{"ph": "X", "name": "cut here},{',  # a cut inside a string
+        b'{"ph": "X", "args": {"a": [1, 2}}',
+        b'{"ph": "X", "ts": 01}',
+        b'{"ph": "X", "ts": 1.}',
+        b'{"ph": "X", "name": "a\x01b"}',
+        b'{"ph": "X", "name": "bad \\x escape"}',
+        b'{"ph": "X", "name": "\xff"}',
+        b'{"ph": "X", "x": tru}',
+        b'[{"ph": "X"}]',
+    ],
+)
+def test_text_msgspec_rejects_is_never_read(body: bytes) -> None:
+    # The typed decode fails (the loader then repairs or salvages it: see test_decode).
+    with pytest.raises((msgspec.DecodeError, UnicodeDecodeError)):
+        msgspec.json.Decoder(list[Event]).decode(b"[" + body + b"]")
+    assert isinstance(native_chunk.scan_text(body), str)
+
+
+def _json_value(depth: int = 2) -> st.SearchStrategy[Any]:
+    scalars = st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(min_value=-(2**70), max_value=2**70),
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.text(max_size=8),
+    )
+    if depth == 0:
+        return scalars
+    inner = _json_value(depth - 1)
+    containers = st.lists(inner, max_size=3) | st.dictionaries(
+        st.text(max_size=4), inner, max_size=3
+    )
+    return scalars | containers
+
+
+_EVENT_KEYS = ["ph", "cat", "name", "pid", "tid", "ts", "dur", "id", "bp", "s", "args"]
+_ARG_KEYS = ["External id", "correlation", "device", "stream", "Bytes", "Addr", "Call stack"]
+_ARG_KEYS += ["blocks per SM", "Total Allocated", "name", "sort_index", "labels", "other"]
+_PHASES = st.sampled_from(["X", "i", "s", "f", "M", "C", "B", "E", ""])
+
+
+@st.composite
+def _event(draw: st.DrawFn) -> dict[str, Any]:
+    value = _json_value()
+    event = draw(st.dictionaries(st.sampled_from(_EVENT_KEYS), value, max_size=6))
+    if draw(st.booleans()):  # mostly well-typed events, as traces are
+        event["ph"] = draw(_PHASES)
+        event["name"] = draw(st.one_of(st.text(max_size=6), st.sampled_from(["[memory]", "n"])))
+        event["ts"] = draw(st.one_of(st.integers(0, 2**60), st.floats(0, 1e16)))
+        event["pid"] = draw(st.one_of(st.integers(-5, 2**40), st.text(max_size=3)))
+        args = draw(st.dictionaries(st.sampled_from(_ARG_KEYS), st.integers(-9, 2**40)))
+        event["args"] = args
+    return event
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_event(), min_size=1, max_size=6), st.booleans())
+def test_random_events_read_the_same_both_ways(events: list[dict[str, Any]], ascii: bool) -> None:
+    body = ",".join(json.dumps(e, ensure_ascii=ascii) for e in events).encode()
+    expected = python_chunk(body)
+    raw = native_chunk.scan_text(body)
+    if expected is None:
+        assert isinstance(raw, str)
+        return
+    if isinstance(raw, str):
+        return  # declined: the msgspec path reads it (the cases above pin the reasons)
+    native = native_chunk.chunk_from_text(body)
+    assert native is not None
+    assert_same_rows(rows_of(native), rows_of(expected))
+
+
+def _model(path: Path, scanner: str, monkeypatch: pytest.MonkeyPatch) -> TraceModel:
+    monkeypatch.setenv("KINETOSCOPE_SCANNER", scanner)
+    return build_model(str(path))
+
+
+def assert_same_model(a: TraceModel, b: TraceModel) -> None:
+    for group in ("events", "memory"):
+        left, right = getattr(a, group), getattr(b, group)
+        assert left.keys() == right.keys()
+        for key, column in left.items():
+            assert column.dtype == right[key].dtype, key
+            assert np.array_equal(column, right[key], equal_nan=column.dtype.kind == "f"), key
+    for name in ("names", "categories", "pids", "tids", "process_names", "thread_names"):
+        assert getattr(a, name) == getattr(b, name), name
+    for name in ("process_labels", "process_sort", "thread_sort", "header", "partial"):
+        assert getattr(a, name) == getattr(b, name), name
+    assert a.warnings == b.warnings
+    assert bytes(a.args_blob) == bytes(b.args_blob)
+
+
+@pytest.mark.parametrize("threads", ["1", "3"])
+def test_a_file_with_declined_runs_loads_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threads: str
+) -> None:
+    # Small runs: some are read by the scanner, some declined (a string timestamp, a cut
+    # inside a name that looks like an event boundary), and the model is the same, read
+    # run after run in this thread or in slices by scanning threads.
+    monkeypatch.setenv("KINETOSCOPE_SCAN_THREADS", threads)
+    monkeypatch.setattr(decode, "CHUNK_TARGET", 600)
+    monkeypatch.setattr(text_blocks, "READ_BLOCK", 97)
+    tricky = ['{"ph": "X", "name": "x}, {\\"y", "ts": ' + str(i) + "}" for i in range(40)]
+    events = [OP, KERNEL] * 30 + tricky + ['{"ph": "X", "ts": "7"}'] + [KERNEL] * 30
+    path = tmp_path / "t.json"
+    path.write_text('{"schemaVersion": 1, "traceEvents": [' + ",\n".join(events) + "]}")
+    declined: list[str] = []
+    scan_text = native_chunk.scan_text
+
+    def counting(body: bytes) -> dict[str, Any] | str:
+        result = scan_text(body)
+        if isinstance(result, str):
+            declined.append(result)
+        return result
+
+    monkeypatch.setattr(native_chunk, "scan_text", counting)
+    scanned = _model(path, "", monkeypatch)
+    assert any("float field" in r for r in declined) and any("string" in r for r in declined)
+    assert_same_model(scanned, _model(path, "python", monkeypatch))
+    assert len(scanned) == 131
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("threads", ["1", "2"])
+@pytest.mark.parametrize("path", corpus_traces(), ids=lambda p: p.name)
+def test_every_corpus_trace_gives_the_same_model(
+    path: Path, monkeypatch: pytest.MonkeyPatch, threads: str
+) -> None:
+    monkeypatch.setattr(decode, "CHUNK_TARGET", 256 << 10)  # many runs per trace
+    monkeypatch.setenv("KINETOSCOPE_SCAN_THREADS", threads)
+    try:
+        expected = _model(path, "python", monkeypatch)
+    except Exception as error:  # noqa: BLE001 - a bad input must fail the same way
+        with pytest.raises(type(error), match=re.escape(str(error))):
+            _model(path, "", monkeypatch)
+        return
+    assert_same_model(_model(path, "", monkeypatch), expected)
+
+
+def test_scanning_threads_are_for_big_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("KINETOSCOPE_SCAN_THREADS", raising=False)
+    path = str(tmp_path / "t.json")
+    Path(path).write_text("[]")
+    cores = min(4, os.cpu_count() or 1)
+    assert scan_threads(1 << 20, path) == 1
+    assert scan_threads(THREADS_MIN_TEXT, path) == cores
+    monkeypatch.setenv("KINETOSCOPE_SCAN_THREADS", "3")
+    assert scan_threads(1 << 20, path) == 3
+    monkeypatch.setenv("KINETOSCOPE_SCANNER", "python")  # no scanner: nothing to thread
+    assert scan_threads(THREADS_MIN_TEXT, path) == 1
