@@ -11,7 +11,7 @@ Runs "mlp" and "cnn" train on random data in one process (worker "worker0"); run
 from __future__ import annotations
 
 import argparse
-import socket
+import tempfile
 import time
 from pathlib import Path
 
@@ -86,17 +86,13 @@ def train(
             prof.step()
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def ddp_worker(rank: int, world_size: int, port: int, run_dir: str) -> None:
+def ddp_worker(rank: int, world_size: int, rendezvous: str, run_dir: str) -> None:
+    # The ranks meet in a file store, not on a probed free TCP port: a port found free can
+    # be taken by another process before rank 0 binds it.
     # One thread per rank: two ranks share a small CPU budget.
     torch.set_num_threads(1)
     dist.init_process_group(
-        "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world_size
+        "gloo", init_method=f"file://{rendezvous}", rank=rank, world_size=world_size
     )
     try:
         torch.manual_seed(0)  # same initial weights on every rank
@@ -128,12 +124,13 @@ def main() -> None:
     if not args.no_ddp:
         start = time.monotonic()
         world_size = 2
-        mp.spawn(
-            ddp_worker,
-            args=(world_size, free_port(), str(logdir / "ddp_gloo")),
-            nprocs=world_size,
-            join=True,
-        )
+        with tempfile.TemporaryDirectory(prefix="kinetoscope-ddp-") as rendezvous:
+            mp.spawn(
+                ddp_worker,
+                args=(world_size, f"{rendezvous}/store", str(logdir / "ddp_gloo")),
+                nprocs=world_size,
+                join=True,
+            )
         print(f"run ddp_gloo: {time.monotonic() - start:.1f} s")
     print(f"logdir: {logdir}")
 

@@ -238,7 +238,7 @@ RECORD = textwrap.dedent(
         # fork keeps the smaller schedule in the children (spawn would re-import it)
         mp.start_processes(
             train_cpu.ddp_worker,
-            args=(2, train_cpu.free_port(), sys.argv[2]),
+            args=(2, sys.argv[2] + ".store", sys.argv[2]),
             nprocs=2,
             join=True,
             start_method="fork",

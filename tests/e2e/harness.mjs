@@ -323,7 +323,10 @@ export async function startEnv(env, options) {
   await waitUntil(
     'TensorBoard to list the kinetoscope plugin',
     async () => {
-      if (tb.exitCode !== null) throw new Error(`tensorboard exited ${tb.exitCode}`);
+      if (tb.exitCode !== null || tb.signalCode !== null) {
+        const tail = readFileSync(log, 'utf8').slice(-3000);
+        throw new Error(`tensorboard exited ${tb.exitCode ?? tb.signalCode}:\n${tail}`);
+      }
       const r = await fetch(new URL('data/plugins_listing', env.base));
       return r.ok && PLUGIN in (await r.json());
     },
