@@ -23,6 +23,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -209,12 +210,11 @@ def _install_hta(env: AnchorEnv, log: Path, timeout: float) -> None:
         env.hta_error = "; ".join(errors)
 
 
-def _fresh_tmp(work: Path, name: str) -> Path:
-    tmp = work / "tmp" / name
-    if tmp.exists():
-        shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True, exist_ok=True)
-    return tmp
+def _fresh_tmp(tool: str) -> Path:
+    # In the system's temporary folder, not under the work folder: the old plugin's
+    # multiprocessing Manager binds a Unix socket in TMPDIR, and a socket path over 107
+    # bytes (a work folder named after a long trace) fails with "AF_UNIX path too long".
+    return Path(tempfile.mkdtemp(prefix=f"kinetoscope-bench-{tool}-"))
 
 
 @dataclass
@@ -232,7 +232,7 @@ def measure_tb_profiler(
     """Start TensorBoard with the old plugin; time until its Overview answers with data."""
     if env.tb_profiler_error:
         return {"error": f"not installed: {env.tb_profiler_error}"}
-    tmp = _fresh_tmp(work, f"tbprof-{tf.key}")
+    tmp = _fresh_tmp("tbprof")
     logf = work / "logs" / f"{tf.key}-torch_tb_profiler.log"
     child_env = dict(os.environ, TMPDIR=str(tmp))
     cmd = [str(env.tensorboard), "--logdir", str(tf.logdir), "--port", str(port)]
@@ -333,7 +333,7 @@ def measure_hta(
     """``TraceAnalysis(trace_dir)`` then ``get_temporal_breakdown()`` in a fresh process."""
     if env.hta_error or not env.hta_dist:
         return {"error": f"not installed: {env.hta_error}"}
-    tmp = _fresh_tmp(work, f"hta-{tf.key}")
+    tmp = _fresh_tmp("hta")
     out = work / "out" / f"{tf.key}-hta.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     logf = work / "logs" / f"{tf.key}-hta.log"
