@@ -267,19 +267,18 @@ def test_schema_variants_of_the_corpus() -> None:
 
 
 def test_big_files_decode_in_this_process_unless_workers_are_asked_for(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from kinetoscope.ingest import build
 
     # Workers cost more CPU and memory than they save on the machines measured (see
     # PARALLEL_MIN_TEXT): they are opt-in, and only for big files.
-    path = write(tmp_path / "t.json", doc(EVENTS))
     big, small = 4 << 30, build.PARALLEL_MIN_TEXT - 1
     monkeypatch.delenv("KINETOSCOPE_DECODE_PROCESSES", raising=False)
-    assert build._parallel_workers(big, str(path)) == 0
+    assert build._parallel_workers(big) == 0
     monkeypatch.setenv("KINETOSCOPE_DECODE_PROCESSES", "2")
-    assert build._parallel_workers(big, str(path)) == 2
-    assert build._parallel_workers(small, str(path)) == 0
+    assert build._parallel_workers(big) == 2
+    assert build._parallel_workers(small) == 0
 
 
 @dataclass

@@ -8,6 +8,7 @@ text, the test names the reason, so a case cannot silently stop exercising what 
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
@@ -21,7 +22,7 @@ from corpus import corpus_traces
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kinetoscope.ingest import decode, native_chunk, text_blocks
-from kinetoscope.ingest.build import THREADS_MIN_TEXT, build_model, scan_threads
+from kinetoscope.ingest.build import THREADS_MIN_TEXT, build_model, scan_threads, text_size
 from kinetoscope.ingest.columns import INTERNED, Chunk, build_chunk
 from kinetoscope.ingest.event_text import decode_events
 from kinetoscope.ingest.schema import Event
@@ -342,16 +343,23 @@ def test_every_corpus_trace_gives_the_same_model(
     assert_same_model(_model(path, "", monkeypatch), expected)
 
 
-def test_scanning_threads_are_for_big_files(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_scanning_threads_are_for_big_files(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("KINETOSCOPE_SCAN_THREADS", raising=False)
-    path = str(tmp_path / "t.json")
-    Path(path).write_text("[]")
     cores = min(4, os.cpu_count() or 1)
-    assert scan_threads(1 << 20, path) == 1
-    assert scan_threads(THREADS_MIN_TEXT, path) == cores
+    assert scan_threads(1 << 20) == 1
+    assert scan_threads(THREADS_MIN_TEXT) == cores
     monkeypatch.setenv("KINETOSCOPE_SCAN_THREADS", "3")
-    assert scan_threads(1 << 20, path) == 3
+    assert scan_threads(1 << 20) == 3
     monkeypatch.setenv("KINETOSCOPE_SCANNER", "python")  # no scanner: nothing to thread
-    assert scan_threads(THREADS_MIN_TEXT, path) == 1
+    assert scan_threads(THREADS_MIN_TEXT) == 1
+
+
+def test_text_size_reads_the_open_handle_and_leaves_it_at_the_start(tmp_path: Path) -> None:
+    plain, packed = tmp_path / "t.json", tmp_path / "t.json.gz"
+    plain.write_bytes(b"[]")
+    packed.write_bytes(gzip.compress(b"[]"))
+    for path, factor in ((plain, 1), (packed, 30)):
+        with open(path, "rb") as f:
+            size = path.stat().st_size
+            assert text_size(f, size) == size * factor
+            assert f.tell() == 0

@@ -161,8 +161,9 @@ def build_model(
         # A remote object is streamed in blocks through the same decoder (never read
         # whole first); worker processes get text slices, never the path.
         with storage.open_binary(path) as f:
-            workers = _parallel_workers(source["size"], path) if decode_pool else 0
-            threads = scan_threads(source["size"], path)
+            text = text_size(f, source["size"])
+            workers = _parallel_workers(text) if decode_pool else 0
+            threads = scan_threads(text)
             if decode_pool and workers:
                 pool = decode_pool(workers)
                 work = _SliceWork(pool, workers, text_slice_chunk)
@@ -216,18 +217,18 @@ _MALLOC_TRIM = _malloc_trim() if sys.platform.startswith("linux") else None
 THREADS_MIN_TEXT = 128 << 20
 
 
-def scan_threads(size: int, path: str) -> int:
+def scan_threads(text: int) -> int:
     """Threads that scan the text slices of one file at once: the compiled scanner runs
     without the GIL, so slices scan in parallel while this thread inflates and merges.
     `KINETOSCOPE_SCAN_THREADS` (default: the cores, at most 4, beyond which inflating one
     stream is the limit, for files of `THREADS_MIN_TEXT` or more); 1 (or no scanner)
-    reads slice after slice in this thread."""
+    reads slice after slice in this thread. `text`: see `text_size`."""
     if not scanner_enabled():
         return 1
     env = os.environ.get("KINETOSCOPE_SCAN_THREADS", "")
     if env.isdigit():
         return int(env)
-    return min(4, os.cpu_count() or 1) if _text_size(size, path) >= THREADS_MIN_TEXT else 1
+    return min(4, os.cpu_count() or 1) if text >= THREADS_MIN_TEXT else 1
 
 
 # --- decoding in worker threads or processes --------------------------------------------
@@ -242,19 +243,20 @@ def scan_threads(size: int, path: str) -> int:
 PARALLEL_MIN_TEXT = 640 << 20
 
 
-def _parallel_workers(size: int, path: str) -> int:
+def _parallel_workers(text: int) -> int:
     env = os.environ.get("KINETOSCOPE_DECODE_PROCESSES")
     wanted = int(env) if env and env.isdigit() else 0
     if wanted < 2:
         return 0
-    return wanted if _text_size(size, path) >= PARALLEL_MIN_TEXT else 0
+    return wanted if text >= PARALLEL_MIN_TEXT else 0
 
 
-def _text_size(size: int, path: str) -> int:
-    """About how much text the file holds: traces compress about 30x; a plain file's
-    size is its text size."""
-    with storage.open_binary(path) as f:
-        gz = f.read(2) == b"\x1f\x8b"
+def text_size(f: BinaryIO, size: int) -> int:
+    """About how much text the file `f` (at its start, left there) of `size` bytes holds:
+    traces compress about 30x; a plain file's size is its text size. Read from the
+    handle the load decodes, not a second open (a request of its own on an object store)."""
+    gz = f.read(2) == b"\x1f\x8b"
+    f.seek(0)
     return size * 30 if gz else size
 
 
