@@ -85,6 +85,20 @@ static const char *member_key(Scan *s, const char *p, const char *escaped_why, c
     return p;
 }
 
+/* p at an object's '{': its first key, or past its '}' when it is empty (*closed). */
+static const char *object_start(Scan *s, const char *p, int *closed) {
+    p = skip_ws(p + 1, s->end);
+    *closed = p < s->end && *p == '}';
+    return *closed ? p + 1 : p;
+}
+
+/* Whether key `k` is met for the first time in an object (`seen`: the keys met so far). */
+static int first_time(uint32_t *seen, int k) {
+    if (*seen & (1u << k)) return 0;
+    *seen |= 1u << k;
+    return 1;
+}
+
 /* After a member's value: the next member's key, or past the object's '}' (*closed). */
 static const char *member_end(Scan *s, const char *p, const char *unterminated, int *closed) {
     const char *e = s->end;
@@ -99,17 +113,15 @@ static const char *member_end(Scan *s, const char *p, const char *unterminated, 
 /* p at '{' of an event's args. */
 static const char *scan_args(Scan *s, const char *p, Row *row) {
     uint32_t seen = 0;
-    p = skip_ws(p + 1, s->end);
-    int closed = p < s->end && *p == '}';
-    if (closed) p++;
+    int closed;
+    p = object_start(s, p, &closed);
     while (!closed) {
         const char *key;
         Py_ssize_t n;
         if (!(p = member_key(s, p, "an escaped key in args", &key, &n))) return NULL;
         int k = arg_key(key, n);
         if (k >= 0) {
-            if (seen & (1u << k)) return FAIL(s, "a key twice in args");
-            seen |= 1u << k;
+            if (!first_time(&seen, k)) return FAIL(s, "a key twice in args");
             p = arg_value(s, p, &ARG_KEYS[k], row);
         } else {
             p = skip_value(s, p, 2);
@@ -232,17 +244,15 @@ static const char *scan_event(Scan *s, const char *p) {
     int32_t codes[N_TABLES];
     uint32_t seen = 0;
     row_defaults(&row);
-    p = skip_ws(p + 1, s->end);
-    int closed = p < s->end && *p == '}';
-    if (closed) p++;
+    int closed;
+    p = object_start(s, p, &closed);
     while (!closed) {
         const char *key;
         Py_ssize_t n;
         if (!(p = member_key(s, p, "an escaped key in an event", &key, &n))) return NULL;
         int k = event_key(key, n);
         if (k != K_OTHER) {
-            if (seen & (1u << k)) return FAIL(s, "a key twice in an event");
-            seen |= 1u << k;
+            if (!first_time(&seen, k)) return FAIL(s, "a key twice in an event");
         }
         if (!(p = event_value(s, p, k, &row, codes, &args, &args_end))) return NULL;
         if (!(p = member_end(s, p, "unterminated event", &closed))) return NULL;
