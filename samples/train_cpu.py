@@ -98,6 +98,10 @@ def ddp_worker(rank: int, world_size: int, rendezvous: str, run_dir: str) -> Non
         torch.manual_seed(0)  # same initial weights on every rank
         model = DistributedDataParallel(make_mlp())
         train(model, make_loader(seed=rank), Path(run_dir), worker=f"rank{rank}")
+        # Both ranks done before either tears gloo down: a rank that destroyed the group
+        # while its peer still talked to it died in C++ ("terminate called without an
+        # active exception"), now and then (seen in CI).
+        dist.barrier()
     finally:
         dist.destroy_process_group()
 
