@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kinetoscope.ingest.build import build_model
-from kinetoscope.store.model import TraceModel
+from kinetoscope.model.trace_model import TraceModel
 
 CPU_PID, CPU_TID = 100, 100
 GPU_PID = 0

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from kinetoscope.ingest.build import build_model
-from kinetoscope.store.model import TraceModel
+from kinetoscope.model.trace_model import TraceModel
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 

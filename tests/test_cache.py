@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from builders import TraceBuilder
 from kinetoscope.analysis.overview import overview
+from kinetoscope.model.categories import Kind
 from kinetoscope.store import trace_store as loader
 from kinetoscope.store.cache import MAX_PARAM_VIEWS, DiskCache
-from kinetoscope.store.categories import Kind
 from kinetoscope.store.trace_store import TraceStore
 from small_fs import run_on_small_tmpfs
 

@@ -22,9 +22,9 @@ from corpus import corpus_path
 from kinetoscope.cli.main import EXIT_LOAD, main
 from kinetoscope.ingest import storage
 from kinetoscope.ingest.discovery import LogdirWatcher, Run, scan_logdir
+from kinetoscope.ingest.storage import file_identity
 from kinetoscope.store import trace_store
 from kinetoscope.store.cache import DiskCache, cache_key, default_cache_dir
-from kinetoscope.store.model import file_identity
 from kinetoscope.store.trace_store import TraceStore
 from test_tensorboard_process import free_port, get_json
 
@@ -355,8 +355,8 @@ def test_dask_workers_read_the_ranks_from_the_bucket(tmp_path: Path, bucket: str
     the same distributed view as the same files on disk, summarised in-process."""
     distributed = pytest.importorskip("distributed")
     from builders import rank_job
+    from kinetoscope.analysis.distributed.rank_summaries import analyze_run
     from kinetoscope.store.dask_ranks import DaskRanks
-    from kinetoscope.store.rank_summaries import analyze_run
 
     local = rank_job(tmp_path / "logs" / "job", 6, steps=2, kernels_per_step=10)
     upload(tmp_path / "logs", f"{bucket}/logs")

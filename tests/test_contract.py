@@ -20,9 +20,11 @@ from conftest import PluginClient
 from kinetoscope.api import contract
 from kinetoscope.api.endpoints import ENDPOINTS
 from kinetoscope.api.registry import Answer, Endpoint, Scope
-from kinetoscope.api.requests import ViewParamError, bounded, decode_request
+from kinetoscope.api.requests import decode_request
 from kinetoscope.api.typescript import OUTPUT, contract_components, generate, ts_name
+from kinetoscope.model.errors import ViewParamError, bounded
 from kinetoscope.store import trace_store as loader
+from kinetoscope.trace_view import params as trace_params
 from test_distributed import GatedExecutor
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "http_api.md"
@@ -232,9 +234,9 @@ def test_request_decodes_once_to_its_type(endpoint: Endpoint) -> None:
 @pytest.mark.parametrize(
     ("request_type", "query", "message"),
     [
-        (contract.TraceParams, {"width": "1.5"}, "width must be an integer, not '1.5'"),
-        (contract.TraceParams, {"t0": "soon"}, "t0 must be a number, not 'soon'"),
-        (contract.TraceParams, {"t1": "inf"}, "t1 must be finite, not 'inf'"),
+        (trace_params.TraceParams, {"width": "1.5"}, "width must be an integer, not '1.5'"),
+        (trace_params.TraceParams, {"t0": "soon"}, "t0 must be a number, not 'soon'"),
+        (trace_params.TraceParams, {"t1": "inf"}, "t1 must be finite, not 'inf'"),
         (
             contract.KernelsParams,
             {"group_by": "stream"},

@@ -17,11 +17,11 @@ import pytest
 from builders import rank_job
 from conftest import PluginClient
 from corpus import corpus_path
+from kinetoscope.analysis.distributed.rank_summaries import analyze_run
 from kinetoscope.cli.main import EXIT_USAGE, main
 from kinetoscope.ingest.discovery import Run, scan_logdir
 from kinetoscope.store.dask_ranks import DaskRanks
 from kinetoscope.store.pools import DASK_ENV
-from kinetoscope.store.rank_summaries import analyze_run
 
 distributed = pytest.importorskip("distributed")
 

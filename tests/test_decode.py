@@ -13,8 +13,8 @@ from corpus import CORPUS, corpus_model, corpus_path, corpus_traces
 from kinetoscope.ingest import decode, text_blocks
 from kinetoscope.ingest.build import build_model
 from kinetoscope.ingest.decode import TraceDecodeError
-from kinetoscope.store.categories import Kind, Phase
-from kinetoscope.store.model import TraceModel
+from kinetoscope.model.categories import Kind, Phase
+from kinetoscope.model.trace_model import TraceModel
 from kinetoscope.store.pools import WorkerPools
 from kinetoscope.store.trace_store import TraceStore
 

@@ -23,23 +23,23 @@ import pytest
 from builders import CPU_TID, TraceBuilder
 from conftest import PluginClient
 from kinetoscope.analysis import comms, rules
-from kinetoscope.analysis.distributed.view import RankInput, RankSummary, analyze, summarize_rank
-from kinetoscope.analysis.overview import overview
-from kinetoscope.cli.main import main
-from kinetoscope.ingest.build import build_model
-from kinetoscope.ingest.discovery import scan_logdir
-from kinetoscope.ingest.naming import rank_from_name
-from kinetoscope.store import rank_summaries as distributed_job
-from kinetoscope.store.cache import DiskCache, cache_key
-from kinetoscope.store.model import file_identity
-from kinetoscope.store.pools import WorkerPools
-from kinetoscope.store.rank_summaries import (
+from kinetoscope.analysis.distributed import rank_summaries as distributed_job
+from kinetoscope.analysis.distributed.rank_summaries import (
     SUMMARY_VIEW,
     analyze_run,
     rank_summary,
     summarize_all,
     summary_cache,
 )
+from kinetoscope.analysis.distributed.view import RankInput, RankSummary, analyze, summarize_rank
+from kinetoscope.analysis.overview import overview
+from kinetoscope.cli.main import main
+from kinetoscope.ingest.build import build_model
+from kinetoscope.ingest.discovery import chosen_spans, scan_logdir
+from kinetoscope.ingest.naming import rank_from_name
+from kinetoscope.ingest.storage import file_identity
+from kinetoscope.store.cache import DiskCache, cache_key
+from kinetoscope.store.pools import WorkerPools
 from kinetoscope.store.trace_store import TraceStore
 
 LOADER = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
@@ -520,7 +520,7 @@ def test_span_choice(tmp_path: Path) -> None:
     gpu_rank(0, 2).write(run_dir / "rank0.200.pt.trace.json")
     gpu_rank(1, 2).write(run_dir / "rank1.100.pt.trace.json")
     (run,) = scan_logdir(str(run_dir))
-    picked = distributed_job.chosen_spans(run, "2")
+    picked = chosen_spans(run, "2")
     assert [(w.name, s.file) for w, s in picked] == [
         ("rank0", "rank0.200.pt.trace.json"),
         ("rank1", "rank1.100.pt.trace.json"),  # no span 2: its first span

@@ -15,10 +15,10 @@ from typing import Any
 import msgspec
 import pytest
 from corpus import corpus_model, corpus_path
+from kinetoscope.analysis.distributed.rank_summaries import analyze_run
 from kinetoscope.analysis.distributed.view import FACTORS, summarize_rank
 from kinetoscope.ingest.build import build_model
 from kinetoscope.ingest.discovery import Run, scan_logdir
-from kinetoscope.store.rank_summaries import analyze_run
 
 TRACING = "gaoteng-git-kineto/tb_plugin/test/data/tracing"
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"

@@ -18,7 +18,7 @@ from kinetoscope.analysis.kernels import kernels, supports
 from kinetoscope.analysis.operators import operators
 from kinetoscope.api.endpoints import VIEWS, ViewParamError, supported_views
 from kinetoscope.ingest.build import build_model
-from kinetoscope.store.categories import Kind
+from kinetoscope.model.categories import Kind
 
 SGEMM = "volta_sgemm_128x64_nn"
 HGEMM = "ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn"

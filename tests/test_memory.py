@@ -16,7 +16,7 @@ from kinetoscope.analysis.memory import view as mem
 from kinetoscope.analysis.memory.index import device_label, memory_index
 from kinetoscope.api.endpoints import VIEWS, ViewParamError, supported_views
 from kinetoscope.cli.main import main as cli_main
-from kinetoscope.store.model import TraceModel
+from kinetoscope.model.trace_model import TraceModel
 
 MB = 1 << 20
 

@@ -12,7 +12,7 @@ from builders import CPU_PID, CPU_TID, TraceBuilder
 from kinetoscope.analysis.memory import view as mem
 from kinetoscope.analysis.memory.series import device_levels
 from kinetoscope.api.endpoints import ENDPOINTS
-from kinetoscope.store.model import TraceModel
+from kinetoscope.model.trace_model import TraceModel
 from kinetoscope.trace_view.counters import build_counters
 from kinetoscope.trace_view.workers import WorkerTrace
 

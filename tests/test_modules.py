@@ -13,7 +13,7 @@ from kinetoscope.analysis.modules import NO_MODULES, NO_PYTHON, has_modules, mod
 from kinetoscope.analysis.operators import operators
 from kinetoscope.api.endpoints import span_pages, supported_views
 from kinetoscope.cli.report_text import render_modules
-from kinetoscope.store.categories import Kind
+from kinetoscope.model.categories import Kind
 
 H100 = "tracelens/tests/traces/h100/"
 H100_TRACES = [

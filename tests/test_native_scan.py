@@ -27,7 +27,7 @@ from kinetoscope.ingest.columns import INTERNED, Chunk, build_chunk
 from kinetoscope.ingest.event_text import decode_events
 from kinetoscope.ingest.schema import Event
 from kinetoscope.ingest.text_blocks import DecodeReport
-from kinetoscope.store.model import TraceModel
+from kinetoscope.model.trace_model import TraceModel
 
 pytestmark = pytest.mark.skipif(
     native_chunk._scan is None, reason="the compiled scanner is not built here"

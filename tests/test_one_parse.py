@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from builders import TraceBuilder
 from conftest import PluginClient
+from kinetoscope.analysis.distributed import rank_summaries as distributed_job
 from kinetoscope.ingest import build
-from kinetoscope.store import rank_summaries as distributed_job
 from kinetoscope.store import trace_store as loader
 
 

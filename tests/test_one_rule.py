@@ -9,14 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from builders import TraceBuilder
+from kinetoscope.analysis.distributed.rank_summaries import analyze_run
 from kinetoscope.analysis.ranks import assign_ranks, header_rank
 from kinetoscope.ingest import limits
 from kinetoscope.ingest.discovery import scan_logdir
 from kinetoscope.ingest.naming import name_rank
 from kinetoscope.ingest.values import lenient_int
+from kinetoscope.model.trace_model import model_nbytes
 from kinetoscope.store.cache import DiskCache
-from kinetoscope.store.model import model_nbytes
-from kinetoscope.store.rank_summaries import analyze_run
 from kinetoscope.store.trace_store import TraceStore
 from kinetoscope.trace_view.index import index_of
 from kinetoscope.trace_view.track_list import tracks

@@ -24,7 +24,7 @@ from kinetoscope.analysis.tree_arrays import previous_at_least, previous_reachin
 from kinetoscope.api.endpoints import VIEWS, ViewParamError, supported_views
 from kinetoscope.cli.main import main
 from kinetoscope.ingest.build import build_model
-from kinetoscope.store.model import TraceModel
+from kinetoscope.model.trace_model import TraceModel
 
 
 def rows_by_name(view: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -12,7 +12,7 @@ from builders import TraceBuilder
 from corpus import corpus_model, corpus_path, corpus_trace_model, corpus_traces
 from kinetoscope.analysis.overview import ALL_PARTS, overview
 from kinetoscope.ingest.build import build_model
-from kinetoscope.store.categories import Kind
+from kinetoscope.model.categories import Kind
 
 LOADER = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
 

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 from builders import TraceBuilder
 from conftest import PluginClient
-from kinetoscope.api.requests import ViewParamError
+from kinetoscope.model.errors import ViewParamError
 from kinetoscope.store import trace_store
 from python_api_compare import (
     assert_attrs,

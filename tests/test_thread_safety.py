@@ -19,8 +19,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "tb_plugin"
 
 STRESS = """
 import sys, threading
-from kinetoscope.store.rank_summaries import rank_summary
-from kinetoscope.store.model import decoders_for
+from kinetoscope.analysis.distributed.rank_summaries import rank_summary
+from kinetoscope.model.trace_model import decoders_for
 from kinetoscope.ingest.schema import CoreArgs
 
 path, cache_dir = sys.argv[1], sys.argv[2]
@@ -47,7 +47,7 @@ def test_threads_reading_rank_summaries_at_once_do_not_crash(tmp_path: Path) -> 
     t.op("aten::mm", 10, 50)
     path = str(t.write(tmp_path / "w.1.pt.trace.json"))
     cache_dir = str(tmp_path / "cache")
-    from kinetoscope.store.rank_summaries import rank_summary
+    from kinetoscope.analysis.distributed.rank_summaries import rank_summary
 
     rank_summary(path, cache_dir)  # the summary is on disk: every thread decodes it
     for _ in range(10):  # each run is a fresh process: the first use is what races

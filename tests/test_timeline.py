@@ -14,9 +14,9 @@ from builders import CPU_PID, CPU_TID, TraceBuilder
 from conftest import PluginClient
 from corpus import corpus_path
 from kinetoscope.api.endpoints import ENDPOINTS
-from kinetoscope.api.requests import ViewParamError
 from kinetoscope.ingest.build import build_model
-from kinetoscope.store.model import TraceModel
+from kinetoscope.model.errors import ViewParamError
+from kinetoscope.model.trace_model import TraceModel
 from kinetoscope.trace_view.index import build_index, index_of, nesting_depth, stack_depth
 from kinetoscope.trace_view.window_query import FLAG_ENDS_AFTER, FLAG_LINKED, FLAG_STARTS_BEFORE
 from kinetoscope.trace_view.workers import TimelineNotFound, WorkerTrace

@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..store.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind
-from ..store.model import TraceModel
+from ..model.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind
+from ..model.trace_model import TraceModel
 
 
 def name_flags(model: TraceModel, predicate: Callable[[str], bool]) -> np.ndarray:

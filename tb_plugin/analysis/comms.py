@@ -28,8 +28,8 @@ import msgspec
 import numpy as np
 
 from ..ingest.values import lenient_int
-from ..store.categories import Kind
-from ..store.model import TraceModel
+from ..model.categories import Kind
+from ..model.trace_model import TraceModel
 from .common import complete_rows, launches_of, name_flags, thread_keys
 from .host_ranges import host_ranges
 from .rules import collective_type, dtype_size

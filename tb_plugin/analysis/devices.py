@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ..store.categories import Kind
-from ..store.model import TraceModel
+from ..model.categories import Kind
+from ..model.trace_model import TraceModel
 from .common import complete_rows, gpu_device_ids
 from .memory.series import GPU_TYPES
 

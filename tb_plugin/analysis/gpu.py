@@ -20,7 +20,7 @@ from typing import TypedDict
 
 import numpy as np
 
-from ..store.model import TraceModel
+from ..model.trace_model import TraceModel
 from .common import gpu_device_ids
 from .devices import device_identity
 from .intervals import IntervalUnion, weighted_capped_integral

@@ -31,8 +31,8 @@ from typing import Literal
 
 import numpy as np
 
-from ..store.categories import Kind
-from ..store.model import TraceModel
+from ..model.categories import Kind
+from ..model.trace_model import TraceModel
 from .common import complete_rows, name_flags, thread_keys
 from .rules import is_step_name
 from .tree_arrays import previous_reaching

@@ -33,9 +33,9 @@ from typing import Any, TypedDict, Union, cast
 import msgspec
 import numpy as np
 
-from ..api.requests import ViewParamError
-from ..store.categories import Kind
-from ..store.model import TraceModel
+from ..model.categories import Kind
+from ..model.errors import ViewParamError
+from ..model.trace_model import TraceModel
 from .common import gpu_device_ids, launches_of, name_flags, unique_rows
 from .devices import matrix_core_name, trace_vendor
 from .gpu_idle.delay import grouped_delay, launch_delays_of

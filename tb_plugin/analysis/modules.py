@@ -28,8 +28,8 @@ from typing import TypedDict
 
 import numpy as np
 
-from ..store.categories import Kind
-from ..store.model import TraceModel
+from ..model.categories import Kind
+from ..model.trace_model import TraceModel
 from .common import name_flags
 from .optree import OpTree, op_tree
 from .python_stacks import PythonStacks, python_stacks

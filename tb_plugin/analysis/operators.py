@@ -22,9 +22,9 @@ from typing import Any, TypedDict
 import msgspec
 import numpy as np
 
-from ..api.requests import ViewParamError
-from ..store.categories import Kind
-from ..store.model import TraceModel
+from ..model.categories import Kind
+from ..model.errors import ViewParamError
+from ..model.trace_model import TraceModel
 from .common import complete_rows
 from .optree import OpTree, op_tree
 from .python_stacks import (

@@ -53,8 +53,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..store.categories import Kind
-from ..store.model import TraceModel
+from ..model.categories import Kind
+from ..model.trace_model import TraceModel
 from .common import complete_rows, gpu_rows, launch_rows, launches_of, name_flags, thread_keys
 from .host_ranges import host_ranges
 from .rules import is_step_name, is_tensor_core_eligible_op

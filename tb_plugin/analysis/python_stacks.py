@@ -12,7 +12,7 @@ from typing import TypedDict
 import msgspec
 import numpy as np
 
-from ..store.model import TraceModel
+from ..model.trace_model import TraceModel
 from .host_ranges import python_ranges
 from .optree import OpTree
 from .tree_arrays import chain_ids

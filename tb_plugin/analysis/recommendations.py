@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
-from ..store.categories import Kind
-from ..store.model import TraceModel
+from ..model.categories import Kind
+from ..model.trace_model import TraceModel
 from .common import complete_rows, launches_of, name_flags
 from .rules import is_tensor_core_eligible_op
 from .steps import Steps

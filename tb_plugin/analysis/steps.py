@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..store.categories import Kind
-from ..store.model import TraceModel
+from ..model.categories import Kind
+from ..model.trace_model import TraceModel
 from .common import complete_rows, ends, gpu_rows, launch_rows, launches_of, rows_named
 from .rules import STEP_NAME, is_step_name
 

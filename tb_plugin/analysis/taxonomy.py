@@ -19,8 +19,8 @@ from functools import cache, lru_cache
 
 import numpy as np
 
-from ..store.categories import Kind
-from ..store.model import TraceModel
+from ..model.categories import Kind
+from ..model.trace_model import TraceModel
 from .common import complete_rows, name_flags
 from .devices import trace_vendor
 from .rules import collective_type, load

@@ -1,8 +1,8 @@
 """Response and request types of the routes that are not a view's own: the listing, the
 load status, the run-level envelope of the distributed view, and the query parameters of
-every endpoint. With the views' TypedDicts these are the wire contract: the TypeScript
-types (frontend/src/api/generated.ts) are generated from them, and the docs' examples
-are validated against them (tests/test_contract.py)."""
+every endpoint but the trace view's (`trace_view.params`). With the views' TypedDicts these
+are the wire contract: the TypeScript types (frontend/src/api/generated.ts) are generated
+from them, and the docs' examples are validated against them (tests/test_contract.py)."""
 
 from typing import Any, Literal, Optional, TypedDict  # no `X | None`: evaluated at import (3.9)
 
@@ -135,52 +135,6 @@ class MemoryEventsParams(MemoryParams, total=False):
     sort: Literal["size", "alloc", "free", "duration"]
     offset: int
     limit: int
-
-
-class TracksParams(TypedDict, total=False):
-    pass
-
-
-# Parts the trace view's requests share (a TypedDict's fields: its bases' in order, then its own).
-
-
-class _Tracks(TypedDict, total=False):
-    tracks: str  # comma list of track ids (`worker:id` with several workers), or "all"
-
-
-class _TimeRange(TypedDict, total=False):
-    t0: float
-    t1: float
-
-
-class _Limit(TypedDict, total=False):
-    limit: int  # at most this many rows or items
-
-
-class TraceParams(_Tracks, _TimeRange, total=False):
-    width: int
-    min_px: float
-    max_items: int
-
-
-class EventParams(TypedDict):
-    row: int
-
-
-class FlowsParams(_Tracks, _TimeRange, _Limit, total=False):
-    pass
-
-
-class _SearchText(TypedDict):
-    q: str
-
-
-class SearchParams(_SearchText, _TimeRange, _Limit, total=False):
-    pass
-
-
-class RangeSummaryParams(_Tracks, _TimeRange, _Limit, total=False):
-    pass
 
 
 def request_fields(request: Any) -> tuple[str, ...]:

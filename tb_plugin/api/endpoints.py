@@ -12,16 +12,25 @@ from ..analysis import modules as modules_analysis
 from ..analysis import operators as operators_analysis
 from ..analysis import overview
 from ..analysis.diff import view as diff_analysis
+from ..analysis.distributed.rank_summaries import analyze_run
 from ..analysis.gpu_idle import view as gpu_idle_analysis
 from ..analysis.memory import view as memory_analysis
 from ..ingest.discovery import Run
-from ..store.model import TraceModel
-from ..store.rank_summaries import analyze_run
-from ..trace_view import event_details, flow_window, range_summary, search, track_list, window_query
+from ..model.errors import ViewParamError
+from ..model.trace_model import TraceModel
+from ..trace_view import (
+    event_details,
+    flow_window,
+    range_summary,
+    search,
+    track_list,
+    window_query,
+)
+from ..trace_view import params as trace_params
 from . import contract
 from .listing import run_listing, worker_listing
 from .registry import Answer, Cache, Endpoint, Scope
-from .requests import Params, ViewParamError
+from .requests import Params
 
 __all__ = [
     "ENDPOINTS",
@@ -207,19 +216,19 @@ _TRACE_VIEW = [
         "tracks",
         track_list.TracksView,
         track_list.tracks,
-        contract.TracksParams,
+        trace_params.TracksParams,
         page="trace",
         supports=_has_events,
     ),
-    _trace_route("trace", window_query.WindowView, window_query.trace, contract.TraceParams),
-    _trace_route("event", event_details.EventView, event_details.event, contract.EventParams),
-    _trace_route("flows", flow_window.FlowsView, flow_window.flows, contract.FlowsParams),
-    _trace_route("search", search.SearchView, search.search, contract.SearchParams),
+    _trace_route("trace", window_query.WindowView, window_query.trace, trace_params.TraceParams),
+    _trace_route("event", event_details.EventView, event_details.event, trace_params.EventParams),
+    _trace_route("flows", flow_window.FlowsView, flow_window.flows, trace_params.FlowsParams),
+    _trace_route("search", search.SearchView, search.search, trace_params.SearchParams),
     _trace_route(
         "range_summary",
         range_summary.RangeSummaryView,
         range_summary.range_summary,
-        contract.RangeSummaryParams,
+        trace_params.RangeSummaryParams,
     ),
 ]
 

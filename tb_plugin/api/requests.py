@@ -9,11 +9,9 @@ import typing
 from collections.abc import Mapping
 from typing import Any
 
+from ..model.errors import ViewParamError
+
 Params = Mapping[str, str]  # a query as it comes: names to text
-
-
-class ViewParamError(ValueError):
-    """A request parameter of a view is malformed or names nothing (HTTP 400)."""
 
 
 def decode_request(request: Any, args: Params) -> dict[str, Any]:
@@ -54,12 +52,3 @@ def _parse(key: str, text: str, hint: Any) -> Any:
         if text not in choices:
             raise ViewParamError(f"{key} must be one of {', '.join(choices)}, not {text!r}")
     return text
-
-
-def bounded(value: int | None, key: str, default: int, lo: int, hi: int) -> int:
-    """A decoded integer parameter within [lo, hi]; `default` when it was not given."""
-    if value is None:
-        return default
-    if not lo <= value <= hi:
-        raise ViewParamError(f"{key} must be between {lo} and {hi}, not {value}")
-    return value

@@ -11,7 +11,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..store.model import TraceModel
+from ..model.trace_model import TraceModel
 
 DEFAULT_WIDTH = 100
 MIN_WIDTH = 40

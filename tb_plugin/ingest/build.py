@@ -19,13 +19,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from ..store.model import (
-    EVENT_COLUMNS,
-    MEMORY_COLUMNS,
-    TraceModel,
-    empty_columns,
-    file_identity,
-)
+from ..model.trace_model import EVENT_COLUMNS, MEMORY_COLUMNS, TraceModel, empty_columns
 from . import storage
 from .columns import INTERNED, Chunk, Interner, as_text, to_int
 from .decode import DecodeReport, ProgressFn, TraceDecodeError, iter_event_batches
@@ -38,6 +32,7 @@ from .native_chunk import (
     text_slice_chunk,
 )
 from .pieces import Piece, Tail, decode_tail, iter_event_pieces
+from .storage import file_identity
 
 
 class ModelBuilder:

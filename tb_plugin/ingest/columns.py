@@ -12,8 +12,8 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from ..store.categories import PHASE_CODES, Kind, Phase, kind_of
-from ..store.model import decoders_for
+from ..model.categories import PHASE_CODES, Kind, Phase, kind_of
+from ..model.trace_model import decoders_for
 from .pieces import decode_whole_events
 from .schema import CoreArgs, Event
 from .text_blocks import DecodeReport

@@ -336,3 +336,13 @@ class LogdirWatcher:
                 self.rescan()
             except Exception:
                 continue  # keep serving the last listing; retry next interval
+
+
+def chosen_spans(run: Run, span: str | None = None) -> list[tuple[Worker, SpanFile]]:
+    """Each worker's span named `span` (default "1"), else its first span."""
+    name = span or "1"
+    out = []
+    for worker in run.workers:
+        if worker.spans:
+            out.append((worker, next((s for s in worker.spans if s.name == name), worker.spans[0])))
+    return out

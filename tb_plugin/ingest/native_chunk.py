@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from ..store.categories import Kind
+from ..model.categories import Kind
 from .columns import (
     INTERNED,
     Chunk,

@@ -233,3 +233,13 @@ def _ns(value: Any) -> int:
         except ValueError:
             return 0
     return 0
+
+
+def file_identity(path: str) -> dict[str, Any]:
+    """What keys a file's cached model: its location and state; for an object store also
+    its version id or ETag (`etag`), which changes whenever the content does."""
+    state = stat(path)
+    identity = {"path": absolute(path), "size": state.size, "mtime_ns": state.mtime_ns}
+    if state.etag is not None:
+        identity["etag"] = state.etag
+    return identity

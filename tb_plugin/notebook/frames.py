@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..store.categories import Kind, Phase
-from ..store.model import TraceModel
+from ..model.categories import Kind, Phase
+from ..model.trace_model import TraceModel
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..analysis.gpu_idle.launches import gpu_work
 from ..analysis.gpu_idle.queue import queue_series
 from ..analysis.gpu_idle.view import GpuIdleView, IdleBreakdown
-from ..store.model import TraceModel
+from ..model.trace_model import TraceModel
 from .frames import plain_fields
 
 if TYPE_CHECKING:

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from ..analysis.distributed.rank_summaries import analyze_run
 from ..api.endpoints import RUN_VIEWS
 from ..ingest.discovery import Run as ListedRun
 from ..ingest.discovery import SpanFile, Worker, target_runs
 from ..store.cache import DiskCache, default_cache_dir
-from ..store.rank_summaries import analyze_run
 from ..store.trace_store import TraceStore
 from .frames import rows_frame
 from .trace import Trace

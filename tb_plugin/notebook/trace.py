@@ -16,7 +16,7 @@ from ..analysis.gpu_idle.view import GpuIdleView, LaunchDelayView
 from ..analysis.memory.allocations import PAGE_MAX
 from ..api.endpoints import VIEWS
 from ..ingest.discovery import SpanFile
-from ..store.model import TraceModel
+from ..model.trace_model import TraceModel
 from ..store.trace_store import TraceStore
 from .frames import breakdown_frame, events_frame, plain_fields, rows_frame
 from .gpu_idle_frames import idle_frame, queue_frame

@@ -29,12 +29,12 @@ from werkzeug.utils import send_file
 
 from ..api.endpoints import ENDPOINTS, span_pages
 from ..api.registry import Answer, Endpoint, Scope
-from ..api.requests import ViewParamError
 from ..ingest import storage
 from ..ingest.discovery import LogdirWatcher, Run, SpanFile, Worker
 from ..ingest.limits import env_number
+from ..model.errors import ViewParamError
+from ..model.trace_model import TraceModel
 from ..store.cache import DiskCache, default_cache_dir
-from ..store.model import TraceModel
 from ..store.pools import executor_from_env
 from ..store.run_jobs import FAILED, LOADING
 from ..store.trace_store import LoadFailed, NotReady, TraceStore, exception_text
@@ -186,7 +186,7 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
         if scope is Scope.RUN:
             endpoint.decode(args)  # 400 on a bad parameter, though none is read yet
             if endpoint.answer is Answer.RUN_JOB:
-                return self._run_job(run, args.get("span"))
+                return self._run_job(endpoint, run, args.get("span"))
             return endpoint.call(run)
         spans = self._resolve_spans(run, args, several=scope is Scope.SPANS)
         files.extend(span.file for _, span in spans)
@@ -329,12 +329,13 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
         models = self._loaded_models(request, named)
         return msgspec.json.encode(endpoint.call(*models, params))
 
-    def _run_job(self, run: Run, span: str | None) -> Any:
-        """Run-level: all ranks of the run as one job, the distributed view (202 with progress
-        while summarizing). The job's state is mapped here, at its one boundary."""
-        job = self.store.distributed(run, span)
+    def _run_job(self, endpoint: Endpoint, run: Run, span: str | None) -> Any:
+        """Run-level: all ranks of the run as one job (202 with progress while summarizing).
+        The job's state is mapped here, at its one boundary."""
+        assert endpoint.compute is not None  # a RUN_JOB endpoint has its view function
+        job = self.store.run_view(endpoint.name, endpoint.compute, run, span)
         if job.state == FAILED:  # the cross-rank analysis failed, not a rank
-            raise AnalysisError(job.failure or "distributed view failed")
+            raise AnalysisError(job.failure or f"{endpoint.name} view failed")
         if job.state == LOADING:
             raise StillLoading(job.progress())
         return job.result

@@ -20,8 +20,8 @@ import numpy as np
 
 from ..ingest.limits import env_number
 from ..ingest.naming import display_name
+from ..model.trace_model import TraceModel
 from .cache_check import manifest_ok, open_view, seal_view, write_manifest
-from .model import TraceModel
 
 PARSER_VERSION = "8"  # bump when the decoder or model layout changes
 _META_FILE = "meta.json"

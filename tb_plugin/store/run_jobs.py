@@ -1,4 +1,5 @@
-"""Run-level views (the distributed view) as background jobs of the store.
+"""Run-level views (the distributed view) as background jobs of the store. The view's
+function comes from the caller (the api's registry), so the store knows no analysis.
 
 The first request of a (run, span, file states) starts the job; every request answers
 with the job's `RunJobState`: loading (ranks done of total), ready (the view's JSON), or
@@ -10,14 +11,14 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ..ingest.discovery import Run
+from ..ingest.discovery import Run, chosen_spans
 from .errors import exception_text
-from .rank_summaries import analyze_run, chosen_spans
 
 if TYPE_CHECKING:
     from .trace_store import TraceStore
@@ -25,6 +26,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 LOADING, READY, FAILED = "loading", "ready", "failed"
+
+# A run-level view: (run, span, cache_dir, executor, progress, store) -> the view's dict.
+RunView = Callable[..., Any]
 
 
 @dataclass
@@ -59,10 +63,12 @@ class RunJobs:
         self._jobs: OrderedDict[tuple[Any, ...], RunJobState] = OrderedDict()
         self._lock = threading.Lock()
 
-    def distributed(self, run: Run, span: str | None) -> RunJobState:
-        """The job's state; starts the job if none ran for these files."""
+    def job(self, name: str, compute: RunView, run: Run, span: str | None) -> RunJobState:
+        """The state of view `name`'s job on `run`; starts the job (`compute`) if none ran
+        for these files."""
         picks = chosen_spans(run, span)
-        key = (run.name, span or "1", tuple((s.path, s.size, s.mtime_ns) for _, s in picks))
+        files = tuple((s.path, s.size, s.mtime_ns) for _, s in picks)
+        key = (name, run.name, span or "1", files)
         with self._lock:
             job = self._jobs.get(key)
             start = job is None
@@ -75,21 +81,26 @@ class RunJobs:
                 self._jobs.move_to_end(key)
         if start:
             threading.Thread(
-                target=self._run, args=(job, run, span), name="kinetoscope-distributed", daemon=True
+                target=self._run,
+                args=(job, name, compute, run, span),
+                name=f"kinetoscope-{name}",
+                daemon=True,
             ).start()
         return job
 
-    def _run(self, job: RunJobState, run: Run, span: str | None) -> None:
+    def _run(
+        self, job: RunJobState, name: str, compute: RunView, run: Run, span: str | None
+    ) -> None:
         def progress(done: int, total: int) -> None:
             job.ranks_done = done
 
         store = self.store
         cache_dir = str(store.cache.root) if store.cache else None
         try:
-            view = analyze_run(run, span, cache_dir, None, progress, store)
+            view = compute(run, span, cache_dir, None, progress, store)
             job.result = msgspec.json.encode(view)
             job.state = READY
         except Exception as exc:  # noqa: BLE001 - reported to the client, server stays up
-            log.warning("kinetoscope: distributed view of %s failed: %r", run.name, exc)
-            job.failure = f"distributed view of run {run.name!r} failed: {exception_text(exc)}"
+            log.warning("kinetoscope: %s view of %s failed: %r", name, run.name, exc)
+            job.failure = f"{name} view of run {run.name!r} failed: {exception_text(exc)}"
             job.state = FAILED

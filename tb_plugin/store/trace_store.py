@@ -23,11 +23,12 @@ import msgspec
 from ..ingest.build import build_model, return_freed_memory
 from ..ingest.discovery import Run
 from ..ingest.limits import env_number, load_timeout_s, slow_load_s
+from ..ingest.storage import file_identity
+from ..model.trace_model import TraceModel, model_nbytes
 from .cache import MAX_PARAM_VIEWS, PARAM_MARK, DiskCache, cache_key
 from .errors import LoadFailed, LoadTimeout, NotReady, describe_error, exception_text
-from .model import TraceModel, file_identity, model_nbytes
 from .pools import WorkerPools
-from .run_jobs import RunJobs, RunJobState
+from .run_jobs import RunJobs, RunJobState, RunView
 
 __all__ = [
     "LoadFailed",
@@ -244,10 +245,10 @@ class TraceStore:
 
     # --- run-level views -------------------------------------------------------
 
-    def distributed(self, run: Run, span: str | None) -> RunJobState:
-        """The distributed view of `run` (each worker's span `span`, default "1"): its
+    def run_view(self, name: str, compute: RunView, run: Run, span: str | None) -> RunJobState:
+        """Run-level view `name` of `run` (each worker's span `span`, default "1"): its
         job's state, loading with progress, ready with the JSON, or failed."""
-        return self.runs.distributed(run, span)
+        return self.runs.job(name, compute, run, span)
 
     def close(self) -> None:
         """Stops the pools. Loads still queued never run, so they end here as errors:

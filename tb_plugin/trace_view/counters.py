@@ -19,8 +19,8 @@ from ..analysis.gpu_idle.launches import gpu_work, to_us
 from ..analysis.gpu_idle.queue import queue_series
 from ..analysis.intervals import IntervalUnion
 from ..analysis.memory.series import device_levels
-from ..store.categories import Kind
-from ..store.model import TraceModel
+from ..model.categories import Kind
+from ..model.trace_model import TraceModel
 
 
 @dataclass

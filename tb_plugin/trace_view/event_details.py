@@ -9,12 +9,12 @@ from typing import Any, TypedDict
 import msgspec
 import numpy as np
 
-from ..api.contract import EventParams
-from ..api.requests import ViewParamError
-from ..store.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind, Phase
-from ..store.model import TraceModel
+from ..model.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind, Phase
+from ..model.errors import ViewParamError
+from ..model.trace_model import TraceModel
 from .index import TimelineIndex
 from .links import enclosing, flow_pairs, flows_of_event, links, sequence_partner, track_lookup
+from .params import EventParams
 from .tracks import LANE_PYTHON
 from .workers import TimelineNotFound, WorkerTrace
 

@@ -8,9 +8,9 @@ from typing import Any, TypedDict
 
 import numpy as np
 
-from ..api.contract import FlowsParams
-from ..api.requests import bounded
+from ..model.errors import bounded
 from .links import enclosing, flow_pairs, pairs_in_window
+from .params import FlowsParams
 from .workers import WorkerTrace, select_tracks, time_range
 
 DEFAULT_FLOW_LIMIT = 5_000

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..store.model import TraceModel
+from ..model.trace_model import TraceModel
 from .levels import FANOUT, Level, build_levels
 from .tracks import Track, assign_tracks, slice_rows
 

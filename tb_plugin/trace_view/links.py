@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from ..analysis.host_ranges import HostRanges, build_ranges
-from ..store.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind, Phase
-from ..store.model import TraceModel
+from ..model.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind, Phase
+from ..model.trace_model import TraceModel
 from .index import TimelineIndex
 from .tracks import LANE_MAIN, LANE_PYTHON
 

@@ -8,9 +8,9 @@ from typing import TypedDict
 
 import numpy as np
 
-from ..api.contract import RangeSummaryParams
-from ..api.requests import bounded
+from ..model.errors import bounded
 from .index import TimelineIndex
+from .params import RangeSummaryParams
 from .workers import WorkerTrace, select_tracks, time_range
 
 

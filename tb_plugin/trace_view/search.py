@@ -8,9 +8,9 @@ from typing import TypedDict
 
 import numpy as np
 
-from ..api.contract import SearchParams
-from ..api.requests import ViewParamError, bounded
-from ..store.model import TraceModel
+from ..model.errors import ViewParamError, bounded
+from ..model.trace_model import TraceModel
+from .params import SearchParams
 from .workers import WorkerTrace, time_range
 
 DEFAULT_SEARCH_LIMIT = 100

@@ -9,10 +9,10 @@ from typing import TypedDict
 
 from ..analysis.ranks import ORDER, assign_ranks, header_rank
 from ..analysis.steps import find_steps
-from ..api.contract import TracksParams
 from ..ingest.naming import name_rank
-from ..store.model import TraceModel
+from ..model.trace_model import TraceModel
 from .counters import Counter
+from .params import TracksParams
 from .tracks import Track
 from .workers import WorkerTrace, counters_of, time_base, time_extent
 

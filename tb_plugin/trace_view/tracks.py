@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from ..ingest.values import lenient_int
-from ..store.categories import Kind, Phase
-from ..store.model import TraceModel
+from ..model.categories import Kind, Phase
+from ..model.trace_model import TraceModel
 
 GPU_KINDS = (Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET, Kind.GPU_USER_ANNOTATION)
 HOST_KINDS = (Kind.CPU_OP, Kind.USER_ANNOTATION, Kind.RUNTIME, Kind.DRIVER, Kind.SYNC)

@@ -9,9 +9,9 @@ from typing import Any, TypedDict, cast
 
 import numpy as np
 
-from ..api.contract import TraceParams
-from ..api.requests import ViewParamError, bounded
+from ..model.errors import ViewParamError, bounded
 from .counters import Counter, counter_series
+from .params import TraceParams
 from .window import SliceWindow, query_slices
 from .workers import (
     NameTable,

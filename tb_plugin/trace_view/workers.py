@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..api.requests import ViewParamError
-from ..store.model import TraceModel
+from ..model.errors import ViewParamError
+from ..model.trace_model import TraceModel
 from .counters import Counter, build_counters
 from .index import TimelineIndex, index_of
 

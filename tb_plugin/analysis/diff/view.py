@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...store.model import TraceModel
+from ...model.trace_model import TraceModel
 from .. import kernels as kernels_analysis
 from .. import operators as operators_analysis
 from ..distributed.summary import summarize_rank

@@ -9,8 +9,8 @@ import msgspec
 import numpy as np
 
 from ...ingest.values import lenient_int
-from ...store.categories import Kind
-from ...store.model import TraceModel
+from ...model.categories import Kind
+from ...model.trace_model import TraceModel
 from .. import comms, overview
 from .. import gpu as gpu_summary
 from ..common import complete_rows, ends, name_flags

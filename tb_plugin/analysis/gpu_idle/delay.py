@@ -15,7 +15,7 @@ from typing import TypedDict
 
 import numpy as np
 
-from ...store.model import TraceModel
+from ...model.trace_model import TraceModel
 from .launches import GpuWork, gpu_work, to_us
 
 

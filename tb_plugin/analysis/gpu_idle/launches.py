@@ -21,8 +21,8 @@ from functools import cache
 
 import numpy as np
 
-from ...store.categories import Kind
-from ...store.model import TraceModel
+from ...model.categories import Kind
+from ...model.trace_model import TraceModel
 from ..common import complete_rows, gpu_device_ids, gpu_rows, launch_rows, launches_of, name_flags
 from ..rules import load
 

@@ -13,7 +13,7 @@ from typing import Literal, TypedDict
 
 import numpy as np
 
-from ...store.model import TraceModel
+from ...model.trace_model import TraceModel
 from ..devices import device_identity
 from ..intervals import IntervalUnion
 from ..steps import find_steps

@@ -9,8 +9,8 @@ from typing import Any, TypedDict
 
 import numpy as np
 
-from ...api.requests import ViewParamError, bounded
-from ...store.model import TraceModel
+from ...model.errors import ViewParamError, bounded
+from ...model.trace_model import TraceModel
 from .index import DeviceSeries, MemoryIndex, memory_index
 from .ranges import parse_range, selected_devices
 

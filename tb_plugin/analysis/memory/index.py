@@ -23,7 +23,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ...store.model import TraceModel
+from ...model.trace_model import TraceModel
 from ..common import thread_keys
 from ..host_ranges import HostRanges, op_ranges
 from .series import DeviceLevels, device_label, device_levels

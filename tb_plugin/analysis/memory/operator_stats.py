@@ -6,7 +6,7 @@ from typing import TypedDict
 
 import numpy as np
 
-from ...store.model import TraceModel
+from ...model.trace_model import TraceModel
 from ..optree import op_tree
 from .index import DeviceSeries, MemoryIndex
 from .ranges import window

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from ...api.requests import ViewParamError
-from ...store.model import TraceModel
+from ...model.errors import ViewParamError
+from ...model.trace_model import TraceModel
 from .index import DeviceSeries, MemoryIndex
 
 

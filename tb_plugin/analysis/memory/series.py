@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...store.model import TraceModel
+from ...model.trace_model import TraceModel
 
 # c10::DeviceType numbers → label prefix. CUDA and HIP (AMD) are both "GPU".
 DEVICE_PREFIXES = {

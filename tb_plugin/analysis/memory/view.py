@@ -33,7 +33,7 @@ from typing import Any, TypedDict
 
 import numpy as np
 
-from ...store.model import TraceModel
+from ...model.trace_model import TraceModel
 from ..devices import device_identity, gpu_of_memory_device, memory_device_label
 from ..host_ranges import HostRanges, op_ranges, python_ranges
 from .allocations import (

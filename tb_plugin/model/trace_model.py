@@ -22,7 +22,6 @@ from typing import Any, TypeVar
 import msgspec
 import numpy as np
 
-from ..ingest import storage
 from .categories import Kind, Phase
 
 T = TypeVar("T")
@@ -341,13 +340,3 @@ def decoders_for(shape: type[T]) -> tuple[msgspec.json.Decoder[list[T]], msgspec
             pair = (msgspec.json.Decoder(list[shape]), msgspec.json.Decoder(shape))  # type: ignore[valid-type]
             _decoders[shape] = pair
         return pair
-
-
-def file_identity(path: str) -> dict[str, Any]:
-    """What keys a file's cached model: its location and state; for an object store also
-    its version id or ETag (`etag`), which changes whenever the content does."""
-    state = storage.stat(path)
-    identity = {"path": storage.absolute(path), "size": state.size, "mtime_ns": state.mtime_ns}
-    if state.etag is not None:
-        identity["etag"] = state.etag
-    return identity

@@ -1,11 +1,12 @@
-"""The store's tier of per-rank summaries: a run with several workers as one distributed
+"""The run-level tier of per-rank summaries: a run with several workers as one distributed
 job. Which file per rank, each rank's summary (cached on disk beside the models), then the
 cross-rank analysis (`analysis.distributed`, which only ever sees summaries).
 
 `rank_summary(path, cache_dir)` is the unit of work: a top-level function of plain
 arguments returning a small picklable `RankSummary`, so it runs in a thread, in a
 `ProcessPoolExecutor`, or on a cluster (any `concurrent.futures.Executor`; the pools and
-the executor hook are `pools.WorkerPools`'s).
+the executor hook are `pools.WorkerPools`'s). The one analysis module that reads files,
+through the store's cache and pools: the store itself knows no analysis.
 """
 
 from __future__ import annotations
@@ -19,24 +20,25 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ..analysis.distributed.view import (
+from ...ingest.build import build_model
+from ...ingest.discovery import Run, chosen_spans
+from ...ingest.naming import name_rank
+from ...ingest.storage import file_identity
+from ...model.trace_model import TraceModel
+from ...store.cache import DiskCache, cache_key
+from ...store.errors import LoadFailed, describe_error
+from ...store.pools import PROCESS_POOL_MIN_RANKS, WorkerPools
+from ..taxonomy import taxonomy_version
+from .view import (
     VERSION,
     RankInput,
     RankSummary,
     analyze,
     summarize_rank,
 )
-from ..analysis.taxonomy import taxonomy_version
-from ..ingest.build import build_model
-from ..ingest.discovery import Run, SpanFile, Worker
-from ..ingest.naming import name_rank
-from .cache import DiskCache, cache_key
-from .errors import LoadFailed, describe_error
-from .model import TraceModel, file_identity
-from .pools import PROCESS_POOL_MIN_RANKS, WorkerPools
 
 if TYPE_CHECKING:
-    from .trace_store import TraceStore
+    from ...store.trace_store import TraceStore
 
 log = logging.getLogger(__name__)
 
@@ -118,16 +120,6 @@ def rank_summary(
 
 
 # --- a run ---------------------------------------------------------------------------------
-
-
-def chosen_spans(run: Run, span: str | None = None) -> list[tuple[Worker, SpanFile]]:
-    """Each worker's span named `span` (default "1"), else its first span."""
-    name = span or "1"
-    out = []
-    for worker in run.workers:
-        if worker.spans:
-            out.append((worker, next((s for s in worker.spans if s.name == name), worker.spans[0])))
-    return out
 
 
 class _Collected:
