@@ -30,9 +30,7 @@ setup(
     install_requires=[
         "tensorboard>=2.11",
         "werkzeug>=2.0",
-        "protobuf>=3.19",
         "numpy>=1.22",
-        "pandas>=1.4",
         "msgspec>=0.18",
         "isal>=1.5",
     ],
@@ -43,7 +41,11 @@ setup(
         "azure": ["fsspec>=2023.1", "adlfs>=2023.1"],
         # Per-rank summaries on a Dask cluster (`KINETOSCOPE_DASK_SCHEDULER`, `--dask`).
         "dask": ["dask[distributed]>=2023.1"],
+        # `kinetoscope.open(...)`: views as DataFrames (the notebook API; docs/python_api.md).
+        "notebook": ["pandas>=1.4"],
         "dev": [
+            "pandas>=1.4",
+            "import-linter>=2.13",
             "pytest>=7",
             "pytest-timeout",
             "hypothesis>=6",

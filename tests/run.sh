@@ -15,6 +15,8 @@ echo "== ruff, mypy"
 .venv/bin/ruff check tb_plugin handlers tests samples bench
 .venv/bin/ruff format --check tb_plugin handlers tests samples bench
 .venv/bin/mypy
+echo "== import layers (lint-imports)"
+.venv/bin/lint-imports
 
 echo "== typescript: tsc, eslint, prettier, unit tests"
 npm run --silent typecheck

@@ -36,19 +36,20 @@ PAIR = {**SPAN, "target_run": "job", "target_worker": "worker1"}  # Scope.PAIR: 
 QUERIES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "runs": ({}, {}),  # nothing to get wrong
     "workers": ({"run": "job"}, {}),
-    "spans": ({"run": "job", "worker": "worker0"}, {"run": "job"}),
-    "status": (SPAN, {"run": "job"}),
+    # No run named: 400 (a missing worker or span is the first one, as in the CLI).
+    "spans": ({"run": "job", "worker": "worker0"}, {"worker": "worker0"}),
+    "status": (SPAN, {"worker": "worker0"}),
     "distributed": ({"run": "job"}, {}),
-    "overview": (SPAN, {"run": "job"}),
+    "overview": (SPAN, {"worker": "worker0"}),
     "memory": (SPAN, {**SPAN, "start_us": "soon"}),
     "memory_curve": ({**SPAN, "width": "50"}, {**SPAN, "width": "wide"}),
     "memory_events": ({**SPAN, "sort": "duration"}, {**SPAN, "sort": "colour"}),
     "operators": ({**SPAN, "group_by": "shape"}, {**SPAN, "group_by": "stack"}),
     "callstacks": ({**SPAN, "name": "aten::mm"}, SPAN),
     "kernels": ({**SPAN, "group_by": "op"}, {**SPAN, "device": "gpu0"}),
-    "modules": (SPAN, {"run": "job"}),
-    "gpu_idle": (SPAN, {"run": "job"}),
-    "tracks": ({"run": "job", "workers": "worker0,worker1"}, {"run": "job"}),
+    "modules": (SPAN, {"worker": "worker0"}),
+    "gpu_idle": (SPAN, {"worker": "worker0"}),
+    "tracks": ({"run": "job", "workers": "worker0,worker1"}, {"workers": "worker0"}),
     "trace": ({**SPAN, "width": "80"}, {**SPAN, "t0": "early"}),
     "event": ({**SPAN, "row": "1"}, {**SPAN, "row": "first"}),
     "flows": (SPAN, {**SPAN, "limit": "many"}),
@@ -285,4 +286,4 @@ def test_download_is_the_file(client: PluginClient, logdir: Path) -> None:
     response = client.get("download", **SPAN)
     assert response.status_code == 200
     assert response.get_data() == (logdir / "job" / "worker0.100.pt.trace.json").read_bytes()
-    assert client.get("download", run="job").status_code == 400
+    assert client.get("download", worker="worker0").status_code == 400  # no run named

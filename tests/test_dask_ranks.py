@@ -21,7 +21,7 @@ from kinetoscope.analysis.distributed.rank_summaries import analyze_run
 from kinetoscope.cli.main import EXIT_USAGE, main
 from kinetoscope.ingest.discovery import Run, scan_logdir
 from kinetoscope.store.dask_ranks import DaskRanks
-from kinetoscope.store.pools import DASK_ENV
+from kinetoscope.store.pool_settings import DASK_ENV
 
 distributed = pytest.importorskip("distributed")
 

@@ -275,17 +275,17 @@ def test_cli_text_tables(logdir: Path, capsys: pytest.CaptureFixture[str]) -> No
 
 def test_cli_unknown_names(logdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["diff", str(logdir), "--base", "before:worker9", "--target", "after"]) == 3
-    assert "no worker named 'worker9' in run 'before'" in capsys.readouterr().err
+    assert "no worker 'worker9' in run 'before' (known: worker0)" in capsys.readouterr().err
     assert main(["diff", str(logdir), "--base", "nothing", "--target", "after"]) == 3
 
 
 def test_route_errors(client: PluginClient) -> None:
     assert client.get("diff", **{**PAIR, "target_run": "nothing"}).status_code == 404
     assert client.get("diff", **{**PAIR, "target_span": "7"}).status_code == 404
-    missing = {k: v for k, v in PAIR.items() if k != "target_worker"}
+    missing = {k: v for k, v in PAIR.items() if k != "target_run"}
     response = client.get("diff", **missing)
     assert response.status_code == 400
-    assert "missing parameter: target_worker" in response.get_data(as_text=True)
+    assert "missing parameter: target_run" in response.get_data(as_text=True)
     assert client.get("diff", **PAIR, group_by="stack").status_code == 400
 
 

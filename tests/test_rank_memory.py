@@ -28,13 +28,15 @@ MEASURE = textwrap.dedent(
     import json, resource, sys, time
     from concurrent.futures import ThreadPoolExecutor
     from kinetoscope.ingest.discovery import scan_logdir
+    from kinetoscope.analysis.distributed.rank_summaries import analyze_run
+    from kinetoscope.store.run_jobs import RunJobs
     from kinetoscope.store.trace_store import TraceStore
 
     if __name__ == "__main__":
         (run,) = scan_logdir(sys.argv[1])
         executor = ThreadPoolExecutor(2) if sys.argv[2] == "threads" else None
         store = TraceStore(None, executor=executor)  # as the plugin: the store's jobs
-        job = store.distributed(run, None)
+        job = RunJobs(store).job("distributed", analyze_run, run, None)
         while job.state == "loading":
             time.sleep(0.05)
         view = json.loads(job.result)

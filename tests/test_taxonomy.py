@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from builders import TraceBuilder
 from corpus import corpus_model
+from kinetoscope.analysis.kernel_classes import kernel_classes
 from kinetoscope.analysis.kernels import kernels
 from kinetoscope.analysis.overview import overview
 from kinetoscope.analysis.taxonomy import (
@@ -16,7 +17,6 @@ from kinetoscope.analysis.taxonomy import (
     MATRIX_YES,
     classify_name,
     families,
-    kernel_classes,
     taxonomy_version,
 )
 

@@ -32,8 +32,9 @@ from ..model.categories import Kind
 from ..model.trace_model import TraceModel
 from .common import complete_rows, launches_of, name_flags, thread_keys
 from .host_ranges import host_ranges
+from .kernel_classes import kernel_classes
 from .rules import collective_type, dtype_size
-from .taxonomy import is_comm_op, is_host_transfer_op, kernel_classes
+from .taxonomy import is_comm_op, is_host_transfer_op
 
 OTHER = "other"
 

@@ -17,10 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from ..model.categories import Kind
+from ..model.categories import GPU_TYPES, Kind
 from ..model.trace_model import TraceModel
 from .common import complete_rows, gpu_device_ids
-from .memory.series import GPU_TYPES
 
 MATRIX_CORE_NAMES = {"nvidia": "Tensor Cores", "amd": "Matrix cores (MFMA)"}
 _NVIDIA_NAME_PREFIXES = ("nvidia", "tesla", "geforce", "quadro", "titan")

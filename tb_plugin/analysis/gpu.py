@@ -24,8 +24,8 @@ from ..model.trace_model import TraceModel
 from .common import gpu_device_ids
 from .devices import device_identity
 from .intervals import IntervalUnion, weighted_capped_integral
+from .kernel_classes import kernel_classes, matrix_share
 from .steps import Steps
-from .taxonomy import kernel_classes, matrix_share
 
 
 class DeviceView(TypedDict):

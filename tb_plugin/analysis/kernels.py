@@ -39,15 +39,10 @@ from ..model.trace_model import TraceModel
 from .common import gpu_device_ids, launches_of, name_flags, unique_rows
 from .devices import matrix_core_name, trace_vendor
 from .gpu_idle.delay import grouped_delay, launch_delays_of
+from .kernel_classes import kernel_classes, matrix_share
 from .optree import op_tree
 from .rules import is_step_name
-from .taxonomy import (
-    MATRIX_UNKNOWN,
-    MATRIX_YES,
-    WORKS,
-    kernel_classes,
-    matrix_share,
-)
+from .taxonomy import MATRIX_UNKNOWN, MATRIX_YES, WORKS
 
 VERSION = "3"  # 2: tri-state matrix-core use, work class; 3: launch delay columns
 GROUP_BY = ("name", "op")

@@ -13,8 +13,6 @@ launches count as Runtime, and CPU collective backends (`gloo:*`) count as Commu
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
-
 import numpy as np
 
 from ..model.categories import Kind
@@ -22,38 +20,18 @@ from ..model.trace_model import TraceModel
 from . import gpu as gpu_summary
 from .common import complete_rows, ends, gpu_device_ids, name_flags
 from .intervals import IntervalUnion
-from .recommendations import Recommendation, recommend
+from .kernel_classes import kernel_classes
+from .overview_types import OverviewView, StepView
+from .recommendations import recommend
 from .rules import is_dataloader_range, is_step_name
 from .steps import Steps, find_steps
-from .taxonomy import is_comm_op, is_host_transfer_op, kernel_classes
+from .taxonomy import is_comm_op, is_host_transfer_op
 
 # 3: kernel taxonomy, step windows over all device work, device identity, advice that fits
 # the hardware and the cause.
 VERSION = "3"
 ROLES = ("kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec")
 ALL_PARTS = ROLES + ("other",)
-
-
-class StepView(TypedDict):
-    name: str
-    number: int | None
-    start_us: float
-    end_us: float
-    duration_us: float
-    breakdown_us: dict[str, float]
-
-
-class OverviewView(TypedDict):
-    steps: list[StepView]
-    breakdown_us: dict[str, float]
-    step_count: int
-    average_step_us: float
-    average_breakdown_us: dict[str, float]
-    steps_source: str
-    dropped_steps: list[dict[str, Any]]
-    device_type: str
-    devices: list[gpu_summary.DeviceView]
-    recommendations: list[Recommendation]
 
 
 def role_intervals(model: TraceModel) -> dict[str, tuple[np.ndarray, np.ndarray]]:

@@ -15,21 +15,21 @@ then says so and names both remedies.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..model.categories import Kind
 from ..model.trace_model import TraceModel
 from .common import complete_rows, launches_of, name_flags
+from .kernel_classes import kernel_classes
+from .overview_types import OverviewView, Recommendation
 from .rules import is_tensor_core_eligible_op
 from .steps import Steps
-from .taxonomy import MATRIX_NO, MATRIX_YES, kernel_classes
+from .taxonomy import MATRIX_NO, MATRIX_YES
 
 if TYPE_CHECKING:
-    from .distributed.types import RankView
     from .gpu import DeviceView
-    from .overview import OverviewView
 
 DATALOADER_PCT = 5.0
 COMMUNICATION_PCT = 10.0
@@ -38,16 +38,6 @@ MEMORY_PEAK_PCT = 90.0
 ELIGIBLE_SHARE_PCT = 10.0
 TF32_MIN_CAPABILITY = 8.0
 WAIT_SHARE_PCT = 50.0  # of communication time: waiting for other ranks leads
-
-
-class Recommendation(TypedDict):
-    id: str
-    severity: str
-    title: str
-    message: str
-    evidence: dict[str, Any]
-    link: dict[str, str]
-    docs_url: str | None
 
 
 def _steps_above(view: OverviewView, part: str, pct: float) -> list[str]:
@@ -222,26 +212,6 @@ def communication_advice(
         "link": link,
         "docs_url": url,
     }
-
-
-def job_advice(ranks: list[RankView]) -> list[Recommendation]:
-    """The Distributed view's advice: communication over the ranks' steps, with the share
-    of it spent waiting for other ranks (sync wait against transfer)."""
-    step_time = sum(r["step_time_us"] for r in ranks)
-    comm = sum(r["communication_us"] for r in ranks)
-    if step_time <= 0 or 100.0 * comm / step_time <= COMMUNICATION_PCT:
-        return []
-    wait = sum(r["sync_wait_us"] for r in ranks)
-    in_collectives = wait + sum(r["transfer_us"] for r in ranks)
-    steps = dict.fromkeys(  # in order of appearance, each once
-        s["name"]
-        for r in ranks
-        for s in r["steps"]
-        if s["duration_us"] > 0
-        and 100.0 * s["communication_us"] / s["duration_us"] > COMMUNICATION_PCT
-    )
-    wait_pct = 100.0 * wait / in_collectives if in_collectives > 0 else None
-    return [communication_advice(100.0 * comm / step_time, comm, list(steps), wait_pct)]
 
 
 def _world_size(model: TraceModel) -> int | None:

@@ -12,13 +12,14 @@ from typing import Any
 import msgspec
 
 from ..analysis.operators import GROUP_BY
+from ..api import resolve as resolver
 from ..api.endpoints import ENDPOINTS
 from ..ingest import storage
 from ..ingest.discovery import Run, SpanFile, scan_logdir
 from ..store.cache import DiskCache, default_cache_dir
 from ..store.trace_store import LoadFailed, TraceStore
 from .diff_text import render_diff
-from .main import EXIT_LOAD, ReportError, _pick
+from .errors import EXIT_LOAD, ReportError
 
 
 def add_parser(sub: Any) -> None:
@@ -37,15 +38,17 @@ def resolve(runs: tuple[Run, ...], spec: str) -> tuple[str, SpanFile]:
     """`RUN[:WORKER[:SPAN]]` → (a label, the span file). The longest run name the spec
     starts with wins, so run names holding ':' still resolve."""
     matches = [r for r in runs if spec == r.name or spec.startswith(r.name + ":")]
-    if not matches:
-        known = ", ".join(r.name for r in runs) or "none"
-        raise ReportError(f"no run named {spec.split(':')[0]!r} (known: {known})")
-    run = max(matches, key=lambda r: len(r.name))
-    rest = spec[len(run.name) + 1 :].split(":", 1) if spec != run.name else []
-    worker = _pick(run.workers, rest[0] if rest else None, "worker", f"run {run.name!r}")
-    span_name = rest[1] if len(rest) > 1 else None
-    span = _pick(worker.spans, span_name, "span", f"worker {worker.name!r}")
-    return f"{run.name}:{worker.name}:{span.name}", span
+    try:
+        if not matches:
+            resolver.find_run(runs, spec.split(":")[0])  # says which runs there are
+        run = max(matches, key=lambda r: len(r.name))
+        rest = spec[len(run.name) + 1 :].split(":", 1) if spec != run.name else []
+        target = resolver.resolve(
+            run, rest[0] if rest else None, rest[1] if len(rest) > 1 else None
+        )
+    except resolver.NotFound as exc:
+        raise ReportError(str(exc)) from None
+    return f"{run.name}:{target.worker.name}:{target.span.name}", target.span
 
 
 def diff_json(store: TraceStore, base: SpanFile, target: SpanFile, group_by: str) -> bytes:

@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .report_text import DEFAULT_WIDTH, PART_LABELS, _short, _table, _wrap
+from .report_text import PART_LABELS
+from .text_tables import DEFAULT_WIDTH, short, table, wrap
 
 TOP_ROWS = 15
 Format = Callable[[float], str]
@@ -41,7 +42,7 @@ Row = tuple[str, dict[str, Any], Format]  # a label, a compared number, how its 
 
 def _compared_table(rows: list[Row], width: int) -> str:
     header = ["", "base", "target", "delta", "delta %"]
-    return _table(header, [[name, *_cells(n, fmt)] for name, n, fmt in rows], width)
+    return table(header, [[name, *_cells(n, fmt)] for name, n, fmt in rows], width)
 
 
 def _steps(view: dict[str, Any], width: int) -> str:
@@ -97,17 +98,17 @@ def _changes(title: str, rows: list[dict[str, Any]], field: str, width: int) -> 
     for r in shown:
         calls = r["calls"]
         count = f"{_plain(calls['base'])}→{_plain(calls['target'])}"
-        name = _short(r["name"], 60)
+        name = short(r["name"], 60)
         if r.get("input_shape") is not None:
             name = f"{name} {r['input_shape']}"
         cells.append([r["status"], name, count, *_cells(r[field], _ms)])
-    return f"{title}\n" + _table(header, cells, width)
+    return f"{title}\n" + table(header, cells, width)
 
 
 def render_diff(base: str, target: str, view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:
     """The whole text report; `base` and `target` say which traces were compared."""
     lines = [f"kinetoscope diff: base {base}", f"                  target {target}"]
-    lines += [_wrap(f"note: {note}", width, "") for note in view["notes"]]
+    lines += [wrap(f"note: {note}", width, "") for note in view["notes"]]
     metric = view["operator_metric"].replace("_us", " time").replace("_", " ")
     operators = f"Operators, largest change of {metric} first"
     sections = [

@@ -19,28 +19,17 @@ from typing import Any
 import msgspec
 
 from ..api.endpoints import RUN_VIEWS, VIEWS, supported_views
+from ..api.resolve import NotFound, find_run, resolve
 from ..ingest import storage
-from ..ingest.discovery import Run, SpanFile, Worker, target_runs
+from ..ingest.discovery import Run, target_runs
 from ..store.cache import DiskCache, default_cache_dir
 from ..store.dask_ranks import DaskRanks, DaskUnavailable, require_distributed
 from ..store.pools import executor_from_env
 from ..store.trace_store import LoadFailed, TraceStore
+from . import diff
+from .errors import EXIT_LOAD, EXIT_USAGE, ReportError, RunFailed
 from .progress import RankProgress
 from .report_text import render_text
-
-EXIT_USAGE, EXIT_LOAD = 2, 3
-
-
-class ReportError(Exception):
-    pass
-
-
-class RunFailed(ReportError):
-    """A run's trace could not be read; `result` is what the JSON says of it."""
-
-    def __init__(self, message: str, result: dict[str, Any]) -> None:
-        super().__init__(message)
-        self.result = result
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -69,22 +58,8 @@ def _parser() -> argparse.ArgumentParser:
         "(tcp://host:8786; 'local' starts a local cluster of processes; default: "
         "$KINETOSCOPE_DASK_SCHEDULER, else this machine's pool); needs kinetoscope[dask]",
     )
-    from . import diff  # imports this module: loaded once the names above exist
-
     diff.add_parser(sub)
     return parser
-
-
-def _pick(items: tuple[Any, ...], name: str | None, what: str, where: str) -> Any:
-    if name is None:
-        if not items:
-            raise ReportError(f"{where} has no {what}s")
-        return items[0]
-    for item in items:
-        if item.name == name:
-            return item
-    known = ", ".join(i.name for i in items) or "none"
-    raise ReportError(f"no {what} named {name!r} in {where} (known: {known})")
 
 
 def _targets(args: argparse.Namespace) -> tuple[str, list[Run]]:
@@ -103,13 +78,19 @@ def _targets(args: argparse.Namespace) -> tuple[str, list[Run]]:
     if not runs:
         raise ReportError(f"{args.logdir}: no trace files found")
     if args.run is not None:
-        runs = [_pick(tuple(runs), args.run, "run", args.logdir)]
+        try:
+            runs = [find_run(runs, args.run)]
+        except NotFound as exc:
+            raise ReportError(f"{args.logdir}: {exc}") from None
     return path, runs
 
 
 def _report_run(store: TraceStore, run: Run, args: argparse.Namespace) -> dict[str, Any]:
-    worker: Worker = _pick(run.workers, args.worker, "worker", f"run {run.name!r}")
-    span: SpanFile = _pick(worker.spans, args.span, "span", f"worker {worker.name!r}")
+    try:
+        target = resolve(run, args.worker, args.span)
+    except NotFound as exc:
+        raise ReportError(str(exc)) from None
+    worker, span = target.worker, target.span
     try:
         model = store.wait(span.path)
     except LoadFailed as exc:
@@ -152,9 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.getLogger("kinetoscope").setLevel(logging.ERROR)  # errors are printed below
     if args.command == "diff":
-        from .diff import run_diff
-
-        return run_diff(args)
+        return diff.run_diff(args)
     cache = None if args.no_cache else DiskCache(default_cache_dir())
     try:
         executor = _rank_executor(args)

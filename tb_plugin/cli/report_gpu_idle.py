@@ -1,11 +1,11 @@
 """`kinetoscope report --format text`: the `gpu_idle` view (why the GPU is idle, launch
-delays, queue lengths) as tables; registered in `report_text.RENDERERS`."""
+delays, queue lengths) as tables; listed in `report_text.RENDERERS`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from .report_text import DEFAULT_WIDTH, RENDERERS, Column, _or_dash, _rows_table, _short, _wrap
+from .text_tables import DEFAULT_WIDTH, Column, or_dash, rows_table, short, wrap
 
 
 def _ms_of_ns(ns: float) -> str:
@@ -17,7 +17,7 @@ def _us_of_ns(ns: float) -> str:
 
 
 # A share of step time (0..1) as a percentage; "-" when there was no step time.
-_pct = _or_dash(lambda share: f"{100 * share:.1f}")
+_pct = or_dash(lambda share: f"{100 * share:.1f}")
 
 
 _IDLE_COLUMNS: list[Column] = [
@@ -43,7 +43,7 @@ _DELAY_COLUMNS: list[Column] = [
 
 def render_gpu_idle(view: dict[str, Any], width: int = DEFAULT_WIDTH, top: int = 10) -> str:
     if not view["available"]:
-        return "Why is the GPU idle?\n" + _wrap(view["reason"] or "", width)
+        return "Why is the GPU idle?\n" + wrap(view["reason"] or "", width)
     lanes = []
     for device in view["devices"]:
         lanes.append({"lane": device["label"], **device["total"], "max_queue": "-"})
@@ -55,18 +55,18 @@ def render_gpu_idle(view: dict[str, Any], width: int = DEFAULT_WIDTH, top: int =
     threshold = view["kernel_wait_threshold_ns"] / 1000
     steps = len(view["steps"])
     out = [
-        _wrap(
+        wrap(
             f"Why is the GPU idle? (over {steps} step{'' if steps == 1 else 's'}; kernel wait:"
             f" queued gaps under {threshold:g} us)",
             width,
             "",
         ),
-        _rows_table(_IDLE_COLUMNS, lanes, width),
+        rows_table(_IDLE_COLUMNS, lanes, width),
     ]
     delay = view["launch_delay"]
-    rows = [{**r, "short": _short(r["name"])} for r in delay["rows"][:top]]
+    rows = [{**r, "short": short(r["name"])} for r in delay["rows"][:top]]
     out.append(
-        _wrap(
+        wrap(
             f"Launch delay (launch call start to GPU start; top {len(rows)} of {delay['names']}"
             f" names by total delay; {delay['linked']} of {delay['activities']} activities"
             " linked)",
@@ -74,8 +74,5 @@ def render_gpu_idle(view: dict[str, Any], width: int = DEFAULT_WIDTH, top: int =
             "",
         )
     )
-    out.append(_rows_table(_DELAY_COLUMNS, rows, width))
+    out.append(rows_table(_DELAY_COLUMNS, rows, width))
     return "\n".join(out)
-
-
-RENDERERS["gpu_idle"] = render_gpu_idle

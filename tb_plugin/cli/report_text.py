@@ -6,16 +6,17 @@ shrink their text columns and long sentences wrap. Times are relative to the tra
 
 from __future__ import annotations
 
-import os
-import textwrap
-from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..model.trace_model import TraceModel
-
-DEFAULT_WIDTH = 100
-MIN_WIDTH = 40
-MIN_TEXT_COLUMN = 12
+from .report_gpu_idle import render_gpu_idle
+from .text_tables import DEFAULT_WIDTH, Column, report_width
+from .text_tables import ms as _ms
+from .text_tables import or_dash as _or_dash
+from .text_tables import rows_table as _rows_table
+from .text_tables import short as _short
+from .text_tables import table as _table
+from .text_tables import wrap as _wrap
 
 PART_LABELS = {
     "kernel": "Kernel",
@@ -27,84 +28,6 @@ PART_LABELS = {
     "cpu_exec": "CPU Exec",
     "other": "Other",
 }
-
-
-def _ms(us: float) -> str:
-    return f"{us / 1000:.3f}"
-
-
-def report_width() -> int:
-    """The terminal's width from `$COLUMNS`, else DEFAULT_WIDTH."""
-    try:
-        return max(MIN_WIDTH, int(os.environ.get("COLUMNS", "")))
-    except ValueError:
-        return DEFAULT_WIDTH
-
-
-def _is_number(cell: str) -> bool:
-    try:
-        float(cell.replace(" *", ""))
-    except ValueError:
-        return cell == "-"
-    return True
-
-
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: max(width - 3, 1)] + "..."
-
-
-def _column_widths(
-    header: list[str], rows: list[list[str]], text: list[bool], width: int
-) -> list[int]:
-    """Natural widths, then the widest text column narrowed until the line fits."""
-    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
-    excess = sum(widths) + 2 * (len(widths) - 1) - width
-    while excess > 0:
-        shrinkable = [i for i, t in enumerate(text) if t and widths[i] > MIN_TEXT_COLUMN]
-        if not shrinkable:
-            break
-        widest = max(shrinkable, key=lambda i: widths[i])
-        cut = min(excess, widths[widest] - MIN_TEXT_COLUMN)
-        widths[widest] -= cut
-        excess -= cut
-    return widths
-
-
-def _table(header: list[str], rows: list[list[str]], width: int = DEFAULT_WIDTH) -> str:
-    """Numbers right-aligned, text left-aligned and clipped so a line fits in `width`."""
-    text = [any(not _is_number(r[i]) for r in rows) for i in range(len(header))]
-    widths = _column_widths(header, rows, text, width)
-
-    def line(cells: list[str]) -> str:
-        out = [
-            _clip(c, w).ljust(w) if t else _clip(c, w).rjust(w)
-            for c, w, t in zip(cells, widths, text)
-        ]
-        return "  ".join(out).rstrip()
-
-    return "\n".join([line(header), "  ".join("-" * w for w in widths)] + [line(r) for r in rows])
-
-
-# A column of a view's rows: its header, the row's key, and how that value prints.
-Column = tuple[str, str, Callable[[Any], str]]
-
-
-def _rows_table(columns: Sequence[Column], rows: list[dict[str, Any]], width: int) -> str:
-    """`_table` of a view's rows, one column per (header, key, format)."""
-    cells = [[fmt(row[key]) for _, key, fmt in columns] for row in rows]
-    return _table([header for header, _, _ in columns], cells, width)
-
-
-def _or_dash(fmt: Callable[[Any], str]) -> Callable[[Any], str]:
-    """`fmt` of a value, "-" for None (not known)."""
-    return lambda v: "-" if v is None else fmt(v)
-
-
-def _wrap(text: str, width: int, lead: str = "  ") -> str:
-    """`text` after `lead`, wrapped to `width`, continuation lines indented under it."""
-    return textwrap.fill(
-        text, width, initial_indent=lead, subsequent_indent=" " * len(lead), break_on_hyphens=False
-    )
 
 
 def render_overview(view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:
@@ -218,7 +141,6 @@ def render_text(
     width: int | None = None,
 ) -> str:
     """Every view that has a renderer, `width` columns wide (default: report_width())."""
-    from . import report_gpu_idle  # noqa: F401 - registers its renderer (it imports this module)
 
     width = width or report_width()
     head = f"== run {run} / worker {worker} / span {span} ({len(model)} events)"
@@ -286,10 +208,6 @@ def render_distributed(view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:
 
 
 RENDERERS["distributed"] = render_distributed
-
-
-def _short(name: str, width: int = 70) -> str:
-    return name if len(name) <= width else name[: width - 3] + "..."
 
 
 _OPERATOR_COLUMNS: list[Column] = [
@@ -365,3 +283,4 @@ def render_modules(
 
 
 RENDERERS["modules"] = render_modules
+RENDERERS["gpu_idle"] = render_gpu_idle

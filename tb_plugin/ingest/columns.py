@@ -14,7 +14,7 @@ import numpy as np
 
 from ..model.categories import PHASE_CODES, Kind, Phase, kind_of
 from ..model.trace_model import decoders_for
-from .pieces import decode_whole_events
+from .event_text import decode_whole_events
 from .schema import CoreArgs, Event
 from .text_blocks import DecodeReport
 from .values import lenient_int

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from itertools import islice
 from typing import Any
 
 import msgspec
@@ -214,3 +215,21 @@ def stop_at_oversized_text(report: DecodeReport, offset: int, limit: int) -> Non
         f"more than {limit >> 20} MiB of text without an event boundary at byte {offset} "
         "(KINETOSCOPE_MAX_EVENT_MB): stopped reading there, kept the events before it"
     )
+
+
+def decode_whole_events(body: bytes, report: DecodeReport) -> tuple[list[Event], int]:
+    """Decode the whole events at the start of `body` (a slice from
+    `pieces.iter_event_pieces`). Returns the events and how many bytes of `body` they used; the
+    rest is text the slice cut inside an event, to be decoded with what follows."""
+    start = skip_separator(body, 0)
+    if start == len(body):
+        return [], len(body)
+    events = decode_events(body[start:], report)
+    if events is not None:
+        return events, len(body)
+    for cut in islice(split_points(body, start), 3):
+        events = decode_events(body[start:cut], report)
+        if events is not None:
+            return events, cut
+    # Broken text rather than a bad cut: keep every event that decodes.
+    return decode_run(body, start, len(body), report, 0), len(body)

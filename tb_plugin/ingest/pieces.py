@@ -12,17 +12,15 @@ from __future__ import annotations
 import io
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
-from itertools import islice
 from typing import BinaryIO, Union
 
 from . import decode  # decode.CHUNK_TARGET, read at each call
 from . import event_text as scan
 from .decode import Batch, TextReader, iter_event_batches
 from .limits import max_event_bytes
-from .schema import Event
 from .text_blocks import DecodeReport, ProgressFn, TraceDecodeError, decompressed_blocks
 
-__all__ = ["Piece", "Tail", "decode_tail", "decode_whole_events", "iter_event_pieces"]
+__all__ = ["Piece", "Tail", "decode_tail", "iter_event_pieces"]
 
 
 @dataclass
@@ -93,21 +91,3 @@ def decode_tail(
         report.header = part.header
     report.partial = report.partial or part.partial
     report.warnings.extend(w for w in part.warnings if w not in report.warnings)
-
-
-def decode_whole_events(body: bytes, report: DecodeReport) -> tuple[list[Event], int]:
-    """Decode the whole events at the start of `body` (a slice from
-    `iter_event_pieces`). Returns the events and how many bytes of `body` they used; the
-    rest is text the slice cut inside an event, to be decoded with what follows."""
-    start = scan.skip_separator(body, 0)
-    if start == len(body):
-        return [], len(body)
-    events = scan.decode_events(body[start:], report)
-    if events is not None:
-        return events, len(body)
-    for cut in islice(scan.split_points(body, start), 3):
-        events = scan.decode_events(body[start:cut], report)
-        if events is not None:
-            return events, cut
-    # Broken text rather than a bad cut: keep every event that decodes.
-    return scan.decode_run(body, start, len(body), report, 0), len(body)

@@ -99,3 +99,17 @@ def kind_of(category: str, phase: Phase, name: str) -> Kind:
     if phase == Phase.COUNTER:
         return Kind.COUNTER
     return CATEGORY_KINDS.get(category.lower(), Kind.OTHER)
+
+
+# c10::DeviceType numbers (memory events' `Device Type`) → label prefix; CUDA and HIP
+# (AMD) are both "GPU".
+DEVICE_PREFIXES = {
+    1: "GPU",
+    6: "GPU",
+    9: "XLA",
+    12: "XPU",
+    13: "MPS",
+    15: "HPU",
+    19: "MTIA",
+}
+GPU_TYPES = (1, 6)

@@ -31,6 +31,17 @@ _ENUMS: dict[str, Any] = {"ph": Phase, "kind": Kind}
 _INTERNAL = ("args_end",)  # offsets into the args blob: no meaning outside the model
 
 
+def require_pandas() -> None:
+    """pandas is the notebook extra's (`kinetoscope[notebook]`): say so before any work."""
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        raise ImportError(
+            "kinetoscope.open gives DataFrames and needs pandas: "
+            "pip install 'kinetoscope[notebook]'"
+        ) from None
+
+
 def rows_frame(view: Mapping[str, Any], key: str, response: Any) -> pd.DataFrame:
     """`view[key]` (a list of objects) as a frame, the view's plain top-level values in
     `attrs`. `response` is the view's response type (a TypedDict): it names the columns

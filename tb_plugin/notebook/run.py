@@ -15,11 +15,12 @@ import msgspec
 
 from ..analysis.distributed.rank_summaries import analyze_run
 from ..api.endpoints import RUN_VIEWS
+from ..api.resolve import find_run, resolve
 from ..ingest.discovery import Run as ListedRun
-from ..ingest.discovery import SpanFile, Worker, target_runs
+from ..ingest.discovery import target_runs
 from ..store.cache import DiskCache, default_cache_dir
 from ..store.trace_store import TraceStore
-from .frames import rows_frame
+from .frames import require_pandas, rows_frame
 from .trace import Trace
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ def open_run(path: str, run: str | None = None, cache: bool = True) -> Run:
     """The run at `path`: a run folder (the folder holding trace files), a logdir with
     `run=` naming one of its runs (the only run needs no name), or one trace file.
     `cache=False` neither reads nor writes the disk cache."""
+    require_pandas()
     runs = target_runs(str(path))
     if not runs:
         raise FileNotFoundError(f"{path}: no trace files found")
@@ -42,9 +44,7 @@ def open_run(path: str, run: str | None = None, cache: bool = True) -> Run:
         if chosen is None:
             raise ValueError(f"{path} holds several runs; pass run= one of: {', '.join(names)}")
     else:
-        chosen = next((r for r in runs if r.name == run), None)
-        if chosen is None:
-            raise ValueError(f"no run named {run!r} in {path} (known: {', '.join(names)})")
+        chosen = find_run(runs, run)
     return Run(chosen, TraceStore(DiskCache(default_cache_dir()) if cache else None))
 
 
@@ -73,28 +73,10 @@ class Run:
 
     def trace(self, worker: str | None = None, span: str | int | None = None) -> Trace:
         """A worker's span; by default the first worker and its first span (what the UI
-        shows when none is chosen)."""
-        workers = self._listed.workers
-        if not workers:
-            raise ValueError(f"run {self.name!r} has no workers")
-        found: Worker | None
-        if worker is None:
-            found = workers[0]
-        else:
-            found = next((w for w in workers if w.name == worker), None)
-        if found is None:
-            raise ValueError(f"no worker {worker!r} in run {self.name!r} (known: {self.workers})")
-        if not found.spans:
-            raise ValueError(f"worker {found.name!r} has no spans")
-        chosen: SpanFile | None
-        if span is None:
-            chosen = found.spans[0]
-        else:
-            chosen = next((s for s in found.spans if s.name == str(span)), None)
-        if chosen is None:
-            known = ", ".join(s.name for s in found.spans)
-            raise ValueError(f"no span {str(span)!r} for worker {found.name!r} (known: {known})")
-        return Trace(self._store, self.name, found.name, chosen)
+        shows when none is chosen). A name that names nothing raises `NotFound` (a
+        ValueError) with the message a route's 404 and the CLI give."""
+        target = resolve(self._listed, worker, span)
+        return Trace(self._store, self.name, target.worker.name, target.span)
 
     def distributed_view(self, span: str | int | None = None) -> dict[str, Any]:
         """The `distributed` route's JSON: span `span` (default "1") of every worker as one

@@ -29,14 +29,15 @@ from werkzeug.utils import send_file
 
 from ..api.endpoints import ENDPOINTS, span_pages
 from ..api.registry import Answer, Endpoint, Scope
+from ..api.resolve import NotFound, Target, find_run, resolve, worker_names
 from ..ingest import storage
-from ..ingest.discovery import LogdirWatcher, Run, SpanFile, Worker
+from ..ingest.discovery import LogdirWatcher, Run, SpanFile
 from ..ingest.limits import env_number
 from ..model.errors import ViewParamError
 from ..model.trace_model import TraceModel
 from ..store.cache import DiskCache, default_cache_dir
 from ..store.pools import executor_from_env
-from ..store.run_jobs import FAILED, LOADING
+from ..store.run_jobs import FAILED, LOADING, RunJobs
 from ..store.trace_store import LoadFailed, NotReady, TraceStore, exception_text
 from ..trace_view.workers import TimelineNotFound, WorkerTrace
 from .static_files import dist_root, respond_static
@@ -89,7 +90,7 @@ def public_error(endpoint: Endpoint, exc: Exception, files: list[str]) -> errors
         return exc
     if isinstance(exc, ViewParamError):
         return errors.InvalidArgumentError(str(exc))
-    if isinstance(exc, TimelineNotFound):
+    if isinstance(exc, (NotFound, TimelineNotFound)):
         return errors.NotFoundError(str(exc))
     if isinstance(exc, LoadFailed):
         return TraceUnreadableError(exc.error["message"])
@@ -119,6 +120,7 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
             cache = DiskCache(default_cache_dir())
         # Ranks come from the store: a trace the UI is loading is not parsed again.
         self.store = TraceStore(cache, executor=executor_from_env())
+        self.run_jobs = RunJobs(self.store)  # run-level views (distributed) in the background
         self.static_root = dist_root()
 
     # --- TensorBoard hooks ------------------------------------------------------
@@ -182,91 +184,57 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
         if scope is Scope.PAIR:
             return self._pair_view(endpoint, request, run, files)
         if scope is Scope.WORKER:
-            return endpoint.call(run, self._find_worker(run, args.get("worker")))
+            return endpoint.call(run, resolve(run, args.get("worker")).worker)
         if scope is Scope.RUN:
             endpoint.decode(args)  # 400 on a bad parameter, though none is read yet
             if endpoint.answer is Answer.RUN_JOB:
                 return self._run_job(endpoint, run, args.get("span"))
             return endpoint.call(run)
-        spans = self._resolve_spans(run, args, several=scope is Scope.SPANS)
-        files.extend(span.file for _, span in spans)
+        targets = self._resolve_spans(run, args, several=scope is Scope.SPANS)
+        files.extend(target.span.file for _, target in targets)
         params = endpoint.decode(args)  # parsed once; 400 before any loading
+        first = targets[0][1]
         if endpoint.answer is Answer.STATUS:
-            return self._status_body(request, spans[0][1])
+            return self._status_body(first)
         if endpoint.answer is Answer.FILE:
-            return self._download(request, spans[0][1])
+            return self._download(request, first.span)
         if scope is Scope.SPANS:
-            return self._trace_view(endpoint, request, spans, params)
-        return self._span_view(endpoint, request, spans[0][1], params)
+            return self._trace_view(endpoint, targets, params)
+        return self._span_view(endpoint, first, params)
 
     def _json(self, request: wrappers.Request, body: Any, code: int = 200) -> Any:
         data = body if isinstance(body, bytes) else msgspec.json.encode(body)
         return http_util.Respond(request, data, JSON, code=code)
 
-    # --- the one resolver of run / worker / span -----------------------------------
+    # --- names to files: the api's one resolver ---------------------------------------
 
     def _find_run(self, args: Any, param: str = "run") -> Run:
-        name = args.get(param)
-        if not name:
-            raise errors.InvalidArgumentError(f"missing parameter: {param}")
-        for run in self._runs():
-            if run.name == name:
-                return run
-        raise errors.NotFoundError(f"no run named {name!r}")
+        return find_run(self._runs(), args.get(param), param)
 
     @staticmethod
-    def _find_worker(run: Run, name: str | None, param: str = "worker") -> Worker:
-        if not name:
-            raise errors.InvalidArgumentError(f"missing parameter: {param}")
-        for worker in run.workers:
-            if worker.name == name:
-                return worker
-        raise errors.NotFoundError(f"no worker {name!r} in run {run.name!r}")
-
-    @staticmethod
-    def _find_span(run: Run, worker: Worker, name: str | None) -> SpanFile:
-        """The span named `name`; none named: the worker's first span (the one the UI
-        shows when no span is chosen; docs/http_api.md)."""
-        if not worker.spans:
-            raise errors.NotFoundError(f"worker {worker.name!r} has no spans")
-        if not name:
-            return worker.spans[0]
-        for span in worker.spans:
-            if span.name == name:
-                return span
-        raise errors.NotFoundError(
-            f"no span {name!r} for worker {worker.name!r} in run {run.name!r}"
-        )
-
-    def _resolve_spans(
-        self, run: Run, args: Any, several: bool
-    ) -> list[tuple[str | None, SpanFile]]:
-        """`worker=W`: one span, (None, span). With `several` (the trace view), also
-        `workers=W1,W2` of one run: each (worker name, span), on one time axis."""
+    def _resolve_spans(run: Run, args: Any, several: bool) -> list[tuple[str | None, Target]]:
+        """`worker=W`: one span, (None, target). With `several` (the trace view), also
+        `workers=W1,W2` of one run: each (worker name, target), on one time axis."""
         span_name = args.get("span")
-        names = args.get("workers") if several else None
+        names = worker_names(args.get("workers")) if several else []
         if not names:
-            worker = self._find_worker(run, args.get("worker"))
-            return [(None, self._find_span(run, worker, span_name))]
-        out: list[tuple[str | None, SpanFile]] = []
-        for name in dict.fromkeys(n.strip() for n in names.split(",") if n.strip()):
-            worker = self._find_worker(run, name)
-            out.append((name, self._find_span(run, worker, span_name)))
-        return out
+            return [(None, resolve(run, args.get("worker"), span_name))]
+        return [(name, resolve(run, name, span_name)) for name in names]
 
-    def _resolve_pair(self, run: Run, args: Any) -> list[tuple[Run, Worker, SpanFile]]:
+    def _resolve_pair(self, run: Run, args: Any) -> list[Target]:
         """`Scope.PAIR`: the base (run, worker, span) and the target (target_run,
         target_worker, target_span), each resolved as one span is."""
         target_run = self._find_run(args, "target_run")
-        out = []
-        for prefix, where in (("", run), ("target_", target_run)):
-            worker = self._find_worker(where, args.get(f"{prefix}worker"), f"{prefix}worker")
-            out.append((where, worker, self._find_span(where, worker, args.get(f"{prefix}span"))))
-        return out
+        return [
+            resolve(run, args.get("worker"), args.get("span")),
+            resolve(target_run, args.get("target_worker"), args.get("target_span")),
+        ]
 
     # --- answers --------------------------------------------------------------------
 
-    def _status_body(self, request: wrappers.Request, span: SpanFile) -> dict[str, Any]:
+    def _status_body(self, target: Target) -> dict[str, Any]:
+        """The `status` route's body of one trace file, named as the resolver found it."""
+        span = target.span
         status = self.store.status(span.path)
         views: list[str] = []
         if status["state"] == "ready":
@@ -274,47 +242,33 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
                 views = span_pages(self.store.model(span.path))
             except (NotReady, LoadFailed):
                 views = []
-        return {
-            "run": request.args.get("run"),
-            "worker": request.args.get("worker"),
-            "span": span.name,
-            **status,
-            "views": views,
-        }
+        name = {"run": target.run.name, "worker": target.worker.name, "span": span.name}
+        return {**name, **status, "views": views}
 
-    def _span_view(
-        self, endpoint: Endpoint, request: wrappers.Request, span: SpanFile, params: Any
-    ) -> Any:
+    def _span_view(self, endpoint: Endpoint, target: Target, params: Any) -> Any:
         try:
-            return endpoint.answer_json(self.store, span.path, params)
+            return endpoint.answer_json(self.store, target.span.path, params)
         except NotReady:
-            raise StillLoading(self._status_body(request, span)) from None
+            raise StillLoading(self._status_body(target)) from None
 
     def _trace_view(
-        self,
-        endpoint: Endpoint,
-        request: wrappers.Request,
-        spans: list[tuple[str | None, SpanFile]],
-        params: Any,
+        self, endpoint: Endpoint, targets: list[tuple[str | None, Target]], params: Any
     ) -> Any:
-        named = [(span, {"worker": worker} if worker else {}) for worker, span in spans]
-        models = self._loaded_models(request, named)
-        workers = [WorkerTrace(worker, model) for (worker, _), model in zip(spans, models)]
+        models = self._loaded_models([target for _, target in targets])
+        workers = [WorkerTrace(worker, model) for (worker, _), model in zip(targets, models)]
         return msgspec.json.encode(endpoint.call(workers, params))
 
-    def _loaded_models(
-        self, request: wrappers.Request, spans: list[tuple[SpanFile, dict[str, str]]]
-    ) -> list[TraceModel]:
-        """The models of several spans, every load started before waiting on one; while one
-        loads, 202 with its status, named as the request named it (`names`)."""
-        for span, _ in spans:
-            self.store.state_for(span.path)
+    def _loaded_models(self, targets: list[Target]) -> list[TraceModel]:
+        """The models of several trace files, every load started before waiting on one;
+        while one loads, 202 with its status."""
+        for target in targets:
+            self.store.state_for(target.span.path)
         models = []
-        for span, names in spans:
+        for target in targets:
             try:
-                models.append(self.store.model(span.path))
+                models.append(self.store.model(target.span.path))
             except NotReady:
-                raise StillLoading({**self._status_body(request, span), **names}) from None
+                raise StillLoading(self._status_body(target)) from None
         return models
 
     def _pair_view(
@@ -323,17 +277,16 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
         """Both spans' models to the compute function (base first); 202 with the status of
         the first side still loading."""
         sides = self._resolve_pair(run, request.args)
-        files.extend(span.file for _, _, span in sides)
+        files.extend(side.span.file for side in sides)
         params = endpoint.decode(request.args)  # parsed once; 400 before any loading
-        named = [(span, {"run": r.name, "worker": w.name}) for r, w, span in sides]
-        models = self._loaded_models(request, named)
+        models = self._loaded_models(sides)
         return msgspec.json.encode(endpoint.call(*models, params))
 
     def _run_job(self, endpoint: Endpoint, run: Run, span: str | None) -> Any:
         """Run-level: all ranks of the run as one job (202 with progress while summarizing).
         The job's state is mapped here, at its one boundary."""
         assert endpoint.compute is not None  # a RUN_JOB endpoint has its view function
-        job = self.store.run_view(endpoint.name, endpoint.compute, run, span)
+        job = self.run_jobs.job(endpoint.name, endpoint.compute, run, span)
         if job.state == FAILED:  # the cross-rank analysis failed, not a rank
             raise AnalysisError(job.failure or f"{endpoint.name} view failed")
         if job.state == LOADING:

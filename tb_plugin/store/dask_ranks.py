@@ -18,7 +18,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any
 
-from .pools import DASK_ENV, rank_workers
+from .pool_settings import DASK_ENV, rank_workers
 
 LOCAL = "local"
 CONNECT_TIMEOUT_S = 30

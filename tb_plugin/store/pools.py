@@ -25,14 +25,10 @@ import os
 import threading
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 
-from ..ingest.limits import env_number
 from .load_pool import LoadPool
+from .pool_settings import DASK_ENV, EXECUTOR_ENV, POOL_WORKERS, rank_workers
 
 PROCESS_POOL_MIN_RANKS = 8  # from this many ranks, summaries are computed in processes
-POOL_WORKERS = 2
-RANK_WORKERS_ENV = "KINETOSCOPE_RANK_WORKERS"  # ranks summarised (so in memory) at once
-EXECUTOR_ENV = "KINETOSCOPE_DISTRIBUTED_EXECUTOR"  # "module:factory" returning an Executor
-DASK_ENV = "KINETOSCOPE_DASK_SCHEDULER"  # a Dask scheduler's address, or "local"
 
 log = logging.getLogger(__name__)
 
@@ -54,11 +50,6 @@ def executor_from_env() -> Executor | None:
     factory = getattr(importlib.import_module(module), attr or "make_executor")
     executor: Executor = factory()
     return executor
-
-
-def rank_workers() -> int:
-    """How many ranks are summarised at once: $KINETOSCOPE_RANK_WORKERS, default 2."""
-    return max(1, int(env_number(RANK_WORKERS_ENV, POOL_WORKERS)))
 
 
 def rank_threads(workers: int = POOL_WORKERS) -> ThreadPoolExecutor:

@@ -13,15 +13,13 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
 from ..ingest.discovery import Run, chosen_spans
 from .errors import exception_text
-
-if TYPE_CHECKING:
-    from .trace_store import TraceStore
+from .trace_store import TraceStore
 
 log = logging.getLogger(__name__)
 

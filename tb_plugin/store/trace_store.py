@@ -21,20 +21,17 @@ from typing import Any
 import msgspec
 
 from ..ingest.build import build_model, return_freed_memory
-from ..ingest.discovery import Run
 from ..ingest.limits import env_number, load_timeout_s, slow_load_s
 from ..ingest.storage import file_identity
 from ..model.trace_model import TraceModel, model_nbytes
 from .cache import MAX_PARAM_VIEWS, PARAM_MARK, DiskCache, cache_key
 from .errors import LoadFailed, LoadTimeout, NotReady, describe_error, exception_text
 from .pools import WorkerPools
-from .run_jobs import RunJobs, RunJobState, RunView
 
 __all__ = [
     "LoadFailed",
     "LoadTimeout",
     "NotReady",
-    "RunJobState",
     "TraceStore",
     "describe_error",
     "exception_text",
@@ -96,7 +93,6 @@ class TraceStore:
         self.cache = cache
         self.pools = WorkerPools(workers, executor)
         self.pool = self.pools.loads
-        self.runs = RunJobs(self)
         self.states: OrderedDict[str, LoadState] = OrderedDict()
         self.lock = threading.Lock()
         self.memory_budget = memory_budget or int(
@@ -242,13 +238,6 @@ class TraceStore:
             if PARAM_MARK not in name or _count_param_views(state.views) < MAX_PARAM_VIEWS:
                 state.views[name] = data  # bounded: requests choose the parameters
             return data
-
-    # --- run-level views -------------------------------------------------------
-
-    def run_view(self, name: str, compute: RunView, run: Run, span: str | None) -> RunJobState:
-        """Run-level view `name` of `run` (each worker's span `span`, default "1"): its
-        job's state, loading with progress, ready with the JSON, or failed."""
-        return self.runs.job(name, compute, run, span)
 
     def close(self) -> None:
         """Stops the pools. Loads still queued never run, so they end here as errors:

@@ -51,8 +51,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..overview_types import Recommendation
 from ..ranks import assign_ranks
-from ..recommendations import job_advice
+from ..recommendations import COMMUNICATION_PCT, communication_advice
 from ..rules import (
     bandwidth_size_multiplier,
     bus_bandwidth_factor,
@@ -303,3 +304,23 @@ def _stats_rows(
         )
     out.sort(key=lambda c: -c["total_us"])
     return out
+
+
+def job_advice(ranks: list[RankView]) -> list[Recommendation]:
+    """The Distributed view's advice: communication over the ranks' steps, with the share
+    of it spent waiting for other ranks (sync wait against transfer)."""
+    step_time = sum(r["step_time_us"] for r in ranks)
+    comm = sum(r["communication_us"] for r in ranks)
+    if step_time <= 0 or 100.0 * comm / step_time <= COMMUNICATION_PCT:
+        return []
+    wait = sum(r["sync_wait_us"] for r in ranks)
+    in_collectives = wait + sum(r["transfer_us"] for r in ranks)
+    steps = dict.fromkeys(  # in order of appearance, each once
+        s["name"]
+        for r in ranks
+        for s in r["steps"]
+        if s["duration_us"] > 0
+        and 100.0 * s["communication_us"] / s["duration_us"] > COMMUNICATION_PCT
+    )
+    wait_pct = 100.0 * wait / in_collectives if in_collectives > 0 else None
+    return [communication_advice(100.0 * comm / step_time, comm, list(steps), wait_pct)]

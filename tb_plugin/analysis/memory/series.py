@@ -20,19 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...model.categories import DEVICE_PREFIXES, GPU_TYPES
 from ...model.trace_model import TraceModel
-
-# c10::DeviceType numbers → label prefix. CUDA and HIP (AMD) are both "GPU".
-DEVICE_PREFIXES = {
-    1: "GPU",
-    6: "GPU",
-    9: "XLA",
-    12: "XPU",
-    13: "MPS",
-    15: "HPU",
-    19: "MTIA",
-}
-GPU_TYPES = (1, 6)
 
 
 @dataclass

@@ -1,0 +1,95 @@
+"""Text tables for the CLI's reports: lines fit `$COLUMNS` (100 when unset), numbers
+right-aligned, text clipped; shared by every view's renderer."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from collections.abc import Callable, Sequence
+from typing import Any
+
+DEFAULT_WIDTH = 100
+MIN_WIDTH = 40
+MIN_TEXT_COLUMN = 12
+
+
+def ms(us: float) -> str:
+    return f"{us / 1000:.3f}"
+
+
+def report_width() -> int:
+    """The terminal's width from `$COLUMNS`, else DEFAULT_WIDTH."""
+    try:
+        return max(MIN_WIDTH, int(os.environ.get("COLUMNS", "")))
+    except ValueError:
+        return DEFAULT_WIDTH
+
+
+def is_number(cell: str) -> bool:
+    try:
+        float(cell.replace(" *", ""))
+    except ValueError:
+        return cell == "-"
+    return True
+
+
+def clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(width - 3, 1)] + "..."
+
+
+def column_widths(
+    header: list[str], rows: list[list[str]], text: list[bool], width: int
+) -> list[int]:
+    """Natural widths, then the widest text column narrowed until the line fits."""
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
+    excess = sum(widths) + 2 * (len(widths) - 1) - width
+    while excess > 0:
+        shrinkable = [i for i, t in enumerate(text) if t and widths[i] > MIN_TEXT_COLUMN]
+        if not shrinkable:
+            break
+        widest = max(shrinkable, key=lambda i: widths[i])
+        cut = min(excess, widths[widest] - MIN_TEXT_COLUMN)
+        widths[widest] -= cut
+        excess -= cut
+    return widths
+
+
+def table(header: list[str], rows: list[list[str]], width: int = DEFAULT_WIDTH) -> str:
+    """Numbers right-aligned, text left-aligned and clipped so a line fits in `width`."""
+    text = [any(not is_number(r[i]) for r in rows) for i in range(len(header))]
+    widths = column_widths(header, rows, text, width)
+
+    def line(cells: list[str]) -> str:
+        out = [
+            clip(c, w).ljust(w) if t else clip(c, w).rjust(w)
+            for c, w, t in zip(cells, widths, text)
+        ]
+        return "  ".join(out).rstrip()
+
+    return "\n".join([line(header), "  ".join("-" * w for w in widths)] + [line(r) for r in rows])
+
+
+# A column of a view's rows: its header, the row's key, and how that value prints.
+Column = tuple[str, str, Callable[[Any], str]]
+
+
+def rows_table(columns: Sequence[Column], rows: list[dict[str, Any]], width: int) -> str:
+    """`table` of a view's rows, one column per (header, key, format)."""
+    cells = [[fmt(row[key]) for _, key, fmt in columns] for row in rows]
+    return table([header for header, _, _ in columns], cells, width)
+
+
+def or_dash(fmt: Callable[[Any], str]) -> Callable[[Any], str]:
+    """`fmt` of a value, "-" for None (not known)."""
+    return lambda v: "-" if v is None else fmt(v)
+
+
+def wrap(text: str, width: int, lead: str = "  ") -> str:
+    """`text` after `lead`, wrapped to `width`, continuation lines indented under it."""
+    return textwrap.fill(
+        text, width, initial_indent=lead, subsequent_indent=" " * len(lead), break_on_hyphens=False
+    )
+
+
+def short(name: str, width: int = 70) -> str:
+    return name if len(name) <= width else name[: width - 3] + "..."
