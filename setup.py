@@ -43,9 +43,12 @@ setup(
         "dask": ["dask[distributed]>=2023.1"],
         # `kinetoscope.open(...)`: views as DataFrames (the notebook API; docs/python_api.md).
         "notebook": ["pandas>=1.4"],
+        # `kinetoscope mcp LOGDIR`: the views as MCP tools for AI agents (docs/agents.md).
+        "mcp": ["mcp>=2.3", "uvicorn>=0.30"],
         "dev": [
             "pandas>=1.4",
             "import-linter>=2.13",
+            "mcp>=2.3",
             "pytest>=7",
             "pytest-timeout",
             "hypothesis>=6",
@@ -64,6 +67,6 @@ setup(
             # Old `#pytorch_profiler` links (the deleted torch-tb-profiler's tab) open ours.
             "kinetoscope_old_links = kinetoscope.serve.loader:OldLinksLoader",
         ],
-        "console_scripts": ["kinetoscope = kinetoscope.cli.main:main"],
+        "console_scripts": ["kinetoscope = kinetoscope.__main__:main"],
     },
 )

@@ -59,6 +59,8 @@ def _parser() -> argparse.ArgumentParser:
         "$KINETOSCOPE_DASK_SCHEDULER, else this machine's pool); needs kinetoscope[dask]",
     )
     diff.add_parser(sub)
+    # Served by kinetoscope.mcp (the entry point hands it `mcp ...`): listed for --help.
+    sub.add_parser("mcp", help="serve the views to AI agents over MCP (kinetoscope mcp --help)")
     return parser
 
 
@@ -134,6 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("kinetoscope").setLevel(logging.ERROR)  # errors are printed below
     if args.command == "diff":
         return diff.run_diff(args)
+    if args.command == "mcp":
+        print("kinetoscope: run the MCP server as `kinetoscope mcp LOGDIR`", file=sys.stderr)
+        return EXIT_USAGE
     cache = None if args.no_cache else DiskCache(default_cache_dir())
     try:
         executor = _rank_executor(args)

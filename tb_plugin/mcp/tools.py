@@ -1,0 +1,156 @@
+"""The MCP tools: one per JSON route of the registry, its input schema from the route's
+scope and request type, its output schema from the route's response type (the TypedDicts
+the TypeScript client is generated from, through msgspec's JSON Schema), and its answer the
+route's JSON with long lists paged, provenance and a short text summary."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+import msgspec
+
+from ..api.endpoints import ENDPOINTS
+from ..api.registry import Endpoint, Scope
+
+DEFAULT_LIMIT = 50  # rows of each long list in one answer
+MAX_LIMIT = 500
+NAME_PARAMS: dict[Scope, tuple[str, ...]] = {
+    Scope.LOGDIR: (),
+    Scope.RUN: ("run", "span"),
+    Scope.WORKER: ("run", "worker"),
+    Scope.SPAN: ("run", "worker", "span"),
+    Scope.SPANS: ("run", "worker", "workers", "span"),
+    Scope.PAIR: ("run", "worker", "span", "target_run", "target_worker", "target_span"),
+}
+NAME_HELP = {
+    "run": "run name (a folder of the logdir, as the `runs` tool lists it)",
+    "worker": "worker name (default: the run's first worker)",
+    "workers": "comma list of workers shown on one time axis",
+    "span": "span name: '1', '2', ... (default: the worker's first span)",
+    "target_run": "the compared run",
+    "target_worker": "the compared worker (default: its run's first)",
+    "target_span": "the compared span (default: its worker's first)",
+}
+PAGING = {
+    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "description": "rows"},
+    "cursor": {"type": "integer", "minimum": 0, "description": "first row (next_cursor)"},
+}
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+    endpoint: Endpoint
+
+
+def tools() -> dict[str, Tool]:
+    """Every JSON route of the registry as a tool named after it."""
+    return {e.name: _tool(e) for e in ENDPOINTS.values() if e.response is not None}
+
+
+def _tool(endpoint: Endpoint) -> Tool:
+    return Tool(
+        endpoint.name,
+        _description(endpoint),
+        input_schema(endpoint),
+        output_schema(endpoint),
+        endpoint,
+    )
+
+
+def _description(endpoint: Endpoint) -> str:
+    doc = (endpoint.compute.__doc__ or "") if endpoint.compute else ""
+    first = doc.strip().split("\n\n")[0].replace("\n", " ")
+    what = f"The `{endpoint.name}` view of kinetoscope's HTTP API"
+    return f"{what}: {first}" if first else f"{what} (docs/http_api.md)."
+
+
+def input_schema(endpoint: Endpoint) -> dict[str, Any]:
+    """The scope's names (run required but for the whole logdir), the request's own
+    parameters with their JSON types, and paging."""
+    properties: dict[str, Any] = {
+        n: {"type": "string", "description": NAME_HELP[n]} for n in NAME_PARAMS[endpoint.scope]
+    }
+    request = _schema_object(msgspec.json.schema(endpoint.request))
+    properties.update(request.get("properties", {}))
+    properties.update(PAGING)
+    required = ["run"] if "run" in properties else []
+    if endpoint.scope is Scope.PAIR:
+        required.append("target_run")
+    required += [r for r in request.get("required", []) if r not in required]
+    schema = {"type": "object", "properties": properties, "required": required}
+    if "$defs" in request:
+        schema["$defs"] = request["$defs"]
+    return schema
+
+
+def output_schema(endpoint: Endpoint) -> dict[str, Any]:
+    """The response type's schema, plus the `page` and `provenance` this door adds."""
+    schema = _schema_object(msgspec.json.schema(endpoint.response))
+    schema["properties"] = {**schema.get("properties", {}), **_EXTRA_PROPERTIES}
+    return schema
+
+
+_EXTRA_PROPERTIES = {
+    "page": {"type": "object", "description": "lists cut to `limit` rows from `cursor`"},
+    "provenance": {"type": "object", "description": "the trace file, window and view link"},
+}
+
+
+def _schema_object(schema: dict[str, Any]) -> dict[str, Any]:
+    """msgspec's `{"$ref": "#/$defs/T", "$defs": ...}` as the object T at the top (MCP
+    wants an object schema there); references into `$defs` still resolve from the root."""
+    ref = schema.get("$ref", "")
+    if not ref.startswith("#/$defs/"):
+        return dict(schema)
+    defs = schema.get("$defs", {})
+    top = dict(defs[ref.rsplit("/", 1)[1]])
+    top["$defs"] = defs
+    return top
+
+
+def page(body: Any, limit: int, cursor: int) -> tuple[Any, dict[str, Any] | None]:
+    """`body` with each top-level list longer than `limit` cut to rows [cursor, cursor +
+    limit); the paging note, or None when nothing was cut."""
+    if not isinstance(body, dict):
+        return body, None
+    totals = {k: len(v) for k, v in body.items() if isinstance(v, list) and len(v) > limit}
+    if not totals and cursor == 0:
+        return body, None
+    cut = {k: v[cursor : cursor + limit] if isinstance(v, list) else v for k, v in body.items()}
+    longest = max(totals.values(), default=0)
+    following = cursor + limit if cursor + limit < longest else None
+    note = {"cursor": cursor, "limit": limit, "next_cursor": following, "totals": totals}
+    return cut, note
+
+
+def view_link(base_url: str, endpoint: Endpoint, names: dict[str, Any]) -> str | None:
+    """A link that opens the view in TensorBoard (its hash keys, as the page writes them)."""
+    if not base_url or not endpoint.page:
+        return None
+    keys = {k: names.get(k) for k in ("run", "worker", "span")}
+    keys["view"] = endpoint.page
+    items = "".join(f"&p.kinetoscope.{k}={quote(str(v), safe='')}" for k, v in keys.items() if v)
+    return f"{base_url.rstrip('/')}/#kinetoscope{items}"
+
+
+def summary(name: str, body: Any) -> str:
+    """A line an agent reads before the structured answer."""
+    if not isinstance(body, dict):
+        return f"{name}: {body!r}"[:300]
+    parts = []
+    for key, value in body.items():
+        if isinstance(value, list):
+            parts.append(f"{len(value)} {key}")
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            shown = round(value, 3) if isinstance(value, float) and math.isfinite(value) else value
+            parts.append(f"{key}={shown}")
+        if len(parts) == 8:
+            break
+    return f"{name}: " + ", ".join(parts) if parts else f"{name}: (empty)"
