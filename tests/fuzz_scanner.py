@@ -190,11 +190,12 @@ def run_worker(args: argparse.Namespace) -> None:
     )
     current.unlink(missing_ok=True)
     print(f"[{args.seed + args.worker}] done: {stats.line()}, {len(findings.found)} findings")
-    print(f"STATS {stats.executions} {stats.seconds:.1f} {stats.edges}", flush=True)
+    (out / f".stats-{args.worker}").write_text(f"{stats.executions} {stats.edges}")
 
 
 def run_jobs(args: argparse.Namespace) -> int:
-    """`--jobs` worker processes at the lowest priority; saves a crashed worker's input."""
+    """`--jobs` worker processes at the lowest priority, their progress lines as they
+    come; saves the input a crashed worker was running."""
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     workers = []
@@ -202,14 +203,15 @@ def run_jobs(args: argparse.Namespace) -> int:
         command = [sys.executable, __file__, "--worker", str(worker), "--out", str(out)]
         command += ["--minutes", str(args.minutes), "--seed", str(args.seed)]
         command += ["--report", str(args.report)]
-        workers.append(subprocess.Popen(command, stdout=subprocess.PIPE, text=True))
-    executions, crashes = 0, 0
+        workers.append(subprocess.Popen(command))
+    executions, edges, crashes = 0, 0, 0
     for worker, process in enumerate(workers):
-        output, _ = process.communicate()
-        print(output.strip())
-        for line in output.splitlines():
-            if line.startswith("STATS "):
-                executions += int(line.split()[1])
+        process.wait()
+        stats = out / f".stats-{worker}"
+        if stats.exists():
+            done, reached = stats.read_text().split()
+            executions, edges = executions + int(done), max(edges, int(reached))
+            stats.unlink()
         if process.returncode != 0:
             crashes += 1
             current = out / f".current-{worker}"
@@ -218,8 +220,10 @@ def run_jobs(args: argparse.Namespace) -> int:
             print(f"worker {worker} died ({process.returncode}); its input: {saved}")
     files = sorted(p.name for p in out.glob("*.json"))
     rate = executions / (args.minutes * 60) if args.minutes else 0
-    print(f"total: {executions} executions ({rate:.0f}/s over {args.jobs} jobs), ", end="")
-    print(f"{crashes} crashes, {len(files)} saved inputs in {out}")
+    print(
+        f"total: {executions} executions ({rate:.0f}/s over {args.jobs} jobs), at most "
+        f"{edges} edges in one job, {crashes} crashes, {len(files)} saved inputs in {out}"
+    )
     return 1 if files else 0
 
 
