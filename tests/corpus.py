@@ -1,22 +1,48 @@
-"""Where the shared corpus of real traces is; tests skip cleanly without it."""
+"""Where the shared corpus of real traces is, and what a test does without it.
+
+Locally (a user's clone has no `../shared`) a test that needs the corpus skips and says
+why (`pytest -rs` lists the reasons). In CI (`CI=true`, as GitHub Actions and most CI
+services set it) the corpus is part of the checkout, so a missing corpus is a failure:
+a green CI run must not have silently skipped every real-trace test.
+`KINETOSCOPE_TEST_CORPUS` points the tests at another copy of the corpus.
+"""
 
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
+from typing import Any, NoReturn
 
 import pytest
 from kinetoscope.ingest.build import build_model
 from kinetoscope.model.trace_model import TraceModel
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+CORPUS = Path(
+    os.environ.get("KINETOSCOPE_TEST_CORPUS")
+    or Path(__file__).resolve().parents[2] / "shared" / "corpus"
+)
+MISSING_ID = "corpus-missing"
+
+
+def in_ci() -> bool:
+    """Whether the tests run in CI, where the corpus must be present."""
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+def corpus_missing(what: str) -> NoReturn:
+    """Skip the calling test (locally) or fail it (in CI): `what` of the corpus is absent."""
+    message = f"needs the trace corpus: {what} not found under {CORPUS}"
+    if in_ci():
+        pytest.fail(f"{message} (CI=true: a missing corpus fails, it does not skip)", False)
+    pytest.skip(message)
 
 
 def corpus_path(rel: str) -> Path:
-    """Path of a corpus file; skips the calling test when the corpus is absent."""
+    """Path of a corpus file; skips (or in CI fails) the calling test when it is absent."""
     path = CORPUS / rel
     if not path.exists():
-        pytest.skip(f"corpus file not available: {rel}")
+        corpus_missing(rel)
     return path
 
 
@@ -24,10 +50,12 @@ def corpus_available() -> bool:
     return CORPUS.is_dir()
 
 
-def corpus_traces() -> list[Path]:
-    """Every trace file of the corpus (not the goldens), sorted."""
+def corpus_traces() -> list[Any]:
+    """Every trace file of the corpus (not the goldens), sorted, for `parametrize`. Without
+    the corpus: one placeholder case marked `corpus`, which the conftest skips or fails
+    (an empty parameter list would skip with no word about the corpus, even in CI)."""
     if not CORPUS.is_dir():
-        return []
+        return [pytest.param(CORPUS, marks=pytest.mark.corpus, id=MISSING_ID)]
     return sorted(
         p
         for p in CORPUS.rglob("*")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from corpus import corpus_missing
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
@@ -18,13 +19,14 @@ QUICK_SRC = (
 )
 TILER = SHARED / "tools" / "make_big_trace.py"
 
-pytestmark = [
-    pytest.mark.corpus,
-    pytest.mark.skipif(
-        not (QUICK_SRC.is_file() and TILER.is_file()),
-        reason="needs ../shared/corpus and ../shared/tools/make_big_trace.py",
-    ),
-]
+pytestmark = pytest.mark.corpus
+
+
+@pytest.fixture(autouse=True)
+def _shared_files() -> None:
+    for needed in (QUICK_SRC, TILER):
+        if not needed.is_file():
+            corpus_missing(str(needed.relative_to(SHARED)))
 
 
 def _check_measurement(m: dict[str, Any]) -> None:

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from corpus import CORPUS
 from kinetoscope.ingest.discovery import (
     LogdirWatcher,
     Run,
@@ -17,7 +18,6 @@ from kinetoscope.ingest.discovery import (
     scan_logdir,
 )
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 KINETO_BODY = b'{"schemaVersion": 1, "traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 2}]}'
 
 
@@ -197,8 +197,6 @@ def test_watcher_thread_rescans(tmp_path: Path) -> None:
 
 @pytest.mark.corpus
 def test_scan_corpus_copy(tmp_path: Path) -> None:
-    if not CORPUS.is_dir():
-        pytest.skip("corpus not present (../shared/corpus)")
     samples = CORPUS / "pytorch-kineto" / "tb_plugin" / "samples"
     logdir = tmp_path / "logdir"
     logdir.mkdir()
@@ -238,8 +236,6 @@ def test_scan_corpus_copy(tmp_path: Path) -> None:
 
 @pytest.mark.corpus
 def test_scan_whole_corpus_finds_every_trace(tmp_path: Path) -> None:
-    if not CORPUS.is_dir():
-        pytest.skip("corpus not present (../shared/corpus)")
     runs = scan_logdir(str(CORPUS))
     listed = {os.path.relpath(s.path, CORPUS) for r in runs for w in r.workers for s in w.spans}
     manifest = (CORPUS / "MANIFEST.tsv").read_text(encoding="utf-8").splitlines()[1:]

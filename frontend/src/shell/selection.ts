@@ -2,7 +2,8 @@
 // listing and what the URL or the user asked for.
 
 import type { RunInfo, SpanInfo, WorkerInfo } from '../api/types';
-import { formatTimestamp } from '../components/format';
+
+export { runLabel, spanLabel, workerLabel } from '../components/labels';
 
 export interface Selection {
   run: string;
@@ -40,22 +41,6 @@ export function findSpan(runs: readonly RunInfo[], sel: Selection): SpanInfo | u
 export function sameSelection(a: Selection | null, b: Selection | null): boolean {
   if (a === null || b === null) return a === b;
   return a.run === b.run && a.worker === b.worker && a.span === b.span;
-}
-
-export function runLabel(run: RunInfo): string {
-  return run.name === '.' ? '. (logdir)' : run.name;
-}
-
-export function workerLabel(worker: WorkerInfo): string {
-  return worker.rank === null ? worker.name : `${worker.name} (rank ${worker.rank})`;
-}
-
-/** Epoch milliseconds before 1973 are not real profiler timestamps (e.g. "worker.1.pt..."). */
-const PLAUSIBLE_MS = 1e11;
-
-export function spanLabel(span: SpanInfo): string {
-  if (span.timestamp === null || span.timestamp < PLAUSIBLE_MS) return span.name;
-  return `${span.name} · ${formatTimestamp(span.timestamp)}`;
 }
 
 /** The view to show: the wanted one if offered and known, else the first known offered. */

@@ -24,7 +24,7 @@ function keyOf(sel: Selection): string {
 }
 
 /** What every view's context holds, worker view or run-level. */
-type CommonContext = Pick<RunViewContext, 'api' | 'themes' | 'signal' | 'viewLabel'>;
+type CommonContext = Pick<RunViewContext, 'api' | 'themes' | 'signal' | 'viewLabel' | 'link'>;
 
 export class Shell {
   private readonly api: ApiClient;
@@ -402,6 +402,7 @@ export class Shell {
         themes,
         signal: controller.signal,
         viewLabel,
+        link: (values) => this.url.href(values),
       });
       if (controller.signal.aborted) {
         handle.dispose();

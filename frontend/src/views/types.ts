@@ -1,8 +1,16 @@
-// What the shell hands a view, and what a view gives back.
+// What the shell hands a view, and what a view gives back. Views never import shell/
+// (frontend/check-structure.mjs): what they need of the shell's URL state comes here.
 
 import type { ApiClient } from '../api/client';
 import type { SpanKey, StatusResponse } from '../api/types';
 import type { ThemeWatcher } from '../components/theme';
+
+/**
+ * The host page's URL with the given p.kinetoscope.<key> values set (removed when
+ * undefined), every other key kept: a link that opens that state (open it with
+ * target "_top"; the plugin runs in TensorBoard's iframe).
+ */
+export type StateLink = (values: Record<string, string | undefined>) => string;
 
 export interface ViewContext {
   api: ApiClient;
@@ -18,6 +26,7 @@ export interface ViewContext {
   viewLabel: (view: string) => string;
   /** Switches to a view (or stays) and scrolls to an anchor in it. */
   navigate: (view: string, anchor?: string) => void;
+  link: StateLink;
 }
 
 export interface ViewHandle {
@@ -41,6 +50,7 @@ export interface RunViewContext {
   /** Aborted when the user leaves the view; pass it to fetches and polls. */
   signal: AbortSignal;
   viewLabel: (view: string) => string;
+  link: StateLink;
 }
 
 export interface RunViewDef {

@@ -12,7 +12,6 @@ import { HashParamStore } from '../../components/hash_params';
 import type { VirtualTable } from '../../components/table';
 import { ensureTableToolsStyle, selectField } from '../../components/table_tools';
 import * as kit from '../page_kit';
-import { UrlStateStore } from '../../shell/url_state';
 import type { ViewContext, ViewDef, ViewHandle } from '../types';
 import { changesOption } from './chart';
 import { kernelColumns, operatorColumns, sortKeys } from './columns';
@@ -74,7 +73,6 @@ class DiffPage {
   private readonly kernels: RowsPanel<KernelDiff>;
   private readonly groupSel: ReturnType<typeof selectField>;
   private readonly slot: ReturnType<typeof kit.reloadSlot>;
-  private readonly links = new UrlStateStore();
 
   constructor(
     private readonly ctx: ViewContext,
@@ -199,7 +197,7 @@ class DiffPage {
           testid: `diff-trace-${side}`,
           title: `Search “${row.name}” in the ${side}'s trace view`,
           attrs: {
-            href: this.links.href({ ...state, view: 'trace', q: row.name }),
+            href: this.ctx.link({ ...state, view: 'trace', q: row.name }),
             target: '_top',
           },
         },

@@ -390,7 +390,7 @@ class DistributedPage {
 
   private stragglerSection(view: DistributedResponse): HTMLElement {
     const table = this.table(
-      stragglerColumns((row) => traceLink(this.ctx.run, row)),
+      stragglerColumns((row) => traceLink(this.ctx, row)),
       TABLE_LOOK.stragglers,
       stragglerRows(view),
       markRow(

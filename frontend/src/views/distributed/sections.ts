@@ -6,8 +6,8 @@ import type { DistributedResponse, Recommendation } from '../../api/types';
 import { scrollToAnchor } from '../../components/anchor';
 import { h, replaceChildren, type Children } from '../../components/dom';
 import { recommendationCard } from '../../components/recommendation';
-import { UrlStateStore } from '../../shell/url_state';
 import { evidenceParts } from '../overview/model';
+import type { RunViewContext } from '../types';
 import { lateRanks, stepOptions, traceLinkState, type StragglerRow } from './model';
 
 export function section(anchor: string, title: string, ...children: Children[]): HTMLElement {
@@ -172,10 +172,10 @@ export function lateRankList(view: DistributedResponse): HTMLElement | null {
 }
 
 /** The link from a straggler row to its step of its late rank in the trace view. */
-export function traceLink(run: string, row: StragglerRow): Children {
+export function traceLink(ctx: Pick<RunViewContext, 'run' | 'link'>, row: StragglerRow): Children {
   const s = row.straggler;
   if (!s) return h('span', { class: 'ks-muted' }, '—');
-  const state = traceLinkState(run, s.window);
+  const state = traceLinkState(ctx.run, s.window);
   return h(
     'a',
     {
@@ -190,7 +190,7 @@ export function traceLink(run: string, row: StragglerRow): Children {
       },
       // A plain link to TensorBoard's page: only its hash changes (no reload, a history
       // entry), and the shell follows the hashchange to the trace view.
-      attrs: { href: new UrlStateStore().href(state), target: '_top' },
+      attrs: { href: ctx.link(state), target: '_top' },
     },
     'Open in trace ↗',
   );

@@ -12,7 +12,6 @@ import { formatCount, formatDuration } from '../../components/format';
 import { HashParamStore } from '../../components/hash_params';
 import { ensureTableToolsStyle, toolButton } from '../../components/table_tools';
 import { ensureStyle } from '../../components/view_style';
-import { UrlStateStore } from '../../shell/url_state';
 import * as kit from '../page_kit';
 import { TablePanel } from '../table_panel';
 import type { ViewContext, ViewDef, ViewHandle } from '../types';
@@ -35,7 +34,6 @@ class ModulesPage {
   private readonly chrome = kit.tableChrome('module');
   private readonly table: TablePanel<ModuleRow>;
   private readonly parents: Set<number>;
-  private readonly links = new UrlStateStore();
   private open: Set<number>;
 
   constructor(
@@ -167,7 +165,7 @@ class ModulesPage {
           testid,
           title,
           // A plain link to TensorBoard's page: only its hash changes, and the shell follows.
-          attrs: { href: this.links.href({ ...key, ...state }), target: '_top' },
+          attrs: { href: this.ctx.link({ ...key, ...state }), target: '_top' },
         },
         text,
       );

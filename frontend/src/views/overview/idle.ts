@@ -22,7 +22,6 @@ import { formatCount, formatDuration, formatPercent, plural } from '../../compon
 import { VirtualTable } from '../../components/table';
 import type { ThemeWatcher } from '../../components/theme';
 import { ensureStyle } from '../../components/view_style';
-import { UrlStateStore } from '../../shell/url_state';
 import { section } from '../page_kit';
 import type { ViewContext } from '../types';
 import {
@@ -138,7 +137,6 @@ class IdleBody {
   readonly element: HTMLElement;
   private readonly tables: VirtualTable<unknown>[] = [];
   private readonly chartEls: [HTMLElement, DeviceIdle][] = [];
-  private readonly links = new UrlStateStore();
 
   constructor(
     private readonly ctx: ViewContext,
@@ -223,7 +221,7 @@ class IdleBody {
         title,
         // A plain link to TensorBoard's page: only its hash changes, and the shell follows.
         attrs: {
-          href: this.links.href({ ...this.ctx.key, view: 'trace', ...traceWindow(startUs, endUs) }),
+          href: this.ctx.link({ ...this.ctx.key, view: 'trace', ...traceWindow(startUs, endUs) }),
           target: '_top',
         },
       },

@@ -3,7 +3,7 @@
 
 import type { WorkerInfo } from '../../api/types';
 import { h, replaceChildren } from '../../components/dom';
-import { workerLabel } from '../../shell/selection';
+import { workerLabel } from '../../components/labels';
 
 /** Ticks settle this long before the page reloads, so a few clicks reload once. */
 const SETTLE_MS = 250;
