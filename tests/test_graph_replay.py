@@ -9,12 +9,14 @@ from __future__ import annotations
 import gzip
 import json
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import kinetoscope as ks
 import pytest
 from builders import CPU_TID, TraceBuilder
+from conftest import PluginClient
 from corpus import corpus_path
 from kinetoscope.analysis.graph_replay import graph_replay
 from kinetoscope.analysis.kernels import kernels
@@ -356,3 +358,32 @@ def test_kernels_by_op_through_the_notebook_and_the_cli(
     doc = json.loads(capsys.readouterr().out)
     text = json.dumps(doc)
     assert "capture_traces" not in text  # not a run, worker or span of its own
+
+
+def test_text_report_says_the_replay_line_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = TraceBuilder()
+    run.op("execute_32", 0, 100, cat="user_annotation")
+    replay(run, 10, [("gemm", {}), ("relu", {})])
+    path = run.write(tmp_path / "worker0.1.pt.trace.json")
+    assert main(["report", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("graph replay: 2 kernels, capture not profiled") == 1
+
+
+def test_kernels_route_through_the_plugin(
+    plugin_client: Callable[[Path], PluginClient], tmp_path: Path
+) -> None:
+    logdir = _run_folder(tmp_path)
+    client = plugin_client(logdir)
+    runs = client.json("runs")["runs"]
+    assert [r["name"] for r in runs] == ["serve"]
+    assert [w["name"] for w in runs[0]["workers"]] == ["worker0"]
+    client.wait_ready("serve", "worker0", "1")
+    view = client.json("kernels", run="serve", worker="worker0", group_by="op")
+    assert {(r["name"], r["op_name"], r["replayed"]) for r in view["rows"]} == {
+        ("gemm", "aten::mm", True),
+        ("relu", "aten::relu", True),
+    }
+    assert view["graph_replay"]["matched"] == 2
