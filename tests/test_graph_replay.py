@@ -354,10 +354,20 @@ def test_kernels_by_op_through_the_notebook_and_the_cli(
         frame = opened.trace().kernels(group_by="op")
     assert dict(zip(frame["name"], frame["op_name"])) == {"gemm": "aten::mm", "relu": "aten::relu"}
     assert list(frame["total_us"]) == [4.0, 4.0]
-    assert main(["report", str(logdir), "--run", "serve", "--format", "json"]) == 0
+    argv = ["report", str(logdir), "--run", "serve", "--format", "json", "--no-cache"]
+    assert main([*argv, "--view", "kernels", "--param", "group_by=op"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    text = json.dumps(doc)
+    rows = doc["kernels"]["rows"]
+    assert {(r["name"], r["op_name"], r["total_us"]) for r in rows} == {
+        ("gemm", "aten::mm", 4.0),
+        ("relu", "aten::relu", 4.0),
+    }
+    assert main(argv) == 0  # every view; the default kernels form is group_by=name
+    text = capsys.readouterr().out
     assert "capture_traces" not in text  # not a run, worker or span of its own
+    assert "op_name" not in json.loads(text)["kernels"]["rows"][0]
+    assert main([*argv, "--view", "kernels", "--param", "group_by=module"]) != 0
+    assert "group_by must be one of" in capsys.readouterr().err
 
 
 def test_text_report_says_the_replay_line_once(
