@@ -21,6 +21,7 @@ from corpus import corpus_path
 from kinetoscope.analysis.graph_replay import graph_replay
 from kinetoscope.analysis.kernels import kernels
 from kinetoscope.analysis.operators import operators
+from kinetoscope.analysis.overview import overview
 from kinetoscope.cli.main import main
 from kinetoscope.ingest.build import build_model
 from kinetoscope.ingest.discovery import capture_files, scan_logdir
@@ -397,3 +398,18 @@ def test_kernels_route_through_the_plugin(
         ("relu", "aten::relu", True),
     }
     assert view["graph_replay"]["matched"] == 2
+
+
+def test_tensor_core_advice_sees_the_capturing_op(tmp_path: Path) -> None:
+    """An fp32 GEMM replayed in a graph: the op around the launch is an annotation, the op
+    that captured it is aten::mm, so the Overview's tensor-core advice counts it."""
+    t = TraceBuilder()
+    t.header["deviceProperties"] = [
+        {"id": 0, "name": "GPU", "totalGlobalMem": 2**34, "computeMajor": 8, "computeMinor": 0}
+    ]
+    end = capture(t, 0, [("aten::mm", {})])
+    t.step(1, end, 1000)
+    t.op("decode", end + 10, 100, cat="user_annotation")
+    replay(t, end + 20, [("volta_sgemm_128x64_nn", {})])
+    advice = {r["id"]: r for r in overview(t.model(tmp_path))["recommendations"]}
+    assert advice["tensor_cores"]["evidence"]["value"] == 100.0

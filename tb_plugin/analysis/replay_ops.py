@@ -151,3 +151,21 @@ def replayed_kernel_ops(
         op_code[i] = code if code >= 0 else base + extra.setdefault(name, len(extra))
         op_eligible[i] = is_tensor_core_eligible_op(name)
     return replayed, list(extra)
+
+
+def replayed_eligible(model: TraceModel, kernels: np.ndarray) -> np.ndarray:
+    """Per kernel row (sorted), whether it ran in a graph replay matched to a capture by
+    a tensor-core eligible op (the Overview's tensor-core advice: the op around the graph
+    launch says nothing of what the kernels do)."""
+    out = np.zeros(kernels.size, dtype=bool)
+    if kernels.size == 0 or not has_graph_launches(model):
+        return out
+    replay = graph_replay(model)
+    if replay.kernels.size == 0:
+        return out
+    pos = np.minimum(np.searchsorted(replay.kernels, kernels), replay.kernels.size - 1)
+    hit = np.flatnonzero((replay.kernels[pos] == kernels) & replay.matched[pos])
+    for i in hit.tolist():
+        name = replay.op_name(int(pos[i]))
+        out[i] = name is not None and is_tensor_core_eligible_op(name)
+    return out
