@@ -105,6 +105,7 @@ def _build(model: TraceModel) -> GraphReplay:
     details = model.args_of(kernels, LaunchDetails)
     names = model.events["name"][kernels]
     ts = model.events["ts"][kernels]
+    by_id = _node_index(captures) if any(d.node_id is not None for d in details) else {}
     memo: dict[tuple[Key, ...], list[int]] = {}
     seen: dict[tuple[Key, ...], int] = {}
     for lo, hi in zip(starts.tolist(), [*starts[1:].tolist(), kernels.size]):
@@ -114,7 +115,7 @@ def _build(model: TraceModel) -> GraphReplay:
             (model.names[int(names[i])], details[i].grid, details[i].block) for i in group.tolist()
         )
         ids = [details[i].node_id for i in group.tolist()]
-        found = _by_node_id(captures, ids)
+        found = _by_node_id(by_id, ids)
         if found is None:
             if keys not in memo:
                 memo[keys] = _by_sequence(captures, keys)
@@ -129,16 +130,23 @@ def _build(model: TraceModel) -> GraphReplay:
     return result
 
 
-def _by_node_id(captures: list[Capture], ids: list[int | None]) -> list[tuple[int, int]] | None:
-    """(capture, position) per kernel by graph node id; None unless every kernel's id is
-    found in exactly one capture's launch calls."""
-    if not ids or any(i is None for i in ids):
-        return None
+def _node_index(captures: list[Capture]) -> dict[int, list[tuple[int, int]]]:
+    """Graph node id -> the (capture, position) of the launch calls that carry it."""
     index: dict[int, list[tuple[int, int]]] = {}
     for c, cap in enumerate(captures):
         for p, node_id in enumerate(cap.node_ids):
             if node_id is not None:
                 index.setdefault(node_id, []).append((c, p))
+    return index
+
+
+def _by_node_id(
+    index: dict[int, list[tuple[int, int]]], ids: list[int | None]
+) -> list[tuple[int, int]] | None:
+    """(capture, position) per kernel by graph node id; None unless every kernel's id is
+    found in exactly one capture's launch calls."""
+    if not ids or not index or any(i is None for i in ids):
+        return None
     out = []
     for node_id in ids:
         hits = index.get(node_id, []) if node_id is not None else []
