@@ -81,19 +81,7 @@ class TraceBuilder:
         **gpu_args: Any,
     ) -> int:
         """A runtime call on the CPU and the GPU activity it launched."""
-        corr = self.new_id()
-        self.events.append(
-            {
-                "ph": "X",
-                "cat": "cuda_runtime",
-                "name": runtime,
-                "pid": CPU_PID,
-                "tid": CPU_TID,
-                "ts": ts,
-                "dur": dur,
-                "args": {"External id": external_id, "correlation": corr},
-            }
-        )
+        corr = self.runtime(runtime, ts, dur, **{"External id": external_id})
         self.events.append(
             {
                 "ph": "X",
@@ -110,6 +98,25 @@ class TraceBuilder:
                     "stream": stream,
                     **gpu_args,
                 },
+            }
+        )
+        return corr
+
+    def runtime(
+        self, name: str, ts: float, dur: float = 1.0, tid: int = CPU_TID, **args: Any
+    ) -> int:
+        """A runtime call alone (a graph launch, a captured launch); its correlation id."""
+        corr = self.new_id()
+        self.events.append(
+            {
+                "ph": "X",
+                "cat": "cuda_runtime",
+                "name": name,
+                "pid": CPU_PID,
+                "tid": tid,
+                "ts": ts,
+                "dur": dur,
+                "args": {**args, "correlation": corr},
             }
         )
         return corr

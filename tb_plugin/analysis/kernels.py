@@ -21,6 +21,10 @@
 - `launch_delay_mean_us`, `launch_delay_p90_us`: from the start of the launch call to the
   kernel's start (`gpu_idle/delay.py`: exact ns, nearest-rank p90; only the first kernel of
   a graph replay has one); null when no call of the group has a linked launch.
+- Graph replays (`graph_replay.py`): a replayed kernel's launching op is the op that
+  captured it when the capture was profiled, else its graph-launch call; with
+  `group_by=op` a row says `replayed` (its kernels ran in a graph replay), and
+  `graph_replay` sums it up (null when the trace replays no graph).
 - Occupancy 0 means the trace does not know it (graph replays, some CUPTI versions): such
   calls are left out of the mean like calls without the value.
 """
@@ -39,12 +43,14 @@ from ..model.trace_model import TraceModel
 from .common import gpu_device_ids, launches_of, name_flags, unique_rows
 from .devices import matrix_core_name, trace_vendor
 from .gpu_idle.delay import grouped_delay, launch_delays_of
+from .graph_replay import GraphReplay, graph_replay, has_graph_launches
 from .kernel_classes import kernel_classes, matrix_share
 from .optree import op_tree
+from .replay_ops import GraphReplaySummary, replay_summary, replayed_kernel_ops
 from .rules import is_step_name
 from .taxonomy import MATRIX_UNKNOWN, MATRIX_YES, WORKS
 
-VERSION = "3"  # 2: tri-state matrix-core use, work class; 3: launch delay columns
+VERSION = "4"  # 2: tri-state matrix-core use, work class; 3: launch delay columns; 4: graph replays
 GROUP_BY = ("name", "op")
 
 
@@ -72,6 +78,7 @@ class _KernelRowBase(TypedDict):
 
 class KernelRow(_KernelRowBase, total=False):
     op_name: str | None  # only with group_by=op: the launching op, None when none did
+    replayed: bool  # only with group_by=op: the calls ran in a CUDA/HIP graph replay
 
 
 class KernelsView(TypedDict):
@@ -88,6 +95,7 @@ class KernelsView(TypedDict):
     matrix_core_name: str
     devices: list[int]
     streams: list[int]
+    graph_replay: GraphReplaySummary | None
 
 
 Dims = Union[tuple[int, ...], None]
@@ -165,7 +173,8 @@ def kernels(
     rows, devs, streams = rows[keep], devs[keep], streams[keep]
     matrix, work = matrix[keep], work[keep]
     dur = ev["dur"][rows].astype(np.float64)
-    groups = _group(model, rows, devs, streams, matrix, work, group_by)
+    replay = graph_replay(model) if has_graph_launches(model) else None
+    groups = _group(model, rows, devs, streams, matrix, work, group_by, replay)
     out_rows = [
         _kernel_row(model, groups, i, group_by)
         for i in np.argsort(-groups.total, kind="stable").tolist()
@@ -185,6 +194,7 @@ def kernels(
         "matrix_core_name": matrix_core_name(trace_vendor(model)),
         "devices": all_devices,
         "streams": all_streams,
+        "graph_replay": replay_summary(model, replay, rows),
     }
 
 
@@ -206,6 +216,7 @@ class _Groups:
     stream_lo: np.ndarray
     stream_hi: np.ndarray
     configs: list[Config]  # the representative launch configuration per group
+    op_names: list[str]  # op name codes past the model's names: capture-time ops
     delay: tuple[np.ndarray, np.ndarray]  # launch delay mean and p90, ns (NaN: none known)
 
 
@@ -217,15 +228,16 @@ def _group(
     matrix: np.ndarray,
     work: np.ndarray,
     group_by: str,
+    replay: GraphReplay | None,
 ) -> _Groups:
     ev = model.events
-    op_code, op_eligible = _launching_ops(model, rows)
+    op_code, op_eligible, replayed, extra_ops = _launching_ops(model, rows, replay)
     names = ev["name"][rows].astype(np.int64)
     dur = ev["dur"][rows].astype(np.float64)
     configs: list[Config] = []
     if group_by == "op":
         cfg, configs = launch_configs(model, rows, launches_of(model, rows))
-        key = np.stack([names, devs, op_code, cfg], axis=1)
+        key = np.stack([names, devs, op_code, cfg, replayed], axis=1)
     else:
         key = np.stack([names, devs], axis=1)
     if rows.size:
@@ -265,13 +277,17 @@ def _group(
         stream_lo=stream_lo,
         stream_hi=stream_hi,
         configs=rep_cfg,
+        op_names=extra_ops,
         delay=grouped_delay(launch_delays_of(model, rows), group, n),
     )
 
 
-def _launching_ops(model: TraceModel, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per kernel, the name code of the op that launched it (-1: none, or a ProfilerStep)
-    and whether that op is tensor-core eligible."""
+def _launching_ops(
+    model: TraceModel, rows: np.ndarray, replay: GraphReplay | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """Per kernel, the name code of the op that launched it (-1: none, or a ProfilerStep;
+    a replayed kernel's capturing op, past the model's names: the returned list), whether
+    that op is tensor-core eligible, and whether the kernel ran in a graph replay."""
     ev = model.events
     tree = op_tree(model)
     node = np.full(rows.size, -1, dtype=np.int64)
@@ -287,7 +303,8 @@ def _launching_ops(model: TraceModel, rows: np.ndarray) -> tuple[np.ndarray, np.
     op_eligible = np.zeros(rows.size, dtype=bool)
     op_eligible[has_op] = tree.tc_eligible[node[has_op]]
     op_eligible[stepped] = False
-    return op_code, op_eligible
+    replayed, extra_ops = replayed_kernel_ops(model, rows, replay, op_code, op_eligible)
+    return op_code, op_eligible, replayed, extra_ops
 
 
 def _weighted(values: np.ndarray, group: np.ndarray, dur: np.ndarray, n: int) -> np.ndarray:
@@ -328,7 +345,11 @@ def _kernel_row(model: TraceModel, g: _Groups, i: int, group_by: str) -> KernelR
     }
     if group_by == "op":
         oc = int(g.key[i, 2])
-        row["op_name"] = model.names[oc] if oc >= 0 else None
+        base = len(model.names)
+        row["op_name"] = (
+            (model.names[oc] if oc < base else g.op_names[oc - base]) if oc >= 0 else None
+        )
+        row["replayed"] = bool(g.key[i, 4])
     bps, occ = g.mean_bps[i], g.mean_occ[i]
     row.update(
         {

@@ -5,7 +5,8 @@ Rows are the host ranges of the op tree (`optree.py` has the nesting, self/total
 attribution rules): aten ops and `record_function` / `user_annotation` ranges, not
 ProfilerStep#N, not a same-named child folded into its parent. Unlike the old plugin we
 keep `enumerate(DataLoader)#...`, `Optimizer.*` and `DataParallel.forward` ranges as rows
-(it hid them); they do not change any other row.
+(it hid them); they do not change any other row. Graph replays: a replayed kernel matched
+to its capture counts in the device time of the op that captured it (`replay_ops.py`).
 
 Call stacks come from the `Call stack` arg (2021-22 traces, `file(line): func;...`,
 innermost frame first) or, in 2.x traces recorded with `with_stack=True`, from the
@@ -35,10 +36,12 @@ from .python_stacks import (
     python_groups,
     python_stacks,
 )
+from .replay_ops import ReplayedOps, replayed_ops
 
 # 2: matrix-core time from the kernel taxonomy; a runtime call inside an annotation is
 # subtracted once (host self).
-VERSION = "2"
+# 3: a replayed kernel counts in the op that captured it (replay_ops.py).
+VERSION = "3"
 GROUP_BY = ("name", "shape")
 NO_KERNELS_CPU = "this trace has no GPU kernels (CPU-only profile)"
 NO_KERNELS_GPU = (
@@ -272,6 +275,10 @@ def operators(model: TraceModel, group_by: str = "name") -> OperatorsView:
     group = group.reshape(-1)
     n = uniq.size
     s = _stats(tree, nodes, group, n)
+    replay = replayed_ops(model, tree, group_by == "shape", _shapes_of)
+    if replay is not None:
+        s["device_self"] -= np.bincount(group, weights=replay.moved[nodes], minlength=n)
+        s["tc_self"] -= np.bincount(group, weights=replay.moved_tc[nodes], minlength=n)
     with_stack = np.bincount(group, weights=stack_flags, minlength=n) > 0
     order = np.lexsort((-s["host_self"], -s["device_self"]))
     rows: list[OperatorRow] = []
@@ -286,15 +293,56 @@ def operators(model: TraceModel, group_by: str = "name") -> OperatorsView:
         if group_by == "shape":
             row["input_shape"] = shapes[k % width] if shapes else None
         rows.append(row)
+    if replay is not None:
+        rows = _with_replays(rows, replay, group_by)
     return {
         "group_by": group_by,
         "rows": rows,
         "op_count": int(nodes.size),
         "host_self_us": _r(s["host_self"].sum()),
-        "device_self_us": _r(s["device_self"].sum()),
+        "device_self_us": _r(
+            s["device_self"].sum() + (_added_time(replay) if replay is not None else 0.0)
+        ),
         "call_stack_source": stack_source,
         "kernel_view_absent_reason": kernel_absent_reason(model),
     }
+
+
+def _shapes_of(model: TraceModel, rows: np.ndarray) -> list[Any]:
+    codes, shapes = shape_codes(model, rows)
+    return [shapes[c] for c in codes.tolist()]
+
+
+def _added_time(replay: ReplayedOps) -> float:
+    return float(sum(entry[0] for entry in replay.added.values()))
+
+
+def _with_replays(rows: list[OperatorRow], replay: ReplayedOps, group_by: str) -> list[OperatorRow]:
+    """The rows with each capturing op's replayed kernel time added (a row of 0 calls
+    for an op this trace never calls), sorted again by device then host self time."""
+    by_key: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in rows:
+        shape = json.dumps(row.get("input_shape"), separators=(",", ":"))
+        by_key[(row["name"], shape if group_by == "shape" else "")] = row  # type: ignore[assignment]
+    out: list[dict[str, Any]] = list(by_key.values())
+    zero = {k: np.zeros(1) for k in ("calls", "host_self", "host_total", "tc_self", "tc_total")}
+    zero.update(device_self=np.zeros(1), device_total=np.zeros(1), tc_eligible=np.zeros(1, bool))
+    for key, (device, tc, shape) in replay.added.items():
+        entry = by_key.get(key)
+        if entry is None:
+            entry = {"name": key[0], **_row_fields(zero, 0), "has_call_stack": False}
+            if group_by == "shape":
+                entry["input_shape"] = shape
+            out.append(entry)
+        div = max(entry["calls"], 1)
+        for part in ("device_self", "device_total"):
+            entry[f"{part}_us"] = _r(entry[f"{part}_us"] + device)
+            entry[f"{part}_avg_us"] = _r(entry[f"{part}_us"] / div)
+        entry["tensor_core_self_us"] = _r(entry["tensor_core_self_us"] + tc)
+        entry["tensor_core_total_us"] = _r(entry["tensor_core_total_us"] + tc)
+        entry["tensor_core_eligible"] = entry["tensor_core_eligible"] or tc > 0
+    out.sort(key=lambda r: (-r["device_self_us"], -r["host_self_us"]))
+    return out  # type: ignore[return-value]
 
 
 # --- request parameters ---------------------------------------------------------------------

@@ -81,6 +81,8 @@ class OpTree:
     tc_eligible: np.ndarray  # bool
     gpu: np.ndarray  # GPU activity rows (kernel, memcpy, memset)
     gpu_node: np.ndarray  # owning node of each, -1 when unknown
+    runtimes: np.ndarray  # runtime/driver call rows (sorted)
+    runtime_node: np.ndarray  # owning node of each, -1 when none
     levels: list[np.ndarray]  # the nodes by depth under `parent`, the roots first
 
     @property
@@ -133,6 +135,8 @@ def build_op_tree(model: TraceModel) -> OpTree:
         tc_eligible=subtree_any(eff_parent, levels, own_eligible),
         gpu=gpu,
         gpu_node=gpu_node,
+        runtimes=runtimes,
+        runtime_node=rt_node,
         levels=levels,
     )
 
@@ -257,6 +261,8 @@ def _empty_tree(gpu: np.ndarray) -> OpTree:
         tc_eligible=flags,
         gpu=gpu,
         gpu_node=np.full(gpu.size, -1, np.int64),
+        runtimes=ints,
+        runtime_node=ints,
         levels=[],
     )
 

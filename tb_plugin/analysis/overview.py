@@ -28,8 +28,8 @@ from .steps import Steps, find_steps
 from .taxonomy import is_comm_op, is_host_transfer_op
 
 # 3: kernel taxonomy, step windows over all device work, device identity, advice that fits
-# the hardware and the cause.
-VERSION = "3"
+# the hardware and the cause. 4: a graph-replayed kernel is eligible by its capturing op.
+VERSION = "4"
 ROLES = ("kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec")
 ALL_PARTS = ROLES + ("other",)
 

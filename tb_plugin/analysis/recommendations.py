@@ -24,6 +24,7 @@ from ..model.trace_model import TraceModel
 from .common import complete_rows, launches_of, name_flags
 from .kernel_classes import kernel_classes
 from .overview_types import OverviewView, Recommendation
+from .replay_ops import replayed_eligible
 from .rules import is_tensor_core_eligible_op
 from .steps import Steps
 from .taxonomy import MATRIX_NO, MATRIX_YES
@@ -251,7 +252,8 @@ def _tensor_core_advice(model: TraceModel, view: OverviewView) -> list[Recommend
     eligible_ops = ops[name_flags(model, is_tensor_core_eligible_op)[ev["name"][ops]]]
     eligible_ext = np.unique(ev["external_id"][eligible_ops])
     # Only kernels known not to use matrix cores: an unknown one may well use them.
-    eligible = np.isin(ext, eligible_ext[eligible_ext >= 0]) & (classes.matrix == MATRIX_NO)
+    eligible = np.isin(ext, eligible_ext[eligible_ext >= 0]) | replayed_eligible(model, kernels)
+    eligible &= classes.matrix == MATRIX_NO
     dur = ev["dur"][kernels]
     total = float(dur.sum())
     if total <= 0:

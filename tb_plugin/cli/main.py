@@ -22,6 +22,7 @@ from ..api.endpoints import RUN_VIEWS, VIEWS, supported_views
 from ..api.resolve import NotFound, find_run, resolve
 from ..ingest import storage
 from ..ingest.discovery import Run, target_runs
+from ..model.errors import ViewParamError
 from ..store.cache import DiskCache, default_cache_dir
 from ..store.dask_ranks import DaskRanks, DaskUnavailable, require_distributed
 from ..store.pools import executor_from_env
@@ -49,6 +50,14 @@ def _parser() -> argparse.ArgumentParser:
         choices=sorted([*VIEWS, *RUN_VIEWS]),
         help="only these views (repeatable; default: all the trace supports, and the "
         "run-level ones ('distributed') for runs with several workers)",
+    )
+    report.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a view parameter, as in the route's query (repeatable; e.g. group_by=op): "
+        "each view reads the ones it declares",
     )
     report.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     report.add_argument(
@@ -104,8 +113,12 @@ def _report_run(store: TraceStore, run: Run, args: argparse.Namespace) -> dict[s
         if name not in VIEWS:
             continue  # run-level views, below
         view = VIEWS[name]
-        # The form without parameters, as a route answers it.
-        out[name] = msgspec.json.decode(view.answer_json(store, span.path, view.decode({})))
+        # As a route answers the query of --param (none: the default form).
+        try:
+            request = view.decode(_params(args.param))
+        except ViewParamError as exc:
+            raise ReportError(f"view {name!r}: {exc}") from None
+        out[name] = msgspec.json.decode(view.answer_json(store, span.path, request))
     cache_dir = str(store.cache.root) if store.cache else None
     for name, run_view in RUN_VIEWS.items():
         if run_view.supports(run) and (not args.view or name in args.view):
@@ -119,6 +132,14 @@ def _report_run(store: TraceStore, run: Run, args: argparse.Namespace) -> dict[s
         note = "partial trace (see status.warnings)"
         print(f"kinetoscope: run {run.name!r}: {note}", file=sys.stderr)
     return out
+
+
+def _params(items: list[str]) -> dict[str, str]:
+    """`--param KEY=VALUE` options as a query."""
+    bad = [item for item in items if "=" not in item]
+    if bad:
+        raise ReportError(f"--param wants KEY=VALUE, not {bad[0]!r}")
+    return dict(item.split("=", 1) for item in items)
 
 
 def _rank_executor(args: argparse.Namespace) -> Executor | None:

@@ -252,6 +252,8 @@ def render_kernels(view: dict[str, Any], width: int = DEFAULT_WIDTH, top: int = 
         + ("" if pct is None else f" ({pct:.1f} %)")
         + f"; unknown {_ms(view['tensor_core_unknown_time_us'])} ms"
     )
+    if view.get("graph_replay"):
+        out.append(view["graph_replay"]["note"])
     return "\n".join(out)
 
 

@@ -23,6 +23,11 @@ SNIFF_BYTES = 64 * 1024
 # A gzip member of JSON compresses ~10x; this bounds the raw read for odd files.
 _SNIFF_RAW_LIMIT = 4 * SNIFF_BYTES
 _SNIFF_CACHE_MAX = 100_000
+# vLLM and SGLang write the traces of their CUDA/HIP graph captures into this folder of
+# the run folder: they belong to the run's traces (the replays' attribution), not to a
+# run, worker or span of their own. A capture folder beside no trace is a run: its
+# traces are all there is to see.
+CAPTURE_FOLDER = "capture_traces"
 
 
 @dataclass(frozen=True)
@@ -200,6 +205,8 @@ def scan_logdir(logdir: str) -> tuple[Run, ...]:
                     _classify(entry, found, subdirs)
         except OSError:
             continue
+        if found:
+            subdirs = [d for d in subdirs if os.path.basename(d) != CAPTURE_FOLDER]
         # Reverse so the stack pops folders in name order: the first path to a folder
         # reached twice through a symlink is then the same on every scan.
         stack.extend(sorted(subdirs, reverse=True))
@@ -249,8 +256,42 @@ def scan_remote_logdir(logdir: str) -> tuple[Run, ...]:
             display_name(folder or "."), storage.join(root, folder) if folder else root, found
         )
         for folder, found in by_folder.items()
+        if not _beside_traces(folder, by_folder)
     ]
     return tuple(sorted(runs, key=_run_sort_key))
+
+
+def _beside_traces(folder: str, by_folder: dict[str, list[_Found]]) -> bool:
+    """A `capture_traces/` folder whose parent folder holds traces (not a run)."""
+    parent, _, name = folder.rpartition("/")
+    return name == CAPTURE_FOLDER and bool(by_folder.get(parent))
+
+
+def capture_files(trace_path: str) -> list[str]:
+    """The graph-capture traces profiled beside a trace: the Kineto traces in the
+    `capture_traces/` folder of its folder, in name order (empty when there is none)."""
+    folder = storage.join(storage.parent(trace_path), CAPTURE_FOLDER)
+    try:
+        if storage.is_url(folder):
+            listed = storage.list_files(folder)
+        else:
+            with os.scandir(folder) as entries:
+                listed = [
+                    (e.name, FileState(st.st_size, st.st_mtime_ns))
+                    for e in entries
+                    if e.is_file() and (st := e.stat())
+                ]
+    except OSError:
+        return []
+    out = []
+    for rel, state in sorted(listed, key=lambda item: natural_key(item[0])):
+        parsed = parse_trace_name(rel)
+        if parsed is None or "/" in rel:
+            continue
+        path = storage.join(folder, rel)
+        if _cached_sniff(path, parsed, state.size, state.mtime_ns):
+            out.append(path)
+    return out
 
 
 def target_runs(target: str) -> tuple[Run, ...]:

@@ -111,6 +111,17 @@ class TraceModel:
                     self.__dict__.setdefault("_derived_keys", []).append(key)
         return found  # type: ignore[no-any-return]
 
+    def attach_captures(self, load: Callable[[], list[TraceModel]]) -> None:
+        """How to get the models of the CUDA/HIP graph captures profiled beside this
+        trace (a run folder's `capture_traces/`): set by whoever loaded the model, called
+        only when a view asks (loading them costs nothing at this model's load)."""
+        self.__dict__["_capture_loader"] = load
+
+    def capture_models(self) -> list[TraceModel]:
+        """The capture traces' models (empty when none was found or none was attached)."""
+        load = self.__dict__.get("_capture_loader")
+        return list(load()) if load is not None else []
+
     def derived_nbytes(self) -> int:
         """About what the derived structures hold (their arrays and containers)."""
         keys = list(self.__dict__.get("_derived_keys", ()))

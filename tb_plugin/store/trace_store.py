@@ -21,6 +21,7 @@ from typing import Any
 import msgspec
 
 from ..ingest.build import build_model, return_freed_memory
+from ..ingest.discovery import capture_files
 from ..ingest.limits import env_number, load_timeout_s, slow_load_s
 from ..ingest.storage import file_identity
 from ..model.trace_model import TraceModel, model_nbytes
@@ -162,6 +163,7 @@ class TraceStore:
             model = self.cache.load(state.key) if self.cache else None
             if model is None:
                 model = self._build(state, progress)
+            model.attach_captures(partial(self._captures_of, state.path))
             state.model = model
             state.bytes_done = state.bytes_total
             state.state = READY
@@ -171,6 +173,18 @@ class TraceStore:
             state.state = ERROR
         state.done.set()
         self._evict()
+
+    def _captures_of(self, path: str) -> list[TraceModel]:
+        """The models of the graph-capture traces beside `path` (discovery's
+        `capture_files`), loaded when a view first asks; one that fails to load is left
+        out with a warning (the replays then stay with their launch call)."""
+        models = []
+        for capture in capture_files(path):
+            try:
+                models.append(self.wait(capture))
+            except (LoadFailed, NotReady) as exc:
+                log.warning("kinetoscope: capture trace %s not loaded: %s", capture, exc)
+        return models
 
     def _build(self, state: LoadState, progress: Callable[[int, int], None]) -> TraceModel:
         # The decode processes a big file may ask for are the pools' (the one owner).

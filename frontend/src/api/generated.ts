@@ -263,6 +263,14 @@ export interface GpuIdleView {
   launch_delay: LaunchDelayView | null;
 }
 
+export interface GraphReplaySummary {
+  kernels: number;
+  matched: number;
+  matched_pct: number;
+  captures: number;
+  note: string;
+}
+
 export interface IdleBreakdown {
   step_ns: number;
   busy_ns: number;
@@ -304,6 +312,7 @@ export interface KernelDiff extends RowDiffBase {
 
 export interface KernelRow extends KernelRowBase {
   op_name?: string | null;
+  replayed?: boolean;
 }
 
 export interface KernelRowBase {
@@ -348,6 +357,7 @@ export interface KernelsView {
   matrix_core_name: string;
   devices: number[];
   streams: number[];
+  graph_replay: GraphReplaySummary | null;
 }
 
 export interface LaunchDelayRow {

@@ -94,10 +94,15 @@ const OPERATOR: ColumnSpec<KernelRow> = {
   minWidth: 180,
   grow: 1.6,
   value: (row) => row.op_name,
-  cell: (row) =>
-    row.op_name
+  cell: (row) => {
+    const op = row.op_name
       ? h('span', { title: row.op_name }, row.op_name)
-      : h('span', { class: 'ks-no' }, '(none)'),
+      : h('span', { class: 'ks-no' }, '(none)');
+    if (!row.replayed) return op;
+    // A graph replay: the op is the capturing one when the capture was profiled.
+    const why = 'Ran in a CUDA/HIP graph replay (see the graph replay tile)';
+    return h('span', null, op, h('span', { class: 'ks-no', title: why }, ' · replayed'));
+  },
 };
 
 const DEVICE = numberColumn('device', 'GPU', 'Device the kernel ran on.', 60, (r) =>

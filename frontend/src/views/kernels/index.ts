@@ -81,6 +81,7 @@ function filterLabel(state: State): string {
 }
 
 function kernelTiles(data: KernelsResponse, state: State): HTMLElement[] {
+  const replay = data.graph_replay;
   return [
     kit.tile('Kernel calls', formatCount(data.kernel_count), filterLabel(state), 'kernels-count'),
     kit.tile('Kernel time', formatDuration(data.total_us), 'sum of kernel durations'),
@@ -96,6 +97,16 @@ function kernelTiles(data: KernelsResponse, state: State): HTMLElement[] {
       formatDuration(eligibleWithoutTensorCores(data.rows)),
       'kernels of matrix-core eligible ops known not to use them',
     ),
+    ...(replay
+      ? [
+          kit.tile(
+            'Graph replay',
+            formatPercent(replay.matched_pct),
+            `${replay.note} (share of their time under the capturing op)`,
+            'kernels-graph-replay',
+          ),
+        ]
+      : []),
   ];
 }
 

@@ -1,0 +1,100 @@
+// Real-browser test of graph replays in the Kernel view: a real TensorBoard on a logdir
+// holding the H100 CUDA-graph replay trace with its capture_traces/ folder (tests/data/h100),
+// Debian's chromium driven by playwright-core. The capture folder is no run of its own; the
+// Kernel view grouped by op shows the capturing ops, marks the replayed rows and says how
+// much of the replayed time was matched, as the `kernels` route does.
+// Run with `npm run e2e` (builds the frontend first).
+// Screenshots: test-output/e2e/graph_replay/NN-<state>.png.
+
+import assert from 'node:assert/strict';
+import { cp } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import * as h from './harness.mjs';
+import { PLUGIN, REPO, waitUntil } from './harness.mjs';
+
+const OUT = path.join(REPO, 'test-output', 'e2e');
+const SHOTS = path.join(OUT, 'graph_replay');
+const P = `p.${PLUGIN}.`;
+const WAIT_MS = 60_000;
+const SOURCE = path.join(REPO, 'tests', 'data', 'h100', 'cudagraph_replay');
+const KEY = { run: 'cudagraph_replay', worker: 'gpu0' };
+const shoot = h.screenshotter(SHOTS, { fullPage: true });
+const env = h.newEnv();
+
+async function api(route, params = {}) {
+  const url = new URL(`/data/plugin/${PLUGIN}/${route}`, env.base);
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+  return waitUntil(`${route} from the API`, async () => {
+    const response = await fetch(url, { signal: AbortSignal.timeout(30_000) });
+    if (response.status === 202) return null;
+    assert.equal(response.status, 200, `${route} answered ${response.status}`);
+    return response.json();
+  });
+}
+
+function frame() {
+  return h.pluginFrame(env.page);
+}
+
+function hashOf(state) {
+  const items = [PLUGIN, ...Object.entries(state).map(([k, v]) => `${P}${k}=${v}`)];
+  return `#${items.map((i) => i.split('=').map(encodeURIComponent).join('=')).join('&')}`;
+}
+
+describe('Graph replays in the Kernel view', { timeout: 600_000 }, () => {
+  before(async () => {
+    await h.startEnv(env, {
+      shots: SHOTS,
+      tmpPrefix: 'kinetoscope-e2e-graph-replay-',
+      log: path.join(OUT, 'tensorboard-graph-replay.log'),
+      viewport: { width: 1440, height: 1400 },
+      waitMs: WAIT_MS,
+      populate: async (logdir) => {
+        await cp(SOURCE, path.join(logdir, KEY.run), { recursive: true });
+      },
+    });
+    env.page = await env.context.newPage();
+    h.watchErrors(env.page, env.errors);
+  });
+
+  after(async () => {
+    await h.stopEnv(env);
+  });
+
+  test('replayed kernels show their capturing op, marked replayed', async () => {
+    const runs = (await api('runs')).runs;
+    assert.deepEqual(
+      runs.map((r) => r.name),
+      [KEY.run],
+      'capture_traces/ is not a run',
+    );
+    const data = await api('kernels', { ...KEY, group_by: 'op' });
+    assert.equal(data.graph_replay.matched, data.graph_replay.kernels);
+    assert.ok(data.rows.every((r) => r.replayed && r.op_name && r.op_name.startsWith('aten::')));
+
+    await env.page.goto(
+      `${env.base}${hashOf({ ...KEY, view: 'kernels', 'kernels.group_by': 'op' })}`,
+    );
+    await frame()
+      .locator('[data-testid="kernels"][data-ready="true"][data-busy="false"]')
+      .waitFor({ state: 'visible', timeout: WAIT_MS });
+    const tile = frame().locator('[data-testid="kernels-graph-replay"]');
+    await tile.waitFor({ state: 'visible', timeout: WAIT_MS });
+    assert.ok((await tile.innerText()).includes(data.graph_replay.note));
+    const table = frame().locator('[data-testid="kernel-table"]');
+    const shownOps = await table.evaluate((el) =>
+      Array.from(el.querySelectorAll('[role="row"][data-op]'), (row) => row.dataset.op),
+    );
+    assert.ok(shownOps.length > 0);
+    const wanted = new Set(data.rows.map((r) => r.op_name));
+    assert.ok(
+      shownOps.every((op) => wanted.has(op)),
+      shownOps.join(', '),
+    );
+    assert.ok((await table.innerText()).includes('replayed'));
+    await shoot(env.page, 'kernels-by-op');
+    h.assertNoErrors(env.errors);
+  });
+});
