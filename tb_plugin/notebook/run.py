@@ -59,7 +59,8 @@ class Run:
         self.path = listed.path
 
     def __repr__(self) -> str:
-        return f"<kinetoscope Run {self.name!r}: {len(self.workers)} workers>"
+        count = len(self.workers)
+        return f"<kinetoscope Run {self.name!r}: {count} worker{'' if count == 1 else 's'}>"
 
     @property
     def workers(self) -> tuple[str, ...]:
