@@ -19,8 +19,9 @@
   of kernels whose use is known; the unknown time is given beside it. On AMD devices the
   matrix units are MFMA cores: `matrix_core_name` says what to call them.
 - `launch_delay_mean_us`, `launch_delay_p90_us`: from the start of the launch call to the
-  kernel's start (`gpu_idle/delay.py`: exact ns, nearest-rank p90; only the first kernel of
-  a graph replay has one); null when no call of the group has a linked launch.
+  kernel's start (`gpu_idle/delay.py`: exact ns, p90 by docs/metrics.md#percentiles; only
+  the first kernel of a graph replay has one); null when no call of the group has a linked
+  launch.
 - Occupancy 0 means the trace does not know it (graph replays, some CUPTI versions): such
   calls are left out of the mean like calls without the value.
 """
@@ -49,7 +50,8 @@ from .taxonomy import (
     matrix_share,
 )
 
-VERSION = "3"  # 2: tri-state matrix-core use, work class; 3: launch delay columns
+# 2: tri-state matrix-core use, work class; 3: launch delay columns; 4: interpolated p90
+VERSION = "4"
 GROUP_BY = ("name", "op")
 
 
