@@ -17,6 +17,7 @@ from ..analysis.distributed.rank_summaries import analyze_run
 from ..api.endpoints import RUN_VIEWS
 from ..ingest.discovery import Run as ListedRun
 from ..ingest.discovery import SpanFile, Worker, target_runs
+from ..ingest.not_a_trace import no_traces_message
 from ..store.cache import DiskCache, default_cache_dir
 from ..store.trace_store import TraceStore
 from .frames import rows_frame
@@ -34,7 +35,7 @@ def open_run(path: str, run: str | None = None, cache: bool = True) -> Run:
     `cache=False` neither reads nor writes the disk cache."""
     runs = target_runs(str(path))
     if not runs:
-        raise FileNotFoundError(f"{path}: no trace files found")
+        raise FileNotFoundError(no_traces_message(str(path)))
     names = [r.name for r in runs]
     if run is None:
         # A run folder is the run "." of itself, whatever runs its subfolders hold.
