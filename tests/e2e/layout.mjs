@@ -321,6 +321,16 @@ describe('layout at 1280 and 1920 px', { timeout: 900_000 }, () => {
       await open(1920, viewHash(GPU_RUN, view), view);
       const box = await frame().locator(`[data-testid="${testid}"]`).first().boundingBox();
       assert.ok(box && box.width > 1550, `${view}: ${testid} ${box?.width} px wide`);
+      // The chart cards of a row share its whole width (no empty third track).
+      const row = await frame()
+        .locator('.ks-chart-grid, .ks-charts')
+        .first()
+        .evaluate((grid) => {
+          const cards = [...grid.children].map((c) => c.getBoundingClientRect());
+          const right = Math.max(...cards.map((c) => c.right));
+          return { gap: grid.getBoundingClientRect().right - right, cards: cards.length };
+        });
+      assert.ok(row.cards >= 2 && row.gap < 4, `${view}: ${JSON.stringify(row)}`);
     }
     h.assertNoErrors(env.errors);
   });
