@@ -17,5 +17,7 @@ fi
 
 PORT=${PORT:-6006}
 HOST=${HOST:-127.0.0.1}
-echo "Open http://$HOST:$PORT/#kinetoscope (tab \"PyTorch Profiler\")"
+# The link is printed last, after TensorBoard's banner: announce.py waits until the server
+# answers (it runs in the background; TensorBoard stays in the foreground for Ctrl-C).
+.venv/bin/python samples/announce.py "$HOST" "$PORT" &
 exec .venv/bin/tensorboard --logdir "$LOGDIR" --host "$HOST" --port "$PORT"

@@ -1,19 +1,27 @@
 """kinetoscope: PyTorch profiler (Kineto) traces in TensorBoard, and in notebooks."""
 
-from __future__ import annotations
+# No `from __future__ import annotations` and only underscored helper names here: a user's
+# `dir(kinetoscope)` lists what this module defines, and it should list `open`, not typing.
+import typing as _typing
 
-from typing import TYPE_CHECKING, Any
+if _typing.TYPE_CHECKING:
+    from os import PathLike
 
-if TYPE_CHECKING:
     from .notebook import Run
 
+__all__ = ["open"]
 __version__ = "0.1.0"
 
 
-def open(path: Any, run: str | None = None, cache: bool = True) -> Run:
-    """A run of traces as DataFrames (docs/python_api.md): a run folder, a logdir with
-    `run=`, or one trace file. Imported on first use: TensorBoard imports this package at
-    start-up, and neither the analyses nor pandas should load then."""
+def open(path: "str | PathLike[str]", run: "str | None" = None, cache: bool = True) -> "Run":
+    """A run of traces as pandas DataFrames, one per view (docs/python_api.md).
+
+    `path` is a run folder, a logdir with `run=` naming one of its runs, or one trace file
+    (local, or an object-store URL such as `s3://bucket/logs/job`). `cache=False` neither
+    reads nor writes the disk cache.
+    """
+    # Imported on first use: TensorBoard imports this package at start-up, and neither the
+    # analyses nor pandas should load then.
     from .notebook import open_run
 
     return open_run(str(path), run, cache)

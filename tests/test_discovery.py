@@ -250,3 +250,46 @@ def test_scan_whole_corpus_finds_every_trace(tmp_path: Path) -> None:
         assert [os.path.relpath(f, CORPUS) for f in capture_files(str(run_trace))] == [path]
     assert listed == expected - beside
     assert not any(r.name.startswith("goldens") for r in runs)
+
+
+# rocprofv3's `--output-format json` file: one object under "rocprofiler-sdk-tool".
+ROCPROF_BODY = (
+    b'{"rocprofiler-sdk-tool": [{"metadata": {"pid": 4242, "command": ["python", "t.py"]},'
+    b' "agents": [], "buffer_records": {"kernel_dispatch": []}}]}'
+)
+
+
+def test_rocprof_json_in_a_run_folder_and_passed_directly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A rocprof JSON under its own name is not listed as a trace (it is not one), and
+    both the CLI and the notebook say what it is instead of a bare "no trace files"."""
+    import kinetoscope as ks
+    from kinetoscope.cli.main import main
+
+    folder = tmp_path / "rocprof_run"
+    rocprof = write(folder / "4242_results.json", ROCPROF_BODY)
+    write(folder / "config.json", b'{"lr": 0.1}')
+    assert scan_logdir(str(folder)) == ()
+    assert main(["report", str(folder)]) != 0
+    assert capsys.readouterr().err.strip() == (
+        f"kinetoscope: {folder}: no trace files found (4242_results.json: JSON but not a"
+        " Kineto trace (rocprof output?); config.json: JSON but not a Kineto trace)"
+    )
+    assert main(["report", str(rocprof)]) != 0
+    assert f"{rocprof}: JSON but not a Kineto trace (rocprof output?)" in capsys.readouterr().err
+    with pytest.raises(
+        FileNotFoundError, match=r"JSON but not a Kineto trace \(rocprof output\?\)"
+    ):
+        ks.open(rocprof)
+    with pytest.raises(FileNotFoundError, match=r"4242_results.json: JSON but not a Kineto"):
+        ks.open(folder)
+
+
+def test_rocprof_json_under_a_torch_trace_name_says_so_when_loaded(tmp_path: Path) -> None:
+    from kinetoscope.ingest.build import build_model
+    from kinetoscope.ingest.text_blocks import TraceDecodeError
+
+    path = write(tmp_path / "w.1.pt.trace.json", ROCPROF_BODY)
+    with pytest.raises(TraceDecodeError, match=r"not a Kineto trace \(rocprof output\?\)"):
+        build_model(str(path))

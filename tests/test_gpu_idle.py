@@ -104,14 +104,16 @@ def test_launch_delay_by_hand(tmp_path: Path) -> None:
     assert delay is not None
     assert (delay["activities"], delay["linked"], delay["names"]) == (5, 5, 2)
     rows = {r["name"]: r for r in delay["rows"]}
-    # A: delays 10 and 110 µs; B: 10, 180 and 15 µs (nearest-rank percentiles).
+    # A: delays 10 and 110 µs; B: 10, 180 and 15 µs. Percentiles interpolate between
+    # ranks (docs/metrics.md#percentiles): A's p50 is 60 µs, p90 10 + 0.9 * 100 = 100 µs;
+    # B's p90 15 + 0.8 * 165 = 147 µs (nearest-rank gave 10, 110 and 180 µs).
     assert rows["A"] == {
-        "name": "A", "count": 2, "total_ns": 120_000, "mean_ns": 60_000.0, "p50_ns": 10_000,
-        "p90_ns": 110_000, "max_ns": 110_000, "launch_call_mean_ns": 5_000.0,
+        "name": "A", "count": 2, "total_ns": 120_000, "mean_ns": 60_000.0, "p50_ns": 60_000,
+        "p90_ns": 100_000, "max_ns": 110_000, "launch_call_mean_ns": 5_000.0,
         "launch_call_p90_ns": 5_000,
     }  # fmt: skip
     assert (rows["B"]["p50_ns"], rows["B"]["p90_ns"], rows["B"]["mean_ns"]) == (
-        15_000, 180_000, 68_333.3,
+        15_000, 147_000, 68_333.3,
     )  # fmt: skip
     assert [r["name"] for r in delay["rows"]] == ["B", "A"]  # most total delay first
     top = delay["outliers"][0]
@@ -203,9 +205,25 @@ def test_grouped_stats_on_wide_and_narrow_values() -> None:
                 assert stats["count"][g] == 0
                 continue
             assert stats["sum"][g] == mine.sum()
-            assert stats["p50"][g] == mine[int(np.ceil(0.5 * mine.size)) - 1]
-            assert stats["p90"][g] == mine[int(np.ceil(0.9 * mine.size)) - 1]
+            for key, q in (("p50", 0.5), ("p90", 0.9)):
+                want = np.quantile(mine.astype(np.float64), q, method="linear")
+                assert abs(int(stats[key][g]) - want) <= max(1.0, abs(want) * 1e-14)
             assert stats["max"][g] == mine[-1]
+
+
+def test_percentiles_interpolate_between_ranks() -> None:
+    """The one percentile rule (docs/metrics.md#percentiles), worked by hand: p50 of an
+    even count is the mean of the middle two, p90 lies between the ranks around 0.9 * (n-1),
+    whole nanoseconds round halves up; p100 is the maximum."""
+    values = np.array([40, 10, 20, 30, 7, 8, 9], dtype=np.int64)
+    group = np.array([0, 0, 0, 0, 1, 1, 2])
+    stats = grouped_stats(values, group, 4)
+    # group 0: 10 20 30 40 -> p50 at h=1.5: 25; p90 at h=2.7: 30 + 0.7 * 10 = 37
+    # group 1: 7 8 -> p50 7.5 rounds to 8; group 2: one value; group 3: none
+    assert stats["p50"].tolist() == [25, 8, 9, 0]
+    assert stats["p90"].tolist() == [37, 8, 9, 0]
+    assert stats["max"].tolist() == [40, 8, 9, 0]
+    assert stats["count"].tolist() == [4, 2, 1, 0]
 
 
 def test_nanoseconds_kept_exact(tmp_path: Path) -> None:
@@ -221,7 +239,8 @@ def test_nanoseconds_kept_exact(tmp_path: Path) -> None:
     view = _view(t, tmp_path)
     delay = view["launch_delay"]
     assert delay is not None
-    assert (delay["rows"][0]["p50_ns"], delay["rows"][0]["max_ns"]) == (333, 833)
+    # delays 333 and 833 ns: p50 (333 + 833) / 2
+    assert (delay["rows"][0]["p50_ns"], delay["rows"][0]["max_ns"]) == (583, 833)
     total = view["devices"][0]["total"]
     assert total["kernel_wait_ns"] == 1  # 1000.834 → 1000.835
     assert total["busy_ns"] == 623 and total["step_ns"] == 10_000
@@ -318,8 +337,8 @@ def test_queue_length_counter_track(tmp_path: Path) -> None:
 
 def test_kernel_view_launch_delay_columns(tmp_path: Path) -> None:
     rows = {r["name"]: r for r in kernels(one_step_trace().model(tmp_path))["rows"]}
-    assert (rows["A"]["launch_delay_mean_us"], rows["A"]["launch_delay_p90_us"]) == (60.0, 110.0)
-    assert (rows["B"]["launch_delay_mean_us"], rows["B"]["launch_delay_p90_us"]) == (68.333, 180.0)
+    assert (rows["A"]["launch_delay_mean_us"], rows["A"]["launch_delay_p90_us"]) == (60.0, 100.0)
+    assert (rows["B"]["launch_delay_mean_us"], rows["B"]["launch_delay_p90_us"]) == (68.333, 147.0)
     unlinked = TraceBuilder()
     unlinked.step(1, 0, 100)
     _gpu(unlinked, "k", 10, 5, None)

@@ -548,7 +548,7 @@ def test_cli_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(["report", str(tmp_path), "--format", "text", "--no-cache"]) == 0
     text = capsys.readouterr().out
     assert "Memory (peaks" in text and "allocations: 2 paired, 2 never freed, 1 freed" in text
-    assert "GPU0" in text and "outer" in text
+    assert "GPU 0" in text and "outer" in text
 
 
 def test_routes(tmp_path: Path, plugin_client: Any) -> None:

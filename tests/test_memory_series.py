@@ -70,7 +70,7 @@ def test_a_flat_zero_total_reserved_is_unknown_on_a_gpu_too(tmp_path: Path) -> N
     assert gpu["reserved_known"] is False and gpu["peak_reserved_bytes"] is None
     assert curve(model, "GPU0")["reserved_bytes"] is None
     assert set(memory_counters(model)) == {"mem.1.0.allocated"}
-    assert "GPU0: the trace has no Total Reserved; reserved is unknown" in view["notes"]
+    assert "GPU 0: the trace has no Total Reserved; reserved is unknown" in view["notes"]
 
 
 def test_amd_gpu_memory_counters_come_before_the_cpu(tmp_path: Path) -> None:

@@ -329,8 +329,22 @@ def test_gpu_idle_frames_by_hand(tmp_path: Path) -> None:
         )  # fmt: skip
         assert (lane["step"], lane["idle_share"]) == (0, 0.555)
     assert idle.attrs["kernel_wait_threshold_ns"] == 30_000
-    assert delays.loc["A", "p90_ns"] == 110_000 and delays.loc["B", "p50_ns"] == 15_000
+    assert delays.loc["A", "p90_ns"] == 100_000 and delays.loc["B", "p50_ns"] == 15_000
     assert intervals["duration_ns"].max() == 200_000
+    assert set(intervals["step_name"]) == {"ProfilerStep#1"} and set(intervals["step"]) == {0}
     assert (queue["time_ns"] // 1000).tolist() == [10, 15, 120, 200, 300, 320, 400, 600, 705, 800]
     assert queue["length"].tolist() == [1, 2, 1, 0, 1, 2, 1, 0, 1, 0]
     assert set(queue["stream"]) == {7} and queue.attrs["origin_us"] == 0.0
+
+
+def test_what_a_newcomer_reads_of_the_package(tmp_path: Path) -> None:
+    """`dir(kinetoscope)` lists no typing helpers, `help(kinetoscope.open)` says how to use
+    it (no implementation note), and a one-worker run is "1 worker"."""
+    import pydoc
+
+    assert not {"Any", "TYPE_CHECKING", "annotations"} & set(dir(ks))
+    text = pydoc.render_doc(ks.open, renderer=pydoc.plaintext)
+    assert "run folder" in text and "first use" not in text and "TensorBoard imports" not in text
+    TraceBuilder().write(tmp_path / "w.pt.trace.json")
+    with ks.open(tmp_path / "w.pt.trace.json") as run:
+        assert repr(run).endswith(": 1 worker>")

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import time
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -28,5 +33,54 @@ def test_python_versions_match_setup_py_and_the_pinned_torch() -> None:
 
 def test_the_tab_url_is_the_one_the_demo_prints() -> None:
     demo = (ROOT / "samples" / "demo.sh").read_text()
-    assert "/#kinetoscope" in demo and "http://127.0.0.1:6006/#kinetoscope" in README
+    announce = (ROOT / "samples" / "announce.py").read_text()
+    assert "samples/announce.py" in demo and "/#kinetoscope" in announce
+    assert "http://127.0.0.1:6006/#kinetoscope" in README
     assert "../shared/corpus" in demo and "../shared/corpus" in README
+
+
+def test_set_up_is_two_commands_then_says_how_to_reach_them() -> None:
+    """Exactly the two set-up commands; then how to reach what they installed in ./.venv
+    (a new user's `kinetoscope` was "command not found") and a notebook's interpreter."""
+    setup = README.split("## Set up", 1)[1].split("\n## ", 1)[0]
+    block = setup.split("```bash\n", 1)[1].split("```", 1)[0]
+    commands = [line.split("#")[0].strip() for line in block.splitlines() if line.strip()]
+    assert commands == ["bash ./samples/demo.sh", "bash ./tests/run.sh"]
+    assert "source .venv/bin/activate" in setup and ".venv/bin/kinetoscope" in setup
+    assert ".venv/bin/python" in setup and "ipykernel" in setup
+
+
+@pytest.mark.slow
+def test_the_demo_prints_the_link_after_tensorboards_banner(tmp_path: Path) -> None:
+    """The demo's last lines, run as they are: the `#kinetoscope` link comes after
+    TensorBoard's banner (its own plain URL), so it is the last thing on the screen."""
+    from test_tensorboard_process import free_port
+
+    demo = (ROOT / "samples" / "demo.sh").read_text()
+    tail = demo[demo.index("PORT=${PORT") :]
+    port = free_port()
+    env = {**os.environ, "LOGDIR": str(tmp_path), "PORT": str(port), "HOST": "127.0.0.1"}
+    proc = subprocess.Popen(
+        ["bash", "-c", tail], cwd=ROOT, env=env, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    lines: list[str] = []
+    try:
+        deadline = time.monotonic() + 120
+        assert proc.stdout is not None
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line.rstrip())
+            if "#kinetoscope" in line:
+                break
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    banner = next(i for i, line in enumerate(lines) if f"http://127.0.0.1:{port}/ " in line)
+    link = next(i for i, line in enumerate(lines) if "#kinetoscope" in line)
+    assert link > banner, lines
+    assert lines[link].endswith(
+        f'http://127.0.0.1:{port}/#kinetoscope (the "PyTorch Profiler" tab)'
+    )

@@ -195,3 +195,26 @@ def test_mangled_cutlass_convolutions_with_tensor_op_layouts() -> None:
     model = corpus_model("hta/tests/data/nccl_parser_config/nccl_data.json.gz")
     rows = [r for r in kernels(model)["rows"] if "ImplicitGemmConvolution" in r["name"]]
     assert len(rows) == 2 and all(r["tensor_cores_used"] is True for r in rows)
+
+
+def test_rocm_paged_attention_named_for_mfma_is_matrix_core_work(tmp_path: Path) -> None:
+    """vLLM/SGLang's ROCm `paged_attention_ll4mi_QKV_mfma16_kernel` names the MFMA
+    instruction it is built on (20 % of an MI300X serving trace's kernel time); its
+    partition-reduce sibling does no matrix work."""
+    qkv = "paged_attention_ll4mi_QKV_mfma16_kernel<0, __hip_bfloat16, __hip_bfloat16>(float*)"
+    for vendor in ("amd", "unknown"):
+        cls = classify_name(qkv, vendor)
+        assert (cls.family, cls.work, cls.matrix_core) == (
+            "amd_mfma_attention",
+            "attention",
+            MATRIX_YES,
+        )
+    reduce = "paged_attention_ll4mi_reduce_kernel<__hip_bfloat16, __hip_bfloat16, 128>(float*)"
+    assert classify_name(reduce, "amd").matrix_core != MATRIX_YES
+    t = TraceBuilder()
+    t.header = {"schemaVersion": 1, "roctracer_version": 4}
+    t.step(1, 0, 2000)
+    op = t.op("sgl_kernel::paged_attention", 10, 40)
+    t.launch(12, 2, op, gpu_ts=100, gpu_dur=300, name=qkv)
+    (row,) = kernels(t.model(tmp_path))["rows"]
+    assert row["tensor_cores_used"] is True and row["work"] == "attention"

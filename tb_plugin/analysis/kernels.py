@@ -19,8 +19,9 @@
   of kernels whose use is known; the unknown time is given beside it. On AMD devices the
   matrix units are MFMA cores: `matrix_core_name` says what to call them.
 - `launch_delay_mean_us`, `launch_delay_p90_us`: from the start of the launch call to the
-  kernel's start (`gpu_idle/delay.py`: exact ns, nearest-rank p90; only the first kernel of
-  a graph replay has one); null when no call of the group has a linked launch.
+  kernel's start (`gpu_idle/delay.py`: exact ns, p90 by docs/metrics.md#percentiles; only
+  the first kernel of a graph replay has one); null when no call of the group has a linked
+  launch.
 - Graph replays (`graph_replay.py`): a replayed kernel's launching op is the op that
   captured it when the capture was profiled, else its graph-launch call; with
   `group_by=op` a row says `replayed` (its kernels ran in a graph replay), and
@@ -50,7 +51,9 @@ from .replay_ops import GraphReplaySummary, replay_summary, replayed_kernel_ops
 from .rules import is_step_name
 from .taxonomy import MATRIX_UNKNOWN, MATRIX_YES, WORKS
 
-VERSION = "4"  # 2: tri-state matrix-core use, work class; 3: launch delay columns; 4: graph replays
+# 2: tri-state matrix-core use, work class; 3: launch delay columns; 4: graph replays;
+# 5: interpolated p90
+VERSION = "5"
 GROUP_BY = ("name", "op")
 
 

@@ -22,6 +22,7 @@ from ..api.endpoints import RUN_VIEWS, VIEWS, supported_views
 from ..api.resolve import NotFound, find_run, resolve
 from ..ingest import storage
 from ..ingest.discovery import Run, target_runs
+from ..ingest.not_a_trace import no_traces_message
 from ..model.errors import ViewParamError
 from ..store.cache import DiskCache, default_cache_dir
 from ..store.dask_ranks import DaskRanks, DaskUnavailable, require_distributed
@@ -82,12 +83,10 @@ def _targets(args: argparse.Namespace) -> tuple[str, list[Run]]:
         runs = list(target_runs(path))
     except OSError as exc:
         raise ReportError(f"{args.logdir}: cannot list it: {exc}") from None
-    if kind == "file":
-        if not runs:
-            raise ReportError(f"{args.logdir}: not a trace file kinetoscope can read")
-        return path, runs
     if not runs:
-        raise ReportError(f"{args.logdir}: no trace files found")
+        raise ReportError(no_traces_message(args.logdir))
+    if kind == "file":
+        return path, runs
     if args.run is not None:
         try:
             runs = [find_run(runs, args.run)]

@@ -30,8 +30,23 @@ PART_LABELS = {
 }
 
 
+# Parts of a step only a GPU spends time in; a trace with no GPU activity leaves them out.
+GPU_PARTS = ("kernel", "memcpy", "memset", "communication", "runtime")
+
+
+def shown_parts(view: dict[str, Any]) -> list[str]:
+    """The step parts worth a column: all of them, except on a trace with no GPU activity,
+    where the GPU parts that are zero in every step are left out (as in the page)."""
+    if view["devices"]:
+        return list(PART_LABELS)
+    steps = view["steps"]
+    return [
+        p for p in PART_LABELS if p not in GPU_PARTS or any(s["breakdown_us"][p] for s in steps)
+    ]
+
+
 def render_overview(view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:
-    parts = list(PART_LABELS)
+    parts = shown_parts(view)
     header = ["step", "total ms"] + [PART_LABELS[p] for p in parts]
     rows = [
         [s["name"], _ms(s["duration_us"])] + [_ms(s["breakdown_us"][p]) for p in parts]
@@ -42,6 +57,9 @@ def render_overview(view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:
     total = sum(avg.values()) or 1.0
     rows.append(["share %", "100.0"] + [f"{100 * avg[p] / total:.1f}" for p in parts])
     out = ["Step time breakdown (ms)", _table(header, rows, width)]
+    if len(parts) < len(PART_LABELS):
+        hidden = ", ".join(PART_LABELS[p] for p in PART_LABELS if p not in parts)
+        out.append(_wrap(f"{hidden}: 0 in every step (no GPU activity), not shown", width))
     for d in view.get("dropped_steps", []):
         out.append(_wrap(f"{d['name']}: {d['reason']}", width, "  left out: "))
     if view["devices"]:
@@ -106,7 +124,7 @@ def render_memory(view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:
         at = d["peak_allocated_us"]
         rows.append(
             [
-                d["device"] + (" *" if d["allocated_source"] == "computed" else ""),
+                d["label"] + (" *" if d["allocated_source"] == "computed" else ""),
                 _mib(d["peak_allocated_bytes"]),
                 "-" if at is None else _ms(at - view["trace_start_us"]),
                 _mib(d["peak_reserved_bytes"]),
@@ -122,6 +140,9 @@ def render_memory(view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:
     for note in view["notes"]:
         out.append(_wrap(note, width, "  note: "))
     stats = sorted(view["operator_stats"], key=lambda r: -r["self_increase_bytes"])[:10]
+    # the label the Overview and the table above use ("GPU 2"), not the id ("GPU0")
+    labels = {d["device"]: d["label"] for d in view["devices"]}
+    stats = [{**r, "device": labels.get(r["device"], r["device"])} for r in stats]
     if stats:
         out.append("")
         out.append("Top operators by self size increase")
@@ -221,9 +242,14 @@ _OPERATOR_COLUMNS: list[Column] = [
 
 
 def render_operators(view: dict[str, Any], width: int = DEFAULT_WIDTH, top: int = 15) -> str:
-    rows = view["rows"][:top]
-    out = [f"Operators (top {len(rows)} of {len(view['rows'])} by device self time)"]
-    out.append(_rows_table(_OPERATOR_COLUMNS, rows, width))
+    rows, columns, order = view["rows"], _OPERATOR_COLUMNS, "device self time"
+    if rows and not any(r["device_self_us"] or r["device_total_us"] for r in rows):
+        # a CPU-only trace: device times are all 0, so rank by host time and drop them
+        rows = sorted(rows, key=lambda r: -r["host_self_us"])
+        columns = [c for c in columns if not c[1].startswith("device_")]
+        order = "host self time; every device time is 0"
+    out = [f"Operators (top {min(top, len(rows))} of {len(rows)} by {order})"]
+    out.append(_rows_table(columns, rows[:top], width))
     if view.get("kernel_view_absent_reason"):
         out.append(_wrap(view["kernel_view_absent_reason"], width, "  no kernel view: "))
     return "\n".join(out)

@@ -17,6 +17,10 @@ from .repair import repair_text
 from .schema import Event
 from .text_blocks import DecodeReport, TraceDecodeError
 
+# Text naming rocprof: rocprofv3's JSON output (`<prefix>_results.json`) is one object under
+# "rocprofiler-sdk-tool"; older rocprof JSON names the tool in its metadata.
+ROCPROF_MARKERS = (b'"rocprofiler-sdk-tool"', b"rocprof")
+
 # Text read while looking for the events array before a file is called not a trace.
 SNIFF_LIMIT = 64 << 20
 
@@ -162,9 +166,12 @@ def find_events_start(buf: bytes, final: bool) -> tuple[int, dict[str, Any]] | N
         key = buf.find(_EVENTS_KEY, pos)
         if key < 0:
             if final or len(buf) > SNIFF_LIMIT:
+                rocprof = any(marker in buf for marker in ROCPROF_MARKERS)
                 raise TraceDecodeError(
                     "not_kineto",
-                    'the file is JSON but not a Kineto trace: it has no "traceEvents" array',
+                    "the file is JSON but not a Kineto trace"
+                    + (" (rocprof output?)" if rocprof else "")
+                    + ': it has no "traceEvents" array',
                     0,
                 )
             return None

@@ -18,6 +18,7 @@ from ..api.endpoints import RUN_VIEWS
 from ..api.resolve import find_run, resolve
 from ..ingest.discovery import Run as ListedRun
 from ..ingest.discovery import target_runs
+from ..ingest.not_a_trace import no_traces_message
 from ..store.cache import DiskCache, default_cache_dir
 from ..store.trace_store import TraceStore
 from .frames import require_pandas, rows_frame
@@ -36,7 +37,7 @@ def open_run(path: str, run: str | None = None, cache: bool = True) -> Run:
     require_pandas()
     runs = target_runs(str(path))
     if not runs:
-        raise FileNotFoundError(f"{path}: no trace files found")
+        raise FileNotFoundError(no_traces_message(str(path)))
     names = [r.name for r in runs]
     if run is None:
         # A run folder is the run "." of itself, whatever runs its subfolders hold.
@@ -59,7 +60,8 @@ class Run:
         self.path = listed.path
 
     def __repr__(self) -> str:
-        return f"<kinetoscope Run {self.name!r}: {len(self.workers)} workers>"
+        count = len(self.workers)
+        return f"<kinetoscope Run {self.name!r}: {count} worker{'' if count == 1 else 's'}>"
 
     @property
     def workers(self) -> tuple[str, ...]:

@@ -145,8 +145,15 @@ class Trace:
         return idle_frame(self.view("gpu_idle"))
 
     def idle_intervals(self) -> pd.DataFrame:
-        """The longest idle intervals, with their class, cause and trace times (µs)."""
-        return self.rows("gpu_idle", "top_intervals")
+        """The longest idle intervals, with their class, cause and trace times (µs); `step`
+        is the route's step index and `step_name` the step's name (as in `idle()`)."""
+        view = self.view("gpu_idle")
+        frame = rows_frame(view, "top_intervals", GpuIdleView)
+        names = [step["name"] for step in view["steps"]]
+        frame.insert(
+            int(frame.columns.get_loc("step")) + 1, "step_name", [names[i] for i in frame["step"]]
+        )
+        return frame
 
     def launch_delays(self) -> pd.DataFrame:
         """One row per kernel name: launch call start → kernel start (count, mean, p50,

@@ -8,6 +8,7 @@ import { h, replaceChildren } from '../components/dom';
 import { HashParamStore } from '../components/hash_params';
 import { selectField, type SelectField } from '../components/table_tools';
 import { diffView } from '../views/diff';
+import { inListOrder } from '../views/registry';
 import {
   NO_TARGET as NONE,
   readTarget,
@@ -45,10 +46,24 @@ function targetOptions(runs: readonly RunInfo[]): HTMLElement[] {
   );
 }
 
+/** The chosen target, whole, for the line under the box (the box shows only its option's
+ * text, cut at the side bar's width, and no run). */
+function targetText(runs: readonly RunInfo[], target: Target, span: string | undefined): string {
+  const run = runs.find((r) => r.name === target.run);
+  const worker = run?.workers.find((w) => w.name === target.worker);
+  const spanInfo = worker?.spans.find((s) => s.name === span);
+  return [
+    run ? runLabel(run) : target.run,
+    worker ? workerLabel(worker) : target.worker,
+    spanInfo ? `span ${spanLabel(spanInfo)}` : span ? `span ${span}` : 'first span',
+  ].join(' · ');
+}
+
 export class CompareControl {
   readonly field: SelectField;
   private readonly store = new HashParamStore(TARGET_KEYS);
   private listed = '';
+  private readonly chosen = h('div', { class: 'ks-side-target', testid: 'compare-target' });
 
   /** `onChange` runs after the URL holds the new target (or none). */
   constructor(onChange: () => void) {
@@ -57,6 +72,8 @@ export class CompareControl {
       onChange();
     });
     this.field.el.title = 'Compare the shown trace (the base) with another: opens the Diff page';
+    this.field.el.append(this.chosen);
+    this.chosen.hidden = true;
   }
 
   /** The target in the URL, or null. */
@@ -64,9 +81,10 @@ export class CompareControl {
     return readTarget(this.store.read());
   }
 
-  /** The worker's views, with the Diff page while a target is chosen. */
+  /** The worker's views, with the Diff page while a target is chosen, in the Views list's
+   *  order (the old plugin's, whatever order `status.views` has). */
   offer(views: readonly string[]): string[] {
-    return this.target() ? [...views, DIFF_VIEW] : [...views];
+    return inListOrder(this.target() ? [...views, DIFF_VIEW] : views);
   }
 
   /** The choices from the listing (rebuilt only when it changed), the URL's target chosen;
@@ -97,6 +115,9 @@ export class CompareControl {
       select.value = value;
     }
     select.disabled = runs.length === 0;
+    this.chosen.hidden = !target;
+    this.chosen.textContent = target ? `Target: ${targetText(runs, target, span)}` : '';
+    select.title = this.chosen.textContent;
     return select.value !== before;
   }
 }

@@ -7,6 +7,7 @@ import type { RunInfo, SpanKey, StatusResponse } from '../api/types';
 import { h, replaceChildren } from '../components/dom';
 import type { SelectField } from '../components/table_tools';
 import { getRunView, getView, RUN_VIEW_IDS, VIEW_IDS, viewLabel } from '../views/registry';
+import { AbsentNotice } from './absent';
 import type { RunViewContext, ViewHandle } from '../views/types';
 import { Repeater, sleep } from '../api/poll';
 import { chooseView, findRun, reconcile, sameSelection, type Selection } from './selection';
@@ -52,6 +53,7 @@ export class Shell {
   private readonly info: HTMLElement;
   private readonly main: HTMLElement;
   private readonly banner: HTMLElement;
+  private readonly absent = new AbsentNotice(); // why a view asked for is not shown
 
   constructor(root: HTMLElement, api: ApiClient, themes: ThemeWatcher, url: UrlStateStore) {
     this.api = api;
@@ -86,7 +88,7 @@ export class Shell {
         'div',
         { class: 'ks-app' },
         side,
-        h('div', { class: 'ks-content' }, this.banner, this.main),
+        h('div', { class: 'ks-content' }, this.banner, this.absent.element, this.main),
       ),
     );
   }
@@ -197,6 +199,7 @@ export class Shell {
       return;
     }
     const offered = chooseView(this.compare.offer(this.status.views), VIEW_IDS, view);
+    this.absent.note(offered === view ? undefined : view, this.currentView);
     if (offered !== view) return;
     if (view === this.currentView && this.viewHandle) {
       if (anchor) this.viewHandle.scrollTo?.(anchor);
@@ -258,6 +261,7 @@ export class Shell {
   private async renderRunView(sel: Selection, viewId: string, anchor?: string): Promise<void> {
     const def = getRunView(viewId);
     if (!def) return;
+    this.absent.hide();
     this.loadController?.abort(); // stop polling a worker: this view does its own loading
     await this.mountView(
       viewId,
@@ -312,6 +316,7 @@ export class Shell {
           this.failed.delete(keyOf(sel));
           const view = chooseView(this.compare.offer(status.views), VIEW_IDS, this.wantedView);
           this.currentView = view;
+          this.absent.note(view === this.wantedView ? undefined : this.wantedView, view);
           this.renderViewSelector();
           if (!view) {
             this.showMessage(

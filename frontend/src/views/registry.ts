@@ -13,15 +13,43 @@ import { overviewView } from './overview';
 import { traceView } from './trace';
 import type { RunViewDef, ViewDef } from './types';
 
+// The Views list's order: the old plugin's and the README's (Overview, Operators, Kernels,
+// Trace, Memory, Modules), whatever order `status.views` lists them in; the run-level
+// Distributed view follows them, then the Diff page.
 export const VIEWS: readonly ViewDef[] = [
   overviewView,
   operatorsView,
   kernelsView,
-  modulesView,
-  memoryView,
   traceView,
+  memoryView,
+  modulesView,
   diffView,
 ];
+
+/** What a trace must hold for a view to be offered: the page says it when a link or the
+ * URL asks for a view this trace lacks (the server's `supports` rule of each page). */
+const VIEW_NEEDS: Readonly<Record<string, string>> = {
+  kernels: 'it has no GPU kernels (a CPU-only profile)',
+  trace: 'it holds no events',
+  modules:
+    'it records no nn.Module calls (profile with with_stack=True, or with_modules=True, to get them)',
+  diff: 'no run is chosen in “Compare with…”',
+  distributed: 'this run has a single worker (the view compares the ranks of a job)',
+};
+
+/** Why a trace offers no `id` view, for the page's notice. */
+export function viewAbsentReason(id: string): string {
+  return VIEW_NEEDS[id] ?? 'this trace does not hold the data it needs';
+}
+
+/** `views` in the Views list's order (unknown ids last, in their order). */
+export function inListOrder(views: readonly string[]): string[] {
+  const rank = (v: string): number => {
+    const i = VIEW_IDS.indexOf(v);
+    return i < 0 ? VIEW_IDS.length : i;
+  };
+  return views.slice().sort((a, b) => rank(a) - rank(b));
+}
 
 export const VIEW_IDS: readonly string[] = VIEWS.map((v) => v.id);
 

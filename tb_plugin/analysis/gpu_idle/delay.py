@@ -5,8 +5,9 @@ A graph launch (`cudaGraphLaunch`, `hipGraphLaunch`) puts all of its kernels on 
 with one call: only the first kernel of the replay (the earliest to start) has a launch
 delay; the later ones wait for the graph's earlier kernels, not for the launch path, so
 they are left out of the distributions and counted in `graph_kernels_after_first`.
-Percentiles are nearest-rank (the smallest delay with at least q of the calls at or
-below it): a delay that occurred, in whole nanoseconds.
+Percentiles follow the one rule of docs/metrics.md#percentiles: linear interpolation
+between the two nearest ranks (numpy's default, so p50 is the median every other view
+reports), rounded to whole nanoseconds (halves up).
 """
 
 from __future__ import annotations
@@ -48,13 +49,18 @@ def delay_sample(work: GpuWork) -> np.ndarray:
     return np.flatnonzero(work.linked & work.first_of_launch)
 
 
-def nearest_rank(
+def linear_quantile(
     sorted_values: np.ndarray, lo: np.ndarray, count: np.ndarray, q: float
 ) -> np.ndarray:
-    """Per group (values sorted within each group; group g at [lo[g], lo[g] + count[g])),
-    the nearest-rank q-quantile."""
-    rank = np.maximum(np.ceil(q * count).astype(np.int64), 1) - 1
-    return sorted_values[lo + rank]
+    """Per group (int64 values sorted within each group; group g at [lo[g], lo[g] +
+    count[g]), count >= 1), the q-quantile by linear interpolation between the values at
+    the ranks around q * (count - 1) (numpy's `method="linear"`), halves rounded up."""
+    position = q * (count - 1)
+    below = np.floor(position).astype(np.int64)
+    above = np.minimum(below + 1, count - 1)
+    low, high = sorted_values[lo + below], sorted_values[lo + above]
+    step = np.floor((high - low) * (position - below) + 0.5).astype(np.int64)
+    return low + step
 
 
 def grouped_stats(values: np.ndarray, group: np.ndarray, n: int) -> dict[str, np.ndarray]:
@@ -69,7 +75,7 @@ def grouped_stats(values: np.ndarray, group: np.ndarray, n: int) -> dict[str, np
     has = count > 0
     for key, q in (("p50", 0.5), ("p90", 0.9), ("max", 1.0)):
         col = np.zeros(n, dtype=np.int64)
-        col[has] = nearest_rank(sorted_values, lo[has], count[has], q)
+        col[has] = linear_quantile(sorted_values, lo[has], count[has], q)
         out[key] = col
     return out
 
@@ -160,8 +166,8 @@ def launch_delays_of(model: TraceModel, rows: np.ndarray) -> np.ndarray:
 
 
 def grouped_delay(delay: np.ndarray, group: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per group 0..n-1, the mean and nearest-rank p90 (ns) of the known delays (>= 0);
-    NaN where a group has none."""
+    """Per group 0..n-1, the mean and p90 (ns, docs/metrics.md#percentiles) of the known
+    delays (>= 0); NaN where a group has none."""
     known = delay >= 0
     stats = grouped_stats(delay[known], group[known], n)
     mean = np.full(n, np.nan)

@@ -31,7 +31,7 @@ from .idle import (
 from .launches import GpuWork, gpu_work, launch_apis_version, sync_intervals, to_ns, to_us
 from .queue import QueueSeries, queue_series
 
-VERSION = f"1l{launch_apis_version()}"
+VERSION = f"2l{launch_apis_version()}"  # 2: interpolated percentiles
 TOP_INTERVALS_PER_CLASS = 10
 DELAY_ROWS = 100
 DELAY_OUTLIERS = 20

@@ -64,8 +64,9 @@ __all__ = [
 
 # 3: device label from the one device identity; nested same-name ops count an event once,
 # calls as the Operator view. 4: levels by the rule the trace counters share (series.py).
-# 5: attribution by the host-range index (ops that overlap without nesting).
-VERSION = "5"
+# 5: attribution by the host-range index (ops that overlap without nesting). 6: notes name
+# the device by its label.
+VERSION = "6"
 
 
 class OpRef(TypedDict):
@@ -150,23 +151,24 @@ def memory(model: TraceModel, params: Mapping[str, Any]) -> MemoryView:
             "truncated": bool(states.size > TABLE_ROWS),
         },
         "operator_stats": operator_stats(model, index, selected, lo, hi),
-        "notes": _notes(index),
+        "notes": _notes(model, index),
     }
 
 
-def _notes(index: MemoryIndex) -> list[str]:
+def _notes(model: TraceModel, index: MemoryIndex) -> list[str]:
     notes = []
     for d in index.devices:
+        name = memory_device_label(model, d.device_type, d.device_id, d.name)
         if d.allocated_source == "computed":
             notes.append(
-                f"{d.name}: the trace has no Total Allocated; allocated is the running sum of"
+                f"{name}: the trace has no Total Allocated; allocated is the running sum of"
                 " Bytes since the recording started (a lower bound)"
             )
         if d.reserved is None:
-            notes.append(f"{d.name}: the trace has no Total Reserved; reserved is unknown")
+            notes.append(f"{name}: the trace has no Total Reserved; reserved is unknown")
         if d.no_address:
             notes.append(
-                f"{d.name}: {d.no_address} events have no address (PyTorch < 1.10);"
+                f"{name}: {d.no_address} events have no address (PyTorch < 1.10);"
                 " their allocations cannot be paired with frees"
             )
     return notes

@@ -124,7 +124,13 @@ class DiffPage {
     const { data, ctx, target } = this;
     const steps = stepRows(data);
     append(this.element, [
-      kit.viewHead('Diff', ctx.key, `against ${target.run} · ${target.worker}`),
+      // Both sides whole: the target's span too (a Diff of two spans of one worker read
+      // "against run · worker", the span left out).
+      kit.viewHead(
+        'Diff',
+        ctx.key,
+        `against ${target.run} · ${target.worker} · ${target.span ? `span ${target.span}` : 'first span'}`,
+      ),
       ...diffNotices(data),
       sidesTable(ctx.key, target, data),
       h(

@@ -2,8 +2,7 @@
 // step (ECharts), the per-step table with the average as its footer, and the steps left
 // out as incomplete.
 
-import type { OverviewResponse } from '../../api/types';
-import { CATEGORIES } from '../../api/types';
+import type { Category, OverviewResponse } from '../../api/types';
 import { CATEGORY_COLOR, CATEGORY_HELP, CATEGORY_LABEL } from '../../components/categories';
 import { createChart, type ChartHandle, type OptionBuilder } from '../../components/chart';
 import {
@@ -23,9 +22,12 @@ import {
   droppedLines,
   pieSlices,
   rowShare,
+  shownCategories,
   stackedSeries,
   stepRow,
+  stepTooltipTitle,
   type BreakdownRow,
+  type StackedSeries,
 } from './model';
 
 function valueCell(row: BreakdownRow, value: number, pct: number | null): Child {
@@ -37,13 +39,13 @@ function valueCell(row: BreakdownRow, value: number, pct: number | null): Child 
   );
 }
 
-function breakdownColumns(): Column<BreakdownRow>[] {
+function breakdownColumns(categories: readonly Category[]): Column<BreakdownRow>[] {
   const testid = (row: BreakdownRow, what: string): string => `breakdown-${row.name}-${what}`;
   const columns: Column<BreakdownRow>[] = [
     {
       key: 'step',
       label: 'Step',
-      minWidth: 140,
+      minWidth: 120,
       grow: 1.3,
       cell: (row) => (row.kind === 'average' ? h('strong', null, 'Average') : row.name),
       sortValue: (row) => row.number ?? row.name,
@@ -62,7 +64,7 @@ function breakdownColumns(): Column<BreakdownRow>[] {
       }),
     },
   ];
-  for (const category of CATEGORIES) {
+  for (const category of categories) {
     columns.push({
       key: category,
       label: CATEGORY_LABEL[category],
@@ -82,16 +84,43 @@ function breakdownColumns(): Column<BreakdownRow>[] {
   return columns;
 }
 
-function stackedOption(ov: OverviewResponse): OptionBuilder {
-  const data = stackedSeries(ov.steps);
+/** The text of a tooltip line; ECharts sets the tooltip as HTML, so names are escaped. */
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+interface AxisItem {
+  dataIndex: number;
+  marker?: string;
+  seriesName?: string;
+  value?: unknown;
+}
+
+/** "ProfilerStep#5 · 187.95 ms", then each category of the step (not the axis label "5"). */
+function stepTooltip(data: StackedSeries): (items: AxisItem | AxisItem[]) => string {
+  return (items) => {
+    const list = Array.isArray(items) ? items : [items];
+    const first = list[0];
+    if (!first) return '';
+    const lines = list.map((p) => {
+      const value = typeof p.value === 'number' ? formatDuration(p.value) : String(p.value);
+      const name = escapeHtml(p.seriesName ?? '');
+      return `${p.marker ?? ''}${name}<span style="float:right;margin-left:16px"><b>${value}</b></span>`;
+    });
+    return [`<b>${escapeHtml(stepTooltipTitle(data, first.dataIndex))}</b>`, ...lines].join(
+      '<br/>',
+    );
+  };
+}
+
+function stackedOption(ov: OverviewResponse, categories: readonly Category[]): OptionBuilder {
+  const data = stackedSeries(ov.steps, categories);
   return (theme) => ({
-    ...chartFrame(theme, {
-      ...BAR_TOOLTIP,
-      valueFormatter: (v: unknown) => (typeof v === 'number' ? formatDuration(v) : String(v)),
-      formatter: undefined,
-    }),
-    legend: scrollLegend(theme),
-    grid: { left: 8, right: 12, top: 36, bottom: 4 },
+    ...chartFrame(theme, { ...BAR_TOOLTIP, formatter: stepTooltip(data) }),
+    // Every category in view (a paged legend hid "CPU Exec" at 1280 px): the legend wraps
+    // onto a second line when the card is narrow, and the plot starts below it.
+    legend: { ...scrollLegend(theme), type: 'plain' },
+    grid: { left: 8, right: 12, top: categories.length > 5 ? 58 : 36, bottom: 4 },
     xAxis: stepAxis(theme, data.labels),
     yAxis: {
       type: 'value',
@@ -115,9 +144,10 @@ function pieOption(ov: OverviewResponse): OptionBuilder {
       formatter: (p: { name: string; value: number; percent: number }) =>
         `${p.name}<br/>${formatDuration(p.value)} (${p.percent.toFixed(2)} %)`,
     }),
+    // The legend sits beside the donut (with `right: 0` a wide card left a third empty).
     legend: {
       orient: 'vertical',
-      right: 0,
+      left: '64%',
       top: 'middle',
       textStyle: { color: theme.text },
       itemWidth: 14,
@@ -131,7 +161,7 @@ function pieOption(ov: OverviewResponse): OptionBuilder {
       {
         type: 'pie',
         radius: ['42%', '70%'],
-        center: ['32%', '50%'],
+        center: ['34%', '50%'],
         avoidLabelOverlap: true,
         label: { show: false },
         itemStyle: { borderColor: theme.surface, borderWidth: 2 },
@@ -206,7 +236,7 @@ export class Breakdown {
 
   constructor(private readonly ov: OverviewResponse) {
     this.table = new VirtualTable<BreakdownRow>({
-      columns: breakdownColumns(),
+      columns: breakdownColumns(shownCategories(ov)),
       rows: ov.steps.map(stepRow),
       footer: [averageRow(ov)],
       footerAttrs: () => ({ 'data-testid': 'breakdown-average' }),
@@ -222,7 +252,8 @@ export class Breakdown {
   async start(themes: ThemeWatcher): Promise<void> {
     const { ov, charts } = this;
     if (ov.steps.length) {
-      charts.push(await createChart(this.stepChartEl, stackedOption(ov), themes));
+      const categories = shownCategories(ov);
+      charts.push(await createChart(this.stepChartEl, stackedOption(ov, categories), themes));
     } else {
       this.stepChartEl.replaceWith(
         h('p', { class: 'ks-muted ks-note' }, 'No complete steps to chart.'),

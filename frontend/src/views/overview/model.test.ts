@@ -9,8 +9,10 @@ import {
   evidenceParts,
   pieSlices,
   rowShare,
+  shownCategories,
   stackedSeries,
   stepRow,
+  stepTooltipTitle,
   topCategory,
 } from './model';
 
@@ -114,5 +116,39 @@ describe('text', () => {
     assert.equal(amd['Kernel time using Matrix cores (MFMA)'], '85.75 %');
     assert.equal(amd['Kernel time of unknown kind'], '0.48 %');
     assert.equal(fields['Kernel time of unknown kind'], undefined); // 0 %: no row
+  });
+});
+
+describe('a CPU-only trace and the step tooltip', () => {
+  const step = OV.steps[0];
+  assert.ok(step);
+  const cpu = {
+    ...step,
+    breakdown_us: {
+      ...step.breakdown_us,
+      kernel: 0,
+      memcpy: 0,
+      memset: 0,
+      runtime: 0,
+      communication: 1200,
+    },
+  };
+
+  it('leaves out the GPU categories that are 0 in every step when no GPU ran', () => {
+    const shown = shownCategories({ devices: [], steps: [cpu] });
+    assert.deepEqual(shown, ['communication', 'dataloader', 'cpu_exec', 'other']);
+    // A GPU trace keeps every column, zeros included.
+    assert.equal(shownCategories({ devices: OV.devices, steps: [cpu] }).length, 8);
+    const stacked = stackedSeries([cpu], shown);
+    assert.deepEqual(
+      stacked.series.map((s) => s.category),
+      shown,
+    );
+  });
+
+  it('titles a step by its name and step time, not its axis label', () => {
+    const stacked = stackedSeries(OV.steps);
+    assert.equal(stacked.labels[0], '5');
+    assert.equal(stepTooltipTitle(stacked, 0), 'ProfilerStep#5 · 187.95 ms');
   });
 });

@@ -61,18 +61,50 @@ export function stepLabel(step: Step): string {
 export interface StackedSeries {
   labels: string[];
   names: string[];
+  /** Each step's step time (µs), for the tooltip. */
+  totals: number[];
   series: { category: Category; data: number[] }[];
 }
 
-export function stackedSeries(steps: readonly Step[]): StackedSeries {
+/** Categories only a GPU spends time in (the CLI's GPU_PARTS). */
+export const GPU_CATEGORIES: readonly Category[] = [
+  'kernel',
+  'memcpy',
+  'memset',
+  'communication',
+  'runtime',
+];
+
+/** The categories worth a series and a column: all of them, except on a trace with no GPU
+ * activity, where the GPU categories that are 0 in every step are left out (five all-zero
+ * columns told a CPU-only user nothing). The CLI's step table uses the same rule. */
+export function shownCategories(ov: Pick<OverviewResponse, 'devices' | 'steps'>): Category[] {
+  if (ov.devices.length) return [...CATEGORIES];
+  return CATEGORIES.filter(
+    (c) => !GPU_CATEGORIES.includes(c) || ov.steps.some((s) => s.breakdown_us[c] !== 0),
+  );
+}
+
+export function stackedSeries(
+  steps: readonly Step[],
+  categories: readonly Category[] = CATEGORIES,
+): StackedSeries {
   return {
     labels: steps.map(stepLabel),
     names: steps.map((s) => s.name),
-    series: CATEGORIES.map((category) => ({
+    totals: steps.map((s) => s.duration_us),
+    series: categories.map((category) => ({
       category,
       data: steps.map((s) => s.breakdown_us[category]),
     })),
   };
+}
+
+/** The step chart's tooltip title: the step's name and its step time. */
+export function stepTooltipTitle(data: StackedSeries, index: number): string {
+  const name = data.names[index] ?? data.labels[index] ?? '';
+  const total = data.totals[index];
+  return total === undefined ? name : `${name} · ${formatDuration(total)}`;
 }
 
 export interface Slice {
