@@ -114,6 +114,31 @@ def _first_common_collective(
     return arrivals
 
 
+def _first_call_lateness(
+    inst: Instances, inst_flat: np.ndarray, flat: np.ndarray, rs: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Without a collective of all the step's ranks (a job of many groups): each rank's
+    first matched call of the step, its start and how much later than the median of that
+    call's other members it came (0 for a rank without one)."""
+    sel = np.flatnonzero(np.isin(inst_flat, flat) & inst.matched)
+    if sel.size == 0:
+        return None
+    position = np.full(int(inst.rank.max()) + 1, -1, dtype=np.int64)
+    position[rs] = np.arange(rs.size)
+    sel = sel[np.lexsort((inst.start[sel], inst.rank[sel]))]
+    first = sel[np.r_[True, np.diff(inst.rank[sel]) != 0]]
+    calls = inst.match[sel]
+    arrivals = np.full(rs.size, np.inf)
+    lateness = np.zeros(rs.size)
+    for i in first.tolist():
+        p = position[int(inst.rank[i])]
+        arrivals[p] = inst.start[i]
+        peers = sel[(calls == inst.match[i]) & (inst.rank[sel] != inst.rank[i])]
+        if peers.size:
+            lateness[p] = inst.start[i] - float(np.median(inst.start[peers]))
+    return arrivals, lateness
+
+
 def _transfer_before(
     inst: Instances, inst_flat: np.ndarray, flat: np.ndarray, arrivals: np.ndarray
 ) -> np.ndarray:
@@ -166,10 +191,12 @@ def straggler_steps(
         if len(members) >= 2:
             offsets = np.array([origins[r] - reference for r in rs])  # onto one clock
             found = _StepRanks(members, rs, flat, steps, offsets)
-            r, late_by, straggler = _late_rank(inputs, ranks, found, inst, inst_flat)
-            late_steps[r] += 1
-            late_total[r] += late_by
-            job_step["straggler"] = straggler
+            late = _late_rank(inputs, ranks, found, inst, inst_flat)
+            if late is not None:  # nobody came later than the others: no straggler
+                r, late_by, straggler = late
+                late_steps[r] += 1
+                late_total[r] += late_by
+                job_step["straggler"] = straggler
         out.append(job_step)
     counts: list[StragglerCount] = [
         {
@@ -202,15 +229,26 @@ def _late_rank(
     step: _StepRanks,
     inst: Instances,
     inst_flat: np.ndarray,
-) -> tuple[int, float, Straggler]:
-    """The last rank to arrive at the step (its index), by how much, and why."""
+) -> tuple[int, float, Straggler] | None:
+    """The last rank to arrive at the step (its index), by how much, and why; None when
+    no rank came later than the others."""
     steps, rs, flat = step.steps, step.rs, step.flat
     arrivals = _first_common_collective(inst, inst_flat, flat, rs)
     measured = "first_collective"
-    if arrivals is None:
-        arrivals = np.array([st["end_us"] for st in steps]) + step.offsets
-        measured = "step_end"
-    late = int(np.argmax(arrivals))
+    grouped = None if arrivals is not None else _first_call_lateness(inst, inst_flat, flat, rs)
+    if grouped is not None:
+        arrivals, lateness = grouped
+        measured = "first_group_collective"
+        late = int(np.argmax(lateness))
+        late_by = float(lateness[late])
+    else:
+        if arrivals is None:
+            arrivals = np.array([st["end_us"] for st in steps]) + step.offsets
+            measured = "step_end"
+        late = int(np.argmax(arrivals))
+        late_by = float(arrivals[late] - median_excluding(arrivals, late))
+    if late_by <= 0:
+        return None
     values = {
         "computation": np.array([st["computation_us"] + st["overlap_us"] for st in steps]),
         "dataloader": np.array([st["dataloader_us"] for st in steps]),
@@ -218,7 +256,6 @@ def _late_rank(
         "communication": _transfer_before(inst, inst_flat, flat, arrivals),
     }
     r = int(rs[late])
-    late_by = float(arrivals[late] - median_excluding(arrivals, late))
     starts = np.array([st["start_us"] for st in steps]) + step.offsets
     why = explain(late_by, late, starts, values, first_profiled=step.members[late][1] == 0)
     st = steps[late]

@@ -1,0 +1,204 @@
+"""Communication groups at scale: synthetic jobs with known slow ranks and slow links
+(tests/synthetic_job.py: several layouts, 8 to 2,048 ranks, both faults at once) are found
+exactly; stage 1 reads process groups and p2p peers from the collectives' args; the corpus
+128-rank job and the 2-rank pairs give plausible groups."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import msgspec
+import pytest
+from builders import TraceBuilder
+from corpus import corpus_path
+from kinetoscope.analysis.distributed.groups import role_of
+from kinetoscope.analysis.distributed.rank_summaries import analyze_run
+from kinetoscope.analysis.distributed.summary import COLUMNS
+from kinetoscope.analysis.distributed.view import RankSummary, analyze, summarize_rank
+from synthetic_job import SLOW_LINK, SLOW_US, TRANSFER_US, Layout, job
+from test_distributed_corpus import run_of
+
+LAYOUTS = [
+    # (tp, pp, dp), slow ranks, slow groups (names as Layout.groups() numbers them)
+    pytest.param(Layout(8, 1, 1, slow_ranks={3}), id="8-tp-only"),
+    pytest.param(Layout(1, 1, 8, slow_ranks={6}), id="8-dp-only"),
+    pytest.param(Layout(4, 2, 2, slow_ranks={5}, slow_groups={"2"}), id="16-tp-pp-dp-both"),
+    pytest.param(Layout(2, 4, 8, slow_ranks={9, 40}, slow_groups={"3", "20"}), id="64-two-each"),
+    pytest.param(
+        Layout(8, 1, 32, slow_ranks={100}, slow_groups={"7"}, describe=False), id="256-undescribed"
+    ),
+    pytest.param(Layout(8, 1, 256, slow_ranks={1234}, slow_groups={"17"}), id="2048-tp8-dp256"),
+]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_slow_ranks_and_slow_links_are_found_exactly(layout: Layout) -> None:
+    view = analyze(job(layout))
+    assert view["ranks_found"] == layout.world
+    assert view["slow_ranks"] == sorted(layout.slow_ranks)
+    assert sorted(view["slow_groups"]) == sorted(layout.slow_groups)
+    rows = {g["name"]: g for g in view["groups"]}
+    groups = layout.groups()
+    for name, row in rows.items():
+        role, members = groups[name]
+        assert row["ranks"] == members and row["ranks_found"] == len(members)
+        assert row["role"] == role.upper()
+        assert row["collectives"] == (0 if role == "pp" else layout.steps)
+        if role == "pp":
+            continue
+        slow_here = layout.slow_ranks & set(members)
+        # The slow rank is waited for in the group whose call follows its slow computation
+        # (TP, or DP without TP); elsewhere its lateness came with it from that call.
+        blamed = slow_here if role == ("tp" if layout.tp > 1 else "dp") else set()
+        assert row["waits_for"] == (min(blamed) if blamed else None)
+        expected = (
+            "slow_link" if name in layout.slow_groups else ("waits_for_rank" if blamed else "ok")
+        )
+        assert row["verdict"] == expected, name
+        factor = SLOW_LINK if name in layout.slow_groups else 1.0
+        assert row["transfer_us"] == pytest.approx(layout.steps * TRANSFER_US[role] * factor)
+        peers = sum(1 for r, _ in groups.values() if r == role)
+        assert row["transfer_ratio"] == (pytest.approx(factor) if peers >= 3 else None)
+    # The per-step straggler is the slow rank, late by its extra computation (± jitter).
+    if len(layout.slow_ranks) == 1:
+        for step in view["steps"]:
+            straggler = step["straggler"]
+            assert straggler is not None and straggler["rank"] in layout.slow_ranks
+            assert straggler["late_by_us"] == pytest.approx(SLOW_US, abs=5)
+
+
+def test_a_job_without_a_slow_rank_names_no_straggler() -> None:
+    """The issue's report: 256 groups of 8 with no straggler named rank 0, late by 0 µs."""
+    view = analyze(job(Layout(8, 1, 4)))
+    assert view["slow_ranks"] == [] and view["slow_groups"] == []
+    assert all(g["verdict"] == "ok" for g in view["groups"])
+    for step in view["steps"]:
+        s = step["straggler"]
+        assert s is None or s["late_by_us"] > 0
+
+
+def test_pipeline_links_and_bus_bandwidth() -> None:
+    layout = Layout(2, 4, 2, slow_groups={"4"})
+    view = analyze(job(layout))
+    links = {(row["src"], row["dst"]): row for row in view["links"]}
+    # Every PP group of 4 stages has 3 sends, one per step each: (tp, dp) pairs x 3 hops.
+    assert len(links) == 2 * 2 * 3
+    assert (0, 2) in links and (2, 4) in links and (4, 6) in links
+    link = links[(0, 2)]
+    assert link["ops"] == layout.steps and link["bytes"] == layout.steps * (4 << 20)
+    assert link["gbps"] == pytest.approx((4 << 20) / TRANSFER_US["pp"] / 1e3, rel=1e-3)
+    tp = next(g for g in view["groups"] if g["role"] == "TP")
+    # all_reduce of 8 MiB over 2 ranks in 200 µs: busbw = size/time x 2(n-1)/n
+    assert tp["busbw_gbps"] == pytest.approx((8 << 20) / 200 / 1e3 * 1.0, rel=1e-3)
+
+
+def test_dlrm_style_all_to_all() -> None:
+    layout = Layout(1, 1, 16, dp_kind="all_to_all", slow_ranks={11}, describe=False)
+    view = analyze(job(layout))
+    (group,) = [g for g in view["groups"] if g["collectives"]]
+    assert group["role"] == "EP" and group["waits_for"] == 11
+    assert group["busbw_gbps"] == pytest.approx((64 << 20) / 400 / 1e3 * 15 / 16, rel=1e-3)
+    assert view["slow_ranks"] == [11]
+
+
+@pytest.mark.parametrize(
+    ("name", "description", "kinds", "ranks", "role"),
+    [
+        ("5", "mesh_tp", {"all_reduce"}, [0, 1], "TP"),
+        ("5", "expert_parallel", {"all_reduce"}, [0, 8], "EP"),
+        ("0", "default_pg", {"all_reduce"}, [0, 1], "world"),
+        ("7", None, {"send_recv"}, [0, 8], "PP"),
+        ("7", None, {"all_reduce"}, [0, 1, 2, 3], "TP"),
+        ("7", None, {"all_reduce"}, [0, 8, 16], "DP"),
+        ("", None, {"all_to_all"}, [0, 1], ""),
+    ],
+)
+def test_roles(
+    name: str, description: str | None, kinds: set[str], ranks: list[int], role: str
+) -> None:
+    assert role_of(name, description, kinds, ranks) == role
+
+
+def p2p_rank(rank: int) -> TraceBuilder:
+    """A rank of a 4-rank job without pg_config: groups and peers only in the args."""
+    t = TraceBuilder()
+    t.header["distributedInfo"] = {"backend": "nccl", "rank": rank, "world_size": 4}
+    t.step(1, 0, 1000)
+    common = {"Process Group Name": "3", "Process Group Description": "pp_group", "Seq": 1}
+    send = t.op(
+        "record_param_comms",
+        100,
+        10,
+        **{
+            "Collective name": "send",
+            "In msg nelems": 256,
+            "dtype": "BFloat16",
+            "Group size": 2,
+            "Process Group Ranks": "[1, 3]",
+            "Dst Rank": 3,
+            **common,
+        },
+    )
+    t.launch(101, 2, send, gpu_ts=120, gpu_dur=50, name="ncclDevKernel_SendRecv(ncclDevComm*)")
+    ar = t.op(
+        "record_param_comms",
+        300,
+        10,
+        **{
+            "Collective name": "allreduce",
+            "In msg nelems": 10,
+            "dtype": "Float",
+            "Group size": 2,
+            "Process Group Name": "9",
+            "Process Group Ranks": "[0, 2, ...]",
+            "Global rank start": 0,
+            "Global rank stride": 2,
+            "Seq": 4,
+        },
+    )
+    t.launch(301, 2, ar, gpu_ts=320, gpu_dur=50, name="ncclDevKernel_AllReduce_Sum_f32_RING_LL")
+    return t
+
+
+def test_stage_one_reads_groups_and_peers_from_args(tmp_path: Path) -> None:
+    summary = summarize_rank(p2p_rank(1).model(tmp_path))
+    groups = {pg.name: pg for pg in summary.process_groups}
+    assert (groups["3"].description, groups["3"].ranks, groups["3"].size) == ("pp_group", [1, 3], 2)
+    # A truncated list is rebuilt from the start, stride and size.
+    assert groups["9"].ranks == [0, 2]
+    t = summary.collectives
+    kinds = [t.kinds[k] for k in t.column("kind")]
+    assert kinds == ["send_recv", "all_reduce"]
+    assert t.column("dst").tolist() == [3, -1] and t.column("src").tolist() == [-1, -1]
+    assert t.column("nbytes").tolist() == [512.0, 40.0]
+    # Packed and small: round-trips through the cache's JSON.
+    assert msgspec.json.decode(msgspec.json.encode(summary), type=RankSummary) == summary
+
+
+def test_summaries_stay_small_at_scale() -> None:
+    table = job(Layout(8, 1, 8, steps=50))[0].summary.collectives
+    assert table.count == 100
+    # 54 bytes an instance in memory (10 packed columns), base64 of that on disk: not a
+    # Python object per number.
+    assert sum(len(getattr(table, c)) for c in COLUMNS) == 100 * 54
+    assert len(msgspec.json.encode(table)) < 100 * 80
+
+
+@pytest.mark.corpus
+def test_corpus_128_rank_job_gives_plausible_groups() -> None:
+    view = analyze_run(run_of(corpus_path("hta/tests/data/trace_filter")))
+    (group,) = view["groups"]
+    # That job's traces name no process group: one row for the unnamed collectives.
+    assert group["name"] == "" and group["role"] == "" and group["ranks"] == [0, 1]
+    assert group["collectives"] > 0 and group["transfer_us"] > 0 and group["sync_us"] > 0
+    assert group["busbw_gbps"] is not None and 0 < group["busbw_gbps"] < 1000
+    assert view["links"] == [] and json.dumps(view)
+
+
+@pytest.mark.corpus
+def test_corpus_nccl_pair_names_its_default_group() -> None:
+    view = analyze_run(run_of(corpus_path("hta/tests/data/nccl_parser_config")))
+    rows = {g["name"]: g for g in view["groups"]}
+    assert rows["0"]["description"] == "default_pg" and rows["0"]["role"] == "world"
+    assert rows["0"]["ranks"] == [0, 1]
