@@ -161,6 +161,10 @@ export interface DistributedView {
   collectives: CollectiveStats[];
   steps: JobStep[];
   stragglers: StragglerCount[];
+  groups: GroupRow[];
+  slow_ranks: number[];
+  slow_groups: string[];
+  links: LinkRow[];
   recommendations: Recommendation[];
   warnings: string[];
 }
@@ -261,6 +265,24 @@ export interface GpuIdleView {
   devices: DeviceIdle[];
   top_intervals: IdleInterval[];
   launch_delay: LaunchDelayView | null;
+}
+
+/** One communication group (groups.py). */
+export interface GroupRow {
+  name: string;
+  description: string | null;
+  role: string;
+  ranks: number[];
+  ranks_found: number;
+  collectives: number;
+  p2p_ops: number;
+  transfer_us: number;
+  sync_us: number;
+  busbw_gbps: number | null;
+  transfer_ratio: number | null;
+  waits_for: number | null;
+  waits_for_us: number;
+  verdict: string;
 }
 
 export interface IdleBreakdown {
@@ -394,6 +416,16 @@ export interface Link {
   ts: number;
   dur: number;
   track: string | null;
+}
+
+/** Send/recv between two global ranks. */
+export interface LinkRow {
+  src: number;
+  dst: number;
+  ops: number;
+  bytes: number | null;
+  time_us: number;
+  gbps: number | null;
 }
 
 export interface LoadError {
