@@ -14,8 +14,10 @@ deterministic jitter of a few µs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
+from builders import TraceBuilder
 from kinetoscope.analysis.distributed.summary import (
     VERSION,
     ProcessGroup,
@@ -31,6 +33,7 @@ COMPUTE_US = (1000.0, 500.0)
 TRANSFER_US = {"tp": 200.0, "dp": 400.0, "pp": 100.0}
 NBYTES = {"tp": 8 << 20, "dp": 64 << 20, "pp": 4 << 20}
 STEP_US = 10_000.0
+BASE_NS = 1_700_000_000_000_000_000
 KINDS = ["all_reduce", "all_to_all", "send_recv"]
 
 
@@ -147,10 +150,15 @@ def _pipeline(job: _Ranks, layout: Layout, t: np.ndarray, step: int, seqs: np.nd
 
 def job(layout: Layout) -> list[RankInput]:
     """The job's rank inputs (module doc)."""
+    return [_summary(layout, r, cols) for r, cols in enumerate(simulate(layout))]
+
+
+def simulate(layout: Layout) -> list[dict[str, list[float]]]:
+    """Per rank, its collective instances' columns on the absolute clock (module doc)."""
     world, groups = layout.world, layout.groups()
     job_ranks = _Ranks(world)
     seqs = np.zeros(len(groups), dtype=np.int64)
-    jitter = (np.arange(world) * 7919 % 13).astype(np.float64) * 0.25  # 0..3 µs
+    jitter = (np.arange(world) * 7919 % 5).astype(np.float64)  # 0..4 µs, whole (as traces)
     slow = np.zeros(world)
     slow[sorted(layout.slow_ranks)] = SLOW_US
     first_role = "tp" if layout.tp > 1 else "dp"
@@ -161,7 +169,99 @@ def job(layout: Layout) -> list[RankInput]:
         t = t + COMPUTE_US[1] + (slow if first_role == "dp" else 0) + jitter
         t = _collective(job_ranks, layout, t, "dp", step, seqs)
         _pipeline(job_ranks, layout, t, step, seqs)
-    return [_summary(layout, r, job_ranks.cols[r]) for r in range(world)]
+    return job_ranks.cols
+
+
+KERNELS = {
+    "all_reduce": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long)",
+    "all_to_all": "ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)",
+    "send_recv": "ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)",
+}
+COLLECTIVE_NAMES = {"all_reduce": "allreduce", "all_to_all": "all_to_all", "send_recv": ""}
+
+
+def write_traces(layout: Layout, folder: Path) -> Path:
+    """The same job as Kineto trace files (`rank<r>.pt.trace.json`, what PyTorch 2.x records:
+    `pg_config`, `record_param_comms` args on the launching op, NCCL kernels), so stage 1
+    runs on it too. Returns the run folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    groups = layout.groups()
+    names = list(groups)
+    for rank, cols in enumerate(simulate(layout)):
+        shift = 1000.0 * (rank % 17)
+        t = TraceBuilder()
+        mine = sorted({int(g) for g in cols["pg"]})
+        t.header.update(
+            {
+                "baseTimeNanoseconds": BASE_NS + int(shift * 1000),
+                "distributedInfo": {
+                    "backend": "nccl",
+                    "rank": rank,
+                    "world_size": layout.world,
+                    "pg_count": len(mine) + 1,
+                    "pg_config": [
+                        {
+                            "pg_name": names[g],
+                            "pg_desc": _desc(layout, groups[names[g]][0]),
+                            "backend_config": "cuda:nccl",
+                            "pg_size": len(groups[names[g]][1]),
+                            "ranks": groups[names[g]][1],
+                        }
+                        for g in [0, *mine]
+                    ],
+                },
+            }
+        )
+        for step in range(layout.steps):
+            t.step(step, step * STEP_US - shift, STEP_US)
+            mm = t.op("aten::mm", step * STEP_US + 5 - shift, 5)
+            t.launch(
+                step * STEP_US + 6 - shift,
+                2,
+                mm,
+                gpu_ts=step * STEP_US + 10 - shift,
+                gpu_dur=COMPUTE_US[0] - 20,
+                name="sm90_xmma_gemm_bf16bf16_bf16f32",
+            )
+        for i in range(len(cols["start"])):
+            _write_instance(t, layout, cols, i, shift)
+        t.write(folder / f"rank{rank}.pt.trace.json")
+    return folder
+
+
+def _desc(layout: Layout, role: str) -> str | None:
+    return ("default_pg" if role == "world" else f"mesh_{role}") if layout.describe else None
+
+
+def _write_instance(
+    t: TraceBuilder, layout: Layout, cols: dict[str, list[float]], i: int, shift: float
+) -> None:
+    groups = layout.groups()
+    names = list(groups)
+    kind = KINDS[int(cols["kind"][i])]
+    pg = names[int(cols["pg"][i])]
+    start, end = cols["start"][i] - shift, cols["end"][i] - shift
+    dst, src = int(cols["dst"][i]), int(cols["src"][i])
+    name = COLLECTIVE_NAMES[kind] or ("send" if dst >= 0 else "recv")
+    args: dict[str, object] = {
+        "Collective name": name,
+        "In msg nelems": int(cols["nbytes"][i]) // 2,
+        "Out msg nelems": int(cols["nbytes"][i]) // 2,
+        "dtype": "BFloat16",
+        "Group size": int(cols["gs"][i]),
+        "Process Group Name": pg,
+        "Process Group Ranks": str(groups[pg][1]),
+        "Seq": int(cols["seq"][i]),
+    }
+    if dst >= 0:
+        args["Dst Rank"] = dst
+    if src >= 0:
+        args["Src Rank"] = src
+    desc = _desc(layout, groups[pg][0])
+    if desc:
+        args["Process Group Description"] = desc
+    op = t.op("record_param_comms", start - 3, 2, **args)
+    t.launch(start - 2, 1, op, gpu_ts=start, gpu_dur=end - start, name=KERNELS[kind], stream=20)
 
 
 def _summary(layout: Layout, rank: int, cols: dict[str, list[float]]) -> RankInput:

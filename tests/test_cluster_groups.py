@@ -16,7 +16,7 @@ from kinetoscope.analysis.distributed.groups import role_of
 from kinetoscope.analysis.distributed.rank_summaries import analyze_run
 from kinetoscope.analysis.distributed.summary import COLUMNS
 from kinetoscope.analysis.distributed.view import RankSummary, analyze, summarize_rank
-from synthetic_job import SLOW_LINK, SLOW_US, TRANSFER_US, Layout, job
+from synthetic_job import SLOW_LINK, SLOW_US, TRANSFER_US, Layout, job, write_traces
 from test_distributed_corpus import run_of
 
 LAYOUTS = [
@@ -202,3 +202,32 @@ def test_corpus_nccl_pair_names_its_default_group() -> None:
     rows = {g["name"]: g for g in view["groups"]}
     assert rows["0"]["description"] == "default_pg" and rows["0"]["role"] == "world"
     assert rows["0"]["ranks"] == [0, 1]
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        pytest.param(Layout(2, 2, 4, slow_ranks={6}, slow_groups={"1"}), id="16-both"),
+        pytest.param(
+            Layout(1, 1, 8, dp_kind="all_to_all", slow_ranks={2}, describe=False), id="8-a2a"
+        ),
+    ],
+)
+def test_trace_files_give_what_the_summaries_give(tmp_path: Path, layout: Layout) -> None:
+    """Stage 1 on real trace files of the same job (pg_config, record_param_comms args,
+    NCCL kernels) finds the same groups, slow ranks, slow links and links."""
+    write_traces(layout, tmp_path / "job")
+    from_files = analyze_run(run_of(tmp_path / "job"))
+    from_summaries = analyze(job(layout))
+    assert from_files["slow_ranks"] == sorted(layout.slow_ranks)
+    assert from_files["slow_groups"] == sorted(layout.slow_groups)
+    # Equal but for float rounding: a trace's origin (baseTimeNanoseconds, ~1.7e18 ns) is
+    # not exact in float64 microseconds, so the files' clocks align within a microsecond.
+    for table in ("groups", "links"):
+        assert len(from_files[table]) == len(from_summaries[table])
+        for got, want in zip(from_files[table], from_summaries[table]):
+            for key, value in want.items():
+                if isinstance(value, float):
+                    assert got[key] == pytest.approx(value, rel=0.01, abs=layout.world), key
+                else:
+                    assert got[key] == value, key

@@ -220,7 +220,8 @@ def test_cpu_only_gloo_rank_and_nccl_metadata() -> None:
     nccl = summarize_rank(corpus_model("hta/tests/data/nccl_parser_config/nccl_data.json.gz"))
     t = nccl.collectives
     assert nccl.mode == "gpu" and t.pgs == ["0"]
-    assert t.column("group_size")[0] == 2 and t.column("nbytes")[0] == 53120 * 4  # In msg nelems x Float
+    # In msg nelems x Float
+    assert t.column("group_size")[0] == 2 and t.column("nbytes")[0] == 53120 * 4
 
 
 # --- a real CPU DDP job --------------------------------------------------------------------
