@@ -58,6 +58,17 @@ def test_slow_ranks_and_slow_links_are_found_exactly(layout: Layout) -> None:
         assert row["verdict"] == expected, name
         factor = SLOW_LINK if name in layout.slow_groups else 1.0
         assert row["transfer_us"] == pytest.approx(layout.steps * TRANSFER_US[role] * factor)
+        call = row["call"]
+        assert call is not None and call["type"] == (
+            "all_to_all" if role == "dp" and layout.dp_kind == "all_to_all" else "all_reduce"
+        )
+        if expected == "waits_for_rank":  # the call it held longest: its lateness + transfer
+            assert call["rank"] == row["waits_for"]
+            span = SLOW_US + TRANSFER_US[role]
+            assert call["end_us"] - call["start_us"] == pytest.approx(span, abs=10)
+        if expected == "slow_link":
+            # its slowest transfer, from the first arrival (waits included)
+            assert call["end_us"] - call["start_us"] >= TRANSFER_US[role] * SLOW_LINK
         peers = sum(1 for r, _ in groups.values() if r == role)
         assert row["transfer_ratio"] == (pytest.approx(factor) if peers >= 3 else None)
     # The per-step straggler is the slow rank, late by its extra computation (± jitter).
@@ -221,13 +232,24 @@ def test_trace_files_give_what_the_summaries_give(tmp_path: Path, layout: Layout
     from_summaries = analyze(job(layout))
     assert from_files["slow_ranks"] == sorted(layout.slow_ranks)
     assert from_files["slow_groups"] == sorted(layout.slow_groups)
+    # The call to open lies in its rank's own trace times (each rank's clock differs).
+    by_rank = {r["rank"]: r for r in from_files["ranks"]}
+    for row in from_files["groups"]:
+        if row["call"] is not None:
+            steps = by_rank[row["call"]["rank"]]["steps"]
+            assert any(
+                st["start_us"] <= row["call"]["start_us"] < row["call"]["end_us"] <= st["end_us"]
+                for st in steps
+            ), row
     # Equal but for float rounding: a trace's origin (baseTimeNanoseconds, ~1.7e18 ns) is
     # not exact in float64 microseconds, so the files' clocks align within a microsecond.
     for table in ("groups", "links"):
         assert len(from_files[table]) == len(from_summaries[table])
         for got, want in zip(from_files[table], from_summaries[table]):
             for key, value in want.items():
-                if isinstance(value, float):
+                if isinstance(value, dict):
+                    assert got[key] == pytest.approx(value, abs=1), key
+                elif isinstance(value, float):
                     assert got[key] == pytest.approx(value, rel=0.01, abs=layout.world), key
                 else:
                     assert got[key] == value, key

@@ -267,6 +267,15 @@ export interface GpuIdleView {
   launch_delay: LaunchDelayView | null;
 }
 
+/** The call of a group that shows its verdict best, on one rank's clock (to open it in that rank's trace view): the longest hold by the waited-for rank, else the slowest transfer, else the longest call. */
+export interface GroupCall {
+  type: string;
+  seq: number | null;
+  rank: number;
+  start_us: number;
+  end_us: number;
+}
+
 /** One communication group (groups.py). */
 export interface GroupRow {
   name: string;
@@ -283,6 +292,7 @@ export interface GroupRow {
   waits_for: number | null;
   waits_for_us: number;
   verdict: string;
+  call: GroupCall | null;
 }
 
 export interface IdleBreakdown {

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..rules import bandwidth_size_multiplier, bus_bandwidth_factor
 from .matching import Instances
-from .types import GroupRow, LinkRow, ProcessGroupView
+from .types import GroupCall, GroupRow, LinkRow, ProcessGroupView
 
 P2P = "send_recv"
 SLOW_LINK_RATIO = 1.5
@@ -83,6 +83,10 @@ class Calls:
         own = last_gap - other_gap
         self.blamed = np.isfinite(own) & (self.held > 0) & (own >= OWN_DELAY_SHARE * self.held)
         self.last_rank = ranks[inst.rank[last]]
+        self.last_index = inst.rank[last]
+        self.seq = inst.seq[last]
+        self.first_start = inst.start[order[firsts]] if n else inst.start[:0]
+        self.end = np.maximum.reduceat(inst.end[order], firsts) if n else inst.end[:0]
 
 
 def _kind_id(inst: Instances, name: str) -> int:
@@ -155,6 +159,34 @@ def _waits_for(calls: Calls, g: int, total_us: float) -> tuple[int | None, float
     return int(who[best]), float(held[best])
 
 
+def _call(
+    inst: Instances, calls: Calls, g: int, waits_for: int | None, slow_link: bool
+) -> GroupCall | None:
+    """The group's call that shows its verdict best (GroupCall), on the last arriver's
+    clock (the waited-for rank's, for `waits_for_rank`)."""
+    mine = np.flatnonzero(calls.pg == g)
+    if mine.size == 0:
+        return None
+    if waits_for is not None and not slow_link:
+        held = np.where(
+            calls.blamed[mine] & (calls.last_rank[mine] == waits_for), calls.held[mine], -1
+        )
+        i = mine[int(np.argmax(held))]
+    elif slow_link:
+        i = mine[int(np.argmax(calls.transfer[mine]))]
+    else:
+        i = mine[int(np.argmax(calls.end[mine] - calls.first_start[mine]))]
+    offset = float(inst.offset[calls.last_index[i]])
+    seq = int(calls.seq[i])
+    return {
+        "type": inst.kind_names[int(calls.kind[i])],
+        "seq": seq if seq >= 0 else None,
+        "rank": int(calls.last_rank[i]),
+        "start_us": _r(calls.first_start[i] - offset),
+        "end_us": _r(calls.end[i] - offset),
+    }
+
+
 def role_of(name: str, description: str | None, kinds: set[str], ranks: list[int] | None) -> str:
     """DP / TP / PP / EP / CP from the group's description, else what it runs; "world" for
     the default group; "" when nothing shows it (and for "", the collectives whose group the
@@ -223,6 +255,7 @@ def group_rows(
                 else "waits_for_rank"
                 if waits_for is not None
                 else "ok",
+                "call": _call(inst, calls, g, waits_for, slow_link),
             }
         )
     return rows

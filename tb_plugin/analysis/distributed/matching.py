@@ -29,6 +29,8 @@ class Instances:
     step: np.ndarray
     dst: np.ndarray  # a send's global destination rank, -1
     src: np.ndarray  # a recv's global source rank, -1
+    # per rank (index), its trace time minus the aligned time: aligned - offset = trace time
+    offset: np.ndarray = field(default_factory=lambda: np.zeros(0))
     wait: np.ndarray = field(default_factory=lambda: np.zeros(0))
     transfer: np.ndarray = field(default_factory=lambda: np.zeros(0))
     matched: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
@@ -79,6 +81,7 @@ def instances(summaries: list[RankSummary]) -> Instances:
         step=cat("step", "i8"),
         dst=cat("dst", "i8"),
         src=cat("src", "i8"),
+        offset=np.array([o - reference for o in origins], dtype=np.float64),
     )
 
 

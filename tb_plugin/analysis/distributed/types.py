@@ -115,6 +115,18 @@ class ProcessGroupView(TypedDict):
     ranks: list[int] | None
 
 
+class GroupCall(TypedDict):
+    """The call of a group that shows its verdict best, on one rank's clock (to open it in
+    that rank's trace view): the longest hold by the waited-for rank, else the slowest
+    transfer, else the longest call."""
+
+    type: str
+    seq: int | None
+    rank: int  # the rank whose trace times these are (waited-for rank, else a member)
+    start_us: float  # first member's arrival (trace time of `rank`)
+    end_us: float  # last member's end
+
+
 class GroupRow(TypedDict):
     """One communication group (groups.py)."""
 
@@ -132,6 +144,7 @@ class GroupRow(TypedDict):
     waits_for: int | None  # the rank the others wait for, again and again
     waits_for_us: float
     verdict: str  # ok, slow_link, waits_for_rank
+    call: GroupCall | None
 
 
 class LinkRow(TypedDict):
