@@ -126,8 +126,10 @@ def _collective(
 
 
 def _pipeline(job: _Ranks, layout: Layout, t: np.ndarray, step: int, seqs: np.ndarray) -> None:
-    """Stage s sends to stage s+1 of its PP group (send and recv both recorded)."""
+    """Stage s sends to stage s+1 of its PP group (send and recv both recorded), one hop
+    after the other: a stage receives, then sends on."""
     names = list(layout.groups())
+    t = t.copy()
     for g, (role, ranks) in enumerate(layout.groups().values()):
         if role != "pp":
             continue
@@ -145,6 +147,7 @@ def _pipeline(job: _Ranks, layout: Layout, t: np.ndarray, step: int, seqs: np.nd
             )
             job.add(a, start=t[a], dst=b, src=-1, **common)
             job.add(b, start=t[b], dst=-1, src=a, **common)
+            t[a] = t[b] = end
             seqs[g] += 1
 
 

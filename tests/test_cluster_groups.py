@@ -219,6 +219,7 @@ def test_corpus_nccl_pair_names_its_default_group() -> None:
     "layout",
     [
         pytest.param(Layout(2, 2, 4, slow_ranks={6}, slow_groups={"1"}), id="16-both"),
+        pytest.param(Layout(2, 4, 2, slow_ranks={9}, slow_groups={"2"}), id="16-pipeline-4"),
         pytest.param(
             Layout(1, 1, 8, dp_kind="all_to_all", slow_ranks={2}, describe=False), id="8-a2a"
         ),

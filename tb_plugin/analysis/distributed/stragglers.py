@@ -29,6 +29,9 @@ from .types import JobStep, RankInput, Straggler, StragglerCount
 FACTORS = ("computation", "dataloader", "host_gap", "communication")
 ARRIVED_LATE = "arrived_late"
 CAUSE_SHARE = 0.5  # a named cause accounts for at least this share of the lateness
+# Below a trace's time resolution (1 µs) lateness is rounding (ranks' clock origins are
+# not exact in float microseconds), not a straggler.
+MIN_LATE_US = 1.0
 
 
 class Cause(TypedDict):
@@ -247,7 +250,7 @@ def _late_rank(
             measured = "step_end"
         late = int(np.argmax(arrivals))
         late_by = float(arrivals[late] - median_excluding(arrivals, late))
-    if late_by <= 0:
+    if late_by < MIN_LATE_US:
         return None
     values = {
         "computation": np.array([st["computation_us"] + st["overlap_us"] for st in steps]),

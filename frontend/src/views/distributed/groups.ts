@@ -100,7 +100,7 @@ export function cellRanks(grid: HeatGrid, index: number): string {
 export function heatColor(grid: HeatGrid, gbps: number): string {
   const range = grid.max - grid.min;
   const x = range > 0 ? (gbps - grid.min) / range : 1;
-  const light = Math.round(45 + 45 * x);
+  const light = Math.round(45 + 30 * x);
   return `hsl(${Math.round(10 + 40 * x)}, 85%, ${light}%)`;
 }
 
@@ -125,6 +125,15 @@ const GROUP_COLUMNS: ColumnSpec<GroupRow>[] = [
     align: 'right',
     minWidth: 60,
     value: (g) => g.collectives,
+    format: FORMAT.count,
+  },
+  {
+    key: 'p2p',
+    label: 'Send/recv',
+    tooltip: 'Point-to-point operations in the group (not calls: they give the heat map below)',
+    align: 'right',
+    minWidth: 70,
+    value: (g) => g.p2p_ops,
     format: FORMAT.count,
   },
   {
@@ -204,7 +213,7 @@ export const GROUP_TABLE_LOOK = {
   maxHeight: 360,
   sortKey: URL_KEYS.groupSort,
   emptyText: 'No collective was matched across ranks.',
-  optional: ['ratio', 'busbw'],
+  optional: ['p2p', 'ratio', 'busbw'],
 };
 
 export function groupRowAttrs(g: GroupRow): Record<string, string> {
