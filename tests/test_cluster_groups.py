@@ -9,11 +9,14 @@ import json
 from pathlib import Path
 
 import msgspec
+import numpy as np
 import pytest
 from builders import TraceBuilder
 from corpus import corpus_path
 from kinetoscope.analysis.distributed.groups import role_of
+from kinetoscope.analysis.distributed.matching import Instances, match_instances
 from kinetoscope.analysis.distributed.rank_summaries import analyze_run
+from kinetoscope.analysis.distributed.stragglers import _first_call_lateness
 from kinetoscope.analysis.distributed.summary import COLUMNS
 from kinetoscope.analysis.distributed.view import RankSummary, analyze, summarize_rank
 from synthetic_job import SLOW_LINK, SLOW_US, TRANSFER_US, Layout, job, write_traces
@@ -254,3 +257,33 @@ def test_trace_files_give_what_the_summaries_give(tmp_path: Path, layout: Layout
                     assert got[key] == pytest.approx(value, rel=0.01, abs=layout.world), key
                 else:
                     assert got[key] == value, key
+
+
+def test_first_call_lateness_against_the_other_members_median() -> None:
+    """Hand-computed: call A on ranks 0-3 starting at 0, 10, 20, 100 (odd others: the
+    middle one), call B on ranks 4-6 at 0, 5, 30 (even others: their mean); rank 3 also
+    has a later call, which is not its first."""
+    starts = [0.0, 10.0, 20.0, 100.0, 0.0, 5.0, 30.0, 500.0]
+    n = len(starts)
+    inst = Instances(
+        kind_names=["all_reduce"],
+        pg_names=["1", "2"],
+        rank=np.array([0, 1, 2, 3, 4, 5, 6, 3]),
+        kind=np.zeros(n, dtype=np.int64),
+        pg=np.array([0, 0, 0, 0, 1, 1, 1, 0]),
+        seq=np.array([0, 0, 0, 0, 0, 0, 0, 1]),
+        start=np.array(starts),
+        end=np.array(starts) + 1000,
+        nbytes=np.full(n, 8.0),
+        group_size=np.array([4, 4, 4, 4, 3, 3, 3, 4]),
+        step=np.zeros(n, dtype=np.int64),
+        dst=np.full(n, -1),
+        src=np.full(n, -1),
+        offset=np.zeros(7),
+    )
+    match_instances(inst)
+    found = _first_call_lateness(inst, np.zeros(n, dtype=np.int64), np.array([0]), np.arange(7))
+    assert found is not None
+    arrivals, lateness = found
+    assert arrivals.tolist() == starts[:7]
+    assert lateness.tolist() == [-20.0, -10.0, 10.0, 90.0, -17.5, -10.0, 27.5]

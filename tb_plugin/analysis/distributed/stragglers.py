@@ -128,17 +128,33 @@ def _first_call_lateness(
         return None
     position = np.full(int(inst.rank.max()) + 1, -1, dtype=np.int64)
     position[rs] = np.arange(rs.size)
-    sel = sel[np.lexsort((inst.start[sel], inst.rank[sel]))]
-    first = sel[np.r_[True, np.diff(inst.rank[sel]) != 0]]
-    calls = inst.match[sel]
+    # the step's instances by call, then start: each call a segment
+    by_call = sel[np.lexsort((inst.start[sel], inst.match[sel]))]
+    calls = inst.match[by_call]
+    seg_first = np.flatnonzero(np.r_[True, np.diff(calls) != 0])
+    seg_of = np.cumsum(np.r_[True, np.diff(calls) != 0]) - 1
+    size = np.diff(np.r_[seg_first, calls.size])
+    # each rank's first instance of the step (by start)
+    by_rank = np.lexsort((inst.start[by_call], inst.rank[by_call]))
+    firsts = by_rank[np.r_[True, np.diff(inst.rank[by_call][by_rank]) != 0]]
+    seg, base = seg_of[firsts], seg_first[seg_of[firsts]]
+    own = firsts - base  # its place in its call's sorted starts
+    rest = size[seg] - 1
+    starts = inst.start[by_call]
+
+    def remaining(k: np.ndarray) -> np.ndarray:
+        """The k-th start of the call without the rank's own."""
+        return starts[np.minimum(base + k + (k >= own), calls.size - 1)]
+
+    half = np.maximum(rest // 2, 0)
+    odd = remaining(half)
+    even = (remaining(np.maximum(half - 1, 0)) + remaining(half)) / 2
+    median = np.where(rest % 2 == 1, odd, even)
     arrivals = np.full(rs.size, np.inf)
     lateness = np.zeros(rs.size)
-    for i in first.tolist():
-        p = position[int(inst.rank[i])]
-        arrivals[p] = inst.start[i]
-        peers = sel[(calls == inst.match[i]) & (inst.rank[sel] != inst.rank[i])]
-        if peers.size:
-            lateness[p] = inst.start[i] - float(np.median(inst.start[peers]))
+    at = position[inst.rank[by_call[firsts]]]
+    arrivals[at] = starts[firsts]
+    lateness[at] = np.where(rest > 0, starts[firsts] - median, 0.0)
     return arrivals, lateness
 
 
