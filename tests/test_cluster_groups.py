@@ -19,6 +19,7 @@ from kinetoscope.analysis.distributed.rank_summaries import analyze_run
 from kinetoscope.analysis.distributed.stragglers import _first_call_lateness
 from kinetoscope.analysis.distributed.summary import COLUMNS
 from kinetoscope.analysis.distributed.view import RankSummary, analyze, summarize_rank
+from kinetoscope.cli.report_text import render_distributed
 from synthetic_job import SLOW_LINK, SLOW_US, TRANSFER_US, Layout, job, write_traces
 from test_distributed_corpus import run_of
 
@@ -287,3 +288,12 @@ def test_first_call_lateness_against_the_other_members_median() -> None:
     arrivals, lateness = found
     assert arrivals.tolist() == starts[:7]
     assert lateness.tolist() == [-20.0, -10.0, 10.0, 90.0, -17.5, -10.0, 27.5]
+
+
+def test_the_text_report_names_the_slow_rank_and_the_slow_link() -> None:
+    layout = Layout(4, 1, 4, slow_ranks={6}, slow_groups={"4"})
+    view = {**analyze(job(layout)), "errors": []}
+    text = render_distributed(view)
+    assert "slow ranks [6], slow links in groups ['4']" in text
+    assert "group 2 (TP, 4 ranks): waits for rank 6" in text
+    assert "group 4 (TP, 4 ranks): transfer 3.0x its peers'" in text
