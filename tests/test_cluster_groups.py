@@ -20,6 +20,7 @@ from kinetoscope.analysis.distributed.stragglers import _first_call_lateness
 from kinetoscope.analysis.distributed.summary import COLUMNS
 from kinetoscope.analysis.distributed.view import RankSummary, analyze, summarize_rank
 from kinetoscope.cli.report_text import render_distributed
+from kinetoscope.ingest.build import build_model
 from synthetic_job import SLOW_LINK, SLOW_US, TRANSFER_US, Layout, job, write_traces
 from test_distributed_corpus import run_of
 
@@ -297,3 +298,21 @@ def test_the_text_report_names_the_slow_rank_and_the_slow_link() -> None:
     assert "slow ranks [6], slow links in groups ['4']" in text
     assert "group 2 (TP, 4 ranks): waits for rank 6" in text
     assert "group 4 (TP, 4 ranks): transfer 3.0x its peers'" in text
+
+
+@pytest.mark.corpus
+def test_undefined_descriptions_are_no_descriptions() -> None:
+    """SGLang on MI300X (RCCL, backend "nccl"): seven groups, most "undefined"."""
+    model = build_model(
+        str(
+            corpus_path(
+                "tracelens/tests/traces/inference/sglang_prefilldecode/"
+                "sglang_Qwen3-8B_prefilldecode.json.gz"
+            )
+        )
+    )
+    groups = summarize_rank(model).process_groups
+    assert len(groups) == 7
+    assert groups[0].description == "default_pg"
+    assert all(g.description != "undefined" for g in groups)
+    assert groups[1].description is None

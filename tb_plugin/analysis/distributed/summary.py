@@ -141,6 +141,11 @@ def _process_groups(
     return out
 
 
+def _description(desc: Any) -> Optional[str]:
+    """PyTorch writes "undefined" for a group created without a description."""
+    return desc if isinstance(desc, str) and desc != "undefined" else None
+
+
 def _configured_groups(info: dict[str, Any]) -> list[ProcessGroup]:
     out = []
     for pg in info.get("pg_config") or []:
@@ -150,7 +155,7 @@ def _configured_groups(info: dict[str, Any]) -> list[ProcessGroup]:
         out.append(
             ProcessGroup(
                 name=str(pg["pg_name"]),
-                description=pg.get("pg_desc") if isinstance(pg.get("pg_desc"), str) else None,
+                description=_description(pg.get("pg_desc")),
                 backend_config=pg.get("backend_config")
                 if isinstance(pg.get("backend_config"), str)
                 else None,
