@@ -6,6 +6,7 @@ LocalCluster (``--dask local``: as many worker processes, one thread each).
     .venv/bin/python bench/ranks.py                          # 64 and 256 ranks of ~4 MB
     .venv/bin/python bench/ranks.py --ranks 1024 --rank-mb 100   # the goal: hours, big disk
     .venv/bin/python bench/ranks.py --quick                  # 8 ranks of ~2 MB (CI, seconds)
+    .venv/bin/python bench/ranks.py --layout 8x1x256 --modes in-process  # 2,048 ranks, groups
 
 Each run is made from one real rank trace (default: HTA's ``sampled_rank-0``, a rank of a
 128-rank NCCL job, 1.8 MB of JSON) tiled to ``--rank-mb`` by ``make_big_trace.py``, then
@@ -15,6 +16,11 @@ distributed --format json --no-cache`` (cold: every rank decoded; the command al
 rank 0 once for its ``status``), bounded and measured by ``_proc`` (wall time; peak RSS
 summed over the process tree, sampled every 0.2 s). The view must list every rank and no
 error. Results go to ``bench/results/ranks-<UTC time>.json`` and a table.
+
+``--layout TPxPPxDP`` measures a job of process groups instead (``_group_runs.py``: the
+test suite's synthetic job as trace files, one slow rank and one slow link): a cold run
+(empty cache; it fills the summary cache) then a warm one (summaries read back), each
+checked to name exactly that rank and that group.
 """
 
 from __future__ import annotations
@@ -23,10 +29,12 @@ import argparse
 import datetime as dt
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any, Optional
 
+from _group_runs import GroupRun, check_view, make_group_run
 from _machine import machine_facts, meminfo_total
 from _proc import measures, outcome_error, run_measured
 from _rank_runs import RankRun, make_rank_run
@@ -46,6 +54,8 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     p.add_argument("--rank-mb", type=float, default=4.0, help="JSON MB (10^6 B) per rank")
     p.add_argument("--modes", default=",".join(MODES), help="of: " + ", ".join(MODES))
     p.add_argument("--quick", action="store_true", help="8 ranks of ~2 MB, both modes (CI)")
+    p.add_argument("--layout", help="TPxPPxDP: a job of process groups, cold then warm")
+    p.add_argument("--layout-steps", type=int, default=20, help="profiled steps a rank")
     p.add_argument("--src", default=DEFAULT_SRC, help="rank trace to tile (corpus-relative)")
     p.add_argument("--timeout", type=float, default=3600.0, help="seconds per measurement")
     p.add_argument("--rss-cap-gb", type=float, help="kill a run above this summed RSS")
@@ -61,25 +71,38 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
 
 
 def measure(
-    python: Path, run: RankRun, mode: str, work: Path, args: argparse.Namespace
+    python: Path,
+    run: RankRun | GroupRun,
+    mode: str,
+    work: Path,
+    args: argparse.Namespace,
+    phase: str = "",
 ) -> dict[str, Any]:
-    """One cold `kinetoscope report --view distributed` of `run`, in `mode`."""
-    name = f"ranks{run.ranks}-{mode}"
+    """One `kinetoscope report --view distributed` of `run`, in `mode`: cold without a
+    cache, or (`phase` "cold"/"warm") with the run's summary cache, empty or filled."""
+    name = f"ranks{run.ranks}-{mode}" + (f"-{phase}" if phase else "")
     out, log = work / "out" / f"{name}.json", work / "logs" / f"{name}.log"
     cmd = [str(python), "-m", "kinetoscope", "report", str(run.logdir), "--format", "json"]
-    cmd += ["--view", "distributed", "--no-cache", *MODES[mode]]
+    cmd += ["--view", "distributed", *([] if phase else ["--no-cache"]), *MODES[mode]]
     cap = args.rss_cap_gb * (1 << 30) if args.rss_cap_gb else (meminfo_total() or 8 << 30) * 0.85
-    env = dict(os.environ, KINETOSCOPE_CACHE_DIR=str(work / "cache" / name))
+    cache = work / "cache" / (f"ranks{run.ranks}-{mode}" if phase else name)
+    if phase == "cold":
+        shutil.rmtree(cache, ignore_errors=True)
+    env = dict(os.environ, KINETOSCOPE_CACHE_DIR=str(cache))
     outcome = run_measured(
         cmd, timeout=args.timeout, rss_cap_bytes=int(cap), env=env, cwd=work, stdout=out, stderr=log
     )
     row: dict[str, Any] = {"ranks": run.ranks, "mode": mode, **measures(outcome), "log": rel(log)}
+    if phase:
+        row["phase"] = phase
     error = outcome_error(outcome)
     if error is None:
         view = json.loads(out.read_bytes())["distributed"]
         found = [r["rank"] for r in view["ranks"]]
         if found != list(range(run.ranks)) or view["errors"]:
             error = f"view has ranks {found[:5]}... of {len(found)}, errors {view['errors'][:2]}"
+        elif isinstance(run, GroupRun):
+            error = check_view(view, run)
     if error is not None:
         row["error"] = error
         row["stderr_tail"] = outcome.stderr_tail[-600:]
@@ -87,24 +110,21 @@ def measure(
 
 
 def print_rows(rows: list[dict[str, Any]], rank_mb: float) -> None:
-    print("\nranks  MB/rank  mode         seconds  s/rank  peak RSS (tree)  result")
+    print("\nranks  MB/rank  mode              seconds  s/rank  peak RSS (tree)  result")
     for r in rows:
         secs, peak = r["seconds"], r["peak_rss_bytes"] / MB
         result = r.get("error", "ok")
         print(
-            f"{r['ranks']:>5}  {rank_mb:>7.1f}  {r['mode']:<11}  {secs:>7.1f}  "
+            f"{r['ranks']:>5}  {rank_mb:>7.2f}  {r['mode'] + ' ' + r.get('phase', ''):<16}  "
+            f"{secs:>7.1f}  "
             f"{secs / r['ranks']:>6.3f}  {peak:>12.0f} MB  {result}"
         )
 
 
-def main(argv: Optional[list[str]] = None) -> int:
-    args = parse_args(argv)
-    corpus, work = Path(args.corpus).resolve(), Path(args.work).resolve()
-    for sub in ("logs", "out", "cache"):
-        (work / sub).mkdir(parents=True, exist_ok=True)
-    python = Path(args.python) if args.python else REPO / ".venv" / "bin" / "python"
-    started = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    out = Path(args.out) if args.out else HERE / "results" / f"ranks-{started}.json"
+def tiled_rows(
+    python: Path, corpus: Path, work: Path, args: argparse.Namespace
+) -> tuple[list[dict[str, Any]], float]:
+    """Cold runs of a real rank relabelled (the module doc)."""
     src = corpus / args.src
     tiler, log = Path(args.tiler), work / "logs" / "make_big_trace.log"
     one = make_tiled(tiler, corpus, src, 1, work, "x1", 3600.0, log)
@@ -119,17 +139,56 @@ def main(argv: Optional[list[str]] = None) -> int:
         for mode in [m for m in args.modes.split(",") if m.strip()]:
             rows.append(measure(python, run, mode, work, args))
             print(f"[ranks]   {mode}: {rows[-1]['seconds']:.1f} s", flush=True)
+    if rows:
+        rows[0]["rank_json_bytes"] = tile.json_bytes
+    return rows, busy
+
+
+def layout_rows(
+    python: Path, work: Path, args: argparse.Namespace
+) -> tuple[list[dict[str, Any]], float]:
+    """A job of process groups, cold then warm, per mode (the module doc)."""
+    run = make_group_run(args.layout, args.layout_steps, work)
+    busy = os.getloadavg()[0]
+    print(
+        f"[ranks] {args.layout}: {run.ranks} ranks of {run.rank_json_bytes / MB:.2f} MB, "
+        f"load {busy:.2f}",
+        flush=True,
+    )
+    rows = []
+    for mode in [m for m in args.modes.split(",") if m.strip()]:
+        for phase in ("cold", "warm"):
+            rows.append(measure(python, run, mode, work, args, phase))
+            print(f"[ranks]   {mode} {phase}: {rows[-1]['seconds']:.1f} s", flush=True)
+    if rows:
+        rows[0]["rank_json_bytes"] = run.rank_json_bytes
+    return rows, busy
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    args = parse_args(argv)
+    corpus, work = Path(args.corpus).resolve(), Path(args.work).resolve()
+    for sub in ("logs", "out", "cache"):
+        (work / sub).mkdir(parents=True, exist_ok=True)
+    python = Path(args.python) if args.python else REPO / ".venv" / "bin" / "python"
+    started = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    out = Path(args.out) if args.out else HERE / "results" / f"ranks-{started}.json"
+    if args.layout:
+        (rows, busy), source = layout_rows(python, work, args), args.layout
+    else:
+        (rows, busy), source = tiled_rows(python, corpus, work, args), args.src
+    rank_bytes = rows[0].pop("rank_json_bytes", None) if rows else None
     results = {
         "started_utc": started,
-        "src": args.src,
-        "rank_json_bytes": tile.json_bytes,
+        "src": source,
+        "rank_json_bytes": rank_bytes,
         "rank_workers": os.environ.get("KINETOSCOPE_RANK_WORKERS", "2"),
         "machine": {**machine_facts(python), "loadavg_start": busy},
         "rows": rows,
     }
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1), encoding="utf-8")
-    print_rows(rows, tile.json_bytes / MB)
+    print_rows(rows, (rank_bytes or 0) / MB)
     print(f"\n[ranks] results: {rel(out) if out.resolve().is_relative_to(REPO) else out}")
     return 1 if any("error" in r for r in rows) else 0
 

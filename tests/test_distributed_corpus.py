@@ -215,12 +215,13 @@ def test_cpu_only_gloo_rank_and_nccl_metadata() -> None:
     )
     assert cpu.mode == "cpu" and cpu.devices == []
     table = cpu.collectives
-    assert [table.kinds[k] for k in table.kind] == ["all_reduce"] * 10
-    assert table.bytes[:2] == [321271 * 4, 2082411 * 4]
+    assert [table.kinds[k] for k in table.column("kind")] == ["all_reduce"] * 10
+    assert table.column("nbytes")[:2].tolist() == [321271 * 4, 2082411 * 4]
     nccl = summarize_rank(corpus_model("hta/tests/data/nccl_parser_config/nccl_data.json.gz"))
     t = nccl.collectives
     assert nccl.mode == "gpu" and t.pgs == ["0"]
-    assert t.group_size[0] == 2 and t.bytes[0] == 53120 * 4  # In msg nelems x Float
+    # In msg nelems x Float
+    assert t.column("group_size")[0] == 2 and t.column("nbytes")[0] == 53120 * 4
 
 
 # --- a real CPU DDP job --------------------------------------------------------------------

@@ -21,7 +21,7 @@ innermost op that has both; unknown bytes are -1.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -53,6 +53,12 @@ class CommArgs(msgspec.Struct, gc=False):
     input_dims_old: Any = msgspec.field(default=None, name="Input dims")
     input_type: Any = msgspec.field(default=None, name="Input type")
     input_type_old: Any = msgspec.field(default=None, name="Input types")
+    pg_desc: Any = msgspec.field(default=None, name="Process Group Description")
+    pg_ranks: Any = msgspec.field(default=None, name="Process Group Ranks")
+    rank_start: Any = msgspec.field(default=None, name="Global rank start")
+    rank_stride: Any = msgspec.field(default=None, name="Global rank stride")
+    src_rank: Any = msgspec.field(default=None, name="Src Rank")
+    dst_rank: Any = msgspec.field(default=None, name="Dst Rank")
 
 
 @dataclass
@@ -67,6 +73,10 @@ class Collectives:
     nbytes: np.ndarray  # f8, -1 unknown
     group_size: np.ndarray  # i8, -1 unknown
     on_gpu: np.ndarray  # bool: a kernel (else a host range)
+    # i8, the global rank a send goes to (`Dst Rank`) / a recv comes from (`Src Rank`); -1
+    dst: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    src: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    groups: dict[str, GroupFacts] = field(default_factory=dict)  # what the args say of a pg
 
     def __len__(self) -> int:
         return int(self.start.size)
@@ -103,12 +113,39 @@ def _bytes_of(args: CommArgs) -> int | None:
 
 
 @dataclass
+class GroupFacts:
+    """A process group as its collectives' args describe it (`pg_config` may be absent)."""
+
+    description: str | None = None
+    ranks: list[int] | None = None
+
+
+def _rank_list(args: CommArgs, size: int | None) -> list[int] | None:
+    """`Process Group Ranks` is a string "[0, 1]" (PyTorch truncates long lists with "...");
+    a truncated or missing list is rebuilt from `Global rank start`/`stride` and the size."""
+    text = args.pg_ranks
+    if isinstance(text, list):
+        text = str(text)
+    if isinstance(text, str) and "..." not in text:
+        items = [lenient_int(x) for x in text.strip("[] ").split(",") if x.strip()]
+        if items and all(x is not None for x in items):
+            return [int(x) for x in items if x is not None]
+    start, stride = lenient_int(args.rank_start), lenient_int(args.rank_stride)
+    if start is not None and start >= 0 and stride is not None and stride > 0 and size:
+        return list(range(start, start + stride * size, stride))
+    return None
+
+
+@dataclass
 class _Facts:
     kind: str | None = None
     pg: str | None = None
     seq: int | None = None
     nbytes: int | None = None
     group_size: int | None = None
+    dst: int | None = None
+    src: int | None = None
+    group: GroupFacts | None = None
 
     def fill(self, args: CommArgs, name: str | None) -> None:
         if self.kind is None:
@@ -124,6 +161,13 @@ class _Facts:
             self.nbytes = _bytes_of(args)
         if self.group_size is None:
             self.group_size = lenient_int(args.group_size)
+        if self.dst is None and self.src is None:
+            self.dst, self.src = lenient_int(args.dst_rank), lenient_int(args.src_rank)
+        if self.group is None and args.pg_name is not None:
+            ranks = _rank_list(args, self.group_size)
+            desc = args.pg_desc if isinstance(args.pg_desc, str) else None
+            if ranks is not None or desc is not None:
+                self.group = GroupFacts(desc, ranks)
 
 
 def extract(model: TraceModel) -> Collectives:
@@ -163,7 +207,18 @@ def extract(model: TraceModel) -> Collectives:
             [-1 if f.group_size is None else f.group_size for f in facts], dtype=np.int64
         ),
         on_gpu=on_gpu,
+        dst=np.array([-1 if f.dst is None else f.dst for f in facts], dtype=np.int64),
+        src=np.array([-1 if f.src is None else f.src for f in facts], dtype=np.int64),
+        groups=_groups_of(facts),
     )
+
+
+def _groups_of(facts: list[_Facts]) -> dict[str, GroupFacts]:
+    out: dict[str, GroupFacts] = {}
+    for f in facts:
+        if f.pg and f.group is not None and f.pg not in out:
+            out[f.pg] = f.group
+    return out
 
 
 def _kernel_facts(

@@ -221,11 +221,35 @@ def render_distributed(view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:
                 cause += f" (+{_ms(st['cause_excess_us'])} ms over the other ranks' median)"
             line = f"{s['name']}: rank {st['rank']} late by {_ms(st['late_by_us'])} ms; {cause}"
             out.append(_wrap(line, width))
+    out += [_wrap(line, width) for line in _group_lines(view)]
     for note in view["warnings"]:
         out.append(_wrap(note, width, "  note: "))
     for err in view["errors"]:
         out.append(_wrap(err["message"], width, "  error: "))
     return "\n".join(out)
+
+
+def _group_lines(view: dict[str, Any]) -> list[str]:
+    """The communication groups whose verdict is not ok (none: no lines)."""
+    flagged = [g for g in view.get("groups", []) if g["verdict"] != "ok"]
+    if not flagged:
+        return []
+    out = [
+        "",
+        f"Communication groups ({len(view['groups'])}): slow ranks {view['slow_ranks']}, "
+        f"slow links in groups {view['slow_groups']}",
+    ]
+    for g in flagged:
+        what = (
+            f"transfer {g['transfer_ratio']}x its peers'"
+            if g["verdict"] == "slow_link"
+            else f"waits for rank {g['waits_for']} ({_ms(g['waits_for_us'])} ms)"
+        )
+        out.append(
+            f"group {g['name'] or '(unnamed)'} ({g['role'] or 'role unknown'}, "
+            f"{len(g['ranks'])} ranks): {what}"
+        )
+    return out
 
 
 RENDERERS["distributed"] = render_distributed

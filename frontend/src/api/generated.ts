@@ -161,6 +161,10 @@ export interface DistributedView {
   collectives: CollectiveStats[];
   steps: JobStep[];
   stragglers: StragglerCount[];
+  groups: GroupRow[];
+  slow_ranks: number[];
+  slow_groups: string[];
+  links: LinkRow[];
   recommendations: Recommendation[];
   warnings: string[];
 }
@@ -269,6 +273,34 @@ export interface GraphReplaySummary {
   matched_pct: number;
   captures: number;
   note: string;
+}
+
+/** The call of a group that shows its verdict best, on one rank's clock (to open it in that rank's trace view): the longest hold by the waited-for rank, else the slowest transfer, else the longest call. */
+export interface GroupCall {
+  type: string;
+  seq: number | null;
+  rank: number;
+  start_us: number;
+  end_us: number;
+}
+
+/** One communication group (groups.py). */
+export interface GroupRow {
+  name: string;
+  description: string | null;
+  role: string;
+  ranks: number[];
+  ranks_found: number;
+  collectives: number;
+  p2p_ops: number;
+  transfer_us: number;
+  sync_us: number;
+  busbw_gbps: number | null;
+  transfer_ratio: number | null;
+  waits_for: number | null;
+  waits_for_us: number;
+  verdict: string;
+  call: GroupCall | null;
 }
 
 export interface IdleBreakdown {
@@ -404,6 +436,16 @@ export interface Link {
   ts: number;
   dur: number;
   track: string | null;
+}
+
+/** Send/recv between two global ranks. */
+export interface LinkRow {
+  src: number;
+  dst: number;
+  ops: number;
+  bytes: number | null;
+  time_us: number;
+  gbps: number | null;
 }
 
 export interface LoadError {

@@ -79,7 +79,7 @@ class _Side:
 
 def _collectives(model: TraceModel) -> list[CollectiveStats]:
     summary = summarize_rank(model)
-    if not summary.collectives.kind:
+    if not summary.collectives.count:
         return []
     return analyze([RankInput("", "", "", summary)])["ranks"][0]["collectives"]
 

@@ -27,6 +27,10 @@ class Instances:
     nbytes: np.ndarray
     group_size: np.ndarray
     step: np.ndarray
+    dst: np.ndarray  # a send's global destination rank, -1
+    src: np.ndarray  # a recv's global source rank, -1
+    # per rank (index), its trace time minus the aligned time: aligned - offset = trace time
+    offset: np.ndarray = field(default_factory=lambda: np.zeros(0))
     wait: np.ndarray = field(default_factory=lambda: np.zeros(0))
     transfer: np.ndarray = field(default_factory=lambda: np.zeros(0))
     matched: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
@@ -40,28 +44,24 @@ def instances(summaries: list[RankSummary]) -> Instances:
     pg_id = {p: i for i, p in enumerate(pg_names)}
     origins = [s.time_origin_us for s in summaries]
     reference = min(origins) if origins else 0.0
-    cols: dict[str, list[np.ndarray]] = {
-        k: [] for k in ("rank", "kind", "pg", "seq", "start", "end", "bytes", "gs", "step")
-    }
+    names = ("rank", "kind", "pg", "seq", "start", "end", "bytes", "gs", "step", "dst", "src")
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in names}
     for r, s in enumerate(summaries):
         t = s.collectives
-        count = len(t.start_us)
         offset = s.time_origin_us - reference  # exact: origins are whole microseconds
-        cols["rank"].append(np.full(count, r, dtype=np.int64))
-        kmap = np.array([kind_id[k] for k in t.kinds], dtype=np.int64)
-        pmap = np.array([pg_id[p] for p in t.pgs], dtype=np.int64)
-        cols["kind"].append(
-            kmap[np.asarray(t.kind, dtype=np.int64)] if count else np.zeros(0, np.int64)
-        )
-        cols["pg"].append(
-            pmap[np.asarray(t.pg, dtype=np.int64)] if count else np.zeros(0, np.int64)
-        )
-        cols["seq"].append(np.asarray(t.seq, dtype=np.int64))
-        cols["start"].append(np.asarray(t.start_us, dtype=np.float64) + offset)
-        cols["end"].append(np.asarray(t.end_us, dtype=np.float64) + offset)
-        cols["bytes"].append(np.asarray(t.bytes, dtype=np.float64))
-        cols["gs"].append(np.asarray(t.group_size, dtype=np.int64))
-        cols["step"].append(np.asarray(t.step, dtype=np.int64))
+        kmap = np.array([kind_id[k] for k in t.kinds] or [0], dtype=np.int64)
+        pmap = np.array([pg_id[p] for p in t.pgs] or [0], dtype=np.int64)
+        cols["rank"].append(np.full(t.count, r, dtype=np.int64))
+        cols["kind"].append(kmap[t.column("kind")])
+        cols["pg"].append(pmap[t.column("pg")])
+        cols["seq"].append(t.column("seq"))
+        cols["start"].append(t.column("start_us") + offset)
+        cols["end"].append(t.column("end_us") + offset)
+        cols["bytes"].append(t.column("nbytes"))
+        cols["gs"].append(t.column("group_size"))
+        cols["step"].append(t.column("step"))
+        cols["dst"].append(t.column("dst"))
+        cols["src"].append(t.column("src"))
 
     def cat(name: str, dtype: str) -> np.ndarray:
         parts = cols[name]
@@ -79,6 +79,9 @@ def instances(summaries: list[RankSummary]) -> Instances:
         nbytes=cat("bytes", "f8"),
         group_size=cat("gs", "i8"),
         step=cat("step", "i8"),
+        dst=cat("dst", "i8"),
+        src=cat("src", "i8"),
+        offset=np.array([o - reference for o in origins], dtype=np.float64),
     )
 
 

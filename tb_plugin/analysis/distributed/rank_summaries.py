@@ -133,6 +133,31 @@ class _Collected:
         self.lost: list[int] = []
         self.done = 0
 
+    def take_cached(self, cache_dir: str | None) -> list[int]:
+        """Reads the summaries already on disk here, in the caller: a warm run of 2,048
+        ranks then starts no pool (spawning it and sending 2,048 summaries back through it
+        took most of a warm run). Returns the indices left to compute."""
+        summaries = summary_cache(cache_dir) if cache_dir else None
+        todo = []
+        for i, path in enumerate(self.paths):
+            try:
+                key = cache_key(file_identity(path))
+            except OSError:
+                key = None  # the worker says why
+            found = (
+                _cached_summary(summaries, key)
+                if summaries is not None and key is not None
+                else None
+            )
+            if found is None:
+                todo.append(i)
+                continue
+            self.results[i] = found
+            self.done += 1
+        if self.done and self.progress is not None:
+            self.progress(self.done, len(self.paths))
+        return todo
+
     def collect(self, futures: dict[Future[RankSummary], int]) -> None:
         for future in as_completed(futures):
             i = futures[future]
@@ -166,11 +191,14 @@ def summarize_all(
     twice. When a process pool breaks (a worker killed, or a script without the
     `if __name__ == "__main__":` guard that spawn needs), the ranks it lost are summarized
     again in threads."""
+    job = _Collected(paths, progress)
+    todo = job.take_cached(cache_dir)
+    if not todo:
+        return job.results, job.errors
     pools = store.pools if store is not None else WorkerPools(load_workers=0)
     try:
-        pool = executor or pools.for_ranks(len(paths))
-        job = _Collected(paths, progress)
-        job.collect(_submit_ranks(pool, pools, paths, cache_dir, store))
+        pool = executor or pools.for_ranks(len(todo))
+        job.collect(_submit_ranks(pool, pools, paths, todo, cache_dir, store))
         if job.lost:
             log.warning(
                 "kinetoscope: the process pool broke; summarizing %d ranks in threads",
@@ -188,6 +216,7 @@ def _submit_ranks(
     pool: Executor,
     pools: WorkerPools,
     paths: list[str],
+    todo: list[int],
     cache_dir: str | None,
     store: TraceStore | None,
 ) -> dict[Future[RankSummary], int]:
@@ -197,14 +226,14 @@ def _submit_ranks(
     in threads; a big run's other ranks are loaded, summarised and dropped, so the store's
     models never grow with the run (at most the pool's workers' models are in memory)."""
     in_threads = isinstance(pool, ThreadPoolExecutor)
-    few = in_threads and len(paths) < PROCESS_POOL_MIN_RANKS
-    from_store = [store is not None and (few or store.holds(p)) for p in paths]
-    helper = pool if in_threads or not any(from_store) else pools.threads()
+    few = in_threads and len(todo) < PROCESS_POOL_MIN_RANKS
+    from_store = {i: store is not None and (few or store.holds(paths[i])) for i in todo}
+    helper = pool if in_threads or not any(from_store.values()) else pools.threads()
     return {
-        helper.submit(rank_summary, path, cache_dir, store)
+        helper.submit(rank_summary, paths[i], cache_dir, store)
         if from_store[i]
-        else pool.submit(rank_summary, path, cache_dir): i
-        for i, path in enumerate(paths)
+        else pool.submit(rank_summary, paths[i], cache_dir): i
+        for i in todo
     }
 
 

@@ -29,6 +29,9 @@ from .types import JobStep, RankInput, Straggler, StragglerCount
 FACTORS = ("computation", "dataloader", "host_gap", "communication")
 ARRIVED_LATE = "arrived_late"
 CAUSE_SHARE = 0.5  # a named cause accounts for at least this share of the lateness
+# Below a trace's time resolution (1 µs) lateness is rounding (ranks' clock origins are
+# not exact in float microseconds), not a straggler.
+MIN_LATE_US = 1.0
 
 
 class Cause(TypedDict):
@@ -114,6 +117,47 @@ def _first_common_collective(
     return arrivals
 
 
+def _first_call_lateness(
+    inst: Instances, inst_flat: np.ndarray, flat: np.ndarray, rs: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Without a collective of all the step's ranks (a job of many groups): each rank's
+    first matched call of the step, its start and how much later than the median of that
+    call's other members it came (0 for a rank without one)."""
+    sel = np.flatnonzero(np.isin(inst_flat, flat) & inst.matched)
+    if sel.size == 0:
+        return None
+    position = np.full(int(inst.rank.max()) + 1, -1, dtype=np.int64)
+    position[rs] = np.arange(rs.size)
+    # the step's instances by call, then start: each call a segment
+    by_call = sel[np.lexsort((inst.start[sel], inst.match[sel]))]
+    calls = inst.match[by_call]
+    seg_first = np.flatnonzero(np.r_[True, np.diff(calls) != 0])
+    seg_of = np.cumsum(np.r_[True, np.diff(calls) != 0]) - 1
+    size = np.diff(np.r_[seg_first, calls.size])
+    # each rank's first instance of the step (by start)
+    by_rank = np.lexsort((inst.start[by_call], inst.rank[by_call]))
+    firsts = by_rank[np.r_[True, np.diff(inst.rank[by_call][by_rank]) != 0]]
+    seg, base = seg_of[firsts], seg_first[seg_of[firsts]]
+    own = firsts - base  # its place in its call's sorted starts
+    rest = size[seg] - 1
+    starts = inst.start[by_call]
+
+    def remaining(k: np.ndarray) -> np.ndarray:
+        """The k-th start of the call without the rank's own."""
+        return starts[np.minimum(base + k + (k >= own), calls.size - 1)]
+
+    half = np.maximum(rest // 2, 0)
+    odd = remaining(half)
+    even = (remaining(np.maximum(half - 1, 0)) + remaining(half)) / 2
+    median = np.where(rest % 2 == 1, odd, even)
+    arrivals = np.full(rs.size, np.inf)
+    lateness = np.zeros(rs.size)
+    at = position[inst.rank[by_call[firsts]]]
+    arrivals[at] = starts[firsts]
+    lateness[at] = np.where(rest > 0, starts[firsts] - median, 0.0)
+    return arrivals, lateness
+
+
 def _transfer_before(
     inst: Instances, inst_flat: np.ndarray, flat: np.ndarray, arrivals: np.ndarray
 ) -> np.ndarray:
@@ -166,10 +210,12 @@ def straggler_steps(
         if len(members) >= 2:
             offsets = np.array([origins[r] - reference for r in rs])  # onto one clock
             found = _StepRanks(members, rs, flat, steps, offsets)
-            r, late_by, straggler = _late_rank(inputs, ranks, found, inst, inst_flat)
-            late_steps[r] += 1
-            late_total[r] += late_by
-            job_step["straggler"] = straggler
+            late = _late_rank(inputs, ranks, found, inst, inst_flat)
+            if late is not None:  # nobody came later than the others: no straggler
+                r, late_by, straggler = late
+                late_steps[r] += 1
+                late_total[r] += late_by
+                job_step["straggler"] = straggler
         out.append(job_step)
     counts: list[StragglerCount] = [
         {
@@ -202,15 +248,26 @@ def _late_rank(
     step: _StepRanks,
     inst: Instances,
     inst_flat: np.ndarray,
-) -> tuple[int, float, Straggler]:
-    """The last rank to arrive at the step (its index), by how much, and why."""
+) -> tuple[int, float, Straggler] | None:
+    """The last rank to arrive at the step (its index), by how much, and why; None when
+    no rank came later than the others."""
     steps, rs, flat = step.steps, step.rs, step.flat
     arrivals = _first_common_collective(inst, inst_flat, flat, rs)
     measured = "first_collective"
-    if arrivals is None:
-        arrivals = np.array([st["end_us"] for st in steps]) + step.offsets
-        measured = "step_end"
-    late = int(np.argmax(arrivals))
+    grouped = None if arrivals is not None else _first_call_lateness(inst, inst_flat, flat, rs)
+    if grouped is not None:
+        arrivals, lateness = grouped
+        measured = "first_group_collective"
+        late = int(np.argmax(lateness))
+        late_by = float(lateness[late])
+    else:
+        if arrivals is None:
+            arrivals = np.array([st["end_us"] for st in steps]) + step.offsets
+            measured = "step_end"
+        late = int(np.argmax(arrivals))
+        late_by = float(arrivals[late] - median_excluding(arrivals, late))
+    if late_by < MIN_LATE_US:
+        return None
     values = {
         "computation": np.array([st["computation_us"] + st["overlap_us"] for st in steps]),
         "dataloader": np.array([st["dataloader_us"] for st in steps]),
@@ -218,7 +275,6 @@ def _late_rank(
         "communication": _transfer_before(inst, inst_flat, flat, arrivals),
     }
     r = int(rs[late])
-    late_by = float(arrivals[late] - median_excluding(arrivals, late))
     starts = np.array([st["start_us"] for st in steps]) + step.offsets
     why = explain(late_by, late, starts, values, first_profiled=step.members[late][1] == 0)
     st = steps[late]

@@ -24,9 +24,10 @@ from ..steps import Steps, find_steps
 from ..taxonomy import is_comm_op
 
 # Bump when RankSummary or its definitions change (keys the disk cache). 2: the kernel
-# taxonomy, one communication definition with the Overview, straggler causes.
+# taxonomy, one communication definition with the Overview, straggler causes. 3: packed
+# collective columns, p2p peers, process groups described by the collectives' args.
 
-VERSION = "2"
+VERSION = "3"
 
 
 # --- stage 1: one rank ---------------------------------------------------------------------
@@ -48,19 +49,49 @@ class StepTimes(TypedDict):
     host_gap_us: float
 
 
-class CollectiveTable(msgspec.Struct, gc=False):
-    """Parallel arrays, one entry per collective instance (sorted by start)."""
+# The columns of a CollectiveTable and their packed types (little-endian): 2,048 ranks of
+# thousands of collectives stay ~40 bytes an instance, in memory and on disk, not a Python
+# object per number.
+COLUMNS = {
+    "kind": "<i2",  # index into `kinds`
+    "pg": "<i4",  # index into `pgs`
+    "seq": "<i8",  # -1 unknown
+    "start_us": "<f8",  # trace time
+    "end_us": "<f8",
+    "nbytes": "<f8",  # -1 unknown
+    "group_size": "<i4",  # -1 unknown
+    "step": "<i4",  # index into `steps`, -1 outside every step
+    "dst": "<i4",  # a send's global destination rank (`Dst Rank`), -1
+    "src": "<i4",  # a recv's global source rank (`Src Rank`), -1
+}
 
-    kinds: list[str]  # table of type names; `kind` holds indices into it
-    pgs: list[str]  # table of process group names; `pg` holds indices into it
-    kind: list[int]
-    pg: list[int]
-    seq: list[int]  # -1 unknown
-    start_us: list[float]  # trace time
-    end_us: list[float]
-    bytes: list[float]  # -1 unknown
-    group_size: list[int]  # -1 unknown
-    step: list[int]  # index into `steps`, -1 outside every step
+
+class CollectiveTable(msgspec.Struct, gc=False):
+    """One entry per collective instance (sorted by start): each column of COLUMNS is a
+    packed array (`column`)."""
+
+    kinds: list[str]  # table of type names
+    pgs: list[str]  # table of process group names
+    count: int
+    kind: bytes
+    pg: bytes
+    seq: bytes
+    start_us: bytes
+    end_us: bytes
+    nbytes: bytes
+    group_size: bytes
+    step: bytes
+    dst: bytes
+    src: bytes
+
+    def column(self, name: str) -> np.ndarray:
+        return np.frombuffer(getattr(self, name), dtype=COLUMNS[name])
+
+
+def pack_table(kinds: list[str], pgs: list[str], **columns: np.ndarray) -> CollectiveTable:
+    count = len(columns["start_us"])
+    packed = {k: np.asarray(columns[k]).astype(t).tobytes() for k, t in COLUMNS.items()}
+    return CollectiveTable(kinds=kinds, pgs=pgs, count=count, **packed)
 
 
 class ProcessGroup(msgspec.Struct, gc=False):
@@ -90,7 +121,32 @@ class RankSummary(msgspec.Struct, gc=False):
     warnings: list[str]
 
 
-def _process_groups(info: dict[str, Any]) -> list[ProcessGroup]:
+def _process_groups(
+    info: dict[str, Any], from_args: dict[str, comms.GroupFacts]
+) -> list[ProcessGroup]:
+    """`pg_config`'s groups, completed (ranks, description) and extended by what the
+    collectives' args say (`Process Group Ranks`, `Process Group Description`)."""
+    out = _configured_groups(info)
+    known = {pg.name: pg for pg in out}
+    for name, facts in sorted(from_args.items()):
+        pg = known.get(name)
+        if pg is None:
+            size = len(facts.ranks) if facts.ranks is not None else None
+            out.append(ProcessGroup(name, facts.description, None, size, facts.ranks))
+            continue
+        pg.description = pg.description or facts.description
+        if pg.ranks is None and facts.ranks is not None:
+            pg.ranks = facts.ranks
+            pg.size = pg.size or len(facts.ranks)
+    return out
+
+
+def _description(desc: Any) -> Optional[str]:
+    """PyTorch writes "undefined" for a group created without a description."""
+    return desc if isinstance(desc, str) and desc != "undefined" else None
+
+
+def _configured_groups(info: dict[str, Any]) -> list[ProcessGroup]:
     out = []
     for pg in info.get("pg_config") or []:
         if not isinstance(pg, dict) or pg.get("pg_name") is None:
@@ -99,7 +155,7 @@ def _process_groups(info: dict[str, Any]) -> list[ProcessGroup]:
         out.append(
             ProcessGroup(
                 name=str(pg["pg_name"]),
-                description=pg.get("pg_desc") if isinstance(pg.get("pg_desc"), str) else None,
+                description=_description(pg.get("pg_desc")),
                 backend_config=pg.get("backend_config")
                 if isinstance(pg.get("backend_config"), str)
                 else None,
@@ -162,18 +218,19 @@ def summarize_rank(model: TraceModel) -> RankSummary:
     backend = info.get("backend")
     host = model.header.get("host_name")
     devices = gpu_summary.summarize(model, steps) if has_kernels else []
+    coll = comms.extract(model)
     return RankSummary(
         version=VERSION,
         rank=header_rank(model.header),
         backend=backend if isinstance(backend, str) else None,
         world_size=lenient_int(info.get("world_size")),
         host=host if isinstance(host, str) else None,
-        process_groups=_process_groups(info),
+        process_groups=_process_groups(info, coll.groups),
         mode="gpu" if has_kernels else "cpu",
         time_origin_us=model.time_origin_us,
         steps_source=steps.source,
         steps=_step_summaries(model, steps, has_kernels),
-        collectives=_collective_table(model, steps),
+        collectives=_collective_table(coll, steps),
         devices=[dict(d) for d in devices],
         partial=bool(model.partial),
         warnings=list(model.warnings),
@@ -216,9 +273,8 @@ def _step_summaries(model: TraceModel, steps: Steps, has_kernels: bool) -> list[
     ]
 
 
-def _collective_table(model: TraceModel, steps: Steps) -> CollectiveTable:
+def _collective_table(coll: comms.Collectives, steps: Steps) -> CollectiveTable:
     """Every collective instance of the rank, with the step it starts in (-1: none)."""
-    coll = comms.extract(model)
     kinds = sorted(set(coll.kind))
     pgs = sorted(set(coll.pg))
     step_of = np.full(len(coll), -1, dtype=np.int64)
@@ -229,15 +285,17 @@ def _collective_table(model: TraceModel, steps: Steps) -> CollectiveTable:
         step_of[inside] = pos[inside]
     kind_index = {k: i for i, k in enumerate(kinds)}
     pg_index = {p: i for i, p in enumerate(pgs)}
-    return CollectiveTable(
-        kinds=kinds,
-        pgs=pgs,
-        kind=[kind_index[k] for k in coll.kind],
-        pg=[pg_index[p] for p in coll.pg],
-        seq=coll.seq.tolist(),
-        start_us=coll.start.tolist(),
-        end_us=coll.end.tolist(),
-        bytes=coll.nbytes.tolist(),
-        group_size=coll.group_size.tolist(),
-        step=step_of.tolist(),
+    return pack_table(
+        kinds,
+        pgs,
+        kind=np.array([kind_index[k] for k in coll.kind], dtype=np.int64),
+        pg=np.array([pg_index[p] for p in coll.pg], dtype=np.int64),
+        seq=coll.seq,
+        start_us=coll.start,
+        end_us=coll.end,
+        nbytes=coll.nbytes,
+        group_size=coll.group_size,
+        step=step_of,
+        dst=coll.dst,
+        src=coll.src,
     )

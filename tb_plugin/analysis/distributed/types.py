@@ -78,7 +78,7 @@ class Straggler(TypedDict):
     rank: int
     worker: str
     late_by_us: float
-    measured: str  # "first_collective" or "step_end"
+    measured: str  # "first_collective", "first_group_collective" or "step_end"
     cause: str  # "arrived_late", one of FACTORS, or "unknown" (analysis/distributed/stragglers.py)
     cause_excess_us: float
     cause_share_pct: float  # of late_by; a named cause has at least 50
@@ -115,6 +115,49 @@ class ProcessGroupView(TypedDict):
     ranks: list[int] | None
 
 
+class GroupCall(TypedDict):
+    """The call of a group that shows its verdict best, on one rank's clock (to open it in
+    that rank's trace view): the longest hold by the waited-for rank, else the slowest
+    transfer, else the longest call."""
+
+    type: str
+    seq: int | None
+    rank: int  # the rank whose trace times these are (waited-for rank, else a member)
+    start_us: float  # first member's arrival (trace time of `rank`)
+    end_us: float  # last member's end
+
+
+class GroupRow(TypedDict):
+    """One communication group (groups.py)."""
+
+    name: str
+    description: str | None
+    role: str  # DP, TP, PP, EP, CP, world, or "" when nothing shows it
+    ranks: list[int]  # its members (pg_config / args), else the ranks seen in it
+    ranks_found: int
+    collectives: int  # calls matched across two or more ranks (send/recv excluded)
+    p2p_ops: int
+    transfer_us: float
+    sync_us: float
+    busbw_gbps: float | None
+    transfer_ratio: float | None  # vs groups of the same type, size and members
+    waits_for: int | None  # the rank the others wait for, again and again
+    waits_for_us: float
+    verdict: str  # ok, slow_link, waits_for_rank
+    call: GroupCall | None
+
+
+class LinkRow(TypedDict):
+    """Send/recv between two global ranks."""
+
+    src: int
+    dst: int
+    ops: int
+    bytes: int | None
+    time_us: float
+    gbps: float | None
+
+
 class DistributedView(TypedDict):
     world_size: int | None
     backend: str | None
@@ -125,5 +168,9 @@ class DistributedView(TypedDict):
     collectives: list[CollectiveStats]
     steps: list[JobStep]
     stragglers: list[StragglerCount]
+    groups: list[GroupRow]
+    slow_ranks: list[int]
+    slow_groups: list[str]
+    links: list[LinkRow]
     recommendations: list[Recommendation]
     warnings: list[str]

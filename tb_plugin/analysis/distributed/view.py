@@ -58,6 +58,7 @@ from ..rules import (
     bandwidth_size_multiplier,
     bus_bandwidth_factor,
 )
+from .groups import cluster_view, natural_order
 from .matching import Instances, group_sizes, instances, match_instances
 from .stragglers import FACTORS, straggler_steps
 from .summary import (
@@ -121,7 +122,6 @@ def analyze(inputs: list[RankInput]) -> DistributedView:
     np.add.at(step_transfer, flat, inst.transfer[in_step])
     inst_flat = np.full(inst.start.size, -1, dtype=np.int64)
     inst_flat[in_step] = flat
-
     rank_views: list[RankView] = []
     for r, item in enumerate(inputs):
         base = int(step_offsets[r])
@@ -129,17 +129,22 @@ def analyze(inputs: list[RankInput]) -> DistributedView:
         rank_views.append(_rank_view(item, ranks[r], rank_sources[r], inst, r, steps))
         rank_views[-1]["collectives"] = _stats_rows(per_rank_kind, r, kind_names)
     job_kind = {key: value.sum(axis=0, keepdims=True) for key, value in per_rank_kind.items()}
+    cluster = cluster_view(inst, ranks, groups)
     job_steps, counts = straggler_steps(inputs, ranks, summaries, step_offsets, inst, inst_flat)
     return {
         "world_size": world_size,
         "backend": backends[0] if backends else None,
-        "process_groups": [groups[k] for k in sorted(groups, key=_natural)],
+        "process_groups": [groups[k] for k in sorted(groups, key=natural_order)],
         "mode": mode,
         "ranks_found": n_ranks,
         "ranks": rank_views,
         "collectives": _stats_rows(job_kind, 0, kind_names),
         "steps": job_steps,
         "stragglers": counts,
+        "groups": cluster.groups,
+        "slow_ranks": cluster.slow_ranks,
+        "slow_groups": cluster.slow_groups,
+        "links": cluster.links,
         "recommendations": job_advice(rank_views),
         "warnings": warnings,
     }
@@ -230,10 +235,6 @@ def _rank_view(
         "partial": s.partial,
         "warnings": s.warnings,
     }
-
-
-def _natural(name: str) -> tuple[int, str]:
-    return (int(name), "") if name.isdigit() else (1 << 62, name)
 
 
 def _per_rank_kind(inst: Instances, n_ranks: int, n_kinds: int) -> dict[str, np.ndarray]:

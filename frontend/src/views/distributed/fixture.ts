@@ -206,6 +206,28 @@ export const FIXTURE: DistributedResponse = {
     { rank: 0, worker: 'rank0', steps_late: 1, late_by_us: 229.858 },
     { rank: 1, worker: 'rank1', steps_late: 1, late_by_us: 132.964 },
   ],
+  groups: [
+    {
+      name: '0',
+      description: 'default_pg',
+      role: 'world',
+      ranks: [0, 1, 2],
+      ranks_found: 2,
+      collectives: 4,
+      p2p_ops: 0,
+      transfer_us: 800,
+      sync_us: 360,
+      busbw_gbps: null,
+      transfer_ratio: null,
+      waits_for: 1,
+      waits_for_us: 240,
+      verdict: 'waits_for_rank',
+      call: { type: 'all_reduce', seq: 3, rank: 1, start_us: 1500, end_us: 1900 },
+    },
+  ],
+  slow_ranks: [1],
+  slow_groups: [],
+  links: [],
   warnings: ['world size 3 but 2 rank traces found: waits are measured among the ranks found only'],
   errors: [
     {

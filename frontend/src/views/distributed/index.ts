@@ -26,6 +26,13 @@ import {
   stragglerColumns,
 } from './columns';
 import css from './distributed.css';
+import {
+  GROUP_TABLE_LOOK,
+  groupColumns,
+  groupRowAttrs,
+  groupSection,
+  groupTraceLink,
+} from './groups';
 import { errorPanel, jobHeader, jobNotices, jobTiles, loadingPanel } from './head';
 import {
   collectiveRows,
@@ -46,6 +53,7 @@ import {
   chartElement,
   controls,
   lateRankList,
+  markRow,
   noGpus,
   rankChartCards,
   scopeSelector,
@@ -103,19 +111,6 @@ const TABLE_LOOK = {
     maxHeight: 320,
   },
 } satisfies Record<string, TableLook>;
-
-/** Row attributes: the row's id as data-<name>, and data-selected on the selected row. */
-function markRow<R>(
-  name: string,
-  id: (row: R) => string,
-  selected: (row: R) => boolean,
-): (row: R) => Record<string, string> {
-  return (row) => {
-    const attrs: Record<string, string> = { [`data-${name}`]: id(row) };
-    if (selected(row)) attrs['data-selected'] = '';
-    return attrs;
-  };
-}
 
 // ----- the page ------------------------------------------------------------------------------
 
@@ -243,6 +238,7 @@ class DistributedPage {
       ...adviceSection(view, this.root),
       this.rankSection(view, breakdownEl, syncEl, manyRanks),
       this.collectiveSection(view),
+      this.groupSection(view),
       this.stragglerSection(view),
       this.gpuSection(view),
     );
@@ -384,6 +380,14 @@ class DistributedPage {
       ),
       table.element,
     );
+  }
+
+  // ----- communication groups -----
+
+  private groupSection(view: DistributedResponse): HTMLElement {
+    const columns = groupColumns((g) => groupTraceLink(this.ctx.run, view, g));
+    const table = this.table(columns, GROUP_TABLE_LOOK, view.groups, groupRowAttrs);
+    return groupSection(view, table.element);
   }
 
   // ----- stragglers -----

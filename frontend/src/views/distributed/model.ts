@@ -25,6 +25,8 @@ export const URL_KEYS = {
   collectiveSort: 'distributed.csort',
   /** Sort of the stragglers table. */
   stragglerSort: 'distributed.ssort',
+  /** Sort of the communication groups table. */
+  groupSort: 'distributed.gsort',
   /** Scope of the collectives table: a rank number; absent: the whole job. */
   rank: 'distributed.rank',
 } as const;

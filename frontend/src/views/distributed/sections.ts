@@ -171,6 +171,11 @@ export function lateRankList(view: DistributedResponse): HTMLElement | null {
   );
 }
 
+/** The href of a trace-view state: TensorBoard's page with only its hash changed. */
+export function traceHref(state: Record<string, string>): string {
+  return new UrlStateStore().href(state);
+}
+
 /** The link from a straggler row to its step of its late rank in the trace view. */
 export function traceLink(ctx: Pick<RunViewContext, 'run' | 'link'>, row: StragglerRow): Children {
   const s = row.straggler;
@@ -205,4 +210,17 @@ export function noGpus(view: DistributedResponse): HTMLElement {
       ? 'No GPU in these traces: the ranks ran on CPUs.'
       : 'The traces record no GPU.',
   );
+}
+
+/** Row attributes: the row's id as data-<name>, and data-selected on the selected row. */
+export function markRow<R>(
+  name: string,
+  id: (row: R) => string,
+  selected: (row: R) => boolean,
+): (row: R) => Record<string, string> {
+  return (row) => {
+    const attrs: Record<string, string> = { [`data-${name}`]: id(row) };
+    if (selected(row)) attrs['data-selected'] = '';
+    return attrs;
+  };
 }
