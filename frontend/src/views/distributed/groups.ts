@@ -8,7 +8,8 @@ import { FORMAT, numberFormat, type ColumnSpec } from '../../components/columns'
 import { h, type Children } from '../../components/dom';
 import { formatBytes } from '../../components/format';
 import { formatRanks, traceLinkState, URL_KEYS } from './model';
-import { section, traceHref } from './sections';
+import type { RunViewContext } from '../types';
+import { section } from './sections';
 import { formatBandwidth } from './text';
 
 /** At most this many cells a side: beyond it, ranks are drawn in blocks. */
@@ -237,8 +238,12 @@ export function groupSection(view: DistributedResponse, table: HTMLElement): HTM
 }
 
 /** The link from a group row to its call in the trace view of the call's rank. */
-export function groupTraceLink(run: string, view: DistributedResponse, g: GroupRow): Children {
-  const state = groupTraceState(run, view, g);
+export function groupTraceLink(
+  ctx: Pick<RunViewContext, 'run' | 'link'>,
+  view: DistributedResponse,
+  g: GroupRow,
+): Children {
+  const state = groupTraceState(ctx.run, view, g);
   if (!state || !g.call) return h('span', { class: 'ks-muted' }, '—');
   return h(
     'a',
@@ -251,7 +256,7 @@ export function groupTraceLink(run: string, view: DistributedResponse, g: GroupR
         t0: String(g.call.start_us),
         t1: String(g.call.end_us),
       },
-      attrs: { href: traceHref(state), target: '_top' },
+      attrs: { href: ctx.link(state), target: '_top' },
     },
     `Rank ${g.call.rank} ↗`,
   );

@@ -385,7 +385,7 @@ class DistributedPage {
   // ----- communication groups -----
 
   private groupSection(view: DistributedResponse): HTMLElement {
-    const columns = groupColumns((g) => groupTraceLink(this.ctx.run, view, g));
+    const columns = groupColumns((g) => groupTraceLink(this.ctx, view, g));
     const table = this.table(columns, GROUP_TABLE_LOOK, view.groups, groupRowAttrs);
     return groupSection(view, table.element);
   }

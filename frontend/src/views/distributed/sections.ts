@@ -171,11 +171,6 @@ export function lateRankList(view: DistributedResponse): HTMLElement | null {
   );
 }
 
-/** The href of a trace-view state: TensorBoard's page with only its hash changed. */
-export function traceHref(state: Record<string, string>): string {
-  return new UrlStateStore().href(state);
-}
-
 /** The link from a straggler row to its step of its late rank in the trace view. */
 export function traceLink(ctx: Pick<RunViewContext, 'run' | 'link'>, row: StragglerRow): Children {
   const s = row.straggler;
