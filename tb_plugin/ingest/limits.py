@@ -56,3 +56,9 @@ def slow_load_s() -> float:
     """Seconds after which a load stops holding a loader slot, so that the next trace
     starts (KINETOSCOPE_SLOW_LOAD_S, default 20)."""
     return env_number("KINETOSCOPE_SLOW_LOAD_S", 20)
+
+
+def max_snapshot_bytes() -> int:
+    """Size of a memory snapshot file read at all (KINETOSCOPE_MAX_SNAPSHOT_MB, default
+    1024): a pickle decodes to several times its size in Python objects."""
+    return int(env_number("KINETOSCOPE_MAX_SNAPSHOT_MB", 1024) * (1 << 20))
