@@ -218,7 +218,10 @@ def render_text(
     width: int | None = None,
 ) -> str:
     """Every view that has a renderer, `width` columns wide (default: report_width())."""
-    from . import report_gpu_idle  # noqa: F401 - registers its renderer (it imports this module)
+    from . import (
+        report_gpu_idle,  # noqa: F401 - registers its renderer (it imports this module)
+        report_snapshot,  # noqa: F401 - likewise
+    )
 
     width = width or report_width()
     head = f"== run {run} / worker {worker} / span {span} ({len(model)} events)"
