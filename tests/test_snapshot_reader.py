@@ -181,3 +181,18 @@ def test_size_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_missing_file(tmp_path: Path) -> None:
     with pytest.raises(SnapshotError, match="cannot read it"):
         read_snapshot(str(tmp_path / "gone.pickle"))
+
+
+def test_the_collector_is_back_as_it_was(tmp_path: Path) -> None:
+    import gc
+
+    path = known_snapshot().write(tmp_path / "s.pickle")
+    assert gc.isenabled()
+    read_snapshot(str(path))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        read_snapshot(str(path))
+        assert not gc.isenabled()  # a program that turned it off keeps it off
+    finally:
+        gc.enable()

@@ -16,7 +16,7 @@ from typing import Any, Literal, Optional, TypedDict
 from ..analysis.memory.snapshot import SnapshotDevice, device_views, entry_times
 from ..analysis.memory.snapshot_alignment import SnapshotAlignment, align, alloc_times, unaligned
 from ..ingest.discovery import Run, SnapshotFile, chosen_spans
-from ..ingest.snapshot import SnapshotError, read_snapshot
+from ..ingest.snapshot import SnapshotError, collector_paused, read_snapshot
 from ..store.trace_store import LoadFailed, TraceStore
 
 
@@ -68,14 +68,15 @@ def _file_view(
         data = read_snapshot(snapshot.path)
     except SnapshotError as exc:
         return {**view, "error": str(exc)}
-    view["devices"] = device_views(data)
     traces = data.get("device_traces")
     times: list[float] = []
     allocs: dict[int, list[float]] = {}
-    for history in traces if isinstance(traces, list) else []:
-        times.extend(entry_times(history))
-        for addr, found in alloc_times(history).items():
-            allocs.setdefault(addr, []).extend(found)
+    with collector_paused():  # the replay makes an object per allocation, no cycles
+        view["devices"] = device_views(data)
+        for history in traces if isinstance(traces, list) else []:
+            times.extend(entry_times(history))
+            for addr, found in alloc_times(history).items():
+                allocs.setdefault(addr, []).extend(found)
     del data, traces  # the decoded file is the job's peak: gone before a trace is read
     view["alignment"] = _alignment(run, span, store, times, allocs)
     return view

@@ -50,7 +50,11 @@ def frame_view(frame: Any) -> SnapshotFrame:
     if not isinstance(frame, dict):
         return {"filename": "?", "line": None, "name": "?", "fx": None}
     line = frame.get("line")
-    fx = {str(k): str(v) for k, v in frame.items() if isinstance(k, str) and k.startswith("fx_")}
+    fx = None
+    if len(frame) > 3:  # only augmented frames have keys beyond filename, line, name
+        fx = {
+            str(k): str(v) for k, v in frame.items() if isinstance(k, str) and k.startswith("fx_")
+        }
     return {
         "filename": str(frame.get("filename", "?")),
         "line": line if type(line) is int else None,
@@ -59,14 +63,19 @@ def frame_view(frame: Any) -> SnapshotFrame:
     }
 
 
+def _frame_key(frame: Any) -> FrameKey:
+    if not isinstance(frame, dict):
+        return ("?", None, "?")
+    line = frame.get("line")
+    return (
+        str(frame.get("filename", "?")),
+        line if type(line) is int else None,
+        str(frame.get("name", "?")),
+    )
+
+
 def stack_key(frames: Any) -> tuple[FrameKey, ...]:
-    if not isinstance(frames, list):
-        return ()
-    out = []
-    for f in frames:
-        v = frame_view(f)
-        out.append((v["filename"], v["line"], v["name"]))
-    return tuple(out)
+    return tuple(map(_frame_key, frames)) if isinstance(frames, list) else ()
 
 
 def group_by_stack(
@@ -75,8 +84,13 @@ def group_by_stack(
     """(size, frames) pairs grouped by stack: (key, frames, bytes, count), largest first
     (ties: more allocations first, then the stack's text, so the order is stable)."""
     groups: dict[tuple[FrameKey, ...], list[Any]] = {}
+    keys: dict[int, tuple[FrameKey, ...]] = {}  # by the frames list: torch shares them
+    held = []  # the lists keyed by id stay alive while their ids are used
     for size, frames in live:
-        key = stack_key(frames)
+        key = keys.get(id(frames))
+        if key is None:
+            key = keys[id(frames)] = stack_key(frames)
+            held.append(frames)
         group = groups.get(key)
         if group is None:
             groups[key] = [frames, size, 1]
