@@ -39,6 +39,36 @@ def _frames(i: int, pool: list[list[dict]], unique: bool) -> list[dict]:
     ]
 
 
+def _entry(action: str, addr: int, stream: int, t: int, frames: list[dict]) -> dict:
+    return {
+        "action": action,
+        "addr": addr,
+        "size": 4096,
+        "stream": stream,
+        "time_us": t,
+        "frames": frames,
+    }
+
+
+def _history(count: int, pool: list[list[dict]], unique: bool) -> tuple[list[dict], list[int]]:
+    """`count` steps: every third frees the last live allocation, the others allocate."""
+    entries: list[dict] = []
+    live: list[int] = []
+    t = 1_700_000_000_000_000
+    for i in range(count):
+        t += 3
+        frames = _frames(i, pool, unique)
+        if live and i % 3 == 2:
+            addr = live.pop()
+            entries.append(_entry("free_requested", addr, 0, t, frames))
+            entries.append(_entry("free_completed", addr, 0, t, frames))
+        else:
+            addr = 0x7F0000000000 + i * 4096
+            live.append(addr)
+            entries.append(_entry("alloc", addr, i % 2, t, frames))
+    return entries, live
+
+
 def build(path: str, target_mb: float, unique: bool) -> int:
     pool = [
         [
@@ -47,40 +77,8 @@ def build(path: str, target_mb: float, unique: bool) -> int:
         ]
         for s in range(5000)
     ]
-    entries: list[dict] = []
-    per_entry = 710 if unique else 90  # pickled bytes per loop step (a free is 2 entries), measured
-    count = int(target_mb * 1e6 / per_entry)
-    live: list[int] = []
-    t = 1_700_000_000_000_000
-    for i in range(count):
-        t += 3
-        frames = _frames(i, pool, unique)
-        if live and i % 3 == 2:
-            addr = live.pop()
-            for action in ("free_requested", "free_completed"):
-                entries.append(
-                    {
-                        "action": action,
-                        "addr": addr,
-                        "size": 4096,
-                        "stream": 0,
-                        "time_us": t,
-                        "frames": frames,
-                    }
-                )
-        else:
-            addr = 0x7F0000000000 + i * 4096
-            live.append(addr)
-            entries.append(
-                {
-                    "action": "alloc",
-                    "addr": addr,
-                    "size": 4096,
-                    "stream": i % 2,
-                    "time_us": t,
-                    "frames": frames,
-                }
-            )
+    per_step = 710 if unique else 90  # pickled bytes per step (a free is 2 entries), measured
+    entries, live = _history(int(target_mb * 1e6 / per_step), pool, unique)
     blocks = [
         {
             "address": a,
