@@ -25,6 +25,7 @@ from kinetoscope.api.typescript import OUTPUT, contract_components, generate, ts
 from kinetoscope.model.errors import ViewParamError, bounded
 from kinetoscope.store import trace_store as loader
 from kinetoscope.trace_view import params as trace_params
+from snapshot_builders import known_snapshot
 from test_distributed import GatedExecutor
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "http_api.md"
@@ -40,6 +41,7 @@ QUERIES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "spans": ({"run": "job", "worker": "worker0"}, {"worker": "worker0"}),
     "status": (SPAN, {"worker": "worker0"}),
     "distributed": ({"run": "job"}, {}),
+    "memory_snapshot": ({"run": "job"}, {}),
     "overview": (SPAN, {"worker": "worker0"}),
     "memory": (SPAN, {**SPAN, "start_us": "soon"}),
     "memory_curve": ({**SPAN, "width": "50"}, {**SPAN, "width": "wide"}),
@@ -76,6 +78,7 @@ def logdir(tmp_path: Path) -> Path:
     root.mkdir(parents=True)
     for worker in ("worker0", "worker1"):
         worker_trace().write(root / f"{worker}.100.pt.trace.json")
+    known_snapshot().write(root / "snapshot.pickle")
     return root.parent
 
 

@@ -31,6 +31,7 @@ from . import contract
 from .listing import run_listing, worker_listing
 from .registry import Answer, Cache, Endpoint, Scope
 from .requests import Params
+from .snapshots import MemorySnapshotResponse, has_snapshots, memory_snapshot_view
 
 __all__ = [
     "ENDPOINTS",
@@ -262,6 +263,18 @@ _RUN_VIEWS = [
         analyze_run,
         page="distributed",
         supports=_several_workers,
+        loading=contract.DistributedLoading,
+        answer=Answer.RUN_JOB,
+    ),
+    # The run's memory snapshots (`*.pickle`), read in the same background job way: a big
+    # one never holds a request. `span` picks the trace they are aligned with.
+    Endpoint(
+        "memory_snapshot",
+        Scope.RUN,
+        MemorySnapshotResponse,
+        memory_snapshot_view,
+        page="memory_snapshot",
+        supports=has_snapshots,
         loading=contract.DistributedLoading,
         answer=Answer.RUN_JOB,
     ),

@@ -21,10 +21,18 @@ class WorkerListing(TypedDict):
     spans: list[SpanListing]
 
 
+class SnapshotListing(TypedDict):
+    file: str
+    size: int
+
+
 class RunListing(TypedDict):
     name: str
     workers: list[WorkerListing]
-    views: list[str]  # run-level views: "distributed" when the run has >= 2 workers
+    # run-level views: "distributed" when the run has >= 2 workers, "memory_snapshot"
+    # when it has memory snapshots
+    views: list[str]
+    snapshots: list[SnapshotListing]  # memory snapshots (`*.pickle`, `*.pkl`) in the folder
 
 
 def span_listing(span: SpanFile) -> SpanListing:
@@ -41,4 +49,9 @@ def worker_listing(worker: Worker) -> WorkerListing:
 
 def run_listing(run: Run, views: list[str]) -> RunListing:
     """`views`: the run-level pages it supports (`endpoints.run_pages`)."""
-    return {"name": run.name, "workers": [worker_listing(w) for w in run.workers], "views": views}
+    return {
+        "name": run.name,
+        "workers": [worker_listing(w) for w in run.workers],
+        "views": views,
+        "snapshots": [{"file": s.file, "size": s.size} for s in run.snapshots],
+    }

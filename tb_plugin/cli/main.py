@@ -31,6 +31,7 @@ from ..store.trace_store import LoadFailed, TraceStore
 from . import diff
 from .errors import EXIT_LOAD, EXIT_USAGE, ReportError, RunFailed
 from .progress import RankProgress
+from .report_snapshot import render_memory_snapshot
 from .report_text import render_text
 
 
@@ -96,6 +97,11 @@ def _targets(args: argparse.Namespace) -> tuple[str, list[Run]]:
 
 
 def _report_run(store: TraceStore, run: Run, args: argparse.Namespace) -> dict[str, Any]:
+    if not run.workers and run.snapshots:  # a folder of memory snapshots only
+        views = _run_views(store, run, args, {})
+        if args.format == "text" and "memory_snapshot" in views:
+            print(f"== run {run.name}\n\n{render_memory_snapshot(views['memory_snapshot'])}\n")
+        return views
     try:
         target = resolve(run, args.worker, args.span)
     except NotFound as exc:
@@ -118,18 +124,26 @@ def _report_run(store: TraceStore, run: Run, args: argparse.Namespace) -> dict[s
         except ViewParamError as exc:
             raise ReportError(f"view {name!r}: {exc}") from None
         out[name] = msgspec.json.decode(view.answer_json(store, span.path, request))
+    _run_views(store, run, args, out)
+    if args.format == "text":
+        print(render_text(run.name, worker.name, span.name, model, out))
+    elif model.partial:  # the text report says so in its heading
+        note = "partial trace (see status.warnings)"
+        print(f"kinetoscope: run {run.name!r}: {note}", file=sys.stderr)
+    return out
+
+
+def _run_views(
+    store: TraceStore, run: Run, args: argparse.Namespace, out: dict[str, Any]
+) -> dict[str, Any]:
     cache_dir = str(store.cache.root) if store.cache else None
     for name, run_view in RUN_VIEWS.items():
         if run_view.supports(run) and (not args.view or name in args.view):
             # Run-level: every worker's span as one job; the same object as the route.
             # Progress ("ranks summarised 57/256") goes to stderr as the summaries come in.
             progress = RankProgress(run.name)
-            out[name] = run_view.call(run, args.span, cache_dir, store.pools.executor, progress)
-    if args.format == "text":
-        print(render_text(run.name, worker.name, span.name, model, out))
-    elif model.partial:  # the text report says so in its heading
-        note = "partial trace (see status.warnings)"
-        print(f"kinetoscope: run {run.name!r}: {note}", file=sys.stderr)
+            executor = store.pools.executor
+            out[name] = run_view.call(run, args.span, cache_dir, executor, progress, store)
     return out
 
 

@@ -10,7 +10,9 @@ from typing import Any
 
 from ..model.trace_model import TraceModel
 from .report_gpu_idle import render_gpu_idle
+from .report_snapshot import render_memory_snapshot
 from .text_tables import DEFAULT_WIDTH, Column, report_width
+from .text_tables import mib as _mib
 from .text_tables import ms as _ms
 from .text_tables import or_dash as _or_dash
 from .text_tables import rows_table as _rows_table
@@ -99,10 +101,6 @@ def _device_line(dev: dict[str, Any]) -> str:
 
 
 RENDERERS = {"overview": render_overview}
-
-
-def _mib(n: float | None) -> str:
-    return "-" if n is None else f"{n / 2**20:.1f}"
 
 
 _MEMORY_OPERATOR_COLUMNS: list[Column] = [
@@ -336,3 +334,4 @@ def render_modules(
 
 RENDERERS["modules"] = render_modules
 RENDERERS["gpu_idle"] = render_gpu_idle
+RENDERERS["memory_snapshot"] = render_memory_snapshot

@@ -93,3 +93,7 @@ def wrap(text: str, width: int, lead: str = "  ") -> str:
 
 def short(name: str, width: int = 70) -> str:
     return name if len(name) <= width else name[: width - 3] + "..."
+
+
+def mib(n: float | None) -> str:
+    return "-" if n is None else f"{n / 2**20:.1f}"

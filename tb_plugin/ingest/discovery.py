@@ -1,9 +1,11 @@
 """Logdir -> runs -> workers -> spans.
 
-A run is any folder (the logdir itself included) that directly holds trace files. Only
-directory listings and stat() are used, so logdirs with thousands of files scan fast;
-the one exception is a short sniff of plain ``*.json[.gz]`` files, cached by
-(path, size, mtime), to tell Kineto traces from e.g. ``config.json``.
+A run is any folder (the logdir itself included) that directly holds trace files or
+memory snapshots (``*.pickle``, ``*.pkl``: `snapshot.py` reads them). Only directory
+listings and stat() are used, so logdirs with thousands of files scan fast; the
+exceptions are short sniffs, cached by (path, size, mtime): of plain ``*.json[.gz]``
+files, to tell Kineto traces from e.g. ``config.json``, and of pickles, to tell a
+snapshot from e.g. a checkpoint (its first 4 KiB name ``segments`` or ``device_traces``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 
 from . import storage
 from .naming import TraceName, display_name, parse_trace_name
+from .snapshot_files import SNAPSHOT_SUFFIXES, SnapshotFile, looks_like_snapshot, snapshot_files
 from .storage import FileState
 
 SNIFF_BYTES = 64 * 1024
@@ -51,6 +54,7 @@ class Run:
     name: str
     path: str
     workers: tuple[Worker, ...]
+    snapshots: tuple[SnapshotFile, ...] = ()
 
 
 _NaturalKey = tuple[tuple[object, ...], str]
@@ -148,7 +152,9 @@ def _span_order(item: _Found) -> tuple[bool, int, int, str]:
     return (ts is None, ts if ts is not None else 0, st.mtime_ns, file)
 
 
-def _build_run(name: str, path: str, found: Iterable[_Found]) -> Run:
+def _build_run(
+    name: str, path: str, found: Iterable[_Found], snapshots: Iterable[tuple[str, FileState]] = ()
+) -> Run:
     by_worker: dict[str, list[_Found]] = {}
     for item in found:
         by_worker.setdefault(item[0].worker, []).append(item)
@@ -167,7 +173,7 @@ def _build_run(name: str, path: str, found: Iterable[_Found]) -> Run:
             for i, (parsed, file, st) in enumerate(items, start=1)
         )
         workers.append(Worker(name=display_name(worker_name), spans=spans))
-    return Run(name=name, path=path, workers=tuple(workers))
+    return Run(name, path, tuple(workers), snapshot_files(path, snapshots))
 
 
 def _run_sort_key(run: Run) -> tuple[bool, _NaturalKey]:
@@ -198,11 +204,12 @@ def scan_logdir(logdir: str) -> tuple[Run, ...]:
             continue
         seen.add(ident)
         found: list[_Found] = []
+        snapshots: list[tuple[str, FileState]] = []
         subdirs: list[str] = []
         try:
             with os.scandir(folder) as entries:
                 for entry in entries:
-                    _classify(entry, found, subdirs)
+                    _classify(entry, found, subdirs, snapshots)
         except OSError:
             continue
         if found:
@@ -210,14 +217,19 @@ def scan_logdir(logdir: str) -> tuple[Run, ...]:
         # Reverse so the stack pops folders in name order: the first path to a folder
         # reached twice through a symlink is then the same on every scan.
         stack.extend(sorted(subdirs, reverse=True))
-        if found:
+        if found or snapshots:
             rel = os.path.relpath(folder, root)
             name = "." if rel == os.curdir else rel.replace(os.sep, "/")
-            runs.append(_build_run(display_name(name), folder, found))
+            runs.append(_build_run(display_name(name), folder, found, snapshots))
     return tuple(sorted(runs, key=_run_sort_key))
 
 
-def _classify(entry: os.DirEntry[str], found: list[_Found], subdirs: list[str]) -> None:
+def _classify(
+    entry: os.DirEntry[str],
+    found: list[_Found],
+    subdirs: list[str],
+    snapshots: list[tuple[str, FileState]],
+) -> None:
     try:
         if entry.name.startswith("."):
             return
@@ -225,12 +237,17 @@ def _classify(entry: os.DirEntry[str], found: list[_Found], subdirs: list[str]) 
             subdirs.append(entry.path)
             return
         parsed = parse_trace_name(entry.name)
+        snapshot = entry.name.lower().endswith(SNAPSHOT_SUFFIXES)
         # is_file() excludes FIFOs and devices, which a sniff could block on.
-        if parsed is None or not entry.is_file():
+        if (parsed is None and not snapshot) or not entry.is_file():
             return
         st = entry.stat()
     except OSError:
         return  # vanished or broken symlink: not listable
+    if parsed is None:
+        if looks_like_snapshot(entry.path, st.st_size, st.st_mtime_ns):
+            snapshots.append((entry.name, FileState(st.st_size, st.st_mtime_ns)))
+        return
     if _cached_sniff(entry.path, parsed, st.st_size, st.st_mtime_ns):
         found.append((parsed, entry.name, FileState(st.st_size, st.st_mtime_ns)))
 
@@ -242,18 +259,25 @@ def scan_remote_logdir(logdir: str) -> tuple[Run, ...]:
     missing bucket or refused credentials must say so, not look like an empty logdir."""
     root = storage.absolute(logdir)
     by_folder: dict[str, list[_Found]] = {}
+    snapshots: dict[str, list[tuple[str, FileState]]] = {}
     for rel, state in storage.list_files(root):
         folder, _, file = rel.rpartition("/")
         if any(part.startswith(".") for part in rel.split("/")):
             continue
         parsed = parse_trace_name(file)
         if parsed is None:
+            if looks_like_snapshot(storage.join(root, rel), state.size, state.mtime_ns):
+                snapshots.setdefault(folder, []).append((file, state))
+                by_folder.setdefault(folder, [])
             continue
         if _cached_sniff(storage.join(root, rel), parsed, state.size, state.mtime_ns):
             by_folder.setdefault(folder, []).append((parsed, file, state))
     runs = [
         _build_run(
-            display_name(folder or "."), storage.join(root, folder) if folder else root, found
+            display_name(folder or "."),
+            storage.join(root, folder) if folder else root,
+            found,
+            snapshots.get(folder, ()),
         )
         for folder, found in by_folder.items()
         if not _beside_traces(folder, by_folder)
@@ -309,8 +333,9 @@ def target_runs(target: str) -> tuple[Run, ...]:
             spans = tuple(s for s in worker.spans if s.path == path)
             if spans:
                 workers.append(Worker(worker.name, spans))
-        if workers:
-            found.append(Run(run.name, run.path, tuple(workers)))
+        snapshots = tuple(s for s in run.snapshots if s.path == path)
+        if workers or snapshots:
+            found.append(Run(run.name, run.path, tuple(workers), snapshots))
     return tuple(found)
 
 

@@ -56,3 +56,12 @@ def slow_load_s() -> float:
     """Seconds after which a load stops holding a loader slot, so that the next trace
     starts (KINETOSCOPE_SLOW_LOAD_S, default 20)."""
     return env_number("KINETOSCOPE_SLOW_LOAD_S", 20)
+
+
+def max_snapshot_bytes() -> int:
+    """Size of a memory snapshot file read at all (KINETOSCOPE_MAX_SNAPSHOT_MB, default
+    512): a pickle decodes to about 11-12 times its size in Python objects (measured:
+    94 MB took 1.1 GB of peak RSS to read and summarise), so the default bounds one read
+    near 6 GB. The H100 test snapshot holds ~160 bytes per history entry, so torch's
+    default history (100,000 entries) is some 16 MB."""
+    return int(env_number("KINETOSCOPE_MAX_SNAPSHOT_MB", 512) * (1 << 20))

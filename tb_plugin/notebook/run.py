@@ -16,12 +16,13 @@ import msgspec
 from ..analysis.distributed.rank_summaries import analyze_run
 from ..api.endpoints import RUN_VIEWS
 from ..api.resolve import find_run, resolve
+from ..api.snapshots import memory_snapshot_view
 from ..ingest.discovery import Run as ListedRun
 from ..ingest.discovery import target_runs
 from ..ingest.not_a_trace import no_traces_message
 from ..store.cache import DiskCache, default_cache_dir
 from ..store.trace_store import TraceStore
-from .frames import require_pandas, rows_frame
+from .frames import flatten, require_pandas, rows_frame
 from .trace import Trace
 
 if TYPE_CHECKING:
@@ -93,6 +94,33 @@ class Run:
         object columns); world size, backend and mode in `attrs`."""
         return rows_frame(self.distributed_view(span), "ranks", RUN_VIEWS["distributed"].response)
 
+    @property
+    def snapshot_files(self) -> tuple[str, ...]:
+        """The run folder's memory snapshots (`*.pickle`, `*.pkl`), by file name."""
+        return tuple(s.file for s in self._listed.snapshots)
+
+    def memory_snapshot_view(self, span: str | int | None = None) -> dict[str, Any]:
+        """The `memory_snapshot` route's JSON: every snapshot of the run, read safely,
+        per device; aligned with the first worker's span `span` (default "1")."""
+        name = None if span is None else str(span)
+        view = memory_snapshot_view(self._listed, name, None, None, None, self._store)
+        return msgspec.json.decode(msgspec.json.encode(view))  # type: ignore[no-any-return]
+
+    def memory_snapshots(self, span: str | int | None = None) -> pd.DataFrame:
+        """One row per snapshot file and device: `file`, `error` (a file that could not be
+        read has one row, with it), the device's figures of the `memory_snapshot` route
+        (peak, allocated and reserved bytes, OOM count; its lists as object columns) and
+        the file's `alignment` fields."""
+        import pandas as pd
+
+        rows = []
+        for snapshot in self.memory_snapshot_view(span)["snapshots"]:
+            common = {"file": snapshot["file"], "error": snapshot["error"]}
+            for device in snapshot["devices"] or [{}]:
+                row = {**common, **device, "alignment": snapshot["alignment"]}
+                rows.append(flatten({k: v for k, v in row.items() if v is not None}))
+        return pd.DataFrame.from_records(rows, columns=_snapshot_columns(rows))
+
     def close(self) -> None:
         """Stops the run's load threads (models already returned stay usable)."""
         self._store.close()
@@ -107,3 +135,10 @@ class Run:
         trace: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _snapshot_columns(rows: list[dict[str, Any]]) -> list[str]:
+    columns = ["file", "error", "device", "peak_allocated_bytes", "peak_time_us"]
+    for row in rows:
+        columns += [k for k in row if k not in columns]
+    return columns

@@ -1,5 +1,6 @@
-"""Run-level views (the distributed view) as background jobs of the store. The view's
-function comes from the caller (the api's registry), so the store knows no analysis.
+"""Run-level views (the distributed view, memory snapshots) as background jobs of the
+store. The view's function comes from the caller (the api's registry), so the store knows
+no analysis.
 
 The first request of a (run, span, file states) starts the job; every request answers
 with the job's `RunJobState`: loading (ranks done of total), ready (the view's JSON), or
@@ -66,6 +67,7 @@ class RunJobs:
         for these files."""
         picks = chosen_spans(run, span)
         files = tuple((s.path, s.size, s.mtime_ns) for _, s in picks)
+        files += tuple((s.path, s.size, s.mtime_ns) for s in run.snapshots)
         key = (name, run.name, span or "1", files)
         with self._lock:
             job = self._jobs.get(key)

@@ -20,6 +20,7 @@ import type {
   MemoryEventsResponse,
   MemoryParams,
   MemoryResponse,
+  MemorySnapshotResponse,
   ModulesView,
   OperatorGroupBy,
   OperatorsResponse,
@@ -117,6 +118,12 @@ export interface Endpoints {
   diff: Route<SpanKey & DiffTarget & DiffParams, DiffView, StatusResponse>;
   /** Run-level: every worker of the run is one rank; `span` defaults to "1". */
   distributed: Route<{ run: string; span?: string }, DistributedResponse, DistributedLoading>;
+  /** Run-level: the run folder's memory snapshots, aligned with the first worker's `span`. */
+  memory_snapshot: Route<
+    { run: string; span?: string },
+    MemorySnapshotResponse,
+    DistributedLoading
+  >;
   tracks: Route<TraceViewParams, TracksResponse, StatusResponse>;
   trace: Route<TraceViewParams, WindowResponse, StatusResponse>;
   event: Route<TraceViewParams, EventResponse, StatusResponse>;

@@ -303,6 +303,15 @@ export interface GroupRow {
   call: GroupCall | null;
 }
 
+export interface IcicleNode {
+  parent: number;
+  depth: number;
+  filename: string;
+  line: number | null;
+  name: string;
+  bytes: number;
+}
+
 export interface IdleBreakdown {
   step_ns: number;
   busy_ns: number;
@@ -511,6 +520,12 @@ export interface MemoryParams {
   end_us?: number;
 }
 
+export interface MemorySnapshotResponse {
+  run: string;
+  state: 'ready';
+  snapshots: SnapshotFileView[];
+}
+
 export interface MemoryView {
   trace_start_us: number;
   device: string | null;
@@ -569,6 +584,14 @@ export interface NameCount {
 }
 
 export type NoParams = Record<string, never>;
+
+export interface OomEvent {
+  time_us: number | null;
+  stream: number | null;
+  requested_bytes: number | null;
+  device_free: number | null;
+  frames: SnapshotFrame[];
+}
 
 export interface OpRef {
   name: string;
@@ -732,6 +755,7 @@ export interface RunListing {
   name: string;
   workers: WorkerListing[];
   views: string[];
+  snapshots: SnapshotListing[];
 }
 
 export interface RunsResponse {
@@ -779,6 +803,61 @@ export interface SliceColumns {
   flags: number[];
 }
 
+export interface SnapshotAlignment {
+  worker: string;
+  span: string;
+  state: 'aligned' | 'no_overlap' | 'unknown';
+  reason: string | null;
+  trace_origin_us: number | null;
+  trace_start_us: number | null;
+  trace_end_us: number | null;
+  matched_allocations: number;
+  clock_offset_us: number | null;
+}
+
+export interface SnapshotDevice {
+  device: number;
+  peak_allocated_bytes: number | null;
+  peak_time_us: number | null;
+  allocated_bytes_at_snapshot: number;
+  reserved_bytes: number;
+  oom_count: number;
+  top_stacks_at_peak: StackBytes[];
+  active_bytes_at_snapshot: number;
+  requested_bytes_at_snapshot: number;
+  inactive_bytes: number;
+  largest_inactive_block_bytes: number;
+  segments: number;
+  history_entries: number;
+  skipped_entries: number;
+  baseline_bytes: number;
+  first_time_us: number | null;
+  last_time_us: number | null;
+  timeline: Timeline;
+  icicle: IcicleNode[];
+  ooms: OomEvent[];
+}
+
+export interface SnapshotFileView {
+  file: string;
+  size: number;
+  error: string | null;
+  devices: SnapshotDevice[];
+  alignment: SnapshotAlignment | null;
+}
+
+export interface SnapshotFrame {
+  filename: string;
+  line: number | null;
+  name: string;
+  fx: Record<string, string> | null;
+}
+
+export interface SnapshotListing {
+  file: string;
+  size: number;
+}
+
 export interface SpanListing {
   name: string;
   timestamp: number | null;
@@ -790,6 +869,12 @@ export interface SpansResponse {
   run: string;
   worker: string;
   spans: SpanListing[];
+}
+
+export interface StackBytes {
+  frames: SnapshotFrame[];
+  bytes: number;
+  count: number;
 }
 
 export interface StackRow extends Stats {
@@ -905,9 +990,25 @@ export interface StreamIdle {
   queue: QueueStats;
 }
 
+export interface StreamTimeline {
+  stream: number | null;
+  t_us: (number | null)[];
+  active_bytes: number[];
+}
+
 export interface TimeRange {
   t0?: number;
   t1?: number;
+}
+
+/** A step curve: each value holds until the next time. */
+export interface Timeline {
+  t_us: (number | null)[];
+  active_bytes: number[];
+  reserved_bytes: number[];
+  points: number;
+  downsampled: boolean;
+  streams: StreamTimeline[];
 }
 
 /** A bar of the chart of the largest changes: an operator's main time or a kernel's. */
@@ -1014,6 +1115,7 @@ export interface Endpoints {
   spans: { params: NoParams; response: SpansResponse; loading: never };
   status: { params: NoParams; response: StatusResponse; loading: never };
   distributed: { params: NoParams; response: DistributedResponse; loading: DistributedLoading };
+  memory_snapshot: { params: NoParams; response: MemorySnapshotResponse; loading: DistributedLoading };
   overview: { params: NoParams; response: OverviewView; loading: StatusResponse };
   memory: { params: MemoryParams; response: MemoryView; loading: StatusResponse };
   memory_curve: { params: MemoryCurveParams; response: CurveView; loading: StatusResponse };

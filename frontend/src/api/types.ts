@@ -11,8 +11,10 @@ export type * from './generated';
 export type SpanInfo = G.SpanListing;
 export type WorkerInfo = G.WorkerListing;
 /** `views` optional: fixtures (and servers before run-level views) leave it out. */
-export interface RunInfo extends Omit<G.RunListing, 'views'> {
+export interface RunInfo extends Omit<G.RunListing, 'views' | 'snapshots'> {
   views?: string[];
+  /** Memory snapshots of the run folder (the server always sends the list). */
+  snapshots?: G.SnapshotListing[];
 }
 export type RunsResponse = G.RunsResponse;
 export type WorkersResponse = G.WorkersResponse;
@@ -215,6 +217,18 @@ export interface DistributedResponse extends Omit<
 }
 
 export type DistributedLoading = G.DistributedLoading;
+
+// ----- memory snapshots (run-level: the run folder's allocator snapshots) -----
+
+export type MemorySnapshotResponse = G.MemorySnapshotResponse;
+export type SnapshotFileView = G.SnapshotFileView;
+export type SnapshotDevice = G.SnapshotDevice;
+export type SnapshotAlignment = G.SnapshotAlignment;
+export type SnapshotFrame = G.SnapshotFrame;
+export type SnapshotIcicleNode = G.IcicleNode;
+export type SnapshotOom = G.OomEvent;
+export type SnapshotTimeline = G.Timeline;
+export type SnapshotStack = G.StackBytes;
 
 // ----- trace view (all take run, span and worker=W or workers=W1,W2) -----
 

@@ -57,6 +57,11 @@ describe('reconcile', () => {
     assert.equal(reconcile([], { run: 'a' }), null);
     assert.equal(reconcile([{ name: 'e', workers: [] }], {}), null);
   });
+
+  it('selects a run of memory snapshots only, with no worker', () => {
+    const runs = [{ name: 's', workers: [], views: ['memory_snapshot'] }];
+    assert.deepEqual(reconcile(runs, { run: 's' }), { run: 's', worker: '', span: '1' });
+  });
 });
 
 describe('helpers', () => {

@@ -20,7 +20,8 @@ export function reconcile(runs: readonly RunInfo[], wanted: Partial<Selection>):
   if (!run) return null;
   const worker =
     run.workers.find((w) => w.name === wanted.worker) ?? run.workers.find((w) => w.spans.length);
-  if (!worker) return null;
+  // A run without traces (a folder of memory snapshots) has only its run-level views.
+  if (!worker) return run.views?.length ? { run: run.name, worker: '', span: '1' } : null;
   const span = worker.spans.find((s) => s.name === wanted.span) ?? worker.spans[0];
   if (!span) return null;
   return { run: run.name, worker: worker.name, span: span.name };

@@ -246,6 +246,14 @@ export class Shell {
     return offered.filter((v) => RUN_VIEW_IDS.includes(v));
   }
 
+  /** The run-level view to show rather than loading a worker: the one asked for, or the
+   *  run's first when it has no worker (a folder of memory snapshots). */
+  private runViewInstead(sel: Selection): string | undefined {
+    const offered = this.runViews(sel);
+    if (this.wantedView !== undefined && offered.includes(this.wantedView)) return this.wantedView;
+    return sel.worker === '' ? offered[0] : undefined;
+  }
+
   private showingRunView(): boolean {
     return this.currentView !== undefined && RUN_VIEW_IDS.includes(this.currentView);
   }
@@ -298,8 +306,9 @@ export class Shell {
     this.loadController = controller;
     this.status = null;
     this.currentView = undefined;
-    if (this.wantedView !== undefined && this.runViews(sel).includes(this.wantedView)) {
-      await this.renderRunView(sel, this.wantedView);
+    const runView = this.runViewInstead(sel);
+    if (runView !== undefined) {
+      await this.renderRunView(sel, runView);
       return;
     }
     this.lockWorkers();

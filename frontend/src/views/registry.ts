@@ -7,6 +7,7 @@ import { diffView } from './diff';
 import { distributedView } from './distributed';
 import { kernelsView } from './kernels';
 import { memoryView } from './memory';
+import { memorySnapshotView } from './memory_snapshot';
 import { modulesView } from './modules';
 import { operatorsView } from './operators';
 import { overviewView } from './overview';
@@ -69,7 +70,7 @@ export function viewLabel(id: string): string {
 // to another view is a plain link to TensorBoard's page with other p.kinetoscope.* keys
 // (the shell follows the hashchange).
 
-export const RUN_VIEWS: readonly RunViewDef[] = [distributedView];
+export const RUN_VIEWS: readonly RunViewDef[] = [distributedView, memorySnapshotView];
 
 export const RUN_VIEW_IDS: readonly string[] = RUN_VIEWS.map((v) => v.id);
 

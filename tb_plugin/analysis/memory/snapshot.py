@@ -1,0 +1,265 @@
+"""The `memory_snapshot` view: what a CUDA caching allocator snapshot says, per device.
+
+Pure functions of the decoded snapshot (`ingest.snapshot.read_snapshot`; the layout is
+`torch.cuda.memory._snapshot()`'s: `segments` of `blocks`, `device_traces` of
+`TraceEntry`s). Per device:
+- `allocated_bytes_at_snapshot`: bytes of blocks in use (`active_allocated`) when the
+  snapshot was taken; `active_bytes_at_snapshot` adds blocks waiting on other streams to
+  be freed; `reserved_bytes`: the segments' `total_size`; what is reserved and not active
+  is cached but free (`inactive_bytes`, fragmentation, with the largest such block).
+- `peak_allocated_bytes`, `peak_time_us`: the highest active level of the history replay
+  (`snapshot_history`) and when it was first reached (epoch microseconds, as torch
+  records them); None when the snapshot holds no history (recording was off). The
+  history counts the bytes each allocation asked for (its entries' `size`); a block may
+  be rounded up past that (`allocated_bytes_at_snapshot` counts whole blocks, as
+  `torch.cuda.memory_allocated` does), so the replay ends at
+  `requested_bytes_at_snapshot`.
+- `top_stacks_at_peak`: the allocations alive at the peak grouped by stack, largest first
+  (`snapshot_frames`); `icicle`: the same, as a tree from the outermost frame.
+- `ooms`: the `oom` entries, each with the bytes asked for and `device_free`, the free
+  device memory the driver reported.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, TypedDict
+
+import numpy as np
+
+from .curve import downsample
+from .snapshot_frames import (
+    IcicleNode,
+    SnapshotFrame,
+    StackBytes,
+    frame_view,
+    group_by_stack,
+    icicle,
+    top_stacks,
+)
+from .snapshot_history import Allocation, Replay, live_at, replay, time_of
+
+VERSION = "1"
+ACTIVE_STATES = ("active_allocated", "active_pending_free", "active_awaiting_free")
+CHART_WIDTH = 1000  # pixel buckets of the timelines (each keeps its min and max)
+
+
+class OomEvent(TypedDict):
+    time_us: Optional[float]
+    stream: Optional[int]
+    requested_bytes: Optional[int]
+    device_free: Optional[int]  # free device memory the driver reported; None: not recorded
+    frames: list[SnapshotFrame]
+
+
+class StreamTimeline(TypedDict):
+    stream: Optional[int]
+    t_us: list[Optional[float]]
+    active_bytes: list[int]
+
+
+class Timeline(TypedDict):
+    """A step curve: each value holds until the next time."""
+
+    t_us: list[Optional[float]]
+    active_bytes: list[int]
+    reserved_bytes: list[int]
+    points: int  # points of the full curve
+    downsampled: bool
+    streams: list[StreamTimeline]
+
+
+class SnapshotDevice(TypedDict):
+    device: int
+    peak_allocated_bytes: Optional[int]
+    peak_time_us: Optional[float]
+    allocated_bytes_at_snapshot: int
+    reserved_bytes: int
+    oom_count: int
+    top_stacks_at_peak: list[StackBytes]
+    active_bytes_at_snapshot: int
+    requested_bytes_at_snapshot: int  # what the active blocks were asked for (history units)
+    inactive_bytes: int  # reserved, not active: cached free memory (fragmentation)
+    largest_inactive_block_bytes: int
+    segments: int
+    history_entries: int
+    skipped_entries: int  # entries with a wrong shape, or inconsistent with the rest
+    baseline_bytes: int  # active before the first history entry
+    first_time_us: Optional[float]
+    last_time_us: Optional[float]
+    timeline: Timeline
+    icicle: list[IcicleNode]
+    ooms: list[OomEvent]
+
+
+class SegmentTotals(TypedDict):
+    reserved: int
+    allocated: int
+    active: int
+    requested: int
+    largest_inactive: int
+    count: int
+
+
+def device_views(snapshot: dict[str, Any]) -> list[SnapshotDevice]:
+    """One view per device that has segments or history, by device number."""
+    segments = snapshot.get("segments")
+    segments = [s for s in segments if isinstance(s, dict)] if isinstance(segments, list) else []
+    traces = snapshot.get("device_traces")
+    traces = traces if isinstance(traces, list) else []
+    devices = {s["device"] for s in segments if type(s.get("device")) is int}
+    devices |= {d for d, t in enumerate(traces) if isinstance(t, list) and t}
+    out = []
+    for device in sorted(devices):
+        mine = [s for s in segments if s.get("device") == device]
+        trace = traces[device] if device < len(traces) else []
+        out.append(device_view(device, mine, trace))
+    return out
+
+
+def device_view(device: int, segments: list[dict[str, Any]], trace: Any) -> SnapshotDevice:
+    totals, live_at_end = segment_totals(segments)
+    history = replay(trace, live_at_end, totals["reserved"])
+    known = entry_times(trace)
+    has_history = history.entries > 0
+    peak = history.peak_index if has_history else None
+    groups = group_by_stack((a.size, a.frames) for a in _at_peak(trace, history, peak))
+    return {
+        "device": device,
+        "peak_allocated_bytes": history.active[peak] if peak is not None else None,
+        "peak_time_us": history.times[peak] if peak is not None else None,
+        "allocated_bytes_at_snapshot": totals["allocated"],
+        "reserved_bytes": totals["reserved"],
+        "oom_count": len(history.ooms),
+        "top_stacks_at_peak": top_stacks(groups),
+        "active_bytes_at_snapshot": totals["active"],
+        "requested_bytes_at_snapshot": totals["requested"],
+        "inactive_bytes": totals["reserved"] - totals["active"],
+        "largest_inactive_block_bytes": totals["largest_inactive"],
+        "segments": totals["count"],
+        "history_entries": history.entries,
+        "skipped_entries": history.skipped,
+        "baseline_bytes": sum(a.size for a in history.baseline.values()),
+        "first_time_us": min(known) if known else None,
+        "last_time_us": max(known) if known else None,
+        "timeline": timeline(history) if has_history else _empty_timeline(),
+        "icicle": icicle(groups),
+        "ooms": [oom_view(e) for e in history.ooms],
+    }
+
+
+def entry_times(trace: Any) -> list[float]:
+    entries = trace if isinstance(trace, list) else []
+    times = (time_of(e) for e in entries if isinstance(e, dict))
+    return [t for t in times if t is not None]
+
+
+def _at_peak(trace: Any, history: Replay, peak: int | None) -> list[Allocation]:
+    return [] if peak is None else live_at(trace, history.baseline, peak)
+
+
+def segment_totals(segments: list[dict[str, Any]]) -> tuple[SegmentTotals, dict[int, Allocation]]:
+    """Bytes reserved, allocated, active and the largest free block, from the blocks
+    (sizes that are not ints count as 0), and the active blocks by address."""
+    totals: SegmentTotals = {
+        "reserved": 0,
+        "allocated": 0,
+        "active": 0,
+        "requested": 0,
+        "largest_inactive": 0,
+        "count": 0,
+    }
+    live: dict[int, Allocation] = {}
+    for segment in segments:
+        totals["count"] += 1
+        totals["reserved"] += _size(segment.get("total_size"))
+        stream = segment.get("stream") if type(segment.get("stream")) is int else None
+        blocks = segment.get("blocks")
+        for block in blocks if isinstance(blocks, list) else []:
+            if not isinstance(block, dict):
+                continue
+            size, state = _size(block.get("size")), block.get("state")
+            if state in ACTIVE_STATES:
+                totals["active"] += size
+                if state == "active_allocated":
+                    totals["allocated"] += size
+                # The history records the bytes asked for; the block may be larger.
+                asked = block.get("requested_size")
+                asked = asked if type(asked) is int and 0 <= asked <= size else size
+                totals["requested"] += asked
+                address = block.get("address")
+                if type(address) is int:
+                    live[address] = Allocation(asked, stream, block.get("frames"))
+            else:
+                totals["largest_inactive"] = max(totals["largest_inactive"], size)
+    return totals, live
+
+
+def _size(value: Any) -> int:
+    return value if type(value) is int and value > 0 else 0
+
+
+def oom_view(entry: dict[str, Any]) -> OomEvent:
+    def number(key: str) -> int | None:
+        value = entry.get(key)
+        return value if type(value) is int else None
+
+    frames = entry.get("frames")
+    return {
+        "time_us": time_of(entry),
+        "stream": number("stream"),
+        "requested_bytes": number("size"),
+        "device_free": number("device_free"),
+        "frames": [frame_view(f) for f in frames] if isinstance(frames, list) else [],
+    }
+
+
+def timeline(history: Replay) -> Timeline:
+    """The device's active and reserved levels, and each stream's active level, kept at
+    each pixel bucket's extremes (`curve.downsample`)."""
+    times = history.times
+    # Entries without a time stand at their predecessor's (their order is known).
+    t = np.asarray(_filled(times), dtype=np.float64)
+    active = np.asarray(history.active, dtype=np.int64)
+    reserved = np.asarray(history.reserved, dtype=np.int64)
+    keep = downsample(t, [active, reserved], CHART_WIDTH) if t.size else np.arange(0)
+    streams: list[StreamTimeline] = []
+    for stream in sorted(history.per_stream, key=lambda s: (s is None, s or 0)):
+        rows, values = history.per_stream[stream]
+        at = np.asarray(rows, dtype=np.int64)
+        v = np.asarray(values, dtype=np.int64)
+        picked = downsample(t[at], [v], CHART_WIDTH) if at.size else at
+        streams.append(
+            {
+                "stream": stream,
+                "t_us": [times[i] for i in at[picked].tolist()],
+                "active_bytes": v[picked].tolist(),
+            }
+        )
+    return {
+        "t_us": [times[i] for i in keep.tolist()],
+        "active_bytes": active[keep].tolist(),
+        "reserved_bytes": reserved[keep].tolist(),
+        "points": int(t.size),
+        "downsampled": bool(keep.size < t.size),
+        "streams": streams,
+    }
+
+
+def _filled(times: list[float | None]) -> list[float]:
+    out = []
+    last = 0.0
+    for t in times:
+        last = t if t is not None else last
+        out.append(last)
+    return out
+
+
+def _empty_timeline() -> Timeline:
+    return {
+        "t_us": [],
+        "active_bytes": [],
+        "reserved_bytes": [],
+        "points": 0,
+        "downsampled": False,
+        "streams": [],
+    }
