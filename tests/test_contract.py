@@ -48,6 +48,7 @@ QUERIES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "kernels": ({**SPAN, "group_by": "op"}, {**SPAN, "device": "gpu0"}),
     "modules": (SPAN, {"run": "job"}),
     "gpu_idle": (SPAN, {"run": "job"}),
+    "health": (SPAN, {"run": "job"}),
     "tracks": ({"run": "job", "workers": "worker0,worker1"}, {"run": "job"}),
     "trace": ({**SPAN, "width": "80"}, {**SPAN, "t0": "early"}),
     "event": ({**SPAN, "row": "1"}, {**SPAN, "row": "first"}),

@@ -69,9 +69,10 @@ def _parser() -> argparse.ArgumentParser:
         "(tcp://host:8786; 'local' starts a local cluster of processes; default: "
         "$KINETOSCOPE_DASK_SCHEDULER, else this machine's pool); needs kinetoscope[dask]",
     )
-    from . import diff  # imports this module: loaded once the names above exist
+    from . import check, diff  # import this module: loaded once the names above exist
 
     diff.add_parser(sub)
+    check.add_parser(sub)
     return parser
 
 
@@ -155,6 +156,10 @@ def main(argv: list[str] | None = None) -> int:
         from .diff import run_diff
 
         return run_diff(args)
+    if args.command == "check":
+        from .check import run_check
+
+        return run_check(args)
     cache = None if args.no_cache else DiskCache(default_cache_dir())
     try:
         executor = _rank_executor(args)

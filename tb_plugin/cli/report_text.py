@@ -218,7 +218,7 @@ def render_text(
     width: int | None = None,
 ) -> str:
     """Every view that has a renderer, `width` columns wide (default: report_width())."""
-    from . import report_gpu_idle  # noqa: F401 - registers its renderer (it imports this module)
+    from . import health_text, report_gpu_idle  # noqa: F401 - register their renderers (they import this module)
 
     width = width or report_width()
     head = f"== run {run} / worker {worker} / span {span} ({len(model)} events)"

@@ -263,6 +263,31 @@ export interface GpuIdleView {
   launch_delay: LaunchDelayView | null;
 }
 
+export interface HealthCheck {
+  id: string;
+  count: number | null;
+  severity: 'error' | 'info' | 'warning';
+  effect: 'kept' | 'left_out';
+  description: string;
+  unknown: string | null;
+  examples: HealthExample[];
+}
+
+export interface HealthExample {
+  row: number;
+  name: string;
+  ts_us: number;
+  dur_us: number | null;
+  lane: string;
+}
+
+export interface HealthView {
+  status: 'errors' | 'ok' | 'warnings';
+  checks: HealthCheck[];
+  left_out_rows: number;
+  warnings: string[];
+}
+
 export interface IdleBreakdown {
   step_ns: number;
   busy_ns: number;
@@ -971,6 +996,7 @@ export interface Endpoints {
   kernels: { params: KernelsParams; response: KernelsView; loading: StatusResponse };
   modules: { params: NoParams; response: ModulesView; loading: StatusResponse };
   gpu_idle: { params: NoParams; response: GpuIdleView; loading: StatusResponse };
+  health: { params: NoParams; response: HealthView; loading: StatusResponse };
   tracks: { params: TracksParams; response: TracksView; loading: StatusResponse };
   trace: { params: TraceParams; response: WindowView; loading: StatusResponse };
   event: { params: EventParams; response: EventView; loading: StatusResponse };
