@@ -193,3 +193,43 @@ def test_clean_traces_report_what_is_in_them(vendor: str, tmp_path: Path) -> Non
     expected = _oracle(doc)
     assert {k: found[k] for k in expected} == expected
     assert found["truncated_file"] == 0
+
+
+def _built(tmp: Path, events: list[dict[str, Any]]) -> dict[str, Any]:
+    path = tmp / "built.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    return {c["id"]: c for c in health(build_model(str(path)))["checks"]}
+
+
+def test_nesting_duplicates_and_clock_on_a_built_trace(tmp_path: Path) -> None:
+    def op(name: str, ts: float, dur: float, tid: int = 1, **args: Any) -> dict[str, Any]:
+        event = {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": tid}
+        return {**event, "ts": ts, "dur": dur, "args": args}
+
+    def alloc(ts: float, addr: int) -> dict[str, Any]:
+        args = {"Addr": addr, "Bytes": 512, "Device Type": 1, "Device Id": 0}
+        event = {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1}
+        return {**event, "ts": ts, "s": "t", "args": args}
+
+    found = _built(
+        tmp_path,
+        [
+            op("child first", 1000, 5),  # same start as its parent, listed before it
+            op("parent", 1000, 10),
+            op("nested", 1002, 3),
+            op("crosses parent", 1008, 6),  # 1008..1014 past the parent's 1010
+            op("rounded", 1013.5, 1),  # ends 0.5 µs past: within the 1 µs tolerance
+            op("other lane", 1005, 20, tid=2),
+            op("parent", 1000, 10),  # a copy
+            alloc(1003, 0x10),
+            alloc(1003, 0x20),  # same start, another address: not a copy
+            op("far", 1000 + 3600e6, 1),  # an hour later
+        ],
+    )
+    overlap = found["overlapping_events"]
+    assert overlap["count"] == 1 and overlap["examples"][0]["name"] == "crosses parent"
+    dup = found["duplicate_events"]
+    assert (dup["count"], dup["examples"][0]["row"]) == (1, 6)
+    assert found["clock_outlier"]["count"] == 1
+    assert found["clock_outlier"]["examples"][0]["name"] == "far"
+    assert found["outside_profiling_window"]["count"] is None  # no window: unknown

@@ -23,7 +23,7 @@ from ...ingest.columns import negative_durations
 from ...model.categories import Kind, Phase
 from ...model.trace_model import TraceModel
 from ..common import gpu_rows, launches_of, thread_keys
-from .trusted import untrusted_mask
+from .trusted import ts_order, untrusted_mask
 
 NEST_TOLERANCE_US = 1.0
 LAUNCH_TOLERANCE_US = 1.0
@@ -50,28 +50,35 @@ _NONE = np.empty(0, dtype=np.int64)
 
 def overlapping_events(model: TraceModel) -> Finding:
     """`X` events that start inside an earlier slice of their lane (process and thread)
-    and end after it: per lane, sorted by start (longest first among equal starts), an
-    event that starts before the latest end so far and ends after it crosses the slice
-    that ends there. Rows left out of time sums are not compared."""
+    and end after it: per lane, by start, an event that starts after the events before
+    it began and before the latest of their ends, and ends after that end, crosses the
+    slice that ends there (slices that start together always nest). Rows left out of
+    time sums are not compared."""
     ev = model.events
+    order = ts_order(model)  # by start: a stable sort by lane keeps that order in a lane
     complete = (ev["ph"] == Phase.COMPLETE) & ~np.isin(ev["kind"], np.array(_NOT_NESTED, "u1"))
-    rows = np.flatnonzero(complete & ~untrusted_mask(model) & ~np.isnan(ev["dur"]))
+    rows = order[(complete & ~untrusted_mask(model) & ~np.isnan(ev["dur"]))[order]]
     if rows.size < 2:
         return Finding(_NONE)
     lane = thread_keys(model, rows)
-    ts, dur = ev["ts"][rows], ev["dur"][rows]
-    order = np.lexsort((-dur, ts, lane))
-    rows, lane, ts = rows[order], lane[order], ts[order]
-    ends = ts + dur[order]
+    by_lane = np.argsort(lane, kind="stable")
+    rows, lane = rows[by_lane], lane[by_lane]
+    ts = ev["ts"][rows]
+    ends = ts + ev["dur"][rows]
     bounds = np.flatnonzero(np.diff(lane)) + 1
     latest = np.empty_like(ends)
     for lo, hi in zip(np.r_[0, bounds].tolist(), np.r_[bounds, rows.size].tolist()):
         latest[lo:hi] = np.maximum.accumulate(ends[lo:hi])
-    before = np.r_[np.inf, latest[:-1]]
-    first_of_lane = np.zeros(rows.size, dtype=bool)
-    first_of_lane[np.r_[0, bounds]] = True
+    # The latest end among the lane's events that started strictly earlier.
+    group_start = np.r_[True, (np.diff(lane) != 0) | (np.diff(ts) != 0)]
+    first_of_group = np.maximum.accumulate(np.where(group_start, np.arange(rows.size), 0))
+    lane_start = np.zeros(rows.size, dtype=bool)
+    lane_start[np.r_[0, bounds]] = True
+    first_of_lane = np.maximum.accumulate(np.where(lane_start, np.arange(rows.size), 0))
+    has_before = first_of_group > first_of_lane
+    before = np.where(has_before, latest[np.maximum(first_of_group - 1, 0)], np.inf)
     crossing = (ts < before - NEST_TOLERANCE_US) & (ends > before + NEST_TOLERANCE_US)
-    return Finding(np.sort(rows[crossing & ~first_of_lane]))
+    return Finding(np.sort(rows[crossing & has_before]))
 
 
 def kernel_before_launch(model: TraceModel) -> Finding:

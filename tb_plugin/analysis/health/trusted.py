@@ -83,7 +83,8 @@ def _row_flags(model: TraceModel) -> RowFlags:
 def duplicate_mask(model: TraceModel) -> np.ndarray:
     """Rows that repeat an earlier row: the same phase, kind, category, name, process,
     thread, start, duration, correlation, external id, flow id, device, stream and args
-    text. Only rows that share their start with another row are compared."""
+    text. Only rows that share their start with another row are compared, first by a
+    hash of their keys, then, among rows of one hash, by the keys themselves."""
     ev, n = model.events, len(model)
     out = np.zeros(n, dtype=bool)
     if n < 2:
@@ -95,16 +96,13 @@ def duplicate_mask(model: TraceModel) -> np.ndarray:
     shared[1:] |= same
     shared[:-1] |= same
     rows = np.sort(order[shared])
+    rows = rows[_hash_shared(model, rows)]
     if rows.size < 2:
         return out
-    ends = ev["args_end"]
-    args_len = ends[rows] - np.where(rows > 0, ends[np.maximum(rows - 1, 0)], 0)
-    keys = [ev["ts"][rows].view(np.int64), ev["dur"][rows].view(np.int64), args_len]
-    keys += [ev[c][rows].astype(np.int64) for c in (*_KEY_COLUMNS, *_MORE_KEYS)]
+    keys = _keys(model, rows)
     # lexsort is stable: equal keys stay in file order, so the first copy leads its group
     perm = np.lexsort(keys[::-1])
-    by_key = rows[perm]
-    stacked = np.stack([k[perm] for k in keys])
+    by_key, stacked = rows[perm], keys[:, perm]
     repeat = np.all(stacked[:, 1:] == stacked[:, :-1], axis=0)
     later = np.flatnonzero(repeat) + 1
     firsts = _group_firsts(repeat)
@@ -112,6 +110,40 @@ def duplicate_mask(model: TraceModel) -> np.ndarray:
         row, kept = int(by_key[pos]), int(by_key[first])
         out[row] = model.raw_args(row) == model.raw_args(kept)
     return out
+
+
+def _keys(model: TraceModel, rows: np.ndarray) -> np.ndarray:
+    """The compared values of `rows`, one int64 row per key."""
+    ev = model.events
+    ends = ev["args_end"]
+    args_len = ends[rows] - np.where(rows > 0, ends[np.maximum(rows - 1, 0)], 0)
+    keys = [ev["ts"][rows].view(np.int64), ev["dur"][rows].view(np.int64), args_len]
+    keys += [ev[c][rows].astype(np.int64) for c in (*_KEY_COLUMNS, *_MORE_KEYS)]
+    return np.stack(keys) if rows.size else np.empty((len(keys), 0), np.int64)
+
+
+def _hash_shared(model: TraceModel, rows: np.ndarray) -> np.ndarray:
+    """Which of `rows` share a hash of their start, duration, name, thread and args
+    length with another row (only those can be copies)."""
+    if rows.size < 2:
+        return np.zeros(rows.size, dtype=bool)
+    ev = model.events
+    ends = ev["args_end"]
+    args_len = ends[rows] - np.where(rows > 0, ends[np.maximum(rows - 1, 0)], 0)
+    mixed = ev["ts"][rows].view(np.uint64).copy()
+    with np.errstate(over="ignore"):
+        for values in (ev["dur"][rows].view(np.uint64), ev["name"][rows], ev["tid"][rows]):
+            mixed *= np.uint64(0x9E3779B97F4A7C15)
+            mixed ^= values.astype(np.uint64)
+        mixed *= np.uint64(0x9E3779B97F4A7C15)
+        mixed ^= args_len.astype(np.uint64)
+    order = np.argsort(mixed)
+    sorted_hash = mixed[order]
+    same = sorted_hash[1:] == sorted_hash[:-1]
+    shared = np.zeros(rows.size, dtype=bool)
+    shared[order[1:][same]] = True
+    shared[order[:-1][same]] = True
+    return shared
 
 
 def _group_firsts(repeat: np.ndarray) -> np.ndarray:
