@@ -39,6 +39,7 @@ from ..model.trace_model import TraceModel
 from .common import gpu_device_ids, launches_of, name_flags, unique_rows
 from .devices import matrix_core_name, trace_vendor
 from .gpu_idle.delay import grouped_delay, launch_delays_of
+from .health.trusted import untrusted_mask
 from .optree import op_tree
 from .rules import is_step_name
 from .taxonomy import (
@@ -49,7 +50,8 @@ from .taxonomy import (
     matrix_share,
 )
 
-VERSION = "3"  # 2: tri-state matrix-core use, work class; 3: launch delay columns
+# 2: tri-state matrix-core use, work class; 3: launch delay columns; 4: left_out_events
+VERSION = "4"
 GROUP_BY = ("name", "op")
 
 
@@ -93,6 +95,7 @@ class KernelsView(TypedDict):
     matrix_core_name: str
     devices: list[int]
     streams: list[int]
+    left_out_events: int  # kernels left out (trace health: duplicates, ts 0, off-clock)
 
 
 Dims = Union[tuple[int, ...], None]
@@ -190,7 +193,14 @@ def kernels(
         "matrix_core_name": matrix_core_name(trace_vendor(model)),
         "devices": all_devices,
         "streams": all_streams,
+        "left_out_events": _left_out_kernels(model),
     }
+
+
+def _left_out_kernels(model: TraceModel) -> int:
+    """Kernel events the rows above leave out (trace health: copies, ts 0, off-clock)."""
+    every = model.complete_rows(Kind.KERNEL)
+    return int(untrusted_mask(model)[every].sum())
 
 
 @dataclass

@@ -21,15 +21,17 @@ from ..model.categories import Kind
 from ..model.trace_model import TraceModel
 from . import gpu as gpu_summary
 from .common import complete_rows, ends, gpu_device_ids, name_flags
+from .health.trusted import untrusted_mask
+from .health.view import caveat, health_of
 from .intervals import IntervalUnion
-from .recommendations import Recommendation, recommend
+from .recommendations import Recommendation, recommend, with_caveat
 from .rules import is_dataloader_range, is_step_name
 from .steps import Steps, find_steps
 from .taxonomy import is_comm_op, is_host_transfer_op, kernel_classes
 
 # 3: kernel taxonomy, step windows over all device work, device identity, advice that fits
 # the hardware and the cause.
-VERSION = "3"
+VERSION = "4"  # 4: events left out (trace health), caveats on recommendations
 ROLES = ("kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec")
 ALL_PARTS = ROLES + ("other",)
 
@@ -54,6 +56,7 @@ class OverviewView(TypedDict):
     device_type: str
     devices: list[gpu_summary.DeviceView]
     recommendations: list[Recommendation]
+    left_out_events: int  # left out of time-based numbers (duplicates, ts 0, off-clock)
 
 
 def role_intervals(model: TraceModel) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -146,8 +149,10 @@ def overview(model: TraceModel) -> OverviewView:
         "device_type": "GPU" if has_gpu else "CPU",
         "devices": devices,
         "recommendations": [],
+        "left_out_events": int(untrusted_mask(model).sum()),
     }
-    view["recommendations"] = recommend(model, view, steps, _gpu_process_count(model))
+    advice = recommend(model, view, steps, _gpu_process_count(model))
+    view["recommendations"] = with_caveat(advice, caveat(health_of(model)))
     return view
 
 

@@ -373,6 +373,7 @@ export interface KernelsView {
   matrix_core_name: string;
   devices: number[];
   streams: number[];
+  left_out_events: number;
 }
 
 export interface LaunchDelayRow {
@@ -596,6 +597,7 @@ export interface OverviewView {
   device_type: string;
   devices: GpuDeviceView[];
   recommendations: Recommendation[];
+  left_out_events: number;
 }
 
 export interface ProcessGroupView {

@@ -184,7 +184,12 @@ def examples(model: TraceModel, rows: np.ndarray) -> list[HealthExample]:
 
 
 def health_view(model: TraceModel, params: object) -> HealthView:
-    return health(model)
+    return health_of(model)
+
+
+def health_of(model: TraceModel) -> HealthView:
+    """`health(model)`, kept with the model (the Overview's recommendations read it too)."""
+    return model.derived("_health_view", health)
 
 
 def caveat(view: HealthView) -> str | None:
@@ -194,4 +199,5 @@ def caveat(view: HealthView) -> str | None:
     ]
     if not named:
         return None
-    return "This trace has errors that may distort these numbers: " + ", ".join(named) + "."
+    named_text = ", ".join(named)
+    return f"This trace has errors that may distort this: {named_text} (see Trace health)."
