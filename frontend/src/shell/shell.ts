@@ -13,6 +13,7 @@ import { chooseView, findRun, reconcile, sameSelection, type Selection } from '.
 import type { ThemeWatcher } from '../components/theme';
 import { CompareControl, DIFF_VIEW } from './compare';
 import { loadingPanel, messagePanel, workerErrorPanel } from './panels';
+import { HealthMarks } from './health_marks';
 import { fillSelectors, selector, setOptions } from './side_bar';
 import { sameState, type UrlState, type UrlStateStore } from './url_state';
 
@@ -38,6 +39,7 @@ export class Shell {
   private currentView: string | undefined;
   private status: StatusResponse | null = null;
   private readonly failed = new Map<string, string>();
+  private readonly marks = new HealthMarks(() => this.renderSelectors(this.selection));
 
   private loadController: AbortController | undefined;
   private viewController: AbortController | undefined;
@@ -232,6 +234,7 @@ export class Shell {
     fillSelectors({ run: runSel, worker: workerSel, span: spanSel, info }, this.runs, sel, (w) =>
       sel ? this.failed.has(keyOf({ ...sel, worker: w })) : false,
     );
+    this.marks.label(workerSel.select, sel);
     this.compare.render(this.runs);
     this.lockWorkers();
   }
@@ -310,6 +313,7 @@ export class Shell {
         if (status.state === 'ready') {
           this.status = status;
           this.failed.delete(keyOf(sel));
+          void this.marks.fetch(this.api, sel, controller.signal);
           const view = chooseView(this.compare.offer(status.views), VIEW_IDS, this.wantedView);
           this.currentView = view;
           this.renderViewSelector();

@@ -106,7 +106,9 @@ export class HealthSection {
             'div',
             { class: 'ks-small' },
             'e.g. ',
-            check.examples.slice(0, EXAMPLES_SHOWN).map((e) => this.exampleLink(e)),
+            check.examples
+              .slice(0, EXAMPLES_SHOWN)
+              .flatMap((e, i) => (i ? [', ', this.exampleLink(e)] : [this.exampleLink(e)])),
           )
         : null,
     );
@@ -130,7 +132,7 @@ export class HealthSection {
           target: '_top',
         },
       },
-      `${example.name.slice(0, 40)} `,
+      example.name.slice(0, 40),
     );
   }
 

@@ -21,7 +21,7 @@ export const CHECK_LABEL: Record<string, string> = {
   kernel_before_launch: 'GPU work before its launch',
   overlapping_events: 'Overlapping slices',
   outside_profiling_window: 'Outside the profiling window',
-  unmatched_flows: 'Flows without an end',
+  unmatched_flows: 'Flows missing a start or an end',
 };
 
 export function checkLabel(id: string): string {
