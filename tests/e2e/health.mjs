@@ -35,30 +35,8 @@ const ZEROS = 5;
 const shoot = h.screenshotter(SHOTS, { fullPage: true });
 const env = h.newEnv();
 
-async function api(route, params) {
-  const url = new URL(`/data/plugin/${PLUGIN}/${route}`, env.base);
-  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, String(v));
-  return waitUntil(
-    `${route} from the API`,
-    async () => {
-      const response = await fetch(url, { signal: AbortSignal.timeout(60_000) });
-      if (response.status === 202) return null;
-      assert.equal(response.status, 200, `${route} answered ${response.status}`);
-      return response.json();
-    },
-    300_000,
-    500,
-  );
-}
-
-function frame() {
-  return h.pluginFrame(env.page);
-}
-
-function hashOf(state) {
-  const items = [PLUGIN, ...Object.entries(state).map(([k, v]) => `${P}${k}=${v}`)];
-  return `#${items.map((i) => i.split('=').map(encodeURIComponent).join('=')).join('&')}`;
-}
+const api = (route, params) => h.routeJson(env, route, params);
+const frame = () => h.pluginFrame(env.page);
 
 async function writeDamaged(logdir) {
   const doc = JSON.parse(gunzipSync(await readFile(H100_TRACE)).toString('utf8'));
@@ -80,7 +58,7 @@ async function writeDamaged(logdir) {
 
 /** Opens the Overview of a worker-span and waits for its health section to settle. */
 async function openHealth(key) {
-  await env.page.goto(`${env.base}${hashOf({ ...key, view: 'overview' })}`);
+  await env.page.goto(`${env.base}${h.stateHash({ ...key, view: 'overview' })}`);
   const section = frame().locator('[data-testid="overview-health"]');
   await section.waitFor({ state: 'visible', timeout: WAIT_MS });
   await waitUntil('the health section to load', async () => {
