@@ -51,6 +51,7 @@ QUERIES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "kernels": ({**SPAN, "group_by": "op"}, {**SPAN, "device": "gpu0"}),
     "modules": (SPAN, {"worker": "worker0"}),
     "gpu_idle": (SPAN, {"worker": "worker0"}),
+    "health": (SPAN, {"worker": "worker0"}),
     "tracks": ({"run": "job", "workers": "worker0,worker1"}, {"workers": "worker0"}),
     "trace": ({**SPAN, "width": "80"}, {**SPAN, "t0": "early"}),
     "event": ({**SPAN, "row": "1"}, {**SPAN, "row": "first"}),

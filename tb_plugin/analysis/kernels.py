@@ -45,6 +45,7 @@ from .common import gpu_device_ids, launches_of, name_flags, unique_rows
 from .devices import matrix_core_name, trace_vendor
 from .gpu_idle.delay import grouped_delay, launch_delays_of
 from .graph_replay import GraphReplay, graph_replay, has_graph_launches
+from .health.trusted import untrusted_mask
 from .kernel_classes import kernel_classes, matrix_share
 from .optree import op_tree
 from .replay_ops import GraphReplaySummary, replay_summary, replayed_kernel_ops
@@ -52,8 +53,8 @@ from .rules import is_step_name
 from .taxonomy import MATRIX_UNKNOWN, MATRIX_YES, WORKS
 
 # 2: tri-state matrix-core use, work class; 3: launch delay columns; 4: graph replays;
-# 5: interpolated p90
-VERSION = "5"
+# 5: interpolated p90; 6: left_out_events (trace health)
+VERSION = "6"
 GROUP_BY = ("name", "op")
 
 
@@ -99,6 +100,7 @@ class KernelsView(TypedDict):
     devices: list[int]
     streams: list[int]
     graph_replay: GraphReplaySummary | None
+    left_out_events: int  # kernels left out (trace health: duplicates, ts 0, off-clock)
 
 
 Dims = Union[tuple[int, ...], None]
@@ -198,7 +200,14 @@ def kernels(
         "devices": all_devices,
         "streams": all_streams,
         "graph_replay": replay_summary(model, replay, rows),
+        "left_out_events": _left_out_kernels(model),
     }
+
+
+def _left_out_kernels(model: TraceModel) -> int:
+    """Kernel events the rows above leave out (trace health: copies, ts 0, off-clock)."""
+    every = model.complete_rows(Kind.KERNEL)
+    return int(untrusted_mask(model)[every].sum())
 
 
 @dataclass

@@ -19,17 +19,20 @@ from ..model.categories import Kind
 from ..model.trace_model import TraceModel
 from . import gpu as gpu_summary
 from .common import complete_rows, ends, gpu_device_ids, name_flags
+from .health.trusted import untrusted_mask
+from .health.view import caveat, health_of
 from .intervals import IntervalUnion
 from .kernel_classes import kernel_classes
 from .overview_types import OverviewView, StepView
-from .recommendations import recommend
+from .recommendations import recommend, with_caveat
 from .rules import is_dataloader_range, is_step_name
 from .steps import Steps, find_steps
 from .taxonomy import is_comm_op, is_host_transfer_op
 
 # 3: kernel taxonomy, step windows over all device work, device identity, advice that fits
 # the hardware and the cause. 4: a graph-replayed kernel is eligible by its capturing op.
-VERSION = "4"
+# 5: events left out (trace health), caveats on recommendations.
+VERSION = "5"
 ROLES = ("kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec")
 ALL_PARTS = ROLES + ("other",)
 
@@ -124,8 +127,10 @@ def overview(model: TraceModel) -> OverviewView:
         "device_type": "GPU" if has_gpu else "CPU",
         "devices": devices,
         "recommendations": [],
+        "left_out_events": int(untrusted_mask(model).sum()),
     }
-    view["recommendations"] = recommend(model, view, steps, _gpu_process_count(model))
+    advice = recommend(model, view, steps, _gpu_process_count(model))
+    view["recommendations"] = with_caveat(advice, caveat(health_of(model)))
     return view
 
 

@@ -38,3 +38,4 @@ class OverviewView(TypedDict):
     device_type: str
     devices: list[gpu_summary.DeviceView]
     recommendations: list[Recommendation]
+    left_out_events: int  # left out of time-based numbers (duplicates, ts 0, off-clock)

@@ -41,6 +41,18 @@ TF32_MIN_CAPABILITY = 8.0
 WAIT_SHARE_PCT = 50.0  # of communication time: waiting for other ranks leads
 
 
+def with_caveat(advice: list[Recommendation], caveat: str | None) -> list[Recommendation]:
+    """Each recommendation with `caveat` (what in the trace may distort it) at the end of
+    its message and in its evidence; unchanged without one."""
+    if caveat is None:
+        return advice
+    out: list[Recommendation] = []
+    for r in advice:
+        evidence = {**r["evidence"], "caveat": caveat}
+        out.append({**r, "message": f"{r['message']} {caveat}", "evidence": evidence})
+    return out
+
+
 def _steps_above(view: OverviewView, part: str, pct: float) -> list[str]:
     return [
         s["name"]

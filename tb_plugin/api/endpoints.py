@@ -14,6 +14,7 @@ from ..analysis import overview
 from ..analysis.diff import view as diff_analysis
 from ..analysis.distributed.rank_summaries import analyze_run
 from ..analysis.gpu_idle import view as gpu_idle_analysis
+from ..analysis.health import view as health_analysis
 from ..analysis.memory import view as memory_analysis
 from ..ingest.discovery import Run
 from ..model.errors import ViewParamError
@@ -197,20 +198,29 @@ _SPAN_VIEWS = [
     ),
 ]
 
-# Why the GPU is idle, launch delays, queue lengths: a section of the Overview page (its
-# `page`, so `kinetoscope report` prints it and `status.views` stays as it was).
-_GPU_IDLE_VIEWS = [
-    _span_view(
-        "gpu_idle",
-        gpu_idle_analysis.GpuIdleView,
-        gpu_idle_analysis.gpu_idle_view,
+
+def _overview_section(name: str, module: Any) -> Endpoint:
+    """A section of the Overview page (its `page`, so `kinetoscope report` prints it and
+    `status.views` stays as it was): `module.<Name>View`, `module.<name>_view`."""
+    response = getattr(module, "".join(p.title() for p in name.split("_")) + "View")
+    compute = getattr(module, f"{name}_view")
+    return _span_view(
+        name,
+        response,
+        compute,
         contract.NoParams,
-        gpu_idle_analysis.VERSION,
+        module.VERSION,
         Cache.ALL,
         page="overview",
         supports=_has_events,
-    ),
-]
+    )
+
+
+# Why the GPU is idle, launch delays, queue lengths.
+_GPU_IDLE_VIEWS = [_overview_section("gpu_idle", gpu_idle_analysis)]
+# What in the trace cannot be trusted: the Overview's "Trace health" section and the side
+# bar's mark; `kinetoscope check` prints it.
+_HEALTH_VIEWS = [_overview_section("health", health_analysis)]
 
 _TRACE_VIEW = [
     _trace_route(
@@ -309,6 +319,7 @@ ENDPOINTS: dict[str, Endpoint] = {
         *_RUN_VIEWS,
         *_SPAN_VIEWS,
         *_GPU_IDLE_VIEWS,
+        *_HEALTH_VIEWS,
         *_TRACE_VIEW,
         *_PAIR_VIEWS,
         *_FILES,
@@ -316,7 +327,7 @@ ENDPOINTS: dict[str, Endpoint] = {
 }
 
 # Views of one span (model, params → response), in page order.
-VIEWS: dict[str, Endpoint] = {e.name: e for e in [*_SPAN_VIEWS, *_GPU_IDLE_VIEWS]}
+VIEWS: dict[str, Endpoint] = {e.name: e for e in [*_SPAN_VIEWS, *_GPU_IDLE_VIEWS, *_HEALTH_VIEWS]}
 # Run-level views ((run, span name, cache folder) → response).
 RUN_VIEWS: dict[str, Endpoint] = {e.name: e for e in _RUN_VIEWS}
 

@@ -19,20 +19,19 @@ from typing import Any
 import msgspec
 
 from ..api.endpoints import RUN_VIEWS, VIEWS, supported_views
-from ..api.resolve import NotFound, find_run, resolve
-from ..ingest import storage
-from ..ingest.discovery import Run, target_runs
-from ..ingest.not_a_trace import no_traces_message
+from ..api.resolve import NotFound, resolve
+from ..ingest.discovery import Run
 from ..model.errors import ViewParamError
 from ..store.cache import DiskCache, default_cache_dir
 from ..store.dask_ranks import DaskRanks, DaskUnavailable, require_distributed
 from ..store.pools import executor_from_env
 from ..store.trace_store import LoadFailed, TraceStore
-from . import diff
+from . import check, diff
 from .errors import EXIT_LOAD, EXIT_USAGE, ReportError, RunFailed
 from .progress import RankProgress
 from .report_snapshot import render_memory_snapshot
 from .report_text import render_text
+from .targets import targets
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -70,30 +69,10 @@ def _parser() -> argparse.ArgumentParser:
         "$KINETOSCOPE_DASK_SCHEDULER, else this machine's pool); needs kinetoscope[dask]",
     )
     diff.add_parser(sub)
+    check.add_parser(sub)
     # Served by kinetoscope.mcp (the entry point hands it `mcp ...`): listed for --help.
     sub.add_parser("mcp", help="serve the views to AI agents over MCP (kinetoscope mcp --help)")
     return parser
-
-
-def _targets(args: argparse.Namespace) -> tuple[str, list[Run]]:
-    path = storage.absolute(args.logdir)
-    try:  # a URL (s3://...) is listed through the storage layer
-        kind = storage.kind(path)
-        if kind is None:
-            raise ReportError(f"{args.logdir}: no such file or folder")
-        runs = list(target_runs(path))
-    except OSError as exc:
-        raise ReportError(f"{args.logdir}: cannot list it: {exc}") from None
-    if not runs:
-        raise ReportError(no_traces_message(args.logdir))
-    if kind == "file":
-        return path, runs
-    if args.run is not None:
-        try:
-            runs = [find_run(runs, args.run)]
-        except NotFound as exc:
-            raise ReportError(f"{args.logdir}: {exc}") from None
-    return path, runs
 
 
 def _report_run(store: TraceStore, run: Run, args: argparse.Namespace) -> dict[str, Any]:
@@ -170,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("kinetoscope").setLevel(logging.ERROR)  # errors are printed below
     if args.command == "diff":
         return diff.run_diff(args)
+    if args.command == "check":
+        return check.run_check(args)
     if args.command == "mcp":
         print("kinetoscope: run the MCP server as `kinetoscope mcp LOGDIR`", file=sys.stderr)
         return EXIT_USAGE
@@ -183,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {}
     failed = False
     try:
-        _, runs = _targets(args)
+        _, runs = targets(args)
         for run in runs:  # a broken run is reported and skipped; the others still print
             try:
                 results[run.name] = _report_run(store, run, args)

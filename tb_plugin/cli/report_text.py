@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..model.trace_model import TraceModel
+from .health_text import render_health
 from .report_gpu_idle import render_gpu_idle
 from .report_snapshot import render_memory_snapshot
 from .text_tables import DEFAULT_WIDTH, Column, report_width
@@ -335,3 +336,4 @@ def render_modules(
 RENDERERS["modules"] = render_modules
 RENDERERS["gpu_idle"] = render_gpu_idle
 RENDERERS["memory_snapshot"] = render_memory_snapshot
+RENDERERS["health"] = render_health

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..model.trace_model import EVENT_COLUMNS, MEMORY_COLUMNS, TraceModel, empty_columns
 from . import storage
-from .columns import INTERNED, Chunk, Interner, as_text, to_int
+from .columns import INTERNED, Chunk, Interner, as_text, negative_duration_warning, to_int
 from .decode import DecodeReport, ProgressFn, TraceDecodeError, iter_event_batches
 from .native_chunk import (
     ScannedSlice,
@@ -51,11 +51,13 @@ class ModelBuilder:
         self._pending_write: Future[int] | None = None
         self.args_total = 0
         self.rows = 0
+        self.negative_durations = 0
 
     def merge(self, chunk: Chunk) -> None:
         self.meta.extend(chunk.meta)
         self.warnings.extend(w for w in chunk.warnings if w not in self.warnings)
         self.partial = self.partial or chunk.partial
+        self.negative_durations += chunk.negative_durations
         cols = chunk.cols
         n = len(cols["ts"])
         if n == 0:
@@ -88,6 +90,8 @@ class ModelBuilder:
         events = _concat(self.parts, EVENT_COLUMNS)
         memory = _concat(self.mem_parts, MEMORY_COLUMNS)
         warnings = list(report.warnings) + [w for w in self.warnings if w not in report.warnings]
+        if self.negative_durations:  # the trace health's `negative_duration` count
+            warnings.append(negative_duration_warning(self.negative_durations))
         model = TraceModel(
             events=events,
             memory=memory,

@@ -90,6 +90,7 @@ class Chunk:
     events: int = 0  # events of the text, metadata events included
     partial: bool = False
     used: int = 0  # bytes of the text slice these events came from (see decode_whole_events)
+    negative_durations: int = 0  # events whose `dur` was negative (read as 0)
 
     def __len__(self) -> int:
         return self.events
@@ -123,6 +124,7 @@ def build_chunk(events: list[Event]) -> Chunk:
     cols["kind"] = kinds(interners["cat"].values, interners["name"].values, cols)
     cols["ts"] = _floats(list(map(attrgetter("ts"), events)))
     dur = _floats(list(map(attrgetter("dur"), events)), 0.0)
+    negative = int(np.count_nonzero(dur < 0))
     cols["dur"] = clean_durations(dur)
     flow = _ints(list(map(attrgetter("id"), events)))
     cols["flow_id"] = np.where(cols["kind"] == Kind.FLOW, flow, -1)
@@ -139,6 +141,7 @@ def build_chunk(events: list[Event]) -> Chunk:
         meta=meta,
         warnings=warnings,
         events=count,
+        negative_durations=negative,
     )
 
 
@@ -151,9 +154,26 @@ def phase_table(values: list[Any]) -> np.ndarray:
 
 
 def clean_durations(dur: np.ndarray) -> np.ndarray:
-    """A duration that is not a finite non-negative number reads as 0."""
+    """A duration that is not a finite non-negative number reads as 0 (the loader counts
+    the negative ones: `negative_duration_warning`)."""
     dur[~np.isfinite(dur) | (dur < 0)] = 0.0
     return dur
+
+
+_NEGATIVE_DURATIONS = " events had a negative duration, read as 0"
+
+
+def negative_duration_warning(count: int) -> str:
+    """The load warning of a model whose file had `count` negative durations."""
+    return f"{count}{_NEGATIVE_DURATIONS}"
+
+
+def negative_durations(warnings: list[str]) -> int:
+    """The count a model's load warnings give (0 when none says so)."""
+    for warning in warnings:
+        if warning.endswith(_NEGATIVE_DURATIONS) and warning.split(" ", 1)[0].isdigit():
+            return int(warning.split(" ", 1)[0])
+    return 0
 
 
 def _utf8_args(raws: list[msgspec.Raw]) -> tuple[list[msgspec.Raw], bytes, list[str]]:

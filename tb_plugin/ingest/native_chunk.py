@@ -142,6 +142,7 @@ def _chunk(raw: dict[str, Any], copy: bool = False) -> Chunk:
     cols.update({key: codes[key] for key in INTERNED})
     cols["kind"] = kinds(tables["cat"], tables["name"], cols)
     cols["ts"] = wide["ts"].copy() if copy else wide["ts"]
+    negative = int(np.count_nonzero(wide["dur"] < 0))
     cols["dur"] = clean_durations(wide["dur"].copy())
     cols["flow_id"] = np.where(cols["kind"] == Kind.FLOW, wide["id"], -1)
     cols["args_end"] = np.cumsum(wide["args_len"])
@@ -160,6 +161,7 @@ def _chunk(raw: dict[str, Any], copy: bool = False) -> Chunk:
         meta=meta,
         warnings=[],
         events=int(raw["events"]),
+        negative_durations=negative,
     )
 
 

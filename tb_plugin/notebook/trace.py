@@ -155,6 +155,11 @@ class Trace:
         )
         return frame
 
+    def health(self) -> pd.DataFrame:
+        """One row per health check (`id`, `count`, `severity`, `effect`, `examples`) as
+        the `health` route answers; `attrs["status"]` is ok, warnings or errors."""
+        return self.rows("health", "checks")
+
     def launch_delays(self) -> pd.DataFrame:
         """One row per kernel name: launch call start → kernel start (count, mean, p50,
         p90, max ns) and the launch call's own duration. Empty when launches are unknown

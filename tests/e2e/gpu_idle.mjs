@@ -35,20 +35,8 @@ const CLASSES = ['host_wait', 'kernel_wait', 'other'];
 const shoot = h.screenshotter(SHOTS, { fullPage: true });
 const env = h.newEnv();
 
-async function api(route, params) {
-  const url = new URL(`/data/plugin/${PLUGIN}/${route}`, env.base);
-  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, String(v));
-  return waitUntil(
-    `${route} from the API`,
-    async () => {
-      const response = await fetch(url, { signal: AbortSignal.timeout(60_000) });
-      if (response.status === 202) return null;
-      assert.equal(response.status, 200, `${route} answered ${response.status}`);
-      return response.json();
-    },
-    300_000,
-    500,
-  );
+function api(route, params) {
+  return h.routeJson(env, route, params);
 }
 
 function frame() {

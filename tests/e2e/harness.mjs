@@ -236,6 +236,37 @@ export function pluginFrame(page) {
 }
 
 /**
+ * The JSON a route answers once it is not 202 (polled up to 5 minutes).
+ * @param {{base: string}} env
+ * @param {string} route
+ * @param {Record<string, string | number>} params
+ */
+export async function routeJson(env, route, params) {
+  const url = new URL(`/data/plugin/${PLUGIN}/${route}`, env.base);
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, String(v));
+  return waitUntil(
+    `${route} from the API`,
+    async () => {
+      const response = await fetch(url, { signal: AbortSignal.timeout(60_000) });
+      if (response.status === 202) return null;
+      assert.equal(response.status, 200, `${route} answered ${response.status}`);
+      return response.json();
+    },
+    300_000,
+    500,
+  );
+}
+
+/**
+ * The URL hash of a page state (`view`, `run`, `worker`, ... → `#kinetoscope&p.kinetoscope.k=v`).
+ * @param {Record<string, string>} state
+ */
+export function stateHash(state) {
+  const items = [PLUGIN, ...Object.entries(state).map(([k, v]) => `p.${PLUGIN}.${k}=${v}`)];
+  return `#${items.map((i) => i.split('=').map(encodeURIComponent).join('=')).join('&')}`;
+}
+
+/**
  * A screenshot taker numbering its files NN-<name>.png in `dir`.
  * @param {string} dir
  * @param {{fullPage?: boolean}} [options]

@@ -12,6 +12,7 @@ import type {
   EventResponse,
   FlowsResponse,
   GpuIdleView,
+  HealthView,
   KernelsParams,
   KernelsResponse,
   MemoryCurveParams,
@@ -111,6 +112,7 @@ export interface Endpoints {
   kernels: Route<SpanKey & KernelsParams, KernelsResponse, StatusResponse>;
   modules: Route<SpanKey, ModulesView, StatusResponse>;
   gpu_idle: Route<SpanKey, GpuIdleView, StatusResponse>;
+  health: Route<SpanKey, HealthView, StatusResponse>;
   memory: Route<SpanKey & MemoryParams, MemoryResponse, StatusResponse>;
   memory_curve: Route<SpanKey & MemoryCurveParams, MemoryCurveResponse, StatusResponse>;
   memory_events: Route<SpanKey & MemoryEventsParams, MemoryEventsResponse, StatusResponse>;

@@ -303,6 +303,31 @@ export interface GroupRow {
   call: GroupCall | null;
 }
 
+export interface HealthCheck {
+  id: string;
+  count: number | null;
+  severity: 'error' | 'info' | 'warning';
+  effect: 'kept' | 'left_out';
+  description: string;
+  unknown: string | null;
+  examples: HealthExample[];
+}
+
+export interface HealthExample {
+  row: number;
+  name: string;
+  ts_us: number;
+  dur_us: number | null;
+  lane: string;
+}
+
+export interface HealthView {
+  status: 'errors' | 'ok' | 'warnings';
+  checks: HealthCheck[];
+  left_out_rows: number;
+  warnings: string[];
+}
+
 export interface IcicleNode {
   parent: number;
   depth: number;
@@ -399,6 +424,7 @@ export interface KernelsView {
   devices: number[];
   streams: number[];
   graph_replay: GraphReplaySummary | null;
+  left_out_events: number;
 }
 
 export interface LaunchDelayRow {
@@ -646,6 +672,7 @@ export interface OverviewView {
   device_type: string;
   devices: GpuDeviceView[];
   recommendations: Recommendation[];
+  left_out_events: number;
 }
 
 export interface ProcessGroupView {
@@ -1125,6 +1152,7 @@ export interface Endpoints {
   kernels: { params: KernelsParams; response: KernelsView; loading: StatusResponse };
   modules: { params: NoParams; response: ModulesView; loading: StatusResponse };
   gpu_idle: { params: NoParams; response: GpuIdleView; loading: StatusResponse };
+  health: { params: NoParams; response: HealthView; loading: StatusResponse };
   tracks: { params: TracksParams; response: TracksView; loading: StatusResponse };
   trace: { params: TraceParams; response: WindowView; loading: StatusResponse };
   event: { params: EventParams; response: EventView; loading: StatusResponse };

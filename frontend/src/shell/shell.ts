@@ -14,6 +14,7 @@ import { chooseView, findRun, reconcile, sameSelection, type Selection } from '.
 import type { ThemeWatcher } from '../components/theme';
 import { CompareControl, DIFF_VIEW } from './compare';
 import { loadingPanel, messagePanel, workerErrorPanel } from './panels';
+import { HealthMarks } from './health_marks';
 import { fillSelectors, selector, setOptions } from './side_bar';
 import { sameState, type UrlState, type UrlStateStore } from './url_state';
 
@@ -39,6 +40,7 @@ export class Shell {
   private currentView: string | undefined;
   private status: StatusResponse | null = null;
   private readonly failed = new Map<string, string>();
+  private readonly marks = new HealthMarks(() => this.renderSelectors(this.selection));
 
   private loadController: AbortController | undefined;
   private viewController: AbortController | undefined;
@@ -235,6 +237,7 @@ export class Shell {
     fillSelectors({ run: runSel, worker: workerSel, span: spanSel, info }, this.runs, sel, (w) =>
       sel ? this.failed.has(keyOf({ ...sel, worker: w })) : false,
     );
+    this.marks.label(workerSel.select, sel);
     this.compare.render(this.runs);
     this.lockWorkers();
   }
@@ -323,6 +326,7 @@ export class Shell {
         if (status.state === 'ready') {
           this.status = status;
           this.failed.delete(keyOf(sel));
+          void this.marks.fetch(this.api, sel, controller.signal);
           const view = chooseView(this.compare.offer(status.views), VIEW_IDS, this.wantedView);
           this.currentView = view;
           this.absent.note(view === this.wantedView ? undefined : this.wantedView, view);

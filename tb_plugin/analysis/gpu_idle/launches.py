@@ -24,6 +24,7 @@ import numpy as np
 from ...model.categories import Kind
 from ...model.trace_model import TraceModel
 from ..common import complete_rows, gpu_device_ids, gpu_rows, launch_rows, launches_of, name_flags
+from ..health.trusted import untrusted_mask
 from ..rules import load
 
 FAMILIES = ("kernel_launch", "graph_launch", "memory", "synchronize")
@@ -113,7 +114,9 @@ def gpu_work(model: TraceModel) -> GpuWork:
 
 def _build_gpu_work(model: TraceModel) -> GpuWork:
     ev = model.events
-    finite = ev["ts"][np.isfinite(ev["ts"])]
+    # The origin of the trusted events: one at ts 0 or hours off would push every time
+    # past what int64 ns holds (trace health, `health/trusted.py`).
+    finite = ev["ts"][np.isfinite(ev["ts"]) & ~untrusted_mask(model)]
     origin = float(np.floor(finite.min())) if finite.size else 0.0
     rows = gpu_rows(model)
     rows = rows[_fits(model, rows, origin)]

@@ -82,4 +82,5 @@ export const OVERVIEW_EXAMPLE: OverviewResponse = {
       docs_url: 'https://pytorch.org/docs/stable/data.html#single-and-multi-process-data-loading',
     },
   ],
+  left_out_events: 0,
 };

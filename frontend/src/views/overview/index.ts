@@ -1,5 +1,5 @@
 // The Overview page: GPU summary, step-time breakdown (charts + table), recommendations,
-// and why the GPU is idle (idle.ts, from the `gpu_idle` route).
+// why the GPU is idle (idle.ts, from the `gpu_idle` route) and trace health (health.ts).
 
 import { isStillLoading, ViewNotReady } from '../../api/client';
 import type { OverviewResponse, Recommendation } from '../../api/types';
@@ -11,6 +11,7 @@ import { recommendationCard as card } from '../../components/recommendation';
 import { viewHead } from '../page_kit';
 import type { ViewContext, ViewDef, ViewHandle } from '../types';
 import { Breakdown } from './breakdown';
+import { HealthSection } from './health';
 import { IdleSection } from './idle';
 import { deviceFields, evidenceParts, severityRank, topCategory } from './model';
 
@@ -173,6 +174,7 @@ async function renderOverview(container: HTMLElement, ctx: ViewContext): Promise
 
   const breakdown = new Breakdown(ov);
   const idle = new IdleSection(ctx);
+  const health = new HealthSection(ctx);
   const page = h(
     'div',
     {
@@ -183,6 +185,7 @@ async function renderOverview(container: HTMLElement, ctx: ViewContext): Promise
     viewHead('Overview', ctx.key, `${formatCount(ctx.status.event_count)} events`),
     partialNotice(ctx),
     summaryTiles(ov),
+    health.element,
     recommendationSection(ov, ctx),
     deviceSection(ov),
     breakdown.element,
@@ -192,6 +195,7 @@ async function renderOverview(container: HTMLElement, ctx: ViewContext): Promise
 
   // The idle analysis is a request of its own: the rest of the page does not wait for it.
   void idle.start();
+  void health.start();
   await breakdown.start(ctx.themes);
   page.dataset.ready = 'true';
 
@@ -199,6 +203,7 @@ async function renderOverview(container: HTMLElement, ctx: ViewContext): Promise
     dispose(): void {
       breakdown.dispose();
       idle.dispose();
+      health.dispose();
       page.remove();
     },
     scrollTo: (anchor: string) => scrollToAnchor(page, anchor),

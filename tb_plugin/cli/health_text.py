@@ -1,0 +1,34 @@
+"""The `health` view as text: `kinetoscope check`'s lines, and `kinetoscope report
+--format text`'s "Trace health" block (listed in `report_text.RENDERERS`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .text_tables import DEFAULT_WIDTH
+
+
+def health_lines(found: dict[str, Any]) -> list[str]:
+    """A line per check that counts any (with its first example) or cannot run; the
+    loader's warnings."""
+    lines = []
+    for check in found["checks"]:
+        if check["count"] is None:
+            lines.append(f"  {check['id']:26} unknown: {check['unknown']}")
+        elif check["count"]:
+            effect = "left out of time sums" if check["effect"] == "left_out" else "kept"
+            lines.append(f"  {check['severity']:7} {check['id']:26} {check['count']:>8}  {effect}")
+            if check["examples"]:
+                first = check["examples"][0]
+                where = f"row {first['row']}, {first['ts_us']:.3f} µs, lane {first['lane']}"
+                lines.append(f"          e.g. {first['name'][:60]} ({where})")
+    for warning in found.get("warnings", []):
+        lines.append(f"  load warning: {warning}")
+    return lines
+
+
+def render_health(view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:
+    head = f"Trace health: {view['status']}"
+    if view["left_out_rows"]:
+        head += f" ({view['left_out_rows']} events left out of time sums)"
+    return "\n".join([head, *(line[:width] for line in health_lines(view))])

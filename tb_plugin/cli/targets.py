@@ -1,0 +1,33 @@
+"""What a logdir argument of the CLI names: the runs to report (a logdir, a run by name
+through the one resolver, or one trace file), or the error saying why there are none."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..api.resolve import NotFound, find_run
+from ..ingest import storage
+from ..ingest.discovery import Run, target_runs
+from ..ingest.not_a_trace import no_traces_message
+from .errors import ReportError
+
+
+def targets(args: argparse.Namespace) -> tuple[str, list[Run]]:
+    path = storage.absolute(args.logdir)
+    try:  # a URL (s3://...) is listed through the storage layer
+        kind = storage.kind(path)
+        if kind is None:
+            raise ReportError(f"{args.logdir}: no such file or folder")
+        runs = list(target_runs(path))
+    except OSError as exc:
+        raise ReportError(f"{args.logdir}: cannot list it: {exc}") from None
+    if not runs:
+        raise ReportError(no_traces_message(args.logdir))
+    if kind == "file":
+        return path, runs
+    if args.run is not None:
+        try:
+            runs = [find_run(runs, args.run)]
+        except NotFound as exc:
+            raise ReportError(f"{args.logdir}: {exc}") from None
+    return path, runs

@@ -1,0 +1,164 @@
+// Real-browser test of trace health in the UI: a real TensorBoard on a logdir holding a
+// copy of the corpus H100 BERT trace with five `"ts": 0` events added (errors) and the
+// corpus MTIA inference trace (warnings only: overlapping slices, events outside the
+// profiling window), Debian's chromium driven by playwright-core. The Overview's "Trace
+// health" section is checked against the `health` route's JSON, an example's link opens
+// the trace view at it, and the side bar marks the opened worker. Skipped without
+// ../shared/corpus. Run with `node --test tests/e2e/health.mjs`.
+// Screenshots (1280 px wide): test-output/e2e/health/NN-<state>.png.
+
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { gunzipSync } from 'node:zlib';
+
+import * as h from './harness.mjs';
+import { CORPUS, PLUGIN, REPO, waitUntil } from './harness.mjs';
+
+const OUT = path.join(REPO, 'test-output', 'e2e');
+const SHOTS = path.join(OUT, 'health');
+const P = `p.${PLUGIN}.`;
+const WAIT_MS = 60_000;
+const H100_TRACE = path.join(
+  CORPUS,
+  'tracelens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz',
+);
+const MTIA_TRACE = path.join(
+  CORPUS,
+  'hta/tests/data/mtia_inference_trace/mtia_inference_rank_0.json.gz',
+);
+const DAMAGED = { run: 'damaged', worker: 'worker0', span: '1' };
+const MTIA = { run: 'mtia', worker: 'worker0', span: '1' };
+const ZEROS = 5;
+const shoot = h.screenshotter(SHOTS, { fullPage: true });
+const env = h.newEnv();
+
+const api = (route, params) => h.routeJson(env, route, params);
+const frame = () => h.pluginFrame(env.page);
+
+async function writeDamaged(logdir) {
+  const doc = JSON.parse(gunzipSync(await readFile(H100_TRACE)).toString('utf8'));
+  for (let i = 0; i < ZEROS; i += 1) {
+    doc.traceEvents.push({
+      ph: 'X',
+      cat: 'cpu_op',
+      name: `zero${i}`,
+      pid: 1,
+      tid: 1,
+      ts: 0,
+      dur: 0,
+    });
+  }
+  const dir = path.join(logdir, DAMAGED.run);
+  await mkdir(dir, { recursive: true });
+  await writeFile(path.join(dir, `${DAMAGED.worker}.1.pt.trace.json`), JSON.stringify(doc));
+}
+
+/** Opens the Overview of a worker-span and waits for its health section to settle. */
+async function openHealth(key) {
+  await env.page.goto(`${env.base}${h.stateHash({ ...key, view: 'overview' })}`);
+  const section = frame().locator('[data-testid="overview-health"]');
+  await section.waitFor({ state: 'visible', timeout: WAIT_MS });
+  await waitUntil('the health section to load', async () => {
+    const state = await section.getAttribute('data-state');
+    return state !== 'loading' ? state : null;
+  });
+  return section;
+}
+
+/** Each shown check's count, by id. */
+async function shownCounts() {
+  return frame()
+    .locator('[data-testid^="health-check-"]')
+    .evaluateAll((items) =>
+      Object.fromEntries(
+        items.map((el) => [
+          el.dataset.testid.replace('health-check-', ''),
+          Number(el.dataset.count),
+        ]),
+      ),
+    );
+}
+
+function foundInRoute(view) {
+  return Object.fromEntries(view.checks.filter((c) => c.count).map((c) => [c.id, c.count]));
+}
+
+describe('Trace health in TensorBoard', { timeout: 900_000, skip: !existsSync(H100_TRACE) }, () => {
+  before(async () => {
+    await h.startEnv(env, {
+      shots: SHOTS,
+      tmpPrefix: 'kinetoscope-e2e-health-',
+      log: path.join(OUT, 'tensorboard-health.log'),
+      viewport: { width: 1280, height: 1000 },
+      waitMs: WAIT_MS,
+      populate: async (logdir) => {
+        await writeDamaged(logdir);
+        await h.copyTrace(
+          MTIA_TRACE,
+          path.join(logdir, MTIA.run),
+          `${MTIA.worker}.1.pt.trace.json.gz`,
+        );
+      },
+    });
+    env.page = await env.context.newPage();
+    h.watchErrors(env.page, env.errors);
+  });
+
+  after(async () => {
+    await h.stopEnv(env);
+  });
+
+  test('a trace with errors: the section names them with the route’s counts', async () => {
+    const route = await api('health', DAMAGED);
+    assert.equal(route.status, 'errors');
+    const section = await openHealth(DAMAGED);
+    assert.equal(await section.getAttribute('data-state'), 'ready');
+    assert.equal(await section.getAttribute('data-status'), 'errors');
+    const shown = await shownCounts();
+    assert.deepEqual(shown, foundInRoute(route));
+    assert.equal(shown.zero_timestamps, ZEROS);
+    const headline = await frame().locator('[data-testid="health-headline"]').textContent();
+    assert.match(headline, /1 check with errors; 5 events left out/);
+    await shoot(env.page, 'damaged-overview');
+  });
+
+  test('the side bar marks the opened worker', async () => {
+    await openHealth(DAMAGED);
+    const option = frame().locator('[data-testid="worker-select"] option[value="worker0"]');
+    await waitUntil('the worker mark', async () =>
+      (await option.getAttribute('data-health')) === 'errors' ? true : null,
+    );
+    assert.match(await option.textContent(), /worker0.*✕ errors/);
+  });
+
+  test('an example links into the trace view at its time', async () => {
+    await openHealth(MTIA);
+    const route = await api('health', MTIA);
+    const overlap = route.checks.find((c) => c.id === 'overlapping_events');
+    const link = frame()
+      .locator('[data-testid="health-check-overlapping_events"] [data-testid="health-trace-link"]')
+      .first();
+    const href = await link.getAttribute('href');
+    assert.match(href, /view=trace/);
+    const t0 = Number(new URLSearchParams(href.split('#')[1].replaceAll(P, '')).get('t0'));
+    assert.ok(t0 <= overlap.examples[0].ts_us, `${t0} after the example's start`);
+    await link.click();
+    await waitUntil('the trace view', async () =>
+      (await frame().locator('[data-testid="trace"]').count()) > 0 ? true : null,
+    );
+    await shoot(env.page, 'mtia-trace-from-health');
+  });
+
+  test('a trace with warnings only', async () => {
+    const route = await api('health', MTIA);
+    assert.equal(route.status, 'warnings');
+    const section = await openHealth(MTIA);
+    assert.equal(await section.getAttribute('data-status'), 'warnings');
+    assert.deepEqual(await shownCounts(), foundInRoute(route));
+    await shoot(env.page, 'mtia-overview');
+    h.assertNoErrors(env.errors);
+  });
+});
