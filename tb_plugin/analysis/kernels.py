@@ -40,6 +40,8 @@ from .common import gpu_device_ids, launches_of, name_flags, unique_rows
 from .devices import matrix_core_name, trace_vendor
 from .gpu_idle.delay import grouped_delay, launch_delays_of
 from .optree import op_tree
+from .roofline.metrics import Roof, RooflineFields, fields, grouped, roofs
+from .roofline.work import gpu_costs, take
 from .rules import is_step_name
 from .taxonomy import (
     MATRIX_UNKNOWN,
@@ -49,11 +51,13 @@ from .taxonomy import (
     matrix_share,
 )
 
-VERSION = "3"  # 2: tri-state matrix-core use, work class; 3: launch delay columns
+# 2: tri-state matrix-core use, work class; 3: launch delay columns; 4: roofline fields
+# (the device peaks' key is appended by the registry entry)
+VERSION = "4"
 GROUP_BY = ("name", "op")
 
 
-class _KernelRowBase(TypedDict):
+class _KernelRowBase(RooflineFields):
     name: str
     device: int | None
     stream: int | None
@@ -93,6 +97,7 @@ class KernelsView(TypedDict):
     matrix_core_name: str
     devices: list[int]
     streams: list[int]
+    roofs: list[Roof]
 
 
 Dims = Union[tuple[int, ...], None]
@@ -190,6 +195,7 @@ def kernels(
         "matrix_core_name": matrix_core_name(trace_vendor(model)),
         "devices": all_devices,
         "streams": all_streams,
+        "roofs": roofs(model),
     }
 
 
@@ -212,6 +218,7 @@ class _Groups:
     stream_hi: np.ndarray
     configs: list[Config]  # the representative launch configuration per group
     delay: tuple[np.ndarray, np.ndarray]  # launch delay mean and p90, ns (NaN: none known)
+    roof: dict[str, np.ndarray]  # the roofline sums (roofline/metrics.grouped)
 
 
 def _group(
@@ -271,7 +278,17 @@ def _group(
         stream_hi=stream_hi,
         configs=rep_cfg,
         delay=grouped_delay(launch_delays_of(model, rows), group, n),
+        roof=grouped(_kernel_costs(model, rows), dur, group, n),
     )
+
+
+def _kernel_costs(model: TraceModel, rows: np.ndarray) -> Any:
+    """The work each kernel inherits from its launching op (roofline/work.py)."""
+    gpu = op_tree(model).gpu
+    pos = np.searchsorted(gpu, rows)
+    pc = np.minimum(pos, max(gpu.size - 1, 0))
+    found = (pos < gpu.size) & (gpu[pc] == rows) if gpu.size else np.zeros(rows.size, bool)
+    return take(gpu_costs(model), np.where(found, pc, -1))
 
 
 def _launching_ops(model: TraceModel, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -355,6 +372,7 @@ def _kernel_row(model: TraceModel, g: _Groups, i: int, group_by: str) -> KernelR
             "work": WORKS[int(g.work[i])],
             "launch_delay_mean_us": _us_of_ns(g.delay[0][i]),
             "launch_delay_p90_us": _us_of_ns(g.delay[1][i]),
+            **fields(g.roof, i),
         }
     )
     return cast(KernelRow, row)

@@ -35,10 +35,13 @@ from .python_stacks import (
     python_groups,
     python_stacks,
 )
+from .roofline.metrics import Roof, RooflineFields, fields, grouped, roofs
+from .roofline.work import node_costs, take
 
 # 2: matrix-core time from the kernel taxonomy; a runtime call inside an annotation is
-# subtracted once (host self).
-VERSION = "2"
+# subtracted once (host self). 3: roofline fields (the device peaks' key is appended by
+# the registry entry).
+VERSION = "3"
 GROUP_BY = ("name", "shape")
 NO_KERNELS_CPU = "this trace has no GPU kernels (CPU-only profile)"
 NO_KERNELS_GPU = (
@@ -63,7 +66,7 @@ class _Stats(TypedDict):
     tensor_core_total_us: float
 
 
-class _RowBase(_Stats):
+class _RowBase(_Stats, RooflineFields):
     name: str
     has_call_stack: bool
 
@@ -80,6 +83,7 @@ class OperatorsView(TypedDict):
     device_self_us: float
     call_stack_source: str | None
     kernel_view_absent_reason: str | None
+    roofs: list[Roof]
 
 
 class StackRow(_Stats):
@@ -272,6 +276,8 @@ def operators(model: TraceModel, group_by: str = "name") -> OperatorsView:
     group = group.reshape(-1)
     n = uniq.size
     s = _stats(tree, nodes, group, n)
+    # An op's work over its device total time (its children's kernels included).
+    roof = grouped(take(node_costs(model), nodes), tree.device_total[nodes], group, n)
     with_stack = np.bincount(group, weights=stack_flags, minlength=n) > 0
     order = np.lexsort((-s["host_self"], -s["device_self"]))
     rows: list[OperatorRow] = []
@@ -281,6 +287,7 @@ def operators(model: TraceModel, group_by: str = "name") -> OperatorsView:
         row: OperatorRow = {
             "name": model.names[k // width if group_by == "shape" else k],
             **_row_fields(s, i),  # type: ignore[typeddict-item]
+            **fields(roof, i),
             "has_call_stack": bool(with_stack[i]),
         }
         if group_by == "shape":
@@ -294,6 +301,7 @@ def operators(model: TraceModel, group_by: str = "name") -> OperatorsView:
         "device_self_us": _r(s["device_self"].sum()),
         "call_stack_source": stack_source,
         "kernel_view_absent_reason": kernel_absent_reason(model),
+        "roofs": roofs(model),
     }
 
 
