@@ -13,6 +13,7 @@ fraction of the roof reached. Both are additive, so groups of calls sum them.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,27 +91,64 @@ def _build_node_costs(model: TraceModel) -> Costs:
     if nodes.size == 0:
         return out
     nominal = np.full(n, -1, dtype=np.int8)
-    seen: dict[tuple[int, bytes], Work | None] = {}
-    encode = msgspec.json.encode
-    args = model.args_of(tree.rows[nodes], _WorkArgs)
-    for node, a, code in zip(nodes.tolist(), args, name_codes[nodes].tolist()):
-        dims = a.dims if a.dims is not None else a.dims_legacy
-        if not isinstance(dims, list) or not isinstance(a.types, list):
-            continue
-        key = (code, encode((dims, a.types, a.concrete)))
-        if key not in seen:
-            concrete = a.concrete if isinstance(a.concrete, list) else []
-            seen[key] = work_of(model.names[code], Call(dims, a.types, concrete))
-        work = seen[key]
+    codes = name_codes[nodes]
+    signature, firsts = _signatures(model, tree.rows[nodes], codes)
+    works = [
+        _work(model.names[int(codes[i])], a)
+        for i, a in zip(firsts.tolist(), model.args_of(tree.rows[nodes[firsts]], _WorkArgs))
+    ]
+    for node, sig in zip(nodes.tolist(), signature.tolist()):
+        work = works[sig]
         if work is None:
             continue
-        given = a.flops if isinstance(a.flops, (int, float)) and a.flops > 0 else None
-        out.flops[node] = float(given) if given is not None else work.flops
-        out.bytes[node] = work.bytes
+        out.flops[node], out.bytes[node] = work.flops, work.bytes
         out.dtype[node] = DTYPES.index(work.dtype) if work.dtype in DTYPES else -1
         nominal[node] = work.nominal
     _ideal_times(model, tree, out, nominal)
     return out
+
+
+# Args that differ on every call and say nothing of its work: left out when calls are
+# compared, so that each distinct (name, args) signature is decoded and evaluated once.
+_PER_CALL = re.compile(
+    rb'"(?:External id|Record function id|Sequence number|Fwd thread id|Ev Idx|'
+    rb'Python parent id|Python id|Python thread|correlation)" *: *-?[0-9]+ *,?'
+)
+
+
+def _signatures(
+    model: TraceModel, rows: np.ndarray, codes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """A signature index per row, and the first row position of each signature."""
+    blob = model.args_blob
+    view = blob.view(np.ndarray) if isinstance(blob, np.ndarray) else blob
+    ends = model.events["args_end"]
+    starts = np.where(rows > 0, ends[np.maximum(rows - 1, 0)], 0).tolist()
+    ids: dict[tuple[int, bytes], int] = {}
+    firsts: list[int] = []
+    signature = np.empty(rows.size, dtype=np.int64)
+    sub = _PER_CALL.sub
+    for i, (a, b, code) in enumerate(zip(starts, ends[rows].tolist(), codes.tolist())):
+        key = (code, sub(b"", bytes(view[a:b])))
+        sig = ids.setdefault(key, len(ids))
+        if sig == len(firsts):
+            firsts.append(i)
+        signature[i] = sig
+    return signature, np.array(firsts, dtype=np.int64)
+
+
+def _work(name: str, a: _WorkArgs) -> Work | None:
+    """The work of a call of `name` with these args; the profiler's `flops` arg, where it
+    wrote one, replaces the formula's FLOPs (its bytes still come from the formula)."""
+    dims = a.dims if a.dims is not None else a.dims_legacy
+    if not isinstance(dims, list) or not isinstance(a.types, list):
+        return None
+    concrete = a.concrete if isinstance(a.concrete, list) else []
+    work = work_of(name, Call(dims, a.types, concrete))
+    given = a.flops if isinstance(a.flops, (int, float)) and a.flops > 0 else None
+    if work is None or given is None:
+        return work
+    return work._replace(flops=float(given))
 
 
 def _node_devices(model: TraceModel, tree: OpTree) -> np.ndarray:
