@@ -327,3 +327,26 @@ def test_corpus_rows_stay_under_their_roof(rel: str) -> None:
     assert checked
     over = [(r["name"], r["pct_of_peak"]) for r in checked if r["pct_of_peak"] > 100]
     assert not over
+
+
+def test_report_text_and_notebook_frames_give_the_same_numbers(tmp_path: Path) -> None:
+    import kinetoscope
+    import msgspec
+    from kinetoscope.cli.report_text import render_kernels, render_operators
+
+    args = _shapes([[4096, 4096], [4096, 4096]], ["c10::BFloat16", "c10::BFloat16"])
+    run_dir = tmp_path / "logs" / "run"
+    run_dir.mkdir(parents=True)
+    _trace(H100, [("aten::mm", args, [200.0])]).write(run_dir / "w0.1.pt.trace.json")
+    model = build_model(str(run_dir / "w0.1.pt.trace.json"))
+    view = msgspec.json.decode(msgspec.json.encode(operators(model)))  # the route's JSON
+    text = render_operators(view)
+    assert "Roofline (top 1 of 1 rows with known work)" in text
+    line = next(x for x in text.splitlines() if x.startswith("aten::mm") and "compute" in x)
+    assert line.split()[1:] == ["687.2", "503.3", "1365", "69.5", "compute"]
+    assert "GPU 0 H100-SXM: 3350 GB/s" in text
+    assert "compute" in render_kernels(msgspec.json.decode(msgspec.json.encode(kernels(model))))
+    with kinetoscope.open(str(run_dir), cache=False) as run:
+        frame = run.trace().operators()
+    mm = frame[frame["name"] == "aten::mm"].iloc[0]
+    assert (mm["tflops"], mm["pct_of_peak"], mm["bound"]) == (687.2, 69.45, "compute")

@@ -89,7 +89,7 @@ def fields(s: dict[str, np.ndarray], i: int) -> RooflineFields:
         "tflops": _num(s["flops"][i] / tf / 1e6) if has_f and tf > 0 else None,
         "gbps": _num(s["bytes"][i] / tb / 1e3) if has_b and tb > 0 else None,
         "intensity": _num(fb / bb) if bb > 0 else None,
-        "pct_of_peak": round(100.0 * max(tc, tm) / tr, 2) if tr > 0 else None,
+        "pct_of_peak": round(float(100.0 * max(tc, tm) / tr), 2) if tr > 0 else None,
         "bound": ("compute" if tc >= tm else "memory") if tr > 0 and tc + tm > 0 else None,
         "dtype": DTYPES[dtype] if 0 <= dtype < len(DTYPES) else None,
     }
