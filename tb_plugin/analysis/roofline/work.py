@@ -13,14 +13,13 @@ fraction of the roof reached. Both are additive, so groups of calls sum them.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 import numpy as np
 
-from ...model.trace_model import TraceModel
+from ...model.trace_model import TraceModel, decoders_for
 from ..common import gpu_device_ids, name_flags
 from ..optree import OpTree, op_tree
 from ..tree_arrays import inherit_missing
@@ -87,54 +86,84 @@ def _build_node_costs(model: TraceModel) -> Costs:
     n = len(tree)
     out = Costs(_nan(n), _nan(n), _nan(n), _nan(n), np.full(n, -1, dtype=np.int8))
     name_codes = model.events["name"][tree.rows]
-    nodes = np.flatnonzero(name_flags(model, has_formula)[name_codes] & ~tree.folded)
+    # Only ops that ran GPU work: the rates and the roof need device time.
+    wanted = name_flags(model, has_formula)[name_codes] & ~tree.folded & (tree.device_total > 0)
+    nodes = np.flatnonzero(wanted)
+    nominal = np.full(n, -1, dtype=np.int8)
     if nodes.size == 0:
         return out
-    nominal = np.full(n, -1, dtype=np.int8)
     codes = name_codes[nodes]
     signature, firsts = _signatures(model, tree.rows[nodes], codes)
-    works = [
-        _work(model.names[int(codes[i])], a)
-        for i, a in zip(firsts.tolist(), model.args_of(tree.rows[nodes[firsts]], _WorkArgs))
-    ]
-    for node, sig in zip(nodes.tolist(), signature.tolist()):
-        work = works[sig]
-        if work is None:
-            continue
-        out.flops[node], out.bytes[node] = work.flops, work.bytes
-        out.dtype[node] = DTYPES.index(work.dtype) if work.dtype in DTYPES else -1
-        nominal[node] = work.nominal
+    args = model.args_of(tree.rows[nodes[firsts]], _WorkArgs)
+    works = [_work(model.names[int(codes[i])], a) for i, a in zip(firsts.tolist(), args)]
+    known = [w is not None for w in works]
+    per_sig = np.array(
+        [
+            (w.flops, w.bytes, _dtype_index(w.dtype), w.nominal) if w else (0, 0, -1, -1)
+            for w in works
+        ],
+        dtype=np.float64,
+    ).reshape(-1, 4)
+    has = np.array(known, dtype=bool)[signature]
+    at, sig = nodes[has], signature[has]
+    out.flops[at], out.bytes[at] = per_sig[sig, 0], per_sig[sig, 1]
+    out.dtype[at] = per_sig[sig, 2].astype(np.int8)
+    nominal[at] = per_sig[sig, 3].astype(np.int8)
     _ideal_times(model, tree, out, nominal)
     return out
 
 
-# Args that differ on every call and say nothing of its work: left out when calls are
-# compared, so that each distinct (name, args) signature is decoded and evaluated once.
-_PER_CALL = re.compile(
-    rb'"(?:External id|Record function id|Sequence number|Fwd thread id|Ev Idx|'
-    rb'Python parent id|Python id|Python thread|correlation)" *: *-?[0-9]+ *,?'
-)
+_NONE = msgspec.Raw(b"")
+
+
+class _RawWorkArgs(msgspec.Struct, gc=False):
+    """The work args as raw JSON text: skipped over, not parsed, to compare calls."""
+
+    dims: msgspec.Raw = msgspec.field(default=_NONE, name="Input Dims")
+    dims_legacy: msgspec.Raw = msgspec.field(default=_NONE, name="Input dims")
+    types: msgspec.Raw = msgspec.field(default=_NONE, name="Input type")
+    concrete: msgspec.Raw = msgspec.field(default=_NONE, name="Concrete Inputs")
+    flops: msgspec.Raw = _NONE
 
 
 def _signatures(
     model: TraceModel, rows: np.ndarray, codes: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """A signature index per row, and the first row position of each signature."""
-    blob = model.args_blob
-    view = blob.view(np.ndarray) if isinstance(blob, np.ndarray) else blob
-    ends = model.events["args_end"]
-    starts = np.where(rows > 0, ends[np.maximum(rows - 1, 0)], 0).tolist()
+    """A signature index per row (equal name and work args: `Input Dims`, `Input type`,
+    `Concrete Inputs`, `flops`), and the first row position of each signature. The args
+    are read as raw text, a chunk of rows at a time, so each distinct signature is
+    decoded once and little is held at once."""
     ids: dict[tuple[int, bytes], int] = {}
     firsts: list[int] = []
     signature = np.empty(rows.size, dtype=np.int64)
-    sub = _PER_CALL.sub
-    for i, (a, b, code) in enumerate(zip(starts, ends[rows].tolist(), codes.tolist())):
-        key = (code, sub(b"", bytes(view[a:b])))
-        sig = ids.setdefault(key, len(ids))
-        if sig == len(firsts):
-            firsts.append(i)
-        signature[i] = sig
+    for lo in range(0, rows.size, _CHUNK_ROWS):
+        chunk = _raw_args(model, rows[lo : lo + _CHUNK_ROWS])
+        for i, (a, code) in enumerate(zip(chunk, codes[lo : lo + _CHUNK_ROWS].tolist()), lo):
+            key = (code, b"\0".join((a.dims, a.dims_legacy, a.types, a.concrete, a.flops)))
+            sig = ids.setdefault(key, len(ids))
+            if sig == len(firsts):
+                firsts.append(i)
+            signature[i] = sig
     return signature, np.array(firsts, dtype=np.int64)
+
+
+_CHUNK_ROWS = 8192
+
+
+def _raw_args(model: TraceModel, rows: np.ndarray) -> list[_RawWorkArgs]:
+    """`model.args_of(rows, _RawWorkArgs)`, slicing a memory-mapped blob as a plain array
+    (a memmap's slices cost ~3× more, and this reads many rows)."""
+    blob = model.args_blob
+    if not isinstance(blob, np.ndarray):
+        return model.args_of(rows, _RawWorkArgs)
+    view = blob.view(np.ndarray)
+    ends = model.events["args_end"]
+    starts = np.where(rows > 0, ends[np.maximum(rows - 1, 0)], 0).tolist()
+    pieces = [view[a:b].tobytes() or b"{}" for a, b in zip(starts, ends[rows].tolist())]
+    try:
+        return decoders_for(_RawWorkArgs)[0].decode(b"[" + b",".join(pieces) + b"]")
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return model.args_of(rows, _RawWorkArgs)  # decodes row by row, keeping the good ones
 
 
 def _work(name: str, a: _WorkArgs) -> Work | None:
@@ -149,6 +178,10 @@ def _work(name: str, a: _WorkArgs) -> Work | None:
     if work is None or given is None:
         return work
     return work._replace(flops=float(given))
+
+
+def _dtype_index(dtype: str | None) -> int:
+    return DTYPES.index(dtype) if dtype in DTYPES else -1
 
 
 def _node_devices(model: TraceModel, tree: OpTree) -> np.ndarray:
