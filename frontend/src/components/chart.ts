@@ -50,15 +50,23 @@ export function themedOption(
   };
 }
 
+/** What a click on a data item of a chart reports (ECharts' event, the fields we read). */
+export interface ChartClick {
+  seriesId?: string;
+  dataIndex: number;
+}
+
 export async function createChart(
   el: HTMLElement,
   build: OptionBuilder,
   themes: ThemeWatcher,
+  onClick?: (event: ChartClick) => void,
 ): Promise<ChartHandle> {
   const { echarts } = await loadECharts();
   let chart: EChartsType | undefined = echarts.init(el, undefined, { renderer: 'canvas' });
   const option = themedOption(themes, build, () => chart);
   option.apply();
+  if (onClick) chart.on('click', (event) => onClick(event as unknown as ChartClick));
 
   const resize = new ResizeObserver(() => chart?.resize());
   resize.observe(el);
