@@ -116,17 +116,32 @@ export class RooflineCard {
     if (this.disposed || data.points.length === 0) return;
     if (this.chart) {
       this.chart.update((theme) => option(data, theme));
-      return;
+    } else {
+      this.chart = await createChart(
+        this.chartEl,
+        (theme) => option(data, theme),
+        this.themes,
+        (e) => {
+          const point = e.seriesType === 'scatter' ? this.data?.points[e.dataIndex] : undefined;
+          if (point) this.onSelect(point.name);
+        },
+      );
     }
-    this.chart = await createChart(
-      this.chartEl,
-      (theme) => option(data, theme),
-      this.themes,
-      (e) => {
-        const point = e.seriesId === 'dots' ? this.data?.points[e.dataIndex] : undefined;
-        if (point) this.onSelect(point.name);
+    this.markLongest(data);
+  }
+
+  /** `longestDot()` on the chart element: where the longest row's dot is drawn now
+   *  (name, x, y in px), for the browser tests; `data-longest-dot` names it. */
+  private markLongest(data: RooflineData): void {
+    const longest = [...data.points].sort((a, b) => b.timeUs - a.timeUs)[0];
+    if (!longest) return;
+    this.chartEl.dataset.longestDot = longest.name;
+    Object.assign(this.chartEl, {
+      longestDot: () => {
+        const at = this.chart?.toPixel?.('dots', [longest.intensity, longest.tflops]);
+        return at ? { name: longest.name, x: at[0], y: at[1] } : null;
       },
-    );
+    });
   }
 
   dispose(): void {
