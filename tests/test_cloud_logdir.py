@@ -21,8 +21,9 @@ from conftest import PluginClient
 from corpus import corpus_path
 from kinetoscope.cli.main import EXIT_LOAD, main
 from kinetoscope.ingest import storage
-from kinetoscope.ingest.discovery import LogdirWatcher, Run, scan_logdir
+from kinetoscope.ingest.discovery import Run, scan_logdir
 from kinetoscope.ingest.storage import file_identity
+from kinetoscope.ingest.watcher import LogdirWatcher
 from kinetoscope.store import trace_store
 from kinetoscope.store.cache import DiskCache, cache_key, default_cache_dir
 from kinetoscope.store.trace_store import TraceStore

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from corpus import CORPUS
 from kinetoscope.ingest.discovery import (
-    LogdirWatcher,
     Run,
     capture_files,
     find_span,
     looks_like_kineto_trace,
     scan_logdir,
 )
+from kinetoscope.ingest.watcher import LogdirWatcher
 
 KINETO_BODY = b'{"schemaVersion": 1, "traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 2}]}'
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..model.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind
 from ..model.trace_model import TraceModel
-from .health.trusted import untrusted_mask
+from .trusted_rows import untrusted_mask
 
 
 def name_flags(model: TraceModel, predicate: Callable[[str], bool]) -> np.ndarray:
@@ -30,7 +30,7 @@ def complete_rows(model: TraceModel, *kinds: Kind) -> np.ndarray:
     """`model.complete_rows(*kinds)` kept with the model (read-only): the views ask for the
     same few sets (kernels, launches, host ranges) dozens of times, each a pass over every
     event. Rows whose time cannot be trusted (a second copy of an event, `"ts": 0`, off
-    the clock: `health/trusted.py`) are left out here, once for every view; the trace
+    the clock: `trusted_rows.py`) are left out here, once for every view; the trace
     view, which shows every event, reads the model's own."""
     key = "_complete_rows:" + ",".join(str(int(k)) for k in sorted(set(kinds)))
 

@@ -33,32 +33,32 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TypedDict, Union, cast
+from typing import Any, TypedDict, cast
 
-import msgspec
 import numpy as np
 
 from ..model.categories import Kind
 from ..model.errors import ViewParamError
 from ..model.trace_model import TraceModel
-from .common import gpu_device_ids, launches_of, name_flags, unique_rows
+from .common import gpu_device_ids, launches_of, unique_rows
 from .devices import matrix_core_name, trace_vendor
 from .gpu_idle.delay import grouped_delay, launch_delays_of
 from .graph_replay import GraphReplay, graph_replay, has_graph_launches
-from .health.trusted import untrusted_mask
 from .kernel_classes import kernel_classes, matrix_share
-from .optree import op_tree
-from .replay_ops import GraphReplaySummary, replay_summary, replayed_kernel_ops
-from .rules import is_step_name
+from .kernel_launches import Config, kernel_costs, launch_configs, launching_ops
+from .replay_ops import GraphReplaySummary, replay_summary
+from .roofline.metrics import Roof, RooflineFields, fields, grouped, roofs
 from .taxonomy import MATRIX_UNKNOWN, MATRIX_YES, WORKS
+from .trusted_rows import untrusted_mask
 
 # 2: tri-state matrix-core use, work class; 3: launch delay columns; 4: graph replays;
-# 5: interpolated p90; 6: left_out_events (trace health)
-VERSION = "6"
+# 5: interpolated p90; 6: left_out_events (trace health); 7: roofline fields (the device
+# peaks' key is appended by the registry entry)
+VERSION = "7"
 GROUP_BY = ("name", "op")
 
 
-class _KernelRowBase(TypedDict):
+class _KernelRowBase(RooflineFields):
     name: str
     device: int | None
     stream: int | None
@@ -101,19 +101,7 @@ class KernelsView(TypedDict):
     streams: list[int]
     graph_replay: GraphReplaySummary | None
     left_out_events: int  # kernels left out (trace health: duplicates, ts 0, off-clock)
-
-
-Dims = Union[tuple[int, ...], None]
-
-
-class _LaunchArgs(msgspec.Struct, gc=False):
-    grid: Dims = None
-    block: Dims = None
-    registers: Union[int, None] = msgspec.field(default=None, name="registers per thread")
-    shared_memory: Union[int, None] = msgspec.field(default=None, name="shared memory")
-
-
-Config = tuple[Dims, Dims, Union[int, None], Union[int, None]]
+    roofs: list[Roof]
 
 
 def supports(model: TraceModel) -> bool:
@@ -126,36 +114,6 @@ def _r(x: float) -> float:
 
 def _us_of_ns(ns: float) -> float | None:
     return None if np.isnan(ns) else round(float(ns) / 1000.0, 3)
-
-
-def launch_configs(
-    model: TraceModel, kernels: np.ndarray, launchers: np.ndarray
-) -> tuple[np.ndarray, list[Config]]:
-    """A code per kernel row for its (grid, block, registers per thread, shared memory),
-    and the distinct configurations. What the kernel's args lack comes from its
-    launching runtime call (row in `launchers`, or -1): AMD traces put it there."""
-    own = model.args_of(kernels, _LaunchArgs)
-    need = [
-        i
-        for i, a in enumerate(own)
-        if (a.grid is None or a.block is None or a.shared_memory is None) and launchers[i] >= 0
-    ]
-    if need:
-        for i, b in zip(need, model.args_of(launchers[need], _LaunchArgs)):
-            a = own[i]
-            own[i] = _LaunchArgs(
-                a.grid if a.grid is not None else b.grid,
-                a.block if a.block is not None else b.block,
-                a.registers if a.registers is not None else b.registers,
-                a.shared_memory if a.shared_memory is not None else b.shared_memory,
-            )
-    ids: dict[Config, int] = {}
-    codes = np.fromiter(
-        (ids.setdefault((a.grid, a.block, a.registers, a.shared_memory), len(ids)) for a in own),
-        dtype=np.int64,
-        count=len(own),
-    )
-    return codes, list(ids)
 
 
 def kernels(
@@ -201,6 +159,7 @@ def kernels(
         "streams": all_streams,
         "graph_replay": replay_summary(model, replay, rows),
         "left_out_events": _left_out_kernels(model),
+        "roofs": roofs(model),
     }
 
 
@@ -230,6 +189,7 @@ class _Groups:
     configs: list[Config]  # the representative launch configuration per group
     op_names: list[str]  # op name codes past the model's names: capture-time ops
     delay: tuple[np.ndarray, np.ndarray]  # launch delay mean and p90, ns (NaN: none known)
+    roof: dict[str, np.ndarray]  # the roofline sums (roofline/metrics.grouped)
 
 
 def _group(
@@ -243,7 +203,7 @@ def _group(
     replay: GraphReplay | None,
 ) -> _Groups:
     ev = model.events
-    op_code, op_eligible, replayed, extra_ops = _launching_ops(model, rows, replay)
+    op_code, op_eligible, replayed, extra_ops = launching_ops(model, rows, replay)
     names = ev["name"][rows].astype(np.int64)
     dur = ev["dur"][rows].astype(np.float64)
     configs: list[Config] = []
@@ -257,20 +217,14 @@ def _group(
     else:
         uniq, group = np.empty((0, key.shape[1]), np.int64), np.empty(0, np.int64)
     n = uniq.shape[0]
-    lo = np.full(n, np.inf)
-    hi = np.full(n, -np.inf)
-    np.minimum.at(lo, group, dur)
-    np.maximum.at(hi, group, dur)
+    lo, hi = _extent(group, dur, n, np.inf)
     occ = ev["occupancy"][rows].astype(np.float64)
     occ[occ <= 0] = np.nan  # 0: the trace does not know
     group_matrix = np.full(n, MATRIX_YES, dtype=np.int64)
     np.minimum.at(group_matrix, group, matrix.astype(np.int64))
     group_work = np.zeros(n, dtype=np.int64)
     np.maximum.at(group_work, group, work.astype(np.int64))
-    stream_lo = np.full(n, np.iinfo(np.int64).max)
-    stream_hi = np.full(n, -1)
-    np.minimum.at(stream_lo, group, streams)
-    np.maximum.at(stream_hi, group, streams)
+    stream_lo, stream_hi = _extent(group, streams, n, np.iinfo(np.int64).max)
     if group_by == "name" and n:
         rep_cfg = _longest_call_configs(model, rows, group, dur)
     else:
@@ -291,32 +245,17 @@ def _group(
         configs=rep_cfg,
         op_names=extra_ops,
         delay=grouped_delay(launch_delays_of(model, rows), group, n),
+        roof=grouped(kernel_costs(model, rows), dur, group, n),
     )
 
 
-def _launching_ops(
-    model: TraceModel, rows: np.ndarray, replay: GraphReplay | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
-    """Per kernel, the name code of the op that launched it (-1: none, or a ProfilerStep;
-    a replayed kernel's capturing op, past the model's names: the returned list), whether
-    that op is tensor-core eligible, and whether the kernel ran in a graph replay."""
-    ev = model.events
-    tree = op_tree(model)
-    node = np.full(rows.size, -1, dtype=np.int64)
-    if tree.gpu.size and rows.size:
-        pos = np.searchsorted(tree.gpu, rows)
-        node = tree.gpu_node[np.minimum(pos, tree.gpu.size - 1)]
-    has_op = node >= 0
-    op_code = np.full(rows.size, -1, dtype=np.int64)
-    op_code[has_op] = ev["name"][tree.rows[node[has_op]]]
-    is_step = name_flags(model, is_step_name)
-    stepped = has_op & is_step[np.maximum(op_code, 0)]
-    op_code[stepped] = -1
-    op_eligible = np.zeros(rows.size, dtype=bool)
-    op_eligible[has_op] = tree.tc_eligible[node[has_op]]
-    op_eligible[stepped] = False
-    replayed, extra_ops = replayed_kernel_ops(model, rows, replay, op_code, op_eligible)
-    return op_code, op_eligible, replayed, extra_ops
+def _extent(group: np.ndarray, values: np.ndarray, n: int, big: Any) -> tuple[Any, Any]:
+    """Per group, the least and the greatest of its values (`big`, -1 or -big: none)."""
+    lo = np.full(n, big)
+    hi = np.full(n, -big if isinstance(big, float) else -1)
+    np.minimum.at(lo, group, values)
+    np.maximum.at(hi, group, values)
+    return lo, hi
 
 
 def _weighted(values: np.ndarray, group: np.ndarray, dur: np.ndarray, n: int) -> np.ndarray:
@@ -383,6 +322,7 @@ def _kernel_row(model: TraceModel, g: _Groups, i: int, group_by: str) -> KernelR
             "work": WORKS[int(g.work[i])],
             "launch_delay_mean_us": _us_of_ns(g.delay[0][i]),
             "launch_delay_p90_us": _us_of_ns(g.delay[1][i]),
+            **fields(g.roof, i),
         }
     )
     return cast(KernelRow, row)

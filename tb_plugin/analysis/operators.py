@@ -37,11 +37,14 @@ from .python_stacks import (
     python_stacks,
 )
 from .replay_ops import ReplayedOps, replayed_ops
+from .roofline.metrics import Roof, RooflineFields, fields, grouped, roofs
+from .roofline.work import node_costs, take
 
 # 2: matrix-core time from the kernel taxonomy; a runtime call inside an annotation is
 # subtracted once (host self).
 # 3: a replayed kernel counts in the op that captured it (replay_ops.py).
-VERSION = "3"
+# 4: roofline fields (the device peaks' key is appended by the registry entry).
+VERSION = "4"
 GROUP_BY = ("name", "shape")
 NO_KERNELS_CPU = "this trace has no GPU kernels (CPU-only profile)"
 NO_KERNELS_GPU = (
@@ -66,7 +69,7 @@ class _Stats(TypedDict):
     tensor_core_total_us: float
 
 
-class _RowBase(_Stats):
+class _RowBase(_Stats, RooflineFields):
     name: str
     has_call_stack: bool
 
@@ -83,6 +86,7 @@ class OperatorsView(TypedDict):
     device_self_us: float
     call_stack_source: str | None
     kernel_view_absent_reason: str | None
+    roofs: list[Roof]
 
 
 class StackRow(_Stats):
@@ -279,6 +283,8 @@ def operators(model: TraceModel, group_by: str = "name") -> OperatorsView:
     if replay is not None:
         s["device_self"] -= np.bincount(group, weights=replay.moved[nodes], minlength=n)
         s["tc_self"] -= np.bincount(group, weights=replay.moved_tc[nodes], minlength=n)
+    # An op's work over its device total time (its children's kernels included).
+    roof = grouped(take(node_costs(model), nodes), tree.device_total[nodes], group, n)
     with_stack = np.bincount(group, weights=stack_flags, minlength=n) > 0
     order = np.lexsort((-s["host_self"], -s["device_self"]))
     rows: list[OperatorRow] = []
@@ -288,6 +294,7 @@ def operators(model: TraceModel, group_by: str = "name") -> OperatorsView:
         row: OperatorRow = {
             "name": model.names[k // width if group_by == "shape" else k],
             **_row_fields(s, i),  # type: ignore[typeddict-item]
+            **fields(roof, i),
             "has_call_stack": bool(with_stack[i]),
         }
         if group_by == "shape":
@@ -305,6 +312,7 @@ def operators(model: TraceModel, group_by: str = "name") -> OperatorsView:
         ),
         "call_stack_source": stack_source,
         "kernel_view_absent_reason": kernel_absent_reason(model),
+        "roofs": roofs(model),
     }
 
 

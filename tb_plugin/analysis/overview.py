@@ -19,7 +19,6 @@ from ..model.categories import Kind
 from ..model.trace_model import TraceModel
 from . import gpu as gpu_summary
 from .common import complete_rows, ends, gpu_device_ids, name_flags
-from .health.trusted import untrusted_mask
 from .health.view import caveat, health_of
 from .intervals import IntervalUnion
 from .kernel_classes import kernel_classes
@@ -28,6 +27,7 @@ from .recommendations import recommend, with_caveat
 from .rules import is_dataloader_range, is_step_name
 from .steps import Steps, find_steps
 from .taxonomy import is_comm_op, is_host_transfer_op
+from .trusted_rows import untrusted_mask
 
 # 3: kernel taxonomy, step windows over all device work, device identity, advice that fits
 # the hardware and the cause. 4: a graph-replayed kernel is eligible by its capturing op.

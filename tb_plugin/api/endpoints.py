@@ -16,6 +16,7 @@ from ..analysis.distributed.rank_summaries import analyze_run
 from ..analysis.gpu_idle import view as gpu_idle_analysis
 from ..analysis.health import view as health_analysis
 from ..analysis.memory import view as memory_analysis
+from ..analysis.roofline.peaks import peaks_key
 from ..ingest.discovery import Run
 from ..model.errors import ViewParamError
 from ..model.trace_model import TraceModel
@@ -161,7 +162,8 @@ _SPAN_VIEWS = [
         operators_analysis.OperatorsView,
         operators_analysis.operators_view,
         contract.OperatorsParams,
-        operators_analysis.VERSION,
+        # Rows carry roofline numbers: the device peaks' data version keys them too.
+        f"{operators_analysis.VERSION}p{peaks_key()}",
         Cache.ALL,
         page="operators",
     ),
@@ -179,7 +181,7 @@ _SPAN_VIEWS = [
         kernels_analysis.KernelsView,
         kernels_analysis.kernels_view,
         contract.KernelsParams,
-        kernels_analysis.VERSION,
+        f"{kernels_analysis.VERSION}p{peaks_key()}",
         Cache.ALL,
         page="kernels",
         supports=kernels_analysis.supports,

@@ -275,7 +275,35 @@ def render_operators(view: dict[str, Any], width: int = DEFAULT_WIDTH, top: int 
     out.append(_rows_table(columns, rows[:top], width))
     if view.get("kernel_view_absent_reason"):
         out.append(_wrap(view["kernel_view_absent_reason"], width, "  no kernel view: "))
-    return "\n".join(out)
+    return "\n".join(out + _roofline(view, width, top))
+
+
+_ROOF_COLUMNS: list[Column] = [
+    ("name", "name", lambda name: _short(name, 50)),
+    ("TFLOP/s", "tflops", _or_dash("{:.4g}".format)),
+    ("GB/s", "gbps", _or_dash("{:.4g}".format)),
+    ("FLOP/B", "intensity", _or_dash("{:.4g}".format)),
+    ("% peak", "pct_of_peak", _or_dash("{:.1f}".format)),
+    ("bound", "bound", _or_dash(str)),
+]
+
+
+def _roofline(view: dict[str, Any], width: int, top: int) -> list[str]:
+    """The rows with known work (docs/metrics.md#roofline), in the view's order; the
+    roofs of the trace's known GPUs ("-": not known)."""
+    rows = [r for r in view["rows"] if r["tflops"] is not None or r["gbps"] is not None]
+    if not rows:
+        return []
+    roofs = "; ".join(
+        f"GPU {r['device_id']} {r['device']}: {r['memory_gbps']:g} GB/s, "
+        + ", ".join(f"{k} {v:g}" for k, v in r["tflops"].items() if v)
+        + " TFLOP/s"
+        for r in view["roofs"]
+    )
+    out = [f"Roofline (top {min(top, len(rows))} of {len(rows)} rows with known work)"]
+    out.append(_rows_table(_ROOF_COLUMNS, rows[:top], width))
+    out.append(_wrap(roofs or "device peaks not known: no % of peak", width, "  roofs: "))
+    return out
 
 
 _KERNEL_COLUMNS: list[Column] = [
@@ -303,7 +331,7 @@ def render_kernels(view: dict[str, Any], width: int = DEFAULT_WIDTH, top: int = 
     )
     if view.get("graph_replay"):
         out.append(view["graph_replay"]["note"])
-    return "\n".join(out)
+    return "\n".join(out + _roofline(view, width, top))
 
 
 RENDERERS["operators"] = render_operators

@@ -201,6 +201,11 @@ class TraceModel:
                 yield start + match.start(), match
             start = stop
 
+    def release_args(self, start: int, stop: int) -> None:
+        """Let go of the pages of args bytes [start, stop) of a memory-mapped blob, after
+        reading many rows' args (as `scan_args` does): they stay in the page cache."""
+        _release_pages(self.args_blob, start, stop)
+
     def args_of(self, rows: Sequence[int] | np.ndarray, shape: type[T]) -> list[T]:
         """Decode the args of `rows` into `shape` (a msgspec Struct with defaults)."""
         rows = np.asarray(rows, dtype=np.int64)

@@ -31,8 +31,9 @@ from ..api.endpoints import ENDPOINTS, span_pages
 from ..api.registry import Answer, Endpoint, Scope
 from ..api.resolve import NotFound, Target, find_run, resolve, worker_names
 from ..ingest import storage
-from ..ingest.discovery import LogdirWatcher, Run, SpanFile
+from ..ingest.discovery import Run, SpanFile
 from ..ingest.limits import env_number
+from ..ingest.watcher import LogdirWatcher
 from ..model.errors import ViewParamError
 from ..model.trace_model import TraceModel
 from ..store.cache import DiskCache, default_cache_dir

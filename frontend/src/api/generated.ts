@@ -381,7 +381,7 @@ export interface KernelRow extends KernelRowBase {
   replayed?: boolean;
 }
 
-export interface KernelRowBase {
+export interface KernelRowBase extends RooflineFields {
   name: string;
   device: number | null;
   stream: number | null;
@@ -425,6 +425,7 @@ export interface KernelsView {
   streams: number[];
   graph_replay: GraphReplaySummary | null;
   left_out_events: number;
+  roofs: Roof[];
 }
 
 export interface LaunchDelayRow {
@@ -659,6 +660,7 @@ export interface OperatorsView {
   device_self_us: number;
   call_stack_source: string | null;
   kernel_view_absent_reason: string | null;
+  roofs: Roof[];
 }
 
 export interface OverviewView {
@@ -767,7 +769,26 @@ export interface Recommendation {
   docs_url: string | null;
 }
 
-export interface RowBase extends Stats {
+export interface Roof {
+  device_id: number;
+  device: string;
+  memory_gbps: number | null;
+  tflops: Record<string, number | null>;
+  source: string;
+}
+
+export interface RooflineFields {
+  flops: number | null;
+  bytes: number | null;
+  tflops: number | null;
+  gbps: number | null;
+  intensity: number | null;
+  pct_of_peak: number | null;
+  bound: string | null;
+  dtype: string | null;
+}
+
+export interface RowBase extends Stats, RooflineFields {
   name: string;
   has_call_stack: boolean;
 }

@@ -10,6 +10,8 @@ export type OptionBuilder = (theme: Theme) => EChartsCoreOption;
 export interface ChartHandle {
   update(build: OptionBuilder): void;
   dispose(): void;
+  /** Where a data point of a series is drawn, in px from the chart's corner. */
+  toPixel?(seriesId: string, point: [number, number]): [number, number] | undefined;
 }
 
 let loader: Promise<typeof import('./echarts_setup')> | undefined;
@@ -50,21 +52,34 @@ export function themedOption(
   };
 }
 
+/** What a click on a data item of a chart reports (ECharts' event, the fields we read). */
+export interface ChartClick {
+  seriesType?: string;
+  seriesName?: string;
+  dataIndex: number;
+}
+
 export async function createChart(
   el: HTMLElement,
   build: OptionBuilder,
   themes: ThemeWatcher,
+  onClick?: (event: ChartClick) => void,
 ): Promise<ChartHandle> {
   const { echarts } = await loadECharts();
   let chart: EChartsType | undefined = echarts.init(el, undefined, { renderer: 'canvas' });
   const option = themedOption(themes, build, () => chart);
   option.apply();
+  if (onClick) chart.on('click', (event) => onClick(event as unknown as ChartClick));
 
   const resize = new ResizeObserver(() => chart?.resize());
   resize.observe(el);
 
   return {
     update: option.update,
+    toPixel(seriesId: string, point: [number, number]): [number, number] | undefined {
+      const at: unknown = chart?.convertToPixel({ seriesId }, point);
+      return Array.isArray(at) && at.length === 2 ? [Number(at[0]), Number(at[1])] : undefined;
+    },
     dispose(): void {
       option.stop();
       resize.disconnect();

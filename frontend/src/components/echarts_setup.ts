@@ -1,7 +1,7 @@
 // The only module that imports ECharts: just the chart types and components we use, so
 // the bundle stays small. Loaded lazily (dynamic import) into its own chunk.
 
-import { BarChart, LineChart, PieChart } from 'echarts/charts';
+import { BarChart, LineChart, PieChart, ScatterChart } from 'echarts/charts';
 import {
   GridComponent,
   LegendComponent,
@@ -15,5 +15,7 @@ import { CanvasRenderer } from 'echarts/renderers';
 echarts.use([BarChart, PieChart, GridComponent, LegendComponent, TooltipComponent, CanvasRenderer]);
 // Memory view: step-line curves with the peak marked.
 echarts.use([LineChart, MarkLineComponent, MarkPointComponent]);
+// Operators and Kernels: the roofline (log-log scatter under its roofs).
+echarts.use([ScatterChart]);
 
 export { echarts };

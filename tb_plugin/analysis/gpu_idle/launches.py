@@ -24,8 +24,8 @@ import numpy as np
 from ...model.categories import Kind
 from ...model.trace_model import TraceModel
 from ..common import complete_rows, gpu_device_ids, gpu_rows, launch_rows, launches_of, name_flags
-from ..health.trusted import untrusted_mask
 from ..rules import load
+from ..trusted_rows import untrusted_mask
 
 FAMILIES = ("kernel_launch", "graph_launch", "memory", "synchronize")
 
@@ -115,7 +115,7 @@ def gpu_work(model: TraceModel) -> GpuWork:
 def _build_gpu_work(model: TraceModel) -> GpuWork:
     ev = model.events
     # The origin of the trusted events: one at ts 0 or hours off would push every time
-    # past what int64 ns holds (trace health, `health/trusted.py`).
+    # past what int64 ns holds (trace health, `trusted_rows.py`).
     finite = ev["ts"][np.isfinite(ev["ts"]) & ~untrusted_mask(model)]
     origin = float(np.floor(finite.min())) if finite.size else 0.0
     rows = gpu_rows(model)

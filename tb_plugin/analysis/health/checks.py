@@ -23,7 +23,7 @@ from ...ingest.columns import negative_durations
 from ...model.categories import Kind, Phase
 from ...model.trace_model import TraceModel
 from ..common import gpu_rows, launches_of, thread_keys
-from .trusted import ts_order, untrusted_mask
+from ..trusted_rows import ts_order, untrusted_mask
 
 NEST_TOLERANCE_US = 1.0
 LAUNCH_TOLERANCE_US = 1.0

@@ -18,9 +18,9 @@ from typing import Literal, TypedDict
 import numpy as np
 
 from ...model.trace_model import TraceModel
+from ..trusted_rows import row_flags
 from . import checks
 from .checks import Finding
-from .trusted import row_flags
 
 VERSION = "1"
 MAX_EXAMPLES = 20

@@ -4,6 +4,7 @@
 import type { KernelGroupBy, KernelRow, KernelsResponse } from '../../api/types';
 import { num, type ColumnSpec } from '../../components/columns';
 import { h } from '../../components/dom';
+import { rooflineColumns, ROOFLINE_NARROW_HIDES } from '../../components/roofline_columns';
 import { formatBytes, formatCount, formatDuration, formatPercent } from '../../components/format';
 import type { SortValue } from '../../components/table_model';
 import { yesNo } from '../../components/table_tools';
@@ -11,6 +12,7 @@ import { dimsSize, dimsText, matrixCoreShort, shortKernelName } from './model';
 
 /** Columns the kernel table drops first, in order, when it is too narrow (1280 px). */
 export const NARROW_HIDES = [
+  ...ROOFLINE_NARROW_HIDES,
   'launch_delay_p90_us',
   'launch_delay_mean_us',
   'min_us',
@@ -202,5 +204,6 @@ export function kernelColumns(
     ...(data.streams.length > 1 ? [STREAM] : []),
     ...LAUNCH_COLUMNS,
     ...tensorCoreColumns(data.matrix_core_name),
+    ...rooflineColumns<KernelRow>(),
   ];
 }

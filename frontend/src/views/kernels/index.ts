@@ -11,6 +11,7 @@ import { append, h, replaceChildren } from '../../components/dom';
 import { formatCount, formatDuration, formatPercent } from '../../components/format';
 import { HashParamStore } from '../../components/hash_params';
 import { PieCard } from '../../components/pie_card';
+import { RooflineCard } from '../../components/roofline_chart';
 import {
   ensureTableToolsStyle,
   selectField,
@@ -136,6 +137,8 @@ class KernelsPage {
   private readonly table: TablePanel<KernelRow>;
   private readonly tcPie: PieCard;
   private readonly topPie: PieCard;
+  private readonly roofline: RooflineCard;
+  private selectedName: string | undefined;
   private readonly selects: { group: Select; device: Select; stream: Select };
   private readonly search: SearchField;
   private readonly slot: ReturnType<typeof kit.reloadSlot>;
@@ -156,11 +159,16 @@ class KernelsPage {
       'No kernel time.',
     );
     this.topPie = new PieCard('Top kernels by total time', 'kernel-top-pie', ctx.themes);
+    this.roofline = new RooflineCard('kernel-roofline', ctx.themes, (name) => this.selectRow(name));
     this.table = new TablePanel<KernelRow>({
       testid: 'kernel-table',
       caption: 'Kernels',
       optional: NARROW_HIDES,
-      rowAttrs: (row) => ({ 'data-kernel': row.name, 'data-op': row.op_name ?? '' }),
+      rowAttrs: (row) => ({
+        'data-kernel': row.name,
+        'data-op': row.op_name ?? '',
+        ...(row.name === this.selectedName ? { 'data-selected': 'true' } : {}),
+      }),
       searchTexts,
       cellAttrs: colAttrs,
       count: this.chrome.count,
@@ -187,6 +195,16 @@ class KernelsPage {
       kit.partialNotice(this.ctx.status),
       this.tilesEl,
       this.chartsSection(),
+      kit.section(
+        {
+          anchor: 'roofline',
+          testid: 'kernels-roofline',
+          title: 'Roofline',
+          intro:
+            'How close each kernel comes to what the GPU can do: the work of the operator that launched it (from its input shapes), split among its kernels by time.',
+        },
+        this.roofline.element,
+      ),
       this.tableSection(),
     ]);
     this.renderTiles();
@@ -201,6 +219,7 @@ class KernelsPage {
     this.search.dispose();
     this.tcPie.dispose();
     this.topPie.dispose();
+    this.roofline.dispose();
     this.table.destroy();
     this.element.remove();
   }
@@ -222,9 +241,18 @@ class KernelsPage {
     });
   }
 
+  /** A roofline dot's row: marked, filtered to by name, scrolled to. */
+  private selectRow(name: string): void {
+    this.selectedName = name;
+    this.table.refresh();
+    const row = this.table.element.querySelector('[data-selected="true"]');
+    row?.scrollIntoView({ block: 'center' });
+  }
+
   private async updatePies(): Promise<void> {
     const { data } = this;
     await Promise.all([
+      this.roofline.set(data.rows, data.roofs, (r) => r.total_us),
       this.tcPie.set(tensorCorePie(data), {
         format: formatDuration,
         colors: tensorCoreColors(tensorCorePie(data)),

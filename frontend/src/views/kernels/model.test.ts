@@ -21,6 +21,14 @@ import {
 function row(name: string, over: Partial<KernelRow> = {}): KernelRow {
   return {
     name,
+    flops: null,
+    bytes: null,
+    tflops: null,
+    gbps: null,
+    intensity: null,
+    pct_of_peak: null,
+    bound: null,
+    dtype: null,
     device: 0,
     stream: 7,
     calls: 1,

@@ -15,6 +15,7 @@ import {
   tensorCoreShare,
   type TimeMetric,
 } from './model';
+import { rooflineColumns, ROOFLINE_NARROW_HIDES } from '../../components/roofline_columns';
 
 function durationColumn(metric: TimeMetric, total: number): ColumnSpec<OperatorRow> {
   return {
@@ -127,7 +128,13 @@ function callStackColumn(openStack: (row: OperatorRow) => void): ColumnSpec<Oper
 }
 
 /** Columns the operator table drops first, in order, when it is too narrow (1280 px). */
-export const NARROW_HIDES = ['host_total_us', 'device_total_us', 'tensor_core_pct', 'call_stack'];
+export const NARROW_HIDES = [
+  ...ROOFLINE_NARROW_HIDES,
+  'host_total_us',
+  'device_total_us',
+  'tensor_core_pct',
+  'call_stack',
+];
 
 /** The columns for a grouping; device-time columns only when the trace has device time. */
 export function operatorColumns(
@@ -146,7 +153,7 @@ export function operatorColumns(
     CALLS,
     ...metrics.map((m) => durationColumn(m, sums[m])),
     TC_ELIGIBLE,
-    ...(device ? [TC_SELF] : []),
+    ...(device ? [TC_SELF, ...rooflineColumns<OperatorRow>()] : []),
     callStackColumn(openStack),
   ];
 }

@@ -12,6 +12,7 @@ import { h } from '../../components/dom';
 import { formatCount, formatDuration } from '../../components/format';
 import { HashParamStore } from '../../components/hash_params';
 import { PieCard } from '../../components/pie_card';
+import { RooflineCard } from '../../components/roofline_chart';
 import { editorTarget, hostInfo, type EditorTarget } from '../../components/source_link';
 import {
   ensureTableToolsStyle,
@@ -73,6 +74,7 @@ class OperatorsPage {
   private readonly slot: ReturnType<typeof reloadSlot>;
   private devicePie: PieCard | undefined;
   private hostPie: PieCard | undefined;
+  private readonly roofline: RooflineCard;
 
   constructor(
     private readonly ctx: ViewContext,
@@ -112,6 +114,9 @@ class OperatorsPage {
       () => this.data.rows,
     );
     this.panel = this.callStackPanel(editor);
+    this.roofline = new RooflineCard('op-roofline', ctx.themes, (name) =>
+      this.selectFromChart(name),
+    );
     this.slot = reloadSlot(this.element, this.chrome, 'the operators', () => {
       this.groupSelect.select.value = state.groupBy;
     });
@@ -125,6 +130,7 @@ class OperatorsPage {
       ...notices(this.ctx, data, this.device),
       tiles(data, this.device),
       this.chartsSection(),
+      ...(this.device ? [rooflineSection(this.roofline)] : []),
       this.tableSection(),
       this.panel.element,
     );
@@ -149,6 +155,7 @@ class OperatorsPage {
     this.search.dispose();
     this.devicePie?.dispose();
     this.hostPie?.dispose();
+    this.roofline.dispose();
     this.panel.dispose();
     this.table.destroy();
     this.element.remove();
@@ -191,9 +198,27 @@ class OperatorsPage {
     );
   }
 
+  /** A roofline dot's row: selected (its call stacks open when it has some), scrolled to. */
+  private selectFromChart(name: string): void {
+    const row = this.data.rows.find((r) => r.name === name);
+    if (!row) return;
+    if (row.has_call_stack) {
+      void this.openStack(row, false);
+    } else {
+      this.state.stack = row.name;
+      this.state.stackShape =
+        this.state.groupBy === 'shape' ? shapeParam(row.input_shape) : undefined;
+      this.table.refresh();
+    }
+    this.table.element.querySelector('[data-selected="true"]')?.scrollIntoView({ block: 'center' });
+  }
+
   private async updatePies(): Promise<void> {
     const pieOpts = { format: formatDuration };
     await Promise.all([
+      this.device
+        ? this.roofline.set(this.data.rows, this.data.roofs, (r) => r.device_total_us)
+        : undefined,
       this.devicePie?.set(operatorPie(this.data.rows, this.state.devicePie), pieOpts),
       this.hostPie?.set(operatorPie(this.data.rows, this.state.hostPie), pieOpts),
     ]);
@@ -334,6 +359,19 @@ async function renderOperators(container: HTMLElement, ctx: ViewContext): Promis
   const data = await source.get(state.groupBy, ctx.signal);
   const page = new OperatorsPage(ctx, store, state, source, data, editor);
   return mountPage(container, page);
+}
+
+function rooflineSection(card: RooflineCard): HTMLElement {
+  return section(
+    {
+      anchor: 'roofline',
+      testid: 'op-roofline-section',
+      title: 'Roofline',
+      intro:
+        'How close each operator comes to what the GPU can do: its work from the recorded input shapes over its device time, under the memory and compute roofs.',
+    },
+    card.element,
+  );
 }
 
 export const operatorsView: ViewDef = {

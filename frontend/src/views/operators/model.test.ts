@@ -19,6 +19,14 @@ import {
 function row(name: string, over: Partial<OperatorRow> = {}): OperatorRow {
   return {
     name,
+    flops: null,
+    bytes: null,
+    tflops: null,
+    gbps: null,
+    intensity: null,
+    pct_of_peak: null,
+    bound: null,
+    dtype: null,
     calls: 2,
     host_self_us: 10,
     host_total_us: 20,
@@ -113,6 +121,7 @@ describe('pies and shares', () => {
       device_self_us: 0,
       call_stack_source: null,
       kernel_view_absent_reason: 'this trace has no GPU kernels (CPU-only profile)',
+      roofs: [],
     };
     assert.equal(hasDeviceTime(base), false);
     assert.equal(hasDeviceTime({ ...base, kernel_view_absent_reason: null }), true);

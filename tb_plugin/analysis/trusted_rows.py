@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...model.trace_model import TraceModel
+from ..model.trace_model import TraceModel
 
 # A start this far from every other start (or farther than `CLOCK_GAP_IQR` times the
 # interquartile range of starts, when that is longer) is on another clock: 2026 profilers

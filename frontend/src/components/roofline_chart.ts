@@ -1,0 +1,171 @@
+// A card with the roofline chart (log-log: FLOP/byte across, achieved TFLOP/s up): one dot
+// per operator or kernel sized by its time and coloured by what bounds it, under the roofs
+// of the trace's GPU (one per data type of the dots), the ridge marked on each. A click on
+// a dot reports its row's name. Numbers: docs/metrics.md#roofline.
+
+import type { EChartsCoreOption } from 'echarts/core';
+
+import type { Roof, RooflineFields } from '../api/types';
+import { createChart, type ChartHandle } from './chart';
+import { h } from './dom';
+import { formatDuration } from './format';
+import { dotSize, rooflineData, type RooflineData, type RoofPoint } from './roofline_model';
+import type { Theme, ThemeWatcher } from './theme';
+
+const BOUND_COLORS: Record<string, string> = { compute: '#1e88e5', memory: '#e65100' };
+const ROOF_COLORS = ['#2e7d32', '#6a1b9a', '#00838f', '#ad1457', '#5d4037'];
+
+function tip(p: RoofPoint): string {
+  const pct = p.pct === null ? '—' : `${p.pct.toFixed(1)} %`;
+  return [
+    `<b>${escape(p.name)}</b>`,
+    `${p.tflops.toPrecision(4)} TFLOP/s at ${p.intensity.toPrecision(3)} FLOP/B`,
+    `${pct} of its roof${p.bound ? ` (${p.bound} bound)` : ''}${p.dtype ? `, ${p.dtype}` : ''}`,
+    `time ${formatDuration(p.timeUs)}`,
+  ].join('<br>');
+}
+
+function escape(text: string): string {
+  return text.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function option(data: RooflineData, theme: Theme): EChartsCoreOption {
+  const maxUs = Math.max(...data.points.map((p) => p.timeUs), 0);
+  const axis = (name: string) => ({
+    type: 'log',
+    name,
+    nameLocation: 'middle',
+    nameGap: 28,
+    axisLabel: { color: theme.textMuted },
+    nameTextStyle: { color: theme.textMuted },
+    splitLine: { lineStyle: { color: theme.gridLine } },
+  });
+  const roofs = data.lines.map((line, i) => ({
+    id: `roof-${line.dtype}`,
+    name: `${line.dtype} roof (${line.peakTflops} TFLOP/s, ridge ${line.ridge.toPrecision(3)})`,
+    type: 'line',
+    data: line.points,
+    symbol: 'none',
+    silent: true,
+    lineStyle: { color: ROOF_COLORS[i % ROOF_COLORS.length], width: 1.5 },
+    markPoint: {
+      symbol: 'circle',
+      symbolSize: 6,
+      label: { show: false },
+      data: [{ coord: line.points[1], name: 'ridge' }],
+    },
+  }));
+  return {
+    animation: false,
+    grid: { left: 64, right: 24, top: 36, bottom: 48 },
+    legend: { top: 0, textStyle: { color: theme.text } },
+    tooltip: {
+      trigger: 'item',
+      backgroundColor: theme.tooltipBg,
+      textStyle: { color: theme.text },
+    },
+    xAxis: axis('FLOP per byte'),
+    yAxis: axis('TFLOP/s'),
+    series: [
+      ...roofs,
+      {
+        id: 'dots',
+        name: 'operations',
+        type: 'scatter',
+        data: data.points.map((p) => ({
+          value: [p.intensity, p.tflops],
+          symbolSize: dotSize(p.timeUs, maxUs),
+          itemStyle: { color: BOUND_COLORS[p.bound ?? ''] ?? theme.textMuted, opacity: 0.75 },
+          tooltip: { formatter: () => tip(p) },
+        })),
+      },
+    ],
+  };
+}
+
+export class RooflineCard {
+  readonly element: HTMLElement;
+  private readonly chartEl: HTMLElement;
+  private readonly note: HTMLElement;
+  private chart: ChartHandle | undefined;
+  private data: RooflineData | undefined;
+  private disposed = false;
+
+  constructor(
+    testid: string,
+    private readonly themes: ThemeWatcher,
+    private readonly onSelect: (name: string) => void,
+  ) {
+    this.chartEl = h('div', { class: 'ks-chart-roofline', testid: `${testid}-chart` });
+    this.chartEl.style.height = '380px';
+    this.note = h('p', { class: 'ks-muted ks-note', testid: `${testid}-note` });
+    this.element = h('div', { class: 'ks-card ks-chart-card', testid }, this.chartEl, this.note);
+  }
+
+  /** Shows these rows (those with known work) under the roofs. */
+  async set<R extends RooflineFields & { name: string }>(
+    rows: readonly R[],
+    roofs: readonly Roof[],
+    time: (row: R) => number,
+  ): Promise<void> {
+    const data = rooflineData(rows, roofs, time);
+    this.data = data;
+    this.element.dataset.points = String(data.points.length);
+    this.note.textContent = noteText(data);
+    this.chartEl.hidden = data.points.length === 0;
+    if (this.disposed || data.points.length === 0) return;
+    if (this.chart) {
+      this.chart.update((theme) => option(data, theme));
+    } else {
+      this.chart = await createChart(
+        this.chartEl,
+        (theme) => option(data, theme),
+        this.themes,
+        (e) => {
+          const point = e.seriesType === 'scatter' ? this.data?.points[e.dataIndex] : undefined;
+          if (point) this.onSelect(point.name);
+        },
+      );
+    }
+    this.markLongest(data);
+  }
+
+  /** `longestDot()` on the chart element: where the longest row's dot is drawn now
+   *  (name, x, y in px), for the browser tests; `data-longest-dot` names it. */
+  private markLongest(data: RooflineData): void {
+    const longest = [...data.points].sort((a, b) => b.timeUs - a.timeUs)[0];
+    if (!longest) return;
+    this.chartEl.dataset.longestDot = longest.name;
+    Object.assign(this.chartEl, {
+      longestDot: () => {
+        const at = this.chart?.toPixel?.('dots', [longest.intensity, longest.tflops]);
+        return at ? { name: longest.name, x: at[0], y: at[1] } : null;
+      },
+    });
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    this.chart?.dispose();
+    this.element.remove();
+  }
+}
+
+function noteText(data: RooflineData): string {
+  const parts: string[] = [];
+  if (data.points.length === 0)
+    parts.push('No row has known work (shapes need record_shapes=True).');
+  if (data.device && data.memoryGbps) {
+    parts.push(
+      `Roofs of ${data.device}: ${data.memoryGbps} GB/s memory, dense peak per data type.`,
+    );
+  } else if (data.points.length) {
+    parts.push('This GPU’s peaks are not known: no roofs, and no % of peak.');
+  }
+  if (data.offChart)
+    parts.push(`${data.offChart} rows with no FLOPs (copies, embedding) are not shown.`);
+  parts.push(
+    'Dot size: time; colour: what bounds it (blue compute, orange memory). Click a dot to select its row.',
+  );
+  return parts.join(' ');
+}

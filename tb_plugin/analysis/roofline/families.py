@@ -1,0 +1,232 @@
+"""Which formula an op name takes (names without their `aten::` prefix). An op not listed
+has no work: unknown, and its kernels take the work of the nearest enclosing op that has
+some."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from .formulas import Call, Work, _grouped_mm, _linear, _matmul, _mm_at, _scaled_mm
+from .nn_formulas import (
+    AttnArgs,
+    ConvArgs,
+    Formula,
+    attention,
+    concat,
+    conv_backward,
+    conv_forward,
+    copy_into,
+    copy_out,
+    elementwise,
+    embedding,
+    embedding_backward,
+    fill,
+    inplace,
+    norm,
+    reduction,
+)
+
+_GEMMS: dict[str, Formula] = {
+    "mm": _mm_at(0, 1),
+    "bmm": _mm_at(0, 1),
+    "addmm": _mm_at(1, 2),
+    "baddbmm": _mm_at(1, 2),
+    "matmul": _matmul,
+    "linear": _linear,
+    "_scaled_mm": _scaled_mm,
+    "_grouped_mm": _grouped_mm,
+    "_scaled_grouped_mm": _grouped_mm,
+}
+_CONVS: dict[str, Formula] = {
+    **{f"conv{n}d": conv_forward(ConvArgs(3, 4, 5, 6, -1)) for n in (1, 2, 3)},
+    "convolution": conv_forward(ConvArgs(3, 4, 5, 8, 6)),
+    "_convolution": conv_forward(ConvArgs(3, 4, 5, 8, 6)),
+    "cudnn_convolution": conv_forward(ConvArgs(3, 2, 4, 5, -1)),
+    "miopen_convolution": conv_forward(ConvArgs(4, 3, 5, 6, -1)),
+    "convolution_backward": conv_backward,
+}
+_ATTENTION: dict[str, Formula] = {
+    "scaled_dot_product_attention": attention(AttnArgs(0, "bhsd", 5, False, False)),
+    "_scaled_dot_product_flash_attention": attention(AttnArgs(0, "bhsd", 4, False, False)),
+    "_scaled_dot_product_efficient_attention": attention(AttnArgs(0, "bhsd", 6, False, False)),
+    "_scaled_dot_product_cudnn_attention": attention(AttnArgs(0, "bhsd", 6, False, False)),
+    "_flash_attention_forward": attention(AttnArgs(0, "bshd", 8, False, False)),
+    "_efficient_attention_forward": attention(AttnArgs(0, "bshd", 9, True, False)),
+    "_cudnn_attention_forward": attention(AttnArgs(0, "bhsd", 10, False, False)),
+    "_scaled_dot_product_flash_attention_backward": attention(AttnArgs(1, "bhsd", 11, False, True)),
+    "_scaled_dot_product_efficient_attention_backward": attention(
+        AttnArgs(1, "bhsd", 11, False, True)
+    ),
+    "_scaled_dot_product_cudnn_attention_backward": attention(AttnArgs(1, "bhsd", 14, False, True)),
+    "_flash_attention_backward": attention(AttnArgs(1, "bshd", 11, False, True)),
+    "_efficient_attention_backward": attention(AttnArgs(1, "bshd", 14, True, True)),
+    "_cudnn_attention_backward": attention(AttnArgs(1, "bhsd", 14, False, True)),
+}
+_POINTWISE = [
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "rsub",
+    "neg",
+    "abs",
+    "exp",
+    "exp2",
+    "log",
+    "log2",
+    "log1p",
+    "sqrt",
+    "rsqrt",
+    "reciprocal",
+    "pow",
+    "sin",
+    "cos",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "gelu",
+    "silu",
+    "mish",
+    "hardtanh",
+    "hardswish",
+    "leaky_relu",
+    "elu",
+    "erf",
+    "clamp",
+    "clamp_min",
+    "clamp_max",
+    "where",
+    "masked_fill",
+    "lerp",
+    "addcmul",
+    "addcdiv",
+    "maximum",
+    "minimum",
+    "sign",
+    "floor",
+    "ceil",
+    "round",
+    "gelu_backward",
+    "silu_backward",
+    "sigmoid_backward",
+    "tanh_backward",
+    "threshold_backward",
+    "hardtanh_backward",
+    "softmax",
+    "_softmax",
+    "log_softmax",
+    "_log_softmax",
+    "_softmax_backward_data",
+    "_log_softmax_backward_data",
+    "native_dropout",
+    "dropout",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_not",
+]
+_COMPARISONS = [
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "isnan",
+    "isinf",
+    "logical_and",
+    "logical_or",
+    "logical_not",
+]
+_REDUCTIONS = ["sum", "mean", "amax", "amin", "logsumexp", "prod", "norm", "var", "std"]
+
+
+# Arguments of the functional form, where an `out=` form is seen in traces (one more).
+_ARITY = {
+    **{
+        n: 1
+        for n in [
+            "neg",
+            "abs",
+            "exp",
+            "exp2",
+            "log",
+            "log2",
+            "log1p",
+            "sqrt",
+            "rsqrt",
+            "reciprocal",
+            "sin",
+            "cos",
+            "tanh",
+            "sigmoid",
+            "relu",
+            "silu",
+            "erf",
+            "sign",
+            "floor",
+            "ceil",
+            "round",
+        ]
+    },
+    **{n: 2 for n in ["mul", "div", "pow", "maximum", "minimum", "gelu"]},
+    **{n: 3 for n in ["add", "sub", "rsub", "where", "clamp", "lerp"]},
+    **{n: 2 for n in _COMPARISONS if n not in ("isnan", "isinf", "logical_not")},
+}
+
+
+def _memory_table() -> dict[str, Formula]:
+    table: dict[str, Formula] = {}
+    for name in _POINTWISE:
+        table[name] = partial(elementwise, arity=_ARITY.get(name, 0))
+        table[name + "_"] = inplace
+    for name in _COMPARISONS:
+        table[name] = partial(elementwise, bool_out=True, arity=_ARITY.get(name, 0))
+    for name in _REDUCTIONS:
+        table[name] = reduction(1)
+    table.update(
+        {
+            "fill_": fill,
+            "zero_": fill,
+            "copy_": copy_into,
+            "clone": copy_out(-1),
+            "contiguous": copy_out(-1),
+            "_to_copy": copy_out(1),
+            "cat": concat,
+            "stack": concat,
+            "embedding": embedding,
+            "embedding_backward": embedding_backward,
+            "embedding_dense_backward": embedding_backward,
+            "layer_norm": norm(False),
+            "native_layer_norm": norm(False),
+            "rms_norm": norm(False),
+            "_fused_rms_norm": norm(False),
+            "group_norm": norm(False),
+            "native_group_norm": norm(False),
+            "batch_norm": norm(False),
+            "native_batch_norm": norm(False),
+            "_batch_norm_impl_index": norm(False),
+            "cudnn_batch_norm": norm(False),
+            "native_layer_norm_backward": norm(True),
+            "native_batch_norm_backward": norm(True),
+            "cudnn_batch_norm_backward": norm(True),
+        }
+    )
+    return table
+
+
+FORMULAS: dict[str, Formula] = {**_GEMMS, **_CONVS, **_ATTENTION, **_memory_table()}
+
+
+def formula_of(op_name: str) -> Formula | None:
+    """The formula of an aten op name (`aten::mm`), or None."""
+    return FORMULAS.get(op_name[6:]) if op_name.startswith("aten::") else None
+
+
+def work_of(op_name: str, call: Call) -> Work | None:
+    formula = formula_of(op_name)
+    if formula is None:
+        return None
+    try:
+        return formula(call)
+    except (TypeError, ValueError, IndexError, ZeroDivisionError, OverflowError):
+        return None  # shapes or arguments not as the schema says

@@ -1,0 +1,292 @@
+"""Work of convolutions, attention and the memory-bound families (element-wise ops,
+reductions, norms, embedding, copies); see formulas.py for the shared pieces and
+docs/metrics.md ("Roofline") for the rules."""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from .formulas import (
+    _SCALAR_TYPE_SIZES,
+    COMPUTE,
+    MEMORY,
+    Call,
+    Work,
+    _concrete,
+    _int_list,
+    _nbytes,
+    _numel,
+    _tensor,
+    _tensor_bytes,
+)
+
+Formula = Callable[[Call], "Work | None"]
+
+# --- convolution ----------------------------------------------------------------------------
+
+
+class ConvArgs:
+    """Positions of stride, padding, dilation, transposed and groups in an op's schema."""
+
+    def __init__(self, stride: int, padding: int, dilation: int, groups: int, transposed: int):
+        self.stride, self.padding, self.dilation = stride, padding, dilation
+        self.groups, self.transposed = groups, transposed
+
+
+def _conv_flops(x: list[int], w: list[int], out_spatial: list[int], transposed: bool) -> float:
+    """2 · N · C_out · Π(out) · C_in/groups · Π(kernel); transposed: the same product over
+    the input positions (weight [C_in, C_out/groups, k...])."""
+    if transposed:
+        return 2.0 * x[0] * _numel(x[2:]) * x[1] * w[1] * _numel(w[2:])
+    return 2.0 * x[0] * w[0] * _numel(out_spatial) * w[1] * _numel(w[2:])
+
+
+def _out_spatial(call: Call, at: ConvArgs, x: list[int], w: list[int]) -> list[int] | None:
+    n = len(x) - 2
+    stride = _int_list(_concrete(call, at.stride)) or [1]
+    padding = _int_list(_concrete(call, at.padding)) or [0]
+    dilation = _int_list(_concrete(call, at.dilation)) or [1]
+    if not _concrete(call, at.stride):
+        return None  # no Concrete Inputs: stride unknown
+    stride, padding, dilation = (v * n if len(v) == 1 else v for v in (stride, padding, dilation))
+    if len(stride) != n or len(padding) != n or len(dilation) != n:
+        return None
+    return [
+        (x[2 + i] + 2 * padding[i] - dilation[i] * (w[2 + i] - 1) - 1) // stride[i] + 1
+        for i in range(n)
+    ]
+
+
+def conv_forward(at: ConvArgs) -> Formula:
+    def formula(call: Call) -> Work | None:
+        tx, tw = _tensor(call, 0), _tensor(call, 1)
+        if not tx or not tw or len(tx[0]) < 3 or len(tx[0]) != len(tw[0]):
+            return None
+        x, w = tx[0], tw[0]
+        transposed = at.transposed >= 0 and _concrete(call, at.transposed) == "True"
+        out = _out_spatial(call, at, x, w)
+        if out is None or min(out, default=1) <= 0:
+            return None
+        if transposed:
+            groups = int(_concrete(call, at.groups) or 1)
+            # Written bytes counted as if the output were as large as the input spatially
+            # (it is, up to the stride): the output padding is not recorded.
+            out_numel = x[0] * w[1] * groups * _numel(x[2:])
+        else:
+            out_numel = x[0] * w[0] * _numel(out)
+        flops = _conv_flops(x, w, out, transposed)
+        return Work(flops, _tensor_bytes(call) + out_numel * tx[1], _conv_dtype(tx[2]), COMPUTE)
+
+    return formula
+
+
+def _conv_dtype(dtype: str | None) -> str | None:
+    """cuDNN runs FP32 convolutions in TF32 unless told not to (torch's
+    `backends.cudnn.allow_tf32` defaults to True): their roof is TF32's."""
+    return "tf32" if dtype == "fp32" else dtype
+
+
+def conv_backward(call: Call) -> Work | None:
+    """`convolution_backward(grad_out, input, weight, bias_sizes, stride, padding, dilation,
+    transposed, output_padding, groups, output_mask)`: grad_input and grad_weight each
+    cost what the forward does (grad_out's spatial size is the forward's output)."""
+    tg, tx, tw = _tensor(call, 0), _tensor(call, 1), _tensor(call, 2)
+    if not tg or not tx or not tw or len(tx[0]) < 3:
+        return None
+    transposed = _concrete(call, 7) == "True"
+    fwd = _conv_flops(tx[0], tw[0], tg[0][2:], transposed)
+    mask = [m.strip() == "True" for m in _concrete(call, 10).strip("[]").split(",") if m.strip()]
+    want_input, want_weight = (mask + [True, True])[:2] if mask else (True, True)
+    flops = fwd * (int(want_input) + int(want_weight))
+    written = _nbytes(call, 1) * want_input + _nbytes(call, 2) * want_weight
+    return Work(flops, _tensor_bytes(call) + written, _conv_dtype(tx[2]), COMPUTE)
+
+
+# --- attention ------------------------------------------------------------------------------
+
+
+class AttnArgs:
+    """Where q, k, v sit, their layout (heads before sequence: "bhsd", else "bshd"), where
+    the causal flag is (-1: none) and whether it is a mask-type code (efficient kernels)."""
+
+    def __init__(self, q: int, layout: str, causal: int, mask_code: bool, backward: bool):
+        self.q, self.layout, self.causal = q, layout, causal
+        self.mask_code, self.backward = mask_code, backward
+
+
+def attention(at: AttnArgs) -> Formula:
+    """Forward: Q·Kᵀ and P·V, 2·B·H·Sq·Sk·(D + Dv); backward twice that (dV, dP, dQ, dK);
+    causal: half (the kernels skip the masked half). Varlen (3-D q) is unknown."""
+
+    def formula(call: Call) -> Work | None:
+        tq, tk, tv = (_tensor(call, at.q + i) for i in range(3))
+        if not tq or not tk or not tv or not (len(tq[0]) == len(tk[0]) == len(tv[0]) == 4):
+            return None
+        if at.layout == "bhsd":
+            (b, h, sq, d), sk, dv = tq[0], tk[0][2], tv[0][3]
+        else:
+            (b, sq, h, d), sk, dv = tq[0], tk[0][1], tv[0][3]
+        flops = 2.0 * b * h * sq * sk * (d + dv)
+        flag = _concrete(call, at.causal) if at.causal >= 0 else ""
+        causal = flag not in ("", "0") if at.mask_code else flag == "True"
+        if causal:
+            flops /= 2
+        out = _numel(tq[0]) // d * dv * tq[1]
+        if at.backward:
+            flops *= 2
+            written = sum(_nbytes(call, at.q + i) for i in range(3))
+        else:
+            written = out
+        return Work(flops, _tensor_bytes(call) + written, tq[2], COMPUTE)
+
+    return formula
+
+
+# --- memory-bound families ------------------------------------------------------------------
+
+
+def _work_memory(call: Call, written: int, elements: int) -> Work | None:
+    t = _first_tensor(call)
+    if t is None:
+        return None
+    return Work(float(elements), float(_tensor_bytes(call) + written), t[2], MEMORY)
+
+
+def _first_tensor(call: Call) -> tuple[list[int], int, str | None] | None:
+    for i in range(len(call.types)):
+        t = _tensor(call, i)
+        if t:
+            return t
+    return None
+
+
+def _broadcast(call: Call) -> tuple[list[int], int] | None:
+    """The broadcast shape of the tensor inputs and the first one's element size."""
+    shapes, size = [], 0
+    for i in range(len(call.types)):
+        t = _tensor(call, i)
+        if t:
+            shapes.append(t[0])
+            size = size or t[1]
+    if not shapes:
+        return None
+    rank = max(len(s) for s in shapes)
+    padded = [[1] * (rank - len(s)) + s for s in shapes]
+    return [max(col) for col in zip(*padded)], size
+
+
+def elementwise(call: Call, bool_out: bool = False, arity: int = 0) -> Work | None:
+    """Inputs read, the broadcast output written (1 byte each for comparisons); one FLOP
+    per output element. A call with more inputs than the op's `arity` (its functional
+    form's argument count) whose last input is a tensor is the `out=` form: that tensor
+    is the output, written and not read."""
+    if arity and len(call.types) > arity and _tensor(call, len(call.types) - 1):
+        last = len(call.types) - 1
+        call = Call(call.dims[:last], call.types[:last], call.concrete[:last])
+    b = _broadcast(call)
+    if b is None:
+        return None
+    n = _numel(b[0])
+    return _work_memory(call, n * (1 if bool_out else b[1]), n)
+
+
+def inplace(call: Call) -> Work | None:
+    """`x.op_(...)`: the inputs read and x written."""
+    t = _tensor(call, 0)
+    return _work_memory(call, _nbytes(call, 0), _numel(t[0])) if t else None
+
+
+def fill(call: Call) -> Work | None:
+    """`fill_`, `zero_`: x written, nothing read."""
+    t = _tensor(call, 0)
+    if t is None:
+        return None
+    return Work(0.0, float(_numel(t[0]) * t[1]), t[2], MEMORY)
+
+
+def copy_into(call: Call) -> Work | None:
+    """`copy_(dst, src)`: src read, dst written."""
+    src = _tensor(call, 1)
+    if _tensor(call, 0) is None or src is None:
+        return None
+    return Work(0.0, float(_nbytes(call, 0) + _nbytes(call, 1)), src[2], MEMORY)
+
+
+def copy_out(dtype_at: int) -> Formula:
+    """`clone`, `contiguous`, `_to_copy`: the input read and a copy written (in the
+    `dtype` argument's type where recorded)."""
+
+    def formula(call: Call) -> Work | None:
+        t = _tensor(call, 0)
+        if t is None:
+            return None
+        code = _concrete(call, dtype_at) if dtype_at >= 0 else ""
+        size = _SCALAR_TYPE_SIZES.get(int(code), t[1]) if code.isdigit() else t[1]
+        return Work(0.0, float(_numel(t[0]) * (t[1] + size)), t[2], MEMORY)
+
+    return formula
+
+
+def concat(call: Call) -> Work | None:
+    """`cat`, `stack`: the listed tensors read and written once more."""
+    read = _tensor_bytes(call)
+    return Work(0.0, 2.0 * read, None, MEMORY) if read else None
+
+
+def reduction(dim_at: int) -> Formula:
+    """Input read, the reduced output written; one FLOP per input element. Dimensions
+    from the `dim` argument (none recorded: a full reduction)."""
+
+    def formula(call: Call) -> Work | None:
+        t = _tensor(call, 0)
+        if t is None:
+            return None
+        dims = _int_list(_concrete(call, dim_at)) if dim_at >= 0 else []
+        shape = t[0]
+        if dims is None:
+            return None
+        gone = {d % max(len(shape), 1) for d in dims}
+        kept = [s for i, s in enumerate(shape) if dims and i not in gone]
+        n = _numel(shape)
+        return _work_memory(call, math.prod(kept) * t[1], n)
+
+    return formula
+
+
+def norm(backward: bool) -> Formula:
+    """Norms read their inputs and write an input-sized output (backward: also the weight
+    and bias gradients, sized as the weight); one FLOP per element (a lower bound)."""
+
+    def formula(call: Call) -> Work | None:
+        t = _tensor(call, 0)
+        if t is None:
+            return None
+        n = _numel(t[0])
+        written = n * t[1]
+        if backward:
+            weights = (_nbytes(call, i) for i in range(5, min(len(call.types), 7)))
+            written += 2 * max(weights, default=0)
+        return _work_memory(call, written, n)
+
+    return formula
+
+
+def embedding(call: Call) -> Work | None:
+    """`embedding(weight, indices)`: indices read, one row per index read and written."""
+    tw, ti = _tensor(call, 0), _tensor(call, 1)
+    if not tw or not ti or len(tw[0]) != 2:
+        return None
+    out = _numel(ti[0]) * tw[0][1] * tw[1]
+    return Work(0.0, float(_nbytes(call, 1) + 2 * out), tw[2], MEMORY)
+
+
+def embedding_backward(call: Call) -> Work | None:
+    """`embedding_dense_backward(grad_output, indices, num_weights, ...)`: the gradient and
+    the indices read, the weight gradient (num_weights rows) written."""
+    tg = _tensor(call, 0)
+    rows = _concrete(call, 2)
+    if not tg or not tg[0] or not rows.isdigit():
+        return None
+    written = int(rows) * tg[0][-1] * tg[1]
+    return Work(0.0, float(_tensor_bytes(call) + written), tg[2], MEMORY)

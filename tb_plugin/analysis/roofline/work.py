@@ -1,0 +1,260 @@
+"""Work per op-tree node and per GPU activity, and the ideal times on the device's roofs.
+
+Per node with a formula (families.py) its FLOPs and bytes from the `Input Dims`, `Input
+type` and `Concrete Inputs` args (decoded only for those nodes; each distinct signature
+evaluated once); the profiler's own `flops` arg (`with_flops=True`) replaces the formula's
+FLOPs where present. A GPU activity takes the work of the op that launched it, or of the
+nearest enclosing op with work, split among that op's activities by duration.
+
+The ideal times, in µs: `t_compute` = FLOPs / peak of its dtype, `t_memory` = bytes /
+memory bandwidth. Whichever is larger says the bound; it over the measured time is the
+fraction of the roof reached. Both are additive, so groups of calls sum them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from ...model.trace_model import TraceModel, decoders_for
+from ..common import gpu_device_ids, name_flags
+from ..optree import OpTree, op_tree
+from ..tree_arrays import inherit_missing
+from .families import formula_of, work_of
+from .formulas import MEMORY, Call, Work
+from .peaks import DTYPES, Peaks, device_peaks
+
+
+class _WorkArgs(msgspec.Struct, gc=False):
+    dims: Any = msgspec.field(default=None, name="Input Dims")
+    dims_legacy: Any = msgspec.field(default=None, name="Input dims")
+    types: Any = msgspec.field(default=None, name="Input type")
+    concrete: Any = msgspec.field(default=None, name="Concrete Inputs")
+    flops: Any = None
+
+
+@dataclass
+class Costs:
+    """Work and ideal times per item (a node, or a GPU activity); NaN: unknown."""
+
+    flops: np.ndarray
+    bytes: np.ndarray
+    t_compute: np.ndarray  # µs at the compute roof of its dtype
+    t_memory: np.ndarray  # µs at the memory roof
+    dtype: np.ndarray  # index into DTYPES, -1 unknown
+
+
+def take(costs: Costs, index: np.ndarray) -> Costs:
+    """The costs of some items (`index` into them; -1: an item without costs)."""
+    if costs.flops.size == 0:
+        n = index.size
+        return Costs(_nan(n), _nan(n), _nan(n), _nan(n), np.full(n, -1, dtype=np.int8))
+    at = np.maximum(index, 0)
+    missing = index < 0
+    picked = [getattr(costs, f)[at] for f in _FIELDS]
+    for values in picked[:4]:
+        values[missing] = np.nan
+    picked[4][missing] = -1
+    return Costs(*picked)
+
+
+_FIELDS = ("flops", "bytes", "t_compute", "t_memory", "dtype")
+
+
+def has_formula(name: str) -> bool:
+    return formula_of(name) is not None
+
+
+def node_costs(model: TraceModel) -> Costs:
+    return model.derived("_roofline_nodes", _build_node_costs)
+
+
+def gpu_costs(model: TraceModel) -> Costs:
+    """Per GPU activity of the op tree (`op_tree(model).gpu`, in that order)."""
+    return model.derived("_roofline_gpu", _build_gpu_costs)
+
+
+def _nan(n: int) -> np.ndarray:
+    return np.full(n, np.nan)
+
+
+def _build_node_costs(model: TraceModel) -> Costs:
+    tree = op_tree(model)
+    n = len(tree)
+    out = Costs(_nan(n), _nan(n), _nan(n), _nan(n), np.full(n, -1, dtype=np.int8))
+    name_codes = model.events["name"][tree.rows]
+    # Only ops that ran GPU work: the rates and the roof need device time.
+    wanted = name_flags(model, has_formula)[name_codes] & ~tree.folded & (tree.device_total > 0)
+    nodes = np.flatnonzero(wanted)
+    nominal = np.full(n, -1, dtype=np.int8)
+    if nodes.size == 0:
+        return out
+    codes = name_codes[nodes]
+    signature, firsts = _signatures(model, tree.rows[nodes], codes)
+    args = model.args_of(tree.rows[nodes[firsts]], _WorkArgs)
+    works = [_work(model.names[int(codes[i])], a) for i, a in zip(firsts.tolist(), args)]
+    known = [w is not None for w in works]
+    per_sig = np.array(
+        [
+            (w.flops, w.bytes, _dtype_index(w.dtype), w.nominal) if w else (0, 0, -1, -1)
+            for w in works
+        ],
+        dtype=np.float64,
+    ).reshape(-1, 4)
+    has = np.array(known, dtype=bool)[signature]
+    at, sig = nodes[has], signature[has]
+    out.flops[at], out.bytes[at] = per_sig[sig, 0], per_sig[sig, 1]
+    out.dtype[at] = per_sig[sig, 2].astype(np.int8)
+    nominal[at] = per_sig[sig, 3].astype(np.int8)
+    _ideal_times(model, tree, out, nominal)
+    return out
+
+
+_NONE = msgspec.Raw(b"")
+
+
+class _RawWorkArgs(msgspec.Struct, gc=False):
+    """The work args as raw JSON text: skipped over, not parsed, to compare calls."""
+
+    dims: msgspec.Raw = msgspec.field(default=_NONE, name="Input Dims")
+    dims_legacy: msgspec.Raw = msgspec.field(default=_NONE, name="Input dims")
+    types: msgspec.Raw = msgspec.field(default=_NONE, name="Input type")
+    concrete: msgspec.Raw = msgspec.field(default=_NONE, name="Concrete Inputs")
+    flops: msgspec.Raw = _NONE
+
+
+def _signatures(
+    model: TraceModel, rows: np.ndarray, codes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """A signature index per row (equal name and work args: `Input Dims`, `Input type`,
+    `Concrete Inputs`, `flops`), and the first row position of each signature. The args
+    are read as raw text, a chunk of rows at a time, so each distinct signature is
+    decoded once and little is held at once."""
+    ids: dict[tuple[int, bytes], int] = {}
+    firsts: list[int] = []
+    signature = np.empty(rows.size, dtype=np.int64)
+    order = np.argsort(rows, kind="stable")  # file order: each chunk reads one stretch
+    ends = model.events["args_end"]
+    for lo in range(0, rows.size, _CHUNK_ROWS):
+        at = order[lo : lo + _CHUNK_ROWS]
+        chunk = _raw_args(model, rows[at])
+        for i, a, code in zip(at.tolist(), chunk, codes[at].tolist()):
+            key = (code, b"\0".join((a.dims, a.dims_legacy, a.types, a.concrete, a.flops)))
+            sig = ids.setdefault(key, len(ids))
+            if sig == len(firsts):
+                firsts.append(i)
+            signature[i] = sig
+        first = int(rows[at[0]])
+        model.release_args(int(ends[first - 1]) if first > 0 else 0, int(ends[rows[at[-1]]]))
+    return signature, np.array(firsts, dtype=np.int64)
+
+
+# Rows read at once: their args text, joined, and its decoded structs are the peak memory
+# (8192 rows of a 2021 trace with call stacks: ~30 MB; 2048: ~8 MB, as fast).
+_CHUNK_ROWS = 2048
+
+
+def _raw_args(model: TraceModel, rows: np.ndarray) -> list[_RawWorkArgs]:
+    """`model.args_of(rows, _RawWorkArgs)`, slicing a memory-mapped blob as a plain array
+    (a memmap's slices cost ~3× more, and this reads many rows)."""
+    blob = model.args_blob
+    if not isinstance(blob, np.ndarray):
+        return model.args_of(rows, _RawWorkArgs)
+    view = blob.view(np.ndarray)
+    ends = model.events["args_end"]
+    starts = np.where(rows > 0, ends[np.maximum(rows - 1, 0)], 0).tolist()
+    pieces = [view[a:b].tobytes() or b"{}" for a, b in zip(starts, ends[rows].tolist())]
+    try:
+        return decoders_for(_RawWorkArgs)[0].decode(b"[" + b",".join(pieces) + b"]")
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return model.args_of(rows, _RawWorkArgs)  # decodes row by row, keeping the good ones
+
+
+def _work(name: str, a: _WorkArgs) -> Work | None:
+    """The work of a call of `name` with these args; the profiler's `flops` arg, where it
+    wrote one, replaces the formula's FLOPs (its bytes still come from the formula)."""
+    dims = a.dims if a.dims is not None else a.dims_legacy
+    if not isinstance(dims, list) or not isinstance(a.types, list):
+        return None
+    concrete = a.concrete if isinstance(a.concrete, list) else []
+    work = work_of(name, Call(dims, a.types, concrete))
+    given = a.flops if isinstance(a.flops, (int, float)) and a.flops > 0 else None
+    if work is None or given is None:
+        return work
+    return work._replace(flops=float(given))
+
+
+def _dtype_index(dtype: str | None) -> int:
+    return DTYPES.index(dtype) if dtype in DTYPES else -1
+
+
+def _node_devices(model: TraceModel, tree: OpTree) -> np.ndarray:
+    """Per node the GPU its work ran on: the highest device id in its subtree (-1: none)."""
+    dev = np.full(len(tree), -1, dtype=np.int64)
+    own = tree.gpu_node >= 0
+    np.maximum.at(dev, tree.gpu_node[own], gpu_device_ids(model, tree.gpu[own]))
+    for level in reversed(tree.levels[1:]):
+        np.maximum.at(dev, tree.parent[level], dev[level])
+    return dev
+
+
+def _ideal_times(model: TraceModel, tree: OpTree, out: Costs, nominal: np.ndarray) -> None:
+    """Fill t_compute and t_memory of the nodes with work, on their device's roofs. A
+    memory-family op whose dtype has no compute roof (int64, bool) counts no compute
+    time; a compute-family op without bytes no memory time (its own roof binds)."""
+    known = np.flatnonzero(np.isfinite(out.flops) | np.isfinite(out.bytes))
+    devices = _node_devices(model, tree)[known]
+    for device in np.unique(devices).tolist():
+        peaks = device_peaks(model, int(device))
+        if peaks is None:
+            continue
+        at = known[devices == device]
+        compute = _compute_peaks(peaks)[out.dtype[at]]
+        out.t_compute[at] = out.flops[at] / compute / 1e6
+        if peaks.memory_gbps:
+            out.t_memory[at] = out.bytes[at] / peaks.memory_gbps / 1e3
+        memory_family = nominal[at] == MEMORY
+        no_compute = memory_family & ~np.isfinite(out.t_compute[at])
+        out.t_compute[at[no_compute]] = 0.0
+        no_bytes = ~memory_family & ~np.isfinite(out.t_memory[at])
+        out.t_memory[at[no_bytes]] = 0.0
+
+
+def _compute_peaks(peaks: Peaks) -> np.ndarray:
+    """TFLOP/s by dtype index; the last entry (index -1) is NaN for an unknown dtype."""
+    values = [peaks.tflops.get(d) for d in DTYPES]
+    return np.array([v if v else np.nan for v in values] + [np.nan], dtype=np.float64)
+
+
+def _build_gpu_costs(model: TraceModel) -> Costs:
+    tree = op_tree(model)
+    nodes = node_costs(model)
+    g = tree.gpu.size
+    out = Costs(_nan(g), _nan(g), _nan(g), _nan(g), np.full(g, -1, dtype=np.int8))
+    if g == 0 or len(tree) == 0:
+        return out
+    has_work = np.isfinite(nodes.flops) | np.isfinite(nodes.bytes)
+    owner_of = inherit_missing(
+        tree.parent, tree.levels, np.where(has_work, np.arange(len(tree)), -1)
+    )
+    linked = np.flatnonzero(tree.gpu_node >= 0)
+    owner = np.full(g, -1, dtype=np.int64)
+    owner[linked] = owner_of[tree.gpu_node[linked]]
+    with_owner = np.flatnonzero(owner >= 0)
+    if with_owner.size == 0:
+        return out
+    dur = model.events["dur"][tree.gpu[with_owner]].astype(np.float64)
+    owners = owner[with_owner]
+    total = np.bincount(owners, weights=dur, minlength=len(tree))
+    calls = np.bincount(owners, minlength=len(tree))
+    # Split by duration; activities that all last 0 share evenly.
+    share = np.where(
+        total[owners] > 0, dur / np.where(total[owners] > 0, total[owners], 1), 1.0 / calls[owners]
+    )
+    for field in ("flops", "bytes", "t_compute", "t_memory"):
+        getattr(out, field)[with_owner] = getattr(nodes, field)[owners] * share
+    out.dtype[with_owner] = nodes.dtype[owners]
+    return out
