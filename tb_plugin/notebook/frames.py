@@ -12,6 +12,7 @@ view's other top-level fields that are plain values (numbers, text, lists of the
 
 from __future__ import annotations
 
+import importlib.util
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -32,14 +33,13 @@ _INTERNAL = ("args_end",)  # offsets into the args blob: no meaning outside the 
 
 
 def require_pandas() -> None:
-    """pandas is the notebook extra's (`kinetoscope[notebook]`): say so before any work."""
-    try:
-        import pandas  # noqa: F401
-    except ImportError:
+    """pandas is the notebook extra's (`kinetoscope[notebook]`): say so before any work,
+    without importing it (the first frame does)."""
+    if importlib.util.find_spec("pandas") is None:
         raise ImportError(
             "kinetoscope.open gives DataFrames and needs pandas: "
             "pip install 'kinetoscope[notebook]'"
-        ) from None
+        )
 
 
 def rows_frame(view: Mapping[str, Any], key: str, response: Any) -> pd.DataFrame:
