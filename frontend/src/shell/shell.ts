@@ -3,14 +3,16 @@
 // polls `status` while a worker-span loads, and calls a view route only once `ready`.
 
 import { describeError, isAbort, ViewNotReady, type ApiClient } from '../api/client';
-import type { RunInfo, SpanKey, StatusResponse } from '../api/types';
+import type { RunInfo, StatusResponse } from '../api/types';
 import { h, replaceChildren } from '../components/dom';
 import type { SelectField } from '../components/table_tools';
-import { getRunView, getView, RUN_VIEW_IDS, VIEW_IDS, viewLabel } from '../views/registry';
+import { getRunView, getView, VIEW_IDS, viewLabel } from '../views/registry';
 import { AbsentNotice } from './absent';
 import type { RunViewContext, ViewHandle } from '../views/types';
-import { Repeater, sleep } from '../api/poll';
-import { chooseView, findRun, reconcile, sameSelection, type Selection } from './selection';
+import { Repeater } from '../api/poll';
+import { settledStatus } from './status_poll';
+import { isRunView, lockWorkerList, runViewInstead, runViewsOf } from './run_views';
+import { chooseView, reconcile, sameSelection, type Selection } from './selection';
 import type { ThemeWatcher } from '../components/theme';
 import { CompareControl, DIFF_VIEW } from './compare';
 import { loadingPanel, messagePanel, workerErrorPanel } from './panels';
@@ -19,7 +21,6 @@ import { fillSelectors, selector, setOptions } from './side_bar';
 import { sameState, type UrlState, type UrlStateStore } from './url_state';
 
 export const RUNS_POLL_MS = 10_000;
-export const STATUS_POLL_MS = 500;
 
 function keyOf(sel: Selection): string {
   return JSON.stringify([sel.run, sel.worker, sel.span]);
@@ -143,7 +144,10 @@ export class Shell {
       this.selection = next;
       this.writeUrl();
       void this.loadSpan();
-    } else if (this.showingRunView() && !this.runViews(next).includes(this.currentView ?? '')) {
+    } else if (
+      isRunView(this.currentView) &&
+      !runViewsOf(this.runs, next).includes(this.currentView ?? '')
+    ) {
       void this.loadSpan(); // the run no longer offers the run-level view shown
     } else {
       this.renderViewSelector();
@@ -187,7 +191,7 @@ export class Shell {
 
   private chooseView(view: string, anchor?: string): void {
     this.wantedView = view;
-    if (this.selection && this.runViews(this.selection).includes(view)) {
+    if (this.selection && runViewsOf(this.runs, this.selection).includes(view)) {
       if (view === this.currentView && this.viewHandle) {
         if (anchor) this.viewHandle.scrollTo?.(anchor);
         return;
@@ -197,7 +201,7 @@ export class Shell {
       return;
     }
     if (this.status?.state !== 'ready' || !this.selection) {
-      if (this.showingRunView()) void this.loadSpan(); // back to a worker view: load it
+      if (isRunView(this.currentView)) void this.loadSpan(); // back to a worker view: load it
       return;
     }
     const offered = chooseView(this.compare.offer(this.status.views), VIEW_IDS, view);
@@ -244,29 +248,8 @@ export class Shell {
 
   // ----- run-level views (the run's listing offers them; no worker is loaded) -----
 
-  private runViews(sel: Selection): string[] {
-    const offered = findRun(this.runs, sel.run)?.views ?? [];
-    return offered.filter((v) => RUN_VIEW_IDS.includes(v));
-  }
-
-  /** The run-level view to show rather than loading a worker: the one asked for, or the
-   *  run's first when it has no worker (a folder of memory snapshots). */
-  private runViewInstead(sel: Selection): string | undefined {
-    const offered = this.runViews(sel);
-    if (this.wantedView !== undefined && offered.includes(this.wantedView)) return this.wantedView;
-    return sel.worker === '' ? offered[0] : undefined;
-  }
-
-  private showingRunView(): boolean {
-    return this.currentView !== undefined && RUN_VIEW_IDS.includes(this.currentView);
-  }
-
-  /** A run-level view covers every worker: the Workers list is off while it is shown. */
   private lockWorkers(): void {
-    const select = this.workerSel.select;
-    const locked = this.showingRunView();
-    select.disabled = locked || select.options.length === 0;
-    this.workerSel.el.title = locked ? 'This view shows every worker of the run' : '';
+    lockWorkerList(this.workerSel, this.currentView);
   }
 
   private async renderRunView(sel: Selection, viewId: string, anchor?: string): Promise<void> {
@@ -289,8 +272,8 @@ export class Shell {
     const ready = status?.state === 'ready';
     let views = ready ? this.compare.offer(status.views).filter((v) => VIEW_IDS.includes(v)) : [];
     // Shown without loading the worker: offer its default view as the way back.
-    if (!views.length && this.showingRunView() && VIEW_IDS[0]) views = [VIEW_IDS[0]];
-    if (sel) views = views.concat(this.runViews(sel));
+    if (!views.length && isRunView(this.currentView) && VIEW_IDS[0]) views = [VIEW_IDS[0]];
+    if (sel) views = views.concat(runViewsOf(this.runs, sel));
     setOptions(
       this.viewSel.select,
       views.map((v) => [v, viewLabel(v)]),
@@ -309,58 +292,54 @@ export class Shell {
     this.loadController = controller;
     this.status = null;
     this.currentView = undefined;
-    const runView = this.runViewInstead(sel);
+    const runView = runViewInstead(this.runs, sel, this.wantedView);
     if (runView !== undefined) {
       await this.renderRunView(sel, runView);
       return;
     }
     this.lockWorkers();
     this.renderViewSelector();
-    const key: SpanKey = { ...sel };
-    const started = Date.now();
-    this.showLoading(`Loading ${sel.worker}, span ${sel.span}…`, null);
+    const title = `Loading ${sel.worker}, span ${sel.span}…`;
+    this.showLoading(title, null);
     try {
-      for (;;) {
-        const status = await this.api.get('status', key, controller.signal);
-        if (controller.signal.aborted) return;
-        if (status.state === 'ready') {
-          this.status = status;
-          this.failed.delete(keyOf(sel));
-          void this.marks.fetch(this.api, sel, controller.signal);
-          const view = chooseView(this.compare.offer(status.views), VIEW_IDS, this.wantedView);
-          this.currentView = view;
-          this.absent.note(view === this.wantedView ? undefined : this.wantedView, view);
-          this.renderViewSelector();
-          if (!view) {
-            this.showMessage(
-              'no-views',
-              'Nothing to show',
-              'This trace loaded, but holds no data any view of this version can show.',
-            );
-            return;
-          }
-          this.writeUrl(view);
-          await this.renderView(sel, status, view);
-          return;
-        }
-        if (status.state === 'error') {
-          this.status = status;
-          this.failed.set(keyOf(sel), status.error?.message ?? 'error');
-          this.renderSelectors(sel);
-          this.showWorkerError(status);
-          return;
-        }
-        this.showLoading(
-          `Loading ${sel.worker}, span ${sel.span}…`,
-          status,
-          (Date.now() - started) / 1000,
-        );
-        await sleep(STATUS_POLL_MS, controller.signal);
-      }
+      const status = await settledStatus(this.api, { ...sel }, controller.signal, (s, seconds) =>
+        this.showLoading(title, s, seconds),
+      );
+      if (!status) return;
+      if (status.state === 'ready') await this.showReady(sel, status, controller.signal);
+      else this.showFailed(sel, status);
     } catch (error) {
       if (isAbort(error) || controller.signal.aborted) return;
       this.showMessage('load-error', 'Could not load this trace', describeError(error));
     }
+  }
+
+  private async showReady(
+    sel: Selection,
+    status: StatusResponse,
+    signal: AbortSignal,
+  ): Promise<void> {
+    this.status = status;
+    this.failed.delete(keyOf(sel));
+    void this.marks.fetch(this.api, sel, signal);
+    const view = chooseView(this.compare.offer(status.views), VIEW_IDS, this.wantedView);
+    this.currentView = view;
+    this.absent.note(view === this.wantedView ? undefined : this.wantedView, view);
+    this.renderViewSelector();
+    if (!view) {
+      const why = 'This trace loaded, but holds no data any view of this version can show.';
+      this.showMessage('no-views', 'Nothing to show', why);
+      return;
+    }
+    this.writeUrl(view);
+    await this.renderView(sel, status, view);
+  }
+
+  private showFailed(sel: Selection, status: StatusResponse): void {
+    this.status = status;
+    this.failed.set(keyOf(sel), status.error?.message ?? 'error');
+    this.renderSelectors(sel);
+    this.showWorkerError(status);
   }
 
   private disposeView(): void {
@@ -440,8 +419,6 @@ export class Shell {
       this.showMessage('view-error', `Could not show ${label}`, describeError(error));
     }
   }
-
-  // ----- panels -----
 
   private showLoading(title: string, status: StatusResponse | null, seconds?: number): void {
     replaceChildren(this.main, loadingPanel(title, status, seconds));

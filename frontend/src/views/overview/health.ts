@@ -7,7 +7,6 @@ import { describeError, isAbort } from '../../api/client';
 import type { HealthCheck, HealthExample, HealthView } from '../../api/types';
 import { h, replaceChildren } from '../../components/dom';
 import { formatCount, formatDuration } from '../../components/format';
-import { UrlStateStore } from '../../shell/url_state';
 import { section } from '../page_kit';
 import type { ViewContext } from '../types';
 import { checkLabel, effectText, healthHeadline, splitChecks } from './health_model';
@@ -19,7 +18,6 @@ const EXAMPLES_SHOWN = 5;
 export class HealthSection {
   readonly element: HTMLElement;
   private readonly body = h('div', null, h('p', { class: 'ks-muted ks-note' }, 'Checking…'));
-  private readonly links = new UrlStateStore();
   private disposed = false;
 
   constructor(private readonly ctx: ViewContext) {
@@ -124,7 +122,7 @@ export class HealthSection {
         testid: 'health-trace-link',
         title: `row ${example.row} on ${example.lane}${dur}: open the trace view here`,
         attrs: {
-          href: this.links.href({
+          href: this.ctx.link({
             ...this.ctx.key,
             view: 'trace',
             ...traceWindow(example.ts_us, end),
