@@ -173,12 +173,17 @@ def scan_logdir(logdir: str) -> tuple[Run, ...]:
     """All runs under ``logdir``, sorted by name ("." first).
 
     Symlinked folders are followed, each real folder visited once (no loops); hidden
-    folders (``.git``, ``.ipynb_checkpoints``) and unreadable ones are skipped. A URL
-    (``s3://bucket/prefix``) is listed through `storage` (`scan_remote_logdir`).
+    folders (``.git``, ``.ipynb_checkpoints``) and unreadable ones are skipped. A file or
+    folder that resolves outside the logdir (a symbolic link out of it) is listed but
+    refused: its trace-named files are workers whose load fails with an `outside_logdir`
+    error, nothing behind the link is read or descended into, unless
+    KINETOSCOPE_FOLLOW_SYMLINKS=1. A URL (``s3://bucket/prefix``) is listed through
+    `storage` (`scan_remote_logdir`).
     """
     if storage.is_url(logdir):
         return scan_remote_logdir(logdir)
     root = os.path.abspath(logdir)
+    scan = _LocalScan(os.path.realpath(root), storage.follow_symlinks())
     runs: list[Run] = []
     seen: set[tuple[int, int]] = set()
     stack = [root]
@@ -192,14 +197,7 @@ def scan_logdir(logdir: str) -> tuple[Run, ...]:
         if ident in seen:
             continue
         seen.add(ident)
-        found: list[_Found] = []
-        subdirs: list[str] = []
-        try:
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    _classify(entry, found, subdirs)
-        except OSError:
-            continue
+        found, subdirs = scan.folder(folder)
         # Reverse so the stack pops folders in name order: the first path to a folder
         # reached twice through a symlink is then the same on every scan.
         stack.extend(sorted(subdirs, reverse=True))
@@ -210,21 +208,74 @@ def scan_logdir(logdir: str) -> tuple[Run, ...]:
     return tuple(sorted(runs, key=_run_sort_key))
 
 
-def _classify(entry: os.DirEntry[str], found: list[_Found], subdirs: list[str]) -> None:
-    try:
-        if entry.name.startswith("."):
-            return
-        if entry.is_dir():
-            subdirs.append(entry.path)
-            return
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+@dataclass
+class _LocalScan:
+    """One scan's symlink rule: `root` is the logdir's real path; `follow` the opt-in."""
+
+    root: str
+    follow: bool
+
+    def folder(self, folder: str) -> tuple[list[_Found], list[str]]:
+        """The trace files directly in `folder` and the folders to descend into."""
+        found: list[_Found] = []
+        subdirs: list[str] = []
+        outside = not self.follow and not _inside(os.path.realpath(folder), self.root)
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if outside:
+                        self._refuse(entry, found)
+                    else:
+                        self._classify(entry, found, subdirs)
+        except OSError:
+            pass
+        return found, subdirs
+
+    def _leaves(self, entry: os.DirEntry[str]) -> bool:
+        """Whether a symbolic link leads outside the logdir (refused unless followed)."""
+        if self.follow or not entry.is_symlink():
+            return False
+        return not _inside(os.path.realpath(entry.path), self.root)
+
+    def _classify(self, entry: os.DirEntry[str], found: list[_Found], subdirs: list[str]) -> None:
+        try:
+            if entry.name.startswith("."):
+                return
+            if entry.is_dir():
+                # A folder linked in from outside: its files listed (refused), not read.
+                subdirs.append(entry.path)
+                return
+            parsed = parse_trace_name(entry.name)
+            if parsed is None:
+                return
+            if self._leaves(entry):
+                self._refuse(entry, found)
+                return
+            # is_file() excludes FIFOs and devices, which a sniff could block on.
+            if not entry.is_file():
+                return
+            st = entry.stat()
+        except OSError:
+            return  # vanished or broken symlink: not listable
+        storage.mark_refused(entry.path, False)
+        if _cached_sniff(entry.path, parsed, st.st_size, st.st_mtime_ns):
+            found.append((parsed, entry.name, FileState(st.st_size, st.st_mtime_ns)))
+
+    @staticmethod
+    def _refuse(entry: os.DirEntry[str], found: list[_Found]) -> None:
+        """A trace-named file outside the logdir: listed by name alone, never read."""
         parsed = parse_trace_name(entry.name)
-        # is_file() excludes FIFOs and devices, which a sniff could block on.
-        if parsed is None or not entry.is_file():
+        if entry.name.startswith(".") or parsed is None:
             return
-        st = entry.stat()
-    except OSError:
-        return  # vanished or broken symlink: not listable
-    if _cached_sniff(entry.path, parsed, st.st_size, st.st_mtime_ns):
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            return
+        storage.mark_refused(entry.path, True)
         found.append((parsed, entry.name, FileState(st.st_size, st.st_mtime_ns)))
 
 

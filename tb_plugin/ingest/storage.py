@@ -20,6 +20,7 @@ usual places (environment, config files; e.g. `AWS_ENDPOINT_URL` or
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat as stat_mode
@@ -54,6 +55,46 @@ _STATES_MAX = 200_000
 class StorageError(OSError):
     """A location that cannot be used: its backend is not installed, or the store refused
     (the message says which, and what to do)."""
+
+
+class OutsideLogdirError(PermissionError):
+    """A listed file that resolves (through a symbolic link) outside its logdir: never
+    read, unless KINETOSCOPE_FOLLOW_SYMLINKS=1."""
+
+
+OUTSIDE_LOGDIR = (
+    "a symbolic link that leads outside the logdir, so it is not read "
+    "(set KINETOSCOPE_FOLLOW_SYMLINKS=1 to follow links on purpose)"
+)
+# Paths discovery listed but refused (they resolve outside the logdir root): every read
+# goes through `stat`/`open_binary`/`file_identity`, so refusing here closes every door
+# (routes, CLI, notebook) below the resolver. A later scan that finds the path inside
+# (the link replaced by a file) lifts the refusal.
+_refused: set[str] = set()
+_refused_lock = threading.Lock()
+
+
+def follow_symlinks() -> bool:
+    """KINETOSCOPE_FOLLOW_SYMLINKS=1: links out of the logdir are read like any file."""
+    return os.environ.get("KINETOSCOPE_FOLLOW_SYMLINKS", "").strip() == "1"
+
+
+def mark_refused(path: str, refused: bool) -> None:
+    """Record discovery's verdict on a listed local path (see `OutsideLogdirError`)."""
+    with _refused_lock:
+        if refused:
+            _refused.add(path)
+        else:
+            _refused.discard(path)
+
+
+def check_allowed(location: str) -> None:
+    """Raise OutsideLogdirError for a path discovery refused."""
+    if _refused and not follow_symlinks():
+        with _refused_lock:
+            refused = location in _refused
+        if refused:
+            raise OutsideLogdirError(errno.EACCES, OUTSIDE_LOGDIR, location)
 
 
 @dataclass(frozen=True)
@@ -91,6 +132,7 @@ def parent(location: str) -> str:
 def stat(location: str) -> FileState:
     """The file's state (raises OSError, e.g. FileNotFoundError, as `os.stat` does)."""
     if not is_url(location):
+        check_allowed(location)
         st = os.stat(location)
         return FileState(st.st_size, st.st_mtime_ns, None, stat_mode.S_ISREG(st.st_mode))
     with _states_lock:
@@ -109,6 +151,7 @@ def stat(location: str) -> FileState:
 def open_binary(location: str) -> BinaryIO:
     """The file opened for reading bytes; remote objects are streamed in blocks."""
     if not is_url(location):
+        check_allowed(location)
         return open(location, "rb")  # noqa: SIM115 - the caller closes it
     fs, path = _filesystem(location)
     handle: BinaryIO = _call(location, fs.open, path, "rb", block_size=REMOTE_BLOCK)

@@ -341,7 +341,12 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
         return job.result
 
     def _download(self, request: wrappers.Request, span: SpanFile) -> Any:
-        """The trace file itself, streamed, as an attachment (an object in blocks)."""
+        """The trace file itself, streamed, as an attachment (an object in blocks); only a
+        file that loaded as a trace (a refused or broken one answers its load error)."""
+        try:
+            self.store.wait(span.path, timeout=env_number("KINETOSCOPE_DOWNLOAD_WAIT_S", 10))
+        except NotReady:
+            raise StillLoading(self._status_body(request, span)) from None
         if storage.kind(span.path) != "file":
             raise errors.NotFoundError(f"{span.file} was removed")
         gz = span.file.endswith(".gz")
