@@ -164,7 +164,7 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
             except StillLoading as loading:
                 return self._json(request, loading.body, code=202)
             except Exception as exc:  # noqa: BLE001 - an analysis bug must not kill TensorBoard
-                raise public_error(endpoint, exc, files) from None
+                return self._error(request, public_error(endpoint, exc, files))
             if isinstance(answer, wrappers.Response):
                 return answer
             return self._json(request, answer)
@@ -198,6 +198,16 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
         if scope is Scope.SPANS:
             return self._trace_view(endpoint, request, spans, params)
         return self._span_view(endpoint, request, spans[0][1], params)
+
+    def _error(self, request: wrappers.Request, error: errors.PublicError) -> Any:
+        """The documented error body, `{"error": {"message": ...}}` as JSON with the
+        error's code (TensorBoard's own handler would answer text/plain)."""
+        if error.http_code >= 500:
+            log.warning("kinetoscope: %s", error)
+        response = self._json(request, {"error": {"message": str(error)}}, code=error.http_code)
+        for name, value in error.headers:
+            response.headers[name] = value
+        return response
 
     def _json(self, request: wrappers.Request, body: Any, code: int = 200) -> Any:
         data = body if isinstance(body, bytes) else msgspec.json.encode(body)
