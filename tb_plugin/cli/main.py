@@ -21,6 +21,7 @@ import msgspec
 from ..api.endpoints import RUN_VIEWS, VIEWS, supported_views
 from ..ingest import storage
 from ..ingest.discovery import Run, SpanFile, Worker, target_runs
+from ..model.errors import ViewParamError
 from ..store.cache import DiskCache, default_cache_dir
 from ..store.dask_ranks import DaskRanks, DaskUnavailable, require_distributed
 from ..store.pools import executor_from_env
@@ -121,8 +122,12 @@ def _report_run(store: TraceStore, run: Run, args: argparse.Namespace) -> dict[s
         if name not in VIEWS:
             continue  # run-level views, below
         view = VIEWS[name]
-        # The form without parameters, as a route answers it.
-        out[name] = msgspec.json.decode(view.answer_json(store, span.path, view.decode({})))
+        try:  # the form without parameters, as a route answers it
+            data = view.answer_json(store, span.path, view.decode({}))
+        except ViewParamError as exc:  # asked with --view of a trace without its data
+            print(f"kinetoscope: run {run.name!r}: {name}: {exc}", file=sys.stderr)
+            continue
+        out[name] = msgspec.json.decode(data)
     cache_dir = str(store.cache.root) if store.cache else None
     for name, run_view in RUN_VIEWS.items():
         if run_view.supports(run) and (not args.view or name in args.view):
@@ -179,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
                 failed = True
                 if isinstance(exc, RunFailed):
                     results[run.name] = exc.result  # the JSON says which run failed, and why
-    except ReportError as exc:
+    except (ReportError, DaskUnavailable) as exc:  # the scheduler down: said, not a traceback
         print(f"kinetoscope: {exc}", file=sys.stderr)
         return EXIT_LOAD
     finally:

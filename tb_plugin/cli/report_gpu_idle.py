@@ -5,15 +5,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from .report_text import DEFAULT_WIDTH, RENDERERS, Column, _or_dash, _rows_table, _short, _wrap
+from .report_text import (
+    DEFAULT_WIDTH,
+    RENDERERS,
+    Column,
+    _or_dash,
+    _rows_table,
+    _short,
+    _wrap,
+    number,
+)
 
 
 def _ms_of_ns(ns: float) -> str:
-    return f"{ns / 1e6:.3f}"
+    return number(ns / 1e6, 3)
 
 
 def _us_of_ns(ns: float) -> str:
-    return f"{ns / 1e3:.1f}"
+    return number(ns / 1e3, 1)
 
 
 # A share of step time (0..1) as a percentage; "-" when there was no step time.

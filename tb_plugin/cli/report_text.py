@@ -30,7 +30,13 @@ PART_LABELS = {
 
 
 def _ms(us: float) -> str:
-    return f"{us / 1000:.3f}"
+    return number(us / 1000, 3)
+
+
+def number(value: float, decimals: int) -> str:
+    """`value` with `decimals` decimals; an absurd one (a damaged `dur: 1e300`) in
+    exponent form, so a table cell stays a number a person can read."""
+    return f"{value:.{decimals}f}" if abs(value) < 1e12 else f"{value:.3e}"
 
 
 def report_width() -> int:
@@ -316,7 +322,7 @@ _KERNEL_COLUMNS: list[Column] = [
     ("dev", "device", _or_dash(str)),
     ("calls", "calls", str),
     ("total ms", "total_us", _ms),
-    ("mean us", "mean_us", "{:.1f}".format),
+    ("mean us", "mean_us", lambda us: number(us, 1)),
     ("blocks/SM", "blocks_per_sm", _or_dash("{:.2f}".format)),
     ("occ %", "occupancy_pct", _or_dash("{:.1f}".format)),
     ("TC", "tensor_cores_used", {True: "yes", False: "no", None: "unknown"}.__getitem__),
