@@ -23,6 +23,7 @@ from ..model.trace_model import EVENT_COLUMNS, MEMORY_COLUMNS, TraceModel, empty
 from . import storage
 from .columns import INTERNED, Chunk, Interner, as_text, to_int
 from .decode import DecodeReport, ProgressFn, TraceDecodeError, iter_event_batches
+from .limits import load_memory_bytes
 from .native_chunk import (
     ScannedSlice,
     as_chunk,
@@ -51,6 +52,8 @@ class ModelBuilder:
         self._pending_write: Future[int] | None = None
         self.args_total = 0
         self.rows = 0
+        self.nbytes = 0  # of the columns held (the args are spilled to the sink)
+        self.memory_cap = load_memory_bytes()
 
     def merge(self, chunk: Chunk) -> None:
         self.meta.extend(chunk.meta)
@@ -75,6 +78,17 @@ class ModelBuilder:
             self.mem_parts.append(chunk.memory)
         self.parts.append(cols)
         self.rows += n
+        self.nbytes += sum(c.nbytes for c in cols.values())
+        if chunk.memory is not None:
+            self.nbytes += sum(c.nbytes for c in chunk.memory.values())
+        if 2 * self.nbytes > self.memory_cap:  # the parts, then their join
+            raise TraceDecodeError(
+                "too_large",
+                f"loading it needs more than {self.memory_cap >> 20} MB of memory "
+                f"(KINETOSCOPE_LOAD_MEMORY_MB; {self.rows} events read so far), so it was "
+                "stopped",
+                0,
+            )
 
     def flush(self) -> None:
         if self._pending_write is not None:
@@ -182,6 +196,14 @@ def build_model(
     header = {k: v for k, v in report.header.items() if k != "traceEvents"}
     model = builder.finish(header, report, source, blob)
     return_freed_memory()
+    if model.partial and len(model) == 0:  # damaged before its first event: say so
+        raise TraceDecodeError(
+            "unreadable",
+            "no event could be read ("
+            + "; ".join(w.split("; kept")[0] for w in model.warnings[:2])
+            + ")",
+            0,
+        )
     return model
 
 
@@ -297,7 +319,7 @@ def _decode_slices(
             later.cancel()
         inflight.clear()
         if isinstance(piece, Tail):
-            piece = Tail(rest + piece.text, in_array=True)
+            piece = Tail(rest + piece.text, in_array=True, in_object=piece.in_object)
         else:
             piece = pieces.send(rest + (piece or b""))
     assert isinstance(piece, Tail)
