@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, BinaryIO
 
+from .limits import env_number
+
 # A URL scheme as fsspec reads one ("s3://", "abfs://", "simplecache::s3://"); a Windows
 # drive ("C:\\") has one letter and no "//".
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]+(::[A-Za-z][A-Za-z0-9+.\-]+)*://")
@@ -55,6 +57,11 @@ _STATES_MAX = 200_000
 class StorageError(OSError):
     """A location that cannot be used: its backend is not installed, or the store refused
     (the message says which, and what to do)."""
+
+
+class StoreUnreachable(StorageError):
+    """The store did not answer in time, or the connection broke (after the bounded
+    retries): a network problem, not the file's."""
 
 
 class OutsideLogdirError(PermissionError):
@@ -154,6 +161,9 @@ def open_binary(location: str) -> BinaryIO:
         check_allowed(location)
         return open(location, "rb")  # noqa: SIM115 - the caller closes it
     fs, path = _filesystem(location)
+    # The object may have been overwritten since it was listed: its cached info (the old
+    # ETag) would fail every read ("no longer exists") until a restart.
+    fs.invalidate_cache(path)
     handle: BinaryIO = _call(location, fs.open, path, "rb", block_size=REMOTE_BLOCK)
     return handle
 
@@ -218,7 +228,7 @@ def _filesystem(location: str) -> tuple[Any, str]:
     except ImportError:
         raise StorageError(f"{location}: reading {protocol}:// needs fsspec ({hint})") from None
     try:
-        fs, path = url_to_fs(location)
+        fs, path = url_to_fs(location, **_bounded_options(protocol))
     except ImportError as exc:
         raise StorageError(
             f"{location}: reading {protocol}:// needs a backend that is not installed "
@@ -227,6 +237,27 @@ def _filesystem(location: str) -> tuple[Any, str]:
     except ValueError as exc:  # an unknown protocol
         raise StorageError(f"{location}: {exc} ({hint})") from None
     return fs, path
+
+
+def _bounded_options(protocol: str) -> dict[str, Any]:
+    """Each remote request bounded (KINETOSCOPE_STORE_TIMEOUT_S, default 10, for the
+    connection and for each read; 2 tries in botocore, under s3fs's own retries), so a
+    store that accepts connections and never answers costs a bounded time (botocore's
+    defaults and s3fs's add up to minutes)."""
+    if protocol not in ("s3", "s3a"):
+        return {}
+    timeout = env_number("KINETOSCOPE_STORE_TIMEOUT_S", 10)
+    config = {
+        "connect_timeout": timeout,
+        "read_timeout": timeout,
+        "retries": {"max_attempts": 2, "mode": "standard"},
+    }
+    return {"config_kwargs": config}
+
+
+# Names of the network failures of backends (botocore, aiohttp, asyncio): retried by the
+# backend already, then said as "unreachable", not as an internal error.
+_NETWORK = re.compile(r"Timeout|Connect|Connection|EndpointConnection|ServerDisconnected")
 
 
 def _call(location: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -240,10 +271,15 @@ def _call(location: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
             f"access refused by the store ({exc}); check the credentials it is given "
             "(environment, config files)"
         ) from None
-    except OSError:
+    except OSError as exc:
+        if isinstance(exc, (TimeoutError, ConnectionError)) or _NETWORK.search(type(exc).__name__):
+            raise StoreUnreachable(f"{location}: the store is unreachable ({exc})") from None
         raise
     except Exception as exc:  # noqa: BLE001 - backends raise their own types
-        raise StorageError(f"{location}: {type(exc).__name__}: {str(exc)[:300]}") from None
+        what = f"{type(exc).__name__}: {str(exc)[:300]}"
+        if _NETWORK.search(type(exc).__name__):
+            raise StoreUnreachable(f"{location}: the store is unreachable ({what})") from None
+        raise StorageError(f"{location}: {what}") from None
 
 
 def _state_of(info: dict[str, Any]) -> FileState:

@@ -30,8 +30,9 @@ from werkzeug.utils import send_file
 from ..api.endpoints import ENDPOINTS, span_pages
 from ..api.registry import Answer, Endpoint, Scope
 from ..ingest import storage
-from ..ingest.discovery import LogdirWatcher, Run, SpanFile, Worker
+from ..ingest.discovery import Run, SpanFile, Worker
 from ..ingest.limits import env_number
+from ..ingest.watcher import BackgroundWatcher, StillListing
 from ..model.errors import ViewParamError
 from ..model.trace_model import TraceModel
 from ..store.cache import DiskCache, default_cache_dir
@@ -110,7 +111,10 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
     def __init__(self, context: base_plugin.TBContext) -> None:
         self.logdir = _logdir(context)
         interval = env_number("KINETOSCOPE_RESCAN_SECONDS", 10)
-        self.watcher = LogdirWatcher(self.logdir, interval_s=interval)
+        # The first listing runs off the request thread: a store that never answers must
+        # not hold TensorBoard's plugins_listing (every plugin's page).
+        first_wait = env_number("KINETOSCOPE_FIRST_LISTING_WAIT_S", 2)
+        self.watcher = BackgroundWatcher(self.logdir, interval_s=interval, first_wait_s=first_wait)
         self._started = False
         self._start_lock = threading.Lock()
         self._active = False
@@ -133,6 +137,8 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
                 self._active = bool(self._runs())
             except LogdirUnreadableError as exc:
                 log.warning("kinetoscope: %s", exc)
+            except StillLoading:
+                pass  # not known yet: asked again at TensorBoard's next plugins_listing
         return self._active
 
     def frontend_metadata(self) -> base_plugin.FrontendMetadata:
@@ -150,6 +156,8 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
                     self._started = True
         try:
             return self.watcher.runs()
+        except StillListing:
+            raise StillLoading({"state": "listing", "message": "listing the logdir..."}) from None
         except OSError as exc:  # only a URL logdir raises: a local one lists what it can
             raise LogdirUnreadableError(f"cannot list the logdir: {exc}") from None
 
