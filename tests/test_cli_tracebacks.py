@@ -5,6 +5,7 @@ trace without its data."""
 from __future__ import annotations
 
 import copy
+import json
 import re
 import socket
 import time
@@ -14,6 +15,7 @@ import pytest
 from builders import TraceBuilder
 from kinetoscope.cli.main import EXIT_LOAD, main
 from test_contract import worker_trace
+from test_damage_both_readers import PARTIAL
 
 
 def _gpu_trace() -> TraceBuilder:
@@ -69,3 +71,17 @@ def test_a_view_the_trace_lacks_is_said_not_raised(
     t.write(tmp_path / "w.1.pt.trace.json")
     assert main(["report", str(tmp_path), "--no-cache", "--view", "memory"]) == 0
     assert "memory: the trace has no memory events" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("case", sorted(PARTIAL))
+def test_stderr_and_json_say_the_same_of_partial(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str
+) -> None:
+    text = PARTIAL[case][0]
+    if len(text) > 1 << 20:
+        pytest.skip("the 10 MB number: covered by the readers' tests")
+    (tmp_path / "w.1.pt.trace.json").write_text(text)
+    assert main(["report", str(tmp_path), "--no-cache", "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["status"]["partial"] is True
+    assert "partial trace" in captured.err

@@ -23,6 +23,7 @@ from ..model.trace_model import EVENT_COLUMNS, MEMORY_COLUMNS, TraceModel, empty
 from . import storage
 from .columns import INTERNED, Chunk, Interner, as_text, to_int
 from .decode import DecodeReport, ProgressFn, TraceDecodeError, iter_event_batches
+from .event_text import decode_run, skip_separator
 from .limits import load_memory_bytes
 from .native_chunk import (
     ScannedSlice,
@@ -33,6 +34,7 @@ from .native_chunk import (
     text_slice_chunk,
 )
 from .pieces import Piece, Tail, decode_tail, iter_event_pieces
+from .schema import Event
 from .storage import file_identity
 
 
@@ -286,6 +288,26 @@ class _SliceWork:
     task: Callable[[bytes], ScannedSlice | Chunk]
 
 
+def _stop_at_damaged_slice(
+    body: bytes, report: DecodeReport, inflight: deque[tuple[bytes, Future[ScannedSlice | Chunk]]]
+) -> list[Event]:
+    """A slice of gzip text that does not decode whole: after damage the inflater repeats
+    earlier text at wrong places, so only the events before the damage are kept (the
+    slice decoded again as `decode_run` does for gzip text) and nothing after is read."""
+    for _, later in inflight:
+        later.cancel()
+    inflight.clear()
+    part = DecodeReport(compressed=True)
+    events = decode_run(body, skip_separator(body, 0), len(body), part, 0)
+    report.partial = report.stopped = True
+    # A scanning thread's offsets count from the start of its slice.
+    said = [w.replace("of the decompressed text", "of a slice of the text") for w in part.warnings]
+    report.warnings.extend(w for w in said if w not in report.warnings)
+    if not part.stopped:
+        report.warnings.append("the gzip data is damaged: stopped reading there")
+    return events
+
+
 def _decode_slices(
     f: BinaryIO,
     total: int,
@@ -311,6 +333,10 @@ def _decode_slices(
             break
         body, future = inflight.popleft()
         chunk = as_chunk(future.result())
+        if chunk.partial and report.compressed:
+            builder.merge(as_chunk(_stop_at_damaged_slice(body, report, inflight)))
+            pieces.close()
+            return
         builder.merge(chunk)
         if chunk.used == len(body):
             continue
