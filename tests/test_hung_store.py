@@ -116,3 +116,32 @@ def test_an_object_overwritten_in_place_loads_on_the_next_rescan(
         assert len(store.wait(span.path, timeout=60)) == 8
     finally:
         store.close()
+
+
+def test_an_unreachable_store_is_said_and_asked_again(
+    tmp_path: Path,
+    bucket: str,  # noqa: F811 - the fixture
+    s3_endpoint: str,  # noqa: F811 - the fixture
+    stalling_endpoint: str,
+    fresh_s3: None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A dropped connection mid-load is `unreachable` (not `internal`), and the load is
+    tried again once the store answers, without a restart."""
+    upload(_trace(tmp_path / "logs" / "run" / "w.1.pt.trace.json", 3).parent.parent, bucket)
+    (span,) = scan_logdir(bucket)[0].workers[0].spans  # listed while the store answers
+    monkeypatch.setenv("AWS_ENDPOINT_URL", stalling_endpoint)
+    monkeypatch.setenv("KINETOSCOPE_STORE_TIMEOUT_S", "1")
+    monkeypatch.setenv("KINETOSCOPE_UNREACHABLE_RETRY_S", "0.5")
+    s3fs.S3FileSystem.clear_instance_cache()
+    store = TraceStore(None)
+    try:
+        store.state_for(span.path).done.wait(120)
+        error = store.status(span.path)["error"]
+        assert error["kind"] == "unreachable", error
+        monkeypatch.setenv("AWS_ENDPOINT_URL", s3_endpoint)
+        s3fs.S3FileSystem.clear_instance_cache()
+        time.sleep(0.6)
+        assert len(store.wait(span.path, timeout=60)) == 4
+    finally:
+        store.close()

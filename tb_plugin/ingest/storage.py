@@ -236,12 +236,14 @@ def _filesystem(location: str) -> tuple[Any, str]:
         ) from None
     except ValueError as exc:  # an unknown protocol
         raise StorageError(f"{location}: {exc} ({hint})") from None
+    if protocol in ("s3", "s3a"):
+        fs.retries = 2  # s3fs's own retry layer (default 5, with backoff), above botocore's
     return fs, path
 
 
 def _bounded_options(protocol: str) -> dict[str, Any]:
     """Each remote request bounded (KINETOSCOPE_STORE_TIMEOUT_S, default 10, for the
-    connection and for each read; 2 tries in botocore, under s3fs's own retries), so a
+    connection and for each read; 2 tries in botocore, 2 in s3fs (set on the instance)), so a
     store that accepts connections and never answers costs a bounded time (botocore's
     defaults and s3fs's add up to minutes)."""
     if protocol not in ("s3", "s3a"):

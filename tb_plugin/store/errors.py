@@ -46,7 +46,7 @@ def describe_error(path: str, exc: BaseException) -> dict[str, Any]:
     if isinstance(exc, FileNotFoundError):
         return error("missing", "the file was removed")
     if isinstance(exc, StoreUnreachable):
-        return error("unreachable", f"the store did not answer ({exc}); retried at the next rescan")
+        return error("unreachable", f"the store did not answer ({exc}); tried again when asked for")
     if isinstance(exc, OutsideLogdirError):
         return error("outside_logdir", f"it is {exc.strerror}")
     if isinstance(exc, MemoryError):
