@@ -145,7 +145,7 @@ def test_empty_events_array(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("text", "kind"),
-    [("", "empty_file"), ("hello", "not_json"), ('{"a": 1}', "not_kineto"), ("   ", "not_kineto")],
+    [("", "empty_file"), ("hello", "not_json"), ('{"a": 1}', "not_kineto"), ("   ", "empty_file")],
 )
 def test_unreadable_files_say_why(tmp_path: Path, text: str, kind: str) -> None:
     with pytest.raises(TraceDecodeError) as err:

@@ -14,9 +14,9 @@ from kinetoscope.ingest.discovery import (
     Run,
     capture_files,
     find_span,
-    looks_like_kineto_trace,
     scan_logdir,
 )
+from kinetoscope.ingest.sniff import looks_like_kineto_trace
 from kinetoscope.ingest.watcher import LogdirWatcher
 
 KINETO_BODY = b'{"schemaVersion": 1, "traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 2}]}'

@@ -97,12 +97,16 @@ def _report_run(store: TraceStore, run: Run, args: argparse.Namespace) -> dict[s
         if name not in VIEWS:
             continue  # run-level views, below
         view = VIEWS[name]
-        # As a route answers the query of --param (none: the default form).
         try:
             request = view.decode(_params(args.param))
         except ViewParamError as exc:
             raise ReportError(f"view {name!r}: {exc}") from None
-        out[name] = msgspec.json.decode(view.answer_json(store, span.path, request))
+        try:  # as a route answers the query of --param (none: the default form)
+            data = view.answer_json(store, span.path, request)
+        except ViewParamError as exc:  # asked with --view of a trace without its data
+            print(f"kinetoscope: run {run.name!r}: {name}: {exc}", file=sys.stderr)
+            continue
+        out[name] = msgspec.json.decode(data)
     _run_views(store, run, args, out)
     if args.format == "text":
         print(render_text(run.name, worker.name, span.name, model, out))
@@ -178,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
                 failed = True
                 if isinstance(exc, RunFailed):
                     results[run.name] = exc.result  # the JSON says which run failed, and why
-    except ReportError as exc:
+    except (ReportError, DaskUnavailable) as exc:  # the scheduler down: said, not a traceback
         print(f"kinetoscope: {exc}", file=sys.stderr)
         return EXIT_LOAD
     finally:

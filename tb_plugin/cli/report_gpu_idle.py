@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from .text_tables import DEFAULT_WIDTH, Column, or_dash, rows_table, short, wrap
+from .text_tables import DEFAULT_WIDTH, Column, number, or_dash, rows_table, short, wrap
 
 
 def _ms_of_ns(ns: float) -> str:
-    return f"{ns / 1e6:.3f}"
+    return number(ns / 1e6, 3)
 
 
 def _us_of_ns(ns: float) -> str:
-    return f"{ns / 1e3:.1f}"
+    return number(ns / 1e3, 1)
 
 
 # A share of step time (0..1) as a percentage; "-" when there was no step time.

@@ -12,7 +12,7 @@ from ..model.trace_model import TraceModel
 from .health_text import render_health
 from .report_gpu_idle import render_gpu_idle
 from .report_snapshot import render_memory_snapshot
-from .text_tables import DEFAULT_WIDTH, Column, report_width
+from .text_tables import DEFAULT_WIDTH, Column, number, report_width
 from .text_tables import mib as _mib
 from .text_tables import ms as _ms
 from .text_tables import or_dash as _or_dash
@@ -311,7 +311,7 @@ _KERNEL_COLUMNS: list[Column] = [
     ("dev", "device", _or_dash(str)),
     ("calls", "calls", str),
     ("total ms", "total_us", _ms),
-    ("mean us", "mean_us", "{:.1f}".format),
+    ("mean us", "mean_us", lambda us: number(us, 1)),
     ("blocks/SM", "blocks_per_sm", _or_dash("{:.2f}".format)),
     ("occ %", "occupancy_pct", _or_dash("{:.1f}".format)),
     ("TC", "tensor_cores_used", {True: "yes", False: "no", None: "unknown"}.__getitem__),

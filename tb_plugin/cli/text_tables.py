@@ -14,7 +14,13 @@ MIN_TEXT_COLUMN = 12
 
 
 def ms(us: float) -> str:
-    return f"{us / 1000:.3f}"
+    return number(us / 1000, 3)
+
+
+def number(value: float, decimals: int) -> str:
+    """`value` with `decimals` decimals; an absurd one (a damaged `dur: 1e300`) in
+    exponent form, so a table cell stays a number a person can read."""
+    return f"{value:.{decimals}f}" if abs(value) < 1e12 else f"{value:.3e}"
 
 
 def report_width() -> int:

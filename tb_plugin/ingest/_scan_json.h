@@ -414,7 +414,8 @@ static const char *float_field(Scan *s, const char *p, double if_null, double *o
     if (*p != '-' && (*p < '0' || *p > '9')) return FAIL(s, "a float field holds a non-number");
     const char *q = scan_number(s, p, &is_int);
     if (!q) return NULL;
-    *out = number_value(p, q - p);
+    /* + 0.0: "-0" and "-0.0" read as 0.0, as the msgspec path reads them (columns._floats). */
+    *out = number_value(p, q - p) + 0.0;
     if (isinf(*out)) return FAIL(s, "a number out of range"); /* msgspec rejects those */
     return q;
 }

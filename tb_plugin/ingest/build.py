@@ -23,6 +23,8 @@ from ..model.trace_model import EVENT_COLUMNS, MEMORY_COLUMNS, TraceModel, empty
 from . import storage
 from .columns import INTERNED, Chunk, Interner, as_text, negative_duration_warning, to_int
 from .decode import DecodeReport, ProgressFn, TraceDecodeError, iter_event_batches
+from .event_text import decode_run, skip_separator
+from .limits import load_memory_bytes
 from .native_chunk import (
     ScannedSlice,
     as_chunk,
@@ -32,6 +34,7 @@ from .native_chunk import (
     text_slice_chunk,
 )
 from .pieces import Piece, Tail, decode_tail, iter_event_pieces
+from .schema import Event
 from .storage import file_identity
 
 
@@ -52,6 +55,8 @@ class ModelBuilder:
         self.args_total = 0
         self.rows = 0
         self.negative_durations = 0
+        self.nbytes = 0  # of the columns held (the args are spilled to the sink)
+        self.memory_cap = load_memory_bytes()
 
     def merge(self, chunk: Chunk) -> None:
         self.meta.extend(chunk.meta)
@@ -77,6 +82,17 @@ class ModelBuilder:
             self.mem_parts.append(chunk.memory)
         self.parts.append(cols)
         self.rows += n
+        self.nbytes += sum(c.nbytes for c in cols.values())
+        if chunk.memory is not None:
+            self.nbytes += sum(c.nbytes for c in chunk.memory.values())
+        if 2 * self.nbytes > self.memory_cap:  # the parts, then their join
+            raise TraceDecodeError(
+                "too_large",
+                f"loading it needs more than {self.memory_cap >> 20} MB of memory "
+                f"(KINETOSCOPE_LOAD_MEMORY_MB; {self.rows} events read so far), so it was "
+                "stopped",
+                0,
+            )
 
     def flush(self) -> None:
         if self._pending_write is not None:
@@ -186,6 +202,14 @@ def build_model(
     header = {k: v for k, v in report.header.items() if k != "traceEvents"}
     model = builder.finish(header, report, source, blob)
     return_freed_memory()
+    if model.partial and len(model) == 0:  # damaged before its first event: say so
+        raise TraceDecodeError(
+            "unreadable",
+            "no event could be read ("
+            + "; ".join(w.split("; kept")[0] for w in model.warnings[:2])
+            + ")",
+            0,
+        )
     return model
 
 
@@ -268,6 +292,26 @@ class _SliceWork:
     task: Callable[[bytes], ScannedSlice | Chunk]
 
 
+def _stop_at_damaged_slice(
+    body: bytes, report: DecodeReport, inflight: deque[tuple[bytes, Future[ScannedSlice | Chunk]]]
+) -> list[Event]:
+    """A slice of gzip text that does not decode whole: after damage the inflater repeats
+    earlier text at wrong places, so only the events before the damage are kept (the
+    slice decoded again as `decode_run` does for gzip text) and nothing after is read."""
+    for _, later in inflight:
+        later.cancel()
+    inflight.clear()
+    part = DecodeReport(compressed=True)
+    events = decode_run(body, skip_separator(body, 0), len(body), part, 0)
+    report.partial = report.stopped = True
+    # A scanning thread's offsets count from the start of its slice.
+    said = [w.replace("of the decompressed text", "of a slice of the text") for w in part.warnings]
+    report.warnings.extend(w for w in said if w not in report.warnings)
+    if not part.stopped:
+        report.warnings.append("the gzip data is damaged: stopped reading there")
+    return events
+
+
 def _decode_slices(
     f: BinaryIO,
     total: int,
@@ -293,6 +337,10 @@ def _decode_slices(
             break
         body, future = inflight.popleft()
         chunk = as_chunk(future.result())
+        if chunk.partial and report.compressed:
+            builder.merge(as_chunk(_stop_at_damaged_slice(body, report, inflight)))
+            pieces.close()
+            return
         builder.merge(chunk)
         if chunk.used == len(body):
             continue
@@ -301,7 +349,7 @@ def _decode_slices(
             later.cancel()
         inflight.clear()
         if isinstance(piece, Tail):
-            piece = Tail(rest + piece.text, in_array=True)
+            piece = Tail(rest + piece.text, in_array=True, in_object=piece.in_object)
         else:
             piece = pieces.send(rest + (piece or b""))
     assert isinstance(piece, Tail)

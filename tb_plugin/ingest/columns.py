@@ -49,9 +49,12 @@ class Interner:
 
 def _floats(values: list[Any], default: float = np.nan) -> np.ndarray:
     try:
-        return np.array(values, dtype=np.float64)
+        out = np.array(values, dtype=np.float64)
     except (TypeError, ValueError):
-        return np.array([_to_float(v, default) for v in values], dtype=np.float64)
+        out = np.array([_to_float(v, default) for v in values], dtype=np.float64)
+    # -0 and -0.0 read as 0.0 (IEEE: -0.0 + 0.0 is +0.0), as the compiled scanner does.
+    out += 0.0
+    return out
 
 
 def _to_float(v: Any, default: float) -> float:

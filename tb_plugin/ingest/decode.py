@@ -19,12 +19,14 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Union
 
 from .event_text import (
     ANY_DECODER,
+    BLANK_MESSAGE,
     EMPTY_MESSAGE,
     UNDECODABLE,
     PendingBlocks,
     decode_events,
     decode_run,
     find_events_start,
+    opens_object,
     skip_separator,
     split_points,
     stop_at_oversized_text,
@@ -84,9 +86,11 @@ def iter_event_batches(
     report: DecodeReport,
     progress: ProgressFn | None = None,
     read_text: TextReader | None = None,
+    in_object: bool | None = None,
 ) -> Iterator[Batch]:
     """Yield runs of events, in file order; fills `report` (header, partial, warnings).
-    A run is a list of events, or a Chunk where `read_text` read its text."""
+    A run is a list of events, or a Chunk where `read_text` read its text. `in_object`:
+    whether the events array is inside a top-level object (None: seen from the text)."""
     buf = b""
     start = -1  # offset in buf where the next event begins; -1 until the array is found
     consumed = 0  # bytes of text dropped from the front of buf, for error offsets
@@ -109,41 +113,51 @@ def iter_event_batches(
             buf = _trailer_window(buf)
             continue
         if start < 0:
-            found = find_events_start(buf, final=exhausted)
-            if found is None:
-                if exhausted:
-                    break
-                blank = len(buf) - len(buf.lstrip())  # a blank run is dropped as it comes
+            found = find_events_start(buf, final=exhausted, report=report)
+            if found is None:  # a blank run is dropped as it comes
+                blank = len(buf) - len(buf.lstrip())
+                report.blank_only = report.blank_only and blank == len(buf)
                 buf, consumed = buf[blank:], consumed + blank
                 continue
             start, report.header = found
+            in_object = opens_object(buf) if in_object is None else in_object
         batch, next_start, end_pos = _take_events(
             buf, start, exhausted, report, consumed, read_text
         )
         if batch:
             report.event_count += len(batch)
             yield batch
-        if end_pos is not None:
-            ended = True  # the keys after the array are read once, after the loop
-            buf = buf[end_pos:]
-            consumed += end_pos
-            start = 0
-            continue
-        consumed += next_start
-        buf = buf[next_start:]
-        start = 0
-        if len(buf) > limit:
+        if report.stopped:  # the rest is not JSON (damaged data): not read further
+            return
+        ended = end_pos is not None  # the keys after the array are read after the loop
+        cut = end_pos if end_pos is not None else next_start
+        buf, consumed, start = buf[cut:], consumed + cut, 0
+        if not ended and len(buf) > limit:
             stop_at_oversized_text(report, consumed, limit)
             return
-    if ended and exhausted and buf:
-        report.header.update(_read_trailer(buf, report))
+    if ended and exhausted:
+        _read_end(buf, report, bool(in_object))
     _check_end(report, saw_text, found_array=start >= 0, closed=ended)
+
+
+def _read_end(rest: bytes, report: DecodeReport, in_object: bool) -> None:
+    """The text after the events array: its keys, and whether the object is closed."""
+    if rest:
+        report.header.update(_read_trailer(rest, report))
+    if in_object and not rest.rstrip().endswith(b"}"):
+        report.partial = True
+        report.warnings.append(
+            "the file ends before its top-level object is closed (it was cut after "
+            "the events array): keys written after the events may be missing"
+        )
 
 
 def _check_end(report: DecodeReport, saw_text: bool, found_array: bool, closed: bool) -> None:
     """After the last block: an error for a file with no events, `partial` for a cut one."""
     if not saw_text:
         raise TraceDecodeError("empty_file", EMPTY_MESSAGE, 0)
+    if not found_array and report.blank_only:
+        raise TraceDecodeError("empty_file", BLANK_MESSAGE, 0)
     if not found_array:
         raise TraceDecodeError(
             "not_kineto",
@@ -187,7 +201,7 @@ def _take_events(
             events = decode_body(buf[body_start:last]) if last > body_start else []
             if events is not None:
                 return events, close, close
-        if ends and buf[ends[0][1] :].strip() in (b"", b"}"):
+        if ends and _ends_the_file(buf[ends[0][1] :]):
             # The array is closed but some events in it do not decode: keep the others.
             last, close = ends[0]
             return decode_run(buf, body_start, last, report, consumed), close, close
@@ -208,12 +222,36 @@ def _take_events(
                 return batch, cut, None
     if final:
         return decode_run(buf, body_start, len(buf), report, consumed), len(buf), None
-    if cuts and len(buf) - body_start > 4 * CHUNK_TARGET:
+    waited = len(buf) - body_start > 4 * CHUNK_TARGET
+    if cuts and (waited or _damaged_before(report, cuts[-1] - body_start)):
         # Nothing decodes even with more text: the text is broken here. Salvage event by
         # event, then go on. (A cut can also fail because it fell inside a string that
         # looks like a separator; more text then brings a good cut, so wait first.)
         return decode_run(buf, body_start, cuts[0], report, consumed), cuts[0], None
     return [], body_start, None  # blank text before the next event is dropped now
+
+
+def _damaged_before(report: DecodeReport, body_length: int) -> bool:
+    """Whether the last failed decode (of the text up to the last cut, tried last) stopped
+    far before that cut: damaged text, not a cut inside a string, so more text will not
+    help; it is salvaged now instead of after four chunks more (each tried again)."""
+    at = report.failed_at
+    return at is not None and body_length - at > (1 << 16)
+
+
+def _ends_the_file(rest: bytes) -> bool:
+    """Whether `rest` (after a candidate `]`) is what follows the events array: nothing,
+    the object's `}`, or keys after the array (`, "traceName": ...}`), so that `]` is the
+    array's end and not one inside a damaged event."""
+    body = rest.strip()
+    if body in (b"", b"}"):
+        return True
+    if not body.startswith(b",") or not body.endswith(b"}"):
+        return False
+    try:
+        return isinstance(ANY_DECODER.decode(b"{" + body[1:]), dict)
+    except UNDECODABLE:
+        return False
 
 
 def _array_ends(buf: bytes, body_start: int) -> list[tuple[int, int]]:

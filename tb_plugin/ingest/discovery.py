@@ -12,20 +12,16 @@ from __future__ import annotations
 
 import os
 import re
-import threading
-import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from . import storage
-from .naming import TraceName, display_name, parse_trace_name
-from .snapshot_files import SNAPSHOT_SUFFIXES, SnapshotFile, looks_like_snapshot, snapshot_files
+from .local_scan import Found, LocalScan
+from .naming import display_name, parse_trace_name
+from .snapshot_files import SnapshotFile, looks_like_snapshot, snapshot_files
+from .sniff import cached_sniff
 from .storage import FileState
 
-SNIFF_BYTES = 64 * 1024
-# A gzip member of JSON compresses ~10x; this bounds the raw read for odd files.
-_SNIFF_RAW_LIMIT = 4 * SNIFF_BYTES
-_SNIFF_CACHE_MAX = 100_000
 # vLLM and SGLang write the traces of their CUDA/HIP graph captures into this folder of
 # the run folder: they belong to the run's traces (the replays' attribution), not to a
 # run, worker or span of their own. A capture folder beside no trace is a run: its
@@ -67,95 +63,16 @@ def natural_key(text: str) -> _NaturalKey:
     return tuple(int(p) if i % 2 else p for i, p in enumerate(parts)), text
 
 
-_sniff_cache: dict[tuple[str, int, int], bool] = {}
-_sniff_lock = threading.Lock()
-
-
-def _read_head(path: str, gz: bool) -> bytes:
-    """Up to SNIFF_BYTES of content; for gzip whatever decompresses before a cut."""
-    with storage.open_binary(path) as f:
-        if not gz:
-            return f.read(SNIFF_BYTES)
-        # zlib directly rather than gzip.open: a cut stream still yields its prefix.
-        inflater = zlib.decompressobj(wbits=31)
-        out = b""
-        raw_read = 0
-        while len(out) < SNIFF_BYTES and raw_read < _SNIFF_RAW_LIMIT:
-            chunk = f.read(16 * 1024)
-            if not chunk:
-                break
-            raw_read += len(chunk)
-            try:
-                out += inflater.decompress(chunk, SNIFF_BYTES - len(out))
-            except zlib.error:
-                break
-            if inflater.eof:
-                break
-        return out
-
-
-def _sniff(head: bytes) -> bool:
-    if b'"traceEvents"' in head:
-        return True
-    # Before 2021 traces were a bare JSON array of events.
-    return head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"[") and b'"ph"' in head
-
-
-def looks_like_kineto_trace(path: str) -> bool:
-    """Whether discovery lists this file as a trace.
-
-    Torch-style names (``*.pt.trace.json[.gz]``) are always true without reading, so an
-    empty or broken one shows up as a broken worker instead of vanishing. Plain
-    ``*.json[.gz]`` files are sniffed: the first 64 KiB (decompressed) must hold
-    ``"traceEvents"`` or be a bare array with ``"ph"`` keys.
-    """
-    parsed = parse_trace_name(os.path.basename(path))
-    if parsed is None:
-        return False
-    if parsed.torch_style:
-        return True
-    try:
-        st = storage.stat(path)
-    except OSError:
-        return False
-    return _cached_sniff(path, parsed, st.size, st.mtime_ns)
-
-
-def _cached_sniff(path: str, parsed: TraceName, size: int, mtime_ns: int) -> bool:
-    if parsed.torch_style:
-        return True
-    if size == 0:
-        return False
-    key = (path, size, mtime_ns)
-    with _sniff_lock:
-        cached = _sniff_cache.get(key)
-    if cached is not None:
-        return cached
-    try:
-        result = _sniff(_read_head(path, parsed.gzip))
-    except OSError:  # StorageError included
-        # Unreadable now; do not cache so a later scan can retry.
-        return False
-    with _sniff_lock:
-        if len(_sniff_cache) >= _SNIFF_CACHE_MAX:
-            _sniff_cache.clear()  # stale keys of rewritten files; cheap to rebuild
-        _sniff_cache[key] = result
-    return result
-
-
-_Found = tuple[TraceName, str, FileState]
-
-
-def _span_order(item: _Found) -> tuple[bool, int, int, str]:
+def _span_order(item: Found) -> tuple[bool, int, int, str]:
     parsed, file, st = item
     ts = parsed.timestamp
     return (ts is None, ts if ts is not None else 0, st.mtime_ns, file)
 
 
 def _build_run(
-    name: str, path: str, found: Iterable[_Found], snapshots: Iterable[tuple[str, FileState]] = ()
+    name: str, path: str, found: Iterable[Found], snapshots: Iterable[tuple[str, FileState]] = ()
 ) -> Run:
-    by_worker: dict[str, list[_Found]] = {}
+    by_worker: dict[str, list[Found]] = {}
     for item in found:
         by_worker.setdefault(item[0].worker, []).append(item)
     workers = []
@@ -184,12 +101,17 @@ def scan_logdir(logdir: str) -> tuple[Run, ...]:
     """All runs under ``logdir``, sorted by name ("." first).
 
     Symlinked folders are followed, each real folder visited once (no loops); hidden
-    folders (``.git``, ``.ipynb_checkpoints``) and unreadable ones are skipped. A URL
-    (``s3://bucket/prefix``) is listed through `storage` (`scan_remote_logdir`).
+    folders (``.git``, ``.ipynb_checkpoints``) and unreadable ones are skipped. A file or
+    folder that resolves outside the logdir (a symbolic link out of it) is listed but
+    refused: its trace-named files are workers whose load fails with an `outside_logdir`
+    error, nothing behind the link is read or descended into, unless
+    KINETOSCOPE_FOLLOW_SYMLINKS=1. A URL (``s3://bucket/prefix``) is listed through
+    `storage` (`scan_remote_logdir`).
     """
     if storage.is_url(logdir):
         return scan_remote_logdir(logdir)
     root = os.path.abspath(logdir)
+    scan = LocalScan(os.path.realpath(root), storage.follow_symlinks())
     runs: list[Run] = []
     seen: set[tuple[int, int]] = set()
     stack = [root]
@@ -203,15 +125,7 @@ def scan_logdir(logdir: str) -> tuple[Run, ...]:
         if ident in seen:
             continue
         seen.add(ident)
-        found: list[_Found] = []
-        snapshots: list[tuple[str, FileState]] = []
-        subdirs: list[str] = []
-        try:
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    _classify(entry, found, subdirs, snapshots)
-        except OSError:
-            continue
+        found, subdirs, snapshots = scan.folder(folder)
         if found:
             subdirs = [d for d in subdirs if os.path.basename(d) != CAPTURE_FOLDER]
         # Reverse so the stack pops folders in name order: the first path to a folder
@@ -224,41 +138,13 @@ def scan_logdir(logdir: str) -> tuple[Run, ...]:
     return tuple(sorted(runs, key=_run_sort_key))
 
 
-def _classify(
-    entry: os.DirEntry[str],
-    found: list[_Found],
-    subdirs: list[str],
-    snapshots: list[tuple[str, FileState]],
-) -> None:
-    try:
-        if entry.name.startswith("."):
-            return
-        if entry.is_dir():
-            subdirs.append(entry.path)
-            return
-        parsed = parse_trace_name(entry.name)
-        snapshot = entry.name.lower().endswith(SNAPSHOT_SUFFIXES)
-        # is_file() excludes FIFOs and devices, which a sniff could block on.
-        if (parsed is None and not snapshot) or not entry.is_file():
-            return
-        st = entry.stat()
-    except OSError:
-        return  # vanished or broken symlink: not listable
-    if parsed is None:
-        if looks_like_snapshot(entry.path, st.st_size, st.st_mtime_ns):
-            snapshots.append((entry.name, FileState(st.st_size, st.st_mtime_ns)))
-        return
-    if _cached_sniff(entry.path, parsed, st.st_size, st.st_mtime_ns):
-        found.append((parsed, entry.name, FileState(st.st_size, st.st_mtime_ns)))
-
-
 def scan_remote_logdir(logdir: str) -> tuple[Run, ...]:
     """`scan_logdir` for a URL: one recursive listing of the prefix (a few requests per
     thousand objects), grouped by folder; hidden folders skipped as on disk. Raises
     `storage.StorageError` (or another OSError) when the logdir cannot be listed: a
     missing bucket or refused credentials must say so, not look like an empty logdir."""
     root = storage.absolute(logdir)
-    by_folder: dict[str, list[_Found]] = {}
+    by_folder: dict[str, list[Found]] = {}
     snapshots: dict[str, list[tuple[str, FileState]]] = {}
     for rel, state in storage.list_files(root):
         folder, _, file = rel.rpartition("/")
@@ -270,7 +156,7 @@ def scan_remote_logdir(logdir: str) -> tuple[Run, ...]:
                 snapshots.setdefault(folder, []).append((file, state))
                 by_folder.setdefault(folder, [])
             continue
-        if _cached_sniff(storage.join(root, rel), parsed, state.size, state.mtime_ns):
+        if cached_sniff(storage.join(root, rel), parsed, state.size, state.mtime_ns):
             by_folder.setdefault(folder, []).append((parsed, file, state))
     runs = [
         _build_run(
@@ -285,7 +171,7 @@ def scan_remote_logdir(logdir: str) -> tuple[Run, ...]:
     return tuple(sorted(runs, key=_run_sort_key))
 
 
-def _beside_traces(folder: str, by_folder: dict[str, list[_Found]]) -> bool:
+def _beside_traces(folder: str, by_folder: dict[str, list[Found]]) -> bool:
     """A `capture_traces/` folder whose parent folder holds traces (not a run)."""
     parent, _, name = folder.rpartition("/")
     return name == CAPTURE_FOLDER and bool(by_folder.get(parent))
@@ -313,7 +199,7 @@ def capture_files(trace_path: str) -> list[str]:
         if parsed is None or "/" in rel:
             continue
         path = storage.join(folder, rel)
-        if _cached_sniff(path, parsed, state.size, state.mtime_ns):
+        if cached_sniff(path, parsed, state.size, state.mtime_ns):
             out.append(path)
     return out
 

@@ -23,6 +23,8 @@ ROCPROF_MARKERS = (b'"rocprofiler-sdk-tool"', b"rocprof")
 
 # Text read while looking for the events array before a file is called not a trace.
 SNIFF_LIMIT = 64 << 20
+# Text a load may decode in vain (tries and salvage of damaged text) before it stops.
+SALVAGE_BUDGET = 256 << 20
 
 # msgspec raises RecursionError for values nested too deep (one hostile arg).
 UNDECODABLE = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
@@ -37,6 +39,39 @@ _OPENS_ARRAY = re.compile(rb"\s*:\s*\[")
 EMPTY_MESSAGE = (
     "the file is empty (0 bytes); the profiler was probably interrupted before it wrote the trace"
 )
+BLANK_MESSAGE = (
+    "the file holds only blank text (spaces, newlines); the profiler was probably "
+    "interrupted before it wrote the trace"
+)
+
+
+# Bytes no JSON text holds (controls other than tab, CR, LF, which JSON escapes in
+# strings): a few come from odd writers; a dense run is binary data, e.g. what an
+# inflater makes of gzip data after a flipped bit.
+_BINARY = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROLS = bytes(range(0x20)).translate(None, b"\t\n\r") + b"\x7f"
+_BINARY_WINDOW = 4096
+_AT_BYTE = re.compile(r"\(byte (\d+)\)")
+_REPAIRABLE = re.compile(rb"N/A|NaN|Infinity|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\xff]|\d[eE]\+?\d{3}")
+_BINARY_SHARE = 64  # more than 1 byte in 64 of a window: binary, not text
+
+
+def binary_start(buf: bytes, lo: int = 0, hi: int | None = None) -> int | None:
+    """Where buf[lo:hi] turns into binary data (not JSON text), or None. Only text that
+    failed to decode is looked at, so a whole trace never pays for it."""
+    hi = len(buf) if hi is None else hi
+    pos = lo
+    while (m := _BINARY.search(buf, pos, hi)) is not None:
+        window = buf[m.start() : m.start() + _BINARY_WINDOW]
+        if (len(window) - len(window.translate(None, _CONTROLS))) * _BINARY_SHARE > len(window):
+            return m.start()
+        pos = m.start() + _BINARY_WINDOW  # a stray control byte: look further on
+    return None
+
+
+def opens_object(buf: bytes) -> bool:
+    """Whether the text starts with `{` (the events array inside a top-level object)."""
+    return buf.lstrip(_BOM + b" \t\r\n")[:1] == b"{"
 
 
 def _repair(chunk: bytes, report: DecodeReport) -> bytes:
@@ -44,14 +79,52 @@ def _repair(chunk: bytes, report: DecodeReport) -> bytes:
 
 
 def decode_events(body: bytes, report: DecodeReport) -> list[Event] | None:
-    """Decode `body` (whole events joined by commas); None if it is not that."""
-    events = _decode_typed(_as_array(body), report)
+    """Decode `body` (whole events joined by commas); None if it is not that. Binary data
+    (damage) is not repaired: repairs cost seconds on megabytes of it and fix nothing."""
+    errors: list[BaseException] = []
+    events = _decode_typed(_as_array(body), report, errors)
     if events is not None:
         return events
-    repaired = _repair(body, report)
-    if repaired is body:
+    report.failed_at = _failed_at(errors)
+    if not _repair_may_help(body, errors):
+        _failed(body, report)
         return None
-    return _decode_typed(_as_array(repaired), report)
+    repaired = _repair(body, report)
+    events = None if repaired is body else _decode_typed(_as_array(repaired), report)
+    if events is None:
+        _failed(body, report)
+    return events
+
+
+def _failed(body: bytes, report: DecodeReport) -> None:
+    """Count text decoded in vain; past SALVAGE_BUDGET the load stops (a bounded cost
+    for damaged text of any kind)."""
+    report.failed_bytes += len(body)
+    if report.failed_bytes > SALVAGE_BUDGET and not report.stopped:
+        report.partial = report.stopped = True
+        report.warnings.append(
+            f"more than {SALVAGE_BUDGET >> 20} MiB of text failed to decode (the file is "
+            "damaged): stopped reading, kept the events read so far"
+        )
+
+
+def _repair_may_help(body: bytes, errors: list[BaseException]) -> bool:
+    """Whether what msgspec stopped at is what `repair_text` fixes (bytes that are not
+    UTF-8, N/A, NaN, Infinity, a huge exponent, a raw control byte): repairs cost about a
+    second per 10 MB, and damaged text (a flipped bit in gzip data) fails elsewhere."""
+    if not errors or isinstance(errors[0], UnicodeDecodeError):
+        return True
+    found = _AT_BYTE.search(str(errors[0]))
+    if found is None:  # truncated, nested too deep: no repair changes that
+        return False
+    at = int(found.group(1)) - 1  # in `[body]`
+    return _REPAIRABLE.search(body, max(0, at - 16), at + 32) is not None
+
+
+def _failed_at(errors: list[BaseException]) -> int | None:
+    """Where in the body msgspec stopped (None: at its end, or not said)."""
+    found = _AT_BYTE.search(str(errors[0])) if errors else None
+    return int(found.group(1)) - 1 if found else None
 
 
 def _as_array(body: bytes) -> bytes:
@@ -59,12 +132,16 @@ def _as_array(body: bytes) -> bytes:
     return b"".join((b"[", body, b"]"))
 
 
-def _decode_typed(text: bytes, report: DecodeReport) -> list[Event] | None:
+def _decode_typed(
+    text: bytes, report: DecodeReport, errors: list[BaseException] | None = None
+) -> list[Event] | None:
     try:
         return _events_decoder.decode(text)
     except msgspec.ValidationError:
         return _decode_lenient(text, report)
-    except UNDECODABLE:
+    except UNDECODABLE as exc:
+        if errors is not None:
+            errors.append(exc)
         return None
 
 
@@ -118,12 +195,18 @@ def skip_separator(buf: bytes, pos: int) -> int:
 
 
 def decode_run(buf: bytes, lo: int, hi: int, report: DecodeReport, consumed: int) -> list[Event]:
-    """Decode buf[lo:hi]; where it does not decode, keep every event that does."""
+    """Decode buf[lo:hi]; where it does not decode, keep every event that does. Where
+    the text turns into binary data (damage), keep the events before it and stop the
+    load there (`report.stopped`): what follows damage of that kind is not salvaged."""
     if hi <= lo:
         return []
     events = decode_events(buf[lo:hi], report)
     if events is not None:
         return events
+    binary = binary_start(buf, lo, hi)
+    if binary is not None:
+        hi = binary
+        stop_at_damage(report, consumed + binary, "turns into binary data")
     cuts = [lo] + [m.start() + 1 for m in _BETWEEN_EVENTS.finditer(buf, lo, hi)] + [hi]
     kept: list[Event] = []
     bad_at: int | None = None
@@ -131,6 +214,11 @@ def decode_run(buf: bytes, lo: int, hi: int, report: DecodeReport, consumed: int
     for a, b in zip(cuts, cuts[1:]):
         piece_start = skip_separator(buf, a)
         piece = decode_events(buf[piece_start:b], report)
+        if piece is None and report.compressed and b < hi:  # the last one: a cut file
+            # Inflated after damage, gzip text repeats earlier text at wrong places:
+            # events that decode there would be wrong numbers, so none is kept.
+            stop_at_damage(report, consumed + piece_start, "stops being JSON (gzip data damaged)")
+            break
         if piece is None:
             skipped += 1
             if bad_at is None:
@@ -146,8 +234,13 @@ def decode_run(buf: bytes, lo: int, hi: int, report: DecodeReport, consumed: int
     return kept
 
 
-def find_events_start(buf: bytes, final: bool) -> tuple[int, dict[str, Any]] | None:
-    """Offset just after the `[` that opens the events, and the header read before it."""
+def find_events_start(
+    buf: bytes, final: bool, report: DecodeReport | None = None
+) -> tuple[int, dict[str, Any]] | None:
+    """Offset just after the `[` that opens the events, and the header read before it.
+    A header that cannot be read (nested too deep, damaged) before the only
+    `"traceEvents": [` of the file: the events are read, the header is not (`report`
+    says so, partial)."""
     stripped = buf.lstrip()
     if stripped.startswith(_BOM):  # some editors and Windows tools write one
         stripped = stripped[len(_BOM) :].lstrip()
@@ -162,9 +255,17 @@ def find_events_start(buf: bytes, final: bool) -> tuple[int, dict[str, Any]] | N
             "not_json", "the file is not JSON: it does not start with { or [", lead
         )
     pos = 0
+    unread: int | None = None  # the first array whose header does not decode
     while True:
         key = buf.find(_EVENTS_KEY, pos)
         if key < 0:
+            if unread is not None and report is not None and (final or len(buf) > SNIFF_LIMIT):
+                report.partial = True
+                report.warnings.append(
+                    "the keys before the events array could not be read (nested too deep "
+                    "or damaged): the events are read, the trace's header is not"
+                )
+                return unread, {}
             if final or len(buf) > SNIFF_LIMIT:
                 rocprof = any(marker in buf for marker in ROCPROF_MARKERS)
                 raise TraceDecodeError(
@@ -188,6 +289,7 @@ def find_events_start(buf: bytes, final: bool) -> tuple[int, dict[str, Any]] | N
             try:
                 header = ANY_DECODER.decode(_repair(head, DecodeReport()) + b"}")
             except UNDECODABLE:
+                unread = m.end() if unread is None else unread
                 pos = key + 1
                 continue
         return m.end(), header if isinstance(header, dict) else {}
@@ -214,6 +316,15 @@ class PendingBlocks:
         self.blocks.clear()
         self.size = 0
         return joined
+
+
+def stop_at_damage(report: DecodeReport, offset: int, what: str) -> None:
+    """The text is damaged from `offset` on: the load keeps what came before, and stops."""
+    report.partial = report.stopped = True
+    report.warnings.append(
+        f"the text {what} at byte {offset} of the decompressed text: the file is damaged "
+        "there; stopped reading, kept the events before it"
+    )
 
 
 def stop_at_oversized_text(report: DecodeReport, offset: int, limit: int) -> None:

@@ -65,3 +65,18 @@ def max_snapshot_bytes() -> int:
     near 6 GB. The H100 test snapshot holds ~160 bytes per history entry, so torch's
     default history (100,000 entries) is some 16 MB."""
     return int(env_number("KINETOSCOPE_MAX_SNAPSHOT_MB", 512) * (1 << 20))
+
+
+def _machine_memory_mb() -> float:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / (1 << 20)
+    except (OSError, ValueError, AttributeError):  # not POSIX
+        return 16384.0
+
+
+def load_memory_bytes() -> int:
+    """Memory one load may build up (its columns, counted twice for the final join)
+    before it stops with a `too_large` error (KINETOSCOPE_LOAD_MEMORY_MB, default a
+    quarter of the machine's RAM: two loads run at once, and the models and views they
+    make need room too)."""
+    return int(env_number("KINETOSCOPE_LOAD_MEMORY_MB", _machine_memory_mb() / 4) * (1 << 20))

@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 
 from . import storage
-from .discovery import _read_head, _sniff
 from .event_text import ROCPROF_MARKERS
 from .naming import parse_trace_name
+from .sniff import read_head, sniff
 
 NOT_KINETO = "JSON but not a Kineto trace"
 _JSON_START = b"\xef\xbb\xbf \t\r\n"
@@ -21,7 +21,7 @@ def describe_json_head(head: bytes) -> str | None:
     """`NOT_KINETO`, with "(rocprof output?)" when the text names rocprof, for the first
     bytes of a JSON file that is no Kineto trace; None for a trace or text that is not
     JSON at all."""
-    if _sniff(head) or not head.lstrip(_JSON_START).startswith((b"{", b"[")):
+    if sniff(head) or not head.lstrip(_JSON_START).startswith((b"{", b"[")):
         return None
     rocprof = any(marker in head for marker in ROCPROF_MARKERS)
     return NOT_KINETO + (" (rocprof output?)" if rocprof else "")
@@ -34,7 +34,7 @@ def not_a_trace_reason(path: str) -> str | None:
     if parsed is None:
         return None
     try:
-        return describe_json_head(_read_head(path, parsed.gzip))
+        return describe_json_head(read_head(path, parsed.gzip))
     except OSError:
         return None
 

@@ -30,6 +30,7 @@ class Tail:
 
     text: bytes
     in_array: bool
+    in_object: bool | None = None  # the array is inside a top-level object (None: unknown)
 
 
 Piece = Union[bytes, Tail]
@@ -45,6 +46,7 @@ def iter_event_pieces(
     slice it holds) back, and that text is cut again."""
     buf = b""
     start = -1
+    in_object: bool | None = None
     saw_text = False
     limit = max_event_bytes()
     pending = scan.PendingBlocks()
@@ -58,11 +60,12 @@ def iter_event_pieces(
             if found is None:
                 continue
             start, report.header = found
+            in_object = scan.opens_object(buf)
         cut = next(scan.split_points(buf, scan.skip_separator(buf, start)), None)
         if cut is None:
             if len(buf) - start > limit:
                 scan.stop_at_oversized_text(report, start, limit)
-                yield Tail(b"", in_array=True)
+                yield Tail(b"", in_array=True, in_object=in_object)
                 return
             continue
         body, buf, start = buf[start:cut], buf[cut:], 0
@@ -73,7 +76,7 @@ def iter_event_pieces(
     if not saw_text:
         raise TraceDecodeError("empty_file", scan.EMPTY_MESSAGE, 0)
     buf = pending.append_to(buf)
-    yield Tail(buf[start:] if start >= 0 else buf, in_array=start >= 0)
+    yield Tail(buf[start:] if start >= 0 else buf, in_array=start >= 0, in_object=in_object)
 
 
 def decode_tail(
@@ -82,7 +85,11 @@ def decode_tail(
     """Decode a `Tail`: the end of the array, the keys after it, or a file cut short."""
     text = b"[" + tail.text if tail.in_array else tail.text
     part = DecodeReport()
-    for batch in iter_event_batches(io.BytesIO(text), len(text), part, read_text=read_text):
+    in_object = tail.in_object if tail.in_array else None
+    batches = iter_event_batches(
+        io.BytesIO(text), len(text), part, read_text=read_text, in_object=in_object
+    )
+    for batch in batches:
         report.event_count += len(batch)
         yield batch
     if tail.in_array:

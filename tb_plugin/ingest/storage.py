@@ -20,6 +20,7 @@ usual places (environment, config files; e.g. `AWS_ENDPOINT_URL` or
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat as stat_mode
@@ -28,6 +29,8 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, BinaryIO
+
+from .limits import env_number
 
 # A URL scheme as fsspec reads one ("s3://", "abfs://", "simplecache::s3://"); a Windows
 # drive ("C:\\") has one letter and no "//".
@@ -54,6 +57,51 @@ _STATES_MAX = 200_000
 class StorageError(OSError):
     """A location that cannot be used: its backend is not installed, or the store refused
     (the message says which, and what to do)."""
+
+
+class StoreUnreachable(StorageError):
+    """The store did not answer in time, or the connection broke (after the bounded
+    retries): a network problem, not the file's."""
+
+
+class OutsideLogdirError(PermissionError):
+    """A listed file that resolves (through a symbolic link) outside its logdir: never
+    read, unless KINETOSCOPE_FOLLOW_SYMLINKS=1."""
+
+
+OUTSIDE_LOGDIR = (
+    "a symbolic link that leads outside the logdir, so it is not read "
+    "(set KINETOSCOPE_FOLLOW_SYMLINKS=1 to follow links on purpose)"
+)
+# Paths discovery listed but refused (they resolve outside the logdir root): every read
+# goes through `stat`/`open_binary`/`file_identity`, so refusing here closes every door
+# (routes, CLI, notebook) below the resolver. A later scan that finds the path inside
+# (the link replaced by a file) lifts the refusal.
+_refused: set[str] = set()
+_refused_lock = threading.Lock()
+
+
+def follow_symlinks() -> bool:
+    """KINETOSCOPE_FOLLOW_SYMLINKS=1: links out of the logdir are read like any file."""
+    return os.environ.get("KINETOSCOPE_FOLLOW_SYMLINKS", "").strip() == "1"
+
+
+def mark_refused(path: str, refused: bool) -> None:
+    """Record discovery's verdict on a listed local path (see `OutsideLogdirError`)."""
+    with _refused_lock:
+        if refused:
+            _refused.add(path)
+        else:
+            _refused.discard(path)
+
+
+def check_allowed(location: str) -> None:
+    """Raise OutsideLogdirError for a path discovery refused."""
+    if _refused and not follow_symlinks():
+        with _refused_lock:
+            refused = location in _refused
+        if refused:
+            raise OutsideLogdirError(errno.EACCES, OUTSIDE_LOGDIR, location)
 
 
 @dataclass(frozen=True)
@@ -91,6 +139,7 @@ def parent(location: str) -> str:
 def stat(location: str) -> FileState:
     """The file's state (raises OSError, e.g. FileNotFoundError, as `os.stat` does)."""
     if not is_url(location):
+        check_allowed(location)
         st = os.stat(location)
         return FileState(st.st_size, st.st_mtime_ns, None, stat_mode.S_ISREG(st.st_mode))
     with _states_lock:
@@ -109,8 +158,12 @@ def stat(location: str) -> FileState:
 def open_binary(location: str) -> BinaryIO:
     """The file opened for reading bytes; remote objects are streamed in blocks."""
     if not is_url(location):
+        check_allowed(location)
         return open(location, "rb")  # noqa: SIM115 - the caller closes it
     fs, path = _filesystem(location)
+    # The object may have been overwritten since it was listed: its cached info (the old
+    # ETag) would fail every read ("no longer exists") until a restart.
+    fs.invalidate_cache(path)
     handle: BinaryIO = _call(location, fs.open, path, "rb", block_size=REMOTE_BLOCK)
     return handle
 
@@ -175,7 +228,7 @@ def _filesystem(location: str) -> tuple[Any, str]:
     except ImportError:
         raise StorageError(f"{location}: reading {protocol}:// needs fsspec ({hint})") from None
     try:
-        fs, path = url_to_fs(location)
+        fs, path = url_to_fs(location, **_bounded_options(protocol))
     except ImportError as exc:
         raise StorageError(
             f"{location}: reading {protocol}:// needs a backend that is not installed "
@@ -183,7 +236,30 @@ def _filesystem(location: str) -> tuple[Any, str]:
         ) from None
     except ValueError as exc:  # an unknown protocol
         raise StorageError(f"{location}: {exc} ({hint})") from None
+    if protocol in ("s3", "s3a"):
+        fs.retries = 2  # s3fs's own retry layer (default 5, with backoff), above botocore's
     return fs, path
+
+
+def _bounded_options(protocol: str) -> dict[str, Any]:
+    """Each remote request bounded (KINETOSCOPE_STORE_TIMEOUT_S, default 10, for the
+    connection and for each read; 2 tries in botocore, 2 in s3fs (set on the instance)), so a
+    store that accepts connections and never answers costs a bounded time (botocore's
+    defaults and s3fs's add up to minutes)."""
+    if protocol not in ("s3", "s3a"):
+        return {}
+    timeout = env_number("KINETOSCOPE_STORE_TIMEOUT_S", 10)
+    config = {
+        "connect_timeout": timeout,
+        "read_timeout": timeout,
+        "retries": {"max_attempts": 2, "mode": "standard"},
+    }
+    return {"config_kwargs": config}
+
+
+# Names of the network failures of backends (botocore, aiohttp, asyncio): retried by the
+# backend already, then said as "unreachable", not as an internal error.
+_NETWORK = re.compile(r"Timeout|Connect|Connection|EndpointConnection|ServerDisconnected")
 
 
 def _call(location: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -197,10 +273,15 @@ def _call(location: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
             f"access refused by the store ({exc}); check the credentials it is given "
             "(environment, config files)"
         ) from None
-    except OSError:
+    except OSError as exc:
+        if isinstance(exc, (TimeoutError, ConnectionError)) or _NETWORK.search(type(exc).__name__):
+            raise StoreUnreachable(f"{location}: the store is unreachable ({exc})") from None
         raise
     except Exception as exc:  # noqa: BLE001 - backends raise their own types
-        raise StorageError(f"{location}: {type(exc).__name__}: {str(exc)[:300]}") from None
+        what = f"{type(exc).__name__}: {str(exc)[:300]}"
+        if _NETWORK.search(type(exc).__name__):
+            raise StoreUnreachable(f"{location}: the store is unreachable ({what})") from None
+        raise StorageError(f"{location}: {what}") from None
 
 
 def _state_of(info: dict[str, Any]) -> FileState:

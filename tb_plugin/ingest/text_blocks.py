@@ -41,6 +41,11 @@ class DecodeReport:
     partial: bool = False
     warnings: list[str] = field(default_factory=list)
     event_count: int = 0
+    blank_only: bool = True  # every byte read so far was blank (an empty_file)
+    stopped: bool = False  # the text turned into binary data (damage): reading stopped
+    failed_bytes: int = 0  # text decoded in vain, repairs tried (the salvage budget)
+    failed_at: int | None = None  # where in its text the last failed decode stopped
+    compressed: bool = False  # gzip: after damage its text is not to be trusted
 
 
 ProgressFn = Callable[[int, int], None]
@@ -88,6 +93,7 @@ def _raw_text_blocks(
             if progress:
                 progress(done, total)
         return
+    report.compressed = True
     inflater = _zlib_impl.decompressobj(31)
     data = first
     produced = 0  # text bytes yielded

@@ -31,9 +31,9 @@ from ..api.endpoints import ENDPOINTS, span_pages
 from ..api.registry import Answer, Endpoint, Scope
 from ..api.resolve import NotFound, Target, find_run, resolve, worker_names
 from ..ingest import storage
-from ..ingest.discovery import Run, SpanFile
+from ..ingest.discovery import Run
 from ..ingest.limits import env_number
-from ..ingest.watcher import LogdirWatcher
+from ..ingest.watcher import BackgroundWatcher, StillListing
 from ..model.errors import ViewParamError
 from ..model.trace_model import TraceModel
 from ..store.cache import DiskCache, default_cache_dir
@@ -112,7 +112,10 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
     def __init__(self, context: base_plugin.TBContext) -> None:
         self.logdir = _logdir(context)
         interval = env_number("KINETOSCOPE_RESCAN_SECONDS", 10)
-        self.watcher = LogdirWatcher(self.logdir, interval_s=interval)
+        # The first listing runs off the request thread: a store that never answers must
+        # not hold TensorBoard's plugins_listing (every plugin's page).
+        first_wait = env_number("KINETOSCOPE_FIRST_LISTING_WAIT_S", 2)
+        self.watcher = BackgroundWatcher(self.logdir, interval_s=interval, first_wait_s=first_wait)
         self._started = False
         self._start_lock = threading.Lock()
         self._active = False
@@ -136,6 +139,8 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
                 self._active = bool(self._runs())
             except LogdirUnreadableError as exc:
                 log.warning("kinetoscope: %s", exc)
+            except StillLoading:
+                pass  # not known yet: asked again at TensorBoard's next plugins_listing
         return self._active
 
     def frontend_metadata(self) -> base_plugin.FrontendMetadata:
@@ -153,6 +158,8 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
                     self._started = True
         try:
             return self.watcher.runs()
+        except StillListing:
+            raise StillLoading({"state": "listing", "message": "listing the logdir..."}) from None
         except OSError as exc:  # only a URL logdir raises: a local one lists what it can
             raise LogdirUnreadableError(f"cannot list the logdir: {exc}") from None
 
@@ -167,7 +174,7 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
             except StillLoading as loading:
                 return self._json(request, loading.body, code=202)
             except Exception as exc:  # noqa: BLE001 - an analysis bug must not kill TensorBoard
-                raise public_error(endpoint, exc, files) from None
+                return self._error(request, public_error(endpoint, exc, files))
             if isinstance(answer, wrappers.Response):
                 return answer
             return self._json(request, answer)
@@ -198,10 +205,20 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
         if endpoint.answer is Answer.STATUS:
             return self._status_body(first)
         if endpoint.answer is Answer.FILE:
-            return self._download(request, first.span)
+            return self._download(request, first)
         if scope is Scope.SPANS:
             return self._trace_view(endpoint, targets, params)
         return self._span_view(endpoint, first, params)
+
+    def _error(self, request: wrappers.Request, error: errors.PublicError) -> Any:
+        """The documented error body, `{"error": {"message": ...}}` as JSON with the
+        error's code (TensorBoard's own handler would answer text/plain)."""
+        if error.http_code >= 500:
+            log.warning("kinetoscope: %s", error)
+        response = self._json(request, {"error": {"message": str(error)}}, code=error.http_code)
+        for name, value in error.headers:
+            response.headers[name] = value
+        return response
 
     def _json(self, request: wrappers.Request, body: Any, code: int = 200) -> Any:
         data = body if isinstance(body, bytes) else msgspec.json.encode(body)
@@ -294,8 +311,14 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
             raise StillLoading(job.progress())
         return job.result
 
-    def _download(self, request: wrappers.Request, span: SpanFile) -> Any:
-        """The trace file itself, streamed, as an attachment (an object in blocks)."""
+    def _download(self, request: wrappers.Request, target: Target) -> Any:
+        """The trace file itself, streamed, as an attachment (an object in blocks); only a
+        file that loaded as a trace (a refused or broken one answers its load error)."""
+        span = target.span
+        try:
+            self.store.wait(span.path, timeout=env_number("KINETOSCOPE_DOWNLOAD_WAIT_S", 10))
+        except NotReady:
+            raise StillLoading(self._status_body(target)) from None
         if storage.kind(span.path) != "file":
             raise errors.NotFoundError(f"{span.file} was removed")
         gz = span.file.endswith(".gz")

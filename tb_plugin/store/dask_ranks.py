@@ -18,6 +18,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any
 
+from ..ingest.limits import env_number
 from .pool_settings import DASK_ENV, rank_workers
 
 LOCAL = "local"
@@ -26,6 +27,10 @@ CONNECT_TIMEOUT_S = 30
 
 class DaskUnavailable(RuntimeError):
     """Dask was asked for but `distributed` cannot be imported."""
+
+
+class DaskUnreachable(DaskUnavailable):
+    """The scheduler did not answer within KINETOSCOPE_DASK_CONNECT_TIMEOUT_S."""
 
 
 def require_distributed(asked_by: str) -> None:
@@ -67,7 +72,14 @@ class DaskRanks(Executor):
                 self._closers.append(cluster.close)
                 client = Client(cluster)
             else:
-                client = Client(self.address, timeout=CONNECT_TIMEOUT_S)
+                timeout = env_number("KINETOSCOPE_DASK_CONNECT_TIMEOUT_S", CONNECT_TIMEOUT_S)
+                try:
+                    client = Client(self.address, timeout=timeout)
+                except OSError as exc:  # refused, timed out, a name that does not resolve
+                    raise DaskUnreachable(
+                        f"cannot reach the Dask scheduler at {self.address} ({self.asked_by}): "
+                        f"{str(exc)[:200]}"
+                    ) from None
             self._closers.insert(0, client.close)
             # pure=False: a path's summary is not shared between jobs by Dask's key
             # (the file may have changed; the disk cache handles reuse).

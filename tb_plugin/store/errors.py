@@ -8,6 +8,7 @@ from typing import Any
 
 from ..ingest.decode import TraceDecodeError
 from ..ingest.naming import display_name
+from ..ingest.storage import OutsideLogdirError, StoreUnreachable
 
 
 class NotReady(Exception):
@@ -44,6 +45,10 @@ def describe_error(path: str, exc: BaseException) -> dict[str, Any]:
         )
     if isinstance(exc, FileNotFoundError):
         return error("missing", "the file was removed")
+    if isinstance(exc, StoreUnreachable):
+        return error("unreachable", f"the store did not answer ({exc}); tried again when asked for")
+    if isinstance(exc, OutsideLogdirError):
+        return error("outside_logdir", f"it is {exc.strerror}")
     if isinstance(exc, MemoryError):
         return error("too_large", "not enough memory to load it")
     if isinstance(exc, OSError):

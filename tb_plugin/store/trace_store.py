@@ -51,6 +51,7 @@ class LoadState:
     bytes_done: int = 0
     bytes_total: int = 0
     error: dict[str, Any] | None = None
+    failed_at: float = 0.0  # time.monotonic() of the error
     model: TraceModel | None = None
     views: dict[str, bytes] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -72,6 +73,14 @@ class LoadState:
 def _is_cache_write_error(exc: OSError) -> bool:
     # Reading the trace fails with other errors (ENOENT, EISDIR, ...); these are writes.
     return exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EFBIG)
+
+
+def _retry_due(state: LoadState) -> bool:
+    """A load that failed because the store did not answer is tried again after
+    KINETOSCOPE_UNREACHABLE_RETRY_S (default 10, the rescan period)."""
+    if state.state != ERROR or not state.error or state.error.get("kind") != "unreachable":
+        return False
+    return time.monotonic() - state.failed_at > env_number("KINETOSCOPE_UNREACHABLE_RETRY_S", 10)
 
 
 def _count_param_views(views: dict[str, bytes]) -> int:
@@ -112,6 +121,9 @@ class TraceStore:
         key = cache_key(source)
         with self.lock:
             state = self.states.get(key)
+            if state is not None and _retry_due(state):
+                del self.states[key]  # the store did not answer: asked again, not forever
+                state = None
             if state is not None:
                 self.states.move_to_end(key)
                 return state
@@ -170,6 +182,7 @@ class TraceStore:
         except Exception as exc:  # noqa: BLE001 - every failure becomes a per-file error
             log.warning("kinetoscope: cannot load %s: %s", state.path, exc)
             state.error = describe_error(state.path, exc)
+            state.failed_at = time.monotonic()
             state.state = ERROR
         state.done.set()
         self._evict()

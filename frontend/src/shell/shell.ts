@@ -117,7 +117,13 @@ export class Shell {
   private async refreshRuns(wanted?: UrlState): Promise<void> {
     let runs: RunInfo[];
     try {
-      runs = (await this.api.get('runs', {})).runs;
+      const answer = await this.api.get('runs', {});
+      if ('loading' in answer) {
+        // 202: the first listing of the logdir is still under way (a slow object store).
+        this.showBanner('Listing the logdir… (an object store can be slow)');
+        return;
+      }
+      runs = answer.runs;
     } catch (error) {
       this.showBanner(`Cannot list runs: ${describeError(error)}. Retrying…`);
       if (!this.selection)

@@ -26,6 +26,10 @@ def parse_range(params: Mapping[str, Any]) -> tuple[float | None, float | None, 
 def selected_devices(
     index: MemoryIndex, params: Mapping[str, Any], default_all: bool
 ) -> list[DeviceSeries]:
+    if not index.devices:
+        # One rule for every memory route: no memory events is a 400 with this reason
+        # (the memory page is not offered for such a trace), never an empty 200.
+        raise ViewParamError("the trace has no memory events")
     name = params.get("device")
     if name in (None, ""):
         if default_all:

@@ -1,0 +1,101 @@
+"""One folder of a local logdir, listed with the symlink rule: a file or folder that
+resolves outside the logdir is listed by name but refused (its load fails with
+`outside_logdir`, nothing behind the link is read), unless KINETOSCOPE_FOLLOW_SYMLINKS=1."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from . import storage
+from .naming import TraceName, parse_trace_name
+from .snapshot_files import SNAPSHOT_SUFFIXES, looks_like_snapshot
+from .sniff import cached_sniff
+from .storage import FileState
+
+Found = tuple[TraceName, str, FileState]  # a trace file: its parsed name, file name, state
+Snapshot = tuple[str, FileState]  # a memory snapshot: file name, state
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+@dataclass
+class LocalScan:
+    """One scan's symlink rule: `root` is the logdir's real path; `follow` the opt-in."""
+
+    root: str
+    follow: bool
+
+    def folder(self, folder: str) -> tuple[list[Found], list[str], list[Snapshot]]:
+        """The trace files and memory snapshots directly in `folder`, and the folders to
+        descend into."""
+        found: list[Found] = []
+        subdirs: list[str] = []
+        snapshots: list[Snapshot] = []
+        outside = not self.follow and not _inside(os.path.realpath(folder), self.root)
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if outside:
+                        self._refuse(entry, found)
+                    else:
+                        self._classify(entry, found, subdirs, snapshots)
+        except OSError:
+            pass
+        return found, subdirs, snapshots
+
+    def _leaves(self, entry: os.DirEntry[str]) -> bool:
+        """Whether a symbolic link leads outside the logdir (refused unless followed)."""
+        if self.follow or not entry.is_symlink():
+            return False
+        return not _inside(os.path.realpath(entry.path), self.root)
+
+    def _classify(
+        self,
+        entry: os.DirEntry[str],
+        found: list[Found],
+        subdirs: list[str],
+        snapshots: list[Snapshot],
+    ) -> None:
+        try:
+            if entry.name.startswith("."):
+                return
+            if entry.is_dir():
+                # A folder linked in from outside: its files listed (refused), not read.
+                subdirs.append(entry.path)
+                return
+            parsed = parse_trace_name(entry.name)
+            snapshot = entry.name.lower().endswith(SNAPSHOT_SUFFIXES)
+            if parsed is None and not snapshot:
+                return
+            if self._leaves(entry):
+                self._refuse(entry, found)  # a snapshot linked in from outside: not listed
+                return
+            # is_file() excludes FIFOs and devices, which a sniff could block on.
+            if not entry.is_file():
+                return
+            st = entry.stat()
+        except OSError:
+            return  # vanished or broken symlink: not listable
+        if parsed is None:
+            if looks_like_snapshot(entry.path, st.st_size, st.st_mtime_ns):
+                snapshots.append((entry.name, FileState(st.st_size, st.st_mtime_ns)))
+            return
+        storage.mark_refused(entry.path, False)
+        if cached_sniff(entry.path, parsed, st.st_size, st.st_mtime_ns):
+            found.append((parsed, entry.name, FileState(st.st_size, st.st_mtime_ns)))
+
+    @staticmethod
+    def _refuse(entry: os.DirEntry[str], found: list[Found]) -> None:
+        """A trace-named file outside the logdir: listed by name alone, never read."""
+        parsed = parse_trace_name(entry.name)
+        if entry.name.startswith(".") or parsed is None:
+            return
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            return
+        storage.mark_refused(entry.path, True)
+        found.append((parsed, entry.name, FileState(st.st_size, st.st_mtime_ns)))

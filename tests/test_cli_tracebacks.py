@@ -1,0 +1,87 @@
+"""`kinetoscope report` ends in a message and an exit code, never a traceback (issue 27):
+absurd durations in the text report, an unreachable Dask scheduler, a view asked of a
+trace without its data."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import socket
+import time
+from pathlib import Path
+
+import pytest
+from builders import TraceBuilder
+from kinetoscope.cli.main import EXIT_LOAD, main
+from test_contract import worker_trace
+from test_damage_both_readers import PARTIAL
+
+
+def _gpu_trace() -> TraceBuilder:
+    return worker_trace()  # steps, an op launching a kernel, memory events
+
+
+def test_text_report_of_a_huge_duration(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each event in turn with `dur: 1e300`: the report prints, numbers stay readable."""
+    base = _gpu_trace()
+    for k, event in enumerate(base.events):
+        if "dur" not in event:
+            continue
+        t = copy.deepcopy(base)
+        t.events[k]["dur"] = 1e300
+        run = tmp_path / f"e{k}"
+        run.mkdir()
+        t.write(run / "w.1.pt.trace.json")
+        assert main(["report", str(run), "--no-cache"]) == 0, event
+        out = capsys.readouterr().out
+        assert "== run . / worker w / span 1" in out
+        assert not re.search(r"\d{20}", out), f"a 300-digit number for {event['cat']}"
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_unreachable_dask_scheduler_is_a_message_and_an_exit_code(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("distributed")
+    monkeypatch.setenv("KINETOSCOPE_DASK_CONNECT_TIMEOUT_S", "2")
+    for worker in ("rank0", "rank1"):  # a distributed run: its ranks go to the scheduler
+        _gpu_trace().write(tmp_path / f"{worker}.1.pt.trace.json")
+    address = f"tcp://127.0.0.1:{_closed_port()}"
+    started = time.monotonic()
+    code = main(["report", str(tmp_path), "--no-cache", "--dask", address])
+    assert code == EXIT_LOAD
+    assert time.monotonic() - started < 20
+    err = capsys.readouterr().err
+    assert f"cannot reach the Dask scheduler at {address}" in err
+    assert "Traceback" not in err
+
+
+def test_a_view_the_trace_lacks_is_said_not_raised(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    t = TraceBuilder()
+    t.step(1, 0, 100)
+    t.op("aten::mm", 10, 50)
+    t.write(tmp_path / "w.1.pt.trace.json")
+    assert main(["report", str(tmp_path), "--no-cache", "--view", "memory"]) == 0
+    assert "memory: the trace has no memory events" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("case", sorted(PARTIAL))
+def test_stderr_and_json_say_the_same_of_partial(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str
+) -> None:
+    text = PARTIAL[case][0]
+    if len(text) > 1 << 20:
+        pytest.skip("the 10 MB number: covered by the readers' tests")
+    (tmp_path / "w.1.pt.trace.json").write_text(text)
+    assert main(["report", str(tmp_path), "--no-cache", "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["status"]["partial"] is True
+    assert "partial trace" in captured.err

@@ -1,0 +1,46 @@
+"""One load's memory is bounded (issue 27): a small gzip of valid events that would build
+gigabytes of columns stops at KINETOSCOPE_LOAD_MEMORY_MB with a clear `too_large` error,
+while a neighbour trace loads."""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from builders import TraceBuilder
+from conftest import PluginClient
+
+EVENT = b'{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 5, "dur": 1}'
+
+
+def test_a_compressible_bomb_stops_at_the_cap_and_the_neighbour_loads(
+    tmp_path: Path,
+    plugin_client: Callable[[Path], PluginClient],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("KINETOSCOPE_LOAD_MEMORY_MB", "16")
+    monkeypatch.setenv("KINETOSCOPE_NO_CACHE", "1")
+    run = tmp_path / "run"
+    run.mkdir()
+    text = b'{"traceEvents": [' + b",".join([EVENT] * 400_000) + b"]}"
+    bomb = gzip.compress(text, 9)
+    assert len(bomb) < len(text) // 100  # a small file...
+    (run / "bomb.1.pt.trace.json.gz").write_bytes(bomb)
+    t = TraceBuilder()
+    t.step(1, 0, 100)
+    t.op("aten::mm", 10, 50)
+    t.write(run / "good.1.pt.trace.json")
+    client = plugin_client(tmp_path)
+    status = client.wait_ready("run", "bomb")
+    assert status["state"] == "error"
+    assert status["error"]["kind"] == "too_large"
+    assert "KINETOSCOPE_LOAD_MEMORY_MB" in status["error"]["message"]
+    assert client.wait_ready("run", "good")["state"] == "ready"
+    response = client.get("overview", run="run", worker="bomb")
+    assert response.status_code == 422
+    # ... that loads whole under a cap it fits in.
+    monkeypatch.setenv("KINETOSCOPE_LOAD_MEMORY_MB", "4096")
+    (run / "bomb.1.pt.trace.json.gz").write_bytes(gzip.compress(text, 6))
+    assert client.wait_ready("run", "bomb", timeout=120)["event_count"] == 400_000
