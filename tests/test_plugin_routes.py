@@ -82,8 +82,8 @@ def test_a_broken_worker_does_not_hide_the_others(plugin_client: Make, logdir: P
         ({"run": "job/a", "worker": "worker0", "span": "9"}, 404),
         ({"run": "../../etc", "worker": "passwd", "span": "1"}, 404),
         ({"run": "job/a/../a", "worker": "worker0", "span": "1"}, 404),
-        ({"worker": "worker0", "span": "1"}, 400),
-        ({"run": "job/a", "span": "1"}, 400),
+        ({"worker": "worker0", "span": "1"}, 400),  # no run named
+        ({"run": "job/a", "span": "x"}, 404),  # no worker named: the first one, no span x
     ],
 )
 def test_bad_parameters(
