@@ -9,7 +9,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pandas as pd
+import pytest
 from conftest import PluginClient
+from kinetoscope.model.errors import ViewParamError
 from kinetoscope.notebook import Trace
 
 
@@ -93,6 +95,19 @@ def assert_span_frames_match_routes(trace: Trace, client: PluginClient) -> None:
         frame = trace.kernels(group_by=group_by)
         assert_rows(frame, view["rows"])
         assert_attrs(frame, view, "rows")
+    if "memory" in route(client, "status", **scope)["views"]:
+        assert_memory_frames_match_routes(trace, client, scope)
+    else:  # the one rule of the memory routes: no memory events, 400; the frame says so too
+        response = client.get("memory", **scope)
+        assert response.status_code == 400
+        with pytest.raises(ViewParamError, match="no memory events"):
+            trace.memory()
+    assert_gpu_idle_frames_match_route(trace, route(client, "gpu_idle", **scope))
+
+
+def assert_memory_frames_match_routes(
+    trace: Trace, client: PluginClient, scope: dict[str, Any]
+) -> None:
     memory = route(client, "memory", **scope)
     frame = trace.memory()
     assert_rows(frame, memory["devices"])
@@ -102,7 +117,6 @@ def assert_span_frames_match_routes(trace: Trace, client: PluginClient) -> None:
     allocations = trace.memory_allocations()
     assert len(allocations) == events["total_rows"]
     assert_rows(allocations.iloc[: len(events["rows"])], events["rows"])
-    assert_gpu_idle_frames_match_route(trace, route(client, "gpu_idle", **scope))
 
 
 def assert_gpu_idle_frames_match_route(trace: Trace, view: dict[str, Any]) -> None:

@@ -40,6 +40,7 @@ from kinetoscope.ingest.naming import rank_from_name
 from kinetoscope.ingest.storage import file_identity
 from kinetoscope.store.cache import DiskCache, cache_key
 from kinetoscope.store.pools import WorkerPools
+from kinetoscope.store.run_jobs import RunJobs
 from kinetoscope.store.trace_store import TraceStore
 
 LOADER = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
@@ -553,6 +554,7 @@ def test_route_progress_then_answer(tmp_path: Path) -> None:
     gated = GatedExecutor()
     client.plugin.store.close()
     client.plugin.store = TraceStore(None, executor=gated)
+    client.plugin.run_jobs = RunJobs(client.plugin.store)  # the plugin's jobs on that store
     try:
         runs = {r["name"]: r for r in client.json("runs")["runs"]}
         assert runs["job"]["views"] == ["distributed"] and runs["solo"]["views"] == []

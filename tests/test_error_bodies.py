@@ -17,7 +17,7 @@ from test_contract import QUERIES, worker_trace
 NAMED = [e for e in ENDPOINTS.values() if e.scope not in (Scope.STATIC, Scope.LOGDIR)]
 SPAN = {"run": "job", "worker": "worker0", "span": "1"}
 # Routes answering other than JSON on success still answer JSON errors.
-OTHER = {"download": (SPAN, {"run": "job"})}
+OTHER = {"download": (SPAN, {"worker": "worker0"})}  # bad: no run named
 
 
 @pytest.fixture(scope="module")
