@@ -42,6 +42,7 @@ from ..model.categories import Kind
 from ..model.errors import ViewParamError
 from ..model.trace_model import TraceModel
 from .common import gpu_device_ids, launches_of, name_flags, unique_rows
+from .compiled_kernels import CompiledKernel, SourceFrame, compiled_columns
 from .devices import matrix_core_name, trace_vendor
 from .gpu_idle.delay import grouped_delay, launch_delays_of
 from .graph_replay import GraphReplay, graph_replay, has_graph_launches
@@ -52,8 +53,8 @@ from .rules import is_step_name
 from .taxonomy import MATRIX_UNKNOWN, MATRIX_YES, WORKS
 
 # 2: tri-state matrix-core use, work class; 3: launch delay columns; 4: graph replays;
-# 5: interpolated p90
-VERSION = "5"
+# 5: interpolated p90; 6: Inductor kernels' fused ops and source
+VERSION = "6"
 GROUP_BY = ("name", "op")
 
 
@@ -82,6 +83,8 @@ class _KernelRowBase(TypedDict):
 class KernelRow(_KernelRowBase, total=False):
     op_name: str | None  # only with group_by=op: the launching op, None when none did
     replayed: bool  # only with group_by=op: the calls ran in a CUDA/HIP graph replay
+    fused_ops: list[str]  # only for Inductor kernels: the aten ops fused in it
+    source: list[SourceFrame]  # only for Inductor kernels: model code first
 
 
 class KernelsView(TypedDict):
@@ -221,6 +224,7 @@ class _Groups:
     configs: list[Config]  # the representative launch configuration per group
     op_names: list[str]  # op name codes past the model's names: capture-time ops
     delay: tuple[np.ndarray, np.ndarray]  # launch delay mean and p90, ns (NaN: none known)
+    compiled: list[CompiledKernel | None]  # Inductor kernels: fused ops, source frames
 
 
 def _group(
@@ -248,8 +252,7 @@ def _group(
     else:
         uniq, group = np.empty((0, key.shape[1]), np.int64), np.empty(0, np.int64)
     n = uniq.shape[0]
-    lo = np.full(n, np.inf)
-    hi = np.full(n, -np.inf)
+    lo, hi = np.full(n, np.inf), np.full(n, -np.inf)
     np.minimum.at(lo, group, dur)
     np.maximum.at(hi, group, dur)
     occ = ev["occupancy"][rows].astype(np.float64)
@@ -282,6 +285,7 @@ def _group(
         configs=rep_cfg,
         op_names=extra_ops,
         delay=grouped_delay(launch_delays_of(model, rows), group, n),
+        compiled=compiled_columns(model, rows, group, n),
     )
 
 
@@ -376,6 +380,8 @@ def _kernel_row(model: TraceModel, g: _Groups, i: int, group_by: str) -> KernelR
             "launch_delay_p90_us": _us_of_ns(g.delay[1][i]),
         }
     )
+    if g.compiled[i] is not None:
+        row.update(g.compiled[i])  # type: ignore[arg-type]
     return cast(KernelRow, row)
 
 
