@@ -41,6 +41,7 @@ from ..model.categories import Kind
 from ..model.errors import ViewParamError
 from ..model.trace_model import TraceModel
 from .common import gpu_device_ids, launches_of, unique_rows
+from .compiled_kernels import CompiledKernel, SourceFrame, compiled_columns
 from .devices import matrix_core_name, trace_vendor
 from .gpu_idle.delay import grouped_delay, launch_delays_of
 from .graph_replay import GraphReplay, graph_replay, has_graph_launches
@@ -53,8 +54,8 @@ from .trusted_rows import untrusted_mask
 
 # 2: tri-state matrix-core use, work class; 3: launch delay columns; 4: graph replays;
 # 5: interpolated p90; 6: left_out_events (trace health); 7: roofline fields (the device
-# peaks' key is appended by the registry entry)
-VERSION = "7"
+# peaks' key is appended by the registry entry); 8: Inductor kernels' fused ops and source
+VERSION = "8"
 GROUP_BY = ("name", "op")
 
 
@@ -83,6 +84,8 @@ class _KernelRowBase(RooflineFields):
 class KernelRow(_KernelRowBase, total=False):
     op_name: str | None  # only with group_by=op: the launching op, None when none did
     replayed: bool  # only with group_by=op: the calls ran in a CUDA/HIP graph replay
+    fused_ops: list[str]  # only for Inductor kernels: the aten ops fused in it
+    source: list[SourceFrame]  # only for Inductor kernels: model code first
 
 
 class KernelsView(TypedDict):
@@ -190,6 +193,7 @@ class _Groups:
     op_names: list[str]  # op name codes past the model's names: capture-time ops
     delay: tuple[np.ndarray, np.ndarray]  # launch delay mean and p90, ns (NaN: none known)
     roof: dict[str, np.ndarray]  # the roofline sums (roofline/metrics.grouped)
+    compiled: list[CompiledKernel | None]  # Inductor kernels: fused ops, source frames
 
 
 def _group(
@@ -246,6 +250,7 @@ def _group(
         op_names=extra_ops,
         delay=grouped_delay(launch_delays_of(model, rows), group, n),
         roof=grouped(kernel_costs(model, rows), dur, group, n),
+        compiled=compiled_columns(model, rows, group, n),
     )
 
 
@@ -325,6 +330,8 @@ def _kernel_row(model: TraceModel, g: _Groups, i: int, group_by: str) -> KernelR
             **fields(g.roof, i),
         }
     )
+    if g.compiled[i] is not None:
+        row.update(g.compiled[i])  # type: ignore[arg-type]
     return cast(KernelRow, row)
 
 

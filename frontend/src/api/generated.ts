@@ -379,6 +379,8 @@ export interface KernelDiff extends RowDiffBase {
 export interface KernelRow extends KernelRowBase {
   op_name?: string | null;
   replayed?: boolean;
+  fused_ops?: string[];
+  source?: SourceFrame[];
 }
 
 export interface KernelRowBase extends RooflineFields {
@@ -904,6 +906,12 @@ export interface SnapshotFrame {
 export interface SnapshotListing {
   file: string;
   size: number;
+}
+
+export interface SourceFrame {
+  filename: string;
+  line: number | null;
+  name: string;
 }
 
 export interface SpanListing {

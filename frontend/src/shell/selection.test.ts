@@ -84,6 +84,9 @@ describe('helpers', () => {
     assert.equal(chooseView(['overview', 'trace'], ['overview'], 'trace'), 'overview');
     assert.equal(chooseView(['overview', 'trace'], ['overview', 'trace'], 'trace'), 'trace');
     assert.equal(chooseView([], ['overview'], 'overview'), undefined);
+    // a link to the Modules view of a trace without modules opens it (it says why)
+    assert.equal(chooseView(['overview'], ['overview', 'modules'], 'modules'), 'modules');
+    assert.equal(chooseView(['overview'], ['overview'], 'modules'), 'overview');
   });
 
   it('computes load progress', () => {

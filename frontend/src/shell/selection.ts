@@ -44,7 +44,13 @@ export function sameSelection(a: Selection | null, b: Selection | null): boolean
   return a.run === b.run && a.worker === b.worker && a.span === b.span;
 }
 
-/** The view to show: the wanted one if offered and known, else the first known offered. */
+/** Views whose route answers on every trace, saying why it has nothing to show: a link
+ * to one opens it even where the trace does not offer it (the Modules view of a trace
+ * without module calls says so, instead of a silent Overview). */
+export const ANSWERS_ANY_TRACE: readonly string[] = ['modules'];
+
+/** The view to show: the wanted one if offered and known (or known and answering on any
+ * trace), else the first known offered. */
 export function chooseView(
   offered: readonly string[],
   known: readonly string[],
@@ -52,6 +58,9 @@ export function chooseView(
 ): string | undefined {
   const usable = offered.filter((v) => known.includes(v));
   if (wanted !== undefined && usable.includes(wanted)) return wanted;
+  if (wanted !== undefined && known.includes(wanted) && ANSWERS_ANY_TRACE.includes(wanted)) {
+    return wanted;
+  }
   return usable[0];
 }
 

@@ -8,7 +8,14 @@ import { rooflineColumns, ROOFLINE_NARROW_HIDES } from '../../components/rooflin
 import { formatBytes, formatCount, formatDuration, formatPercent } from '../../components/format';
 import type { SortValue } from '../../components/table_model';
 import { yesNo } from '../../components/table_tools';
-import { dimsSize, dimsText, matrixCoreShort, shortKernelName } from './model';
+import {
+  dimsSize,
+  dimsText,
+  frameText,
+  matrixCoreShort,
+  shortKernelName,
+  sourceText,
+} from './model';
 
 /** Columns the kernel table drops first, in order, when it is too narrow (1280 px). */
 export const NARROW_HIDES = [
@@ -29,7 +36,7 @@ export const NARROW_HIDES = [
 
 /** A right-aligned number column of a KernelRow field. */
 function numberColumn(
-  key: keyof KernelRow,
+  key: Exclude<keyof KernelRow, 'fused_ops' | 'source'>,
   label: string,
   tooltip: string,
   minWidth: number,
@@ -104,6 +111,29 @@ const OPERATOR: ColumnSpec<KernelRow> = {
     // A graph replay: the op is the capturing one when the capture was profiled.
     const why = 'Ran in a CUDA/HIP graph replay (see the graph replay tile)';
     return h('span', null, op, h('span', { class: 'ks-no', title: why }, ' · replayed'));
+  },
+};
+
+// Inductor kernels (compiled code): the model line first, the fused aten ops on hover.
+const SOURCE: ColumnSpec<KernelRow> = {
+  key: 'source',
+  label: 'Source',
+  tooltip:
+    'Compiled (Inductor) kernels: the model code that ran the kernel, then the generated ' +
+    'wrapper; hover for all frames and the aten ops fused in it. Click to sort.',
+  minWidth: 160,
+  grow: 1.2,
+  value: (row) => sourceText(row),
+  cell: (row) => {
+    const frames = row.source ?? [];
+    if (!frames.length && !row.fused_ops) return h('span', { class: 'ks-no' }, '—');
+    const title = [
+      ...(row.fused_ops ? [`fused: ${row.fused_ops.join(', ')}`] : []),
+      ...frames.map((f) => `${f.filename}:${f.line ?? '?'} ${f.name}`),
+    ].join('\n');
+    const first = frames[0];
+    const text = first ? frameText(first) : (row.fused_ops ?? []).join(', ');
+    return h('span', { class: 'ks-mono', title }, text);
   },
 };
 
@@ -200,6 +230,7 @@ export function kernelColumns(
   return [
     NAME,
     ...(groupBy === 'op' ? [OPERATOR] : []),
+    ...(data.rows.some((r) => r.fused_ops !== undefined) ? [SOURCE] : []),
     ...(data.devices.length > 1 ? [DEVICE] : []),
     ...(data.streams.length > 1 ? [STREAM] : []),
     ...LAUNCH_COLUMNS,

@@ -11,6 +11,7 @@ import {
   kernelPie,
   searchTexts,
   shortKernelName,
+  sourceText,
   TC_NOT_USING,
   TC_UNKNOWN,
   TC_USING,
@@ -151,5 +152,19 @@ describe('kernel rows', () => {
       '"void k<1, 2>(int)",aten::mm,0,7,1,10,10,10,10,,,32,0,,"[128, 1, 1]",false,false',
     );
     assert.equal(kernelCsv([], 'name').header[1], 'Device');
+  });
+});
+
+describe('sourceText', () => {
+  it('gives the model line first, then the wrapper, files by their last part', () => {
+    assert.equal(sourceText(row('k')), '');
+    const triton = row('triton_poi_fused_gelu_view_2', {
+      fused_ops: ['aten::view', 'aten::gelu'],
+      source: [
+        { filename: '/home/u/model.py', line: 81, name: 'forward' },
+        { filename: '/tmp/ind/an/cabc.py', line: null, name: 'call' },
+      ],
+    });
+    assert.equal(sourceText(triton), 'model.py:81 > cabc.py');
   });
 });

@@ -190,3 +190,13 @@ export function kernelCsv(
   });
   return { header, rows: out };
 }
+
+/** `file:line` of a source frame, the file's last path part only. */
+export function frameText(f: { filename: string; line: number | null }): string {
+  return `${f.filename.split('/').pop() ?? f.filename}${f.line === null ? '' : `:${f.line}`}`;
+}
+
+/** An Inductor kernel's source frames as one line, model code first ('' when none). */
+export function sourceText(row: KernelRow): string {
+  return (row.source ?? []).map(frameText).join(' > ');
+}

@@ -1,0 +1,99 @@
+// Real-browser test of compiled code in the Kernels page (issue 29): a real TensorBoard on
+// a logdir holding the H100 `torch.compile` trace (tests/data/h100/compiled, with its
+// inductor_code/ folder) and a trace without nn.Module calls; Debian's chromium driven by
+// playwright-core. Checks the Source column against the `kernels` route, and that a link to
+// the Modules view of a trace without modules says why. Run with `node --test` on this file.
+
+import assert from 'node:assert/strict';
+import { cp } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import * as h from './harness.mjs';
+import { PLUGIN, REPO, waitUntil } from './harness.mjs';
+
+const OUT = path.join(REPO, 'test-output', 'e2e');
+const SHOTS = path.join(OUT, 'compiled');
+const P = `p.${PLUGIN}.`;
+const WAIT_MS = 60_000;
+const H100 = path.join(REPO, 'tests', 'data', 'h100');
+const COMPILED = { run: 'compiled', worker: 'gpu0' };
+const NO_MODULES = { run: 'cudagraph_replay', worker: 'gpu0' };
+const shoot = h.screenshotter(SHOTS, { fullPage: true });
+const env = h.newEnv();
+
+async function api(route, params = {}) {
+  const url = new URL(`/data/plugin/${PLUGIN}/${route}`, env.base);
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+  return waitUntil(`${route} from the API`, async () => {
+    const response = await fetch(url, { signal: AbortSignal.timeout(30_000) });
+    if (response.status === 202) return null;
+    assert.equal(response.status, 200, `${route} answered ${response.status}`);
+    return response.json();
+  });
+}
+
+const frame = () => h.pluginFrame(env.page);
+
+function hashOf(state) {
+  const items = [PLUGIN, ...Object.entries(state).map(([k, v]) => `${P}${k}=${v}`)];
+  return `#${items.map((i) => i.split('=').map(encodeURIComponent).join('=')).join('&')}`;
+}
+
+const frameText = (f) => `${f.filename.split('/').pop()}${f.line === null ? '' : `:${f.line}`}`;
+
+describe('Compiled kernels and modules in TensorBoard', { timeout: 600_000 }, () => {
+  before(async () => {
+    await h.startEnv(env, {
+      shots: SHOTS,
+      tmpPrefix: 'kinetoscope-e2e-compiled-',
+      log: path.join(OUT, 'tensorboard-compiled.log'),
+      viewport: { width: 1440, height: 1400 },
+      waitMs: WAIT_MS,
+      populate: async (logdir) => {
+        await cp(path.join(H100, 'compiled'), path.join(logdir, 'compiled'), { recursive: true });
+        await cp(path.join(H100, 'cudagraph_replay'), path.join(logdir, 'cudagraph_replay'), {
+          recursive: true,
+        });
+      },
+    });
+    env.page = await env.context.newPage();
+    h.watchErrors(env.page, env.errors);
+  });
+
+  after(async () => {
+    await h.stopEnv(env);
+  });
+
+  test('Triton kernels show their model source line', async () => {
+    const data = await api('kernels', COMPILED);
+    const want = new Map(
+      data.rows.filter((r) => r.source).map((r) => [r.name, r.source.map(frameText).join(' > ')]),
+    );
+    assert.ok(want.get('triton_poi_fused_gelu_view_2')?.startsWith('record_gpu.py:81 > '));
+    await env.page.goto(`${env.base}${hashOf({ ...COMPILED, view: 'kernels' })}`);
+    const table = frame().locator('[data-testid="kernel-table"]');
+    await table.locator('.ks-twindow [data-col="source"]').first().waitFor({ timeout: WAIT_MS });
+    await shoot(env.page, 'kernels');
+    const shown = await table.evaluate((el) =>
+      Array.from(el.querySelectorAll('.ks-twindow [role="row"]'), (row) => ({
+        kernel: row.dataset.kernel,
+        source: row.querySelector('[data-col="source"]')?.dataset.value,
+      })),
+    );
+    const triton = shown.filter((r) => want.has(r.kernel));
+    assert.ok(triton.length > 0, 'a Triton kernel row is in view');
+    for (const row of triton) assert.equal(row.source, want.get(row.kernel));
+  });
+
+  test('the Modules view of a trace without modules says so', async () => {
+    const status = await api('status', NO_MODULES);
+    assert.ok(!status.views.includes('modules'));
+    await env.page.goto(`${env.base}${hashOf({ ...NO_MODULES, view: 'modules' })}`);
+    const note = frame().locator('[data-testid="modules-unavailable"]');
+    await note.waitFor({ state: 'visible', timeout: WAIT_MS });
+    await shoot(env.page, 'no-modules');
+    assert.match(await note.innerText(), /No module information/);
+    h.assertNoErrors(env.errors);
+  });
+});
