@@ -58,4 +58,4 @@ export function rooflineColumns<R extends RooflineFields>(): ColumnSpec<R>[] {
 }
 
 /** Dropped first when the table is too narrow. */
-export const ROOFLINE_NARROW_HIDES = ['intensity', 'gbps', 'tflops'];
+export const ROOFLINE_NARROW_HIDES = ['intensity', 'gbps', 'tflops', 'bound', 'pct_of_peak'];
