@@ -5,6 +5,7 @@ import { BarChart, LineChart, PieChart } from 'echarts/charts';
 import {
   GridComponent,
   LegendComponent,
+  MarkAreaComponent,
   MarkLineComponent,
   MarkPointComponent,
   TooltipComponent,
@@ -15,5 +16,7 @@ import { CanvasRenderer } from 'echarts/renderers';
 echarts.use([BarChart, PieChart, GridComponent, LegendComponent, TooltipComponent, CanvasRenderer]);
 // Memory view: step-line curves with the peak marked.
 echarts.use([LineChart, MarkLineComponent, MarkPointComponent]);
+// Memory snapshot: the trace's window shaded on the snapshot's timeline.
+echarts.use([MarkAreaComponent]);
 
 export { echarts };
