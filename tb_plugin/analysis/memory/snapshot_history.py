@@ -42,7 +42,7 @@ from .snapshot_columns import (
 __all__ = ["Allocation", "Replay", "replay", "time_of"]
 
 
-@dataclass
+@dataclass(slots=True)  # a million of them alive at a big snapshot's peak
 class Allocation:
     size: int
     stream: int | None
