@@ -16,6 +16,7 @@ import contextlib
 import gc
 import io
 import pickle
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -56,21 +57,68 @@ def read_snapshot(path: str) -> dict[str, Any]:
                 f"{size} bytes is over the snapshot limit of {limit} (KINETOSCOPE_MAX_SNAPSHOT_MB)"
             )
         with storage.open_binary(path) as f:
-            data = f.read(limit + 1)
+            # Unpickled as it is read: the file's bytes are never all held beside what
+            # they decode to (a tenth of the peak memory of a big snapshot).
+            stream = _Capped(io.BufferedReader(_Raw(f), buffer_size=1 << 20), size)
+            _check_protocol(stream.peek(2)[:2])
+            return _decode(stream)
     except OSError as exc:
         raise SnapshotError(f"cannot read it: {exc}") from None
-    if len(data) > limit:  # grew since the stat
-        raise SnapshotError(f"over the snapshot limit of {limit} bytes")
-    return decode_snapshot(data)
+
+
+class _Raw(io.RawIOBase):
+    """Any binary file (a remote one has `read` only) as a raw stream to buffer."""
+
+    def __init__(self, f: Any) -> None:
+        self._f = f
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        chunk = self._f.read(len(buffer))
+        buffer[: len(chunk)] = chunk
+        return len(chunk)
+
+
+class _Capped:
+    """The first `size` bytes of a stream (its size at the stat, within the limit): no
+    read goes past them, so a damaged length in the pickle asks for what is there, not
+    for gigabytes."""
+
+    def __init__(self, stream: io.BufferedReader, size: int) -> None:
+        self._stream, self._left = stream, size
+
+    def read(self, n: int = -1) -> bytes:
+        data = self._stream.read(self._left if n < 0 else min(n, self._left))
+        self._left -= len(data)
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        got = self._stream.readinto(memoryview(buffer)[: self._left])
+        self._left -= got
+        return got
+
+    def readline(self) -> bytes:
+        line = self._stream.readline(self._left)
+        self._left -= len(line)
+        return line
+
+    def peek(self, n: int = 0) -> bytes:
+        return self._stream.peek(n)[: self._left]
 
 
 def decode_snapshot(data: bytes) -> dict[str, Any]:
     """`read_snapshot` of bytes already read."""
-    _check_protocol(data)
+    _check_protocol(data[:2])
+    return _decode(io.BytesIO(data))
+
+
+def _decode(stream: Any) -> dict[str, Any]:
     try:
         with collector_paused():
-            value = _PlainUnpickler(io.BytesIO(data)).load()
-    except SnapshotError:
+            value = _PlainUnpickler(stream).load()
+    except (SnapshotError, OSError):
         raise
     except RecursionError:
         raise SnapshotError("damaged: nested too deeply") from None
@@ -127,7 +175,13 @@ def _check_protocol(data: bytes) -> None:
 def check_plain(value: Any) -> None:
     """SnapshotError unless `value` is plain data without cycles. Iterative (a deep file
     cannot exhaust the stack); a container shared by many (torch's frames are) is checked
-    once, and leaves are checked where they stand, without a stack entry each."""
+    once, and leaves are checked where they stand, without a stack entry each.
+
+    Only a container with more than one reference can be met twice or close a cycle
+    (a cycle's first container is referenced from outside it and from inside it), so
+    one whose only reference is its parent's (the millions of history entries) is
+    checked without being remembered: no entry in `done` or `open_now` for it, which is
+    most of this walk's time and memory on a big snapshot."""
     if type(value) in _LEAVES:
         return
     _refuse_kind(value)
@@ -135,7 +189,10 @@ def check_plain(value: Any) -> None:
     open_now: set[int] = set()
     stack: list[tuple[Any, bool]] = [(value, False)]
     while stack:
-        item, leaving = stack.pop()
+        item, leaving, refs = _popped(stack)
+        if refs <= _ONE_PARENT:
+            _push_children(item, stack)
+            continue
         ident = id(item)
         if leaving:
             open_now.discard(ident)
@@ -147,16 +204,37 @@ def check_plain(value: Any) -> None:
             raise SnapshotError("refused: a container holds itself")
         open_now.add(ident)
         stack.append((item, True))
-        for child in item.values() if type(item) is dict else item:
-            if type(child) in _LEAVES:
-                continue
-            _refuse_kind(child)
-            stack.append((child, False))
-        if type(item) is dict:
-            for key in item:  # keys are hashable: leaves or tuples
-                if type(key) not in _LEAVES:
-                    _refuse_kind(key)
-                    stack.append((key, False))
+        _push_children(item, stack)
+
+
+def _push_children(item: Any, stack: list[tuple[Any, bool]]) -> None:
+    for child in item.values() if type(item) is dict else item:
+        if type(child) in _LEAVES:
+            continue
+        _refuse_kind(child)
+        stack.append((child, False))
+    if type(item) is dict:
+        for key in item:  # keys are hashable: leaves or tuples
+            if type(key) not in _LEAVES:
+                _refuse_kind(key)
+                stack.append((key, False))
+
+
+def _popped(stack: list[tuple[Any, bool]]) -> tuple[Any, bool, int]:
+    """The top of the stack and its reference count, as seen from here."""
+    item, leaving = stack.pop()
+    return item, leaving, sys.getrefcount(item)
+
+
+# The count `_popped` sees for a container with one parent, measured (not assumed: what
+# the interpreter's own references add differs between versions). Any other reference
+# to a container only makes it look shared: the safe side.
+def _one_parent_refs() -> int:
+    parent: list[Any] = [[]]
+    return _popped([(parent[0], False)])[2]
+
+
+_ONE_PARENT = _one_parent_refs()
 
 
 _LEAVES = frozenset(PLAIN_LEAVES)

@@ -190,8 +190,58 @@ describe('the Memory snapshot view in TensorBoard', { timeout: 600_000 }, () => 
     h.assertNoErrors(env.errors);
   });
 
+  test('the Memory tab has a Snapshot part; the run-level page links to it', async () => {
+    const view = await apiSnapshots('h100');
+    await openSnapshots('h100');
+    const link = frame().locator('[data-testid="snapshot-memory-link"]');
+    assert.match(
+      await link.getAttribute('href'),
+      /view=memory&.*memory\.part=snapshot|memory\.part=snapshot.*view=memory/,
+    );
+    await link.click();
+    const part = frame().locator('[data-testid="memory-part-snapshot"]');
+    await part
+      .locator('[data-testid="memory-snapshot"][data-ready="true"]')
+      .waitFor({ state: 'visible', timeout: WAIT_MS });
+    assert.equal(await frame().locator('[data-testid="memory-part-trace"]').isHidden(), true);
+    assert.match(await frame().locator('[data-testid="view-select"]').inputValue(), /^memory$/);
+    assert.match(
+      await frame().locator('[data-testid="memory-tab-snapshot"]').innerText(),
+      /Snapshot \(1 file\)/,
+    );
+    const device = view.snapshots[0].devices[0];
+    const stacks = await readData(
+      '[data-testid="memory-part-snapshot"] [data-testid="snapshot-stacks-0"] li',
+    );
+    assert.deepEqual(
+      stacks.map((s) => Number(s.bytes)),
+      device.top_stacks_at_peak.map((s) => s.bytes),
+    );
+    await part.locator('[data-testid="snapshot-chart-0"] canvas').first().waitFor();
+    assert.equal(await part.locator('[data-testid="snapshot-memory-link"]').count(), 0);
+    await shoot(env.page, 'memory_tab_snapshot');
+    // Back to the trace's own memory: its curve, and the part in the URL cleared.
+    await frame().locator('[data-testid="memory-tab-trace"]').click();
+    await frame()
+      .locator('[data-testid="memory-part-trace"] [data-testid="memory"]')
+      .waitFor({ state: 'visible', timeout: WAIT_MS });
+    assert.equal(await part.isHidden(), true);
+    assert.doesNotMatch(env.page.url(), /memory\.part=/);
+    // The part is kept in the URL: a reload opens the Snapshot part again.
+    await frame().locator('[data-testid="memory-tab-snapshot"]').click();
+    assert.match(env.page.url(), /memory\.part=snapshot/);
+    await env.page.reload({ timeout: WAIT_MS });
+    await frame()
+      .locator(
+        '[data-testid="memory-part-snapshot"] [data-testid="memory-snapshot"][data-ready="true"]',
+      )
+      .waitFor({ state: 'visible', timeout: WAIT_MS });
+    h.assertNoErrors(env.errors);
+  });
+
   test('a run of snapshots only', async () => {
     await openSnapshots('only_snapshot');
+    assert.equal(await frame().locator('[data-testid="snapshot-memory-link"]').count(), 0);
     assert.match(
       await frame().locator('[data-testid="snapshot-alignment"]').innerText(),
       /No trace in this run/,

@@ -5,6 +5,7 @@ import { BarChart, LineChart, PieChart, ScatterChart } from 'echarts/charts';
 import {
   GridComponent,
   LegendComponent,
+  MarkAreaComponent,
   MarkLineComponent,
   MarkPointComponent,
   TooltipComponent,
@@ -17,5 +18,7 @@ echarts.use([BarChart, PieChart, GridComponent, LegendComponent, TooltipComponen
 echarts.use([LineChart, MarkLineComponent, MarkPointComponent]);
 // Operators and Kernels: the roofline (log-log scatter under its roofs).
 echarts.use([ScatterChart]);
+// Memory snapshot: the trace's window shaded on the snapshot's timeline.
+echarts.use([MarkAreaComponent]);
 
 export { echarts };

@@ -36,7 +36,7 @@ from .snapshot_frames import (
     icicle,
     top_stacks,
 )
-from .snapshot_history import Allocation, Replay, live_at, replay, time_of
+from .snapshot_history import Allocation, Replay, replay, time_of
 
 VERSION = "1"
 ACTIVE_STATES = ("active_allocated", "active_pending_free", "active_awaiting_free")
@@ -119,14 +119,14 @@ def device_views(snapshot: dict[str, Any]) -> list[SnapshotDevice]:
 def device_view(device: int, segments: list[dict[str, Any]], trace: Any) -> SnapshotDevice:
     totals, live_at_end = segment_totals(segments)
     history = replay(trace, live_at_end, totals["reserved"])
-    known = entry_times(trace)
     has_history = history.entries > 0
     peak = history.peak_index if has_history else None
-    groups = group_by_stack((a.size, a.frames) for a in _at_peak(trace, history, peak))
+    at_peak = history.at_peak if peak is not None else []
+    groups = group_by_stack((a.size, a.frames) for a in at_peak)
     return {
         "device": device,
-        "peak_allocated_bytes": history.active[peak] if peak is not None else None,
-        "peak_time_us": history.times[peak] if peak is not None else None,
+        "peak_allocated_bytes": int(history.active[peak]) if peak is not None else None,
+        "peak_time_us": _time(history.times[peak]) if peak is not None else None,
         "allocated_bytes_at_snapshot": totals["allocated"],
         "reserved_bytes": totals["reserved"],
         "oom_count": len(history.ooms),
@@ -139,8 +139,8 @@ def device_view(device: int, segments: list[dict[str, Any]], trace: Any) -> Snap
         "history_entries": history.entries,
         "skipped_entries": history.skipped,
         "baseline_bytes": sum(a.size for a in history.baseline.values()),
-        "first_time_us": min(known) if known else None,
-        "last_time_us": max(known) if known else None,
+        "first_time_us": history.time_range[0] if history.time_range else None,
+        "last_time_us": history.time_range[1] if history.time_range else None,
         "timeline": timeline(history) if has_history else _empty_timeline(),
         "icicle": icicle(groups),
         "ooms": [oom_view(e) for e in history.ooms],
@@ -153,8 +153,8 @@ def entry_times(trace: Any) -> list[float]:
     return [t for t in times if t is not None]
 
 
-def _at_peak(trace: Any, history: Replay, peak: int | None) -> list[Allocation]:
-    return [] if peak is None else live_at(trace, history.baseline, peak)
+def _time(t: float) -> float | None:
+    return None if np.isnan(t) else float(t)
 
 
 def segment_totals(segments: list[dict[str, Any]]) -> tuple[SegmentTotals, dict[int, Allocation]]:
@@ -218,25 +218,22 @@ def timeline(history: Replay) -> Timeline:
     each pixel bucket's extremes (`curve.downsample`)."""
     times = history.times
     # Entries without a time stand at their predecessor's (their order is known).
-    t = np.asarray(_filled(times), dtype=np.float64)
-    active = np.asarray(history.active, dtype=np.int64)
-    reserved = np.asarray(history.reserved, dtype=np.int64)
+    t = _filled(history.times)
+    active, reserved = history.active, history.reserved
     keep = downsample(t, [active, reserved], CHART_WIDTH) if t.size else np.arange(0)
     streams: list[StreamTimeline] = []
     for stream in sorted(history.per_stream, key=lambda s: (s is None, s or 0)):
-        rows, values = history.per_stream[stream]
-        at = np.asarray(rows, dtype=np.int64)
-        v = np.asarray(values, dtype=np.int64)
+        at, v = history.per_stream[stream]
         picked = downsample(t[at], [v], CHART_WIDTH) if at.size else at
         streams.append(
             {
                 "stream": stream,
-                "t_us": [times[i] for i in at[picked].tolist()],
+                "t_us": _times(times[at[picked]]),
                 "active_bytes": v[picked].tolist(),
             }
         )
     return {
-        "t_us": [times[i] for i in keep.tolist()],
+        "t_us": _times(times[keep]),
         "active_bytes": active[keep].tolist(),
         "reserved_bytes": reserved[keep].tolist(),
         "points": int(t.size),
@@ -245,13 +242,15 @@ def timeline(history: Replay) -> Timeline:
     }
 
 
-def _filled(times: list[float | None]) -> list[float]:
-    out = []
-    last = 0.0
-    for t in times:
-        last = t if t is not None else last
-        out.append(last)
-    return out
+def _times(times: np.ndarray) -> list[float | None]:
+    return [None if t != t else t for t in times.tolist()]  # NaN: no time
+
+
+def _filled(times: np.ndarray) -> np.ndarray:
+    """NaN replaced by the last time before it (0 before the first)."""
+    known = ~np.isnan(times)
+    last = np.maximum.accumulate(np.where(known, np.arange(times.size), -1))
+    return np.where(last >= 0, times[np.maximum(last, 0)], 0.0)
 
 
 def _empty_timeline() -> Timeline:

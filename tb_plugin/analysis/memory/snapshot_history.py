@@ -12,7 +12,13 @@ Definitions (torch's caching allocator, `torch/cuda/memory.py` `TraceEntry`):
   bytes.
 - Levels are summed over the device and per stream; the peak is the first time the
   device's level is highest. Entries with a wrong shape (not a dict, a size that is not
-  an int) are skipped and counted.
+  an int) are skipped and counted; so is a free of an address that is not live.
+
+Vectorised: the entries become columns (`snapshot_columns`), and each free is matched
+to the event before it at its address by a sort on (address, order). An address is live
+from an `alloc` (or from the start, for the baseline) until the next event at it: a free
+ends it, a second `alloc` replaces it (the file is inconsistent; the first one's bytes
+stay counted, as a replay of the events one by one would leave them).
 """
 
 from __future__ import annotations
@@ -22,12 +28,21 @@ from typing import Any
 
 import numpy as np
 
-FREED = "free_completed"
-RESERVE = ("segment_alloc", "segment_map")
-RELEASE = ("segment_free", "segment_unmap")
+from .snapshot_columns import (
+    ALLOC,
+    FREE_COMPLETED,
+    OOM,
+    RELEASE,
+    RESERVE,
+    Columns,
+    columns,
+    time_of,
+)
+
+__all__ = ["Allocation", "Replay", "replay", "time_of"]
 
 
-@dataclass
+@dataclass(slots=True)  # a million of them alive at a big snapshot's peak
 class Allocation:
     size: int
     stream: int | None
@@ -38,141 +53,140 @@ class Allocation:
 class Replay:
     """What the replay of one device's history found."""
 
-    times: list[float | None] = field(default_factory=list)  # per level change
-    active: list[int] = field(default_factory=list)  # device level after each change
-    reserved: list[int] = field(default_factory=list)
-    per_stream: dict[int | None, tuple[list[int], list[int]]] = field(default_factory=dict)
+    times: np.ndarray = field(default_factory=lambda: np.zeros(0))  # NaN: no time
+    active: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # per change
+    reserved: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # stream -> (rows into active, the stream's level there)
+    per_stream: dict[int | None, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     baseline: dict[int, Allocation] = field(default_factory=dict)  # by address
     peak_index: int | None = None  # into times/active; None: no history
     at_peak: list[Allocation] = field(default_factory=list)
     ooms: list[dict[str, Any]] = field(default_factory=list)
     skipped: int = 0
     entries: int = 0
+    time_range: tuple[float, float] | None = None  # of every entry with a time
 
 
-def _int(value: Any) -> int | None:
-    return value if type(value) is int else None
+@dataclass
+class _Matched:
+    """The alloc and free_completed entries ordered by (address, entry)."""
+
+    order: np.ndarray  # entry indexes
+    is_alloc: np.ndarray
+    first: np.ndarray  # first event at its address
+    prev_alloc: np.ndarray  # the event before it at its address is an alloc
+    next_at: np.ndarray  # entry index of the next event at its address; n: none
 
 
-def time_of(entry: dict[str, Any]) -> float | None:
-    """An entry's `time_us` (epoch microseconds); None when absent or not a number."""
-    t = entry.get("time_us")
-    if isinstance(t, (int, float)) and not isinstance(t, bool):
-        return float(t)
-    return None
+def _match(c: Columns) -> _Matched:
+    ok = c.addr_valid & c.size_valid & ((c.action == ALLOC) | (c.action == FREE_COMPLETED))
+    idx = np.flatnonzero(ok)
+    order = idx[np.argsort(c.addr[idx], kind="stable")]
+    addr = c.addr[order]
+    is_alloc = c.action[order] == ALLOC
+    boundary = addr[1:] != addr[:-1]
+    first = np.r_[True, boundary] if order.size else np.zeros(0, bool)
+    prev_alloc = np.r_[False, is_alloc[:-1]] & ~first if order.size else first
+    next_at = np.r_[order[1:], 0] if order.size else order
+    if order.size:
+        next_at[np.r_[boundary, True]] = c.n
+    return _Matched(order, is_alloc, first, prev_alloc, next_at)
 
 
-def _entries(trace: Any) -> list[dict[str, Any]]:
-    return [e for e in trace if isinstance(e, dict)] if isinstance(trace, list) else []
-
-
-def baseline(
-    entries: list[dict[str, Any]], live_at_end: dict[int, Allocation]
-) -> dict[int, Allocation]:
-    """Allocations alive before the first entry, by address: freed without an alloc in
-    the history, or alive at the end and never allocated in it."""
-    seen: dict[int, Allocation] = {}
+def _baseline(
+    c: Columns, m: _Matched, live_at_end: dict[int, Allocation]
+) -> tuple[dict[int, Allocation], dict[int, int]]:
+    """Allocations alive before the first entry, by address (freed without an alloc
+    before it, or alive at the end with no alloc as the last event at the address), and
+    the entry index each one ends at (the first event at its address; n: never)."""
+    frees = np.flatnonzero(~m.is_alloc & ~m.prev_alloc)  # the free has nothing to free
+    _, first_of_addr = np.unique(c.addr[m.order[frees]], return_index=True)
+    picked = np.sort(m.order[frees[first_of_addr]])
+    last = np.r_[c.addr[m.order][1:] != c.addr[m.order][:-1], True] if m.order.size else m.first
+    seen = set(c.addr[m.order[last & m.is_alloc]].tolist())
+    firsts = m.order[m.first]
+    start = dict(zip(c.addr[firsts].tolist(), firsts.tolist()))
     before: dict[int, Allocation] = {}
-    for e in entries:
-        action, addr, size = e.get("action"), _int(e.get("addr")), _int(e.get("size"))
-        if addr is None or size is None:
-            continue
-        if action == "alloc":
-            seen[addr] = Allocation(size, _int(e.get("stream")), e.get("frames"))
-        elif action == FREED and seen.pop(addr, None) is None and addr not in before:
-            before[addr] = Allocation(size, _int(e.get("stream")), e.get("frames"))
+    for i in picked.tolist():
+        before[int(c.addr[i])] = Allocation(int(c.size[i]), c.stream_of(i), c.frames(i))
     for addr, block in live_at_end.items():
         if addr not in seen and addr not in before:
             before[addr] = block
-    return before
+    return before, {a: start.get(a, c.n) for a in before}
 
 
 def replay(trace: Any, live_at_end: dict[int, Allocation], reserved_at_end: int) -> Replay:
     """The history replayed from its starting level (see the module's definitions)."""
-    entries = _entries(trace)
-    out = Replay(entries=len(trace) if isinstance(trace, list) else 0)
-    out.skipped = out.entries - len(entries)
-    out.baseline = baseline(entries, live_at_end)
-    live = dict(out.baseline)
-    level = sum(a.size for a in live.values())
-    streams: dict[int | None, int] = {}
-    for a in live.values():
-        streams[a.stream] = streams.get(a.stream, 0) + a.size
-    reserved = reserved_at_end - sum(_reserve_change(e) for e in entries)
-    first = next((t for t in map(time_of, entries) if t is not None), None)
-    _record(out, first, level, reserved)
-    for s, value in streams.items():
-        out.per_stream[s] = ([0], [value])
-    for e in entries:
-        change = _apply(out, e, live)
-        if change is None:
-            continue
-        size, stream = change
-        level += size
-        reserved += _reserve_change(e)
-        _record(out, time_of(e), level, reserved)
-        if size:
-            streams[stream] = streams.get(stream, 0) + size
-            points = out.per_stream.setdefault(stream, ([], []))
-            points[0].append(len(out.active) - 1)
-            points[1].append(streams[stream])
-    if out.active:
-        out.peak_index = int(np.argmax(np.asarray(out.active, dtype=np.int64)))
+    c = columns(trace)
+    out = Replay(entries=c.total, skipped=c.total - c.n)
+    m = _match(c)
+    out.baseline, ends = _baseline(c, m, live_at_end)
+    af = (c.action == ALLOC) | (c.action == FREE_COMPLETED)
+    bad_free = ~m.is_alloc & ~m.prev_alloc & ~m.first
+    out.skipped += int(np.count_nonzero(af & ~(c.addr_valid & c.size_valid)))
+    out.skipped += int(np.count_nonzero(bad_free))
+    out.ooms = [c.entry(i) for i in np.flatnonzero(c.action == OOM).tolist()]
+    reserving = np.isin(c.action, RESERVE) & c.size_valid
+    releasing = np.isin(c.action, RELEASE) & c.size_valid
+    reserve_change = np.where(reserving, c.size, 0) - np.where(releasing, c.size, 0)
+    # Each matched event's change: +size for an alloc; a free takes back what the event
+    # before it at its address allocated, or its own size when it frees the baseline.
+    delta = np.zeros(c.n, np.int64)
+    stream = np.full(c.n, c.NO_STREAM, np.int64)
+    changes = reserving | releasing
+    o = m.order
+    delta[o[m.is_alloc]] = c.size[o[m.is_alloc]]
+    stream[o[m.is_alloc]] = c.stream[o[m.is_alloc]]
+    from_alloc = np.flatnonzero(~m.is_alloc & m.prev_alloc)
+    delta[o[from_alloc]] = -c.size[o[from_alloc - 1]]
+    stream[o[from_alloc]] = c.stream[o[from_alloc - 1]]
+    from_start = o[~m.is_alloc & m.first]
+    delta[from_start] = -c.size[from_start]
+    stream[from_start] = c.stream[from_start]
+    changes[o[~bad_free]] = True
+    rows = np.flatnonzero(changes)
+    level = sum(a.size for a in out.baseline.values())
+    reserved = reserved_at_end - int(reserve_change.sum())
+    known = np.flatnonzero(~np.isnan(c.time))
+    if known.size:
+        out.time_range = (float(c.time[known].min()), float(c.time[known].max()))
+    out.times = np.r_[c.time[known[0]] if known.size else np.nan, c.time[rows]]
+    out.active = level + np.r_[0, np.cumsum(delta[rows])]
+    out.reserved = reserved + np.r_[0, np.cumsum(reserve_change[rows])]
+    out.per_stream = _per_stream(c, out.baseline, delta[rows], stream[rows])
+    if out.active.size:
+        out.peak_index = int(np.argmax(out.active))
+        peak_entry = -1 if out.peak_index == 0 else int(rows[out.peak_index - 1])
+        out.at_peak = _live_after(c, m, out.baseline, ends, peak_entry)
     return out
 
 
-def _reserve_change(e: dict[str, Any]) -> int:
-    size = _int(e.get("size"))
-    if size is None:
-        return 0
-    if e.get("action") in RESERVE:
-        return size
-    if e.get("action") in RELEASE:
-        return -size
-    return 0
+def _per_stream(
+    c: Columns, baseline: dict[int, Allocation], delta: np.ndarray, stream: np.ndarray
+) -> dict[int | None, tuple[np.ndarray, np.ndarray]]:
+    start: dict[int | None, int] = {}
+    for a in baseline.values():
+        start[a.stream] = start.get(a.stream, 0) + a.size
+    out = {s: (np.zeros(1, np.int64), np.array([v], np.int64)) for s, v in start.items()}
+    moved = delta != 0
+    for code in np.unique(stream[moved]).tolist():
+        key = None if code == c.NO_STREAM else int(code)
+        at = np.flatnonzero(moved & (stream == code))
+        values = start.get(key, 0) + np.cumsum(delta[at])
+        rows = at + 1  # row 0 is the starting level
+        if key in out:
+            out[key] = (np.r_[out[key][0], rows], np.r_[out[key][1], values])
+        else:
+            out[key] = (rows, values)
+    return out
 
 
-def _apply(
-    out: Replay, e: dict[str, Any], live: dict[int, Allocation]
-) -> tuple[int, int | None] | None:
-    """(change of the active level, its stream) by entry `e`: 0 for a reserved-only
-    change, None when it changes neither."""
-    action, addr, size = e.get("action"), _int(e.get("addr")), _int(e.get("size"))
-    if action == "oom":
-        out.ooms.append(e)
-        return None
-    if action in RESERVE or action in RELEASE:
-        return (0, None) if size is not None else None
-    if action not in ("alloc", FREED):
-        return None  # free_requested, snapshot, unknown: no level change
-    if addr is None or size is None:
-        out.skipped += 1
-        return None
-    if action == "alloc":
-        stream = _int(e.get("stream"))
-        live[addr] = Allocation(size, stream, e.get("frames"))
-        return size, stream
-    block = live.pop(addr, None)
-    if block is None:  # a second free of one address: the file is inconsistent
-        out.skipped += 1
-        return None
-    return -block.size, block.stream
-
-
-def _record(out: Replay, t: float | None, level: int, reserved: int) -> None:
-    out.times.append(t)
-    out.active.append(level)
-    out.reserved.append(reserved)
-
-
-def live_at(trace: Any, start: dict[int, Allocation], changes: int) -> list[Allocation]:
-    """The allocations alive after the first `changes` level changes of the replay."""
-    live = dict(start)
-    done = 0
-    scratch = Replay()
-    for e in _entries(trace):
-        if done >= changes:
-            break
-        if _apply(scratch, e, live) is not None:
-            done += 1
-    return list(live.values())
+def _live_after(
+    c: Columns, m: _Matched, baseline: dict[int, Allocation], ends: dict[int, int], entry: int
+) -> list[Allocation]:
+    """The allocations alive just after entry index `entry` (-1: before the first)."""
+    live = [a for addr, a in baseline.items() if ends[addr] > entry]
+    alive = m.is_alloc & (m.order <= entry) & (m.next_at > entry)
+    for i in np.sort(m.order[alive]).tolist():
+        live.append(Allocation(int(c.size[i]), c.stream_of(i), c.frames(i)))
+    return live

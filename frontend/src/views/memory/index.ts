@@ -4,7 +4,8 @@
 // zooms: the server answers the range again (curve downsampled to the chart's pixel
 // width, keeping the extremes), so the browser never holds the whole curve. The device
 // and range live in TensorBoard's URL (p.kinetoscope.memory.*). This module asks for the
-// first answer; page.ts is the page from then on.
+// first answer; page.ts is the page from then on. When the run folder holds allocator
+// snapshots, the page has a second part, "Snapshot" (snapshot_part.ts).
 
 import { ApiError, isStillLoading, ViewNotReady, type StillLoading } from '../../api/client';
 import type { MemoryResponse } from '../../api/types';
@@ -15,6 +16,7 @@ import type { ViewContext, ViewDef, ViewHandle } from '../types';
 import css from './memory.css';
 import { chooseDevice, parseRange, type TimeRange } from './model';
 import { KEY_DEVICE, KEY_END, KEY_START, MemoryPage, URL_KEYS } from './page';
+import { withSnapshotPart } from './snapshot_part';
 
 // ----- the first request ------------------------------------------------------------
 
@@ -40,8 +42,12 @@ async function firstResponse(
   return result;
 }
 
-async function renderMemory(container: HTMLElement, ctx: ViewContext): Promise<ViewHandle> {
+function renderMemory(container: HTMLElement, ctx: ViewContext): Promise<ViewHandle> {
   ensureStyle('memory', css);
+  return withSnapshotPart(container, ctx, (el) => renderTraceMemory(el, ctx));
+}
+
+async function renderTraceMemory(container: HTMLElement, ctx: ViewContext): Promise<ViewHandle> {
   const wanted = new HashParamStore(URL_KEYS).read();
   const wantedRange = parseRange(wanted[KEY_START], wanted[KEY_END]);
   let mem = await firstResponse(ctx, wanted[KEY_DEVICE], wantedRange);

@@ -87,7 +87,8 @@ export function timelineOption(
           ? {
               markLine: {
                 symbol: 'none',
-                label: { color: text },
+                // A mark line's label shows its value unless told to show its name.
+                label: { color: text, formatter: '{b}' },
                 data: marks(device, origin, theme),
               },
               markArea: traceArea(traceWindow, theme),

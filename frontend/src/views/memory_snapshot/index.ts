@@ -3,9 +3,11 @@
 // in them. Per file and device: active memory over time (per stream, the peak and OOMs
 // marked), the allocations alive at the peak by stack (an icicle from the outermost frame,
 // and the largest stacks as model source), allocated vs reserved (fragmentation), and the
-// OOM events with the free memory they report. It sits beside the Memory page because a
-// snapshot belongs to the run, not to one worker's trace; when the run has a trace, times
-// are on that trace's axis where the files allow, and the page says when they do not.
+// OOM events with the free memory they report. A snapshot belongs to the run, not to one
+// worker's trace, so this is a run-level page (shown without loading a worker); the Memory
+// page shows the same panels in its "Snapshot" part (`mountSnapshots`), and this page
+// links there when the run has a trace. Times are on the trace's axis where the files
+// allow, and the page says when they do not.
 
 import { describeError, isAbort } from '../../api/client';
 import type { MemorySnapshotResponse, SnapshotDevice, SnapshotFileView } from '../../api/types';
@@ -27,6 +29,7 @@ class SnapshotPage {
   constructor(
     private readonly root: HTMLElement,
     private readonly ctx: RunViewContext,
+    private readonly linkToMemory: boolean,
   ) {}
 
   async start(): Promise<void> {
@@ -74,6 +77,7 @@ class SnapshotPage {
       view.snapshots.length === 0
         ? h('p', { class: 'ks-muted' }, 'No memory snapshot in this run.')
         : null,
+      this.memoryLink(view),
     );
     replaceChildren(this.root, page);
     for (const file of view.snapshots) {
@@ -81,6 +85,26 @@ class SnapshotPage {
       if (this.ctx.signal.aborted) return;
     }
     this.root.dataset.ready = 'true';
+  }
+
+  /** Back to the Memory tab (its Snapshot part), when the run has a trace to show it on. */
+  private memoryLink(view: MemorySnapshotResponse): HTMLElement | null {
+    if (!this.linkToMemory || !view.snapshots.some((f) => f.alignment !== null)) return null;
+    return h(
+      'p',
+      { class: 'ks-snap-memory-link' },
+      h(
+        'a',
+        {
+          testid: 'snapshot-memory-link',
+          attrs: {
+            href: this.ctx.link({ view: 'memory', [SNAPSHOT_PART_KEY]: 'snapshot' }),
+            target: '_top',
+          },
+        },
+        'Show in the Memory tab, beside the trace’s memory',
+      ),
+    );
   }
 
   private async fileSection(file: SnapshotFileView): Promise<HTMLElement> {
@@ -158,7 +182,16 @@ class SnapshotPage {
   }
 }
 
-function renderSnapshots(container: HTMLElement, ctx: RunViewContext): Promise<ViewHandle> {
+/** The URL key of the Memory page's part ("snapshot": its Snapshot part). */
+export const SNAPSHOT_PART_KEY = 'memory.part';
+
+/** The snapshot panels in `container`; `linkToMemory`: the run-level page's link to the
+ *  Memory tab (not inside the Memory tab itself). */
+export function mountSnapshots(
+  container: HTMLElement,
+  ctx: RunViewContext,
+  linkToMemory: boolean,
+): ViewHandle {
   ensureStyle('memory_snapshot', css);
   const root = h('div', {
     class: 'ks-view ks-snap',
@@ -166,10 +199,14 @@ function renderSnapshots(container: HTMLElement, ctx: RunViewContext): Promise<V
     dataset: { run: ctx.run, span: ctx.span },
   });
   container.appendChild(root);
-  const page = new SnapshotPage(root, ctx);
+  const page = new SnapshotPage(root, ctx, linkToMemory);
   // Mounted at once: the page shows its own progress while the server reads the files.
   void page.start();
-  return Promise.resolve({ dispose: () => page.dispose() });
+  return { dispose: () => page.dispose() };
+}
+
+function renderSnapshots(container: HTMLElement, ctx: RunViewContext): Promise<ViewHandle> {
+  return Promise.resolve(mountSnapshots(container, ctx, true));
 }
 
 export const memorySnapshotView: RunViewDef = {
