@@ -30,7 +30,7 @@ from kinetoscope.store.trace_store import TraceStore
 from test_tensorboard_process import free_port, get_json
 
 moto_server = pytest.importorskip("moto.server")
-pytest.importorskip("s3fs")
+s3fs = pytest.importorskip("s3fs")
 
 _ENV = {
     "AWS_ACCESS_KEY_ID": "kinetoscope-test",
@@ -47,6 +47,9 @@ def s3_endpoint() -> Iterator[str]:
     server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     endpoint = f"http://127.0.0.1:{port}"
+    # A filesystem cached by an earlier module still points at that module's (stopped)
+    # server: every instance made from here on reads this endpoint.
+    s3fs.S3FileSystem.clear_instance_cache()
     saved = {k: os.environ.get(k) for k in [*_ENV, "AWS_ENDPOINT_URL"]}
     os.environ.update(_ENV, AWS_ENDPOINT_URL=endpoint)
     try:

@@ -41,11 +41,9 @@ def route_error(client: Any, run: str, worker: str | None, span: str | None) -> 
     params = {k: v for k, v in (("run", run), ("worker", worker), ("span", span)) if v}
     response = client.get("overview", **params)
     text = response.get_data(as_text=True)
-    try:
-        message = json.loads(text)["error"]["message"]
-    except (ValueError, KeyError, TypeError):
-        message = text.split(": ", 1)[-1]  # TensorBoard's text body: "Not found: ..."
-    return response.status_code, message
+    message = json.loads(text)["error"]["message"]
+    # The route names the HTTP status first, as TensorBoard does ("Not found: ...").
+    return response.status_code, message.removeprefix("Not found: ")
 
 
 def cli_error(logdir: Path, run: str, worker: str | None, span: str | None, capsys: Any) -> str:
