@@ -284,7 +284,11 @@ def operators(model: TraceModel, group_by: str = "name") -> OperatorsView:
         s["device_self"] -= np.bincount(group, weights=replay.moved[nodes], minlength=n)
         s["tc_self"] -= np.bincount(group, weights=replay.moved_tc[nodes], minlength=n)
     # An op's work over its device total time (its children's kernels included).
-    roof = grouped(take(node_costs(model), nodes), tree.device_total[nodes], group, n)
+    # Only calls with work add to the roofline sums: the others need not be copied.
+    costs = node_costs(model)
+    costed = np.isfinite(costs.flops[nodes]) | np.isfinite(costs.bytes[nodes])
+    work = nodes[costed]
+    roof = grouped(take(costs, work), tree.device_total[work], group[costed], n)
     with_stack = np.bincount(group, weights=stack_flags, minlength=n) > 0
     order = np.lexsort((-s["host_self"], -s["device_self"]))
     rows: list[OperatorRow] = []

@@ -94,7 +94,7 @@ def _build_node_costs(model: TraceModel) -> Costs:
         return out
     codes = name_codes[nodes]
     signature, firsts = _signatures(model, tree.rows[nodes], codes)
-    args = model.args_of(tree.rows[nodes[firsts]], _WorkArgs)
+    args = _work_args(model, tree.rows[nodes[firsts]])
     works = [_work(model.names[int(codes[i])], a) for i, a in zip(firsts.tolist(), args)]
     known = [w is not None for w in works]
     per_sig = np.array(
@@ -110,6 +110,17 @@ def _build_node_costs(model: TraceModel) -> Costs:
     out.dtype[at] = per_sig[sig, 2].astype(np.int8)
     nominal[at] = per_sig[sig, 3].astype(np.int8)
     _ideal_times(model, tree, out, nominal)
+    return out
+
+
+def _work_args(model: TraceModel, rows: np.ndarray) -> list[_WorkArgs]:
+    """The work args of a few rows scattered over the args blob; the pages read around
+    each (the kernel maps neighbours of a touched page too) are let go after."""
+    out = model.args_of(rows, _WorkArgs)
+    if rows.size:
+        ends = model.events["args_end"]
+        first = int(rows.min())
+        model.release_args(int(ends[first - 1]) if first > 0 else 0, int(ends[rows.max()]))
     return out
 
 
@@ -138,6 +149,8 @@ def _signatures(
     signature = np.empty(rows.size, dtype=np.int64)
     order = np.argsort(rows, kind="stable")  # file order: each chunk reads one stretch
     ends = model.events["args_end"]
+    released = 0  # pages before this are let go (the gaps between chunks too: the kernel
+    # maps pages around each one read)
     for lo in range(0, rows.size, _CHUNK_ROWS):
         at = order[lo : lo + _CHUNK_ROWS]
         chunk = _raw_args(model, rows[at])
@@ -147,28 +160,30 @@ def _signatures(
             if sig == len(firsts):
                 firsts.append(i)
             signature[i] = sig
-        first = int(rows[at[0]])
-        model.release_args(int(ends[first - 1]) if first > 0 else 0, int(ends[rows[at[-1]]]))
+        end = int(ends[rows[at[-1]]])
+        model.release_args(released, end)
+        released = end
     return signature, np.array(firsts, dtype=np.int64)
 
 
-# Rows read at once: their args text, joined, and its decoded structs are the peak memory
+# Rows read at once: their pages of args text and decoded structs are the peak memory
 # (8192 rows of a 2021 trace with call stacks: ~30 MB; 2048: ~8 MB, as fast).
 _CHUNK_ROWS = 2048
 
 
 def _raw_args(model: TraceModel, rows: np.ndarray) -> list[_RawWorkArgs]:
-    """`model.args_of(rows, _RawWorkArgs)`, slicing a memory-mapped blob as a plain array
-    (a memmap's slices cost ~3× more, and this reads many rows)."""
+    """`model.args_of(rows, _RawWorkArgs)`, each row decoded straight from its slice of a
+    memory-mapped blob (no copy: a memmap's own slices cost ~3× more, and joining copies
+    into one document costs a third more, and this reads many rows)."""
     blob = model.args_blob
     if not isinstance(blob, np.ndarray):
         return model.args_of(rows, _RawWorkArgs)
-    view = blob.view(np.ndarray)
+    view = blob.view(np.ndarray).data
     ends = model.events["args_end"]
     starts = np.where(rows > 0, ends[np.maximum(rows - 1, 0)], 0).tolist()
-    pieces = [view[a:b].tobytes() or b"{}" for a, b in zip(starts, ends[rows].tolist())]
+    pieces = [view[a:b] if b > a else b"{}" for a, b in zip(starts, ends[rows].tolist())]
     try:
-        return decoders_for(_RawWorkArgs)[0].decode(b"[" + b",".join(pieces) + b"]")
+        return list(map(decoders_for(_RawWorkArgs)[1].decode, pieces))
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return model.args_of(rows, _RawWorkArgs)  # decodes row by row, keeping the good ones
 
