@@ -1,7 +1,9 @@
 """`kinetoscope check LOGDIR [--run R] [--strict]`: the `health` route of every worker's
 span of the chosen runs, as text (or `--format json`: {run: {worker: {span: health}}}).
 A gate before traces are uploaded: exit 0 when every trace is healthy, 2 when one has an
-error (or cannot be read at all), 1 when one has warnings and `--strict` is given."""
+error (or cannot be read at all), 1 when one has warnings and `--strict` is given.
+A run of several workers (ranks) adds the run-level checks of the `distributed` view
+(`rank_clock_skew`) under the worker name `RUN_WORKER`."""
 
 from __future__ import annotations
 
@@ -12,7 +14,10 @@ from typing import Any
 
 import msgspec
 
+from ..analysis.distributed.rank_summaries import analyze_run
+from ..analysis.health.view import status_of
 from ..api.endpoints import ENDPOINTS
+from ..ingest.discovery import Run
 from ..store.cache import DiskCache, default_cache_dir
 from ..store.trace_store import LoadFailed, TraceStore
 from .errors import EXIT_LOAD, ReportError
@@ -20,6 +25,7 @@ from .health_text import health_lines
 from .targets import targets
 
 EXIT_ERRORS, EXIT_WARNINGS = 2, 1
+RUN_WORKER = "all ranks"  # the key of a run's run-level checks among its workers
 
 
 def add_parser(sub: Any) -> None:
@@ -59,7 +65,16 @@ def _check_runs(store: TraceStore, args: argparse.Namespace) -> dict[str, Any]:
                 if args.span is None or span.name == args.span:
                     spans = results.setdefault(run.name, {}).setdefault(worker.name, {})
                     spans[span.name] = _health(store, span.path)
+        if len(run.workers) > 1:
+            results.setdefault(run.name, {})[RUN_WORKER] = _run_health(store, run, args.span)
     return results
+
+
+def _run_health(store: TraceStore, run: Run, span: str | None) -> dict[str, Any]:
+    """{span: {status, checks}}: the run-level checks of the ranks' chosen spans."""
+    view = analyze_run(run, span, store=store)
+    checks = view["health"]
+    return {view["span"]: {"status": status_of(checks), "checks": checks}}
 
 
 def _health(store: TraceStore, path: str) -> dict[str, Any]:

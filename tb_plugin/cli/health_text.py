@@ -19,12 +19,17 @@ def health_lines(found: dict[str, Any]) -> list[str]:
             effect = "left out of time sums" if check["effect"] == "left_out" else "kept"
             lines.append(f"  {check['severity']:7} {check['id']:26} {check['count']:>8}  {effect}")
             if check["examples"]:
-                first = check["examples"][0]
-                where = f"row {first['row']}, {first['ts_us']:.3f} µs, lane {first['lane']}"
-                lines.append(f"          e.g. {first['name'][:60]} ({where})")
+                lines.append(f"          e.g. {_example(check['examples'][0])}")
     for warning in found.get("warnings", []):
         lines.append(f"  load warning: {warning}")
     return lines
+
+
+def _example(first: dict[str, Any]) -> str:
+    if "rank" in first:  # a run-level check names a rank (`rank_clock_skew`)
+        return f"rank {first['rank']}: {first['offset_us']:+.3f} µs ({first['calls']} calls)"
+    where = f"row {first['row']}, {first['ts_us']:.3f} µs, lane {first['lane']}"
+    return f"{first['name'][:60]} ({where})"
 
 
 def render_health(view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:

@@ -9,6 +9,7 @@ from typing import Any, TypedDict
 import msgspec
 import numpy as np
 
+from ..analysis.health.view import checks_of_row
 from ..model.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind, Phase
 from ..model.errors import ViewParamError
 from ..model.trace_model import TraceModel
@@ -54,6 +55,7 @@ class EventView(TypedDict):
     call_stack_source: str | None
     ancestors: list[Frame]
     flows: list[Link]
+    health: list[str]  # ids of the `health` checks that flag this event
 
 
 def _one(workers: Sequence[WorkerTrace]) -> WorkerTrace:
@@ -118,6 +120,7 @@ def event(workers: Sequence[WorkerTrace], params: EventParams) -> EventView:
         "call_stack_source": source,
         "ancestors": ancestors,
         "flows": _event_links(worker, row, pos, args),
+        "health": checks_of_row(model, row),
     }
 
 

@@ -9,6 +9,7 @@ from typing import Any, TypedDict, cast
 
 import numpy as np
 
+from ..analysis.health.view import row_checks
 from ..model.errors import ViewParamError, bounded
 from .counters import Counter, counter_series
 from .params import TraceParams
@@ -32,6 +33,7 @@ MAX_ITEMS = 200_000
 FLAG_LINKED = 2  # has a correlation id: a launch and its GPU activity (see `event`)
 FLAG_STARTS_BEFORE = 4  # starts before t0
 FLAG_ENDS_AFTER = 8  # ends after t1
+FLAG_HEALTH = 16  # a `health` check flags it (the `event` route's `health` names which)
 
 
 class WindowRequest(TypedDict):
@@ -221,6 +223,7 @@ def _exact_columns(
     flags = np.where(worker.model.events["correlation"][rows] >= 0, FLAG_LINKED, 0)
     flags |= np.where(start < t0 - off, FLAG_STARTS_BEFORE, 0)
     flags |= np.where(end > t1 - off, FLAG_ENDS_AFTER, 0)
+    flags |= np.where(row_checks(worker.model)[rows] != 0, FLAG_HEALTH, 0)
     columns = {
         "row": rows,
         "name": names.remap(worker.model, idx.name[exact]),

@@ -3,7 +3,8 @@
 // corpus MTIA inference trace (warnings only: overlapping slices, events outside the
 // profiling window), Debian's chromium driven by playwright-core. The Overview's "Trace
 // health" section is checked against the `health` route's JSON, an example's link opens
-// the trace view at it, and the side bar marks the opened worker. Skipped without
+// the trace view at it, where the flagged events are outlined and the details panel names
+// the check, and the side bar marks the opened worker. Skipped without
 // ../shared/corpus. Run with `node --test tests/e2e/health.mjs`.
 // Screenshots (1280 px wide): test-output/e2e/health/NN-<state>.png.
 
@@ -150,6 +151,81 @@ describe('Trace health in TensorBoard', { timeout: 900_000, skip: !existsSync(H1
       (await frame().locator('[data-testid="trace"]').count()) > 0 ? true : null,
     );
     await shoot(env.page, 'mtia-trace-from-health');
+  });
+
+  test('flagged events are outlined in the trace view and named in its details', async () => {
+    await openHealth(MTIA);
+    const route = await api('health', MTIA);
+    const example = route.checks.find((c) => c.id === 'overlapping_events').examples[0];
+    await frame()
+      .locator('[data-testid="health-check-overlapping_events"] [data-testid="health-trace-link"]')
+      .first()
+      .click();
+    const timeline = frame().locator('[data-testid="trace-timeline"]');
+    await timeline.waitFor({ state: 'visible', timeout: WAIT_MS });
+    const ds = await waitUntil('the timeline to settle', async () => {
+      const d = await timeline.evaluate((el) => ({ ...el.dataset }));
+      return d.pending === '0' && Number(d.responses) > 0 ? d : null;
+    });
+    const [t0, t1, width] = [Number(ds.t0), Number(ds.t1), Number(ds.width)];
+    // The `trace` route flags the example (bit 16) in the window the link opened.
+    const win = await api('trace', { ...MTIA, t0, t1, width });
+    let found = null;
+    for (const track of win.tracks) {
+      const ev = track.events;
+      const i = ev ? ev.row.indexOf(example.row) : -1;
+      if (i >= 0) found = { track: track.id, flags: ev.flags[i], depth: ev.depth[i], i, ev };
+    }
+    assert.ok(found, `row ${example.row} is not an exact event of the window`);
+    assert.ok(found.flags & 16, `row ${example.row} has flags ${found.flags}, no health bit`);
+    const flagged = win.tracks
+      .flatMap((t) => (t.events ? t.events.flags : []))
+      .filter((f) => f & 16);
+    // Its lane may be below the fold (labels exist only near the view): scroll down until
+    // its label exists, unfold its rows, and let the canvas redraw.
+    const labelLocator = frame().locator(
+      `[data-testid="trace-track-label"][data-track="${found.track}"]`,
+    );
+    const scroller = frame().locator('.ks-tl-scroll');
+    for (let i = 0; i < 200 && (await labelLocator.count()) === 0; i += 1) {
+      await scroller.evaluate((el) => {
+        el.scrollTop += el.clientHeight / 2;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await labelLocator.scrollIntoViewIfNeeded();
+    if (Number(await labelLocator.getAttribute('data-rows')) <= found.depth) {
+      await labelLocator.locator('.ks-tl-fold').click();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    // The canvas draws the mark: pixels of the flagged red (#d50000) are on it.
+    const red = await frame()
+      .locator('[data-testid="trace-canvas"]')
+      .evaluate((c) => {
+        const data = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let n = 0;
+        for (let i = 0; i < data.length; i += 4) {
+          if (data[i] > 190 && data[i + 1] < 40 && data[i + 2] < 40) n += 1;
+        }
+        return n;
+      });
+    assert.ok(red > 20, `${red} red pixels for ${flagged.length} flagged events`);
+    // Clicking the example opens its details, which name the check.
+    const box = await frame().locator('[data-testid="trace-canvas"]').boundingBox();
+    const label = await labelLocator.boundingBox();
+    const start = found.ev.start[found.i];
+    const mid =
+      Math.max(start, t0) + (Math.min(start + found.ev.dur[found.i], t1) - Math.max(start, t0)) / 2;
+    await env.page.mouse.click(
+      box.x + ((mid - t0) / (t1 - t0)) * width,
+      label.y + 3 + found.depth * 18 + 9,
+    );
+    const badge = frame().locator('[data-testid="trace-details-health"]');
+    await badge.waitFor({ state: 'visible', timeout: WAIT_MS });
+    const details = await api('event', { ...MTIA, row: example.row });
+    assert.ok(details.health.includes('overlapping_events'));
+    assert.equal(await badge.textContent(), `flagged: ${details.health.join(', ')}`);
+    await shoot(env.page, 'mtia-trace-flagged');
   });
 
   test('a trace with warnings only', async () => {

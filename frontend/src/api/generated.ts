@@ -166,6 +166,8 @@ export interface DistributedView {
   slow_groups: string[];
   links: LinkRow[];
   recommendations: Recommendation[];
+  clock_offsets: RankOffset[];
+  health: RunHealthCheck[];
   warnings: string[];
 }
 
@@ -193,6 +195,7 @@ export interface EventView {
   call_stack_source: string | null;
   ancestors: TraceViewFrame[];
   flows: Link[];
+  health: string[];
 }
 
 export interface EventsView {
@@ -729,6 +732,14 @@ export interface RankKey {
   span: string;
 }
 
+export interface RankOffset {
+  rank: number;
+  offset_us: number;
+  spread_us: number;
+  calls: number;
+  skewed: boolean;
+}
+
 /** A step of a rank as the view answers it: its times rounded, and its collectives' sync wait and transfer, which need the other ranks. */
 export interface RankStep extends StepTimes {
   duration_us: number;
@@ -799,6 +810,18 @@ export interface RowDiffBase {
   name: string;
   status: 'added' | 'changed' | 'removed' | 'same';
   calls: Compared;
+}
+
+/** A check of a run across its ranks (as the `health` route's checks, its examples are ranks). */
+export interface RunHealthCheck {
+  id: string;
+  count: number | null;
+  severity: 'error' | 'info' | 'warning';
+  effect: 'kept' | 'left_out';
+  description: string;
+  unknown: string | null;
+  tolerance_us: number;
+  examples: RankOffset[];
 }
 
 export interface RunListing {

@@ -4,7 +4,7 @@ view's JSON)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, TypedDict
+from typing import Any, Literal, Optional, TypedDict
 
 from ..overview_types import Recommendation
 from .summary import RankSummary, StepTimes
@@ -158,6 +158,28 @@ class LinkRow(TypedDict):
     gbps: float | None
 
 
+class RankOffset(TypedDict):
+    rank: int
+    offset_us: float  # its collectives end this much after the other ranks' (median)
+    spread_us: float  # interquartile range of its per-call differences
+    calls: int  # matched collective calls the median is over
+    skewed: bool  # |offset_us| > max(the tolerance, spread_us)
+
+
+class RunHealthCheck(TypedDict):
+    """A check of a run across its ranks (as the `health` route's checks, its examples
+    are ranks)."""
+
+    id: str
+    count: int | None  # ranks beyond the tolerance; null: cannot run (`unknown` says why)
+    severity: Literal["error", "warning", "info"]
+    effect: Literal["left_out", "kept"]
+    description: str
+    unknown: str | None
+    tolerance_us: float
+    examples: list[RankOffset]  # the skewed ranks, largest offset first
+
+
 class DistributedView(TypedDict):
     world_size: int | None
     backend: str | None
@@ -173,4 +195,6 @@ class DistributedView(TypedDict):
     slow_groups: list[str]
     links: list[LinkRow]
     recommendations: list[Recommendation]
+    clock_offsets: list[RankOffset]  # clock_skew.py
+    health: list[RunHealthCheck]  # run-level checks: rank_clock_skew
     warnings: list[str]

@@ -58,6 +58,7 @@ from ..rules import (
     bandwidth_size_multiplier,
     bus_bandwidth_factor,
 )
+from .clock_skew import run_clock_skew
 from .groups import cluster_view, natural_order
 from .matching import Instances, group_sizes, instances, match_instances
 from .stragglers import FACTORS, straggler_steps
@@ -98,8 +99,7 @@ def analyze(inputs: list[RankInput]) -> DistributedView:
     n_ranks = len(inputs)
     summaries = [i.summary for i in inputs]
 
-    world_sizes = [s.world_size for s in summaries if s.world_size is not None]
-    world_size = max(world_sizes) if world_sizes else None
+    world_size = max((s.world_size for s in summaries if s.world_size is not None), default=None)
     backends = [s.backend for s in summaries if s.backend]
     groups = _process_groups(summaries)
     warnings += _job_warnings(summaries, world_size, n_ranks)
@@ -146,6 +146,7 @@ def analyze(inputs: list[RankInput]) -> DistributedView:
         "slow_groups": cluster.slow_groups,
         "links": cluster.links,
         "recommendations": job_advice(rank_views),
+        **run_clock_skew(inst, ranks),
         "warnings": warnings,
     }
 

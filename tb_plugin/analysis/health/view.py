@@ -12,7 +12,7 @@ a trace) and cached with the trace, so loading costs nothing more.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal, TypedDict
 
 import numpy as np
@@ -135,10 +135,37 @@ _CHECKS: list[tuple[str, Severity, Effect, str, Callable[[TraceModel], Finding]]
 ]
 
 
+def findings_of(model: TraceModel) -> list[Finding]:
+    """Each check's finding, in `_CHECKS` order, kept with the model (the view and the
+    trace view's marks read them)."""
+    return model.derived("_health_findings", lambda m: [c[4](m) for c in _CHECKS])
+
+
+CHECK_IDS = [c[0] for c in _CHECKS]
+
+
+def row_checks(model: TraceModel) -> np.ndarray:
+    """Per row, bit i set when check `CHECK_IDS[i]` flags it (uint16; the trace view's
+    marks)."""
+
+    def build(m: TraceModel) -> np.ndarray:
+        bits = np.zeros(len(m), dtype=np.uint16)
+        for i, finding in enumerate(findings_of(m)):
+            bits[finding.rows] |= np.uint16(1 << i)
+        return bits
+
+    return model.derived("_health_row_checks", build)
+
+
+def checks_of_row(model: TraceModel, row: int) -> list[str]:
+    """The ids of the checks that flag this row."""
+    bits = int(row_checks(model)[row])
+    return [check_id for i, check_id in enumerate(CHECK_IDS) if bits >> i & 1]
+
+
 def health(model: TraceModel) -> HealthView:
     out: list[HealthCheck] = []
-    for check_id, severity, effect, description, find in _CHECKS:
-        finding = find(model)
+    for (check_id, severity, effect, description, _), finding in zip(_CHECKS, findings_of(model)):
         out.append(
             {
                 "id": check_id,
@@ -158,7 +185,8 @@ def health(model: TraceModel) -> HealthView:
     }
 
 
-def status_of(found: list[HealthCheck]) -> Status:
+def status_of(found: Sequence[Mapping[str, object]]) -> Status:
+    """Of this trace's checks, or of a run's (the `distributed` view's `health`)."""
     counted = {c["severity"] for c in found if c["count"]}
     if "error" in counted:
         return "errors"

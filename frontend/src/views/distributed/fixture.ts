@@ -228,6 +228,8 @@ export const FIXTURE: DistributedResponse = {
   slow_ranks: [1],
   slow_groups: [],
   links: [],
+  clock_offsets: [],
+  health: [],
   warnings: ['world size 3 but 2 rank traces found: waits are measured among the ranks found only'],
   errors: [
     {

@@ -88,6 +88,17 @@ function eventHead(ev: EventResponse, ctx: DetailsContext): HTMLElement {
       ev.kind && ev.kind !== ev.category.toLowerCase()
         ? h('span', { class: 'ks-ev-badge ks-ev-badge-muted' }, ev.kind.replace(/_/g, ' '))
         : null,
+      ev.health.length
+        ? h(
+            'span',
+            {
+              class: 'ks-ev-badge ks-ev-badge-flagged',
+              testid: 'trace-details-health',
+              title: 'Trace health checks that flag this event (see the Overview)',
+            },
+            `flagged: ${ev.health.join(', ')}`,
+          )
+        : null,
       h(
         'button',
         {

@@ -163,12 +163,25 @@ function drawEvents(
     if (w < 1 && Math.floor(x0) === lastX) return;
     lastX = Math.floor(x0);
     ctx.fillRect(x0, y, Math.max(1, w), h);
+    if (ev.flags[i]! & FLAG_HEALTH) markFlagged(d, x0, y, Math.max(1, w), h);
     if (w > 26) labels.push([name, Math.max(x0, 0), Math.min(x1, width), color.text]);
     else if (w > 3) {
       ctx.fillStyle = d.dark ? 'rgba(0,0,0,0.35)' : 'rgba(255,255,255,0.55)';
       ctx.fillRect(x1 - 1, y, 1, h);
     }
   });
+}
+
+/** Bit of an exact event's `flags`: a `health` check flags it (window_query.py). */
+export const FLAG_HEALTH = 16;
+
+/** A flagged event's mark: a 2 px outline in the palette's `flagged` colour. */
+function markFlagged(d: TrackDraw, x: number, y: number, w: number, h: number): void {
+  const { ctx } = d;
+  ctx.strokeStyle = d.palette.flagged;
+  ctx.lineWidth = 2;
+  ctx.strokeRect(x + 1, y + 1, Math.max(w - 2, 1), h - 2);
+  ctx.lineWidth = 1;
 }
 
 function drawLabels(ctx: CanvasRenderingContext2D, labels: readonly SliceLabel[], y: number): void {

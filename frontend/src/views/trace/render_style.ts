@@ -19,6 +19,7 @@ export interface Palette {
   util: string;
   memory: string;
   empty: string;
+  flagged: string;
 }
 
 const FALLBACK: Palette = {
@@ -39,6 +40,7 @@ const FALLBACK: Palette = {
   util: '#2e7d32',
   memory: '#5e35b1',
   empty: 'rgba(0,0,0,0.035)',
+  flagged: '#d50000',
 };
 
 /** The timeline colours from the CSS custom properties --ks-tl-* (trace.css). */
