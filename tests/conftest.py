@@ -100,3 +100,16 @@ def plugin_client() -> Iterator[Callable[[Path], PluginClient]]:
     yield make
     for client in made:
         client.close()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Close every trace store a test left open: a run job of one may still wait on a load
+    in its thread pool, and the interpreter joins those pools at exit (a closed store ends
+    every load asked of it, so the jobs return)."""
+    import gc
+
+    from kinetoscope.store.trace_store import TraceStore
+
+    for obj in gc.get_objects():
+        if isinstance(obj, TraceStore):
+            obj.close()

@@ -87,11 +87,16 @@ def _count_param_views(views: dict[str, bytes]) -> int:
     return sum(1 for name in views if PARAM_MARK in name)
 
 
+_CLOSED = {"message": "the trace store closed before this trace loaded", "kind": "internal"}
+
+
 class TraceStore:
     """Three tiers per trace file state: its model (loaded in the pools, kept within the
     memory budget), its views' JSON, and, per run, the distributed view from per-rank
     summaries (`distributed`). `executor`: where rank summaries run instead of the
     default pools (e.g. a Dask cluster's)."""
+
+    closed = False  # set by close(): later asks end at once, as errors
 
     def __init__(
         self,
@@ -129,7 +134,10 @@ class TraceStore:
                 return state
             state = LoadState(key=key, path=path, bytes_total=source["size"])
             self.states[key] = state
-        if start:
+        if self.closed:  # pools stopped: a load asked for now would never run
+            state.state, state.error = ERROR, dict(_CLOSED)
+            state.done.set()
+        elif start:
             self.pool.submit(lambda: self._load(state))
         return state
 
@@ -270,10 +278,10 @@ class TraceStore:
         """Stops the pools. Loads still queued never run, so they end here as errors:
         whatever waits on them (a rank summary of a run job) returns instead of blocking
         the interpreter's exit."""
+        self.closed = True
         self.pools.close()
         with self.lock:
             pending = [state for state in self.states.values() if not state.done.is_set()]
-        closed = {"message": "the trace store closed before this trace loaded", "kind": "internal"}
         for state in pending:  # a load finishing meanwhile may still set its model
-            state.state, state.error = ERROR, closed
+            state.state, state.error = ERROR, dict(_CLOSED)
             state.done.set()
