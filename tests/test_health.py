@@ -16,7 +16,7 @@ from corpus import corpus_path
 from kinetoscope.analysis.health.view import health
 from kinetoscope.ingest.build import build_model
 
-# One trace per vendor and device (see /work/shared/corpus/MANIFEST.tsv).
+# One trace per vendor and device (see ../shared/corpus/MANIFEST.tsv).
 VENDOR_TRACES = {
     "v100": "pytorch-kineto/tb_plugin/samples/resnet50_num_workers_4/"
     "worker0.1623212756351.pt.trace.json.gz",

@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 
 from ..ingest.discovery import Run
-from ..store.trace_store import TraceStore
+from ..store.trace_store import LoadFailed, NotReady, TraceStore
 from ..trace_view.workers import WorkerTrace
 from .endpoints import span_pages
 from .registry import Answer, Endpoint, Scope
@@ -62,10 +62,17 @@ def answer(
 
 
 def status_body(store: TraceStore, target: Target) -> dict[str, Any]:
-    """The `status` route's body of one trace file, as the plugin answers it."""
-    status = store.status(target.span.path)
-    views = span_pages(store.model(target.span.path)) if status["state"] == "ready" else []
-    name = {"run": target.run.name, "worker": target.worker.name, "span": target.span.name}
+    """The `status` route's body of one trace file, named as the resolver found it (the
+    plugin's 202 answers carry it too)."""
+    span = target.span
+    status = store.status(span.path)
+    views: list[str] = []
+    if status["state"] == "ready":
+        try:
+            views = span_pages(store.model(span.path))
+        except (NotReady, LoadFailed):  # dropped from memory, or failed, since
+            views = []
+    name = {"run": target.run.name, "worker": target.worker.name, "span": span.name}
     return {**name, **status, "views": views}
 
 

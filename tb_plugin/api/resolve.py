@@ -84,13 +84,6 @@ def resolve(run: Run, worker: str | None = None, span: str | int | None = None) 
     return Target(run, found, find_span(run, found, span))
 
 
-def resolve_named(
-    runs: Sequence[Run], run: str | None, worker: str | None = None, span: str | int | None = None
-) -> Target:
-    """`resolve` after finding the run by name among `runs`."""
-    return resolve(find_run(runs, run), worker, span)
-
-
 def worker_names(text: str | None) -> list[str]:
     """The names of a comma list (`workers=W1,W2`), each once, in order."""
     return list(dict.fromkeys(n.strip() for n in (text or "").split(",") if n.strip()))

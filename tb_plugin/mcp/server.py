@@ -17,6 +17,7 @@ from ..api.registry import Scope
 from ..api.resolve import NotFound, find_run, resolve
 from ..ingest.discovery import Run, target_runs
 from ..model.errors import ViewParamError
+from ..model.trace_model import TraceModel
 from ..store.cache import DiskCache, default_cache_dir
 from ..store.trace_store import LoadFailed, TraceStore
 from .tools import DEFAULT_LIMIT, MAX_LIMIT, Tool, page, summary, tools, view_link
@@ -53,17 +54,23 @@ class ViewAnswers:
         limit, cursor = _paging(arguments)
         names = {k: v for k, v in arguments.items() if k in tool.input_schema["properties"]}
         params = {k: str(v) for k, v in names.items() if k not in ("limit", "cursor")}
+        runs = self.runs()  # one listing per call, for the answer and its provenance
         try:
-            body = answer(tool.endpoint, self.store, self.runs(), names, params)
+            body = answer(tool.endpoint, self.store, runs, names, params)
         except (NotFound, ViewParamError) as exc:
             raise ToolError(str(exc)) from None
         except LoadFailed as exc:
             raise ToolError(exc.error["message"]) from None
         paged, note = page(body, limit, cursor)
-        return self._with_provenance(tool, names, paged, note), summary(name, body)
+        return self._with_provenance(tool, runs, names, paged, note), summary(name, body)
 
     def _with_provenance(
-        self, tool: Tool, names: dict[str, Any], body: Any, note: dict[str, Any] | None
+        self,
+        tool: Tool,
+        runs: list[Run],
+        names: dict[str, Any],
+        body: Any,
+        note: dict[str, Any] | None,
     ) -> Any:
         if not isinstance(body, dict):
             return body
@@ -73,29 +80,30 @@ class ViewAnswers:
         known = {k: names.get(k) for k in ("run", "worker", "span") if names.get(k)}
         provenance: dict[str, Any] = {"logdir": self.logdir, **known, "tool": tool.name}
         if tool.endpoint.scope in (Scope.SPAN, Scope.SPANS):
-            provenance.update(self._source(names))
+            provenance.update(self._source(runs, names))
         link = view_link(self.base_url, tool.endpoint, names)
         if link:
             provenance["link"] = link
         out["provenance"] = provenance
         return out
 
-    def _source(self, names: dict[str, Any]) -> dict[str, Any]:
+    def _source(self, runs: list[Run], names: dict[str, Any]) -> dict[str, Any]:
         """The trace file the numbers come from, and the time window its events cover
         (`ts` in µs as the file has them: the `trace` tool's `t0`/`t1` clock)."""
-        run = find_run(self.runs(), names.get("run"))
-        target = resolve(run, names.get("worker"), names.get("span"))
-        model = self.store.wait(target.span.path)
-        ev = model.events
-        window = None
-        if len(ev["ts"]):
-            start = float(np.nanmin(ev["ts"]))
-            end = float(np.nanmax(ev["ts"] + np.nan_to_num(ev["dur"])))
-            window = [start, end]
+        target = resolve(find_run(runs, names.get("run")), names.get("worker"), names.get("span"))
+        window = self.store.wait(target.span.path).derived("_event_window", _event_window)
         return {"file": target.span.file, "worker": target.worker.name, "window_us": window}
 
     def close(self) -> None:
         self.store.close()
+
+
+def _event_window(model: TraceModel) -> list[float] | None:
+    """[first start, last end] of the trace's events, µs (None for no event)."""
+    ev = model.events
+    if not len(ev["ts"]):
+        return None
+    return [float(np.nanmin(ev["ts"])), float(np.nanmax(ev["ts"] + np.nan_to_num(ev["dur"])))]
 
 
 class ToolError(Exception):

@@ -27,7 +27,8 @@ from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 from werkzeug.utils import send_file
 
-from ..api.endpoints import ENDPOINTS, span_pages
+from ..api.answers import status_body
+from ..api.endpoints import ENDPOINTS
 from ..api.registry import Answer, Endpoint, Scope
 from ..api.resolve import NotFound, Target, find_run, resolve, worker_names
 from ..ingest import storage
@@ -251,17 +252,7 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
     # --- answers --------------------------------------------------------------------
 
     def _status_body(self, target: Target) -> dict[str, Any]:
-        """The `status` route's body of one trace file, named as the resolver found it."""
-        span = target.span
-        status = self.store.status(span.path)
-        views: list[str] = []
-        if status["state"] == "ready":
-            try:
-                views = span_pages(self.store.model(span.path))
-            except (NotReady, LoadFailed):
-                views = []
-        name = {"run": target.run.name, "worker": target.worker.name, "span": span.name}
-        return {**name, **status, "views": views}
+        return status_body(self.store, target)
 
     def _span_view(self, endpoint: Endpoint, target: Target, params: Any) -> Any:
         try:

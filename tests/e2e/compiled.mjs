@@ -14,7 +14,6 @@ import { PLUGIN, REPO, waitUntil } from './harness.mjs';
 
 const OUT = path.join(REPO, 'test-output', 'e2e');
 const SHOTS = path.join(OUT, 'compiled');
-const P = `p.${PLUGIN}.`;
 const WAIT_MS = 60_000;
 const H100 = path.join(REPO, 'tests', 'data', 'h100');
 const COMPILED = { run: 'compiled', worker: 'gpu0' };
@@ -34,11 +33,6 @@ async function api(route, params = {}) {
 }
 
 const frame = () => h.pluginFrame(env.page);
-
-function hashOf(state) {
-  const items = [PLUGIN, ...Object.entries(state).map(([k, v]) => `${P}${k}=${v}`)];
-  return `#${items.map((i) => i.split('=').map(encodeURIComponent).join('=')).join('&')}`;
-}
 
 const frameText = (f) => `${f.filename.split('/').pop()}${f.line === null ? '' : `:${f.line}`}`;
 
@@ -71,7 +65,7 @@ describe('Compiled kernels and modules in TensorBoard', { timeout: 600_000 }, ()
       data.rows.filter((r) => r.source).map((r) => [r.name, r.source.map(frameText).join(' > ')]),
     );
     assert.ok(want.get('triton_poi_fused_gelu_view_2')?.startsWith('record_gpu.py:81 > '));
-    await env.page.goto(`${env.base}${hashOf({ ...COMPILED, view: 'kernels' })}`);
+    await env.page.goto(`${env.base}${h.stateHash({ ...COMPILED, view: 'kernels' })}`);
     const table = frame().locator('[data-testid="kernel-table"]');
     await table.locator('.ks-twindow [data-col="source"]').first().waitFor({ timeout: WAIT_MS });
     await shoot(env.page, 'kernels');
@@ -89,7 +83,7 @@ describe('Compiled kernels and modules in TensorBoard', { timeout: 600_000 }, ()
   test('the Modules view of a trace without modules says so', async () => {
     const status = await api('status', NO_MODULES);
     assert.ok(!status.views.includes('modules'));
-    await env.page.goto(`${env.base}${hashOf({ ...NO_MODULES, view: 'modules' })}`);
+    await env.page.goto(`${env.base}${h.stateHash({ ...NO_MODULES, view: 'modules' })}`);
     const note = frame().locator('[data-testid="modules-unavailable"]');
     await note.waitFor({ state: 'visible', timeout: WAIT_MS });
     await shoot(env.page, 'no-modules');

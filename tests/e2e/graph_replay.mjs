@@ -16,7 +16,6 @@ import { PLUGIN, REPO, waitUntil } from './harness.mjs';
 
 const OUT = path.join(REPO, 'test-output', 'e2e');
 const SHOTS = path.join(OUT, 'graph_replay');
-const P = `p.${PLUGIN}.`;
 const WAIT_MS = 60_000;
 const SOURCE = path.join(REPO, 'tests', 'data', 'h100', 'cudagraph_replay');
 const KEY = { run: 'cudagraph_replay', worker: 'gpu0' };
@@ -36,11 +35,6 @@ async function api(route, params = {}) {
 
 function frame() {
   return h.pluginFrame(env.page);
-}
-
-function hashOf(state) {
-  const items = [PLUGIN, ...Object.entries(state).map(([k, v]) => `${P}${k}=${v}`)];
-  return `#${items.map((i) => i.split('=').map(encodeURIComponent).join('=')).join('&')}`;
 }
 
 describe('Graph replays in the Kernel view', { timeout: 600_000 }, () => {
@@ -75,7 +69,7 @@ describe('Graph replays in the Kernel view', { timeout: 600_000 }, () => {
     assert.ok(data.rows.every((r) => r.replayed && r.op_name && r.op_name.startsWith('aten::')));
 
     await env.page.goto(
-      `${env.base}${hashOf({ ...KEY, view: 'kernels', 'kernels.group_by': 'op' })}`,
+      `${env.base}${h.stateHash({ ...KEY, view: 'kernels', 'kernels.group_by': 'op' })}`,
     );
     await frame()
       .locator('[data-testid="kernels"][data-ready="true"][data-busy="false"]')

@@ -329,21 +329,23 @@ const STRAGGLER_COLUMNS: ColumnSpec<StragglerRow>[] = [
   },
 ];
 
+/** A last column linking each row to the trace view (a straggler's step, a group's call). */
+export function traceColumn<R>(traceLink: (row: R) => Children): ColumnSpec<R> {
+  return {
+    key: 'trace',
+    label: 'Trace',
+    minWidth: 120,
+    value: () => null,
+    cell: traceLink,
+    sort: false,
+  };
+}
+
 /** Stragglers per step; the last column links each step of its late rank to the trace. */
 export function stragglerColumns(
   traceLink: (row: StragglerRow) => Children,
 ): ColumnSpec<StragglerRow>[] {
-  return [
-    ...STRAGGLER_COLUMNS,
-    {
-      key: 'trace',
-      label: 'Trace',
-      minWidth: 120,
-      value: () => null,
-      cell: traceLink,
-      sort: false,
-    },
-  ];
+  return [...STRAGGLER_COLUMNS, traceColumn(traceLink)];
 }
 
 type Device = GpuRow['device'];

@@ -7,6 +7,7 @@ import type { DistributedResponse, GroupRow, LinkRow } from '../../api/types';
 import { FORMAT, numberFormat, type ColumnSpec } from '../../components/columns';
 import { h, type Children } from '../../components/dom';
 import { formatBytes } from '../../components/format';
+import { traceColumn } from './columns';
 import { formatRanks, traceLinkState, URL_KEYS } from './model';
 import type { RunViewContext } from '../types';
 import { section } from './sections';
@@ -194,17 +195,7 @@ const GROUP_COLUMNS: ColumnSpec<GroupRow>[] = [
 ];
 
 export function groupColumns(traceLink: (row: GroupRow) => Children): ColumnSpec<GroupRow>[] {
-  return [
-    ...GROUP_COLUMNS,
-    {
-      key: 'trace',
-      label: 'Trace',
-      minWidth: 120,
-      value: () => null,
-      cell: traceLink,
-      sort: false,
-    },
-  ];
+  return [...GROUP_COLUMNS, traceColumn(traceLink)];
 }
 
 /** The group table's look (VirtualTable options and the URL key of its sort). */
