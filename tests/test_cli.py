@@ -143,3 +143,38 @@ def test_a_rank_left_out_of_the_distributed_view_fails_the_report(
     (error,) = doc["distributed"]["errors"]
     assert error["worker"] == "worker1" and error["kind"] == "not_json"
     assert "not JSON" in captured.err
+
+
+def test_a_view_that_names_nothing_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The grammar imports no view (the trace starts loading first); the names are checked
+    # after, with argparse's words and status.
+    logdir = make_logdir(tmp_path / "logs")
+    assert main(["report", str(logdir), "--run", "r1", "--view", "overveiw"]) == 2
+    err = capsys.readouterr().err
+    assert "argument --view: invalid choice: 'overveiw'" in err and "operators" in err
+    assert (
+        main(["report", str(logdir), "--run", "r1", "--view", "kernels", "--format", "json"]) == 0
+    )
+    assert set(json.loads(capsys.readouterr().out)) == {"status", "kernels"}
+
+
+def test_the_diff_groups_as_the_operators_view() -> None:
+    from kinetoscope.analysis.operators import GROUP_BY
+    from kinetoscope.cli.parser import DIFF_GROUP_BY
+
+    assert DIFF_GROUP_BY == GROUP_BY
+
+
+def test_the_report_starts_reading_before_the_views_import(tmp_path: Path) -> None:
+    # A fresh interpreter: the command's grammar and the store come without the view
+    # registry, so the trace is read while the views' modules import.
+    code = (
+        "import sys, kinetoscope.cli.main as m; "
+        "print(sorted(n for n in sys.modules if n.startswith('kinetoscope.analysis')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"

@@ -28,16 +28,6 @@ EXIT_ERRORS, EXIT_WARNINGS = 2, 1
 RUN_WORKER = "all ranks"  # the key of a run's run-level checks among its workers
 
 
-def add_parser(sub: Any) -> None:
-    check = sub.add_parser("check", help="say what in a logdir's traces cannot be trusted")
-    check.add_argument("logdir", help="a logdir (folders of trace files) or one trace file")
-    check.add_argument("--run", help="run name (default: every run)")
-    check.add_argument("--span", help="span number (default: every span)")
-    check.add_argument("--strict", action="store_true", help="exit 1 on warnings")
-    check.add_argument("--format", choices=("json", "text"), default="text")
-    check.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
-
-
 def run_check(args: argparse.Namespace) -> int:
     cache = None if args.no_cache else DiskCache(default_cache_dir())
     with contextlib.closing(TraceStore(cache)) as store:

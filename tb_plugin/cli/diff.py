@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 import msgspec
 
-from ..analysis.operators import GROUP_BY
 from ..api import resolve as resolver
 from ..api.endpoints import ENDPOINTS
 from ..ingest import storage
@@ -20,18 +18,6 @@ from ..store.cache import DiskCache, default_cache_dir
 from ..store.trace_store import LoadFailed, TraceStore
 from .diff_text import render_diff
 from .errors import EXIT_LOAD, ReportError
-
-
-def add_parser(sub: Any) -> None:
-    diff = sub.add_parser("diff", help="compare two traces (base and target) of a logdir")
-    diff.add_argument("logdir", help="a logdir (folders of trace files)")
-    for side in ("base", "target"):
-        diff.add_argument(
-            f"--{side}", required=True, metavar="RUN[:WORKER[:SPAN]]", help=f"the {side} trace"
-        )
-    diff.add_argument("--format", choices=("json", "text"), default="text")
-    diff.add_argument("--group-by", choices=GROUP_BY, default="name")
-    diff.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
 
 
 def resolve(runs: tuple[Run, ...], spec: str) -> tuple[str, SpanFile]:

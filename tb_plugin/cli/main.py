@@ -11,6 +11,7 @@ Errors and warnings go to stderr; the exit code is non-zero when any run failed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
 from concurrent.futures import Executor
@@ -18,124 +19,18 @@ from typing import Any
 
 import msgspec
 
-from ..api.endpoints import RUN_VIEWS, VIEWS, supported_views
 from ..api.resolve import NotFound, resolve
 from ..ingest.discovery import Run
-from ..model.errors import ViewParamError
 from ..store.cache import DiskCache, default_cache_dir
 from ..store.dask_ranks import DaskRanks, DaskUnavailable, require_distributed
 from ..store.pools import executor_from_env
-from ..store.trace_store import LoadFailed, TraceStore
-from . import check, diff
+from ..store.trace_store import TraceStore
 from .errors import EXIT_LOAD, EXIT_USAGE, ReportError, RunFailed
-from .progress import RankProgress
-from .report_snapshot import render_memory_snapshot
-from .report_text import render_text
+from .parser import build_parser
 from .targets import targets
 
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="kinetoscope", description="PyTorch profiler (Kineto) trace reports."
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
-    report = sub.add_parser("report", help="print the views of a logdir's traces")
-    report.add_argument("logdir", help="a logdir (folders of trace files) or one trace file")
-    report.add_argument("--run", help="run name (path relative to the logdir)")
-    report.add_argument("--worker", help="worker name (default: the first)")
-    report.add_argument("--span", help="span number (default: the first, as the server and the UI)")
-    report.add_argument("--format", choices=("json", "text"), default="text")
-    report.add_argument(
-        "--view",
-        action="append",
-        choices=sorted([*VIEWS, *RUN_VIEWS]),
-        help="only these views (repeatable; default: all the trace supports, and the "
-        "run-level ones ('distributed') for runs with several workers)",
-    )
-    report.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a view parameter, as in the route's query (repeatable; e.g. group_by=op): "
-        "each view reads the ones it declares",
-    )
-    report.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
-    report.add_argument(
-        "--dask",
-        metavar="ADDRESS",
-        help="summarise a distributed run's ranks on the Dask cluster at ADDRESS "
-        "(tcp://host:8786; 'local' starts a local cluster of processes; default: "
-        "$KINETOSCOPE_DASK_SCHEDULER, else this machine's pool); needs kinetoscope[dask]",
-    )
-    diff.add_parser(sub)
-    check.add_parser(sub)
-    # Served by kinetoscope.mcp (the entry point hands it `mcp ...`): listed for --help.
-    sub.add_parser("mcp", help="serve the views to AI agents over MCP (kinetoscope mcp --help)")
-    return parser
-
-
-def _report_run(store: TraceStore, run: Run, args: argparse.Namespace) -> dict[str, Any]:
-    if not run.workers and run.snapshots:  # a folder of memory snapshots only
-        views = _run_views(store, run, args, {})
-        if args.format == "text" and "memory_snapshot" in views:
-            print(f"== run {run.name}\n\n{render_memory_snapshot(views['memory_snapshot'])}\n")
-        return views
-    try:
-        target = resolve(run, args.worker, args.span)
-    except NotFound as exc:
-        raise ReportError(str(exc)) from None
-    worker, span = target.worker, target.span
-    try:
-        model = store.wait(span.path)
-    except LoadFailed as exc:
-        raise RunFailed(exc.error["message"], {"status": store.status(span.path)}) from None
-    # What the status route says of this trace: state, partial, warnings, error.
-    out: dict[str, Any] = {"status": store.status(span.path)}
-    names = args.view or supported_views(model)
-    for name in names:
-        if name not in VIEWS:
-            continue  # run-level views, below
-        view = VIEWS[name]
-        try:
-            request = view.decode(_params(args.param))
-        except ViewParamError as exc:
-            raise ReportError(f"view {name!r}: {exc}") from None
-        try:  # as a route answers the query of --param (none: the default form)
-            data = view.answer_json(store, span.path, request)
-        except ViewParamError as exc:  # asked with --view of a trace without its data
-            print(f"kinetoscope: run {run.name!r}: {name}: {exc}", file=sys.stderr)
-            continue
-        out[name] = msgspec.json.decode(data)
-    _run_views(store, run, args, out)
-    if args.format == "text":
-        print(render_text(run.name, worker.name, span.name, model, out))
-    elif model.partial:  # the text report says so in its heading
-        note = "partial trace (see status.warnings)"
-        print(f"kinetoscope: run {run.name!r}: {note}", file=sys.stderr)
-    return out
-
-
-def _run_views(
-    store: TraceStore, run: Run, args: argparse.Namespace, out: dict[str, Any]
-) -> dict[str, Any]:
-    cache_dir = str(store.cache.root) if store.cache else None
-    for name, run_view in RUN_VIEWS.items():
-        if run_view.supports(run) and (not args.view or name in args.view):
-            # Run-level: every worker's span as one job; the same object as the route.
-            # Progress ("ranks summarised 57/256") goes to stderr as the summaries come in.
-            progress = RankProgress(run.name)
-            executor = store.pools.executor
-            out[name] = run_view.call(run, args.span, cache_dir, executor, progress, store)
-    return out
-
-
-def _params(items: list[str]) -> dict[str, str]:
-    """`--param KEY=VALUE` options as a query."""
-    bad = [item for item in items if "=" not in item]
-    if bad:
-        raise ReportError(f"--param wants KEY=VALUE, not {bad[0]!r}")
-    return dict(item.split("=", 1) for item in items)
+# argparse's exit status for a bad argument
+EXIT_BAD_ARGUMENT = 2
 
 
 def _rank_executor(args: argparse.Namespace) -> Executor | None:
@@ -149,15 +44,23 @@ def _rank_executor(args: argparse.Namespace) -> Executor | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     logging.getLogger("kinetoscope").setLevel(logging.ERROR)  # errors are printed below
     if args.command == "diff":
-        return diff.run_diff(args)
+        from .diff import run_diff
+
+        return run_diff(args)
     if args.command == "check":
-        return check.run_check(args)
+        from .check import run_check
+
+        return run_check(args)
     if args.command == "mcp":
         print("kinetoscope: run the MCP server as `kinetoscope mcp LOGDIR`", file=sys.stderr)
         return EXIT_USAGE
+    return _report(args)
+
+
+def _report(args: argparse.Namespace) -> int:
     cache = None if args.no_cache else DiskCache(default_cache_dir())
     try:
         executor = _rank_executor(args)
@@ -169,14 +72,17 @@ def main(argv: list[str] | None = None) -> int:
     failed = False
     try:
         _, runs = targets(args)
+        _start_first_load(store, runs, args)
+        # The views' modules import while that trace is read (the decoder lets the GIL go).
+        from .report import report_run, unknown_views
+
+        if (bad := unknown_views(args.view)) is not None:
+            print(f"kinetoscope report: error: {bad}", file=sys.stderr)
+            return EXIT_BAD_ARGUMENT
         for run in runs:  # a broken run is reported and skipped; the others still print
             try:
-                results[run.name] = _report_run(store, run, args)
-                for rank_error in results[run.name].get("distributed", {}).get("errors", []):
-                    print(
-                        f"kinetoscope: run {run.name!r}: {rank_error['message']}", file=sys.stderr
-                    )
-                    failed = True  # a rank the distributed view had to leave out
+                results[run.name] = report_run(store, run, args)
+                failed = _say_rank_errors(run.name, results[run.name]) or failed
             except ReportError as exc:
                 print(f"kinetoscope: run {run.name!r}: {exc}", file=sys.stderr)
                 failed = True
@@ -193,3 +99,20 @@ def main(argv: list[str] | None = None) -> int:
         doc: Any = next(iter(results.values())) if len(runs) == 1 else {"runs": results}
         sys.stdout.buffer.write(msgspec.json.encode(doc) + b"\n")
     return EXIT_LOAD if failed else 0
+
+
+def _start_first_load(store: TraceStore, runs: list[Run], args: argparse.Namespace) -> None:
+    """Start loading the trace the first run reports, so that it is read while the rest
+    of the command imports; a name that resolves to nothing is said by the report."""
+    if not runs or not runs[0].workers:
+        return
+    with contextlib.suppress(NotFound):
+        store.state_for(resolve(runs[0], args.worker, args.span).span.path)
+
+
+def _say_rank_errors(run_name: str, views: dict[str, Any]) -> bool:
+    """Print the ranks the distributed view had to leave out; whether there were any."""
+    errors = views.get("distributed", {}).get("errors", [])
+    for rank_error in errors:
+        print(f"kinetoscope: run {run_name!r}: {rank_error['message']}", file=sys.stderr)
+    return bool(errors)

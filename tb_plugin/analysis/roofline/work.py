@@ -145,8 +145,7 @@ def _signatures(
     are read as raw text, a chunk of rows at a time, so each distinct signature is
     decoded once and little is held at once."""
     ids: dict[tuple[int, bytes], int] = {}
-    firsts: list[int] = []
-    signature = np.empty(rows.size, dtype=np.int64)
+    in_file_order: list[int] = []
     order = np.argsort(rows, kind="stable")  # file order: each chunk reads one stretch
     ends = model.events["args_end"]
     released = 0  # pages before this are let go (the gaps between chunks too: the kernel
@@ -154,16 +153,21 @@ def _signatures(
     for lo in range(0, rows.size, _CHUNK_ROWS):
         at = order[lo : lo + _CHUNK_ROWS]
         chunk = _raw_args(model, rows[at])
-        for i, a, code in zip(at.tolist(), chunk, codes[at].tolist()):
-            key = (code, b"\0".join((a.dims, a.dims_legacy, a.types, a.concrete, a.flops)))
-            sig = ids.setdefault(key, len(ids))
-            if sig == len(firsts):
-                firsts.append(i)
-            signature[i] = sig
+        in_file_order += [
+            ids.setdefault(
+                (code, b"\0".join((a.dims, a.dims_legacy, a.types, a.concrete, a.flops))),
+                len(ids),
+            )
+            for code, a in zip(codes[at].tolist(), chunk)
+        ]
         end = int(ends[rows[at[-1]]])
         model.release_args(released, end)
         released = end
-    return signature, np.array(firsts, dtype=np.int64)
+    signature = np.empty(rows.size, dtype=np.int64)
+    signature[order] = in_file_order
+    # Signatures are numbered as they first appear in file order: each one's first row.
+    _, first_seen = np.unique(np.array(in_file_order, dtype=np.int64), return_index=True)
+    return signature, order[first_seen]
 
 
 # Rows read at once: their pages of args text and decoded structs are the peak memory

@@ -1,0 +1,79 @@
+"""The command line's grammar. It imports no view: `kinetoscope report` starts reading its
+trace before the view registry's modules import (`main.py`), so the names a view or a
+parameter may take are checked after parsing (`report.check_views`, the diff's group-by in
+tests/test_cli.py against the Operators view's)."""
+
+from __future__ import annotations
+
+import argparse
+
+# The Operators view's group-by keys (`analysis.operators.GROUP_BY`; a test keeps them equal).
+DIFF_GROUP_BY = ("name", "shape")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kinetoscope", description="PyTorch profiler (Kineto) trace reports."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    _add_report(sub)
+    _add_diff(sub)
+    _add_check(sub)
+    # Served by kinetoscope.mcp (the entry point hands it `mcp ...`): listed for --help.
+    sub.add_parser("mcp", help="serve the views to AI agents over MCP (kinetoscope mcp --help)")
+    return parser
+
+
+def _add_report(sub: argparse._SubParsersAction) -> None:
+    report = sub.add_parser("report", help="print the views of a logdir's traces")
+    report.add_argument("logdir", help="a logdir (folders of trace files) or one trace file")
+    report.add_argument("--run", help="run name (path relative to the logdir)")
+    report.add_argument("--worker", help="worker name (default: the first)")
+    report.add_argument("--span", help="span number (default: the first, as the server and the UI)")
+    report.add_argument("--format", choices=("json", "text"), default="text")
+    report.add_argument(
+        "--view",
+        action="append",
+        metavar="VIEW",
+        help="only these views (repeatable; a route's name, as in docs/http_api.md; default: "
+        "all the trace supports, and the run-level ones ('distributed') for runs with "
+        "several workers)",
+    )
+    report.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a view parameter, as in the route's query (repeatable; e.g. group_by=op): "
+        "each view reads the ones it declares",
+    )
+    report.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    report.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="summarise a distributed run's ranks on the Dask cluster at ADDRESS "
+        "(tcp://host:8786; 'local' starts a local cluster of processes; default: "
+        "$KINETOSCOPE_DASK_SCHEDULER, else this machine's pool); needs kinetoscope[dask]",
+    )
+
+
+def _add_diff(sub: argparse._SubParsersAction) -> None:
+    diff = sub.add_parser("diff", help="compare two traces (base and target) of a logdir")
+    diff.add_argument("logdir", help="a logdir (folders of trace files)")
+    for side in ("base", "target"):
+        diff.add_argument(
+            f"--{side}", required=True, metavar="RUN[:WORKER[:SPAN]]", help=f"the {side} trace"
+        )
+    diff.add_argument("--format", choices=("json", "text"), default="text")
+    diff.add_argument("--group-by", choices=DIFF_GROUP_BY, default="name")
+    diff.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+
+
+def _add_check(sub: argparse._SubParsersAction) -> None:
+    check = sub.add_parser("check", help="say what in a logdir's traces cannot be trusted")
+    check.add_argument("logdir", help="a logdir (folders of trace files) or one trace file")
+    check.add_argument("--run", help="run name (default: every run)")
+    check.add_argument("--span", help="span number (default: every span)")
+    check.add_argument("--strict", action="store_true", help="exit 1 on warnings")
+    check.add_argument("--format", choices=("json", "text"), default="text")
+    check.add_argument("--no-cache", action="store_true", help="do not read or write the cache")

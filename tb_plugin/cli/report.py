@@ -1,0 +1,93 @@
+"""`kinetoscope report`'s work once its first trace is loading: each run's views, as the
+routes answer them (the view registry imports here, not in `main.py`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import msgspec
+import numpy.ma  # noqa: F401 - numpy's unique() imports it on first use: here, while the trace is read
+
+from ..api.endpoints import RUN_VIEWS, VIEWS, supported_views
+from ..api.resolve import NotFound, resolve
+from ..ingest.discovery import Run
+from ..model.errors import ViewParamError
+from ..store.trace_store import LoadFailed, TraceStore
+from .errors import ReportError, RunFailed
+from .progress import RankProgress
+from .report_snapshot import render_memory_snapshot
+from .report_text import render_text
+
+
+def unknown_views(asked: list[str] | None) -> str | None:
+    """What argparse's `choices` would say of a `--view` that names no view, else None."""
+    known = sorted([*VIEWS, *RUN_VIEWS])
+    bad = [name for name in asked or [] if name not in known]
+    if not bad:
+        return None
+    return f"argument --view: invalid choice: {bad[0]!r} (choose from {', '.join(known)})"
+
+
+def report_run(store: TraceStore, run: Run, args: argparse.Namespace) -> dict[str, Any]:
+    if not run.workers and run.snapshots:  # a folder of memory snapshots only
+        views = _run_views(store, run, args, {})
+        if args.format == "text" and "memory_snapshot" in views:
+            print(f"== run {run.name}\n\n{render_memory_snapshot(views['memory_snapshot'])}\n")
+        return views
+    try:
+        target = resolve(run, args.worker, args.span)
+    except NotFound as exc:
+        raise ReportError(str(exc)) from None
+    worker, span = target.worker, target.span
+    try:
+        model = store.wait(span.path)
+    except LoadFailed as exc:
+        raise RunFailed(exc.error["message"], {"status": store.status(span.path)}) from None
+    # What the status route says of this trace: state, partial, warnings, error.
+    out: dict[str, Any] = {"status": store.status(span.path)}
+    names = args.view or supported_views(model)
+    for name in names:
+        if name not in VIEWS:
+            continue  # run-level views, below
+        view = VIEWS[name]
+        try:
+            request = view.decode(_params(args.param))
+        except ViewParamError as exc:
+            raise ReportError(f"view {name!r}: {exc}") from None
+        try:  # as a route answers the query of --param (none: the default form)
+            data = view.answer_json(store, span.path, request)
+        except ViewParamError as exc:  # asked with --view of a trace without its data
+            print(f"kinetoscope: run {run.name!r}: {name}: {exc}", file=sys.stderr)
+            continue
+        out[name] = msgspec.json.decode(data)
+    _run_views(store, run, args, out)
+    if args.format == "text":
+        print(render_text(run.name, worker.name, span.name, model, out))
+    elif model.partial:  # the text report says so in its heading
+        note = "partial trace (see status.warnings)"
+        print(f"kinetoscope: run {run.name!r}: {note}", file=sys.stderr)
+    return out
+
+
+def _run_views(
+    store: TraceStore, run: Run, args: argparse.Namespace, out: dict[str, Any]
+) -> dict[str, Any]:
+    cache_dir = str(store.cache.root) if store.cache else None
+    for name, run_view in RUN_VIEWS.items():
+        if run_view.supports(run) and (not args.view or name in args.view):
+            # Run-level: every worker's span as one job; the same object as the route.
+            # Progress ("ranks summarised 57/256") goes to stderr as the summaries come in.
+            progress = RankProgress(run.name)
+            executor = store.pools.executor
+            out[name] = run_view.call(run, args.span, cache_dir, executor, progress, store)
+    return out
+
+
+def _params(items: list[str]) -> dict[str, str]:
+    """`--param KEY=VALUE` options as a query."""
+    bad = [item for item in items if "=" not in item]
+    if bad:
+        raise ReportError(f"--param wants KEY=VALUE, not {bad[0]!r}")
+    return dict(item.split("=", 1) for item in items)
