@@ -74,8 +74,10 @@ def _report(args: argparse.Namespace) -> int:
         _, runs = targets(args)
         _start_first_load(store, runs, args)
         # The views' modules import while that trace is read (the decoder lets the GIL go).
+        from ..analysis.ahead import make_ahead
         from .report import report_run, unknown_views
 
+        make_ahead()
         if (bad := unknown_views(args.view)) is not None:
             print(f"kinetoscope report: error: {bad}", file=sys.stderr)
             return EXIT_BAD_ARGUMENT

@@ -8,7 +8,6 @@ import sys
 from typing import Any
 
 import msgspec
-import numpy.ma  # noqa: F401 - numpy's unique() imports it on first use: here, while the trace is read
 
 from ..api.endpoints import RUN_VIEWS, VIEWS, supported_views
 from ..api.resolve import NotFound, resolve
