@@ -6,6 +6,7 @@ from __future__ import annotations
 import traceback
 from typing import Any
 
+import msgspec
 import numpy as np
 from kinetoscope.ingest import native_chunk
 from kinetoscope.ingest.columns import INTERNED, Chunk, build_chunk
@@ -21,7 +22,9 @@ def python_chunk(body: bytes) -> Chunk | None:
 def rows_of(chunk: Chunk) -> dict[str, Any]:
     """Everything a chunk says, with codes turned into their values (a table may hold one
     value twice when two texts spell it differently; the merge joins them)."""
-    out: dict[str, Any] = {k: v for k, v in chunk.cols.items() if k not in INTERNED}
+    out: dict[str, Any] = {
+        k: v for k, v in chunk.cols.items() if k not in INTERNED and k != "work_sig"
+    }
     for key in INTERNED:
         out[key] = [chunk.tables[key][c] for c in chunk.cols[key].tolist()]
     out["args"] = chunk.args
@@ -67,8 +70,54 @@ def disagreement(body: bytes) -> str | None:
         if native is None:
             return "scan_text read the text but chunk_from_text did not"
         assert_same_rows(rows_of(native), rows_of(expected))
+        assert np.all(expected.cols["work_sig"] == -1), "msgspec path: work_sig unknown"
+        assert np.all(native.cols["work_sig"] != -1), "the scanner hashes every row"
+        assert_work_sigs(native.cols["work_sig"], native.cols["args_end"], native.args)
     except AssertionError as error:
         return f"different rows: {error!r}"
     except Exception:  # noqa: BLE001
         return "scanner path raised: " + traceback.format_exc(limit=4)
     return None
+
+
+# The work args the scanner hashes, by their index in its table of args keys (_scan.c).
+WORK_KEYS = {
+    "Input Dims": 17,
+    "Input dims": 18,
+    "Input type": 19,
+    "Concrete Inputs": 20,
+    "flops": 21,
+}
+_FNV_OFFSET, _FNV_PRIME, _MASK = 14695981039346656037, 1099511628211, (1 << 64) - 1
+
+
+def reference_work_sigs(args_end: np.ndarray, blob: Any) -> np.ndarray:
+    """The scanner's `work_sig` of each row, computed here from the row's args text: FNV-1a
+    (64 bit) over each work arg's key index + 1 and raw value text, in the args' order; 0
+    without work args; 0 and 2**64 - 1 become 1."""
+    ends = args_end.tolist()
+    data = bytes(blob)
+    out = np.zeros(len(ends), dtype=np.int64)
+    for row, (start, end) in enumerate(zip([0, *ends[:-1]], ends)):
+        text = data[start:end]
+        if not text.lstrip().startswith(b"{"):
+            continue  # args that are not an object (kept as they are) hold no work args
+        members = msgspec.json.decode(text, type=dict[str, msgspec.Raw])
+        h = None
+        for key, raw in members.items():
+            if key in WORK_KEYS:
+                h = _FNV_OFFSET if h is None else h
+                h = ((h ^ (WORK_KEYS[key] + 1)) * _FNV_PRIME) & _MASK
+                for byte in bytes(raw):
+                    h = ((h ^ byte) * _FNV_PRIME) & _MASK
+        if h is not None:
+            h = 1 if h in (0, _MASK) else h
+            out[row] = np.array(h, dtype=np.uint64).view(np.int64)
+    return out
+
+
+def assert_work_sigs(work_sig: np.ndarray, args_end: np.ndarray, blob: Any) -> None:
+    """Each known (not -1) `work_sig` is the hash of the row's work args."""
+    known = work_sig != -1
+    want = reference_work_sigs(args_end, blob)
+    assert np.array_equal(work_sig[known], want[known]), "work_sig"

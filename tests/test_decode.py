@@ -17,6 +17,7 @@ from kinetoscope.model.categories import Kind, Phase
 from kinetoscope.model.trace_model import TraceModel
 from kinetoscope.store.pools import WorkerPools
 from kinetoscope.store.trace_store import TraceStore
+from scan_compare import assert_work_sigs
 
 EVENTS = [
     {
@@ -330,6 +331,11 @@ def _tricky_trace(tmp_path: Path) -> Path:
 def _assert_same_model(parallel: TraceModel, sequential: TraceModel) -> None:
     assert len(parallel) == len(sequential) == 444
     for name, column in sequential.events.items():
+        if name == "work_sig":  # a slice the scanner declined is read by msgspec: -1 there
+            for model in (parallel, sequential):
+                ev = model.events
+                assert_work_sigs(ev["work_sig"], ev["args_end"], model.args_blob)
+            continue
         assert np.array_equal(column, parallel.events[name], equal_nan=column.dtype.kind == "f")
     assert parallel.names == sequential.names
     assert parallel.header == sequential.header

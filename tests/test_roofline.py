@@ -350,3 +350,19 @@ def test_report_text_and_notebook_frames_give_the_same_numbers(tmp_path: Path) -
         frame = run.trace().operators()
     mm = frame[frame["name"] == "aten::mm"].iloc[0]
     assert (mm["tflops"], mm["pct_of_peak"], mm["bound"]) == (687.2, 69.45, "compute")
+
+
+@pytest.mark.parametrize("run", ["gemm_bf16", "attention"])
+def test_the_scanners_work_hash_groups_calls_as_their_args_do(
+    run: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The compiled scanner hashes each call's work args (work_sig), and the roofline groups
+    # calls by it without reading args; the msgspec path leaves the hash unknown (-1) and
+    # the roofline reads the args. Both give the same numbers.
+    hashed = _h100(run)
+    assert (hashed.events["work_sig"] != -1).all() and (hashed.events["work_sig"] != 0).any()
+    monkeypatch.setenv("KINETOSCOPE_SCANNER", "python")
+    read = _h100(run)
+    assert (read.events["work_sig"] == -1).all()
+    assert operators(hashed) == operators(read)
+    assert kernels(hashed) == kernels(read)

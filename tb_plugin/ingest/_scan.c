@@ -24,7 +24,7 @@ typedef struct {
 typedef struct {
     const char *key;
     Py_ssize_t len;
-    int column; /* -1: checked only (name, sort_index, labels, Call stack) */
+    int column; /* -1: checked only (name, sort_index, labels, Call stack); -5: work arg */
     int is_float;
 } ArgKey;
 
@@ -47,6 +47,13 @@ static const ArgKey ARG_KEYS[] = {
     {"name", 4, -2, 0},
     {"sort_index", 10, -3, 0},
     {"labels", 6, -4, 0},
+    /* The args a call's work is read from (analysis/roofline/work.py): their raw text is
+       hashed into the work signature, so equal calls are found without reading args. */
+    {"Input Dims", 10, -5, 0},
+    {"Input dims", 10, -5, 0},
+    {"Input type", 10, -5, 0},
+    {"Concrete Inputs", 15, -5, 0},
+    {"flops", 5, -5, 0},
 };
 #define N_ARG_KEYS ((int)(sizeof ARG_KEYS / sizeof ARG_KEYS[0]))
 
@@ -56,7 +63,23 @@ static int arg_key(const char *p, Py_ssize_t n) {
     return -1;
 }
 
+/* FNV-1a (64 bit) of the key's index and the value's raw text, on top of `h`. */
+static uint64_t work_hash(uint64_t h, int key, const char *p, const char *q) {
+    const uint64_t prime = 1099511628211ULL;
+    h = (h ^ (uint64_t)(key + 1)) * prime;
+    for (; p < q; p++) h = (h ^ (unsigned char)*p) * prime;
+    return h;
+}
+
 static const char *arg_value(Scan *s, const char *p, const ArgKey *k, Row *row) {
+    if (k->column == -5) {
+        const char *q = skip_value(s, p, 2);
+        uint64_t h = row->wide[C_WORK_SIG].i ? (uint64_t)row->wide[C_WORK_SIG].i
+                                              : 14695981039346656037ULL;
+        if (q) h = work_hash(h, (int)(k - ARG_KEYS), p, q);
+        row->wide[C_WORK_SIG].i = (int64_t)(h && ~h ? h : 1); /* 0: none, -1: unknown */
+        return q;
+    }
     if (k->column >= 0 && k->is_float) return float_field(s, p, NAN, &row->wide[k->column].f);
     if (k->column >= 0) return int_field(s, p, &row->wide[k->column].i);
     if (k->column == -1) { /* Call stack: any value; a non-empty string counts */
@@ -198,6 +221,7 @@ static void row_defaults(Row *row) {
     row->wide[C_NBYTES].f = NAN;
     row->wide[C_TOTAL_ALLOCATED].f = NAN;
     row->wide[C_TOTAL_RESERVED].f = NAN;
+    row->wide[C_WORK_SIG].i = 0;
     row->has_stack = 0;
 }
 

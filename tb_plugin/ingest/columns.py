@@ -233,6 +233,9 @@ def _arg_columns(cols: dict[str, np.ndarray], args: Any) -> None:
     cols["blocks_per_sm"] = _floats(values("blocks_per_sm")).astype(np.float32)
     cols["occupancy"] = _floats(values("occupancy")).astype(np.float32)
     cols["has_stack"] = _has_text(values("call_stack"))
+    # The compiled scanner's hash of the work args; this path leaves it unknown (-1) and
+    # the roofline reads those rows' args instead.
+    cols["work_sig"] = np.full(len(cols["stream"]), -1, dtype=np.int64)
 
 
 def _has_text(raws: list[msgspec.Raw]) -> np.ndarray:

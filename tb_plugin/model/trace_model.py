@@ -45,6 +45,10 @@ EVENT_COLUMNS: dict[str, str] = {
     "occupancy": "f4",
     "args_end": "i8",
     "has_stack": "?",  # a non-empty `Call stack` arg (2021-22 traces)
+    # A hash of the work args' text (`Input Dims`, `Input type`, `Concrete Inputs`,
+    # `flops`) by the compiled scanner: equal calls have equal values; 0 where there
+    # are none, -1 where unknown (read by the msgspec path).
+    "work_sig": "i8",
 }
 
 MEMORY_COLUMNS: dict[str, str] = {

@@ -141,9 +141,39 @@ def _signatures(
     model: TraceModel, rows: np.ndarray, codes: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """A signature index per row (equal name and work args: `Input Dims`, `Input type`,
-    `Concrete Inputs`, `flops`), and the first row position of each signature. The args
-    are read as raw text, a chunk of rows at a time, so each distinct signature is
-    decoded once and little is held at once."""
+    `Concrete Inputs`, `flops`), and a row position of each signature. Rows the compiled
+    scanner hashed (`work_sig`) are grouped by name and hash without reading their args;
+    the others' args are read (`_read_signatures`)."""
+    hashes = model.events["work_sig"][rows]
+    hashed = np.flatnonzero(hashes != -1)
+    first, inverse = _groups(codes[hashed], hashes[hashed])
+    signature = np.empty(rows.size, dtype=np.int64)
+    signature[hashed] = inverse
+    unhashed = np.flatnonzero(hashes == -1)
+    if unhashed.size == 0:
+        return signature, hashed[first]
+    read, read_first = _read_signatures(model, rows[unhashed], codes[unhashed])
+    signature[unhashed] = read + first.size
+    return signature, np.concatenate([hashed[first], unhashed[read_first]])
+
+
+def _groups(names: np.ndarray, hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Groups of equal (name, hash): each group's first position, and each position's
+    group (as np.unique's return_index and return_inverse, without sorting records)."""
+    order = np.lexsort((hashes, names))  # stable: a group's first item leads it
+    by_name, by_hash = names[order], hashes[order]
+    starts = np.ones(order.size, dtype=bool)
+    starts[1:] = (by_name[1:] != by_name[:-1]) | (by_hash[1:] != by_hash[:-1])
+    inverse = np.empty(order.size, dtype=np.int64)
+    inverse[order] = np.cumsum(starts) - 1
+    return order[starts], inverse
+
+
+def _read_signatures(
+    model: TraceModel, rows: np.ndarray, codes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """`_signatures` from the args themselves, read as raw text, a chunk of rows at a
+    time, so each distinct signature is decoded once and little is held at once."""
     ids: dict[tuple[int, bytes], int] = {}
     in_file_order: list[int] = []
     order = np.argsort(rows, kind="stable")  # file order: each chunk reads one stretch
