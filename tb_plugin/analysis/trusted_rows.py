@@ -95,8 +95,8 @@ def duplicate_mask(model: TraceModel) -> np.ndarray:
     shared = np.zeros(n, dtype=bool)
     shared[1:] |= same
     shared[:-1] |= same
-    rows = np.sort(order[shared])
-    rows = rows[_hash_shared(model, rows)]
+    rows = order[shared]  # by start: sorted by row only once the few candidates are known
+    rows = np.sort(rows[_hash_shared(model, rows)])
     if rows.size < 2:
         return out
     keys = _keys(model, rows)
