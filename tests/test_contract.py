@@ -59,6 +59,7 @@ QUERIES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "search": ({**SPAN, "q": "mm"}, SPAN),
     "range_summary": ({**SPAN, "t0": "0", "t1": "150"}, {**SPAN, "t0": "9", "t1": "1"}),
     "diff": ({**PAIR, "group_by": "shape"}, {**PAIR, "group_by": "size"}),
+    "trend": ({"window": "3"}, {"window": "many"}),
 }
 
 

@@ -615,6 +615,11 @@ export interface NameCount {
   count: number;
 }
 
+export interface NamedTime {
+  name: string;
+  us: number;
+}
+
 export type NoParams = Record<string, never>;
 
 export interface OomEvent {
@@ -1151,6 +1156,71 @@ export interface TracksView {
   steps: StepMarker[];
 }
 
+export interface TrendChange {
+  metric: 'collective' | 'kernel' | 'memory_peak' | 'op' | 'phase' | 'step';
+  name: string;
+  first_run: string;
+  change_pct: number | null;
+  baseline: number;
+  value: number;
+  threshold: number;
+  unit: 'bytes' | 'us';
+  diff_base_run: string | null;
+  diff_target_run: string;
+}
+
+/** `trend` answers 202 with this while the traces are summarised. */
+export interface TrendLoading {
+  state: 'loading';
+  files_done: number;
+  files_total: number;
+}
+
+export interface TrendParams {
+  span?: string;
+  baseline?: string;
+  window?: number;
+  floor_pct?: number;
+}
+
+export interface TrendRule {
+  mode: 'baseline' | 'rolling';
+  baseline_run: string | null;
+  window: number;
+  floor_pct: number;
+  spread_k: number;
+  min_step_pct: number;
+  min_history: number;
+}
+
+/** One run of the logdir, in trace start order. */
+export interface TrendRun {
+  run: string;
+  index: number;
+  workers: string[];
+  start_us: number | null;
+  device_type: string | null;
+  devices: string[];
+  step_count: number;
+  step_mean_us: number | null;
+  step_median_us: number | null;
+  phases_us: Record<string, number>;
+  op_metric: string | null;
+  top_ops: NamedTime[];
+  top_kernels: NamedTime[];
+  top_collectives: NamedTime[];
+  memory_peak_bytes: Record<string, number>;
+  errors: string[];
+}
+
+export interface TrendView {
+  span: string;
+  rule: TrendRule;
+  runs: TrendRun[];
+  regressions: TrendChange[];
+  improvements: TrendChange[];
+}
+
 export interface WindowView {
   time_base: string;
   t0: number;
@@ -1195,6 +1265,7 @@ export interface Endpoints {
   status: { params: NoParams; response: StatusResponse; loading: never };
   distributed: { params: NoParams; response: DistributedResponse; loading: DistributedLoading };
   memory_snapshot: { params: NoParams; response: MemorySnapshotResponse; loading: DistributedLoading };
+  trend: { params: TrendParams; response: TrendView; loading: TrendLoading };
   overview: { params: NoParams; response: OverviewView; loading: StatusResponse };
   memory: { params: MemoryParams; response: MemoryView; loading: StatusResponse };
   memory_curve: { params: MemoryCurveParams; response: CurveView; loading: StatusResponse };
