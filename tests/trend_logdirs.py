@@ -90,3 +90,27 @@ def build_trend_logdir(
         folder.mkdir(parents=True)
         (folder / "worker0.pt.trace.json").write_text(json.dumps(trace), encoding="utf-8")
     return TrendLogdir(root, names, slowdowns)
+
+
+BERT = "tracelens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz"
+BERT_GEMM = (
+    "void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_128x2_tn_align8>"
+    "(cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_128x2_tn_align8::Params)"
+)
+
+
+def browser_logdir(corpus: Path, root: Path) -> TrendLogdir:
+    """The real-browser test's logdir (tests/e2e/trends.mjs): 7 runs of an H100 BERT
+    trace, its biggest GEMM kernel 1.5× from run 3, every allocation 1.3× from run 4."""
+    slowdowns = [
+        Slowdown(3, 1.5, kernel_named({BERT_GEMM})),
+        Slowdown(4, 1.3, memory_event, memory=True),
+    ]
+    return build_trend_logdir(corpus / BERT, root, 7, slowdowns, noise=0.02, seed=5)
+
+
+if __name__ == "__main__":
+    import sys
+
+    built = browser_logdir(Path(sys.argv[1]), Path(sys.argv[2]))
+    print(json.dumps({"names": built.names, "kernel": BERT_GEMM}))
