@@ -133,6 +133,9 @@ export interface DiffView {
   operators: OperatorDiff[];
   kernels: KernelDiff[];
   top_changes: TopChange[];
+  vendors: string[];
+  kernels_by_work: WorkPair[];
+  modules: ModuleRatio[];
 }
 
 /** `distributed` answers 202 with this while the per-rank summaries are computed. */
@@ -580,6 +583,15 @@ export interface ModuleOp {
   calls: number;
   host_total_us: number;
   device_total_us: number;
+}
+
+export interface ModuleRatio {
+  path: string;
+  module_type: string;
+  depth: number;
+  metric: 'device_total_us' | 'host_total_us';
+  time_us: Compared;
+  ratio: number | null;
 }
 
 export interface ModuleRow {
@@ -1234,6 +1246,25 @@ export interface WindowView {
   names: string[];
   item_count: number;
   truncated: boolean;
+}
+
+/** Kernels of both sides paired by what they do (`by_work.py`). */
+export interface WorkPair {
+  work: string;
+  op: string | null;
+  input_shape: unknown;
+  match: 'base_only' | 'op' | 'shape' | 'target_only' | 'work';
+  base: WorkSide | null;
+  target: WorkSide | null;
+  total_us: Compared;
+  ratio: number | null;
+}
+
+export interface WorkSide {
+  calls: number;
+  total_us: number;
+  kernels: string[];
+  kernel_names: number;
 }
 
 export interface WorkerInfo {
