@@ -17,6 +17,7 @@ from corpus import corpus_model, corpus_path
 from kinetoscope.analysis import kernels as kernels_analysis
 from kinetoscope.analysis.trends import summaries as trend_summaries
 from kinetoscope.analysis.trends.detect import Rule, baseline_changes, rolling_changes
+from kinetoscope.analysis.trends.summary import TraceSummary, combine
 from kinetoscope.analysis.trends.view import trend_view
 from kinetoscope.ingest.discovery import scan_logdir
 from trend_logdirs import Slowdown, build_trend_logdir, kernel_named, memory_event
@@ -87,6 +88,48 @@ def test_baseline_mode_names_each_direction_once() -> None:
         (2, True, 20.0),
         (4, False, -10.0),
     ]
+
+
+def _worker(step: float, start: float, ops: dict[str, float], peak: float) -> TraceSummary:
+    return TraceSummary(
+        version="1",
+        start_us=start,
+        device_type="GPU",
+        devices=["H100"],
+        step_count=4,
+        step_mean_us=step,
+        step_median_us=step,
+        phases_us={"kernel": step / 2, "other": step / 2},
+        op_metric="device_self_us",
+        ops=ops,
+        ops_complete=True,
+        kernels={"gemm_k": step / 2},
+        kernels_complete=True,
+        kernel_work={"gemm_k": "gemm"},
+        collectives={"all_reduce": 10.0},
+        memory_peak_bytes={"GPU0": peak},
+    )
+
+
+def test_a_run_of_several_workers_is_combined() -> None:
+    """The slowest worker's step, the mean per worker of the rest (a name a worker lacks
+    counts 0), the earliest start, each device's highest peak."""
+    run = combine(
+        [
+            _worker(100.0, 5.0, {"aten::mm": 40.0, "aten::add": 2.0}, 1000.0),
+            _worker(120.0, 3.0, {"aten::mm": 60.0}, 3000.0),
+        ]
+    )
+    assert (run.workers, run.start_us, run.step_median_us, run.step_mean_us) == (
+        2,
+        3.0,
+        120.0,
+        120.0,
+    )
+    assert run.ops == {"aten::mm": 50.0, "aten::add": 1.0}
+    assert run.phases_us == {"kernel": 55.0, "other": 55.0}
+    assert run.kernels == {"gemm_k": 55.0} and run.collectives == {"all_reduce": 10.0}
+    assert run.memory_peak_bytes == {"GPU0": 3000.0}
 
 
 # --- logdirs of real traces --------------------------------------------------------------
@@ -286,3 +329,25 @@ def test_notebook_frames(
     assert gpu["first_run"].tolist() == [built.names[4]]
     assert trend.view["regressions"] == view["regressions"]
     assert list(kinetoscope.trend(built.root, baseline=built.names[0]).improvements().columns)
+
+
+def test_identical_runs_of_two_ranks_name_nothing(tmp_path: Path) -> None:
+    """4 runs, each the same 2-rank DDP job (real V100 traces): each run combines its two
+    workers (the slower rank's step), and nothing changed, so nothing is named."""
+    import shutil
+
+    from kinetoscope.analysis.trends.summary import summarize_trace
+
+    ddp = "gaoteng-git-kineto/tb_plugin/test/data/tracing/resnet50_newAPI_ddp"
+    names = [f"{ddp}/worker{r}_span1.pt.trace.json.gz" for r in (0, 1)]
+    for i in range(4):
+        (tmp_path / f"job_{i}").mkdir()
+        for name in names:
+            shutil.copyfile(corpus_path(name), tmp_path / f"job_{i}" / Path(name).name)
+    view = trend_view(scan_logdir(str(tmp_path)), {}, None)
+    assert [r["run"] for r in view["runs"]] == [f"job_{i}" for i in range(4)]
+    steps = [summarize_trace(corpus_model(name)).step_median_us for name in names]
+    for run in view["runs"]:
+        assert run["workers"] == ["worker0_span1", "worker1_span1"]
+        assert run["step_median_us"] == max(s for s in steps if s is not None)
+    assert view["regressions"] == [] and view["improvements"] == []
