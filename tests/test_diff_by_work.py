@@ -64,6 +64,12 @@ def test_kernels_pair_by_work_op_and_shapes_across_vendors(tmp_path: Path) -> No
     shape_gemm = next(p for p in pairs if p["match"] == "shape" and p["work"] == "gemm")
     assert shape_gemm["base"]["kernels"] == [AMD_GEMM]
     assert shape_gemm["target"]["kernels"] == [NV_GEMM]
+    # Per step: the base profiled 2 steps, the target 1 (each side over its own count).
+    per_step = pair_by_work(work_groups(base), work_groups(target), (2, 1))
+    gemm = next(p for p in per_step if p["match"] == "shape" and p["work"] == "gemm")
+    assert gemm["per_step_us"] == {"base": 20.0, "target": 30.0, "delta": 10.0, "delta_pct": 50.0}
+    unknown = pair_by_work(work_groups(base), work_groups(target), (0, 1))[0]["per_step_us"]
+    assert unknown["base"] is None and unknown["delta"] is None
 
 
 def test_mi300x_against_h100_pairs_the_gemms() -> None:

@@ -1258,6 +1258,7 @@ export interface WorkPair {
   target: WorkSide | null;
   total_us: Compared;
   ratio: number | null;
+  per_step_us: Compared;
 }
 
 export interface WorkSide {

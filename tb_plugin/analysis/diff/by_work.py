@@ -129,11 +129,15 @@ def _pair(match: str, base: _Group | None, target: _Group | None) -> WorkPair:
         "ratio": round(target.total_us / base.total_us, 4)
         if base and target and base.total_us > 0
         else None,
+        "per_step_us": compare(None, None),  # set by pair_by_work
     }
 
 
-def pair_by_work(base: list[_Group], target: list[_Group]) -> list[WorkPair]:
-    """The pairs of the rounds (module docstring), the biggest time first."""
+def pair_by_work(
+    base: list[_Group], target: list[_Group], steps: tuple[int, int] = (0, 0)
+) -> list[WorkPair]:
+    """The pairs of the rounds (module docstring), the biggest time first; `steps`: each
+    side's step count, for the times per step (0: no steps, unknown)."""
     out: list[WorkPair] = []
     for match, key in ROUNDS:
         b, t = _merged(base, key), _merged(target, key)
@@ -145,6 +149,12 @@ def pair_by_work(base: list[_Group], target: list[_Group]) -> list[WorkPair]:
     out.extend(_pair("base_only", g, None) for g in _merged(base, by_op).values())
     out.extend(_pair("target_only", None, g) for g in _merged(target, by_op).values())
     out.sort(key=lambda p: -max(p["total_us"]["base"] or 0.0, p["total_us"]["target"] or 0.0))
+    for pair in out:
+        per_step = [
+            round(total / n, 3) if n and total is not None else None
+            for total, n in zip((pair["total_us"]["base"], pair["total_us"]["target"]), steps)
+        ]
+        pair["per_step_us"] = compare(*per_step)
     return out
 
 

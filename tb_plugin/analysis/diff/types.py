@@ -118,6 +118,9 @@ class WorkPair(TypedDict):
     target: WorkSide | None
     total_us: Compared  # a side without such kernels: 0
     ratio: float | None  # target / base time; None when a side is 0
+    # Per profiled step (each side's total over its own step count: sides that profiled
+    # a different number of steps compare); unknown on a side without steps.
+    per_step_us: Compared
 
 
 class ModuleRatio(TypedDict):

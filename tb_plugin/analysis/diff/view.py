@@ -131,7 +131,11 @@ def diff(base_model: TraceModel, target_model: TraceModel, group_by: str = "name
         "kernels": kernels,
         "top_changes": top_changes(operators, kernels, metric),
         "vendors": [trace_vendor(base_model), trace_vendor(target_model)],
-        "kernels_by_work": pair_by_work(work_groups(base_model), work_groups(target_model))
+        "kernels_by_work": pair_by_work(
+            work_groups(base_model),
+            work_groups(target_model),
+            (base.overview["step_count"], target.overview["step_count"]),
+        )
         if both_kernels
         else [],
         "modules": module_ratios(base_model, target_model),

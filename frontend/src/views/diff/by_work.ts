@@ -50,6 +50,8 @@ function pairRow(pair: WorkPair): HTMLElement {
     h('td', null, MATCH_TEXT[pair.match]),
     sideCell(pair.base),
     sideCell(pair.target),
+    h('td', { class: 'ks-num' }, formatDuration(pair.per_step_us.base)),
+    h('td', { class: 'ks-num' }, formatDuration(pair.per_step_us.target)),
     h('td', { class: 'ks-num' }, formatPercent(pair.total_us.delta_pct)),
     h('td', { class: 'ks-num', testid: 'diff-work-ratio' }, ratioText(pair.ratio)),
   );
@@ -86,7 +88,17 @@ export function byWorkSection(view: DiffView): HTMLElement | null {
     },
     table(
       'diff-work-table',
-      ['Work', 'Op (input shapes)', 'Paired by', 'Base', 'Target', 'Δ %', 'Target / base'],
+      [
+        'Work',
+        'Op (input shapes)',
+        'Paired by',
+        'Base',
+        'Target',
+        'Base / step',
+        'Target / step',
+        'Δ %',
+        'Target / base',
+      ],
       view.kernels_by_work.map(pairRow),
     ),
   );
