@@ -125,7 +125,8 @@ class RunJobs:
             job.result = msgspec.json.encode(view)
             job.state = READY
         except Exception as exc:  # noqa: BLE001 - reported to the client, server stays up
-            log.warning("kinetoscope: %s view of %s failed: %r", name, job.run, exc)
-            job.failure = f"{name} view of run {job.run!r} failed: {exception_text(exc)}"
+            of = "the logdir" if job.run == "." else f"run {job.run!r}"  # "." a logdir job
+            log.warning("kinetoscope: %s view of %s failed: %r", name, of, exc)
+            job.failure = f"{name} view of {of} failed: {exception_text(exc)}"
             job.error = exc
             job.state = FAILED

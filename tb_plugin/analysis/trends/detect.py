@@ -120,24 +120,23 @@ def _mad(values: Sequence[float], center: float) -> float:
 def rolling_changes(key: Key, values: Series, steps: Series, rule: Rule) -> list[Change]:
     """The changes of one series under the rolling rule (module docstring)."""
     changes: list[Change] = []
-    segment = 0
+    segment: list[tuple[int, float]] = []  # (run, value) known since the last change
     for i, value in enumerate(values):
         if value is None:
             continue
-        known = [(j, v) for j, v in enumerate(values[segment:i], segment) if v is not None]
-        recent = known[-rule.window :]
-        if not recent or (segment == 0 and len(known) < rule.min_history):
-            continue
-        base = [v for _, v in recent]
-        center = statistics.median(base)
-        threshold = max(
-            rule.floor_pct / 100.0 * abs(center),
-            rule.spread_k * _mad(base, center),
-            _step_floor(key[0], steps, recent[-1][0], rule),
-        )
-        if abs(value - center) > threshold and (center > 0 or value > threshold):
-            changes.append(Change(key[0], key[1], i, center, value, threshold))
-            segment = i
+        recent = segment[-rule.window :]
+        if recent and (changes or len(segment) >= rule.min_history):
+            base = [v for _, v in recent]
+            center = statistics.median(base)
+            threshold = max(
+                rule.floor_pct / 100.0 * abs(center),
+                rule.spread_k * _mad(base, center),
+                _step_floor(key[0], steps, recent[-1][0], rule),
+            )
+            if abs(value - center) > threshold and (center > 0 or value > threshold):
+                changes.append(Change(key[0], key[1], i, center, value, threshold))
+                segment = []
+        segment.append((i, value))
     return changes
 
 
