@@ -34,15 +34,14 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
+from _args import add_common_arguments, product_python, run_product
 from _group_runs import GroupRun, check_view, make_group_run
-from _machine import machine_facts, meminfo_total
-from _proc import measures, outcome_error, run_measured
+from _machine import machine_facts
+from _proc import measures, outcome_error
 from _rank_runs import RankRun, make_rank_run
 from _results import HERE, REPO, rel
 from _traces import MB, make_tiled, tiles_for
 
-DEFAULT_CORPUS = REPO.parent / "shared" / "corpus"
-DEFAULT_TILER = REPO.parent / "shared" / "tools" / "make_big_trace.py"
 DEFAULT_SRC = "hta/tests/data/trace_filter/sampled_rank-0.json.gz"
 MODES = {"in-process": [], "dask-local": ["--dask", "local"]}
 QUICK = {"ranks": "8", "rank_mb": 2.0, "timeout": 120.0}
@@ -57,13 +56,7 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     p.add_argument("--layout", help="TPxPPxDP: a job of process groups, cold then warm")
     p.add_argument("--layout-steps", type=int, default=20, help="profiled steps a rank")
     p.add_argument("--src", default=DEFAULT_SRC, help="rank trace to tile (corpus-relative)")
-    p.add_argument("--timeout", type=float, default=3600.0, help="seconds per measurement")
-    p.add_argument("--rss-cap-gb", type=float, help="kill a run above this summed RSS")
-    p.add_argument("--out", help="results file (default bench/results/ranks-<UTC>.json)")
-    p.add_argument("--work", default=str(HERE / "scratch"), help="generated files (git-ignored)")
-    p.add_argument("--corpus", default=str(DEFAULT_CORPUS))
-    p.add_argument("--tiler", default=str(DEFAULT_TILER))
-    p.add_argument("--python", help="product interpreter (default <repo>/.venv/bin/python)")
+    add_common_arguments(p, "ranks", 3600.0)
     args = p.parse_args(argv)
     if args.quick:
         args.ranks, args.rank_mb, args.timeout = QUICK["ranks"], QUICK["rank_mb"], QUICK["timeout"]
@@ -84,14 +77,10 @@ def measure(
     out, log = work / "out" / f"{name}.json", work / "logs" / f"{name}.log"
     cmd = [str(python), "-m", "kinetoscope", "report", str(run.logdir), "--format", "json"]
     cmd += ["--view", "distributed", *([] if phase else ["--no-cache"]), *MODES[mode]]
-    cap = args.rss_cap_gb * (1 << 30) if args.rss_cap_gb else (meminfo_total() or 8 << 30) * 0.85
     cache = work / "cache" / (f"ranks{run.ranks}-{mode}" if phase else name)
     if phase == "cold":
         shutil.rmtree(cache, ignore_errors=True)
-    env = dict(os.environ, KINETOSCOPE_CACHE_DIR=str(cache))
-    outcome = run_measured(
-        cmd, timeout=args.timeout, rss_cap_bytes=int(cap), env=env, cwd=work, stdout=out, stderr=log
-    )
+    outcome = run_product(cmd, args, cache, work, out, log)
     row: dict[str, Any] = {"ranks": run.ranks, "mode": mode, **measures(outcome), "log": rel(log)}
     if phase:
         row["phase"] = phase
@@ -170,7 +159,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     corpus, work = Path(args.corpus).resolve(), Path(args.work).resolve()
     for sub in ("logs", "out", "cache"):
         (work / sub).mkdir(parents=True, exist_ok=True)
-    python = Path(args.python) if args.python else REPO / ".venv" / "bin" / "python"
+    python = product_python(args)
     started = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out = Path(args.out) if args.out else HERE / "results" / f"ranks-{started}.json"
     if args.layout:

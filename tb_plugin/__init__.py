@@ -8,8 +8,9 @@ if _typing.TYPE_CHECKING:
     from os import PathLike
 
     from .notebook import Run
+    from .notebook.trend import Trend
 
-__all__ = ["open"]
+__all__ = ["open", "trend"]
 __version__ = "0.1.0"
 
 
@@ -25,3 +26,20 @@ def open(path: "str | PathLike[str]", run: "str | None" = None, cache: bool = Tr
     from .notebook import open_run
 
     return open_run(str(path), run, cache)
+
+
+def trend(
+    logdir: "str | PathLike[str]",
+    baseline: "str | None" = None,
+    span: "str | None" = None,
+    window: "int | None" = None,
+    floor_pct: "float | None" = None,
+    cache: bool = True,
+) -> "Trend":
+    """What changed across the runs of `logdir` (docs/trends.md): `.runs()`,
+    `.regressions()`, `.improvements()` as DataFrames, `.view` the `trend` route's JSON.
+    `baseline` compares every run with that run instead of the rolling baseline."""
+    from .notebook.trend import open_trend
+
+    params = {"baseline": baseline, "span": span, "window": window, "floor_pct": floor_pct}
+    return open_trend(str(logdir), params, cache)

@@ -24,6 +24,7 @@ from kinetoscope.api.requests import decode_request
 from kinetoscope.api.typescript import OUTPUT, contract_components, generate, ts_name
 from kinetoscope.model.errors import ViewParamError, bounded
 from kinetoscope.store import trace_store as loader
+from kinetoscope.store.run_jobs import RunJobs
 from kinetoscope.trace_view import params as trace_params
 from snapshot_builders import known_snapshot
 from test_distributed import GatedExecutor
@@ -59,6 +60,7 @@ QUERIES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "search": ({**SPAN, "q": "mm"}, SPAN),
     "range_summary": ({**SPAN, "t0": "0", "t1": "150"}, {**SPAN, "t0": "9", "t1": "1"}),
     "diff": ({**PAIR, "group_by": "shape"}, {**PAIR, "group_by": "size"}),
+    "trend": ({"window": "3"}, {"window": "many"}),
 }
 
 
@@ -273,6 +275,9 @@ def test_answers_202_while_loading(
     gated = GatedExecutor()
     client.plugin.store.close()
     client.plugin.store = loader.TraceStore(None, executor=gated)
+    # The run-level jobs on that store too (not on the closed one, where a job could end
+    # before the first answer is read).
+    client.plugin.run_jobs = RunJobs(client.plugin.store)
     try:
         good, _ = QUERIES[endpoint.name]
         response = client.get(endpoint.name, **good)

@@ -557,7 +557,9 @@ def test_route_progress_then_answer(tmp_path: Path) -> None:
     client.plugin.run_jobs = RunJobs(client.plugin.store)  # the plugin's jobs on that store
     try:
         runs = {r["name"]: r for r in client.json("runs")["runs"]}
-        assert runs["job"]["views"] == ["distributed"] and runs["solo"]["views"] == []
+        # Two runs: each also offers the logdir-level Trends page.
+        assert runs["job"]["views"] == ["distributed", "trends"]
+        assert runs["solo"]["views"] == ["trends"]
         assert client.get("distributed", run="nope").status_code == 404
         assert client.get("distributed").status_code == 400
         first = client.get("distributed", run="job")

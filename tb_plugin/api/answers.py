@@ -32,6 +32,10 @@ def answer(
         raise ValueError(f"{endpoint.name} answers a file, not JSON")
     scope = endpoint.scope
     if scope is Scope.LOGDIR:
+        if endpoint.answer is Answer.RUN_JOB:  # the trend: every run's traces, waited for
+            cache_dir = str(store.cache.root) if store.cache else None
+            decoded = endpoint.decode(params)
+            return _plain(endpoint.call(tuple(runs), decoded, cache_dir, None, None, store))
         return _plain(endpoint.call(tuple(runs)))
     run = find_run(runs, names.get("run"))
     if scope is Scope.RUN:

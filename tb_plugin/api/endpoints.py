@@ -17,6 +17,8 @@ from ..analysis.gpu_idle import view as gpu_idle_analysis
 from ..analysis.health import view as health_analysis
 from ..analysis.memory import view as memory_analysis
 from ..analysis.roofline.peaks import peaks_key
+from ..analysis.trends import types as trend_types
+from ..analysis.trends.view import trend_view
 from ..ingest.discovery import Run
 from ..model.errors import ViewParamError
 from ..model.trace_model import TraceModel
@@ -39,6 +41,7 @@ __all__ = [
     "ENDPOINTS",
     "VIEWS",
     "RUN_VIEWS",
+    "LOGDIR_VIEWS",
     "Endpoint",
     "View",
     "ViewParamError",
@@ -247,7 +250,13 @@ _TRACE_VIEW = [
 
 
 def _runs(runs: tuple[Run, ...]) -> contract.RunsResponse:
-    return {"runs": [run_listing(r, run_pages(r)) for r in runs]}
+    # The logdir-level pages (Trends) are offered with every run of a logdir of several.
+    logdir = [e.page for e in LOGDIR_VIEWS.values() if e.page] if _several_runs(runs) else []
+    return {"runs": [run_listing(r, run_pages(r) + logdir) for r in runs]}
+
+
+def _several_runs(runs: tuple[Run, ...]) -> bool:
+    return sum(1 for r in runs if r.workers) >= 2
 
 
 def _workers(run: Run) -> contract.WorkersResponse:
@@ -292,6 +301,22 @@ _RUN_VIEWS = [
     ),
 ]
 
+_LOGDIR_VIEWS = [
+    # Logdir-level: every run's traces (span S of each worker) as one background job, each
+    # trace summarised once and cached on disk (analysis/trends). The CLI's `kinetoscope
+    # trend` calls `compute(runs, params, cache_dir, executor, progress, store)`.
+    Endpoint(
+        "trend",
+        Scope.LOGDIR,
+        trend_types.TrendView,
+        trend_view,
+        request=trend_types.TrendParams,
+        page="trends",
+        loading=trend_types.TrendLoading,
+        answer=Answer.RUN_JOB,
+    ),
+]
+
 _PAIR_VIEWS = [
     # Two spans, base and target (`Scope.PAIR`), 202 while either loads. Computed per
     # request from the views of both: an answer cached with one file would outlive a
@@ -319,6 +344,7 @@ ENDPOINTS: dict[str, Endpoint] = {
     for e in [
         *_LISTING,
         *_RUN_VIEWS,
+        *_LOGDIR_VIEWS,
         *_SPAN_VIEWS,
         *_GPU_IDLE_VIEWS,
         *_HEALTH_VIEWS,
@@ -332,6 +358,8 @@ ENDPOINTS: dict[str, Endpoint] = {
 VIEWS: dict[str, Endpoint] = {e.name: e for e in [*_SPAN_VIEWS, *_GPU_IDLE_VIEWS, *_HEALTH_VIEWS]}
 # Run-level views ((run, span name, cache folder) → response).
 RUN_VIEWS: dict[str, Endpoint] = {e.name: e for e in _RUN_VIEWS}
+# Logdir-level views ((runs, params, cache folder, ...) → response).
+LOGDIR_VIEWS: dict[str, Endpoint] = {e.name: e for e in _LOGDIR_VIEWS}
 
 
 def supported_views(model: TraceModel) -> list[str]:

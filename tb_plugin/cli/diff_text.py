@@ -105,6 +105,22 @@ def _changes(title: str, rows: list[dict[str, Any]], field: str, width: int) -> 
     return f"{title}\n" + table(header, cells, width)
 
 
+def _by_work(view: dict[str, Any], width: int) -> str:
+    """Kernels paired by what they do (work, launching op, shapes): across vendors."""
+    pairs = view.get("kernels_by_work") or []
+    if not pairs:
+        return ""
+    header = ["match", "work", "op", "base ms", "target ms", "delta ms", "delta %", "ratio"]
+    cells = []
+    for p in pairs[:TOP_ROWS]:
+        op = short(p["op"] or "-", 40)
+        if p["input_shape"] is not None:
+            op = f"{op} {short(str(p['input_shape']), 40)}"
+        ratio = "-" if p["ratio"] is None else f"{p['ratio']:.3f}"
+        cells.append([p["match"], p["work"], op, *_cells(p["total_us"], _ms), ratio])
+    return "Kernels by what they do (work, op, shapes)\n" + table(header, cells, width)
+
+
 def render_diff(base: str, target: str, view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:
     """The whole text report; `base` and `target` say which traces were compared."""
     lines = [f"kinetoscope diff: base {base}", f"                  target {target}"]
@@ -118,5 +134,6 @@ def render_diff(base: str, target: str, view: dict[str, Any], width: int = DEFAU
         _communication(view, width),
         _changes(operators, view["operators"], view["operator_metric"], width),
         _changes("Kernels, largest change of total time first", view["kernels"], "total_us", width),
+        _by_work(view, width),
     ]
     return "\n\n".join(["\n".join(lines), *(s for s in sections if s)])

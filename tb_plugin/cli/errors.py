@@ -1,10 +1,11 @@
-"""Exit codes and errors of the CLI's commands (`report`, `diff`)."""
+"""Exit codes and errors of the CLI's commands (`report`, `diff`, `check`, `trend`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 EXIT_USAGE, EXIT_LOAD = 2, 3
+EXIT_REGRESSION = 1  # `kinetoscope trend --fail-on-regression` found one
 
 
 class ReportError(Exception):

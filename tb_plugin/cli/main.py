@@ -55,6 +55,10 @@ def main(argv: list[str] | None = None) -> int:
         from .check import run_check
 
         return run_check(args)
+    if args.command == "trend":
+        from .trend import run_trend
+
+        return run_trend(args)
     if args.command == "mcp":
         print("kinetoscope: run the MCP server as `kinetoscope mcp LOGDIR`", file=sys.stderr)
         return EXIT_USAGE

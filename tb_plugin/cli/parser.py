@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 
+from .errors import EXIT_REGRESSION
+
 # The Operators view's group-by keys (`analysis.operators.GROUP_BY`; a test keeps them equal).
 DIFF_GROUP_BY = ("name", "shape")
 
@@ -19,6 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_report(sub)
     _add_diff(sub)
     _add_check(sub)
+    _add_trend(sub)
     # Served by kinetoscope.mcp (the entry point hands it `mcp ...`): listed for --help.
     sub.add_parser("mcp", help="serve the views to AI agents over MCP (kinetoscope mcp --help)")
     return parser
@@ -77,3 +80,21 @@ def _add_check(sub: argparse._SubParsersAction) -> None:
     check.add_argument("--strict", action="store_true", help="exit 1 on warnings")
     check.add_argument("--format", choices=("json", "text"), default="text")
     check.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+
+
+def _add_trend(sub: argparse._SubParsersAction) -> None:
+    trend = sub.add_parser("trend", help="what changed across the runs of a logdir")
+    trend.add_argument("logdir", help="a logdir (one folder per run)")
+    trend.add_argument("--format", choices=("json", "text"), default="text")
+    trend.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help=f"exit {EXIT_REGRESSION} when a regression is found (a CI gate)",
+    )
+    trend.add_argument("--baseline", metavar="RUN", help="compare every run with this run")
+    trend.add_argument("--span", help="each worker's span (default: the first)")
+    trend.add_argument("--window", type=int, help="runs in the rolling baseline (default 5)")
+    trend.add_argument(
+        "--floor-pct", type=float, help="smallest relative change named, % (default 5)"
+    )
+    trend.add_argument("--no-cache", action="store_true", help="do not read or write the cache")

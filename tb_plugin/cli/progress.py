@@ -13,8 +13,16 @@ from typing import TextIO
 
 
 class RankProgress:
-    def __init__(self, run: str, stream: TextIO | None = None, interval_s: float = 2.0) -> None:
+    def __init__(
+        self,
+        run: str,
+        stream: TextIO | None = None,
+        interval_s: float = 2.0,
+        counted: str | None = None,
+    ) -> None:
         self.run = run
+        # What is counted; None: a run's ranks ("run 'x': ranks summarised").
+        self.counted = counted
         self.stream = stream if stream is not None else sys.stderr
         self.interval_s = interval_s
         self._last = -float("inf")
@@ -27,7 +35,8 @@ class RankProgress:
         if not last and not self._in_place and now - self._last < self.interval_s:
             return
         self._last = now
-        line = f"kinetoscope: run {self.run!r}: ranks summarised {done}/{total}"
+        what = self.counted or f"run {self.run!r}: ranks summarised"
+        line = f"kinetoscope: {what} {done}/{total}"
         if self._in_place:
             self.stream.write("\r" + line + ("\n" if last else ""))
         else:

@@ -188,6 +188,8 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
         if scope is Scope.STATIC:
             return respond_static(request, PLUGIN_NAME, self.static_root)
         if scope is Scope.LOGDIR:
+            if endpoint.answer is Answer.RUN_JOB:
+                return self._logdir_job(endpoint, endpoint.decode(args))
             return endpoint.call(self._runs())
         run = self._find_run(args)
         if scope is Scope.PAIR:
@@ -300,6 +302,20 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
             raise AnalysisError(job.failure or f"{endpoint.name} view failed")
         if job.state == LOADING:
             raise StillLoading(job.progress())
+        return job.result
+
+    def _logdir_job(self, endpoint: Endpoint, params: dict[str, Any]) -> Any:
+        """Logdir-level (the trend): every run's traces as one job (202 with the files
+        summarised while it runs)."""
+        assert endpoint.compute is not None  # a RUN_JOB endpoint has its view function
+        job = self.run_jobs.logdir_job(endpoint.name, endpoint.compute, self._runs(), params)
+        if isinstance(job.error, ViewParamError):
+            raise job.error
+        if job.state == FAILED:
+            raise AnalysisError(job.failure or f"{endpoint.name} view failed")
+        if job.state == LOADING:
+            body = {"state": LOADING, "files_done": job.ranks_done}
+            raise StillLoading({**body, "files_total": job.ranks_total})
         return job.result
 
     def _download(self, request: wrappers.Request, target: Target) -> Any:

@@ -39,6 +39,7 @@ class RunJobState:
     state: str = LOADING
     result: bytes | None = None  # the view's JSON once ready
     failure: str | None = None  # why it failed (an analysis bug, not one rank's file)
+    error: Exception | None = None  # what was raised (a bad parameter is the client's: 400)
 
     def progress(self) -> dict[str, Any]:
         """What a client is told while the job runs."""
@@ -69,11 +70,34 @@ class RunJobs:
         files = tuple((s.path, s.size, s.mtime_ns) for _, s in picks)
         files += tuple((s.path, s.size, s.mtime_ns) for s in run.snapshots)
         key = (name, run.name, span or "1", files)
+        fresh = RunJobState(run=run.name, span=span or "1", ranks_total=len(picks))
+        return self._start(key, fresh, name, compute, (run, span))
+
+    def logdir_job(
+        self, name: str, compute: RunView, runs: tuple[Run, ...], params: dict[str, Any]
+    ) -> RunJobState:
+        """The same for a logdir-level view (the trend): `compute(runs, params, ...)` over
+        every run's span `params["span"]`; `ranks_*` count trace files."""
+        span = params.get("span") or None
+        picks = [s for run in runs for _, s in chosen_spans(run, span)]
+        files = tuple((s.path, s.size, s.mtime_ns) for s in picks)
+        key = (name, ".", tuple(sorted(params.items())), files)
+        fresh = RunJobState(run=".", span=span or "1", ranks_total=len(picks))
+        return self._start(key, fresh, name, compute, (runs, params))
+
+    def _start(
+        self,
+        key: tuple[Any, ...],
+        fresh: RunJobState,
+        name: str,
+        compute: RunView,
+        first_args: tuple[Any, Any],
+    ) -> RunJobState:
         with self._lock:
             job = self._jobs.get(key)
             start = job is None
             if job is None:
-                job = RunJobState(run=run.name, span=span or "1", ranks_total=len(picks))
+                job = fresh
                 self._jobs[key] = job
                 while len(self._jobs) > self.max_jobs:
                     self._jobs.popitem(last=False)
@@ -82,14 +106,14 @@ class RunJobs:
         if start:
             threading.Thread(
                 target=self._run,
-                args=(job, name, compute, run, span),
+                args=(job, name, compute, first_args),
                 name=f"kinetoscope-{name}",
                 daemon=True,
             ).start()
         return job
 
     def _run(
-        self, job: RunJobState, name: str, compute: RunView, run: Run, span: str | None
+        self, job: RunJobState, name: str, compute: RunView, first_args: tuple[Any, Any]
     ) -> None:
         def progress(done: int, total: int) -> None:
             job.ranks_done = done
@@ -97,10 +121,12 @@ class RunJobs:
         store = self.store
         cache_dir = str(store.cache.root) if store.cache else None
         try:
-            view = compute(run, span, cache_dir, None, progress, store)
+            view = compute(*first_args, cache_dir, None, progress, store)
             job.result = msgspec.json.encode(view)
             job.state = READY
         except Exception as exc:  # noqa: BLE001 - reported to the client, server stays up
-            log.warning("kinetoscope: %s view of %s failed: %r", name, run.name, exc)
-            job.failure = f"{name} view of run {run.name!r} failed: {exception_text(exc)}"
+            of = "the logdir" if job.run == "." else f"run {job.run!r}"  # "." a logdir job
+            log.warning("kinetoscope: %s view of %s failed: %r", name, of, exc)
+            job.failure = f"{name} view of {of} failed: {exception_text(exc)}"
+            job.error = exc
             job.state = FAILED

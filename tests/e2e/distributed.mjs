@@ -312,8 +312,9 @@ describe('the Distributed view in TensorBoard', { timeout: 1_200_000 }, () => {
         `${run.name}: views ${JSON.stringify(run.views)} with ${run.workers.length} workers`,
       );
     }
-    assert.deepEqual(byName.mlp.views, [], 'mlp has one worker');
-    assert.deepEqual(byName.ddp_gloo.views, ['distributed']);
+    // Every run of this logdir of several runs also offers the logdir-level Trends page.
+    assert.deepEqual(byName.mlp.views, ['trends'], 'mlp has one worker');
+    assert.deepEqual(byName.ddp_gloo.views, ['distributed', 'trends']);
 
     await env.page.goto(`${env.base}#${PLUGIN}&${P}run=mlp`, { timeout: WAIT_MS });
     await waitOverview({ run: 'mlp' });

@@ -319,13 +319,14 @@ describe('kinetoscope in TensorBoard', { timeout: 900_000 }, () => {
         );
       }
       // The worker list stays usable and the view selector offers no worker view for the
-      // broken one: only the run-level Distributed view (the run has two workers).
+      // broken one: only the run-level Distributed view (the run has two workers) and the
+      // logdir-level Trends page (the logdir has several runs).
       assert.equal(await frame().locator('[data-testid="worker-select"]').isEnabled(), true);
       assert.deepEqual(
         await frame()
           .locator('[data-testid="view-select"] option')
           .evaluateAll((options) => options.map((o) => o.value)),
-        ['distributed'],
+        ['distributed', 'trends'],
       );
       await screenshot('worker-error-light');
       await choose('worker-select', 'worker0');

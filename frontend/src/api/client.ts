@@ -33,6 +33,9 @@ import type {
   SpansResponse,
   StatusResponse,
   TracksResponse,
+  TrendLoading,
+  TrendParams,
+  TrendView,
   WindowResponse,
   WorkersResponse,
 } from './types';
@@ -126,6 +129,8 @@ export interface Endpoints {
     MemorySnapshotResponse,
     DistributedLoading
   >;
+  /** Logdir-level: every run's traces summarised (202 with the files done). */
+  trend: Route<TrendParams, TrendView, TrendLoading>;
   tracks: Route<TraceViewParams, TracksResponse, StatusResponse>;
   trace: Route<TraceViewParams, WindowResponse, StatusResponse>;
   event: Route<TraceViewParams, EventResponse, StatusResponse>;

@@ -133,6 +133,9 @@ export interface DiffView {
   operators: OperatorDiff[];
   kernels: KernelDiff[];
   top_changes: TopChange[];
+  vendors: string[];
+  kernels_by_work: WorkPair[];
+  modules: ModuleRatio[];
 }
 
 /** `distributed` answers 202 with this while the per-rank summaries are computed. */
@@ -582,6 +585,15 @@ export interface ModuleOp {
   device_total_us: number;
 }
 
+export interface ModuleRatio {
+  path: string;
+  module_type: string;
+  depth: number;
+  metric: 'device_total_us' | 'host_total_us';
+  time_us: Compared;
+  ratio: number | null;
+}
+
 export interface ModuleRow {
   id: number;
   parent: number;
@@ -613,6 +625,11 @@ export interface ModulesView {
 export interface NameCount {
   name: string;
   count: number;
+}
+
+export interface NamedTime {
+  name: string;
+  us: number;
 }
 
 export type NoParams = Record<string, never>;
@@ -1151,6 +1168,71 @@ export interface TracksView {
   steps: StepMarker[];
 }
 
+export interface TrendChange {
+  metric: 'collective' | 'kernel' | 'memory_peak' | 'op' | 'phase' | 'step';
+  name: string;
+  first_run: string;
+  change_pct: number | null;
+  baseline: number;
+  value: number;
+  threshold: number;
+  unit: 'bytes' | 'us';
+  diff_base_run: string | null;
+  diff_target_run: string;
+}
+
+/** `trend` answers 202 with this while the traces are summarised. */
+export interface TrendLoading {
+  state: 'loading';
+  files_done: number;
+  files_total: number;
+}
+
+export interface TrendParams {
+  span?: string;
+  baseline?: string;
+  window?: number;
+  floor_pct?: number;
+}
+
+export interface TrendRule {
+  mode: 'baseline' | 'rolling';
+  baseline_run: string | null;
+  window: number;
+  floor_pct: number;
+  spread_k: number;
+  min_step_pct: number;
+  min_history: number;
+}
+
+/** One run of the logdir, in trace start order. */
+export interface TrendRun {
+  run: string;
+  index: number;
+  workers: string[];
+  start_us: number | null;
+  device_type: string | null;
+  devices: string[];
+  step_count: number;
+  step_mean_us: number | null;
+  step_median_us: number | null;
+  phases_us: Record<string, number>;
+  op_metric: string | null;
+  top_ops: NamedTime[];
+  top_kernels: NamedTime[];
+  top_collectives: NamedTime[];
+  memory_peak_bytes: Record<string, number>;
+  errors: string[];
+}
+
+export interface TrendView {
+  span: string;
+  rule: TrendRule;
+  runs: TrendRun[];
+  regressions: TrendChange[];
+  improvements: TrendChange[];
+}
+
 export interface WindowView {
   time_base: string;
   t0: number;
@@ -1164,6 +1246,26 @@ export interface WindowView {
   names: string[];
   item_count: number;
   truncated: boolean;
+}
+
+/** Kernels of both sides paired by what they do (`by_work.py`). */
+export interface WorkPair {
+  work: string;
+  op: string | null;
+  input_shape: unknown;
+  match: 'base_only' | 'op' | 'shape' | 'target_only' | 'work';
+  base: WorkSide | null;
+  target: WorkSide | null;
+  total_us: Compared;
+  ratio: number | null;
+  per_step_us: Compared;
+}
+
+export interface WorkSide {
+  calls: number;
+  total_us: number;
+  kernels: string[];
+  kernel_names: number;
 }
 
 export interface WorkerInfo {
@@ -1195,6 +1297,7 @@ export interface Endpoints {
   status: { params: NoParams; response: StatusResponse; loading: never };
   distributed: { params: NoParams; response: DistributedResponse; loading: DistributedLoading };
   memory_snapshot: { params: NoParams; response: MemorySnapshotResponse; loading: DistributedLoading };
+  trend: { params: TrendParams; response: TrendView; loading: TrendLoading };
   overview: { params: NoParams; response: OverviewView; loading: StatusResponse };
   memory: { params: MemoryParams; response: MemoryView; loading: StatusResponse };
   memory_curve: { params: MemoryCurveParams; response: CurveView; loading: StatusResponse };

@@ -4,10 +4,10 @@
 // any request runs; an older answer never lands over a newer one; a failure shows in the
 // error box); and mounting a page object as a view (mountPage).
 
-import { describeError, ViewNotReady } from '../api/client';
+import { describeError, isAbort, ViewNotReady } from '../api/client';
 import type { SpanKey, StatusResponse } from '../api/types';
 import { scrollToAnchor } from '../components/anchor';
-import { h, type Children } from '../components/dom';
+import { h, replaceChildren, type Children } from '../components/dom';
 import { FetchSlot } from '../components/fetch_slot';
 import { formatCount } from '../components/format';
 import type { ViewHandle } from './types';
@@ -177,4 +177,40 @@ export async function mountPage(container: HTMLElement, page: MountablePage): Pr
     dispose: () => page.dispose(),
     scrollTo: (anchor) => page.scrollTo?.(anchor) ?? scrollToAnchor(page.element, anchor),
   };
+}
+
+/** What a run-level page shows while its route computes, and if it fails. */
+export interface RunPageLoad<T> {
+  loading: HTMLElement;
+  fetch: () => Promise<T>;
+  show: (view: T) => Promise<void>;
+  /** The error panel's test id and heading. */
+  errorTestid: string;
+  errorTitle: string;
+}
+
+/** A run-level page's data: `loading` in `root` until `fetch` answers, then `show`; a
+ *  failure (not the user leaving, `signal`) replaces it with an error panel. */
+export async function loadRunPage<T>(
+  root: HTMLElement,
+  signal: AbortSignal,
+  load: RunPageLoad<T>,
+): Promise<void> {
+  replaceChildren(root, load.loading);
+  try {
+    const view = await load.fetch();
+    if (signal.aborted) return;
+    await load.show(view);
+  } catch (error) {
+    if (isAbort(error) || signal.aborted) return;
+    replaceChildren(
+      root,
+      h(
+        'div',
+        { class: 'ks-panel ks-error', testid: load.errorTestid, role: 'alert' },
+        h('h3', null, load.errorTitle),
+        h('p', { class: 'ks-error-message' }, describeError(error)),
+      ),
+    );
+  }
 }

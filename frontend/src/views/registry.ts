@@ -12,6 +12,7 @@ import { modulesView } from './modules';
 import { operatorsView } from './operators';
 import { overviewView } from './overview';
 import { traceView } from './trace';
+import { trendsView } from './trends';
 import type { RunViewDef, ViewDef } from './types';
 
 // The Views list's order: the old plugin's and the README's (Overview, Operators, Kernels,
@@ -36,6 +37,7 @@ const VIEW_NEEDS: Readonly<Record<string, string>> = {
     'it records no nn.Module calls (profile with with_stack=True, or with_modules=True, to get them)',
   diff: 'no run is chosen in “Compare with…”',
   distributed: 'this run has a single worker (the view compares the ranks of a job)',
+  trends: 'the logdir has a single run (the page compares the runs of a logdir)',
 };
 
 /** Why a trace offers no `id` view, for the page's notice. */
@@ -70,7 +72,9 @@ export function viewLabel(id: string): string {
 // to another view is a plain link to TensorBoard's page with other p.kinetoscope.* keys
 // (the shell follows the hashchange).
 
-export const RUN_VIEWS: readonly RunViewDef[] = [distributedView, memorySnapshotView];
+// Trends is logdir-level: offered with every run of a logdir of several runs, it ignores
+// the run chosen.
+export const RUN_VIEWS: readonly RunViewDef[] = [distributedView, memorySnapshotView, trendsView];
 
 export const RUN_VIEW_IDS: readonly string[] = RUN_VIEWS.map((v) => v.id);
 

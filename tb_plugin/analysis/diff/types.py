@@ -100,6 +100,38 @@ class TopChange(TypedDict):
     delta: float
 
 
+class WorkSide(TypedDict):
+    calls: int
+    total_us: float
+    kernels: list[str]  # the kernel names with the most time (3 at most)
+    kernel_names: int  # how many kernel names the side has in the pair
+
+
+class WorkPair(TypedDict):
+    """Kernels of both sides paired by what they do (`by_work.py`)."""
+
+    work: str  # the taxonomy's work class: gemm, attention, conv, communication, other
+    op: str | None  # the launching op ("" for none); None when paired by work alone
+    input_shape: Any  # the op's Input Dims when paired by shape, else None
+    match: Literal["shape", "op", "work", "base_only", "target_only"]
+    base: WorkSide | None  # None: the side has no such kernels
+    target: WorkSide | None
+    total_us: Compared  # a side without such kernels: 0
+    ratio: float | None  # target / base time; None when a side is 0
+    # Per profiled step (each side's total over its own step count: sides that profiled
+    # a different number of steps compare); unknown on a side without steps.
+    per_step_us: Compared
+
+
+class ModuleRatio(TypedDict):
+    path: str  # the Modules view's path, the same on both sides
+    module_type: str
+    depth: int
+    metric: Literal["device_total_us", "host_total_us"]
+    time_us: Compared
+    ratio: float | None  # target / base
+
+
 class DiffView(TypedDict):
     group_by: str
     base: SideSummary
@@ -115,3 +147,6 @@ class DiffView(TypedDict):
     operators: list[OperatorDiff]
     kernels: list[KernelDiff]  # empty unless both sides ran kernels
     top_changes: list[TopChange]
+    vendors: list[str]  # base's and target's kernel vendor ("nvidia", "amd", "" unknown)
+    kernels_by_work: list[WorkPair]  # empty unless both sides ran kernels
+    modules: list[ModuleRatio]  # modules on both sides, by path

@@ -11,7 +11,9 @@ rank), so every number is the one those pages show for each side.
 - Communication: per collective type, the distributed view's statistics of the trace as a
   single rank: bandwidth is over the collective's whole time, as one file cannot separate
   the wait for the other ranks.
-- Operators and kernels: `rows.py`.
+- Operators and kernels: `rows.py`; kernels paired by what they do (work class, launching
+  op and its shapes: across vendors, where names never match) and modules by path:
+  `by_work.py`.
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ from typing import Any
 from ...model.trace_model import TraceModel
 from .. import kernels as kernels_analysis
 from .. import operators as operators_analysis
+from ..devices import trace_vendor
 from ..distributed.summary import summarize_rank
 from ..distributed.types import CollectiveStats, RankInput
 from ..distributed.view import analyze
 from ..memory import view as memory_analysis
 from ..overview import ALL_PARTS, OverviewView, overview
+from .by_work import module_ratios, pair_by_work, work_groups
 from .numbers import compare, rounded
 from .rows import kernel_rows, operator_rows, top_changes
 from .types import (
@@ -39,7 +43,7 @@ from .types import (
 )
 
 # Bump when the view's output changes.
-VERSION = "1"
+VERSION = "2"
 GPU_METRICS = (
     "utilization_pct",
     "sm_efficiency_pct",
@@ -126,6 +130,15 @@ def diff(base_model: TraceModel, target_model: TraceModel, group_by: str = "name
         "operators": operators,
         "kernels": kernels,
         "top_changes": top_changes(operators, kernels, metric),
+        "vendors": [trace_vendor(base_model), trace_vendor(target_model)],
+        "kernels_by_work": pair_by_work(
+            work_groups(base_model),
+            work_groups(target_model),
+            (base.overview["step_count"], target.overview["step_count"]),
+        )
+        if both_kernels
+        else [],
+        "modules": module_ratios(base_model, target_model),
     }
 
 

@@ -13,6 +13,7 @@ import type { VirtualTable } from '../../components/table';
 import { ensureTableToolsStyle, selectField } from '../../components/table_tools';
 import * as kit from '../page_kit';
 import type { ViewContext, ViewDef, ViewHandle } from '../types';
+import { byWorkSection, modulesSection } from './by_work';
 import { changesOption } from './chart';
 import { kernelColumns, operatorColumns, sortKeys } from './columns';
 import {
@@ -158,6 +159,8 @@ class DiffPage {
       this.chartSection(),
       this.operators.element,
       data.kernels.length ? this.kernels.element : null,
+      byWorkSection(data),
+      modulesSection(data),
     ]);
     this.showRows();
     if (data.top_changes.length) {

@@ -61,6 +61,9 @@ function view(over: Partial<DiffView> = {}): DiffView {
     operators: [],
     kernels: [],
     top_changes: [],
+    vendors: ['nvidia', 'nvidia'],
+    kernels_by_work: [],
+    modules: [],
     ...over,
   };
 }

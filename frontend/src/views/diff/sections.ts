@@ -28,6 +28,12 @@ const CSS = `
 .ks-diff-sides { border-collapse: collapse; font-size: 13px; }
 .ks-diff-sides th, .ks-diff-sides td { text-align: left; padding: 4px 12px 4px 0; }
 .ks-diff-chart { height: 320px; }
+.ks-diff-work-table { border-collapse: collapse; font-size: 13px; width: 100%; }
+.ks-diff-work-table th, .ks-diff-work-table td {
+  text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--ks-border); vertical-align: top;
+}
+.ks-diff-work-table td.ks-num { text-align: right; }
+.ks-diff-work-kernels div { max-width: 48ch; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 `;
 
 export function ensureDiffStyle(): void {

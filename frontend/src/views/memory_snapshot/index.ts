@@ -9,13 +9,12 @@
 // links there when the run has a trace. Times are on the trace's axis where the files
 // allow, and the page says when they do not.
 
-import { describeError, isAbort } from '../../api/client';
 import type { MemorySnapshotResponse, SnapshotDevice, SnapshotFileView } from '../../api/types';
 import { createChart, type ChartHandle } from '../../components/chart';
 import { h, replaceChildren } from '../../components/dom';
 import { formatBytes } from '../../components/format';
 import { ensureStyle } from '../../components/view_style';
-import { section } from '../page_kit';
+import { loadRunPage, section } from '../page_kit';
 import type { RunViewContext, RunViewDef, ViewHandle } from '../types';
 
 import { timelineOption } from './chart';
@@ -32,36 +31,20 @@ class SnapshotPage {
     private readonly linkToMemory: boolean,
   ) {}
 
-  async start(): Promise<void> {
+  start(): Promise<void> {
     const { ctx } = this;
-    replaceChildren(
-      this.root,
-      h(
+    return loadRunPage(this.root, ctx.signal, {
+      loading: h(
         'div',
         { class: 'ks-panel ks-loading', testid: 'snapshot-loading' },
         'Reading the memory snapshots…',
       ),
-    );
-    try {
-      const view = await ctx.api.getReady(
-        'memory_snapshot',
-        { run: ctx.run, span: ctx.span },
-        ctx.signal,
-      );
-      if (ctx.signal.aborted) return;
-      await this.show(view);
-    } catch (error) {
-      if (isAbort(error) || ctx.signal.aborted) return;
-      replaceChildren(
-        this.root,
-        h(
-          'div',
-          { class: 'ks-panel ks-error', testid: 'snapshot-error', role: 'alert' },
-          h('h3', null, 'Could not read the memory snapshots'),
-          h('p', { class: 'ks-error-message' }, describeError(error)),
-        ),
-      );
-    }
+      fetch: () =>
+        ctx.api.getReady('memory_snapshot', { run: ctx.run, span: ctx.span }, ctx.signal),
+      show: (view) => this.show(view),
+      errorTestid: 'snapshot-error',
+      errorTitle: 'Could not read the memory snapshots',
+    });
   }
 
   dispose(): void {

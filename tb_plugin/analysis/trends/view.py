@@ -1,0 +1,138 @@
+"""The `trend` view of a logdir: every run summarised (`summaries`), ordered by trace start
+time, and its changes named (`detect`). A logdir-level job of the store, like the
+distributed view is a run-level one: `trend_view(runs, params, cache_dir, executor,
+progress, store)`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
+from typing import TYPE_CHECKING, Any
+
+from ...ingest.discovery import Run, chosen_spans
+from ...model.errors import ViewParamError
+from .detect import Change, Rule, detect
+from .summaries import summarize_files
+from .summary import TraceSummary, combine
+from .types import NamedTime, TrendChange, TrendRule, TrendRun, TrendView
+
+if TYPE_CHECKING:
+    from ...store.trace_store import TraceStore
+
+Progress = Callable[[int, int], None]
+
+
+def rule_of(params: Any) -> Rule:
+    """The detector's settings from the request (defaults: `detect.Rule`)."""
+    default = Rule()
+    window = params.get("window") or default.window
+    floor = params.get("floor_pct")
+    if window < 1 or window > 100:
+        raise ViewParamError(f"window must be 1..100, not {window}")
+    if floor is not None and not 0 <= floor <= 1000:
+        raise ViewParamError(f"floor_pct must be 0..1000, not {floor}")
+    return Rule(window=window, floor_pct=default.floor_pct if floor is None else floor)
+
+
+def _named(values: dict[str, float]) -> list[NamedTime]:
+    return [{"name": k, "us": v} for k, v in sorted(values.items(), key=lambda kv: -kv[1])]
+
+
+def _run_row(run: Run, workers: list[str], summary: TraceSummary | None) -> TrendRun:
+    s = summary
+    return {
+        "run": run.name,
+        "index": 0,
+        "workers": workers,
+        "start_us": s.start_us if s else None,
+        "device_type": s.device_type if s else None,
+        "devices": s.devices if s else [],
+        "step_count": s.step_count if s else 0,
+        "step_mean_us": s.step_mean_us if s else None,
+        "step_median_us": s.step_median_us if s else None,
+        "phases_us": s.phases_us if s else {},
+        "op_metric": s.op_metric if s else None,
+        "top_ops": _named(s.ops) if s else [],
+        "top_kernels": _named(s.kernels) if s else [],
+        "top_collectives": _named(s.collectives) if s else [],
+        "memory_peak_bytes": s.memory_peak_bytes if s else {},
+        "errors": [],
+    }
+
+
+def _order(rows: list[tuple[TrendRun, TraceSummary | None, int]]) -> None:
+    """Trace start time; a run without one (failed, or no event) by its files' newest
+    mtime, after those with one; the name breaks ties."""
+    rows.sort(key=lambda r: (r[0]["start_us"] is None, r[0]["start_us"] or 0.0, r[2], r[0]["run"]))
+    for i, (row, _, _) in enumerate(rows):
+        row["index"] = i
+
+
+def _change(change: Change, runs: Sequence[TrendRun]) -> TrendChange:
+    i = change.run_index
+    return {
+        "metric": change.metric,  # type: ignore[typeddict-item]
+        "name": change.name,
+        "first_run": runs[i]["run"],
+        "change_pct": change.change_pct,
+        "baseline": round(change.baseline, 3),
+        "value": round(change.value, 3),
+        "threshold": round(change.threshold, 3),
+        "unit": "bytes" if change.metric == "memory_peak" else "us",
+        "diff_base_run": runs[i - 1]["run"] if i > 0 else None,
+        "diff_target_run": runs[i]["run"],
+    }
+
+
+def trend_view(
+    runs: Sequence[Run],
+    params: Any,
+    cache_dir: str | None = None,
+    executor: Executor | None = None,
+    progress: Progress | None = None,
+    store: TraceStore | None = None,
+) -> TrendView:
+    """The route's body: `params` holds span, baseline, window and floor_pct."""
+    rule = rule_of(params)
+    span = params.get("span") or None
+    listed = [r for r in runs if r.workers]
+    baseline_name = params.get("baseline") or None
+    if baseline_name is not None and baseline_name not in {r.name for r in listed}:
+        raise ViewParamError(f"no run named {baseline_name!r} to compare with")
+    picks = [chosen_spans(r, span) for r in listed]
+    paths = [s.path for pick in picks for _, s in pick]
+    summaries, errors = summarize_files(paths, cache_dir, progress, store)
+    rows: list[tuple[TrendRun, TraceSummary | None, int]] = []
+    at = 0
+    for run, pick in zip(listed, picks):
+        mine = summaries[at : at + len(pick)]
+        failed = [e for e in errors[at : at + len(pick)] if e]
+        at += len(pick)
+        known = [s for s in mine if s is not None]
+        summary = combine(known) if known else None
+        row = _run_row(run, [w.name for (w, _), s in zip(pick, mine) if s is not None], summary)
+        row["errors"] = failed
+        rows.append((row, summary, max(s.mtime_ns for _, s in pick)))
+    _order(rows)
+    ordered = [row for row, _, _ in rows]
+    base_index = next((r["index"] for r in ordered if r["run"] == baseline_name), None)
+    changes = detect([s for _, s, _ in rows], rule, base_index)
+    return {
+        "span": span or "1",
+        "rule": _rule_body(rule, baseline_name),
+        "runs": ordered,
+        "regressions": [_change(c, ordered) for c in changes if c.regression],
+        "improvements": [_change(c, ordered) for c in changes if not c.regression],
+    }
+
+
+def _rule_body(rule: Rule, baseline: str | None) -> TrendRule:
+    return {
+        "mode": "baseline" if baseline else "rolling",
+        "baseline_run": baseline,
+        "window": rule.window,
+        "floor_pct": rule.floor_pct,
+        "spread_k": rule.spread_k,
+        "min_step_pct": rule.min_step_pct,
+        "min_history": rule.min_history,
+    }

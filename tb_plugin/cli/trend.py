@@ -1,0 +1,63 @@
+"""`kinetoscope trend LOGDIR`: the `trend` route without a browser: every run of the logdir
+in trace start order, and what changed (regressions, improvements). `--format json` prints
+exactly what the route returns; `--fail-on-regression` exits 1 when a regression is named
+(a CI gate); `--baseline RUN` compares every run with that one."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import msgspec
+
+from ..api.endpoints import LOGDIR_VIEWS
+from ..model.errors import ViewParamError
+from ..store.cache import DiskCache, default_cache_dir
+from ..store.trace_store import TraceStore
+from .errors import EXIT_LOAD, EXIT_REGRESSION, EXIT_USAGE, ReportError
+from .progress import RankProgress
+from .targets import targets
+from .trend_text import render_trend
+
+
+def _query(args: argparse.Namespace) -> dict[str, str]:
+    given = {
+        "span": args.span,
+        "baseline": args.baseline,
+        "window": args.window,
+        "floor_pct": args.floor_pct,
+    }
+    return {k: str(v) for k, v in given.items() if v is not None}
+
+
+def run_trend(args: argparse.Namespace) -> int:
+    endpoint = LOGDIR_VIEWS["trend"]
+    cache = None if args.no_cache else DiskCache(default_cache_dir())
+    store = TraceStore(cache)
+    args.run = None  # `targets` reads it: the trend is of the whole logdir
+    try:
+        _, runs = targets(args)
+        params = endpoint.decode(_query(args))
+        cache_dir = str(cache.root) if cache else None
+        progress = RankProgress("", counted="trend: traces summarised")
+        view = endpoint.call(tuple(runs), params, cache_dir, None, progress, store)
+    except ViewParamError as exc:
+        print(f"kinetoscope: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ReportError as exc:
+        print(f"kinetoscope: {exc}", file=sys.stderr)
+        return EXIT_LOAD
+    finally:
+        store.close()
+    for run in view["runs"]:
+        for error in run["errors"]:
+            print(f"kinetoscope: run {run['run']!r}: {error}", file=sys.stderr)
+    if args.format == "json":
+        sys.stdout.buffer.write(msgspec.json.encode(view) + b"\n")
+    else:
+        print(render_trend(view))
+    if args.fail_on_regression and view["regressions"]:
+        count = len(view["regressions"])
+        print(f"kinetoscope: {count} regression(s) found", file=sys.stderr)
+        return EXIT_REGRESSION
+    return 0

@@ -1,0 +1,83 @@
+"""Plain-text rendering of the trend view for `kinetoscope trend`: the runs in trace start
+order (step time, memory peak) and the regressions and improvements, each with the pair of
+runs to `kinetoscope diff`."""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from .text_tables import Column, mib, ms, or_dash, report_width, rows_table, short
+
+
+def _start(us: float | None) -> str:
+    if us is None:
+        return "-"
+    moment = datetime.datetime.fromtimestamp(us / 1e6, tz=datetime.timezone.utc)
+    return moment.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _peak(peaks: dict[str, float]) -> str:
+    return mib(max(peaks.values())) if peaks else "-"
+
+
+RUN_COLUMNS: list[Column] = [
+    ("#", "index", str),
+    ("run", "run", short),
+    ("start (UTC)", "start_us", _start),
+    ("steps", "step_count", str),
+    ("step median ms", "step_median_us", or_dash(ms)),
+    ("step mean ms", "step_mean_us", or_dash(ms)),
+    ("peak MiB", "memory_peak_bytes", _peak),
+]
+
+
+def _value(change: dict[str, Any], key: str) -> str:
+    value = change[key]
+    return mib(value) if change["unit"] == "bytes" else ms(value)
+
+
+def _change_rows(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {
+            **c,
+            "short_name": short(c["name"], 90),
+            "before": _value(c, "baseline"),
+            "after": _value(c, "value"),
+            "unit_text": "MiB" if c["unit"] == "bytes" else "ms/step",
+            "diff": f"{c['diff_base_run'] or '-'} → {c['diff_target_run']}",
+        }
+        for c in changes
+    ]
+
+
+CHANGE_COLUMNS: list[Column] = [
+    ("first run", "first_run", short),
+    ("metric", "metric", str),
+    ("change %", "change_pct", or_dash(lambda v: f"{v:+.1f}")),
+    ("before", "before", str),
+    ("after", "after", str),
+    ("unit", "unit_text", str),
+    ("diff", "diff", str),
+    ("name", "short_name", str),
+]
+
+
+def render_trend(view: dict[str, Any]) -> str:
+    width = report_width()
+    rule = view["rule"]
+    if rule["mode"] == "baseline":
+        how = f"each run against run {rule['baseline_run']!r}"
+    else:
+        how = f"each run against the median of the {rule['window']} runs before it"
+    out = [
+        f"== trend of {len(view['runs'])} runs ({how}; threshold "
+        f"max({rule['floor_pct']:g} %, {rule['spread_k']:g} × MAD))",
+        "",
+        rows_table(RUN_COLUMNS, view["runs"], width),
+    ]
+    for title, key in (("Regressions", "regressions"), ("Improvements", "improvements")):
+        changes = view[key]
+        out += ["", f"== {title} ({len(changes)})", ""]
+        out.append(rows_table(CHANGE_COLUMNS, _change_rows(changes), width) if changes else "none")
+    return "\n".join(out)
