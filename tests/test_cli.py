@@ -170,11 +170,26 @@ def test_the_diff_groups_as_the_operators_view() -> None:
 def test_the_report_starts_reading_before_the_views_import(tmp_path: Path) -> None:
     # A fresh interpreter: the command's grammar and the store come without the view
     # registry, so the trace is read while the views' modules import.
-    code = (
-        "import sys, kinetoscope.cli.main as m; "
-        "print(sorted(n for n in sys.modules if n.startswith('kinetoscope.analysis')))"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
-    assert out.strip() == "[]"
+    assert not [m for m in _modules_after_import("kinetoscope.cli.main") if ".analysis" in m]
+
+
+def test_the_report_imports_only_what_one_traces_views_need() -> None:
+    # The registry names the other routes' modules lazily (registry.Lazy): a report of
+    # one trace never imports the trace view's, the Diff's, the trend's or a snapshot's.
+    imported = _modules_after_import("kinetoscope.cli.report")
+    for module in (
+        "kinetoscope.trace_view.window_query",
+        "kinetoscope.trace_view.event_details",
+        "kinetoscope.analysis.diff.view",
+        "kinetoscope.analysis.trends.view",
+        "kinetoscope.analysis.distributed.rank_summaries",
+        "kinetoscope.api.snapshots",
+    ):
+        assert module not in imported, module
+
+
+def _modules_after_import(module: str) -> list[str]:
+    """The product's modules a fresh interpreter holds after importing `module`."""
+    code = f"import sys, {module}; print(*(n for n in sys.modules if n.startswith('kinetoscope')))"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return run.stdout.split()

@@ -6,7 +6,7 @@ from them, and the docs' examples are validated against them (tests/test_contrac
 
 from typing import Any, Literal, Optional, TypedDict  # no `X | None`: evaluated at import (3.9)
 
-from ..analysis.distributed.view import DistributedView
+from ..analysis.distributed.types import DistributedView
 from .listing import RunListing, SpanListing, WorkerListing
 
 # --- listing ------------------------------------------------------------------------------

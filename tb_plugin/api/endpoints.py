@@ -11,31 +11,20 @@ from ..analysis import kernels as kernels_analysis
 from ..analysis import modules as modules_analysis
 from ..analysis import operators as operators_analysis
 from ..analysis import overview
-from ..analysis.diff import view as diff_analysis
-from ..analysis.distributed.rank_summaries import analyze_run
+from ..analysis.diff import types as diff_types
 from ..analysis.gpu_idle import view as gpu_idle_analysis
 from ..analysis.health import view as health_analysis
 from ..analysis.memory import view as memory_analysis
 from ..analysis.roofline.peaks import peaks_key
 from ..analysis.trends import types as trend_types
-from ..analysis.trends.view import trend_view
 from ..ingest.discovery import Run
 from ..model.errors import ViewParamError
 from ..model.trace_model import TraceModel
-from ..trace_view import (
-    event_details,
-    flow_window,
-    range_summary,
-    search,
-    track_list,
-    window_query,
-)
 from ..trace_view import params as trace_params
 from . import contract
 from .listing import run_listing, worker_listing
-from .registry import Answer, Cache, Endpoint, Scope
+from .registry import Answer, Cache, Endpoint, Lazy, Scope
 from .requests import Params
-from .snapshots import MemorySnapshotResponse, has_snapshots, memory_snapshot_view
 
 __all__ = [
     "ENDPOINTS",
@@ -60,6 +49,10 @@ def _has_events(model: TraceModel) -> bool:
 
 def _several_workers(run: Run) -> bool:
     return len(run.workers) >= 2
+
+
+def _has_snapshots(run: Run) -> bool:
+    return bool(run.snapshots)
 
 
 def _overview(model: TraceModel, params: contract.NoParams) -> overview.OverviewView:
@@ -227,24 +220,29 @@ _GPU_IDLE_VIEWS = [_overview_section("gpu_idle", gpu_idle_analysis)]
 # bar's mark; `kinetoscope check` prints it.
 _HEALTH_VIEWS = [_overview_section("health", health_analysis)]
 
+
+def _trace_module_route(name: str, module: str, response: str, request: Any) -> Endpoint:
+    """A trace view route answered by `trace_view.<module>.<name>` (imported when first
+    asked: a report never does)."""
+    path = f"kinetoscope.trace_view.{module}"
+    return _trace_route(name, Lazy(path, response), Lazy(path, name), request)
+
+
 _TRACE_VIEW = [
     _trace_route(
         "tracks",
-        track_list.TracksView,
-        track_list.tracks,
+        Lazy("kinetoscope.trace_view.track_list", "TracksView"),
+        Lazy("kinetoscope.trace_view.track_list", "tracks"),
         trace_params.TracksParams,
         page="trace",
         supports=_has_events,
     ),
-    _trace_route("trace", window_query.WindowView, window_query.trace, trace_params.TraceParams),
-    _trace_route("event", event_details.EventView, event_details.event, trace_params.EventParams),
-    _trace_route("flows", flow_window.FlowsView, flow_window.flows, trace_params.FlowsParams),
-    _trace_route("search", search.SearchView, search.search, trace_params.SearchParams),
-    _trace_route(
-        "range_summary",
-        range_summary.RangeSummaryView,
-        range_summary.range_summary,
-        trace_params.RangeSummaryParams,
+    _trace_module_route("trace", "window_query", "WindowView", trace_params.TraceParams),
+    _trace_module_route("event", "event_details", "EventView", trace_params.EventParams),
+    _trace_module_route("flows", "flow_window", "FlowsView", trace_params.FlowsParams),
+    _trace_module_route("search", "search", "SearchView", trace_params.SearchParams),
+    _trace_module_route(
+        "range_summary", "range_summary", "RangeSummaryView", trace_params.RangeSummaryParams
     ),
 ]
 
@@ -281,7 +279,7 @@ _RUN_VIEWS = [
         "distributed",
         Scope.RUN,
         contract.DistributedResponse,
-        analyze_run,
+        Lazy("kinetoscope.analysis.distributed.rank_summaries", "analyze_run"),
         page="distributed",
         supports=_several_workers,
         loading=contract.DistributedLoading,
@@ -292,10 +290,10 @@ _RUN_VIEWS = [
     Endpoint(
         "memory_snapshot",
         Scope.RUN,
-        MemorySnapshotResponse,
-        memory_snapshot_view,
+        Lazy("kinetoscope.api.snapshots", "MemorySnapshotResponse"),
+        Lazy("kinetoscope.api.snapshots", "memory_snapshot_view"),
         page="memory_snapshot",
-        supports=has_snapshots,
+        supports=_has_snapshots,
         loading=contract.DistributedLoading,
         answer=Answer.RUN_JOB,
     ),
@@ -309,7 +307,7 @@ _LOGDIR_VIEWS = [
         "trend",
         Scope.LOGDIR,
         trend_types.TrendView,
-        trend_view,
+        Lazy("kinetoscope.analysis.trends.view", "trend_view"),
         request=trend_types.TrendParams,
         page="trends",
         loading=trend_types.TrendLoading,
@@ -324,10 +322,10 @@ _PAIR_VIEWS = [
     Endpoint(
         "diff",
         Scope.PAIR,
-        diff_analysis.DiffView,
-        diff_analysis.diff_view,
+        Lazy("kinetoscope.analysis.diff.view", "DiffView"),
+        Lazy("kinetoscope.analysis.diff.view", "diff_view"),
         request=contract.DiffParams,
-        version=diff_analysis.VERSION,
+        version=diff_types.VERSION,
         cache=Cache.NONE,
         page="diff",
         loading=contract.StatusResponse,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -59,11 +60,30 @@ def _always(target: Any) -> bool:
 
 
 @dataclass(frozen=True)
+class Lazy:
+    """A module's attribute, named by path and imported when first read: the table lists
+    every route without importing the modules of the routes a command never answers
+    (`kinetoscope report` reads one trace's views, not the trace view's or a logdir's)."""
+
+    module: str
+    name: str
+
+    def get(self) -> Any:
+        return getattr(importlib.import_module(self.module), self.name)
+
+
+def _resolved(value: Any) -> Any:
+    return value.get() if isinstance(value, Lazy) else value
+
+
+@dataclass(frozen=True)
 class Endpoint:
     name: str
     scope: Scope
-    response: Any  # a TypedDict: the JSON body of a 200; None when not JSON
-    compute: Callable[..., Any] | None = None  # None: `answer` says how the handler answers
+    # A TypedDict: the JSON body of a 200; None when not JSON (or a `Lazy` of it: `response`)
+    response_ref: Any
+    # None: `answer` says how the handler answers (or a `Lazy` of it: `compute`)
+    compute_ref: Callable[..., Any] | Lazy | None = None
     request: Any = NoParams  # a TypedDict of the query parameters besides the scope's
     version: str = "1"
     cache: Cache = Cache.NONE
@@ -73,8 +93,16 @@ class Endpoint:
     answer: Answer = Answer.COMPUTE
 
     def __post_init__(self) -> None:
-        if self.answer is Answer.COMPUTE and self.compute is None:
+        if self.answer is Answer.COMPUTE and self.compute_ref is None:
             raise TypeError(f"endpoint {self.name!r} is answered by a compute function: give one")
+
+    @property
+    def response(self) -> Any:
+        return _resolved(self.response_ref)
+
+    @property
+    def compute(self) -> Callable[..., Any] | None:
+        return _resolved(self.compute_ref)  # type: ignore[no-any-return]
 
     def decode(self, args: Params) -> dict[str, Any]:
         """The query's parameters as an instance of the request type, each parsed once
@@ -83,9 +111,10 @@ class Endpoint:
 
     def call(self, *args: Any) -> Any:
         """Its compute function applied; endpoints answered otherwise may have none."""
-        if self.compute is None:
+        compute = self.compute
+        if compute is None:
             raise TypeError(f"endpoint {self.name!r} has no compute function")
-        return self.compute(*args)
+        return compute(*args)
 
     @property
     def params(self) -> tuple[str, ...]:

@@ -34,10 +34,6 @@ class MemorySnapshotResponse(TypedDict):
     snapshots: list[SnapshotFileView]
 
 
-def has_snapshots(run: Run) -> bool:
-    return bool(run.snapshots)
-
-
 def memory_snapshot_view(
     run: Run,
     span: str | None = None,

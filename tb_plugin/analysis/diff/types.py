@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
 
+# Bump when the view's output changes (here, with its types: the registry reads it without
+# importing the view).
+VERSION = "2"
+
 
 class Compared(TypedDict):
     """One number of both sides. `None` is unknown (the side has no such data), never 0:

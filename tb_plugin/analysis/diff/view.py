@@ -42,8 +42,6 @@ from .types import (
     StepsDiff,
 )
 
-# Bump when the view's output changes.
-VERSION = "2"
 GPU_METRICS = (
     "utilization_pct",
     "sm_efficiency_pct",
