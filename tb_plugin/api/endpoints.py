@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..analysis import flamegraph as flamegraph_analysis
 from ..analysis import kernels as kernels_analysis
 from ..analysis import modules as modules_analysis
 from ..analysis import operators as operators_analysis
@@ -197,6 +198,17 @@ _SPAN_VIEWS = [
         Cache.ALL,
         page="modules",
         supports=modules_analysis.has_modules,
+    ),
+    # Host time (per thread) or kernel time by call path: Python frames, ops, launches.
+    _span_view(
+        "flamegraph",
+        flamegraph_analysis.FlameGraphView,
+        flamegraph_analysis.flamegraph_view,
+        contract.FlameGraphParams,
+        flamegraph_analysis.VERSION,
+        Cache.ALL,
+        page="flamegraph",
+        supports=flamegraph_analysis.supports,
     ),
 ]
 

@@ -26,7 +26,7 @@ from ..store.cache import DiskCache, default_cache_dir
 from ..store.dask_ranks import DaskRanks, DaskUnavailable, require_distributed
 from ..store.pools import executor_from_env
 from ..store.trace_store import LoadFailed, TraceStore
-from . import check, diff
+from . import check, diff, flamegraph
 from .errors import EXIT_LOAD, EXIT_USAGE, ReportError, RunFailed
 from .progress import RankProgress
 from .report_snapshot import render_memory_snapshot
@@ -70,6 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     diff.add_parser(sub)
     check.add_parser(sub)
+    flamegraph.add_parser(sub)
     # Served by kinetoscope.mcp (the entry point hands it `mcp ...`): listed for --help.
     sub.add_parser("mcp", help="serve the views to AI agents over MCP (kinetoscope mcp --help)")
     return parser
@@ -155,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
         return diff.run_diff(args)
     if args.command == "check":
         return check.run_check(args)
+    if args.command == "flamegraph":
+        return flamegraph.run_flamegraph(args)
     if args.command == "mcp":
         print("kinetoscope: run the MCP server as `kinetoscope mcp LOGDIR`", file=sys.stderr)
         return EXIT_USAGE
