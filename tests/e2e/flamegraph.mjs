@@ -187,4 +187,56 @@ describe('Flame graph in TensorBoard', { timeout: 600_000 }, () => {
     await shoot(env.page, 'diff-flame');
     h.assertNoErrors(env.errors);
   });
+  test('source links open the chosen editor at the mapped path (settings kept)', async () => {
+    await env.page.goto(`${env.base}${h.stateHash({ ...BASE, view: 'flamegraph' })}`);
+    await waitPage('cpu');
+    // The side bar's settings: Cursor, and a local folder before relative paths.
+    await frame().locator('[data-testid="editor-settings"] summary').click();
+    await frame().locator('[data-testid="editor-select"]').selectOption('cursor');
+    await frame().locator('[data-testid="editor-map-to"]').fill('/Users/me/ks/samples');
+    const stored = await frame()
+      .locator('body')
+      .evaluate(() => JSON.parse(window.localStorage.getItem('kinetoscope.editor') ?? '{}'));
+    assert.deepEqual(stored, {
+      editor: 'cursor',
+      template: '',
+      mapFrom: '',
+      mapTo: '/Users/me/ks/samples',
+    });
+
+    // The Flame graph: the zoomed Python frame's file:line links to Cursor.
+    const route = await h.routeJson(env, 'flamegraph', { ...BASE, metric: 'cpu' });
+    const script = route.frames.find((f) => f.file === 'record_gpu.py' && f.name === 'main');
+    assert.ok(script, 'the trace has the script frame');
+    await frame().locator('[data-testid="flame-search"]').fill('main');
+    await frame().locator('[data-testid="flame-search"]').press('Enter');
+    const at = await widestMatchPoint(chart());
+    await chart().locator('canvas').click({ position: at });
+    await waitUntil('zoomed', async () => (await chart().getAttribute('data-zoom')) === 'main');
+    const link = frame().locator('[data-testid="flame-zoomed"] [data-testid="editor-link"]');
+    await link.hover(); // the href follows the settings when the link is about to be used
+    assert.equal(
+      await link.getAttribute('href'),
+      `cursor://file/Users/me/ks/samples/record_gpu.py:${script.line}`,
+    );
+
+    // The Operators page's call stacks: each frame with a file links the same way.
+    const state = { ...BASE, view: 'operators', 'operators.stack': 'aten::addmm' };
+    await env.page.goto(`${env.base}${h.stateHash(state)}`);
+    const panel = frame().locator('[data-testid="callstack-panel"][data-state="ready"]');
+    await panel.waitFor({ state: 'visible', timeout: WAIT_MS });
+    const item = panel.locator('[data-testid="stack-frame"][data-file="record_gpu.py"]').first();
+    const line = await item.getAttribute('data-line');
+    const opLink = item.locator('[data-testid="frame-editor-link"]');
+    await opLink.hover();
+    assert.equal(
+      await opLink.getAttribute('href'),
+      `cursor://file/Users/me/ks/samples/record_gpu.py:${line}`,
+    );
+    // A reload keeps the settings (localStorage).
+    await env.page.reload();
+    await frame().locator('[data-testid="editor-settings"] summary').click();
+    assert.equal(await frame().locator('[data-testid="editor-select"]').inputValue(), 'cursor');
+    h.assertNoErrors(env.errors);
+  });
 });

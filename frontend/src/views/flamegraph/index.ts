@@ -7,7 +7,8 @@
 import type { FlameGraphView } from '../../api/types';
 import { h } from '../../components/dom';
 import { FLAME_CSS, FlameChart } from '../../components/flame_canvas';
-import { buildTree, nodeAt, pathOf } from '../../components/flame_model';
+import { sourceAnchor } from '../../components/editor_links';
+import { buildTree, nodeAt, pathOf, sourceOf, type FlameNode } from '../../components/flame_model';
 import { formatDuration } from '../../components/format';
 import { HashParamStore, type HashParams } from '../../components/hash_params';
 import {
@@ -47,6 +48,7 @@ class FlamePage {
   private readonly search: ReturnType<typeof searchField>;
   private readonly caption = h('p', { class: 'ks-muted', testid: 'flame-caption' });
   private head: HTMLElement;
+  private readonly where = h('p', { class: 'ks-small', testid: 'flame-zoomed' });
 
   constructor(
     private readonly ctx: ViewContext,
@@ -64,6 +66,7 @@ class FlamePage {
       testid: 'flame-chart',
       onZoom: (node) => {
         this.state.zoom = pathOf(node);
+        this.showZoomed(node);
         this.save();
       },
     });
@@ -88,6 +91,7 @@ class FlamePage {
       this.head,
       h('div', { class: 'ks-toolbar' }, metricSel.el, this.search.el, reset),
       this.caption,
+      this.where,
       this.chart.element,
     );
   }
@@ -120,6 +124,20 @@ class FlamePage {
         : 'Each thread’s operators (self time) and runtime calls under their Python frames.') +
       (gpu && lost > 0 ? ` ${formatDuration(lost)} of kernels with no known launch call.` : '') +
       ' Click a frame to zoom; hover for its file and line.';
+  }
+
+  /** The zoomed frame, its file:line a link to the editor. */
+  private showZoomed(node: FlameNode): void {
+    if (!node.parent) {
+      this.where.replaceChildren();
+      return;
+    }
+    const place = sourceOf(node.frame);
+    const link = place ? sourceAnchor(node.frame.file, node.frame.line, place) : null;
+    this.where.replaceChildren(
+      `Zoomed into ${node.frame.name} (${formatDuration(node.total)})`,
+      ...(place ? [' at ', link ?? h('code', null, place)] : []),
+    );
   }
 
   private async switchMetric(metric: Metric): Promise<void> {
