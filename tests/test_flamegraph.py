@@ -15,7 +15,7 @@ from corpus import corpus_model
 from kinetoscope.analysis.flamegraph import NO_LAUNCHER, flamegraph
 from kinetoscope.analysis.kernels import kernels
 from kinetoscope.analysis.optree import op_tree
-from kinetoscope.api.endpoints import VIEWS, ViewParamError
+from kinetoscope.api.endpoints import VIEWS, ViewParamError, span_pages, supported_views
 from kinetoscope.cli.flamegraph import folded, speedscope
 from kinetoscope.cli.main import main
 from kinetoscope.ingest.build import build_model
@@ -170,7 +170,10 @@ def _check_real(model: TraceModel, label: str) -> None:
 @pytest.mark.parametrize("run", ["attention", "gemm_bf16", "compiled", "cudagraph_replay"])
 def test_h100_traces(run: str) -> None:
     (path,) = (H100 / run).glob("*.pt.trace.json*")
-    _check_real(build_model(str(path)), run)
+    model = build_model(str(path))
+    _check_real(model, run)
+    # A page of its own, not part of the default `kinetoscope report` (an export).
+    assert "flamegraph" in span_pages(model) and "flamegraph" not in supported_views(model)
 
 
 @pytest.mark.corpus

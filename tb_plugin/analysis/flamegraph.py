@@ -116,6 +116,7 @@ class _Paths:
         self.py = python_stacks(model, tree)
         self.py_frame_ids: dict[int, int] = {}
         self.py_memo: dict[tuple[int, int], int] = {}
+        self.between_memo: dict[tuple[int, int], int] = {}
         self.arg_stacks = None if self.py is not None else _arg_stacks(model, tree)
         self.thread_nodes: dict[int, int] = {}
         self.node = np.full(len(tree), -1, dtype=np.int64)
@@ -167,14 +168,18 @@ class _Paths:
         cur = int(self.py.node_frame[n])
         if p < 0:
             return self.python_path(at, cur)
+        # Children of one op mostly share their frames: each (op, frame) is walked once.
         chain: list[int] = []
         py_t0, py_t1 = _py_times(self.model, self.py)
-        while cur >= 0 and not (py_t0[cur] <= self.t0[p] and py_t1[cur] >= self.t1[p]):
+        t0, t1 = self.t0[p], self.t1[p]
+        memo = self.between_memo
+        while cur >= 0 and (p, cur) not in memo and not (py_t0[cur] <= t0 and py_t1[cur] >= t1):
             chain.append(cur)
             cur = int(self.py.parent[cur])
+        node = memo.get((p, cur), at) if cur >= 0 else at
         for c in reversed(chain):
-            at = self.trie.child(at, self._py_frame(c))
-        return at
+            node = memo[(p, c)] = self.trie.child(node, self._py_frame(c))
+        return node
 
     def python_path(self, at: int, cur: int) -> int:
         """`at` descended through python event `cur`'s whole stack (memoised)."""

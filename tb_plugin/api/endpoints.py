@@ -5,6 +5,7 @@ is one entry here (and a section in docs/http_api.md)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..analysis import flamegraph as flamegraph_analysis
@@ -200,15 +201,19 @@ _SPAN_VIEWS = [
         supports=modules_analysis.has_modules,
     ),
     # Host time (per thread) or kernel time by call path: Python frames, ops, launches.
-    _span_view(
-        "flamegraph",
-        flamegraph_analysis.FlameGraphView,
-        flamegraph_analysis.flamegraph_view,
-        contract.FlameGraphParams,
-        flamegraph_analysis.VERSION,
-        Cache.ALL,
-        page="flamegraph",
-        supports=flamegraph_analysis.supports,
+    # Exported by `kinetoscope flamegraph`, not part of the default report.
+    replace(
+        _span_view(
+            "flamegraph",
+            flamegraph_analysis.FlameGraphView,
+            flamegraph_analysis.flamegraph_view,
+            contract.FlameGraphParams,
+            flamegraph_analysis.VERSION,
+            Cache.ALL,
+            page="flamegraph",
+            supports=flamegraph_analysis.supports,
+        ),
+        report=False,
     ),
 ]
 
