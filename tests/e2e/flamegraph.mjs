@@ -3,7 +3,8 @@
 // with_stack: Python frames with files and lines), chromium driven by playwright-core.
 // The canvas's numbers are checked against the `flamegraph` route; search, hover (the
 // frame's file:line), click-to-zoom, the URL round trip and the differential colouring
-// are driven through the real page.
+// are driven through the real page; so are the side bar's editor-link settings, checked
+// by the href of a flame frame's and an operator call-stack frame's editor link.
 //
 // Same conventions as the other suites (harness.mjs): any console error, page error or
 // 4xx/5xx of a plugin route fails. Screenshots: test-output/e2e/flamegraph/NN-<state>.png.

@@ -2,9 +2,10 @@
 // shows the frame, its file:line and times; a click zooms into a frame (a click on an
 // ancestor row zooms out to it); a search highlights the matching frames and dims the
 // rest. In a differential tree a frame is red where the target spends more time than the
-// base, blue where less, grey where equal. What the tests read is on the element's
-// dataset: data-zoom (the zoomed frame's name), data-matches, data-match-pct,
-// data-widest-match (x,y,w,h of the widest match in CSS px), data-grew / data-shrank.
+// base, green where less (as the Diff page's other charts), grey where equal. What the
+// tests read is on the element's dataset: data-zoom (the zoomed frame's name),
+// data-matches, data-match-pct, data-widest-match (x,y,w,h of the widest match in CSS
+// px), data-grew / data-shrank.
 
 import { h } from './dom';
 import { formatDuration } from './format';
@@ -145,7 +146,7 @@ export class FlameChart {
       const rel = node.total > 0 ? Math.min(Math.abs(delta) / node.total, 1) : 0;
       const light = 90 - 40 * rel;
       if (Math.abs(delta) < 1e-9) return `hsl(0, 0%, ${dim ? 92 : 85}%)`;
-      return delta > 0 ? `hsl(0, 75%, ${light}%)` : `hsl(215, 75%, ${light}%)`;
+      return delta > 0 ? `hsl(0, 75%, ${light}%)` : `hsl(130, 55%, ${light}%)`;
     }
     const hue = KIND_HUE[node.frame.kind] ?? 30;
     const sat = node.frame.kind === 'thread' || node.frame.kind === 'all' ? 10 : 70;
@@ -192,7 +193,7 @@ export class FlameChart {
 }
 
 export const FLAME_CSS = `
-.ks-flame { position: relative; width: 100%; overflow-x: hidden; }
+.ks-flame { position: relative; width: 100%; }
 .ks-flame-canvas { display: block; cursor: pointer; }
 .ks-flame-tip { position: absolute; z-index: 5; max-width: 320px; padding: 4px 6px;
   background: var(--ks-bg, #fff); color: var(--ks-fg, #111); border: 1px solid #999;

@@ -1,6 +1,6 @@
 // The Diff page's differential flame graph: the `flamegraph` route of both sides merged by
 // call path (components/flame_model.ts diffTree). A frame is as wide as the larger of its
-// two times, red where the target spends more than the base, blue where less; hover says
+// two times, red where the target spends more than the base, green where less; hover says
 // both. GPU kernel time when both sides ran kernels, else CPU time; search and zoom as on
 // the Flame graph page.
 
@@ -47,7 +47,7 @@ export class DiffFlameSection {
         testid: 'diff-flame',
         title: 'Flame graph (differential)',
         intro:
-          'Both traces by call path (Python frames, operators, launches): a frame is as wide as the larger of its two times; red: the target spends more time there, blue: less. Click to zoom, hover for both times.',
+          'Both traces by call path (Python frames, operators, launches): a frame is as wide as the larger of its two times; red: the target spends more time there, green: less. Click to zoom, hover for both times.',
       },
       h('div', { class: 'ks-toolbar' }, sel.el, this.search.el, reset),
       this.caption,
