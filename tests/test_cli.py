@@ -160,11 +160,13 @@ def test_a_view_that_names_nothing_is_a_usage_error(
     assert set(json.loads(capsys.readouterr().out)) == {"status", "kernels"}
 
 
-def test_the_diff_groups_as_the_operators_view() -> None:
+def test_the_grammar_names_what_the_views_take() -> None:
+    from kinetoscope.analysis.flamegraph import METRICS
     from kinetoscope.analysis.operators import GROUP_BY
-    from kinetoscope.cli.parser import DIFF_GROUP_BY
+    from kinetoscope.cli.parser import DIFF_GROUP_BY, FLAME_METRICS
 
     assert DIFF_GROUP_BY == GROUP_BY
+    assert FLAME_METRICS == METRICS
 
 
 def test_the_report_starts_reading_before_the_views_import(tmp_path: Path) -> None:

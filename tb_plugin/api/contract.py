@@ -114,6 +114,10 @@ class KernelsParams(TypedDict, total=False):
     stream: int
 
 
+class FlameGraphParams(TypedDict, total=False):
+    metric: Literal["cpu", "gpu"]
+
+
 class DiffParams(TypedDict, total=False):
     """Besides the pair of spans (`Scope.PAIR`): operators matched by name, or by name
     and input shape."""

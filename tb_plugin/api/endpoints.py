@@ -5,8 +5,10 @@ is one entry here (and a section in docs/http_api.md)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from ..analysis import flamegraph as flamegraph_analysis
 from ..analysis import kernels as kernels_analysis
 from ..analysis import modules as modules_analysis
 from ..analysis import operators as operators_analysis
@@ -193,6 +195,21 @@ _SPAN_VIEWS = [
         Cache.ALL,
         page="modules",
         supports=modules_analysis.has_modules,
+    ),
+    # Host time (per thread) or kernel time by call path: Python frames, ops, launches.
+    # Exported by `kinetoscope flamegraph`, not part of the default report.
+    replace(
+        _span_view(
+            "flamegraph",
+            flamegraph_analysis.FlameGraphView,
+            flamegraph_analysis.flamegraph_view,
+            contract.FlameGraphParams,
+            flamegraph_analysis.VERSION,
+            Cache.ALL,
+            page="flamegraph",
+            supports=flamegraph_analysis.supports,
+        ),
+        report=False,
     ),
 ]
 

@@ -91,6 +91,9 @@ class Endpoint:
     supports: Callable[[Any], bool] = _always  # of the model (run-level: of the Run)
     loading: Any = None  # the body of its 202 while the data loads; None: never 202
     answer: Answer = Answer.COMPUTE
+    # A page's view is part of `kinetoscope report` unless this says not (an export with
+    # a command of its own); `--view NAME` still asks for it.
+    report: bool = True
 
     def __post_init__(self) -> None:
         if self.answer is Answer.COMPUTE and self.compute_ref is None:
@@ -123,8 +126,8 @@ class Endpoint:
 
     @property
     def in_report(self) -> bool:
-        """Part of `kinetoscope report` and of `status.views`."""
-        return self.page is not None
+        """Part of `kinetoscope report` by default (`status.views` lists every page)."""
+        return self.page is not None and self.report
 
     def caches(self, params: Mapping[str, Any]) -> bool:
         """Whether its answer to these decoded parameters is kept with the trace (in the

@@ -59,6 +59,10 @@ def main(argv: list[str] | None = None) -> int:
         from .trend import run_trend
 
         return run_trend(args)
+    if args.command == "flamegraph":
+        from .flamegraph import run_flamegraph
+
+        return run_flamegraph(args)
     if args.command == "mcp":
         print("kinetoscope: run the MCP server as `kinetoscope mcp LOGDIR`", file=sys.stderr)
         return EXIT_USAGE

@@ -9,8 +9,10 @@ import argparse
 
 from .errors import EXIT_REGRESSION
 
-# The Operators view's group-by keys (`analysis.operators.GROUP_BY`; a test keeps them equal).
+# The Operators view's group-by keys and the flame graph's metrics (`analysis.operators.
+# GROUP_BY`, `analysis.flamegraph.METRICS`; a test keeps them equal).
 DIFF_GROUP_BY = ("name", "shape")
+FLAME_METRICS = ("cpu", "gpu")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_diff(sub)
     _add_check(sub)
     _add_trend(sub)
+    _add_flamegraph(sub)
     # Served by kinetoscope.mcp (the entry point hands it `mcp ...`): listed for --help.
     sub.add_parser("mcp", help="serve the views to AI agents over MCP (kinetoscope mcp --help)")
     return parser
@@ -98,3 +101,14 @@ def _add_trend(sub: argparse._SubParsersAction) -> None:
         "--floor-pct", type=float, help="smallest relative change named, % (default 5)"
     )
     trend.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+
+
+def _add_flamegraph(sub: argparse._SubParsersAction) -> None:
+    flame = sub.add_parser("flamegraph", help="a trace's CPU or GPU time as folded stacks")
+    flame.add_argument("logdir", help="a logdir (folders of trace files) or one trace file")
+    flame.add_argument("--run", help="run name (needed when the logdir holds several)")
+    flame.add_argument("--worker", help="worker name (default: the first)")
+    flame.add_argument("--span", help="span number (default: the first)")
+    flame.add_argument("--metric", choices=FLAME_METRICS, default="cpu")
+    flame.add_argument("--format", choices=("folded", "speedscope"), default="folded")
+    flame.add_argument("--no-cache", action="store_true", help="do not read or write the cache")

@@ -18,6 +18,7 @@ from ..api.endpoints import VIEWS
 from ..ingest.discovery import SpanFile
 from ..model.trace_model import TraceModel
 from ..store.trace_store import TraceStore
+from .flame_frames import flame_frame
 from .frames import breakdown_frame, events_frame, plain_fields, rows_frame
 from .gpu_idle_frames import idle_frame, queue_frame
 
@@ -101,6 +102,12 @@ class Trace:
         """One row per kernel name (`group_by="op"`: per name and launching op), of one
         device or stream when given, as the `kernels` route answers."""
         return self.rows("kernels", "rows", group_by=group_by, device=device, stream=stream)
+
+    def flamegraph(self, metric: str = "cpu") -> pd.DataFrame:
+        """One row per node of the merged call paths of host time (`metric="cpu"`, per
+        thread) or kernel time (`"gpu"`), as the `flamegraph` route answers
+        (`flame_frames.flame_frame`)."""
+        return flame_frame(self.view("flamegraph", metric=metric))
 
     def memory(
         self, device: str | None = None, start_us: float | None = None, end_us: float | None = None

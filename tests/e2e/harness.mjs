@@ -267,6 +267,25 @@ export function stateHash(state) {
 }
 
 /**
+ * The page's p.kinetoscope.* state from its URL hash (the inverse of stateHash).
+ * @param {import('playwright-core').Page} page
+ * @returns {Record<string, string>}
+ */
+export function readStateHash(page) {
+  const prefix = `p.${PLUGIN}.`;
+  /** @type {Record<string, string>} */
+  const out = {};
+  for (const item of new URL(page.url()).hash.slice(1).split('&')) {
+    const [k, v] = item.split('=');
+    const key = decodeURIComponent(k ?? '');
+    if (v !== undefined && key.startsWith(prefix)) {
+      out[key.slice(prefix.length)] = decodeURIComponent(v);
+    }
+  }
+  return out;
+}
+
+/**
  * A screenshot taker numbering its files NN-<name>.png in `dir`.
  * @param {string} dir
  * @param {{fullPage?: boolean}} [options]

@@ -10,6 +10,8 @@ import type {
   DistributedLoading,
   DistributedResponse,
   EventResponse,
+  FlameGraphParams,
+  FlameGraphView,
   FlowsResponse,
   GpuIdleView,
   HealthView,
@@ -114,6 +116,7 @@ export interface Endpoints {
   callstacks: Route<SpanKey & CallStacksParams, CallStacksResponse, StatusResponse>;
   kernels: Route<SpanKey & KernelsParams, KernelsResponse, StatusResponse>;
   modules: Route<SpanKey, ModulesView, StatusResponse>;
+  flamegraph: Route<SpanKey & FlameGraphParams, FlameGraphView, StatusResponse>;
   gpu_idle: Route<SpanKey, GpuIdleView, StatusResponse>;
   health: Route<SpanKey, HealthView, StatusResponse>;
   memory: Route<SpanKey & MemoryParams, MemoryResponse, StatusResponse>;

@@ -212,6 +212,29 @@ export interface EventsView {
   rows: AllocationRow[];
 }
 
+export interface FlameFrame {
+  name: string;
+  kind: string;
+  file: string | null;
+  line: number | null;
+}
+
+export interface FlameGraphParams {
+  metric?: 'cpu' | 'gpu';
+}
+
+export interface FlameGraphView {
+  metric: string;
+  stacks: string | null;
+  total_us: number;
+  no_launcher_us: number | null;
+  frames: FlameFrame[];
+  node_parent: number[];
+  node_frame: number[];
+  node_self_us: number[];
+  node_total_us: number[];
+}
+
 export interface FlowColumns {
   category: string[];
   id: number[];
@@ -1306,6 +1329,7 @@ export interface Endpoints {
   callstacks: { params: CallStacksParams; response: CallStacksView; loading: StatusResponse };
   kernels: { params: KernelsParams; response: KernelsView; loading: StatusResponse };
   modules: { params: NoParams; response: ModulesView; loading: StatusResponse };
+  flamegraph: { params: FlameGraphParams; response: FlameGraphView; loading: StatusResponse };
   gpu_idle: { params: NoParams; response: GpuIdleView; loading: StatusResponse };
   health: { params: NoParams; response: HealthView; loading: StatusResponse };
   tracks: { params: TracksParams; response: TracksView; loading: StatusResponse };

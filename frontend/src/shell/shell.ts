@@ -2,6 +2,7 @@
 // It owns the selection (mirrored in TensorBoard's URL), polls `runs` for new data,
 // polls `status` while a worker-span loads, and calls a view route only once `ready`.
 
+import { editorSettingsPanel } from './editor_settings';
 import { describeError, isAbort, ViewNotReady, type ApiClient } from '../api/client';
 import type { RunInfo, StatusResponse } from '../api/types';
 import { h, replaceChildren } from '../components/dom';
@@ -84,6 +85,7 @@ export class Shell {
       this.viewSel.el,
       this.compare.field.el,
       this.info,
+      editorSettingsPanel(),
     );
     replaceChildren(
       root,

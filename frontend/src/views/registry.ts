@@ -5,6 +5,7 @@
 
 import { diffView } from './diff';
 import { distributedView } from './distributed';
+import { flamegraphView } from './flamegraph';
 import { kernelsView } from './kernels';
 import { memoryView } from './memory';
 import { memorySnapshotView } from './memory_snapshot';
@@ -25,6 +26,7 @@ export const VIEWS: readonly ViewDef[] = [
   traceView,
   memoryView,
   modulesView,
+  flamegraphView,
   diffView,
 ];
 
@@ -35,6 +37,7 @@ const VIEW_NEEDS: Readonly<Record<string, string>> = {
   trace: 'it holds no events',
   modules:
     'it records no nn.Module calls (profile with with_stack=True, or with_modules=True, to get them)',
+  flamegraph: 'it holds no operators or annotations (host ranges)',
   diff: 'no run is chosen in “Compare with…”',
   distributed: 'this run has a single worker (the view compares the ranks of a job)',
   trends: 'the logdir has a single run (the page compares the runs of a logdir)',

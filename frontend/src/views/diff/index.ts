@@ -15,6 +15,7 @@ import * as kit from '../page_kit';
 import type { ViewContext, ViewDef, ViewHandle } from '../types';
 import { byWorkSection, modulesSection } from './by_work';
 import { changesOption } from './chart';
+import { DiffFlameSection } from './flame_section';
 import { kernelColumns, operatorColumns, sortKeys } from './columns';
 import {
   breakdownRows,
@@ -69,6 +70,7 @@ class DiffPage {
   readonly element: HTMLElement;
   private readonly tables: VirtualTable<CompareRow>[] = [];
   private chart: ChartHandle | undefined;
+  private flame: DiffFlameSection | undefined;
   private readonly chartEl = h('div', { class: 'ks-chart ks-diff-chart', testid: 'diff-chart' });
   private readonly operators: RowsPanel<OperatorDiff>;
   private readonly kernels: RowsPanel<KernelDiff>;
@@ -157,6 +159,7 @@ class DiffPage {
           )
         : null,
       this.chartSection(),
+      (this.flame = new DiffFlameSection(ctx, target, data.kernels.length > 0)).element,
       this.operators.element,
       data.kernels.length ? this.kernels.element : null,
       byWorkSection(data),
@@ -173,6 +176,7 @@ class DiffPage {
   dispose(): void {
     this.slot.abort();
     this.chart?.dispose();
+    this.flame?.dispose();
     for (const table of this.tables) table.destroy();
     this.operators.dispose();
     this.kernels.dispose();

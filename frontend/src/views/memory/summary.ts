@@ -2,6 +2,8 @@
 // and the card about the peak (when, in which operator, under which Python stack); and
 // the notices above them (a cut-short file, the server's notes on the memory events).
 
+import { sourceAnchor } from '../../components/editor_links';
+import { parseFrame } from '../../components/source_link';
 import type { MemoryDevice, MemoryResponse, StatusResponse } from '../../api/types';
 import { h, replaceChildren, type Children } from '../../components/dom';
 import { formatBytes, formatCount, formatDuration } from '../../components/format';
@@ -126,7 +128,11 @@ function stackBlock(op: PeakOp | null | undefined): HTMLElement | null {
     op?.stack_source === 'call_stack' ? 'the op’s call stack' : 'Python function events';
   const hidden = stack.slice(0, Math.max(0, stack.length - STACK_SHOWN));
   const shown = stack.slice(hidden.length);
-  const frame = (f: string): HTMLElement => h('li', null, h('code', { class: 'ks-mem-code' }, f));
+  const frame = (text: string): HTMLElement => {
+    const code = h('code', { class: 'ks-mem-code' }, text);
+    const f = parseFrame(text);
+    return h('li', null, sourceAnchor(f.file, f.line, code, 'memory-frame-link') ?? code);
+  };
   return h(
     'div',
     { class: 'ks-mem-stack', testid: 'memory-peak-stack' },

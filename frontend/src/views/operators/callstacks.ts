@@ -1,7 +1,8 @@
 // The call-stack panel of the Operator page: the distinct call stacks of one operator row
 // (from the `callstacks` route), each with its own statistics and its frames. A frame with
-// a source position shows "path:line" with a copy button; inside VS Code the location is
-// a link that opens the file there (components/source_link.ts).
+// a source position shows "path:line" with a copy button; the location is a link that
+// opens the file in the user's editor (components/editor_links.ts), inside VS Code's
+// webview through its jump-to-source message (components/source_link.ts).
 
 import { describeError, isAbort, isStillLoading, type ApiClient } from '../../api/client';
 import type {
@@ -21,6 +22,7 @@ import {
   postJumpToSource,
   type EditorTarget,
 } from '../../components/source_link';
+import { sourceAnchor } from '../../components/editor_links';
 import { callStackParams, callStackSourceLabel, shapeText } from './model';
 
 const FIRST_STACKS = 40;
@@ -87,7 +89,7 @@ export function frameItem(frame: StackFrame, editor: EditorTarget): HTMLElement 
         },
         locText,
       )
-    : locText;
+    : (sourceAnchor(frame.file, frame.line, locText, 'frame-editor-link') ?? locText);
   const copy = h(
     'button',
     {

@@ -2,6 +2,8 @@
 // frames as path:line, its enclosing ops, and buttons to jump to linked events (the GPU
 // kernel it launched, the op that launched it, its backward / forward op, flows).
 
+import { sourceAnchor } from '../../components/editor_links';
+import { parseFrame as parseSourceFrame } from '../../components/source_link';
 import type {
   EventLink,
   EventResponse,
@@ -194,12 +196,14 @@ function stackSection(ev: EventResponse, ctx: DetailsContext): HTMLElement | nul
       f.func ? h('span', { class: 'ks-ev-func' }, f.func) : null,
     ];
     const attrs = { class: 'ks-ev-frame', title: 'Select this frame on the timeline' };
+    const source = parseSourceFrame(frame.name);
     return h(
       'li',
       null,
       frame.row !== null
         ? jumpButton(ctx, { row: frame.row, track: null }, attrs, ...content)
         : content,
+      sourceAnchor(source.file, source.line, '↗', 'trace-frame-editor-link'),
     );
   };
   return section(

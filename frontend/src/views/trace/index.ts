@@ -30,10 +30,12 @@ import { renderWorkerPicker } from './page_workers';
 import { Timeline } from './timeline';
 import css from './trace.css';
 
-/** The visible window in TensorBoard's URL (absolute µs of the worker's file); plain
- * t0/t1 (how other views link here) are read once and replaced by these. A plain q (how
- * the Diff page links here) is a search run once the tracks are drawn. */
-const URL_KEYS = ['trace.t0', 'trace.t1'] as const;
+/** The visible window in TensorBoard's URL (absolute µs of the worker's file), the
+ * selected event (its row) and the search text, so a pasted link opens the same picture
+ * (one worker; several on one axis keep none); plain t0/t1 (how other views link here)
+ * are read once and replaced by these. A plain q (how the Diff page links here) is a
+ * search run once the tracks are drawn. */
+const URL_KEYS = ['trace.t0', 'trace.t1', 'trace.sel', 'trace.q'] as const;
 const LINK_KEYS = ['t0', 't1', 'q'] as const;
 
 /** "Loading w0: 1 MB of 4 MB (25 %)…" for a worker that still loads (a 202). */
@@ -63,6 +65,10 @@ class TracePage implements TracePageHost {
   private selectMode = false;
   /** A search asked for by the link that opened the page, run after the first frame. */
   private linkedQuery = '';
+  /** The selection and search of a pasted link, restored after the first frame without
+   * moving the window. */
+  private linkedState: { sel: number | null; q: string } | null = null;
+  private restoring = false;
 
   private readonly toolbar: TraceToolbar;
   private readonly search: TraceSearch;
@@ -108,6 +114,8 @@ class TracePage implements TracePageHost {
     );
     const onScreen = (): boolean => this.element.offsetParent !== null;
     this.cleanups.push(bindSearchKey(this.toolbar.searchInput, onScreen));
+    const input = this.toolbar.searchInput;
+    input.addEventListener('input', () => this.keep({ 'trace.q': input.value.trim() }));
     this.cleanups.push(ctx.themes.subscribe(() => this.shown?.themeChanged()));
   }
 
@@ -238,8 +246,12 @@ class TracePage implements TracePageHost {
       onFrame: () => {
         this.element.dataset.ready = 'true';
         this.runLinkedQuery();
+        this.restoreLinkedState();
       },
-      onSelect: (ev) => void this.events.show(ev),
+      onSelect: (ev) => {
+        void this.events.show(ev);
+        this.keep({ 'trace.sel': ev ? String(ev.row) : '' });
+      },
       onArea: (area) => void this.range.show(area),
       onViewport: (t0, t1) => {
         if (!this.multi()) this.url.write({ 'trace.t0': String(t0), 'trace.t1': String(t1) });
@@ -252,7 +264,32 @@ class TracePage implements TracePageHost {
     if (!q) return;
     this.linkedQuery = '';
     this.toolbar.searchInput.value = q;
+    this.keep({ 'trace.q': q });
     void this.search.step(1);
+  }
+
+  /** Writes the selection or search to the URL (one worker only, as the window). */
+  private keep(values: Partial<Record<'trace.sel' | 'trace.q', string>>): void {
+    if (this.multi() || this.restoring) return; // not while a link's state is restored
+    const update: Record<string, string | undefined> = {};
+    for (const [k, v] of Object.entries(values)) update[k] = v || undefined;
+    this.url.write(update);
+  }
+
+  private restoreLinkedState(): void {
+    const state = this.linkedState;
+    if (!state) return;
+    this.linkedState = null;
+    this.restoring = true;
+    const worker = this.multi() ? this.ctx.key.worker : null;
+    const searched = state.q ? this.search.restore(state.q) : Promise.resolve();
+    const selected =
+      state.sel === null
+        ? Promise.resolve()
+        : this.events.jump({ row: state.sel, track: null, worker }, false);
+    void Promise.allSettled([searched, selected]).then(() => {
+      this.restoring = false;
+    });
   }
 
   private initialWindow(tracks: TracksResponse): { start: number; end: number } | null {
@@ -262,6 +299,11 @@ class TracePage implements TracePageHost {
     if (keys.t0 !== undefined || keys.t1 !== undefined || keys.q !== undefined)
       this.url.write({ t0: undefined, t1: undefined, q: undefined });
     if (link) return link;
+    const sel = Number(keys['trace.sel'] ?? 'NaN');
+    const q = keys['trace.q'] ?? '';
+    if (!this.multi() && (Number.isInteger(sel) || q)) {
+      this.linkedState = { sel: Number.isInteger(sel) && sel >= 0 ? sel : null, q };
+    }
     const own = { t0: keys['trace.t0'] ?? '', t1: keys['trace.t1'] ?? '' };
     return windowFromKeys(own, tracks.start_us, tracks.end_us);
   }

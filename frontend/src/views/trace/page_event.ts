@@ -42,23 +42,27 @@ export class EventPane {
     }
   }
 
-  /** Selects an event known by its row: its details give its track, depth and time. */
-  async jump(target: JumpTarget): Promise<void> {
+  /** Selects an event known by its row: its details give its track, depth and time;
+   *  `reveal` false keeps the window as it is. */
+  async jump(target: JumpTarget, reveal = true): Promise<void> {
     const timeline = this.host.timeline();
     if (!timeline) return;
     try {
       const ev = await this.fetch(target.worker, target.row, this.host.ctx.signal);
       const track = ev.track ?? target.track;
       if (!track || this.host.timeline() !== timeline) return;
-      timeline.select({
-        trackId: track,
-        worker: target.worker,
-        row: ev.row,
-        depth: ev.depth ?? 0,
-        start: ev.ts - this.host.origin(),
-        dur: ev.dur,
-        name: ev.name,
-      });
+      timeline.select(
+        {
+          trackId: track,
+          worker: target.worker,
+          row: ev.row,
+          depth: ev.depth ?? 0,
+          start: ev.ts - this.host.origin(),
+          dur: ev.dur,
+          name: ev.name,
+        },
+        reveal,
+      );
     } catch (error) {
       if (!isAbort(error)) this.host.panel.fill('details', paneError(error));
     }

@@ -49,6 +49,17 @@ export class TraceSearch {
     this.goToHit(stepHit(this.hitIndex, this.hits.length, dir));
   }
 
+  /** A pasted link's search: the text in the box and its matches listed and counted,
+   *  the window and the selection left as they are. */
+  async restore(q: string): Promise<void> {
+    this.input.value = q;
+    if (!q.trim() || !this.host.timeline()) return;
+    if (await this.find(q.trim())) {
+      this.hitIndex = -1;
+      this.render();
+    }
+  }
+
   /** Forgets the matches (other tracks are loading); the next Enter searches again. */
   reset(): void {
     this.hits = [];

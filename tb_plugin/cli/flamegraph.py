@@ -1,0 +1,129 @@
+"""`kinetoscope flamegraph LOGDIR --run R [--worker W --span S] --metric cpu|gpu
+[--format folded|speedscope]`: the `flamegraph` route's numbers as files other tools read.
+
+- `folded` (the default): one line per call path with time of its own,
+  `frame;frame;...;frame value`, value in µs with up to 3 decimals (flamegraph.pl,
+  inferno, speedscope and Perfetto read it). A Python frame prints as
+  `function (file:line)`; `;` inside a name becomes `,` (it separates frames).
+- `speedscope`: a speedscope file (https://www.speedscope.app/file-format-schema.json),
+  one "sampled" profile whose samples are the call paths and whose weights are their
+  times in microseconds; frames carry `file` and `line` where known.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from typing import Any
+
+import msgspec
+
+from ..analysis.flamegraph import FlameFrame
+from ..api.endpoints import VIEWS
+from ..api.resolve import NotFound, resolve
+from ..store.cache import DiskCache, default_cache_dir
+from ..store.trace_store import LoadFailed, TraceStore
+from .errors import EXIT_LOAD, ReportError
+from .targets import targets
+
+SPEEDSCOPE_SCHEMA = "https://www.speedscope.app/file-format-schema.json"
+
+
+def run_flamegraph(args: argparse.Namespace) -> int:
+    cache = None if args.no_cache else DiskCache(default_cache_dir())
+    with contextlib.closing(TraceStore(cache)) as store:
+        try:
+            view, label = _view(store, args)
+        except ReportError as exc:
+            print(f"kinetoscope: {exc}", file=sys.stderr)
+            return EXIT_LOAD
+    if args.format == "speedscope":
+        doc = speedscope(view, f"{label} ({args.metric})")
+        sys.stdout.buffer.write(msgspec.json.encode(doc) + b"\n")
+    else:
+        sys.stdout.write("".join(line + "\n" for line in folded(view)))
+    return 0
+
+
+def _view(store: TraceStore, args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    """The route's answer for the chosen span, and a label naming it."""
+    _, runs = targets(args)
+    if len(runs) > 1:
+        names = ", ".join(r.name for r in runs)
+        raise ReportError(f"{args.logdir}: several runs ({names}): choose one with --run")
+    run = runs[0]
+    try:
+        target = resolve(run, args.worker, args.span)
+        model = store.wait(target.span.path)
+    except NotFound as exc:
+        raise ReportError(str(exc)) from None
+    except LoadFailed as exc:
+        raise ReportError(exc.error["message"]) from None
+    del model  # loaded: the endpoint answers from the store
+    endpoint = VIEWS["flamegraph"]
+    data = endpoint.answer_json(store, target.span.path, endpoint.decode({"metric": args.metric}))
+    label = f"{run.name}:{target.worker.name}:{target.span.name}"
+    return msgspec.json.decode(data), label
+
+
+def frame_label(frame: FlameFrame) -> str:
+    """A frame as one folded-stack field."""
+    name = frame["name"]
+    if frame["file"] is not None:
+        name += f" ({frame['file']}:{frame['line']})" if frame["line"] is not None else ""
+    return name.replace(";", ",").replace("\n", " ")
+
+
+def _paths(view: dict[str, Any]) -> list[tuple[list[int], float]]:
+    """(frame indices from the root, own time) of each node with time of its own."""
+    parent, frame, own = view["node_parent"], view["node_frame"], view["node_self_us"]
+    path_of: list[list[int]] = []
+    out: list[tuple[list[int], float]] = []
+    for i, p in enumerate(parent):  # pre-order: a parent comes first
+        path = [*path_of[p], frame[i]] if p >= 0 else [frame[i]]
+        path_of.append(path)
+        if own[i] > 0:
+            out.append((path, own[i]))
+    return out
+
+
+def folded(view: dict[str, Any]) -> list[str]:
+    labels = [frame_label(f) for f in view["frames"]]
+    return [f"{';'.join(labels[f] for f in path)} {_number(value)}" for path, value in _paths(view)]
+
+
+def _number(value: float) -> str:
+    text = f"{value:.3f}".rstrip("0").rstrip(".")
+    return text or "0"
+
+
+def speedscope(view: dict[str, Any], name: str) -> dict[str, Any]:
+    frames = []
+    for f in view["frames"]:
+        out: dict[str, Any] = {"name": f["name"]}
+        if f["file"] is not None:
+            out["file"] = f["file"]
+        if f["line"] is not None:
+            out["line"] = f["line"]
+        frames.append(out)
+    paths = _paths(view)
+    total = sum(v for _, v in paths)
+    return {
+        "$schema": SPEEDSCOPE_SCHEMA,
+        "shared": {"frames": frames},
+        "profiles": [
+            {
+                "type": "sampled",
+                "name": name,
+                "unit": "microseconds",
+                "startValue": 0,
+                "endValue": total,
+                "samples": [path for path, _ in paths],
+                "weights": [v for _, v in paths],
+            }
+        ],
+        "name": name,
+        "activeProfileIndex": 0,
+        "exporter": "kinetoscope",
+    }
