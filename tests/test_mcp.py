@@ -16,6 +16,7 @@ import pytest
 from builders import TraceBuilder, rank_job
 from kinetoscope.api.endpoints import ENDPOINTS
 from kinetoscope.cli.main import main as cli_main
+from kinetoscope.mcp.tools import page
 
 pytest.importorskip("mcp")
 from mcp.client.session import ClientSession  # noqa: E402
@@ -167,3 +168,19 @@ def test_a_configured_tensorboard_url_gives_links_into_the_view(
         "http://127.0.0.1:6006/#kinetoscope&p.kinetoscope.run=after"
         "&p.kinetoscope.span=1&p.kinetoscope.view=kernels"
     )
+
+
+def test_a_page_keeps_whole_the_lists_others_index_into() -> None:
+    # The flame graph's nodes point into `frames` by index: every page carries all frames,
+    # and the node lists are cut together, so each page's `node_frame` resolves.
+    body = {
+        "frames": [{"name": f"f{i}"} for i in range(4)],
+        "node_parent": [-1, 0, 1, 1, 0],
+        "node_frame": [0, 1, 2, 3, 2],
+        "total_us": 9.0,
+    }
+    second, note = page(body, limit=2, cursor=2)
+    assert second["frames"] == body["frames"]
+    assert second["node_frame"] == [2, 3] and second["node_parent"] == [1, 1]
+    assert note is not None and note["totals"] == {"node_parent": 5, "node_frame": 5}
+    assert note["next_cursor"] == 4

@@ -115,15 +115,28 @@ def _schema_object(schema: dict[str, Any]) -> dict[str, Any]:
     return top
 
 
+# Lists that other lists of the same body index into (the flame graph's `node_frame`
+# points into `frames`): kept whole on every page, so each page's indices resolve.
+INDEXED_LISTS = frozenset({"frames"})
+
+
 def page(body: Any, limit: int, cursor: int) -> tuple[Any, dict[str, Any] | None]:
     """`body` with each top-level list longer than `limit` cut to rows [cursor, cursor +
-    limit); the paging note, or None when nothing was cut."""
+    limit), except the lists others index into (`INDEXED_LISTS`); the paging note, or
+    None when nothing was cut."""
     if not isinstance(body, dict):
         return body, None
-    totals = {k: len(v) for k, v in body.items() if isinstance(v, list) and len(v) > limit}
+    totals = {
+        k: len(v)
+        for k, v in body.items()
+        if isinstance(v, list) and len(v) > limit and k not in INDEXED_LISTS
+    }
     if not totals and cursor == 0:
         return body, None
-    cut = {k: v[cursor : cursor + limit] if isinstance(v, list) else v for k, v in body.items()}
+    cut = {
+        k: v[cursor : cursor + limit] if isinstance(v, list) and k not in INDEXED_LISTS else v
+        for k, v in body.items()
+    }
     longest = max(totals.values(), default=0)
     following = cursor + limit if cursor + limit < longest else None
     note = {"cursor": cursor, "limit": limit, "next_cursor": following, "totals": totals}
