@@ -143,6 +143,17 @@ describe('the Memory snapshot view in TensorBoard', { timeout: 600_000 }, () => 
       await frame().locator('[data-testid="snapshot-alignment"]').innerText(),
       /Aligned with gpu0's trace/,
     );
+    // Each frame of a stack at the peak opens its file at its line in the editor (VS Code
+    // by default): the links name frames of that stack, as the route gives them.
+    const at = device.top_stacks_at_peak.findIndex((s) => s.frames.length > 0);
+    const hrefs = await frame()
+      .locator(`[data-testid="snapshot-stack-${at}"] [data-testid="snapshot-frame-link"]`)
+      .evaluateAll((els) => els.map((a) => a.getAttribute('href')));
+    const targets = device.top_stacks_at_peak[at].frames
+      .filter((f) => f.filename && f.filename.startsWith('/'))
+      .map((f) => `vscode://file${encodeURI(f.filename)}:${f.line ?? 1}`);
+    assert.ok(hrefs.length > 0, `no editor link on stack ${at}`);
+    for (const href of hrefs) assert.ok(targets.includes(href), `${href} not in ${targets}`);
     await frame().locator('[data-testid="snapshot-chart-0"] canvas').first().waitFor();
     await shoot(env.page, 'h100');
     h.assertNoErrors(env.errors);

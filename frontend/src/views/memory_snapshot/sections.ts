@@ -1,8 +1,9 @@
 // The parts of one device of a snapshot: tiles (peak, allocated vs reserved,
 // fragmentation, OOMs), the stacks at the peak as an icicle and as a list, the OOM list.
 
-import type { SnapshotDevice, SnapshotStack } from '../../api/types';
+import type { SnapshotDevice, SnapshotFrame, SnapshotStack } from '../../api/types';
 import { h } from '../../components/dom';
+import { sourceAnchor } from '../../components/editor_links';
 import { formatBytes, formatCount, formatPercent, plural } from '../../components/format';
 import { tile } from '../page_kit';
 import { fragmentationShare, frameText, icicleLayout, sourceFrames } from './model';
@@ -74,6 +75,16 @@ export function icicle(device: SnapshotDevice): HTMLElement {
   return box;
 }
 
+/** Frames innermost first, joined by ' ← ', each a link to its file and line in the
+ *  user's editor where the path allows one (components/editor_links.ts). */
+function frameLinks(frames: readonly SnapshotFrame[]): (HTMLElement | string)[] {
+  return frames.flatMap((frame, i) => {
+    const text = frameText(frame);
+    const item = sourceAnchor(frame.filename, frame.line, text, 'snapshot-frame-link') ?? text;
+    return i === 0 ? [item] : [' ← ', item];
+  });
+}
+
 function stackItem(stack: SnapshotStack, index: number): HTMLElement {
   const shown = sourceFrames(stack.frames);
   const folded = stack.frames.length - shown.length;
@@ -84,11 +95,7 @@ function stackItem(stack: SnapshotStack, index: number): HTMLElement {
     ` in ${formatCount(stack.count)} allocation${stack.count === 1 ? '' : 's'}: `,
     stack.frames.length === 0
       ? h('span', { class: 'ks-muted' }, 'no stack recorded (allocated before the history began)')
-      : h(
-          'code',
-          { title: stack.frames.map(frameText).join('\n') },
-          shown.map(frameText).join(' ← '),
-        ),
+      : h('code', { title: stack.frames.map(frameText).join('\n') }, ...frameLinks(shown)),
     folded > 0 ? h('span', { class: 'ks-muted ks-small' }, ` (+${folded} library frames)`) : null,
   );
 }
@@ -119,7 +126,7 @@ export function oomTable(device: SnapshotDevice): HTMLElement {
         formatBytes(oom.requested_bytes),
       ),
       h('td', { dataset: { value: String(oom.device_free ?? '') } }, formatBytes(oom.device_free)),
-      h('td', null, h('code', null, sourceFrames(oom.frames).map(frameText).join(' ← '))),
+      h('td', null, h('code', null, ...frameLinks(sourceFrames(oom.frames)))),
     ),
   );
   return h(
