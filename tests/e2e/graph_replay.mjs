@@ -12,7 +12,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import * as h from './harness.mjs';
-import { PLUGIN, REPO, waitUntil } from './harness.mjs';
+import { REPO } from './harness.mjs';
 
 const OUT = path.join(REPO, 'test-output', 'e2e');
 const SHOTS = path.join(OUT, 'graph_replay');
@@ -22,16 +22,9 @@ const KEY = { run: 'cudagraph_replay', worker: 'gpu0' };
 const shoot = h.screenshotter(SHOTS, { fullPage: true });
 const env = h.newEnv();
 
-async function api(route, params = {}) {
-  const url = new URL(`/data/plugin/${PLUGIN}/${route}`, env.base);
-  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
-  return waitUntil(`${route} from the API`, async () => {
-    const response = await fetch(url, { signal: AbortSignal.timeout(30_000) });
-    if (response.status === 202) return null;
-    assert.equal(response.status, 200, `${route} answered ${response.status}`);
-    return response.json();
-  });
-}
+// The route's JSON once it is ready; 30 s a request, 60 s in all (waitUntil's bounds).
+const api = (route, params = {}) =>
+  h.routeJson(env, route, params, { fetchMs: 30_000, waitMs: 60_000, everyMs: 250 });
 
 function frame() {
   return h.pluginFrame(env.page);

@@ -236,24 +236,31 @@ export function pluginFrame(page) {
 }
 
 /**
- * The JSON a route answers once it is not 202 (polled up to 5 minutes).
+ * The JSON a route answers once it is not 202 (by default, polled every 0.5 s for up to 5
+ * minutes, 60 s a request).
  * @param {{base: string}} env
  * @param {string} route
- * @param {Record<string, string | number>} params
+ * @param {Record<string, string | number>} [params]
+ * @param {{fetchMs?: number, waitMs?: number, everyMs?: number}} [bounds]
  */
-export async function routeJson(env, route, params) {
+export async function routeJson(
+  env,
+  route,
+  params = {},
+  { fetchMs = 60_000, waitMs = 300_000, everyMs = 500 } = {},
+) {
   const url = new URL(`/data/plugin/${PLUGIN}/${route}`, env.base);
   for (const [k, v] of Object.entries(params)) url.searchParams.set(k, String(v));
   return waitUntil(
     `${route} from the API`,
     async () => {
-      const response = await fetch(url, { signal: AbortSignal.timeout(60_000) });
+      const response = await fetch(url, { signal: AbortSignal.timeout(fetchMs) });
       if (response.status === 202) return null;
       assert.equal(response.status, 200, `${route} answered ${response.status}`);
       return response.json();
     },
-    300_000,
-    500,
+    waitMs,
+    everyMs,
   );
 }
 

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import * as h from './harness.mjs';
-import { CORPUS, PLUGIN, REPO, waitUntil } from './harness.mjs';
+import { CORPUS, PLUGIN, REPO } from './harness.mjs';
 
 const OUT = path.join(REPO, 'test-output', 'e2e');
 const SHOTS = path.join(OUT, 'modules');
@@ -24,16 +24,9 @@ const KEY = { run: 'bert', worker: 'worker0' };
 const shoot = h.screenshotter(SHOTS, { fullPage: true });
 const env = h.newEnv();
 
-async function api(route, params = {}) {
-  const url = new URL(`/data/plugin/${PLUGIN}/${route}`, env.base);
-  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
-  return waitUntil(`${route} from the API`, async () => {
-    const response = await fetch(url, { signal: AbortSignal.timeout(30_000) });
-    if (response.status === 202) return null;
-    assert.equal(response.status, 200, `${route} answered ${response.status}`);
-    return response.json();
-  });
-}
+// The route's JSON once it is ready; 30 s a request, 60 s in all (waitUntil's bounds).
+const api = (route, params = {}) =>
+  h.routeJson(env, route, params, { fetchMs: 30_000, waitMs: 60_000, everyMs: 250 });
 
 function frame() {
   return h.pluginFrame(env.page);
@@ -63,11 +56,6 @@ async function rowCount() {
   return Number(await frame().locator('[data-testid="module-count"]').getAttribute('data-rows'));
 }
 
-function hashOf(state) {
-  const items = [PLUGIN, ...Object.entries(state).map(([k, v]) => `${P}${k}=${v}`)];
-  return `#${items.map((i) => i.split('=').map(encodeURIComponent).join('=')).join('&')}`;
-}
-
 describe('Module view in TensorBoard', { timeout: 600_000, skip: !existsSync(TRACE) }, () => {
   before(async () => {
     await h.startEnv(env, {
@@ -94,7 +82,7 @@ describe('Module view in TensorBoard', { timeout: 600_000, skip: !existsSync(TRA
     const status = await api('status', KEY);
     assert.ok(status.views.includes('modules'), 'status lists the Modules page');
 
-    await env.page.goto(`${env.base}${hashOf({ ...KEY, view: 'modules' })}`);
+    await env.page.goto(`${env.base}${h.stateHash({ ...KEY, view: 'modules' })}`);
     await frame()
       .locator('[data-testid="modules"][data-ready="true"]')
       .waitFor({ state: 'visible', timeout: WAIT_MS });
