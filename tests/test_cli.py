@@ -195,3 +195,12 @@ def _modules_after_import(module: str) -> list[str]:
     code = f"import sys, {module}; print(*(n for n in sys.modules if n.startswith('kinetoscope')))"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return run.stdout.split()
+
+
+@pytest.mark.parametrize("command", ["report", "diff", "check", "trend", "flamegraph"])
+def test_every_command_prints_its_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # argparse formats help texts with %: a bare % in one (trend's --floor-pct) crashed --help.
+    with pytest.raises(SystemExit) as stop:
+        main([command, "--help"])
+    assert stop.value.code == 0
+    assert f"usage: kinetoscope {command}" in capsys.readouterr().out

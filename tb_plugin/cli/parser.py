@@ -98,7 +98,7 @@ def _add_trend(sub: argparse._SubParsersAction) -> None:
     trend.add_argument("--span", help="each worker's span (default: the first)")
     trend.add_argument("--window", type=int, help="runs in the rolling baseline (default 5)")
     trend.add_argument(
-        "--floor-pct", type=float, help="smallest relative change named, % (default 5)"
+        "--floor-pct", type=float, help="smallest relative change named, %% (default 5)"
     )
     trend.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
 
