@@ -36,7 +36,7 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
     report.add_argument("--run", help="run name (path relative to the logdir)")
     report.add_argument("--worker", help="worker name (default: the first)")
     report.add_argument("--span", help="span number (default: the first, as the server and the UI)")
-    report.add_argument("--format", choices=("json", "text"), default="text")
+    _json_or_text(report)
     report.add_argument(
         "--view",
         action="append",
@@ -53,7 +53,7 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
         help="a view parameter, as in the route's query (repeatable; e.g. group_by=op): "
         "each view reads the ones it declares",
     )
-    report.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    _cache_flag(report)
     report.add_argument(
         "--dask",
         metavar="ADDRESS",
@@ -70,9 +70,9 @@ def _add_diff(sub: argparse._SubParsersAction) -> None:
         diff.add_argument(
             f"--{side}", required=True, metavar="RUN[:WORKER[:SPAN]]", help=f"the {side} trace"
         )
-    diff.add_argument("--format", choices=("json", "text"), default="text")
+    _json_or_text(diff)
     diff.add_argument("--group-by", choices=DIFF_GROUP_BY, default="name")
-    diff.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    _cache_flag(diff)
 
 
 def _add_check(sub: argparse._SubParsersAction) -> None:
@@ -81,14 +81,14 @@ def _add_check(sub: argparse._SubParsersAction) -> None:
     check.add_argument("--run", help="run name (default: every run)")
     check.add_argument("--span", help="span number (default: every span)")
     check.add_argument("--strict", action="store_true", help="exit 1 on warnings")
-    check.add_argument("--format", choices=("json", "text"), default="text")
-    check.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    _json_or_text(check)
+    _cache_flag(check)
 
 
 def _add_trend(sub: argparse._SubParsersAction) -> None:
     trend = sub.add_parser("trend", help="what changed across the runs of a logdir")
     trend.add_argument("logdir", help="a logdir (one folder per run)")
-    trend.add_argument("--format", choices=("json", "text"), default="text")
+    _json_or_text(trend)
     trend.add_argument(
         "--fail-on-regression",
         action="store_true",
@@ -100,7 +100,7 @@ def _add_trend(sub: argparse._SubParsersAction) -> None:
     trend.add_argument(
         "--floor-pct", type=float, help="smallest relative change named, %% (default 5)"
     )
-    trend.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    _cache_flag(trend)
 
 
 def _add_flamegraph(sub: argparse._SubParsersAction) -> None:
@@ -111,4 +111,12 @@ def _add_flamegraph(sub: argparse._SubParsersAction) -> None:
     flame.add_argument("--span", help="span number (default: the first)")
     flame.add_argument("--metric", choices=FLAME_METRICS, default="cpu")
     flame.add_argument("--format", choices=("folded", "speedscope"), default="folded")
-    flame.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    _cache_flag(flame)
+
+
+def _json_or_text(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--format", choices=("json", "text"), default="text")
+
+
+def _cache_flag(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
