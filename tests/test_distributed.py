@@ -25,7 +25,6 @@ from conftest import PluginClient
 from kinetoscope.analysis import comms, rules
 from kinetoscope.analysis.distributed import rank_summaries as distributed_job
 from kinetoscope.analysis.distributed.rank_summaries import (
-    SUMMARY_VIEW,
     analyze_run,
     rank_summary,
     summarize_all,
@@ -458,7 +457,7 @@ def test_summary_is_plain_picklable_and_cached(tmp_path: Path) -> None:
     assert pickle.loads(pickle.dumps(summary)) == summary
     assert msgspec.json.decode(msgspec.json.encode(summary), type=RankSummary) == summary
     key = cache_key(file_identity(path))
-    assert summary_cache(str(cache_dir)).load_view(key, SUMMARY_VIEW) is not None
+    assert summary_cache(str(cache_dir)).get(key) is not None
     # The model itself is not added to the model cache (only summaries are kept).
     assert DiskCache(cache_dir).load(key) is None
 
@@ -630,5 +629,8 @@ def test_a_model_already_cached_is_reused(tmp_path: Path, monkeypatch: pytest.Mo
     def no_decoding(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("decoded again")
 
-    monkeypatch.setattr(distributed_job, "build_model", no_decoding)
+    # The summary caches' reader decodes a trace only when no cached model is there.
+    from kinetoscope.analysis import summary_cache as summaries_on_disk
+
+    monkeypatch.setattr(summaries_on_disk, "build_model", no_decoding)
     assert rank_summary(path, str(tmp_path / "cache")).rank == 2

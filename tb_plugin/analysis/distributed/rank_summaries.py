@@ -12,7 +12,6 @@ through the store's cache and pools: the store itself knows no analysis.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -20,14 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ...ingest.build import build_model
 from ...ingest.discovery import Run, chosen_spans
 from ...ingest.naming import name_rank
 from ...ingest.storage import file_identity
 from ...model.trace_model import TraceModel
-from ...store.cache import DiskCache, cache_key
+from ...store.cache import cache_key
 from ...store.errors import LoadFailed, describe_error
 from ...store.pools import PROCESS_POOL_MIN_RANKS, WorkerPools
+from ..summary_cache import SummaryCache, model_of
 from ..taxonomy import taxonomy_version
 from .view import (
     VERSION,
@@ -61,32 +60,17 @@ class RankFailed(Exception):
 # --- one rank ------------------------------------------------------------------------------
 
 
-def summary_cache(cache_dir: str) -> DiskCache:
-    """Where summaries live under the cache root: one entry folder per trace file state,
-    holding only the summary view (a few KB each, never pruned by the model cache)."""
-    return DiskCache(os.path.join(cache_dir, SUMMARY_DIR))
-
-
-def _cached_summary(summaries: DiskCache, key: str) -> RankSummary | None:
-    data = summaries.load_view(key, SUMMARY_VIEW)
-    if data is None:
-        return None
-    try:
-        cached = _SUMMARY_DECODER.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None  # recomputed
-    return cached if cached.version == VERSION else None
+def summary_cache(cache_dir: str) -> SummaryCache[RankSummary]:
+    """Where rank summaries live under the cache root (a few KB each)."""
+    return SummaryCache(cache_dir, SUMMARY_DIR, SUMMARY_VIEW, _SUMMARY_DECODER, VERSION)
 
 
 def _model_of(path: str, key: str, cache_dir: str | None, store: TraceStore | None) -> TraceModel:
     """With `store` (the plugin's), the model comes from it: a file it is loading is parsed
-    once, not twice. Else a model already in the disk cache (the rank was opened in the
-    UI) is reused, or the trace is decoded in memory and not added to the model cache
-    (hundreds of ranks would fill it)."""
+    once, not twice. Else as `summary_cache.model_of`."""
     if store is not None:
         return store.wait(path)
-    on_disk = DiskCache(cache_dir).load(key) if cache_dir else None
-    return on_disk or build_model(path)
+    return model_of(path, key, cache_dir)
 
 
 def rank_summary(
@@ -99,7 +83,7 @@ def rank_summary(
     except OSError as exc:
         raise RankFailed(describe_error(path, exc)) from None
     summaries = summary_cache(cache_dir) if cache_dir else None
-    cached = _cached_summary(summaries, key) if summaries is not None else None
+    cached = summaries.get(key) if summaries is not None else None
     if cached is not None:
         return cached
     try:
@@ -110,12 +94,7 @@ def rank_summary(
         raise RankFailed(describe_error(path, exc)) from None
     summary = summarize_rank(model)
     if summaries is not None:
-        try:
-            summaries.view_path(key, SUMMARY_VIEW).parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            log.warning("kinetoscope: cannot cache the summary of %s: %s", path, exc)
-        else:
-            summaries.store_view(key, SUMMARY_VIEW, msgspec.json.encode(summary))
+        summaries.put(key, summary, path)
     return summary
 
 
@@ -144,11 +123,7 @@ class _Collected:
                 key = cache_key(file_identity(path))
             except OSError:
                 key = None  # the worker says why
-            found = (
-                _cached_summary(summaries, key)
-                if summaries is not None and key is not None
-                else None
-            )
+            found = summaries.get(key) if summaries is not None and key is not None else None
             if found is None:
                 todo.append(i)
                 continue

@@ -10,17 +10,16 @@ one it does not hold is not added to it, as hundreds of runs would fill it)."""
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import msgspec
 
-from ...ingest.build import build_model
 from ...ingest.storage import file_identity
 from ...model.trace_model import TraceModel
-from ...store.cache import DiskCache, cache_key
+from ...store.cache import cache_key
 from ...store.errors import LoadFailed, describe_error
+from ..summary_cache import SummaryCache, model_of
 from ..taxonomy import taxonomy_version
 from .summary import VERSION, TraceSummary, summarize_trace
 
@@ -36,33 +35,10 @@ _DECODER = msgspec.json.Decoder(TraceSummary)
 Progress = Callable[[int, int], None]
 
 
-def _cached(cache: DiskCache | None, key: str) -> TraceSummary | None:
-    data = cache.load_view(key, SUMMARY_VIEW) if cache is not None else None
-    if data is None:
-        return None
-    try:
-        found = _DECODER.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None  # summarised again
-    return found if found.version == VERSION else None
-
-
 def _model(path: str, key: str, cache_dir: str | None, store: TraceStore | None) -> TraceModel:
     if store is not None and store.holds(path):
         return store.wait(path)
-    on_disk = DiskCache(cache_dir).load(key) if cache_dir else None
-    return on_disk or build_model(path)
-
-
-def _keep(cache: DiskCache | None, key: str, summary: TraceSummary, path: str) -> None:
-    if cache is None:
-        return
-    try:
-        cache.view_path(key, SUMMARY_VIEW).parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        log.warning("kinetoscope: cannot cache the trend summary of %s: %s", path, exc)
-        return
-    cache.store_view(key, SUMMARY_VIEW, msgspec.json.encode(summary))
+    return model_of(path, key, cache_dir)
 
 
 def summarize_file(
@@ -74,8 +50,10 @@ def summarize_file(
         key = cache_key(file_identity(path))
     except OSError as exc:
         raise LoadFailed(describe_error(path, exc)) from None
-    cache = DiskCache(os.path.join(cache_dir, SUMMARY_DIR)) if cache_dir else None
-    found = _cached(cache, key)
+    cache = (
+        SummaryCache(cache_dir, SUMMARY_DIR, SUMMARY_VIEW, _DECODER, VERSION) if cache_dir else None
+    )
+    found = cache.get(key) if cache is not None else None
     if found is not None:
         return found
     try:
@@ -86,7 +64,8 @@ def summarize_file(
         raise LoadFailed(describe_error(path, exc)) from None
     summary = summarize_trace(model)
     del model  # before the next file is read
-    _keep(cache, key, summary, path)
+    if cache is not None:
+        cache.put(key, summary, path)
     return summary
 
 
