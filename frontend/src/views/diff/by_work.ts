@@ -46,7 +46,7 @@ function pairRow(pair: WorkPair): HTMLElement {
       dataset: { work: pair.work, op: pair.op ?? '', match: pair.match },
     },
     h('td', null, pair.work),
-    h('td', { class: 'ks-mono', title: shape }, shape ? `${op} ${shape}` : op),
+    h('td', { class: 'ks-mono ks-diff-work-op', title: shape }, shape ? `${op} ${shape}` : op),
     h('td', null, MATCH_TEXT[pair.match]),
     sideCell(pair.base),
     sideCell(pair.target),

@@ -33,7 +33,9 @@ const CSS = `
   text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--ks-border); vertical-align: top;
 }
 .ks-diff-work-table td.ks-num { text-align: right; }
-.ks-diff-work-kernels div { max-width: 48ch; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.ks-diff-work-kernels div { max-width: 24ch; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+/* Long shapes wrap inside the cell: at 1280 px the table fits without sideways scrolling. */
+.ks-diff-work-op { max-width: 28ch; overflow-wrap: anywhere; }
 `;
 
 export function ensureDiffStyle(): void {
