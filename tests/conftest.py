@@ -39,7 +39,7 @@ def held_loads(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
     """Trace loads of the store, and the trend's own (files it summarises without the
     store), wait until the returned event is set (at most 30 s), so a test sees the "still
     loading" answers; set when the test ends."""
-    from kinetoscope.analysis.trends import summaries
+    from kinetoscope.analysis import summary_cache
     from kinetoscope.store import trace_store
 
     release = threading.Event()
@@ -50,7 +50,7 @@ def held_loads(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
         return real_build(*args, **kwargs)
 
     monkeypatch.setattr(trace_store, "build_model", held_build)
-    monkeypatch.setattr(summaries, "build_model", held_build)
+    monkeypatch.setattr(summary_cache, "build_model", held_build)
     yield release
     release.set()
 

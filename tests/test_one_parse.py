@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from builders import TraceBuilder
 from conftest import PluginClient
+from kinetoscope.analysis import summary_cache as summaries_on_disk
 from kinetoscope.analysis.distributed import rank_summaries as distributed_job
 from kinetoscope.ingest import build
 from kinetoscope.store import trace_store as loader
@@ -45,7 +46,7 @@ def test_distributed_and_worker_views_parse_each_file_once(
         return real_build(path, *args, **kwargs)
 
     monkeypatch.setattr(loader, "build_model", counting_build)
-    monkeypatch.setattr(distributed_job, "build_model", counting_build)
+    monkeypatch.setattr(summaries_on_disk, "build_model", counting_build)
     client = plugin_client(tmp_path / "logs")
     for rank in range(2):
         client.get("status", run="job", worker=f"rank{rank}", span="1")
@@ -75,7 +76,7 @@ def test_with_a_process_pool_the_ranks_the_store_holds_come_from_it(
         return real_build(path, *args, **kwargs)
 
     monkeypatch.setattr(loader, "build_model", counting_build)
-    monkeypatch.setattr(distributed_job, "build_model", counting_build)
+    monkeypatch.setattr(summaries_on_disk, "build_model", counting_build)
     store = loader.TraceStore(cache=None)
     store.status(str(paths[0]))  # the UI opened rank 0: the store holds it
     processes = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
