@@ -342,7 +342,9 @@ def _finish(
         mine = kids.get(i, [])
         todo.extend(sorted(mine, key=lambda c: trie.frames[trie.frame[c]]["name"], reverse=True))
     new_index = {old: new for new, old in enumerate(order)}
-    used = sorted({trie.frame[i] for i in order})
+    # Frames by what they are, not by which row came first: the same trace written in
+    # another event order (its protobuf form) gives the same answer.
+    used = sorted({trie.frame[i] for i in order}, key=lambda f: _frame_key(trie.frames[f]))
     frame_index = {old: new for new, old in enumerate(used)}
     roots = [i for i in order if parent[i] < 0]
     return {
@@ -356,6 +358,10 @@ def _finish(
         "node_self_us": [round(trie.value[i], 3) for i in order],
         "node_total_us": [round(float(total[i]), 3) for i in order],
     }
+
+
+def _frame_key(frame: FlameFrame) -> tuple[str, str, str, int]:
+    return (frame["name"], frame["kind"], frame["file"] or "", frame["line"] or -1)
 
 
 def supports(model: TraceModel) -> bool:

@@ -194,9 +194,11 @@ def status_of(found: Sequence[Mapping[str, object]]) -> Status:
 
 
 def examples(model: TraceModel, rows: np.ndarray) -> list[HealthExample]:
+    """The earliest `MAX_EXAMPLES` of the rows (then by lane and name): the events a
+    trace holds, not the order a writer put them in, choose them."""
     ev = model.events
     out: list[HealthExample] = []
-    for row in rows[:MAX_EXAMPLES].tolist():
+    for row in _first_rows(model, rows).tolist():
         dur = float(ev["dur"][row])
         pid, tid = model.pids[ev["pid"][row]], model.tids[ev["tid"][row]]
         out.append(
@@ -208,7 +210,18 @@ def examples(model: TraceModel, rows: np.ndarray) -> list[HealthExample]:
                 "lane": f"{pid}/{tid}",
             }
         )
-    return out
+    out.sort(key=lambda e: (e["ts_us"], e["lane"], e["name"], e["row"]))
+    return out[:MAX_EXAMPLES]
+
+
+def _first_rows(model: TraceModel, rows: np.ndarray) -> np.ndarray:
+    """The rows of the `MAX_EXAMPLES` earliest starts (all the rows of a tie)."""
+    if len(rows) <= MAX_EXAMPLES:
+        return rows
+    ts = model.events["ts"][rows]
+    ts = np.where(np.isnan(ts), np.inf, ts)
+    cutoff = np.partition(ts, MAX_EXAMPLES - 1)[MAX_EXAMPLES - 1]
+    return rows[ts <= cutoff]
 
 
 def health_view(model: TraceModel, params: object) -> HealthView:
