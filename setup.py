@@ -33,6 +33,8 @@ setup(
         "numpy>=1.22",
         "msgspec>=0.18",
         "isal>=1.5",
+        # Perfetto protobuf traces (`ingest/perfetto`); TensorBoard needs it too.
+        "protobuf>=4.21",
     ],
     extras_require={
         # Cloud logdirs (s3://, gs://, az://): fsspec and the store's backend.

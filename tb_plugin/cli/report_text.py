@@ -164,8 +164,9 @@ def render_text(
 
     width = width or report_width()
     head = f"== run {run} / worker {worker} / span {span} ({len(model)} events)"
-    if model.partial:
-        head += "\n" + _wrap("; ".join(model.warnings), width, "   partial trace: ")
+    if model.warnings:  # what the load kept out or read leniently (an empty event...)
+        said = "   partial trace: " if model.partial else "   read with warnings: "
+        head += "\n" + _wrap("; ".join(model.warnings), width, said)
     blocks = [head]
     for name, view in views.items():
         render = RENDERERS.get(name)

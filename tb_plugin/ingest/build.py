@@ -21,10 +21,21 @@ import numpy as np
 
 from ..model.trace_model import EVENT_COLUMNS, MEMORY_COLUMNS, TraceModel, empty_columns
 from . import storage
-from .columns import INTERNED, Chunk, Interner, as_text, negative_duration_warning, to_int
+from .columns import (
+    INTERNED,
+    Chunk,
+    Interner,
+    as_text,
+    drop_empty_events,
+    empty_events_warning,
+    negative_duration_warning,
+    to_int,
+)
 from .decode import DecodeReport, ProgressFn, TraceDecodeError, iter_event_batches
 from .event_text import decode_run, skip_separator
+from .formats import FORMATS, TraceFormat
 from .limits import load_memory_bytes
+from .naming import parse_trace_name
 from .native_chunk import (
     ScannedSlice,
     as_chunk,
@@ -55,6 +66,7 @@ class ModelBuilder:
         self.args_total = 0
         self.rows = 0
         self.negative_durations = 0
+        self.empty_events = 0
         self.nbytes = 0  # of the columns held (the args are spilled to the sink)
         self.memory_cap = load_memory_bytes()
 
@@ -63,6 +75,7 @@ class ModelBuilder:
         self.warnings.extend(w for w in chunk.warnings if w not in self.warnings)
         self.partial = self.partial or chunk.partial
         self.negative_durations += chunk.negative_durations
+        self.empty_events += drop_empty_events(chunk)
         cols = chunk.cols
         n = len(cols["ts"])
         if n == 0:
@@ -108,6 +121,8 @@ class ModelBuilder:
         warnings = list(report.warnings) + [w for w in self.warnings if w not in report.warnings]
         if self.negative_durations:  # the trace health's `negative_duration` count
             warnings.append(negative_duration_warning(self.negative_durations))
+        if self.empty_events:
+            warnings.append(empty_events_warning(self.empty_events))
         model = TraceModel(
             events=events,
             memory=memory,
@@ -176,23 +191,11 @@ def build_model(
         # A remote object is streamed in blocks through the same decoder (never read
         # whole first); worker processes get text slices, never the path.
         with storage.open_binary(path) as f:
-            text = text_size(f, source["size"])
-            workers = _parallel_workers(text) if decode_pool else 0
-            threads = scan_threads(text)
-            if decode_pool and workers:
-                pool = decode_pool(workers)
-                work = _SliceWork(pool, workers, text_slice_chunk)
-                _decode_slices(f, source["size"], report, progress, builder, work)
-            elif threads > 1:
-                with ThreadPoolExecutor(threads, thread_name_prefix="kinetoscope-scan") as pool:
-                    work = _SliceWork(pool, threads, scan_slice)
-                    _decode_slices(f, source["size"], report, progress, builder, work)
+            trace_format = _format_of(path)
+            if trace_format.decoder:
+                trace_format.decode()(f, source["size"], report, progress, builder.merge)
             else:
-                batches = iter_event_batches(
-                    f, source["size"], report, progress, read_text=chunk_from_text
-                )
-                for batch in batches:
-                    builder.merge(as_chunk(batch))
+                _decode_json(f, source["size"], report, progress, builder, decode_pool)
         builder.flush()
         sink.flush()
         blob: Any = np.memmap(sink, dtype=np.uint8, mode="r") if builder.args_total > 0 else b""
@@ -211,6 +214,38 @@ def build_model(
             0,
         )
     return model
+
+
+def _decode_json(
+    f: BinaryIO,
+    size: int,
+    report: DecodeReport,
+    progress: ProgressFn | None,
+    builder: ModelBuilder,
+    decode_pool: DecodePool | None,
+) -> None:
+    """The JSON fast path: text slices scanned in threads (or worker processes) for big
+    files, else batch after batch in this thread."""
+    text = text_size(f, size)
+    workers = _parallel_workers(text) if decode_pool else 0
+    threads = scan_threads(text)
+    if decode_pool and workers:
+        work = _SliceWork(decode_pool(workers), workers, text_slice_chunk)
+        _decode_slices(f, size, report, progress, builder, work)
+    elif threads > 1:
+        with ThreadPoolExecutor(threads, thread_name_prefix="kinetoscope-scan") as pool:
+            work = _SliceWork(pool, threads, scan_slice)
+            _decode_slices(f, size, report, progress, builder, work)
+    else:
+        for batch in iter_event_batches(f, size, report, progress, read_text=chunk_from_text):
+            builder.merge(as_chunk(batch))
+
+
+def _format_of(path: str) -> TraceFormat:
+    """The format of the file at `path`: the one its name states, else JSON (torch's
+    names and any other name the CLI is pointed at)."""
+    parsed = parse_trace_name(path.rsplit("/", 1)[-1])
+    return FORMATS[parsed.format] if parsed is not None else FORMATS["json"]
 
 
 def return_freed_memory() -> None:

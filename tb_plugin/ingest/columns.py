@@ -166,6 +166,34 @@ def clean_durations(dur: np.ndarray) -> np.ndarray:
 _NEGATIVE_DURATIONS = " events had a negative duration, read as 0"
 
 
+def drop_empty_events(chunk: Chunk) -> int:
+    """Take out the chunk's empty events (`{}`: no phase, name, time, process or args),
+    which JAX's trace exporter ends its event list with; how many there were. Both
+    decoders make the same columns of one, so this one place drops them."""
+    cols = chunk.cols
+    n = len(cols["ts"])
+    if n == 0:
+        return 0
+    blank = (cols["ph"] == Phase.OTHER) & np.isnan(cols["ts"])
+    if not blank.any():
+        return 0
+    for key in ("name", "cat", "pid"):
+        none_codes = np.array([v is None for v in chunk.tables[key]], dtype=bool)
+        blank &= none_codes[cols[key]]
+    blank &= np.diff(cols["args_end"], prepend=0) == 0
+    count = int(np.count_nonzero(blank))
+    if count:
+        keep = ~blank
+        if chunk.memory is not None:  # memory rows count the chunk's rows
+            chunk.memory["row"] = chunk.memory["row"] - np.cumsum(blank)[chunk.memory["row"]]
+        chunk.cols = {k: v[keep] for k, v in cols.items()}
+    return count
+
+
+def empty_events_warning(count: int) -> str:
+    return f"{count} empty events ({{}}, as JAX's exporter ends its list with) were skipped"
+
+
 def negative_duration_warning(count: int) -> str:
     """The load warning of a model whose file had `count` negative durations."""
     return f"{count}{_NEGATIVE_DURATIONS}"

@@ -6,7 +6,9 @@ name splits into worker and timestamp, so nothing else in the package parses nam
 Torch style: ``{worker}[.{digits}].pt.trace.json[.gz]``. The worker is everything before
 the optional last ``.{digits}`` group, so worker names may contain dots
 (``host.example.com_12.1700000000000.pt.trace.json.gz``). Any other ``*.json[.gz]`` is a
-plain (non torch style) name, e.g. HTA's ``rank-0.json.gz``; discovery sniffs those.
+plain (non torch style) name, e.g. HTA's ``rank-0.json.gz``; so is a name with a suffix
+of another format in `formats.FORMATS` (libkineto's ``libkineto_activities_123.pb.gz``, a
+Perfetto ``*.pftrace``); discovery sniffs those.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ import re
 import socket
 from dataclasses import dataclass
 
+from .formats import plain_format
+
 TRACE_SUFFIXES = (".pt.trace.json", ".pt.trace.json.gz")
-PLAIN_SUFFIXES = (".json", ".json.gz")
 TEMP_SUFFIX = ".tmp"
 
 # DOTALL so a worker name may hold any character; the lazy prefix lets the optional
@@ -32,6 +35,7 @@ class TraceName:
     timestamp: int | None
     gzip: bool
     torch_style: bool
+    format: str = "json"  # a name in `formats.FORMATS`
 
 
 def parse_trace_name(filename: str) -> TraceName | None:
@@ -50,14 +54,19 @@ def parse_trace_name(filename: str) -> TraceName | None:
             return None
         timestamp = int(digits[1:]) if digits else None
         return TraceName(worker=worker, timestamp=timestamp, gzip=gz is not None, torch_style=True)
-    for suffix in PLAIN_SUFFIXES[::-1]:  # ".json.gz" before ".json"
-        if name.endswith(suffix):
-            worker = name[: -len(suffix)]
-            if not worker:
-                return None
-            return TraceName(
-                worker=worker, timestamp=None, gzip=suffix.endswith(".gz"), torch_style=False
-            )
+    plain = plain_format(name)
+    if plain is not None:
+        fmt, suffix = plain
+        worker = name[: -len(suffix)]
+        if not worker:
+            return None
+        return TraceName(
+            worker=worker,
+            timestamp=None,
+            gzip=suffix.endswith(".gz"),
+            torch_style=False,
+            format=fmt.name,
+        )
     return None
 
 

@@ -10,6 +10,7 @@ import os
 
 from . import storage
 from .event_text import ROCPROF_MARKERS
+from .formats import FORMATS
 from .naming import parse_trace_name
 from .sniff import read_head, sniff
 
@@ -27,16 +28,31 @@ def describe_json_head(head: bytes) -> str | None:
     return NOT_KINETO + (" (rocprof output?)" if rocprof else "")
 
 
+NOT_PERFETTO = "protobuf but not a Perfetto trace"
+
+
+def describe_protobuf_head(head: bytes) -> str:
+    """Why a ``*.pb`` / ``*.pftrace`` file that does not start with trace packets is
+    not read; an XSpace (field 1 too) is what the JAX and TensorFlow profilers write."""
+    if head[:1] == b"\x0a":
+        return NOT_PERFETTO + " (an XSpace, *.xplane.pb, of the JAX or TensorFlow profiler?)"
+    return NOT_PERFETTO
+
+
 def not_a_trace_reason(path: str) -> str | None:
-    """For a ``*.json[.gz]`` file: why it is not a trace ("JSON but not a Kineto trace
-    (rocprof output?)"), or None when it is one or cannot be read."""
+    """For a file with a trace format's suffix: why it is not a trace ("JSON but not a
+    Kineto trace (rocprof output?)", "protobuf but not a Perfetto trace"), or None when
+    it is one or cannot be read."""
     parsed = parse_trace_name(path.rsplit("/", 1)[-1])
     if parsed is None:
         return None
     try:
-        return describe_json_head(read_head(path, parsed.gzip))
+        head = read_head(path, parsed.gzip)
     except OSError:
         return None
+    if parsed.format == "perfetto":
+        return None if FORMATS["perfetto"].sniff(head) else describe_protobuf_head(head)
+    return describe_json_head(head)
 
 
 def skipped_json(folder: str, limit: int = 3) -> list[str]:

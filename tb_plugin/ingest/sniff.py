@@ -8,6 +8,7 @@ import threading
 import zlib
 
 from . import storage
+from .formats import FORMATS, sniff_json
 from .naming import TraceName, parse_trace_name
 
 SNIFF_BYTES = 64 * 1024
@@ -42,19 +43,18 @@ def read_head(path: str, gz: bool) -> bytes:
 
 
 def sniff(head: bytes) -> bool:
-    if b'"traceEvents"' in head:
-        return True
-    # Before 2021 traces were a bare JSON array of events.
-    return head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"[") and b'"ph"' in head
+    """Whether the first bytes are a JSON Kineto trace's."""
+    return sniff_json(head)
 
 
 def looks_like_kineto_trace(path: str) -> bool:
     """Whether discovery lists this file as a trace.
 
     Torch-style names (``*.pt.trace.json[.gz]``) are always true without reading, so an
-    empty or broken one shows up as a broken worker instead of vanishing. Plain
-    ``*.json[.gz]`` files are sniffed: the first 64 KiB (decompressed) must hold
-    ``"traceEvents"`` or be a bare array with ``"ph"`` keys.
+    empty or broken one shows up as a broken worker instead of vanishing. Plain names
+    are sniffed by the format their suffix names (`formats.FORMATS`): a ``*.json[.gz]``
+    file's first 64 KiB (decompressed) must hold ``"traceEvents"`` or be a bare array
+    with ``"ph"`` keys; a Perfetto file's must start with trace packets.
     """
     parsed = parse_trace_name(os.path.basename(path))
     if parsed is None:
@@ -79,7 +79,7 @@ def cached_sniff(path: str, parsed: TraceName, size: int, mtime_ns: int) -> bool
     if cached is not None:
         return cached
     try:
-        result = sniff(read_head(path, parsed.gzip))
+        result = FORMATS[parsed.format].sniff(read_head(path, parsed.gzip))
     except OSError:  # StorageError included
         # Unreadable now; do not cache so a later scan can retry.
         return False

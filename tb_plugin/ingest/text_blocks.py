@@ -52,10 +52,15 @@ ProgressFn = Callable[[int, int], None]
 
 
 def decompressed_blocks(
-    f: BinaryIO, total: int, progress: ProgressFn | None, report: DecodeReport
+    f: BinaryIO,
+    total: int,
+    progress: ProgressFn | None,
+    report: DecodeReport,
+    binary: bool = False,
 ) -> Iterator[bytes]:
     """The file's text in blocks, gzip (also multi-member) inflated on the way, cut off
-    at `limits.max_text_bytes()` (a gzip bomb inflates without end)."""
+    at `limits.max_text_bytes()` (a gzip bomb inflates without end). `binary`: the
+    content is not text (a protobuf trace), so blank blocks are data, kept as they are."""
     budget = max_text_bytes()
     text = 0
     for block in _raw_text_blocks(f, total, progress, report):
@@ -67,7 +72,7 @@ def decompressed_blocks(
                 "(KINETOSCOPE_MAX_TEXT_GB): kept the events before that point"
             )
             return
-        if len(block) > 1 and block.isspace():
+        if not binary and len(block) > 1 and block.isspace():
             # A whole block of blanks is padding (or an attack), never data worth its
             # cost: kept, it would grow the pending text without bound.
             message = "blank runs longer than a read block were read as one space"

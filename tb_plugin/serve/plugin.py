@@ -33,7 +33,9 @@ from ..api.registry import Answer, Endpoint, Scope
 from ..api.resolve import NotFound, Target, find_run, resolve, worker_names
 from ..ingest import storage
 from ..ingest.discovery import Run
+from ..ingest.formats import FORMATS
 from ..ingest.limits import env_number
+from ..ingest.naming import parse_trace_name
 from ..ingest.watcher import BackgroundWatcher, StillListing
 from ..model.errors import ViewParamError
 from ..model.trace_model import TraceModel
@@ -330,10 +332,12 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
             raise errors.NotFoundError(f"{span.file} was removed")
         gz = span.file.endswith(".gz")
         remote = storage.is_url(span.path)
+        parsed = parse_trace_name(span.file)
+        plain = FORMATS[parsed.format if parsed else "json"].mimetype
         response = send_file(
             storage.open_binary(span.path) if remote else span.path,
             request.environ,
-            mimetype="application/gzip" if gz else "application/json",
+            mimetype="application/gzip" if gz else plain,
             as_attachment=True,
             # CR, LF and other controls cannot go into a header (werkzeug refuses them).
             download_name=re.sub(r"[\x00-\x1f\x7f]", "_", span.file),

@@ -428,3 +428,19 @@ export async function stopEnv(env) {
     if (env.tmp) await rm(env.tmp, { recursive: true, force: true });
   }
 }
+
+/**
+ * How many colours a canvas shows, sampled every 97th pixel: an empty or blank canvas
+ * shows a few.
+ * @param {import('playwright-core').Locator} canvas
+ * @returns {Promise<number>}
+ */
+export function canvasColourCount(canvas) {
+  return canvas.evaluate((c) => {
+    const data = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    const colours = new Set();
+    for (let i = 0; i < data.length; i += 4 * 97)
+      colours.add(`${data[i]},${data[i + 1]},${data[i + 2]}`);
+    return colours.size;
+  });
+}

@@ -355,15 +355,7 @@ describe('the Trace view in TensorBoard', { timeout: 1_800_000 }, () => {
       tracks.tracks.some((tr) => tr.kind === 'counter'),
       'a memory counter track',
     );
-    const drawn = await frame()
-      .locator('[data-testid="trace-canvas"]')
-      .evaluate((c) => {
-        const data = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-        const colours = new Set();
-        for (let i = 0; i < data.length; i += 4 * 97)
-          colours.add(`${data[i]},${data[i + 1]},${data[i + 2]}`);
-        return colours.size;
-      });
+    const drawn = await h.canvasColourCount(frame().locator('[data-testid="trace-canvas"]'));
     assert.ok(drawn > 20, `the canvas looks empty (${drawn} colours)`);
     // "Download trace" links the original file.
     const href = await frame().locator('[data-testid="trace-download"]').getAttribute('href');

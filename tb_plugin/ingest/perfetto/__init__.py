@@ -1,0 +1,1 @@
+"""Perfetto protobuf traces (TracePacket / TrackEvent streams) read into the trace model."""
