@@ -29,7 +29,7 @@ from kinetoscope.ingest.perfetto.schema import (
     Trace,
 )
 
-_INT32 = range(0, 2**31)
+_INT32 = range(-(2**31), 2**31)
 _SEQUENCE = 7
 
 
@@ -45,6 +45,7 @@ class _Writer:
         self.meta: dict[tuple[str, str | None], dict[str, Any]] = defaultdict(dict)
         self.meta_ids: dict[tuple[str, str | None], tuple[Any, Any]] = {}
         self.first = True
+        self.unbound_flows = 0
 
     def packet(self) -> Any:
         packet = self.trace.packet.add()
@@ -242,7 +243,8 @@ def _bind_flows(events: list[dict[str, Any]], begins: dict[int, Any]) -> int:
     """Flow ids on the slices their s / f events bind to: the slice of their thread that
     starts at their time, else the innermost one that encloses it (Chrome's rule; the
     protobuf form has no flow times of its own, so such a flow moves to its slice's
-    start). Flows that meet no slice are counted and left out."""
+    start). Flows that meet no slice are counted and left out; an id with two starts or
+    two ends is counted too (its protobuf form pairs them otherwise)."""
     by_thread: dict[tuple[str, str], list[tuple[int, int, dict[str, Any]]]] = defaultdict(list)
     for ev in events:
         if ev.get("ph") == "X" and isinstance(ev.get("ts"), (int, float)):
@@ -252,6 +254,7 @@ def _bind_flows(events: list[dict[str, Any]], begins: dict[int, Any]) -> int:
     for slices in by_thread.values():
         slices.sort(key=lambda s: (s[0], -s[1]))
     ids: dict[tuple[Any, Any], int] = {}
+    ends_seen: set[tuple[tuple[Any, Any], str]] = set()
     missed = 0
     for ev in events:
         if ev.get("ph") not in ("s", "f"):
@@ -262,7 +265,11 @@ def _bind_flows(events: list[dict[str, Any]], begins: dict[int, Any]) -> int:
         if slice_ is None:
             missed += 1
             continue
-        flow = ids.setdefault((ev.get("cat"), ev.get("id")), len(ids) + 1)
+        key = (ev.get("cat"), ev.get("id"))
+        flow = ids.setdefault(key, len(ids) + 1)
+        if (key, ev["ph"]) in ends_seen:  # an id used twice: Perfetto pairs it otherwise
+            missed += 1
+        ends_seen.add((key, ev["ph"]))
         track_event = begins[id(slice_)]
         if ev["ph"] == "s":
             track_event.flow_ids.append(flow)
@@ -284,7 +291,7 @@ def _binding(slices: list[tuple[int, int, dict[str, Any]]], ts: int) -> dict[str
     return None
 
 
-def write_perfetto(trace: dict[str, Any] | list[Any]) -> bytes:
+def write_perfetto(trace: dict[str, Any] | list[Any]) -> tuple[bytes, int]:
     """The Perfetto protobuf form of a Kineto JSON trace (a parsed object or bare array)."""
     header = trace if isinstance(trace, dict) else {"traceEvents": trace}
     events = [e for e in header.get("traceEvents", []) if isinstance(e, dict) and e]
@@ -317,7 +324,7 @@ def write_perfetto(trace: dict[str, Any] | list[Any]) -> bytes:
     begins: dict[int, Any] = {}
     for (pid, tid), slices in by_thread.items():
         begins.update(_write_slices(writer, pid, tid, slices))
-    _bind_flows(events, begins)
+    writer.unbound_flows = _bind_flows(events, begins)
     for ev in events:
         if ev.get("ph") in ("i", "I"):
             track = writer.thread_track(ev.get("pid"), ev.get("tid"), 0)
@@ -333,18 +340,21 @@ def write_perfetto(trace: dict[str, Any] | list[Any]) -> bytes:
             writer.process_track(pid)
         else:
             writer.thread_track(pid, tid, 0)
-    return writer.trace.SerializeToString()
+    return writer.trace.SerializeToString(), writer.unbound_flows
 
 
-def write_perfetto_file(json_path: str, out_path: str) -> None:
+def write_perfetto_file(json_path: str, out_path: str) -> int:
+    """Write the protobuf form of a JSON trace file; how many of its flow events are bound
+    to no slice (they have no protobuf form)."""
     opener = gzip.open if json_path.endswith(".gz") else open
     with opener(json_path, "rb") as f:
         trace = json.load(f)
-    data = write_perfetto(trace)
+    data, unbound = write_perfetto(trace)
     if out_path.endswith(".gz"):
         data = gzip.compress(data, 1)
     with open(out_path, "wb") as out:
         out.write(data)
+    return unbound
 
 
 __all__ = ["MESSAGES", "write_perfetto", "write_perfetto_file"]

@@ -141,10 +141,9 @@ def kernels(
     dur = ev["dur"][rows].astype(np.float64)
     replay = graph_replay(model) if has_graph_launches(model) else None
     groups = _group(model, rows, devs, streams, matrix, work, group_by, replay)
-    out_rows = [
-        _kernel_row(model, groups, i, group_by)
-        for i in np.argsort(-groups.total, kind="stable").tolist()
-    ]
+    out_rows = [_kernel_row(model, groups, i, group_by) for i in range(len(groups.total))]
+    # Longest first; equal totals by what the rows are, not by the file's event order.
+    out_rows.sort(key=_row_order)
     tc_time, no_time, unknown_time, share = matrix_share(dur, matrix)
     return {
         "group_by": group_by,
@@ -280,11 +279,23 @@ def _weighted(values: np.ndarray, group: np.ndarray, dur: np.ndarray, n: int) ->
     return out
 
 
+def _row_order(row: KernelRow) -> tuple[float, str, int, str, str, str]:
+    return (
+        -row["total_us"],
+        row["name"],
+        row["device"] if row["device"] is not None else -1,
+        row.get("op_name") or "",
+        str(row["grid"]),
+        str(row["block"]),
+    )
+
+
 def _longest_call_configs(
     model: TraceModel, rows: np.ndarray, group: np.ndarray, dur: np.ndarray
 ) -> list[Config]:
-    """The launch configuration of each group's longest call (name groups mix them)."""
-    order = np.lexsort((dur, group))
+    """The launch configuration of each group's longest call (name groups mix them); of
+    equally long calls the earliest, whatever order the file lists them in."""
+    order = np.lexsort((-model.events["ts"][rows], dur, group))
     last = order[np.r_[np.flatnonzero(np.diff(group[order])), order.size - 1]]
     codes, distinct = launch_configs(model, rows[last], launches_of(model, rows[last]))
     return [distinct[c] for c in codes.tolist()]
