@@ -16,7 +16,9 @@ from typing import Any
 
 import pytest
 from corpus import corpus_path
+from kinetoscope.analysis.distributed.rank_summaries import analyze_run
 from kinetoscope.ingest.build import build_model
+from kinetoscope.ingest.discovery import scan_logdir
 from perfetto_writer import write_perfetto_file
 from view_compare import differences, span_views
 
@@ -72,3 +74,21 @@ def test_corpus_trace_gives_the_same_views_as_protobuf(rel: str, tmp_path: Path)
                 _flow_facts(view["health"])
     found = {k: differences(va[k], vb[k], ignore=ROW_KEYS) for k in va}
     assert {k: v[:5] for k, v in found.items() if v} == {}
+
+
+def test_distributed_view_of_a_job_in_protobuf_form(tmp_path: Path) -> None:
+    """Two ranks of a 128-rank NCCL job: the run-level `distributed` view (steps,
+    collectives, stragglers) is the same from the JSON files and from their protobuf forms."""
+    sampled = corpus_path("hta/tests/data/trace_filter")
+    json_run, pb_run = tmp_path / "json" / "job", tmp_path / "pb" / "job"
+    json_run.mkdir(parents=True)
+    pb_run.mkdir(parents=True)
+    for rank in (0, 1):
+        src = sampled / f"sampled_rank-{rank}.json.gz"
+        shutil.copy(src, json_run / f"rank{rank}.json.gz")
+        write_perfetto_file(str(src), str(pb_run / f"rank{rank}.pftrace.gz"))
+    (a,) = scan_logdir(str(json_run.parent))
+    (b,) = scan_logdir(str(pb_run.parent))
+    va, vb = analyze_run(a), analyze_run(b)
+    assert len(va["ranks"]) == 2
+    assert differences(va, vb, ignore=ROW_KEYS | {"file", "path", "worker"}) == []
