@@ -76,7 +76,7 @@ async function firstKernels(
 
 function filterLabel(state: State): string {
   const parts: string[] = [];
-  if (state.device !== undefined) parts.push(`GPU ${state.device}`);
+  if (state.device !== undefined) parts.push(`device ${state.device}`);
   if (state.stream !== undefined) parts.push(`stream ${state.stream}`);
   return parts.length ? parts.join(', ') : 'all devices and streams';
 }
@@ -299,7 +299,7 @@ class KernelsPage {
       'kernel-device',
       'All devices',
       data.devices,
-      (d) => `GPU ${d}`,
+      (d) => data.device_labels[data.devices.indexOf(d)] ?? `device ${d}`,
       state.device,
       (v) => void this.reload({ ...state, device: v }),
     );
