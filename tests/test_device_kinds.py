@@ -218,3 +218,12 @@ def test_corpus_traces_keep_their_labels(rel: str, labels: dict[int, str]) -> No
     idents = device_identities(corpus_model(rel))
     for device, label in labels.items():
         assert idents[device].label == label
+
+
+def test_memory_device_type_names_the_kind(tmp_path: Path) -> None:
+    """No properties, default label, launches of no known backend: the memory events'
+    c10 device type (12, XPU) of device 0 says what device 0 is."""
+    t = backend_trace("unknown")
+    t.memory(400, 1024, 1, 1024, device_type=12, device_id=0)
+    ident = device_identities(t.model(tmp_path))[0]
+    assert (ident.kind, ident.label) == ("xpu", "XPU 0")

@@ -194,9 +194,12 @@ def _memory_kinds(model: TraceModel, kernel_ids: set[int]) -> dict[int, set[str]
     out: dict[int, set[str]] = {}
     if mem["device_type"].size == 0:
         return out
-    pairs = np.unique(np.stack([mem["device_type"], mem["device_id"]]).astype(np.int64), axis=1)
-    gpu_ids = {int(i) for t, i in pairs.T.tolist() if t in GPU_TYPES and i >= 0}
-    for device_type, device_id in pairs.T.tolist():
+    # distinct (type, id) pairs in one 1-D unique (axis=1 sorts structured rows: slow)
+    ids = mem["device_id"].astype(np.int64)
+    keys = np.unique(mem["device_type"].astype(np.int64) * (1 << 32) + (ids & 0xFFFFFFFF))
+    pairs = [(int(k >> 32), int(np.int32(np.uint32(k & 0xFFFFFFFF)))) for k in keys.tolist()]
+    gpu_ids = {i for t, i in pairs if t in GPU_TYPES and i >= 0}
+    for device_type, device_id in pairs:
         kind = "gpu" if device_type in GPU_TYPES else ACCELERATOR_TYPE_KINDS.get(device_type)
         if kind is not None and device_id >= 0:
             out.setdefault(device_id, set()).add(kind)
@@ -215,8 +218,9 @@ def _group(
     """out[device] |= the kinds `table` gives the categories seen on it (distinct pairs)."""
     if devices.size == 0:
         return
-    pairs = np.unique(np.stack([devices.astype(np.int64), cat_codes.astype(np.int64)]), axis=1)
-    for device, code in pairs.T.tolist():
+    n_cats = max(len(model.categories), 1)
+    keys = np.unique(devices.astype(np.int64) * n_cats + cat_codes.astype(np.int64))
+    for device, code in zip((keys // n_cats).tolist(), (keys % n_cats).tolist()):
         kind = table.get(str(model.categories[code]).lower())
         if kind is not None and device >= 0:
             out.setdefault(int(device), set()).add(kind)
