@@ -98,6 +98,7 @@ def test_gpu_and_memory_deltas(view: Any) -> None:
     assert view["gpu"] == [
         {
             "id": 0,
+            "short_label": "GPU 0",
             "base_name": "GPU 0",
             "target_name": "GPU 0",
             "utilization_pct": number(10.0, 20.83, 10.83, 108.3),  # 10/100, 25/120

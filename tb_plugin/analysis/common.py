@@ -90,11 +90,14 @@ def launches_of(
 
 
 def _by_correlation(model: TraceModel, launches: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The launch calls with a correlation id, sorted by it: (ids, rows)."""
+    """The launch calls with a correlation id, sorted by it: (ids, rows). Where a runtime
+    call and a driver call share an id (XPU, PrivateUse1 write both for one launch), the
+    runtime call comes first, so it is the one a GPU activity links to."""
     launch_corr = model.events["correlation"][launches]
     valid = launch_corr >= 0
     launches, launch_corr = launches[valid], launch_corr[valid]
-    order = np.argsort(launch_corr, kind="stable")
+    is_driver = model.events["kind"][launches] == Kind.DRIVER
+    order = np.lexsort((is_driver, launch_corr))
     return _read_only(launch_corr[order]), _read_only(launches[order])
 
 

@@ -8,6 +8,10 @@ by HSA agent (CPU agents first: device 2 or 9 for the first GPU) while `devicePr
 counts GPUs from 0, so an id may match no entry; then, when the list has one entry or all
 its entries describe the same model, that model is the device's (all GPUs of the box are
 alike), and `properties_source` says so. Otherwise the name is unknown, never guessed.
+
+What kind of device it is (CUDA or ROCm GPU, XPU, MTIA, HPU, Neuron, a PrivateUse1
+backend, or unknown) comes from `device_kinds.py`; the label says it: "GPU 0" only for a
+CUDA or ROCm GPU, "XPU 0", "MTIA 17", "NPU 0", "accelerator 0" when the kind is unknown.
 """
 
 from __future__ import annotations
@@ -17,29 +21,40 @@ from typing import Any
 
 import numpy as np
 
-from ..model.categories import GPU_TYPES, Kind
+from ..model.categories import ACCELERATOR_TYPE_KINDS, GPU_TYPES, Kind
 from ..model.trace_model import TraceModel
 from .common import complete_rows, gpu_device_ids
+from .device_kinds import (
+    KIND_VENDORS,
+    device_kind,
+    kinds_in_trace,
+    properties_by_id,
+    vendor_of_name,
+)
 
 MATRIX_CORE_NAMES = {"nvidia": "Tensor Cores", "amd": "Matrix cores (MFMA)"}
-_NVIDIA_NAME_PREFIXES = ("nvidia", "tesla", "geforce", "quadro", "titan")
-_AMD_NAME_PREFIXES = ("amd", "radeon", "instinct")
 
 
 @dataclass(frozen=True)
 class DeviceIdentity:
     id: int
-    vendor: str  # "nvidia", "amd", "mtia" or "unknown"
+    vendor: str  # "nvidia", "amd", "intel", "mtia", "aws" or "unknown"
     name: str | None
     memory_bytes: int | None
     compute_capability: str | None  # "major.minor" as the trace reports it (HIP's on AMD)
     properties_source: str  # "id", "only_entry", "identical_entries" or "none"
+    kind: str = "unknown"  # device_kinds.KIND_WORDS: "cuda", "rocm", "xpu", ..., "unknown"
+    kind_word: str = "accelerator"  # "GPU", "XPU", "MTIA", "HPU", "Neuron", "NPU", ...
+
+    @property
+    def short_label(self) -> str:
+        """`GPU 0`, `XPU 0`, `accelerator 3`: the device without its model name."""
+        return f"{self.kind_word} {self.id}" if self.id >= 0 else self.kind_word
 
     @property
     def label(self) -> str:
         """`GPU 0 · NVIDIA H100 80GB HBM3`; the same text wherever the device is named."""
-        where = f"GPU {self.id}" if self.id >= 0 else "GPU"
-        return f"{where} · {self.name}" if self.name else where
+        return f"{self.short_label} · {self.name}" if self.name else self.short_label
 
     @property
     def matrix_core_name(self) -> str:
@@ -63,21 +78,13 @@ def _trace_vendor(model: TraceModel) -> str:
     if any(k in header for k in ("cupti_version", "cuda_runtime_version", "cuda_driver_version")):
         return "nvidia"
     for props in model.device_properties():
-        vendor = _vendor_of_name(props.get("name"))
+        vendor = vendor_of_name(props.get("name"))
         if vendor != "unknown":
             return vendor
     if any(c.lower().startswith("mtia") for c in model.categories):
         return "mtia"
-    return "unknown"
-
-
-def _vendor_of_name(name: Any) -> str:
-    low = str(name or "").strip().lower()
-    if low.startswith(_NVIDIA_NAME_PREFIXES):
-        return "nvidia"
-    if low.startswith(_AMD_NAME_PREFIXES) or " mi" in f" {low}":
-        return "amd"
-    return "unknown"
+    kinds = kinds_in_trace(model)
+    return KIND_VENDORS.get(next(iter(kinds)), "unknown") if len(kinds) == 1 else "unknown"
 
 
 def device_identity(model: TraceModel, device_id: int) -> DeviceIdentity:
@@ -85,7 +92,7 @@ def device_identity(model: TraceModel, device_id: int) -> DeviceIdentity:
     known: dict[int, DeviceIdentity] = model.derived("_device_identities", _gpu_identities)
     if device_id in known:
         return known[device_id]
-    return _resolve(model, device_id, _properties_by_id(model))
+    return _resolve(model, device_id, properties_by_id(model))
 
 
 def device_identities(model: TraceModel) -> dict[int, DeviceIdentity]:
@@ -96,18 +103,9 @@ def device_identities(model: TraceModel) -> dict[int, DeviceIdentity]:
 def _gpu_identities(model: TraceModel) -> dict[int, DeviceIdentity]:
     rows = complete_rows(model, Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET)
     ids = {d for d in np.unique(gpu_device_ids(model, rows)).tolist() if d >= 0}
-    by_id = _properties_by_id(model)
+    by_id = properties_by_id(model)
     ids |= set(by_id)
     return {i: _resolve(model, i, by_id) for i in sorted(ids)}
-
-
-def _properties_by_id(model: TraceModel) -> dict[int, dict[str, Any]]:
-    out: dict[int, dict[str, Any]] = {}
-    for position, props in enumerate(model.device_properties()):
-        ident = props.get("id", position)
-        if isinstance(ident, int):
-            out[ident] = props
-    return out
 
 
 def _resolve(model: TraceModel, device_id: int, by_id: dict[int, dict[str, Any]]) -> DeviceIdentity:
@@ -119,9 +117,10 @@ def _resolve(model: TraceModel, device_id: int, by_id: dict[int, dict[str, Any]]
         props, source = next(iter(by_id.values())), "only_entry"
     elif by_id and len({_model_key(p) for p in by_id.values()}) == 1:
         props, source = next(iter(by_id.values())), "identical_entries"
-    vendor = _vendor_of_name(props.get("name"))
+    kind = device_kind(model, device_id)
+    vendor = vendor_of_name(props.get("name"))
     if vendor == "unknown":
-        vendor = trace_vendor(model)
+        vendor = KIND_VENDORS.get(kind.kind) or trace_vendor(model)
     major, minor = props.get("computeMajor"), props.get("computeMinor")
     memory = props.get("totalGlobalMem")
     return DeviceIdentity(
@@ -131,6 +130,8 @@ def _resolve(model: TraceModel, device_id: int, by_id: dict[int, dict[str, Any]]
         memory_bytes=int(memory) if isinstance(memory, (int, float)) and memory > 0 else None,
         compute_capability=f"{major}.{minor}" if major is not None else None,
         properties_source=source,
+        kind=kind.kind,
+        kind_word=kind.word,
     )
 
 
@@ -156,9 +157,16 @@ def gpu_of_memory_device(model: TraceModel, device_type: int, device_id: int) ->
 
 def memory_device_label(model: TraceModel, device_type: int, device_id: int, name: str) -> str:
     """A memory device's display name: a GPU (CUDA or HIP) by its one identity
-    (`GPU 0 · NVIDIA A100-SXM4-80GB`), any other device by its memory series `name`."""
+    (`GPU 0 · NVIDIA A100-SXM4-80GB`), an XPU, HPU, MTIA or PrivateUse1 device by its
+    identity when the trace's device of that id is of that kind, any other device by its
+    memory series `name`."""
     gpu = gpu_of_memory_device(model, device_type, device_id)
-    return name if gpu is None else device_identity(model, gpu).label
+    if gpu is not None:
+        return device_identity(model, gpu).label
+    other = device_identities(model).get(device_id)
+    if other is not None and ACCELERATOR_TYPE_KINDS.get(device_type) == other.kind:
+        return other.label  # an XPU's memory named as its kernels' device: "XPU 0 · ..."
+    return name
 
 
 def _memory_gpu_ids(model: TraceModel) -> dict[int, int]:

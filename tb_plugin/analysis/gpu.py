@@ -32,6 +32,8 @@ class DeviceView(TypedDict):
     id: int
     label: str
     vendor: str
+    kind: str  # "cuda", "rocm", "xpu", "mtia", "hpu", "neuron", "privateuse1", "unknown"
+    short_label: str  # the label without the model name: "GPU 0", "XPU 0", "accelerator 2"
     name: str | None
     memory_bytes: int | None
     compute_capability: str | None
@@ -67,6 +69,8 @@ def summarize(model: TraceModel, steps: Steps) -> list[DeviceView]:
                 "id": int(dev),
                 "label": ident.label,
                 "vendor": ident.vendor,
+                "kind": ident.kind,
+                "short_label": ident.short_label,
                 "name": ident.name,
                 "memory_bytes": ident.memory_bytes,
                 "compute_capability": ident.compute_capability,

@@ -42,7 +42,7 @@ from ..model.errors import ViewParamError
 from ..model.trace_model import TraceModel
 from .common import gpu_device_ids, launches_of, unique_rows
 from .compiled_kernels import CompiledKernel, SourceFrame, compiled_columns
-from .devices import matrix_core_name, trace_vendor
+from .devices import device_identity, matrix_core_name, trace_vendor
 from .gpu_idle.delay import grouped_delay, launch_delays_of
 from .graph_replay import GraphReplay, graph_replay, has_graph_launches
 from .kernel_classes import kernel_classes, matrix_share
@@ -101,6 +101,7 @@ class KernelsView(TypedDict):
     tensor_core_unknown_time_us: float
     matrix_core_name: str
     devices: list[int]
+    device_labels: list[str]  # of `devices`, in order: "GPU 0", "XPU 0" (devices.py)
     streams: list[int]
     graph_replay: GraphReplaySummary | None
     left_out_events: int  # kernels left out (trace health: duplicates, ts 0, off-clock)
@@ -158,6 +159,7 @@ def kernels(
         "tensor_core_unknown_time_us": _r(unknown_time),
         "matrix_core_name": matrix_core_name(trace_vendor(model)),
         "devices": all_devices,
+        "device_labels": [device_identity(model, d).short_label for d in all_devices],
         "streams": all_streams,
         "graph_replay": replay_summary(model, replay, rows),
         "left_out_events": _left_out_kernels(model),

@@ -98,8 +98,8 @@ def _utilization_advice(view: OverviewView, dev: DeviceView, util: float) -> Rec
     return {
         "id": f"gpu_utilization_{dev['id']}",
         "severity": "warning",
-        "title": f"GPU {dev['id']} is busy only {util:.1f} % of the time",
-        "message": f"Kernels ran on GPU {dev['id']} during {util:.1f} % of the steps "
+        "title": f"{dev['short_label']} is busy only {util:.1f} % of the time",
+        "message": f"Kernels ran on {dev['short_label']} during {util:.1f} % of the steps "
         f"(less than {LOW_UTILIZATION_PCT:g} %). Look for host-side gaps "
         "in the trace: input loading, synchronisation, small kernels; "
         "a larger batch size often helps.",
@@ -325,7 +325,7 @@ def _memory_advice(model: TraceModel, view: OverviewView) -> list[Recommendation
                 {
                     "id": f"memory_peak_{dev['id']}",
                     "severity": "warning",
-                    "title": f"GPU {dev['id']} memory peaks at {pct:.0f} % of its capacity",
+                    "title": f"{dev['short_label']} memory peaks at {pct:.0f} % of its capacity",
                     "message": f"Allocated memory reached {peak / 2**30:.2f} GiB of "
                     f"{capacity / 2**30:.2f} GiB. Reduce the batch size, use "
                     "activation checkpointing, or mixed precision.",

@@ -67,7 +67,7 @@ def _gpu(view: dict[str, Any], width: int) -> str:
             ("matrix-core %", device["tensor_core_pct"], _pct),
             ("kernel time ms", device["kernel_time_us"], _ms),
         ]
-        title = f"GPU {device['id']} ({' / '.join(sorted(names))})"
+        title = f"{device['short_label']} ({' / '.join(sorted(names))})"
         out.append(title + "\n" + _compared_table(rows, width))
     return "\n\n".join(out)
 

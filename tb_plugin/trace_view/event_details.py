@@ -199,7 +199,10 @@ def _correlated(worker: WorkerTrace, row: int, kind: int) -> Found:
     if kind in (Kind.CPU_OP, Kind.USER_ANNOTATION):
         return [("gpu_activity", r, "") for r in table.gpu_by_external.rows_with(external).tolist()]
     if kind in GPU_ACTIVITY_KINDS:
-        launchers = table.launch_by_correlation.rows_with(correlation).tolist()
+        launchers = table.launch_by_correlation.rows_with(correlation)
+        runtime = launchers[ev["kind"][launchers] == Kind.RUNTIME]
+        # one launch: the runtime call, not also the driver call under it (same id)
+        launchers = (runtime if runtime.size else launchers).tolist()
         ops = table.op_by_external.rows_with(external).tolist()
         return [("launcher", r, "") for r in launchers] + [("cpu_op", r, "") for r in ops]
     return []

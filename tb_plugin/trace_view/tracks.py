@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..analysis.devices import device_identities, device_identity
 from ..ingest.values import lenient_int
 from ..model.categories import Kind, Phase
 from ..model.trace_model import TraceModel
@@ -145,6 +146,18 @@ def _gpu_track_place(
     return device, stream
 
 
+def _process_label(model: TraceModel, pid_text: str) -> str:
+    """The process's label; libkineto's default "GPU N" (written for every backend whose
+    plugin gives no device info, XPU's too) replaced by device N's own ("XPU 0")."""
+    label = model.process_labels.get(pid_text, "")
+    device = lenient_int(pid_text)
+    if label.strip() == f"GPU {device}" and device is not None:
+        ident = device_identities(model).get(device)
+        if ident is not None:
+            return ident.short_label
+    return label
+
+
 def _describe(
     model: TraceModel,
     index: int,
@@ -159,13 +172,15 @@ def _describe(
     pid_text, tid_text = str(pid), str(tid)
     thread_key = f"{pid_text}/{tid_text}"
     process_name = model.process_names.get(pid_text, "")
-    process_label = model.process_labels.get(pid_text, "")
+    process_label = _process_label(model, pid_text)
     process = " ".join(
         p for p in (process_label, process_name, f"({pid_text})" if pid_text else "") if p
     )
     thread_name = model.thread_names.get(thread_key, "").strip()
     if kind == "gpu":
-        label = f"GPU {device if device is not None else pid_text} stream "
+        # "GPU 0 stream 7", "XPU 0 stream 3", "accelerator 2 stream 5" (devices.py)
+        word = device_identity(model, device).kind_word if device is not None else "device"
+        label = f"{word} {device if device is not None else pid_text} stream "
         label += f"{stream if stream is not None else tid_text}"
         if thread_name and not thread_name.lower().startswith("stream"):
             label += f" ({thread_name})"

@@ -108,6 +108,7 @@ export interface CurveView {
 export interface DeviceIdle {
   device: number;
   label: string;
+  short_label: string;
   total: IdleBreakdown;
   per_step: IdleBreakdown[];
   streams: StreamIdle[];
@@ -262,6 +263,8 @@ export interface GpuDeviceView {
   id: number;
   label: string;
   vendor: string;
+  kind: string;
+  short_label: string;
   name: string | null;
   memory_bytes: number | null;
   compute_capability: string | null;
@@ -277,6 +280,7 @@ export interface GpuDeviceView {
 /** One device id: the overview's GPU summary of both sides (None: absent on a side). */
 export interface GpuDiff {
   id: number;
+  short_label: string;
   base_name: string | null;
   target_name: string | null;
   utilization_pct: Compared;
@@ -453,6 +457,7 @@ export interface KernelsView {
   tensor_core_unknown_time_us: number;
   matrix_core_name: string;
   devices: number[];
+  device_labels: string[];
   streams: number[];
   graph_replay: GraphReplaySummary | null;
   left_out_events: number;

@@ -43,6 +43,7 @@ class GpuDiff(TypedDict):
     """One device id: the overview's GPU summary of both sides (None: absent on a side)."""
 
     id: int
+    short_label: str  # "GPU 0", "XPU 0" (the sides' own, joined by " / " when they differ)
     base_name: str | None
     target_name: str | None
     utilization_pct: Compared

@@ -198,8 +198,10 @@ def _gpu(base: OverviewView, target: OverviewView) -> list[GpuDiff]:
     out: list[GpuDiff] = []
     for device_id in sorted({*base_devices, *target_devices}):
         b, t = base_devices.get(device_id), target_devices.get(device_id)
+        short = list(dict.fromkeys(d["short_label"] for d in (b, t) if d))
         row: dict[str, Any] = {
             "id": device_id,
+            "short_label": " / ".join(short),
             "base_name": (b["name"] or b["label"]) if b else None,
             "target_name": (t["name"] or t["label"]) if t else None,
         }

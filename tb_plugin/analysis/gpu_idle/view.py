@@ -66,6 +66,7 @@ class StreamIdle(TypedDict):
 class DeviceIdle(TypedDict):
     device: int
     label: str
+    short_label: str  # "GPU 0", "XPU 0", "accelerator 2" (analysis/devices.py)
     total: IdleBreakdown
     per_step: list[IdleBreakdown]
     streams: list[StreamIdle]
@@ -215,6 +216,7 @@ class _Context:
         view: DeviceIdle = {
             "device": device,
             "label": device_identity(self.model, device).label,
+            "short_label": device_identity(self.model, device).short_label,
             "total": _sum(per_step),
             "per_step": per_step,
             "streams": streams,

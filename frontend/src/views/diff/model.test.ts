@@ -139,6 +139,7 @@ describe('rows of the side-by-side tables', () => {
     const rows = gpuRows([
       {
         id: 0,
+        short_label: 'GPU 0',
         base_name: 'V100',
         target_name: 'H100',
         utilization_pct: cmp(50, 70),

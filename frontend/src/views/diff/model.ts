@@ -132,7 +132,7 @@ export function breakdownRows(parts: readonly BreakdownDiff[]): CompareRow[] {
 function gpuName(g: GpuDiff): string {
   const names = g.base_name === g.target_name ? [g.base_name] : [g.base_name, g.target_name];
   const known = names.filter((n): n is string => n !== null);
-  return `GPU ${g.id}${known.length ? ` (${known.join(' → ')})` : ''}`;
+  return `${g.short_label}${known.length ? ` (${known.join(' → ')})` : ''}`;
 }
 
 export function gpuRows(gpus: readonly GpuDiff[]): CompareRow[] {

@@ -293,6 +293,8 @@ describe('misc', () => {
       id: 3,
       label: 'GPU 3 · A100',
       vendor: 'nvidia',
+      kind: 'cuda',
+      short_label: 'GPU 3',
       name: 'A100',
       memory_bytes: 1024,
       compute_capability: '8.0',

@@ -74,9 +74,14 @@ async function firstKernels(
   return source.get(state, signal);
 }
 
-function filterLabel(state: State): string {
+/** A device id as the view names it ("GPU 0", "XPU 0"). */
+function deviceLabel(data: KernelsResponse, device: number): string {
+  return data.device_labels[data.devices.indexOf(device)] ?? `device ${device}`;
+}
+
+function filterLabel(data: KernelsResponse, state: State): string {
   const parts: string[] = [];
-  if (state.device !== undefined) parts.push(`GPU ${state.device}`);
+  if (state.device !== undefined) parts.push(deviceLabel(data, state.device));
   if (state.stream !== undefined) parts.push(`stream ${state.stream}`);
   return parts.length ? parts.join(', ') : 'all devices and streams';
 }
@@ -84,7 +89,12 @@ function filterLabel(state: State): string {
 function kernelTiles(data: KernelsResponse, state: State): HTMLElement[] {
   const replay = data.graph_replay;
   return [
-    kit.tile('Kernel calls', formatCount(data.kernel_count), filterLabel(state), 'kernels-count'),
+    kit.tile(
+      'Kernel calls',
+      formatCount(data.kernel_count),
+      filterLabel(data, state),
+      'kernels-count',
+    ),
     kit.tile('Kernel time', formatDuration(data.total_us), 'sum of kernel durations'),
     kit.tile(
       `Time on ${data.matrix_core_name}`,
@@ -299,7 +309,7 @@ class KernelsPage {
       'kernel-device',
       'All devices',
       data.devices,
-      (d) => `GPU ${d}`,
+      (d) => deviceLabel(data, d),
       state.device,
       (v) => void this.reload({ ...state, device: v }),
     );

@@ -52,6 +52,8 @@ export const OVERVIEW_EXAMPLE: OverviewResponse = {
       id: 0,
       label: 'GPU 0 · Tesla V100-DGXS-32GB',
       vendor: 'nvidia',
+      kind: 'cuda',
+      short_label: 'GPU 0',
       name: 'Tesla V100-DGXS-32GB',
       memory_bytes: 34084028416,
       compute_capability: '7.0',

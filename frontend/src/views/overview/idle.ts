@@ -34,6 +34,7 @@ import {
 import {
   classNs,
   classPercent,
+  deviceNamer,
   IDLE_CLASSES,
   IDLE_COLOR,
   idleHeadline,
@@ -239,7 +240,7 @@ class IdleBody {
 
   private intervalsBlock(): Children {
     const title = 'Longest idle intervals';
-    const columns = intervalColumns(this.traceLink);
+    const columns = intervalColumns(this.traceLink, deviceNamer(this.view));
     const rows = intervalRows(this.view, TOP_INTERVALS);
     return this.listBlock(
       'idle_intervals',
@@ -263,7 +264,7 @@ class IdleBody {
       table(
         'idle-launch-outliers',
         title,
-        outlierColumns(this.traceLink),
+        outlierColumns(this.traceLink, deviceNamer(this.view)),
         outlierRows(this.view, TOP_OUTLIERS),
         {
           emptyText: 'No launch delays: no activity is linked to its launch call.',

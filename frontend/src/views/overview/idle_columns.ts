@@ -45,9 +45,11 @@ function nsColumn<R>(
   };
 }
 
-/** Where an interval or launch happened: "GPU 0 stream 7". */
-const laneOf = (row: { device: number; stream: number | null }): string =>
-  laneLabel(row.device, row.stream);
+/** Where an interval or launch happened: "GPU 0 stream 7", "XPU 0 stream 3". */
+const laneOf =
+  (deviceName: (device: number) => string) =>
+  (row: { device: number; stream: number | null }): string =>
+    laneLabel(deviceName(row.device), row.stream);
 
 /** The column of links into the trace view. */
 function traceColumn<R>(start: (row: R) => number, cell: (row: R) => Children): ColumnSpec<R> {
@@ -173,7 +175,10 @@ function classCell(cls: string): Children {
 }
 
 /** Columns of the longest idle intervals. */
-export function intervalColumns(link: TraceLink): ColumnSpec<IntervalRow>[] {
+export function intervalColumns(
+  link: TraceLink,
+  deviceName: (device: number) => string,
+): ColumnSpec<IntervalRow>[] {
   return [
     { key: 'rank', label: '#', align: 'right', minWidth: 40, grow: 0, value: (r) => r.rank },
     {
@@ -200,7 +205,7 @@ export function intervalColumns(link: TraceLink): ColumnSpec<IntervalRow>[] {
       tooltip: 'The stream of the activity that ended the idle time',
       minWidth: 136,
       grow: 0,
-      value: laneOf,
+      value: laneOf(deviceName),
     },
     {
       key: 'next_name',
@@ -219,7 +224,10 @@ export function intervalColumns(link: TraceLink): ColumnSpec<IntervalRow>[] {
 }
 
 /** Columns of the launches that took longest to reach the GPU. */
-export function outlierColumns(link: TraceLink): ColumnSpec<LaunchOutlier>[] {
+export function outlierColumns(
+  link: TraceLink,
+  deviceName: (device: number) => string,
+): ColumnSpec<LaunchOutlier>[] {
   return [
     {
       key: 'name',
@@ -242,7 +250,7 @@ export function outlierColumns(link: TraceLink): ColumnSpec<LaunchOutlier>[] {
       grow: 0,
       value: (r) => r.launch_name,
     },
-    { key: 'lane', label: 'Where', minWidth: 136, grow: 0, value: laneOf },
+    { key: 'lane', label: 'Where', minWidth: 136, grow: 0, value: laneOf(deviceName) },
     traceColumn(
       (r) => r.launch_start_us,
       (r) =>

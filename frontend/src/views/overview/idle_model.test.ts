@@ -43,6 +43,7 @@ const TOTAL = breakdown(4_000_000, 500_000, 50_000, 250_000);
 const DEVICE: DeviceIdle = {
   device: 0,
   label: 'GPU 0 · NVIDIA H100 80GB HBM3',
+  short_label: 'GPU 0',
   total: TOTAL,
   per_step: [STEP_A, STEP_B],
   streams: [

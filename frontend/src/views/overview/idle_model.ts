@@ -155,9 +155,15 @@ export function outlierRows(view: GpuIdleView, limit: number): LaunchOutlier[] {
     .slice(0, limit);
 }
 
-/** "GPU 0 stream 7" (stream unknown: "GPU 0"). */
-export function laneLabel(device: number, stream: number | null): string {
-  return stream === null ? `GPU ${device}` : `GPU ${device} stream ${stream}`;
+/** "GPU 0 stream 7", "XPU 0 stream 3" (stream unknown: "GPU 0"); `device`: its short label. */
+export function laneLabel(device: string, stream: number | null): string {
+  return stream === null ? device : `${device} stream ${stream}`;
+}
+
+/** A device id's short label as the view names it ("XPU 0"); "device N" if not listed. */
+export function deviceNamer(view: GpuIdleView): (device: number) => string {
+  const names = new Map(view.devices.map((d) => [d.device, d.short_label]));
+  return (device) => names.get(device) ?? `device ${device}`;
 }
 
 /** One line per device: the largest idle class and its share of the step time. */

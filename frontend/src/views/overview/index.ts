@@ -84,7 +84,7 @@ function deviceSection(ov: OverviewResponse): HTMLElement {
       h(
         'div',
         { class: 'ks-device-head' },
-        h('span', { class: 'ks-device-id' }, `GPU ${device.id}`),
+        h('span', { class: 'ks-device-id' }, device.short_label),
         h('span', { class: 'ks-device-name' }, device.name ?? 'name not in the trace'),
       ),
       h(
