@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kinetoscope.analysis.devices import device_identities
 from kinetoscope.ingest.build import build_model
 from kinetoscope.ingest.discovery import scan_logdir
 from kinetoscope.ingest.formats import FORMATS
@@ -25,6 +26,7 @@ from kinetoscope.ingest.perfetto.schema import (
 from kinetoscope.ingest.text_blocks import TraceDecodeError
 from kinetoscope.model.categories import Kind, Phase
 from perfetto_writer import write_perfetto_file
+from test_device_kinds import BACKENDS, EXPECTED, backend_trace
 from view_compare import differences, span_views
 
 DATA = Path(__file__).parent / "data"
@@ -326,3 +328,15 @@ def test_discovery_lists_perfetto_files_and_not_an_xspace(tmp_path: Path) -> Non
     assert FORMATS["perfetto"].sniff(data) and not FORMATS["perfetto"].sniff(
         (DATA / "jax" / "vm.xplane.pb").read_bytes()
     )
+
+
+@pytest.mark.parametrize("backend", sorted(BACKENDS))
+def test_device_kinds_read_the_same_from_protobuf(backend: str, tmp_path: Path) -> None:
+    """A built trace of each backend (XPU, MTIA, HPU, Neuron, PrivateUse1, unknown) in its
+    protobuf form: the same device identity, launch links and views as its JSON form."""
+    json_path = backend_trace(backend).write(tmp_path / "w.pt.trace.json")
+    pb_path = tmp_path / "w.pftrace"
+    write_perfetto_file(str(json_path), str(pb_path))
+    same_views(json_path, pb_path)
+    ident = device_identities(build_model(str(pb_path)))[0]
+    assert (ident.kind, ident.short_label, ident.label) == EXPECTED[backend]
