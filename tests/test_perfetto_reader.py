@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
 import shutil
 import zlib
 from pathlib import Path
@@ -25,7 +26,7 @@ from kinetoscope.ingest.perfetto.schema import (
 )
 from kinetoscope.ingest.text_blocks import TraceDecodeError
 from kinetoscope.model.categories import Kind, Phase
-from perfetto_writer import write_perfetto_file
+from perfetto_writer import write_perfetto, write_perfetto_file
 from test_device_kinds import BACKENDS, EXPECTED, backend_trace
 from view_compare import differences, span_views
 
@@ -340,3 +341,26 @@ def test_device_kinds_read_the_same_from_protobuf(backend: str, tmp_path: Path) 
     same_views(json_path, pb_path)
     ident = device_identities(build_model(str(pb_path)))[0]
     assert (ident.kind, ident.short_label, ident.label) == EXPECTED[backend]
+
+
+def test_damaged_protobuf_gives_a_model_or_a_decode_error(tmp_path: Path) -> None:
+    """Bytes changed at random places (names no longer UTF-8, lengths and tags broken) and
+    files cut anywhere: each load ends in a model (partial, with warnings) or in the
+    loader's own error, never in another exception."""
+    source = next((DATA / "h100" / "gemm_bf16").glob("*.pt.trace.json.gz"))
+    data, _ = write_perfetto(json.loads(gzip.decompress(source.read_bytes())))
+    rng = random.Random(37)
+    path = tmp_path / "damaged.pb"
+    for _ in range(120):
+        damaged = bytearray(data)
+        for _ in range(rng.randint(1, 20)):
+            damaged[rng.randrange(len(damaged))] = rng.randrange(256)
+        if rng.random() < 0.3:
+            damaged = damaged[: rng.randrange(len(damaged))]
+        path.write_bytes(bytes(damaged))
+        try:
+            model = build_model(str(path))
+        except TraceDecodeError:
+            continue
+        for name in model.names:
+            assert isinstance(name, str)

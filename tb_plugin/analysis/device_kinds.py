@@ -2,7 +2,8 @@
 MTIA, a Gaudi HPU, an AWS Neuron device, a PrivateUse1 backend (Ascend's NPU, ...), or
 unknown. One decision per device, kept with the model; `devices.py` names devices by it.
 
-The evidence, strongest first (docs/devices.md says why, and what was assumed per backend):
+The evidence, strongest first (docs/metrics.md, "Device kinds", says why, and what was
+assumed per backend):
 
 1. the device's own `deviceProperties` entry: its `vendor`, its `name`, the keys its
    writer fills (XPU's `maxWorkGroupSize`, MTIA's `maxGridHeight`);

@@ -28,7 +28,7 @@ import msgspec
 from ...model.categories import CATEGORY_KINDS, GPU_ACTIVITY_KINDS, LAUNCH_KINDS
 from ..schema import Event
 from ..text_blocks import DecodeReport
-from .annotations import read_annotations
+from .annotations import read_annotations, text
 from .schema import (
     COUNTER,
     INSTANT,
@@ -56,11 +56,11 @@ class _Sequence:
 
     def intern(self, data: Any) -> None:
         for entry in data.event_categories:
-            self.categories[entry.iid] = entry.name
+            self.categories[entry.iid] = text(entry.name)
         for entry in data.event_names:
-            self.names[entry.iid] = entry.name
+            self.names[entry.iid] = text(entry.name)
         for entry in data.debug_annotation_names:
-            self.arg_names[entry.iid] = entry.name
+            self.arg_names[entry.iid] = text(entry.name)
         for entry in data.debug_annotation_string_values:
             self.arg_strings[entry.iid] = entry.str.decode("utf-8", "replace")
 
@@ -132,7 +132,7 @@ class PacketReader:
             self.meta.extend(self.tracks.describe(packet.track_descriptor))
         elif packet.HasField("chrome_events"):
             for item in packet.chrome_events.metadata:
-                self.header[item.name] = _metadata_value(item)
+                self.header[text(item.name)] = _metadata_value(item)
         elif packet.compressed_packets:
             for inner in Trace.FromString(zlib.decompress(packet.compressed_packets)).packet:
                 self._packet(inner, out)
@@ -162,9 +162,12 @@ class PacketReader:
         if kind == SLICE_END:
             self._end(track, ts, event, seq, out)
             return
-        name = event.name if event.HasField("name") else seq.names.get(event.name_iid, "")
+        name = text(event.name) if event.HasField("name") else seq.names.get(event.name_iid, "")
         cat = ",".join(
-            [*(seq.categories.get(i, "") for i in event.category_iids), *event.categories]
+            [
+                *(seq.categories.get(i, "") for i in event.category_iids),
+                *map(text, event.categories),
+            ]
         )
         args = read_annotations(event.debug_annotations, seq.arg_names, seq.arg_strings)
         flows = [*event.flow_ids, *event.flow_ids_old]
@@ -297,12 +300,12 @@ def _metadata_value(item: Any) -> Any:
         try:
             return msgspec.json.decode(item.json_value)
         except msgspec.DecodeError:
-            return item.json_value
+            return text(item.json_value)
     if item.HasField("int_value"):
         return item.int_value
     if item.HasField("bool_value"):
         return item.bool_value
-    return item.string_value
+    return text(item.string_value)
 
 
 def iter_events(

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .annotations import text
+
 # (pid, tid, kind, value): the metadata the JSON form writes as ph "M" events.
 MetaEntry = tuple[Any, Any, str, Any]
 
@@ -38,22 +40,25 @@ class TrackTable:
 
     def describe(self, descriptor: Any) -> list[MetaEntry]:
         """Record a TrackDescriptor; the process and thread metadata it states."""
-        track = Track(uuid=descriptor.uuid, parent=descriptor.parent_uuid, name=descriptor.name)
+        track = Track(
+            uuid=descriptor.uuid, parent=descriptor.parent_uuid, name=text(descriptor.name)
+        )
         meta: list[MetaEntry] = []
         if descriptor.HasField("process"):
             proc = descriptor.process
             track.pid, track.is_process = proc.pid, True
             if proc.process_name:
-                meta.append((proc.pid, None, "process_name", proc.process_name))
+                meta.append((proc.pid, None, "process_name", text(proc.process_name)))
             if proc.process_labels:
-                meta.append((proc.pid, None, "process_labels", ",".join(proc.process_labels)))
+                labels = ",".join(map(text, proc.process_labels))
+                meta.append((proc.pid, None, "process_labels", labels))
             if proc.HasField("legacy_sort_index"):
                 meta.append((proc.pid, None, "process_sort_index", proc.legacy_sort_index))
         if descriptor.HasField("thread"):
             thread = descriptor.thread
             track.pid, track.tid = thread.pid, thread.tid
             if thread.thread_name:
-                meta.append((thread.pid, thread.tid, "thread_name", thread.thread_name))
+                meta.append((thread.pid, thread.tid, "thread_name", text(thread.thread_name)))
             if thread.HasField("legacy_sort_index"):
                 meta.append((thread.pid, thread.tid, "thread_sort_index", thread.legacy_sort_index))
         track.is_counter = descriptor.HasField("counter")
