@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import PluginClient
 from kinetoscope.analysis.devices import device_identities
 from kinetoscope.ingest.build import build_model
 from kinetoscope.ingest.discovery import scan_logdir
@@ -364,3 +365,33 @@ def test_damaged_protobuf_gives_a_model_or_a_decode_error(tmp_path: Path) -> Non
             continue
         for name in model.names:
             assert isinstance(name, str)
+
+
+def test_plugin_serves_a_protobuf_worker(tmp_path: Path) -> None:
+    """In TensorBoard's own WSGI app: the worker loads, its views and trace-view tracks
+    answer, and its download is the protobuf file itself."""
+    run = tmp_path / "logs" / "job"
+    run.mkdir(parents=True)
+    source = next((DATA / "h100" / "gemm_bf16").glob("*.pt.trace.json.gz"))
+    pb_path = run / "libkineto_activities_4242.pb.gz"
+    write_perfetto_file(str(source), str(pb_path))
+    write_perfetto_file(str(source), str(run / "rank1.pftrace"))
+    client = PluginClient(tmp_path / "logs")
+    try:
+        key = {"run": "job", "worker": "libkineto_activities_4242", "span": "1"}
+        status = client.wait_ready(**key)
+        assert status["state"] == "ready" and "trace" in status["views"]
+        overview = client.json("overview", **key)
+        assert overview["average_breakdown_us"]["kernel"] > 0
+        tracks = client.json("tracks", **key)["tracks"]
+        assert any(t["kind"] == "gpu" and t["label"] == "GPU 0 stream 7" for t in tracks)
+        download = client.get("download", **key)
+        assert download.status_code == 200
+        assert download.get_data() == pb_path.read_bytes()
+        assert download.headers["Content-Type"].startswith("application/gzip")
+        plain = {**key, "worker": "rank1"}
+        client.wait_ready(**plain)
+        download = client.get("download", **plain)
+        assert download.headers["Content-Type"].startswith("application/octet-stream")
+    finally:
+        client.close()
