@@ -1,5 +1,5 @@
 """What the package declares it needs is what it imports: no dependency that nothing uses
-(protobuf was one), and pandas only in the notebook extra."""
+(protobuf was one, until the Perfetto reader), and pandas only in the notebook extra."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 # Distribution name → the top-level module it installs, where they differ.
-MODULE_OF: dict[str, str] = {}  # none today: each installs the module of its name
+MODULE_OF: dict[str, str] = {"protobuf": "google"}
 
 
 def declared(section: str) -> list[str]:
