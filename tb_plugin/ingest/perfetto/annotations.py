@@ -1,7 +1,9 @@
 """Debug annotations as JSON values: an event's args.
 
-Read with one `ListFields` call per annotation (the fields it has, in C) rather than a
-`HasField` per possible field: annotations are most of a trace's decode time.
+Annotations are most of a trace's decode time: each distinct one (by its bytes) is read
+once per packet sequence, with one `ListFields` call (the fields it has, in C) rather
+than a `HasField` per possible field. Values read once are shared by the events that
+repeat them; they are only ever encoded, never changed.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from .schema import NESTED_ARRAY, NESTED_DICT
 _NAME_IID, _NAME = 1, 10
 _PLAIN = frozenset({2, 3, 4, 5, 6})  # bool, uint, int, double, string: as they are
 _POINTER, _NESTED, _LEGACY_JSON, _DICT, _ARRAY, _STRING_IID = 7, 8, 9, 11, 12, 17
+SEEN_MAX = 200_000  # distinct annotations remembered per sequence (ids rarely repeat)
 
 
 def text(value: str | bytes) -> str:
@@ -24,24 +27,42 @@ def text(value: str | bytes) -> str:
     return value if isinstance(value, str) else value.decode("utf-8", "replace")
 
 
-def read_annotations(items: Any, names: dict[int, str], strings: dict[int, str]) -> dict[str, Any]:
-    """Name → value of each annotation; interned names and strings from the sequence."""
+def read_annotations(
+    items: Any, names: dict[int, str], strings: dict[int, str], seen: dict[bytes, Any] | None = None
+) -> dict[str, Any]:
+    """Name → value of each annotation; interned names and strings from the sequence.
+    `seen`: the sequence's annotations already read, by their bytes (most repeat: the
+    same shapes, devices and streams), so each distinct one is read once."""
     out: dict[str, Any] = {}
     for item in items:
-        name = ""
-        value: Any = None
-        for field, raw in item.ListFields():
-            number = field.number
-            if number == _NAME:
-                name = text(raw)
-            elif number == _NAME_IID:
-                name = names.get(raw, "")
-            elif number in _PLAIN:
-                value = text(raw) if isinstance(raw, bytes) else raw
-            else:
-                value = _special(number, raw, names, strings)
+        if seen is None:
+            name, value = _annotation(item, names, strings)
+        else:
+            key = item.SerializeToString()
+            known = seen.get(key)
+            if known is None:
+                if len(seen) >= SEEN_MAX:
+                    seen.clear()
+                known = seen[key] = _annotation(item, names, strings)
+            name, value = known
         out[name] = value
     return out
+
+
+def _annotation(item: Any, names: dict[int, str], strings: dict[int, str]) -> tuple[str, Any]:
+    name = ""
+    value: Any = None
+    for field, raw in item.ListFields():
+        number = field.number
+        if number == _NAME:
+            name = text(raw)
+        elif number == _NAME_IID:
+            name = names.get(raw, "")
+        elif number in _PLAIN:
+            value = text(raw) if isinstance(raw, bytes) else raw
+        else:
+            value = _special(number, raw, names, strings)
+    return name, value
 
 
 def _value(item: Any, names: dict[int, str], strings: dict[int, str]) -> Any:

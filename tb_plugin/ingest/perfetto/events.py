@@ -52,6 +52,7 @@ class _Sequence:
     names: dict[int, str] = field(default_factory=dict)
     arg_names: dict[int, str] = field(default_factory=dict)
     arg_strings: dict[int, str] = field(default_factory=dict)
+    seen: dict[bytes, Any] = field(default_factory=dict)  # annotations read, by their bytes
     default_track: int = 0
 
     def intern(self, data: Any) -> None:
@@ -169,7 +170,7 @@ class PacketReader:
                 *map(text, event.categories),
             ]
         )
-        args = read_annotations(event.debug_annotations, seq.arg_names, seq.arg_strings)
+        args = read_annotations(event.debug_annotations, seq.arg_names, seq.arg_strings, seq.seen)
         flows = [*event.flow_ids, *event.flow_ids_old]
         ends = [*event.terminating_flow_ids, *event.terminating_flow_ids_old]
         if kind == SLICE_BEGIN:
@@ -195,7 +196,9 @@ class PacketReader:
             self._unmatched_ends += 1
             return
         begun = stack.pop()
-        begun.args.update(read_annotations(event.debug_annotations, seq.arg_names, seq.arg_strings))
+        begun.args.update(
+            read_annotations(event.debug_annotations, seq.arg_names, seq.arg_strings, seq.seen)
+        )
         done = self._emit("X", track, begun.ts, ts - begun.ts, begun.name, begun.cat, begun.args)
         begun.slot[0] = done
         self._link(
