@@ -161,6 +161,19 @@ def test_slices_nest_and_launches_link_to_kernels(tmp_path: Path) -> None:
     ) == (9, 0, 7)
 
 
+def test_perfettos_correlation_id_is_the_correlation_arg(tmp_path: Path) -> None:
+    t = Packets()
+    t.thread(1, 100, 101)
+    t.thread(2, 0, 7)
+    t.slice(1, 2_000, 3_000, "cudaLaunchKernel", "cuda_runtime").correlation_id = 9
+    kernel = t.slice(2, 4_000, 8_000, "gemm", "kernel", device=0, stream=7)
+    kernel.correlation_id = 9
+    model = build_model(str(t.write(tmp_path / "w.pftrace")))
+    assert sorted(int(c) for c in model.events["correlation"]) == [9, 9]
+    (row,) = model.complete_rows(Kind.KERNEL).tolist()
+    assert args(model, row) == {"device": 0, "stream": 7, "correlation": 9}
+
+
 def test_interned_names_are_per_sequence_and_reset_when_cleared(tmp_path: Path) -> None:
     t = Packets()
     t.thread(1, 10, 11)

@@ -42,7 +42,7 @@ from .tracks import MetaEntry, TrackTable
 # TrackEvent field numbers (Perfetto's track_event.proto).
 _CATEGORY_IIDS, _ANNOTATIONS, _TYPE, _NAME_IID, _TRACK_UUID = 3, 4, 9, 10, 11
 _CATEGORIES, _NAME, _COUNTER, _DOUBLE_COUNTER = 22, 23, 30, 44
-_FLOWS_OLD, _ENDS_OLD, _FLOWS, _ENDS = 36, 42, 47, 48
+_FLOWS_OLD, _ENDS_OLD, _FLOWS, _ENDS, _CORRELATION = 36, 42, 47, 48, 52
 HOLD_MAX = 1_000_000  # events held back behind a slice still open, at most
 _encode = msgspec.json.Encoder().encode
 _NO_ARGS = msgspec.Raw()
@@ -168,6 +168,8 @@ class PacketReader:
         kind = got.get(_TYPE, 0)
         raw = got.get(_ANNOTATIONS)
         args = read_annotations(raw, seq.arg_names, seq.arg_strings, seq.seen) if raw else {}
+        if _CORRELATION in got:  # Perfetto's own field: Kineto's `correlation` arg
+            args.setdefault("correlation", got[_CORRELATION])
         flows = [*got.get(_FLOWS, ()), *got.get(_FLOWS_OLD, ())]
         ends = [*got.get(_ENDS, ()), *got.get(_ENDS_OLD, ())]
         if kind == SLICE_END:
