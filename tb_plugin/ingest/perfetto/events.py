@@ -2,14 +2,16 @@
 built by the same column builder as a JSON trace's.
 
 - A SLICE_BEGIN / SLICE_END pair on a track is one complete event (ph "X"); the END's
-  debug annotations join the BEGIN's (Perfetto's rule). Slices are emitted as they end.
+  debug annotations join the BEGIN's (Perfetto's rule). Events come out in the order
+  their slices begin, as the JSON form lists them.
 - INSTANT → ph "i"; COUNTER on a counter track → ph "C" named as the track, its value
   under "value".
 - Debug annotations are the event's args, under their names.
-- A flow id seen first on one slice and again on a later one is a flow from the first to
-  the second: ph "s" at the start, ph "f" (bp "e") at the end, named and categorised
-  "ac2g" when it ends on GPU work and "fwdbwd" otherwise (Kineto's two kinds of arrow;
-  Perfetto's flows carry no category). Its id is the Perfetto flow id.
+- The two slices of a flow id are a flow from the earlier to the later: ph "s" at the
+  start, ph "f" (bp "e") at the end, named and categorised "ac2g" when a side is a launch
+  call or GPU work and "fwdbwd" otherwise (Kineto's two kinds of arrow; Perfetto's flows
+  carry no category). Its id is the Perfetto flow id; an id seen once keeps its lone end.
+- `correlation_id` is the `correlation` arg where the annotations name none.
 - Timestamps are nanoseconds (the trace clock); the model's are microseconds.
 - Interned names, categories and annotation names and strings are per packet sequence,
   dropped when the sequence clears its incremental state.
