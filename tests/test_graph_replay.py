@@ -105,6 +105,7 @@ def test_sequence_match_in_a_separate_capture_trace(tmp_path: Path) -> None:
         "matched_pct": 100.0,
         "captures": 1,
         "note": "graph replay: 2 kernels, 2 matched to their capture",
+        "unmatched": [],
     }
     ops = {r["name"]: r for r in operators(model)["rows"]}
     # The kernels' time moves from the annotation around the launch to the capturing ops

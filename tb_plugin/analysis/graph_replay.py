@@ -15,16 +15,26 @@ the launch call recorded while the graph was captured, and takes that call's op.
   and memset nodes are left out on both sides).
 - Matching, per replay: by `graph node id` when both the replayed kernels and the
   capture's launch calls carry one (CUPTI on CUDA 12+ writes it on kernels); else by
-  sequence: the captures with as many launches as the replay has kernels, whose known
-  launch details agree position by position (kernel name, grid, block: HIP writes them
-  on the launch call; CUDA's launch calls carry none, so there only the length and the
-  order can tell). Several captures that fit (a graph per layer, per batch size) are one
-  answer when they name the same ops in the same order: the n-th replay of a sequence
-  is taken as its n-th capture (vLLM captures a graph per layer and replays them in
-  order; where captures differ only in shapes, the shapes are a best guess). When they
-  name different ops the replay stays unmatched: an op would be a guess.
-- Unmatched replayed kernels keep their graph-launch call as the op; with no capture at
-  all the view says so once (`note`).
+  alignment: the replay's kernels against a contiguous run of a capture's launch calls,
+  position by position, on the launch details the capture knows (kernel name, grid,
+  block: HIP writes them on the launch call; on CUDA they come from the warm-up run,
+  `graph_capture.py`; a detail either side lacks agrees with anything).
+  - A capture of as many launches as the replay has kernels fits when at least half of
+    the positions agree (CUDA launch calls with no warm-up know nothing: there only the
+    length and the order tell).
+  - A longer capture fits at an offset where no position disagrees and the capture
+    knows the kernel name of at least half of them (a capture often holds a launch or
+    two that never replays, such as a last GEMM: diffusion serving).
+  - The best fits: the most positions agreeing, then a capture of the same length
+    before longer ones.
+    Several best fits (a graph per layer, per batch size) are one answer when they name
+    the same ops in the same order: the n-th replay of a sequence is taken as its n-th
+    fit (vLLM captures a graph per layer and replays them in order; where captures
+    differ only in shapes, the shapes are a best guess). When they name different ops
+    the replay stays unmatched: an op would be a guess.
+- Unmatched replayed kernels keep their graph-launch call as the op, and their graph
+  (the replay's kernel sequence) says why (`ReplayedGraph.reason`): no capture profiled,
+  none as long, none lining up, or several naming different ops.
 
 Built only when a view asks (`graph_replay(model)`, memoised on the model); the capture
 traces are loaded then, through the loader the store attached (`model.capture_models`).
@@ -42,6 +52,17 @@ from .common import complete_rows, launches_of, name_flags
 from .gpu_idle.launches import launch_family
 from .graph_capture import Capture, Key, LaunchDetails, captures_in
 
+NOT_PROFILED = "capture not profiled"
+
+
+@dataclass(frozen=True)
+class ReplayedGraph:
+    """One replayed kernel sequence (a graph, as its replays show it)."""
+
+    first_kernel: str
+    kernels: int  # kernels per replay
+    reason: str | None  # why its replays are unmatched; None when a capture fits
+
 
 @dataclass
 class GraphReplay:
@@ -53,6 +74,9 @@ class GraphReplay:
     captures: list[Capture] = field(default_factory=list)
     replays: int = 0  # graph-launch calls with kernels
     captures_found: int = 0
+    launcher: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    graph: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))  # into `graphs`
+    graphs: list[ReplayedGraph] = field(default_factory=list)
 
     def op_name(self, i: int) -> str | None:
         c = int(self.capture[i])
@@ -90,15 +114,21 @@ def replayed_kernels(model: TraceModel) -> tuple[np.ndarray, np.ndarray]:
     return kernels[replayed], launchers[replayed]
 
 
+@dataclass
+class _Fit:
+    at: list[tuple[int, int]]  # (capture, offset of the replay's first kernel) that fit best
+    reason: str | None  # why none fits
+
+
 def _build(model: TraceModel) -> GraphReplay:
     kernels, launchers = replayed_kernels(model)
     empty = np.full(kernels.size, -1, np.int64)
+    result = GraphReplay(kernels, empty, empty.copy(), launcher=launchers, graph=empty.copy())
     if kernels.size == 0:
-        return GraphReplay(kernels, empty, empty.copy())
+        return result
     sources = [model, *[m for m in model.capture_models() if m is not model]]
     captures = [c for m in sources for c in captures_in(m)]
-    result = GraphReplay(kernels, empty, empty.copy(), captures)
-    result.captures_found = len(captures)
+    result.captures, result.captures_found = captures, len(captures)
     by_launch = np.argsort(launchers, kind="stable")
     starts = np.r_[0, np.flatnonzero(np.diff(launchers[by_launch])) + 1]
     result.replays = int(starts.size)
@@ -106,24 +136,28 @@ def _build(model: TraceModel) -> GraphReplay:
     names = model.events["name"][kernels]
     ts = model.events["ts"][kernels]
     by_id = _node_index(captures) if any(d.node_id is not None for d in details) else {}
-    memo: dict[tuple[Key, ...], list[int]] = {}
+    fits: dict[tuple[Key, ...], _Fit] = {}
     seen: dict[tuple[Key, ...], int] = {}
+    graph_of: dict[tuple[Key, ...], int] = {}
     for lo, hi in zip(starts.tolist(), [*starts[1:].tolist(), kernels.size]):
         group = by_launch[lo:hi]
         group = group[np.argsort(ts[group], kind="stable")]
         keys = tuple(
             (model.names[int(names[i])], details[i].grid, details[i].block) for i in group.tolist()
         )
-        ids = [details[i].node_id for i in group.tolist()]
-        found = _by_node_id(by_id, ids)
-        if found is None:
-            if keys not in memo:
-                memo[keys] = _by_sequence(captures, keys)
-            fits, nth = memo[keys], seen.get(keys, 0)
+        if keys not in fits:
+            fits[keys] = _by_sequence(captures, keys)
+            graph_of[keys] = len(result.graphs)
+            result.graphs.append(ReplayedGraph(str(keys[0][0]), len(keys), fits[keys].reason))
+        result.graph[group] = graph_of[keys]
+        found = _by_node_id(by_id, [details[i].node_id for i in group.tolist()])
+        if found is None and fits[keys].at:
+            at, nth = fits[keys].at, seen.get(keys, 0)
             seen[keys] = nth + 1
             # The same kernels captured several times (a graph per layer, per batch
-            # size): the n-th replay of the sequence is taken as the n-th capture of it.
-            found = [(fits[nth % len(fits)], p) for p in range(len(keys))] if fits else None
+            # size): the n-th replay of the sequence is taken as the n-th fit of it.
+            c, offset = at[nth % len(at)]
+            found = [(c, offset + p) for p in range(len(keys))]
         if found is not None:
             for i, (c, p) in zip(group.tolist(), found):
                 result.capture[i], result.position[i] = c, p
@@ -156,28 +190,59 @@ def _by_node_id(
     return out
 
 
+def _agrees(known: Key, seen: Key) -> bool:
+    return all(k is None or v is None or k == v for k, v in zip(known, seen))
+
+
 def _agreement(known: list[Key], seen: tuple[Key, ...]) -> int:
     """Positions where what the capture knows of the launch agrees with the replay."""
-    return sum(
-        all(k is None or v is None or k == v for k, v in zip(a, b)) for a, b in zip(known, seen)
-    )
+    return sum(_agrees(a, b) for a, b in zip(known, seen))
 
 
-def _by_sequence(captures: list[Capture], keys: tuple[Key, ...]) -> list[int]:
-    """The captures a replay's kernel sequence fits best (indices): same length, the most
-    positions agreeing, at least half; none when none fits, or when the best fits name
-    different ops."""
-    scores = {
-        c: _agreement(cap.keys, keys)
-        for c, cap in enumerate(captures)
-        if len(cap.keys) == len(keys)
-    }
-    best = max(scores.values(), default=0)
-    if not keys or 2 * best < len(keys):
-        return []
-    fits = [c for c, score in scores.items() if score == best]
-    ops = {tuple(captures[c].op_names) for c in fits}
-    return fits if len(ops) == 1 else []
+def _window(known: list[Key], offset: int, seen: tuple[Key, ...]) -> bool:
+    """Whether a capture's launches from `offset` on line up with the replay: no position
+    disagrees and the capture knows the kernel name of at least half of them."""
+    named = 0
+    for a, b in zip(known[offset : offset + len(seen)], seen):
+        if not _agrees(a, b):
+            return False
+        named += a[0] is not None
+    return 2 * named >= len(seen)
+
+
+def _by_sequence(captures: list[Capture], keys: tuple[Key, ...]) -> _Fit:
+    """The (capture, offset) runs of launch calls the replay's kernel sequence fits best:
+    the most positions agreeing, then the same length before longer (module docstring)."""
+    n = len(keys)
+    if not captures:
+        return _Fit([], NOT_PROFILED)
+    longest = max(len(cap.keys) for cap in captures)
+    if longest < n:
+        return _Fit([], f"no captured graph has {n} kernel launches (the longest has {longest})")
+    scored: list[tuple[int, int, int, int]] = []  # (score, left over, capture, offset)
+    same_length = 0
+    for c, cap in enumerate(captures):
+        extra = len(cap.keys) - n
+        if extra == 0:
+            score = _agreement(cap.keys, keys)
+            same_length = max(same_length, score)
+            if 2 * score >= n:
+                scored.append((score, 0, c, 0))
+        elif extra > 0:
+            scored.extend((n, extra, c, o) for o in range(extra + 1) if _window(cap.keys, o, keys))
+    if not scored:
+        closest = f"; the closest of the same length agrees at {same_length}" if same_length else ""
+        return _Fit(
+            [],
+            f"no captured graph's launches line up with its {n} kernels "
+            f"by kernel name, grid and block{closest}",
+        )
+    rank = max((score, extra == 0) for score, extra, _, _ in scored)
+    at = [(c, o) for score, extra, c, o in scored if (score, extra == 0) == rank]
+    ops = {tuple(captures[c].op_names[o : o + n]) for c, o in at}
+    if len(ops) > 1:
+        return _Fit([], f"{len(at)} captured runs fit it equally well and name different ops")
+    return _Fit(at, None)
 
 
 def has_graph_launches(model: TraceModel) -> bool:

@@ -25,7 +25,8 @@
 - Graph replays (`graph_replay.py`): a replayed kernel's launching op is the op that
   captured it when the capture was profiled, else its graph-launch call; with
   `group_by=op` a row says `replayed` (its kernels ran in a graph replay), and
-  `graph_replay` sums it up (null when the trace replays no graph).
+  `graph_replay` sums it up (null when the trace replays no graph) and says, per graph
+  left unmatched, why (`unmatched`).
 - Occupancy 0 means the trace does not know it (graph replays, some CUPTI versions): such
   calls are left out of the mean like calls without the value.
 """
@@ -54,8 +55,9 @@ from .trusted_rows import untrusted_mask
 
 # 2: tri-state matrix-core use, work class; 3: launch delay columns; 4: graph replays;
 # 5: interpolated p90; 6: left_out_events (trace health); 7: roofline fields (the device
-# peaks' key is appended by the registry entry); 8: Inductor kernels' fused ops and source
-VERSION = "8"
+# peaks' key is appended by the registry entry); 8: Inductor kernels' fused ops and source;
+# 9: graph replays aligned with a run of their capture, `graph_replay.unmatched` reasons
+VERSION = "9"
 GROUP_BY = ("name", "op")
 
 

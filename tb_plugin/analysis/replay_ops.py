@@ -25,7 +25,7 @@ from typing import Any, TypedDict
 import numpy as np
 
 from ..model.trace_model import TraceModel
-from .graph_replay import GraphReplay, graph_replay, has_graph_launches
+from .graph_replay import NOT_PROFILED, GraphReplay, graph_replay, has_graph_launches
 from .optree import OpTree
 from .rules import is_tensor_core_eligible_op
 from .taxonomy import MATRIX_YES, name_classes
@@ -37,6 +37,15 @@ class GraphReplaySummary(TypedDict):
     matched_pct: float  # share of the replayed kernel time that is matched
     captures: int  # graphs captured in the traces profiled (this one, capture_traces/)
     note: str  # "graph replay: N kernels, capture not profiled", or how many matched
+    unmatched: list[UnmatchedGraph]  # per graph with unmatched kernels, most time first
+
+
+class UnmatchedGraph(TypedDict):
+    first_kernel: str  # the name of its first kernel
+    kernels: int  # kernels per replay
+    replays: int  # its graph launches (with kernels on the device / stream asked)
+    device_us: float  # its unmatched kernels' time
+    reason: str  # why no capture is taken as its (graph_replay.py)
 
 
 @dataclass
@@ -111,7 +120,7 @@ def replay_summary(
     matched = replay.matched[asked]
     n, n_matched = int(asked.sum()), int(matched.sum())
     if replay.captures_found == 0:
-        note = f"graph replay: {n} kernels, capture not profiled"
+        note = f"graph replay: {n} kernels, {NOT_PROFILED}"
     else:
         note = f"graph replay: {n} kernels, {n_matched} matched to their capture"
     return {
@@ -122,7 +131,30 @@ def replay_summary(
         else (100.0 if n and n_matched == n else 0.0),
         "captures": replay.captures_found,
         "note": note,
+        "unmatched": _unmatched(model, replay, asked & ~replay.matched),
     }
+
+
+def _unmatched(model: TraceModel, replay: GraphReplay, left: np.ndarray) -> list[UnmatchedGraph]:
+    """Per replayed graph with kernels of `left` (a mask over `replay.kernels`)."""
+    idx = np.flatnonzero(left)
+    graphs = replay.graph[idx]
+    dur = model.events["dur"][replay.kernels[idx]].astype(np.float64)
+    out: list[UnmatchedGraph] = []
+    for g in np.unique(graphs).tolist():
+        mine = graphs == g
+        graph = replay.graphs[g]
+        out.append(
+            {
+                "first_kernel": graph.first_kernel,
+                "kernels": graph.kernels,
+                "replays": int(np.unique(replay.launcher[idx[mine]]).size),
+                "device_us": round(float(dur[mine].sum()), 3),
+                "reason": graph.reason or "its graph node ids name no single capture",
+            }
+        )
+    out.sort(key=lambda u: (-u["device_us"], u["first_kernel"]))
+    return out
 
 
 def replayed_kernel_ops(

@@ -306,6 +306,7 @@ export interface GraphReplaySummary {
   matched_pct: number;
   captures: number;
   note: string;
+  unmatched: UnmatchedGraph[];
 }
 
 /** The call of a group that shows its verdict best, on one rank's clock (to open it in that rank's trace view): the longest hold by the waited-for rank, else the slowest transfer, else the longest call. */
@@ -1259,6 +1260,14 @@ export interface TrendView {
   runs: TrendRun[];
   regressions: TrendChange[];
   improvements: TrendChange[];
+}
+
+export interface UnmatchedGraph {
+  first_kernel: string;
+  kernels: number;
+  replays: number;
+  device_us: number;
+  reason: string;
 }
 
 export interface WindowView {
