@@ -6,7 +6,9 @@ attribution rules): aten ops and `record_function` / `user_annotation` ranges, n
 ProfilerStep#N, not a same-named child folded into its parent. Unlike the old plugin we
 keep `enumerate(DataLoader)#...`, `Optimizer.*` and `DataParallel.forward` ranges as rows
 (it hid them); they do not change any other row. Graph replays: a replayed kernel matched
-to its capture counts in the device time of the op that captured it (`replay_ops.py`).
+to its capture counts in the device time of the op that captured it (`replay_ops.py`),
+and in its row's `replayed_us`; an op called only in the capture has a row of 0 calls, no
+host time and null roofline fields (its work is in the capture's trace).
 
 Call stacks come from the `Call stack` arg (2021-22 traces, `file(line): func;...`,
 innermost frame first) or, in 2.x traces recorded with `with_stack=True`, from the
@@ -37,14 +39,15 @@ from .python_stacks import (
     python_stacks,
 )
 from .replay_ops import ReplayedOps, replayed_ops
-from .roofline.metrics import Roof, RooflineFields, fields, grouped, roofs
+from .roofline.metrics import Roof, RooflineFields, empty_fields, fields, grouped, roofs
 from .roofline.work import node_costs, take
 
 # 2: matrix-core time from the kernel taxonomy; a runtime call inside an annotation is
 # subtracted once (host self).
 # 3: a replayed kernel counts in the op that captured it (replay_ops.py).
 # 4: roofline fields (the device peaks' key is appended by the registry entry).
-VERSION = "4"
+# 5: `replayed_us`; rows of replayed ops only have every roofline field (null).
+VERSION = "5"
 GROUP_BY = ("name", "shape")
 NO_KERNELS_CPU = "this trace has no GPU kernels (CPU-only profile)"
 NO_KERNELS_GPU = (
@@ -72,6 +75,9 @@ class _Stats(TypedDict):
 class _RowBase(_Stats, RooflineFields):
     name: str
     has_call_stack: bool
+    # device time of kernels replayed from a CUDA/HIP graph this op captured (in device
+    # self and total; 0: none). A row of 0 calls has only that: no host call in this span.
+    replayed_us: float
 
 
 class OperatorRow(_RowBase, total=False):
@@ -300,6 +306,7 @@ def operators(model: TraceModel, group_by: str = "name") -> OperatorsView:
             **_row_fields(s, i),  # type: ignore[typeddict-item]
             **fields(roof, i),
             "has_call_stack": bool(with_stack[i]),
+            "replayed_us": 0.0,
         }
         if group_by == "shape":
             row["input_shape"] = shapes[k % width] if shapes else None
@@ -342,11 +349,14 @@ def _with_replays(rows: list[OperatorRow], replay: ReplayedOps, group_by: str) -
     for key, (device, tc, shape) in replay.added.items():
         entry = by_key.get(key)
         if entry is None:
-            entry = {"name": key[0], **_row_fields(zero, 0), "has_call_stack": False}
+            # Called in the capture, not in this trace: no host time, no work known here.
+            entry = {"name": key[0], **_row_fields(zero, 0), **empty_fields()}
+            entry.update(has_call_stack=False, replayed_us=0.0)
             if group_by == "shape":
                 entry["input_shape"] = shape
             out.append(entry)
         div = max(entry["calls"], 1)
+        entry["replayed_us"] = _r(entry["replayed_us"] + device)
         for part in ("device_self", "device_total"):
             entry[f"{part}_us"] = _r(entry[f"{part}_us"] + device)
             entry[f"{part}_avg_us"] = _r(entry[f"{part}_us"] / div)

@@ -276,7 +276,16 @@ def render_operators(view: dict[str, Any], width: int = DEFAULT_WIDTH, top: int 
     out.append(_rows_table(columns, rows[:top], width))
     if view.get("kernel_view_absent_reason"):
         out.append(_wrap(view["kernel_view_absent_reason"], width, "  no kernel view: "))
+    replayed = [r["name"] for r in rows[:top] if r.get("replayed_us")]
+    if replayed:
+        out.append(_wrap(REPLAYED_NOTE + ": " + ", ".join(replayed), width, "  replayed: "))
     return "\n".join(out + _roofline(view, width, top))
+
+
+REPLAYED_NOTE = (
+    "device time of kernels replayed from a CUDA/HIP graph captured by the op; "
+    "no host calls in this span for a row of 0 calls"
+)
 
 
 _ROOF_COLUMNS: list[Column] = [
@@ -330,8 +339,15 @@ def render_kernels(view: dict[str, Any], width: int = DEFAULT_WIDTH, top: int = 
         + ("" if pct is None else f" ({pct:.1f} %)")
         + f"; unknown {_ms(view['tensor_core_unknown_time_us'])} ms"
     )
-    if view.get("graph_replay"):
-        out.append(view["graph_replay"]["note"])
+    replay = view.get("graph_replay")
+    if replay:
+        out.append(replay["note"])
+        for u in replay.get("unmatched", []):
+            graph = (
+                f"{_short(u['first_kernel'], 40)} ({u['kernels']} kernels, {u['replays']} replays"
+            )
+            line = f"{graph}, {_ms(u['device_us'])} ms): {u['reason']}"
+            out.append(_wrap(line, width, "  unmatched: "))
     return "\n".join(out + _roofline(view, width, top))
 
 

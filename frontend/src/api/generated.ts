@@ -850,6 +850,7 @@ export interface RooflineFields {
 export interface RowBase extends Stats, RooflineFields {
   name: string;
   has_call_stack: boolean;
+  replayed_us: number;
 }
 
 export interface RowDiffBase {
