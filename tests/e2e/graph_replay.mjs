@@ -2,7 +2,9 @@
 // holding the H100 CUDA-graph replay trace with its capture_traces/ folder (tests/data/h100),
 // Debian's chromium driven by playwright-core. The capture folder is no run of its own; the
 // Kernel view grouped by op shows the capturing ops, marks the replayed rows and says how
-// much of the replayed time was matched, as the `kernels` route does.
+// much of the replayed time was matched, as the `kernels` route does. The Operator view
+// badges the replayed rows (ops called only in the capture: 0 calls) and says what they
+// are; a replay with no capture profiled (compiled_cudagraphs) is listed with its reason.
 // Run with `npm run e2e` (builds the frontend first).
 // Screenshots: test-output/e2e/graph_replay/NN-<state>.png.
 
@@ -19,6 +21,8 @@ const SHOTS = path.join(OUT, 'graph_replay');
 const WAIT_MS = 60_000;
 const SOURCE = path.join(REPO, 'tests', 'data', 'h100', 'cudagraph_replay');
 const KEY = { run: 'cudagraph_replay', worker: 'gpu0' };
+const NO_CAPTURE = path.join(REPO, 'tests', 'data', 'h100', 'compiled_cudagraphs');
+const NO_CAPTURE_KEY = { run: 'compiled_cudagraphs', worker: 'gpu0' };
 const shoot = h.screenshotter(SHOTS, { fullPage: true });
 const env = h.newEnv();
 
@@ -40,6 +44,7 @@ describe('Graph replays in the Kernel view', { timeout: 600_000 }, () => {
       waitMs: WAIT_MS,
       populate: async (logdir) => {
         await cp(SOURCE, path.join(logdir, KEY.run), { recursive: true });
+        await cp(NO_CAPTURE, path.join(logdir, NO_CAPTURE_KEY.run), { recursive: true });
       },
     });
     env.page = await env.context.newPage();
@@ -53,8 +58,8 @@ describe('Graph replays in the Kernel view', { timeout: 600_000 }, () => {
   test('replayed kernels show their capturing op, marked replayed', async () => {
     const runs = (await api('runs')).runs;
     assert.deepEqual(
-      runs.map((r) => r.name),
-      [KEY.run],
+      runs.map((r) => r.name).sort(),
+      [NO_CAPTURE_KEY.run, KEY.run],
       'capture_traces/ is not a run',
     );
     const data = await api('kernels', { ...KEY, group_by: 'op' });
@@ -82,6 +87,50 @@ describe('Graph replays in the Kernel view', { timeout: 600_000 }, () => {
     );
     assert.ok((await table.innerText()).includes('replayed'));
     await shoot(env.page, 'kernels-by-op');
+    h.assertNoErrors(env.errors);
+  });
+
+  test('the Operator view marks replayed rows and says what they are', async () => {
+    const ops = await api('operators', { ...KEY, group_by: 'name' });
+    const replayed = ops.rows.filter((r) => r.replayed_us > 0);
+    assert.ok(replayed.some((r) => r.calls === 0 && r.host_self_us === 0));
+    assert.ok(ops.rows.every((r) => 'tflops' in r && 'bound' in r && 'replayed_us' in r));
+    await env.page.goto(`${env.base}${h.stateHash({ ...KEY, view: 'operators' })}`);
+    await frame()
+      .locator('[data-testid="operators"][data-ready="true"]')
+      .waitFor({ state: 'visible', timeout: WAIT_MS });
+    const note = frame().locator('[data-testid="operators-replayed-note"]');
+    await note.waitFor({ state: 'visible', timeout: WAIT_MS });
+    assert.ok(
+      (await note.innerText()).includes(
+        'device time of kernels replayed from a CUDA/HIP graph captured by this op',
+      ),
+    );
+    const badges = frame().locator('[data-testid="op-table"] [data-testid="op-replayed"]');
+    assert.ok((await badges.count()) > 0);
+    const roofline = frame().locator('[data-testid="op-roofline"]');
+    const onChart = ops.rows.filter((r) => r.intensity > 0 && r.tflops > 0).length;
+    assert.equal(await roofline.getAttribute('data-points'), String(onChart));
+    await shoot(env.page, 'operators-replayed');
+    h.assertNoErrors(env.errors);
+  });
+
+  test('a replay with no capture profiled is listed with its reason', async () => {
+    const data = await api('kernels', { ...NO_CAPTURE_KEY, group_by: 'op' });
+    assert.equal(data.graph_replay.matched, 0);
+    assert.ok(data.graph_replay.unmatched.length > 0);
+    await env.page.goto(
+      `${env.base}${h.stateHash({ ...NO_CAPTURE_KEY, view: 'kernels', 'kernels.group_by': 'op' })}`,
+    );
+    await frame()
+      .locator('[data-testid="kernels"][data-ready="true"][data-busy="false"]')
+      .waitFor({ state: 'visible', timeout: WAIT_MS });
+    const note = frame().locator('[data-testid="kernels-unmatched-graphs"]');
+    await note.waitFor({ state: 'visible', timeout: WAIT_MS });
+    const items = frame().locator('[data-testid="kernels-unmatched-graph"]');
+    assert.equal(await items.count(), Math.min(data.graph_replay.unmatched.length, 8));
+    assert.ok((await note.innerText()).includes('capture not profiled'));
+    await shoot(env.page, 'kernels-unmatched');
     h.assertNoErrors(env.errors);
   });
 });

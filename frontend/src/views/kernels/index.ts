@@ -23,6 +23,7 @@ import * as kit from '../page_kit';
 import { TablePanel } from '../table_panel';
 import type { ViewContext, ViewDef, ViewHandle } from '../types';
 import { kernelColumns, NARROW_HIDES } from './columns';
+import { replayNote } from './replay_note';
 import {
   eligibleWithoutTensorCores,
   GROUP_BYS,
@@ -143,6 +144,7 @@ function choiceSelect(
 class KernelsPage {
   readonly element: HTMLElement;
   private readonly tilesEl = h('div', { class: 'ks-tiles', testid: 'kernels-summary' });
+  private readonly replayEl = h('div', { testid: 'kernels-replay' });
   private readonly chrome = kit.tableChrome('kernel');
   private readonly table: TablePanel<KernelRow>;
   private readonly tcPie: PieCard;
@@ -204,6 +206,7 @@ class KernelsPage {
       kit.viewHead('Kernels', this.ctx.key, `${formatCount(this.data.kernel_count)} kernel calls`),
       kit.partialNotice(this.ctx.status),
       this.tilesEl,
+      this.replayEl,
       this.chartsSection(),
       kit.section(
         {
@@ -240,6 +243,7 @@ class KernelsPage {
 
   private renderTiles(): void {
     replaceChildren(this.tilesEl, kernelTiles(this.data, this.state));
+    replaceChildren(this.replayEl, replayNote(this.data));
   }
 
   private buildTable(): void {

@@ -8,8 +8,10 @@ import { formatCount, formatDuration, formatPercent } from '../../components/for
 import { yesNo } from '../../components/table_tools';
 import {
   AVG_OF,
+  isReplayed,
   METRIC_HELP,
   METRIC_LABEL,
+  REPLAYED_HELP,
   shapeParam,
   shapeText,
   tensorCoreShare,
@@ -56,7 +58,23 @@ const NAME: ColumnSpec<OperatorRow> = {
   minWidth: 240,
   grow: 3,
   value: (row) => row.name,
-  cell: (row) => h('span', { title: row.name }, row.name),
+  cell: (row) =>
+    h(
+      'span',
+      { title: row.name },
+      row.name,
+      isReplayed(row)
+        ? h(
+            'span',
+            {
+              class: 'ks-badge ks-replayed',
+              testid: 'op-replayed',
+              title: `replayed: ${REPLAYED_HELP}`,
+            },
+            'replayed',
+          )
+        : null,
+    ),
 };
 
 const INPUT_SHAPE: ColumnSpec<OperatorRow> = {
@@ -79,6 +97,11 @@ const CALLS: ColumnSpec<OperatorRow> = {
   minWidth: 80,
   value: (row) => row.calls,
   format: FORMAT.count,
+  cellTooltip: (row) =>
+    isReplayed(row)
+      ? `${formatCount(row.calls)} host calls in this span; ` +
+        `${formatDuration(row.replayed_us)} of its device time replayed from a graph it captured`
+      : `${formatCount(row.calls)} calls`,
 };
 
 const TC_ELIGIBLE: ColumnSpec<OperatorRow> = {

@@ -7,7 +7,13 @@ import { selectField } from '../../components/table_tools';
 import { pick } from '../../components/url_values';
 import { partialNotice, tile } from '../page_kit';
 import type { ViewContext } from '../types';
-import { callStackSourceLabel, METRIC_LABEL, type TimeMetric } from './model';
+import {
+  callStackSourceLabel,
+  isReplayed,
+  METRIC_LABEL,
+  REPLAYED_HELP,
+  type TimeMetric,
+} from './model';
 
 export function notices(ctx: ViewContext, data: OperatorsResponse, device: boolean): HTMLElement[] {
   const out: HTMLElement[] = [];
@@ -21,6 +27,18 @@ export function notices(ctx: ViewContext, data: OperatorsResponse, device: boole
         h('strong', null, 'No Kernel view: '),
         `${data.kernel_view_absent_reason}.`,
         device ? null : ' Device time columns are left out.',
+      ),
+    );
+  }
+  const replayed = data.rows.filter(isReplayed).length;
+  if (replayed) {
+    out.push(
+      h(
+        'div',
+        { class: 'ks-notice', testid: 'operators-replayed-note', role: 'note' },
+        h('strong', null, `Replayed rows (${formatCount(replayed)}): `),
+        `${REPLAYED_HELP}. A row of 0 calls was called only while the graph was captured: ` +
+          'its work (roofline) is in the capture trace, not here.',
       ),
     );
   }

@@ -7,6 +7,7 @@ import {
   callStackParams,
   findRow,
   hasDeviceTime,
+  isReplayed,
   operatorCsv,
   operatorPie,
   rowId,
@@ -40,6 +41,7 @@ function row(name: string, over: Partial<OperatorRow> = {}): OperatorRow {
     tensor_core_self_us: 0,
     tensor_core_total_us: 0,
     has_call_stack: true,
+    replayed_us: 0,
     ...over,
   };
 }
@@ -158,5 +160,13 @@ describe('operatorCsv', () => {
     assert.equal(gpu.header.length, 14);
     assert.equal(gpu.rows[0]?.length, 14);
     assert.ok(!gpu.header.includes('Input Shape'));
+  });
+});
+
+describe('replayed rows', () => {
+  it('marks a row with kernels replayed from a graph its op captured', () => {
+    const replayedOnly = row('aten::mm', { calls: 0, host_self_us: 0, replayed_us: 125 });
+    assert.equal(isReplayed(replayedOnly), true);
+    assert.equal(isReplayed(row('aten::mm', { replayed_us: 0 })), false);
   });
 });

@@ -53,6 +53,15 @@ export const HOST_METRICS: readonly HostMetric[] = ['host_self_us', 'host_total_
 
 export const TOP_N = 10;
 
+/** What a replayed row is (a row with `replayed_us`; docs/http_api.md operators). */
+export const REPLAYED_HELP =
+  'device time of kernels replayed from a CUDA/HIP graph captured by this op; no host calls in this span';
+
+/** Whether the row holds kernels replayed from a graph the op captured. */
+export function isReplayed(row: OperatorRow): boolean {
+  return row.replayed_us > 0;
+}
+
 /** Whether the trace has device time: else the device columns and pie are left out. */
 export function hasDeviceTime(ops: OperatorsResponse): boolean {
   return ops.kernel_view_absent_reason === null || ops.device_self_us > 0;
