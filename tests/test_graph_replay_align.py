@@ -9,10 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from builders import TraceBuilder
 from kinetoscope.analysis.graph_replay import graph_replay
 from kinetoscope.analysis.kernels import kernels
 from kinetoscope.analysis.operators import operators
+from kinetoscope.cli.main import main
 from test_graph_replay import capture, hip, op_names, replay, with_captures
 
 DIMS = {"grid": [4, 1, 1], "block": [64, 1, 1]}
@@ -168,3 +170,17 @@ def test_why_a_capture_cannot_be_aligned(tmp_path: Path) -> None:
         ),
     }
     assert [u["device_us"] for u in summary["unmatched"]] == [16.0, 8.0, 4.0]
+
+
+def test_the_text_report_gives_each_unmatched_graphs_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "300")
+    path = _serving_trace().write(tmp_path / "worker0.1.pt.trace.json")
+    assert main(["report", str(path), "--view", "kernels", "--no-cache"]) == 0
+    out = capsys.readouterr().out
+    assert "graph replay: 6 kernels, 4 matched to their capture" in out
+    assert (
+        "  unmatched: conv (2 kernels, 1 replays, 0.008 ms): no captured graph's launches "
+        "line up with its 2 kernels by kernel name, grid and block"
+    ) in out.splitlines()

@@ -342,7 +342,8 @@ def render_kernels(view: dict[str, Any], width: int = DEFAULT_WIDTH, top: int = 
     replay = view.get("graph_replay")
     if replay:
         out.append(replay["note"])
-        for u in replay.get("unmatched", []):
+        # With no capture at all the note says it once; else each unmatched graph's reason.
+        for u in replay["unmatched"] if replay["captures"] else []:
             graph = (
                 f"{_short(u['first_kernel'], 40)} ({u['kernels']} kernels, {u['replays']} replays"
             )
