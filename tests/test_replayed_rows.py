@@ -14,6 +14,7 @@ from typing import Any, get_type_hints
 import jsonschema
 import pytest
 from builders import TraceBuilder
+from kinetoscope.analysis.kernels import kernels
 from kinetoscope.analysis.operators import OperatorRow, operators
 from kinetoscope.api.endpoints import ENDPOINTS
 from kinetoscope.cli.main import main
@@ -67,6 +68,16 @@ def test_replayed_rows_carry_every_key(tmp_path: Path, group_by: str) -> None:
     assert rows["execute"]["replayed_us"] == 0.0
     assert rows["execute"]["device_self_us"] == 0.0 and rows["execute"]["device_total_us"] == 16.0
     schema = output_schema(ENDPOINTS["operators"])
+    jsonschema.validate({**view, "page": {}, "provenance": {}}, schema)
+
+
+def test_the_kernels_view_of_a_replay_fits_its_schema(tmp_path: Path) -> None:
+    root = _logdir(tmp_path)
+    path = str(root / "serve" / "worker0.2.pt.trace.json")
+    model = with_captures(build_model(path), *[build_model(p) for p in capture_files(path)])
+    view = kernels(model, "op")
+    assert view["graph_replay"] is not None and view["graph_replay"]["unmatched"] == []
+    schema = output_schema(ENDPOINTS["kernels"])
     jsonschema.validate({**view, "page": {}, "provenance": {}}, schema)
 
 
