@@ -351,3 +351,78 @@ def test_identical_runs_of_two_ranks_name_nothing(tmp_path: Path) -> None:
         assert run["workers"] == ["worker0_span1", "worker1_span1"]
         assert run["step_median_us"] == max(s for s in steps if s is not None)
     assert view["regressions"] == [] and view["improvements"] == []
+
+
+# --- like with like: workloads, and each metric's own noise ------------------------------
+
+
+def test_one_run_excursion_is_not_named_and_a_lasting_change_is() -> None:
+    # Run 4 jumps to 130 and run 5 is back at 100: an excursion, not a change. Its
+    # deviation (30) joins the metric's excursions, so the same jump later (run 7, with run
+    # 8 staying there) needs more than 1.5 × 30 = 45: 130 is not named, 150 is.
+    steady: list[float | None] = [100, 101, 99, 100, 130, 100, 101]
+    assert rolling_changes(("phase", "other"), [*steady, 130, 130], NO_STEPS, Rule()) == []
+    named = rolling_changes(("phase", "other"), [*steady, 150, 150], NO_STEPS, Rule())
+    assert [(c.run_index, c.threshold, c.confirmed) for c in named] == [(7, 45.0, True)]
+
+
+def test_a_change_at_the_last_run_is_named_unconfirmed() -> None:
+    named = rolling_changes(("step", "step"), [100, 101, 99, 100, 130], NO_STEPS, Rule())
+    assert [(c.run_index, c.confirmed) for c in named] == [(4, False)]
+    confirmed = rolling_changes(("step", "step"), [100, 101, 99, 130, 131], NO_STEPS, Rule())
+    assert [(c.run_index, c.confirmed) for c in confirmed] == [(3, True)]
+
+
+def test_noise_only_runs_name_nothing(tmp_path: Path) -> None:
+    """20 runs of one real H100 trace with ±5 % noise on every duration and no change: the
+    Overview's phases swing up to ±17 % (the kernel phase jumps between two levels as the
+    events' bounds move), which the fixed thresholds named as 6 to 15 changes a logdir."""
+    built = build_trend_logdir(corpus_path(BERT), tmp_path, 20, [], noise=0.05, seed=3)
+    view = trend_view(scan_logdir(str(built.root)), {}, None)
+    kernel_phase = [r["phases_us"]["kernel"] for r in view["runs"]]
+    assert max(kernel_phase) / min(kernel_phase) > 1.15  # the noise is there
+    assert [len(w["runs"]) for w in view["workloads"]] == [20]
+    assert view["regressions"] == [] and view["improvements"] == []
+
+
+QWEN = "tracelens/tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
+
+
+def _mixed_logdir(root: Path) -> list[str]:
+    """3 runs of an H100 BERT trace and 3 of an H100 Qwen trace (same device, other
+    model), then one CPU-only run: their run names in one folder."""
+    import shutil
+
+    bert = build_trend_logdir(corpus_path(BERT), root / "bert", 3, [], noise=0.02, seed=1)
+    qwen = build_trend_logdir(corpus_path(QWEN), root / "qwen", 3, [], noise=0.02, seed=2)
+    logdir = root / "logdir"
+    names = []
+    for prefix, built in (("bert", bert), ("qwen", qwen)):
+        for name in built.names:
+            shutil.copytree(built.root / name, logdir / f"{prefix}_{name}")
+            names.append(f"{prefix}_{name}")
+    cpu = "hta/tests/data/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"
+    (logdir / "cpu_run").mkdir()
+    shutil.copyfile(corpus_path(cpu), logdir / "cpu_run" / "worker0.pt.trace.json.gz")
+    return [*names, "cpu_run"]
+
+
+def test_runs_of_different_models_are_compared_only_within_their_workload(tmp_path: Path) -> None:
+    """Before workloads, the runs of two models one after the other named their
+    differences as regressions and improvements (2 to 194 per logdir)."""
+    names = _mixed_logdir(tmp_path)
+    view = trend_view(scan_logdir(str(tmp_path / "logdir")), {}, None)
+    assert sorted(r["run"] for r in view["runs"]) == sorted(names)
+    by_workload: dict[int, set[str]] = {}
+    for run in view["runs"]:
+        by_workload.setdefault(run["workload"], set()).add(run["run"][:4])
+    assert sorted(map(sorted, by_workload.values())) == [["bert"], ["cpu_"], ["qwen"]]
+    assert [w["compared"] for w in view["workloads"]].count(True) == 2
+    assert view["regressions"] == [] and view["improvements"] == []
+    assert view["notes"] == [
+        next(
+            f"run cpu_run is the only run of its workload ({w['label']}): not compared"
+            for w in view["workloads"]
+            if w["runs"] == ["cpu_run"]
+        )
+    ]

@@ -24,6 +24,7 @@ def _peak(peaks: dict[str, float]) -> str:
 RUN_COLUMNS: list[Column] = [
     ("#", "index", str),
     ("run", "run", short),
+    ("workload", "workload", or_dash(str)),
     ("start (UTC)", "start_us", _start),
     ("steps", "step_count", str),
     ("step median ms", "step_median_us", or_dash(ms)),
@@ -37,6 +38,12 @@ def _value(change: dict[str, Any], key: str) -> str:
     return mib(value) if change["unit"] == "bytes" else ms(value)
 
 
+def _pct(change: dict[str, Any]) -> str:
+    pct = change["change_pct"]
+    text = "new" if pct is None else f"{pct:+.1f}"
+    return text if change["confirmed"] else f"{text} ?"
+
+
 def _change_rows(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [
         {
@@ -46,6 +53,7 @@ def _change_rows(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "after": _value(c, "value"),
             "unit_text": "MiB" if c["unit"] == "bytes" else "ms/step",
             "diff": f"{c['diff_base_run'] or '-'} → {c['diff_target_run']}",
+            "pct_text": _pct(c),
         }
         for c in changes
     ]
@@ -54,7 +62,7 @@ def _change_rows(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
 CHANGE_COLUMNS: list[Column] = [
     ("first run", "first_run", short),
     ("metric", "metric", str),
-    ("change %", "change_pct", or_dash(lambda v: f"{v:+.1f}")),
+    ("change %", "pct_text", str),
     ("before", "before", str),
     ("after", "after", str),
     ("unit", "unit_text", str),
@@ -71,11 +79,16 @@ def render_trend(view: dict[str, Any]) -> str:
     else:
         how = f"each run against the median of the {rule['window']} runs before it"
     out = [
-        f"== trend of {len(view['runs'])} runs ({how}; threshold "
-        f"max({rule['floor_pct']:g} %, {rule['spread_k']:g} × MAD))",
+        f"== trend of {len(view['runs'])} runs ({how} of the same workload; threshold "
+        f"max({rule['floor_pct']:g} %, {rule['spread_k']:g} × MAD, "
+        f"{rule['envelope_k']:g} × the largest excursion); '?': at the last run, unconfirmed",
         "",
         rows_table(RUN_COLUMNS, view["runs"], width),
     ]
+    if len(view["workloads"]) > 1:
+        out += ["", "== Workloads (runs are compared within their workload only)", ""]
+        out += [f"{w['index']}: {short(w['label'], width - 4)}" for w in view["workloads"]]
+    out += [f"note: {note}" for note in view["notes"]]
     for title, key in (("Regressions", "regressions"), ("Improvements", "improvements")):
         changes = view[key]
         out += ["", f"== {title} ({len(changes)})", ""]

@@ -1209,6 +1209,8 @@ export interface TrendChange {
   unit: 'bytes' | 'us';
   diff_base_run: string | null;
   diff_target_run: string;
+  workload: number;
+  confirmed: boolean;
 }
 
 /** `trend` answers 202 with this while the traces are summarised. */
@@ -1231,6 +1233,7 @@ export interface TrendRule {
   window: number;
   floor_pct: number;
   spread_k: number;
+  envelope_k: number;
   min_step_pct: number;
   min_history: number;
 }
@@ -1253,14 +1256,25 @@ export interface TrendRun {
   top_collectives: NamedTime[];
   memory_peak_bytes: Record<string, number>;
   errors: string[];
+  workload: number | null;
 }
 
 export interface TrendView {
   span: string;
   rule: TrendRule;
   runs: TrendRun[];
+  workloads: TrendWorkload[];
+  notes: string[];
   regressions: TrendChange[];
   improvements: TrendChange[];
+}
+
+/** Runs of one workload (same devices and workers, mostly the same ops): each metric's series is compared within a workload only. */
+export interface TrendWorkload {
+  index: number;
+  label: string;
+  runs: string[];
+  compared: boolean;
 }
 
 export interface UnmatchedGraph {

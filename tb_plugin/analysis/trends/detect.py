@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from .summary import TraceSummary
 
 MAD_SCALE = 1.4826
+NOISE_RUNS = 20
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ class Rule:
     window: int = 5  # runs in the rolling baseline
     floor_pct: float = 5.0  # the smallest relative change named
     spread_k: float = 3.0  # × the baseline's robust spread
+    envelope_k: float = 1.5  # × the largest excursion seen without a change named
     min_step_pct: float = 0.5  # time metrics: the smallest change, % of the step
     min_history: int = 3  # runs with the value before the first one judged
 
@@ -55,6 +57,9 @@ class Change:
     baseline: float
     value: float
     threshold: float
+    # Whether the next run with the value stayed beyond the threshold too (a lasting change,
+    # not one run's excursion); False for a change at the last run, not yet confirmed.
+    confirmed: bool = True
 
     @property
     def change_pct(self) -> float | None:
@@ -117,10 +122,29 @@ def _mad(values: Sequence[float], center: float) -> float:
     return MAD_SCALE * statistics.median(abs(v - center) for v in values)
 
 
+def _noise(base: Sequence[float], center: float, excursions: Sequence[float], rule: Rule) -> float:
+    """The change a metric's own noise can make: `spread_k` × the baseline's MAD (normal
+    noise), or `envelope_k` × the largest excursion it has shown without a change being
+    named (the baseline's own deviations from its median, and each judged run's deviation
+    that stayed within its threshold, the last NOISE_RUNS): a metric that jumps now and
+    then (an Overview phase whose bounds move with the events) needs a bigger move."""
+    envelope = max([abs(v - center) for v in base] + list(excursions))
+    return max(rule.spread_k * _mad(base, center), rule.envelope_k * envelope)
+
+
+def _beyond(value: float, center: float, threshold: float) -> bool:
+    return abs(value - center) > threshold and (center > 0 or value > threshold)
+
+
+def _next_known(values: Series, i: int) -> float | None:
+    return next((v for v in values[i + 1 :] if v is not None), None)
+
+
 def rolling_changes(key: Key, values: Series, steps: Series, rule: Rule) -> list[Change]:
     """The changes of one series under the rolling rule (module docstring)."""
     changes: list[Change] = []
     segment: list[tuple[int, float]] = []  # (run, value) known since the last change
+    excursions: list[float] = []  # judged runs' deviations that were not named
     for i, value in enumerate(values):
         if value is None:
             continue
@@ -130,12 +154,20 @@ def rolling_changes(key: Key, values: Series, steps: Series, rule: Rule) -> list
             center = statistics.median(base)
             threshold = max(
                 rule.floor_pct / 100.0 * abs(center),
-                rule.spread_k * _mad(base, center),
+                _noise(base, center, excursions, rule),
                 _step_floor(key[0], steps, recent[-1][0], rule),
             )
-            if abs(value - center) > threshold and (center > 0 or value > threshold):
-                changes.append(Change(key[0], key[1], i, center, value, threshold))
+            after = _next_known(values, i)
+            lasting = after is None or (
+                _beyond(after, center, threshold) and (after > center) == (value > center)
+            )
+            if _beyond(value, center, threshold) and lasting:
+                changes.append(
+                    Change(key[0], key[1], i, center, value, threshold, after is not None)
+                )
                 segment = []
+            else:
+                excursions = [*excursions[-NOISE_RUNS + 1 :], abs(value - center)]
         segment.append((i, value))
     return changes
 
@@ -154,7 +186,11 @@ def baseline_changes(
             continue
         if base <= 0 and value <= threshold:
             continue
-        change = Change(key[0], key[1], i, base, value, threshold)
+        after = _next_known(values, i)
+        lasting = (
+            after is not None and abs(after - base) > threshold and (after > base) == (value > base)
+        )
+        change = Change(key[0], key[1], i, base, value, threshold, lasting)
         named.setdefault(change.regression, change)
     return sorted(named.values(), key=lambda c: c.run_index)
 

@@ -29,6 +29,7 @@ class TrendRun(TypedDict):
     top_collectives: list[NamedTime]
     memory_peak_bytes: dict[str, float]  # memory device key → peak allocated
     errors: list[str]  # files that could not be summarised (their run is left out if all)
+    workload: int | None  # index into TrendView.workloads; None: the run failed
 
 
 class TrendChange(TypedDict):
@@ -40,9 +41,23 @@ class TrendChange(TypedDict):
     value: float  # the value at first_run
     threshold: float  # the change needed to be named, in the metric's unit
     unit: Literal["us", "bytes"]
-    # The Diff of first_run against the run before it (None for the first run).
+    # The Diff of first_run against the run of its workload before it (None for the first).
     diff_base_run: str | None
     diff_target_run: str
+    workload: int  # the workload whose series changed
+    # A later run stayed beyond the threshold too; False: named at the last run of its
+    # workload and not yet confirmed by another.
+    confirmed: bool
+
+
+class TrendWorkload(TypedDict):
+    """Runs of one workload (same devices and workers, mostly the same ops): each metric's
+    series is compared within a workload only."""
+
+    index: int
+    label: str  # its devices and workers, and its biggest ops
+    runs: list[str]  # in trace start order
+    compared: bool  # False: fewer than two runs, nothing to compare
 
 
 class TrendRule(TypedDict):
@@ -51,6 +66,7 @@ class TrendRule(TypedDict):
     window: int
     floor_pct: float
     spread_k: float
+    envelope_k: float
     min_step_pct: float
     min_history: int
 
@@ -59,6 +75,8 @@ class TrendView(TypedDict):
     span: str
     rule: TrendRule
     runs: list[TrendRun]
+    workloads: list[TrendWorkload]
+    notes: list[str]  # runs left out of every comparison, and why
     regressions: list[TrendChange]
     improvements: list[TrendChange]
 

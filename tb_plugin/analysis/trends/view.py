@@ -14,7 +14,8 @@ from ...model.errors import ViewParamError
 from .detect import Change, Rule, detect
 from .summaries import summarize_files
 from .summary import TraceSummary, combine
-from .types import NamedTime, TrendChange, TrendRule, TrendRun, TrendView
+from .types import NamedTime, TrendChange, TrendRule, TrendRun, TrendView, TrendWorkload
+from .workloads import group_workloads, workload_label
 
 if TYPE_CHECKING:
     from ...store.trace_store import TraceStore
@@ -57,6 +58,7 @@ def _run_row(run: Run, workers: list[str], summary: TraceSummary | None) -> Tren
         "top_collectives": _named(s.collectives) if s else [],
         "memory_peak_bytes": s.memory_peak_bytes if s else {},
         "errors": [],
+        "workload": None,
     }
 
 
@@ -68,7 +70,8 @@ def _order(rows: list[tuple[TrendRun, TraceSummary | None, int]]) -> None:
         row["index"] = i
 
 
-def _change(change: Change, runs: Sequence[TrendRun]) -> TrendChange:
+def _change(change: Change, runs: Sequence[TrendRun], workload: int) -> TrendChange:
+    """A change found in one workload's series (`runs`: that workload's runs, in order)."""
     i = change.run_index
     return {
         "metric": change.metric,  # type: ignore[typeddict-item]
@@ -81,7 +84,65 @@ def _change(change: Change, runs: Sequence[TrendRun]) -> TrendChange:
         "unit": "bytes" if change.metric == "memory_peak" else "us",
         "diff_base_run": runs[i - 1]["run"] if i > 0 else None,
         "diff_target_run": runs[i]["run"],
+        "workload": workload,
+        "confirmed": change.confirmed,
     }
+
+
+class _Compared:
+    """Each workload's runs compared apart: the changes, the workloads and the notes."""
+
+    def __init__(self, rows: Sequence[tuple[TrendRun, TraceSummary | None, int]]) -> None:
+        self.runs = [row for row, _, _ in rows]
+        self.summaries = [s for _, s, _ in rows]
+        self.changes: list[tuple[int, Change, int]] = []  # (global run, change, workload)
+        self.workloads: list[TrendWorkload] = []
+        self.notes = [
+            f"run {r['run']}: no trace could be summarised"
+            for r, s in zip(self.runs, self.summaries)
+            if s is None
+        ]
+
+    def compare(self, rule: Rule, baseline_name: str | None) -> None:
+        groups = group_workloads(self.summaries)
+        for run, group in zip(self.runs, groups):
+            run["workload"] = group
+        count = max((g for g in groups if g is not None), default=-1) + 1
+        base_at = next((r["index"] for r in self.runs if r["run"] == baseline_name), None)
+        for w in range(count):
+            members = [i for i, g in enumerate(groups) if g == w]
+            self._workload(w, members, rule, base_at)
+
+    def _workload(self, w: int, members: list[int], rule: Rule, base_at: int | None) -> None:
+        first = self.summaries[members[0]]
+        assert first is not None
+        names = [self.runs[i]["run"] for i in members]
+        label = workload_label(first)
+        left_out = base_at is not None and base_at not in members
+        compared = len(members) > 1 and not left_out
+        self.workloads.append({"index": w, "label": label, "runs": names, "compared": compared})
+        if len(members) == 1:
+            self.notes.append(
+                f"run {names[0]} is the only run of its workload ({label}): not compared"
+            )
+        elif left_out:
+            self.notes.append(
+                f"runs {', '.join(names)} are another workload ({label}) than the baseline run: "
+                "not compared"
+            )
+        if not compared:
+            return
+        local_base = members.index(base_at) if base_at is not None else None
+        for change in detect([self.summaries[i] for i in members], rule, local_base):
+            self.changes.append((members[change.run_index], change, w))
+
+    def bodies(self) -> list[TrendChange]:
+        ordered = sorted(self.changes, key=lambda t: (t[0], t[1].metric, t[1].name))
+        out = []
+        for _, change, w in ordered:
+            mine = [self.runs[i] for i, g in enumerate(r["workload"] for r in self.runs) if g == w]
+            out.append(_change(change, mine, w))
+        return out
 
 
 def trend_view(
@@ -114,15 +175,17 @@ def trend_view(
         row["errors"] = failed
         rows.append((row, summary, max(s.mtime_ns for _, s in pick)))
     _order(rows)
-    ordered = [row for row, _, _ in rows]
-    base_index = next((r["index"] for r in ordered if r["run"] == baseline_name), None)
-    changes = detect([s for _, s, _ in rows], rule, base_index)
+    compared = _Compared(rows)
+    compared.compare(rule, baseline_name)
+    changes = compared.bodies()
     return {
         "span": span or "1",
         "rule": _rule_body(rule, baseline_name),
-        "runs": ordered,
-        "regressions": [_change(c, ordered) for c in changes if c.regression],
-        "improvements": [_change(c, ordered) for c in changes if not c.regression],
+        "runs": compared.runs,
+        "workloads": compared.workloads,
+        "notes": compared.notes,
+        "regressions": [c for c in changes if c["value"] > c["baseline"]],
+        "improvements": [c for c in changes if c["value"] <= c["baseline"]],
     }
 
 
@@ -133,6 +196,7 @@ def _rule_body(rule: Rule, baseline: str | None) -> TrendRule:
         "window": rule.window,
         "floor_pct": rule.floor_pct,
         "spread_k": rule.spread_k,
+        "envelope_k": rule.envelope_k,
         "min_step_pct": rule.min_step_pct,
         "min_history": rule.min_history,
     }

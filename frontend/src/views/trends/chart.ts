@@ -1,14 +1,18 @@
-// The Trends page's run-by-run charts: one value per run (in trace start order), the runs
-// where a change of that metric was first seen marked.
+// The Trends page's run-by-run charts: one value per run (in trace start order), one line
+// per workload (runs of different models are never joined), the runs where a change of
+// that metric was first seen marked.
 
 import type { OptionBuilder } from '../../components/chart';
-import { axisColors, chartFrame } from '../../components/chart_option';
+import { axisColors, chartFrame, scrollLegend } from '../../components/chart_option';
 
 export interface RunChart {
   title: string;
   runs: string[];
   values: (number | null)[];
   marks: number[];
+  /** Each run's workload (an index into `workloads`; null: the run failed). */
+  workloadOf: (number | null)[];
+  workloads: string[];
   format: (value: number | null) => string;
 }
 
@@ -18,7 +22,7 @@ export function runChartOption(chart: RunChart): OptionBuilder {
       trigger: 'axis',
       valueFormatter: (value: unknown) => chart.format(typeof value === 'number' ? value : null),
     }),
-    grid: { left: 84, right: 24, top: 32, bottom: 64 },
+    grid: { left: 84, right: 24, top: 32, bottom: chart.workloads.length > 1 ? 88 : 64 },
     xAxis: {
       type: 'category',
       data: chart.runs,
@@ -34,23 +38,33 @@ export function runChartOption(chart: RunChart): OptionBuilder {
       ...axisColors(theme),
       axisLabel: { color: theme.textMuted, formatter: (v: number) => chart.format(v) },
     },
-    series: [
-      {
-        id: 'values',
-        name: chart.title,
-        type: 'line',
-        connectNulls: false,
-        data: chart.values,
-        showSymbol: true,
-        markPoint: {
-          symbol: 'pin',
-          symbolSize: 36,
-          label: { show: true, formatter: '!' },
-          data: chart.marks
-            .filter((i) => chart.values[i] !== null && chart.values[i] !== undefined)
-            .map((i) => ({ coord: [i, chart.values[i]] })),
-        },
-      },
-    ],
+    legend:
+      chart.workloads.length > 1
+        ? { ...scrollLegend(theme), top: undefined, bottom: 0 }
+        : undefined,
+    series: chart.workloads.map((label, w) => workloadSeries(chart, label, w)),
   });
+}
+
+function workloadSeries(chart: RunChart, label: string, w: number): Record<string, unknown> {
+  const mine = (i: number): boolean => chart.workloadOf[i] === w;
+  const data = chart.values.map((v, i) => (mine(i) ? v : null));
+  return {
+    id: `workload-${w}`,
+    name: chart.workloads.length > 1 ? label : chart.title,
+    type: 'line',
+    // Runs of other workloads sit between this one's: join across them, not across nulls
+    // of its own (a failed run).
+    connectNulls: true,
+    data,
+    showSymbol: true,
+    markPoint: {
+      symbol: 'pin',
+      symbolSize: 36,
+      label: { show: true, formatter: '!' },
+      data: chart.marks
+        .filter((i) => mine(i) && data[i] !== null && data[i] !== undefined)
+        .map((i) => ({ coord: [i, data[i]] })),
+    },
+  };
 }

@@ -79,7 +79,16 @@ function changeTable(view: TrendView, ctx: RunViewContext): HTMLElement {
           h('td', null, row.metric),
           h('td', { class: 'ks-trend-name', title: row.name }, row.name),
           h('td', null, row.first_run),
-          h('td', { class: 'ks-num ks-trend-pct' }, changeText(row.change_pct)),
+          h(
+            'td',
+            {
+              class: 'ks-num ks-trend-pct',
+              title: row.confirmed
+                ? undefined
+                : 'At the last run of its workload: not yet confirmed by a later run',
+            },
+            row.confirmed ? changeText(row.change_pct) : `${changeText(row.change_pct)} ?`,
+          ),
           h('td', { class: 'ks-num' }, valueText(row, row.baseline)),
           h('td', { class: 'ks-num' }, valueText(row, row.value)),
           h('td', null, diffCell(row, view, ctx)),
@@ -105,13 +114,33 @@ function runErrors(view: TrendView): HTMLElement | null {
 }
 
 function stepChart(series: RunSeries): RunChart {
-  const { runs, stepUs: values, stepMarks: marks } = series;
-  return { title: 'Step time (median)', runs, values, marks, format: formatDuration };
+  const { runs, stepUs: values, stepMarks: marks, workloadOf, workloads } = series;
+  const format = formatDuration;
+  return { title: 'Step time (median)', runs, values, marks, workloadOf, workloads, format };
 }
 
 function peakChart(series: RunSeries): RunChart {
-  const { runs, peakBytes: values, peakMarks: marks } = series;
-  return { title: 'Memory peak', runs, values, marks, format: formatBytes };
+  const { runs, peakBytes: values, peakMarks: marks, workloadOf, workloads } = series;
+  const format = formatBytes;
+  return { title: 'Memory peak', runs, values, marks, workloadOf, workloads, format };
+}
+
+function notesList(view: TrendView): HTMLElement | null {
+  if (!view.notes.length) return null;
+  return h(
+    'div',
+    { class: 'ks-notice', testid: 'trend-notes' },
+    h(
+      'strong',
+      null,
+      `${plural(view.workloads.length, 'workload')}: each run is compared only with runs of its own workload.`,
+    ),
+    h(
+      'ul',
+      null,
+      view.notes.map((n) => h('li', null, n)),
+    ),
+  );
 }
 
 class TrendsPage {
@@ -160,6 +189,7 @@ class TrendsPage {
         h('p', { class: 'ks-muted', testid: 'trend-summary' }, summary),
       ),
       runErrors(view),
+      notesList(view),
       section(
         {
           anchor: 'runs',

@@ -14,6 +14,10 @@ export interface RunSeries {
   /** Indices of the runs where a step or memory-peak change was first seen. */
   stepMarks: number[];
   peakMarks: number[];
+  /** Each run's workload (index into `workloads`; null: the run failed). */
+  workloadOf: (number | null)[];
+  /** Each workload's label. */
+  workloads: string[];
 }
 
 function highestPeak(run: TrendRun): number | null {
@@ -34,6 +38,8 @@ export function runSeries(view: TrendView): RunSeries {
     peakBytes: view.runs.map(highestPeak),
     stepMarks: at('step'),
     peakMarks: at('memory_peak'),
+    workloadOf: view.runs.map((r) => r.workload),
+    workloads: view.workloads.map((w) => w.label),
   };
 }
 
@@ -48,6 +54,7 @@ export interface ChangeRow {
   unit: string;
   diff_base_run: string | null;
   diff_target_run: string;
+  confirmed: boolean;
 }
 
 /** Regressions first, then improvements; each by run order, then by the size of the change. */
@@ -101,5 +108,5 @@ export function ruleText(view: TrendView): string {
     r.mode === 'baseline' && r.baseline_run !== null
       ? `every run against run ${r.baseline_run}`
       : `each run against the median of the ${r.window} runs before it`;
-  return `${against}; named when the change exceeds max(${r.floor_pct} %, ${r.spread_k} × the baseline's MAD, ${r.min_step_pct} % of the step), once, at its first run.`;
+  return `${against} of the same workload; named when the change exceeds max(${r.floor_pct} %, ${r.spread_k} × the baseline's MAD, ${r.envelope_k} × the largest excursion seen without a change, ${r.min_step_pct} % of the step) and the next run stays beyond it, once, at its first run ("?": the last run, not yet confirmed).`;
 }
