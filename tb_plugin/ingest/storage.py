@@ -11,6 +11,8 @@ rank summaries in worker processes or on a cluster):
 - `list_files(folder)`: every file under a folder, recursively, with its state;
 - `kind(location)`: "file", "dir" or None; `parent`, `join`, `absolute`.
 
+A local file under a logdir discovery listed is checked to be inside it each time it is
+stat'ed or opened (`containment`: the opened file's own path, not the listing's verdict).
 Local paths keep the plain `os` calls (fsspec is never imported for them). URLs go
 through `fsspec.core.url_to_fs`, so credentials and endpoints come from each backend's
 usual places (environment, config files; e.g. `AWS_ENDPOINT_URL` or
@@ -20,7 +22,6 @@ usual places (environment, config files; e.g. `AWS_ENDPOINT_URL` or
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import stat as stat_mode
@@ -30,6 +31,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, BinaryIO
 
+from .containment import OUTSIDE_LOGDIR as OUTSIDE_LOGDIR
+from .containment import OutsideLogdirError as OutsideLogdirError
+from .containment import add_root as add_root
+from .containment import contained_stat, open_contained
+from .containment import follow_symlinks as follow_symlinks
 from .limits import env_number
 
 # A URL scheme as fsspec reads one ("s3://", "abfs://", "simplecache::s3://"); a Windows
@@ -62,46 +68,6 @@ class StorageError(OSError):
 class StoreUnreachable(StorageError):
     """The store did not answer in time, or the connection broke (after the bounded
     retries): a network problem, not the file's."""
-
-
-class OutsideLogdirError(PermissionError):
-    """A listed file that resolves (through a symbolic link) outside its logdir: never
-    read, unless KINETOSCOPE_FOLLOW_SYMLINKS=1."""
-
-
-OUTSIDE_LOGDIR = (
-    "a symbolic link that leads outside the logdir, so it is not read "
-    "(set KINETOSCOPE_FOLLOW_SYMLINKS=1 to follow links on purpose)"
-)
-# Paths discovery listed but refused (they resolve outside the logdir root): every read
-# goes through `stat`/`open_binary`/`file_identity`, so refusing here closes every door
-# (routes, CLI, notebook) below the resolver. A later scan that finds the path inside
-# (the link replaced by a file) lifts the refusal.
-_refused: set[str] = set()
-_refused_lock = threading.Lock()
-
-
-def follow_symlinks() -> bool:
-    """KINETOSCOPE_FOLLOW_SYMLINKS=1: links out of the logdir are read like any file."""
-    return os.environ.get("KINETOSCOPE_FOLLOW_SYMLINKS", "").strip() == "1"
-
-
-def mark_refused(path: str, refused: bool) -> None:
-    """Record discovery's verdict on a listed local path (see `OutsideLogdirError`)."""
-    with _refused_lock:
-        if refused:
-            _refused.add(path)
-        else:
-            _refused.discard(path)
-
-
-def check_allowed(location: str) -> None:
-    """Raise OutsideLogdirError for a path discovery refused."""
-    if _refused and not follow_symlinks():
-        with _refused_lock:
-            refused = location in _refused
-        if refused:
-            raise OutsideLogdirError(errno.EACCES, OUTSIDE_LOGDIR, location)
 
 
 @dataclass(frozen=True)
@@ -139,8 +105,7 @@ def parent(location: str) -> str:
 def stat(location: str) -> FileState:
     """The file's state (raises OSError, e.g. FileNotFoundError, as `os.stat` does)."""
     if not is_url(location):
-        check_allowed(location)
-        st = os.stat(location)
+        st = contained_stat(location)
         return FileState(st.st_size, st.st_mtime_ns, None, stat_mode.S_ISREG(st.st_mode))
     with _states_lock:
         known = _states.get(location)
@@ -158,8 +123,7 @@ def stat(location: str) -> FileState:
 def open_binary(location: str) -> BinaryIO:
     """The file opened for reading bytes; remote objects are streamed in blocks."""
     if not is_url(location):
-        check_allowed(location)
-        return open(location, "rb")  # noqa: SIM115 - the caller closes it
+        return open_contained(location)
     fs, path = _filesystem(location)
     # The object may have been overwritten since it was listed: its cached info (the old
     # ETag) would fail every read ("no longer exists") until a restart.
