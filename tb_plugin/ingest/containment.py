@@ -127,19 +127,24 @@ def open_contained(path: str) -> BinaryIO:
         raise
 
 
-def read_bounded(path: str, limit: int, roots: list[str]) -> bytes:
-    """A whole small local file, only if it is inside one of `roots` (real paths) at the
-    moment it is opened, and at most `limit` bytes (OSError EFBIG past it)."""
-    real_roots = [os.path.realpath(r) for r in roots]
-    if not real_roots:
-        raise OutsideLogdirError(errno.EACCES, "no folder it may be read from", path)
+def logdir_roots(path: str) -> list[str]:
+    """The real paths of the registered logdirs `path` is under, whatever the opt-in."""
+    absolute = os.path.abspath(path)
+    return [real for logdir, real in _registered().items() if inside(absolute, logdir)]
+
+
+def read_bounded(path: str, limit: int, roots: list[str] | None) -> bytes:
+    """A whole small local file: only a regular file (a FIFO is not waited on), at most
+    `limit` bytes (OSError EFBIG past it), and with `roots` (real paths) only if it is
+    inside one of them at the moment it is opened (OutsideLogdirError)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     with os.fdopen(fd, "rb") as f:
-        _check(fd, path, real_roots)
+        if roots is not None:
+            _check(fd, path, [os.path.realpath(r) for r in roots])
         if not stat_mode.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, "not a regular file", path)
         os.set_blocking(fd, True)
         data = f.read(limit + 1)
     if len(data) > limit:
-        raise OSError(errno.EFBIG, f"larger than {limit} bytes", path)
+        raise OSError(errno.EFBIG, f"larger than {limit >> 20} MiB", path)
     return data

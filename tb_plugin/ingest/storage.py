@@ -9,6 +9,7 @@ rank summaries in worker processes or on a cluster):
 - `open_binary(location)`: a binary file object that reads in blocks (never the whole
   object at once);
 - `list_files(folder)`: every file under a folder, recursively, with its state;
+- `read_small(location, limit, roots)`: a small side file read whole, bounded;
 - `kind(location)`: "file", "dir" or None; `parent`, `join`, `absolute`.
 
 A local file under a logdir discovery listed is checked to be inside it each time it is
@@ -22,6 +23,7 @@ usual places (environment, config files; e.g. `AWS_ENDPOINT_URL` or
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat as stat_mode
@@ -34,8 +36,9 @@ from typing import Any, BinaryIO
 from .containment import OUTSIDE_LOGDIR as OUTSIDE_LOGDIR
 from .containment import OutsideLogdirError as OutsideLogdirError
 from .containment import add_root as add_root
-from .containment import contained_stat, open_contained
+from .containment import contained_stat, open_contained, read_bounded
 from .containment import follow_symlinks as follow_symlinks
+from .containment import logdir_roots as logdir_roots
 from .limits import env_number
 
 # A URL scheme as fsspec reads one ("s3://", "abfs://", "simplecache::s3://"); a Windows
@@ -130,6 +133,19 @@ def open_binary(location: str) -> BinaryIO:
     fs.invalidate_cache(path)
     handle: BinaryIO = _call(location, fs.open, path, "rb", block_size=REMOTE_BLOCK)
     return handle
+
+
+def read_small(location: str, limit: int, roots: list[str] | None = None) -> bytes:
+    """A small file read whole (an Inductor wrapper, a settings file): at most `limit`
+    bytes (OSError EFBIG past it), a regular file only; a local one, with `roots`, only
+    from inside those folders (OutsideLogdirError otherwise), checked as it is opened."""
+    if not is_url(location):
+        return read_bounded(location, limit, roots)
+    with open_binary(location) as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"larger than {limit >> 20} MiB", location)
+    return bytes(data)
 
 
 def kind(location: str) -> str | None:
