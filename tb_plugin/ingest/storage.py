@@ -24,6 +24,7 @@ usual places (environment, config files; e.g. `AWS_ENDPOINT_URL` or
 from __future__ import annotations
 
 import errno
+import io
 import os
 import re
 import stat as stat_mode
@@ -40,6 +41,9 @@ from .containment import contained_stat, open_contained, read_bounded
 from .containment import follow_symlinks as follow_symlinks
 from .containment import logdir_roots as logdir_roots
 from .limits import env_number
+from .remote import RemoteFile, call
+from .remote import StorageError as StorageError
+from .remote import StoreUnreachable as StoreUnreachable
 
 # A URL scheme as fsspec reads one ("s3://", "abfs://", "simplecache::s3://"); a Windows
 # drive ("C:\\") has one letter and no "//".
@@ -61,16 +65,6 @@ REMOTE_BLOCK = 4 << 20
 # the store each time; a rescan (every 10 s by default) refreshes them.
 _STATE_TTL_S = 10.0
 _STATES_MAX = 200_000
-
-
-class StorageError(OSError):
-    """A location that cannot be used: its backend is not installed, or the store refused
-    (the message says which, and what to do)."""
-
-
-class StoreUnreachable(StorageError):
-    """The store did not answer in time, or the connection broke (after the bounded
-    retries): a network problem, not the file's."""
 
 
 @dataclass(frozen=True)
@@ -105,17 +99,28 @@ def parent(location: str) -> str:
     return os.path.dirname(location)
 
 
-def stat(location: str) -> FileState:
-    """The file's state (raises OSError, e.g. FileNotFoundError, as `os.stat` does)."""
+def stat(location: str, wait: bool = True) -> FileState:
+    """The file's state (raises OSError, e.g. FileNotFoundError, as `os.stat` does).
+    `wait=False` (a loaded model's check on the request path): an object's last known
+    state is answered at once, even past its freshness, and refreshed in the background;
+    a store that hangs then never holds the request."""
     if not is_url(location):
         st = contained_stat(location)
         return FileState(st.st_size, st.st_mtime_ns, None, stat_mode.S_ISREG(st.st_mode))
     with _states_lock:
         known = _states.get(location)
-    if known is not None and time.monotonic() - known[0] < _STATE_TTL_S:
-        return known[1]
+    if known is not None:
+        if time.monotonic() - known[0] < _STATE_TTL_S:
+            return known[1]
+        if not wait:
+            _refresh_later(location)
+            return known[1]
+    return _fetch_state(location)
+
+
+def _fetch_state(location: str) -> FileState:
     fs, path = _filesystem(location)
-    info = _call(location, fs.info, path)
+    info = call(location, fs.info, path)
     if info.get("type") == "directory":
         raise IsADirectoryError(f"{location} is a folder")
     state = _state_of(info)
@@ -123,16 +128,35 @@ def stat(location: str) -> FileState:
     return state
 
 
+_refreshing: set[str] = set()
+
+
+def _refresh_later(location: str) -> None:
+    """One background `stat` per object at a time; a failure keeps the last state."""
+    with _states_lock:
+        if location in _refreshing:
+            return
+        _refreshing.add(location)
+
+    def refresh() -> None:
+        try:
+            _fetch_state(location)
+        except Exception:  # noqa: BLE001 - unreachable or gone: said by the next load
+            pass
+        finally:
+            with _states_lock:
+                _refreshing.discard(location)
+
+    threading.Thread(target=refresh, name="kinetoscope-state-refresh", daemon=True).start()
+
+
 def open_binary(location: str) -> BinaryIO:
     """The file opened for reading bytes; remote objects are streamed in blocks."""
     if not is_url(location):
         return open_contained(location)
     fs, path = _filesystem(location)
-    # The object may have been overwritten since it was listed: its cached info (the old
-    # ETag) would fail every read ("no longer exists") until a restart.
-    fs.invalidate_cache(path)
-    handle: BinaryIO = _call(location, fs.open, path, "rb", block_size=REMOTE_BLOCK)
-    return handle
+    # Bounded, tried again where it was after a dropped connection (`remote`).
+    return io.BufferedReader(RemoteFile(location, fs, path, REMOTE_BLOCK), 1 << 16)
 
 
 def read_small(location: str, limit: int, roots: list[str] | None = None) -> bytes:
@@ -156,7 +180,7 @@ def kind(location: str) -> str | None:
         return "dir" if os.path.isdir(location) else None
     fs, path = _filesystem(location)
     try:
-        info = _call(location, fs.info, path)
+        info = call(location, fs.info, path)
     except FileNotFoundError:
         return None
     return "dir" if info.get("type") == "directory" else "file"
@@ -168,7 +192,7 @@ def list_files(folder: str) -> list[tuple[str, FileState]]:
     cannot be listed (a missing bucket, refused credentials)."""
     fs, root = _filesystem(folder)
     root = root.rstrip("/")
-    found = _call(folder, fs.find, root, withdirs=False, detail=True)
+    found = call(folder, fs.find, root, withdirs=False, detail=True)
     out = []
     now = time.monotonic()
     with _states_lock:
@@ -217,7 +241,7 @@ def _filesystem(location: str) -> tuple[Any, str]:
     except ValueError as exc:  # an unknown protocol
         raise StorageError(f"{location}: {exc} ({hint})") from None
     if protocol in ("s3", "s3a"):
-        fs.retries = 2  # s3fs's own retry layer (default 5, with backoff), above botocore's
+        fs.retries = 1  # one try in s3fs (default 5) and botocore: `remote.call` retries
     return fs, path
 
 
@@ -232,36 +256,9 @@ def _bounded_options(protocol: str) -> dict[str, Any]:
     config = {
         "connect_timeout": timeout,
         "read_timeout": timeout,
-        "retries": {"max_attempts": 2, "mode": "standard"},
+        "retries": {"max_attempts": 1, "mode": "standard"},
     }
     return {"config_kwargs": config}
-
-
-# Names of the network failures of backends (botocore, aiohttp, asyncio): retried by the
-# backend already, then said as "unreachable", not as an internal error.
-_NETWORK = re.compile(r"Timeout|Connect|Connection|EndpointConnection|ServerDisconnected")
-
-
-def _call(location: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-    """A call to the store: OSErrors (missing, refused) pass as OSErrors, a refusal with
-    what to check; other failures of a backend (its own exception types) become a
-    StorageError naming the location."""
-    try:
-        return fn(*args, **kwargs)
-    except PermissionError as exc:  # a HEAD request's refusal says only "Forbidden"
-        raise PermissionError(
-            f"access refused by the store ({exc}); check the credentials it is given "
-            "(environment, config files)"
-        ) from None
-    except OSError as exc:
-        if isinstance(exc, (TimeoutError, ConnectionError)) or _NETWORK.search(type(exc).__name__):
-            raise StoreUnreachable(f"{location}: the store is unreachable ({exc})") from None
-        raise
-    except Exception as exc:  # noqa: BLE001 - backends raise their own types
-        what = f"{type(exc).__name__}: {str(exc)[:300]}"
-        if _NETWORK.search(type(exc).__name__):
-            raise StoreUnreachable(f"{location}: the store is unreachable ({what})") from None
-        raise StorageError(f"{location}: {what}") from None
 
 
 def _state_of(info: dict[str, Any]) -> FileState:
@@ -296,10 +293,11 @@ def _ns(value: Any) -> int:
     return 0
 
 
-def file_identity(path: str) -> dict[str, Any]:
+def file_identity(path: str, wait: bool = True) -> dict[str, Any]:
     """What keys a file's cached model: its location and state; for an object store also
-    its version id or ETag (`etag`), which changes whenever the content does."""
-    state = stat(path)
+    its version id or ETag (`etag`), which changes whenever the content does (`wait`: as
+    `stat`'s)."""
+    state = stat(path, wait)
     identity = {"path": absolute(path), "size": state.size, "mtime_ns": state.mtime_ns}
     if state.etag is not None:
         identity["etag"] = state.etag
