@@ -15,6 +15,7 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import kinetoscope
 import pytest
@@ -140,3 +141,19 @@ def test_a_load_that_hangs_ends_within_the_documented_bound(
     assert report["status"]["error"]["kind"] == "unreachable"
     bound = remote.tries() * (2 * 1 + 1) + 1.5  # TRIES × (2 × TIMEOUT + 1) + backoff
     assert took < bound + 3, f"the CLI waited {took:.1f} s (bound {bound:g} s)"
+
+
+def test_the_mcp_door_says_unreachable_too(proxied: tuple[str, FaultProxy], tmp_path: Path) -> None:
+    pytest.importorskip("mcp")
+    from test_mcp import with_session
+
+    logdir, proxy = proxied
+
+    async def work(session: Any) -> Any:
+        proxy.mode = "cut"  # after the server listed the bucket
+        first = await session.call_tool("overview", {"run": "run", "worker": "w"})
+        proxy.mode = "pass"
+        return first
+
+    result = with_session(logdir, tmp_path / "cache", work)  # type: ignore[arg-type]
+    assert result.is_error and "unreachable" in result.content[0].text, result.content

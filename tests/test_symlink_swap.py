@@ -166,3 +166,23 @@ def test_mcp_refuses_a_link_swapped_in_after_loading(tmp_path: Path) -> None:
     assert not before.is_error
     assert after.is_error and "outside the logdir" in after.content[0].text
     assert "SECRET" not in after.content[0].text
+
+
+def test_worker_processes_check_the_same_logdirs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process started after the listing (a rank summary's) refuses the swapped link too:
+    the logdirs listed are passed on in the environment."""
+    monkeypatch.delenv("KINETOSCOPE_FOLLOW_SYMLINKS", raising=False)
+    trace, decoy = _logdir(tmp_path)
+    from kinetoscope.ingest.discovery import scan_logdir
+
+    assert scan_logdir(str(trace.parent.parent))
+    _swap(trace, decoy)
+    code = (
+        "import sys\nfrom kinetoscope.ingest import storage\n"
+        "try:\n    storage.open_binary(sys.argv[1]).read()\n"
+        "except storage.OutsideLogdirError:\n    sys.exit(7)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(trace)], env=dict(os.environ))
+    assert done.returncode == 7

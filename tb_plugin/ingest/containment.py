@@ -11,13 +11,14 @@ a FIFO does not block), `open_contained` for reading (non-blocking, and only a r
 file is kept). Paths under no registered logdir (a file given to `build_model` directly)
 are not checked. KINETOSCOPE_FOLLOW_SYMLINKS=1 turns the check off.
 
-The registered logdirs are mirrored in the environment (`KINETOSCOPE_LOGDIR_ROOTS`), so
-worker processes started later check the same.
+The registered logdirs are mirrored in the environment (`KINETOSCOPE_LOGDIR_ROOTS`, JSON),
+so worker processes started later (rank summaries in a process pool) check the same.
 """
 
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat as stat_mode
 import threading
@@ -54,18 +55,21 @@ def add_root(logdir: str) -> str:
     with _lock:
         if _roots.get(logdir) != real:
             _roots[logdir] = real
-            os.environ[ROOTS_ENV] = os.pathsep.join(
-                f"{a}{os.pathsep}{r}" for a, r in _roots.items()
-            )
+            os.environ[ROOTS_ENV] = json.dumps(_roots)
     return real
 
 
 def _registered() -> dict[str, str]:
     with _lock:
         roots = dict(_roots)
-    listed = os.environ.get(ROOTS_ENV, "").split(os.pathsep)
-    for logdir, real in zip(listed[0::2], listed[1::2]):
-        roots.setdefault(logdir, real)
+    try:
+        inherited = json.loads(os.environ.get(ROOTS_ENV) or "{}")
+    except ValueError:
+        inherited = {}
+    if isinstance(inherited, dict):
+        for logdir, real in inherited.items():
+            if isinstance(logdir, str) and isinstance(real, str):
+                roots.setdefault(logdir, real)
     return roots
 
 
