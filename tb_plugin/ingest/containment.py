@@ -32,6 +32,10 @@ ROOTS_ENV = "KINETOSCOPE_LOGDIR_ROOTS"
 _roots: dict[str, str] = {}  # a logdir's absolute path -> its real path
 _lock = threading.Lock()
 _O_PATH = getattr(os, "O_PATH", 0)
+# Opened for reading without waiting (a FIFO put in a file's place), closed in children;
+# `O_BINARY` on Windows, where the POSIX flags do not exist.
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_READ = os.O_RDONLY | _NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 _PROC_FD = "/proc/self/fd"
 
 
@@ -105,7 +109,7 @@ def contained_stat(path: str) -> os.stat_result:
     roots = roots_of(path)
     if not roots:
         return os.stat(path)
-    flags = (_O_PATH or os.O_RDONLY | os.O_NONBLOCK) | os.O_CLOEXEC
+    flags = _O_PATH | getattr(os, "O_CLOEXEC", 0) if _O_PATH else _READ
     fd = os.open(path, flags)
     try:
         _check(fd, path, roots)
@@ -118,13 +122,14 @@ def open_contained(path: str) -> BinaryIO:
     """A local file opened for reading bytes, refused when it resolves outside its logdir;
     only a regular file (a FIFO or device put in its place is refused, unread)."""
     roots = roots_of(path)
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    fd = os.open(path, _READ)
     try:
         if roots:
             _check(fd, path, roots)
         if not stat_mode.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, "not a regular file, so it is not read", path)
-        os.set_blocking(fd, True)
+        if _NONBLOCK:
+            os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
@@ -141,13 +146,14 @@ def read_bounded(path: str, limit: int, roots: list[str] | None) -> bytes:
     """A whole small local file: only a regular file (a FIFO is not waited on), at most
     `limit` bytes (OSError EFBIG past it), and with `roots` (real paths) only if it is
     inside one of them at the moment it is opened (OutsideLogdirError)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    fd = os.open(path, _READ)
     with os.fdopen(fd, "rb") as f:
         if roots is not None:
             _check(fd, path, [os.path.realpath(r) for r in roots])
         if not stat_mode.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, "not a regular file", path)
-        os.set_blocking(fd, True)
+        if _NONBLOCK:
+            os.set_blocking(fd, True)
         data = f.read(limit + 1)
     if len(data) > limit:
         raise OSError(errno.EFBIG, f"larger than {limit >> 20} MiB", path)
