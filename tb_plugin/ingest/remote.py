@@ -56,6 +56,10 @@ def tries() -> int:
 
 
 def is_network_error(exc: BaseException) -> bool:
+    """A failure of the network, by its class names or its causes' (`raise ... from`); a
+    missing object or a refusal never is."""
+    if isinstance(exc, (FileNotFoundError, PermissionError)):
+        return False
     seen: BaseException | None = exc
     for _ in range(8):
         if seen is None:
@@ -64,7 +68,7 @@ def is_network_error(exc: BaseException) -> bool:
             return True
         if any(_NETWORK.search(k.__name__) for k in type(seen).__mro__):
             return True
-        seen = seen.__cause__ or seen.__context__
+        seen = seen.__cause__
     return False
 
 
