@@ -197,7 +197,7 @@ def test_watcher_thread_rescans(tmp_path: Path) -> None:
 
 
 @pytest.mark.corpus
-def test_scan_corpus_copy(tmp_path: Path) -> None:
+def test_scan_corpus_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     samples = CORPUS / "pytorch-kineto" / "tb_plugin" / "samples"
     logdir = tmp_path / "logdir"
     logdir.mkdir()
@@ -207,6 +207,10 @@ def test_scan_corpus_copy(tmp_path: Path) -> None:
     (logdir / "sampled").symlink_to(CORPUS / "hta" / "tests" / "data" / "trace_filter")
     shutil.copytree(CORPUS / "derived" / "empty", logdir / "empty")
     shutil.copytree(CORPUS / "goldens", logdir / "goldens")  # answers, not traces
+    # Folders linked in from outside are listed only with the opt-in (issue 44).
+    monkeypatch.delenv("KINETOSCOPE_FOLLOW_SYMLINKS", raising=False)
+    assert [r.name for r in scan_logdir(str(logdir))] == ["empty"]
+    monkeypatch.setenv("KINETOSCOPE_FOLLOW_SYMLINKS", "1")
     assert listing(scan_logdir(str(logdir))) == [
         (
             "cpu_rank",

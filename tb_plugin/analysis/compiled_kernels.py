@@ -10,9 +10,13 @@ to the model source that ran them (the Kernels view's `fused_ops` and `source`).
   comment that Inductor writes before each kernel in its wrapper file, when a wrapper is
   readable: an `inductor_code/` folder beside the trace (found by the comment's
   `# kernel path:` file name, whose stem is the `kernel_hash`) or the wrapper's own path in
-  the Python frames, on this machine. Else the op names spelled in the kernel name
-  (`triton_poi_fused_gelu_view_2` → `aten::gelu`, `aten::view`), split against the aten
-  op names of the trace and Inductor's usual ones; a part that matches none stays whole.
+  the Python frames, on this machine. A file the trace names is read only through the
+  storage layer, bounded (KINETOSCOPE_MAX_SOURCE_MB, default 16), and only inside the
+  trace's logdir or a folder of KINETOSCOPE_SOURCE_ROOTS: a trace must not make the server
+  read files elsewhere (`wrapper_unread` says why one was not). Else the op names spelled
+  in the kernel name (`triton_poi_fused_gelu_view_2` → `aten::gelu`, `aten::view`), split
+  against the aten op names of the trace and Inductor's usual ones; a part that matches
+  none stays whole (`fused_ops_from`: "wrapper" or "kernel_name").
 - `source`: frames `{filename, line, name}`, model code first: the model frames of the
   event's `stack_trace` arg (`enrich_profiler_metadata` post-pass) when present; then the
   `with_stack` Python frames around the launch that are not library code (torch, triton,
@@ -23,6 +27,7 @@ to the model source that ran them (the Kernels view's `fused_ops` and `source`).
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from typing import TypedDict
@@ -30,10 +35,14 @@ from typing import TypedDict
 import msgspec
 import numpy as np
 
+from ..ingest import storage
+from ..ingest.limits import env_number
 from ..model.trace_model import TraceModel
 from .optree import op_tree
 from .python_stacks import parse_frame, python_stacks
 
+SOURCE_ROOTS = "KINETOSCOPE_SOURCE_ROOTS"
+MAX_SOURCE_ENV = "KINETOSCOPE_MAX_SOURCE_MB"
 INDUCTOR_KERNEL = re.compile(
     r"^(?:triton_(?:poi|red|per|tem|for|spl|mix)_|cpp_)fused_(.*?)(?:_\d+)?$"
 )
@@ -67,6 +76,8 @@ class SourceFrame(TypedDict):
 
 class CompiledKernel(TypedDict):
     fused_ops: list[str]
+    fused_ops_from: str  # "wrapper" (Inductor's comment) or "kernel_name" (its spelling)
+    wrapper_unread: str | None  # why the wrapper the trace names was not read; None: read or none
     source: list[SourceFrame]
 
 
@@ -127,22 +138,52 @@ def wrapper_fused_ops(text: str) -> dict[str, list[str]]:
     return out
 
 
-def _read_wrappers(paths: list[str]) -> dict[str, list[str]]:
+def source_roots(model: TraceModel) -> list[str]:
+    """The folders a trace may make us read source files from: its logdir (the logdirs
+    discovery listed it under; a lone file's own folder), and those the person named in
+    KINETOSCOPE_SOURCE_ROOTS (separated as PATH is). Never a folder only the trace names."""
+    path = str(model.source.get("path") or "")
+    if not path or storage.is_url(path):
+        return []
+    roots = storage.logdir_roots(path) or [os.path.dirname(os.path.abspath(path))]
+    if storage.follow_symlinks():  # links out of the logdir read on purpose: their folder too
+        roots.append(os.path.dirname(os.path.realpath(path)))
+    named = os.environ.get(SOURCE_ROOTS, "").split(os.pathsep)
+    return roots + [os.path.abspath(os.path.expanduser(r)) for r in named if r.strip()]
+
+
+def _unread_reason(exc: OSError) -> str:
+    if isinstance(exc, storage.OutsideLogdirError):
+        return f"outside the logdir, so it is not read ({SOURCE_ROOTS} names folders it may be)"
+    if isinstance(exc, FileNotFoundError):
+        return "not on this machine"
+    if exc.errno == errno.EFBIG:
+        return f"{exc.strerror} ({MAX_SOURCE_ENV}), so it is not read"
+    return f"cannot be read ({exc.strerror or type(exc).__name__})"
+
+
+def _read_wrappers(
+    paths: list[str], roots: list[str]
+) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """kernel hash → fused ops, from the wrappers that could be read inside `roots`
+    (through the storage layer, bounded); and per wrapper not read, why."""
     out: dict[str, list[str]] = {}
+    unread: dict[str, str] = {}
+    limit = int(env_number(MAX_SOURCE_ENV, 16) * (1 << 20))
     for path in paths:
         try:
-            with open(path, encoding="utf-8", errors="replace") as f:
-                text = f.read()
-        except OSError:
+            text = storage.read_small(path, limit, roots).decode("utf-8", errors="replace")
+        except OSError as exc:
+            unread[path] = _unread_reason(exc)
             continue
         if "# kernel path:" in text:
             out.update(wrapper_fused_ops(text))
-    return out
+    return out, unread
 
 
 def _inductor_folder_files(model: TraceModel) -> list[str]:
     path = model.source.get("path")
-    if not path:
+    if not path or storage.is_url(str(path)):
         return []
     folder = os.path.join(os.path.dirname(str(path)), "inductor_code")
     try:
@@ -176,18 +217,26 @@ def _build(model: TraceModel) -> dict[int, CompiledKernel]:
     args = model.args_of(tree.rows[nodes], _KernelArgs)
     frames = _python_frames(model, nodes)
     wrappers = {f["filename"] for fs in frames for f in fs if _GENERATED.search(f["filename"])}
-    by_hash = _read_wrappers(_inductor_folder_files(model) + sorted(wrappers))
+    by_hash, unread = _read_wrappers(
+        _inductor_folder_files(model) + sorted(wrappers), source_roots(model)
+    )
     vocabulary = set(_COMMON_OPS) | {
         n[6:] for n in model.names if n.startswith("aten::") and "::" not in n[6:]
     }
     out: dict[int, CompiledKernel] = {}
     for node, a, fs in zip(nodes.tolist(), args, frames):
         name = model.names[int(model.events["name"][tree.rows[node]])]
-        ops = by_hash.get(a.kernel_hash or "") or kernel_name_ops(name, vocabulary)
+        read = by_hash.get(a.kernel_hash or "")
+        generated = [f for f in fs if _GENERATED.search(f["filename"])][:1]
         source = stack_trace_frames(a.stack_trace) if a.stack_trace else []
-        source += [f for f in fs if not _GENERATED.search(f["filename"])]
-        source += [f for f in fs if _GENERATED.search(f["filename"])][:1]
-        out[node] = {"fused_ops": ops, "source": source}
+        source += [f for f in fs if not _GENERATED.search(f["filename"])] + generated
+        why = unread.get(generated[0]["filename"]) if generated and not read else None
+        out[node] = {
+            "fused_ops": read or kernel_name_ops(name, vocabulary),
+            "fused_ops_from": "wrapper" if read else "kernel_name",
+            "wrapper_unread": why,
+            "source": source,
+        }
     return out
 
 

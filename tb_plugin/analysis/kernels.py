@@ -57,7 +57,8 @@ from .trusted_rows import untrusted_mask
 # 5: interpolated p90; 6: left_out_events (trace health); 7: roofline fields (the device
 # peaks' key is appended by the registry entry); 8: Inductor kernels' fused ops and source;
 # 9: graph replays aligned with a run of their capture, `graph_replay.unmatched` reasons
-VERSION = "9"
+# 10: their `fused_ops_from` and `wrapper_unread`, wrappers read only inside the logdir
+VERSION = "10"
 GROUP_BY = ("name", "op")
 
 
@@ -87,6 +88,8 @@ class KernelRow(_KernelRowBase, total=False):
     op_name: str | None  # only with group_by=op: the launching op, None when none did
     replayed: bool  # only with group_by=op: the calls ran in a CUDA/HIP graph replay
     fused_ops: list[str]  # only for Inductor kernels: the aten ops fused in it
+    fused_ops_from: str  # only for Inductor kernels: "wrapper" or "kernel_name"
+    wrapper_unread: str | None  # only for Inductor kernels: why the wrapper was not read
     source: list[SourceFrame]  # only for Inductor kernels: model code first
 
 

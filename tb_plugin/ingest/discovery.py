@@ -102,16 +102,17 @@ def scan_logdir(logdir: str) -> tuple[Run, ...]:
 
     Symlinked folders are followed, each real folder visited once (no loops); hidden
     folders (``.git``, ``.ipynb_checkpoints``) and unreadable ones are skipped. A file or
-    folder that resolves outside the logdir (a symbolic link out of it) is listed but
-    refused: its trace-named files are workers whose load fails with an `outside_logdir`
-    error, nothing behind the link is read or descended into, unless
-    KINETOSCOPE_FOLLOW_SYMLINKS=1. A URL (``s3://bucket/prefix``) is listed through
-    `storage` (`scan_remote_logdir`).
+    folder that resolves outside the logdir (a symbolic link out of it) is refused: a
+    trace-named file link is a worker whose load fails with an `outside_logdir` error, a
+    folder is not listed; nothing behind the link is read or descended into, unless
+    KINETOSCOPE_FOLLOW_SYMLINKS=1. The logdir is registered with `storage`, which checks
+    every later open of its files (a link swapped in after the listing is refused too).
+    A URL (``s3://bucket/prefix``) is listed through `storage` (`scan_remote_logdir`).
     """
     if storage.is_url(logdir):
         return scan_remote_logdir(logdir)
     root = os.path.abspath(logdir)
-    scan = LocalScan(os.path.realpath(root), storage.follow_symlinks())
+    scan = LocalScan(storage.add_root(root), storage.follow_symlinks())
     runs: list[Run] = []
     seen: set[tuple[int, int]] = set()
     stack = [root]

@@ -1,13 +1,17 @@
-"""One folder of a local logdir, listed with the symlink rule: a file or folder that
-resolves outside the logdir is listed by name but refused (its load fails with
-`outside_logdir`, nothing behind the link is read), unless KINETOSCOPE_FOLLOW_SYMLINKS=1."""
+"""One folder of a local logdir, listed with the symlink rule: a trace-named file link that
+resolves outside the logdir is listed by its own name (its load fails with
+`outside_logdir`: `storage` checks every open, nothing behind the link is read); a folder
+that resolves outside it is not listed at all (neither its files' names nor their
+sizes); unless KINETOSCOPE_FOLLOW_SYMLINKS=1."""
 
 from __future__ import annotations
 
 import os
+import stat as stat_mode
 from dataclasses import dataclass
 
-from . import storage
+from .containment import contained_stat
+from .containment import inside as _inside
 from .naming import TraceName, parse_trace_name
 from .snapshot_files import SNAPSHOT_SUFFIXES, looks_like_snapshot
 from .sniff import cached_sniff
@@ -15,10 +19,6 @@ from .storage import FileState
 
 Found = tuple[TraceName, str, FileState]  # a trace file: its parsed name, file name, state
 Snapshot = tuple[str, FileState]  # a memory snapshot: file name, state
-
-
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 @dataclass
@@ -34,14 +34,12 @@ class LocalScan:
         found: list[Found] = []
         subdirs: list[str] = []
         snapshots: list[Snapshot] = []
-        outside = not self.follow and not _inside(os.path.realpath(folder), self.root)
+        if not self.follow and not _inside(os.path.realpath(folder), self.root):
+            return found, subdirs, snapshots  # moved out of the logdir: nothing listed
         try:
             with os.scandir(folder) as entries:
                 for entry in entries:
-                    if outside:
-                        self._refuse(entry, found)
-                    else:
-                        self._classify(entry, found, subdirs, snapshots)
+                    self._classify(entry, found, subdirs, snapshots)
         except OSError:
             pass
         return found, subdirs, snapshots
@@ -63,8 +61,8 @@ class LocalScan:
             if entry.name.startswith("."):
                 return
             if entry.is_dir():
-                # A folder linked in from outside: its files listed (refused), not read.
-                subdirs.append(entry.path)
+                if not self._leaves(entry):  # a folder linked in from outside: not listed
+                    subdirs.append(entry.path)
                 return
             parsed = parse_trace_name(entry.name)
             snapshot = entry.name.lower().endswith(SNAPSHOT_SUFFIXES)
@@ -73,17 +71,17 @@ class LocalScan:
             if self._leaves(entry):
                 self._refuse(entry, found)  # a snapshot linked in from outside: not listed
                 return
-            # is_file() excludes FIFOs and devices, which a sniff could block on.
-            if not entry.is_file():
+            # Checked as the file is reached (a link swapped in meanwhile is refused);
+            # FIFOs and devices, which a sniff could block on, are left out.
+            st = contained_stat(entry.path)
+            if not stat_mode.S_ISREG(st.st_mode):
                 return
-            st = entry.stat()
         except OSError:
             return  # vanished or broken symlink: not listable
         if parsed is None:
             if looks_like_snapshot(entry.path, st.st_size, st.st_mtime_ns):
                 snapshots.append((entry.name, FileState(st.st_size, st.st_mtime_ns)))
             return
-        storage.mark_refused(entry.path, False)
         if cached_sniff(entry.path, parsed, st.st_size, st.st_mtime_ns):
             found.append((parsed, entry.name, FileState(st.st_size, st.st_mtime_ns)))
 
@@ -97,5 +95,4 @@ class LocalScan:
             st = entry.stat(follow_symlinks=False)
         except OSError:
             return
-        storage.mark_refused(entry.path, True)
         found.append((parsed, entry.name, FileState(st.st_size, st.st_mtime_ns)))

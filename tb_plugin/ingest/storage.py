@@ -9,8 +9,11 @@ rank summaries in worker processes or on a cluster):
 - `open_binary(location)`: a binary file object that reads in blocks (never the whole
   object at once);
 - `list_files(folder)`: every file under a folder, recursively, with its state;
+- `read_small(location, limit, roots)`: a small side file read whole, bounded;
 - `kind(location)`: "file", "dir" or None; `parent`, `join`, `absolute`.
 
+A local file under a logdir discovery listed is checked to be inside it each time it is
+stat'ed or opened (`containment`: the opened file's own path, not the listing's verdict).
 Local paths keep the plain `os` calls (fsspec is never imported for them). URLs go
 through `fsspec.core.url_to_fs`, so credentials and endpoints come from each backend's
 usual places (environment, config files; e.g. `AWS_ENDPOINT_URL` or
@@ -21,6 +24,7 @@ usual places (environment, config files; e.g. `AWS_ENDPOINT_URL` or
 from __future__ import annotations
 
 import errno
+import io
 import os
 import re
 import stat as stat_mode
@@ -30,7 +34,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, BinaryIO
 
+from .containment import OUTSIDE_LOGDIR as OUTSIDE_LOGDIR
+from .containment import OutsideLogdirError as OutsideLogdirError
+from .containment import add_root as add_root
+from .containment import contained_stat, open_contained, read_bounded
+from .containment import follow_symlinks as follow_symlinks
+from .containment import logdir_roots as logdir_roots
 from .limits import env_number
+from .remote import RemoteFile, call
+from .remote import StorageError as StorageError
+from .remote import StoreUnreachable as StoreUnreachable
 
 # A URL scheme as fsspec reads one ("s3://", "abfs://", "simplecache::s3://"); a Windows
 # drive ("C:\\") has one letter and no "//".
@@ -52,56 +65,6 @@ REMOTE_BLOCK = 4 << 20
 # the store each time; a rescan (every 10 s by default) refreshes them.
 _STATE_TTL_S = 10.0
 _STATES_MAX = 200_000
-
-
-class StorageError(OSError):
-    """A location that cannot be used: its backend is not installed, or the store refused
-    (the message says which, and what to do)."""
-
-
-class StoreUnreachable(StorageError):
-    """The store did not answer in time, or the connection broke (after the bounded
-    retries): a network problem, not the file's."""
-
-
-class OutsideLogdirError(PermissionError):
-    """A listed file that resolves (through a symbolic link) outside its logdir: never
-    read, unless KINETOSCOPE_FOLLOW_SYMLINKS=1."""
-
-
-OUTSIDE_LOGDIR = (
-    "a symbolic link that leads outside the logdir, so it is not read "
-    "(set KINETOSCOPE_FOLLOW_SYMLINKS=1 to follow links on purpose)"
-)
-# Paths discovery listed but refused (they resolve outside the logdir root): every read
-# goes through `stat`/`open_binary`/`file_identity`, so refusing here closes every door
-# (routes, CLI, notebook) below the resolver. A later scan that finds the path inside
-# (the link replaced by a file) lifts the refusal.
-_refused: set[str] = set()
-_refused_lock = threading.Lock()
-
-
-def follow_symlinks() -> bool:
-    """KINETOSCOPE_FOLLOW_SYMLINKS=1: links out of the logdir are read like any file."""
-    return os.environ.get("KINETOSCOPE_FOLLOW_SYMLINKS", "").strip() == "1"
-
-
-def mark_refused(path: str, refused: bool) -> None:
-    """Record discovery's verdict on a listed local path (see `OutsideLogdirError`)."""
-    with _refused_lock:
-        if refused:
-            _refused.add(path)
-        else:
-            _refused.discard(path)
-
-
-def check_allowed(location: str) -> None:
-    """Raise OutsideLogdirError for a path discovery refused."""
-    if _refused and not follow_symlinks():
-        with _refused_lock:
-            refused = location in _refused
-        if refused:
-            raise OutsideLogdirError(errno.EACCES, OUTSIDE_LOGDIR, location)
 
 
 @dataclass(frozen=True)
@@ -136,18 +99,28 @@ def parent(location: str) -> str:
     return os.path.dirname(location)
 
 
-def stat(location: str) -> FileState:
-    """The file's state (raises OSError, e.g. FileNotFoundError, as `os.stat` does)."""
+def stat(location: str, wait: bool = True) -> FileState:
+    """The file's state (raises OSError, e.g. FileNotFoundError, as `os.stat` does).
+    `wait=False` (a loaded model's check on the request path): an object's last known
+    state is answered at once, even past its freshness, and refreshed in the background;
+    a store that hangs then never holds the request."""
     if not is_url(location):
-        check_allowed(location)
-        st = os.stat(location)
+        st = contained_stat(location)
         return FileState(st.st_size, st.st_mtime_ns, None, stat_mode.S_ISREG(st.st_mode))
     with _states_lock:
         known = _states.get(location)
-    if known is not None and time.monotonic() - known[0] < _STATE_TTL_S:
-        return known[1]
+    if known is not None:
+        if time.monotonic() - known[0] < _STATE_TTL_S:
+            return known[1]
+        if not wait:
+            _refresh_later(location)
+            return known[1]
+    return _fetch_state(location)
+
+
+def _fetch_state(location: str) -> FileState:
     fs, path = _filesystem(location)
-    info = _call(location, fs.info, path)
+    info = call(location, fs.info, path)
     if info.get("type") == "directory":
         raise IsADirectoryError(f"{location} is a folder")
     state = _state_of(info)
@@ -155,17 +128,48 @@ def stat(location: str) -> FileState:
     return state
 
 
+_refreshing: set[str] = set()
+
+
+def _refresh_later(location: str) -> None:
+    """One background `stat` per object at a time; a failure keeps the last state."""
+    with _states_lock:
+        if location in _refreshing:
+            return
+        _refreshing.add(location)
+
+    def refresh() -> None:
+        try:
+            _fetch_state(location)
+        except Exception:  # noqa: BLE001 - unreachable or gone: said by the next load
+            pass
+        finally:
+            with _states_lock:
+                _refreshing.discard(location)
+
+    threading.Thread(target=refresh, name="kinetoscope-state-refresh", daemon=True).start()
+
+
 def open_binary(location: str) -> BinaryIO:
     """The file opened for reading bytes; remote objects are streamed in blocks."""
     if not is_url(location):
-        check_allowed(location)
-        return open(location, "rb")  # noqa: SIM115 - the caller closes it
+        return open_contained(location)
     fs, path = _filesystem(location)
-    # The object may have been overwritten since it was listed: its cached info (the old
-    # ETag) would fail every read ("no longer exists") until a restart.
-    fs.invalidate_cache(path)
-    handle: BinaryIO = _call(location, fs.open, path, "rb", block_size=REMOTE_BLOCK)
-    return handle
+    # Bounded, tried again where it was after a dropped connection (`remote`).
+    return io.BufferedReader(RemoteFile(location, fs, path, REMOTE_BLOCK), 1 << 16)
+
+
+def read_small(location: str, limit: int, roots: list[str] | None = None) -> bytes:
+    """A small file read whole (an Inductor wrapper, a settings file): at most `limit`
+    bytes (OSError EFBIG past it), a regular file only; a local one, with `roots`, only
+    from inside those folders (OutsideLogdirError otherwise), checked as it is opened."""
+    if not is_url(location):
+        return read_bounded(location, limit, roots)
+    with open_binary(location) as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"larger than {limit >> 20} MiB", location)
+    return bytes(data)
 
 
 def kind(location: str) -> str | None:
@@ -176,7 +180,7 @@ def kind(location: str) -> str | None:
         return "dir" if os.path.isdir(location) else None
     fs, path = _filesystem(location)
     try:
-        info = _call(location, fs.info, path)
+        info = call(location, fs.info, path)
     except FileNotFoundError:
         return None
     return "dir" if info.get("type") == "directory" else "file"
@@ -188,7 +192,7 @@ def list_files(folder: str) -> list[tuple[str, FileState]]:
     cannot be listed (a missing bucket, refused credentials)."""
     fs, root = _filesystem(folder)
     root = root.rstrip("/")
-    found = _call(folder, fs.find, root, withdirs=False, detail=True)
+    found = call(folder, fs.find, root, withdirs=False, detail=True)
     out = []
     now = time.monotonic()
     with _states_lock:
@@ -237,7 +241,7 @@ def _filesystem(location: str) -> tuple[Any, str]:
     except ValueError as exc:  # an unknown protocol
         raise StorageError(f"{location}: {exc} ({hint})") from None
     if protocol in ("s3", "s3a"):
-        fs.retries = 2  # s3fs's own retry layer (default 5, with backoff), above botocore's
+        fs.retries = 1  # one try in s3fs (default 5) and botocore: `remote.call` retries
     return fs, path
 
 
@@ -252,36 +256,9 @@ def _bounded_options(protocol: str) -> dict[str, Any]:
     config = {
         "connect_timeout": timeout,
         "read_timeout": timeout,
-        "retries": {"max_attempts": 2, "mode": "standard"},
+        "retries": {"max_attempts": 1, "mode": "standard"},
     }
     return {"config_kwargs": config}
-
-
-# Names of the network failures of backends (botocore, aiohttp, asyncio): retried by the
-# backend already, then said as "unreachable", not as an internal error.
-_NETWORK = re.compile(r"Timeout|Connect|Connection|EndpointConnection|ServerDisconnected")
-
-
-def _call(location: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-    """A call to the store: OSErrors (missing, refused) pass as OSErrors, a refusal with
-    what to check; other failures of a backend (its own exception types) become a
-    StorageError naming the location."""
-    try:
-        return fn(*args, **kwargs)
-    except PermissionError as exc:  # a HEAD request's refusal says only "Forbidden"
-        raise PermissionError(
-            f"access refused by the store ({exc}); check the credentials it is given "
-            "(environment, config files)"
-        ) from None
-    except OSError as exc:
-        if isinstance(exc, (TimeoutError, ConnectionError)) or _NETWORK.search(type(exc).__name__):
-            raise StoreUnreachable(f"{location}: the store is unreachable ({exc})") from None
-        raise
-    except Exception as exc:  # noqa: BLE001 - backends raise their own types
-        what = f"{type(exc).__name__}: {str(exc)[:300]}"
-        if _NETWORK.search(type(exc).__name__):
-            raise StoreUnreachable(f"{location}: the store is unreachable ({what})") from None
-        raise StorageError(f"{location}: {what}") from None
 
 
 def _state_of(info: dict[str, Any]) -> FileState:
@@ -316,10 +293,11 @@ def _ns(value: Any) -> int:
     return 0
 
 
-def file_identity(path: str) -> dict[str, Any]:
+def file_identity(path: str, wait: bool = True) -> dict[str, Any]:
     """What keys a file's cached model: its location and state; for an object store also
-    its version id or ETag (`etag`), which changes whenever the content does."""
-    state = stat(path)
+    its version id or ETag (`etag`), which changes whenever the content does (`wait`: as
+    `stat`'s)."""
+    state = stat(path, wait)
     identity = {"path": absolute(path), "size": state.size, "mtime_ns": state.mtime_ns}
     if state.etag is not None:
         identity["etag"] = state.etag

@@ -42,7 +42,13 @@ from ..model.trace_model import TraceModel
 from ..store.cache import DiskCache, default_cache_dir
 from ..store.pools import executor_from_env
 from ..store.run_jobs import FAILED, LOADING, RunJobs
-from ..store.trace_store import LoadFailed, NotReady, TraceStore, exception_text
+from ..store.trace_store import (
+    LoadFailed,
+    NotReady,
+    TraceStore,
+    describe_error,
+    exception_text,
+)
 from ..trace_view.workers import TimelineNotFound, WorkerTrace
 from .static_files import dist_root, respond_static
 
@@ -322,26 +328,39 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
 
     def _download(self, request: wrappers.Request, target: Target) -> Any:
         """The trace file itself, streamed, as an attachment (an object in blocks); only a
-        file that loaded as a trace (a refused or broken one answers its load error)."""
+        file that loaded as a trace (a refused or broken one answers its load error). The
+        file sent is the one `storage` opened and checked (inside the logdir at that
+        moment), never the path opened again."""
         span = target.span
         try:
             self.store.wait(span.path, timeout=env_number("KINETOSCOPE_DOWNLOAD_WAIT_S", 10))
         except NotReady:
             raise StillLoading(self._status_body(target)) from None
-        if storage.kind(span.path) != "file":
-            raise errors.NotFoundError(f"{span.file} was removed")
+        try:
+            handle = storage.open_binary(span.path)
+        except FileNotFoundError:
+            raise errors.NotFoundError(f"{span.file} was removed") from None
+        except OSError as exc:  # a link swapped in since it loaded, a folder, a FIFO
+            raise TraceUnreadableError(describe_error(span.path, exc)["message"]) from None
         gz = span.file.endswith(".gz")
-        remote = storage.is_url(span.path)
         parsed = parse_trace_name(span.file)
         plain = FORMATS[parsed.format if parsed else "json"].mimetype
+        local = None if storage.is_url(span.path) else os.fstat(handle.fileno())
         response = send_file(
-            storage.open_binary(span.path) if remote else span.path,
+            handle,
             request.environ,
             mimetype="application/gzip" if gz else plain,
             as_attachment=True,
             # CR, LF and other controls cannot go into a header (werkzeug refuses them).
             download_name=re.sub(r"[\x00-\x1f\x7f]", "_", span.file),
-            conditional=not remote,
+            etag=f"{local.st_mtime_ns}-{local.st_size}" if local else False,
+            last_modified=local.st_mtime if local else None,
+            conditional=False,
         )
+        if local is not None:
+            response.content_length = local.st_size
+            response.make_conditional(
+                request.environ, accept_ranges=True, complete_length=local.st_size
+            )
         response.headers["X-Content-Type-Options"] = "nosniff"
         return response

@@ -23,7 +23,7 @@ import msgspec
 from ..ingest.build import build_model, return_freed_memory
 from ..ingest.discovery import capture_files
 from ..ingest.limits import env_number, load_timeout_s, slow_load_s
-from ..ingest.storage import file_identity
+from ..ingest.storage import file_identity, is_url
 from ..model.trace_model import TraceModel, model_nbytes
 from .cache import MAX_PARAM_VIEWS, PARAM_MARK, DiskCache, cache_key
 from .errors import LoadFailed, LoadTimeout, NotReady, describe_error, exception_text
@@ -109,6 +109,7 @@ class TraceStore:
         self.pools = WorkerPools(workers, executor)
         self.pool = self.pools.loads
         self.states: OrderedDict[str, LoadState] = OrderedDict()
+        self._loaded_paths: set[str] = set()  # object-store paths with a model loaded
         self.lock = threading.Lock()
         self.memory_budget = memory_budget or int(
             env_number("KINETOSCOPE_MEMORY_MB", 8192) * (1 << 20)
@@ -117,8 +118,11 @@ class TraceStore:
     # --- loading -------------------------------------------------------------
 
     def state_for(self, path: str, start: bool = True) -> LoadState:
+        # A model loaded from an object store answers without waiting on the store: its
+        # object's last known state, refreshed in the background (`storage.stat`).
+        loaded = path in self._loaded_paths
         try:
-            source = file_identity(path)
+            source = file_identity(path, wait=not loaded)
         except OSError as exc:
             failed = LoadState(key="", path=path, state=ERROR, error=describe_error(path, exc))
             failed.done.set()
@@ -187,6 +191,8 @@ class TraceStore:
             state.model = model
             state.bytes_done = state.bytes_total
             state.state = READY
+            if is_url(state.path):
+                self._loaded_paths.add(state.path)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a per-file error
             log.warning("kinetoscope: cannot load %s: %s", state.path, exc)
             state.error = describe_error(state.path, exc)
@@ -249,6 +255,7 @@ class TraceStore:
                 if st.model is not None:
                     total += model_nbytes(st.model)
                     if total > self.memory_budget:
+                        self._loaded_paths.discard(st.path)
                         del self.states[key]
 
     # --- views ---------------------------------------------------------------

@@ -414,6 +414,8 @@ export interface KernelRow extends KernelRowBase {
   op_name?: string | null;
   replayed?: boolean;
   fused_ops?: string[];
+  fused_ops_from?: string;
+  wrapper_unread?: string | null;
   source?: SourceFrame[];
 }
 

@@ -4,7 +4,8 @@ data/device_peaks.json (vendor datasheets), matched from the trace's `deviceProp
 A device no entry matches has no peaks: its rows say unknown ("—"), never a guess from a
 similar device. `KINETOSCOPE_DEVICE_PEAKS` names a JSON file of the same shape whose
 entries come first (they override or extend ours); it is read once per process, like the
-data file, and its content keys the cached views (`peaks_key`).
+data file, through the storage layer (a regular file of at most 4 MiB, a local path or a
+URL), and its content keys the cached views (`peaks_key`).
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from ...ingest import storage
 from ...model.trace_model import TraceModel
 from ..devices import device_identity
 from ..rules import load
 
 DTYPES = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8")
 ENV = "KINETOSCOPE_DEVICE_PEAKS"
+MAX_USER_FILE = 4 << 20  # bytes; a peaks file is a few KiB
 _GIB = float(1 << 30)
 log = logging.getLogger(__name__)
 
@@ -54,8 +57,8 @@ def _user_file() -> tuple[str, list[dict[str, Any]]]:
     if not path:
         return "", []
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
+        # Through the storage layer, bounded: a FIFO is not waited on, a huge file not read.
+        raw = storage.read_small(path, MAX_USER_FILE)
         devices = json.loads(raw).get("devices", [])
         if not isinstance(devices, list):
             raise ValueError("`devices` must be a list")
