@@ -23,17 +23,19 @@ Then computation = |C \\ M|, overlap = |C ∩ M|, communication = |M \\ C|,
 other = step duration - |C ∪ M|; the four add up to the step.
 
 Synchronizing vs transfer: the same collective on each rank is matched by (process group,
-type, `Seq`) when every instance of that group on the rank has a `Seq`, else by (process
-group, type, n-th occurrence on the rank). A rank waits from its own start until the last
-rank of the match starts: wait = clip(max start - own start, 0, duration), transfer = the
-rest. A collective seen on one rank only is all transfer (and counted as unmatched).
+type, `Seq`) when every instance of that group on the rank has a `Seq`, else by type,
+bytes and end time (pairing.py: ranks' files may hold different subsets of the calls). A
+rank waits from its own start until the last rank of the match starts: wait =
+clip(max start - own start, 0, duration), transfer = the rest. A collective seen on one
+rank only is neither: its time is `unmatched_us` (and it is counted as unmatched).
 Times are aligned across ranks as absolute epoch time (`baseTimeNanoseconds` + ts); ranks on
 different hosts carry their clock difference into the waits.
 
-Bandwidth per collective type: algorithm bandwidth = size / transfer time, bus bandwidth =
-algorithm bandwidth x NCCL's factor (`data/communication.json`), n = `Group size` of the
-collective, else the process group's size, else world size, else the ranks found; only
-instances whose bytes are known count.
+Bandwidth per collective type: algorithm bandwidth = size / transfer time of matched
+instances, bus bandwidth = algorithm bandwidth x NCCL's factor (`data/communication.json`),
+n = the collective's group size (`Group size`, else all_gather's output over its input),
+else the process group's size, else world size, else the ranks found (`group_size_source`
+says which); only instances whose bytes are known count.
 
 Stragglers, per step seen on at least two ranks: each rank's arrival is its start of the
 earliest collective of the step that every one of these ranks ran (the same match), or
