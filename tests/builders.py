@@ -225,21 +225,32 @@ SAMPLED_CALLS: list[tuple[str, int, float, dict[int, float]]] = [
 ]
 SAMPLED_WORLD = 8
 NCCL_KERNELS = {
+    "broadcast": "ncclKernel_Broadcast_RING_LL_Sum_float",
     "all_reduce": "ncclKernel_AllReduce_RING_LL_Sum_float",
     "all_gather": "ncclKernel_AllGather_RING_LL_Sum_float",
 }
 
 
-def sampled_rank(rank: int) -> TraceBuilder:
-    """One rank of SAMPLED_CALLS: one step holding its calls, each an `nccl:*` op (an
-    all_gather inside `c10d::_allgather_base_` of (output, input) = (8 x n, n) elements)
-    launching its kernel."""
+Call = tuple[str, int, float, dict[int, float]]
+
+
+def sampled_rank(
+    rank: int,
+    calls: list[Call] | None = None,
+    world: int = SAMPLED_WORLD,
+    ends: dict[tuple[int, int], float] | None = None,
+) -> TraceBuilder:
+    """One rank of `calls` (SAMPLED_CALLS): one step holding its calls, each an `nccl:*` op
+    (an all_gather inside `c10d::_allgather_base_` of (output, input) = (8 x n, n)
+    elements) launching its kernel. `ends[(call index, rank)]` overrides a call's end on
+    one rank (a broadcast's root that leaves early)."""
     t = TraceBuilder()
-    t.header["distributedInfo"] = {"backend": "nccl", "rank": rank, "world_size": SAMPLED_WORLD}
-    t.step(1, 0.0, 8000.0)
-    for kind, nelems, end, starts in SAMPLED_CALLS:
+    t.header["distributedInfo"] = {"backend": "nccl", "rank": rank, "world_size": world}
+    t.step(1, 0.0, 1000.0 + max(c[2] for c in calls or SAMPLED_CALLS))
+    for index, (kind, nelems, end, starts) in enumerate(calls or SAMPLED_CALLS):
         if rank not in starts:
             continue
+        end = (ends or {}).get((index, rank), end + 2.0 * (rank % 2))
         at = starts[rank] - 50
         if kind == "all_gather":
             dims = [[SAMPLED_WORLD * nelems], [nelems]]
@@ -251,7 +262,7 @@ def sampled_rank(rank: int) -> TraceBuilder:
             3,
             op,
             gpu_ts=starts[rank],
-            gpu_dur=end + 2.0 * (rank % 2) - starts[rank],
+            gpu_dur=end - starts[rank],
             name=NCCL_KERNELS[kind],
             stream=20,
         )

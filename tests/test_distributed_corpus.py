@@ -129,6 +129,9 @@ def test_resnet_ddp_pair_with_shifted_profiling_windows() -> None:
     # window opened (179.5 ms) are `unmatched_us`, not transfer.
     (advice,) = view["recommendations"]
     assert advice["id"] == "communication_wait" and advice["evidence"]["sync_wait_pct"] == 67.48
+    # its time is per rank, as the rank times beside it: (3032.3 + 591.3 ms) / 2
+    assert advice["evidence"]["time_us"] == (3032308.0 + 591280.0) / 2
+    assert advice["evidence"]["time_scope"] == "mean per rank"
     assert (r0["transfer_us"], r0["unmatched_us"]) == (627313.0, 179488.0)
     # Rank 1 is the rank waited for: its lateness enters at the broadcasts, whose root
     # (rank 0) does not wait, and is paid at the next all_reduce (held bounded by what
