@@ -208,3 +208,70 @@ def rank_job(folder: Path, ranks: int, **shape: int) -> Path:
         trace.header["distributedInfo"]["rank"] = rank
         trace.write(folder / f"rank{rank}.pt.trace.json")
     return folder
+
+
+# A job of which each rank's file holds a different subset of the calls (sampled or
+# filtered ranks, 2022-style args: `nccl:*` ops with `Input Dims`, no `Seq`). Per call: its
+# type, elements (float), end, and per rank its start (absent: not in that rank's file).
+# Every rank ends a call at its end (+2 µs on odd ranks: the last ring step).
+SAMPLED_CALLS: list[tuple[str, int, float, dict[int, float]]] = [
+    ("all_reduce", 1000, 1000.0, {0: 500.0, 2: 700.0}),
+    ("all_reduce", 2000, 2000.0, {0: 1500.0, 1: 1200.0}),
+    ("all_reduce", 1000, 3000.0, {0: 2600.0, 2: 2500.0}),
+    ("all_reduce", 3000, 4000.0, {0: 3100.0, 1: 3600.0}),
+    ("all_reduce", 2000, 5000.0, {0: 4500.0, 1: 4400.0, 2: 4700.0}),
+    ("all_reduce", 500, 6000.0, {1: 5900.0}),
+    ("all_gather", 4096, 7000.0, {0: 6500.0, 1: 6800.0, 2: 6600.0}),
+]
+SAMPLED_WORLD = 8
+NCCL_KERNELS = {
+    "broadcast": "ncclKernel_Broadcast_RING_LL_Sum_float",
+    "all_reduce": "ncclKernel_AllReduce_RING_LL_Sum_float",
+    "all_gather": "ncclKernel_AllGather_RING_LL_Sum_float",
+}
+
+
+Call = tuple[str, int, float, dict[int, float]]
+
+
+def sampled_rank(
+    rank: int,
+    calls: list[Call] | None = None,
+    world: int = SAMPLED_WORLD,
+    ends: dict[tuple[int, int], float] | None = None,
+) -> TraceBuilder:
+    """One rank of `calls` (SAMPLED_CALLS): one step holding its calls, each an `nccl:*` op
+    (an all_gather inside `c10d::_allgather_base_` of (output, input) = (8 x n, n)
+    elements) launching its kernel. `ends[(call index, rank)]` overrides a call's end on
+    one rank (a broadcast's root that leaves early)."""
+    t = TraceBuilder()
+    t.header["distributedInfo"] = {"backend": "nccl", "rank": rank, "world_size": world}
+    t.step(1, 0.0, 1000.0 + max(c[2] for c in calls or SAMPLED_CALLS))
+    for index, (kind, nelems, end, starts) in enumerate(calls or SAMPLED_CALLS):
+        if rank not in starts:
+            continue
+        end = (ends or {}).get((index, rank), end + 2.0 * (rank % 2))
+        at = starts[rank] - 50
+        if kind == "all_gather":
+            dims = [[SAMPLED_WORLD * nelems], [nelems]]
+            t.op("c10d::_allgather_base_", at - 5, 30, **{"Input Dims": dims})
+        name = "nccl:_all_gather_base" if kind == "all_gather" else f"nccl:{kind}"
+        op = t.op(name, at, 20, **{"Input Dims": [[nelems]], "Input type": ["float"]})
+        t.launch(
+            at + 5,
+            3,
+            op,
+            gpu_ts=starts[rank],
+            gpu_dur=end - starts[rank],
+            name=NCCL_KERNELS[kind],
+            stream=20,
+        )
+    return t
+
+
+def sampled_job(folder: Path) -> Path:
+    """SAMPLED_CALLS as a run folder of three rank files."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for rank in range(3):
+        sampled_rank(rank).write(folder / f"rank{rank}.pt.trace.json")
+    return folder

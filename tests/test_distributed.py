@@ -250,7 +250,9 @@ def test_waits_transfer_bandwidth_and_straggler(tmp_path: Path) -> None:
     assert [r["rank_source"] for r in view["ranks"]] == ["distributedInfo"] * 3
     # Matched by Seq 7 although rank 1 has an extra earlier collective (Seq 6).
     assert [ranks[r]["sync_wait_us"] for r in range(3)] == [100.0, 50.0, 0.0]
-    assert [ranks[r]["transfer_us"] for r in range(3)] == [200.0, 240.0, 200.0]
+    # Transfer is of matched calls only: rank 1's lone Seq 6 (40 µs) is `unmatched_us`.
+    assert [ranks[r]["transfer_us"] for r in range(3)] == [200.0, 200.0, 200.0]
+    assert [ranks[r]["unmatched_us"] for r in range(3)] == [0.0, 40.0, 0.0]
     assert ranks[1]["unmatched_collectives"] == 1
     assert ranks[0]["steps"][0]["sync_wait_us"] == 100.0
     (ar,) = ranks[0]["collectives"]
@@ -271,9 +273,10 @@ def test_waits_transfer_bandwidth_and_straggler(tmp_path: Path) -> None:
     assert view["stragglers"] == [
         {"rank": 2, "worker": "rank2", "steps_late": 1, "late_by_us": 75.0}
     ]
-    # 150 of 790 µs in collectives is waiting: transfer leads, overlapping helps
+    # 150 of 750 µs in matched collectives is waiting: transfer leads, overlapping helps
     (advice,) = view["recommendations"]
-    assert advice["id"] == "communication" and advice["evidence"]["sync_wait_pct"] == 18.99
+    assert advice["id"] == "communication" and advice["evidence"]["sync_wait_pct"] == 20.0
+    assert advice["evidence"]["time_scope"] == "mean per rank"
 
 
 def entering_rank(rank: int, entry: float, loader: float, cpu: float = 0.0) -> TraceBuilder:

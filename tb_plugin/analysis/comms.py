@@ -15,7 +15,9 @@ innermost first (the host ranges containing the launching runtime call's start, 
 host_ranges.py; else by `External id`), then the taxonomy's collective type (from the
 kernel name, or from the launching communication op). Bytes are `In msg nelems` x the
 size of `dtype`, else the first tensor of `Input Dims` x the size of `Input type` of the
-innermost op that has both; unknown bytes are -1.
+innermost op that has both; unknown bytes are -1. Group size is the `Group size` arg, else
+for all_gather / reduce_scatter the ratio of the two sizes of an op taking (output, input)
+(`c10d::_allgather_base_`: 1 GiB out of 16 MiB in is a group of 64).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from .rules import collective_type, dtype_size
 from .taxonomy import is_comm_op, is_host_transfer_op
 
 OTHER = "other"
+RATIO_KINDS = ("all_gather", "reduce_scatter")  # output = group size x input (or input = ...)
 
 
 class CommArgs(msgspec.Struct, gc=False):
@@ -72,6 +75,7 @@ class Collectives:
     end: np.ndarray  # f8
     nbytes: np.ndarray  # f8, -1 unknown
     group_size: np.ndarray  # i8, -1 unknown
+    gs_from: np.ndarray  # i8: 1 `Group size` arg, 2 the call's sizes (output/input), 0 unknown
     on_gpu: np.ndarray  # bool: a kernel (else a host range)
     # i8, the global rank a send goes to (`Dst Rank`) / a recv comes from (`Src Rank`); -1
     dst: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
@@ -112,6 +116,28 @@ def _bytes_of(args: CommArgs) -> int | None:
     return None
 
 
+def _size_ratio(args: CommArgs) -> int | None:
+    """An op taking (output, input) of different sizes (`c10d::_allgather_base_`,
+    `_reduce_scatter_base_`): the larger over the smaller, when it divides exactly."""
+    dims = args.input_dims if args.input_dims is not None else args.input_dims_old
+    if not isinstance(dims, list) or len(dims) < 2:
+        return None
+    a, b = (_first_tensor_elements([d]) for d in dims[:2])
+    if not a or not b or a == b or max(a, b) % min(a, b):
+        return None
+    return max(a, b) // min(a, b)
+
+
+def _group_size(f: _Facts) -> tuple[int, int]:
+    """(group size, its source): the `Group size` arg (1), else for all_gather and
+    reduce_scatter the ratio of its output and input (2), else unknown (-1, 0)."""
+    if f.group_size is not None:
+        return f.group_size, 1
+    if f.size_ratio is not None and f.kind in RATIO_KINDS:
+        return f.size_ratio, 2
+    return -1, 0
+
+
 @dataclass
 class GroupFacts:
     """A process group as its collectives' args describe it (`pg_config` may be absent)."""
@@ -143,6 +169,7 @@ class _Facts:
     seq: int | None = None
     nbytes: int | None = None
     group_size: int | None = None
+    size_ratio: int | None = None  # larger over smaller of the first two tensors
     dst: int | None = None
     src: int | None = None
     group: GroupFacts | None = None
@@ -161,6 +188,8 @@ class _Facts:
             self.nbytes = _bytes_of(args)
         if self.group_size is None:
             self.group_size = lenient_int(args.group_size)
+        if self.size_ratio is None:
+            self.size_ratio = _size_ratio(args)
         if self.dst is None and self.src is None:
             self.dst, self.src = lenient_int(args.dst_rank), lenient_int(args.src_rank)
         if self.group is None and args.pg_name is not None:
@@ -203,9 +232,8 @@ def extract(model: TraceModel) -> Collectives:
         start=start,
         end=start + ev["dur"][rows],
         nbytes=np.array([-1 if f.nbytes is None else f.nbytes for f in facts], dtype=np.float64),
-        group_size=np.array(
-            [-1 if f.group_size is None else f.group_size for f in facts], dtype=np.int64
-        ),
+        group_size=np.array([_group_size(f)[0] for f in facts], dtype=np.int64),
+        gs_from=np.array([_group_size(f)[1] for f in facts], dtype=np.int64),
         on_gpu=on_gpu,
         dst=np.array([-1 if f.dst is None else f.dst for f in facts], dtype=np.int64),
         src=np.array([-1 if f.src is None else f.src for f in facts], dtype=np.int64),

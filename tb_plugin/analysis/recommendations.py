@@ -174,10 +174,15 @@ def _dataloader_advice(view: OverviewView, share: float) -> Recommendation:
 
 
 def communication_advice(
-    share: float, time_us: float, steps: list[str], sync_wait_pct: float | None
+    share: float,
+    time_us: float,
+    steps: list[str],
+    sync_wait_pct: float | None,
+    time_scope: str | None = None,
 ) -> Recommendation:
     """Advice for communication above COMMUNICATION_PCT of the step time; `sync_wait_pct`
-    is the share of it spent waiting for other ranks, None when unknown."""
+    is the share of it spent waiting for other ranks, None when unknown. `time_scope` says
+    what `time_us` is over when not one trace (the Distributed view: "mean per rank")."""
     head = (
         f"Communication covers {share:.1f} % of the step time (more than {COMMUNICATION_PCT:g} %)"
     )
@@ -220,6 +225,7 @@ def communication_advice(
             "threshold": COMMUNICATION_PCT,
             "steps": steps,
             "time_us": time_us,
+            **({"time_scope": time_scope} if time_scope else {}),
             "sync_wait_pct": None if sync_wait_pct is None else round(sync_wait_pct, 2),
         },
         "link": link,

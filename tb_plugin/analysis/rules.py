@@ -72,3 +72,15 @@ def bandwidth_size_multiplier(collective: str, ranks: int) -> int:
     """The size NCCL's bandwidth formulas use, in units of the input bytes."""
     rule = load("communication")["bus_bandwidth"].get(collective) or {}
     return max(ranks, 1) if rule.get("size") == "output" else 1
+
+
+def same_bytes_on_every_rank(collective: str) -> bool:
+    """Whether one call of this type moves the same number of bytes on every rank
+    (communication.json `same_bytes`)."""
+    return collective in load("communication")["same_bytes"]
+
+
+def is_rooted_collective(collective: str) -> bool:
+    """Whether the root of a call of this type may finish before the others arrive
+    (communication.json `rooted`)."""
+    return collective in load("communication")["rooted"]

@@ -183,6 +183,7 @@ _COLLECTIVE_COLUMNS: list[Column] = [
     ("avg ms", "avg_us", _ms),
     ("sync wait ms", "sync_wait_us", _ms),
     ("transfer ms", "transfer_us", _ms),
+    ("unmatched ms", "unmatched_us", _ms),
     ("algbw GB/s", "algbw_gbps", _or_dash("{:.2f}".format)),
     ("busbw GB/s", "busbw_gbps", _or_dash("{:.2f}".format)),
 ]
@@ -198,11 +199,11 @@ def render_distributed(view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:
     facts.append(f"{view['mode']} ranks")
     out = ["Distributed (" + ", ".join(facts) + "), total over steps (ms)"]
     header = ["rank", "worker", "steps", "step", "computation", "overlap", "communication"]
-    header += ["other", "sync wait", "transfer"]
+    header += ["other", "sync wait", "transfer", "unmatched"]
     rows = [
         [str(r["rank"]), r["worker"], str(r["step_count"]), _ms(r["step_time_us"])]
         + [_ms(r[k]) for k in ("computation_us", "overlap_us", "communication_us", "other_us")]
-        + [_ms(r["sync_wait_us"]), _ms(r["transfer_us"])]
+        + [_ms(r["sync_wait_us"]), _ms(r["transfer_us"]), _ms(r["unmatched_us"])]
         for r in view["ranks"]
     ]
     out.append(_table(header, rows, width))

@@ -67,8 +67,11 @@ export interface CollectiveStats {
   avg_us: number;
   sync_wait_us: number;
   transfer_us: number;
+  unmatched_us: number;
   algbw_gbps: number | null;
   busbw_gbps: number | null;
+  group_size: number | null;
+  group_size_source: string | null;
 }
 
 /** One number of both sides. `None` is unknown (the side has no such data), never 0: `delta` is None when a side is unknown, `delta_pct` also when the base is 0. */
@@ -793,6 +796,7 @@ export interface RankStep extends StepTimes {
   duration_us: number;
   sync_wait_us: number;
   transfer_us: number;
+  unmatched_us: number;
 }
 
 export interface RankView {
@@ -813,6 +817,7 @@ export interface RankView {
   sync_wait_us: number;
   transfer_us: number;
   unmatched_collectives: number;
+  unmatched_us: number;
   collectives: CollectiveStats[];
   steps: RankStep[];
   devices: Record<string, unknown>[];

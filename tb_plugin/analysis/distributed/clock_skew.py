@@ -13,9 +13,11 @@ collective differs between ranks by the last transfer step (microseconds to tens
 microseconds), far below 1 ms, and a clock offset moves every call alike, so a median
 drawn from calls that disagree with each other by more than it is noise, not a clock (the
 2020 DDP pairs of the corpus: their calls' end differences spread over tens to hundreds
-of milliseconds). Calls matched by occurrence (no `Seq`) are aligned by their nearest
-ends (matching.py), so a skew larger than the gap between calls can also pair them
-differently: the skew is still found, its size then only roughly. With two ranks, which
+of milliseconds). Calls without `Seq` are paired by bytes and end time once each rank's
+clock correction is taken off (pairing.py), so a skew keeps their pairing when their
+bytes are known; without bytes, or for broadcasts paired by occurrence, a skew larger
+than the gap between calls can pair them differently: the skew is still found, its size
+then only roughly. With two ranks, which
 of the two is off cannot be told: both are named, each with its offset to the other.
 Waits (each rank's start against the last rank's) and straggler lateness on a skewed rank
 are off by about its offset.

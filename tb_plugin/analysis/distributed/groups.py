@@ -6,13 +6,15 @@ start), a wait (until the last member arrived) and a transfer (the rest). Per ca
 
 - transfer = the last arriver's duration (it waited for no one): the link's time;
 - sync = the members' mean wait;
-- held = the last arrival minus the one before it: what the call waited for that one
-  rank alone;
+- held = the last arrival minus the one before it, at most what that one waited (its
+  wait, clipped to its duration): what the call waited for that one rank alone;
 - the last arriver's own delay = its gap (arrival minus the end of its previous
-  collective) minus the other members' mean gap. A rank that arrives late because its
-  previous collective (in another group) ended late has no own delay: the lateness came
-  with it, and the group is not said to wait for it. The call *waits for* the last
-  arriver when its own delay is at least half of `held`.
+  synchronizing collective, `_gaps`) minus the other members' mean gap. A rank that
+  arrives late because its previous collective (in another group) ended late has no own
+  delay: the lateness came with it, and the group is not said to wait for it; a rank late
+  at a broadcast whose root did not wait for it keeps its lateness (that broadcast did
+  not synchronize anyone) and is blamed where the others do wait. The call *waits for*
+  the last arriver when its own delay is at least half of `held`.
 
 Per group (process group name): `waits_for` is the rank held responsible for at least
 half of all the group's held time, in two calls or more, when that time is at least
@@ -79,7 +81,9 @@ class Calls:
         self.group_size = inst.group_size[last]
         self.transfer = inst.transfer[last]
         self.sync = (np.add.reduceat(inst.wait[order], firsts) / count) if n else count * 0.0
-        self.held = inst.start[last] - inst.start[second]
+        # what the others actually waited for it: the one before it waited at most its
+        # own duration (a broadcast's root may leave before the receivers come)
+        self.held = np.minimum(inst.start[last] - inst.start[second], inst.wait[second])
         own = last_gap - other_gap
         self.blamed = np.isfinite(own) & (self.held > 0) & (own >= OWN_DELAY_SHARE * self.held)
         self.last_rank = ranks[inst.rank[last]]
@@ -94,15 +98,27 @@ def _kind_id(inst: Instances, name: str) -> int:
 
 
 def _gaps(inst: Instances) -> np.ndarray:
-    """Per instance, its start minus the latest end of the rank's earlier instances (NaN for
-    a rank's first), clipped at 0: the time the rank spent outside collectives before it."""
+    """Per instance, its start minus the latest end of the rank's earlier instances whose
+    call synchronized its members (NaN when there is none), clipped at 0: the time the rank
+    spent outside synchronizing collectives before it. A call synchronizes when every
+    member was still in it when the last one arrived; a broadcast whose root left before
+    the others came did not, and a rank late there still carries that lateness."""
     gap = np.full(inst.start.size, np.nan)
+    if inst.start.size == 0:
+        return gap
+    first_end = np.full(int(inst.match.max()) + 1, np.inf)
+    np.minimum.at(first_end, inst.match, inst.end)
+    last_start = np.full(first_end.size, -np.inf)
+    np.maximum.at(last_start, inst.match, inst.start)
+    synced = inst.matched & (first_end[inst.match] >= last_start[inst.match])
+    anchor = np.where(synced, inst.end, -np.inf)
     order = np.lexsort((inst.start, inst.rank))
     bounds = np.flatnonzero(np.diff(inst.rank[order])) + 1
     for idx in np.split(order, bounds):
         if idx.size > 1:
-            prev_end = np.maximum.accumulate(inst.end[idx])[:-1]
-            gap[idx[1:]] = np.clip(inst.start[idx[1:]] - prev_end, 0, None)
+            prev_end = np.maximum.accumulate(anchor[idx])[:-1]
+            known = np.isfinite(prev_end)
+            gap[idx[1:][known]] = np.clip(inst.start[idx[1:][known]] - prev_end[known], 0, None)
     return gap
 
 

@@ -1,13 +1,15 @@
 """The same collective on each rank: every rank's collective instances as flat arrays on
-one clock, matched across ranks (by `Seq`, else by occurrence with an alignment shift),
+one clock, matched across ranks (by `Seq`, else by type, bytes and end time: pairing.py),
 with each instance's synchronizing wait and transfer time (the rules: view.py's doc)."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .pairing import Pairing
 from .summary import RankSummary
 from .types import ProcessGroupView
 
@@ -29,6 +31,8 @@ class Instances:
     step: np.ndarray
     dst: np.ndarray  # a send's global destination rank, -1
     src: np.ndarray  # a recv's global source rank, -1
+    # where group_size comes from: summary.GS_SOURCES index (0 unknown)
+    gs_from: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     # per rank (index), its trace time minus the aligned time: aligned - offset = trace time
     offset: np.ndarray = field(default_factory=lambda: np.zeros(0))
     wait: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -44,7 +48,20 @@ def instances(summaries: list[RankSummary]) -> Instances:
     pg_id = {p: i for i, p in enumerate(pg_names)}
     origins = [s.time_origin_us for s in summaries]
     reference = min(origins) if origins else 0.0
-    names = ("rank", "kind", "pg", "seq", "start", "end", "bytes", "gs", "step", "dst", "src")
+    names = (
+        "rank",
+        "kind",
+        "pg",
+        "seq",
+        "start",
+        "end",
+        "bytes",
+        "gs",
+        "gsf",
+        "step",
+        "dst",
+        "src",
+    )
     cols: dict[str, list[np.ndarray]] = {k: [] for k in names}
     for r, s in enumerate(summaries):
         t = s.collectives
@@ -59,14 +76,12 @@ def instances(summaries: list[RankSummary]) -> Instances:
         cols["end"].append(t.column("end_us") + offset)
         cols["bytes"].append(t.column("nbytes"))
         cols["gs"].append(t.column("group_size"))
+        cols["gsf"].append(t.column("gs_from"))
         cols["step"].append(t.column("step"))
         cols["dst"].append(t.column("dst"))
         cols["src"].append(t.column("src"))
 
-    def cat(name: str, dtype: str) -> np.ndarray:
-        parts = cols[name]
-        return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
-
+    cat = functools.partial(_cat, cols)
     return Instances(
         kind_names=kind_names,
         pg_names=pg_names,
@@ -81,8 +96,14 @@ def instances(summaries: list[RankSummary]) -> Instances:
         step=cat("step", "i8"),
         dst=cat("dst", "i8"),
         src=cat("src", "i8"),
+        gs_from=cat("gsf", "i8"),
         offset=np.array([o - reference for o in origins], dtype=np.float64),
     )
+
+
+def _cat(cols: dict[str, list[np.ndarray]], name: str, dtype: str) -> np.ndarray:
+    parts = cols[name]
+    return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
 
 
 def match_instances(inst: Instances) -> None:
@@ -99,18 +120,17 @@ def match_instances(inst: Instances) -> None:
     by_seq = np.zeros(n, dtype=np.int64)
     pair = inst.pg * (int(inst.kind.max()) + 1) + inst.kind
     order = np.lexsort((inst.start, inst.rank, pair))
+    unnumbered: list[tuple[str, np.ndarray]] = []
     for block in np.split(order, np.flatnonzero(np.diff(pair[order])) + 1):
         if (inst.seq[block] >= 0).all():
             value[block] = inst.seq[block]
             by_seq[block] = 1
-            continue
-        per_rank = np.split(block, np.flatnonzero(np.diff(inst.rank[block])) + 1)
-        reference = max(per_rank, key=len)
-        ref_end = inst.end[reference]
-        ref_order = np.argsort(ref_end, kind="stable")
-        for idx in per_rank:
-            shift = 0 if idx is reference else _alignment(inst.end[idx], ref_end, ref_order)
-            value[idx] = np.arange(idx.size) + shift
+        else:
+            unnumbered.append((inst.kind_names[int(inst.kind[block[0]])], block))
+    if unnumbered:
+        pairing = Pairing(inst.rank, inst.end, inst.nbytes, unnumbered)
+        for kind, block in unnumbered:
+            value[block] = pairing.calls(kind, block, inst.rank, inst.end, inst.nbytes)
     value -= value.min()
     key = (pair * 2 + by_seq) * (int(value.max()) + 1) + value
     _, match = np.unique(key, return_inverse=True)
@@ -125,30 +145,12 @@ def match_instances(inst: Instances) -> None:
     inst.transfer = duration - inst.wait
 
 
-def _alignment(own_end: np.ndarray, ref_end: np.ndarray, order: np.ndarray) -> int:
-    """How many places a rank's n-th collective is behind the reference rank's: ranks'
-    traces may start at different collectives (a profiler window opened mid-step), but the
-    same collective ends at about the same time on every rank. The most common index
-    difference to the reference collective ending nearest, kept only when it fits the end
-    times better than no shift. `order` sorts `ref_end`."""
-    ref_sorted = ref_end[order]
-    pos = np.clip(np.searchsorted(ref_sorted, own_end), 1, max(ref_sorted.size - 1, 1))
-    if ref_sorted.size == 1:
-        nearest = np.zeros(own_end.size, dtype=np.int64)
-    else:
-        left_closer = (own_end - ref_sorted[pos - 1]) <= (ref_sorted[pos] - own_end)
-        nearest = np.where(left_closer, pos - 1, pos)
-    diff = order[nearest] - np.arange(own_end.size)
-    low = int(diff.min())
-    mode = int(np.bincount(diff - low).argmax()) + low
-
-    def misfit(shift: int) -> float:
-        i = np.arange(own_end.size)
-        j = i + shift
-        ok = (j >= 0) & (j < ref_end.size)
-        return float(np.median(np.abs(own_end[ok] - ref_end[j[ok]]))) if ok.any() else np.inf
-
-    return mode if mode != 0 and misfit(mode) < misfit(0) else 0
+def transfer_parts(inst: Instances) -> tuple[np.ndarray, np.ndarray]:
+    """Per instance, its transfer when matched (0 otherwise) and its whole duration when
+    unmatched (0 otherwise): an instance seen on one rank only is neither wait nor
+    transfer (nobody can tell which it was), it is `unmatched`."""
+    duration = np.clip(inst.end - inst.start, 0, None)
+    return np.where(inst.matched, inst.transfer, 0.0), np.where(inst.matched, 0.0, duration)
 
 
 def group_sizes(
@@ -158,14 +160,16 @@ def group_sizes(
     world_size: int | None,
     n_ranks: int,
 ) -> None:
-    fallback = world_size or n_ranks
-    pg_size = np.array(
-        [
-            (groups[name]["size"] or fallback) if name in groups else fallback
-            for name in inst.pg_names
-        ]
-        or [fallback],
-        dtype=np.int64,
-    )
+    """Each instance's group size: its own (args, sizes), else its process group's size,
+    else the world size, else the ranks found; `gs_from` says which (GS_SOURCES)."""
+    fallback, fallback_from = (world_size, 4) if world_size else (n_ranks, 5)
+    sizes = [groups[name]["size"] if name in groups else None for name in inst.pg_names]
+    pg_size = np.array([s or fallback for s in sizes] or [fallback], dtype=np.int64)
+    pg_from = np.array([3 if s else fallback_from for s in sizes] or [0], dtype=np.int64)
     known = inst.group_size >= 1
-    inst.group_size = np.where(known, inst.group_size, pg_size[inst.pg] if inst.pg.size else 0)
+    if inst.pg.size == 0:
+        return
+    if inst.gs_from.size != known.size:
+        inst.gs_from = known.astype(np.int64)  # built without it: known sizes are from args
+    inst.group_size = np.where(known, inst.group_size, pg_size[inst.pg])
+    inst.gs_from = np.where(known, inst.gs_from, pg_from[inst.pg])

@@ -161,13 +161,13 @@ def _first_call_lateness(
 def _transfer_before(
     inst: Instances, inst_flat: np.ndarray, flat: np.ndarray, arrivals: np.ndarray
 ) -> np.ndarray:
-    """Per rank of a step, the transfer time of its collectives of the step that started
-    before its arrival: only those can have delayed it."""
+    """Per rank of a step, the transfer time of its matched collectives of the step that
+    started before its arrival: only those can have delayed it."""
     out = np.zeros(flat.size)
     sel = np.flatnonzero(np.isin(inst_flat, flat))
     order = np.argsort(flat)
     member = order[np.searchsorted(flat, inst_flat[sel], sorter=order)]  # each one's rank
-    early = inst.start[sel] < arrivals[member]
+    early = (inst.start[sel] < arrivals[member]) & inst.matched[sel]
     np.add.at(out, member[early], inst.transfer[sel[early]])
     return out
 

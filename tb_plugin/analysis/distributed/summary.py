@@ -25,9 +25,11 @@ from ..taxonomy import is_comm_op
 
 # Bump when RankSummary or its definitions change (keys the disk cache). 2: the kernel
 # taxonomy, one communication definition with the Overview, straggler causes. 3: packed
-# collective columns, p2p peers, process groups described by the collectives' args.
+# collective columns, p2p peers, process groups described by the collectives' args. 4:
+# calls without `Seq` paired by bytes and end time, group size from the call's own sizes
+# (`gs_from`), unmatched time apart from transfer, held time bounded by the others' waits.
 
-VERSION = "3"
+VERSION = "4"
 
 
 # --- stage 1: one rank ---------------------------------------------------------------------
@@ -60,6 +62,7 @@ COLUMNS = {
     "end_us": "<f8",
     "nbytes": "<f8",  # -1 unknown
     "group_size": "<i4",  # -1 unknown
+    "gs_from": "<i1",  # where group_size comes from: GS_SOURCES index (0 unknown)
     "step": "<i4",  # index into `steps`, -1 outside every step
     "dst": "<i4",  # a send's global destination rank (`Dst Rank`), -1
     "src": "<i4",  # a recv's global source rank (`Src Rank`), -1
@@ -80,6 +83,7 @@ class CollectiveTable(msgspec.Struct, gc=False):
     end_us: bytes
     nbytes: bytes
     group_size: bytes
+    gs_from: bytes
     step: bytes
     dst: bytes
     src: bytes
@@ -88,8 +92,17 @@ class CollectiveTable(msgspec.Struct, gc=False):
         return np.frombuffer(getattr(self, name), dtype=COLUMNS[name])
 
 
+# Where a collective's group size comes from, most direct first: its `Group size` arg, its
+# own sizes (all_gather's output over its input), its process group's members, the world
+# size, the ranks found. The first two are read per rank; the others in `group_sizes`.
+GS_SOURCES = ("unknown", "args", "sizes", "process_group", "world_size", "ranks_found")
+
+
 def pack_table(kinds: list[str], pgs: list[str], **columns: np.ndarray) -> CollectiveTable:
+    """`gs_from` may be left out: a known group size is then from the args."""
     count = len(columns["start_us"])
+    if "gs_from" not in columns:
+        columns["gs_from"] = (np.asarray(columns["group_size"]) >= 1).astype(np.int64)
     packed = {k: np.asarray(columns[k]).astype(t).tobytes() for k, t in COLUMNS.items()}
     return CollectiveTable(kinds=kinds, pgs=pgs, count=count, **packed)
 
@@ -295,6 +308,7 @@ def _collective_table(coll: comms.Collectives, steps: Steps) -> CollectiveTable:
         end_us=coll.end,
         nbytes=coll.nbytes,
         group_size=coll.group_size,
+        gs_from=coll.gs_from,
         step=step_of,
         dst=coll.dst,
         src=coll.src,

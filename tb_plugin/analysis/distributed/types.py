@@ -28,9 +28,14 @@ class CollectiveStats(TypedDict):
     total_us: float
     avg_us: float
     sync_wait_us: float
-    transfer_us: float
+    transfer_us: float  # matched calls only: sync_wait + transfer + unmatched = total
+    unmatched_us: float  # instances seen on this rank only: neither wait nor transfer
     algbw_gbps: float | None
     busbw_gbps: float | None
+    group_size: int | None  # n of the bandwidth formulas; None when the calls differ
+    # where n comes from (the least direct of its calls'): args, sizes (all_gather's
+    # output / input), process_group, world_size or ranks_found (summary.GS_SOURCES)
+    group_size_source: str | None
 
 
 class RankStep(StepTimes):
@@ -40,6 +45,7 @@ class RankStep(StepTimes):
     duration_us: float
     sync_wait_us: float
     transfer_us: float
+    unmatched_us: float
 
 
 class RankView(TypedDict):
@@ -58,8 +64,9 @@ class RankView(TypedDict):
     communication_us: float
     other_us: float
     sync_wait_us: float
-    transfer_us: float
+    transfer_us: float  # of its matched collectives
     unmatched_collectives: int
+    unmatched_us: float  # its unmatched collectives' time
     collectives: list[CollectiveStats]
     steps: list[RankStep]
     devices: list[dict[str, Any]]

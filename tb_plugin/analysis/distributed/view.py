@@ -23,17 +23,19 @@ Then computation = |C \\ M|, overlap = |C ∩ M|, communication = |M \\ C|,
 other = step duration - |C ∪ M|; the four add up to the step.
 
 Synchronizing vs transfer: the same collective on each rank is matched by (process group,
-type, `Seq`) when every instance of that group on the rank has a `Seq`, else by (process
-group, type, n-th occurrence on the rank). A rank waits from its own start until the last
-rank of the match starts: wait = clip(max start - own start, 0, duration), transfer = the
-rest. A collective seen on one rank only is all transfer (and counted as unmatched).
+type, `Seq`) when every instance of that group on the rank has a `Seq`, else by type,
+bytes and end time (pairing.py: ranks' files may hold different subsets of the calls). A
+rank waits from its own start until the last rank of the match starts: wait =
+clip(max start - own start, 0, duration), transfer = the rest. A collective seen on one
+rank only is neither: its time is `unmatched_us` (and it is counted as unmatched).
 Times are aligned across ranks as absolute epoch time (`baseTimeNanoseconds` + ts); ranks on
 different hosts carry their clock difference into the waits.
 
-Bandwidth per collective type: algorithm bandwidth = size / transfer time, bus bandwidth =
-algorithm bandwidth x NCCL's factor (`data/communication.json`), n = `Group size` of the
-collective, else the process group's size, else world size, else the ranks found; only
-instances whose bytes are known count.
+Bandwidth per collective type: algorithm bandwidth = size / transfer time of matched
+instances, bus bandwidth = algorithm bandwidth x NCCL's factor (`data/communication.json`),
+n = the collective's group size (`Group size`, else all_gather's output over its input),
+else the process group's size, else world size, else the ranks found (`group_size_source`
+says which); only instances whose bytes are known count.
 
 Stragglers, per step seen on at least two ranks: each rank's arrival is its start of the
 earliest collective of the step that every one of these ranks ran (the same match), or
@@ -60,9 +62,10 @@ from ..rules import (
 )
 from .clock_skew import run_clock_skew
 from .groups import cluster_view, natural_order
-from .matching import Instances, group_sizes, instances, match_instances
+from .matching import Instances, group_sizes, instances, match_instances, transfer_parts
 from .stragglers import FACTORS, straggler_steps
 from .summary import (
+    GS_SOURCES,
     VERSION,
     RankSummary,
     summarize_rank,
@@ -113,22 +116,14 @@ def analyze(inputs: list[RankInput]) -> DistributedView:
     kind_names = inst.kind_names
     per_rank_kind = _per_rank_kind(inst, n_ranks, len(kind_names))
     step_offsets = np.cumsum([0] + [len(s.steps) for s in summaries])
-    flat_steps = int(step_offsets[-1])
-    step_wait = np.zeros(flat_steps)
-    step_transfer = np.zeros(flat_steps)
-    in_step = inst.step >= 0
-    flat = step_offsets[inst.rank[in_step]] + inst.step[in_step]
-    np.add.at(step_wait, flat, inst.wait[in_step])
-    np.add.at(step_transfer, flat, inst.transfer[in_step])
-    inst_flat = np.full(inst.start.size, -1, dtype=np.int64)
-    inst_flat[in_step] = flat
+    step_times, inst_flat = _per_step(inst, step_offsets)
     rank_views: list[RankView] = []
     for r, item in enumerate(inputs):
         base = int(step_offsets[r])
-        steps = _step_rows(item.summary, step_wait[base:], step_transfer[base:])
+        steps = _step_rows(item.summary, *(t[base:] for t in step_times))
         rank_views.append(_rank_view(item, ranks[r], rank_sources[r], inst, r, steps))
         rank_views[-1]["collectives"] = _stats_rows(per_rank_kind, r, kind_names)
-    job_kind = {key: value.sum(axis=0, keepdims=True) for key, value in per_rank_kind.items()}
+    job_kind = {key: _over_ranks(key, value) for key, value in per_rank_kind.items()}
     cluster = cluster_view(inst, ranks, groups)
     job_steps, counts = straggler_steps(inputs, ranks, summaries, step_offsets, inst, inst_flat)
     return {
@@ -149,6 +144,23 @@ def analyze(inputs: list[RankInput]) -> DistributedView:
         **run_clock_skew(inst, ranks),
         "warnings": warnings,
     }
+
+
+def _per_step(
+    inst: Instances, step_offsets: np.ndarray
+) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+    """Per flat step (every rank's steps end to end): wait, transfer and unmatched time of
+    its collectives; and per instance its flat step (-1 outside every step)."""
+    flat_steps = int(step_offsets[-1])
+    out = (np.zeros(flat_steps), np.zeros(flat_steps), np.zeros(flat_steps))
+    transfer, unmatched = transfer_parts(inst)
+    in_step = inst.step >= 0
+    flat = step_offsets[inst.rank[in_step]] + inst.step[in_step]
+    for total, values in zip(out, (inst.wait, transfer, unmatched)):
+        np.add.at(total, flat, values[in_step])
+    inst_flat = np.full(inst.start.size, -1, dtype=np.int64)
+    inst_flat[in_step] = flat
+    return out, inst_flat
 
 
 def _process_groups(summaries: list[RankSummary]) -> dict[str, ProcessGroupView]:
@@ -184,8 +196,10 @@ def _job_warnings(summaries: list[RankSummary], world_size: int | None, n_ranks:
     return warnings
 
 
-def _step_rows(s: RankSummary, wait: np.ndarray, transfer: np.ndarray) -> list[RankStep]:
-    """One rank's steps; `wait` and `transfer` start at its first step."""
+def _step_rows(
+    s: RankSummary, wait: np.ndarray, transfer: np.ndarray, unmatched: np.ndarray
+) -> list[RankStep]:
+    """One rank's steps; `wait`, `transfer` and `unmatched` start at its first step."""
     return [
         {
             "name": st["name"],
@@ -201,6 +215,7 @@ def _step_rows(s: RankSummary, wait: np.ndarray, transfer: np.ndarray) -> list[R
             "host_gap_us": _r(st["host_gap_us"]),
             "sync_wait_us": _r(wait[j]),
             "transfer_us": _r(transfer[j]),
+            "unmatched_us": _r(unmatched[j]),
         }
         for j, st in enumerate(s.steps)
     ]
@@ -212,6 +227,7 @@ def _rank_view(
     """One rank's row (its `collectives` are filled in by the caller)."""
     s = item.summary
     mine = inst.rank == r
+    transfer, unmatched = transfer_parts(inst)
     return {
         "rank": rank,
         "rank_source": source,
@@ -228,8 +244,9 @@ def _rank_view(
         "communication_us": _r(sum(st["communication_us"] for st in s.steps)),
         "other_us": _r(sum(st["other_us"] for st in s.steps)),
         "sync_wait_us": _r(inst.wait[mine].sum()),
-        "transfer_us": _r(inst.transfer[mine].sum()),
+        "transfer_us": _r(transfer[mine].sum()),
         "unmatched_collectives": int((mine & ~inst.matched).sum()),
+        "unmatched_us": _r(unmatched[mine].sum()),
         "collectives": [],
         "steps": steps,
         "devices": s.devices,
@@ -249,21 +266,29 @@ def _per_rank_kind(inst: Instances, n_ranks: int, n_kinds: int) -> dict[str, np.
             "total",
             "wait",
             "transfer",
+            "unmatched",
             "bw_size",
             "bus_size",
             "bw_time",
+            "n_min",
+            "n_max",
+            "n_from",
         )
     }
+    out["n_min"][:] = np.inf
     if inst.start.size == 0:
         return out
     where = (inst.rank, inst.kind)
-    known = inst.nbytes >= 0
+    transfer, unmatched = transfer_parts(inst)
+    known = (inst.nbytes >= 0) & inst.matched  # bandwidth: matched calls only
     np.add.at(out["calls"], where, 1)
-    np.add.at(out["sized"], where, known)
-    np.add.at(out["bytes"], where, np.where(known, inst.nbytes, 0))
+    sized = inst.nbytes >= 0
+    np.add.at(out["sized"], where, sized)
+    np.add.at(out["bytes"], where, np.where(sized, inst.nbytes, 0))
     np.add.at(out["total"], where, np.clip(inst.end - inst.start, 0, None))
     np.add.at(out["wait"], where, inst.wait)
-    np.add.at(out["transfer"], where, inst.transfer)
+    np.add.at(out["transfer"], where, transfer)
+    np.add.at(out["unmatched"], where, unmatched)
     size = np.zeros(inst.start.size)
     bus = np.zeros(inst.start.size)
     for k, name in enumerate(inst.kind_names):
@@ -274,11 +299,23 @@ def _per_rank_kind(inst: Instances, n_ranks: int, n_kinds: int) -> dict[str, np.
                 continue
             size[sel] = inst.nbytes[sel] * bandwidth_size_multiplier(name, int(n))
             bus[sel] = size[sel] * factor
+    np.minimum.at(out["n_min"], where, inst.group_size)
+    np.maximum.at(out["n_max"], where, inst.group_size)
+    np.maximum.at(out["n_from"], where, inst.gs_from)  # the least direct source
     has_formula = size > 0
     np.add.at(out["bw_size"], where, size)
     np.add.at(out["bus_size"], where, bus)
-    np.add.at(out["bw_time"], where, np.where(has_formula, inst.transfer, 0))
+    np.add.at(out["bw_time"], where, np.where(has_formula, transfer, 0))
     return out
+
+
+def _over_ranks(key: str, value: np.ndarray) -> np.ndarray:
+    """A per (rank, type) table for the whole job: sums, but the group sizes' bounds."""
+    if key == "n_min":
+        return value.min(axis=0, keepdims=True)
+    if key in ("n_max", "n_from"):
+        return value.max(axis=0, keepdims=True)
+    return value.sum(axis=0, keepdims=True)
 
 
 def _stats_rows(
@@ -290,6 +327,8 @@ def _stats_rows(
         if calls == 0:
             continue
         time = table["bw_time"][row, k]
+        n_min, n_max = table["n_min"][row, k], table["n_max"][row, k]
+        source = int(table["n_from"][row, k])
         out.append(
             {
                 "name": name,
@@ -299,9 +338,12 @@ def _stats_rows(
                 "avg_us": _r(table["total"][row, k] / calls),
                 "sync_wait_us": _r(table["wait"][row, k]),
                 "transfer_us": _r(table["transfer"][row, k]),
+                "unmatched_us": _r(table["unmatched"][row, k]),
                 # bytes per microsecond / 1e3 = GB/s
                 "algbw_gbps": _r(table["bw_size"][row, k] / time / 1e3) if time > 0 else None,
                 "busbw_gbps": _r(table["bus_size"][row, k] / time / 1e3) if time > 0 else None,
+                "group_size": int(n_min) if n_min == n_max and n_min >= 1 else None,
+                "group_size_source": GS_SOURCES[source] if source > 0 else None,
             }
         )
     out.sort(key=lambda c: -c["total_us"])
@@ -310,7 +352,8 @@ def _stats_rows(
 
 def job_advice(ranks: list[RankView]) -> list[Recommendation]:
     """The Distributed view's advice: communication over the ranks' steps, with the share
-    of it spent waiting for other ranks (sync wait against transfer)."""
+    of it spent waiting for other ranks (sync wait against transfer). Its time is the mean
+    per rank (the page shows it beside per-rank times), said so in `time_scope`."""
     step_time = sum(r["step_time_us"] for r in ranks)
     comm = sum(r["communication_us"] for r in ranks)
     if step_time <= 0 or 100.0 * comm / step_time <= COMMUNICATION_PCT:
@@ -325,4 +368,6 @@ def job_advice(ranks: list[RankView]) -> list[Recommendation]:
         and 100.0 * s["communication_us"] / s["duration_us"] > COMMUNICATION_PCT
     )
     wait_pct = 100.0 * wait / in_collectives if in_collectives > 0 else None
-    return [communication_advice(100.0 * comm / step_time, comm, list(steps), wait_pct)]
+    per_rank = _r(comm / len(ranks))
+    share = 100.0 * comm / step_time
+    return [communication_advice(share, per_rank, list(steps), wait_pct, "mean per rank")]

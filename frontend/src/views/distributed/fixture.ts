@@ -26,6 +26,7 @@ function step(
     host_gap_us: hostGap,
     sync_wait_us: wait,
     transfer_us: transfer,
+    unmatched_us: 0,
   };
 }
 
@@ -60,6 +61,7 @@ function rank(r: number, steps: DistributedRankStep[]): DistributedResponse['ran
     sync_wait_us: sum(steps, 'sync_wait_us'),
     transfer_us: sum(steps, 'transfer_us'),
     unmatched_collectives: 0,
+    unmatched_us: 0,
     collectives: [
       {
         name: 'all_reduce',
@@ -69,8 +71,11 @@ function rank(r: number, steps: DistributedRankStep[]): DistributedResponse['ran
         avg_us: (sum(steps, 'sync_wait_us') + sum(steps, 'transfer_us')) / 2,
         sync_wait_us: sum(steps, 'sync_wait_us'),
         transfer_us: sum(steps, 'transfer_us'),
+        unmatched_us: 0,
         algbw_gbps: 0.5,
         busbw_gbps: 0.5,
+        group_size: 2,
+        group_size_source: 'world_size',
       },
     ],
     steps,
@@ -107,8 +112,11 @@ export const FIXTURE: DistributedResponse = {
       avg_us: 2000,
       sync_wait_us: 362.822,
       transfer_us: 7637.178,
+      unmatched_us: 0,
       algbw_gbps: 0.573,
       busbw_gbps: 0.573,
+      group_size: 2,
+      group_size_source: 'world_size',
     },
     {
       name: 'broadcast',
@@ -118,8 +126,11 @@ export const FIXTURE: DistributedResponse = {
       avg_us: 10,
       sync_wait_us: 0,
       transfer_us: 10,
+      unmatched_us: 0,
       algbw_gbps: null,
       busbw_gbps: null,
+      group_size: 2,
+      group_size_source: 'world_size',
     },
   ],
   steps: [
@@ -195,7 +206,8 @@ export const FIXTURE: DistributedResponse = {
         value: 26.97,
         threshold: 10,
         steps: ['ProfilerStep#2'],
-        time_us: 3838316,
+        time_us: 1919158,
+        time_scope: 'mean per rank',
         sync_wait_pct: 61.33,
       },
       link: { view: 'distributed', anchor: 'stragglers' },

@@ -83,6 +83,10 @@ describe('text', () => {
     assert.deepEqual(evidenceParts(null), []);
     const many = Array.from({ length: 9 }, (_, i) => `S${i}`);
     assert.deepEqual(evidenceParts({ steps: many }), ['Steps: S0, S1, S2, S3, S4, S5 and 3 more']);
+    // the Distributed view's time is a mean per rank, and says so
+    assert.deepEqual(evidenceParts({ time_us: 1.5e6, time_scope: 'mean per rank' }), [
+      'Time (mean per rank): 1.50 s',
+    ]);
   });
 
   it('describes dropped steps', () => {

@@ -148,7 +148,11 @@ export function evidenceParts(evidence: RecommendationEvidence | null | undefine
     }
     parts.push(text);
   }
-  if (typeof evidence.time_us === 'number') parts.push(`Time: ${formatDuration(evidence.time_us)}`);
+  if (typeof evidence.time_us === 'number') {
+    // The Distributed view's time is per rank (`time_scope`), beside per-rank times.
+    const scope = typeof evidence.time_scope === 'string' ? ` (${evidence.time_scope})` : '';
+    parts.push(`Time${scope}: ${formatDuration(evidence.time_us)}`);
+  }
   const steps = evidence.steps ?? [];
   if (steps.length) {
     const shown = steps.slice(0, MAX_LISTED_STEPS).join(', ');

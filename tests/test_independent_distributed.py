@@ -1,0 +1,121 @@
+"""The Distributed view against `tests/independent/distributed.py`, which recomputes it
+from the raw rank traces (no kinetoscope import), on every multi-rank run of the corpus
+(the 2020 DDP pairs, the sampled ranks of the 128-rank job, the gloo rank alone) and on
+built jobs (ranks holding different subsets of the calls, a relabelled job, a job of
+process groups with a slow rank).
+
+Compared per rank: sync wait, transfer, unmatched time and count; per collective type its
+group size, where that comes from, and algorithm and bus bandwidth; per step the
+straggler and its lateness; the job's slow ranks. Differences on purpose, named:
+
+- steps: the checker puts a call in the host `ProfilerStep#N` range holding its launch,
+  the product in its steps (analysis/steps.py), which may end on the GPU and may drop a
+  rank's last step; so a step is compared only where both name a straggler by the
+  product's first common collective and that call starts in both's step (the ResNet50
+  pair's step 5 opens with the tail of rank 0's step 4 on the GPU, and step 8 is dropped
+  on rank 0: both named in STEP_DIFFERS).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from builders import rank_job, sampled_job
+from corpus import corpus_path
+from kinetoscope.analysis.distributed.rank_summaries import analyze_run
+from kinetoscope.ingest.discovery import scan_logdir
+from synthetic_job import Layout, write_traces
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "independent"))
+import distributed as checker  # noqa: E402
+
+TRACING = "gaoteng-git-kineto/tb_plugin/test/data/tracing"
+CORPUS_RUNS = [
+    f"{TRACING}/bert_newAPI_fp16_ddp",
+    f"{TRACING}/resnet50_newAPI_ddp",
+    "hta/tests/data/trace_filter",
+    "hta/tests/data/cpu_only",
+]
+# (run, step): the step windows differ (see the module doc)
+STEP_DIFFERS = {
+    ("resnet50_newAPI_ddp", "ProfilerStep#5"),
+    ("resnet50_newAPI_ddp", "ProfilerStep#8"),
+}
+SOURCE_ORDER = ["args", "sizes", "process_group", "world_size", "ranks_found"]
+
+
+def compare(folder: Path, counts: dict[str, int] | None = None) -> dict[str, list[str]]:
+    """Quantity -> the disagreements (empty lists: all agree); `counts` gets how many
+    values of each quantity were compared."""
+    (run,) = scan_logdir(str(folder))
+    view = analyze_run(run)
+    want = checker.analyze(folder)
+    out: dict[str, list[str]] = {}
+
+    def check(what: str, got: Any, expected: Any, tol: float = 0.0) -> None:
+        out.setdefault(what, [])
+        if counts is not None:
+            counts[what] = counts.get(what, 0) + 1
+        same = got == expected
+        if isinstance(got, float) and isinstance(expected, float):
+            same = abs(got - expected) <= max(tol * abs(expected), 0.01)
+        if not same:
+            out[what].append(f"{got!r} != {expected!r}")
+
+    assert sorted(r["rank"] for r in view["ranks"]) == sorted(want["ranks"])
+    for r in view["ranks"]:
+        w = want["ranks"][r["rank"]]
+        # times: float sums of ns-resolution traces agree to a few parts in 1e8
+        check("wait", r["sync_wait_us"], round(w["wait_us"], 3), 1e-6)
+        check("transfer", r["transfer_us"], round(w["transfer_us"], 3), 1e-6)
+        check("unmatched_us", r["unmatched_us"], round(w["unmatched_us"], 3), 1e-6)
+        check("unmatched", r["unmatched_collectives"], w["unmatched"])
+        for c in r["collectives"]:
+            k = w["kinds"].get(c["name"])
+            if k is None:  # every instance unmatched: the checker has no matched row
+                check("group_size", c["algbw_gbps"], None)
+                continue
+            check("group_size", c["group_size"], k["group_size"])
+            source = max(k["sources"], key=SOURCE_ORDER.index)
+            check("group_size_source", c["group_size_source"], source)
+            for bw in ("algbw_gbps", "busbw_gbps"):
+                expected = None if k[bw] is None else round(k[bw], 3)
+                check(bw, c[bw], expected, 1e-3)
+    for step in view["steps"]:
+        if (folder.name, step["name"]) in STEP_DIFFERS or step["ranks"] < 2:
+            continue
+        mine = step["straggler"]
+        theirs = want["steps"].get(step["name"])
+        got = None if mine is None else (mine["rank"], mine["late_by_us"])
+        expected = None if theirs is None else (theirs[0], round(theirs[1], 3))
+        check("straggler", got, expected)
+    check("slow_ranks", view["slow_ranks"], want["slow_ranks"])
+    return out
+
+
+def assert_agrees(folder: Path) -> None:
+    diffs = {k: v for k, v in compare(folder).items() if v}
+    assert diffs == {}, diffs
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("rel", CORPUS_RUNS, ids=lambda r: r.rsplit("/", 1)[-1])
+def test_corpus_runs(rel: str) -> None:
+    assert_agrees(corpus_path(rel))
+
+
+def test_ranks_with_different_subsets_of_calls(tmp_path: Path) -> None:
+    assert_agrees(sampled_job(tmp_path / "sampled"))
+
+
+def test_relabelled_job(tmp_path: Path) -> None:
+    assert_agrees(rank_job(tmp_path / "same", 4, steps=3, kernels_per_step=3))
+
+
+def test_job_of_process_groups_with_a_slow_rank(tmp_path: Path) -> None:
+    folder = write_traces(Layout(4, 2, 2, slow_ranks={5}, slow_groups={"2"}), tmp_path / "job")
+    assert_agrees(folder)
+    assert checker.analyze(folder)["slow_ranks"] == [5]
