@@ -128,3 +128,32 @@ def test_cat_without_a_typed_kernel_has_unknown_bytes(tmp_path: Path) -> None:
     row = next(r for r in operators(model)["rows"] if r["name"] == "aten::cat")
     assert row["bytes"] is None and row["gbps"] is None
     assert row["pct_of_peak"] is None and row["bound"] is None
+
+
+def test_reduction_arguments_and_output_types() -> None:
+    shape = [64, 1024]
+    # sum(x, dim=[1]): 64 outputs in the input's type
+    assert _bytes(
+        "aten::sum",
+        [shape, [], [], []],
+        [BF16, "ScalarList", "Scalar", ""],
+        ["", "[1]", "False", ""],
+    ) == (64 * 1024 * 2 + 64 * 2)
+    # sum(x, dtype=float32), the two-argument form: a full reduction, one float32 out
+    assert _bytes("aten::sum", [shape, []], [BF16, "Scalar"], ["", "6"]) == 64 * 1024 * 2 + 4
+    # a sum of int32 is int64
+    assert _bytes(
+        "aten::sum",
+        [shape, [], [], []],
+        [INT, "ScalarList", "Scalar", ""],
+        ["", "[1]", "False", ""],
+    ) == (64 * 1024 * 4 + 64 * 8)
+    # norm(x, p=2, dim=[1], keepdim): p is not a dim
+    assert _bytes(
+        "aten::norm",
+        [shape, [], [], []],
+        [F32, "Scalar", "ScalarList", "Scalar"],
+        ["", "2", "[1]", "False"],
+    ) == (64 * 1024 * 4 + 64 * 4)
+    # var(x, unbiased=True): a full reduction, not an unreadable dim
+    assert _bytes("aten::var", [shape, []], [F32, "Scalar"], ["", "True"]) == 64 * 1024 * 4 + 4

@@ -4,6 +4,7 @@ Standard library only; written from the docs, not from the product's code."""
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 from roofline_ops import Result, _first, _roof
@@ -202,19 +203,49 @@ def _cat(a: Args) -> Result | None:
     return (0.0, 0.0, 2 * n, None, "memory") if n else None
 
 
-def _reduce(a: Args) -> Result | None:
-    t = a.tensor(0)
-    if not t:
-        return None
-    text = a.text(1).strip("[]()")
-    try:
-        dims = [int(p) for p in text.split(",") if p.strip()]
-    except ValueError:
-        return None
-    shape = t[0]
-    gone = {d % max(len(shape), 1) for d in dims}
-    kept = numel([s for i, s in enumerate(shape) if i not in gone]) if dims else 1
-    return _memory(a, kept * TYPES[t[1]][0], numel(shape))
+# Reductions: where the dim is, where a dtype is, what a 2-argument call's second
+# argument is ("dtype": sum(x, dtype); "other": var(x, unbiased), norm(x, p)), and
+# whether integer inputs sum to int64.
+REDUCE_ARGS = {
+    "sum": (1, 3, "dtype", True),
+    "prod": (1, 3, "dtype", True),
+    "mean": (1, 3, "dtype", False),
+    "var": (1, -1, "other", False),
+    "std": (1, -1, "other", False),
+    "norm": (2, 4, "other", False),
+}
+
+
+def _reduce_as(op: str) -> Callable[[Args], Result | None]:
+    dim_at, dtype_at, short, widen = REDUCE_ARGS.get(op, (1, -1, "", False))
+
+    def f(a: Args) -> Result | None:
+        t = a.tensor(0)
+        if not t:
+            return None
+        if short and len(a.types) == 2:
+            text, dtype_at_ = "", (1 if short == "dtype" else -1)
+        else:
+            text, dtype_at_ = a.text(dim_at).strip("[]()"), dtype_at
+        try:
+            dims = [int(p) for p in text.split(",") if p.strip()]
+        except ValueError:
+            return None
+        shape = t[0]
+        gone = {d % max(len(shape), 1) for d in dims}
+        kept = numel([s for i, s in enumerate(shape) if i not in gone]) if dims else 1
+        named = a.code_type(dtype_at_) if dtype_at_ >= 0 and a.text(dtype_at_) else ""
+        if named is None:
+            return _memory(a, math.nan, numel(shape))
+        if named:
+            size = TYPES[named][0]
+        elif widen and TYPES[t[1]][1] in "bi":
+            size = 8
+        else:
+            size = TYPES[t[1]][0]
+        return _memory(a, kept * size, numel(shape))
+
+    return f
 
 
 def _norm(backward: bool) -> Callable[[Args], Result | None]:
@@ -249,7 +280,7 @@ MEMORY: dict[str, Callable[[Args], Result | None]] = {
     **{op: _pointwise(op, False) for op in POINTWISE},
     **{op + "_": _inplace for op in POINTWISE},
     **{op: _pointwise(op, True) for op in COMPARE},
-    **dict.fromkeys(REDUCE, _reduce),
+    **{op: _reduce_as(op) for op in REDUCE},
     "fill_": _fill,
     "zero_": _fill,
     "copy_": _copy,

@@ -198,6 +198,18 @@ _TYPING: dict[str, Pointwise] = {
 }
 
 
+# Reductions whose arguments are not (self, dim, keepdim): sum/mean/prod(self, dim, keepdim,
+# dtype) or (self, dtype); var/std(self, unbiased); norm(self, p, dim, keepdim, dtype).
+_REDUCTION: dict[str, Formula] = {
+    "sum": reduction(1, 3, "dtype", widen=True),
+    "prod": reduction(1, 3, "dtype", widen=True),
+    "mean": reduction(1, 3, "dtype"),
+    "var": reduction(1, -1, "other"),
+    "std": reduction(1, -1, "other"),
+    "norm": reduction(2, 4, "other"),
+}
+
+
 def _memory_table() -> dict[str, Formula]:
     table: dict[str, Formula] = {}
     for name in _POINTWISE:
@@ -206,7 +218,7 @@ def _memory_table() -> dict[str, Formula]:
     for name in _COMPARISONS:
         table[name] = partial(elementwise, bool_out=True, arity=_ARITY.get(name, 0))
     for name in _REDUCTIONS:
-        table[name] = reduction(1)
+        table[name] = _REDUCTION.get(name, reduction(1))
     table.update(
         {
             "fill_": fill,

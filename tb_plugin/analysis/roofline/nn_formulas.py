@@ -149,7 +149,7 @@ def attention(at: AttnArgs) -> Formula:
 # --- memory-bound families ------------------------------------------------------------------
 
 
-def _work_memory(call: Call, written: int, elements: int) -> Work | None:
+def _work_memory(call: Call, written: float, elements: int) -> Work | None:
     t = _first_tensor(call)
     if t is None:
         return None
@@ -298,24 +298,44 @@ def concat(call: Call) -> Work | None:
     return Work(0.0, 0.0, None, MEMORY, unsized=2.0 * elements) if elements else None
 
 
-def reduction(dim_at: int) -> Formula:
+def reduction(dim_at: int, dtype_at: int = -1, short: str = "", widen: bool = False) -> Formula:
     """Input read, the reduced output written; one FLOP per input element. Dimensions
-    from the `dim` argument (none recorded: a full reduction)."""
+    from the `dim` argument at `dim_at` (none recorded: a full reduction). The output is
+    in the `dtype` argument's type (at `dtype_at`), else the input's; `widen`: a sum or
+    product of integers or bools is int64. `short`: what the second argument of the
+    two-argument form is instead of a dim (`sum(x, dtype)`: "dtype"; `var(x, unbiased)`,
+    `norm(x, p)`: "other"), a full reduction."""
 
     def formula(call: Call) -> Work | None:
         t = _tensor(call, 0)
         if t is None:
             return None
-        dims = _int_list(_concrete(call, dim_at)) if dim_at >= 0 else []
+        type_at = dtype_at
+        if short and len(call.types) == 2:
+            dims: list[int] | None = []
+            type_at = 1 if short == "dtype" else -1
+        else:
+            dims = _int_list(_concrete(call, dim_at))
         shape = t[0]
         if dims is None:
             return None
         gone = {d % max(len(shape), 1) for d in dims}
         kept = [s for i, s in enumerate(shape) if dims and i not in gone]
-        n = _numel(shape)
-        return _work_memory(call, math.prod(kept) * t[1], n)
+        size = _reduced_size(call, type_at, widen, t[1])
+        return _work_memory(call, math.prod(kept) * size, _numel(shape))
 
     return formula
+
+
+def _reduced_size(call: Call, dtype_at: int, widen: bool, size: int) -> float:
+    """The element size of a reduction's output: its `dtype` argument's where recorded
+    (an unknown code: NaN), int64 for a widened integer sum, else the input's."""
+    code = _concrete(call, dtype_at) if dtype_at >= 0 else ""
+    if code:
+        named = _scalar_type(code)
+        return named.size if named else math.nan
+    kind = INPUT_TYPES.get(call.types[0])
+    return 8 if widen and kind is not None and kind.category < FLOAT else size
 
 
 def norm(backward: bool) -> Formula:
