@@ -157,3 +157,16 @@ def test_reduction_arguments_and_output_types() -> None:
     ) == (64 * 1024 * 4 + 64 * 4)
     # var(x, unbiased=True): a full reduction, not an unreadable dim
     assert _bytes("aten::var", [shape, []], [F32, "Scalar"], ["", "True"]) == 64 * 1024 * 4 + 4
+
+
+def test_type_names_of_other_platforms_and_unknown_types() -> None:
+    # `long` (some builds write it for int64) is 8 bytes; `unsigned int` 4
+    assert (
+        _bytes("aten::add", [[N], [N], []], ["long", "long", "Scalar"], ["", "", "1"]) == 3 * N * 8
+    )
+    assert _bytes("aten::clone", [[N], []], ["unsigned int", ""], ["", ""]) == 2 * N * 4
+    # a tensor of a type we cannot size: unknown, not 0 bytes
+    assert (
+        _bytes("aten::add", [[N], [N], []], [F32, "c10::Float4_e2m1fn_x2", "Scalar"], ["", "", "1"])
+        is None
+    )

@@ -239,7 +239,7 @@ def _reduce_as(op: str) -> Callable[[Args], Result | None]:
             return _memory(a, math.nan, numel(shape))
         if named:
             size = TYPES[named][0]
-        elif widen and TYPES[t[1]][1] in "bi":
+        elif widen and TYPES[t[1]][1] in "biu":
             size = 8
         else:
             size = TYPES[t[1]][0]

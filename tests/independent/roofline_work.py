@@ -19,6 +19,11 @@ TYPES: dict[str, tuple[int, str, str | None]] = {
     "short int": (2, "i", None),
     "int": (4, "i", None),
     "long int": (8, "i", None),
+    "long": (8, "i", None),
+    "unsigned short int": (2, "u", None),
+    "unsigned int": (4, "u", None),
+    "unsigned long int": (8, "u", None),
+    "unsigned long": (8, "u", None),
     "long long int": (8, "i", None),
     "c10::Half": (2, "f", "fp16"),
     "c10::BFloat16": (2, "f", "bf16"),
@@ -52,7 +57,8 @@ CODES = {
     25: "c10::Float8_e5m2fnuz",
     26: "c10::Float8_e4m3fnuz",
 }
-KIND_ORDER = "bifc"
+NON_TENSOR = {"", "Scalar", "ScalarList", "TensorList", "GenericList", "Int", "c10::string_view"}
+KIND_ORDER = "bifc"  # "u": the shell unsigned types (uint16/32/64), which promote with nothing
 DEFAULT_OF = {"b": "bool", "i": "long int", "f": "float", "c": "c10::complex<float>"}
 
 
@@ -75,8 +81,16 @@ class Args:
         t = self.tensor(i)
         return numel(t[0]) * TYPES[t[1]][0] if t else 0
 
-    def read(self) -> int:
-        return sum(self.nbytes(i) for i in range(len(self.types)))
+    def read(self) -> float:
+        """Bytes of the tensor inputs; nan where one has dimensions and a type not known."""
+        total = 0.0
+        for i, kind in enumerate(self.types):
+            d = self.dims[i] if i < len(self.dims) else None
+            shaped = isinstance(d, list) and d and all(isinstance(x, int) for x in d)
+            if kind not in TYPES and kind not in NON_TENSOR and shaped:
+                return math.nan
+            total += self.nbytes(i)
+        return total
 
     def text(self, i: int) -> str:
         return self.concrete[i].strip() if i < len(self.concrete) else ""
@@ -111,13 +125,15 @@ def cat_elements(a: Args) -> int:
 
 
 def _kind(t: str) -> int:
-    return KIND_ORDER.index(TYPES[t][1])
+    return KIND_ORDER.index(TYPES[t][1].replace("u", "i"))
 
 
 def promote_two(x: str | None, y: str | None) -> str | None:
     if x is None or y is None or x == y:
         return x or y
     if "Float8" in x or "Float8" in y:
+        return None
+    if TYPES[x][1] == "u" or TYPES[y][1] == "u":
         return None
     kx, ky = _kind(x), _kind(y)
     if kx != ky:
@@ -200,9 +216,9 @@ def out_type(a: Args, operands: list[int] | None, to_float: bool) -> str | None:
             else:
                 unread = True
     r = result_of(dimensioned, zero_dim, numbers)
-    if r is None or (unread and TYPES[r][1] in "bi"):
+    if r is None or (unread and TYPES[r][1] in "biu"):
         return None
-    if to_float and TYPES[r][1] in "bi":
+    if to_float and TYPES[r][1] in "biu":
         return "float"
     return r
 

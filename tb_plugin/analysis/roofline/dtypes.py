@@ -32,6 +32,9 @@ _ALL = [
     DType("int16", 2, INT, None),
     DType("int32", 4, INT, None),
     DType("int64", 8, INT, None),
+    DType("uint16", 2, INT, None),
+    DType("uint32", 4, INT, None),
+    DType("uint64", 8, INT, None),
     DType("float16", 2, FLOAT, "fp16"),
     DType("bfloat16", 2, FLOAT, "bf16"),
     DType("float32", 4, FLOAT, "fp32"),
@@ -56,7 +59,12 @@ INPUT_TYPES: dict[str, DType] = {
         "short int": "int16",
         "int": "int32",
         "long int": "int64",
+        "long": "int64",
         "long long int": "int64",
+        "unsigned short int": "uint16",
+        "unsigned int": "uint32",
+        "unsigned long int": "uint64",
+        "unsigned long": "uint64",
         "c10::Half": "float16",
         "c10::BFloat16": "bfloat16",
         "float": "float32",
@@ -92,6 +100,9 @@ SCALAR_TYPES: dict[int, DType] = {
         24: "float8_e4m3fn",
         25: "float8_e5m2fnuz",
         26: "float8_e4m3fnuz",
+        27: "uint16",
+        28: "uint32",
+        29: "uint64",
     }.items()
 }
 
@@ -147,7 +158,9 @@ def promote(a: DType | None, b: DType | None) -> DType | None:
     return _wider(a, b, ["complex32", "complex64", "complex128"])
 
 
-def _promote_int(a: DType, b: DType) -> DType:
+def _promote_int(a: DType, b: DType) -> DType | None:
+    if {a.name, b.name} & {"uint16", "uint32", "uint64"}:
+        return None  # the shell unsigned types do not promote with other integers
     if a.name == "uint8" or b.name == "uint8":
         other = b if a.name == "uint8" else a
         return BY_NAME["int16"] if other.name == "int8" else other

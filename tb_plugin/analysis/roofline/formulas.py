@@ -40,6 +40,10 @@ def _numel(shape: Any) -> int:
     return math.prod(int(d) for d in shape)
 
 
+def _sized(value: Any) -> bool:
+    return _is_shape(value) and len(value) > 0
+
+
 def _is_shape(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(d, int) for d in value)
 
@@ -60,9 +64,20 @@ def _nbytes(call: Call, i: int) -> int:
     return _numel(t[0]) * t[1] if t else 0
 
 
-def _tensor_bytes(call: Call) -> int:
-    """Every typed tensor input, read once (tensor lists: `list_elements`)."""
-    return sum(_nbytes(call, i) for i in range(len(call.types)))
+def _tensor_bytes(call: Call) -> float:
+    """Every typed tensor input, read once (tensor lists: `list_elements`); NaN where a
+    tensor's type is one we do not know the size of."""
+    total = 0.0
+    for i, kind in enumerate(call.types):
+        if kind in _TYPES:
+            total += _nbytes(call, i)
+        elif kind not in _NOT_TENSORS and i < len(call.dims) and _sized(call.dims[i]):
+            return math.nan  # a tensor (it has dimensions) of a type we cannot size
+    return total
+
+
+# `Input type` strings of arguments that are not tensors.
+_NOT_TENSORS = {"", "Scalar", "ScalarList", "TensorList", "GenericList", "Int", "c10::string_view"}
 
 
 def list_elements(call: Call) -> int:
