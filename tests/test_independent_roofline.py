@@ -89,3 +89,40 @@ if __name__ == "__main__":
         cells = [f"{n - len(r[f])}/{n} ({len(r['known_' + f])} known)" for f in FIELDS]
         extra = f" (product only: {r['only_product']})" if r["only_product"] else ""
         print(f"| {rel} | {n} | " + " | ".join(cells) + f" |{extra}")
+
+
+DEVICES = [
+    ("AMD Instinct MI300X VF", 206141652992, 304),
+    ("AMD Instinct MI300X OAM", 206141652992, 304),
+    ("AMD Instinct MI300A", 128 << 30, 228),
+    ("AMD Instinct MI325X VF", 256 << 30, 304),
+    ("NVIDIA H100 80GB HBM3", 85017493504, 132),
+    ("NVIDIA H100 80GB HBM3 VF", 85017493504, 132),
+    ("NVIDIA H100 PCIe VF", 85520809984, 114),
+    ("NVIDIA H100", 102085492736, 132),
+    ("NVIDIA H200 141GB HBM3e", 140 * 10**9, 132),
+    ("NVIDIA H200 NVL", 140 << 30, 132),
+    ("NVIDIA A100-SXM4-40GB VF", 42505273344, 108),
+    ("NVIDIA A100-SXM4-40GB", 84990623744, 108),
+    ("NVIDIA A100-PCIE-40GB VF", 42505273344, 108),
+    ("NVIDIA A100-PG509-200", 42505273344, 108),
+    ("Tesla V100-DGXS-32GB", 34089730048, 80),
+    ("Tesla V100-SXM2-16GB", 16945709056, 80),
+    ("NVIDIA A10G", 24 << 30, 80),
+    ("", 206141652992, 304),
+    ("AMD Radeon Graphics", 68702699520, 104),
+]
+
+
+@pytest.mark.parametrize(("name", "memory", "sms"), DEVICES)
+def test_peak_lookup_agrees_with_the_checker(name: str, memory: int, sms: int) -> None:
+    """The device-peaks lookup (exact, family, unnamed) against the checker's own, on the
+    corpus's names and the suffixed names of real deployments."""
+    from kinetoscope.analysis.roofline.peaks import match_peaks as product_match
+    from roofline import match_peaks as checker_match
+
+    ours = product_match(name, memory, sms)
+    theirs = checker_match({"name": name, "totalGlobalMem": memory, "numSms": sms})
+    assert ((ours.device, ours.match) if ours else None) == (
+        (theirs[0]["id"], theirs[1]) if theirs else None
+    )
