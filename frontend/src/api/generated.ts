@@ -838,6 +838,7 @@ export interface Recommendation {
 export interface Roof {
   device_id: number;
   device: string;
+  match: string;
   memory_gbps: number | null;
   tflops: Record<string, number | null>;
   source: string;

@@ -151,13 +151,19 @@ export class RooflineCard {
   }
 }
 
+const MATCH_NOTE: Record<string, string> = {
+  family: ' (matched by model family from the device name)',
+  unnamed: ' (the device has no name: matched by memory size and CU count)',
+};
+
 function noteText(data: RooflineData): string {
   const parts: string[] = [];
   if (data.points.length === 0)
     parts.push('No row has known work (shapes need record_shapes=True).');
   if (data.device && data.memoryGbps) {
+    const how = MATCH_NOTE[data.match ?? ''] ?? '';
     parts.push(
-      `Roofs of ${data.device}: ${data.memoryGbps} GB/s memory, dense peak per data type.`,
+      `Roofs of ${data.device}${how}: ${data.memoryGbps} GB/s memory, dense peak per data type.`,
     );
   } else if (data.points.length) {
     parts.push('This GPU’s peaks are not known: no roofs, and no % of peak.');

@@ -25,6 +25,7 @@ function row(name: string, over: Partial<Row>): Row {
 const H100: Roof = {
   device_id: 0,
   device: 'H100-SXM',
+  match: 'exact',
   memory_gbps: 3350,
   tflops: { bf16: 989.5, fp32: 67 },
   source: 'datasheet',
@@ -58,6 +59,7 @@ describe('rooflineData', () => {
     assert.equal(line.dtype, 'bf16');
     assert.ok(Math.abs(line.ridge - (989.5 * 1000) / 3350) < 1e-9);
     assert.deepEqual(line.points[1], [line.ridge, 989.5]);
+    assert.equal(data.match, 'exact'); // how the device found its peaks entry
   });
 
   it('draws no roof on an unknown device', () => {
@@ -69,6 +71,7 @@ describe('rooflineData', () => {
     assert.equal(data.points.length, 1);
     assert.equal(data.lines.length, 0);
     assert.equal(data.device, null);
+    assert.equal(data.match, null);
   });
 
   it('sizes dots by time', () => {

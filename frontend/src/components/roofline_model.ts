@@ -25,6 +25,8 @@ export interface RooflineData {
   points: RoofPoint[];
   lines: RoofLine[];
   device: string | null;
+  /** How the device matched its peaks entry: exact name, model family, or unnamed. */
+  match: string | null;
   memoryGbps: number | null;
   /** Rows with work that cannot sit on log axes (no FLOPs: copies, embedding). */
   offChart: number;
@@ -79,7 +81,14 @@ export function rooflineData<R extends RooflineFields & { name: string }>(
       });
     }
   }
-  return { points, lines, device: roof?.device ?? null, memoryGbps: memory, offChart };
+  return {
+    points,
+    lines,
+    device: roof?.device ?? null,
+    match: roof?.match ?? null,
+    memoryGbps: memory,
+    offChart,
+  };
 }
 
 /** Dot sizes by time: area ∝ time, 6 to 40 px across. */

@@ -6,11 +6,21 @@ from __future__ import annotations
 
 from functools import partial
 
-from .formulas import Call, Work, _grouped_mm, _linear, _matmul, _mm_at, _scaled_mm
+from .formulas import (
+    Call,
+    Work,
+    _grouped_mm_at,
+    _linear,
+    _matmul,
+    _mm_at,
+    _scaled_mm,
+    list_elements,
+)
 from .nn_formulas import (
     AttnArgs,
     ConvArgs,
     Formula,
+    Pointwise,
     attention,
     concat,
     conv_backward,
@@ -34,8 +44,8 @@ _GEMMS: dict[str, Formula] = {
     "matmul": _matmul,
     "linear": _linear,
     "_scaled_mm": _scaled_mm,
-    "_grouped_mm": _grouped_mm,
-    "_scaled_grouped_mm": _grouped_mm,
+    "_grouped_mm": _grouped_mm_at(4, None),
+    "_scaled_grouped_mm": _grouped_mm_at(7, 2),  # its out_dtype defaults to bf16
 }
 _CONVS: dict[str, Formula] = {
     **{f"conv{n}d": conv_forward(ConvArgs(3, 4, 5, 6, -1)) for n in (1, 2, 3)},
@@ -153,15 +163,62 @@ _ARITY = {
 }
 
 
+# Type promotion of the element-wise ops whose output is not simply the promotion of all
+# their tensor and number inputs (the default).
+_TO_FLOAT = Pointwise(to_float=True)  # an integer input gives a float output
+_TYPING: dict[str, Pointwise] = {
+    **{
+        n: _TO_FLOAT
+        for n in _UNARY
+        if n not in ("neg", "abs", "sign", "floor", "ceil", "round", "relu")
+    },
+    "add": Pointwise((0, 1)),  # alpha is no operand
+    "sub": Pointwise((0, 1)),
+    "rsub": Pointwise((0, 1)),
+    "div": Pointwise((0, 1), to_float=True, mode_at=2),  # true division, unless rounded
+    "where": Pointwise((1, 2)),  # the condition is no operand
+    "masked_fill": Pointwise((0,)),  # self's type
+    "addcmul": Pointwise((0, 1, 2)),
+    "addcdiv": Pointwise((0, 1, 2), to_float=True),
+    "lerp": Pointwise((0,)),
+    "softmax": Pointwise((0,), dtype_at=2),
+    "log_softmax": Pointwise((0,), dtype_at=2),
+    "_softmax": Pointwise((0,)),
+    "_log_softmax": Pointwise((0,)),
+    "_softmax_backward_data": Pointwise((0,), dtype_at=3),
+    "_log_softmax_backward_data": Pointwise((0,), dtype_at=3),
+    "native_dropout": Pointwise((0,)),
+    "dropout": Pointwise((0,)),
+    "gelu": Pointwise((0,)),
+    "hardtanh": Pointwise((0,)),
+    "leaky_relu": Pointwise((0,)),
+    "elu": Pointwise((0,)),
+    "threshold_backward": Pointwise((0, 1)),
+    "hardtanh_backward": Pointwise((0, 1)),
+}
+
+
+# Reductions whose arguments are not (self, dim, keepdim): sum/mean/prod(self, dim, keepdim,
+# dtype) or (self, dtype); var/std(self, unbiased); norm(self, p, dim, keepdim, dtype).
+_REDUCTION: dict[str, Formula] = {
+    "sum": reduction(1, 3, "dtype", widen=True),
+    "prod": reduction(1, 3, "dtype", widen=True),
+    "mean": reduction(1, 3, "dtype"),
+    "var": reduction(1, -1, "other"),
+    "std": reduction(1, -1, "other"),
+    "norm": reduction(2, 4, "other"),
+}
+
+
 def _memory_table() -> dict[str, Formula]:
     table: dict[str, Formula] = {}
     for name in _POINTWISE:
-        table[name] = partial(elementwise, arity=_ARITY.get(name, 0))
+        table[name] = partial(elementwise, arity=_ARITY.get(name, 0), how=_TYPING.get(name))
         table[name + "_"] = inplace
     for name in _COMPARISONS:
         table[name] = partial(elementwise, bool_out=True, arity=_ARITY.get(name, 0))
     for name in _REDUCTIONS:
-        table[name] = reduction(1)
+        table[name] = _REDUCTION.get(name, reduction(1))
     table.update(
         {
             "fill_": fill,
@@ -193,6 +250,7 @@ def _memory_table() -> dict[str, Formula]:
     return table
 
 
+_CONCAT: Formula = concat
 FORMULAS: dict[str, Formula] = {**_GEMMS, **_CONVS, **_ATTENTION, **_memory_table()}
 
 
@@ -206,6 +264,9 @@ def work_of(op_name: str, call: Call) -> Work | None:
     if formula is None:
         return None
     try:
-        return formula(call)
+        work = formula(call)
+        # A tensor list outside `cat`/`stack` (read once): its size comes as theirs does.
+        lists = list_elements(call) if formula is not _CONCAT else 0
+        return work._replace(unsized=work.unsized + lists) if work and lists else work
     except (TypeError, ValueError, IndexError, ZeroDivisionError, OverflowError):
         return None  # shapes or arguments not as the schema says

@@ -12,28 +12,10 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, NamedTuple
 
+from .dtypes import INPUT_TYPES, scalar_type
+
 # Element sizes and roof dtypes of the `Input type` strings the profiler writes.
-_TYPES: dict[str, tuple[int, str | None]] = {
-    "double": (8, "fp64"),
-    "float": (4, "fp32"),
-    "c10::Half": (2, "fp16"),
-    "c10::BFloat16": (2, "bf16"),
-    "c10::Float8_e4m3fn": (1, "fp8"),
-    "c10::Float8_e5m2": (1, "fp8"),
-    "c10::Float8_e4m3fnuz": (1, "fp8"),
-    "c10::Float8_e5m2fnuz": (1, "fp8"),
-    "signed char": (1, "int8"),
-    "unsigned char": (1, "int8"),
-    "bool": (1, None),
-    "short int": (2, None),
-    "int": (4, None),
-    "long int": (8, None),
-    "long long int": (8, None),
-    "c10::complex<float>": (8, None),
-    "c10::complex<double>": (16, None),
-}
-# c10::ScalarType codes a `dtype` argument is recorded as (Concrete Inputs).
-_SCALAR_TYPE_SIZES = {0: 1, 1: 1, 2: 2, 3: 4, 4: 8, 5: 2, 6: 4, 7: 8, 11: 1, 15: 2, 23: 1, 24: 1}
+_TYPES: dict[str, tuple[int, str | None]] = {k: (t.size, t.roof) for k, t in INPUT_TYPES.items()}
 
 COMPUTE, MEMORY = 0, 1  # the roof a family meets first on every GPU we list
 
@@ -43,6 +25,9 @@ class Work(NamedTuple):
     bytes: float
     dtype: str | None  # fp64, fp32, tf32, bf16, fp16, fp8, int8; None: no compute roof
     nominal: int  # COMPUTE or MEMORY
+    # Elements moved whose size the args do not say (tensor lists carry no type): `bytes`
+    # leaves them out; work.py sizes them from the op's kernel, or makes bytes unknown.
+    unsized: float = 0.0
 
 
 class Call(NamedTuple):
@@ -53,6 +38,10 @@ class Call(NamedTuple):
 
 def _numel(shape: Any) -> int:
     return math.prod(int(d) for d in shape)
+
+
+def _sized(value: Any) -> bool:
+    return _is_shape(value) and len(value) > 0
 
 
 def _is_shape(value: Any) -> bool:
@@ -75,25 +64,30 @@ def _nbytes(call: Call, i: int) -> int:
     return _numel(t[0]) * t[1] if t else 0
 
 
-def _tensor_bytes(call: Call) -> int:
-    """Every tensor input (tensor lists too), read once."""
-    total = 0
+def _tensor_bytes(call: Call) -> float:
+    """Every typed tensor input, read once (tensor lists: `list_elements`); NaN where a
+    tensor's type is one we do not know the size of."""
+    total = 0.0
     for i, kind in enumerate(call.types):
-        if kind == "TensorList" and i < len(call.dims):
-            inner = [d for d in call.dims[i] if _is_shape(d)]
-            total += sum(_numel(d) for d in inner) * _list_size(call, i)
-        else:
+        if kind in _TYPES:
             total += _nbytes(call, i)
+        elif kind not in _NOT_TENSORS and i < len(call.dims) and _sized(call.dims[i]):
+            return math.nan  # a tensor (it has dimensions) of a type we cannot size
     return total
 
 
-def _list_size(call: Call, i: int) -> int:
-    """Tensor lists carry no element type: that of the first typed tensor, else 4."""
-    for j in range(len(call.types)):
-        t = _tensor(call, j)
-        if t:
-            return t[1]
-    return 4
+# `Input type` strings of arguments that are not tensors.
+_NOT_TENSORS = {"", "Scalar", "ScalarList", "TensorList", "GenericList", "Int", "c10::string_view"}
+
+
+def list_elements(call: Call) -> int:
+    """Elements of the tensor-list inputs, whose type the profiler does not record."""
+    total = 0
+    for i, kind in enumerate(call.types):
+        listed = call.dims[i] if i < len(call.dims) else None
+        if kind in ("TensorList", "GenericList") and isinstance(listed, list):
+            total += sum(_numel(d) for d in listed if _is_shape(d))
+    return total
 
 
 def _concrete(call: Call, i: int) -> str:
@@ -162,23 +156,47 @@ def _linear(call: Call) -> Work | None:
     return _gemm(rows, tw[0][0], tw[0][1], 1, call, 0, tx[1])
 
 
+def _out_size(call: Call, at: int, default: int) -> int | None:
+    """The element size of the `out_dtype` argument at `at`: its ScalarType code, or
+    `default` where it was None (recorded empty); None where no argument was recorded
+    or the code is unknown."""
+    if at >= len(call.concrete):
+        return None
+    code = call.concrete[at].strip()
+    if not code:
+        return default
+    t = scalar_type(code)
+    return t.size if t else None
+
+
 def _scaled_mm(call: Call) -> Work | None:
-    """fp8 inputs, output in the `out_dtype` (bf16 here when not recorded: 2 bytes)."""
+    """fp8 inputs; output in `out_dtype` (arg 6; None: the input's type)."""
     ta, tb = _tensor(call, 0), _tensor(call, 1)
     if not ta or not tb or len(ta[0]) != 2 or len(tb[0]) != 2 or ta[0][1] != tb[0][0]:
         return None
-    return _gemm(ta[0][0], tb[0][1], ta[0][1], 1, call, 0, 2)
+    size = _out_size(call, 6, ta[1])
+    work = _gemm(ta[0][0], tb[0][1], ta[0][1], 1, call, 0, size or 0)
+    return work if size else work._replace(bytes=math.nan)
 
 
-def _grouped_mm(call: Call) -> Work | None:
-    """`_grouped_mm(a, b, offs)`: 2D×3D (tokens routed to G experts: 2·(total rows)·N·K)
-    or 3D×3D (a batch); other layouts (groups along K) are left unknown. Output bf16."""
-    ta, tb = _tensor(call, 0), _tensor(call, 1)
-    if not ta or not tb:
-        return None
-    sa, sb = ta[0], tb[0]
-    if len(sa) == 2 and len(sb) == 3 and sa[1] == sb[1]:
-        return _gemm(sa[0], sb[2], sa[1], 1, call, 0, 2)
-    if len(sa) == 3 and len(sb) == 3 and sa[2] == sb[1] and sa[0] == sb[0]:
-        return _gemm(sa[1], sb[2], sa[2], sa[0], call, 0, 2)
-    return None
+def _grouped_mm_at(out_at: int, default: int | None) -> Callable[[Call], Work | None]:
+    """`_grouped_mm(a, b, offs, bias, out_dtype)`, `_scaled_grouped_mm(a, b, scale_a,
+    scale_b, offs, bias, scale_result, out_dtype, ...)`: 2D×3D (tokens routed to G
+    experts: 2·(total rows)·N·K) or 3D×3D (a batch); other layouts (groups along K) are
+    left unknown. Output in `out_dtype` (None: `default`, or the input's type)."""
+
+    def formula(call: Call) -> Work | None:
+        ta, tb = _tensor(call, 0), _tensor(call, 1)
+        if not ta or not tb:
+            return None
+        sa, sb = ta[0], tb[0]
+        size = _out_size(call, out_at, default or ta[1])
+        if len(sa) == 2 and len(sb) == 3 and sa[1] == sb[1]:
+            work = _gemm(sa[0], sb[2], sa[1], 1, call, 0, size or 0)
+        elif len(sa) == 3 and len(sb) == 3 and sa[2] == sb[1] and sa[0] == sb[0]:
+            work = _gemm(sa[1], sb[2], sa[2], sa[0], call, 0, size or 0)
+        else:
+            return None
+        return work if size else work._replace(bytes=math.nan)
+
+    return formula

@@ -35,6 +35,7 @@ class RooflineFields(TypedDict):
 class Roof(TypedDict):
     device_id: int
     device: str  # the matched entry of data/device_peaks.json
+    match: str  # "exact" (its `names`), "family" (model token) or "unnamed" (memory, CUs)
     memory_gbps: float | None
     tflops: dict[str, float | None]
     source: str
@@ -105,6 +106,7 @@ def roofs(model: TraceModel) -> list[Roof]:
                 {
                     "device_id": device_id,
                     "device": peaks.device,
+                    "match": peaks.match,
                     "memory_gbps": peaks.memory_gbps,
                     "tflops": dict(peaks.tflops),
                     "source": peaks.source,

@@ -7,18 +7,21 @@ from __future__ import annotations
 import math
 from typing import Callable
 
+from .dtypes import DEFAULT, FLOAT, INPUT_TYPES, DType, Operand, number_category, result_type
+from .dtypes import scalar_type as _scalar_type
 from .formulas import (
-    _SCALAR_TYPE_SIZES,
     COMPUTE,
     MEMORY,
     Call,
     Work,
     _concrete,
     _int_list,
+    _is_shape,
     _nbytes,
     _numel,
     _tensor,
     _tensor_bytes,
+    list_elements,
 )
 
 Formula = Callable[[Call], "Work | None"]
@@ -146,7 +149,7 @@ def attention(at: AttnArgs) -> Formula:
 # --- memory-bound families ------------------------------------------------------------------
 
 
-def _work_memory(call: Call, written: int, elements: int) -> Work | None:
+def _work_memory(call: Call, written: float, elements: int) -> Work | None:
     t = _first_tensor(call)
     if t is None:
         return None
@@ -161,34 +164,84 @@ def _first_tensor(call: Call) -> tuple[list[int], int, str | None] | None:
     return None
 
 
-def _broadcast(call: Call) -> tuple[list[int], int] | None:
-    """The broadcast shape of the tensor inputs and the first one's element size."""
-    shapes, size = [], 0
-    for i in range(len(call.types)):
-        t = _tensor(call, i)
-        if t:
-            shapes.append(t[0])
-            size = size or t[1]
+def _broadcast(call: Call) -> list[int] | None:
+    """The broadcast shape of the tensor inputs."""
+    shapes = [t[0] for i in range(len(call.types)) if (t := _tensor(call, i))]
     if not shapes:
         return None
     rank = max(len(s) for s in shapes)
     padded = [[1] * (rank - len(s)) + s for s in shapes]
-    return [max(col) for col in zip(*padded)], size
+    return [max(col) for col in zip(*padded)]
 
 
-def elementwise(call: Call, bool_out: bool = False, arity: int = 0) -> Work | None:
-    """Inputs read, the broadcast output written (1 byte each for comparisons); one FLOP
-    per output element. A call with more inputs than the op's `arity` (its functional
-    form's argument count) whose last input is a tensor is the `out=` form: that tensor
-    is the output, written and not read."""
-    if arity and len(call.types) > arity and _tensor(call, len(call.types) - 1):
+class Pointwise:
+    """How an element-wise op types its output: which inputs are operands of its type
+    promotion (None: every tensor and number; `add`'s alpha, `where`'s condition are
+    not), whether an integer result becomes the default float (`div`, `exp`), and the
+    position of a `dtype` argument that sets it (-1: none)."""
+
+    def __init__(
+        self,
+        operands: tuple[int, ...] | None = None,
+        to_float: bool = False,
+        dtype_at: int = -1,
+        mode_at: int = -1,
+    ):
+        self.operands, self.to_float, self.dtype_at = operands, to_float, dtype_at
+        self.mode_at = mode_at  # a rounding mode there keeps an integer result integral
+
+
+def output_type(call: Call, how: Pointwise) -> DType | None:
+    """The output's type by PyTorch's promotion (dtypes.py); None: unknown (a number
+    whose value was not recorded where it could change an integer result)."""
+    if how.dtype_at >= 0 and _concrete(call, how.dtype_at):
+        return _scalar_type(_concrete(call, how.dtype_at))
+    operands, unread = [], False
+    for i in how.operands if how.operands is not None else range(len(call.types)):
+        kind = call.types[i] if i < len(call.types) else ""
+        shape = call.dims[i] if i < len(call.dims) else None
+        if kind in INPUT_TYPES and _is_shape(shape):
+            t = INPUT_TYPES[kind]
+            # A Python float or complex operand is recorded as a 0-d double tensor.
+            number = not shape and kind in ("double", "c10::complex<double>")
+            tier = 2 if number else (0 if shape else 1)
+            operands.append(Operand(DEFAULT[t.category] if number else t, tier))
+        elif kind == "Scalar":
+            category = number_category(_concrete(call, i))
+            if category is None:
+                unread = True
+            else:
+                operands.append(Operand(DEFAULT[category], 2))
+    out = result_type(operands) if operands else None
+    if out is None or (unread and out.category < FLOAT):
+        return None
+    to_float = how.to_float and not (how.mode_at >= 0 and _concrete(call, how.mode_at))
+    return DEFAULT[FLOAT] if to_float and out.category < FLOAT else out
+
+
+def elementwise(
+    call: Call, bool_out: bool = False, arity: int = 0, how: Pointwise | None = None
+) -> Work | None:
+    """Inputs read, the broadcast output written, in the promoted type (1 byte each for
+    comparisons); one FLOP per output element. A call with more inputs than the op's
+    `arity` (its functional form's argument count) whose last input is a tensor is the
+    `out=` form: that tensor is the output, written in its own type and not read."""
+    out_size: int | None = 1 if bool_out else None
+    if arity and len(call.types) > arity and (out := _tensor(call, len(call.types) - 1)):
         last = len(call.types) - 1
         call = Call(call.dims[:last], call.types[:last], call.concrete[:last])
-    b = _broadcast(call)
-    if b is None:
+        out_size = out[1]
+    shape = _broadcast(call)
+    if shape is None:
         return None
-    n = _numel(b[0])
-    return _work_memory(call, n * (1 if bool_out else b[1]), n)
+    typed = output_type(call, how or Pointwise())
+    if out_size is None and typed is not None:
+        out_size = typed.size
+    n = _numel(shape)
+    first = _first_tensor(call)
+    dtype = typed.roof if typed is not None else (first[2] if first else None)
+    written = n * out_size if out_size is not None else math.nan
+    return Work(float(n), float(_tensor_bytes(call) + written), dtype, MEMORY)
 
 
 def inplace(call: Call) -> Work | None:
@@ -221,37 +274,68 @@ def copy_out(dtype_at: int) -> Formula:
         t = _tensor(call, 0)
         if t is None:
             return None
-        code = _concrete(call, dtype_at) if dtype_at >= 0 else ""
-        size = _SCALAR_TYPE_SIZES.get(int(code), t[1]) if code.isdigit() else t[1]
+        size: float = t[1]
+        if dtype_at >= 0:
+            out = _concrete(call, dtype_at)
+            known = _scalar_type(out) if out else None
+            # Recorded empty: None, the input's type; not recorded, or a code we do not
+            # know: unknown.
+            size = (
+                known.size
+                if known
+                else (t[1] if dtype_at < len(call.concrete) and not out else math.nan)
+            )
         return Work(0.0, float(_numel(t[0]) * (t[1] + size)), t[2], MEMORY)
 
     return formula
 
 
 def concat(call: Call) -> Work | None:
-    """`cat`, `stack`: the listed tensors read and written once more."""
-    read = _tensor_bytes(call)
-    return Work(0.0, 2.0 * read, None, MEMORY) if read else None
+    """`cat`, `stack`: the listed tensors read and written once more. A tensor list
+    carries no type: its elements are `unsized` (work.py takes the size from the cat
+    kernel's template type, or leaves the bytes unknown)."""
+    elements = list_elements(call)
+    return Work(0.0, 0.0, None, MEMORY, unsized=2.0 * elements) if elements else None
 
 
-def reduction(dim_at: int) -> Formula:
+def reduction(dim_at: int, dtype_at: int = -1, short: str = "", widen: bool = False) -> Formula:
     """Input read, the reduced output written; one FLOP per input element. Dimensions
-    from the `dim` argument (none recorded: a full reduction)."""
+    from the `dim` argument at `dim_at` (none recorded: a full reduction). The output is
+    in the `dtype` argument's type (at `dtype_at`), else the input's; `widen`: a sum or
+    product of integers or bools is int64. `short`: what the second argument of the
+    two-argument form is instead of a dim (`sum(x, dtype)`: "dtype"; `var(x, unbiased)`,
+    `norm(x, p)`: "other"), a full reduction."""
 
     def formula(call: Call) -> Work | None:
         t = _tensor(call, 0)
         if t is None:
             return None
-        dims = _int_list(_concrete(call, dim_at)) if dim_at >= 0 else []
+        type_at = dtype_at
+        if short and len(call.types) == 2:
+            dims: list[int] | None = []
+            type_at = 1 if short == "dtype" else -1
+        else:
+            dims = _int_list(_concrete(call, dim_at))
         shape = t[0]
         if dims is None:
             return None
         gone = {d % max(len(shape), 1) for d in dims}
         kept = [s for i, s in enumerate(shape) if dims and i not in gone]
-        n = _numel(shape)
-        return _work_memory(call, math.prod(kept) * t[1], n)
+        size = _reduced_size(call, type_at, widen, t[1])
+        return _work_memory(call, math.prod(kept) * size, _numel(shape))
 
     return formula
+
+
+def _reduced_size(call: Call, dtype_at: int, widen: bool, size: int) -> float:
+    """The element size of a reduction's output: its `dtype` argument's where recorded
+    (an unknown code: NaN), int64 for a widened integer sum, else the input's."""
+    code = _concrete(call, dtype_at) if dtype_at >= 0 else ""
+    if code:
+        named = _scalar_type(code)
+        return named.size if named else math.nan
+    kind = INPUT_TYPES.get(call.types[0])
+    return 8 if widen and kind is not None and kind.category < FLOAT else size
 
 
 def norm(backward: bool) -> Formula:

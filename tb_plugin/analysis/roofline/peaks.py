@@ -15,7 +15,7 @@ import json
 import logging
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
@@ -39,6 +39,7 @@ class Peaks:
     tflops: dict[str, float | None]
     memory_gbps: float | None
     source: str
+    match: str = "exact"  # how the device matched it: "exact", "family" or "unnamed"
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,8 @@ class _Entry:
     memory_gib: tuple[float, float] | None
     sms: int | None
     match_unnamed: bool
+    family: str  # the model's token ("H100", "MI300X"); "": no family match
+    form: str  # "SXM", "PCIe", "NVL"; "": the family's only form
 
 
 @cache
@@ -93,6 +96,8 @@ def _entry(raw: dict[str, Any]) -> _Entry:
         memory_gib=(float(memory[0]), float(memory[1])) if memory else None,
         sms=int(raw["sms"]) if raw.get("sms") else None,
         match_unnamed=bool(raw.get("match_unnamed", False)),
+        family=str(raw.get("family", "")).upper(),
+        form=str(raw.get("form", "")).upper(),
     )
 
 
@@ -109,24 +114,86 @@ def entries() -> tuple[_Entry, ...]:
 
 
 def match_peaks(name: str | None, memory_bytes: int | None, sms: int | None) -> Peaks | None:
-    """The first entry this device matches: by name (and memory and SM count where the
-    entry gives them), or, for an unnamed device, by memory and SM count where the entry
-    allows it. None: no entry matches."""
+    """The entry this device matches, or None: first the first entry whose `names` match
+    the whole name (and memory and SM count where the entry gives them); else the one
+    entry of the name's model family (`family_of`) its form, memory and SM count allow;
+    else, for an unnamed device, the first entry allowing it by memory and SM count."""
     gib = memory_bytes / _GIB if memory_bytes else None
+    name = (name or "").strip()
     for e in entries():
-        if name:
-            if not any(p.fullmatch(name.strip()) for p in e.names):
-                continue
-        elif not (e.match_unnamed and e.memory_gib and e.sms):
+        if name and any(p.fullmatch(name) for p in e.names) and _fits(e, gib, sms, name):
+            return e.peaks
+    if name:
+        return _family_match(name, gib, sms)
+    for e in entries():
+        if e.match_unnamed and e.memory_gib and e.sms and _fits(e, gib, sms, name):
+            return replace(e.peaks, match="unnamed")
+    return None
+
+
+def _fits(e: _Entry, gib: float | None, sms: int | None, name: str) -> bool:
+    """Whether memory and SM count allow the entry (an unnamed device must report both)."""
+    if e.memory_gib and (gib is None or not e.memory_gib[0] <= gib <= e.memory_gib[1]):
+        return False
+    if e.sms and sms is not None and sms != e.sms:
+        return False
+    return not (e.sms and sms is None and not name)
+
+
+# Words of a device name that say nothing of the model: the vendor, the product line, a
+# virtual function (SR-IOV), the OAM module, memory size and type.
+_NOISE = re.compile(r"NVIDIA|AMD|INSTINCT|TESLA|VF|OAM|\d+GB|HBM\d*E?|\(TM\)|\(R\)")
+_FORMS = (
+    (re.compile(r"SXM\d*"), "SXM"),
+    (re.compile(r"PCIE"), "PCIE"),
+    (re.compile(r"NVL"), "NVL"),
+)
+
+
+def family_of(name: str) -> tuple[str, str] | None:
+    """(model, form) of a device name: "NVIDIA A100-SXM4-40GB" → ("A100", "SXM"), "AMD
+    Instinct MI300X VF" → ("MI300X", ""). None: the name holds no single model token once
+    vendor, form and decorations are set aside ("NVIDIA A100-PG509-200": two left)."""
+    model, form = [], ""
+    for token in re.split(r"[\s\-_/,]+", name.upper()):
+        if not token or _NOISE.fullmatch(token):
             continue
-        if e.memory_gib and (gib is None or not e.memory_gib[0] <= gib <= e.memory_gib[1]):
+        found = next((f for pattern, f in _FORMS if pattern.fullmatch(token)), None)
+        if found is None:
+            model.append(token)
+        elif form and found != form:
+            return None
+        else:
+            form = found
+    return (model[0], form) if len(model) == 1 else None
+
+
+def _family_match(name: str, gib: float | None, sms: int | None) -> Peaks | None:
+    """The one entry of the name's family that fits; a name without its form (SXM, PCIe,
+    NVL) fits a family of several forms only by memory size, which it must report; a size
+    in the name ("40GB") must fit too. Memory or SM count a device does not report rule
+    nothing out in a family of one form. Two entries left, or none: unknown."""
+    found = family_of(name)
+    if found is None:
+        return None
+    model, form = found
+    sizes = [int(gb) * 1e9 / _GIB for gb in re.findall(r"(\d+)GB\b", name.upper())]
+    family = [e for e in entries() if e.family and e.family == model]
+    several_forms = len({e.form for e in family}) > 1
+    fitting = []
+    for e in family:
+        if form and e.form != form:
+            continue
+        if not form and several_forms and not (e.memory_gib and gib is not None):
+            continue
+        if e.memory_gib and gib is not None and not e.memory_gib[0] <= gib <= e.memory_gib[1]:
             continue
         if e.sms and sms is not None and sms != e.sms:
             continue
-        if e.sms and sms is None and not name:
-            continue
-        return e.peaks
-    return None
+        if e.memory_gib and any(not e.memory_gib[0] <= s <= e.memory_gib[1] for s in sizes):
+            continue  # the size the name says ("A100-SXM4-40GB") is another entry's
+        fitting.append(e)
+    return replace(fitting[0].peaks, match="family") if len(fitting) == 1 else None
 
 
 def device_peaks(model: TraceModel, device_id: int) -> Peaks | None:

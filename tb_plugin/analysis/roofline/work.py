@@ -13,6 +13,7 @@ fraction of the roof reached. Both are additive, so groups of calls sum them.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,7 @@ from ...model.trace_model import TraceModel, decoders_for
 from ..common import gpu_device_ids, name_flags
 from ..optree import OpTree, op_tree
 from ..tree_arrays import inherit_missing
+from .dtypes import INPUT_TYPES
 from .families import formula_of, work_of
 from .formulas import MEMORY, Call, Work
 from .peaks import DTYPES, Peaks, device_peaks
@@ -99,18 +101,57 @@ def _build_node_costs(model: TraceModel) -> Costs:
     known = [w is not None for w in works]
     per_sig = np.array(
         [
-            (w.flops, w.bytes, _dtype_index(w.dtype), w.nominal) if w else (0, 0, -1, -1)
+            (w.flops, w.bytes, _dtype_index(w.dtype), w.nominal, w.unsized)
+            if w
+            else (0, 0, -1, -1, 0)
             for w in works
         ],
         dtype=np.float64,
-    ).reshape(-1, 4)
+    ).reshape(-1, 5)
     has = np.array(known, dtype=bool)[signature]
     at, sig = nodes[has], signature[has]
     out.flops[at], out.bytes[at] = per_sig[sig, 0], per_sig[sig, 1]
     out.dtype[at] = per_sig[sig, 2].astype(np.int8)
     nominal[at] = per_sig[sig, 3].astype(np.int8)
+    _size_unsized(model, tree, at, per_sig[sig, 4], out.bytes)
     _ideal_times(model, tree, out, nominal)
     return out
+
+
+# The element type a kernel is instantiated for, where its name says it: the first
+# template argument of PyTorch's cat kernels (`CatArrayBatchedCopy<OpaqueType<2u>, ...>`,
+# `CatArrayBatchedCopy<float, ...>`).
+_KERNEL_TYPE = re.compile(r"CatArrayBatchedCopy\w*<\s*([^,<>]*(?:<\s*(\d+)u?\s*>)?)")
+_CXX_SIZES = {"long": 8, "int": 4, "short": 2, **{k: t.size for k, t in INPUT_TYPES.items()}}
+
+
+def kernel_element_size(name: str) -> int | None:
+    """The element size a cat kernel's name gives (`OpaqueType<2u>`: 2), or None."""
+    m = _KERNEL_TYPE.search(name)
+    if m is None:
+        return None
+    if m.group(2):
+        return int(m.group(2))
+    return _CXX_SIZES.get(m.group(1).strip())
+
+
+def _size_unsized(
+    model: TraceModel, tree: OpTree, at: np.ndarray, unsized: np.ndarray, nbytes: np.ndarray
+) -> None:
+    """Bytes of the nodes with unsized elements (tensor lists): sized by the element type
+    of the kernels they launched, where all that name one agree; else unknown."""
+    nodes, elements = at[unsized > 0], unsized[unsized > 0]
+    if nodes.size == 0:
+        return
+    launched = np.flatnonzero(np.isin(tree.gpu_node, nodes))
+    codes = model.events["name"][tree.gpu[launched]]
+    size_of = {int(c): kernel_element_size(model.names[int(c)]) for c in np.unique(codes)}
+    sizes: dict[int, set[int | None]] = {}
+    for node, code in zip(tree.gpu_node[launched].tolist(), codes.tolist()):
+        sizes.setdefault(node, set()).add(size_of[code])
+    for node, count in zip(nodes.tolist(), elements.tolist()):
+        named = sizes.get(node, set()) - {None}
+        nbytes[node] = nbytes[node] + count * named.pop() if len(named) == 1 else np.nan
 
 
 def _work_args(model: TraceModel, rows: np.ndarray) -> list[_WorkArgs]:
