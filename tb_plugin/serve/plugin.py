@@ -136,7 +136,17 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
     # --- TensorBoard hooks ------------------------------------------------------
 
     def get_plugin_apps(self) -> dict[str, Any]:
-        return {f"/{name}": self._handler(endpoint) for name, endpoint in ENDPOINTS.items()}
+        apps = {f"/{name}": self._handler(endpoint) for name, endpoint in ENDPOINTS.items()}
+        # Any other path of the plugin: the JSON error body, as every route's (TensorBoard
+        # itself answers text/plain); the longer `static/*` still comes first.
+        return {**apps, "/*": self._unknown_route}
+
+    @route
+    def _unknown_route(self, request: wrappers.Request) -> Any:
+        name = request.path.rsplit(f"/{PLUGIN_NAME}/", 1)[-1]
+        known = ", ".join(sorted(n for n, e in ENDPOINTS.items() if e.scope is not Scope.STATIC))
+        message = f"no route named {name!r} (known: {known})"
+        return self._error(request, errors.NotFoundError(message))
 
     def is_active(self) -> bool:
         # Sticky: once traces were seen the tab stays, even while files are rewritten.
