@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from builders import TraceBuilder
+from kinetoscope.cli.errors import EXIT_USAGE
 from kinetoscope.cli.main import EXIT_LOAD, main
 from test_contract import worker_trace
 from test_damage_both_readers import PARTIAL
@@ -85,3 +86,21 @@ def test_stderr_and_json_say_the_same_of_partial(
     captured = capsys.readouterr()
     assert json.loads(captured.out)["status"]["partial"] is True
     assert "partial trace" in captured.err
+
+
+def test_a_refused_or_unknown_param_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--param` a view refuses (the route's 400) or none of the views asked takes: exit
+    2 with the message, never 0; a good one still prints."""
+    _gpu_trace().write(tmp_path / "w.1.pt.trace.json")
+    argv = ["report", str(tmp_path), "--no-cache", "--format", "json"]
+    refused = [*argv, "--view", "memory_events", "--param", "offset=-1"]
+    assert main(refused) == EXIT_USAGE
+    assert "view 'memory_events': offset must be between 0 and" in capsys.readouterr().err
+    assert main([*argv, "--view", "kernels", "--param", "colour=red"]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "--param 'colour' is not a parameter of the views asked" in err
+    assert "(kernels: group_by, device, stream)" in err
+    assert main([*argv, "--view", "memory_events", "--param", "offset=1"]) == 0
+    assert json.loads(capsys.readouterr().out)["memory_events"]["offset"] == 1
