@@ -8,6 +8,7 @@ import copy
 import json
 import re
 import socket
+import threading
 import time
 from pathlib import Path
 
@@ -104,3 +105,63 @@ def test_a_refused_or_unknown_param_is_a_usage_error(
     assert "(kernels: group_by, device, stream)" in err
     assert main([*argv, "--view", "memory_events", "--param", "offset=1"]) == 0
     assert json.loads(capsys.readouterr().out)["memory_events"]["offset"] == 1
+
+
+def _server_answering(reply: bytes | None) -> tuple[socket.socket, threading.Thread]:
+    """A TCP server on 127.0.0.1 that sends `reply` on each connection (None: nothing,
+    as an HTTP server waiting for a request) and holds it open."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held: list[socket.socket] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return  # closed
+            held.append(conn)
+            if reply is not None:
+                conn.sendall(reply)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return server, thread
+
+
+@pytest.mark.parametrize(
+    ("reply", "said"),
+    [
+        (b"HTTP/1.1 400 Bad Request\r\n\r\n", "are not a Dask handshake"),  # 3.07 EiB to Dask
+        (b"\xff" * 64, "are not a Dask handshake"),
+        (None, "sent no handshake within 2 s"),
+    ],
+    ids=["http_reply", "garbage", "silent"],
+)
+def test_dask_pointed_at_something_else_is_refused(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    reply: bytes | None,
+    said: str,
+) -> None:
+    """`--dask` at a server that is not a Dask scheduler: a clear error, exit 3, within
+    the connect timeout (not an allocation of exabytes, not a hang)."""
+    pytest.importorskip("distributed")
+    monkeypatch.setenv("KINETOSCOPE_DASK_CONNECT_TIMEOUT_S", "2")
+    for worker in ("rank0", "rank1"):
+        _gpu_trace().write(tmp_path / f"{worker}.1.pt.trace.json")
+    server, thread = _server_answering(reply)
+    address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+    try:
+        started = time.monotonic()
+        code = main(["report", str(tmp_path), "--no-cache", "--dask", address])
+        elapsed = time.monotonic() - started
+    finally:
+        server.close()
+        thread.join(timeout=5)
+    err = capsys.readouterr().err
+    assert code == EXIT_LOAD and elapsed < 20, (code, elapsed, err)
+    assert f"the Dask scheduler at {address} (--dask) is not a Dask scheduler" in err
+    assert said in err and "Traceback" not in err
