@@ -165,3 +165,28 @@ def test_dask_pointed_at_something_else_is_refused(
     assert code == EXIT_LOAD and elapsed < 20, (code, elapsed, err)
     assert f"the Dask scheduler at {address} (--dask) is not a Dask scheduler" in err
     assert said in err and "Traceback" not in err
+
+
+def test_a_step_whose_ts_is_nan_prints_as_unknown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The only step with `"ts": "NaN"`: its time is unknown (null in the JSON), and
+    every door prints it as `-`, never a traceback: report (text and JSON), check,
+    flamegraph."""
+    t = TraceBuilder()
+    t.step(1, 1000, 500)
+    t.events[-1]["ts"] = "NaN"
+    op = t.op("aten::mm", 1010, 50)
+    t.launch(1020, 5, op, gpu_ts=1030, gpu_dur=40)
+    t.write(tmp_path / "w.1.pt.trace.json")
+    assert main(["report", str(tmp_path), "--no-cache", "--format", "json"]) == 0
+    overview = json.loads(capsys.readouterr().out)["overview"]
+    assert overview["steps"][0]["duration_us"] is None  # unknown, not 0
+    assert main(["report", str(tmp_path), "--no-cache"]) == 0
+    out = capsys.readouterr().out
+    step_line = next(line for line in out.splitlines() if line.startswith("ProfilerStep#1"))
+    assert step_line.split()[1] == "-"
+    assert next(line for line in out.splitlines() if line.startswith("share %")).split()[2] == "-"
+    for argv in (["check"], ["flamegraph"], ["flamegraph", "--metric", "gpu"]):
+        assert main([argv[0], str(tmp_path), "--no-cache", *argv[1:]]) in (0, 1), argv
+    assert "Traceback" not in capsys.readouterr().err
