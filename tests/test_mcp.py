@@ -184,8 +184,9 @@ def test_bad_arguments_are_tool_errors_of_the_routes_kind(
 
 
 def test_a_damaged_trace_and_the_workers_answered(tmp_path: Path) -> None:
-    """`status` of a trace that failed is an answer (state `error`), not an exception;
-    provenance names the worker actually answered, also when another is damaged."""
+    """`status` of a trace that failed is an answer (state `error`), not an exception, as
+    is a damaged memory snapshot; provenance names the worker actually answered, also
+    when another is damaged."""
     root = tmp_path / "logs" / "job"
     root.mkdir(parents=True)
     (root / "worker0.1.pt.trace.json").write_text("{not json")
@@ -193,8 +194,13 @@ def test_a_damaged_trace_and_the_workers_answered(tmp_path: Path) -> None:
     t.step(1, 100, 50)
     t.op("aten::mm", 110, 30)
     t.write(root / "worker1.1.pt.trace.json")
+    (root / "snapshot.pickle").write_bytes(b"\x80\x04\x95segments device_traces, cut")
 
     async def work(session: ClientSession) -> Any:
+        snapshots = await session.call_tool("memory_snapshot", {"run": "job"})
+        assert not snapshots.is_error, snapshots.content  # the file's error, in the answer
+        (said,) = snapshots.structured_content["snapshots"]
+        assert said["file"] == "snapshot.pickle" and "damaged or truncated" in said["error"]
         first = await session.call_tool("status", {"run": "job"})
         for _ in range(200):
             status = await session.call_tool("status", {"run": "job"})
