@@ -98,3 +98,10 @@ def test_memory_routes_share_one_rule_without_memory_events(
     assert client.wait_ready("job", "w")["state"] == "ready"
     message = _error_message(client.get(route, run="job", worker="w"), 400)
     assert "no memory events" in message
+
+
+@pytest.mark.parametrize("path", ["no_such_route", "overview/extra", "a/../b"])
+def test_an_unknown_route_answers_404_json(client: PluginClient, path: str) -> None:
+    """Not TensorBoard's text/plain "Not found": the same JSON body as every route's."""
+    message = _error_message(client.get(path, run="job"), 404)
+    assert "no route named" in message and "overview" in message  # names the known ones

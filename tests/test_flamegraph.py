@@ -233,3 +233,25 @@ def test_notebook_frame_same_numbers() -> None:
     assert roots["total_us"].sum() == pytest.approx(view["total_us"], rel=1e-6)
     assert (frame["depth"] == 0).sum() == len(roots)
     assert frame["line"].notna().any() and frame["stack"].str.contains(";").any()
+
+
+def test_folded_escapes_control_characters(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """CR, TAB, NUL, LF (any control character) in a frame name are written `\\xHH`, `;`
+    as `,`: each call path stays one line of `frame;frame value` (issue 44)."""
+    t = TraceBuilder()
+    t.step(1, T, 500)
+    outer = "aten::a\rb\tc"
+    t.op(outer, T + 10, 100)
+    t.op("x\x00y;z\nw\x7f", T + 20, 40)
+    t.write(tmp_path / "w.1.pt.trace.json")
+    assert main(["flamegraph", str(tmp_path), "--no-cache", "--format", "folded"]) == 0
+    out = capsys.readouterr().out
+    lines = out.split("\n")[:-1]
+    assert out.endswith("\n") and all(line.count(" ") >= 1 for line in lines)
+    assert not any(ch in out.replace("\n", "") for ch in "\r\t\x00\x7f")
+    paths = {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1]) for line in lines}
+    outer_label = "thread 100;ProfilerStep#*;aten::a\\x0db\\x09c"
+    assert paths[outer_label] == 60.0
+    assert paths[outer_label + ";x\\x00y,z\\x0aw\\x7f"] == 40.0  # the inner op, under it

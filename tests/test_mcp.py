@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -135,15 +136,27 @@ def test_long_lists_are_paged_with_a_cursor(logdir: Path, tmp_path: Path) -> Non
     assert names[0] == "after" and names[1]["name"] == "before"
 
 
-def test_bad_arguments_are_tool_errors(logdir: Path, tmp_path: Path) -> None:
-    calls = [
-        ("overview", {"run": "nope"}, "no run named 'nope' (known: after, before, ddp)"),
-        ("overview", {"run": "after", "worker": "w9"}, "no worker 'w9' in run 'after'"),
-        ("kernels", {"run": "after", "group_by": "colour"}, "group_by must be one of"),
-        ("overview", {}, "missing parameter: run"),
-        ("overview", {"run": "after", "limit": 0}, "limit must be 1..500"),
+BAD_CALLS = [
+    ("overview", {"run": "nope"}, "no run named 'nope' (known: after, before, ddp)"),
+    ("overview", {"run": "after", "worker": "w9"}, "no worker 'w9' in run 'after'"),
+    ("kernels", {"run": "after", "group_by": "colour"}, "group_by must be one of"),
+    ("overview", {}, "missing parameter: run"),
+    ("event", {"run": "after", "row": -1}, "no event row -1"),
+    ("trace", {"run": "after", "tracks": "../..", "t0": 0, "t1": 10}, "no track '../..'"),
+]
+
+
+def test_bad_arguments_are_tool_errors_of_the_routes_kind(
+    logdir: Path, tmp_path: Path, plugin_client: Callable[[Path], Any]
+) -> None:
+    """Each bad call is a tool error with the route's message, kind and HTTP status."""
+    paging = [
+        ("overview", {"run": "after", "limit": 0}, "limit must be an integer 1..500"),
+        ("overview", {"run": "after", "limit": 2.5}, "limit must be an integer 1..500"),
+        ("overview", {"run": "after", "cursor": True}, "cursor an integer >= 0"),
         ("no_such_view", {}, "no tool named 'no_such_view'"),
     ]
+    calls = BAD_CALLS + paging
 
     async def work(session: ClientSession) -> Any:
         results = [await session.call_tool(name, args) for name, args, _ in calls]
@@ -151,9 +164,98 @@ def test_bad_arguments_are_tool_errors(logdir: Path, tmp_path: Path) -> None:
         return results
 
     results = with_session(logdir, tmp_path / "cache", work)
-    for (_, _, expected), result in zip(calls, results):
-        assert result.is_error and expected in result.content[0].text
+    client = plugin_client(logdir)
+    client.wait_ready("after", "worker0")
+    for (name, args, expected), result in zip(calls, results):
+        assert result.is_error and expected in result.content[0].text, result.content
+        error = result.structured_content["error"]
+        assert error["message"] == result.content[0].text
+        if (name, args, expected) in paging:
+            assert (error["kind"], error["http_status"]) in [
+                ("bad_argument", 400),
+                ("not_found", 404),
+            ]
+            continue
+        http = client.get(name, **args)  # the same door's answer over HTTP
+        assert http.status_code == error["http_status"], (name, args)
+        # TensorBoard's errors lead with their kind ("Not found: ", "Invalid argument: ").
+        assert http.get_json()["error"]["message"].endswith(error["message"])
     assert not results[-1].is_error
+
+
+def test_a_damaged_trace_and_the_workers_answered(tmp_path: Path) -> None:
+    """`status` of a trace that failed is an answer (state `error`), not an exception, as
+    is a damaged memory snapshot; provenance names the worker actually answered, also
+    when another is damaged."""
+    root = tmp_path / "logs" / "job"
+    root.mkdir(parents=True)
+    (root / "worker0.1.pt.trace.json").write_text("{not json")
+    t = TraceBuilder()
+    t.step(1, 100, 50)
+    t.op("aten::mm", 110, 30)
+    t.write(root / "worker1.1.pt.trace.json")
+    (root / "snapshot.pickle").write_bytes(b"\x80\x04\x95segments device_traces, cut")
+
+    async def work(session: ClientSession) -> Any:
+        snapshots = await session.call_tool("memory_snapshot", {"run": "job"})
+        assert not snapshots.is_error, snapshots.content  # the file's error, in the answer
+        (said,) = snapshots.structured_content["snapshots"]
+        assert said["file"] == "snapshot.pickle" and "damaged or truncated" in said["error"]
+        first = await session.call_tool("status", {"run": "job"})
+        for _ in range(200):
+            status = await session.call_tool("status", {"run": "job"})
+            if status.structured_content["state"] != "loading":
+                break
+            await asyncio.sleep(0.05)
+        trace = await session.call_tool("trace", {"run": "job", "workers": "worker1"})
+        return first, status, trace, await session.call_tool("overview", {"run": "job"})
+
+    first, status, trace, overview = with_session(root.parent, tmp_path / "cache", work)
+    assert not first.is_error and first.structured_content["state"] == "loading"
+    said = status.structured_content
+    assert not status.is_error and said["state"] == "error"
+    assert "worker0.1.pt.trace.json" in said["error"]["message"]
+    assert said["provenance"]["file"] == "worker0.1.pt.trace.json"
+    assert said["provenance"]["window_us"] is None
+    assert not trace.is_error, trace.content
+    provenance = trace.structured_content["provenance"]
+    assert provenance["worker"] == "worker1" and provenance["file"] == "worker1.1.pt.trace.json"
+    assert provenance["window_us"] == [100.0, 150.0]
+    assert overview.is_error and overview.structured_content["error"]["http_status"] == 422
+
+
+def test_every_malformed_request_gets_a_json_rpc_error(logdir: Path, tmp_path: Path) -> None:
+    """Lines the SDK cannot read are answered (never left waiting), with the request's id."""
+    env = {**os.environ, "KINETOSCOPE_CACHE_DIR": str(tmp_path / "cache")}
+    args = [sys.executable, "-m", "kinetoscope", "mcp", str(logdir)]
+    proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
+    call = '{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": %s}'
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}),
+        '{"jsonrpc": "2.0", "method": "notifications/initialized"}',
+        call % (2, '{"name": "runs", "arguments": {"run": "\\ud800"}}'),
+        call % (3, '["runs"]'),
+        call % (4, '{"name": "kernels", "arguments": {"run": "after", "limit": 1e400}}'),
+        "{not json",
+        '{"jsonrpc": "2.0", "id": 6, "method": 7}',
+        call % (7, '{"name": "runs", "arguments": {}}'),
+    ]
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write("\n".join(lines).encode() + b"\n")
+        proc.stdin.flush()
+        answers = [json.loads(proc.stdout.readline()) for _ in range(7)]
+    finally:
+        proc.kill()
+    by_id = {a["id"]: a for a in answers}
+    assert by_id[2]["error"]["code"] == -32602 and "surrogate" in by_id[2]["error"]["message"]
+    assert by_id[3]["error"]["code"] == -32602 and "params must be an object" in str(by_id[3])
+    assert by_id[4]["result"]["isError"] is True
+    assert by_id[4]["result"]["structuredContent"]["error"]["kind"] == "bad_argument"
+    assert by_id[None]["error"]["code"] == -32700
+    assert by_id[6]["error"]["code"] == -32600
+    assert by_id[7]["result"]["isError"] is False
 
 
 def test_a_configured_tensorboard_url_gives_links_into_the_view(

@@ -48,21 +48,42 @@ def answer(
     if scope is Scope.WORKER:
         return _plain(endpoint.call(run, resolve(run, names.get("worker")).worker))
     decoded = endpoint.decode(params)
+    targets = _loading(store, answer_targets(endpoint, runs, names))
     if scope is Scope.PAIR:
-        target_run = find_run(runs, names.get("target_run"), "target_run")
-        sides = [
-            resolve(run, names.get("worker"), names.get("span")),
-            resolve(target_run, names.get("target_worker"), names.get("target_span")),
-        ]
-        models = [store.wait(side.span.path) for side in _loading(store, sides)]
-        return _plain(endpoint.call(*models, decoded))
+        return _plain(endpoint.call(*[store.wait(side.span.path) for side in targets], decoded))
     if scope is Scope.SPANS:
-        return _plain(endpoint.call(_worker_traces(store, run, names), decoded))
-    target = resolve(run, names.get("worker"), names.get("span"))
+        several = bool(worker_names(_text(names.get("workers"))))
+        traces = [
+            WorkerTrace(t.worker.name if several else None, store.wait(t.span.path))
+            for t in targets
+        ]
+        return _plain(endpoint.call(traces, decoded))
+    target = targets[0]
     if endpoint.answer is Answer.STATUS:
         return status_body(store, target)
     store.wait(target.span.path)
     return msgspec.json.decode(endpoint.answer_json(store, target.span.path, decoded))
+
+
+def answer_targets(endpoint: Endpoint, runs: Sequence[Run], names: Names) -> list[Target]:
+    """The trace files a span-level route's answer reads, resolved as the routes resolve
+    them: its one span, the trace view's `workers=W1,W2` (each on one time axis) or one
+    `worker`, a pair's base then target; none for run- and logdir-level routes."""
+    scope = endpoint.scope
+    if scope not in (Scope.SPAN, Scope.SPANS, Scope.PAIR):
+        return []
+    run = find_run(runs, names.get("run"))
+    span = names.get("span")
+    if scope is Scope.PAIR:
+        target_run = find_run(runs, names.get("target_run"), "target_run")
+        return [
+            resolve(run, names.get("worker"), span),
+            resolve(target_run, names.get("target_worker"), names.get("target_span")),
+        ]
+    several = worker_names(_text(names.get("workers"))) if scope is Scope.SPANS else []
+    if several:
+        return [resolve(run, name, span) for name in several]
+    return [resolve(run, names.get("worker"), span)]
 
 
 def status_body(store: TraceStore, target: Target) -> dict[str, Any]:
@@ -78,17 +99,6 @@ def status_body(store: TraceStore, target: Target) -> dict[str, Any]:
             views = []
     name = {"run": target.run.name, "worker": target.worker.name, "span": span.name}
     return {**name, **status, "views": views}
-
-
-def _worker_traces(store: TraceStore, run: Run, names: Names) -> list[WorkerTrace]:
-    """The trace view's workers: `workers=W1,W2` on one time axis, else one `worker`."""
-    several = worker_names(_text(names.get("workers")))
-    span = names.get("span")
-    if not several:
-        target = resolve(run, names.get("worker"), span)
-        return [WorkerTrace(None, store.wait(target.span.path))]
-    targets = _loading(store, [resolve(run, name, span) for name in several])
-    return [WorkerTrace(t.worker.name, store.wait(t.span.path)) for t in targets]
 
 
 def _loading(store: TraceStore, targets: list[Target]) -> list[Target]:

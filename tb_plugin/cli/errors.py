@@ -1,4 +1,6 @@
-"""Exit codes and errors of the CLI's commands (`report`, `diff`, `check`, `trend`)."""
+"""Exit codes and errors of the CLI's commands (`report`, `diff`, `check`, `trend`): 0 done,
+1 a regression found (`trend --fail-on-regression`), 2 a usage error (a bad argument, a
+`--param` a view refuses or none takes), 3 a trace (or a Dask scheduler) that cannot be read."""
 
 from __future__ import annotations
 
@@ -10,6 +12,11 @@ EXIT_REGRESSION = 1  # `kinetoscope trend --fail-on-regression` found one
 
 class ReportError(Exception):
     pass
+
+
+class ParamRefused(ReportError):
+    """A `--param` that no view asked takes, or that a view refused: a usage error
+    (EXIT_USAGE), as the route's 400."""
 
 
 class RunFailed(ReportError):

@@ -1,10 +1,13 @@
-"""`kinetoscope flamegraph LOGDIR --run R [--worker W --span S] --metric cpu|gpu
+r"""`kinetoscope flamegraph LOGDIR --run R [--worker W --span S] --metric cpu|gpu
 [--format folded|speedscope]`: the `flamegraph` route's numbers as files other tools read.
 
 - `folded` (the default): one line per call path with time of its own,
   `frame;frame;...;frame value`, value in µs with up to 3 decimals (flamegraph.pl,
   inferno, speedscope and Perfetto read it). A Python frame prints as
-  `function (file:line)`; `;` inside a name becomes `,` (it separates frames).
+  `function (file:line)`; `;` inside a name becomes `,` (it separates frames), and
+  each control character (U+0000 to U+001F and U+007F: NUL, TAB, CR, LF, ...) is
+  written `\xHH` (TAB `\x09`, CR `\x0d`): a raw one would cut or shift a line for the
+  tools that read it.
 - `speedscope`: a speedscope file (https://www.speedscope.app/file-format-schema.json),
   one "sampled" profile whose samples are the call paths and whose weights are their
   times in microseconds; frames carry `file` and `line` where known.
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import sys
 from typing import Any
 
@@ -72,7 +76,14 @@ def frame_label(frame: FlameFrame) -> str:
     name = frame["name"]
     if frame["file"] is not None:
         name += f" ({frame['file']}:{frame['line']})" if frame["line"] is not None else ""
-    return name.replace(";", ",").replace("\n", " ")
+    return _CONTROLS.sub(_hex, name.replace(";", ","))
+
+
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _hex(match: re.Match[str]) -> str:
+    return f"\\x{ord(match.group()):02x}"
 
 
 def _paths(view: dict[str, Any]) -> list[tuple[list[int], float]]:

@@ -25,7 +25,7 @@ from ..store.cache import DiskCache, default_cache_dir
 from ..store.dask_ranks import DaskRanks, DaskUnavailable, require_distributed
 from ..store.pools import executor_from_env
 from ..store.trace_store import TraceStore
-from .errors import EXIT_LOAD, EXIT_USAGE, ReportError, RunFailed
+from .errors import EXIT_LOAD, EXIT_USAGE, ParamRefused, ReportError, RunFailed
 from .parser import build_parser
 from .targets import targets
 
@@ -78,7 +78,7 @@ def _report(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     store = TraceStore(cache, executor=executor)
     results: dict[str, Any] = {}
-    failed = False
+    failed = refused = False
     try:
         _, runs = targets(args)
         _start_first_load(store, runs, args)
@@ -103,7 +103,8 @@ def _report(args: argparse.Namespace) -> int:
                 failed = _say_rank_errors(run.name, results[run.name]) or failed
             except ReportError as exc:
                 print(f"kinetoscope: run {run.name!r}: {exc}", file=sys.stderr)
-                failed = True
+                refused = refused or isinstance(exc, ParamRefused)
+                failed = failed or not isinstance(exc, ParamRefused)
                 if isinstance(exc, RunFailed):
                     results[run.name] = exc.result  # the JSON says which run failed, and why
     except (ReportError, DaskUnavailable) as exc:  # the scheduler down: said, not a traceback
@@ -116,7 +117,7 @@ def _report(args: argparse.Namespace) -> int:
     if args.format == "json" and results:
         doc: Any = next(iter(results.values())) if len(runs) == 1 else {"runs": results}
         sys.stdout.buffer.write(msgspec.json.encode(doc) + b"\n")
-    return EXIT_LOAD if failed else 0
+    return EXIT_LOAD if failed else EXIT_USAGE if refused else 0
 
 
 def _start_first_load(store: TraceStore, runs: list[Run], args: argparse.Namespace) -> None:

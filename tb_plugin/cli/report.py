@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import typing
 from typing import Any
 
 import msgspec
@@ -14,7 +15,7 @@ from ..api.resolve import NotFound, resolve
 from ..ingest.discovery import Run
 from ..model.errors import ViewParamError
 from ..store.trace_store import LoadFailed, TraceStore
-from .errors import ReportError, RunFailed
+from .errors import ParamRefused, ReportError, RunFailed
 from .progress import RankProgress
 from .report_snapshot import render_memory_snapshot
 from .report_text import render_text
@@ -47,17 +48,22 @@ def report_run(store: TraceStore, run: Run, args: argparse.Namespace) -> dict[st
     # What the status route says of this trace: state, partial, warnings, error.
     out: dict[str, Any] = {"status": store.status(span.path)}
     names = args.view or supported_views(model)
+    query = _params(args.param)
+    _refuse_unknown_keys(query, [name for name in names if name in VIEWS])
     for name in names:
         if name not in VIEWS:
             continue  # run-level views, below
         view = VIEWS[name]
         try:
-            request = view.decode(_params(args.param))
+            request = view.decode(query)
         except ViewParamError as exc:
-            raise ReportError(f"view {name!r}: {exc}") from None
+            raise ParamRefused(f"view {name!r}: {exc}") from None
         try:  # as a route answers the query of --param (none: the default form)
             data = view.answer_json(store, span.path, request)
-        except ViewParamError as exc:  # asked with --view of a trace without its data
+        except ViewParamError as exc:
+            if request:  # the view refused its parameters: a usage error, as the route's 400
+                raise ParamRefused(f"view {name!r}: {exc}") from None
+            # asked with --view of a trace without its data: said, the others still print
             print(f"kinetoscope: run {run.name!r}: {name}: {exc}", file=sys.stderr)
             continue
         out[name] = msgspec.json.decode(data)
@@ -84,9 +90,19 @@ def _run_views(
     return out
 
 
+def _refuse_unknown_keys(query: dict[str, str], names: list[str]) -> None:
+    """Every `--param` key is one that a view asked for takes (its request type's)."""
+    takes = {name: list(typing.get_type_hints(VIEWS[name].request)) for name in names}
+    known = {key for keys in takes.values() for key in keys}
+    unknown = sorted(set(query) - known)
+    if unknown:
+        said = "; ".join(f"{n}: {', '.join(keys) or 'none'}" for n, keys in takes.items())
+        raise ParamRefused(f"--param {unknown[0]!r} is not a parameter of the views asked ({said})")
+
+
 def _params(items: list[str]) -> dict[str, str]:
     """`--param KEY=VALUE` options as a query."""
     bad = [item for item in items if "=" not in item]
     if bad:
-        raise ReportError(f"--param wants KEY=VALUE, not {bad[0]!r}")
+        raise ParamRefused(f"--param wants KEY=VALUE, not {bad[0]!r}")
     return dict(item.split("=", 1) for item in items)

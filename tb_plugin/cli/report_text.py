@@ -12,7 +12,7 @@ from ..model.trace_model import TraceModel
 from .health_text import render_health
 from .report_gpu_idle import render_gpu_idle
 from .report_snapshot import render_memory_snapshot
-from .text_tables import DEFAULT_WIDTH, Column, number, report_width
+from .text_tables import DEFAULT_WIDTH, UNKNOWN, Column, number, report_width
 from .text_tables import mib as _mib
 from .text_tables import ms as _ms
 from .text_tables import or_dash as _or_dash
@@ -57,8 +57,10 @@ def render_overview(view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:
     ]
     avg = view["average_breakdown_us"]
     rows.append(["average", _ms(view["average_step_us"])] + [_ms(avg[p]) for p in parts])
-    total = sum(avg.values()) or 1.0
-    rows.append(["share %", "100.0"] + [f"{100 * avg[p] / total:.1f}" for p in parts])
+    known = [v for v in avg.values() if v is not None]  # null: unknown (a `ts` of "NaN")
+    total = sum(known) or 1.0
+    shares = [UNKNOWN if avg[p] is None else f"{100 * avg[p] / total:.1f}" for p in parts]
+    rows.append(["share %", "100.0" if len(known) == len(avg) else UNKNOWN, *shares])
     out = ["Step time breakdown (ms)", _table(header, rows, width)]
     if len(parts) < len(PART_LABELS):
         hidden = ", ".join(PART_LABELS[p] for p in PART_LABELS if p not in parts)

@@ -13,13 +13,19 @@ MIN_WIDTH = 40
 MIN_TEXT_COLUMN = 12
 
 
-def ms(us: float) -> str:
-    return number(us / 1000, 3)
+UNKNOWN = "-"  # a number the view does not know (null in its JSON: a `ts` of "NaN")
 
 
-def number(value: float, decimals: int) -> str:
+def ms(us: float | None) -> str:
+    return UNKNOWN if us is None else number(us / 1000, 3)
+
+
+def number(value: float | None, decimals: int) -> str:
     """`value` with `decimals` decimals; an absurd one (a damaged `dur: 1e300`) in
-    exponent form, so a table cell stays a number a person can read."""
+    exponent form, so a table cell stays a number a person can read; an unknown one
+    (null, NaN) as `-`."""
+    if value is None or value != value:
+        return UNKNOWN
     return f"{value:.{decimals}f}" if abs(value) < 1e12 else f"{value:.3e}"
 
 
@@ -35,7 +41,7 @@ def is_number(cell: str) -> bool:
     try:
         float(cell.replace(" *", ""))
     except ValueError:
-        return cell == "-"
+        return cell == UNKNOWN
     return True
 
 

@@ -29,8 +29,9 @@ from werkzeug.utils import send_file
 
 from ..api.answers import status_body
 from ..api.endpoints import ENDPOINTS
+from ..api.failures import ANALYSIS, BAD_ARGUMENT, NOT_FOUND, UNREADABLE, failure
 from ..api.registry import Answer, Endpoint, Scope
-from ..api.resolve import NotFound, Target, find_run, resolve, worker_names
+from ..api.resolve import Target, find_run, resolve, worker_names
 from ..ingest import storage
 from ..ingest.discovery import Run
 from ..ingest.formats import FORMATS
@@ -42,14 +43,8 @@ from ..model.trace_model import TraceModel
 from ..store.cache import DiskCache, default_cache_dir
 from ..store.pools import executor_from_env
 from ..store.run_jobs import FAILED, LOADING, RunJobs
-from ..store.trace_store import (
-    LoadFailed,
-    NotReady,
-    TraceStore,
-    describe_error,
-    exception_text,
-)
-from ..trace_view.workers import TimelineNotFound, WorkerTrace
+from ..store.trace_store import NotReady, TraceStore, describe_error
+from ..trace_view.workers import WorkerTrace
 from .static_files import dist_root, respond_static
 
 log = logging.getLogger(__name__)
@@ -94,18 +89,20 @@ class AnalysisError(errors.PublicError):
         super().__init__(message)
 
 
+_PUBLIC: dict[str, Any] = {
+    BAD_ARGUMENT: errors.InvalidArgumentError,
+    NOT_FOUND: errors.NotFoundError,
+    UNREADABLE: TraceUnreadableError,
+    ANALYSIS: AnalysisError,
+}
+
+
 def public_error(endpoint: Endpoint, exc: Exception, files: list[str]) -> errors.PublicError:
     """The one error mapper: what each failure of a route answers."""
     if isinstance(exc, errors.PublicError):
         return exc
-    if isinstance(exc, ViewParamError):
-        return errors.InvalidArgumentError(str(exc))
-    if isinstance(exc, (NotFound, TimelineNotFound)):
-        return errors.NotFoundError(str(exc))
-    if isinstance(exc, LoadFailed):
-        return TraceUnreadableError(exc.error["message"])
-    where = f" of {', '.join(files)}" if files else ""
-    return AnalysisError(f"{endpoint.name}{where} failed: {exception_text(exc)}")
+    said = failure(endpoint.name, exc, files)  # api/failures: the same for every door
+    return _PUBLIC[said.kind](said.message)
 
 
 def _logdir(context: base_plugin.TBContext) -> str:
@@ -139,7 +136,17 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
     # --- TensorBoard hooks ------------------------------------------------------
 
     def get_plugin_apps(self) -> dict[str, Any]:
-        return {f"/{name}": self._handler(endpoint) for name, endpoint in ENDPOINTS.items()}
+        apps = {f"/{name}": self._handler(endpoint) for name, endpoint in ENDPOINTS.items()}
+        # Any other path of the plugin: the JSON error body, as every route's (TensorBoard
+        # itself answers text/plain); the longer `static/*` still comes first.
+        return {**apps, "/*": self._unknown_route}
+
+    @route
+    def _unknown_route(self, request: wrappers.Request) -> Any:
+        name = request.path.rsplit(f"/{PLUGIN_NAME}/", 1)[-1]
+        known = ", ".join(sorted(n for n, e in ENDPOINTS.items() if e.scope is not Scope.STATIC))
+        message = f"no route named {name!r} (known: {known})"
+        return self._error(request, errors.NotFoundError(message))
 
     def is_active(self) -> bool:
         # Sticky: once traces were seen the tab stays, even while files are rewritten.

@@ -1,0 +1,48 @@
+"""What each failure of a route answers, for every door: the HTTP status and a kind
+(the TensorBoard routes answer the status with `{"error": {"message"}}`; the MCP tools a
+tool error carrying the same kind and status; the CLI exits by it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..model.errors import ViewParamError
+from ..store.errors import LoadFailed, exception_text
+from ..trace_view.workers import TimelineNotFound
+from .resolve import NotFound
+
+BAD_ARGUMENT, NOT_FOUND, UNREADABLE, ANALYSIS = (
+    "bad_argument",
+    "not_found",
+    "unreadable",
+    "analysis",
+)
+STATUS = {BAD_ARGUMENT: 400, NOT_FOUND: 404, UNREADABLE: 422, ANALYSIS: 500}
+
+
+@dataclass(frozen=True)
+class Failure:
+    kind: str  # one of STATUS's keys
+    message: str
+
+    @property
+    def http_status(self) -> int:
+        return STATUS[self.kind]
+
+    def body(self) -> dict[str, Any]:
+        """The MCP door's error: the message, its kind and the route's HTTP status."""
+        return {"message": self.message, "kind": self.kind, "http_status": self.http_status}
+
+
+def failure(route: str, exc: BaseException, files: list[str] | tuple[str, ...] = ()) -> Failure:
+    """The one mapping: a bad argument 400, an unknown name 404, a trace that cannot be
+    read 422, anything else an analysis bug (500) named with the route and its files."""
+    if isinstance(exc, ViewParamError):
+        return Failure(BAD_ARGUMENT, str(exc))
+    if isinstance(exc, (NotFound, TimelineNotFound)):
+        return Failure(NOT_FOUND, str(exc))
+    if isinstance(exc, LoadFailed):
+        return Failure(UNREADABLE, exc.error["message"])
+    where = f" of {', '.join(files)}" if files else ""
+    return Failure(ANALYSIS, f"{route}{where} failed: {exception_text(exc)}")

@@ -1,0 +1,236 @@
+"""What every tool call reads, and how a call waits: never in a shared worker. The
+listing, the names and the view's computation run in this door's own threads; a call
+whose trace (or run job) is still loading waits on the event loop, where a hang-up or a
+`notifications/cancelled` ends the wait at once, for at most KINETOSCOPE_MCP_WAIT_S
+(default 5) seconds, then answers "still loading" with the load's progress. The load
+itself goes on in the store's pools: the next call (or another client's) takes it up."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+import msgspec
+import numpy as np
+
+from ..api.answers import answer, answer_targets, status_body
+from ..api.failures import ANALYSIS, BAD_ARGUMENT, NOT_FOUND, Failure, failure
+from ..api.registry import Answer, Endpoint, Scope
+from ..api.resolve import Target, find_run
+from ..ingest.discovery import Run, target_runs
+from ..ingest.limits import env_number
+from ..model.errors import ViewParamError
+from ..model.trace_model import TraceModel
+from ..store.cache import DiskCache, default_cache_dir
+from ..store.run_jobs import FAILED, LOADING, RunJobs, RunJobState
+from ..store.trace_store import LoadFailed, LoadState, NotReady, TraceStore
+from .tools import DEFAULT_LIMIT, MAX_LIMIT, Tool, page, summary, tools, view_link
+
+T = TypeVar("T")
+CALL_THREADS = 16  # listings and views computed at once; nothing waits for a load in one
+POLL_S = 0.05
+
+
+class ToolError(Exception):
+    """A call answered as a tool error: `error` is `{message, kind, http_status}` (the
+    kind and status the HTTP route answers), `extra` more structured content."""
+
+    def __init__(self, error: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
+        super().__init__(error["message"])
+        self.error = error
+        self.extra = extra or {}
+
+
+def _refused(kind: str, message: str) -> ToolError:
+    return ToolError(Failure(kind, message).body())
+
+
+class StillLoading(ToolError):
+    """The trace (or the run's job) is not ready within the wait: 202 on the routes."""
+
+    def __init__(self, message: str, status: dict[str, Any]) -> None:
+        error = {"message": message, "kind": "still_loading", "http_status": 202}
+        super().__init__(error, {"status": status})
+
+
+class ViewAnswers:
+    """The logdir's listing, one store of models and one of run jobs, for every call."""
+
+    def __init__(self, logdir: str, base_url: str = "", cache: bool = True) -> None:
+        self.logdir = logdir
+        self.base_url = base_url
+        self.store = TraceStore(DiskCache(default_cache_dir()) if cache else None)
+        self.jobs = RunJobs(self.store)
+        self.tools = tools()
+        self.wait_s = env_number("KINETOSCOPE_MCP_WAIT_S", 5)
+        self._threads = ThreadPoolExecutor(CALL_THREADS, thread_name_prefix="kinetoscope-mcp")
+
+    def runs(self) -> list[Run]:
+        return list(target_runs(self.logdir))  # rescanned per call: new runs appear
+
+    async def _thread(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._threads, fn, *args)
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> tuple[Any, str]:
+        """(structured answer, text summary); raises ToolError with a clear message."""
+        tool = self.tools.get(name)
+        if tool is None:
+            raise _refused(NOT_FOUND, f"no tool named {name!r}")
+        limit, cursor = _paging(arguments)
+        names = {k: v for k, v in arguments.items() if k in tool.input_schema["properties"]}
+        params = {k: _param_text(v) for k, v in names.items() if k not in ("limit", "cursor")}
+        files: list[str] = []  # the trace files resolved, for an error message
+        try:
+            body, targets = await self._body(tool.endpoint, names, params, files)
+        except ToolError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every failure is a tool error, never a crash
+            raise ToolError(failure(name, exc, files).body()) from None
+        paged, note = page(body, limit, cursor)
+        out = await self._thread(self._with_provenance, tool, targets, names, paged, note)
+        return out, summary(name, body)
+
+    async def _body(
+        self, endpoint: Endpoint, names: dict[str, Any], params: dict[str, str], files: list[str]
+    ) -> tuple[Any, list[Target]]:
+        runs = await self._thread(self.runs)  # one listing per call, answer and provenance
+        if endpoint.answer is Answer.RUN_JOB:
+            return await self._run_job(endpoint, runs, names, params), []
+        targets, states = await self._thread(self._started, endpoint, runs, names, params)
+        files.extend(t.span.file for t in targets)
+        if endpoint.answer is not Answer.STATUS:
+            await self._loaded(targets, states)
+        body = await self._thread(answer, endpoint, self.store, runs, names, params)
+        return body, targets
+
+    def _started(
+        self, endpoint: Endpoint, runs: list[Run], names: dict[str, Any], params: dict[str, str]
+    ) -> tuple[list[Target], list[LoadState]]:
+        """The call's trace files, named and its parameters checked (404, 400) before
+        any load, and every load started."""
+        targets = answer_targets(endpoint, runs, names)
+        if targets:
+            endpoint.decode(params)
+        return targets, [self.store.state_for(t.span.path) for t in targets]
+
+    async def _loaded(self, targets: list[Target], states: list[LoadState]) -> None:
+        """Wait on the event loop (cancellable) for the loads, at most `wait_s`."""
+        deadline = time.monotonic() + self.wait_s
+        while not all(state.done.is_set() for state in states):
+            if time.monotonic() > deadline:
+                waiting = next(t for t, s in zip(targets, states) if not s.done.is_set())
+                status = await self._thread(status_body, self.store, waiting)
+                raise StillLoading(_loading_text(waiting.span.file, status), status)
+            await asyncio.sleep(POLL_S)
+
+    async def _run_job(
+        self, endpoint: Endpoint, runs: list[Run], names: dict[str, Any], params: dict[str, str]
+    ) -> Any:
+        """A run- or logdir-level view: the store's background job, waited for as a load."""
+        job = await self._thread(self._job, endpoint, runs, names, params)
+        deadline = time.monotonic() + self.wait_s
+        while job.state == LOADING:
+            if time.monotonic() > deadline:
+                status = job.progress()
+                done = f"{job.ranks_done} of {job.ranks_total} trace files read"
+                raise StillLoading(f"{endpoint.name} is still loading: {done}; call again", status)
+            await asyncio.sleep(POLL_S)
+        if isinstance(job.error, ViewParamError):
+            raise job.error
+        if job.state == FAILED or job.result is None:
+            raise _refused(ANALYSIS, job.failure or f"{endpoint.name} view failed")
+        return msgspec.json.decode(job.result)
+
+    def _job(
+        self, endpoint: Endpoint, runs: list[Run], names: dict[str, Any], params: dict[str, str]
+    ) -> RunJobState:
+        assert endpoint.compute is not None  # a RUN_JOB endpoint has its view function
+        decoded = endpoint.decode(params)  # 400 before the job starts
+        if endpoint.scope is Scope.LOGDIR:
+            return self.jobs.logdir_job(endpoint.name, endpoint.compute, tuple(runs), decoded)
+        run = find_run(runs, names.get("run"))
+        span = names.get("span")
+        return self.jobs.job(endpoint.name, endpoint.compute, run, str(span) if span else None)
+
+    def _with_provenance(
+        self,
+        tool: Tool,
+        targets: list[Target],
+        names: dict[str, Any],
+        body: Any,
+        note: dict[str, Any] | None,
+    ) -> Any:
+        if not isinstance(body, dict):
+            return body
+        out = dict(body)
+        if note is not None:
+            out["page"] = note
+        known = {k: names.get(k) for k in ("run", "worker", "span") if names.get(k)}
+        provenance: dict[str, Any] = {"logdir": self.logdir, **known, "tool": tool.name}
+        if tool.endpoint.scope in (Scope.SPAN, Scope.SPANS) and targets:
+            sources = [self._source(target) for target in targets]
+            provenance.update(sources[0] if len(sources) == 1 else {"sources": sources})
+        link = view_link(self.base_url, tool.endpoint, names)
+        if link:
+            provenance["link"] = link
+        out["provenance"] = provenance
+        return out
+
+    def _source(self, target: Target) -> dict[str, Any]:
+        """The trace file the numbers come from, and the time window its events cover
+        (`ts` in µs as the file has them: the `trace` tool's `t0`/`t1` clock); null while
+        the file loads or when it cannot be read."""
+        try:
+            window = self.store.model(target.span.path).derived("_event_window", _event_window)
+        except (NotReady, LoadFailed):
+            window = None
+        return {"file": target.span.file, "worker": target.worker.name, "window_us": window}
+
+    def close(self) -> None:
+        self._threads.shutdown(wait=False, cancel_futures=True)
+        self.store.close()
+
+
+def _event_window(model: TraceModel) -> list[float] | None:
+    """[first start, last end] of the trace's events, µs (None for no event)."""
+    ev = model.events
+    if not len(ev["ts"]):
+        return None
+    return [float(np.nanmin(ev["ts"])), float(np.nanmax(ev["ts"] + np.nan_to_num(ev["dur"])))]
+
+
+def _loading_text(file: str, status: dict[str, Any]) -> str:
+    done, total = status.get("bytes_done", 0), status.get("bytes_total", 0)
+    read = f"{done / 1e6:.1f} of {total / 1e6:.1f} MB read" if total else "started"
+    return f"{file} is still loading ({read}); call again, or call `status`"
+
+
+def _param_text(value: Any) -> str:
+    """A JSON argument as the route's query text has it (`true`, not Python's `True`)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _paging(arguments: dict[str, Any]) -> tuple[int, int]:
+    limit = _whole(arguments.get("limit", DEFAULT_LIMIT))
+    cursor = _whole(arguments.get("cursor", 0))
+    if limit is None or cursor is None or not 1 <= limit <= MAX_LIMIT or cursor < 0:
+        message = f"limit must be an integer 1..{MAX_LIMIT} and cursor an integer >= 0"
+        raise _refused(BAD_ARGUMENT, message)
+    return limit, cursor
+
+
+def _whole(value: Any) -> int | None:
+    """An integer argument (`50`, `50.0`); None for anything else (`true`, `2.5`, `1e400`)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    return None
