@@ -196,16 +196,21 @@ def test_two_ranks_write_one_rank_suffixed_log_each() -> None:
 
 @pytest.mark.parametrize("case", CASES)
 def test_trace_loads_and_holds_the_compiled_regions(case: str) -> None:
-    for trace in _traces(case):
+    """Each trace holds a `Torch-Compiled Region: <compile id>` per compile that made a
+    graph and did not fail: none for the failed backend (it ran eagerly), none for the
+    DDP case's 3/0 (a resume function Dynamo traced without a graph: graph_op_count null)."""
+    for log, trace in zip(_logs(case), _traces(case), strict=True):
         model = build_model(str(trace))
         regions = {n for n in model.names if n.startswith("Torch-Compiled Region: ")}
-        records = _records(_logs(case)[0]) if case != "two_ranks" else []
-        ok_ids = {m["compile_id"] for m in _metrics(records) if m["fail_type"] is None}
-        if case != "two_ranks":
-            assert regions == {f"Torch-Compiled Region: {c}" for c in ok_ids} or (
-                case == "compile_failure" and not ok_ids
-            )
-        assert len(model) > 0
+        made = {
+            m["compile_id"]
+            for m in _metrics(_records(log))
+            if m["fail_type"] is None and m["graph_op_count"] is not None
+        }
+        assert regions == {f"Torch-Compiled Region: {c}" for c in made}, case
+        assert (case == "compile_failure") == (not made)
+        steps = {n for n in model.names if n.startswith("ProfilerStep#")}
+        assert len(steps) == 6
 
 
 def _trace_annotations(trace: Path) -> dict[str, tuple[float, float]]:
@@ -272,3 +277,30 @@ def test_line_prefix_is_local_wall_time_without_year(case: str, zone: str) -> No
         written = datetime.strptime(f"{local.year}{r['date']} {r['time']}", "%Y%m%d %H:%M:%S.%f")
         lag = (written.replace(tzinfo=tz) - local).total_seconds()
         assert -0.001 <= lag < 1.0, (r["time"], local)
+
+
+def _step_of(trace: Path, name: str) -> str:
+    """The ProfilerStep that holds the annotation `name`."""
+    with gzip.open(trace, "rt", encoding="utf-8") as f:
+        events = json.load(f)["traceEvents"]
+    (event,) = [e for e in events if e.get("name") == name]
+    steps = [e for e in events if e.get("name", "").startswith("ProfilerStep#")]
+    (step,) = [s for s in steps if s["ts"] <= event["ts"] < s["ts"] + s["dur"]]
+    return str(step["name"])
+
+
+STEPS_OF_COMPILES = [
+    ("graph_break", "0/0", "ProfilerStep#0"),
+    ("graph_break", "1/0", "ProfilerStep#0"),
+    ("recompile_shapes", "0/1", "ProfilerStep#2"),
+    ("recompile_shapes", "0/2", "ProfilerStep#4"),
+    ("recompile_value", "0/1", "ProfilerStep#3"),
+    ("compile_failure", "0/0", "ProfilerStep#0"),
+    ("cache_hit", "0/0", "ProfilerStep#0"),
+]
+
+
+@pytest.mark.parametrize(("case", "cid", "step"), STEPS_OF_COMPILES)
+def test_each_compile_sits_in_the_step_that_triggered_it(case: str, cid: str, step: str) -> None:
+    (trace,) = _traces(case)
+    assert _step_of(trace, f"dynamo_data: compile_id={cid}") == step
