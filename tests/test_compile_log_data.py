@@ -25,6 +25,7 @@ CASES = (
     "compile_failure",
     "cache_hit",
     "two_ranks",
+    "before_window",
 )
 # `[rank0]:` (only outside TORCH_TRACE), glog level, MMDD, local wall time, pid,
 # source file:line, an optional ` [frame/compile]` trace id, then the JSON metadata.
@@ -210,7 +211,7 @@ def test_trace_loads_and_holds_the_compiled_regions(case: str) -> None:
         assert regions == {f"Torch-Compiled Region: {c}" for c in made}, case
         assert (case == "compile_failure") == (not made)
         steps = {n for n in model.names if n.startswith("ProfilerStep#")}
-        assert len(steps) == 6
+        assert len(steps) == (4 if case == "before_window" else 6)
 
 
 def _trace_annotations(trace: Path) -> dict[str, tuple[float, float]]:
@@ -237,7 +238,7 @@ def _dynamo_events(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]
     return out
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", CASES[:-1])
 def test_log_chromium_events_bracket_the_trace_annotations(case: str) -> None:
     """The log's `dynamo` B/E events and the trace's `dynamo_data: compile_id=…`
     annotation of the same compile share one clock (epoch µs): dynamo_timed logs B
@@ -304,3 +305,26 @@ STEPS_OF_COMPILES = [
 def test_each_compile_sits_in_the_step_that_triggered_it(case: str, cid: str, step: str) -> None:
     (trace,) = _traces(case)
     assert _step_of(trace, f"dynamo_data: compile_id={cid}") == step
+
+
+def test_compiles_before_the_window_are_only_in_the_log() -> None:
+    """`before_window`: the log's compiles all end before the trace's first event; the
+    trace (with_stack) has the compiled regions and the resume function's Python frame
+    under the log's co_name, but no compile annotation."""
+    records = _one_log("before_window")
+    (trace,) = _traces("before_window")
+    with gzip.open(trace, "rt", encoding="utf-8") as f:
+        data = json.load(f)
+    base = data["baseTimeNanoseconds"] / 1000
+    first = base + min(e["ts"] for e in data["traceEvents"] if e.get("ph") == "X")
+    last = max(
+        json.loads("\n".join(r["payload"]))["ts"] for r in records if r["type"] == "chromium_event"
+    )
+    assert last < first
+    assert [m["compile_id"] for m in _metrics(records)] == ["0/0", "1/0"]
+    names = {e["name"] for e in data["traceEvents"]}
+    resume = _metrics(records)[1]["co_name"]
+    line = _marked_line("graph_break")
+    assert f"record_compile_logs.py({line}): {resume}" in names
+    assert {"Torch-Compiled Region: 0/0", "Torch-Compiled Region: 1/0"} <= names
+    assert not [n for n in names if "_data: compile_id=" in n]
