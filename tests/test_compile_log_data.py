@@ -175,6 +175,9 @@ def test_second_process_hits_the_warm_cache() -> None:
     assert _cache_counts(cold)["aotautograd_local_cache_miss_count"] == 1
     assert _cache_counts(warm)["aotautograd_local_cache_hit_count"] == 1
     assert _cache_counts(warm)["inductor_fx_local_cache_miss_count"] == 0
+    assert _cache_counts(warm)["inductor_fx_local_cache_hit_count"] == 2  # fwd and bwd graphs
+    assert len(_metrics(cold, "bwd_compilation_metrics")) == 1
+    assert not _metrics(warm, "bwd_compilation_metrics")  # the backward came from the cache
     assert _artifacts(warm, "aotautograd_cache_hit")
     assert not _artifacts(cold, "aotautograd_cache_hit")
 
@@ -191,6 +194,12 @@ def test_two_ranks_write_one_rank_suffixed_log_each() -> None:
             "torch_version"
         ]
         assert {r["meta"].get("rank") for r in records} - {None} == {rank}
+        fwd = _metrics(records)
+        assert [m["compile_id"] for m in fwd] == ["0/0", "1/0", "2/0", "3/0", "4/0"]
+        assert (fwd[-1]["co_name"], fwd[-1]["num_graph_breaks"]) == ("forward", 3)
+        breaks = _artifacts(records, "dynamo_graph_break_reason")
+        assert [r["cid"] for r in breaks] == ["0/0", "1/0", "2/0"]
+        assert [m["compile_id"] for m in _metrics(records, "bwd_compilation_metrics")] == ["4/0"]
         assert _metrics(records)
     assert [p.name.split(".")[0] for p in _traces("two_ranks")] == ["worker0", "worker1"]
 
@@ -292,6 +301,7 @@ def _step_of(trace: Path, name: str) -> str:
 
 STEPS_OF_COMPILES = [
     ("graph_break", "0/0", "ProfilerStep#0"),
+    ("graph_break", "compile_fx.<locals>.bw_compiler_data: compile_id=1/0", "ProfilerStep#0"),
     ("graph_break", "1/0", "ProfilerStep#0"),
     ("recompile_shapes", "0/1", "ProfilerStep#2"),
     ("recompile_shapes", "0/2", "ProfilerStep#4"),
@@ -304,7 +314,8 @@ STEPS_OF_COMPILES = [
 @pytest.mark.parametrize(("case", "cid", "step"), STEPS_OF_COMPILES)
 def test_each_compile_sits_in_the_step_that_triggered_it(case: str, cid: str, step: str) -> None:
     (trace,) = _traces(case)
-    assert _step_of(trace, f"dynamo_data: compile_id={cid}") == step
+    name = cid if ":" in cid else f"dynamo_data: compile_id={cid}"
+    assert _step_of(trace, name) == step
 
 
 def test_compiles_before_the_window_are_only_in_the_log() -> None:
