@@ -339,3 +339,19 @@ def test_compiles_before_the_window_are_only_in_the_log() -> None:
     assert f"record_compile_logs.py({line}): {resume}" in names
     assert {"Torch-Compiled Region: 0/0", "Torch-Compiled Region: 1/0"} <= names
     assert not [n for n in names if "_data: compile_id=" in n]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_fx_graph_calls_in_the_trace_name_the_logs_cache_keys(case: str) -> None:
+    """`## Call CompiledFxGraph <key> ##` in the trace: <key> is the `key` of the log's
+    fx_graph_cache_miss / fx_graph_cache_hit artifact (one per forward or backward graph)."""
+    for log, trace in zip(_logs(case), _traces(case), strict=True):
+        records = _records(log)
+        keys = {
+            json.loads("\n".join(a["payload"]))["key"]
+            for name in ("fx_graph_cache_miss", "fx_graph_cache_hit")
+            for a in _artifacts(records, name)
+        }
+        model = build_model(str(trace))
+        called = {n.split()[3] for n in model.names if n.startswith("## Call CompiledFxGraph ")}
+        assert called == keys, case
