@@ -41,7 +41,7 @@ from .optree import OpTree, op_tree
 from .python_stacks import PythonStacks, StackArgs, parse_frame, python_stacks
 from .rules import is_step_name
 
-VERSION = "1"
+VERSION = "2"
 METRICS = ("cpu", "gpu")
 NO_LAUNCHER = "[no launcher known]"
 STEP_FRAME = "ProfilerStep#*"

@@ -44,7 +44,7 @@ from .roofline.work import node_costs, take
 # subtracted once (host self).
 # 3: a replayed kernel counts in the op that captured it (replay_ops.py).
 # 4: roofline fields (the device peaks' key is appended by the registry entry).
-VERSION = "4"
+VERSION = "5"
 GROUP_BY = ("name", "shape")
 NO_KERNELS_CPU = "this trace has no GPU kernels (CPU-only profile)"
 NO_KERNELS_GPU = (
