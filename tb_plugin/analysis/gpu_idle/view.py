@@ -31,7 +31,7 @@ from .idle import (
 from .launches import GpuWork, gpu_work, launch_apis_version, sync_intervals, to_ns, to_us
 from .queue import QueueSeries, queue_series
 
-VERSION = f"2l{launch_apis_version()}"  # 2: interpolated percentiles
+VERSION = f"3l{launch_apis_version()}"  # 2: interpolated percentiles; 3: ties by content
 TOP_INTERVALS_PER_CLASS = 10
 DELAY_ROWS = 100
 DELAY_OUTLIERS = 20
@@ -305,7 +305,16 @@ def _top_intervals(context: _Context, device_gaps: list[Gaps]) -> list[IdleInter
                         },
                     )
                 )
-    found.sort(key=lambda item: (-item[0], item[1]["start_us"]))
+    # Longest first, then earliest; equal ones by device, class and next activity's name.
+    found.sort(
+        key=lambda item: (
+            -item[0],
+            item[1]["start_us"],
+            item[1]["device"],
+            item[1]["idle_class"],
+            item[1]["next_name"] or "",
+        )
+    )
     return [interval for _, interval in found]
 
 
