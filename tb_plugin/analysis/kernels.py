@@ -55,7 +55,7 @@ from .trusted_rows import untrusted_mask
 # 2: tri-state matrix-core use, work class; 3: launch delay columns; 4: graph replays;
 # 5: interpolated p90; 6: left_out_events (trace health); 7: roofline fields (the device
 # peaks' key is appended by the registry entry); 8: Inductor kernels' fused ops and source
-VERSION = "8"
+VERSION = "9"
 GROUP_BY = ("name", "op")
 
 
