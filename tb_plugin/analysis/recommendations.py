@@ -301,9 +301,8 @@ def _tensor_core_advice(model: TraceModel, view: OverviewView) -> list[Recommend
             "severity": "info",
             "title": f"{share:.0f} % of kernel time comes from ops that could use tensor cores",
             "message": f"Kernels taking {share:.1f} % of the {view['device_word']} time were "
-            "launched by "
-            "tensor-core eligible operators (convolutions, matrix multiplies), but no "
-            f"kernel used tensor cores. {how}",
+            "launched by tensor-core eligible operators (convolutions, matrix multiplies), "
+            f"but no kernel used tensor cores. {how}",
             "evidence": {
                 "metric": "eligible_kernel_share_pct",
                 "value": round(share, 2),
