@@ -51,8 +51,16 @@ class TraceBuilder:
     def annotation(self, name: str, ts: float, dur: float, tid: int = CPU_TID) -> int:
         return self.op(name, ts, dur, tid=tid, cat="user_annotation")
 
-    def python(self, name: str, ts: float, dur: float, tid: int = CPU_TID) -> None:
-        """A `python_function` frame (`with_stack=True`); `nn.Module: Name_i` for a module."""
+    def python(
+        self,
+        name: str,
+        ts: float,
+        dur: float,
+        tid: int = CPU_TID,
+        args: dict[str, Any] | None = None,
+    ) -> None:
+        """A `python_function` frame (`with_stack=True`); `nn.Module: Name_i` for a module;
+        `args` as written (`{"Python id": 2, "Python parent id": 1}`)."""
         self.events.append(
             {
                 "ph": "X",
@@ -62,7 +70,7 @@ class TraceBuilder:
                 "tid": tid,
                 "ts": ts,
                 "dur": dur,
-                "args": {},
+                "args": dict(args or {}),
             }
         )
 

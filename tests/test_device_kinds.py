@@ -14,9 +14,12 @@ from builders import CPU_PID, CPU_TID, TraceBuilder
 from corpus import corpus_model
 from kinetoscope.analysis.common import launches_of
 from kinetoscope.analysis.devices import device_identities, memory_device_label
+from kinetoscope.analysis.gpu_idle.view import gpu_idle
 from kinetoscope.analysis.kernels import kernels
 from kinetoscope.analysis.overview import overview
 from kinetoscope.api.endpoints import ENDPOINTS
+from kinetoscope.cli.report_gpu_idle import render_gpu_idle
+from kinetoscope.cli.report_text import render_overview
 from kinetoscope.model.categories import Kind
 from kinetoscope.model.trace_model import TraceModel
 from kinetoscope.trace_view.workers import WorkerTrace
@@ -227,3 +230,42 @@ def test_memory_device_type_names_the_kind(tmp_path: Path) -> None:
     t.memory(400, 1024, 1, 1024, device_type=12, device_id=0)
     ident = device_identities(t.model(tmp_path))[0]
     assert (ident.kind, ident.label) == ("xpu", "XPU 0")
+
+
+def _word(short_label: str) -> str:
+    return short_label.rsplit(" ", 1)[0]
+
+
+def test_views_say_the_kind_word(backend: tuple[str, TraceModel]) -> None:
+    """Labels about all the devices use their kind's word (issue 43): the Overview's
+    `device_type`, the gpu_idle view's `device_word`, the text report's section titles."""
+    name, model = backend
+    word = _word(EXPECTED[name][1])
+    assert overview(model)["device_word"] == word
+    idle = gpu_idle(model)
+    assert idle["device_word"] == word
+    text = render_gpu_idle(idle)
+    assert text.startswith(f"Why is the {word} idle?")
+    assert f"{word} summary" in render_overview(overview(model))
+
+
+def test_corpus_mtia_overview_says_mtia() -> None:
+    """HTA's MTIA inference trace: the Overview, its idle section and the text report say
+    MTIA, never GPU, in what they call the device."""
+    model = corpus_model("hta/tests/data/mtia_inference_trace/mtia_inference_rank_0.json.gz")
+    view = overview(model)
+    assert view["device_word"] == "MTIA"
+    assert [d["short_label"] for d in view["devices"]] == ["MTIA 17"]
+    assert gpu_idle(model)["device_word"] == "MTIA"
+    report = render_overview(view)
+    assert "MTIA summary" in report and "GPU summary" not in report
+
+
+def test_recommendations_use_the_word(tmp_path: Path) -> None:
+    """The gloo advice on an MTIA job names no NCCL."""
+    t = backend_trace("mtia")
+    t.op("gloo:all_reduce", 400, 50)
+    advice = {a["id"]: a for a in overview(t.model(tmp_path))["recommendations"]}
+    gloo = advice["gloo_on_gpu"]
+    assert gloo["title"] == "Collectives run over gloo on an MTIA job"
+    assert "NCCL" not in gloo["message"] and "MTIA tensors" in gloo["message"]

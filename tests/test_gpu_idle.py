@@ -344,3 +344,35 @@ def test_kernel_view_launch_delay_columns(tmp_path: Path) -> None:
     _gpu(unlinked, "k", 10, 5, None)
     (row,) = kernels(unlinked.model(tmp_path, "old.pt.trace.json"))["rows"]
     assert row["launch_delay_mean_us"] is None and row["launch_delay_p90_us"] is None
+
+
+def _tied_trace(reverse: bool) -> TraceBuilder:
+    """Kernels "zeta", "alpha" and "mid", each launched 10 µs before it runs on its own
+    stream at the same time (equal launch delays, equal totals); written in one event
+    order or the reverse."""
+    t = TraceBuilder()
+    t.step(1, 0, 1000)
+    for name, stream in (("zeta", 7), ("alpha", 8), ("mid", 9)):
+        corr = t.new_id()
+        _runtime(t, "cudaLaunchKernel", 100, 5, corr)
+        _gpu(t, name, 110, 50, corr, stream=stream)
+    if reverse:
+        t.events.reverse()
+    return t
+
+
+def test_equal_launch_delays_ordered_by_content(tmp_path: Path) -> None:
+    """Rows of equal total delay come by name, outliers of equal delay and start by name
+    (then launch call, device, stream), whatever order the file lists the events in."""
+    views = []
+    for reverse in (False, True):
+        folder = tmp_path / str(reverse)
+        folder.mkdir()
+        view = _view(_tied_trace(reverse), folder)
+        assert view["launch_delay"] is not None
+        views.append(view["launch_delay"])
+    for delay in views:
+        assert [r["name"] for r in delay["rows"]] == ["alpha", "mid", "zeta"]
+        assert {r["total_ns"] for r in delay["rows"]} == {10_000}
+        assert [o["name"] for o in delay["outliers"]] == ["alpha", "mid", "zeta"]
+    assert views[0] == views[1]

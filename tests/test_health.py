@@ -103,11 +103,18 @@ def _inject_early_kernels(doc: dict[str, Any]) -> int:
 
 
 def _inject_overlaps(doc: dict[str, Any]) -> int:
+    """Two crossing pairs alone on a lane, and two nested in a longer slice (a crossing
+    inside an enclosing slice: the latest end so far is the enclosing one's)."""
     t = _middle_ts(doc)
     for i in range(2):
         base = t + 100 * i
         doc["traceEvents"] += [_slice(doc, base, 10), _slice(doc, base + 5, 15)]
-    return 2
+    enclosing = t + 1000
+    doc["traceEvents"].append(_slice(doc, enclosing, 500, name="enclosing"))
+    for i in range(2):
+        base = enclosing + 10 + 100 * i
+        doc["traceEvents"] += [_slice(doc, base, 10), _slice(doc, base + 5, 15)]
+    return 4
 
 
 def _inject_flows(doc: dict[str, Any]) -> int:

@@ -26,6 +26,7 @@ from ..model.trace_model import TraceModel
 from .common import complete_rows, gpu_device_ids
 from .device_kinds import (
     KIND_VENDORS,
+    KIND_WORDS,
     device_kind,
     kinds_in_trace,
     properties_by_id,
@@ -133,6 +134,19 @@ def _resolve(model: TraceModel, device_id: int, by_id: dict[int, dict[str, Any]]
         kind=kind.kind,
         kind_word=kind.word,
     )
+
+
+def device_word(model: TraceModel) -> str:
+    """What the trace's devices are called, for labels about them all ("2 GPUs", "MTIA
+    summary", "Why is the XPU idle?"): the one word of their kinds ("GPU" only for CUDA
+    and ROCm GPUs), "accelerator" when they differ or none is known."""
+    words = {ident.kind_word for ident in device_identities(model).values()}
+    return next(iter(words)) if len(words) == 1 else KIND_WORDS["unknown"]
+
+
+def plural_word(word: str, count: int) -> str:
+    """`GPU`/`GPUs`, `MTIA`/`MTIAs`, `accelerator`/`accelerators`."""
+    return word if count == 1 else f"{word}s"
 
 
 def _model_key(props: dict[str, Any]) -> tuple[Any, ...]:

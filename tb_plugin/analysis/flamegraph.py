@@ -14,7 +14,9 @@
   the sum of the nodes' self times and of the runtime calls inside them. Time in Python
   outside every op is not counted (the op tree does not know it).
 - `metric=gpu`: each kernel's duration (the Kernel view's kernels: memcpy and memset
-  aside), under its launching runtime call, under that call's op (optree.py) and Python
+  aside), under its launching runtime call, under that call's op (optree.py; a
+  collective's is the communication op around the call, `optree.collective_owner`: the
+  `nccl:*` range, where the CPU graph puts the call too) and Python
   frames. A launch call outside every op sits under the Python frames enclosing it; a
   kernel without a known launch call under one root frame `[no launcher known]`, so the
   values add up to the Kernel view's `total_us`. A replayed graph's kernels sit under the
@@ -41,7 +43,7 @@ from .optree import OpTree, op_tree
 from .python_stacks import PythonStacks, StackArgs, parse_frame, python_stacks
 from .rules import is_step_name
 
-VERSION = "1"
+VERSION = "2"
 METRICS = ("cpu", "gpu")
 NO_LAUNCHER = "[no launcher known]"
 STEP_FRAME = "ProfilerStep#*"

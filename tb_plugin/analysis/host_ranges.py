@@ -21,6 +21,11 @@ Three node sets (each memoised on the model):
   python_stacks.py, and around a memory event, memory/view.py).
 The trace view keys the same index by track over its slices (trace_view/links.py:
 the slice a flow end binds to).
+
+Times are compared in whole nanoseconds: starts, ends (start + duration) and query times
+are snapped to the nanosecond grid of the index's `origin` (`snap_ns`), so a frame that
+ends at the nanosecond its parent ends nests in it, whatever the float sum of its start
+and duration rounded to (µs floats of 2024-on traces carry ~0.2 ns of noise).
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ class HostRanges:
     threads: np.ndarray  # the distinct thread keys, sorted
     thread_lo: np.ndarray  # per distinct thread: [lo, hi) of its ranges
     thread_hi: np.ndarray
+    origin: float = 0.0  # a whole microsecond: times are snapped to ns from it
 
     def __len__(self) -> int:
         return int(self.rows.size)
@@ -56,6 +62,7 @@ class HostRanges:
         """Per query, the innermost range of its thread containing [t0, t1] (closed; a
         zero-length query only in a range that ends after it), -1 when none. A query
         sorts after ranges with its own start and end."""
+        t0, t1 = snap_ns(t0, self.origin), snap_ns(t1, self.origin)
         lo, below = self._start_bound(thread, t0, "left")
         _, upto = self._start_bound(thread, t0, "right")
         candidate = below - 1
@@ -74,6 +81,7 @@ class HostRanges:
         """Per query, the innermost range of its thread containing t, half-open
         [start, end) (at the boundary of two ranges, the one that starts), or `closed`
         [start, end] (a launch at its op's last tick is still inside it); -1 when none."""
+        t = snap_ns(t, self.origin)
         lo, upto = self._start_bound(thread, t, "right")
         candidate = np.where(upto > lo, upto - 1, -1)
         return self._walk(candidate, t, strict=not closed)
@@ -84,6 +92,7 @@ class HostRanges:
         """Per query, the latest range sorting before `position` (same thread) that
         contains t (half-open, or `closed`), -1 when none: the range around an enclosing
         range."""
+        t = snap_ns(t, self.origin)
         candidate = position - 1
         ok = position > 0
         ok[ok] = self.thread[candidate[ok]] == self.thread[position[ok]]
@@ -154,6 +163,20 @@ class HostRanges:
         return cur
 
 
+def snap_ns(t: np.ndarray, origin: float) -> np.ndarray:
+    """Microsecond times rounded to whole nanoseconds from `origin` (a whole microsecond
+    near them, so the differences are exact): equal nanoseconds give equal floats, and
+    the order of distinct ones is kept (or, past float64's resolution, made equal)."""
+    t = np.asarray(t, dtype=np.float64)
+    return origin + np.rint((t - origin) * 1000.0) / 1000.0
+
+
+def time_origin(start: np.ndarray) -> float:
+    """The whole microsecond at or before the earliest finite start (0.0 for none)."""
+    finite = start[np.isfinite(start)]
+    return float(np.floor(finite.min())) if finite.size else 0.0
+
+
 def _last_where(
     pred: Callable[[np.ndarray, np.ndarray], np.ndarray], lo: np.ndarray, hi: np.ndarray
 ) -> np.ndarray:
@@ -207,7 +230,7 @@ def _build_op_ranges(model: TraceModel) -> HostRanges:
     host_parent = host.parent[keep]
     start_at = np.where(host_parent >= 0, last_kept[np.maximum(host_parent, 0)], -1)
     return _index_sorted(
-        host.rows[keep], host.thread[keep], host.start[keep], host.end[keep], start_at
+        host.rows[keep], host.thread[keep], host.start[keep], host.end[keep], start_at, host.origin
     )
 
 
@@ -219,10 +242,12 @@ def build_ranges(
     ev = model.events
     if thread is None:
         thread = thread_keys(model, rows) if rows.size else np.empty(0, np.int64)
-    start = ev["ts"][rows].astype(np.float64)
-    end = start + ev["dur"][rows]
+    raw = ev["ts"][rows].astype(np.float64)
+    origin = time_origin(raw)
+    start = snap_ns(raw, origin)
+    end = snap_ns(raw + ev["dur"][rows], origin)
     order = np.lexsort((-end, start, thread))  # stable: file order breaks ties
-    return _index_sorted(rows[order], thread[order], start[order], end[order])
+    return _index_sorted(rows[order], thread[order], start[order], end[order], origin=origin)
 
 
 def _index_sorted(
@@ -231,6 +256,7 @@ def _index_sorted(
     start: np.ndarray,
     end: np.ndarray,
     start_at: np.ndarray | None = None,
+    origin: float = 0.0,
 ) -> HostRanges:
     """The index of ranges already in (thread, start, -end, file order) order. `start_at`:
     per range, where its parent search may start (a range before it with none between
@@ -268,4 +294,5 @@ def _index_sorted(
         threads=threads,
         thread_lo=first.astype(np.int64),
         thread_hi=thread_hi,
+        origin=origin,
     )

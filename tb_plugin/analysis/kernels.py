@@ -58,7 +58,8 @@ from .trusted_rows import untrusted_mask
 # peaks' key is appended by the registry entry); 8: Inductor kernels' fused ops and source;
 # 9: graph replays aligned with a run of their capture, `graph_replay.unmatched` reasons
 # 10: their `fused_ops_from` and `wrapper_unread`, wrappers read only inside the logdir
-VERSION = "10"
+# 11: a collective kernel's op is its communication op (optree.collective_owner)
+VERSION = "11"
 GROUP_BY = ("name", "op")
 
 

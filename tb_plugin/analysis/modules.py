@@ -41,7 +41,7 @@ from .tree_arrays import (
     subtree_sum,
 )
 
-VERSION = "1"
+VERSION = "2"
 MODULE_PREFIX = "nn.Module: "
 TOP_OPS = 5
 NO_PYTHON = (

@@ -26,6 +26,15 @@ Rules (the old plugin's, except where marked):
   and `cupti_profiler` traces: 48 of 50 such matches are wrong). A call outside every
   node belongs to none, and neither does GPU work without a launching call (matched by
   `correlation` only; the old plugin put those under its root).
+- A collective's launch (`collective_owner`): a call whose innermost enclosing node is a
+  communication op (`nccl:*`, `record_param_comms`, `c10d::*`, `gloo:*`, ...;
+  taxonomy.is_comm_op) belongs to that node, whatever its External id names. libkineto
+  gives an NCCL launch the External id of `record_param_comms`, a wrapper around every
+  collective alike, while the `nccl:all_reduce` range inside it names the collective and
+  is where the call ran: the CPU flame graph's place for it, and where its host time is
+  subtracted. So the kernel's op is `nccl:all_reduce` in the Operators, Kernels
+  (`group_by=op`) and both flame graphs (docs/metrics.md, "Which op launched a
+  collective").
 - Host total = duration. Host self = total - union of the direct children's ranges -
   durations of the runtime calls directly inside the node (node.py of the old plugin:
   "From PyTorch 1.8 RC1, cpu_self_time does not include runtime's time"), never below 0.
@@ -58,7 +67,7 @@ from ..model.trace_model import TraceModel
 from .common import complete_rows, gpu_rows, launch_rows, launches_of, name_flags, thread_keys
 from .host_ranges import host_ranges
 from .rules import is_step_name, is_tensor_core_eligible_op
-from .taxonomy import MATRIX_YES, name_classes
+from .taxonomy import MATRIX_YES, is_comm_op, name_classes
 from .tree_arrays import levels_from_roots, segment_union_length, subtree_any, subtree_sum
 
 
@@ -111,6 +120,7 @@ def build_op_tree(model: TraceModel) -> OpTree:
     is_step = name_flags(model, is_step_name)[names]
     folded, rep, eff_parent = _fold(model, rows, parent)
     rt_node = _attach_runtimes(model, runtimes, rows, rt_container)
+    rt_node = collective_owner(model, rows, rt_node, rt_container)
     rt_node = np.where(rt_node >= 0, rep[np.maximum(rt_node, 0)], -1)
     host_total, host_self, rt_time = _host_times(
         model, rows, eff_parent, rep, runtimes, rt_container
@@ -293,6 +303,19 @@ def _attach_runtimes(
     idx = np.flatnonzero(ok)[inside]
     out[idx] = same[idx]
     return out
+
+
+def collective_owner(
+    model: TraceModel, node_rows: np.ndarray, owner: np.ndarray, container: np.ndarray
+) -> np.ndarray:
+    """The one rule for which op launched a collective: per runtime call, its innermost
+    containing node (`container`) when that node is a communication op, else `owner`."""
+    if node_rows.size == 0 or container.size == 0:
+        return owner
+    comm = name_flags(model, is_comm_op)[model.events["name"][node_rows]]
+    inner_comm = container >= 0
+    inner_comm[inner_comm] = comm[container[inner_comm]]
+    return np.where(inner_comm, container, owner)
 
 
 def _match_pairs(

@@ -19,6 +19,7 @@ from ..model.categories import Kind
 from ..model.trace_model import TraceModel
 from . import gpu as gpu_summary
 from .common import complete_rows, ends, gpu_device_ids, name_flags
+from .devices import device_word
 from .health.view import caveat, health_of
 from .intervals import IntervalUnion
 from .kernel_classes import kernel_classes
@@ -32,7 +33,7 @@ from .trusted_rows import untrusted_mask
 # 3: kernel taxonomy, step windows over all device work, device identity, advice that fits
 # the hardware and the cause. 4: a graph-replayed kernel is eligible by its capturing op.
 # 5: events left out (trace health), caveats on recommendations.
-VERSION = "5"
+VERSION = "6"
 ROLES = ("kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec")
 ALL_PARTS = ROLES + ("other",)
 
@@ -125,6 +126,7 @@ def overview(model: TraceModel) -> OverviewView:
         "steps_source": steps.source,
         "dropped_steps": steps.dropped,
         "device_type": "GPU" if has_gpu else "CPU",
+        "device_word": device_word(model) if has_gpu else "CPU",
         "devices": devices,
         "recommendations": [],
         "left_out_events": int(untrusted_mask(model).sum()),

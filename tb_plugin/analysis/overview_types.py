@@ -35,7 +35,8 @@ class OverviewView(TypedDict):
     average_breakdown_us: dict[str, float]
     steps_source: str
     dropped_steps: list[dict[str, Any]]
-    device_type: str
+    device_type: str  # "GPU" when the trace has device activity (any kind), else "CPU"
+    device_word: str  # what the devices are called: "GPU", "MTIA", "XPU", ...; "CPU"
     devices: list[gpu_summary.DeviceView]
     recommendations: list[Recommendation]
     left_out_events: int  # left out of time-based numbers (duplicates, ts 0, off-clock)

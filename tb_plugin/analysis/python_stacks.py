@@ -1,7 +1,12 @@
 """Where an operator's call stack comes from: the `Call stack` arg (2021-22 traces,
 `file(line): func;...`, innermost frame first) or, in 2.x traces recorded with
 `with_stack=True`, the `python_function` events enclosing the op on its thread. Frames
-are listed innermost first (the frame that called the op comes first)."""
+are listed innermost first (the frame that called the op comes first).
+
+A Python event's parent is the event its `Python parent id` arg names (by its `Python id`),
+as the profiler recorded the call; where the arg is missing or names no event that sorts
+before it (start, then longer first, then file order), the innermost event enclosing it in
+time (host_ranges.py, in whole nanoseconds)."""
 
 from __future__ import annotations
 
@@ -25,6 +30,11 @@ class Frame(TypedDict):
     file: str | None
     line: int | None
     function: str
+
+
+class PythonIdArgs(msgspec.Struct, gc=False):
+    id: int | None = msgspec.field(default=None, name="Python id")
+    parent: int | None = msgspec.field(default=None, name="Python parent id")
 
 
 class StackArgs(msgspec.Struct, gc=False):
@@ -58,12 +68,34 @@ def _build_python_stacks(model: TraceModel, tree: OpTree) -> PythonStacks:
     # event enclosing it (an op sorts after an event with its own start and end).
     file_pos = np.searchsorted(py, ranges.rows)  # index position → position in `py`
     parent = np.full(py.size, -1, dtype=np.int64)
-    parent[file_pos] = np.where(ranges.parent >= 0, file_pos[ranges.parent], -1)
+    up = _id_parents(model, ranges.rows, ranges.parent.copy())
+    parent[file_pos] = np.where(up >= 0, file_pos[np.maximum(up, 0)], -1)
     t0 = ev["ts"][tree.rows].astype(np.float64)
     inner = ranges.enclosing(tree.thread, t0, t0 + ev["dur"][tree.rows])
     node_frame = np.where(inner >= 0, file_pos[np.maximum(inner, 0)], -1)
     frame, frame_text = _frames(model, py)
     return PythonStacks(py, parent, node_frame, chain_ids(parent, frame), frame_text, frame)
+
+
+def _id_parents(model: TraceModel, rows: np.ndarray, parent: np.ndarray) -> np.ndarray:
+    """Per range position (rows in the index's order), its parent position: the event its
+    `Python parent id` names when that sorts before it (so no chain loops), a null parent
+    id a root, else `parent` (the enclosing range in time). Written into `parent`."""
+    args = model.args_of(rows, PythonIdArgs)
+    position: dict[int, int] = {}
+    for pos, a in enumerate(args):
+        if a.id is not None:
+            position.setdefault(a.id, pos)
+    for pos, a in enumerate(args):
+        if a.id is None:
+            continue  # no ids recorded: time nesting
+        if a.parent is None:
+            parent[pos] = -1
+            continue
+        found = position.get(a.parent, -1)
+        if 0 <= found < pos:
+            parent[pos] = found
+    return parent
 
 
 def _frames(model: TraceModel, py: np.ndarray) -> tuple[np.ndarray, list[str]]:

@@ -22,6 +22,7 @@ import numpy as np
 from ..model.categories import Kind
 from ..model.trace_model import TraceModel
 from .common import complete_rows, launches_of, name_flags
+from .devices import plural_word
 from .kernel_classes import kernel_classes
 from .overview_types import OverviewView, Recommendation
 from .replay_ops import replayed_eligible
@@ -85,10 +86,11 @@ def recommend(
         util = dev["utilization_pct"]
         if util is not None and util < LOW_UTILIZATION_PCT:
             out.append(_utilization_advice(view, dev, util))
+    word = view["device_word"]  # what the devices are called: "GPU", "MTIA", ...
     if devices_used > 1 and _uses_data_parallel(model):
-        out.append(_data_parallel_advice(devices_used))
+        out.append(_data_parallel_advice(devices_used, word))
     if view["devices"] and _uses_gloo(model):
-        out.append(_gloo_advice())
+        out.append(_gloo_advice(word))
     out.extend(_tensor_core_advice(model, view))
     out.extend(_memory_advice(model, view))
     return out
@@ -116,12 +118,13 @@ def _utilization_advice(view: OverviewView, dev: DeviceView, util: float) -> Rec
     }
 
 
-def _data_parallel_advice(devices_used: int) -> Recommendation:
+def _data_parallel_advice(devices_used: int, word: str) -> Recommendation:
     return {
         "id": "data_parallel",
         "severity": "info",
-        "title": f"One process drives {devices_used} GPUs (nn.DataParallel)",
-        "message": "DistributedDataParallel, one process per GPU, is faster than DataParallel.",
+        "title": f"One process drives {devices_used} {plural_word(word, devices_used)} "
+        "(nn.DataParallel)",
+        "message": f"DistributedDataParallel, one process per {word}, is faster than DataParallel.",
         "evidence": {
             "metric": "devices_per_process",
             "value": devices_used,
@@ -135,12 +138,16 @@ def _data_parallel_advice(devices_used: int) -> Recommendation:
     }
 
 
-def _gloo_advice() -> Recommendation:
+def _gloo_advice(word: str) -> Recommendation:
+    # NCCL (RCCL on ROCm, under the same backend name) is the GPUs' backend; other
+    # devices have their own (MTIA, XPU's xccl, HPU's hccl), named by their vendors' docs.
+    backend = "the NCCL backend" if word == "GPU" else f"the {word}'s own collective backend"
     return {
         "id": "gloo_on_gpu",
         "severity": "warning",
-        "title": "Collectives run over gloo on a GPU job",
-        "message": "Use the NCCL backend for GPU tensors: it is much faster than gloo.",
+        "title": f"Collectives run over gloo on {_article(word)} {word} job",
+        "message": f"Use {backend} for {word} tensors: gloo copies them through host "
+        "memory, much slower.",
         "evidence": {
             "metric": "backend",
             "value": "gloo",
@@ -153,14 +160,21 @@ def _gloo_advice() -> Recommendation:
     }
 
 
+def _article(word: str) -> str:
+    """ "a GPU", "an MTIA", "an XPU", "an HPU", "an accelerator", "a Neuron"."""
+    return "an" if word[:1].lower() in "aeiou" or word in ("MTIA", "XPU", "HPU", "NPU") else "a"
+
+
 def _dataloader_advice(view: OverviewView, share: float) -> Recommendation:
+    # A CPU-only trace's advice is about training on a GPU later.
+    word = "GPU" if view["device_word"] == "CPU" else view["device_word"]
     return {
         "id": "dataloader",
         "severity": "warning",
         "title": f"Input loading takes {share:.1f} % of step time",
         "message": f"Input loading covers {share:.1f} % of the step time (more than "
         f"{DATALOADER_PCT:g} %). Set num_workers on the DataLoader to load data in worker "
-        "processes, and pin_memory=True when training on a GPU.",
+        f"processes, and pin_memory=True when training on {_article(word)} {word}.",
         "evidence": {
             "metric": "dataloader_share_pct",
             "value": round(share, 2),
@@ -292,9 +306,9 @@ def _tensor_core_advice(model: TraceModel, view: OverviewView) -> list[Recommend
             "id": "tensor_cores",
             "severity": "info",
             "title": f"{share:.0f} % of kernel time comes from ops that could use tensor cores",
-            "message": f"Kernels taking {share:.1f} % of the GPU time were launched by "
-            "tensor-core eligible operators (convolutions, matrix multiplies), but no "
-            f"kernel used tensor cores. {how}",
+            "message": f"Kernels taking {share:.1f} % of the {view['device_word']} time were "
+            "launched by tensor-core eligible operators (convolutions, matrix multiplies), "
+            f"but no kernel used tensor cores. {how}",
             "evidence": {
                 "metric": "eligible_kernel_share_pct",
                 "value": round(share, 2),

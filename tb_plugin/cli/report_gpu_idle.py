@@ -43,7 +43,7 @@ _DELAY_COLUMNS: list[Column] = [
 
 def render_gpu_idle(view: dict[str, Any], width: int = DEFAULT_WIDTH, top: int = 10) -> str:
     if not view["available"]:
-        return "Why is the GPU idle?\n" + wrap(view["reason"] or "", width)
+        return f"Why is the {view['device_word']} idle?\n" + wrap(view["reason"] or "", width)
     lanes = []
     for device in view["devices"]:
         lanes.append({"lane": device["label"], **device["total"], "max_queue": "-"})
@@ -56,8 +56,8 @@ def render_gpu_idle(view: dict[str, Any], width: int = DEFAULT_WIDTH, top: int =
     steps = len(view["steps"])
     out = [
         wrap(
-            f"Why is the GPU idle? (over {steps} step{'' if steps == 1 else 's'}; kernel wait:"
-            f" queued gaps under {threshold:g} us)",
+            f"Why is the {view['device_word']} idle? (over {steps} "
+            f"step{'' if steps == 1 else 's'}; kernel wait: queued gaps under {threshold:g} us)",
             width,
             "",
         ),

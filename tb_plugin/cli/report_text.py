@@ -69,7 +69,7 @@ def render_overview(view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:
         out.append(_wrap(f"{d['name']}: {d['reason']}", width, "  left out: "))
     if view["devices"]:
         out.append("")
-        out.append("GPU summary")
+        out.append(f"{view['device_word']} summary")
         for dev in view["devices"]:
             out.append(_wrap(_device_line(dev), width))
     else:

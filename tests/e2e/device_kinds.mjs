@@ -6,16 +6,20 @@
 // chromium driven by playwright-core opens each one's Trace view: the stream tracks are
 // labelled "XPU 0 stream 3" and "accelerator 0 stream 3" (never "GPU"), the timeline
 // draws their kernels, and a kernel's details name its runtime call as its one launcher.
+// The Overview names the devices by their kind too (issue 43): HTA's corpus MTIA trace
+// (when ../shared/corpus is there) and the XPU trace show "1 MTIA" / "1 XPU" in the
+// Device tile, "MTIA summary", "Why is the MTIA idle?", "MTIA utilization", and no "GPU".
 // Run with `node --test tests/e2e/device_kinds.mjs`.
 // Screenshots (1280 px wide): test-output/e2e/device_kinds/NN-<state>.png.
 
 import assert from 'node:assert/strict';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import * as h from './harness.mjs';
-import { PLUGIN, REPO, waitUntil } from './harness.mjs';
+import { CORPUS, PLUGIN, REPO, waitUntil } from './harness.mjs';
 
 const OUT = path.join(REPO, 'test-output', 'e2e', 'device_kinds');
 const WAIT_MS = 60_000;
@@ -111,6 +115,11 @@ const RUNS = {
   accel: { trace: builtTrace([], 'glow_runtime', null), device: 'accelerator 0' },
 };
 
+const MTIA_TRACE = path.join(
+  CORPUS,
+  'hta/tests/data/mtia_inference_trace/mtia_inference_rank_0.json.gz',
+);
+
 /** A route's JSON once it is computed (the harness waits out 202 answers). */
 const apiReady = (route, params) => h.routeJson(env, route, params);
 
@@ -160,6 +169,10 @@ describe('device kinds in the Trace view', { timeout: 900_000 }, () => {
             const file = path.join(logdir, run, 'worker0.1.pt.trace.json');
             await writeFile(file, JSON.stringify(trace));
           }
+          if (existsSync(MTIA_TRACE)) {
+            await mkdir(path.join(logdir, 'mtia'), { recursive: true });
+            await copyFile(MTIA_TRACE, path.join(logdir, 'mtia', 'worker0.1.pt.trace.json.gz'));
+          }
         },
       });
     },
@@ -197,6 +210,56 @@ describe('device kinds in the Trace view', { timeout: 900_000 }, () => {
       const launchers = kernel.flows.filter((f) => f.relation === 'launcher').map((f) => f.name);
       assert.deepEqual(launchers, ['launch0']);
       await shoot(env.page, `${run}-trace`);
+      h.assertNoErrors(env.errors);
+    });
+  }
+
+  const OVERVIEWS = { mtia: 'MTIA', xpu: 'XPU' };
+  for (const [run, word] of Object.entries(OVERVIEWS)) {
+    test(`${run}: the Overview calls the device "${word}", never "GPU"`, async (t) => {
+      if (run === 'mtia' && !existsSync(MTIA_TRACE)) return t.skip('no ../shared/corpus');
+      const key = { run, worker: 'worker0', span: '1' };
+      await waitUntil(
+        `${run} to load`,
+        async () => (await h.routeJson(env, 'status', key)).state === 'ready',
+        300_000,
+        250,
+      );
+      const ov = await apiReady('overview', key);
+      assert.equal(ov.device_word, word);
+      const hash =
+        `#${PLUGIN}&p.${PLUGIN}.run=${run}&p.${PLUGIN}.worker=worker0` +
+        `&p.${PLUGIN}.span=1&p.${PLUGIN}.view=overview`;
+      if (env.page) await env.page.close();
+      env.page = await env.context.newPage();
+      h.watchErrors(env.page, env.errors);
+      await env.page.goto(`${env.base}${hash}`, { timeout: WAIT_MS });
+      const tiles = frame().locator('[data-testid="overview-summary"]');
+      await tiles.waitFor({ state: 'visible', timeout: 300_000 });
+      const idle = frame().locator('[data-testid="overview-gpu-idle"]');
+      await waitUntil('the idle section to load', async () => {
+        const state = await idle.getAttribute('data-state');
+        return state && state !== 'loading' ? state : null;
+      });
+      const count = ov.devices.length;
+      assert.match(
+        await tiles.innerText(),
+        new RegExp(`\\b${count} ${word}${count === 1 ? '' : 's'}\\b`),
+      );
+      const titles = await frame().locator('.ks-section-title').allInnerTexts();
+      assert.ok(titles.includes(`${word} summary`), `no "${word} summary" in ${titles}`);
+      assert.ok(titles.includes(`Why is the ${word} idle?`), `no idle title in ${titles}`);
+      const cards = await frame().locator('[data-testid="overview-gpu"]').innerText();
+      assert.match(cards, new RegExp(`${word} utilization`));
+      // No label of the page calls the device a GPU: tiles, titles, cards, idle section,
+      // recommendations (model names such as "Intel(R) Data Center GPU Max" aside).
+      const idleText = await idle.innerText();
+      const recs = await frame().locator('[data-testid="overview-recommendations"]').innerText();
+      for (const text of [await tiles.innerText(), titles.join('\n'), cards, idleText, recs]) {
+        const words = text.replace(/Data Center GPU Max \d+/g, '');
+        assert.ok(!/\bGPUs?\b/.test(words), `"GPU" in: ${words.slice(0, 400)}`);
+      }
+      await shoot(env.page, `${run}-overview`);
       h.assertNoErrors(env.errors);
     });
   }

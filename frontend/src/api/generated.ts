@@ -296,6 +296,7 @@ export interface GpuDiff {
 export interface GpuIdleView {
   available: boolean;
   reason: string | null;
+  device_word: string;
   kernel_wait_threshold_ns: number;
   steps: StepSpan[];
   devices: DeviceIdle[];
@@ -728,6 +729,7 @@ export interface OverviewView {
   steps_source: string;
   dropped_steps: Record<string, unknown>[];
   device_type: string;
+  device_word: string;
   devices: GpuDeviceView[];
   recommendations: Recommendation[];
   left_out_events: number;

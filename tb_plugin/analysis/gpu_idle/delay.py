@@ -105,7 +105,8 @@ def delay_rows(model: TraceModel, work: GpuWork, limit: int) -> tuple[list[Launc
     group = group.reshape(-1)
     d = grouped_stats(delay, group, uniq.size)
     c = grouped_stats(launch_dur, group, uniq.size)
-    order = np.lexsort((uniq, -d["sum"]))[:limit]
+    # Most total delay first; equal totals by name, not by the file's event order.
+    order = np.lexsort((_text_rank(model, uniq), -d["sum"]))[:limit]
     rows: list[LaunchDelayRow] = []
     for g in order.tolist():
         n = int(d["count"][g])
@@ -129,8 +130,18 @@ def delay_outliers(model: TraceModel, work: GpuWork, top: int) -> list[LaunchOut
     """The `top` longest launch delays, with the times the trace view links to."""
     at = delay_sample(work)
     delay = work.start[at] - work.launch_start[at]
-    pick = at[np.lexsort((work.start[at], -delay))[:top]]
     ev = model.events
+    # Longest first, then earliest; then by what the activity is (name, launch call,
+    # device, stream), not by the file's event order.
+    keys = (
+        work.stream[at],
+        work.device[at],
+        _text_rank(model, ev["name"][work.launch[at]]),
+        _text_rank(model, ev["name"][work.rows[at]]),
+        work.start[at],
+        -delay,
+    )
+    pick = at[np.lexsort(keys)[:top]]
     out: list[LaunchOutlier] = []
     for i in pick.tolist():
         stream = int(work.stream[i])
@@ -147,6 +158,15 @@ def delay_outliers(model: TraceModel, work: GpuWork, top: int) -> list[LaunchOut
             }
         )
     return out
+
+
+def _text_rank(model: TraceModel, codes: np.ndarray) -> np.ndarray:
+    """Per name code, its rank among the given codes' names in text order."""
+    uniq, inverse = np.unique(codes, return_inverse=True)
+    by_text = sorted(range(uniq.size), key=lambda i: model.names[int(uniq[i])])
+    rank = np.empty(uniq.size, dtype=np.int64)
+    rank[by_text] = np.arange(uniq.size)
+    return rank[inverse.reshape(-1)]
 
 
 def launch_delays_of(model: TraceModel, rows: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ from typing import Literal, TypedDict
 import numpy as np
 
 from ...model.trace_model import TraceModel
-from ..devices import device_identity
+from ..devices import device_identities, device_identity, device_word
 from ..intervals import IntervalUnion
 from ..steps import find_steps
 from .delay import LaunchDelayRow, LaunchOutlier, delay_outliers, delay_rows, delay_sample
@@ -31,7 +31,7 @@ from .idle import (
 from .launches import GpuWork, gpu_work, launch_apis_version, sync_intervals, to_ns, to_us
 from .queue import QueueSeries, queue_series
 
-VERSION = f"2l{launch_apis_version()}"  # 2: interpolated percentiles
+VERSION = f"3l{launch_apis_version()}"  # 2: interpolated percentiles; 3: ties by content
 TOP_INTERVALS_PER_CLASS = 10
 DELAY_ROWS = 100
 DELAY_OUTLIERS = 20
@@ -103,6 +103,7 @@ class LaunchDelayView(TypedDict):
 class GpuIdleView(TypedDict):
     available: bool
     reason: str | None
+    device_word: str  # what the devices are called: "GPU", "MTIA", "XPU", "accelerator"
     kernel_wait_threshold_ns: int
     steps: list[StepSpan]
     devices: list[DeviceIdle]
@@ -114,10 +115,12 @@ def has_gpu_work(model: TraceModel) -> bool:
     return bool(gpu_work(model).rows.size)
 
 
-def _unavailable(reason: str) -> GpuIdleView:
+def _unavailable(model: TraceModel, reason: str) -> GpuIdleView:
     return {
         "available": False,
         "reason": reason,
+        # No device at all: the word the page falls back on, as the reason's.
+        "device_word": device_word(model) if device_identities(model) else "GPU",
         "kernel_wait_threshold_ns": KERNEL_WAIT_THRESHOLD_NS,
         "steps": [],
         "devices": [],
@@ -129,15 +132,16 @@ def _unavailable(reason: str) -> GpuIdleView:
 def gpu_idle(model: TraceModel) -> GpuIdleView:
     work = gpu_work(model)
     if work.rows.size == 0:
-        return _unavailable("the trace has no GPU activity (kernels, copies or fills)")
+        return _unavailable(model, "the trace has no GPU activity (kernels, copies or fills)")
     if not work.linked.any():
         return _unavailable(
+            model,
             "no GPU activity is linked to the host call that launched it (the trace has "
-            "no correlation ids): launch times are unknown"
+            "no correlation ids): launch times are unknown",
         )
     steps = find_steps(model)
     if not len(steps):
-        return _unavailable("the trace has no steps and no host events to bound them")
+        return _unavailable(model, "the trace has no steps and no host events to bound them")
     step_lo = to_ns(steps.starts, work.origin_us)
     step_hi = to_ns(steps.ends, work.origin_us)
     sync_start, sync_end = sync_intervals(model, work.origin_us)
@@ -146,6 +150,7 @@ def gpu_idle(model: TraceModel) -> GpuIdleView:
     return {
         "available": True,
         "reason": None,
+        "device_word": device_word(model),
         "kernel_wait_threshold_ns": KERNEL_WAIT_THRESHOLD_NS,
         "steps": [
             {
@@ -305,7 +310,16 @@ def _top_intervals(context: _Context, device_gaps: list[Gaps]) -> list[IdleInter
                         },
                     )
                 )
-    found.sort(key=lambda item: (-item[0], item[1]["start_us"]))
+    # Longest first, then earliest; equal ones by device, class and next activity's name.
+    found.sort(
+        key=lambda item: (
+            -item[0],
+            item[1]["start_us"],
+            item[1]["device"],
+            item[1]["idle_class"],
+            item[1]["next_name"] or "",
+        )
+    )
     return [interval for _, interval in found]
 
 

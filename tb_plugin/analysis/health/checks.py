@@ -15,6 +15,7 @@ Tolerances, in trace microseconds (documented in docs/http_api.md, `health`):
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +24,7 @@ from ...ingest.columns import negative_durations
 from ...model.categories import Kind, Phase
 from ...model.trace_model import TraceModel
 from ..common import gpu_rows, launches_of, thread_keys
-from ..trusted_rows import ts_order, untrusted_mask
+from ..trusted_rows import untrusted_mask
 
 NEST_TOLERANCE_US = 1.0
 LAUNCH_TOLERANCE_US = 1.0
@@ -50,35 +51,54 @@ _NONE = np.empty(0, dtype=np.int64)
 
 def overlapping_events(model: TraceModel) -> Finding:
     """`X` events that start inside an earlier slice of their lane (process and thread)
-    and end after it: per lane, by start, an event that starts after the events before
-    it began and before the latest of their ends, and ends after that end, crosses the
-    slice that ends there (slices that start together always nest). Rows left out of
-    time sums are not compared."""
+    and end after it, by more than `NEST_TOLERANCE_US` each side: every such crossing
+    counts, also between two slices nested in a longer one. Per lane, slices by (start,
+    longer first, file order), a heap of the ends of the slices still open: those ending
+    by the next slice's start are dropped; the next slice crosses one when the earliest
+    end left comes before its own end (slices that start together always nest). O(n log n).
+    Python frames (`python_function`) are a lane of their own beside their thread's ops:
+    a `record_function` range starts inside its `__enter__` frame and ends inside its
+    `__exit__` frame, by construction. Rows left out of time sums are not compared."""
     ev = model.events
-    order = ts_order(model)  # by start: a stable sort by lane keeps that order in a lane
     complete = (ev["ph"] == Phase.COMPLETE) & ~np.isin(ev["kind"], np.array(_NOT_NESTED, "u1"))
-    rows = order[(complete & ~untrusted_mask(model) & ~np.isnan(ev["dur"]))[order]]
+    rows = np.flatnonzero(complete & ~untrusted_mask(model) & np.isfinite(ev["dur"]))
     if rows.size < 2:
         return Finding(_NONE)
-    lane = thread_keys(model, rows)
-    by_lane = np.argsort(lane, kind="stable")
-    rows, lane = rows[by_lane], lane[by_lane]
-    ts = ev["ts"][rows]
+    lane = thread_keys(model, rows) * 2 + (ev["kind"][rows] == Kind.PYTHON)
+    ts = ev["ts"][rows].astype(np.float64)
     ends = ts + ev["dur"][rows]
+    order = np.lexsort((-ends, ts, lane))  # stable: file order breaks ties
+    rows, lane, ts, ends = rows[order], lane[order], ts[order], ends[order]
     bounds = np.flatnonzero(np.diff(lane)) + 1
-    latest = np.empty_like(ends)
+    crossing = np.zeros(rows.size, dtype=bool)
     for lo, hi in zip(np.r_[0, bounds].tolist(), np.r_[bounds, rows.size].tolist()):
-        latest[lo:hi] = np.maximum.accumulate(ends[lo:hi])
-    # The latest end among the lane's events that started strictly earlier.
-    group_start = np.r_[True, (np.diff(lane) != 0) | (np.diff(ts) != 0)]
-    first_of_group = np.maximum.accumulate(np.where(group_start, np.arange(rows.size), 0))
-    lane_start = np.zeros(rows.size, dtype=bool)
-    lane_start[np.r_[0, bounds]] = True
-    first_of_lane = np.maximum.accumulate(np.where(lane_start, np.arange(rows.size), 0))
-    has_before = first_of_group > first_of_lane
-    before = np.where(has_before, latest[np.maximum(first_of_group - 1, 0)], np.inf)
-    crossing = (ts < before - NEST_TOLERANCE_US) & (ends > before + NEST_TOLERANCE_US)
-    return Finding(np.sort(rows[crossing & has_before]))
+        crossing[lo:hi] = _crossings(ts[lo:hi], ends[lo:hi])
+    return Finding(np.sort(rows[crossing]))
+
+
+def _crossings(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Per slice of one lane (sorted by start, longer first), whether it crosses an
+    earlier one. A lane whose running maximum of ends never falls short of a later end
+    is properly nested and skips the loop."""
+    out = np.zeros(starts.size, dtype=bool)
+    if starts.size < 2:
+        return out
+    tol = NEST_TOLERANCE_US
+    reach = np.maximum.accumulate(ends)
+    # Whether every slice ends by the end of the one before it or starts after the
+    # furthest end so far: then no slice crosses (the first crossing slice would cross
+    # its predecessor, or its predecessor an earlier one).
+    simple = (ends[1:] <= ends[:-1]) | (starts[1:] >= reach[:-1] - tol)
+    if bool(simple.all()):
+        return out
+    open_ends: list[float] = []
+    for i, (start, end) in enumerate(zip(starts.tolist(), ends.tolist())):
+        while open_ends and open_ends[0] <= start + tol:
+            heapq.heappop(open_ends)
+        if open_ends and open_ends[0] < end - tol:
+            out[i] = True
+        heapq.heappush(open_ends, end)
+    return out
 
 
 def kernel_before_launch(model: TraceModel) -> Finding:

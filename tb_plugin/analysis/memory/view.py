@@ -66,7 +66,7 @@ __all__ = [
 # calls as the Operator view. 4: levels by the rule the trace counters share (series.py).
 # 5: attribution by the host-range index (ops that overlap without nesting). 6: notes name
 # the device by its label.
-VERSION = "6"
+VERSION = "7"
 
 
 class OpRef(TypedDict):

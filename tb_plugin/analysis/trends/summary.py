@@ -28,7 +28,7 @@ from ..memory import view as memory_analysis
 from ..overview import ALL_PARTS, overview
 
 # Bump when a summary's content changes: it keys the cached summaries.
-VERSION = "1"
+VERSION = "2"  # 2: a collective kernel's op is the nccl:* call (optree.collective_owner)
 TOP_N = 50
 # Kernels whose taxonomy `work` is communication are the collectives' time: counted there,
 # not as kernels, so one slower all-reduce is one finding, not two.

@@ -47,6 +47,7 @@ export const OVERVIEW_EXAMPLE: OverviewResponse = {
   steps_source: 'profiler_steps',
   dropped_steps: [],
   device_type: 'GPU',
+  device_word: 'GPU',
   devices: [
     {
       id: 0,

@@ -1,4 +1,5 @@
-// The Overview's "Why is the GPU idle?" section, fed by the `gpu_idle` route: per device a
+// The Overview's "Why is the GPU idle?" section (in the devices' own word: "Why is the
+// MTIA idle?"), fed by the `gpu_idle` route: per device a
 // stacked bar per step (busy and the three idle classes as shares of the step), the totals
 // with a line on what each class means, the per-step and per-stream tables; then the
 // longest idle intervals and the longest launch delays, each linking into the trace view
@@ -127,8 +128,10 @@ function totalsCard(view: GpuIdleView, device: DeviceIdle): HTMLElement {
     h(
       'ul',
       { class: 'ks-idle-classes' },
-      line('busy', 'The GPU ran kernels, copies or fills.'),
-      IDLE_CLASSES.map((cls) => line(cls, idleHelp(cls, view.kernel_wait_threshold_ns))),
+      line('busy', `The ${view.device_word} ran kernels, copies or fills.`),
+      IDLE_CLASSES.map((cls) =>
+        line(cls, idleHelp(cls, view.kernel_wait_threshold_ns, view.device_word)),
+      ),
     ),
   );
 }
@@ -161,7 +164,8 @@ class IdleBody {
     const view = this.view;
     const chartEl = h('div', { class: 'ks-chart', testid: `idle-chart-${device.device}` });
     this.chartEls.push([chartEl, device]);
-    const help = (cls: IdleClass): string => idleHelp(cls, view.kernel_wait_threshold_ns);
+    const help = (cls: IdleClass): string =>
+      idleHelp(cls, view.kernel_wait_threshold_ns, view.device_word);
     return h(
       'div',
       {
@@ -170,7 +174,11 @@ class IdleBody {
         dataset: { device: String(device.device) },
       },
       h('h4', { class: 'ks-subtitle' }, device.label),
-      h('p', { class: 'ks-small', testid: `idle-headline-${device.device}` }, idleHeadline(device)),
+      h(
+        'p',
+        { class: 'ks-small', testid: `idle-headline-${device.device}` },
+        idleHeadline(device, view.device_word),
+      ),
       h(
         'div',
         { class: 'ks-charts' },
@@ -186,7 +194,7 @@ class IdleBody {
         table(
           `idle-steps-${device.device}`,
           `Idle time per step on ${device.label}`,
-          stepColumns(help),
+          stepColumns(help, view.device_word),
           idleStepRows(view, device),
           {
             footer: [idleTotalRow(device.total)],
@@ -245,9 +253,9 @@ class IdleBody {
     return this.listBlock(
       'idle_intervals',
       title,
-      'The longest idle times of each class (the whole GPU idle, inside the steps), longest first; "Trace" opens the trace view around one.',
+      `The longest idle times of each class (the whole ${this.view.device_word} idle, inside the steps), longest first; "Trace" opens the trace view around one.`,
       table('idle-intervals', title, columns, rows, {
-        emptyText: 'The GPU was never idle inside the steps.',
+        emptyText: `The ${this.view.device_word} was never idle inside the steps.`,
       }),
     );
   }
@@ -300,21 +308,24 @@ export class IdleSection {
   private readonly body = h(
     'div',
     { class: 'ks-idle-body' },
-    h('p', { class: 'ks-muted ks-note' }, 'Analysing the GPU’s idle time…'),
+    h('p', { class: 'ks-muted ks-note' }, 'Analysing the idle time…'),
   );
   private content: IdleBody | null = null;
   private readonly charts: ChartHandle[] = [];
   private disposed = false;
 
-  constructor(private readonly ctx: ViewContext) {
+  /** `word`: what the devices are called ("GPU", "MTIA", ...), the overview's. */
+  constructor(
+    private readonly ctx: ViewContext,
+    private readonly word = 'GPU',
+  ) {
     ensureStyle('overview-idle', css);
     this.element = section(
       {
         anchor: 'gpu_idle',
         testid: 'overview-gpu-idle',
-        title: 'Why is the GPU idle?',
-        intro:
-          'Time inside the steps when the GPU ran nothing, by why it waited: host wait, kernel wait or other. Shares are of the step time.',
+        title: `Why is the ${word} idle?`,
+        intro: `Time inside the steps when the ${word} ran nothing, by why it waited: host wait, kernel wait or other. Shares are of the step time.`,
       },
       this.body,
     );
@@ -332,7 +343,7 @@ export class IdleSection {
         h(
           'div',
           { class: 'ks-notice ks-notice-warn', role: 'alert', testid: 'idle-error' },
-          `Could not load the GPU idle analysis: ${describeError(error)}`,
+          `Could not load the ${this.word} idle analysis: ${describeError(error)}`,
         ),
       );
     }

@@ -96,7 +96,10 @@ function classColumn(cls: IdleClass, help: string): ColumnSpec<IdleStepRow> {
 }
 
 /** Columns of the per-step table of a device. */
-export function stepColumns(help: (cls: IdleClass) => string): ColumnSpec<IdleStepRow>[] {
+export function stepColumns(
+  help: (cls: IdleClass) => string,
+  word = 'GPU',
+): ColumnSpec<IdleStepRow>[] {
   const b = (row: IdleStepRow): IdleBreakdown => row.breakdown;
   return [
     {
@@ -114,7 +117,7 @@ export function stepColumns(help: (cls: IdleClass) => string): ColumnSpec<IdleSt
       'Busy',
       (row) => b(row).busy_ns,
       (row) => stepPercent(b(row).busy_ns, b(row)),
-      { swatch: IDLE_COLOR.busy, tooltip: 'Time the GPU ran kernels, copies or fills' },
+      { swatch: IDLE_COLOR.busy, tooltip: `Time the ${word} ran kernels, copies or fills` },
     ),
     ...IDLE_CLASSES.map((cls) => classColumn(cls, help(cls))),
     shareColumn(
@@ -223,7 +226,7 @@ export function intervalColumns(
   ];
 }
 
-/** Columns of the launches that took longest to reach the GPU. */
+/** Columns of the launches that took longest to reach the device. */
 export function outlierColumns(
   link: TraceLink,
   deviceName: (device: number) => string,

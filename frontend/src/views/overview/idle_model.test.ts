@@ -72,6 +72,7 @@ function outlier(name: string, delay: number, start: number): LaunchOutlier {
 const VIEW: GpuIdleView = {
   available: true,
   reason: null,
+  device_word: 'GPU',
   kernel_wait_threshold_ns: 30_000,
   steps: [
     { name: 'ProfilerStep#5', start_us: 100, end_us: 1100, duration_ns: 1_000_000 },
@@ -204,6 +205,7 @@ describe('idle texts', () => {
     assert.equal(idleHeadline(DEVICE), 'Idle 20.00 % of step time; mostly host wait (12.50 %).');
     const never = { ...DEVICE, total: breakdown(1000, 0, 0, 0) };
     assert.equal(idleHeadline(never), 'The GPU was never idle inside the steps.');
+    assert.equal(idleHeadline(never, 'MTIA'), 'The MTIA was never idle inside the steps.');
     const none = { ...DEVICE, total: breakdown(0, 0, 0, 0) };
     assert.equal(idleHeadline(none), 'No step time on this device.');
   });
@@ -211,6 +213,7 @@ describe('idle texts', () => {
   it('explains the classes with the route’s threshold', () => {
     assert.match(idleHelp('kernel_wait', 30_000), /under 30 µs/);
     assert.match(idleHelp('host_wait', 30_000), /CPU had not launched/);
+    assert.match(idleHelp('other', 30_000, 'MTIA'), /the MTIA waited longer/);
     assert.equal(causeLabel('blocking_sync'), 'blocking sync');
     assert.equal(causeLabel('some_new_cause'), 'some new cause');
   });

@@ -37,14 +37,14 @@ export const IDLE_COLOR: Record<StepPart, string> = {
 };
 
 /** Why a gap has its class, in one line (the kernel-wait threshold comes from the route). */
-export function idleHelp(cls: IdleClass, thresholdNs: number): string {
+export function idleHelp(cls: IdleClass, thresholdNs: number, word = 'GPU'): string {
   switch (cls) {
     case 'host_wait':
-      return 'The CPU had not launched the next kernel yet: the GPU waited for the host (Python, data loading, launch overhead).';
+      return `The CPU had not launched the next kernel yet: the ${word} waited for the host (Python, data loading, launch overhead).`;
     case 'kernel_wait':
       return `A short gap (under ${formatDuration(thresholdNs / 1000)}) between back-to-back kernels already queued: the device's own launch overhead.`;
     case 'other':
-      return 'The next work was already queued, yet the GPU waited longer: a blocking sync, a memcpy elsewhere, or no more work in the step.';
+      return `The next work was already queued, yet the ${word} waited longer: a blocking sync, a memcpy elsewhere, or no more work in the step.`;
   }
 }
 
@@ -167,12 +167,12 @@ export function deviceNamer(view: GpuIdleView): (device: number) => string {
 }
 
 /** One line per device: the largest idle class and its share of the step time. */
-export function idleHeadline(device: DeviceIdle): string {
+export function idleHeadline(device: DeviceIdle, word = 'GPU'): string {
   const total = device.total;
   const idle = classPercent(total, 'idle');
   if (idle === null) return 'No step time on this device.';
   const top = IDLE_CLASSES.slice().sort((a, b) => classNs(total, b) - classNs(total, a))[0];
-  if (!top || classNs(total, top) === 0) return 'The GPU was never idle inside the steps.';
+  if (!top || classNs(total, top) === 0) return `The ${word} was never idle inside the steps.`;
   return `Idle ${idle.toFixed(2)} % of step time; mostly ${IDLE_LABEL[top].toLowerCase()} (${(classPercent(total, top) ?? 0).toFixed(2)} %).`;
 }
 

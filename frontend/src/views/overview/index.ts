@@ -13,7 +13,14 @@ import type { ViewContext, ViewDef, ViewHandle } from '../types';
 import { Breakdown } from './breakdown';
 import { HealthSection } from './health';
 import { IdleSection } from './idle';
-import { deviceFields, evidenceParts, severityRank, topCategory } from './model';
+import {
+  deviceCount,
+  deviceFields,
+  deviceWord,
+  evidenceParts,
+  severityRank,
+  topCategory,
+} from './model';
 
 function section(anchor: string, title: string, ...children: Children[]): HTMLElement {
   return h(
@@ -36,7 +43,7 @@ function tile(label: string, value: string, detail?: string): HTMLElement {
 
 function summaryTiles(ov: OverviewResponse): HTMLElement {
   const top = topCategory(ov);
-  const gpus = ov.devices.length;
+  const word = deviceWord(ov);
   return h(
     'div',
     { class: 'ks-tiles', testid: 'overview-summary' },
@@ -61,7 +68,7 @@ function summaryTiles(ov: OverviewResponse): HTMLElement {
       : null,
     tile(
       'Device',
-      ov.device_type === 'CPU' ? 'CPU only' : `${gpus} GPU${gpus === 1 ? '' : 's'}`,
+      ov.device_type === 'CPU' ? 'CPU only' : deviceCount(ov.devices.length, word),
       ov.device_type === 'CPU'
         ? 'no GPU activity in this trace'
         : (ov.devices[0]?.name ?? undefined),
@@ -70,10 +77,11 @@ function summaryTiles(ov: OverviewResponse): HTMLElement {
 }
 
 function deviceSection(ov: OverviewResponse): HTMLElement {
+  const word = deviceWord(ov);
   if (ov.device_type === 'CPU' || ov.devices.length === 0) {
     return section(
       'gpu',
-      'GPU summary',
+      `${word} summary`,
       h('p', { class: 'ks-muted ks-note', testid: 'no-gpu' }, 'No GPU in this trace.'),
     );
   }
@@ -90,14 +98,14 @@ function deviceSection(ov: OverviewResponse): HTMLElement {
       h(
         'dl',
         { class: 'ks-fields' },
-        deviceFields(device).map(([label, value]) => [
+        deviceFields(device, word).map(([label, value]) => [
           h('dt', null, label),
           h('dd', { class: value === '—' ? 'ks-muted' : undefined }, value),
         ]),
       ),
     ),
   );
-  return section('gpu', 'GPU summary', h('div', { class: 'ks-devices' }, cards));
+  return section('gpu', `${word} summary`, h('div', { class: 'ks-devices' }, cards));
 }
 
 function recommendationCard(rec: Recommendation, ctx: ViewContext): HTMLElement {
@@ -173,7 +181,7 @@ async function renderOverview(container: HTMLElement, ctx: ViewContext): Promise
   const ov = result;
 
   const breakdown = new Breakdown(ov);
-  const idle = new IdleSection(ctx);
+  const idle = new IdleSection(ctx, deviceWord(ov));
   const health = new HealthSection(ctx);
   const page = h(
     'div',

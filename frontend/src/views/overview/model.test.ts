@@ -4,7 +4,9 @@ import { describe, it } from 'node:test';
 import { OVERVIEW_EXAMPLE as OV } from './fixture';
 import {
   averageRow,
+  deviceCount,
   deviceFields,
+  deviceWord,
   droppedLines,
   evidenceParts,
   pieSlices,
@@ -94,6 +96,16 @@ describe('text', () => {
       droppedLines([{ name: 'ProfilerStep#9', reason: 'cut off by the end of the trace' }, {}]),
       ['ProfilerStep#9: cut off by the end of the trace', 'step 2: incomplete'],
     );
+  });
+
+  it('names the devices by their kind', () => {
+    assert.equal(deviceWord({ device_word: 'MTIA' }), 'MTIA');
+    assert.equal(deviceWord({ device_word: 'CPU' }), 'GPU');
+    assert.equal(deviceCount(1, 'MTIA'), '1 MTIA');
+    assert.equal(deviceCount(2, 'GPU'), '2 GPUs');
+    const device = OV.devices[0];
+    assert.ok(device);
+    assert.equal(Object.fromEntries(deviceFields(device, 'MTIA'))['MTIA utilization'], '55.51 %');
   });
 
   it('fills device cards with dashes for unknowns', () => {

@@ -172,12 +172,24 @@ export function droppedLines(dropped: readonly DroppedStep[]): string[] {
   });
 }
 
-/** Label/value pairs of a GPU summary card ("—" for what the trace cannot tell). */
-export function deviceFields(device: Device): [string, string][] {
+/** What the trace's devices are called ("GPU", "MTIA", "XPU", "accelerator"): the
+ * overview's `device_word`, which is "CPU" for a trace with no device activity. */
+export function deviceWord(ov: { device_word: string }): string {
+  return ov.device_word === 'CPU' ? 'GPU' : ov.device_word;
+}
+
+/** "1 GPU", "2 GPUs", "1 MTIA", "3 accelerators". */
+export function deviceCount(count: number, word: string): string {
+  return `${count} ${word}${count === 1 ? '' : 's'}`;
+}
+
+/** Label/value pairs of a device summary card ("—" for what the trace cannot tell);
+ * `word`: what the devices are called ("GPU", "MTIA", ...). */
+export function deviceFields(device: Device, word = 'GPU'): [string, string][] {
   return [
     ['Memory', formatBytes(device.memory_bytes)],
     ['Compute capability', device.compute_capability ?? '—'],
-    ['GPU utilization', formatPercent(device.utilization_pct)],
+    [`${word} utilization`, formatPercent(device.utilization_pct)],
     ['Est. SM efficiency', formatPercent(device.sm_efficiency_pct)],
     ['Est. achieved occupancy', formatPercent(device.achieved_occupancy_pct)],
     [`Kernel time using ${device.matrix_core_name}`, formatPercent(device.tensor_core_pct)],

@@ -1,0 +1,136 @@
+"""Python frames nest by the profiler's own parent ids, and by time compared in whole
+nanoseconds where there are none (analysis/python_stacks.py, analysis/host_ranges.py).
+
+Real H100 traces (tracelens) end outer frames at the nanosecond their parent ends, but the
+float sum `ts + dur` of the child rounds ~0.1 ns past the parent's: compared as floats, the
+child was not inside its parent and the chains lost their outer frames."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from builders import TraceBuilder
+from corpus import corpus_model, corpus_path
+from independent.raw import read_raw
+from kinetoscope.analysis.flamegraph import flamegraph
+from kinetoscope.analysis.optree import op_tree
+from kinetoscope.analysis.python_stacks import python_stacks
+
+H100 = [
+    "tracelens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz",
+    "tracelens/tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
+    "tracelens/tests/traces/h100/google_owlv2-large-patch14-ensemble__1016001.json.gz",
+]
+# Two frames of the Qwen trace as written: the same end nanosecond, 1428625781296.515,
+# but 1428625731533.343 + 49763.172 = 1428625781296.5151 in float64.
+OUTER = ("threading.py(655): wait", 1428625731522.203, 49774.312)
+INNER = ("threading.py(359): wait", 1428625731533.343, 49763.172)
+
+
+def _chains(path: str, key: str = "name") -> dict[str, list]:
+    """Per python event (by `Python id`), its frames' names (or ids) outwards via the
+    parent ids, from the raw JSON."""
+    raw = read_raw(corpus_path(path))
+    events = [e for e in raw.events if e.get("cat") == "python_function" and e.get("ph") == "X"]
+    by_id = {e["args"]["Python id"]: e for e in events}
+    out = {}
+    for e in events:
+        chain, cur = [], e
+        while cur is not None:
+            chain.append(cur["name"] if key == "name" else cur["args"]["Python id"])
+            cur = by_id.get(cur["args"].get("Python parent id"))
+        out[str(e["args"]["Python id"])] = chain
+    return out
+
+
+def _stack_names(model, stacks, i: int) -> list[str]:
+    names = []
+    while i >= 0:
+        names.append(stacks.frame_text[stacks.frame[i]])
+        i = int(stacks.parent[i])
+    return names
+
+
+@pytest.mark.parametrize("path", H100)
+def test_chains_follow_the_parent_ids(path: str) -> None:
+    model = corpus_model(path)
+    stacks = python_stacks(model, op_tree(model))
+    assert stacks is not None
+    want = _chains(path, key="id")
+    ids = [json.loads(model.raw_args(int(r)))["Python id"] for r in stacks.rows.tolist()]
+    assert len(ids) == len(want)
+
+    def chain(i: int) -> list[int]:
+        out = []
+        while i >= 0:
+            out.append(ids[i])
+            i = int(stacks.parent[i])
+        return out
+
+    wrong = [i for i, pid in enumerate(ids) if chain(i) != want[str(pid)]]
+    assert wrong == []
+
+
+@pytest.mark.parametrize("path", H100)
+def test_flame_paths_start_at_a_root_frame(path: str) -> None:
+    """Every Python frame right under a thread (CPU) or at the top (GPU) of the flame graph
+    is a frame the profiler recorded with no parent: no outer frame is lost."""
+    raw = read_raw(corpus_path(path))
+    roots = {
+        e["name"]
+        for e in raw.events
+        if e.get("cat") == "python_function" and e["args"].get("Python parent id") is None
+    }
+    for metric in ("cpu", "gpu"):
+        view = flamegraph(corpus_model(path), metric)
+        frames, parent = view["frames"], view["node_parent"]
+        kind = [frames[f]["kind"] for f in view["node_frame"]]
+        tops = {
+            frames[view["node_frame"][i]]["name"]
+            for i in range(len(parent))
+            if kind[i] == "python" and (parent[i] < 0 or kind[parent[i]] == "thread")
+        }
+        assert tops and {t.split(": ")[-1] for t in tops} <= {r.split(": ")[-1] for r in roots}, (
+            metric
+        )
+
+
+def _nested_pair(t: TraceBuilder, ids: bool) -> None:
+    name, ts, dur = OUTER
+    t.python(name, ts, dur, args={"Python id": 1, "Python parent id": None} if ids else None)
+    name, ts, dur = INNER
+    t.python(name, ts, dur, args={"Python id": 2, "Python parent id": 1} if ids else None)
+    t.op("aten::mul", INNER[1] + 5, 10)
+
+
+@pytest.mark.parametrize("ids", [False, True])
+def test_a_frame_ending_with_its_parent_nests(tmp_path: Path, ids: bool) -> None:
+    """Without ids, by time in whole ns; with them, by the ids."""
+    assert INNER[1] + INNER[2] > OUTER[1] + OUTER[2]  # the float sums cross
+    t = TraceBuilder()
+    _nested_pair(t, ids)
+    model = t.model(tmp_path)
+    stacks = python_stacks(model, op_tree(model))
+    assert stacks is not None
+    inner = [i for i in range(stacks.rows.size) if "359" in _stack_names(model, stacks, i)[0]][0]
+    assert _stack_names(model, stacks, inner) == [INNER[0], OUTER[0]]
+
+
+def test_the_ids_win_over_time(tmp_path: Path) -> None:
+    """A frame the profiler says is a root stays one even where an earlier frame encloses
+    it in time; an id naming a later event (a loop) falls back to time nesting."""
+    t = TraceBuilder()
+    t.python("a.py(1): outer", 1000.0, 100.0, args={"Python id": 1, "Python parent id": None})
+    t.python("b.py(1): root", 1010.0, 10.0, args={"Python id": 2, "Python parent id": None})
+    t.python("c.py(1): loop", 1012.0, 2.0, args={"Python id": 3, "Python parent id": 4})
+    t.python("d.py(1): later", 1050.0, 2.0, args={"Python id": 4, "Python parent id": 3})
+    model = t.model(tmp_path)
+    stacks = python_stacks(model, op_tree(model))
+    assert stacks is not None
+    chains = {_stack_names(model, stacks, i)[0]: _stack_names(model, stacks, i) for i in range(4)}
+    assert chains["b.py(1): root"] == ["b.py(1): root"]
+    assert chains["c.py(1): loop"] == ["c.py(1): loop", "b.py(1): root"]
+    # d names c, which sorts before it: taken, though c does not enclose d in time.
+    assert chains["d.py(1): later"] == ["d.py(1): later", "c.py(1): loop", "b.py(1): root"]
