@@ -15,10 +15,9 @@ import math
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
-from .raw import RawTrace, read_raw
+from .raw import RawTrace, ns, read_raw
 
 TOLERANCE_NS = 1000  # 1 µs: nesting, launch and window tolerances
 CLOCK_GAP_MIN_US = 1_000_000.0
@@ -37,16 +36,6 @@ DRIVER_CATS = {"cuda_driver", "xpu_driver", "privateuse1_driver"}
 FLOW_CATS = {"ac2g", "async", "async_cpu_to_gpu", "async_gpu", "fwdbwd"}
 NOT_SLICES = {"trace", "cuda_sync"} | FLOW_CATS  # the Trace span, sync events, flows
 WINDOW_MARK = "Record Window End"
-
-
-def ns(value: Any) -> int:
-    """A time in µs as written (int or float) as exact integer nanoseconds: ints exactly,
-    floats by their shortest decimal text past 2**53 ns (epoch µs × 1000 is past it)."""
-    if isinstance(value, int):
-        return value * 1000
-    if abs(value) * 1000 < 2**52:
-        return round(value * 1000)
-    return int((Decimal(repr(value)) * 1000).to_integral_value(ROUND_HALF_EVEN))
 
 
 def _num(value: Any) -> float | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 from dataclasses import dataclass, field
+from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -40,5 +41,11 @@ def read_raw(path: str | Path) -> RawTrace:
 
 
 def ns(value: Any) -> int:
-    """A time in µs (int or float, as written) as integer nanoseconds."""
-    return round(float(value) * 1000)
+    """A time in µs as written (int or float) as exact integer nanoseconds: ints exactly,
+    floats by their shortest decimal text past 2**52 ns (epoch µs × 1000 is past it, where
+    `round(value * 1000)` is off by tens of ns)."""
+    if isinstance(value, int):
+        return value * 1000
+    if abs(value) * 1000 < 2**52:
+        return round(value * 1000)
+    return int((Decimal(repr(value)) * 1000).to_integral_value(ROUND_HALF_EVEN))
