@@ -21,6 +21,7 @@ import {
   breakdownRows,
   changeBars,
   communicationRows,
+  deviceWordOf,
   gpuRows,
   memoryRows,
   shapeText,
@@ -146,7 +147,9 @@ class DiffPage {
         ...steps,
         ...breakdownRows(data.breakdown),
       ]),
-      data.gpu.length ? this.compareSection('gpu', 'GPU', gpuRows(data.gpu), true) : null,
+      data.gpu.length
+        ? this.compareSection('gpu', deviceWordOf(data.gpu), gpuRows(data.gpu), true)
+        : null,
       data.memory.length
         ? this.compareSection('memory', 'Memory peaks', memoryRows(data.memory), true)
         : null,

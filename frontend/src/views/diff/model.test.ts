@@ -8,6 +8,7 @@ import {
   formatDelta,
   formatDeltaPct,
   formatValue,
+  deviceWordOf,
   gpuRows,
   memoryRows,
   statusCounts,
@@ -153,7 +154,25 @@ describe('rows of the side-by-side tables', () => {
     const first = rows[0];
     assert.ok(first);
     assert.equal(first.group, 'GPU 0 (V100 → H100)');
+    assert.equal(first.label, 'GPU utilization');
     assert.equal(tone(first.value, first.metric.better), 'better');
+  });
+
+  it('names the devices by their kind (MTIA), "device" when the kinds differ', () => {
+    const gpu = (label: string) => ({
+      id: 0,
+      short_label: label,
+      base_name: null,
+      target_name: null,
+      utilization_pct: cmp(50, 70),
+      sm_efficiency_pct: UNKNOWN,
+      achieved_occupancy_pct: UNKNOWN,
+      tensor_core_pct: UNKNOWN,
+      kernel_time_us: cmp(100, 80),
+    });
+    assert.equal(deviceWordOf([gpu('MTIA 17')]), 'MTIA');
+    assert.equal(gpuRows([gpu('MTIA 17')])[0]?.label, 'MTIA utilization');
+    assert.equal(deviceWordOf([gpu('GPU 0'), { ...gpu('XPU 0'), id: 1 }]), 'device');
   });
 
   it('memory: peak allocated and reserved per device, unknown kept', () => {

@@ -135,12 +135,21 @@ function gpuName(g: GpuDiff): string {
   return `${g.short_label}${known.length ? ` (${known.join(' → ')})` : ''}`;
 }
 
+/** What the compared devices are called ("GPU", "MTIA", "XPU"): the word of their short
+ *  labels ("MTIA 17" → "MTIA"), "device" when they differ or none is given. */
+export function deviceWordOf(gpus: readonly GpuDiff[]): string {
+  const words = new Set(gpus.map((g) => g.short_label.split(' / ')[0]?.replace(/ \d+$/, '') ?? ''));
+  const [only] = [...words];
+  return words.size === 1 && only ? only : 'device';
+}
+
 export function gpuRows(gpus: readonly GpuDiff[]): CompareRow[] {
+  const word = deviceWordOf(gpus);
   return gpus.flatMap((g) => {
     const name = gpuName(g);
     const key = `gpu${g.id}`;
     return [
-      row(`${key}.utilization_pct`, 'GPU utilization', RATE_PCT, g.utilization_pct, name),
+      row(`${key}.utilization_pct`, `${word} utilization`, RATE_PCT, g.utilization_pct, name),
       row(`${key}.sm_efficiency_pct`, 'SM efficiency', RATE_PCT, g.sm_efficiency_pct, name),
       row(
         `${key}.achieved_occupancy_pct`,

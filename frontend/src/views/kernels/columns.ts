@@ -137,7 +137,7 @@ const SOURCE: ColumnSpec<KernelRow> = {
   },
 };
 
-const DEVICE = numberColumn('device', 'GPU', 'Device the kernel ran on.', 60, (r) =>
+const DEVICE = numberColumn('device', 'Device', 'Device the kernel ran on.', 60, (r) =>
   orDash(r.device),
 );
 const STREAM = numberColumn(
