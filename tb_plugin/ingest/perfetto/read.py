@@ -6,14 +6,14 @@ from collections.abc import Callable
 from typing import Any, BinaryIO
 
 import msgspec
-from google.protobuf.message import DecodeError
 
 from ..columns import Chunk, build_chunk
 from ..schema import Event
 from ..text_blocks import DecodeReport, ProgressFn, TraceDecodeError
-from .events import PacketReader, iter_events
-from .stream import PacketStreamError, packet_runs
+from .events import PacketReader
+from .stream import PacketStreamError, StopReading, packet_runs
 
+BATCH = 50_000  # events per chunk
 _META_ARG = {
     "process_name": "name",
     "thread_name": "name",
@@ -32,20 +32,33 @@ def decode_perfetto(
 ) -> None:
     """Decode the packets of `f` into chunks given to `merge`; the trace's metadata
     (ChromeEventBundle.metadata: `deviceProperties`, `distributedInfo`, versions...) goes
-    to `report.header`. Damage stops the read and keeps what came before it."""
+    to `report.header`. A packet that cannot be read is skipped (with a warning); damaged
+    framing, or a limit, stops the read and keeps every packet before it."""
     reader = PacketReader(report)
+    pending: list[Event] = []
+
+    def give(events: list[Event]) -> None:
+        report.event_count += len(events)
+        merge(build_chunk(events))
+
     try:
-        for events in iter_events(packet_runs(f, total, report, progress), reader):
-            report.event_count += len(events)
-            merge(build_chunk(events))
-    except (PacketStreamError, DecodeError) as err:
-        if report.event_count == 0 and not reader.tracks.tracks:
+        for run in packet_runs(f, total, report, progress):
+            pending.extend(reader.events(run))
+            if len(pending) >= BATCH:
+                give(pending)
+                pending = []
+    except PacketStreamError as err:
+        if reader.packets == 0:
             raise TraceDecodeError("unreadable", f"not a Perfetto trace: {err}", 0) from None
         report.partial = True
         report.warnings.append(f"the packet stream is damaged ({err}): kept what came before")
-        tail = reader.finish()
-        if tail:
-            merge(build_chunk(tail))
+    except StopReading as stop:
+        report.partial = True
+        report.warnings.append(str(stop))
+    pending.extend(reader.finish())
+    for at in range(0, len(pending), BATCH):
+        give(pending[at : at + BATCH])
+    pending.clear()
     merge(build_chunk(_meta_events(reader.meta)))
     report.header.update(reader.header)
 
