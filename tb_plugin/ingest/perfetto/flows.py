@@ -38,7 +38,7 @@ def metadata_value(item: Any) -> Any:
     if item.HasField("json_value"):
         try:
             return msgspec.json.decode(item.json_value)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, UnicodeDecodeError):  # not JSON, or not UTF-8
             return text(item.json_value)
     if item.HasField("int_value"):
         return item.int_value

@@ -176,3 +176,5 @@ def inflated_runs(data: bytes, report: DecodeReport) -> Iterator[bytes]:
         pending = pending[used:]
     if pending:
         raise PacketStreamError(f"compressed packets end inside a packet ({len(pending)} bytes)")
+    if not inflater.eof:
+        raise PacketStreamError("the zlib stream of compressed packets is cut short")
