@@ -20,7 +20,7 @@ _PLAIN = frozenset({2, 3, 4, 5, 6})  # bool, uint, int, double, string: as they 
 _POINTER, _NESTED, _LEGACY_JSON, _DICT, _ARRAY, _STRING_IID = 7, 8, 9, 11, 12, 17
 SEEN_MAX = 200_000  # distinct annotations remembered per sequence (ids rarely repeat)
 SEEN_BYTES = 32 << 20  # and their memory, at most (counted against the load memory cap)
-_SEEN_ENTRY = 240  # bytes of one remembered annotation besides its bytes and value
+_SEEN_ENTRY = 280  # bytes of one remembered annotation besides its bytes and value
 
 
 class Seen(dict[bytes, Any]):

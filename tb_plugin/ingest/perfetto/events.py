@@ -33,11 +33,11 @@ from ..text_blocks import DecodeReport, too_large
 from .annotations import read_annotations, text
 from .flows import flow_event, flow_kind, metadata_value
 from .held import (
+    EVENT_COST,
     FLOW_COST,
     META_COST,
     OPEN_COST,
     PLACE_COST,
-    SEQUENCE_COST,
     Sequence,
     Sink,
     Slot,
@@ -164,7 +164,6 @@ class PacketReader:
             + self._tables_bytes
             + len(self._flows) * FLOW_COST
             + (len(self._open) + len(self.tracks.unknown)) * PLACE_COST
-            + len(self._sequences) * SEQUENCE_COST
             + self.tracks.nbytes
             + len(self.meta) * META_COST
         )
@@ -294,7 +293,7 @@ class PacketReader:
         self._link(done, [*begun.flows, *flows], [*begun.ends, *ends])
 
     def _fill(self, slot: Slot, event: Event) -> None:
-        cost = len(event.args) + OPEN_COST // 2
+        cost = EVENT_COST + len(event.args)
         slot[0], slot[1] = event, cost
         self._out.nbytes += cost
 

@@ -4,7 +4,7 @@ A trace may open slices that never end, hold finished events behind them, intern
 and describe tracks without bound; all of it counts against the load memory cap
 (`limits.load_memory_bytes`) with the builder's columns, so a small file of packets that
 would hold gigabytes stops with `too_large` instead. The costs are measured (tracemalloc,
-CPython 3.11) and rounded up: they bound, they do not account.
+CPython 3.11, 50,000 of each) and rounded up: they bound, they do not account.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from typing import Any
 from ..schema import Event
 from .annotations import Seen, text
 
-OPEN_COST = 700  # one slice waiting for its end, besides its args and name
-EVENT_COST = 300  # one finished event waiting behind a slice still open, besides its args
-FLOW_COST = 250  # one flow id waiting for its other side
-PLACE_COST = 250  # one track with events (its stack, place, maybe its unknown uuid)
-SEQUENCE_COST = 2_000  # one packet sequence's tables, empty
-ENTRY_COST = 150  # one interned name, besides its text
+OPEN_COST = 500  # one slice waiting for its end, besides its args and name
+EVENT_COST = 330  # one finished event waiting behind a slice still open, besides its args
+FLOW_COST = 300  # one flow id waiting for its other side
+PLACE_COST = 150  # one track with events (its stack, place, maybe its unknown uuid)
+SEQUENCE_COST = 800  # one packet sequence's tables, empty
+ENTRY_COST = 120  # one interned name, besides its text
 META_COST = 250  # one metadata entry (process or thread name, sort index)
 
 

@@ -39,7 +39,7 @@ def name_id(name: str) -> int | str:
     return name
 
 
-TRACK_COST = 600  # bytes of one described track, besides its name (counted by the reader)
+TRACK_COST = 250  # bytes of one described track, besides its name (counted by the reader)
 
 
 @dataclass
