@@ -178,3 +178,24 @@ def test_files_named_as_perfetto_traces_are_listed(tmp_path: Path) -> None:
     with pytest.raises(TraceDecodeError) as err:
         build_model(str(run / "junk.pftrace"))
     assert err.value.kind == "unreadable"
+
+
+def test_a_deadline_stops_compressed_packets_while_they_inflate(tmp_path: Path) -> None:
+    """The load's progress is told per inflate step of compressed packets, so its
+    deadline (KINETOSCOPE_LOAD_TIMEOUT_S, raised from the progress callback) stops a
+    packet that inflates for long, not only after it."""
+    path = tmp_path / "z.pftrace"
+    path.write_bytes(pb.small_trace(10) + pb.compressed_bomb(300))
+    calls = []
+
+    class Deadline(Exception):
+        pass
+
+    def progress(done: int, total: int) -> None:
+        calls.append((done, total))
+        if len(calls) > 20:
+            raise Deadline()
+
+    with pytest.raises(Deadline):
+        build_model(str(path), progress=progress)
+    assert calls[-1] == (path.stat().st_size, path.stat().st_size)  # the file's progress

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import zlib
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -113,6 +114,7 @@ class PacketReader:
     _open_bytes: int = 0
     _tables_bytes: int = 0  # the sequences' interned tables and annotations
     _cap: int = field(default_factory=load_memory_bytes)
+    step: Callable[[], None] | None = None  # called per inflate step of compressed packets
 
     def __post_init__(self) -> None:
         self._out = Sink(self._slots)
@@ -204,7 +206,7 @@ class PacketReader:
         elif packet.compressed_packets:
             if nested:  # Perfetto never nests them
                 raise ValueError("compressed packets inside compressed packets")
-            for run in inflated_runs(packet.compressed_packets, self.report):
+            for run in inflated_runs(packet.compressed_packets, self.report, self.step):
                 self._run(run, nested=True)
                 self.check_memory()
 

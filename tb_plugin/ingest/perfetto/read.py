@@ -36,6 +36,15 @@ def decode_perfetto(
     framing, or a limit, stops the read and keeps every packet before it."""
     reader = PacketReader(report)
     pending: list[Event] = []
+    if progress is not None:
+        outer, seen = progress, [0, total]  # the file's progress, told again per inflate step
+
+        def told(done: int, size: int) -> None:
+            seen[:] = [done, size]
+            outer(done, size)
+
+        reader.step = lambda: outer(*seen)
+        progress = told
 
     def give(events: list[Event]) -> None:
         report.event_count += len(events)

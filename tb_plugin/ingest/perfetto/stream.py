@@ -14,7 +14,7 @@ whole: each step's output counts against the file's text limit
 from __future__ import annotations
 
 import zlib
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import BinaryIO
 
 from ..limits import max_event_bytes, max_text_bytes
@@ -150,7 +150,9 @@ def _whole(pending: bytes) -> Generator[bytes, None, int]:
     return used
 
 
-def inflated_runs(data: bytes, report: DecodeReport) -> Iterator[bytes]:
+def inflated_runs(
+    data: bytes, report: DecodeReport, step: Callable[[], None] | None = None
+) -> Iterator[bytes]:
     """The packets of one `compressed_packets` field, inflated `INFLATE_STEP` at a time
     (never whole), in runs of whole packets. The inflated bytes count against the file's
     text limit (`StopReading` past it); a zlib error or damaged framing ends the field
@@ -165,6 +167,8 @@ def inflated_runs(data: bytes, report: DecodeReport) -> Iterator[bytes]:
         if inflater.eof:
             rest = b""
         report.text_bytes += len(out)
+        if step is not None:  # the load's progress: lets its deadline stop a bomb
+            step()
         if report.text_bytes > budget:
             raise StopReading(
                 f"the decompressed text is larger than {budget >> 20} MiB "
