@@ -115,15 +115,17 @@ class PacketReader:
     _tables_bytes: int = 0  # the sequences' interned tables and annotations
     _cap: int = field(default_factory=load_memory_bytes)
     step: Callable[[], None] | None = None  # called per inflate step of compressed packets
+    # Where complete events go, in order (the batches of the model builder).
+    deliver: Callable[[list[Event]], None] = lambda events: None
 
     def __post_init__(self) -> None:
         self._out = Sink(self._slots)
 
-    def events(self, run: bytes) -> list[Event]:
-        """The events complete after the packets of `run`, in begin order; past
-        `HOLD_MAX` waiting ones, those complete go out even after a slice still open."""
+    def read(self, run: bytes) -> None:
+        """Reads the packets of `run`; the events complete after them go to `deliver`, in
+        begin order (past `HOLD_MAX` waiting ones, even after a slice still open)."""
         self._run(run, nested=False)
-        return self._take(len(self._slots) > HOLD_MAX)
+        self.deliver(self._take(len(self._slots) > HOLD_MAX))
 
     def _run(self, run: bytes, nested: bool) -> None:
         """Reads a run of whole packets: with one protobuf call, else (a packet of it is
@@ -209,6 +211,7 @@ class PacketReader:
             for run in inflated_runs(packet.compressed_packets, self.report, self.step):
                 self._run(run, nested=True)
                 self.check_memory()
+                self.deliver(self._take(False))  # a packet may inflate to gigabytes
 
     def _sequence(self, packet: Any) -> Sequence:
         key = packet.trusted_packet_sequence_id

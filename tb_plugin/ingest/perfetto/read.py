@@ -13,7 +13,8 @@ from ..text_blocks import DecodeReport, ProgressFn, TraceDecodeError
 from .events import PacketReader
 from .stream import PacketStreamError, StopReading, packet_runs
 
-BATCH = 50_000  # events per chunk
+BATCH = 50_000  # events per chunk, at most
+BATCH_BYTES = 32 << 20  # bytes of args per chunk, at most
 _META_ARG = {
     "process_name": "name",
     "thread_name": "name",
@@ -35,7 +36,8 @@ def decode_perfetto(
     to `report.header`. A packet that cannot be read is skipped (with a warning); damaged
     framing, or a limit, stops the read and keeps every packet before it."""
     reader = PacketReader(report)
-    pending: list[Event] = []
+    batches = _Batches(report, merge)
+    reader.deliver = batches.add
     if progress is not None:
         outer, seen = progress, [0, total]  # the file's progress, told again per inflate step
 
@@ -46,16 +48,9 @@ def decode_perfetto(
         reader.step = lambda: outer(*seen)
         progress = told
 
-    def give(events: list[Event]) -> None:
-        report.event_count += len(events)
-        merge(build_chunk(events))
-
     try:
         for run in packet_runs(f, total, report, progress):
-            pending.extend(reader.events(run))
-            if len(pending) >= BATCH:
-                give(pending)
-                pending = []
+            reader.read(run)
     except PacketStreamError as err:
         if reader.packets == 0:
             raise TraceDecodeError("unreadable", f"not a Perfetto trace: {err}", 0) from None
@@ -64,12 +59,34 @@ def decode_perfetto(
     except StopReading as stop:
         report.partial = True
         report.warnings.append(str(stop))
-    pending.extend(reader.finish())
-    for at in range(0, len(pending), BATCH):
-        give(pending[at : at + BATCH])
-    pending.clear()
+    batches.add(reader.finish())
+    batches.flush()
     merge(build_chunk(_meta_events(reader.meta)))
     report.header.update(reader.header)
+
+
+class _Batches:
+    """Complete events gathered into chunks of `BATCH` events or `BATCH_BYTES` of args
+    (events with big args: a chunk's args are spilled, and counted, at its merge)."""
+
+    def __init__(self, report: DecodeReport, merge: Callable[[Chunk], None]) -> None:
+        self.report, self.merge = report, merge
+        self.events: list[Event] = []
+        self.nbytes = 0
+
+    def add(self, events: list[Event]) -> None:
+        for at in range(0, len(events), BATCH):
+            part = events[at : at + BATCH]
+            self.events.extend(part)
+            self.nbytes += sum(len(e.args) for e in part)
+            if len(self.events) >= BATCH or self.nbytes >= BATCH_BYTES:
+                self.flush()
+
+    def flush(self) -> None:
+        if self.events:
+            self.report.event_count += len(self.events)
+            self.merge(build_chunk(self.events))
+            self.events, self.nbytes = [], 0
 
 
 def _meta_events(meta: list[tuple[Any, Any, str, Any]]) -> list[Event]:
