@@ -54,7 +54,7 @@ def test_slices_that_never_end_stop_at_the_cap_and_memory_goes_back(tmp_path: Pa
     the cap, and after each refusal (in a loader thread, as the store loads) the process
     is back near where it started: bombs in a row never add up."""
     opened = tmp_path / "open.pftrace.gz"
-    opened.write_bytes(gzip.compress(pb.open_slices(400_000), 6))
+    opened.write_bytes(gzip.compress(pb.open_slices(200_000), 6))
     assert opened.stat().st_size < 1 << 20
     columns = column_bomb(tmp_path / "cols.pt.trace.json.gz")
     began = time.monotonic()
