@@ -81,7 +81,7 @@ def _pick(rng: random.Random, packets: list[bytes]) -> int:
 
 def byte_edit(rng: random.Random, packets: list[bytes]) -> list[bytes]:
     i = _pick(rng, packets)
-    body = bytearray(packets[i]) if packets else bytearray(b"\x00")
+    body = bytearray(packets[i] or b"\x00")
     for _ in range(rng.randint(1, 8)):
         body[rng.randrange(len(body))] = rng.choice([0, 0x7F, 0x80, 0xFF, rng.randrange(256)])
     packets[i] = bytes(body)
@@ -249,6 +249,8 @@ MUTATIONS: list[Mutation] = [
 def mutated(rng: random.Random, packets: list[bytes]) -> list[bytes]:
     out = list(packets)
     for _ in range(rng.choice([1, 1, 2, 3, 5])):
+        if not out:  # every packet dropped: mutate one empty packet
+            out = [b""]
         out = rng.choice(MUTATIONS)(rng, out)
     return out
 
