@@ -7,9 +7,7 @@ Raw args go straight to a spill file, which the cache keeps and memory-maps.
 
 from __future__ import annotations
 
-import ctypes
 import os
-import sys
 import tempfile
 from collections import deque
 from collections.abc import Callable
@@ -34,7 +32,8 @@ from .columns import (
 from .decode import DecodeReport, ProgressFn, TraceDecodeError, iter_event_batches
 from .event_text import decode_run, skip_separator
 from .formats import FORMATS, TraceFormat
-from .limits import load_memory_bytes
+from .heap import release_failed_load, return_freed_memory
+from .limits import load_memory_bytes, max_args_bytes
 from .naming import parse_trace_name
 from .native_chunk import (
     ScannedSlice,
@@ -47,13 +46,14 @@ from .native_chunk import (
 from .pieces import Piece, Tail, decode_tail, iter_event_pieces
 from .schema import Event
 from .storage import file_identity
+from .text_blocks import too_large
 
 
 class ModelBuilder:
     """Merges chunks, in file order, into one model: global string tables, row offsets,
     and the raw args written to the spill file by a background thread."""
 
-    def __init__(self, args_sink: BinaryIO) -> None:
+    def __init__(self, args_sink: BinaryIO, report: DecodeReport | None = None) -> None:
         self.interners = {k: Interner() for k in INTERNED}
         self.parts: list[dict[str, np.ndarray]] = []
         self.mem_parts: list[dict[str, np.ndarray]] = []
@@ -69,6 +69,10 @@ class ModelBuilder:
         self.empty_events = 0
         self.nbytes = 0  # of the columns held (the args are spilled to the sink)
         self.memory_cap = load_memory_bytes()
+        self.args_cap = max_args_bytes()
+        # The columns held, for a decoder that holds state of its own (a Perfetto
+        # reader's open slices): it counts both against the cap (`report.held_bytes`).
+        self.report = report or DecodeReport()
 
     def merge(self, chunk: Chunk) -> None:
         self.meta.extend(chunk.meta)
@@ -86,6 +90,13 @@ class ModelBuilder:
             cols[key] = mapping[cols[key]]
         cols["args_end"] = cols["args_end"] + self.args_total
         self.args_total += len(chunk.args)
+        if self.args_total > self.args_cap:
+            raise TraceDecodeError(
+                "too_large",
+                f"its event args need more than {self.args_cap >> 20} MB on disk "
+                f"(KINETOSCOPE_MAX_ARGS_MB; {self.rows} events read so far), so it was stopped",
+                0,
+            )
         # Writes release the GIL: a writer thread overlaps them with decoding.
         if self._pending_write is not None:
             self._pending_write.result()
@@ -98,14 +109,15 @@ class ModelBuilder:
         self.nbytes += sum(c.nbytes for c in cols.values())
         if chunk.memory is not None:
             self.nbytes += sum(c.nbytes for c in chunk.memory.values())
-        if 2 * self.nbytes > self.memory_cap:  # the parts, then their join
-            raise TraceDecodeError(
-                "too_large",
-                f"loading it needs more than {self.memory_cap >> 20} MB of memory "
-                f"(KINETOSCOPE_LOAD_MEMORY_MB; {self.rows} events read so far), so it was "
-                "stopped",
-                0,
-            )
+        self.report.held_bytes = 2 * self.nbytes  # the parts, then their join
+        if self.report.held_bytes > self.memory_cap:
+            raise too_large(self.memory_cap, self.rows)
+
+    def drop(self) -> None:
+        """Let go of the parts of a load that stops."""
+        self.parts.clear()
+        self.mem_parts.clear()
+        self.interners.clear()
 
     def flush(self) -> None:
         if self._pending_write is not None:
@@ -186,7 +198,7 @@ def build_model(
         sink: BinaryIO = open(args_path, "w+b")  # noqa: SIM115 - closed below
     else:
         sink = tempfile.TemporaryFile(prefix="kinetoscope-args-")  # noqa: SIM115
-    builder = ModelBuilder(sink)
+    builder = ModelBuilder(sink, report)
     try:
         # A remote object is streamed in blocks through the same decoder (never read
         # whole first); worker processes get text slices, never the path.
@@ -199,6 +211,11 @@ def build_model(
         builder.flush()
         sink.flush()
         blob: Any = np.memmap(sink, dtype=np.uint8, mode="r") if builder.args_total > 0 else b""
+    except BaseException as exc:
+        builder.flush()
+        builder.drop()
+        release_failed_load(exc)
+        raise
     finally:
         builder.flush()
         sink.close()
@@ -246,26 +263,6 @@ def _format_of(path: str) -> TraceFormat:
     names and any other name the CLI is pointed at)."""
     parsed = parse_trace_name(path.rsplit("/", 1)[-1])
     return FORMATS[parsed.format] if parsed is not None else FORMATS["json"]
-
-
-def return_freed_memory() -> None:
-    """Give the heap's free pages back to the system. A load frees as much as it keeps
-    (each chunk's columns once joined, decoded batches, scan buffers), and glibc keeps
-    freed pages mapped, in the arena of the thread that used them, where the views
-    computed next by another thread cannot reuse them: after a 253 MB H100 trace, 200 MB
-    of RSS held 112 MB of data. Elsewhere than glibc this does nothing."""
-    if _MALLOC_TRIM is not None:
-        _MALLOC_TRIM(0)
-
-
-def _malloc_trim() -> Callable[[int], int] | None:
-    try:
-        return ctypes.CDLL("libc.so.6").malloc_trim  # type: ignore[no-any-return]
-    except (OSError, AttributeError):  # not glibc
-        return None
-
-
-_MALLOC_TRIM = _malloc_trim() if sys.platform.startswith("linux") else None
 
 
 # Scanning threads are used for files of at least this much text. Slices in flight and

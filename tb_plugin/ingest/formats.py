@@ -23,6 +23,13 @@ class TraceFormat:
     sniff: Callable[[bytes], bool]
     decoder: str  # "module:function" under kinetoscope.ingest; "" for the JSON fast path
     mimetype: str  # of the file itself, for its download
+    # Suffixes that only this format uses: such a file is listed whatever its first bytes
+    # (a damaged or odd one shows up as a worker with its error, never vanishes).
+    own_suffixes: tuple[str, ...] = ()
+
+    def claims(self, name: str) -> bool:
+        """Whether the name alone says a file is of this format."""
+        return name.endswith(self.own_suffixes) if self.own_suffixes else False
 
     def decode(self) -> Callable[..., Any]:
         module, function = self.decoder.split(":")
@@ -49,6 +56,7 @@ PERFETTO = TraceFormat(
     sniff_perfetto,
     "perfetto.read:decode_perfetto",
     "application/octet-stream",
+    (".pftrace.gz", ".pftrace", ".perfetto-trace"),
 )
 FORMATS: dict[str, TraceFormat] = {f.name: f for f in (JSON, PERFETTO)}
 

@@ -80,3 +80,11 @@ def load_memory_bytes() -> int:
     quarter of the machine's RAM: two loads run at once, and the models and views they
     make need room too)."""
     return int(env_number("KINETOSCOPE_LOAD_MEMORY_MB", _machine_memory_mb() / 4) * (1 << 20))
+
+
+def max_args_bytes() -> int:
+    """Event args one load may spill to disk (KINETOSCOPE_MAX_ARGS_MB, default the load
+    memory cap): the spill file is memory-mapped and read by the views, so it competes
+    for the same memory; past it the load stops with a `too_large` error."""
+    default = load_memory_bytes() / (1 << 20)
+    return int(env_number("KINETOSCOPE_MAX_ARGS_MB", default) * (1 << 20))

@@ -54,7 +54,8 @@ def looks_like_kineto_trace(path: str) -> bool:
     empty or broken one shows up as a broken worker instead of vanishing. Plain names
     are sniffed by the format their suffix names (`formats.FORMATS`): a ``*.json[.gz]``
     file's first 64 KiB (decompressed) must hold ``"traceEvents"`` or be a bare array
-    with ``"ph"`` keys; a Perfetto file's must start with trace packets.
+    with ``"ph"`` keys; a ``*.pb[.gz]`` file's must start with Perfetto trace packets.
+    A suffix only one format uses (``*.pftrace``) is listed without a sniff.
     """
     parsed = parse_trace_name(os.path.basename(path))
     if parsed is None:
@@ -69,7 +70,7 @@ def looks_like_kineto_trace(path: str) -> bool:
 
 
 def cached_sniff(path: str, parsed: TraceName, size: int, mtime_ns: int) -> bool:
-    if parsed.torch_style:
+    if parsed.torch_style or FORMATS[parsed.format].claims(path):
         return True
     if size == 0:
         return False

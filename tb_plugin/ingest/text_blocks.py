@@ -46,9 +46,21 @@ class DecodeReport:
     failed_bytes: int = 0  # text decoded in vain, repairs tried (the salvage budget)
     failed_at: int | None = None  # where in its text the last failed decode stopped
     compressed: bool = False  # gzip: after damage its text is not to be trusted
+    text_bytes: int = 0  # decompressed bytes read (compressed protobuf packets included)
+    held_bytes: int = 0  # memory the model builder holds, as the load memory cap counts it
 
 
 ProgressFn = Callable[[int, int], None]
+
+
+def too_large(cap: int, events: int) -> TraceDecodeError:
+    """The refusal of a load that would hold more than `cap` bytes (`limits.load_memory_bytes`)."""
+    return TraceDecodeError(
+        "too_large",
+        f"loading it needs more than {cap >> 20} MB of memory (KINETOSCOPE_LOAD_MEMORY_MB; "
+        f"{events} events read so far), so it was stopped",
+        0,
+    )
 
 
 def decompressed_blocks(
@@ -62,10 +74,9 @@ def decompressed_blocks(
     at `limits.max_text_bytes()` (a gzip bomb inflates without end). `binary`: the
     content is not text (a protobuf trace), so blank blocks are data, kept as they are."""
     budget = max_text_bytes()
-    text = 0
     for block in _raw_text_blocks(f, total, progress, report):
-        text += len(block)
-        if text > budget:
+        report.text_bytes += len(block)
+        if report.text_bytes > budget:
             report.partial = True
             report.warnings.append(
                 f"the decompressed text is larger than {budget >> 20} MiB "

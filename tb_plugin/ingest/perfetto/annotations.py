@@ -19,6 +19,15 @@ _NAME_IID, _NAME = 1, 10
 _PLAIN = frozenset({2, 3, 4, 5, 6})  # bool, uint, int, double, string: as they are
 _POINTER, _NESTED, _LEGACY_JSON, _DICT, _ARRAY, _STRING_IID = 7, 8, 9, 11, 12, 17
 SEEN_MAX = 200_000  # distinct annotations remembered per sequence (ids rarely repeat)
+SEEN_BYTES = 32 << 20  # and their memory, at most (counted against the load memory cap)
+_SEEN_ENTRY = 280  # bytes of one remembered annotation besides its bytes and value
+
+
+class Seen(dict[bytes, Any]):
+    """A sequence's annotations already read, by their bytes, and about what they hold
+    in memory (`nbytes`: the key and its decoded value, about twice the key)."""
+
+    nbytes = 0
 
 
 def text(value: str | bytes) -> str:
@@ -28,7 +37,7 @@ def text(value: str | bytes) -> str:
 
 
 def read_annotations(
-    items: Any, names: dict[int, str], strings: dict[int, str], seen: dict[bytes, Any] | None = None
+    items: Any, names: dict[int, str], strings: dict[int, str], seen: Seen | None = None
 ) -> dict[str, Any]:
     """Name → value of each annotation; interned names and strings from the sequence.
     `seen`: the sequence's annotations already read, by their bytes (most repeat: the
@@ -41,9 +50,11 @@ def read_annotations(
             key = item.SerializeToString()
             known = seen.get(key)
             if known is None:
-                if len(seen) >= SEEN_MAX:
+                if len(seen) >= SEEN_MAX or seen.nbytes > SEEN_BYTES:
                     seen.clear()
+                    seen.nbytes = 0
                 known = seen[key] = _annotation(item, names, strings)
+                seen.nbytes += _SEEN_ENTRY + 2 * len(key)
             name, value = known
         out[name] = value
     return out

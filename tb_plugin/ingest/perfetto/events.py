@@ -21,16 +21,28 @@ from __future__ import annotations
 
 import zlib
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
+from google.protobuf.message import DecodeError
 
-from ...model.categories import CATEGORY_KINDS, GPU_ACTIVITY_KINDS, LAUNCH_KINDS
+from ..limits import load_memory_bytes
 from ..schema import Event
-from ..text_blocks import DecodeReport
+from ..text_blocks import DecodeReport, too_large
 from .annotations import read_annotations, text
+from .flows import flow_event, flow_kind, metadata_value
+from .held import (
+    EVENT_COST,
+    FLOW_COST,
+    META_COST,
+    OPEN_COST,
+    PLACE_COST,
+    Sequence,
+    Sink,
+    Slot,
+)
 from .schema import (
     COUNTER,
     INSTANT,
@@ -38,7 +50,9 @@ from .schema import (
     SLICE_BEGIN,
     SLICE_END,
     Trace,
+    TracePacket,
 )
+from .stream import inflated_runs, packet_spans
 from .tracks import MetaEntry, TrackTable
 
 # TrackEvent field numbers (Perfetto's track_event.proto).
@@ -46,40 +60,22 @@ _CATEGORY_IIDS, _ANNOTATIONS, _TYPE, _NAME_IID, _TRACK_UUID = 3, 4, 9, 10, 11
 _CATEGORIES, _NAME, _COUNTER, _DOUBLE_COUNTER = 22, 23, 30, 44
 _FLOWS_OLD, _ENDS_OLD, _FLOWS, _ENDS, _CORRELATION = 36, 42, 47, 48, 52
 HOLD_MAX = 1_000_000  # events held back behind a slice still open, at most
+CHECK_EVERY = 4096  # packets between two checks of the memory held
+# What a damaged packet raises while it is read: it is skipped, the file goes on.
+BAD_PACKET = (
+    DecodeError,
+    ValueError,
+    OverflowError,
+    RecursionError,
+    zlib.error,
+    msgspec.MsgspecError,
+)
 _encode = msgspec.json.Encoder().encode
 _NO_ARGS = msgspec.Raw()
 
 
-@dataclass
-class _Sequence:
-    """The incremental state of one packet sequence."""
-
-    categories: dict[int, str] = field(default_factory=dict)
-    names: dict[int, str] = field(default_factory=dict)
-    arg_names: dict[int, str] = field(default_factory=dict)
-    arg_strings: dict[int, str] = field(default_factory=dict)
-    seen: dict[bytes, Any] = field(default_factory=dict)  # annotations read, by their bytes
-    default_track: int = 0
-
-    def intern(self, data: Any) -> None:
-        for entry in data.event_categories:
-            self.categories[entry.iid] = text(entry.name)
-        for entry in data.event_names:
-            self.names[entry.iid] = text(entry.name)
-        for entry in data.debug_annotation_names:
-            self.arg_names[entry.iid] = text(entry.name)
-        for entry in data.debug_annotation_string_values:
-            self.arg_strings[entry.iid] = entry.str.decode("utf-8", "replace")
-
-
-class _Sink:
-    """Where events go as they are made: a filled place at the end of the output."""
-
-    def __init__(self, slots: deque[list[Event | None]]) -> None:
-        self.slots = slots
-
-    def append(self, event: Event) -> None:
-        self.slots.append([event])
+def _raw(args: dict[str, Any]) -> msgspec.Raw:
+    return msgspec.Raw(_encode(args)) if args else _NO_ARGS
 
 
 @dataclass
@@ -89,10 +85,11 @@ class _Open:
     ts: int
     name: str
     cat: str
-    args: dict[str, Any]
+    args: msgspec.Raw  # encoded at its BEGIN: its memory is known while it waits
     flows: list[int]
     ends: list[int]
-    slot: list[Event | None]  # its place in the output, filled at its END
+    slot: Slot  # its place in the output, filled at its END
+    cost: int
 
 
 @dataclass
@@ -103,64 +100,139 @@ class PacketReader:
     tracks: TrackTable = field(default_factory=TrackTable)
     header: dict[str, Any] = field(default_factory=dict)
     meta: list[MetaEntry] = field(default_factory=list)
-    _sequences: dict[int, _Sequence] = field(default_factory=dict)
+    _sequences: dict[int, Sequence] = field(default_factory=dict)
     _open: dict[int, list[_Open]] = field(default_factory=dict)
     _flows: dict[int, tuple[Event, bool]] = field(default_factory=dict)
     # Events in the order their slices begin (as the JSON form lists them: for two slices
-    # of one span the outer one first), each a one-item list filled when known.
-    _slots: deque[list[Event | None]] = field(default_factory=deque)
+    # of one span the outer one first), each slot filled when known.
+    _slots: deque[Slot] = field(default_factory=deque)
     _unmatched_ends: int = 0
     last_ts: int = 0
+    packets: int = 0  # packets read
+    bad_packets: int = 0  # packets skipped: they could not be read
+    first_bad: str = ""
+    _open_bytes: int = 0
+    _tables_bytes: int = 0  # the sequences' interned tables and annotations
+    _cap: int = field(default_factory=load_memory_bytes)
+    step: Callable[[], None] | None = None  # called per inflate step of compressed packets
+    # Where complete events go, in order (the batches of the model builder).
+    deliver: Callable[[list[Event]], None] = lambda events: None
 
-    def events(self, run: bytes) -> list[Event]:
-        """The events complete after the packets of `run`, in begin order; past
-        `HOLD_MAX` waiting ones, those complete go out even after a slice still open."""
-        out = _Sink(self._slots)
-        for packet in Trace.FromString(run).packet:
-            self._packet(packet, out)
-        return self._take(len(self._slots) > HOLD_MAX)
+    def __post_init__(self) -> None:
+        self._out = Sink(self._slots)
+
+    def read(self, run: bytes) -> None:
+        """Reads the packets of `run`; the events complete after them go to `deliver`, in
+        begin order (past `HOLD_MAX` waiting ones, even after a slice still open)."""
+        self._run(run, nested=False)
+        self.deliver(self._take(len(self._slots) > HOLD_MAX))
+
+    def _run(self, run: bytes, nested: bool) -> None:
+        """Reads a run of whole packets: with one protobuf call, else (a packet of it is
+        damaged) packet by packet, skipping those that cannot be read."""
+        try:
+            packets = Trace.FromString(run).packet
+        except DecodeError:
+            packets = None
+        if packets is not None:
+            for packet in packets:
+                self._guarded(packet, nested)
+            return
+        for start, end in packet_spans(run):
+            try:
+                packet = TracePacket.FromString(run[start:end])
+            except DecodeError as err:
+                self._skip(err)
+                continue
+            self._guarded(packet, nested)
+
+    def _guarded(self, packet: Any, nested: bool) -> None:
+        try:
+            self._packet(packet, nested)
+        except BAD_PACKET as err:
+            self._skip(err)
+        self.packets += 1
+        if self.packets % CHECK_EVERY == 0:
+            self.check_memory()
+
+    def _skip(self, err: BaseException) -> None:
+        self.bad_packets += 1
+        if not self.first_bad:
+            self.first_bad = f"{type(err).__name__}: {str(err)[:200]}"
+
+    def held_bytes(self) -> int:
+        """About the memory the reader holds between packets."""
+        return (
+            self._open_bytes
+            + self._out.nbytes
+            + self._tables_bytes
+            + len(self._flows) * FLOW_COST
+            + (len(self._open) + len(self.tracks.unknown)) * PLACE_COST
+            + self.tracks.nbytes
+            + len(self.meta) * META_COST
+        )
+
+    def check_memory(self) -> None:
+        """Stops the load (`too_large`) when what the reader holds and the builder's
+        columns pass the load memory cap."""
+        if self.held_bytes() + self.report.held_bytes > self._cap:
+            raise too_large(self._cap, self.report.event_count + len(self._slots))
 
     def _take(self, all_done: bool) -> list[Event]:
         out: list[Event] = []
         slots = self._slots
+        gone = 0
         while slots and slots[0][0] is not None:
-            out.append(slots.popleft()[0])  # type: ignore[arg-type]
+            event, cost = slots.popleft()
+            out.append(event)
+            gone += cost
         if all_done:
-            waiting = [slot for slot in slots if slot[0] is None]
-            out.extend(slot[0] for slot in slots if slot[0] is not None)  # type: ignore[misc]
-            self._slots = deque(waiting)
+            waiting = deque(slot for slot in slots if slot[0] is None)
+            for event, cost in slots:
+                if event is not None:
+                    out.append(event)
+                    gone += cost
+            self._slots = self._out.slots = waiting
+        self._out.nbytes -= gone
         return out
 
-    def _packet(self, packet: Any, out: _Sink) -> None:
+    def _packet(self, packet: Any, nested: bool) -> None:
         seq = self._sequence(packet)
         if packet.HasField("track_event"):
-            self._event(packet, seq, out)
+            self._event(packet, seq)
         elif packet.HasField("track_descriptor"):
             self.meta.extend(self.tracks.describe(packet.track_descriptor))
         elif packet.HasField("chrome_events"):
             for item in packet.chrome_events.metadata:
-                self.header[text(item.name)] = _metadata_value(item)
+                self.header[text(item.name)] = metadata_value(item)
         elif packet.compressed_packets:
-            for inner in Trace.FromString(zlib.decompress(packet.compressed_packets)).packet:
-                self._packet(inner, out)
+            if nested:  # Perfetto never nests them
+                raise ValueError("compressed packets inside compressed packets")
+            for run in inflated_runs(packet.compressed_packets, self.report, self.step):
+                self._run(run, nested=True)
+                self.check_memory()
+                self.deliver(self._take(False))  # a packet may inflate to gigabytes
 
-    def _sequence(self, packet: Any) -> _Sequence:
+    def _sequence(self, packet: Any) -> Sequence:
         key = packet.trusted_packet_sequence_id
         seq = self._sequences.get(key)
         cleared = packet.incremental_state_cleared or (
             packet.sequence_flags & SEQ_INCREMENTAL_STATE_CLEARED
         )
         if seq is None or cleared:
-            seq = self._sequences[key] = _Sequence(
+            if seq is not None:
+                self._tables_bytes -= seq.nbytes + seq.seen.nbytes
+            seq = self._sequences[key] = Sequence(
                 default_track=seq.default_track if seq is not None else 0
             )
+            self._tables_bytes += seq.nbytes
         if packet.HasField("trace_packet_defaults"):
             seq.default_track = packet.trace_packet_defaults.track_event_defaults.track_uuid
         if packet.HasField("interned_data"):
-            seq.intern(packet.interned_data)
+            self._tables_bytes += seq.intern(packet.interned_data)
         return seq
 
-    def _event(self, packet: Any, seq: _Sequence, out: _Sink) -> None:
+    def _event(self, packet: Any, seq: Sequence) -> None:
         # One ListFields call (in C) for the fields an event has, instead of a HasField
         # and a read per field it might have: most of a packet's decode time.
         got = {f.number: v for f, v in packet.track_event.ListFields()}
@@ -169,55 +241,71 @@ class PacketReader:
         track = got.get(_TRACK_UUID, seq.default_track)
         kind = got.get(_TYPE, 0)
         raw = got.get(_ANNOTATIONS)
-        args = read_annotations(raw, seq.arg_names, seq.arg_strings, seq.seen) if raw else {}
+        args: dict[str, Any] = {}
+        if raw:
+            seen = seq.seen.nbytes
+            args = read_annotations(raw, seq.arg_names, seq.arg_strings, seq.seen)
+            self._tables_bytes += seq.seen.nbytes - seen
         if _CORRELATION in got:  # Perfetto's own field: Kineto's `correlation` arg
             args.setdefault("correlation", got[_CORRELATION])
         flows = [*got.get(_FLOWS, ()), *got.get(_FLOWS_OLD, ())]
         ends = [*got.get(_ENDS, ()), *got.get(_ENDS_OLD, ())]
         if kind == SLICE_END:
-            self._end(track, ts, args, flows, ends, out)
+            self._end(track, ts, args, flows, ends)
             return
         name = got.get(_NAME)
         name = text(name) if name is not None else seq.names.get(got.get(_NAME_IID, 0), "")
         cats = [seq.categories.get(i, "") for i in got.get(_CATEGORY_IIDS, ())]
         cat = ",".join([*cats, *map(text, got.get(_CATEGORIES, ()))])
+        out = self._out
         if kind == SLICE_BEGIN:
-            slot: list[Event | None] = [None]
+            encoded = _raw(args)
+            cost = OPEN_COST + len(encoded) + len(name) + len(cat) + 8 * len(flows + ends)
+            slot: Slot = [None, 0]
+            self._open.setdefault(track, []).append(
+                _Open(ts, name, cat, encoded, flows, ends, slot, cost)
+            )
             self._slots.append(slot)
-            self._open.setdefault(track, []).append(_Open(ts, name, cat, args, flows, ends, slot))
+            self._open_bytes += cost
         elif kind == INSTANT:
-            instant = self._emit("i", track, ts, 0, name, cat, args)
+            instant = self._emit("i", track, ts, 0, name, cat, _raw(args))
             out.append(instant)
-            self._link(instant, flows, ends, out)
+            self._link(instant, flows, ends)
         elif kind == COUNTER:
             value = got.get(_DOUBLE_COUNTER, got.get(_COUNTER, 0))
             name = name or self.tracks.name(track)
-            out.append(self._emit("C", track, ts, 0, name, cat, {"value": value}))
+            out.append(self._emit("C", track, ts, 0, name, cat, _raw({"value": value})))
 
     def _end(
-        self,
-        track: int,
-        ts: int,
-        args: dict[str, Any],
-        flows: list[int],
-        ends: list[int],
-        out: _Sink,
+        self, track: int, ts: int, args: dict[str, Any], flows: list[int], ends: list[int]
     ) -> None:
         stack = self._open.get(track)
         if not stack:
             self._unmatched_ends += 1
             return
-        begun = stack.pop()
-        begun.args.update(args)
-        done = self._emit("X", track, begun.ts, ts - begun.ts, begun.name, begun.cat, begun.args)
-        begun.slot[0] = done
-        self._link(done, [*begun.flows, *flows], [*begun.ends, *ends], out)
+        begun = stack[-1]
+        encoded = begun.args
+        if args:  # the END's annotations join the BEGIN's
+            merged = msgspec.json.decode(encoded) if encoded else {}
+            merged.update(args)
+            encoded = _raw(merged)
+        done = self._emit("X", track, begun.ts, ts - begun.ts, begun.name, begun.cat, encoded)
+        stack.pop()
+        if not stack:
+            del self._open[track]
+        self._open_bytes -= begun.cost
+        self._fill(begun.slot, done)
+        self._link(done, [*begun.flows, *flows], [*begun.ends, *ends])
+
+    def _fill(self, slot: Slot, event: Event) -> None:
+        cost = EVENT_COST + len(event.args)
+        slot[0], slot[1] = event, cost
+        self._out.nbytes += cost
 
     def _emit(
-        self, ph: str, track: int, ts: int, dur: int, name: str, cat: str, args: dict[str, Any]
+        self, ph: str, track: int, ts: int, dur: int, name: str, cat: str, args: msgspec.Raw
     ) -> Event:
         pid, tid = self.tracks.place(track)
-        raw = msgspec.Raw(_encode(args)) if args else _NO_ARGS
         return Event(
             ph=ph,
             cat=cat or None,
@@ -226,12 +314,13 @@ class PacketReader:
             tid=tid,
             ts=ts / 1000,
             dur=dur / 1000,
-            args=raw,
+            args=args,
         )
 
-    def _link(self, event: Event, flows: list[int], ends: list[int], out: _Sink) -> None:
+    def _link(self, event: Event, flows: list[int], ends: list[int]) -> None:
         """Flow arrows. Slices come out as they end, so either side of a flow may come
         first: the two events of an id are paired, the earlier one is the source."""
+        out = self._out
         for flow in [*flows, *ends]:
             other = self._flows.pop(flow, None)
             if other is None:
@@ -239,9 +328,9 @@ class PacketReader:
                 continue
             earlier = float(other[0].ts or 0) <= float(event.ts or 0)  # type: ignore[arg-type]
             source, target = (other[0], event) if earlier else (event, other[0])
-            kind = _flow_kind(source.cat, target.cat)
-            out.append(_flow_event("s", source, flow, kind))
-            out.append(_flow_event("f", target, flow, kind))
+            kind = flow_kind(source.cat, target.cat)
+            out.append(flow_event("s", source, flow, kind))
+            out.append(flow_event("f", target, flow, kind))
 
     def _lone_flows(self) -> list[Event]:
         """Flow ids seen once: a start whose target was not recorded (or an end whose
@@ -249,7 +338,7 @@ class PacketReader:
         out = []
         for flow, (event, terminating) in self._flows.items():
             ph = "f" if terminating else "s"
-            out.append(_flow_event(ph, event, flow, _flow_kind(event.cat)))
+            out.append(flow_event(ph, event, flow, flow_kind(event.cat)))
         self._flows.clear()
         return out
 
@@ -261,11 +350,12 @@ class PacketReader:
             for begun in stack:
                 unended += 1
                 dur = max(0, self.last_ts - begun.ts)
-                begun.slot[0] = self._emit(
-                    "X", track, begun.ts, dur, begun.name, begun.cat, begun.args
-                )
+                event = self._emit("X", track, begun.ts, dur, begun.name, begun.cat, begun.args)
+                self._fill(begun.slot, event)
         self._open.clear()
-        self._slots.extend([event] for event in self._lone_flows())
+        self._open_bytes = 0
+        for event in self._lone_flows():
+            self._out.append(event)
         out = self._take(True)
         if unended:
             self.report.warnings.append(
@@ -280,55 +370,9 @@ class PacketReader:
                 f"{len(self.tracks.unknown)} tracks had events but no descriptor: "
                 "named by their uuid"
             )
+        if self.bad_packets:
+            self.report.partial = True
+            self.report.warnings.append(
+                f"{self.bad_packets} trace packets could not be read ({self.first_bad}): skipped"
+            )
         return out
-
-
-def _flow_kind(*categories: str | None) -> str:
-    """Kineto's arrow kind: "ac2g" where a side is a launch call or GPU work (between a
-    launch and its kernel), "fwdbwd" otherwise (between operators)."""
-    for category in categories:
-        kind = CATEGORY_KINDS.get((category or "").lower())
-        if kind in GPU_ACTIVITY_KINDS or kind in LAUNCH_KINDS:
-            return "ac2g"
-    return "fwdbwd"
-
-
-def _flow_event(ph: str, at: Event, flow: int, kind: str) -> Event:
-    return Event(
-        ph=ph,
-        cat=kind,
-        name=kind,
-        pid=at.pid,
-        tid=at.tid,
-        ts=at.ts,
-        id=flow,
-        bp="e" if ph == "f" else None,
-    )
-
-
-def _metadata_value(item: Any) -> Any:
-    if item.HasField("json_value"):
-        try:
-            return msgspec.json.decode(item.json_value)
-        except msgspec.DecodeError:
-            return text(item.json_value)
-    if item.HasField("int_value"):
-        return item.int_value
-    if item.HasField("bool_value"):
-        return item.bool_value
-    return text(item.string_value)
-
-
-def iter_events(
-    runs: Iterator[bytes], reader: PacketReader, batch: int = 50_000
-) -> Iterator[list[Event]]:
-    """Events in batches of about `batch`, then the slices left open."""
-    pending: list[Event] = []
-    for run in runs:
-        pending.extend(reader.events(run))
-        if len(pending) >= batch:
-            yield pending
-            pending = []
-    pending.extend(reader.finish())
-    if pending:
-        yield pending

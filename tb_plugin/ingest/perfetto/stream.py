@@ -3,29 +3,46 @@
 The file is a `Trace` message: field 1 (`packet`) repeated, each a tag byte, a varint
 length and the packet. Runs of whole packets are themselves valid `Trace` encodings, so
 each run is decoded by one protobuf call (in C) instead of one call per packet; peak
-memory is a run, never the file. A file cut inside a packet keeps the packets before it.
+memory is a run, never the file. A file cut inside a packet, or whose packet framing is
+damaged, keeps the packets before the cut or the damage.
+
+`compressed_packets` (a zlib stream of more packets) are inflated step by step, never
+whole: each step's output counts against the file's text limit
+(`limits.max_text_bytes`), and one packet larger than `limits.max_event_bytes` is damage.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import zlib
+from collections.abc import Callable, Generator, Iterator
 from typing import BinaryIO
 
+from ..limits import max_event_bytes, max_text_bytes
 from ..text_blocks import DecodeReport, ProgressFn, decompressed_blocks
 
 RUN_BYTES = 4 << 20  # bytes of packets decoded per protobuf call
+INFLATE_STEP = 4 << 20  # output of one inflate call of compressed packets
 _PACKET_TAG = 0x0A  # field 1, length-delimited
-_MAX_PACKET = 256 << 20  # a bigger length is damage, not a packet
 
 
 class PacketStreamError(ValueError):
-    """The bytes are not a stream of trace packets."""
+    """The bytes are not a stream of trace packets; `at`: where the bad field starts (the
+    bytes before it are whole fields)."""
+
+    def __init__(self, message: str, at: int = 0) -> None:
+        super().__init__(message)
+        self.at = at
+
+
+class StopReading(Exception):
+    """A limit was reached: the packets read so far are kept, the rest is not read."""
 
 
 def read_varint(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
     """The varint at `pos` and the position after it; (-1, pos) when `buf` ends inside it."""
     value = shift = 0
     end = len(buf)
+    start = pos
     while pos < end:
         byte = buf[pos]
         pos += 1
@@ -34,24 +51,33 @@ def read_varint(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
             return value, pos
         shift += 7
         if shift > 63:
-            raise PacketStreamError("a varint longer than 10 bytes")
+            raise PacketStreamError("a varint longer than 10 bytes", start)
     return -1, pos
 
 
+_FIXED = {1: 8, 5: 4}  # wire type → bytes of a fixed-size field
+
+
 def whole_packets(buf: bytes, start: int = 0) -> tuple[int, int]:
-    """How far (from `start`) `buf` holds whole top-level fields, and how many packets."""
+    """How far (from `start`) `buf` holds whole top-level fields, and how many packets.
+    Raises `PacketStreamError` (with where) at a field no trace holds."""
     pos, count, end = start, 0, len(buf)
+    limit = max_event_bytes()
     while pos < end:
         tag, after_tag = read_varint(buf, pos)
         if tag < 0:
             break
         wire = tag & 7
+        if tag >> 3 == 0:
+            raise PacketStreamError("field 0 in the packet stream", pos)
         if wire == 2:
             length, body = read_varint(buf, after_tag)
             if length < 0:
                 break
-            if length > _MAX_PACKET:
-                raise PacketStreamError(f"a packet of {length} bytes")
+            if length > limit:
+                raise PacketStreamError(
+                    f"a packet of {length} bytes (more than KINETOSCOPE_MAX_EVENT_MB)", pos
+                )
             if body + length > end:
                 break
             pos = body + length
@@ -61,31 +87,98 @@ def whole_packets(buf: bytes, start: int = 0) -> tuple[int, int]:
             if after == end and buf[end - 1] >= 0x80:
                 break
             pos = after
+        elif wire in _FIXED:
+            if after_tag + _FIXED[wire] > end:
+                break
+            pos = after_tag + _FIXED[wire]
         else:
-            raise PacketStreamError(f"field {tag >> 3} of wire type {wire} in the packet stream")
+            raise PacketStreamError(
+                f"field {tag >> 3} of wire type {wire} in the packet stream", pos
+            )
     return pos, count
+
+
+def packet_spans(run: bytes) -> Iterator[tuple[int, int]]:
+    """(start, end) of the body of each packet of a run of whole fields."""
+    pos, end = 0, len(run)
+    while pos < end:
+        tag, pos = read_varint(run, pos)
+        wire = tag & 7
+        if wire == 2:
+            length, pos = read_varint(run, pos)
+            if tag == _PACKET_TAG:
+                yield pos, pos + length
+            pos += length
+        elif wire == 0:
+            _, pos = read_varint(run, pos)
+        else:
+            pos += _FIXED[wire]
 
 
 def packet_runs(
     f: BinaryIO, total: int, report: DecodeReport, progress: ProgressFn | None = None
 ) -> Iterator[bytes]:
     """Runs of whole packets of the file (gzip inflated on the way), each about
-    `RUN_BYTES`. A file that ends inside a packet is `partial`, with a warning."""
+    `RUN_BYTES`. A file that ends inside a packet is `partial`, with a warning; at damaged
+    framing the packets before it come out, then `PacketStreamError`."""
     pending = b""
     for block in decompressed_blocks(f, total, progress, report, binary=True):
         pending += block
         if len(pending) < RUN_BYTES:
             continue
-        used, _ = whole_packets(pending)
-        if used:
-            yield pending[:used]
-            pending = pending[used:]
-    used, _ = whole_packets(pending)
-    if used:
-        yield pending[:used]
+        used = yield from _whole(pending)
+        pending = pending[used:]
+    used = yield from _whole(pending)
     if used < len(pending):
         report.partial = True
         report.warnings.append(
             f"the file ends inside a trace packet ({len(pending) - used} bytes of it): "
             "kept the packets before it"
         )
+
+
+def _whole(pending: bytes) -> Generator[bytes, None, int]:
+    """Yields the whole packets at the start of `pending`; returns how many bytes."""
+    try:
+        used, _ = whole_packets(pending)
+    except PacketStreamError as err:
+        if err.at:
+            yield pending[: err.at]
+        raise
+    if used:
+        yield pending[:used]
+    return used
+
+
+def inflated_runs(
+    data: bytes, report: DecodeReport, step: Callable[[], None] | None = None
+) -> Iterator[bytes]:
+    """The packets of one `compressed_packets` field, inflated `INFLATE_STEP` at a time
+    (never whole), in runs of whole packets. The inflated bytes count against the file's
+    text limit (`StopReading` past it); a zlib error or damaged framing ends the field
+    (`zlib.error` / `PacketStreamError`) after the packets before it."""
+    budget = max_text_bytes()
+    inflater = zlib.decompressobj()
+    pending = b""
+    rest = data
+    while rest:
+        out = inflater.decompress(rest, INFLATE_STEP)
+        rest = inflater.unconsumed_tail
+        if inflater.eof:
+            rest = b""
+        report.text_bytes += len(out)
+        if step is not None:  # the load's progress: lets its deadline stop a bomb
+            step()
+        if report.text_bytes > budget:
+            raise StopReading(
+                f"the decompressed text is larger than {budget >> 20} MiB "
+                "(KINETOSCOPE_MAX_TEXT_GB, compressed packets included): kept the events "
+                "before that point"
+            )
+        pending += out
+        used = yield from _whole(pending)
+        pending = pending[used:]
+    if pending:
+        raise PacketStreamError(f"compressed packets end inside a packet ({len(pending)} bytes)")
+    if not inflater.eof:
+        raise PacketStreamError("the zlib stream of compressed packets is cut short")

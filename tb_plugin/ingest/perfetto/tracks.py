@@ -28,8 +28,18 @@ class Track:
     is_counter: bool = False
 
 
+_ID_DIGITS = 20  # a 64-bit id has at most 20 digits; a longer name stays a name
+
+
 def name_id(name: str) -> int | str:
-    return int(name) if name.isdigit() else name
+    """A track name of ASCII digits as the number it writes (`"7"` → 7); any other name
+    (`"²"`, other scripts' digits, thousands of digits) as it is."""
+    if name.isascii() and name.isdigit() and len(name) <= _ID_DIGITS:
+        return int(name)
+    return name
+
+
+TRACK_COST = 250  # bytes of one described track, besides its name (counted by the reader)
 
 
 @dataclass
@@ -37,6 +47,7 @@ class TrackTable:
     tracks: dict[int, Track] = field(default_factory=dict)
     _places: dict[int, tuple[Any, Any]] = field(default_factory=dict)
     unknown: set[int] = field(default_factory=set)
+    nbytes: int = 0  # about what the tracks and their names hold
 
     def describe(self, descriptor: Any) -> list[MetaEntry]:
         """Record a TrackDescriptor; the process and thread metadata it states."""
@@ -63,6 +74,7 @@ class TrackTable:
                 meta.append((thread.pid, thread.tid, "thread_sort_index", thread.legacy_sort_index))
         track.is_counter = descriptor.HasField("counter")
         self.tracks[track.uuid] = track
+        self.nbytes += TRACK_COST + len(track.name) + sum(len(str(m[3])) for m in meta)
         self._places.clear()  # a parent described late changes its children's places
         if not meta and descriptor.HasField("sibling_order_rank") and not track.is_counter:
             # A named process (Kineto's "Spans") or thread: its rank is its sort index.
