@@ -5,6 +5,7 @@ while a neighbour trace loads."""
 from __future__ import annotations
 
 import gzip
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -44,3 +45,30 @@ def test_a_compressible_bomb_stops_at_the_cap_and_the_neighbour_loads(
     monkeypatch.setenv("KINETOSCOPE_LOAD_MEMORY_MB", "4096")
     (run / "bomb.1.pt.trace.json.gz").write_bytes(gzip.compress(text, 6))
     assert client.wait_ready("run", "bomb", timeout=120)["event_count"] == 400_000
+
+
+def test_spilled_args_count_against_the_load_memory_cap(tmp_path: Path) -> None:
+    """A small gzip whose events carry large args spills them to disk, where the views
+    memory-map them: the spill counts with the columns against the load memory cap (the
+    issue: a 6 MB gzip wrote 4.1 GB of args and loaded `ready`)."""
+    from kinetoscope.ingest.build import build_model
+    from kinetoscope.ingest.decode import TraceDecodeError
+
+    big = "x" * (1 << 20)
+    events = ",".join(
+        f'{{"ph":"X","cat":"cpu_op","name":"op","ts":{i},"dur":1,"pid":1,"tid":1,'
+        f'"args":{{"note":"{big}"}}}}'
+        for i in range(64)
+    )
+    path = tmp_path / "args.pt.trace.json.gz"
+    path.write_bytes(gzip.compress(f'{{"traceEvents":[{events}]}}'.encode()))
+    assert path.stat().st_size < 1 << 20  # 64 MB of args in a small file
+    os.environ["KINETOSCOPE_LOAD_MEMORY_MB"] = "32"
+    try:
+        with pytest.raises(TraceDecodeError) as refused:
+            build_model(str(path))
+        assert refused.value.kind == "too_large"
+        os.environ["KINETOSCOPE_LOAD_MEMORY_MB"] = "256"
+        assert build_model(str(path)).events["ts"].size == 64
+    finally:
+        del os.environ["KINETOSCOPE_LOAD_MEMORY_MB"]

@@ -109,7 +109,9 @@ class ModelBuilder:
         self.nbytes += sum(c.nbytes for c in cols.values())
         if chunk.memory is not None:
             self.nbytes += sum(c.nbytes for c in chunk.memory.values())
-        self.report.held_bytes = 2 * self.nbytes  # the parts, then their join
+        # The parts, then their join; the spilled args are memory-mapped when the views
+        # read them, so they count against the same cap.
+        self.report.held_bytes = 2 * self.nbytes + self.args_total
         if self.report.held_bytes > self.memory_cap:
             raise too_large(self.memory_cap, self.rows)
 

@@ -85,6 +85,7 @@ def load_memory_bytes() -> int:
 def max_args_bytes() -> int:
     """Event args one load may spill to disk (KINETOSCOPE_MAX_ARGS_MB, default the load
     memory cap): the spill file is memory-mapped and read by the views, so it competes
-    for the same memory; past it the load stops with a `too_large` error."""
+    for the same memory (the builder also counts it with the columns against the load
+    memory cap); past it the load stops with a `too_large` error."""
     default = load_memory_bytes() / (1 << 20)
     return int(env_number("KINETOSCOPE_MAX_ARGS_MB", default) * (1 << 20))
