@@ -1,4 +1,4 @@
-"""The Distributed view against `tests/independent/distributed.py`, which recomputes it
+"""The Distributed view against `tests/independent/collectives.py`, which recomputes it
 from the raw rank traces (no kinetoscope import), on every multi-rank run of the corpus
 (the 2020 DDP pairs, the sampled ranks of the 128-rank job, the gloo rank alone) and on
 built jobs (ranks holding different subsets of the calls, a relabelled job, a job of
@@ -18,19 +18,16 @@ straggler and its lateness; the job's slow ranks. Differences on purpose, named:
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from builders import rank_job, sampled_job
 from corpus import corpus_path
+from independent import collectives as checker
 from kinetoscope.analysis.distributed.rank_summaries import analyze_run
 from kinetoscope.ingest.discovery import scan_logdir
 from synthetic_job import Layout, write_traces
-
-sys.path.insert(0, str(Path(__file__).resolve().parent / "independent"))
-import distributed as checker  # noqa: E402
 
 TRACING = "gaoteng-git-kineto/tb_plugin/test/data/tracing"
 CORPUS_RUNS = [

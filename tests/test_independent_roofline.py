@@ -6,16 +6,12 @@ from __future__ import annotations
 
 import csv
 import math
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 from corpus import CORPUS, corpus_missing, corpus_trace_model
+from independent.roofline import operator_rows
 from kinetoscope.analysis.operators import operators
-
-sys.path.insert(0, str(Path(__file__).resolve().parent / "independent"))
-from roofline import operator_rows  # noqa: E402
 
 FIELDS = ("flops", "bytes", "tflops", "gbps", "pct_of_peak", "bound")
 
@@ -119,7 +115,7 @@ def test_peak_lookup_agrees_with_the_checker(name: str, memory: int, sms: int) -
     """The device-peaks lookup (exact, family, unnamed) against the checker's own, on the
     corpus's names and the suffixed names of real deployments."""
     from kinetoscope.analysis.roofline.peaks import match_peaks as product_match
-    from roofline import match_peaks as checker_match
+    from independent.roofline import match_peaks as checker_match
 
     ours = product_match(name, memory, sms)
     theirs = checker_match({"name": name, "totalGlobalMem": memory, "numSms": sms})

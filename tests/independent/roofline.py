@@ -17,10 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from raw import RawTrace, read_raw  # noqa: E402
-from roofline_ops import work  # noqa: E402
+from .raw import RawTrace, read_raw
+from .roofline_ops import work
 
 PEAKS = Path(__file__).resolve().parents[2] / "tb_plugin" / "data" / "device_peaks.json"
 OPS = {"cpu_op", "operator"}
@@ -292,6 +290,6 @@ def _fields(a: dict[str, float]) -> dict[str, Any]:
     }
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # python -m independent.roofline TRACE, from tests/
     for name, row in sorted(operator_rows(sys.argv[1]).items()):
         print(name, row)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from roofline_ops import Result, _first, _roof
-from roofline_work import TYPES, Args, cat_elements, numel, out_type
+from .roofline_ops import Result, _first, _roof
+from .roofline_work import TYPES, Args, cat_elements, numel, out_type
 
 UNARY = [
     "neg",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from roofline_work import TYPES, Args, cat_elements, numel, out_type
+from .roofline_work import TYPES, Args, cat_elements, numel, out_type
 
 Result = tuple[float, "float | None", int, "str | None", str]
 
@@ -225,7 +225,7 @@ def work(name: str, dims: Any, types: Any, concrete: Any) -> Result | None:
     """The work of one call of `name` (with its `aten::` prefix), or None."""
     if not name.startswith("aten::") or not isinstance(dims, list) or not isinstance(types, list):
         return None
-    from roofline_memory import MEMORY
+    from .roofline_memory import MEMORY
 
     op = name[6:]
     a = Args(dims, types, concrete if isinstance(concrete, list) else [])

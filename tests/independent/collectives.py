@@ -42,8 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from raw import read_raw  # noqa: E402
+from .raw import read_raw
 
 TOLERANCE_US = 10_000.0
 TYPES = [  # squashed name substring -> type, first match wins
@@ -464,7 +463,7 @@ def analyze(folder: Path) -> dict[str, Any]:
     }
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # python -m independent.collectives RUN_DIR, from tests/
     import json
 
     print(json.dumps(analyze(Path(sys.argv[1])), indent=1, default=str))
