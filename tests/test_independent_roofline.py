@@ -114,8 +114,8 @@ DEVICES = [
 def test_peak_lookup_agrees_with_the_checker(name: str, memory: int, sms: int) -> None:
     """The device-peaks lookup (exact, family, unnamed) against the checker's own, on the
     corpus's names and the suffixed names of real deployments."""
-    from kinetoscope.analysis.roofline.peaks import match_peaks as product_match
     from independent.roofline import match_peaks as checker_match
+    from kinetoscope.analysis.roofline.peaks import match_peaks as product_match
 
     ours = product_match(name, memory, sms)
     theirs = checker_match({"name": name, "totalGlobalMem": memory, "numSms": sms})
