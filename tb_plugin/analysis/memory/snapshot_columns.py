@@ -33,6 +33,12 @@ RELEASE = (6, 7)  # segment_free, segment_unmap
 _CODES = {name: code for code, name in enumerate(ACTIONS, start=1)}
 MISSING = np.iinfo(np.int64).min
 _HIGH = np.iinfo(np.int64).max
+# A history entry's size beyond this is no allocation (the sums of the replay stay in
+# int64); the same bound as the segments' (`snapshot.MAX_BYTES`).
+MAX_BYTES = 1 << 40
+# An address or device number beyond this is not one (an int's hash repeats from 2**61-1
+# on: dicts keyed by such numbers could be made to collide).
+MAX_ADDRESS = 1 << 60
 
 
 def time_of(entry: dict[str, Any]) -> float | None:
@@ -99,6 +105,10 @@ def _ints(values: list[Any]) -> np.ndarray:
     )
 
 
+def _sizes(sizes: np.ndarray) -> np.ndarray:
+    return np.where((sizes < -MAX_BYTES) | (sizes > MAX_BYTES), MISSING, sizes)
+
+
 def _times(values: list[Any]) -> np.ndarray:
     if set(map(type, values)) <= {int, float}:
         try:
@@ -128,7 +138,7 @@ def columns(trace: Any) -> Columns:
         entries=entries,
         action=_actions(_field(entries, "action")),
         addr=_ints(_field(entries, "addr")),
-        size=_ints(_field(entries, "size")),
+        size=_sizes(_ints(_field(entries, "size"))),
         stream=_ints(_field(entries, "stream")),
         time=_times(_field(entries, "time_us")),
     )
