@@ -28,7 +28,7 @@ from typing import Any
 
 from . import storage
 from .limits import max_snapshot_bytes
-from .snapshot_guard import GuardedStream, OpcodeGuard, SnapshotError
+from .snapshot_guard import CHUNK, OpcodeGuard, SnapshotError
 
 __all__ = ["SnapshotError", "check_plain", "collector_paused", "decode_snapshot", "read_snapshot"]
 
@@ -88,6 +88,61 @@ class _Raw(io.RawIOBase):
         chunk = self._f.read(len(buffer))
         buffer[: len(chunk)] = chunk
         return len(chunk)
+
+
+class GuardedStream:
+    """The first `size` bytes of a binary stream, each checked by an `OpcodeGuard`
+    before it is returned. `peek` gives the unpickler only bytes already checked (it
+    reads ahead from them and skips them with `read` later); no read goes past `size`,
+    so a damaged length in the pickle asks for what is there, not for gigabytes."""
+
+    def __init__(self, stream: Any, size: int, guard: OpcodeGuard) -> None:
+        self._stream, self._left, self.guard = stream, size, guard
+        self._buf = b""
+        self._at = 0
+
+    def _fill(self, wanted: int) -> None:
+        """At least `wanted` checked bytes buffered, or all that is left."""
+        have = len(self._buf) - self._at
+        while have < wanted and self._left > 0:
+            chunk = self._stream.read(min(max(wanted - have, CHUNK), self._left))
+            if not chunk:
+                self._left = 0
+                break
+            self._left -= len(chunk)
+            self.guard.feed(chunk)
+            self._buf = self._buf[self._at :] + chunk
+            self._at = 0
+            have = len(self._buf)
+
+    def _take(self, n: int) -> bytes:
+        out = self._buf[self._at : self._at + n]
+        self._at += len(out)
+        return out
+
+    def read(self, n: int = -1) -> bytes:
+        self._fill(n if n >= 0 else 1 << 62)
+        return self._take(n if n >= 0 else len(self._buf))
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        data = self.read(len(view))
+        view[: len(data)] = data
+        return len(data)
+
+    def readline(self) -> bytes:
+        while True:
+            end = self._buf.find(b"\n", self._at)
+            if end >= 0:
+                return self._take(end + 1 - self._at)
+            before = len(self._buf) - self._at
+            self._fill(before + 1)
+            if len(self._buf) - self._at == before:
+                return self._take(before)
+
+    def peek(self, n: int = 0) -> bytes:
+        self._fill(1)
+        return self._buf[self._at :]
 
 
 def decode_snapshot(data: bytes, deadline: float | None = None) -> dict[str, Any]:

@@ -24,7 +24,6 @@ And it stops a read that runs past its deadline (a check at each chunk of the fi
 from __future__ import annotations
 
 import time
-from typing import Any
 
 HASH_MODULUS = (1 << 61) - 1  # an int's hash is its value modulo this
 CHUNK = 1 << 20  # bytes read from the file and checked at a time
@@ -100,8 +99,8 @@ _BAD_KEY = 1  # a big int, a tuple of numbers only, a container: refused as a ke
 _NUMBER = 2  # an int under 2**61-1, a float, None, a bool, (): hashes collide only by few
 
 
-class _Incomplete(Exception):
-    """The opcode's argument is not all read yet."""
+class _Incomplete(Exception):  # the opcode's argument is not all read yet
+    pass
 
 
 def _damaged(why: str) -> SnapshotError:
@@ -134,8 +133,8 @@ class OpcodeGuard:
         self._tail = buf[pos:]
 
     def _walk(self, buf: bytes) -> int:
-        """Walks every whole opcode of `buf`; where the first incomplete one starts. The
-        frequent opcodes of torch's files are walked here, the others in `_other`."""
+        """Walks every whole opcode of `buf`; where the first incomplete one starts (the
+        frequent opcodes of torch's files here, in order of frequency; others: `_other`)."""
         pos, n = 0, len(buf)
         stack, memo, marks = self._stack, self._memo, self._marks
         push, from_bytes = stack.append, int.from_bytes
@@ -159,11 +158,6 @@ class OpcodeGuard:
                     break
                 push(memo[from_bytes(buf[pos + 1 : pos + 5], "little")])
                 pos += 5
-            elif op == 0x4B:  # BININT1
-                if pos + 2 > n:
-                    break
-                push(_NUMBER)
-                pos += 2
             elif op == 0x94:  # MEMOIZE: at the memo's count, as _pickle does
                 memo[len(memo)] = stack[-1]
                 pos += 1
@@ -181,11 +175,6 @@ class OpcodeGuard:
             elif op == 0x7D or op == 0x5D:  # EMPTY_DICT, EMPTY_LIST
                 push(_BAD_KEY)
                 pos += 1
-            elif op == 0x8C:  # SHORT_BINUNICODE
-                if pos + 2 > n or pos + 2 + buf[pos + 1] > n:
-                    break
-                push(_TEXT)
-                pos += 2 + buf[pos + 1]
             elif op in _KEY_FIXED:  # the other numbers, None, True, False
                 width = _KEY_FIXED[op]
                 if pos + 1 + width > n:
@@ -202,10 +191,7 @@ class OpcodeGuard:
         return pos
 
     def _get(self, index: int) -> int:
-        try:
-            return self._memo[index]
-        except KeyError:
-            raise _damaged(f"memo get of {index}, which holds nothing") from None
+        return self._memo[index]  # KeyError: damaged (`feed`)
 
     def _other(self, op: int, buf: bytes, pos: int, n: int) -> int:
         """The less frequent opcodes; the position after this one."""
@@ -407,58 +393,3 @@ def _text_int_key(text: bytes) -> int:
     except ValueError:
         return _NUMBER  # the unpickler refuses it
     return _NUMBER if abs(value) < HASH_MODULUS else _BAD_KEY
-
-
-class GuardedStream:
-    """The first `size` bytes of a binary stream, each checked by an `OpcodeGuard`
-    before it is returned. `peek` gives the unpickler only bytes already checked (it
-    reads ahead from them and skips them with `read` later); no read goes past `size`,
-    so a damaged length in the pickle asks for what is there, not for gigabytes."""
-
-    def __init__(self, stream: Any, size: int, guard: OpcodeGuard) -> None:
-        self._stream, self._left, self.guard = stream, size, guard
-        self._buf = b""
-        self._at = 0
-
-    def _fill(self, wanted: int) -> None:
-        """At least `wanted` checked bytes buffered, or all that is left."""
-        have = len(self._buf) - self._at
-        while have < wanted and self._left > 0:
-            chunk = self._stream.read(min(max(wanted - have, CHUNK), self._left))
-            if not chunk:
-                self._left = 0
-                break
-            self._left -= len(chunk)
-            self.guard.feed(chunk)
-            self._buf = self._buf[self._at :] + chunk
-            self._at = 0
-            have = len(self._buf)
-
-    def _take(self, n: int) -> bytes:
-        out = self._buf[self._at : self._at + n]
-        self._at += len(out)
-        return out
-
-    def read(self, n: int = -1) -> bytes:
-        self._fill(n if n >= 0 else 1 << 62)
-        return self._take(n if n >= 0 else len(self._buf))
-
-    def readinto(self, buffer: Any) -> int:
-        view = memoryview(buffer).cast("B")
-        data = self.read(len(view))
-        view[: len(data)] = data
-        return len(data)
-
-    def readline(self) -> bytes:
-        while True:
-            end = self._buf.find(b"\n", self._at)
-            if end >= 0:
-                return self._take(end + 1 - self._at)
-            before = len(self._buf) - self._at
-            self._fill(before + 1)
-            if len(self._buf) - self._at == before:
-                return self._take(before)
-
-    def peek(self, n: int = 0) -> bytes:
-        self._fill(1)
-        return self._buf[self._at :]
