@@ -19,6 +19,8 @@ import time
 from concurrent.futures import Executor
 from typing import Any, Literal, Optional, TypedDict
 
+import msgspec
+
 from ..analysis.memory.snapshot import (
     SnapshotDevice,
     device_numbers,
@@ -34,6 +36,10 @@ from ..store.trace_store import LoadFailed, TraceStore
 
 log = logging.getLogger(__name__)
 WORK_FLOOR = 100_000  # items any snapshot may make its summary walk
+# Bytes of JSON one file's devices may take: 1 MiB plus 20 per byte of the file (an
+# honest answer is far smaller: its lists are capped and their points come from entries).
+ANSWER_FLOOR = 1 << 20
+ANSWER_PER_BYTE = 20
 
 
 class SnapshotFileView(TypedDict):
@@ -135,12 +141,23 @@ def summarise(
     with collector_paused():  # the replay makes an object per allocation, no cycles
         devices = device_views(data)
         _check_deadline(deadline)
+        _check_answer(devices, size)
         for history in traces if isinstance(traces, list) else []:
             times.extend(entry_times(history))
             for addr, found in alloc_times(history).items():
                 allocs.setdefault(addr, []).extend(found)
     _check_deadline(deadline)
     return devices, len(device_numbers(data)), times, allocs
+
+
+def _check_answer(devices: list[SnapshotDevice], size: int) -> None:
+    answer = len(msgspec.json.encode(devices))
+    if answer > ANSWER_FLOOR + ANSWER_PER_BYTE * size:
+        raise SnapshotError(
+            f"its {size} bytes make a {answer}-byte answer (lists shared among many "
+            f"places); at most {ANSWER_FLOOR} plus {ANSWER_PER_BYTE} per byte of the file",
+            "too_much_work",
+        )
 
 
 def _check_deadline(deadline: float) -> None:

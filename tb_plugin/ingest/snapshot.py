@@ -70,7 +70,7 @@ def read_snapshot(path: str, deadline: float | None = None) -> dict[str, Any]:
             # they decode to (a tenth of the peak memory of a big snapshot).
             raw = io.BufferedReader(_Raw(f), buffer_size=1 << 20)
             _check_protocol(raw.peek(2)[:2])
-            return _decode(GuardedStream(raw, size, OpcodeGuard(deadline)))
+            return _decode(GuardedStream(raw, size, OpcodeGuard(deadline, size)))
     except OSError as exc:
         raise SnapshotError(f"cannot read it: {exc}", "unreadable") from None
 
@@ -148,7 +148,8 @@ class GuardedStream:
 def decode_snapshot(data: bytes, deadline: float | None = None) -> dict[str, Any]:
     """`read_snapshot` of bytes already read."""
     _check_protocol(data[:2])
-    return _decode(GuardedStream(io.BytesIO(data), len(data), OpcodeGuard(deadline)))
+    guard = OpcodeGuard(deadline, len(data))
+    return _decode(GuardedStream(io.BytesIO(data), len(data), guard))
 
 
 def _decode(stream: Any) -> dict[str, Any]:

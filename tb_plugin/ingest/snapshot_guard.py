@@ -110,8 +110,9 @@ def _damaged(why: str) -> SnapshotError:
 class OpcodeGuard:
     """Walks the opcodes of a pickle fed to it in pieces, in file order."""
 
-    def __init__(self, deadline: float | None = None) -> None:
+    def __init__(self, deadline: float | None = None, size: int | None = None) -> None:
         self.deadline = deadline
+        self.size = size  # the file's: no length in it can be longer
         self.walked = 0  # bytes of whole opcodes walked (at least one per opcode)
         self.done = False  # STOP seen: the unpickler reads nothing after it
         self._tail = b""  # the start of an opcode whose argument is not all fed yet
@@ -190,9 +191,6 @@ class OpcodeGuard:
                     break
         return pos
 
-    def _get(self, index: int) -> int:
-        return self._memo[index]  # KeyError: damaged (`feed`)
-
     def _other(self, op: int, buf: bytes, pos: int, n: int) -> int:
         """The less frequent opcodes; the position after this one."""
         if op == 0x28:  # MARK
@@ -226,6 +224,8 @@ class OpcodeGuard:
             width = 1 if op == 0x80 else 8
             if pos + 1 + width > n:
                 raise _Incomplete
+            if op == 0x95:
+                self._length(int.from_bytes(buf[pos + 1 : pos + 9], "little"))
             return pos + 1 + width
         if op in _LINE_OPS:
             end = buf.find(b"\n", pos + 1)
@@ -241,8 +241,7 @@ class OpcodeGuard:
         if pos + 1 + width > n:
             raise _Incomplete
         size = int.from_bytes(buf[pos + 1 : pos + 1 + width], "little", signed=op == ord("T"))
-        if size < 0:
-            raise _damaged("a string of negative length")
+        self._length(size)
         end = pos + 1 + width + size
         if end > n:
             raise _Incomplete
@@ -254,8 +253,7 @@ class OpcodeGuard:
         if pos + 1 + width > n:
             raise _Incomplete
         size = int.from_bytes(buf[pos + 1 : pos + 1 + width], "little", signed=width == 4)
-        if size < 0:
-            raise _damaged("an int of negative length")
+        self._length(size)
         start = pos + 1 + width
         if start + size > n:
             raise _Incomplete
@@ -268,6 +266,12 @@ class OpcodeGuard:
             self._stack.append(_NUMBER if abs(value) < HASH_MODULUS else _BAD_KEY)
         return start + size
 
+    def _length(self, size: int) -> None:
+        """A string's, an int's or a frame's length: the unpickler allocates it before it
+        reads (2**62 bytes asked of a 2 KB file); none is negative or over the file."""
+        if size < 0 or (self.size is not None and size > self.size):
+            raise _damaged(f"a length of {size} bytes in a file of {self.size}")
+
     def _line(self, op: int, text: bytes, pos: int) -> None:
         if op in (ord("g"), ord("p")):  # GET, PUT
             try:
@@ -275,7 +279,7 @@ class OpcodeGuard:
             except ValueError:
                 raise _damaged("a memo index that is not a number") from None
             if op == ord("g"):
-                self._stack.append(self._get(index))
+                self._stack.append(self._memo[index])  # KeyError: damaged (`feed`)
             else:
                 self._put(index, pos)
         elif op == ord("F"):

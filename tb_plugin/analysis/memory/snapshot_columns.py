@@ -44,9 +44,12 @@ MAX_ADDRESS = 1 << 60
 def time_of(entry: dict[str, Any]) -> float | None:
     """An entry's `time_us` (epoch microseconds); None when absent or not a number."""
     t = entry.get("time_us")
-    if isinstance(t, (int, float)) and not isinstance(t, bool):
+    if type(t) is float or (type(t) is int and -_FLOAT_INTS < t < _FLOAT_INTS):
         return float(t)
     return None
+
+
+_FLOAT_INTS = 1 << 1000  # an int time beyond this has no float (and is no time)
 
 
 @dataclass
@@ -117,7 +120,10 @@ def _times(values: list[Any]) -> np.ndarray:
             pass
     nan = float("nan")
     return np.fromiter(
-        (float(t) if type(t) is int or type(t) is float else nan for t in values),
+        (
+            float(t) if type(t) is float or type(t) is int and abs(t) < _FLOAT_INTS else nan
+            for t in values
+        ),
         np.float64,
         len(values),
     )
