@@ -127,11 +127,11 @@ def summarise(
     has, every history entry's time and the alloc times by address; SnapshotError when
     it describes more than its size allows or runs past `deadline`."""
     budget = WORK_FLOOR + int(snapshot_work_per_byte() * size)
-    items = work_items(data)
+    items = work_items(data, budget)
     if items > budget:
         raise SnapshotError(
-            f"its {size} bytes describe {items} blocks, history entries and OOM frames, "
-            f"over the {budget} its size allows (lists shared among many places; "
+            f"its {size} bytes describe at least {items} blocks, history entries and OOM "
+            f"frames, over the {budget} its size allows (lists shared among many places; "
             "KINETOSCOPE_SNAPSHOT_WORK_PER_BYTE)",
             "too_much_work",
         )

@@ -143,11 +143,12 @@ def _device(segment: dict[str, Any]) -> int | None:
     return device if type(device) is int and 0 <= device < MAX_ADDRESS else None
 
 
-def work_items(snapshot: dict[str, Any]) -> int:
+def work_items(snapshot: dict[str, Any], limit: int) -> int:
     """What summarising the snapshot walks: every block of every segment, every entry of
     every device's history (walked a few times over), every frame of every OOM. A file
     that shares one list among many places (a reference costs it 2 bytes) describes far
-    more of these than its size can hold honestly: `api.snapshots` compares the two."""
+    more of these than its size can hold honestly: `api.snapshots` compares the two.
+    Counting stops once past `limit` (its own walk is bounded by it)."""
     segments, traces = _parts(snapshot)
     items = len(segments)
     for segment in segments:
@@ -157,6 +158,8 @@ def work_items(snapshot: dict[str, Any]) -> int:
         if not isinstance(trace, list):
             continue
         items += 3 * len(trace)
+        if items > limit:
+            return items
         for entry in trace:
             if isinstance(entry, dict) and entry.get("action") == "oom":
                 frames = entry.get("frames")
