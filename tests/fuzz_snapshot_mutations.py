@@ -103,15 +103,17 @@ class Mutator:
         self.hostile = hostile_runs(canary)
         self.values = [pickle.loads(s) for s in self.seeds]  # our own bytes
 
-    def input(self) -> bytes:
+    def input(self) -> tuple[bytes, bool]:
+        """An input, and whether it is honest (pickled by Python's own pickler from
+        plain data: the reader may refuse it only for what it holds, never as damage)."""
         r = self.rng
         if r.random() < 0.25:
-            return value_mutation(r, r.choice(self.values))
+            return value_mutation(r, r.choice(self.values)), True
         i = r.randrange(len(self.seeds))
         data = self.seeds[i]
         for _ in range(r.choice([1, 1, 1, 2, 3])):
             data = r.choice(self._byte_mutations)(self, data, self.spans[i])
-        return data
+        return data, False
 
     def _op(self, spans: list[tuple[int, int]], data: bytes) -> tuple[int, int]:
         start, end = self.rng.choice(spans)

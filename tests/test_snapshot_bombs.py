@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from kinetoscope.cli.main import main
+from kinetoscope.ingest.snapshot import decode_snapshot
 from kinetoscope.notebook.run import open_run
 from snapshot_builders import frame, known_snapshot
 
@@ -241,3 +242,18 @@ def test_the_mcp_tool_answers_each_file_and_pages_its_lists(tmp_path: Path) -> N
     assert first["file"] == "good.pickle"
     assert body["page"]["totals"]["snapshots[0].devices"] == 2
     assert len(first["devices"]) == 1 and len(first["devices"][0]["timeline"]["t_us"]) == 1
+
+
+@pytest.mark.parametrize("protocol", [2, 3, 4, 5])
+def test_the_opcode_walk_passes_honest_pickles_of_every_protocol(protocol: int) -> None:
+    # The H100 snapshot, its 2169-entry history copied 30 times over (memo indexes past
+    # 2**16: LONG_BINPUT / LONG_BINGET in protocols 2 and 3), read as pickle reads it.
+    h100 = pickle.loads(
+        (TESTS / "data" / "h100" / "memory_snapshot" / "snapshot.pickle").read_bytes()
+    )
+    entries = h100["device_traces"][0]
+    h100["device_traces"][0] = [
+        dict(e, addr=e.get("addr", 0) + i) for i in range(30) for e in entries
+    ]
+    data = pickle.dumps(h100, protocol=protocol)
+    assert decode_snapshot(data) == h100
