@@ -56,10 +56,14 @@ def render_memory_snapshot(view: dict[str, Any], width: int = DEFAULT_WIDTH) -> 
     for snapshot in view["snapshots"]:
         head = f"-- memory snapshot {snapshot['file']}"
         if snapshot["error"]:
-            blocks.append(head + "\n" + wrap(snapshot["error"], width, "   error: "))
+            error = f"{snapshot['error']} [{snapshot.get('error_kind') or 'error'}]"
+            blocks.append(head + "\n" + wrap(error, width, "   error: "))
             continue
         devices = snapshot["devices"]
         parts = [head, rows_table(_DEVICE_COLUMNS, devices, width)]
+        left_out = snapshot.get("devices_total", len(devices)) - len(devices)
+        if left_out > 0:
+            parts.append(f"   ({left_out} more devices left out)")
         line = _alignment_line(snapshot["alignment"])
         if line:
             parts.append(wrap(line, width, "   "))

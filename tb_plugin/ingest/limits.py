@@ -67,6 +67,20 @@ def max_snapshot_bytes() -> int:
     return int(env_number("KINETOSCOPE_MAX_SNAPSHOT_MB", 512) * (1 << 20))
 
 
+def snapshot_timeout_s() -> float:
+    """Seconds one memory snapshot may take to read and summarise before its entry is an
+    error of kind `timeout` (KINETOSCOPE_SNAPSHOT_TIMEOUT_S, default 600)."""
+    return env_number("KINETOSCOPE_SNAPSHOT_TIMEOUT_S", 600)
+
+
+def snapshot_work_per_byte() -> float:
+    """Items (blocks, history entries, OOM frames) a snapshot may make its summary walk
+    per byte of its file, beyond a floor of 100,000 (KINETOSCOPE_SNAPSHOT_WORK_PER_BYTE,
+    default 2): an honest item takes a dozen bytes or more of the file; one list shared
+    among many places multiplies the walk without growing the file."""
+    return env_number("KINETOSCOPE_SNAPSHOT_WORK_PER_BYTE", 2)
+
+
 def _machine_memory_mb() -> float:
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / (1 << 20)

@@ -8,6 +8,11 @@ can build nothing but the opcodes' own values. Those are checked after the load:
 list, tuple, str, bytes, int, float, bool and None pass (a set or bytearray is refused, as
 is a container holding itself). Anything else is a `SnapshotError` for that file; nothing
 in it is ever called.
+
+The unpickler gets the file's bytes only once `snapshot_guard` has walked their opcodes:
+a memo index beyond the file, a dict keyed by values that can be made to collide, a set
+and every opcode that reaches code are refused before the unpickler runs them, and a read
+past its deadline stops at the next chunk (`SnapshotError.kind` says which way it failed).
 """
 
 from __future__ import annotations
@@ -23,14 +28,13 @@ from typing import Any
 
 from . import storage
 from .limits import max_snapshot_bytes
+from .snapshot_guard import CHUNK, OpcodeGuard, SnapshotError
+
+__all__ = ["SnapshotError", "check_plain", "collector_paused", "decode_snapshot", "read_snapshot"]
 
 PLAIN_LEAVES = (str, bytes, int, float, bool, type(None))
 PROTOCOLS = (2, 3, 4, 5)
 _PROTO = 0x80
-
-
-class SnapshotError(Exception):
-    """A snapshot file that cannot be read as plain data; the message says why."""
 
 
 class _PlainUnpickler(pickle.Unpickler):
@@ -39,31 +43,36 @@ class _PlainUnpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
         raise SnapshotError(
             f"refused: the pickle names {module}.{name} (only plain data is read; "
-            "nothing in the file is run)"
+            "nothing in the file is run)",
+            "refused",
         )
 
     def persistent_load(self, pid: Any) -> Any:
-        raise SnapshotError("refused: the pickle holds a persistent id (only plain data is read)")
+        raise SnapshotError(
+            "refused: the pickle holds a persistent id (only plain data is read)", "refused"
+        )
 
 
-def read_snapshot(path: str) -> dict[str, Any]:
+def read_snapshot(path: str, deadline: float | None = None) -> dict[str, Any]:
     """The snapshot at `path` as plain data, or SnapshotError (too big, unreadable, not a
-    pickle of protocol 2-5, damaged, holding anything but plain data, not a snapshot)."""
+    pickle of protocol 2-5, damaged, holding anything but plain data or keys that can
+    collide, not a snapshot, or still reading at `deadline`, a `time.monotonic()`)."""
     limit = max_snapshot_bytes()
     try:
         size = storage.stat(path).size
         if size > limit:
             raise SnapshotError(
-                f"{size} bytes is over the snapshot limit of {limit} (KINETOSCOPE_MAX_SNAPSHOT_MB)"
+                f"{size} bytes is over the snapshot limit of {limit} (KINETOSCOPE_MAX_SNAPSHOT_MB)",
+                "too_large",
             )
         with storage.open_binary(path) as f:
             # Unpickled as it is read: the file's bytes are never all held beside what
             # they decode to (a tenth of the peak memory of a big snapshot).
-            stream = _Capped(io.BufferedReader(_Raw(f), buffer_size=1 << 20), size)
-            _check_protocol(stream.peek(2)[:2])
-            return _decode(stream)
+            raw = io.BufferedReader(_Raw(f), buffer_size=1 << 20)
+            _check_protocol(raw.peek(2)[:2])
+            return _decode(GuardedStream(raw, size, OpcodeGuard(deadline, size)))
     except OSError as exc:
-        raise SnapshotError(f"cannot read it: {exc}") from None
+        raise SnapshotError(f"cannot read it: {exc}", "unreadable") from None
 
 
 class _Raw(io.RawIOBase):
@@ -81,37 +90,66 @@ class _Raw(io.RawIOBase):
         return len(chunk)
 
 
-class _Capped:
-    """The first `size` bytes of a stream (its size at the stat, within the limit): no
-    read goes past them, so a damaged length in the pickle asks for what is there, not
-    for gigabytes."""
+class GuardedStream:
+    """The first `size` bytes of a binary stream, each checked by an `OpcodeGuard`
+    before it is returned. `peek` gives the unpickler only bytes already checked (it
+    reads ahead from them and skips them with `read` later); no read goes past `size`,
+    so a damaged length in the pickle asks for what is there, not for gigabytes."""
 
-    def __init__(self, stream: io.BufferedReader, size: int) -> None:
-        self._stream, self._left = stream, size
+    def __init__(self, stream: Any, size: int, guard: OpcodeGuard) -> None:
+        self._stream, self._left, self.guard = stream, size, guard
+        self._buf = b""
+        self._at = 0
+
+    def _fill(self, wanted: int) -> None:
+        """At least `wanted` checked bytes buffered, or all that is left."""
+        have = len(self._buf) - self._at
+        while have < wanted and self._left > 0:
+            chunk = self._stream.read(min(max(wanted - have, CHUNK), self._left))
+            if not chunk:
+                self._left = 0
+                break
+            self._left -= len(chunk)
+            self.guard.feed(chunk)
+            self._buf = self._buf[self._at :] + chunk
+            self._at = 0
+            have = len(self._buf)
+
+    def _take(self, n: int) -> bytes:
+        out = self._buf[self._at : self._at + n]
+        self._at += len(out)
+        return out
 
     def read(self, n: int = -1) -> bytes:
-        data = self._stream.read(self._left if n < 0 else min(n, self._left))
-        self._left -= len(data)
-        return data
+        self._fill(n if n >= 0 else 1 << 62)
+        return self._take(n if n >= 0 else len(self._buf))
 
     def readinto(self, buffer: Any) -> int:
-        got = self._stream.readinto(memoryview(buffer)[: self._left])
-        self._left -= got
-        return got
+        view = memoryview(buffer).cast("B")
+        data = self.read(len(view))
+        view[: len(data)] = data
+        return len(data)
 
     def readline(self) -> bytes:
-        line = self._stream.readline(self._left)
-        self._left -= len(line)
-        return line
+        while True:
+            end = self._buf.find(b"\n", self._at)
+            if end >= 0:
+                return self._take(end + 1 - self._at)
+            before = len(self._buf) - self._at
+            self._fill(before + 1)
+            if len(self._buf) - self._at == before:
+                return self._take(before)
 
     def peek(self, n: int = 0) -> bytes:
-        return self._stream.peek(n)[: self._left]
+        self._fill(1)
+        return self._buf[self._at :]
 
 
-def decode_snapshot(data: bytes) -> dict[str, Any]:
+def decode_snapshot(data: bytes, deadline: float | None = None) -> dict[str, Any]:
     """`read_snapshot` of bytes already read."""
     _check_protocol(data[:2])
-    return _decode(io.BytesIO(data))
+    guard = OpcodeGuard(deadline, len(data))
+    return _decode(GuardedStream(io.BytesIO(data), len(data), guard))
 
 
 def _decode(stream: Any) -> dict[str, Any]:
@@ -121,18 +159,21 @@ def _decode(stream: Any) -> dict[str, Any]:
     except (SnapshotError, OSError):
         raise
     except RecursionError:
-        raise SnapshotError("damaged: nested too deeply") from None
+        raise SnapshotError("damaged: nested too deeply", "damaged") from None
     except MemoryError:
-        raise SnapshotError("too large to decode in memory") from None
+        raise SnapshotError("too large to decode in memory", "too_large") from None
     except Exception as exc:  # noqa: BLE001 - any failure of the decoder is a damaged file
-        raise SnapshotError(f"damaged or truncated pickle: {type(exc).__name__}: {exc}") from None
+        raise SnapshotError(
+            f"damaged or truncated pickle: {type(exc).__name__}: {exc}", "damaged"
+        ) from None
     check_plain(value)
     if not isinstance(value, dict) or not (
         isinstance(value.get("segments"), list) or isinstance(value.get("device_traces"), list)
     ):
         raise SnapshotError(
             "not a memory snapshot: no `segments` or `device_traces` "
-            "(torch.cuda.memory._dump_snapshot writes both)"
+            "(torch.cuda.memory._dump_snapshot writes both)",
+            "not_snapshot",
         )
     return value
 
@@ -165,11 +206,13 @@ def collector_paused() -> Iterator[None]:
 
 def _check_protocol(data: bytes) -> None:
     if not data:
-        raise SnapshotError("empty file")
+        raise SnapshotError("empty file", "not_pickle")
     if data[0] != _PROTO or len(data) < 2:
-        raise SnapshotError("not a pickle of protocol 2-5 (torch writes protocol 2 or newer)")
+        raise SnapshotError(
+            "not a pickle of protocol 2-5 (torch writes protocol 2 or newer)", "not_pickle"
+        )
     if data[1] not in PROTOCOLS:
-        raise SnapshotError(f"pickle protocol {data[1]}: only protocols 2-5 are read")
+        raise SnapshotError(f"pickle protocol {data[1]}: only protocols 2-5 are read", "not_pickle")
 
 
 def check_plain(value: Any) -> None:
@@ -201,7 +244,7 @@ def check_plain(value: Any) -> None:
         if ident in done:
             continue
         if ident in open_now:
-            raise SnapshotError("refused: a container holds itself")
+            raise SnapshotError("refused: a container holds itself", "refused")
         open_now.add(ident)
         stack.append((item, True))
         _push_children(item, stack)
@@ -243,4 +286,6 @@ _CONTAINERS = frozenset((dict, list, tuple))
 
 def _refuse_kind(item: Any) -> None:
     if type(item) not in _CONTAINERS:
-        raise SnapshotError(f"refused: the pickle builds a {type(item).__name__} (only plain data)")
+        raise SnapshotError(
+            f"refused: the pickle builds a {type(item).__name__} (only plain data)", "refused"
+        )

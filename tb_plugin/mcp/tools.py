@@ -122,8 +122,10 @@ INDEXED_LISTS = frozenset({"frames"})
 
 def page(body: Any, limit: int, cursor: int) -> tuple[Any, dict[str, Any] | None]:
     """`body` with each top-level list longer than `limit` cut to rows [cursor, cursor +
-    limit), except the lists others index into (`INDEXED_LISTS`); the paging note, or
-    None when nothing was cut."""
+    limit), except the lists others index into (`INDEXED_LISTS`); below the top, each
+    list longer than `limit` in the rows kept is cut the same way (its total under its
+    path, e.g. `snapshots[0].devices[0].ooms`; a shorter one is kept whole). The paging
+    note, or None when nothing was cut."""
     if not isinstance(body, dict):
         return body, None
     totals = {
@@ -131,16 +133,36 @@ def page(body: Any, limit: int, cursor: int) -> tuple[Any, dict[str, Any] | None
         for k, v in body.items()
         if isinstance(v, list) and len(v) > limit and k not in INDEXED_LISTS
     }
-    if not totals and cursor == 0:
-        return body, None
     cut = {
         k: v[cursor : cursor + limit] if isinstance(v, list) and k not in INDEXED_LISTS else v
         for k, v in body.items()
     }
+    if not totals and cursor == 0:
+        cut = dict(body)
+    for k, v in cut.items():
+        cut[k] = _cut_nested(v, limit, cursor, k, totals)
+    if not totals and cursor == 0:
+        return body, None
     longest = max(totals.values(), default=0)
     following = cursor + limit if cursor + limit < longest else None
     note = {"cursor": cursor, "limit": limit, "next_cursor": following, "totals": totals}
     return cut, note
+
+
+def _cut_nested(value: Any, limit: int, cursor: int, path: str, totals: dict[str, int]) -> Any:
+    """The lists inside `value` (a top-level value, already cut) longer than `limit`, cut."""
+    if isinstance(value, list):
+        return [_cut_nested(v, limit, cursor, f"{path}[{i}]", totals) for i, v in enumerate(value)]
+    if not isinstance(value, dict):
+        return value
+    out = {}
+    for k, v in value.items():
+        where = f"{path}.{k}"
+        if isinstance(v, list) and len(v) > limit and k not in INDEXED_LISTS:
+            totals[where] = len(v)
+            v = v[cursor : cursor + limit]
+        out[k] = _cut_nested(v, limit, cursor, where, totals)
+    return out
 
 
 def view_link(base_url: str, endpoint: Endpoint, names: dict[str, Any]) -> str | None:

@@ -107,15 +107,19 @@ class Run:
         return msgspec.json.decode(msgspec.json.encode(view))  # type: ignore[no-any-return]
 
     def memory_snapshots(self, span: str | int | None = None) -> pd.DataFrame:
-        """One row per snapshot file and device: `file`, `error` (a file that could not be
-        read has one row, with it), the device's figures of the `memory_snapshot` route
-        (peak, allocated and reserved bytes, OOM count; its lists as object columns) and
-        the file's `alignment` fields."""
+        """One row per snapshot file and device: `file`, `error` and `error_kind` (a file
+        that could not be read has one row, with them), the device's figures of the
+        `memory_snapshot` route (peak, allocated and reserved bytes, OOM count; its lists
+        as object columns) and the file's `alignment` fields."""
         import pandas as pd
 
         rows = []
         for snapshot in self.memory_snapshot_view(span)["snapshots"]:
-            common = {"file": snapshot["file"], "error": snapshot["error"]}
+            common = {
+                "file": snapshot["file"],
+                "error": snapshot["error"],
+                "error_kind": snapshot["error_kind"],
+            }
             for device in snapshot["devices"] or [{}]:
                 row = {**common, **device, "alignment": snapshot["alignment"]}
                 rows.append(flatten({k: v for k, v in row.items() if v is not None}))
@@ -138,7 +142,7 @@ class Run:
 
 
 def _snapshot_columns(rows: list[dict[str, Any]]) -> list[str]:
-    columns = ["file", "error", "device", "peak_allocated_bytes", "peak_time_us"]
+    columns = ["file", "error", "error_kind", "device", "peak_allocated_bytes", "peak_time_us"]
     for row in rows:
         columns += [k for k in row if k not in columns]
     return columns

@@ -675,6 +675,7 @@ export interface OomEvent {
   requested_bytes: number | null;
   device_free: number | null;
   frames: SnapshotFrame[];
+  frames_cut: number;
 }
 
 export interface OpRef {
@@ -972,7 +973,9 @@ export interface SnapshotFileView {
   file: string;
   size: number;
   error: string | null;
+  error_kind: string | null;
   devices: SnapshotDevice[];
+  devices_total: number;
   alignment: SnapshotAlignment | null;
 }
 
@@ -1009,6 +1012,7 @@ export interface SpansResponse {
 
 export interface StackBytes {
   frames: SnapshotFrame[];
+  frames_cut: number;
   bytes: number;
   count: number;
 }
@@ -1145,6 +1149,7 @@ export interface Timeline {
   points: number;
   downsampled: boolean;
   streams: StreamTimeline[];
+  streams_total: number;
 }
 
 /** A bar of the chart of the largest changes: an operator's main time or a kernel's. */

@@ -27,20 +27,25 @@ from typing import Any, Optional, TypedDict
 import numpy as np
 
 from .curve import downsample
+from .snapshot_columns import MAX_ADDRESS, MAX_BYTES
 from .snapshot_frames import (
     IcicleNode,
     SnapshotFrame,
     StackBytes,
-    frame_view,
+    frame_views,
     group_by_stack,
     icicle,
     top_stacks,
 )
 from .snapshot_history import Allocation, Replay, replay, time_of
 
-VERSION = "1"
+VERSION = "2"
 ACTIVE_STATES = ("active_allocated", "active_pending_free", "active_awaiting_free")
 CHART_WIDTH = 1000  # pixel buckets of the timelines (each keeps its min and max)
+# Lists of one answer, cut (each with its count of what was left out):
+MAX_DEVICES = 64  # devices of one snapshot (`devices_total`)
+MAX_OOMS = 100  # OOM events of one device (`oom_count`: all)
+MAX_STREAMS = 64  # per-stream timelines of one device (`streams_total`)
 
 
 class OomEvent(TypedDict):
@@ -49,6 +54,7 @@ class OomEvent(TypedDict):
     requested_bytes: Optional[int]
     device_free: Optional[int]  # free device memory the driver reported; None: not recorded
     frames: list[SnapshotFrame]
+    frames_cut: int  # frames beyond snapshot_frames.MAX_FRAMES, left out
 
 
 class StreamTimeline(TypedDict):
@@ -65,7 +71,8 @@ class Timeline(TypedDict):
     reserved_bytes: list[int]
     points: int  # points of the full curve
     downsampled: bool
-    streams: list[StreamTimeline]
+    streams: list[StreamTimeline]  # MAX_STREAMS at most, by stream number
+    streams_total: int
 
 
 class SnapshotDevice(TypedDict):
@@ -88,7 +95,7 @@ class SnapshotDevice(TypedDict):
     last_time_us: Optional[float]
     timeline: Timeline
     icicle: list[IcicleNode]
-    ooms: list[OomEvent]
+    ooms: list[OomEvent]  # the first MAX_OOMS; oom_count counts them all
 
 
 class SegmentTotals(TypedDict):
@@ -100,20 +107,64 @@ class SegmentTotals(TypedDict):
     count: int
 
 
+def device_numbers(snapshot: dict[str, Any]) -> list[int]:
+    """Every device that has segments or history, by number."""
+    segments, traces = _parts(snapshot)
+    devices = {d for s in segments if (d := _device(s)) is not None}
+    devices |= {d for d, t in enumerate(traces) if isinstance(t, list) and t}
+    return sorted(devices)
+
+
 def device_views(snapshot: dict[str, Any]) -> list[SnapshotDevice]:
-    """One view per device that has segments or history, by device number."""
+    """One view per device that has segments or history, by device number (the first
+    MAX_DEVICES of them)."""
+    segments, traces = _parts(snapshot)
+    by_device: dict[int, list[dict[str, Any]]] = {}
+    for segment in segments:
+        device = _device(segment)
+        if device is not None:
+            by_device.setdefault(device, []).append(segment)
+    out = []
+    for device in device_numbers(snapshot)[:MAX_DEVICES]:
+        trace = traces[device] if device < len(traces) else []
+        out.append(device_view(device, by_device.get(device, []), trace))
+    return out
+
+
+def _parts(snapshot: dict[str, Any]) -> tuple[list[dict[str, Any]], list[Any]]:
     segments = snapshot.get("segments")
     segments = [s for s in segments if isinstance(s, dict)] if isinstance(segments, list) else []
     traces = snapshot.get("device_traces")
-    traces = traces if isinstance(traces, list) else []
-    devices = {s["device"] for s in segments if type(s.get("device")) is int}
-    devices |= {d for d, t in enumerate(traces) if isinstance(t, list) and t}
-    out = []
-    for device in sorted(devices):
-        mine = [s for s in segments if s.get("device") == device]
-        trace = traces[device] if device < len(traces) else []
-        out.append(device_view(device, mine, trace))
-    return out
+    return segments, traces if isinstance(traces, list) else []
+
+
+def _device(segment: dict[str, Any]) -> int | None:
+    device = segment.get("device")
+    return device if type(device) is int and 0 <= device < MAX_ADDRESS else None
+
+
+def work_items(snapshot: dict[str, Any], limit: int) -> int:
+    """What summarising the snapshot walks: every block of every segment, every entry of
+    every device's history (walked a few times over), every frame of every OOM. A file
+    that shares one list among many places (a reference costs it 2 bytes) describes far
+    more of these than its size can hold honestly: `api.snapshots` compares the two.
+    Counting stops once past `limit` (its own walk is bounded by it)."""
+    segments, traces = _parts(snapshot)
+    items = len(segments)
+    for segment in segments:
+        blocks = segment.get("blocks")
+        items += len(blocks) if isinstance(blocks, list) else 0
+    for trace in traces:
+        if not isinstance(trace, list):
+            continue
+        items += 3 * len(trace)
+        if items > limit:
+            return items
+        for entry in trace:
+            if isinstance(entry, dict) and entry.get("action") == "oom":
+                frames = entry.get("frames")
+                items += len(frames) if isinstance(frames, list) else 0
+    return items
 
 
 def device_view(device: int, segments: list[dict[str, Any]], trace: Any) -> SnapshotDevice:
@@ -143,7 +194,7 @@ def device_view(device: int, segments: list[dict[str, Any]], trace: Any) -> Snap
         "last_time_us": history.time_range[1] if history.time_range else None,
         "timeline": timeline(history) if has_history else _empty_timeline(),
         "icicle": icicle(groups),
-        "ooms": [oom_view(e) for e in history.ooms],
+        "ooms": [oom_view(e) for e in history.ooms[:MAX_OOMS]],
     }
 
 
@@ -187,7 +238,7 @@ def segment_totals(segments: list[dict[str, Any]]) -> tuple[SegmentTotals, dict[
                 asked = asked if type(asked) is int and 0 <= asked <= size else size
                 totals["requested"] += asked
                 address = block.get("address")
-                if type(address) is int:
+                if type(address) is int and 0 <= address < MAX_ADDRESS:
                     live[address] = Allocation(asked, stream, block.get("frames"))
             else:
                 totals["largest_inactive"] = max(totals["largest_inactive"], size)
@@ -195,21 +246,22 @@ def segment_totals(segments: list[dict[str, Any]]) -> tuple[SegmentTotals, dict[
 
 
 def _size(value: Any) -> int:
-    return value if type(value) is int and value > 0 else 0
+    return value if type(value) is int and 0 < value <= MAX_BYTES else 0
 
 
 def oom_view(entry: dict[str, Any]) -> OomEvent:
     def number(key: str) -> int | None:
         value = entry.get(key)
-        return value if type(value) is int else None
+        return value if type(value) is int and abs(value) < MAX_ADDRESS else None
 
-    frames = entry.get("frames")
+    frames, cut = frame_views(entry.get("frames"))
     return {
         "time_us": time_of(entry),
         "stream": number("stream"),
         "requested_bytes": number("size"),
         "device_free": number("device_free"),
-        "frames": [frame_view(f) for f in frames] if isinstance(frames, list) else [],
+        "frames": frames,
+        "frames_cut": cut,
     }
 
 
@@ -222,7 +274,8 @@ def timeline(history: Replay) -> Timeline:
     active, reserved = history.active, history.reserved
     keep = downsample(t, [active, reserved], CHART_WIDTH) if t.size else np.arange(0)
     streams: list[StreamTimeline] = []
-    for stream in sorted(history.per_stream, key=lambda s: (s is None, s or 0)):
+    ordered = sorted(history.per_stream, key=lambda s: (s is None, s or 0))
+    for stream in ordered[:MAX_STREAMS]:
         at, v = history.per_stream[stream]
         picked = downsample(t[at], [v], CHART_WIDTH) if at.size else at
         streams.append(
@@ -239,6 +292,7 @@ def timeline(history: Replay) -> Timeline:
         "points": int(t.size),
         "downsampled": bool(keep.size < t.size),
         "streams": streams,
+        "streams_total": len(ordered),
     }
 
 
@@ -261,4 +315,5 @@ def _empty_timeline() -> Timeline:
         "points": 0,
         "downsampled": False,
         "streams": [],
+        "streams_total": 0,
     }

@@ -21,6 +21,7 @@ from typing import Any, Literal, Optional, TypedDict
 import numpy as np
 
 from ...model.trace_model import TraceModel
+from .snapshot_columns import MAX_ADDRESS
 from .snapshot_history import time_of
 
 # Epoch microseconds from 2001 on; trace-relative times are far smaller.
@@ -104,6 +105,6 @@ def alloc_times(trace: Any) -> dict[int, list[float]]:
         if not isinstance(e, dict) or e.get("action") != "alloc":
             continue
         addr, t = e.get("addr"), time_of(e)
-        if type(addr) is int and t is not None:
+        if type(addr) is int and 0 <= addr < MAX_ADDRESS and t is not None:
             out.setdefault(addr, []).append(t)
     return out

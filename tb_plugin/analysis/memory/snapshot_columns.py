@@ -33,14 +33,23 @@ RELEASE = (6, 7)  # segment_free, segment_unmap
 _CODES = {name: code for code, name in enumerate(ACTIONS, start=1)}
 MISSING = np.iinfo(np.int64).min
 _HIGH = np.iinfo(np.int64).max
+# A history entry's size beyond this is no allocation (the sums of the replay stay in
+# int64); the same bound as the segments' (`snapshot.MAX_BYTES`).
+MAX_BYTES = 1 << 40
+# An address or device number beyond this is not one (an int's hash repeats from 2**61-1
+# on: dicts keyed by such numbers could be made to collide).
+MAX_ADDRESS = 1 << 60
 
 
 def time_of(entry: dict[str, Any]) -> float | None:
     """An entry's `time_us` (epoch microseconds); None when absent or not a number."""
     t = entry.get("time_us")
-    if isinstance(t, (int, float)) and not isinstance(t, bool):
+    if type(t) is float or (type(t) is int and -_FLOAT_INTS < t < _FLOAT_INTS):
         return float(t)
     return None
+
+
+_FLOAT_INTS = 1 << 1000  # an int time beyond this has no float (and is no time)
 
 
 @dataclass
@@ -99,6 +108,10 @@ def _ints(values: list[Any]) -> np.ndarray:
     )
 
 
+def _sizes(sizes: np.ndarray) -> np.ndarray:
+    return np.where((sizes < -MAX_BYTES) | (sizes > MAX_BYTES), MISSING, sizes)
+
+
 def _times(values: list[Any]) -> np.ndarray:
     if set(map(type, values)) <= {int, float}:
         try:
@@ -107,7 +120,10 @@ def _times(values: list[Any]) -> np.ndarray:
             pass
     nan = float("nan")
     return np.fromiter(
-        (float(t) if type(t) is int or type(t) is float else nan for t in values),
+        (
+            float(t) if type(t) is float or type(t) is int and abs(t) < _FLOAT_INTS else nan
+            for t in values
+        ),
         np.float64,
         len(values),
     )
@@ -128,7 +144,7 @@ def columns(trace: Any) -> Columns:
         entries=entries,
         action=_actions(_field(entries, "action")),
         addr=_ints(_field(entries, "addr")),
-        size=_ints(_field(entries, "size")),
+        size=_sizes(_ints(_field(entries, "size"))),
         stream=_ints(_field(entries, "stream")),
         time=_times(_field(entries, "time_us")),
     )

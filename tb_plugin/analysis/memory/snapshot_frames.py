@@ -13,6 +13,10 @@ from collections.abc import Iterable
 from typing import Any, Optional, TypedDict
 
 TOP_STACKS = 20
+MAX_FRAMES = (
+    256  # frames of one stack in an answer (innermost first); `frames_cut` says how many more
+)
+MAX_INT_TEXT = 10**18  # a number beyond this in a frame is no line number: "?" / None
 # Icicle nodes smaller than this share of the total are folded into their parent.
 ICICLE_MIN_SHARE = 0.001
 ICICLE_MAX_NODES = 2000
@@ -26,7 +30,8 @@ class SnapshotFrame(TypedDict):
 
 
 class StackBytes(TypedDict):
-    frames: list[SnapshotFrame]  # innermost first, as torch records them
+    frames: list[SnapshotFrame]  # innermost first, as torch records them; MAX_FRAMES at most
+    frames_cut: int  # frames of the stack beyond MAX_FRAMES, left out
     bytes: int
     count: int  # allocations with this stack
 
@@ -46,19 +51,29 @@ FrameKey = tuple[str, Optional[int], str]
 NO_STACK: FrameKey = ("", None, "(no stack recorded)")
 
 
+def text(value: Any) -> str:
+    """A frame's field as text: a string as it is, a number or a bool written out, anything
+    else "?" (a container could be nested a thousand deep or shared into megabytes)."""
+    if type(value) is str:
+        return value
+    if type(value) is int:
+        return str(value) if -MAX_INT_TEXT < value < MAX_INT_TEXT else "?"
+    if type(value) in (float, bool) or value is None:
+        return str(value)
+    return "?"
+
+
 def frame_view(frame: Any) -> SnapshotFrame:
     if not isinstance(frame, dict):
         return {"filename": "?", "line": None, "name": "?", "fx": None}
     line = frame.get("line")
     fx = None
     if len(frame) > 3:  # only augmented frames have keys beyond filename, line, name
-        fx = {
-            str(k): str(v) for k, v in frame.items() if isinstance(k, str) and k.startswith("fx_")
-        }
+        fx = {k: text(v) for k, v in frame.items() if type(k) is str and k.startswith("fx_")}
     return {
-        "filename": str(frame.get("filename", "?")),
-        "line": line if type(line) is int else None,
-        "name": str(frame.get("name", "?")),
+        "filename": text(frame.get("filename", "?")),
+        "line": line if type(line) is int and abs(line) < MAX_INT_TEXT else None,
+        "name": text(frame.get("name", "?")),
         "fx": fx or None,
     }
 
@@ -68,9 +83,9 @@ def _frame_key(frame: Any) -> FrameKey:
         return ("?", None, "?")
     line = frame.get("line")
     return (
-        str(frame.get("filename", "?")),
-        line if type(line) is int else None,
-        str(frame.get("name", "?")),
+        text(frame.get("filename", "?")),
+        line if type(line) is int and abs(line) < MAX_INT_TEXT else None,
+        text(frame.get("name", "?")),
     )
 
 
@@ -104,9 +119,16 @@ def group_by_stack(
 def top_stacks(groups: list[tuple[tuple[FrameKey, ...], Any, int, int]]) -> list[StackBytes]:
     out: list[StackBytes] = []
     for _, frames, size, count in groups[:TOP_STACKS]:
-        views = [frame_view(f) for f in frames] if isinstance(frames, list) else []
-        out.append({"frames": views, "bytes": size, "count": count})
+        views, cut = frame_views(frames)
+        out.append({"frames": views, "frames_cut": cut, "bytes": size, "count": count})
     return out
+
+
+def frame_views(frames: Any) -> tuple[list[SnapshotFrame], int]:
+    """The first MAX_FRAMES frames as views, and how many more there are."""
+    if not isinstance(frames, list):
+        return [], 0
+    return [frame_view(f) for f in frames[:MAX_FRAMES]], max(0, len(frames) - MAX_FRAMES)
 
 
 def icicle(groups: list[tuple[tuple[FrameKey, ...], Any, int, int]]) -> list[IcicleNode]:
