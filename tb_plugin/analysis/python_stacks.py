@@ -81,21 +81,43 @@ def _id_parents(model: TraceModel, rows: np.ndarray, parent: np.ndarray) -> np.n
     """Per range position (rows in the index's order), its parent position: the event its
     `Python parent id` names when that sorts before it (so no chain loops), a null parent
     id a root, else `parent` (the enclosing range in time). Written into `parent`."""
-    args = model.args_of(rows, PythonIdArgs)
-    position: dict[int, int] = {}
-    for pos, a in enumerate(args):
-        if a.id is not None:
-            position.setdefault(a.id, pos)
-    for pos, a in enumerate(args):
-        if a.id is None:
-            continue  # no ids recorded: time nesting
-        if a.parent is None:
-            parent[pos] = -1
-            continue
-        found = position.get(a.parent, -1)
-        if 0 <= found < pos:
-            parent[pos] = found
+    has_id, ids, has_up, ups = _python_ids(model, rows)
+    if not has_id.any():
+        return parent  # no ids recorded: time nesting
+    # The first position that carries each id (the ids sorted, each with its first place).
+    with_id = np.flatnonzero(has_id)
+    known, first = np.unique(ids[with_id], return_index=True)
+    first_pos = with_id[first]
+    at = np.minimum(np.searchsorted(known, ups), max(known.size - 1, 0))
+    found = np.where(known[at] == ups, first_pos[at], -1)
+    positions = np.arange(rows.size)
+    named = has_id & has_up & (found >= 0) & (found < positions)
+    parent[has_id & ~has_up] = -1  # an id with a null parent id: a root
+    parent[named] = found[named]
     return parent
+
+
+def _python_ids(
+    model: TraceModel, rows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: whether it has a `Python id`, the id, whether it has a `Python parent id`,
+    the parent id. Decoded in slices, so the decoded args of a few million frames are
+    never all held at once."""
+    has_id = np.zeros(rows.size, dtype=bool)
+    has_up = np.zeros(rows.size, dtype=bool)
+    ids = np.zeros(rows.size, dtype=np.int64)
+    ups = np.zeros(rows.size, dtype=np.int64)
+    for lo in range(0, rows.size, _ID_SLICE):
+        args = model.args_of(rows[lo : lo + _ID_SLICE], PythonIdArgs)
+        n = len(args)
+        has_id[lo : lo + n] = np.fromiter((a.id is not None for a in args), bool, n)
+        ids[lo : lo + n] = np.fromiter((a.id or 0 for a in args), np.int64, n)
+        has_up[lo : lo + n] = np.fromiter((a.parent is not None for a in args), bool, n)
+        ups[lo : lo + n] = np.fromiter((a.parent or 0 for a in args), np.int64, n)
+    return has_id, ids, has_up, ups
+
+
+_ID_SLICE = 1 << 16
 
 
 def _frames(model: TraceModel, py: np.ndarray) -> tuple[np.ndarray, list[str]]:

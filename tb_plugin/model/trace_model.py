@@ -218,9 +218,11 @@ class TraceModel:
         ends = self.events["args_end"]
         starts = np.where(rows > 0, ends[np.maximum(rows - 1, 0)], 0)
         stops = ends[rows]
-        blob = self.args_blob
+        # A memoryview's slices are plain buffers: slicing the memory-mapped array itself
+        # makes a memmap object per row (about 1.5 µs each, most of the cost here).
+        blob = memoryview(self.args_blob)
         pieces = [
-            bytes(blob[a:b]) if b > a else b"{}" for a, b in zip(starts.tolist(), stops.tolist())
+            blob[a:b].tobytes() if b > a else b"{}" for a, b in zip(starts.tolist(), stops.tolist())
         ]
         decoder, one = decoders_for(shape)
         try:
