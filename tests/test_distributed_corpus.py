@@ -313,4 +313,8 @@ def test_real_gloo_ddp_job(gloo_run: Path) -> None:
     (job_ar,) = view["collectives"]
     assert job_ar["calls"] == 6 and job_ar["algbw_gbps"] > 0
     for step in view["steps"]:
-        assert step["ranks"] == 2 and step["straggler"]["measured"] == "first_collective"
+        # A step whose ranks reach its first all_reduce together (a real CPU job can) has
+        # no straggler; one that has is measured at that collective.
+        straggler = step["straggler"]
+        assert step["ranks"] == 2
+        assert straggler is None or straggler["measured"] == "first_collective"
