@@ -95,7 +95,7 @@ class _Compared:
     def __init__(self, rows: Sequence[tuple[TrendRun, TraceSummary | None, int]]) -> None:
         self.runs = [row for row, _, _ in rows]
         self.summaries = [s for _, s, _ in rows]
-        self.changes: list[tuple[int, Change, int]] = []  # (global run, change, workload)
+        self.changes: list[tuple[int, Change, TrendChange]] = []  # (global run, change, body)
         self.workloads: list[TrendWorkload] = []
         self.notes = [
             f"run {r['run']}: no trace could be summarised"
@@ -133,16 +133,14 @@ class _Compared:
         if not compared:
             return
         local_base = members.index(base_at) if base_at is not None else None
+        runs = [self.runs[i] for i in members]
         for change in detect([self.summaries[i] for i in members], rule, local_base):
-            self.changes.append((members[change.run_index], change, w))
+            self.changes.append((members[change.run_index], change, _change(change, runs, w)))
 
     def bodies(self) -> list[TrendChange]:
+        """The changes in run order, then metric and name."""
         ordered = sorted(self.changes, key=lambda t: (t[0], t[1].metric, t[1].name))
-        out = []
-        for _, change, w in ordered:
-            mine = [self.runs[i] for i, g in enumerate(r["workload"] for r in self.runs) if g == w]
-            out.append(_change(change, mine, w))
-        return out
+        return [body for _, _, body in ordered]
 
 
 def trend_view(
