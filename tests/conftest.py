@@ -39,7 +39,7 @@ def held_loads(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
     """Trace loads of the store, and the trend's own (files it summarises without the
     store), wait until the returned event is set (at most 30 s), so a test sees the "still
     loading" answers; set when the test ends."""
-    from kinetoscope.analysis import summary_cache
+    from kinetoscope.analysis.core import summary_cache
     from kinetoscope.store import trace_store
 
     release = threading.Event()

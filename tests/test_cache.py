@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 from builders import TraceBuilder
-from kinetoscope.analysis.overview import overview
+from kinetoscope.analysis.overview.view import overview
 from kinetoscope.model.categories import Kind
 from kinetoscope.store import trace_store as loader
 from kinetoscope.store.cache import MAX_PARAM_VIEWS, DiskCache

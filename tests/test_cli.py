@@ -161,8 +161,8 @@ def test_a_view_that_names_nothing_is_a_usage_error(
 
 
 def test_the_grammar_names_what_the_views_take() -> None:
-    from kinetoscope.analysis.flamegraph import METRICS
-    from kinetoscope.analysis.operators import GROUP_BY
+    from kinetoscope.analysis.flamegraph.view import METRICS
+    from kinetoscope.analysis.operators.view import GROUP_BY
     from kinetoscope.cli.parser import DIFF_GROUP_BY, FLAME_METRICS
 
     assert DIFF_GROUP_BY == GROUP_BY

@@ -10,9 +10,9 @@ from pathlib import Path
 from builders import TraceBuilder
 from corpus import corpus_model, corpus_path
 from independent.raw import read_raw
-from kinetoscope.analysis.flamegraph import flamegraph
-from kinetoscope.analysis.kernels import kernels
-from kinetoscope.analysis.operators import operators
+from kinetoscope.analysis.flamegraph.view import flamegraph
+from kinetoscope.analysis.kernels.view import kernels
+from kinetoscope.analysis.operators.view import operators
 from kinetoscope.model.trace_model import TraceModel
 
 NCCL = "hta/tests/data/nccl_parser_config/nccl_data.json.gz"

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import kinetoscope as ks
 from builders import TraceBuilder
-from kinetoscope.analysis.compiled_kernels import (
+from kinetoscope.analysis.kernels.compiled import (
     compiled_kernels,
     is_compile_marker,
     kernel_name_ops,
     wrapper_fused_ops,
 )
-from kinetoscope.analysis.kernels import kernels, supports
+from kinetoscope.analysis.kernels.view import kernels, supports
 from kinetoscope.ingest.build import build_model
 
 DATA = Path(__file__).parent / "data"

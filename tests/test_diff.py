@@ -15,7 +15,7 @@ from conftest import PluginClient
 from corpus import corpus_model
 from kinetoscope.analysis.diff.numbers import compare
 from kinetoscope.analysis.diff.view import diff
-from kinetoscope.analysis.overview import overview
+from kinetoscope.analysis.overview.view import overview
 from kinetoscope.cli.main import main
 
 SAMPLES = "pytorch-kineto/tb_plugin/samples"

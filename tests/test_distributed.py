@@ -22,7 +22,7 @@ import msgspec
 import pytest
 from builders import CPU_TID, TraceBuilder
 from conftest import PluginClient
-from kinetoscope.analysis import comms, rules
+from kinetoscope.analysis.core import comms, rules
 from kinetoscope.analysis.distributed import rank_summaries as distributed_job
 from kinetoscope.analysis.distributed.rank_summaries import (
     analyze_run,
@@ -31,7 +31,7 @@ from kinetoscope.analysis.distributed.rank_summaries import (
     summary_cache,
 )
 from kinetoscope.analysis.distributed.view import RankInput, RankSummary, analyze, summarize_rank
-from kinetoscope.analysis.overview import overview
+from kinetoscope.analysis.overview.view import overview
 from kinetoscope.cli.main import main
 from kinetoscope.ingest.build import build_model
 from kinetoscope.ingest.discovery import chosen_spans, scan_logdir
@@ -633,7 +633,7 @@ def test_a_model_already_cached_is_reused(tmp_path: Path, monkeypatch: pytest.Mo
         raise AssertionError("decoded again")
 
     # The summary caches' reader decodes a trace only when no cached model is there.
-    from kinetoscope.analysis import summary_cache as summaries_on_disk
+    from kinetoscope.analysis.core import summary_cache as summaries_on_disk
 
     monkeypatch.setattr(summaries_on_disk, "build_model", no_decoding)
     assert rank_summary(path, str(tmp_path / "cache")).rank == 2

@@ -142,7 +142,7 @@ def test_resnet_ddp_pair_with_shifted_profiling_windows() -> None:
     assert group["waits_for"] == 1 and group["verdict"] == "waits_for_rank"
     assert steps[8]["ranks"] == 1 and steps[8]["straggler"] is None
     # Rank 1's steps are the old plugin's; so is the kernel time. (Rank 0's step windows
-    # differ: analysis/steps.py drops its step 8 and places step 5 earlier, not this view.)
+    # differ: analysis/core/steps.py drops its step 8 and places step 5 earlier, not this view.)
     # On purpose, rank 1's first step starts 48.7 ms after its host range: 777 kernels of
     # the previous iteration, launched before profiling began, ran until then.
     old = golden_kernel_per_step("resnet50_newAPI_ddp")["worker1_span1"]

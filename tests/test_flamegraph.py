@@ -1,4 +1,4 @@
-"""Flame graphs (analysis/flamegraph.py) and `kinetoscope flamegraph`: hand-computed small
+"""Flame graphs (analysis/flamegraph/view.py) and `kinetoscope flamegraph`: hand-computed small
 traces, and real traces whose GPU paths add up to the Kernel view's kernel time and whose
 CPU paths add up to the op tree's host time."""
 
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from builders import GPU_PID, TraceBuilder
 from corpus import corpus_model
-from kinetoscope.analysis.flamegraph import NO_LAUNCHER, flamegraph
-from kinetoscope.analysis.kernels import kernels
-from kinetoscope.analysis.optree import op_tree
+from kinetoscope.analysis.core.optree import op_tree
+from kinetoscope.analysis.flamegraph.view import NO_LAUNCHER, flamegraph
+from kinetoscope.analysis.kernels.view import kernels
 from kinetoscope.api.endpoints import VIEWS, ViewParamError, span_pages, supported_views
 from kinetoscope.cli.flamegraph import folded, speedscope
 from kinetoscope.cli.main import main

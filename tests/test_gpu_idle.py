@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from builders import CPU_PID, CPU_TID, GPU_PID, TraceBuilder
 from corpus import corpus_model
-from kinetoscope.analysis.gpu_idle.delay import grouped_stats
-from kinetoscope.analysis.gpu_idle.launches import FAMILIES, gpu_work, launch_family
+from kinetoscope.analysis.core.launch_delay import grouped_stats
+from kinetoscope.analysis.core.launches import FAMILIES, gpu_work, launch_family
+from kinetoscope.analysis.core.rules import load
 from kinetoscope.analysis.gpu_idle.queue import queue_series
 from kinetoscope.analysis.gpu_idle.view import GpuIdleView, gpu_idle
-from kinetoscope.analysis.kernels import kernels
-from kinetoscope.analysis.rules import load
+from kinetoscope.analysis.kernels.view import kernels
 from kinetoscope.cli.main import main
 from kinetoscope.trace_view import track_list
 from kinetoscope.trace_view.counters import build_counters, counter_series

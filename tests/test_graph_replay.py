@@ -1,5 +1,5 @@
 """CUDA/HIP graph replays attributed to the launches that captured them
-(analysis/graph_replay.py, graph_capture.py, replay_ops.py): small built traces with
+(analysis/core/graph_replay.py, graph_capture.py, replay_ops.py): small built traces with
 known answers (graph node ids, kernel sequences, no capture, repeated and look-alike
 graphs, two devices), the real H100 capture + replay traces, the corpus vLLM pair against
 an independent sequence match, and the `kernels group_by=op` contract end to end."""
@@ -18,10 +18,10 @@ import pytest
 from builders import CPU_TID, TraceBuilder
 from conftest import PluginClient
 from corpus import corpus_path
-from kinetoscope.analysis.graph_replay import graph_replay
-from kinetoscope.analysis.kernels import kernels
-from kinetoscope.analysis.operators import operators
-from kinetoscope.analysis.overview import overview
+from kinetoscope.analysis.core.graph_replay import graph_replay
+from kinetoscope.analysis.kernels.view import kernels
+from kinetoscope.analysis.operators.view import operators
+from kinetoscope.analysis.overview.view import overview
 from kinetoscope.cli.main import main
 from kinetoscope.ingest.build import build_model
 from kinetoscope.ingest.discovery import capture_files, scan_logdir

@@ -1,5 +1,5 @@
 """Graph replays aligned with a contiguous run of their capture's launches
-(analysis/graph_replay.py): a capture holding a launch more than its replays (the
+(analysis/core/graph_replay.py): a capture holding a launch more than its replays (the
 diffusion-serving shape: a last GEMM that never replays), several replays of one graph,
 captures that cannot be aligned and the reason the Kernels view gives for each, on small
 built traces with hand-computed answers."""
@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 from builders import TraceBuilder
-from kinetoscope.analysis.graph_replay import graph_replay
-from kinetoscope.analysis.kernels import kernels
-from kinetoscope.analysis.operators import operators
+from kinetoscope.analysis.core.graph_replay import graph_replay
+from kinetoscope.analysis.kernels.view import kernels
+from kinetoscope.analysis.operators.view import operators
 from kinetoscope.cli.main import main
 from test_graph_replay import capture, hip, op_names, replay, with_captures
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from corpus import corpus_path
-from kinetoscope.analysis.health.view import health
+from kinetoscope.analysis.core.health.view import health
 from kinetoscope.ingest.build import build_model
 
 # One trace per vendor and device (see ../shared/corpus/MANIFEST.tsv).

@@ -1,4 +1,4 @@
-"""`overlapping_events` (analysis/health/checks.py) counts every slice that starts inside
+"""`overlapping_events` (analysis/core/health/checks.py) counts every slice that starts inside
 an earlier slice of its lane and ends after it (by more than the 1 µs tolerance each
 side), also where both sit inside a longer slice: hand-computed small lanes."""
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from builders import TraceBuilder
-from kinetoscope.analysis.health.checks import overlapping_events
+from kinetoscope.analysis.core.health.checks import overlapping_events
 
 T = 1000.0
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 from corpus import corpus_path
-from kinetoscope.analysis.kernels import kernels
-from kinetoscope.analysis.overview import overview
+from kinetoscope.analysis.kernels.view import kernels
+from kinetoscope.analysis.overview.view import overview
 from kinetoscope.ingest.build import build_model
 
 TRACES = {

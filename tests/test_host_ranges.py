@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 from builders import CPU_PID, CPU_TID, TraceBuilder
-from kinetoscope.analysis import comms
-from kinetoscope.analysis.host_ranges import HostRanges, host_ranges, op_ranges
+from kinetoscope.analysis.core import comms
+from kinetoscope.analysis.core.host_ranges import HostRanges, host_ranges, op_ranges
+from kinetoscope.analysis.core.optree import op_tree
 from kinetoscope.analysis.memory.index import memory_index
 from kinetoscope.analysis.memory.view import memory
-from kinetoscope.analysis.optree import op_tree
 from kinetoscope.api.endpoints import ENDPOINTS
 from kinetoscope.trace_view.workers import WorkerTrace
 

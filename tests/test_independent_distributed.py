@@ -9,7 +9,7 @@ group size, where that comes from, and algorithm and bus bandwidth; per step the
 straggler and its lateness; the job's slow ranks. Differences on purpose, named:
 
 - steps: the checker puts a call in the host `ProfilerStep#N` range holding its launch,
-  the product in its steps (analysis/steps.py), which may end on the GPU and may drop a
+  the product in its steps (analysis/core/steps.py), which may end on the GPU and may drop a
   rank's last step; so a step is compared only where both name a straggler by the
   product's first common collective and that call starts in both's step (the ResNet50
   pair's step 5 opens with the tail of rank 0's step 4 on the GPU, and step 8 is dropped

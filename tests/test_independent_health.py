@@ -16,8 +16,8 @@ from corpus import corpus_model, corpus_traces
 from independent.flame import python_depth
 from independent.health import Health, health, kernel_time_us
 from independent.raw import RawTrace, read_raw
-from kinetoscope.analysis.flamegraph import flamegraph, supports
-from kinetoscope.analysis.health.view import health as product_health
+from kinetoscope.analysis.core.health.view import health as product_health
+from kinetoscope.analysis.flamegraph.view import flamegraph, supports
 
 CORPUS_TRACES = corpus_traces()
 

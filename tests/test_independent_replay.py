@@ -21,8 +21,8 @@ import pytest
 from builders import TraceBuilder
 from corpus import MISSING_ID, corpus_traces
 from independent.replay import replay_counts
-from kinetoscope.analysis.kernels import kernels
-from kinetoscope.analysis.operators import operators
+from kinetoscope.analysis.kernels.view import kernels
+from kinetoscope.analysis.operators.view import operators
 from kinetoscope.ingest.build import build_model
 from kinetoscope.ingest.discovery import capture_files
 from test_graph_replay import capture, hip, replay

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from corpus import CORPUS, corpus_missing, corpus_trace_model
 from independent.roofline import operator_rows
-from kinetoscope.analysis.operators import operators
+from kinetoscope.analysis.operators.view import operators
 
 FIELDS = ("flops", "bytes", "tflops", "gbps", "pct_of_peak", "bound")
 
@@ -115,7 +115,7 @@ def test_peak_lookup_agrees_with_the_checker(name: str, memory: int, sms: int) -
     """The device-peaks lookup (exact, family, unnamed) against the checker's own, on the
     corpus's names and the suffixed names of real deployments."""
     from independent.roofline import match_peaks as checker_match
-    from kinetoscope.analysis.roofline.peaks import match_peaks as product_match
+    from kinetoscope.analysis.core.roofline.peaks import match_peaks as product_match
 
     ours = product_match(name, memory, sms)
     theirs = checker_match({"name": name, "totalGlobalMem": memory, "numSms": sms})

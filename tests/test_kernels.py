@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from builders import TraceBuilder
 from corpus import CORPUS, corpus_model, corpus_path, corpus_trace_model, corpus_traces
-from kinetoscope.analysis.common import unique_rows
-from kinetoscope.analysis.kernels import kernels, supports
-from kinetoscope.analysis.operators import operators
+from kinetoscope.analysis.core.common import unique_rows
+from kinetoscope.analysis.kernels.view import kernels, supports
+from kinetoscope.analysis.operators.view import operators
 from kinetoscope.api.endpoints import VIEWS, ViewParamError, supported_views
 from kinetoscope.ingest.build import build_model
 from kinetoscope.model.categories import Kind

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from builders import TraceBuilder
 from conftest import PluginClient
-from kinetoscope.analysis import summary_cache as summaries_on_disk
+from kinetoscope.analysis.core import summary_cache as summaries_on_disk
 from kinetoscope.analysis.distributed import rank_summaries as distributed_job
 from kinetoscope.ingest import build
 from kinetoscope.store import trace_store as loader

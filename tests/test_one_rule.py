@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from builders import TraceBuilder
+from kinetoscope.analysis.core.ranks import assign_ranks, header_rank
 from kinetoscope.analysis.distributed.rank_summaries import analyze_run
-from kinetoscope.analysis.ranks import assign_ranks, header_rank
 from kinetoscope.ingest import limits
 from kinetoscope.ingest.discovery import scan_logdir
 from kinetoscope.ingest.naming import name_rank

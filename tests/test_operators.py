@@ -12,15 +12,15 @@ import numpy as np
 import pytest
 from builders import CPU_PID, TraceBuilder
 from corpus import CORPUS, corpus_model, corpus_path, corpus_trace_model, corpus_traces
-from kinetoscope.analysis.kernels import supports as kernels_supported
-from kinetoscope.analysis.operators import (
+from kinetoscope.analysis.core.optree import op_tree
+from kinetoscope.analysis.core.tree_arrays import previous_at_least, previous_reaching
+from kinetoscope.analysis.kernels.view import supports as kernels_supported
+from kinetoscope.analysis.operators.view import (
     NO_KERNELS_CPU,
     callstacks,
     operators,
     shape_codes,
 )
-from kinetoscope.analysis.optree import op_tree
-from kinetoscope.analysis.tree_arrays import previous_at_least, previous_reaching
 from kinetoscope.api.endpoints import VIEWS, ViewParamError, supported_views
 from kinetoscope.cli.main import main
 from kinetoscope.ingest.build import build_model

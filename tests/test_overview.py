@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from builders import TraceBuilder
 from corpus import corpus_model, corpus_path, corpus_trace_model, corpus_traces
-from kinetoscope.analysis.overview import ALL_PARTS, overview
+from kinetoscope.analysis.overview.view import ALL_PARTS, overview
 from kinetoscope.ingest.build import build_model
 from kinetoscope.model.categories import Kind
 
@@ -205,7 +205,7 @@ def test_occupancy_zero_is_unknown_not_zero(tmp_path: Path) -> None:
 def test_amd_device_has_one_identity_everywhere(tmp_path: Path) -> None:
     """ROCm numbers the kernels' device by HSA agent (2 here) while deviceProperties counts
     GPUs from 0; all entries describe the same model, so that is the device's name."""
-    from kinetoscope.analysis.devices import device_identity
+    from kinetoscope.analysis.core.devices import device_identity
     from kinetoscope.analysis.memory.view import memory as memory_view
     from kinetoscope.trace_view.counters import build_counters
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from conftest import PluginClient
-from kinetoscope.analysis.devices import device_identities
+from kinetoscope.analysis.core.devices import device_identities
 from kinetoscope.ingest.build import build_model
 from kinetoscope.ingest.discovery import scan_logdir
 from kinetoscope.ingest.formats import FORMATS

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from builders import TraceBuilder
 from conftest import PluginClient
-from kinetoscope.analysis.overview import overview
+from kinetoscope.analysis.overview.view import overview
 from kinetoscope.ingest.build import build_model
 
 Make = Callable[[Path], PluginClient]

@@ -1,5 +1,5 @@
 """Python frames nest by the profiler's own parent ids, and by time compared in whole
-nanoseconds where there are none (analysis/python_stacks.py, analysis/host_ranges.py).
+nanoseconds where there are none (analysis/core/python_stacks.py, analysis/core/host_ranges.py).
 
 Real H100 traces (tracelens) end outer frames at the nanosecond their parent ends, but the
 float sum `ts + dur` of the child rounds ~0.1 ns past the parent's: compared as floats, the
@@ -14,9 +14,9 @@ import pytest
 from builders import TraceBuilder
 from corpus import corpus_model, corpus_path
 from independent.raw import read_raw
-from kinetoscope.analysis.flamegraph import flamegraph
-from kinetoscope.analysis.optree import op_tree
-from kinetoscope.analysis.python_stacks import python_stacks
+from kinetoscope.analysis.core.optree import op_tree
+from kinetoscope.analysis.core.python_stacks import python_stacks
+from kinetoscope.analysis.flamegraph.view import flamegraph
 
 H100 = [
     "tracelens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz",

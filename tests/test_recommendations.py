@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from builders import TraceBuilder
 from corpus import corpus_model
-from kinetoscope.analysis.overview import overview
-from kinetoscope.analysis.recommendations import communication_advice
+from kinetoscope.analysis.core.recommendations import communication_advice
+from kinetoscope.analysis.overview.view import overview
 
 RESNET_V100 = (
     "pytorch-kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"

@@ -14,8 +14,8 @@ from typing import Any, get_type_hints
 import jsonschema
 import pytest
 from builders import TraceBuilder
-from kinetoscope.analysis.kernels import kernels
-from kinetoscope.analysis.operators import OperatorRow, operators
+from kinetoscope.analysis.kernels.view import kernels
+from kinetoscope.analysis.operators.view import OperatorRow, operators
 from kinetoscope.api.endpoints import ENDPOINTS
 from kinetoscope.cli.main import main
 from kinetoscope.ingest.build import build_model

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from builders import TraceBuilder
 from corpus import corpus_model
-from kinetoscope.analysis.kernels import kernels
-from kinetoscope.analysis.operators import operators
-from kinetoscope.analysis.roofline import peaks as peaks_module
-from kinetoscope.analysis.roofline.families import work_of
-from kinetoscope.analysis.roofline.formulas import Call
-from kinetoscope.analysis.roofline.peaks import match_peaks
+from kinetoscope.analysis.core.roofline import peaks as peaks_module
+from kinetoscope.analysis.core.roofline.families import work_of
+from kinetoscope.analysis.core.roofline.formulas import Call
+from kinetoscope.analysis.core.roofline.peaks import match_peaks
+from kinetoscope.analysis.kernels.view import kernels
+from kinetoscope.analysis.operators.view import operators
 from kinetoscope.ingest.build import build_model
 
 H100 = {

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from builders import TraceBuilder
 from corpus import corpus_model
-from kinetoscope.analysis.operators import operators
-from kinetoscope.analysis.roofline.peaks import family_of, match_peaks
+from kinetoscope.analysis.core.roofline.peaks import family_of, match_peaks
+from kinetoscope.analysis.operators.view import operators
 
 GIB = 1 << 30
 MI300X_VF = {

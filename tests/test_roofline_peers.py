@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from kinetoscope.analysis.roofline.families import work_of
-from kinetoscope.analysis.roofline.formulas import Call
+from kinetoscope.analysis.core.roofline.families import work_of
+from kinetoscope.analysis.core.roofline.formulas import Call
 
 BF16, F32 = "c10::BFloat16", "float"
 MIB = 1 << 20

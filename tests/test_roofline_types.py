@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 from builders import TraceBuilder
-from kinetoscope.analysis.kernels import kernels
-from kinetoscope.analysis.operators import operators
-from kinetoscope.analysis.roofline.dtypes import BY_NAME, Operand, result_type
-from kinetoscope.analysis.roofline.families import work_of
-from kinetoscope.analysis.roofline.formulas import Call
+from kinetoscope.analysis.core.roofline.dtypes import BY_NAME, Operand, result_type
+from kinetoscope.analysis.core.roofline.families import work_of
+from kinetoscope.analysis.core.roofline.formulas import Call
+from kinetoscope.analysis.kernels.view import kernels
+from kinetoscope.analysis.operators.view import operators
 
 BF16, F32, LONG, BOOL, INT = "c10::BFloat16", "float", "long int", "bool", "int"
 H100 = {"id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85017493504, "numSms": 132}

@@ -18,7 +18,7 @@ import kinetoscope
 import pytest
 from builders import TraceBuilder
 from conftest import PluginClient
-from kinetoscope.analysis.roofline import peaks as peaks_module
+from kinetoscope.analysis.core.roofline import peaks as peaks_module
 from kinetoscope.cli.main import main
 
 HASH = "c" + "w" * 51  # a wrapper's stem, as Inductor names it

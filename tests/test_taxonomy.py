@@ -8,10 +8,8 @@ from pathlib import Path
 import pytest
 from builders import TraceBuilder
 from corpus import corpus_model
-from kinetoscope.analysis.kernel_classes import kernel_classes
-from kinetoscope.analysis.kernels import kernels
-from kinetoscope.analysis.overview import overview
-from kinetoscope.analysis.taxonomy import (
+from kinetoscope.analysis.core.kernel_classes import kernel_classes
+from kinetoscope.analysis.core.taxonomy import (
     MATRIX_NO,
     MATRIX_UNKNOWN,
     MATRIX_YES,
@@ -19,6 +17,8 @@ from kinetoscope.analysis.taxonomy import (
     families,
     taxonomy_version,
 )
+from kinetoscope.analysis.kernels.view import kernels
+from kinetoscope.analysis.overview.view import overview
 
 FAMILY_EXAMPLES = [
     (family.id, vendor, name)

@@ -8,16 +8,16 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ..analysis import flamegraph as flamegraph_analysis
-from ..analysis import kernels as kernels_analysis
-from ..analysis import modules as modules_analysis
-from ..analysis import operators as operators_analysis
-from ..analysis import overview
+from ..analysis.core.health import view as health_analysis
+from ..analysis.core.roofline.peaks import peaks_key
 from ..analysis.diff import types as diff_types
+from ..analysis.flamegraph import view as flamegraph_analysis
 from ..analysis.gpu_idle import view as gpu_idle_analysis
-from ..analysis.health import view as health_analysis
+from ..analysis.kernels import view as kernels_analysis
 from ..analysis.memory import view as memory_analysis
-from ..analysis.roofline.peaks import peaks_key
+from ..analysis.modules import view as modules_analysis
+from ..analysis.operators import view as operators_analysis
+from ..analysis.overview import view as overview
 from ..analysis.trends import types as trend_types
 from ..ingest.discovery import Run
 from ..model.errors import ViewParamError

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ..analysis.taxonomy import taxonomy_version
+from ..analysis.core.taxonomy import taxonomy_version
 from .contract import NoParams, request_fields
 from .requests import Params, decode_request
 

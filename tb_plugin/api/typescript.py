@@ -76,11 +76,15 @@ def typeddict_bases(cls: Any) -> list[Any]:
 
 def ts_name(schema_name: str) -> str:
     """`DeviceView`, or for names that clash `kinetoscope.analysis.memory.view.DeviceView`
-    → `MemoryDeviceView` (the package a view lives in names it)."""
+    → `MemoryDeviceView` (the package a view lives in names it; below `analysis.core`, the
+    module: `kinetoscope.analysis.core.gpu.DeviceView` → `GpuDeviceView`)."""
     if "." not in schema_name:
         return schema_name.lstrip("_")
     parts = schema_name.split(".")
-    tag = parts[2] if parts[1] == "analysis" else parts[1]
+    if parts[1] == "analysis":
+        tag = parts[3] if parts[2] == "core" else parts[2]
+    else:
+        tag = parts[1]
     return "".join(w.capitalize() for w in tag.split("_")) + parts[-1]
 
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import msgspec
 
+from ..analysis.core.health.view import status_of
 from ..analysis.distributed.rank_summaries import analyze_run
-from ..analysis.health.view import status_of
 from ..api.endpoints import ENDPOINTS
 from ..ingest.discovery import Run
 from ..store.cache import DiskCache, default_cache_dir

@@ -88,7 +88,7 @@ def _report(args: argparse.Namespace) -> int:
         interval = sys.getswitchinterval()
         sys.setswitchinterval(_OVERLAP_SWITCH_S)
         try:
-            from ..analysis.ahead import make_ahead
+            from ..analysis.core.ahead import make_ahead
             from .report import report_run, unknown_views
 
             make_ahead()

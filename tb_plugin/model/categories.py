@@ -49,7 +49,7 @@ CATEGORY_KINDS: dict[str, Kind] = {
     "glow_runtime": Kind.RUNTIME,
     "cuda_driver": Kind.DRIVER,
     # XPU's driver calls share their runtime call's correlation id; the launch is the
-    # runtime call (analysis/common.py prefers it), as only it starts the ac2g flow.
+    # runtime call (analysis/core/common.py prefers it), as only it starts the ac2g flow.
     "xpu_driver": Kind.DRIVER,
     "privateuse1_driver": Kind.DRIVER,
     "python_function": Kind.PYTHON,
@@ -117,5 +117,5 @@ DEVICE_PREFIXES = {
     19: "MTIA",
 }
 GPU_TYPES = (1, 6)
-# c10::DeviceType numbers of the other accelerators → their kind (analysis/device_kinds.py)
+# c10::DeviceType numbers of the other accelerators → their kind (analysis/core/device_kinds.py)
 ACCELERATOR_TYPE_KINDS = {12: "xpu", 15: "hpu", 19: "mtia", 20: "privateuse1"}

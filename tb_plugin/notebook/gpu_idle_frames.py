@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..analysis.gpu_idle.launches import gpu_work
+from ..analysis.core.launches import gpu_work
 from ..analysis.gpu_idle.queue import queue_series
 from ..analysis.gpu_idle.view import GpuIdleView, IdleBreakdown
 from ..model.trace_model import TraceModel

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..analysis.common import gpu_device_ids
-from ..analysis.devices import device_identity, memory_device_label
-from ..analysis.gpu_idle.launches import gpu_work, to_us
+from ..analysis.core.common import gpu_device_ids
+from ..analysis.core.devices import device_identity, memory_device_label
+from ..analysis.core.intervals import IntervalUnion
+from ..analysis.core.launches import gpu_work, to_us
 from ..analysis.gpu_idle.queue import queue_series
-from ..analysis.intervals import IntervalUnion
 from ..analysis.memory.series import device_levels
 from ..model.categories import Kind
 from ..model.trace_model import TraceModel

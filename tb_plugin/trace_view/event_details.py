@@ -9,7 +9,7 @@ from typing import Any, TypedDict
 import msgspec
 import numpy as np
 
-from ..analysis.health.view import checks_of_row
+from ..analysis.core.health.view import checks_of_row
 from ..model.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind, Phase
 from ..model.errors import ViewParamError
 from ..model.trace_model import TraceModel

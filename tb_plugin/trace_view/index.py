@@ -10,7 +10,7 @@ name of the events shorter than `T_k`. A window query at resolution `D` µs read
 `K` (largest `T_K <= D`) and the classes above it, so its cost follows what it returns,
 not the size of the trace.
 
-Depth is a layout rule, not the host-range index's nesting (analysis/host_ranges.py, which
+Depth is a layout rule, not the host-range index's nesting (analysis/core/host_ranges.py, which
 the trace view uses for "which slice encloses t"): a slice that starts inside another and
 ends after it has no parent there, so it would share its row and overlap it, breaking the
 sorted ends of a (track, depth) that a window query searches; the sweep puts it below.

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..analysis.host_ranges import HostRanges, build_ranges
+from ..analysis.core.host_ranges import HostRanges, build_ranges
 from ..model.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind, Phase
 from ..model.trace_model import TraceModel
 from .index import TimelineIndex

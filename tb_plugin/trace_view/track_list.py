@@ -7,8 +7,8 @@ import os
 from collections.abc import Sequence
 from typing import TypedDict
 
-from ..analysis.ranks import ORDER, assign_ranks, header_rank
-from ..analysis.steps import find_steps
+from ..analysis.core.ranks import ORDER, assign_ranks, header_rank
+from ..analysis.core.steps import find_steps
 from ..ingest.naming import name_rank
 from ..model.trace_model import TraceModel
 from .counters import Counter

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..analysis.devices import device_identities, device_identity
+from ..analysis.core.devices import device_identities, device_identity
 from ..ingest.values import lenient_int
 from ..model.categories import Kind, Phase
 from ..model.trace_model import TraceModel

@@ -9,7 +9,7 @@ from typing import Any, TypedDict, cast
 
 import numpy as np
 
-from ..analysis.health.view import row_checks
+from ..analysis.core.health.view import row_checks
 from ..model.errors import ViewParamError, bounded
 from .counters import Counter, counter_series
 from .params import TraceParams

@@ -21,10 +21,10 @@ import numpy as np
 
 from ...model.trace_model import TraceModel
 from .. import modules as modules_analysis
-from ..kernel_classes import kernel_classes
+from ..core.kernel_classes import kernel_classes
+from ..core.optree import op_tree
+from ..core.taxonomy import WORKS
 from ..operators import shape_codes
-from ..optree import op_tree
-from ..taxonomy import WORKS
 from .numbers import compare
 from .types import ModuleRatio, WorkPair, WorkSide
 

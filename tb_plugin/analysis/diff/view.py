@@ -22,12 +22,12 @@ from typing import Any
 
 from ...model.trace_model import TraceModel
 from .. import kernels as kernels_analysis
+from .. import memory as memory_analysis
 from .. import operators as operators_analysis
-from ..devices import trace_vendor
+from ..core.devices import trace_vendor
 from ..distributed.summary import summarize_rank
 from ..distributed.types import CollectiveStats, RankInput
 from ..distributed.view import analyze
-from ..memory import view as memory_analysis
 from ..overview import ALL_PARTS, OverviewView, overview
 from .by_work import module_ratios, pair_by_work, work_groups
 from .numbers import compare, rounded

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..rules import bandwidth_size_multiplier, bus_bandwidth_factor
+from ..core.rules import bandwidth_size_multiplier, bus_bandwidth_factor
 from .matching import Instances
 from .types import GroupCall, GroupRow, LinkRow, ProcessGroupView
 

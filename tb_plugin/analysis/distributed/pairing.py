@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..rules import is_rooted_collective, same_bytes_on_every_rank
+from ..core.rules import is_rooted_collective, same_bytes_on_every_rank
 
 MIN_TOLERANCE_US = 10_000.0  # see the module doc
 SPREAD_FACTOR = 10.0

@@ -26,8 +26,8 @@ from ...model.trace_model import TraceModel
 from ...store.cache import cache_key
 from ...store.errors import LoadFailed, describe_error
 from ...store.pools import PROCESS_POOL_MIN_RANKS, WorkerPools
-from ..summary_cache import SummaryCache, model_of
-from ..taxonomy import taxonomy_version
+from ..core.summary_cache import SummaryCache, model_of
+from ..core.taxonomy import taxonomy_version
 from .view import (
     VERSION,
     RankInput,

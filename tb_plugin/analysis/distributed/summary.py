@@ -11,17 +11,14 @@ import numpy as np
 from ...ingest.values import lenient_int
 from ...model.categories import Kind
 from ...model.trace_model import TraceModel
-from .. import comms, overview
-from .. import gpu as gpu_summary
-from ..common import complete_rows, ends, name_flags
-from ..intervals import IntervalUnion
-from ..ranks import header_rank
-from ..rules import (
-    is_dataloader_range,
-    is_step_name,
-)
-from ..steps import Steps, find_steps
-from ..taxonomy import is_comm_op
+from ..core import breakdown, comms
+from ..core import gpu as gpu_summary
+from ..core.common import complete_rows, ends, name_flags
+from ..core.intervals import IntervalUnion
+from ..core.ranks import header_rank
+from ..core.rules import is_dataloader_range, is_step_name
+from ..core.steps import Steps, find_steps
+from ..core.taxonomy import is_comm_op
 
 # Bump when RankSummary or its definitions change (keys the disk cache). 2: the kernel
 # taxonomy, one communication definition with the Overview, straggler causes. 3: packed
@@ -254,7 +251,7 @@ def _step_summaries(model: TraceModel, steps: Steps, has_kernels: bool) -> list[
     """Per step: computation, overlap, communication and other time (the module doc's
     definitions), and the Overview's data loading and host gap parts."""
     n = len(steps)
-    roles = overview.role_intervals(model)
+    roles = breakdown.role_intervals(model)
     communication = IntervalUnion(*roles["communication"])
     # The Overview's communication role, unchanged: on CPU ranks it holds the collective
     # ops' ranges, so both pages give a rank the same communication time.
@@ -266,9 +263,9 @@ def _step_summaries(model: TraceModel, steps: Steps, has_kernels: bool) -> list[
     c = computation.covered(lo, hi) if n else np.zeros(0)
     m = communication.covered(lo, hi) if n else np.zeros(0)
     u = computation.union(communication).covered(lo, hi) if n else np.zeros(0)
-    parts = overview.breakdown(model, steps)
-    loader_col = overview.ALL_PARTS.index("dataloader")
-    other_col = overview.ALL_PARTS.index("other")
+    parts = breakdown.breakdown(model, steps)
+    loader_col = breakdown.ALL_PARTS.index("dataloader")
+    other_col = breakdown.ALL_PARTS.index("other")
     return [
         {
             "name": steps.names[i],

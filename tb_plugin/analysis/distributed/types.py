@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Optional, TypedDict
 
-from ..overview_types import Recommendation
+from ..core.overview_types import Recommendation
 from .summary import RankSummary, StepTimes
 
 

@@ -8,7 +8,7 @@ Two stages (docs/distributed.md):
    and is cached on disk.
 2. `analyze(ranks) -> DistributedView`, across ranks, from the summaries only.
 
-Definitions, per step window (the steps of `analysis/steps.py`):
+Definitions, per step window (the steps of `analysis/core/steps.py`):
 - GPU ranks (the trace has kernels), as the old plugin: C = union of GPU kernels that are
   not communication, M = union of communication kernels (name rule, or launched by a
   communication op) and of host collective ranges (`gloo:*`);
@@ -53,13 +53,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..overview_types import Recommendation
-from ..ranks import assign_ranks
-from ..recommendations import COMMUNICATION_PCT, communication_advice
-from ..rules import (
-    bandwidth_size_multiplier,
-    bus_bandwidth_factor,
-)
+from ..core.overview_types import Recommendation
+from ..core.ranks import assign_ranks
+from ..core.recommendations import COMMUNICATION_PCT, communication_advice
+from ..core.rules import bandwidth_size_multiplier, bus_bandwidth_factor
 from .clock_skew import run_clock_skew
 from .groups import cluster_view, natural_order
 from .matching import Instances, group_sizes, instances, match_instances, transfer_parts

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..intervals import IntervalUnion
+from ..core.intervals import IntervalUnion
 
 KERNEL_WAIT_THRESHOLD_NS = 30_000
 CLASSES = ("host_wait", "kernel_wait", "other")

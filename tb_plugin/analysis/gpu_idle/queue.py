@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..common import unique_rows
-from .launches import GpuWork
+from ..core.common import unique_rows
+from ..core.launches import GpuWork
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,17 @@ from typing import Literal, TypedDict
 import numpy as np
 
 from ...model.trace_model import TraceModel
-from ..devices import device_identities, device_identity, device_word
-from ..intervals import IntervalUnion
-from ..steps import find_steps
-from .delay import LaunchDelayRow, LaunchOutlier, delay_outliers, delay_rows, delay_sample
+from ..core.devices import device_identities, device_identity, device_word
+from ..core.intervals import IntervalUnion
+from ..core.launch_delay import (
+    LaunchDelayRow,
+    LaunchOutlier,
+    delay_outliers,
+    delay_rows,
+    delay_sample,
+)
+from ..core.launches import GpuWork, gpu_work, launch_apis_version, sync_intervals, to_ns, to_us
+from ..core.steps import find_steps
 from .idle import (
     CAUSES,
     CLASSES,
@@ -28,7 +35,6 @@ from .idle import (
     class_totals,
     lane_gaps,
 )
-from .launches import GpuWork, gpu_work, launch_apis_version, sync_intervals, to_ns, to_us
 from .queue import QueueSeries, queue_series
 
 VERSION = f"3l{launch_apis_version()}"  # 2: interpolated percentiles; 3: ties by content
@@ -66,7 +72,7 @@ class StreamIdle(TypedDict):
 class DeviceIdle(TypedDict):
     device: int
     label: str
-    short_label: str  # "GPU 0", "XPU 0", "accelerator 2" (analysis/devices.py)
+    short_label: str  # "GPU 0", "XPU 0", "accelerator 2" (analysis/core/devices.py)
     total: IdleBreakdown
     per_step: list[IdleBreakdown]
     streams: list[StreamIdle]

@@ -12,7 +12,7 @@ Attribution: an event belongs to the innermost CPU op of its thread (ProfilerSte
 and zero-length ops aside) containing its timestamp, half-open [start, end) as the old
 plugin did, so an event at the boundary of two ops belongs to the one that starts; its
 parent op is the op around that one containing it too. Both by the host-range index
-(analysis/host_ranges.py: `op_ranges`), which also resolves ops that overlap without
+(analysis/core/host_ranges.py: `op_ranges`), which also resolves ops that overlap without
 nesting (rounded timestamps).
 """
 
@@ -24,8 +24,8 @@ from functools import cached_property
 import numpy as np
 
 from ...model.trace_model import TraceModel
-from ..common import thread_keys
-from ..host_ranges import HostRanges, op_ranges
+from ..core.common import thread_keys
+from ..core.host_ranges import HostRanges, op_ranges
 from .series import DeviceLevels, device_label, device_levels
 
 __all__ = ["DeviceSeries", "MemoryIndex", "device_label", "memory_index"]

@@ -7,7 +7,7 @@ from typing import TypedDict
 import numpy as np
 
 from ...model.trace_model import TraceModel
-from ..optree import op_tree
+from ..core.optree import op_tree
 from .index import DeviceSeries, MemoryIndex
 from .ranges import window
 

@@ -34,8 +34,8 @@ from typing import Any, TypedDict
 import numpy as np
 
 from ...model.trace_model import TraceModel
-from ..devices import device_identity, gpu_of_memory_device, memory_device_label
-from ..host_ranges import HostRanges, op_ranges, python_ranges
+from ..core.devices import device_identity, gpu_of_memory_device, memory_device_label
+from ..core.host_ranges import HostRanges, op_ranges, python_ranges
 from .allocations import (
     TABLE_ROWS,
     AllocationTable,

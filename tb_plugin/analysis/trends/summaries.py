@@ -19,8 +19,8 @@ from ...ingest.storage import file_identity
 from ...model.trace_model import TraceModel
 from ...store.cache import cache_key
 from ...store.errors import LoadFailed, describe_error
-from ..summary_cache import SummaryCache, model_of
-from ..taxonomy import taxonomy_version
+from ..core.summary_cache import SummaryCache, model_of
+from ..core.taxonomy import taxonomy_version
 from .summary import VERSION, TraceSummary, summarize_trace
 
 if TYPE_CHECKING:

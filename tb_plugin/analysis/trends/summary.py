@@ -20,11 +20,11 @@ import numpy as np
 
 from ...model.trace_model import TraceModel
 from .. import kernels as kernels_analysis
+from .. import memory as memory_analysis
 from .. import operators as operators_analysis
 from ..distributed.summary import summarize_rank
 from ..distributed.types import RankInput
 from ..distributed.view import analyze
-from ..memory import view as memory_analysis
 from ..overview import ALL_PARTS, overview
 
 # Bump when a summary's content changes: it keys the cached summaries.

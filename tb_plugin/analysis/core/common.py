@@ -1,0 +1,150 @@
+"""Small helpers every view uses: name predicates over the interned table, GPU↔launch links."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ...model.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind
+from ...model.trace_model import TraceModel
+from .trusted_rows import untrusted_mask
+
+
+def name_flags(model: TraceModel, predicate: Callable[[str], bool]) -> np.ndarray:
+    """predicate over the interned names: one call per distinct name, not per event. Kept
+    with the model (read-only) when the predicate is a module-level function: several
+    views ask the same (a lambda's identity does not say what it tests)."""
+
+    def evaluate(m: TraceModel) -> np.ndarray:
+        return np.fromiter((predicate(n) for n in m.names), dtype=bool, count=len(m.names))
+
+    qualname = getattr(predicate, "__qualname__", "<")
+    if "<" in qualname:  # <lambda>, <locals>
+        return evaluate(model)
+    key = f"_name_flags:{predicate.__module__}.{qualname}"
+    return model.derived(key, lambda m: _read_only(evaluate(m)))
+
+
+def complete_rows(model: TraceModel, *kinds: Kind) -> np.ndarray:
+    """`model.complete_rows(*kinds)` kept with the model (read-only): the views ask for the
+    same few sets (kernels, launches, host ranges) dozens of times, each a pass over every
+    event. Rows whose time cannot be trusted (a second copy of an event, `"ts": 0`, off
+    the clock: `trusted_rows.py`) are left out here, once for every view; the trace
+    view, which shows every event, reads the model's own."""
+    key = "_complete_rows:" + ",".join(str(int(k)) for k in sorted(set(kinds)))
+
+    def build(m: TraceModel) -> np.ndarray:
+        rows = m.complete_rows(*kinds)
+        return _read_only(rows[~untrusted_mask(m)[rows]])
+
+    return model.derived(key, build)
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+def rows_named(model: TraceModel, rows: np.ndarray, predicate: Callable[[str], bool]) -> np.ndarray:
+    """The subset of `rows` whose name satisfies `predicate`."""
+    if rows.size == 0:
+        return rows
+    flags = name_flags(model, predicate)
+    return rows[flags[model.events["name"][rows]]]
+
+
+def ends(model: TraceModel, rows: np.ndarray) -> np.ndarray:
+    ev = model.events
+    return ev["ts"][rows] + ev["dur"][rows]
+
+
+def gpu_rows(model: TraceModel) -> np.ndarray:
+    return complete_rows(model, *GPU_ACTIVITY_KINDS)
+
+
+def launch_rows(model: TraceModel) -> np.ndarray:
+    return complete_rows(model, *LAUNCH_KINDS)
+
+
+def launches_of(
+    model: TraceModel, gpu: np.ndarray, launches: np.ndarray | None = None
+) -> np.ndarray:
+    """For each GPU activity row, the row of the runtime/driver call that launched it
+    (same `correlation`), or -1. `launches`: the calls to look among; by default every
+    launch call, whose correlation index is kept with the model (most views ask)."""
+    if launches is None:
+        index = model.derived("_launch_correlations", lambda m: _by_correlation(m, launch_rows(m)))
+    else:
+        index = _by_correlation(model, launches)
+    sorted_corr, by_corr = index
+    gpu_corr = model.events["correlation"][gpu]
+    pos = np.searchsorted(sorted_corr, gpu_corr)
+    pos_clipped = np.minimum(pos, max(sorted_corr.size - 1, 0))
+    found = (sorted_corr.size > 0) & (gpu_corr >= 0)
+    if sorted_corr.size:
+        found &= sorted_corr[pos_clipped] == gpu_corr
+    out = np.full(gpu.shape, -1, dtype=np.int64)
+    out[found] = by_corr[pos_clipped[found]]
+    return out
+
+
+def _by_correlation(model: TraceModel, launches: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The launch calls with a correlation id, sorted by it: (ids, rows). Where a runtime
+    call and a driver call share an id (XPU, PrivateUse1 write both for one launch), the
+    runtime call comes first, so it is the one a GPU activity links to."""
+    launch_corr = model.events["correlation"][launches]
+    valid = launch_corr >= 0
+    launches, launch_corr = launches[valid], launch_corr[valid]
+    is_driver = model.events["kind"][launches] == Kind.DRIVER
+    order = np.lexsort((is_driver, launch_corr))
+    return _read_only(launch_corr[order]), _read_only(launches[order])
+
+
+def gpu_device_ids(model: TraceModel, rows: np.ndarray) -> np.ndarray:
+    """Device of GPU rows: the `device` arg, else the pid when it is a small integer
+    (2020-21 traces put the device id in pid)."""
+    dev = model.events["device"][rows].astype(np.int64)
+    missing = dev < 0
+    if missing.any():
+        pid_values = np.array(
+            [p if isinstance(p, int) and 0 <= p < 4096 else -1 for p in model.pids], dtype=np.int64
+        )
+        dev[missing] = pid_values[model.events["pid"][rows[missing]]]
+    return dev
+
+
+def unique_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(keys, axis=0, return_inverse=True)` of an integer matrix (the same rows,
+    in the same lexicographic order, the same inverse), without numpy's sort of structured
+    rows, which is several times slower: each column becomes its rank among the column's
+    distinct values, and the ranks one mixed-radix integer per row."""
+    combined = np.zeros(keys.shape[0], dtype=np.int64)
+    radix = 1
+    for column in keys.T:
+        values, rank = np.unique(column, return_inverse=True)
+        radix *= max(values.size, 1)
+        if radix >= 1 << 62:  # the ranks no longer fit one int64
+            uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
+            return uniq, inverse.reshape(-1)
+        combined = combined * values.size + rank.reshape(-1)
+    _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+    return keys[first], inverse.reshape(-1)
+
+
+def thread_keys(model: TraceModel, rows: np.ndarray) -> np.ndarray:
+    """One int per (pid, tid) of `rows`; a pid or tid written as "123" and as 123 is one
+    thread (2021 traces wrote op tids as strings and memory-event tids as numbers)."""
+    pid_canon = _canonical(model.pids)
+    tid_canon = _canonical(model.tids)
+    ev = model.events
+    width = np.int64(max(len(model.tids), 1))
+    return pid_canon[ev["pid"][rows]] * width + tid_canon[ev["tid"][rows]]
+
+
+def _canonical(values: list[object]) -> np.ndarray:
+    first: dict[str, int] = {}
+    out = np.zeros(max(len(values), 1), dtype=np.int64)
+    for i, v in enumerate(values):
+        out[i] = first.setdefault(str(v), i)
+    return out

@@ -1,0 +1,297 @@
+"""The collectives of one trace: type, process group, sequence number, time, bytes.
+
+A collective instance is
+- on GPU ranks, one communication kernel (the kernel taxonomy, `taxonomy.py`: NCCL/RCCL,
+  MSCCL, NVSHMEM, DeepEP, symmetric memory, custom all-reduce kernels, and kernels launched
+  inside communication ops); its time is the kernel's;
+- on CPU ranks (and CPU process groups of GPU jobs), one range of a host collective backend
+  (`gloo:*`, `mpi:*`, `ucc:*`, rule `is_host_transfer_op`); its time is the range's.
+
+What it is comes from, in order: the kernel's own args (2.x libkineto copies the
+collective's `Collective name`, `In msg nelems`, `dtype`, `Process Group Name`, `Seq` onto
+the kernel), then the communication ops (`is_comm_op`: `record_param_comms`, `nccl:*`,
+`c10d::*`) that were running on the launching thread when the kernel was launched,
+innermost first (the host ranges containing the launching runtime call's start, closed,
+host_ranges.py; else by `External id`), then the taxonomy's collective type (from the
+kernel name, or from the launching communication op). Bytes are `In msg nelems` x the
+size of `dtype`, else the first tensor of `Input Dims` x the size of `Input type` of the
+innermost op that has both; unknown bytes are -1. Group size is the `Group size` arg, else
+for all_gather / reduce_scatter the ratio of the two sizes of an op taking (output, input)
+(`c10d::_allgather_base_`: 1 GiB out of 16 MiB in is a group of 64).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from ...ingest.values import lenient_int
+from ...model.categories import Kind
+from ...model.trace_model import TraceModel
+from .common import complete_rows, launches_of, name_flags, thread_keys
+from .host_ranges import host_ranges
+from .kernel_classes import kernel_classes
+from .rules import collective_type, dtype_size
+from .taxonomy import is_comm_op, is_host_transfer_op
+
+OTHER = "other"
+RATIO_KINDS = ("all_gather", "reduce_scatter")  # output = group size x input (or input = ...)
+
+
+class CommArgs(msgspec.Struct, gc=False):
+    """Args of communication ops and kernels that say what the collective is."""
+
+    collective: Any = msgspec.field(default=None, name="Collective name")
+    in_nelems: Any = msgspec.field(default=None, name="In msg nelems")
+    dtype: Any = None
+    group_size: Any = msgspec.field(default=None, name="Group size")
+    pg_name: Any = msgspec.field(default=None, name="Process Group Name")
+    seq: Any = msgspec.field(default=None, name="Seq")
+    seq_lower: Any = msgspec.field(default=None, name="seq")
+    input_dims: Any = msgspec.field(default=None, name="Input Dims")
+    input_dims_old: Any = msgspec.field(default=None, name="Input dims")
+    input_type: Any = msgspec.field(default=None, name="Input type")
+    input_type_old: Any = msgspec.field(default=None, name="Input types")
+    pg_desc: Any = msgspec.field(default=None, name="Process Group Description")
+    pg_ranks: Any = msgspec.field(default=None, name="Process Group Ranks")
+    rank_start: Any = msgspec.field(default=None, name="Global rank start")
+    rank_stride: Any = msgspec.field(default=None, name="Global rank stride")
+    src_rank: Any = msgspec.field(default=None, name="Src Rank")
+    dst_rank: Any = msgspec.field(default=None, name="Dst Rank")
+
+
+@dataclass
+class Collectives:
+    """One entry per collective instance, sorted by start."""
+
+    kind: list[str]  # canonical type (`all_reduce`, ...) or "other"
+    pg: list[str]  # process group name ("" when the trace does not say)
+    seq: np.ndarray  # i8, -1 unknown
+    start: np.ndarray  # f8, trace time (model.ts)
+    end: np.ndarray  # f8
+    nbytes: np.ndarray  # f8, -1 unknown
+    group_size: np.ndarray  # i8, -1 unknown
+    gs_from: np.ndarray  # i8: 1 `Group size` arg, 2 the call's sizes (output/input), 0 unknown
+    on_gpu: np.ndarray  # bool: a kernel (else a host range)
+    # i8, the global rank a send goes to (`Dst Rank`) / a recv comes from (`Src Rank`); -1
+    dst: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    src: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    groups: dict[str, GroupFacts] = field(default_factory=dict)  # what the args say of a pg
+
+    def __len__(self) -> int:
+        return int(self.start.size)
+
+
+def _first_tensor_elements(dims: Any) -> int | None:
+    """Elements of the first tensor argument: `[[4, 8], ...]` or a TensorList `[[[4], [8]]]`."""
+    if not isinstance(dims, list) or not dims:
+        return None
+    first = dims[0]
+    if not isinstance(first, list) or not first:
+        return None
+    if all(isinstance(d, int) for d in first):
+        return int(np.prod(first, dtype=np.int64))
+    if all(isinstance(t, list) and all(isinstance(d, int) for d in t) for t in first):
+        return int(sum(int(np.prod(t, dtype=np.int64)) for t in first if t))
+    return None
+
+
+def _bytes_of(args: CommArgs) -> int | None:
+    nelems = lenient_int(args.in_nelems)
+    if nelems is not None and isinstance(args.dtype, str):
+        size = dtype_size(args.dtype)
+        if size is not None:
+            return nelems * size
+    dims = args.input_dims if args.input_dims is not None else args.input_dims_old
+    types = args.input_type if args.input_type is not None else args.input_type_old
+    elements = _first_tensor_elements(dims)
+    if elements is not None and isinstance(types, list) and types and isinstance(types[0], str):
+        size = dtype_size(types[0])
+        if size is not None:
+            return elements * size
+    return None
+
+
+def _size_ratio(args: CommArgs) -> int | None:
+    """An op taking (output, input) of different sizes (`c10d::_allgather_base_`,
+    `_reduce_scatter_base_`): the larger over the smaller, when it divides exactly."""
+    dims = args.input_dims if args.input_dims is not None else args.input_dims_old
+    if not isinstance(dims, list) or len(dims) < 2:
+        return None
+    a, b = (_first_tensor_elements([d]) for d in dims[:2])
+    if not a or not b or a == b or max(a, b) % min(a, b):
+        return None
+    return max(a, b) // min(a, b)
+
+
+def _group_size(f: _Facts) -> tuple[int, int]:
+    """(group size, its source): the `Group size` arg (1), else for all_gather and
+    reduce_scatter the ratio of its output and input (2), else unknown (-1, 0)."""
+    if f.group_size is not None:
+        return f.group_size, 1
+    if f.size_ratio is not None and f.kind in RATIO_KINDS:
+        return f.size_ratio, 2
+    return -1, 0
+
+
+@dataclass
+class GroupFacts:
+    """A process group as its collectives' args describe it (`pg_config` may be absent)."""
+
+    description: str | None = None
+    ranks: list[int] | None = None
+
+
+def _rank_list(args: CommArgs, size: int | None) -> list[int] | None:
+    """`Process Group Ranks` is a string "[0, 1]" (PyTorch truncates long lists with "...");
+    a truncated or missing list is rebuilt from `Global rank start`/`stride` and the size."""
+    text = args.pg_ranks
+    if isinstance(text, list):
+        text = str(text)
+    if isinstance(text, str) and "..." not in text:
+        items = [lenient_int(x) for x in text.strip("[] ").split(",") if x.strip()]
+        if items and all(x is not None for x in items):
+            return [int(x) for x in items if x is not None]
+    start, stride = lenient_int(args.rank_start), lenient_int(args.rank_stride)
+    if start is not None and start >= 0 and stride is not None and stride > 0 and size:
+        return list(range(start, start + stride * size, stride))
+    return None
+
+
+@dataclass
+class _Facts:
+    kind: str | None = None
+    pg: str | None = None
+    seq: int | None = None
+    nbytes: int | None = None
+    group_size: int | None = None
+    size_ratio: int | None = None  # larger over smaller of the first two tensors
+    dst: int | None = None
+    src: int | None = None
+    group: GroupFacts | None = None
+
+    def fill(self, args: CommArgs, name: str | None) -> None:
+        if self.kind is None:
+            if isinstance(args.collective, str):
+                self.kind = collective_type(args.collective)
+            if self.kind is None and name is not None:
+                self.kind = collective_type(name)
+        if self.pg is None and args.pg_name is not None and not isinstance(args.pg_name, bool):
+            self.pg = str(args.pg_name)
+        if self.seq is None:
+            self.seq = lenient_int(args.seq if args.seq is not None else args.seq_lower)
+        if self.nbytes is None:
+            self.nbytes = _bytes_of(args)
+        if self.group_size is None:
+            self.group_size = lenient_int(args.group_size)
+        if self.size_ratio is None:
+            self.size_ratio = _size_ratio(args)
+        if self.dst is None and self.src is None:
+            self.dst, self.src = lenient_int(args.dst_rank), lenient_int(args.src_rank)
+        if self.group is None and args.pg_name is not None:
+            ranks = _rank_list(args, self.group_size)
+            desc = args.pg_desc if isinstance(args.pg_desc, str) else None
+            if ranks is not None or desc is not None:
+                self.group = GroupFacts(desc, ranks)
+
+
+def extract(model: TraceModel) -> Collectives:
+    ev = model.events
+    classes = kernel_classes(model)
+    comm_at = np.flatnonzero(classes.comm)
+    kernels = classes.rows[comm_at]
+    kernel_collectives = [classes.collective[i] for i in comm_at.tolist()]
+    host = complete_rows(model, Kind.CPU_OP, Kind.USER_ANNOTATION)
+    host_names = ev["name"][host]
+    transfers = host[name_flags(model, is_host_transfer_op)[host_names]]
+    comm_ops = host[name_flags(model, is_comm_op)[host_names]]
+
+    facts: list[_Facts] = []
+    if kernels.size:
+        facts += _kernel_facts(model, kernels, kernel_collectives, comm_ops)
+    if transfers.size:
+        names = model.names_of(transfers)
+        for args, name in zip(model.args_of(transfers, CommArgs), names):
+            f = _Facts()
+            f.fill(args, name)
+            facts.append(f)
+    rows = np.concatenate([kernels, transfers]).astype(np.int64)
+    on_gpu = np.arange(rows.size) < kernels.size
+    start = ev["ts"][rows].astype(np.float64)
+    order = np.argsort(start, kind="stable")
+    rows, start, on_gpu = rows[order], start[order], on_gpu[order]
+    facts = [facts[i] for i in order.tolist()]
+    return Collectives(
+        kind=[f.kind or OTHER for f in facts],
+        pg=[f.pg or "" for f in facts],
+        seq=np.array([-1 if f.seq is None else f.seq for f in facts], dtype=np.int64),
+        start=start,
+        end=start + ev["dur"][rows],
+        nbytes=np.array([-1 if f.nbytes is None else f.nbytes for f in facts], dtype=np.float64),
+        group_size=np.array([_group_size(f)[0] for f in facts], dtype=np.int64),
+        gs_from=np.array([_group_size(f)[1] for f in facts], dtype=np.int64),
+        on_gpu=on_gpu,
+        dst=np.array([-1 if f.dst is None else f.dst for f in facts], dtype=np.int64),
+        src=np.array([-1 if f.src is None else f.src for f in facts], dtype=np.int64),
+        groups=_groups_of(facts),
+    )
+
+
+def _groups_of(facts: list[_Facts]) -> dict[str, GroupFacts]:
+    out: dict[str, GroupFacts] = {}
+    for f in facts:
+        if f.pg and f.group is not None and f.pg not in out:
+            out[f.pg] = f.group
+    return out
+
+
+def _kernel_facts(
+    model: TraceModel, kernels: np.ndarray, collectives: list[str | None], comm_ops: np.ndarray
+) -> list[_Facts]:
+    ev = model.events
+    op_args = model.args_of(comm_ops, CommArgs)
+    op_names = model.names_of(comm_ops)
+    kernel_args = model.args_of(kernels, CommArgs)
+    chains = _launch_chains(model, kernels, comm_ops)
+    by_external: dict[int, list[int]] = defaultdict(list)
+    for i, ext in enumerate(ev["external_id"][comm_ops].tolist()):
+        if ext > 0:
+            by_external[ext].append(i)
+
+    out: list[_Facts] = []
+    for k in range(kernels.size):
+        f = _Facts()
+        f.fill(kernel_args[k], None)
+        chain = chains[k] or by_external.get(int(ev["external_id"][kernels[k]]), [])
+        for i in chain:
+            f.fill(op_args[i], op_names[i])
+        if f.kind is None:
+            f.kind = collectives[k]
+        out.append(f)
+    return out
+
+
+def _launch_chains(model: TraceModel, kernels: np.ndarray, comm_ops: np.ndarray) -> list[list[int]]:
+    """Per kernel, the comm ops (positions in `comm_ops`) running on the launching thread
+    when it was launched, innermost first: the host ranges containing the launch's time,
+    closed [start, end] (host_ranges.py)."""
+    chains: list[list[int]] = [[] for _ in range(kernels.size)]
+    launcher = launches_of(model, kernels)
+    launched = np.flatnonzero(launcher >= 0)
+    if launched.size == 0 or comm_ops.size == 0:
+        return chains
+    ranges = host_ranges(model)
+    rows = launcher[launched]
+    t = model.events["ts"][rows].astype(np.float64)
+    inner = ranges.containing(thread_keys(model, rows), t, closed=True)
+    query, at = ranges.outwards(inner, t, closed=True)
+    op_rows = ranges.rows[at]
+    i = np.minimum(np.searchsorted(comm_ops, op_rows), comm_ops.size - 1)
+    is_comm = comm_ops[i] == op_rows
+    for q, op in zip(launched[query[is_comm]].tolist(), i[is_comm].tolist()):
+        chains[q].append(op)
+    return chains

@@ -1,0 +1,244 @@
+"""The `health` view: what in one trace cannot be trusted, check by check.
+
+Each check has an `id`, a `count` (null when the check cannot run on this trace, with the
+reason in `unknown`), a `severity` (`error`: numbers are wrong if it is ignored; `warning`:
+some views may mislead; `info`), its `effect` on the numbers (`left_out`: the rows are left
+out of every time-based sum, `trusted.py`; `kept`: counted, with this caveat) and up to
+`MAX_EXAMPLES` examples, each an event row with its start and lane, for the trace view.
+`status` is `errors` when an error check counts any, else `warnings` when a warning check
+does, else `ok`. Computed when first asked (the Overview and the side bar ask on opening
+a trace) and cached with the trace, so loading costs nothing more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Literal, TypedDict
+
+import numpy as np
+
+from ....model.trace_model import TraceModel
+from ..trusted_rows import row_flags
+from . import checks
+from .checks import Finding
+
+VERSION = "2"
+MAX_EXAMPLES = 20
+
+Severity = Literal["error", "warning", "info"]
+Effect = Literal["left_out", "kept"]
+Status = Literal["ok", "warnings", "errors"]
+
+
+class HealthExample(TypedDict):
+    row: int  # the event's row (the `event` route's `row`)
+    name: str
+    ts_us: float  # start, trace microseconds (as the trace view's times)
+    dur_us: float | None
+    lane: str  # "pid/tid" as in the file
+
+
+class HealthCheck(TypedDict):
+    id: str
+    count: int | None  # null: the check cannot run on this trace (`unknown` says why)
+    severity: Severity
+    effect: Effect
+    description: str
+    unknown: str | None
+    examples: list[HealthExample]
+
+
+class HealthView(TypedDict):
+    status: Status
+    checks: list[HealthCheck]
+    left_out_rows: int  # rows left out of time-based sums (each row once)
+    warnings: list[str]  # the loader's warnings (a file cut short says where)
+
+
+def _flagged(name: str) -> Callable[[TraceModel], Finding]:
+    return lambda model: Finding(np.flatnonzero(getattr(row_flags(model), name)))
+
+
+# id → (severity, effect, what it means, how it is found)
+_CHECKS: list[tuple[str, Severity, Effect, str, Callable[[TraceModel], Finding]]] = [
+    (
+        "truncated_file",
+        "error",
+        "kept",
+        "The file was read only in part (cut short, e.g. by a killed rank): every number "
+        "covers only the events before the cut.",
+        checks.truncated_file,
+    ),
+    (
+        "zero_timestamps",
+        "error",
+        "left_out",
+        'Events with "ts": 0 and no duration: their time is missing.',
+        _flagged("zero_ts"),
+    ),
+    (
+        "negative_duration",
+        "error",
+        "kept",
+        "Events with a negative duration: read as 0 at load (their rows are not kept, so "
+        "there are no examples).",
+        checks.negative_duration,
+    ),
+    (
+        "duplicate_events",
+        "error",
+        "left_out",
+        "Second and later copies of an event (same category, name, process, thread, start, "
+        "duration, correlation and args): each event counts once.",
+        _flagged("duplicate"),
+    ),
+    (
+        "clock_outlier",
+        "error",
+        "left_out",
+        "Events that start far from the rest of the trace (another clock).",
+        _flagged("clock_outlier"),
+    ),
+    (
+        "kernel_before_launch",
+        "error",
+        "kept",
+        "GPU activities that start before the runtime call that launched them (by more "
+        f"than {checks.LAUNCH_TOLERANCE_US:g} µs): their clock is off, so launch delays, "
+        "idle causes and GPU-CPU alignment around them are wrong.",
+        checks.kernel_before_launch,
+    ),
+    (
+        "overlapping_events",
+        "warning",
+        "kept",
+        "Slices on one thread or stream that overlap without nesting (by more than "
+        f"{checks.NEST_TOLERANCE_US:g} µs): busy time on that lane may count twice, and "
+        "operator self times around them are approximate.",
+        checks.overlapping_events,
+    ),
+    (
+        "outside_profiling_window",
+        "warning",
+        "kept",
+        "Events that start before or end after the profiling window (the profiler's Trace span).",
+        checks.outside_profiling_window,
+    ),
+    (
+        "unmatched_flows",
+        "info",
+        "kept",
+        "Flows (CPU-GPU and forward-backward arrows) with a start but no end, or an end "
+        "but no start: no arrow is drawn.",
+        checks.unmatched_flows,
+    ),
+]
+
+
+def findings_of(model: TraceModel) -> list[Finding]:
+    """Each check's finding, in `_CHECKS` order, kept with the model (the view and the
+    trace view's marks read them)."""
+    return model.derived("_health_findings", lambda m: [c[4](m) for c in _CHECKS])
+
+
+CHECK_IDS = [c[0] for c in _CHECKS]
+
+
+def row_checks(model: TraceModel) -> np.ndarray:
+    """Per row, bit i set when check `CHECK_IDS[i]` flags it (uint16; the trace view's
+    marks)."""
+
+    def build(m: TraceModel) -> np.ndarray:
+        bits = np.zeros(len(m), dtype=np.uint16)
+        for i, finding in enumerate(findings_of(m)):
+            bits[finding.rows] |= np.uint16(1 << i)
+        return bits
+
+    return model.derived("_health_row_checks", build)
+
+
+def checks_of_row(model: TraceModel, row: int) -> list[str]:
+    """The ids of the checks that flag this row."""
+    bits = int(row_checks(model)[row])
+    return [check_id for i, check_id in enumerate(CHECK_IDS) if bits >> i & 1]
+
+
+def health(model: TraceModel) -> HealthView:
+    out: list[HealthCheck] = []
+    for (check_id, severity, effect, description, _), finding in zip(_CHECKS, findings_of(model)):
+        out.append(
+            {
+                "id": check_id,
+                "count": finding.total,
+                "severity": severity,
+                "effect": effect,
+                "description": description,
+                "unknown": finding.unknown,
+                "examples": examples(model, finding.rows),
+            }
+        )
+    return {
+        "status": status_of(out),
+        "checks": out,
+        "left_out_rows": int(row_flags(model).untrusted.sum()),
+        "warnings": list(model.warnings),
+    }
+
+
+def status_of(found: Sequence[Mapping[str, object]]) -> Status:
+    """Of this trace's checks, or of a run's (the `distributed` view's `health`)."""
+    counted = {c["severity"] for c in found if c["count"]}
+    if "error" in counted:
+        return "errors"
+    return "warnings" if "warning" in counted else "ok"
+
+
+def examples(model: TraceModel, rows: np.ndarray) -> list[HealthExample]:
+    """The earliest `MAX_EXAMPLES` of the rows (then by lane and name): the events a
+    trace holds, not the order a writer put them in, choose them."""
+    ev = model.events
+    out: list[HealthExample] = []
+    for row in _first_rows(model, rows).tolist():
+        dur = float(ev["dur"][row])
+        pid, tid = model.pids[ev["pid"][row]], model.tids[ev["tid"][row]]
+        out.append(
+            {
+                "row": int(row),
+                "name": model.names[ev["name"][row]],
+                "ts_us": float(ev["ts"][row]),
+                "dur_us": None if np.isnan(dur) else dur,
+                "lane": f"{pid}/{tid}",
+            }
+        )
+    out.sort(key=lambda e: (e["ts_us"], e["lane"], e["name"], e["row"]))
+    return out[:MAX_EXAMPLES]
+
+
+def _first_rows(model: TraceModel, rows: np.ndarray) -> np.ndarray:
+    """The rows of the `MAX_EXAMPLES` earliest starts (all the rows of a tie)."""
+    if len(rows) <= MAX_EXAMPLES:
+        return rows
+    ts = model.events["ts"][rows]
+    ts = np.where(np.isnan(ts), np.inf, ts)
+    cutoff = np.partition(ts, MAX_EXAMPLES - 1)[MAX_EXAMPLES - 1]
+    return rows[ts <= cutoff]
+
+
+def health_view(model: TraceModel, params: object) -> HealthView:
+    return health_of(model)
+
+
+def health_of(model: TraceModel) -> HealthView:
+    """`health(model)`, kept with the model (the Overview's recommendations read it too)."""
+    return model.derived("_health_view", health)
+
+
+def caveat(view: HealthView) -> str | None:
+    """What may distort numbers drawn from a trace with errors (None when it has none)."""
+    named = [
+        f"{c['count']} {c['id']}" for c in view["checks"] if c["count"] and c["severity"] == "error"
+    ]
+    if not named:
+        return None
+    named_text = ", ".join(named)
+    return f"This trace has errors that may distort this: {named_text} (see Trace health)."

@@ -1,0 +1,355 @@
+"""The operator tree: host ranges nested by time per thread, with their runtime calls and
+the GPU work those launched. The Operator and Kernel views both read it.
+
+Rules (the old plugin's, except where marked):
+
+- Nodes are the host ranges: `cpu_op` and `user_annotation` X events (ProfilerStep#N
+  ranges included, as parents; they are never operator rows). Nesting is per thread
+  (pid, tid; "123" and 123 are one thread): the autograd backward thread's ops form their
+  own tree, under no forward range.
+- Parent of a node: the innermost node of its thread that contains it, i.e. the latest
+  one in (start, -end, file order) order that starts no later and ends no earlier (a
+  zero-length node at t is inside a range only if the range ends after t). Ranges that
+  overlap without nesting (a child that ends after its parent; data errors) are thus
+  placed under the innermost range that does contain them. The old plugin dropped such
+  a range (and logged an error); we keep it, and subtract the union of the children, so
+  overlapping siblings are not subtracted twice.
+- A single child with the same name as its parent (both `cpu_op`) is folded into it, as
+  torch.autograd.profiler and the old plugin do: `aten::add_` calling `aten::add_` is one
+  call. The folded child's runtimes go to the parent (the old plugin kept only the
+  child's).
+- A runtime/driver call belongs to the node of its own thread with its `External id`
+  when that node contains it in time; otherwise to the innermost node of its thread that
+  contains it (the old plugin matched by External id only, anywhere). Time is needed:
+  traces of 2022-23 (and 2.x backward threads) write the correlation id as the runtime's
+  External id, which then names an unrelated op by chance (corpus `hta/.../critical_path`
+  and `cupti_profiler` traces: 48 of 50 such matches are wrong). A call outside every
+  node belongs to none, and neither does GPU work without a launching call (matched by
+  `correlation` only; the old plugin put those under its root).
+- A collective's launch (`collective_owner`): a call whose innermost enclosing node is a
+  communication op (`nccl:*`, `record_param_comms`, `c10d::*`, `gloo:*`, ...;
+  taxonomy.is_comm_op) belongs to that node, whatever its External id names. libkineto
+  gives an NCCL launch the External id of `record_param_comms`, a wrapper around every
+  collective alike, while the `nccl:all_reduce` range inside it names the collective and
+  is where the call ran: the CPU flame graph's place for it, and where its host time is
+  subtracted. So the kernel's op is `nccl:all_reduce` in the Operators, Kernels
+  (`group_by=op`) and both flame graphs (docs/metrics.md, "Which op launched a
+  collective").
+- Host total = duration. Host self = total - union of the direct children's ranges -
+  durations of the runtime calls directly inside the node (node.py of the old plugin:
+  "From PyTorch 1.8 RC1, cpu_self_time does not include runtime's time"), never below 0.
+  Each runtime call is subtracted once, from the innermost host range containing it,
+  whichever node it belongs to: when an annotation (`record_param_comms`,
+  `Torch-Compiled Region`, `## Call CompiledFxGraph`) sits between an op and its runtime
+  calls, the call is inside the annotation, already part of the op's children. The old
+  plugin subtracted it from the op (by External id) as well, clipping the op's self time
+  to 0 and leaving the annotation's inflated; where the call is directly inside its op
+  (the 2021 samples) both rules agree.
+- Device self = time of the GPU activities (kernel, memcpy, memset) launched by the
+  node's own runtime calls (matched by `correlation`); device total = device self + the
+  children's device totals.
+- Tensor-core eligible: the name is in data/matrix_core_ops.json, or the node launched a
+  tensor-core kernel itself, or any descendant is eligible.
+
+Everything is vectorised: nesting and the runtime calls' containers come from the
+host-range index (host_ranges.py), level-by-level sums give the totals. The tree is
+memoised on the model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...model.categories import Kind
+from ...model.trace_model import TraceModel
+from .common import complete_rows, gpu_rows, launch_rows, launches_of, name_flags, thread_keys
+from .host_ranges import host_ranges
+from .rules import is_step_name, is_tensor_core_eligible_op
+from .taxonomy import MATRIX_YES, is_comm_op, name_classes
+from .tree_arrays import levels_from_roots, segment_union_length, subtree_any, subtree_sum
+
+
+@dataclass
+class OpTree:
+    """Nodes in (thread, start, -end, file order) order; indices below are node indices."""
+
+    rows: np.ndarray  # event row of each node
+    thread: np.ndarray  # canonical thread key
+    parent: np.ndarray  # parent node after folding, -1 for roots (and for folded nodes)
+    folded: np.ndarray  # bool: folded into its parent, not a call of its own
+    is_step: np.ndarray  # bool: a ProfilerStep#N range
+    host_total: np.ndarray
+    host_self: np.ndarray
+    runtime: np.ndarray  # time of the runtime/driver calls directly inside the node
+    device_self: np.ndarray
+    device_total: np.ndarray
+    tc_self: np.ndarray  # tensor-core kernel time launched by the node itself
+    tc_total: np.ndarray
+    tc_eligible: np.ndarray  # bool
+    gpu: np.ndarray  # GPU activity rows (kernel, memcpy, memset)
+    gpu_node: np.ndarray  # owning node of each, -1 when unknown
+    runtimes: np.ndarray  # runtime/driver call rows (sorted)
+    runtime_node: np.ndarray  # owning node of each, -1 when none
+    levels: list[np.ndarray]  # the nodes by depth under `parent`, the roots first
+
+    @property
+    def op_mask(self) -> np.ndarray:
+        """Nodes that are operator rows: not folded, not a ProfilerStep."""
+        return ~self.folded & ~self.is_step
+
+    def __len__(self) -> int:
+        return int(self.rows.size)
+
+
+def op_tree(model: TraceModel) -> OpTree:
+    return model.derived("_op_tree", build_op_tree)
+
+
+# --- the tree -----------------------------------------------------------------------
+
+
+def build_op_tree(model: TraceModel) -> OpTree:
+    nodes_file = complete_rows(model, Kind.CPU_OP, Kind.USER_ANNOTATION)
+    runtimes = launch_rows(model)
+    if nodes_file.size == 0:
+        return _empty_tree(gpu_rows(model))
+    rows, thread, parent, rt_container = _nest(model, runtimes)
+    names = model.events["name"][rows]
+    is_step = name_flags(model, is_step_name)[names]
+    folded, rep, eff_parent = _fold(model, rows, parent)
+    rt_node = _attach_runtimes(model, runtimes, rows, rt_container)
+    rt_node = collective_owner(model, rows, rt_node, rt_container)
+    rt_node = np.where(rt_node >= 0, rep[np.maximum(rt_node, 0)], -1)
+    host_total, host_self, rt_time = _host_times(
+        model, rows, eff_parent, rep, runtimes, rt_container
+    )
+    gpu, gpu_node, device_self, tc_self = _device_self(model, runtimes, rt_node, rows.size)
+    levels = levels_from_roots(eff_parent)
+    own_eligible = name_flags(model, is_tensor_core_eligible_op)[names] | (tc_self > 0)
+    own_eligible &= ~folded
+    return OpTree(
+        rows=rows,
+        thread=thread,
+        parent=eff_parent,
+        folded=folded,
+        is_step=is_step,
+        host_total=host_total,
+        host_self=host_self,
+        runtime=rt_time,
+        device_self=device_self,
+        device_total=subtree_sum(eff_parent, levels, device_self),
+        tc_self=tc_self,
+        tc_total=subtree_sum(eff_parent, levels, tc_self),
+        tc_eligible=subtree_any(eff_parent, levels, own_eligible),
+        gpu=gpu,
+        gpu_node=gpu_node,
+        runtimes=runtimes,
+        runtime_node=rt_node,
+        levels=levels,
+    )
+
+
+def _nest(
+    model: TraceModel, runtimes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Nodes in tree order (rows, threads), each node's parent and each runtime call's
+    innermost containing node (node indices, -1 when none): the host-range index."""
+    ranges = host_ranges(model)  # the op tree's nodes are its ranges
+    rt_container = np.empty(0, dtype=np.int64)
+    if runtimes.size:
+        t0 = model.events["ts"][runtimes].astype(np.float64)
+        t1 = t0 + model.events["dur"][runtimes]
+        rt_container = ranges.enclosing(thread_keys(model, runtimes), t0, t1)
+    return ranges.rows, ranges.thread, ranges.parent, rt_container
+
+
+def _fold(
+    model: TraceModel, rows: np.ndarray, parent: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Fold a single same-named child into its parent: (folded, the node each node counts
+    as, the parents after folding)."""
+    n_nodes = rows.size
+    names = model.events["name"][rows]
+    kinds = model.events["kind"][rows]
+    has_parent = parent >= 0
+    n_children = np.bincount(parent[has_parent], minlength=n_nodes)
+    p = np.maximum(parent, 0)
+    folded = (
+        has_parent
+        & (n_children[p] == 1)
+        & (names == names[p])
+        & (kinds == Kind.CPU_OP)
+        & (kinds[p] == Kind.CPU_OP)
+    )
+    rep = np.arange(n_nodes, dtype=np.int64)
+    rep[folded] = parent[folded]
+    while True:
+        nxt = rep[rep]
+        if np.array_equal(nxt, rep):
+            break
+        rep = nxt
+    eff_parent = np.where(has_parent & ~folded, rep[p], -1)
+    eff_parent[folded] = -1
+    return folded, rep, eff_parent
+
+
+def _host_times(
+    model: TraceModel,
+    rows: np.ndarray,
+    eff_parent: np.ndarray,
+    rep: np.ndarray,
+    runtimes: np.ndarray,
+    rt_container: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(host total, host self, runtime time directly inside) per node."""
+    ev = model.events
+    n_nodes = rows.size
+    starts = ev["ts"][rows]
+    durs = ev["dur"][rows]
+    ends_ = starts + durs
+    host_total = durs.astype(np.float64)
+    child = np.flatnonzero(eff_parent >= 0)  # already in (thread, start) order
+    grp = eff_parent[child]
+    srt = np.lexsort((starts[child], grp))
+    child = child[srt]
+    children_cover = segment_union_length(eff_parent[child], starts[child], ends_[child], n_nodes)
+    rt_time = np.zeros(n_nodes)  # runtime time directly inside each node
+    inside = rt_container >= 0
+    np.add.at(rt_time, rep[rt_container[inside]], ev["dur"][runtimes[inside]])
+    host_self = np.clip(host_total - children_cover - rt_time, 0.0, None)
+    return host_total, host_self, rt_time
+
+
+def _device_self(
+    model: TraceModel, runtimes: np.ndarray, rt_node: np.ndarray, n_nodes: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """GPU activity rows, the node owning each (-1), and per node the GPU time and the
+    tensor-core kernel time its own runtime calls launched."""
+    ev = model.events
+    gpu = gpu_rows(model)
+    launcher = launches_of(model, gpu) if gpu.size else np.empty(0, np.int64)
+    rt_index = np.full(launcher.shape, -1, dtype=np.int64)
+    if gpu.size and runtimes.size:
+        pos = np.searchsorted(runtimes, launcher)  # runtimes are sorted row numbers
+        ok = launcher >= 0
+        rt_index[ok] = pos[ok]
+    # No runtime rows (a trace cut before them): no GPU work has an owner.
+    gpu_node = (
+        np.where(rt_index >= 0, rt_node[np.maximum(rt_index, 0)], -1) if rt_node.size else rt_index
+    )
+    gpu_dur = ev["dur"][gpu].astype(np.float64)
+    gpu_tc = (
+        _matrix_core_names(model)[ev["name"][gpu]] & (ev["kind"][gpu] == Kind.KERNEL)
+        if gpu.size
+        else np.zeros(0, bool)
+    )
+    device_self = np.zeros(n_nodes)
+    tc_self = np.zeros(n_nodes)
+    owned = gpu_node >= 0
+    np.add.at(device_self, gpu_node[owned], gpu_dur[owned])
+    np.add.at(tc_self, gpu_node[owned & gpu_tc], gpu_dur[owned & gpu_tc])
+    return gpu, gpu_node, device_self, tc_self
+
+
+def _empty_tree(gpu: np.ndarray) -> OpTree:
+    ints, floats, flags = np.empty(0, np.int64), np.empty(0), np.empty(0, bool)
+    return OpTree(
+        rows=ints,
+        thread=ints,
+        parent=ints,
+        folded=flags,
+        is_step=flags,
+        host_total=floats,
+        host_self=floats,
+        runtime=floats,
+        device_self=floats,
+        device_total=floats,
+        tc_self=floats,
+        tc_total=floats,
+        tc_eligible=flags,
+        gpu=gpu,
+        gpu_node=np.full(gpu.size, -1, np.int64),
+        runtimes=ints,
+        runtime_node=ints,
+        levels=[],
+    )
+
+
+def _attach_runtimes(
+    model: TraceModel,
+    runtimes: np.ndarray,
+    node_rows: np.ndarray,
+    rt_container: np.ndarray,
+) -> np.ndarray:
+    """Node of each runtime call: the node of its thread with its External id if that
+    node contains it in time, else the innermost node containing it; -1 when none."""
+    out = rt_container.copy()
+    if runtimes.size == 0 or node_rows.size == 0:
+        return out
+    ev = model.events
+    same = _match_pairs(
+        thread_keys(model, node_rows),
+        ev["external_id"][node_rows],
+        thread_keys(model, runtimes),
+        ev["external_id"][runtimes],
+    )
+    ok = same >= 0
+    n, r = node_rows[same[ok]], runtimes[ok]
+    inside = (ev["ts"][n] <= ev["ts"][r]) & (
+        ev["ts"][n] + ev["dur"][n] >= ev["ts"][r] + ev["dur"][r]
+    )
+    idx = np.flatnonzero(ok)[inside]
+    out[idx] = same[idx]
+    return out
+
+
+def collective_owner(
+    model: TraceModel, node_rows: np.ndarray, owner: np.ndarray, container: np.ndarray
+) -> np.ndarray:
+    """The one rule for which op launched a collective: per runtime call, its innermost
+    containing node (`container`) when that node is a communication op, else `owner`."""
+    if node_rows.size == 0 or container.size == 0:
+        return owner
+    comm = name_flags(model, is_comm_op)[model.events["name"][node_rows]]
+    inner_comm = container >= 0
+    inner_comm[inner_comm] = comm[container[inner_comm]]
+    return np.where(inner_comm, container, owner)
+
+
+def _match_pairs(
+    key_a: np.ndarray, key_b: np.ndarray, q_a: np.ndarray, q_b: np.ndarray
+) -> np.ndarray:
+    """Index of the first item with (key_a, key_b) == (q_a, q_b), or -1; ids < 1 never
+    match."""
+    out = np.full(q_a.size, -1, dtype=np.int64)
+    items = np.flatnonzero(key_b > 0)
+    if items.size == 0 or q_a.size == 0:
+        return out
+    ua = np.unique(key_a[items])
+    shift = np.int64(1) << np.int64(40)
+    if max(int(key_b.max()), int(q_b.max())) >= int(shift) or ua.size >= (1 << 22):
+        table: dict[tuple[int, int], int] = {}
+        for i, a, b in zip(items.tolist(), key_a[items].tolist(), key_b[items].tolist()):
+            table.setdefault((a, b), i)
+        return np.array(
+            [table.get((a, b), -1) for a, b in zip(q_a.tolist(), q_b.tolist())], dtype=np.int64
+        )
+    combined = np.searchsorted(ua, key_a[items]).astype(np.int64) * shift + key_b[items]
+    order = np.argsort(combined, kind="stable")
+    sorted_keys = combined[order]
+    q_rank = np.searchsorted(ua, q_a)
+    q_ok = (q_rank < ua.size) & (q_b > 0)
+    q_ok[q_ok] &= ua[q_rank[q_ok]] == q_a[q_ok]
+    q_comb = q_rank.astype(np.int64) * shift + np.maximum(q_b, 0)
+    pos = np.searchsorted(sorted_keys, q_comb, side="left")
+    pc = np.minimum(pos, sorted_keys.size - 1)
+    hit = q_ok & (pos < sorted_keys.size) & (sorted_keys[pc] == q_comb)
+    out[hit] = items[order[pc[hit]]]
+    return out
+
+
+def _matrix_core_names(model: TraceModel) -> np.ndarray:
+    """Per interned name: the kernel taxonomy says it runs on matrix cores."""
+    return np.array([c.matrix_core == MATRIX_YES for c in name_classes(model)], dtype=bool)

@@ -1,0 +1,167 @@
+"""Where an operator's call stack comes from: the `Call stack` arg (2021-22 traces,
+`file(line): func;...`, innermost frame first) or, in 2.x traces recorded with
+`with_stack=True`, the `python_function` events enclosing the op on its thread. Frames
+are listed innermost first (the frame that called the op comes first).
+
+A Python event's parent is the event its `Python parent id` arg names (by its `Python id`),
+as the profiler recorded the call; where the arg is missing or names no event that sorts
+before it (start, then longer first, then file order), the innermost event enclosing it in
+time (host_ranges.py, in whole nanoseconds)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TypedDict
+
+import msgspec
+import numpy as np
+
+from ...model.trace_model import TraceModel
+from .host_ranges import python_ranges
+from .optree import OpTree
+from .tree_arrays import chain_ids
+
+_FRAME = re.compile(r"^(.*)\((\d+)\): (.*)$")
+_MODULE_INSTANCE = re.compile(r"^(nn\.Module: .*?)_\d+$")
+
+
+class Frame(TypedDict):
+    file: str | None
+    line: int | None
+    function: str
+
+
+class PythonIdArgs(msgspec.Struct, gc=False):
+    id: int | None = msgspec.field(default=None, name="Python id")
+    parent: int | None = msgspec.field(default=None, name="Python parent id")
+
+
+class StackArgs(msgspec.Struct, gc=False):
+    stack: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="Call stack")
+
+
+@dataclass
+class PythonStacks:
+    rows: np.ndarray  # python_function rows
+    parent: np.ndarray  # enclosing python event index, -1
+    node_frame: np.ndarray  # per tree node: innermost enclosing python event, -1
+    stack_id: np.ndarray  # per python event: id of its frame chain (equal chains, equal id)
+    frame_text: list[str]  # per frame code
+    frame: np.ndarray  # per python event: frame code
+
+
+def python_stacks(model: TraceModel, tree: OpTree) -> PythonStacks | None:
+    """Python frames enclosing each op on its thread (2.x `with_stack=True` traces)."""
+    stacks = model.derived("_python_stacks", lambda m: _build_python_stacks(m, tree))
+    return stacks if stacks.rows.size else None
+
+
+def _build_python_stacks(model: TraceModel, tree: OpTree) -> PythonStacks:
+    ev = model.events
+    ranges = python_ranges(model)
+    py = np.sort(ranges.rows)  # file order
+    if py.size == 0:
+        empty = np.empty(0, np.int64)
+        return PythonStacks(empty, empty, np.full(len(tree), -1, np.int64), empty, [], empty)
+    # python_function events nest like host ranges; each op's frame is the innermost
+    # event enclosing it (an op sorts after an event with its own start and end).
+    file_pos = np.searchsorted(py, ranges.rows)  # index position → position in `py`
+    parent = np.full(py.size, -1, dtype=np.int64)
+    up = _id_parents(model, ranges.rows, ranges.parent.copy())
+    parent[file_pos] = np.where(up >= 0, file_pos[np.maximum(up, 0)], -1)
+    t0 = ev["ts"][tree.rows].astype(np.float64)
+    inner = ranges.enclosing(tree.thread, t0, t0 + ev["dur"][tree.rows])
+    node_frame = np.where(inner >= 0, file_pos[np.maximum(inner, 0)], -1)
+    frame, frame_text = _frames(model, py)
+    return PythonStacks(py, parent, node_frame, chain_ids(parent, frame), frame_text, frame)
+
+
+def _id_parents(model: TraceModel, rows: np.ndarray, parent: np.ndarray) -> np.ndarray:
+    """Per range position (rows in the index's order), its parent position: the event its
+    `Python parent id` names when that sorts before it (so no chain loops), a null parent
+    id a root, else `parent` (the enclosing range in time). Written into `parent`."""
+    has_id, ids, has_up, ups = _python_ids(model, rows)
+    if not has_id.any():
+        return parent  # no ids recorded: time nesting
+    # The first position that carries each id (the ids sorted, each with its first place).
+    with_id = np.flatnonzero(has_id)
+    known, first = np.unique(ids[with_id], return_index=True)
+    first_pos = with_id[first]
+    at = np.minimum(np.searchsorted(known, ups), max(known.size - 1, 0))
+    found = np.where(known[at] == ups, first_pos[at], -1)
+    positions = np.arange(rows.size)
+    named = has_id & has_up & (found >= 0) & (found < positions)
+    parent[has_id & ~has_up] = -1  # an id with a null parent id: a root
+    parent[named] = found[named]
+    return parent
+
+
+def _python_ids(
+    model: TraceModel, rows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: whether it has a `Python id`, the id, whether it has a `Python parent id`,
+    the parent id. Decoded in slices, so the decoded args of a few million frames are
+    never all held at once."""
+    has_id = np.zeros(rows.size, dtype=bool)
+    has_up = np.zeros(rows.size, dtype=bool)
+    ids = np.zeros(rows.size, dtype=np.int64)
+    ups = np.zeros(rows.size, dtype=np.int64)
+    for lo in range(0, rows.size, _ID_SLICE):
+        args = model.args_of(rows[lo : lo + _ID_SLICE], PythonIdArgs)
+        n = len(args)
+        has_id[lo : lo + n] = np.fromiter((a.id is not None for a in args), bool, n)
+        ids[lo : lo + n] = np.fromiter((a.id or 0 for a in args), np.int64, n)
+        has_up[lo : lo + n] = np.fromiter((a.parent is not None for a in args), bool, n)
+        ups[lo : lo + n] = np.fromiter((a.parent or 0 for a in args), np.int64, n)
+    return has_id, ids, has_up, ups
+
+
+_ID_SLICE = 1 << 16
+
+
+def _frames(model: TraceModel, py: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """A frame code per python event. Module frames lose their instance number
+    (`nn.Module: Linear_25` → `nn.Module: Linear`), so calls through the same code in
+    different layers share a stack, as with the `Call stack` arg."""
+    codes, inverse = np.unique(model.events["name"][py], return_inverse=True)
+    texts = [_MODULE_INSTANCE.sub(r"\1", model.names[c]) for c in codes.tolist()]
+    canon: dict[str, int] = {}
+    remap = np.array([canon.setdefault(t, len(canon)) for t in texts], dtype=np.int64)
+    return remap[inverse.reshape(-1)], list(canon)
+
+
+def parse_frame(text: str) -> Frame:
+    m = _FRAME.match(text.strip())
+    if m:
+        return {"file": m.group(1), "line": int(m.group(2)), "function": m.group(3)}
+    return {"file": None, "line": None, "function": text.strip()}
+
+
+def has_call_stack(
+    model: TraceModel, tree: OpTree, nodes: np.ndarray
+) -> tuple[np.ndarray, str | None]:
+    """Per node: whether a call stack was recorded; and where stacks come from."""
+    stacks = python_stacks(model, tree)
+    if stacks is not None:
+        return stacks.node_frame[nodes] >= 0, "python_function"
+    if nodes.size == 0:
+        return np.zeros(0, bool), None
+    flags = model.events["has_stack"][tree.rows[nodes]]
+    return flags, "call_stack_arg" if flags.any() else None
+
+
+def python_groups(stacks: PythonStacks, nodes: np.ndarray) -> tuple[np.ndarray, list[list[Frame]]]:
+    """Group calls by their chain of enclosing python frames."""
+    inner = stacks.node_frame[nodes]
+    ids = np.where(inner >= 0, stacks.stack_id[np.maximum(inner, 0)], -1)
+    uniq, first, group = np.unique(ids, return_index=True, return_inverse=True)
+    frames_of: list[list[Frame]] = []
+    for sid, at in zip(uniq.tolist(), first.tolist()):
+        frames: list[Frame] = []
+        cur = int(inner[at]) if sid >= 0 else -1
+        while cur >= 0:
+            frames.append(parse_frame(stacks.frame_text[stacks.frame[cur]]))
+            cur = int(stacks.parent[cur])
+        frames_of.append(frames)
+    return group.reshape(-1), frames_of

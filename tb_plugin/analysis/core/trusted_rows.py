@@ -1,0 +1,174 @@
+"""The rows every time-based sum leaves out, found once per model and shared by the views.
+
+A row is left out of time-based sums when its time cannot be right: a second copy of an
+event (`duplicate_events`: the first copy, in file order, is kept), `"ts": 0` with no
+duration (`zero_timestamps`), or a start far from the rest of the trace (`clock_outlier`).
+(A negative duration never reaches the model: the loader reads it as 0.) The views read
+`untrusted_mask(model)` (memoised with the model) or `trusted_only(model, rows)`; the
+`health` view says how many of each were left out.
+
+Everything here is vectorised over the columns; the one sort by start time is shared by
+the duplicate and clock checks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...model.trace_model import TraceModel
+
+# A start this far from every other start (or farther than `CLOCK_GAP_IQR` times the
+# interquartile range of starts, when that is longer) is on another clock: 2026 profilers
+# wrote kernels of a second profile on the first profile's clock, hours away. Quartiles,
+# not the extremes: a quarter of the events may be off the clock and still be found.
+CLOCK_GAP_MIN_US = 1_000_000.0
+CLOCK_GAP_IQR = 10.0
+_KEY_COLUMNS = ("ph", "kind", "cat", "name", "pid", "tid", "correlation", "external_id")
+_MORE_KEYS = ("flow_id", "device", "stream")
+
+
+@dataclass(frozen=True)
+class RowFlags:
+    """Boolean masks over every row (read-only)."""
+
+    zero_ts: np.ndarray
+    duplicate: np.ndarray  # the second and later copies
+    clock_outlier: np.ndarray
+    untrusted: np.ndarray  # any of the above
+
+
+def row_flags(model: TraceModel) -> RowFlags:
+    """The flags of `model`, computed once and kept with it."""
+    return model.derived("_health_row_flags", _row_flags)
+
+
+def untrusted_mask(model: TraceModel) -> np.ndarray:
+    return row_flags(model).untrusted
+
+
+def trusted_only(model: TraceModel, rows: np.ndarray) -> np.ndarray:
+    """`rows` without those left out of time-based sums."""
+    if rows.size == 0:
+        return rows
+    return rows[~untrusted_mask(model)[rows]]
+
+
+def ts_order(model: TraceModel) -> np.ndarray:
+    """Rows by start time (stable: file order among equal starts)."""
+    return model.derived("_health_ts_order", _ts_order)
+
+
+def _ts_order(model: TraceModel) -> np.ndarray:
+    order = np.argsort(model.events["ts"], kind="stable")
+    order.flags.writeable = False
+    return order
+
+
+def _row_flags(model: TraceModel) -> RowFlags:
+    ev = model.events
+    ts, dur = ev["ts"], ev["dur"]
+    zero_ts = (ts == 0) & ~(dur > 0)
+    duplicate = duplicate_mask(model)
+    # The profiler's own end mark is not an activity: a trimmed trace leaves it far away.
+    mark = model.name_code("Record Window End")
+    clock = clock_outlier_mask(model, ~(zero_ts | duplicate) & (ev["name"] != mark))
+    untrusted = zero_ts | duplicate | clock
+    for mask in (zero_ts, duplicate, clock, untrusted):
+        mask.flags.writeable = False
+    return RowFlags(zero_ts, duplicate, clock, untrusted)
+
+
+def duplicate_mask(model: TraceModel) -> np.ndarray:
+    """Rows that repeat an earlier row: the same phase, kind, category, name, process,
+    thread, start, duration, correlation, external id, flow id, device, stream and args
+    text. Only rows that share their start with another row are compared, first by a
+    hash of their keys, then, among rows of one hash, by the keys themselves."""
+    ev, n = model.events, len(model)
+    out = np.zeros(n, dtype=bool)
+    if n < 2:
+        return out
+    order = ts_order(model)
+    sorted_ts = ev["ts"][order]
+    same = sorted_ts[1:] == sorted_ts[:-1]
+    shared = np.zeros(n, dtype=bool)
+    shared[1:] |= same
+    shared[:-1] |= same
+    rows = order[shared]  # by start: sorted by row only once the few candidates are known
+    rows = np.sort(rows[_hash_shared(model, rows)])
+    if rows.size < 2:
+        return out
+    keys = _keys(model, rows)
+    # lexsort is stable: equal keys stay in file order, so the first copy leads its group
+    perm = np.lexsort(keys[::-1])
+    by_key, stacked = rows[perm], keys[:, perm]
+    repeat = np.all(stacked[:, 1:] == stacked[:, :-1], axis=0)
+    later = np.flatnonzero(repeat) + 1
+    firsts = _group_firsts(repeat)
+    for pos, first in zip(later.tolist(), firsts[later].tolist()):
+        row, kept = int(by_key[pos]), int(by_key[first])
+        out[row] = model.raw_args(row) == model.raw_args(kept)
+    return out
+
+
+def _keys(model: TraceModel, rows: np.ndarray) -> np.ndarray:
+    """The compared values of `rows`, one int64 row per key."""
+    ev = model.events
+    ends = ev["args_end"]
+    args_len = ends[rows] - np.where(rows > 0, ends[np.maximum(rows - 1, 0)], 0)
+    keys = [ev["ts"][rows].view(np.int64), ev["dur"][rows].view(np.int64), args_len]
+    keys += [ev[c][rows].astype(np.int64) for c in (*_KEY_COLUMNS, *_MORE_KEYS)]
+    return np.stack(keys) if rows.size else np.empty((len(keys), 0), np.int64)
+
+
+def _hash_shared(model: TraceModel, rows: np.ndarray) -> np.ndarray:
+    """Which of `rows` share a hash of their start, duration, name, thread and args
+    length with another row (only those can be copies)."""
+    if rows.size < 2:
+        return np.zeros(rows.size, dtype=bool)
+    ev = model.events
+    ends = ev["args_end"]
+    args_len = ends[rows] - np.where(rows > 0, ends[np.maximum(rows - 1, 0)], 0)
+    mixed = ev["ts"][rows].view(np.uint64).copy()
+    with np.errstate(over="ignore"):
+        for values in (ev["dur"][rows].view(np.uint64), ev["name"][rows], ev["tid"][rows]):
+            mixed *= np.uint64(0x9E3779B97F4A7C15)
+            mixed ^= values.astype(np.uint64)
+        mixed *= np.uint64(0x9E3779B97F4A7C15)
+        mixed ^= args_len.astype(np.uint64)
+    order = np.argsort(mixed)
+    sorted_hash = mixed[order]
+    same = sorted_hash[1:] == sorted_hash[:-1]
+    shared = np.zeros(rows.size, dtype=bool)
+    shared[order[1:][same]] = True
+    shared[order[:-1][same]] = True
+    return shared
+
+
+def _group_firsts(repeat: np.ndarray) -> np.ndarray:
+    """For each position of a key-sorted list, the position of its group's first item."""
+    starts = np.concatenate([[True], ~repeat])
+    return np.maximum.accumulate(np.where(starts, np.arange(starts.size), 0))
+
+
+def clock_outlier_mask(model: TraceModel, considered: np.ndarray) -> np.ndarray:
+    """Rows among `considered` that lie apart from the trace's main body: by start, the
+    events split where one starts more than the gap (the larger of `CLOCK_GAP_MIN_US` and
+    `CLOCK_GAP_IQR` interquartile ranges of starts) after every earlier one has ended (a
+    long range that covers a quiet stretch keeps both sides together); every part but
+    the one holding the median start is off the clock."""
+    ev, n = model.events, len(model)
+    out = np.zeros(n, dtype=bool)
+    order = ts_order(model)
+    order = order[considered[order] & ~np.isnan(ev["ts"][order])]
+    if order.size < 3:
+        return out
+    starts = ev["ts"][order]
+    lo, hi = starts[order.size // 4], starts[order.size * 3 // 4]
+    gap = max(CLOCK_GAP_MIN_US, CLOCK_GAP_IQR * float(hi - lo))
+    dur = ev["dur"][order]
+    covered = np.maximum.accumulate(starts + np.where(dur > 0, dur, 0.0))
+    part = np.concatenate([[0], np.cumsum(starts[1:] - covered[:-1] > gap)])
+    out[order[part != part[order.size // 2]]] = True
+    return out
