@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from corpus import corpus_model, corpus_path
-from kinetoscope.analysis.kernels.view import view as kernels_analysis
+from kinetoscope.analysis.kernels import view as kernels_analysis
 from kinetoscope.analysis.trends import summaries as trend_summaries
 from kinetoscope.analysis.trends.detect import Rule, baseline_changes, rolling_changes
 from kinetoscope.analysis.trends.summary import TraceSummary, combine

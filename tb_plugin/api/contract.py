@@ -1,13 +1,49 @@
-"""Response and request types of the routes that are not a view's own: the listing, the
-load status, the run-level envelope of the distributed view, and the query parameters of
-every endpoint but the trace view's (`trace_view.params`). With the views' TypedDicts these
+"""Response types of the routes that are not a view's own: the listing and the load status
+(also the body of a span view's 202: `core.endpoint.SPAN_STATUS` names it below api). The
+views' request and response types live beside their compute (`analysis/<view>/types.py`,
+the distributed view's run-level envelope in `analysis/distributed/types.py`); the names
+below are re-exported for the callers that read them here. With the views' TypedDicts these
 are the wire contract: the TypeScript types (frontend/src/api/generated.ts) are generated
 from them, and the docs' examples are validated against them (tests/test_contract.py)."""
 
-from typing import Any, Literal, Optional, TypedDict  # no `X | None`: evaluated at import (3.9)
+from typing import Literal, Optional, TypedDict  # no `X | None`: evaluated at import (3.9)
 
-from ..analysis.distributed.types import DistributedView
+from ..analysis.core.requests import NoParams, request_fields
+from ..analysis.diff.types import DiffParams
+from ..analysis.distributed.types import (
+    DistributedLoading,
+    DistributedResponse,
+    DistributedView,
+    RankError,
+)
+from ..analysis.flamegraph.types import FlameGraphParams
+from ..analysis.kernels.types import KernelsParams
+from ..analysis.memory.types import MemoryCurveParams, MemoryEventsParams, MemoryParams
+from ..analysis.operators.types import CallStacksParams, OperatorsParams
 from .listing import RunListing, SpanListing, WorkerListing
+
+# Defined beside their compute; named here too for the callers that read them here.
+__all__ = [
+    "CallStacksParams",
+    "DiffParams",
+    "DistributedLoading",
+    "DistributedResponse",
+    "DistributedView",
+    "FlameGraphParams",
+    "KernelsParams",
+    "LoadError",
+    "MemoryCurveParams",
+    "MemoryEventsParams",
+    "MemoryParams",
+    "NoParams",
+    "OperatorsParams",
+    "RankError",
+    "RunsResponse",
+    "SpansResponse",
+    "StatusResponse",
+    "WorkersResponse",
+    "request_fields",
+]
 
 # --- listing ------------------------------------------------------------------------------
 
@@ -49,98 +85,3 @@ class StatusResponse(TypedDict):
     error: Optional[LoadError]
     event_count: int
     views: list[str]  # the pages the data supports; only filled when ready
-
-
-# --- the distributed view's run-level envelope ------------------------------------------------
-
-
-class _RankKey(TypedDict):
-    worker: str
-    span: str
-
-
-class RankError(_RankKey, total=False):
-    """A rank whose file could not be summarized: the `status` error fields, when known."""
-
-    kind: str
-    message: str
-    file: Optional[str]
-    offset: Optional[int]
-
-
-class DistributedResponse(DistributedView):
-    run: str
-    span: str
-    state: Literal["ready"]
-    errors: list[RankError]
-
-
-class DistributedLoading(TypedDict):
-    """`distributed` answers 202 with this while the per-rank summaries are computed."""
-
-    run: str
-    span: str
-    state: Literal["loading"]
-    ranks_done: int
-    ranks_total: int
-
-
-# --- query parameters (besides run, worker/workers and span) ------------------------------------
-# Each is parsed once, before loading (`requests.decode_request`), and the compute function
-# gets the decoded TypedDict: a value that is not an integer, a finite number or one of a
-# Literal's choices answers 400. Ranges and names (a device that exists, t1 after t0) are
-# checked by the compute function.
-
-
-class NoParams(TypedDict):
-    pass
-
-
-class OperatorsParams(TypedDict, total=False):
-    group_by: Literal["name", "shape"]
-
-
-class _OperatorName(TypedDict):
-    name: str
-
-
-class CallStacksParams(_OperatorName, total=False):
-    input_shape: str  # the JSON of a `shape` row's input_shape ("null": ops without one)
-
-
-class KernelsParams(TypedDict, total=False):
-    group_by: Literal["name", "op"]
-    device: int
-    stream: int
-
-
-class FlameGraphParams(TypedDict, total=False):
-    metric: Literal["cpu", "gpu"]
-
-
-class DiffParams(TypedDict, total=False):
-    """Besides the pair of spans (`Scope.PAIR`): operators matched by name, or by name
-    and input shape."""
-
-    group_by: Literal["name", "shape"]
-
-
-class MemoryParams(TypedDict, total=False):
-    device: str
-    start_us: float
-    end_us: float
-
-
-class MemoryCurveParams(MemoryParams, total=False):
-    width: int
-
-
-class MemoryEventsParams(MemoryParams, total=False):
-    sort: Literal["size", "alloc", "free", "duration"]
-    offset: int
-    limit: int
-
-
-def request_fields(request: Any) -> tuple[str, ...]:
-    """The parameter names of a request type, in declaration order (inherited first)."""
-    return tuple(request.__annotations__)

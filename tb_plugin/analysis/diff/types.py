@@ -9,6 +9,13 @@ from typing import Any, Literal, TypedDict
 VERSION = "2"
 
 
+class DiffParams(TypedDict, total=False):
+    """Besides the pair of spans (`Scope.PAIR`): operators matched by name, or by name
+    and input shape."""
+
+    group_by: Literal["name", "shape"]
+
+
 class Compared(TypedDict):
     """One number of both sides. `None` is unknown (the side has no such data), never 0:
     `delta` is None when a side is unknown, `delta_pct` also when the base is 0."""

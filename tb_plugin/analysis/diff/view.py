@@ -35,6 +35,7 @@ from .rows import kernel_rows, operator_rows, top_changes
 from .types import (
     BreakdownDiff,
     CollectiveDiff,
+    DiffParams,
     DiffView,
     GpuDiff,
     MemoryDiff,
@@ -86,7 +87,7 @@ def _collectives(model: TraceModel) -> list[CollectiveStats]:
     return analyze([RankInput("", "", "", summary)])["ranks"][0]["collectives"]
 
 
-def diff_view(base: TraceModel, target: TraceModel, params: Any) -> DiffView:
+def diff_view(base: TraceModel, target: TraceModel, params: DiffParams) -> DiffView:
     """The route's compute function: `group_by` (name, the default, or shape)."""
     return diff(base, target, operators_analysis.group_by_param(params))
 

@@ -205,3 +205,37 @@ class DistributedView(TypedDict):
     clock_offsets: list[RankOffset]  # clock_skew.py
     health: list[RunHealthCheck]  # run-level checks: rank_clock_skew
     warnings: list[str]
+
+
+# --- the run-level envelope: the view with its run, and the ranks that failed -----------------
+
+
+class _RankKey(TypedDict):
+    worker: str
+    span: str
+
+
+class RankError(_RankKey, total=False):
+    """A rank whose file could not be summarized: the `status` error fields, when known."""
+
+    kind: str
+    message: str
+    file: Optional[str]
+    offset: Optional[int]
+
+
+class DistributedResponse(DistributedView):
+    run: str
+    span: str
+    state: Literal["ready"]
+    errors: list[RankError]
+
+
+class DistributedLoading(TypedDict):
+    """`distributed` answers 202 with this while the per-rank summaries are computed."""
+
+    run: str
+    span: str
+    state: Literal["loading"]
+    ranks_done: int
+    ranks_total: int

@@ -34,7 +34,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TypedDict, cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -46,12 +46,13 @@ from ..core.devices import device_identity, matrix_core_name, trace_vendor
 from ..core.graph_replay import GraphReplay, graph_replay, has_graph_launches
 from ..core.kernel_classes import kernel_classes, matrix_share
 from ..core.launch_delay import grouped_delay, launch_delays_of
-from ..core.replay_ops import GraphReplaySummary, replay_summary
-from ..core.roofline.metrics import Roof, RooflineFields, fields, grouped, roofs
+from ..core.replay_ops import replay_summary
+from ..core.roofline.metrics import fields, grouped, roofs
 from ..core.taxonomy import MATRIX_UNKNOWN, MATRIX_YES, WORKS
 from ..core.trusted_rows import untrusted_mask
-from .compiled import CompiledKernel, SourceFrame, compiled_columns
+from .compiled import CompiledKernel, compiled_columns
 from .launches import Config, kernel_costs, launch_configs, launching_ops
+from .types import KernelRow, KernelsParams, KernelsView
 
 # 2: tri-state matrix-core use, work class; 3: launch delay columns; 4: graph replays;
 # 5: interpolated p90; 6: left_out_events (trace health); 7: roofline fields (the device
@@ -61,57 +62,6 @@ from .launches import Config, kernel_costs, launch_configs, launching_ops
 # 11: a collective kernel's op is its communication op (optree.collective_owner)
 VERSION = "11"
 GROUP_BY = ("name", "op")
-
-
-class _KernelRowBase(RooflineFields):
-    name: str
-    device: int | None
-    stream: int | None
-    calls: int
-    total_us: float
-    mean_us: float
-    min_us: float
-    max_us: float
-    blocks_per_sm: float | None
-    occupancy_pct: float | None
-    registers_per_thread: int | None
-    shared_memory: int | None
-    grid: list[int] | None
-    block: list[int] | None
-    tensor_cores_used: bool | None
-    op_tensor_core_eligible: bool
-    work: str
-    launch_delay_mean_us: float | None
-    launch_delay_p90_us: float | None
-
-
-class KernelRow(_KernelRowBase, total=False):
-    op_name: str | None  # only with group_by=op: the launching op, None when none did
-    replayed: bool  # only with group_by=op: the calls ran in a CUDA/HIP graph replay
-    fused_ops: list[str]  # only for Inductor kernels: the aten ops fused in it
-    fused_ops_from: str  # only for Inductor kernels: "wrapper" or "kernel_name"
-    wrapper_unread: str | None  # only for Inductor kernels: why the wrapper was not read
-    source: list[SourceFrame]  # only for Inductor kernels: model code first
-
-
-class KernelsView(TypedDict):
-    group_by: str
-    device: int | None
-    stream: int | None
-    rows: list[KernelRow]
-    kernel_count: int
-    total_us: float
-    tensor_core_time_us: float
-    non_tensor_core_time_us: float
-    tensor_core_pct: float | None
-    tensor_core_unknown_time_us: float
-    matrix_core_name: str
-    devices: list[int]
-    device_labels: list[str]  # of `devices`, in order: "GPU 0", "XPU 0" (devices.py)
-    streams: list[int]
-    graph_replay: GraphReplaySummary | None
-    left_out_events: int  # kernels left out (trace health: duplicates, ts 0, off-clock)
-    roofs: list[Roof]
 
 
 def supports(model: TraceModel) -> bool:
@@ -354,7 +304,7 @@ def _kernel_row(model: TraceModel, g: _Groups, i: int, group_by: str) -> KernelR
     return cast(KernelRow, row)
 
 
-def kernels_view(model: TraceModel, params: Any) -> KernelsView:
+def kernels_view(model: TraceModel, params: KernelsParams) -> KernelsView:
 
     group_by = params.get("group_by") or "name"
     if group_by not in GROUP_BY:

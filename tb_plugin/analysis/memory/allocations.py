@@ -4,8 +4,7 @@ every row paged (`memory_events`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, TypedDict
+from typing import TypedDict
 
 import numpy as np
 
@@ -13,6 +12,7 @@ from ...model.errors import ViewParamError, bounded
 from ...model.trace_model import TraceModel
 from .index import DeviceSeries, MemoryIndex, memory_index
 from .ranges import parse_range, selected_devices
+from .types import MemoryEventsParams
 
 TABLE_ROWS = 5000  # the memory view's allocation_table cap; memory_events pages through all
 PAGE_MAX = 10000
@@ -142,7 +142,7 @@ def _op_names(model: TraceModel, events: np.ndarray, op_rows: np.ndarray) -> lis
     return [names[c] if r >= 0 else None for r, c in zip(row.tolist(), codes.tolist())]
 
 
-def memory_events(model: TraceModel, params: Mapping[str, Any]) -> EventsView:
+def memory_events(model: TraceModel, params: MemoryEventsParams) -> EventsView:
     index = memory_index(model)
     start, end, lo, hi = parse_range(params)
     selected = selected_devices(index, params, default_all=True)

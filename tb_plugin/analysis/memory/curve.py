@@ -4,8 +4,7 @@ to what a given pixel width can show without losing any pixel's extremes."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any, TypedDict
+from typing import TypedDict
 
 import numpy as np
 
@@ -13,6 +12,7 @@ from ...model.errors import ViewParamError, bounded
 from ...model.trace_model import TraceModel
 from .index import DeviceSeries, memory_index
 from .ranges import parse_range, selected_devices, trace_start, window
+from .types import MemoryCurveParams
 
 DEFAULT_WIDTH = 1000
 MAX_WIDTH = 20000
@@ -33,7 +33,7 @@ class CurveView(TypedDict):
     peak_reserved_bytes: float | None
 
 
-def memory_curve(model: TraceModel, params: Mapping[str, Any]) -> CurveView:
+def memory_curve(model: TraceModel, params: MemoryCurveParams) -> CurveView:
     index = memory_index(model)
     start, end, lo, hi = parse_range(params)
     chosen = selected_devices(index, params, default_all=False)

@@ -28,8 +28,7 @@ which can drop the peak; `memory_curve` keeps each pixel's min and max.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any, TypedDict
+from typing import TypedDict
 
 import numpy as np
 
@@ -49,6 +48,7 @@ from .curve import CurveView, downsample, memory_curve
 from .index import DeviceSeries, MemoryIndex, memory_index
 from .operator_stats import OperatorRow, operator_stats
 from .ranges import parse_range, selected_devices, trace_start, window
+from .types import MemoryParams
 
 # The routes' functions, by the names the endpoint registry imports.
 __all__ = [
@@ -117,7 +117,7 @@ def has_memory(model: TraceModel) -> bool:
     return int(model.memory["row"].size) > 0
 
 
-def memory(model: TraceModel, params: Mapping[str, Any]) -> MemoryView:
+def memory(model: TraceModel, params: MemoryParams) -> MemoryView:
     index = memory_index(model)
     start, end, lo, hi = parse_range(params)
     selected = selected_devices(index, params, default_all=True)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, TypedDict
+from typing import Any
 
 import msgspec
 import numpy as np
@@ -39,8 +39,15 @@ from ..core.python_stacks import (
     python_stacks,
 )
 from ..core.replay_ops import ReplayedOps, replayed_ops
-from ..core.roofline.metrics import Roof, RooflineFields, empty_fields, fields, grouped, roofs
+from ..core.roofline.metrics import empty_fields, fields, grouped, roofs
 from ..core.roofline.work import node_costs, take
+from .types import (
+    CallStacksParams,
+    CallStacksView,
+    OperatorRow,
+    OperatorsParams,
+    OperatorsView,
+)
 
 # 2: matrix-core time from the kernel taxonomy; a runtime call inside an annotation is
 # subtracted once (host self).
@@ -57,56 +64,6 @@ NO_KERNELS_GPU = (
     "e.g. CUPTI range-profiler mode)"
 )
 _DIMS_KEY = re.compile(rb'"Input [Dd]ims" *: *(\[[\[\]0-9, \t\r\n-]*\])')
-
-
-class _Stats(TypedDict):
-    calls: int
-    host_self_us: float
-    host_total_us: float
-    device_self_us: float
-    device_total_us: float
-    host_self_avg_us: float
-    host_total_avg_us: float
-    device_self_avg_us: float
-    device_total_avg_us: float
-    tensor_core_eligible: bool
-    tensor_core_self_us: float
-    tensor_core_total_us: float
-
-
-class _RowBase(_Stats, RooflineFields):
-    name: str
-    has_call_stack: bool
-    # device time of kernels replayed from a CUDA/HIP graph this op captured (in device
-    # self and total; 0: none). A row of 0 calls has only that: no host call in this span.
-    replayed_us: float
-
-
-class OperatorRow(_RowBase, total=False):
-    input_shape: Any  # the `Input Dims` value (a list), or None when not recorded
-
-
-class OperatorsView(TypedDict):
-    group_by: str
-    rows: list[OperatorRow]
-    op_count: int
-    host_self_us: float
-    device_self_us: float
-    call_stack_source: str | None
-    kernel_view_absent_reason: str | None
-    roofs: list[Roof]
-
-
-class StackRow(_Stats):
-    frames: list[Frame]
-
-
-class CallStacksView(TypedDict):
-    name: str
-    input_shape: Any
-    source: str | None
-    calls: int
-    stacks: list[StackRow]
 
 
 # --- shared pieces --------------------------------------------------------------------
@@ -372,7 +329,7 @@ def _with_replays(rows: list[OperatorRow], replay: ReplayedOps, group_by: str) -
 # --- request parameters ---------------------------------------------------------------------
 
 
-def group_by_param(params: Any) -> str:
+def group_by_param(params: OperatorsParams) -> str:
     """The operators' grouping a request asks for: name (the default) or shape."""
     group_by = params.get("group_by") or "name"
     if group_by not in GROUP_BY:
@@ -380,11 +337,11 @@ def group_by_param(params: Any) -> str:
     return str(group_by)
 
 
-def operators_view(model: TraceModel, params: Any) -> OperatorsView:
+def operators_view(model: TraceModel, params: OperatorsParams) -> OperatorsView:
     return operators(model, group_by_param(params))
 
 
-def callstacks_view(model: TraceModel, params: Any) -> CallStacksView:
+def callstacks_view(model: TraceModel, params: CallStacksParams) -> CallStacksView:
     name = params.get("name")
     if not name:
         raise ViewParamError("name (the operator name) is required")

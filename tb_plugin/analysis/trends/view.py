@@ -14,7 +14,15 @@ from ...model.errors import ViewParamError
 from .detect import Change, Rule, detect
 from .summaries import summarize_files
 from .summary import TraceSummary, combine
-from .types import NamedTime, TrendChange, TrendRule, TrendRun, TrendView, TrendWorkload
+from .types import (
+    NamedTime,
+    TrendChange,
+    TrendParams,
+    TrendRule,
+    TrendRun,
+    TrendView,
+    TrendWorkload,
+)
 from .workloads import group_workloads, workload_label
 
 if TYPE_CHECKING:
@@ -23,7 +31,7 @@ if TYPE_CHECKING:
 Progress = Callable[[int, int], None]
 
 
-def rule_of(params: Any) -> Rule:
+def rule_of(params: TrendParams) -> Rule:
     """The detector's settings from the request (defaults: `detect.Rule`)."""
     default = Rule()
     window = params.get("window") or default.window

@@ -1,0 +1,223 @@
+"""What an endpoint is: one entry per HTTP route. Each view folder of analysis declares its
+own (`<view>/endpoint.py`, `ENDPOINTS`); `api/endpoints.py` collects them with the routes
+above analysis (listing, trace view, files) into the table.
+
+An endpoint names its scope (what the query addresses), its request type (the query
+parameters, decoded once by `requests.decode_request`), its response type (the contract:
+TypeScript types and the docs' examples are checked against it), its compute function
+(pure: no I/O, no HTTP) or else how the handler answers it, how its answers are cached, a
+version that keys the cache, and the page that lists it in `status.views` (or a run's
+`views`)."""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from .requests import NoParams, Params, decode_request, request_fields
+from .taxonomy import taxonomy_version
+
+if TYPE_CHECKING:
+    from ...store.trace_store import TraceStore
+
+
+class Scope(enum.Enum):
+    """What `run`, `worker`/`workers` and `span` address; the handler resolves it."""
+
+    LOGDIR = "logdir"  # nothing: the whole logdir
+    RUN = "run"  # ?run=R (span S of every worker for run-level views)
+    WORKER = "worker"  # ?run=R&worker=W
+    SPAN = "span"  # ?run=R&worker=W[&span=S]: one trace file
+    SPANS = "spans"  # ... or ?run=R&workers=W1,W2[&span=S]: several, on one time axis
+    # Two spans, base and target: ?run=R&worker=W[&span=S]&target_run=R2&target_worker=W2
+    # [&target_span=S2]; the compute function gets both models (base first).
+    PAIR = "pair"
+    STATIC = "static"  # files of the built frontend
+
+
+class Answer(enum.Enum):
+    """How the handler makes the answer once it has resolved the scope."""
+
+    COMPUTE = "compute"  # the compute function of what the scope resolved (with the params)
+    STATUS = "status"  # the span's load state in the store, as it is now (never 202)
+    RUN_JOB = "run_job"  # the store's background job over the run's ranks (202 with progress)
+    FILE = "file"  # a file, not JSON: the span's trace file, or one of the built frontend
+
+
+class Cache(enum.Enum):
+    ALL = "all"  # every parameter form, in memory and on disk with the trace
+    DEFAULT_FORM = "default_form"  # only the form without parameters (what a page shows first)
+    NONE = "none"  # computed per request (windows, ranges, progress)
+
+
+def _always(target: Any) -> bool:
+    return True
+
+
+def has_events(model: Any) -> bool:
+    """Offered for a trace with any event (the Overview's sections)."""
+    return len(model) > 0
+
+
+class _SpanStatus:
+    """The body of a span view's 202 while its trace loads: the span's load status, whose
+    type (`api.contract.StatusResponse`) lives above analysis with the `status` route that
+    answers it. A view folder names it by this marker; `api.endpoints` puts the type in
+    its place when it collects the folders' endpoints."""
+
+    def __repr__(self) -> str:
+        return "SPAN_STATUS"
+
+
+SPAN_STATUS: Any = _SpanStatus()
+
+
+@dataclass(frozen=True)
+class Lazy:
+    """A module's attribute, named by path and imported when first read: the table lists
+    every route without importing the modules of the routes a command never answers
+    (`kinetoscope report` reads one trace's views, not the trace view's or a logdir's)."""
+
+    module: str
+    name: str
+
+    def get(self) -> Any:
+        return getattr(importlib.import_module(self.module), self.name)
+
+
+def _resolved(value: Any) -> Any:
+    return value.get() if isinstance(value, Lazy) else value
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    name: str
+    scope: Scope
+    # A TypedDict: the JSON body of a 200; None when not JSON (or a `Lazy` of it: `response`)
+    response_ref: Any
+    # None: `answer` says how the handler answers (or a `Lazy` of it: `compute`)
+    compute_ref: Callable[..., Any] | Lazy | None = None
+    request: Any = NoParams  # a TypedDict of the query parameters besides the scope's
+    version: str = "1"
+    cache: Cache = Cache.NONE
+    page: str | None = None  # the page that lists it (`status.views`, a run's `views`)
+    supports: Callable[[Any], bool] = _always  # of the model (run-level: of the Run)
+    loading: Any = None  # the body of its 202 while the data loads; None: never 202
+    answer: Answer = Answer.COMPUTE
+    # A page's view is part of `kinetoscope report` unless this says not (an export with
+    # a command of its own); `--view NAME` still asks for it.
+    report: bool = True
+
+    def __post_init__(self) -> None:
+        if self.answer is Answer.COMPUTE and self.compute_ref is None:
+            raise TypeError(f"endpoint {self.name!r} is answered by a compute function: give one")
+
+    @property
+    def response(self) -> Any:
+        return _resolved(self.response_ref)
+
+    @property
+    def compute(self) -> Callable[..., Any] | None:
+        return _resolved(self.compute_ref)  # type: ignore[no-any-return]
+
+    def decode(self, args: Params) -> dict[str, Any]:
+        """The query's parameters as an instance of the request type, each parsed once
+        (ViewParamError, 400, on a bad one); the compute function reads them typed."""
+        return decode_request(self.request, args)
+
+    def call(self, *args: Any) -> Any:
+        """Its compute function applied; endpoints answered otherwise may have none."""
+        compute = self.compute
+        if compute is None:
+            raise TypeError(f"endpoint {self.name!r} has no compute function")
+        return compute(*args)
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        """Query parameters it reads besides run/worker/span."""
+        return request_fields(self.request)
+
+    @property
+    def in_report(self) -> bool:
+        """Part of `kinetoscope report` by default (`status.views` lists every page)."""
+        return self.page is not None and self.report
+
+    def caches(self, params: Mapping[str, Any]) -> bool:
+        """Whether its answer to these decoded parameters is kept with the trace (in the
+        store's views, and on disk): every form, or only the one without parameters."""
+        return self.cache is Cache.ALL or (self.cache is Cache.DEFAULT_FORM and not params)
+
+    def answer_json(self, store: TraceStore, path: str, params: Mapping[str, Any]) -> bytes:
+        """Its JSON for the trace at `path` and these decoded parameters: kept with the
+        trace when `caches(params)`, else computed each time. The one way the plugin, the
+        CLI and the notebook get a span view (the store's NotReady while it loads)."""
+
+        def compute(model: Any) -> Any:
+            return self.call(model, params)
+
+        if self.caches(params):
+            return store.view(path, self.cache_name(params), compute)
+        return msgspec.json.encode(compute(store.model(path)))
+
+    def cache_name(self, params: Mapping[str, Any]) -> str:
+        """The cache entry of an answer: name, versions and a digest of the decoded
+        parameters given (integers and choices print as their query text does)."""
+        used = [f"{k}={params[k]}" for k in self.params if params.get(k) not in (None, "")]
+        suffix = "&".join(used)
+        # The kernel taxonomy's version keys every view: all of them read its classes.
+        version = f"{self.version}t{taxonomy_version()}"
+        return f"{self.name}-v{version}" + (f"@{_digest(suffix)}" if suffix else "")
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+
+
+def span_view(
+    name: str,
+    response: Any,
+    compute: Any,
+    request: Any,
+    version: str,
+    cache: Cache,
+    page: str | None = None,
+    supports: Callable[[Any], bool] = _always,
+    report: bool = True,
+) -> Endpoint:
+    """A pure function of one span's model; 202 with the span's status while it loads."""
+    return Endpoint(
+        name,
+        Scope.SPAN,
+        response,
+        compute,
+        request,
+        version,
+        cache,
+        page,
+        supports,
+        SPAN_STATUS,
+        report=report,
+    )
+
+
+def overview_section(name: str, module: Any, supports: Callable[[Any], bool]) -> Endpoint:
+    """A section of the Overview page (its `page`, so `kinetoscope report` prints it and
+    `status.views` stays as it was): `module.<Name>View`, `module.<name>_view`."""
+    response = getattr(module, "".join(p.title() for p in name.split("_")) + "View")
+    compute = getattr(module, f"{name}_view")
+    return span_view(
+        name,
+        response,
+        compute,
+        NoParams,
+        module.VERSION,
+        Cache.ALL,
+        page="overview",
+        supports=supports,
+    )

@@ -1,0 +1,21 @@
+"""The query parameters of the Memory views: a device and a time range, and for the curve
+its width, for the events their order and page (the responses are declared with their
+compute in `view.py` and `curve.py`)."""
+
+from typing import Literal, TypedDict
+
+
+class MemoryParams(TypedDict, total=False):
+    device: str
+    start_us: float
+    end_us: float
+
+
+class MemoryCurveParams(MemoryParams, total=False):
+    width: int
+
+
+class MemoryEventsParams(MemoryParams, total=False):
+    sort: Literal["size", "alloc", "free", "duration"]
+    offset: int
+    limit: int

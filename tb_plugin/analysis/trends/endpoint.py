@@ -1,0 +1,23 @@
+"""The Trends view's endpoint, logdir-level: every run's traces (span S of each worker) as
+one background job, each trace summarised once and cached on disk. Its compute is imported
+when first asked (`kinetoscope report` never does)."""
+
+from __future__ import annotations
+
+from ..core.endpoint import Answer, Endpoint, Lazy, Scope
+from .types import TrendLoading, TrendParams, TrendView
+
+ORDER = 100  # the folder's place in the page order (`api/view_folders.py`)
+
+ENDPOINTS: list[Endpoint] = [
+    Endpoint(
+        "trend",
+        Scope.LOGDIR,
+        TrendView,
+        Lazy("kinetoscope.analysis.trends.view", "trend_view"),
+        request=TrendParams,
+        page="trends",
+        loading=TrendLoading,
+        answer=Answer.RUN_JOB,
+    ),
+]

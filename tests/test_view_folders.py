@@ -1,0 +1,50 @@
+"""The registry is the list of view folders: `api/view_folders.py` is generated from the
+folders of analysis/ that have an `endpoint.py`, and fails here when stale (a folder added,
+removed or reordered without running `python -m kinetoscope.api.gen_view_folders`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from kinetoscope.api import endpoints, gen_view_folders, view_folders
+from kinetoscope.api.registry import SPAN_STATUS
+
+
+def test_generated_list_of_view_folders_is_current() -> None:
+    assert gen_view_folders.OUTPUT.read_text(encoding="utf-8") == gen_view_folders.generate(), (
+        "api/view_folders.py is stale: run python -m kinetoscope.api.gen_view_folders"
+    )
+    assert gen_view_folders.main(["--check"]) == 0
+
+
+def test_every_folder_endpoint_is_in_the_table_in_folder_order() -> None:
+    declared = [e.name for f in view_folders.VIEW_FOLDERS for e in f.ENDPOINTS]
+    table = [n for n in endpoints.ENDPOINTS if n in declared]
+    assert sorted(table) == sorted(declared)
+    # Within one scope the table keeps the folders' order.
+    for scope in {e.scope for f in view_folders.VIEW_FOLDERS for e in f.ENDPOINTS}:
+        of_scope = [
+            e.name for f in view_folders.VIEW_FOLDERS for e in f.ENDPOINTS if e.scope is scope
+        ]
+        assert [n for n in table if n in of_scope] == of_scope
+
+
+def test_span_status_marker_becomes_the_status_type() -> None:
+    loading = [e.loading for e in endpoints.ENDPOINTS.values()]
+    assert SPAN_STATUS not in loading
+    assert endpoints.ENDPOINTS["overview"].loading.__name__ == "StatusResponse"
+    assert endpoints.ENDPOINTS["diff"].loading.__name__ == "StatusResponse"
+
+
+def test_folders_come_in_declared_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, order in (("zeta", 1), ("alpha", 2), ("core", 0)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "endpoint.py").write_text(f"ORDER = {order}\nENDPOINTS = []\n")
+    monkeypatch.setattr(gen_view_folders, "ANALYSIS", tmp_path)
+    # `core` declares what an endpoint is: not a view folder.
+    assert gen_view_folders.folders() == ["zeta", "alpha"]
+    (tmp_path / "beta").mkdir()
+    (tmp_path / "beta" / "endpoint.py").write_text("ENDPOINTS = []\n")
+    with pytest.raises(ValueError, match="ORDER"):
+        gen_view_folders.folders()
