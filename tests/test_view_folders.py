@@ -48,3 +48,16 @@ def test_folders_come_in_declared_order(tmp_path: Path, monkeypatch: pytest.Monk
     (tmp_path / "beta" / "endpoint.py").write_text("ENDPOINTS = []\n")
     with pytest.raises(ValueError, match="ORDER"):
         gen_view_folders.folders()
+
+
+def test_every_view_folder_is_inside_the_walls() -> None:
+    """pyproject's `views` contract names each folder of analysis on its level: a view folder
+    left out of it would be unchecked (a view that imports another would pass)."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    contracts = tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["importlinter"]
+    views = next(c for c in contracts["contracts"] if c["id"] == "views")
+    named = {p.strip() for layer in views["layers"] for p in layer.split("|")}
+    folders = {p.name for p in gen_view_folders.ANALYSIS.iterdir() if (p / "__init__.py").exists()}
+    assert named == folders, f"not in the views contract: {sorted(folders - named)}"
+    assert set(gen_view_folders.folders()) | {"core"} == folders

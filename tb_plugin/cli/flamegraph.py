@@ -23,7 +23,7 @@ from typing import Any
 
 import msgspec
 
-from ..analysis.flamegraph.view import FlameFrame
+from ..analysis.flamegraph import FlameFrame
 from ..api.endpoints import VIEWS
 from ..api.resolve import NotFound, resolve
 from ..store.cache import DiskCache, default_cache_dir

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..analysis.flamegraph.view import FlameGraphView
+from ..analysis.flamegraph import FlameGraphView
 from .frames import plain_fields
 
 if TYPE_CHECKING:
