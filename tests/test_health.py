@@ -1,4 +1,4 @@
-"""Trace health (`analysis/health`): defects injected into copies of real corpus traces of
+"""Trace health (`analysis/core/health`): defects injected into copies of real corpus traces of
 every vendor raise each check's count by exactly what was injected, and a clean trace's
 counts match a plain-Python reading of its JSON (an oracle that shares no code with the
 checks)."""
