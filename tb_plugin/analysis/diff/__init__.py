@@ -1,1 +1,2 @@
-"""The diff of two traces: `view.diff` (types in `types.py`)."""
+"""The diff of two traces, a comparison above the views: `view.diff` (types in `types.py`),
+and its endpoint (`endpoint.py`)."""

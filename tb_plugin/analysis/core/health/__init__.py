@@ -1,2 +1,3 @@
-"""Trace health: what in a trace cannot be trusted (`checks`, `clocks`), the rows left out
-of time-based sums (`trusted`), and the `health` view that reports both (`view`)."""
+"""Trace health: what in a trace cannot be trusted (`checks`), and the `health` view that
+reports it (`view`). In core because the Overview reads it too (its caveats); the view's
+endpoint is in `analysis/health/`. The rows left out of time-based sums: `core/trusted_rows`."""
