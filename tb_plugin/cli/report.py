@@ -1,5 +1,6 @@
 """`kinetoscope report`'s work once its first trace is loading: each run's views, as the
-routes answer them (the view registry imports here, not in `main.py`)."""
+routes answer them, through the api's dispatcher (the view registry imports here, not in
+`main.py`)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,11 @@ import sys
 import typing
 from typing import Any
 
-import msgspec
-
+from ..api.dispatch import Dispatch
 from ..api.endpoints import RUN_VIEWS, VIEWS, supported_views
+from ..api.lower import LoadFailed, Run, ViewParamError
 from ..api.resolve import NotFound, resolve
-from ..ingest.discovery import Run
-from ..model.errors import ViewParamError
-from ..store.trace_store import LoadFailed, TraceStore
+from ..api.session import Session
 from .errors import ParamRefused, ReportError, RunFailed
 from .progress import RankProgress
 from .report_snapshot import render_memory_snapshot
@@ -30,9 +29,10 @@ def unknown_views(asked: list[str] | None) -> str | None:
     return f"argument --view: invalid choice: {bad[0]!r} (choose from {', '.join(known)})"
 
 
-def report_run(store: TraceStore, run: Run, args: argparse.Namespace) -> dict[str, Any]:
+def report_run(session: Session, run: Run, args: argparse.Namespace) -> dict[str, Any]:
+    store = session.store
     if not run.workers and run.snapshots:  # a folder of memory snapshots only
-        views = _run_views(store, run, args, {})
+        views = _run_views(session, run, args, {})
         if args.format == "text" and "memory_snapshot" in views:
             print(f"== run {run.name}\n\n{render_memory_snapshot(views['memory_snapshot'])}\n")
         return views
@@ -50,24 +50,24 @@ def report_run(store: TraceStore, run: Run, args: argparse.Namespace) -> dict[st
     names = args.view or supported_views(model)
     query = _params(args.param)
     _refuse_unknown_keys(query, [name for name in names if name in VIEWS])
+    asked = {"run": run.name, "worker": worker.name, "span": span.name}
     for name in names:
         if name not in VIEWS:
             continue  # run-level views, below
-        view = VIEWS[name]
+        call = Dispatch(VIEWS[name], session, asked, query)
         try:
-            request = view.decode(query)
+            call.prepare()  # the query decoded as the route decodes it
         except ViewParamError as exc:
             raise ParamRefused(f"view {name!r}: {exc}") from None
         try:  # as a route answers the query of --param (none: the default form)
-            data = view.answer_json(store, span.path, request)
+            out[name] = call.ready().json()
         except ViewParamError as exc:
-            if request:  # the view refused its parameters: a usage error, as the route's 400
+            if call.params:  # the view refused its parameters: a usage error, as the 400
                 raise ParamRefused(f"view {name!r}: {exc}") from None
             # asked with --view of a trace without its data: said, the others still print
             print(f"kinetoscope: run {run.name!r}: {name}: {exc}", file=sys.stderr)
             continue
-        out[name] = msgspec.json.decode(data)
-    _run_views(store, run, args, out)
+    _run_views(session, run, args, out)
     if args.format == "text":
         print(render_text(run.name, worker.name, span.name, model, out))
     elif model.partial:  # the text report says so in its heading
@@ -77,16 +77,15 @@ def report_run(store: TraceStore, run: Run, args: argparse.Namespace) -> dict[st
 
 
 def _run_views(
-    store: TraceStore, run: Run, args: argparse.Namespace, out: dict[str, Any]
+    session: Session, run: Run, args: argparse.Namespace, out: dict[str, Any]
 ) -> dict[str, Any]:
-    cache_dir = str(store.cache.root) if store.cache else None
     for name, run_view in RUN_VIEWS.items():
         if run_view.supports(run) and (not args.view or name in args.view):
-            # Run-level: every worker's span as one job; the same object as the route.
+            # Run-level: every worker's span as one job; the same job as the route's.
             # Progress ("ranks summarised 57/256") goes to stderr as the summaries come in.
-            progress = RankProgress(run.name)
-            executor = store.pools.executor
-            out[name] = run_view.call(run, args.span, cache_dir, executor, progress, store)
+            names = {"run": run.name, "span": args.span}
+            call = Dispatch(run_view, session, names, {}, RankProgress(run.name))
+            out[name] = call.ready().json()
     return out
 
 

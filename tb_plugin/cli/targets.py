@@ -5,20 +5,18 @@ from __future__ import annotations
 
 import argparse
 
+from ..api.lower import Run
 from ..api.resolve import NotFound, find_run
-from ..ingest import storage
-from ..ingest.discovery import Run, target_runs
-from ..ingest.not_a_trace import no_traces_message
+from ..api.session import list_target, no_traces_message
 from .errors import ReportError
 
 
 def targets(args: argparse.Namespace) -> tuple[str, list[Run]]:
-    path = storage.absolute(args.logdir)
     try:  # a URL (s3://...) is listed through the storage layer
-        kind = storage.kind(path)
+        path, kind, listed = list_target(args.logdir)
         if kind is None:
             raise ReportError(f"{args.logdir}: no such file or folder")
-        runs = list(target_runs(path))
+        runs = list(listed)
     except OSError as exc:
         raise ReportError(f"{args.logdir}: cannot list it: {exc}") from None
     if not runs:
