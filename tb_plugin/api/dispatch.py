@@ -28,7 +28,8 @@ from ..store.run_context import Progress
 from ..store.run_jobs import FAILED, LOADING, RunJobState
 from ..store.trace_store import NotReady
 from .answers import status_body
-from .failures import JobFailed
+from .downloads import Download, open_download
+from .failures import Failure, JobFailed, failure
 from .registry import Answer, Endpoint, Scope
 from .resolve import Target, find_run, resolve, worker_names
 from .session import ListingPending, Session
@@ -40,10 +41,11 @@ POLL_S = 0.05  # how often a wait without an event asks again (the first listing
 @dataclass(frozen=True)
 class Ready:
     """The answer: `body` the route's JSON (encoded once); for a file answer, `file` the
-    trace file to send (loaded, so it read as a trace) and an empty body."""
+    trace file to send (loaded, so it read as a trace; opened and checked) and an empty
+    body."""
 
     body: bytes
-    file: Target | None = None
+    file: Download | None = None
 
     def json(self) -> Any:
         """The body decoded (what `kinetoscope report --format json` prints for a view)."""
@@ -65,13 +67,29 @@ class Pending:
         return self.event is None or self.event.is_set()
 
 
+@dataclass(frozen=True)
+class Failed:
+    """What `dispatch` returns instead of raising: the error and what it answers (the
+    route's kind, HTTP status and message, `failures.failure`)."""
+
+    error: Exception
+    failure: Failure
+
+
 Result = Ready | Pending
 Step = Callable[[], Result]
 
 
-def dispatch(endpoint: Endpoint, session: Session, names: Names, query: Names) -> Result:
-    """One answer, without waiting (the TensorBoard routes)."""
-    return Dispatch(endpoint, session, names, query).answer()
+def dispatch(
+    endpoint: Endpoint, session: Session, names: Names, query: Names
+) -> Ready | Pending | Failed:
+    """One answer, without waiting, a failure returned rather than raised: the
+    TensorBoard routes go down here once and come back with all they answer."""
+    call = Dispatch(endpoint, session, names, query)
+    try:
+        return call.answer()
+    except Exception as exc:  # noqa: BLE001 - every failure is answered, never a crash
+        return Failed(exc, failure(endpoint.name, exc, call.files))
 
 
 class Dispatch:
@@ -244,14 +262,15 @@ class Dispatch:
 
     def _file(self, target: Target) -> Result:
         """The trace file, once it loaded as a trace (a refused or broken one raises its
-        load error); waits for the load at most KINETOSCOPE_DOWNLOAD_WAIT_S."""
+        load error), opened (`downloads`); waits for the load at most
+        KINETOSCOPE_DOWNLOAD_WAIT_S."""
         try:
             self.session.store.wait(
                 target.span.path, timeout=env_number("KINETOSCOPE_DOWNLOAD_WAIT_S", 10)
             )
         except NotReady:
             return self._loading(target)
-        return Ready(b"", target)
+        return Ready(b"", open_download(target))
 
     def _run_job(self, run: Run, span: str | None) -> Result:
         """Run-level: every rank of the run as one job of the session's run jobs."""

@@ -23,12 +23,11 @@ from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 from werkzeug.utils import send_file
 
-from ..api.dispatch import Dispatch, Pending
-from ..api.downloads import open_download
+from ..api.dispatch import Failed, Pending, dispatch
+from ..api.downloads import Download
 from ..api.endpoints import ENDPOINTS
-from ..api.failures import ANALYSIS, BAD_ARGUMENT, NOT_FOUND, UNREADABLE, failure
+from ..api.failures import ANALYSIS, BAD_ARGUMENT, NOT_FOUND, UNREADABLE
 from ..api.registry import Endpoint, Scope
-from ..api.resolve import Target
 from ..api.session import ListingPending, LogdirUnreadable, Session
 from .static_files import dist_root, respond_static
 
@@ -74,12 +73,12 @@ _PUBLIC: dict[str, Any] = {
 }
 
 
-def public_error(endpoint: Endpoint, exc: Exception, files: list[str]) -> errors.PublicError:
-    """The one error mapper: what each failure of a route answers."""
-    if isinstance(exc, errors.PublicError):
-        return exc
-    said = failure(endpoint.name, exc, files)  # api/failures: the same for every door
-    return _PUBLIC[said.kind](said.message)
+def public_error(failed: Failed) -> errors.PublicError:
+    """The one error mapper: what each failure of a route answers (its kind and message
+    from `api/failures`, the same for every door; a logdir that cannot be listed 502)."""
+    if isinstance(failed.error, LogdirUnreadable):
+        return LogdirUnreadableError(str(failed.error))
+    return _PUBLIC[failed.failure.kind](failed.failure.message)
 
 
 def _logdir(context: base_plugin.TBContext) -> str:
@@ -160,17 +159,13 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
         def serve(request: wrappers.Request) -> Any:
             if endpoint.scope is Scope.STATIC:
                 return respond_static(request, PLUGIN_NAME, self.static_root)
-            call = Dispatch(endpoint, self.session, request.args, request.args)
-            try:
-                answer = call.answer()
-                if isinstance(answer, Pending):
-                    return self._json(request, answer.body, code=202)
-                if answer.file is not None:
-                    return _download(request, answer.file)
-            except LogdirUnreadable as exc:
-                return self._error(request, LogdirUnreadableError(str(exc)))
-            except Exception as exc:  # noqa: BLE001 - an analysis bug must not kill TensorBoard
-                return self._error(request, public_error(endpoint, exc, call.files))
+            answer = dispatch(endpoint, self.session, request.args, request.args)
+            if isinstance(answer, Failed):
+                return self._error(request, public_error(answer))
+            if isinstance(answer, Pending):
+                return self._json(request, answer.body, code=202)
+            if answer.file is not None:
+                return _download(request, answer.file)
             return self._json(request, answer.body)
 
         return serve
@@ -190,12 +185,11 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
         return http_util.Respond(request, data, JSON, code=code)
 
 
-def _download(request: wrappers.Request, target: Target) -> Any:
+def _download(request: wrappers.Request, file: Download) -> Any:
     """The trace file itself, streamed, as an attachment (an object in blocks); only a
     file that loaded as a trace (a refused or broken one answers its load error). The
     file sent is the one `storage` opened and checked (inside the logdir at that moment),
     never the path opened again."""
-    file = open_download(target)
     local = file.local
     response = send_file(
         file.handle,
