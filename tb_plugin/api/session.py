@@ -7,6 +7,7 @@ floors through here and `dispatch`, never directly."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -24,6 +25,7 @@ from ..store.dask_ranks import DaskRanks, DaskUnavailable, require_distributed
 from ..store.pools import executor_from_env
 from ..store.run_jobs import RunJobs
 from ..store.trace_store import TraceStore
+from .resolve import NotFound, resolve
 
 __all__ = [
     "DaskUnavailable",
@@ -129,10 +131,33 @@ class Session:
         self, listing: Listing, cache: bool = True, executor: Executor | None = None
     ) -> None:
         self.listing = listing
-        self.store = TraceStore(
-            DiskCache(default_cache_dir()) if cache else None, executor=executor
-        )
+        disk = DiskCache(default_cache_dir()) if cache else None
+        self.store = TraceStore(disk, executor=executor)
         self.jobs = RunJobs(self.store)
+        self._owned: Executor | None = None  # made here (a command's Dask client): ended here
+
+    @classmethod
+    def for_command(cls, cache: bool = True, dask: str | None = None) -> Session:
+        """A command's: nothing listed yet (`list_target`), ranks summarised by `--dask
+        ADDRESS`, else the environment's executor, else this machine's pools;
+        DaskUnavailable now, before any trace is read, when Dask is asked for and missing."""
+        executor = rank_executor(dask)
+        session = cls(FixedListing(()), cache, executor)
+        session._owned = executor if isinstance(executor, DaskRanks) else None
+        return session
+
+    def list_target(self, text: str) -> tuple[str, str | None, tuple[Run, ...]]:
+        """`list_target(text)`, its runs this session's listing from now on."""
+        path, kind, runs = list_target(text)
+        self.listing = FixedListing(runs)
+        return path, kind, runs
+
+    def start_load(self, run: Run, worker: str | None, span: str | None) -> None:
+        """Start loading the trace these names resolve to (nothing when they name
+        nothing: the call that needs it says so)."""
+        if run.workers:
+            with contextlib.suppress(NotFound):
+                self.store.state_for(resolve(run, worker, span).span.path)
 
     @classmethod
     def for_server(cls, logdir: str) -> Session:
@@ -155,6 +180,8 @@ class Session:
 
     def close(self) -> None:
         self.store.close()
+        if self._owned is not None:
+            shut_down(self._owned)  # ours: the client, and a local cluster
 
 
 def list_target(text: str) -> tuple[str, str | None, tuple[Run, ...]]:

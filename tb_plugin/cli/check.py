@@ -47,8 +47,7 @@ def run_check(args: argparse.Namespace) -> int:
 def _check_runs(session: Session, args: argparse.Namespace) -> dict[str, Any]:
     """{run: {worker: {span: health}}} of the chosen runs' spans."""
     results: dict[str, Any] = {}
-    runs = targets(args)[1]
-    session.listing = FixedListing(runs)
+    runs = targets(args, session)[1]
     for run in runs:
         for worker in run.workers:
             for span in worker.spans:

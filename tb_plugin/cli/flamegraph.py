@@ -52,12 +52,11 @@ def run_flamegraph(args: argparse.Namespace) -> int:
 
 def _view(session: Session, args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     """The route's answer for the chosen span, and a label naming it."""
-    _, runs = targets(args)
+    _, runs = targets(args, session)
     if len(runs) > 1:
         names = ", ".join(r.name for r in runs)
         raise ReportError(f"{args.logdir}: several runs ({names}): choose one with --run")
     run = runs[0]
-    session.listing = FixedListing(runs)
     asked = {"run": run.name, "worker": args.worker, "span": args.span}
     call = Dispatch(VIEWS["flamegraph"], session, asked, {"metric": args.metric})
     try:

@@ -11,23 +11,13 @@ Errors and warnings go to stderr; the exit code is non-zero when any run failed.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import logging
 import sys
 from typing import Any
 
 import msgspec
 
-from ..api.lower import Run
-from ..api.resolve import NotFound, resolve
-from ..api.session import (
-    DaskUnavailable,
-    FixedListing,
-    Session,
-    make_ahead,
-    rank_executor,
-    shut_down,
-)
+from ..api.session import DaskUnavailable, Session, make_ahead
 from .errors import EXIT_LOAD, EXIT_USAGE, ParamRefused, ReportError, RunFailed
 from .parser import build_parser
 from .targets import targets
@@ -64,17 +54,16 @@ def main(argv: list[str] | None = None) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     try:  # `--dask`, else the environment's; Dask missing is said before any trace is read
-        executor = rank_executor(args.dask)
+        session = Session.for_command(cache=not args.no_cache, dask=args.dask)
     except DaskUnavailable as exc:
         print(f"kinetoscope: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    session = Session(FixedListing(()), cache=not args.no_cache, executor=executor)
     results: dict[str, Any] = {}
     failed = refused = False
     try:
-        _, runs = targets(args)
-        session.listing = FixedListing(runs)
-        _start_first_load(session, runs, args)
+        _, runs = targets(args, session)
+        if runs:  # read while the rest of the command imports (a bad name: the report says)
+            session.start_load(runs[0], args.worker, args.span)
         # The views' modules import while that trace is read (the decoder lets the GIL go).
         # Meanwhile the GIL is handed over more often: the loading thread, back from each
         # block's decoding, waits for it at most this long instead of 5 ms.
@@ -103,21 +92,11 @@ def _report(args: argparse.Namespace) -> int:
         print(f"kinetoscope: {exc}", file=sys.stderr)
         return EXIT_LOAD
     finally:
-        session.close()
-        shut_down(executor)  # ours: the client, and a local cluster
+        session.close()  # and a Dask client (a local cluster) it made
     if args.format == "json" and results:
         doc: Any = next(iter(results.values())) if len(runs) == 1 else {"runs": results}
         sys.stdout.buffer.write(msgspec.json.encode(doc) + b"\n")
     return EXIT_LOAD if failed else EXIT_USAGE if refused else 0
-
-
-def _start_first_load(session: Session, runs: list[Run], args: argparse.Namespace) -> None:
-    """Start loading the trace the first run reports, so that it is read while the rest
-    of the command imports; a name that resolves to nothing is said by the report."""
-    if not runs or not runs[0].workers:
-        return
-    with contextlib.suppress(NotFound):
-        session.store.state_for(resolve(runs[0], args.worker, args.span).span.path)
 
 
 def _say_rank_errors(run_name: str, views: dict[str, Any]) -> bool:

@@ -7,13 +7,15 @@ import argparse
 
 from ..api.lower import Run
 from ..api.resolve import NotFound, find_run
-from ..api.session import list_target, no_traces_message
+from ..api.session import Session, list_target, no_traces_message
 from .errors import ReportError
 
 
-def targets(args: argparse.Namespace) -> tuple[str, list[Run]]:
+def targets(args: argparse.Namespace, session: Session | None = None) -> tuple[str, list[Run]]:
+    """(the path or URL named, its runs); with `session`, its runs the session's listing."""
     try:  # a URL (s3://...) is listed through the storage layer
-        path, kind, listed = list_target(args.logdir)
+        lister = session.list_target if session is not None else list_target
+        path, kind, listed = lister(args.logdir)
         if kind is None:
             raise ReportError(f"{args.logdir}: no such file or folder")
         runs = list(listed)

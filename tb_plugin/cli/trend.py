@@ -34,8 +34,7 @@ def run_trend(args: argparse.Namespace) -> int:
     session = Session(FixedListing(()), cache=not args.no_cache)
     args.run = None  # `targets` reads it: the trend is of the whole logdir
     try:
-        _, runs = targets(args)
-        session.listing = FixedListing(runs)
+        targets(args, session)
         progress = RankProgress("", counted="trend: traces summarised")
         call = Dispatch(LOGDIR_VIEWS["trend"], session, {}, _query(args), progress)
         body = call.ready().body
