@@ -162,8 +162,6 @@ class Dispatch:
 
     def _resolve(self) -> Step:
         endpoint, names, scope = self.endpoint, self.names, self.endpoint.scope
-        if endpoint.response is None and endpoint.answer is not Answer.FILE:
-            raise ValueError(f"{endpoint.name} answers a file, not JSON")
         if scope is Scope.LOGDIR:
             runs = self.session.runs()
             if endpoint.answer is Answer.RUN_JOB:
