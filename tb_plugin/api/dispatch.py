@@ -108,7 +108,7 @@ class Dispatch:
         self.session = session
         self.names = names
         self.query = query
-        self.progress = progress  # told of a run job's files as it starts them (the CLI)
+        self.progress = progress  # told as a run job summarises its files (the CLI)
         self.targets: list[Target] = []  # the trace files resolved (errors, provenance)
         self.params: Any = None  # the query decoded by the request type, once
         self._step: Step | None = None
