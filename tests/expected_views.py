@@ -28,6 +28,7 @@ import msgspec
 from corpus import CORPUS, corpus_missing, corpus_model
 from kinetoscope.api.endpoints import RUN_VIEWS, VIEWS
 from kinetoscope.ingest.discovery import scan_logdir
+from kinetoscope.store.run_context import RunContext
 
 EXPECTED = Path(__file__).resolve().parent / "expected"
 UPDATE = os.environ.get("KINETOSCOPE_UPDATE_EXPECTED", "") not in ("", "0")
@@ -115,7 +116,7 @@ def run_documents(case: str) -> dict[str, dict[str, Any]]:
     run = runs[run_name]
     docs = {}
     for name, view in RUN_VIEWS.items():
-        answer = view.call(run, "1", None) if view.supports(run) else None
+        answer = view.call(RunContext.of(run, "1")) if view.supports(run) else None
         docs[name] = document(f"{folder}/{run_name}", name, {"span": "1"}, answer)
     return docs
 

@@ -17,6 +17,7 @@ from kinetoscope.analysis.distributed.matching import Instances
 from kinetoscope.analysis.distributed.rank_summaries import analyze_run
 from kinetoscope.cli.main import main
 from kinetoscope.ingest.discovery import scan_logdir
+from kinetoscope.store.run_context import RunContext
 
 SHIFT_US = 2500.0
 
@@ -36,7 +37,7 @@ def _shift(path: Path, by_us: float) -> None:
 
 def _view(folder: Path) -> dict:
     (run,) = scan_logdir(str(folder))
-    return analyze_run(run)
+    return analyze_run(RunContext.of(run))
 
 
 def test_a_shifted_rank_is_found_with_its_offset(tmp_path: Path) -> None:

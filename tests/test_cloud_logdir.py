@@ -361,20 +361,21 @@ def test_dask_workers_read_the_ranks_from_the_bucket(tmp_path: Path, bucket: str
     from builders import rank_job
     from kinetoscope.analysis.distributed.rank_summaries import analyze_run
     from kinetoscope.store.dask_ranks import DaskRanks
+    from kinetoscope.store.run_context import RunContext
 
     local = rank_job(tmp_path / "logs" / "job", 6, steps=2, kernels_per_step=10)
     upload(tmp_path / "logs", f"{bucket}/logs")
     (remote_run,) = scan_logdir(f"{bucket}/logs")
     assert remote_run.workers[0].spans[0].path.startswith("s3://")
     (local_run,) = scan_logdir(str(local.parent))
-    in_process = analyze_run(local_run)
+    in_process = analyze_run(RunContext.of(local_run))
     # The workers start after the fixture set the environment, so they inherit it.
     cluster = distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
     )
     dask = DaskRanks(cluster.scheduler_address)
     try:
-        on_cluster = analyze_run(remote_run, executor=dask)
+        on_cluster = analyze_run(RunContext.of(remote_run, executor=dask))
     finally:
         dask.shutdown()
         cluster.close()

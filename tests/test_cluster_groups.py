@@ -21,6 +21,7 @@ from kinetoscope.analysis.distributed.summary import COLUMNS
 from kinetoscope.analysis.distributed.view import RankSummary, analyze, summarize_rank
 from kinetoscope.cli.report_text import render_distributed
 from kinetoscope.ingest.build import build_model
+from kinetoscope.store.run_context import RunContext
 from synthetic_job import SLOW_LINK, SLOW_US, TRANSFER_US, Layout, job, write_traces
 from test_distributed_corpus import run_of
 
@@ -203,7 +204,7 @@ def test_summaries_stay_small_at_scale() -> None:
 
 @pytest.mark.corpus
 def test_corpus_128_rank_job_gives_plausible_groups() -> None:
-    view = analyze_run(run_of(corpus_path("hta/tests/data/trace_filter")))
+    view = analyze_run(RunContext.of(run_of(corpus_path("hta/tests/data/trace_filter"))))
     (group,) = view["groups"]
     # That job's traces name no process group: one row for the unnamed collectives.
     assert group["name"] == "" and group["role"] == "" and group["ranks"] == [0, 1]
@@ -214,7 +215,7 @@ def test_corpus_128_rank_job_gives_plausible_groups() -> None:
 
 @pytest.mark.corpus
 def test_corpus_nccl_pair_names_its_default_group() -> None:
-    view = analyze_run(run_of(corpus_path("hta/tests/data/nccl_parser_config")))
+    view = analyze_run(RunContext.of(run_of(corpus_path("hta/tests/data/nccl_parser_config"))))
     rows = {g["name"]: g for g in view["groups"]}
     assert rows["0"]["description"] == "default_pg" and rows["0"]["role"] == "world"
     assert rows["0"]["ranks"] == [0, 1]
@@ -234,7 +235,7 @@ def test_trace_files_give_what_the_summaries_give(tmp_path: Path, layout: Layout
     """Stage 1 on real trace files of the same job (pg_config, record_param_comms args,
     NCCL kernels) finds the same groups, slow ranks, slow links and links."""
     write_traces(layout, tmp_path / "job")
-    from_files = analyze_run(run_of(tmp_path / "job"))
+    from_files = analyze_run(RunContext.of(run_of(tmp_path / "job")))
     from_summaries = analyze(job(layout))
     assert from_files["slow_ranks"] == sorted(layout.slow_ranks)
     assert from_files["slow_groups"] == sorted(layout.slow_groups)

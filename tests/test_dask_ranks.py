@@ -22,6 +22,7 @@ from kinetoscope.cli.main import EXIT_USAGE, main
 from kinetoscope.ingest.discovery import Run, scan_logdir
 from kinetoscope.store.dask_ranks import DaskRanks
 from kinetoscope.store.pool_settings import DASK_ENV
+from kinetoscope.store.run_context import RunContext
 
 distributed = pytest.importorskip("distributed")
 
@@ -74,11 +75,11 @@ def test_the_cluster_gives_the_in_process_view(tmp_path: Path, scheduler: str, s
         run = the_run(relabelled_corpus_job(tmp_path / "job", 8))
     else:
         run = the_run(rank_job(tmp_path / "job", 12, steps=3, kernels_per_step=20))
-    in_process = as_json(analyze_run(run))  # the default pool: 2 spawned processes
+    in_process = as_json(analyze_run(RunContext.of(run)))  # the default pool: 2 spawned processes
     before = tasks_run_on(scheduler)
     dask = DaskRanks(scheduler)
     try:
-        on_cluster = as_json(analyze_run(run, executor=dask))
+        on_cluster = as_json(analyze_run(RunContext.of(run, executor=dask)))
     finally:
         dask.shutdown()
     assert on_cluster == in_process and on_cluster["errors"] == []
@@ -111,7 +112,7 @@ def test_plugin_with_the_scheduler_in_the_environment(
 ) -> None:
     logdir = tmp_path / "logs"
     rank_job(logdir / "job", 9, steps=2, kernels_per_step=10)
-    expected = as_json(analyze_run(the_run(logdir)))
+    expected = as_json(analyze_run(RunContext.of(the_run(logdir))))
     monkeypatch.setenv(DASK_ENV, scheduler)
     before = tasks_run_on(scheduler)
     client = PluginClient(logdir)

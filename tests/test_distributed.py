@@ -39,6 +39,7 @@ from kinetoscope.ingest.naming import rank_from_name
 from kinetoscope.ingest.storage import file_identity
 from kinetoscope.store.cache import DiskCache, cache_key
 from kinetoscope.store.pools import WorkerPools
+from kinetoscope.store.run_context import RunContext
 from kinetoscope.store.run_jobs import RunJobs
 from kinetoscope.store.trace_store import TraceStore
 
@@ -500,7 +501,7 @@ def test_process_pool_for_many_ranks(tmp_path: Path) -> None:
         in_threads, thread_errors = summarize_all(paths, executor=threads)
     assert in_processes == in_threads and errors == thread_errors
     (run_obj,) = scan_logdir(str(run))
-    view = analyze_run(run_obj)
+    view = analyze_run(RunContext.of(run_obj))
     assert view["ranks_found"] == 8 and [r["rank"] for r in view["ranks"]] == list(range(8))
     assert [e["worker"] for e in view["errors"]] == ["rank8"]
 
@@ -509,7 +510,7 @@ def test_a_broken_rank_is_listed_and_the_others_analysed(tmp_path: Path) -> None
     job = job_traces(tmp_path)
     (job / "rank3.pt.trace.json").write_bytes(b"")
     (run,) = scan_logdir(str(job))
-    view = analyze_run(run, cache_dir=str(tmp_path / "cache"))
+    view = analyze_run(RunContext.of(run, cache_dir=str(tmp_path / "cache")))
     assert view["ranks_found"] == 3
     (error,) = view["errors"]
     assert error["worker"] == "rank3" and error["kind"] == "empty_file"
@@ -597,7 +598,7 @@ def test_cli_json_has_the_distributed_key(
     doc = json.loads(capsys.readouterr().out)
     dist = doc["distributed"]
     (run,) = scan_logdir(str(tmp_path / "logs" / "job"))
-    expected = json.loads(msgspec.json.encode(analyze_run(run)))
+    expected = json.loads(msgspec.json.encode(analyze_run(RunContext.of(run))))
     assert dist == {**expected, "run": "job"}
     for r in dist["ranks"]:
         assert {

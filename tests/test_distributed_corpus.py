@@ -19,6 +19,7 @@ from kinetoscope.analysis.distributed.rank_summaries import analyze_run
 from kinetoscope.analysis.distributed.view import FACTORS, summarize_rank
 from kinetoscope.ingest.build import build_model
 from kinetoscope.ingest.discovery import Run, scan_logdir
+from kinetoscope.store.run_context import RunContext
 
 TRACING = "gaoteng-git-kineto/tb_plugin/test/data/tracing"
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
@@ -69,7 +70,7 @@ def check_identities(view: dict[str, Any]) -> None:
 @pytest.mark.corpus
 def test_bert_ddp_pair_matches_the_old_plugin() -> None:
     folder = corpus_path(f"{TRACING}/bert_newAPI_fp16_ddp")
-    view = analyze_run(run_of(folder))
+    view = analyze_run(RunContext.of(run_of(folder)))
     check_identities(view)
     assert view["errors"] == [] and view["world_size"] is None and view["mode"] == "gpu"
     assert [(r["rank"], r["rank_source"]) for r in view["ranks"]] == [
@@ -100,7 +101,7 @@ def test_bert_ddp_pair_matches_the_old_plugin() -> None:
 @pytest.mark.corpus
 def test_resnet_ddp_pair_with_shifted_profiling_windows() -> None:
     folder = corpus_path(f"{TRACING}/resnet50_newAPI_ddp")
-    view = analyze_run(run_of(folder))
+    view = analyze_run(RunContext.of(run_of(folder)))
     check_identities(view)
     r0, r1 = view["ranks"]
     # Rank 0's trace opens 3 all_reduces earlier (the tail of step 4) and rank 1's runs one
@@ -156,7 +157,7 @@ def test_resnet_ddp_pair_with_shifted_profiling_windows() -> None:
 
 @pytest.mark.corpus
 def test_sampled_ranks_of_a_128_rank_job() -> None:
-    view = analyze_run(run_of(corpus_path("hta/tests/data/trace_filter")))
+    view = analyze_run(RunContext.of(run_of(corpus_path("hta/tests/data/trace_filter"))))
     check_identities(view)
     assert view["world_size"] == 128 and view["backend"] == "nccl"
     assert view["ranks_found"] == 2 and any("128" in w for w in view["warnings"])
@@ -292,7 +293,7 @@ def gloo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_real_gloo_ddp_job(gloo_run: Path) -> None:
     run = run_of(gloo_run)
     assert [w.name for w in run.workers] == ["rank0", "rank1"]
-    view = analyze_run(run)
+    view = analyze_run(RunContext.of(run))
     check_identities(view)
     assert view["errors"] == [] and view["mode"] == "cpu"
     assert (view["backend"], view["world_size"]) == ("gloo", 2)

@@ -10,11 +10,12 @@ import pytest
 from builders import SAMPLED_WORLD, Call, sampled_job, sampled_rank
 from kinetoscope.analysis.distributed.rank_summaries import analyze_run
 from kinetoscope.ingest.discovery import scan_logdir
+from kinetoscope.store.run_context import RunContext
 
 
 def _view(tmp_path: Path) -> dict:
     (run,) = scan_logdir(str(sampled_job(tmp_path / "job")))
-    return analyze_run(run)
+    return analyze_run(RunContext.of(run))
 
 
 def test_each_call_is_paired_with_itself(tmp_path: Path) -> None:
@@ -61,7 +62,7 @@ def test_a_rank_late_at_a_broadcast_whose_root_does_not_wait(tmp_path: Path) -> 
     for rank in range(2):
         sampled_rank(rank, calls, world=2, ends=ends).write(folder / f"rank{rank}.pt.trace.json")
     (run,) = scan_logdir(str(folder))
-    view = analyze_run(run)
+    view = analyze_run(RunContext.of(run))
     r0 = view["ranks"][0]
     # broadcast waits: rank 0's 50 µs (all of it); all_reduce: 5,000 µs each
     assert r0["sync_wait_us"] == 3 * (50 + 5000)

@@ -27,6 +27,7 @@ from corpus import corpus_path
 from independent import collectives as checker
 from kinetoscope.analysis.distributed.rank_summaries import analyze_run
 from kinetoscope.ingest.discovery import scan_logdir
+from kinetoscope.store.run_context import RunContext
 from synthetic_job import Layout, write_traces
 
 TRACING = "gaoteng-git-kineto/tb_plugin/test/data/tracing"
@@ -48,7 +49,7 @@ def compare(folder: Path, counts: dict[str, int] | None = None) -> dict[str, lis
     """Quantity -> the disagreements (empty lists: all agree); `counts` gets how many
     values of each quantity were compared."""
     (run,) = scan_logdir(str(folder))
-    view = analyze_run(run)
+    view = analyze_run(RunContext.of(run))
     want = checker.analyze(folder)
     out: dict[str, list[str]] = {}
 

@@ -13,6 +13,7 @@ from kinetoscope.analysis.memory.snapshot_alignment import align, alloc_times
 from kinetoscope.api.snapshots import memory_snapshot_view
 from kinetoscope.ingest.discovery import scan_logdir
 from kinetoscope.ingest.snapshot import read_snapshot
+from kinetoscope.store.run_context import RunContext
 from kinetoscope.store.trace_store import TraceStore
 from snapshot_builders import T0_US, SnapshotBuilder, known_snapshot
 
@@ -138,7 +139,7 @@ def test_real_snapshot_aligns_with_its_trace() -> None:
     (run,) = [r for r in scan_logdir(str(H100.parent)) if r.name == "memory_snapshot"]
     store = TraceStore(None)
     try:
-        view = memory_snapshot_view(run, None, None, None, None, store)
+        view = memory_snapshot_view(RunContext.of(run, store=store))
     finally:
         store.close()
     (snapshot,) = view["snapshots"]

@@ -17,6 +17,7 @@ from kinetoscope.ingest.naming import name_rank
 from kinetoscope.ingest.values import lenient_int
 from kinetoscope.model.trace_model import model_nbytes
 from kinetoscope.store.cache import DiskCache
+from kinetoscope.store.run_context import RunContext
 from kinetoscope.store.trace_store import TraceStore
 from kinetoscope.trace_view.index import index_of
 from kinetoscope.trace_view.track_list import tracks
@@ -59,7 +60,7 @@ def test_one_rank_rule_for_every_page(tmp_path: Path) -> None:
         t.op("aten::mm", 10, 50)
         t.write(run / f"{name}.pt.trace.json")
     (found,) = scan_logdir(str(run))
-    view = analyze_run(found)
+    view = analyze_run(RunContext.of(found))
     by_worker = {r["worker"]: r["rank"] for r in view["ranks"]}
     assert by_worker == {"rank0": 0, "rank3": 1}
     store = TraceStore(None)

@@ -19,6 +19,7 @@ from corpus import corpus_path
 from kinetoscope.analysis.distributed.rank_summaries import analyze_run
 from kinetoscope.ingest.build import build_model
 from kinetoscope.ingest.discovery import scan_logdir
+from kinetoscope.store.run_context import RunContext
 from perfetto_writer import write_perfetto_file
 from view_compare import differences, span_views
 
@@ -89,6 +90,6 @@ def test_distributed_view_of_a_job_in_protobuf_form(tmp_path: Path) -> None:
         write_perfetto_file(str(src), str(pb_run / f"rank{rank}.pftrace.gz"))
     (a,) = scan_logdir(str(json_run.parent))
     (b,) = scan_logdir(str(pb_run.parent))
-    va, vb = analyze_run(a), analyze_run(b)
+    va, vb = analyze_run(RunContext.of(a)), analyze_run(RunContext.of(b))
     assert len(va["ranks"]) == 2
     assert differences(va, vb, ignore=ROW_KEYS | {"file", "path", "worker"}) == []

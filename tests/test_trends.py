@@ -20,6 +20,7 @@ from kinetoscope.analysis.trends.detect import Rule, baseline_changes, rolling_c
 from kinetoscope.analysis.trends.summary import TraceSummary, combine
 from kinetoscope.analysis.trends.view import trend_view
 from kinetoscope.ingest.discovery import scan_logdir
+from kinetoscope.store.run_context import RunContext
 from trend_logdirs import Slowdown, build_trend_logdir, kernel_named, memory_event
 
 NCCL = "hta/tests/data/nccl_parser_config/nccl_data.json.gz"
@@ -163,7 +164,7 @@ def nccl_logdir(tmp_path_factory: pytest.TempPathFactory) -> Any:
     root = tmp_path_factory.mktemp("nccl_trend")
     built = build_trend_logdir(source, root, 9, slowdowns, noise=0.02, seed=7)
     cache = tmp_path_factory.mktemp("nccl_cache")
-    view = trend_view(scan_logdir(str(root)), {}, str(cache))
+    view = trend_view(RunContext(scan_logdir(str(root)), cache_dir=str(cache)))
     return built, view, {"layout": layout, "batch_norm": batch_norm, "nccl": nccl}, cache
 
 
@@ -215,18 +216,22 @@ def test_a_new_run_reads_only_its_trace(
         return real(model)
 
     monkeypatch.setattr(trend_summaries, "summarize_trace", counting)
-    again = trend_view(scan_logdir(str(built.root)), {}, str(cache))
+    again = trend_view(RunContext(scan_logdir(str(built.root)), cache_dir=str(cache)))
     assert summarised == [] and again == view  # all from the cache
     newest = build_trend_logdir(corpus_path(NCCL), tmp_path / "one", 1, [], 0.0, seed=1)
     (newest.root / newest.names[0]).rename(built.root / "night_new")
-    grown = trend_view(scan_logdir(str(built.root)), {}, str(cache))
+    grown = trend_view(RunContext(scan_logdir(str(built.root)), cache_dir=str(cache)))
     assert len(summarised) == 1 and len(grown["runs"]) == 10
 
 
 def test_baseline_mode_compares_every_run_with_one(nccl_logdir: Any) -> None:
     built, _, picked, cache = nccl_logdir
     names = built.names
-    view = trend_view(scan_logdir(str(built.root)), {"baseline": names[0]}, str(cache))
+    view = trend_view(
+        RunContext(
+            scan_logdir(str(built.root)), params={"baseline": names[0]}, cache_dir=str(cache)
+        )
+    )
     assert view["rule"]["mode"] == "baseline"
     assert (picked["layout"], names[3]) in _named(view, "kernel")
     assert _named(view, "collective") == [("all_reduce", names[7])]
@@ -240,7 +245,7 @@ def memory_logdir(tmp_path_factory: pytest.TempPathFactory) -> Any:
     root = tmp_path_factory.mktemp("bert_trend")
     slow = [Slowdown(4, 1.3, memory_event, memory=True)]
     built = build_trend_logdir(corpus_path(BERT), root, 7, slow, noise=0.02, seed=11)
-    return built, trend_view(scan_logdir(str(root)), {}, None)
+    return built, trend_view(RunContext(scan_logdir(str(root))))
 
 
 def test_memory_peak_is_named_at_its_first_run(memory_logdir: Any) -> None:
@@ -345,7 +350,7 @@ def test_identical_runs_of_two_ranks_name_nothing(tmp_path: Path) -> None:
         (tmp_path / f"job_{i}").mkdir()
         for name in names:
             shutil.copyfile(corpus_path(name), tmp_path / f"job_{i}" / Path(name).name)
-    view = trend_view(scan_logdir(str(tmp_path)), {}, None)
+    view = trend_view(RunContext(scan_logdir(str(tmp_path))))
     assert [r["run"] for r in view["runs"]] == [f"job_{i}" for i in range(4)]
     steps = [summarize_trace(corpus_model(name)).step_median_us for name in names]
     for run in view["runs"]:
@@ -379,7 +384,7 @@ def test_noise_only_runs_name_nothing(tmp_path: Path) -> None:
     Overview's phases swing up to ±17 % (the kernel phase jumps between two levels as the
     events' bounds move), which the fixed thresholds named as 6 to 15 changes a logdir."""
     built = build_trend_logdir(corpus_path(BERT), tmp_path, 20, [], noise=0.05, seed=3)
-    view = trend_view(scan_logdir(str(built.root)), {}, None)
+    view = trend_view(RunContext(scan_logdir(str(built.root))))
     kernel_phase = [r["phases_us"]["kernel"] for r in view["runs"]]
     assert max(kernel_phase) / min(kernel_phase) > 1.15  # the noise is there
     assert [len(w["runs"]) for w in view["workloads"]] == [20]
@@ -412,7 +417,7 @@ def test_runs_of_different_models_are_compared_only_within_their_workload(tmp_pa
     """Before workloads, the runs of two models one after the other named their
     differences as regressions and improvements (2 to 194 per logdir)."""
     names = _mixed_logdir(tmp_path)
-    view = trend_view(scan_logdir(str(tmp_path / "logdir")), {}, None)
+    view = trend_view(RunContext(scan_logdir(str(tmp_path / "logdir"))))
     assert sorted(r["run"] for r in view["runs"]) == sorted(names)
     by_workload: dict[int, set[str]] = {}
     for run in view["runs"]:

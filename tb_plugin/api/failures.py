@@ -21,6 +21,15 @@ BAD_ARGUMENT, NOT_FOUND, UNREADABLE, ANALYSIS = (
 STATUS = {BAD_ARGUMENT: 400, NOT_FOUND: 404, UNREADABLE: 422, ANALYSIS: 500}
 
 
+class JobFailed(Exception):
+    """A run- or logdir-level job failed as a whole (an analysis bug, not one rank's file):
+    its message is the job's, said as it is (HTTP 500); `error` what the job raised."""
+
+    def __init__(self, message: str, error: BaseException | None = None) -> None:
+        super().__init__(message)
+        self.error = error
+
+
 @dataclass(frozen=True)
 class Failure:
     kind: str  # one of STATUS's keys
@@ -44,5 +53,7 @@ def failure(route: str, exc: BaseException, files: list[str] | tuple[str, ...] =
         return Failure(NOT_FOUND, str(exc))
     if isinstance(exc, LoadFailed):
         return Failure(UNREADABLE, exc.error["message"])
+    if isinstance(exc, JobFailed):
+        return Failure(ANALYSIS, str(exc))
     where = f" of {', '.join(files)}" if files else ""
     return Failure(ANALYSIS, f"{route}{where} failed: {exception_text(exc)}")

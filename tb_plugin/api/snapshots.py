@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import time
-from concurrent.futures import Executor
 from typing import Any, Literal, Optional, TypedDict
 
 import msgspec
@@ -32,6 +31,7 @@ from ..analysis.memory.snapshot_alignment import SnapshotAlignment, align, alloc
 from ..ingest.discovery import Run, SnapshotFile, chosen_spans
 from ..ingest.limits import snapshot_timeout_s, snapshot_work_per_byte
 from ..ingest.snapshot import SnapshotError, collector_paused, read_snapshot
+from ..store.run_context import RunContext
 from ..store.trace_store import LoadFailed, TraceStore
 
 log = logging.getLogger(__name__)
@@ -60,18 +60,12 @@ class MemorySnapshotResponse(TypedDict):
     snapshots: list[SnapshotFileView]
 
 
-def memory_snapshot_view(
-    run: Run,
-    span: str | None = None,
-    cache_dir: str | None = None,
-    executor: Executor | None = None,
-    progress: Any = None,
-    store: TraceStore | None = None,
-) -> MemorySnapshotResponse:
-    """The route's JSON (the CLI and the notebook call it too). `span`: the trace span
-    to align with (default "1", of the first worker); no store: no alignment."""
+def memory_snapshot_view(context: RunContext) -> MemorySnapshotResponse:
+    """The route's JSON (the CLI and the notebook call it too). `context.span`: the trace
+    span to align with (default "1", of the first worker); no store: no alignment."""
     # `progress` counts ranks (the job's 202 body): snapshots are not ranks, so it is
     # left alone.
+    run, span, store = context.run, context.span, context.store
     snapshots = [_file_view(run, snapshot, span, store) for snapshot in run.snapshots]
     return {"run": run.name, "state": "ready", "snapshots": snapshots}
 

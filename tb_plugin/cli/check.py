@@ -14,12 +14,11 @@ from typing import Any
 
 import msgspec
 
-from ..analysis.core.health.view import status_of
-from ..analysis.distributed.rank_summaries import analyze_run
+from ..api.dispatch import Dispatch
 from ..api.endpoints import ENDPOINTS
-from ..ingest.discovery import Run
-from ..store.cache import DiskCache, default_cache_dir
-from ..store.trace_store import LoadFailed, TraceStore
+from ..api.lower import LoadFailed, Run
+from ..api.session import FixedListing, Session
+from ..api.view_types import status_of
 from .errors import EXIT_LOAD, ReportError
 from .health_text import health_lines
 from .targets import targets
@@ -29,10 +28,9 @@ RUN_WORKER = "all ranks"  # the key of a run's run-level checks among its worker
 
 
 def run_check(args: argparse.Namespace) -> int:
-    cache = None if args.no_cache else DiskCache(default_cache_dir())
-    with contextlib.closing(TraceStore(cache)) as store:
+    with contextlib.closing(Session(FixedListing(()), cache=not args.no_cache)) as session:
         try:
-            results = _check_runs(store, args)
+            results = _check_runs(session, args)
         except ReportError as exc:
             print(f"kinetoscope: {exc}", file=sys.stderr)
             return EXIT_LOAD
@@ -46,34 +44,35 @@ def run_check(args: argparse.Namespace) -> int:
     return EXIT_WARNINGS if args.strict and "warnings" in states else 0
 
 
-def _check_runs(store: TraceStore, args: argparse.Namespace) -> dict[str, Any]:
+def _check_runs(session: Session, args: argparse.Namespace) -> dict[str, Any]:
     """{run: {worker: {span: health}}} of the chosen runs' spans."""
     results: dict[str, Any] = {}
-    for run in targets(args)[1]:
+    runs = targets(args, session)[1]
+    for run in runs:
         for worker in run.workers:
             for span in worker.spans:
                 if args.span is None or span.name == args.span:
                     spans = results.setdefault(run.name, {}).setdefault(worker.name, {})
-                    spans[span.name] = _health(store, span.path)
+                    names = {"run": run.name, "worker": worker.name, "span": span.name}
+                    spans[span.name] = _health(session, names)
         if len(run.workers) > 1:
-            results.setdefault(run.name, {})[RUN_WORKER] = _run_health(store, run, args.span)
+            results.setdefault(run.name, {})[RUN_WORKER] = _run_health(session, run, args.span)
     return results
 
 
-def _run_health(store: TraceStore, run: Run, span: str | None) -> dict[str, Any]:
+def _run_health(session: Session, run: Run, span: str | None) -> dict[str, Any]:
     """{span: {status, checks}}: the run-level checks of the ranks' chosen spans."""
-    view = analyze_run(run, span, store=store)
+    names = {"run": run.name, "span": span}
+    view = Dispatch(ENDPOINTS["distributed"], session, names, {}).ready().json()
     checks = view["health"]
     return {view["span"]: {"status": status_of(checks), "checks": checks}}
 
 
-def _health(store: TraceStore, path: str) -> dict[str, Any]:
+def _health(session: Session, names: dict[str, str]) -> dict[str, Any]:
     try:
-        store.wait(path)
+        return Dispatch(ENDPOINTS["health"], session, names, {}).ready().json()  # type: ignore[no-any-return]
     except LoadFailed as exc:
         return {"status": "unreadable", "error": exc.error["message"], "checks": []}
-    endpoint = ENDPOINTS["health"]
-    return msgspec.json.decode(endpoint.answer_json(store, path, endpoint.decode({})))  # type: ignore[no-any-return]
 
 
 def render_check(results: dict[str, Any]) -> str:

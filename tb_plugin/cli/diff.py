@@ -11,17 +11,16 @@ import sys
 import msgspec
 
 from ..api import resolve as resolver
+from ..api.dispatch import Dispatch
 from ..api.endpoints import ENDPOINTS
-from ..ingest import storage
-from ..ingest.discovery import Run, SpanFile, scan_logdir
-from ..store.cache import DiskCache, default_cache_dir
-from ..store.trace_store import LoadFailed, TraceStore
+from ..api.lower import LoadFailed, Run
+from ..api.session import FixedListing, Session, list_logdir
 from .diff_text import render_diff
 from .errors import EXIT_LOAD, ReportError
 
 
-def resolve(runs: tuple[Run, ...], spec: str) -> tuple[str, SpanFile]:
-    """`RUN[:WORKER[:SPAN]]` → (a label, the span file). The longest run name the spec
+def resolve(runs: tuple[Run, ...], spec: str) -> tuple[str, resolver.Target]:
+    """`RUN[:WORKER[:SPAN]]` → (a label, the trace file's names). The longest run name the spec
     starts with wins, so run names holding ':' still resolve."""
     matches = [r for r in runs if spec == r.name or spec.startswith(r.name + ":")]
     try:
@@ -34,45 +33,48 @@ def resolve(runs: tuple[Run, ...], spec: str) -> tuple[str, SpanFile]:
         )
     except resolver.NotFound as exc:
         raise ReportError(str(exc)) from None
-    return f"{run.name}:{target.worker.name}:{target.span.name}", target.span
+    return f"{run.name}:{target.worker.name}:{target.span.name}", target
 
 
-def diff_json(store: TraceStore, base: SpanFile, target: SpanFile, group_by: str) -> bytes:
-    """The route's body for these two spans: the same endpoint, the same encoding."""
-    endpoint = ENDPOINTS["diff"]
-    models = []
-    for span in (base, target):
-        store.state_for(span.path)  # both load at once
-    for span in (base, target):
-        try:
-            models.append(store.wait(span.path))
-        except LoadFailed as exc:
-            raise ReportError(exc.error["message"]) from None
-    return msgspec.json.encode(endpoint.call(*models, endpoint.decode({"group_by": group_by})))
+def diff_json(
+    session: Session, base: resolver.Target, target: resolver.Target, group_by: str
+) -> bytes:
+    """The route's body for these two spans: the same endpoint, the same encoding (both
+    load at once)."""
+    names = {
+        **{"run": base.run.name, "worker": base.worker.name, "span": base.span.name},
+        "target_run": target.run.name,
+        "target_worker": target.worker.name,
+        "target_span": target.span.name,
+    }
+    call = Dispatch(ENDPOINTS["diff"], session, names, {"group_by": group_by})
+    try:
+        return call.ready().body
+    except LoadFailed as exc:
+        raise ReportError(exc.error["message"]) from None
 
 
 def run_diff(args: argparse.Namespace) -> int:
-    path = storage.absolute(args.logdir)
     try:
-        is_folder = storage.kind(path) == "dir"
+        _, is_folder, scan = list_logdir(args.logdir)
     except OSError as exc:
         print(f"kinetoscope: {args.logdir}: cannot list it: {exc}", file=sys.stderr)
         return EXIT_LOAD
     if not is_folder:
         print(f"kinetoscope: {args.logdir}: no such folder", file=sys.stderr)
         return EXIT_LOAD
-    cache = None if args.no_cache else DiskCache(default_cache_dir())
-    store = TraceStore(cache)
+    session = Session(FixedListing(()), cache=not args.no_cache)
     try:
-        runs = scan_logdir(path)
+        runs = scan()
+        session.listing = FixedListing(runs)
         base_label, base = resolve(runs, args.base)
         target_label, target = resolve(runs, args.target)
-        body = diff_json(store, base, target, args.group_by)
+        body = diff_json(session, base, target, args.group_by)
     except ReportError as exc:
         print(f"kinetoscope: {exc}", file=sys.stderr)
         return EXIT_LOAD
     finally:
-        store.close()
+        session.close()
     if args.format == "json":
         sys.stdout.buffer.write(body + b"\n")
     else:

@@ -23,11 +23,12 @@ from typing import Any
 
 import msgspec
 
-from ..analysis.flamegraph import FlameFrame
+from ..api.dispatch import Dispatch
 from ..api.endpoints import VIEWS
-from ..api.resolve import NotFound, resolve
-from ..store.cache import DiskCache, default_cache_dir
-from ..store.trace_store import LoadFailed, TraceStore
+from ..api.lower import LoadFailed
+from ..api.resolve import NotFound
+from ..api.session import FixedListing, Session
+from ..api.view_types import FlameFrame
 from .errors import EXIT_LOAD, ReportError
 from .targets import targets
 
@@ -35,10 +36,9 @@ SPEEDSCOPE_SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 
 
 def run_flamegraph(args: argparse.Namespace) -> int:
-    cache = None if args.no_cache else DiskCache(default_cache_dir())
-    with contextlib.closing(TraceStore(cache)) as store:
+    with contextlib.closing(Session(FixedListing(()), cache=not args.no_cache)) as session:
         try:
-            view, label = _view(store, args)
+            view, label = _view(session, args)
         except ReportError as exc:
             print(f"kinetoscope: {exc}", file=sys.stderr)
             return EXIT_LOAD
@@ -50,25 +50,23 @@ def run_flamegraph(args: argparse.Namespace) -> int:
     return 0
 
 
-def _view(store: TraceStore, args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+def _view(session: Session, args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     """The route's answer for the chosen span, and a label naming it."""
-    _, runs = targets(args)
+    _, runs = targets(args, session)
     if len(runs) > 1:
         names = ", ".join(r.name for r in runs)
         raise ReportError(f"{args.logdir}: several runs ({names}): choose one with --run")
     run = runs[0]
+    asked = {"run": run.name, "worker": args.worker, "span": args.span}
+    call = Dispatch(VIEWS["flamegraph"], session, asked, {"metric": args.metric})
     try:
-        target = resolve(run, args.worker, args.span)
-        model = store.wait(target.span.path)
+        view = call.ready().json()
     except NotFound as exc:
         raise ReportError(str(exc)) from None
     except LoadFailed as exc:
         raise ReportError(exc.error["message"]) from None
-    del model  # loaded: the endpoint answers from the store
-    endpoint = VIEWS["flamegraph"]
-    data = endpoint.answer_json(store, target.span.path, endpoint.decode({"metric": args.metric}))
-    label = f"{run.name}:{target.worker.name}:{target.span.name}"
-    return msgspec.json.decode(data), label
+    target = call.targets[0]
+    return view, f"{run.name}:{target.worker.name}:{target.span.name}"
 
 
 def frame_label(frame: FlameFrame) -> str:

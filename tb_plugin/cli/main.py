@@ -11,20 +11,13 @@ Errors and warnings go to stderr; the exit code is non-zero when any run failed.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import logging
 import sys
-from concurrent.futures import Executor
 from typing import Any
 
 import msgspec
 
-from ..api.resolve import NotFound, resolve
-from ..ingest.discovery import Run
-from ..store.cache import DiskCache, default_cache_dir
-from ..store.dask_ranks import DaskRanks, DaskUnavailable, require_distributed
-from ..store.pools import executor_from_env
-from ..store.trace_store import TraceStore
+from ..api.session import DaskUnavailable, Session, make_ahead
 from .errors import EXIT_LOAD, EXIT_USAGE, ParamRefused, ReportError, RunFailed
 from .parser import build_parser
 from .targets import targets
@@ -32,16 +25,6 @@ from .targets import targets
 # argparse's exit status for a bad argument
 EXIT_BAD_ARGUMENT = 2
 _OVERLAP_SWITCH_S = 0.0002
-
-
-def _rank_executor(args: argparse.Namespace) -> Executor | None:
-    """Where a distributed run's ranks are summarised: `--dask`, else the environment's
-    executor (`store.pools.executor_from_env`), else None (this machine's pools). Dask
-    missing is said now, before any trace is read."""
-    executor = DaskRanks(args.dask, "--dask") if args.dask else executor_from_env()
-    if isinstance(executor, DaskRanks):
-        require_distributed(executor.asked_by)
-    return executor
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,25 +53,23 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    cache = None if args.no_cache else DiskCache(default_cache_dir())
-    try:
-        executor = _rank_executor(args)
+    try:  # `--dask`, else the environment's; Dask missing is said before any trace is read
+        session = Session.for_command(cache=not args.no_cache, dask=args.dask)
     except DaskUnavailable as exc:
         print(f"kinetoscope: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    store = TraceStore(cache, executor=executor)
     results: dict[str, Any] = {}
     failed = refused = False
     try:
-        _, runs = targets(args)
-        _start_first_load(store, runs, args)
+        _, runs = targets(args, session)
+        if runs:  # read while the rest of the command imports (a bad name: the report says)
+            session.start_load(runs[0], args.worker, args.span)
         # The views' modules import while that trace is read (the decoder lets the GIL go).
         # Meanwhile the GIL is handed over more often: the loading thread, back from each
         # block's decoding, waits for it at most this long instead of 5 ms.
         interval = sys.getswitchinterval()
         sys.setswitchinterval(_OVERLAP_SWITCH_S)
         try:
-            from ..analysis.core.ahead import make_ahead
             from .report import report_run, unknown_views
 
             make_ahead()
@@ -99,7 +80,7 @@ def _report(args: argparse.Namespace) -> int:
             return EXIT_BAD_ARGUMENT
         for run in runs:  # a broken run is reported and skipped; the others still print
             try:
-                results[run.name] = report_run(store, run, args)
+                results[run.name] = report_run(session, run, args)
                 failed = _say_rank_errors(run.name, results[run.name]) or failed
             except ReportError as exc:
                 print(f"kinetoscope: run {run.name!r}: {exc}", file=sys.stderr)
@@ -111,22 +92,11 @@ def _report(args: argparse.Namespace) -> int:
         print(f"kinetoscope: {exc}", file=sys.stderr)
         return EXIT_LOAD
     finally:
-        store.close()
-        if isinstance(executor, DaskRanks):
-            executor.shutdown()  # ours: the client, and a local cluster
+        session.close()  # and a Dask client (a local cluster) it made
     if args.format == "json" and results:
         doc: Any = next(iter(results.values())) if len(runs) == 1 else {"runs": results}
         sys.stdout.buffer.write(msgspec.json.encode(doc) + b"\n")
     return EXIT_LOAD if failed else EXIT_USAGE if refused else 0
-
-
-def _start_first_load(store: TraceStore, runs: list[Run], args: argparse.Namespace) -> None:
-    """Start loading the trace the first run reports, so that it is read while the rest
-    of the command imports; a name that resolves to nothing is said by the report."""
-    if not runs or not runs[0].workers:
-        return
-    with contextlib.suppress(NotFound):
-        store.state_for(resolve(runs[0], args.worker, args.span).span.path)
 
 
 def _say_rank_errors(run_name: str, views: dict[str, Any]) -> bool:

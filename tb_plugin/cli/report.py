@@ -1,20 +1,19 @@
 """`kinetoscope report`'s work once its first trace is loading: each run's views, as the
-routes answer them (the view registry imports here, not in `main.py`)."""
+routes answer them, through the api (`api/report`; the view registry imports here, not in
+`main.py`)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-import typing
 from typing import Any
 
-import msgspec
-
-from ..api.endpoints import RUN_VIEWS, VIEWS, supported_views
-from ..api.resolve import NotFound, resolve
-from ..ingest.discovery import Run
-from ..model.errors import ViewParamError
-from ..store.trace_store import LoadFailed, TraceStore
+from ..api.endpoints import RUN_VIEWS, VIEWS
+from ..api.lower import Run
+from ..api.report import Refused, Unreadable
+from ..api.report import report_run as run_report
+from ..api.resolve import NotFound
+from ..api.session import Session
 from .errors import ParamRefused, ReportError, RunFailed
 from .progress import RankProgress
 from .report_snapshot import render_memory_snapshot
@@ -30,79 +29,29 @@ def unknown_views(asked: list[str] | None) -> str | None:
     return f"argument --view: invalid choice: {bad[0]!r} (choose from {', '.join(known)})"
 
 
-def report_run(store: TraceStore, run: Run, args: argparse.Namespace) -> dict[str, Any]:
-    if not run.workers and run.snapshots:  # a folder of memory snapshots only
-        views = _run_views(store, run, args, {})
+def report_run(session: Session, run: Run, args: argparse.Namespace) -> dict[str, Any]:
+    """The run's views as the routes answer them (`api/report`: down once), printed as
+    text or kept for the JSON document."""
+    try:
+        report = run_report(
+            session, run, args.worker, args.span, args.view, args.param, RankProgress(run.name)
+        )
+    except NotFound as exc:
+        raise ReportError(str(exc)) from None
+    except Unreadable as exc:
+        raise RunFailed(str(exc), exc.status) from None
+    except Refused as exc:
+        raise ParamRefused(str(exc)) from None
+    views, model = report.views, report.model
+    for name, why in report.skipped:  # asked with --view of a trace without its data
+        print(f"kinetoscope: run {run.name!r}: {name}: {why}", file=sys.stderr)
+    if model is None:  # a folder of memory snapshots only
         if args.format == "text" and "memory_snapshot" in views:
             print(f"== run {run.name}\n\n{render_memory_snapshot(views['memory_snapshot'])}\n")
         return views
-    try:
-        target = resolve(run, args.worker, args.span)
-    except NotFound as exc:
-        raise ReportError(str(exc)) from None
-    worker, span = target.worker, target.span
-    try:
-        model = store.wait(span.path)
-    except LoadFailed as exc:
-        raise RunFailed(exc.error["message"], {"status": store.status(span.path)}) from None
-    # What the status route says of this trace: state, partial, warnings, error.
-    out: dict[str, Any] = {"status": store.status(span.path)}
-    names = args.view or supported_views(model)
-    query = _params(args.param)
-    _refuse_unknown_keys(query, [name for name in names if name in VIEWS])
-    for name in names:
-        if name not in VIEWS:
-            continue  # run-level views, below
-        view = VIEWS[name]
-        try:
-            request = view.decode(query)
-        except ViewParamError as exc:
-            raise ParamRefused(f"view {name!r}: {exc}") from None
-        try:  # as a route answers the query of --param (none: the default form)
-            data = view.answer_json(store, span.path, request)
-        except ViewParamError as exc:
-            if request:  # the view refused its parameters: a usage error, as the route's 400
-                raise ParamRefused(f"view {name!r}: {exc}") from None
-            # asked with --view of a trace without its data: said, the others still print
-            print(f"kinetoscope: run {run.name!r}: {name}: {exc}", file=sys.stderr)
-            continue
-        out[name] = msgspec.json.decode(data)
-    _run_views(store, run, args, out)
     if args.format == "text":
-        print(render_text(run.name, worker.name, span.name, model, out))
+        print(render_text(run.name, str(report.worker), str(report.span), model, views))
     elif model.partial:  # the text report says so in its heading
         note = "partial trace (see status.warnings)"
         print(f"kinetoscope: run {run.name!r}: {note}", file=sys.stderr)
-    return out
-
-
-def _run_views(
-    store: TraceStore, run: Run, args: argparse.Namespace, out: dict[str, Any]
-) -> dict[str, Any]:
-    cache_dir = str(store.cache.root) if store.cache else None
-    for name, run_view in RUN_VIEWS.items():
-        if run_view.supports(run) and (not args.view or name in args.view):
-            # Run-level: every worker's span as one job; the same object as the route.
-            # Progress ("ranks summarised 57/256") goes to stderr as the summaries come in.
-            progress = RankProgress(run.name)
-            executor = store.pools.executor
-            out[name] = run_view.call(run, args.span, cache_dir, executor, progress, store)
-    return out
-
-
-def _refuse_unknown_keys(query: dict[str, str], names: list[str]) -> None:
-    """Every `--param` key is one that a view asked for takes (its request type's)."""
-    takes = {name: list(typing.get_type_hints(VIEWS[name].request)) for name in names}
-    known = {key for keys in takes.values() for key in keys}
-    unknown = sorted(set(query) - known)
-    if unknown:
-        said = "; ".join(f"{n}: {', '.join(keys) or 'none'}" for n, keys in takes.items())
-        raise ParamRefused(f"--param {unknown[0]!r} is not a parameter of the views asked ({said})")
-
-
-def _params(items: list[str]) -> dict[str, str]:
-    """`--param KEY=VALUE` options as a query."""
-    bad = [item for item in items if "=" not in item]
-    if bad:
-        raise ParamRefused(f"--param wants KEY=VALUE, not {bad[0]!r}")
-    return dict(item.split("=", 1) for item in items)
+    return views

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model.trace_model import TraceModel
+from ..api.lower import TraceModel
 from .health_text import render_health
 from .report_gpu_idle import render_gpu_idle
 from .report_snapshot import render_memory_snapshot

@@ -5,20 +5,20 @@ from __future__ import annotations
 
 import argparse
 
+from ..api.lower import Run
 from ..api.resolve import NotFound, find_run
-from ..ingest import storage
-from ..ingest.discovery import Run, target_runs
-from ..ingest.not_a_trace import no_traces_message
+from ..api.session import Session, list_target, no_traces_message
 from .errors import ReportError
 
 
-def targets(args: argparse.Namespace) -> tuple[str, list[Run]]:
-    path = storage.absolute(args.logdir)
+def targets(args: argparse.Namespace, session: Session | None = None) -> tuple[str, list[Run]]:
+    """(the path or URL named, its runs); with `session`, its runs the session's listing."""
     try:  # a URL (s3://...) is listed through the storage layer
-        kind = storage.kind(path)
+        lister = session.list_target if session is not None else list_target
+        path, kind, listed = lister(args.logdir)
         if kind is None:
             raise ReportError(f"{args.logdir}: no such file or folder")
-        runs = list(target_runs(path))
+        runs = list(listed)
     except OSError as exc:
         raise ReportError(f"{args.logdir}: cannot list it: {exc}") from None
     if not runs:

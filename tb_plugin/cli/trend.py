@@ -10,10 +10,10 @@ import sys
 
 import msgspec
 
+from ..api.dispatch import Dispatch
 from ..api.endpoints import LOGDIR_VIEWS
-from ..model.errors import ViewParamError
-from ..store.cache import DiskCache, default_cache_dir
-from ..store.trace_store import TraceStore
+from ..api.lower import ViewParamError
+from ..api.session import FixedListing, Session
 from .errors import EXIT_LOAD, EXIT_REGRESSION, EXIT_USAGE, ReportError
 from .progress import RankProgress
 from .targets import targets
@@ -31,16 +31,14 @@ def _query(args: argparse.Namespace) -> dict[str, str]:
 
 
 def run_trend(args: argparse.Namespace) -> int:
-    endpoint = LOGDIR_VIEWS["trend"]
-    cache = None if args.no_cache else DiskCache(default_cache_dir())
-    store = TraceStore(cache)
+    session = Session(FixedListing(()), cache=not args.no_cache)
     args.run = None  # `targets` reads it: the trend is of the whole logdir
     try:
-        _, runs = targets(args)
-        params = endpoint.decode(_query(args))
-        cache_dir = str(cache.root) if cache else None
+        targets(args, session)
         progress = RankProgress("", counted="trend: traces summarised")
-        view = endpoint.call(tuple(runs), params, cache_dir, None, progress, store)
+        call = Dispatch(LOGDIR_VIEWS["trend"], session, {}, _query(args), progress)
+        body = call.ready().body
+        view = msgspec.json.decode(body)
     except ViewParamError as exc:
         print(f"kinetoscope: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -48,12 +46,12 @@ def run_trend(args: argparse.Namespace) -> int:
         print(f"kinetoscope: {exc}", file=sys.stderr)
         return EXIT_LOAD
     finally:
-        store.close()
+        session.close()
     for run in view["runs"]:
         for error in run["errors"]:
             print(f"kinetoscope: run {run['run']!r}: {error}", file=sys.stderr)
     if args.format == "json":
-        sys.stdout.buffer.write(msgspec.json.encode(view) + b"\n")
+        sys.stdout.buffer.write(body + b"\n")
     else:
         print(render_trend(view))
     if args.fail_on_regression and view["regressions"]:

@@ -1,9 +1,12 @@
-"""What every tool call reads, and how a call waits: never in a shared worker. The
-listing, the names and the view's computation run in this door's own threads; a call
-whose trace (or run job) is still loading waits on the event loop, where a hang-up or a
-`notifications/cancelled` ends the wait at once, for at most KINETOSCOPE_MCP_WAIT_S
-(default 5) seconds, then answers "still loading" with the load's progress. The load
-itself goes on in the store's pools: the next call (or another client's) takes it up."""
+"""What every tool call reads, and how a call waits: never in a shared worker. A call is
+one `api.dispatch.Dispatch` (its names resolved once, its body encoded once) over this
+door's session, whose listing is rescanned at most every KINETOSCOPE_RESCAN_SECONDS
+(default 10), not per call. The names and the view's computation run in this door's own
+threads; a call whose trace (or run job) is still loading waits on the event loop, where
+a hang-up or a `notifications/cancelled` ends the wait at once, for at most
+KINETOSCOPE_MCP_WAIT_S (default 5) seconds, then answers "still loading" with the load's
+progress. The load itself goes on in the store's pools: the next call (or another
+client's) takes it up."""
 
 from __future__ import annotations
 
@@ -17,17 +20,12 @@ from typing import Any, TypeVar
 import msgspec
 import numpy as np
 
-from ..api.answers import answer, answer_targets, status_body
-from ..api.failures import ANALYSIS, BAD_ARGUMENT, NOT_FOUND, Failure, failure
-from ..api.registry import Answer, Endpoint, Scope
-from ..api.resolve import Target, find_run
-from ..ingest.discovery import Run, target_runs
-from ..ingest.limits import env_number
-from ..model.errors import ViewParamError
-from ..model.trace_model import TraceModel
-from ..store.cache import DiskCache, default_cache_dir
-from ..store.run_jobs import FAILED, LOADING, RunJobs, RunJobState
-from ..store.trace_store import LoadFailed, LoadState, NotReady, TraceStore
+from ..api.dispatch import Dispatch, Pending
+from ..api.failures import BAD_ARGUMENT, NOT_FOUND, Failure, failure
+from ..api.lower import LoadFailed, NotReady, Run, TraceModel, env_number
+from ..api.registry import Scope
+from ..api.resolve import Target
+from ..api.session import RescannedListing, Session
 from .tools import DEFAULT_LIMIT, MAX_LIMIT, Tool, page, summary, tools, view_link
 
 T = TypeVar("T")
@@ -63,14 +61,14 @@ class ViewAnswers:
     def __init__(self, logdir: str, base_url: str = "", cache: bool = True) -> None:
         self.logdir = logdir
         self.base_url = base_url
-        self.store = TraceStore(DiskCache(default_cache_dir()) if cache else None)
-        self.jobs = RunJobs(self.store)
+        self.session = Session(RescannedListing(logdir), cache)
+        self.store = self.session.store
         self.tools = tools()
         self.wait_s = env_number("KINETOSCOPE_MCP_WAIT_S", 5)
         self._threads = ThreadPoolExecutor(CALL_THREADS, thread_name_prefix="kinetoscope-mcp")
 
     def runs(self) -> list[Run]:
-        return list(target_runs(self.logdir))  # rescanned per call: new runs appear
+        return list(self.session.runs())  # rescanned at most every interval: new runs appear
 
     async def _thread(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._threads, fn, *args)
@@ -83,78 +81,33 @@ class ViewAnswers:
         limit, cursor = _paging(arguments)
         names = {k: v for k, v in arguments.items() if k in tool.input_schema["properties"]}
         params = {k: _param_text(v) for k, v in names.items() if k not in ("limit", "cursor")}
-        files: list[str] = []  # the trace files resolved, for an error message
+        call = Dispatch(tool.endpoint, self.session, names, params)
         try:
-            body, targets = await self._body(tool.endpoint, names, params, files)
+            body = await self._answer(call)
         except ToolError:
             raise
         except Exception as exc:  # noqa: BLE001 - every failure is a tool error, never a crash
-            raise ToolError(failure(name, exc, files).body()) from None
+            raise ToolError(failure(name, exc, call.files).body()) from None
         paged, note = page(body, limit, cursor)
-        out = await self._thread(self._with_provenance, tool, targets, names, paged, note)
+        out = await self._thread(self._with_provenance, tool, call.targets, names, paged, note)
         return out, summary(name, body)
 
-    async def _body(
-        self, endpoint: Endpoint, names: dict[str, Any], params: dict[str, str], files: list[str]
-    ) -> tuple[Any, list[Target]]:
-        runs = await self._thread(self.runs)  # one listing per call, answer and provenance
-        if endpoint.answer is Answer.RUN_JOB:
-            return await self._run_job(endpoint, runs, names, params), []
-        targets, states = await self._thread(self._started, endpoint, runs, names, params)
-        files.extend(t.span.file for t in targets)
-        if endpoint.answer is not Answer.STATUS:
-            await self._loaded(targets, states)
-        body = await self._thread(answer, endpoint, self.store, runs, names, params)
-        return body, targets
-
-    def _started(
-        self, endpoint: Endpoint, runs: list[Run], names: dict[str, Any], params: dict[str, str]
-    ) -> tuple[list[Target], list[LoadState]]:
-        """The call's trace files, named and its parameters checked (404, 400) before
-        any load, and every load started."""
-        targets = answer_targets(endpoint, runs, names)
-        if targets:
-            endpoint.decode(params)
-        return targets, [self.store.state_for(t.span.path) for t in targets]
-
-    async def _loaded(self, targets: list[Target], states: list[LoadState]) -> None:
-        """Wait on the event loop (cancellable) for the loads, at most `wait_s`."""
+    async def _answer(self, call: Dispatch) -> Any:
+        """The call's JSON, decoded once for paging; while it is pending (a trace or a run
+        job loading) the wait is on the event loop (cancellable), at most `wait_s`."""
         deadline = time.monotonic() + self.wait_s
-        while not all(state.done.is_set() for state in states):
+        result = await self._thread(call.answer)
+        while isinstance(result, Pending):
             if time.monotonic() > deadline:
-                waiting = next(t for t, s in zip(targets, states) if not s.done.is_set())
-                status = await self._thread(status_body, self.store, waiting)
-                raise StillLoading(_loading_text(waiting.span.file, status), status)
-            await asyncio.sleep(POLL_S)
-
-    async def _run_job(
-        self, endpoint: Endpoint, runs: list[Run], names: dict[str, Any], params: dict[str, str]
-    ) -> Any:
-        """A run- or logdir-level view: the store's background job, waited for as a load."""
-        job = await self._thread(self._job, endpoint, runs, names, params)
-        deadline = time.monotonic() + self.wait_s
-        while job.state == LOADING:
-            if time.monotonic() > deadline:
-                status = job.progress()
-                done = f"{job.ranks_done} of {job.ranks_total} trace files read"
-                raise StillLoading(f"{endpoint.name} is still loading: {done}; call again", status)
-            await asyncio.sleep(POLL_S)
-        if isinstance(job.error, ViewParamError):
-            raise job.error
-        if job.state == FAILED or job.result is None:
-            raise _refused(ANALYSIS, job.failure or f"{endpoint.name} view failed")
-        return msgspec.json.decode(job.result)
-
-    def _job(
-        self, endpoint: Endpoint, runs: list[Run], names: dict[str, Any], params: dict[str, str]
-    ) -> RunJobState:
-        assert endpoint.compute is not None  # a RUN_JOB endpoint has its view function
-        decoded = endpoint.decode(params)  # 400 before the job starts
-        if endpoint.scope is Scope.LOGDIR:
-            return self.jobs.logdir_job(endpoint.name, endpoint.compute, tuple(runs), decoded)
-        run = find_run(runs, names.get("run"))
-        span = names.get("span")
-        return self.jobs.job(endpoint.name, endpoint.compute, run, str(span) if span else None)
+                result = await self._thread(call.answer)  # its progress as it is now
+                if isinstance(result, Pending):
+                    raise StillLoading(result.message, result.status)
+                break
+            ready = result.ready()
+            await asyncio.sleep(0 if ready and result.event is not None else POLL_S)
+            if ready:
+                result = await self._thread(call.answer)
+        return msgspec.json.decode(result.body)
 
     def _with_provenance(
         self,
@@ -201,12 +154,6 @@ def _event_window(model: TraceModel) -> list[float] | None:
     if not len(ev["ts"]):
         return None
     return [float(np.nanmin(ev["ts"])), float(np.nanmax(ev["ts"] + np.nan_to_num(ev["dur"])))]
-
-
-def _loading_text(file: str, status: dict[str, Any]) -> str:
-    done, total = status.get("bytes_done", 0), status.get("bytes_total", 0)
-    read = f"{done / 1e6:.1f} of {total / 1e6:.1f} MB read" if total else "started"
-    return f"{file} is still loading ({read}); call again, or call `status`"
 
 
 def _param_text(value: Any) -> str:

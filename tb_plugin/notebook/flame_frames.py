@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..analysis.flamegraph import FlameGraphView
+from ..api.view_types import FlameGraphView
 from .frames import plain_fields
 
 if TYPE_CHECKING:

@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..model.categories import Kind, Phase
-from ..model.trace_model import TraceModel
+from ..api.lower import Kind, Phase, TraceModel
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -8,10 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..analysis.core.launches import gpu_work
-from ..analysis.gpu_idle.queue import queue_series
-from ..analysis.gpu_idle.view import GpuIdleView, IdleBreakdown
-from ..model.trace_model import TraceModel
+from ..api.lower import TraceModel
+from ..api.view_types import GpuIdleView, IdleBreakdown, queue_lengths
 from .frames import plain_fields
 
 if TYPE_CHECKING:
@@ -49,8 +47,7 @@ def queue_frame(model: TraceModel) -> pd.DataFrame:
     import numpy as np
     import pandas as pd
 
-    work = gpu_work(model)
-    series = queue_series(work)
+    origin_us, series = queue_lengths(model)
     sizes = [s.times.size for s in series]
     frame = pd.DataFrame(
         {
@@ -60,5 +57,5 @@ def queue_frame(model: TraceModel) -> pd.DataFrame:
             "length": np.concatenate([s.values for s in series]) if series else [],
         }
     ).astype({"time_ns": np.int64, "length": np.int64})
-    frame.attrs["origin_us"] = work.origin_us
+    frame.attrs["origin_us"] = origin_us
     return frame

@@ -1,9 +1,10 @@
 """`kinetoscope.open`: a run of traces in a notebook, found and loaded as the plugin does.
 
-Which files exist comes from discovery (`target_runs`: a logdir, a run folder or one trace
-file); models and views come from a `TraceStore` over the plugin's disk cache
-(`default_cache_dir()`, `KINETOSCOPE_CACHE_DIR`), so a trace opened in TensorBoard, in
-`kinetoscope report` or in an earlier notebook session is not parsed again.
+Which files exist comes from discovery (`session.list_target`: a logdir, a run folder or
+one trace file); models and views come from the api's dispatcher over a session's store on
+the plugin's disk cache (`default_cache_dir()`, `KINETOSCOPE_CACHE_DIR`), so a trace
+opened in TensorBoard, in `kinetoscope report` or in an earlier notebook session is not
+parsed again.
 """
 
 from __future__ import annotations
@@ -11,17 +12,11 @@ from __future__ import annotations
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
-from ..analysis.distributed.rank_summaries import analyze_run
+from ..api.dispatch import Dispatch
 from ..api.endpoints import RUN_VIEWS
+from ..api.lower import Run as ListedRun
 from ..api.resolve import find_run, resolve
-from ..api.snapshots import memory_snapshot_view
-from ..ingest.discovery import Run as ListedRun
-from ..ingest.discovery import target_runs
-from ..ingest.not_a_trace import no_traces_message
-from ..store.cache import DiskCache, default_cache_dir
-from ..store.trace_store import TraceStore
+from ..api.session import FixedListing, Session, list_target, no_traces_message
 from .frames import flatten, require_pandas, rows_frame
 from .trace import Trace
 
@@ -36,7 +31,7 @@ def open_run(path: str, run: str | None = None, cache: bool = True) -> Run:
     `run=` naming one of its runs (the only run needs no name), or one trace file.
     `cache=False` neither reads nor writes the disk cache."""
     require_pandas()
-    runs = target_runs(str(path))
+    runs = list_target(str(path))[2]
     if not runs:
         raise FileNotFoundError(no_traces_message(str(path)))
     names = [r.name for r in runs]
@@ -47,16 +42,16 @@ def open_run(path: str, run: str | None = None, cache: bool = True) -> Run:
             raise ValueError(f"{path} holds several runs; pass run= one of: {', '.join(names)}")
     else:
         chosen = find_run(runs, run)
-    return Run(chosen, TraceStore(DiskCache(default_cache_dir()) if cache else None))
+    return Run(chosen, Session(FixedListing((chosen,)), cache))
 
 
 class Run:
     """A run's workers and their spans (trace files); `trace(worker, span)` opens one,
     `distributed()` is the run-level view. Close it (or use `with`) to stop its loaders."""
 
-    def __init__(self, listed: ListedRun, store: TraceStore) -> None:
+    def __init__(self, listed: ListedRun, session: Session) -> None:
         self._listed = listed
-        self._store = store
+        self._session = session
         self.name = listed.name
         self.path = listed.path
 
@@ -79,15 +74,12 @@ class Run:
         shows when none is chosen). A name that names nothing raises `NotFound` (a
         ValueError) with the message a route's 404 and the CLI give."""
         target = resolve(self._listed, worker, span)
-        return Trace(self._store, self.name, target.worker.name, target.span)
+        return Trace(self._session, self.name, target.worker.name, target.span)
 
     def distributed_view(self, span: str | int | None = None) -> dict[str, Any]:
         """The `distributed` route's JSON: span `span` (default "1") of every worker as one
         job, computed by the function the route's background job runs."""
-        cache_dir = str(self._store.cache.root) if self._store.cache else None
-        name = None if span is None else str(span)
-        view = analyze_run(self._listed, name, cache_dir, None, None, self._store)
-        return msgspec.json.decode(msgspec.json.encode(view))  # type: ignore[no-any-return]
+        return self._run_view("distributed", span)
 
     def distributed(self, span: str | int | None = None) -> pd.DataFrame:
         """One row per rank of the `distributed` route (its `ranks`, nested lists as
@@ -102,9 +94,12 @@ class Run:
     def memory_snapshot_view(self, span: str | int | None = None) -> dict[str, Any]:
         """The `memory_snapshot` route's JSON: every snapshot of the run, read safely,
         per device; aligned with the first worker's span `span` (default "1")."""
-        name = None if span is None else str(span)
-        view = memory_snapshot_view(self._listed, name, None, None, None, self._store)
-        return msgspec.json.decode(msgspec.json.encode(view))  # type: ignore[no-any-return]
+        return self._run_view("memory_snapshot", span)
+
+    def _run_view(self, route: str, span: str | int | None) -> dict[str, Any]:
+        """A run-level route's JSON, waited for (the job the route runs in the background)."""
+        names = {"run": self.name, "span": None if span is None else str(span)}
+        return Dispatch(RUN_VIEWS[route], self._session, names, {}).ready().json()  # type: ignore[no-any-return]
 
     def memory_snapshots(self, span: str | int | None = None) -> pd.DataFrame:
         """One row per snapshot file and device: `file`, `error` and `error_kind` (a file
@@ -127,7 +122,7 @@ class Run:
 
     def close(self) -> None:
         """Stops the run's load threads (models already returned stay usable)."""
-        self._store.close()
+        self._session.close()
 
     def __enter__(self) -> Run:
         return self

@@ -10,14 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
-from ..analysis.gpu_idle.view import GpuIdleView, LaunchDelayView
-from ..analysis.memory.allocations import PAGE_MAX
+from ..api.dispatch import Dispatch
 from ..api.endpoints import VIEWS
-from ..ingest.discovery import SpanFile
-from ..model.trace_model import TraceModel
-from ..store.trace_store import TraceStore
+from ..api.lower import SpanFile, TraceModel
+from ..api.session import Session
+from ..api.view_types import PAGE_MAX, GpuIdleView, LaunchDelayView
 from .flame_frames import flame_frame
 from .frames import breakdown_frame, events_frame, plain_fields, rows_frame
 from .gpu_idle_frames import idle_frame, queue_frame
@@ -30,8 +27,9 @@ class Trace:
     """A worker's span of a run: `events()`, `overview()`, `breakdown()`, `operators()`,
     `kernels()`, `memory()` and friends return DataFrames; `view(route)` the route's JSON."""
 
-    def __init__(self, store: TraceStore, run: str, worker: str, span: SpanFile) -> None:
-        self._store = store
+    def __init__(self, session: Session, run: str, worker: str, span: SpanFile) -> None:
+        self._session = session
+        self._store = session.store
         self.run = run
         self.worker = worker
         self.span = span.name
@@ -61,10 +59,10 @@ class Trace:
         if endpoint is None:
             raise ValueError(f"no span view named {route!r} (known: {', '.join(VIEWS)})")
         query = {name: _query_text(value) for name, value in params.items() if value is not None}
-        decoded = endpoint.decode(query)
-        self._store.wait(self.path)  # loads it, or raises LoadFailed with the reason
-        data = endpoint.answer_json(self._store, self.path, decoded)
-        return msgspec.json.decode(data)  # type: ignore[no-any-return]
+        names = {"run": self.run, "worker": self.worker, "span": self.span}
+        call = Dispatch(endpoint, self._session, names, query)
+        call.prepare()  # the parameters checked before the load
+        return call.ready().json()  # type: ignore[no-any-return]  # LoadFailed: why not
 
     def rows(self, route: str, key: str, **params: Any) -> pd.DataFrame:
         """The list `key` of the route's JSON as a frame (`frames.rows_frame`): one row per

@@ -6,13 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
+from ..api.dispatch import Dispatch
 from ..api.endpoints import LOGDIR_VIEWS
-from ..ingest.discovery import target_runs
-from ..ingest.not_a_trace import no_traces_message
-from ..store.cache import DiskCache, default_cache_dir
-from ..store.trace_store import TraceStore
+from ..api.session import FixedListing, Session, list_target, no_traces_message
 from .frames import require_pandas, rows_frame
 
 if TYPE_CHECKING:
@@ -50,15 +46,13 @@ class Trend:
 
 def open_trend(path: str, params: dict[str, Any], cache: bool = True) -> Trend:
     require_pandas()
-    runs = target_runs(path)
+    runs = list_target(path)[2]
     if not runs:
         raise FileNotFoundError(no_traces_message(path))
-    endpoint = LOGDIR_VIEWS["trend"]
     query = {k: str(v) for k, v in params.items() if v is not None}
-    store = TraceStore(DiskCache(default_cache_dir()) if cache else None)
+    session = Session(FixedListing(runs), cache)
     try:
-        cache_dir = str(store.cache.root) if store.cache else None
-        view = endpoint.call(tuple(runs), endpoint.decode(query), cache_dir, None, None, store)
+        view = Dispatch(LOGDIR_VIEWS["trend"], session, {}, query).ready().json()
     finally:
-        store.close()
-    return Trend(msgspec.json.decode(msgspec.json.encode(view)))
+        session.close()
+    return Trend(view)

@@ -12,22 +12,19 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import msgspec
 
 from ..ingest.discovery import Run, chosen_spans
 from .errors import exception_text
+from .run_context import Progress, RunContext, RunView
 from .trace_store import TraceStore
 
 log = logging.getLogger(__name__)
 
 LOADING, READY, FAILED = "loading", "ready", "failed"
-
-# A run-level view: (run, span, cache_dir, executor, progress, store) -> the view's dict.
-RunView = Callable[..., Any]
 
 
 @dataclass
@@ -38,6 +35,7 @@ class RunJobState:
     ranks_done: int = 0
     state: str = LOADING
     result: bytes | None = None  # the view's JSON once ready
+    done: threading.Event = field(default_factory=threading.Event)  # set: ready or failed
     failure: str | None = None  # why it failed (an analysis bug, not one rank's file)
     error: Exception | None = None  # what was raised (a bad parameter is the client's: 400)
 
@@ -63,27 +61,40 @@ class RunJobs:
         self._jobs: OrderedDict[tuple[Any, ...], RunJobState] = OrderedDict()
         self._lock = threading.Lock()
 
-    def job(self, name: str, compute: RunView, run: Run, span: str | None) -> RunJobState:
+    def job(
+        self,
+        name: str,
+        compute: RunView,
+        run: Run,
+        span: str | None,
+        progress: Progress | None = None,
+    ) -> RunJobState:
         """The state of view `name`'s job on `run`; starts the job (`compute`) if none ran
-        for these files."""
+        for these files (`progress`, when given, is told of its files too)."""
         picks = chosen_spans(run, span)
         files = tuple((s.path, s.size, s.mtime_ns) for _, s in picks)
         files += tuple((s.path, s.size, s.mtime_ns) for s in run.snapshots)
         key = (name, run.name, span or "1", files)
         fresh = RunJobState(run=run.name, span=span or "1", ranks_total=len(picks))
-        return self._start(key, fresh, name, compute, (run, span))
+        return self._start(key, fresh, name, compute, RunContext.of(run, span, progress=progress))
 
     def logdir_job(
-        self, name: str, compute: RunView, runs: tuple[Run, ...], params: dict[str, Any]
+        self,
+        name: str,
+        compute: RunView,
+        runs: tuple[Run, ...],
+        params: dict[str, Any],
+        progress: Progress | None = None,
     ) -> RunJobState:
-        """The same for a logdir-level view (the trend): `compute(runs, params, ...)` over
+        """The same for a logdir-level view (the trend): `compute(context)` of `runs` over
         every run's span `params["span"]`; `ranks_*` count trace files."""
         span = params.get("span") or None
         picks = [s for run in runs for _, s in chosen_spans(run, span)]
         files = tuple((s.path, s.size, s.mtime_ns) for s in picks)
         key = (name, ".", tuple(sorted(params.items())), files)
         fresh = RunJobState(run=".", span=span or "1", ranks_total=len(picks))
-        return self._start(key, fresh, name, compute, (runs, params))
+        asked = RunContext(runs, span, params, progress=progress)
+        return self._start(key, fresh, name, compute, asked)
 
     def _start(
         self,
@@ -91,7 +102,7 @@ class RunJobs:
         fresh: RunJobState,
         name: str,
         compute: RunView,
-        first_args: tuple[Any, Any],
+        asked: RunContext,
     ) -> RunJobState:
         with self._lock:
             job = self._jobs.get(key)
@@ -106,22 +117,25 @@ class RunJobs:
         if start:
             threading.Thread(
                 target=self._run,
-                args=(job, name, compute, first_args),
+                args=(job, name, compute, asked),
                 name=f"kinetoscope-{name}",
                 daemon=True,
             ).start()
         return job
 
-    def _run(
-        self, job: RunJobState, name: str, compute: RunView, first_args: tuple[Any, Any]
-    ) -> None:
+    def _run(self, job: RunJobState, name: str, compute: RunView, asked: RunContext) -> None:
+        told = asked.progress
+
         def progress(done: int, total: int) -> None:
             job.ranks_done = done
+            if told is not None:
+                told(done, total)
 
         store = self.store
         cache_dir = str(store.cache.root) if store.cache else None
+        context = replace(asked, cache_dir=cache_dir, progress=progress, store=store)
         try:
-            view = compute(*first_args, cache_dir, None, progress, store)
+            view = compute(context)
             job.result = msgspec.json.encode(view)
             job.state = READY
         except Exception as exc:  # noqa: BLE001 - reported to the client, server stays up
@@ -130,3 +144,5 @@ class RunJobs:
             job.failure = f"{name} view of {of} failed: {exception_text(exc)}"
             job.error = exc
             job.state = FAILED
+        finally:
+            job.done.set()

@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ...ingest.discovery import Run, chosen_spans
+from ...ingest.discovery import chosen_spans
 from ...ingest.naming import name_rank
 from ...ingest.storage import file_identity
 from ...model.trace_model import TraceModel
 from ...store.cache import cache_key
 from ...store.errors import LoadFailed, describe_error
 from ...store.pools import PROCESS_POOL_MIN_RANKS, WorkerPools
+from ...store.run_context import RunContext
 from ..core.summary_cache import SummaryCache, model_of
 from ..core.taxonomy import taxonomy_version
 from .view import (
@@ -212,18 +213,14 @@ def _submit_ranks(
     }
 
 
-def analyze_run(
-    run: Run,
-    span: str | None = None,
-    cache_dir: str | None = None,
-    executor: Executor | None = None,
-    progress: Progress | None = None,
-    store: TraceStore | None = None,
-) -> dict[str, Any]:
+def analyze_run(context: RunContext) -> dict[str, Any]:
     """The `distributed` view of a run (what the route and the CLI return)."""
+    run, span = context.run, context.span
     picks = chosen_spans(run, span)
     paths = [s.path for _, s in picks]
-    results, errors = summarize_all(paths, cache_dir, executor, progress, store)
+    results, errors = summarize_all(
+        paths, context.cache_dir, context.executor, context.progress, context.store
+    )
     inputs = []
     failed = []
     for (worker, chosen), summary, error in zip(picks, results, errors):

@@ -1,16 +1,16 @@
 """The `trend` view of a logdir: every run summarised (`summaries`), ordered by trace start
 time, and its changes named (`detect`). A logdir-level job of the store, like the
-distributed view is a run-level one: `trend_view(runs, params, cache_dir, executor,
-progress, store)`."""
+distributed view is a run-level one: `trend_view(context)`, a `store.run_context.RunContext`
+of the logdir's runs and the decoded request."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor
-from typing import TYPE_CHECKING, Any
+from typing import cast
 
 from ...ingest.discovery import Run, chosen_spans
 from ...model.errors import ViewParamError
+from ...store.run_context import RunContext
 from .detect import Change, Rule, detect
 from .summaries import summarize_files
 from .summary import TraceSummary, combine
@@ -24,9 +24,6 @@ from .types import (
     TrendWorkload,
 )
 from .workloads import group_workloads, workload_label
-
-if TYPE_CHECKING:
-    from ...store.trace_store import TraceStore
 
 Progress = Callable[[int, int], None]
 
@@ -151,15 +148,11 @@ class _Compared:
         return [body for _, _, body in ordered]
 
 
-def trend_view(
-    runs: Sequence[Run],
-    params: Any,
-    cache_dir: str | None = None,
-    executor: Executor | None = None,
-    progress: Progress | None = None,
-    store: TraceStore | None = None,
-) -> TrendView:
-    """The route's body: `params` holds span, baseline, window and floor_pct."""
+def trend_view(context: RunContext) -> TrendView:
+    """The route's body: `context.params` holds span, baseline, window and floor_pct."""
+    # Decoded by the endpoint's request type, TrendParams, before the job started.
+    runs, params = context.runs, cast(TrendParams, context.params)
+    cache_dir, progress, store = context.cache_dir, context.progress, context.store
     rule = rule_of(params)
     span = params.get("span") or None
     listed = [r for r in runs if r.workers]

@@ -1,0 +1,129 @@
+"""One run's views for a door that reports them all at once (`kinetoscope report`): its
+span's views and its run-level views, each as its route answers it (through `dispatch`),
+in one call, so the door goes down once per run and comes back with everything it prints.
+
+Raised as the door tells them apart: `NotFound` (a worker or span that names nothing),
+`Unreadable` (the trace cannot be read: the message and the status route's body) and
+`Refused` (a query no view takes or one a view refuses: a usage error, as the route's
+400). A view asked for by name whose data the trace lacks is `skipped`, not raised."""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..ingest.discovery import Run
+from ..model.errors import ViewParamError
+from ..model.trace_model import TraceModel
+from ..store.run_context import Progress
+from ..store.trace_store import LoadFailed
+from .dispatch import Dispatch
+from .endpoints import RUN_VIEWS, VIEWS, supported_views
+from .resolve import resolve
+from .session import Session
+
+
+class Refused(ViewParamError):
+    """A query the views asked do not take, or that one of them refused."""
+
+
+class Unreadable(Exception):
+    """The span's trace cannot be read: `status` is what the status route says of it."""
+
+    def __init__(self, message: str, status: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class RunReport:
+    """`views`: `status` (the span's, as the status route says) and each view's JSON by
+    name; `worker`/`span`/`model` the span reported (None for a run of snapshots only);
+    `skipped`: (view, why) of views asked for whose data the trace lacks."""
+
+    views: dict[str, Any]
+    worker: str | None = None
+    span: str | None = None
+    model: TraceModel | None = None
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+
+def report_run(
+    session: Session,
+    run: Run,
+    worker: str | None,
+    span: str | None,
+    asked: Sequence[str] | None,
+    params: Sequence[str],
+    progress: Progress | None = None,
+) -> RunReport:
+    """The views `asked` (None: every view the span supports, and the run-level views
+    the run supports) of `run`'s worker and span (defaults as the resolver's), with the
+    parameters `params` (`KEY=VALUE` texts, a route's query); run-level jobs tell
+    `progress` of their files."""
+    if not run.workers and run.snapshots:  # a folder of memory snapshots only
+        return RunReport(_run_views(session, run, span, asked, progress, {}))
+    target = resolve(run, worker, span)
+    store, path = session.store, target.span.path
+    try:
+        model = store.wait(path)
+    except LoadFailed as exc:
+        raise Unreadable(exc.error["message"], {"status": store.status(path)}) from None
+    out: dict[str, Any] = {"status": store.status(path)}
+    names = list(asked or supported_views(model))
+    query = _query(params)
+    _refuse_unknown_keys(query, [name for name in names if name in VIEWS])
+    report = RunReport(out, target.worker.name, target.span.name, model)
+    at = {"run": run.name, "worker": target.worker.name, "span": target.span.name}
+    for name in names:
+        if name not in VIEWS:
+            continue  # run-level views, below
+        call = Dispatch(VIEWS[name], session, at, query)
+        try:
+            call.prepare()  # the query decoded as the route decodes it
+        except ViewParamError as exc:
+            raise Refused(f"view {name!r}: {exc}") from None
+        try:  # as a route answers the query (none: the default form)
+            out[name] = call.ready().json()
+        except ViewParamError as exc:
+            if call.params:  # the view refused its parameters: a usage error, as the 400
+                raise Refused(f"view {name!r}: {exc}") from None
+            report.skipped.append((name, str(exc)))  # asked of a trace without its data
+    _run_views(session, run, span, asked, progress, out)
+    return report
+
+
+def _run_views(
+    session: Session,
+    run: Run,
+    span: str | None,
+    asked: Sequence[str] | None,
+    progress: Progress | None,
+    out: dict[str, Any],
+) -> dict[str, Any]:
+    """Run-level: every worker's span as one job, the same job as the route's."""
+    for name, run_view in RUN_VIEWS.items():
+        if run_view.supports(run) and (not asked or name in asked):
+            call = Dispatch(run_view, session, {"run": run.name, "span": span}, {}, progress)
+            out[name] = call.ready().json()
+    return out
+
+
+def _refuse_unknown_keys(query: Mapping[str, str], names: list[str]) -> None:
+    """Every query key is one that a view asked for takes (its request type's)."""
+    takes = {name: list(typing.get_type_hints(VIEWS[name].request)) for name in names}
+    known = {key for keys in takes.values() for key in keys}
+    unknown = sorted(set(query) - known)
+    if unknown:
+        said = "; ".join(f"{n}: {', '.join(keys) or 'none'}" for n, keys in takes.items())
+        raise Refused(f"--param {unknown[0]!r} is not a parameter of the views asked ({said})")
+
+
+def _query(items: Sequence[str]) -> dict[str, str]:
+    """`KEY=VALUE` texts (`--param`) as a query."""
+    bad = [item for item in items if "=" not in item]
+    if bad:
+        raise Refused(f"--param wants KEY=VALUE, not {bad[0]!r}")
+    return dict(item.split("=", 1) for item in items)

@@ -1,0 +1,224 @@
+"""What a door opens once and every call of it shares: the logdir's listing, one store of
+models (over the disk cache), its run jobs and where ranks are summarised. The server
+keeps its listing fresh in the background (`WatchedListing`), the MCP server rescans at
+most every KINETOSCOPE_RESCAN_SECONDS (`RescannedListing`), the CLI and the notebook list
+what they were named once (`FixedListing`, from `list_target`). Doors read the lower
+floors through here and `dispatch`, never directly."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Executor
+from typing import Any, Protocol
+
+from ..ingest import storage
+from ..ingest.discovery import Run, scan_logdir, target_runs
+from ..ingest.limits import env_number
+from ..ingest.not_a_trace import no_traces_message
+from ..ingest.watcher import BackgroundWatcher, StillListing
+from ..store.cache import DiskCache, default_cache_dir
+from ..store.dask_ranks import DaskRanks, DaskUnavailable, require_distributed
+from ..store.pools import executor_from_env
+from ..store.run_jobs import RunJobs
+from ..store.trace_store import TraceStore
+from .resolve import NotFound, resolve
+
+__all__ = [
+    "DaskUnavailable",
+    "FixedListing",
+    "ListingPending",
+    "LogdirUnreadable",
+    "RescannedListing",
+    "Session",
+    "WatchedListing",
+    "list_logdir",
+    "list_target",
+    "make_ahead",
+    "no_traces_message",
+    "rank_executor",
+    "shut_down",
+]
+
+LISTING_BODY = {"state": "listing", "message": "listing the logdir..."}
+
+
+class ListingPending(Exception):
+    """The first listing of the logdir is still under way: `body` is what a 202 says."""
+
+    def __init__(self) -> None:
+        super().__init__("still listing")
+        self.body = dict(LISTING_BODY)
+
+
+class LogdirUnreadable(Exception):
+    """The logdir cannot be listed (an object store refused, its backend is missing)."""
+
+
+class Listing(Protocol):
+    def runs(self) -> tuple[Run, ...]: ...
+
+
+class FixedListing:
+    """The runs a command named, listed once."""
+
+    def __init__(self, runs: tuple[Run, ...] | list[Run]) -> None:
+        self._runs = tuple(runs)
+
+    def runs(self) -> tuple[Run, ...]:
+        return self._runs
+
+
+class RescannedListing:
+    """`target_runs` of a logdir, listed again when the last listing is older than
+    `interval_s` (new runs appear; a call does not pay for a listing)."""
+
+    def __init__(self, target: str, interval_s: float | None = None) -> None:
+        self.target = target
+        self.interval_s = (
+            env_number("KINETOSCOPE_RESCAN_SECONDS", 10) if interval_s is None else interval_s
+        )
+        self._lock = threading.Lock()
+        self._runs: tuple[Run, ...] | None = None
+        self._at = 0.0
+
+    def runs(self) -> tuple[Run, ...]:
+        with self._lock:
+            if self._runs is None or time.monotonic() - self._at >= self.interval_s:
+                self._runs = tuple(target_runs(self.target))
+                self._at = time.monotonic()
+            return self._runs
+
+
+class WatchedListing:
+    """The server's: a background watcher started on first use; its first listing off
+    the asking thread (`ListingPending` while it runs, at most KINETOSCOPE_FIRST_LISTING_
+    WAIT_S), a listing error as `LogdirUnreadable`."""
+
+    def __init__(self, logdir: str) -> None:
+        interval = env_number("KINETOSCOPE_RESCAN_SECONDS", 10)
+        first_wait = env_number("KINETOSCOPE_FIRST_LISTING_WAIT_S", 2)
+        self.watcher = BackgroundWatcher(logdir, interval_s=interval, first_wait_s=first_wait)
+        self._started = False
+        self._start_lock = threading.Lock()
+
+    def runs(self) -> tuple[Run, ...]:
+        if not self._started:
+            with self._start_lock:
+                if not self._started:
+                    self.watcher.start()
+                    self._started = True
+        try:
+            return self.watcher.runs()
+        except StillListing:
+            raise ListingPending() from None
+        except OSError as exc:  # only a URL logdir raises: a local one lists what it can
+            raise LogdirUnreadable(f"cannot list the logdir: {exc}") from None
+
+    def stop(self) -> None:
+        self.watcher.stop()
+
+
+class Session:
+    """One door's listing, store and run jobs. `cache`: read and write the disk cache
+    (`default_cache_dir()`, KINETOSCOPE_CACHE_DIR); `executor`: where a run's ranks are
+    summarised (None: this machine's pools)."""
+
+    def __init__(
+        self, listing: Listing, cache: bool = True, executor: Executor | None = None
+    ) -> None:
+        self.listing = listing
+        disk = DiskCache(default_cache_dir()) if cache else None
+        self.store = TraceStore(disk, executor=executor)
+        self.jobs = RunJobs(self.store)
+        self._owned: Executor | None = None  # made here (a command's Dask client): ended here
+
+    @classmethod
+    def for_command(cls, cache: bool = True, dask: str | None = None) -> Session:
+        """A command's: nothing listed yet (`list_target`), ranks summarised by `--dask
+        ADDRESS`, else the environment's executor, else this machine's pools;
+        DaskUnavailable now, before any trace is read, when Dask is asked for and missing."""
+        executor = rank_executor(dask)
+        session = cls(FixedListing(()), cache, executor)
+        session._owned = executor if isinstance(executor, DaskRanks) else None
+        return session
+
+    def list_target(self, text: str) -> tuple[str, str | None, tuple[Run, ...]]:
+        """`list_target(text)`, its runs this session's listing from now on."""
+        path, kind, runs = list_target(text)
+        self.listing = FixedListing(runs)
+        return path, kind, runs
+
+    def start_load(self, run: Run, worker: str | None, span: str | None) -> None:
+        """Start loading the trace these names resolve to (nothing when they name
+        nothing: the call that needs it says so)."""
+        if run.workers:
+            with contextlib.suppress(NotFound):
+                self.store.state_for(resolve(run, worker, span).span.path)
+
+    @classmethod
+    def for_server(cls, logdir: str) -> Session:
+        """The TensorBoard plugin's: watched listing, the cache unless KINETOSCOPE_NO_CACHE
+        is 1, the environment's executor."""
+        cache = os.environ.get("KINETOSCOPE_NO_CACHE") != "1"
+        return cls(WatchedListing(logdir), cache, executor_from_env())
+
+    def runs(self) -> tuple[Run, ...]:
+        return self.listing.runs()
+
+    @property
+    def cache_dir(self) -> str | None:
+        """Where run-level summaries are kept with the models (None: no disk cache)."""
+        return str(self.store.cache.root) if self.store.cache else None
+
+    @property
+    def executor(self) -> Executor | None:
+        return self.store.pools.executor
+
+    def close(self) -> None:
+        self.store.close()
+        if self._owned is not None:
+            shut_down(self._owned)  # ours: the client, and a local cluster
+
+
+def list_target(text: str) -> tuple[str, str | None, tuple[Run, ...]]:
+    """What a command line or a notebook names: (its absolute path or URL, "file", "dir"
+    or None when nothing is there, its runs: `target_runs`). OSError when it cannot be
+    listed."""
+    path = storage.absolute(text)
+    kind = storage.kind(path)
+    return path, kind, (tuple(target_runs(path)) if kind is not None else ())
+
+
+def list_logdir(text: str) -> tuple[str, bool, Callable[[], tuple[Run, ...]]]:
+    """(absolute path, whether it is a folder, its scan): `kinetoscope diff`'s logdir.
+    OSError when it cannot be looked at."""
+    path = storage.absolute(text)
+    return path, storage.kind(path) == "dir", lambda: scan_logdir(path)
+
+
+def rank_executor(dask: str | None) -> Executor | None:
+    """Where a distributed run's ranks are summarised: `--dask ADDRESS`, else the
+    environment's executor, else None (this machine's pools). DaskUnavailable now, before
+    any trace is read, when Dask is asked for and missing."""
+    executor = DaskRanks(dask, "--dask") if dask else executor_from_env()
+    if isinstance(executor, DaskRanks):
+        require_distributed(executor.asked_by)
+    return executor
+
+
+def make_ahead() -> None:
+    """What every report reads that does not depend on the trace, made while the first
+    trace loads (`analysis.ahead`)."""
+    from ..analysis.core.ahead import make_ahead as ahead
+
+    ahead()
+
+
+def shut_down(executor: Any) -> None:
+    """A Dask executor the command made: its client and a local cluster, ended."""
+    if isinstance(executor, DaskRanks):
+        executor.shutdown()
