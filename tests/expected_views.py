@@ -100,7 +100,7 @@ def span_documents(case: str) -> dict[str, dict[str, Any]]:
         if not view.supports(model) or (name == "callstacks" and not params):
             docs[name] = document(rel, name, params, None)
             continue
-        answer = view.call(model, view.decode(params))
+        answer = view.of_span(model, view.decode(params))
         if name == "operators" and answer["rows"]:
             first_operator = answer["rows"][0]["name"]
         docs[name] = document(rel, name, params, answer)
@@ -116,7 +116,7 @@ def run_documents(case: str) -> dict[str, dict[str, Any]]:
     run = runs[run_name]
     docs = {}
     for name, view in RUN_VIEWS.items():
-        answer = view.call(RunContext.of(run, "1")) if view.supports(run) else None
+        answer = view.of_context(RunContext.of(run, "1")) if view.supports(run) else None
         docs[name] = document(f"{folder}/{run_name}", name, {"span": "1"}, answer)
     return docs
 

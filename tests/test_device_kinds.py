@@ -107,7 +107,7 @@ def backend_trace(backend: str) -> TraceBuilder:
 def call(model: TraceModel, route: str, **params: Any) -> Any:
     endpoint = ENDPOINTS[route]
     decoded = endpoint.decode({k: str(v) for k, v in params.items()})
-    return endpoint.call([WorkerTrace(None, model)], decoded)
+    return endpoint.of_traces([WorkerTrace(None, model)], decoded)
 
 
 def rows_named(model: TraceModel, name: str) -> list[int]:

@@ -213,7 +213,7 @@ def test_flow_ends_bind_to_the_innermost_slice_around_them(tmp_path: Path) -> No
             b.events.append({**event, "tid": tid, "ts": ts, **({"bp": "e"} if ph == "f" else {})})
     model = b.model(tmp_path)
     endpoint = ENDPOINTS["flows"]
-    view = endpoint.call([WorkerTrace(None, model)], endpoint.decode({"tracks": "all"}))
+    view = endpoint.of_traces([WorkerTrace(None, model)], endpoint.decode({"tracks": "all"}))
     cols = view["flows"]
     bound = {
         ts: (model.names[int(model.events["name"][row])] if row >= 0 else None)

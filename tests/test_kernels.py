@@ -96,10 +96,10 @@ def test_filters(tmp_path: Path) -> None:
     assert kernels(model, device=0, stream=9)["total_us"] == 40
     assert kernels(model, device=5)["rows"] == []
     view = VIEWS["kernels"]
-    assert view.call(model, view.decode({"device": "1"}))["device"] == 1
+    assert view.of_span(model, view.decode({"device": "1"}))["device"] == 1
     for bad in ({"device": "gpu0"}, {"stream": "x"}, {"group_by": "stream"}):
         with pytest.raises(ViewParamError):
-            view.call(model, view.decode(bad))
+            view.of_span(model, view.decode(bad))
 
 
 def test_group_by_op(tmp_path: Path) -> None:

@@ -73,7 +73,7 @@ def known_trace() -> TraceBuilder:
 
 def view(model: TraceModel, name: str = "memory", **params: Any) -> Any:
     endpoint = VIEWS[name]  # as the plugin's handler calls it: the query decoded first
-    return endpoint.call(model, endpoint.decode({k: str(v) for k, v in params.items()}))
+    return endpoint.of_span(model, endpoint.decode({k: str(v) for k, v in params.items()}))
 
 
 def by_name(rows: list[dict[str, Any]], device: str = "GPU0") -> dict[str, dict[str, Any]]:

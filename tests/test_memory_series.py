@@ -82,7 +82,7 @@ def test_amd_gpu_memory_counters_come_before_the_cpu(tmp_path: Path) -> None:
     b.memory(20, 128, 0xB, total_allocated=128, total_reserved=1024, device_type=6)
     model = b.model(tmp_path)
     endpoint = ENDPOINTS["tracks"]
-    tracks = endpoint.call([WorkerTrace(None, model)], endpoint.decode({}))["tracks"]
+    tracks = endpoint.of_traces([WorkerTrace(None, model)], endpoint.decode({}))["tracks"]
     ids = [t["id"] for t in tracks if t["id"].startswith("mem.")]
     assert ids == ["mem.6.0.allocated", "mem.6.0.reserved", "mem.0.allocated"]
 

@@ -29,7 +29,7 @@ def answer(route: str, workers: list[WorkerTrace], params: dict[str, str]) -> An
     """A trace-view route's compute function as the plugin's handler calls it: the query
     decoded by the request type first."""
     endpoint = ENDPOINTS[route]
-    return endpoint.call(workers, endpoint.decode(params))
+    return endpoint.of_traces(workers, endpoint.decode(params))
 
 
 def call(model: TraceModel, route: str, **params: Any) -> Any:

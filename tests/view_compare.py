@@ -23,7 +23,7 @@ def span_views(model: TraceModel) -> dict[str, Any]:
             out[endpoint.name] = "unsupported"
             continue
         try:
-            answer = endpoint.call(model, endpoint.decode({}))
+            answer = endpoint.of_span(model, endpoint.decode({}))
         except ViewParamError:
             continue  # a route that needs a parameter (an operator, an event, a window)
         out[endpoint.name] = msgspec.to_builtins(answer)

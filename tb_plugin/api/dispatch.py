@@ -167,7 +167,7 @@ class Dispatch:
             if endpoint.answer is Answer.RUN_JOB:
                 params = self._decode()
                 return lambda: self._logdir_job(runs, params)
-            return lambda: _ready(self._compute()(runs))
+            return lambda: _ready(endpoint.of_listing(runs))
         run = find_run(self.session.runs(), _text(names.get("run")))
         if scope is Scope.PAIR:
             target_run = find_run(self.session.runs(), _text(names.get("target_run")), "target_run")
@@ -178,13 +178,13 @@ class Dispatch:
             return self._with_models(self._decode())
         if scope is Scope.WORKER:
             worker = resolve(run, _text(names.get("worker"))).worker
-            return lambda: _ready(self._compute()(run, worker))
+            return lambda: _ready(endpoint.of_listing(run, worker))
         if scope is Scope.RUN:
             self._decode()  # 400 on a bad parameter, though none is read yet
             if endpoint.answer is Answer.RUN_JOB:
                 span = _text(names.get("span"))
                 return lambda: self._run_job(run, span)
-            return lambda: _ready(self._compute()(run))
+            return lambda: _ready(endpoint.of_listing(run))
         return self._span_step(run)
 
     def _span_step(self, run: Run) -> Step:
@@ -220,12 +220,6 @@ class Dispatch:
         self.params = self.endpoint.decode(self.query)
         return self.params
 
-    def _compute(self) -> Callable[..., Any]:
-        compute = self.endpoint.compute
-        if compute is None:
-            raise TypeError(f"endpoint {self.endpoint.name!r} has no compute function")
-        return compute
-
     def _with_models(self, params: Any, several: bool = False) -> Step:
         """The compute function of every target's model: a pair's base then target, or
         the trace view's workers (each named when several); every load started first."""
@@ -241,14 +235,14 @@ class Dispatch:
                 except NotReady:
                     return self._loading(target)
             if self.endpoint.scope is Scope.PAIR:
-                return _ready(self._compute()(*models, params))
+                return _ready(self.endpoint.of_pair(models[0], models[1], params))
             from ..trace_view.workers import WorkerTrace  # the trace view's: not the report's
 
             traces = [
                 WorkerTrace(target.worker.name if several else None, model)
                 for target, model in zip(self.targets, models)
             ]
-            return _ready(self._compute()(traces, params))
+            return _ready(self.endpoint.of_traces(traces, params))
 
         return step
 
@@ -272,13 +266,13 @@ class Dispatch:
 
     def _run_job(self, run: Run, span: str | None) -> Result:
         """Run-level: every rank of the run as one job of the session's run jobs."""
-        compute = self._compute()
+        compute = self.endpoint.of_context
         job = self.session.jobs.job(self.endpoint.name, compute, run, span, self.progress)
         return self._job_answer(job, job.progress())
 
     def _logdir_job(self, runs: tuple[Run, ...], params: dict[str, Any]) -> Result:
         """Logdir-level (the trend): every run's traces as one job."""
-        compute = self._compute()
+        compute = self.endpoint.of_context
         job = self.session.jobs.logdir_job(self.endpoint.name, compute, runs, params, self.progress)
         body = {"state": LOADING, "files_done": job.ranks_done, "files_total": job.ranks_total}
         return self._job_answer(job, body)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,8 @@ from .requests import NoParams, Params, decode_request, request_fields
 from .taxonomy import taxonomy_version
 
 if TYPE_CHECKING:
+    from ...model.trace_model import TraceModel
+    from ...store.run_context import RunContext
     from ...store.trace_store import TraceStore
 
 
@@ -131,12 +133,34 @@ class Endpoint:
         (ViewParamError, 400, on a bad one); the compute function reads them typed."""
         return decode_request(self.request, args)
 
-    def call(self, *args: Any) -> Any:
-        """Its compute function applied; endpoints answered otherwise may have none."""
+    def _function(self) -> Callable[..., Any]:
         compute = self.compute
         if compute is None:
             raise TypeError(f"endpoint {self.name!r} has no compute function")
-        return compute(*args)
+        return compute
+
+    # One typed entry per scope: what each compute function is given, said once here.
+
+    def of_span(self, model: TraceModel, params: Mapping[str, Any]) -> Any:
+        """Scope.SPAN: one trace's model and the decoded query."""
+        return self._function()(model, params)
+
+    def of_traces(self, traces: Sequence[Any], params: Mapping[str, Any]) -> Any:
+        """Scope.SPANS: the trace view's workers (`trace_view.workers.WorkerTrace`, one
+        time axis) and the decoded query."""
+        return self._function()(traces, params)
+
+    def of_pair(self, base: TraceModel, target: TraceModel, params: Mapping[str, Any]) -> Any:
+        """Scope.PAIR: the base's model, the target's, and the decoded query."""
+        return self._function()(base, target, params)
+
+    def of_context(self, context: RunContext) -> Any:
+        """A run-level or logdir-level job (`Answer.RUN_JOB`): one RunContext."""
+        return self._function()(context)
+
+    def of_listing(self, *names: Any) -> Any:
+        """The listing routes: (runs) for the logdir, (run) for a run, (run, worker)."""
+        return self._function()(*names)
 
     @property
     def params(self) -> tuple[str, ...]:
@@ -159,7 +183,7 @@ class Endpoint:
         CLI and the notebook get a span view (the store's NotReady while it loads)."""
 
         def compute(model: Any) -> Any:
-            return self.call(model, params)
+            return self.of_span(model, params)
 
         if self.caches(params):
             return store.view(path, self.cache_name(params), compute)
