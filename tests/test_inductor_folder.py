@@ -62,3 +62,13 @@ def test_a_huge_folder_is_listed_bounded(tmp_path: Path) -> None:
     assert set(names) <= {f"c{i:04d}.py" for i in range(300)}
     assert len(storage.list_small(str(folder), 1000, [str(tmp_path)])) == 300
     assert storage.list_small("s3://bucket/inductor_code", 10) == []
+
+
+def test_the_view_lists_at_most_its_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Kernels view's listing takes the bound: with none left, no wrapper is listed."""
+    from kinetoscope.analysis import compiled_kernels
+
+    path = _trace_beside(tmp_path / "run")
+    shutil.copytree(H100_COMPILED / "inductor_code", tmp_path / "run" / "inductor_code")
+    monkeypatch.setattr(compiled_kernels, "MAX_INDUCTOR_FILES", 0)
+    assert _gelu_ops(path) == FROM_NAME
