@@ -58,10 +58,18 @@ def first_sentence(text: str) -> str:
 
 def floors() -> list[str]:
     """The top-level folders, bottom floor first, as the floors contract lists them."""
-    text = PYPROJECT.read_text("utf-8")
-    block = text.split('id = "floors"', 1)[1].split("layers = [", 1)[1].split("]", 1)[0]
-    names = re.findall(r"kinetoscope\.(\w+)", block)
-    return list(reversed(names))
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11: the contract's text
+        text = PYPROJECT.read_text("utf-8")
+        block = text.split('id = "floors"', 1)[1].split("layers = [", 1)[1].split("]", 1)[0]
+        layers = block.splitlines()
+    else:
+        config = tomllib.loads(PYPROJECT.read_text("utf-8"))["tool"]["importlinter"]
+        (contract,) = [c for c in config["contracts"] if c["id"] == "floors"]
+        layers = contract["layers"]
+    names = [n for layer in reversed(layers) for n in re.findall(r"kinetoscope\.(\w+)", layer)]
+    return list(dict.fromkeys(names))  # siblings in the contract's order
 
 
 def folders() -> list[Path]:
