@@ -4,7 +4,9 @@ registry: `python -m kinetoscope.api.typescript` writes frontend/src/api/generat
 comes from `msgspec.json.schema_components`; this module only prints it as TypeScript,
 fields in their Python declaration order. A TypedDict that extends others prints as an
 interface that extends theirs, with its own fields only (a private base `_Stats` is named
-`Stats`). tests/test_contract.py fails when the checked-in file is stale."""
+`Stats`). The route map `Routes` (each route's query: its scope's names and its request
+type; its 200 and 202 bodies) is what the frontend's `api.get` is typed by.
+tests/test_contract.py fails when the checked-in file is stale."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from typing import Any
 import msgspec
 
 from .endpoints import ENDPOINTS
+from .registry import Scope
 
 OUTPUT = Path(__file__).resolve().parents[2] / "frontend" / "src" / "api" / "generated.ts"
 HEADER = """\
@@ -134,24 +137,69 @@ def _interface(name: str, schema: dict[str, Any], cls: Any, bases: dict[str, Any
     return "\n".join(lines)
 
 
-def _endpoint_map(components: dict[str, Any]) -> str:
+# The query names each scope takes (api/registry.Scope), besides the request type's.
+_SCOPES = """\
+/** The query names of each scope (the handler resolves them; docs/http_api.md); a
+ * logdir-level route takes none. */
+/** Run-level: every worker of the run; `span` defaults to the first. */
+export interface RunScope {
+  run: string;
+  span?: string | undefined;
+}
+export interface WorkerScope {
+  run: string;
+  worker: string;
+}
+/** One worker-span (`span` missing: the worker's first). */
+export interface SpanScope {
+  run: string;
+  worker: string;
+  span?: string | undefined;
+}
+/** One worker-span, or `workers` (comma-separated) on one time axis. */
+export interface SpansScope {
+  run: string;
+  worker?: string | undefined;
+  workers?: string | undefined;
+  span?: string | undefined;
+}
+/** Two worker-spans: the base, and `target_*` the target (`target_span` missing: its first). */
+export interface PairScope extends SpanScope {
+  target_run: string;
+  target_worker: string;
+  target_span?: string | undefined;
+}
+/** A request type as a query: an optional name may also be given as `undefined` (left out). */
+export type Query<T> = {
+  [K in keyof T]: T[K] | (object extends Pick<T, K> ? undefined : never);
+};"""
+
+
+def _route_map(components: dict[str, Any]) -> str:
+    """Every JSON route: its query (the scope's names and the request type's), its 200
+    body and its 202 body (`never`: it does not answer 202); the frontend's `api.get`."""
     lines = [
-        "/** Every JSON endpoint: its query parameters (besides run, worker/workers, span),",
-        " * its 200 body and, if it can answer 202 while loading, that body. */",
-        "export interface Endpoints {",
+        _SCOPES,
+        "",
+        "/** Every JSON route: its query (its scope's names and its request type's), its 200",
+        " * body and, if it can answer 202 while loading, that body (`never`: no 202). */",
+        "export interface Routes {",
     ]
     for name, endpoint in ENDPOINTS.items():
         if endpoint.response is None:
             continue
-        loading = endpoint.loading.__name__ if endpoint.loading is not None else "never"
-        lines.append(
-            f"  {name}: {{ params: {endpoint.request.__name__}; "
-            f"response: {ts_name(_schema_name(endpoint.response, components))}; "
-            f"loading: {loading} }};"
+        parts = (
+            [] if endpoint.scope is Scope.LOGDIR else [f"{endpoint.scope.name.capitalize()}Scope"]
         )
+        if endpoint.request.__annotations__:
+            parts.append(f"Query<{endpoint.request.__name__}>")
+        params = " & ".join(parts) or "NoParams"
+        loading = endpoint.loading.__name__ if endpoint.loading is not None else "never"
+        response = ts_name(_schema_name(endpoint.response, components))
+        lines.append(f"  {name}: {{ params: {params}; response: {response}; loading: {loading} }};")
     lines.append("}")
     lines.append("")
-    lines.append("export type EndpointName = keyof Endpoints;")
+    lines.append("export type RouteName = keyof Routes;")
     return "\n".join(lines)
 
 
@@ -185,7 +233,7 @@ def generate() -> str:
             for base in (typeddict_bases(cls) if cls is not None else [])
         }
         blocks.append(_interface(ts_name(schema_name), components[schema_name], cls, bases))
-    blocks.append(_endpoint_map(components))
+    blocks.append(_route_map(components))
     return "\n\n".join(blocks) + "\n"
 
 

@@ -1,1 +1,2 @@
-"""`kinetoscope report` and its text rendering."""
+"""The command line: `kinetoscope report`, `check`, `diff`, `trend` and `flamegraph`, each
+the JSON of the registry's routes or its text rendering."""

@@ -18,7 +18,7 @@ from ..api.dispatch import Dispatch
 from ..api.endpoints import ENDPOINTS
 from ..api.lower import LoadFailed, Run
 from ..api.session import FixedListing, Session
-from ..api.view_types import status_of
+from ..api.view_parts import status_of
 from .errors import EXIT_LOAD, ReportError
 from .health_text import health_lines
 from .targets import targets

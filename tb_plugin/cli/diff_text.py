@@ -4,11 +4,14 @@ each number as base, target, delta and delta % ("-": unknown)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .report_text import PART_LABELS
 from .text_tables import DEFAULT_WIDTH, short, table, wrap
+
+if TYPE_CHECKING:  # types only: naming them imports no view
+    from ..api.view_types import Compared, DiffView
 
 TOP_ROWS = 15
 Format = Callable[[float], str]
@@ -30,14 +33,14 @@ def _mib(n: float) -> str:
     return f"{n / 2**20:.1f}"
 
 
-def _cells(number: dict[str, Any], fmt: Format) -> list[str]:
+def _cells(number: Compared, fmt: Format) -> list[str]:
     """base, target, delta, delta %: "-" for unknown."""
     values = [number["base"], number["target"], number["delta"]]
     pct = number["delta_pct"]
     return [*("-" if v is None else fmt(v) for v in values), "-" if pct is None else f"{pct:.2f}"]
 
 
-Row = tuple[str, dict[str, Any], Format]  # a label, a compared number, how its values print
+Row = tuple[str, "Compared", Format]  # a label, a compared number, how its values print
 
 
 def _compared_table(rows: list[Row], width: int) -> str:
@@ -45,7 +48,7 @@ def _compared_table(rows: list[Row], width: int) -> str:
     return table(header, [[name, *_cells(n, fmt)] for name, n, fmt in rows], width)
 
 
-def _steps(view: dict[str, Any], width: int) -> str:
+def _steps(view: DiffView, width: int) -> str:
     steps = view["steps"]
     rows: list[Row] = [
         ("steps", steps["step_count"], _plain),
@@ -56,10 +59,10 @@ def _steps(view: dict[str, Any], width: int) -> str:
     return "Steps and breakdown (per step)\n" + _compared_table(rows, width)
 
 
-def _gpu(view: dict[str, Any], width: int) -> str:
+def _gpu(view: DiffView, width: int) -> str:
     out = []
     for device in view["gpu"]:
-        names = {device["base_name"], device["target_name"]} - {None}
+        names = {n for n in (device["base_name"], device["target_name"]) if n is not None}
         rows: list[Row] = [
             ("utilization %", device["utilization_pct"], _pct),
             ("SM efficiency %", device["sm_efficiency_pct"], _pct),
@@ -72,7 +75,7 @@ def _gpu(view: dict[str, Any], width: int) -> str:
     return "\n\n".join(out)
 
 
-def _memory(view: dict[str, Any], width: int) -> str:
+def _memory(view: DiffView, width: int) -> str:
     rows: list[Row] = []
     for device in view["memory"]:
         rows.append((f"{device['device']} allocated", device["peak_allocated_bytes"], _mib))
@@ -80,7 +83,7 @@ def _memory(view: dict[str, Any], width: int) -> str:
     return "Memory peaks (MiB)\n" + _compared_table(rows, width) if rows else ""
 
 
-def _communication(view: dict[str, Any], width: int) -> str:
+def _communication(view: DiffView, width: int) -> str:
     rows: list[Row] = []
     for c in view["communication"]:
         rows.append((f"{c['name']} calls", c["calls"], _plain))
@@ -89,7 +92,7 @@ def _communication(view: dict[str, Any], width: int) -> str:
     return "Communication\n" + _compared_table(rows, width) if rows else ""
 
 
-def _changes(title: str, rows: list[dict[str, Any]], field: str, width: int) -> str:
+def _changes(title: str, rows: Sequence[Mapping[str, Any]], field: str, width: int) -> str:
     shown = [r for r in rows if r["status"] != "same"][:TOP_ROWS]
     if not shown:
         return ""
@@ -105,7 +108,7 @@ def _changes(title: str, rows: list[dict[str, Any]], field: str, width: int) -> 
     return f"{title}\n" + table(header, cells, width)
 
 
-def _by_work(view: dict[str, Any], width: int) -> str:
+def _by_work(view: DiffView, width: int) -> str:
     """Kernels paired by what they do (work, launching op, shapes): across vendors."""
     pairs = view.get("kernels_by_work") or []
     if not pairs:
@@ -121,7 +124,7 @@ def _by_work(view: dict[str, Any], width: int) -> str:
     return "Kernels by what they do (work, op, shapes)\n" + table(header, cells, width)
 
 
-def render_diff(base: str, target: str, view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:
+def render_diff(base: str, target: str, view: DiffView, width: int = DEFAULT_WIDTH) -> str:
     """The whole text report; `base` and `target` say which traces were compared."""
     lines = [f"kinetoscope diff: base {base}", f"                  target {target}"]
     lines += [wrap(f"note: {note}", width, "") for note in view["notes"]]

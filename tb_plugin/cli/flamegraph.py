@@ -28,7 +28,7 @@ from ..api.endpoints import VIEWS
 from ..api.lower import LoadFailed
 from ..api.resolve import NotFound
 from ..api.session import FixedListing, Session
-from ..api.view_types import FlameFrame
+from ..api.view_parts import FlameFrame
 from .errors import EXIT_LOAD, ReportError
 from .targets import targets
 

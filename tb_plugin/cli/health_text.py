@@ -3,12 +3,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from .text_tables import DEFAULT_WIDTH
 
+if TYPE_CHECKING:  # types only: naming them imports no view
+    from ..api.view_types import HealthExample, HealthView, RankOffset, RunHealthCheck
 
-def health_lines(found: dict[str, Any]) -> list[str]:
+
+class RunHealth(TypedDict):
+    """`kinetoscope check`'s run-level entry: the `distributed` view's checks of a run."""
+
+    status: str
+    checks: list[RunHealthCheck]
+
+
+def health_lines(found: HealthView | RunHealth) -> list[str]:
     """A line per check that counts any (with its first example) or cannot run; the
     loader's warnings."""
     lines = []
@@ -20,19 +30,22 @@ def health_lines(found: dict[str, Any]) -> list[str]:
             lines.append(f"  {check['severity']:7} {check['id']:26} {check['count']:>8}  {effect}")
             if check["examples"]:
                 lines.append(f"          e.g. {_example(check['examples'][0])}")
-    for warning in found.get("warnings", []):
+    warnings: list[str] = found.get("warnings", [])  # type: ignore[assignment]  # a run's: none
+    for warning in warnings:
         lines.append(f"  load warning: {warning}")
     return lines
 
 
-def _example(first: dict[str, Any]) -> str:
+def _example(first: HealthExample | RankOffset) -> str:
     if "rank" in first:  # a run-level check names a rank (`rank_clock_skew`)
-        return f"rank {first['rank']}: {first['offset_us']:+.3f} µs ({first['calls']} calls)"
+        rank = cast("RankOffset", first)
+        return f"rank {rank['rank']}: {rank['offset_us']:+.3f} µs ({rank['calls']} calls)"
+    first = cast("HealthExample", first)
     where = f"row {first['row']}, {first['ts_us']:.3f} µs, lane {first['lane']}"
     return f"{first['name'][:60]} ({where})"
 
 
-def render_health(view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:
+def render_health(view: HealthView, width: int = DEFAULT_WIDTH) -> str:
     head = f"Trace health: {view['status']}"
     if view["left_out_rows"]:
         head += f" ({view['left_out_rows']} events left out of time sums)"

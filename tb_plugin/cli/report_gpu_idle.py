@@ -3,9 +3,12 @@ delays, queue lengths) as tables; listed in `report_text.RENDERERS`."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .text_tables import DEFAULT_WIDTH, Column, number, or_dash, rows_table, short, wrap
+
+if TYPE_CHECKING:  # types only: naming them imports no view
+    from ..api.view_types import GpuIdleView
 
 
 def _ms_of_ns(ns: float) -> str:
@@ -41,7 +44,7 @@ _DELAY_COLUMNS: list[Column] = [
 ]
 
 
-def render_gpu_idle(view: dict[str, Any], width: int = DEFAULT_WIDTH, top: int = 10) -> str:
+def render_gpu_idle(view: GpuIdleView, width: int = DEFAULT_WIDTH, top: int = 10) -> str:
     if not view["available"]:
         return f"Why is the {view['device_word']} idle?\n" + wrap(view["reason"] or "", width)
     lanes = []
@@ -64,6 +67,7 @@ def render_gpu_idle(view: dict[str, Any], width: int = DEFAULT_WIDTH, top: int =
         rows_table(_IDLE_COLUMNS, lanes, width),
     ]
     delay = view["launch_delay"]
+    assert delay is not None  # None only where the view is not available (returned above)
     rows = [{**r, "short": short(r["name"])} for r in delay["rows"][:top]]
     out.append(
         wrap(

@@ -4,9 +4,12 @@ device: peak, allocated vs reserved, OOMs, the largest stacks at the peak); list
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .text_tables import DEFAULT_WIDTH, Column, mib, or_dash, rows_table, wrap
+
+if TYPE_CHECKING:  # types only: naming them imports no view
+    from ..api.view_types import MemorySnapshotResponse, SnapshotAlignment, SnapshotFrame
 
 _DEVICE_COLUMNS: list[Column] = [
     ("device", "device", str),
@@ -33,14 +36,14 @@ _STACK_COLUMNS: list[Column] = [
 ]
 
 
-def _where(frames: list[dict[str, Any]]) -> str:
+def _where(frames: list[SnapshotFrame]) -> str:
     if not frames:
         return "(no stack recorded)"
     shown = [f"{f['name']} ({f['filename'].rsplit('/', 1)[-1]}:{f['line']})" for f in frames[:3]]
     return " < ".join(shown)
 
 
-def _alignment_line(alignment: dict[str, Any] | None) -> str | None:
+def _alignment_line(alignment: SnapshotAlignment | None) -> str | None:
     if alignment is None:
         return None
     where = f"worker {alignment['worker']} span {alignment['span']}"
@@ -51,7 +54,7 @@ def _alignment_line(alignment: dict[str, Any] | None) -> str | None:
     return f"aligned with {where}: {matched} allocations matched, clock offset {offset}"
 
 
-def render_memory_snapshot(view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:
+def render_memory_snapshot(view: MemorySnapshotResponse, width: int = DEFAULT_WIDTH) -> str:
     blocks = []
     for snapshot in view["snapshots"]:
         head = f"-- memory snapshot {snapshot['file']}"

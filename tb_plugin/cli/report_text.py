@@ -6,7 +6,8 @@ shrink their text columns and long sentences wrap. Times are relative to the tra
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ..api.lower import TraceModel
 from .health_text import render_health
@@ -20,6 +21,9 @@ from .text_tables import rows_table as _rows_table
 from .text_tables import short as _short
 from .text_tables import table as _table
 from .text_tables import wrap as _wrap
+
+if TYPE_CHECKING:  # types only: naming them imports no view
+    from ..api import view_types as vt
 
 PART_LABELS = {
     "kernel": "Kernel",
@@ -37,7 +41,7 @@ PART_LABELS = {
 GPU_PARTS = ("kernel", "memcpy", "memset", "communication", "runtime")
 
 
-def shown_parts(view: dict[str, Any]) -> list[str]:
+def shown_parts(view: vt.OverviewView) -> list[str]:
     """The step parts worth a column: all of them, except on a trace with no GPU activity,
     where the GPU parts that are zero in every step are left out (as in the page)."""
     if view["devices"]:
@@ -48,7 +52,7 @@ def shown_parts(view: dict[str, Any]) -> list[str]:
     ]
 
 
-def render_overview(view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:
+def render_overview(view: vt.OverviewView, width: int = DEFAULT_WIDTH) -> str:
     parts = shown_parts(view)
     header = ["step", "total ms"] + [PART_LABELS[p] for p in parts]
     rows = [
@@ -86,7 +90,7 @@ def _pct(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f} %"
 
 
-def _device_line(dev: dict[str, Any]) -> str:
+def _device_line(dev: vt.GpuDeviceView) -> str:
     facts = [dev["label"]]
     if dev["memory_bytes"]:
         facts.append(f"{dev['memory_bytes'] / 2**30:.1f} GiB")
@@ -103,7 +107,8 @@ def _device_line(dev: dict[str, Any]) -> str:
     return ", ".join(facts)
 
 
-RENDERERS = {"overview": render_overview}
+# A route's renderer takes its response type (`render_text` hands it the decoded JSON).
+RENDERERS: dict[str, Callable[[Any, int], str]] = {"overview": render_overview}
 
 
 _MEMORY_OPERATOR_COLUMNS: list[Column] = [
@@ -117,7 +122,7 @@ _MEMORY_OPERATOR_COLUMNS: list[Column] = [
 ]
 
 
-def render_memory(view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:
+def render_memory(view: vt.MemoryView, width: int = DEFAULT_WIDTH) -> str:
     header = ["device", "peak alloc MiB", "at ms", "peak reserved MiB", "device MiB", "op"]
     rows = []
     for d in view["devices"]:
@@ -162,7 +167,8 @@ def render_text(
     views: dict[str, Any],
     width: int | None = None,
 ) -> str:
-    """Every view that has a renderer, `width` columns wide (default: report_width())."""
+    """Every view that has a renderer, `width` columns wide (default: report_width());
+    `views`: each route's decoded JSON, which its renderer takes as the route's type."""
 
     width = width or report_width()
     head = f"== run {run} / worker {worker} / span {span} ({len(model)} events)"
@@ -191,7 +197,7 @@ _COLLECTIVE_COLUMNS: list[Column] = [
 ]
 
 
-def render_distributed(view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:
+def render_distributed(view: vt.DistributedResponse, width: int = DEFAULT_WIDTH) -> str:
     """Run-level view: one row per rank, the collectives, the stragglers."""
     facts = [f"{view['ranks_found']} ranks"]
     if view["world_size"] is not None:
@@ -213,16 +219,15 @@ def render_distributed(view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:
         out.append("")
         out.append("Collectives (all ranks)")
         out.append(_rows_table(_COLLECTIVE_COLUMNS, view["collectives"], width))
-    late = [s for s in view["steps"] if s["straggler"] is not None]
+    late = [(s["name"], s["straggler"]) for s in view["steps"] if s["straggler"] is not None]
     if late:
         out.append("")
         out.append("Stragglers (last rank to arrive, per step)")
-        for s in late:
-            st = s["straggler"]
+        for step, st in late:
             cause = st["cause"].replace("_", " ")
             if st["cause"] != "unknown":
                 cause += f" (+{_ms(st['cause_excess_us'])} ms over the other ranks' median)"
-            line = f"{s['name']}: rank {st['rank']} late by {_ms(st['late_by_us'])} ms; {cause}"
+            line = f"{step}: rank {st['rank']} late by {_ms(st['late_by_us'])} ms; {cause}"
             out.append(_wrap(line, width))
     out += [_wrap(line, width) for line in _group_lines(view)]
     for note in view["warnings"]:
@@ -232,7 +237,7 @@ def render_distributed(view: dict[str, Any], width: int = DEFAULT_WIDTH) -> str:
     return "\n".join(out)
 
 
-def _group_lines(view: dict[str, Any]) -> list[str]:
+def _group_lines(view: vt.DistributedResponse) -> list[str]:
     """The communication groups whose verdict is not ok (none: no lines)."""
     flagged = [g for g in view.get("groups", []) if g["verdict"] != "ok"]
     if not flagged:
@@ -268,7 +273,7 @@ _OPERATOR_COLUMNS: list[Column] = [
 ]
 
 
-def render_operators(view: dict[str, Any], width: int = DEFAULT_WIDTH, top: int = 15) -> str:
+def render_operators(view: vt.OperatorsView, width: int = DEFAULT_WIDTH, top: int = 15) -> str:
     rows, columns, order = view["rows"], _OPERATOR_COLUMNS, "device self time"
     if rows and not any(r["device_self_us"] or r["device_total_us"] for r in rows):
         # a CPU-only trace: device times are all 0, so rank by host time and drop them
@@ -277,8 +282,8 @@ def render_operators(view: dict[str, Any], width: int = DEFAULT_WIDTH, top: int 
         order = "host self time; every device time is 0"
     out = [f"Operators (top {min(top, len(rows))} of {len(rows)} by {order})"]
     out.append(_rows_table(columns, rows[:top], width))
-    if view.get("kernel_view_absent_reason"):
-        out.append(_wrap(view["kernel_view_absent_reason"], width, "  no kernel view: "))
+    if absent := view.get("kernel_view_absent_reason"):
+        out.append(_wrap(absent, width, "  no kernel view: "))
     replayed = [r["name"] for r in rows[:top] if r.get("replayed_us")]
     if replayed:
         out.append(_wrap(REPLAYED_NOTE + ": " + ", ".join(replayed), width, "  replayed: "))
@@ -301,7 +306,7 @@ _ROOF_COLUMNS: list[Column] = [
 ]
 
 
-def _roofline(view: dict[str, Any], width: int, top: int) -> list[str]:
+def _roofline(view: vt.OperatorsView | vt.KernelsView, width: int, top: int) -> list[str]:
     """The rows with known work (docs/metrics.md#roofline), in the view's order; the
     roofs of the trace's known GPUs ("-": not known)."""
     rows = [r for r in view["rows"] if r["tflops"] is not None or r["gbps"] is not None]
@@ -331,7 +336,7 @@ _KERNEL_COLUMNS: list[Column] = [
 ]
 
 
-def render_kernels(view: dict[str, Any], width: int = DEFAULT_WIDTH, top: int = 15) -> str:
+def render_kernels(view: vt.KernelsView, width: int = DEFAULT_WIDTH, top: int = 15) -> str:
     rows = view["rows"][:top]
     out = [f"Kernels (top {len(rows)} of {len(view['rows'])} by total time)"]
     out.append(_rows_table(_KERNEL_COLUMNS, rows, width))
@@ -370,7 +375,7 @@ _MODULE_COLUMNS: list[Column] = [
 
 
 def render_modules(
-    view: dict[str, Any], width: int = DEFAULT_WIDTH, depth: int = 2, top: int = 15
+    view: vt.ModulesView, width: int = DEFAULT_WIDTH, depth: int = 2, top: int = 15
 ) -> str:
     """The module tree's first levels, indented, as the page shows them collapsed."""
     if not view["available"]:

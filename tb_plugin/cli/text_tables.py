@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 DEFAULT_WIDTH = 100
@@ -85,7 +85,7 @@ def table(header: list[str], rows: list[list[str]], width: int = DEFAULT_WIDTH) 
 Column = tuple[str, str, Callable[[Any], str]]
 
 
-def rows_table(columns: Sequence[Column], rows: list[dict[str, Any]], width: int) -> str:
+def rows_table(columns: Sequence[Column], rows: Sequence[Mapping[str, Any]], width: int) -> str:
     """`table` of a view's rows, one column per (header, key, format)."""
     cells = [[fmt(row[key]) for _, key, fmt in columns] for row in rows]
     return table([header for header, _, _ in columns], cells, width)

@@ -5,9 +5,12 @@ runs to `kinetoscope diff`."""
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .text_tables import Column, mib, ms, or_dash, report_width, rows_table, short
+
+if TYPE_CHECKING:  # types only: naming them imports no view
+    from ..api.view_types import TrendChange, TrendView
 
 
 def _start(us: float | None) -> str:
@@ -33,18 +36,18 @@ RUN_COLUMNS: list[Column] = [
 ]
 
 
-def _value(change: dict[str, Any], key: str) -> str:
+def _value(change: TrendChange, key: Literal["baseline", "value"]) -> str:
     value = change[key]
     return mib(value) if change["unit"] == "bytes" else ms(value)
 
 
-def _pct(change: dict[str, Any]) -> str:
+def _pct(change: TrendChange) -> str:
     pct = change["change_pct"]
     text = "new" if pct is None else f"{pct:+.1f}"
     return text if change["confirmed"] else f"{text} ?"
 
 
-def _change_rows(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _change_rows(changes: list[TrendChange]) -> list[dict[str, Any]]:
     return [
         {
             **c,
@@ -71,7 +74,7 @@ CHANGE_COLUMNS: list[Column] = [
 ]
 
 
-def render_trend(view: dict[str, Any]) -> str:
+def render_trend(view: TrendView) -> str:
     width = report_width()
     rule = view["rule"]
     if rule["mode"] == "baseline":
@@ -89,8 +92,10 @@ def render_trend(view: dict[str, Any]) -> str:
         out += ["", "== Workloads (runs are compared within their workload only)", ""]
         out += [f"{w['index']}: {short(w['label'], width - 4)}" for w in view["workloads"]]
     out += [f"note: {note}" for note in view["notes"]]
-    for title, key in (("Regressions", "regressions"), ("Improvements", "improvements")):
-        changes = view[key]
+    for title, changes in (
+        ("Regressions", view["regressions"]),
+        ("Improvements", view["improvements"]),
+    ):
         out += ["", f"== {title} ({len(changes)})", ""]
         out.append(rows_table(CHANGE_COLUMNS, _change_rows(changes), width) if changes else "none")
     return "\n".join(out)

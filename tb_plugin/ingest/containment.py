@@ -158,3 +158,23 @@ def read_bounded(path: str, limit: int, roots: list[str] | None) -> bytes:
     if len(data) > limit:
         raise OSError(errno.EFBIG, f"larger than {limit >> 20} MiB", path)
     return data
+
+
+def list_bounded(folder: str, limit: int, roots: list[str] | None) -> list[str]:
+    """The names of the entries of a local folder, at most `limit` of them (the first the
+    folder gives), sorted; with `roots` (real paths) only if the folder is inside one of
+    them at the moment it is opened (OutsideLogdirError otherwise): a folder link leading
+    out is not listed."""
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if roots is not None:
+            _check(fd, folder, [os.path.realpath(r) for r in roots])
+        names: list[str] = []
+        with os.scandir(fd) as entries:
+            for entry in entries:
+                if len(names) >= limit:
+                    break
+                names.append(entry.name)
+    finally:
+        os.close(fd)
+    return sorted(names)

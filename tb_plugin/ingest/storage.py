@@ -10,6 +10,7 @@ rank summaries in worker processes or on a cluster):
   object at once);
 - `list_files(folder)`: every file under a folder, recursively, with its state;
 - `read_small(location, limit, roots)`: a small side file read whole, bounded;
+- `list_small(folder, limit, roots)`: the names in a small local side folder, bounded;
 - `kind(location)`: "file", "dir" or None; `parent`, `join`, `absolute`.
 
 A local file under a logdir discovery listed is checked to be inside it each time it is
@@ -37,7 +38,7 @@ from typing import Any, BinaryIO
 from .containment import OUTSIDE_LOGDIR as OUTSIDE_LOGDIR
 from .containment import OutsideLogdirError as OutsideLogdirError
 from .containment import add_root as add_root
-from .containment import contained_stat, open_contained, read_bounded
+from .containment import contained_stat, list_bounded, open_contained, read_bounded
 from .containment import follow_symlinks as follow_symlinks
 from .containment import logdir_roots as logdir_roots
 from .limits import env_number
@@ -170,6 +171,15 @@ def read_small(location: str, limit: int, roots: list[str] | None = None) -> byt
     if len(data) > limit:
         raise OSError(errno.EFBIG, f"larger than {limit >> 20} MiB", location)
     return bytes(data)
+
+
+def list_small(folder: str, limit: int, roots: list[str] | None = None) -> list[str]:
+    """The names in a small local side folder (Inductor's `inductor_code/`), sorted: at most
+    `limit` entries read, and with `roots` only a folder inside them, checked as it is
+    opened (OutsideLogdirError otherwise). A URL folder is not listed (empty)."""
+    if is_url(folder):
+        return []
+    return list_bounded(folder, limit, roots)
 
 
 def kind(location: str) -> str | None:

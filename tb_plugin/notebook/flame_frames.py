@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..api.view_types import FlameGraphView
+from ..api.view_parts import FlameGraphView
 from .frames import plain_fields
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..api.lower import TraceModel
-from ..api.view_types import GpuIdleView, IdleBreakdown, queue_lengths
+from ..api.view_parts import GpuIdleView, IdleBreakdown, queue_lengths
 from .frames import plain_fields
 
 if TYPE_CHECKING:

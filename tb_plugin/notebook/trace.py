@@ -14,7 +14,7 @@ from ..api.dispatch import Dispatch
 from ..api.endpoints import VIEWS
 from ..api.lower import SpanFile, TraceModel
 from ..api.session import Session
-from ..api.view_types import PAGE_MAX, GpuIdleView, LaunchDelayView
+from ..api.view_parts import PAGE_MAX, GpuIdleView, LaunchDelayView
 from .flame_frames import flame_frame
 from .frames import breakdown_frame, events_frame, plain_fields, rows_frame
 from .gpu_idle_frames import idle_frame, queue_frame

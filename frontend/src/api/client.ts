@@ -1,46 +1,9 @@
 // One typed fetch for every route of /data/plugin/kinetoscope/: `api.get(endpoint, params)`,
-// typed by the Endpoints map. Errors become ApiError with TensorBoard's error message; 202
+// typed by the generated route map (`Routes`). Errors become ApiError with TensorBoard's error message; 202
 // (still loading) is a distinct result, never an error, and `untilReady` polls through it.
 
-import type {
-  CallStacksParams,
-  CallStacksResponse,
-  DiffParams,
-  DiffView,
-  DistributedLoading,
-  DistributedResponse,
-  EventResponse,
-  FlameGraphParams,
-  FlameGraphView,
-  FlowsResponse,
-  GpuIdleView,
-  HealthView,
-  KernelsParams,
-  KernelsResponse,
-  MemoryCurveParams,
-  MemoryCurveResponse,
-  MemoryEventsParams,
-  MemoryEventsResponse,
-  MemoryParams,
-  MemoryResponse,
-  MemorySnapshotResponse,
-  ModulesView,
-  OperatorGroupBy,
-  OperatorsResponse,
-  OverviewResponse,
-  RangeSummaryResponse,
-  RunsResponse,
-  SearchResponse,
-  SpanKey,
-  SpansResponse,
-  StatusResponse,
-  TracksResponse,
-  TrendLoading,
-  TrendParams,
-  TrendView,
-  WindowResponse,
-  WorkersResponse,
-} from './types';
+import type { RouteName, Routes, StatusResponse } from './generated';
+import type { NarrowedBodies } from './types';
 import { sleep } from './poll';
 
 export class ApiError extends Error {
@@ -88,61 +51,17 @@ export function errorMessage(body: unknown, fallback: string): string {
   return fallback;
 }
 
-/** A trace-view route's parameters: run, span and `worker` (file times) or `workers`. */
-type TraceViewParams = Params;
+/** Route name -> its query, its 200 body and its 202 body: generated from the registry
+ * (`Routes` in generated.ts, docs/http_api.md), with the bodies types.ts narrows. */
+export type Endpoints = {
+  [E in RouteName]: {
+    params: Routes[E]['params'];
+    response: E extends keyof NarrowedBodies ? NarrowedBodies[E] : Routes[E]['response'];
+    loading: Routes[E]['loading'];
+  };
+};
 
-/** The other side of a diff (`target_span` missing: the worker's first span). */
-export interface DiffTarget {
-  target_run: string;
-  target_worker: string;
-  target_span?: string;
-}
-
-/** One route: what it takes, what it answers, and what its 202 body is (never: no 202). */
-interface Route<P, R, L = never> {
-  params: P;
-  response: R;
-  loading: L;
-}
-
-/** Endpoint name -> its parameters and answers (docs/http_api.md). */
-export interface Endpoints {
-  runs: Route<Record<string, never>, RunsResponse>;
-  workers: Route<{ run: string }, WorkersResponse>;
-  spans: Route<{ run: string; worker: string }, SpansResponse>;
-  status: Route<SpanKey, StatusResponse>;
-  overview: Route<SpanKey, OverviewResponse, StatusResponse>;
-  operators: Route<SpanKey & { group_by: OperatorGroupBy }, OperatorsResponse, StatusResponse>;
-  callstacks: Route<SpanKey & CallStacksParams, CallStacksResponse, StatusResponse>;
-  kernels: Route<SpanKey & KernelsParams, KernelsResponse, StatusResponse>;
-  modules: Route<SpanKey, ModulesView, StatusResponse>;
-  flamegraph: Route<SpanKey & FlameGraphParams, FlameGraphView, StatusResponse>;
-  gpu_idle: Route<SpanKey, GpuIdleView, StatusResponse>;
-  health: Route<SpanKey, HealthView, StatusResponse>;
-  memory: Route<SpanKey & MemoryParams, MemoryResponse, StatusResponse>;
-  memory_curve: Route<SpanKey & MemoryCurveParams, MemoryCurveResponse, StatusResponse>;
-  memory_events: Route<SpanKey & MemoryEventsParams, MemoryEventsResponse, StatusResponse>;
-  /** Two worker-spans: the key is the base, `target_*` the target; 202 while either loads. */
-  diff: Route<SpanKey & DiffTarget & DiffParams, DiffView, StatusResponse>;
-  /** Run-level: every worker of the run is one rank; `span` defaults to "1". */
-  distributed: Route<{ run: string; span?: string }, DistributedResponse, DistributedLoading>;
-  /** Run-level: the run folder's memory snapshots, aligned with the first worker's `span`. */
-  memory_snapshot: Route<
-    { run: string; span?: string },
-    MemorySnapshotResponse,
-    DistributedLoading
-  >;
-  /** Logdir-level: every run's traces summarised (202 with the files done). */
-  trend: Route<TrendParams, TrendView, TrendLoading>;
-  tracks: Route<TraceViewParams, TracksResponse, StatusResponse>;
-  trace: Route<TraceViewParams, WindowResponse, StatusResponse>;
-  event: Route<TraceViewParams, EventResponse, StatusResponse>;
-  flows: Route<TraceViewParams, FlowsResponse, StatusResponse>;
-  search: Route<TraceViewParams, SearchResponse, StatusResponse>;
-  range_summary: Route<TraceViewParams, RangeSummaryResponse, StatusResponse>;
-}
-
-export type Endpoint = keyof Endpoints;
+export type Endpoint = RouteName;
 
 /** A route answered 202: the server is still loading; `status` is its 202 body. */
 export interface StillLoading<L = StatusResponse> {

@@ -1355,34 +1355,69 @@ export interface WorkersResponse {
   workers: WorkerListing[];
 }
 
-/** Every JSON endpoint: its query parameters (besides run, worker/workers, span),
- * its 200 body and, if it can answer 202 while loading, that body. */
-export interface Endpoints {
+/** The query names of each scope (the handler resolves them; docs/http_api.md); a
+ * logdir-level route takes none. */
+/** Run-level: every worker of the run; `span` defaults to the first. */
+export interface RunScope {
+  run: string;
+  span?: string | undefined;
+}
+export interface WorkerScope {
+  run: string;
+  worker: string;
+}
+/** One worker-span (`span` missing: the worker's first). */
+export interface SpanScope {
+  run: string;
+  worker: string;
+  span?: string | undefined;
+}
+/** One worker-span, or `workers` (comma-separated) on one time axis. */
+export interface SpansScope {
+  run: string;
+  worker?: string | undefined;
+  workers?: string | undefined;
+  span?: string | undefined;
+}
+/** Two worker-spans: the base, and `target_*` the target (`target_span` missing: its first). */
+export interface PairScope extends SpanScope {
+  target_run: string;
+  target_worker: string;
+  target_span?: string | undefined;
+}
+/** A request type as a query: an optional name may also be given as `undefined` (left out). */
+export type Query<T> = {
+  [K in keyof T]: T[K] | (object extends Pick<T, K> ? undefined : never);
+};
+
+/** Every JSON route: its query (its scope's names and its request type's), its 200
+ * body and, if it can answer 202 while loading, that body (`never`: no 202). */
+export interface Routes {
   runs: { params: NoParams; response: RunsResponse; loading: never };
-  workers: { params: NoParams; response: WorkersResponse; loading: never };
-  spans: { params: NoParams; response: SpansResponse; loading: never };
-  status: { params: NoParams; response: StatusResponse; loading: never };
-  distributed: { params: NoParams; response: DistributedResponse; loading: DistributedLoading };
-  memory_snapshot: { params: NoParams; response: MemorySnapshotResponse; loading: DistributedLoading };
-  trend: { params: TrendParams; response: TrendView; loading: TrendLoading };
-  overview: { params: NoParams; response: OverviewView; loading: StatusResponse };
-  memory: { params: MemoryParams; response: MemoryView; loading: StatusResponse };
-  memory_curve: { params: MemoryCurveParams; response: CurveView; loading: StatusResponse };
-  memory_events: { params: MemoryEventsParams; response: EventsView; loading: StatusResponse };
-  operators: { params: OperatorsParams; response: OperatorsView; loading: StatusResponse };
-  callstacks: { params: CallStacksParams; response: CallStacksView; loading: StatusResponse };
-  kernels: { params: KernelsParams; response: KernelsView; loading: StatusResponse };
-  modules: { params: NoParams; response: ModulesView; loading: StatusResponse };
-  flamegraph: { params: FlameGraphParams; response: FlameGraphView; loading: StatusResponse };
-  gpu_idle: { params: NoParams; response: GpuIdleView; loading: StatusResponse };
-  health: { params: NoParams; response: HealthView; loading: StatusResponse };
-  tracks: { params: TracksParams; response: TracksView; loading: StatusResponse };
-  trace: { params: TraceParams; response: WindowView; loading: StatusResponse };
-  event: { params: EventParams; response: EventView; loading: StatusResponse };
-  flows: { params: FlowsParams; response: FlowsView; loading: StatusResponse };
-  search: { params: SearchParams; response: SearchView; loading: StatusResponse };
-  range_summary: { params: RangeSummaryParams; response: RangeSummaryView; loading: StatusResponse };
-  diff: { params: DiffParams; response: DiffView; loading: StatusResponse };
+  workers: { params: RunScope; response: WorkersResponse; loading: never };
+  spans: { params: WorkerScope; response: SpansResponse; loading: never };
+  status: { params: SpanScope; response: StatusResponse; loading: never };
+  distributed: { params: RunScope; response: DistributedResponse; loading: DistributedLoading };
+  memory_snapshot: { params: RunScope; response: MemorySnapshotResponse; loading: DistributedLoading };
+  trend: { params: Query<TrendParams>; response: TrendView; loading: TrendLoading };
+  overview: { params: SpanScope; response: OverviewView; loading: StatusResponse };
+  memory: { params: SpanScope & Query<MemoryParams>; response: MemoryView; loading: StatusResponse };
+  memory_curve: { params: SpanScope & Query<MemoryCurveParams>; response: CurveView; loading: StatusResponse };
+  memory_events: { params: SpanScope & Query<MemoryEventsParams>; response: EventsView; loading: StatusResponse };
+  operators: { params: SpanScope & Query<OperatorsParams>; response: OperatorsView; loading: StatusResponse };
+  callstacks: { params: SpanScope & Query<CallStacksParams>; response: CallStacksView; loading: StatusResponse };
+  kernels: { params: SpanScope & Query<KernelsParams>; response: KernelsView; loading: StatusResponse };
+  modules: { params: SpanScope; response: ModulesView; loading: StatusResponse };
+  flamegraph: { params: SpanScope & Query<FlameGraphParams>; response: FlameGraphView; loading: StatusResponse };
+  gpu_idle: { params: SpanScope; response: GpuIdleView; loading: StatusResponse };
+  health: { params: SpanScope; response: HealthView; loading: StatusResponse };
+  tracks: { params: SpansScope; response: TracksView; loading: StatusResponse };
+  trace: { params: SpansScope & Query<TraceParams>; response: WindowView; loading: StatusResponse };
+  event: { params: SpansScope & Query<EventParams>; response: EventView; loading: StatusResponse };
+  flows: { params: SpansScope & Query<FlowsParams>; response: FlowsView; loading: StatusResponse };
+  search: { params: SpansScope & Query<SearchParams>; response: SearchView; loading: StatusResponse };
+  range_summary: { params: SpansScope & Query<RangeSummaryParams>; response: RangeSummaryView; loading: StatusResponse };
+  diff: { params: PairScope & Query<DiffParams>; response: DiffView; loading: StatusResponse };
 }
 
-export type EndpointName = keyof Endpoints;
+export type RouteName = keyof Routes;

@@ -295,3 +295,21 @@ export type FlowsResponse = G.FlowsView;
 export type SearchResponse = G.SearchView;
 export type RangeSummaryRow = G.RangeRow;
 export type RangeSummaryResponse = G.RangeSummaryView;
+
+// ----- the route map's bodies -----
+
+/** The 200 bodies this file reads more precisely than the generated types (literal unions
+ * and keyed records the Python types spell as `str`, `dict` or `Any`; a recommendation's
+ * `evidence` and `link` kept nullable while the pages check them): `api.get` answers these
+ * for their routes, the generated `Routes` body for every other route. */
+export interface NarrowedBodies {
+  overview: OverviewResponse;
+  operators: OperatorsResponse;
+  callstacks: CallStacksResponse;
+  memory_events: MemoryEventsResponse;
+  distributed: DistributedResponse;
+}
+
+/** Every key of NarrowedBodies is a route of the generated map (fails to compile else). */
+type RouteNames<T extends G.RouteName> = T;
+export type NarrowedRoutes = RouteNames<keyof NarrowedBodies>;

@@ -43,6 +43,8 @@ from ..core.python_stacks import parse_frame, python_stacks
 
 SOURCE_ROOTS = "KINETOSCOPE_SOURCE_ROOTS"
 MAX_SOURCE_ENV = "KINETOSCOPE_MAX_SOURCE_MB"
+# Entries of an `inductor_code/` folder listed at most (a model's wrappers number tens).
+MAX_INDUCTOR_FILES = 4096
 INDUCTOR_KERNEL = re.compile(
     r"^(?:triton_(?:poi|red|per|tem|for|spl|mix)_|cpp_)fused_(.*?)(?:_\d+)?$"
 )
@@ -181,13 +183,16 @@ def _read_wrappers(
     return out, unread
 
 
-def _inductor_folder_files(model: TraceModel) -> list[str]:
+def _inductor_folder_files(model: TraceModel, roots: list[str]) -> list[str]:
+    """The `.py` files of the `inductor_code/` folder beside the trace, listed through the
+    storage layer: at most MAX_INDUCTOR_FILES entries, and only a folder inside `roots`
+    (a folder link leading out of the logdir is not listed)."""
     path = model.source.get("path")
     if not path or storage.is_url(str(path)):
         return []
     folder = os.path.join(os.path.dirname(str(path)), "inductor_code")
     try:
-        names = sorted(os.listdir(folder))
+        names = storage.list_small(folder, MAX_INDUCTOR_FILES, roots)
     except OSError:
         return []
     return [os.path.join(folder, n) for n in names if n.endswith(".py")]
@@ -217,9 +222,8 @@ def _build(model: TraceModel) -> dict[int, CompiledKernel]:
     args = model.args_of(tree.rows[nodes], _KernelArgs)
     frames = _python_frames(model, nodes)
     wrappers = {f["filename"] for fs in frames for f in fs if _GENERATED.search(f["filename"])}
-    by_hash, unread = _read_wrappers(
-        _inductor_folder_files(model) + sorted(wrappers), source_roots(model)
-    )
+    roots = source_roots(model)
+    by_hash, unread = _read_wrappers(_inductor_folder_files(model, roots) + sorted(wrappers), roots)
     vocabulary = set(_COMMON_OPS) | {
         n[6:] for n in model.names if n.startswith("aten::") and "::" not in n[6:]
     }

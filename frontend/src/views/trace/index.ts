@@ -6,7 +6,7 @@
 // page_search (search and its results), page_range (area summaries).
 
 import { describeError, isAbort } from '../../api/client';
-import type { StatusResponse, TracksResponse, WorkerInfo } from '../../api/types';
+import type { Routes, StatusResponse, TracksResponse, WorkerInfo } from '../../api/types';
 import { h, replaceChildren } from '../../components/dom';
 import { formatBytes, formatCount } from '../../components/format';
 import { HashParamStore } from '../../components/hash_params';
@@ -228,18 +228,18 @@ class TracePage implements TracePageHost {
       initial: initial ?? undefined,
       isDark: () => this.ctx.themes.current.dark,
       fetchWindow: async (req, sig) => {
-        const params: KeyParams = {
+        const params = {
           ...this.keyParams(),
-          t0: String(req.t0),
-          t1: String(req.t1),
-          width: String(req.width),
-          max_items: String(req.maxItems),
+          t0: req.t0,
+          t1: req.t1,
+          width: req.width,
+          max_items: req.maxItems,
           tracks: req.tracks.join(','),
         };
         return this.ctx.api.getReady('trace', params, AbortSignal.any([sig, signal]));
       },
       fetchFlows: async (req, sig) => {
-        const params: KeyParams = { ...this.keyParams(), t0: String(req.t0), t1: String(req.t1) };
+        const params: Routes['flows']['params'] = { ...this.keyParams(), t0: req.t0, t1: req.t1 };
         if (req.tracks.length) params.tracks = req.tracks.join(',');
         return this.ctx.api.getReady('flows', params, AbortSignal.any([sig, signal]));
       },

@@ -1,9 +1,10 @@
 // Pure helpers of the trace page: request parameters, call-stack frames, link labels,
 // argument values, search navigation. Unit-tested in model.test.ts.
 
-import type { EventLink, SearchResponse } from '../../api/types';
+import type { EventLink, SearchResponse, SpansScope } from '../../api/types';
 
-export type KeyParams = Record<string, string>;
+/** The workers and span of a trace-view request (the routes' `spans` scope). */
+export type KeyParams = SpansScope;
 
 /** Parameters naming the workers of a request: one worker keeps the file's times. */
 export function workerParams(

@@ -103,7 +103,7 @@ export class EventPane {
     const { run, span, worker: single } = this.host.ctx.key;
     const params = {
       ...eventParams(run, span, this.host.multi(), worker, single),
-      row: String(row),
+      row,
     };
     const ev = await this.host.ctx.api.getReady('event', params, signal);
     if (this.cache.size > CACHED_EVENTS) this.cache.clear();

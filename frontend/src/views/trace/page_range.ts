@@ -10,7 +10,7 @@ import type { TracePageHost } from './page_types';
 import type { AreaSelection } from './timeline';
 
 /** The most names the server sums up (the largest). */
-const RANGE_NAMES_LIMIT = '2000';
+const RANGE_NAMES_LIMIT = 2000;
 
 export class RangePane {
   private controller: AbortController | null = null;
@@ -34,8 +34,8 @@ export class RangePane {
     try {
       const params = {
         ...this.host.keyParams(),
-        t0: String(area.t0 + origin),
-        t1: String(area.t1 + origin),
+        t0: area.t0 + origin,
+        t1: area.t1 + origin,
         tracks: area.trackIds.join(','),
         limit: RANGE_NAMES_LIMIT,
       };

@@ -81,7 +81,7 @@ export class TraceSearch {
     this.query = q;
     this.count.textContent = 'searching…';
     try {
-      const params = { ...this.host.keyParams(), q, limit: String(SEARCH_LIMIT) };
+      const params = { ...this.host.keyParams(), q, limit: SEARCH_LIMIT };
       const signal = AbortSignal.any([controller.signal, ctx.signal]);
       const resp = await ctx.api.getReady('search', params, signal);
       if (controller.signal.aborted) return false;
