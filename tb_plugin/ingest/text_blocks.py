@@ -23,6 +23,11 @@ except ImportError:  # pragma: no cover - isal is a declared dependency
 
 READ_BLOCK = 4 << 20
 INFLATE_BLOCK = 1 << 20  # text per inflate call: a fraction of decode.CHUNK_TARGET
+# Compressed bytes given to one inflate call. Each call's output is bounded (a bomb), so a
+# block inflates in many calls, and each call copies what it did not use (its
+# `unconsumed_tail`): a 4 MiB block copied ~100 times. Fed 256 KiB at a time, isal
+# inflates the 253 MB H100 mix in 0.07 s instead of 0.11 s (measured).
+GZIP_FEED = 256 << 10
 
 
 class TraceDecodeError(Exception):
@@ -111,7 +116,8 @@ def _raw_text_blocks(
         return
     report.compressed = True
     inflater = _zlib_impl.decompressobj(31)
-    data = first
+    feed = _feed(first)
+    data = next(feed, b"")
     produced = 0  # text bytes yielded
     while True:
         while data:
@@ -131,12 +137,16 @@ def _raw_text_blocks(
             if inflater.eof and inflater.unused_data:  # next gzip member
                 data = inflater.unused_data
                 inflater = _zlib_impl.decompressobj(31)
-        data = f.read(READ_BLOCK)
-        done += len(data)
-        if progress:
-            progress(done, total)
+        data = next(feed, b"")
         if not data:
-            break
+            data = f.read(READ_BLOCK)
+            done += len(data)
+            if progress:
+                progress(done, total)
+            if not data:
+                break
+            feed = _feed(data)
+            data = next(feed)
     try:
         tail = inflater.flush()
     except Exception:  # noqa: BLE001 - any inflate error here means a cut stream
@@ -149,6 +159,12 @@ def _raw_text_blocks(
             f"the gzip stream ends early (after {done} of {total} bytes were read): "
             "kept the events that could be read"
         )
+
+
+def _feed(block: bytes) -> Iterator[memoryview]:
+    """A read block in pieces of `GZIP_FEED` bytes (views, not copies)."""
+    view = memoryview(block)
+    return (view[i : i + GZIP_FEED] for i in range(0, len(block), GZIP_FEED))
 
 
 def _salvage_gzip(f: BinaryIO, skip: int) -> Generator[bytes, None, int]:
