@@ -12,6 +12,9 @@ built first), and each shared derived table (``TraceModel.derived``) at its firs
 seconds, share of the wall time, and the peak RSS once the phase ends. ``gzip -dc`` (G)
 and isal inflate alone are measured after, for reference.
 
+Peak RSS is the process's peak so far once the phase ends; RSS what it holds then. The
+scanner threads' rows are timed in those threads (their peaks are read there too).
+
 Threads: the scanner runs in threads beside the main one, so its row gives thread-seconds
 (summed over the threads); the main thread's rows add up to the wall time.
 """
@@ -37,6 +40,8 @@ START = time.perf_counter()
 _LOCK = threading.Lock()
 TIMES: dict[str, float] = defaultdict(float)
 PEAK: dict[str, int] = {}
+NOW: dict[str, int] = {}  # RSS (KiB) when the phase last ended
+_PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
 ORDER: list[str] = []
 
 
@@ -50,6 +55,16 @@ def add(name: str, seconds: float) -> None:
             ORDER.append(name)
         TIMES[name] += seconds
         PEAK[name] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        NOW[name] = rss_kb()
+
+
+def rss_kb() -> int:
+    """This process's resident memory now, in KiB (0 where /proc is missing)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            return int(f.read().split()[1]) * _PAGE_KB
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def timed(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -224,12 +239,14 @@ def print_table(
             f"isal inflate alone (best of 3): {isal:.2f} s" + (f" = {isal / g:.2f} G" if g else "")
         )
     print()
-    print(f"| {'phase':<46} | {'s':>6} | {'share':>6} | {'peak RSS MB':>11} |")
-    print(f"| {'-' * 46} | {'-' * 6} | {'-' * 6} | {'-' * 11} |")
-    rows = [("imports", imports, None)] + [(k, TIMES[k], PEAK[k]) for k in ORDER]
-    for name, seconds, peak in rows:
+    print(f"| {'phase':<46} | {'s':>6} | {'share':>6} | {'peak RSS MB':>11} | {'RSS MB':>6} |")
+    print(f"| {'-' * 46} | {'-' * 6} | {'-' * 6} | {'-' * 11} | {'-' * 6} |")
+    rows = [("imports", imports, None, None)]
+    rows += [(k, TIMES[k], PEAK[k], NOW[k]) for k in ORDER]
+    for name, seconds, peak, now in rows:
         rss = f"{peak / 1024:.0f}" if peak else ""
-        print(f"| {name:<46} | {seconds:6.3f} | {seconds / wall:6.1%} | {rss:>11} |")
+        held = f"{now / 1024:.0f}" if now else ""
+        print(f"| {name:<46} | {seconds:6.3f} | {seconds / wall:6.1%} | {rss:>11} | {held:>6} |")
     print(f"\npeak RSS at the end: {peak_mb():.0f} MB")
 
 
