@@ -25,9 +25,11 @@ READ_BLOCK = 4 << 20
 INFLATE_BLOCK = 1 << 20  # text per inflate call: a fraction of decode.CHUNK_TARGET
 # Compressed bytes given to one inflate call. Each call's output is bounded (a bomb), so a
 # block inflates in many calls, and each call copies what it did not use (its
-# `unconsumed_tail`): a 4 MiB block copied ~100 times. Fed 256 KiB at a time, isal
-# inflates the 253 MB H100 mix in 0.07 s instead of 0.11 s (measured).
-GZIP_FEED = 256 << 10
+# `unconsumed_tail`): a 4 MiB block copied ~100 times. Fed 1 MiB at a time, isal inflates
+# the 253 MB H100 mix in 0.07 s instead of 0.10 s (measured). Smaller feeds inflate no
+# faster and end more output blocks short: 256 KiB added ~20 MB to the V100 mix's peak
+# RSS (blocks of odd sizes fragment the heap).
+GZIP_FEED = 1 << 20
 
 
 class TraceDecodeError(Exception):
