@@ -149,6 +149,12 @@ def _raw_text_blocks(
                 break
             feed = _feed(data)
             data = next(feed)
+    yield from _end_of_gzip(inflater, report, f"after {done} of {total} bytes were read")
+
+
+def _end_of_gzip(inflater: Any, report: DecodeReport, where: str) -> Iterator[bytes]:
+    """The text the inflater still holds once the file is read; a stream that has not
+    ended is a cut file (`partial`)."""
     try:
         tail = inflater.flush()
     except Exception:  # noqa: BLE001 - any inflate error here means a cut stream
@@ -158,8 +164,7 @@ def _raw_text_blocks(
     if not inflater.eof:
         report.partial = True
         report.warnings.append(
-            f"the gzip stream ends early (after {done} of {total} bytes were read): "
-            "kept the events that could be read"
+            f"the gzip stream ends early ({where}): kept the events that could be read"
         )
 
 
