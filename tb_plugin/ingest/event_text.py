@@ -317,6 +317,22 @@ class PendingBlocks:
         self.size = 0
         return joined
 
+    def cut_after(self, buf: bytes) -> tuple[bytes, bytes] | None:
+        """`buf` and the pending blocks as one text cut at its last event boundary, as
+        `split_points` finds it, when that boundary is in the last block: (the text up to
+        it, the text after it), made with one copy of the text rather than a join and a
+        slice of the joined text. None (nothing taken) when the last block has none."""
+        if not self.blocks:
+            return None
+        last = self.blocks[-1]
+        cut = next(split_points(last, 0), None)
+        if cut is None:
+            return None
+        body = b"".join([buf, *self.blocks[:-1], memoryview(last)[:cut]])
+        self.blocks.clear()
+        self.size = 0
+        return body, last[cut:]
+
 
 def stop_at_damage(report: DecodeReport, offset: int, what: str) -> None:
     """The text is damaged from `offset` on: the load keeps what came before, and stops."""

@@ -54,6 +54,14 @@ def iter_event_pieces(
         saw_text = True
         if pending.add(block) + len(buf) - max(start, 0) < decode.CHUNK_TARGET:
             continue
+        taken = pending.cut_after(buf) if start == 0 else None
+        if taken is not None:  # the common case, once the array is found
+            body, buf = taken
+            returned = yield body
+            while returned is not None:  # text the consumer could not use: cut it again
+                buf = returned + buf
+                returned = yield b""
+            continue
         buf = pending.append_to(buf)
         if start < 0:
             found = scan.find_events_start(buf, final=False)

@@ -23,6 +23,13 @@ except ImportError:  # pragma: no cover - isal is a declared dependency
 
 READ_BLOCK = 4 << 20
 INFLATE_BLOCK = 1 << 20  # text per inflate call: a fraction of decode.CHUNK_TARGET
+# Compressed bytes given to one inflate call. Each call's output is bounded (a bomb), so a
+# block inflates in many calls, and each call copies what it did not use (its
+# `unconsumed_tail`): a 4 MiB block copied ~100 times. Fed 1 MiB at a time, isal inflates
+# the 253 MB H100 mix in 0.07 s instead of 0.10 s (measured). Smaller feeds inflate no
+# faster and end more output blocks short: 256 KiB added ~20 MB to the V100 mix's peak
+# RSS (blocks of odd sizes fragment the heap).
+GZIP_FEED = 1 << 20
 
 
 class TraceDecodeError(Exception):
@@ -111,7 +118,8 @@ def _raw_text_blocks(
         return
     report.compressed = True
     inflater = _zlib_impl.decompressobj(31)
-    data = first
+    feed = _feed(first)
+    data = next(feed, b"")
     produced = 0  # text bytes yielded
     while True:
         while data:
@@ -131,12 +139,22 @@ def _raw_text_blocks(
             if inflater.eof and inflater.unused_data:  # next gzip member
                 data = inflater.unused_data
                 inflater = _zlib_impl.decompressobj(31)
-        data = f.read(READ_BLOCK)
-        done += len(data)
-        if progress:
-            progress(done, total)
+        data = next(feed, b"")
         if not data:
-            break
+            data = f.read(READ_BLOCK)
+            done += len(data)
+            if progress:
+                progress(done, total)
+            if not data:
+                break
+            feed = _feed(data)
+            data = next(feed)
+    yield from _end_of_gzip(inflater, report, f"after {done} of {total} bytes were read")
+
+
+def _end_of_gzip(inflater: Any, report: DecodeReport, where: str) -> Iterator[bytes]:
+    """The text the inflater still holds once the file is read; a stream that has not
+    ended is a cut file (`partial`)."""
     try:
         tail = inflater.flush()
     except Exception:  # noqa: BLE001 - any inflate error here means a cut stream
@@ -146,9 +164,14 @@ def _raw_text_blocks(
     if not inflater.eof:
         report.partial = True
         report.warnings.append(
-            f"the gzip stream ends early (after {done} of {total} bytes were read): "
-            "kept the events that could be read"
+            f"the gzip stream ends early ({where}): kept the events that could be read"
         )
+
+
+def _feed(block: bytes) -> Iterator[memoryview]:
+    """A read block in pieces of `GZIP_FEED` bytes (views, not copies)."""
+    view = memoryview(block)
+    return (view[i : i + GZIP_FEED] for i in range(0, len(block), GZIP_FEED))
 
 
 def _salvage_gzip(f: BinaryIO, skip: int) -> Generator[bytes, None, int]:

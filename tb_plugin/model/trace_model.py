@@ -218,12 +218,15 @@ class TraceModel:
         ends = self.events["args_end"]
         starts = np.where(rows > 0, ends[np.maximum(rows - 1, 0)], 0)
         stops = ends[rows]
-        # A memoryview's slices are plain buffers: slicing the memory-mapped array itself
-        # makes a memmap object per row (about 1.5 µs each, most of the cost here).
-        blob = memoryview(self.args_blob)
-        pieces = [
-            blob[a:b].tobytes() if b > a else b"{}" for a, b in zip(starts.tolist(), stops.tolist())
-        ]
+        spans = zip(starts.tolist(), stops.tolist())
+        mapping = _whole_map(self.args_blob)
+        if mapping is not None:  # a slice of the map is its bytes: one object per row
+            pieces = [mapping[a:b] if b > a else b"{}" for a, b in spans]
+        else:
+            # A memoryview's slices are plain buffers: slicing the memory-mapped array
+            # itself makes a memmap object per row (about 1.5 µs each).
+            blob = memoryview(self.args_blob)
+            pieces = [blob[a:b].tobytes() if b > a else b"{}" for a, b in spans]
         decoder, one = decoders_for(shape)
         try:
             return decoder.decode(b"[" + b",".join(pieces) + b"]")
@@ -250,6 +253,16 @@ class TraceModel:
 # Args text copied per scan step: the copy is the scan's peak memory (32 MiB cost ~30 MB
 # of peak RSS on a 259 MB trace), and 4 MiB steps scan faster, too (measured).
 ARGS_SCAN_CHUNK = 4 << 20
+
+
+def _whole_map(blob: Any) -> mmap.mmap | None:
+    """The memory map under a memory-mapped blob that maps exactly the blob (its slices
+    are the blob's bytes, made without a view object: args of 457k rows read in 0.134 s
+    instead of 0.152 s), else None."""
+    mapping = getattr(blob, "_mmap", None)
+    if not isinstance(mapping, mmap.mmap) or getattr(blob, "offset", None) != 0:
+        return None
+    return mapping if len(mapping) == len(blob) else None
 
 
 def _release_pages(blob: Any, start: int, stop: int) -> None:

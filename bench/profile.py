@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""Where the time and memory of a cold ``kinetoscope report --format json --no-cache`` go.
+
+    .venv/bin/python bench/profile.py TRACE [--no-reference]
+
+Runs the report in this process, as the CLI runs it, with the product's functions wrapped
+at run time (nothing in the product imports this tool) and prints one table: per pass of
+the load (read + inflate, cutting the text, the scanner threads, column build, interning,
+the args spill, the rest of the build), per default view's compute (each endpoint of
+``kinetoscope.api.endpoints.VIEWS`` that the report computes, less the shared tables it
+built first), and each shared derived table (``TraceModel.derived``) at its first build;
+seconds, share of the wall time, and the peak RSS once the phase ends. ``gzip -dc`` (G)
+and isal inflate alone are measured after, for reference.
+
+Peak RSS is the process's peak so far once the phase ends; RSS what it holds then. The
+scanner threads' rows are timed in those threads (their peaks are read there too).
+
+Threads: the scanner runs in threads beside the main one, so its row gives thread-seconds
+(summed over the threads); the main thread's rows add up to the wall time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+START = time.perf_counter()
+_LOCK = threading.Lock()
+TIMES: dict[str, float] = defaultdict(float)
+PEAK: dict[str, int] = {}
+NOW: dict[str, int] = {}  # RSS (KiB) when the phase last ended
+_PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
+ORDER: list[str] = []
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def add(name: str, seconds: float) -> None:
+    with _LOCK:
+        if name not in TIMES:
+            ORDER.append(name)
+        TIMES[name] += seconds
+        PEAK[name] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        NOW[name] = rss_kb()
+
+
+def rss_kb() -> int:
+    """This process's resident memory now, in KiB (0 where /proc is missing)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            return int(f.read().split()[1]) * _PAGE_KB
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def timed(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        t = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            add(name, time.perf_counter() - t)
+
+    return wrapper
+
+
+def timed_generator(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A generator function whose time inside (each next and send) counts to `name`."""
+
+    def wrapper(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        gen = fn(*args, **kwargs)
+        sent: Any = None
+        while True:
+            t = time.perf_counter()
+            try:
+                item = gen.send(sent)
+            except StopIteration as stop:
+                add(name, time.perf_counter() - t)
+                return stop.value
+            add(name, time.perf_counter() - t)
+            sent = yield item
+
+    return wrapper
+
+
+class _TimedSink:
+    """The args spill file, its writes timed (in the writer thread)."""
+
+    def __init__(self, f: Any) -> None:
+        self._f = f
+
+    def write(self, data: Any) -> int:
+        t = time.perf_counter()
+        try:
+            return int(self._f.write(data))
+        finally:
+            add("load: args spill write (writer thread)", time.perf_counter() - t)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._f, name)
+
+
+def instrument() -> None:
+    from kinetoscope.api import registry
+    from kinetoscope.ingest import build, pieces, text_blocks
+    from kinetoscope.ingest.columns import Interner
+    from kinetoscope.model.trace_model import TraceModel
+    from kinetoscope.store import trace_store
+
+    text_blocks._raw_text_blocks = timed_generator(  # type: ignore[assignment]
+        "load: read + inflate", text_blocks._raw_text_blocks
+    )
+    inner_pieces = pieces.iter_event_pieces
+    build.iter_event_pieces = timed_generator("load: cut text (+ inflate)", inner_pieces)
+    build.scan_slice = timed("load: scan (scanner threads, thread-s)", build.scan_slice)
+    build.chunk_from_text = timed("load: scan (this thread)", build.chunk_from_text)
+    build.as_chunk = timed("load: column build (as_chunk)", build.as_chunk)
+    Interner.codes = timed("load: interning (merge)", Interner.codes)  # type: ignore[method-assign]
+    build.ModelBuilder.merge = timed("load: merge (all)", build.ModelBuilder.merge)  # type: ignore[method-assign]
+    build.ModelBuilder.finish = timed("load: finish (join columns)", build.ModelBuilder.finish)  # type: ignore[method-assign]
+    build.return_freed_memory = timed("load: malloc_trim", build.return_freed_memory)
+    trace_store.return_freed_memory = timed("views: malloc_trim", trace_store.return_freed_memory)
+    trace_store.build_model = timed("load: total (build_model)", trace_store.build_model)
+
+    class _Tmp:
+        @staticmethod
+        def TemporaryFile(*args: Any, **kwargs: Any) -> Any:  # noqa: N802
+            return _TimedSink(tempfile.TemporaryFile(*args, **kwargs))
+
+    build.tempfile = _Tmp  # type: ignore[assignment]
+
+    stack: list[list[float]] = []  # per open timed call: [start, nested seconds]
+
+    def exclusive(name: str, fn: Callable[[], Any]) -> Any:
+        stack.append([time.perf_counter(), 0.0])
+        try:
+            return fn()
+        finally:
+            start, nested = stack.pop()
+            spent = time.perf_counter() - start
+            add(name, spent - nested)
+            if stack:
+                stack[-1][1] += spent
+
+    original_derived = TraceModel.derived
+
+    def derived(self: Any, key: str, make: Callable[[Any], Any]) -> Any:
+        if key in self.__dict__ or threading.current_thread() is not threading.main_thread():
+            return original_derived(self, key, make)
+        return exclusive(f"derived: {key}", lambda: original_derived(self, key, make))
+
+    TraceModel.derived = derived  # type: ignore[method-assign]
+    original_call = registry.Endpoint.call
+
+    def call(self: Any, *args: Any) -> Any:
+        return exclusive(f"view: {self.name}", lambda: original_call(self, *args))
+
+    registry.Endpoint.call = call  # type: ignore[method-assign]
+    _instrument_health_checks(exclusive)
+
+
+def _instrument_health_checks(exclusive: Callable[[str, Callable[[], Any]], Any]) -> None:
+    """Each health check (the `_health_findings` table is all of them) timed on its own."""
+    from kinetoscope.analysis.health import view as health
+
+    def wrap(check_id: str, fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        return lambda model: exclusive(f"  health check: {check_id}", lambda: fn(model))
+
+    health._CHECKS[:] = [(*c[:4], wrap(c[0], c[4])) for c in health._CHECKS]
+
+
+def run_report(trace: str) -> float:
+    from kinetoscope.cli.main import main
+
+    with open(os.devnull, "w") as out, contextlib.redirect_stdout(out):
+        rc = main(["report", trace, "--format", "json", "--no-cache"])
+    if rc:
+        raise SystemExit(f"kinetoscope report exited with {rc}")
+    return time.perf_counter() - START
+
+
+def gzip_seconds(path: str, runs: int = 3) -> float | None:
+    gzip = shutil.which("gzip")
+    if gzip is None or not path.endswith(".gz"):
+        return None
+    best = float("inf")
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run([gzip, "-dc", path], stdout=subprocess.DEVNULL, check=True)
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def isal_seconds(path: str, runs: int = 3) -> float | None:
+    try:
+        from isal import isal_zlib
+    except ImportError:
+        return None
+    if not path.endswith(".gz"):
+        return None
+    best = float("inf")
+    for _ in range(runs):
+        t = time.perf_counter()
+        inflater = isal_zlib.decompressobj(31)
+        with open(path, "rb") as f:
+            while block := f.read(4 << 20):
+                data = block
+                while data:
+                    inflater.decompress(data, 1 << 20)
+                    data = inflater.unconsumed_tail
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def print_table(
+    trace: str, wall: float, imports: float, g: float | None, isal: float | None
+) -> None:
+    size = os.path.getsize(trace)
+    print(f"trace: {Path(trace).name} ({size / 1e6:.1f} MB on disk)")
+    print(f"wall (in-process report, imports included): {wall:.2f} s")
+    if g:
+        print(f"G (gzip -dc, best of 3): {g:.2f} s   wall/G: {wall / g:.2f}")
+    if isal:
+        print(
+            f"isal inflate alone (best of 3): {isal:.2f} s" + (f" = {isal / g:.2f} G" if g else "")
+        )
+    print()
+    print(f"| {'phase':<46} | {'s':>6} | {'share':>6} | {'peak RSS MB':>11} | {'RSS MB':>6} |")
+    print(f"| {'-' * 46} | {'-' * 6} | {'-' * 6} | {'-' * 11} | {'-' * 6} |")
+    rows = [("imports", imports, None, None)]
+    rows += [(k, TIMES[k], PEAK[k], NOW[k]) for k in ORDER]
+    for name, seconds, peak, now in rows:
+        rss = f"{peak / 1024:.0f}" if peak else ""
+        held = f"{now / 1024:.0f}" if now else ""
+        print(f"| {name:<46} | {seconds:6.3f} | {seconds / wall:6.1%} | {rss:>11} | {held:>6} |")
+    print(f"\npeak RSS at the end: {peak_mb():.0f} MB")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("trace", help="a trace file (.json or .json.gz)")
+    p.add_argument("--no-reference", action="store_true", help="skip gzip -dc and isal")
+    args = p.parse_args()
+    repo = Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(repo))
+    import kinetoscope.api.endpoints  # noqa: F401 - the import cost, as the report pays it
+    import kinetoscope.cli.main  # noqa: F401
+
+    imports = time.perf_counter() - START
+    instrument()
+    wall = run_report(args.trace)
+    g = isal = None
+    if not args.no_reference:
+        g, isal = gzip_seconds(args.trace), isal_seconds(args.trace)
+    print_table(args.trace, wall, imports, g, isal)
+
+
+if __name__ == "__main__":
+    main()
