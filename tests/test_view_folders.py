@@ -61,3 +61,24 @@ def test_every_view_folder_is_inside_the_walls() -> None:
     folders = {p.name for p in gen_view_folders.ANALYSIS.iterdir() if (p / "__init__.py").exists()}
     assert named == folders, f"not in the views contract: {sorted(folders - named)}"
     assert set(gen_view_folders.folders()) | {"core"} == folders
+
+
+def test_views_contract_is_written_from_the_folders_levels(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new folder is walled in by the generator: the views contract's layers come from each
+    endpoint.py's LEVEL (comparisons above, views independent of each other, core below)."""
+    for name, level in (("zeta", None), ("alpha", None), ("cmp", "comparison"), ("core", None)):
+        (tmp_path / name).mkdir()
+        said = f'LEVEL = "{level}"\n' if level else ""
+        (tmp_path / name / "endpoint.py").write_text(f"ORDER = 1\n{said}ENDPOINTS = []\n")
+    monkeypatch.setattr(gen_view_folders, "ANALYSIS", tmp_path)
+    current = 'x = 1\nid = "views"\ncontainers = ["a"]\nlayers = [\n  "old",\n]\nafter = 2\n'
+    written = gen_view_folders.pyproject_text(current)
+    assert written == (
+        'x = 1\nid = "views"\ncontainers = ["a"]\nlayers = [\n'
+        '  "cmp",\n  "alpha | zeta",\n  "core",\n]\nafter = 2\n'
+    )
+    (tmp_path / "zeta" / "endpoint.py").write_text('ORDER = 1\nLEVEL = "top"\nENDPOINTS = []\n')
+    with pytest.raises(ValueError, match="LEVEL"):
+        gen_view_folders.levels()

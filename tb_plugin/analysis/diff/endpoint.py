@@ -8,6 +8,7 @@ from ..core.endpoint import SPAN_STATUS, Cache, Endpoint, Lazy, Scope
 from .types import VERSION, DiffParams
 
 ORDER = 110  # the folder's place in the page order (`api/view_folders.py`)
+LEVEL = "comparison"  # reads other views: walled in above them (pyproject's `views`)
 
 ENDPOINTS: list[Endpoint] = [
     Endpoint(
