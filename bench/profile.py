@@ -164,18 +164,26 @@ def instrument() -> None:
         return exclusive(f"derived: {key}", lambda: original_derived(self, key, make))
 
     TraceModel.derived = derived  # type: ignore[method-assign]
-    original_call = registry.Endpoint.call
-
-    def call(self: Any, *args: Any) -> Any:
-        return exclusive(f"view: {self.name}", lambda: original_call(self, *args))
-
-    registry.Endpoint.call = call  # type: ignore[method-assign]
+    for entry in ("of_span", "of_traces", "of_pair", "of_context", "of_listing"):
+        _time_entry(registry.Endpoint, entry, exclusive)
     _instrument_health_checks(exclusive)
+
+
+def _time_entry(
+    endpoint: Any, entry: str, exclusive: Callable[[str, Callable[[], Any]], Any]
+) -> None:
+    """One of the endpoint's typed entries (`of_span`, ...) timed per view."""
+    original = getattr(endpoint, entry)
+
+    def timed(self: Any, *args: Any) -> Any:
+        return exclusive(f"view: {self.name}", lambda: original(self, *args))
+
+    setattr(endpoint, entry, timed)
 
 
 def _instrument_health_checks(exclusive: Callable[[str, Callable[[], Any]], Any]) -> None:
     """Each health check (the `_health_findings` table is all of them) timed on its own."""
-    from kinetoscope.analysis.health import view as health
+    from kinetoscope.analysis.core.health import view as health
 
     def wrap(check_id: str, fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
         return lambda model: exclusive(f"  health check: {check_id}", lambda: fn(model))
