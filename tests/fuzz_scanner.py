@@ -7,10 +7,11 @@ code is a finding too.
 
 Coverage: atheris/libFuzzer need clang to instrument C; here the fuzzer builds its own
 copy of ingest/_scan.c with gcc's -fsanitize-coverage=trace-pc and
--fsanitize=undefined (tests/fuzz_coverage.c counts block-to-block edges) and swaps it in
-for the installed scanner. An input that reaches a new edge, or an edge a new number of
-times (AFL's count buckets), joins the pool that later inputs are mutated from
-(tests/fuzz_mutations.py). Without gcc it runs uninstrumented (mutations only).
+-fsanitize=undefined (tests/fuzz_edges.py; tests/fuzz_coverage.c counts block-to-block
+edges) and swaps it in for the installed scanner. An input that reaches a new edge, or an
+edge a new number of times (AFL's count buckets), joins the pool that later inputs are
+mutated from (tests/fuzz_mutations.py). Without gcc it runs uninstrumented (mutations
+only).
 
 By hand, many processes (each its own pool; a crashed input is saved by the parent):
 
@@ -23,21 +24,17 @@ each one becomes a case of tests/data/scanner_fuzz/ (tests/test_scanner_fuzz.py)
 from __future__ import annotations
 
 import argparse
-import ctypes
 import hashlib
-import importlib.util
 import os
 import random
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 
-import numpy as np
+from fuzz_edges import Coverage, build_instrumented, load_instrumented
 from fuzz_mutations import joined, mutated, seed_events
 from kinetoscope.ingest import native_chunk
 from scan_compare import disagreement
@@ -48,62 +45,16 @@ SLOW_SECONDS = 2.0
 MAX_POOL = 20_000
 
 
-def build_instrumented(folder: Path) -> Path:
-    """The scanner built with edge coverage and UBSan (aborts on undefined behaviour)."""
-    suffix = sysconfig.get_config_var("EXT_SUFFIX")
-    out = folder / f"_scan{suffix}"
-    include = sysconfig.get_paths()["include"]
-    common = ["gcc", "-O1", "-g", "-fPIC", "-fno-omit-frame-pointer", f"-I{include}"]
-    ub = ["-fsanitize=undefined", "-fno-sanitize-recover=undefined"]
-    hook = folder / "fuzz_coverage.o"
-    subprocess.run([*common, "-c", str(TESTS / "fuzz_coverage.c"), "-o", str(hook)], check=True)
-    scan = folder / "_scan.o"
-    instrument = ["-fsanitize-coverage=trace-pc", *ub]
-    subprocess.run([*common, *instrument, "-c", str(SCANNER), "-o", str(scan)], check=True)
-    subprocess.run([*common, *ub, "-shared", str(scan), str(hook), "-o", str(out)], check=True)
-    return out
-
-
-@dataclass
-class Coverage:
-    """The instrumented scanner's edge map, and the (edge, count bucket) pairs seen."""
-
-    module: ModuleType
-    edges: np.ndarray  # the live map (a view of the C array)
-    reset: ctypes._CFuncPtr
-    seen: np.ndarray = field(default_factory=lambda: np.zeros(1 << 16, dtype=np.uint8))
-
-    def new_features(self) -> int:
-        """How many (edge, bucket) pairs the last input reached first; clears the map."""
-        hit = np.flatnonzero(self.edges)
-        counts = self.edges[hit]
-        buckets = (1 << np.minimum(np.log2(counts).astype(np.uint8), 7)).astype(np.uint8)
-        fresh = buckets & ~self.seen[hit]
-        self.seen[hit] |= buckets
-        self.reset()
-        return int(np.count_nonzero(fresh))
-
-    def edges_seen(self) -> int:
-        return int(np.count_nonzero(self.seen))
-
-
 def instrumented_coverage() -> Coverage | None:
     """Swaps the instrumented scanner in for this process; None without gcc or a scanner."""
     if native_chunk._scan is None:
         return None
     try:
-        path = build_instrumented(Path(tempfile.mkdtemp(prefix="kfuzz-")))
+        path = build_instrumented(SCANNER, "_scan", Path(tempfile.mkdtemp(prefix="kfuzz-")))
     except (OSError, subprocess.CalledProcessError):
         return None
-    spec = importlib.util.spec_from_file_location("kinetoscope.ingest._scan", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    lib = ctypes.CDLL(str(path))
-    edges = np.ctypeslib.as_array((ctypes.c_ubyte * (1 << 16)).in_dll(lib, "kfuzz_map"))
-    native_chunk._scan = module
-    coverage = Coverage(module, edges, lib.kfuzz_reset)
-    coverage.reset()
+    coverage = load_instrumented(path, "kinetoscope.ingest._scan")
+    native_chunk._scan = coverage.module
     return coverage
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import math
+import os
 import random
 import struct
 import zlib
@@ -20,7 +21,8 @@ import msgspec
 import perfetto_bombs as pb
 import pytest
 from corpus import corpus_path
-from kinetoscope.ingest.perfetto import events, native, stream
+from fuzz_perfetto_native import Findings, fuzz
+from kinetoscope.ingest.perfetto import events, native, read, rules, stream
 from kinetoscope.ingest.perfetto.rules import native_module
 from perfetto_compare import disagreement, load, model_facts
 from perfetto_writer import write_perfetto_file
@@ -29,6 +31,9 @@ from test_perfetto_corpus import TRACES
 pytestmark = pytest.mark.skipif(not native.available(), reason="the compiled reader is not built")
 
 DATA = Path(__file__).parent / "data"
+# Seconds of the short compare-fuzz run (the long one is by hand:
+# `python tests/fuzz_perfetto_native.py --minutes N --asan`); at most a minute.
+FUZZ_BUDGET = min(float(os.environ.get("KINETOSCOPE_PERFETTO_FUZZ_SECONDS", "6")), 60.0)
 
 
 def same_both_ways(path: Path) -> None:
@@ -296,6 +301,21 @@ def test_the_hold_bound_lets_events_go_past_an_open_slice(
     check(tmp_path, data)
 
 
+def test_small_chunks_and_runs_read_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chunks of a few events (a delivery's parts cut mid-way, chunks past `batch` rows)
+    and runs of a few packets read as the defaults do, both ways."""
+    source = DATA / "h100" / "gemm_bf16"
+    path = tmp_path / "gemm.pftrace.gz"
+    write_perfetto_file(str(next(source.glob("*.pt.trace.json.gz"))), str(path))
+    for batch, run_bytes in ((7, 300), (64, 4096)):
+        monkeypatch.setattr(native, "BATCH", batch)
+        monkeypatch.setattr(read, "BATCH", batch)
+        monkeypatch.setattr(stream, "RUN_BYTES", run_bytes)
+        same_both_ways(path)
+
+
 def test_a_load_over_the_memory_cap_stops_both_ways(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -384,3 +404,16 @@ def test_json_values_of_legacy_annotations_match(tmp_path: Path) -> None:
         data += event(3, 100 + i, 1, b"l", annotation(b"v", legacy=text))
         data += event(1, 200 + i, 1, b"b", annotation(b"v", legacy=text)) + event(2, 300 + i, 1)
     check(tmp_path, data)
+
+
+def test_a_short_compare_fuzz_run_finds_no_disagreement(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The compiled reader built with edge coverage and UBSan, against the other reader on
+    mutated real traces (its bounds drawn small at random): no difference, no crash."""
+    monkeypatch.setattr(rules, "_native", rules._native)  # fuzz() swaps its own build in
+    seed = int.from_bytes(os.urandom(2), "little")  # another part of the space each run
+    stats, findings = fuzz(FUZZ_BUDGET, seed=seed, findings=Findings(tmp_path))
+    assert stats.executions > 0
+    found = {reason: body[:200] for reason, body in findings.found.items()}
+    assert not found, f"seed {seed}, {stats.line()}: {found}"

@@ -37,7 +37,7 @@ static void reader_clear(Reader *r) {
     for (int t = 0; t < N_TABLES; t++) codes_free(&r->table_codes[t]);
     enc_free(&r->enc);
     Buf *scratch[] = {&r->args, &r->joined, &r->tmp, &r->msg, &r->cat_iids, &r->cats, &r->flows_out,
-                      &r->ends_out, &r->flows_old, &r->ends_old, &r->link, &r->annotations};
+                      &r->ends_out, &r->flows_old, &r->ends_old, &r->link, &r->annotations, &r->cores};
     for (size_t i = 0; i < sizeof scratch / sizeof scratch[0]; i++) buf_free(scratch[i]);
     for (int i = 0; i < 5; i++) buf_free(&r->spans[i]);
     Py_CLEAR(r->callbacks);
@@ -49,12 +49,12 @@ static void reader_dealloc(Reader *r) {
 }
 
 static int reader_init(Reader *r, PyObject *args, PyObject *kwargs) {
-    static char *keys[] = {"callbacks", "cap", "hold_max", "check_every", "batch", "batch_bytes", "seed", NULL};
+    static char *keys[] = {"callbacks", "cap", "check_every", "batch", "batch_bytes", "seed", NULL};
     PyObject *callbacks;
-    long long cap, hold_max, check_every, batch, batch_bytes;
+    long long cap, check_every, batch, batch_bytes;
     unsigned long long seed;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OLLLLLK", keys, &callbacks, &cap, &hold_max,
-                                     &check_every, &batch, &batch_bytes, &seed))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OLLLLK", keys, &callbacks, &cap, &check_every,
+                                     &batch, &batch_bytes, &seed))
         return -1;
     if (r->callbacks) {
         PyErr_SetString(PyExc_RuntimeError, "a Reader is initialised once");
@@ -67,12 +67,11 @@ static int reader_init(Reader *r, PyObject *args, PyObject *kwargs) {
     Py_INCREF(callbacks);
     r->callbacks = callbacks;
     r->cap = cap;
-    r->hold_max = hold_max;
     r->check_every = check_every;
     r->batch = batch;
     r->batch_bytes = batch_bytes;
     r->seed = mix64(seed ^ 0x5851F42D4C957F2DULL);
-    r->free_flow = NO_STR;
+    r->free_flow = r->free_core = r->last_seq_at = NO_STR;
     r->serial = 1;
     r->hooks.ctx = r;
     r->hooks.legacy = legacy_hook;
@@ -166,8 +165,9 @@ static int read_run(Reader *r, Span run, size_t *pos, int nested, Span *compress
                     *pos = (size_t)(next - run.p);
                     return RUN_COMPRESSED;
                 }
-                if (status == P_BAD && !skip(r, r->msg.data, r->msg.len)) return RUN_FAIL;
-                if (count_packet(r)) {
+                if ((status == P_BAD || status == P_UNPARSED) && !skip(r, r->msg.data, r->msg.len))
+                    return RUN_FAIL;
+                if (status != P_UNPARSED && count_packet(r)) { /* as events.py counts them */
                     *pos = (size_t)(next - run.p);
                     return RUN_TOO_LARGE;
                 }

@@ -38,6 +38,8 @@ typedef struct {
     Buf items; /* Span, used as a stack */
     Buf plan;  /* uint32, used as a stack */
     Buf annots; /* Annot, used as a stack */
+    Core *core; /* the core columns of the top level's members, read as they are written */
+    int cores;  /* how many core keys the top level has */
     Buf msg;   /* the words of a failure */
     int later; /* msg holds the first encode failure of what is being written */
     uint64_t seed;
@@ -261,13 +263,23 @@ static int write_dict(Enc *e, Buf *out, size_t plan_at, size_t items_at, size_t 
     uint32_t *last = first + n;
     long distinct = plan_keys(e, BOUND(e, plan_at, 0), n, first, last);
     int status = distinct < 0 || !buf_byte(out, '{') ? ENC_FAIL : ENC_OK;
+    Core *core = e->core; /* the top level only */
+    e->core = NULL;
     for (long u = 0; u < distinct && status == ENC_OK; u++) {
         const uint32_t *key = BOUND(e, plan_at, first[u]);
         if ((u && !buf_byte(out, ',')) || !buf_put(out, e->keys.data + key[0], key[1] - key[0]) ||
-            !buf_byte(out, ':'))
+            !buf_byte(out, ':')) {
             status = ENC_FAIL;
-        else
-            status = write(e, out, items_at, last[u]);
+            break;
+        }
+        size_t value_at = out->len;
+        status = write(e, out, items_at, last[u]);
+        key = BOUND(e, plan_at, first[u]); /* the write may have grown the stacks */
+        int kind = core ? core_key(e->keys.data + key[0], key[1] - key[0]) : -1;
+        if (kind >= 0 && status == ENC_OK) {
+            core_value(core, kind, out->data + value_at, out->data + out->len);
+            e->cores++;
+        }
     }
     if (status == ENC_OK && !buf_byte(out, '}')) status = ENC_FAIL;
     if (first != small) free(first);
@@ -456,13 +468,16 @@ static int write_value(Enc *e, Buf *out, const Annot *a, int n) {
 /* ---- an event's args ------------------------------------------------------------------------ */
 
 /* The args text of a track event's annotations (the n spans of its field 4), with
-   `correlation` set where no annotation names it (has_corr); "" for no args. Checks the legacy values the Python reader would read first (`legacy`:
+   `correlation` set where no annotation names it (has_corr); "" for no args; their core
+   columns in *core (e->cores: how many core keys). Checks the legacy values the Python reader would read first (`legacy`:
    the packet has one Python must read). ENC_BAD: the packet fails (e->msg says why;
    e->later: only once its args are encoded). */
-static int encode_args(Enc *e, Buf *out, const Span *annotations, size_t n, int legacy,
-                       int has_corr, uint64_t corr) {
+static int encode_args(Enc *e, Buf *out, Core *core, const Span *annotations, size_t n,
+                       int legacy, int has_corr, uint64_t corr) {
     out->len = 0;
     e->later = 0;
+    e->cores = 0;
+    core_defaults(core);
     e->items.len = e->keys.len = e->plan.len = e->annots.len = 0;
     if (n && !buf_put(&e->items, annotations, n * sizeof(Span))) return ENC_FAIL;
     for (size_t i = 0; legacy && i < n; i++) {
@@ -470,14 +485,18 @@ static int encode_args(Enc *e, Buf *out, const Span *annotations, size_t n, int 
         if (status != ENC_OK) return status;
     }
     int named = 0;
+    e->core = core;
     int status = write_annotation_spans(e, out, 0, n, &named);
+    e->core = NULL;
     if (status != ENC_OK || !has_corr || named) return status;
     if (out->len) out->len--; /* reopen the dict */
     else if (!buf_byte(out, '{')) return ENC_FAIL;
-    if ((out->len > 1 && !buf_byte(out, ',')) || !buf_str(out, "\"correlation\":") ||
-        !json_u64(out, corr) || !buf_byte(out, '}'))
-        return ENC_FAIL;
-    return ENC_OK;
+    if ((out->len > 1 && !buf_byte(out, ',')) || !buf_str(out, "\"correlation\":")) return ENC_FAIL;
+    size_t value_at = out->len;
+    if (!json_u64(out, corr)) return ENC_FAIL;
+    core_value(core, K_INT + I_CORRELATION, out->data + value_at, out->data + out->len);
+    e->cores++;
+    return buf_byte(out, '}') ? ENC_OK : ENC_FAIL;
 }
 
 #endif

@@ -53,6 +53,12 @@ static int buf_byte(Buf *b, char c) {
 
 static int buf_str(Buf *b, const char *s) { return buf_put(b, s, strlen(s)); }
 
+/* b->data + off, also for a buffer never written (NULL plus 0 is undefined behaviour). */
+static char *buf_at(const Buf *b, size_t off) {
+    static char nothing[1];
+    return b->data ? b->data + off : nothing;
+}
+
 static void buf_free(Buf *b) {
     free(b->data);
     *b = (Buf){0};
@@ -84,7 +90,7 @@ static uint64_t hash_bytes(uint64_t seed, const void *data, size_t n) {
         h ^= h >> 29;
     }
     uint64_t tail = 0;
-    memcpy(&tail, p, n);
+    if (n) memcpy(&tail, p, n);
     return mix64(h ^ tail ^ (n << 56));
 }
 

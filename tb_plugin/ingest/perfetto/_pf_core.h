@@ -65,30 +65,38 @@ typedef struct {
     const char *key, *key_end, *value, *value_end;
 } Member;
 
+/* Past a JSON string whose opening quote is at p; NULL past `end`. */
+static const char *skip_string(const char *p, const char *end) {
+    for (p++;;) {
+        const char *quote = memchr(p, '"', (size_t)(end - p));
+        if (!quote) return NULL;
+        const char *back = quote;
+        while (back > p && back[-1] == '\\') back--;
+        if ((quote - back) % 2 == 0) return quote + 1; /* not escaped */
+        p = quote + 1;
+    }
+}
+
 /* Past one JSON value of valid JSON (msgspec's or ours); NULL past `end`. */
 static const char *skip_json(const char *p, const char *end) {
     int depth = 0;
     while (p < end) {
         char c = *p;
         if (c == '"') {
-            for (p++; p < end && *p != '"'; p++)
-                if (*p == '\\') p++;
-            if (p >= end) return NULL;
-            p++;
+            if (!(p = skip_string(p, end))) return NULL;
+            if (depth == 0) return p;
         } else if (c == '[' || c == '{') {
             depth++;
             p++;
         } else if (c == ']' || c == '}') {
             if (depth == 0) return p;
-            depth--;
             p++;
-        } else if (c == ',' || c == ':') {
-            if (depth == 0) return p;
-            p++;
+            if (--depth == 0) return p;
+        } else if ((c == ',' || c == ':') && depth == 0) {
+            return p;
         } else {
             p++;
         }
-        if (depth == 0 && (c == '"' || c == ']' || c == '}')) return p;
     }
     return depth == 0 ? p : NULL;
 }
@@ -139,6 +147,15 @@ static int json_number(const char *p, const char *end, int64_t *i, uint64_t *u) 
     return NUM_U64;
 }
 
+/* The double of a number token of fewer than 40 bytes (strtod reads up to a NUL: a token
+   inside a text being written has none after it). */
+static double bounded_strtod(const char *p, const char *end) {
+    char token[40];
+    memcpy(token, p, (size_t)(end - p));
+    token[end - p] = 0;
+    return strtod(token, NULL);
+}
+
 /* One core key's value; marks c->python where the column builder's own reading is needed. */
 static void core_value(Core *c, int kind, const char *v, const char *end) {
     int64_t i = 0;
@@ -153,7 +170,7 @@ static void core_value(Core *c, int kind, const char *v, const char *end) {
     } else if (kind >= K_FLOAT) {
         if (number == NUM_I64) c->floats[kind - K_FLOAT] = (double)i;
         else if (number == NUM_U64) c->floats[kind - K_FLOAT] = (double)u;
-        else if (number == NUM_FLOAT) c->floats[kind - K_FLOAT] = strtod(v, NULL);
+        else if (number == NUM_FLOAT && end - v < 40) c->floats[kind - K_FLOAT] = bounded_strtod(v, end);
         else c->python = 1;
     } else {
         if (number == NUM_I64) c->ints[kind] = i;

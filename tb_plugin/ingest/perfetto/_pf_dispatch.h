@@ -121,16 +121,17 @@ static int chrome_metadata(Reader *r) {
     return status;
 }
 
-/* One packet: P_OK, P_BAD (r->msg), P_COMPRESSED (its zlib data in *compressed: Python
-   inflates it and reads its packets), P_FAIL (a Python error, or out of memory). */
+/* One packet: P_OK, P_BAD (r->msg), P_UNPARSED (as P_BAD: the protobuf runtime could not
+   parse it), P_COMPRESSED (its zlib data in *compressed: Python inflates it and reads its
+   packets), P_FAIL (a Python error, or out of memory). */
 static int read_one(Reader *r, Span bytes, int nested, Span *compressed) {
     Check check = pf_check(bytes);
-    if (check.status != PF_OK)
+    if (check.status != PF_OK) /* the protobuf runtime parses no packet of it: not counted */
         return bad(r, check.status == PF_TOO_DEEP
                           ? "DecodeError: Error parsing message with type 'kinetoscope.perfetto.TracePacket': "
                             "Exceeded upb_DecodeOptions_MaxDepth"
                           : "DecodeError: Error parsing message with type 'kinetoscope.perfetto.TracePacket': "
-                            "Wire format was corrupt");
+                            "Wire format was corrupt") == P_BAD ? P_UNPARSED : P_FAIL;
     Packet p;
     read_packet(r, bytes, &p);
     Sequence *seq = r->oom ? NULL : sequence_of(r, &p);

@@ -6,7 +6,7 @@
 #define KINETOSCOPE_PF_EVENTS_H
 #include "_pf_reader.h"
 
-enum { P_OK, P_BAD, P_COMPRESSED, P_FAIL };
+enum { P_OK, P_BAD, P_UNPARSED, P_COMPRESSED, P_FAIL };
 
 /* The packet failed: r->msg says why (as "Type: words"). */
 static int bad(Reader *r, const char *words) {
@@ -72,8 +72,8 @@ static int intern_table(Reader *r, Sequence *seq, uint32_t number, int table) {
 }
 
 static Sequence *sequence_of(Reader *r, const Packet *p) {
-    uint32_t at;
-    int known = map_get(&r->seq_index, p->seq_id, &at);
+    uint32_t at = r->last_seq_at;
+    int known = (at != NO_STR && p->seq_id == r->last_seq) || map_get(&r->seq_index, p->seq_id, &at);
     int cleared = p->cleared || (p->flags & 1);
     Sequence *seq = known ? &VEC_AT(r->seqs, Sequence, at) : NULL;
     if (!known) {
@@ -91,6 +91,8 @@ static Sequence *sequence_of(Reader *r, const Packet *p) {
         seq->nbytes = SEQUENCE_COST;
         r->tables_bytes += SEQUENCE_COST;
     }
+    r->last_seq = p->seq_id;
+    r->last_seq_at = at;
     if (NSPANS(r, S_DEFAULTS)) {
         uint64_t track = 0;
         Occurrences o = pf_occurrences(SPANS(r, S_DEFAULTS), NSPANS(r, S_DEFAULTS), 11);
@@ -113,7 +115,7 @@ static Sequence *sequence_of(Reader *r, const Packet *p) {
 static uint32_t interned_text(Reader *r, Sequence *seq, int table, uint64_t iid) {
     Entry *e = sequence_entry(seq, table, iid);
     if (!e) return texts_id(&r->texts, "", 0);
-    if (e->text == NO_STR) e->text = texts_id(&r->texts, seq->bytes.data + e->off, e->len);
+    if (e->text == NO_STR) e->text = texts_id(&r->texts, buf_at(&seq->bytes, e->off), e->len);
     return e->text;
 }
 

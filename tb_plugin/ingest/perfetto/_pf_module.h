@@ -20,10 +20,47 @@ static PyObject *py_finish(Reader *r, PyObject *unused) {
                          r->first_bad.data ? r->first_bad.data : "", (Py_ssize_t)r->first_bad.len);
 }
 
-static int set_bytes(PyObject *dict, const char *key, const Buf *b) {
-    PyObject *value = PyBytes_FromStringAndSize(b->data ? b->data : "", (Py_ssize_t)b->len);
-    int failed_ = !value || PyDict_SetItemString(dict, key, value) < 0;
-    Py_XDECREF(value);
+/* A chunk's column handed to Python without a copy: a read-only buffer (numpy.frombuffer
+   views it; the builder writes the args from it) that frees its memory when let go. */
+typedef struct {
+    PyObject_HEAD
+    char *data;
+    Py_ssize_t len;
+} Column;
+
+static int column_getbuffer(Column *c, Py_buffer *view, int flags) {
+    return PyBuffer_FillInfo(view, (PyObject *)c, c->data ? c->data : "", c->len, 1, flags);
+}
+
+static void column_dealloc(Column *c) {
+    free(c->data);
+    Py_TYPE(c)->tp_free((PyObject *)c);
+}
+
+static Py_ssize_t column_len(Column *c) { return c->len; }
+
+static PyBufferProcs COLUMN_BUFFER = {(getbufferproc)column_getbuffer, NULL};
+static PySequenceMethods COLUMN_SEQUENCE = {.sq_length = (lenfunc)column_len};
+
+static PyTypeObject ColumnType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "kinetoscope.ingest.perfetto._native.Column",
+    .tp_basicsize = sizeof(Column),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = (destructor)column_dealloc,
+    .tp_as_buffer = &COLUMN_BUFFER,
+    .tp_as_sequence = &COLUMN_SEQUENCE,
+    .tp_doc = "The bytes of one column of a chunk (a read-only buffer).",
+};
+
+/* Moves b's memory into a Column set as dict[key]. */
+static int set_bytes(PyObject *dict, const char *key, Buf *b) {
+    Column *column = PyObject_New(Column, &ColumnType);
+    if (!column) return 0;
+    column->data = b->data;
+    column->len = (Py_ssize_t)b->len;
+    *b = (Buf){0};
+    int failed_ = PyDict_SetItemString(dict, key, (PyObject *)column) < 0;
+    Py_DECREF(column);
     return !failed_;
 }
 
@@ -50,8 +87,8 @@ static PyObject *table_list(Reader *r, int table, const Buf *ids) {
     return list;
 }
 
-/* A chunk as the dict perfetto/native.py reads. */
-static PyObject *chunk_dict(Reader *r, const OutChunk *c) {
+/* A chunk as the dict perfetto/native.py reads (its columns moved out of it). */
+static PyObject *chunk_dict(Reader *r, OutChunk *c) {
     PyObject *out = PyDict_New(), *tables = PyDict_New(), *codes = PyDict_New(), *wide = PyDict_New();
     int ok = out && tables && codes && wide;
     PyObject *ph = ok ? PyList_New(N_PH) : NULL;
@@ -270,7 +307,7 @@ static PyMethodDef MODULE_METHODS[] = {
 static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_native", NULL, -1, MODULE_METHODS, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__native(void) {
-    if (PyType_Ready(&ReaderType) < 0) return NULL;
+    if (PyType_Ready(&ReaderType) < 0 || PyType_Ready(&ColumnType) < 0) return NULL;
     PyObject *module = PyModule_Create(&MODULE);
     if (!module) return NULL;
     Py_INCREF(&ReaderType);

@@ -86,7 +86,7 @@ static uint32_t event_category(Reader *r, Sequence *seq) {
     r->tmp.len = 0;
     for (size_t i = 0; i < n_iids; i++) {
         Entry *e = sequence_entry(seq, T_CATEGORIES, VEC_AT(r->cat_iids, uint64_t, i));
-        if ((i && !buf_byte(&r->tmp, ',')) || (e && !buf_put(&r->tmp, seq->bytes.data + e->off, e->len)))
+        if ((i && !buf_byte(&r->tmp, ',')) || (e && !buf_put(&r->tmp, buf_at(&seq->bytes, e->off), e->len)))
             return NO_STR - 1;
     }
     for (size_t i = 0; i < n_cats; i++)
@@ -98,7 +98,17 @@ static uint32_t event_category(Reader *r, Sequence *seq) {
 }
 
 static int place_of(Reader *r, uint64_t track, Record *rec) {
-    return track_place(&r->tracks, &r->values, &r->texts, track, &rec->pid, &rec->tid);
+    if (track == r->last_track && r->last_place_generation == r->tracks.generation) {
+        rec->pid = r->last_pid;
+        rec->tid = r->last_tid;
+        return 1;
+    }
+    if (!track_place(&r->tracks, &r->values, &r->texts, track, &rec->pid, &rec->tid)) return 0;
+    r->last_track = track;
+    r->last_place_generation = r->tracks.generation;
+    r->last_pid = rec->pid;
+    r->last_tid = rec->tid;
+    return 1;
 }
 
 static Stack *stack_of(Reader *r, uint64_t track, int create) {
@@ -129,6 +139,8 @@ static int end_slice(Reader *r, uint64_t track, uint64_t ts, int later) {
             !record_join(r, begun.seq, &r->joined))
             return P_FAIL;
         args_len = r->joined.len;
+        Core joined = core_of(r->joined.data, r->joined.len);
+        if (!record_core(r, queue_at(&r->queue, begun.seq), &joined)) return P_FAIL;
     }
     rec = queue_at(&r->queue, begun.seq);
     if (!place_of(r, track, rec)) return P_FAIL;
@@ -149,7 +161,7 @@ static int end_slice(Reader *r, uint64_t track, uint64_t ts, int later) {
     if (!ok) return P_FAIL;
     uint32_t nflows = begun.nflows + (uint32_t)VEC_LEN(r->flows_out, uint64_t);
     uint32_t nends = begun.nends + (uint32_t)VEC_LEN(r->ends_out, uint64_t);
-    const uint64_t *ids = (const uint64_t *)r->link.data;
+    const uint64_t *ids = (const uint64_t *)buf_at(&r->link, 0);
     return link_flows(r, &at, ids, nflows, ids + nflows, nends) ? P_OK : P_FAIL;
 }
 
@@ -159,13 +171,14 @@ static int begin_slice(Reader *r, uint64_t track, uint64_t ts, uint32_t name, ui
     Record *rec = queue_at(&r->queue, seq);
     rec->name = name;
     rec->cat = cat;
+    if (r->enc.cores && !record_core(r, rec, &r->core)) return P_FAIL;
     Open open = {ts, seq, (uint32_t)VEC_LEN(r->flows_out, uint64_t),
                  (uint32_t)VEC_LEN(r->ends_out, uint64_t), NULL, 0};
     size_t ids = (size_t)open.nflows + open.nends;
     if (ids && !(open.flows = malloc(8 * ids))) return P_FAIL;
     if (ids) {
-        memcpy(open.flows, r->flows_out.data, r->flows_out.len);
-        memcpy(open.flows + open.nflows, r->ends_out.data, r->ends_out.len);
+        memcpy(open.flows, buf_at(&r->flows_out, 0), r->flows_out.len);
+        memcpy(open.flows + open.nflows, buf_at(&r->ends_out, 0), r->ends_out.len);
     }
     uint32_t name_len = 0, cat_len = 0;
     text_at(&r->texts, name, &name_len);
@@ -192,11 +205,13 @@ static int point_event(Reader *r, int ph, uint64_t track, uint64_t ts, uint32_t 
     Record *rec = queue_at(&r->queue, seq);
     rec->name = name;
     rec->cat = cat;
+    if (linked && r->enc.cores && !record_core(r, rec, &r->core)) return P_FAIL; /* an instant */
     rec->ts = micros(ts);
     if (!place_of(r, track, rec)) return P_FAIL;
     if (!linked) return P_OK;
     At at = {rec->pid, rec->tid, rec->cat, rec->ts};
-    const uint64_t *flows = (const uint64_t *)r->flows_out.data, *ends = (const uint64_t *)r->ends_out.data;
+    const uint64_t *flows = (const uint64_t *)buf_at(&r->flows_out, 0);
+    const uint64_t *ends = (const uint64_t *)buf_at(&r->ends_out, 0);
     return link_flows(r, &at, flows, (uint32_t)VEC_LEN(r->flows_out, uint64_t), ends,
                       (uint32_t)VEC_LEN(r->ends_out, uint64_t)) ? P_OK : P_FAIL;
 }
@@ -208,7 +223,7 @@ static int track_event(Reader *r, Sequence *seq, const Packet *p, int legacy) {
     uint64_t track = e.has_track ? e.track : seq->default_track;
     int kind = e.has_type ? e.type : 0;
     r->enc.seq = seq;
-    int got = encode_args(&r->enc, &r->args, (const Span *)r->annotations.data,
+    int got = encode_args(&r->enc, &r->args, &r->core, (const Span *)r->annotations.data,
                           VEC_LEN(r->annotations, Span), legacy, e.has_correlation, e.correlation);
     if (got == ENC_FAIL) return P_FAIL;
     if (got == ENC_BAD || r->enc.later) {

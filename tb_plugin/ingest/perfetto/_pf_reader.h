@@ -75,8 +75,15 @@ struct Reader {
     Buf args, joined, tmp, msg;
     Buf spans[5];
     Buf cat_iids, cats, flows_out, ends_out, flows_old, ends_old, link, annotations;
+    Core core;        /* of the args in `args` */
+    Buf cores;        /* Core of the records that have core args */
+    uint32_t free_core;
+    /* the last sequence and place asked for (most packets follow the one before) */
+    uint32_t last_seq, last_seq_at;
+    uint64_t last_track;
+    uint32_t last_place_generation, last_pid, last_tid;
     /* limits and Python */
-    int64_t cap, builder_held, hold_max, check_every, batch, batch_bytes;
+    int64_t cap, builder_held, check_every, batch, batch_bytes;
     PyObject *callbacks;
     PyThreadState *save; /* while the GIL is let go */
     int busy, oom;
@@ -115,6 +122,37 @@ static uint64_t record_new(Reader *r, int ph, const Buf *args, int filled) {
     return seq;
 }
 
+/* Keeps a record's core columns aside when its args have any; 0 when out of memory. */
+static int record_core(Reader *r, Record *rec, const Core *core) {
+    if (rec->core != NO_STR) {
+        VEC_AT(r->cores, Core, rec->core) = *core;
+        return 1;
+    }
+    uint32_t at = r->free_core;
+    if (at != NO_STR) {
+        r->free_core = (uint32_t)VEC_AT(r->cores, Core, at).ints[0];
+        VEC_AT(r->cores, Core, at) = *core;
+    } else {
+        at = (uint32_t)VEC_LEN(r->cores, Core);
+        if (!buf_put(&r->cores, core, sizeof *core)) return 0;
+    }
+    rec->core = at;
+    return 1;
+}
+
+/* A record's core columns (its defaults when its args have none), let go of. */
+static Core record_take_core(Reader *r, const Record *rec) {
+    Core core;
+    if (rec->core == NO_STR) {
+        core_defaults(&core);
+        return core;
+    }
+    core = VEC_AT(r->cores, Core, rec->core);
+    VEC_AT(r->cores, Core, rec->core).ints[0] = r->free_core;
+    r->free_core = rec->core;
+    return core;
+}
+
 /* A slice's record filled at its end: its cost counted as held. */
 static void record_fill(Reader *r, Record *rec, size_t args_len) {
     rec->filled = 1;
@@ -127,7 +165,7 @@ static int record_join(Reader *r, uint64_t seq, const Buf *text) {
     Joined joined = {malloc(text->len ? text->len : 1), (uint32_t)text->len};
     uint32_t at = (uint32_t)VEC_LEN(q->joined_args, Joined);
     if (!joined.text) return 0;
-    memcpy(joined.text, text->data, text->len);
+    memcpy(joined.text, buf_at(text, 0), text->len);
     if (!q->joined.slots && !map_init(&q->joined, 16, r->seed)) return 0;
     if (!buf_put(&q->joined_args, &joined, sizeof joined) || !map_put(&q->joined, seq, at)) {
         free(joined.text);
@@ -160,20 +198,40 @@ static void record_forget_join(Reader *r, uint64_t seq) {
 
 /* ---- chunks -------------------------------------------------------------------------------- */
 
-static int put_i32(Buf *b, int32_t v) { return buf_put(b, &v, 4); }
-static int put_wide(Buf *b, const void *v) { return buf_put(b, v, 8); }
+/* Into a buffer with room reserved (chunk_start). */
+static void put_i32(Buf *b, int32_t v) {
+    memcpy(b->data + b->len, &v, 4);
+    b->len += 4;
+}
 
-/* One event into the chunk being filled: its columns, its core args read from its text. */
+static void put_wide(Buf *b, const void *v) {
+    memcpy(b->data + b->len, v, 8);
+    b->len += 8;
+}
+
+/* Room for `batch` more rows (pages not written are not memory yet): a chunk is cut
+   after a part of a delivery, so it may hold up to twice that. */
+static int chunk_room(Reader *r) {
+    OutChunk *c = &r->chunk;
+    size_t rows = (size_t)r->batch;
+    int ok = buf_reserve(&c->ph, 4 * rows) && buf_reserve(&c->has_stack, rows);
+    for (int t = 0; t < N_TABLES; t++) ok = ok && buf_reserve(&c->codes[t], 4 * rows);
+    for (int w = 0; w < N_WIDE; w++) ok = ok && buf_reserve(&c->wide[w], 8 * rows);
+    if (ok) c->room = c->rows + rows;
+    return ok;
+}
+
+/* One event into the chunk being filled: its columns and core args. */
 static int chunk_row(Reader *r, const Record *rec, const char *args, size_t args_len) {
     OutChunk *c = &r->chunk;
+    if (c->rows == c->room && !chunk_room(r)) return 0;
     uint32_t ids[N_TABLES] = {rec->name, rec->cat, rec->pid, rec->tid};
     for (int t = 0; t < N_TABLES; t++) {
         int32_t code;
-        if (!codes_lookup(&r->table_codes[t], ids[t], r->serial, &c->ids[t], &code) ||
-            !put_i32(&c->codes[t], code))
-            return 0;
+        if (!codes_lookup(&r->table_codes[t], ids[t], r->serial, &c->ids[t], &code)) return 0;
+        put_i32(&c->codes[t], code);
     }
-    Core core = core_of(args, args_len);
+    Core core = record_take_core(r, rec);
     int64_t len = (int64_t)args_len, id = rec->id;
     const void *wide[N_WIDE] = {
         &rec->ts, &rec->dur, &id, &len,
@@ -182,11 +240,10 @@ static int chunk_row(Reader *r, const Record *rec, const char *args, size_t args
         &core.ints[I_DEVICE_ID], &core.floats[F_BLOCKS_PER_SM], &core.floats[F_OCCUPANCY],
         &core.floats[F_NBYTES], &core.floats[F_TOTAL_ALLOCATED], &core.floats[F_TOTAL_RESERVED],
     };
-    for (int w = 0; w < N_WIDE; w++)
-        if (!put_wide(&c->wide[w], wide[w])) return 0;
-    if (!put_i32(&c->ph, rec->ph) || !buf_byte(&c->has_stack, (char)core.has_stack) ||
-        !buf_put(&c->args, args, args_len))
-        return 0;
+    for (int w = 0; w < N_WIDE; w++) put_wide(&c->wide[w], wide[w]);
+    put_i32(&c->ph, rec->ph);
+    c->has_stack.data[c->has_stack.len++] = (char)core.has_stack;
+    if (!buf_put(&c->args, args, args_len)) return 0;
     c->python |= core.python;
     c->rows++;
     return 1;
@@ -223,33 +280,33 @@ static int deliver(Reader *r, uint64_t seq, const Record *rec) {
 static int take_all(Reader *r) {
     Queue *q = &r->queue, kept;
     memset(&kept, 0, sizeof kept);
-    kept.base = q->base + VEC_LEN(q->records, Record);
+    kept.first = kept.head = kept.end = q->end; /* fresh sequence numbers */
     Map moved;
     if (!map_init(&moved, 64, r->seed)) return 0;
-    size_t n = VEC_LEN(q->records, Record);
     int ok = 1;
-    for (size_t i = q->head; ok && i < n; i++) {
-        Record rec = VEC_AT(q->records, Record, i);
-        uint64_t seq = q->base + i;
+    while (ok && queue_len(q)) {
+        uint64_t seq = q->head;
+        Record rec = *queue_at(q, seq);
         if (rec.filled) {
             ok = deliver(r, seq, &rec) >= 0;
         } else {
             uint64_t fresh = queue_push(&kept, rec.ph, queue_args(q, &rec), rec.args_len);
             if (fresh != UINT64_MAX) {
                 Record *copy = queue_at(&kept, fresh);
-                uint64_t args_at = copy->args_at;
+                const char *args = copy->args;
                 *copy = rec;
-                copy->args_at = args_at;
+                copy->args = args;
             }
-            ok = fresh != UINT64_MAX && map_put(&moved, seq, (uint32_t)(fresh - kept.base));
+            ok = fresh != UINT64_MAX && map_put(&moved, seq, (uint32_t)(fresh - kept.first));
         }
+        queue_pop(q);
     }
     for (size_t i = 0; ok && i < VEC_LEN(r->stacks, Stack); i++) {
         Stack *stack = &VEC_AT(r->stacks, Stack, i);
         for (size_t k = 0; k < VEC_LEN(stack->opens, Open); k++) {
             Open *open = &VEC_AT(stack->opens, Open, k);
             uint32_t index;
-            if (map_get(&moved, open->seq, &index)) open->seq = kept.base + index;
+            if (map_get(&moved, open->seq, &index)) open->seq = kept.first + index;
         }
     }
     map_free(&moved);
@@ -259,11 +316,9 @@ static int take_all(Reader *r) {
     }
     kept.joined = q->joined; /* open slices have no joined args: it is empty */
     kept.joined_args = q->joined_args;
-    kept.arena_base = q->arena_base + q->arena.len;
-    for (size_t i = 0; i < VEC_LEN(kept.records, Record); i++)
-        VEC_AT(kept.records, Record, i).args_at += kept.arena_base;
-    buf_free(&q->records);
-    buf_free(&q->arena);
+    q->joined = (Map){0};
+    q->joined_args = (Buf){0};
+    queue_free(q);
     *q = kept;
     return 1;
 }
@@ -277,17 +332,13 @@ static int take(Reader *r, int all_done) {
         r->delivering = 1;
         r->delivered = 0;
     }
-    while (queue_len(q) && VEC_AT(q->records, Record, q->head).filled) {
-        Record rec = VEC_AT(q->records, Record, q->head);
-        int cut = deliver(r, q->base + q->head, &rec);
-        q->head++;
+    while (queue_len(q) && queue_at(q, q->head)->filled) {
+        Record rec = *queue_at(q, q->head);
+        int cut = deliver(r, q->head, &rec);
+        queue_pop(q);
         if (cut < 0) return -1;
-        if (cut) {
-            queue_slide(q);
-            return 1;
-        }
+        if (cut) return 1;
     }
-    queue_slide(q);
     if (all_done && queue_len(q) && !take_all(r)) return -1;
     r->delivering = 0;
     return r->delivered % (size_t)r->batch && batch_check(r) < 0 ? -1 : 0;

@@ -21,9 +21,10 @@ static const char *const PH_TEXT[N_PH] = {"X", "i", "C", "s", "f"};
 typedef struct {
     double ts, dur;
     int64_t id;
-    uint64_t args_at;             /* where its args are in the arena (from its start) */
+    const char *args;             /* in an arena block (blocks never move) */
     uint32_t name, cat, pid, tid; /* text ids (cat NO_STR: None) and value ids */
     uint32_t args_len;
+    uint32_t core; /* its core columns in the reader's `cores`, or NO_STR: none of its args */
     uint8_t ph, filled, joined;
 } Record;
 
@@ -32,66 +33,121 @@ typedef struct {
     uint32_t len;
 } Joined;
 
+#define RECORD_BLOCK 8192          /* records a block */
+#define ARENA_BLOCK ((size_t)1 << 20) /* args bytes a block, at least */
+
 typedef struct {
-    Buf records;         /* Record; records[head:] are live */
-    size_t head;         /* first live record */
-    uint64_t base;       /* the sequence number of records[0] */
-    Buf arena;           /* the records' args, in order */
-    uint64_t arena_base; /* the arena position of arena.data[0] */
-    Map joined;          /* sequence number -> Joined */
-    Buf joined_args;     /* Joined */
+    char *data;
+    size_t used, cap;
+    uint64_t last; /* the sequence number of the last record whose args it holds */
+} ArenaBlock;
+
+/* Records and their args in blocks, first in first out: a block is let go of as soon as
+   the head of the order passes it, so what was delivered stops holding memory. */
+typedef struct {
+    Buf blocks;      /* Record *, each RECORD_BLOCK records */
+    uint64_t first;  /* the sequence number of blocks[0][0] */
+    uint64_t head;   /* the first live record */
+    uint64_t end;    /* the next sequence number */
+    Buf arena;       /* ArenaBlock, oldest first; arena_first is the first live one */
+    size_t arena_first;
+    Map joined;      /* sequence number -> Joined */
+    Buf joined_args; /* Joined */
 } Queue;
 
-static size_t queue_len(const Queue *q) { return VEC_LEN(q->records, Record) - q->head; }
+static size_t queue_len(const Queue *q) { return (size_t)(q->end - q->head); }
 
-static Record *queue_at(Queue *q, uint64_t seq) {
-    return &VEC_AT(q->records, Record, (size_t)(seq - q->base));
+static Record *queue_at(const Queue *q, uint64_t seq) {
+    uint64_t i = seq - q->first;
+    return VEC_AT(q->blocks, Record *, i / RECORD_BLOCK) + i % RECORD_BLOCK;
 }
 
-/* A new record at the end of the order, its args appended to the arena; its sequence
+static const char *queue_args(const Queue *q, const Record *rec) {
+    (void)q;
+    return rec->args_len ? rec->args : "";
+}
+
+/* Room for args_len bytes at the end of the arena; where, or NULL. */
+static char *arena_room(Queue *q, size_t args_len, uint64_t seq) {
+    size_t n = VEC_LEN(q->arena, ArenaBlock);
+    ArenaBlock *last = n > q->arena_first ? &VEC_AT(q->arena, ArenaBlock, n - 1) : NULL;
+    if (!last || last->cap - last->used < args_len) {
+        ArenaBlock fresh = {NULL, 0, args_len > ARENA_BLOCK ? args_len : ARENA_BLOCK, seq};
+        if (!(fresh.data = malloc(fresh.cap))) return NULL;
+        if (!buf_put(&q->arena, &fresh, sizeof fresh)) {
+            free(fresh.data);
+            return NULL;
+        }
+        last = &VEC_AT(q->arena, ArenaBlock, VEC_LEN(q->arena, ArenaBlock) - 1);
+    }
+    char *at = last->data + last->used;
+    last->used += args_len;
+    last->last = seq;
+    return at;
+}
+
+/* A new record at the end of the order, its args copied into the arena; its sequence
    number, or UINT64_MAX when out of memory. */
 static uint64_t queue_push(Queue *q, int ph, const char *args, size_t args_len) {
-    Record fresh;
-    memset(&fresh, 0, sizeof fresh);
-    fresh.ph = (uint8_t)ph;
-    fresh.cat = NO_STR;
-    fresh.id = -1;
-    fresh.args_len = (uint32_t)args_len;
-    fresh.args_at = q->arena_base + q->arena.len;
-    if (args_len > UINT32_MAX || !buf_put(&q->records, &fresh, sizeof fresh) ||
-        !buf_put(&q->arena, args, args_len))
-        return UINT64_MAX;
-    return q->base + VEC_LEN(q->records, Record) - 1;
-}
-
-/* The args text of a record in the arena. */
-static const char *queue_args(const Queue *q, const Record *rec) {
-    return q->arena.data + (size_t)(rec->args_at - q->arena_base);
-}
-
-/* Lets go of the records before head and their args, once they are half the buffers. */
-static void queue_slide(Queue *q) {
-    size_t n = VEC_LEN(q->records, Record);
-    uint64_t used = n > q->head ? VEC_AT(q->records, Record, q->head).args_at - q->arena_base : q->arena.len;
-    if (used > (1u << 20) && used * 2 > q->arena.len) {
-        memmove(q->arena.data, q->arena.data + used, q->arena.len - (size_t)used);
-        q->arena.len -= (size_t)used;
-        q->arena_base += used;
+    uint64_t seq = q->end, i = seq - q->first;
+    if (args_len > UINT32_MAX) return UINT64_MAX;
+    if (i / RECORD_BLOCK == VEC_LEN(q->blocks, Record *)) {
+        Record *block = malloc(RECORD_BLOCK * sizeof(Record));
+        if (!block || !buf_put(&q->blocks, &block, sizeof block)) {
+            free(block);
+            return UINT64_MAX;
+        }
     }
-    if (q->head > 4096 && q->head * 2 > n) {
-        memmove(q->records.data, q->records.data + q->head * sizeof(Record), (n - q->head) * sizeof(Record));
-        q->records.len -= q->head * sizeof(Record);
-        q->base += q->head;
-        q->head = 0;
+    Record *rec = queue_at(q, seq);
+    memset(rec, 0, sizeof *rec);
+    rec->ph = (uint8_t)ph;
+    rec->cat = rec->core = NO_STR;
+    rec->id = -1;
+    rec->args_len = (uint32_t)args_len;
+    if (args_len) {
+        char *at = arena_room(q, args_len, seq);
+        if (!at) return UINT64_MAX;
+        memcpy(at, args, args_len);
+        rec->args = at;
+    }
+    q->end++;
+    return seq;
+}
+
+/* The head record is delivered: the blocks it passed are let go of. */
+static void queue_pop(Queue *q) {
+    q->head++;
+    while (q->head - q->first >= RECORD_BLOCK) {
+        free(VEC_AT(q->blocks, Record *, 0));
+        q->blocks.len -= sizeof(Record *);
+        memmove(q->blocks.data, q->blocks.data + sizeof(Record *), q->blocks.len);
+        q->first += RECORD_BLOCK;
+    }
+    size_t n = VEC_LEN(q->arena, ArenaBlock);
+    while (q->arena_first < n && VEC_AT(q->arena, ArenaBlock, q->arena_first).last < q->head &&
+           (q->arena_first + 1 < n || q->head == q->end)) {
+        free(VEC_AT(q->arena, ArenaBlock, q->arena_first).data);
+        VEC_AT(q->arena, ArenaBlock, q->arena_first).data = NULL;
+        q->arena_first++;
+    }
+    if (q->arena_first > 64 && q->arena_first * 2 > n) { /* drop the let-go entries */
+        memmove(q->arena.data, q->arena.data + q->arena_first * sizeof(ArenaBlock),
+                (n - q->arena_first) * sizeof(ArenaBlock));
+        q->arena.len -= q->arena_first * sizeof(ArenaBlock);
+        q->arena_first = 0;
     }
 }
 
 static void queue_free(Queue *q) {
     for (size_t i = 0; i < VEC_LEN(q->joined_args, Joined); i++) free(VEC_AT(q->joined_args, Joined, i).text);
-    buf_free(&q->records);
+    for (size_t i = 0; i < VEC_LEN(q->blocks, Record *); i++) free(VEC_AT(q->blocks, Record *, i));
+    for (size_t i = q->arena_first; i < VEC_LEN(q->arena, ArenaBlock); i++)
+        free(VEC_AT(q->arena, ArenaBlock, i).data);
+    buf_free(&q->blocks);
     buf_free(&q->arena);
     buf_free(&q->joined_args);
     map_free(&q->joined);
+    memset(q, 0, sizeof *q);
 }
 
 /* Columns of a chunk, 8 bytes a row each, in this order (perfetto/native.py reads them). */
@@ -116,8 +172,8 @@ typedef struct {
     Buf wide[N_WIDE];
     Buf has_stack;
     Buf args;
-    size_t rows;
-    uint8_t python; /* a row's core args need the column builder's own reading */
+    size_t rows, room; /* rows written, rows the columns have room for */
+    uint8_t python;    /* a row's core args need the column builder's own reading */
 } OutChunk;
 
 static void out_free(OutChunk *c) {

@@ -45,7 +45,7 @@ static void texts_free(Texts *t) {
 static const char *text_at(const Texts *t, uint32_t id, uint32_t *len) {
     const Text *e = &VEC_AT(t->texts, Text, id);
     *len = e->len;
-    return t->bytes.data + e->off;
+    return buf_at(&t->bytes, e->off);
 }
 
 /* The id of a valid UTF-8 text; NO_STR when out of memory. */
@@ -56,7 +56,7 @@ static uint32_t texts_id(Texts *t, const void *p, size_t n) {
     int known = map_get(&t->by_hash, h, &first);
     for (id = known ? first : NO_STR; id != NO_STR; id = VEC_AT(t->texts, Text, id).next) {
         const Text *e = &VEC_AT(t->texts, Text, id);
-        if (e->len == n && memcmp(t->bytes.data + e->off, p, n) == 0) return id;
+        if (e->len == n && (!n || memcmp(t->bytes.data + e->off, p, n) == 0)) return id;
     }
     Text fresh = {t->bytes.len, (uint32_t)n, known ? first : NO_STR, h, 0, NULL};
     id = (uint32_t)VEC_LEN(t->texts, Text);
@@ -71,13 +71,13 @@ static uint32_t texts_id_of(Texts *t, Span s, Buf *tmp) {
     if (utf8_valid(s.p, s.end)) return texts_id(t, s.p, SPAN_LEN(s));
     tmp->len = 0;
     if (!put_text(tmp, s)) return NO_STR;
-    return texts_id(t, tmp->data, tmp->len);
+    return texts_id(t, buf_at(tmp, 0), tmp->len);
 }
 
 /* A new reference to the Python str of a text (with the GIL). */
 static PyObject *text_object(Texts *t, uint32_t id) {
     Text *e = &VEC_AT(t->texts, Text, id);
-    if (!e->obj) e->obj = PyUnicode_DecodeUTF8(t->bytes.data + e->off, e->len, "strict");
+    if (!e->obj) e->obj = PyUnicode_DecodeUTF8(buf_at(&t->bytes, e->off), e->len, "strict");
     Py_XINCREF(e->obj);
     return e->obj;
 }
@@ -227,7 +227,7 @@ static Entry *sequence_entry(Sequence *s, int table, uint64_t iid) {
 }
 
 static Span entry_span(const Sequence *s, const Entry *e) {
-    const uint8_t *p = (const uint8_t *)s->bytes.data + e->off;
+    const uint8_t *p = (const uint8_t *)buf_at(&s->bytes, e->off);
     return (Span){p, p + e->len};
 }
 
@@ -239,7 +239,7 @@ static int sequence_set(Sequence *s, int table, uint64_t iid, Span raw, int *cha
     Entry *old = sequence_entry(s, table, iid);
     if (old) {
         *changed |= old->len != fresh.len ||
-                    memcmp(s->bytes.data + old->off, s->bytes.data + off, fresh.len) != 0;
+                    memcmp(buf_at(&s->bytes, old->off), buf_at(&s->bytes, off), fresh.len) != 0;
         *old = fresh;
         return 1;
     }

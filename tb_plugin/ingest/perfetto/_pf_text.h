@@ -46,6 +46,12 @@ static int utf8_sequence(const uint8_t *p, const uint8_t *end, int *bad) {
 }
 
 static int utf8_valid(const uint8_t *p, const uint8_t *end) {
+    while (end - p >= 8) { /* ASCII, eight bytes at a time */
+        uint64_t w;
+        memcpy(&w, p, 8);
+        if (w & 0x8080808080808080ULL) break;
+        p += 8;
+    }
     while (p < end) {
         if (*p < 0x80) {
             p++;
@@ -82,12 +88,27 @@ static int put_text(Buf *out, Span s) {
 
 static const char HEX[] = "0123456789abcdef";
 
+/* Whether 8 bytes hold a byte below 0x20, a '"' or a '\\' (one of them needs an escape). */
+static int needs_escape8(uint64_t w) {
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    uint64_t control = (w - ones * 0x20) & ~w;
+    uint64_t quote = w ^ (ones * '"'), backslash = w ^ (ones * '\\');
+    return (((control | ((quote - ones) & ~quote) | ((backslash - ones) & ~backslash)) & highs) != 0);
+}
+
 /* Valid UTF-8 text as a JSON string. */
 static int json_string_valid(Buf *out, const uint8_t *p, const uint8_t *end) {
     if (!buf_reserve(out, (size_t)(end - p) + 2)) return 0;
     out->data[out->len++] = '"';
     const uint8_t *run = p;
     for (; p < end; p++) {
+        while (end - p >= 8) { /* eight plain bytes at a time */
+            uint64_t w;
+            memcpy(&w, p, 8);
+            if (needs_escape8(w)) break;
+            p += 8;
+        }
+        if (p >= end) break;
         uint8_t c = *p;
         if (c >= 0x20 && c != '"' && c != '\\') continue;
         if (!buf_put(out, run, (size_t)(p - run))) return 0;
@@ -122,12 +143,23 @@ static int json_string(Buf *out, Span s, Buf *tmp) {
 }
 
 static int json_u64(Buf *out, uint64_t v) {
+    static const char PAIRS[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                "8081828384858687888990919293949596979899";
     char digits[24];
     int at = 24;
-    do {
-        digits[--at] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
+    while (v >= 100) { /* two digits a division */
+        unsigned pair = (unsigned)(v % 100) * 2;
+        v /= 100;
+        digits[--at] = PAIRS[pair + 1];
+        digits[--at] = PAIRS[pair];
+    }
+    if (v >= 10) {
+        digits[--at] = PAIRS[v * 2 + 1];
+        digits[--at] = PAIRS[v * 2];
+    } else {
+        digits[--at] = (char)('0' + v);
+    }
     return buf_put(out, digits + at, (size_t)(24 - at));
 }
 
@@ -158,13 +190,44 @@ static int shortest_digits(double v, char *digits, int *exp10) {
     return n;
 }
 
+/* The shortest digits of v when v has at most 6 decimals and its digits make an integer
+   below 2**53 (most traces' floats: 4.0, 64.0, 0.5): N / 10**k for the least such k,
+   exact (both exact doubles, one division: correctly rounded, as strtod reads "N e-k"),
+   taken only where N is the one integer of that k that reads back as v. 0 otherwise. */
+static int few_decimals(double v, char *digits, int *exp10) {
+    static const double POWERS[] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6};
+    double a = fabs(v);
+    if (!(a >= 1e-5 && a < 1e15)) return 0;
+    for (int k = 0; k <= 6; k++) {
+        double scaled = a * POWERS[k];
+        if (scaled >= 9007199254740992.0) return 0;
+        uint64_t n = (uint64_t)(scaled + 0.5);
+        if ((double)n / POWERS[k] != a) continue;
+        if ((double)(n + 1) / POWERS[k] == a || (n && (double)(n - 1) / POWERS[k] == a)) return 0;
+        char text[24];
+        int len = 0, at = 24;
+        do {
+            text[--at] = (char)('0' + n % 10);
+            n /= 10;
+        } while (n);
+        len = 24 - at;
+        *exp10 = len - 1 - k;
+        while (len > 1 && text[at + len - 1] == '0') len--;
+        memcpy(digits, text + at, (size_t)len);
+        return len;
+    }
+    return 0;
+}
+
 /* msgspec's float text: "null" for nan and infinities; fixed notation for exponents from
    -5 to 15 ("0.00001", "1000000000000000.0"), else "1e16", "1.5e-7". */
 static int json_double(Buf *out, double v) {
     if (!isfinite(v)) return buf_str(out, "null");
     if (v == 0) return buf_str(out, signbit(v) ? "-0.0" : "0.0");
     char digits[24], text[64];
-    int exp10, n = shortest_digits(v, digits, &exp10), kk = exp10 + 1, at = 0;
+    int exp10, n = few_decimals(v, digits, &exp10);
+    if (!n) n = shortest_digits(v, digits, &exp10);
+    int kk = exp10 + 1, at = 0;
     if (v < 0) text[at++] = '-';
     if (kk > 0 && kk <= 16) {
         for (int i = 0; i < kk; i++) text[at++] = i < n ? digits[i] : '0';

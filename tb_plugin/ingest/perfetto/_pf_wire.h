@@ -22,7 +22,14 @@ enum { WIRE_VARINT = 0, WIRE_FIXED64 = 1, WIRE_LEN = 2, WIRE_START = 3, WIRE_END
 enum { PF_OK = 0, PF_CORRUPT = 1, PF_TOO_DEEP = 2 };
 #define PF_MAX_DEPTH 100
 
-static const uint8_t *pf_varint(const uint8_t *p, const uint8_t *end, uint64_t *out) {
+/* Inlined where a varint is read (every field of every walk). */
+#define PF_INLINE static inline __attribute__((always_inline))
+
+PF_INLINE const uint8_t *pf_varint(const uint8_t *p, const uint8_t *end, uint64_t *out) {
+    if (p < end && *p < 0x80) { /* most are one byte */
+        *out = *p;
+        return p + 1;
+    }
     uint64_t value = 0;
     for (int i = 0; i < 10 && p < end; i++) {
         uint8_t byte = *p++;
@@ -36,8 +43,12 @@ static const uint8_t *pf_varint(const uint8_t *p, const uint8_t *end, uint64_t *
 }
 
 /* A varint of at most `bytes` bytes whose value is below `limit`. */
-static const uint8_t *pf_short_varint(const uint8_t *p, const uint8_t *end, int bytes,
-                                      uint64_t limit, uint64_t *out) {
+PF_INLINE const uint8_t *pf_short_varint(const uint8_t *p, const uint8_t *end, int bytes,
+                                         uint64_t limit, uint64_t *out) {
+    if (p < end && *p < 0x80) { /* tags and short lengths: one byte (limit is above 127) */
+        *out = *p;
+        return p + 1;
+    }
     uint64_t value = 0;
     for (int i = 0; i < bytes; i++) {
         if (p >= end) return NULL;
@@ -70,7 +81,7 @@ static Field pf_fields(Span s) {
 }
 
 /* Past the value of a field (not a group) of wire type `wire`; NULL when cut. */
-static const uint8_t *pf_skip_value(const uint8_t *p, const uint8_t *end, int wire, Field *f) {
+PF_INLINE const uint8_t *pf_skip_value(const uint8_t *p, const uint8_t *end, int wire, Field *f) {
     uint64_t n;
     switch (wire) {
         case WIRE_VARINT:

@@ -116,13 +116,13 @@ class PacketReader:
     def __post_init__(self) -> None:
         self._out = Sink(self._slots)
 
-    def read(self, run: bytes) -> None:
+    def read(self, run: bytes | memoryview) -> None:
         """Reads the packets of `run`; the events complete after them go to `deliver`, in
         begin order (past `HOLD_MAX` waiting ones, even after a slice still open)."""
         self._run(run, nested=False)
         self.deliver(self._take(len(self._slots) > HOLD_MAX))
 
-    def _run(self, run: bytes, nested: bool) -> None:
+    def _run(self, run: bytes | memoryview, nested: bool) -> None:
         """Reads a run of whole packets: with one protobuf call, else (a packet of it is
         damaged) packet by packet, skipping those that cannot be read."""
         try:

@@ -22,6 +22,7 @@ import numpy as np
 
 from ...model.categories import Kind
 from ..columns import INTERNED, Chunk, arg_columns, build_chunk, clean_durations, kinds, phase_table
+from ..heap import return_freed_memory
 from ..limits import load_memory_bytes
 from ..native_chunk import _memory_part as memory_part
 from ..text_blocks import DecodeReport, ProgressFn, TraceDecodeError, too_large
@@ -115,13 +116,25 @@ def decode_native(
     merge: Callable[[Chunk], None],
 ) -> None:
     """As `read.decode_perfetto`, with the compiled reader."""
+    _read_file(f, total, report, progress, merge)
+    # The reader's tables and held events are gone: their pages go back before the
+    # builder joins its columns (the load's peak), not after it.
+    return_freed_memory()
+
+
+def _read_file(
+    f: BinaryIO,
+    total: int,
+    report: DecodeReport,
+    progress: ProgressFn | None,
+    merge: Callable[[Chunk], None],
+) -> None:
     module = native_module()
     assert module is not None
     header: dict[str, Any] = {}
     reader = module.Reader(
         _Python(header),
         cap=load_memory_bytes(),
-        hold_max=HOLD_MAX,
         check_every=CHECK_EVERY,
         batch=BATCH,
         batch_bytes=BATCH_BYTES,
@@ -157,7 +170,7 @@ class _Load:
     def too_large(self) -> TraceDecodeError:
         return too_large(self.cap, self.report.event_count + self.reader.slots)
 
-    def read(self, run: bytes, nested: bool) -> None:
+    def read(self, run: bytes | memoryview, nested: bool) -> None:
         """The packets of a run; a top-level packet of compressed packets is inflated here
         and its packets read in turn (events.py's _packet)."""
         reader, pos = self.reader, 0
@@ -209,10 +222,10 @@ def chunk_of(raw: dict[str, Any]) -> Chunk:
     cols["dur"] = clean_durations(dur)
     cols["flow_id"] = np.where(cols["kind"] == Kind.FLOW, wide["id"], -1)
     cols["args_end"] = np.cumsum(wide["args_len"])
-    blob: bytes = raw["args"]
+    blob = raw["args"]  # a buffer (the builder writes it to its args file as it is)
     if raw["python_core"]:  # a value only the column builder reads as it does
-        ends = cols["args_end"].tolist()
-        raws = [msgspec.Raw(blob[s:e]) for s, e in zip([0, *ends[:-1]], ends)]
+        ends, text = cols["args_end"].tolist(), bytes(blob)
+        raws = [msgspec.Raw(text[s:e]) for s, e in zip([0, *ends[:-1]], ends)]
         memory = arg_columns(cols, raws, wide["args_len"])
     else:
         external = wide["external_id"]

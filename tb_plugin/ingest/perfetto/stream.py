@@ -22,7 +22,7 @@ from ..limits import max_event_bytes, max_text_bytes
 from ..text_blocks import DecodeReport, ProgressFn, TraceDecodeError, decompressed_blocks
 from .rules import native_module
 
-RUN_BYTES = 4 << 20  # bytes of packets decoded per protobuf call
+RUN_BYTES = 4 << 20  # bytes of packets a run holds, about
 INFLATE_STEP = 4 << 20  # output of one inflate call of compressed packets
 _PACKET_TAG = 0x0A  # field 1, length-delimited
 
@@ -77,7 +77,7 @@ def read_varint(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
 _FIXED = {1: 8, 5: 4}  # wire type → bytes of a fixed-size field
 
 
-def whole_packets(buf: bytes, start: int = 0) -> tuple[int, int]:
+def whole_packets(buf: bytes | memoryview, start: int = 0) -> tuple[int, int]:
     """How far (from `start`) `buf` holds whole top-level fields, and how many packets.
     Raises `PacketStreamError` (with where) at a field no trace holds. The compiled
     reader's walk where it is built (a field at a time in Python costs ~1 s a million
@@ -92,7 +92,7 @@ def whole_packets(buf: bytes, start: int = 0) -> tuple[int, int]:
     return more_pos, count + more
 
 
-def _whole_packets(buf: bytes, start: int) -> tuple[int, int]:
+def _whole_packets(buf: bytes | memoryview, start: int) -> tuple[int, int]:
     pos, count, end = start, 0, len(buf)
     limit = max_event_bytes()
     while pos < end:
@@ -130,7 +130,7 @@ def _whole_packets(buf: bytes, start: int) -> tuple[int, int]:
     return pos, count
 
 
-def packet_spans(run: bytes) -> Iterator[tuple[int, int]]:
+def packet_spans(run: bytes | memoryview) -> Iterator[tuple[int, int]]:
     """(start, end) of the body of each packet of a run of whole fields."""
     pos, end = 0, len(run)
     while pos < end:
@@ -149,17 +149,23 @@ def packet_spans(run: bytes) -> Iterator[tuple[int, int]]:
 
 def packet_runs(
     f: BinaryIO, total: int, report: DecodeReport, progress: ProgressFn | None = None
-) -> Iterator[bytes]:
+) -> Iterator[memoryview]:
     """Runs of whole packets of the file (gzip inflated on the way), each about
-    `RUN_BYTES`. A file that ends inside a packet is `partial`, with a warning; at damaged
-    framing the packets before it come out, then `PacketStreamError`."""
-    pending = b""
+    `RUN_BYTES` (views: the inflated blocks are joined once per run). A file that ends
+    inside a packet is `partial`, with a warning; at damaged framing the packets before it
+    come out, then `PacketStreamError`."""
+    blocks: list[bytes] = []
+    size = 0
     for block in decompressed_blocks(f, total, progress, report, binary=True):
-        pending += block
-        if len(pending) < RUN_BYTES:
+        blocks.append(block)
+        size += len(block)
+        if size < RUN_BYTES:
             continue
+        pending = b"".join(blocks) if len(blocks) > 1 else blocks[0]
         used = yield from _whole(pending)
-        pending = pending[used:]
+        blocks = [pending[used:]] if used < len(pending) else []
+        size = len(pending) - used
+    pending = b"".join(blocks)
     used = yield from _whole(pending)
     if used < len(pending):
         report.partial = True
@@ -169,22 +175,22 @@ def packet_runs(
         )
 
 
-def _whole(pending: bytes) -> Generator[bytes, None, int]:
+def _whole(pending: bytes) -> Generator[memoryview, None, int]:
     """Yields the whole packets at the start of `pending`; returns how many bytes."""
     try:
         used, _ = whole_packets(pending)
     except PacketStreamError as err:
         if err.at:
-            yield pending[: err.at]
+            yield memoryview(pending)[: err.at]
         raise
     if used:
-        yield pending[:used]
+        yield memoryview(pending)[:used]
     return used
 
 
 def inflated_runs(
     data: bytes, report: DecodeReport, step: Callable[[], None] | None = None
-) -> Iterator[bytes]:
+) -> Iterator[memoryview]:
     """The packets of one `compressed_packets` field, inflated `INFLATE_STEP` at a time
     (never whole), in runs of whole packets. The inflated bytes count against the file's
     text limit (`StopReading` past it); a zlib error or damaged framing ends the field
