@@ -45,14 +45,16 @@ BOUNDS = {
     "batch": (native.BATCH, 64, 7),
     "hold": (native.HOLD_MAX, 40),
     "run_bytes": (stream.RUN_BYTES, 4096, 300),
+    "threads": ("1", "2"),  # runs read in a thread of their own while the next inflates
 }
 DEFAULTS = {key: values[0] for key, values in BOUNDS.items()}
 
 
-def set_bounds(batch: int, hold: int, run_bytes: int) -> None:
+def set_bounds(batch: int, hold: int, run_bytes: int, threads: str) -> None:
     native.BATCH = read.BATCH = batch
     native.HOLD_MAX = events.HOLD_MAX = hold
     stream.RUN_BYTES = run_bytes
+    os.environ["KINETOSCOPE_SCAN_THREADS"] = threads
 
 
 def instrumented_coverage(asan: bool = False) -> Coverage | None:
@@ -150,6 +152,7 @@ def fuzz(
                 stats.seconds, stats.edges = now - start, coverage.edges_seen() if coverage else 0
                 print(f"[{seed}] {stats.line()}", flush=True)
                 next_report = now + report_every
+    os.environ.pop("KINETOSCOPE_SCAN_THREADS", None)
     stats.seconds = time.monotonic() - start
     stats.edges = coverage.edges_seen() if coverage else 0
     return stats, findings

@@ -14,6 +14,8 @@ import os
 import random
 import struct
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -127,10 +129,28 @@ def interned(seq: int, table: int, iid: int, text: bytes, cleared: bool = False)
 
 
 def check(tmp_path: Path, data: bytes, name: str = "t.pftrace") -> Any:
+    """The model of `data` (the same both ways), read run by run as the file is inflated
+    and with runs read in a thread of their own while the next one inflates."""
     path = tmp_path / name
     path.write_bytes(data)
     same_both_ways(path)
+    with threads("2"):
+        same_both_ways(path)
     return load(str(path), "native")
+
+
+@contextmanager
+def threads(count: str) -> Iterator[None]:
+    """KINETOSCOPE_SCAN_THREADS set to `count` inside the block."""
+    before = os.environ.get("KINETOSCOPE_SCAN_THREADS")
+    os.environ["KINETOSCOPE_SCAN_THREADS"] = count
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["KINETOSCOPE_SCAN_THREADS"]
+        else:
+            os.environ["KINETOSCOPE_SCAN_THREADS"] = before
 
 
 def test_annotation_values_and_their_precedence(tmp_path: Path) -> None:
@@ -309,11 +329,12 @@ def test_small_chunks_and_runs_read_the_same(
     source = DATA / "h100" / "gemm_bf16"
     path = tmp_path / "gemm.pftrace.gz"
     write_perfetto_file(str(next(source.glob("*.pt.trace.json.gz"))), str(path))
-    for batch, run_bytes in ((7, 300), (64, 4096)):
+    for batch, run_bytes, count in ((7, 300, "1"), (64, 4096, "2"), (50_000, 300, "2")):
         monkeypatch.setattr(native, "BATCH", batch)
         monkeypatch.setattr(read, "BATCH", batch)
         monkeypatch.setattr(stream, "RUN_BYTES", run_bytes)
-        same_both_ways(path)
+        with threads(count):
+            same_both_ways(path)
 
 
 def test_a_load_over_the_memory_cap_stops_both_ways(
@@ -412,6 +433,7 @@ def test_a_short_compare_fuzz_run_finds_no_disagreement(
     """The compiled reader built with edge coverage and UBSan, against the other reader on
     mutated real traces (its bounds drawn small at random): no difference, no crash."""
     monkeypatch.setattr(rules, "_native", rules._native)  # fuzz() swaps its own build in
+    monkeypatch.delenv("KINETOSCOPE_SCAN_THREADS", raising=False)  # and draws this
     seed = int.from_bytes(os.urandom(2), "little")  # another part of the space each run
     stats, findings = fuzz(FUZZ_BUDGET, seed=seed, findings=Findings(tmp_path))
     assert stats.executions > 0

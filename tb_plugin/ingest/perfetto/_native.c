@@ -263,7 +263,10 @@ static PyObject *py_skip(Reader *r, PyObject *arg) {
 static PyObject *py_deliver(Reader *r, PyObject *arg) {
     int all_done = PyObject_IsTrue(arg);
     if (all_done < 0 || !enter(r)) return NULL;
-    int more = take(r, all_done);
+    int more;
+    Py_BEGIN_ALLOW_THREADS
+    more = take(r, all_done); /* builds columns only: no Python object */
+    Py_END_ALLOW_THREADS
     r->busy = 0;
     if (more < 0) return PyErr_NoMemory();
     return PyBool_FromLong(more);

@@ -14,18 +14,18 @@ with `events.py` instead.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, BinaryIO
 
 import msgspec
-import numpy as np
 
-from ...model.categories import Kind
-from ..columns import INTERNED, Chunk, arg_columns, build_chunk, clean_durations, kinds, phase_table
+from ..columns import Chunk, build_chunk
 from ..heap import return_freed_memory
 from ..limits import load_memory_bytes
-from ..native_chunk import _memory_part as memory_part
+from ..scan_threads import scan_threads, text_size
 from ..text_blocks import DecodeReport, ProgressFn, TraceDecodeError, too_large
+from .chunks import chunk_of
 from .flows import flow_kind, header_value
 from .rules import (
     BAD_VALUE,
@@ -40,13 +40,10 @@ from .rules import (
     progress_steps,
     text,
 )
-from .stream import inflated_runs, kept_before_damage, packet_runs
+from .stream import inflated_runs, kept_before_damage, one_ahead, packet_runs
 
 _DONE, _COMPRESSED, _TOO_LARGE = 0, 1, 2
-_INT_COLUMNS = frozenset(
-    ("id", "args_len", "external_id", "external_id_lower", "correlation", "device", "stream")
-    + ("addr", "device_type", "device_id")
-)
+Raw = dict[str, Any]  # one of the compiled reader's chunks
 _encode = msgspec.json.Encoder().encode
 
 
@@ -140,18 +137,29 @@ def _read_file(
         batch_bytes=BATCH_BYTES,
         seed=int.from_bytes(os.urandom(8), "little"),
     )
+    threads = _threads(f, total)
     progress, step = progress_steps(progress, total)
     load = _Load(reader, report, merge, step)
     with kept_before_damage(report, lambda: reader.packets):
-        for run in packet_runs(f, total, report, progress):
-            load.read(run, nested=False)
-            load.deliver(reader.slots > HOLD_MAX)
+        runs = packet_runs(f, total, report, progress)
+        if threads:
+            load.read_in_thread(runs)
+        else:
+            for run in one_ahead(runs):
+                load.read(run, nested=False)
+                load.deliver(reader.slots > HOLD_MAX)
     finish_warnings(report, *reader.finish())
     load.deliver(True)
     reader.flush()
     load.merge_chunks()
     merge(build_chunk(meta_events(reader.meta())))
     report.header.update(header)
+
+
+def _threads(f: BinaryIO, total: int) -> bool:
+    """Whether runs are read in a thread of their own: by the JSON scanner's rule for its
+    threads (big files; KINETOSCOPE_SCAN_THREADS=1 says no)."""
+    return scan_threads(text_size(f, total)) > 1
 
 
 class _Load:
@@ -170,26 +178,77 @@ class _Load:
     def too_large(self) -> TraceDecodeError:
         return too_large(self.cap, self.report.event_count + self.reader.slots)
 
-    def read(self, run: bytes | memoryview, nested: bool) -> None:
-        """The packets of a run; a top-level packet of compressed packets is inflated here
-        and its packets read in turn (events.py's _packet)."""
-        reader, pos = self.reader, 0
+    def read_in_thread(self, runs: Iterator[memoryview]) -> None:
+        """The runs read in a reading thread (the compiled reader lets the GIL go) while this
+        one inflates the next run and merges the chunks of the run before: the reader's
+        order is one reader's, and the text counts as `one_ahead` counts it (the next run
+        inflated before a run's compressed packets, which this thread reads)."""
+        with ThreadPoolExecutor(1, thread_name_prefix="kinetoscope-perfetto") as pool:
+            current = next(runs, None)
+            done: list[Raw] = []
+            while current is not None:
+                future = pool.submit(self._read_top, current)
+                self.merge_raws(done)
+                try:
+                    following = next(runs, None)
+                except BaseException:  # damage, a limit, a deadline: after this run
+                    self.merge_raws(self._complete(future, current))
+                    raise
+                done = self._complete(future, current)
+                current = following
+            self.merge_raws(done)
+
+    def _read_top(self, run: memoryview) -> tuple[int, int, bytes | None, list[Raw]]:
+        """In the reading thread: a run up to its end (its events delivered) or its first
+        packet of compressed packets."""
+        reader, raws = self.reader, []
+        status, pos, data = reader.read(run, 0, False, self.report.held_bytes)
+        if status == _TOO_LARGE:
+            raise self.too_large()
+        if status == _DONE:
+            all_done = reader.slots > HOLD_MAX
+            while reader.deliver(all_done):
+                raws += reader.chunks()
+            raws += reader.chunks()
+        return status, pos, data, raws
+
+    def _complete(self, future: Future[Any], run: memoryview) -> list[Raw]:
+        """A run read in the thread; its compressed packets, and all after the first, read
+        here. Its chunks not merged yet."""
+        status, pos, data, raws = future.result()
+        if status != _COMPRESSED:
+            return raws  # type: ignore[no-any-return]
+        self._compressed(data)
+        self.read(run, nested=False, start=pos)
+        self.deliver(self.reader.slots > HOLD_MAX)
+        return []
+
+    def read(self, run: bytes | memoryview, nested: bool, start: int = 0) -> None:
+        """The packets of a run (from `start`); a top-level packet of compressed packets
+        is inflated here and its packets read in turn (events.py's _packet)."""
+        reader, pos = self.reader, start
         while True:
             status, pos, data = reader.read(run, pos, nested, self.report.held_bytes)
             if status == _DONE:
                 return
             if status == _TOO_LARGE:
                 raise self.too_large()
-            try:
-                for inner in inflated_runs(data, self.report, self.step):
-                    self.read(inner, nested=True)
-                    if reader.over_cap(self.report.held_bytes):
-                        raise self.too_large()
-                    self.deliver(False)  # a packet may inflate to gigabytes
-            except BAD_VALUE as err:
-                reader.skip(failure(err))
-            if reader.count_packet(self.report.held_bytes):
-                raise self.too_large()
+            self._compressed(data)
+
+    def _compressed(self, data: bytes) -> None:
+        """A top-level packet of compressed packets: inflated step by step, its packets read
+        run by run; a zlib or framing error skips it (after the packets before it)."""
+        reader = self.reader
+        try:
+            for inner in inflated_runs(data, self.report, self.step):
+                self.read(inner, nested=True)
+                if reader.over_cap(self.report.held_bytes):
+                    raise self.too_large()
+                self.deliver(False)  # a packet may inflate to gigabytes
+        except BAD_VALUE as err:
+            reader.skip(failure(err))
+        if reader.count_packet(self.report.held_bytes):
+            raise self.too_large()
 
     def deliver(self, all_done: bool) -> None:
         """The events done go out (events.py's _take), a chunk at a time."""
@@ -198,53 +257,9 @@ class _Load:
         self.merge_chunks()
 
     def merge_chunks(self) -> None:
-        for raw in self.reader.chunks():
+        self.merge_raws(self.reader.chunks())
+
+    def merge_raws(self, raws: list[Raw]) -> None:
+        for raw in raws:
             self.report.event_count += raw["events"]
             self.merge(chunk_of(raw))
-
-
-def chunk_of(raw: dict[str, Any]) -> Chunk:
-    """The Chunk of one of the compiled reader's chunks: the columns `columns.build_chunk`
-    makes of the same events."""
-    tables: dict[str, list[Any]] = raw["tables"]
-    codes = {k: np.frombuffer(v, dtype=np.int32) for k, v in raw["codes"].items()}
-    wide = {
-        k: np.frombuffer(v, dtype=np.int64 if k in _INT_COLUMNS else np.float64)
-        for k, v in raw["columns"].items()
-        if k != "has_stack"
-    }
-    cols = {"ph": phase_table(tables["ph"])[codes["ph"]]}
-    cols.update({key: codes[key] for key in INTERNED})
-    cols["kind"] = kinds(tables["cat"], tables["name"], cols)
-    cols["ts"] = wide["ts"]
-    dur = wide["dur"].copy()
-    negative = int(np.count_nonzero(dur < 0))
-    cols["dur"] = clean_durations(dur)
-    cols["flow_id"] = np.where(cols["kind"] == Kind.FLOW, wide["id"], -1)
-    cols["args_end"] = np.cumsum(wide["args_len"])
-    blob = raw["args"]  # a buffer (the builder writes it to its args file as it is)
-    if raw["python_core"]:  # a value only the column builder reads as it does
-        ends, text = cols["args_end"].tolist(), bytes(blob)
-        raws = [msgspec.Raw(text[s:e]) for s, e in zip([0, *ends[:-1]], ends)]
-        memory = arg_columns(cols, raws, wide["args_len"])
-    else:
-        external = wide["external_id"]
-        cols["external_id"] = np.where(external >= 0, external, wide["external_id_lower"])
-        cols["correlation"] = wide["correlation"]
-        cols["device"] = wide["device"].astype(np.int32)
-        cols["stream"] = wide["stream"]
-        cols["blocks_per_sm"] = wide["blocks_per_sm"].astype(np.float32)
-        cols["occupancy"] = wide["occupancy"].astype(np.float32)
-        cols["has_stack"] = np.frombuffer(raw["columns"]["has_stack"], dtype=np.bool_)
-        cols["work_sig"] = np.full(len(external), -1, dtype=np.int64)
-        memory = memory_part(cols["kind"], wide)  # the JSON scanner's columns, as here
-    return Chunk(
-        cols=cols,
-        tables={k: tables[k] for k in INTERNED},
-        args=blob,
-        memory=memory,
-        meta=[],
-        warnings=[],
-        events=int(raw["events"]),
-        negative_durations=negative,
-    )

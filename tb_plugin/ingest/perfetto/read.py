@@ -9,7 +9,7 @@ from ..columns import Chunk, build_chunk
 from ..schema import Event
 from ..text_blocks import DecodeReport, ProgressFn
 from .rules import BATCH, BATCH_BYTES, meta_events, native_module, progress_steps
-from .stream import kept_before_damage, packet_runs
+from .stream import kept_before_damage, one_ahead, packet_runs
 
 
 def decode_perfetto(
@@ -36,7 +36,7 @@ def decode_perfetto(
     progress, reader.step = progress_steps(progress, total)
 
     with kept_before_damage(report, lambda: reader.packets):
-        for run in packet_runs(f, total, report, progress):
+        for run in one_ahead(packet_runs(f, total, report, progress)):
             reader.read(run)
     batches.add(reader.finish())
     batches.flush()

@@ -175,6 +175,29 @@ def packet_runs(
         )
 
 
+def one_ahead(runs: Iterator[memoryview]) -> Iterator[memoryview]:
+    """The runs, each given once the next one is inflated (or the file has ended), and an
+    error met inflating the next only after the run before it. Both readers read so: the
+    compiled one reads a run while the next inflates, and the file's text counts against
+    its limit in the same order either way (a run's compressed packets after the next
+    run's text)."""
+    try:
+        current = next(runs)
+    except StopIteration:
+        return
+    while True:
+        try:
+            following = next(runs)
+        except StopIteration:
+            yield current
+            return
+        except BaseException:
+            yield current
+            raise
+        yield current
+        current = following
+
+
 def _whole(pending: bytes) -> Generator[memoryview, None, int]:
     """Yields the whole packets at the start of `pending`; returns how many bytes."""
     try:
