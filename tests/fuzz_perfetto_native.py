@@ -4,7 +4,7 @@ Property: for every input both readers make the same model or the same error
 (tests/perfetto_compare.py); a crash, a hang, undefined behaviour or (with --asan) a
 memory error of the C code is a finding too.
 
-Coverage as for the scanner's fuzzer (tests/fuzz_edges.py): the fuzzer builds its own copy
+Coverage as for the scanner's fuzzer (tests/fuzz_harness.py): the fuzzer builds its own copy
 of ingest/perfetto/_native.c with gcc's edge coverage and UBSan and swaps it in for the
 installed reader; an input that reaches a new edge or count bucket joins the pool. Inputs are real
 traces in their protobuf form, mutated where the format can be wrong
@@ -19,18 +19,24 @@ a case of tests/data/perfetto_fuzz/, read both ways by test_perfetto_native):
 
 from __future__ import annotations
 
-import argparse
-import hashlib
 import os
 import random
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
-from fuzz_edges import Coverage, build_instrumented, load_instrumented
+from fuzz_harness import (
+    Coverage,
+    Findings,
+    Stats,
+    arguments,
+    build_instrumented,
+    load_instrumented,
+    run,
+)
 from kinetoscope.ingest.perfetto import events, native, read, rules, stream
 from perfetto_compare import disagreement
 from perfetto_mutations import mutated, seed_packets, written
@@ -71,44 +77,6 @@ def instrumented_coverage(asan: bool = False) -> Coverage | None:
     return coverage
 
 
-@dataclass
-class Findings:
-    folder: Path | None
-    found: dict[str, bytes] = field(default_factory=dict)  # reason's first line -> input
-
-    def add(self, kind: str, name: str, body: bytes, reason: str) -> None:
-        first = reason.strip().splitlines()[-1][:200] if reason.strip() else kind
-        if first in self.found:
-            return
-        self.found[first] = body
-        if self.folder is not None:
-            save(self.folder, kind, name, body, reason)
-
-
-def save(folder: Path, kind: str, name: str, body: bytes, reason: str) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    stem = f"{kind}-{hashlib.sha1(body).hexdigest()[:12]}"
-    suffix = ".pftrace.gz" if name.endswith(".gz") else ".pftrace"
-    (folder / f"{stem}{suffix}").write_bytes(body)
-    (folder / f"{stem}.txt").write_text(reason)
-    return folder / f"{stem}{suffix}"
-
-
-@dataclass
-class Stats:
-    executions: int = 0
-    kept: int = 0
-    edges: int = 0
-    seconds: float = 0.0
-
-    def line(self) -> str:
-        rate = self.executions / self.seconds if self.seconds else 0.0
-        return (
-            f"{self.executions} executions in {self.seconds:.0f} s ({rate:.1f}/s), "
-            f"{self.edges} edges, {self.kept} inputs kept"
-        )
-
-
 def fuzz(
     seconds: float,
     seed: int = 0,
@@ -141,9 +109,10 @@ def fuzz(
             if reason is not None and drawn != DEFAULTS:
                 reason = f"with {drawn}: {reason}"
             if reason is not None:
-                findings.add("disagreement", name, body, reason)
+                findings.add("disagreement", body, reason, suffix(body))
             elif time.process_time() - began > SLOW_SECONDS:
-                findings.add("slow", name, body, f"took {time.process_time() - began:.1f} s")
+                took = f"took {time.process_time() - began:.1f} s"
+                findings.add("slow", body, took, suffix(body))
             stats.executions += 1
             if coverage is not None and coverage.new_features() and len(pool) < MAX_POOL:
                 pool.append(packets)
@@ -158,80 +127,14 @@ def fuzz(
     return stats, findings
 
 
-def run_worker(args: argparse.Namespace) -> None:
-    out = Path(args.out)
-    current = out / f".current-{args.worker}"
-    stats, findings = fuzz(
-        args.minutes * 60, args.seed + args.worker, Findings(out), current, args.report, args.asan
-    )
-    current.unlink(missing_ok=True)
-    print(f"[{args.seed + args.worker}] done: {stats.line()}, {len(findings.found)} findings")
-    (out / f".stats-{args.worker}").write_text(f"{stats.executions} {stats.edges}")
-
-
-def worker_env(asan: bool) -> dict[str, str]:
-    """The environment of a worker: libasan loaded first when asked (Python is not built
-    with it), leaks not reported (the interpreter's own are not ours)."""
-    env = dict(os.environ)
-    if asan:
-        lib = subprocess.run(
-            ["gcc", "-print-file-name=libasan.so"], capture_output=True, text=True, check=True
-        ).stdout.strip()
-        env["LD_PRELOAD"] = lib
-        env["ASAN_OPTIONS"] = "detect_leaks=0:abort_on_error=1:allocator_may_return_null=1"
-    return env
-
-
-def run_jobs(args: argparse.Namespace) -> int:
-    """`--jobs` worker processes at the lowest priority, their progress lines as they
-    come; saves the input a crashed worker was running."""
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    workers = []
-    for worker in range(args.jobs):
-        command = [sys.executable, __file__, "--worker", str(worker), "--out", str(out)]
-        command += ["--minutes", str(args.minutes), "--seed", str(args.seed)]
-        command += ["--report", str(args.report)] + (["--asan"] if args.asan else [])
-        workers.append(subprocess.Popen(command, env=worker_env(args.asan)))
-    executions, edges, crashes = 0, 0, 0
-    for worker, process in enumerate(workers):
-        process.wait()
-        stats = out / f".stats-{worker}"
-        if stats.exists():
-            done, reached = stats.read_text().split()
-            executions, edges = executions + int(done), max(edges, int(reached))
-            stats.unlink()
-        if process.returncode != 0:
-            crashes += 1
-            current = out / f".current-{worker}"
-            body = current.read_bytes() if current.exists() else b""
-            name = "crash.pftrace.gz" if body[:2] == b"\x1f\x8b" else "crash.pftrace"
-            saved = save(out, "crash", name, body, f"worker exited with {process.returncode}")
-            print(f"worker {worker} died ({process.returncode}); its input: {saved}")
-    files = sorted(p.name for p in out.glob("*.pftrace*"))
-    rate = executions / (args.minutes * 60) if args.minutes else 0
-    print(
-        f"total: {executions} executions ({rate:.1f}/s over {args.jobs} jobs), at most "
-        f"{edges} edges in one job, {crashes} crashes, {len(files)} saved inputs in {out}"
-    )
-    return 1 if files else 0
+def suffix(body: bytes) -> str:
+    """The name's end of a saved input: gzip or not."""
+    return ".pftrace.gz" if body[:2] == b"\x1f\x8b" else ".pftrace"
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--minutes", type=float, default=10.0)
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--out", default="fuzz-findings")
-    parser.add_argument("--seed", type=int, default=int(time.time()) % 100_000)
-    parser.add_argument("--report", type=float, default=60.0, help="seconds between lines")
-    parser.add_argument("--asan", action="store_true", help="workers under AddressSanitizer")
-    parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.worker is not None:
-        os.nice(19)
-        run_worker(args)
-        return 0
-    return run_jobs(args)
+    args = arguments(__doc__)
+    return run(args, __file__, partial(fuzz, asan=args.asan), suffix)
 
 
 if __name__ == "__main__":
