@@ -182,8 +182,13 @@ typedef struct {
     uint32_t text; /* its text id once asked (names, categories), else NO_STR */
 } Entry;
 
+/* Writers count iids from 1: an iid below twice its table's entries (and 64) is found
+   by index, so the index holds no more than the entries do; others by the map. */
+#define DIRECT_SLACK 64
+
 typedef struct {
-    Map index[N_INTERNED]; /* iid -> entry */
+    Map index[N_INTERNED];  /* iid -> entry, for the iids not in `direct` */
+    Buf direct[N_INTERNED]; /* uint32: entry + 1 by iid (0: none) */
     Buf entries[N_INTERNED];
     Buf bytes;
     uint64_t default_track;
@@ -200,6 +205,7 @@ static int sequence_init(Sequence *s, uint64_t seed) {
 static void sequence_free(Sequence *s) {
     for (int i = 0; i < N_INTERNED; i++) {
         map_free(&s->index[i]);
+        buf_free(&s->direct[i]);
         buf_free(&s->entries[i]);
     }
     buf_free(&s->bytes);
@@ -214,6 +220,7 @@ static void sequence_clear(Sequence *s) {
         } else {
             map_clear(&s->index[i]);
         }
+        buf_free(&s->direct[i]);
         buf_free(&s->entries[i]);
     }
     buf_free(&s->bytes);
@@ -222,8 +229,26 @@ static void sequence_clear(Sequence *s) {
 /* The entry of iid in table `table`, or NULL. */
 static Entry *sequence_entry(Sequence *s, int table, uint64_t iid) {
     uint32_t at;
+    if (iid < VEC_LEN(s->direct[table], uint32_t) && (at = VEC_AT(s->direct[table], uint32_t, iid)))
+        return &VEC_AT(s->entries[table], Entry, at - 1);
     if (!map_get(&s->index[table], iid, &at)) return NULL;
     return &VEC_AT(s->entries[table], Entry, at);
+}
+
+/* Records where iid's entry is. */
+static int sequence_place(Sequence *s, int table, uint64_t iid, uint32_t at) {
+    Buf *direct = &s->direct[table];
+    size_t have = VEC_LEN(*direct, uint32_t);
+    if (iid >= 2 * ((uint64_t)at + DIRECT_SLACK)) return map_put(&s->index[table], iid, at);
+    if (iid >= have) {
+        size_t want = have ? have : DIRECT_SLACK;
+        while (want <= iid) want *= 2;
+        if (!buf_reserve(direct, (want - have) * sizeof(uint32_t))) return 0;
+        memset(direct->data + direct->len, 0, (want - have) * sizeof(uint32_t));
+        direct->len = want * sizeof(uint32_t);
+    }
+    VEC_AT(*direct, uint32_t, iid) = at + 1;
+    return 1;
 }
 
 static Span entry_span(const Sequence *s, const Entry *e) {
@@ -244,7 +269,7 @@ static int sequence_set(Sequence *s, int table, uint64_t iid, Span raw, int *cha
         return 1;
     }
     uint32_t at = (uint32_t)VEC_LEN(s->entries[table], Entry);
-    return buf_put(&s->entries[table], &fresh, sizeof fresh) && map_put(&s->index[table], iid, at);
+    return buf_put(&s->entries[table], &fresh, sizeof fresh) && sequence_place(s, table, iid, at);
 }
 
 #endif
