@@ -12,7 +12,10 @@ import gzip
 import math
 import os
 import random
+import shutil
 import struct
+import subprocess
+import sys
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -385,6 +388,52 @@ def test_nanoseconds_become_microseconds_as_python_divides() -> None:
             rng.getrandbits(rng.choice((0, 40, 64))),
         )
         assert module.micros(a, b) == (a - b) / 1000, (a, b)
+
+
+_UNDER_A_COMMA_LOCALE = """
+import locale, sys, msgspec, random, struct
+from kinetoscope.ingest.perfetto.rules import native_module
+sys.path.insert(0, sys.argv[2])
+from perfetto_compare import disagreement
+locale.setlocale(locale.LC_NUMERIC, "de_DE.UTF-8")
+assert locale.localeconv()["decimal_point"] == ","
+module = native_module()
+rng = random.Random(1)
+values = [0.1, 4.5, 1.5e-7, 123.456] + [rng.uniform(-1e6, 1e6) for _ in range(2000)]
+values += [struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))[0] for _ in range(2000)]
+assert all(module.json_float(v) == msgspec.json.encode(v) for v in values)
+assert all(module.micros(2**60 + k, 0) == (2**60 + k) / 1000 for k in range(1000))
+assert disagreement(sys.argv[1]) is None, disagreement(sys.argv[1])
+print("same")
+"""
+
+
+def comma_locale(folder: Path) -> bool:
+    """de_DE.UTF-8 (its decimal point a comma) built into `folder`; whether it could be."""
+    if not shutil.which("localedef"):
+        return False
+    folder.mkdir(parents=True, exist_ok=True)
+    command = ["localedef", "-i", "de_DE", "-f", "UTF-8", str(folder / "de_DE.UTF-8")]
+    subprocess.run(command, capture_output=True)
+    return (folder / "de_DE.UTF-8").exists()
+
+
+def test_floats_are_read_and_written_alike_under_a_decimal_comma_locale(tmp_path: Path) -> None:
+    """A host that sets LC_NUMERIC to a locale writing 1,5 (printf and strtod follow it;
+    msgspec and Python's float do not): the compiled reader's floats stay msgspec's."""
+    if not comma_locale(tmp_path / "locales"):
+        pytest.skip("no localedef, or no de_DE locale source, here")
+    late = 2**60  # timestamps past 2**53 are divided through their decimal text
+    kernel = annotation(b"blocks per SM", d=4.5), annotation(b"x", d=0.1)
+    data = pb.thread_track(1, 10, 11) + event(3, late + 200, 1, b"k", *kernel)
+    data += event(1, late + 300, 1, b"s", annotation(b"Total Reserved", d=1.25e9))
+    data += event(2, late + 999, 1)
+    path = tmp_path / "floats.pftrace"
+    path.write_bytes(data)
+    env = {**os.environ, "LOCPATH": str(tmp_path / "locales")}
+    command = [sys.executable, "-c", _UNDER_A_COMMA_LOCALE, str(path), str(Path(__file__).parent)]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "same", done.stderr[-2000:]
 
 
 def test_the_packet_stream_framing_is_the_python_walks(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,7 +9,7 @@
  */
 #ifndef KINETOSCOPE_PF_CORE_H
 #define KINETOSCOPE_PF_CORE_H
-#include "_pf_base.h"
+#include "_pf_text.h"
 
 enum {
     I_EXTERNAL_ID, I_EXTERNAL_ID_LOWER, I_CORRELATION, I_DEVICE, I_STREAM, I_ADDR,
@@ -153,7 +153,7 @@ static double bounded_strtod(const char *p, const char *end) {
     char token[40];
     memcpy(token, p, (size_t)(end - p));
     token[end - p] = 0;
-    return strtod(token, NULL);
+    return c_strtod(token);
 }
 
 /* One core key's value; marks c->python where the column builder's own reading is needed. */

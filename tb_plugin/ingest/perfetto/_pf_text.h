@@ -6,8 +6,17 @@
 #ifndef KINETOSCOPE_PF_TEXT_H
 #define KINETOSCOPE_PF_TEXT_H
 #include "_pf_base.h"
+#include <locale.h>
 
 static const char REPLACEMENT[3] = {(char)0xEF, (char)0xBF, (char)0xBD};
+
+/* Doubles are printed and read in the "C" locale whatever the process's LC_NUMERIC is
+   (msgspec and Python's float are locale-free): set once by the module's init. */
+static locale_t C_NUMERIC;
+
+static double c_strtod(const char *text) {
+    return C_NUMERIC ? strtod_l(text, NULL, C_NUMERIC) : strtod(text, NULL);
+}
 
 /* Bytes of the valid UTF-8 sequence at p (1-4), or 0 when p starts an invalid one; then
    *bad is how many bytes the replacement covers. */
@@ -174,13 +183,15 @@ static int json_i64(Buf *out, int64_t v) {
 static int shortest_digits(double v, char *digits, int *exp10) {
     char text[40];
     int lo = 1, hi = 17;
+    locale_t before = C_NUMERIC ? uselocale(C_NUMERIC) : (locale_t)0; /* this thread's */
     while (lo < hi) { /* round trips are monotone in p: bisect */
         int mid = (lo + hi) / 2;
         snprintf(text, sizeof text, "%.*e", mid - 1, v);
-        if (strtod(text, NULL) == v) hi = mid;
+        if (c_strtod(text) == v) hi = mid;
         else lo = mid + 1;
     }
     snprintf(text, sizeof text, "%.*e", lo - 1, v);
+    if (before) uselocale(before);
     const char *p = text + (text[0] == '-');
     int n = 0;
     for (; *p && *p != 'e'; p++)
@@ -258,7 +269,7 @@ static double micros(uint64_t n) {
     char text[40];
     snprintf(text, sizeof text, "%llu.%03llu", (unsigned long long)(n / 1000),
              (unsigned long long)(n % 1000));
-    return strtod(text, NULL); /* the exact decimal, correctly rounded */
+    return c_strtod(text); /* the exact decimal, correctly rounded */
 }
 
 /* (a - b) / 1000 for two uint64 nanosecond times, as Python computes it. */
