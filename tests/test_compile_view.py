@@ -293,6 +293,16 @@ def test_tlparse_inputs(tlparse: dict[str, dict[str, Any]]) -> None:
     assert export["compiles"] == [] and export["logs"][0]["error"] is None
     provenance = tlparse["inductor_provenance_jit_log"]["kernels"]
     assert {k["name"] for k in provenance} == {"cpp_fused_gelu_1", "cpp_fused_mul_relu_sigmoid_0"}
+    assert [s["compile_id"] for s in provenance[0]["compiles"]] == ["0/0"]
+
+
+def test_kernels_name_their_compiles_and_files(recorded: dict[str, dict[str, Any]]) -> None:
+    """A recompile generates kernels of the same names again, in files of its own."""
+    kernels = {k["name"]: k["compiles"] for k in recorded["recompile_shapes"]["kernels"]}
+    sites = kernels["cpp_fused_gelu_0"]
+    assert [s["compile_id"] for s in sites] == ["0/0", "0/1", "0/2"]
+    files = [f for s in sites for f in s["wrappers"]]
+    assert len(files) == len(set(files)) and all(f.endswith(".py") for f in files)
 
 
 def test_one_bad_log_is_its_own_error(tmp_path: Path) -> None:

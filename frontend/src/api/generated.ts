@@ -159,6 +159,7 @@ export interface CompileEvent {
   name: string;
   compile_id: string | null;
   rank: number | null;
+  worker: string | null;
   start_us: number;
   dur_us: number;
   depth: number;
@@ -226,9 +227,7 @@ export interface CompileStages {
 
 export interface CompiledKernel {
   name: string;
-  compile_ids: string[];
-  ranks: (number | null)[];
-  wrappers: string[];
+  compiles: KernelSite[];
 }
 
 export interface CounterInfo {
@@ -613,6 +612,12 @@ export interface KernelRowBase extends RooflineFields {
   work: string;
   launch_delay_mean_us: number | null;
   launch_delay_p90_us: number | null;
+}
+
+export interface KernelSite {
+  compile_id: string;
+  rank: number | null;
+  wrappers: string[];
 }
 
 export interface KernelsParams {
@@ -1255,6 +1260,8 @@ export interface StepCompileTime {
   worker: string;
   step: number | null;
   name: string;
+  start_us: number;
+  trace_start_us: number;
   step_us: number;
   compile_us: number;
   compiles: StepCompilePart[];

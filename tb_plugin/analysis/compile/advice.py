@@ -206,10 +206,13 @@ def cold_step_advice(steps: list[StepCompileTime], compiles: list[Compile]) -> l
         f"{s['worker']} step {s['step'] if s['step'] is not None else s['name']}" for s in cold[:4]
     )
     spent = sum(s["compile_us"] for s in cold)
+    their, these = (
+        ("its", "this step measures") if len(cold) == 1 else ("their", "these steps measure")
+    )
     text = (
-        f"{names} spent most of their time compiling ({duration_text(spent)}): these steps "
-        "measure the compiler, not the model; profile after a warm-up (the profiler "
-        "schedule's `wait`/`warmup`)"
+        f"{names} spent most of {their} time compiling ({duration_text(spent)}): {these} "
+        "the compiler, not the model; profile after a warm-up (the profiler schedule's "
+        "`wait`/`warmup`)"
     )
     if misses:
         text += (

@@ -24,6 +24,7 @@ from .types import (
     CompileStages,
     CudaGraphNote,
     GraphBreak,
+    KernelSite,
     Recompile,
     SourceLine,
 )
@@ -326,10 +327,11 @@ def kernel_rows(logs: list[LogFacts]) -> list[CompiledKernel]:
     for log in logs:
         for facts in log.compiles.values():
             for name, files in facts.kernels.items():
-                kernel = by_name.setdefault(
-                    name, {"name": name, "compile_ids": [], "ranks": [], "wrappers": []}
-                )
-                kernel["compile_ids"].append(facts.compile_id)
-                kernel["ranks"].append(log.rank)
-                kernel["wrappers"].extend(w for w in files if w not in kernel["wrappers"])
+                kernel = by_name.setdefault(name, {"name": name, "compiles": []})
+                site: KernelSite = {
+                    "compile_id": facts.compile_id,
+                    "rank": log.rank,
+                    "wrappers": files,
+                }
+                kernel["compiles"].append(site)
     return sorted(by_name.values(), key=lambda k: k["name"])

@@ -50,6 +50,8 @@ def step_rows(worker: str, model: TraceModel, compiles: list[Compile]) -> list[S
                     "worker": worker,
                     "step": number,
                     "name": name,
+                    "start_us": lo + origin,
+                    "trace_start_us": lo,
                     "step_us": hi - lo,
                     "compile_us": total,
                     "compiles": parts,

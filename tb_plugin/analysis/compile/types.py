@@ -168,17 +168,23 @@ class StepCompileTime(TypedDict):
     worker: str
     step: int | None
     name: str
+    start_us: float  # epoch µs (the logs' clock)
+    trace_start_us: float  # the step's start on its trace's clock
     step_us: float
     compile_us: float  # compiling inside the step (forward and backward compiles)
     compiles: list[StepCompilePart]
     text: str  # "step 1: 11.7 s compiling frame 0/0 (`forward`, model.py:5)"
 
 
+class KernelSite(TypedDict):
+    compile_id: str
+    rank: int | None
+    wrappers: list[str]  # the names of its generated files that define the kernel
+
+
 class CompiledKernel(TypedDict):
     name: str
-    compile_ids: list[str]  # the compiles whose generated code defines a kernel so named
-    ranks: list[int | None]
-    wrappers: list[str]  # the generated code's files (their names)
+    compiles: list[KernelSite]  # the compiles whose generated code defines a kernel so named
 
 
 class CompileEvent(TypedDict):
@@ -187,6 +193,7 @@ class CompileEvent(TypedDict):
     name: str
     compile_id: str | None
     rank: int | None
+    worker: str | None  # the trace its log is aligned with (None: none)
     start_us: float  # epoch µs
     dur_us: float  # 0 for an instant (a cache hit or miss)
     depth: int

@@ -143,7 +143,7 @@ def _joined(
             placed.setdefault(at, []).extend(rows)
         pairs.extend(zip(rows, facts.compiles.values()))
         compiles.extend(rows)
-        _events(out, facts)
+        _events(out, facts, trace.worker if trace is not None and trace.model else None)
     out["steps"] = _steps(traces, placed)  # sets each compile's `step`
     for row, c in pairs:
         found = recompile_row(row, c)
@@ -186,7 +186,7 @@ def _compile_us(row: Compile) -> float:
     return (row["dur_us"] or 0.0) + ((backward["dur_us"] or 0.0) if backward else 0.0)
 
 
-def _events(out: CompileResponse, facts: LogFacts) -> None:
+def _events(out: CompileResponse, facts: LogFacts, worker: str | None) -> None:
     phases = facts.phases
     out["events_total"] += phases.total
     room = MAX_EVENTS - len(out["events"])
@@ -196,6 +196,7 @@ def _events(out: CompileResponse, facts: LogFacts) -> None:
             "name": phase.name,
             "compile_id": phase.compile_id,
             "rank": facts.rank,
+            "worker": worker,
             "start_us": phase.start_us,
             "dur_us": phase.dur_us,
             "depth": phase.depth,
