@@ -208,17 +208,6 @@ class CompileAdvice(TypedDict):
     line: int | None
 
 
-class CompileLoading(TypedDict):
-    """`compile` answers 202 with this while its job runs: the run job's progress, the
-    traces of the run loaded so far (the body every run job answers)."""
-
-    run: str
-    span: str
-    state: Literal["loading"]
-    ranks_done: int
-    ranks_total: int
-
-
 class CompileResponse(TypedDict):
     run: str
     state: Literal["ready"]
