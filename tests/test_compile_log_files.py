@@ -136,3 +136,18 @@ def test_an_object_store_lists_them_as_a_disk_does(tmp_path: Path, bucket: str) 
     }
     assert remote == here
     assert set(remote) == {"two_ranks", "cache_hit", "cache_hit/cold"}
+
+
+def test_the_compile_view_of_an_object_store_run_is_the_local_one(
+    tmp_path: Path,
+    bucket: str,  # noqa: F811
+) -> None:
+    from test_compile_view import compile_json
+
+    local = tmp_path / "logs"
+    shutil.copytree(DATA / "recompile_value", local / "value")
+    upload(local, f"{bucket}/logs")
+    remote = compile_json(scan_logdir(f"{bucket}/logs"), "value")
+    here = compile_json(scan_logdir(str(local)), "value")
+    assert remote == here
+    assert remote["alignments"][0]["checked"] > 0  # its trace read from the store too

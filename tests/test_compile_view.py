@@ -323,3 +323,64 @@ def test_a_run_without_compile_logs_is_not_offered_the_view(tmp_path: Path) -> N
     shutil.copy(next((DATA / "graph_break").glob("worker0*")), run)
     (listed,) = scan_logdir(str(tmp_path))
     assert listed.compile_logs == () and "compile" not in run_pages(listed)
+
+
+def _line(meta: str) -> str:
+    return f"V0101 00:00:00.000000 42 torch/_dynamo/utils.py:1] {meta}\n"
+
+
+def _phase(name: str, ph: str, ts: float, cid: str = "0/0") -> str:
+    import hashlib
+
+    payload = (
+        f'{{\n"name": "{name}",\n"ts": {ts},\n"args": {{"compile_id": "{cid}"}},\n"ph": "{ph}"\n}}'
+    )
+    digest = hashlib.md5(payload.encode()).hexdigest()
+    body = "".join(f"\t{line}\n" for line in payload.split("\n"))
+    envelope = '"frame_id": 0, "frame_compile_id": 0, "attempt": 0'
+    return _line(f'{{"chromium_event": {{}}, {envelope}, "has_payload": "{digest}"}}') + body
+
+
+def test_cuda_graph_rerecords_and_skips_from_a_built_log(tmp_path: Path) -> None:
+    """A log built by hand: three `CUDAGraphNode.record` phases of one compile (two
+    re-records) and a skip reason in its backward's metrics."""
+    run = tmp_path / "run"
+    run.mkdir()
+    metrics = (
+        '{"compilation_metrics": {"co_name": "f", "co_filename": "/m.py", "co_firstlineno": 3, '
+        '"entire_frame_compile_time_s": 2.0, "start_time": 100.0, "cudagraph_skip_reason": null}, '
+        '"frame_id": 0, "frame_compile_id": 0, "attempt": 0}'
+    )
+    bwd = (
+        '{"bwd_compilation_metrics": {"inductor_compile_time_s": 0.5, "code_gen_time_s": 0.25, '
+        '"cudagraph_skip_reason": "skipping cudagraphs due to mutated inputs (1 instances)"}, '
+        '"frame_id": 0, "frame_compile_id": 0, "attempt": 0}'
+    )
+    text = _phase("dynamo", "B", 100e6) + _phase("dynamo", "E", 102e6) + _line(metrics)
+    for at in (103e6, 104e6, 105e6):
+        text += _phase("CUDAGraphNode.record", "B", at) + _phase(
+            "CUDAGraphNode.record", "E", at + 10
+        )
+    (run / "dedicated_log_torch_trace_built.log").write_text(text + _line(bwd))
+    view = compile_json(scan_logdir(str(tmp_path)), "run")
+    (c,) = view["compiles"]
+    assert (c["dur_us"], c["start_us"], c["cudagraph_records"]) == (2e6, 100e6, 3)
+    assert c["backward"]["inductor_us"] == 250000.0 and c["backward"]["code_gen_us"] == 250000.0
+    assert c["cudagraph_skip_reason"] == "skipping cudagraphs due to mutated inputs (1 instances)"
+    assert [(n["kind"], n["count"]) for n in view["cudagraphs"]] == [
+        ("skipped", 1),
+        ("rerecorded", 2),
+    ]
+    rules = [a["rule"] for a in view["advice"]]
+    assert rules == ["cudagraph_skip", "cudagraph_rerecord"]
+    assert view["events_total"] == 4 and c["worker"] is None
+
+
+def test_a_trace_that_fails_leaves_its_log_unaligned(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(DATA / "graph_break" / "torch_trace", run / "torch_trace")
+    (run / "worker0.1.pt.trace.json").write_text("{not json")
+    view = compile_json(scan_logdir(str(tmp_path)), "run")
+    (align,) = view["alignments"]
+    assert align["worker"] is None and "worker0 could not be read" in align["note"]
+    assert len(view["compiles"]) == 2 and view["steps"] == []

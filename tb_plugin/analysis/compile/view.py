@@ -138,7 +138,7 @@ def _joined(
         rows = [compile_row(facts, c) for c in facts.compiles.values()]
         at, how = match(facts, traces, ranks, len(logs))
         trace = traces[at] if at is not None else None
-        out["alignments"].append(_place(facts, rows, trace, how))
+        out["alignments"].append(_place(facts, rows, trace, how, traces))
         if at is not None:
             placed.setdefault(at, []).extend(rows)
         pairs.extend(zip(rows, facts.compiles.values()))
@@ -161,7 +161,11 @@ def _joined(
 
 
 def _place(
-    facts: LogFacts, rows: list[Compile], trace: TraceSide | None, how: str | None
+    facts: LogFacts,
+    rows: list[Compile],
+    trace: TraceSide | None,
+    how: str | None,
+    traces: list[TraceSide],
 ) -> CompileAlignment:
     if trace is not None and trace.model is not None:
         origin = trace.model.time_origin_us
@@ -169,7 +173,14 @@ def _place(
             row["worker"] = trace.worker
             if row["start_us"] is not None:
                 row["trace_start_us"] = row["start_us"] - origin
-    return alignment(facts, trace, how, [r["start_us"] for r in rows])
+    said = alignment(facts, trace, how, [r["start_us"] for r in rows])
+    failed = [t.worker for t in traces if t.model is None]
+    if trace is None and failed:  # not "nothing in common": the traces could not say
+        said["note"] = (
+            f"no trace goes with this log: {', '.join(failed)} could not be read; its "
+            "compiles are listed without trace times"
+        )
+    return said
 
 
 def _steps(traces: list[TraceSide], placed: dict[int, list[Compile]]) -> list[StepCompileTime]:
