@@ -6,6 +6,7 @@ checks that every JSON route's response type is here, under its own name."""
 
 from __future__ import annotations
 
+from ..analysis.compile.types import CompileResponse as CompileResponse
 from ..analysis.core.gpu import DeviceView
 from ..analysis.core.health.view import HealthExample as HealthExample
 from ..analysis.core.health.view import HealthView as HealthView

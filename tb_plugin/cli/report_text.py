@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..api.lower import TraceModel
 from .health_text import render_health
+from .report_compile import render_compile
 from .report_gpu_idle import render_gpu_idle
 from .report_snapshot import render_memory_snapshot
 from .text_tables import DEFAULT_WIDTH, UNKNOWN, Column, number, report_width
@@ -390,4 +391,5 @@ def render_modules(
 RENDERERS["modules"] = render_modules
 RENDERERS["gpu_idle"] = render_gpu_idle
 RENDERERS["memory_snapshot"] = render_memory_snapshot
+RENDERERS["compile"] = render_compile
 RENDERERS["health"] = render_health

@@ -20,6 +20,16 @@ export interface AllocationTable {
   truncated: boolean;
 }
 
+/** The lazily compiled backward graph of a compile (same compile id). */
+export interface BackwardCompile {
+  start_us: number | null;
+  dur_us: number | null;
+  inductor_us: number | null;
+  code_gen_us: number | null;
+  cache: CompileCache;
+  failed: boolean;
+}
+
 export interface BlockColumns {
   row: number[];
   depth: number[];
@@ -82,6 +92,144 @@ export interface Compared {
   delta_pct: number | null;
 }
 
+export interface Compile {
+  compile_id: string;
+  rank: number | null;
+  log: string;
+  frame: string | null;
+  file: string | null;
+  line: number | null;
+  attempts: number;
+  status: 'compiled' | 'failed' | 'unknown';
+  reason: string | null;
+  start_us: number | null;
+  end_us: number | null;
+  dur_us: number | null;
+  stages: CompileStages;
+  cache: CompileCache;
+  backward: BackwardCompile | null;
+  guard_count: number | null;
+  graph_op_count: number | null;
+  graph_breaks: number | null;
+  cudagraph_records: number;
+  cudagraph_skip_reason: string | null;
+  kernels: string[];
+  worker: string | null;
+  trace_start_us: number | null;
+  step: number | null;
+}
+
+export interface CompileAdvice {
+  rule: string;
+  text: string;
+  compile_ids: string[];
+  rank: number | null;
+  file: string | null;
+  line: number | null;
+}
+
+/** How one log's times were placed on one trace's clock, and how well that held. */
+export interface CompileAlignment {
+  log: string;
+  rank: number | null;
+  worker: string | null;
+  span: string | null;
+  matched_by: string | null;
+  time_origin_us: number | null;
+  checked: number;
+  median_error_us: number | null;
+  max_error_us: number | null;
+  in_window: number;
+  outside_window: number;
+  note: string;
+}
+
+/** What the compile found in torch's caches (local and remote counters summed). */
+export interface CompileCache {
+  state: string | null;
+  inductor_hits: number | null;
+  inductor_misses: number | null;
+  aot_hits: number | null;
+  aot_misses: number | null;
+  time_saved_us: number | null;
+}
+
+/** A phase of a compile (torch's `dynamo_timed` chromium events), for the trace view. */
+export interface CompileEvent {
+  name: string;
+  compile_id: string | null;
+  rank: number | null;
+  worker: string | null;
+  start_us: number;
+  dur_us: number;
+  depth: number;
+}
+
+export interface CompileFailure {
+  compile_id: string;
+  rank: number | null;
+  frame: string | null;
+  fail_type: string;
+  reason: string | null;
+  user: SourceLine | null;
+  suppressed: boolean | null;
+}
+
+/** `compile` answers 202 with this while its job runs: the run job's progress, the traces of the run loaded so far (the body every run job answers). */
+export interface CompileLoading {
+  run: string;
+  span: string;
+  state: 'loading';
+  ranks_done: number;
+  ranks_total: number;
+}
+
+export interface CompileLogInfo {
+  file: string;
+  rank: number | null;
+  size: number;
+  pid: number | null;
+  torch_version: string | null;
+  records: number;
+  lines: number;
+  skipped: number;
+  partial: boolean;
+  warnings: string[];
+  error: string | null;
+  error_kind: string | null;
+}
+
+export interface CompileResponse {
+  run: string;
+  state: 'ready';
+  logs: CompileLogInfo[];
+  compiles: Compile[];
+  recompiles: Recompile[];
+  graph_breaks: GraphBreak[];
+  failures: CompileFailure[];
+  cudagraphs: CudaGraphNote[];
+  alignments: CompileAlignment[];
+  steps: StepCompileTime[];
+  kernels: CompiledKernel[];
+  events: CompileEvent[];
+  events_total: number;
+  advice: CompileAdvice[];
+  total_compile_us: number;
+}
+
+/** The entire-frame compile time cut by stage, each without the stages inside it (torch times them nested: entire frame ⊇ backend ⊇ Inductor ⊇ code generation). */
+export interface CompileStages {
+  dynamo_us: number | null;
+  aot_autograd_us: number | null;
+  inductor_us: number | null;
+  code_gen_us: number | null;
+}
+
+export interface CompiledKernel {
+  name: string;
+  compiles: KernelSite[];
+}
+
 export interface CounterInfo {
   metric: string;
   unit: string;
@@ -91,6 +239,14 @@ export interface CounterInfo {
 export interface CounterSeries {
   start: number[];
   value: number[];
+}
+
+export interface CudaGraphNote {
+  compile_id: string;
+  rank: number | null;
+  kind: 'rerecorded' | 'skipped';
+  reason: string | null;
+  count: number;
 }
 
 export interface CurveView {
@@ -304,6 +460,19 @@ export interface GpuIdleView {
   launch_delay: LaunchDelayView | null;
 }
 
+export interface GraphBreak {
+  compile_id: string;
+  rank: number | null;
+  frame: string | null;
+  file: string | null;
+  line: number | null;
+  reason: string;
+  explanation: string | null;
+  hints: string[];
+  user: SourceLine | null;
+  stack: SourceLine[];
+}
+
 export interface GraphReplaySummary {
   kernels: number;
   matched: number;
@@ -443,6 +612,12 @@ export interface KernelRowBase extends RooflineFields {
   work: string;
   launch_delay_mean_us: number | null;
   launch_delay_p90_us: number | null;
+}
+
+export interface KernelSite {
+  compile_id: string;
+  rank: number | null;
+  wrappers: string[];
 }
 
 export interface KernelsParams {
@@ -838,6 +1013,22 @@ export interface Recommendation {
   docs_url: string | null;
 }
 
+export interface Recompile {
+  compile_id: string;
+  rank: number | null;
+  frame: string | null;
+  file: string | null;
+  line: number | null;
+  reasons: string[];
+  kind: string;
+  guard: string | null;
+  detail: string | null;
+  source: SourceLine | null;
+  start_us: number | null;
+  trace_start_us: number | null;
+  step: number | null;
+}
+
 export interface Roof {
   device_id: number;
   device: string;
@@ -997,6 +1188,12 @@ export interface SourceFrame {
   name: string;
 }
 
+export interface SourceLine {
+  file: string | null;
+  line: number | null;
+  name: string | null;
+}
+
 export interface SpanListing {
   name: string;
   timestamp: number | null;
@@ -1048,6 +1245,27 @@ export interface StatusResponse {
   error: LoadError | null;
   event_count: number;
   views: string[];
+}
+
+export interface StepCompilePart {
+  compile_id: string;
+  frame: string | null;
+  file: string | null;
+  line: number | null;
+  backward: boolean;
+  us: number;
+}
+
+export interface StepCompileTime {
+  worker: string;
+  step: number | null;
+  name: string;
+  start_us: number;
+  trace_start_us: number;
+  step_us: number;
+  compile_us: number;
+  compiles: StepCompilePart[];
+  text: string;
 }
 
 export interface StepMarker {
@@ -1398,6 +1616,7 @@ export interface Routes {
   spans: { params: WorkerScope; response: SpansResponse; loading: never };
   status: { params: SpanScope; response: StatusResponse; loading: never };
   distributed: { params: RunScope; response: DistributedResponse; loading: DistributedLoading };
+  compile: { params: RunScope; response: CompileResponse; loading: CompileLoading };
   memory_snapshot: { params: RunScope; response: MemorySnapshotResponse; loading: DistributedLoading };
   trend: { params: Query<TrendParams>; response: TrendView; loading: TrendLoading };
   overview: { params: SpanScope; response: OverviewView; loading: StatusResponse };

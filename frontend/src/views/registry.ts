@@ -3,6 +3,7 @@
 // plus its folder under views/. The Diff page (two worker-spans) is offered by the shell
 // while a target is chosen in the side bar's "Compare with…" (shell/compare.ts).
 
+import { compileView } from './compile';
 import { diffView } from './diff';
 import { distributedView } from './distributed';
 import { flamegraphView } from './flamegraph';
@@ -41,6 +42,8 @@ const VIEW_NEEDS: Readonly<Record<string, string>> = {
   diff: 'no run is chosen in “Compare with…”',
   distributed: 'this run has a single worker (the view compares the ranks of a job)',
   trends: 'the logdir has a single run (the page compares the runs of a logdir)',
+  compile:
+    'this run has no TORCH_TRACE compile logs (run with TORCH_TRACE=<run folder>/torch_trace)',
 };
 
 /** Why a trace offers no `id` view, for the page's notice. */
@@ -77,7 +80,12 @@ export function viewLabel(id: string): string {
 
 // Trends is logdir-level: offered with every run of a logdir of several runs, it ignores
 // the run chosen.
-export const RUN_VIEWS: readonly RunViewDef[] = [distributedView, memorySnapshotView, trendsView];
+export const RUN_VIEWS: readonly RunViewDef[] = [
+  distributedView,
+  compileView,
+  memorySnapshotView,
+  trendsView,
+];
 
 export const RUN_VIEW_IDS: readonly string[] = RUN_VIEWS.map((v) => v.id);
 
