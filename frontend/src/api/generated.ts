@@ -145,6 +145,7 @@ export interface DiffView {
   vendors: string[];
   kernels_by_work: WorkPair[];
   modules: ModuleRatio[];
+  serving: ServingPhaseDiff[];
 }
 
 /** `distributed` answers 202 with this while the per-rank summaries are computed. */
@@ -975,6 +976,18 @@ export interface SearchView {
   hits: SearchHits;
   total: number;
   truncated: boolean;
+}
+
+/** A phase of both sides' serving views: a phase absent from a side ran 0 iterations there (its times unknown). */
+export interface ServingPhaseDiff {
+  phase: string;
+  iterations: Compared;
+  median_us: Compared;
+  p90_us: Compared;
+  gpu_busy_median_us: Compared;
+  tokens_per_s: Compared;
+  per_token_us: Compared;
+  classes_per_iteration_us: Record<string, Compared>;
 }
 
 export interface ServingView {
