@@ -8,6 +8,7 @@
 import type { Iteration, ServingView } from '../../api/types';
 import { h } from '../../components/dom';
 import { formatDurationAxis } from '../../components/format';
+import { Redraw } from '../../components/redraw';
 import type { Theme, ThemeWatcher } from '../../components/theme';
 import { ensureStyle } from '../../components/view_style';
 import { boxAt, iterationLines, phaseColor, stripBoxes, type StripBox } from './model';
@@ -34,14 +35,12 @@ export class IterationStrip {
   private readonly canvas: HTMLCanvasElement;
   private readonly hit: HTMLAnchorElement;
   private readonly tip: HTMLElement;
-  private readonly unsubscribe: () => void;
-  private readonly resize: ResizeObserver | undefined;
+  private readonly redraw: Redraw;
   private boxes: StripBox[] = [];
-  private frame = 0;
 
   constructor(
     private readonly view: ServingView,
-    private readonly themes: ThemeWatcher,
+    themes: ThemeWatcher,
     private readonly href: (it: Iteration) => string,
   ) {
     ensureStyle('serving-strip', CSS);
@@ -67,27 +66,12 @@ export class IterationStrip {
       this.hit,
       this.tip,
     );
-    this.unsubscribe = themes.subscribe(() => this.schedule());
-    if (typeof ResizeObserver !== 'undefined') {
-      this.resize = new ResizeObserver(() => this.schedule());
-      this.resize.observe(this.element);
-    }
-    this.schedule();
+    this.redraw = new Redraw(themes, this.element, (theme) => this.draw(theme));
   }
 
   destroy(): void {
-    cancelAnimationFrame(this.frame);
-    this.unsubscribe();
-    this.resize?.disconnect();
+    this.redraw.stop();
     this.element.remove();
-  }
-
-  private schedule(): void {
-    if (this.frame) return;
-    this.frame = requestAnimationFrame(() => {
-      this.frame = 0;
-      this.draw(this.themes.current);
-    });
   }
 
   private draw(theme: Theme): void {
