@@ -187,11 +187,25 @@ describe('Serving page in TensorBoard', { timeout: 900_000, skip: !existsSync(VL
     assert.equal((await hoverIteration(data, 4))[0], 'Iteration 4 · Mixed');
     const link = frame().locator('[data-testid="serving-strip-link"]');
     assert.equal(await link.getAttribute('data-iteration'), '4');
-    await link.click();
-    await h.waitUntil('the trace view', async () => h.readStateHash(env.page).view === 'trace');
-    const state = h.readStateHash(env.page);
+    const href = new URL(await link.getAttribute('href'));
+    const linked = {};
+    for (const item of href.hash.slice(1).split('&')) {
+      const [k, v] = item.split('=').map(decodeURIComponent);
+      if (v !== undefined) linked[k.replace('p.kinetoscope.', '')] = v;
+    }
     const it = data.iterations[4];
-    assert.ok(Number(state.t0) <= it.start_us && Number(state.t1) >= it.start_us + it.dur_us);
+    assert.ok(Number(linked.t0) <= it.start_us && Number(linked.t1) >= it.start_us + it.dur_us);
+    await link.click();
+    await frame()
+      .locator('[data-testid="trace"][data-ready="true"]')
+      .waitFor({ state: 'visible', timeout: WAIT_MS });
+    await h.sleep(500);
+    await shoot(env.page, 'tp2-trace-at-iteration-4');
+    // The trace view opened on the link's window: it took (and cleared) the plain t0/t1.
+    const state = await h.waitUntil('the trace view to take the window', async () => {
+      const s = h.readStateHash(env.page);
+      return s.view === 'trace' && s.t0 === undefined ? s : null;
+    });
     assert.equal(state.worker, 'rank1');
     h.assertNoErrors(env.errors);
   });

@@ -9,6 +9,7 @@ import { CLASS_COLOR, phaseColor, phaseLabel, type PhaseRow } from './model';
 
 /** Columns the iteration table drops first, in order, when it is too narrow. */
 export const NARROW_HIDES = [
+  'gpu_gap_before_us',
   'queue_us',
   'gpu_idle_us',
   'collective_us',
@@ -111,6 +112,12 @@ export function iterationColumns(
     time('gpu_idle_us', 'GPU idle', 'Its GPU span less the busy time'),
     time('scheduling_us', 'Scheduling', 'From its start to its first launch call'),
     time('queue_us', 'Queue', 'From its first launch call to its first GPU activity'),
+    time('gap_before_us', 'Gap before', 'Idle time since every earlier iteration ended'),
+    time(
+      'gpu_gap_before_us',
+      'GPU gap',
+      'GPU idle time since the earlier iterations’ GPU work ended',
+    ),
     REPLAYED,
     count('tokens', 'Tokens'),
     count('requests', 'Requests'),
