@@ -86,17 +86,3 @@ def test_mcp_tool_is_the_route(tmp_path: Path, capsys: pytest.CaptureFixture[str
     report = json.loads(_report([str(logdir), "--view", "compile", "--format", "json"], capsys))
     assert route_json(answer) == report["compile"]
     assert answer.structured_content["provenance"]["run"] == "value"
-
-
-def test_the_agents_doc_names_every_tool() -> None:
-    """docs/agents.md lists the tools (one per JSON route) and says how many."""
-    import re
-
-    from kinetoscope.api.endpoints import ENDPOINTS
-
-    text = (Path(__file__).parents[1] / "docs" / "agents.md").read_text(encoding="utf-8")
-    section = text.split("## Tools", 1)[1].split("a route added", 1)[0]
-    named = set(re.findall(r"`([a-z_]+)`", section))
-    tools = {name for name, e in ENDPOINTS.items() if e.response is not None}
-    assert named == tools
-    assert f": {len(tools)} tools)" in section

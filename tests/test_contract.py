@@ -53,6 +53,7 @@ QUERIES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "callstacks": ({**SPAN, "name": "aten::mm"}, SPAN),
     "kernels": ({**SPAN, "group_by": "op"}, {**SPAN, "device": "gpu0"}),
     "modules": (SPAN, {"worker": "worker0"}),
+    "serving": (SPAN, {"worker": "worker0"}),
     "flamegraph": ({**SPAN, "metric": "gpu"}, {**SPAN, "metric": "wall"}),
     "gpu_idle": (SPAN, {"worker": "worker0"}),
     "health": (SPAN, {"worker": "worker0"}),

@@ -14,6 +14,7 @@ from ..analysis.memory import endpoint as memory
 from ..analysis.modules import endpoint as modules
 from ..analysis.operators import endpoint as operators
 from ..analysis.overview import endpoint as overview
+from ..analysis.serving import endpoint as serving
 from ..analysis.trends import endpoint as trends
 
 VIEW_FOLDERS = (
@@ -22,6 +23,7 @@ VIEW_FOLDERS = (
     operators,
     kernels,
     modules,
+    serving,
     flamegraph,
     gpu_idle,
     health,

@@ -28,6 +28,7 @@ from ..analysis.memory.view import MemoryView as MemoryView
 from ..analysis.modules import ModulesView as ModulesView
 from ..analysis.operators import CallStacksView as CallStacksView
 from ..analysis.operators import OperatorsView as OperatorsView
+from ..analysis.serving import ServingView as ServingView
 from ..analysis.trends.types import TrendChange as TrendChange
 from ..analysis.trends.types import TrendView as TrendView
 from ..trace_view.event_details import EventView as EventView

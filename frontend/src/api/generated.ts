@@ -58,6 +58,11 @@ export interface CallStacksView {
   stacks: StackRow[];
 }
 
+export interface Capture {
+  batch: number;
+  mode: string;
+}
+
 /** A collective type, from the distributed view's single-rank statistics. */
 export interface CollectiveDiff {
   name: string;
@@ -296,6 +301,7 @@ export interface DiffView {
   vendors: string[];
   kernels_by_work: WorkPair[];
   modules: ModuleRatio[];
+  serving: ServingPhaseDiff[];
 }
 
 /** `distributed` answers 202 with this while the per-rank summaries are computed. */
@@ -332,6 +338,11 @@ export interface DistributedView {
   clock_offsets: RankOffset[];
   health: RunHealthCheck[];
   warnings: string[];
+}
+
+export interface Estimate {
+  value_us: number | null;
+  assumption: string;
 }
 
 export interface EventParams {
@@ -567,6 +578,37 @@ export interface IdleInterval {
   end_us: number;
   duration_ns: number;
   next_name: string | null;
+}
+
+/** One iteration: its host span (the engine's marker), the GPU work it launched, and what the engine said of it. `None`: unknown (never 0 for unknown). */
+export interface Iteration {
+  index: number;
+  phase: string;
+  phase_from: string;
+  marker: string;
+  start_us: number;
+  dur_us: number;
+  host_dur_us: number;
+  gpu_start_us: number | null;
+  gpu_end_us: number | null;
+  gpu_busy_us: number;
+  gpu_idle_us: number | null;
+  kernel_us: number;
+  graph_replayed_us: number;
+  graph_replayed_pct: number | null;
+  scheduling_us: number | null;
+  queue_us: number | null;
+  gap_before_us: number | null;
+  gpu_gap_before_us: number | null;
+  tokens: number | null;
+  requests: number | null;
+  context_requests: number | null;
+  context_tokens: number | null;
+  generation_requests: number | null;
+  generation_tokens: number | null;
+  collective_calls: number;
+  collective_us: number;
+  top_kernels: TopKernel[];
 }
 
 export interface JobStep {
@@ -911,6 +953,26 @@ export interface OverviewView {
   left_out_events: number;
 }
 
+export interface PhaseStats {
+  count: number;
+  dur_us: Stat;
+  gpu_busy_us: Stat;
+  scheduling_us: Stat;
+  gap_before_us: Stat;
+  tokens: number | null;
+  requests: number | null;
+  iterations_with_tokens: number;
+  tokens_per_s: number | null;
+  kernel_us: number;
+  classes_us: Record<string, number>;
+  graph_replayed_pct: number | null;
+  collective_calls: number;
+  collective_us: number;
+  collective_types: Record<string, number>;
+  first_token_us: Estimate;
+  per_output_token_us: Estimate;
+}
+
 export interface ProcessGroupView {
   name: string;
   description: string | null;
@@ -1107,6 +1169,32 @@ export interface SearchView {
   truncated: boolean;
 }
 
+/** A phase of both sides' serving views: a phase absent from a side ran 0 iterations there (its times unknown). */
+export interface ServingPhaseDiff {
+  phase: string;
+  iterations: Compared;
+  median_us: Compared;
+  p90_us: Compared;
+  gpu_busy_median_us: Compared;
+  tokens_per_s: Compared;
+  per_token_us: Compared;
+  classes_per_iteration_us: Record<string, Compared>;
+}
+
+export interface ServingView {
+  engine: string | null;
+  source: string | null;
+  reason: string | null;
+  rank: number | null;
+  world_size: number | null;
+  iteration_count: number;
+  window_us: number[];
+  iterations: Iteration[];
+  phases: Record<string, PhaseStats>;
+  captures: Capture[];
+  notes: string[];
+}
+
 export interface SideSummary {
   device_type: string;
   devices: string[];
@@ -1216,6 +1304,14 @@ export interface StackBytes {
 
 export interface StackRow extends Stats {
   frames: PythonStacksFrame[];
+}
+
+/** A time over a phase's iterations (None: no iteration has it). */
+export interface Stat {
+  median: number | null;
+  p90: number | null;
+  mean: number | null;
+  total: number | null;
 }
 
 export interface Stats {
@@ -1379,6 +1475,12 @@ export interface TopChange {
   base: number | null;
   target: number | null;
   delta: number;
+}
+
+export interface TopKernel {
+  name: string;
+  calls: number;
+  total_us: number;
 }
 
 export interface TraceParams extends Tracks, TimeRange {
@@ -1627,6 +1729,7 @@ export interface Routes {
   callstacks: { params: SpanScope & Query<CallStacksParams>; response: CallStacksView; loading: StatusResponse };
   kernels: { params: SpanScope & Query<KernelsParams>; response: KernelsView; loading: StatusResponse };
   modules: { params: SpanScope; response: ModulesView; loading: StatusResponse };
+  serving: { params: SpanScope; response: ServingView; loading: StatusResponse };
   flamegraph: { params: SpanScope & Query<FlameGraphParams>; response: FlameGraphView; loading: StatusResponse };
   gpu_idle: { params: SpanScope; response: GpuIdleView; loading: StatusResponse };
   health: { params: SpanScope; response: HealthView; loading: StatusResponse };
