@@ -92,12 +92,9 @@ def explain(
 # --- the stage: who was late at each step ------------------------------------------------
 
 
-def _first_common_collective(
-    inst: Instances, inst_flat: np.ndarray, flat: np.ndarray, rs: np.ndarray
-) -> np.ndarray | None:
-    """Each rank's start of the earliest collective of the step that all its ranks ran
-    (the same match), or None when there is none."""
-    sel = np.flatnonzero(np.isin(inst_flat, flat))
+def _first_common_collective(inst: Instances, sel: np.ndarray, rs: np.ndarray) -> np.ndarray | None:
+    """Each rank's start of the earliest collective of the step (its instances `sel`) that
+    all its ranks ran (the same match), or None when there is none."""
     if sel.size == 0:
         return None
     ranks = int(inst.rank.max()) + 1
@@ -118,12 +115,12 @@ def _first_common_collective(
 
 
 def _first_call_lateness(
-    inst: Instances, inst_flat: np.ndarray, flat: np.ndarray, rs: np.ndarray
+    inst: Instances, sel: np.ndarray, rs: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """Without a collective of all the step's ranks (a job of many groups): each rank's
-    first matched call of the step, its start and how much later than the median of that
-    call's other members it came (0 for a rank without one)."""
-    sel = np.flatnonzero(np.isin(inst_flat, flat) & inst.matched)
+    first matched call of the step (its instances `sel`), its start and how much later
+    than the median of that call's other members it came (0 for a rank without one)."""
+    sel = sel[inst.matched[sel]]
     if sel.size == 0:
         return None
     position = np.full(int(inst.rank.max()) + 1, -1, dtype=np.int64)
@@ -159,12 +156,12 @@ def _first_call_lateness(
 
 
 def _transfer_before(
-    inst: Instances, inst_flat: np.ndarray, flat: np.ndarray, arrivals: np.ndarray
+    inst: Instances, inst_flat: np.ndarray, step: _StepRanks, arrivals: np.ndarray
 ) -> np.ndarray:
     """Per rank of a step, the transfer time of its matched collectives of the step that
     started before its arrival: only those can have delayed it."""
+    flat, sel = step.flat, step.instances
     out = np.zeros(flat.size)
-    sel = np.flatnonzero(np.isin(inst_flat, flat))
     order = np.argsort(flat)
     member = order[np.searchsorted(flat, inst_flat[sel], sorter=order)]  # each one's rank
     early = (inst.start[sel] < arrivals[member]) & inst.matched[sel]
@@ -192,6 +189,7 @@ def straggler_steps(
     late_steps = np.zeros(len(summaries), dtype=np.int64)
     late_total = np.zeros(len(summaries))
     out: list[JobStep] = []
+    step_instances = _instances_by_step(inst_flat, step_offsets, keyed)
     for key in sorted(keyed):
         members = keyed[key]
         rs = np.array([r for r, _ in members])
@@ -209,7 +207,7 @@ def straggler_steps(
         }
         if len(members) >= 2:
             offsets = np.array([origins[r] - reference for r in rs])  # onto one clock
-            found = _StepRanks(members, rs, flat, steps, offsets)
+            found = _StepRanks(members, rs, flat, steps, offsets, step_instances[key])
             late = _late_rank(inputs, ranks, found, inst, inst_flat)
             if late is not None:  # nobody came later than the others: no straggler
                 r, late_by, straggler = late
@@ -240,6 +238,24 @@ class _StepRanks:
     flat: np.ndarray
     steps: list[StepTimes]
     offsets: np.ndarray
+    instances: np.ndarray  # the collective instances in these steps, in order
+
+
+def _instances_by_step(
+    inst_flat: np.ndarray,
+    step_offsets: np.ndarray,
+    keyed: dict[tuple[int, int], list[tuple[int, int]]],
+) -> dict[tuple[int, int], np.ndarray]:
+    """Per step key, the instances (in order) that fall in that step on any rank: one
+    sort of all instances rather than a search of them all per step."""
+    flat_key = np.full(int(step_offsets[-1]) + 1, -1, dtype=np.int64)  # last: no step
+    keys = list(keyed)
+    for k, key in enumerate(keys):
+        flat_key[[int(step_offsets[r]) + j for r, j in keyed[key]]] = k
+    of = flat_key[inst_flat]  # -1 (outside every step) indexes the last slot
+    order = np.argsort(of, kind="stable")
+    bounds = np.searchsorted(of[order], np.arange(len(keys) + 1))
+    return {key: order[bounds[k] : bounds[k + 1]] for k, key in enumerate(keys)}
 
 
 def _late_rank(
@@ -251,10 +267,10 @@ def _late_rank(
 ) -> tuple[int, float, Straggler] | None:
     """The last rank to arrive at the step (its index), by how much, and why; None when
     no rank came later than the others."""
-    steps, rs, flat = step.steps, step.rs, step.flat
-    arrivals = _first_common_collective(inst, inst_flat, flat, rs)
+    steps, rs, sel = step.steps, step.rs, step.instances
+    arrivals = _first_common_collective(inst, sel, rs)
     measured = "first_collective"
-    grouped = None if arrivals is not None else _first_call_lateness(inst, inst_flat, flat, rs)
+    grouped = None if arrivals is not None else _first_call_lateness(inst, sel, rs)
     if grouped is not None:
         arrivals, lateness = grouped
         measured = "first_group_collective"
@@ -272,7 +288,7 @@ def _late_rank(
         "computation": np.array([st["computation_us"] + st["overlap_us"] for st in steps]),
         "dataloader": np.array([st["dataloader_us"] for st in steps]),
         "host_gap": np.array([st["host_gap_us"] for st in steps]),
-        "communication": _transfer_before(inst, inst_flat, flat, arrivals),
+        "communication": _transfer_before(inst, inst_flat, step, arrivals),
     }
     r = int(rs[late])
     starts = np.array([st["start_us"] for st in steps]) + step.offsets

@@ -60,6 +60,7 @@ from ..core.rules import bandwidth_size_multiplier, bus_bandwidth_factor
 from .clock_skew import run_clock_skew
 from .groups import cluster_view, natural_order
 from .matching import Instances, group_sizes, instances, match_instances, transfer_parts
+from .rounding import rounded, rounded_all
 from .stragglers import FACTORS, straggler_steps
 from .summary import (
     GS_SOURCES,
@@ -78,15 +79,9 @@ from .types import (
 
 __all__ = ["FACTORS", "VERSION", "RankInput", "RankSummary", "analyze", "summarize_rank"]
 
-# Bump when RankSummary or its definitions change (keys the disk cache). 2: the kernel
-# taxonomy, one communication definition with the Overview, straggler causes.
-
-
 # --- stage 2: across ranks -----------------------------------------------------------------
 
-
-def _r(x: float) -> float:
-    return round(float(x), 3)
+_r = rounded
 
 
 def analyze(inputs: list[RankInput]) -> DistributedView:
@@ -111,14 +106,18 @@ def analyze(inputs: list[RankInput]) -> DistributedView:
     group_sizes(inst, summaries, groups, world_size, n_ranks)
 
     kind_names = inst.kind_names
-    per_rank_kind = _per_rank_kind(inst, n_ranks, len(kind_names))
+    parts = transfer_parts(inst)
+    per_rank_kind = _per_rank_kind(inst, parts, n_ranks, len(kind_names))
     step_offsets = np.cumsum([0] + [len(s.steps) for s in summaries])
-    step_times, inst_flat = _per_step(inst, step_offsets)
+    step_times, inst_flat = _per_step(inst, parts, step_offsets)
+    step_rows = _step_rows(summaries, step_offsets, *step_times)
+    # instances come rank after rank (matching.instances): rank r's are inst[lo[r]:lo[r + 1]]
+    lo = np.searchsorted(inst.rank, np.arange(n_ranks + 1)).tolist()
     rank_views: list[RankView] = []
     for r, item in enumerate(inputs):
-        base = int(step_offsets[r])
-        steps = _step_rows(item.summary, *(t[base:] for t in step_times))
-        rank_views.append(_rank_view(item, ranks[r], rank_sources[r], inst, r, steps))
+        mine = slice(lo[r], lo[r + 1])
+        rank_views.append(_rank_view(item, ranks[r], rank_sources[r], inst, parts, mine))
+        rank_views[-1]["steps"] = step_rows[r]
         rank_views[-1]["collectives"] = _stats_rows(per_rank_kind, r, kind_names)
     job_kind = {key: _over_ranks(key, value) for key, value in per_rank_kind.items()}
     cluster = cluster_view(inst, ranks, groups)
@@ -144,13 +143,14 @@ def analyze(inputs: list[RankInput]) -> DistributedView:
 
 
 def _per_step(
-    inst: Instances, step_offsets: np.ndarray
+    inst: Instances, parts: tuple[np.ndarray, np.ndarray], step_offsets: np.ndarray
 ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
     """Per flat step (every rank's steps end to end): wait, transfer and unmatched time of
-    its collectives; and per instance its flat step (-1 outside every step)."""
+    its collectives (`parts`: `transfer_parts`); and per instance its flat step (-1
+    outside every step)."""
     flat_steps = int(step_offsets[-1])
     out = (np.zeros(flat_steps), np.zeros(flat_steps), np.zeros(flat_steps))
-    transfer, unmatched = transfer_parts(inst)
+    transfer, unmatched = parts
     in_step = inst.step >= 0
     flat = step_offsets[inst.rank[in_step]] + inst.step[in_step]
     for total, values in zip(out, (inst.wait, transfer, unmatched)):
@@ -193,38 +193,64 @@ def _job_warnings(summaries: list[RankSummary], world_size: int | None, n_ranks:
     return warnings
 
 
+_STEP_TIMES = (
+    "computation_us",
+    "overlap_us",
+    "communication_us",
+    "other_us",
+    "dataloader_us",
+    "host_gap_us",
+)
+
+
 def _step_rows(
-    s: RankSummary, wait: np.ndarray, transfer: np.ndarray, unmatched: np.ndarray
-) -> list[RankStep]:
-    """One rank's steps; `wait`, `transfer` and `unmatched` start at its first step."""
-    return [
+    summaries: list[RankSummary],
+    step_offsets: np.ndarray,
+    wait: np.ndarray,
+    transfer: np.ndarray,
+    unmatched: np.ndarray,
+) -> list[list[RankStep]]:
+    """Every rank's steps; `wait`, `transfer` and `unmatched` are per flat step (every
+    rank's steps end to end). Each number is rounded by column (`rounded_all`)."""
+    steps = [st for s in summaries for st in s.steps]
+    duration = rounded_all([st["end_us"] - st["start_us"] for st in steps])
+    times = [rounded_all([st[key] for st in steps]) for key in _STEP_TIMES]  # type: ignore[literal-required]
+    waits, transfers, unmatched_times = (rounded_all(t) for t in (wait, transfer, unmatched))
+    rows: list[RankStep] = [
         {
             "name": st["name"],
             "number": st["number"],
             "start_us": st["start_us"],
             "end_us": st["end_us"],
-            "duration_us": _r(st["end_us"] - st["start_us"]),
-            "computation_us": _r(st["computation_us"]),
-            "overlap_us": _r(st["overlap_us"]),
-            "communication_us": _r(st["communication_us"]),
-            "other_us": _r(st["other_us"]),
-            "dataloader_us": _r(st["dataloader_us"]),
-            "host_gap_us": _r(st["host_gap_us"]),
-            "sync_wait_us": _r(wait[j]),
-            "transfer_us": _r(transfer[j]),
-            "unmatched_us": _r(unmatched[j]),
+            "duration_us": duration[j],
+            "computation_us": times[0][j],
+            "overlap_us": times[1][j],
+            "communication_us": times[2][j],
+            "other_us": times[3][j],
+            "dataloader_us": times[4][j],
+            "host_gap_us": times[5][j],
+            "sync_wait_us": waits[j],
+            "transfer_us": transfers[j],
+            "unmatched_us": unmatched_times[j],
         }
-        for j, st in enumerate(s.steps)
+        for j, st in enumerate(steps)
     ]
+    bounds = step_offsets.tolist()
+    return [rows[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 def _rank_view(
-    item: RankInput, rank: int, source: str, inst: Instances, r: int, steps: list[RankStep]
+    item: RankInput,
+    rank: int,
+    source: str,
+    inst: Instances,
+    parts: tuple[np.ndarray, np.ndarray],
+    mine: slice,
 ) -> RankView:
-    """One rank's row (its `collectives` are filled in by the caller)."""
+    """One rank's row, its instances `inst[mine]` (its `steps` and `collectives` are filled
+    in by the caller)."""
     s = item.summary
-    mine = inst.rank == r
-    transfer, unmatched = transfer_parts(inst)
+    transfer, unmatched = parts
     return {
         "rank": rank,
         "rank_source": source,
@@ -242,17 +268,19 @@ def _rank_view(
         "other_us": _r(sum(st["other_us"] for st in s.steps)),
         "sync_wait_us": _r(inst.wait[mine].sum()),
         "transfer_us": _r(transfer[mine].sum()),
-        "unmatched_collectives": int((mine & ~inst.matched).sum()),
+        "unmatched_collectives": int((~inst.matched[mine]).sum()),
         "unmatched_us": _r(unmatched[mine].sum()),
         "collectives": [],
-        "steps": steps,
+        "steps": [],
         "devices": s.devices,
         "partial": s.partial,
         "warnings": s.warnings,
     }
 
 
-def _per_rank_kind(inst: Instances, n_ranks: int, n_kinds: int) -> dict[str, np.ndarray]:
+def _per_rank_kind(
+    inst: Instances, parts: tuple[np.ndarray, np.ndarray], n_ranks: int, n_kinds: int
+) -> dict[str, np.ndarray]:
     shape = (max(n_ranks, 1), max(n_kinds, 1))
     out = {
         k: np.zeros(shape)
@@ -276,7 +304,7 @@ def _per_rank_kind(inst: Instances, n_ranks: int, n_kinds: int) -> dict[str, np.
     if inst.start.size == 0:
         return out
     where = (inst.rank, inst.kind)
-    transfer, unmatched = transfer_parts(inst)
+    transfer, unmatched = parts
     known = (inst.nbytes >= 0) & inst.matched  # bandwidth: matched calls only
     np.add.at(out["calls"], where, 1)
     sized = inst.nbytes >= 0
