@@ -56,20 +56,19 @@ import numpy as np
 from ..core.overview_types import Recommendation
 from ..core.ranks import assign_ranks
 from ..core.recommendations import COMMUNICATION_PCT, communication_advice
-from ..core.rules import bandwidth_size_multiplier, bus_bandwidth_factor
 from .clock_skew import run_clock_skew
+from .collective_stats import over_ranks, per_rank_kind, stats_rows
 from .groups import cluster_view, natural_order
 from .matching import Instances, group_sizes, instances, match_instances, transfer_parts
 from .rounding import rounded, rounded_all
+from .step_table import StepTable, step_table
 from .stragglers import FACTORS, straggler_steps
 from .summary import (
-    GS_SOURCES,
     VERSION,
     RankSummary,
     summarize_rank,
 )
 from .types import (
-    CollectiveStats,
     DistributedView,
     ProcessGroupView,
     RankInput,
@@ -107,21 +106,23 @@ def analyze(inputs: list[RankInput]) -> DistributedView:
 
     kind_names = inst.kind_names
     parts = transfer_parts(inst)
-    per_rank_kind = _per_rank_kind(inst, parts, n_ranks, len(kind_names))
-    step_offsets = np.cumsum([0] + [len(s.steps) for s in summaries])
+    by_rank_kind = per_rank_kind(inst, parts, n_ranks, len(kind_names))
+    table = step_table(summaries)
+    step_offsets = np.array(table.bounds)
     step_times, inst_flat = _per_step(inst, parts, step_offsets)
-    step_rows = _step_rows(summaries, step_offsets, *step_times)
+    step_rows = _step_rows(table, *step_times)
     # instances come rank after rank (matching.instances): rank r's are inst[lo[r]:lo[r + 1]]
     lo = np.searchsorted(inst.rank, np.arange(n_ranks + 1)).tolist()
     rank_views: list[RankView] = []
     for r, item in enumerate(inputs):
         mine = slice(lo[r], lo[r + 1])
         rank_views.append(_rank_view(item, ranks[r], rank_sources[r], inst, parts, mine))
+        _add_step_times(rank_views[-1], table, r)
         rank_views[-1]["steps"] = step_rows[r]
-        rank_views[-1]["collectives"] = _stats_rows(per_rank_kind, r, kind_names)
-    job_kind = {key: _over_ranks(key, value) for key, value in per_rank_kind.items()}
+        rank_views[-1]["collectives"] = stats_rows(by_rank_kind, r, kind_names)
+    job_kind = {key: over_ranks(key, value) for key, value in by_rank_kind.items()}
     cluster = cluster_view(inst, ranks, groups)
-    job_steps, counts = straggler_steps(inputs, ranks, summaries, step_offsets, inst, inst_flat)
+    job_steps, counts = straggler_steps(inputs, ranks, summaries, table, inst, inst_flat)
     return {
         "world_size": world_size,
         "backend": backends[0] if backends else None,
@@ -129,7 +130,7 @@ def analyze(inputs: list[RankInput]) -> DistributedView:
         "mode": mode,
         "ranks_found": n_ranks,
         "ranks": rank_views,
-        "collectives": _stats_rows(job_kind, 0, kind_names),
+        "collectives": stats_rows(job_kind, 0, kind_names),
         "steps": job_steps,
         "stragglers": counts,
         "groups": cluster.groups,
@@ -204,17 +205,12 @@ _STEP_TIMES = (
 
 
 def _step_rows(
-    summaries: list[RankSummary],
-    step_offsets: np.ndarray,
-    wait: np.ndarray,
-    transfer: np.ndarray,
-    unmatched: np.ndarray,
+    table: StepTable, wait: np.ndarray, transfer: np.ndarray, unmatched: np.ndarray
 ) -> list[list[RankStep]]:
     """Every rank's steps; `wait`, `transfer` and `unmatched` are per flat step (every
     rank's steps end to end). Each number is rounded by column (`rounded_all`)."""
-    steps = [st for s in summaries for st in s.steps]
-    duration = rounded_all([st["end_us"] - st["start_us"] for st in steps])
-    times = [rounded_all([st[key] for st in steps]) for key in _STEP_TIMES]  # type: ignore[literal-required]
+    duration = rounded_all(table.duration)
+    times = [rounded_all(table.columns[key]) for key in _STEP_TIMES]
     waits, transfers, unmatched_times = (rounded_all(t) for t in (wait, transfer, unmatched))
     rows: list[RankStep] = [
         {
@@ -233,10 +229,17 @@ def _step_rows(
             "transfer_us": transfers[j],
             "unmatched_us": unmatched_times[j],
         }
-        for j, st in enumerate(steps)
+        for j, st in enumerate(table.steps)
     ]
-    bounds = step_offsets.tolist()
+    bounds = table.bounds
     return [rows[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _add_step_times(view: RankView, table: StepTable, r: int) -> None:
+    """Rank r's step time and its parts: the sums of its steps' times, in step order."""
+    view["step_time_us"] = _r(sum(table.of_rank("duration", r)))
+    for key in ("computation_us", "overlap_us", "communication_us", "other_us"):
+        view[key] = _r(sum(table.of_rank(key, r)))  # type: ignore[literal-required]
 
 
 def _rank_view(
@@ -247,8 +250,8 @@ def _rank_view(
     parts: tuple[np.ndarray, np.ndarray],
     mine: slice,
 ) -> RankView:
-    """One rank's row, its instances `inst[mine]` (its `steps` and `collectives` are filled
-    in by the caller)."""
+    """One rank's row, its instances `inst[mine]` (the caller fills in its step times,
+    `steps` and `collectives`)."""
     s = item.summary
     transfer, unmatched = parts
     return {
@@ -261,11 +264,11 @@ def _rank_view(
         "mode": s.mode,
         "steps_source": s.steps_source,
         "step_count": len(s.steps),
-        "step_time_us": _r(sum(st["end_us"] - st["start_us"] for st in s.steps)),
-        "computation_us": _r(sum(st["computation_us"] for st in s.steps)),
-        "overlap_us": _r(sum(st["overlap_us"] for st in s.steps)),
-        "communication_us": _r(sum(st["communication_us"] for st in s.steps)),
-        "other_us": _r(sum(st["other_us"] for st in s.steps)),
+        "step_time_us": 0.0,
+        "computation_us": 0.0,
+        "overlap_us": 0.0,
+        "communication_us": 0.0,
+        "other_us": 0.0,
         "sync_wait_us": _r(inst.wait[mine].sum()),
         "transfer_us": _r(transfer[mine].sum()),
         "unmatched_collectives": int((~inst.matched[mine]).sum()),
@@ -276,103 +279,6 @@ def _rank_view(
         "partial": s.partial,
         "warnings": s.warnings,
     }
-
-
-def _per_rank_kind(
-    inst: Instances, parts: tuple[np.ndarray, np.ndarray], n_ranks: int, n_kinds: int
-) -> dict[str, np.ndarray]:
-    shape = (max(n_ranks, 1), max(n_kinds, 1))
-    out = {
-        k: np.zeros(shape)
-        for k in (
-            "calls",
-            "sized",
-            "bytes",
-            "total",
-            "wait",
-            "transfer",
-            "unmatched",
-            "bw_size",
-            "bus_size",
-            "bw_time",
-            "n_min",
-            "n_max",
-            "n_from",
-        )
-    }
-    out["n_min"][:] = np.inf
-    if inst.start.size == 0:
-        return out
-    where = (inst.rank, inst.kind)
-    transfer, unmatched = parts
-    known = (inst.nbytes >= 0) & inst.matched  # bandwidth: matched calls only
-    np.add.at(out["calls"], where, 1)
-    sized = inst.nbytes >= 0
-    np.add.at(out["sized"], where, sized)
-    np.add.at(out["bytes"], where, np.where(sized, inst.nbytes, 0))
-    np.add.at(out["total"], where, np.clip(inst.end - inst.start, 0, None))
-    np.add.at(out["wait"], where, inst.wait)
-    np.add.at(out["transfer"], where, transfer)
-    np.add.at(out["unmatched"], where, unmatched)
-    size = np.zeros(inst.start.size)
-    bus = np.zeros(inst.start.size)
-    for k, name in enumerate(inst.kind_names):
-        for n in np.unique(inst.group_size[inst.kind == k]).tolist():
-            sel = known & (inst.kind == k) & (inst.group_size == n)
-            factor = bus_bandwidth_factor(name, int(n))
-            if factor is None:
-                continue
-            size[sel] = inst.nbytes[sel] * bandwidth_size_multiplier(name, int(n))
-            bus[sel] = size[sel] * factor
-    np.minimum.at(out["n_min"], where, inst.group_size)
-    np.maximum.at(out["n_max"], where, inst.group_size)
-    np.maximum.at(out["n_from"], where, inst.gs_from)  # the least direct source
-    has_formula = size > 0
-    np.add.at(out["bw_size"], where, size)
-    np.add.at(out["bus_size"], where, bus)
-    np.add.at(out["bw_time"], where, np.where(has_formula, transfer, 0))
-    return out
-
-
-def _over_ranks(key: str, value: np.ndarray) -> np.ndarray:
-    """A per (rank, type) table for the whole job: sums, but the group sizes' bounds."""
-    if key == "n_min":
-        return value.min(axis=0, keepdims=True)
-    if key in ("n_max", "n_from"):
-        return value.max(axis=0, keepdims=True)
-    return value.sum(axis=0, keepdims=True)
-
-
-def _stats_rows(
-    table: dict[str, np.ndarray], row: int, kind_names: list[str]
-) -> list[CollectiveStats]:
-    out: list[CollectiveStats] = []
-    for k, name in enumerate(kind_names):
-        calls = int(table["calls"][row, k])
-        if calls == 0:
-            continue
-        time = table["bw_time"][row, k]
-        n_min, n_max = table["n_min"][row, k], table["n_max"][row, k]
-        source = int(table["n_from"][row, k])
-        out.append(
-            {
-                "name": name,
-                "calls": calls,
-                "bytes": int(table["bytes"][row, k]) if table["sized"][row, k] else None,
-                "total_us": _r(table["total"][row, k]),
-                "avg_us": _r(table["total"][row, k] / calls),
-                "sync_wait_us": _r(table["wait"][row, k]),
-                "transfer_us": _r(table["transfer"][row, k]),
-                "unmatched_us": _r(table["unmatched"][row, k]),
-                # bytes per microsecond / 1e3 = GB/s
-                "algbw_gbps": _r(table["bw_size"][row, k] / time / 1e3) if time > 0 else None,
-                "busbw_gbps": _r(table["bus_size"][row, k] / time / 1e3) if time > 0 else None,
-                "group_size": int(n_min) if n_min == n_max and n_min >= 1 else None,
-                "group_size_source": GS_SOURCES[source] if source > 0 else None,
-            }
-        )
-    out.sort(key=lambda c: -c["total_us"])
-    return out
 
 
 def job_advice(ranks: list[RankView]) -> list[Recommendation]:
