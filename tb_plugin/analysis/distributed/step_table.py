@@ -25,6 +25,7 @@ TIMES = (
     "dataloader_us",
     "host_gap_us",
 )
+STEP_PARTS = TIMES[2:]  # the parts of a step's time, as a step row lists them
 
 
 @dataclass

@@ -61,7 +61,7 @@ from .collective_stats import over_ranks, per_rank_kind, stats_rows
 from .groups import cluster_view, natural_order
 from .matching import Instances, group_sizes, instances, match_instances, transfer_parts
 from .rounding import rounded, rounded_all
-from .step_table import StepTable, step_table
+from .step_table import STEP_PARTS, StepTable, step_table
 from .stragglers import FACTORS, straggler_steps
 from .summary import (
     VERSION,
@@ -194,23 +194,13 @@ def _job_warnings(summaries: list[RankSummary], world_size: int | None, n_ranks:
     return warnings
 
 
-_STEP_TIMES = (
-    "computation_us",
-    "overlap_us",
-    "communication_us",
-    "other_us",
-    "dataloader_us",
-    "host_gap_us",
-)
-
-
 def _step_rows(
     table: StepTable, wait: np.ndarray, transfer: np.ndarray, unmatched: np.ndarray
 ) -> list[list[RankStep]]:
     """Every rank's steps; `wait`, `transfer` and `unmatched` are per flat step (every
     rank's steps end to end). Each number is rounded by column (`rounded_all`)."""
     duration = rounded_all(table.duration)
-    times = [rounded_all(table.columns[key]) for key in _STEP_TIMES]
+    times = [rounded_all(table.columns[key]) for key in STEP_PARTS]
     waits, transfers, unmatched_times = (rounded_all(t) for t in (wait, transfer, unmatched))
     rows: list[RankStep] = [
         {
