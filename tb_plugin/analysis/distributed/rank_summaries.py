@@ -148,7 +148,9 @@ def summarize_batch(files: list[tuple[str, str]], cache_dir: str | None) -> list
 class Listed:
     """What the run's listing knows of the files: the run's name for its pack (its folder
     and span) and each file's (size, mtime_ns) when listed, so a warm run keys its files
-    without asking their state again."""
+    without asking their state again. A file that changes after the listing is summarised
+    as it is then, kept under its listed state: the next listing sees the new state and
+    summarises it again."""
 
     name: str
     states: list[tuple[int, int]]
