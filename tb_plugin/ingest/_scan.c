@@ -54,6 +54,9 @@ static const ArgKey ARG_KEYS[] = {
     {"Input type", 10, -5, 0},
     {"Concrete Inputs", 15, -5, 0},
     {"flops", 5, -5, 0},
+    /* Ints or null (-1, as a missing key). */
+    {"Python id", 9, C_PYTHON_ID, 0},
+    {"Python parent id", 16, C_PYTHON_PARENT_ID, 0},
 };
 #define N_ARG_KEYS ((int)(sizeof ARG_KEYS / sizeof ARG_KEYS[0]))
 

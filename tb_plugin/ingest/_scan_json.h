@@ -126,14 +126,14 @@ enum {
     C_TS, C_DUR, C_ID, C_ARGS_LEN,
     C_EXTERNAL_ID, C_EXTERNAL_ID_LOWER, C_CORRELATION, C_DEVICE, C_STREAM,
     C_BLOCKS_PER_SM, C_OCCUPANCY, C_NBYTES, C_ADDR, C_DEVICE_TYPE, C_DEVICE_ID,
-    C_TOTAL_ALLOCATED, C_TOTAL_RESERVED, C_WORK_SIG,
+    C_TOTAL_ALLOCATED, C_TOTAL_RESERVED, C_WORK_SIG, C_PYTHON_ID, C_PYTHON_PARENT_ID,
     N_WIDE
 };
 static const char *COLUMN_NAMES[N_WIDE] = {
     "ts", "dur", "id", "args_len",
     "external_id", "external_id_lower", "correlation", "device", "stream",
     "blocks_per_sm", "occupancy", "nbytes", "addr", "device_type", "device_id",
-    "total_allocated", "total_reserved", "work_sig",
+    "total_allocated", "total_reserved", "work_sig", "python_id", "python_parent_id",
 };
 
 typedef union {

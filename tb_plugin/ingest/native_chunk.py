@@ -151,7 +151,7 @@ def _chunk(raw: dict[str, Any], copy: bool = False) -> Chunk:
     external = wide["external_id"]
     cols["external_id"] = np.where(external >= 0, external, wide["external_id_lower"])
     cols["device"] = wide["device"].astype(np.int32)
-    for key in ("correlation", "stream", "has_stack", "work_sig"):
+    for key in ("correlation", "stream", "has_stack", "work_sig", "python_id", "python_parent_id"):
         cols[key] = wide[key].copy() if copy else wide[key]
     cols["blocks_per_sm"] = wide["blocks_per_sm"].astype(np.float32)
     cols["occupancy"] = wide["occupancy"].astype(np.float32)
