@@ -13,12 +13,13 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Union
 
 import numpy as np
 
 from ..model.trace_model import EVENT_COLUMNS, MEMORY_COLUMNS, TraceModel, empty_columns
 from . import storage
+from .column_sink import ColumnSink
 from .columns import (
     INTERNED,
     Chunk,
@@ -43,7 +44,7 @@ from .native_chunk import (
     scanner_enabled,
     text_slice_chunk,
 )
-from .pieces import Piece, Tail, decode_tail, iter_event_pieces
+from .pieces import Piece, Seamed, Tail, decode_tail, iter_event_pieces, piece_text
 from .schema import Event
 from .storage import file_identity
 from .text_blocks import too_large
@@ -55,7 +56,7 @@ class ModelBuilder:
 
     def __init__(self, args_sink: BinaryIO, report: DecodeReport | None = None) -> None:
         self.interners = {k: Interner() for k in INTERNED}
-        self.parts: list[dict[str, np.ndarray]] = []
+        self.events = ColumnSink(EVENT_COLUMNS)
         self.mem_parts: list[dict[str, np.ndarray]] = []
         self.meta: list[tuple[Any, Any, str, Any]] = []
         self.warnings: list[str] = []
@@ -67,7 +68,7 @@ class ModelBuilder:
         self.rows = 0
         self.negative_durations = 0
         self.empty_events = 0
-        self.nbytes = 0  # of the columns held (the args are spilled to the sink)
+        self.mem_nbytes = 0  # of the memory table's parts
         self.memory_cap = load_memory_bytes()
         self.args_cap = max_args_bytes()
         # The columns held, for a decoder that holds state of its own (a Perfetto
@@ -104,20 +105,19 @@ class ModelBuilder:
         if chunk.memory is not None:
             chunk.memory["row"] = chunk.memory["row"] + self.rows
             self.mem_parts.append(chunk.memory)
-        self.parts.append(cols)
+        self.events.append(cols)
         self.rows += n
-        self.nbytes += sum(c.nbytes for c in cols.values())
         if chunk.memory is not None:
-            self.nbytes += sum(c.nbytes for c in chunk.memory.values())
-        # The parts, then their join; the spilled args are memory-mapped when the views
-        # read them, so they count against the same cap.
-        self.report.held_bytes = 2 * self.nbytes + self.args_total
+            self.mem_nbytes += sum(c.nbytes for c in chunk.memory.values())
+        # The columns (held once: grown in place); the spilled args are memory-mapped
+        # when the views read them, so they count against the same cap.
+        self.report.held_bytes = self.events.nbytes() + self.mem_nbytes + self.args_total
         if self.report.held_bytes > self.memory_cap:
             raise too_large(self.memory_cap, self.rows)
 
     def drop(self) -> None:
-        """Let go of the parts of a load that stops."""
-        self.parts.clear()
+        """Let go of the columns of a load that stops."""
+        self.events = ColumnSink(EVENT_COLUMNS, rows=1)
         self.mem_parts.clear()
         self.interners.clear()
 
@@ -130,7 +130,7 @@ class ModelBuilder:
     def finish(
         self, header: dict[str, Any], report: DecodeReport, source: dict[str, Any], args_blob: Any
     ) -> TraceModel:
-        events = _concat(self.parts, EVENT_COLUMNS)
+        events = self.events.finish()
         memory = _concat(self.mem_parts, MEMORY_COLUMNS)
         warnings = list(report.warnings) + [w for w in self.warnings if w not in report.warnings]
         if self.negative_durations:  # the trace health's `negative_duration` count
@@ -323,12 +323,14 @@ class _SliceWork:
 
     pool: Executor
     workers: int
-    task: Callable[[bytes], ScannedSlice | Chunk]
+    task: Callable[[bytes | Seamed], ScannedSlice | Chunk]
 
 
-def _stop_at_damaged_slice(
-    body: bytes, report: DecodeReport, inflight: deque[tuple[bytes, Future[ScannedSlice | Chunk]]]
-) -> list[Event]:
+Slice = Union[bytes, Seamed]
+InFlight = deque[tuple[Slice, "Future[ScannedSlice | Chunk]"]]
+
+
+def _stop_at_damaged_slice(body: bytes, report: DecodeReport, inflight: InFlight) -> list[Event]:
     """A slice of gzip text that does not decode whole: after damage the inflater repeats
     earlier text at wrong places, so only the events before the damage are kept (the
     slice decoded again as `decode_run` does for gzip text) and nothing after is read."""
@@ -359,11 +361,12 @@ def _decode_slices(
     unused text back to the cutter together with every later slice in flight (they are
     cut again)."""
     pieces = iter_event_pieces(f, total, report, progress)
-    inflight: deque[tuple[bytes, Future[ScannedSlice | Chunk]]] = deque()
+    inflight: InFlight = deque()
     piece: Piece | None = next(pieces)
     while True:
-        if isinstance(piece, bytes) and len(inflight) < work.workers:
-            if piece:
+        # One slice more than workers: the next is inflated while every worker scans.
+        if isinstance(piece, (bytes, Seamed)) and len(inflight) <= work.workers:
+            if len(piece):
                 inflight.append((piece, work.pool.submit(work.task, piece)))
             piece = next(pieces)
             continue
@@ -372,20 +375,22 @@ def _decode_slices(
         body, future = inflight.popleft()
         chunk = as_chunk(future.result())
         if chunk.partial and report.compressed:
-            builder.merge(as_chunk(_stop_at_damaged_slice(body, report, inflight)))
+            damaged = _stop_at_damaged_slice(piece_text(body), report, inflight)
+            builder.merge(as_chunk(damaged))
             pieces.close()
             return
         builder.merge(chunk)
         if chunk.used == len(body):
             continue
-        rest = body[chunk.used :] + b"".join(b for b, _ in inflight)
+        text = piece_text(body)
+        rest = text[chunk.used :] + b"".join(piece_text(b) for b, _ in inflight)
         for _, later in inflight:
             later.cancel()
         inflight.clear()
         if isinstance(piece, Tail):
             piece = Tail(rest + piece.text, in_array=True, in_object=piece.in_object)
         else:
-            piece = pieces.send(rest + (piece or b""))
+            piece = pieces.send(rest + (piece_text(piece) if piece is not None else b""))
     assert isinstance(piece, Tail)
     for batch in decode_tail(piece, report, read_text=chunk_from_text):
         builder.merge(as_chunk(batch))

@@ -20,7 +20,28 @@ from .decode import Batch, TextReader, iter_event_batches
 from .limits import max_event_bytes
 from .text_blocks import DecodeReport, ProgressFn, TraceDecodeError, decompressed_blocks
 
-__all__ = ["Piece", "Tail", "decode_tail", "iter_event_pieces"]
+__all__ = ["Piece", "Seamed", "Tail", "decode_tail", "iter_event_pieces", "piece_text"]
+
+
+@dataclass
+class Seamed:
+    """A text slice left where it was inflated: `prefix` (the end of the previous block's
+    text, from an event boundary, and this block's text up to its first boundary) and
+    then `block[start:end]` (`start` just after the separator of that boundary, `end`
+    this block's last boundary). A scanner reads both in place; `text()` joins them."""
+
+    prefix: bytes
+    block: bytes
+    start: int
+    end: int
+    gap: int  # the separator's bytes between the prefix and `start`
+
+    def __len__(self) -> int:
+        return len(self.prefix) + self.gap + self.end - self.start
+
+    def text(self) -> bytes:
+        view = memoryview(self.block)
+        return b"".join((self.prefix, view[self.start - self.gap : self.end]))
 
 
 @dataclass
@@ -33,7 +54,11 @@ class Tail:
     in_object: bool | None = None  # the array is inside a top-level object (None: unknown)
 
 
-Piece = Union[bytes, Tail]
+Piece = Union[bytes, Seamed, Tail]
+
+
+def piece_text(piece: bytes | Seamed) -> bytes:
+    return piece.text() if isinstance(piece, Seamed) else piece
 
 
 def iter_event_pieces(
@@ -50,14 +75,15 @@ def iter_event_pieces(
     saw_text = False
     limit = max_event_bytes()
     pending = scan.PendingBlocks()
-    for block in decompressed_blocks(f, total, progress, report):
+    blocks = decompressed_blocks(f, total, progress, report, block_size=decode.CHUNK_TARGET)
+    for block in blocks:
         saw_text = True
         if pending.add(block) + len(buf) - max(start, 0) < decode.CHUNK_TARGET:
             continue
-        taken = pending.cut_after(buf) if start == 0 else None
+        taken = _seamed(pending, buf) if start == 0 else None
         if taken is not None:  # the common case, once the array is found
-            body, buf = taken
-            returned = yield body
+            seamed, buf = taken
+            returned = yield seamed
             while returned is not None:  # text the consumer could not use: cut it again
                 buf = returned + buf
                 returned = yield b""
@@ -85,6 +111,24 @@ def iter_event_pieces(
         raise TraceDecodeError("empty_file", scan.EMPTY_MESSAGE, 0)
     buf = pending.append_to(buf)
     yield Tail(buf[start:] if start >= 0 else buf, in_array=start >= 0, in_object=in_object)
+
+
+def _seamed(pending: scan.PendingBlocks, carry: bytes) -> tuple[Seamed, bytes] | None:
+    """The pending text (`carry`, then the pending blocks) as a `Seamed` slice cut at the
+    last event boundary of the last block, and the text after it; the blocks are joined
+    first when there are several (a gzip stream's text comes in blocks of the slice
+    size, so mostly there is one). None when the last block has no boundary."""
+    block = pending.blocks[-1] if len(pending.blocks) == 1 else pending.append_to(b"")
+    pending.blocks.clear()
+    pending.size = 0
+    first = scan.first_split_point(block)
+    end = next(scan.split_points(block, 0), None) if first is not None else None
+    if first is None or end is None:
+        pending.add(block)
+        return None
+    start = scan.skip_separator(block, first) if end > first else first
+    prefix = carry + block[:first]
+    return Seamed(prefix, block, start, end, start - first), block[end:]
 
 
 def decode_tail(

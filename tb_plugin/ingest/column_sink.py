@@ -1,0 +1,79 @@
+"""A model's columns, grown in place as its chunks merge.
+
+Each chunk's columns are copied into the end of one anonymous memory map per column, and
+a map grows by remapping its pages (mremap), not by copying them. So a load never holds
+its columns twice: no list of parts joined at the end (the join doubled the columns at
+the peak of the load), and no heap block copied as it grows (realloc of an array in the
+heap copies it and keeps the old block in the heap: +50 MB of RSS at the last growth of
+a 259 MB trace's columns, measured).
+"""
+
+from __future__ import annotations
+
+import mmap
+
+import numpy as np
+
+# Rows room is made for at first; each growth doubles the room.
+FIRST_ROWS = 1 << 16
+# Private: a shared anonymous map is a file of its first size (touched past it, the
+# remapped pages fault with SIGBUS).
+_PRIVATE = getattr(mmap, "MAP_PRIVATE", 0)
+
+
+class ColumnSink:
+    """Columns of `spec` (name → dtype) appended to in place; `finish` gives them."""
+
+    def __init__(self, spec: dict[str, str], rows: int = FIRST_ROWS) -> None:
+        self.rows = 0
+        self.room = max(rows, 1)
+        self.dtypes = {k: np.dtype(v) for k, v in spec.items()}
+        self.maps = {k: _new_map(self.room * t.itemsize) for k, t in self.dtypes.items()}
+
+    def append(self, part: dict[str, np.ndarray]) -> None:
+        """Copy `part` (every column of the spec, of one length) after the rows held."""
+        n = len(part["ts"]) if "ts" in part else len(next(iter(part.values())))
+        if self.rows + n > self.room:
+            self._grow(max(self.rows + n, 2 * self.room))
+        lo, hi = self.rows, self.rows + n
+        for key, dtype in self.dtypes.items():
+            # A view only while it is written: a map with views cannot be resized.
+            np.frombuffer(self.maps[key], dtype=dtype)[lo:hi] = part[key]
+        self.rows = hi
+
+    def _grow(self, room: int) -> None:
+        for key, dtype in self.dtypes.items():
+            size, used = room * dtype.itemsize, self.rows * dtype.itemsize
+            self.maps[key] = _resized(self.maps[key], size, used)
+        self.room = room
+
+    def nbytes(self) -> int:
+        """Bytes of the rows held (the room beyond them is never touched, so not resident)."""
+        return sum(t.itemsize for t in self.dtypes.values()) * self.rows
+
+    def finish(self) -> dict[str, np.ndarray]:
+        """The columns, cut to the rows held; the sink is left empty."""
+        out = {}
+        for key, dtype in self.dtypes.items():
+            size = max(self.rows * dtype.itemsize, 1)  # a map is never empty
+            self.maps[key] = _resized(self.maps[key], size, self.rows * dtype.itemsize)
+            out[key] = np.frombuffer(self.maps[key], dtype=dtype, count=self.rows)
+        self.maps = {}
+        return out
+
+
+def _resized(old: mmap.mmap, size: int, used: int) -> mmap.mmap:
+    """`old` resized to `size` bytes (its first `used` kept): remapped where the system
+    can (Linux), else copied into a new map."""
+    try:
+        old.resize(size)
+        return old
+    except (OSError, SystemError, ValueError):
+        new = _new_map(size)
+        new[:used] = old[:used]
+        old.close()
+        return new
+
+
+def _new_map(size: int) -> mmap.mmap:
+    return mmap.mmap(-1, size, flags=_PRIVATE) if _PRIVATE else mmap.mmap(-1, size)
