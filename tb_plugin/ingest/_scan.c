@@ -61,9 +61,17 @@ typedef struct {
     unsigned char has_stack;
 } Row;
 
+/* A table's last token (in the scanned text) and its code. */
+typedef struct {
+    const char *text;
+    Py_ssize_t len;
+    int32_t code;
+} Recent;
+
 typedef struct Scan {
     Lex lex; /* first: the lexer's functions take a Scan as their Lex */
     Table tables[N_TABLES];
+    Recent recent[N_TABLES];
     Buf codes[N_TABLES];
     Buf columns[N_COLUMNS];
     Buf memory[N_MEMORY];
@@ -269,8 +277,16 @@ static inline int event_key(const char *p, Py_ssize_t n) {
 }
 
 static int code_of(Scan *s, int table, const char *text, Py_ssize_t len, int32_t *out) {
+    /* The same token as the last one of this table (a run of events of one thread,
+       category, phase): its code without hashing it again. */
+    Recent *last = &s->recent[table];
+    if (text && len == last->len && last->text && memcmp(text, last->text, (size_t)len) == 0) {
+        *out = last->code;
+        return 1;
+    }
     *out = table_code(&s->tables[table], text, len);
     if (*out < 0) s->lex.reason = "out of memory";
+    if (text) *last = (Recent){text, len, *out};
     return *out >= 0;
 }
 

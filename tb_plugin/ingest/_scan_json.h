@@ -310,24 +310,21 @@ static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                  1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                  1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
-/* A JSON number, read in one pass: its grammar checked, its significant digits (leading
-   zeros and a fraction's trailing zeros are not: "1623142623616568.0" has 16) gathered
-   into `mantissa` while there are at most 19 of them, and the power of ten they stand at. */
+/* A JSON number, read in one pass: its grammar checked, its digits gathered into
+   `mantissa` (a fraction's zeros too; the leading zero of "0.5" is not a digit) while
+   there are at most 19 of them, and the power of ten they stand at. */
 typedef struct {
     uint64_t mantissa;
-    int digits;   /* significant digits gathered */
     int exp10;    /* value = mantissa * 10^exp10 when `exact` */
-    int exact;    /* all significant digits are in the mantissa, and the exponent is small */
+    int exact;    /* all digits are in the mantissa */
     int is_int;   /* no fraction and no exponent */
     int negative;
 } Number;
 
-static inline int push_digit(Number *n, int d) {
-    if (n->mantissa == 0 && d == 0) return 1;
-    if (n->digits >= 19) return 0;
-    n->mantissa = n->mantissa * 10 + (uint64_t)d;
-    n->digits++;
-    return 1;
+/* Digits at p gathered into *m (wrapping past 19: then not used); past the last one. */
+static INLINE const char *gather_digits(const char *p, const char *e, uint64_t *m) {
+    for (; p < e && is_digit(*p); p++) *m = *m * 10 + (uint64_t)(*p - '0');
+    return p;
 }
 
 static const char *read_number(Lex *lx, const char *p, Number *n) {
@@ -337,35 +334,29 @@ static const char *read_number(Lex *lx, const char *p, Number *n) {
     n->negative = p < e && *p == '-';
     p += n->negative;
     if (UNLIKELY(p >= e)) return FAIL(lx, "bad number");
-    const char *first = p;
     uint64_t m = 0;
+    int digits;
     if (*p == '0') {
         p++;
+        digits = 0;
     } else if (LIKELY(*p >= '1' && *p <= '9')) {
-        /* more than 19 digits wrap the mantissa: then it is not used (not exact) */
-        for (; p < e && is_digit(*p); p++) m = m * 10 + (uint64_t)(*p - '0');
+        const char *first = p;
+        p = gather_digits(p, e, &m);
+        digits = (int)(p - first);
     } else {
         return FAIL(lx, "bad number");
     }
-    n->mantissa = m;
-    n->digits = *first == '0' ? 0 : (int)(p - first);
-    n->exact = n->digits <= 19;
     if (p < e && *p == '.') {
         n->is_int = 0;
         p++;
         if (p >= e || !is_digit(*p)) return FAIL(lx, "bad number");
-        int zeros = 0; /* fraction zeros not yet known to be followed by a digit */
-        for (; p < e && is_digit(*p); p++) {
-            if (*p == '0') {
-                zeros++;
-                continue;
-            }
-            for (; zeros > 0; zeros--, n->exp10--)
-                if (!push_digit(n, 0)) n->exact = 0;
-            if (!push_digit(n, *p - '0')) n->exact = 0;
-            n->exp10--;
-        }
+        const char *first = p;
+        p = gather_digits(p, e, &m);
+        n->exp10 = -(int)(p - first);
+        digits += (int)(p - first);
     }
+    n->mantissa = m;
+    n->exact = digits <= 19;
     if (p < e && (*p == 'e' || *p == 'E')) {
         n->is_int = 0;
         p++;
@@ -376,7 +367,6 @@ static const char *read_number(Lex *lx, const char *p, Number *n) {
             if (value <= 10000) value = value * 10 + (*p - '0');
         n->exp10 += sign * value;
     }
-    if (n->mantissa > (1ULL << 53) || n->exp10 < -22 || n->exp10 > 22) n->exact = 0;
     return p;
 }
 
@@ -409,14 +399,71 @@ static inline const char *skip_number(Lex *lx, const char *p) {
     return p;
 }
 
+#if defined(__SIZEOF_INT128__)
+#define SCAN_WIDE 1
+typedef unsigned __int128 u128;
+
+static const uint64_t POW10_INT[20] = {
+    1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+    100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
+    10000000000000ULL, 100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+    100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL,
+};
+
+static inline int bits128(u128 x) {
+    uint64_t hi = (uint64_t)(x >> 64);
+    return hi ? 128 - __builtin_clzll(hi) : 64 - __builtin_clzll((uint64_t)x);
+}
+
+/* m * 10^e10 (m > 0, |e10| <= 19) rounded to the nearest double, ties to even, with
+   128-bit integers: the product or quotient is exact, or exact to 64 bits plus a
+   "something below" bit, which is all round-to-nearest needs. Timestamps of 17 digits
+   ("1419123249308.9338") go this way instead of strtod's. */
+static double wide_value(uint64_t m, int e10) {
+    u128 q;
+    int e2; /* value = q * 2^e2, inexact below when `sticky` */
+    int sticky = 0;
+    if (e10 >= 0) {
+        q = (u128)m * POW10_INT[e10];
+        e2 = 0;
+    } else {
+        int s = 128 - bits128(m); /* m's top bit to bit 127 */
+        u128 n = (u128)m << s;
+        q = n / POW10_INT[-e10];
+        sticky = n % POW10_INT[-e10] != 0;
+        e2 = -s;
+    }
+    int extra = bits128(q) - 64; /* keep 64 bits: the rest is sticky */
+    uint64_t top;
+    if (extra > 0) {
+        sticky |= (q & (((u128)1 << extra) - 1)) != 0;
+        top = (uint64_t)(q >> extra);
+        e2 += extra;
+    } else {
+        top = (uint64_t)q << -extra;
+        e2 += extra;
+    }
+    uint64_t kept = top >> 11, rest = top & 0x7FF; /* 53 bits, and the 11 below */
+    if (rest > 0x400 || (rest == 0x400 && (sticky || (kept & 1)))) kept++;
+    return ldexp((double)kept, e2 + 11); /* kept <= 2^53: exact */
+}
+#endif
+
 /* The double nearest to the number read from text[0:len]: one correctly rounded operation
-   when `n` is exact, else strtod (which rounds correctly too). */
+   when the digits fit in 2^53 and the power of ten is at most 22, else exact integer
+   arithmetic where the digits fit in 64 bits, else strtod (which rounds correctly too). */
 static double number_value(const Number *n, const char *text, Py_ssize_t len) {
-    if (n->exact) {
+    if (n->exact && n->mantissa <= (1ULL << 53) && n->exp10 >= -22 && n->exp10 <= 22) {
         double v = (double)n->mantissa;
         v = n->exp10 < 0 ? v / POW10[-n->exp10] : v * POW10[n->exp10];
         return n->negative ? -v : v;
     }
+#ifdef SCAN_WIDE
+    if (n->exact && n->exp10 >= -19 && n->exp10 <= 19) {
+        double v = n->mantissa ? wide_value(n->mantissa, n->exp10) : 0.0;
+        return n->negative ? -v : v;
+    }
+#endif
     char local[64];
     char *copy = len < 63 ? local : malloc((size_t)len + 1);
     if (!copy) return NAN;

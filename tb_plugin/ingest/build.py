@@ -37,7 +37,6 @@ from .heap import release_failed_load, return_freed_memory
 from .limits import load_memory_bytes, max_args_bytes
 from .naming import parse_trace_name
 from .native_chunk import (
-    ScannedSlice,
     as_chunk,
     chunk_from_text,
     scan_slice,
@@ -323,11 +322,11 @@ class _SliceWork:
 
     pool: Executor
     workers: int
-    task: Callable[[bytes | Seamed], ScannedSlice | Chunk]
+    task: Callable[[bytes | Seamed], Chunk]
 
 
 Slice = Union[bytes, Seamed]
-InFlight = deque[tuple[Slice, "Future[ScannedSlice | Chunk]"]]
+InFlight = deque[tuple[Slice, "Future[Chunk]"]]
 
 
 def _stop_at_damaged_slice(body: bytes, report: DecodeReport, inflight: InFlight) -> list[Event]:
@@ -373,7 +372,7 @@ def _decode_slices(
         if not inflight:
             break
         body, future = inflight.popleft()
-        chunk = as_chunk(future.result())
+        chunk = future.result()
         if chunk.partial and report.compressed:
             damaged = _stop_at_damaged_slice(piece_text(body), report, inflight)
             builder.merge(as_chunk(damaged))

@@ -76,4 +76,6 @@ def _resized(old: mmap.mmap, size: int, used: int) -> mmap.mmap:
 
 
 def _new_map(size: int) -> mmap.mmap:
+    # Not MADV_HUGEPAGE: fewer faults, but the appends of the V100 mix took 0.10-0.15 s
+    # instead of 0.045 s of CPU (the kernel compacting memory for huge pages, measured).
     return mmap.mmap(-1, size, flags=_PRIVATE) if _PRIVATE else mmap.mmap(-1, size)

@@ -11,7 +11,6 @@ every chunk goes the msgspec way; `KINETOSCOPE_SCANNER=python` asks for that too
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -98,34 +97,22 @@ def chunk_from_text(body: bytes) -> Chunk | None:
     return None if isinstance(raw, str) else _chunk(raw)
 
 
-@dataclass
-class ScannedSlice:
-    """A slice's raw columns, as a scanning thread leaves them (see `scan_slice`)."""
-
-    raw: dict[str, Any]
-    used: int
-
-
-def scan_slice(piece: bytes | Seamed) -> ScannedSlice | Chunk:
-    """In a scanning thread: the raw columns of a slice from `iter_event_pieces`, made
-    into a Chunk by the merging thread (`as_chunk`). A slice cut inside an event (the
-    scanner then declines it) goes the msgspec way, which finds the whole events in it
-    and says how much text they used. A `Seamed` slice is read where it lies; declined,
-    it is joined and read as any slice.
-
-    Why the merging thread: it copies the chunk's columns into the model's (allocated
-    there, where the views computed next allocate too), and the scanner's buffers are
-    freed in the scanning thread's malloc arena, which the next slice reuses."""
+def scan_slice(piece: bytes | Seamed) -> Chunk:
+    """In a scanning thread: the Chunk of a slice from `iter_event_pieces`, its columns
+    made there too (the merging thread only copies them into the model's). A slice cut
+    inside an event (the scanner then declines it) goes the msgspec way, which finds the
+    whole events in it and says how much text they used (`Chunk.used`). A `Seamed` slice
+    is read where it lies; declined, it is joined and read as any slice."""
     if isinstance(piece, Seamed):
         raw = _scan_seamed(piece) if scanner_enabled() else None
         if isinstance(raw, dict):
-            return ScannedSlice(raw, len(piece))
+            return _chunk(raw, used=len(piece))
         piece = piece.text()
     body = piece
     start = skip_separator(body, 0)
     raw = scan_text(body, start) if scanner_enabled() and start < len(body) else None
     if isinstance(raw, dict):
-        return ScannedSlice(raw, len(body))
+        return _chunk(raw, used=len(body))
     return build_text_chunk(body)
 
 
@@ -135,27 +122,21 @@ def _scan_seamed(piece: Seamed) -> dict[str, Any] | str:
     return _scan.scan(prefix, piece.block, piece.start, piece.end, _unescaped)  # type: ignore[no-any-return]
 
 
-def as_chunk(result: ScannedSlice | Chunk | list[Event]) -> Chunk:
-    """The Chunk of what a reader gave: a scanning thread's raw columns, a Chunk made
-    already, or decoded events (the msgspec path)."""
-    if isinstance(result, Chunk):
-        return result
-    if isinstance(result, list):
-        return build_chunk(result)
-    chunk = _chunk(result.raw)
-    chunk.used = result.used
-    return chunk
+def as_chunk(result: Chunk | list[Event]) -> Chunk:
+    """The Chunk of what a reader gave: a Chunk made already, or decoded events (the
+    msgspec path)."""
+    return build_chunk(result) if isinstance(result, list) else result
 
 
 def text_slice_chunk(body: bytes | Seamed) -> Chunk:
     """In a worker process: the Chunk of a slice from `iter_event_pieces` (its args as
     bytes: a scanner's buffer does not cross to another process)."""
-    chunk = as_chunk(scan_slice(body))
+    chunk = scan_slice(body)
     chunk.args = bytes(chunk.args)
     return chunk
 
 
-def _chunk(raw: dict[str, Any]) -> Chunk:
+def _chunk(raw: dict[str, Any], used: int = 0) -> Chunk:
     """The Chunk of the scanner's raw columns (views of its buffers, read-only, where
     no rule changes them: the model builder copies them into the model's columns)."""
     tables: dict[str, list[Any]] = raw["tables"]
@@ -197,6 +178,7 @@ def _chunk(raw: dict[str, Any]) -> Chunk:
         meta=meta,
         warnings=[],
         events=int(raw["events"]),
+        used=used,
         negative_durations=negative,
     )
 
