@@ -62,3 +62,16 @@ def test_where_a_map_cannot_be_remapped_it_is_copied(monkeypatch: pytest.MonkeyP
     for part in _parts([5, 7, 30]):
         sink.append(part)
     _check(sink, 42)
+
+
+def test_narrow_columns_are_int32_until_a_value_does_not_fit() -> None:
+    spec = {"ts": "f8", "flow_id": "i8", "stream": "i8"}
+    sink = ColumnSink(spec, rows=2, narrow=frozenset({"flow_id", "stream"}))
+    small = np.array([-1, 5, 2**31 - 1])
+    sink.append({"ts": np.zeros(3), "flow_id": small, "stream": small})
+    sink.append({"ts": np.ones(2), "flow_id": np.array([-(2**31), 2**40]), "stream": small[:2]})
+    columns = sink.finish()
+    assert columns["stream"].dtype == np.int32
+    assert columns["stream"].tolist() == [-1, 5, 2**31 - 1, -1, 5]
+    assert columns["flow_id"].dtype == np.int64
+    assert columns["flow_id"].tolist() == [-1, 5, 2**31 - 1, -(2**31), 2**40]

@@ -17,7 +17,13 @@ from typing import Any, BinaryIO, Union
 
 import numpy as np
 
-from ..model.trace_model import EVENT_COLUMNS, MEMORY_COLUMNS, TraceModel, empty_columns
+from ..model.trace_model import (
+    EVENT_COLUMNS,
+    MEMORY_COLUMNS,
+    NARROW_COLUMNS,
+    TraceModel,
+    empty_columns,
+)
 from . import storage
 from .column_sink import ColumnSink
 from .columns import (
@@ -55,7 +61,7 @@ class ModelBuilder:
 
     def __init__(self, args_sink: BinaryIO, report: DecodeReport | None = None) -> None:
         self.interners = {k: Interner() for k in INTERNED}
-        self.events = ColumnSink(EVENT_COLUMNS)
+        self.events = ColumnSink(EVENT_COLUMNS, narrow=NARROW_COLUMNS)
         self.mem_parts: list[dict[str, np.ndarray]] = []
         self.meta: list[tuple[Any, Any, str, Any]] = []
         self.warnings: list[str] = []

@@ -6,6 +6,9 @@ its columns twice: no list of parts joined at the end (the join doubled the colu
 the peak of the load), and no heap block copied as it grows (realloc of an array in the
 heap copies it and keeps the old block in the heap: +50 MB of RSS at the last growth of
 a 259 MB trace's columns, measured).
+
+Id columns (`trace_model.NARROW_COLUMNS`) are kept as int32 while every value fits and
+become int64 (copied once) at the first chunk with a value that does not.
 """
 
 from __future__ import annotations
@@ -19,15 +22,23 @@ FIRST_ROWS = 1 << 16
 # Private: a shared anonymous map is a file of its first size (touched past it, the
 # remapped pages fault with SIGBUS).
 _PRIVATE = getattr(mmap, "MAP_PRIVATE", 0)
+_INT32 = np.iinfo(np.int32)
 
 
 class ColumnSink:
-    """Columns of `spec` (name → dtype) appended to in place; `finish` gives them."""
+    """Columns of `spec` (name → dtype) appended to in place; `finish` gives them. The
+    int64 columns named in `narrow` are int32 while their values fit."""
 
-    def __init__(self, spec: dict[str, str], rows: int = FIRST_ROWS) -> None:
+    def __init__(
+        self, spec: dict[str, str], rows: int = FIRST_ROWS, narrow: frozenset[str] = frozenset()
+    ) -> None:
         self.rows = 0
         self.room = max(rows, 1)
-        self.dtypes = {k: np.dtype(v) for k, v in spec.items()}
+        self.dtypes = {
+            k: np.dtype(np.int32) if k in narrow and np.dtype(v) == np.int64 else np.dtype(v)
+            for k, v in spec.items()
+        }
+        self.narrow = {k for k in narrow if self.dtypes.get(k) == np.int32}
         self.maps = {k: _new_map(self.room * t.itemsize) for k, t in self.dtypes.items()}
 
     def append(self, part: dict[str, np.ndarray]) -> None:
@@ -35,6 +46,8 @@ class ColumnSink:
         n = len(part["ts"]) if "ts" in part else len(next(iter(part.values())))
         if self.rows + n > self.room:
             self._grow(max(self.rows + n, 2 * self.room))
+        for key in [k for k in self.narrow if n and not _fits_int32(part[k])]:
+            self._widen(key)
         lo, hi = self.rows, self.rows + n
         for key, dtype in self.dtypes.items():
             # A view only while it is written: a map with views cannot be resized.
@@ -46,6 +59,18 @@ class ColumnSink:
             size, used = room * dtype.itemsize, self.rows * dtype.itemsize
             self.maps[key] = _resized(self.maps[key], size, used)
         self.room = room
+
+    def _widen(self, key: str) -> None:
+        """Column `key` as int64 from now on (its rows so far copied)."""
+        wide = _new_map(self.room * 8)
+        old = self.maps[key]
+        np.frombuffer(wide, dtype=np.int64)[: self.rows] = np.frombuffer(old, dtype=np.int32)[
+            : self.rows
+        ]
+        old.close()
+        self.maps[key] = wide
+        self.dtypes[key] = np.dtype(np.int64)
+        self.narrow.discard(key)
 
     def nbytes(self) -> int:
         """Bytes of the rows held (the room beyond them is never touched, so not resident)."""
@@ -60,6 +85,12 @@ class ColumnSink:
             out[key] = np.frombuffer(self.maps[key], dtype=dtype, count=self.rows)
         self.maps = {}
         return out
+
+
+def _fits_int32(values: np.ndarray) -> bool:
+    if values.dtype.itemsize <= 4 and values.dtype.kind == "i":
+        return True
+    return bool(values.min() >= _INT32.min and values.max() <= _INT32.max)
 
 
 def _resized(old: mmap.mmap, size: int, used: int) -> mmap.mmap:

@@ -52,12 +52,15 @@ Batch = Union[list[Event], "Chunk"]
 # when the text is to be decoded by msgspec.
 TextReader = Callable[[bytes], Union["Chunk", None]]
 
-# Text decoded per call. A chunk's decoded events, core args and joined args hold about
-# five times its text until its columns are built, so a small chunk keeps the peak memory
-# of a load low; below ~1 MiB the per-call costs start to show (measured: 2-4 MiB cost no
-# more CPU than 24 MiB, and save ~60 MB of peak RSS on a 259 MB trace). Read at each call
-# (here and by `pieces`), so a test can make it small.
-CHUNK_TARGET = 4 << 20
+# Text decoded per call, and the text of each slice the scanning threads read. A chunk's
+# decoded events, core args and joined args hold about five times its text until its
+# columns are built, and each slice in flight holds its text, the scanner's columns and
+# its args, so a small chunk keeps the peak memory of a load low. Measured (253-259 MB
+# traces, 2 cores): 1 MiB costs no more CPU than 4 MiB, in the scanner and the msgspec
+# path alike, and a load holds 35 MB beside its columns instead of 75-80 MB (0.5 MiB:
+# 25 MB, for 0.1 s more of CPU). Read at each call (here and by `pieces`), so a test can
+# make it small.
+CHUNK_TARGET = 1 << 20
 _ARRAY_END = re.compile(rb"\}\s*\]")
 
 

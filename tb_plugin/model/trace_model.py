@@ -58,6 +58,13 @@ EVENT_COLUMNS: dict[str, str] = {
 
 NO_PYTHON_ID = -1  # as every missing int of the model
 
+# Id and offset columns a load keeps as int32 where every value of the trace fits (ids
+# are counters in most traces: 4 bytes a row each saved), else int64. A view reads them
+# either way: arithmetic that could pass 2**31 casts to int64 first.
+NARROW_COLUMNS = frozenset(
+    ("flow_id", "external_id", "correlation", "stream", "args_end", "python_id", "python_parent_id")
+)
+
 MEMORY_COLUMNS: dict[str, str] = {
     "row": "i8",
     "bytes": "f8",
