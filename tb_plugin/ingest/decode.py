@@ -103,13 +103,18 @@ def iter_event_batches(
     blocks = decompressed_blocks(f, total, progress, report)
     pending = PendingBlocks()
     exhausted = False
+    # After a look at the text that decoded nothing (one event longer than a chunk), the
+    # next look waits for as much new text again: a value of n bytes is looked at (and
+    # joined) log(n) times, not n / CHUNK_TARGET times (quadratic in n).
+    wait = 0
     while not exhausted:
         block = next(blocks, None)
         if block is None:
             exhausted = True
         else:
             saw_text = True
-            if pending.add(block) + len(buf) - max(start, 0) < CHUNK_TARGET:
+            waiting = pending.add(block) < wait and pending.size + len(buf) <= limit
+            if waiting or pending.size + len(buf) - max(start, 0) < CHUNK_TARGET:
                 continue
         buf = pending.append_to(buf)
         if ended:
@@ -135,6 +140,7 @@ def iter_event_batches(
         ended = end_pos is not None  # the keys after the array are read after the loop
         cut = end_pos if end_pos is not None else next_start
         buf, consumed, start = buf[cut:], consumed + cut, 0
+        wait = len(buf) if not batch and not ended else 0
         if not ended and len(buf) > limit:
             stop_at_oversized_text(report, consumed, limit)
             return
