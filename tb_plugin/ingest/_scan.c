@@ -190,7 +190,7 @@ static const char *arg_value(Scan *s, const char *p, const ArgKey *k, Row *row) 
 
 /* One member's key (p at its opening quote; an escaped key is declined as `escaped_why`):
    the key in *key, *n; returns the position of its value. */
-static inline const char *member_key(Lex *lx, const char *p, const char *escaped_why,
+static INLINE const char *member_key(Lex *lx, const char *p, const char *escaped_why,
                                      const char **key, Py_ssize_t *n) {
     const char *e = lx->end;
     int escaped = 0;
@@ -225,7 +225,7 @@ static inline int first_time(uint32_t *seen, int k) {
 }
 
 /* After a member's value: the next member's key, or past the object's '}' (*closed). */
-static inline const char *member_end(Lex *lx, const char *p, const char *unterminated, int *closed) {
+static INLINE const char *member_end(Lex *lx, const char *p, const char *unterminated, int *closed) {
     const char *e = lx->end;
     if (LIKELY(p + 1 < e && p[0] == ',' && p[1] == ' ' && p + 2 < e && p[2] == '"')) {
         *closed = 0; /* `, "`: the common separator */

@@ -311,6 +311,13 @@ static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                  1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                  1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
+static const uint64_t POW10_INT[20] = {
+    1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+    100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
+    10000000000000ULL, 100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+    100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL,
+};
+
 /* A JSON number, read in one pass: its grammar checked, its digits gathered into
    `mantissa` (a fraction's zeros too; the leading zero of "0.5" is not a digit) while
    there are at most 19 of them, and the power of ten they stand at. */
@@ -353,8 +360,17 @@ static const char *read_number(Lex *lx, const char *p, Number *n) {
         if (p >= e || !is_digit(*p)) return FAIL(lx, "bad number");
         const char *first = p;
         p = gather_digits(p, e, &m);
-        n->exp10 = -(int)(p - first);
-        digits += (int)(p - first);
+        /* A fraction's trailing zeros are no digits ("1623142623616568.0" has 16), but
+           the mantissa holds them only while it has not wrapped (19 digits in all). */
+        int zeros = 0, fraction = (int)(p - first);
+        while (zeros < fraction && p[-zeros - 1] == '0') zeros++;
+        if (digits + fraction > 19) {
+            digits += fraction; /* not exact: strtod */
+        } else {
+            if (zeros) m /= POW10_INT[zeros];
+            digits += fraction - zeros;
+        }
+        n->exp10 = zeros - fraction;
     }
     n->mantissa = m;
     n->exact = digits <= 19;
@@ -404,12 +420,6 @@ static inline const char *skip_number(Lex *lx, const char *p) {
 #define SCAN_WIDE 1
 typedef unsigned __int128 u128;
 
-static const uint64_t POW10_INT[20] = {
-    1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
-    100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
-    10000000000000ULL, 100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
-    100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL,
-};
 
 static inline int bits128(u128 x) {
     uint64_t hi = (uint64_t)(x >> 64);
