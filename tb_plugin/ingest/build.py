@@ -227,8 +227,9 @@ def _decode_slices(
     inflight: InFlight = deque()
     piece: Piece | None = next(pieces)
     while True:
-        # One slice more than workers: the next is inflated while every worker scans.
-        if isinstance(piece, (bytes, Seamed)) and len(inflight) <= work.workers:
+        # Twice as many slices as workers: slices are inflated ahead while every worker
+        # scans (1 MiB each: a few MiB more held).
+        if isinstance(piece, (bytes, Seamed)) and len(inflight) < 2 * work.workers:
             if len(piece):
                 inflight.append((piece, work.pool.submit(work.task, piece)))
             piece = next(pieces)
