@@ -4,6 +4,7 @@ background thread); the memory and args caps of a load checked as it grows."""
 
 from __future__ import annotations
 
+from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, BinaryIO
 
@@ -31,6 +32,9 @@ from .decode import DecodeReport, TraceDecodeError
 from .limits import load_memory_bytes, max_args_bytes
 from .text_blocks import too_large
 
+# Args bytes queued for the spill file at most (the merging waits past it).
+WRITES_PENDING = 16 << 20
+
 
 class ModelBuilder:
     """Merges chunks, in file order, into one model: global string tables, row offsets,
@@ -45,7 +49,8 @@ class ModelBuilder:
         self.partial = False
         self.args_sink = args_sink
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kinetoscope-args")
-        self._pending_write: Future[int] | None = None
+        self._writes: deque[tuple[Future[int], int]] = deque()  # pending, with their sizes
+        self._write_bytes = 0
         self.args_total = 0
         self.rows = 0
         self.negative_durations = 0
@@ -81,9 +86,7 @@ class ModelBuilder:
                 0,
             )
         # Writes release the GIL: a writer thread overlaps them with decoding.
-        if self._pending_write is not None:
-            self._pending_write.result()
-        self._pending_write = self._writer.submit(self.args_sink.write, chunk.args)
+        self._write(chunk.args)
         if chunk.memory is not None:
             chunk.memory["row"] = chunk.memory["row"] + self.rows
             self.mem_parts.append(chunk.memory)
@@ -103,10 +106,21 @@ class ModelBuilder:
         self.mem_parts.clear()
         self.interners.clear()
 
+    def _write(self, args: Any) -> None:
+        """Spill `args` in the writer thread. Writes queue up to `WRITES_PENDING` bytes,
+        so a write the disk is slow to take does not hold up the merging at once (the
+        page cache throttles writers when much is dirty); past that bound, wait."""
+        while self._writes and self._write_bytes + len(args) > WRITES_PENDING:
+            done, size = self._writes.popleft()
+            done.result()
+            self._write_bytes -= size
+        self._writes.append((self._writer.submit(self.args_sink.write, args), len(args)))
+        self._write_bytes += len(args)
+
     def flush(self) -> None:
-        if self._pending_write is not None:
-            self._pending_write.result()
-            self._pending_write = None
+        while self._writes:
+            self._writes.popleft()[0].result()
+        self._write_bytes = 0
         self._writer.shutdown()
 
     def finish(
