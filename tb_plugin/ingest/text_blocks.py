@@ -21,7 +21,7 @@ try:  # ISA-L inflates gzip 2-3x faster than zlib; fall back when it is missing.
 except ImportError:  # pragma: no cover - isal is a declared dependency
     _igzip = None
 
-READ_BLOCK = 4 << 20
+READ_BLOCK = 1 << 20  # file bytes per read (compressed or not)
 INFLATE_BLOCK = 1 << 20  # text per inflate call, unless the reader asks for other blocks
 
 
