@@ -39,6 +39,8 @@ from .pieces import Piece, Seamed, Tail, decode_tail, iter_event_pieces, piece_t
 from .schema import Event
 from .storage import file_identity
 
+TRIM_AFTER_BYTES = 16 << 20  # a smaller load gives no memory back (heap.return_freed_memory)
+
 # Gives the process pool, of that many workers, that decodes the text slices of one file:
 # `store.pools.WorkerPools.decode_processes`, the owner of every pool.
 DecodePool = Callable[[int], Executor]
@@ -86,7 +88,8 @@ def build_model(
         sink.close()
     header = {k: v for k, v in report.header.items() if k != "traceEvents"}
     model = builder.finish(header, report, source, blob)
-    return_freed_memory()
+    if report.held_bytes >= TRIM_AFTER_BYTES:  # a small one frees little: the trim costs more
+        return_freed_memory()
     if model.partial and len(model) == 0:  # damaged before its first event: say so
         raise TraceDecodeError(
             "unreadable",

@@ -103,18 +103,14 @@ def iter_event_batches(
     blocks = decompressed_blocks(f, total, progress, report)
     pending = PendingBlocks()
     exhausted = False
-    # After a look at the text that decoded nothing (one event longer than a chunk), the
-    # next look waits for as much new text again: a value of n bytes is looked at (and
-    # joined) log(n) times, not n / CHUNK_TARGET times (quadratic in n).
-    wait = 0
+    wait = 0  # new text to wait for after a look that decoded nothing
     while not exhausted:
         block = next(blocks, None)
         if block is None:
             exhausted = True
         else:
             saw_text = True
-            waiting = pending.add(block) < wait and pending.size + len(buf) <= limit
-            if waiting or pending.size + len(buf) - max(start, 0) < CHUNK_TARGET:
+            if _read_more(pending.add(block), len(buf) - max(start, 0), wait, limit):
                 continue
         buf = pending.append_to(buf)
         if ended:
@@ -147,6 +143,17 @@ def iter_event_batches(
     if ended and exhausted:
         _read_end(buf, report, bool(in_object))
     _check_end(report, saw_text, found_array=start >= 0, closed=ended)
+
+
+def _read_more(new: int, held: int, wait: int, limit: int) -> bool:
+    """Whether to read another block before looking at the text (`held` bytes not yet
+    decoded, `new` bytes read since): less than a chunk in all, or less new text than
+    `wait`. After a look that decoded nothing (one event longer than a chunk) the next
+    waits for as much new text again, so a value of n bytes is looked at (and joined)
+    log(n) times, not n / CHUNK_TARGET times (quadratic in n); never past `limit`."""
+    if new < wait and new + held <= limit:
+        return True
+    return new + held < CHUNK_TARGET
 
 
 def _read_end(rest: bytes, report: DecodeReport, in_object: bool) -> None:

@@ -4,8 +4,6 @@ background thread); the memory and args caps of a load checked as it grows."""
 
 from __future__ import annotations
 
-from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -17,6 +15,7 @@ from ..model.trace_model import (
     TraceModel,
     empty_columns,
 )
+from .args_spill import ArgsSpill
 from .column_sink import ColumnSink
 from .columns import (
     INTERNED,
@@ -32,9 +31,6 @@ from .decode import DecodeReport, TraceDecodeError
 from .limits import load_memory_bytes, max_args_bytes
 from .text_blocks import too_large
 
-# Args bytes queued for the spill file at most (the merging waits past it).
-WRITES_PENDING = 16 << 20
-
 
 class ModelBuilder:
     """Merges chunks, in file order, into one model: global string tables, row offsets,
@@ -47,10 +43,7 @@ class ModelBuilder:
         self.meta: list[tuple[Any, Any, str, Any]] = []
         self.warnings: list[str] = []
         self.partial = False
-        self.args_sink = args_sink
-        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kinetoscope-args")
-        self._writes: deque[tuple[Future[int], int]] = deque()  # pending, with their sizes
-        self._write_bytes = 0
+        self.args = ArgsSpill(args_sink)
         self.args_total = 0
         self.rows = 0
         self.negative_durations = 0
@@ -86,7 +79,7 @@ class ModelBuilder:
                 0,
             )
         # Writes release the GIL: a writer thread overlaps them with decoding.
-        self._write(chunk.args)
+        self.args.write(chunk.args)
         if chunk.memory is not None:
             chunk.memory["row"] = chunk.memory["row"] + self.rows
             self.mem_parts.append(chunk.memory)
@@ -106,22 +99,8 @@ class ModelBuilder:
         self.mem_parts.clear()
         self.interners.clear()
 
-    def _write(self, args: Any) -> None:
-        """Spill `args` in the writer thread. Writes queue up to `WRITES_PENDING` bytes,
-        so a write the disk is slow to take does not hold up the merging at once (the
-        page cache throttles writers when much is dirty); past that bound, wait."""
-        while self._writes and self._write_bytes + len(args) > WRITES_PENDING:
-            done, size = self._writes.popleft()
-            done.result()
-            self._write_bytes -= size
-        self._writes.append((self._writer.submit(self.args_sink.write, args), len(args)))
-        self._write_bytes += len(args)
-
     def flush(self) -> None:
-        while self._writes:
-            self._writes.popleft()[0].result()
-        self._write_bytes = 0
-        self._writer.shutdown()
+        self.args.close()
 
     def finish(
         self, header: dict[str, Any], report: DecodeReport, source: dict[str, Any], args_blob: Any
