@@ -7,6 +7,10 @@ the peak of the load), and no heap block copied as it grows (realloc of an array
 heap copies it and keeps the old block in the heap: +50 MB of RSS at the last growth of
 a 259 MB trace's columns, measured).
 
+A small load's columns stay numpy arrays in the heap (a map per column costs system
+calls and page faults that a run of 2,048 small ranks pays 2,048 times); they move into
+maps, copied once, when they pass `HEAP_ROWS`.
+
 Id columns (`trace_model.NARROW_COLUMNS`) are kept as int32 while every value fits and
 become int64 (copied once) at the first chunk with a value that does not.
 """
@@ -17,8 +21,10 @@ import mmap
 
 import numpy as np
 
-# Rows room is made for at first; each growth doubles the room.
-FIRST_ROWS = 1 << 16
+# Rows room is made for at first; each growth doubles the room. Up to HEAP_ROWS the
+# columns are arrays in the heap (resized in place), past it anonymous maps.
+FIRST_ROWS = 1 << 12
+HEAP_ROWS = 1 << 16
 # Private: a shared anonymous map is a file of its first size (touched past it, the
 # remapped pages fault with SIGBUS).
 _PRIVATE = getattr(mmap, "MAP_PRIVATE", 0)
@@ -39,7 +45,14 @@ class ColumnSink:
             for k, v in spec.items()
         }
         self.narrow = {k for k in narrow if self.dtypes.get(k) == np.int32}
-        self.maps = {k: _new_map(self.room * t.itemsize) for k, t in self.dtypes.items()}
+        self.heap: dict[str, np.ndarray] = {
+            k: np.empty(self.room, dtype=t) for k, t in self.dtypes.items()
+        }
+        self.maps: dict[str, mmap.mmap] = {}  # once past HEAP_ROWS
+
+    def _column(self, key: str) -> np.ndarray:
+        # A view of a map only while it is written: a map with views cannot be resized.
+        return np.frombuffer(self.maps[key], self.dtypes[key]) if self.maps else self.heap[key]
 
     def append(self, part: dict[str, np.ndarray]) -> None:
         """Copy `part` (every column of the spec, of one length) after the rows held."""
@@ -49,26 +62,38 @@ class ColumnSink:
         for key in [k for k in self.narrow if n and not _fits_int32(part[k])]:
             self._widen(key)
         lo, hi = self.rows, self.rows + n
-        for key, dtype in self.dtypes.items():
-            # A view only while it is written: a map with views cannot be resized.
-            np.frombuffer(self.maps[key], dtype=dtype)[lo:hi] = part[key]
+        for key in self.dtypes:
+            self._column(key)[lo:hi] = part[key]
         self.rows = hi
 
     def _grow(self, room: int) -> None:
-        for key, dtype in self.dtypes.items():
-            size, used = room * dtype.itemsize, self.rows * dtype.itemsize
-            self.maps[key] = _resized(self.maps[key], size, used)
+        if self.heap and room <= HEAP_ROWS:
+            for column in self.heap.values():  # no view of them exists: safe in place
+                column.resize(room, refcheck=False)
+        elif self.heap:
+            for key, dtype in self.dtypes.items():
+                self.maps[key] = _new_map(room * dtype.itemsize)
+                np.frombuffer(self.maps[key], dtype)[: self.rows] = self.heap[key][: self.rows]
+            self.heap = {}
+        else:
+            for key, dtype in self.dtypes.items():
+                size, used = room * dtype.itemsize, self.rows * dtype.itemsize
+                self.maps[key] = _resized(self.maps[key], size, used)
         self.room = room
 
     def _widen(self, key: str) -> None:
         """Column `key` as int64 from now on (its rows so far copied)."""
-        wide = _new_map(self.room * 8)
-        old = self.maps[key]
-        np.frombuffer(wide, dtype=np.int64)[: self.rows] = np.frombuffer(old, dtype=np.int32)[
-            : self.rows
-        ]
-        old.close()
-        self.maps[key] = wide
+        rows = self._column(key)[: self.rows]
+        if self.heap:
+            wide = np.empty(self.room, dtype=np.int64)
+            wide[: self.rows] = rows
+            self.heap[key] = wide
+        else:
+            new = _new_map(self.room * 8)
+            np.frombuffer(new, dtype=np.int64)[: self.rows] = rows
+            del rows
+            self.maps[key].close()
+            self.maps[key] = new
         self.dtypes[key] = np.dtype(np.int64)
         self.narrow.discard(key)
 
@@ -80,10 +105,14 @@ class ColumnSink:
         """The columns, cut to the rows held; the sink is left empty."""
         out = {}
         for key, dtype in self.dtypes.items():
+            if self.heap:
+                out[key] = self.heap[key]
+                out[key].resize(self.rows, refcheck=False)
+                continue
             size = max(self.rows * dtype.itemsize, 1)  # a map is never empty
             self.maps[key] = _resized(self.maps[key], size, self.rows * dtype.itemsize)
             out[key] = np.frombuffer(self.maps[key], dtype=dtype, count=self.rows)
-        self.maps = {}
+        self.heap, self.maps = {}, {}
         return out
 
 
