@@ -50,3 +50,14 @@ def test_numbers_read_as_python_reads_them(seed: int) -> None:
     want = np.array([float(t) + 0.0 for t in texts])
     wrong = np.flatnonzero(chunk.cols["ts"] != want)
     assert [texts[i] for i in wrong[:5]] == []
+
+
+def test_float32_columns_round_as_numpy_does_past_their_range() -> None:
+    texts = ["3.4028234663852886e38", "3.4028235677973362e38", "3.4028235677973366e38"]
+    texts += ["1e39", "-3.4028235677973366e38", "-1e300", "0.1", "1e-50"]
+    body = ",".join(f'{{"ph": "X", "args": {{"blocks per SM": {t}}}}}' for t in texts).encode()
+    chunk = native_chunk.chunk_from_text(body)
+    assert chunk is not None
+    with np.errstate(over="ignore"):
+        want = np.array([float(t) for t in texts]).astype(np.float32)
+    assert chunk.cols["blocks_per_sm"].tolist() == want.tolist()

@@ -372,6 +372,15 @@ static void close_columns(Scan *s) {
     for (int c = 0; c < N_COLUMNS; c++) s->columns[c].len = (size_t)s->events * COLUMNS[c].size;
 }
 
+/* A double as float32, rounded as numpy's astype(float32) rounds it; past the largest
+   float32 (from its rounding midpoint on) infinity, which C leaves undefined for a cast. */
+static inline float float32_of(double v) {
+    const double midpoint = 0x1.ffffffp127; /* FLT_MAX and half its last place */
+    if (v >= midpoint) return (float)INFINITY;
+    if (v <= -midpoint) return -(float)INFINITY;
+    return (float)v;
+}
+
 #define PUT(buf, type, at, value) (((type *)(buf).data)[at] = (type)(value))
 
 static int put_memory(Scan *s, const Row *row) {
@@ -405,8 +414,8 @@ static int emit(Scan *s, const Row *row, const int32_t *codes, const char *args,
     PUT(col[C_CORRELATION], int64_t, at, row->correlation);
     PUT(col[C_DEVICE], int32_t, at, row->device); /* wraps as numpy's astype(int32) */
     PUT(col[C_STREAM], int64_t, at, row->stream);
-    PUT(col[C_BLOCKS_PER_SM], float, at, row->blocks_per_sm); /* rounds as astype(float32) */
-    PUT(col[C_OCCUPANCY], float, at, row->occupancy);
+    PUT(col[C_BLOCKS_PER_SM], float, at, float32_of(row->blocks_per_sm));
+    PUT(col[C_OCCUPANCY], float, at, float32_of(row->occupancy));
     PUT(col[C_HAS_STACK], uint8_t, at, row->has_stack);
     PUT(col[C_WORK_SIG], int64_t, at, row->work_sig);
     PUT(col[C_PYTHON_ID], int64_t, at, row->python_id);
