@@ -123,7 +123,7 @@ class _TimedSink:
 
 def instrument() -> None:
     from kinetoscope.api import registry
-    from kinetoscope.ingest import build, column_sink, pieces, text_blocks
+    from kinetoscope.ingest import args_spill, build, column_sink, pieces, text_blocks
     from kinetoscope.ingest.columns import Interner
     from kinetoscope.model.trace_model import TraceModel
     from kinetoscope.store import trace_store
@@ -139,6 +139,8 @@ def instrument() -> None:
     Interner.codes = timed("load: interning (merge)", Interner.codes)  # type: ignore[method-assign]
     sink = column_sink.ColumnSink
     sink.append = timed("load: copy into the model's columns (merge)", sink.append)  # type: ignore[method-assign]
+    spill = args_spill.ArgsSpill
+    spill._take_one = timed("load: waits for the args spill (merge)", spill._take_one)  # type: ignore[method-assign]
     build.ModelBuilder.merge = timed("load: merge (all)", build.ModelBuilder.merge)  # type: ignore[method-assign]
     build.ModelBuilder.finish = timed("load: finish (model columns)", build.ModelBuilder.finish)  # type: ignore[method-assign]
     cpu = "load: main thread CPU s (build_model)"
