@@ -997,6 +997,20 @@ export interface SourceFrame {
   name: string;
 }
 
+export type SourcePathsParams = Record<string, never>;
+
+export interface SourcePathsView {
+  resolved: Record<string, string>;
+  unresolved: string[];
+  unresolved_count: number;
+  roots: SourceRoot[];
+}
+
+export interface SourceRoot {
+  path: string;
+  why: string;
+}
+
 export interface SpanListing {
   name: string;
   timestamp: number | null;
@@ -1417,6 +1431,7 @@ export interface Routes {
   flows: { params: SpansScope & Query<FlowsParams>; response: FlowsView; loading: StatusResponse };
   search: { params: SpansScope & Query<SearchParams>; response: SearchView; loading: StatusResponse };
   range_summary: { params: SpansScope & Query<RangeSummaryParams>; response: RangeSummaryView; loading: StatusResponse };
+  source_paths: { params: SpansScope; response: SourcePathsView; loading: StatusResponse };
   diff: { params: PairScope & Query<DiffParams>; response: DiffView; loading: StatusResponse };
 }
 

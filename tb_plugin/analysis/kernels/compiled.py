@@ -150,8 +150,13 @@ def source_roots(model: TraceModel) -> list[str]:
     roots = storage.logdir_roots(path) or [os.path.dirname(os.path.abspath(path))]
     if storage.follow_symlinks():  # links out of the logdir read on purpose: their folder too
         roots.append(os.path.dirname(os.path.realpath(path)))
+    return roots + named_source_roots()
+
+
+def named_source_roots() -> list[str]:
+    """The folders of KINETOSCOPE_SOURCE_ROOTS (separated as PATH is), absolute."""
     named = os.environ.get(SOURCE_ROOTS, "").split(os.pathsep)
-    return roots + [os.path.abspath(os.path.expanduser(r)) for r in named if r.strip()]
+    return [os.path.abspath(os.path.expanduser(r)) for r in named if r.strip()]
 
 
 def _unread_reason(exc: OSError) -> str:
