@@ -3,6 +3,7 @@
 // polls `status` while a worker-span loads, and calls a view route only once `ready`.
 
 import { editorSettingsPanel } from './editor_settings';
+import { useSourceSpan } from '../components/source_paths';
 import { describeError, isAbort, ViewNotReady, type ApiClient } from '../api/client';
 import type { RunInfo, StatusResponse } from '../api/types';
 import { h, replaceChildren } from '../components/dom';
@@ -329,6 +330,7 @@ export class Shell {
   ): Promise<void> {
     this.status = status;
     this.failed.delete(keyOf(sel));
+    useSourceSpan(this.api, sel);
     void this.marks.fetch(this.api, sel, signal);
     const view = chooseView(this.compare.offer(status.views), VIEW_IDS, this.wantedView);
     this.currentView = view;

@@ -7,7 +7,7 @@
 import type { FlameGraphView } from '../../api/types';
 import { h } from '../../components/dom';
 import { FLAME_CSS, FlameChart } from '../../components/flame_canvas';
-import { sourceAnchor } from '../../components/editor_links';
+import { sourceAnchor, stackLinkNote } from '../../components/editor_links';
 import { buildTree, nodeAt, pathOf, sourceOf, type FlameNode } from '../../components/flame_model';
 import { formatDuration } from '../../components/format';
 import { HashParamStore, type HashParams } from '../../components/hash_params';
@@ -138,6 +138,7 @@ class FlamePage {
       `Zoomed into ${node.frame.name} (${formatDuration(node.total)})`,
       ...(place ? [' at ', link ?? h('code', null, place)] : []),
     );
+    this.where.append(stackLinkNote(this.where));
   }
 
   private async switchMetric(metric: Metric): Promise<void> {
