@@ -364,6 +364,7 @@ export interface HealthView {
   checks: HealthCheck[];
   left_out_rows: number;
   warnings: string[];
+  trace_start_us: number | null;
 }
 
 export interface IcicleNode {
