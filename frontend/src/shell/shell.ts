@@ -251,6 +251,7 @@ export class Shell {
       sel ? this.failed.has(keyOf({ ...sel, worker: w })) : false,
     );
     this.marks.label(workerSel.select, sel);
+    this.marks.labelRuns(runSel.select);
     this.compare.render(this.runs);
     this.lockWorkers();
   }
