@@ -47,8 +47,9 @@ export class HealthMarks {
   }
 
   /** Marks the Workers selector's options of the selection's run and span (a failed
-   *  worker keeps its own note); `data-health` holds the status. */
-  label(select: HTMLSelectElement, sel: Selection | null): void {
+   *  worker keeps its own note), and the Runs selector's; `data-health` holds the status. */
+  label(select: HTMLSelectElement, runs: HTMLSelectElement, sel: Selection | null): void {
+    this.labelRuns(runs);
     if (!sel) return;
     for (const option of Array.from(select.options)) {
       const status = this.known.get(keyOf({ ...sel, worker: option.value }));
@@ -59,7 +60,7 @@ export class HealthMarks {
   }
 
   /** Marks the Runs selector's options: a run's worst status of its opened traces. */
-  labelRuns(select: HTMLSelectElement): void {
+  private labelRuns(select: HTMLSelectElement): void {
     const worst = new Map<string, HealthStatus>();
     for (const [key, status] of this.known) {
       const [run] = JSON.parse(key) as [string];

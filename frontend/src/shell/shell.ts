@@ -250,8 +250,7 @@ export class Shell {
     fillSelectors({ run: runSel, worker: workerSel, span: spanSel, info }, this.runs, sel, (w) =>
       sel ? this.failed.has(keyOf({ ...sel, worker: w })) : false,
     );
-    this.marks.label(workerSel.select, sel);
-    this.marks.labelRuns(runSel.select);
+    this.marks.label(workerSel.select, runSel.select, sel);
     this.compare.render(this.runs);
     this.lockWorkers();
   }
