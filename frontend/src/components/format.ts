@@ -59,6 +59,13 @@ export function formatBytes(bytes: number | null | undefined): string {
   return unit === 0 ? `${value} B` : `${value.toFixed(2)} ${BYTE_UNITS[unit] ?? ''}`;
 }
 
+/** Axis labels of bytes: like formatBytes with trailing zeros dropped ("64 MiB", "1.5 GiB"). */
+export function formatBytesAxis(bytes: number | null | undefined): string {
+  if (!isNum(bytes)) return '';
+  const [value, unit] = formatBytes(bytes).split(' ');
+  return `${trimZeros(value ?? '')} ${unit ?? ''}`;
+}
+
 /** An integer with thousands separators: "75,718". */
 export function formatCount(n: number | null | undefined): string {
   if (!isNum(n)) return DASH;

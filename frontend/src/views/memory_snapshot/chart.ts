@@ -1,10 +1,13 @@
 // The ECharts option of a snapshot's active memory over time: active and reserved bytes
 // as step lines (each value holds until the next point), each stream's active bytes when
-// there are several, the peak and the OOMs marked.
+// there are several, the peak and the OOMs marked. When the snapshot is aligned with a
+// trace, the chart opens on the trace's window (its history often starts seconds before
+// it); the slider under it shows the rest. Byte ticks are round binary steps.
 
 import type { SnapshotDevice } from '../../api/types';
 import type { OptionBuilder } from '../../components/chart';
-import { formatBytes } from '../../components/format';
+import { binaryByteTicks } from '../../components/chart_option';
+import { formatBytes, formatBytesAxis } from '../../components/format';
 import type { Theme } from '../../components/theme';
 import { timelineSeries, type TimeOrigin } from './model';
 
@@ -16,11 +19,14 @@ const COLORS = {
 function marks(device: SnapshotDevice, origin: TimeOrigin, theme: Theme): unknown[] {
   const red = theme.dark ? '#ff7b7d' : '#d62728';
   const lines: unknown[] = [];
+  // Labels run along their lines, the peak's left of its line and the OOMs' right of
+  // theirs: a peak just before an OOM no longer prints over it.
   if (device.peak_time_us !== null) {
     lines.push({
       xAxis: (device.peak_time_us - origin.us) / 1000,
       name: `peak ${formatBytes(device.peak_allocated_bytes)}`,
       lineStyle: { color: red, type: 'dashed' },
+      label: { position: 'insideEndTop' },
     });
   }
   for (const oom of device.ooms) {
@@ -29,6 +35,7 @@ function marks(device: SnapshotDevice, origin: TimeOrigin, theme: Theme): unknow
       xAxis: (oom.time_us - origin.us) / 1000,
       name: 'OOM',
       lineStyle: { color: red, width: 2 },
+      label: { position: 'insideEndBottom' },
     });
   }
   return lines;
@@ -40,9 +47,19 @@ function traceArea(window: [number, number] | null, theme: Theme): unknown {
   return {
     silent: true,
     itemStyle: { color: theme.dark ? 'rgba(122,166,214,0.15)' : 'rgba(78,121,167,0.10)' },
-    label: { show: true, position: 'insideTop', formatter: 'trace' },
+    label: { show: true, position: 'insideBottom', formatter: 'trace' },
     data: [[{ xAxis: window[0] }, { xAxis: window[1] }]],
   };
+}
+
+/** The window the chart opens on: the trace's, with a third of it either side, when the
+ *  snapshot is aligned; else the whole history. */
+export function openingWindow(
+  traceWindow: [number, number] | null,
+): { startValue: number; endValue: number } | object {
+  if (traceWindow === null) return {};
+  const pad = Math.max((traceWindow[1] - traceWindow[0]) / 3, 1);
+  return { startValue: traceWindow[0] - pad, endValue: traceWindow[1] + pad };
 }
 
 export function timelineOption(
@@ -51,12 +68,15 @@ export function timelineOption(
   traceWindow: [number, number] | null,
 ): OptionBuilder {
   const series = timelineSeries(device.timeline, origin);
+  const top = Math.max(0, ...series.flatMap((s) => s.points.map((p) => p[1])));
+  const ticks = binaryByteTicks(0, Math.max(top, device.peak_allocated_bytes ?? 0));
+  const opening = openingWindow(traceWindow);
   return (theme) => {
     const text = theme.dark ? '#ddd' : '#333';
     return {
       animation: false,
       color: theme.dark ? COLORS.dark : COLORS.light,
-      grid: { left: 76, right: 28, top: 44, bottom: 46 },
+      grid: { left: 76, right: 28, top: 44, bottom: 84 },
       legend: { top: 8, textStyle: { color: text } },
       tooltip: {
         trigger: 'axis',
@@ -73,9 +93,13 @@ export function timelineOption(
       },
       yAxis: {
         type: 'value',
-        axisLabel: { color: text, formatter: (v: number) => formatBytes(v) },
+        ...ticks,
+        axisLabel: { color: text, formatter: (v: number) => formatBytesAxis(v) },
       },
-      dataZoom: [{ type: 'inside' }],
+      dataZoom: [
+        { type: 'inside', filterMode: 'none', ...opening },
+        { type: 'slider', filterMode: 'none', bottom: 8, height: 18, ...opening },
+      ],
       series: series.map((s, i) => ({
         name: s.name,
         type: 'line',
