@@ -1265,6 +1265,7 @@ export interface TrendRule {
   spread_k: number;
   envelope_k: number;
   min_step_pct: number;
+  min_memory_bytes: number;
   min_history: number;
 }
 
