@@ -2,7 +2,7 @@
 // as step lines (each value holds until the next point), each stream's active bytes when
 // there are several, the peak and the OOMs marked. When the snapshot is aligned with a
 // trace, the chart opens on the trace's window (its history often starts seconds before
-// it); the slider under it shows the rest. Byte ticks are round binary steps.
+// it) with the peak and the OOMs; the slider under it shows the rest. Byte ticks are round binary steps.
 
 import type { SnapshotDevice } from '../../api/types';
 import type { OptionBuilder } from '../../components/chart';
@@ -52,14 +52,33 @@ function traceArea(window: [number, number] | null, theme: Theme): unknown {
   };
 }
 
-/** The window the chart opens on: the trace's, with a third of it either side, when the
- *  snapshot is aligned; else the whole history. */
+/** Where the chart's marks are (ms on its axis): the peak and the OOMs. */
+function markTimes(device: SnapshotDevice, origin: TimeOrigin): number[] {
+  const times = [device.peak_time_us, ...device.ooms.map((o) => o.time_us)];
+  return times.filter((t): t is number => t !== null).map((t) => (t - origin.us) / 1000);
+}
+
+/** The x axis's extent: the history and the marks (an OOM comes after the last entry). */
+function xExtent(points: number[], marks: number[]): { min: number; max: number } | object {
+  const all = [...points, ...marks];
+  if (!all.length) return {};
+  const lo = Math.min(...all);
+  const hi = Math.max(...all);
+  const pad = Math.max((hi - lo) * 0.02, 0.001);
+  return { min: lo - pad, max: hi + pad };
+}
+
+/** The window the chart opens on when the snapshot is aligned: the trace's window with the
+ *  peak and the OOMs, a tenth of it either side; else the whole history. */
 export function openingWindow(
   traceWindow: [number, number] | null,
+  marks: readonly number[] = [],
 ): { startValue: number; endValue: number } | object {
   if (traceWindow === null) return {};
-  const pad = Math.max((traceWindow[1] - traceWindow[0]) / 3, 1);
-  return { startValue: traceWindow[0] - pad, endValue: traceWindow[1] + pad };
+  const lo = Math.min(traceWindow[0], ...marks);
+  const hi = Math.max(traceWindow[1], ...marks);
+  const pad = Math.max((hi - lo) / 10, 0.001);
+  return { startValue: lo - pad, endValue: hi + pad };
 }
 
 export function timelineOption(
@@ -70,7 +89,12 @@ export function timelineOption(
   const series = timelineSeries(device.timeline, origin);
   const top = Math.max(0, ...series.flatMap((s) => s.points.map((p) => p[1])));
   const ticks = binaryByteTicks(0, Math.max(top, device.peak_allocated_bytes ?? 0));
-  const opening = openingWindow(traceWindow);
+  const marked = markTimes(device, origin);
+  const extent = xExtent(
+    series.flatMap((c) => c.points.map((p) => p[0])),
+    marked,
+  );
+  const opening = openingWindow(traceWindow, marked);
   return (theme) => {
     const text = theme.dark ? '#ddd' : '#333';
     return {
@@ -87,9 +111,11 @@ export function timelineOption(
         name: origin.label,
         nameLocation: 'middle',
         nameGap: 28,
-        axisLabel: { color: text },
+        // The window's edges are not round numbers: only the ticks between are labelled.
+        axisLabel: { color: text, showMinLabel: false, showMaxLabel: false },
         nameTextStyle: { color: text },
         scale: true,
+        ...extent,
       },
       yAxis: {
         type: 'value',
