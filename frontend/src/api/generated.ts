@@ -996,6 +996,7 @@ export interface SourceFrame {
   filename: string;
   line: number | null;
   name: string;
+  generated: boolean;
 }
 
 export type SourcePathsParams = Record<string, never>;

@@ -8,10 +8,12 @@ import { rooflineColumns, ROOFLINE_NARROW_HIDES } from '../../components/rooflin
 import { formatBytes, formatCount, formatDuration, formatPercent } from '../../components/format';
 import type { SortValue } from '../../components/table_model';
 import { yesNo } from '../../components/table_tools';
+import { sourceAnchor } from '../../components/editor_links';
 import {
   dimsSize,
   dimsText,
-  frameText,
+  frameLabel,
+  fusedText,
   matrixCoreShort,
   shortKernelName,
   sourceText,
@@ -114,26 +116,36 @@ const OPERATOR: ColumnSpec<KernelRow> = {
   },
 };
 
-// Inductor kernels (compiled code): the model line first, the fused aten ops on hover.
+// Inductor kernels (compiled code): the aten ops fused in the kernel, and under them the
+// model line that ran it (else the generated wrapper's), a link to it in the editor.
 const SOURCE: ColumnSpec<KernelRow> = {
   key: 'source',
-  label: 'Source',
+  label: 'Fused ops · source',
   tooltip:
-    'Compiled (Inductor) kernels: the model code that ran the kernel, then the generated ' +
-    'wrapper; hover for all frames and the aten ops fused in it. Click to sort.',
-  minWidth: 160,
-  grow: 1.2,
+    'Compiled (Inductor) kernels: the aten ops fused in the kernel, and the model code that ' +
+    'ran it (else the generated wrapper); hover for every frame. Click to sort.',
+  minWidth: 220,
+  grow: 1.6,
   value: (row) => sourceText(row),
   cell: (row) => {
     const frames = row.source ?? [];
     if (!frames.length && !row.fused_ops) return h('span', { class: 'ks-no' }, '—');
     const title = [
       ...(row.fused_ops ? [`fused: ${row.fused_ops.join(', ')}`] : []),
-      ...frames.map((f) => `${f.filename}:${f.line ?? '?'} ${f.name}`),
+      ...frames.map(
+        (f) => `${f.filename}:${f.line ?? '?'} ${f.name}${f.generated ? ' (generated)' : ''}`,
+      ),
     ].join('\n');
     const first = frames[0];
-    const text = first ? frameText(first) : (row.fused_ops ?? []).join(', ');
-    return h('span', { class: 'ks-mono', title }, text);
+    const where = first
+      ? sourceAnchor(first.filename, first.line, frameLabel(first), 'kernel-source-link')
+      : null;
+    return h(
+      'span',
+      { class: 'ks-source-cell', title },
+      h('span', { class: 'ks-source-ops' }, fusedText(row.fused_ops)),
+      where ? h('span', { class: 'ks-source-where' }, where) : null,
+    );
   },
 };
 
@@ -177,7 +189,7 @@ const LAUNCH_COLUMNS: ColumnSpec<KernelRow>[] = [
   numberColumn('registers_per_thread', 'Registers', 'Registers per thread.', 74, (r) =>
     orDash(r.registers_per_thread),
   ),
-  numberColumn('shared_memory', 'Shared mem', 'Shared memory per block.', 84, (r) =>
+  numberColumn('shared_memory', 'Shared mem', 'Shared memory per block.', 100, (r) =>
     formatBytes(r.shared_memory),
   ),
   numberColumn(
