@@ -81,20 +81,32 @@ export function openingWindow(
   return { startValue: lo - pad, endValue: hi + pad };
 }
 
+/** The y axis's binary ticks, the x axis's extent and the window the chart opens on. */
+function axesOf(
+  device: SnapshotDevice,
+  series: { points: [number, number][] }[],
+  origin: TimeOrigin,
+  traceWindow: [number, number] | null,
+): { ticks: object; extent: object; opening: object } {
+  const top = Math.max(0, ...series.flatMap((s) => s.points.map((p) => p[1])));
+  const marked = markTimes(device, origin);
+  return {
+    ticks: binaryByteTicks(0, Math.max(top, device.peak_allocated_bytes ?? 0)),
+    extent: xExtent(
+      series.flatMap((c) => c.points.map((p) => p[0])),
+      marked,
+    ),
+    opening: openingWindow(traceWindow, marked),
+  };
+}
+
 export function timelineOption(
   device: SnapshotDevice,
   origin: TimeOrigin,
   traceWindow: [number, number] | null,
 ): OptionBuilder {
   const series = timelineSeries(device.timeline, origin);
-  const top = Math.max(0, ...series.flatMap((s) => s.points.map((p) => p[1])));
-  const ticks = binaryByteTicks(0, Math.max(top, device.peak_allocated_bytes ?? 0));
-  const marked = markTimes(device, origin);
-  const extent = xExtent(
-    series.flatMap((c) => c.points.map((p) => p[0])),
-    marked,
-  );
-  const opening = openingWindow(traceWindow, marked);
+  const { ticks, extent, opening } = axesOf(device, series, origin, traceWindow);
   return (theme) => {
     const text = theme.dark ? '#ddd' : '#333';
     return {
