@@ -23,6 +23,17 @@ export function formatDuration(us: number | null | undefined): string {
   return `${(us / 1e6).toFixed(2)} s`;
 }
 
+/** A time since the trace start (an event's start or end): to 0.1 µs below 1 ms, to 1 µs
+ *  below 1 s, to 0.1 ms above ("400.9 µs", "5.811 ms", "12.3457 s"), trailing zeros
+ *  dropped. */
+export function formatTimeOffset(us: number | null | undefined): string {
+  if (!isNum(us)) return DASH;
+  const abs = Math.abs(us);
+  if (abs < 1000) return `${trimZeros(us.toFixed(1))} µs`;
+  if (abs < 1e6) return `${trimZeros((us / 1e3).toFixed(3))} ms`;
+  return `${trimZeros((us / 1e6).toFixed(4))} s`;
+}
+
 /** Axis labels: like formatDuration with trailing zeros dropped ("210 ms", "1.5 s", "0"). */
 export function formatDurationAxis(us: number | null | undefined): string {
   if (!isNum(us)) return '';

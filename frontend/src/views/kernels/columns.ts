@@ -71,22 +71,40 @@ const duration = (
   tooltip: string,
 ) => numberColumn(key, label, tooltip, 78, (r) => formatDuration(r[key]));
 
-/** Launch call start → kernel start (— when no call of the row has a linked launch). */
+/** A launch delay this many times the kernel's mean duration is a queue, not a launch. */
+export const QUEUED_RATIO = 10;
+
+const QUEUED_HELP =
+  'The kernel waited behind the work queued before it on its stream: the host ran ahead ' +
+  'of the GPU (a deep queue keeps the GPU busy), not a slow launch.';
+
+/** Launch call start → kernel start (— when no call of the row has a linked launch); far
+ *  longer than the kernel itself, it says "queued" and why. */
 const launchDelay = (
   key: 'launch_delay_mean_us' | 'launch_delay_p90_us',
   label: string,
   tooltip: string,
-) =>
-  numberColumn(
+): ColumnSpec<KernelRow> => ({
+  ...numberColumn(
     key,
     label,
-    `${tooltip} Graph kernels after a replay's first have none.`,
+    `${tooltip} It holds the launch and the wait behind the kernels queued before it on ` +
+      `its stream. Graph kernels after a replay's first have none.`,
     92,
-    (r) => {
-      const v = r[key];
-      return v === null ? '—' : formatDuration(v);
-    },
-  );
+    () => '',
+  ),
+  cell: (r) => {
+    const v = r[key];
+    if (v === null) return num('—');
+    const queued = r.mean_us > 0 && v > QUEUED_RATIO * r.mean_us;
+    return h(
+      'span',
+      { class: 'ks-stack', title: queued ? QUEUED_HELP : undefined },
+      num(formatDuration(v)),
+      queued ? h('span', { class: 'ks-pct', testid: 'kernel-queued' }, 'queued') : null,
+    );
+  },
+});
 
 const NAME: ColumnSpec<KernelRow> = {
   key: 'name',

@@ -11,9 +11,9 @@ import type {
   RangeSummaryRow,
 } from '../../api/types';
 import { h, type Attrs, type Child } from '../../components/dom';
-import { formatCount } from '../../components/format';
+import { formatCount, formatTimeOffset } from '../../components/format';
 import { VirtualTable, type Column } from '../../components/table';
-import { formatSpan, formatTimePrecise } from './axis';
+import { formatSpan } from './axis';
 
 import {
   ARGS_SHOWN_ELSEWHERE,
@@ -123,8 +123,8 @@ function eventFields(ev: EventResponse, ctx: DetailsContext): HTMLElement {
     'dl',
     { class: 'ks-ev-fields' },
     field('Duration', instant ? 'instant' : formatSpan(ev.dur), 'trace-details-duration'),
-    field('Start', formatTimePrecise(start)),
-    !instant ? field('End', formatTimePrecise(start + ev.dur)) : null,
+    field('Start', formatTimeOffset(start)),
+    !instant ? field('End', formatTimeOffset(start + ev.dur)) : null,
     field('Category', ev.category || '—'),
     field('Track', ctx.trackLabel(ev.track)),
     field('Thread', thread),
