@@ -75,7 +75,8 @@ function dotsOf(data: RooflineData, bound: string | null): RoofPoint[] {
   return data.points.filter((p) => (BOUND_COLORS[p.bound ?? ''] ? p.bound : null) === bound);
 }
 
-function option(data: RooflineData, theme: Theme): EChartsCoreOption {
+/** The chart's ECharts option (exported for the chart test, drawn by ECharts itself). */
+export function rooflineOption(data: RooflineData, theme: Theme): EChartsCoreOption {
   const maxUs = Math.max(...data.points.map((p) => p.timeUs), 0);
   const axis = (name: string, min?: number, max?: number) => ({
     type: 'log',
@@ -146,15 +147,17 @@ export class RooflineCard {
     const data = rooflineData(rows, roofs, time);
     this.data = data;
     this.element.dataset.points = String(data.points.length);
+    this.element.dataset.roofs = data.lines.map((l) => l.dtype ?? 'memory').join(',');
+    this.element.dataset.hidden = String(data.hidden);
     this.note.textContent = noteText(data);
     this.chartEl.hidden = data.points.length === 0;
     if (this.disposed || data.points.length === 0) return;
     if (this.chart) {
-      this.chart.update((theme) => option(data, theme));
+      this.chart.update((theme) => rooflineOption(data, theme));
     } else {
       this.chart = await createChart(
         this.chartEl,
-        (theme) => option(data, theme),
+        (theme) => rooflineOption(data, theme),
         this.themes,
         (e) => {
           const series = DOT_SERIES.find((s) => s.name === e.seriesName);

@@ -139,6 +139,7 @@ export function timelineOption(
         { type: 'slider', filterMode: 'none', bottom: 8, height: 18, ...opening },
       ],
       series: series.map((s, i) => ({
+        id: s.name,
         name: s.name,
         type: 'line',
         step: 'end',
