@@ -6,37 +6,18 @@ import { describe, it } from 'node:test';
 
 import { SVGRenderer } from 'echarts/renderers';
 
-import type { Roof, RooflineFields } from '../api/types';
+import type { RooflineFields } from '../api/types';
 import { echarts } from './echarts_setup';
 import { rooflineOption } from './roofline_chart';
 import { rooflineData } from './roofline_model';
+import { H100_ROOF, rooflineRow } from './roofline_fixture';
 import { LIGHT } from './theme';
 
 echarts.use([SVGRenderer]);
 
-const H100: Roof = {
-  device_id: 0,
-  device: 'H100-SXM',
-  match: 'exact',
-  memory_gbps: 3350,
-  tflops: { bf16: 989.5, fp32: 67 },
-  source: 'datasheet',
-};
-
-function row(name: string, over: Partial<RooflineFields>): RooflineFields & { name: string } {
-  return {
-    name,
-    flops: 1,
-    bytes: 1,
-    tflops: null,
-    gbps: null,
-    intensity: null,
-    pct_of_peak: null,
-    bound: null,
-    dtype: null,
-    ...over,
-  };
-}
+const H100 = H100_ROOF;
+const row = (name: string, over: Partial<RooflineFields>) =>
+  rooflineRow(name, { flops: 1, bytes: 1, ...over });
 
 function svg(rows: (RooflineFields & { name: string })[]): string {
   const data = rooflineData(rows, [H100], () => 10);

@@ -1,35 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import type { Roof, RooflineFields } from '../api/types';
+import type { RooflineFields } from '../api/types';
+import { H100_ROOF, rooflineRow } from './roofline_fixture';
 import { dotSize, rooflineData } from './roofline_model';
 
 type Row = RooflineFields & { name: string; t: number };
 
-function row(name: string, over: Partial<Row>): Row {
-  return {
-    name,
-    t: 10,
-    flops: null,
-    bytes: null,
-    tflops: null,
-    gbps: null,
-    intensity: null,
-    pct_of_peak: null,
-    bound: null,
-    dtype: null,
-    ...over,
-  };
-}
-
-const H100: Roof = {
-  device_id: 0,
-  device: 'H100-SXM',
-  match: 'exact',
-  memory_gbps: 3350,
-  tflops: { bf16: 989.5, fp32: 67 },
-  source: 'datasheet',
-};
+const row = (name: string, over: Partial<Row>): Row => rooflineRow(name, { t: 10, ...over });
+const H100 = H100_ROOF;
 
 describe('rooflineData', () => {
   it('places rows with work, one roof per data type, the ridge at peak / bandwidth', () => {
