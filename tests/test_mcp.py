@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -164,17 +163,6 @@ def test_the_summary_line_says_the_status_first() -> None:
     assert summary("health", health) == (
         "health: status=errors, 9 checks, left_out_rows=5, 2 load warnings"
     )
-
-
-def test_the_agents_doc_lists_the_server_s_tools(logdir: Path, tmp_path: Path) -> None:
-    async def work(session: ClientSession) -> Any:
-        return [t.name for t in (await session.list_tools()).tools]
-
-    listed = with_session(logdir, tmp_path / "cache", work)
-    doc = (Path(__file__).parents[1] / "docs" / "agents.md").read_text(encoding="utf-8")
-    block = doc.split("<!-- tools -->")[1].split("<!-- /tools -->")[0]
-    assert re.findall(r"`(\w+)`", block) == listed
-    assert f"The {len(listed)} tools" in doc
 
 
 def test_the_printed_client_config_starts_a_working_server(logdir: Path, tmp_path: Path) -> None:

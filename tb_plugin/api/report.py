@@ -63,7 +63,7 @@ def report_run(
     the run supports) of `run`'s worker and span (defaults as the resolver's), with the
     parameters `params` (`KEY=VALUE` texts, a route's query); run-level jobs tell
     `progress` of their files."""
-    if not run.workers and run.snapshots:  # a folder of memory snapshots only
+    if not run.workers:  # a folder of memory snapshots or compile logs only
         return RunReport(_run_views(session, run, span, asked, progress, {}))
     target = resolve(run, worker, span)
     store, path = session.store, target.span.path

@@ -16,8 +16,8 @@ from ..api.resolve import NotFound
 from ..api.session import Session
 from .errors import ParamRefused, ReportError, RunFailed
 from .progress import RankProgress
-from .report_snapshot import render_memory_snapshot
-from .report_text import render_text
+from .report_text import RENDERERS, render_text
+from .text_tables import report_width
 
 
 def unknown_views(asked: list[str] | None) -> str | None:
@@ -45,9 +45,11 @@ def report_run(session: Session, run: Run, args: argparse.Namespace) -> dict[str
     views, model = report.views, report.model
     for name, why in report.skipped:  # asked with --view of a trace without its data
         print(f"kinetoscope: run {run.name!r}: {name}: {why}", file=sys.stderr)
-    if model is None:  # a folder of memory snapshots only
-        if args.format == "text" and "memory_snapshot" in views:
-            print(f"== run {run.name}\n\n{render_memory_snapshot(views['memory_snapshot'])}\n")
+    if model is None:  # a folder of memory snapshots or compile logs only
+        if args.format == "text":
+            width = report_width()
+            blocks = [RENDERERS[n](view, width) for n, view in views.items() if n in RENDERERS]
+            print(f"== run {run.name}\n\n" + "\n\n".join(blocks) + "\n")
         return views
     if args.format == "text":
         print(render_text(run.name, str(report.worker), str(report.span), model, views))

@@ -13,6 +13,9 @@ import {
 } from '../components/editor_links';
 import { selectField } from '../components/table_tools';
 
+// The open worker-span, whose relative frames the links resolve (the shell names it).
+export { useSourceSpan } from '../components/source_paths';
+
 function textField(
   label: string,
   testid: string,

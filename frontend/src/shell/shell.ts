@@ -2,8 +2,7 @@
 // It owns the selection (mirrored in TensorBoard's URL), polls `runs` for new data,
 // polls `status` while a worker-span loads, and calls a view route only once `ready`.
 
-import { editorSettingsPanel } from './editor_settings';
-import { useSourceSpan } from '../components/source_paths';
+import { editorSettingsPanel, useSourceSpan } from './editor_settings';
 import { describeError, isAbort, ViewNotReady, type ApiClient } from '../api/client';
 import type { RunInfo, StatusResponse } from '../api/types';
 import { h, replaceChildren } from '../components/dom';
@@ -44,7 +43,6 @@ export class Shell {
   private status: StatusResponse | null = null;
   private readonly failed = new Map<string, string>();
   private readonly marks = new HealthMarks(() => this.renderSelectors(this.selection));
-
   private loadController: AbortController | undefined;
   private viewController: AbortController | undefined;
   private viewHandle: ViewHandle | undefined;
@@ -376,6 +374,7 @@ export class Shell {
           key: { ...sel },
           status,
           views: status.views.filter((v) => VIEW_IDS.includes(v)),
+          runViews: runViewsOf(this.runs, sel),
           navigate: (view, target) => this.chooseView(view, target),
         }),
       anchor,
