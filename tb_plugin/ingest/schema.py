@@ -63,6 +63,11 @@ class PythonIds(msgspec.Struct, gc=False):
     parent: Union[int, None] = msgspec.field(default=None, name="Python parent id")
 
 
+# Top-level key `kinetoscope.handlers` adds: the recording interpreter's path prefixes
+# (what torch's Python tracer strips from frame files), read by `trace_view/source_paths`.
+PYTHON_PATH_PREFIXES = "python_path_prefixes"
+
+
 class TraceHeader(msgspec.Struct):
     """Top-level keys that matter; others are kept as a plain dict by the decoder."""
 
