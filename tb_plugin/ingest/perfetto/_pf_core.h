@@ -1,9 +1,10 @@
-/* The args every view reads (schema.CoreArgs) as columns, from an event's args text, as
- * the column builder reads them (columns.build_chunk). Only what it reads one way in any
- * batch is read here: ints for the id columns (past int64: -1), ints and floats for the
- * float columns. Anything else (a string where a number goes, a null, a value of a type
- * CoreArgs refuses) marks the row `python`: its chunk's columns are then read by the
- * column builder's own code from the args text.
+/* The args every view reads (schema.CoreArgs, schema.PythonIds) as columns, from an
+ * event's args text, as the column builder reads them (columns.build_chunk). Only what
+ * it reads one way in any batch is read here: ints for the id columns (past int64: -1;
+ * the Python ids only within int64), ints and floats for the float columns. Anything
+ * else (a string where a number goes, a null, a value of a type CoreArgs refuses) marks
+ * the row `python`: its chunk's columns are then read by the column builder's own code
+ * from the args text.
  *
  * And the args text split into its members, for a slice's end to join its args.
  */
@@ -13,7 +14,7 @@
 
 enum {
     I_EXTERNAL_ID, I_EXTERNAL_ID_LOWER, I_CORRELATION, I_DEVICE, I_STREAM, I_ADDR,
-    I_DEVICE_TYPE, I_DEVICE_ID, N_INTS,
+    I_DEVICE_TYPE, I_DEVICE_ID, I_PYTHON_ID, I_PYTHON_PARENT_ID, N_INTS,
 };
 enum { F_BLOCKS_PER_SM, F_OCCUPANCY, F_NBYTES, F_TOTAL_ALLOCATED, F_TOTAL_RESERVED, N_FLOATS };
 
@@ -47,6 +48,8 @@ static const CoreKey CORE_KEYS[] = {
     CORE_KEY("\"Addr\"", K_INT + I_ADDR),
     CORE_KEY("\"Device Type\"", K_INT + I_DEVICE_TYPE),
     CORE_KEY("\"Device Id\"", K_INT + I_DEVICE_ID),
+    CORE_KEY("\"Python id\"", K_INT + I_PYTHON_ID),
+    CORE_KEY("\"Python parent id\"", K_INT + I_PYTHON_PARENT_ID),
     CORE_KEY("\"blocks per SM\"", K_FLOAT + F_BLOCKS_PER_SM),
     CORE_KEY("\"est. achieved occupancy %\"", K_FLOAT + F_OCCUPANCY),
     CORE_KEY("\"Bytes\"", K_FLOAT + F_NBYTES),
@@ -172,6 +175,12 @@ static void core_value(Core *c, int kind, const char *v, const char *end) {
         else if (number == NUM_U64) c->floats[kind - K_FLOAT] = (double)u;
         else if (number == NUM_FLOAT && end - v < 40) c->floats[kind - K_FLOAT] = bounded_strtod(v, end);
         else c->python = 1;
+    } else if (kind == I_PYTHON_ID || kind == I_PYTHON_PARENT_ID) {
+        /* Both ids are read as one struct of optional ints (schema.PythonIds): null is
+           -1 (a root frame's parent); a value it refuses, or an int past int64, is the
+           column builder's to read (columns.python_id_columns). */
+        if (number == NUM_I64) c->ints[kind] = i;
+        else if (*v != 'n') c->python = 1; /* null: the default, -1 */
     } else {
         if (number == NUM_I64) c->ints[kind] = i;
         else if (number == NUM_U64) c->ints[kind] = -1; /* past int64: no number */

@@ -239,6 +239,7 @@ static int chunk_row(Reader *r, const Record *rec, const char *args, size_t args
         &core.ints[I_DEVICE], &core.ints[I_STREAM], &core.ints[I_ADDR], &core.ints[I_DEVICE_TYPE],
         &core.ints[I_DEVICE_ID], &core.floats[F_BLOCKS_PER_SM], &core.floats[F_OCCUPANCY],
         &core.floats[F_NBYTES], &core.floats[F_TOTAL_ALLOCATED], &core.floats[F_TOTAL_RESERVED],
+        &core.ints[I_PYTHON_ID], &core.ints[I_PYTHON_PARENT_ID],
     };
     for (int w = 0; w < N_WIDE; w++) put_wide(&c->wide[w], wide[w]);
     put_i32(&c->ph, rec->ph);

@@ -154,12 +154,12 @@ static void queue_free(Queue *q) {
 enum {
     W_TS, W_DUR, W_ID, W_ARGS_LEN, W_EXTERNAL_ID, W_EXTERNAL_ID_LOWER, W_CORRELATION,
     W_DEVICE, W_STREAM, W_ADDR, W_DEVICE_TYPE, W_DEVICE_ID, W_BLOCKS_PER_SM, W_OCCUPANCY,
-    W_NBYTES, W_TOTAL_ALLOCATED, W_TOTAL_RESERVED, N_WIDE,
+    W_NBYTES, W_TOTAL_ALLOCATED, W_TOTAL_RESERVED, W_PYTHON_ID, W_PYTHON_PARENT_ID, N_WIDE,
 };
 static const char *const WIDE_NAMES[N_WIDE] = {
     "ts", "dur", "id", "args_len", "external_id", "external_id_lower", "correlation",
     "device", "stream", "addr", "device_type", "device_id", "blocks_per_sm", "occupancy",
-    "nbytes", "total_allocated", "total_reserved",
+    "nbytes", "total_allocated", "total_reserved", "python_id", "python_parent_id",
 };
 
 enum { TB_NAME, TB_CAT, TB_PID, TB_TID, N_TABLES };

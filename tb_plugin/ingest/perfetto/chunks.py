@@ -11,11 +11,10 @@ import numpy as np
 
 from ...model.categories import Kind
 from ..columns import INTERNED, Chunk, arg_columns, clean_durations, kinds, phase_table
-from ..native_chunk import _memory_part as memory_part
 
 _INT_COLUMNS = frozenset(
     ("id", "args_len", "external_id", "external_id_lower", "correlation", "device", "stream")
-    + ("addr", "device_type", "device_id")
+    + ("addr", "device_type", "device_id", "python_id", "python_parent_id")
 )
 
 
@@ -42,7 +41,7 @@ def chunk_of(raw: dict[str, Any]) -> Chunk:
     if raw["python_core"]:  # a value only the column builder reads as it does
         ends, text = cols["args_end"].tolist(), bytes(blob)
         raws = [msgspec.Raw(text[s:e]) for s, e in zip([0, *ends[:-1]], ends)]
-        memory = arg_columns(cols, raws, wide["args_len"])
+        memory = arg_columns(cols, raws, wide["args_len"], text)
     else:
         external = wide["external_id"]
         cols["external_id"] = np.where(external >= 0, external, wide["external_id_lower"])
@@ -53,7 +52,9 @@ def chunk_of(raw: dict[str, Any]) -> Chunk:
         cols["occupancy"] = wide["occupancy"].astype(np.float32)
         cols["has_stack"] = np.frombuffer(raw["columns"]["has_stack"], dtype=np.bool_)
         cols["work_sig"] = np.full(len(external), -1, dtype=np.int64)
-        memory = memory_part(cols["kind"], wide)  # the JSON scanner's columns, as here
+        cols["python_id"] = wide["python_id"]
+        cols["python_parent_id"] = wide["python_parent_id"]
+        memory = _memory_part(cols["kind"], wide)
     return Chunk(
         cols=cols,
         tables={k: tables[k] for k in INTERNED},
@@ -64,3 +65,20 @@ def chunk_of(raw: dict[str, Any]) -> Chunk:
         events=int(raw["events"]),
         negative_durations=negative,
     )
+
+
+def _memory_part(kind: np.ndarray, wide: dict[str, np.ndarray]) -> dict[str, np.ndarray] | None:
+    """The memory table of the chunk's `[memory]` events (a memory event without memory
+    args reads them as missing: the reader's defaults, NaN and -1)."""
+    rows = np.flatnonzero(kind == Kind.MEMORY)
+    if rows.size == 0:
+        return None
+    return {
+        "row": rows.astype(np.int64),
+        "bytes": wide["nbytes"][rows],
+        "addr": wide["addr"][rows],
+        "device_type": wide["device_type"][rows].astype(np.int32),
+        "device_id": wide["device_id"][rows].astype(np.int32),
+        "total_allocated": wide["total_allocated"][rows],
+        "total_reserved": wide["total_reserved"][rows],
+    }
