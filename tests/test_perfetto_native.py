@@ -27,7 +27,7 @@ import perfetto_bombs as pb
 import pytest
 from corpus import corpus_path
 from fuzz_perfetto_native import Findings, fuzz
-from kinetoscope.ingest.perfetto import events, native, read, rules, stream
+from kinetoscope.ingest.perfetto import chunks, events, native, read, rules, stream
 from kinetoscope.ingest.perfetto.rules import native_module
 from perfetto_compare import disagreement, load, model_facts
 from perfetto_writer import write_perfetto_file
@@ -189,6 +189,65 @@ def test_annotation_values_and_their_precedence(tmp_path: Path) -> None:
     data = pb.thread_track(1, 10, 11) + event(3, 1000, 1, b"all", *values)
     model = check(tmp_path, data)
     assert len(model) == 1
+
+
+@pytest.mark.parametrize(
+    ("ids", "expected"),
+    [
+        ((annotation(b"Python id", i=7), annotation(b"Python parent id", i=3)), (7, 3)),
+        ((annotation(b"Python id", u=2**63 - 1),), (2**63 - 1, -1)),
+        (
+            (annotation(b"Python id", i=-(2**63)), annotation(b"Python parent id", u=5)),
+            (-(2**63), 5),
+        ),
+        # Past int64, a string, a float, a legacy null: read as PythonIds reads them.
+        ((annotation(b"Python id", u=2**64 - 1), annotation(b"Python parent id", i=2)), (-1, 2)),
+        ((annotation(b"Python id", s=b"7"), annotation(b"Python parent id", i=2)), (-1, -1)),
+        ((annotation(b"Python id", d=7.0), annotation(b"Python parent id", i=2)), (-1, -1)),
+        ((annotation(b"Python id", legacy=b"null"), annotation(b"Python parent id", i=2)), (-1, 2)),
+        ((annotation(b"python id", i=7),), (-1, -1)),
+    ],
+)
+def test_python_ids_are_read_into_their_columns(
+    ids: tuple[bytes, ...], expected: tuple[int, int], tmp_path: Path
+) -> None:
+    """A python_function slice's `Python id` and `Python parent id` annotations fill the
+    python_id / python_parent_id columns as the JSON form's args do (columns.python_id_columns)."""
+    data = pb.thread_track(1, 10, 11) + event(1, 1000, 1, b"py", *ids) + event(2, 2000)
+    data += event(3, 1500, 1, b"plain", annotation(b"Python id", i=9))
+    model = check(tmp_path, data)
+    columns = (model.events["python_id"].tolist(), model.events["python_parent_id"].tolist())
+    assert (columns[0][0], columns[1][0]) == expected
+    assert (columns[0][1], columns[1][1]) == (9, -1)
+
+
+def test_python_ids_of_a_real_trace_are_read_in_c(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A torch 2.x trace's Python ids (ints; null for a root frame's parent) are read by
+    the compiled reader itself, no chunk left to the column builder's reading, into the
+    columns its JSON form gives."""
+    source = DATA / "h100" / "gemm_bf16" / "gpu0.1795404600847.pt.trace.json.gz"
+    path = tmp_path / "trace.pftrace"
+    write_perfetto_file(str(source), str(path))
+    left_to_python = []
+
+    def chunk_of(raw: dict[str, Any]) -> Any:
+        left_to_python.append(raw["python_core"])
+        return chunks.chunk_of(raw)
+
+    monkeypatch.setattr(native, "chunk_of", chunk_of)
+    model, json_model = load(str(path), "native"), load(str(source), "native")
+    assert left_to_python and not any(left_to_python)
+    ids = model.events["python_id"]
+    roots = (ids >= 0) & (model.events["python_parent_id"] == -1)  # the null parent
+    assert (ids >= 0).sum() > 100 and roots.sum() == 1
+    # The same ids (the protobuf form's rows are in the order their slices begin, the
+    # JSON's in file order: compared as sets of pairs).
+    pairs = {(a, b) for a, b in zip(ids.tolist(), model.events["python_parent_id"].tolist())}
+    json_ids = json_model.events["python_id"].tolist()
+    json_pairs = set(zip(json_ids, json_model.events["python_parent_id"].tolist()))
+    assert pairs == json_pairs
 
 
 def test_interned_names_strings_and_sequences(tmp_path: Path) -> None:
