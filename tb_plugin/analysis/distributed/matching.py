@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .pairing import Pairing
-from .summary import RankSummary
+from .summary import CollectiveTable, RankSummary
 from .types import ProcessGroupView
 
 
@@ -42,11 +42,16 @@ class Instances:
 
 
 def instances(summaries: list[RankSummary]) -> Instances:
-    kind_names = sorted({k for s in summaries for k in s.collectives.kinds})
-    pg_names = sorted({p for s in summaries for p in s.collectives.pgs})
+    return instances_of([s.collectives for s in summaries], [s.time_origin_us for s in summaries])
+
+
+def instances_of(tables: list[CollectiveTable], origins: list[float]) -> Instances:
+    """Every rank's collectives (`tables[r]`, its trace clock starting at `origins[r]`) as
+    one set of instances on the earliest origin's clock."""
+    kind_names = sorted({k for t in tables for k in t.kinds})
+    pg_names = sorted({p for t in tables for p in t.pgs})
     kind_id = {k: i for i, k in enumerate(kind_names)}
     pg_id = {p: i for i, p in enumerate(pg_names)}
-    origins = [s.time_origin_us for s in summaries]
     reference = min(origins) if origins else 0.0
     names = (
         "rank",
@@ -63,9 +68,8 @@ def instances(summaries: list[RankSummary]) -> Instances:
         "src",
     )
     cols: dict[str, list[np.ndarray]] = {k: [] for k in names}
-    for r, s in enumerate(summaries):
-        t = s.collectives
-        offset = s.time_origin_us - reference  # exact: origins are whole microseconds
+    for r, (t, origin) in enumerate(zip(tables, origins)):
+        offset = origin - reference  # exact: origins are whole microseconds
         kmap = np.array([kind_id[k] for k in t.kinds] or [0], dtype=np.int64)
         pmap = np.array([pg_id[p] for p in t.pgs] or [0], dtype=np.int64)
         cols["rank"].append(np.full(t.count, r, dtype=np.int64))
