@@ -26,7 +26,7 @@ from .device import (
     blocking_targets,
     event_waits,
 )
-from .edges import Edges
+from .edges import WAKE_GAP_US, WAKE_SLACK_US, Edges
 from .graph import (
     COLLECTIVE,
     CPU,
@@ -58,6 +58,7 @@ def rank_graph(model: TraceModel, collectives: str = "own", rank: int = 0) -> Ra
     rg.transfer_node = _transfer_nodes(pieces, piece_node)
     edges = Edges(rg, host_nodes, ranges)
     edges.chain()
+    woken = edges.wakes()
     edges.durations(block_call, block_target)
     edges.launches(model)
     edges.streams()
@@ -66,7 +67,7 @@ def rank_graph(model: TraceModel, collectives: str = "own", rank: int = 0) -> Ra
     edges.issues(found)
     edges.collectives(collectives)
     edges.flush()
-    rg.assumptions = _assumptions(found, waits, block_target, waits_found)
+    rg.assumptions = _assumptions(found, waits, block_target, waits_found, woken)
     return rg
 
 
@@ -262,8 +263,15 @@ def _assumptions(
     waits: list[host_links.Wait],
     block_target: np.ndarray,
     event_waits_found: EventWaits,
+    woken: int,
 ) -> list[str]:
     out = []
+    if woken:
+        out.append(
+            f"{woken} thread resumptions after a gap of at least {WAKE_GAP_US / 1000:g} ms taken "
+            f"as woken by work another thread ended at most {WAKE_SLACK_US:g} µs before (what "
+            "a thread waited for is not recorded)"
+        )
     if found:
         out.append(
             f"{len(found)} host collectives linked to the op that issued them (in order, "

@@ -20,10 +20,14 @@ from .graph import (
     RETURN,
     STREAM,
     TRANSFER,
+    WAKE,
     end_event,
     start_event,
 )
 from .rank import RankGraph
+
+WAKE_GAP_US = 1000.0  # a thread idle this long was waiting for something
+WAKE_SLACK_US = 500.0  # ... that ended at most this long before it resumed
 
 
 class Edges:
@@ -54,6 +58,36 @@ class Edges:
         nodes = np.arange(first.size)
         same = np.flatnonzero(thread[1:] == thread[:-1])
         self.add(start_event(nodes[same + 1]), end_event(nodes[same]), CHAIN, 0.0)
+
+    def wakes(self) -> int:
+        """A host node that starts its thread, or resumes it after a gap of at least
+        WAKE_GAP_US, after
+        the latest host node of another thread that ended at most WAKE_SLACK_US before it:
+        what woke the thread is not recorded (the autograd thread started by the training
+        thread's backward call, the training thread going on once backward is done).
+        Returns how many were linked."""
+        g, pieces, first = self.rg.graph, self.rg.pieces, self.host_first
+        if first.size < 2:
+            return 0
+        thread = pieces.thread[first]
+        start, end = g.start[: first.size], g.end[: first.size]
+        same = np.concatenate([[False], thread[1:] == thread[:-1]])
+        gap = start - np.concatenate([[-np.inf], end[:-1]])
+        resumes = np.flatnonzero(~same | (gap >= WAKE_GAP_US))  # a thread's first, too
+        by_end = np.argsort(end, kind="stable")
+        ends = end[by_end]
+        dst, src = [], []
+        for node in resumes.tolist():
+            j = int(np.searchsorted(ends, start[node], side="right")) - 1
+            while j >= 0 and ends[j] >= start[node] - WAKE_SLACK_US:
+                other = int(by_end[j])
+                if thread[other] != thread[node]:
+                    dst.append(node)
+                    src.append(other)
+                    break
+                j -= 1
+        self.add(start_event(dst), end_event(src), WAKE, 0.0)
+        return len(dst)
 
     def durations(self, block_call: np.ndarray, block_target: np.ndarray) -> None:
         """Each node's own time; a blocking node's is its return after what it waited for

@@ -34,6 +34,7 @@ TRANSFER = 6  # an arrival at a collective (start) -> its end: the collective's 
 RETURN = 7  # what a blocking call waited for (end) -> the call's end
 PORT = 8  # a reduced graph's local path: from where it starts to where it leads
 ARRIVE = 9  # a rank's arrival at a collective (start) -> the collective's last arrival
+WAKE = 10  # work another thread ended (end) -> a thread resuming after a long gap (start)
 ROLES = (
     "dur",
     "chain",
@@ -45,6 +46,7 @@ ROLES = (
     "return",
     "port",
     "arrive",
+    "wake",
 )
 # The name of the gap after a binding edge of each role, on the path.
 GAP_NAMES = {
@@ -54,6 +56,7 @@ GAP_NAMES = {
     EVENT: "stream wait",
     ISSUE: "issue delay",
     PORT: "gap",
+    WAKE: "wake-up delay",
 }
 
 

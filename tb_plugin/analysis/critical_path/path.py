@@ -28,6 +28,8 @@ class Segment:
         return self.end - self.start
 
 
+UNKNOWN = "unknown dependency"  # the path reached work whose dependency is not in the trace
+
 # A node's own part [t0, t1] as segments (a host node: its pieces); None: the node itself.
 Expand = Callable[[int, float, float], list[Segment] | None]
 
@@ -63,8 +65,8 @@ def step_path(
     for link in walk_back(graph, timing, sink, start):
         node = link.event // 2
         if link.edge < 0:
-            if link.gap_to > start:  # nothing recorded says what came before
-                out.append(_idle(graph, node, "before the trace", start, link.gap_to))
+            if link.gap_to > start:  # nothing recorded says what this waited for
+                out.append(_idle(graph, node, UNKNOWN, start, link.gap_to))
             break
         role = int(graph.edge_role[link.edge])
         if link.gap_to > link.lag_to:
