@@ -149,3 +149,33 @@ def test_a_change_that_names_nothing_is_refused(tmp_path: Path) -> None:
         whatif_view(model, {"kernel": "reduce", "op": "aten::item", "factor": 0.5})
     with pytest.raises(ViewParamError, match="factor"):
         whatif_view(model, {"kernel": "reduce"})
+
+
+@pytest.mark.parametrize("job", [one_rank_job, hidden_job])
+def test_rank_summaries_give_the_whole_graphs_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, job: Any
+) -> None:
+    """A run too large to hold every rank's graph joins the ranks' summaries (each rank's
+    local paths between its collectives): the same critical path, and here (no local path
+    changes which port bound it) the same predictions."""
+    from kinetoscope.analysis.critical_path import run
+
+    folder = job(tmp_path / "job")
+    changes = [{"kernel": k, "factor": f} for k in ("gemm_big", "k1", "hidden") for f in (0.25, 2)]
+    whole = run_critical_path(_run_context(folder))
+    whole_whatifs = [_try_whatif(folder, c) for c in changes]
+    monkeypatch.setattr(run, "FULL_GRAPH_RANKS", 0)
+    reduced = run_critical_path(_run_context(folder))
+    for key in ("step_us", "span_us", "by_kind", "by_name", "by_rank", "segments"):
+        assert reduced[key] == whole[key], key
+    for change, answer in zip(changes, whole_whatifs):
+        got = _try_whatif(folder, change)
+        assert (got and got["predicted_step_us"]) == (answer and answer["predicted_step_us"])
+        assert got is None or got["method"] == "summaries"
+
+
+def _try_whatif(folder: Path, change: dict[str, Any]) -> dict[str, Any] | None:
+    try:
+        return dict(run_whatif(_run_context(folder, **change)))
+    except ViewParamError:  # the change names nothing in this job
+        return None

@@ -6,24 +6,52 @@ arrived (its transfer: its recorded end less that last arrival)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from ..distributed.matching import instances_of, match_instances
+from ..distributed.summary import CollectiveTable
 from .anchors import StepAnchors
 from .changes import Change, Scaled, lags
 from .graph import ARRIVE, COLLECTIVE, DUR, TRANSFER, Graph, end_event, finish, start_event
-from .parts import Part, own_lags
 from .path import Expand, Segment
 
 ARRIVAL = "arrival"
 
 
+class JoinPart(Protocol):
+    """What a join reads of a rank: a whole trace (`parts.Part`) or its summary
+    (`reduce.ReducedPart`)."""
+
+    rank: int | None
+    worker: str
+    table: CollectiveTable
+    collective_nodes: np.ndarray  # per instance of `table`, its node (-1: none)
+    anchors: StepAnchors
+
+    @property
+    def graph(self) -> Graph: ...
+
+    @property
+    def origin_us(self) -> float: ...
+
+    @property
+    def assumptions(self) -> list[str]: ...
+
+    def factors(self, change: Change | None) -> Scaled: ...
+
+    def own_times(self, factors: Scaled) -> np.ndarray: ...
+
+    def expander(self, factors: Scaled, node_offset: int, rank_index: int) -> Expand: ...
+
+
 @dataclass
 class Joint:
     graph: Graph
-    parts: list[Part]
+    parts: Sequence[JoinPart]
     node_offset: np.ndarray  # i8 per part: its first node in the joint graph
     time_offset: np.ndarray  # f8 per part: joint time = its trace time + offset
     anchors: list[StepAnchors]  # per part, events in the joint graph
@@ -42,8 +70,8 @@ class Joint:
         for part, offset in zip(self.parts, self.node_offset.tolist()):
             f = part.factors(change)
             factors.append(f)
-            size = len(part.rg.graph)
-            own[offset : offset + size] = own_lags(part, f)
+            size = len(part.graph)
+            own[offset : offset + size] = part.own_times(f)
             transfer[offset : offset + size] = f.transfer
         return lags(self.graph, own, transfer), factors
 
@@ -55,20 +83,20 @@ class Joint:
 
         def expand(node: int, t0: float, t1: float) -> list[Segment] | None:
             i = self.part_of_node(node)
-            if i >= len(expands) or node >= self.node_offset[i] + len(self.parts[i].rg.graph):
+            if i >= len(expands) or node >= self.node_offset[i] + len(self.parts[i].graph):
                 return None
             return expands[i](node, t0, t1)
 
         return expand
 
 
-def join(parts: list[Part]) -> Joint:
-    sizes = [len(p.rg.graph) for p in parts]
+def join(parts: Sequence[JoinPart]) -> Joint:
+    sizes = [len(p.graph) for p in parts]
     node_offset = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     origins = [p.origin_us for p in parts]
     reference = min(origins) if origins else 0.0
     time_offset = np.array([o - reference for o in origins])
-    graphs = [p.rg.graph for p in parts]
+    graphs = [p.graph for p in parts]
     names: list[str] = []
     lanes: list[str] = []
     cols: dict[str, list[np.ndarray]] = {
@@ -114,7 +142,7 @@ def join(parts: list[Part]) -> Joint:
 
 
 def _arrivals(
-    parts: list[Part],
+    parts: Sequence[JoinPart],
     node_offset: np.ndarray,
     cols: dict[str, list[np.ndarray]],
     edges: dict[str, list[np.ndarray]],

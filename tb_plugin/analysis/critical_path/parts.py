@@ -16,7 +16,7 @@ from ..distributed.summary import CollectiveTable, collective_table
 from .anchors import StepAnchors, step_anchors
 from .build import RankGraph, rank_graph
 from .changes import Change, Scaled, own_times, scaled
-from .graph import IDLE_KIND, KIND_NAMES, WAIT
+from .graph import IDLE_KIND, KIND_NAMES, WAIT, Graph
 from .path import Expand, Segment, piece_expander
 
 
@@ -37,6 +37,18 @@ class Part:
     @property
     def origin_us(self) -> float:
         return float(self.model.time_origin_us)
+
+    @property
+    def graph(self) -> Graph:
+        return self.rg.graph
+
+    @property
+    def assumptions(self) -> list[str]:
+        return self.rg.assumptions
+
+    def own_times(self, factors: Scaled) -> np.ndarray:
+        """Per node, its own time under the factors."""
+        return own_times(self.rg, factors)
 
     def factors(self, change: Change | None) -> Scaled:
         return scaled(self.model, self.rg, change, self.rank)
@@ -91,8 +103,3 @@ def _piece_labels(model: TraceModel, rg: RankGraph) -> tuple[list[str], list[str
     blocking = pieces.blocking_call | waits
     kinds = [KIND_NAMES[WAIT] if b else KIND_NAMES[0] for b in blocking.tolist()]
     return names, kinds
-
-
-def own_lags(part: Part, factors: Scaled) -> np.ndarray:
-    """Per node of the part, its own time under the factors."""
-    return own_times(part.rg, factors)

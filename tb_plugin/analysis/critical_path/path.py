@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .graph import DUR, GAP_NAMES, IDLE_KIND, KIND_NAMES, RETURN, TRANSFER, Graph
-from .retime import Timing, walk_back
+from .retime import Step, Timing, walk_back
 
 
 @dataclass
@@ -56,16 +56,26 @@ def step_path(
     """The path of one step ending at event `sink` (+ `tail`), back to `start`, in time
     order."""
     out: list[Segment] = []
-    sink_node = sink // 2
     value = timing.value
     if tail > 0:
-        out.append(
-            _idle(graph, sink_node, "host gap", float(value[sink]), float(value[sink]) + tail)
-        )
-    for link in walk_back(graph, timing, sink, start):
+        at = float(value[sink])
+        out.append(_idle(graph, sink // 2, "host gap", at, at + tail))
+    links = walk_back(graph, timing, sink, start)
+    out += segments_of(graph, links, expand, start)
+    return merged(_clipped(out, start))
+
+
+def segments_of(
+    graph: Graph, links: list[Step], expand: Expand | None, start: float = -np.inf
+) -> list[Segment]:
+    """The segments of a walk back (latest first): each edge's own part as its node's
+    time, each add as an idle gap; a walk that ends at an event with no in-edge after
+    `start` says the time before it is of an unknown dependency."""
+    out: list[Segment] = []
+    for link in links:
         node = link.event // 2
         if link.edge < 0:
-            if link.gap_to > start:  # nothing recorded says what this waited for
+            if np.isfinite(start) and link.gap_to > start:
                 out.append(_idle(graph, node, UNKNOWN, start, link.gap_to))
             break
         role = int(graph.edge_role[link.edge])
@@ -76,7 +86,7 @@ def step_path(
             own = expand(node, link.lag_from, link.lag_to) if expand and role == DUR else None
             # latest first, as the walk goes
             out.extend(reversed(own or [node_segment(graph, node, link.lag_from, link.lag_to)]))
-    return merged(_clipped(out, start))
+    return out
 
 
 def _idle(graph: Graph, node: int, name: str, t0: float, t1: float) -> Segment:

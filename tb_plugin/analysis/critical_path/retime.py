@@ -30,15 +30,16 @@ class Timing:
         return self.value[1::2]
 
 
-def evaluate(graph: Graph, lag: np.ndarray | None = None) -> Timing:
-    """Every event's time: the latest in-edge's source time + lag, plus the event's add."""
+def evaluate(graph: Graph, lag: np.ndarray | None = None, add: np.ndarray | None = None) -> Timing:
+    """Every event's time: the latest in-edge's source time + lag, plus the event's add
+    (`add`: instead of the graph's; an event with no in-edge is its add)."""
     lags = graph.edge_lag if lag is None else lag
     edges = graph.in_edges
     src = graph.edge_src[edges].tolist()
     reach_lag = lags[edges].tolist()
     edge_ids = edges.tolist()
     ptr = graph.in_ptr.tolist()
-    add = graph.add.tolist()
+    add = (graph.add if add is None else add).tolist()
     value = [0.0] * graph.events
     binding = [-1] * graph.events
     for k, p in enumerate(graph.order.tolist()):
@@ -70,16 +71,19 @@ class Step:
     gap_to: float
 
 
-def walk_back(graph: Graph, timing: Timing, event: int, stop: float) -> list[Step]:
-    """The binding edges from `event` back to the first event at or before `stop` (or to
-    an event with no in-edge)."""
+def walk_back(
+    graph: Graph, timing: Timing, event: int, stop: float, ports: np.ndarray | None = None
+) -> list[Step]:
+    """The binding edges from `event` back to the first event at or before `stop`, to an
+    event with no in-edge, or (with `ports`, a flag per event) to the first port reached."""
     value, binding = timing.value, timing.binding
     src, lags = graph.edge_src, timing.lag
     out: list[Step] = []
     p = int(event)
     while True:
         e = int(binding[p])
-        if e < 0 or value[p] <= stop:
+        at_port = ports is not None and bool(ports[p]) and p != event
+        if e < 0 or value[p] <= stop or at_port:
             out.append(Step(p, -1, float(value[p]), float(value[p]), float(value[p])))
             return out
         u = int(src[e])

@@ -126,11 +126,15 @@ def _totals(joint: Joint, segments: list[Segment]) -> dict[str, Any]:
     return {"by_kind": kinds, "by_name": names, "by_rank": ranks}
 
 
-def whatif_of(joint: Joint, scope: Scope, params: Mapping[str, Any]) -> WhatIfView:
+def whatif_of(
+    joint: Joint, scope: Scope, params: Mapping[str, Any], changed_joint: Joint | None = None
+) -> WhatIfView:
+    """`changed_joint`: the ranks' summaries under the change (a large run), whose
+    evaluation is the prediction; else the change re-times `joint` itself."""
     change = change_of(dict(params))
     if change is None:
         raise ViewParamError("name a change: kernel=, op=, collective= or rank_all=1, and factor=")
-    changed = Outcome(joint, change)
+    changed = Outcome(changed_joint or joint, change)
     matched = sum(f.matched for f in changed.factors)
     if matched == 0:
         raise ViewParamError(f"nothing to change: no {change.label()} in this {scope}")
@@ -158,7 +162,7 @@ def whatif_of(joint: Joint, scope: Scope, params: Mapping[str, Any]) -> WhatIfVi
         "critical_path_step": predicted.names[median] if median >= 0 else None,
         "critical_path": [_segment(joint, s) for s in path[:MAX_SEGMENTS]],
         "by_kind": {k: _r(v) for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1])},
-        "method": "graph",
+        "method": "summaries" if changed_joint is not None else "graph",
         "assumptions": assumptions(joint),
         "warnings": warnings(joint),
     }
@@ -225,7 +229,7 @@ def assumptions(joint: Joint) -> list[str]:
     out: list[str] = []
     seen: set[str] = set()
     for part in joint.parts:
-        for text in part.rg.assumptions:
+        for text in part.assumptions:
             label = f"{part.worker}: {text}" if len(joint.parts) > 1 and part.worker else text
             if label not in seen:
                 seen.add(label)

@@ -15,7 +15,8 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import msgspec
 
@@ -48,6 +49,7 @@ SUMMARY_DIR = ".distributed"  # under the cache root; "." keeps the model cache'
 _SUMMARY_DECODER = msgspec.json.Decoder(RankSummary)
 
 Progress = Callable[[int, int], None]
+S = TypeVar("S")
 
 
 class RankFailed(Exception):
@@ -74,16 +76,34 @@ def _model_of(path: str, key: str, cache_dir: str | None, store: TraceStore | No
     return model_of(path, key, cache_dir)
 
 
+@dataclass(frozen=True)
+class Tier(Generic[S]):
+    """One kind of per-rank summary: made from a rank's model by `make`, kept in the
+    summary cache `cache(cache_dir)`. Both picklable (top-level functions or partials of
+    them), so a process pool or a cluster can run them."""
+
+    make: Callable[[TraceModel], S]
+    cache: Callable[[str], SummaryCache[S]]
+
+
+DISTRIBUTED = Tier(summarize_rank, summary_cache)
+
+
 def rank_summary(
     path: str, cache_dir: str | None = None, store: TraceStore | None = None
 ) -> RankSummary:
     """Summary of one rank's trace file, read from / written to the disk cache under
     `cache_dir` (key per file state). Raises RankFailed for unreadable files."""
+    return file_summary(path, cache_dir, store, DISTRIBUTED)
+
+
+def file_summary(path: str, cache_dir: str | None, store: TraceStore | None, tier: Tier[S]) -> S:
+    """A tier's summary of one rank's trace file, as `rank_summary`."""
     try:
         key = cache_key(file_identity(path))
     except OSError as exc:
         raise RankFailed(describe_error(path, exc)) from None
-    summaries = summary_cache(cache_dir) if cache_dir else None
+    summaries = tier.cache(cache_dir) if cache_dir else None
     cached = summaries.get(key) if summaries is not None else None
     if cached is not None:
         return cached
@@ -93,7 +113,7 @@ def rank_summary(
         raise RankFailed(exc.error) from None
     except Exception as exc:  # noqa: BLE001 - described like the loader does
         raise RankFailed(describe_error(path, exc)) from None
-    summary = summarize_rank(model)
+    summary = tier.make(model)
     if summaries is not None:
         summaries.put(key, summary, path)
     return summary
@@ -105,10 +125,11 @@ def rank_summary(
 class _Collected:
     """Per-path results of one job as they come in."""
 
-    def __init__(self, paths: list[str], progress: Progress | None) -> None:
+    def __init__(self, paths: list[str], progress: Progress | None, tier: Tier[Any]) -> None:
         self.paths = paths
         self.progress = progress
-        self.results: list[RankSummary | None] = [None] * len(paths)
+        self.tier = tier
+        self.results: list[Any] = [None] * len(paths)
         self.errors: list[dict[str, Any] | None] = [None] * len(paths)
         self.lost: list[int] = []
         self.done = 0
@@ -117,7 +138,7 @@ class _Collected:
         """Reads the summaries already on disk here, in the caller: a warm run of 2,048
         ranks then starts no pool (spawning it and sending 2,048 summaries back through it
         took most of a warm run). Returns the indices left to compute."""
-        summaries = summary_cache(cache_dir) if cache_dir else None
+        summaries = self.tier.cache(cache_dir) if cache_dir else None
         todo = []
         for i, path in enumerate(self.paths):
             try:
@@ -134,7 +155,7 @@ class _Collected:
             self.progress(self.done, len(self.paths))
         return todo
 
-    def collect(self, futures: dict[Future[RankSummary], int]) -> None:
+    def collect(self, futures: dict[Future[Any], int]) -> None:
         for future in as_completed(futures):
             i = futures[future]
             try:
@@ -158,7 +179,8 @@ def summarize_all(
     executor: Executor | None = None,
     progress: Progress | None = None,
     store: TraceStore | None = None,
-) -> tuple[list[RankSummary | None], list[dict[str, Any] | None]]:
+    tier: Tier[Any] = DISTRIBUTED,
+) -> tuple[list[Any], list[dict[str, Any] | None]]:
     """Summaries of every path (None where it failed) and the per-path errors. The pool
     is `executor`, else the store's pools' choice, else that of pools made for this call.
 
@@ -167,21 +189,24 @@ def summarize_all(
     twice. When a process pool breaks (a worker killed, or a script without the
     `if __name__ == "__main__":` guard that spawn needs), the ranks it lost are summarized
     again in threads."""
-    job = _Collected(paths, progress)
+    job = _Collected(paths, progress, tier)
     todo = job.take_cached(cache_dir)
     if not todo:
         return job.results, job.errors
     pools = store.pools if store is not None else WorkerPools(load_workers=0)
     try:
         pool = executor or pools.for_ranks(len(todo))
-        job.collect(_submit_ranks(pool, pools, paths, todo, cache_dir, store))
+        job.collect(_submit_ranks(pool, pools, paths, todo, cache_dir, store, tier))
         if job.lost:
             log.warning(
                 "kinetoscope: the process pool broke; summarizing %d ranks in threads",
                 len(job.lost),
             )
             threads = pools.threads()
-            job.collect({threads.submit(rank_summary, paths[i], cache_dir): i for i in job.lost})
+            lost = {
+                threads.submit(file_summary, paths[i], cache_dir, None, tier): i for i in job.lost
+            }
+            job.collect(lost)
     finally:
         if store is None:
             pools.close(wait=True)
@@ -195,7 +220,8 @@ def _submit_ranks(
     todo: list[int],
     cache_dir: str | None,
     store: TraceStore | None,
-) -> dict[Future[RankSummary], int]:
+    tier: Tier[Any],
+) -> dict[Future[Any], int]:
     """Submit every rank; those whose model the store gives go to threads (the pool
     itself when it is threads, else the pools' rank threads: a process pool cannot reach
     the store). The store gives the ranks it holds, and every rank of a small run summarised
@@ -206,9 +232,9 @@ def _submit_ranks(
     from_store = {i: store is not None and (few or store.holds(paths[i])) for i in todo}
     helper = pool if in_threads or not any(from_store.values()) else pools.threads()
     return {
-        helper.submit(rank_summary, paths[i], cache_dir, store)
+        helper.submit(file_summary, paths[i], cache_dir, store, tier)
         if from_store[i]
-        else pool.submit(rank_summary, paths[i], cache_dir): i
+        else pool.submit(file_summary, paths[i], cache_dir, None, tier): i
         for i in todo
     }
 
