@@ -124,6 +124,7 @@ export interface CriticalPathView {
   by_kind: Record<string, number>;
   by_name: PathName[];
   by_rank: PathRank[];
+  clocks: RankClock[];
   assumptions: string[];
   warnings: string[];
 }
@@ -838,6 +839,12 @@ export interface RangeSummaryView {
   rows: RangeRow[];
   event_count: number;
   truncated: boolean;
+}
+
+export interface RankClock {
+  rank: number | null;
+  worker: string;
+  offset_us: number;
 }
 
 /** A rank whose file could not be summarized: the `status` error fields, when known. */

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import msgspec
@@ -154,12 +155,22 @@ def _rank_list(args: CommArgs, size: int | None) -> list[int] | None:
     if isinstance(text, list):
         text = str(text)
     if isinstance(text, str) and "..." not in text:
-        items = [lenient_int(x) for x in text.strip("[] ").split(",") if x.strip()]
-        if items and all(x is not None for x in items):
-            return [int(x) for x in items if x is not None]
+        ranks = _ranks_of_text(text)
+        if ranks is not None:
+            return list(ranks)
     start, stride = lenient_int(args.rank_start), lenient_int(args.rank_stride)
     if start is not None and start >= 0 and stride is not None and stride > 0 and size:
         return list(range(start, start + stride * size, stride))
+    return None
+
+
+@lru_cache(maxsize=1024)
+def _ranks_of_text(text: str) -> tuple[int, ...] | None:
+    """The ranks of a `Process Group Ranks` text, parsed once per distinct text (every call
+    of a group carries the same one: thousands of calls of a 2,048-rank group)."""
+    items = [lenient_int(x) for x in text.strip("[] ").split(",") if x.strip()]
+    if items and all(x is not None for x in items):
+        return tuple(int(x) for x in items if x is not None)
     return None
 
 

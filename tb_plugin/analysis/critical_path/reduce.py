@@ -13,6 +13,7 @@ path that bound each arrival with the collectives ending as recorded; the cross-
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -141,13 +142,16 @@ class _Reduced:
 LATE_US = 1e9  # the collectives' ends moved this late: which local paths start at them
 
 
-def reduce_part(part: Part, change: Change | None) -> PathSummary:
+def reduce_part(part: Part, change: Change | None, segments: bool = True) -> PathSummary:
     """The rank's summary under `change` (None: as recorded). Its nodes keep their recorded
     times (the join reads its adds from them); a local path's own time is its length under
     the change. Each arrival (and each step's start and end) gets the local path that set
     it with the collectives ending as recorded, and, when another, the one from the latest
     collective end that reaches it (their ends moved LATE_US later): so a rank whose
-    collective ends later than recorded (another rank slower) waits for it there."""
+    collective ends later than recorded (another rank slower) waits for it there.
+    `segments`: keep each local path's segments (what it shows as); without them the
+    summary is a fraction of the size and work, and a join asks for them again of the few
+    ranks its path runs through (`ReducedPart`)."""
     graph = finish(part.graph)  # the rank alone: its collectives end as recorded
     factors = part.factors(change)
     lag = lags(graph, part.own_times(factors), factors.transfer)
@@ -156,9 +160,8 @@ def reduce_part(part: Part, change: Change | None) -> PathSummary:
     late_add = graph.add.copy()
     late_add[ends] += LATE_US
     timings = (evaluate(graph, lag), evaluate(graph, lag, late_add))
-    local = _Local(
-        _Reduced(graph), graph, timings, graph.base_times(), part.expander(factors, 0, 0)
-    )
+    expand = part.expander(factors, 0, 0) if segments else None
+    local = _Local(_Reduced(graph), graph, timings, graph.base_times(), expand)
     recorded = local.recorded
     for node in np.unique(coll[coll >= 0]).tolist():
         name, lane = graph.names[graph.name[node]], int(graph.lane[node])
@@ -166,20 +169,29 @@ def reduce_part(part: Part, change: Change | None) -> PathSummary:
         local.out.cols["node_transfer"][r] = float(factors.transfer[node])
         local.reduced_of[2 * node], local.reduced_of[2 * node + 1] = 2 * r, 2 * r + 1
         local.ports[2 * node + 1] = True
-    for node in np.unique(coll[coll >= 0]).tolist():
-        local.paths_to(2 * node, local.reduced_of[2 * node])
     steps = windows(part.anchors, timings[0])
     cols = local.out.cols
+    markers = []
     for k in range(len(part.anchors)):
-        ends_at = ((int(part.anchors.start_event[k]), "start"), (int(steps.sink[k]), "end"))
-        for event, key in ends_at:
+        start_event, sink = int(part.anchors.start_event[k]), int(steps.sink[k])
+        pair = []
+        for event, key in ((start_event, "start"), (sink, "end")):
             at = float(recorded[event])
             marker = local.out.node(CPU, f"step {key}", 0, at, at)
             local.out.edge(2 * marker + 1, 2 * marker, DUR, 0.0)
-            local.paths_to(event, 2 * marker)
+            pair.append((event, 2 * marker))
             cols[f"step_{key}_event"].append(2 * marker if key == "start" else 2 * marker + 1)
         cols["step_start_offset"].append(float(part.anchors.start_offset[k]))
         cols["step_end_offset"].append(float(steps.tail[k]))
+        markers += pair
+        # A step's start is a port too: the local paths after it start there (each path
+        # stays within a step, so a rank's summary grows with its steps, not their square).
+        local.reduced_of.setdefault(start_event, pair[0][1] + 1)  # the marker's end
+        local.ports[start_event] = True
+    for node in np.unique(coll[coll >= 0]).tolist():
+        local.paths_to(2 * node, local.reduced_of[2 * node])
+    for event, target in markers:
+        local.paths_to(event, target)
     cols["collective_nodes"] = [local.reduced_of[2 * n] // 2 if n >= 0 else -1 for n in coll]
     return _summary(part, change, factors, local.out)
 
@@ -192,7 +204,7 @@ class _Local:
     graph: Graph
     timings: tuple[Timing, Timing]  # the collectives' ends as recorded, and late
     recorded: np.ndarray  # each event's recorded time
-    expand: Expand
+    expand: Expand | None  # None: no segments kept
     reduced_of: dict[int, int] = field(default_factory=dict)  # event -> reduced event
     ports: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
 
@@ -203,13 +215,15 @@ class _Local:
         """The local paths that set `event`: under each timing, a PATH node from the port
         it came from (or from work with no known dependency, pinned where it was) into
         `target` (an event of the reduced graph); one per distinct origin."""
-        seen: set[int] = set()
-        for timing in self.timings:
-            links = walk_back(self.graph, timing, event, -np.inf, self.ports)
-            origin = links[-1].event
-            if origin not in seen:
-                seen.add(origin)
-                self._path(event, target, timing, links)
+        recorded, late = self.timings
+        links = walk_back(self.graph, recorded, event, -np.inf, self.ports)
+        self._path(event, target, recorded, links)
+        origin = links[-1].event
+        if origin % 2 == 1 and self.ports[origin] and self.graph.kind[origin // 2] == COLLECTIVE:
+            return  # from a collective's end: moving every end alike picks the same
+        late_links = walk_back(self.graph, late, event, -np.inf, self.ports)
+        if late_links[-1].event != links[-1].event:
+            self._path(event, target, late, late_links)
 
     def _path(self, event: int, target: int, timing: Timing, links: list[Step]) -> None:
         out, value = self.out, timing.value
@@ -226,13 +240,13 @@ class _Local:
             return
         start, end = float(self.recorded[origin]), float(self.recorded[event])
         own = float(value[event] - value[origin])
-        segments = merged(list(reversed(segments_of(self.graph, links, self.expand))))
-        name = segments[0].name if len(segments) == 1 else "local path"
-        path = out.node(PATH, name, 0, start, end, own)
+        path = out.node(PATH, "local path", 0, start, end, own)
         out.edge(2 * path, source, PORT, 0.0)
         out.edge(2 * path + 1, 2 * path, DUR, end - start)
         out.edge(target, 2 * path + 1, PORT, 0.0)
-        self._segments(path, segments, float(value[origin]))
+        if self.expand is not None:
+            segments = merged(list(reversed(segments_of(self.graph, links, self.expand))))
+            self._segments(path, segments, float(value[origin]))
 
     def _segments(self, path: int, segments: list[Segment], start: float) -> None:
         lanes, c = self.graph.lanes, self.out.cols
@@ -266,11 +280,15 @@ def _summary(part: Part, change: Change | None, factors: Scaled, out: _Reduced) 
 
 @dataclass
 class ReducedPart:
-    """A rank of a join from its summary (`joint.JoinPart`): its change already applied."""
+    """A rank of a join from its summary (`joint.JoinPart`): its change already applied.
+    `with_segments`: the same summary with its local paths' segments, made again (from the
+    rank's trace) the first time the path runs through this rank; None: the summary has
+    them, or nothing can make them."""
 
     summary: PathSummary
     worker: str
     rank: int | None
+    with_segments: Callable[[], PathSummary] | None = None
 
     def __post_init__(self) -> None:
         s = self.summary
@@ -328,30 +346,41 @@ class ReducedPart:
         return self.summary.column("node_own").astype(np.float64)
 
     def expander(self, factors: Scaled, node_offset: int, rank_index: int) -> Expand:
-        s = self.summary
-        seg_node = s.column("seg_node")
-        kinds, names, lanes = s.column("seg_kind"), s.column("seg_name"), s.column("seg_lane")
-        starts, durs = s.column("seg_start"), s.column("seg_dur")
+        made: list[PathSummary] = []
 
         def expand(node: int, t0: float, t1: float) -> list[Segment] | None:
-            local = node - node_offset
-            lo = int(np.searchsorted(seg_node, local, side="left"))
-            hi = int(np.searchsorted(seg_node, local, side="right"))
-            if hi == lo:
-                return None
-            return [
-                Segment(
-                    rank_index,
-                    SEGMENT_KINDS[int(kinds[i])],
-                    s.names[int(names[i])],
-                    t0 + float(starts[i]),
-                    t0 + float(starts[i]) + float(durs[i]),
-                    s.lanes[int(lanes[i])] if s.lanes else "",
-                )
-                for i in range(lo, hi)
-            ]
+            if not made:
+                s = self.summary
+                if not s.seg_node and self.with_segments is not None:
+                    s = self.with_segments()
+                made.append(s)
+            return _stored_segments(made[0], node - node_offset, rank_index, t0)
 
         return expand
+
+
+def _stored_segments(
+    s: PathSummary, local: int, rank_index: int, t0: float
+) -> list[Segment] | None:
+    """The segments a summary keeps for its PATH node `local`, from time `t0`."""
+    seg_node = s.column("seg_node")
+    lo = int(np.searchsorted(seg_node, local, side="left"))
+    hi = int(np.searchsorted(seg_node, local, side="right"))
+    if hi == lo:
+        return None
+    kinds, names, lanes = s.column("seg_kind"), s.column("seg_name"), s.column("seg_lane")
+    starts, durs = s.column("seg_start"), s.column("seg_dur")
+    return [
+        Segment(
+            rank_index,
+            SEGMENT_KINDS[int(kinds[i])],
+            s.names[int(names[i])],
+            t0 + float(starts[i]),
+            t0 + float(starts[i]) + float(durs[i]),
+            s.lanes[int(lanes[i])] if s.lanes else "",
+        )
+        for i in range(lo, hi)
+    ]
 
 
 # --- the per-rank tier ------------------------------------------------------------------
@@ -360,10 +389,10 @@ SUMMARY_DIR = ".critical_path"  # under the cache root, beside the Distributed v
 _DECODER = msgspec.json.Decoder(PathSummary)  # built at import, before threads share it
 
 
-def summarize(params: dict[str, Any], model: TraceModel) -> PathSummary:
+def summarize(params: dict[str, Any], model: TraceModel, segments: bool = False) -> PathSummary:
     """A rank's summary under the change `params` names (a route's decoded query; none:
-    as recorded)."""
-    return reduce_part(part_of(model, "", "pinned"), change_of(params))
+    as recorded), without its segments unless asked (`ReducedPart.with_segments`)."""
+    return reduce_part(part_of(model, "", "pinned"), change_of(params), segments)
 
 
 def summary_cache(params: dict[str, Any], cache_dir: str) -> SummaryCache[PathSummary]:

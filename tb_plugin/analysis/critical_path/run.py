@@ -8,6 +8,7 @@ kept in the summary cache, and the summaries are joined (`reduce.py`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from ...ingest.discovery import chosen_spans
@@ -22,7 +23,7 @@ from ..core.summary_cache import model_of
 from ..distributed.rank_summaries import summarize_all
 from .joint import JoinPart, Joint, join
 from .parts import part_of
-from .reduce import ReducedPart, tier
+from .reduce import PathSummary, ReducedPart, summarize, tier
 from .types import RunCriticalPathView, RunTopGainsView, RunWhatIfView
 from .view import critical_path_of, top_gains_of, whatif_of
 
@@ -47,11 +48,13 @@ def run_joint(
         parts: list[JoinPart] = []
         stated: list[int | None] = []
         errors = []
+        params = dict(change or {})
         for (worker, span), summary, error in zip(picks, summaries, failed):
             if summary is None:
                 errors.append({"worker": worker.name, "span": span.name, **(error or {})})
                 continue
-            parts.append(ReducedPart(summary, worker.name, summary.rank))
+            again = partial(_with_segments, span.path, context, params)
+            parts.append(ReducedPart(summary, worker.name, summary.rank, again))
             stated.append(name_rank(worker.name, span.file))
         return _joined(parts, stated), errors, True
     return _full(context, picks)
@@ -81,6 +84,11 @@ def _joined(parts: list[JoinPart], stated: list[int | None]) -> Joint:
         part.rank = rank
     parts.sort(key=lambda p: p.rank if p.rank is not None else -1)
     return join(parts)
+
+
+def _with_segments(path: str, context: RunContext, params: dict[str, Any]) -> PathSummary:
+    """A rank's summary made again with its segments: the path runs through it."""
+    return summarize(params, _model(path, context), segments=True)
 
 
 def _model(path: str, context: RunContext) -> Any:

@@ -48,6 +48,12 @@ class PathRank(TypedDict):
     dur_us: float
 
 
+class RankClock(TypedDict):
+    rank: int | None
+    worker: str
+    offset_us: float  # the job's clock = this rank's trace time + offset_us
+
+
 class StepPath(TypedDict):
     step: str
     number: int | None
@@ -67,6 +73,7 @@ class CriticalPathView(TypedDict):
     by_kind: dict[str, float]
     by_name: list[PathName]  # the names longest on the path first (at most 50)
     by_rank: list[PathRank]
+    clocks: list[RankClock]  # every rank's clock on the job's (steps' `start_us`)
     assumptions: list[str]  # sync edges the trace does not show, taken as said here
     warnings: list[str]
 

@@ -64,6 +64,10 @@ def critical_path_of(joint: Joint, scope: Scope, params: Mapping[str, Any]) -> C
         "segments": [_segment(joint, s) for s in shown[:MAX_SEGMENTS]],
         "segments_total": len(shown),
         **_totals(joint, shown),  # type: ignore[typeddict-item]
+        "clocks": [
+            {"rank": p.rank, "worker": p.worker, "offset_us": _r(joint.time_offset[i])}
+            for i, p in enumerate(joint.parts)
+        ],
         "assumptions": assumptions(joint),
         "warnings": warnings(joint),
     }
