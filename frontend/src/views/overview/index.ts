@@ -11,6 +11,7 @@ import { recommendationCard as card } from '../../components/recommendation';
 import { viewHead } from '../page_kit';
 import type { ViewContext, ViewDef, ViewHandle } from '../types';
 import { Breakdown } from './breakdown';
+import { GainsSection } from './gains';
 import { HealthSection } from './health';
 import { IdleSection } from './idle';
 import {
@@ -183,6 +184,7 @@ async function renderOverview(container: HTMLElement, ctx: ViewContext): Promise
   const breakdown = new Breakdown(ov);
   const idle = new IdleSection(ctx, deviceWord(ov));
   const health = new HealthSection(ctx);
+  const gains = new GainsSection(ctx);
   const page = h(
     'div',
     {
@@ -195,6 +197,7 @@ async function renderOverview(container: HTMLElement, ctx: ViewContext): Promise
     summaryTiles(ov),
     health.element,
     recommendationSection(ov, ctx),
+    gains.element,
     deviceSection(ov),
     breakdown.element,
     idle.element,
@@ -204,6 +207,7 @@ async function renderOverview(container: HTMLElement, ctx: ViewContext): Promise
   // The idle analysis is a request of its own: the rest of the page does not wait for it.
   void idle.start();
   void health.start();
+  void gains.start();
   await breakdown.start(ctx.themes);
   page.dataset.ready = 'true';
 
@@ -212,6 +216,7 @@ async function renderOverview(container: HTMLElement, ctx: ViewContext): Promise
       breakdown.dispose();
       idle.dispose();
       health.dispose();
+      gains.dispose();
       page.remove();
     },
     scrollTo: (anchor: string) => scrollToAnchor(page, anchor),
