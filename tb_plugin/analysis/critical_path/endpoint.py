@@ -7,8 +7,7 @@ ask; `kinetoscope report --view critical_path`, `kinetoscope whatif`)."""
 from __future__ import annotations
 
 from ...ingest.discovery import Run
-from ..core.endpoint import Answer, Cache, Endpoint, Lazy, Scope, span_view
-from .span import critical_path_view, supports, top_gains_view, whatif_view
+from ..core.endpoint import Answer, Cache, Endpoint, Lazy, Scope, has_events, span_view
 from .types import (
     CriticalPathLoading,
     CriticalPathParams,
@@ -21,15 +20,24 @@ from .types import (
     WhatIfParams,
     WhatIfView,
 )
-from .view import VERSION
 
 ORDER = 95  # the folder's place in the page order (`api/view_folders.py`)
 LEVEL = "comparison"  # matches collectives by the Distributed view's rules: above the views
+# Imported when first asked (`kinetoscope report` never does): the default report's cold
+# time does not pay for the graph's modules.
+_SPAN = "kinetoscope.analysis.critical_path.span"
 _RUN = "kinetoscope.analysis.critical_path.run"
+VERSION = "1"  # bump when an output changes (keys the cache)
 
 
 def _several_workers(run: Run) -> bool:
     return len(run.workers) >= 2
+
+
+def _span_view(name: str, response: object, compute: str, request: object) -> Endpoint:
+    return span_view(
+        name, response, Lazy(_SPAN, compute), request, VERSION, Cache.ALL, supports=has_events
+    )
 
 
 def _run_view(name: str, response: object, compute: str, request: object) -> Endpoint:
@@ -47,27 +55,9 @@ def _run_view(name: str, response: object, compute: str, request: object) -> End
 
 
 ENDPOINTS: list[Endpoint] = [
-    span_view(
-        "critical_path",
-        CriticalPathView,
-        critical_path_view,
-        CriticalPathParams,
-        VERSION,
-        Cache.ALL,
-        supports=supports,
-    ),
-    span_view(
-        "whatif", WhatIfView, whatif_view, WhatIfParams, VERSION, Cache.ALL, supports=supports
-    ),
-    span_view(
-        "top_gains",
-        TopGainsView,
-        top_gains_view,
-        TopGainsParams,
-        VERSION,
-        Cache.ALL,
-        supports=supports,
-    ),
+    _span_view("critical_path", CriticalPathView, "critical_path_view", CriticalPathParams),
+    _span_view("whatif", WhatIfView, "whatif_view", WhatIfParams),
+    _span_view("top_gains", TopGainsView, "top_gains_view", TopGainsParams),
     _run_view("run_critical_path", RunCriticalPathView, "run_critical_path", CriticalPathParams),
     _run_view("run_whatif", RunWhatIfView, "run_whatif", WhatIfParams),
     _run_view("run_top_gains", RunTopGainsView, "run_top_gains", TopGainsParams),

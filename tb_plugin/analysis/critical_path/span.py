@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...model.trace_model import TraceModel
-from ..core.endpoint import has_events
 from .joint import Joint, join
 from .parts import part_of
 from .types import CriticalPathView, TopGainsView, WhatIfView
@@ -34,7 +33,3 @@ def top_gains_view(model: TraceModel, params: Mapping[str, Any]) -> TopGainsView
     """The kernels, ops and collective types on the critical path, each made `factor`
     times as long (default twice as fast), ranked by the step time it saves."""
     return top_gains_of(span_joint(model), "span", params)
-
-
-def supports(model: TraceModel) -> bool:
-    return has_events(model)

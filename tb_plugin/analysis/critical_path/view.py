@@ -27,7 +27,6 @@ from .types import (
     WhatIfView,
 )
 
-VERSION = "1"
 MAX_SEGMENTS = 5000
 MAX_NAMES = 50
 TOP_CANDIDATES = 12  # changes simulated for `top_gains`
