@@ -23,7 +23,8 @@ from ..core.summary_cache import model_of
 from ..distributed.rank_summaries import summarize_all
 from .joint import JoinPart, Joint, join
 from .parts import part_of
-from .reduce import PathSummary, ReducedPart, summarize, tier
+from .reduce import PathSummary
+from .summaries import ReducedPart, summarize, tier
 from .types import RunCriticalPathView, RunTopGainsView, RunWhatIfView
 from .view import critical_path_of, top_gains_of, whatif_of
 
