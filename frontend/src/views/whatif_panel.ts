@@ -50,7 +50,7 @@ export function whatIfColumn<R>(label: (row: R) => string, open: (row: R) => voi
     key: 'whatif',
     label: 'What if',
     tooltip: 'Predict the step time with this twice as fast (or by another factor)',
-    minWidth: 80,
+    minWidth: 64,
     value: () => null,
     sort: false,
     cell: (row) =>
@@ -63,7 +63,7 @@ export function whatIfColumn<R>(label: (row: R) => string, open: (row: R) => voi
           attrs: { type: 'button' },
           on: { click: () => open(row) },
         },
-        '2× faster?',
+        '2×?',
       ),
   };
 }

@@ -21,6 +21,9 @@ import { VirtualTable } from '../../components/table';
 import { section } from '../page_kit';
 import type { ViewContext } from '../types';
 
+/** The most workers `run_top_gains` answers for (the server's FULL_GRAPH_RANKS). */
+const RUN_GAINS_MAX = 16;
+
 const KIND_LABEL: Readonly<Record<string, string>> = {
   kernel: 'Kernel',
   op: 'Op',
@@ -85,12 +88,13 @@ export class GainsSection {
     this.table?.destroy();
   }
 
-  /** The run's gains when it has several workers (one job), else this trace's. */
+  /** The run's gains when it has several workers (one job; the route re-times whole
+   * jobs of at most RUN_GAINS_MAX workers), else this trace's. */
   private async fetch(): Promise<TopGainsView> {
     const { api, key, signal } = this.ctx;
     const listing = await api.get('workers', { run: key.run }, signal);
     const several = listing.workers.filter((w) => w.spans.some((s) => s.name === key.span));
-    if (several.length >= 2)
+    if (several.length >= 2 && several.length <= RUN_GAINS_MAX)
       return api.getReady('run_top_gains', { run: key.run, span: key.span }, signal);
     return api.getReady('top_gains', key, signal);
   }
