@@ -15,8 +15,9 @@ and isal inflate alone are measured after, for reference.
 Peak RSS is the process's peak so far once the phase ends; RSS what it holds then. The
 scanner threads' rows are timed in those threads (their peaks are read there too).
 
-Threads: the scanner runs in threads beside the main one, so its row gives thread-seconds
-(summed over the threads); the main thread's rows add up to the wall time.
+Threads: the scanner runs in threads beside the main one, so its row gives their CPU
+seconds (summed over the threads), as do the args writer's row and the main thread's CPU
+row of the load; the main thread's other rows are wall seconds and add up to the wall.
 """
 
 from __future__ import annotations
@@ -67,13 +68,19 @@ def rss_kb() -> int:
         return 0
 
 
-def timed(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+def timed(
+    name: str, fn: Callable[..., Any], clock: Callable[[], float] = time.perf_counter
+) -> Callable[..., Any]:
+    """`fn` with its time counted to `name`: wall time, or `time.thread_time` (the CPU
+    time of the thread that runs it: what a scanning thread costs, not how long it
+    waited for a core)."""
+
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        t = time.perf_counter()
+        t = clock()
         try:
             return fn(*args, **kwargs)
         finally:
-            add(name, time.perf_counter() - t)
+            add(name, clock() - t)
 
     return wrapper
 
@@ -98,17 +105,17 @@ def timed_generator(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 class _TimedSink:
-    """The args spill file, its writes timed (in the writer thread)."""
+    """The args spill file, its writes timed (in the writer thread, CPU time)."""
 
     def __init__(self, f: Any) -> None:
         self._f = f
 
     def write(self, data: Any) -> int:
-        t = time.perf_counter()
+        t = time.thread_time()
         try:
             return int(self._f.write(data))
         finally:
-            add("load: args spill write (writer thread)", time.perf_counter() - t)
+            add("load: args spill write (writer thread, CPU s)", time.thread_time() - t)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._f, name)
@@ -116,7 +123,7 @@ class _TimedSink:
 
 def instrument() -> None:
     from kinetoscope.api import registry
-    from kinetoscope.ingest import build, pieces, text_blocks
+    from kinetoscope.ingest import args_spill, build, column_sink, pieces, text_blocks
     from kinetoscope.ingest.columns import Interner
     from kinetoscope.model.trace_model import TraceModel
     from kinetoscope.store import trace_store
@@ -125,13 +132,19 @@ def instrument() -> None:
         "load: read + inflate", text_blocks._raw_text_blocks
     )
     inner_pieces = pieces.iter_event_pieces
-    build.iter_event_pieces = timed_generator("load: cut text (+ inflate)", inner_pieces)
-    build.scan_slice = timed("load: scan (scanner threads, thread-s)", build.scan_slice)
+    build.iter_event_pieces = timed_generator("load: slices (+ read + inflate)", inner_pieces)
+    scan_label = "load: scan + chunk columns (scanner threads, CPU s)"
+    build.scan_slice = timed(scan_label, build.scan_slice, time.thread_time)
     build.chunk_from_text = timed("load: scan (this thread)", build.chunk_from_text)
-    build.as_chunk = timed("load: column build (as_chunk)", build.as_chunk)
     Interner.codes = timed("load: interning (merge)", Interner.codes)  # type: ignore[method-assign]
+    sink = column_sink.ColumnSink
+    sink.append = timed("load: copy into the model's columns (merge)", sink.append)  # type: ignore[method-assign]
+    spill = args_spill.ArgsSpill
+    spill._take_one = timed("load: waits for the args spill (merge)", spill._take_one)  # type: ignore[method-assign]
     build.ModelBuilder.merge = timed("load: merge (all)", build.ModelBuilder.merge)  # type: ignore[method-assign]
-    build.ModelBuilder.finish = timed("load: finish (join columns)", build.ModelBuilder.finish)  # type: ignore[method-assign]
+    build.ModelBuilder.finish = timed("load: finish (model columns)", build.ModelBuilder.finish)  # type: ignore[method-assign]
+    cpu = "load: main thread CPU s (build_model)"
+    trace_store.build_model = timed(cpu, trace_store.build_model, time.thread_time)
     build.return_freed_memory = timed("load: malloc_trim", build.return_freed_memory)
     trace_store.return_freed_memory = timed("views: malloc_trim", trace_store.return_freed_memory)
     trace_store.build_model = timed("load: total (build_model)", trace_store.build_model)

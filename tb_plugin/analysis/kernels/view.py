@@ -60,7 +60,7 @@ from .types import KernelRow, KernelsParams, KernelsView
 # 9: graph replays aligned with a run of their capture, `graph_replay.unmatched` reasons
 # 10: their `fused_ops_from` and `wrapper_unread`, wrappers read only inside the logdir
 # 11: a collective kernel's op is its communication op (optree.collective_owner)
-VERSION = "11"
+VERSION = "12"
 GROUP_BY = ("name", "op")
 
 
