@@ -23,7 +23,7 @@ from .changes import Change, Scaled, lags
 from .graph import COLLECTIVE, CPU, DUR, IDLE_KIND, KIND_NAMES, PATH, PORT, Graph, finish
 from .parts import Part
 from .path import Expand, Segment, merged, segments_of
-from .retime import Timing, evaluate, origin_of, walk_back
+from .retime import Step, Timing, evaluate, walk_back
 
 VERSION = "1"
 SEGMENT_KINDS = (*KIND_NAMES, IDLE_KIND)
@@ -198,31 +198,28 @@ class _Local:
     recorded: np.ndarray  # each event's recorded time
     expand: Expand | None  # None: no segments kept
     reduced_of: dict[int, int] = field(default_factory=dict)  # event -> reduced event
-    ports: bytearray = field(default_factory=bytearray)  # a flag per event (walk_back's)
+    ports: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
 
     def __post_init__(self) -> None:
-        self.ports = bytearray(self.graph.events)
+        self.ports = np.zeros(self.graph.events, dtype=bool)
 
     def paths_to(self, event: int, target: int) -> None:
         """The local paths that set `event`: under each timing, a PATH node from the port
         it came from (or from work with no known dependency, pinned where it was) into
         `target` (an event of the reduced graph); one per distinct origin."""
         recorded, late = self.timings
-        origin = self._path(event, target, recorded)
+        links = walk_back(self.graph, recorded, event, -np.inf, self.ports)
+        self._path(event, target, recorded, links)
+        origin = links[-1].event
         if origin % 2 == 1 and self.ports[origin] and self.graph.kind[origin // 2] == COLLECTIVE:
             return  # from a collective's end: moving every end alike picks the same
-        if origin_of(late, event, self.ports) != origin:
-            self._path(event, target, late)
+        late_links = walk_back(self.graph, late, event, -np.inf, self.ports)
+        if late_links[-1].event != links[-1].event:
+            self._path(event, target, late, late_links)
 
-    def _path(self, event: int, target: int, timing: Timing) -> int:
-        """The local path into `event` under `timing` added; returns its origin."""
+    def _path(self, event: int, target: int, timing: Timing, links: list[Step]) -> None:
         out, value = self.out, timing.value
-        links = None
-        if self.expand is not None:  # the steps, for the segments
-            links = walk_back(self.graph, timing, event, -np.inf, self.ports)
-            origin = links[-1].event
-        else:
-            origin = origin_of(timing, event, self.ports)
+        origin = links[-1].event
         if origin in self.reduced_of:
             source = self.reduced_of[origin]
         else:
@@ -232,17 +229,16 @@ class _Local:
             source = 2 * pinned + 1
         if origin == event:
             out.edge(target, source, PORT, 0.0)
-            return origin
+            return
         start, end = float(self.recorded[origin]), float(self.recorded[event])
         own = float(value[event] - value[origin])
         path = out.node(PATH, "local path", 0, start, end, own)
         out.edge(2 * path, source, PORT, 0.0)
         out.edge(2 * path + 1, 2 * path, DUR, end - start)
         out.edge(target, 2 * path + 1, PORT, 0.0)
-        if self.expand is not None and links is not None:
+        if self.expand is not None:
             segments = merged(list(reversed(segments_of(self.graph, links, self.expand))))
             self._segments(path, segments, float(value[origin]))
-        return origin
 
     def _segments(self, path: int, segments: list[Segment], start: float) -> None:
         lanes, c = self.graph.lanes, self.out.cols

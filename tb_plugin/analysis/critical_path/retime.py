@@ -8,8 +8,7 @@ an edge, and only when a critical path or a what-if is asked for."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,12 +22,6 @@ class Timing:
     value: np.ndarray  # f8 per event
     binding: np.ndarray  # i8 per event: edge index, -1 for an event with no in-edge
     lag: np.ndarray  # the lags evaluated
-    # The same as lists, and each edge's source: what `walk_back` reads one item at a
-    # time (a list's item is several times cheaper than an array's; a rank's summary
-    # walks back some hundred paths).
-    lists: tuple[list[float], list[int], list[int], list[float]] = field(
-        repr=False, default=([], [], [], [])
-    )
 
     def start(self) -> np.ndarray:
         return self.value[0::2]
@@ -62,8 +55,7 @@ def evaluate(graph: Graph, lag: np.ndarray | None = None, add: np.ndarray | None
                 best, chosen = x, q
         value[p] = best + add[p]
         binding[p] = edge_ids[chosen]
-    lists = (value, binding, graph.edge_src.tolist(), lags.tolist())
-    return Timing(np.array(value), np.array(binding, dtype=np.int64), lags, lists)
+    return Timing(np.array(value), np.array(binding, dtype=np.int64), lags)
 
 
 @dataclass
@@ -80,43 +72,25 @@ class Step:
 
 
 def walk_back(
-    graph: Graph, timing: Timing, event: int, stop: float, ports: Sequence[int] | None = None
+    graph: Graph, timing: Timing, event: int, stop: float, ports: np.ndarray | None = None
 ) -> list[Step]:
     """The binding edges from `event` back to the first event at or before `stop`, to an
-    event with no in-edge, or (with `ports`, a flag per event) to the first port reached.
-    (`graph`: the one `timing` evaluated.)"""
-    value, _, src, lags = timing.lists
-    events, edges = _chain(timing, event, stop, ports)
-    out = []
-    for p, e in zip(events, edges):
-        lag_from = value[src[e]]
-        out.append(Step(p, e, lag_from, lag_from + lags[e], value[p]))
-    last = value[events[-1]]
-    out.append(Step(events[-1], -1, last, last, last))
-    return out
-
-
-def origin_of(timing: Timing, event: int, ports: Sequence[int] | None = None) -> int:
-    """The event `walk_back` (with no `stop`) ends at, without making its steps."""
-    return _chain(timing, event, -np.inf, ports)[0][-1]
-
-
-def _chain(
-    timing: Timing, event: int, stop: float, ports: Sequence[int] | None
-) -> tuple[list[int], list[int]]:
-    """`walk_back`'s events (from `event`, the last where it stops) and the binding edge
-    into each but the last."""
-    value, binding, src, _ = timing.lists
-    events: list[int] = []
-    edges: list[int] = []
+    event with no in-edge, or (with `ports`, a flag per event) to the first port reached."""
+    value, binding = timing.value, timing.binding
+    src, lags = graph.edge_src, timing.lag
+    out: list[Step] = []
     p = int(event)
     while True:
-        events.append(p)
-        e = binding[p]
-        if e < 0 or value[p] <= stop or (ports is not None and p != event and ports[p]):
-            return events, edges
-        edges.append(e)
-        p = src[e]
+        e = int(binding[p])
+        at_port = ports is not None and bool(ports[p]) and p != event
+        if e < 0 or value[p] <= stop or at_port:
+            out.append(Step(p, -1, float(value[p]), float(value[p]), float(value[p])))
+            return out
+        u = int(src[e])
+        lag_from = float(value[u])
+        lag_to = lag_from + float(lags[e])
+        out.append(Step(p, e, lag_from, lag_to, float(value[p])))
+        p = u
 
 
 def node_part(graph: Graph, role: int) -> bool:
