@@ -41,12 +41,13 @@ def scheduler() -> Iterator[str]:
 
 
 def tasks_run_on(address: str) -> int:
-    """How many `rank_summary` tasks the cluster's scheduler has seen finish."""
+    """How many per-rank summary tasks (`file_summary`) the cluster's scheduler has seen
+    finish."""
     with distributed.Client(address) as client:
         log = client.run_on_scheduler(
             lambda dask_scheduler: [key for key, *_ in dask_scheduler.transition_log]
         )
-    return len({key for key in log if str(key).startswith("rank_summary")})
+    return len({key for key in log if str(key).startswith("file_summary")})
 
 
 def relabelled_corpus_job(folder: Path, ranks: int) -> Path:

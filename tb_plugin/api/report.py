@@ -105,7 +105,8 @@ def _run_views(
 ) -> dict[str, Any]:
     """Run-level: every worker's span as one job, the same job as the route's."""
     for name, run_view in RUN_VIEWS.items():
-        if run_view.supports(run) and (not asked or name in asked):
+        wanted = name in asked if asked else run_view.in_report
+        if run_view.supports(run) and wanted:
             call = Dispatch(run_view, session, {"run": run.name, "span": span}, {}, progress)
             out[name] = call.ready().json()
     return out

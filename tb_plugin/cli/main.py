@@ -46,6 +46,10 @@ def main(argv: list[str] | None = None) -> int:
         from .flamegraph import run_flamegraph
 
         return run_flamegraph(args)
+    if args.command == "whatif":
+        from .whatif import run_whatif
+
+        return run_whatif(args)
     if args.command == "mcp":
         print("kinetoscope: run the MCP server as `kinetoscope mcp LOGDIR`", file=sys.stderr)
         return EXIT_USAGE
