@@ -10,6 +10,25 @@ _BLOCK = 32
 _JUMPS = 64  # passes of previous_reaching before the block search takes over
 
 
+def nesting_order(group: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """The order `np.lexsort((-end, start, group))` gives (by group, start, longer first,
+    input order), from two stable sorts that are fast on a trace's mostly sorted starts
+    (Timsort's runs) and few groups, then equal starts put longer first."""
+    order = np.argsort(start, kind="stable")
+    order = order[np.argsort(group[order], kind="stable")]
+    g, s = group[order], start[order]
+    tie = (g[1:] == g[:-1]) & ((s[1:] == s[:-1]) | (np.isnan(s[1:]) & np.isnan(s[:-1])))
+    if not tie.any():
+        return order
+    in_tie = np.zeros(order.size, dtype=bool)
+    in_tie[1:] = tie
+    in_tie[:-1] |= tie
+    run = np.cumsum(np.concatenate([[True], ~tie]))  # one id per run of equal starts
+    at = np.flatnonzero(in_tie)
+    order[at] = order[at[np.lexsort((-end[order[at]], run[at]))]]
+    return order
+
+
 def previous_at_least(values: np.ndarray, targets: np.ndarray) -> np.ndarray:
     """For each i, the largest j < i with values[j] >= targets[i], or -1.
 
@@ -17,7 +36,7 @@ def previous_at_least(values: np.ndarray, targets: np.ndarray) -> np.ndarray:
     earlier block whose maximum reaches the target with a sparse table over block maxima,
     then scan that block from its end. About 2 * _BLOCK + log2(n) numpy passes over
     shrinking sets."""
-    return _last_at_least(values, np.arange(values.size, dtype=np.int64) - 1, targets)
+    return last_at_least(values, np.arange(values.size, dtype=np.int64) - 1, targets)
 
 
 def previous_reaching(
@@ -51,12 +70,13 @@ def previous_reaching(
         todo = todo[candidate[todo] >= 0]
         if todo.size == 0:
             return candidate
-    candidate[todo] = _last_at_least(values, candidate[todo], targets[todo])
+    candidate[todo] = last_at_least(values, candidate[todo], targets[todo])
     return candidate
 
 
-def _last_at_least(values: np.ndarray, start: np.ndarray, targets: np.ndarray) -> np.ndarray:
-    """Per query q, the largest j <= start[q] with values[j] >= targets[q], or -1."""
+def last_at_least(values: np.ndarray, start: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """Per query q, the largest j <= start[q] with values[j] >= targets[q], or -1 (the
+    block search of `previous_at_least`, from any start)."""
     out = np.full(start.size, -1, dtype=np.int64)
     todo = np.flatnonzero(start >= 0)
     if values.size == 0 or todo.size == 0:
