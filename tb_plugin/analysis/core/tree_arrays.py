@@ -58,19 +58,32 @@ def previous_reaching(
     if n == 0 or not bool(np.all(targets <= np.nextafter(values, np.inf))):
         return previous_at_least(values, targets)
     if start is None:
-        candidate = np.arange(n, dtype=np.int64) - 1
+        candidate = np.arange(-1, n - 1, dtype=np.int64)
+        missed = np.zeros(n, dtype=bool)
+        np.less(values[:-1], targets[1:], out=missed[1:])
+        todo = np.flatnonzero(missed)
+        at = todo - 1
     else:
         candidate = start.astype(np.int64, copy=True)
-    todo = np.flatnonzero(candidate >= 0)
-    for _ in range(_JUMPS):
+        todo = np.flatnonzero(candidate >= 0)
         at = candidate[todo]
         missed = values[at] < targets[todo]
         todo, at = todo[missed], at[missed]
-        candidate[todo] = candidate[at]
-        todo = todo[candidate[todo] >= 0]
+    # The positions still looking, their candidates (each missed) and targets, kept
+    # compact: one pass per level of nesting touches only them.
+    want = targets[todo]
+    for _ in range(_JUMPS):
+        at = candidate[at]
+        candidate[todo] = at
+        live = at >= 0
+        if not live.all():
+            todo, at, want = todo[live], at[live], want[live]
+        missed = values[at] < want
+        if not missed.all():
+            todo, at, want = todo[missed], at[missed], want[missed]
         if todo.size == 0:
             return candidate
-    candidate[todo] = last_at_least(values, candidate[todo], targets[todo])
+    candidate[todo] = last_at_least(values, at, want)
     return candidate
 
 
