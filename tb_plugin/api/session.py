@@ -44,6 +44,7 @@ __all__ = [
 ]
 
 LISTING_BODY = {"state": "listing", "message": "listing the logdir..."}
+FIRST_SPAN_WAIT_S = 60.0  # how long `load_first_span` waits for the first listing
 
 
 class ListingPending(Exception):
@@ -158,6 +159,32 @@ class Session:
         if run.workers:
             with contextlib.suppress(NotFound):
                 self.store.state_for(resolve(run, worker, span).span.path)
+
+    def load_first_span(self) -> None:
+        """Start loading the span the UI opens first (the first run with workers, its
+        first worker and span: `resolve`'s defaults, as the page's) once the first
+        listing is there: what a TensorBoard user waits for first is its load, begun
+        while TensorBoard and the page start. Its own thread: a listing that never
+        answers holds nothing; a listing failed or still pending after
+        FIRST_SPAN_WAIT_S starts nothing (the page's first request will)."""
+        threading.Thread(
+            target=self._load_first_span, name="kinetoscope-first-span", daemon=True
+        ).start()
+
+    def _load_first_span(self) -> None:
+        deadline = time.monotonic() + FIRST_SPAN_WAIT_S
+        while True:
+            try:
+                runs = self.runs()
+                break
+            except ListingPending:
+                if time.monotonic() > deadline:
+                    return
+            except Exception:  # noqa: BLE001 - the page's requests say what is wrong
+                return
+        first = next((run for run in runs if run.workers), None)
+        if first is not None:
+            self.start_load(first, None, None)
 
     @classmethod
     def for_server(cls, logdir: str) -> Session:

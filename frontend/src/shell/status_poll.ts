@@ -4,7 +4,8 @@ import type { ApiClient } from '../api/client';
 import { sleep } from '../api/poll';
 import type { SpanKey, StatusResponse } from '../api/types';
 
-export const STATUS_POLL_MS = 500;
+// A status answer is cheap; the last poll's wait is added to the user's first one.
+export const STATUS_POLL_MS = 200;
 
 /** The span's status once `ready` or `error` (null when aborted); `onLoading` hears each
  *  "still loading" answer with the seconds waited so far. */
