@@ -27,6 +27,7 @@ CLOCK_GAP_MIN_US = 1_000_000.0
 CLOCK_GAP_IQR = 10.0
 _KEY_COLUMNS = ("ph", "kind", "cat", "name", "pid", "tid", "correlation", "external_id")
 _MORE_KEYS = ("flow_id", "device", "stream")
+_SHORT_RUN = 8  # rows of one start compared pairwise up to this many, else sorted
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,8 @@ def duplicate_mask(model: TraceModel) -> np.ndarray:
     shared[1:] |= same
     shared[:-1] |= same
     rows = order[shared]  # by start: sorted by row only once the few candidates are known
-    rows = np.sort(rows[_hash_shared(model, rows)])
+    run = np.cumsum(np.concatenate([[True], ~same]))[shared]  # one id per equal start
+    rows = np.sort(rows[_hash_shared(model, rows, run)])
     if rows.size < 2:
         return out
     keys = _keys(model, rows)
@@ -122,9 +124,10 @@ def _keys(model: TraceModel, rows: np.ndarray) -> np.ndarray:
     return np.stack(keys) if rows.size else np.empty((len(keys), 0), np.int64)
 
 
-def _hash_shared(model: TraceModel, rows: np.ndarray) -> np.ndarray:
-    """Which of `rows` share a hash of their start, duration, name, thread and args
-    length with another row (only those can be copies)."""
+def _hash_shared(model: TraceModel, rows: np.ndarray, run: np.ndarray) -> np.ndarray:
+    """Which of `rows` (by start; `run`: one id per start) share a hash of their start,
+    duration, name, thread and args length with another row of their start (only those
+    can be copies)."""
     if rows.size < 2:
         return np.zeros(rows.size, dtype=bool)
     ev = model.events
@@ -137,12 +140,22 @@ def _hash_shared(model: TraceModel, rows: np.ndarray) -> np.ndarray:
             mixed ^= values.astype(np.uint64)
         mixed *= np.uint64(0x9E3779B97F4A7C15)
         mixed ^= args_len.astype(np.uint64)
-    order = np.argsort(mixed)
-    sorted_hash = mixed[order]
-    same = sorted_hash[1:] == sorted_hash[:-1]
+    # Rows of one start sit together and few share one (a parent and its first child):
+    # each compared with the next ones of its start, no sort; long runs are sorted.
+    first = np.flatnonzero(np.concatenate([[True], run[1:] != run[:-1]]))
+    size = np.diff(np.append(first, rows.size))
     shared = np.zeros(rows.size, dtype=bool)
-    shared[order[1:][same]] = True
-    shared[order[:-1][same]] = True
+    for step in range(1, min(int(size.max()), _SHORT_RUN)):
+        pair = (run[step:] == run[:-step]) & (mixed[step:] == mixed[:-step])
+        shared[step:] |= pair
+        shared[:-step] |= pair
+    long = np.repeat(size > _SHORT_RUN, size)
+    if long.any():
+        at = np.flatnonzero(long)
+        order = at[np.lexsort((mixed[at], run[at]))]
+        equal = (run[order[1:]] == run[order[:-1]]) & (mixed[order[1:]] == mixed[order[:-1]])
+        shared[order[1:][equal]] = True
+        shared[order[:-1][equal]] = True
     return shared
 
 
@@ -160,13 +173,20 @@ def clock_outlier_mask(model: TraceModel, considered: np.ndarray) -> np.ndarray:
     the one holding the median start is off the clock."""
     ev, n = model.events, len(model)
     out = np.zeros(n, dtype=bool)
-    order = ts_order(model)
-    order = order[considered[order] & ~np.isnan(ev["ts"][order])]
-    if order.size < 3:
+    considered = considered & ~np.isnan(ev["ts"])
+    starts = ev["ts"][considered]
+    if starts.size < 3:
         return out
-    starts = ev["ts"][order]
-    lo, hi = starts[order.size // 4], starts[order.size * 3 // 4]
+    quartiles = (starts.size // 4, starts.size * 3 // 4)
+    lo, hi = np.partition(starts, quartiles)[list(quartiles)]
     gap = max(CLOCK_GAP_MIN_US, CLOCK_GAP_IQR * float(hi - lo))
+    # A part starts more than `gap` after every earlier event ended, so after the first
+    # start: within `gap` of it, every event is in one part (most traces: no sort).
+    if float(starts.max()) - float(starts.min()) <= gap:
+        return out
+    order = ts_order(model)
+    order = order[considered[order]]
+    starts = ev["ts"][order]
     dur = ev["dur"][order]
     covered = np.maximum.accumulate(starts + np.where(dur > 0, dur, 0.0))
     part = np.concatenate([[0], np.cumsum(starts[1:] - covered[:-1] > gap)])
