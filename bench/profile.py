@@ -17,11 +17,12 @@ scanner threads' rows are timed in those threads (their peaks are read there too
 
 `--rounds N` then computes the views N more times on the loaded model (its derived tables
 and the store's answers dropped each time) and prints each phase's least CPU seconds of
-the main thread: steadier than wall time on a busy machine, for before/after comparisons
-of the analyses.
+the thread that ran it: steadier than wall time on a busy machine, for before/after
+comparisons of the analyses.
 
 Threads: the scanner runs in threads beside the main one, so its row gives thread-seconds
-(summed over the threads); the main thread's rows add up to the wall time.
+(summed over the threads); so do the views, computed side by side
+(KINETOSCOPE_VIEW_THREADS=1: one after another, their rows adding up to the wall time).
 """
 
 from __future__ import annotations
@@ -149,9 +150,10 @@ def instrument() -> None:
 
     build.tempfile = _Tmp  # type: ignore[assignment]
 
-    stack: list[list[float]] = []  # per open timed call: [start, nested seconds]
+    local = threading.local()  # per thread (views run side by side): its open timed calls
 
     def exclusive(name: str, fn: Callable[[], Any]) -> Any:
+        stack: list[list[float]] = local.__dict__.setdefault("stack", [])  # [start, nested s]
         stack.append([CLOCK[0](), 0.0])
         try:
             return fn()
@@ -165,7 +167,7 @@ def instrument() -> None:
     original_derived = TraceModel.derived
 
     def derived(self: Any, key: str, make: Callable[[Any], Any]) -> Any:
-        if key in self.__dict__ or threading.current_thread() is not threading.main_thread():
+        if key in self.__dict__:
             return original_derived(self, key, make)
         return exclusive(f"derived: {key}", lambda: original_derived(self, key, make))
 
@@ -210,7 +212,8 @@ def run_report(trace: str) -> float:
 def views_again(trace: str, rounds: int) -> dict[str, float]:
     """The default report's views computed `rounds` more times on the loaded model (its
     derived tables and the store's answers dropped each time): per phase, the least CPU
-    seconds of this thread (`time.thread_time`, steadier than wall time on a busy machine)."""
+    seconds of the thread that ran it (`time.thread_time`, steadier than wall time on a
+    busy machine; views computed side by side are each timed in their own thread)."""
     from kinetoscope.api.report import report_run
     from kinetoscope.api.session import Session
 
@@ -227,9 +230,9 @@ def views_again(trace: str, rounds: int) -> dict[str, float]:
             state.views.clear()
         TIMES.clear()
         ORDER.clear()
-        start = time.thread_time()
+        start = time.process_time()
         report_run(session, runs[0], None, None, None, [])
-        TIMES["all views (CPU)"] = time.thread_time() - start
+        TIMES["all views (CPU, every thread)"] = time.process_time() - start
         for name, seconds in TIMES.items():
             best[name] = min(best.get(name, seconds), seconds)
     session.close()
@@ -237,7 +240,7 @@ def views_again(trace: str, rounds: int) -> dict[str, float]:
 
 
 def print_rounds(best: dict[str, float], rounds: int) -> None:
-    print(f"\nthe views again on the loaded model, CPU s of this thread, best of {rounds}:\n")
+    print(f"\nthe views again on the loaded model, CPU s of their threads, best of {rounds}:\n")
     print(f"| {'phase':<46} | {'CPU s':>6} |")
     print(f"| {'-' * 46} | {'-' * 6} |")
     for name, seconds in best.items():
