@@ -15,6 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from ..ingest.discovery import Run
 from ..ingest.limits import env_number
 from ..model.errors import ViewParamError
@@ -47,8 +49,9 @@ class Unreadable(Exception):
 @dataclass
 class RunReport:
     """`views`: `status` (the span's, as the status route says) and each view's JSON by
-    name; `worker`/`span`/`model` the span reported (None for a run of snapshots only);
-    `skipped`: (view, why) of views asked for whose data the trace lacks."""
+    name (decoded, or its text: `report_run`'s `raw`); `worker`/`span`/`model` the span
+    reported (None for a run of snapshots only); `skipped`: (view, why) of views asked
+    for whose data the trace lacks."""
 
     views: dict[str, Any]
     worker: str | None = None
@@ -65,11 +68,13 @@ def report_run(
     asked: Sequence[str] | None,
     params: Sequence[str],
     progress: Progress | None = None,
+    raw: bool = False,
 ) -> RunReport:
     """The views `asked` (None: every view the span supports, and the run-level views
     the run supports) of `run`'s worker and span (defaults as the resolver's), with the
     parameters `params` (`KEY=VALUE` texts, a route's query); run-level jobs tell
-    `progress` of their files."""
+    `progress` of their files. `raw`: each span view as the route's JSON text
+    (`msgspec.Raw`, encoded into a document as it is), not decoded."""
     if not run.workers and run.snapshots:  # a folder of memory snapshots only
         return RunReport(_run_views(session, run, span, asked, progress, {}))
     target = resolve(run, worker, span)
@@ -84,13 +89,18 @@ def report_run(
     _refuse_unknown_keys(query, [name for name in names if name in VIEWS])
     report = RunReport(out, target.worker.name, target.span.name, model)
     at = {"run": run.name, "worker": target.worker.name, "span": target.span.name}
-    _span_views(session, at, query, [name for name in names if name in VIEWS], report)
+    _span_views(session, at, query, [name for name in names if name in VIEWS], report, raw)
     _run_views(session, run, span, asked, progress, out)  # run-level views
     return report
 
 
 def _span_views(
-    session: Session, at: Names, query: dict[str, str], names: list[str], report: RunReport
+    session: Session,
+    at: Names,
+    query: dict[str, str],
+    names: list[str],
+    report: RunReport,
+    raw: bool,
 ) -> None:
     """The span's views, each as a route answers the query (none: the default form),
     computed side by side (`VIEW_THREADS`); answered, refused or skipped in `names`'
@@ -111,7 +121,7 @@ def _span_views(
         elif isinstance(answer, BaseException):
             raise answer
         else:
-            report.views[name] = answer.json()
+            report.views[name] = msgspec.Raw(answer.body) if raw else answer.json()
 
 
 def _answers(calls: list[Dispatch]) -> list[Ready | BaseException]:

@@ -153,12 +153,13 @@ class Session:
         self.listing = FixedListing(runs)
         return path, kind, runs
 
-    def start_load(self, run: Run, worker: str | None, span: str | None) -> None:
+    def start_load(self, run: Run, worker: str | None, span: str | None) -> threading.Event:
         """Start loading the trace these names resolve to (nothing when they name
-        nothing: the call that needs it says so)."""
+        nothing: the call that needs it says so); set once that load is over."""
         if run.workers:
             with contextlib.suppress(NotFound):
-                self.store.state_for(resolve(run, worker, span).span.path)
+                return self.store.state_for(resolve(run, worker, span).span.path).done
+        return threading.Event()
 
     def load_first_span(self) -> None:
         """Start loading the span the UI opens first (the first run with workers, its

@@ -33,8 +33,10 @@ def report_run(session: Session, run: Run, args: argparse.Namespace) -> dict[str
     """The run's views as the routes answer them (`api/report`: down once), printed as
     text or kept for the JSON document."""
     try:
+        progress = RankProgress(run.name)
+        raw = args.format == "json"  # printed as the routes answered them: not decoded
         report = run_report(
-            session, run, args.worker, args.span, args.view, args.param, RankProgress(run.name)
+            session, run, args.worker, args.span, args.view, args.param, progress, raw
         )
     except NotFound as exc:
         raise ReportError(str(exc)) from None
