@@ -240,9 +240,14 @@ def rank_executor(dask: str | None) -> Executor | None:
 
 def make_ahead() -> None:
     """What every report reads that does not depend on the trace, made while the first
-    trace loads (`analysis.ahead`)."""
+    trace loads (`analysis.ahead`), and the modules of the views a report computes (the
+    registry names them without importing them)."""
     from ..analysis.core.ahead import make_ahead as ahead
+    from .endpoints import VIEWS
 
+    for endpoint in VIEWS.values():
+        if endpoint.in_report:
+            _ = endpoint.compute  # imported now, beside the load
     ahead()
 
 

@@ -16,8 +16,6 @@ from ..api.resolve import NotFound
 from ..api.session import Session
 from .errors import ParamRefused, ReportError, RunFailed
 from .progress import RankProgress
-from .report_snapshot import render_memory_snapshot
-from .report_text import render_text
 
 
 def unknown_views(asked: list[str] | None) -> str | None:
@@ -49,9 +47,13 @@ def report_run(session: Session, run: Run, args: argparse.Namespace) -> dict[str
         print(f"kinetoscope: run {run.name!r}: {name}: {why}", file=sys.stderr)
     if model is None:  # a folder of memory snapshots only
         if args.format == "text" and "memory_snapshot" in views:
+            from .report_snapshot import render_memory_snapshot  # text only
+
             print(f"== run {run.name}\n\n{render_memory_snapshot(views['memory_snapshot'])}\n")
         return views
     if args.format == "text":
+        from .report_text import render_text  # the renderers: text only
+
         print(render_text(run.name, str(report.worker), str(report.span), model, views))
     elif model.partial:  # the text report says so in its heading
         note = "partial trace (see status.warnings)"
