@@ -56,32 +56,36 @@ def trusted_only(model: TraceModel, rows: np.ndarray) -> np.ndarray:
     return rows[~untrusted_mask(model)[rows]]
 
 
-def ts_order(model: TraceModel) -> np.ndarray:
-    """Rows by start time (stable: file order among equal starts)."""
-    return model.derived("_health_ts_order", _ts_order)
+class StartOrder:
+    """Rows by start time (stable: file order among equal starts), sorted when first
+    needed and only for the checks of one `_row_flags` (not kept with the model)."""
 
+    def __init__(self, model: TraceModel) -> None:
+        self._ts = model.events["ts"]
+        self._order: np.ndarray | None = None
 
-def _ts_order(model: TraceModel) -> np.ndarray:
-    order = np.argsort(model.events["ts"], kind="stable")
-    order.flags.writeable = False
-    return order
+    def rows(self) -> np.ndarray:
+        if self._order is None:
+            self._order = np.argsort(self._ts, kind="stable")
+        return self._order
 
 
 def _row_flags(model: TraceModel) -> RowFlags:
     ev = model.events
     ts, dur = ev["ts"], ev["dur"]
     zero_ts = (ts == 0) & ~(dur > 0)
-    duplicate = duplicate_mask(model)
+    by_start = StartOrder(model)
+    duplicate = duplicate_mask(model, by_start)
     # The profiler's own end mark is not an activity: a trimmed trace leaves it far away.
     mark = model.name_code("Record Window End")
-    clock = clock_outlier_mask(model, ~(zero_ts | duplicate) & (ev["name"] != mark))
+    clock = clock_outlier_mask(model, ~(zero_ts | duplicate) & (ev["name"] != mark), by_start)
     untrusted = zero_ts | duplicate | clock
     for mask in (zero_ts, duplicate, clock, untrusted):
         mask.flags.writeable = False
     return RowFlags(zero_ts, duplicate, clock, untrusted)
 
 
-def duplicate_mask(model: TraceModel) -> np.ndarray:
+def duplicate_mask(model: TraceModel, by_start: StartOrder) -> np.ndarray:
     """Rows that repeat an earlier row: the same phase, kind, category, name, process,
     thread, start, duration, correlation, external id, flow id, device, stream and args
     text. Only rows that share their start with another row are compared, first by a
@@ -90,7 +94,7 @@ def duplicate_mask(model: TraceModel) -> np.ndarray:
     out = np.zeros(n, dtype=bool)
     if n < 2:
         return out
-    order = ts_order(model)
+    order = by_start.rows()
     sorted_ts = ev["ts"][order]
     same = sorted_ts[1:] == sorted_ts[:-1]
     shared = np.zeros(n, dtype=bool)
@@ -165,7 +169,9 @@ def _group_firsts(repeat: np.ndarray) -> np.ndarray:
     return np.maximum.accumulate(np.where(starts, np.arange(starts.size), 0))
 
 
-def clock_outlier_mask(model: TraceModel, considered: np.ndarray) -> np.ndarray:
+def clock_outlier_mask(
+    model: TraceModel, considered: np.ndarray, by_start: StartOrder
+) -> np.ndarray:
     """Rows among `considered` that lie apart from the trace's main body: by start, the
     events split where one starts more than the gap (the larger of `CLOCK_GAP_MIN_US` and
     `CLOCK_GAP_IQR` interquartile ranges of starts) after every earlier one has ended (a
@@ -184,7 +190,7 @@ def clock_outlier_mask(model: TraceModel, considered: np.ndarray) -> np.ndarray:
     # start: within `gap` of it, every event is in one part (most traces: no sort).
     if float(starts.max()) - float(starts.min()) <= gap:
         return out
-    order = ts_order(model)
+    order = by_start.rows()
     order = order[considered[order]]
     starts = ev["ts"][order]
     dur = ev["dur"][order]
