@@ -205,16 +205,15 @@ def segment_union_length(
 def depths(parent: np.ndarray) -> np.ndarray:
     """Number of ancestors of each node (pointer jumping: log2(depth) passes)."""
     depth = (parent >= 0).astype(np.int64)  # hops from the node to `anc`
-    anc = parent.copy()
+    anc = parent.astype(np.int64, copy=True)
     live = np.flatnonzero(anc >= 0)
     while live.size:
         a = anc[live]
-        new_depth = depth.copy()
-        new_depth[live] += depth[a]
-        new_anc = anc.copy()
-        new_anc[live] = anc[a]
-        depth, anc = new_depth, new_anc
-        live = live[anc[live] >= 0]
+        # Both read before either is written: every node jumps from this round's values.
+        hops, up = depth[a], anc[a]
+        depth[live] += hops
+        anc[live] = up
+        live = live[up >= 0]
     return depth
 
 
