@@ -285,7 +285,7 @@ def test_first_call_lateness_against_the_other_members_median() -> None:
         offset=np.zeros(7),
     )
     match_instances(inst)
-    found = _first_call_lateness(inst, np.zeros(n, dtype=np.int64), np.array([0]), np.arange(7))
+    found = _first_call_lateness(inst, np.arange(n), np.arange(7))
     assert found is not None
     arrivals, lateness = found
     assert arrivals.tolist() == starts[:7]

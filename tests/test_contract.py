@@ -30,6 +30,7 @@ from snapshot_builders import known_snapshot
 from test_distributed import GatedExecutor
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "http_api.md"
+COMPILE_LOGS = Path(__file__).parent / "data" / "compile_logs"
 JSON_ENDPOINTS = [e for e in ENDPOINTS.values() if e.response is not None]
 SPAN = {"run": "job", "worker": "worker0", "span": "1"}
 PAIR = {**SPAN, "target_run": "job", "target_worker": "worker1"}  # Scope.PAIR: base, target
@@ -43,6 +44,7 @@ QUERIES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "status": (SPAN, {"worker": "worker0"}),
     "distributed": ({"run": "job"}, {}),
     "memory_snapshot": ({"run": "job"}, {}),
+    "compile": ({"run": "job"}, {}),
     "overview": (SPAN, {"worker": "worker0"}),
     "memory": (SPAN, {**SPAN, "start_us": "soon"}),
     "memory_curve": ({**SPAN, "width": "50"}, {**SPAN, "width": "wide"}),
@@ -51,6 +53,7 @@ QUERIES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "callstacks": ({**SPAN, "name": "aten::mm"}, SPAN),
     "kernels": ({**SPAN, "group_by": "op"}, {**SPAN, "device": "gpu0"}),
     "modules": (SPAN, {"worker": "worker0"}),
+    "serving": (SPAN, {"worker": "worker0"}),
     "flamegraph": ({**SPAN, "metric": "gpu"}, {**SPAN, "metric": "wall"}),
     "gpu_idle": (SPAN, {"worker": "worker0"}),
     "health": (SPAN, {"worker": "worker0"}),
@@ -83,6 +86,9 @@ def logdir(tmp_path: Path) -> Path:
     for worker in ("worker0", "worker1"):
         worker_trace().write(root / f"{worker}.100.pt.trace.json")
     known_snapshot().write(root / "snapshot.pickle")
+    (root / "torch_trace").mkdir()
+    for log in (COMPILE_LOGS / "graph_break" / "torch_trace").glob("*.log.gz"):
+        (root / "torch_trace" / log.name).write_bytes(log.read_bytes())
     return root.parent
 
 

@@ -286,6 +286,8 @@ def test_the_docs_name_every_column(run: Any) -> None:
         "launch_delays": [trace.launch_delays()],
         "launch_outliers": [trace.launch_outliers()],
         "queue_length": [trace.queue_length()],
+        "iterations": [trace.iterations()],
+        "serving_phases": [trace.serving_phases()],
     }
     for method, made in frames.items():
         named = _documented_columns(method)

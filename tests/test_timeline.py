@@ -463,6 +463,23 @@ def test_range_summary_clips_and_subtracts_children(nested: TraceModel) -> None:
     assert whole["k1"]["total_us"] == 10.0
 
 
+def test_a_window_asked_again_is_the_answer_kept(nested: TraceModel, tmp_path: Path) -> None:
+    """trace, flows and range_summary keep their last answers per model: the same resolved
+    request (defaults filled in) gets the same answer, any other request its own."""
+    for route, params, other in (
+        ("trace", {"t0": 0, "t1": 100}, {"t0": 0, "t1": 100, "width": 40}),
+        ("flows", {"t0": 100, "t1": 130}, {"t0": 160, "t1": 170}),
+        ("range_summary", {"t0": 25, "t1": 60, "tracks": "t1"}, {"t0": 0, "t1": 100}),
+    ):
+        first = call(nested, route, **params)
+        assert call(nested, route, **params) is first
+        assert call(nested, route, **other) != first
+        fresh = build_model(str(nested_trace().write(tmp_path / f"{route}.pt.trace.json")))
+        assert call(fresh, route, **params) == first  # the same trace again: equal, not kept
+    whole = call(nested, "trace")
+    assert call(nested, "trace", width=1500, min_px=1, max_items=20000) is whole  # defaults
+
+
 # --- errors ---------------------------------------------------------------------------
 
 

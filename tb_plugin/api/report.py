@@ -75,7 +75,7 @@ def report_run(
     parameters `params` (`KEY=VALUE` texts, a route's query); run-level jobs tell
     `progress` of their files. `raw`: each span view as the route's JSON text
     (`msgspec.Raw`, encoded into a document as it is), not decoded."""
-    if not run.workers and run.snapshots:  # a folder of memory snapshots only
+    if not run.workers:  # a folder of memory snapshots or compile logs only
         return RunReport(_run_views(session, run, span, asked, progress, {}))
     target = resolve(run, worker, span)
     store, path = session.store, target.span.path

@@ -12,6 +12,7 @@ from ..analysis.flamegraph import FlameFrame, FlameGraphView
 from ..analysis.gpu_idle.queue import QueueSeries, queue_series
 from ..analysis.gpu_idle.view import GpuIdleView, IdleBreakdown, LaunchDelayView
 from ..analysis.memory.allocations import PAGE_MAX
+from ..analysis.serving import PhaseStats, ServingView
 from ..model.trace_model import TraceModel
 
 __all__ = [
@@ -21,7 +22,9 @@ __all__ = [
     "GpuIdleView",
     "IdleBreakdown",
     "LaunchDelayView",
+    "PhaseStats",
     "QueueSeries",
+    "ServingView",
     "queue_lengths",
     "status_of",
 ]

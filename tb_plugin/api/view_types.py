@@ -6,6 +6,7 @@ checks that every JSON route's response type is here, under its own name."""
 
 from __future__ import annotations
 
+from ..analysis.compile.types import CompileResponse as CompileResponse
 from ..analysis.core.gpu import DeviceView
 from ..analysis.core.health.view import HealthExample as HealthExample
 from ..analysis.core.health.view import HealthView as HealthView
@@ -27,6 +28,7 @@ from ..analysis.memory.view import MemoryView as MemoryView
 from ..analysis.modules import ModulesView as ModulesView
 from ..analysis.operators import CallStacksView as CallStacksView
 from ..analysis.operators import OperatorsView as OperatorsView
+from ..analysis.serving import ServingView as ServingView
 from ..analysis.trends.types import TrendChange as TrendChange
 from ..analysis.trends.types import TrendView as TrendView
 from ..trace_view.event_details import EventView as EventView

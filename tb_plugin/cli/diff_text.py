@@ -1,6 +1,6 @@
 """Plain-text rendering of the diff view for `kinetoscope diff --format text`: steps and
-breakdown, GPU, memory peaks, communication, and the largest operator and kernel changes,
-each number as base, target, delta and delta % ("-": unknown)."""
+breakdown, GPU, memory peaks, communication, serving phases, and the largest operator and
+kernel changes, each number as base, target, delta and delta % ("-": unknown)."""
 
 from __future__ import annotations
 
@@ -92,6 +92,16 @@ def _communication(view: DiffView, width: int) -> str:
     return "Communication\n" + _compared_table(rows, width) if rows else ""
 
 
+def _serving(view: DiffView, width: int) -> str:
+    rows: list[Row] = []
+    for p in view.get("serving") or []:
+        rows.append((f"{p['phase']} iterations", p["iterations"], _plain))
+        rows.append((f"{p['phase']} median ms", p["median_us"], _ms))
+        rows.append((f"{p['phase']} p90 ms", p["p90_us"], _ms))
+        rows.append((f"{p['phase']} tokens/s", p["tokens_per_s"], _plain))
+    return "Serving phases\n" + _compared_table(rows, width) if rows else ""
+
+
 def _changes(title: str, rows: Sequence[Mapping[str, Any]], field: str, width: int) -> str:
     shown = [r for r in rows if r["status"] != "same"][:TOP_ROWS]
     if not shown:
@@ -135,6 +145,7 @@ def render_diff(base: str, target: str, view: DiffView, width: int = DEFAULT_WID
         _gpu(view, width),
         _memory(view, width),
         _communication(view, width),
+        _serving(view, width),
         _changes(operators, view["operators"], view["operator_metric"], width),
         _changes("Kernels, largest change of total time first", view["kernels"], "total_us", width),
         _by_work(view, width),

@@ -45,11 +45,14 @@ def report_run(session: Session, run: Run, args: argparse.Namespace) -> dict[str
     views, model = report.views, report.model
     for name, why in report.skipped:  # asked with --view of a trace without its data
         print(f"kinetoscope: run {run.name!r}: {name}: {why}", file=sys.stderr)
-    if model is None:  # a folder of memory snapshots only
-        if args.format == "text" and "memory_snapshot" in views:
-            from .report_snapshot import render_memory_snapshot  # text only
+    if model is None:  # a folder of memory snapshots or compile logs only
+        if args.format == "text":
+            from .report_text import RENDERERS  # the renderers: text only
+            from .text_tables import report_width
 
-            print(f"== run {run.name}\n\n{render_memory_snapshot(views['memory_snapshot'])}\n")
+            width = report_width()
+            blocks = [RENDERERS[n](view, width) for n, view in views.items() if n in RENDERERS]
+            print(f"== run {run.name}\n\n" + "\n\n".join(blocks) + "\n")
         return views
     if args.format == "text":
         from .report_text import render_text  # the renderers: text only

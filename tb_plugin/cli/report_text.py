@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..api.lower import TraceModel
 from .health_text import render_health
+from .report_compile import render_compile
 from .report_gpu_idle import render_gpu_idle
+from .report_serving import render_serving
 from .report_snapshot import render_memory_snapshot
 from .text_tables import DEFAULT_WIDTH, UNKNOWN, Column, number, report_width
 from .text_tables import mib as _mib
@@ -389,5 +391,7 @@ def render_modules(
 
 RENDERERS["modules"] = render_modules
 RENDERERS["gpu_idle"] = render_gpu_idle
+RENDERERS["serving"] = render_serving
 RENDERERS["memory_snapshot"] = render_memory_snapshot
+RENDERERS["compile"] = render_compile
 RENDERERS["health"] = render_health

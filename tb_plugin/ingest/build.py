@@ -19,6 +19,7 @@ import numpy as np
 
 from ..model.trace_model import EVENT_COLUMNS, MEMORY_COLUMNS, TraceModel, empty_columns
 from . import storage
+from .args_spill import ArgsSpill
 from .columns import (
     INTERNED,
     Chunk,
@@ -48,6 +49,8 @@ from .schema import Event
 from .storage import file_identity
 from .text_blocks import too_large
 
+TRIM_AFTER_BYTES = 16 << 20  # a smaller load gives no memory back (heap.return_freed_memory)
+
 
 class ModelBuilder:
     """Merges chunks, in file order, into one model: global string tables, row offsets,
@@ -60,9 +63,7 @@ class ModelBuilder:
         self.meta: list[tuple[Any, Any, str, Any]] = []
         self.warnings: list[str] = []
         self.partial = False
-        self.args_sink = args_sink
-        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kinetoscope-args")
-        self._pending_write: Future[int] | None = None
+        self.args = ArgsSpill(args_sink)
         self.args_total = 0
         self.rows = 0
         self.negative_durations = 0
@@ -97,10 +98,7 @@ class ModelBuilder:
                 f"(KINETOSCOPE_MAX_ARGS_MB; {self.rows} events read so far), so it was stopped",
                 0,
             )
-        # Writes release the GIL: a writer thread overlaps them with decoding.
-        if self._pending_write is not None:
-            self._pending_write.result()
-        self._pending_write = self._writer.submit(self.args_sink.write, chunk.args)
+        self.args.write(chunk.args)
         if chunk.memory is not None:
             chunk.memory["row"] = chunk.memory["row"] + self.rows
             self.mem_parts.append(chunk.memory)
@@ -122,10 +120,7 @@ class ModelBuilder:
         self.interners.clear()
 
     def flush(self) -> None:
-        if self._pending_write is not None:
-            self._pending_write.result()
-            self._pending_write = None
-        self._writer.shutdown()
+        self.args.close()
 
     def finish(
         self, header: dict[str, Any], report: DecodeReport, source: dict[str, Any], args_blob: Any
@@ -223,7 +218,8 @@ def build_model(
         sink.close()
     header = {k: v for k, v in report.header.items() if k != "traceEvents"}
     model = builder.finish(header, report, source, blob)
-    return_freed_memory()
+    if report.held_bytes >= TRIM_AFTER_BYTES:  # a small one frees little: the trim costs more
+        return_freed_memory()
     if model.partial and len(model) == 0:  # damaged before its first event: say so
         raise TraceDecodeError(
             "unreadable",

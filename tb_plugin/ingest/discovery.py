@@ -1,7 +1,8 @@
 """Logdir -> runs -> workers -> spans.
 
-A run is any folder (the logdir itself included) that directly holds trace files or
-memory snapshots (``*.pickle``, ``*.pkl``: `snapshot.py` reads them). Only directory
+A run is any folder (the logdir itself included) that directly holds trace files, memory
+snapshots (``*.pickle``, ``*.pkl``: `snapshot.py` reads them) or TORCH_TRACE compile logs
+(its own, or in its `torch_trace/` subfolder: `compile_log_files.py`). Only directory
 listings and stat() are used, so logdirs with thousands of files scan fast; the
 exceptions are short sniffs, cached by (path, size, mtime): of plain ``*.json[.gz]``
 files, to tell Kineto traces from e.g. ``config.json``, and of pickles, to tell a
@@ -16,7 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from . import storage
-from .local_scan import Found, LocalScan
+from .compile_log_files import TORCH_TRACE_FOLDER, CompileLogFile, compile_log_files, is_compile_log
+from .local_scan import Found, Listed, LocalScan
 from .naming import display_name, parse_trace_name
 from .snapshot_files import SnapshotFile, looks_like_snapshot, snapshot_files
 from .sniff import cached_sniff
@@ -51,6 +53,7 @@ class Run:
     path: str
     workers: tuple[Worker, ...]
     snapshots: tuple[SnapshotFile, ...] = ()
+    compile_logs: tuple[CompileLogFile, ...] = ()
 
 
 _NaturalKey = tuple[tuple[object, ...], str]
@@ -70,7 +73,11 @@ def _span_order(item: Found) -> tuple[bool, int, int, str]:
 
 
 def _build_run(
-    name: str, path: str, found: Iterable[Found], snapshots: Iterable[tuple[str, FileState]] = ()
+    name: str,
+    path: str,
+    found: Iterable[Found],
+    snapshots: Iterable[tuple[str, FileState]] = (),
+    logs: Iterable[tuple[str, FileState]] = (),
 ) -> Run:
     by_worker: dict[str, list[Found]] = {}
     for item in found:
@@ -90,7 +97,9 @@ def _build_run(
             for i, (parsed, file, st) in enumerate(items, start=1)
         )
         workers.append(Worker(name=display_name(worker_name), spans=spans))
-    return Run(name, path, tuple(workers), snapshot_files(path, snapshots))
+    return Run(
+        name, path, tuple(workers), snapshot_files(path, snapshots), compile_log_files(path, logs)
+    )
 
 
 def _run_sort_key(run: Run) -> tuple[bool, _NaturalKey]:
@@ -113,7 +122,7 @@ def scan_logdir(logdir: str) -> tuple[Run, ...]:
         return scan_remote_logdir(logdir)
     root = os.path.abspath(logdir)
     scan = LocalScan(storage.add_root(root), storage.follow_symlinks())
-    runs: list[Run] = []
+    listings: dict[str, Listed] = {}
     seen: set[tuple[int, int]] = set()
     stack = [root]
     while stack:
@@ -126,17 +135,38 @@ def scan_logdir(logdir: str) -> tuple[Run, ...]:
         if ident in seen:
             continue
         seen.add(ident)
-        found, subdirs, snapshots = scan.folder(folder)
-        if found:
+        listed = scan.folder(folder)
+        subdirs = listed.subdirs
+        if listed.found:
             subdirs = [d for d in subdirs if os.path.basename(d) != CAPTURE_FOLDER]
         # Reverse so the stack pops folders in name order: the first path to a folder
         # reached twice through a symlink is then the same on every scan.
         stack.extend(sorted(subdirs, reverse=True))
-        if found or snapshots:
+        listings[folder] = listed
+    logs = _logs_by_run(listings, root)
+    runs = []
+    for folder in dict.fromkeys([*listings, *logs]):
+        listed = listings.get(folder) or Listed()
+        if listed.found or listed.snapshots or folder in logs:
             rel = os.path.relpath(folder, root)
-            name = "." if rel == os.curdir else rel.replace(os.sep, "/")
-            runs.append(_build_run(display_name(name), folder, found, snapshots))
+            name = display_name("." if rel == os.curdir else rel.replace(os.sep, "/"))
+            found, snapshots = listed.found, listed.snapshots
+            runs.append(_build_run(name, folder, found, snapshots, logs.get(folder, [])))
     return tuple(sorted(runs, key=_run_sort_key))
+
+
+def _logs_by_run(listings: dict[str, Listed], root: str) -> dict[str, list[tuple[str, FileState]]]:
+    """Each run folder's compile logs: its own, and those of its `torch_trace/` subfolder
+    (named `torch_trace/<file>`) when that folder holds no traces of its own."""
+    out: dict[str, list[tuple[str, FileState]]] = {}
+    for folder, listed in listings.items():
+        if not listed.logs:
+            continue
+        owner, prefix = folder, ""
+        if folder != root and os.path.basename(folder) == TORCH_TRACE_FOLDER and not listed.found:
+            owner, prefix = os.path.dirname(folder), f"{TORCH_TRACE_FOLDER}/"
+        out.setdefault(owner, []).extend((prefix + name, st) for name, st in listed.logs)
+    return out
 
 
 def scan_remote_logdir(logdir: str) -> tuple[Run, ...]:
@@ -147,11 +177,15 @@ def scan_remote_logdir(logdir: str) -> tuple[Run, ...]:
     root = storage.absolute(logdir)
     by_folder: dict[str, list[Found]] = {}
     snapshots: dict[str, list[tuple[str, FileState]]] = {}
+    logs: dict[str, list[tuple[str, FileState]]] = {}
     for rel, state in storage.list_files(root):
         folder, _, file = rel.rpartition("/")
         if any(part.startswith(".") for part in rel.split("/")):
             continue
         parsed = parse_trace_name(file)
+        if parsed is None and is_compile_log(file):
+            logs.setdefault(folder, []).append((file, state))
+            continue
         if parsed is None:
             if looks_like_snapshot(storage.join(root, rel), state.size, state.mtime_ns):
                 snapshots.setdefault(folder, []).append((file, state))
@@ -159,17 +193,36 @@ def scan_remote_logdir(logdir: str) -> tuple[Run, ...]:
             continue
         if cached_sniff(storage.join(root, rel), parsed, state.size, state.mtime_ns):
             by_folder.setdefault(folder, []).append((parsed, file, state))
+    run_logs = _remote_logs_by_run(logs, by_folder)
     runs = [
         _build_run(
             display_name(folder or "."),
             storage.join(root, folder) if folder else root,
             found,
             snapshots.get(folder, ()),
+            run_logs.get(folder, ()),
         )
         for folder, found in by_folder.items()
         if not _beside_traces(folder, by_folder)
     ]
     return tuple(sorted(runs, key=_run_sort_key))
+
+
+def _remote_logs_by_run(
+    logs: dict[str, list[tuple[str, FileState]]], by_folder: dict[str, list[Found]]
+) -> dict[str, list[tuple[str, FileState]]]:
+    """`_logs_by_run` for a listing by folder (relative, "" the logdir): a `torch_trace/`
+    folder without traces gives its logs to its parent; every owner becomes a run."""
+    out: dict[str, list[tuple[str, FileState]]] = {}
+    for folder, found in logs.items():
+        parent, _, name = folder.rpartition("/")
+        owner, prefix = folder, ""
+        if folder and name == TORCH_TRACE_FOLDER and not by_folder.get(folder):
+            owner, prefix = parent, f"{TORCH_TRACE_FOLDER}/"
+        out.setdefault(owner, []).extend((prefix + file, st) for file, st in found)
+    for owner in out:
+        by_folder.setdefault(owner, [])
+    return out
 
 
 def _beside_traces(folder: str, by_folder: dict[str, list[Found]]) -> bool:
@@ -221,8 +274,10 @@ def target_runs(target: str) -> tuple[Run, ...]:
             if spans:
                 workers.append(Worker(worker.name, spans))
         snapshots = tuple(s for s in run.snapshots if s.path == path)
-        if workers or snapshots:
-            found.append(Run(run.name, run.path, tuple(workers), snapshots))
+        # A trace keeps the compile logs beside it (its process's); a named log is its own run.
+        logs = run.compile_logs if workers else tuple(c for c in run.compile_logs if c.path == path)
+        if workers or snapshots or logs:
+            found.append(Run(run.name, run.path, tuple(workers), snapshots, logs))
     return tuple(found)
 
 

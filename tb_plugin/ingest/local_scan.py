@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 import stat as stat_mode
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from .compile_log_files import is_compile_log
 from .containment import contained_stat
 from .containment import inside as _inside
 from .naming import TraceName, parse_trace_name
@@ -19,6 +20,18 @@ from .storage import FileState
 
 Found = tuple[TraceName, str, FileState]  # a trace file: its parsed name, file name, state
 Snapshot = tuple[str, FileState]  # a memory snapshot: file name, state
+CompileLog = tuple[str, FileState]  # a TORCH_TRACE compile log: file name, state
+
+
+@dataclass
+class Listed:
+    """What one folder holds: trace files, the folders to descend into, memory snapshots
+    and TORCH_TRACE compile logs."""
+
+    found: list[Found] = field(default_factory=list)
+    subdirs: list[str] = field(default_factory=list)
+    snapshots: list[Snapshot] = field(default_factory=list)
+    logs: list[CompileLog] = field(default_factory=list)
 
 
 @dataclass
@@ -28,21 +41,19 @@ class LocalScan:
     root: str
     follow: bool
 
-    def folder(self, folder: str) -> tuple[list[Found], list[str], list[Snapshot]]:
-        """The trace files and memory snapshots directly in `folder`, and the folders to
-        descend into."""
-        found: list[Found] = []
-        subdirs: list[str] = []
-        snapshots: list[Snapshot] = []
+    def folder(self, folder: str) -> Listed:
+        """The trace files, memory snapshots and compile logs directly in `folder`, and
+        the folders to descend into."""
+        listed = Listed()
         if not self.follow and not _inside(os.path.realpath(folder), self.root):
-            return found, subdirs, snapshots  # moved out of the logdir: nothing listed
+            return listed  # moved out of the logdir: nothing listed
         try:
             with os.scandir(folder) as entries:
                 for entry in entries:
-                    self._classify(entry, found, subdirs, snapshots)
+                    self._classify(entry, listed)
         except OSError:
             pass
-        return found, subdirs, snapshots
+        return listed
 
     def _leaves(self, entry: os.DirEntry[str]) -> bool:
         """Whether a symbolic link leads outside the logdir (refused unless followed)."""
@@ -50,26 +61,22 @@ class LocalScan:
             return False
         return not _inside(os.path.realpath(entry.path), self.root)
 
-    def _classify(
-        self,
-        entry: os.DirEntry[str],
-        found: list[Found],
-        subdirs: list[str],
-        snapshots: list[Snapshot],
-    ) -> None:
+    def _classify(self, entry: os.DirEntry[str], listed: Listed) -> None:
         try:
             if entry.name.startswith("."):
                 return
             if entry.is_dir():
                 if not self._leaves(entry):  # a folder linked in from outside: not listed
-                    subdirs.append(entry.path)
+                    listed.subdirs.append(entry.path)
                 return
             parsed = parse_trace_name(entry.name)
             snapshot = entry.name.lower().endswith(SNAPSHOT_SUFFIXES)
-            if parsed is None and not snapshot:
+            log = parsed is None and not snapshot and is_compile_log(entry.name)
+            if parsed is None and not snapshot and not log:
                 return
             if self._leaves(entry):
-                self._refuse(entry, found)  # a snapshot linked in from outside: not listed
+                # a snapshot or log linked in from outside: not listed
+                self._refuse(entry, listed.found)
                 return
             # Checked as the file is reached (a link swapped in meanwhile is refused);
             # FIFOs and devices, which a sniff could block on, are left out.
@@ -78,12 +85,14 @@ class LocalScan:
                 return
         except OSError:
             return  # vanished or broken symlink: not listable
-        if parsed is None:
+        state = FileState(st.st_size, st.st_mtime_ns)
+        if log:
+            listed.logs.append((entry.name, state))
+        elif parsed is None:
             if looks_like_snapshot(entry.path, st.st_size, st.st_mtime_ns):
-                snapshots.append((entry.name, FileState(st.st_size, st.st_mtime_ns)))
-            return
-        if cached_sniff(entry.path, parsed, st.st_size, st.st_mtime_ns):
-            found.append((parsed, entry.name, FileState(st.st_size, st.st_mtime_ns)))
+                listed.snapshots.append((entry.name, state))
+        elif cached_sniff(entry.path, parsed, st.st_size, st.st_mtime_ns):
+            listed.found.append((parsed, entry.name, state))
 
     @staticmethod
     def _refuse(entry: os.DirEntry[str], found: list[Found]) -> None:

@@ -96,6 +96,21 @@ class Run:
         per device; aligned with the first worker's span `span` (default "1")."""
         return self._run_view("memory_snapshot", span)
 
+    @property
+    def compile_logs(self) -> tuple[str, ...]:
+        """The run's TORCH_TRACE compile logs (its folder's and its `torch_trace/`'s)."""
+        return tuple(c.file for c in self._listed.compile_logs)
+
+    def compile_view(self, span: str | int | None = None) -> dict[str, Any]:
+        """The `compile` route's JSON: the run's compile logs read, each compile placed on
+        the clock of its worker's span `span` (default "1"); docs/compile.md."""
+        return self._run_view("compile", span)
+
+    def compiles(self, span: str | int | None = None) -> pd.DataFrame:
+        """One row per compile of the `compile` route (its `compiles`: stages and cache
+        flattened to `stages.dynamo_us`, `cache.state`, ...; lists as object columns)."""
+        return rows_frame(self.compile_view(span), "compiles", RUN_VIEWS["compile"].response)
+
     def _run_view(self, route: str, span: str | int | None) -> dict[str, Any]:
         """A run-level route's JSON, waited for (the job the route runs in the background)."""
         names = {"run": self.name, "span": None if span is None else str(span)}

@@ -18,6 +18,7 @@ from ..api.view_parts import PAGE_MAX, GpuIdleView, LaunchDelayView
 from .flame_frames import flame_frame
 from .frames import breakdown_frame, events_frame, plain_fields, rows_frame
 from .gpu_idle_frames import idle_frame, queue_frame
+from .serving_frames import phases_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -141,6 +142,21 @@ class Trace:
             rows.extend(page["rows"])
         whole = {**first, "rows": rows, "offset": 0, "limit": len(rows)}
         return rows_frame(whole, "rows", VIEWS["memory_events"].response)
+
+    # --- serving (the `serving` route) -------------------------------------------------
+
+    def iterations(self) -> pd.DataFrame:
+        """One row per iteration of a vLLM or SGLang serving trace (phase, start, duration,
+        tokens, GPU busy and idle, graph replay share, scheduling, `top_kernels`), as the
+        `serving` route answers; `attrs` has the engine, how they were found, and the
+        `reason` when there are none."""
+        return self.rows("serving", "iterations")
+
+    def serving_phases(self) -> pd.DataFrame:
+        """One row per phase (prefill, decode, mixed, ...) of the serving iterations: count,
+        median / p90 times, tokens per second, kernel time by class, per-token estimates
+        (`serving_frames.phases_frame`)."""
+        return phases_frame(self.view("serving"))
 
     # --- why the GPU is idle (the `gpu_idle` route) -----------------------------------
 

@@ -1,4 +1,4 @@
-"""Run-level views (the distributed view, memory snapshots) as background jobs of the
+"""Run-level views (the distributed view, memory snapshots, compile logs) as background jobs of the
 store. The view's function comes from the caller (the api's registry), so the store knows
 no analysis.
 
@@ -74,6 +74,7 @@ class RunJobs:
         picks = chosen_spans(run, span)
         files = tuple((s.path, s.size, s.mtime_ns) for _, s in picks)
         files += tuple((s.path, s.size, s.mtime_ns) for s in run.snapshots)
+        files += tuple((c.path, c.size, c.mtime_ns) for c in run.compile_logs)
         key = (name, run.name, span or "1", files)
         fresh = RunJobState(run=run.name, span=span or "1", ranks_total=len(picks))
         return self._start(key, fresh, name, compute, RunContext.of(run, span, progress=progress))

@@ -151,10 +151,11 @@ class TraceStore:
             self.pool.submit(lambda: self._load(state))
         return state
 
-    def holds(self, path: str) -> bool:
-        """Whether this file, in its current state, is loading or loaded here."""
+    def holds(self, path: str, key: str | None = None) -> bool:
+        """Whether this file, in its current state (`key`, when the caller knows it), is
+        loading or loaded here."""
         try:
-            key = cache_key(file_identity(path))
+            key = key or cache_key(file_identity(path))
         except OSError:
             return False
         with self.lock:

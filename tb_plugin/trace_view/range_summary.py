@@ -11,7 +11,7 @@ import numpy as np
 from ..model.errors import bounded
 from .index import TimelineIndex
 from .params import RangeSummaryParams
-from .workers import WorkerTrace, select_tracks, time_range
+from .workers import Selection, WorkerTrace, kept_answer, select_tracks, time_range
 
 
 class RangeRow(TypedDict):
@@ -48,10 +48,24 @@ def _children_time(index: TimelineIndex, pos: np.ndarray, clipped: np.ndarray) -
 
 def range_summary(workers: Sequence[WorkerTrace], params: RangeSummaryParams) -> RangeSummaryView:
     """Per name, over the events of the chosen tracks overlapping [t0, t1): how many, their
-    time clipped to the range, and their self time (minus their children's, clipped)."""
+    time clipped to the range, and their self time (minus their children's, clipped).
+    Kept (`kept_answer`): a summary's cost follows the events in its range (a whole 4 GB
+    trace: ~0.5 s of CPU)."""
     t0, t1 = time_range(workers, params.get("t0"), params.get("t1"))
     limit = bounded(params.get("limit"), "limit", 500, 1, 100_000)
     selections = select_tracks(workers, params.get("tracks"))
+    request = (t0, t1, tuple(tuple(sel.slices.tolist()) for sel in selections), limit)
+
+    def answer() -> RangeSummaryView:
+        return _summary(workers, selections, t0, t1, limit)
+
+    found: RangeSummaryView = kept_answer(workers, "range_summary", request, answer)
+    return found
+
+
+def _summary(
+    workers: Sequence[WorkerTrace], selections: list[Selection], t0: float, t1: float, limit: int
+) -> RangeSummaryView:
     totals: dict[str, list[float]] = {}  # name: [count, total, self]
     n_events = 0
     for worker, sel in zip(workers, selections):

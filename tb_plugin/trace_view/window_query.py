@@ -18,6 +18,7 @@ from .workers import (
     NameTable,
     Selection,
     WorkerTrace,
+    kept_answer,
     select_tracks,
     time_base,
     time_range,
@@ -259,4 +260,9 @@ def _part(columns: Columns, a: int, b: int) -> dict[str, list[Any]]:
 
 
 def trace(workers: Sequence[WorkerTrace], params: TraceParams) -> WindowView:
-    return window(workers, window_request(params))
+    """The window asked (`kept_answer`: the same window again is answered at once)."""
+    request = window_request(params)
+    t0, t1 = time_range(workers, request["t0"], request["t1"])
+    key = (*sorted({**request, "t0": t0, "t1": t1}.items()),)
+    found: WindowView = kept_answer(workers, "trace", key, lambda: window(workers, request))
+    return found

@@ -8,8 +8,11 @@ added); one worker alone keeps the file's own times. docs/http_api.md has the sh
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -127,3 +130,45 @@ class NameTable:
                 self.table.append(name)
             local[i] = found
         return local[inverse.reshape(-1)]
+
+
+KEPT_ANSWERS = 16  # per model: the last answers of the trace view's windowed routes
+
+
+class KeptAnswers:
+    """The last `size` answers of a route, by their resolved request: the model never
+    changes, so an answer asked again is the one given before (never changed after)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._answers: OrderedDict[Hashable, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> Any:
+        with self._lock:
+            found = self._answers.get(key)
+            if found is not None:
+                self._answers.move_to_end(key)
+            return found
+
+    def put(self, key: Hashable, answer: Any) -> None:
+        with self._lock:
+            self._answers[key] = answer
+            while len(self._answers) > self.size:
+                self._answers.popitem(last=False)
+
+
+def kept_answer(
+    workers: Sequence[WorkerTrace], route: str, request: tuple[Any, ...], answer: Any
+) -> Any:
+    """The answer of `route` to the resolved `request` on these workers: the one given
+    before when it is among the last KEPT_ANSWERS of the first worker's model, else
+    `answer()` (kept). A trace's views never change, and the same window is asked again
+    whenever a page is drawn again (a whole 4 GB trace's window: tens of ms)."""
+    key = (route, tuple((w.name, *sorted(w.model.source.items())) for w in workers), request)
+    kept = workers[0].model.derived("_kept_answers", lambda _: KeptAnswers(KEPT_ANSWERS))
+    found = kept.get(key)
+    if found is None:
+        found = answer()
+        kept.put(key, found)
+    return found

@@ -20,6 +20,16 @@ export interface AllocationTable {
   truncated: boolean;
 }
 
+/** The lazily compiled backward graph of a compile (same compile id). */
+export interface BackwardCompile {
+  start_us: number | null;
+  dur_us: number | null;
+  inductor_us: number | null;
+  code_gen_us: number | null;
+  cache: CompileCache;
+  failed: boolean;
+}
+
 export interface BlockColumns {
   row: number[];
   depth: number[];
@@ -46,6 +56,11 @@ export interface CallStacksView {
   source: string | null;
   calls: number;
   stacks: StackRow[];
+}
+
+export interface Capture {
+  batch: number;
+  mode: string;
 }
 
 /** A collective type, from the distributed view's single-rank statistics. */
@@ -82,6 +97,144 @@ export interface Compared {
   delta_pct: number | null;
 }
 
+export interface Compile {
+  compile_id: string;
+  rank: number | null;
+  log: string;
+  frame: string | null;
+  file: string | null;
+  line: number | null;
+  attempts: number;
+  status: 'compiled' | 'failed' | 'unknown';
+  reason: string | null;
+  start_us: number | null;
+  end_us: number | null;
+  dur_us: number | null;
+  stages: CompileStages;
+  cache: CompileCache;
+  backward: BackwardCompile | null;
+  guard_count: number | null;
+  graph_op_count: number | null;
+  graph_breaks: number | null;
+  cudagraph_records: number;
+  cudagraph_skip_reason: string | null;
+  kernels: string[];
+  worker: string | null;
+  trace_start_us: number | null;
+  step: number | null;
+}
+
+export interface CompileAdvice {
+  rule: string;
+  text: string;
+  compile_ids: string[];
+  rank: number | null;
+  file: string | null;
+  line: number | null;
+}
+
+/** How one log's times were placed on one trace's clock, and how well that held. */
+export interface CompileAlignment {
+  log: string;
+  rank: number | null;
+  worker: string | null;
+  span: string | null;
+  matched_by: string | null;
+  time_origin_us: number | null;
+  checked: number;
+  median_error_us: number | null;
+  max_error_us: number | null;
+  in_window: number;
+  outside_window: number;
+  note: string;
+}
+
+/** What the compile found in torch's caches (local and remote counters summed). */
+export interface CompileCache {
+  state: string | null;
+  inductor_hits: number | null;
+  inductor_misses: number | null;
+  aot_hits: number | null;
+  aot_misses: number | null;
+  time_saved_us: number | null;
+}
+
+/** A phase of a compile (torch's `dynamo_timed` chromium events), for the trace view. */
+export interface CompileEvent {
+  name: string;
+  compile_id: string | null;
+  rank: number | null;
+  worker: string | null;
+  start_us: number;
+  dur_us: number;
+  depth: number;
+}
+
+export interface CompileFailure {
+  compile_id: string;
+  rank: number | null;
+  frame: string | null;
+  fail_type: string;
+  reason: string | null;
+  user: SourceLine | null;
+  suppressed: boolean | null;
+}
+
+/** `compile` answers 202 with this while its job runs: the run job's progress, the traces of the run loaded so far (the body every run job answers). */
+export interface CompileLoading {
+  run: string;
+  span: string;
+  state: 'loading';
+  ranks_done: number;
+  ranks_total: number;
+}
+
+export interface CompileLogInfo {
+  file: string;
+  rank: number | null;
+  size: number;
+  pid: number | null;
+  torch_version: string | null;
+  records: number;
+  lines: number;
+  skipped: number;
+  partial: boolean;
+  warnings: string[];
+  error: string | null;
+  error_kind: string | null;
+}
+
+export interface CompileResponse {
+  run: string;
+  state: 'ready';
+  logs: CompileLogInfo[];
+  compiles: Compile[];
+  recompiles: Recompile[];
+  graph_breaks: GraphBreak[];
+  failures: CompileFailure[];
+  cudagraphs: CudaGraphNote[];
+  alignments: CompileAlignment[];
+  steps: StepCompileTime[];
+  kernels: CompiledKernel[];
+  events: CompileEvent[];
+  events_total: number;
+  advice: CompileAdvice[];
+  total_compile_us: number;
+}
+
+/** The entire-frame compile time cut by stage, each without the stages inside it (torch times them nested: entire frame ⊇ backend ⊇ Inductor ⊇ code generation). */
+export interface CompileStages {
+  dynamo_us: number | null;
+  aot_autograd_us: number | null;
+  inductor_us: number | null;
+  code_gen_us: number | null;
+}
+
+export interface CompiledKernel {
+  name: string;
+  compiles: KernelSite[];
+}
+
 export interface CounterInfo {
   metric: string;
   unit: string;
@@ -91,6 +244,14 @@ export interface CounterInfo {
 export interface CounterSeries {
   start: number[];
   value: number[];
+}
+
+export interface CudaGraphNote {
+  compile_id: string;
+  rank: number | null;
+  kind: 'rerecorded' | 'skipped';
+  reason: string | null;
+  count: number;
 }
 
 export interface CurveView {
@@ -140,6 +301,7 @@ export interface DiffView {
   vendors: string[];
   kernels_by_work: WorkPair[];
   modules: ModuleRatio[];
+  serving: ServingPhaseDiff[];
 }
 
 /** `distributed` answers 202 with this while the per-rank summaries are computed. */
@@ -176,6 +338,11 @@ export interface DistributedView {
   clock_offsets: RankOffset[];
   health: RunHealthCheck[];
   warnings: string[];
+}
+
+export interface Estimate {
+  value_us: number | null;
+  assumption: string;
 }
 
 export interface EventParams {
@@ -304,6 +471,19 @@ export interface GpuIdleView {
   launch_delay: LaunchDelayView | null;
 }
 
+export interface GraphBreak {
+  compile_id: string;
+  rank: number | null;
+  frame: string | null;
+  file: string | null;
+  line: number | null;
+  reason: string;
+  explanation: string | null;
+  hints: string[];
+  user: SourceLine | null;
+  stack: SourceLine[];
+}
+
 export interface GraphReplaySummary {
   kernels: number;
   matched: number;
@@ -400,6 +580,37 @@ export interface IdleInterval {
   next_name: string | null;
 }
 
+/** One iteration: its host span (the engine's marker), the GPU work it launched, and what the engine said of it. `None`: unknown (never 0 for unknown). */
+export interface Iteration {
+  index: number;
+  phase: string;
+  phase_from: string;
+  marker: string;
+  start_us: number;
+  dur_us: number;
+  host_dur_us: number;
+  gpu_start_us: number | null;
+  gpu_end_us: number | null;
+  gpu_busy_us: number;
+  gpu_idle_us: number | null;
+  kernel_us: number;
+  graph_replayed_us: number;
+  graph_replayed_pct: number | null;
+  scheduling_us: number | null;
+  queue_us: number | null;
+  gap_before_us: number | null;
+  gpu_gap_before_us: number | null;
+  tokens: number | null;
+  requests: number | null;
+  context_requests: number | null;
+  context_tokens: number | null;
+  generation_requests: number | null;
+  generation_tokens: number | null;
+  collective_calls: number;
+  collective_us: number;
+  top_kernels: TopKernel[];
+}
+
 export interface JobStep {
   name: string;
   number: number | null;
@@ -443,6 +654,12 @@ export interface KernelRowBase extends RooflineFields {
   work: string;
   launch_delay_mean_us: number | null;
   launch_delay_p90_us: number | null;
+}
+
+export interface KernelSite {
+  compile_id: string;
+  rank: number | null;
+  wrappers: string[];
 }
 
 export interface KernelsParams {
@@ -736,6 +953,26 @@ export interface OverviewView {
   left_out_events: number;
 }
 
+export interface PhaseStats {
+  count: number;
+  dur_us: Stat;
+  gpu_busy_us: Stat;
+  scheduling_us: Stat;
+  gap_before_us: Stat;
+  tokens: number | null;
+  requests: number | null;
+  iterations_with_tokens: number;
+  tokens_per_s: number | null;
+  kernel_us: number;
+  classes_us: Record<string, number>;
+  graph_replayed_pct: number | null;
+  collective_calls: number;
+  collective_us: number;
+  collective_types: Record<string, number>;
+  first_token_us: Estimate;
+  per_output_token_us: Estimate;
+}
+
 export interface ProcessGroupView {
   name: string;
   description: string | null;
@@ -838,6 +1075,22 @@ export interface Recommendation {
   docs_url: string | null;
 }
 
+export interface Recompile {
+  compile_id: string;
+  rank: number | null;
+  frame: string | null;
+  file: string | null;
+  line: number | null;
+  reasons: string[];
+  kind: string;
+  guard: string | null;
+  detail: string | null;
+  source: SourceLine | null;
+  start_us: number | null;
+  trace_start_us: number | null;
+  step: number | null;
+}
+
 export interface Roof {
   device_id: number;
   device: string;
@@ -914,6 +1167,32 @@ export interface SearchView {
   hits: SearchHits;
   total: number;
   truncated: boolean;
+}
+
+/** A phase of both sides' serving views: a phase absent from a side ran 0 iterations there (its times unknown). */
+export interface ServingPhaseDiff {
+  phase: string;
+  iterations: Compared;
+  median_us: Compared;
+  p90_us: Compared;
+  gpu_busy_median_us: Compared;
+  tokens_per_s: Compared;
+  per_token_us: Compared;
+  classes_per_iteration_us: Record<string, Compared>;
+}
+
+export interface ServingView {
+  engine: string | null;
+  source: string | null;
+  reason: string | null;
+  rank: number | null;
+  world_size: number | null;
+  iteration_count: number;
+  window_us: number[];
+  iterations: Iteration[];
+  phases: Record<string, PhaseStats>;
+  captures: Capture[];
+  notes: string[];
 }
 
 export interface SideSummary {
@@ -997,6 +1276,12 @@ export interface SourceFrame {
   name: string;
 }
 
+export interface SourceLine {
+  file: string | null;
+  line: number | null;
+  name: string | null;
+}
+
 export interface SpanListing {
   name: string;
   timestamp: number | null;
@@ -1019,6 +1304,14 @@ export interface StackBytes {
 
 export interface StackRow extends Stats {
   frames: PythonStacksFrame[];
+}
+
+/** A time over a phase's iterations (None: no iteration has it). */
+export interface Stat {
+  median: number | null;
+  p90: number | null;
+  mean: number | null;
+  total: number | null;
 }
 
 export interface Stats {
@@ -1048,6 +1341,27 @@ export interface StatusResponse {
   error: LoadError | null;
   event_count: number;
   views: string[];
+}
+
+export interface StepCompilePart {
+  compile_id: string;
+  frame: string | null;
+  file: string | null;
+  line: number | null;
+  backward: boolean;
+  us: number;
+}
+
+export interface StepCompileTime {
+  worker: string;
+  step: number | null;
+  name: string;
+  start_us: number;
+  trace_start_us: number;
+  step_us: number;
+  compile_us: number;
+  compiles: StepCompilePart[];
+  text: string;
 }
 
 export interface StepMarker {
@@ -1161,6 +1475,12 @@ export interface TopChange {
   base: number | null;
   target: number | null;
   delta: number;
+}
+
+export interface TopKernel {
+  name: string;
+  calls: number;
+  total_us: number;
 }
 
 export interface TraceParams extends Tracks, TimeRange {
@@ -1398,6 +1718,7 @@ export interface Routes {
   spans: { params: WorkerScope; response: SpansResponse; loading: never };
   status: { params: SpanScope; response: StatusResponse; loading: never };
   distributed: { params: RunScope; response: DistributedResponse; loading: DistributedLoading };
+  compile: { params: RunScope; response: CompileResponse; loading: CompileLoading };
   memory_snapshot: { params: RunScope; response: MemorySnapshotResponse; loading: DistributedLoading };
   trend: { params: Query<TrendParams>; response: TrendView; loading: TrendLoading };
   overview: { params: SpanScope; response: OverviewView; loading: StatusResponse };
@@ -1408,6 +1729,7 @@ export interface Routes {
   callstacks: { params: SpanScope & Query<CallStacksParams>; response: CallStacksView; loading: StatusResponse };
   kernels: { params: SpanScope & Query<KernelsParams>; response: KernelsView; loading: StatusResponse };
   modules: { params: SpanScope; response: ModulesView; loading: StatusResponse };
+  serving: { params: SpanScope; response: ServingView; loading: StatusResponse };
   flamegraph: { params: SpanScope & Query<FlameGraphParams>; response: FlameGraphView; loading: StatusResponse };
   gpu_idle: { params: SpanScope; response: GpuIdleView; loading: StatusResponse };
   health: { params: SpanScope; response: HealthView; loading: StatusResponse };

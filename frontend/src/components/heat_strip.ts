@@ -5,6 +5,7 @@
 
 import type { Theme, ThemeWatcher } from './theme';
 import { h, replaceChildren } from './dom';
+import { Redraw } from './redraw';
 import { columnAt, intensity, layoutColumns, rgba, rowMax, tickEvery } from './heat_strip_model';
 import { ensureStyle } from './view_style';
 
@@ -55,17 +56,13 @@ export class HeatStrip {
   private readonly scroller: HTMLElement;
   private readonly canvas: HTMLCanvasElement;
   private readonly tip: HTMLElement;
-  private readonly themes: ThemeWatcher;
-  private readonly unsubscribe: () => void;
-  private readonly resize: ResizeObserver | undefined;
+  private readonly redraw: Redraw;
   private cell = 8;
   private hover = -1;
-  private frame = 0;
 
   constructor(opts: HeatStripOptions, themes: ThemeWatcher) {
     ensureStyle('heat-strip', CSS);
     this.opts = opts;
-    this.themes = themes;
     this.labels = h('div', { class: 'ks-heat-labels' });
     this.canvas = h('canvas', {
       class: 'ks-heat-canvas',
@@ -86,26 +83,19 @@ export class HeatStrip {
       this.scroller,
       this.tip,
     );
-    this.unsubscribe = themes.subscribe(() => this.schedule());
-    if (typeof ResizeObserver !== 'undefined') {
-      this.resize = new ResizeObserver(() => this.schedule());
-      this.resize.observe(this.scroller);
-    }
+    this.redraw = new Redraw(themes, this.scroller, (theme) => this.draw(theme));
     this.renderLabels();
-    this.schedule();
   }
 
   update(opts: Partial<HeatStripOptions>): void {
     this.opts = { ...this.opts, ...opts };
     this.element.dataset.columns = String(this.opts.columns.length);
     this.renderLabels();
-    this.schedule();
+    this.redraw.schedule();
   }
 
   destroy(): void {
-    cancelAnimationFrame(this.frame);
-    this.unsubscribe();
-    this.resize?.disconnect();
+    this.redraw.stop();
     this.element.remove();
   }
 
@@ -131,14 +121,6 @@ export class HeatStrip {
       'aria-label',
       `${this.opts.rows.map((r) => r.label).join(', ')} for ${this.opts.columns.length} ${this.opts.axisName ?? 'columns'}`,
     );
-  }
-
-  private schedule(): void {
-    if (this.frame) return;
-    this.frame = requestAnimationFrame(() => {
-      this.frame = 0;
-      this.draw(this.themes.current);
-    });
   }
 
   private draw(theme: Theme): void {
@@ -214,7 +196,7 @@ export class HeatStrip {
     const c = this.column(event);
     if (c !== this.hover) {
       this.hover = c;
-      this.schedule();
+      this.redraw.schedule();
     }
     if (c < 0) {
       this.tip.hidden = true;
@@ -236,7 +218,7 @@ export class HeatStrip {
     this.tip.hidden = true;
     if (this.hover !== -1) {
       this.hover = -1;
-      this.schedule();
+      this.redraw.schedule();
     }
   }
 

@@ -376,6 +376,7 @@ export class Shell {
           key: { ...sel },
           status,
           views: status.views.filter((v) => VIEW_IDS.includes(v)),
+          runViews: runViewsOf(this.runs, sel),
           navigate: (view, target) => this.chooseView(view, target),
         }),
       anchor,

@@ -3,6 +3,7 @@
 // plus its folder under views/. The Diff page (two worker-spans) is offered by the shell
 // while a target is chosen in the side bar's "Compare with…" (shell/compare.ts).
 
+import { compileView } from './compile';
 import { diffView } from './diff';
 import { distributedView } from './distributed';
 import { flamegraphView } from './flamegraph';
@@ -12,12 +13,13 @@ import { memorySnapshotView } from './memory_snapshot';
 import { modulesView } from './modules';
 import { operatorsView } from './operators';
 import { overviewView } from './overview';
+import { servingView } from './serving';
 import { traceView } from './trace';
 import { trendsView } from './trends';
 import type { RunViewDef, ViewDef } from './types';
 
 // The Views list's order: the old plugin's and the README's (Overview, Operators, Kernels,
-// Trace, Memory, Modules), whatever order `status.views` lists them in; the run-level
+// Trace, Memory, Modules, then Serving), whatever order `status.views` lists them in; the run-level
 // Distributed view follows them, then the Diff page.
 export const VIEWS: readonly ViewDef[] = [
   overviewView,
@@ -26,6 +28,7 @@ export const VIEWS: readonly ViewDef[] = [
   traceView,
   memoryView,
   modulesView,
+  servingView,
   flamegraphView,
   diffView,
 ];
@@ -38,9 +41,13 @@ const VIEW_NEEDS: Readonly<Record<string, string>> = {
   modules:
     'it records no nn.Module calls (profile with with_stack=True, or with_modules=True, to get them)',
   flamegraph: 'it holds no operators or annotations (host ranges)',
+  serving:
+    'it records no serving engine marker (vLLM or SGLang iteration annotations, or their execute_model / forward_batch_generation frames with with_stack=True)',
   diff: 'no run is chosen in “Compare with…”',
   distributed: 'this run has a single worker (the view compares the ranks of a job)',
   trends: 'the logdir has a single run (the page compares the runs of a logdir)',
+  compile:
+    'this run has no TORCH_TRACE compile logs (run with TORCH_TRACE=<run folder>/torch_trace)',
 };
 
 /** Why a trace offers no `id` view, for the page's notice. */
@@ -77,7 +84,12 @@ export function viewLabel(id: string): string {
 
 // Trends is logdir-level: offered with every run of a logdir of several runs, it ignores
 // the run chosen.
-export const RUN_VIEWS: readonly RunViewDef[] = [distributedView, memorySnapshotView, trendsView];
+export const RUN_VIEWS: readonly RunViewDef[] = [
+  distributedView,
+  compileView,
+  memorySnapshotView,
+  trendsView,
+];
 
 export const RUN_VIEW_IDS: readonly string[] = RUN_VIEWS.map((v) => v.id);
 

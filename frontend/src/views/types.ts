@@ -22,6 +22,8 @@ export interface ViewContext {
   signal: AbortSignal;
   /** Views this worker-span offers that the UI knows (as in the View selector). */
   views: readonly string[];
+  /** The run-level views the run offers (its listing's `views`: distributed, compile...). */
+  runViews: readonly string[];
   /** The label of a view id, as in the View selector. */
   viewLabel: (view: string) => string;
   /** Switches to a view (or stays) and scrolls to an anchor in it. */

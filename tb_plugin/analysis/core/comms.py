@@ -22,6 +22,7 @@ for all_gather / reduce_scatter the ratio of the two sizes of an op taking (outp
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -146,6 +147,16 @@ class GroupFacts:
     ranks: list[int] | None = None
 
 
+@functools.lru_cache(maxsize=256)
+def _listed_ranks(text: str) -> tuple[int, ...] | None:
+    """The ranks of a whole `Process Group Ranks` text, None when one is not a number.
+    Cached: every call of a group carries the same text (2,048 numbers for a world group)."""
+    items = [lenient_int(x) for x in text.strip("[] ").split(",") if x.strip()]
+    if items and all(x is not None for x in items):
+        return tuple(int(x) for x in items if x is not None)
+    return None
+
+
 def _rank_list(args: CommArgs, size: int | None) -> list[int] | None:
     """`Process Group Ranks` is a string "[0, 1]" (PyTorch truncates long lists with "...");
     a truncated or missing list is rebuilt from `Global rank start`/`stride` and the size."""
@@ -153,9 +164,9 @@ def _rank_list(args: CommArgs, size: int | None) -> list[int] | None:
     if isinstance(text, list):
         text = str(text)
     if isinstance(text, str) and "..." not in text:
-        items = [lenient_int(x) for x in text.strip("[] ").split(",") if x.strip()]
-        if items and all(x is not None for x in items):
-            return [int(x) for x in items if x is not None]
+        listed = _listed_ranks(text)
+        if listed is not None:
+            return list(listed)
     start, stride = lenient_int(args.rank_start), lenient_int(args.rank_stride)
     if start is not None and start >= 0 and stride is not None and stride > 0 and size:
         return list(range(start, start + stride * size, stride))

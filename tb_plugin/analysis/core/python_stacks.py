@@ -23,6 +23,10 @@ from .optree import OpTree
 from .tree_arrays import chain_ids
 
 _FRAME = re.compile(r"^(.*)\((\d+)\): (.*)$")
+# Frames of torch, triton and Python itself (relative as the Python tracer writes them, or
+# installed paths), as opposed to the model's own code.
+_LIBRARY = ("torch/", "triton/", "<", "contextlib.py", "threading.py", "functools.py")
+_LIBRARY_PARTS = ("/site-packages/", "/dist-packages/", "/lib/python3", "/torch/", "/triton/")
 _MODULE_INSTANCE = re.compile(r"^(nn\.Module: .*?)_\d+$")
 
 
@@ -129,6 +133,12 @@ def _frames(model: TraceModel, py: np.ndarray) -> tuple[np.ndarray, list[str]]:
     canon: dict[str, int] = {}
     remap = np.array([canon.setdefault(t, len(canon)) for t in texts], dtype=np.int64)
     return remap[inverse.reshape(-1)], list(canon)
+
+
+def is_library_file(filename: str) -> bool:
+    """Whether a frame's file is library code (torch, triton, the standard library, an
+    installed package) rather than the user's own."""
+    return filename.startswith(_LIBRARY) or any(p in filename for p in _LIBRARY_PARTS)
 
 
 def parse_frame(text: str) -> Frame:

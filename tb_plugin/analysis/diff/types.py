@@ -6,7 +6,7 @@ from typing import Any, Literal, TypedDict
 
 # Bump when the view's output changes (here, with its types: the registry reads it without
 # importing the view).
-VERSION = "2"
+VERSION = "3"
 
 
 class DiffParams(TypedDict, total=False):
@@ -135,6 +135,20 @@ class WorkPair(TypedDict):
     per_step_us: Compared
 
 
+class ServingPhaseDiff(TypedDict):
+    """A phase of both sides' serving views: a phase absent from a side ran 0 iterations
+    there (its times unknown)."""
+
+    phase: str  # prefill, decode, mixed, idle, unknown
+    iterations: Compared
+    median_us: Compared  # of the iterations' dur_us
+    p90_us: Compared
+    gpu_busy_median_us: Compared
+    tokens_per_s: Compared  # unknown where the engine gave no tokens
+    per_token_us: Compared  # prefill: the first-token estimate; decode: per output token
+    classes_per_iteration_us: dict[str, Compared]  # kernel taxonomy class -> time per iteration
+
+
 class ModuleRatio(TypedDict):
     path: str  # the Modules view's path, the same on both sides
     module_type: str
@@ -162,3 +176,4 @@ class DiffView(TypedDict):
     vendors: list[str]  # base's and target's kernel vendor ("nvidia", "amd", "" unknown)
     kernels_by_work: list[WorkPair]  # empty unless both sides ran kernels
     modules: list[ModuleRatio]  # modules on both sides, by path
+    serving: list[ServingPhaseDiff]  # empty unless both sides have serving iterations

@@ -11,6 +11,8 @@ rank), so every number is the one those pages show for each side.
 - Communication: per collective type, the distributed view's statistics of the trace as a
   single rank: bandwidth is over the collective's whole time, as one file cannot separate
   the wait for the other ranks.
+- Serving: per phase of the serving views (`serving.py`), when both sides have
+  iterations.
 - Operators and kernels: `rows.py`; kernels paired by what they do (work class, launching
   op and its shapes: across vendors, where names never match) and modules by path:
   `by_work.py`.
@@ -32,6 +34,7 @@ from ..overview import ALL_PARTS, OverviewView, overview
 from .by_work import module_ratios, pair_by_work, work_groups
 from .numbers import compare, rounded
 from .rows import kernel_rows, operator_rows, top_changes
+from .serving import serving_diff
 from .types import (
     BreakdownDiff,
     CollectiveDiff,
@@ -108,6 +111,7 @@ def diff(base_model: TraceModel, target_model: TraceModel, group_by: str = "name
         if base.kernels is not None and target.kernels is not None
         else []
     )
+    serving, serving_notes = serving_diff(base_model, target_model)
     base_summary, target_summary = base.summary(), target.summary()
     devices_differ = bool(
         base_summary["devices"]
@@ -119,7 +123,7 @@ def diff(base_model: TraceModel, target_model: TraceModel, group_by: str = "name
         "base": base_summary,
         "target": target_summary,
         "devices_differ": devices_differ,
-        "notes": _notes(base, target, devices_differ),
+        "notes": _notes(base, target, devices_differ) + serving_notes,
         "steps": _steps(base.overview, target.overview),
         "breakdown": _breakdown(base.overview, target.overview),
         "gpu": _gpu(base.overview, target.overview) if base.has_gpu and target.has_gpu else [],
@@ -138,6 +142,7 @@ def diff(base_model: TraceModel, target_model: TraceModel, group_by: str = "name
         if both_kernels
         else [],
         "modules": module_ratios(base_model, target_model),
+        "serving": serving,
     }
 
 

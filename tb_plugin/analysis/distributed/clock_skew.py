@@ -71,25 +71,44 @@ def end_offsets(inst: Instances) -> np.ndarray:
 def rank_offsets(inst: Instances, ranks: list[int]) -> list[RankOffset]:
     """Every rank that shares a collective call with another rank, by rank."""
     diff = end_offsets(inst)
-    known = ~np.isnan(diff)
+    known = np.flatnonzero(~np.isnan(diff))
+    known = known[np.argsort(inst.rank[known], kind="stable")]  # rank after rank
+    counts = np.bincount(inst.rank[known], minlength=len(ranks))
+    median, low, high = _rank_quantiles(diff[known], counts)
     out: list[RankOffset] = []
     for index, rank in enumerate(ranks):
-        own = diff[known & (inst.rank == index)]
-        if own.size == 0:
+        if counts[index] == 0:
             continue
-        offset = round(float(np.median(own)), 3)
-        low, high = np.percentile(own, [25, 75])
-        spread = round(float(high - low), 3)
+        offset = round(float(median[index]), 3)
+        spread = round(float(high[index] - low[index]), 3)
         out.append(
             {
                 "rank": rank,
                 "offset_us": offset,
                 "spread_us": spread,
-                "calls": int(own.size),
+                "calls": int(counts[index]),
                 "skewed": abs(offset) > max(SKEW_TOLERANCE_US, spread),
             }
         )
     return sorted(out, key=lambda r: r["rank"])
+
+
+def _rank_quantiles(
+    values: np.ndarray, counts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per rank, the median and the 25th and 75th percentiles of its `values` (`counts[r]`
+    of them, rank after rank; NaN for a rank without any). The ranks with as many values
+    are taken together, as the rows of one matrix: numpy's own median and percentile of
+    each row, so the same numbers as rank by rank, without a call per rank (2,048 ranks
+    usually have one or two counts)."""
+    median, low, high = (np.full(counts.size, np.nan) for _ in range(3))
+    first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    for n in np.unique(counts[counts > 0]).tolist():
+        rows = np.flatnonzero(counts == n)
+        table = values[first[rows][:, None] + np.arange(n)]
+        median[rows] = np.median(table, axis=1)
+        low[rows], high[rows] = np.percentile(table, [25, 75], axis=1)
+    return median, low, high
 
 
 def clock_skew_check(offsets: list[RankOffset], n_ranks: int) -> RunHealthCheck:

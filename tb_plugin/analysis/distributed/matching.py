@@ -4,13 +4,12 @@ with each instance's synchronizing wait and transfer time (the rules: view.py's 
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .pairing import Pairing
-from .summary import RankSummary
+from .summary import COLUMNS, RankSummary
 from .types import ProcessGroupView
 
 
@@ -42,68 +41,47 @@ class Instances:
 
 
 def instances(summaries: list[RankSummary]) -> Instances:
-    kind_names = sorted({k for s in summaries for k in s.collectives.kinds})
-    pg_names = sorted({p for s in summaries for p in s.collectives.pgs})
-    kind_id = {k: i for i, k in enumerate(kind_names)}
-    pg_id = {p: i for i, p in enumerate(pg_names)}
+    """Every rank's collective table end to end (rank after rank), each column joined from
+    the tables' packed bytes at once; kinds and process groups as indices into the sorted
+    names of the whole job; times moved onto the earliest rank's clock."""
+    tables = [s.collectives for s in summaries]
+    kind_names = sorted({k for t in tables for k in t.kinds})
+    pg_names = sorted({p for t in tables for p in t.pgs})
     origins = [s.time_origin_us for s in summaries]
     reference = min(origins) if origins else 0.0
-    names = (
-        "rank",
-        "kind",
-        "pg",
-        "seq",
-        "start",
-        "end",
-        "bytes",
-        "gs",
-        "gsf",
-        "step",
-        "dst",
-        "src",
-    )
-    cols: dict[str, list[np.ndarray]] = {k: [] for k in names}
-    for r, s in enumerate(summaries):
-        t = s.collectives
-        offset = s.time_origin_us - reference  # exact: origins are whole microseconds
-        kmap = np.array([kind_id[k] for k in t.kinds] or [0], dtype=np.int64)
-        pmap = np.array([pg_id[p] for p in t.pgs] or [0], dtype=np.int64)
-        cols["rank"].append(np.full(t.count, r, dtype=np.int64))
-        cols["kind"].append(kmap[t.column("kind")])
-        cols["pg"].append(pmap[t.column("pg")])
-        cols["seq"].append(t.column("seq"))
-        cols["start"].append(t.column("start_us") + offset)
-        cols["end"].append(t.column("end_us") + offset)
-        cols["bytes"].append(t.column("nbytes"))
-        cols["gs"].append(t.column("group_size"))
-        cols["gsf"].append(t.column("gs_from"))
-        cols["step"].append(t.column("step"))
-        cols["dst"].append(t.column("dst"))
-        cols["src"].append(t.column("src"))
+    counts = np.array([t.count for t in tables], dtype=np.int64)
+    rank = np.repeat(np.arange(len(tables), dtype=np.int64), counts)
+    # exact: origins are whole microseconds
+    offset = np.array([o - reference for o in origins], dtype=np.float64)
 
-    cat = functools.partial(_cat, cols)
+    def column(name: str) -> np.ndarray:
+        return np.frombuffer(b"".join(getattr(t, name) for t in tables), dtype=COLUMNS[name])
+
+    def names(local: str, table_of: str, ids: list[str]) -> np.ndarray:
+        """Each instance's index into `ids` (the tables index their own name lists)."""
+        at = {n: i for i, n in enumerate(ids)}
+        maps = [[at[n] for n in getattr(t, table_of)] or [0] for t in tables]
+        first = np.cumsum([0] + [len(m) for m in maps])[:-1]
+        joined = np.array([i for m in maps for i in m], dtype=np.int64)
+        return joined[column(local).astype(np.int64) + first[rank]] if rank.size else rank
+
     return Instances(
         kind_names=kind_names,
         pg_names=pg_names,
-        rank=cat("rank", "i8"),
-        kind=cat("kind", "i8"),
-        pg=cat("pg", "i8"),
-        seq=cat("seq", "i8"),
-        start=cat("start", "f8"),
-        end=cat("end", "f8"),
-        nbytes=cat("bytes", "f8"),
-        group_size=cat("gs", "i8"),
-        step=cat("step", "i8"),
-        dst=cat("dst", "i8"),
-        src=cat("src", "i8"),
-        gs_from=cat("gsf", "i8"),
-        offset=np.array([o - reference for o in origins], dtype=np.float64),
+        rank=rank,
+        kind=names("kind", "kinds", kind_names),
+        pg=names("pg", "pgs", pg_names),
+        seq=column("seq").astype(np.int64),
+        start=column("start_us").astype(np.float64) + offset[rank],
+        end=column("end_us").astype(np.float64) + offset[rank],
+        nbytes=column("nbytes").astype(np.float64),
+        group_size=column("group_size").astype(np.int64),
+        step=column("step").astype(np.int64),
+        dst=column("dst").astype(np.int64),
+        src=column("src").astype(np.int64),
+        gs_from=column("gs_from").astype(np.int64),
+        offset=offset,
     )
-
-
-def _cat(cols: dict[str, list[np.ndarray]], name: str, dtype: str) -> np.ndarray:
-    parts = cols[name]
-    return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
 
 
 def match_instances(inst: Instances) -> None:

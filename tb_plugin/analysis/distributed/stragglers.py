@@ -23,7 +23,8 @@ from typing import TypedDict
 import numpy as np
 
 from .matching import Instances
-from .summary import RankSummary, StepTimes
+from .step_table import StepTable
+from .summary import RankSummary
 from .types import JobStep, RankInput, Straggler, StragglerCount
 
 FACTORS = ("computation", "dataloader", "host_gap", "communication")
@@ -92,12 +93,9 @@ def explain(
 # --- the stage: who was late at each step ------------------------------------------------
 
 
-def _first_common_collective(
-    inst: Instances, inst_flat: np.ndarray, flat: np.ndarray, rs: np.ndarray
-) -> np.ndarray | None:
-    """Each rank's start of the earliest collective of the step that all its ranks ran
-    (the same match), or None when there is none."""
-    sel = np.flatnonzero(np.isin(inst_flat, flat))
+def _first_common_collective(inst: Instances, sel: np.ndarray, rs: np.ndarray) -> np.ndarray | None:
+    """Each rank's start of the earliest collective of the step (its instances `sel`) that
+    all its ranks ran (the same match), or None when there is none."""
     if sel.size == 0:
         return None
     ranks = int(inst.rank.max()) + 1
@@ -118,12 +116,12 @@ def _first_common_collective(
 
 
 def _first_call_lateness(
-    inst: Instances, inst_flat: np.ndarray, flat: np.ndarray, rs: np.ndarray
+    inst: Instances, sel: np.ndarray, rs: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """Without a collective of all the step's ranks (a job of many groups): each rank's
-    first matched call of the step, its start and how much later than the median of that
-    call's other members it came (0 for a rank without one)."""
-    sel = np.flatnonzero(np.isin(inst_flat, flat) & inst.matched)
+    first matched call of the step (its instances `sel`), its start and how much later
+    than the median of that call's other members it came (0 for a rank without one)."""
+    sel = sel[inst.matched[sel]]
     if sel.size == 0:
         return None
     position = np.full(int(inst.rank.max()) + 1, -1, dtype=np.int64)
@@ -159,12 +157,12 @@ def _first_call_lateness(
 
 
 def _transfer_before(
-    inst: Instances, inst_flat: np.ndarray, flat: np.ndarray, arrivals: np.ndarray
+    inst: Instances, inst_flat: np.ndarray, step: _StepRanks, arrivals: np.ndarray
 ) -> np.ndarray:
     """Per rank of a step, the transfer time of its matched collectives of the step that
     started before its arrival: only those can have delayed it."""
+    flat, sel = step.flat, step.instances
     out = np.zeros(flat.size)
-    sel = np.flatnonzero(np.isin(inst_flat, flat))
     order = np.argsort(flat)
     member = order[np.searchsorted(flat, inst_flat[sel], sorter=order)]  # each one's rank
     early = (inst.start[sel] < arrivals[member]) & inst.matched[sel]
@@ -176,40 +174,41 @@ def straggler_steps(
     inputs: list[RankInput],
     ranks: list[int],
     summaries: list[RankSummary],
-    step_offsets: np.ndarray,
+    table: StepTable,
     inst: Instances,
     inst_flat: np.ndarray,
 ) -> tuple[list[JobStep], list[StragglerCount]]:
-    origins = [s.time_origin_us for s in summaries]
-    reference = min(origins) if origins else 0.0
+    origins = np.array([s.time_origin_us for s in summaries], dtype=np.float64)
+    reference = float(origins.min()) if origins.size else 0.0
     # Steps of different ranks are the same step when they have the same number
     # (ProfilerStep#N), else the same position.
-    keyed: dict[tuple[int, int], list[tuple[int, int]]] = {}
-    for r, s in enumerate(summaries):
-        for j, st in enumerate(s.steps):
-            key = (0, st["number"]) if st["number"] is not None else (1, j)
-            keyed.setdefault(key, []).append((r, j))
+    keyed: dict[tuple[int, int], list[int]] = {}
+    for r in range(len(summaries)):
+        for j, i in enumerate(range(table.bounds[r], table.bounds[r + 1])):
+            number = table.steps[i]["number"]
+            key = (0, number) if number is not None else (1, j)
+            keyed.setdefault(key, []).append(i)
+    rank_of = np.repeat(np.arange(len(summaries)), np.diff(table.bounds))
     late_steps = np.zeros(len(summaries), dtype=np.int64)
     late_total = np.zeros(len(summaries))
     out: list[JobStep] = []
+    step_instances = _instances_by_step(inst_flat, len(table.steps), keyed)
     for key in sorted(keyed):
-        members = keyed[key]
-        rs = np.array([r for r, _ in members])
-        flat = np.array([int(step_offsets[r]) + j for r, j in members])
-        steps = [summaries[r].steps[j] for r, j in members]
-        durations = np.array([st["end_us"] - st["start_us"] for st in steps])
-        first = steps[0]
+        flat = np.array(keyed[key], dtype=np.int64)
+        rs = rank_of[flat]
+        durations = table.array("duration")[flat]
+        first = table.steps[int(flat[0])]
         job_step: JobStep = {
             "name": first["name"],
             "number": first["number"],
-            "ranks": len(members),
+            "ranks": int(flat.size),
             "median_duration_us": _r(np.median(durations)),
             "max_duration_us": _r(durations.max()),
             "straggler": None,
         }
-        if len(members) >= 2:
-            offsets = np.array([origins[r] - reference for r in rs])  # onto one clock
-            found = _StepRanks(members, rs, flat, steps, offsets)
+        if flat.size >= 2:
+            offsets = origins[rs] - reference  # onto one clock
+            found = _StepRanks(rs, flat, table, offsets, step_instances[key])
             late = _late_rank(inputs, ranks, found, inst, inst_flat)
             if late is not None:  # nobody came later than the others: no straggler
                 r, late_by, straggler = late
@@ -232,14 +231,33 @@ def straggler_steps(
 
 @dataclass
 class _StepRanks:
-    """The ranks that ran one step: (rank, step index) pairs, the ranks, their flat step
-    indices, their steps and their clock offsets onto the reference clock."""
+    """The ranks that ran one step: the ranks, their flat step indices (into `table`),
+    their clock offsets onto the reference clock, and the step's collective instances."""
 
-    members: list[tuple[int, int]]
     rs: np.ndarray
     flat: np.ndarray
-    steps: list[StepTimes]
+    table: StepTable
     offsets: np.ndarray
+    instances: np.ndarray  # the collective instances in these steps, in order
+
+    def column(self, name: str) -> np.ndarray:
+        """The ranks' values of a step time (step_table.TIMES)."""
+        return self.table.array(name)[self.flat]
+
+
+def _instances_by_step(
+    inst_flat: np.ndarray, flat_steps: int, keyed: dict[tuple[int, int], list[int]]
+) -> dict[tuple[int, int], np.ndarray]:
+    """Per step key, the instances (in order) that fall in that step on any rank: one
+    sort of all instances rather than a search of them all per step."""
+    flat_key = np.full(flat_steps + 1, -1, dtype=np.int64)  # last: no step
+    keys = list(keyed)
+    for k, key in enumerate(keys):
+        flat_key[keyed[key]] = k
+    of = flat_key[inst_flat]  # -1 (outside every step) indexes the last slot
+    order = np.argsort(of, kind="stable")
+    bounds = np.searchsorted(of[order], np.arange(len(keys) + 1))
+    return {key: order[bounds[k] : bounds[k + 1]] for k, key in enumerate(keys)}
 
 
 def _late_rank(
@@ -251,10 +269,10 @@ def _late_rank(
 ) -> tuple[int, float, Straggler] | None:
     """The last rank to arrive at the step (its index), by how much, and why; None when
     no rank came later than the others."""
-    steps, rs, flat = step.steps, step.rs, step.flat
-    arrivals = _first_common_collective(inst, inst_flat, flat, rs)
+    rs, sel = step.rs, step.instances
+    arrivals = _first_common_collective(inst, sel, rs)
     measured = "first_collective"
-    grouped = None if arrivals is not None else _first_call_lateness(inst, inst_flat, flat, rs)
+    grouped = None if arrivals is not None else _first_call_lateness(inst, sel, rs)
     if grouped is not None:
         arrivals, lateness = grouped
         measured = "first_group_collective"
@@ -262,22 +280,23 @@ def _late_rank(
         late_by = float(lateness[late])
     else:
         if arrivals is None:
-            arrivals = np.array([st["end_us"] for st in steps]) + step.offsets
+            arrivals = step.column("end_us") + step.offsets
             measured = "step_end"
         late = int(np.argmax(arrivals))
         late_by = float(arrivals[late] - median_excluding(arrivals, late))
     if late_by < MIN_LATE_US:
         return None
     values = {
-        "computation": np.array([st["computation_us"] + st["overlap_us"] for st in steps]),
-        "dataloader": np.array([st["dataloader_us"] for st in steps]),
-        "host_gap": np.array([st["host_gap_us"] for st in steps]),
-        "communication": _transfer_before(inst, inst_flat, flat, arrivals),
+        "computation": step.column("computation_us") + step.column("overlap_us"),
+        "dataloader": step.column("dataloader_us"),
+        "host_gap": step.column("host_gap_us"),
+        "communication": _transfer_before(inst, inst_flat, step, arrivals),
     }
     r = int(rs[late])
-    starts = np.array([st["start_us"] for st in steps]) + step.offsets
-    why = explain(late_by, late, starts, values, first_profiled=step.members[late][1] == 0)
-    st = steps[late]
+    starts = step.column("start_us") + step.offsets
+    at = int(step.flat[late])
+    why = explain(late_by, late, starts, values, first_profiled=at == step.table.bounds[r])
+    st = step.table.steps[at]
     straggler: Straggler = {
         "rank": ranks[r],
         "worker": inputs[r].worker,

@@ -156,6 +156,16 @@ def _description(desc: Any) -> Optional[str]:
     return desc if isinstance(desc, str) and desc != "undefined" else None
 
 
+def _int_list(values: list[Any]) -> list[int]:
+    """The numbers of a `pg_config` rank list (`lenient_int`'s rule), fast for the usual
+    list of plain ints (a world group lists every rank in every rank's file)."""
+    if not values:
+        return []
+    if set(map(type, values)) == {int} and min(values) >= -(2**63) and max(values) < 2**63:
+        return list(values)
+    return [n for n in map(lenient_int, values) if n is not None]
+
+
 def _configured_groups(info: dict[str, Any]) -> list[ProcessGroup]:
     out = []
     for pg in info.get("pg_config") or []:
@@ -170,9 +180,7 @@ def _configured_groups(info: dict[str, Any]) -> list[ProcessGroup]:
                 if isinstance(pg.get("backend_config"), str)
                 else None,
                 size=lenient_int(pg.get("pg_size")),
-                ranks=[n for n in map(lenient_int, ranks) if n is not None]
-                if isinstance(ranks, list)
-                else None,
+                ranks=_int_list(ranks) if isinstance(ranks, list) else None,
             )
         )
     return out

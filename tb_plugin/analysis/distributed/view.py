@@ -56,19 +56,19 @@ import numpy as np
 from ..core.overview_types import Recommendation
 from ..core.ranks import assign_ranks
 from ..core.recommendations import COMMUNICATION_PCT, communication_advice
-from ..core.rules import bandwidth_size_multiplier, bus_bandwidth_factor
 from .clock_skew import run_clock_skew
+from .collective_stats import over_ranks, per_rank_kind, stats_rows
 from .groups import cluster_view, natural_order
 from .matching import Instances, group_sizes, instances, match_instances, transfer_parts
+from .rounding import rounded, rounded_all
+from .step_table import STEP_PARTS, StepTable, step_table
 from .stragglers import FACTORS, straggler_steps
 from .summary import (
-    GS_SOURCES,
     VERSION,
     RankSummary,
     summarize_rank,
 )
 from .types import (
-    CollectiveStats,
     DistributedView,
     ProcessGroupView,
     RankInput,
@@ -78,15 +78,9 @@ from .types import (
 
 __all__ = ["FACTORS", "VERSION", "RankInput", "RankSummary", "analyze", "summarize_rank"]
 
-# Bump when RankSummary or its definitions change (keys the disk cache). 2: the kernel
-# taxonomy, one communication definition with the Overview, straggler causes.
-
-
 # --- stage 2: across ranks -----------------------------------------------------------------
 
-
-def _r(x: float) -> float:
-    return round(float(x), 3)
+_r = rounded
 
 
 def analyze(inputs: list[RankInput]) -> DistributedView:
@@ -111,18 +105,24 @@ def analyze(inputs: list[RankInput]) -> DistributedView:
     group_sizes(inst, summaries, groups, world_size, n_ranks)
 
     kind_names = inst.kind_names
-    per_rank_kind = _per_rank_kind(inst, n_ranks, len(kind_names))
-    step_offsets = np.cumsum([0] + [len(s.steps) for s in summaries])
-    step_times, inst_flat = _per_step(inst, step_offsets)
+    parts = transfer_parts(inst)
+    by_rank_kind = per_rank_kind(inst, parts, n_ranks, len(kind_names))
+    table = step_table(summaries)
+    step_offsets = np.array(table.bounds)
+    step_times, inst_flat = _per_step(inst, parts, step_offsets)
+    step_rows = _step_rows(table, *step_times)
+    # instances come rank after rank (matching.instances): rank r's are inst[lo[r]:lo[r + 1]]
+    lo = np.searchsorted(inst.rank, np.arange(n_ranks + 1)).tolist()
     rank_views: list[RankView] = []
     for r, item in enumerate(inputs):
-        base = int(step_offsets[r])
-        steps = _step_rows(item.summary, *(t[base:] for t in step_times))
-        rank_views.append(_rank_view(item, ranks[r], rank_sources[r], inst, r, steps))
-        rank_views[-1]["collectives"] = _stats_rows(per_rank_kind, r, kind_names)
-    job_kind = {key: _over_ranks(key, value) for key, value in per_rank_kind.items()}
+        mine = slice(lo[r], lo[r + 1])
+        rank_views.append(_rank_view(item, ranks[r], rank_sources[r], inst, parts, mine))
+        _add_step_times(rank_views[-1], table, r)
+        rank_views[-1]["steps"] = step_rows[r]
+        rank_views[-1]["collectives"] = stats_rows(by_rank_kind, r, kind_names)
+    job_kind = {key: over_ranks(key, value) for key, value in by_rank_kind.items()}
     cluster = cluster_view(inst, ranks, groups)
-    job_steps, counts = straggler_steps(inputs, ranks, summaries, step_offsets, inst, inst_flat)
+    job_steps, counts = straggler_steps(inputs, ranks, summaries, table, inst, inst_flat)
     return {
         "world_size": world_size,
         "backend": backends[0] if backends else None,
@@ -130,7 +130,7 @@ def analyze(inputs: list[RankInput]) -> DistributedView:
         "mode": mode,
         "ranks_found": n_ranks,
         "ranks": rank_views,
-        "collectives": _stats_rows(job_kind, 0, kind_names),
+        "collectives": stats_rows(job_kind, 0, kind_names),
         "steps": job_steps,
         "stragglers": counts,
         "groups": cluster.groups,
@@ -144,13 +144,14 @@ def analyze(inputs: list[RankInput]) -> DistributedView:
 
 
 def _per_step(
-    inst: Instances, step_offsets: np.ndarray
+    inst: Instances, parts: tuple[np.ndarray, np.ndarray], step_offsets: np.ndarray
 ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
     """Per flat step (every rank's steps end to end): wait, transfer and unmatched time of
-    its collectives; and per instance its flat step (-1 outside every step)."""
+    its collectives (`parts`: `transfer_parts`); and per instance its flat step (-1
+    outside every step)."""
     flat_steps = int(step_offsets[-1])
     out = (np.zeros(flat_steps), np.zeros(flat_steps), np.zeros(flat_steps))
-    transfer, unmatched = transfer_parts(inst)
+    transfer, unmatched = parts
     in_step = inst.step >= 0
     flat = step_offsets[inst.rank[in_step]] + inst.step[in_step]
     for total, values in zip(out, (inst.wait, transfer, unmatched)):
@@ -194,37 +195,55 @@ def _job_warnings(summaries: list[RankSummary], world_size: int | None, n_ranks:
 
 
 def _step_rows(
-    s: RankSummary, wait: np.ndarray, transfer: np.ndarray, unmatched: np.ndarray
-) -> list[RankStep]:
-    """One rank's steps; `wait`, `transfer` and `unmatched` start at its first step."""
-    return [
+    table: StepTable, wait: np.ndarray, transfer: np.ndarray, unmatched: np.ndarray
+) -> list[list[RankStep]]:
+    """Every rank's steps; `wait`, `transfer` and `unmatched` are per flat step (every
+    rank's steps end to end). Each number is rounded by column (`rounded_all`)."""
+    duration = rounded_all(table.duration)
+    times = [rounded_all(table.columns[key]) for key in STEP_PARTS]
+    waits, transfers, unmatched_times = (rounded_all(t) for t in (wait, transfer, unmatched))
+    rows: list[RankStep] = [
         {
             "name": st["name"],
             "number": st["number"],
             "start_us": st["start_us"],
             "end_us": st["end_us"],
-            "duration_us": _r(st["end_us"] - st["start_us"]),
-            "computation_us": _r(st["computation_us"]),
-            "overlap_us": _r(st["overlap_us"]),
-            "communication_us": _r(st["communication_us"]),
-            "other_us": _r(st["other_us"]),
-            "dataloader_us": _r(st["dataloader_us"]),
-            "host_gap_us": _r(st["host_gap_us"]),
-            "sync_wait_us": _r(wait[j]),
-            "transfer_us": _r(transfer[j]),
-            "unmatched_us": _r(unmatched[j]),
+            "duration_us": duration[j],
+            "computation_us": times[0][j],
+            "overlap_us": times[1][j],
+            "communication_us": times[2][j],
+            "other_us": times[3][j],
+            "dataloader_us": times[4][j],
+            "host_gap_us": times[5][j],
+            "sync_wait_us": waits[j],
+            "transfer_us": transfers[j],
+            "unmatched_us": unmatched_times[j],
         }
-        for j, st in enumerate(s.steps)
+        for j, st in enumerate(table.steps)
     ]
+    bounds = table.bounds
+    return [rows[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _add_step_times(view: RankView, table: StepTable, r: int) -> None:
+    """Rank r's step time and its parts: the sums of its steps' times, in step order."""
+    view["step_time_us"] = _r(sum(table.of_rank("duration", r)))
+    for key in ("computation_us", "overlap_us", "communication_us", "other_us"):
+        view[key] = _r(sum(table.of_rank(key, r)))  # type: ignore[literal-required]
 
 
 def _rank_view(
-    item: RankInput, rank: int, source: str, inst: Instances, r: int, steps: list[RankStep]
+    item: RankInput,
+    rank: int,
+    source: str,
+    inst: Instances,
+    parts: tuple[np.ndarray, np.ndarray],
+    mine: slice,
 ) -> RankView:
-    """One rank's row (its `collectives` are filled in by the caller)."""
+    """One rank's row, its instances `inst[mine]` (the caller fills in its step times,
+    `steps` and `collectives`)."""
     s = item.summary
-    mine = inst.rank == r
-    transfer, unmatched = transfer_parts(inst)
+    transfer, unmatched = parts
     return {
         "rank": rank,
         "rank_source": source,
@@ -235,116 +254,21 @@ def _rank_view(
         "mode": s.mode,
         "steps_source": s.steps_source,
         "step_count": len(s.steps),
-        "step_time_us": _r(sum(st["end_us"] - st["start_us"] for st in s.steps)),
-        "computation_us": _r(sum(st["computation_us"] for st in s.steps)),
-        "overlap_us": _r(sum(st["overlap_us"] for st in s.steps)),
-        "communication_us": _r(sum(st["communication_us"] for st in s.steps)),
-        "other_us": _r(sum(st["other_us"] for st in s.steps)),
+        "step_time_us": 0.0,
+        "computation_us": 0.0,
+        "overlap_us": 0.0,
+        "communication_us": 0.0,
+        "other_us": 0.0,
         "sync_wait_us": _r(inst.wait[mine].sum()),
         "transfer_us": _r(transfer[mine].sum()),
-        "unmatched_collectives": int((mine & ~inst.matched).sum()),
+        "unmatched_collectives": int((~inst.matched[mine]).sum()),
         "unmatched_us": _r(unmatched[mine].sum()),
         "collectives": [],
-        "steps": steps,
+        "steps": [],
         "devices": s.devices,
         "partial": s.partial,
         "warnings": s.warnings,
     }
-
-
-def _per_rank_kind(inst: Instances, n_ranks: int, n_kinds: int) -> dict[str, np.ndarray]:
-    shape = (max(n_ranks, 1), max(n_kinds, 1))
-    out = {
-        k: np.zeros(shape)
-        for k in (
-            "calls",
-            "sized",
-            "bytes",
-            "total",
-            "wait",
-            "transfer",
-            "unmatched",
-            "bw_size",
-            "bus_size",
-            "bw_time",
-            "n_min",
-            "n_max",
-            "n_from",
-        )
-    }
-    out["n_min"][:] = np.inf
-    if inst.start.size == 0:
-        return out
-    where = (inst.rank, inst.kind)
-    transfer, unmatched = transfer_parts(inst)
-    known = (inst.nbytes >= 0) & inst.matched  # bandwidth: matched calls only
-    np.add.at(out["calls"], where, 1)
-    sized = inst.nbytes >= 0
-    np.add.at(out["sized"], where, sized)
-    np.add.at(out["bytes"], where, np.where(sized, inst.nbytes, 0))
-    np.add.at(out["total"], where, np.clip(inst.end - inst.start, 0, None))
-    np.add.at(out["wait"], where, inst.wait)
-    np.add.at(out["transfer"], where, transfer)
-    np.add.at(out["unmatched"], where, unmatched)
-    size = np.zeros(inst.start.size)
-    bus = np.zeros(inst.start.size)
-    for k, name in enumerate(inst.kind_names):
-        for n in np.unique(inst.group_size[inst.kind == k]).tolist():
-            sel = known & (inst.kind == k) & (inst.group_size == n)
-            factor = bus_bandwidth_factor(name, int(n))
-            if factor is None:
-                continue
-            size[sel] = inst.nbytes[sel] * bandwidth_size_multiplier(name, int(n))
-            bus[sel] = size[sel] * factor
-    np.minimum.at(out["n_min"], where, inst.group_size)
-    np.maximum.at(out["n_max"], where, inst.group_size)
-    np.maximum.at(out["n_from"], where, inst.gs_from)  # the least direct source
-    has_formula = size > 0
-    np.add.at(out["bw_size"], where, size)
-    np.add.at(out["bus_size"], where, bus)
-    np.add.at(out["bw_time"], where, np.where(has_formula, transfer, 0))
-    return out
-
-
-def _over_ranks(key: str, value: np.ndarray) -> np.ndarray:
-    """A per (rank, type) table for the whole job: sums, but the group sizes' bounds."""
-    if key == "n_min":
-        return value.min(axis=0, keepdims=True)
-    if key in ("n_max", "n_from"):
-        return value.max(axis=0, keepdims=True)
-    return value.sum(axis=0, keepdims=True)
-
-
-def _stats_rows(
-    table: dict[str, np.ndarray], row: int, kind_names: list[str]
-) -> list[CollectiveStats]:
-    out: list[CollectiveStats] = []
-    for k, name in enumerate(kind_names):
-        calls = int(table["calls"][row, k])
-        if calls == 0:
-            continue
-        time = table["bw_time"][row, k]
-        n_min, n_max = table["n_min"][row, k], table["n_max"][row, k]
-        source = int(table["n_from"][row, k])
-        out.append(
-            {
-                "name": name,
-                "calls": calls,
-                "bytes": int(table["bytes"][row, k]) if table["sized"][row, k] else None,
-                "total_us": _r(table["total"][row, k]),
-                "avg_us": _r(table["total"][row, k] / calls),
-                "sync_wait_us": _r(table["wait"][row, k]),
-                "transfer_us": _r(table["transfer"][row, k]),
-                "unmatched_us": _r(table["unmatched"][row, k]),
-                # bytes per microsecond / 1e3 = GB/s
-                "algbw_gbps": _r(table["bw_size"][row, k] / time / 1e3) if time > 0 else None,
-                "busbw_gbps": _r(table["bus_size"][row, k] / time / 1e3) if time > 0 else None,
-                "group_size": int(n_min) if n_min == n_max and n_min >= 1 else None,
-                "group_size_source": GS_SOURCES[source] if source > 0 else None,
-            }
-        )
-    out.sort(key=lambda c: -c["total_us"])
-    return out
 
 
 def job_advice(ranks: list[RankView]) -> list[Recommendation]:

@@ -39,7 +39,7 @@ from ...ingest import storage
 from ...ingest.limits import env_number
 from ...model.trace_model import TraceModel
 from ..core.optree import op_tree
-from ..core.python_stacks import parse_frame, python_stacks
+from ..core.python_stacks import is_library_file, parse_frame, python_stacks
 
 SOURCE_ROOTS = "KINETOSCOPE_SOURCE_ROOTS"
 MAX_SOURCE_ENV = "KINETOSCOPE_MAX_SOURCE_MB"
@@ -54,8 +54,6 @@ COMPILE_MARKER = re.compile(
     r"autograd::engine::evaluate_function: CompiledFunctionBackward)"
 )
 _GENERATED = re.compile(r"(?:^|/)c[a-z0-9]{40,}\.py$|(?:^|/)fx_generated_")
-_LIBRARY = ("torch/", "triton/", "<", "contextlib.py", "threading.py", "functools.py")
-_LIBRARY_PARTS = ("/site-packages/", "/dist-packages/", "/lib/python3", "/torch/", "/triton/")
 _SOURCE_NODES = re.compile(r"^# Topologically Sorted Source Nodes: \[.*\], Original ATen: \[(.*)\]")
 _STACK_TRACE_FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
 # Ops Inductor commonly fuses whose names a trace may not hold as `aten::` events.
@@ -90,10 +88,6 @@ class _KernelArgs(msgspec.Struct, gc=False):
 
 def is_compile_marker(name: str) -> bool:
     return COMPILE_MARKER.match(name) is not None
-
-
-def is_library_file(filename: str) -> bool:
-    return filename.startswith(_LIBRARY) or any(p in filename for p in _LIBRARY_PARTS)
 
 
 def kernel_name_ops(name: str, vocabulary: set[str]) -> list[str]:

@@ -1,6 +1,6 @@
 // The Diff page: the shown worker-span (the base) against the target chosen with the side
 // bar's "Compare with…" (p.kinetoscope.target_*, state.ts). Side by side and as deltas:
-// steps and the step breakdown, GPU, memory and communication; a chart of the top
+// steps and the step breakdown, GPU, memory, communication and serving phases; a chart of the top
 // changes; the operators and kernels of both sides (status filter, search, sort, CSV).
 // One request to the `diff` route, polled while either side loads.
 
@@ -21,6 +21,7 @@ import {
   breakdownRows,
   changeBars,
   communicationRows,
+  servingRows,
   deviceWordOf,
   gpuRows,
   memoryRows,
@@ -160,6 +161,9 @@ class DiffPage {
             communicationRows(data.communication),
             true,
           )
+        : null,
+      data.serving.length
+        ? this.compareSection('serving', 'Serving phases', servingRows(data.serving), true)
         : null,
       this.chartSection(),
       (this.flame = new DiffFlameSection(ctx, target, data.kernels.length > 0)).element,

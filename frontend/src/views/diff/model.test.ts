@@ -11,6 +11,7 @@ import {
   deviceWordOf,
   gpuRows,
   memoryRows,
+  servingRows,
   statusCounts,
   stepRows,
   tone,
@@ -65,6 +66,7 @@ function view(over: Partial<DiffView> = {}): DiffView {
     vendors: ['nvidia', 'nvidia'],
     kernels_by_work: [],
     modules: [],
+    serving: [],
     ...over,
   };
 }
@@ -225,5 +227,36 @@ describe('operator and kernel rows', () => {
       target: 4,
       tone: 'better',
     });
+  });
+});
+
+describe('serving phases', () => {
+  it('per phase: iterations, times, tokens/s (more is better), the estimate, classes', () => {
+    const rows = servingRows([
+      {
+        phase: 'decode',
+        iterations: cmp(10, 10),
+        median_us: cmp(100, 80),
+        p90_us: cmp(120, 90),
+        gpu_busy_median_us: cmp(90, 70),
+        tokens_per_s: cmp(1000, 1250),
+        per_token_us: cmp(100, 80),
+        classes_per_iteration_us: { gemm: cmp(60, 40), conv: cmp(0, 0) },
+      },
+    ]);
+    assert.deepEqual(
+      rows.map((r) => [r.key, r.label, r.group]),
+      [
+        ['serving.decode.iterations', 'Iterations', 'Decode'],
+        ['serving.decode.median_us', 'Median iteration', 'Decode'],
+        ['serving.decode.p90_us', 'p90 iteration', 'Decode'],
+        ['serving.decode.gpu_busy_median_us', 'GPU busy (median)', 'Decode'],
+        ['serving.decode.tokens_per_s', 'Tokens/s', 'Decode'],
+        ['serving.decode.per_token_us', 'Per output token (estimate)', 'Decode'],
+        ['serving.decode.gemm', 'gemm per iteration', 'Decode'],
+      ],
+    );
+    const rate = rows.find((r) => r.key.endsWith('tokens_per_s'));
+    assert.ok(rate && tone(rate.value, rate.metric.better) === 'better');
   });
 });

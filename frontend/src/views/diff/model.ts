@@ -11,6 +11,7 @@ import type {
   GpuDiff,
   MemoryDiff,
   RowDiffBase,
+  ServingPhaseDiff,
 } from '../../api/types';
 import { CATEGORY_LABEL } from '../../components/categories';
 import {
@@ -41,6 +42,7 @@ export const SHARE: Metric = { unit: 'pct', better: 'neutral' };
 export const RATE_PCT: Metric = { unit: 'pct', better: 'higher' };
 export const BYTES: Metric = { unit: 'bytes', better: 'lower' };
 export const BANDWIDTH: Metric = { unit: 'gbps', better: 'higher' };
+export const THROUGHPUT: Metric = { unit: 'count', better: 'higher' };
 
 /** A value in its unit: "1.20 ms", "33.40 %", "1,024", "1.00 MiB", "12.5 GB/s"; "—" unknown. */
 export function formatValue(value: number | null, unit: Unit): string {
@@ -180,6 +182,35 @@ export function communicationRows(collectives: readonly CollectiveDiff[]): Compa
     row(`${c.name}.algbw_gbps`, 'Algorithm bandwidth', BANDWIDTH, c.algbw_gbps, c.name),
     row(`${c.name}.busbw_gbps`, 'Bus bandwidth', BANDWIDTH, c.busbw_gbps, c.name),
   ]);
+}
+
+const SERVING_PHASE: Partial<Record<string, string>> = {
+  prefill: 'Prefill',
+  decode: 'Decode',
+  mixed: 'Mixed',
+  idle: 'Idle',
+  unknown: 'Unknown',
+};
+
+/** Per serving phase: iterations, median and p90 iteration time, GPU busy, tokens/s, the
+ *  per-token estimate, and kernel time per iteration by taxonomy class. */
+export function servingRows(phases: readonly ServingPhaseDiff[]): CompareRow[] {
+  return phases.flatMap((p) => {
+    const group = SERVING_PHASE[p.phase] ?? p.phase;
+    const key = `serving.${p.phase}`;
+    const estimate = p.phase === 'prefill' ? 'First token' : 'Per output token';
+    return [
+      row(`${key}.iterations`, 'Iterations', COUNT, p.iterations, group),
+      row(`${key}.median_us`, 'Median iteration', TIME, p.median_us, group),
+      row(`${key}.p90_us`, 'p90 iteration', TIME, p.p90_us, group),
+      row(`${key}.gpu_busy_median_us`, 'GPU busy (median)', TIME, p.gpu_busy_median_us, group),
+      row(`${key}.tokens_per_s`, 'Tokens/s', THROUGHPUT, p.tokens_per_s, group),
+      row(`${key}.per_token_us`, `${estimate} (estimate)`, TIME, p.per_token_us, group),
+      ...Object.entries(p.classes_per_iteration_us)
+        .filter(([, c]) => Boolean(c.base) || Boolean(c.target))
+        .map(([cls, c]) => row(`${key}.${cls}`, `${cls} per iteration`, TIME, c, group)),
+    ];
+  });
 }
 
 // ----- operator and kernel rows -----

@@ -23,6 +23,7 @@ import * as kit from '../page_kit';
 import { TablePanel } from '../table_panel';
 import type { ViewContext, ViewDef, ViewHandle } from '../types';
 import { kernelColumns, NARROW_HIDES } from './columns';
+import { compileLinks } from './compile_links';
 import { replayNote } from './replay_note';
 import {
   eligibleWithoutTensorCores,
@@ -397,7 +398,12 @@ async function renderKernels(container: HTMLElement, ctx: ViewContext): Promise<
   const source = new KernelSource(ctx);
   const data = await firstKernels(source, state, ctx.signal);
   const page = new KernelsPage(ctx, store, state, source, data);
-  return kit.mountPage(container, page);
+  const handle = await kit.mountPage(container, page);
+  // Inductor kernels and the compiles that made them, when the run has compile logs.
+  void compileLinks(ctx, data.rows)
+    .then((note) => note && page.element.appendChild(note))
+    .catch(() => undefined);
+  return handle;
 }
 
 export const kernelsView: ViewDef = {

@@ -11,6 +11,7 @@ import { recommendationCard as card } from '../../components/recommendation';
 import { viewHead } from '../page_kit';
 import type { ViewContext, ViewDef, ViewHandle } from '../types';
 import { Breakdown } from './breakdown';
+import { CompileStepsSection } from './compile_steps';
 import { HealthSection } from './health';
 import { IdleSection } from './idle';
 import {
@@ -183,6 +184,7 @@ async function renderOverview(container: HTMLElement, ctx: ViewContext): Promise
   const breakdown = new Breakdown(ov);
   const idle = new IdleSection(ctx, deviceWord(ov));
   const health = new HealthSection(ctx);
+  const compile = new CompileStepsSection(ctx);
   const page = h(
     'div',
     {
@@ -196,6 +198,7 @@ async function renderOverview(container: HTMLElement, ctx: ViewContext): Promise
     health.element,
     recommendationSection(ov, ctx),
     deviceSection(ov),
+    compile.element,
     breakdown.element,
     idle.element,
   );
@@ -204,6 +207,7 @@ async function renderOverview(container: HTMLElement, ctx: ViewContext): Promise
   // The idle analysis is a request of its own: the rest of the page does not wait for it.
   void idle.start();
   void health.start();
+  void compile.start();
   await breakdown.start(ctx.themes);
   page.dataset.ready = 'true';
 
@@ -212,6 +216,7 @@ async function renderOverview(container: HTMLElement, ctx: ViewContext): Promise
       breakdown.dispose();
       idle.dispose();
       health.dispose();
+      compile.dispose();
       page.remove();
     },
     scrollTo: (anchor: string) => scrollToAnchor(page, anchor),

@@ -14,6 +14,7 @@ import { ensureStyle } from '../../components/view_style';
 import { mountPage } from '../page_kit';
 import type { ViewContext, ViewDef, ViewHandle } from '../types';
 import { formatSpan } from './axis';
+import { CompileTrack, loadCompileView } from './compile_track';
 import { windowFromKeys, workerParams, type KeyParams } from './model';
 import { EventPane } from './page_event';
 import { TracePanel } from './page_panel';
@@ -28,6 +29,7 @@ import {
 import type { TracePageHost } from './page_types';
 import { renderWorkerPicker } from './page_workers';
 import { Timeline } from './timeline';
+import type { Viewport } from './viewport';
 import css from './trace.css';
 
 /** The visible window in TensorBoard's URL (absolute µs of the worker's file), the
@@ -69,6 +71,9 @@ class TracePage implements TracePageHost {
    * moving the window. */
   private linkedState: { sel: number | null; q: string } | null = null;
   private restoring = false;
+  /** The run's compile logs, when it has some: a compile track per shown worker. */
+  private compileView: ReturnType<typeof loadCompileView> | null = null;
+  private compile: CompileTrack | null = null;
 
   private readonly toolbar: TraceToolbar;
   private readonly search: TraceSearch;
@@ -159,6 +164,7 @@ class TracePage implements TracePageHost {
         void this.load(false);
       },
     });
+    this.compileView = loadCompileView(this.ctx);
     await this.load(true);
   }
 
@@ -185,11 +191,30 @@ class TracePage implements TracePageHost {
       this.element.dataset.ready = 'true';
       return;
     }
-    const timeline = this.newTimeline(tracks, signal);
+    this.show(tracks, signal);
+    void this.addCompileTrack(tracks, signal);
+  }
+
+  private show(tracks: TracksResponse, signal: AbortSignal, initial?: Viewport): void {
+    this.shown?.dispose();
+    const timeline = this.newTimeline(this.compile?.withTracks(tracks) ?? tracks, signal, initial);
     this.shown = timeline;
     timeline.setFlows(this.flowsOn);
     timeline.setSelectMode(this.selectMode);
     replaceChildren(this.tlHost, timeline.element);
+  }
+
+  /** Once the compile view answers (it may read the logs a while), the timeline again with
+   *  a compile track on top, where the same window stays. */
+  private async addCompileTrack(tracks: TracksResponse, signal: AbortSignal): Promise<void> {
+    this.compile = null;
+    const view = await this.compileView;
+    if (!view || signal.aborted || this.tracks !== tracks || !this.shown) return;
+    const compile = new CompileTrack(view, tracks, this.workers);
+    if (compile.empty) return;
+    this.compile = compile;
+    this.show(tracks, signal, this.shown.viewport);
+    this.element.dataset.compileTrack = 'true';
   }
 
   /** The tracks, or null when this load was replaced or failed (the failure said in place
@@ -221,26 +246,31 @@ class TracePage implements TracePageHost {
     return `${run} · ${who} · span ${span} · ${formatCount(tracks.tracks.length)} tracks · ${formatCount(events)} events · ${formatSpan(tracks.end_us - tracks.start_us)}`;
   }
 
-  private newTimeline(tracks: TracksResponse, signal: AbortSignal): Timeline {
-    const initial = this.multi() ? null : this.initialWindow(tracks);
+  private newTimeline(tracks: TracksResponse, signal: AbortSignal, at?: Viewport): Timeline {
+    const initial = at ?? (this.multi() ? null : this.initialWindow(tracks));
+    const compile = this.compile;
+    const server = (ids: string[]): string[] => ids.filter((id) => !compile?.owns(id));
     return new Timeline({
       tracks,
       initial: initial ?? undefined,
       isDark: () => this.ctx.themes.current.dark,
       fetchWindow: async (req, sig) => {
+        const ids = server(req.tracks);
+        if (compile && ids.length === 0) return compile.answer(req);
         const params = {
           ...this.keyParams(),
           t0: req.t0,
           t1: req.t1,
           width: req.width,
           max_items: req.maxItems,
-          tracks: req.tracks.join(','),
+          tracks: ids.join(','),
         };
-        return this.ctx.api.getReady('trace', params, AbortSignal.any([sig, signal]));
+        const resp = await this.ctx.api.getReady('trace', params, AbortSignal.any([sig, signal]));
+        return compile ? compile.merged(resp, req.tracks) : resp;
       },
       fetchFlows: async (req, sig) => {
         const params: Routes['flows']['params'] = { ...this.keyParams(), t0: req.t0, t1: req.t1 };
-        if (req.tracks.length) params.tracks = req.tracks.join(',');
+        if (req.tracks.length) params.tracks = server(req.tracks).join(',');
         return this.ctx.api.getReady('flows', params, AbortSignal.any([sig, signal]));
       },
       onFrame: () => {
@@ -249,10 +279,15 @@ class TracePage implements TracePageHost {
         this.restoreLinkedState();
       },
       onSelect: (ev) => {
+        if (ev && compile?.owns(ev.trackId)) {
+          this.panel.show('details');
+          this.panel.fill('details', compile.details(ev));
+          return;
+        }
         void this.events.show(ev);
         this.keep({ 'trace.sel': ev ? String(ev.row) : '' });
       },
-      onArea: (area) => void this.range.show(area),
+      onArea: (area) => void this.range.show(area && { ...area, trackIds: server(area.trackIds) }),
       onViewport: (t0, t1) => {
         if (!this.multi()) this.url.write({ 'trace.t0': String(t0), 'trace.t1': String(t1) });
       },

@@ -1,0 +1,141 @@
+"""The `serving` view: a serving trace's iterations (`iterations.py`), the GPU work of
+each (`metrics.py`), and per phase their statistics (`phases.py`).
+
+An iteration's phase is, in order: what the engine's annotation counts say (context
+requests only: prefill; generation only: decode; both: mixed; none: idle), SGLang's
+forward mode (its step span or model-runner frame), the attention kernels it ran (names
+that only decode or only prefill kernels carry, `data/serving.json`), a whole forward
+replayed as one graph launch (engines capture whole-forward graphs for decode batches
+only), else unknown. `phase_from` says which, in words.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...ingest.values import lenient_int
+from ...model.trace_model import TraceModel
+from ..core.requests import NoParams
+from .iterations import Found, find_iterations
+from .markers import Marker
+from .metrics import IterationWork, iteration_work
+from .phases import NOTES, phase_stats
+from .types import Capture, Iteration, ServingView, TopKernel
+
+__all__ = ["serving", "serving_view"]
+
+
+def serving_view(model: TraceModel, params: NoParams) -> ServingView:
+    """Iterations of a vLLM or SGLang serving trace (prefill, decode, mixed), the GPU
+    work of each, and per phase their statistics; or why there are none."""
+    return serving(model)
+
+
+def serving(model: TraceModel) -> ServingView:
+    found = find_iterations(model)
+    work = iteration_work(model, found)
+    iterations = [_iteration(found, work, i) for i in range(len(found))]
+    _gaps(iterations)
+    info = model.header.get("distributedInfo")
+    info = info if isinstance(info, dict) else {}
+    window = (
+        [iterations[0]["start_us"], max(it["start_us"] + it["dur_us"] for it in iterations)]
+        if iterations
+        else []
+    )
+    return {
+        "engine": found.engine,
+        "source": found.source,
+        "reason": found.reason,
+        "rank": lenient_int(info.get("rank")),
+        "world_size": lenient_int(info.get("world_size")),
+        "iteration_count": len(iterations),
+        "window_us": window,
+        "iterations": iterations,
+        "phases": phase_stats(iterations, work),
+        "captures": _captures(found),
+        "notes": list(NOTES) if iterations else [],
+    }
+
+
+def _us(ns: int | float) -> float:
+    return round(float(ns) / 1000.0, 3)
+
+
+def _at(origin_us: float, ns: int) -> float:
+    return round(origin_us + ns / 1000.0, 3)
+
+
+def _iteration(found: Found, work: IterationWork, i: int) -> Iteration:
+    marker = found.markers[i]
+    phase, phase_from = _phase(marker, work, i)
+    has_gpu = bool(work.gpu_end[i] >= 0)
+    start, host_end = int(work.start[i]), int(work.end[i])
+    end = max(host_end, int(work.gpu_end[i])) if has_gpu else host_end
+    kernel = int(work.kernel[i])
+    top: list[TopKernel] = [
+        {"name": name, "calls": calls, "total_us": _us(ns)} for name, calls, ns in work.top[i]
+    ]
+    return {
+        "index": i,
+        "phase": phase,
+        "phase_from": phase_from,
+        "marker": found.names[i],
+        "start_us": _at(work.origin_us, start),
+        "dur_us": _us(end - start),
+        "host_dur_us": _us(host_end - start),
+        "gpu_start_us": _at(work.origin_us, int(work.gpu_start[i])) if has_gpu else None,
+        "gpu_end_us": _at(work.origin_us, int(work.gpu_end[i])) if has_gpu else None,
+        "gpu_busy_us": _us(work.busy[i]),
+        "gpu_idle_us": _us(work.gpu_end[i] - work.gpu_start[i] - work.busy[i]) if has_gpu else None,
+        "kernel_us": _us(kernel),
+        "graph_replayed_us": _us(work.replayed[i]),
+        "graph_replayed_pct": round(100.0 * int(work.replayed[i]) / kernel, 2) if kernel else None,
+        "scheduling_us": _us(work.first_launch[i] - start) if has_gpu else None,
+        "queue_us": _us(max(0, work.gpu_start[i] - work.first_launch[i])) if has_gpu else None,
+        "gap_before_us": None,
+        "gpu_gap_before_us": None,
+        "tokens": marker.tokens,
+        "requests": marker.requests,
+        "context_requests": marker.context_requests,
+        "context_tokens": marker.context_tokens,
+        "generation_requests": marker.generation_requests,
+        "generation_tokens": marker.generation_tokens,
+        "collective_calls": int(work.comm_calls[i]),
+        "collective_us": _us(work.comm[i]),
+        "top_kernels": top,
+    }
+
+
+def _phase(marker: Marker, work: IterationWork, i: int) -> tuple[str, str]:
+    if marker.phase is not None and marker.phase_from is not None:
+        return marker.phase, marker.phase_from
+    hinted = work.hinted_phase[i]
+    if hinted is not None:
+        return hinted, f"attention kernels: {hinted} kernels ran (no engine counts)"
+    if work.one_graph[i]:
+        return (
+            "decode",
+            "one graph launch replayed the whole forward (engines capture whole-forward "
+            "graphs for decode batches; no engine counts)",
+        )
+    return "unknown", "no engine counts, no phase-specific attention kernel, no graph replay"
+
+
+def _gaps(iterations: list[Iteration]) -> None:
+    """Idle time before each iteration: since every earlier one ended, on the host
+    timeline (start to start + dur_us) and on the GPU."""
+    reach = gpu_reach = -np.inf
+    for k, it in enumerate(iterations):
+        if k:
+            it["gap_before_us"] = round(max(0.0, it["start_us"] - reach), 3)
+            if it["gpu_start_us"] is not None and np.isfinite(gpu_reach):
+                it["gpu_gap_before_us"] = round(max(0.0, it["gpu_start_us"] - gpu_reach), 3)
+        reach = max(reach, it["start_us"] + it["dur_us"])
+        if it["gpu_end_us"] is not None:
+            gpu_reach = max(gpu_reach, it["gpu_end_us"])
+
+
+def _captures(found: Found) -> list[Capture]:
+    seen = dict.fromkeys((c.batch or 0, c.mode or "") for c in found.captures)
+    return [{"batch": batch, "mode": mode} for batch, mode in seen]

@@ -1,0 +1,27 @@
+"""The `serving` route's phases as a frame: one row per phase (index `phase`, in the
+route's order), a statistic's parts as `dur_us.median`-style columns, the class breakdown
+as `classes_us.<class>` columns."""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..api.view_parts import PhaseStats, ServingView
+from .frames import flatten, plain_fields
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def phases_frame(view: Mapping[str, Any]) -> pd.DataFrame:
+    import pandas as pd
+
+    records = [flatten(stats) for stats in view["phases"].values()]
+    columns = list(records[0]) if records else list(typing.get_type_hints(PhaseStats))
+    frame = pd.DataFrame.from_records(
+        records, columns=columns, index=pd.Index(list(view["phases"]), name="phase")
+    )
+    frame.attrs.update(plain_fields(view, ServingView))
+    return frame

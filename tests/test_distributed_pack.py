@@ -1,0 +1,136 @@
+"""A run's rank summaries kept in one pack (summary_pack.py): read back whole on a warm
+view with nothing summarised again, a changed file summarised again alone, a damaged pack
+made again, process groups kept once; the batches of the default process pool give what
+one rank at a time gives."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from kinetoscope.analysis.distributed import rank_summaries as distributed_job
+from kinetoscope.analysis.distributed.rank_summaries import (
+    SUMMARY_DIR,
+    SUMMARY_VIEW,
+    Listed,
+    analyze_run,
+    summarize_all,
+    summarize_batch,
+)
+from kinetoscope.analysis.distributed.summary_pack import SummaryPack
+from kinetoscope.ingest.discovery import chosen_spans, scan_logdir
+from kinetoscope.ingest.storage import file_identity
+from kinetoscope.store.cache import cache_key
+from kinetoscope.store.run_context import RunContext
+from test_distributed import gpu_rank, job_traces
+
+
+def the_run(folder: Path) -> Any:
+    (run,) = scan_logdir(str(folder))
+    return run
+
+
+def counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the ranks summarised from here on (rank threads: this process)."""
+    seen: list[int] = []
+    real = distributed_job.summarize_rank
+
+    def counting(model: Any) -> Any:
+        seen.append(1)
+        return real(model)
+
+    monkeypatch.setattr(distributed_job, "summarize_rank", counting)
+    return seen
+
+
+def packs(cache: Path) -> list[Path]:
+    return sorted((cache / SUMMARY_DIR / "runs").glob("*.msgpack"))
+
+
+def test_a_warm_view_reads_the_pack_and_summarises_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    job = job_traces(tmp_path)
+    cache = tmp_path / "cache"
+    with ThreadPoolExecutor(2) as threads:
+        context = RunContext.of(the_run(job), cache_dir=str(cache), executor=threads)
+        cold = analyze_run(context)
+        assert len(packs(cache)) == 1
+        for entry in (cache / SUMMARY_DIR).iterdir():  # one by one too (a user's executor)
+            if entry.name != "runs":
+                for view in (entry / "views").iterdir():
+                    view.unlink()
+        seen = counted(monkeypatch)
+        warm = analyze_run(RunContext.of(the_run(job), cache_dir=str(cache), executor=threads))
+    assert seen == [] and warm == cold
+
+
+def test_a_changed_file_alone_is_summarised_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    job = job_traces(tmp_path)
+    cache = str(tmp_path / "cache")
+    with ThreadPoolExecutor(2) as threads:
+        analyze_run(RunContext.of(the_run(job), cache_dir=cache, executor=threads))
+        (pack,) = packs(tmp_path / "cache")
+        gpu_rank(1, 3, loader_us=300.0).write(job / "rank1.pt.trace.json")
+        os.utime(job / "rank1.pt.trace.json", ns=(1, 1))  # its state differs in any case
+        for entry in (tmp_path / "cache" / SUMMARY_DIR).iterdir():
+            if entry.name != "runs":  # only the pack holds the others
+                for view in (entry / "views").iterdir():
+                    view.unlink()
+        seen = counted(monkeypatch)
+        view = analyze_run(RunContext.of(the_run(job), cache_dir=cache, executor=threads))
+        assert len(seen) == 1
+        fresh = analyze_run(RunContext.of(the_run(job), executor=threads))  # no cache
+    assert view == fresh and [r["rank"] for r in view["ranks"]] == [0, 1, 2]
+    (again,) = packs(tmp_path / "cache")  # the same pack, its entries the files' now
+    kept = SummaryPack(str(again.parent.parent), f"{the_run(job).path}\0", SUMMARY_VIEW).read()
+    assert again == pack
+    assert sorted(kept) == sorted(cache_key(file_identity(str(p))) for p in job.iterdir())
+
+
+def test_a_damaged_pack_is_made_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    job = job_traces(tmp_path)
+    cache = str(tmp_path / "cache")
+    cold = analyze_run(RunContext.of(the_run(job), cache_dir=cache))
+    (pack,) = packs(tmp_path / "cache")
+    data = pack.read_bytes()
+    pack.write_bytes(data[: len(data) // 2])
+    assert analyze_run(RunContext.of(the_run(job), cache_dir=cache)) == cold
+    assert pack.read_bytes() == data  # written again whole
+
+
+def test_the_pack_keeps_each_process_group_once(tmp_path: Path) -> None:
+    job = job_traces(tmp_path)
+    run = the_run(job)
+    picks = chosen_spans(run)
+    paths = [s.path for _, s in picks]
+    listed = Listed("job", [(s.size, s.mtime_ns) for _, s in picks])
+    results, errors = summarize_all(paths, str(tmp_path / "cache"), listed=listed)
+    assert errors == [None] * 3
+    folder = str(tmp_path / "cache" / SUMMARY_DIR)
+    back = SummaryPack(folder, "job", SUMMARY_VIEW).read()
+    keys = [cache_key(file_identity(p)) for p in paths]
+    assert [back[k] for k in keys] == results  # the same summaries, keyed by file state
+    (pack,) = packs(tmp_path / "cache")
+    assert pack.read_bytes().count(b"default_pg") == 1  # the world group, kept once
+    assert back[keys[0]].process_groups[0] is back[keys[1]].process_groups[0]
+    assert SummaryPack(folder, "job", "another-version").read() == {}
+
+
+def test_a_batch_answers_as_ranks_one_by_one(tmp_path: Path) -> None:
+    job = job_traces(tmp_path)
+    (job / "rank3.pt.trace.json").write_bytes(b"")
+    paths = sorted(str(p) for p in job.iterdir())
+    files = [(p, cache_key(file_identity(p))) for p in paths]
+    outcomes = summarize_batch(files, None)
+    one_by_one, errors = summarize_all(paths, executor=ThreadPoolExecutor(1))
+    assert [o[0] for o in outcomes] == one_by_one
+    assert [o[1] for o in outcomes] == errors and errors[3] is not None
+    assert errors[3]["kind"] == "empty_file" and outcomes[3][2] is None
+    assert msgspec.json.encode(outcomes[0][0]) == msgspec.json.encode(one_by_one[0])
