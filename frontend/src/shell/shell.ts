@@ -5,7 +5,6 @@
 import { editorSettingsPanel } from './editor_settings';
 import { describeError, isAbort, ViewNotReady, type ApiClient } from '../api/client';
 import type { RunInfo, StatusResponse } from '../api/types';
-import { preloadCharts } from '../components/chart';
 import { h, replaceChildren } from '../components/dom';
 import type { SelectField } from '../components/table_tools';
 import { getRunView, getView, VIEW_IDS, viewLabel } from '../views/registry';
@@ -310,7 +309,6 @@ export class Shell {
     this.renderViewSelector();
     const title = `Loading ${sel.worker}, span ${sel.span}…`;
     this.showLoading(title, null);
-    preloadCharts();
     try {
       const status = await settledStatus(this.api, { ...sel }, controller.signal, (s, seconds) =>
         this.showLoading(title, s, seconds),
