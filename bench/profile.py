@@ -20,8 +20,10 @@ and the store's answers dropped each time) and prints each phase's least CPU sec
 the thread that ran it: steadier than wall time on a busy machine, for before/after
 comparisons of the analyses.
 
-Threads: the scanner runs in threads beside the main one, so its row gives thread-seconds
-(summed over the threads); so do the views, computed side by side
+Threads: the scanner runs in threads beside the main one, so its row gives their CPU
+seconds (summed over the threads), as do the args writer's row and the main thread's CPU
+row of the load; the main thread's other rows of the load are wall seconds and add up to
+the wall. The views are computed side by side, each timed in the thread that ran it
 (KINETOSCOPE_VIEW_THREADS=1: one after another, their rows adding up to the wall time).
 """
 
@@ -74,13 +76,19 @@ def rss_kb() -> int:
         return 0
 
 
-def timed(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+def timed(
+    name: str, fn: Callable[..., Any], clock: Callable[[], float] = time.perf_counter
+) -> Callable[..., Any]:
+    """`fn` with its time counted to `name`: wall time, or `time.thread_time` (the CPU
+    time of the thread that runs it: what a scanning thread costs, not how long it
+    waited for a core)."""
+
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        t = time.perf_counter()
+        t = clock()
         try:
             return fn(*args, **kwargs)
         finally:
-            add(name, time.perf_counter() - t)
+            add(name, clock() - t)
 
     return wrapper
 
@@ -105,17 +113,17 @@ def timed_generator(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 class _TimedSink:
-    """The args spill file, its writes timed (in the writer thread)."""
+    """The args spill file, its writes timed (in the writer thread, CPU time)."""
 
     def __init__(self, f: Any) -> None:
         self._f = f
 
     def write(self, data: Any) -> int:
-        t = time.perf_counter()
+        t = time.thread_time()
         try:
             return int(self._f.write(data))
         finally:
-            add("load: args spill write (writer thread)", time.perf_counter() - t)
+            add("load: args spill write (writer thread, CPU s)", time.thread_time() - t)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._f, name)
@@ -123,7 +131,7 @@ class _TimedSink:
 
 def instrument() -> None:
     from kinetoscope.api import registry
-    from kinetoscope.ingest import build, pieces, text_blocks
+    from kinetoscope.ingest import args_spill, build, column_sink, pieces, text_blocks
     from kinetoscope.ingest.columns import Interner
     from kinetoscope.model.trace_model import TraceModel
     from kinetoscope.store import trace_store
@@ -132,13 +140,19 @@ def instrument() -> None:
         "load: read + inflate", text_blocks._raw_text_blocks
     )
     inner_pieces = pieces.iter_event_pieces
-    build.iter_event_pieces = timed_generator("load: cut text (+ inflate)", inner_pieces)
-    build.scan_slice = timed("load: scan (scanner threads, thread-s)", build.scan_slice)
+    build.iter_event_pieces = timed_generator("load: slices (+ read + inflate)", inner_pieces)
+    scan_label = "load: scan + chunk columns (scanner threads, CPU s)"
+    build.scan_slice = timed(scan_label, build.scan_slice, time.thread_time)
     build.chunk_from_text = timed("load: scan (this thread)", build.chunk_from_text)
-    build.as_chunk = timed("load: column build (as_chunk)", build.as_chunk)
     Interner.codes = timed("load: interning (merge)", Interner.codes)  # type: ignore[method-assign]
+    sink = column_sink.ColumnSink
+    sink.append = timed("load: copy into the model's columns (merge)", sink.append)  # type: ignore[method-assign]
+    spill = args_spill.ArgsSpill
+    spill._take_one = timed("load: waits for the args spill (merge)", spill._take_one)  # type: ignore[method-assign]
     build.ModelBuilder.merge = timed("load: merge (all)", build.ModelBuilder.merge)  # type: ignore[method-assign]
-    build.ModelBuilder.finish = timed("load: finish (join columns)", build.ModelBuilder.finish)  # type: ignore[method-assign]
+    build.ModelBuilder.finish = timed("load: finish (model columns)", build.ModelBuilder.finish)  # type: ignore[method-assign]
+    cpu = "load: main thread CPU s (build_model)"
+    trace_store.build_model = timed(cpu, trace_store.build_model, time.thread_time)
     build.return_freed_memory = timed("load: malloc_trim", build.return_freed_memory)
     trace_store.return_freed_memory = timed("views: malloc_trim", trace_store.return_freed_memory)
     trace_store.build_model = timed("load: total (build_model)", trace_store.build_model)

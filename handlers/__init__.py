@@ -5,6 +5,10 @@ read a half-written trace. Here the trace goes to a hidden temp name in the same
 directory (same filesystem, so the rename is atomic), is gzipped by streaming into a
 second temp name, fsynced, and only then renamed to its final name.
 
+The trace gets one top-level key more than torch writes, ``python_path_prefixes``: the
+folders torch's Python tracer strips from stack frames' files, so a viewer can find
+``torch/nn/modules/linear.py`` again on the machine that recorded it.
+
 Nothing here imports torch: the handler only calls ``prof.export_chrome_trace``.
 """
 
@@ -13,11 +17,14 @@ from __future__ import annotations
 import contextlib
 import errno
 import gzip
+import json
 import logging
 import os
 import re
 import shutil
+import site
 import socket
+import sys
 import threading
 import time
 import uuid
@@ -31,6 +38,7 @@ from kinetoscope.ingest.naming import (
     temp_name_for,
     temp_writer,
 )
+from kinetoscope.ingest.schema import PYTHON_PATH_PREFIXES
 
 __all__ = ["TraceWriteError", "remove_stale_temp_files", "tensorboard_trace_handler"]
 
@@ -114,6 +122,7 @@ class _TraceHandler:
                 prof.export_chrome_trace(json_tmp)
                 if not os.path.exists(json_tmp):
                     raise _missing_output_error(folder, json_tmp + TEMP_SUFFIX)
+                add_python_path_prefixes(json_tmp)
                 if self.use_gzip:
                     _gzip_file(json_tmp, gz_tmp, final_name)
                     ready = gz_tmp
@@ -161,6 +170,37 @@ def tensorboard_trace_handler(
     if worker_name:
         format_trace_name(worker_name, 0, use_gzip)  # reject a bad name now, not mid-run
     return _TraceHandler(os.fspath(dir_name), worker_name, use_gzip, strict)
+
+
+def python_path_prefixes() -> list[str]:
+    """The folder prefixes torch's Python tracer strips from a frame's file (its
+    `python_tracer._prefix_regex`: site-packages, `sys.path`, the user base, torch's own
+    folder), longest first as it tries them: a viewer joins them to the relative files of
+    the trace's stack frames to find them again."""
+    raw = [*site.getsitepackages(), *sys.path, site.getuserbase(), site.getusersitepackages()]
+    torch_file = getattr(sys.modules.get("torch"), "__file__", None)
+    if isinstance(torch_file, str):
+        raw.append(os.path.dirname(os.path.dirname(torch_file)))
+    prefixes = sorted({os.path.abspath(p) for p in raw if isinstance(p, str)}, reverse=True)
+    return [p + os.sep for p in prefixes]
+
+
+def add_python_path_prefixes(path: str) -> bool:
+    """Adds `python_path_prefixes` as the last top-level key of the exported trace (the
+    profiler cannot add it once stopped); False when its end is not a JSON object's."""
+    entry = json.dumps(python_path_prefixes())
+    with open(path, "rb+") as f:
+        size = f.seek(0, os.SEEK_END)
+        f.seek(max(size - 4096, 0))
+        tail = f.read()
+        close = tail.rfind(b"}")
+        before = tail[:close].rstrip()
+        if close < 0 or tail[close + 1 :].strip() or not before or before.endswith(b"{"):
+            return False
+        f.seek(size - len(tail) + close)
+        f.truncate()
+        f.write(f',\n  "{PYTHON_PATH_PREFIXES}": {entry}\n}}\n'.encode())
+    return True
 
 
 def _host_token() -> str:

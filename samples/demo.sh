@@ -7,7 +7,8 @@ bash .ci/setup.sh
 
 LOGDIR=${1:-samples/logdir}
 mkdir -p "$LOGDIR"
-.venv/bin/python samples/train_cpu.py --logdir "$LOGDIR"
+# Only the sample's own lines: torch's profiler logs each start and stop (USDT:, STAGE:).
+.venv/bin/python samples/train_cpu.py --logdir "$LOGDIR" 2>&1 | { grep -Ev '^(USDT|STAGE):' || true; }
 # With the shared corpus beside the clone, add a real GPU run recorded on a V100.
 GPU_SAMPLE=../shared/corpus/pytorch-kineto/tb_plugin/samples/resnet50_num_workers_0
 if [ -d "$GPU_SAMPLE" ]; then

@@ -11,18 +11,27 @@ Runs "mlp" and "cnn" train on random data in one process (worker "worker0"); run
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
-import torch
-import torch.distributed as dist
-import torch.multiprocessing as mp
-from kinetoscope.handlers import tensorboard_trace_handler
-from torch import nn
-from torch.nn.parallel import DistributedDataParallel
-from torch.profiler import ProfilerActivity, profile, schedule
-from torch.utils.data import DataLoader, TensorDataset
+# Quiet, before torch loads: c10's warnings ("Memory block of unknown size was allocated
+# before the profiling started") are about the profiler, not the model; errors still show.
+os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+import torch.multiprocessing as mp  # noqa: E402
+from kinetoscope.handlers import tensorboard_trace_handler  # noqa: E402
+from torch import nn  # noqa: E402
+from torch.nn.parallel import DistributedDataParallel  # noqa: E402
+from torch.profiler import ProfilerActivity, profile, schedule  # noqa: E402
+from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
+
+# A schedule of several cycles is what this sample shows (one trace per span).
+warnings.filterwarnings("ignore", message=".*Profiler clears events at the end of each cycle")
 
 # wait=1, warmup=1, active=3, repeat=3 needs 15 steps; the rest run unprofiled after.
 SCHEDULE = {"wait": 1, "warmup": 1, "active": 3, "repeat": 3}

@@ -41,3 +41,30 @@ def test_a_failed_large_write_is_raised_once() -> None:
     with pytest.raises(OSError):
         spill.wait()
     spill.close()  # nothing pending: the thread is let go, nothing raised again
+
+
+class SlowDisk(io.BytesIO):
+    """A sink whose writes wait until `go` is set (a disk that throttles its writers)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.go = threading.Event()
+
+    def write(self, data: object) -> int:
+        self.go.wait(timeout=30)
+        return super().write(data)  # type: ignore[arg-type]
+
+
+def test_writes_queue_behind_a_slow_disk_up_to_their_bound() -> None:
+    sink = SlowDisk()
+    spill = ArgsSpill(sink)
+    sink.go.set()
+    spill.write(b"s" * (INLINE_WRITE_BYTES - 1))  # a small load's args: at once
+    sink.go.clear()
+    parts = [bytes([65 + i]) * (INLINE_WRITE_BYTES // 2) for i in range(8)]
+    for part in parts:  # 4 MiB in all, under the bound: none waits for the disk
+        spill.write(part)
+    assert len(sink.getvalue()) == INLINE_WRITE_BYTES - 1
+    sink.go.set()
+    spill.close()
+    assert sink.getvalue() == b"s" * (INLINE_WRITE_BYTES - 1) + b"".join(parts)

@@ -113,7 +113,12 @@ def test_built_trace_stack_trace_arg_comes_first(tmp_path: Path) -> None:
     _compiled_step(t, trace)
     model = t.model(tmp_path)
     (info,) = compiled_kernels(model).values()
-    assert info["source"][0] == {"filename": "/home/u/model.py", "line": 41, "name": "forward"}
+    assert info["source"][0] == {
+        "filename": "/home/u/model.py",
+        "line": 41,
+        "name": "forward",
+        "generated": False,
+    }
     assert info["source"][1]["filename"] == "model.py"
 
 
@@ -125,10 +130,16 @@ def test_h100_compiled_triton_kernels_name_model_lines_and_fused_ops() -> None:
         assert row.op_name == row.name  # the Inductor kernel's own op, not a marker
         assert row.fused_ops and all(o.startswith("aten::") for o in row.fused_ops)
         assert row.source[-1]["name"] == "call"  # the generated wrapper's frame
+        assert [f["generated"] for f in row.source] == [False] * (len(row.source) - 1) + [True]
     gelu = triton[triton["name"] == "triton_poi_fused_gelu_view_2"].iloc[0]
     # from the wrapper's `Original ATen` comment in inductor_code/
     assert gelu.fused_ops == ["aten::view", "aten::gelu"]
-    assert gelu.source[0] == {"filename": "record_gpu.py", "line": 81, "name": "forward"}
+    assert gelu.source[0] == {
+        "filename": "record_gpu.py",
+        "line": 81,
+        "name": "forward",
+        "generated": False,
+    }
     forward = triton[~triton["name"].str.contains("backward|sum_view")]
     assert all(r[0]["filename"] == "record_gpu.py" for r in forward["source"])
 

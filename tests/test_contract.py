@@ -63,6 +63,7 @@ QUERIES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "flows": (SPAN, {**SPAN, "limit": "many"}),
     "search": ({**SPAN, "q": "mm"}, SPAN),
     "range_summary": ({**SPAN, "t0": "0", "t1": "150"}, {**SPAN, "t0": "9", "t1": "1"}),
+    "source_paths": (SPAN, {"worker": "worker0"}),
     "diff": ({**PAIR, "group_by": "shape"}, {**PAIR, "group_by": "size"}),
     "trend": ({"window": "3"}, {"window": "many"}),
 }

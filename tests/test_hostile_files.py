@@ -81,9 +81,11 @@ def test_blank_gzip_bomb_loads_fast_in_bounded_memory(tmp_path: Path) -> None:
     assert int(max_rss_kib) < 400 * 1024
 
 
+@pytest.mark.parametrize("threads", ["1", "2"])
 def test_a_value_without_end_stops_at_the_event_bound(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threads: str
 ) -> None:
+    monkeypatch.setenv("KINETOSCOPE_SCAN_THREADS", threads)
     monkeypatch.setenv("KINETOSCOPE_MAX_EVENT_MB", "16")
     head = b'{"traceEvents":[' + EVENT + b"," + EVENT + b',{"ph":"X","name":"'
     path = gzip_with_run(tmp_path / "t.json.gz", head, b"ab", 64 * MiB, b'"}]}')
@@ -91,6 +93,23 @@ def test_a_value_without_end_stops_at_the_event_bound(
     assert len(model) == 2
     assert model.partial
     assert any("KINETOSCOPE_MAX_EVENT_MB" in w for w in model.warnings)
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_a_long_value_under_the_bound_is_read_whole_in_linear_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threads: str
+) -> None:
+    # Text without an event boundary is not joined and searched again at each block
+    # (that grew as the square of its length: 16 s of CPU for this file).
+    monkeypatch.setenv("KINETOSCOPE_SCAN_THREADS", threads)
+    head = b'{"traceEvents":[' + EVENT + b"," + EVENT + b',{"ph":"X","name":"'
+    tail = b'"},' + b",".join([EVENT] * 1000) + b"]}"
+    path = gzip_with_run(tmp_path / "t.json.gz", head, b"ab", 200 * MiB, tail)
+    started = time.perf_counter()
+    model = build_model(str(path))
+    assert time.perf_counter() - started < 30
+    assert len(model) == 1003 and not model.partial
+    assert len(model.names[model.events["name"][2]]) == 200 * MiB
 
 
 def test_inflated_size_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,11 +13,12 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import kinetoscope
 import pytest
 from builders import TraceBuilder, rank_job
 from kinetoscope.api.endpoints import ENDPOINTS
 from kinetoscope.cli.main import main as cli_main
-from kinetoscope.mcp.tools import page
+from kinetoscope.mcp.tools import page, summary
 
 pytest.importorskip("mcp")
 from mcp.client.session import ClientSession  # noqa: E402
@@ -134,6 +135,70 @@ def test_long_lists_are_paged_with_a_cursor(logdir: Path, tmp_path: Path) -> Non
     assert first.structured_content["page"]["totals"] == {"runs": 3}
     names = [first.structured_content["runs"][0]["name"], second.structured_content["runs"][0]]
     assert names[0] == "after" and names[1]["name"] == "before"
+
+
+def test_a_later_page_keeps_the_short_lists_whole_and_names_them() -> None:
+    # A kernels answer: 3 rows, one device, one roof. Page 2 of 2 rows a page: the third
+    # row, and the device and roof lists whole (not [] past their end); totals name all.
+    body = {
+        "rows": [{"name": "a"}, {"name": "b"}, {"name": "c"}],
+        "devices": [0],
+        "roofs": [{"device": "H100-SXM"}],
+        "total_us": 9.0,
+    }
+    second, note = page(body, limit=2, cursor=2)
+    assert second["rows"] == [{"name": "c"}]
+    assert second["devices"] == [0] and second["roofs"] == body["roofs"]
+    assert note == {
+        "cursor": 2,
+        "limit": 2,
+        "next_cursor": None,
+        "totals": {"rows": 3, "devices": 1, "roofs": 1},
+    }
+    assert page({"devices": [0]}, limit=2, cursor=0) == ({"devices": [0]}, None)
+
+
+def test_the_summary_line_says_the_status_first() -> None:
+    health = {"status": "errors", "checks": [{}] * 9, "left_out_rows": 5, "warnings": [1, 2]}
+    assert summary("health", health) == (
+        "health: status=errors, 9 checks, left_out_rows=5, 2 load warnings"
+    )
+
+
+def test_the_printed_client_config_starts_a_working_server(logdir: Path, tmp_path: Path) -> None:
+    """As a client would: the command and args of `--client-config`, started from another
+    folder with a PATH that has no kinetoscope on it."""
+    out = subprocess.run(
+        [sys.executable, "-m", "kinetoscope", "mcp", str(logdir), "--client-config"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    config = json.loads(out.stdout)["mcpServers"]["kinetoscope"]
+    assert os.path.isabs(config["command"]) and config["args"][-1] == str(logdir.resolve())
+    env = {"PATH": "/nonexistent", "KINETOSCOPE_CACHE_DIR": str(tmp_path / "cache")}
+    server = StdioServerParameters(
+        command=config["command"], args=config["args"], env=env, cwd=str(tmp_path)
+    )
+
+    async def run() -> Any:
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+            info = await session.initialize()
+            runs = await session.call_tool("runs", {})
+            return info, runs
+
+    info, runs = asyncio.run(run())
+    assert info.server_info.name == "kinetoscope"
+    assert info.server_info.version == kinetoscope.__version__
+    assert [r["name"] for r in runs.structured_content["runs"]] == ["after", "before", "ddp"]
+
+
+def test_version_flags_say_the_package_s_version() -> None:
+    for argv in (["--version"], ["mcp", "--version"]):
+        out = subprocess.run(
+            [sys.executable, "-m", "kinetoscope", *argv], capture_output=True, text=True
+        )
+        assert (out.returncode, out.stdout) == (0, f"kinetoscope {kinetoscope.__version__}\n")
 
 
 BAD_CALLS = [
@@ -284,5 +349,5 @@ def test_a_page_keeps_whole_the_lists_others_index_into() -> None:
     second, note = page(body, limit=2, cursor=2)
     assert second["frames"] == body["frames"]
     assert second["node_frame"] == [2, 3] and second["node_parent"] == [1, 1]
-    assert note is not None and note["totals"] == {"node_parent": 5, "node_frame": 5}
+    assert note is not None and note["totals"] == {"frames": 4, "node_parent": 5, "node_frame": 5}
     assert note["next_cursor"] == 4

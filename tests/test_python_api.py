@@ -90,6 +90,35 @@ def test_open_says_what_it_could_not_find(logdir: Path, tmp_path: Path) -> None:
         run.trace("worker0", span=9)
 
 
+def test_view_serves_the_trace_view_s_routes_as_the_docs_say(run: Any, logdir: Path) -> None:
+    """docs/python_api.md: `trace.view(route)` is "any span route's JSON": the views and the
+    trace view's routes, each the HTTP route's own answer."""
+    trace = run.trace("worker0")
+    client = PluginClient(logdir)
+    try:
+        client.wait_ready("job", "worker0")
+        names = {"run": "job", "worker": "worker0", "span": "1"}
+        for route, params in (
+            ("tracks", {}),
+            ("search", {"q": "mm"}),
+            ("event", {"row": 1}),
+            ("flows", {}),
+            ("range_summary", {"t0": 0, "t1": 200}),
+            ("source_paths", {}),
+            ("modules", {}),
+        ):
+            mine, served = trace.view(route, **params), client.json(route, **names, **params)
+            for body in (mine, served):  # how long the index took to build: a timing
+                for worker in body.get("workers", []) if route == "tracks" else []:
+                    worker.pop("index_seconds")
+            assert mine == served, route
+    finally:
+        client.close()
+    assert trace.view("search", q="mm")["total"] == 4  # aten::mm and gemm_k, twice each
+    with pytest.raises(ValueError, match="no span route named 'runs'"):
+        trace.view("runs")
+
+
 # --- frames with known numbers --------------------------------------------------------------
 
 
@@ -143,7 +172,7 @@ def test_distributed_has_a_row_per_rank(run: Any) -> None:
 def test_a_bad_parameter_is_the_routes_error(run: Any) -> None:
     with pytest.raises(ViewParamError, match="group_by must be one of name, shape, not 'stack'"):
         run.trace().operators(group_by="stack")
-    with pytest.raises(ValueError, match="no span view named 'nope'"):
+    with pytest.raises(ValueError, match="no span route named 'nope'"):
         run.trace().view("nope")
 
 

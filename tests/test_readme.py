@@ -84,3 +84,34 @@ def test_the_demo_prints_the_link_after_tensorboards_banner(tmp_path: Path) -> N
     assert lines[link].endswith(
         f'http://127.0.0.1:{port}/#kinetoscope (the "PyTorch Profiler" tab)'
     )
+
+
+@pytest.mark.slow
+def test_the_demo_records_its_samples_quietly(tmp_path: Path) -> None:
+    """The demo's sample line, run as it is (without the 2-rank run, for time): the
+    sample's own lines only, no profiler start/stop logs, no torch warnings."""
+    demo = (ROOT / "samples" / "demo.sh").read_text()
+    (line,) = [ln for ln in demo.splitlines() if ln.startswith(".venv/bin/python samples/train")]
+    line = line.replace('"$LOGDIR"', '"$LOGDIR" --no-ddp', 1)
+    env = {**os.environ, "LOGDIR": str(tmp_path)}
+    env.pop("TORCH_CPP_LOG_LEVEL", None)
+    out = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", line], cwd=ROOT, env=env, text=True,
+        capture_output=True, timeout=600, check=True,
+    )  # fmt: skip
+    lines = (out.stdout + out.stderr).splitlines()
+    assert [re.sub(r"[\d.]+ s$", "N s", ln) for ln in lines] == [
+        "run mlp: N s",
+        "run cnn: N s",
+        f"logdir: {tmp_path}",
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cnn", "mlp"]
+
+
+def test_setup_keeps_the_install_and_build_quiet() -> None:
+    """The set-up's editable install silences setuptools' "Editable installation." box (a
+    warning of its build backend, shown through pip's --quiet); the build says its size."""
+    setup = (ROOT / ".ci" / "setup.sh").read_text()
+    (install,) = [ln for ln in setup.splitlines() if "pip install --quiet -e" in ln]
+    assert install.startswith('PYTHONWARNINGS="ignore:Editable installation" ')
+    assert "npm run --silent build | tail -n 1" in setup

@@ -113,3 +113,30 @@ def test_notebook(tmp_path: Path) -> None:
     assert rows.loc[("snapshot.pickle", 0), "oom_count"] == 1
     broken = frame[frame["file"] == "broken.pkl"]
     assert len(broken) == 1 and "damaged" in broken["error"].iloc[0]
+
+
+def test_report_text_writes_an_oom_in_binary_units(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The real H100 snapshot's OOM asked 32 TiB: the text says so, as the page does, not
+    33554432.0 in a MiB column."""
+    data = Path(__file__).parent / "data" / "h100" / "memory_snapshot"
+    assert (
+        main(
+            [
+                "report",
+                str(data.parent),
+                "--run",
+                "memory_snapshot",
+                "--view",
+                "memory_snapshot",
+                "--no-cache",
+            ]
+        )
+        == 0
+    )
+    text = capsys.readouterr().out
+    oom = text.split("out of memory:")[1].splitlines()
+    assert oom[1].split()[:4] == ["device", "asked", "device", "free"]
+    assert oom[3].split()[1:3] == ["32.00", "TiB"]
+    assert "33554432" not in text

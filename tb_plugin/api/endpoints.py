@@ -102,6 +102,9 @@ _TRACE_VIEW = [
     _trace_module_route(
         "range_summary", "range_summary", "RangeSummaryView", trace_params.RangeSummaryParams
     ),
+    _trace_module_route(
+        "source_paths", "source_paths", "SourcePathsView", trace_params.SourcePathsParams
+    ),
 ]
 
 

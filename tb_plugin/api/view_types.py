@@ -35,6 +35,7 @@ from ..trace_view.event_details import EventView as EventView
 from ..trace_view.flow_window import FlowsView as FlowsView
 from ..trace_view.range_summary import RangeSummaryView as RangeSummaryView
 from ..trace_view.search import SearchView as SearchView
+from ..trace_view.source_paths import SourcePathsView as SourcePathsView
 from ..trace_view.track_list import TracksView as TracksView
 from ..trace_view.window_query import WindowView as WindowView
 from .contract import DistributedResponse as DistributedResponse

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+import textwrap
 from typing import Any
 
 import msgspec
@@ -20,8 +21,9 @@ from ..api.lower import LoadFailed, Run
 from ..api.session import FixedListing, Session
 from ..api.view_parts import status_of
 from .errors import EXIT_LOAD, ReportError
-from .health_text import health_lines
+from .health_text import COLUMNS, LEGEND, health_lines, summary_line
 from .targets import targets
+from .text_tables import report_width
 
 EXIT_ERRORS, EXIT_WARNINGS = 2, 1
 RUN_WORKER = "all ranks"  # the key of a run's run-level checks among its workers
@@ -75,15 +77,23 @@ def _health(session: Session, names: dict[str, str]) -> dict[str, Any]:
         return {"status": "unreadable", "error": exc.error["message"], "checks": []}
 
 
-def render_check(results: dict[str, Any]) -> str:
-    """One heading per trace with its status, then a line per check that counts any (or
-    cannot run), and its first example."""
-    lines: list[str] = []
+def render_check(results: dict[str, Any], width: int | None = None) -> str:
+    """The columns' heading; one heading per trace with its status, then a line per check
+    that counts any (or cannot run), and its first example; a summary line and what the
+    words mean."""
+    lines: list[str] = [COLUMNS]
+    traces: list[str] = []
+    runs: list[str] = []
     for run, workers in results.items():
         for worker, spans in workers.items():
             for span, found in spans.items():
+                (runs if worker == RUN_WORKER else traces).append(found["status"])
                 lines.append(f"{run} · {worker} · span {span}: {found['status']}")
                 if "error" in found:
                     lines.append(f"  cannot be read: {found['error']}")
                 lines.extend(health_lines(found))
-    return "\n".join(lines)
+    summary = summary_line(traces)
+    if any(status != "ok" for status in runs):
+        summary += f"; checks of all ranks: {summary_line(runs).split(': ', 1)[1]}"
+    legend = textwrap.wrap(LEGEND, width or report_width())
+    return "\n".join([*lines, "", summary, *legend])

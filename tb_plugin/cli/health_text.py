@@ -1,8 +1,17 @@
 """The `health` view as text: `kinetoscope check`'s lines, and `kinetoscope report
---format text`'s "Trace health" block (listed in `report_text.RENDERERS`)."""
+--format text`'s "Trace health" block (listed in `report_text.RENDERERS`).
+
+One line per check that counts any or could not run, in columns (severity, check, count,
+what happens to the events in time sums), its first example under it: the event's name,
+its start in ms since the trace start (as every CLI time), its process/thread and its row
+(the trace view's `sel`). A check that cannot run on a trace says why in the last column;
+one that does not apply is 0 and not listed (the route decides: a CPU-only trace's
+"kernels before their launch" is 0, not unknown)."""
 
 from __future__ import annotations
 
+import textwrap
+from collections import Counter
 from typing import TYPE_CHECKING, TypedDict, cast
 
 from .text_tables import DEFAULT_WIDTH
@@ -18,35 +27,68 @@ class RunHealth(TypedDict):
     checks: list[RunHealthCheck]
 
 
+CHECK_WIDTH = 26
+COLUMNS = f"  {'severity':8} {'check':{CHECK_WIDTH}} {'count':>8}  in time sums"
+EFFECT = {"left_out": "left out", "kept": "kept"}
+LEGEND = (
+    "Times are ms since each trace's start; an example names its process/thread (pid/tid) "
+    "and its event row (the trace view's p.kinetoscope.sel=ROW selects it). 'kept': the "
+    "events still count in time sums; 'left out': they do not."
+)
+
+
 def health_lines(found: HealthView | RunHealth) -> list[str]:
     """A line per check that counts any (with its first example) or cannot run; the
     loader's warnings."""
+    start = cast("float | None", found.get("trace_start_us"))
     lines = []
     for check in found["checks"]:
+        head = f"  {check['severity']:8} {check['id']:{CHECK_WIDTH}}"
         if check["count"] is None:
-            lines.append(f"  {check['id']:26} unknown: {check['unknown']}")
+            lines.append(f"{head} {'?':>8}  not checked: {check['unknown']}")
         elif check["count"]:
-            effect = "left out of time sums" if check["effect"] == "left_out" else "kept"
-            lines.append(f"  {check['severity']:7} {check['id']:26} {check['count']:>8}  {effect}")
+            lines.append(f"{head} {check['count']:>8}  {EFFECT[check['effect']]}")
             if check["examples"]:
-                lines.append(f"          e.g. {_example(check['examples'][0])}")
+                lines.append(f"{'':11}e.g. {_example(check['examples'][0], start)}")
     warnings: list[str] = found.get("warnings", [])  # type: ignore[assignment]  # a run's: none
     for warning in warnings:
         lines.append(f"  load warning: {warning}")
     return lines
 
 
-def _example(first: HealthExample | RankOffset) -> str:
+def _example(first: HealthExample | RankOffset, start: float | None) -> str:
     if "rank" in first:  # a run-level check names a rank (`rank_clock_skew`)
         rank = cast("RankOffset", first)
         return f"rank {rank['rank']}: {rank['offset_us']:+.3f} µs ({rank['calls']} calls)"
     first = cast("HealthExample", first)
-    where = f"row {first['row']}, {first['ts_us']:.3f} µs, lane {first['lane']}"
-    return f"{first['name'][:60]} ({where})"
+    at = (
+        f"at {(first['ts_us'] - start) / 1000:.3f} ms"
+        if start is not None
+        else f"at {first['ts_us']:.3f} µs (the trace has no start)"
+    )
+    return f"{first['name'][:60]} {at} on process/thread {first['lane']} (event row {first['row']})"
+
+
+def summary_line(statuses: list[str]) -> str:
+    """ "12 traces: 9 ok, 2 with warnings, 1 with errors" (and those that cannot be read)."""
+    counts = Counter(statuses)
+    parts = [
+        f"{counts['ok']} ok",
+        f"{counts['warnings']} with warnings",
+        f"{counts['errors']} with errors",
+    ]
+    if counts["unreadable"]:
+        parts.append(f"{counts['unreadable']} unreadable")
+    noun = "trace" if len(statuses) == 1 else "traces"
+    return f"{len(statuses)} {noun}: {', '.join(parts)}"
 
 
 def render_health(view: HealthView, width: int = DEFAULT_WIDTH) -> str:
     head = f"Trace health: {view['status']}"
     if view["left_out_rows"]:
         head += f" ({view['left_out_rows']} events left out of time sums)"
-    return "\n".join([head, *(line[:width] for line in health_lines(view))])
+    lines = health_lines(view)
+    if not lines:
+        return head
+    legend = textwrap.wrap(LEGEND, width - 2, initial_indent="  ", subsequent_indent="  ")
+    return "\n".join([head, *(line[:width] for line in [COLUMNS, *lines]), *legend])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..api.version import VersionAction
 from .errors import EXIT_REGRESSION
 
 # The Operators view's group-by keys and the flame graph's metrics (`analysis.operators.
@@ -19,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kinetoscope", description="PyTorch profiler (Kineto) trace reports."
     )
+    parser.add_argument("--version", action=VersionAction)
     sub = parser.add_subparsers(dest="command", required=True)
     _add_report(sub)
     _add_diff(sub)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .text_tables import DEFAULT_WIDTH, Column, mib, or_dash, rows_table, wrap
+from .text_tables import DEFAULT_WIDTH, Column, binary_bytes, mib, or_dash, rows_table, wrap
 
 if TYPE_CHECKING:  # types only: naming them imports no view
     from ..api.view_types import MemorySnapshotResponse, SnapshotAlignment, SnapshotFrame
@@ -23,8 +23,8 @@ _DEVICE_COLUMNS: list[Column] = [
 
 _OOM_COLUMNS: list[Column] = [
     ("device", "device", str),
-    ("asked MiB", "requested_bytes", mib),
-    ("device free MiB", "device_free", mib),
+    ("asked", "requested_bytes", binary_bytes),
+    ("device free", "device_free", or_dash(binary_bytes)),
     ("where", "where", str),
 ]
 

@@ -109,3 +109,18 @@ def short(name: str, width: int = 70) -> str:
 
 def mib(n: float | None) -> str:
     return "-" if n is None else f"{n / 2**20:.1f}"
+
+
+_BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
+
+
+def binary_bytes(n: float | None) -> str:
+    """Bytes in binary units, as the pages write them: "512 B", "1.50 MiB", "32.00 TiB"
+    (a column of sizes far apart: an OOM's ask beside the device's free bytes)."""
+    if n is None or n != n:
+        return "-"
+    value, unit = float(n), 0
+    while abs(value) >= 1024 and unit < len(_BYTE_UNITS) - 1:
+        value /= 1024
+        unit += 1
+    return f"{value:.0f} B" if unit == 0 else f"{value:.2f} {_BYTE_UNITS[unit]}"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from .text_tables import Column, mib, ms, or_dash, report_width, rows_table, short
+from .text_tables import Column, binary_bytes, mib, ms, or_dash, report_width, rows_table, short
 
 if TYPE_CHECKING:  # types only: naming them imports no view
     from ..api.view_types import TrendChange, TrendView
@@ -38,7 +38,7 @@ RUN_COLUMNS: list[Column] = [
 
 def _value(change: TrendChange, key: Literal["baseline", "value"]) -> str:
     value = change[key]
-    return mib(value) if change["unit"] == "bytes" else ms(value)
+    return binary_bytes(value) if change["unit"] == "bytes" else ms(value)
 
 
 def _pct(change: TrendChange) -> str:
@@ -54,7 +54,7 @@ def _change_rows(changes: list[TrendChange]) -> list[dict[str, Any]]:
             "short_name": short(c["name"], 90),
             "before": _value(c, "baseline"),
             "after": _value(c, "value"),
-            "unit_text": "MiB" if c["unit"] == "bytes" else "ms/step",
+            "unit_text": "" if c["unit"] == "bytes" else "ms/step",
             "diff": f"{c['diff_base_run'] or '-'} → {c['diff_target_run']}",
             "pct_text": _pct(c),
         }

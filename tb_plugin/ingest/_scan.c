@@ -1,69 +1,161 @@
 /* Optional compiled scanner: the text of whole trace events becomes columns.
  *
- * `scan(body)` reads `body` as the inside of a JSON array of event objects (the text the
- * decoder hands to msgspec as `[body]`) and returns the raw columns `native_chunk.py`
- * turns into a Chunk, or a short reason string when the text holds anything it does not
- * handle exactly as the msgspec path does (a value of an unexpected type, an escaped key,
- * a duplicate key, a number too big for int64, malformed JSON). The caller then decodes
- * that text with msgspec, so this scanner only has to be right on what it accepts; the
- * tests compare both paths column by column on every corpus trace.
+ * `scan(prefix, block, start, end, decode_escaped)` reads `prefix` and then
+ * `block[start:end]` (read in place, never copied) as the inside of a JSON array of event
+ * objects (the text the decoder hands to msgspec as `[prefix, block[start:end]]`) and
+ * returns the columns `native_chunk.py` turns into a Chunk, or a short reason string
+ * when the text holds anything it does not handle exactly as the msgspec path does (a
+ * value of an unexpected type, an escaped key, a duplicate key, a number too big for
+ * int64, text that is not UTF-8, malformed JSON). The caller then decodes that text with
+ * msgspec, so this scanner only has to be right on what it accepts; the tests compare
+ * both paths column by column on every corpus trace.
  *
- * The scan runs without the GIL: it builds no Python object. String values are interned
- * by their raw text (quotes included, so "1" and 1 differ); the Python values of the
- * distinct texts are made afterwards, with the GIL.
+ * The scan runs without the GIL: it builds no Python object. Each column is written once
+ * per event, in its final type, into a buffer handed to Python as it is (a `Block`, no
+ * copy). String values are interned by their raw text (quotes included, so "1" and 1
+ * differ); the Python values of the distinct texts are made afterwards, with the GIL.
  */
 #include "_scan_json.h"
 
-/* ---- args: the few keys every view needs (schema.CoreArgs), the rest kept raw ---------- */
+#include <stddef.h>
+
+/* ---- output columns ------------------------------------------------------------------- */
+
+enum { T_PH, T_NAME, T_CAT, T_PID, T_TID, N_TABLES };
+static const char *TABLE_NAMES[N_TABLES] = {"ph", "name", "cat", "pid", "tid"};
+
+/* One value per event, in this order in COLUMNS. */
+enum {
+    C_TS, C_DUR, C_ID, C_ARGS_END, C_EXTERNAL_ID, C_CORRELATION, C_DEVICE, C_STREAM,
+    C_BLOCKS_PER_SM, C_OCCUPANCY, C_HAS_STACK, C_WORK_SIG, C_PYTHON_ID, C_PYTHON_PARENT_ID,
+    N_COLUMNS
+};
+/* One row per event with memory args (Bytes, Addr, ...), in this order in MEMORY. */
+enum { M_ROW, M_BYTES, M_ADDR, M_DEVICE_TYPE, M_DEVICE_ID, M_TOTAL_ALLOCATED, M_TOTAL_RESERVED, N_MEMORY };
 
 typedef struct {
-    Wide wide[N_WIDE];
+    const char *name;
+    size_t size; /* bytes per value */
+} ColumnSpec;
+
+static const ColumnSpec COLUMNS[N_COLUMNS] = {
+    {"ts", 8}, {"dur", 8}, {"id", 8}, {"args_end", 8}, {"external_id", 8},
+    {"correlation", 8}, {"device", 4}, {"stream", 8}, {"blocks_per_sm", 4},
+    {"occupancy", 4}, {"has_stack", 1}, {"work_sig", 8}, {"python_id", 8},
+    {"python_parent_id", 8},
+};
+static const ColumnSpec MEMORY[N_MEMORY] = {
+    {"row", 8}, {"bytes", 8}, {"addr", 8}, {"device_type", 4}, {"device_id", 4},
+    {"total_allocated", 8}, {"total_reserved", 8},
+};
+
+/* What one event's keys gave, before it is written out. */
+typedef struct {
+    double ts, dur, blocks_per_sm, occupancy;
+    int64_t id, external_id, external_id_lower, correlation, device, stream, work_sig;
+    int64_t python_id, python_parent_id;
+    /* memory args */
+    double nbytes, total_allocated, total_reserved;
+    int64_t addr, device_type, device_id;
+    int has_memory;
     unsigned char has_stack;
 } Row;
 
+/* A table's last token (in the scanned text) and its code. */
 typedef struct {
-    const char *key;
+    const char *text;
     Py_ssize_t len;
-    int column; /* -1: checked only (name, sort_index, labels, Call stack); -5: work arg */
-    int is_float;
+    int32_t code;
+} Recent;
+
+typedef struct Scan {
+    Lex lex; /* first: the lexer's functions take a Scan as their Lex */
+    Table tables[N_TABLES];
+    Recent recent[N_TABLES];
+    Buf codes[N_TABLES];
+    Buf columns[N_COLUMNS];
+    Buf memory[N_MEMORY];
+    Buf blob; /* the args text of the events, one after another */
+    Py_ssize_t events, memory_rows;
+    size_t row_cap; /* rows every column has room for */
+} Scan;
+
+/* ---- args: the few keys every view needs (schema.CoreArgs), the rest kept raw ---------- */
+
+enum ArgKind { A_INT, A_FLOAT, A_MEMORY_INT, A_MEMORY_FLOAT, A_STACK, A_SCALAR, A_LABELS, A_WORK };
+
+typedef struct {
+    int kind;
+    size_t field; /* offset in Row (A_INT, A_FLOAT, A_MEMORY_*) */
+    int work_key; /* the key's number in the work hash (A_WORK) */
 } ArgKey;
 
-/* schema.CoreArgs, by JSON key. A null reads as the column's missing value (-1, NaN). */
-static const ArgKey ARG_KEYS[] = {
-    {"External id", 11, C_EXTERNAL_ID, 0},
-    {"external id", 11, C_EXTERNAL_ID_LOWER, 0},
-    {"correlation", 11, C_CORRELATION, 0},
-    {"device", 6, C_DEVICE, 0},
-    {"stream", 6, C_STREAM, 0},
-    {"blocks per SM", 13, C_BLOCKS_PER_SM, 1},
-    {"est. achieved occupancy %", 25, C_OCCUPANCY, 1},
-    {"Bytes", 5, C_NBYTES, 1},
-    {"Addr", 4, C_ADDR, 0},
-    {"Device Type", 11, C_DEVICE_TYPE, 0},
-    {"Device Id", 9, C_DEVICE_ID, 0},
-    {"Total Allocated", 15, C_TOTAL_ALLOCATED, 1},
-    {"Total Reserved", 14, C_TOTAL_RESERVED, 1},
-    {"Call stack", 10, -1, 0},
-    {"name", 4, -2, 0},
-    {"sort_index", 10, -3, 0},
-    {"labels", 6, -4, 0},
+#define FIELD(name) offsetof(Row, name)
+/* schema.CoreArgs, by JSON key. A null reads as the column's missing value (-1, NaN). The
+   numbers of the work keys are their places in the scanner's first table of args keys:
+   the work signature hashes them, and the tests compute it so (tests/scan_compare.py). */
+enum {
+    K_EXTERNAL_ID, K_EXTERNAL_ID_LOWER, K_CORRELATION, K_DEVICE, K_STREAM, K_BLOCKS_PER_SM,
+    K_OCCUPANCY, K_BYTES, K_ADDR, K_DEVICE_TYPE, K_DEVICE_ID, K_TOTAL_ALLOCATED,
+    K_TOTAL_RESERVED, K_CALL_STACK, K_NAME, K_SORT_INDEX, K_LABELS, K_INPUT_DIMS,
+    K_INPUT_DIMS_LOWER, K_INPUT_TYPE, K_CONCRETE_INPUTS, K_FLOPS, K_PYTHON_ID,
+    K_PYTHON_PARENT_ID, N_ARG_KEYS
+};
+static const ArgKey ARG_KEYS[N_ARG_KEYS] = {
+    [K_EXTERNAL_ID] = {A_INT, FIELD(external_id), 0},
+    [K_EXTERNAL_ID_LOWER] = {A_INT, FIELD(external_id_lower), 0},
+    [K_CORRELATION] = {A_INT, FIELD(correlation), 0},
+    [K_DEVICE] = {A_INT, FIELD(device), 0},
+    [K_STREAM] = {A_INT, FIELD(stream), 0},
+    [K_BLOCKS_PER_SM] = {A_FLOAT, FIELD(blocks_per_sm), 0},
+    [K_OCCUPANCY] = {A_FLOAT, FIELD(occupancy), 0},
+    [K_BYTES] = {A_MEMORY_FLOAT, FIELD(nbytes), 0},
+    [K_ADDR] = {A_MEMORY_INT, FIELD(addr), 0},
+    [K_DEVICE_TYPE] = {A_MEMORY_INT, FIELD(device_type), 0},
+    [K_DEVICE_ID] = {A_MEMORY_INT, FIELD(device_id), 0},
+    [K_TOTAL_ALLOCATED] = {A_MEMORY_FLOAT, FIELD(total_allocated), 0},
+    [K_TOTAL_RESERVED] = {A_MEMORY_FLOAT, FIELD(total_reserved), 0},
+    [K_CALL_STACK] = {A_STACK, 0, 0},
+    [K_NAME] = {A_SCALAR, 0, 0},
+    [K_SORT_INDEX] = {A_SCALAR, 0, 0},
+    [K_LABELS] = {A_LABELS, 0, 0},
     /* The args a call's work is read from (analysis/roofline/work.py): their raw text is
        hashed into the work signature, so equal calls are found without reading args. */
-    {"Input Dims", 10, -5, 0},
-    {"Input dims", 10, -5, 0},
-    {"Input type", 10, -5, 0},
-    {"Concrete Inputs", 15, -5, 0},
-    {"flops", 5, -5, 0},
+    [K_INPUT_DIMS] = {A_WORK, 0, 17},
+    [K_INPUT_DIMS_LOWER] = {A_WORK, 0, 18},
+    [K_INPUT_TYPE] = {A_WORK, 0, 19},
+    [K_CONCRETE_INPUTS] = {A_WORK, 0, 20},
+    [K_FLOPS] = {A_WORK, 0, 21},
+    [K_PYTHON_ID] = {A_INT, FIELD(python_id), 0},
+    [K_PYTHON_PARENT_ID] = {A_INT, FIELD(python_parent_id), 0},
 };
-#define N_ARG_KEYS ((int)(sizeof ARG_KEYS / sizeof ARG_KEYS[0]))
 
+/* The args key p[0:n], or -1. By length, then the text (compared as constants). */
 static int arg_key(const char *p, Py_ssize_t n) {
-    for (int i = 0; i < N_ARG_KEYS; i++)
-        if (ARG_KEYS[i].len == n && memcmp(ARG_KEYS[i].key, p, n) == 0) return i;
-    return -1;
+#define IS(word) (memcmp(p, word, sizeof(word) - 1) == 0)
+    switch (n) {
+        case 4: return IS("Addr") ? K_ADDR : IS("name") ? K_NAME : -1;
+        case 5: return IS("Bytes") ? K_BYTES : IS("flops") ? K_FLOPS : -1;
+        case 6: return IS("device") ? K_DEVICE : IS("stream") ? K_STREAM : IS("labels") ? K_LABELS : -1;
+        case 9: return IS("Python id") ? K_PYTHON_ID : IS("Device Id") ? K_DEVICE_ID : -1;
+        case 10:
+            if (p[0] == 'I') return IS("Input Dims") ? K_INPUT_DIMS : IS("Input type") ? K_INPUT_TYPE
+                                  : IS("Input dims") ? K_INPUT_DIMS_LOWER : -1;
+            return IS("Call stack") ? K_CALL_STACK : IS("sort_index") ? K_SORT_INDEX : -1;
+        case 11:
+            return IS("External id") ? K_EXTERNAL_ID : IS("correlation") ? K_CORRELATION
+                 : IS("external id") ? K_EXTERNAL_ID_LOWER : IS("Device Type") ? K_DEVICE_TYPE : -1;
+        case 13: return IS("blocks per SM") ? K_BLOCKS_PER_SM : -1;
+        case 14: return IS("Total Reserved") ? K_TOTAL_RESERVED : -1;
+        case 15: return IS("Total Allocated") ? K_TOTAL_ALLOCATED : IS("Concrete Inputs") ? K_CONCRETE_INPUTS : -1;
+        case 16: return IS("Python parent id") ? K_PYTHON_PARENT_ID : -1;
+        case 25: return IS("est. achieved occupancy %") ? K_OCCUPANCY : -1;
+        default: return -1;
+    }
+#undef IS
 }
 
-/* FNV-1a (64 bit) of the key's index and the value's raw text, on top of `h`. */
+/* FNV-1a (64 bit) of the key's number and the value's raw text, on top of `h`. */
 static uint64_t work_hash(uint64_t h, int key, const char *p, const char *q) {
     const uint64_t prime = 1099511628211ULL;
     h = (h ^ (uint64_t)(key + 1)) * prime;
@@ -72,239 +164,314 @@ static uint64_t work_hash(uint64_t h, int key, const char *p, const char *q) {
 }
 
 static const char *arg_value(Scan *s, const char *p, const ArgKey *k, Row *row) {
-    if (k->column == -5) {
-        const char *q = skip_value(s, p, 2);
-        uint64_t h = row->wide[C_WORK_SIG].i ? (uint64_t)row->wide[C_WORK_SIG].i
-                                              : 14695981039346656037ULL;
-        if (q) h = work_hash(h, (int)(k - ARG_KEYS), p, q);
-        row->wide[C_WORK_SIG].i = (int64_t)(h && ~h ? h : 1); /* 0: none, -1: unknown */
-        return q;
+    Lex *lx = &s->lex;
+    char *field = (char *)row + k->field;
+    switch (k->kind) {
+        case A_INT: return int_field(lx, p, (int64_t *)field);
+        case A_FLOAT: return float_field(lx, p, NAN, (double *)field);
+        case A_MEMORY_INT: row->has_memory = 1; return int_field(lx, p, (int64_t *)field);
+        case A_MEMORY_FLOAT: row->has_memory = 1; return float_field(lx, p, NAN, (double *)field);
+        case A_STACK: { /* any value; a non-empty string counts */
+            const char *q = skip_value(lx, p, 1);
+            row->has_stack = q && *p == '"' && q - p > 2;
+            return q;
+        }
+        case A_SCALAR: return checked_scalar(lx, p, 1);
+        case A_LABELS: return checked_scalar(lx, p, 0); /* str | None only */
+        default: { /* A_WORK */
+            const char *q = skip_value(lx, p, 2);
+            uint64_t h = row->work_sig ? (uint64_t)row->work_sig : 14695981039346656037ULL;
+            if (q) h = work_hash(h, k->work_key, p, q);
+            row->work_sig = (int64_t)(h && ~h ? h : 1); /* 0: none, -1: unknown */
+            return q;
+        }
     }
-    if (k->column >= 0 && k->is_float) return float_field(s, p, NAN, &row->wide[k->column].f);
-    if (k->column >= 0) return int_field(s, p, &row->wide[k->column].i);
-    if (k->column == -1) { /* Call stack: any value; a non-empty string counts */
-        const char *q = skip_value(s, p, 1);
-        row->has_stack = q && *p == '"' && q - p > 2;
-        return q;
-    }
-    return checked_scalar(s, p, k->column != -4); /* labels: str | None only */
 }
 
 /* One member's key (p at its opening quote; an escaped key is declined as `escaped_why`):
    the key in *key, *n; returns the position of its value. */
-static const char *member_key(Scan *s, const char *p, const char *escaped_why, const char **key,
-                              Py_ssize_t *n) {
-    const char *e = s->end;
+static INLINE const char *member_key(Lex *lx, const char *p, const char *escaped_why,
+                                     const char **key, Py_ssize_t *n) {
+    const char *e = lx->end;
     int escaped = 0;
-    if (p >= e || *p != '"') return FAIL(s, "expected a key");
+    if (UNLIKELY(p >= e || *p != '"')) return FAIL(lx, "expected a key");
     *key = p + 1;
-    if (!(p = scan_string(s, p, &escaped))) return NULL;
-    if (escaped) return FAIL(s, escaped_why);
+    if (!(p = scan_string(lx, p, &escaped))) return NULL;
+    if (UNLIKELY(escaped)) return FAIL(lx, escaped_why);
     *n = p - 1 - *key;
-    p = skip_ws(p, e);
-    if (p >= e || *p != ':') return FAIL(s, "expected ':'");
-    p = skip_ws(p + 1, e);
-    if (p >= e) return FAIL(s, "missing value");
+    if (LIKELY(p + 1 < e && p[0] == ':' && p[1] == ' ')) { /* `": "` */
+        p = skip_ws(p + 2, e);
+    } else {
+        p = skip_ws(p, e);
+        if (p >= e || *p != ':') return FAIL(lx, "expected ':'");
+        p = skip_ws(p + 1, e);
+    }
+    if (p >= e) return FAIL(lx, "missing value");
     return p;
 }
 
 /* p at an object's '{': its first key, or past its '}' when it is empty (*closed). */
-static const char *object_start(Scan *s, const char *p, int *closed) {
-    p = skip_ws(p + 1, s->end);
-    *closed = p < s->end && *p == '}';
+static inline const char *object_start(Lex *lx, const char *p, int *closed) {
+    p = skip_ws(p + 1, lx->end);
+    *closed = p < lx->end && *p == '}';
     return *closed ? p + 1 : p;
 }
 
 /* Whether key `k` is met for the first time in an object (`seen`: the keys met so far). */
-static int first_time(uint32_t *seen, int k) {
+static inline int first_time(uint32_t *seen, int k) {
     if (*seen & (1u << k)) return 0;
     *seen |= 1u << k;
     return 1;
 }
 
 /* After a member's value: the next member's key, or past the object's '}' (*closed). */
-static const char *member_end(Scan *s, const char *p, const char *unterminated, int *closed) {
-    const char *e = s->end;
+static INLINE const char *member_end(Lex *lx, const char *p, const char *unterminated, int *closed) {
+    const char *e = lx->end;
+    if (LIKELY(p + 1 < e && p[0] == ',' && p[1] == ' ' && p + 2 < e && p[2] == '"')) {
+        *closed = 0; /* `, "`: the common separator */
+        return p + 2;
+    }
     p = skip_ws(p, e);
-    if (p >= e) return FAIL(s, unterminated);
+    if (p >= e) return FAIL(lx, unterminated);
     *closed = *p == '}';
     if (*closed) return p + 1;
-    if (*p != ',') return FAIL(s, "expected ','");
+    if (*p != ',') return FAIL(lx, "expected ','");
     return skip_ws(p + 1, e);
 }
 
 /* p at '{' of an event's args. */
 static const char *scan_args(Scan *s, const char *p, Row *row) {
+    Lex *lx = &s->lex;
     uint32_t seen = 0;
     int closed;
-    p = object_start(s, p, &closed);
+    p = object_start(lx, p, &closed);
     while (!closed) {
         const char *key;
         Py_ssize_t n;
-        if (!(p = member_key(s, p, "an escaped key in args", &key, &n))) return NULL;
+        if (!(p = member_key(lx, p, "an escaped key in args", &key, &n))) return NULL;
         int k = arg_key(key, n);
         if (k >= 0) {
-            if (!first_time(&seen, k)) return FAIL(s, "a key twice in args");
+            if (!first_time(&seen, k)) return FAIL(lx, "a key twice in args");
             p = arg_value(s, p, &ARG_KEYS[k], row);
         } else {
-            p = skip_value(s, p, 2);
+            p = skip_value(lx, p, 2);
         }
-        if (!p || !(p = member_end(s, p, "unterminated args", &closed))) return NULL;
+        if (!p || !(p = member_end(lx, p, "unterminated args", &closed))) return NULL;
     }
     return p;
 }
 
 /* ---- events ----------------------------------------------------------------------------- */
 
-enum { K_PH, K_CAT, K_NAME, K_PID, K_TID, K_TS, K_DUR, K_ID, K_BP, K_ARGS, K_OTHER };
+enum { E_PH, E_CAT, E_NAME, E_PID, E_TID, E_TS, E_DUR, E_ID, E_BP, E_ARGS, E_OTHER };
 
-static int event_key(const char *p, Py_ssize_t n) {
-#define IS(word) (n == (Py_ssize_t)sizeof(word) - 1 && memcmp(p, word, n) == 0)
+static inline int event_key(const char *p, Py_ssize_t n) {
+#define IS(word) (memcmp(p, word, sizeof(word) - 1) == 0)
     switch (n) {
-        case 2: return IS("ph") ? K_PH : IS("ts") ? K_TS : IS("id") ? K_ID : IS("bp") ? K_BP : K_OTHER;
-        case 3: return IS("cat") ? K_CAT : IS("pid") ? K_PID : IS("tid") ? K_TID : IS("dur") ? K_DUR : K_OTHER;
-        case 4: return IS("name") ? K_NAME : IS("args") ? K_ARGS : K_OTHER;
-        default: return K_OTHER;
+        case 2: return IS("ph") ? E_PH : IS("ts") ? E_TS : IS("id") ? E_ID : IS("bp") ? E_BP : E_OTHER;
+        case 3: return IS("cat") ? E_CAT : IS("pid") ? E_PID : IS("tid") ? E_TID : IS("dur") ? E_DUR : E_OTHER;
+        case 4: return IS("name") ? E_NAME : IS("args") ? E_ARGS : E_OTHER;
+        default: return E_OTHER;
     }
 #undef IS
 }
 
-/* What a string-valued key may also hold, besides a string. */
-static int code_of(Scan *s, int table, Py_ssize_t off, Py_ssize_t len, int32_t *out) {
-    *out = table_code(&s->tables[table], s->body, off, len);
-    if (*out < 0) s->reason = "out of memory";
+static int code_of(Scan *s, int table, const char *text, Py_ssize_t len, int32_t *out) {
+    /* The same token as the last one of this table (a run of events of one thread,
+       category, phase): its code without hashing it again. */
+    Recent *last = &s->recent[table];
+    if (text && len == last->len && last->text && memcmp(text, last->text, (size_t)len) == 0) {
+        *out = last->code;
+        return 1;
+    }
+    *out = table_code(&s->tables[table], text, len);
+    if (*out < 0) s->lex.reason = "out of memory";
+    if (text) *last = (Recent){text, len, *out};
     return *out >= 0;
 }
 
 /* An interned value: a string, or null where `null_ok`, or an int where `int_ok`. */
-static const char *interned(Scan *s, const char *p, int table, int null_ok, int int_ok, int32_t *code) {
+static inline const char *interned(Scan *s, const char *p, int table, int null_ok, int int_ok,
+                                   int32_t *code) {
+    Lex *lx = &s->lex;
     const char *q;
     int escaped = 0;
     int64_t ignored;
-    if (*p == '"') q = scan_string(s, p, &escaped);
-    else if (*p == 'n' && null_ok) q = scan_literal(s, p, "null", 4);
-    else if (int_ok && (*p == '-' || (*p >= '0' && *p <= '9'))) q = int_field(s, p, &ignored);
-    else return FAIL(s, "a value of an unexpected type");
-    if (q && !code_of(s, table, p - s->body, q - p, code)) return NULL;
+    if (*p == '"') q = scan_string(lx, p, &escaped);
+    else if (*p == 'n' && null_ok) q = scan_literal(lx, p, "null", 4);
+    else if (int_ok && (*p == '-' || is_digit(*p))) q = int_field(lx, p, &ignored);
+    else return FAIL(lx, "a value of an unexpected type");
+    if (q && !code_of(s, table, p, q - p, code)) return NULL;
     return q;
 }
 
 static const char *event_value(Scan *s, const char *p, int key, Row *row, int32_t *codes,
                                const char **args, const char **args_end) {
+    Lex *lx = &s->lex;
     switch (key) {
-        case K_PH: return interned(s, p, T_PH, 0, 0, &codes[T_PH]);
-        case K_CAT: return interned(s, p, T_CAT, 1, 0, &codes[T_CAT]);
-        case K_NAME: return interned(s, p, T_NAME, 1, 0, &codes[T_NAME]);
-        case K_PID: return interned(s, p, T_PID, 1, 1, &codes[T_PID]);
-        case K_TID: return interned(s, p, T_TID, 1, 1, &codes[T_TID]);
-        case K_TS: return float_field(s, p, NAN, &row->wide[C_TS].f);
-        case K_DUR: return float_field(s, p, 0.0, &row->wide[C_DUR].f);
-        case K_ID: return int_field(s, p, &row->wide[C_ID].i);
-        case K_BP: return checked_scalar(s, p, 0);
-        case K_ARGS: {
-            const char *q = *p == '{' ? scan_args(s, p, row) : skip_value(s, p, 1);
+        case E_PH: return interned(s, p, T_PH, 0, 0, &codes[T_PH]);
+        case E_CAT: return interned(s, p, T_CAT, 1, 0, &codes[T_CAT]);
+        case E_NAME: return interned(s, p, T_NAME, 1, 0, &codes[T_NAME]);
+        case E_PID: return interned(s, p, T_PID, 1, 1, &codes[T_PID]);
+        case E_TID: return interned(s, p, T_TID, 1, 1, &codes[T_TID]);
+        case E_TS: return float_field(lx, p, NAN, &row->ts);
+        case E_DUR: return float_field(lx, p, 0.0, &row->dur);
+        case E_ID: return int_field(lx, p, &row->id);
+        case E_BP: return checked_scalar(lx, p, 0);
+        case E_ARGS: {
+            const char *q = *p == '{' ? scan_args(s, p, row) : skip_value(lx, p, 1);
             *args = p;
             *args_end = q;
             return q;
         }
-        default: return skip_value(s, p, 1);
+        default: return skip_value(lx, p, 1);
     }
 }
 
-static void row_defaults(Row *row) {
-    for (int c = 0; c < N_WIDE; c++) row->wide[c].i = -1;
-    row->wide[C_TS].f = NAN;
-    row->wide[C_DUR].f = 0.0;
-    row->wide[C_ARGS_LEN].i = 0;
-    row->wide[C_BLOCKS_PER_SM].f = NAN;
-    row->wide[C_OCCUPANCY].f = NAN;
-    row->wide[C_NBYTES].f = NAN;
-    row->wide[C_TOTAL_ALLOCATED].f = NAN;
-    row->wide[C_TOTAL_RESERVED].f = NAN;
-    row->wide[C_WORK_SIG].i = 0;
+static inline void row_defaults(Row *row) {
+    row->ts = row->blocks_per_sm = row->occupancy = NAN;
+    row->nbytes = row->total_allocated = row->total_reserved = NAN;
+    row->dur = 0.0;
+    row->id = row->external_id = row->external_id_lower = row->correlation = -1;
+    row->device = row->stream = row->python_id = row->python_parent_id = -1;
+    row->addr = row->device_type = row->device_id = -1;
+    row->work_sig = 0;
+    row->has_memory = 0;
     row->has_stack = 0;
 }
 
 /* Absent string keys: ph reads "", the others None (schema.Event's defaults). */
 static int absent_codes(Scan *s, uint32_t seen, int32_t *codes) {
-    static const int KEY_OF_TABLE[N_TABLES] = {K_PH, K_NAME, K_CAT, K_PID, K_TID};
+    static const int KEY_OF_TABLE[N_TABLES] = {E_PH, E_NAME, E_CAT, E_PID, E_TID};
     for (int t = 0; t < N_TABLES; t++)
-        if (!(seen & (1u << KEY_OF_TABLE[t])) && !code_of(s, t, -1, 0, &codes[t])) return 0;
+        if (!(seen & (1u << KEY_OF_TABLE[t])) && !code_of(s, t, NULL, 0, &codes[t])) return 0;
+    return 1;
+}
+
+/* Room for `rows` rows in every column. */
+static int reserve_rows(Scan *s, size_t rows) {
+    for (int t = 0; t < N_TABLES; t++)
+        if (s->codes[t].cap < rows * sizeof(int32_t) && !buf_grow(&s->codes[t], rows * sizeof(int32_t)))
+            return 0;
+    for (int c = 0; c < N_COLUMNS; c++)
+        if (s->columns[c].cap < rows * COLUMNS[c].size && !buf_grow(&s->columns[c], rows * COLUMNS[c].size))
+            return 0;
+    s->row_cap = rows;
     return 1;
 }
 
 /* Room for one more row in every column, grown for many rows at once. */
-static int reserve_row(Scan *s) {
-    size_t rows = (size_t)s->events, more = rows < 64 ? 64 : rows;
-    if (rows < s->row_cap) return 1;
-    for (int t = 0; t < N_TABLES; t++)
-        if (!buf_reserve(&s->codes[t], more * sizeof(int32_t))) return 0;
-    for (int c = 0; c < N_WIDE; c++)
-        if (!buf_reserve(&s->wide[c], more * sizeof(Wide))) return 0;
-    if (!buf_reserve(&s->has_stack, more)) return 0;
-    s->row_cap = rows + more;
+static inline int reserve_row(Scan *s) {
+    size_t rows = (size_t)s->events;
+    return LIKELY(rows < s->row_cap) || reserve_rows(s, rows < 512 ? 1024 : 2 * rows);
+}
+
+/* The columns' lengths once every row is written. */
+static void close_columns(Scan *s) {
+    for (int t = 0; t < N_TABLES; t++) s->codes[t].len = (size_t)s->events * sizeof(int32_t);
+    for (int c = 0; c < N_COLUMNS; c++) s->columns[c].len = (size_t)s->events * COLUMNS[c].size;
+}
+
+/* A double as float32, rounded as numpy's astype(float32) rounds it; past the largest
+   float32 (from its rounding midpoint on) infinity, which C leaves undefined for a cast. */
+static inline float float32_of(double v) {
+    const double midpoint = 0x1.ffffffp127; /* FLT_MAX and half its last place */
+    if (v >= midpoint) return (float)INFINITY;
+    if (v <= -midpoint) return -(float)INFINITY;
+    return (float)v;
+}
+
+#define PUT(buf, type, at, value) (((type *)(buf).data)[at] = (type)(value))
+
+static int put_memory(Scan *s, const Row *row) {
+    size_t at = (size_t)s->memory_rows;
+    for (int c = 0; c < N_MEMORY; c++)
+        if (!buf_reserve(&s->memory[c], MEMORY[c].size)) return 0;
+    PUT(s->memory[M_ROW], int64_t, at, s->events);
+    PUT(s->memory[M_BYTES], double, at, row->nbytes);
+    PUT(s->memory[M_ADDR], int64_t, at, row->addr);
+    PUT(s->memory[M_DEVICE_TYPE], int32_t, at, row->device_type); /* as numpy's astype */
+    PUT(s->memory[M_DEVICE_ID], int32_t, at, row->device_id);
+    PUT(s->memory[M_TOTAL_ALLOCATED], double, at, row->total_allocated);
+    PUT(s->memory[M_TOTAL_RESERVED], double, at, row->total_reserved);
+    for (int c = 0; c < N_MEMORY; c++) s->memory[c].len += MEMORY[c].size;
+    s->memory_rows++;
     return 1;
 }
 
-static int emit(Scan *s, Row *row, int32_t *codes, const char *args, const char *args_end) {
+static int emit(Scan *s, const Row *row, const int32_t *codes, const char *args, const char *args_end) {
     size_t at = (size_t)s->events;
-    if (args) row->wide[C_ARGS_LEN].i = args_end - args;
     if (!reserve_row(s)) return 0;
-    for (int t = 0; t < N_TABLES; t++) ((int32_t *)s->codes[t].data)[at] = codes[t];
-    for (int c = 0; c < N_WIDE; c++) ((Wide *)s->wide[c].data)[at] = row->wide[c];
-    s->has_stack.data[at] = (char)row->has_stack;
-    for (int t = 0; t < N_TABLES; t++) s->codes[t].len += sizeof(int32_t);
-    for (int c = 0; c < N_WIDE; c++) s->wide[c].len += sizeof(Wide);
-    s->has_stack.len++;
     if (args && !buf_put(&s->blob, args, (size_t)(args_end - args))) return 0;
+    if (row->has_memory && !put_memory(s, row)) return 0;
+    for (int t = 0; t < N_TABLES; t++) PUT(s->codes[t], int32_t, at, codes[t]);
+    Buf *col = s->columns;
+    PUT(col[C_TS], double, at, row->ts);
+    PUT(col[C_DUR], double, at, row->dur);
+    PUT(col[C_ID], int64_t, at, row->id);
+    PUT(col[C_ARGS_END], int64_t, at, s->blob.len);
+    PUT(col[C_EXTERNAL_ID], int64_t, at, row->external_id >= 0 ? row->external_id : row->external_id_lower);
+    PUT(col[C_CORRELATION], int64_t, at, row->correlation);
+    PUT(col[C_DEVICE], int32_t, at, row->device); /* wraps as numpy's astype(int32) */
+    PUT(col[C_STREAM], int64_t, at, row->stream);
+    PUT(col[C_BLOCKS_PER_SM], float, at, float32_of(row->blocks_per_sm));
+    PUT(col[C_OCCUPANCY], float, at, float32_of(row->occupancy));
+    PUT(col[C_HAS_STACK], uint8_t, at, row->has_stack);
+    PUT(col[C_WORK_SIG], int64_t, at, row->work_sig);
+    PUT(col[C_PYTHON_ID], int64_t, at, row->python_id);
+    PUT(col[C_PYTHON_PARENT_ID], int64_t, at, row->python_parent_id);
     s->events++;
     return 1;
 }
 
 /* p at '{' of an event. */
 static const char *scan_event(Scan *s, const char *p) {
+    Lex *lx = &s->lex;
     const char *args = NULL, *args_end = NULL;
     Row row;
     int32_t codes[N_TABLES];
     uint32_t seen = 0;
     row_defaults(&row);
     int closed;
-    p = object_start(s, p, &closed);
+    p = object_start(lx, p, &closed);
     while (!closed) {
         const char *key;
         Py_ssize_t n;
-        if (!(p = member_key(s, p, "an escaped key in an event", &key, &n))) return NULL;
+        if (!(p = member_key(lx, p, "an escaped key in an event", &key, &n))) return NULL;
         int k = event_key(key, n);
-        if (k != K_OTHER) {
-            if (!first_time(&seen, k)) return FAIL(s, "a key twice in an event");
-        }
+        if (k != E_OTHER && !first_time(&seen, k)) return FAIL(lx, "a key twice in an event");
         if (!(p = event_value(s, p, k, &row, codes, &args, &args_end))) return NULL;
-        if (!(p = member_end(s, p, "unterminated event", &closed))) return NULL;
+        if (!(p = member_end(lx, p, "unterminated event", &closed))) return NULL;
     }
     if (!absent_codes(s, seen, codes)) return NULL;
-    if (!emit(s, &row, codes, args, args_end)) return FAIL(s, "out of memory");
+    if (!emit(s, &row, codes, args, args_end)) return FAIL(lx, "out of memory");
     return p;
 }
 
-/* The whole body: events separated by commas, nothing else. */
-static int scan_body(Scan *s) {
-    const char *p = skip_ws(s->body, s->end), *e = s->end;
+/* Text [p, e): events separated by commas, nothing else (blanks around them). */
+static int scan_body(Scan *s, const char *p, const char *e) {
+    s->lex.end = e;
+    p = skip_ws(p, e);
     if (p == e) return 1;
     for (;;) {
         if (*p != '{') {
-            s->reason = "an item that is not an event object";
+            s->lex.reason = "an item that is not an event object";
             return 0;
         }
         if (!(p = scan_event(s, p))) return 0;
+        if (LIKELY(p + 2 < e && p[0] == ',' && p[1] == '\n' && p[2] == '{')) { /* `,\n{` */
+            p += 2;
+            continue;
+        }
         p = skip_ws(p, e);
         if (p == e) return 1;
         if (*p != ',') {
-            s->reason = "expected ','";
+            s->lex.reason = "expected ','";
             return 0;
         }
         p = skip_ws(p + 1, e);
         if (p == e) {
-            s->reason = "a comma after the last event";
+            s->lex.reason = "a comma after the last event";
             return 0;
         }
     }
@@ -312,24 +479,78 @@ static int scan_body(Scan *s) {
 
 /* ---- the Python side ------------------------------------------------------------------- */
 
+/* A buffer the scan wrote, handed to Python as it is: read-only, freed with the object. */
+typedef struct {
+    PyObject_HEAD
+    char *data;
+    Py_ssize_t len;
+} Block;
+
+static int block_getbuffer(PyObject *self, Py_buffer *view, int flags) {
+    Block *b = (Block *)self;
+    return PyBuffer_FillInfo(view, self, b->data ? b->data : (char *)"", b->len, 1, flags);
+}
+
+static void block_dealloc(PyObject *self) {
+    free(((Block *)self)->data);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static Py_ssize_t block_length(PyObject *self) { return ((Block *)self)->len; }
+
+/* Equal to any bytes-like object with the same bytes (a Chunk's args compare so). */
+static PyObject *block_richcompare(PyObject *self, PyObject *other, int op) {
+    Py_buffer view;
+    if ((op != Py_EQ && op != Py_NE) || !PyObject_CheckBuffer(other)) Py_RETURN_NOTIMPLEMENTED;
+    if (PyObject_GetBuffer(other, &view, PyBUF_SIMPLE) < 0) return NULL;
+    Block *b = (Block *)self;
+    int same = view.len == b->len && (b->len == 0 || memcmp(view.buf, b->data, (size_t)b->len) == 0);
+    PyBuffer_Release(&view);
+    return PyBool_FromLong(op == Py_EQ ? same : !same);
+}
+
+static PyBufferProcs BLOCK_BUFFER = {block_getbuffer, NULL};
+static PySequenceMethods BLOCK_SEQUENCE = {.sq_length = block_length};
+
+static PyTypeObject BlockType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "kinetoscope.ingest._scan.Block",
+    .tp_basicsize = sizeof(Block),
+    .tp_dealloc = block_dealloc,
+    .tp_as_buffer = &BLOCK_BUFFER,
+    .tp_as_sequence = &BLOCK_SEQUENCE,
+    .tp_richcompare = block_richcompare,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A buffer of scanned values (read-only; numpy.frombuffer reads it in place).",
+};
+
+/* The Block of `b`'s bytes: its memory changes hands (b is left empty). */
+static PyObject *block_of(Buf *b) {
+    Block *block = PyObject_New(Block, &BlockType);
+    if (!block) return NULL;
+    block->data = b->data;
+    block->len = (Py_ssize_t)b->len;
+    *b = (Buf){0};
+    return (PyObject *)block;
+}
+
 static void scan_free(Scan *s) {
     for (int t = 0; t < N_TABLES; t++) {
         table_free(&s->tables[t]);
         free(s->codes[t].data);
     }
-    for (int c = 0; c < N_WIDE; c++) free(s->wide[c].data);
-    free(s->has_stack.data);
+    for (int c = 0; c < N_COLUMNS; c++) free(s->columns[c].data);
+    for (int c = 0; c < N_MEMORY; c++) free(s->memory[c].data);
     free(s->blob.data);
 }
 
 /* The Python value of an interned token; NULL (no exception set) when msgspec would not
    give the same value. */
-static PyObject *token_value(Scan *s, int table, const Slot *slot, PyObject *decode_escaped) {
-    if (slot->off < 0) {
+static PyObject *token_value(int table, const char *p, const Slot *slot, PyObject *decode_escaped) {
+    if (!p) {
         if (table == T_PH) return PyUnicode_FromStringAndSize("", 0);
         Py_RETURN_NONE;
     }
-    const char *p = s->body + slot->off;
     if (*p == 'n') Py_RETURN_NONE;
     if (*p != '"') {
         int64_t v = 0;
@@ -353,7 +574,7 @@ static PyObject *table_values(Scan *s, int table, PyObject *decode_escaped) {
     if (!values) return NULL;
     const Slot *slots = (const Slot *)t->order.data;
     for (int32_t i = 0; i < t->count; i++) {
-        PyObject *value = token_value(s, table, &slots[i], decode_escaped);
+        PyObject *value = token_value(table, slot_text(t, &slots[i]), &slots[i], decode_escaped);
         if (!value) {
             Py_DECREF(values);
             return NULL;
@@ -363,83 +584,108 @@ static PyObject *table_values(Scan *s, int table, PyObject *decode_escaped) {
     return values;
 }
 
-static int set_bytes(PyObject *dict, const char *key, const Buf *b) {
-    PyObject *value = PyByteArray_FromStringAndSize(b->data ? b->data : "", (Py_ssize_t)b->len);
+/* dict[key] = value, dropping the caller's reference to value. */
+static int set_item(PyObject *dict, const char *key, PyObject *value) {
     if (!value) return 0;
     int failed = PyDict_SetItemString(dict, key, value);
     Py_DECREF(value);
     return !failed;
 }
 
+static PyObject *blocks_of(Buf *bufs, const ColumnSpec *specs, int count) {
+    PyObject *dict = PyDict_New();
+    for (int c = 0; dict && c < count; c++) {
+        if (!set_item(dict, specs[c].name, block_of(&bufs[c]))) Py_CLEAR(dict);
+    }
+    return dict;
+}
+
 static PyObject *scan_result(Scan *s, PyObject *decode_escaped) {
     PyObject *out = PyDict_New(), *tables = PyDict_New(), *codes = PyDict_New();
-    PyObject *columns = PyDict_New(), *n = PyLong_FromSsize_t(s->events), *blob = NULL;
-    int ok = out && tables && codes && columns && n;
+    int ok = out && tables && codes;
     for (int t = 0; ok && t < N_TABLES; t++) {
         PyObject *values = table_values(s, t, decode_escaped);
         if (!values) {
             ok = 0;
             if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError) ||
                 PyErr_ExceptionMatches(PyExc_ValueError))
-                PyErr_Clear(); /* not UTF-8, or an escape msgspec refuses: its path decides */
+                PyErr_Clear(); /* an escape msgspec refuses: its path decides */
             break;
         }
-        ok = PyDict_SetItemString(tables, TABLE_NAMES[t], values) == 0;
-        Py_DECREF(values);
-        ok = ok && set_bytes(codes, TABLE_NAMES[t], &s->codes[t]);
+        ok = set_item(tables, TABLE_NAMES[t], values) && set_item(codes, TABLE_NAMES[t], block_of(&s->codes[t]));
     }
-    for (int c = 0; ok && c < N_WIDE; c++) ok = set_bytes(columns, COLUMN_NAMES[c], &s->wide[c]);
-    ok = ok && set_bytes(columns, "has_stack", &s->has_stack);
-    if (ok) blob = PyBytes_FromStringAndSize(s->blob.data ? s->blob.data : "", (Py_ssize_t)s->blob.len);
-    ok = ok && blob && PyDict_SetItemString(out, "events", n) == 0 &&
-         PyDict_SetItemString(out, "tables", tables) == 0 &&
-         PyDict_SetItemString(out, "codes", codes) == 0 &&
-         PyDict_SetItemString(out, "columns", columns) == 0 &&
-         PyDict_SetItemString(out, "args", blob) == 0;
+    ok = ok && set_item(out, "tables", tables) && set_item(out, "codes", codes);
+    tables = codes = NULL;
+    ok = ok && set_item(out, "events", PyLong_FromSsize_t(s->events));
+    ok = ok && set_item(out, "columns", blocks_of(s->columns, COLUMNS, N_COLUMNS));
+    ok = ok && set_item(out, "memory", blocks_of(s->memory, MEMORY, N_MEMORY));
+    ok = ok && set_item(out, "args", block_of(&s->blob));
     Py_XDECREF(tables);
     Py_XDECREF(codes);
-    Py_XDECREF(columns);
-    Py_XDECREF(n);
-    Py_XDECREF(blob);
     if (ok) return out;
     Py_XDECREF(out);
     if (PyErr_Occurred()) return NULL;
     return PyUnicode_FromString("a string value msgspec reads differently");
 }
 
+static int get_index(PyObject *arg, Py_ssize_t *out) {
+    *out = PyLong_AsSsize_t(arg);
+    return !(*out == -1 && PyErr_Occurred());
+}
+
+/* scan(prefix, block, start, end, decode_escaped) */
 static PyObject *py_scan(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    Py_buffer view;
+    Py_buffer prefix, block;
+    Py_ssize_t start, end;
     (void)self;
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "scan(body, decode_escaped)");
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "scan(prefix, block, start, end, decode_escaped)");
         return NULL;
     }
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (!get_index(args[2], &start) || !get_index(args[3], &end)) return NULL;
+    if (PyObject_GetBuffer(args[0], &prefix, PyBUF_SIMPLE) < 0) return NULL;
+    if (PyObject_GetBuffer(args[1], &block, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&prefix);
+        return NULL;
+    }
+    if (start < 0 || end < start || end > block.len) {
+        PyBuffer_Release(&prefix);
+        PyBuffer_Release(&block);
+        PyErr_SetString(PyExc_ValueError, "scan: start and end must lie in the block");
+        return NULL;
+    }
     Scan s;
     memset(&s, 0, sizeof s);
-    s.body = view.buf;
-    s.end = s.body + view.len;
     int ok = 1;
     for (int t = 0; t < N_TABLES; t++) ok = ok && table_init(&s.tables[t]);
+    /* Room for the rows and args of a typical trace's text at once (grown when short). */
+    size_t text = (size_t)(prefix.len + end - start);
+    ok = ok && reserve_rows(&s, text / 192 + 64) && buf_reserve(&s.blob, text / 2);
+    if (!ok) s.lex.reason = "out of memory";
     if (ok) {
+        const char *text = prefix.buf, *body = block.buf;
         Py_BEGIN_ALLOW_THREADS
-        ok = scan_body(&s);
+        ok = scan_body(&s, text, text + prefix.len) && scan_body(&s, body + start, body + end);
         Py_END_ALLOW_THREADS
-    } else {
-        s.reason = "out of memory";
     }
-    PyObject *result = ok ? scan_result(&s, args[1]) : PyUnicode_FromString(s.reason);
+    if (ok) close_columns(&s);
+    PyObject *result = ok ? scan_result(&s, args[4]) : PyUnicode_FromString(s.lex.reason);
     scan_free(&s);
-    PyBuffer_Release(&view);
+    PyBuffer_Release(&prefix);
+    PyBuffer_Release(&block);
     return result;
 }
 
 static PyMethodDef METHODS[] = {
     {"scan", (PyCFunction)(void (*)(void))py_scan, METH_FASTCALL,
-     "scan(body, decode_escaped) -> dict of raw columns, or a reason (str) to use msgspec"},
+     "scan(prefix, block, start, end, decode_escaped) -> dict of columns, or a reason (str) "
+     "to use msgspec"},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_scan", NULL, -1, METHODS, NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__scan(void) { return PyModule_Create(&MODULE); }
+PyMODINIT_FUNC PyInit__scan(void) {
+    if (PyType_Ready(&BlockType) < 0) return NULL;
+    return PyModule_Create(&MODULE);
+}

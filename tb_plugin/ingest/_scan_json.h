@@ -1,6 +1,12 @@
 /* The JSON side of the event scanner (`_scan.c`): growable buffers, the interning tables,
- * the scan state with its output columns, a strict JSON lexer (what msgspec rejects, this
- * rejects) and the typed readers of numbers. Included once, by `_scan.c`.
+ * a strict JSON lexer (what msgspec rejects, this rejects; the UTF-8 of every string is
+ * checked as Python's strict decoder checks it) and the typed readers of numbers, each
+ * read in one pass. Included once, by `_scan.c`, which defines `Scan` (its first member
+ * is the `Lex` below).
+ *
+ * Strings are searched 16 bytes at a time (SSE2: every x86-64 CPU has it) or 8 bytes at a
+ * time elsewhere (bit tricks on one word) for the few bytes a string scan stops at: '"',
+ * '\\', controls, and bytes of 0x80 and up (a UTF-8 sequence, checked there).
  */
 #ifndef KINETOSCOPE_SCAN_JSON_H
 #define KINETOSCOPE_SCAN_JSON_H
@@ -10,6 +16,27 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+/* SCAN_NO_SIMD: the portable word-at-a-time search everywhere (tests build it so). */
+#if (defined(__SSE2__) || defined(_M_X64)) && !defined(SCAN_NO_SIMD)
+#include <emmintrin.h>
+#define SCAN_SSE2 1
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define INLINE inline __attribute__((always_inline))
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define CTZ(x) __builtin_ctz(x)
+#else
+#define INLINE inline
+#define LIKELY(x) (x)
+#define UNLIKELY(x) (x)
+static int CTZ(unsigned x) {
+    int n = 0;
+    while (!(x & 1u)) x >>= 1, n++;
+    return n;
+}
+#endif
 
 /* ---- growable byte buffers ------------------------------------------------------------ */
 
@@ -18,10 +45,9 @@ typedef struct {
     size_t len, cap;
 } Buf;
 
-static int buf_reserve(Buf *b, size_t extra) {
-    if (b->len + extra <= b->cap) return 1;
+static int buf_grow(Buf *b, size_t need) {
     size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + extra) cap *= 2;
+    while (cap < need) cap *= 2;
     char *data = realloc(b->data, cap);
     if (!data) return 0;
     b->data = data;
@@ -29,7 +55,11 @@ static int buf_reserve(Buf *b, size_t extra) {
     return 1;
 }
 
-static int buf_put(Buf *b, const void *p, size_t n) {
+static inline int buf_reserve(Buf *b, size_t extra) {
+    return LIKELY(b->len + extra <= b->cap) || buf_grow(b, b->len + extra);
+}
+
+static inline int buf_put(Buf *b, const void *p, size_t n) {
     if (!buf_reserve(b, n)) return 0;
     memcpy(b->data + b->len, p, n);
     b->len += n;
@@ -38,10 +68,13 @@ static int buf_put(Buf *b, const void *p, size_t n) {
 
 /* ---- interning tables: raw token text -> dense code, first appearance order ----------- */
 
+/* A distinct token. Its text is copied into the table's own `text` (a few hundred KB at
+   most: a lookup compares with that copy, in cache, not with the token's first place in
+   megabytes of scanned text). */
 typedef struct {
     uint64_t hash;
-    Py_ssize_t off; /* offset of the token in the body; -1 for an absent key */
-    Py_ssize_t len;
+    Py_ssize_t off; /* of the token in `text`; -1 for an absent key */
+    int32_t len;
     int32_t code; /* -1: empty slot */
 } Slot;
 
@@ -50,12 +83,14 @@ typedef struct {
     size_t mask;
     int32_t count;
     Buf order; /* Slot copies in code order */
+    Buf text;  /* the distinct tokens' text */
 } Table;
 
 static int table_init(Table *t) {
     t->mask = 255;
     t->count = 0;
     t->order = (Buf){0};
+    t->text = (Buf){0};
     t->slots = malloc(sizeof(Slot) * (t->mask + 1));
     if (!t->slots) return 0;
     for (size_t i = 0; i <= t->mask; i++) t->slots[i].code = -1;
@@ -65,10 +100,11 @@ static int table_init(Table *t) {
 static void table_free(Table *t) {
     free(t->slots);
     free(t->order.data);
+    free(t->text.data);
 }
 
-/* Eight bytes at a time (kernel names are long); the tail byte by byte. */
-static uint64_t hash_bytes(const char *p, Py_ssize_t n) {
+/* Eight bytes at a time (kernel names are long), the tail as one short word. */
+static inline uint64_t hash_bytes(const char *p, Py_ssize_t n) {
     uint64_t h = 1469598103934665603ULL ^ (uint64_t)n;
     for (; n >= 8; p += 8, n -= 8) {
         uint64_t word;
@@ -76,7 +112,11 @@ static uint64_t hash_bytes(const char *p, Py_ssize_t n) {
         h = (h ^ word) * 0x9E3779B97F4A7C15ULL;
         h ^= h >> 29;
     }
-    for (; n > 0; p++, n--) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    if (n > 0) {
+        uint64_t word = 0;
+        memcpy(&word, p, (size_t)n);
+        h = (h ^ word) * 0x9E3779B97F4A7C15ULL;
+    }
     return h ^ (h >> 32);
 }
 
@@ -97,17 +137,19 @@ static int table_grow(Table *t) {
     return 1;
 }
 
-/* Code of the token body[off:off+len] (off -1: the absent value); -1 when out of memory. */
-static int32_t table_code(Table *t, const char *body, Py_ssize_t off, Py_ssize_t len) {
-    uint64_t h = off < 0 ? 0 : hash_bytes(body + off, len);
+/* Code of the token text[0:len] (text NULL: the absent value); -1 when out of memory. */
+static int32_t table_code(Table *t, const char *text, Py_ssize_t len) {
+    uint64_t h = text ? hash_bytes(text, len) : 0;
+    Py_ssize_t off = text ? (Py_ssize_t)t->text.len : -1;
     size_t i = h & t->mask;
     for (;; i = (i + 1) & t->mask) {
-        Slot *s = &t->slots[i];
+        const Slot *s = &t->slots[i];
         if (s->code < 0) break;
         if (s->hash != h || s->len != len || (s->off < 0) != (off < 0)) continue;
-        if (off < 0 || memcmp(body + s->off, body + off, len) == 0) return s->code;
+        if (off < 0 || memcmp(t->text.data + s->off, text, (size_t)len) == 0) return s->code;
     }
-    Slot fresh = {h, off, len, t->count};
+    if (text && !buf_put(&t->text, text, (size_t)len)) return -1;
+    Slot fresh = {h, off, (int32_t)len, t->count};
     t->slots[i] = fresh;
     if (!buf_put(&t->order, &fresh, sizeof fresh)) return -1;
     t->count++;
@@ -115,68 +157,99 @@ static int32_t table_code(Table *t, const char *body, Py_ssize_t off, Py_ssize_t
     return fresh.code;
 }
 
-/* ---- the output columns ----------------------------------------------------------------- */
+/* The text of a table's token (NULL for the absent value). */
+static inline const char *slot_text(const Table *t, const Slot *s) {
+    return s->off < 0 ? NULL : t->text.data + s->off;
+}
 
-enum { T_PH, T_NAME, T_CAT, T_PID, T_TID, N_TABLES };
-static const char *TABLE_NAMES[N_TABLES] = {"ph", "name", "cat", "pid", "tid"};
-
-/* Per-event numeric columns, in this order in COLUMN_NAMES; all 8 bytes wide except the
-   codes (int32) and has_stack (uint8). */
-enum {
-    C_TS, C_DUR, C_ID, C_ARGS_LEN,
-    C_EXTERNAL_ID, C_EXTERNAL_ID_LOWER, C_CORRELATION, C_DEVICE, C_STREAM,
-    C_BLOCKS_PER_SM, C_OCCUPANCY, C_NBYTES, C_ADDR, C_DEVICE_TYPE, C_DEVICE_ID,
-    C_TOTAL_ALLOCATED, C_TOTAL_RESERVED, C_WORK_SIG,
-    N_WIDE
-};
-static const char *COLUMN_NAMES[N_WIDE] = {
-    "ts", "dur", "id", "args_len",
-    "external_id", "external_id_lower", "correlation", "device", "stream",
-    "blocks_per_sm", "occupancy", "nbytes", "addr", "device_type", "device_id",
-    "total_allocated", "total_reserved", "work_sig",
-};
-
-typedef union {
-    double f;
-    int64_t i;
-} Wide;
+/* ---- the lexer's state: where the text being read ends, and why a read failed --------- */
 
 typedef struct {
-    const char *body;
     const char *end;
-    const char *reason; /* set on failure */
-    Table tables[N_TABLES];
-    Buf codes[N_TABLES];
-    Buf wide[N_WIDE];
-    Buf has_stack;
-    Buf blob;
-    Py_ssize_t events;
-    size_t row_cap; /* rows every column has room for */
-} Scan;
+    const char *reason;
+} Lex;
 
-#define FAIL(s, why) ((s)->reason = (why), (const char *)NULL)
+#define FAIL(lx, why) ((lx)->reason = (why), (const char *)NULL)
 
 /* ---- JSON lexing (strict: what msgspec rejects, this rejects) ------------------------- */
 
+static inline int is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
 static inline const char *skip_ws(const char *p, const char *e) {
-    while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
+    while (p < e && is_ws(*p)) p++;
     return p;
 }
 
+static inline int is_digit(char c) { return (unsigned char)(c - '0') < 10; }
+
 static inline int is_hex(char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+    return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
-/* Whether any of the 8 bytes is '"', '\\' or a control character (below 0x20): the
-   bytes a string scan must stop at. Bit tricks on one word, so plain text goes 8 bytes
-   a step on any CPU. */
-static inline int word_needs_look(uint64_t w) {
+/* The first byte of [p, e) a string scan must look at: '"', '\\', a control character
+   (below 0x20) or a byte of 0x80 and up; e when there is none. */
+static INLINE const char *string_stop(const char *p, const char *e) {
+#ifdef SCAN_SSE2
+    const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\');
+    const __m128i top_control = _mm_set1_epi8(0x1f);
+    while (e - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)p);
+        __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, slash));
+        hit = _mm_or_si128(hit, _mm_cmpeq_epi8(_mm_min_epu8(v, top_control), v));
+        /* the sign bits of `v` itself: the bytes of 0x80 and up */
+        unsigned mask = (unsigned)_mm_movemask_epi8(hit) | (unsigned)_mm_movemask_epi8(v);
+        if (mask) return p + CTZ(mask);
+        p += 16;
+    }
+#else
     const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-    uint64_t quote = w ^ (ones * '"'), slash = w ^ (ones * '\\');
-    uint64_t zero_quote = (quote - ones) & ~quote;
-    uint64_t zero_slash = (slash - ones) & ~slash;
-    uint64_t below_space = (w - ones * 0x20) & ~w;
-    return ((zero_quote | zero_slash | below_space) & highs) != 0;
+    while (e - p >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        uint64_t quote = w ^ (ones * '"'), slash = w ^ (ones * '\\');
+        uint64_t hit = ((quote - ones) & ~quote) | ((slash - ones) & ~slash);
+        hit |= ((w - ones * 0x20) & ~w) | w;
+        if (hit & highs) break; /* one of these 8 bytes: found below, byte by byte */
+        p += 8;
+    }
+#endif
+    for (; p < e; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) return p;
+    }
+    return e;
+}
+
+static inline int is_continuation(const char *p, const char *e) {
+    return p < e && ((unsigned char)*p & 0xC0) == 0x80;
+}
+
+/* p at a byte of 0x80 or more inside a string: past its UTF-8 sequence, or NULL where
+   Python's strict UTF-8 decoder would not read it (overlong forms, surrogates, above
+   U+10FFFF, a sequence cut short or a stray continuation byte). */
+static const char *utf8_sequence(Lex *lx, const char *p) {
+    const char *e = lx->end;
+    unsigned char c = (unsigned char)p[0];
+    int more;
+    unsigned char lo = 0x80, hi = 0xBF; /* the range of the second byte */
+    if (c >= 0xC2 && c <= 0xDF) {
+        more = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        more = 2;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F; /* no surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        more = 3;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    } else {
+        return FAIL(lx, "text that is not UTF-8");
+    }
+    if (p + 1 >= e || (unsigned char)p[1] < lo || (unsigned char)p[1] > hi)
+        return FAIL(lx, "text that is not UTF-8");
+    for (int i = 2; i <= more; i++)
+        if (!is_continuation(p + i, e)) return FAIL(lx, "text that is not UTF-8");
+    return p + more + 1;
 }
 
 /* The value of the 4 hex digits at p, or -1. */
@@ -191,193 +264,286 @@ static int hex4(const char *p, const char *e) {
    a surrogate pair). As msgspec: a high surrogate must be followed at once by an escaped
    low one, and a low surrogate alone is malformed (found by tests/fuzz_scanner.py: a lone
    "\udc01" in a skipped args value was read here and rejected by msgspec). */
-static const char *unicode_escape(Scan *s, const char *p) {
-    const char *e = s->end;
+static const char *unicode_escape(Lex *lx, const char *p) {
+    const char *e = lx->end;
     int unit = hex4(p + 1, e);
-    if (unit < 0) return FAIL(s, "bad escape");
+    if (unit < 0) return FAIL(lx, "bad escape");
     p += 5;
-    if (unit >= 0xDC00 && unit <= 0xDFFF) return FAIL(s, "a lone surrogate escape");
+    if (unit >= 0xDC00 && unit <= 0xDFFF) return FAIL(lx, "a lone surrogate escape");
     if (unit < 0xD800 || unit > 0xDBFF) return p;
     int low = (e - p >= 2 && p[0] == '\\' && p[1] == 'u') ? hex4(p + 2, e) : -1;
-    if (low < 0xDC00 || low > 0xDFFF) return FAIL(s, "a lone surrogate escape");
+    if (low < 0xDC00 || low > 0xDFFF) return FAIL(lx, "a lone surrogate escape");
     return p + 6;
 }
 
-/* p at the opening quote; returns the position after the closing one. */
-static const char *scan_string(Scan *s, const char *p, int *escaped) {
-    const char *e = s->end;
+/* p at the opening quote; returns the position after the closing one. *escaped is set
+   when the string holds an escape. */
+static INLINE const char *scan_string(Lex *lx, const char *p, int *escaped) {
+    const char *e = lx->end;
     p++;
-    while (p < e) {
-        while (e - p >= 8) {
-            uint64_t w;
-            memcpy(&w, p, 8);
-            if (word_needs_look(w)) break;
-            p += 8;
-        }
-        if (p >= e) break;
+    for (;;) {
+        p = string_stop(p, e);
+        if (UNLIKELY(p >= e)) return FAIL(lx, "unterminated string");
         unsigned char c = (unsigned char)*p;
-        if (c == '"') return p + 1;
+        if (LIKELY(c == '"')) return p + 1;
         if (c == '\\') {
             *escaped = 1;
-            if (++p >= e) break;
+            if (++p >= e) return FAIL(lx, "unterminated string");
             c = (unsigned char)*p;
             if (c == 'u') {
-                if (!(p = unicode_escape(s, p))) return NULL;
-            } else if (strchr("\"\\/bfnrt", c) && c) {
+                if (!(p = unicode_escape(lx, p))) return NULL;
+            } else if (c && strchr("\"\\/bfnrt", c)) {
                 p++;
             } else {
-                return FAIL(s, "bad escape");
+                return FAIL(lx, "bad escape");
             }
-        } else if (c < 0x20) {
-            return FAIL(s, "control character in a string");
+        } else if (c >= 0x80) {
+            if (!(p = utf8_sequence(lx, p))) return NULL;
         } else {
-            p++;
+            return FAIL(lx, "control character in a string");
         }
     }
-    return FAIL(s, "unterminated string");
 }
 
-/* A JSON number; *is_int when it has no fraction and no exponent. */
-static const char *scan_number(Scan *s, const char *p, int *is_int) {
-    const char *e = s->end;
-    *is_int = 1;
-    if (p < e && *p == '-') p++;
-    if (p >= e) return FAIL(s, "bad number");
-    if (*p == '0') {
-        p++;
-    } else if (*p >= '1' && *p <= '9') {
-        while (p < e && *p >= '0' && *p <= '9') p++;
-    } else {
-        return FAIL(s, "bad number");
-    }
-    if (p < e && *p == '.') {
-        *is_int = 0;
-        p++;
-        if (p >= e || *p < '0' || *p > '9') return FAIL(s, "bad number");
-        while (p < e && *p >= '0' && *p <= '9') p++;
-    }
-    if (p < e && (*p == 'e' || *p == 'E')) {
-        *is_int = 0;
-        p++;
-        if (p < e && (*p == '+' || *p == '-')) p++;
-        if (p >= e || *p < '0' || *p > '9') return FAIL(s, "bad number");
-        while (p < e && *p >= '0' && *p <= '9') p++;
-    }
-    return p;
-}
-
-static const char *scan_literal(Scan *s, const char *p, const char *word, size_t n) {
-    if ((size_t)(s->end - p) < n || memcmp(p, word, n) != 0) return FAIL(s, "bad literal");
-    return p + n;
-}
-
-#define MAX_DEPTH 128
-
-static const char *skip_value(Scan *s, const char *p, int depth);
-
-static const char *skip_container(Scan *s, const char *p, int depth, char close) {
-    const char *e = s->end;
-    if (depth > MAX_DEPTH) return FAIL(s, "nested too deep");
-    p = skip_ws(p + 1, e);
-    if (p < e && *p == close) return p + 1;
-    for (;;) {
-        if (close == '}') {
-            int escaped = 0;
-            if (p >= e || *p != '"') return FAIL(s, "expected a key");
-            if (!(p = scan_string(s, p, &escaped))) return NULL;
-            p = skip_ws(p, e);
-            if (p >= e || *p != ':') return FAIL(s, "expected ':'");
-            p = skip_ws(p + 1, e);
-        }
-        if (!(p = skip_value(s, p, depth + 1))) return NULL;
-        p = skip_ws(p, e);
-        if (p >= e) return FAIL(s, "unterminated container");
-        if (*p == close) return p + 1;
-        if (*p != ',') return FAIL(s, "expected ','");
-        p = skip_ws(p + 1, e);
-    }
-}
-
-static const char *skip_value(Scan *s, const char *p, int depth) {
-    int flag = 0;
-    if (p >= s->end) return FAIL(s, "missing value");
-    switch (*p) {
-        case '"': return scan_string(s, p, &flag);
-        case '{': return skip_container(s, p, depth, '}');
-        case '[': return skip_container(s, p, depth, ']');
-        case 't': return scan_literal(s, p, "true", 4);
-        case 'f': return scan_literal(s, p, "false", 5);
-        case 'n': return scan_literal(s, p, "null", 4);
-        default: return scan_number(s, p, &flag);
-    }
-}
-
-/* ---- typed values ---------------------------------------------------------------------- */
+/* ---- numbers ------------------------------------------------------------------------------ */
 
 static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                  1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                  1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
-/* One more significant digit into the mantissa (leading zeros are not significant);
-   0 when there would be more than 19 of them. */
-static inline int push_digit(uint64_t *mantissa, int *digits, int d) {
-    if (*mantissa == 0 && d == 0) return 1;
-    if (*digits >= 19) return 0;
-    *mantissa = *mantissa * 10 + (uint64_t)d;
-    (*digits)++;
-    return 1;
+static const uint64_t POW10_INT[20] = {
+    1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+    100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
+    10000000000000ULL, 100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+    100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL,
+};
+
+/* A JSON number, read in one pass: its grammar checked, its digits gathered into
+   `mantissa` (a fraction's zeros too; the leading zero of "0.5" is not a digit) while
+   there are at most 19 of them, and the power of ten they stand at. */
+typedef struct {
+    uint64_t mantissa;
+    int exp10;    /* value = mantissa * 10^exp10 when `exact` */
+    int exact;    /* all digits are in the mantissa */
+    int is_int;   /* no fraction and no exponent */
+    int negative;
+} Number;
+
+/* Digits at p gathered into *m (wrapping past 19: then not used); past the last one. */
+static INLINE const char *gather_digits(const char *p, const char *e, uint64_t *m) {
+    for (; p < e && is_digit(*p); p++) *m = *m * 10 + (uint64_t)(*p - '0');
+    return p;
 }
 
-/* The double nearest to the number text p[0:n] (already checked by scan_number). Exact
-   when the digits fit in 2^53 and the power of ten is at most 22 (one correctly rounded
-   operation); otherwise strtod, which rounds correctly too. Trailing zeros of a fraction
-   are not digits ("1623142623616568.0" is 16 digits, not 17). */
-static double number_value(const char *p, Py_ssize_t n) {
-    const char *q = p, *e = p + n;
-    int negative = 0, digits = 0, exp10 = 0;
-    uint64_t mantissa = 0;
-    if (*q == '-') negative = 1, q++;
-    for (; q < e && *q >= '0' && *q <= '9'; q++)
-        if (!push_digit(&mantissa, &digits, *q - '0')) goto slow;
-    if (q < e && *q == '.') {
-        int zeros = 0; /* fraction zeros not yet known to be followed by a digit */
-        for (q++; q < e && *q >= '0' && *q <= '9'; q++) {
-            if (*q == '0') {
-                zeros++;
-                continue;
-            }
-            for (; zeros > 0; zeros--, exp10--)
-                if (!push_digit(&mantissa, &digits, 0)) goto slow;
-            if (!push_digit(&mantissa, &digits, *q - '0')) goto slow;
-            exp10--;
-        }
+static const char *read_number(Lex *lx, const char *p, Number *n) {
+    const char *e = lx->end;
+    n->exp10 = 0;
+    n->is_int = 1;
+    n->negative = p < e && *p == '-';
+    p += n->negative;
+    if (UNLIKELY(p >= e)) return FAIL(lx, "bad number");
+    uint64_t m = 0;
+    int digits;
+    if (*p == '0') {
+        p++;
+        digits = 0;
+    } else if (LIKELY(*p >= '1' && *p <= '9')) {
+        const char *first = p;
+        p = gather_digits(p, e, &m);
+        digits = (int)(p - first);
+    } else {
+        return FAIL(lx, "bad number");
     }
-    if (q < e) { /* an exponent */
+    if (p < e && *p == '.') {
+        n->is_int = 0;
+        p++;
+        if (p >= e || !is_digit(*p)) return FAIL(lx, "bad number");
+        const char *first = p;
+        p = gather_digits(p, e, &m);
+        /* A fraction's trailing zeros are no digits ("1623142623616568.0" has 16), but
+           the mantissa holds them only while it has not wrapped (19 digits in all). */
+        int zeros = 0, fraction = (int)(p - first);
+        while (zeros < fraction && p[-zeros - 1] == '0') zeros++;
+        if (digits + fraction > 19) {
+            digits += fraction; /* not exact: strtod */
+        } else {
+            if (zeros) m /= POW10_INT[zeros];
+            digits += fraction - zeros;
+        }
+        n->exp10 = zeros - fraction;
+    }
+    n->mantissa = m;
+    n->exact = digits <= 19;
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        n->is_int = 0;
+        p++;
         int sign = 1, value = 0;
-        q++;
-        if (*q == '+' || *q == '-') sign = *q == '-' ? -1 : 1, q++;
-        for (; q < e; q++) {
-            value = value * 10 + (*q - '0');
-            if (value > 10000) goto slow;
+        if (p < e && (*p == '+' || *p == '-')) sign = *p == '-' ? -1 : 1, p++;
+        if (p >= e || !is_digit(*p)) return FAIL(lx, "bad number");
+        for (; p < e && is_digit(*p); p++)
+            if (value <= 10000) value = value * 10 + (*p - '0');
+        n->exp10 += sign * value;
+    }
+    return p;
+}
+
+/* A JSON number's grammar only (a value skipped). */
+static inline const char *skip_number(Lex *lx, const char *p) {
+    const char *e = lx->end;
+    p += p < e && *p == '-';
+    if (UNLIKELY(p >= e)) return FAIL(lx, "bad number");
+    if (*p == '0') {
+        p++;
+    } else if (LIKELY(*p >= '1' && *p <= '9')) {
+        for (p++; p < e && is_digit(*p); p++) {
         }
-        exp10 += sign * value;
+    } else {
+        return FAIL(lx, "bad number");
     }
-    if (mantissa <= (1ULL << 53) && exp10 >= -22 && exp10 <= 22) {
-        double v = (double)mantissa;
-        v = exp10 < 0 ? v / POW10[-exp10] : v * POW10[exp10];
-        return negative ? -v : v;
+    if (p < e && *p == '.') {
+        p++;
+        if (p >= e || !is_digit(*p)) return FAIL(lx, "bad number");
+        for (p++; p < e && is_digit(*p); p++) {
+        }
     }
-slow: {
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        p++;
+        if (p < e && (*p == '+' || *p == '-')) p++;
+        if (p >= e || !is_digit(*p)) return FAIL(lx, "bad number");
+        for (p++; p < e && is_digit(*p); p++) {
+        }
+    }
+    return p;
+}
+
+#if defined(__SIZEOF_INT128__)
+#define SCAN_WIDE 1
+typedef unsigned __int128 u128;
+
+
+static inline int bits128(u128 x) {
+    uint64_t hi = (uint64_t)(x >> 64);
+    return hi ? 128 - __builtin_clzll(hi) : 64 - __builtin_clzll((uint64_t)x);
+}
+
+/* m * 10^e10 (m > 0, |e10| <= 19) rounded to the nearest double, ties to even, with
+   128-bit integers: the product or quotient is exact, or exact to 64 bits plus a
+   "something below" bit, which is all round-to-nearest needs. Timestamps of 17 digits
+   ("1419123249308.9338") go this way instead of strtod's. */
+static double wide_value(uint64_t m, int e10) {
+    u128 q;
+    int e2; /* value = q * 2^e2, inexact below when `sticky` */
+    int sticky = 0;
+    if (e10 >= 0) {
+        q = (u128)m * POW10_INT[e10];
+        e2 = 0;
+    } else {
+        int s = 128 - bits128(m); /* m's top bit to bit 127 */
+        u128 n = (u128)m << s;
+        q = n / POW10_INT[-e10];
+        sticky = n % POW10_INT[-e10] != 0;
+        e2 = -s;
+    }
+    int extra = bits128(q) - 64; /* keep 64 bits: the rest is sticky */
+    uint64_t top;
+    if (extra > 0) {
+        sticky |= (q & (((u128)1 << extra) - 1)) != 0;
+        top = (uint64_t)(q >> extra);
+        e2 += extra;
+    } else {
+        top = (uint64_t)q << -extra;
+        e2 += extra;
+    }
+    uint64_t kept = top >> 11, rest = top & 0x7FF; /* 53 bits, and the 11 below */
+    if (rest > 0x400 || (rest == 0x400 && (sticky || (kept & 1)))) kept++;
+    return ldexp((double)kept, e2 + 11); /* kept <= 2^53: exact */
+}
+#endif
+
+/* The double nearest to the number read from text[0:len]: one correctly rounded operation
+   when the digits fit in 2^53 and the power of ten is at most 22, else exact integer
+   arithmetic where the digits fit in 64 bits, else strtod (which rounds correctly too). */
+static double number_value(const Number *n, const char *text, Py_ssize_t len) {
+    if (n->exact && n->mantissa <= (1ULL << 53) && n->exp10 >= -22 && n->exp10 <= 22) {
+        double v = (double)n->mantissa;
+        v = n->exp10 < 0 ? v / POW10[-n->exp10] : v * POW10[n->exp10];
+        return n->negative ? -v : v;
+    }
+#ifdef SCAN_WIDE
+    if (n->exact && n->exp10 >= -19 && n->exp10 <= 19) {
+        double v = n->mantissa ? wide_value(n->mantissa, n->exp10) : 0.0;
+        return n->negative ? -v : v;
+    }
+#endif
     char local[64];
-    char *text = n < 63 ? local : malloc((size_t)n + 1);
-    if (!text) return NAN;
-    memcpy(text, p, (size_t)n);
-    text[n] = 0;
-    double v = strtod(text, NULL);
-    if (text != local) free(text);
+    char *copy = len < 63 ? local : malloc((size_t)len + 1);
+    if (!copy) return NAN;
+    memcpy(copy, text, (size_t)len);
+    copy[len] = 0;
+    double v = strtod(copy, NULL);
+    if (copy != local) free(copy);
     return v;
 }
+
+static const char *scan_literal(Lex *lx, const char *p, const char *word, size_t n) {
+    if ((size_t)(lx->end - p) < n || memcmp(p, word, n) != 0) return FAIL(lx, "bad literal");
+    return p + n;
 }
+
+#define MAX_DEPTH 128
+
+static const char *skip_value(Lex *lx, const char *p, int depth);
+
+static const char *skip_container(Lex *lx, const char *p, int depth, char close) {
+    const char *e = lx->end;
+    if (depth > MAX_DEPTH) return FAIL(lx, "nested too deep");
+    p = skip_ws(p + 1, e);
+    if (p < e && *p == close) return p + 1;
+    for (;;) {
+        if (close == '}') {
+            int escaped = 0;
+            if (p >= e || *p != '"') return FAIL(lx, "expected a key");
+            if (!(p = scan_string(lx, p, &escaped))) return NULL;
+            p = skip_ws(p, e);
+            if (p >= e || *p != ':') return FAIL(lx, "expected ':'");
+            p = skip_ws(p + 1, e);
+        }
+        if (p < e && *p == '"') { /* strings and numbers without a call of skip_value */
+            int escaped = 0;
+            p = scan_string(lx, p, &escaped);
+        } else if (p < e && (is_digit(*p) || *p == '-')) {
+            p = skip_number(lx, p);
+        } else {
+            p = skip_value(lx, p, depth + 1);
+        }
+        if (!p) return NULL;
+        if (LIKELY(p + 2 < e && p[0] == ',' && p[1] == ' ' && !is_ws(p[2]))) { /* `, ` */
+            p += 2;
+            continue;
+        }
+        p = skip_ws(p, e);
+        if (p >= e) return FAIL(lx, "unterminated container");
+        if (*p == close) return p + 1;
+        if (*p != ',') return FAIL(lx, "expected ','");
+        p = skip_ws(p + 1, e);
+    }
+}
+
+static const char *skip_value(Lex *lx, const char *p, int depth) {
+    int flag = 0;
+    if (p >= lx->end) return FAIL(lx, "missing value");
+    switch (*p) {
+        case '"': return scan_string(lx, p, &flag);
+        case '{': return skip_container(lx, p, depth, '}');
+        case '[': return skip_container(lx, p, depth, ']');
+        case 't': return scan_literal(lx, p, "true", 4);
+        case 'f': return scan_literal(lx, p, "false", 5);
+        case 'n': return scan_literal(lx, p, "null", 4);
+        default: return skip_number(lx, p);
+    }
+}
+
+/* ---- typed values ---------------------------------------------------------------------- */
 
 /* An int64 from an integer token of at most 18 digits (longer ones are left to msgspec). */
 static int int_value(const char *p, Py_ssize_t n, int64_t *out) {
@@ -391,43 +557,45 @@ static int int_value(const char *p, Py_ssize_t n, int64_t *out) {
 }
 
 /* One Scalar (int | str | None) value read as an int64 column: ints and null only. */
-static const char *int_field(Scan *s, const char *p, int64_t *out) {
-    int is_int;
+static inline const char *int_field(Lex *lx, const char *p, int64_t *out) {
+    Number n;
     if (*p == 'n') {
         *out = -1;
-        return scan_literal(s, p, "null", 4);
+        return scan_literal(lx, p, "null", 4);
     }
-    if (*p != '-' && (*p < '0' || *p > '9')) return FAIL(s, "an int field holds a non-number");
-    const char *q = scan_number(s, p, &is_int);
+    if (*p != '-' && !is_digit(*p)) return FAIL(lx, "an int field holds a non-number");
+    const char *q = read_number(lx, p, &n);
     if (!q) return NULL;
-    if (!is_int || !int_value(p, q - p, out)) return FAIL(s, "an int field holds a big or float number");
+    /* At most 18 digits in all (a leading zero counts: "0" is the only such int). */
+    if (!n.is_int || q - p - n.negative > 18) return FAIL(lx, "an int field holds a big or float number");
+    *out = n.negative ? -(int64_t)n.mantissa : (int64_t)n.mantissa;
     return q;
 }
 
 /* One Number (float | str | None) value: numbers and null (null reads as `if_null`). */
-static const char *float_field(Scan *s, const char *p, double if_null, double *out) {
-    int is_int;
+static inline const char *float_field(Lex *lx, const char *p, double if_null, double *out) {
+    Number n;
     if (*p == 'n') {
         *out = if_null;
-        return scan_literal(s, p, "null", 4);
+        return scan_literal(lx, p, "null", 4);
     }
-    if (*p != '-' && (*p < '0' || *p > '9')) return FAIL(s, "a float field holds a non-number");
-    const char *q = scan_number(s, p, &is_int);
+    if (*p != '-' && !is_digit(*p)) return FAIL(lx, "a float field holds a non-number");
+    const char *q = read_number(lx, p, &n);
     if (!q) return NULL;
     /* + 0.0: "-0" and "-0.0" read as 0.0, as the msgspec path reads them (columns._floats). */
-    *out = number_value(p, q - p) + 0.0;
-    if (isinf(*out)) return FAIL(s, "a number out of range"); /* msgspec rejects those */
+    *out = number_value(&n, p, q - p) + 0.0;
+    if (isinf(*out)) return FAIL(lx, "a number out of range"); /* msgspec rejects those */
     return q;
 }
 
 /* A value that must be a string or null (`labels`, `bp`), or also an int (`int_ok`). */
-static const char *checked_scalar(Scan *s, const char *p, int int_ok) {
+static const char *checked_scalar(Lex *lx, const char *p, int int_ok) {
     int flag = 0;
     int64_t ignored;
-    if (*p == '"') return scan_string(s, p, &flag);
-    if (*p == 'n') return scan_literal(s, p, "null", 4);
-    if (int_ok && (*p == '-' || (*p >= '0' && *p <= '9'))) return int_field(s, p, &ignored);
-    return FAIL(s, "a value of an unexpected type");
+    if (*p == '"') return scan_string(lx, p, &flag);
+    if (*p == 'n') return scan_literal(lx, p, "null", 4);
+    if (int_ok && (*p == '-' || is_digit(*p))) return int_field(lx, p, &ignored);
+    return FAIL(lx, "a value of an unexpected type");
 }
 
 #endif

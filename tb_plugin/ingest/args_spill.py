@@ -1,38 +1,60 @@
 """The writer of a load's args spill file (`ModelBuilder`'s): each chunk's raw args in
-file order, a large write in a thread of its own so that it overlaps the decoding of the
-next chunk (writes let the GIL go), a small one at once."""
+file order. While a load's args are small they are written at once, in the decoding
+thread (a thread made per load costs more than the writes of a small one); past that, in
+a thread of its own, queued up to `QUEUED_WRITE_BYTES`, so the writes overlap the
+decoding (they let the GIL go) and a write the disk is slow to take does not hold it up
+at once (the page cache throttles writers when much is dirty)."""
 
 from __future__ import annotations
 
+from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
-# Below this a chunk's args are written in the decoding thread: a thread (made per load)
-# cost more than the write itself (a run of 2,048 small ranks makes 2,048 loads).
+# A load's first args bytes written in the decoding thread: a run of 2,048 small ranks
+# makes 2,048 loads, and a thread for each cost more than its writes.
 INLINE_WRITE_BYTES = 1 << 20
+# Args bytes queued for the writer thread at most (a write waits for room past it).
+QUEUED_WRITE_BYTES = 16 << 20
 
 
 class ArgsSpill:
     def __init__(self, sink: BinaryIO) -> None:
         self.sink = sink
-        self._thread: ThreadPoolExecutor | None = None  # made for the first large write
-        self._pending: Future[int] | None = None
+        self.written = 0  # bytes handed over so far
+        self._thread: ThreadPoolExecutor | None = None  # made once the args grow large
+        self._pending: deque[tuple[Future[int], int]] = deque()  # with their sizes
+        self._queued = 0
 
-    def write(self, args: bytes) -> None:
-        """Append `args` after every earlier write."""
-        self.wait()
-        if len(args) < INLINE_WRITE_BYTES:
+    def write(self, args: Any) -> None:
+        """Append `args` (a bytes-like object) after every earlier write."""
+        size = len(args)
+        self.written += size
+        if self._thread is None and self.written < INLINE_WRITE_BYTES:
             self.sink.write(args)
             return
         if self._thread is None:
             self._thread = ThreadPoolExecutor(1, thread_name_prefix="kinetoscope-args")
-        self._pending = self._thread.submit(self.sink.write, args)
+        while self._pending and self._queued + size > QUEUED_WRITE_BYTES:
+            self._take_one()
+        self._pending.append((self._thread.submit(self.sink.write, args), size))
+        self._queued += size
+
+    def _take_one(self) -> None:
+        done, size = self._pending.popleft()
+        self._queued -= size
+        done.result()
 
     def wait(self) -> None:
-        """Until the last write is done (raises what it raised)."""
-        if self._pending is not None:
-            pending, self._pending = self._pending, None
-            pending.result()
+        """Until every write is done; raises what the first failed one raised (once)."""
+        failed: BaseException | None = None
+        while self._pending:
+            try:
+                self._take_one()
+            except BaseException as exc:  # noqa: BLE001 - raised below, after the rest
+                failed = failed or exc
+        if failed is not None:
+            raise failed
 
     def close(self) -> None:
         """Every write done, the thread let go."""

@@ -1,8 +1,10 @@
-"""Build a TraceModel from a trace file: decode batches, turn each into columns.
+"""Build a TraceModel from a trace file: decode runs of events, turn each into columns.
 
-Per batch the work is a handful of C-speed passes (attribute gathers, hash interning,
-one msgspec decode of the batch's args); no per-event Python objects outlive a batch.
-Raw args go straight to a spill file, which the cache keeps and memory-maps.
+A big file's text is cut into slices as it is inflated, and scanning threads read them
+into columns (the compiled scanner, without the GIL) while this thread inflates the next
+and merges the done ones, in file order, into the model (`model_builder`). Per run the
+work is a handful of C-speed passes; no per-event Python objects outlive a run. Raw
+args go straight to a spill file, which the cache keeps and memory-maps.
 """
 
 from __future__ import annotations
@@ -13,163 +15,31 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Union
 
 import numpy as np
 
-from ..model.trace_model import EVENT_COLUMNS, MEMORY_COLUMNS, TraceModel, empty_columns
+from ..model.trace_model import TraceModel
 from . import storage
-from .args_spill import ArgsSpill
-from .columns import (
-    INTERNED,
-    Chunk,
-    Interner,
-    as_text,
-    drop_empty_events,
-    empty_events_warning,
-    negative_duration_warning,
-    to_int,
-)
+from .columns import Chunk
 from .decode import DecodeReport, ProgressFn, TraceDecodeError, iter_event_batches
 from .event_text import decode_run, skip_separator
 from .formats import FORMATS, TraceFormat
 from .heap import release_failed_load, return_freed_memory
-from .limits import load_memory_bytes, max_args_bytes
+from .model_builder import ModelBuilder
 from .naming import parse_trace_name
 from .native_chunk import (
-    ScannedSlice,
     as_chunk,
     chunk_from_text,
     scan_slice,
     scanner_enabled,
     text_slice_chunk,
 )
-from .pieces import Piece, Tail, decode_tail, iter_event_pieces
+from .pieces import Piece, Seamed, Tail, decode_tail, iter_event_pieces, piece_text
 from .schema import Event
 from .storage import file_identity
-from .text_blocks import too_large
 
 TRIM_AFTER_BYTES = 16 << 20  # a smaller load gives no memory back (heap.return_freed_memory)
-
-
-class ModelBuilder:
-    """Merges chunks, in file order, into one model: global string tables, row offsets,
-    and the raw args written to the spill file by a background thread."""
-
-    def __init__(self, args_sink: BinaryIO, report: DecodeReport | None = None) -> None:
-        self.interners = {k: Interner() for k in INTERNED}
-        self.parts: list[dict[str, np.ndarray]] = []
-        self.mem_parts: list[dict[str, np.ndarray]] = []
-        self.meta: list[tuple[Any, Any, str, Any]] = []
-        self.warnings: list[str] = []
-        self.partial = False
-        self.args = ArgsSpill(args_sink)
-        self.args_total = 0
-        self.rows = 0
-        self.negative_durations = 0
-        self.empty_events = 0
-        self.nbytes = 0  # of the columns held (the args are spilled to the sink)
-        self.memory_cap = load_memory_bytes()
-        self.args_cap = max_args_bytes()
-        # The columns held, for a decoder that holds state of its own (a Perfetto
-        # reader's open slices): it counts both against the cap (`report.held_bytes`).
-        self.report = report or DecodeReport()
-
-    def merge(self, chunk: Chunk) -> None:
-        self.meta.extend(chunk.meta)
-        self.warnings.extend(w for w in chunk.warnings if w not in self.warnings)
-        self.partial = self.partial or chunk.partial
-        self.negative_durations += chunk.negative_durations
-        self.empty_events += drop_empty_events(chunk)
-        cols = chunk.cols
-        n = len(cols["ts"])
-        if n == 0:
-            return
-        for key in INTERNED:
-            interner = self.interners[key]
-            mapping = interner.codes(chunk.tables[key])
-            cols[key] = mapping[cols[key]]
-        cols["args_end"] = cols["args_end"] + self.args_total
-        self.args_total += len(chunk.args)
-        if self.args_total > self.args_cap:
-            raise TraceDecodeError(
-                "too_large",
-                f"its event args need more than {self.args_cap >> 20} MB on disk "
-                f"(KINETOSCOPE_MAX_ARGS_MB; {self.rows} events read so far), so it was stopped",
-                0,
-            )
-        self.args.write(chunk.args)
-        if chunk.memory is not None:
-            chunk.memory["row"] = chunk.memory["row"] + self.rows
-            self.mem_parts.append(chunk.memory)
-        self.parts.append(cols)
-        self.rows += n
-        self.nbytes += sum(c.nbytes for c in cols.values())
-        if chunk.memory is not None:
-            self.nbytes += sum(c.nbytes for c in chunk.memory.values())
-        # The parts, then their join; the spilled args are memory-mapped when the views
-        # read them, so they count against the same cap.
-        self.report.held_bytes = 2 * self.nbytes + self.args_total
-        if self.report.held_bytes > self.memory_cap:
-            raise too_large(self.memory_cap, self.rows)
-
-    def drop(self) -> None:
-        """Let go of the parts of a load that stops."""
-        self.parts.clear()
-        self.mem_parts.clear()
-        self.interners.clear()
-
-    def flush(self) -> None:
-        self.args.close()
-
-    def finish(
-        self, header: dict[str, Any], report: DecodeReport, source: dict[str, Any], args_blob: Any
-    ) -> TraceModel:
-        events = _concat(self.parts, EVENT_COLUMNS)
-        memory = _concat(self.mem_parts, MEMORY_COLUMNS)
-        warnings = list(report.warnings) + [w for w in self.warnings if w not in report.warnings]
-        if self.negative_durations:  # the trace health's `negative_duration` count
-            warnings.append(negative_duration_warning(self.negative_durations))
-        if self.empty_events:
-            warnings.append(empty_events_warning(self.empty_events))
-        model = TraceModel(
-            events=events,
-            memory=memory,
-            names=[as_text(v) for v in self.interners["name"].values],
-            categories=[as_text(v) for v in self.interners["cat"].values],
-            pids=list(self.interners["pid"].values),
-            tids=list(self.interners["tid"].values),
-            args_blob=args_blob,
-            header=header,
-            partial=report.partial or self.partial,
-            warnings=warnings,
-            source=source,
-        )
-        for pid, tid, kind, value in self.meta:
-            if kind == "process_name" and value is not None:
-                model.process_names[str(pid)] = str(value)
-            elif kind == "thread_name" and value is not None:
-                model.thread_names[f"{pid}/{tid}"] = str(value)
-            elif kind == "process_labels" and value is not None:
-                model.process_labels[str(pid)] = str(value)
-            elif kind == "process_sort_index":
-                model.process_sort[str(pid)] = to_int(value, 0)
-            elif kind == "thread_sort_index":
-                model.thread_sort[f"{pid}/{tid}"] = to_int(value, 0)
-        return model
-
-
-def _concat(parts: list[dict[str, np.ndarray]], spec: dict[str, str]) -> dict[str, np.ndarray]:
-    """Join the parts column by column, letting go of each column's parts once joined:
-    the peak is the model plus one column's parts, not two copies of every column."""
-    if not parts:
-        return empty_columns(spec)
-    out = {}
-    for key, dtype in spec.items():
-        out[key] = np.concatenate([p.pop(key) for p in parts]).astype(dtype, copy=False)
-    parts.clear()
-    return out
-
 
 # Gives the process pool, of that many workers, that decodes the text slices of one file:
 # `store.pools.WorkerPools.decode_processes`, the owner of every pool.
@@ -319,12 +189,14 @@ class _SliceWork:
 
     pool: Executor
     workers: int
-    task: Callable[[bytes], ScannedSlice | Chunk]
+    task: Callable[[bytes | Seamed], Chunk]
 
 
-def _stop_at_damaged_slice(
-    body: bytes, report: DecodeReport, inflight: deque[tuple[bytes, Future[ScannedSlice | Chunk]]]
-) -> list[Event]:
+Slice = Union[bytes, Seamed]
+InFlight = deque[tuple[Slice, "Future[Chunk]"]]
+
+
+def _stop_at_damaged_slice(body: bytes, report: DecodeReport, inflight: InFlight) -> list[Event]:
     """A slice of gzip text that does not decode whole: after damage the inflater repeats
     earlier text at wrong places, so only the events before the damage are kept (the
     slice decoded again as `decode_run` does for gzip text) and nothing after is read."""
@@ -355,33 +227,37 @@ def _decode_slices(
     unused text back to the cutter together with every later slice in flight (they are
     cut again)."""
     pieces = iter_event_pieces(f, total, report, progress)
-    inflight: deque[tuple[bytes, Future[ScannedSlice | Chunk]]] = deque()
+    inflight: InFlight = deque()
     piece: Piece | None = next(pieces)
     while True:
-        if isinstance(piece, bytes) and len(inflight) < work.workers:
-            if piece:
+        # Twice as many slices as workers: slices are inflated ahead while every worker
+        # scans (1 MiB each: a few MiB more held).
+        if isinstance(piece, (bytes, Seamed)) and len(inflight) < 2 * work.workers:
+            if len(piece):
                 inflight.append((piece, work.pool.submit(work.task, piece)))
             piece = next(pieces)
             continue
         if not inflight:
             break
         body, future = inflight.popleft()
-        chunk = as_chunk(future.result())
+        chunk = future.result()
         if chunk.partial and report.compressed:
-            builder.merge(as_chunk(_stop_at_damaged_slice(body, report, inflight)))
+            damaged = _stop_at_damaged_slice(piece_text(body), report, inflight)
+            builder.merge(as_chunk(damaged))
             pieces.close()
             return
         builder.merge(chunk)
         if chunk.used == len(body):
             continue
-        rest = body[chunk.used :] + b"".join(b for b, _ in inflight)
+        text = piece_text(body)
+        rest = text[chunk.used :] + b"".join(piece_text(b) for b, _ in inflight)
         for _, later in inflight:
             later.cancel()
         inflight.clear()
         if isinstance(piece, Tail):
             piece = Tail(rest + piece.text, in_array=True, in_object=piece.in_object)
         else:
-            piece = pieces.send(rest + (piece or b""))
+            piece = pieces.send(rest + (piece_text(piece) if piece is not None else b""))
     assert isinstance(piece, Tail)
     for batch in decode_tail(piece, report, read_text=chunk_from_text):
         builder.merge(as_chunk(batch))

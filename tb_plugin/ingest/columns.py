@@ -13,9 +13,9 @@ import msgspec
 import numpy as np
 
 from ..model.categories import PHASE_CODES, Kind, Phase, kind_of
-from ..model.trace_model import decoders_for
+from ..model.trace_model import NO_PYTHON_ID, decoders_for
 from .event_text import decode_whole_events
-from .schema import CoreArgs, Event
+from .schema import CoreArgs, Event, PythonIds
 from .text_blocks import DecodeReport
 from .values import lenient_int
 
@@ -136,6 +136,7 @@ def build_chunk(events: list[Event]) -> Chunk:
     cols["args_end"] = np.cumsum(lengths)
     args = _core_args(raws, lengths)
     _arg_columns(cols, args)
+    cols["python_id"], cols["python_parent_id"] = python_id_columns(raws, blob)
     return Chunk(
         cols=cols,
         tables={k: interners[k].values for k in INTERNED},
@@ -264,6 +265,47 @@ def _arg_columns(cols: dict[str, np.ndarray], args: Any) -> None:
     # The compiled scanner's hash of the work args; this path leaves it unknown (-1) and
     # the roofline reads those rows' args instead.
     cols["work_sig"] = np.full(len(cols["stream"]), -1, dtype=np.int64)
+
+
+_INT64 = (-(2**63), 2**63)
+
+
+def python_id_columns(raws: list[msgspec.Raw], blob: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's `Python id` and `Python parent id`, as a struct of two optional ints
+    reads them from its args (`PythonIds`): NO_PYTHON_ID (-1) where absent or null, and
+    for both where the args do not decode so (a string id, args that are not an object).
+    An int beyond int64 reads as absent."""
+    ids = np.full(len(raws), NO_PYTHON_ID, dtype=np.int64)
+    parents = ids.copy()
+    # A key spelled with escapes (`"Pyth\u006fn id"`) is the same key.
+    if b"Python" not in blob and b"\\u" not in blob:
+        return ids, parents
+    decoder, one = decoders_for(PythonIds)
+    pieces = [r if len(r) else b"{}" for r in raws]
+    try:
+        decoded = decoder.decode(b"".join((b"[", b",".join(pieces), b"]")))  # type: ignore[arg-type]
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        decoded = []
+        for piece in pieces:
+            try:
+                decoded.append(one.decode(piece))
+            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+                decoded.append(PythonIds())
+    ids = _id_column([d.id for d in decoded])
+    parents = _id_column([d.parent for d in decoded])
+    return ids, parents
+
+
+def _id_column(values: list[int | None]) -> np.ndarray:
+    count = len(values)
+    try:
+        return np.fromiter(
+            (NO_PYTHON_ID if v is None else v for v in values), dtype=np.int64, count=count
+        )
+    except OverflowError:
+        lo, hi = _INT64
+        kept = (v if v is not None and lo < v < hi else NO_PYTHON_ID for v in values)
+        return np.fromiter(kept, dtype=np.int64, count=count)
 
 
 def _has_text(raws: list[msgspec.Raw]) -> np.ndarray:

@@ -52,12 +52,15 @@ Batch = Union[list[Event], "Chunk"]
 # when the text is to be decoded by msgspec.
 TextReader = Callable[[bytes], Union["Chunk", None]]
 
-# Text decoded per call. A chunk's decoded events, core args and joined args hold about
-# five times its text until its columns are built, so a small chunk keeps the peak memory
-# of a load low; below ~1 MiB the per-call costs start to show (measured: 2-4 MiB cost no
-# more CPU than 24 MiB, and save ~60 MB of peak RSS on a 259 MB trace). Read at each call
-# (here and by `pieces`), so a test can make it small.
-CHUNK_TARGET = 4 << 20
+# Text decoded per call, and the text of each slice the scanning threads read. A chunk's
+# decoded events, core args and joined args hold about five times its text until its
+# columns are built, and each slice in flight holds its text, the scanner's columns and
+# its args, so a small chunk keeps the peak memory of a load low. Measured (253-259 MB
+# traces, 2 cores): 1 MiB costs no more CPU than 4 MiB, in the scanner and the msgspec
+# path alike, and a load holds 35 MB beside its columns instead of 75-80 MB (0.5 MiB:
+# 25 MB, for 0.1 s more of CPU). Read at each call (here and by `pieces`), so a test can
+# make it small.
+CHUNK_TARGET = 1 << 20
 _ARRAY_END = re.compile(rb"\}\s*\]")
 
 
@@ -100,13 +103,14 @@ def iter_event_batches(
     blocks = decompressed_blocks(f, total, progress, report)
     pending = PendingBlocks()
     exhausted = False
+    wait = 0  # new text to wait for after a look that decoded nothing
     while not exhausted:
         block = next(blocks, None)
         if block is None:
             exhausted = True
         else:
             saw_text = True
-            if pending.add(block) + len(buf) - max(start, 0) < CHUNK_TARGET:
+            if _read_more(pending.add(block), len(buf) - max(start, 0), wait, limit):
                 continue
         buf = pending.append_to(buf)
         if ended:
@@ -132,12 +136,24 @@ def iter_event_batches(
         ended = end_pos is not None  # the keys after the array are read after the loop
         cut = end_pos if end_pos is not None else next_start
         buf, consumed, start = buf[cut:], consumed + cut, 0
+        wait = len(buf) if not batch and not ended else 0
         if not ended and len(buf) > limit:
             stop_at_oversized_text(report, consumed, limit)
             return
     if ended and exhausted:
         _read_end(buf, report, bool(in_object))
     _check_end(report, saw_text, found_array=start >= 0, closed=ended)
+
+
+def _read_more(new: int, held: int, wait: int, limit: int) -> bool:
+    """Whether to read another block before looking at the text (`held` bytes not yet
+    decoded, `new` bytes read since): less than a chunk in all, or less new text than
+    `wait`. After a look that decoded nothing (one event longer than a chunk) the next
+    waits for as much new text again, so a value of n bytes is looked at (and joined)
+    log(n) times, not n / CHUNK_TARGET times (quadratic in n); never past `limit`."""
+    if new < wait and new + held <= limit:
+        return True
+    return new + held < CHUNK_TARGET
 
 
 def _read_end(rest: bytes, report: DecodeReport, in_object: bool) -> None:

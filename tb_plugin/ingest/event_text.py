@@ -189,6 +189,12 @@ def split_points(buf: bytes, start: int) -> Iterator[int]:
         hi = brace
 
 
+def first_split_point(buf: bytes) -> int | None:
+    """The first candidate cut point of `buf` (just after an event's closing brace)."""
+    found = _BETWEEN_EVENTS.search(buf)
+    return found.start() + 1 if found else None
+
+
 def skip_separator(buf: bytes, pos: int) -> int:
     match = _SEPARATOR_RUN.match(buf, pos)
     return match.end() if match else pos
@@ -316,22 +322,6 @@ class PendingBlocks:
         self.blocks.clear()
         self.size = 0
         return joined
-
-    def cut_after(self, buf: bytes) -> tuple[bytes, bytes] | None:
-        """`buf` and the pending blocks as one text cut at its last event boundary, as
-        `split_points` finds it, when that boundary is in the last block: (the text up to
-        it, the text after it), made with one copy of the text rather than a join and a
-        slice of the joined text. None (nothing taken) when the last block has none."""
-        if not self.blocks:
-            return None
-        last = self.blocks[-1]
-        cut = next(split_points(last, 0), None)
-        if cut is None:
-            return None
-        body = b"".join([buf, *self.blocks[:-1], memoryview(last)[:cut]])
-        self.blocks.clear()
-        self.size = 0
-        return body, last[cut:]
 
 
 def stop_at_damage(report: DecodeReport, offset: int, what: str) -> None:

@@ -89,10 +89,10 @@ def _machine_memory_mb() -> float:
 
 
 def load_memory_bytes() -> int:
-    """Memory one load may build up (its columns, counted twice for the final join)
-    before it stops with a `too_large` error (KINETOSCOPE_LOAD_MEMORY_MB, default a
-    quarter of the machine's RAM: two loads run at once, and the models and views they
-    make need room too)."""
+    """Memory one load may build up (its columns and its spilled args) before it stops
+    with a `too_large` error (KINETOSCOPE_LOAD_MEMORY_MB, default a quarter of the
+    machine's RAM: two loads run at once, and the models and views they make need room
+    too)."""
     return int(env_number("KINETOSCOPE_LOAD_MEMORY_MB", _machine_memory_mb() / 4) * (1 << 20))
 
 

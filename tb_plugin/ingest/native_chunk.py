@@ -11,7 +11,6 @@ every chunk goes the msgspec way; `KINETOSCOPE_SCANNER=python` asks for that too
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -29,6 +28,7 @@ from .columns import (
     phase_table,
 )
 from .event_text import skip_separator
+from .pieces import Seamed
 from .schema import Event
 
 try:
@@ -38,9 +38,34 @@ except ImportError:  # built without a C compiler: the msgspec path does everyth
 
 _META = "M"
 _STRING = msgspec.json.Decoder(str)
-_WIDE_FLOATS = frozenset(
-    ("ts", "dur", "blocks_per_sm", "occupancy", "nbytes", "total_allocated", "total_reserved")
-)
+# The dtypes of the scanner's columns (`_scan.c`: COLUMNS, MEMORY).
+_COLUMN_TYPES = {
+    "ts": np.float64,
+    "dur": np.float64,
+    "id": np.int64,
+    "args_end": np.int64,
+    "external_id": np.int64,
+    "correlation": np.int64,
+    "device": np.int32,
+    "stream": np.int64,
+    "blocks_per_sm": np.float32,
+    "occupancy": np.float32,
+    "has_stack": np.bool_,
+    "work_sig": np.int64,
+    "python_id": np.int64,
+    "python_parent_id": np.int64,
+}
+_MEMORY_TYPES = {
+    "row": np.int64,
+    "bytes": np.float64,
+    "addr": np.int64,
+    "device_type": np.int32,
+    "device_id": np.int32,
+    "total_allocated": np.float64,
+    "total_reserved": np.float64,
+}
+# A memory event without one of its args reads it as missing.
+_MEMORY_MISSING = {"bytes": np.nan, "total_allocated": np.nan, "total_reserved": np.nan}
 
 
 def scanner_enabled() -> bool:
@@ -53,13 +78,7 @@ def scan_text(body: bytes, start: int = 0) -> dict[str, Any] | str:
     left the text to msgspec."""
     if _scan is None:
         return "the compiled scanner is not built"
-    if not body.isascii():
-        try:  # the scanner checks structure, not UTF-8; msgspec rejects bad UTF-8
-            body.decode("utf-8")
-        except UnicodeDecodeError:
-            return "text that is not UTF-8"
-    text = memoryview(body)[start:] if start else body
-    return _scan.scan(text, _unescaped)  # type: ignore[no-any-return]
+    return _scan.scan(b"", body, start, len(body), _unescaped)  # type: ignore[no-any-return]
 
 
 def _unescaped(token: bytes) -> str | None:
@@ -78,91 +97,88 @@ def chunk_from_text(body: bytes) -> Chunk | None:
     return None if isinstance(raw, str) else _chunk(raw)
 
 
-@dataclass
-class ScannedSlice:
-    """A slice's raw columns, as a scanning thread leaves them (see `scan_slice`)."""
-
-    raw: dict[str, Any]
-    used: int
-
-
-def scan_slice(body: bytes) -> ScannedSlice | Chunk:
-    """In a scanning thread: the raw columns of a slice from `iter_event_pieces`, made
-    into a Chunk by the merging thread (`as_chunk`). A slice cut inside an event (the
-    scanner then declines it) goes the msgspec way, which finds the whole events in it
-    and says how much text they used.
-
-    Why the merging thread: the chunk's columns live until the model is joined, and
-    memory a thread allocates stays in that thread's malloc arena once freed, where the
-    views computed next cannot reuse it (+20-30 MB of peak RSS, measured)."""
+def scan_slice(piece: bytes | Seamed) -> Chunk:
+    """In a scanning thread: the Chunk of a slice from `iter_event_pieces`, its columns
+    made there too (the merging thread only copies them into the model's). A slice cut
+    inside an event (the scanner then declines it) goes the msgspec way, which finds the
+    whole events in it and says how much text they used (`Chunk.used`). A `Seamed` slice
+    is read where it lies; declined, it is joined and read as any slice."""
+    if isinstance(piece, Seamed):
+        raw = _scan_seamed(piece) if scanner_enabled() else None
+        if isinstance(raw, dict):
+            return _chunk(raw, used=len(piece))
+        piece = piece.text()
+    body = piece
     start = skip_separator(body, 0)
     raw = scan_text(body, start) if scanner_enabled() and start < len(body) else None
     if isinstance(raw, dict):
-        return ScannedSlice(raw, len(body))
+        return _chunk(raw, used=len(body))
     return build_text_chunk(body)
 
 
-def as_chunk(result: ScannedSlice | Chunk | list[Event]) -> Chunk:
-    """The Chunk of what a reader gave: a scanning thread's raw columns, a Chunk made
-    already, or decoded events (the msgspec path)."""
-    if isinstance(result, Chunk):
-        return result
-    if isinstance(result, list):
-        return build_chunk(result)
-    chunk = _chunk(result.raw, copy=True)
-    chunk.used = result.used
+def _scan_seamed(piece: Seamed) -> dict[str, Any] | str:
+    assert _scan is not None
+    prefix = memoryview(piece.prefix)[skip_separator(piece.prefix, 0) :]
+    return _scan.scan(prefix, piece.block, piece.start, piece.end, _unescaped)  # type: ignore[no-any-return]
+
+
+def as_chunk(result: Chunk | list[Event]) -> Chunk:
+    """The Chunk of what a reader gave: a Chunk made already, or decoded events (the
+    msgspec path)."""
+    return build_chunk(result) if isinstance(result, list) else result
+
+
+def text_slice_chunk(body: bytes | Seamed) -> Chunk:
+    """In a worker process: the Chunk of a slice from `iter_event_pieces` (its args as
+    bytes: a scanner's buffer does not cross to another process)."""
+    chunk = scan_slice(body)
+    chunk.args = bytes(chunk.args)
     return chunk
 
 
-def text_slice_chunk(body: bytes) -> Chunk:
-    """In a worker process: the Chunk of a slice from `iter_event_pieces`."""
-    return as_chunk(scan_slice(body))
-
-
-def _chunk(raw: dict[str, Any], copy: bool = False) -> Chunk:
-    """The Chunk of the scanner's raw columns; `copy`: no column is a view of them."""
+def _chunk(raw: dict[str, Any], used: int = 0) -> Chunk:
+    """The Chunk of the scanner's raw columns (views of its buffers, read-only, where
+    no rule changes them: the model builder copies them into the model's columns)."""
     tables: dict[str, list[Any]] = raw["tables"]
     codes = {k: np.frombuffer(v, dtype=np.int32) for k, v in raw["codes"].items()}
-    wide = {
-        k: np.frombuffer(v, dtype=np.float64 if k in _WIDE_FLOATS else np.int64)
-        for k, v in raw["columns"].items()
-        if k != "has_stack"
+    wide: dict[str, np.ndarray] = {
+        k: np.frombuffer(v, dtype=_COLUMN_TYPES[k]) for k, v in raw["columns"].items()
     }
-    wide["has_stack"] = np.frombuffer(raw["columns"]["has_stack"], dtype=np.bool_)
-    blob: bytes = raw["args"]
+    memory: dict[str, np.ndarray] = {
+        k: np.frombuffer(v, dtype=_MEMORY_TYPES[k]) for k, v in raw["memory"].items()
+    }
+    blob: Any = raw["args"]
     is_meta = np.array([v == _META for v in tables["ph"]], dtype=bool)[codes["ph"]]
     meta: list[tuple[Any, Any, str, Any]] = []
     if is_meta.any():
-        meta = _meta(tables, codes, wide, blob, is_meta)
-        blob = _without_rows(blob, wide["args_len"], is_meta)
+        lengths = np.diff(wide["args_end"], prepend=0)
+        meta = _meta(tables, codes, wide["args_end"], lengths, blob, is_meta)
+        blob = _without_rows(blob, lengths, is_meta)
         keep = ~is_meta
         wide = {k: v[keep] for k, v in wide.items()}
+        wide["args_end"] = np.cumsum(lengths[keep])
+        memory = _memory_without_meta(memory, keep)
         codes["ph"] = codes["ph"][keep]
         for key in INTERNED:
             codes[key], tables[key] = _first_appearance(codes[key][keep], tables[key])
     cols = {"ph": phase_table(tables["ph"])[codes["ph"]]}
     cols.update({key: codes[key] for key in INTERNED})
     cols["kind"] = kinds(tables["cat"], tables["name"], cols)
-    cols["ts"] = wide["ts"].copy() if copy else wide["ts"]
     negative = int(np.count_nonzero(wide["dur"] < 0))
     cols["dur"] = clean_durations(wide["dur"].copy())
     cols["flow_id"] = np.where(cols["kind"] == Kind.FLOW, wide["id"], -1)
-    cols["args_end"] = np.cumsum(wide["args_len"])
-    external = wide["external_id"]
-    cols["external_id"] = np.where(external >= 0, external, wide["external_id_lower"])
-    cols["device"] = wide["device"].astype(np.int32)
-    for key in ("correlation", "stream", "has_stack", "work_sig"):
-        cols[key] = wide[key].copy() if copy else wide[key]
-    cols["blocks_per_sm"] = wide["blocks_per_sm"].astype(np.float32)
-    cols["occupancy"] = wide["occupancy"].astype(np.float32)
+    for key in _COLUMN_TYPES:
+        if key not in ("dur", "id"):
+            cols[key] = wide[key]
     return Chunk(
         cols=cols,
         tables={k: tables[k] for k in INTERNED},
         args=blob,
-        memory=_memory_part(cols["kind"], wide),
+        memory=_memory_part(cols["kind"], memory),
         meta=meta,
         warnings=[],
         events=int(raw["events"]),
+        used=used,
         negative_durations=negative,
     )
 
@@ -170,19 +186,29 @@ def _chunk(raw: dict[str, Any], copy: bool = False) -> Chunk:
 def _meta(
     tables: dict[str, list[Any]],
     codes: dict[str, np.ndarray],
-    wide: dict[str, np.ndarray],
-    blob: bytes,
+    ends: np.ndarray,
+    lengths: np.ndarray,
+    blob: Any,
     is_meta: np.ndarray,
 ) -> list[tuple[Any, Any, str, Any]]:
     rows = np.flatnonzero(is_meta)
-    ends = np.cumsum(wide["args_len"])
-    starts = ends - wide["args_len"]
-    raws = [msgspec.Raw(blob[s:e]) for s, e in zip(starts[rows].tolist(), ends[rows].tolist())]
+    text = memoryview(blob)
+    starts = (ends - lengths)[rows].tolist()
+    raws = [msgspec.Raw(bytes(text[s:e])) for s, e in zip(starts, ends[rows].tolist())]
 
     def values(key: str) -> list[Any]:
         return [tables[key][c] for c in codes[key][rows].tolist()]
 
     return meta_entries(values("pid"), values("tid"), values("name"), raws)
+
+
+def _memory_without_meta(memory: dict[str, np.ndarray], keep: np.ndarray) -> dict[str, np.ndarray]:
+    """The memory args of the rows kept, their rows counted among the rows kept."""
+    rows = memory["row"]
+    kept = keep[rows]
+    out = {k: v[kept] for k, v in memory.items()}
+    out["row"] = (np.cumsum(keep) - 1)[rows[kept]]
+    return out
 
 
 def _without_rows(blob: bytes, lengths: np.ndarray, drop: np.ndarray) -> bytes:
@@ -201,16 +227,19 @@ def _first_appearance(codes: np.ndarray, values: list[Any]) -> tuple[np.ndarray,
     return remap[codes], [values[i] for i in used.tolist()]
 
 
-def _memory_part(kind: np.ndarray, wide: dict[str, np.ndarray]) -> dict[str, np.ndarray] | None:
+def _memory_part(kind: np.ndarray, memory: dict[str, np.ndarray]) -> dict[str, np.ndarray] | None:
+    """The memory table of the chunk's `[memory]` events, from the args of the events that
+    have memory args (a memory event without them reads them as missing)."""
     rows = np.flatnonzero(kind == Kind.MEMORY)
     if rows.size == 0:
         return None
-    return {
-        "row": rows.astype(np.int64),
-        "bytes": wide["nbytes"][rows],
-        "addr": wide["addr"][rows],
-        "device_type": wide["device_type"][rows].astype(np.int32),
-        "device_id": wide["device_id"][rows].astype(np.int32),
-        "total_allocated": wide["total_allocated"][rows],
-        "total_reserved": wide["total_reserved"][rows],
-    }
+    at = np.searchsorted(memory["row"], rows)
+    has = at < memory["row"].size
+    has[has] = memory["row"][at[has]] == rows[has]
+    at = np.where(has, at, 0)
+    out = {"row": rows.astype(np.int64)}
+    for key, column in memory.items():
+        if key != "row":
+            values = column[at] if column.size else np.zeros(rows.size, column.dtype)
+            out[key] = np.where(has, values, _MEMORY_MISSING.get(key, -1)).astype(column.dtype)
+    return out

@@ -56,6 +56,18 @@ class CoreArgs(msgspec.Struct, gc=False):
     labels: Union[str, None] = None
 
 
+class PythonIds(msgspec.Struct, gc=False):
+    """The ids a `python_function` event's args link it to its caller by (torch 2.x)."""
+
+    id: Union[int, None] = msgspec.field(default=None, name="Python id")
+    parent: Union[int, None] = msgspec.field(default=None, name="Python parent id")
+
+
+# Top-level key `kinetoscope.handlers` adds: the recording interpreter's path prefixes
+# (what torch's Python tracer strips from frame files), read by `trace_view/source_paths`.
+PYTHON_PATH_PREFIXES = "python_path_prefixes"
+
+
 class TraceHeader(msgspec.Struct):
     """Top-level keys that matter; others are kept as a plain dict by the decoder."""
 

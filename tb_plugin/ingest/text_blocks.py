@@ -15,21 +15,14 @@ from typing import Any, BinaryIO
 
 from .limits import max_text_bytes
 
-_zlib_impl: types.ModuleType
+_igzip: types.ModuleType | None
 try:  # ISA-L inflates gzip 2-3x faster than zlib; fall back when it is missing.
-    from isal import isal_zlib as _zlib_impl
+    from isal import igzip_lib as _igzip
 except ImportError:  # pragma: no cover - isal is a declared dependency
-    _zlib_impl = zlib
+    _igzip = None
 
-READ_BLOCK = 4 << 20
-INFLATE_BLOCK = 1 << 20  # text per inflate call: a fraction of decode.CHUNK_TARGET
-# Compressed bytes given to one inflate call. Each call's output is bounded (a bomb), so a
-# block inflates in many calls, and each call copies what it did not use (its
-# `unconsumed_tail`): a 4 MiB block copied ~100 times. Fed 1 MiB at a time, isal inflates
-# the 253 MB H100 mix in 0.07 s instead of 0.10 s (measured). Smaller feeds inflate no
-# faster and end more output blocks short: 256 KiB added ~20 MB to the V100 mix's peak
-# RSS (blocks of odd sizes fragment the heap).
-GZIP_FEED = 1 << 20
+READ_BLOCK = 1 << 20  # file bytes per read (compressed or not)
+INFLATE_BLOCK = 1 << 20  # text per inflate call, unless the reader asks for other blocks
 
 
 class TraceDecodeError(Exception):
@@ -76,12 +69,16 @@ def decompressed_blocks(
     progress: ProgressFn | None,
     report: DecodeReport,
     binary: bool = False,
+    block_size: int | None = None,
 ) -> Iterator[bytes]:
     """The file's text in blocks, gzip (also multi-member) inflated on the way, cut off
     at `limits.max_text_bytes()` (a gzip bomb inflates without end). `binary`: the
-    content is not text (a protobuf trace), so blank blocks are data, kept as they are."""
+    content is not text (a protobuf trace), so blank blocks are data, kept as they are.
+    `block_size`: the text of each inflated block (default `INFLATE_BLOCK`); a gzip
+    stream comes in blocks of exactly that size but at the ends of its members."""
     budget = max_text_bytes()
-    for block in _raw_text_blocks(f, total, progress, report):
+    blocks = _raw_text_blocks(f, total, progress, report, block_size or INFLATE_BLOCK)
+    for block in blocks:
         report.text_bytes += len(block)
         if report.text_bytes > budget:
             report.partial = True
@@ -101,7 +98,7 @@ def decompressed_blocks(
 
 
 def _raw_text_blocks(
-    f: BinaryIO, total: int, progress: ProgressFn | None, report: DecodeReport
+    f: BinaryIO, total: int, progress: ProgressFn | None, report: DecodeReport, block_size: int
 ) -> Iterator[bytes]:
     first = f.read(READ_BLOCK)
     done = len(first)
@@ -117,61 +114,100 @@ def _raw_text_blocks(
                 progress(done, total)
         return
     report.compressed = True
-    inflater = _zlib_impl.decompressobj(31)
-    feed = _feed(first)
-    data = next(feed, b"")
+    inflater = _inflater()
+    data = first
     produced = 0  # text bytes yielded
     while True:
-        while data:
-            # Bounded output per call: a 4 MiB block of a trace inflates to 100+ MiB.
-            try:
-                out = inflater.decompress(data, INFLATE_BLOCK)
-            except Exception as exc:  # noqa: BLE001 - zlib.error and isal's own error
-                salvaged = yield from _salvage_gzip(f, produced)
-                _damaged_gzip(report, done, total, exc, produced + salvaged)
-                return
-            if out:
-                produced += len(out)
-                yield out
-                if progress:  # also per inflated block: lets a deadline stop a bomb
-                    progress(done, total)
-            data = inflater.unconsumed_tail
-            if inflater.eof and inflater.unused_data:  # next gzip member
-                data = inflater.unused_data
-                inflater = _zlib_impl.decompressobj(31)
-        data = next(feed, b"")
-        if not data:
+        if inflater.eof:  # the next gzip member, if any
+            data = inflater.unused_data
+            inflater = _inflater()
+        if not data and inflater.needs_input:
             data = f.read(READ_BLOCK)
             done += len(data)
             if progress:
                 progress(done, total)
             if not data:
                 break
-            feed = _feed(data)
-            data = next(feed)
-    yield from _end_of_gzip(inflater, report, f"after {done} of {total} bytes were read")
-
-
-def _end_of_gzip(inflater: Any, report: DecodeReport, where: str) -> Iterator[bytes]:
-    """The text the inflater still holds once the file is read; a stream that has not
-    ended is a cut file (`partial`)."""
-    try:
-        tail = inflater.flush()
-    except Exception:  # noqa: BLE001 - any inflate error here means a cut stream
-        tail = b""
-    if tail:
-        yield tail
-    if not inflater.eof:
+        # Bounded output per call: a 4 MiB block of a trace inflates to 100+ MiB.
+        try:
+            out = inflater.decompress(data, block_size)
+        except Exception as exc:  # noqa: BLE001 - zlib.error and isal's own error
+            salvaged = yield from _salvage_gzip(f, produced)
+            _damaged_gzip(report, done, total, exc, produced + salvaged)
+            return
+        data = b""
+        if out:
+            produced += len(out)
+            yield out
+            if progress:  # also per inflated block: lets a deadline stop a bomb
+                progress(done, total)
+    if not inflater.eof and not inflater.fresh:
         report.partial = True
         report.warnings.append(
-            f"the gzip stream ends early ({where}): kept the events that could be read"
+            f"the gzip stream ends early (after {done} of {total} bytes were read): "
+            "kept the events that could be read"
         )
 
 
-def _feed(block: bytes) -> Iterator[memoryview]:
-    """A read block in pieces of `GZIP_FEED` bytes (views, not copies)."""
-    view = memoryview(block)
-    return (view[i : i + GZIP_FEED] for i in range(0, len(block), GZIP_FEED))
+class _ZlibInflater:
+    """zlib's inflater as isal's `IgzipDecompressor` is used: the input a call leaves
+    unused is kept for the next (`needs_input` once it is all used)."""
+
+    def __init__(self) -> None:
+        self._inflater = zlib.decompressobj(31)
+        self._tail = b""
+        self.fresh = True  # given no input yet
+
+    @property
+    def eof(self) -> bool:
+        return self._inflater.eof
+
+    @property
+    def unused_data(self) -> bytes:
+        return self._inflater.unused_data
+
+    @property
+    def needs_input(self) -> bool:
+        return not self._tail
+
+    def decompress(self, data: bytes, max_length: int) -> bytes:
+        self.fresh = self.fresh and not data
+        text = self._tail + data if self._tail else data
+        out = self._inflater.decompress(text, max_length)
+        self._tail = self._inflater.unconsumed_tail
+        return out
+
+
+class _IsalInflater:
+    """isal's inflater of one gzip member. It keeps the input a call leaves unused and
+    makes each output block of the size asked in one allocation (through zlib's
+    interface the output grows from 16 KiB, copied, and the unused input is copied at
+    each call)."""
+
+    def __init__(self) -> None:
+        assert _igzip is not None
+        self._inflater = _igzip.IgzipDecompressor(_igzip.DECOMP_GZIP)
+        self.fresh = True  # given no input yet
+
+    @property
+    def eof(self) -> bool:
+        return bool(self._inflater.eof)
+
+    @property
+    def unused_data(self) -> bytes:
+        return bytes(self._inflater.unused_data)
+
+    @property
+    def needs_input(self) -> bool:
+        return bool(self._inflater.needs_input)
+
+    def decompress(self, data: bytes, max_length: int) -> bytes:
+        self.fresh = self.fresh and not data
+        return self._inflater.decompress(data, max_length)  # type: ignore[no-any-return]
+
+
+def _inflater() -> _ZlibInflater | _IsalInflater:
+    return _IsalInflater() if _igzip is not None else _ZlibInflater()
 
 
 def _salvage_gzip(f: BinaryIO, skip: int) -> Generator[bytes, None, int]:

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
 import sys
 from typing import Any
 
+from ..api.version import VersionAction, package_version
 from .stdio import serve_stdio
 from .views import ToolError, ViewAnswers
 
@@ -61,10 +64,20 @@ def build_server(views: ViewAnswers) -> Any:
 
     return Server(
         "kinetoscope",
+        version=package_version(),
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+
+
+def client_config(logdir: str) -> dict[str, Any]:
+    """What an MCP client (Claude Desktop, VS Code, Cursor) needs to start this server: this
+    very interpreter (a clone's `.venv/bin/python`, which no client finds on its PATH)
+    running the package, on the logdir's absolute path."""
+    where = logdir if "://" in logdir else os.path.abspath(logdir)
+    command = {"command": sys.executable, "args": ["-m", "kinetoscope", "mcp", where]}
+    return {"mcpServers": {"kinetoscope": command}}
 
 
 def _serve_http(server: Any, port: int) -> None:
@@ -83,7 +96,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--http", type=int, metavar="PORT", help="streamable HTTP on 127.0.0.1")
     parser.add_argument("--base-url", default="", help="TensorBoard's URL, for links to views")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    parser.add_argument(
+        "--client-config",
+        action="store_true",
+        help="print an MCP client's configuration that starts this server, and exit",
+    )
+    parser.add_argument("--version", action=VersionAction)
     args = parser.parse_args(argv)
+    if args.client_config:
+        print(json.dumps(client_config(args.logdir), indent=2))
+        return 0
     views = ViewAnswers(args.logdir, args.base_url, cache=not args.no_cache)
     try:
         server = build_server(views)

@@ -122,30 +122,31 @@ INDEXED_LISTS = frozenset({"frames"})
 
 def page(body: Any, limit: int, cursor: int) -> tuple[Any, dict[str, Any] | None]:
     """`body` with each top-level list longer than `limit` cut to rows [cursor, cursor +
-    limit), except the lists others index into (`INDEXED_LISTS`); below the top, each
-    list longer than `limit` in the rows kept is cut the same way (its total under its
-    path, e.g. `snapshots[0].devices[0].ooms`; a shorter one is kept whole). The paging
-    note, or None when nothing was cut."""
+    limit), except the lists others index into (`INDEXED_LISTS`); a list no longer than
+    `limit` (a trace's `devices`, its `roofs`) comes whole on every page. Below the top,
+    each list longer than `limit` in the rows kept is cut the same way (its total under
+    its path, e.g. `snapshots[0].devices[0].ooms`). The paging note, or None when nothing
+    was cut: `totals` names every top-level list with its length (cut or whole), and each
+    nested list that was cut."""
     if not isinstance(body, dict):
         return body, None
-    totals = {
-        k: len(v)
-        for k, v in body.items()
-        if isinstance(v, list) and len(v) > limit and k not in INDEXED_LISTS
-    }
-    cut = {
-        k: v[cursor : cursor + limit] if isinstance(v, list) and k not in INDEXED_LISTS else v
-        for k, v in body.items()
-    }
-    if not totals and cursor == 0:
-        cut = dict(body)
+    lists = {k: len(v) for k, v in body.items() if isinstance(v, list)}
+    long = {k for k, n in lists.items() if n > limit and k not in INDEXED_LISTS}
+    cut = {k: v[cursor : cursor + limit] if k in long else v for k, v in body.items()}
+    nested: dict[str, int] = {}
     for k, v in cut.items():
-        cut[k] = _cut_nested(v, limit, cursor, k, totals)
-    if not totals and cursor == 0:
+        cut[k] = _cut_nested(v, limit, cursor, k, nested)
+    if not long and not nested and cursor == 0:
         return body, None
-    longest = max(totals.values(), default=0)
+    longest = max((lists[k] for k in long), default=0)
+    longest = max([longest, *nested.values()])
     following = cursor + limit if cursor + limit < longest else None
-    note = {"cursor": cursor, "limit": limit, "next_cursor": following, "totals": totals}
+    note = {
+        "cursor": cursor,
+        "limit": limit,
+        "next_cursor": following,
+        "totals": {**lists, **nested},
+    }
     return cut, note
 
 
@@ -175,14 +176,20 @@ def view_link(base_url: str, endpoint: Endpoint, names: dict[str, Any]) -> str |
     return f"{base_url.rstrip('/')}/#kinetoscope{items}"
 
 
+# Lists whose key alone would mislead in the summary line: the health view's `warnings`
+# are the loader's, not its checks' (a trace of status `errors` has "0 load warnings").
+SUMMARY_NOUNS = {"warnings": "load warnings"}
+
+
 def summary(name: str, body: Any) -> str:
-    """A line an agent reads before the structured answer."""
+    """A line an agent reads before the structured answer: a `status` first, then the
+    lists' lengths and the numbers."""
     if not isinstance(body, dict):
         return f"{name}: {body!r}"[:300]
-    parts = []
+    parts = [f"status={body['status']}"] if isinstance(body.get("status"), str) else []
     for key, value in body.items():
         if isinstance(value, list):
-            parts.append(f"{len(value)} {key}")
+            parts.append(f"{len(value)} {SUMMARY_NOUNS.get(key, key)}")
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
             shown = round(value, 3) if isinstance(value, float) and math.isfinite(value) else value
             parts.append(f"{key}={shown}")

@@ -50,7 +50,21 @@ EVENT_COLUMNS: dict[str, str] = {
     # `flops`) by the compiled scanner: equal calls have equal values; 0 where there
     # are none, -1 where unknown (read by the msgspec path).
     "work_sig": "i8",
+    # A `python_function` event's `Python id` and `Python parent id` args (torch 2.x with
+    # stacks): -1 where absent or null, and both -1 where the args do not read as a
+    # struct of two optional ints (a string id, args that are not an object).
+    "python_id": "i8",
+    "python_parent_id": "i8",
 }
+
+NO_PYTHON_ID = -1  # as every missing int of the model
+
+# Id and offset columns a load keeps as int32 where every value of the trace fits (ids
+# are counters in most traces: 4 bytes a row each saved), else int64. A view reads them
+# either way: arithmetic that could pass 2**31 casts to int64 first.
+NARROW_COLUMNS = frozenset(
+    ("flow_id", "external_id", "correlation", "stream", "args_end", "python_id", "python_parent_id")
+)
 
 MEMORY_COLUMNS: dict[str, str] = {
     "row": "i8",

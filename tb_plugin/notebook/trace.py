@@ -11,14 +11,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..api.dispatch import Dispatch
-from ..api.endpoints import VIEWS
+from ..api.endpoints import ENDPOINTS, VIEWS
 from ..api.lower import SpanFile, TraceModel
+from ..api.registry import Scope
 from ..api.session import Session
 from ..api.view_parts import PAGE_MAX, GpuIdleView, LaunchDelayView
 from .flame_frames import flame_frame
 from .frames import breakdown_frame, events_frame, plain_fields, rows_frame
 from .gpu_idle_frames import idle_frame, queue_frame
 from .serving_frames import phases_frame
+
+# The JSON routes of one trace: its views, then the trace view's routes (of one worker here).
+SPAN_ROUTES = {
+    name: e
+    for name, e in ENDPOINTS.items()
+    if e.scope in (Scope.SPAN, Scope.SPANS) and e.response is not None
+}
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -55,10 +63,12 @@ class Trace:
 
     def view(self, route: str, **params: Any) -> dict[str, Any]:
         """The JSON the span route `route` answers for these parameters (None: not given),
-        decoded: parameters are checked by the route's request type (ViewParamError)."""
-        endpoint = VIEWS.get(route)
+        decoded: parameters are checked by the route's request type (ViewParamError). Any
+        route of one trace: its views (`overview`, `kernels`, ...) and the trace view's
+        (`tracks`, `trace`, `event`, `search`, `flows`, `range_summary`, `source_paths`)."""
+        endpoint = SPAN_ROUTES.get(route)
         if endpoint is None:
-            raise ValueError(f"no span view named {route!r} (known: {', '.join(VIEWS)})")
+            raise ValueError(f"no span route named {route!r} (known: {', '.join(SPAN_ROUTES)})")
         query = {name: _query_text(value) for name, value in params.items() if value is not None}
         names = {"run": self.run, "worker": self.worker, "span": self.span}
         call = Dispatch(endpoint, self._session, names, query)
@@ -68,7 +78,7 @@ class Trace:
     def rows(self, route: str, key: str, **params: Any) -> pd.DataFrame:
         """The list `key` of the route's JSON as a frame (`frames.rows_frame`): one row per
         item, nested objects' fields as `parent.child` columns, plain fields in `attrs`."""
-        return rows_frame(self.view(route, **params), key, VIEWS[route].response)
+        return rows_frame(self.view(route, **params), key, SPAN_ROUTES[route].response)
 
     # --- frames --------------------------------------------------------------------
 

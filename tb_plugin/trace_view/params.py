@@ -53,3 +53,7 @@ class SearchParams(_SearchText, _TimeRange, _Limit, total=False):
 
 class RangeSummaryParams(_Tracks, _TimeRange, _Limit, total=False):
     pass
+
+
+class SourcePathsParams(TypedDict, total=False):
+    pass

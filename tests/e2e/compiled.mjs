@@ -26,6 +26,7 @@ const api = (route, params = {}) =>
   h.routeJson(env, route, params, { fetchMs: 30_000, waitMs: 60_000, everyMs: 250 });
 
 const frame = () => h.pluginFrame(env.page);
+const search = () => frame().locator('[data-testid="kernel-search"]');
 
 const frameText = (f) => `${f.filename.split('/').pop()}${f.line === null ? '' : `:${f.line}`}`;
 
@@ -71,6 +72,49 @@ describe('Compiled kernels and modules in TensorBoard', { timeout: 600_000 }, ()
     const triton = shown.filter((r) => want.has(r.kernel));
     assert.ok(triton.length > 0, 'a Triton kernel row is in view');
     for (const row of triton) assert.equal(row.source, want.get(row.kernel));
+    // The cell writes the fused ops, then the model line as an editor link (the wrapper's
+    // hash name only as "generated wrapper").
+    const gelu = data.rows.find((r) => r.name === 'triton_poi_fused_gelu_view_2');
+    await search().fill('triton_poi_fused_gelu_view_2');
+    const cell = table.locator(
+      '.ks-twindow [role="row"][data-kernel="triton_poi_fused_gelu_view_2"] [data-col="source"]',
+    );
+    await cell.waitFor({ timeout: WAIT_MS });
+    assert.equal(
+      await cell.locator('.ks-source-ops').innerText(),
+      gelu.fused_ops.map((o) => o.replace('aten::', '')).join(' + '),
+    );
+    const link = cell.locator('[data-testid="kernel-source-link"]');
+    assert.equal(await link.innerText(), 'record_gpu.py:81');
+    const wrapperOnly = data.rows.find((r) => r.source?.length === 1 && r.source[0].generated);
+    if (wrapperOnly) {
+      await search().fill(wrapperOnly.name);
+      const other = table
+        .locator(`.ks-twindow [role="row"][data-kernel="${wrapperOnly.name}"] [data-col="source"]`)
+        .first();
+      assert.match(
+        await other.locator('.ks-source-where').innerText(),
+        /^generated wrapper, line \d+$/,
+      );
+    }
+    // At 1920 px no number of the table is cut ("224.39 …").
+    await env.page.setViewportSize({ width: 1920, height: 1400 });
+    await search().fill('');
+    await env.page.waitForTimeout(500);
+    const cut = await table.evaluate((el) =>
+      Array.from(el.querySelectorAll('.ks-twindow [data-col] .ks-num'))
+        .filter(
+          (n) =>
+            n.scrollWidth > n.clientWidth + 1 ||
+            n.getBoundingClientRect().right >
+              n.closest('[data-col]').getBoundingClientRect().right + 1,
+        )
+        .map((n) => `${n.closest('[data-col]').dataset.col}: ${n.textContent}`),
+    );
+    assert.deepEqual(cut, []);
+    await table.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+    await shoot(env.page, 'kernels-1920');
+    await env.page.setViewportSize({ width: 1440, height: 1400 });
   });
 
   test('the Modules view of a trace without modules says so', async () => {

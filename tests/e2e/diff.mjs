@@ -244,4 +244,27 @@ describe('Diff page in TensorBoard', { timeout: 900_000 }, () => {
     });
     h.assertNoErrors(env.errors);
   });
+
+  test('a link naming only the target run compares with its first worker, the run shown', async () => {
+    const { runs } = await api('runs');
+    const [baseRun, targetRun] = env.runs.map((name) => runs.find((r) => r.name === name));
+    const base = { run: baseRun.name, worker: baseRun.workers[0].name, span: '1' };
+    const first = targetRun.workers[0].name;
+    // As `kinetoscope diff --target RUN` writes it: no target_worker.
+    await env.page.goto('about:blank');
+    await env.page.goto(
+      `${env.base}${hashFor({ ...base, view: 'diff', target_run: targetRun.name })}`,
+    );
+    await waitDiff({ run: targetRun.name, worker: first });
+    assert.equal(hashState().target_worker, first);
+    const diff = await api('diff', { ...base, target_run: targetRun.name });
+    await assertShowsRoute(diff);
+    // The closed "Compare with…" box names the run first (its groups' labels are not shown).
+    const chosen = await frame()
+      .locator('[data-testid="compare-select"]')
+      .evaluate((el) => el.selectedOptions[0]?.text ?? '');
+    assert.ok(chosen.startsWith(`${targetRun.name} · `), chosen);
+    await shoot(env.page, 'diff-target-run-only');
+    h.assertNoErrors(env.errors);
+  });
 });

@@ -76,6 +76,15 @@ describe('Flame graph in TensorBoard', { timeout: 600_000 }, () => {
     assert.ok(Math.abs(route.total_us - kernels.total_us) <= 0.005 * kernels.total_us);
     await env.page.goto(`${env.base}${h.stateHash({ ...BASE, view: 'flamegraph' })}`);
     await waitPage('cpu');
+    // The CPU flame graph has its legend too: each kind of frame it draws, and a match.
+    const cpuKinds = await frame()
+      .locator('[data-testid="flame-legend"] [data-kind]')
+      .evaluateAll((items) => items.map((i) => i.dataset.kind));
+    assert.ok(
+      ['thread', 'python', 'op', 'match'].every((k) => cpuKinds.includes(k)),
+      `${cpuKinds}`,
+    );
+    await shoot(env.page, 'cpu-legend');
     await frame().locator('[data-testid="flame-metric"]').selectOption('gpu');
     await waitPage('gpu');
     const views = await frame()
@@ -83,6 +92,11 @@ describe('Flame graph in TensorBoard', { timeout: 600_000 }, () => {
       .evaluateAll((options) => options.map((o) => o.value));
     assert.ok(views.includes('flamegraph'), `the View list offers it: ${views}`);
     await shoot(env.page, 'gpu-whole');
+    // A legend names the colours of the kinds of frames drawn.
+    const legend = await frame()
+      .locator('[data-testid="flame-legend"] [data-kind]')
+      .evaluateAll((items) => items.map((i) => i.dataset.kind));
+    assert.deepEqual(legend, ['python', 'op', 'runtime', 'kernel', 'match']);
 
     // Search: the matching frames are counted and their share of kernel time given.
     const query = 'scaled_dot_product';
@@ -101,6 +115,13 @@ describe('Flame graph in TensorBoard', { timeout: 600_000 }, () => {
     }, 0);
     const pct = Number(await chart().getAttribute('data-match-pct'));
     assert.ok(Math.abs(pct - (100 * sdpa) / route.total_us) < 0.2, `match share ${pct}`);
+    // The page says the share in words, as the README promises.
+    const said = await frame().locator('[data-testid="flame-matches"]').innerText();
+    const frames = await chart().getAttribute('data-matches');
+    assert.match(
+      said,
+      new RegExp(`^${frames} frames? match “${query}”: ${pct.toFixed(1)} % of the kernel time \\(`),
+    );
     assert.equal(hashState()['flame.q'], query);
     await shoot(env.page, 'gpu-search');
 

@@ -75,6 +75,11 @@ describe('Graph replays in the Kernel view', { timeout: 600_000 }, () => {
     const tile = frame().locator('[data-testid="kernels-graph-replay"]');
     await tile.waitFor({ state: 'visible', timeout: WAIT_MS });
     assert.ok((await tile.innerText()).includes(data.graph_replay.note));
+    // The tile says what its percentage is of.
+    assert.match(
+      await tile.innerText(),
+      /Replayed time matched to its op[\s\S]*of the [\d,]+ graph-replayed kernels’ time, found under the op that captured them/,
+    );
     const table = frame().locator('[data-testid="kernel-table"]');
     const shownOps = await table.evaluate((el) =>
       Array.from(el.querySelectorAll('[role="row"][data-op]'), (row) => row.dataset.op),

@@ -30,7 +30,12 @@ const MTIA_TRACE = path.join(
   CORPUS,
   'hta/tests/data/mtia_inference_trace/mtia_inference_rank_0.json.gz',
 );
-const DAMAGED = { run: 'damaged', worker: 'worker0', span: '1' };
+// A long worker name, as real ranks have: the side bar's mark must not be cut off at 1280 px.
+const DAMAGED = {
+  run: 'damaged',
+  worker: 'rank-0.Jul_15_10_52_41.gpu-node-017.cluster',
+  span: '1',
+};
 const MTIA = { run: 'mtia', worker: 'worker0', span: '1' };
 const ZEROS = 5;
 const shoot = h.screenshotter(SHOTS, { fullPage: true });
@@ -126,13 +131,26 @@ describe('Trace health in TensorBoard', { timeout: 900_000, skip: !existsSync(H1
     await shoot(env.page, 'damaged-overview');
   });
 
-  test('the side bar marks the opened worker', async () => {
+  test('the side bar marks the opened worker and its run, the mark first', async () => {
     await openHealth(DAMAGED);
-    const option = frame().locator('[data-testid="worker-select"] option[value="worker0"]');
+    const select = frame().locator('[data-testid="worker-select"]');
+    const option = select.locator(`option[value="${DAMAGED.worker}"]`);
     await waitUntil('the worker mark', async () =>
       (await option.getAttribute('data-health')) === 'errors' ? true : null,
     );
-    assert.match(await option.textContent(), /worker0.*✕ errors/);
+    // The mark comes before the long name, so the closed select shows it at 1280 px; the
+    // select's tooltip holds the whole text.
+    const text = await option.textContent();
+    assert.equal(text, `✕ ${DAMAGED.worker} (rank 0) · errors`);
+    const cut = await select.evaluate(
+      (el) => el.scrollWidth > el.clientWidth || el.clientWidth < 300,
+    );
+    assert.ok(cut, 'the name is longer than the side bar shows: the test would prove nothing');
+    assert.equal(await select.getAttribute('title'), text);
+    const run = frame().locator('[data-testid="run-select"] option[value="damaged"]');
+    assert.equal(await run.getAttribute('data-health'), 'errors');
+    assert.equal(await run.textContent(), '✕ damaged · errors');
+    await shoot(env.page, 'damaged-side-bar-marks');
   });
 
   test('an example links into the trace view at its time', async () => {
@@ -146,10 +164,33 @@ describe('Trace health in TensorBoard', { timeout: 900_000, skip: !existsSync(H1
     assert.match(href, /view=trace/);
     const t0 = Number(new URLSearchParams(href.split('#')[1].replaceAll(P, '')).get('t0'));
     assert.ok(t0 <= overlap.examples[0].ts_us, `${t0} after the example's start`);
-    await link.click();
-    await waitUntil('the trace view', async () =>
-      (await frame().locator('[data-testid="trace"]').count()) > 0 ? true : null,
+    assert.equal(
+      new URLSearchParams(href.split('#')[1].replaceAll(P, '')).get('sel'),
+      String(overlap.examples[0].row),
     );
+    await link.click();
+    // The example is selected (its details open) and on screen: inside the window, its
+    // lane's label in the visible part of the track list.
+    const timeline = frame().locator('[data-testid="trace-timeline"]');
+    await waitUntil(
+      'the example selected',
+      async () =>
+        (await timeline.getAttribute('data-selected-row')) === String(overlap.examples[0].row),
+    );
+    await frame().locator('[data-testid="trace-details-health"]').waitFor({ timeout: WAIT_MS });
+    const shown = await timeline.evaluate((el) => ({ ...el.dataset }));
+    const example = overlap.examples[0];
+    assert.ok(
+      Number(shown.t0) <= example.ts_us &&
+        example.ts_us + (example.dur_us ?? 0) <= Number(shown.t1),
+      `${JSON.stringify(example)} outside ${shown.t0}..${shown.t1}`,
+    );
+    assert.ok(Number(shown.t1) - Number(shown.t0) >= 40, 'a window of at least 40 µs');
+    const { track } = await api('event', { ...MTIA, row: example.row });
+    const label = frame().locator(`[data-testid="trace-track-label"][data-track="${track}"]`);
+    const box = await frame().locator('.ks-tl-scroll').boundingBox();
+    const at = await label.boundingBox();
+    assert.ok(at && at.y >= box.y - 1 && at.y < box.y + box.height, `lane ${track} off screen`);
     await shoot(env.page, 'mtia-trace-from-health');
   });
 

@@ -85,6 +85,32 @@ describe('Trends page in TensorBoard', { timeout: 600_000, skip: !existsSync(COR
       summary,
       new RegExp(`^${env.names.length} runs · ${data.regressions.length} regression`),
     );
+    // In words: metrics and phases by their labels, not their keys; a kernel's long name
+    // on one line (its whole name in the tooltip); the rule's sentence a sentence.
+    const cells = (metric) =>
+      frame()
+        .locator(`[data-testid="trend-change"][data-metric="${metric}"] td`)
+        .evaluateAll((tds) => tds.map((td) => td.innerText));
+    assert.equal((await cells('memory_peak'))[1], 'Memory peak');
+    assert.deepEqual((await cells('phase')).slice(1, 3), ['Phase', 'Kernel']);
+    const name = frame()
+      .locator('[data-testid="trend-change"][data-metric="kernel"] .ks-trend-name')
+      .first();
+    assert.equal(await name.getAttribute('title'), env.kernel);
+    const [height, line] = await name.evaluate((el) => [
+      el.getBoundingClientRect().height,
+      parseFloat(getComputedStyle(el).lineHeight) || 20,
+    ]);
+    assert.ok(height < 2 * line + 10, `the name takes ${height} px`);
+    const rule = await frame()
+      .locator(
+        '[data-testid="trend-changes-section"] .ks-section-intro, [data-testid="trend-changes-section"] p',
+      )
+      .first()
+      .innerText();
+    assert.match(rule, /^[A-Z]/);
+    // No CPU peak of a few bytes named (a change under 1 MiB is not news).
+    assert.ok(data.regressions.every((c) => c.metric !== 'memory_peak' || c.name !== 'CPU'));
   });
 
   test("a change's link opens the Diff of its run against the one before", async () => {
@@ -105,3 +131,57 @@ describe('Trends page in TensorBoard', { timeout: 600_000, skip: !existsSync(COR
     h.assertNoErrors(env.errors);
   });
 });
+
+describe(
+  'Trends of runs without memory events',
+  { timeout: 600_000, skip: !existsSync(CORPUS) },
+  () => {
+    const quiet = h.newEnv({});
+    const replay = path.join(
+      CORPUS,
+      'tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/graph_execution.json.gz',
+    );
+
+    before(async () => {
+      await h.startEnv(quiet, {
+        shots: path.join(OUT, 'trends_no_memory'),
+        tmpPrefix: 'kinetoscope-e2e-trends-no-memory-',
+        log: path.join(OUT, 'tensorboard-trends-no-memory.log'),
+        viewport: { width: 1280, height: 1000 },
+        waitMs: WAIT_MS,
+        populate: async (logdir) => {
+          for (const run of ['a', 'b', 'c']) {
+            await h.copyTrace(replay, path.join(logdir, run), 'worker0.1.pt.trace.json.gz');
+          }
+        },
+      });
+      quiet.page = await quiet.context.newPage();
+      h.watchErrors(quiet.page, quiet.errors);
+    });
+
+    after(() => h.stopEnv(quiet));
+
+    test('a note, not an empty chart, when no run has memory events', async () => {
+      const data = await h.routeJson(quiet, 'trend', {});
+      assert.ok(data.runs.every((r) => Object.keys(r.memory_peak_bytes).length === 0));
+      await quiet.page.goto(`${quiet.base}${h.stateHash({ run: 'a', view: 'trends' })}`);
+      const f = h.pluginFrame(quiet.page);
+      await f.locator('[data-testid="trends"][data-ready="true"]').waitFor({ timeout: WAIT_MS });
+      assert.equal(await f.locator('[data-testid="trend-peak-chart"]').count(), 0);
+      const note = f.locator('[data-testid="trend-peak-empty"]');
+      assert.match(
+        await note.innerText(),
+        /No run has memory events: record with profile_memory=True/,
+      );
+      await f
+        .locator('[data-testid="trend-step-chart"] canvas')
+        .first()
+        .waitFor({ timeout: WAIT_MS });
+      await h.screenshotter(path.join(OUT, 'trends_no_memory'), { fullPage: true })(
+        quiet.page,
+        'trends-no-memory',
+      );
+      h.assertNoErrors(quiet.errors);
+    });
+  },
+);

@@ -149,16 +149,19 @@ def _kernels_before_launch(ev: _Events, x: list[int]) -> int | None:
         if ev.cat[i] in RUNTIME_CATS | DRIVER_CATS and isinstance(corr, int) and corr >= 0:
             key = (int(ev.cat[i] in DRIVER_CATS), i)
             calls[corr] = min(calls.get(corr, key), key)
-    linked = early = 0
+    linked = early = gpu = 0
     for i in x:
         if ev.cat[i] not in GPU_CATS:
             continue
+        gpu += 1
         found = calls.get(_arg(ev.events[i], "correlation"))
         if found is None:
             continue
         linked += 1
         if (ev.ts_ns[i] or 0) < (ev.ts_ns[found[1]] or 0) - TOLERANCE_NS:
             early += 1
+    if not gpu:
+        return 0  # no GPU activity: none before its launch
     return early if linked else None
 
 

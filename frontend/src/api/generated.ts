@@ -544,6 +544,7 @@ export interface HealthView {
   checks: HealthCheck[];
   left_out_rows: number;
   warnings: string[];
+  trace_start_us: number | null;
 }
 
 export interface IcicleNode {
@@ -1274,12 +1275,27 @@ export interface SourceFrame {
   filename: string;
   line: number | null;
   name: string;
+  generated: boolean;
 }
 
 export interface SourceLine {
   file: string | null;
   line: number | null;
   name: string | null;
+}
+
+export type SourcePathsParams = Record<string, never>;
+
+export interface SourcePathsView {
+  resolved: Record<string, string>;
+  unresolved: string[];
+  unresolved_count: number;
+  roots: SourceRoot[];
+}
+
+export interface SourceRoot {
+  path: string;
+  why: string;
 }
 
 export interface SpanListing {
@@ -1570,6 +1586,7 @@ export interface TrendRule {
   spread_k: number;
   envelope_k: number;
   min_step_pct: number;
+  min_memory_bytes: number;
   min_history: number;
 }
 
@@ -1739,6 +1756,7 @@ export interface Routes {
   flows: { params: SpansScope & Query<FlowsParams>; response: FlowsView; loading: StatusResponse };
   search: { params: SpansScope & Query<SearchParams>; response: SearchView; loading: StatusResponse };
   range_summary: { params: SpansScope & Query<RangeSummaryParams>; response: RangeSummaryView; loading: StatusResponse };
+  source_paths: { params: SpansScope; response: SourcePathsView; loading: StatusResponse };
   diff: { params: PairScope & Query<DiffParams>; response: DiffView; loading: StatusResponse };
 }
 

@@ -295,6 +295,7 @@ export type FlowsResponse = G.FlowsView;
 export type SearchResponse = G.SearchView;
 export type RangeSummaryRow = G.RangeRow;
 export type RangeSummaryResponse = G.RangeSummaryView;
+export type SourcePathsView = G.SourcePathsView;
 
 // ----- the route map's bodies -----
 

@@ -1,5 +1,6 @@
 // Pieces of the ECharts options that the views' charts share, so each look is written once:
-// the frame every chart starts from, the legend above bar charts, the colours of an axis.
+// the frame every chart starts from, the legend above bar charts, the colours of an axis,
+// the round binary ticks of a byte axis.
 
 import type { Theme } from './theme';
 
@@ -69,4 +70,20 @@ export function stepStackSeries(name: string, color: string, data: readonly numb
     emphasis: { focus: 'series' },
     data,
   };
+}
+
+/** A byte axis's bounds and step: ticks 2^k bytes apart (1, 2, 4, 8, 16 ... MiB: round in
+ *  binary units), at most `target` steps across [lo, hi], the bounds widened to whole
+ *  steps. For a value axis: `{ min, max, interval }`. */
+export function binaryByteTicks(
+  lo: number,
+  hi: number,
+  target = 5,
+): { min: number; max: number; interval: number } {
+  const low = Math.max(0, Math.min(lo, hi));
+  const high = Math.max(lo, hi, low + 1);
+  const interval = 2 ** Math.max(0, Math.ceil(Math.log2((high - low) / target)));
+  const min = Math.floor(low / interval) * interval;
+  const max = Math.max(Math.ceil(high / interval) * interval, min + interval);
+  return { min, max, interval };
 }

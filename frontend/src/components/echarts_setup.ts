@@ -3,6 +3,8 @@
 
 import { BarChart, LineChart, PieChart, ScatterChart } from 'echarts/charts';
 import {
+  DataZoomInsideComponent,
+  DataZoomSliderComponent,
   GridComponent,
   LegendComponent,
   MarkAreaComponent,
@@ -18,7 +20,8 @@ echarts.use([BarChart, PieChart, GridComponent, LegendComponent, TooltipComponen
 echarts.use([LineChart, MarkLineComponent, MarkPointComponent]);
 // Operators and Kernels: the roofline (log-log scatter under its roofs).
 echarts.use([ScatterChart]);
-// Memory snapshot: the trace's window shaded on the snapshot's timeline.
-echarts.use([MarkAreaComponent]);
+// Memory snapshot: the trace's window shaded on the snapshot's timeline, zoomed to it (the
+// wheel and the slider under the chart move the window).
+echarts.use([MarkAreaComponent, DataZoomInsideComponent, DataZoomSliderComponent]);
 
 export { echarts };

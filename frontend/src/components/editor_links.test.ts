@@ -80,6 +80,23 @@ describe('editor URLs', () => {
     );
   });
 
+  it('opens a relative frame where the server found it, then maps that path', () => {
+    const local = '/venv/lib/python3.11/site-packages/torch/nn/modules/linear.py';
+    assert.equal(
+      editorUrl('torch/nn/modules/linear.py', 5, DEFAULT_SETTINGS, local),
+      `vscode://file${local}:5`,
+    );
+    const mapped = settingsWith({ mapFrom: '/venv/', mapTo: '/Users/me/venv/' });
+    assert.equal(
+      editorUrl('torch/nn/modules/linear.py', 5, mapped, local),
+      'vscode://file/Users/me/venv/lib/python3.11/site-packages/torch/nn/modules/linear.py:5',
+    );
+    assert.equal(
+      editorUrl('torch/nn/modules/linear.py', 5, settingsWith({ editor: 'none' }), local),
+      null,
+    );
+  });
+
   it('opens nothing with editor none', () => {
     assert.equal(editorUrl('/x/y.py', 3, settingsWith({ editor: 'none' })), null);
   });

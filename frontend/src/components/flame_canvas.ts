@@ -8,7 +8,7 @@
 // px), data-grew / data-shrank.
 
 import { h } from './dom';
-import { formatDuration } from './format';
+import { formatDuration, formatPercent } from './format';
 import { layout, searchTree, sourceOf, type FlameNode, type FlameRect } from './flame_model';
 
 const ROW = 18;
@@ -22,6 +22,53 @@ const KIND_HUE: Readonly<Record<string, number>> = {
   root: 0,
   all: 0,
 };
+
+/** What each colour of a plain (not differential) flame graph is, for its legend. */
+const KIND_LABEL: Readonly<Record<string, string>> = {
+  thread: 'thread',
+  python: 'Python frame',
+  op: 'operator',
+  runtime: 'runtime call',
+  kernel: 'GPU kernel',
+};
+
+/** A frame's colour by its kind (dimmed while a search matches others). */
+function kindColour(kind: string, dim = false): string {
+  const hue = KIND_HUE[kind] ?? 30;
+  const sat = kind === 'thread' || kind === 'all' ? 10 : 70;
+  return `hsl(${hue}, ${dim ? 10 : sat}%, ${dim ? 88 : 70}%)`;
+}
+
+/** The legend of the kinds of frames in a tree, in the colours the chart draws them. */
+export function flameLegend(root: FlameNode): HTMLElement {
+  const kinds = new Set<string>();
+  const walk = (node: FlameNode): void => {
+    kinds.add(node.frame.kind);
+    node.children.forEach(walk);
+  };
+  walk(root);
+  const shown = Object.keys(KIND_LABEL).filter((k) => kinds.has(k));
+  return h(
+    'div',
+    { class: 'ks-flame-legend', testid: 'flame-legend' },
+    shown.map((kind) =>
+      h(
+        'span',
+        { class: 'ks-flame-legend-item', dataset: { kind } },
+        h('span', { class: 'ks-swatch', attrs: { style: `background:${kindColour(kind)}` } }),
+        KIND_LABEL[kind] ?? kind,
+      ),
+    ),
+    h(
+      'span',
+      { class: 'ks-flame-legend-item', dataset: { kind: 'match' } },
+      h('span', { class: 'ks-swatch', attrs: { style: `background:${MATCH_COLOUR}` } }),
+      'search match',
+    ),
+  );
+}
+
+const MATCH_COLOUR = 'hsl(300, 80%, 65%)';
 
 export interface FlameChartOptions {
   testid: string;
@@ -77,13 +124,15 @@ export class FlameChart {
     this.zoom(this.root);
   }
 
-  search(query: string): void {
+  /** Highlights the frames matching `query`; their count and share of the whole's time. */
+  search(query: string): { nodes: number; share: number } {
     this.query = query;
     const found = searchTree(this.root, query);
     this.matches = new Set(found.nodes);
     this.element.dataset.matches = String(found.nodes.length);
     this.element.dataset.matchPct = (100 * found.share).toFixed(1);
     this.draw();
+    return { nodes: found.nodes.length, share: found.share };
   }
 
   dispose(): void {
@@ -140,7 +189,7 @@ export class FlameChart {
 
   private colour(node: FlameNode): string {
     const dim = this.query.trim() !== '' && !this.matches.has(node);
-    if (this.matches.has(node)) return 'hsl(300, 80%, 65%)';
+    if (this.matches.has(node)) return MATCH_COLOUR;
     if (node.base !== undefined) {
       const delta = (node.target ?? 0) - node.base;
       const rel = node.total > 0 ? Math.min(Math.abs(delta) / node.total, 1) : 0;
@@ -148,9 +197,7 @@ export class FlameChart {
       if (Math.abs(delta) < 1e-9) return `hsl(0, 0%, ${dim ? 92 : 85}%)`;
       return delta > 0 ? `hsl(0, 75%, ${light}%)` : `hsl(130, 55%, ${light}%)`;
     }
-    const hue = KIND_HUE[node.frame.kind] ?? 30;
-    const sat = node.frame.kind === 'thread' || node.frame.kind === 'all' ? 10 : 70;
-    return `hsl(${hue}, ${dim ? 10 : sat}%, ${dim ? 88 : 70}%)`;
+    return kindColour(node.frame.kind, dim);
   }
 
   private rectAt(e: MouseEvent): FlameRect | undefined {
@@ -181,7 +228,7 @@ export class FlameChart {
         : h(
             'div',
             null,
-            `${formatDuration(node.total)} (${share.toFixed(1)} %), self ${formatDuration(node.self)}`,
+            `${formatDuration(node.total)} (${formatPercent(share, 1)}), self ${formatDuration(node.self)}`,
           ),
     ];
     this.tip.replaceChildren(...lines.filter((l): l is HTMLDivElement => l !== null));
@@ -200,4 +247,9 @@ export const FLAME_CSS = `
   font-size: 12px; pointer-events: none; overflow-wrap: anywhere; }
 .ks-flame-tip-name { font-weight: 600; }
 .ks-flame-tip-source { font-family: monospace; }
+.ks-flame-legend { display: flex; flex-wrap: wrap; gap: 4px 14px; margin: 4px 0 8px;
+  font-size: 12px; color: var(--ks-muted); }
+.ks-flame-legend-item { display: inline-flex; align-items: center; gap: 5px; }
+.ks-flame-legend .ks-swatch { display: inline-block; width: 12px; height: 12px;
+  border-radius: 2px; }
 `;

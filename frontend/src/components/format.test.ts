@@ -10,6 +10,7 @@ import {
   formatDurationAxis,
   formatMetric,
   formatPercent,
+  formatTimeOffset,
   formatTimestamp,
   plural,
   share,
@@ -103,5 +104,17 @@ describe('escapeHtml', () => {
       '&lt;built-in function linear&gt; &#39;x&#39;',
     );
     assert.equal(escapeHtml('aten::mm · µs'), 'aten::mm · µs');
+  });
+});
+
+describe('formatTimeOffset', () => {
+  it('writes a time since the start with the decimals it needs, no more', () => {
+    assert.equal(formatTimeOffset(400.897), '400.9 µs');
+    assert.equal(formatTimeOffset(5810.804), '5.811 ms');
+    assert.equal(formatTimeOffset(106_460.676), '106.461 ms');
+    assert.equal(formatTimeOffset(12), '12 µs');
+    assert.equal(formatTimeOffset(12_345_678.9), '12.3457 s');
+    assert.equal(formatTimeOffset(0), '0 µs');
+    assert.equal(formatTimeOffset(null), '—');
   });
 });

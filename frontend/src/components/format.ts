@@ -23,6 +23,17 @@ export function formatDuration(us: number | null | undefined): string {
   return `${(us / 1e6).toFixed(2)} s`;
 }
 
+/** A time since the trace start (an event's start or end): to 0.1 µs below 1 ms, to 1 µs
+ *  below 1 s, to 0.1 ms above ("400.9 µs", "5.811 ms", "12.3457 s"), trailing zeros
+ *  dropped. */
+export function formatTimeOffset(us: number | null | undefined): string {
+  if (!isNum(us)) return DASH;
+  const abs = Math.abs(us);
+  if (abs < 1000) return `${trimZeros(us.toFixed(1))} µs`;
+  if (abs < 1e6) return `${trimZeros((us / 1e3).toFixed(3))} ms`;
+  return `${trimZeros((us / 1e6).toFixed(4))} s`;
+}
+
 /** Axis labels: like formatDuration with trailing zeros dropped ("210 ms", "1.5 s", "0"). */
 export function formatDurationAxis(us: number | null | undefined): string {
   if (!isNum(us)) return '';
@@ -57,6 +68,13 @@ export function formatBytes(bytes: number | null | undefined): string {
     unit += 1;
   }
   return unit === 0 ? `${value} B` : `${value.toFixed(2)} ${BYTE_UNITS[unit] ?? ''}`;
+}
+
+/** Axis labels of bytes: like formatBytes with trailing zeros dropped ("64 MiB", "1.5 GiB"). */
+export function formatBytesAxis(bytes: number | null | undefined): string {
+  if (!isNum(bytes)) return '';
+  const [value, unit] = formatBytes(bytes).split(' ');
+  return `${trimZeros(value ?? '')} ${unit ?? ''}`;
 }
 
 /** An integer with thousands separators: "75,718". */

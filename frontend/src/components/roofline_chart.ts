@@ -8,53 +8,89 @@ import type { EChartsCoreOption } from 'echarts/core';
 import type { Roof, RooflineFields } from '../api/types';
 import { createChart, type ChartHandle } from './chart';
 import { h } from './dom';
-import { formatDuration } from './format';
-import { dotSize, rooflineData, type RooflineData, type RoofPoint } from './roofline_model';
+import { escapeHtml, formatDuration, formatPercent, plural } from './format';
+import {
+  dotSize,
+  HIDDEN_SHARE,
+  rooflineData,
+  type RoofLine,
+  type RooflineData,
+  type RoofPoint,
+} from './roofline_model';
 import type { Theme, ThemeWatcher } from './theme';
 
 const BOUND_COLORS: Record<string, string> = { compute: '#1e88e5', memory: '#e65100' };
 const ROOF_COLORS = ['#2e7d32', '#6a1b9a', '#00838f', '#ad1457', '#5d4037'];
+/** The dots' series, one per bound (the legend shows each colour with its meaning). */
+const DOT_SERIES = [
+  { id: 'dots-compute', name: 'compute bound', bound: 'compute' },
+  { id: 'dots-memory', name: 'memory bound', bound: 'memory' },
+  { id: 'dots-unknown', name: 'bound unknown', bound: null },
+] as const;
 
 function tip(p: RoofPoint): string {
-  const pct = p.pct === null ? '—' : `${p.pct.toFixed(1)} %`;
+  const pct = p.pct === null ? '—' : formatPercent(p.pct, 1);
   return [
-    `<b>${escape(p.name)}</b>`,
+    `<b>${escapeHtml(p.name)}</b>`,
     `${p.tflops.toPrecision(4)} TFLOP/s at ${p.intensity.toPrecision(3)} FLOP/B`,
     `${pct} of its roof${p.bound ? ` (${p.bound} bound)` : ''}${p.dtype ? `, ${p.dtype}` : ''}`,
     `time ${formatDuration(p.timeUs)}`,
   ].join('<br>');
 }
 
-function escape(text: string): string {
-  return text.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+function roofName(line: RoofLine): string {
+  if (line.dtype === null || line.peakTflops === null || line.ridge === null) {
+    return 'memory roof (data type unknown: no compute roof)';
+  }
+  return `${line.dtype} roof (${line.peakTflops} TFLOP/s, ridge ${line.ridge.toPrecision(3)})`;
 }
 
-function option(data: RooflineData, theme: Theme): EChartsCoreOption {
-  const maxUs = Math.max(...data.points.map((p) => p.timeUs), 0);
-  const axis = (name: string) => ({
-    type: 'log',
-    name,
-    nameLocation: 'middle',
-    nameGap: 28,
-    axisLabel: { color: theme.textMuted },
-    nameTextStyle: { color: theme.textMuted },
-    splitLine: { lineStyle: { color: theme.gridLine } },
-  });
-  const roofs = data.lines.map((line, i) => ({
-    id: `roof-${line.dtype}`,
-    name: `${line.dtype} roof (${line.peakTflops} TFLOP/s, ridge ${line.ridge.toPrecision(3)})`,
+function roofSeries(line: RoofLine, i: number): Record<string, unknown> {
+  const color = ROOF_COLORS[i % ROOF_COLORS.length];
+  return {
+    id: `roof-${line.dtype ?? 'memory'}`,
+    name: roofName(line),
     type: 'line',
     data: line.points,
     symbol: 'none',
     silent: true,
-    lineStyle: { color: ROOF_COLORS[i % ROOF_COLORS.length], width: 1.5 },
-    markPoint: {
-      symbol: 'circle',
-      symbolSize: 6,
-      label: { show: false },
-      data: [{ coord: line.points[1], name: 'ridge' }],
-    },
-  }));
+    // The legend draws a series' item colour: the line's, not the palette's.
+    itemStyle: { color },
+    lineStyle: { color, width: 1.5 },
+    ...(line.ridge !== null && line.peakTflops !== null
+      ? {
+          markPoint: {
+            symbol: 'circle',
+            symbolSize: 6,
+            itemStyle: { color },
+            label: { show: false },
+            data: [{ coord: [line.ridge, line.peakTflops], name: 'ridge' }],
+          },
+        }
+      : {}),
+  };
+}
+
+function dotsOf(data: RooflineData, bound: string | null): RoofPoint[] {
+  return data.points.filter((p) => (BOUND_COLORS[p.bound ?? ''] ? p.bound : null) === bound);
+}
+
+/** The chart's ECharts option (exported for the chart test, drawn by ECharts itself). */
+export function rooflineOption(data: RooflineData, theme: Theme): EChartsCoreOption {
+  const maxUs = Math.max(...data.points.map((p) => p.timeUs), 0);
+  const axis = (name: string, min?: number, max?: number) => ({
+    type: 'log',
+    name,
+    nameLocation: 'middle',
+    nameGap: 28,
+    ...(min !== undefined ? { min, max } : {}),
+    axisLabel: { color: theme.textMuted },
+    nameTextStyle: { color: theme.textMuted },
+    splitLine: { lineStyle: { color: theme.gridLine } },
+  });
+  const dots = DOT_SERIES.map((s) => ({ ...s, points: dotsOf(data, s.bound) })).filter(
+    (s) => s.points.length > 0,
+  );
   return {
     animation: false,
     grid: { left: 64, right: 24, top: 36, bottom: 48 },
@@ -64,21 +100,21 @@ function option(data: RooflineData, theme: Theme): EChartsCoreOption {
       backgroundColor: theme.tooltipBg,
       textStyle: { color: theme.text },
     },
-    xAxis: axis('FLOP per byte'),
-    yAxis: axis('TFLOP/s'),
+    xAxis: axis('FLOP per byte', data.axes?.xMin, data.axes?.xMax),
+    yAxis: axis('TFLOP/s', data.axes?.yMin, data.axes?.yMax),
     series: [
-      ...roofs,
-      {
-        id: 'dots',
-        name: 'operations',
+      ...data.lines.map(roofSeries),
+      ...dots.map((s) => ({
+        id: s.id,
+        name: s.name,
         type: 'scatter',
-        data: data.points.map((p) => ({
+        itemStyle: { color: BOUND_COLORS[s.bound ?? ''] ?? theme.textMuted, opacity: 0.75 },
+        data: s.points.map((p) => ({
           value: [p.intensity, p.tflops],
           symbolSize: dotSize(p.timeUs, maxUs),
-          itemStyle: { color: BOUND_COLORS[p.bound ?? ''] ?? theme.textMuted, opacity: 0.75 },
           tooltip: { formatter: () => tip(p) },
         })),
-      },
+      })),
     ],
   };
 }
@@ -111,18 +147,22 @@ export class RooflineCard {
     const data = rooflineData(rows, roofs, time);
     this.data = data;
     this.element.dataset.points = String(data.points.length);
+    this.element.dataset.roofs = data.lines.map((l) => l.dtype ?? 'memory').join(',');
+    this.element.dataset.hidden = String(data.hidden);
     this.note.textContent = noteText(data);
     this.chartEl.hidden = data.points.length === 0;
     if (this.disposed || data.points.length === 0) return;
     if (this.chart) {
-      this.chart.update((theme) => option(data, theme));
+      this.chart.update((theme) => rooflineOption(data, theme));
     } else {
       this.chart = await createChart(
         this.chartEl,
-        (theme) => option(data, theme),
+        (theme) => rooflineOption(data, theme),
         this.themes,
         (e) => {
-          const point = e.seriesType === 'scatter' ? this.data?.points[e.dataIndex] : undefined;
+          const series = DOT_SERIES.find((s) => s.name === e.seriesName);
+          const point =
+            series && this.data ? dotsOf(this.data, series.bound)[e.dataIndex] : undefined;
           if (point) this.onSelect(point.name);
         },
       );
@@ -138,7 +178,8 @@ export class RooflineCard {
     this.chartEl.dataset.longestDot = longest.name;
     Object.assign(this.chartEl, {
       longestDot: () => {
-        const at = this.chart?.toPixel?.('dots', [longest.intensity, longest.tflops]);
+        const series = DOT_SERIES.find((s) => dotsOf(data, s.bound).includes(longest));
+        const at = series && this.chart?.toPixel?.(series.id, [longest.intensity, longest.tflops]);
         return at ? { name: longest.name, x: at[0], y: at[1] } : null;
       },
     });
@@ -168,10 +209,14 @@ function noteText(data: RooflineData): string {
   } else if (data.points.length) {
     parts.push('This GPU’s peaks are not known: no roofs, and no % of peak.');
   }
-  if (data.offChart)
-    parts.push(`${data.offChart} rows with no FLOPs (copies, embedding) are not shown.`);
-  parts.push(
-    'Dot size: time; colour: what bounds it (blue compute, orange memory). Click a dot to select its row.',
-  );
+  if (data.offChart) {
+    parts.push(`${plural(data.offChart, 'row')} with no FLOPs (copies, embedding) not shown.`);
+  }
+  if (data.hidden) {
+    parts.push(
+      `${plural(data.hidden, 'row')} far below the others, each under ${formatPercent(HIDDEN_SHARE * 100, 1)} of the time, off the chart (in the table).`,
+    );
+  }
+  parts.push('Dot size: time; colour: what bounds it. Click a dot to select its row.');
   return parts.join(' ');
 }

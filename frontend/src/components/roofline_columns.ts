@@ -5,8 +5,12 @@
 import type { RooflineFields } from '../api/types';
 import { numberFormat, type ColumnSpec } from './columns';
 
-const sig = (digits: number) => (v: number | null) =>
-  v === null ? '—' : String(Number(v.toPrecision(digits)));
+/** `digits` significant digits; a tiny rate in exponent form ("1.35e-5", not "0.00001353"). */
+const sig = (digits: number) => (v: number | null) => {
+  if (v === null) return '—';
+  if (v !== 0 && Math.abs(v) < 1e-3) return v.toExponential(Math.max(digits - 2, 1));
+  return String(Number(v.toPrecision(digits)));
+};
 
 function numeric<R extends RooflineFields>(
   key: 'tflops' | 'gbps' | 'intensity' | 'pct_of_peak',

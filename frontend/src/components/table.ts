@@ -218,10 +218,7 @@ export class VirtualTable<R> {
               }
             : undefined,
         },
-        column.swatch
-          ? h('span', { class: 'ks-swatch', style: `background:${column.swatch}` })
-          : null,
-        column.label,
+        ...swatchedLabel(column.label, column.swatch),
         arrow,
       );
     });
@@ -293,4 +290,14 @@ export class VirtualTable<R> {
     );
     this.footerEl.hidden = footer.length === 0;
   }
+}
+
+/** A header's label after its colour swatch; the swatch is kept with the label's first
+ *  word (a wrapped header must not leave it alone above "DataLoader"). */
+function swatchedLabel(label: string, swatch: string | undefined): (HTMLElement | string)[] {
+  if (!swatch) return [label];
+  const [first = '', ...rest] = label.split(' ');
+  const dot = h('span', { class: 'ks-swatch', style: `background:${swatch}` });
+  const head = h('span', { class: 'ks-nowrap' }, dot, first);
+  return rest.length ? [head, ` ${rest.join(' ')}`] : [head];
 }

@@ -23,7 +23,7 @@ import { findWorker, runLabel, spanLabel, workerLabel } from './selection';
 /** The view the control opens. */
 export const DIFF_VIEW = diffView.id;
 
-/** One group of options per run: "worker · span". */
+/** One group of options per run: "run · worker · span" (the closed box shows the run). */
 function targetOptions(runs: readonly RunInfo[]): HTMLElement[] {
   return runs.map((run) =>
     h(
@@ -38,7 +38,7 @@ function targetOptions(runs: readonly RunInfo[]): HTMLElement[] {
                 value: optionValue({ run: run.name, worker: worker.name, span: span.name }),
               },
             },
-            `${workerLabel(worker)} · ${spanLabel(span)}`,
+            `${run.name} · ${workerLabel(worker)} · ${spanLabel(span)}`,
           ),
         ),
       ),
@@ -81,6 +81,15 @@ export class CompareControl {
     return readTarget(this.store.read());
   }
 
+  /** A link naming the target run alone (`kinetoscope diff --target RUN`'s way) gets its
+   *  first worker, as the CLI and the route default it. */
+  private defaultWorker(runs: readonly RunInfo[]): void {
+    const named = this.store.read();
+    if (!named.target_run || named.target_worker) return;
+    const first = runs.find((r) => r.name === named.target_run)?.workers[0]?.name;
+    if (first) this.store.write({ target_worker: first });
+  }
+
   /** The worker's views, with the Diff page while a target is chosen, in the Views list's
    *  order (the old plugin's, whatever order `status.views` has). */
   offer(views: readonly string[]): string[] {
@@ -90,6 +99,7 @@ export class CompareControl {
   /** The choices from the listing (rebuilt only when it changed), the URL's target chosen;
    *  whether the chosen target changed (the URL was edited, or went back or forward). */
   render(runs: readonly RunInfo[]): boolean {
+    this.defaultWorker(runs);
     const select = this.field.select;
     const before = select.value;
     const listed = JSON.stringify(

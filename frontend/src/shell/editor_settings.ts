@@ -1,7 +1,7 @@
 // The side bar's "Editor links" settings (components/editor_links.ts): which editor a
 // source link opens, a URL template for others, and a path mapping for traces recorded on
-// another machine. Saved in this browser's localStorage as soon as they change; links
-// read them when followed.
+// another machine. Saved in this browser's localStorage as soon as they change; the links
+// on the page follow at once.
 
 import { h } from '../components/dom';
 import {
@@ -12,6 +12,9 @@ import {
   type EditorSettings,
 } from '../components/editor_links';
 import { selectField } from '../components/table_tools';
+
+// The open worker-span, whose relative frames the links resolve (the shell names it).
+export { useSourceSpan } from '../components/source_paths';
 
 function textField(
   label: string,
@@ -48,7 +51,7 @@ export function editorSettingsPanel(): HTMLElement {
     'URL template',
     'editor-template',
     settings.template,
-    'myeditor://open?path={path}&line={line}',
+    'e.g. myeditor://open?path={path}&line={line}',
     (v) => save({ template: v }),
   );
   template.hidden = settings.editor !== 'custom';
@@ -58,16 +61,20 @@ export function editorSettingsPanel(): HTMLElement {
     h('summary', null, 'Editor links'),
     editor.el,
     template,
-    textField('Trace path prefix', 'editor-map-from', settings.mapFrom, '/home/user/proj/', (v) =>
-      save({ mapFrom: v }),
+    textField(
+      'Trace path prefix',
+      'editor-map-from',
+      settings.mapFrom,
+      'e.g. /home/user/proj/',
+      (v) => save({ mapFrom: v }),
     ),
-    textField('Local path prefix', 'editor-map-to', settings.mapTo, '/Users/me/proj/', (v) =>
+    textField('Local path prefix', 'editor-map-to', settings.mapTo, 'e.g. /Users/me/proj/', (v) =>
       save({ mapTo: v }),
     ),
     h(
       'p',
       { class: 'ks-muted ks-small' },
-      'Paths starting with the trace prefix get the local one instead; with no trace prefix, the local prefix goes before relative paths (torch/…, the script’s name).',
+      'Paths starting with the trace prefix get the local one instead; with no trace prefix, the local prefix goes before relative paths (torch/…, the script’s name). Relative paths the server finds (the recording interpreter’s folders, the run’s folder, KINETOSCOPE_SOURCE_ROOTS) are links already.',
     ),
   );
 }

@@ -2,7 +2,7 @@
 // It owns the selection (mirrored in TensorBoard's URL), polls `runs` for new data,
 // polls `status` while a worker-span loads, and calls a view route only once `ready`.
 
-import { editorSettingsPanel } from './editor_settings';
+import { editorSettingsPanel, useSourceSpan } from './editor_settings';
 import { describeError, isAbort, ViewNotReady, type ApiClient } from '../api/client';
 import type { RunInfo, StatusResponse } from '../api/types';
 import { h, replaceChildren } from '../components/dom';
@@ -43,7 +43,6 @@ export class Shell {
   private status: StatusResponse | null = null;
   private readonly failed = new Map<string, string>();
   private readonly marks = new HealthMarks(() => this.renderSelectors(this.selection));
-
   private loadController: AbortController | undefined;
   private viewController: AbortController | undefined;
   private viewHandle: ViewHandle | undefined;
@@ -249,7 +248,7 @@ export class Shell {
     fillSelectors({ run: runSel, worker: workerSel, span: spanSel, info }, this.runs, sel, (w) =>
       sel ? this.failed.has(keyOf({ ...sel, worker: w })) : false,
     );
-    this.marks.label(workerSel.select, sel);
+    this.marks.label(workerSel.select, runSel.select, sel);
     this.compare.render(this.runs);
     this.lockWorkers();
   }
@@ -329,6 +328,7 @@ export class Shell {
   ): Promise<void> {
     this.status = status;
     this.failed.delete(keyOf(sel));
+    useSourceSpan(this.api, sel);
     void this.marks.fetch(this.api, sel, signal);
     const view = chooseView(this.compare.offer(status.views), VIEW_IDS, this.wantedView);
     this.currentView = view;

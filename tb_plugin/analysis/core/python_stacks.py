@@ -17,7 +17,7 @@ from typing import TypedDict
 import msgspec
 import numpy as np
 
-from ...model.trace_model import TraceModel
+from ...model.trace_model import NO_PYTHON_ID, TraceModel
 from .host_ranges import python_ranges
 from .optree import OpTree
 from .tree_arrays import chain_ids
@@ -34,11 +34,6 @@ class Frame(TypedDict):
     file: str | None
     line: int | None
     function: str
-
-
-class PythonIdArgs(msgspec.Struct, gc=False):
-    id: int | None = msgspec.field(default=None, name="Python id")
-    parent: int | None = msgspec.field(default=None, name="Python parent id")
 
 
 class StackArgs(msgspec.Struct, gc=False):
@@ -105,34 +100,26 @@ def _python_ids(
     model: TraceModel, rows: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per row: whether it has a `Python id`, the id, whether it has a `Python parent id`,
-    the parent id. Decoded in slices, so the decoded args of a few million frames are
-    never all held at once."""
-    has_id = np.zeros(rows.size, dtype=bool)
-    has_up = np.zeros(rows.size, dtype=bool)
-    ids = np.zeros(rows.size, dtype=np.int64)
-    ups = np.zeros(rows.size, dtype=np.int64)
-    for lo in range(0, rows.size, _ID_SLICE):
-        args = model.args_of(rows[lo : lo + _ID_SLICE], PythonIdArgs)
-        n = len(args)
-        has_id[lo : lo + n] = np.fromiter((a.id is not None for a in args), bool, n)
-        ids[lo : lo + n] = np.fromiter((a.id or 0 for a in args), np.int64, n)
-        has_up[lo : lo + n] = np.fromiter((a.parent is not None for a in args), bool, n)
-        ups[lo : lo + n] = np.fromiter((a.parent or 0 for a in args), np.int64, n)
-    return has_id, ids, has_up, ups
-
-
-_ID_SLICE = 1 << 16
+    the parent id (the columns the loader read them into)."""
+    ids = model.events["python_id"][rows]
+    ups = model.events["python_parent_id"][rows]
+    return ids != NO_PYTHON_ID, ids, ups != NO_PYTHON_ID, ups
 
 
 def _frames(model: TraceModel, py: np.ndarray) -> tuple[np.ndarray, list[str]]:
     """A frame code per python event. Module frames lose their instance number
     (`nn.Module: Linear_25` → `nn.Module: Linear`), so calls through the same code in
     different layers share a stack, as with the `Call stack` arg."""
-    codes, inverse = np.unique(model.events["name"][py], return_inverse=True)
+    names = model.events["name"][py]
+    # The distinct name codes in code order, marked in a table (no sort of the rows).
+    used = np.zeros(len(model.names), dtype=bool)
+    used[names] = True
+    codes = np.flatnonzero(used)
     texts = [_MODULE_INSTANCE.sub(r"\1", model.names[c]) for c in codes.tolist()]
     canon: dict[str, int] = {}
-    remap = np.array([canon.setdefault(t, len(canon)) for t in texts], dtype=np.int64)
-    return remap[inverse.reshape(-1)], list(canon)
+    remap = np.full(len(model.names), -1, dtype=np.int64)
+    remap[codes] = [canon.setdefault(t, len(canon)) for t in texts]
+    return remap[names], list(canon)
 
 
 def is_library_file(filename: str) -> bool:

@@ -8,7 +8,9 @@ from ..core.endpoint import Endpoint, has_events, overview_section
 
 ORDER = 80  # the folder's place in the page order (`api/view_folders.py`)
 
-VERSION = "2"  # bump when the view's output changes (read here without the view)
+# Bump when the view's output changes (read here without the view). 3: trace_start_us;
+# kernel_before_launch is 0 on a trace with no GPU activity
+VERSION = "3"
 
 ENDPOINTS: list[Endpoint] = [
     overview_section("health", "kinetoscope.analysis.core.health.view", VERSION, has_events)

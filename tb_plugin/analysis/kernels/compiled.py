@@ -17,7 +17,7 @@ to the model source that ran them (the Kernels view's `fused_ops` and `source`).
   in the kernel name (`triton_poi_fused_gelu_view_2` → `aten::gelu`, `aten::view`), split
   against the aten op names of the trace and Inductor's usual ones; a part that matches
   none stays whole (`fused_ops_from`: "wrapper" or "kernel_name").
-- `source`: frames `{filename, line, name}`, model code first: the model frames of the
+- `source`: frames `{filename, line, name, generated}`, model code first: the model frames of the
   event's `stack_trace` arg (`enrich_profiler_metadata` post-pass) when present; then the
   `with_stack` Python frames around the launch that are not library code (torch, triton,
   the standard library: the model line that called the compiled module), innermost first;
@@ -72,6 +72,7 @@ class SourceFrame(TypedDict):
     filename: str
     line: int | None
     name: str
+    generated: bool  # the Inductor wrapper (generated code), not the model's own
 
 
 class CompiledKernel(TypedDict):
@@ -144,8 +145,13 @@ def source_roots(model: TraceModel) -> list[str]:
     roots = storage.logdir_roots(path) or [os.path.dirname(os.path.abspath(path))]
     if storage.follow_symlinks():  # links out of the logdir read on purpose: their folder too
         roots.append(os.path.dirname(os.path.realpath(path)))
+    return roots + named_source_roots()
+
+
+def named_source_roots() -> list[str]:
+    """The folders of KINETOSCOPE_SOURCE_ROOTS (separated as PATH is), absolute."""
     named = os.environ.get(SOURCE_ROOTS, "").split(os.pathsep)
-    return roots + [os.path.abspath(os.path.expanduser(r)) for r in named if r.strip()]
+    return [os.path.abspath(os.path.expanduser(r)) for r in named if r.strip()]
 
 
 def _unread_reason(exc: OSError) -> str:
@@ -195,7 +201,8 @@ def _inductor_folder_files(model: TraceModel, roots: list[str]) -> list[str]:
 def stack_trace_frames(text: str) -> list[SourceFrame]:
     """Frames of a Python traceback text (`File "f", line N, in fn`), innermost first."""
     frames: list[SourceFrame] = [
-        {"filename": f, "line": int(n), "name": fn} for f, n, fn in _STACK_TRACE_FRAME.findall(text)
+        {"filename": f, "line": int(n), "name": fn, "generated": False}
+        for f, n, fn in _STACK_TRACE_FRAME.findall(text)
     ]
     return [f for f in reversed(frames) if not is_library_file(f["filename"])]
 
@@ -215,7 +222,7 @@ def _build(model: TraceModel) -> dict[int, CompiledKernel]:
         return {}
     args = model.args_of(tree.rows[nodes], _KernelArgs)
     frames = _python_frames(model, nodes)
-    wrappers = {f["filename"] for fs in frames for f in fs if _GENERATED.search(f["filename"])}
+    wrappers = {f["filename"] for fs in frames for f in fs if f["generated"]}
     roots = source_roots(model)
     by_hash, unread = _read_wrappers(_inductor_folder_files(model, roots) + sorted(wrappers), roots)
     vocabulary = set(_COMMON_OPS) | {
@@ -225,9 +232,9 @@ def _build(model: TraceModel) -> dict[int, CompiledKernel]:
     for node, a, fs in zip(nodes.tolist(), args, frames):
         name = model.names[int(model.events["name"][tree.rows[node]])]
         read = by_hash.get(a.kernel_hash or "")
-        generated = [f for f in fs if _GENERATED.search(f["filename"])][:1]
+        generated = [f for f in fs if f["generated"]][:1]
         source = stack_trace_frames(a.stack_trace) if a.stack_trace else []
-        source += [f for f in fs if not _GENERATED.search(f["filename"])] + generated
+        source += [f for f in fs if not f["generated"]] + generated
         why = unread.get(generated[0]["filename"]) if generated and not read else None
         out[node] = {
             "fused_ops": read or kernel_name_ops(name, vocabulary),
@@ -254,7 +261,10 @@ def _python_frames(model: TraceModel, nodes: np.ndarray) -> list[list[SourceFram
             file = f["file"]
             if file is None or is_library_file(file):
                 continue
-            frames.append({"filename": file, "line": f["line"], "name": f["function"]})
+            generated = bool(_GENERATED.search(file))
+            frames.append(
+                {"filename": file, "line": f["line"], "name": f["function"], "generated": generated}
+            )
         out.append(frames)
     return out
 

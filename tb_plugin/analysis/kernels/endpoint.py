@@ -17,7 +17,8 @@ ORDER = 40  # the folder's place in the page order (`api/view_folders.py`)
 # 9: graph replays aligned with a run of their capture, `graph_replay.unmatched` reasons
 # 10: their `fused_ops_from` and `wrapper_unread`, wrappers read only inside the logdir
 # 11: a collective kernel's op is its communication op (optree.collective_owner)
-VERSION = "11"
+# 12: an Inductor kernel's source frames say which is generated
+VERSION = "12"
 
 
 def supports(model: TraceModel) -> bool:

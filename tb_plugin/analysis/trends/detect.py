@@ -46,6 +46,7 @@ class Rule:
     spread_k: float = 3.0  # × the baseline's robust spread
     envelope_k: float = 1.5  # × the largest excursion seen without a change named
     min_step_pct: float = 0.5  # time metrics: the smallest change, % of the step
+    min_memory_bytes: float = 2.0**20  # memory peaks: the smallest change (bytes are not news)
     min_history: int = 3  # runs with the value before the first one judged
 
 
@@ -112,7 +113,9 @@ def metric_series(runs: Sequence[TraceSummary | None]) -> dict[Key, Series]:
 
 
 def _step_floor(metric: str, steps: Series, index: int, rule: Rule) -> float:
-    if metric in ("step", "memory_peak"):
+    if metric == "memory_peak":
+        return rule.min_memory_bytes
+    if metric == "step":
         return 0.0
     step = steps[index] if index < len(steps) else None
     return rule.min_step_pct / 100.0 * step if step else 0.0

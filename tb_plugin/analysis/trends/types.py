@@ -68,6 +68,7 @@ class TrendRule(TypedDict):
     spread_k: float
     envelope_k: float
     min_step_pct: float
+    min_memory_bytes: float
     min_history: int
 
 

@@ -197,5 +197,6 @@ def _rule_body(rule: Rule, baseline: str | None) -> TrendRule:
         "spread_k": rule.spread_k,
         "envelope_k": rule.envelope_k,
         "min_step_pct": rule.min_step_pct,
+        "min_memory_bytes": rule.min_memory_bytes,
         "min_history": rule.min_history,
     }

@@ -6,10 +6,10 @@
 
 import type { FlameGraphView } from '../../api/types';
 import { h } from '../../components/dom';
-import { FLAME_CSS, FlameChart } from '../../components/flame_canvas';
-import { sourceAnchor } from '../../components/editor_links';
+import { FLAME_CSS, FlameChart, flameLegend } from '../../components/flame_canvas';
+import { sourceAnchor, stackLinkNote } from '../../components/editor_links';
 import { buildTree, nodeAt, pathOf, sourceOf, type FlameNode } from '../../components/flame_model';
-import { formatDuration } from '../../components/format';
+import { formatDuration, formatPercent, plural } from '../../components/format';
 import { HashParamStore, type HashParams } from '../../components/hash_params';
 import {
   ensureTableToolsStyle,
@@ -49,6 +49,8 @@ class FlamePage {
   private readonly caption = h('p', { class: 'ks-muted', testid: 'flame-caption' });
   private head: HTMLElement;
   private readonly where = h('p', { class: 'ks-small', testid: 'flame-zoomed' });
+  private readonly matched = h('p', { class: 'ks-small', testid: 'flame-matches' });
+  private legend: HTMLElement = h('div');
 
   constructor(
     private readonly ctx: ViewContext,
@@ -72,7 +74,7 @@ class FlamePage {
     });
     this.search = searchField('Search', 'flame-search', 'frame name or file', state.q, (q) => {
       this.state.q = q;
-      this.chart.search(q);
+      this.runSearch();
       this.save();
     });
     const metrics: [string, string][] = [['cpu', 'CPU time (per thread)']];
@@ -90,7 +92,9 @@ class FlamePage {
     this.element.append(
       this.head,
       h('div', { class: 'ks-toolbar' }, metricSel.el, this.search.el, reset),
+      this.matched,
       this.caption,
+      this.legend,
       this.where,
       this.chart.element,
     );
@@ -114,7 +118,10 @@ class FlamePage {
     this.head.replaceWith(head);
     this.head = head;
     this.chart.setRoot(root);
-    this.chart.search(this.state.q);
+    const legend = flameLegend(root);
+    this.legend.replaceWith(legend);
+    this.legend = legend;
+    this.runSearch();
     this.chart.zoom(nodeAt(root, this.state.zoom));
     const gpu = this.data.metric === 'gpu';
     const lost = this.data.no_launcher_us ?? 0;
@@ -124,6 +131,17 @@ class FlamePage {
         : 'Each thread’s operators (self time) and runtime calls under their Python frames.') +
       (gpu && lost > 0 ? ` ${formatDuration(lost)} of kernels with no known launch call.` : '') +
       ' Click a frame to zoom; hover for its file and line.';
+  }
+
+  /** Highlights the search's frames and says how many and what share of the time. */
+  private runSearch(): void {
+    const q = this.state.q.trim();
+    const found = this.chart.search(q);
+    const what = this.data.metric === 'gpu' ? 'kernel time' : 'host time';
+    this.matched.hidden = q === '';
+    this.matched.textContent = found.nodes
+      ? `${plural(found.nodes, 'frame')} match “${q}”: ${formatPercent(found.share * 100, 1)} of the ${what} (${formatDuration(found.share * this.data.total_us)}).`
+      : `No frame matches “${q}”.`;
   }
 
   /** The zoomed frame, its file:line a link to the editor. */
@@ -138,6 +156,7 @@ class FlamePage {
       `Zoomed into ${node.frame.name} (${formatDuration(node.total)})`,
       ...(place ? [' at ', link ?? h('code', null, place)] : []),
     );
+    this.where.append(stackLinkNote(this.where));
   }
 
   private async switchMetric(metric: Metric): Promise<void> {

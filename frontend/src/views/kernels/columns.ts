@@ -8,10 +8,12 @@ import { rooflineColumns, ROOFLINE_NARROW_HIDES } from '../../components/rooflin
 import { formatBytes, formatCount, formatDuration, formatPercent } from '../../components/format';
 import type { SortValue } from '../../components/table_model';
 import { yesNo } from '../../components/table_tools';
+import { sourceAnchor } from '../../components/editor_links';
 import {
   dimsSize,
   dimsText,
-  frameText,
+  frameLabel,
+  fusedText,
   matrixCoreShort,
   shortKernelName,
   sourceText,
@@ -69,22 +71,40 @@ const duration = (
   tooltip: string,
 ) => numberColumn(key, label, tooltip, 78, (r) => formatDuration(r[key]));
 
-/** Launch call start → kernel start (— when no call of the row has a linked launch). */
+/** A launch delay this many times the kernel's mean duration is a queue, not a launch. */
+export const QUEUED_RATIO = 10;
+
+const QUEUED_HELP =
+  'The kernel waited behind the work queued before it on its stream: the host ran ahead ' +
+  'of the GPU (a deep queue keeps the GPU busy), not a slow launch.';
+
+/** Launch call start → kernel start (— when no call of the row has a linked launch); far
+ *  longer than the kernel itself, it says "queued" and why. */
 const launchDelay = (
   key: 'launch_delay_mean_us' | 'launch_delay_p90_us',
   label: string,
   tooltip: string,
-) =>
-  numberColumn(
+): ColumnSpec<KernelRow> => ({
+  ...numberColumn(
     key,
     label,
-    `${tooltip} Graph kernels after a replay's first have none.`,
+    `${tooltip} It holds the launch and the wait behind the kernels queued before it on ` +
+      `its stream. Graph kernels after a replay's first have none.`,
     92,
-    (r) => {
-      const v = r[key];
-      return v === null ? '—' : formatDuration(v);
-    },
-  );
+    () => '',
+  ),
+  cell: (r) => {
+    const v = r[key];
+    if (v === null) return num('—');
+    const queued = r.mean_us > 0 && v > QUEUED_RATIO * r.mean_us;
+    return h(
+      'span',
+      { class: 'ks-stack', title: queued ? QUEUED_HELP : undefined },
+      num(formatDuration(v)),
+      queued ? h('span', { class: 'ks-pct', testid: 'kernel-queued' }, 'queued') : null,
+    );
+  },
+});
 
 const NAME: ColumnSpec<KernelRow> = {
   key: 'name',
@@ -114,26 +134,36 @@ const OPERATOR: ColumnSpec<KernelRow> = {
   },
 };
 
-// Inductor kernels (compiled code): the model line first, the fused aten ops on hover.
+// Inductor kernels (compiled code): the aten ops fused in the kernel, and under them the
+// model line that ran it (else the generated wrapper's), a link to it in the editor.
 const SOURCE: ColumnSpec<KernelRow> = {
   key: 'source',
-  label: 'Source',
+  label: 'Fused ops · source',
   tooltip:
-    'Compiled (Inductor) kernels: the model code that ran the kernel, then the generated ' +
-    'wrapper; hover for all frames and the aten ops fused in it. Click to sort.',
-  minWidth: 160,
-  grow: 1.2,
+    'Compiled (Inductor) kernels: the aten ops fused in the kernel, and the model code that ' +
+    'ran it (else the generated wrapper); hover for every frame. Click to sort.',
+  minWidth: 220,
+  grow: 1.6,
   value: (row) => sourceText(row),
   cell: (row) => {
     const frames = row.source ?? [];
     if (!frames.length && !row.fused_ops) return h('span', { class: 'ks-no' }, '—');
     const title = [
       ...(row.fused_ops ? [`fused: ${row.fused_ops.join(', ')}`] : []),
-      ...frames.map((f) => `${f.filename}:${f.line ?? '?'} ${f.name}`),
+      ...frames.map(
+        (f) => `${f.filename}:${f.line ?? '?'} ${f.name}${f.generated ? ' (generated)' : ''}`,
+      ),
     ].join('\n');
     const first = frames[0];
-    const text = first ? frameText(first) : (row.fused_ops ?? []).join(', ');
-    return h('span', { class: 'ks-mono', title }, text);
+    const where = first
+      ? sourceAnchor(first.filename, first.line, frameLabel(first), 'kernel-source-link')
+      : null;
+    return h(
+      'span',
+      { class: 'ks-source-cell', title },
+      h('span', { class: 'ks-source-ops' }, fusedText(row.fused_ops)),
+      where ? h('span', { class: 'ks-source-where' }, where) : null,
+    );
   },
 };
 
@@ -177,7 +207,7 @@ const LAUNCH_COLUMNS: ColumnSpec<KernelRow>[] = [
   numberColumn('registers_per_thread', 'Registers', 'Registers per thread.', 74, (r) =>
     orDash(r.registers_per_thread),
   ),
-  numberColumn('shared_memory', 'Shared mem', 'Shared memory per block.', 84, (r) =>
+  numberColumn('shared_memory', 'Shared mem', 'Shared memory per block.', 100, (r) =>
     formatBytes(r.shared_memory),
   ),
   numberColumn(

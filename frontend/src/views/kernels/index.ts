@@ -113,9 +113,10 @@ function kernelTiles(data: KernelsResponse, state: State): HTMLElement[] {
     ...(replay
       ? [
           kit.tile(
-            'Graph replay',
+            'Replayed time matched to its op',
             formatPercent(replay.matched_pct),
-            `${replay.note} (share of their time under the capturing op)`,
+            `of the ${formatCount(replay.kernels)} graph-replayed kernels’ time, found under ` +
+              `the op that captured them (${replay.note})`,
             'kernels-graph-replay',
           ),
         ]

@@ -12,6 +12,8 @@ import {
   searchTexts,
   shortKernelName,
   sourceText,
+  frameLabel,
+  fusedText,
   TC_NOT_USING,
   TC_UNKNOWN,
   TC_USING,
@@ -161,10 +163,23 @@ describe('sourceText', () => {
     const triton = row('triton_poi_fused_gelu_view_2', {
       fused_ops: ['aten::view', 'aten::gelu'],
       source: [
-        { filename: '/home/u/model.py', line: 81, name: 'forward' },
-        { filename: '/tmp/ind/an/cabc.py', line: null, name: 'call' },
+        { filename: '/home/u/model.py', line: 81, name: 'forward', generated: false },
+        { filename: '/tmp/ind/an/cabc.py', line: null, name: 'call', generated: true },
       ],
     });
     assert.equal(sourceText(triton), 'model.py:81 > cabc.py');
+  });
+
+  it('names the generated wrapper as such, and the fused ops short', () => {
+    const wrapper = {
+      filename: '/tmp/ind/6t/c6t2yy.py',
+      line: 1249,
+      name: 'call',
+      generated: true,
+    };
+    assert.equal(frameLabel(wrapper), 'generated wrapper, line 1249');
+    assert.equal(frameLabel({ ...wrapper, generated: false }), 'c6t2yy.py:1249');
+    assert.equal(fusedText(['aten::view', 'aten::gelu']), 'view + gelu');
+    assert.equal(fusedText(undefined), 'fused ops not known');
   });
 });

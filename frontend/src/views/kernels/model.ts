@@ -196,6 +196,24 @@ export function frameText(f: { filename: string; line: number | null }): string 
   return `${f.filename.split('/').pop() ?? f.filename}${f.line === null ? '' : `:${f.line}`}`;
 }
 
+/** What the Source column writes for a frame: `file:line` of model code, and the generated
+ *  wrapper so named (its file is a hash: `c6t2yy….py`). */
+export function frameLabel(f: {
+  filename: string;
+  line: number | null;
+  generated: boolean;
+}): string {
+  return f.generated
+    ? `generated wrapper${f.line === null ? '' : `, line ${f.line}`}`
+    : frameText(f);
+}
+
+/** The aten ops fused in an Inductor kernel, short ("view + gelu"). */
+export function fusedText(ops: readonly string[] | undefined): string {
+  if (!ops?.length) return 'fused ops not known';
+  return ops.map((o) => o.replace(/^aten::/, '')).join(' + ');
+}
+
 /** An Inductor kernel's source frames as one line, model code first ('' when none). */
 export function sourceText(row: KernelRow): string {
   return (row.source ?? []).map(frameText).join(' > ');

@@ -2,7 +2,7 @@
 // and the card about the peak (when, in which operator, under which Python stack); and
 // the notices above them (a cut-short file, the server's notes on the memory events).
 
-import { sourceAnchor } from '../../components/editor_links';
+import { sourceAnchor, stackLinkNote } from '../../components/editor_links';
 import { parseFrame } from '../../components/source_link';
 import type { MemoryDevice, MemoryResponse, StatusResponse } from '../../api/types';
 import { h, replaceChildren, type Children } from '../../components/dom';
@@ -133,7 +133,7 @@ function stackBlock(op: PeakOp | null | undefined): HTMLElement | null {
     const f = parseFrame(text);
     return h('li', null, sourceAnchor(f.file, f.line, code, 'memory-frame-link') ?? code);
   };
-  return h(
+  const block = h(
     'div',
     { class: 'ks-mem-stack', testid: 'memory-peak-stack' },
     h(
@@ -151,6 +151,8 @@ function stackBlock(op: PeakOp | null | undefined): HTMLElement | null {
       : null,
     h('ol', { class: 'ks-mem-frames', attrs: { start: hidden.length + 1 } }, shown.map(frame)),
   );
+  block.append(stackLinkNote(block));
+  return block;
 }
 
 /** The contents of the "At the peak" card of a device (or of none). */

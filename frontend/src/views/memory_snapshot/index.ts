@@ -153,13 +153,14 @@ class SnapshotPage {
       ),
     );
     if (origin !== null && device.timeline.points > 0) {
-      this.charts.push(
-        await createChart(
-          chartEl,
-          timelineOption(device, origin, traceWindow(file.alignment, origin)),
-          this.ctx.themes,
-        ),
+      const chart = await createChart(
+        chartEl,
+        timelineOption(device, origin, traceWindow(file.alignment, origin)),
+        this.ctx.themes,
       );
+      this.charts.push(chart);
+      // For the browser tests: where a time (ms on the axis) is drawn now, in px.
+      Object.assign(chartEl, { xPixel: (ms: number) => chart.toPixel?.('active', [ms, 0])?.[0] });
     }
     return box;
   }

@@ -9,6 +9,7 @@ import type {
   SnapshotIcicleNode,
   SnapshotTimeline,
 } from '../../api/types';
+import { formatDuration } from '../../components/format';
 
 export interface IcicleCell {
   node: SnapshotIcicleNode;
@@ -122,7 +123,7 @@ export function alignmentText(alignment: SnapshotAlignment | null): string {
   const offset = alignment.clock_offset_us;
   const check =
     matched > 0 && offset !== null
-      ? ` ${matched} of the trace's allocations are in the snapshot's history (clocks ${Math.abs(offset).toFixed(0)} µs apart).`
+      ? ` ${matched} of the trace's allocations are in the snapshot's history (clocks ${formatDuration(Math.abs(offset))} apart).`
       : '';
   return `Aligned with ${where}: times are on the trace's axis.${check}`;
 }

@@ -22,7 +22,7 @@ import {
   postJumpToSource,
   type EditorTarget,
 } from '../../components/source_link';
-import { sourceAnchor } from '../../components/editor_links';
+import { sourceAnchor, stackLinkNote } from '../../components/editor_links';
 import { callStackParams, callStackSourceLabel, shapeText } from './model';
 
 const FIRST_STACKS = 40;
@@ -289,5 +289,6 @@ export class CallStackPanel {
           )
         : null;
     replaceChildren(this.body, first, more);
+    this.body.prepend(stackLinkNote(this.body));
   }
 }

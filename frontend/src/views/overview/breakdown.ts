@@ -71,7 +71,7 @@ function breakdownColumns(categories: readonly Category[]): Column<BreakdownRow>
       swatch: CATEGORY_COLOR[category],
       title: `${CATEGORY_HELP[category]} (click to sort)`,
       align: 'right',
-      minWidth: category === 'communication' ? 120 : 86,
+      minWidth: headerWidth(CATEGORY_LABEL[category]),
       grow: category === 'communication' ? 1.35 : 1,
       cell: (row) => valueCell(row, row.values[category], rowShare(row, category)),
       sortValue: (row) => row.values[category],
@@ -82,6 +82,13 @@ function breakdownColumns(categories: readonly Category[]): Column<BreakdownRow>
     });
   }
   return columns;
+}
+
+/** A category column wide enough for its swatch and its label's first word on one line
+ *  (the header wraps only at spaces): 86 px, more for "Communication", "DataLoader". */
+function headerWidth(label: string): number {
+  const first = label.split(' ')[0] ?? label;
+  return Math.max(86, 40 + 7 * first.length);
 }
 
 /** The text of a tooltip line; ECharts sets the tooltip as HTML, so names are escaped. */

@@ -14,6 +14,8 @@ import { traceWindow } from './idle_model';
 
 /** Example links shown per check (the route sends up to 20). */
 const EXAMPLES_SHOWN = 5;
+/** Time shown at least either side of an example: a 0 µs event is not a 2 µs window. */
+const EXAMPLE_PAD_US = 20;
 
 export class HealthSection {
   readonly element: HTMLElement;
@@ -120,12 +122,13 @@ export class HealthSection {
       {
         class: 'ks-health-link',
         testid: 'health-trace-link',
-        title: `row ${example.row} on ${example.lane}${dur}: open the trace view here`,
+        title: `event row ${example.row} on process/thread ${example.lane}${dur}: open the trace view on it, selected`,
         attrs: {
           href: this.ctx.link({
             ...this.ctx.key,
             view: 'trace',
-            ...traceWindow(example.ts_us, end),
+            ...traceWindow(example.ts_us, end, EXAMPLE_PAD_US),
+            sel: String(example.row),
           }),
           target: '_top',
         },

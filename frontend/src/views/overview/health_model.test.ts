@@ -26,6 +26,7 @@ const view: HealthView = {
   ],
   left_out_rows: 2,
   warnings: [],
+  trace_start_us: 0,
 };
 
 test('found checks come errors first; clean and unknown apart', () => {

@@ -125,8 +125,12 @@ export function idleSeries(device: DeviceIdle): IdleSeries[] {
 
 /** The trace view's window (the trace's µs) around a range: the range in the middle half,
  *  so what came before and after shows too. */
-export function traceWindow(startUs: number, endUs: number): { t0: string; t1: string } {
-  const pad = Math.max((endUs - startUs) / 2, 1);
+export function traceWindow(
+  startUs: number,
+  endUs: number,
+  minPadUs = 1,
+): { t0: string; t1: string } {
+  const pad = Math.max((endUs - startUs) / 2, minPadUs);
   const round = (us: number): string => String(Math.round(us * 1000) / 1000);
   return { t0: round(startUs - pad), t1: round(endUs + pad) };
 }

@@ -73,13 +73,6 @@ export function formatTimeAt(t: number, resolution: number): string {
   return formatIn(t, u, decimalsFor(Math.max(resolution, 1e-3), u));
 }
 
-/** A time to the ns without trailing zeros: "245.451 ms", "12 µs". */
-export function formatTimePrecise(t: number): string {
-  return formatTimeAt(t, 0.001)
-    .replace(/(\.\d*?)0+ /, '$1 ')
-    .replace(/\. /, ' ');
-}
-
 const MAX_INTEGER_DIGITS = 5;
 
 /** Ticks for a viewport `widthPx` wide, at least `minGapPx` apart. */

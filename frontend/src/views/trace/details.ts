@@ -2,7 +2,7 @@
 // frames as path:line, its enclosing ops, and buttons to jump to linked events (the GPU
 // kernel it launched, the op that launched it, its backward / forward op, flows).
 
-import { sourceAnchor } from '../../components/editor_links';
+import { sourceAnchor, stackLinkNote } from '../../components/editor_links';
 import { parseFrame as parseSourceFrame } from '../../components/source_link';
 import type {
   EventLink,
@@ -11,9 +11,9 @@ import type {
   RangeSummaryRow,
 } from '../../api/types';
 import { h, type Attrs, type Child } from '../../components/dom';
-import { formatCount } from '../../components/format';
+import { formatCount, formatTimeOffset } from '../../components/format';
 import { VirtualTable, type Column } from '../../components/table';
-import { formatSpan, formatTimePrecise } from './axis';
+import { formatSpan } from './axis';
 
 import {
   ARGS_SHOWN_ELSEWHERE,
@@ -123,8 +123,8 @@ function eventFields(ev: EventResponse, ctx: DetailsContext): HTMLElement {
     'dl',
     { class: 'ks-ev-fields' },
     field('Duration', instant ? 'instant' : formatSpan(ev.dur), 'trace-details-duration'),
-    field('Start', formatTimePrecise(start)),
-    !instant ? field('End', formatTimePrecise(start + ev.dur)) : null,
+    field('Start', formatTimeOffset(start)),
+    !instant ? field('End', formatTimeOffset(start + ev.dur)) : null,
     field('Category', ev.category || '—'),
     field('Track', ctx.trackLabel(ev.track)),
     field('Thread', thread),
@@ -186,6 +186,13 @@ function shapesSection(ev: EventResponse): HTMLElement | null {
   );
 }
 
+/** "↗" opening a frame's file in the editor; hidden while no editor can open it. */
+function editorIcon(file: string | null, line: number | null): HTMLElement | null {
+  const anchor = sourceAnchor(file, line, '↗', 'trace-frame-editor-link');
+  anchor?.classList.add('ks-editor-link-icon');
+  return anchor;
+}
+
 /** The call stack as path:line (and function); frames with a row select that event. */
 function stackSection(ev: EventResponse, ctx: DetailsContext): HTMLElement | null {
   if (!ev.call_stack.length) return null;
@@ -203,15 +210,17 @@ function stackSection(ev: EventResponse, ctx: DetailsContext): HTMLElement | nul
       frame.row !== null
         ? jumpButton(ctx, { row: frame.row, track: null }, attrs, ...content)
         : content,
-      sourceAnchor(source.file, source.line, '↗', 'trace-frame-editor-link'),
+      editorIcon(source.file, source.line),
     );
   };
+  const list = h('ol', { class: 'ks-ev-stack' }, ev.call_stack.map(frameItem));
   return section(
     ev.call_stack_source === 'python'
       ? 'Python stack (innermost first)'
       : 'Call stack (innermost first)',
     'trace-details-stack',
-    h('ol', { class: 'ks-ev-stack' }, ev.call_stack.map(frameItem)),
+    list,
+    stackLinkNote(list),
   );
 }
 

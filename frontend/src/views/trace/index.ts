@@ -36,9 +36,10 @@ import css from './trace.css';
  * selected event (its row) and the search text, so a pasted link opens the same picture
  * (one worker; several on one axis keep none); plain t0/t1 (how other views link here)
  * are read once and replaced by these. A plain q (how the Diff page links here) is a
- * search run once the tracks are drawn. */
+ * search run once the tracks are drawn; a plain sel (the Overview's health examples) an
+ * event selected and scrolled into view. */
 const URL_KEYS = ['trace.t0', 'trace.t1', 'trace.sel', 'trace.q'] as const;
-const LINK_KEYS = ['t0', 't1', 'q'] as const;
+const LINK_KEYS = ['t0', 't1', 'q', 'sel'] as const;
 
 /** "Loading w0: 1 MB of 4 MB (25 %)…" for a worker that still loads (a 202). */
 function loadingText(s: StatusResponse): string {
@@ -67,6 +68,8 @@ class TracePage implements TracePageHost {
   private selectMode = false;
   /** A search asked for by the link that opened the page, run after the first frame. */
   private linkedQuery = '';
+  /** A plain `sel` of a link: the row to select and reveal once the tracks are drawn. */
+  private linkedRow: number | null = null;
   /** The selection and search of a pasted link, restored after the first frame without
    * moving the window. */
   private linkedState: { sel: number | null; q: string } | null = null;
@@ -276,6 +279,7 @@ class TracePage implements TracePageHost {
       onFrame: () => {
         this.element.dataset.ready = 'true';
         this.runLinkedQuery();
+        this.selectLinkedRow();
         this.restoreLinkedState();
       },
       onSelect: (ev) => {
@@ -301,6 +305,14 @@ class TracePage implements TracePageHost {
     this.toolbar.searchInput.value = q;
     this.keep({ 'trace.q': q });
     void this.search.step(1);
+  }
+
+  private selectLinkedRow(): void {
+    const row = this.linkedRow;
+    if (row === null) return;
+    this.linkedRow = null;
+    const worker = this.multi() ? this.ctx.key.worker : null;
+    void this.events.jump({ row, track: null, worker });
   }
 
   /** Writes the selection or search to the URL (one worker only, as the window). */
@@ -331,8 +343,10 @@ class TracePage implements TracePageHost {
     const keys = this.url.read();
     const link = windowFromKeys(keys, tracks.start_us, tracks.end_us);
     this.linkedQuery = keys.q?.trim() ?? '';
-    if (keys.t0 !== undefined || keys.t1 !== undefined || keys.q !== undefined)
-      this.url.write({ t0: undefined, t1: undefined, q: undefined });
+    const row = Number(keys.sel ?? 'NaN');
+    this.linkedRow = Number.isInteger(row) && row >= 0 ? row : null;
+    if (LINK_KEYS.some((k) => keys[k] !== undefined))
+      this.url.write({ t0: undefined, t1: undefined, q: undefined, sel: undefined });
     if (link) return link;
     const sel = Number(keys['trace.sel'] ?? 'NaN');
     const q = keys['trace.q'] ?? '';

@@ -5,8 +5,8 @@
 import { isAbort } from '../../api/client';
 import type { SearchResponse } from '../../api/types';
 import { h } from '../../components/dom';
-import { formatCount } from '../../components/format';
-import { formatSpan, formatTimePrecise } from './axis';
+import { formatCount, formatTimeOffset } from '../../components/format';
+import { formatSpan } from './axis';
 import { trackLabel } from './layout';
 import { firstHitFrom, searchHits, stepHit, type SearchHit } from './model';
 import { paneError } from './page_panel';
@@ -196,7 +196,7 @@ export class TraceSearch {
           testid: 'trace-search-hit',
           on: { click: () => this.goToHit(i, true) },
         },
-        h('span', { class: 'ks-hit-time' }, formatTimePrecise(hit.ts)),
+        h('span', { class: 'ks-hit-time' }, formatTimeOffset(hit.ts)),
         h('span', { class: 'ks-hit-dur' }, formatSpan(hit.dur)),
         h('span', { class: 'ks-hit-name', title: hit.name }, hit.name),
         h('span', { class: 'ks-hit-track' }, this.trackName(hit.track)),

@@ -14,6 +14,16 @@ export interface RunChart {
   workloadOf: (number | null)[];
   workloads: string[];
   format: (value: number | null) => string;
+  /** The y axis's labels (default `format`). */
+  axisFormat?: (value: number) => string;
+  /** The y axis's bounds and step from the values' range (default: ECharts' own). */
+  ticks?: (lo: number, hi: number) => { min: number; max: number; interval: number };
+}
+
+function yBounds(chart: RunChart): Record<string, number> {
+  const values = chart.values.filter((v): v is number => v !== null);
+  if (!chart.ticks || !values.length) return {};
+  return chart.ticks(Math.min(...values), Math.max(...values));
 }
 
 export function runChartOption(chart: RunChart): OptionBuilder {
@@ -35,8 +45,12 @@ export function runChartOption(chart: RunChart): OptionBuilder {
     yAxis: {
       type: 'value',
       scale: true,
+      ...yBounds(chart),
       ...axisColors(theme),
-      axisLabel: { color: theme.textMuted, formatter: (v: number) => chart.format(v) },
+      axisLabel: {
+        color: theme.textMuted,
+        formatter: (v: number) => (chart.axisFormat ?? chart.format)(v),
+      },
     },
     legend:
       chart.workloads.length > 1

@@ -7,16 +7,25 @@
 import type { TrendLoading, TrendView } from '../../api/types';
 import { createChart, type ChartHandle } from '../../components/chart';
 import { h, replaceChildren } from '../../components/dom';
-import { formatBytes, formatDuration, plural } from '../../components/format';
+import { binaryByteTicks } from '../../components/chart_option';
+import {
+  formatBytes,
+  formatBytesAxis,
+  formatDuration,
+  formatDurationAxis,
+  plural,
+} from '../../components/format';
 import { ensureStyle } from '../../components/view_style';
 import { loadRunPage, section } from '../page_kit';
 import type { RunViewContext, RunViewDef, ViewHandle } from '../types';
 
 import { runChartOption, type RunChart } from './chart';
 import {
+  changeName,
   changeRows,
   changeText,
   diffLinkState,
+  metricLabel,
   ruleText,
   runSeries,
   type ChangeRow,
@@ -76,8 +85,8 @@ function changeTable(view: TrendView, ctx: RunViewContext): HTMLElement {
             dataset: { kind: row.kind, metric: row.metric, name: row.name, run: row.first_run },
           },
           h('td', null, row.kind === 'regression' ? '▲' : '▼'),
-          h('td', null, row.metric),
-          h('td', { class: 'ks-trend-name', title: row.name }, row.name),
+          h('td', null, metricLabel(row.metric)),
+          h('td', { class: 'ks-trend-name', title: row.name }, changeName(row)),
           h('td', null, row.first_run),
           h(
             'td',
@@ -116,13 +125,34 @@ function runErrors(view: TrendView): HTMLElement | null {
 function stepChart(series: RunSeries): RunChart {
   const { runs, stepUs: values, stepMarks: marks, workloadOf, workloads } = series;
   const format = formatDuration;
-  return { title: 'Step time (median)', runs, values, marks, workloadOf, workloads, format };
+  const axisFormat = formatDurationAxis;
+  const title = 'Step time (median)';
+  return { title, runs, values, marks, workloadOf, workloads, format, axisFormat };
 }
 
 function peakChart(series: RunSeries): RunChart {
   const { runs, peakBytes: values, peakMarks: marks, workloadOf, workloads } = series;
-  const format = formatBytes;
-  return { title: 'Memory peak', runs, values, marks, workloadOf, workloads, format };
+  return {
+    title: 'Memory peak',
+    runs,
+    values,
+    marks,
+    workloadOf,
+    workloads,
+    format: formatBytes,
+    axisFormat: formatBytesAxis,
+    ticks: binaryByteTicks,
+  };
+}
+
+/** In place of a chart none of whose runs has a value: what is missing, and why. */
+function emptyChart(testid: string, title: string, why: string): HTMLElement {
+  return h(
+    'div',
+    { class: 'ks-trend-chart ks-trend-empty', testid },
+    h('strong', null, title),
+    h('p', { class: 'ks-muted' }, why),
+  );
 }
 
 function notesList(view: TrendView): HTMLElement | null {
@@ -214,6 +244,16 @@ class TrendsPage {
       [stepEl, stepChart(series)],
       [peakEl, peakChart(series)],
     ];
+    if (series.peakBytes.every((v) => v === null)) {
+      charts.pop();
+      peakEl.replaceWith(
+        emptyChart(
+          'trend-peak-empty',
+          'Memory peak',
+          'No run has memory events: record with profile_memory=True to see the peak run by run.',
+        ),
+      );
+    }
     for (const [el, chart] of charts) {
       this.charts.push(await createChart(el, runChartOption(chart), this.ctx.themes));
       if (this.ctx.signal.aborted) return;

@@ -5,7 +5,7 @@ import type { TrendChange, TrendRun, TrendView } from '../../api/types';
 import { LIGHT as THEME } from '../../components/theme';
 
 import { runChartOption } from './chart';
-import { changeRows, changeText, diffLinkState, runSeries } from './model';
+import { changeName, changeRows, changeText, diffLinkState, metricLabel, runSeries } from './model';
 
 function run(name: string, step: number | null, peak: number | null, workload = 0): TrendRun {
   return {
@@ -61,6 +61,7 @@ const VIEW: TrendView = {
     spread_k: 3,
     envelope_k: 1.5,
     min_step_pct: 0.5,
+    min_memory_bytes: 1048576,
     min_history: 3,
   },
   runs: [run('a', 100, 1000), run('b', 101, null), run('c', 130, 2000), run('x', 900, null, 1)],
@@ -138,5 +139,15 @@ describe('trends model', () => {
     assert.equal(changeText(12.345), '+12.3 %');
     assert.equal(changeText(-4), '−4.0 %');
     assert.equal(changeText(null), 'new');
+  });
+});
+
+describe('change labels', () => {
+  it('says metrics and phases in words, other names as they are', () => {
+    assert.equal(metricLabel('memory_peak'), 'Memory peak');
+    assert.equal(metricLabel('op'), 'Operator');
+    assert.equal(changeName({ metric: 'phase', name: 'cpu_exec' }), 'CPU Exec');
+    assert.equal(changeName({ metric: 'phase', name: 'dataloader' }), 'DataLoader');
+    assert.equal(changeName({ metric: 'kernel', name: 'cpu_exec' }), 'cpu_exec');
   });
 });

@@ -3,6 +3,8 @@
 // the run before it.
 
 import type { TrendChange, TrendRun, TrendView } from '../../api/types';
+import { CATEGORY_LABEL } from '../../components/categories';
+import { formatBytes } from '../../components/format';
 
 export interface RunSeries {
   /** The runs' names, in trace start order (the x axis). */
@@ -94,6 +96,27 @@ export function diffLinkState(
   };
 }
 
+const METRIC_LABEL: Record<string, string> = {
+  step: 'Step time',
+  phase: 'Phase',
+  op: 'Operator',
+  kernel: 'Kernel',
+  collective: 'Collective',
+  memory_peak: 'Memory peak',
+};
+
+/** A change's metric in words ("Memory peak", not `memory_peak`). */
+export function metricLabel(metric: string): string {
+  return METRIC_LABEL[metric] ?? metric;
+}
+
+/** A change's name in words: a phase by its label on the Overview ("CPU Exec", not
+ *  `cpu_exec`); a memory device as the route names it ("GPU0"); others as they are. */
+export function changeName(row: Pick<ChangeRow, 'metric' | 'name'>): string {
+  const labels: Partial<Record<string, string>> = CATEGORY_LABEL;
+  return row.metric === 'phase' ? (labels[row.name] ?? row.name) : row.name;
+}
+
 /** "+12.3 %", "−4.0 %", or "new" (it was 0 before). */
 export function changeText(pct: number | null): string {
   if (pct === null) return 'new';
@@ -106,7 +129,7 @@ export function ruleText(view: TrendView): string {
   const r = view.rule;
   const against =
     r.mode === 'baseline' && r.baseline_run !== null
-      ? `every run against run ${r.baseline_run}`
-      : `each run against the median of the ${r.window} runs before it`;
-  return `${against} of the same workload; named when the change exceeds max(${r.floor_pct} %, ${r.spread_k} × the baseline's MAD, ${r.envelope_k} × the largest excursion seen without a change, ${r.min_step_pct} % of the step) and the next run stays beyond it, once, at its first run ("?": the last run, not yet confirmed).`;
+      ? `Every run is compared with run ${r.baseline_run}`
+      : `Each run is compared with the median of the ${r.window} runs before it`;
+  return `${against} of the same workload. A change is named when it exceeds max(${r.floor_pct} %, ${r.spread_k} × the baseline's MAD, ${r.envelope_k} × the largest excursion seen without a change, ${r.min_step_pct} % of the step; for a memory peak ${formatBytes(r.min_memory_bytes)}) and the next run stays beyond it, once, at its first run ("?": the last run, not yet confirmed).`;
 }

@@ -77,9 +77,13 @@ def overlapping_events(model: TraceModel) -> Finding:
 
 def kernel_before_launch(model: TraceModel) -> Finding:
     """GPU activities (kernels, copies, sets) that start more than `LAUNCH_TOLERANCE_US`
-    before the runtime call that launched them (linked by correlation id)."""
+    before the runtime call that launched them (linked by correlation id). None on a trace
+    without GPU activity (a CPU-only trace: 0, not unknown); unknown when there is some but
+    none is linked to its launch."""
     gpu = gpu_rows(model)
     gpu = gpu[~untrusted_mask(model)[gpu]]
+    if gpu.size == 0:
+        return Finding(_NONE)
     launch = launches_of(model, gpu)
     linked = launch >= 0
     if not linked.any():

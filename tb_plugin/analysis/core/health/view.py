@@ -52,6 +52,7 @@ class HealthView(TypedDict):
     checks: list[HealthCheck]
     left_out_rows: int  # rows left out of time-based sums (each row once)
     warnings: list[str]  # the loader's warnings (a file cut short says where)
+    trace_start_us: float | None  # the first start of a row not left out (`ts_us`'s axis)
 
 
 def _flagged(name: str) -> Callable[[TraceModel], Finding]:
@@ -181,7 +182,16 @@ def health(model: TraceModel) -> HealthView:
         "checks": out,
         "left_out_rows": int(row_flags(model).untrusted.sum()),
         "warnings": list(model.warnings),
+        "trace_start_us": _first_start(model),
     }
+
+
+def _first_start(model: TraceModel) -> float | None:
+    """The trace's start: its first event's, of the rows not left out (a `"ts": 0` event
+    is not where the trace starts)."""
+    ts = model.events["ts"][~row_flags(model).untrusted]
+    ts = ts[~np.isnan(ts)]
+    return float(ts.min()) if ts.size else None
 
 
 def status_of(found: Sequence[Mapping[str, object]]) -> Status:

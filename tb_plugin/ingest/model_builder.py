@@ -1,0 +1,151 @@
+"""The model builder: chunks merged, in file order, into one `TraceModel` (global string
+tables, row offsets, the columns grown in place, the raw args spilled to a file by a
+background thread); the memory and args caps of a load checked as it grows."""
+
+from __future__ import annotations
+
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from ..model.trace_model import (
+    EVENT_COLUMNS,
+    MEMORY_COLUMNS,
+    NARROW_COLUMNS,
+    TraceModel,
+    empty_columns,
+)
+from .args_spill import ArgsSpill
+from .column_sink import ColumnSink
+from .columns import (
+    INTERNED,
+    Chunk,
+    Interner,
+    as_text,
+    drop_empty_events,
+    empty_events_warning,
+    negative_duration_warning,
+    to_int,
+)
+from .decode import DecodeReport, TraceDecodeError
+from .limits import load_memory_bytes, max_args_bytes
+from .text_blocks import too_large
+
+
+class ModelBuilder:
+    """Merges chunks, in file order, into one model: global string tables, row offsets,
+    and the raw args written to the spill file by a background thread."""
+
+    def __init__(self, args_sink: BinaryIO, report: DecodeReport | None = None) -> None:
+        self.interners = {k: Interner() for k in INTERNED}
+        self.events = ColumnSink(EVENT_COLUMNS, narrow=NARROW_COLUMNS)
+        self.mem_parts: list[dict[str, np.ndarray]] = []
+        self.meta: list[tuple[Any, Any, str, Any]] = []
+        self.warnings: list[str] = []
+        self.partial = False
+        self.args = ArgsSpill(args_sink)
+        self.args_total = 0
+        self.rows = 0
+        self.negative_durations = 0
+        self.empty_events = 0
+        self.mem_nbytes = 0  # of the memory table's parts
+        self.memory_cap = load_memory_bytes()
+        self.args_cap = max_args_bytes()
+        # The columns held, for a decoder that holds state of its own (a Perfetto
+        # reader's open slices): it counts both against the cap (`report.held_bytes`).
+        self.report = report or DecodeReport()
+
+    def merge(self, chunk: Chunk) -> None:
+        self.meta.extend(chunk.meta)
+        self.warnings.extend(w for w in chunk.warnings if w not in self.warnings)
+        self.partial = self.partial or chunk.partial
+        self.negative_durations += chunk.negative_durations
+        self.empty_events += drop_empty_events(chunk)
+        cols = chunk.cols
+        n = len(cols["ts"])
+        if n == 0:
+            return
+        for key in INTERNED:
+            interner = self.interners[key]
+            mapping = interner.codes(chunk.tables[key])
+            cols[key] = mapping[cols[key]]
+        cols["args_end"] = cols["args_end"] + self.args_total
+        self.args_total += len(chunk.args)
+        if self.args_total > self.args_cap:
+            raise TraceDecodeError(
+                "too_large",
+                f"its event args need more than {self.args_cap >> 20} MB on disk "
+                f"(KINETOSCOPE_MAX_ARGS_MB; {self.rows} events read so far), so it was stopped",
+                0,
+            )
+        # Writes release the GIL: a writer thread overlaps them with decoding.
+        self.args.write(chunk.args)
+        if chunk.memory is not None:
+            chunk.memory["row"] = chunk.memory["row"] + self.rows
+            self.mem_parts.append(chunk.memory)
+        self.events.append(cols)
+        self.rows += n
+        if chunk.memory is not None:
+            self.mem_nbytes += sum(c.nbytes for c in chunk.memory.values())
+        # The columns (held once: grown in place); the spilled args are memory-mapped
+        # when the views read them, so they count against the same cap.
+        self.report.held_bytes = self.events.nbytes() + self.mem_nbytes + self.args_total
+        if self.report.held_bytes > self.memory_cap:
+            raise too_large(self.memory_cap, self.rows)
+
+    def drop(self) -> None:
+        """Let go of the columns of a load that stops."""
+        self.events = ColumnSink(EVENT_COLUMNS, rows=1)
+        self.mem_parts.clear()
+        self.interners.clear()
+
+    def flush(self) -> None:
+        self.args.close()
+
+    def finish(
+        self, header: dict[str, Any], report: DecodeReport, source: dict[str, Any], args_blob: Any
+    ) -> TraceModel:
+        events = self.events.finish()
+        memory = _concat(self.mem_parts, MEMORY_COLUMNS)
+        warnings = list(report.warnings) + [w for w in self.warnings if w not in report.warnings]
+        if self.negative_durations:  # the trace health's `negative_duration` count
+            warnings.append(negative_duration_warning(self.negative_durations))
+        if self.empty_events:
+            warnings.append(empty_events_warning(self.empty_events))
+        model = TraceModel(
+            events=events,
+            memory=memory,
+            names=[as_text(v) for v in self.interners["name"].values],
+            categories=[as_text(v) for v in self.interners["cat"].values],
+            pids=list(self.interners["pid"].values),
+            tids=list(self.interners["tid"].values),
+            args_blob=args_blob,
+            header=header,
+            partial=report.partial or self.partial,
+            warnings=warnings,
+            source=source,
+        )
+        for pid, tid, kind, value in self.meta:
+            if kind == "process_name" and value is not None:
+                model.process_names[str(pid)] = str(value)
+            elif kind == "thread_name" and value is not None:
+                model.thread_names[f"{pid}/{tid}"] = str(value)
+            elif kind == "process_labels" and value is not None:
+                model.process_labels[str(pid)] = str(value)
+            elif kind == "process_sort_index":
+                model.process_sort[str(pid)] = to_int(value, 0)
+            elif kind == "thread_sort_index":
+                model.thread_sort[f"{pid}/{tid}"] = to_int(value, 0)
+        return model
+
+
+def _concat(parts: list[dict[str, np.ndarray]], spec: dict[str, str]) -> dict[str, np.ndarray]:
+    """Join the parts column by column, letting go of each column's parts once joined:
+    the peak is the model plus one column's parts, not two copies of every column."""
+    if not parts:
+        return empty_columns(spec)
+    out = {}
+    for key, dtype in spec.items():
+        out[key] = np.concatenate([p.pop(key) for p in parts]).astype(dtype, copy=False)
+    parts.clear()
+    return out

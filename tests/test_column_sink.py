@@ -1,0 +1,90 @@
+"""The model's columns grow in place as chunks merge (ingest/column_sink.py): every row
+kept in order, cast to the column's type, in the heap and past it in maps, and the same
+where maps cannot be remapped."""
+
+from __future__ import annotations
+
+import mmap
+
+import numpy as np
+import pytest
+from kinetoscope.ingest import column_sink
+from kinetoscope.ingest.column_sink import ColumnSink
+
+SPEC = {"ts": "f8", "name": "i4", "flag": "?"}
+
+
+def _parts(sizes: list[int]) -> list[dict[str, np.ndarray]]:
+    out, start = [], 0
+    for n in sizes:
+        rows = np.arange(start, start + n)
+        out.append({"ts": rows * 0.5, "name": rows.astype(np.int64), "flag": rows % 3 == 0})
+        start += n
+    return out
+
+
+def _check(sink: ColumnSink, total: int) -> None:
+    columns = sink.finish()
+    rows = np.arange(total)
+    assert columns["ts"].dtype == np.float64 and np.array_equal(columns["ts"], rows * 0.5)
+    assert columns["name"].dtype == np.int32 and np.array_equal(columns["name"], rows)
+    assert columns["flag"].dtype == np.bool_ and np.array_equal(columns["flag"], rows % 3 == 0)
+
+
+@pytest.fixture(params=["heap", "maps"])
+def heap_rows(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
+    """The heap's bound as built, or small: the columns move into maps at once."""
+    if request.param == "maps":
+        monkeypatch.setattr(column_sink, "HEAP_ROWS", 1)
+    return int(column_sink.HEAP_ROWS)
+
+
+def test_rows_past_the_first_room_are_kept_in_order(heap_rows: int) -> None:
+    sink = ColumnSink(SPEC, rows=4)
+    sizes = [3, 0, 5, 100, 1, 1000]
+    for part in _parts(sizes):
+        sink.append(part)
+    assert sink.rows == sum(sizes) and sink.room >= sink.rows
+    assert bool(sink.maps) == (sink.room > heap_rows)
+    assert sink.nbytes() == sink.rows * (8 + 4 + 1)
+    _check(sink, sum(sizes))
+
+
+def test_an_empty_sink_gives_empty_columns() -> None:
+    columns = ColumnSink(SPEC).finish()
+    assert {k: (v.size, v.dtype.str) for k, v in columns.items()} == {
+        "ts": (0, "<f8"),
+        "name": (0, "<i4"),
+        "flag": (0, "|b1"),
+    }
+
+
+def test_where_a_map_cannot_be_remapped_it_is_copied(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(column_sink, "HEAP_ROWS", 1)
+
+    class Fixed(mmap.mmap):
+        def resize(self, newsize: int) -> None:
+            raise SystemError("mremap() is not available")
+
+    def fixed_map(size: int) -> mmap.mmap:
+        return Fixed(-1, size)
+
+    monkeypatch.setattr(column_sink, "_new_map", fixed_map)
+    sink = ColumnSink(SPEC, rows=2)
+    for part in _parts([5, 7, 30]):
+        sink.append(part)
+    _check(sink, 42)
+
+
+def test_narrow_columns_are_int32_until_a_value_does_not_fit(heap_rows: int) -> None:
+    spec = {"ts": "f8", "flow_id": "i8", "stream": "i8"}
+    sink = ColumnSink(spec, rows=2, narrow=frozenset({"flow_id", "stream"}))
+    small = np.array([-1, 5, 2**31 - 1])
+    sink.append({"ts": np.zeros(3), "flow_id": small, "stream": small})
+    sink.append({"ts": np.ones(2), "flow_id": np.array([-(2**31), 2**40]), "stream": small[:2]})
+    assert bool(sink.maps) == (sink.room > heap_rows)
+    columns = sink.finish()
+    assert columns["stream"].dtype == np.int32
+    assert columns["stream"].tolist() == [-1, 5, 2**31 - 1, -1, 5]
+    assert columns["flow_id"].dtype == np.int64
+    assert columns["flow_id"].tolist() == [-1, 5, 2**31 - 1, -(2**31), 2**40]
