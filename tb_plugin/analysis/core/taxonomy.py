@@ -24,7 +24,7 @@ from ...model.categories import Kind
 from ...model.trace_model import TraceModel
 from .common import complete_rows
 from .devices import trace_vendor
-from .rules import collective_type, load
+from .rules import collective_type, data_version, load
 
 WORKS = ("other", "communication", "gemm", "attention", "conv")
 MATRIX_YES, MATRIX_NO, MATRIX_UNKNOWN = 1, 0, -1
@@ -81,7 +81,7 @@ def parse_families(table: dict[str, Any]) -> tuple[Family, ...]:
 
 
 def taxonomy_version() -> int:
-    return int(load("kernel_taxonomy")["version"])
+    return data_version("kernel_taxonomy")
 
 
 @lru_cache(maxsize=65536)
