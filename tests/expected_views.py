@@ -1,8 +1,9 @@
 """Whole-view expected outputs of real corpus traces (tests/test_expected_views.py).
 
 For each case (a corpus trace, or a run folder for the run-level views) every view of the
-registry is computed as its route answers the form without parameters (callstacks: of the
-operator the Operators view lists first) and stored in tests/expected/<case>/<view>.json:
+registry is computed as its route answers the form without parameters (callstacks and
+whatif: of the operator the Operators view lists first, whatif halving it; run_whatif: the
+convolutions halved) and stored in tests/expected/<case>/<view>.json:
 
 - `json`: the view's JSON, floats rounded to 6 significant digits (the last bits of a sum
   may differ between CPUs; a change of numbers that matters shows at 6 digits), every list
@@ -51,6 +52,16 @@ RUN_CASES = {
 }
 
 
+# Views that need an operator's name, from the Operators view's first row (the form the
+# Operators page opens them in).
+NAMED_OPERATOR = {
+    "callstacks": lambda op: {"name": op},
+    "whatif": lambda op: {"op": op, "factor": "0.5"},
+}
+# Run-level views that need a query.
+RUN_PARAMS = {"run_whatif": {"op": "aten::cudnn_convolution", "factor": "0.5"}}
+
+
 def rounded(value: Any) -> Any:
     """`value` with every float at DIGITS significant digits (ints and the rest as they are)."""
     if isinstance(value, float):
@@ -95,9 +106,9 @@ def span_documents(case: str) -> dict[str, dict[str, Any]]:
     first_operator = None
     for name, view in VIEWS.items():
         params: dict[str, Any] = {}
-        if name == "callstacks":
-            params = {} if first_operator is None else {"name": first_operator}
-        if not view.supports(model) or (name == "callstacks" and not params):
+        if name in NAMED_OPERATOR:
+            params = {} if first_operator is None else NAMED_OPERATOR[name](first_operator)
+        if not view.supports(model) or (name in NAMED_OPERATOR and not params):
             docs[name] = document(rel, name, params, None)
             continue
         answer = view.of_span(model, view.decode(params))
@@ -116,8 +127,10 @@ def run_documents(case: str) -> dict[str, dict[str, Any]]:
     run = runs[run_name]
     docs = {}
     for name, view in RUN_VIEWS.items():
-        answer = view.of_context(RunContext.of(run, "1")) if view.supports(run) else None
-        docs[name] = document(f"{folder}/{run_name}", name, {"span": "1"}, answer)
+        params = view.decode(RUN_PARAMS.get(name, {}))
+        context = RunContext((run,), "1", params)
+        answer = view.of_context(context) if view.supports(run) else None
+        docs[name] = document(f"{folder}/{run_name}", name, {"span": "1", **params}, answer)
     return docs
 
 

@@ -14,7 +14,8 @@ from kinetoscope.analysis.kernels.compiled import (
     kernel_name_ops,
     wrapper_fused_ops,
 )
-from kinetoscope.analysis.kernels.view import kernels, supports
+from kinetoscope.analysis.kernels.endpoint import supports
+from kinetoscope.analysis.kernels.view import kernels
 from kinetoscope.ingest.build import build_model
 
 DATA = Path(__file__).parent / "data"

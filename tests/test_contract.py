@@ -66,6 +66,12 @@ QUERIES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "source_paths": (SPAN, {"worker": "worker0"}),
     "diff": ({**PAIR, "group_by": "shape"}, {**PAIR, "group_by": "size"}),
     "trend": ({"window": "3"}, {"window": "many"}),
+    "critical_path": ({**SPAN, "step": "2"}, {**SPAN, "step": "99"}),
+    "whatif": ({**SPAN, "kernel": "k", "factor": "0.5"}, {**SPAN, "kernel": "k", "factor": "x"}),
+    "top_gains": (SPAN, {**SPAN, "factor": "half"}),
+    "run_critical_path": ({"run": "job"}, {}),
+    "run_whatif": ({"run": "job", "op": "aten::mm", "factor": "2"}, {"run": "job", "factor": "x"}),
+    "run_top_gains": ({"run": "job"}, {"run": "job", "factor": "half"}),
 }
 
 

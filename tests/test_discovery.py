@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import os
 import shutil
+import threading
 import time
 from pathlib import Path
 
@@ -297,3 +298,15 @@ def test_rocprof_json_under_a_torch_trace_name_says_so_when_loaded(tmp_path: Pat
     path = write(tmp_path / "w.1.pt.trace.json", ROCPROF_BODY)
     with pytest.raises(TraceDecodeError, match=r"not a Kineto trace \(rocprof output\?\)"):
         build_model(str(path))
+
+
+def test_watcher_stopped_does_not_start_again(tmp_path: Path) -> None:
+    """A stop is final: a listing asked for in the background after the server stopped
+    its watcher leaves no rescanning thread behind."""
+    before = set(threading.enumerate())
+    watcher = LogdirWatcher(str(tmp_path), interval_s=0.02)
+    watcher.start()
+    watcher.stop()
+    watcher.start()
+    left = [t for t in threading.enumerate() if t not in before and t.name.endswith("watcher")]
+    assert not left

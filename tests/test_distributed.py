@@ -9,6 +9,7 @@ transfer 200 µs; rank 2 also loads data for 90 µs first, so it is the step's s
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pickle
 import threading
@@ -476,7 +477,8 @@ def test_a_restart_reads_summaries_from_the_cache(
     def boom(model: Any) -> Any:
         raise AssertionError("recomputed")
 
-    monkeypatch.setattr(distributed_job, "summarize_rank", boom)
+    tier = dataclasses.replace(distributed_job.DISTRIBUTED, make=boom)
+    monkeypatch.setattr(distributed_job, "DISTRIBUTED", tier)
     assert rank_summary(path, str(tmp_path / "cache")) == first
 
 

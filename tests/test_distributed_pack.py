@@ -5,6 +5,7 @@ one rank at a time gives."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -15,11 +16,11 @@ import pytest
 from kinetoscope.analysis.distributed import rank_summaries as distributed_job
 from kinetoscope.analysis.distributed.rank_summaries import (
     SUMMARY_DIR,
-    SUMMARY_VIEW,
     Listed,
     analyze_run,
     summarize_all,
     summarize_batch,
+    summary_pack,
 )
 from kinetoscope.analysis.distributed.summary_pack import SummaryPack
 from kinetoscope.ingest.discovery import chosen_spans, scan_logdir
@@ -37,13 +38,13 @@ def the_run(folder: Path) -> Any:
 def counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Counts the ranks summarised from here on (rank threads: this process)."""
     seen: list[int] = []
-    real = distributed_job.summarize_rank
+    tier = distributed_job.DISTRIBUTED
 
     def counting(model: Any) -> Any:
         seen.append(1)
-        return real(model)
+        return tier.make(model)
 
-    monkeypatch.setattr(distributed_job, "summarize_rank", counting)
+    monkeypatch.setattr(distributed_job, "DISTRIBUTED", dataclasses.replace(tier, make=counting))
     return seen
 
 
@@ -89,7 +90,7 @@ def test_a_changed_file_alone_is_summarised_again(
         fresh = analyze_run(RunContext.of(the_run(job), executor=threads))  # no cache
     assert view == fresh and [r["rank"] for r in view["ranks"]] == [0, 1, 2]
     (again,) = packs(tmp_path / "cache")  # the same pack, its entries the files' now
-    kept = SummaryPack(str(again.parent.parent), f"{the_run(job).path}\0", SUMMARY_VIEW).read()
+    kept = summary_pack(cache, f"{the_run(job).path}\0").read()
     assert again == pack
     assert sorted(kept) == sorted(cache_key(file_identity(str(p))) for p in job.iterdir())
 
@@ -114,13 +115,14 @@ def test_the_pack_keeps_each_process_group_once(tmp_path: Path) -> None:
     results, errors = summarize_all(paths, str(tmp_path / "cache"), listed=listed)
     assert errors == [None] * 3
     folder = str(tmp_path / "cache" / SUMMARY_DIR)
-    back = SummaryPack(folder, "job", SUMMARY_VIEW).read()
+    pack_of_job = summary_pack(str(tmp_path / "cache"), "job")
+    back = pack_of_job.read()
     keys = [cache_key(file_identity(p)) for p in paths]
     assert [back[k] for k in keys] == results  # the same summaries, keyed by file state
     (pack,) = packs(tmp_path / "cache")
     assert pack.read_bytes().count(b"default_pg") == 1  # the world group, kept once
     assert back[keys[0]].process_groups[0] is back[keys[1]].process_groups[0]
-    assert SummaryPack(folder, "job", "another-version").read() == {}
+    assert SummaryPack(folder, "job", "another-version", pack_of_job.packing).read() == {}
 
 
 def test_a_batch_answers_as_ranks_one_by_one(tmp_path: Path) -> None:

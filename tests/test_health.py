@@ -240,3 +240,22 @@ def test_nesting_duplicates_and_clock_on_a_built_trace(tmp_path: Path) -> None:
     assert found["clock_outlier"]["count"] == 1
     assert found["clock_outlier"]["examples"][0]["name"] == "far"
     assert found["outside_profiling_window"]["count"] is None  # no window: unknown
+
+
+@pytest.mark.parametrize("together", [2, 5, 12])
+def test_copies_among_many_events_of_one_start(tmp_path: Path, together: int) -> None:
+    """Copies are found whether a few events share their start (compared pairwise) or
+    many do (sorted): `together` ops at one start, two of them copied, one at the end."""
+
+    def op(name: str, ts: float, dur: float) -> dict[str, Any]:
+        return {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur}
+
+    events = [op(f"op{i}", 1000, 10 + i) for i in range(together)]
+    events += [
+        op("op0", 1000, 10),
+        op("later", 2000, 1),
+        op(f"op{together - 1}", 1000, 9 + together),
+    ]
+    dup = _built(tmp_path, events)["duplicate_events"]
+    assert dup["count"] == 2
+    assert [e["row"] for e in dup["examples"]] == [together, together + 2]

@@ -1,14 +1,19 @@
 """`overlapping_events` (analysis/core/health/checks.py) counts every slice that starts inside
 an earlier slice of its lane and ends after it (by more than the 1 µs tolerance each
-side), also where both sit inside a longer slice: hand-computed small lanes."""
+side), also where both sit inside a longer slice: hand-computed small lanes, and the
+numpy walk of `health/nesting.py` against the heap of open ends it replaced."""
 
 from __future__ import annotations
 
+import heapq
 from pathlib import Path
 
+import numpy as np
 import pytest
 from builders import TraceBuilder
 from kinetoscope.analysis.core.health.checks import overlapping_events
+from kinetoscope.analysis.core.health.nesting import lane_crossings
+from kinetoscope.analysis.core.tree_arrays import nesting_order
 
 T = 1000.0
 
@@ -53,3 +58,61 @@ def test_lanes_are_apart(tmp_path: Path) -> None:
     t.op("a", T + 10, 10, tid=2)
     t.op("b", T + 15, 10)
     assert overlapping_events(t.model(tmp_path)).total == 0
+
+
+def _heap_crossings(lane: np.ndarray, start: np.ndarray, end: np.ndarray, tol: float) -> list[bool]:
+    """The rule as first written: per lane, a heap of the ends still open; those ending by
+    the next slice's start (+ tol) dropped; the slice crosses when the earliest end left
+    is before its own end (- tol)."""
+    out = [False] * start.size
+    open_ends: list[float] = []
+    for i in range(start.size):
+        if i and lane[i] != lane[i - 1]:
+            open_ends = []
+        while open_ends and open_ends[0] <= start[i] + tol:
+            heapq.heappop(open_ends)
+        out[i] = bool(open_ends) and open_ends[0] < end[i] - tol
+        heapq.heappush(open_ends, float(end[i]))
+    return out
+
+
+def _random_lanes(rng: np.random.Generator, shape: int) -> tuple[np.ndarray, ...]:
+    n = int(rng.integers(1, 60))
+    lane = rng.integers(0, int(rng.integers(1, 4)), n)
+    if shape == 0:  # whole microseconds, many equal starts and ends
+        start = rng.integers(0, 40, n).astype(float)
+        end = start + rng.integers(0, 30, n)
+    elif shape == 1:  # tenths
+        start = np.round(rng.random(n) * 50, 1)
+        end = start + np.round(rng.random(n) * 20, 1)
+    else:  # a walk forward in half microseconds: children ending within the tolerance
+        start = np.cumsum(rng.integers(0, 3, n) * 0.5)
+        end = start + rng.integers(0, 12, n) * 0.5
+    order = np.lexsort((-end, start, lane))
+    return lane[order], start[order], end[order]
+
+
+def test_lane_crossings_match_the_heap_rule() -> None:
+    """The numpy walk gives the heap's answer on lanes with and without crossings."""
+    rng = np.random.default_rng(7)
+    seen = {True: 0, False: 0}
+    for trial in range(3000):
+        lane, start, end = _random_lanes(rng, trial % 3)
+        want = _heap_crossings(lane, start, end, 1.0)
+        assert lane_crossings(lane, start, end, 1.0).tolist() == want, (lane, start, end)
+        seen[any(want)] += 1
+    assert min(seen.values()) > 100  # both kinds of lanes were tried
+
+
+def test_nesting_order_is_lexsorts() -> None:
+    rng = np.random.default_rng(3)
+    for trial in range(1000):
+        n = int(rng.integers(0, 80))
+        group = rng.integers(0, 4, n)
+        start = rng.integers(0, 10, n).astype(float)
+        end = start + rng.integers(0, 5, n)
+        if trial % 3 == 0:  # NaN starts and ends sort last, as lexsort puts them
+            start[rng.random(n) < 0.1] = np.nan
+            end[rng.random(n) < 0.1] = np.nan
+        want = np.lexsort((-end, start, group))
+        assert nesting_order(group, start, end).tolist() == want.tolist()

@@ -17,7 +17,8 @@ from independent.flame import python_depth
 from independent.health import Health, health, kernel_time_us
 from independent.raw import RawTrace, read_raw
 from kinetoscope.analysis.core.health.view import health as product_health
-from kinetoscope.analysis.flamegraph.view import flamegraph, supports
+from kinetoscope.analysis.flamegraph.endpoint import supports
+from kinetoscope.analysis.flamegraph.view import flamegraph
 
 CORPUS_TRACES = corpus_traces()
 

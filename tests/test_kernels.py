@@ -14,7 +14,8 @@ import pytest
 from builders import TraceBuilder
 from corpus import CORPUS, corpus_model, corpus_path, corpus_trace_model, corpus_traces
 from kinetoscope.analysis.core.common import unique_rows
-from kinetoscope.analysis.kernels.view import kernels, supports
+from kinetoscope.analysis.kernels.endpoint import supports
+from kinetoscope.analysis.kernels.view import kernels
 from kinetoscope.analysis.operators.view import operators
 from kinetoscope.api.endpoints import VIEWS, ViewParamError, supported_views
 from kinetoscope.ingest.build import build_model

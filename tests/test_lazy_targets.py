@@ -13,6 +13,8 @@ import dataclasses
 import importlib
 import pkgutil
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -192,3 +194,24 @@ def test_the_check_sees_an_upward_edge() -> None:
         f"names a door ({ROOT}.notebook)",
         "floors: independent siblings",
     ]
+
+
+def test_the_registry_imports_no_view_compute() -> None:
+    """Listing the routes (the registry, `kinetoscope report`'s command module) imports no
+    view's compute: a warm report answers from the cache without it, a cold one imports
+    the views it computes while its trace loads (`api.session.make_ahead`)."""
+    code = (
+        "import sys, kinetoscope.api.endpoints, kinetoscope.cli.report\n"
+        "print('\\n'.join(sorted(sys.modules)))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    ).stdout.split()
+    compute = [
+        m
+        for m in loaded
+        if re.fullmatch(r"kinetoscope\.analysis\.[a-z_]+\.(view|summary|rank_summaries)", m)
+        or m in ("kinetoscope.analysis.core.optree", "kinetoscope.analysis.core.roofline.work")
+        or m.startswith("kinetoscope.trace_view.index")
+    ]
+    assert compute == []

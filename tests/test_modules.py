@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from builders import TraceBuilder
 from corpus import corpus_model
-from kinetoscope.analysis.modules.view import NO_MODULES, NO_PYTHON, has_modules, modules
+from kinetoscope.analysis.modules.endpoint import has_modules
+from kinetoscope.analysis.modules.view import NO_MODULES, NO_PYTHON, modules
 from kinetoscope.analysis.operators.view import operators
 from kinetoscope.api.endpoints import span_pages, supported_views
 from kinetoscope.cli.report_text import render_modules

@@ -14,7 +14,7 @@ from builders import CPU_PID, TraceBuilder
 from corpus import CORPUS, corpus_model, corpus_path, corpus_trace_model, corpus_traces
 from kinetoscope.analysis.core.optree import op_tree
 from kinetoscope.analysis.core.tree_arrays import previous_at_least, previous_reaching
-from kinetoscope.analysis.kernels.view import supports as kernels_supported
+from kinetoscope.analysis.kernels.endpoint import supports as kernels_supported
 from kinetoscope.analysis.operators.view import (
     NO_KERNELS_CPU,
     callstacks,

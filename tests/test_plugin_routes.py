@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -163,3 +164,20 @@ def test_unbuilt_frontend_says_what_to_run(
     body = response.get_data(as_text=True)
     assert "export function render()" in body and "npm run build" in body
     assert client.get("static/chunk-ABC.js").status_code == 404  # only entry modules
+
+
+def test_the_span_the_page_opens_first_loads_before_it_is_asked(
+    plugin_client: Make, logdir: Path
+) -> None:
+    """TensorBoard's start begins loading the first run's first worker and span (what the
+    page shows first); no other span loads unasked."""
+    client = plugin_client(logdir)
+    store = client.plugin.store
+    first = str(logdir / "job" / "a" / "worker0.100.pt.trace.json.gz")
+    for _ in range(500):
+        if store.holds(first):
+            break
+        time.sleep(0.02)
+    assert store.holds(first)
+    assert not store.holds(str(logdir / "job" / "a" / "worker0.200.pt.trace.json.gz"))
+    assert not store.holds(str(logdir / "job" / "a" / "worker1.100.pt.trace.json"))

@@ -3,6 +3,7 @@ and the pages agreeing on one classification (built traces and corpus traces per
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from kinetoscope.analysis.core.taxonomy import (
     MATRIX_NO,
     MATRIX_UNKNOWN,
     MATRIX_YES,
+    WORKS,
     classify_name,
     families,
     taxonomy_version,
@@ -218,3 +220,80 @@ def test_rocm_paged_attention_named_for_mfma_is_matrix_core_work(tmp_path: Path)
     t.launch(12, 2, op, gpu_ts=100, gpu_dur=300, name=qkv)
     (row,) = kernels(t.model(tmp_path))["rows"]
     assert row["tensor_cores_used"] is True and row["work"] == "attention"
+
+
+# --- version 4: attention is its own class on every vendor ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "vendor", "matrix"),
+    [
+        # counted as GEMM before version 4 (Triton and Composable Kernel attention on AMD)
+        ("kernel_unified_attention_2d", "amd", MATRIX_YES),
+        ("attn_fwd", "amd", MATRIX_YES),
+        ("_ZN7ck_tile6kentryILi256ELi2ENS_13FmhaFwdKernelINS_2", "amd", MATRIX_YES),
+        ("_ZN5aiter24fmha_fwd_hd128_bf16_rtneE", "amd", MATRIX_YES),
+        ("triton_tem_fused_flex_attention_0", "nvidia", MATRIX_YES),
+        # FlashAttention on AMD (ROCm builds keep the names); the family was NVIDIA-only
+        (
+            "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 64, 64, 4>>(Flash_fwd_params)",
+            "amd",
+            MATRIX_YES,
+        ),
+        # the parts that do no matrix work, which the matrix-core patterns also match
+        (
+            "void cutlass::device_kernel<flash::FlashAttnFwdCombine<cute::C<8>>>(x)",
+            "nvidia",
+            MATRIX_NO,
+        ),
+        ("_ZN7ck_tile6kentryILi2ENS_22FmhaBwdOGradDotOKernelIN", "amd", MATRIX_NO),
+        ("fmha_cutlassF_f32_aligned_64x64_rf_sm50(x)", "nvidia", MATRIX_NO),
+    ],
+)
+def test_attention_is_attention_on_every_vendor(name: str, vendor: str, matrix: int) -> None:
+    cls = classify_name(name, vendor)
+    assert (cls.work, cls.matrix_core) == ("attention", matrix)
+
+
+@pytest.mark.parametrize(
+    ("name", "work"),
+    [
+        # `fill` inside a word is not a fill kernel
+        ("void flashinfer::BatchPrefillWithPagedKVCacheKernel<T>(P)", "attention"),
+        (
+            "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>()",
+            "other",
+        ),
+        ("void kernelPointwiseApply2<TensorMaskedFillOp<float, bool>, float, bool>(x)", "other"),
+        # an Inductor pointwise kernel fused around an attention op is pointwise work
+        ("triton_poi_fused__scaled_dot_product_flash_attention_cat_transpose_view_10", "other"),
+    ],
+)
+def test_word_patterns_do_not_catch_other_kernels(name: str, work: str) -> None:
+    for vendor in ("nvidia", "amd", "unknown"):
+        assert classify_name(name, vendor).work == work
+
+
+def test_rocm_flashinfer_prefill_is_not_a_fill_kernel() -> None:
+    """Before version 4 the NVIDIA-only attention family left FlashInfer prefill on an AMD
+    trace to the elementwise family's `fill` substring: `no` matrix cores, `other` work."""
+    cls = classify_name("void flashinfer::BatchPrefillWithRaggedKVCacheKernel<T>(P)", "amd")
+    assert (cls.family, cls.work, cls.matrix_core) == (
+        "flashinfer_tensor_core_attention",
+        "attention",
+        MATRIX_YES,
+    )
+
+
+def test_every_work_class_is_drawn_by_the_serving_page() -> None:
+    """The Serving page's class bars list the taxonomy's work classes by hand, each with a
+    colour: a class added to the table must be added there too, or its time goes unseen."""
+    source = (
+        Path(__file__).resolve().parents[1] / "frontend/src/views/serving/model.ts"
+    ).read_text()
+    order = re.search(r"CLASS_ORDER = \[([^\]]*)\]", source)
+    colours = re.search(r"CLASS_COLOR[^=]*= \{([^}]*)\}", source)
+    assert order is not None and colours is not None
+    assert set(re.findall(r"'(\w+)'", order.group(1))) == set(WORKS)
+    assert set(re.findall(r"(\w+):", colours.group(1))) == set(WORKS)
+    assert {f.work for f in families()} <= set(WORKS)

@@ -1,4 +1,5 @@
-"""Decoders shared by threads: building them at the same moment must not crash.
+"""Work shared by threads: decoders built at the same moment must not crash, and views
+computed side by side answer as one after another.
 
 msgspec fills a type's decoding info on first use (`decode(..., type=T)` caches it on
 the type); two threads doing that at once crashed the process now and then. The package
@@ -7,13 +8,17 @@ builds its decoders once, before threads share them.
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
+import pytest
 from builders import TraceBuilder
+from corpus import CORPUS, corpus_missing
 
 PACKAGE = Path(__file__).resolve().parents[1] / "tb_plugin"
 
@@ -103,3 +108,41 @@ def test_closing_the_store_ends_the_waits_on_loads_that_never_ran(tmp_path: Path
     assert not waiter.is_alive(), "the wait outlived the store"
     assert len(waits) == 1 and isinstance(waits[0], LoadFailed)
     assert store.status(str(paths[1]))["state"] == "error"
+
+
+BERT = "tracelens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz"
+
+
+@pytest.mark.parametrize("source", ["built", "corpus"])
+def test_views_computed_side_by_side_answer_as_one_after_another(
+    tmp_path: Path, source: str
+) -> None:
+    """`kinetoscope report` with its views in two threads (KINETOSCOPE_VIEW_THREADS=2)
+    prints what one thread prints: the model's derived tables are built once, whichever
+    thread needs one first, and each view's answer is its own."""
+    run = tmp_path / "logs" / "run"
+    run.mkdir(parents=True)
+    if source == "corpus":
+        if not (CORPUS / BERT).exists():
+            corpus_missing(BERT)
+        shutil.copy(CORPUS / BERT, run / "worker0.1.pt.trace.json.gz")
+    else:
+        t = TraceBuilder()
+        for i in range(3):
+            t.step(i + 1, i * 100, 100)
+            op = t.op("aten::mm", i * 100 + 10, 50)
+            t.launch(i * 100 + 20, 5, op, gpu_ts=i * 100 + 30, gpu_dur=40)
+        t.write(run / "worker0.1.pt.trace.json")
+    outputs = []
+    for threads in ("1", "2"):
+        command = ["report", str(tmp_path / "logs"), "--format", "json", "--no-cache"]
+        proc = subprocess.run(
+            [sys.executable, "-m", "kinetoscope", *command],
+            capture_output=True,
+            timeout=300,
+            env={**os.environ, "KINETOSCOPE_VIEW_THREADS": threads},
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        outputs.append(proc.stdout)
+    assert outputs[0] == outputs[1]
+    assert b'"overview"' in outputs[0] and b'"kernels"' in outputs[0]

@@ -6,21 +6,44 @@ below are re-exported for the callers that read them here. With the views' Typed
 are the wire contract: the TypeScript types (frontend/src/api/generated.ts) are generated
 from them, and the docs' examples are validated against them (tests/test_contract.py)."""
 
-from typing import Literal, Optional, TypedDict  # no `X | None`: evaluated at import (3.9)
+from typing import TYPE_CHECKING, Literal, Optional, TypedDict  # no `X | None`: evaluated
 
+from ..analysis.core.endpoint import lazy_exports
 from ..analysis.core.requests import NoParams, request_fields
-from ..analysis.diff.types import DiffParams
-from ..analysis.distributed.types import (
-    DistributedLoading,
-    DistributedResponse,
-    DistributedView,
-    RankError,
-)
-from ..analysis.flamegraph.types import FlameGraphParams
-from ..analysis.kernels.types import KernelsParams
-from ..analysis.memory.types import MemoryCurveParams, MemoryEventsParams, MemoryParams
-from ..analysis.operators.types import CallStacksParams, OperatorsParams
 from .listing import RunListing, SpanListing, WorkerListing
+
+if TYPE_CHECKING:
+    from ..analysis.diff.types import DiffParams
+    from ..analysis.distributed.types import (
+        DistributedLoading,
+        DistributedResponse,
+        DistributedView,
+        RankError,
+    )
+    from ..analysis.flamegraph.types import FlameGraphParams
+    from ..analysis.kernels.types import KernelsParams
+    from ..analysis.memory.types import MemoryCurveParams, MemoryEventsParams, MemoryParams
+    from ..analysis.operators.types import CallStacksParams, OperatorsParams
+
+# The views' types, imported from beside their compute when first read here (the routes'
+# own types below are what a door needs at once).
+__getattr__ = lazy_exports(
+    "kinetoscope.analysis",
+    {
+        "DiffParams": "diff.types",
+        "DistributedLoading": "distributed.types",
+        "DistributedResponse": "distributed.types",
+        "DistributedView": "distributed.types",
+        "RankError": "distributed.types",
+        "FlameGraphParams": "flamegraph.types",
+        "KernelsParams": "kernels.types",
+        "MemoryCurveParams": "memory.types",
+        "MemoryEventsParams": "memory.types",
+        "MemoryParams": "memory.types",
+        "CallStacksParams": "operators.types",
+        "OperatorsParams": "operators.types",
+    },
+)
 
 # Defined beside their compute; named here too for the callers that read them here.
 __all__ = [

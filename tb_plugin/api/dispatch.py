@@ -180,10 +180,10 @@ class Dispatch:
             worker = resolve(run, _text(names.get("worker"))).worker
             return lambda: _ready(endpoint.of_listing(run, worker))
         if scope is Scope.RUN:
-            self._decode()  # 400 on a bad parameter, though none is read yet
+            params = self._decode()  # 400 on a bad parameter, before any loading
             if endpoint.answer is Answer.RUN_JOB:
                 span = _text(names.get("span"))
-                return lambda: self._run_job(run, span)
+                return lambda: self._run_job(run, span, params)
             return lambda: _ready(endpoint.of_listing(run))
         return self._span_step(run)
 
@@ -264,10 +264,11 @@ class Dispatch:
             return self._loading(target)
         return Ready(b"", open_download(target))
 
-    def _run_job(self, run: Run, span: str | None) -> Result:
+    def _run_job(self, run: Run, span: str | None, params: dict[str, Any]) -> Result:
         """Run-level: every rank of the run as one job of the session's run jobs."""
         compute = self.endpoint.of_context
-        job = self.session.jobs.job(self.endpoint.name, compute, run, span, self.progress)
+        name = self.endpoint.name
+        job = self.session.jobs.job(name, compute, run, span, self.progress, params)
         return self._job_answer(job, job.progress())
 
     def _logdir_job(self, runs: tuple[Run, ...], params: dict[str, Any]) -> Result:

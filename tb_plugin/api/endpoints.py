@@ -51,8 +51,8 @@ def _has_snapshots(run: Run) -> bool:
 def _with_loading(endpoint: Endpoint) -> Endpoint:
     """A view folder's endpoint as the doors read it: the span status marker of its 202
     (`SPAN_STATUS`, below api) made the status route's type."""
-    if endpoint.loading is SPAN_STATUS:
-        return replace(endpoint, loading=contract.StatusResponse)
+    if endpoint.loading_ref is SPAN_STATUS:
+        return replace(endpoint, loading_ref=contract.StatusResponse)
     return endpoint
 
 
@@ -74,7 +74,7 @@ def _trace_route(name: str, response: Any, compute: Any, request: Any, **extra: 
         compute,
         request,
         cache=Cache.NONE,
-        loading=contract.StatusResponse,
+        loading_ref=contract.StatusResponse,
         **extra,
     )
 
@@ -144,7 +144,7 @@ _RUN_VIEWS = [
         Lazy("kinetoscope.api.snapshots", "memory_snapshot_view"),
         page="memory_snapshot",
         supports=_has_snapshots,
-        loading=contract.DistributedLoading,
+        loading_ref=Lazy("kinetoscope.api.contract", "DistributedLoading"),
         answer=Answer.RUN_JOB,
     ),
 ]

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..model.errors import ViewParamError
 from ..store.errors import LoadFailed, exception_text
-from ..trace_view.workers import TimelineNotFound
+from ..trace_view.params import TimelineNotFound
 from .resolve import NotFound
 
 BAD_ARGUMENT, NOT_FOUND, UNREADABLE, ANALYSIS = (

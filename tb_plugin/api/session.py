@@ -44,6 +44,7 @@ __all__ = [
 ]
 
 LISTING_BODY = {"state": "listing", "message": "listing the logdir..."}
+FIRST_SPAN_WAIT_S = 60.0  # how long `load_first_span` waits for the first listing
 
 
 class ListingPending(Exception):
@@ -152,12 +153,39 @@ class Session:
         self.listing = FixedListing(runs)
         return path, kind, runs
 
-    def start_load(self, run: Run, worker: str | None, span: str | None) -> None:
+    def start_load(self, run: Run, worker: str | None, span: str | None) -> threading.Event:
         """Start loading the trace these names resolve to (nothing when they name
-        nothing: the call that needs it says so)."""
+        nothing: the call that needs it says so); set once that load is over."""
         if run.workers:
             with contextlib.suppress(NotFound):
-                self.store.state_for(resolve(run, worker, span).span.path)
+                return self.store.state_for(resolve(run, worker, span).span.path).done
+        return threading.Event()
+
+    def load_first_span(self) -> None:
+        """Start loading the span the UI opens first (the first run with workers, its
+        first worker and span: `resolve`'s defaults, as the page's) once the first
+        listing is there: what a TensorBoard user waits for first is its load, begun
+        while TensorBoard and the page start. Its own thread: a listing that never
+        answers holds nothing; a listing failed or still pending after
+        FIRST_SPAN_WAIT_S starts nothing (the page's first request will)."""
+        threading.Thread(
+            target=self._load_first_span, name="kinetoscope-first-span", daemon=True
+        ).start()
+
+    def _load_first_span(self) -> None:
+        deadline = time.monotonic() + FIRST_SPAN_WAIT_S
+        while True:
+            try:
+                runs = self.runs()
+                break
+            except ListingPending:
+                if time.monotonic() > deadline:
+                    return
+            except Exception:  # noqa: BLE001 - the page's requests say what is wrong
+                return
+        first = next((run for run in runs if run.workers), None)
+        if first is not None:
+            self.start_load(first, None, None)
 
     @classmethod
     def for_server(cls, logdir: str) -> Session:
@@ -212,9 +240,14 @@ def rank_executor(dask: str | None) -> Executor | None:
 
 def make_ahead() -> None:
     """What every report reads that does not depend on the trace, made while the first
-    trace loads (`analysis.ahead`)."""
+    trace loads (`analysis.ahead`), and the modules of the views a report computes (the
+    registry names them without importing them)."""
     from ..analysis.core.ahead import make_ahead as ahead
+    from .endpoints import VIEWS
 
+    for endpoint in VIEWS.values():
+        if endpoint.in_report:
+            _ = endpoint.compute  # imported now, beside the load
     ahead()
 
 

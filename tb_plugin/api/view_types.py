@@ -11,6 +11,12 @@ from ..analysis.core.gpu import DeviceView
 from ..analysis.core.health.view import HealthExample as HealthExample
 from ..analysis.core.health.view import HealthView as HealthView
 from ..analysis.core.overview_types import OverviewView as OverviewView
+from ..analysis.critical_path.types import CriticalPathView as CriticalPathView
+from ..analysis.critical_path.types import RunCriticalPathView as RunCriticalPathView
+from ..analysis.critical_path.types import RunTopGainsView as RunTopGainsView
+from ..analysis.critical_path.types import RunWhatIfView as RunWhatIfView
+from ..analysis.critical_path.types import TopGainsView as TopGainsView
+from ..analysis.critical_path.types import WhatIfView as WhatIfView
 from ..analysis.diff.types import Compared as Compared
 from ..analysis.diff.types import DiffView as DiffView
 from ..analysis.diff.types import KernelDiff as KernelDiff

@@ -1,2 +1,2 @@
-"""The command line: `kinetoscope report`, `check`, `diff`, `trend` and `flamegraph`, each
-the JSON of the registry's routes or its text rendering."""
+"""The command line: `kinetoscope report`, `check`, `diff`, `trend`, `flamegraph` and
+`whatif`, each the JSON of the registry's routes or its text rendering."""

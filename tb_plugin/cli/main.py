@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import threading
 from typing import Any
 
 import msgspec
@@ -46,6 +47,10 @@ def main(argv: list[str] | None = None) -> int:
         from .flamegraph import run_flamegraph
 
         return run_flamegraph(args)
+    if args.command == "whatif":
+        from .whatif import run_whatif
+
+        return run_whatif(args)
     if args.command == "mcp":
         print("kinetoscope: run the MCP server as `kinetoscope mcp LOGDIR`", file=sys.stderr)
         return EXIT_USAGE
@@ -62,8 +67,9 @@ def _report(args: argparse.Namespace) -> int:
     failed = refused = False
     try:
         _, runs = targets(args, session)
+        loaded = threading.Event()
         if runs:  # read while the rest of the command imports (a bad name: the report says)
-            session.start_load(runs[0], args.worker, args.span)
+            loaded = session.start_load(runs[0], args.worker, args.span)
         # The views' modules import while that trace is read (the decoder lets the GIL go).
         # Meanwhile the GIL is handed over more often: the loading thread, back from each
         # block's decoding, waits for it at most this long instead of 5 ms.
@@ -72,7 +78,8 @@ def _report(args: argparse.Namespace) -> int:
         try:
             from .report import report_run, unknown_views
 
-            make_ahead()
+            if not loaded.is_set():  # read already (the cache's): its views likely too
+                make_ahead()
         finally:
             sys.setswitchinterval(interval)
         if (bad := unknown_views(args.view)) is not None:

@@ -27,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_check(sub)
     _add_trend(sub)
     _add_flamegraph(sub)
+    _add_whatif(sub)
     # Served by kinetoscope.mcp (the entry point hands it `mcp ...`): listed for --help.
     sub.add_parser("mcp", help="serve the views to AI agents over MCP (kinetoscope mcp --help)")
     return parser
@@ -114,6 +115,27 @@ def _add_flamegraph(sub: argparse._SubParsersAction) -> None:
     flame.add_argument("--metric", choices=FLAME_METRICS, default="cpu")
     flame.add_argument("--format", choices=("folded", "speedscope"), default="folded")
     _cache_flag(flame)
+
+
+def _add_whatif(sub: argparse._SubParsersAction) -> None:
+    whatif = sub.add_parser(
+        "whatif", help="predict a trace's step time with one kernel, op or collective scaled"
+    )
+    whatif.add_argument("logdir", help="a logdir (folders of trace files) or one trace file")
+    whatif.add_argument("--run", help="run name (needed when the logdir holds several)")
+    whatif.add_argument("--worker", help="one worker's span alone (default: every worker)")
+    whatif.add_argument("--span", help="span number (default: the first)")
+    change = whatif.add_mutually_exclusive_group(required=True)
+    change.add_argument("--kernel", metavar="NAME", help="GPU activities of this name")
+    change.add_argument("--op", metavar="NAME", help="an op and the device work it launched")
+    change.add_argument("--collective", metavar="TYPE", help="all_reduce, all_gather, ...")
+    change.add_argument("--rank-all", action="store_true", help="everything (with --rank)")
+    whatif.add_argument("--rank", type=int, help="the change on this rank only")
+    whatif.add_argument(
+        "--factor", type=float, required=True, help="new time over old: 0.5 is twice as fast"
+    )
+    _json_or_text(whatif)
+    _cache_flag(whatif)
 
 
 def _json_or_text(command: argparse.ArgumentParser) -> None:

@@ -16,8 +16,6 @@ from ..api.resolve import NotFound
 from ..api.session import Session
 from .errors import ParamRefused, ReportError, RunFailed
 from .progress import RankProgress
-from .report_text import RENDERERS, render_text
-from .text_tables import report_width
 
 
 def unknown_views(asked: list[str] | None) -> str | None:
@@ -33,8 +31,10 @@ def report_run(session: Session, run: Run, args: argparse.Namespace) -> dict[str
     """The run's views as the routes answer them (`api/report`: down once), printed as
     text or kept for the JSON document."""
     try:
+        progress = RankProgress(run.name)
+        raw = args.format == "json"  # printed as the routes answered them: not decoded
         report = run_report(
-            session, run, args.worker, args.span, args.view, args.param, RankProgress(run.name)
+            session, run, args.worker, args.span, args.view, args.param, progress, raw
         )
     except NotFound as exc:
         raise ReportError(str(exc)) from None
@@ -47,11 +47,16 @@ def report_run(session: Session, run: Run, args: argparse.Namespace) -> dict[str
         print(f"kinetoscope: run {run.name!r}: {name}: {why}", file=sys.stderr)
     if model is None:  # a folder of memory snapshots or compile logs only
         if args.format == "text":
+            from .report_text import RENDERERS  # the renderers: text only
+            from .text_tables import report_width
+
             width = report_width()
             blocks = [RENDERERS[n](view, width) for n, view in views.items() if n in RENDERERS]
             print(f"== run {run.name}\n\n" + "\n\n".join(blocks) + "\n")
         return views
     if args.format == "text":
+        from .report_text import render_text  # the renderers: text only
+
         print(render_text(run.name, str(report.worker), str(report.span), model, views))
     elif model.partial:  # the text report says so in its heading
         note = "partial trace (see status.warnings)"

@@ -25,6 +25,8 @@ class LogdirWatcher:
         self._scan_lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._life_lock = threading.Lock()  # start and stop, one at a time
+        self._stopped = False
 
     def runs(self) -> tuple[Run, ...]:
         """The latest listing; the first call scans synchronously."""
@@ -43,20 +45,25 @@ class LogdirWatcher:
             return self._runs
 
     def start(self) -> None:
-        if self._thread is not None and self._thread.is_alive():
-            return
-        self._stop.clear()
-        self._thread = threading.Thread(
-            target=self._loop, name="kinetoscope-logdir-watcher", daemon=True
-        )
-        self._thread.start()
+        """Start rescanning (once; never again after `stop`)."""
+        with self._life_lock:
+            if self._stopped or (self._thread is not None and self._thread.is_alive()):
+                return
+            thread = threading.Thread(
+                target=self._loop, name="kinetoscope-logdir-watcher", daemon=True
+            )
+            thread.start()
+            self._thread = thread  # published started: `stop` may join it at once
 
     def stop(self) -> None:
-        self._stop.set()
-        thread = self._thread
+        """Stop rescanning for good (a thread that would start it later, a listing
+        asked for in the background, does not)."""
+        with self._life_lock:
+            self._stopped = True
+            self._stop.set()
+            thread, self._thread = self._thread, None
         if thread is not None:
             thread.join(timeout=max(self.interval_s, 1.0) + 5.0)
-        self._thread = None
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval_s):

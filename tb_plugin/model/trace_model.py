@@ -25,6 +25,7 @@ import numpy as np
 from .categories import Kind, Phase
 
 T = TypeVar("T")
+_KEY_LOCKS = threading.Lock()  # guards each model's table of derived locks and keys
 
 # Column name → dtype. Missing ints are -1, missing floats NaN.
 EVENT_COLUMNS: dict[str, str] = {
@@ -116,17 +117,24 @@ class TraceModel:
 
     def derived(self, key: str, build: Callable[[TraceModel], T]) -> T:
         """A structure computed from the model once (an index, a tree) and kept with it;
-        concurrent requests wait for the one build instead of repeating it."""
+        concurrent requests wait for the one build instead of repeating it, and builds
+        of different structures run side by side (views computed in threads)."""
         found = self.__dict__.get(key)
         if found is None:
-            # Re-entrant: a derived structure may be built from another (kernel classes
-            # from the op tree).
-            with self.__dict__.setdefault("_derived_lock", threading.RLock()):
+            # One lock per structure, re-entrant: a structure may be built from another
+            # (kernel classes from the op tree); no two wait on each other in a cycle,
+            # since a structure never needs itself.
+            with _KEY_LOCKS:
+                lock = self.__dict__.setdefault("_derived_locks", {}).setdefault(
+                    key, threading.RLock()
+                )
+            with lock:
                 found = self.__dict__.get(key)
                 if found is None:
                     found = build(self)
                     self.__dict__[key] = found
-                    self.__dict__.setdefault("_derived_keys", []).append(key)
+                    with _KEY_LOCKS:
+                        self.__dict__.setdefault("_derived_keys", []).append(key)
         return found  # type: ignore[no-any-return]
 
     def attach_captures(self, load: Callable[[], list[TraceModel]]) -> None:

@@ -111,10 +111,27 @@ class Run:
         flattened to `stages.dynamo_us`, `cache.state`, ...; lists as object columns)."""
         return rows_frame(self.compile_view(span), "compiles", RUN_VIEWS["compile"].response)
 
-    def _run_view(self, route: str, span: str | int | None) -> dict[str, Any]:
+    def critical_path(self, span: str | int | None = None, step: str | None = None) -> pd.DataFrame:
+        """One row per segment of the job's critical path across ranks (the
+        `run_critical_path` route's `segments`, each with its rank and worker)."""
+        view = self._run_view("run_critical_path", span, step=step)
+        return rows_frame(view, "segments", RUN_VIEWS["run_critical_path"].response)
+
+    def whatif(
+        self, factor: float, span: str | int | None = None, rank: int | None = None, **change: Any
+    ) -> pd.DataFrame:
+        """One row per step of the job, recorded and predicted with one change (`kernel=`,
+        `op=`, `collective=` or `rank_all=1`, by `factor`; on `rank` only when given): the
+        `run_whatif` route's `steps`, its medians and predicted path in `attrs`."""
+        view = self._run_view("run_whatif", span, factor=factor, rank=rank, **change)
+        return rows_frame(view, "steps", RUN_VIEWS["run_whatif"].response)
+
+    def _run_view(self, route: str, span: str | int | None, **params: Any) -> dict[str, Any]:
         """A run-level route's JSON, waited for (the job the route runs in the background)."""
         names = {"run": self.name, "span": None if span is None else str(span)}
-        return Dispatch(RUN_VIEWS[route], self._session, names, {}).ready().json()  # type: ignore[no-any-return]
+        query = {k: str(v) for k, v in params.items() if v is not None}
+        call = Dispatch(RUN_VIEWS[route], self._session, names, query)
+        return call.ready().json()  # type: ignore[no-any-return]
 
     def memory_snapshots(self, span: str | int | None = None) -> pd.DataFrame:
         """One row per snapshot file and device: `file`, `error` and `error_kind` (a file

@@ -118,6 +118,17 @@ class Trace:
         (`flame_frames.flame_frame`)."""
         return flame_frame(self.view("flamegraph", metric=metric))
 
+    def critical_path(self, step: str | int | None = None) -> pd.DataFrame:
+        """One row per segment of the critical path (the `critical_path` route's
+        `segments`: of every step, or of `step`); its length and totals in `attrs`."""
+        return self.rows("critical_path", "segments", step=step)
+
+    def whatif(self, factor: float, rank: int | None = None, **change: Any) -> pd.DataFrame:
+        """One row per step, recorded and predicted (the `whatif` route's `steps`) with one
+        change: `kernel=`, `op=`, `collective=` or `rank_all=1`, scaled by `factor` (0.5:
+        twice as fast); the medians and the predicted path in `attrs`."""
+        return self.rows("whatif", "steps", factor=factor, rank=rank, **change)
+
     def memory(
         self, device: str | None = None, start_us: float | None = None, end_us: float | None = None
     ) -> pd.DataFrame:

@@ -98,6 +98,8 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
         # (every plugin's page). Ranks come from the store: a trace the UI is loading is
         # not parsed again; run-level views (distributed) are the session's run jobs.
         self.session = Session.for_server(self.logdir)
+        if self.logdir:
+            self.session.load_first_span()  # the page opens it first: its load starts now
         self._active = False
         self.static_root = dist_root()
 

@@ -22,10 +22,10 @@ Progress = Callable[[int, int], None]  # (files done, files in all) as they come
 class RunContext:
     """`runs`: the run of a run-level view (one), or the logdir's runs of a logdir-level
     one; `span`: the span of every worker read (None: each worker's first); `params`: the
-    decoded request of a logdir-level view; `cache_dir`: where file summaries are kept
-    (None: nowhere); `executor`: where ranks are summarised (None: this machine's pools);
-    `progress`: told as files are summarised; `store`: models already loaded (None: each
-    file is read here)."""
+    decoded request of the view (a what-if's change, a logdir-level view's options);
+    `cache_dir`: where file summaries are kept (None: nowhere); `executor`: where ranks are
+    summarised (None: this machine's pools); `progress`: told as files are summarised;
+    `store`: models already loaded (None: each file is read here)."""
 
     runs: tuple[Run, ...]
     span: str | None = None

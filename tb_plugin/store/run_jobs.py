@@ -68,16 +68,20 @@ class RunJobs:
         run: Run,
         span: str | None,
         progress: Progress | None = None,
+        params: dict[str, Any] | None = None,
     ) -> RunJobState:
-        """The state of view `name`'s job on `run`; starts the job (`compute`) if none ran
-        for these files (`progress`, when given, is told of its files too)."""
+        """The state of view `name`'s job on `run` (with the decoded query `params`);
+        starts the job (`compute`) if none ran for these files and parameters (`progress`,
+        when given, is told of its files too)."""
         picks = chosen_spans(run, span)
         files = tuple((s.path, s.size, s.mtime_ns) for _, s in picks)
         files += tuple((s.path, s.size, s.mtime_ns) for s in run.snapshots)
         files += tuple((c.path, c.size, c.mtime_ns) for c in run.compile_logs)
-        key = (name, run.name, span or "1", files)
+        asked = dict(params or {})
+        key = (name, run.name, span or "1", tuple(sorted(asked.items())), files)
         fresh = RunJobState(run=run.name, span=span or "1", ranks_total=len(picks))
-        return self._start(key, fresh, name, compute, RunContext.of(run, span, progress=progress))
+        context = RunContext((run,), span, asked, progress=progress)
+        return self._start(key, fresh, name, compute, context)
 
     def logdir_job(
         self,

@@ -54,8 +54,14 @@ class LoadState:
     failed_at: float = 0.0  # time.monotonic() of the error
     model: TraceModel | None = None
     views: dict[str, bytes] = field(default_factory=dict)
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: threading.Lock = field(default_factory=threading.Lock)  # guards view_locks
+    view_locks: dict[str, threading.Lock] = field(default_factory=dict)
     done: threading.Event = field(default_factory=threading.Event)
+
+    def view_lock(self, name: str) -> threading.Lock:
+        """The lock held while view `name` is computed (and cached)."""
+        with self.lock:
+            return self.view_locks.setdefault(name, threading.Lock())
 
     def snapshot(self) -> dict[str, Any]:
         model = self.model
@@ -268,7 +274,7 @@ class TraceStore:
         cached = state.views.get(name)
         if cached is not None:
             return cached
-        with state.lock:
+        with state.view_lock(name):  # one compute per view; other views meanwhile
             cached = state.views.get(name)
             if cached is not None:
                 return cached

@@ -1,7 +1,12 @@
 """Query parameters of the trace view's routes: its pure functions take them, and the
-api's contract lists them with every other request type (so they sit below both)."""
+api's contract lists them with every other request type (so they sit below both); and
+the error of one that names nothing (a door maps it without importing the trace view)."""
 
 from typing import TypedDict  # no `X | None`: evaluated at import (3.9)
+
+
+class TimelineNotFound(LookupError):
+    """An unknown track, row or worker (HTTP 404)."""
 
 
 class TracksParams(TypedDict, total=False):

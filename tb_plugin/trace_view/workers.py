@@ -20,10 +20,7 @@ from ..model.errors import ViewParamError
 from ..model.trace_model import TraceModel
 from .counters import Counter, build_counters
 from .index import TimelineIndex, index_of
-
-
-class TimelineNotFound(LookupError):
-    """An unknown track, row or worker (HTTP 404)."""
+from .params import TimelineNotFound
 
 
 @dataclass(frozen=True)

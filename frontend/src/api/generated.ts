@@ -63,6 +63,13 @@ export interface Capture {
   mode: string;
 }
 
+export interface Change {
+  kind: 'collective' | 'kernel' | 'op' | 'rank_all';
+  name: string;
+  factor: number;
+  rank: number | null;
+}
+
 /** A collective type, from the distributed view's single-rank statistics. */
 export interface CollectiveDiff {
   name: string;
@@ -246,6 +253,35 @@ export interface CounterSeries {
   value: number[];
 }
 
+/** The run-level routes answer 202 with this while each rank's trace is read. */
+export interface CriticalPathLoading {
+  run: string;
+  span: string;
+  state: 'loading';
+  ranks_done: number;
+  ranks_total: number;
+}
+
+export interface CriticalPathParams {
+  step?: string;
+}
+
+export interface CriticalPathView {
+  scope: 'run' | 'span';
+  step: string | null;
+  step_us: number;
+  span_us: number;
+  steps: StepPath[];
+  segments: PathSegment[];
+  segments_total: number;
+  by_kind: Record<string, number>;
+  by_name: PathName[];
+  by_rank: PathRank[];
+  clocks: RankClock[];
+  assumptions: string[];
+  warnings: string[];
+}
+
 export interface CudaGraphNote {
   compile_id: string;
   rank: number | null;
@@ -427,6 +463,15 @@ export interface FlowsView {
   flows: FlowColumns;
   count: number;
   truncated: boolean;
+}
+
+export interface Gain {
+  kind: 'collective' | 'kernel' | 'op';
+  name: string;
+  path_us: number;
+  predicted_step_us: number;
+  saving_us: number;
+  saving_pct: number;
 }
 
 export interface GpuDeviceView {
@@ -954,6 +999,29 @@ export interface OverviewView {
   left_out_events: number;
 }
 
+export interface PathName {
+  kind: string;
+  name: string;
+  dur_us: number;
+  share_pct: number;
+}
+
+export interface PathRank {
+  rank: number | null;
+  worker: string;
+  dur_us: number;
+}
+
+export interface PathSegment {
+  rank: number | null;
+  worker: string;
+  kind: string;
+  name: string;
+  start_us: number;
+  dur_us: number;
+  lane: string;
+}
+
 export interface PhaseStats {
   count: number;
   dur_us: Stat;
@@ -1009,6 +1077,12 @@ export interface RangeSummaryView {
   rows: RangeRow[];
   event_count: number;
   truncated: boolean;
+}
+
+export interface RankClock {
+  rank: number | null;
+  worker: string;
+  offset_us: number;
 }
 
 /** A rank whose file could not be summarized: the `status` error fields, when known. */
@@ -1124,6 +1198,11 @@ export interface RowDiffBase {
   calls: Compared;
 }
 
+/** `run_critical_path`: the job's critical path, and the ranks left out. */
+export interface RunCriticalPathView extends CriticalPathView {
+  errors: RankError[];
+}
+
 /** A check of a run across its ranks (as the `health` route's checks, its examples are ranks). */
 export interface RunHealthCheck {
   id: string;
@@ -1141,6 +1220,16 @@ export interface RunListing {
   workers: WorkerListing[];
   views: string[];
   snapshots: SnapshotListing[];
+}
+
+/** `run_top_gains`: the job's top gains, and the ranks left out. */
+export interface RunTopGainsView extends TopGainsView {
+  errors: RankError[];
+}
+
+/** `run_whatif`: the job re-timed, and the ranks left out. */
+export interface RunWhatIfView extends WhatIfView {
+  errors: RankError[];
 }
 
 export interface RunsResponse {
@@ -1387,6 +1476,20 @@ export interface StepMarker {
   end_us: number;
 }
 
+export interface StepPath {
+  step: string;
+  number: number | null;
+  start_us: number;
+  step_us: number;
+  by_kind: Record<string, number>;
+}
+
+export interface StepPrediction {
+  step: string;
+  baseline_us: number;
+  predicted_us: number;
+}
+
 export interface StepSpan {
   name: string;
   start_us: number;
@@ -1491,6 +1594,18 @@ export interface TopChange {
   base: number | null;
   target: number | null;
   delta: number;
+}
+
+export interface TopGainsParams {
+  factor?: number;
+}
+
+export interface TopGainsView {
+  scope: 'run' | 'span';
+  factor: number;
+  baseline_step_us: number;
+  gains: Gain[];
+  assumptions: string[];
 }
 
 export interface TopKernel {
@@ -1637,6 +1752,33 @@ export interface UnmatchedGraph {
   reason: string;
 }
 
+export interface WhatIfParams {
+  kernel?: string;
+  op?: string;
+  collective?: string;
+  rank_all?: number;
+  rank?: number;
+  factor?: number;
+}
+
+export interface WhatIfView {
+  scope: 'run' | 'span';
+  change: Change;
+  label: string;
+  matched: number;
+  baseline_step_us: number;
+  predicted_step_us: number;
+  saving_us: number;
+  saving_pct: number;
+  steps: StepPrediction[];
+  critical_path_step: string | null;
+  critical_path: PathSegment[];
+  by_kind: Record<string, number>;
+  method: 'graph' | 'summaries';
+  assumptions: string[];
+  warnings: string[];
+}
+
 export interface WindowView {
   time_base: string;
   t0: number;
@@ -1736,6 +1878,9 @@ export interface Routes {
   status: { params: SpanScope; response: StatusResponse; loading: never };
   distributed: { params: RunScope; response: DistributedResponse; loading: DistributedLoading };
   compile: { params: RunScope; response: CompileResponse; loading: CompileLoading };
+  run_critical_path: { params: RunScope & Query<CriticalPathParams>; response: RunCriticalPathView; loading: CriticalPathLoading };
+  run_whatif: { params: RunScope & Query<WhatIfParams>; response: RunWhatIfView; loading: CriticalPathLoading };
+  run_top_gains: { params: RunScope & Query<TopGainsParams>; response: RunTopGainsView; loading: CriticalPathLoading };
   memory_snapshot: { params: RunScope; response: MemorySnapshotResponse; loading: DistributedLoading };
   trend: { params: Query<TrendParams>; response: TrendView; loading: TrendLoading };
   overview: { params: SpanScope; response: OverviewView; loading: StatusResponse };
@@ -1750,6 +1895,9 @@ export interface Routes {
   flamegraph: { params: SpanScope & Query<FlameGraphParams>; response: FlameGraphView; loading: StatusResponse };
   gpu_idle: { params: SpanScope; response: GpuIdleView; loading: StatusResponse };
   health: { params: SpanScope; response: HealthView; loading: StatusResponse };
+  critical_path: { params: SpanScope & Query<CriticalPathParams>; response: CriticalPathView; loading: StatusResponse };
+  whatif: { params: SpanScope & Query<WhatIfParams>; response: WhatIfView; loading: StatusResponse };
+  top_gains: { params: SpanScope & Query<TopGainsParams>; response: TopGainsView; loading: StatusResponse };
   tracks: { params: SpansScope; response: TracksView; loading: StatusResponse };
   trace: { params: SpansScope & Query<TraceParams>; response: WindowView; loading: StatusResponse };
   event: { params: SpansScope & Query<EventParams>; response: EventView; loading: StatusResponse };

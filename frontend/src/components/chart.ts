@@ -21,6 +21,11 @@ function loadECharts(): Promise<typeof import('./echarts_setup')> {
   return loader;
 }
 
+/** Starts fetching ECharts now (while a trace loads: the first view draws charts). */
+export function preloadCharts(): void {
+  void loadECharts().catch(() => undefined); // a failure shows where a chart is drawn
+}
+
 /** The option builder a chart shows, applied again on every theme change. `chart` gives
  *  the ECharts instance, if it has started (a zoom chart starts once it has a size). */
 export interface ThemedOption {

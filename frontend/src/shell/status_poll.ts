@@ -3,11 +3,14 @@
 import type { ApiClient } from '../api/client';
 import { sleep } from '../api/poll';
 import type { SpanKey, StatusResponse } from '../api/types';
+import { preloadCharts } from '../components/chart';
 
-export const STATUS_POLL_MS = 500;
+// A status answer is cheap; the last poll's wait is added to the user's first one.
+export const STATUS_POLL_MS = 200;
 
 /** The span's status once `ready` or `error` (null when aborted); `onLoading` hears each
- *  "still loading" answer with the seconds waited so far. */
+ *  "still loading" answer with the seconds waited so far. ECharts is fetched meanwhile:
+ *  the first view draws charts. */
 export async function settledStatus(
   api: ApiClient,
   key: SpanKey,
@@ -15,6 +18,7 @@ export async function settledStatus(
   onLoading: (status: StatusResponse, seconds: number) => void,
 ): Promise<StatusResponse | null> {
   const started = Date.now();
+  preloadCharts();
   for (;;) {
     const status = await api.get('status', key, signal);
     if (signal.aborted) return null;

@@ -36,7 +36,7 @@ ENDPOINTS: list[Endpoint] = [
         Lazy("kinetoscope.analysis.compile.view", "compile_view"),
         page="compile",
         supports=_has_compile_logs,
-        loading=CompileLoading,
+        loading_ref=CompileLoading,
         answer=Answer.RUN_JOB,
     ),
 ]

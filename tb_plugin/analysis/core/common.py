@@ -114,6 +114,19 @@ def gpu_device_ids(model: TraceModel, rows: np.ndarray) -> np.ndarray:
     return dev
 
 
+def unique_codes(codes: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(codes, return_inverse=True)` of codes in [0, bound) (interned names,
+    categories: `bound` the table's size), by marking the codes present, not sorting them:
+    the same distinct codes, ascending, and the same inverse."""
+    if codes.size == 0 or int(codes.min()) < 0 or int(codes.max()) >= bound:
+        uniq, inverse = np.unique(codes, return_inverse=True)
+        return uniq, inverse.reshape(-1)
+    present = np.zeros(bound, dtype=bool)
+    present[codes] = True
+    position = np.cumsum(present) - 1
+    return np.flatnonzero(present).astype(codes.dtype), position[codes]
+
+
 def unique_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """`np.unique(keys, axis=0, return_inverse=True)` of an integer matrix (the same rows,
     in the same lexicographic order, the same inverse), without numpy's sort of structured

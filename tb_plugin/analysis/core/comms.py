@@ -82,6 +82,7 @@ class Collectives:
     dst: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     src: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     groups: dict[str, GroupFacts] = field(default_factory=dict)  # what the args say of a pg
+    rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # event rows
 
     def __len__(self) -> int:
         return int(self.start.size)
@@ -249,6 +250,7 @@ def extract(model: TraceModel) -> Collectives:
         dst=np.array([-1 if f.dst is None else f.dst for f in facts], dtype=np.int64),
         src=np.array([-1 if f.src is None else f.src for f in facts], dtype=np.int64),
         groups=_groups_of(facts),
+        rows=rows,
     )
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from .requests import NoParams, Params, decode_request, request_fields
-from .taxonomy import taxonomy_version
+from .rules import data_version
 
 if TYPE_CHECKING:
     from ...model.trace_model import TraceModel
@@ -97,6 +97,21 @@ def _resolved(value: Any) -> Any:
     return value.get() if isinstance(value, Lazy) else value
 
 
+def lazy_exports(package: str, where: Mapping[str, str]) -> Callable[[str], Any]:
+    """A module's `__getattr__` (PEP 562) for the names it exports from others (`where`:
+    name -> the module under `package` defining it), each imported when first read: a
+    view folder's `__init__`, so importing its endpoint or types does not import its
+    compute; the contract's names of view types."""
+
+    def exported(name: str) -> Any:
+        module = where.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(f"{package}.{module}"), name)
+
+    return exported
+
+
 @dataclass(frozen=True)
 class Endpoint:
     name: str
@@ -105,12 +120,14 @@ class Endpoint:
     response_ref: Any
     # None: `answer` says how the handler answers (or a `Lazy` of it: `compute`)
     compute_ref: Callable[..., Any] | Lazy | None = None
-    request: Any = NoParams  # a TypedDict of the query parameters besides the scope's
+    # A TypedDict of the query parameters besides the scope's (or a `Lazy` of it: `request`)
+    request_ref: Any = NoParams
     version: str = "1"
     cache: Cache = Cache.NONE
     page: str | None = None  # the page that lists it (`status.views`, a run's `views`)
     supports: Callable[[Any], bool] = _always  # of the model (run-level: of the Run)
-    loading: Any = None  # the body of its 202 while the data loads; None: never 202
+    # The body of its 202 while the data loads (or a `Lazy` of it: `loading`); None: never
+    loading_ref: Any = None
     answer: Answer = Answer.COMPUTE
     # A page's view is part of `kinetoscope report` unless this says not (an export with
     # a command of its own); `--view NAME` still asks for it.
@@ -128,10 +145,19 @@ class Endpoint:
     def compute(self) -> Callable[..., Any] | None:
         return _resolved(self.compute_ref)  # type: ignore[no-any-return]
 
+    @property
+    def request(self) -> Any:
+        return _resolved(self.request_ref)
+
+    @property
+    def loading(self) -> Any:
+        return _resolved(self.loading_ref)
+
     def decode(self, args: Params) -> dict[str, Any]:
         """The query's parameters as an instance of the request type, each parsed once
-        (ViewParamError, 400, on a bad one); the compute function reads them typed."""
-        return decode_request(self.request, args)
+        (ViewParamError, 400, on a bad one); the compute function reads them typed. An
+        empty query is the empty instance (the type is not even imported)."""
+        return decode_request(self.request, args) if args else {}
 
     def _function(self) -> Callable[..., Any]:
         compute = self.compute
@@ -192,10 +218,11 @@ class Endpoint:
     def cache_name(self, params: Mapping[str, Any]) -> str:
         """The cache entry of an answer: name, versions and a digest of the decoded
         parameters given (integers and choices print as their query text does)."""
-        used = [f"{k}={params[k]}" for k in self.params if params.get(k) not in (None, "")]
+        given = self.params if params else ()  # no parameters: the type is not imported
+        used = [f"{k}={params[k]}" for k in given if params.get(k) not in (None, "")]
         suffix = "&".join(used)
         # The kernel taxonomy's version keys every view: all of them read its classes.
-        version = f"{self.version}t{taxonomy_version()}"
+        version = f"{self.version}t{data_version('kernel_taxonomy')}"
         return f"{self.name}-v{version}" + (f"@{_digest(suffix)}" if suffix else "")
 
 
@@ -230,18 +257,14 @@ def span_view(
     )
 
 
-def overview_section(name: str, module: Any, supports: Callable[[Any], bool]) -> Endpoint:
+def overview_section(
+    name: str, module: str, version: str, supports: Callable[[Any], bool]
+) -> Endpoint:
     """A section of the Overview page (its `page`, so `kinetoscope report` prints it and
-    `status.views` stays as it was): `module.<Name>View`, `module.<name>_view`."""
-    response = getattr(module, "".join(p.title() for p in name.split("_")) + "View")
-    compute = getattr(module, f"{name}_view")
+    `status.views` stays as it was): `<module>.<Name>View`, `<module>.<name>_view`, both
+    imported when first used."""
+    response = Lazy(module, "".join(p.title() for p in name.split("_")) + "View")
+    compute = Lazy(module, f"{name}_view")
     return span_view(
-        name,
-        response,
-        compute,
-        NoParams,
-        module.VERSION,
-        Cache.ALL,
-        page="overview",
-        supports=supports,
+        name, response, compute, NoParams, version, Cache.ALL, page="overview", supports=supports
     )

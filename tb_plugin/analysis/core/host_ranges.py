@@ -40,7 +40,7 @@ from ...model.categories import Kind
 from ...model.trace_model import TraceModel
 from .common import complete_rows, name_flags, thread_keys
 from .rules import is_step_name
-from .tree_arrays import previous_reaching
+from .tree_arrays import nesting_order, previous_reaching
 
 
 @dataclass
@@ -246,7 +246,7 @@ def build_ranges(
     origin = time_origin(raw)
     start = snap_ns(raw, origin)
     end = snap_ns(raw + ev["dur"][rows], origin)
-    order = np.lexsort((-end, start, thread))  # stable: file order breaks ties
+    order = nesting_order(thread, start, end)  # file order breaks ties
     return _index_sorted(rows[order], thread[order], start[order], end[order], origin=origin)
 
 

@@ -17,6 +17,7 @@ from typing import TypedDict
 import numpy as np
 
 from ...model.trace_model import TraceModel
+from .common import unique_codes
 from .launches import GpuWork, gpu_work, to_us
 
 
@@ -101,8 +102,7 @@ def delay_rows(model: TraceModel, work: GpuWork, limit: int) -> tuple[list[Launc
     delay = work.start[at] - work.launch_start[at]
     launch_dur = work.launch_end[at] - work.launch_start[at]
     names = model.events["name"][work.rows[at]]
-    uniq, group = np.unique(names, return_inverse=True)
-    group = group.reshape(-1)
+    uniq, group = unique_codes(names, len(model.names))
     d = grouped_stats(delay, group, uniq.size)
     c = grouped_stats(launch_dur, group, uniq.size)
     # Most total delay first; equal totals by name, not by the file's event order.
@@ -130,6 +130,9 @@ def delay_outliers(model: TraceModel, work: GpuWork, top: int) -> list[LaunchOut
     """The `top` longest launch delays, with the times the trace view links to."""
     at = delay_sample(work)
     delay = work.start[at] - work.launch_start[at]
+    if 0 < top < delay.size:  # only the `top` longest (and their ties) can come first
+        longest = delay >= -np.partition(-delay, top - 1)[top - 1]
+        at, delay = at[longest], delay[longest]
     ev = model.events
     # Longest first, then earliest; then by what the activity is (name, launch call,
     # device, stream), not by the file's event order.
@@ -162,11 +165,11 @@ def delay_outliers(model: TraceModel, work: GpuWork, top: int) -> list[LaunchOut
 
 def _text_rank(model: TraceModel, codes: np.ndarray) -> np.ndarray:
     """Per name code, its rank among the given codes' names in text order."""
-    uniq, inverse = np.unique(codes, return_inverse=True)
+    uniq, inverse = unique_codes(codes, len(model.names))
     by_text = sorted(range(uniq.size), key=lambda i: model.names[int(uniq[i])])
     rank = np.empty(uniq.size, dtype=np.int64)
     rank[by_text] = np.arange(uniq.size)
-    return rank[inverse.reshape(-1)]
+    return rank[inverse]
 
 
 def launch_delays_of(model: TraceModel, rows: np.ndarray) -> np.ndarray:

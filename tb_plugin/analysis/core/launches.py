@@ -24,7 +24,7 @@ import numpy as np
 from ...model.categories import Kind
 from ...model.trace_model import TraceModel
 from .common import complete_rows, gpu_device_ids, gpu_rows, launch_rows, launches_of, name_flags
-from .rules import load
+from .rules import data_version, load
 from .trusted_rows import untrusted_mask
 
 FAMILIES = ("kernel_launch", "graph_launch", "memory", "synchronize")
@@ -42,7 +42,7 @@ def _suffix() -> re.Pattern[str]:
 
 
 def launch_apis_version() -> int:
-    return int(load("launch_apis")["version"])
+    return data_version("launch_apis")
 
 
 def launch_family(name: str) -> str | None:

@@ -115,11 +115,12 @@ def build_op_tree(model: TraceModel) -> OpTree:
     runtimes = launch_rows(model)
     if nodes_file.size == 0:
         return _empty_tree(gpu_rows(model))
-    rows, thread, parent, rt_container = _nest(model, runtimes)
+    rt_thread = thread_keys(model, runtimes)
+    rows, thread, parent, rt_container = _nest(model, runtimes, rt_thread)
     names = model.events["name"][rows]
     is_step = name_flags(model, is_step_name)[names]
     folded, rep, eff_parent = _fold(model, rows, parent)
-    rt_node = _attach_runtimes(model, runtimes, rows, rt_container)
+    rt_node = _attach_runtimes(model, (runtimes, rt_thread), (rows, thread), rt_container)
     rt_node = collective_owner(model, rows, rt_node, rt_container)
     rt_node = np.where(rt_node >= 0, rep[np.maximum(rt_node, 0)], -1)
     host_total, host_self, rt_time = _host_times(
@@ -152,7 +153,7 @@ def build_op_tree(model: TraceModel) -> OpTree:
 
 
 def _nest(
-    model: TraceModel, runtimes: np.ndarray
+    model: TraceModel, runtimes: np.ndarray, rt_thread: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Nodes in tree order (rows, threads), each node's parent and each runtime call's
     innermost containing node (node indices, -1 when none): the host-range index."""
@@ -161,7 +162,7 @@ def _nest(
     if runtimes.size:
         t0 = model.events["ts"][runtimes].astype(np.float64)
         t1 = t0 + model.events["dur"][runtimes]
-        rt_container = ranges.enclosing(thread_keys(model, runtimes), t0, t1)
+        rt_container = ranges.enclosing(rt_thread, t0, t1)
     return ranges.rows, ranges.thread, ranges.parent, rt_container
 
 
@@ -279,21 +280,20 @@ def _empty_tree(gpu: np.ndarray) -> OpTree:
 
 def _attach_runtimes(
     model: TraceModel,
-    runtimes: np.ndarray,
-    node_rows: np.ndarray,
+    runtime_threads: tuple[np.ndarray, np.ndarray],
+    node_threads: tuple[np.ndarray, np.ndarray],
     rt_container: np.ndarray,
 ) -> np.ndarray:
-    """Node of each runtime call: the node of its thread with its External id if that
-    node contains it in time, else the innermost node containing it; -1 when none."""
+    """Node of each runtime call (rows, and their thread keys) among the nodes (the same):
+    the node of its thread with its External id if that node contains it in time, else
+    the innermost node containing it; -1 when none."""
+    (runtimes, rt_thread), (node_rows, node_thread) = runtime_threads, node_threads
     out = rt_container.copy()
     if runtimes.size == 0 or node_rows.size == 0:
         return out
     ev = model.events
     same = _match_pairs(
-        thread_keys(model, node_rows),
-        ev["external_id"][node_rows],
-        thread_keys(model, runtimes),
-        ev["external_id"][runtimes],
+        node_thread, ev["external_id"][node_rows], rt_thread, ev["external_id"][runtimes]
     )
     ok = same >= 0
     n, r = node_rows[same[ok]], runtimes[ok]

@@ -10,6 +10,7 @@ from importlib import resources
 from typing import Any
 
 STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
+MODULE_PREFIX = "nn.Module: "  # a Python frame of an nn.Module's forward (Modules view)
 
 
 @cache
@@ -17,6 +18,15 @@ def load(name: str) -> dict[str, Any]:
     text = resources.files("kinetoscope").joinpath("data", f"{name}.json").read_text("utf-8")
     data: dict[str, Any] = json.loads(text)
     return data
+
+
+def data_version(name: str) -> int:
+    """The version of the data file `name` (it keys the cached views that read it)."""
+    return int(load(name)["version"])
+
+
+def is_module_name(name: str) -> bool:
+    return name.startswith(MODULE_PREFIX)
 
 
 def is_step_name(name: str) -> bool:

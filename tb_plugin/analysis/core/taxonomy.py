@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -23,7 +24,7 @@ from ...model.categories import Kind
 from ...model.trace_model import TraceModel
 from .common import complete_rows
 from .devices import trace_vendor
-from .rules import collective_type, load
+from .rules import collective_type, data_version, load
 
 WORKS = ("other", "communication", "gemm", "attention", "conv")
 MATRIX_YES, MATRIX_NO, MATRIX_UNKNOWN = 1, 0, -1
@@ -60,30 +61,38 @@ UNKNOWN = NameClass(None, "other", MATRIX_UNKNOWN, None)
 
 @cache
 def families() -> tuple[Family, ...]:
-    out = []
-    for raw in load("kernel_taxonomy")["families"]:
-        out.append(
-            Family(
-                id=raw["id"],
-                vendors=frozenset(raw["vendors"]),
-                work=raw["work"],
-                matrix_core=_MATRIX_CODES[raw["matrix_core"]],
-                patterns=tuple(re.compile(p, re.IGNORECASE) for p in raw["patterns"]),
-                collective=raw.get("collective"),
-                examples=tuple(raw.get("examples", ())),
-            )
+    return parse_families(load("kernel_taxonomy"))
+
+
+def parse_families(table: dict[str, Any]) -> tuple[Family, ...]:
+    """The families of a taxonomy table (the packaged one, or another version of it)."""
+    return tuple(
+        Family(
+            id=raw["id"],
+            vendors=frozenset(raw["vendors"]),
+            work=raw["work"],
+            matrix_core=_MATRIX_CODES[raw["matrix_core"]],
+            patterns=tuple(re.compile(p, re.IGNORECASE) for p in raw["patterns"]),
+            collective=raw.get("collective"),
+            examples=tuple(raw.get("examples", ())),
         )
-    return tuple(out)
+        for raw in table["families"]
+    )
 
 
 def taxonomy_version() -> int:
-    return int(load("kernel_taxonomy")["version"])
+    return data_version("kernel_taxonomy")
 
 
 @lru_cache(maxsize=65536)
 def classify_name(name: str, vendor: str = "unknown") -> NameClass:
     """The class a kernel name alone gives, for a trace of `vendor`."""
-    for family in families():
+    return classify_with(families(), name, vendor)
+
+
+def classify_with(table: tuple[Family, ...], name: str, vendor: str) -> NameClass:
+    """The first family of `table` (in order) that applies to `vendor` and matches `name`."""
+    for family in table:
         if family.applies_to(vendor) and family.matches(name):
             collective = family.collective
             if family.work == "communication" and collective is None:

@@ -10,6 +10,25 @@ _BLOCK = 32
 _JUMPS = 64  # passes of previous_reaching before the block search takes over
 
 
+def nesting_order(group: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """The order `np.lexsort((-end, start, group))` gives (by group, start, longer first,
+    input order), from two stable sorts that are fast on a trace's mostly sorted starts
+    (Timsort's runs) and few groups, then equal starts put longer first."""
+    order = np.argsort(start, kind="stable")
+    order = order[np.argsort(group[order], kind="stable")]
+    g, s = group[order], start[order]
+    tie = (g[1:] == g[:-1]) & ((s[1:] == s[:-1]) | (np.isnan(s[1:]) & np.isnan(s[:-1])))
+    if not tie.any():
+        return order
+    in_tie = np.zeros(order.size, dtype=bool)
+    in_tie[1:] = tie
+    in_tie[:-1] |= tie
+    run = np.cumsum(np.concatenate([[True], ~tie]))  # one id per run of equal starts
+    at = np.flatnonzero(in_tie)
+    order[at] = order[at[np.lexsort((-end[order[at]], run[at]))]]
+    return order
+
+
 def previous_at_least(values: np.ndarray, targets: np.ndarray) -> np.ndarray:
     """For each i, the largest j < i with values[j] >= targets[i], or -1.
 
@@ -17,7 +36,7 @@ def previous_at_least(values: np.ndarray, targets: np.ndarray) -> np.ndarray:
     earlier block whose maximum reaches the target with a sparse table over block maxima,
     then scan that block from its end. About 2 * _BLOCK + log2(n) numpy passes over
     shrinking sets."""
-    return _last_at_least(values, np.arange(values.size, dtype=np.int64) - 1, targets)
+    return last_at_least(values, np.arange(values.size, dtype=np.int64) - 1, targets)
 
 
 def previous_reaching(
@@ -39,24 +58,38 @@ def previous_reaching(
     if n == 0 or not bool(np.all(targets <= np.nextafter(values, np.inf))):
         return previous_at_least(values, targets)
     if start is None:
-        candidate = np.arange(n, dtype=np.int64) - 1
+        candidate = np.arange(-1, n - 1, dtype=np.int64)
+        missed = np.zeros(n, dtype=bool)
+        np.less(values[:-1], targets[1:], out=missed[1:])
+        todo = np.flatnonzero(missed)
+        at = todo - 1
     else:
         candidate = start.astype(np.int64, copy=True)
-    todo = np.flatnonzero(candidate >= 0)
-    for _ in range(_JUMPS):
+        todo = np.flatnonzero(candidate >= 0)
         at = candidate[todo]
         missed = values[at] < targets[todo]
         todo, at = todo[missed], at[missed]
-        candidate[todo] = candidate[at]
-        todo = todo[candidate[todo] >= 0]
+    # The positions still looking, their candidates (each missed) and targets, kept
+    # compact: one pass per level of nesting touches only them.
+    want = targets[todo]
+    for _ in range(_JUMPS):
+        at = candidate[at]
+        candidate[todo] = at
+        live = at >= 0
+        if not live.all():
+            todo, at, want = todo[live], at[live], want[live]
+        missed = values[at] < want
+        if not missed.all():
+            todo, at, want = todo[missed], at[missed], want[missed]
         if todo.size == 0:
             return candidate
-    candidate[todo] = _last_at_least(values, candidate[todo], targets[todo])
+    candidate[todo] = last_at_least(values, at, want)
     return candidate
 
 
-def _last_at_least(values: np.ndarray, start: np.ndarray, targets: np.ndarray) -> np.ndarray:
-    """Per query q, the largest j <= start[q] with values[j] >= targets[q], or -1."""
+def last_at_least(values: np.ndarray, start: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """Per query q, the largest j <= start[q] with values[j] >= targets[q], or -1 (the
+    block search of `previous_at_least`, from any start)."""
     out = np.full(start.size, -1, dtype=np.int64)
     todo = np.flatnonzero(start >= 0)
     if values.size == 0 or todo.size == 0:
@@ -172,16 +205,15 @@ def segment_union_length(
 def depths(parent: np.ndarray) -> np.ndarray:
     """Number of ancestors of each node (pointer jumping: log2(depth) passes)."""
     depth = (parent >= 0).astype(np.int64)  # hops from the node to `anc`
-    anc = parent.copy()
+    anc = parent.astype(np.int64, copy=True)
     live = np.flatnonzero(anc >= 0)
     while live.size:
         a = anc[live]
-        new_depth = depth.copy()
-        new_depth[live] += depth[a]
-        new_anc = anc.copy()
-        new_anc[live] = anc[a]
-        depth, anc = new_depth, new_anc
-        live = live[anc[live] >= 0]
+        # Both read before either is written: every node jumps from this round's values.
+        hops, up = depth[a], anc[a]
+        depth[live] += hops
+        anc[live] = up
+        live = live[up >= 0]
     return depth
 
 

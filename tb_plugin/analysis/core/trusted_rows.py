@@ -27,6 +27,7 @@ CLOCK_GAP_MIN_US = 1_000_000.0
 CLOCK_GAP_IQR = 10.0
 _KEY_COLUMNS = ("ph", "kind", "cat", "name", "pid", "tid", "correlation", "external_id")
 _MORE_KEYS = ("flow_id", "device", "stream")
+_SHORT_RUN = 8  # rows of one start compared pairwise up to this many, else sorted
 
 
 @dataclass(frozen=True)
@@ -55,32 +56,36 @@ def trusted_only(model: TraceModel, rows: np.ndarray) -> np.ndarray:
     return rows[~untrusted_mask(model)[rows]]
 
 
-def ts_order(model: TraceModel) -> np.ndarray:
-    """Rows by start time (stable: file order among equal starts)."""
-    return model.derived("_health_ts_order", _ts_order)
+class StartOrder:
+    """Rows by start time (stable: file order among equal starts), sorted when first
+    needed and only for the checks of one `_row_flags` (not kept with the model)."""
 
+    def __init__(self, model: TraceModel) -> None:
+        self._ts = model.events["ts"]
+        self._order: np.ndarray | None = None
 
-def _ts_order(model: TraceModel) -> np.ndarray:
-    order = np.argsort(model.events["ts"], kind="stable")
-    order.flags.writeable = False
-    return order
+    def rows(self) -> np.ndarray:
+        if self._order is None:
+            self._order = np.argsort(self._ts, kind="stable")
+        return self._order
 
 
 def _row_flags(model: TraceModel) -> RowFlags:
     ev = model.events
     ts, dur = ev["ts"], ev["dur"]
     zero_ts = (ts == 0) & ~(dur > 0)
-    duplicate = duplicate_mask(model)
+    by_start = StartOrder(model)
+    duplicate = duplicate_mask(model, by_start)
     # The profiler's own end mark is not an activity: a trimmed trace leaves it far away.
     mark = model.name_code("Record Window End")
-    clock = clock_outlier_mask(model, ~(zero_ts | duplicate) & (ev["name"] != mark))
+    clock = clock_outlier_mask(model, ~(zero_ts | duplicate) & (ev["name"] != mark), by_start)
     untrusted = zero_ts | duplicate | clock
     for mask in (zero_ts, duplicate, clock, untrusted):
         mask.flags.writeable = False
     return RowFlags(zero_ts, duplicate, clock, untrusted)
 
 
-def duplicate_mask(model: TraceModel) -> np.ndarray:
+def duplicate_mask(model: TraceModel, by_start: StartOrder) -> np.ndarray:
     """Rows that repeat an earlier row: the same phase, kind, category, name, process,
     thread, start, duration, correlation, external id, flow id, device, stream and args
     text. Only rows that share their start with another row are compared, first by a
@@ -89,14 +94,15 @@ def duplicate_mask(model: TraceModel) -> np.ndarray:
     out = np.zeros(n, dtype=bool)
     if n < 2:
         return out
-    order = ts_order(model)
+    order = by_start.rows()
     sorted_ts = ev["ts"][order]
     same = sorted_ts[1:] == sorted_ts[:-1]
     shared = np.zeros(n, dtype=bool)
     shared[1:] |= same
     shared[:-1] |= same
     rows = order[shared]  # by start: sorted by row only once the few candidates are known
-    rows = np.sort(rows[_hash_shared(model, rows)])
+    run = np.cumsum(np.concatenate([[True], ~same]))[shared]  # one id per equal start
+    rows = np.sort(rows[_hash_shared(model, rows, run)])
     if rows.size < 2:
         return out
     keys = _keys(model, rows)
@@ -122,9 +128,10 @@ def _keys(model: TraceModel, rows: np.ndarray) -> np.ndarray:
     return np.stack(keys) if rows.size else np.empty((len(keys), 0), np.int64)
 
 
-def _hash_shared(model: TraceModel, rows: np.ndarray) -> np.ndarray:
-    """Which of `rows` share a hash of their start, duration, name, thread and args
-    length with another row (only those can be copies)."""
+def _hash_shared(model: TraceModel, rows: np.ndarray, run: np.ndarray) -> np.ndarray:
+    """Which of `rows` (by start; `run`: one id per start) share a hash of their start,
+    duration, name, thread and args length with another row of their start (only those
+    can be copies)."""
     if rows.size < 2:
         return np.zeros(rows.size, dtype=bool)
     ev = model.events
@@ -137,12 +144,22 @@ def _hash_shared(model: TraceModel, rows: np.ndarray) -> np.ndarray:
             mixed ^= values.astype(np.uint64)
         mixed *= np.uint64(0x9E3779B97F4A7C15)
         mixed ^= args_len.astype(np.uint64)
-    order = np.argsort(mixed)
-    sorted_hash = mixed[order]
-    same = sorted_hash[1:] == sorted_hash[:-1]
+    # Rows of one start sit together and few share one (a parent and its first child):
+    # each compared with the next ones of its start, no sort; long runs are sorted.
+    first = np.flatnonzero(np.concatenate([[True], run[1:] != run[:-1]]))
+    size = np.diff(np.append(first, rows.size))
     shared = np.zeros(rows.size, dtype=bool)
-    shared[order[1:][same]] = True
-    shared[order[:-1][same]] = True
+    for step in range(1, min(int(size.max()), _SHORT_RUN)):
+        pair = (run[step:] == run[:-step]) & (mixed[step:] == mixed[:-step])
+        shared[step:] |= pair
+        shared[:-step] |= pair
+    long = np.repeat(size > _SHORT_RUN, size)
+    if long.any():
+        at = np.flatnonzero(long)
+        order = at[np.lexsort((mixed[at], run[at]))]
+        equal = (run[order[1:]] == run[order[:-1]]) & (mixed[order[1:]] == mixed[order[:-1]])
+        shared[order[1:][equal]] = True
+        shared[order[:-1][equal]] = True
     return shared
 
 
@@ -152,7 +169,9 @@ def _group_firsts(repeat: np.ndarray) -> np.ndarray:
     return np.maximum.accumulate(np.where(starts, np.arange(starts.size), 0))
 
 
-def clock_outlier_mask(model: TraceModel, considered: np.ndarray) -> np.ndarray:
+def clock_outlier_mask(
+    model: TraceModel, considered: np.ndarray, by_start: StartOrder
+) -> np.ndarray:
     """Rows among `considered` that lie apart from the trace's main body: by start, the
     events split where one starts more than the gap (the larger of `CLOCK_GAP_MIN_US` and
     `CLOCK_GAP_IQR` interquartile ranges of starts) after every earlier one has ended (a
@@ -160,13 +179,20 @@ def clock_outlier_mask(model: TraceModel, considered: np.ndarray) -> np.ndarray:
     the one holding the median start is off the clock."""
     ev, n = model.events, len(model)
     out = np.zeros(n, dtype=bool)
-    order = ts_order(model)
-    order = order[considered[order] & ~np.isnan(ev["ts"][order])]
-    if order.size < 3:
+    considered = considered & ~np.isnan(ev["ts"])
+    starts = ev["ts"][considered]
+    if starts.size < 3:
         return out
-    starts = ev["ts"][order]
-    lo, hi = starts[order.size // 4], starts[order.size * 3 // 4]
+    quartiles = (starts.size // 4, starts.size * 3 // 4)
+    lo, hi = np.partition(starts, quartiles)[list(quartiles)]
     gap = max(CLOCK_GAP_MIN_US, CLOCK_GAP_IQR * float(hi - lo))
+    # A part starts more than `gap` after every earlier event ended, so after the first
+    # start: within `gap` of it, every event is in one part (most traces: no sort).
+    if float(starts.max()) - float(starts.min()) <= gap:
+        return out
+    order = by_start.rows()
+    order = order[considered[order]]
+    starts = ev["ts"][order]
     dur = ev["dur"][order]
     covered = np.maximum.accumulate(starts + np.where(dur > 0, dur, 0.0))
     part = np.concatenate([[0], np.cumsum(starts[1:] - covered[:-1] > gap)])

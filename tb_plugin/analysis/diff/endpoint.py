@@ -16,10 +16,10 @@ ENDPOINTS: list[Endpoint] = [
         Scope.PAIR,
         Lazy("kinetoscope.analysis.diff.view", "DiffView"),
         Lazy("kinetoscope.analysis.diff.view", "diff_view"),
-        request=DiffParams,
+        request_ref=DiffParams,
         version=VERSION,
         cache=Cache.NONE,
         page="diff",
-        loading=SPAN_STATUS,
+        loading_ref=SPAN_STATUS,
     ),
 ]

@@ -1,11 +1,11 @@
 """The Distributed view's endpoint, run-level: span S of every worker as one job. The plugin
-computes it in the background (202 with progress); the CLI calls the compute itself."""
+computes it in the background (202 with progress); the CLI calls the compute itself. Its
+types and compute are imported when first used."""
 
 from __future__ import annotations
 
 from ...ingest.discovery import Run
 from ..core.endpoint import Answer, Endpoint, Lazy, Scope
-from .types import DistributedLoading, DistributedResponse
 
 ORDER = 90  # the folder's place in the page order (`api/view_folders.py`)
 
@@ -18,11 +18,11 @@ ENDPOINTS: list[Endpoint] = [
     Endpoint(
         "distributed",
         Scope.RUN,
-        DistributedResponse,
+        Lazy("kinetoscope.analysis.distributed.types", "DistributedResponse"),
         Lazy("kinetoscope.analysis.distributed.rank_summaries", "analyze_run"),
         page="distributed",
         supports=_several_workers,
-        loading=DistributedLoading,
+        loading_ref=Lazy("kinetoscope.analysis.distributed.types", "DistributedLoading"),
         answer=Answer.RUN_JOB,
     ),
 ]

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .pairing import Pairing
-from .summary import COLUMNS, RankSummary
+from .summary import COLUMNS, CollectiveTable, RankSummary
 from .types import ProcessGroupView
 
 
@@ -41,13 +41,17 @@ class Instances:
 
 
 def instances(summaries: list[RankSummary]) -> Instances:
-    """Every rank's collective table end to end (rank after rank), each column joined from
-    the tables' packed bytes at once; kinds and process groups as indices into the sorted
-    names of the whole job; times moved onto the earliest rank's clock."""
-    tables = [s.collectives for s in summaries]
+    """Every rank's collective instances, as `instances_of` their summaries' tables."""
+    return instances_of([s.collectives for s in summaries], [s.time_origin_us for s in summaries])
+
+
+def instances_of(tables: list[CollectiveTable], origins: list[float]) -> Instances:
+    """Every rank's collectives (`tables[r]`, its trace clock starting at `origins[r]`)
+    end to end (rank after rank), each column joined from the tables' packed bytes at
+    once; kinds and process groups as indices into the sorted names of the whole job;
+    times moved onto the earliest origin's clock."""
     kind_names = sorted({k for t in tables for k in t.kinds})
     pg_names = sorted({p for t in tables for p in t.pgs})
-    origins = [s.time_origin_us for s in summaries]
     reference = min(origins) if origins else 0.0
     counts = np.array([t.count for t in tables], dtype=np.int64)
     rank = np.repeat(np.arange(len(tables), dtype=np.int64), counts)

@@ -1,34 +1,30 @@
-"""The run-level tier of per-rank summaries: a run with several workers as one distributed
-job. Which file per rank, each rank's summary (cached on disk beside the models), then the
-cross-rank analysis (`analysis.distributed`, which only ever sees summaries).
+"""The run-level tiers of per-rank summaries: a run with several workers as one job.
+Which file per rank, each rank's summary (kept in the run's pack, beside the models), then
+the cross-rank analysis (`analysis.distributed`, which only ever sees summaries).
 
-`rank_summary(path, cache_dir)` is the unit of work: a top-level function of plain
-arguments returning a small picklable `RankSummary`, so it runs in a thread, in a
-`ProcessPoolExecutor`, or on a cluster (any `concurrent.futures.Executor`; the pools and
-the executor hook are `pools.WorkerPools`'s). The one analysis module that reads files,
-through the store's cache and pools: the store itself knows no analysis.
+A `Tier` (`rank_job.py`) is one kind of summary: the Distributed view's (`DISTRIBUTED`:
+`RankSummary`) and the critical path's (`critical_path/summaries.py`, one per change),
+made the same way by `summarize_all`. `rank_summary(path, cache_dir)` /
+`file_summary(..., tier)` is the unit of work: a top-level function of plain arguments
+returning a small picklable summary, so it runs in a thread, in a `ProcessPoolExecutor`,
+or on a cluster (any `concurrent.futures.Executor`; the pools and the executor hook are
+`pools.WorkerPools`'s); the default process pool takes `summarize_batch`es instead. The
+one analysis module that reads files, through the store's cache and pools: the store
+itself knows no analysis.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
-from concurrent.futures import (
-    Executor,
-    Future,
-    ProcessPoolExecutor,
-    ThreadPoolExecutor,
-    as_completed,
-)
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
 from ...ingest import storage
-from ...ingest.discovery import chosen_spans
+from ...ingest.discovery import Run, SpanFile, Worker, chosen_spans
 from ...ingest.naming import name_rank
 from ...ingest.snapshot import collector_paused
 from ...ingest.storage import file_identity
@@ -36,10 +32,12 @@ from ...model.trace_model import TraceModel
 from ...store.cache import cache_key
 from ...store.errors import LoadFailed, describe_error
 from ...store.pools import PROCESS_POOL_MIN_RANKS, WorkerPools
-from ...store.run_context import RunContext
+from ...store.run_context import Progress, RunContext
 from ..core.summary_cache import SummaryCache, model_of
 from ..core.taxonomy import taxonomy_version
-from .summary_pack import SummaryPack
+from .rank_job import Collected, Outcome, RankFailed, Tier
+from .summary import ProcessGroup
+from .summary_pack import PackFormat, SummaryPack
 from .view import (
     VERSION,
     RankInput,
@@ -57,16 +55,9 @@ SUMMARY_VIEW = f"distributed-rank-v{VERSION}t{taxonomy_version()}"
 SUMMARY_DIR = ".distributed"  # under the cache root; "." keeps the model cache's pruning off it
 # Built at import, before threads share it: see model.decoders_for.
 _SUMMARY_DECODER = msgspec.json.Decoder(RankSummary)
+_PACKING = PackFormat(RankSummary, "process_groups", ProcessGroup)
 
-Progress = Callable[[int, int], None]
-
-
-class RankFailed(Exception):
-    """A rank's file could not be summarized; `error` is a loader error dict (picklable)."""
-
-    def __init__(self, error: dict[str, Any]) -> None:
-        super().__init__(error)
-        self.error = error
+S = TypeVar("S")
 
 
 # --- one rank ------------------------------------------------------------------------------
@@ -75,6 +66,14 @@ class RankFailed(Exception):
 def summary_cache(cache_dir: str) -> SummaryCache[RankSummary]:
     """Where rank summaries live under the cache root (a few KB each)."""
     return SummaryCache(cache_dir, SUMMARY_DIR, SUMMARY_VIEW, _SUMMARY_DECODER, VERSION)
+
+
+def summary_pack(cache_dir: str, run: str) -> SummaryPack[RankSummary]:
+    """Where run `run`'s rank summaries live (one file)."""
+    return SummaryPack(os.path.join(cache_dir, SUMMARY_DIR), run, SUMMARY_VIEW, _PACKING)
+
+
+DISTRIBUTED = Tier(summarize_rank, summary_cache, summary_pack)
 
 
 def _model_of(path: str, key: str, cache_dir: str | None, store: TraceStore | None) -> TraceModel:
@@ -97,43 +96,46 @@ def rank_summary(
 ) -> RankSummary:
     """Summary of one rank's trace file, read from / written to the disk cache under
     `cache_dir` (key per file state). Raises RankFailed for unreadable files."""
+    return file_summary(path, cache_dir, store, DISTRIBUTED)
+
+
+def file_summary(path: str, cache_dir: str | None, store: TraceStore | None, tier: Tier[S]) -> S:
+    """A tier's summary of one rank's trace file, as `rank_summary`."""
     key = _key_of(path)
-    summaries = summary_cache(cache_dir) if cache_dir else None
+    summaries = tier.cache(cache_dir) if cache_dir else None
     cached = summaries.get(key) if summaries is not None else None
     if cached is not None:
         return cached
-    summary = _summarized(path, key, cache_dir, store)
+    summary = _summarized(path, key, cache_dir, tier, store)
     if summaries is not None:
         summaries.put(key, summary, path)
     return summary
 
 
 def _summarized(
-    path: str, key: str, cache_dir: str | None, store: TraceStore | None = None
-) -> RankSummary:
-    """The summary of the file at `path` (in the state `key`), computed."""
+    path: str, key: str, cache_dir: str | None, tier: Tier[S], store: TraceStore | None = None
+) -> S:
+    """The tier's summary of the file at `path` (in the state `key`), computed."""
     try:
         model = _model_of(path, key, cache_dir, store)
     except LoadFailed as exc:
         raise RankFailed(exc.error) from None
     except Exception as exc:  # noqa: BLE001 - described like the loader does
         raise RankFailed(describe_error(path, exc)) from None
-    return summarize_rank(model)
+    return tier.make(model)
 
 
-# What a batch answers per rank: its summary, else the error (a loader error dict) and,
-# for an unexpected one (a bug), how it was raised, for the caller's log.
-Outcome = tuple[Optional[RankSummary], Optional[dict[str, Any]], Optional[str]]
-
-
-def summarize_batch(files: list[tuple[str, str]], cache_dir: str | None) -> list[Outcome]:
-    """The summaries of (path, key) files, one task of a process pool: a task per rank
-    cost as much as a small rank's summary (sent, scheduled, answered one by one). Not
-    kept one by one: the run's pack keeps them (summary_pack.py)."""
+def summarize_batch(
+    files: list[tuple[str, str]], cache_dir: str | None, tier: Tier[Any] | None = None
+) -> list[Outcome]:
+    """The tier's summaries (default the Distributed view's) of (path, key) files, one
+    task of a process pool: a task per rank cost as much as a small rank's summary (sent,
+    scheduled, answered one by one). Not kept one by one: the run's pack keeps them
+    (summary_pack.py)."""
     out: list[Outcome] = []
     for path, key in files:
         try:
-            out.append((_summarized(path, key, cache_dir), None, None))
+            out.append((_summarized(path, key, cache_dir, tier or DISTRIBUTED), None, None))
         except RankFailed as exc:
             out.append((None, exc.error, None))
         except Exception as exc:  # noqa: BLE001 - one rank never takes the job down
@@ -155,6 +157,11 @@ class Listed:
     name: str
     states: list[tuple[int, int]]
 
+    @classmethod
+    def of(cls, run: Run, span: str | None, picks: list[tuple[Worker, SpanFile]]) -> Listed:
+        """The listing of span `span` of `run`, whose files are `picks` (`chosen_spans`)."""
+        return cls(f"{run.path}\0{span or ''}", [(s.size, s.mtime_ns) for _, s in picks])
+
 
 def file_keys(paths: list[str], listed: Listed | None) -> list[str | None]:
     """Each file's cache key (None: it cannot be read; its worker says why)."""
@@ -173,76 +180,6 @@ def file_keys(paths: list[str], listed: Listed | None) -> list[str | None]:
     return keys
 
 
-class _Collected:
-    """Per-path results of one job as they come in."""
-
-    def __init__(self, paths: list[str], keys: list[str | None], progress: Progress | None) -> None:
-        self.paths = paths
-        self.keys = keys
-        self.progress = progress
-        self.results: list[RankSummary | None] = [None] * len(paths)
-        self.errors: list[dict[str, Any] | None] = [None] * len(paths)
-        self.lost: list[int] = []
-        self.done = 0
-
-    def take_cached(self, cache_dir: str | None, packed: dict[str, RankSummary]) -> list[int]:
-        """Takes the summaries already kept (the run's pack, else one by one), here in
-        the caller: a warm run of 2,048 ranks then starts no pool (spawning it and sending
-        2,048 summaries back through it took most of a warm run). Returns the indices
-        left to compute."""
-        summaries = summary_cache(cache_dir) if cache_dir else None
-        todo = []
-        for i, key in enumerate(self.keys):
-            found = packed.get(key) if key is not None else None
-            if found is None and summaries is not None and key is not None:
-                found = summaries.get(key)
-            if found is None:
-                todo.append(i)
-                continue
-            self.results[i] = found
-            self.done += 1
-        if self.done and self.progress is not None:
-            self.progress(self.done, len(self.paths))
-        return todo
-
-    def kept(self) -> dict[str, RankSummary]:
-        """The summaries by file key, for the run's pack."""
-        return {
-            key: summary
-            for key, summary in zip(self.keys, self.results)
-            if key is not None and summary is not None
-        }
-
-    def collect(self, futures: dict[Future[Any], tuple[list[int], bool]]) -> None:
-        """Takes each future's answer: one rank's summary, or (batched) its ranks'
-        outcomes."""
-        for future in as_completed(futures):
-            at, batched = futures[future]
-            try:
-                answer = future.result()
-            except RankFailed as exc:
-                self._take(at[0], (None, exc.error, None))
-            except BrokenProcessPool:
-                self.lost += at
-                continue
-            except Exception as exc:  # noqa: BLE001 - one rank never takes the job down
-                for i in at:
-                    self._take(i, (None, describe_error(self.paths[i], exc), repr(exc)))
-            else:
-                for i, outcome in zip(at, answer if batched else [(answer, None, None)]):
-                    self._take(i, outcome)
-            if self.progress is not None:
-                self.progress(self.done, len(self.paths))
-
-    def _take(self, i: int, outcome: Outcome) -> None:
-        summary, error, unexpected = outcome
-        if unexpected is not None:
-            log.warning("kinetoscope: rank summary of %s failed: %s", self.paths[i], unexpected)
-        self.results[i] = summary
-        self.errors[i] = error
-        self.done += 1
-
-
 def summarize_all(
     paths: list[str],
     cache_dir: str | None = None,
@@ -250,20 +187,21 @@ def summarize_all(
     progress: Progress | None = None,
     store: TraceStore | None = None,
     listed: Listed | None = None,
-) -> tuple[list[RankSummary | None], list[dict[str, Any] | None]]:
-    """Summaries of every path (None where it failed) and the per-path errors. The pool
-    is `executor`, else the store's pools' choice, else that of pools made for this call.
-    With `listed` (and a cache), the run's summaries are kept in its pack.
+    tier: Tier[Any] | None = None,
+) -> tuple[list[Any], list[dict[str, Any] | None]]:
+    """The tier's summaries (default the Distributed view's) of every path (None where it
+    failed) and the per-path errors.
+    The pool is `executor`, else the store's pools' choice, else that of pools made for
+    this call. With `listed` (and a cache), the run's summaries are kept in its pack.
 
     With `store`, ranks summarized in threads take their models from it, and so do, with
     a process pool, the ranks it already holds (loading or loaded): no file is parsed
     twice. When a process pool breaks (a worker killed, or a script without the
     `if __name__ == "__main__":` guard that spawn needs), the ranks it lost are summarized
     again in threads."""
-    job = _Collected(paths, file_keys(paths, listed), progress)
-    pack = None
-    if cache_dir and listed is not None:
-        pack = SummaryPack(os.path.join(cache_dir, SUMMARY_DIR), listed.name, SUMMARY_VIEW)
+    tier = tier or DISTRIBUTED
+    job = Collected(paths, file_keys(paths, listed), progress, tier)
+    pack = tier.pack(cache_dir, listed.name) if cache_dir and listed is not None else None
     packed = pack.read() if pack is not None else {}
     todo = job.take_cached(cache_dir, packed)
     if todo:
@@ -276,7 +214,7 @@ def summarize_all(
 
 
 def _compute(
-    job: _Collected,
+    job: Collected,
     todo: list[int],
     cache_dir: str | None,
     executor: Executor | None,
@@ -294,7 +232,7 @@ def _compute(
             )
             threads = pools.threads()
             lost = {
-                threads.submit(rank_summary, job.paths[i], cache_dir): ([i], False)
+                threads.submit(file_summary, job.paths[i], cache_dir, None, job.tier): ([i], False)
                 for i in job.lost
             }
             job.collect(lost)
@@ -309,7 +247,7 @@ BATCHES_PER_WORKER = 8  # a few per worker, so that they finish together
 def _submit_ranks(
     pool: Executor,
     pools: WorkerPools,
-    job: _Collected,
+    job: Collected,
     todo: list[int],
     cache_dir: str | None,
     store: TraceStore | None,
@@ -326,8 +264,10 @@ def _submit_ranks(
     few = in_threads and len(todo) < PROCESS_POOL_MIN_RANKS
     from_store = [i for i in todo if store is not None and (few or store.holds(paths[i], keys[i]))]
     helper = pool if in_threads or not from_store else pools.threads()
+    tier = job.tier
     futures: dict[Future[Any], tuple[list[int], bool]] = {
-        helper.submit(rank_summary, paths[i], cache_dir, store): ([i], False) for i in from_store
+        helper.submit(file_summary, paths[i], cache_dir, store, tier): ([i], False)
+        for i in from_store
     }
     taken = set(from_store)
     rest = [i for i in todo if i not in taken]
@@ -335,19 +275,21 @@ def _submit_ranks(
         # a file whose state could not be read goes alone: its worker says why
         futures.update(_submit_batches(pool, pools, job, [i for i in rest if keys[i]], cache_dir))
         rest = [i for i in rest if not keys[i]]
-    futures.update({pool.submit(rank_summary, paths[i], cache_dir): ([i], False) for i in rest})
+    futures.update(
+        {pool.submit(file_summary, paths[i], cache_dir, None, tier): ([i], False) for i in rest}
+    )
     return futures
 
 
 def _submit_batches(
-    pool: Executor, pools: WorkerPools, job: _Collected, at: list[int], cache_dir: str | None
+    pool: Executor, pools: WorkerPools, job: Collected, at: list[int], cache_dir: str | None
 ) -> dict[Future[Any], tuple[list[int], bool]]:
     size = max(1, -(-len(at) // (pools.rank_workers * BATCHES_PER_WORKER)))
     futures: dict[Future[Any], tuple[list[int], bool]] = {}
     for start in range(0, len(at), size):
         batch = at[start : start + size]
         files = [(job.paths[i], str(job.keys[i])) for i in batch]
-        futures[pool.submit(summarize_batch, files, cache_dir)] = (batch, True)
+        futures[pool.submit(summarize_batch, files, cache_dir, job.tier)] = (batch, True)
     return futures
 
 
@@ -356,7 +298,7 @@ def analyze_run(context: RunContext) -> dict[str, Any]:
     run, span = context.run, context.span
     picks = chosen_spans(run, span)
     paths = [s.path for _, s in picks]
-    listed = Listed(f"{run.path}\0{span or ''}", [(s.size, s.mtime_ns) for _, s in picks])
+    listed = Listed.of(run, span, picks)
     results, errors = summarize_all(
         paths, context.cache_dir, context.executor, context.progress, context.store, listed
     )

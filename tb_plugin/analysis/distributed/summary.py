@@ -248,7 +248,7 @@ def summarize_rank(model: TraceModel) -> RankSummary:
         time_origin_us=model.time_origin_us,
         steps_source=steps.source,
         steps=_step_summaries(model, steps, has_kernels),
-        collectives=_collective_table(coll, steps),
+        collectives=collective_table(coll, steps),
         devices=[dict(d) for d in devices],
         partial=bool(model.partial),
         warnings=list(model.warnings),
@@ -291,7 +291,7 @@ def _step_summaries(model: TraceModel, steps: Steps, has_kernels: bool) -> list[
     ]
 
 
-def _collective_table(coll: comms.Collectives, steps: Steps) -> CollectiveTable:
+def collective_table(coll: comms.Collectives, steps: Steps) -> CollectiveTable:
     """Every collective instance of the rank, with the step it starts in (-1: none)."""
     kinds = sorted(set(coll.kind))
     pgs = sorted(set(coll.pg))

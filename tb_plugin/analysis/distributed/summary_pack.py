@@ -1,4 +1,5 @@
-"""A run's rank summaries in one file of the cache: the pack of (run folder, span).
+"""A run's rank summaries of one tier in one file of the cache: the pack of (run folder,
+span) and the tier's view.
 
 Read back whole in one go, it is what makes a warm view of thousands of ranks fast: one
 file instead of one per rank (2,048 opens, checks and JSON decodes), written once by the
@@ -8,7 +9,9 @@ Its entries are keyed by each file's state (`store.cache.cache_key`: path, size,
 parser version), so a file that changed, or a new rank, is summarised again alone; the
 entries of files no longer in the run are dropped when the pack is written again. Each
 process group is kept once, not once per rank that describes it (every rank lists the
-world group's 2,048 ranks): the summaries read back share them. MessagePack, not JSON: the
+world group's 2,048 ranks): the summaries read back share them. A tier's summaries
+(the Distributed view's, the critical path's per change) say how they pack
+(`PackFormat`) and name their pack by their view. MessagePack, not JSON: the
 collective columns stay bytes, and decoding is several times faster. A pack that does
 not decode, or of another summary version, counts as empty; it is written whole under a
 temporary name, then renamed, so a reader never sees half of one.
@@ -21,43 +24,57 @@ import logging
 import os
 import threading
 from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 import msgspec
 
 from ...ingest.snapshot import collector_paused
 from ...store.cache_check import open_view, seal_view
-from .summary import ProcessGroup, RankSummary
 
 log = logging.getLogger(__name__)
 
 PACKS = "runs"  # under the summaries' folder
+S = TypeVar("S")
+G = TypeVar("G")
 
 
-class _Entry(msgspec.Struct, array_like=True, gc=False):
+class _Entry(msgspec.Struct, Generic[S], array_like=True, gc=False):
     key: str
-    summary: RankSummary  # its process_groups empty: `groups` indexes the pack's
+    summary: S  # its shared field empty: `groups` indexes the pack's
     groups: list[int]
 
 
-class _Pack(msgspec.Struct, gc=False):
-    view: str  # the summaries' version (rank_summaries.SUMMARY_VIEW)
-    groups: list[ProcessGroup]
-    entries: list[_Entry]
+class _Pack(msgspec.Struct, Generic[S, G], gc=False):
+    view: str  # the summaries' version (their tier's view)
+    groups: list[G]
+    entries: list[_Entry[S]]
 
 
-_DECODER = msgspec.msgpack.Decoder(_Pack)  # built at import, before threads share it
 _ENCODER = msgspec.msgpack.Encoder()
 
 
-class SummaryPack:
-    """The pack of run `name` (its folder and span) under `folder` (the summaries')."""
+class PackFormat(Generic[S]):
+    """How a tier's summaries (of type `kind`) are packed: `shared`, a list field whose
+    items (of type `item`) many ranks' summaries hold alike, each kept once (a rank
+    summary's process groups: every rank lists the world group). Built at import, before
+    threads share its decoder (see model.decoders_for)."""
 
-    def __init__(self, folder: str, name: str, view: str) -> None:
+    def __init__(self, kind: type[S], shared: str | None = None, item: Any = Any) -> None:
+        self.shared = shared
+        self.decoder = msgspec.msgpack.Decoder(_Pack[kind, item])  # type: ignore[valid-type]
+
+
+class SummaryPack(Generic[S]):
+    """The pack of run `name` (its folder and span) under `folder` (the summaries'), of
+    the summaries of version `view` packed as `packing` says."""
+
+    def __init__(self, folder: str, name: str, view: str, packing: PackFormat[S]) -> None:
         digest = hashlib.sha256(f"{name}\0{view}".encode("utf-8", "surrogateescape"))
         self.path = Path(folder) / PACKS / f"{digest.hexdigest()[:32]}.msgpack"
         self.view = view
+        self.packing = packing
 
-    def read(self) -> dict[str, RankSummary]:
+    def read(self) -> dict[str, S]:
         """Every summary of the pack by its file's key; empty when there is none."""
         try:
             data = open_view(self.path.read_bytes())
@@ -67,31 +84,35 @@ class SummaryPack:
             return {}
         try:
             with collector_paused():  # plain data, thousands of lists: nothing to collect
-                pack = _DECODER.decode(data)
+                pack = self.packing.decoder.decode(data)
         except (msgspec.DecodeError, msgspec.ValidationError):
             return {}
         if pack.view != self.view:
             return {}
+        shared = self.packing.shared
         out = {}
         for entry in pack.entries:
-            entry.summary.process_groups = [pack.groups[i] for i in entry.groups]
+            if shared is not None:
+                setattr(entry.summary, shared, [pack.groups[i] for i in entry.groups])
             out[entry.key] = entry.summary
         return out
 
-    def write(self, summaries: dict[str, RankSummary]) -> None:
+    def write(self, summaries: dict[str, S]) -> None:
         """Keep `summaries` (by file key) as the pack, in place of what it held."""
-        groups: list[ProcessGroup] = []
+        shared = self.packing.shared
+        groups: list[Any] = []
         index: dict[bytes, int] = {}
         entries = []
         for key, summary in summaries.items():
             own = []
-            for pg in summary.process_groups:
-                known = index.setdefault(_ENCODER.encode(pg), len(groups))
-                if known == len(groups):
-                    groups.append(pg)
-                own.append(known)
-            bare = msgspec.structs.replace(summary, process_groups=[])
-            entries.append(_Entry(key, bare, own))
+            if shared is not None:
+                for item in getattr(summary, shared):
+                    known = index.setdefault(_ENCODER.encode(item), len(groups))
+                    if known == len(groups):
+                        groups.append(item)
+                    own.append(known)
+                summary = msgspec.structs.replace(summary, **{shared: []})  # type: ignore[type-var]
+            entries.append(_Entry(key, summary, own))
         data = seal_view(_ENCODER.encode(_Pack(self.view, groups, entries)))
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         try:

@@ -33,7 +33,6 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from ...model.categories import Kind
 from ...model.errors import ViewParamError
 from ...model.trace_model import TraceModel
 from ..core.common import launches_of, thread_keys
@@ -44,7 +43,6 @@ from ..core.python_stacks import PythonStacks, StackArgs, parse_frame, python_st
 from ..core.rules import is_step_name
 from .types import FlameFrame, FlameGraphParams, FlameGraphView
 
-VERSION = "2"
 METRICS = ("cpu", "gpu")
 NO_LAUNCHER = "[no launcher known]"
 STEP_FRAME = "ProfilerStep#*"
@@ -346,11 +344,6 @@ def _finish(
 
 def _frame_key(frame: FlameFrame) -> tuple[str, str, str, int]:
     return (frame["name"], frame["kind"], frame["file"] or "", frame["line"] or -1)
-
-
-def supports(model: TraceModel) -> bool:
-    """Offered for traces with host ranges (the op tree's nodes)."""
-    return model.has_complete(Kind.CPU_OP) or model.has_complete(Kind.USER_ANNOTATION)
 
 
 def flamegraph(model: TraceModel, metric: str = "cpu") -> FlameGraphView:

@@ -23,7 +23,7 @@ from ..core.launch_delay import (
     delay_rows,
     delay_sample,
 )
-from ..core.launches import GpuWork, gpu_work, launch_apis_version, sync_intervals, to_ns, to_us
+from ..core.launches import GpuWork, gpu_work, sync_intervals, to_ns, to_us
 from ..core.steps import find_steps
 from .idle import (
     CAUSES,
@@ -37,7 +37,6 @@ from .idle import (
 )
 from .queue import QueueSeries, queue_series
 
-VERSION = f"3l{launch_apis_version()}"  # 2: interpolated percentiles; 3: ties by content
 TOP_INTERVALS_PER_CLASS = 10
 DELAY_ROWS = 100
 DELAY_OUTLIERS = 20

@@ -54,18 +54,7 @@ from .compiled import CompiledKernel, compiled_columns
 from .launches import Config, kernel_costs, launch_configs, launching_ops
 from .types import KernelRow, KernelsParams, KernelsView
 
-# 2: tri-state matrix-core use, work class; 3: launch delay columns; 4: graph replays;
-# 5: interpolated p90; 6: left_out_events (trace health); 7: roofline fields (the device
-# peaks' key is appended by the registry entry); 8: Inductor kernels' fused ops and source;
-# 9: graph replays aligned with a run of their capture, `graph_replay.unmatched` reasons
-# 10: their `fused_ops_from` and `wrapper_unread`, wrappers read only inside the logdir
-# 11: a collective kernel's op is its communication op (optree.collective_owner)
-VERSION = "12"
 GROUP_BY = ("name", "op")
-
-
-def supports(model: TraceModel) -> bool:
-    return model.has_complete(Kind.KERNEL)
 
 
 def _r(x: float) -> float:

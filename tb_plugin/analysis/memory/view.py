@@ -52,21 +52,13 @@ from .types import MemoryParams
 
 # The routes' functions, by the names the endpoint registry imports.
 __all__ = [
-    "VERSION",
     "CurveView",
     "EventsView",
     "downsample",
-    "has_memory",
     "memory",
     "memory_curve",
     "memory_events",
 ]
-
-# 3: device label from the one device identity; nested same-name ops count an event once,
-# calls as the Operator view. 4: levels by the rule the trace counters share (series.py).
-# 5: attribution by the host-range index (ops that overlap without nesting). 6: notes name
-# the device by its label.
-VERSION = "7"
 
 
 class OpRef(TypedDict):
@@ -111,10 +103,6 @@ class MemoryView(TypedDict):
     allocation_table: AllocationTable
     operator_stats: list[OperatorRow]
     notes: list[str]
-
-
-def has_memory(model: TraceModel) -> bool:
-    return int(model.memory["row"].size) > 0
 
 
 def memory(model: TraceModel, params: MemoryParams) -> MemoryView:

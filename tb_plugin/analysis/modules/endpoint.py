@@ -1,26 +1,32 @@
 """The Modules view's endpoint: listed only for traces with nn.Module calls, as Kernels and
 Memory are for theirs; the route itself says why there is no tree (`available: false`,
-`reason`)."""
+`reason`). What the registry reads is named here; the compute is imported when first
+asked."""
 
 from __future__ import annotations
 
+from ...model.categories import Kind
 from ...model.trace_model import TraceModel
-from ..core.endpoint import Cache, Endpoint, span_view
+from ..core.common import name_flags
+from ..core.endpoint import Cache, Endpoint, Lazy, span_view
 from ..core.requests import NoParams
-from .view import VERSION, ModulesView, has_modules, modules
+from ..core.rules import is_module_name
 
 ORDER = 50  # the folder's place in the page order (`api/view_folders.py`)
 
+VERSION = "2"  # bump when the view's output changes (read here without the view)
 
-def _modules(model: TraceModel, params: NoParams) -> ModulesView:
-    return modules(model)
+
+def has_modules(model: TraceModel) -> bool:
+    """The trace has `nn.Module` calls (cheap: a check over the distinct names)."""
+    return bool(name_flags(model, is_module_name)[model.complete_names(Kind.PYTHON)].any())
 
 
 ENDPOINTS: list[Endpoint] = [
     span_view(
         "modules",
-        ModulesView,
-        _modules,
+        Lazy("kinetoscope.analysis.modules.view", "ModulesView"),
+        Lazy("kinetoscope.analysis.modules.view", "modules_view"),
         NoParams,
         VERSION,
         Cache.ALL,

@@ -28,11 +28,12 @@ from typing import TypedDict
 
 import numpy as np
 
-from ...model.categories import Kind
 from ...model.trace_model import TraceModel
 from ..core.common import name_flags
 from ..core.optree import OpTree, op_tree
 from ..core.python_stacks import PythonStacks, python_stacks
+from ..core.requests import NoParams
+from ..core.rules import MODULE_PREFIX, is_module_name
 from ..core.tree_arrays import (
     chain_ids,
     inherit_missing,
@@ -41,8 +42,6 @@ from ..core.tree_arrays import (
     subtree_sum,
 )
 
-VERSION = "2"
-MODULE_PREFIX = "nn.Module: "
 TOP_OPS = 5
 NO_PYTHON = (
     "No module information: this trace has no python_function events. Record it with "
@@ -101,13 +100,9 @@ class _Calls:
     owner: np.ndarray  # per python event: innermost module call containing it, -1
 
 
-def _module_names(model: TraceModel) -> np.ndarray:
-    return name_flags(model, lambda s: s.startswith(MODULE_PREFIX))
-
-
-def has_modules(model: TraceModel) -> bool:
-    """The trace has `nn.Module` calls (cheap: a check over the distinct names)."""
-    return bool(_module_names(model)[model.complete_names(Kind.PYTHON)].any())
+def modules_view(model: TraceModel, params: NoParams) -> ModulesView:
+    """The route's compute (no parameters)."""
+    return modules(model)
 
 
 def modules(model: TraceModel) -> ModulesView:
@@ -135,7 +130,7 @@ def _unavailable(reason: str) -> ModulesView:
 
 def _module_calls(model: TraceModel, stacks: PythonStacks) -> _Calls:
     names = model.events["name"][stacks.rows]
-    events = np.flatnonzero(_module_names(model)[names])
+    events = np.flatnonzero(name_flags(model, is_module_name)[names])
     call_of = np.full(stacks.rows.size, -1, dtype=np.int64)
     call_of[events] = np.arange(events.size)
     owner = inherit_missing(stacks.parent, levels_from_roots(stacks.parent), call_of)

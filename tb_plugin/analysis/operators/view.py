@@ -49,14 +49,6 @@ from .types import (
     OperatorsView,
 )
 
-# 2: matrix-core time from the kernel taxonomy; a runtime call inside an annotation is
-# subtracted once (host self).
-# 3: a replayed kernel counts in the op that captured it (replay_ops.py).
-# 4: roofline fields (the device peaks' key is appended by the registry entry).
-# 5: `replayed_us`; rows of replayed ops only have every roofline field (null).
-# 6: a collective kernel's device time under its communication op (optree.collective_owner),
-# host ranges compared in integer ns.
-VERSION = "6"
 GROUP_BY = ("name", "shape")
 NO_KERNELS_CPU = "this trace has no GPU kernels (CPU-only profile)"
 NO_KERNELS_GPU = (

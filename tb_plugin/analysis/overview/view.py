@@ -20,13 +20,14 @@ from ..core.devices import device_word
 from ..core.health.view import caveat, health_of
 from ..core.overview_types import OverviewView, StepView
 from ..core.recommendations import recommend, with_caveat
+from ..core.requests import NoParams
 from ..core.steps import find_steps
 from ..core.trusted_rows import untrusted_mask
 
-# 3: kernel taxonomy, step windows over all device work, device identity, advice that fits
-# the hardware and the cause. 4: a graph-replayed kernel is eligible by its capturing op.
-# 5: events left out (trace health), caveats on recommendations.
-VERSION = "6"
+
+def overview_view(model: TraceModel, params: NoParams) -> OverviewView:
+    """The route's compute (no parameters)."""
+    return overview(model)
 
 
 def overview(model: TraceModel) -> OverviewView:

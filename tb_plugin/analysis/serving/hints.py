@@ -15,10 +15,6 @@ from ..core.rules import load
 ATTENTION_PHASES = ("", "decode", "prefill")  # attention_phase_codes: index into this
 
 
-def serving_rules_version() -> int:
-    return int(load("serving")["version"])
-
-
 def _joined(patterns: list[str]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
 

@@ -15,25 +15,14 @@ import numpy as np
 
 from ...ingest.values import lenient_int
 from ...model.trace_model import TraceModel
-from ..core.common import name_flags
 from ..core.requests import NoParams
 from .iterations import Found, find_iterations
-from .markers import Marker, is_marker_name
+from .markers import Marker
 from .metrics import IterationWork, iteration_work
 from .phases import NOTES, phase_stats
-from .types import VERSION, Capture, Iteration, ServingView, TopKernel
+from .types import Capture, Iteration, ServingView, TopKernel
 
-__all__ = ["VERSION", "serving", "serving_view", "supports"]
-
-
-def _has_marker(name: str) -> bool:
-    return is_marker_name(name)
-
-
-def supports(model: TraceModel) -> bool:
-    """Offered for traces with an engine marker (an iteration annotation or frame, a graph
-    capture, a diffusion request): one pass over the interned names."""
-    return bool(name_flags(model, _has_marker).any())
+__all__ = ["serving", "serving_view"]
 
 
 def serving_view(model: TraceModel, params: NoParams) -> ServingView:

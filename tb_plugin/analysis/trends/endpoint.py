@@ -16,9 +16,9 @@ ENDPOINTS: list[Endpoint] = [
         Scope.LOGDIR,
         TrendView,
         Lazy("kinetoscope.analysis.trends.view", "trend_view"),
-        request=TrendParams,
+        request_ref=TrendParams,
         page="trends",
-        loading=TrendLoading,
+        loading_ref=TrendLoading,
         answer=Answer.RUN_JOB,
     ),
 ]

@@ -47,6 +47,7 @@ import {
   type RankRow,
   type StragglerRow,
 } from './model';
+import { startCritical } from './critical';
 import { RankCharts } from './rank_charts';
 import {
   adviceSection,
@@ -117,7 +118,7 @@ const TABLE_LOOK = {
 class DistributedPage {
   private readonly root: HTMLElement;
   private readonly ctx: RunViewContext;
-  private readonly tables: { destroy(): void }[] = [];
+  readonly tables: { destroy(): void }[] = [];
   private charts: RankCharts | undefined;
   private view: DistributedResponse | undefined;
   private step: DistributedStep | undefined;
@@ -240,6 +241,7 @@ class DistributedPage {
       this.collectiveSection(view),
       this.groupSection(view),
       this.stragglerSection(view),
+      startCritical(this, this.ctx, view),
       this.gpuSection(view),
     );
     const charts = new RankCharts(
@@ -421,11 +423,8 @@ class DistributedPage {
 
   private gpuSection(view: DistributedResponse): HTMLElement {
     const rows = gpuRows(view);
-    if (!rows.length) {
-      return section('gpus', 'GPUs per rank', noGpus(view));
-    }
-    const table = this.table(GPU_COLUMNS, TABLE_LOOK.gpus, rows);
-    return section('gpus', 'GPUs per rank', table.element);
+    const shown = rows.length ? this.table(GPU_COLUMNS, TABLE_LOOK.gpus, rows).element : null;
+    return section('gpus', 'GPUs per rank', shown ?? noGpus(view));
   }
 }
 

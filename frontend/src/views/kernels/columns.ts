@@ -34,6 +34,8 @@ export const NARROW_HIDES = [
   'occupancy_pct',
   'stream',
   'device',
+  // the what-if button (views/whatif_panel.ts) goes last: the column chooser brings it back
+  'whatif',
 ];
 
 /** A right-aligned number column of a KernelRow field. */

@@ -21,6 +21,7 @@ import {
 import { parseIndex, pick } from '../../components/url_values';
 import * as kit from '../page_kit';
 import { TablePanel } from '../table_panel';
+import { WhatIfPanel, whatIfColumn } from '../whatif_panel';
 import type { ViewContext, ViewDef, ViewHandle } from '../types';
 import { kernelColumns, NARROW_HIDES } from './columns';
 import { compileLinks } from './compile_links';
@@ -156,6 +157,7 @@ class KernelsPage {
   private readonly selects: { group: Select; device: Select; stream: Select };
   private readonly search: SearchField;
   private readonly slot: ReturnType<typeof kit.reloadSlot>;
+  private readonly whatIf: WhatIfPanel;
 
   constructor(
     private readonly ctx: ViewContext,
@@ -199,6 +201,7 @@ class KernelsPage {
       () => this.save(),
       () => this.data.rows,
     );
+    this.whatIf = new WhatIfPanel(ctx.api, { ...ctx.key, runWhenSeveral: true }, ctx.signal);
     this.slot = kit.reloadSlot(this.element, this.chrome, 'the kernels', () => this.syncControls());
   }
 
@@ -221,6 +224,7 @@ class KernelsPage {
         this.roofline.element,
       ),
       this.tableSection(),
+      this.whatIf.element,
     ]);
     this.renderTiles();
     this.buildTable();
@@ -235,6 +239,7 @@ class KernelsPage {
     this.tcPie.dispose();
     this.topPie.dispose();
     this.roofline.dispose();
+    this.whatIf.dispose();
     this.table.destroy();
     this.element.remove();
   }
@@ -250,7 +255,11 @@ class KernelsPage {
 
   private buildTable(): void {
     const { state, data } = this;
-    state.sort = this.table.build(kernelColumns(state.groupBy, data), data.rows, {
+    const whatIf = whatIfColumn<KernelRow>(
+      (row) => row.name,
+      (row) => this.whatIf.open({ kind: 'kernel', name: row.name }),
+    );
+    state.sort = this.table.build([...kernelColumns(state.groupBy, data), whatIf], data.rows, {
       sort: state.sort,
       search: state.search,
       emptyText: data.rows.length ? 'No kernel matches the search.' : 'No kernels.',

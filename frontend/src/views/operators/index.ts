@@ -23,6 +23,7 @@ import {
 import { pick } from '../../components/url_values';
 import { mountPage, reloadSlot, section, tableChrome, tablePageRoot, viewHead } from '../page_kit';
 import { TablePanel } from '../table_panel';
+import { WhatIfPanel, whatIfColumn } from '../whatif_panel';
 import type { ViewContext, ViewDef, ViewHandle } from '../types';
 import { CallStackPanel } from './callstacks';
 import { NARROW_HIDES, operatorColumns } from './columns';
@@ -75,6 +76,7 @@ class OperatorsPage {
   private devicePie: PieCard | undefined;
   private hostPie: PieCard | undefined;
   private readonly roofline: RooflineCard;
+  private readonly whatIf: WhatIfPanel;
 
   constructor(
     private readonly ctx: ViewContext,
@@ -117,6 +119,7 @@ class OperatorsPage {
     this.roofline = new RooflineCard('op-roofline', ctx.themes, (name) =>
       this.selectFromChart(name),
     );
+    this.whatIf = new WhatIfPanel(ctx.api, { ...ctx.key, runWhenSeveral: true }, ctx.signal);
     this.slot = reloadSlot(this.element, this.chrome, 'the operators', () => {
       this.groupSelect.select.value = state.groupBy;
     });
@@ -132,6 +135,7 @@ class OperatorsPage {
       this.chartsSection(),
       ...(this.device ? [rooflineSection(this.roofline)] : []),
       this.tableSection(),
+      this.whatIf.element,
       this.panel.element,
     );
     this.buildTable();
@@ -157,6 +161,7 @@ class OperatorsPage {
     this.hostPie?.dispose();
     this.roofline.dispose();
     this.panel.dispose();
+    this.whatIf.dispose();
     this.table.destroy();
     this.element.remove();
   }
@@ -183,8 +188,12 @@ class OperatorsPage {
   private buildTable(): void {
     const { state, data, device } = this;
     const open = (row: OperatorRow): void => void this.openStack(row);
+    const whatIf = whatIfColumn<OperatorRow>(
+      (row) => row.name,
+      (row) => this.whatIf.open({ kind: 'op', name: row.name }),
+    );
     state.sort = this.table.build(
-      operatorColumns(state.groupBy, device, data.rows, open),
+      [...operatorColumns(state.groupBy, device, data.rows, open), whatIf],
       data.rows,
       {
         sort: state.sort,

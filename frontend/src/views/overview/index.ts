@@ -12,6 +12,7 @@ import { viewHead } from '../page_kit';
 import type { ViewContext, ViewDef, ViewHandle } from '../types';
 import { Breakdown } from './breakdown';
 import { CompileStepsSection } from './compile_steps';
+import { GainsSection } from './gains';
 import { HealthSection } from './health';
 import { IdleSection } from './idle';
 import {
@@ -185,6 +186,7 @@ async function renderOverview(container: HTMLElement, ctx: ViewContext): Promise
   const idle = new IdleSection(ctx, deviceWord(ov));
   const health = new HealthSection(ctx);
   const compile = new CompileStepsSection(ctx);
+  const gains = new GainsSection(ctx);
   const page = h(
     'div',
     {
@@ -197,6 +199,7 @@ async function renderOverview(container: HTMLElement, ctx: ViewContext): Promise
     summaryTiles(ov),
     health.element,
     recommendationSection(ov, ctx),
+    gains.element,
     deviceSection(ov),
     compile.element,
     breakdown.element,
@@ -208,6 +211,7 @@ async function renderOverview(container: HTMLElement, ctx: ViewContext): Promise
   void idle.start();
   void health.start();
   void compile.start();
+  void gains.start();
   await breakdown.start(ctx.themes);
   page.dataset.ready = 'true';
 
@@ -217,6 +221,7 @@ async function renderOverview(container: HTMLElement, ctx: ViewContext): Promise
       idle.dispose();
       health.dispose();
       compile.dispose();
+      gains.dispose();
       page.remove();
     },
     scrollTo: (anchor: string) => scrollToAnchor(page, anchor),

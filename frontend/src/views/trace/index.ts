@@ -18,6 +18,7 @@ import { CompileTrack, loadCompileView } from './compile_track';
 import { windowFromKeys, workerParams, type KeyParams } from './model';
 import { EventPane } from './page_event';
 import { TracePanel } from './page_panel';
+import { CriticalPathLayer } from './page_path';
 import { RangePane } from './page_range';
 import { TraceSearch } from './page_search';
 import {
@@ -82,6 +83,7 @@ class TracePage implements TracePageHost {
   private readonly search: TraceSearch;
   private readonly events: EventPane;
   private readonly range: RangePane;
+  private readonly path: CriticalPathLayer;
   private readonly tlHost: HTMLElement;
   private readonly meta: HTMLElement;
   private readonly cleanups: (() => void)[] = [];
@@ -102,11 +104,13 @@ class TracePage implements TracePageHost {
       },
       resetZoom: () => this.shown?.resetZoom(),
       openPerfetto: () => this.openPerfetto(),
+      criticalPath: (on) => this.path.toggle(on),
     });
     this.panel = new TracePanel(() => this.element.getBoundingClientRect().height);
     this.search = new TraceSearch(this, this.toolbar.searchInput, this.toolbar.searchCount);
     this.events = new EventPane(this);
     this.range = new RangePane(this);
+    this.path = new CriticalPathLayer(this, () => this.tracks, this.toolbar.pathStatus);
     this.tlHost = h('div', { class: 'ks-trace-main' });
     this.element = h(
       'div',
@@ -277,6 +281,7 @@ class TracePage implements TracePageHost {
         return this.ctx.api.getReady('flows', params, AbortSignal.any([sig, signal]));
       },
       onFrame: () => {
+        if (this.element.dataset.ready !== 'true') this.path.refresh();
         this.element.dataset.ready = 'true';
         this.runLinkedQuery();
         this.selectLinkedRow();
@@ -403,6 +408,7 @@ class TracePage implements TracePageHost {
     this.events.dispose();
     this.range.dispose();
     this.search.dispose();
+    this.path.dispose();
     this.shown?.dispose();
     this.element.remove();
   }

@@ -14,6 +14,7 @@ export interface ToolbarActions {
   selectMode: (on: boolean) => void;
   resetZoom: () => void;
   openPerfetto: () => void;
+  criticalPath: (on: boolean) => void;
 }
 
 export interface TraceToolbar {
@@ -24,10 +25,14 @@ export interface TraceToolbar {
   workerBox: HTMLElement;
   /** Where the Perfetto hand-off says how it goes. */
   perfettoStatus: HTMLElement;
+  /** What the critical path toggle shows (its length by kind). */
+  pathStatus: HTMLElement;
 }
 
 const FLOWS_TITLE =
   "Draw every flow arrow in view (CPU launches → GPU kernels, forward → backward). Off: only the selected event's flows and those chained to them, or all when there are few";
+const PATH_TITLE =
+  "Highlight the critical path: the chain of work that set each step's length (with several ranks shown, across ranks)";
 const PERFETTO_TITLE =
   'Open this trace in ui.perfetto.dev (needs internet): the file is sent to that page in a new tab, which opens it in your browser';
 
@@ -108,6 +113,7 @@ function viewTools(actions: ToolbarActions): HTMLElement {
       'Drag to select a time range and sum up its events (Shift+drag works too)',
       actions.selectMode,
     ),
+    toggleButton('Critical path', 'trace-path-toggle', PATH_TITLE, actions.criticalPath),
     h(
       'button',
       {
@@ -166,16 +172,22 @@ export function traceToolbar(downloadUrl: string, actions: ToolbarActions): Trac
   const searchCount = h('span', { class: 'ks-trace-search-count', testid: 'trace-search-count' });
   const workerBox = h('div', { class: 'ks-trace-workers-wrap' });
   const perfettoStatus = h('span', { class: 'ks-muted ks-small', role: 'status' });
+  const pathStatus = h('span', {
+    class: 'ks-muted ks-small ks-trace-path-status',
+    testid: 'trace-path-status',
+    role: 'status',
+  });
   const element = h(
     'div',
     { class: 'ks-trace-toolbar' },
     workerBox,
     searchForm(searchInput, searchCount, actions),
     viewTools(actions),
+    pathStatus,
     h('div', { class: 'ks-trace-spacer' }),
     handOffTools(downloadUrl, perfettoStatus, actions),
   );
-  return { element, searchInput, searchCount, workerBox, perfettoStatus };
+  return { element, searchInput, searchCount, workerBox, perfettoStatus, pathStatus };
 }
 
 /** "/" focuses the search box while `shown()`, unless one is typing; returns the unbinding. */

@@ -17,6 +17,8 @@ import {
 } from './frame';
 import { lowerBound } from './frame';
 import { METRICS, rowTop, type Layout, type LayoutItem, type TrackItem } from './layout';
+import type { PathMark } from './path_model';
+import { drawPath } from './render_path';
 import type { StepMark } from './render_axis';
 import { fitText, FONT, type Palette } from './render_style';
 import type { Viewport } from './viewport';
@@ -72,6 +74,8 @@ export interface TrackDraw {
   area: AreaGeom | null;
   flows: readonly FlowArrow[];
   items: readonly LayoutItem[];
+  /** The critical path's marks (empty: not shown). */
+  path: readonly PathMark[];
 }
 
 // ----- tracks -----
@@ -404,6 +408,8 @@ export function drawTracks(d: TrackDraw): void {
   for (const tick of d.ticks.ticks) ctx.fillRect(Math.round(x(tick.t)), 0, 1, height);
   drawStepLines(d, x);
   drawData(d, x);
+  if (d.path.length)
+    drawPath({ ctx, width, scrollTop: d.scrollTop, byTrack: d.layout.byTrack, x }, d.path);
   if (d.hover) outline(d, d.hover, palette.text, 1);
   if (d.selected) outline(d, d.selected, palette.accent, 2);
   if (d.flows.length) drawFlows(d);

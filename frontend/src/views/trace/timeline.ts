@@ -11,6 +11,7 @@ import { formatSpan } from './axis';
 import { flowsToDraw } from './flows';
 import { hitAt, indexOfRow } from './hit';
 import { itemsBetween } from './layout';
+import type { PathMark } from './path_model';
 import type { AreaGeom, SelectedGeom } from './render';
 import type { StepMark } from './render_axis';
 import { axisHeight, LABEL_WIDTH, TimelineCanvas } from './timeline_canvas';
@@ -72,6 +73,7 @@ export class Timeline {
   private selected: SelectedGeom | null = null;
   private area: AreaGeom | null = null;
   private selectMode = false;
+  private path: readonly PathMark[] = [];
   private viewportTimer: ReturnType<typeof setTimeout> | undefined;
 
   private readonly labels: LabelsColumn;
@@ -140,6 +142,13 @@ export class Timeline {
     this.canvas.requestDraw();
     this.fetcher.schedule();
     this.fetcher.schedule();
+  }
+
+  /** The critical path's marks drawn over the tracks (empty: none). */
+  setPath(marks: readonly PathMark[]): void {
+    this.path = marks;
+    this.element.dataset.pathMarks = String(marks.length);
+    this.canvas.requestDraw();
   }
 
   setSelectMode(on: boolean): void {
@@ -304,6 +313,7 @@ export class Timeline {
       hover: this.tip.geom,
       area: this.area,
       flows,
+      path: this.path,
     });
     if (!drawn) return;
     const ds = this.element.dataset;

@@ -5,6 +5,7 @@ import { h } from '../../components/dom';
 import { axisTicks } from './axis';
 import type { TrackFrame } from './frame';
 import { itemsBetween, type Layout } from './layout';
+import type { PathMark } from './path_model';
 import {
   drawTracks,
   type AreaGeom,
@@ -29,6 +30,7 @@ export interface TimelineScene {
   hover: HoverGeom | null;
   area: AreaGeom | null;
   flows: readonly FlowArrow[];
+  path: readonly PathMark[];
 }
 
 /** Height of the axis: the tick row, and the step band when there are steps. */
@@ -141,6 +143,7 @@ export class TimelineCanvas {
       hover: scene.hover,
       area: scene.area,
       flows: scene.flows,
+      path: scene.path,
       items: itemsBetween(scene.layout, top, top + this.height),
     });
     return true;

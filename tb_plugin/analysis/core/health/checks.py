@@ -15,7 +15,6 @@ Tolerances, in trace microseconds (documented in docs/http_api.md, `health`):
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,7 +23,9 @@ from ....ingest.columns import negative_durations
 from ....model.categories import Kind, Phase
 from ....model.trace_model import TraceModel
 from ..common import gpu_rows, launches_of, thread_keys
+from ..tree_arrays import nesting_order
 from ..trusted_rows import untrusted_mask
+from .nesting import lane_crossings
 
 NEST_TOLERANCE_US = 1.0
 LAUNCH_TOLERANCE_US = 1.0
@@ -53,52 +54,28 @@ def overlapping_events(model: TraceModel) -> Finding:
     """`X` events that start inside an earlier slice of their lane (process and thread)
     and end after it, by more than `NEST_TOLERANCE_US` each side: every such crossing
     counts, also between two slices nested in a longer one. Per lane, slices by (start,
-    longer first, file order), a heap of the ends of the slices still open: those ending
-    by the next slice's start are dropped; the next slice crosses one when the earliest
-    end left comes before its own end (slices that start together always nest). O(n log n).
-    Python frames (`python_function`) are a lane of their own beside their thread's ops:
-    a `record_function` range starts inside its `__enter__` frame and ends inside its
-    `__exit__` frame, by construction. Rows left out of time sums are not compared."""
+    longer first, file order): a slice crosses when an earlier one of its lane ends after
+    its start and before its end, by more than the tolerance each side (slices that start
+    together always nest). Python frames (`python_function`) are a lane of their own
+    beside their thread's ops: a `record_function` range starts inside its `__enter__`
+    frame and ends inside its `__exit__` frame, by construction. Rows left out of time
+    sums are not compared."""
     ev = model.events
     complete = (ev["ph"] == Phase.COMPLETE) & ~np.isin(ev["kind"], np.array(_NOT_NESTED, "u1"))
-    rows = np.flatnonzero(complete & ~untrusted_mask(model) & np.isfinite(ev["dur"]))
+    ts = ev["ts"].astype(np.float64, copy=False)
+    finite = np.isfinite(ev["dur"]) & np.isfinite(ts)
+    rows = np.flatnonzero(complete & finite & ~untrusted_mask(model))
     if rows.size < 2:
         return Finding(_NONE)
     lane = thread_keys(model, rows) * 2 + (ev["kind"][rows] == Kind.PYTHON)
-    ts = ev["ts"][rows].astype(np.float64)
-    ends = ts + ev["dur"][rows]
-    order = np.lexsort((-ends, ts, lane))  # stable: file order breaks ties
-    rows, lane, ts, ends = rows[order], lane[order], ts[order], ends[order]
-    bounds = np.flatnonzero(np.diff(lane)) + 1
-    crossing = np.zeros(rows.size, dtype=bool)
-    for lo, hi in zip(np.r_[0, bounds].tolist(), np.r_[bounds, rows.size].tolist()):
-        crossing[lo:hi] = _crossings(ts[lo:hi], ends[lo:hi])
+    starts = ts[rows]
+    ends = starts + ev["dur"][rows]
+    order = nesting_order(lane, starts, ends)  # file order breaks ties
+    # Sorted in place of the unsorted (let go before the walks' own arrays are made).
+    rows, lane, starts, ends = rows[order], lane[order], starts[order], ends[order]
+    del order
+    crossing = lane_crossings(lane, starts, ends, NEST_TOLERANCE_US)
     return Finding(np.sort(rows[crossing]))
-
-
-def _crossings(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Per slice of one lane (sorted by start, longer first), whether it crosses an
-    earlier one. A lane whose running maximum of ends never falls short of a later end
-    is properly nested and skips the loop."""
-    out = np.zeros(starts.size, dtype=bool)
-    if starts.size < 2:
-        return out
-    tol = NEST_TOLERANCE_US
-    reach = np.maximum.accumulate(ends)
-    # Whether every slice ends by the end of the one before it or starts after the
-    # furthest end so far: then no slice crosses (the first crossing slice would cross
-    # its predecessor, or its predecessor an earlier one).
-    simple = (ends[1:] <= ends[:-1]) | (starts[1:] >= reach[:-1] - tol)
-    if bool(simple.all()):
-        return out
-    open_ends: list[float] = []
-    for i, (start, end) in enumerate(zip(starts.tolist(), ends.tolist())):
-        while open_ends and open_ends[0] <= start + tol:
-            heapq.heappop(open_ends)
-        if open_ends and open_ends[0] < end - tol:
-            out[i] = True
-        heapq.heappush(open_ends, end)
-    return out
 
 
 def kernel_before_launch(model: TraceModel) -> Finding:

@@ -22,7 +22,6 @@ from ..trusted_rows import row_flags
 from . import checks
 from .checks import Finding
 
-VERSION = "3"
 MAX_EXAMPLES = 20
 
 Severity = Literal["error", "warning", "info"]

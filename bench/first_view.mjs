@@ -1,0 +1,151 @@
+#!/usr/bin/env node
+// What a user waits for first: from a cold TensorBoard start on LOGDIR (an empty cache) to
+// the plugin's Overview answered (its route's first 200) and drawn in Chromium.
+//
+//     node bench/first_view.mjs LOGDIR [--runs N] [--python .venv/bin/python] [--requests]
+//
+// Chromium starts beside TensorBoard (a user's browser is open already) and opens
+// TensorBoard's page as soon as it answers, as a user following the printed URL would;
+// the plugin's frontend then asks for the run, its worker and span, and the Overview.
+// Per run prints, in seconds from TensorBoard's start: `listening` (its first HTTP
+// answer), `overview_200` (the Overview route answered with data), `drawn` (the Overview
+// marked ready in the page), and `G` (gzip -dc of the run's trace, best of 3) with the
+// ratios; `--requests` prints each answer of TensorBoard's data routes as it comes (to
+// stderr). Nothing is written into the repo; a temporary folder holds the cache and the
+// browser profile.
+
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+
+import { chromium } from 'playwright-core';
+
+import {
+  BROWSER_ARGS,
+  IFRAME,
+  PLUGIN,
+  REPO,
+  findChromium,
+  freePort,
+  killGroup,
+  sleep,
+} from '../tests/e2e/harness.mjs';
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    runs: { type: 'string', default: '1' },
+    python: { type: 'string', default: path.join(REPO, '.venv', 'bin', 'python') },
+    requests: { type: 'boolean', default: false },
+  },
+});
+if (positionals.length !== 1) {
+  console.error('usage: node bench/first_view.mjs LOGDIR [--runs N] [--python PYTHON]');
+  process.exit(2);
+}
+const LOGDIR = path.resolve(positionals[0]);
+
+/** @param {string} dir @returns {Promise<string[]>} the trace files under dir */
+async function traces(dir) {
+  const found = [];
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile() && /\.pt\.trace\.json(\.gz)?$/.test(entry.name)) {
+      found.push(path.join(entry.parentPath ?? entry.path, entry.name));
+    }
+  }
+  return found.sort();
+}
+
+/** @param {string} file @returns {number | null} gzip -dc seconds, best of 3 */
+function gzipSeconds(file) {
+  if (!file.endsWith('.gz')) return null;
+  let best = Infinity;
+  for (let i = 0; i < 3; i++) {
+    const t = performance.now();
+    const r = spawnSync('sh', ['-c', `gzip -dc "${file}" > /dev/null`]);
+    if (r.status !== 0) return null;
+    best = Math.min(best, (performance.now() - t) / 1000);
+  }
+  return best;
+}
+
+async function oneRun() {
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'kinetoscope-first-view-'));
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}/`;
+  const bin = path.dirname(values.python);
+  const t0 = performance.now();
+  const since = () => (performance.now() - t0) / 1000;
+  const tb = spawn(
+    path.join(bin, 'tensorboard'),
+    ['--logdir', LOGDIR, '--host', '127.0.0.1', '--port', String(port)],
+    {
+      cwd: tmp,
+      detached: true,
+      stdio: ['ignore', 'ignore', 'ignore'],
+      env: { ...process.env, KINETOSCOPE_CACHE_DIR: path.join(tmp, 'cache') },
+    },
+  );
+  const browser = chromium.launchPersistentContext(path.join(tmp, 'chromium'), {
+    executablePath: findChromium(),
+    headless: true,
+    args: BROWSER_ARGS,
+    viewport: { width: 1400, height: 900 },
+  });
+  /** @type {Record<string, number | null>} */
+  const times = { listening: null, overview_200: null, drawn: null };
+  let context;
+  try {
+    while (times.listening === null) {
+      try {
+        await fetch(base, { signal: AbortSignal.timeout(1000) });
+        times.listening = since();
+      } catch {
+        await sleep(50);
+      }
+    }
+    context = await browser;
+    const page = context.pages()[0] ?? (await context.newPage());
+    page.on('response', (response) => {
+      const url = response.url();
+      if (values.requests && url.includes(`/data/`)) {
+        const route = url.slice(url.indexOf('/data/') + 6).split('&')[0];
+        console.error(`${since().toFixed(2)} ${response.status()} ${route}`);
+      }
+      if (times.overview_200 === null && response.status() === 200) {
+        if (url.includes(`/data/plugin/${PLUGIN}/overview?`)) times.overview_200 = since();
+      }
+    });
+    await page.goto(`${base}#${PLUGIN}`);
+    await page
+      .frameLocator(IFRAME)
+      .locator('[data-testid="overview"][data-ready="true"]')
+      .waitFor({ state: 'visible', timeout: 600_000 });
+    times.drawn = since();
+  } finally {
+    await (context ?? (await browser)).close();
+    await killGroup(tb);
+    await rm(tmp, { recursive: true, force: true });
+  }
+  return times;
+}
+
+const files = await traces(LOGDIR);
+const G = files.length === 1 ? gzipSeconds(files[0]) : null;
+const size = files.length === 1 ? (await stat(files[0])).size : null;
+for (let i = 0; i < Number(values.runs); i++) {
+  const times = await oneRun();
+  const ratio = (/** @type {number | null} */ t) => (t !== null && G ? +(t / G).toFixed(2) : null);
+  console.log(
+    JSON.stringify({
+      run: i + 1,
+      ...Object.fromEntries(Object.entries(times).map(([k, v]) => [k, v && +v.toFixed(2)])),
+      G: G && +G.toFixed(2),
+      gz_bytes: size,
+      overview_200_over_G: ratio(times.overview_200),
+      drawn_over_G: ratio(times.drawn),
+    }),
+  );
+}

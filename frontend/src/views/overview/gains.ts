@@ -1,0 +1,124 @@
+// The Overview's "Top gains" section: the kernels, ops and collective types on the
+// critical path, each re-timed twice as fast (the `top_gains` route, or `run_top_gains`
+// for a run of several workers: the ranks joined at their collectives), ranked by the
+// median step time it saves. It loads after the rest of the page (its own request);
+// `data-state` says where it is (loading, ready, error).
+
+import { describeError, isAbort } from '../../api/client';
+import type { Gain, TopGainsView } from '../../api/types';
+import { stepChangeText } from '../../components/critical_path';
+import {
+  colAttrs,
+  FORMAT,
+  numberFormat,
+  toColumns,
+  type CellFormat,
+  type ColumnSpec,
+} from '../../components/columns';
+import { h, replaceChildren } from '../../components/dom';
+import { formatPercent } from '../../components/format';
+import { VirtualTable } from '../../components/table';
+import { section } from '../page_kit';
+import type { ViewContext } from '../types';
+
+/** The most workers `run_top_gains` answers for (the server's FULL_GRAPH_RANKS). */
+const RUN_GAINS_MAX = 16;
+
+const KIND_LABEL: Readonly<Record<string, string>> = {
+  kernel: 'Kernel',
+  op: 'Op',
+  collective: 'Collective',
+};
+
+/** A right-aligned column of a number field of the gains, in `format`. */
+function numberColumn(
+  key: 'saving_us' | 'saving_pct' | 'path_us' | 'predicted_step_us',
+  label: string,
+  format: CellFormat,
+  tooltip?: string,
+): ColumnSpec<Gain> {
+  return { key, label, align: 'right', minWidth: 96, value: (g) => g[key], format, tooltip };
+}
+
+const percent = numberFormat((v) => formatPercent(v, 1));
+
+const COLUMNS: ColumnSpec<Gain>[] = [
+  { key: 'kind', label: 'Change', minWidth: 90, value: (g) => KIND_LABEL[g.kind] ?? g.kind },
+  { key: 'name', label: 'Name', minWidth: 260, grow: 1, value: (g) => g.name },
+  numberColumn('saving_us', 'Step saved', FORMAT.duration, 'Median step time saved, twice as fast'),
+  numberColumn('saving_pct', '% of step', percent),
+  numberColumn('path_us', 'On the path', FORMAT.duration, 'Its time on the recorded critical path'),
+  numberColumn('predicted_step_us', 'Predicted step', FORMAT.duration),
+];
+
+export class GainsSection {
+  readonly element: HTMLElement;
+  private readonly body = h('div', { class: 'ks-gains-body' });
+  private table: VirtualTable<Gain> | undefined;
+
+  constructor(private readonly ctx: ViewContext) {
+    this.element = section(
+      {
+        anchor: 'top_gains',
+        testid: 'overview-gains',
+        title: 'Top gains: what would make the step shorter',
+        intro:
+          'Each kernel, op and collective on the critical path, predicted twice as fast: the step time it would save (what runs beside the path saves nothing). The Trace page draws the path; Operators, Kernels and Distributed predict any factor.',
+      },
+      this.body,
+    );
+    this.element.dataset.state = 'loading';
+    replaceChildren(this.body, h('p', { class: 'ks-muted' }, 'Re-timing the steps…'));
+  }
+
+  async start(): Promise<void> {
+    try {
+      const view = await this.fetch();
+      if (this.ctx.signal.aborted) return;
+      this.show(view);
+      this.element.dataset.state = 'ready';
+    } catch (error) {
+      if (isAbort(error) || this.ctx.signal.aborted) return;
+      replaceChildren(this.body, h('p', { class: 'ks-error' }, describeError(error)));
+      this.element.dataset.state = 'error';
+    }
+  }
+
+  dispose(): void {
+    this.table?.destroy();
+  }
+
+  /** The run's gains when it has several workers (one job; the route re-times whole
+   * jobs of at most RUN_GAINS_MAX workers), else this trace's. */
+  private async fetch(): Promise<TopGainsView> {
+    const { api, key, signal } = this.ctx;
+    const listing = await api.get('workers', { run: key.run }, signal);
+    const several = listing.workers.filter((w) => w.spans.some((s) => s.name === key.span));
+    if (several.length >= 2 && several.length <= RUN_GAINS_MAX)
+      return api.getReady('run_top_gains', { run: key.run, span: key.span }, signal);
+    return api.getReady('top_gains', key, signal);
+  }
+
+  private show(view: TopGainsView): void {
+    const scope = view.scope === 'run' ? 'the run’s ranks as one job' : 'this trace';
+    const best = view.gains[0];
+    const lead = best
+      ? h(
+          'p',
+          { class: 'ks-gains-lead', testid: 'gains-best' },
+          h('strong', null, best.name),
+          ` twice as fast: median step ${stepChangeText(view.baseline_step_us, best.predicted_step_us)} (${scope}).`,
+        )
+      : h('p', { class: 'ks-muted' }, 'Nothing on the critical path to re-time.');
+    this.table = new VirtualTable<Gain>({
+      columns: toColumns(COLUMNS, colAttrs),
+      rows: view.gains,
+      testid: 'gains-table',
+      caption: 'Top gains',
+      emptyText: 'No kernel, op or collective on the critical path.',
+      maxHeight: 320,
+      optional: ['path_us', 'predicted_step_us'],
+    });
+    replaceChildren(this.body, lead, this.table.element);
+  }
+}

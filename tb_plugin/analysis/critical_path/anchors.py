@@ -1,0 +1,143 @@
+"""Where each step of a trace starts and ends in its graph, and the steps' windows under a
+timing, by the rules of `core/steps.py`: a step starts at its ProfilerStep range (no
+earlier than the previous step's end) and ends at the later of the range's end and the end
+of the last GPU activity launched inside it. Without steps, the whole trace is one step.
+
+A step's start and end are tied to the host node at them (the first node of the step's
+thread starting in it, the last ending in it) plus the recorded offset between."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...model.trace_model import TraceModel
+from ..core.common import thread_keys
+from ..core.host_ranges import snap_ns
+from ..core.steps import find_steps, host_step_rows
+from .build import RankGraph
+from .graph import end_event, start_event
+from .retime import Timing
+
+
+@dataclass
+class StepAnchors:
+    names: list[str]
+    numbers: list[int | None]
+    start_event: np.ndarray  # i8 per step (-1: the whole trace's first event)
+    start_offset: np.ndarray  # f8: step start = event time - offset
+    end_event: np.ndarray  # i8 per step (-1: the whole trace's last end)
+    end_offset: np.ndarray  # f8: host end = event time + offset
+    first_shift: float  # step 0 starts this much after its range (a backlog before it)
+    device_nodes: list[np.ndarray]  # per step, the GPU nodes launched inside it
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+def step_anchors(model: TraceModel, rg: RankGraph) -> StepAnchors:
+    steps = find_steps(model)
+    empty = np.zeros(0, np.int64)
+    if len(steps) == 0:
+        return StepAnchors([], [], empty, np.zeros(0), empty, np.zeros(0), 0.0, [])
+    if steps.source != "profiler_steps":
+        return StepAnchors(
+            steps.names,
+            steps.numbers,
+            np.array([-1]),
+            np.zeros(1),
+            np.array([-1]),
+            np.zeros(1),
+            0.0,
+            [np.zeros(0, np.int64)],
+        )
+    rows = host_step_rows(model)
+    by_name = {model.names[int(model.events["name"][r])]: int(r) for r in rows.tolist()}
+    chosen = np.array([by_name[name] for name in steps.names], dtype=np.int64)
+    return _anchored(model, rg, steps.names, steps.numbers, chosen, float(steps.starts[0]))
+
+
+def _anchored(
+    model: TraceModel,
+    rg: RankGraph,
+    names: list[str],
+    numbers: list[int | None],
+    rows: np.ndarray,
+    first_start: float,
+) -> StepAnchors:
+    ev = model.events
+    g, pieces = rg.graph, rg.pieces
+    lo = snap_ns(ev["ts"][rows], rg.origin)
+    hi = snap_ns(ev["ts"][rows] + ev["dur"][rows], rg.origin)
+    threads = thread_keys(model, rows)
+    host = np.arange(int(rg.piece_node.max()) + 1 if rg.piece_node.size else 0)
+    node_thread = np.full(len(g), -1, dtype=np.int64)
+    node_thread[rg.piece_node] = pieces.thread
+    starts, ends = [], []
+    for t0, t1, thread in zip(lo.tolist(), hi.tolist(), threads.tolist()):
+        mine = host[node_thread[host] == thread]
+        inside = mine[(g.start[mine] >= t0) & (g.end[mine] <= t1)]
+        starts.append(int(inside[0]) if inside.size else -1)
+        ends.append(int(inside[-1]) if inside.size else -1)
+    s, e = np.array(starts, np.int64), np.array(ends, np.int64)
+    has = (s >= 0) & (e >= 0)
+    acts = rg.acts
+    device_nodes = []
+    for t0, t1 in zip(lo.tolist(), hi.tolist()):
+        launched = (acts.launch_start >= t0) & (acts.launch_start <= t1)
+        device_nodes.append(rg.act_node[np.flatnonzero(launched)])
+    return StepAnchors(
+        names=[n for n, ok in zip(names, has) if ok],
+        numbers=[n for n, ok in zip(numbers, has) if ok],
+        start_event=start_event(s[has]),
+        start_offset=(g.start[s[has]] - lo[has]),
+        end_event=end_event(e[has]),
+        end_offset=(hi[has] - g.end[e[has]]),
+        first_shift=max(first_start - float(lo[0]), 0.0) if has.size and has[0] else 0.0,
+        device_nodes=[d for d, ok in zip(device_nodes, has) if ok],
+    )
+
+
+@dataclass
+class Windows:
+    """Each step's start and end under a timing, and the event its end came from with
+    the time after that event (the host range's tail, 0 for device work)."""
+
+    start: np.ndarray
+    end: np.ndarray
+    sink: np.ndarray  # i8 event
+    tail: np.ndarray  # f8
+
+    @property
+    def durations(self) -> np.ndarray:
+        return self.end - self.start
+
+
+def windows(anchors: StepAnchors, timing: Timing) -> Windows:
+    n = len(anchors)
+    value = timing.value
+    start, end = np.zeros(n), np.zeros(n)
+    sink, tail = np.full(n, -1, dtype=np.int64), np.zeros(n)
+    previous_end = -np.inf
+    for i in range(n):
+        if anchors.start_event[i] < 0:  # the whole trace
+            ends = value[1::2]
+            start[i], end[i] = float(value[0::2].min()), float(ends.max())
+            sink[i] = 2 * int(ends.argmax()) + 1
+            continue
+        host_start = value[anchors.start_event[i]] - anchors.start_offset[i]
+        if i == 0:
+            host_start += anchors.first_shift
+        start[i] = max(host_start, previous_end)
+        sink[i] = anchors.end_event[i]
+        tail[i] = anchors.end_offset[i]
+        end[i] = value[sink[i]] + tail[i]
+        device = anchors.device_nodes[i]
+        if device.size:
+            last = int(device[np.argmax(value[2 * device + 1])])
+            if value[2 * last + 1] > end[i]:
+                end[i], sink[i], tail[i] = value[2 * last + 1], 2 * last + 1, 0.0
+        end[i] = max(end[i], start[i])
+        previous_end = end[i]
+    return Windows(start, end, sink, tail)

@@ -1,0 +1,300 @@
+"""One trace as a dependency graph (`graph.py`): host nodes (runs of pieces between the
+points other work depends on), GPU activities, host collectives and waits, and the edges
+between them; with where each step starts and ends in it (`anchors.py`).
+
+Host nodes are cut where a dependency enters or leaves a thread: at each launch call that
+launched GPU work (its start is what the GPU activity waits for), at a blocking call, at
+each communication op (it issues host collectives), at each host collective range and at
+each inferred wait, and at step boundaries. Between cuts a node is the sum of its pieces.
+
+Collectives are `own` (a span alone: the other ranks are unseen, each collective ends its
+recorded duration after this rank arrives, as if it arrived last) or `pinned` (a rank of a
+run: its end is left to the cross-rank join, `run.py`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...model.trace_model import TraceModel
+from ..core.host_ranges import host_ranges, snap_ns
+from . import host_links
+from .device import (
+    Activities,
+    EventWaits,
+    activities,
+    blocking_candidates,
+    blocking_targets,
+    event_waits,
+)
+from .edges import WAKE_GAP_US, WAKE_SLACK_US, Edges
+from .graph import (
+    COLLECTIVE,
+    CPU,
+    WAIT,
+    GraphBuilder,
+)
+from .host import Pieces, host_pieces
+from .rank import RankGraph
+
+RETURN_SLACK_US = 50.0  # a blocking call returns at most this long after what it waited for
+
+
+def rank_graph(model: TraceModel, collectives: str = "own", rank: int = 0) -> RankGraph:
+    ranges = host_ranges(model)
+    pieces = host_pieces(model)
+    origin = ranges.origin if len(ranges) else float(np.floor(np.nanmin(model.events["ts"])))
+    acts = activities(model, origin)
+    found = host_links.issues(model)
+    waits = host_links.waits(model, pieces, found)
+    pieces, piece_wait = _with_waits(pieces, waits)
+    block_call, block_target = _blocking(model, pieces, acts, origin)
+    cuts = _cut_points(model, pieces, acts, found, block_call)
+    piece_node = _node_of_pieces(pieces, piece_wait, cuts, block_call)
+    b = GraphBuilder()
+    host_nodes = _host_nodes(model, b, pieces, piece_node, piece_wait, block_call, rank)
+    act_node = _gpu_nodes(model, b, acts, rank)
+    graph = b.build()
+    rg = RankGraph(graph, pieces, piece_node, piece_wait, acts, act_node, {}, origin)
+    rg.transfer_node = _transfer_nodes(pieces, piece_node)
+    edges = Edges(rg, host_nodes, ranges)
+    edges.chain()
+    woken = edges.wakes()
+    edges.durations(block_call, block_target)
+    edges.launches(model)
+    edges.streams()
+    waits_found = event_waits(model, acts, origin)
+    edges.event_waits(waits_found)
+    edges.issues(found)
+    edges.collectives(collectives)
+    edges.flush()
+    rg.assumptions = _assumptions(found, waits, block_target, waits_found, woken)
+    return rg
+
+
+def _with_waits(pieces: Pieces, waits: list[host_links.Wait]) -> tuple[Pieces, np.ndarray]:
+    """The pieces with one piece per inferred wait filling its gap; per piece the host
+    collective (range position) it waits for, -1."""
+    n = len(waits)
+    wait_of = np.full(len(pieces), -1, dtype=np.int64)
+    if n == 0:
+        return pieces, wait_of
+    minus = np.full(n, -1, dtype=np.int64)
+    joined = Pieces(
+        thread=np.concatenate([pieces.thread, [w.thread for w in waits]]).astype(np.int64),
+        start=np.concatenate([pieces.start, [w.start for w in waits]]),
+        end=np.concatenate([pieces.end, [w.end for w in waits]]),
+        row=np.concatenate([pieces.row, minus]),
+        range_pos=np.concatenate([pieces.range_pos, minus]),
+        runtime=np.concatenate([pieces.runtime, minus]),
+        blocking_call=np.concatenate([pieces.blocking_call, np.zeros(n, bool)]),
+        transfer=np.concatenate([pieces.transfer, minus]),
+    )
+    wait_of = np.concatenate([wait_of, [w.transfer for w in waits]]).astype(np.int64)
+    order = np.lexsort((joined.start, joined.thread))
+    return Pieces(**{k: getattr(joined, k)[order] for k in joined.__dataclass_fields__}), wait_of[
+        order
+    ]
+
+
+def _blocking(
+    model: TraceModel, pieces: Pieces, acts: Activities, origin: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Host calls that blocked on GPU work (rows) and the activity each waited for."""
+    calls = np.unique(pieces.runtime[pieces.runtime >= 0])
+    if calls.size == 0 or len(acts) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    calls = calls[blocking_candidates(model, calls)]
+    ev = model.events
+    start = snap_ns(ev["ts"][calls], origin)
+    end = snap_ns(ev["ts"][calls] + ev["dur"][calls], origin)
+    target = blocking_targets(acts, start, end, RETURN_SLACK_US)
+    waited = target >= 0
+    return calls[waited], target[waited]
+
+
+def _cut_points(
+    model: TraceModel,
+    pieces: Pieces,
+    acts: Activities,
+    found: list[host_links.Issue],
+    block_call: np.ndarray,
+) -> dict[int, np.ndarray]:
+    """Per thread, the times where a host node must start."""
+    from ..core.steps import host_step_rows
+
+    ev = model.events
+    ranges = host_ranges(model)
+    origin = ranges.origin
+    launchers = np.unique(acts.launch[acts.launch >= 0])
+    calls = np.concatenate([launchers, block_call])
+    steps = host_step_rows(model)
+    ops = np.array([i.op for i in found], dtype=np.int64)
+    thread_of = {int(r): int(t) for r, t in zip(pieces.runtime.tolist(), pieces.thread.tolist())}
+    thread_of.update(dict(zip(ranges.rows.tolist(), ranges.thread.tolist())))
+    rows = np.concatenate([calls, block_call, steps, steps, ranges.rows[ops]])
+    times = np.concatenate(
+        [
+            ev["ts"][calls],
+            ev["ts"][block_call] + ev["dur"][block_call],
+            ev["ts"][steps],
+            ev["ts"][steps] + ev["dur"][steps],
+            ev["ts"][ranges.rows[ops]],
+        ]
+    )
+    times = snap_ns(times, origin)
+    out: dict[int, list[float]] = {}
+    for row, t in zip(rows.tolist(), times.tolist()):
+        thread = thread_of.get(row)
+        if thread is not None:
+            out.setdefault(thread, []).append(t)
+    return {k: np.unique(np.array(v)) for k, v in out.items()}
+
+
+def _node_of_pieces(
+    pieces: Pieces, piece_wait: np.ndarray, cuts: dict[int, np.ndarray], block_call: np.ndarray
+) -> np.ndarray:
+    n = len(pieces)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    cut = np.ones(n, dtype=bool)
+    same = pieces.thread[1:] == pieces.thread[:-1]
+    contiguous = same & (pieces.start[1:] == pieces.end[:-1])
+    cut[1:] = ~contiguous
+    cut[1:] |= pieces.transfer[1:] != pieces.transfer[:-1]
+    waiting = piece_wait >= 0
+    cut |= waiting
+    cut[1:] |= waiting[:-1]
+    blocking = np.isin(pieces.runtime, block_call) & (pieces.runtime >= 0)
+    cut[1:] |= blocking[1:] & (pieces.runtime[1:] != pieces.runtime[:-1])
+    cut[1:] |= blocking[:-1] & (pieces.runtime[1:] != pieces.runtime[:-1])
+    for thread, times in cuts.items():
+        mine = np.flatnonzero(pieces.thread == thread)
+        cut[mine[np.isin(pieces.start[mine], times)]] = True
+    return np.cumsum(cut) - 1
+
+
+def _host_nodes(
+    model: TraceModel,
+    b: GraphBuilder,
+    pieces: Pieces,
+    piece_node: np.ndarray,
+    piece_wait: np.ndarray,
+    block_call: np.ndarray,
+    rank: int,
+) -> np.ndarray:
+    """Adds the host nodes (ids 0..k-1, in piece order); returns each node's first piece."""
+    if len(pieces) == 0:
+        return np.zeros(0, np.int64)
+    first = np.flatnonzero(np.concatenate([[True], piece_node[1:] != piece_node[:-1]]))
+    last = np.append(first[1:], len(pieces)) - 1
+    ev = model.events
+    ranges = host_ranges(model)
+    kind = np.full(first.size, CPU, dtype=np.int8)
+    kind[pieces.transfer[first] >= 0] = COLLECTIVE
+    waits = piece_wait[first] >= 0
+    blocked = np.isin(pieces.runtime[first], block_call) & (pieces.runtime[first] >= 0)
+    kind[waits | blocked] = WAIT
+    names: list[str] = []
+    for i, row in zip(first.tolist(), pieces.row[first].tolist()):
+        if piece_wait[i] >= 0:
+            waited = model.names[int(ev["name"][ranges.rows[piece_wait[i]]])]
+            names.append(f"wait for {waited}")
+        else:
+            names.append(model.names[int(ev["name"][row])] if row >= 0 else "?")
+    lanes = _thread_lanes(model, b, pieces, first)
+    b.nodes(
+        kind,
+        b.name_ids(names),
+        lanes,
+        pieces.row[first],
+        pieces.start[first],
+        pieces.end[last],
+        scalable=kind == CPU,
+        rank=rank,
+    )
+    return first
+
+
+def _thread_lanes(
+    model: TraceModel, b: GraphBuilder, pieces: Pieces, first: np.ndarray
+) -> np.ndarray:
+    """Per node, the lane of its thread ("pid/tid" as written in the trace)."""
+    ev = model.events
+    label: dict[int, int] = {}
+    for thread, row in zip(pieces.thread.tolist(), pieces.row.tolist()):
+        if row >= 0 and thread not in label:
+            pid, tid = model.pids[int(ev["pid"][row])], model.tids[int(ev["tid"][row])]
+            label[thread] = b.lane_id(f"{pid}/{tid}")
+    return np.array([label.get(int(t), b.lane_id("?")) for t in pieces.thread[first]], np.int64)
+
+
+def _gpu_nodes(model: TraceModel, b: GraphBuilder, acts: Activities, rank: int) -> np.ndarray:
+    if len(acts) == 0:
+        return np.zeros(0, np.int64)
+    ev = model.events
+    names = ev["name"][acts.rows]
+    codes, inverse = np.unique(names, return_inverse=True)
+    ids = b.name_ids([model.names[int(c)] for c in codes.tolist()])[inverse.reshape(-1)]
+    pid, tid = ev["pid"][acts.rows], ev["tid"][acts.rows]
+    lane_keys, lane_inverse = np.unique(np.stack([pid, tid], axis=1), axis=0, return_inverse=True)
+    lane_ids = np.array(
+        [b.lane_id(f"{model.pids[int(p)]}/{model.tids[int(t)]}") for p, t in lane_keys.tolist()],
+        dtype=np.int64,
+    )[lane_inverse.reshape(-1)]
+    return b.nodes(
+        acts.kind,
+        ids,
+        lane_ids,
+        acts.rows,
+        acts.start,
+        acts.end,
+        scalable=acts.kind != COLLECTIVE,
+        rank=rank,
+    )
+
+
+def _transfer_nodes(pieces: Pieces, piece_node: np.ndarray) -> dict[int, int]:
+    mine = np.flatnonzero(pieces.transfer >= 0)
+    return {int(pieces.transfer[i]): int(piece_node[i]) for i in mine.tolist()}
+
+
+def _assumptions(
+    found: list[host_links.Issue],
+    waits: list[host_links.Wait],
+    block_target: np.ndarray,
+    event_waits_found: EventWaits,
+    woken: int,
+) -> list[str]:
+    out = []
+    if woken:
+        out.append(
+            f"{woken} thread resumptions after a gap of at least {WAKE_GAP_US / 1000:g} ms taken "
+            f"as woken by work another thread ended at most {WAKE_SLACK_US:g} µs before (what "
+            "a thread waited for is not recorded)"
+        )
+    if found:
+        out.append(
+            f"{len(found)} host collectives linked to the op that issued them (in order, "
+            "by type: the backend's thread records no link)"
+        )
+    if waits:
+        out.append(
+            f"{len(waits)} host gaps taken as waits for a collective the thread issued (they "
+            f"end within {host_links.WAIT_SLACK_US:g} µs after it; work.wait() is not recorded)"
+        )
+    if block_target.size:
+        out.append(
+            f"{block_target.size} host calls taken as blocked on GPU work (they returned "
+            f"within {RETURN_SLACK_US:g} µs after work launched before them ended)"
+        )
+    unlinked = event_waits_found.unlinked
+    without = event_waits_found.calls_without_record
+    if unlinked:
+        out.append(f"{unlinked} cross-stream waits could not be linked to their recorded work")
+    if without:
+        out.append(
+            f"{without} cudaStreamWaitEvent calls without cuda_sync events: which work they "
+            "waited for is unknown; the waiting work keeps its recorded delay after its own "
+            "stream and launch"
+        )
+    return out

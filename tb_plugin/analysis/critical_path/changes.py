@@ -1,0 +1,184 @@
+"""What-if changes: one kind of work scaled by a factor (0.5: twice as fast), on every rank
+or on one, and the graph's lags under it.
+
+- `kernel`: the GPU activities of that name (a communication kernel's transfer);
+- `op`: the host time of every call of that op (its children included) and the GPU work
+  launched inside it (a graph-replayed kernel goes with the op that captured it);
+- `collective`: the transfer of every collective of that type (`all_reduce`, ...);
+- `rank_all`: every node's own time on the rank (host pieces, GPU work; not the waits,
+  gaps and delays between them, nor the transfers, which are the group's).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...model.errors import ViewParamError
+from ...model.trace_model import TraceModel
+from ..core.graph_replay import graph_replay, has_graph_launches
+from ..core.optree import op_tree
+from ..core.rules import collective_type
+from .build import RankGraph
+from .graph import COLLECTIVE, DUR, TRANSFER, WAIT, Graph
+from .host import under_ops
+
+CHANGE_KINDS = ("kernel", "op", "collective", "rank_all")
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: str  # CHANGE_KINDS
+    name: str  # kernel or op name, collective type; "" for rank_all
+    factor: float
+    rank: int | None = None  # only on this rank (the trace's rank); None: every rank
+
+    def label(self) -> str:
+        what = {
+            "kernel": f"kernel {self.name}",
+            "op": f"op {self.name}",
+            "collective": f"collective {self.name}",
+            "rank_all": "everything",
+        }[self.kind]
+        where = f" on rank {self.rank}" if self.rank is not None else ""
+        return f"{what}{where} x{self.factor:g}"
+
+
+def change_of(params: dict[str, object]) -> Change | None:
+    """The change a request names (`kernel`, `op`, `collective` or `rank_all`, with
+    `factor` and maybe `rank`), None when it names none; ViewParamError when it names
+    several, or a factor that is not a positive number."""
+    named = [k for k in CHANGE_KINDS if params.get(k) not in (None, "", False)]
+    if not named:
+        return None
+    if len(named) > 1:
+        raise ViewParamError(f"one change at a time: got {', '.join(named)}")
+    factor = params.get("factor")
+    if not isinstance(factor, (int, float)) or not np.isfinite(factor) or factor < 0:
+        raise ViewParamError("factor: a number >= 0 (0.5: twice as fast), e.g. factor=0.5")
+    kind = named[0]
+    name = "" if kind == "rank_all" else str(params[kind])
+    if kind == "collective":
+        name = collective_type(name) or name
+    rank = params.get("rank")
+    return Change(kind, name, float(factor), rank if isinstance(rank, int) else None)
+
+
+@dataclass
+class Scaled:
+    """Per node, the factor on its own time, and on its transfer (collectives)."""
+
+    own: np.ndarray
+    transfer: np.ndarray
+    pieces: np.ndarray  # per host piece, the factor on its time
+    matched: int  # nodes (or pieces) the change applies to
+
+
+def scaled(model: TraceModel, rg: RankGraph, change: Change | None, rank: int | None) -> Scaled:
+    """The factors a change puts on one rank's graph (`rank`: the trace's rank)."""
+    g = rg.graph
+    own = np.ones(len(g))
+    transfer = np.ones(len(g))
+    pieces = np.ones(len(rg.pieces))
+    if change is None or (change.rank is not None and change.rank != rank):
+        return Scaled(own, transfer, pieces, 0)
+    f = change.factor
+    names = np.array(g.names, dtype=object)[g.name] if len(g) else np.zeros(0, object)
+    collective = g.kind == COLLECTIVE
+    if change.kind == "kernel":
+        hit = (names == change.name) & (rg_is_gpu(rg))
+        own[hit & ~collective] = f
+        transfer[hit & collective] = f
+        return Scaled(own, transfer, pieces, int(hit.sum()))
+    if change.kind == "collective":
+        types = np.array([collective_type(str(n)) or str(n) for n in names], dtype=object)
+        hit = collective & (types == change.name)
+        transfer[hit] = f
+        return Scaled(own, transfer, pieces, int(hit.sum()))
+    if change.kind == "rank_all":
+        own[g.scalable] = f
+        pieces[:] = f
+        return Scaled(own, transfer, pieces, int(g.scalable.sum()))
+    return _op_factors(model, rg, change, own, transfer, pieces)
+
+
+def rg_is_gpu(rg: RankGraph) -> np.ndarray:
+    out = np.zeros(len(rg.graph), dtype=bool)
+    out[rg.act_node] = True
+    return out
+
+
+def _op_factors(
+    model: TraceModel,
+    rg: RankGraph,
+    change: Change,
+    own: np.ndarray,
+    transfer: np.ndarray,
+    pieces: np.ndarray,
+) -> Scaled:
+    f = change.factor
+    under = under_ops(model, change.name)
+    inside = np.zeros(len(rg.pieces), dtype=bool)
+    ranged = rg.pieces.range_pos >= 0
+    inside[ranged] = under[rg.pieces.range_pos[ranged]]
+    pieces[inside] = f
+    gpu = _gpu_under_op(model, rg, change.name, under)
+    g = rg.graph
+    gpu_nodes = rg.act_node[gpu]
+    collective = g.kind[gpu_nodes] == COLLECTIVE
+    own[gpu_nodes[~collective]] = f
+    transfer[gpu_nodes[collective]] = f
+    return Scaled(own, transfer, pieces, int(inside.sum() + gpu.sum()))
+
+
+def _gpu_under_op(model: TraceModel, rg: RankGraph, name: str, under: np.ndarray) -> np.ndarray:
+    """Per GPU activity (rg.acts order), whether the op launched it: its launch call's
+    owning op (`optree`: the collective owner rule) is under the op, or, replayed from a
+    CUDA graph, it was captured by an op of that name."""
+    tree = op_tree(model)
+    acts = rg.acts
+    out = np.zeros(len(acts), dtype=bool)
+    if tree.gpu.size and len(acts):
+        pos = np.minimum(np.searchsorted(tree.gpu, acts.rows), tree.gpu.size - 1)
+        known = tree.gpu[pos] == acts.rows
+        node = np.where(known, tree.gpu_node[pos], -1)
+        owned = node >= 0
+        # op tree nodes are host-range positions (the same index, optree._nest)
+        out[owned] = under[node[owned]]
+    if has_graph_launches(model):
+        replay = graph_replay(model)
+        if replay.kernels.size:
+            pos = np.minimum(np.searchsorted(replay.kernels, acts.rows), replay.kernels.size - 1)
+            hit = np.flatnonzero((replay.kernels[pos] == acts.rows) & replay.matched[pos])
+            for i in hit.tolist():
+                out[i] |= replay.op_name(int(pos[i])) == name
+    return out
+
+
+def lags(rg_graph: Graph, node_own: np.ndarray, node_transfer: np.ndarray) -> np.ndarray:
+    """The graph's edge lags with nodes' own times and transfers scaled: a DUR edge's lag
+    is its node's (new) own time, a TRANSFER edge's its node's transfer times the factor;
+    a blocking node's own time is its return, never scaled."""
+    g = rg_graph
+    out = g.edge_lag.copy()
+    node = g.edge_dst // 2
+    dur = np.flatnonzero((g.edge_role == DUR) & (g.kind[node] != WAIT))
+    out[dur] = node_own[node[dur]]
+    tr = np.flatnonzero(g.edge_role == TRANSFER)
+    out[tr] = g.edge_lag[tr] * node_transfer[node[tr]]
+    return out
+
+
+def own_times(rg: RankGraph, factors: Scaled) -> np.ndarray:
+    """Per node, its own time under the factors: host nodes the sum of their pieces' scaled
+    times, other nodes their recorded duration times their factor."""
+    g = rg.graph
+    dur = g.node_durations() * factors.own
+    if len(rg.pieces):
+        piece_time = (rg.pieces.end - rg.pieces.start) * factors.pieces
+        hosts = np.bincount(rg.piece_node, weights=piece_time, minlength=len(g))
+        host = np.zeros(len(g), dtype=bool)
+        host[rg.piece_node] = True
+        dur[host] = hosts[host]
+    return dur

@@ -1,0 +1,64 @@
+"""The critical path's endpoints: of one span (`critical_path`, `whatif`, `top_gains`) and
+of a run's ranks as one job (`run_critical_path`, `run_whatif`, `run_top_gains`: run jobs
+of the store, 202 with progress). None is a page or part of the default report: each is
+computed only when asked (the Trace, Overview, Operators, Kernels and Distributed pages
+ask; `kinetoscope report --view critical_path`, `kinetoscope whatif`)."""
+
+from __future__ import annotations
+
+from ...ingest.discovery import Run
+from ..core.endpoint import Answer, Cache, Endpoint, Lazy, Scope, has_events, span_view
+from .types import (
+    CriticalPathLoading,
+    CriticalPathParams,
+    CriticalPathView,
+    RunCriticalPathView,
+    RunTopGainsView,
+    RunWhatIfView,
+    TopGainsParams,
+    TopGainsView,
+    WhatIfParams,
+    WhatIfView,
+)
+
+ORDER = 95  # the folder's place in the page order (`api/view_folders.py`)
+LEVEL = "comparison"  # matches collectives by the Distributed view's rules: above the views
+# Imported when first asked (`kinetoscope report` never does): the default report's cold
+# time does not pay for the graph's modules.
+_SPAN = "kinetoscope.analysis.critical_path.span"
+_RUN = "kinetoscope.analysis.critical_path.run"
+VERSION = "1"  # bump when an output changes (keys the cache)
+
+
+def _several_workers(run: Run) -> bool:
+    return len(run.workers) >= 2
+
+
+def _span_view(name: str, response: object, compute: str, request: object) -> Endpoint:
+    return span_view(
+        name, response, Lazy(_SPAN, compute), request, VERSION, Cache.ALL, supports=has_events
+    )
+
+
+def _run_view(name: str, response: object, compute: str, request: object) -> Endpoint:
+    return Endpoint(
+        name,
+        Scope.RUN,
+        response,
+        Lazy(_RUN, compute),
+        request=request,
+        version=VERSION,
+        supports=_several_workers,
+        loading=CriticalPathLoading,
+        answer=Answer.RUN_JOB,
+    )
+
+
+ENDPOINTS: list[Endpoint] = [
+    _span_view("critical_path", CriticalPathView, "critical_path_view", CriticalPathParams),
+    _span_view("whatif", WhatIfView, "whatif_view", WhatIfParams),
+    _span_view("top_gains", TopGainsView, "top_gains_view", TopGainsParams),
+    _run_view("run_critical_path", RunCriticalPathView, "run_critical_path", CriticalPathParams),
+    _run_view("run_whatif", RunWhatIfView, "run_whatif", WhatIfParams),
+    _run_view("run_top_gains", RunTopGainsView, "run_top_gains", TopGainsParams),
+]

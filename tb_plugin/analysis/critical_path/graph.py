@@ -1,0 +1,282 @@
+"""The dependency graph of a span: nodes (host pieces, GPU activities, collectives, waits),
+each with a start and an end event, and edges between events.
+
+An event's time is the latest of its in-edges' `source time + lag`, plus the event's own
+`add` (what the trace shows after its last dependency was met: a launch delay, a host
+gap). `add` is read from the trace once (`finish`), so evaluating the graph with the
+trace's own lags gives back every recorded time exactly; a what-if changes some lags (a
+node's duration, a collective's transfer) and evaluates again (`retime.py`).
+
+Events are numbered `2 * node` (start) and `2 * node + 1` (end). Edge roles say what an
+edge is, for the path's names and for the changes that scale it (module `ROLES`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+# Node kinds: what a node's own time is on the critical path.
+CPU, KERNEL, MEMCPY, MEMSET, COLLECTIVE, WAIT, PATH = range(7)
+KIND_NAMES = ("cpu", "kernel", "memcpy", "memset", "collective", "wait", "path")
+IDLE_KIND = "idle"  # a gap on the path: what the trace shows between a dependency and a start
+
+# Edge roles.
+DUR = 0  # a node's start -> its end: its own duration (scaled by a change)
+CHAIN = 1  # the previous node of a host thread (end) -> the next (start)
+LAUNCH = 2  # the launch call (start) -> the GPU activity it launched (start)
+STREAM = 3  # the previous activity of a GPU stream (end) -> the next (start)
+EVENT = 4  # recorded work of a stream (end) -> the waiting stream's next activity (start)
+ISSUE = 5  # the op that issued a host collective (start) -> the collective (start)
+TRANSFER = 6  # an arrival at a collective (start) -> its end: the collective's transfer
+RETURN = 7  # what a blocking call waited for (end) -> the call's end
+PORT = 8  # a reduced graph's local path: from where it starts to where it leads
+ARRIVE = 9  # a rank's arrival at a collective (start) -> the collective's last arrival
+WAKE = 10  # work another thread ended (end) -> a thread resuming after a long gap (start)
+ROLES = (
+    "dur",
+    "chain",
+    "launch",
+    "stream",
+    "event",
+    "issue",
+    "transfer",
+    "return",
+    "port",
+    "arrive",
+    "wake",
+)
+# The name of the gap after a binding edge of each role, on the path.
+GAP_NAMES = {
+    CHAIN: "host gap",
+    LAUNCH: "launch delay",
+    STREAM: "stream gap",
+    EVENT: "stream wait",
+    ISSUE: "issue delay",
+    PORT: "gap",
+    WAKE: "wake-up delay",
+}
+
+
+@dataclass
+class Graph:
+    """Nodes and edges of one span (or of several ranks joined). Times are µs on the
+    graph's clock (a rank's trace time plus its offset to the job's clock)."""
+
+    names: list[str]
+    kind: np.ndarray  # i1, node kinds above
+    name: np.ndarray  # i8, into names
+    rank: np.ndarray  # i8, the rank index of each node (0 in a span)
+    lane: np.ndarray  # i8, into lanes: the thread or stream the node ran on
+    lanes: list[str]
+    row: np.ndarray  # i8, the trace row of the node's event (-1: none)
+    start: np.ndarray  # f8, recorded
+    end: np.ndarray  # f8, recorded
+    scalable: np.ndarray  # bool: a change may scale the node's own duration
+    edge_dst: np.ndarray  # i8 events
+    edge_src: np.ndarray  # i8 events
+    edge_role: np.ndarray  # i1
+    edge_lag: np.ndarray  # f8, recorded lag
+    # Filled by `finish`.
+    order: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    in_ptr: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))
+    in_edges: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    add: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    dropped: dict[str, int] = field(default_factory=dict)  # edges left out, by role
+
+    def __len__(self) -> int:
+        return int(self.kind.size)
+
+    @property
+    def events(self) -> int:
+        return 2 * len(self)
+
+    def base_times(self) -> np.ndarray:
+        """Recorded time of every event (start, end interleaved)."""
+        out = np.empty(self.events)
+        out[0::2] = self.start
+        out[1::2] = self.end
+        return out
+
+    def node_durations(self) -> np.ndarray:
+        return np.maximum(self.end - self.start, 0.0)
+
+
+class GraphBuilder:
+    """Collects nodes and edges in pieces of arrays; `build` joins them."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self._name_ids: dict[str, int] = {}
+        self.lanes: list[str] = []
+        self._lane_ids: dict[str, int] = {}
+        self._nodes: list[dict[str, np.ndarray]] = []
+        self._edges: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self.count = 0
+
+    def name_id(self, name: str) -> int:
+        got = self._name_ids.get(name)
+        if got is None:
+            got = self._name_ids[name] = len(self.names)
+            self.names.append(name)
+        return got
+
+    def name_ids(self, names: list[str]) -> np.ndarray:
+        return np.array([self.name_id(n) for n in names], dtype=np.int64)
+
+    def lane_id(self, lane: str) -> int:
+        got = self._lane_ids.get(lane)
+        if got is None:
+            got = self._lane_ids[lane] = len(self.lanes)
+            self.lanes.append(lane)
+        return got
+
+    def nodes(
+        self,
+        kind: np.ndarray | int,
+        name: np.ndarray,
+        lane: np.ndarray | int,
+        row: np.ndarray,
+        start: np.ndarray,
+        end: np.ndarray,
+        scalable: np.ndarray | bool = True,
+        rank: int = 0,
+    ) -> np.ndarray:
+        """Adds nodes; returns their ids."""
+        n = int(np.asarray(start).size)
+        ids = np.arange(self.count, self.count + n, dtype=np.int64)
+        self._nodes.append(
+            {
+                "kind": np.broadcast_to(np.asarray(kind, dtype=np.int8), (n,)).copy(),
+                "name": np.asarray(name, dtype=np.int64).reshape(n),
+                "rank": np.full(n, rank, dtype=np.int64),
+                "lane": np.broadcast_to(np.asarray(lane, dtype=np.int64), (n,)).copy(),
+                "row": np.asarray(row, dtype=np.int64).reshape(n),
+                "start": np.asarray(start, dtype=np.float64).reshape(n),
+                "end": np.asarray(end, dtype=np.float64).reshape(n),
+                "scalable": np.broadcast_to(np.asarray(scalable, dtype=bool), (n,)).copy(),
+            }
+        )
+        self.count += n
+        return ids
+
+    def edges(
+        self, dst: np.ndarray, src: np.ndarray, role: int, lag: np.ndarray | float = 0.0
+    ) -> None:
+        """Edges from events `src` to events `dst` (equal lengths)."""
+        dst = np.asarray(dst, dtype=np.int64).reshape(-1)
+        src = np.asarray(src, dtype=np.int64).reshape(-1)
+        if dst.size == 0:
+            return
+        lags = np.broadcast_to(np.asarray(lag, dtype=np.float64), dst.shape).copy()
+        self._edges.append((dst, src, np.full(dst.size, role, np.int8), lags))
+
+    def build(self) -> Graph:
+        def cat(key: str, dtype: str) -> np.ndarray:
+            parts = [n[key] for n in self._nodes]
+            return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
+
+        def edge_cat(i: int, dtype: str) -> np.ndarray:
+            parts = [e[i] for e in self._edges]
+            return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
+
+        return Graph(
+            names=self.names,
+            kind=cat("kind", "i1"),
+            name=cat("name", "i8"),
+            rank=cat("rank", "i8"),
+            lane=cat("lane", "i8"),
+            lanes=self.lanes,
+            row=cat("row", "i8"),
+            start=cat("start", "f8"),
+            end=cat("end", "f8"),
+            scalable=cat("scalable", "?"),
+            edge_dst=edge_cat(0, "i8"),
+            edge_src=edge_cat(1, "i8"),
+            edge_role=edge_cat(2, "i1"),
+            edge_lag=edge_cat(3, "f8"),
+        )
+
+
+def start_event(nodes: ArrayLike) -> np.ndarray:
+    return 2 * np.asarray(nodes, dtype=np.int64)
+
+
+def end_event(nodes: ArrayLike) -> np.ndarray:
+    return 2 * np.asarray(nodes, dtype=np.int64) + 1
+
+
+def duration_edges(graph: Graph, lag: np.ndarray | None = None) -> None:
+    """Every node's start -> end edge (role DUR), lag its recorded duration unless given;
+    call before `finish`. Collectives and blocking nodes get theirs from their builders."""
+    nodes = np.arange(len(graph), dtype=np.int64)
+    lags = graph.node_durations() if lag is None else lag
+    _append_edges(graph, end_event(nodes), start_event(nodes), DUR, lags)
+
+
+def _append_edges(
+    graph: Graph, dst: np.ndarray, src: np.ndarray, role: int, lag: np.ndarray
+) -> None:
+    graph.edge_dst = np.concatenate([graph.edge_dst, dst])
+    graph.edge_src = np.concatenate([graph.edge_src, src])
+    graph.edge_role = np.concatenate([graph.edge_role, np.full(dst.size, role, np.int8)])
+    graph.edge_lag = np.concatenate([graph.edge_lag, lag.astype(np.float64)])
+
+
+MAX_TIE_PASSES = 64
+
+
+def finish(graph: Graph) -> Graph:
+    """The evaluation order and each event's `add`. Events are ordered by recorded time,
+    ties by dependency; an edge that goes back in time (a GPU activity that starts before
+    its launch call: the trace's clocks disagree) or that no order of ties can satisfy is
+    left out, counted by role in `dropped`: the graph's recorded times stay exact."""
+    base = graph.base_times()
+    src, dst = graph.edge_src, graph.edge_dst
+    backward = base[src] > base[dst]
+    level = np.zeros(base.size, dtype=np.int64)
+    tie = np.flatnonzero(base[src] == base[dst])
+    for _ in range(MAX_TIE_PASSES):
+        if tie.size == 0:
+            break
+        want = level[src[tie]] + 1
+        late = want > level[dst[tie]]
+        if not late.any():
+            break
+        np.maximum.at(level, dst[tie[late]], want[late])
+    order = np.lexsort((level, base)).astype(np.int64)
+    position = np.empty(base.size, dtype=np.int64)
+    position[order] = np.arange(base.size)
+    keep = ~backward & (position[src] < position[dst])
+    graph.dropped = _count_roles(graph.edge_role[~keep])
+    kept = np.flatnonzero(keep)
+    kept = kept[np.argsort(position[dst[kept]], kind="stable")]
+    counts = np.bincount(position[dst[kept]], minlength=base.size)
+    graph.order = order
+    graph.in_edges = kept
+    graph.in_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    graph.add = _adds(graph, base, graph.edge_lag)
+    return graph
+
+
+def _count_roles(roles: np.ndarray) -> dict[str, int]:
+    counts = np.bincount(roles.astype(np.int64), minlength=len(ROLES))
+    return {ROLES[i]: int(c) for i, c in enumerate(counts.tolist()) if c}
+
+
+def _adds(graph: Graph, base: np.ndarray, lag: np.ndarray) -> np.ndarray:
+    """Per event, its recorded time less the latest of its in-edges' source time + lag
+    (its recorded time for an event with no in-edge)."""
+    add = base.copy()
+    edges = graph.in_edges
+    if edges.size == 0:
+        return add
+    reach = base[graph.edge_src[edges]] + lag[edges]
+    ptr = graph.in_ptr
+    has = np.flatnonzero(ptr[1:] > ptr[:-1])
+    latest = np.maximum.reduceat(reach, ptr[:-1][has])
+    events = graph.order[has]
+    add[events] = base[events] - latest
+    return add

@@ -1,0 +1,151 @@
+"""Host threads as pieces: each thread's time cut at every start and end of its ranges (ops,
+annotations, runtime and driver calls), each piece named by the innermost range or call
+covering it. Time covered by no range (or by a ProfilerStep range only) is not a piece:
+it is a gap, kept as the `add` of the node after it (`graph.py`).
+
+Pieces are what a change of an op scales (a piece is under an op when the op is its
+innermost range or one of that range's ancestors) and what a host node of the path is
+shown as."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...model.trace_model import TraceModel
+from ..core.common import launch_rows, name_flags, thread_keys
+from ..core.host_ranges import HostRanges, build_ranges, host_ranges, snap_ns
+from ..core.launches import launch_family
+from ..core.rules import is_step_name
+from ..core.taxonomy import is_host_transfer_op
+
+
+@dataclass
+class Pieces:
+    """Pieces of every host thread, sorted by (thread, start); all arrays per piece."""
+
+    thread: np.ndarray  # i8 canonical thread key
+    start: np.ndarray  # f8 trace µs (on the nanosecond grid of the host ranges)
+    end: np.ndarray
+    row: np.ndarray  # i8 the innermost event: a runtime call, else a host range
+    range_pos: np.ndarray  # i8 innermost host range (HostRanges position), -1 none
+    runtime: np.ndarray  # i8 runtime/driver row when a call is innermost, -1
+    blocking_call: np.ndarray  # bool: a call of the `synchronize` family
+    transfer: np.ndarray  # i8 row of the host collective range (gloo:*) it is in, -1
+
+    def __len__(self) -> int:
+        return int(self.start.size)
+
+
+def _empty() -> Pieces:
+    ints, floats = np.zeros(0, np.int64), np.zeros(0)
+    return Pieces(ints, floats, floats, ints, ints, ints, np.zeros(0, bool), ints)
+
+
+def host_pieces(model: TraceModel) -> Pieces:
+    ranges = host_ranges(model)
+    ev = model.events
+    calls = launch_rows(model)
+    if len(ranges) == 0 and calls.size == 0:
+        return _empty()
+    calls_index = build_ranges(model, calls)
+    origin = ranges.origin if len(ranges) else calls_index.origin
+    call_start = snap_ns(ev["ts"][calls], origin)
+    call_end = snap_ns(ev["ts"][calls] + ev["dur"][calls], origin)
+    call_thread = thread_keys(model, calls) if calls.size else np.zeros(0, np.int64)
+    thread = np.concatenate([ranges.thread, ranges.thread, call_thread, call_thread])
+    times = np.concatenate([ranges.start, ranges.end, call_start, call_end])
+    ok = np.isfinite(times)
+    thread, times = thread[ok], times[ok]
+    order = np.lexsort((times, thread))
+    thread, times = thread[order], times[order]
+    fresh = np.concatenate([[True], (thread[1:] != thread[:-1]) | (times[1:] != times[:-1])])
+    thread, times = thread[fresh], times[fresh]
+    inner = np.flatnonzero((thread[1:] == thread[:-1]) & (times[1:] > times[:-1]))
+    p_thread, p_start, p_end = thread[inner], times[inner], times[inner + 1]
+    mid = (p_start + p_end) / 2.0
+    call_pos = calls_index.containing(p_thread, mid) if calls.size else np.full(mid.size, -1)
+    range_pos = ranges.containing(p_thread, mid) if len(ranges) else np.full(mid.size, -1)
+    return _covered(model, ranges, calls_index, p_thread, p_start, p_end, call_pos, range_pos)
+
+
+def _covered(
+    model: TraceModel,
+    ranges: HostRanges,
+    calls_index: HostRanges,
+    thread: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    call_pos: np.ndarray,
+    range_pos: np.ndarray,
+) -> Pieces:
+    """The pieces a call or a range other than a step covers, with their attributes."""
+    names = model.events["name"]
+    step_range = np.zeros(len(ranges), dtype=bool)
+    transfer_range = np.zeros(len(ranges), dtype=bool)
+    if len(ranges):
+        range_names = names[ranges.rows]
+        step_range = name_flags(model, is_step_name)[range_names]
+        transfer_range = name_flags(model, is_host_transfer_op)[range_names]
+    in_call = call_pos >= 0
+    in_range = range_pos >= 0
+    in_range[in_range] = ~step_range[range_pos[in_range]]
+    keep = in_call | in_range
+    call_pos, range_pos = call_pos[keep], range_pos[keep]
+    in_call = in_call[keep]
+    runtime = _rows_at(calls_index.rows, call_pos)
+    ranged = range_pos >= 0
+    range_row = _rows_at(ranges.rows, range_pos)
+    blocking = np.zeros(runtime.size, dtype=bool)
+    if in_call.any():
+        is_sync = name_flags(model, _is_synchronize)
+        blocking[in_call] = is_sync[names[runtime[in_call]]]
+    transfer = np.full(runtime.size, -1, dtype=np.int64)
+    in_transfer = ~in_call & ranged
+    in_transfer[in_transfer] = transfer_range[range_pos[in_transfer]]
+    transfer[in_transfer] = range_row[in_transfer]
+    return Pieces(
+        thread=thread[keep],
+        start=start[keep],
+        end=end[keep],
+        row=np.where(in_call, runtime, range_row),
+        range_pos=np.where(ranged, range_pos, -1),
+        runtime=runtime,
+        blocking_call=blocking,
+        transfer=transfer,
+    )
+
+
+def _rows_at(rows: np.ndarray, position: np.ndarray) -> np.ndarray:
+    """rows[position] where position >= 0, else -1."""
+    out = np.full(position.size, -1, dtype=np.int64)
+    found = position >= 0
+    out[found] = rows[position[found]]
+    return out
+
+
+def _is_synchronize(name: str) -> bool:
+    return launch_family(name) == "synchronize"
+
+
+def under_ops(model: TraceModel, name: str) -> np.ndarray:
+    """Per host range (HostRanges position), whether it is named `name` or lies inside a
+    range so named: the ranges an op's change scales."""
+    ranges = host_ranges(model)
+    code = model.name_code(name)
+    if code < 0 or len(ranges) == 0:
+        return np.zeros(len(ranges), dtype=bool)
+    flag = model.events["name"][ranges.rows] == code
+    parent = ranges.parent
+    todo = np.flatnonzero(~flag & (parent >= 0))
+    # Inherit down the tree: a node is under the op when its parent is (walk up once per
+    # level of nesting, vectorised).
+    up = parent.copy()
+    while todo.size:
+        hit = flag[up[todo]]
+        flag[todo[hit]] = True
+        todo = todo[~hit]
+        up[todo] = parent[up[todo]]
+        todo = todo[up[todo] >= 0]
+    return flag

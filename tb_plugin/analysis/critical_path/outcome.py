@@ -1,0 +1,102 @@
+"""A joined graph evaluated under a change: each step's window per rank and for the job,
+and each step's critical path on demand.
+
+A job's step n ends when its last rank ends step n, and starts where the job's step n-1
+ended (the first: where its first rank started it): so consecutive steps tile the job's
+time and a step's length is the job's period, whatever the ranks' phases. One trace
+alone is a job of one rank, whose steps are `core/steps.py`'s."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from .anchors import Windows, windows
+from .changes import Change
+from .joint import Joint
+from .path import Expand, Segment, step_path
+from .retime import Timing, evaluate
+
+
+@dataclass
+class JobSteps:
+    names: list[str]
+    numbers: list[int | None]
+    start: np.ndarray
+    end: np.ndarray
+    sink: np.ndarray  # event the step's end came from
+    tail: np.ndarray
+
+    @property
+    def durations(self) -> np.ndarray:
+        return self.end - self.start
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+class Outcome:
+    def __init__(self, joint: Joint, change: Change | None = None) -> None:
+        self.joint = joint
+        self.change = change
+        lag, self.factors = joint.lags(change)
+        self.timing: Timing = evaluate(joint.graph, lag)
+        self.rank_windows: list[Windows] = [windows(a, self.timing) for a in joint.anchors]
+
+    @cached_property
+    def steps(self) -> JobSteps:
+        return job_steps(self.joint, self.rank_windows)
+
+    @cached_property
+    def expand(self) -> Expand:
+        return self.joint.expander(self.factors)
+
+    def path(self, step: int) -> list[Segment]:
+        s = self.steps
+        return step_path(
+            self.joint.graph,
+            self.timing,
+            int(s.sink[step]),
+            float(s.tail[step]),
+            float(s.start[step]),
+            self.expand,
+        )
+
+
+def job_steps(joint: Joint, per_rank: list[Windows]) -> JobSteps:
+    """The steps every rank has (by name, in the first rank's order)."""
+    if not joint.anchors:
+        empty = np.zeros(0)
+        return JobSteps([], [], empty, empty, np.zeros(0, np.int64), empty)
+    common = set(joint.anchors[0].names)
+    for a in joint.anchors[1:]:
+        common &= set(a.names)
+    first = joint.anchors[0]
+    keep = [i for i, name in enumerate(first.names) if name in common]
+    names = [first.names[i] for i in keep]
+    at = [{name: i for i, name in enumerate(a.names)} for a in joint.anchors]
+    n = len(names)
+    start, end = np.zeros(n), np.zeros(n)
+    sink, tail = np.zeros(n, np.int64), np.zeros(n)
+    previous = -np.inf
+    for j, name in enumerate(names):
+        idx = [(r, at[r][name]) for r in range(len(per_rank))]
+        starts = [per_rank[r].start[i] for r, i in idx]
+        ends = [per_rank[r].end[i] for r, i in idx]
+        last = int(np.argmax(ends))
+        r, i = idx[last]
+        end[j] = ends[last]
+        sink[j], tail[j] = per_rank[r].sink[i], per_rank[r].tail[i]
+        start[j] = max(min(starts), previous)
+        previous = end[j]
+    return JobSteps(names, [first.numbers[i] for i in keep], start, end, sink, tail)
+
+
+def median_step(durations: np.ndarray) -> int:
+    """The step whose length is the median (the lower middle of an even count)."""
+    if durations.size == 0:
+        return -1
+    order = np.argsort(durations, kind="stable")
+    return int(order[(durations.size - 1) // 2])

@@ -1,0 +1,129 @@
+"""The critical path views of a run: span S of every worker as one job, each rank's graph
+joined at the collectives (`joint.py`). A run job of the store. Up to FULL_GRAPH_RANKS
+ranks, every rank's whole graph is joined (each trace from the store, the plugin's, else
+read here through the cache): exact. Beyond, each rank is summarised where it is read (the
+Distributed view's pools, a process pool or a cluster: `distributed/rank_summaries.py`) and
+kept in the run's pack (one per change), and the summaries are joined (`reduce.py`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import partial
+from typing import Any
+
+from ...ingest.discovery import chosen_spans
+from ...ingest.naming import name_rank
+from ...ingest.storage import file_identity
+from ...model.errors import ViewParamError
+from ...store.cache import cache_key
+from ...store.errors import LoadFailed
+from ...store.run_context import RunContext
+from ..core.ranks import assign_ranks
+from ..core.summary_cache import model_of
+from ..distributed.rank_summaries import Listed, summarize_all
+from .joint import JoinPart, Joint, join
+from .parts import part_of
+from .reduce import PathSummary
+from .summaries import ReducedPart, summarize, tier
+from .types import RunCriticalPathView, RunTopGainsView, RunWhatIfView
+from .view import critical_path_of, top_gains_of, whatif_of
+
+FULL_GRAPH_RANKS = 16
+
+
+def run_joint(
+    context: RunContext, change: Mapping[str, Any] | None = None
+) -> tuple[Joint, list[dict[str, Any]], bool]:
+    """The run's ranks joined (their summaries under `change` when the run is large), the
+    ranks that could not be read (`errors`), and whether the summaries were joined."""
+    picks = chosen_spans(context.run, context.span)
+    if len(picks) > FULL_GRAPH_RANKS:
+        summaries, failed = summarize_all(
+            [s.path for _, s in picks],
+            context.cache_dir,
+            context.executor,
+            context.progress,
+            context.store,
+            Listed.of(context.run, context.span, picks),
+            tier(dict(change or {})),
+        )
+        parts: list[JoinPart] = []
+        stated: list[int | None] = []
+        errors = []
+        params = dict(change or {})
+        for (worker, span), summary, error in zip(picks, summaries, failed):
+            if summary is None:
+                errors.append({"worker": worker.name, "span": span.name, **(error or {})})
+                continue
+            again = partial(_with_segments, span.path, context, params)
+            parts.append(ReducedPart(summary, worker.name, summary.rank, again))
+            stated.append(name_rank(worker.name, span.file))
+        return _joined(parts, stated), errors, True
+    return _full(context, picks)
+
+
+def _full(context: RunContext, picks: Sequence[Any]) -> tuple[Joint, list[dict[str, Any]], bool]:
+    parts: list[JoinPart] = []
+    stated: list[int | None] = []
+    errors: list[dict[str, Any]] = []
+    for done, (worker, span) in enumerate(picks):
+        try:
+            model = _model(span.path, context)
+        except LoadFailed as exc:
+            errors.append({"worker": worker.name, "span": span.name, **exc.error})
+            continue
+        parts.append(part_of(model, worker.name, "pinned"))
+        stated.append(name_rank(worker.name, span.file))
+        if context.progress is not None:
+            context.progress(done + 1, len(picks))
+    return _joined(parts, stated), errors, False
+
+
+def _joined(parts: list[JoinPart], stated: list[int | None]) -> Joint:
+    """The ranks numbered as the Distributed view numbers them, in rank order, joined."""
+    ranks, _, _ = assign_ranks([(p.rank, s) for p, s in zip(parts, stated)])
+    for part, rank in zip(parts, ranks):
+        part.rank = rank
+    parts.sort(key=lambda p: p.rank if p.rank is not None else -1)
+    return join(parts)
+
+
+def _with_segments(path: str, context: RunContext, params: dict[str, Any]) -> PathSummary:
+    """A rank's summary made again with its segments: the path runs through it."""
+    return summarize(params, _model(path, context), segments=True)
+
+
+def _model(path: str, context: RunContext) -> Any:
+    if context.store is not None:
+        return context.store.wait(path)
+    return model_of(path, cache_key(file_identity(path)), context.cache_dir)
+
+
+def run_critical_path(context: RunContext) -> RunCriticalPathView:
+    """The critical path of a run's job: each step's chain across ranks (collectives
+    matched as the Distributed view matches them)."""
+    joint, errors, _ = run_joint(context)
+    view = critical_path_of(joint, "run", context.params)
+    return {**view, "errors": errors}  # type: ignore[typeddict-item]
+
+
+def run_whatif(context: RunContext) -> RunWhatIfView:
+    """The run's steps re-timed with one change, across ranks: the predicted step time
+    and the new critical path."""
+    joint, errors, reduced = run_joint(context)
+    changed = run_joint(context, context.params)[0] if reduced else None
+    view = whatif_of(joint, "run", context.params, changed)
+    return {**view, "errors": errors}  # type: ignore[typeddict-item]
+
+
+def run_top_gains(context: RunContext) -> RunTopGainsView:
+    """The kernels, ops and collective types on the job's critical path, each made
+    `factor` times as long (default twice as fast), ranked by the step time it saves."""
+    if len(context.run.workers) > FULL_GRAPH_RANKS:
+        raise ViewParamError(
+            f"top gains re-time the whole job once per change: runs of at most "
+            f"{FULL_GRAPH_RANKS} workers; ask run_whatif for one change"
+        )
+    joint, errors, _ = run_joint(context)
+    view = top_gains_of(joint, "run", context.params)
+    return {**view, "errors": errors}  # type: ignore[typeddict-item]

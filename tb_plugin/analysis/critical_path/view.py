@@ -1,0 +1,258 @@
+"""The `critical_path`, `whatif` and `top_gains` views of a joined graph (one trace, or the
+ranks of a run): the chain that sets each step's length, the steps re-timed under one
+change, and the changes worth most. docs/critical_path.md has the method."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import numpy as np
+
+from ...model.errors import ViewParamError
+from ..core.rules import collective_type
+from .changes import Change, change_of
+from .joint import Joint
+from .outcome import Outcome, median_step
+from .path import Segment, totals
+from .types import (
+    CriticalPathView,
+    Gain,
+    PathName,
+    PathRank,
+    PathSegment,
+    StepPath,
+    StepPrediction,
+    TopGainsView,
+    WhatIfView,
+)
+
+MAX_SEGMENTS = 5000
+MAX_NAMES = 50
+TOP_CANDIDATES = 12  # changes simulated for `top_gains`
+Scope = Literal["span", "run"]
+
+
+def _r(x: float) -> float:
+    return round(float(x), 3)
+
+
+def baseline(joint: Joint) -> Outcome:
+    """The recorded timing, kept with the joint graph."""
+    found = getattr(joint, "_baseline", None)
+    if found is None:
+        found = Outcome(joint)
+        joint._baseline = found  # type: ignore[attr-defined]
+    return found
+
+
+def critical_path_of(joint: Joint, scope: Scope, params: Mapping[str, Any]) -> CriticalPathView:
+    outcome = baseline(joint)
+    steps = outcome.steps
+    paths = [outcome.path(i) for i in range(len(steps))]
+    chosen = _chosen_step(steps.names, steps.numbers, params.get("step"))
+    shown = paths[chosen] if chosen is not None else [s for p in paths for s in p]
+    durations = steps.durations
+    step_us = durations[chosen] if chosen is not None else _median(durations)
+    return {
+        "scope": scope,
+        "step": steps.names[chosen] if chosen is not None else None,
+        "step_us": _r(step_us),
+        "span_us": _r(durations.sum()),
+        "steps": [_step_row(steps, i, p) for i, p in enumerate(paths)],
+        "segments": [_segment(joint, s) for s in shown[:MAX_SEGMENTS]],
+        "segments_total": len(shown),
+        **_totals(joint, shown),  # type: ignore[typeddict-item]
+        "clocks": [
+            {"rank": p.rank, "worker": p.worker, "offset_us": _r(joint.time_offset[i])}
+            for i, p in enumerate(joint.parts)
+        ],
+        "assumptions": assumptions(joint),
+        "warnings": warnings(joint),
+    }
+
+
+def _chosen_step(names: list[str], numbers: list[int | None], asked: Any) -> int | None:
+    if asked in (None, ""):
+        return None
+    text = str(asked)
+    for i, (name, number) in enumerate(zip(names, numbers)):
+        if text == name or (number is not None and text == str(number)):
+            return i
+    raise ViewParamError(f"step {text!r} is not a step of this span: {', '.join(names[:20])}")
+
+
+def _median(values: np.ndarray) -> float:
+    return float(np.median(values)) if values.size else 0.0
+
+
+def _step_row(steps: Any, i: int, path: list[Segment]) -> StepPath:
+    by_kind, _ = totals(path)
+    return {
+        "step": steps.names[i],
+        "number": steps.numbers[i],
+        "start_us": _r(steps.start[i]),
+        "step_us": _r(steps.durations[i]),
+        "by_kind": {k: _r(v) for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1])},
+    }
+
+
+def _segment(joint: Joint, s: Segment) -> PathSegment:
+    part = joint.parts[s.rank]
+    return {
+        "rank": part.rank,
+        "worker": part.worker,
+        "kind": s.kind,
+        "name": s.name,
+        "start_us": _r(s.start - joint.time_offset[s.rank]),
+        "dur_us": _r(s.dur),
+        "lane": s.lane,
+    }
+
+
+def _totals(joint: Joint, segments: list[Segment]) -> dict[str, Any]:
+    by_kind, by_name = totals(segments)
+    length = sum(by_kind.values()) or 1.0
+    names: list[PathName] = [
+        {"kind": k, "name": n, "dur_us": _r(v), "share_pct": _r(100.0 * v / length)}
+        for (k, n), v in sorted(by_name.items(), key=lambda kv: -kv[1])[:MAX_NAMES]
+    ]
+    per_rank = np.zeros(len(joint.parts))
+    for s in segments:
+        per_rank[s.rank] += s.dur
+    ranks: list[PathRank] = [
+        {"rank": p.rank, "worker": p.worker, "dur_us": _r(per_rank[i])}
+        for i, p in enumerate(joint.parts)
+        if per_rank[i] > 0
+    ]
+    kinds = {k: _r(v) for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1])}
+    return {"by_kind": kinds, "by_name": names, "by_rank": ranks}
+
+
+def whatif_of(
+    joint: Joint, scope: Scope, params: Mapping[str, Any], changed_joint: Joint | None = None
+) -> WhatIfView:
+    """`changed_joint`: the ranks' summaries under the change (a large run), whose
+    evaluation is the prediction; else the change re-times `joint` itself."""
+    change = change_of(dict(params))
+    if change is None:
+        raise ViewParamError("name a change: kernel=, op=, collective= or rank_all=1, and factor=")
+    changed = Outcome(changed_joint or joint, change)
+    matched = sum(f.matched for f in changed.factors)
+    if matched == 0:
+        raise ViewParamError(f"nothing to change: no {change.label()} in this {scope}")
+    base = baseline(joint).steps
+    predicted = changed.steps
+    median = median_step(predicted.durations)
+    path = changed.path(median) if median >= 0 else []
+    by_kind, _ = totals(path)
+    b, p = _median(base.durations), _median(predicted.durations)
+    return {
+        "scope": scope,
+        "change": {
+            "kind": change.kind,  # type: ignore[typeddict-item]
+            "name": change.name,
+            "factor": change.factor,
+            "rank": change.rank,
+        },
+        "label": change.label(),
+        "matched": int(matched),
+        "baseline_step_us": _r(b),
+        "predicted_step_us": _r(p),
+        "saving_us": _r(b - p),
+        "saving_pct": _r(100.0 * (b - p) / b) if b > 0 else 0.0,
+        "steps": _predictions(base, predicted),
+        "critical_path_step": predicted.names[median] if median >= 0 else None,
+        "critical_path": [_segment(joint, s) for s in path[:MAX_SEGMENTS]],
+        "by_kind": {k: _r(v) for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1])},
+        "method": "summaries" if changed_joint is not None else "graph",
+        "assumptions": assumptions(joint),
+        "warnings": warnings(joint),
+    }
+
+
+def _predictions(base: Any, predicted: Any) -> list[StepPrediction]:
+    return [
+        {"step": name, "baseline_us": _r(b), "predicted_us": _r(p)}
+        for name, b, p in zip(base.names, base.durations, predicted.durations)
+    ]
+
+
+def top_gains_of(joint: Joint, scope: Scope, params: Mapping[str, Any]) -> TopGainsView:
+    factor = float(params.get("factor", 0.5))
+    if not np.isfinite(factor) or factor < 0:
+        raise ViewParamError("factor: a number >= 0 (0.5: twice as fast)")
+    outcome = baseline(joint)
+    steps = outcome.steps
+    segments = [s for i in range(len(steps)) for s in outcome.path(i)]
+    b = _median(steps.durations)
+    gains: list[Gain] = []
+    for kind, name, on_path in candidates(segments):
+        change = Change(kind, name, factor)
+        p = _median(Outcome(joint, change).steps.durations)
+        gains.append(
+            {
+                "kind": kind,  # type: ignore[typeddict-item]
+                "name": name,
+                "path_us": _r(on_path),
+                "predicted_step_us": _r(p),
+                "saving_us": _r(b - p),
+                "saving_pct": _r(100.0 * (b - p) / b) if b > 0 else 0.0,
+            }
+        )
+    gains.sort(key=lambda g: (-g["saving_us"], g["name"]))
+    return {
+        "scope": scope,
+        "factor": factor,
+        "baseline_step_us": _r(b),
+        "gains": gains,
+        "assumptions": assumptions(joint),
+    }
+
+
+def candidates(segments: list[Segment]) -> list[tuple[str, str, float]]:
+    """(change kind, name, time on the path) of the kernels, ops and collective types on
+    the path, longest first, at most TOP_CANDIDATES."""
+    time: dict[tuple[str, str], float] = {}
+    for s in segments:
+        if s.kind in ("kernel", "memcpy", "memset"):
+            key = ("kernel", s.name)
+        elif s.kind == "cpu":
+            key = ("op", s.name)
+        elif s.kind == "collective":
+            key = ("collective", collective_type(s.name) or s.name)
+        else:
+            continue
+        time[key] = time.get(key, 0.0) + s.dur
+    ranked = sorted(time.items(), key=lambda kv: -kv[1])[:TOP_CANDIDATES]
+    return [(k, n, v) for (k, n), v in ranked]
+
+
+def assumptions(joint: Joint) -> list[str]:
+    out: list[str] = []
+    seen: set[str] = set()
+    for part in joint.parts:
+        for text in part.assumptions:
+            label = f"{part.worker}: {text}" if len(joint.parts) > 1 and part.worker else text
+            if label not in seen:
+                seen.add(label)
+                out.append(label)
+    if len(joint.parts) == 1 and joint.parts[0].table.count:
+        out.append(
+            "other ranks are not in this trace: each collective keeps its recorded wait (it "
+            "ends its recorded duration after this rank arrives), as if every rank changed "
+            "alike; a collective's change scales its whole time, wait included (the run's "
+            "view tells the wait from the transfer)"
+        )
+    return out
+
+
+def warnings(joint: Joint) -> list[str]:
+    out = []
+    for role, count in sorted(joint.graph.dropped.items()):
+        out.append(f"{count} {role} links go back in time (the trace's clocks disagree): left out")
+    return out
+
+
+def change_from(params: Mapping[str, Any]) -> Change | None:
+    return change_of(dict(params))

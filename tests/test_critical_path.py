@@ -1,0 +1,181 @@
+"""The critical path and what-if re-timing on built traces whose answers are worked out by
+hand (tests/critical_path_jobs.py): a kernel on the critical path of one rank only, a
+collective that hides a kernel (with and without the recorded stream wait), a host-bound
+step with a blocking synchronize, a graph-replayed step; predictions are exact."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from critical_path_jobs import (
+    GEMM_US,
+    ONE_RANK_STEPS,
+    POST_US,
+    TRANSFER_US,
+    graph_trace,
+    hidden_job,
+    host_bound_trace,
+    one_rank_job,
+)
+from kinetoscope.analysis.critical_path.run import run_critical_path, run_whatif
+from kinetoscope.analysis.critical_path.span import (
+    critical_path_view,
+    top_gains_view,
+    whatif_view,
+)
+from kinetoscope.ingest.build import build_model
+from kinetoscope.ingest.discovery import scan_logdir
+from kinetoscope.model.errors import ViewParamError
+from kinetoscope.store.run_context import RunContext
+
+
+def _run_context(folder: Path, **params: Any) -> RunContext:
+    runs = scan_logdir(str(folder.parent))
+    run = next(r for r in runs if r.name == folder.name)
+    return RunContext((run,), None, params)
+
+
+def _steps(view: dict[str, Any], key: str = "predicted_us") -> list[float]:
+    return [s[key] for s in view["steps"]]
+
+
+def test_a_kernel_on_the_path_of_one_rank_only(tmp_path: Path) -> None:
+    folder = one_rank_job(tmp_path / "job")
+    path = run_critical_path(_run_context(folder))
+    assert [s["step_us"] for s in path["steps"]] == [770.0] * ONE_RANK_STEPS
+    assert path["by_kind"]["kernel"] == pytest.approx(ONE_RANK_STEPS * (GEMM_US[0] + POST_US))
+    assert path["by_kind"]["collective"] == pytest.approx(ONE_RANK_STEPS * TRANSFER_US)
+    gemm = [s for s in path["segments"] if s["name"] == "gemm_big"]
+    assert {s["rank"] for s in gemm} == {0} and {s["dur_us"] for s in gemm} == {GEMM_US[0]}
+    assert sum(s["dur_us"] for s in path["segments"]) == pytest.approx(path["span_us"])
+    cases = [
+        ({"kernel": "gemm_big", "factor": 0.5}, 470.0),
+        ({"kernel": "gemm_big", "factor": 0.5, "rank": 1}, 770.0),
+        ({"kernel": "gemm_big", "factor": 0.25, "rank": 0}, 370.0),
+        ({"collective": "all_reduce", "factor": 0.5}, 720.0),
+    ]
+    for params, expected in cases:
+        view = run_whatif(_run_context(folder, **params))
+        assert _steps(view) == [expected] * ONE_RANK_STEPS, params
+        assert view["predicted_step_us"] == expected
+        assert view["baseline_step_us"] == 770.0
+    moved = run_whatif(_run_context(folder, kernel="gemm_big", factor=0.25, rank=0))
+    gemm = [s for s in moved["critical_path"] if s["name"] == "gemm_big"]
+    assert [(s["rank"], s["dur_us"]) for s in gemm] == [(1, GEMM_US[1])]  # the path moved
+
+
+def test_a_collective_that_hides_a_kernel(tmp_path: Path) -> None:
+    folder = hidden_job(tmp_path / "hidden")
+    path = run_critical_path(_run_context(folder))
+    assert path["step_us"] == 620.0
+    assert "hidden" not in {s["name"] for s in path["segments"]}
+    cases = [
+        ({"kernel": "hidden", "factor": 0.5}, 620.0),
+        ({"kernel": "hidden", "factor": 2.0}, 660.0),
+        ({"kernel": "k1", "factor": 0.5}, 520.0),
+        ({"collective": "all_reduce", "factor": 0.5}, 420.0),
+    ]
+    for params, expected in cases:
+        assert run_whatif(_run_context(folder, **params))["predicted_step_us"] == expected
+    # One rank alone: the same answers (both ranks arrive together, so no wait is hidden).
+    model = build_model(str(folder / "rank0.pt.trace.json"))
+    for params, expected in cases:
+        assert whatif_view(model, params)["predicted_step_us"] == expected
+
+
+def test_an_unrecorded_stream_wait_is_said_not_invented(tmp_path: Path) -> None:
+    folder = hidden_job(tmp_path / "unrecorded", record_waits=False)
+    view = run_whatif(_run_context(folder, kernel="k1", factor=0.5))
+    assert view["predicted_step_us"] == 620.0  # the dependency on k1 is unknown
+    assert any("cudaStreamWaitEvent" in a and "unknown" in a for a in view["assumptions"])
+
+
+def test_a_host_bound_step_with_a_blocking_synchronize(tmp_path: Path) -> None:
+    model = host_bound_trace().model(tmp_path)
+    path = critical_path_view(model, {})
+    assert [s["step_us"] for s in path["steps"]] == [1000.0, 1000.0]
+    assert path["by_kind"]["cpu"] > path["by_kind"].get("kernel", 0.0)
+    cases = [
+        ({"op": "aten::conv2d", "factor": 0.5}, 800.0),
+        ({"op": "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "factor": 0}, 700.0),
+        ({"kernel": "reduce", "factor": 3.0}, 1040.0),
+        ({"kernel": "conv_kernel", "factor": 0.5}, 1000.0),
+    ]
+    for params, expected in cases:
+        view = whatif_view(model, params)
+        assert _steps(view) == [expected, expected], params
+    assert any("blocked on GPU work" in a for a in path["assumptions"])
+
+
+def test_a_graph_replayed_step(tmp_path: Path) -> None:
+    model = graph_trace().model(tmp_path)
+    path = critical_path_view(model, {})
+    assert path["step_us"] == 430.0
+    assert [s["name"] for s in path["segments"] if s["kind"] == "kernel"] == [
+        "graph_k1",
+        "graph_k2",
+        "graph_k3",
+    ]
+    for params in (
+        {"kernel": "graph_k2", "factor": 0.5},
+        {"op": "aten::gelu", "factor": 0.5},
+        {"op": "aten::linear", "factor": 0.5},
+    ):
+        assert whatif_view(model, params)["predicted_step_us"] == 330.0, params
+
+
+def test_top_gains_rank_the_changes_by_saving(tmp_path: Path) -> None:
+    model = host_bound_trace().model(tmp_path)
+    gains = top_gains_view(model, {})["gains"]
+    # halved: conv2d's 400 µs save 200, the DataLoader's 300 save 150, item's 230 save 115
+    assert [(g["name"][:9], g["saving_us"]) for g in gains[:3]] == [
+        ("aten::con", 200.0),
+        ("enumerate", 150.0),
+        ("aten::ite", 115.0),
+    ]
+    by_name = {g["name"]: g for g in gains}
+    assert "conv_kernel" not in by_name  # off the path: nothing to gain, not simulated
+    assert by_name["reduce"]["saving_us"] == 10.0  # the synchronize waits for it
+    assert all(a["saving_us"] >= b["saving_us"] for a, b in zip(gains, gains[1:]))
+
+
+def test_a_change_that_names_nothing_is_refused(tmp_path: Path) -> None:
+    model = host_bound_trace().model(tmp_path)
+    with pytest.raises(ViewParamError, match="no kernel nope"):
+        whatif_view(model, {"kernel": "nope", "factor": 0.5})
+    with pytest.raises(ViewParamError, match="one change at a time"):
+        whatif_view(model, {"kernel": "reduce", "op": "aten::item", "factor": 0.5})
+    with pytest.raises(ViewParamError, match="factor"):
+        whatif_view(model, {"kernel": "reduce"})
+
+
+@pytest.mark.parametrize("job", [one_rank_job, hidden_job])
+def test_rank_summaries_give_the_whole_graphs_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, job: Any
+) -> None:
+    """A run too large to hold every rank's graph joins the ranks' summaries (each rank's
+    local paths between its collectives): the same critical path, and here (no local path
+    changes which port bound it) the same predictions."""
+    from kinetoscope.analysis.critical_path import run
+
+    folder = job(tmp_path / "job")
+    changes = [{"kernel": k, "factor": f} for k in ("gemm_big", "k1", "hidden") for f in (0.25, 2)]
+    whole = run_critical_path(_run_context(folder))
+    whole_whatifs = [_try_whatif(folder, c) for c in changes]
+    monkeypatch.setattr(run, "FULL_GRAPH_RANKS", 0)
+    reduced = run_critical_path(_run_context(folder))
+    for key in ("step_us", "span_us", "by_kind", "by_name", "by_rank", "segments"):
+        assert reduced[key] == whole[key], key
+    for change, answer in zip(changes, whole_whatifs):
+        got = _try_whatif(folder, change)
+        assert (got and got["predicted_step_us"]) == (answer and answer["predicted_step_us"])
+        assert got is None or got["method"] == "summaries"
+
+
+def _try_whatif(folder: Path, change: dict[str, Any]) -> dict[str, Any] | None:
+    try:
+        return dict(run_whatif(_run_context(folder, **change)))
+    except ViewParamError:  # the change names nothing in this job
+        return None
