@@ -8,18 +8,6 @@ from __future__ import annotations
 
 from ...ingest.discovery import Run
 from ..core.endpoint import Answer, Cache, Endpoint, Lazy, Scope, has_events, span_view
-from .types import (
-    CriticalPathLoading,
-    CriticalPathParams,
-    CriticalPathView,
-    RunCriticalPathView,
-    RunTopGainsView,
-    RunWhatIfView,
-    TopGainsParams,
-    TopGainsView,
-    WhatIfParams,
-    WhatIfView,
-)
 
 ORDER = 95  # the folder's place in the page order (`api/view_folders.py`)
 LEVEL = "comparison"  # matches collectives by the Distributed view's rules: above the views
@@ -27,6 +15,9 @@ LEVEL = "comparison"  # matches collectives by the Distributed view's rules: abo
 # time does not pay for the graph's modules.
 _SPAN = "kinetoscope.analysis.critical_path.span"
 _RUN = "kinetoscope.analysis.critical_path.run"
+# The wire types are named by path too: they import the Distributed view's types, which
+# import its summary (listing the routes imports no view's compute).
+_TYPES = "kinetoscope.analysis.critical_path.types"
 VERSION = "1"  # bump when an output changes (keys the cache)
 
 
@@ -34,31 +25,39 @@ def _several_workers(run: Run) -> bool:
     return len(run.workers) >= 2
 
 
-def _span_view(name: str, response: object, compute: str, request: object) -> Endpoint:
+def _span_view(name: str, response: str, compute: str, request: str) -> Endpoint:
     return span_view(
-        name, response, Lazy(_SPAN, compute), request, VERSION, Cache.ALL, supports=has_events
+        name,
+        Lazy(_TYPES, response),
+        Lazy(_SPAN, compute),
+        Lazy(_TYPES, request),
+        VERSION,
+        Cache.ALL,
+        supports=has_events,
     )
 
 
-def _run_view(name: str, response: object, compute: str, request: object) -> Endpoint:
+def _run_view(name: str, response: str, compute: str, request: str) -> Endpoint:
     return Endpoint(
         name,
         Scope.RUN,
-        response,
+        Lazy(_TYPES, response),
         Lazy(_RUN, compute),
-        request=request,
+        request_ref=Lazy(_TYPES, request),
         version=VERSION,
         supports=_several_workers,
-        loading=CriticalPathLoading,
+        loading_ref=Lazy(_TYPES, "CriticalPathLoading"),
         answer=Answer.RUN_JOB,
     )
 
 
 ENDPOINTS: list[Endpoint] = [
-    _span_view("critical_path", CriticalPathView, "critical_path_view", CriticalPathParams),
-    _span_view("whatif", WhatIfView, "whatif_view", WhatIfParams),
-    _span_view("top_gains", TopGainsView, "top_gains_view", TopGainsParams),
-    _run_view("run_critical_path", RunCriticalPathView, "run_critical_path", CriticalPathParams),
-    _run_view("run_whatif", RunWhatIfView, "run_whatif", WhatIfParams),
-    _run_view("run_top_gains", RunTopGainsView, "run_top_gains", TopGainsParams),
+    _span_view("critical_path", "CriticalPathView", "critical_path_view", "CriticalPathParams"),
+    _span_view("whatif", "WhatIfView", "whatif_view", "WhatIfParams"),
+    _span_view("top_gains", "TopGainsView", "top_gains_view", "TopGainsParams"),
+    _run_view(
+        "run_critical_path", "RunCriticalPathView", "run_critical_path", "CriticalPathParams"
+    ),
+    _run_view("run_whatif", "RunWhatIfView", "run_whatif", "WhatIfParams"),
+    _run_view("run_top_gains", "RunTopGainsView", "run_top_gains", "TopGainsParams"),
 ]
