@@ -25,7 +25,33 @@ setup(
             depends=["tb_plugin/ingest/_scan_json.h"],
             optional=True,
             extra_compile_args=["-O2"],
-        )
+        ),
+        # The compiled Perfetto reader (ingest/perfetto/native.py). Optional too: without
+        # it the protobuf runtime's reader (ingest/perfetto/events.py) gives the same model.
+        Extension(
+            "kinetoscope.ingest.perfetto._native",
+            ["tb_plugin/ingest/perfetto/_native.c"],
+            depends=[
+                f"tb_plugin/ingest/perfetto/_pf_{part}.h"
+                for part in (
+                    "args",
+                    "base",
+                    "core",
+                    "dispatch",
+                    "events",
+                    "module",
+                    "packet",
+                    "reader",
+                    "rows",
+                    "store",
+                    "text",
+                    "tracks",
+                    "wire",
+                )
+            ],
+            optional=True,
+            extra_compile_args=["-O2"],
+        ),
     ],
     install_requires=[
         "tensorboard>=2.11",

@@ -7,10 +7,11 @@ code is a finding too.
 
 Coverage: atheris/libFuzzer need clang to instrument C; here the fuzzer builds its own
 copy of ingest/_scan.c with gcc's -fsanitize-coverage=trace-pc and
--fsanitize=undefined (tests/fuzz_coverage.c counts block-to-block edges) and swaps it in
-for the installed scanner. An input that reaches a new edge, or an edge a new number of
-times (AFL's count buckets), joins the pool that later inputs are mutated from
-(tests/fuzz_mutations.py). Without gcc it runs uninstrumented (mutations only).
+-fsanitize=undefined (tests/fuzz_harness.py; tests/fuzz_coverage.c counts block-to-block
+edges) and swaps it in for the installed scanner. An input that reaches a new edge, or an
+edge a new number of times (AFL's count buckets), joins the pool that later inputs are
+mutated from (tests/fuzz_mutations.py). Without gcc it runs uninstrumented (mutations
+only).
 
 By hand, many processes (each its own pool; a crashed input is saved by the parent):
 
@@ -22,22 +23,22 @@ each one becomes a case of tests/data/scanner_fuzz/ (tests/test_scanner_fuzz.py)
 
 from __future__ import annotations
 
-import argparse
-import ctypes
-import hashlib
-import importlib.util
-import os
 import random
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 
-import numpy as np
+from fuzz_harness import (
+    Coverage,
+    Findings,
+    Stats,
+    arguments,
+    build_instrumented,
+    load_instrumented,
+    run,
+)
 from fuzz_mutations import joined, mutated, seed_events
 from kinetoscope.ingest import native_chunk
 from scan_compare import disagreement
@@ -48,100 +49,17 @@ SLOW_SECONDS = 2.0
 MAX_POOL = 20_000
 
 
-def build_instrumented(folder: Path) -> Path:
-    """The scanner built with edge coverage and UBSan (aborts on undefined behaviour)."""
-    suffix = sysconfig.get_config_var("EXT_SUFFIX")
-    out = folder / f"_scan{suffix}"
-    include = sysconfig.get_paths()["include"]
-    common = ["gcc", "-O1", "-g", "-fPIC", "-fno-omit-frame-pointer", f"-I{include}"]
-    ub = ["-fsanitize=undefined", "-fno-sanitize-recover=undefined"]
-    hook = folder / "fuzz_coverage.o"
-    subprocess.run([*common, "-c", str(TESTS / "fuzz_coverage.c"), "-o", str(hook)], check=True)
-    scan = folder / "_scan.o"
-    instrument = ["-fsanitize-coverage=trace-pc", *ub]
-    subprocess.run([*common, *instrument, "-c", str(SCANNER), "-o", str(scan)], check=True)
-    subprocess.run([*common, *ub, "-shared", str(scan), str(hook), "-o", str(out)], check=True)
-    return out
-
-
-@dataclass
-class Coverage:
-    """The instrumented scanner's edge map, and the (edge, count bucket) pairs seen."""
-
-    module: ModuleType
-    edges: np.ndarray  # the live map (a view of the C array)
-    reset: ctypes._CFuncPtr
-    seen: np.ndarray = field(default_factory=lambda: np.zeros(1 << 16, dtype=np.uint8))
-
-    def new_features(self) -> int:
-        """How many (edge, bucket) pairs the last input reached first; clears the map."""
-        hit = np.flatnonzero(self.edges)
-        counts = self.edges[hit]
-        buckets = (1 << np.minimum(np.log2(counts).astype(np.uint8), 7)).astype(np.uint8)
-        fresh = buckets & ~self.seen[hit]
-        self.seen[hit] |= buckets
-        self.reset()
-        return int(np.count_nonzero(fresh))
-
-    def edges_seen(self) -> int:
-        return int(np.count_nonzero(self.seen))
-
-
 def instrumented_coverage() -> Coverage | None:
     """Swaps the instrumented scanner in for this process; None without gcc or a scanner."""
     if native_chunk._scan is None:
         return None
     try:
-        path = build_instrumented(Path(tempfile.mkdtemp(prefix="kfuzz-")))
+        path = build_instrumented(SCANNER, "_scan", Path(tempfile.mkdtemp(prefix="kfuzz-")))
     except (OSError, subprocess.CalledProcessError):
         return None
-    spec = importlib.util.spec_from_file_location("kinetoscope.ingest._scan", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    lib = ctypes.CDLL(str(path))
-    edges = np.ctypeslib.as_array((ctypes.c_ubyte * (1 << 16)).in_dll(lib, "kfuzz_map"))
-    native_chunk._scan = module
-    coverage = Coverage(module, edges, lib.kfuzz_reset)
-    coverage.reset()
+    coverage = load_instrumented(path, "kinetoscope.ingest._scan")
+    native_chunk._scan = coverage.module
     return coverage
-
-
-@dataclass
-class Findings:
-    folder: Path | None
-    found: dict[str, bytes] = field(default_factory=dict)  # reason's first line -> input
-
-    def add(self, kind: str, body: bytes, reason: str) -> None:
-        first = reason.strip().splitlines()[-1][:200] if reason.strip() else kind
-        if first in self.found:
-            return
-        self.found[first] = body
-        if self.folder is not None:
-            save(self.folder, kind, body, reason)
-
-
-def save(folder: Path, kind: str, body: bytes, reason: str) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    name = f"{kind}-{hashlib.sha1(body).hexdigest()[:12]}"
-    (folder / f"{name}.json").write_bytes(body)
-    (folder / f"{name}.txt").write_text(reason)
-    return folder / f"{name}.json"
-
-
-@dataclass
-class Stats:
-    executions: int = 0
-    kept: int = 0
-    edges: int = 0
-    seconds: float = 0.0
-
-    def line(self) -> str:
-        rate = self.executions / self.seconds if self.seconds else 0.0
-        return (
-            f"{self.executions} executions in {self.seconds:.0f} s ({rate:.0f}/s), "
-            f"{self.edges} edges, {self.kept} inputs kept"
-        )
 
 
 def fuzz(
@@ -166,9 +84,9 @@ def fuzz(
         began = time.monotonic()
         reason = disagreement(body)
         if reason is not None:
-            findings.add("disagreement", body, reason)
+            findings.add("disagreement", body, reason, ".json")
         elif time.monotonic() - began > SLOW_SECONDS:
-            findings.add("slow", body, f"took {time.monotonic() - began:.1f} s")
+            findings.add("slow", body, f"took {time.monotonic() - began:.1f} s", ".json")
         stats.executions += 1
         if coverage is not None and coverage.new_features() and len(pool) < MAX_POOL:
             pool.append(body)
@@ -182,65 +100,8 @@ def fuzz(
     return stats, findings
 
 
-def run_worker(args: argparse.Namespace) -> None:
-    out = Path(args.out)
-    current = out / f".current-{args.worker}"
-    stats, findings = fuzz(
-        args.minutes * 60, args.seed + args.worker, Findings(out), current, args.report
-    )
-    current.unlink(missing_ok=True)
-    print(f"[{args.seed + args.worker}] done: {stats.line()}, {len(findings.found)} findings")
-    (out / f".stats-{args.worker}").write_text(f"{stats.executions} {stats.edges}")
-
-
-def run_jobs(args: argparse.Namespace) -> int:
-    """`--jobs` worker processes at the lowest priority, their progress lines as they
-    come; saves the input a crashed worker was running."""
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    workers = []
-    for worker in range(args.jobs):
-        command = [sys.executable, __file__, "--worker", str(worker), "--out", str(out)]
-        command += ["--minutes", str(args.minutes), "--seed", str(args.seed)]
-        command += ["--report", str(args.report)]
-        workers.append(subprocess.Popen(command))
-    executions, edges, crashes = 0, 0, 0
-    for worker, process in enumerate(workers):
-        process.wait()
-        stats = out / f".stats-{worker}"
-        if stats.exists():
-            done, reached = stats.read_text().split()
-            executions, edges = executions + int(done), max(edges, int(reached))
-            stats.unlink()
-        if process.returncode != 0:
-            crashes += 1
-            current = out / f".current-{worker}"
-            body = current.read_bytes() if current.exists() else b""
-            saved = save(out, "crash", body, f"worker exited with {process.returncode}")
-            print(f"worker {worker} died ({process.returncode}); its input: {saved}")
-    files = sorted(p.name for p in out.glob("*.json"))
-    rate = executions / (args.minutes * 60) if args.minutes else 0
-    print(
-        f"total: {executions} executions ({rate:.0f}/s over {args.jobs} jobs), at most "
-        f"{edges} edges in one job, {crashes} crashes, {len(files)} saved inputs in {out}"
-    )
-    return 1 if files else 0
-
-
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--minutes", type=float, default=10.0)
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--out", default="fuzz-findings")
-    parser.add_argument("--seed", type=int, default=int(time.time()) % 100_000)
-    parser.add_argument("--report", type=float, default=60.0, help="seconds between lines")
-    parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.worker is not None:
-        os.nice(19)
-        run_worker(args)
-        return 0
-    return run_jobs(args)
+    return run(arguments(__doc__), __file__, fuzz, lambda body: ".json")
 
 
 if __name__ == "__main__":

@@ -21,8 +21,17 @@ import pytest
 from kinetoscope.ingest.build import build_model
 from kinetoscope.ingest.discovery import scan_logdir
 from kinetoscope.ingest.text_blocks import TraceDecodeError
+from perfetto_compare import compare_each_load
 
 TESTS = Path(__file__).resolve().parent
+
+
+@pytest.fixture(autouse=True)
+def _both_readers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every Perfetto file these tests load is read by both readers, which must agree."""
+    compare_each_load(monkeypatch, sys.modules[__name__])
+
+
 CAP_MB = 64
 EVENT = b'{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 5, "dur": 1}'
 

@@ -8,6 +8,7 @@ import gzip
 import json
 import random
 import shutil
+import sys
 import zlib
 from pathlib import Path
 from typing import Any
@@ -27,11 +28,20 @@ from kinetoscope.ingest.perfetto.schema import (
 )
 from kinetoscope.ingest.text_blocks import TraceDecodeError
 from kinetoscope.model.categories import Kind, Phase
+from perfetto_compare import compare_each_load
 from perfetto_writer import write_perfetto, write_perfetto_file
 from test_device_kinds import BACKENDS, EXPECTED, backend_trace
 from view_compare import differences, span_views
 
 DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(autouse=True)
+def _both_readers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every Perfetto file these tests load is read by both readers, which must agree."""
+    compare_each_load(monkeypatch, sys.modules[__name__])
+
+
 H100_RUNS = sorted(p.parent.name for p in (DATA / "h100").glob("*/*.pt.trace.json.gz"))
 # Row numbers point into a model: the protobuf form's rows come in another order.
 ROW_KEYS = frozenset({"row", "first_row"})

@@ -21,6 +21,20 @@ assert dist.joinpath("index.js").is_file() and dist.joinpath("old_links.js").is_
 from kinetoscope.ingest import native_chunk
 assert native_chunk.scanner_enabled(), "the wheel has no compiled scanner"
 assert native_chunk.chunk_from_text(b'{"ph": "X", "name": "a", "ts": 1}').events == 1
+# So is the compiled Perfetto reader, without the protobuf runtime.
+import sys, tempfile
+from kinetoscope.ingest.build import build_model
+from kinetoscope.ingest.perfetto import native
+assert native.available(), "the wheel has no compiled Perfetto reader"
+thread = b"\x0a\x0b\xe2\x03\x08\x08\x01\x22\x04\x08\x0a\x10\x0b"  # track 1: pid 10, tid 11
+begin = b"\x0a\x0e\x40\x05\x50\x01\x5a\x08\x48\x01\x58\x01\xba\x01\x01a"
+end = b"\x0a\x0a\x40\x09\x50\x01\x5a\x04\x48\x02\x58\x01"
+with tempfile.NamedTemporaryFile(suffix=".pftrace") as f:
+    f.write(thread + begin + end)
+    f.flush()
+    model = build_model(f.name)
+assert len(model) == 1 and model.names == ["a"], (len(model), model.names)
+assert "google.protobuf" not in sys.modules
 PY
 
 mkdir -p "$work/logs/run"

@@ -134,14 +134,12 @@ def build_chunk(events: list[Event]) -> Chunk:
     raws, blob, warnings = _utf8_args(list(map(attrgetter("args"), events)))
     lengths = np.fromiter(map(len, raws), dtype=np.int64, count=n)
     cols["args_end"] = np.cumsum(lengths)
-    args = _core_args(raws, lengths)
-    _arg_columns(cols, args)
-    cols["python_id"], cols["python_parent_id"] = python_id_columns(raws, blob)
+    memory = arg_columns(cols, raws, lengths, blob)
     return Chunk(
         cols=cols,
         tables={k: interners[k].values for k in INTERNED},
         args=blob,
-        memory=_memory_part(cols, args),
+        memory=memory,
         meta=meta,
         warnings=warnings,
         events=count,
@@ -236,6 +234,18 @@ def kinds(categories: list[Any], names: list[Any], cols: dict[str, np.ndarray]) 
     if is_memory_name.any():
         kinds[(ph == Phase.INSTANT) & is_memory_name[cols["name"]]] = Kind.MEMORY
     return kinds
+
+
+def arg_columns(
+    cols: dict[str, np.ndarray], raws: list[msgspec.Raw], lengths: np.ndarray, blob: bytes
+) -> dict[str, np.ndarray] | None:
+    """The core args' columns of a batch's rows (`cols`, with their `kind`), read from
+    each row's raw args (CoreArgs, PythonIds; `blob` is their text joined); the batch's
+    memory part."""
+    args = _core_args(raws, lengths)
+    _arg_columns(cols, args)
+    cols["python_id"], cols["python_parent_id"] = python_id_columns(raws, blob)
+    return _memory_part(cols, args)
 
 
 def _core_args(raws: list[msgspec.Raw], lengths: np.ndarray) -> Any:

@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from .schema import NESTED_ARRAY, NESTED_DICT
+from .rules import NESTED_ARRAY, NESTED_DICT, text
 
 # DebugAnnotation field numbers (Perfetto's debug_annotation.proto).
 _NAME_IID, _NAME = 1, 10
@@ -25,15 +25,35 @@ _SEEN_ENTRY = 280  # bytes of one remembered annotation besides its bytes and va
 
 class Seen(dict[bytes, Any]):
     """A sequence's annotations already read, by their bytes, and about what they hold
-    in memory (`nbytes`: the key and its decoded value, about twice the key)."""
+    in memory (`nbytes`: the key and its decoded value, about twice the key). An
+    annotation that names an iid its sequence has not interned is not kept (the iid may
+    come later), and the sequence drops them all when it gives an iid another text
+    (`held.Sequence.intern`): what is kept reads as it would be read now."""
 
     nbytes = 0
 
 
-def text(value: str | bytes) -> str:
-    """A string field's value: proto2 string fields holding bytes that are not UTF-8 come
-    back as bytes (damage, or a writer's bug); those are read with replacements."""
-    return value if isinstance(value, str) else value.decode("utf-8", "replace")
+class _Tables:
+    """A sequence's interned annotation names and strings, and whether an iid was missing."""
+
+    __slots__ = ("names", "strings", "missed")
+
+    def __init__(self, names: dict[int, str], strings: dict[int, str]) -> None:
+        self.names, self.strings, self.missed = names, strings, False
+
+    def name(self, iid: int) -> str:
+        found = self.names.get(iid)
+        if found is None:
+            self.missed = True
+            return ""
+        return found
+
+    def string(self, iid: int) -> str:
+        found = self.strings.get(iid)
+        if found is None:
+            self.missed = True
+            return ""
+        return found
 
 
 def read_annotations(
@@ -42,25 +62,36 @@ def read_annotations(
     """Name → value of each annotation; interned names and strings from the sequence.
     `seen`: the sequence's annotations already read, by their bytes (most repeat: the
     same shapes, devices and streams), so each distinct one is read once."""
+    tables = _Tables(names, strings)
+    if seen is None:
+        return _dict(items, tables)
     out: dict[str, Any] = {}
     for item in items:
-        if seen is None:
-            name, value = _annotation(item, names, strings)
-        else:
-            key = item.SerializeToString()
-            known = seen.get(key)
-            if known is None:
+        key = item.SerializeToString()
+        known = seen.get(key)
+        if known is None:
+            tables.missed = False
+            known = _annotation(item, tables)
+            if not tables.missed:
                 if len(seen) >= SEEN_MAX or seen.nbytes > SEEN_BYTES:
                     seen.clear()
                     seen.nbytes = 0
-                known = seen[key] = _annotation(item, names, strings)
+                seen[key] = known
                 seen.nbytes += _SEEN_ENTRY + 2 * len(key)
-            name, value = known
+        name, value = known
         out[name] = value
     return out
 
 
-def _annotation(item: Any, names: dict[int, str], strings: dict[int, str]) -> tuple[str, Any]:
+def _dict(items: Any, tables: _Tables) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items:
+        name, value = _annotation(item, tables)
+        out[name] = value
+    return out
+
+
+def _annotation(item: Any, tables: _Tables) -> tuple[str, Any]:
     name = ""
     value: Any = None
     for field, raw in item.ListFields():
@@ -68,31 +99,31 @@ def _annotation(item: Any, names: dict[int, str], strings: dict[int, str]) -> tu
         if number == _NAME:
             name = text(raw)
         elif number == _NAME_IID:
-            name = names.get(raw, "")
+            name = tables.name(raw)
         elif number in _PLAIN:
             value = text(raw) if isinstance(raw, bytes) else raw
         else:
-            value = _special(number, raw, names, strings)
+            value = _special(number, raw, tables)
     return name, value
 
 
-def _value(item: Any, names: dict[int, str], strings: dict[int, str]) -> Any:
+def _value(item: Any, tables: _Tables) -> Any:
     for field, raw in item.ListFields():
         number = field.number
         if number in _PLAIN:
             return text(raw) if isinstance(raw, bytes) else raw
         if number not in (_NAME, _NAME_IID):
-            return _special(number, raw, names, strings)
+            return _special(number, raw, tables)
     return None
 
 
-def _special(number: int, raw: Any, names: dict[int, str], strings: dict[int, str]) -> Any:
+def _special(number: int, raw: Any, tables: _Tables) -> Any:
     if number == _ARRAY:
-        return [_value(v, names, strings) for v in raw]
+        return [_value(v, tables) for v in raw]
     if number == _STRING_IID:
-        return strings.get(raw, "")
+        return tables.string(raw)
     if number == _DICT:
-        return read_annotations(raw, names, strings)
+        return _dict(raw, tables)
     if number == _POINTER:
         return hex(raw)
     if number == _LEGACY_JSON:

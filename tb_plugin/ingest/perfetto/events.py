@@ -19,7 +19,6 @@ built by the same column builder as a JSON trace's.
 
 from __future__ import annotations
 
-import zlib
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,7 +30,7 @@ from google.protobuf.message import DecodeError
 from ..limits import load_memory_bytes
 from ..schema import Event
 from ..text_blocks import DecodeReport, too_large
-from .annotations import read_annotations, text
+from .annotations import read_annotations
 from .flows import flow_event, flow_kind, metadata_value
 from .held import (
     EVENT_COST,
@@ -43,15 +42,20 @@ from .held import (
     Sink,
     Slot,
 )
-from .schema import (
+from .rules import (
+    BAD_VALUE,
+    CHECK_EVERY,
     COUNTER,
+    HOLD_MAX,
     INSTANT,
     SEQ_INCREMENTAL_STATE_CLEARED,
     SLICE_BEGIN,
     SLICE_END,
-    Trace,
-    TracePacket,
+    failure,
+    finish_warnings,
+    text,
 )
+from .schema import Trace, TracePacket
 from .stream import inflated_runs, packet_spans
 from .tracks import MetaEntry, TrackTable
 
@@ -59,17 +63,8 @@ from .tracks import MetaEntry, TrackTable
 _CATEGORY_IIDS, _ANNOTATIONS, _TYPE, _NAME_IID, _TRACK_UUID = 3, 4, 9, 10, 11
 _CATEGORIES, _NAME, _COUNTER, _DOUBLE_COUNTER = 22, 23, 30, 44
 _FLOWS_OLD, _ENDS_OLD, _FLOWS, _ENDS, _CORRELATION = 36, 42, 47, 48, 52
-HOLD_MAX = 1_000_000  # events held back behind a slice still open, at most
-CHECK_EVERY = 4096  # packets between two checks of the memory held
 # What a damaged packet raises while it is read: it is skipped, the file goes on.
-BAD_PACKET = (
-    DecodeError,
-    ValueError,
-    OverflowError,
-    RecursionError,
-    zlib.error,
-    msgspec.MsgspecError,
-)
+BAD_PACKET = (DecodeError, *BAD_VALUE)
 _encode = msgspec.json.Encoder().encode
 _NO_ARGS = msgspec.Raw()
 
@@ -121,13 +116,13 @@ class PacketReader:
     def __post_init__(self) -> None:
         self._out = Sink(self._slots)
 
-    def read(self, run: bytes) -> None:
+    def read(self, run: bytes | memoryview) -> None:
         """Reads the packets of `run`; the events complete after them go to `deliver`, in
         begin order (past `HOLD_MAX` waiting ones, even after a slice still open)."""
         self._run(run, nested=False)
         self.deliver(self._take(len(self._slots) > HOLD_MAX))
 
-    def _run(self, run: bytes, nested: bool) -> None:
+    def _run(self, run: bytes | memoryview, nested: bool) -> None:
         """Reads a run of whole packets: with one protobuf call, else (a packet of it is
         damaged) packet by packet, skipping those that cannot be read."""
         try:
@@ -158,7 +153,7 @@ class PacketReader:
     def _skip(self, err: BaseException) -> None:
         self.bad_packets += 1
         if not self.first_bad:
-            self.first_bad = f"{type(err).__name__}: {str(err)[:200]}"
+            self.first_bad = failure(err)
 
     def held_bytes(self) -> int:
         """About the memory the reader holds between packets."""
@@ -357,22 +352,12 @@ class PacketReader:
         for event in self._lone_flows():
             self._out.append(event)
         out = self._take(True)
-        if unended:
-            self.report.warnings.append(
-                f"{unended} slices had no end in the file: read as ending at its last timestamp"
-            )
-        if self._unmatched_ends:
-            self.report.warnings.append(
-                f"{self._unmatched_ends} slice ends had no begin on their track: skipped"
-            )
-        if self.tracks.unknown:
-            self.report.warnings.append(
-                f"{len(self.tracks.unknown)} tracks had events but no descriptor: "
-                "named by their uuid"
-            )
-        if self.bad_packets:
-            self.report.partial = True
-            self.report.warnings.append(
-                f"{self.bad_packets} trace packets could not be read ({self.first_bad}): skipped"
-            )
+        finish_warnings(
+            self.report,
+            unended,
+            self._unmatched_ends,
+            len(self.tracks.unknown),
+            self.bad_packets,
+            self.first_bad,
+        )
         return out

@@ -8,7 +8,7 @@ import msgspec
 
 from ...model.categories import CATEGORY_KINDS, GPU_ACTIVITY_KINDS, LAUNCH_KINDS
 from ..schema import Event
-from .annotations import text
+from .rules import text
 
 
 def flow_kind(*categories: str | None) -> str:
@@ -35,13 +35,26 @@ def flow_event(ph: str, at: Event, flow: int, kind: str) -> Event:
 
 
 def metadata_value(item: Any) -> Any:
-    if item.HasField("json_value"):
+    """The value of a ChromeMetadata item (a trace's top-level key of the JSON form)."""
+    return header_value(
+        item.json_value if item.HasField("json_value") else None,
+        item.int_value if item.HasField("int_value") else None,
+        item.bool_value if item.HasField("bool_value") else None,
+        item.string_value,
+    )
+
+
+def header_value(
+    json: str | bytes | None, int_value: int | None, bool_value: bool | None, string: str | bytes
+) -> Any:
+    """The first of a metadata item's JSON (decoded), int, bool and string values it has."""
+    if json is not None:
         try:
-            return msgspec.json.decode(item.json_value)
+            return msgspec.json.decode(json)
         except (msgspec.DecodeError, UnicodeDecodeError):  # not JSON, or not UTF-8
-            return text(item.json_value)
-    if item.HasField("int_value"):
-        return item.int_value
-    if item.HasField("bool_value"):
-        return item.bool_value
-    return text(item.string_value)
+            return text(json)
+    if int_value is not None:
+        return int_value
+    if bool_value is not None:
+        return bool_value
+    return text(string)

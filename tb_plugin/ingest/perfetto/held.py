@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..schema import Event
-from .annotations import Seen, text
+from .annotations import Seen
+from .rules import text
 
 OPEN_COST = 500  # one slice waiting for its end, besides its args and name
 EVENT_COST = 330  # one finished event waiting behind a slice still open, besides its args
@@ -38,20 +39,30 @@ class Sequence:
     nbytes: int = SEQUENCE_COST  # the interned tables (the annotations: `seen.nbytes`)
 
     def intern(self, data: Any) -> int:
-        """Records the interned entries of a packet; the bytes they add."""
+        """Records the interned entries of a packet; the bytes they add (less those of the
+        annotations read, dropped when an annotation name or string iid changes text)."""
         added = 0
+        changed = False
         for table, entries in (
             (self.categories, data.event_categories),
             (self.names, data.event_names),
             (self.arg_names, data.debug_annotation_names),
         ):
             for entry in entries:
-                name = table[entry.iid] = text(entry.name)
+                name = text(entry.name)
+                changed |= table is self.arg_names and table.get(entry.iid, name) != name
+                table[entry.iid] = name
                 added += ENTRY_COST + len(name)
         for entry in data.debug_annotation_string_values:
-            value = self.arg_strings[entry.iid] = entry.str.decode("utf-8", "replace")
+            value = entry.str.decode("utf-8", "replace")
+            changed |= self.arg_strings.get(entry.iid, value) != value
+            self.arg_strings[entry.iid] = value
             added += ENTRY_COST + len(value)
         self.nbytes += added
+        if changed and self.seen:
+            added -= self.seen.nbytes
+            self.seen.clear()
+            self.seen.nbytes = 0
         return added
 
 

@@ -3,25 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, BinaryIO
-
-import msgspec
+from typing import BinaryIO
 
 from ..columns import Chunk, build_chunk
 from ..schema import Event
-from ..text_blocks import DecodeReport, ProgressFn, TraceDecodeError
-from .events import PacketReader
-from .stream import PacketStreamError, StopReading, packet_runs
-
-BATCH = 50_000  # events per chunk, at most
-BATCH_BYTES = 32 << 20  # bytes of args per chunk, at most
-_META_ARG = {
-    "process_name": "name",
-    "thread_name": "name",
-    "process_labels": "labels",
-    "process_sort_index": "sort_index",
-    "thread_sort_index": "sort_index",
-}
+from ..text_blocks import DecodeReport, ProgressFn
+from .rules import BATCH, BATCH_BYTES, meta_events, native_module, progress_steps
+from .stream import kept_before_damage, one_ahead, packet_runs
 
 
 def decode_perfetto(
@@ -35,33 +23,24 @@ def decode_perfetto(
     (ChromeEventBundle.metadata: `deviceProperties`, `distributedInfo`, versions...) goes
     to `report.header`. A packet that cannot be read is skipped (with a warning); damaged
     framing, or a limit, stops the read and keeps every packet before it."""
+    if native_module() is not None:
+        from .native import decode_native
+
+        decode_native(f, total, report, progress, merge)
+        return
+    from .events import PacketReader  # the protobuf runtime: imported only where it reads
+
     reader = PacketReader(report)
     batches = _Batches(report, merge)
     reader.deliver = batches.add
-    if progress is not None:
-        outer, seen = progress, [0, total]  # the file's progress, told again per inflate step
+    progress, reader.step = progress_steps(progress, total)
 
-        def told(done: int, size: int) -> None:
-            seen[:] = [done, size]
-            outer(done, size)
-
-        reader.step = lambda: outer(*seen)
-        progress = told
-
-    try:
-        for run in packet_runs(f, total, report, progress):
+    with kept_before_damage(report, lambda: reader.packets):
+        for run in one_ahead(packet_runs(f, total, report, progress)):
             reader.read(run)
-    except PacketStreamError as err:
-        if reader.packets == 0:
-            raise TraceDecodeError("unreadable", f"not a Perfetto trace: {err}", 0) from None
-        report.partial = True
-        report.warnings.append(f"the packet stream is damaged ({err}): kept what came before")
-    except StopReading as stop:
-        report.partial = True
-        report.warnings.append(str(stop))
     batches.add(reader.finish())
     batches.flush()
-    merge(build_chunk(_meta_events(reader.meta)))
+    merge(build_chunk(meta_events(reader.meta)))
     report.header.update(reader.header)
 
 
@@ -87,13 +66,3 @@ class _Batches:
             self.report.event_count += len(self.events)
             self.merge(build_chunk(self.events))
             self.events, self.nbytes = [], 0
-
-
-def _meta_events(meta: list[tuple[Any, Any, str, Any]]) -> list[Event]:
-    encode = msgspec.json.encode
-    return [
-        Event(
-            ph="M", name=kind, pid=pid, tid=tid, args=msgspec.Raw(encode({_META_ARG[kind]: value}))
-        )
-        for pid, tid, kind, value in meta
-    ]

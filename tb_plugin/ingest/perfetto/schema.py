@@ -12,6 +12,16 @@ from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
+from .rules import (  # noqa: F401 - Perfetto's enum values, here with the schema
+    COUNTER,
+    INSTANT,
+    NESTED_ARRAY,
+    NESTED_DICT,
+    SEQ_INCREMENTAL_STATE_CLEARED,
+    SLICE_BEGIN,
+    SLICE_END,
+)
+
 _F = descriptor_pb2.FieldDescriptorProto
 _OPT, _REP = _F.LABEL_OPTIONAL, _F.LABEL_REPEATED
 _SCALARS = {
@@ -135,13 +145,6 @@ _MESSAGES: dict[str, list[tuple[str, int, str, bool]]] = {
         ("json_value", 6, "string", False),
     ],
 }
-
-# TrackEvent.Type
-SLICE_BEGIN, SLICE_END, INSTANT, COUNTER = 1, 2, 3, 4
-# TracePacket.SequenceFlags
-SEQ_INCREMENTAL_STATE_CLEARED = 1
-# NestedValue.NestedType
-NESTED_DICT, NESTED_ARRAY = 1, 2
 
 _PACKAGE = "kinetoscope.perfetto"
 

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable, Generator, Iterator
+from contextlib import contextmanager
 from typing import BinaryIO
 
 from ..limits import max_event_bytes, max_text_bytes
-from ..text_blocks import DecodeReport, ProgressFn, decompressed_blocks
+from ..text_blocks import DecodeReport, ProgressFn, TraceDecodeError, decompressed_blocks
+from .rules import native_module
 
-RUN_BYTES = 4 << 20  # bytes of packets decoded per protobuf call
+RUN_BYTES = 4 << 20  # bytes of packets a run holds, about
 INFLATE_STEP = 4 << 20  # output of one inflate call of compressed packets
 _PACKET_TAG = 0x0A  # field 1, length-delimited
 
@@ -36,6 +38,23 @@ class PacketStreamError(ValueError):
 
 class StopReading(Exception):
     """A limit was reached: the packets read so far are kept, the rest is not read."""
+
+
+@contextmanager
+def kept_before_damage(report: DecodeReport, packets: Callable[[], int]) -> Iterator[None]:
+    """Damaged framing or a limit met while the runs are read stop the read and keep
+    every packet before it (`partial`, with a warning); damage before the first packet
+    (`packets()` read) is a file that is not a Perfetto trace."""
+    try:
+        yield
+    except PacketStreamError as err:
+        if packets() == 0:
+            raise TraceDecodeError("unreadable", f"not a Perfetto trace: {err}", 0) from None
+        report.partial = True
+        report.warnings.append(f"the packet stream is damaged ({err}): kept what came before")
+    except StopReading as stop:
+        report.partial = True
+        report.warnings.append(str(stop))
 
 
 def read_varint(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
@@ -58,9 +77,22 @@ def read_varint(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
 _FIXED = {1: 8, 5: 4}  # wire type → bytes of a fixed-size field
 
 
-def whole_packets(buf: bytes, start: int = 0) -> tuple[int, int]:
+def whole_packets(buf: bytes | memoryview, start: int = 0) -> tuple[int, int]:
     """How far (from `start`) `buf` holds whole top-level fields, and how many packets.
-    Raises `PacketStreamError` (with where) at a field no trace holds."""
+    Raises `PacketStreamError` (with where) at a field no trace holds. The compiled
+    reader's walk where it is built (a field at a time in Python costs ~1 s a million
+    packets); this one says what its damage is."""
+    native = native_module()
+    if native is None:
+        return _whole_packets(buf, start)
+    pos, count, damaged = native.whole_packets(buf, start, max_event_bytes())
+    if not damaged:
+        return pos, count
+    more_pos, more = _whole_packets(buf, pos)  # raises at the damage
+    return more_pos, count + more
+
+
+def _whole_packets(buf: bytes | memoryview, start: int) -> tuple[int, int]:
     pos, count, end = start, 0, len(buf)
     limit = max_event_bytes()
     while pos < end:
@@ -98,7 +130,7 @@ def whole_packets(buf: bytes, start: int = 0) -> tuple[int, int]:
     return pos, count
 
 
-def packet_spans(run: bytes) -> Iterator[tuple[int, int]]:
+def packet_spans(run: bytes | memoryview) -> Iterator[tuple[int, int]]:
     """(start, end) of the body of each packet of a run of whole fields."""
     pos, end = 0, len(run)
     while pos < end:
@@ -117,17 +149,23 @@ def packet_spans(run: bytes) -> Iterator[tuple[int, int]]:
 
 def packet_runs(
     f: BinaryIO, total: int, report: DecodeReport, progress: ProgressFn | None = None
-) -> Iterator[bytes]:
+) -> Iterator[memoryview]:
     """Runs of whole packets of the file (gzip inflated on the way), each about
-    `RUN_BYTES`. A file that ends inside a packet is `partial`, with a warning; at damaged
-    framing the packets before it come out, then `PacketStreamError`."""
-    pending = b""
+    `RUN_BYTES` (views: the inflated blocks are joined once per run). A file that ends
+    inside a packet is `partial`, with a warning; at damaged framing the packets before it
+    come out, then `PacketStreamError`."""
+    blocks: list[bytes] = []
+    size = 0
     for block in decompressed_blocks(f, total, progress, report, binary=True):
-        pending += block
-        if len(pending) < RUN_BYTES:
+        blocks.append(block)
+        size += len(block)
+        if size < RUN_BYTES:
             continue
+        pending = b"".join(blocks) if len(blocks) > 1 else blocks[0]
         used = yield from _whole(pending)
-        pending = pending[used:]
+        blocks = [pending[used:]] if used < len(pending) else []
+        size = len(pending) - used
+    pending = b"".join(blocks)
     used = yield from _whole(pending)
     if used < len(pending):
         report.partial = True
@@ -137,22 +175,45 @@ def packet_runs(
         )
 
 
-def _whole(pending: bytes) -> Generator[bytes, None, int]:
+def one_ahead(runs: Iterator[memoryview]) -> Iterator[memoryview]:
+    """The runs, each given once the next one is inflated (or the file has ended), and an
+    error met inflating the next only after the run before it. Both readers read so: the
+    compiled one reads a run while the next inflates, and the file's text counts against
+    its limit in the same order either way (a run's compressed packets after the next
+    run's text)."""
+    try:
+        current = next(runs)
+    except StopIteration:
+        return
+    while True:
+        try:
+            following = next(runs)
+        except StopIteration:
+            yield current
+            return
+        except BaseException:
+            yield current
+            raise
+        yield current
+        current = following
+
+
+def _whole(pending: bytes) -> Generator[memoryview, None, int]:
     """Yields the whole packets at the start of `pending`; returns how many bytes."""
     try:
         used, _ = whole_packets(pending)
     except PacketStreamError as err:
         if err.at:
-            yield pending[: err.at]
+            yield memoryview(pending)[: err.at]
         raise
     if used:
-        yield pending[:used]
+        yield memoryview(pending)[:used]
     return used
 
 
 def inflated_runs(
     data: bytes, report: DecodeReport, step: Callable[[], None] | None = None
-) -> Iterator[bytes]:
+) -> Iterator[memoryview]:
     """The packets of one `compressed_packets` field, inflated `INFLATE_STEP` at a time
     (never whole), in runs of whole packets. The inflated bytes count against the file's
     text limit (`StopReading` past it); a zlib error or damaged framing ends the field

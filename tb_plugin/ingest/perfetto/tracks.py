@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .annotations import text
+from .rules import text
 
 # (pid, tid, kind, value): the metadata the JSON form writes as ph "M" events.
 MetaEntry = tuple[Any, Any, str, Any]

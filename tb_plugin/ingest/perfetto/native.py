@@ -1,0 +1,265 @@
+"""Read a Perfetto protobuf trace with the compiled reader (`_native.c`), into the same
+chunks, warnings and header as the protobuf runtime's reader (`events.py`) makes.
+
+The compiled reader reads runs of whole packets without the GIL and without a Python
+object per packet or event: it holds the state between packets (interned tables, tracks,
+open slices, flows, events in begin order) and cuts chunks of columns where `read.py`'s
+batches are cut. Python keeps the rest, by the same code as the other reader: the runs
+(`stream.packet_runs`), compressed packets (inflated step by step), legacy JSON values,
+Chrome metadata, a category's arrow kind, and chunks whose core args need the column
+builder's own reading. `KINETOSCOPE_SCANNER=python` (or no compiler at install) reads
+with `events.py` instead.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, BinaryIO
+
+import msgspec
+
+from ..columns import Chunk, build_chunk
+from ..heap import return_freed_memory
+from ..limits import load_memory_bytes
+from ..scan_threads import scan_threads, text_size
+from ..text_blocks import DecodeReport, ProgressFn, TraceDecodeError, too_large
+from .chunks import chunk_of
+from .flows import flow_kind, header_value
+from .rules import (
+    BAD_VALUE,
+    BATCH,
+    BATCH_BYTES,
+    CHECK_EVERY,
+    HOLD_MAX,
+    failure,
+    finish_warnings,
+    meta_events,
+    native_module,
+    progress_steps,
+    text,
+)
+from .stream import inflated_runs, kept_before_damage, one_ahead, packet_runs
+
+_DONE, _COMPRESSED, _TOO_LARGE = 0, 1, 2
+Raw = dict[str, Any]  # one of the compiled reader's chunks
+_encode = msgspec.json.Encoder().encode
+
+
+def available() -> bool:
+    """Whether Perfetto traces are read by the compiled reader."""
+    return native_module() is not None
+
+
+def _as_read(raw: bytes) -> str | bytes:
+    """A string field as the protobuf runtime gives it: str when UTF-8, else bytes."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
+
+
+class _Python:
+    """What the compiled reader asks of Python, read by the protobuf reader's own code."""
+
+    def __init__(self, header: dict[str, Any]) -> None:
+        self.header = header
+
+    def legacy(self, raw: bytes) -> bytes | tuple[int, str]:
+        """A legacy JSON annotation value's text; or (1, why) when reading it fails the
+        packet, (2, why) when encoding it does (annotations._special, events._raw)."""
+        value = _as_read(raw)
+        try:
+            try:
+                decoded = msgspec.json.decode(value)
+            except msgspec.DecodeError:
+                decoded = text(value)
+        except BAD_VALUE as err:
+            return 1, failure(err)
+        try:
+            return _encode(decoded)
+        except BAD_VALUE as err:
+            return 2, failure(err)
+
+    def header_item(
+        self,
+        name: bytes,
+        json: bytes | None,
+        int_value: int | None,
+        bool_value: bool | None,
+        string: bytes,
+    ) -> str | None:
+        """Sets one ChromeMetadata item in the header (None), or why it fails the packet."""
+        try:
+            value = header_value(
+                None if json is None else _as_read(json), int_value, bool_value, _as_read(string)
+            )
+        except BAD_VALUE as err:
+            return failure(err)
+        self.header[text(_as_read(name))] = value
+        return None
+
+    def flow_kind(self, category: str) -> bool:
+        """Whether a category makes an arrow "ac2g"."""
+        return flow_kind(category) == "ac2g"
+
+
+def decode_native(
+    f: BinaryIO,
+    total: int,
+    report: DecodeReport,
+    progress: ProgressFn | None,
+    merge: Callable[[Chunk], None],
+) -> None:
+    """As `read.decode_perfetto`, with the compiled reader."""
+    _read_file(f, total, report, progress, merge)
+    # The reader's tables and held events are gone: their pages go back before the
+    # builder joins its columns (the load's peak), not after it.
+    return_freed_memory()
+
+
+def _read_file(
+    f: BinaryIO,
+    total: int,
+    report: DecodeReport,
+    progress: ProgressFn | None,
+    merge: Callable[[Chunk], None],
+) -> None:
+    module = native_module()
+    assert module is not None
+    header: dict[str, Any] = {}
+    reader = module.Reader(
+        _Python(header),
+        cap=load_memory_bytes(),
+        check_every=CHECK_EVERY,
+        batch=BATCH,
+        batch_bytes=BATCH_BYTES,
+        seed=int.from_bytes(os.urandom(8), "little"),
+    )
+    threads = _threads(f, total)
+    progress, step = progress_steps(progress, total)
+    load = _Load(reader, report, merge, step)
+    with kept_before_damage(report, lambda: reader.packets):
+        runs = packet_runs(f, total, report, progress)
+        if threads:
+            load.read_in_thread(runs)
+        else:
+            for run in one_ahead(runs):
+                load.read(run, nested=False)
+                load.deliver(reader.slots > HOLD_MAX)
+    finish_warnings(report, *reader.finish())
+    load.deliver(True)
+    reader.flush()
+    load.merge_chunks()
+    merge(build_chunk(meta_events(reader.meta())))
+    report.header.update(header)
+
+
+def _threads(f: BinaryIO, total: int) -> bool:
+    """Whether runs are read in a thread of their own: by the JSON scanner's rule for its
+    threads (big files; KINETOSCOPE_SCAN_THREADS=1 says no)."""
+    return scan_threads(text_size(f, total)) > 1
+
+
+class _Load:
+    """One file's runs through the compiled reader, its chunks to the builder."""
+
+    def __init__(
+        self,
+        reader: Any,
+        report: DecodeReport,
+        merge: Callable[[Chunk], None],
+        step: Callable[[], None] | None,
+    ) -> None:
+        self.reader, self.report, self.merge, self.step = reader, report, merge, step
+        self.cap = load_memory_bytes()
+
+    def too_large(self) -> TraceDecodeError:
+        return too_large(self.cap, self.report.event_count + self.reader.slots)
+
+    def read_in_thread(self, runs: Iterator[memoryview]) -> None:
+        """The runs read in a reading thread (the compiled reader lets the GIL go) while this
+        one inflates the next run and merges the chunks of the run before: the reader's
+        order is one reader's, and the text counts as `one_ahead` counts it (the next run
+        inflated before a run's compressed packets, which this thread reads)."""
+        with ThreadPoolExecutor(1, thread_name_prefix="kinetoscope-perfetto") as pool:
+            current = next(runs, None)
+            done: list[Raw] = []
+            while current is not None:
+                future = pool.submit(self._read_top, current)
+                self.merge_raws(done)
+                try:
+                    following = next(runs, None)
+                except BaseException:  # damage, a limit, a deadline: after this run
+                    self.merge_raws(self._complete(future, current))
+                    raise
+                done = self._complete(future, current)
+                current = following
+            self.merge_raws(done)
+
+    def _read_top(self, run: memoryview) -> tuple[int, int, bytes | None, list[Raw]]:
+        """In the reading thread: a run up to its end (its events delivered) or its first
+        packet of compressed packets."""
+        reader, raws = self.reader, []
+        status, pos, data = reader.read(run, 0, False, self.report.held_bytes)
+        if status == _TOO_LARGE:
+            raise self.too_large()
+        if status == _DONE:
+            all_done = reader.slots > HOLD_MAX
+            while reader.deliver(all_done):
+                raws += reader.chunks()
+            raws += reader.chunks()
+        return status, pos, data, raws
+
+    def _complete(self, future: Future[Any], run: memoryview) -> list[Raw]:
+        """A run read in the thread; its compressed packets, and all after the first, read
+        here. Its chunks not merged yet."""
+        status, pos, data, raws = future.result()
+        if status != _COMPRESSED:
+            return raws  # type: ignore[no-any-return]
+        self._compressed(data)
+        self.read(run, nested=False, start=pos)
+        self.deliver(self.reader.slots > HOLD_MAX)
+        return []
+
+    def read(self, run: bytes | memoryview, nested: bool, start: int = 0) -> None:
+        """The packets of a run (from `start`); a top-level packet of compressed packets
+        is inflated here and its packets read in turn (events.py's _packet)."""
+        reader, pos = self.reader, start
+        while True:
+            status, pos, data = reader.read(run, pos, nested, self.report.held_bytes)
+            if status == _DONE:
+                return
+            if status == _TOO_LARGE:
+                raise self.too_large()
+            self._compressed(data)
+
+    def _compressed(self, data: bytes) -> None:
+        """A top-level packet of compressed packets: inflated step by step, its packets read
+        run by run; a zlib or framing error skips it (after the packets before it)."""
+        reader = self.reader
+        try:
+            for inner in inflated_runs(data, self.report, self.step):
+                self.read(inner, nested=True)
+                if reader.over_cap(self.report.held_bytes):
+                    raise self.too_large()
+                self.deliver(False)  # a packet may inflate to gigabytes
+        except BAD_VALUE as err:
+            reader.skip(failure(err))
+        if reader.count_packet(self.report.held_bytes):
+            raise self.too_large()
+
+    def deliver(self, all_done: bool) -> None:
+        """The events done go out (events.py's _take), a chunk at a time."""
+        while self.reader.deliver(all_done):
+            self.merge_chunks()
+        self.merge_chunks()
+
+    def merge_chunks(self) -> None:
+        self.merge_raws(self.reader.chunks())
+
+    def merge_raws(self, raws: list[Raw]) -> None:
+        for raw in raws:
+            self.report.event_count += raw["events"]
+            self.merge(chunk_of(raw))
