@@ -144,6 +144,22 @@ def test_empty_events_array(tmp_path: Path) -> None:
     assert len(model) == 0 and not model.partial
 
 
+@pytest.mark.parametrize("scanner", ["python", ""])  # "": the compiled scanner where built
+def test_a_second_events_array_after_an_empty_one_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scanner: str
+) -> None:
+    # A header written back with its `"traceEvents": []` and the events after it, in two
+    # gzip members: JSON's last key wins, so these are the trace's events, not damage.
+    monkeypatch.setenv("KINETOSCOPE_SCANNER", scanner)
+    head = '{"schemaVersion": 1, "distributedInfo": {"rank": 3}, "traceEvents": [], '
+    body = '"traceEvents": [' + json.dumps(EVENTS)[1:] + "}"
+    path = tmp_path / "t.json.gz"
+    path.write_bytes(gzip.compress(head.encode()) + gzip.compress(body.encode()))
+    model = build_model(str(path))
+    assert len(model) == 4 and not model.partial and model.warnings == []
+    assert model.header["distributedInfo"] == {"rank": 3}
+
+
 @pytest.mark.parametrize(
     ("text", "kind"),
     [("", "empty_file"), ("hello", "not_json"), ('{"a": 1}', "not_kineto"), ("   ", "empty_file")],

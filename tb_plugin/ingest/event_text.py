@@ -35,6 +35,7 @@ _BOM = b"\xef\xbb\xbf"
 _BETWEEN_EVENTS = re.compile(rb"\}\s*,\s*\{")
 _EVENTS_KEY = b'"traceEvents"'
 _OPENS_ARRAY = re.compile(rb"\s*:\s*\[")
+_CLOSES_EMPTY = re.compile(rb"\s*\]")
 
 EMPTY_MESSAGE = (
     "the file is empty (0 bytes); the profiler was probably interrupted before it wrote the trace"
@@ -283,7 +284,7 @@ def find_events_start(
                 )
             return None
         m = _OPENS_ARRAY.match(buf, key + len(_EVENTS_KEY))
-        if m is None:
+        if m is None or _empty_array_before_another(buf, m.end()):
             pos = key + 1
             continue
         head = buf[lead:key].rstrip()
@@ -299,6 +300,15 @@ def find_events_start(
                 pos = key + 1
                 continue
         return m.end(), header if isinstance(header, dict) else {}
+
+
+def _empty_array_before_another(buf: bytes, after_open: int) -> bool:
+    """An empty `"traceEvents": []` with a second events array after it (a header
+    re-serialized with the key, then the events): JSON's last key wins, as in Python's
+    json and Perfetto, so the events are the later array's."""
+    if _CLOSES_EMPTY.match(buf, after_open) is None:
+        return False
+    return buf.find(_EVENTS_KEY, after_open) >= 0
 
 
 class PendingBlocks:
