@@ -53,7 +53,8 @@ def _split_tile(tile: Path, body: Path) -> dict[str, Any]:
 def _rank_head(header: dict[str, Any], rank: int, world: int) -> bytes:
     """The gzip member that opens rank `rank`'s file: its header, up to the events' `[`."""
     info = {**header.get("distributedInfo", {}), "rank": rank, "world_size": world}
-    doc = json.dumps({**header, "distributedInfo": info})
+    keys = {k: v for k, v in header.items() if k != "traceEvents"}  # the events follow
+    doc = json.dumps({**keys, "distributedInfo": info})
     return gzip.compress((doc[:-1] + ", " + EVENTS_KEY.decode()).encode())
 
 
