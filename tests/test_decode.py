@@ -160,6 +160,14 @@ def test_a_second_events_array_after_an_empty_one_is_read(
     assert model.header["distributedInfo"] == {"rank": 3}
 
 
+def test_an_empty_events_array_before_the_key_holding_no_array_is_the_trace(
+    tmp_path: Path,
+) -> None:
+    text = '{"traceEvents": [], "note": {"traceEvents": 1}}'
+    model = build_model(str(write(tmp_path / "t.json", text)))
+    assert len(model) == 0 and not model.partial
+
+
 @pytest.mark.parametrize(
     ("text", "kind"),
     [("", "empty_file"), ("hello", "not_json"), ('{"a": 1}', "not_kineto"), ("   ", "empty_file")],

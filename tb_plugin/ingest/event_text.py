@@ -308,7 +308,12 @@ def _empty_array_before_another(buf: bytes, after_open: int) -> bool:
     json and Perfetto, so the events are the later array's."""
     if _CLOSES_EMPTY.match(buf, after_open) is None:
         return False
-    return buf.find(_EVENTS_KEY, after_open) >= 0
+    key = buf.find(_EVENTS_KEY, after_open)
+    while key >= 0:  # a later array, not the key's text in a string value
+        if _OPENS_ARRAY.match(buf, key + len(_EVENTS_KEY)):
+            return True
+        key = buf.find(_EVENTS_KEY, key + 1)
+    return False
 
 
 class PendingBlocks:
