@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 
 import type { KernelRow, KernelsResponse } from '../../api/types';
 import { toCsv } from '../../components/csv';
+import { rooflineRow } from '../../components/roofline_fixture';
 import {
   dimsSize,
   dimsText,
@@ -23,15 +24,7 @@ import {
 
 function row(name: string, over: Partial<KernelRow> = {}): KernelRow {
   return {
-    name,
-    flops: null,
-    bytes: null,
-    tflops: null,
-    gbps: null,
-    intensity: null,
-    pct_of_peak: null,
-    bound: null,
-    dtype: null,
+    ...rooflineRow(name),
     device: 0,
     stream: 7,
     calls: 1,

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 
 import type { OperatorRow, OperatorsResponse } from '../../api/types';
 import { toCsv } from '../../components/csv';
+import { rooflineRow } from '../../components/roofline_fixture';
 import {
   callStackParams,
   findRow,
@@ -19,15 +20,7 @@ import {
 
 function row(name: string, over: Partial<OperatorRow> = {}): OperatorRow {
   return {
-    name,
-    flops: null,
-    bytes: null,
-    tflops: null,
-    gbps: null,
-    intensity: null,
-    pct_of_peak: null,
-    bound: null,
-    dtype: null,
+    ...rooflineRow(name),
     calls: 2,
     host_self_us: 10,
     host_total_us: 20,
