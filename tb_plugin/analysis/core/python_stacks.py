@@ -90,9 +90,8 @@ def _file_order(n_rows: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     trace's rows and counted (no sort of the rows)."""
     marked = np.zeros(n_rows, dtype=bool)
     marked[rows] = True
-    place = np.cumsum(marked, dtype=np.int32 if n_rows < 1 << 31 else np.int64)
-    place -= 1
-    return np.flatnonzero(marked), place[rows].astype(np.int64)
+    place: np.ndarray = np.cumsum(marked, dtype=np.int32 if n_rows < 1 << 31 else np.int64)
+    return np.flatnonzero(marked), place[rows].astype(np.int64) - 1
 
 
 def _id_parents(model: TraceModel, rows: np.ndarray, parent: np.ndarray) -> np.ndarray:
