@@ -167,8 +167,13 @@ def snap_ns(t: np.ndarray, origin: float) -> np.ndarray:
     """Microsecond times rounded to whole nanoseconds from `origin` (a whole microsecond
     near them, so the differences are exact): equal nanoseconds give equal floats, and
     the order of distinct ones is kept (or, past float64's resolution, made equal)."""
-    t = np.asarray(t, dtype=np.float64)
-    return origin + np.rint((t - origin) * 1000.0) / 1000.0
+    out = np.array(t, dtype=np.float64)  # one array made, the steps in place in it
+    out -= origin
+    out *= 1000.0
+    np.rint(out, out=out)
+    out /= 1000.0
+    out += origin
+    return out
 
 
 def time_origin(start: np.ndarray) -> float:
@@ -245,9 +250,15 @@ def build_ranges(
     raw = ev["ts"][rows].astype(np.float64)
     origin = time_origin(raw)
     start = snap_ns(raw, origin)
-    end = snap_ns(raw + ev["dur"][rows], origin)
+    raw += ev["dur"][rows]
+    end = snap_ns(raw, origin)
+    del raw
     order = nesting_order(thread, start, end)  # file order breaks ties
-    return _index_sorted(rows[order], thread[order], start[order], end[order], origin=origin)
+    # Each column sorted in turn, the unsorted one let go before the next is made.
+    thread = thread[order]
+    start = start[order]
+    end = end[order]
+    return _index_sorted(rows[order], thread, start, end, origin=origin)
 
 
 def _index_sorted(
@@ -281,8 +292,10 @@ def _index_sorted(
             own, sentinel_before[np.maximum(start_at, 0)], thread_sentinel
         )
     found = previous_reaching(values, targets, search_from)[sentinel_before]
-    is_range = np.zeros(values.size, dtype=bool)
+    del values, targets, search_from
+    is_range = np.zeros(found.size + threads.size, dtype=bool)
     is_range[sentinel_before] = True
+    del sentinel_before
     position = np.cumsum(is_range) - 1  # sequence position → range position
     parent = np.where((found >= 0) & is_range[np.maximum(found, 0)], position[found], -1)
     return HostRanges(
@@ -290,7 +303,7 @@ def _index_sorted(
         thread=thread,
         start=start,
         end=end,
-        parent=parent.astype(np.int64),
+        parent=parent.astype(np.int64, copy=False),
         threads=threads,
         thread_lo=first.astype(np.int64),
         thread_hi=thread_hi,
