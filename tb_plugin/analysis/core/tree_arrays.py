@@ -274,6 +274,26 @@ def inherit_missing(parent: np.ndarray, levels: list[np.ndarray], values: np.nda
     return out
 
 
+def inherit_missing_by_jumps(parent: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """`inherit_missing` without the levels (a tree's depths and a sort to find them):
+    each node without a value of its own jumps up its chain of nodes without one,
+    doubling the jump each pass, to the first with a value or the root (log2(depth)
+    passes over the nodes still looking)."""
+    out = values.copy()
+    resolved = (values >= 0) | (parent < 0)
+    todo = np.flatnonzero(~resolved)
+    # Per node looking: an ancestor with no node between them that has a value.
+    above = parent.astype(np.int64)
+    while todo.size:
+        at = above[todo]
+        done = resolved[at]
+        out[todo[done]] = out[at[done]]
+        resolved[todo[done]] = True
+        todo, at = todo[~done], at[~done]
+        above[todo] = above[at]  # `at` has no value and is no root: jump past it
+    return out
+
+
 def chain_ids(parent: np.ndarray, label: np.ndarray) -> np.ndarray:
     """Equal ids for nodes whose chains of labels (to the root) are equal: interned
     level by level from the roots down (a Python stack; a module path)."""
