@@ -19,7 +19,7 @@ import msgspec
 import numpy as np
 
 from ...model.trace_model import NO_PYTHON_ID, TraceModel
-from .host_ranges import python_ranges
+from .host_ranges import python_ranges_unkept
 from .optree import OpTree
 from .tree_arrays import chain_ids
 
@@ -65,7 +65,7 @@ def python_stacks(model: TraceModel, tree: OpTree) -> PythonStacks | None:
 
 def _build_python_stacks(model: TraceModel, tree: OpTree) -> PythonStacks:
     ev = model.events
-    ranges = python_ranges(model)
+    ranges = python_ranges_unkept(model)
     if ranges.rows.size == 0:
         empty = np.empty(0, np.int64)
         return PythonStacks(empty, empty, np.full(len(tree), -1, np.int64), [], empty)
