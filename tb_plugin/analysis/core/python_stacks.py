@@ -69,29 +69,33 @@ def _build_python_stacks(model: TraceModel, tree: OpTree) -> PythonStacks:
     if ranges.rows.size == 0:
         empty = np.empty(0, np.int64)
         return PythonStacks(empty, empty, np.full(len(tree), -1, np.int64), [], empty)
-    py, file_pos = _file_order(len(model), ranges.rows)
+    # Rows and positions as int32 where the trace's rows fit (they are kept with the model).
+    index = np.dtype(np.int32 if len(model) < 1 << 31 else np.int64)
+    py, file_pos = _file_order(len(model), ranges.rows, index)
     # python_function events nest like host ranges; each op's frame is the innermost
     # event enclosing it (an op sorts after an event with its own start and end).
-    parent = np.full(py.size, -1, dtype=np.int64)
+    parent = np.full(py.size, -1, dtype=index)
     up = _id_parents(model, ranges.rows, ranges.parent.copy())
     parent[file_pos] = np.where(up >= 0, file_pos[np.maximum(up, 0)], -1)
     del up
     t0 = ev["ts"][tree.rows].astype(np.float64)
     inner = ranges.enclosing(tree.thread, t0, t0 + ev["dur"][tree.rows])
-    del t0
-    node_frame = np.where(inner >= 0, file_pos[np.maximum(inner, 0)], -1)
+    del t0, ranges
+    node_frame = np.where(inner >= 0, file_pos[np.maximum(inner, 0)], -1).astype(index)
     del inner, file_pos
     frame, frame_text = _frames(model, py)
     return PythonStacks(py, parent, node_frame, frame_text, frame)
 
 
-def _file_order(n_rows: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`rows` (distinct) sorted, and each one's place there: marked in a table of the
-    trace's rows and counted (no sort of the rows)."""
+def _file_order(n_rows: int, rows: np.ndarray, index: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """`rows` (distinct) sorted, and each one's place there (as `index`): marked in a
+    table of the trace's rows and counted (no sort of the rows)."""
     marked = np.zeros(n_rows, dtype=bool)
     marked[rows] = True
-    place: np.ndarray = np.cumsum(marked, dtype=np.int32 if n_rows < 1 << 31 else np.int64)
-    return np.flatnonzero(marked), place[rows].astype(np.int64) - 1
+    place: np.ndarray = np.cumsum(marked, dtype=index)
+    place = place[rows]
+    place -= 1
+    return np.flatnonzero(marked).astype(index), place
 
 
 def _id_parents(model: TraceModel, rows: np.ndarray, parent: np.ndarray) -> np.ndarray:
@@ -120,8 +124,9 @@ def _first_position_of(ids: np.ndarray, has_id: np.ndarray, wanted: np.ndarray) 
         first_pos = with_id[first]
         at = np.minimum(np.searchsorted(known, wanted), max(known.size - 1, 0))
         return np.where(known[at] == wanted, first_pos[at], -1)
-    table = np.full(high + 2, ids.size, dtype=np.int64)  # the last entry: no such id
-    np.minimum.at(table, ids[with_id], with_id)
+    index = np.int32 if ids.size < 1 << 31 else np.int64
+    table = np.full(high + 2, ids.size, dtype=index)  # the last entry: no such id
+    np.minimum.at(table, ids[with_id], with_id.astype(index))
     found = table[np.where((wanted >= 0) & (wanted <= high), wanted, high + 1)]
     found[found == ids.size] = -1
     return found
@@ -148,7 +153,9 @@ def _frames(model: TraceModel, py: np.ndarray) -> tuple[np.ndarray, list[str]]:
     codes = np.flatnonzero(used)
     texts = [_MODULE_INSTANCE.sub(r"\1", model.names[c]) for c in codes.tolist()]
     canon: dict[str, int] = {}
-    remap = np.full(len(model.names), -1, dtype=np.int64)
+    remap = np.full(
+        len(model.names), -1, dtype=np.int32 if len(model.names) < 1 << 31 else np.int64
+    )
     remap[codes] = [canon.setdefault(t, len(canon)) for t in texts]
     return remap[names], list(canon)
 
