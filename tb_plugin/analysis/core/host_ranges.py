@@ -232,6 +232,9 @@ def python_ranges_unkept(model: TraceModel) -> HostRanges:
     return kept if isinstance(kept, HostRanges) else _build_python_ranges(model)
 
 
+_NEAR_US = 0.01
+
+
 def python_frames_at(model: TraceModel, thread: int, t: float) -> np.ndarray:
     """The rows of the `python_function` ranges of `thread` containing `t` (half-open,
     in whole ns as the index compares), outermost first: what `python_ranges`'
@@ -241,7 +244,14 @@ def python_frames_at(model: TraceModel, thread: int, t: float) -> np.ndarray:
     if rows.size == 0:
         return rows
     ev = model.events
-    origin = time_origin(ev["ts"][rows].astype(np.float64))
+    raw = ev["ts"][rows].astype(np.float64)
+    origin = time_origin(raw)
+    # Snapping moves a time by under a nanosecond: the frames that may contain t by the
+    # snapped times are those around it by the raw ones, give or take 0.01 µs.
+    near = raw <= t + _NEAR_US
+    del raw
+    rows = rows[near]
+    rows = rows[ev["ts"][rows] + ev["dur"][rows] >= t - _NEAR_US]
     rows = rows[thread_keys(model, rows) == thread]
     start = snap_ns(ev["ts"][rows], origin)
     end = snap_ns(ev["ts"][rows].astype(np.float64) + ev["dur"][rows], origin)
