@@ -6,6 +6,10 @@ written, so a later process reads it."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -79,3 +83,24 @@ def test_a_view_answered_after_the_write_is_written_at_once(tmp_path: Path) -> N
     store.wait(path)
     body = store.view(path, "overview", overview)
     assert cache.load_view(store.state_for(path).key, "overview") == body
+
+
+def test_a_report_writes_the_entry_and_its_views_before_it_exits(tmp_path: Path) -> None:
+    """`kinetoscope report` answers its views while the entry is written and exits once
+    it is: the entry holds every view printed, and a second report prints the same."""
+    run = tmp_path / "logs" / "run"
+    run.mkdir(parents=True)
+    Path(_trace(run)).rename(run / "worker0.1.pt.trace.json.gz")
+    env = {**os.environ, "KINETOSCOPE_CACHE_DIR": str(tmp_path / "cache")}
+    command = [sys.executable, "-m", "kinetoscope", "report", str(tmp_path / "logs")]
+    reports = []
+    for _ in range(2):
+        proc = subprocess.run(
+            [*command, "--format", "json"], capture_output=True, env=env, timeout=300
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        reports.append(json.loads(proc.stdout))
+        (entry,) = [p for p in (tmp_path / "cache").iterdir() if not p.name.startswith(".")]
+        written = {name.split("-v")[0] for name in os.listdir(entry / "views")}
+        assert set(reports[-1]) - {"status"} <= written
+    assert reports[0] == reports[1]

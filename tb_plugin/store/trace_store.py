@@ -62,7 +62,7 @@ class LoadState:
     # views first and is written after (`_publish`); views answered meanwhile are written
     # with it. Guarded by `lock` with `views`.
     published: threading.Event = field(default_factory=threading.Event)
-    build_dir: Path | None = None  # the built model's cache folder, until published
+    build_dir: Path | None = None  # the built model's cache folder, until written
 
     def view_lock(self, name: str) -> threading.Lock:
         """The lock held while view `name` is computed (and cached)."""
@@ -180,9 +180,15 @@ class TraceStore:
             raise LoadFailed(state.error or {"message": "not loaded", "kind": "internal"})
         return state.model
 
+    def loaded(self, path: str, timeout: float | None = None) -> TraceModel:
+        """Block until loaded; its disk-cache entry may still be being written (`close`
+        waits for that): a door that answers views at once (`kinetoscope report`)."""
+        self.state_for(path).done.wait(timeout)
+        return self.model(path)
+
     def wait(self, path: str, timeout: float | None = None) -> TraceModel:
-        """Block until loaded and, with a disk cache, written there (the blocking doors:
-        a later process or store reads the entry), within `timeout` seconds in all."""
+        """Block until loaded and, with a disk cache, written there (a later process or
+        store reads the entry), within `timeout` seconds in all."""
         state = self.state_for(path)
         deadline = None if timeout is None else time.monotonic() + timeout
         if state.done.wait(timeout):
@@ -266,8 +272,8 @@ class TraceStore:
     def _publish(self, state: LoadState) -> None:
         """The built model written into the disk cache, after its load is marked done
         (the first view does not wait for the write), then the views answered meanwhile;
-        `published` set in any case."""
-        build_dir, state.build_dir = state.build_dir, None
+        `published` set in any case, once all of it is written."""
+        build_dir = state.build_dir
         try:
             if build_dir is not None and self.cache is not None:
                 if state.model is None:  # failed after the build (its captures)
@@ -275,12 +281,15 @@ class TraceStore:
                 else:
                     self._write_entry(state, build_dir, state.model)
         finally:
-            with state.lock:
+            with state.lock:  # from here a view answered is written by its own thread
+                state.build_dir = None
+                answered = list(state.views.items()) if build_dir is not None else []
+            try:
+                for name, data in answered:
+                    if self.cache is not None:
+                        self.cache.store_view(state.key, name, data)
+            finally:
                 state.published.set()
-                answered = list(state.views.items())
-        if build_dir is not None and self.cache is not None:
-            for name, data in answered:
-                self.cache.store_view(state.key, name, data)
 
     def _write_entry(self, state: LoadState, build_dir: Path, model: TraceModel) -> None:
         assert self.cache is not None
@@ -324,19 +333,23 @@ class TraceStore:
             with state.lock:  # a view answered before the entry is written goes with it
                 if PARAM_MARK not in name or _count_param_views(state.views) < MAX_PARAM_VIEWS:
                     state.views[name] = data  # bounded: requests choose the parameters
-                written_later = not state.published.is_set() and name in state.views
+                written_later = state.build_dir is not None and name in state.views
             if self.cache and not stored and not written_later:
                 self.cache.store_view(state.key, name, data)
             return data
 
     def close(self) -> None:
-        """Stops the pools. Loads still queued never run, so they end here as errors:
-        whatever waits on them (a rank summary of a run job) returns instead of blocking
-        the interpreter's exit."""
+        """Stops the pools, once the entries of the models loaded are written (a command
+        answered its views before). Loads still queued never run, so they end here as
+        errors: whatever waits on them (a rank summary of a run job) returns instead of
+        blocking the interpreter's exit."""
         self.closed = True
         self.pools.close()
         with self.lock:
             pending = [state for state in self.states.values() if not state.done.is_set()]
+            writing = [state for state in self.states.values() if state.done.is_set()]
+        for state in writing:  # loaded: its entry is being written (a command's last)
+            state.published.wait()
         for state in pending:  # a load finishing meanwhile may still set its model
             state.state, state.error = ERROR, dict(_CLOSED)
             state.done.set()
