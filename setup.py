@@ -95,6 +95,6 @@ setup(
             # Old `#pytorch_profiler` links (the deleted torch-tb-profiler's tab) open ours.
             "kinetoscope_old_links = kinetoscope.serve.loader:OldLinksLoader",
         ],
-        "console_scripts": ["kinetoscope = kinetoscope.__main__:main"],
+        "console_scripts": ["kinetoscope = kinetoscope.__main__:run"],
     },
 )
