@@ -4,6 +4,7 @@ per-event Python object outlives the batch."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from itertools import compress
 from operator import attrgetter
@@ -20,11 +21,7 @@ from .text_blocks import DecodeReport
 from .values import lenient_int
 
 _args_decoder, _one_args_decoder = decoders_for(CoreArgs)
-
-
 _EMPTY_ARGS = CoreArgs()
-
-
 _META = "M"
 
 
@@ -68,8 +65,7 @@ def _to_float(v: Any, default: float) -> float:
 
 def _ints(values: list[Any], default: int = -1) -> np.ndarray:
     try:
-        arr = np.array(values, dtype=np.int64)
-        return arr
+        return np.array(values, dtype=np.int64)
     except (TypeError, ValueError, OverflowError):
         return np.array([to_int(v, default) for v in values], dtype=np.int64)
 
@@ -222,22 +218,11 @@ def _utf8_args(raws: list[msgspec.Raw]) -> tuple[list[msgspec.Raw], bytes, list[
     return fixed, b"".join(fixed), [warning]  # type: ignore[arg-type]
 
 
-# Each category's Kind by phase (`kind_of` of every Phase), kept across chunks: the chunks
-# of a file share a few categories, and making these rows anew for each chunk was half
-# of a scanned chunk's Python time (a 253 MB trace: 5,300 calls of `kind_of`). Bounded:
-# past that many categories, a row is made and not kept.
-_KIND_ROWS: dict[str, tuple[int, ...]] = {}
-_KIND_ROWS_MAX = 1 << 12
-_MEMORY_NAME = "[memory]"
-
-
+@functools.lru_cache(maxsize=1 << 12)
 def _kind_row(category: str) -> tuple[int, ...]:
-    row = _KIND_ROWS.get(category)
-    if row is None:
-        row = tuple(kind_of(category, p, "") for p in Phase)
-        if len(_KIND_ROWS) < _KIND_ROWS_MAX:
-            _KIND_ROWS[category] = row
-    return row
+    """`kind_of` of each Phase for `category`, made once: made per chunk, the rows were half
+    of a scanned chunk's Python time (a 253 MB trace: 5,300 calls of `kind_of`)."""
+    return tuple(kind_of(category, p, "") for p in Phase)
 
 
 def kinds(categories: list[Any], names: list[Any], cols: dict[str, np.ndarray]) -> np.ndarray:
@@ -247,8 +232,8 @@ def kinds(categories: list[Any], names: list[Any], cols: dict[str, np.ndarray]) 
         [_kind_row(c if isinstance(c, str) else "") for c in categories], dtype=np.uint8
     ).reshape(len(categories), len(Phase))
     kinds = table[cat, ph] if len(categories) else np.zeros(len(ph), dtype=np.uint8)
-    if _MEMORY_NAME in names:  # a C-speed look first: most chunks have no memory events
-        is_memory_name = np.array([v == _MEMORY_NAME for v in names], dtype=bool)
+    if "[memory]" in names:  # a C-speed look first: most chunks have no memory events
+        is_memory_name = np.array([v == "[memory]" for v in names], dtype=bool)
         kinds[(ph == Phase.INSTANT) & is_memory_name[cols["name"]]] = Kind.MEMORY
     return kinds
 
