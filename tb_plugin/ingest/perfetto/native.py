@@ -173,6 +173,7 @@ class _Load:
         step: Callable[[], None] | None,
     ) -> None:
         self.reader, self.report, self.merge, self.step = reader, report, merge, step
+        self.module: Any = native_module()
         self.cap = load_memory_bytes()
 
     def too_large(self) -> TraceDecodeError:
@@ -180,17 +181,22 @@ class _Load:
 
     def read_in_thread(self, runs: Iterator[memoryview]) -> None:
         """The runs read in a reading thread (the compiled reader lets the GIL go) while this
-        one inflates the next run and merges the chunks of the run before: the reader's
+        one inflates the next run, checks its packets (`check_packets`, the share of the
+        reading that needs no state) and merges the chunks of the run before: the reader's
         order is one reader's, and the text counts as `one_ahead` counts it (the next run
         inflated before a run's compressed packets, which this thread reads)."""
+        check = self.module.check_packets
         with ThreadPoolExecutor(1, thread_name_prefix="kinetoscope-perfetto") as pool:
             current = next(runs, None)
+            checks = check(current) if current is not None else b""
             done: list[Raw] = []
             while current is not None:
-                future = pool.submit(self._read_top, current)
+                future = pool.submit(self._read_top, current, checks)
                 self.merge_raws(done)
                 try:
                     following = next(runs, None)
+                    if following is not None:
+                        checks = check(following)
                 except BaseException:  # damage, a limit, a deadline: after this run
                     self.merge_raws(self._complete(future, current))
                     raise
@@ -198,11 +204,11 @@ class _Load:
                 current = following
             self.merge_raws(done)
 
-    def _read_top(self, run: memoryview) -> tuple[int, int, bytes | None, list[Raw]]:
+    def _read_top(self, run: memoryview, checks: bytes) -> tuple[int, int, bytes | None, list[Raw]]:
         """In the reading thread: a run up to its end (its events delivered) or its first
         packet of compressed packets."""
         reader, raws = self.reader, []
-        status, pos, data = reader.read(run, 0, False, self.report.held_bytes)
+        status, pos, data = reader.read(run, 0, False, self.report.held_bytes, checks)
         if status == _TOO_LARGE:
             raise self.too_large()
         if status == _DONE:
