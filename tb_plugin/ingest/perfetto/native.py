@@ -167,10 +167,10 @@ def _read_file(
 def _threads(f: BinaryIO, total: int) -> bool:
     """Whether runs are read in a thread of their own: for a file of a few runs or more
     (`THREAD_MIN_TEXT`), where the JSON scanner's threads wait for 128 MB (its threads
-    hold slices in flight and arenas of their own; this one thread holds about a run
-    more: on the H100 OWLv2 trace, 56 MB of JSON, 17 MB of packets, +17 MB of peak RSS
-    for a third less wall time). KINETOSCOPE_SCAN_THREADS decides where set (1: no);
-    one core says no."""
+    hold slices in flight and arenas of their own; this one thread holds a run more: on
+    the H100 OWLv2 trace, 56 MB of JSON, 17 MB of packets, 93 -> 94 MB of peak RSS, and
+    0.21 s of CPU in one thread became 0.13 s and 0.08 s beside it).
+    KINETOSCOPE_SCAN_THREADS decides where set (1: no); one core says no."""
     big = text_size(f, total) >= THREAD_MIN_TEXT
     return scan_threads(THREADS_MIN_TEXT if big else 0) > 1  # the variable, set, at any size
 
