@@ -156,15 +156,21 @@ def _process_groups(
 # caller, and as much pickled back from each pool worker); summaries that share a group's
 # object are pickled with it once (a pool's batch), as the run's pack keeps it once.
 _GROUPS: dict[bytes, ProcessGroup] = {}
-_GROUPS_KEPT = 1024
+_GROUPS_KEPT = 1 << 20  # ranks listed by the groups kept (~40 MB at most), then start over
+_groups_held = [0]
 _GROUP_KEY = msgspec.msgpack.Encoder()
 
 
 def _shared_group(pg: ProcessGroup) -> ProcessGroup:
     """The group equal to `pg` this process summarised before, else `pg` (kept)."""
     key = _GROUP_KEY.encode(pg)
-    if len(_GROUPS) >= _GROUPS_KEPT:
-        _GROUPS.clear()  # a long-lived server's many jobs: kept while a run's ranks share them
+    known = _GROUPS.get(key)
+    if known is not None:
+        return known
+    if _groups_held[0] > _GROUPS_KEPT:  # a long-lived server's many jobs
+        _GROUPS.clear()
+        _groups_held[0] = 0
+    _groups_held[0] += 1 + len(pg.ranks or ())
     return _GROUPS.setdefault(key, pg)
 
 
