@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import msgspec
 import numpy as np
 
-from .categories import Kind, Phase
+from .categories import Kind, Phase, kind_mask
 
 T = TypeVar("T")
 _KEY_LOCKS = threading.Lock()  # guards each model's table of derived locks and keys
@@ -155,7 +155,7 @@ class TraceModel:
 
     def rows_of(self, *kinds: Kind) -> np.ndarray:
         """Row indices of events of the given kinds, in file order."""
-        return np.flatnonzero(_kind_mask(self.events["kind"], kinds))
+        return np.flatnonzero(kind_mask(self.events["kind"], kinds))
 
     def has_complete(self, kind: Kind) -> bool:
         """Whether any duration (`X`) event is of `kind`: what a page's "is there data"
@@ -195,7 +195,7 @@ class TraceModel:
     def complete_rows(self, *kinds: Kind) -> np.ndarray:
         """Rows of duration (`X`) events of the given kinds."""
         ev = self.events
-        mask = _kind_mask(ev["kind"], kinds) & (ev["ph"] == Phase.COMPLETE)
+        mask = kind_mask(ev["kind"], kinds) & (ev["ph"] == Phase.COMPLETE)
         return np.flatnonzero(mask)
 
     def names_of(self, rows: np.ndarray) -> list[str]:
@@ -299,15 +299,6 @@ def _release_pages(blob: Any, start: int, stop: int) -> None:
     if hi > lo:
         with contextlib.suppress(OSError, ValueError):
             mapping.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
-
-
-def _kind_mask(kind: np.ndarray, kinds: Sequence[int]) -> np.ndarray:
-    """Whether each event's kind (u1) is one of `kinds`: one gather through a 256-entry
-    table (np.isin sorts or builds its table per call: ~40 us on a small trace's rows, a
-    rank summary asks a dozen times)."""
-    table = np.zeros(256, dtype=bool)
-    table[list(kinds)] = True
-    return table[kind]
 
 
 def empty_columns(spec: dict[str, str], n: int = 0) -> dict[str, np.ndarray]:
