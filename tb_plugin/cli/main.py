@@ -112,11 +112,14 @@ class _RankErrors(msgspec.Struct):
     errors: list[dict[str, Any]] = []
 
 
+_RANK_ERRORS = msgspec.json.Decoder(_RankErrors)  # built once (see model.decoders_for)
+
+
 def _say_rank_errors(run_name: str, views: dict[str, Any]) -> bool:
     """Print the ranks the distributed view had to leave out; whether there were any."""
     view = views.get("distributed", {})
     if isinstance(view, msgspec.Raw):  # --format json: the route's text, not decoded
-        errors = msgspec.json.decode(view, type=_RankErrors).errors
+        errors = _RANK_ERRORS.decode(view).errors
     else:
         errors = view.get("errors", [])
     for rank_error in errors:
