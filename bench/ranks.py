@@ -36,7 +36,7 @@ from typing import Any, Optional
 
 from _args import add_common_arguments, product_python, run_product
 from _group_runs import GroupRun, check_view, make_group_run
-from _machine import machine_facts
+from _machine import compile_product, machine_facts
 from _proc import measures, outcome_error
 from _rank_runs import RankRun, make_rank_run
 from _results import HERE, REPO, rel
@@ -160,6 +160,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     for sub in ("logs", "out", "cache"):
         (work / sub).mkdir(parents=True, exist_ok=True)
     python = product_python(args)
+    # as an installed wheel: without it, every process (the pool's workers too) compiles
+    # the modules it imports when PYTHONDONTWRITEBYTECODE is set (~0.1 s of a warm run)
+    compile_error = compile_product(python)
     started = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out = Path(args.out) if args.out else HERE / "results" / f"ranks-{started}.json"
     if args.layout:
@@ -173,6 +176,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         "rank_json_bytes": rank_bytes,
         "rank_workers": os.environ.get("KINETOSCOPE_RANK_WORKERS", "2"),
         "machine": {**machine_facts(python), "loadavg_start": busy},
+        "compile_error": compile_error,
         "rows": rows,
     }
     out.parent.mkdir(parents=True, exist_ok=True)

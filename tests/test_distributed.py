@@ -519,6 +519,20 @@ def test_a_broken_rank_is_listed_and_the_others_analysed(tmp_path: Path) -> None
     assert "rank3.pt.trace.json" in error["message"]
 
 
+def test_cli_json_names_a_broken_rank_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The JSON document carries the view as the route answered it; the rank left out is
+    still said on stderr, and the exit status says a rank failed."""
+    job = job_traces(tmp_path / "logs")
+    (job / "rank3.pt.trace.json").write_bytes(b"")
+    argv = ["report", str(tmp_path / "logs"), "--view", "distributed", "--format", "json"]
+    assert main([*argv, "--no-cache"]) == 3
+    out, err = capsys.readouterr()
+    (error,) = json.loads(out)["distributed"]["errors"]
+    assert error["worker"] == "rank3" and error["message"] in err
+
+
 def test_span_choice(tmp_path: Path) -> None:
     run_dir = tmp_path / "spans"
     run_dir.mkdir()

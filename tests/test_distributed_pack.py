@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import pickle
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -136,3 +137,15 @@ def test_a_batch_answers_as_ranks_one_by_one(tmp_path: Path) -> None:
     assert [o[1] for o in outcomes] == errors and errors[3] is not None
     assert errors[3]["kind"] == "empty_file" and outcomes[3][2] is None
     assert msgspec.json.encode(outcomes[0][0]) == msgspec.json.encode(one_by_one[0])
+
+
+def test_a_batch_sends_each_process_group_once(tmp_path: Path) -> None:
+    """Every rank lists the world group: the summaries a process makes share one object
+    per group, so a batch pickled back from a pool worker carries each group once."""
+    job = job_traces(tmp_path)
+    files = [(str(p), cache_key(file_identity(str(p)))) for p in sorted(job.iterdir())]
+    summaries = [summary for summary, _, _ in summarize_batch(files, None)]
+    world = [s.process_groups[0] for s in summaries]
+    assert all(pg is world[0] for pg in world) and world[0].name == "0"
+    received = pickle.loads(pickle.dumps(summaries))
+    assert received == summaries and received[1].process_groups[0] is received[0].process_groups[0]

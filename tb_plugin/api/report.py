@@ -73,10 +73,11 @@ def report_run(
     """The views `asked` (None: every view the span supports, and the run-level views
     the run supports) of `run`'s worker and span (defaults as the resolver's), with the
     parameters `params` (`KEY=VALUE` texts, a route's query); run-level jobs tell
-    `progress` of their files. `raw`: each span view as the route's JSON text
-    (`msgspec.Raw`, encoded into a document as it is), not decoded."""
+    `progress` of their files. `raw`: each view as the route's JSON text (`msgspec.Raw`,
+    encoded into a document as it is), not decoded (a 2,048-rank Distributed view's 14 MB
+    took 0.3 s to decode and encode again)."""
     if not run.workers:  # a folder of memory snapshots or compile logs only
-        return RunReport(_run_views(session, run, span, asked, progress, {}))
+        return RunReport(_run_views(session, run, span, asked, progress, {}, raw))
     target = resolve(run, worker, span)
     store, path = session.store, target.span.path
     try:  # the views answer while its disk-cache entry is written (`Session.close` waits)
@@ -90,7 +91,7 @@ def report_run(
     report = RunReport(out, target.worker.name, target.span.name, model)
     at = {"run": run.name, "worker": target.worker.name, "span": target.span.name}
     _span_views(session, at, query, [name for name in names if name in VIEWS], report, raw)
-    _run_views(session, run, span, asked, progress, out)  # run-level views
+    _run_views(session, run, span, asked, progress, out, raw)  # run-level views
     return report
 
 
@@ -148,13 +149,15 @@ def _run_views(
     asked: Sequence[str] | None,
     progress: Progress | None,
     out: dict[str, Any],
+    raw: bool,
 ) -> dict[str, Any]:
     """Run-level: every worker's span as one job, the same job as the route's."""
     for name, run_view in RUN_VIEWS.items():
         wanted = name in asked if asked else run_view.in_report
         if run_view.supports(run) and wanted:
             call = Dispatch(run_view, session, {"run": run.name, "span": span}, {}, progress)
-            out[name] = call.ready().json()
+            answer = call.ready()
+            out[name] = msgspec.Raw(answer.body) if raw else answer.json()
     return out
 
 

@@ -106,9 +106,22 @@ def _report(args: argparse.Namespace) -> int:
     return EXIT_LOAD if failed else EXIT_USAGE if refused else 0
 
 
+class _RankErrors(msgspec.Struct):
+    """What `_say_rank_errors` reads of a Distributed view kept as its JSON text."""
+
+    errors: list[dict[str, Any]] = []
+
+
+_RANK_ERRORS = msgspec.json.Decoder(_RankErrors)  # built once (see model.decoders_for)
+
+
 def _say_rank_errors(run_name: str, views: dict[str, Any]) -> bool:
     """Print the ranks the distributed view had to leave out; whether there were any."""
-    errors = views.get("distributed", {}).get("errors", [])
+    view = views.get("distributed", {})
+    if isinstance(view, msgspec.Raw):  # --format json: the route's text, not decoded
+        errors = _RANK_ERRORS.decode(view).errors
+    else:
+        errors = view.get("errors", [])
     for rank_error in errors:
         print(f"kinetoscope: run {run_name!r}: {rank_error['message']}", file=sys.stderr)
     return bool(errors)

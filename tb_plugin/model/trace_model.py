@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import msgspec
 import numpy as np
 
-from .categories import Kind, Phase
+from .categories import Kind, Phase, kind_mask
 
 T = TypeVar("T")
 _KEY_LOCKS = threading.Lock()  # guards each model's table of derived locks and keys
@@ -155,7 +155,7 @@ class TraceModel:
 
     def rows_of(self, *kinds: Kind) -> np.ndarray:
         """Row indices of events of the given kinds, in file order."""
-        return np.flatnonzero(np.isin(self.events["kind"], np.array(kinds, dtype="u1")))
+        return np.flatnonzero(kind_mask(self.events["kind"], kinds))
 
     def has_complete(self, kind: Kind) -> bool:
         """Whether any duration (`X`) event is of `kind`: what a page's "is there data"
@@ -195,7 +195,7 @@ class TraceModel:
     def complete_rows(self, *kinds: Kind) -> np.ndarray:
         """Rows of duration (`X`) events of the given kinds."""
         ev = self.events
-        mask = np.isin(ev["kind"], np.array(kinds, dtype="u1")) & (ev["ph"] == Phase.COMPLETE)
+        mask = kind_mask(ev["kind"], kinds) & (ev["ph"] == Phase.COMPLETE)
         return np.flatnonzero(mask)
 
     def names_of(self, rows: np.ndarray) -> list[str]:

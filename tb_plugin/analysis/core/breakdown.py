@@ -68,6 +68,8 @@ def breakdown(model: TraceModel, steps: Steps) -> np.ndarray:
     covered_before = np.zeros(n)
     cumulative: IntervalUnion | None = None
     for j, role in enumerate(ROLES):
+        if not intervals[role][0].size:
+            continue  # its share is 0 and the union above unchanged (many roles are empty)
         # The union of this role and every role above: one union is one set of merged
         # intervals however it is built, so add the role to the merged ones above (few)
         # rather than merge every raw interval again.

@@ -22,10 +22,8 @@ class IntervalUnion:
             new = np.empty(starts.size, dtype=bool)
             new[0] = True
             new[1:] = starts[1:] > running_end[:-1]
-            group = np.cumsum(new) - 1
             self.starts = starts[new]
             self.ends = np.maximum.reduceat(ends, np.flatnonzero(new))
-            del group
         else:
             self.starts = np.empty(0)
             self.ends = np.empty(0)

@@ -151,6 +151,29 @@ def _process_groups(
     return out
 
 
+# The process groups summarised by this process, each kept once: every rank lists the world
+# group (2,048 ranks: 2,048 numbers in each of 2,048 summaries, 150 MB as Python lists in the
+# caller, and as much pickled back from each pool worker); summaries that share a group's
+# object are pickled with it once (a pool's batch), as the run's pack keeps it once.
+_GROUPS: dict[bytes, ProcessGroup] = {}
+_GROUPS_KEPT = 1 << 20  # ranks listed by the groups kept (~40 MB at most), then start over
+_groups_held = [0]
+_GROUP_KEY = msgspec.msgpack.Encoder()
+
+
+def _shared_group(pg: ProcessGroup) -> ProcessGroup:
+    """The group equal to `pg` this process summarised before, else `pg` (kept)."""
+    key = _GROUP_KEY.encode(pg)
+    known = _GROUPS.get(key)
+    if known is not None:
+        return known
+    if _groups_held[0] > _GROUPS_KEPT:  # a long-lived server's many jobs
+        _GROUPS.clear()
+        _groups_held[0] = 0
+    _groups_held[0] += 1 + len(pg.ranks or ())
+    return _GROUPS.setdefault(key, pg)
+
+
 def _description(desc: Any) -> Optional[str]:
     """PyTorch writes "undefined" for a group created without a description."""
     return desc if isinstance(desc, str) and desc != "undefined" else None
@@ -243,7 +266,7 @@ def summarize_rank(model: TraceModel) -> RankSummary:
         backend=backend if isinstance(backend, str) else None,
         world_size=lenient_int(info.get("world_size")),
         host=host if isinstance(host, str) else None,
-        process_groups=_process_groups(info, coll.groups),
+        process_groups=[_shared_group(pg) for pg in _process_groups(info, coll.groups)],
         mode="gpu" if has_kernels else "cpu",
         time_origin_us=model.time_origin_us,
         steps_source=steps.source,
