@@ -103,6 +103,9 @@ class TraceStore:
     default pools (e.g. a Dask cluster's)."""
 
     closed = False  # set by close(): later asks end at once, as errors
+    # Called in a thread of its own with each model once it is ready (the TensorBoard
+    # plugin's: the trace view's index built before it is asked for); None: nothing.
+    after_load: Callable[[TraceModel], None] | None = None
 
     def __init__(
         self,
@@ -120,6 +123,7 @@ class TraceStore:
         self.memory_budget = memory_budget or int(
             env_number("KINETOSCOPE_MEMORY_MB", 8192) * (1 << 20)
         )
+        self._computing = 0  # views being computed now (`busy`)
 
     # --- loading -------------------------------------------------------------
 
@@ -195,6 +199,8 @@ class TraceStore:
             if model is None:
                 model = self._build(state, progress)
             model.attach_captures(partial(self._captures_of, state.path))
+            entry = self.cache.entry(state.key) if self.cache else None
+            model.attach_cache_entry(str(entry) if entry and entry.is_dir() else None)
             state.model = model
             state.bytes_done = state.bytes_total
             state.state = READY
@@ -207,6 +213,15 @@ class TraceStore:
             state.state = ERROR
         state.done.set()
         self._evict()
+        if state.model is not None and self.after_load is not None and not self.closed:
+            threading.Thread(
+                target=self.after_load, args=(state.model,), name="kinetoscope-after-load",
+                daemon=True,
+            ).start()  # fmt: skip
+
+    def busy(self) -> bool:
+        """Whether a view is being computed now (work started after a load yields to it)."""
+        return self._computing > 0
 
     def _captures_of(self, path: str) -> list[TraceModel]:
         """The models of the graph-capture traces beside `path` (discovery's
@@ -280,7 +295,13 @@ class TraceStore:
                 return cached
             data = self.cache.load_view(state.key, name) if self.cache else None
             if data is None:
-                data = msgspec.json.encode(compute(model))
+                with self.lock:
+                    self._computing += 1
+                try:
+                    data = msgspec.json.encode(compute(model))
+                finally:
+                    with self.lock:
+                        self._computing -= 1
                 return_freed_memory()  # a view's temporaries can be as big as the model
                 if self.cache:
                     self.cache.store_view(state.key, name, data)

@@ -20,12 +20,15 @@ back-to-back slices share a row.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..analysis.core.tree_arrays import running_count
 from ..model.trace_model import TraceModel
+from .index_store import load_index, save_index
 from .levels import FANOUT, Level, build_levels
 from .tracks import Track, assign_tracks, slice_rows
 
@@ -117,7 +120,7 @@ def nesting_depth(start: np.ndarray, end_s: np.ndarray) -> tuple[np.ndarray, boo
     closed_all = np.searchsorted(np.sort(end_s), start, side="right")  # ends <= start
     zero = end_s <= start
     group_end = np.searchsorted(start, start, side="right")  # equal starts end here
-    zero_prefix = np.concatenate([[0], np.cumsum(zero)])
+    zero_prefix = np.concatenate([[0], running_count(zero)])
     zeros_after = zero_prefix[group_end] - zero_prefix[idx + 1]
     depth = idx - (closed_all - zero - zeros_after)
     return depth.astype(np.int32), _layout_valid(start, end_s, depth)
@@ -289,7 +292,7 @@ def _group_layout(
     max_depth = int(depth.max()) + 1 if n else 1
     gkey = track_of.astype(np.int64) * max_depth + depth
     g_first = _run_starts(gkey)
-    group = np.cumsum(_changes(gkey)).astype(np.int64) - 1
+    group = running_count(_changes(gkey)) - 1
     n_groups = int(g_first.shape[0])
     group_track = track_of[g_first].astype(np.int64)
     group_depth = depth[g_first].astype(np.int64)
@@ -327,5 +330,21 @@ def _group_layout(
 
 def index_of(model: TraceModel) -> TimelineIndex:
     """The model's index, built on first use and kept with the model (one build even
-    when several requests ask at once)."""
-    return model.derived("_timeline_index", build_index)
+    when several requests ask at once), and on disk beside the model's cache entry (read
+    back instead of built again when there)."""
+    return model.derived("_timeline_index", _kept_or_built)
+
+
+def _kept_or_built(model: TraceModel) -> TimelineIndex:
+    entry = model.cache_entry()
+    found = load_index(entry, TimelineIndex) if entry else None
+    if found is not None:
+        return found
+    index = build_index(model)
+    if entry:
+        # Written beside the answers: the request that asked for the index waits for
+        # the build only, not for the disk.
+        threading.Thread(
+            target=save_index, args=(entry, index), name="kinetoscope-index-save", daemon=True
+        ).start()
+    return index

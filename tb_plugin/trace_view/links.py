@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..analysis.core.host_ranges import HostRanges, build_ranges
+from ..analysis.core.tree_arrays import dense_codes
 from ..model.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind, Phase
 from ..model.trace_model import TraceModel
 from .index import TimelineIndex
@@ -42,12 +43,12 @@ def tracks_of_rows(model: TraceModel, index: TimelineIndex, rows: np.ndarray) ->
     ev = model.events
     pid, tid = ev["pid"][rows].astype(np.int64), ev["tid"][rows].astype(np.int64)
     n_tids = max(len(model.tids), 1)
-    uniq, inverse = np.unique(pid * n_tids + tid, return_inverse=True)
+    uniq, inverse = dense_codes(pid * n_tids + tid)
     table = np.full(uniq.size, -1, dtype=np.int64)
     for i, k in enumerate(uniq.tolist()):
         p, t = str(model.pids[k // n_tids]), str(model.tids[k % n_tids])
         table[i] = lookup.get((p, t, LANE_MAIN), lookup.get((p, t, LANE_PYTHON), -1))
-    return table[inverse.reshape(-1)]
+    return table[inverse]
 
 
 def track_ranges(model: TraceModel, index: TimelineIndex) -> HostRanges:
