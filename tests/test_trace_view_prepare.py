@@ -15,9 +15,10 @@ from conftest import PluginClient
 from corpus import corpus_path
 from kinetoscope.model.trace_model import TraceModel
 from kinetoscope.store.cache import DiskCache
+from kinetoscope.store.cache_check import write_manifest
 from kinetoscope.store.trace_store import TraceStore
 from kinetoscope.trace_view.index import TimelineIndex, build_index, index_of
-from kinetoscope.trace_view.index_store import FOLDER, load_index, save_index
+from kinetoscope.trace_view.index_store import read_kept
 from kinetoscope.trace_view.prepare import prepare_trace_view
 from kinetoscope.trace_view.workers import WorkerTrace
 from test_timeline import answer, nested_trace
@@ -67,11 +68,11 @@ def route_answers(model: TraceModel, index: TimelineIndex) -> list[Any]:
     return out
 
 
-def saved(model: TraceModel) -> Path:
-    """The model's index folder once its background write is done."""
+def saved(model: TraceModel, name: str = "timeline_index") -> Path:
+    """The folder of a structure kept on disk once its background write is done."""
     entry = model.cache_entry()
     assert entry is not None
-    folder = Path(entry) / FOLDER
+    folder = Path(entry) / name
     deadline = time.monotonic() + 60
     while not folder.is_dir():
         assert time.monotonic() < deadline, "index never written"
@@ -108,14 +109,14 @@ def test_a_damaged_index_is_built_again(tmp_path: Path) -> None:
     folder = saved(model)
     column = folder / "start.npy"
     column.write_bytes(column.read_bytes()[:-8])  # truncated
-    assert load_index(str(folder.parent), TimelineIndex) is None
+    assert read_kept(str(folder.parent), folder.name) is None
     assert not folder.exists()  # removed: built and written again
     again = loaded(trace, cache)
     rebuilt = index_of(again)
     assert not isinstance(rebuilt.start, np.memmap)
     same_index(built, rebuilt)
-    save_index(str(folder.parent), rebuilt)
-    assert load_index(str(folder.parent), TimelineIndex) is not None
+    saved(again)
+    assert read_kept(str(folder.parent), folder.name) is not None
 
 
 def test_prepare_builds_what_the_routes_need(tmp_path: Path) -> None:
@@ -132,7 +133,23 @@ def test_prepare_builds_what_the_routes_need(tmp_path: Path) -> None:
     for key in ("_timeline_index", "_timeline_counters", "_timeline_flow_pairs"):
         assert key in model.__dict__, key
     assert "_timeline_track_ranges" in model.__dict__
-    saved(model)
+    for name in ("timeline_index", "timeline_flow_pairs", "timeline_track_ranges"):
+        saved(model, name)
+    saved(model, "health_row_checks")
+    again = loaded(corpus_path(RESNET), tmp_path / "cache")  # a warm start: all read back
+    prepare_trace_view(again)
+    for key in ("_timeline_index", "_timeline_flow_pairs", "_timeline_track_ranges"):
+        kept = again.__dict__[key]
+        assert isinstance(
+            next(iter(v for v in vars(kept).values() if isinstance(v, np.ndarray))), np.memmap
+        ), key
+    assert isinstance(again.__dict__["_health_row_checks"], np.memmap)
+    assert np.array_equal(
+        again.__dict__["_health_row_checks"], model.__dict__["_health_row_checks"]
+    )
+    workers = [WorkerTrace(None, model)]
+    assert route_answers(again, index_of(again)) == route_answers(model, index_of(model))
+    assert workers
 
 
 def test_the_plugin_prepares_the_trace_view_after_a_load(tmp_path: Path) -> None:
@@ -151,3 +168,17 @@ def test_the_plugin_prepares_the_trace_view_after_a_load(tmp_path: Path) -> None
         assert "_timeline_index" in state.model.__dict__
     finally:
         client.close()
+
+
+def test_a_structure_kept_by_other_code_is_built_again(tmp_path: Path) -> None:
+    import msgspec
+
+    trace = nested_trace().write(tmp_path / "w.pt.trace.json")
+    model = loaded(trace, tmp_path / "cache")
+    index_of(model)
+    folder = saved(model)
+    document = msgspec.json.decode((folder / "kept.json").read_bytes())
+    (folder / "kept.json").write_bytes(msgspec.json.encode({**document, "code": "other"}))
+    write_manifest(folder)  # whole, but not this code's
+    assert read_kept(str(folder.parent), folder.name) is None
+    assert not folder.exists()

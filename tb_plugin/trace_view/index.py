@@ -20,15 +20,16 @@ back-to-back slices share a row.
 
 from __future__ import annotations
 
-import threading
+import dataclasses
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from ..analysis.core.tree_arrays import running_count
 from ..model.trace_model import TraceModel
-from .index_store import load_index, save_index
+from .index_store import kept_on_disk
 from .levels import FANOUT, Level, build_levels
 from .tracks import Track, assign_tracks, slice_rows
 
@@ -332,19 +333,33 @@ def index_of(model: TraceModel) -> TimelineIndex:
     """The model's index, built on first use and kept with the model (one build even
     when several requests ask at once), and on disk beside the model's cache entry (read
     back instead of built again when there)."""
-    return model.derived("_timeline_index", _kept_or_built)
+    return model.derived(
+        "_timeline_index",
+        lambda m: kept_on_disk(m, "timeline_index", lambda: build_index(m), _pack, _unpack),
+    )
 
 
-def _kept_or_built(model: TraceModel) -> TimelineIndex:
-    entry = model.cache_entry()
-    found = load_index(entry, TimelineIndex) if entry else None
-    if found is not None:
-        return found
-    index = build_index(model)
-    if entry:
-        # Written beside the answers: the request that asked for the index waits for
-        # the build only, not for the disk.
-        threading.Thread(
-            target=save_index, args=(entry, index), name="kinetoscope-index-save", daemon=True
-        ).start()
-    return index
+_NOT_ARRAYS = ("tracks", "levels", "eps", "t_min", "t_max", "build_seconds", "fallback_tracks")
+_LEVEL_ARRAYS = [f.name for f in dataclasses.fields(Level) if f.name != "width"]
+
+
+def _pack(index: TimelineIndex) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    arrays = {f.name: getattr(index, f.name) for f in dataclasses.fields(index)}
+    arrays = {k: v for k, v in arrays.items() if k not in _NOT_ARRAYS}
+    for k, level in enumerate(index.levels):
+        arrays.update({f"level{k}_{n}": getattr(level, n) for n in _LEVEL_ARRAYS})
+    meta = {n: getattr(index, n) for n in _NOT_ARRAYS if n not in ("tracks", "levels")}
+    meta["tracks"] = [dataclasses.asdict(t) for t in index.tracks]
+    meta["level_widths"] = [level.width for level in index.levels]
+    return arrays, meta
+
+
+def _unpack(arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> TimelineIndex:
+    widths = meta.pop("level_widths")
+    levels = [
+        Level(width, **{n: arrays.pop(f"level{k}_{n}") for n in _LEVEL_ARRAYS})
+        for k, width in enumerate(widths)
+    ]
+    tracks = [Track(**{**t, "sort_key": tuple(t["sort_key"])}) for t in meta.pop("tracks")]
+    fields: dict[str, Any] = {**meta, **arrays}
+    return TimelineIndex(tracks=tracks, levels=levels, **fields)
