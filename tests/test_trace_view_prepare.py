@@ -182,3 +182,23 @@ def test_a_structure_kept_by_other_code_is_built_again(tmp_path: Path) -> None:
     write_manifest(folder)  # whole, but not this code's
     assert read_kept(str(folder.parent), folder.name) is None
     assert not folder.exists()
+
+
+def test_the_store_is_busy_while_views_compute_and_just_after(tmp_path: Path) -> None:
+    """What preparing yields to: a load just ended, a view computing, one just computed."""
+    from kinetoscope.store.trace_store import BUSY_QUIET_S
+
+    trace = str(nested_trace().write(tmp_path / "w.pt.trace.json"))
+    store = TraceStore(DiskCache(tmp_path / "cache"))
+    try:
+        store.wait(trace, timeout=60)
+        assert store.busy()  # the page's first views are asked now
+        time.sleep(BUSY_QUIET_S + 0.1)
+        assert not store.busy()
+        seen: list[bool] = []
+        store.view(trace, "probe", lambda model: seen.append(store.busy()) or len(model))
+        assert seen == [True] and store.busy()
+        time.sleep(BUSY_QUIET_S + 0.1)
+        assert not store.busy()
+    finally:
+        store.close()

@@ -41,6 +41,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 LOADING, READY, ERROR = "loading", "ready", "error"
+BUSY_QUIET_S = 1.0  # `busy` this long after a view compute or a load ends
 
 
 @dataclass
@@ -124,6 +125,7 @@ class TraceStore:
             env_number("KINETOSCOPE_MEMORY_MB", 8192) * (1 << 20)
         )
         self._computing = 0  # views being computed now (`busy`)
+        self._last_activity = 0.0  # time.monotonic() a view compute or a load last ended
 
     # --- loading -------------------------------------------------------------
 
@@ -212,6 +214,7 @@ class TraceStore:
             state.failed_at = time.monotonic()
             state.state = ERROR
         state.done.set()
+        self._last_activity = time.monotonic()
         self._evict()
         if state.model is not None and self.after_load is not None and not self.closed:
             threading.Thread(
@@ -220,8 +223,10 @@ class TraceStore:
             ).start()  # fmt: skip
 
     def busy(self) -> bool:
-        """Whether a view is being computed now (work started after a load yields to it)."""
-        return self._computing > 0
+        """Whether a view is being computed now or was within BUSY_QUIET_S, or a load just
+        ended (the page's first views are then asked): work started after a load yields."""
+        quiet = time.monotonic() - self._last_activity > BUSY_QUIET_S
+        return self._computing > 0 or not quiet
 
     def _captures_of(self, path: str) -> list[TraceModel]:
         """The models of the graph-capture traces beside `path` (discovery's
@@ -302,6 +307,7 @@ class TraceStore:
                 finally:
                     with self.lock:
                         self._computing -= 1
+                        self._last_activity = time.monotonic()
                 return_freed_memory()  # a view's temporaries can be as big as the model
                 if self.cache:
                     self.cache.store_view(state.key, name, data)
