@@ -14,7 +14,7 @@ import pytest
 from conftest import PluginClient
 from corpus import corpus_path
 from kinetoscope.model.trace_model import TraceModel
-from kinetoscope.store.cache import DiskCache
+from kinetoscope.store.cache import DiskCache, cache_entry
 from kinetoscope.store.cache_check import write_manifest
 from kinetoscope.store.trace_store import TraceStore
 from kinetoscope.trace_view.index import TimelineIndex, build_index, index_of
@@ -75,7 +75,7 @@ def route_answers(model: TraceModel, index: TimelineIndex) -> list[Any]:
 
 def saved(model: TraceModel, name: str = "timeline_index") -> Path:
     """The folder of a structure kept on disk once its background write is done."""
-    entry = model.cache_entry()
+    entry = cache_entry(model)
     assert entry is not None
     folder = Path(entry) / name
     deadline = time.monotonic() + 60

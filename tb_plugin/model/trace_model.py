@@ -143,16 +143,6 @@ class TraceModel:
         only when a view asks (loading them costs nothing at this model's load)."""
         self.__dict__["_capture_loader"] = load
 
-    def attach_cache_entry(self, folder: str | None) -> None:
-        """The disk cache folder this model was read from or written to (set by whoever
-        loaded it): where a structure derived from it may be kept beside it."""
-        self.__dict__["_cache_entry"] = folder
-
-    def cache_entry(self) -> str | None:
-        """The folder given to `attach_cache_entry`, or None (no cache, or not written)."""
-        found: str | None = self.__dict__.get("_cache_entry")
-        return found
-
     def capture_models(self) -> list[TraceModel]:
         """The capture traces' models (empty when none was found or none was attached)."""
         load = self.__dict__.get("_capture_loader")

@@ -25,7 +25,7 @@ from ..ingest.discovery import capture_files
 from ..ingest.limits import env_number, load_timeout_s, slow_load_s
 from ..ingest.storage import file_identity, is_url
 from ..model.trace_model import TraceModel, model_nbytes
-from .cache import MAX_PARAM_VIEWS, PARAM_MARK, DiskCache, cache_key
+from .cache import MAX_PARAM_VIEWS, PARAM_MARK, DiskCache, attach_cache_entry, cache_key
 from .errors import LoadFailed, LoadTimeout, NotReady, describe_error, exception_text
 from .pools import WorkerPools
 
@@ -202,7 +202,7 @@ class TraceStore:
                 model = self._build(state, progress)
             model.attach_captures(partial(self._captures_of, state.path))
             entry = self.cache.entry(state.key) if self.cache else None
-            model.attach_cache_entry(str(entry) if entry and entry.is_dir() else None)
+            attach_cache_entry(model, str(entry) if entry and entry.is_dir() else None)
             state.model = model
             state.bytes_done = state.bytes_total
             state.state = READY

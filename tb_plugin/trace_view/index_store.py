@@ -28,6 +28,7 @@ import msgspec
 import numpy as np
 
 from ..model.trace_model import TraceModel
+from ..store.cache import cache_entry
 from ..store.cache_check import manifest_ok, write_manifest
 
 log = logging.getLogger(__name__)
@@ -107,7 +108,7 @@ def kept_on_disk(
     """`build()`, or what was kept of it as `name` beside the model's cache entry; a
     structure built is written there in a thread of its own (the request that asked for
     it waits for the build only, not for the disk)."""
-    entry = model.cache_entry()
+    entry = cache_entry(model)
     if entry is None:
         return build()
     found = read_kept(entry, name)
