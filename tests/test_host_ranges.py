@@ -10,7 +10,13 @@ from pathlib import Path
 import numpy as np
 from builders import CPU_PID, CPU_TID, TraceBuilder
 from kinetoscope.analysis.core import comms
-from kinetoscope.analysis.core.host_ranges import HostRanges, host_ranges, op_ranges
+from kinetoscope.analysis.core.host_ranges import (
+    HostRanges,
+    host_ranges,
+    op_ranges,
+    python_frames_at,
+    python_ranges,
+)
 from kinetoscope.analysis.core.optree import op_tree
 from kinetoscope.analysis.memory.index import memory_index
 from kinetoscope.analysis.memory.view import memory
@@ -221,3 +227,29 @@ def test_flow_ends_bind_to_the_innermost_slice_around_them(tmp_path: Path) -> No
     }
     assert bound == ends
     assert {model.names[int(model.events["name"][r])] for r in cols["src_row"]} == {"source"}
+
+
+def test_python_frames_at_one_time_are_the_index_chain(tmp_path: Path) -> None:
+    """`python_frames_at` (the memory view's Python stack, read from one thread's frames)
+    lists what the whole index's `outwards(containing(...))` lists: ties, zero lengths,
+    frames that overlap without nesting and times on their ends included."""
+    nested = 0
+    for seed in range(6):
+        rng = random.Random(seed)
+        b = TraceBuilder()
+        for _ in range(50):
+            start = rng.randrange(0, 50) + rng.choice([0.0, 0.25, 0.0004])
+            dur = rng.choice([0, 1, 2, 5, 10, 30]) + rng.choice([0.0, 0.0006])
+            b.python(f"f{rng.randrange(6)}", 1000 + start, dur, tid=rng.choice(THREADS))
+        model = b.model(tmp_path, f"p{seed}.pt.trace.json")
+        ranges = python_ranges(model)
+        times = [1000 + rng.randrange(0, 60) + rng.choice([0.0, 0.25, 0.0004]) for _ in range(40)]
+        times += [float(s) for s in ranges.start[:20]] + [float(e) for e in ranges.end[:20]]
+        for thread in np.unique(ranges.thread).tolist():
+            for t in times:
+                at = np.array([t])
+                _, chain = ranges.outwards(ranges.containing(np.array([thread]), at), at)
+                want = ranges.rows[chain[::-1]].tolist()
+                assert python_frames_at(model, thread, t).tolist() == want, (seed, thread, t)
+                nested += len(want) >= 2
+    assert nested > 50  # times inside several frames at once were asked

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from builders import TraceBuilder
 from corpus import corpus_model
+from kinetoscope.analysis.core.tree_arrays import inherit_missing_by_jumps
 from kinetoscope.analysis.modules.endpoint import has_modules
 from kinetoscope.analysis.modules.view import NO_MODULES, NO_PYTHON, modules
 from kinetoscope.analysis.operators.view import operators
@@ -202,3 +203,29 @@ def test_text_report_indents_the_first_levels(tmp_path: Path) -> None:
     ]
     assert lines[4].startswith("  Block_0")
     assert NO_PYTHON in " ".join(render_modules(modules(TraceBuilder().model(tmp_path))).split())
+
+
+def test_owner_jumps_match_a_walk_up() -> None:
+    """Each Python frame's module call (`inherit_missing_by_jumps`): a node's own value,
+    else the nearest ancestor's, else its root's own, as a walk up the parents gives it
+    (random forests, nodes in any order, deep chains included)."""
+    rng = np.random.default_rng(5)
+    for trial in range(300):
+        n = int(rng.integers(1, 200))
+        # Each node's parent an earlier node (or none), then the nodes shuffled.
+        up = np.array(
+            [int(rng.integers(-1, i)) if i and rng.random() < 0.9 else -1 for i in range(n)]
+        )
+        if trial % 3 == 0:  # a chain: the deepest nesting
+            up = np.arange(-1, n - 1)
+        perm = rng.permutation(n)
+        place = np.argsort(perm)
+        parent = np.where(up[perm] >= 0, place[np.maximum(up[perm], 0)], -1)
+        values = np.where(rng.random(n) < 0.2, rng.integers(0, 50, n), -1 - (trial % 2))
+        want = []
+        for i in range(n):
+            cur = i
+            while values[cur] < 0 and parent[cur] >= 0:
+                cur = parent[cur]
+            want.append(int(values[cur]))
+        assert inherit_missing_by_jumps(parent, values).tolist() == want

@@ -134,3 +134,28 @@ def test_the_ids_win_over_time(tmp_path: Path) -> None:
     assert chains["c.py(1): loop"] == ["c.py(1): loop", "b.py(1): root"]
     # d names c, which sorts before it: taken, though c does not enclose d in time.
     assert chains["d.py(1): later"] == ["d.py(1): later", "c.py(1): loop", "b.py(1): root"]
+
+
+@pytest.mark.parametrize("base", [0, 10**12])
+def test_ids_far_apart_and_repeated(tmp_path: Path, base: int) -> None:
+    """Ids counted from 0 are looked up in a table, ids far apart by a search: both give
+    the first frame carrying an id (a repeated id names the first)."""
+    t = TraceBuilder()
+    t.python(
+        "a.py(1): outer", 1000.0, 100.0, args={"Python id": base + 7, "Python parent id": None}
+    )
+    t.python(
+        "b.py(1): first", 1010.0, 20.0, args={"Python id": base + 9, "Python parent id": base + 7}
+    )
+    t.python("c.py(1): again", 1040.0, 20.0, args={"Python id": base + 9, "Python parent id": None})
+    t.python(
+        "d.py(1): inner", 1045.0, 2.0, args={"Python id": base + 3, "Python parent id": base + 9}
+    )
+    model = t.model(tmp_path)
+    stacks = python_stacks(model, op_tree(model))
+    assert stacks is not None
+    chains = {_stack_names(model, stacks, i)[0]: _stack_names(model, stacks, i) for i in range(4)}
+    assert chains["b.py(1): first"] == ["b.py(1): first", "a.py(1): outer"]
+    assert chains["c.py(1): again"] == ["c.py(1): again"]
+    # d names id 9: its first frame, b, sorts before d, though c encloses d in time.
+    assert chains["d.py(1): inner"] == ["d.py(1): inner", "b.py(1): first", "a.py(1): outer"]

@@ -18,7 +18,9 @@ Three node sets (each memoised on the model):
 - `op_ranges`: `cpu_op` X events of positive duration, ProfilerStep#N aside (the ops
   memory events are attributed to, memory/index.py);
 - `python_ranges`: `python_function` X events (the Python frames around an op,
-  python_stacks.py, and around a memory event, memory/view.py).
+  python_stacks.py, which builds it without keeping it, and around a launch, the flame
+  graph); `python_frames_at` answers for one time (a memory event, memory/view.py)
+  from one thread's frames, as the index would.
 The trace view keys the same index by track over its slices (trace_view/links.py:
 the slice a flow end binds to).
 
@@ -167,8 +169,13 @@ def snap_ns(t: np.ndarray, origin: float) -> np.ndarray:
     """Microsecond times rounded to whole nanoseconds from `origin` (a whole microsecond
     near them, so the differences are exact): equal nanoseconds give equal floats, and
     the order of distinct ones is kept (or, past float64's resolution, made equal)."""
-    t = np.asarray(t, dtype=np.float64)
-    return origin + np.rint((t - origin) * 1000.0) / 1000.0
+    out = np.array(t, dtype=np.float64)  # one array made, the steps in place in it
+    out -= origin
+    out *= 1000.0
+    np.rint(out, out=out)
+    out /= 1000.0
+    out += origin
+    return out
 
 
 def time_origin(start: np.ndarray) -> float:
@@ -206,7 +213,52 @@ def op_ranges(model: TraceModel) -> HostRanges:
 
 def python_ranges(model: TraceModel) -> HostRanges:
     """`python_function` ranges: the Python frames of a thread."""
-    return model.derived("_python_ranges", lambda m: build_ranges(m, complete_rows(m, Kind.PYTHON)))
+    return model.derived(_PYTHON_RANGES, _build_python_ranges)
+
+
+_PYTHON_RANGES = "_python_ranges"
+
+
+def _build_python_ranges(model: TraceModel) -> HostRanges:
+    return build_ranges(model, complete_rows(model, Kind.PYTHON))
+
+
+def python_ranges_unkept(model: TraceModel) -> HostRanges:
+    """`python_ranges`, kept with the model only where a view built it already: the
+    Python stacks (python_stacks.py) read it once to build their own tables, and keeping
+    it beside them would hold a trace's largest index (a 250 MB trace: 0.5M frames, 18
+    MB) for the rare view that asks again (the flame graph's launches outside every op)."""
+    kept = model.__dict__.get(_PYTHON_RANGES)  # the derived table, when built
+    return kept if isinstance(kept, HostRanges) else _build_python_ranges(model)
+
+
+_NEAR_US = 0.01
+
+
+def python_frames_at(model: TraceModel, thread: int, t: float) -> np.ndarray:
+    """The rows of the `python_function` ranges of `thread` containing `t` (half-open,
+    in whole ns as the index compares), outermost first: what `python_ranges`'
+    `outwards(containing(...))` lists for one time, read from the frames of that thread
+    alone (no index of every frame built for one question)."""
+    rows = complete_rows(model, Kind.PYTHON)
+    if rows.size == 0:
+        return rows
+    ev = model.events
+    raw = ev["ts"][rows].astype(np.float64)
+    origin = time_origin(raw)
+    # Snapping moves a time by under a nanosecond: the frames that may contain t by the
+    # snapped times are those around it by the raw ones, give or take 0.01 µs.
+    near = raw <= t + _NEAR_US
+    del raw
+    rows = rows[near]
+    rows = rows[ev["ts"][rows] + ev["dur"][rows] >= t - _NEAR_US]
+    rows = rows[thread_keys(model, rows) == thread]
+    start = snap_ns(ev["ts"][rows], origin)
+    end = snap_ns(ev["ts"][rows].astype(np.float64) + ev["dur"][rows], origin)
+    at = float(snap_ns(np.array([t]), origin)[0])
+    inside = (start <= at) & (end > at)
+    rows, start, end = rows[inside], start[inside], end[inside]
+    return rows[np.lexsort((rows, -end, start))]
 
 
 def _build_host_ranges(model: TraceModel) -> HostRanges:
@@ -245,9 +297,15 @@ def build_ranges(
     raw = ev["ts"][rows].astype(np.float64)
     origin = time_origin(raw)
     start = snap_ns(raw, origin)
-    end = snap_ns(raw + ev["dur"][rows], origin)
+    raw += ev["dur"][rows]
+    end = snap_ns(raw, origin)
+    del raw
     order = nesting_order(thread, start, end)  # file order breaks ties
-    return _index_sorted(rows[order], thread[order], start[order], end[order], origin=origin)
+    # Each column sorted in turn, the unsorted one let go before the next is made.
+    thread = thread[order]
+    start = start[order]
+    end = end[order]
+    return _index_sorted(rows[order], thread, start, end, origin=origin)
 
 
 def _index_sorted(
@@ -281,8 +339,10 @@ def _index_sorted(
             own, sentinel_before[np.maximum(start_at, 0)], thread_sentinel
         )
     found = previous_reaching(values, targets, search_from)[sentinel_before]
-    is_range = np.zeros(values.size, dtype=bool)
+    del values, targets, search_from
+    is_range = np.zeros(found.size + threads.size, dtype=bool)
     is_range[sentinel_before] = True
+    del sentinel_before
     position = running_count(is_range) - 1  # sequence position → range position
     parent = np.where((found >= 0) & is_range[np.maximum(found, 0)], position[found], -1)
     return HostRanges(
@@ -290,7 +350,7 @@ def _index_sorted(
         thread=thread,
         start=start,
         end=end,
-        parent=parent.astype(np.int64),
+        parent=parent.astype(np.int64, copy=False),
         threads=threads,
         thread_lo=first.astype(np.int64),
         thread_hi=thread_hi,

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TypedDict
 
 import msgspec
 import numpy as np
 
 from ...model.trace_model import NO_PYTHON_ID, TraceModel
-from .host_ranges import python_ranges
+from .host_ranges import python_ranges_unkept
 from .optree import OpTree
 from .tree_arrays import chain_ids
 
@@ -45,9 +46,15 @@ class PythonStacks:
     rows: np.ndarray  # python_function rows
     parent: np.ndarray  # enclosing python event index, -1
     node_frame: np.ndarray  # per tree node: innermost enclosing python event, -1
-    stack_id: np.ndarray  # per python event: id of its frame chain (equal chains, equal id)
     frame_text: list[str]  # per frame code
     frame: np.ndarray  # per python event: frame code
+
+    @cached_property
+    def stack_id(self) -> np.ndarray:
+        """Per python event: id of its frame chain (equal chains, equal id). Computed
+        when first asked (the call stacks of one operator); the tables need only the
+        frames above."""
+        return chain_ids(self.parent, self.frame)
 
 
 def python_stacks(model: TraceModel, tree: OpTree) -> PythonStacks | None:
@@ -58,22 +65,37 @@ def python_stacks(model: TraceModel, tree: OpTree) -> PythonStacks | None:
 
 def _build_python_stacks(model: TraceModel, tree: OpTree) -> PythonStacks:
     ev = model.events
-    ranges = python_ranges(model)
-    py = np.sort(ranges.rows)  # file order
-    if py.size == 0:
+    ranges = python_ranges_unkept(model)
+    if ranges.rows.size == 0:
         empty = np.empty(0, np.int64)
-        return PythonStacks(empty, empty, np.full(len(tree), -1, np.int64), empty, [], empty)
+        return PythonStacks(empty, empty, np.full(len(tree), -1, np.int64), [], empty)
+    # Rows and positions as int32 where the trace's rows fit (they are kept with the model).
+    index = np.dtype(np.int32 if len(model) < 1 << 31 else np.int64)
+    py, file_pos = _file_order(len(model), ranges.rows, index)
     # python_function events nest like host ranges; each op's frame is the innermost
     # event enclosing it (an op sorts after an event with its own start and end).
-    file_pos = np.searchsorted(py, ranges.rows)  # index position → position in `py`
-    parent = np.full(py.size, -1, dtype=np.int64)
+    parent = np.full(py.size, -1, dtype=index)
     up = _id_parents(model, ranges.rows, ranges.parent.copy())
     parent[file_pos] = np.where(up >= 0, file_pos[np.maximum(up, 0)], -1)
+    del up
     t0 = ev["ts"][tree.rows].astype(np.float64)
     inner = ranges.enclosing(tree.thread, t0, t0 + ev["dur"][tree.rows])
-    node_frame = np.where(inner >= 0, file_pos[np.maximum(inner, 0)], -1)
+    del t0, ranges
+    node_frame = np.where(inner >= 0, file_pos[np.maximum(inner, 0)], -1).astype(index)
+    del inner, file_pos
     frame, frame_text = _frames(model, py)
-    return PythonStacks(py, parent, node_frame, chain_ids(parent, frame), frame_text, frame)
+    return PythonStacks(py, parent, node_frame, frame_text, frame)
+
+
+def _file_order(n_rows: int, rows: np.ndarray, index: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """`rows` (distinct) sorted, and each one's place there (as `index`): marked in a
+    table of the trace's rows and counted (no sort of the rows)."""
+    marked = np.zeros(n_rows, dtype=bool)
+    marked[rows] = True
+    place: np.ndarray = np.cumsum(marked, dtype=index)
+    place = place[rows]
+    place -= 1
+    return np.flatnonzero(marked).astype(index), place
 
 
 def _id_parents(model: TraceModel, rows: np.ndarray, parent: np.ndarray) -> np.ndarray:
@@ -83,17 +105,31 @@ def _id_parents(model: TraceModel, rows: np.ndarray, parent: np.ndarray) -> np.n
     has_id, ids, has_up, ups = _python_ids(model, rows)
     if not has_id.any():
         return parent  # no ids recorded: time nesting
-    # The first position that carries each id (the ids sorted, each with its first place).
-    with_id = np.flatnonzero(has_id)
-    known, first = np.unique(ids[with_id], return_index=True)
-    first_pos = with_id[first]
-    at = np.minimum(np.searchsorted(known, ups), max(known.size - 1, 0))
-    found = np.where(known[at] == ups, first_pos[at], -1)
+    found = _first_position_of(ids, has_id, ups)
     positions = np.arange(rows.size)
     named = has_id & has_up & (found >= 0) & (found < positions)
     parent[has_id & ~has_up] = -1  # an id with a null parent id: a root
     parent[named] = found[named]
     return parent
+
+
+def _first_position_of(ids: np.ndarray, has_id: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Per wanted id, the first position whose id it is, -1 for none. Python ids count
+    up from 0 in a trace: a table indexed by id where they are that dense, else the
+    ids sorted, each with its first place."""
+    with_id = np.flatnonzero(has_id)
+    low, high = int(ids[with_id].min()), int(ids[with_id].max())
+    if low < 0 or high > 4 * ids.size + (1 << 16):
+        known, first = np.unique(ids[with_id], return_index=True)
+        first_pos = with_id[first]
+        at = np.minimum(np.searchsorted(known, wanted), max(known.size - 1, 0))
+        return np.where(known[at] == wanted, first_pos[at], -1)
+    index = np.int32 if ids.size < 1 << 31 else np.int64
+    table = np.full(high + 2, ids.size, dtype=index)  # the last entry: no such id
+    np.minimum.at(table, ids[with_id], with_id.astype(index))
+    found = table[np.where((wanted >= 0) & (wanted <= high), wanted, high + 1)]
+    found[found == ids.size] = -1
+    return found
 
 
 def _python_ids(
@@ -117,7 +153,9 @@ def _frames(model: TraceModel, py: np.ndarray) -> tuple[np.ndarray, list[str]]:
     codes = np.flatnonzero(used)
     texts = [_MODULE_INSTANCE.sub(r"\1", model.names[c]) for c in codes.tolist()]
     canon: dict[str, int] = {}
-    remap = np.full(len(model.names), -1, dtype=np.int64)
+    remap = np.full(
+        len(model.names), -1, dtype=np.int32 if len(model.names) < 1 << 31 else np.int64
+    )
     remap[codes] = [canon.setdefault(t, len(canon)) for t in texts]
     return remap[names], list(canon)
 

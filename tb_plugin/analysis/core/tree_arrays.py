@@ -42,6 +42,28 @@ def nesting_order(group: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.n
     order = order[np.argsort(group[order], kind="stable")]
     g, s = group[order], start[order]
     tie = (g[1:] == g[:-1]) & ((s[1:] == s[:-1]) | (np.isnan(s[1:]) & np.isnan(s[:-1])))
+    del g, s
+    return _longer_first_in_ties(order, tie, end)
+
+
+def grouped_nesting_order(
+    group: np.ndarray, start: np.ndarray, end: np.ndarray
+) -> np.ndarray | None:
+    """`nesting_order` of rows already grouped (each group's rows together, in input
+    order), or None where that is the order they are in: a trace writes most threads'
+    slices by start, so the sorts are skipped and only equal starts looked at."""
+    same = group[1:] == group[:-1]
+    if (same & (start[1:] < start[:-1])).any() or np.isnan(start).any():
+        return nesting_order(group, start, end)
+    same &= start[1:] == start[:-1]  # ties: equal starts in one group
+    if not same.any():
+        return None
+    return _longer_first_in_ties(np.arange(start.size), same, end)
+
+
+def _longer_first_in_ties(order: np.ndarray, tie: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """`order` (by group, then start) with each run of equal starts (`tie[i]`: positions
+    i and i + 1 of the order are in one) put longer first, then in input order."""
     if not tie.any():
         return order
     in_tie = np.zeros(order.size, dtype=bool)
@@ -273,6 +295,26 @@ def inherit_missing(parent: np.ndarray, levels: list[np.ndarray], values: np.nda
     for level in levels[1:]:  # the roots keep their own
         level = level[out[level] < 0]
         out[level] = out[parent[level]]
+    return out
+
+
+def inherit_missing_by_jumps(parent: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """`inherit_missing` without the levels (a tree's depths and a sort to find them):
+    each node without a value of its own jumps up its chain of nodes without one,
+    doubling the jump each pass, to the first with a value or the root (log2(depth)
+    passes over the nodes still looking)."""
+    out = values.copy()
+    resolved = (values >= 0) | (parent < 0)
+    todo = np.flatnonzero(~resolved)
+    # Per node looking: an ancestor with no node between them that has a value.
+    above = parent.astype(np.int64)
+    while todo.size:
+        at = above[todo]
+        done = resolved[at]
+        out[todo[done]] = out[at[done]]
+        resolved[todo[done]] = True
+        todo, at = todo[~done], at[~done]
+        above[todo] = above[at]  # `at` has no value and is no root: jump past it
     return out
 
 

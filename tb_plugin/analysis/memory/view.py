@@ -34,7 +34,7 @@ import numpy as np
 
 from ...model.trace_model import TraceModel
 from ..core.devices import device_identity, gpu_of_memory_device, memory_device_label
-from ..core.host_ranges import HostRanges, op_ranges, python_ranges
+from ..core.host_ranges import HostRanges, op_ranges, python_frames_at
 from .allocations import (
     TABLE_ROWS,
     AllocationTable,
@@ -237,7 +237,7 @@ def _op_ref(ctx: _Context, event: int) -> OpRef | None:
     chain = model.names_of(_around(op_ranges(model), index, event))
     stack, source = _call_stack(model, row), "call_stack"
     if not stack:
-        frames = _around(python_ranges(model), index, event)
+        frames = python_frames_at(model, int(index.thread[event]), float(index.ts[event]))
         stack, source = model.names_of(frames), "python_function"
     return {
         "name": model.names[int(ev["name"][row])],

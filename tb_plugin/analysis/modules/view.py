@@ -36,7 +36,7 @@ from ..core.requests import NoParams
 from ..core.rules import MODULE_PREFIX, is_module_name
 from ..core.tree_arrays import (
     chain_ids,
-    inherit_missing,
+    inherit_missing_by_jumps,
     levels_from_roots,
     segment_union_length,
     subtree_sum,
@@ -133,7 +133,7 @@ def _module_calls(model: TraceModel, stacks: PythonStacks) -> _Calls:
     events = np.flatnonzero(name_flags(model, is_module_name)[names])
     call_of = np.full(stacks.rows.size, -1, dtype=np.int64)
     call_of[events] = np.arange(events.size)
-    owner = inherit_missing(stacks.parent, levels_from_roots(stacks.parent), call_of)
+    owner = inherit_missing_by_jumps(stacks.parent, call_of)
     up = stacks.parent[events]
     parent = np.where(up >= 0, owner[np.maximum(up, 0)], -1)
     return _Calls(events, parent, chain_ids(parent, names[events]), owner)

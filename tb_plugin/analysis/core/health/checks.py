@@ -23,7 +23,7 @@ from ....ingest.columns import negative_durations
 from ....model.categories import Kind, Phase
 from ....model.trace_model import TraceModel
 from ..common import gpu_rows, launches_of, thread_keys
-from ..tree_arrays import nesting_order
+from ..tree_arrays import grouped_nesting_order
 from ..trusted_rows import untrusted_mask
 from .nesting import lane_crossings
 
@@ -61,21 +61,76 @@ def overlapping_events(model: TraceModel) -> Finding:
     frame and ends inside its `__exit__` frame, by construction. Rows left out of time
     sums are not compared."""
     ev = model.events
-    complete = (ev["ph"] == Phase.COMPLETE) & ~np.isin(ev["kind"], np.array(_NOT_NESTED, "u1"))
-    ts = ev["ts"].astype(np.float64, copy=False)
-    finite = np.isfinite(ev["dur"]) & np.isfinite(ts)
-    rows = np.flatnonzero(complete & finite & ~untrusted_mask(model))
+    keep = (ev["ph"] == Phase.COMPLETE) & ~np.isin(ev["kind"], np.array(_NOT_NESTED, "u1"))
+    keep &= np.isfinite(ev["dur"])
+    keep &= np.isfinite(ev["ts"])
+    keep &= ~untrusted_mask(model)
+    rows = np.flatnonzero(keep)
+    del keep
     if rows.size < 2:
         return Finding(_NONE)
-    lane = thread_keys(model, rows) * 2 + (ev["kind"][rows] == Kind.PYTHON)
-    starts = ts[rows]
-    ends = starts + ev["dur"][rows]
-    order = nesting_order(lane, starts, ends)  # file order breaks ties
-    # Sorted in place of the unsorted (let go before the walks' own arrays are made).
-    rows, lane, starts, ends = rows[order], lane[order], starts[order], ends[order]
-    del order
-    crossing = lane_crossings(lane, starts, ends, NEST_TOLERANCE_US)
-    return Finding(np.sort(rows[crossing]))
+    lane = _lane_codes(model, rows)
+    by_lane = np.argsort(lane, kind="stable")  # file order inside each lane
+    lanes = lane[by_lane]
+    cuts = np.append(np.flatnonzero(lanes[1:] != lanes[:-1]) + 1, lanes.size)
+    del lanes
+    found = [
+        _crossing_rows(model, rows[by_lane[a:b]], lane[by_lane[a:b]]) for a, b in _batches(cuts)
+    ]
+    return Finding(np.sort(np.concatenate(found)))
+
+
+# Slices are checked in batches of about this many (whole lanes, or parts of a lane that
+# no slice crosses from one to the next): the walks' arrays are a batch's, not the trace's.
+_BATCH_SLICES = 1 << 16
+
+
+def _lane_codes(model: TraceModel, rows: np.ndarray) -> np.ndarray:
+    """Per row, a small code of its lane: its thread, its Python frames apart (uint16
+    where the trace has few lanes, which numpy's stable sort takes by radix)."""
+    key = thread_keys(model, rows)
+    key *= 2
+    key += model.events["kind"][rows] == Kind.PYTHON
+    if int(key.max()) >= 1 << 24:
+        return key
+    present = np.bincount(key) > 0
+    code = np.cumsum(present) - 1
+    return code.astype(np.uint16 if int(code[-1]) < 1 << 16 else np.int64)[key]
+
+
+def _batches(cuts: np.ndarray) -> list[tuple[int, int]]:
+    """[start, end) of runs of consecutive pieces (`cuts`: where each piece ends, the
+    last at the end) of about `_BATCH_SLICES` slices: each ends at the last cut before
+    a multiple of it (a piece longer than that makes one batch of its own)."""
+    n = int(cuts[-1])
+    marks = np.arange(_BATCH_SLICES, n, _BATCH_SLICES)
+    taken = np.searchsorted(cuts, marks, side="right") - 1
+    ends = np.unique(np.append(cuts[taken[taken >= 0]], n))
+    return list(zip([0, *ends[:-1].tolist()], ends.tolist()))
+
+
+def _crossing_rows(model: TraceModel, rows: np.ndarray, lane: np.ndarray) -> np.ndarray:
+    """The rows (grouped by lane, file order inside each) that cross an earlier slice."""
+    starts = model.events["ts"][rows]
+    ends = starts + model.events["dur"][rows]
+    order = grouped_nesting_order(lane, starts, ends)  # file order breaks ties
+    if order is not None:
+        rows, lane, starts, ends = rows[order], lane[order], starts[order], ends[order]
+        del order
+    if rows.size <= _BATCH_SLICES:
+        return rows[lane_crossings(lane, starts, ends, NEST_TOLERANCE_US)]
+    # A slice that starts when every earlier one of its lane has ended (by its low) has no
+    # witness before it, nor has any slice after it: the lane is cut there.
+    free = np.maximum.accumulate(ends)[:-1] <= starts[1:] + NEST_TOLERANCE_US
+    free |= lane[1:] != lane[:-1]
+    cuts = np.append(np.flatnonzero(free) + 1, rows.size)
+    del free
+    return np.concatenate(
+        [
+            rows[a:b][lane_crossings(lane[a:b], starts[a:b], ends[a:b], NEST_TOLERANCE_US)]
+            for a, b in _batches(cuts)
+        ]
+    )
 
 
 def kernel_before_launch(model: TraceModel) -> Finding:

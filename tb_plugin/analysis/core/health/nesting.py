@@ -31,10 +31,10 @@ def lane_crossings(lane: np.ndarray, start: np.ndarray, end: np.ndarray, tol: fl
     crossing = np.zeros(start.size, dtype=bool)
     if start.size < 2:
         return crossing
-    walks = _Walks(lane, start + tol, end, end - tol)
-    stop = np.full(start.size, -1, dtype=np.int64)  # where a walk met a slice ending no earlier
-    walk = np.flatnonzero(walks.high > walks.low)  # a shorter slice crosses nothing
-    at = walks.latest_open()[walk]
+    walks = _Walks(lane, start, end, tol)
+    stop = np.full(start.size, -1, dtype=walks.seq.dtype)  # a walk met one ending no earlier
+    walk = walks.long  # a shorter slice crosses nothing
+    at = walks.latest_open(walk)
     while walk.size:
         walks.walk_back(walk, at, crossing, stop)
         # Slices whose walk stopped at one that crosses walk on from before it.
@@ -47,27 +47,37 @@ def lane_crossings(lane: np.ndarray, start: np.ndarray, end: np.ndarray, tol: fl
 
 class _Walks:
     """The slices of every lane as one sequence, a sentinel (+inf) before each lane's
-    first slice ending a walk there; per slice `low`, `end`, `high`."""
+    first slice ending a walk there; per slice `end` and `high` (end - tol); `long`: the
+    slices whose high is above their low (start + tol). Positions are int32 where they
+    fit (the arrays are a lane's, held through the walks)."""
 
-    def __init__(self, lane: np.ndarray, low: np.ndarray, end: np.ndarray, high: np.ndarray):
-        n = low.size
-        self.low, self.end, self.high = low, end, high
+    def __init__(self, lane: np.ndarray, start: np.ndarray, end: np.ndarray, tol: float):
+        n = start.size
+        self.end = end
+        self.high = end - tol
         first = np.ones(n, dtype=bool)
         first[1:] = lane[1:] != lane[:-1]
-        self.seq = np.cumsum(first) + np.arange(n)  # each slice's place in the sequence
-        self.values = np.full(n + int(first.sum()), np.inf)
+        size = n + int(first.sum())
+        index = np.dtype(np.int32 if size < 1 << 31 else np.int64)
+        # Each slice's place in the sequence.
+        self.seq: np.ndarray = np.cumsum(first, dtype=index) + np.arange(n, dtype=index)
+        del first
+        low = start + tol
+        self.long = np.flatnonzero(self.high > low)
+        self.values = np.full(size, np.inf)
         # max(end, low): the same answers (no earlier slice of the lane has a later low),
         # and every target at most just above its own value, as `previous_reaching` asks.
         self.values[self.seq] = np.maximum(end, low)
-        self.targets = np.full(self.values.size, np.inf)
+        self.targets = np.full(size, np.inf)
         self.targets[self.seq] = np.nextafter(low, np.inf)  # reaching it: ending after low
-        self.slice_at = np.full(self.values.size, -1, dtype=np.int64)  # -1: a sentinel
-        self.slice_at[self.seq] = np.arange(n)
+        del low
+        self.slice_at = np.full(size, -1, dtype=index)  # -1: a sentinel
+        self.slice_at[self.seq] = np.arange(n, dtype=index)
 
-    def latest_open(self) -> np.ndarray:
-        """Per slice, the latest earlier one of its lane ending after its low (as a
-        sequence position; a sentinel for none)."""
-        return previous_reaching(self.values, self.targets)[self.seq]
+    def latest_open(self, slices: np.ndarray) -> np.ndarray:
+        """Per slice of `slices`, the latest earlier one of its lane ending after its low
+        (as a sequence position; a sentinel for none)."""
+        return previous_reaching(self.values, self.targets)[self.seq[slices]]
 
     def open_before(self, slices: np.ndarray, before: np.ndarray) -> np.ndarray:
         """Per slice, the latest one before slice `before` ending after its low."""
