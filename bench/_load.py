@@ -3,10 +3,18 @@
 The routes are read from ``docs/http_api.md`` (every ``### `name``` heading except
 ``static/*`` and ``download``, which do not answer JSON). Requests are bounded in count,
 concurrency and time, and go to the loopback address only.
+
+The trace view's windowed routes (``trace``, ``flows``, ``range_summary``) ask a different
+window each time, as a user zooming and panning does: the same window asked again is the
+answer kept from before, which measures nothing of the query. Window ``i`` of a route is
+the same in every run (a seeded sequence over the trace's extent from ``tracks``); the first
+is the whole trace.
 """
 
 from __future__ import annotations
 
+import os
+import random
 import re
 import threading
 import time
@@ -20,6 +28,10 @@ from _traces import TraceFile
 PLUGIN = "/data/plugin/kinetoscope"
 HEADING = re.compile(r"^###\s+`([^`]+)`\s*$")
 NOT_JSON = ("static", "download")
+WINDOWED = ("trace", "flows", "range_summary")
+# Window widths asked, as fractions of the trace's extent: from about one kernel of a 4 GB
+# trace (1e-6) to all of it, uniform in log scale.
+ZOOM_DECADES = 6
 
 
 def doc_routes(doc: Path) -> list[str]:
@@ -48,6 +60,21 @@ def route_params(route: str, run: str, worker: str, span: str) -> dict[str, str]
     if route == "spans":
         return {"run": run, "worker": worker}
     return {"run": run, "worker": worker, "span": span}
+
+
+def window_sequence(
+    start_us: float, end_us: float, count: int, seed: int = 0
+) -> list[tuple[float, float]]:
+    """`count` windows [t0, t1) over the extent: the whole of it first, then widths uniform
+    in log scale over ZOOM_DECADES decades at uniform positions."""
+    rng = random.Random(seed)
+    span = max(end_us - start_us, 1e-3)
+    out = [(start_us, end_us + 1.0)]
+    while len(out) < count:
+        width = span * 10.0 ** rng.uniform(-ZOOM_DECADES, 0.0)
+        t0 = start_us + rng.uniform(0.0, span - width)
+        out.append((t0, t0 + width))
+    return out
 
 
 def percentile(sorted_values: list[float], q: float) -> Optional[float]:
@@ -89,8 +116,11 @@ def run_load(
     duration: float,
     ready_timeout: float,
     rss_cap: int,
+    cache_dir: Optional[Path] = None,
 ) -> dict[str, Any]:
-    """Start TensorBoard, wait until the file is ready, fire the requests, report latencies."""
+    """Start TensorBoard, wait until the file is ready, fire the requests, report latencies.
+    `cache_dir`: the plugin's KINETOSCOPE_CACHE_DIR (empty: a cold start; filled by an
+    earlier run: a warm one); None keeps the environment's."""
     result: dict[str, Any] = {
         "file": tf.label,
         "routes": routes,
@@ -101,18 +131,30 @@ def run_load(
     if not tensorboard.exists():
         result["error"] = f"no tensorboard in the product venv ({tensorboard.name} missing)"
         return result
-    logf = work / "logs" / f"{tf.key}-load-tensorboard.log"
+    env = None
+    if cache_dir is not None:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        result["cache_entries_before"] = sum(1 for _ in cache_dir.iterdir())
+        env = {**os.environ, "KINETOSCOPE_CACHE_DIR": str(cache_dir)}
+    tag = "cold" if not result.get("cache_entries_before") else "warm"
+    logf = work / "logs" / f"{tf.key}-load-{tag}-tensorboard.log"
     cmd = [str(tensorboard), "--logdir", str(tf.logdir), "--port", str(port)]
     cmd += ["--host", "127.0.0.1"]
     child = Child(
-        cmd, timeout=ready_timeout + duration + 120, rss_cap_bytes=rss_cap, stderr=logf, cwd=work
+        cmd,
+        timeout=ready_timeout + duration + 120,
+        rss_cap_bytes=rss_cap,
+        env=env,
+        stderr=logf,
+        cwd=work,
     )
     try:
         error, (run, worker, span) = _wait_until_ready(child, port, tf, ready_timeout, result)
         result.update(run=run, worker=worker, span=span)
         if error is None:
+            paths = _route_paths(port, routes, run, worker, span, requests)
             result["per_route"], result["seconds"] = _fire(
-                port, routes, run, worker, span, requests, concurrency, duration
+                port, paths, requests, concurrency, duration
             )
     finally:
         outcome = child.stop()
@@ -122,6 +164,31 @@ def run_load(
         result["error"] = error
         result["stderr_tail"] = outcome.stderr_tail[-600:]
     return result
+
+
+def _route_paths(
+    port: int, routes: list[str], run: str, worker: str, span: str, requests: int
+) -> dict[str, list[str]]:
+    """Per route, the request paths it cycles through: one, or for a windowed route one a
+    window (`window_sequence` over the extent the `tracks` route gives)."""
+    base = {r: route_params(r, run, worker, span) for r in routes}
+    status, doc = get_json(port, path_with(PLUGIN + "/tracks", base.get("tracks", {})), 60)
+    extent = None
+    if status == 200 and isinstance(doc, dict):
+        lo, hi = doc.get("start_us"), doc.get("end_us")
+        if isinstance(lo, (int, float)) and isinstance(hi, (int, float)):
+            extent = (float(lo), float(hi))
+    per_route = max(1, requests // max(1, len(routes)) + 1)
+    paths: dict[str, list[str]] = {}
+    for route in routes:
+        url = PLUGIN + "/" + route
+        if route in WINDOWED and extent is not None:
+            windows = window_sequence(*extent, per_route)
+            asks = [{**base[route], "t0": repr(t0), "t1": repr(t1)} for t0, t1 in windows]
+            paths[route] = [path_with(url, ask) for ask in asks]
+        else:
+            paths[route] = [path_with(url, base[route])]
+    return paths
 
 
 def _wait_until_ready(
@@ -161,15 +228,12 @@ def _wait_until_ready(
 
 def _fire(
     port: int,
-    routes: list[str],
-    run: str,
-    worker: str,
-    span: str,
+    paths: dict[str, list[str]],
     total: int,
     concurrency: int,
     duration: float,
 ) -> tuple[dict[str, dict[str, Any]], float]:
-    paths = [path_with(PLUGIN + "/" + r, route_params(r, run, worker, span)) for r in routes]
+    routes = list(paths)
     samples: dict[str, list[tuple[Optional[int], float]]] = {r: [] for r in routes}
     lock = threading.Lock()
     issued = 0
@@ -184,11 +248,13 @@ def _fire(
                     return
                 i = issued
                 issued += 1
-            k = i % len(routes)
+            route = routes[i % len(routes)]
+            mine = paths[route]
+            path = mine[(i // len(routes)) % len(mine)]
             remaining = max(1.0, deadline - time.perf_counter())
-            status, _, secs = get(port, paths[k], timeout=min(30.0, remaining))
+            status, _, secs = get(port, path, timeout=min(30.0, remaining))
             with lock:
-                samples[routes[k]].append((status, secs))
+                samples[route].append((status, secs))
 
     threads = [threading.Thread(target=worker_loop, daemon=True) for _ in range(concurrency)]
     for t in threads:
@@ -207,9 +273,11 @@ def _fire(
         errors = sum(1 for status, _ in rows if status is None or status >= 400)
         report[route] = {
             "count": len(rows),
+            "distinct": len(paths[route]),
             "errors": errors,
             "statuses": statuses,
             "p50_ms": percentile(lat, 50),
+            "p90_ms": percentile(lat, 90),
             "p99_ms": percentile(lat, 99),
             "max_ms": lat[-1] if lat else None,
         }

@@ -134,6 +134,7 @@ def print_table(results: dict[str, Any]) -> None:
             marks = " ".join(f"{k}={_mark(v)}" for k, v in t.items())
             print(f"{'':14} targets: {marks}")
     _print_load(results.get("load"))
+    _print_load(results.get("load_warm"))
 
 
 def _print_load(load: Optional[dict[str, Any]]) -> None:
@@ -144,15 +145,16 @@ def _print_load(load: Optional[dict[str, Any]]) -> None:
         print(f"load ({load.get('file')}): error: {load['error']}")
         return
     print(
-        f"load ({load.get('file')}): ready after {_fmt(load.get('ready_s'), '.2f')} s, "
+        f"load ({load.get('file')}, {load.get('cache', '?')} cache): "
+        f"ready after {_fmt(load.get('ready_s'), '.2f')} s, "
         f"{load['requests']} requests max, {load['concurrency']} concurrent, "
         f"{_fmt(load.get('seconds'), '.1f')} s"
     )
-    print(f"{'route':24} {'n':>6} {'p50 ms':>9} {'p99 ms':>9} {'errors':>7}")
+    print(f"{'route':24} {'n':>6} {'p50 ms':>9} {'p90 ms':>9} {'p99 ms':>9} {'errors':>7}")
     for route, r in load.get("per_route", {}).items():
         print(
             f"{route:24} {r['count']:>6} {_fmt(r['p50_ms'], '.1f'):>9} "
-            f"{_fmt(r['p99_ms'], '.1f'):>9} {r['errors']:>7}"
+            f"{_fmt(r.get('p90_ms'), '.1f'):>9} {_fmt(r['p99_ms'], '.1f'):>9} {r['errors']:>7}"
         )
 
 

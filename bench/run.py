@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
+import shutil
 import signal
 import sys
 import traceback
@@ -90,6 +91,13 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     p.add_argument("--load-requests", type=int, default=2000)
     p.add_argument("--load-concurrency", type=int, default=16)
     p.add_argument("--load-seconds", type=float, default=60.0)
+    p.add_argument(
+        "--load-routes",
+        help="with --load: a comma list of routes to ask (default: every route documented)",
+    )
+    p.add_argument(
+        "--load-only", action="store_true", help="with --load: measure no file, only the load"
+    )
     p.add_argument("--timeout", type=float, help="seconds per step (default 1800, quick 120)")
     p.add_argument("--install-timeout", type=float, default=1200.0)
     p.add_argument("--gzip-runs", type=int, default=3)
@@ -150,6 +158,8 @@ def prepare_files(args: argparse.Namespace, work: Path, src: Path, corpus: Path)
 
 def main(argv: Optional[list[str]] = None) -> int:
     args = parse_args(argv)
+    if args.load:
+        load_routes(args)  # an unknown route is said before anything is made
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     corpus = Path(args.corpus).resolve()
     work = Path(args.work).resolve()
@@ -181,10 +191,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     print(f"[bench] making traces from {results['src']} in {rel(work)}", flush=True)
     files = prepare_files(args, work, src, corpus)
     anchors = install_anchors(args, ctx, results)
-    for tf in files:
+    for tf in files if not (args.load and args.load_only) else ():
         measure_file(ctx, tf, anchors, results, out)
     if args.load and files:
-        results["load"] = measure_load(args, ctx, files[0])
+        cache = ctx.work / "cache" / f"load-{files[0].key}"
+        shutil.rmtree(cache, ignore_errors=True)  # cold: the plugin's cache empty
+        results["load"] = measure_load(args, ctx, files[0], cache)
+        write_results(out, results)
+        results["load_warm"] = measure_load(args, ctx, files[0], cache)  # its cache filled
+        shutil.rmtree(cache, ignore_errors=True)
     results["finished_utc"] = utc_now()
     results["machine"]["loadavg_end"] = list(os.getloadavg())
     write_results(out, results)
@@ -208,6 +223,7 @@ def new_results(args: argparse.Namespace, ctx: Ctx, started: str) -> dict[str, A
         "anchors": None,
         "files": [],
         "load": None,
+        "load_warm": None,
         "compile_error": compile_product(ctx.python),
     }
 
@@ -269,8 +285,20 @@ def measure_file(
     write_results(out, results)
 
 
-def measure_load(args: argparse.Namespace, ctx: Ctx, tf: TraceFile) -> dict[str, Any]:
-    print(f"[bench] load on {tf.label} ...", flush=True)
+def load_routes(args: argparse.Namespace) -> list[str]:
+    documented = doc_routes(REPO / "docs" / "http_api.md")
+    if not args.load_routes:
+        return documented
+    asked = [r.strip() for r in str(args.load_routes).split(",") if r.strip()]
+    unknown = [r for r in asked if r not in documented]
+    if unknown:
+        raise SystemExit(f"[bench] --load-routes: not documented routes: {', '.join(unknown)}")
+    return asked
+
+
+def measure_load(args: argparse.Namespace, ctx: Ctx, tf: TraceFile, cache: Path) -> dict[str, Any]:
+    state = "warm" if cache.is_dir() and any(cache.iterdir()) else "cold"
+    print(f"[bench] load on {tf.label} ({state} cache) ...", flush=True)
     load = guarded(
         partial(
             run_load,
@@ -278,15 +306,17 @@ def measure_load(args: argparse.Namespace, ctx: Ctx, tf: TraceFile) -> dict[str,
             tf,
             ctx.work,
             free_port(),
-            doc_routes(REPO / "docs" / "http_api.md"),
+            load_routes(args),
             requests=args.load_requests,
             concurrency=args.load_concurrency,
             duration=args.load_seconds,
             ready_timeout=ctx.timeout,
             rss_cap=ctx.rss_cap,
+            cache_dir=cache,
         )
     )
     load.setdefault("file", tf.label)
+    load["cache"] = state
     return load
 
 

@@ -192,7 +192,11 @@ class Session:
         """The TensorBoard plugin's: watched listing, the cache unless KINETOSCOPE_NO_CACHE
         is 1, the environment's executor."""
         cache = os.environ.get("KINETOSCOPE_NO_CACHE") != "1"
-        return cls(WatchedListing(logdir), cache, executor_from_env())
+        session = cls(WatchedListing(logdir), cache, executor_from_env())
+        store = session.store
+        if os.environ.get("KINETOSCOPE_PREPARE_TRACE_VIEW", "1") != "0":
+            store.after_load = lambda model: _prepare_trace_view(model, store.busy)
+        return session
 
     def runs(self) -> tuple[Run, ...]:
         return self.listing.runs()
@@ -255,3 +259,11 @@ def shut_down(executor: Any) -> None:
     """A Dask executor the command made: its client and a local cluster, ended."""
     if isinstance(executor, DaskRanks):
         executor.shutdown()
+
+
+def _prepare_trace_view(model: Any, busy: Callable[[], bool]) -> None:
+    """The trace view's index and links of a loaded trace, built in the background (a
+    TensorBoard user opens the trace view after a page or two: it is then ready)."""
+    from ..trace_view.prepare import prepare_trace_view  # imported when a trace loads
+
+    prepare_trace_view(model, busy)

@@ -30,6 +30,21 @@ MAX_PARAM_VIEWS = 64  # such views kept on disk per trace
 _ARGS_FILE = "args.bin"
 
 
+_ENTRY_KEY = "_cache_entry"  # kept in the model's own dict, as its derived structures
+
+
+def attach_cache_entry(model: TraceModel, folder: str | None) -> None:
+    """The cache entry folder `model` was read from or written to (set by its loader):
+    where structures derived from it may be kept beside it."""
+    model.__dict__[_ENTRY_KEY] = folder
+
+
+def cache_entry(model: TraceModel) -> str | None:
+    """The folder given to `attach_cache_entry`, or None (no cache, or not written)."""
+    found: str | None = model.__dict__.get(_ENTRY_KEY)
+    return found
+
+
 def default_cache_dir() -> Path:
     env = os.environ.get("KINETOSCOPE_CACHE_DIR")
     if env:

@@ -26,7 +26,7 @@ from ..ingest.discovery import capture_files
 from ..ingest.limits import env_number, load_timeout_s, slow_load_s
 from ..ingest.storage import file_identity, is_url
 from ..model.trace_model import TraceModel, model_nbytes
-from .cache import MAX_PARAM_VIEWS, PARAM_MARK, DiskCache, cache_key
+from .cache import MAX_PARAM_VIEWS, PARAM_MARK, DiskCache, attach_cache_entry, cache_key
 from .errors import LoadFailed, LoadTimeout, NotReady, describe_error, exception_text
 from .pools import WorkerPools
 
@@ -42,6 +42,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 LOADING, READY, ERROR = "loading", "ready", "error"
+BUSY_QUIET_S = 1.0  # `busy` this long after a view compute or a load ends
 
 
 @dataclass
@@ -109,6 +110,9 @@ class TraceStore:
     default pools (e.g. a Dask cluster's)."""
 
     closed = False  # set by close(): later asks end at once, as errors
+    # Called in a thread of its own with each model once it is ready (the TensorBoard
+    # plugin's: the trace view's index built before it is asked for); None: nothing.
+    after_load: Callable[[TraceModel], None] | None = None
 
     def __init__(
         self,
@@ -126,6 +130,8 @@ class TraceStore:
         self.memory_budget = memory_budget or int(
             env_number("KINETOSCOPE_MEMORY_MB", 8192) * (1 << 20)
         )
+        self._computing = 0  # views being computed now (`busy`)
+        self._last_activity = 0.0  # time.monotonic() a view compute or a load last ended
 
     # --- loading -------------------------------------------------------------
 
@@ -215,6 +221,8 @@ class TraceStore:
             if model is None:
                 model = self._build(state, progress)
             model.attach_captures(partial(self._captures_of, state.path))
+            entry = self.cache.entry(state.key) if self.cache else None
+            attach_cache_entry(model, str(entry) if entry and entry.is_dir() else None)
             state.model = model
             state.bytes_done = state.bytes_total
             state.state = READY
@@ -227,7 +235,19 @@ class TraceStore:
             state.state = ERROR
         state.done.set()  # the views answer from here; the cache is written after
         self._publish(state)
+        self._last_activity = time.monotonic()
         self._evict()
+        if state.model is not None and self.after_load is not None and not self.closed:
+            threading.Thread(
+                target=self.after_load, args=(state.model,), name="kinetoscope-after-load",
+                daemon=True,
+            ).start()  # fmt: skip
+
+    def busy(self) -> bool:
+        """Whether a view is being computed now or was within BUSY_QUIET_S, or a load just
+        ended (the page's first views are then asked): work started after a load yields."""
+        quiet = time.monotonic() - self._last_activity > BUSY_QUIET_S
+        return self._computing > 0 or not quiet
 
     def _captures_of(self, path: str) -> list[TraceModel]:
         """The models of the graph-capture traces beside `path` (discovery's
@@ -280,6 +300,8 @@ class TraceStore:
                     self.cache.discard(build_dir)
                 else:
                     self._write_entry(state, build_dir, state.model)
+                    entry = self.cache.entry(state.key)  # where the model's kin are kept
+                    attach_cache_entry(state.model, str(entry) if entry.is_dir() else None)
         finally:
             with state.lock:  # from here a view answered is written by its own thread
                 state.build_dir = None
@@ -328,7 +350,14 @@ class TraceStore:
             data = self.cache.load_view(state.key, name) if self.cache else None
             stored = data is not None
             if data is None:
-                data = msgspec.json.encode(compute(model))
+                with self.lock:
+                    self._computing += 1
+                try:
+                    data = msgspec.json.encode(compute(model))
+                finally:
+                    with self.lock:
+                        self._computing -= 1
+                        self._last_activity = time.monotonic()
                 return_freed_memory()  # a view's temporaries can be as big as the model
             with state.lock:  # a view answered before the entry is written goes with it
                 if PARAM_MARK not in name or _count_param_views(state.views) < MAX_PARAM_VIEWS:

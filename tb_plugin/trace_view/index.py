@@ -20,12 +20,16 @@ back-to-back slices share a row.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from ..analysis.core.tree_arrays import running_count
 from ..model.trace_model import TraceModel
+from .index_store import kept_on_disk
 from .levels import FANOUT, Level, build_levels
 from .tracks import Track, assign_tracks, slice_rows
 
@@ -117,7 +121,7 @@ def nesting_depth(start: np.ndarray, end_s: np.ndarray) -> tuple[np.ndarray, boo
     closed_all = np.searchsorted(np.sort(end_s), start, side="right")  # ends <= start
     zero = end_s <= start
     group_end = np.searchsorted(start, start, side="right")  # equal starts end here
-    zero_prefix = np.concatenate([[0], np.cumsum(zero)])
+    zero_prefix = np.concatenate([[0], running_count(zero)])
     zeros_after = zero_prefix[group_end] - zero_prefix[idx + 1]
     depth = idx - (closed_all - zero - zeros_after)
     return depth.astype(np.int32), _layout_valid(start, end_s, depth)
@@ -289,7 +293,7 @@ def _group_layout(
     max_depth = int(depth.max()) + 1 if n else 1
     gkey = track_of.astype(np.int64) * max_depth + depth
     g_first = _run_starts(gkey)
-    group = np.cumsum(_changes(gkey)).astype(np.int64) - 1
+    group = running_count(_changes(gkey)) - 1
     n_groups = int(g_first.shape[0])
     group_track = track_of[g_first].astype(np.int64)
     group_depth = depth[g_first].astype(np.int64)
@@ -327,5 +331,35 @@ def _group_layout(
 
 def index_of(model: TraceModel) -> TimelineIndex:
     """The model's index, built on first use and kept with the model (one build even
-    when several requests ask at once)."""
-    return model.derived("_timeline_index", build_index)
+    when several requests ask at once), and on disk beside the model's cache entry (read
+    back instead of built again when there)."""
+    return model.derived(
+        "_timeline_index",
+        lambda m: kept_on_disk(m, "timeline_index", lambda: build_index(m), _pack, _unpack),
+    )
+
+
+_NOT_ARRAYS = ("tracks", "levels", "eps", "t_min", "t_max", "build_seconds", "fallback_tracks")
+_LEVEL_ARRAYS = [f.name for f in dataclasses.fields(Level) if f.name != "width"]
+
+
+def _pack(index: TimelineIndex) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    arrays = {f.name: getattr(index, f.name) for f in dataclasses.fields(index)}
+    arrays = {k: v for k, v in arrays.items() if k not in _NOT_ARRAYS}
+    for k, level in enumerate(index.levels):
+        arrays.update({f"level{k}_{n}": getattr(level, n) for n in _LEVEL_ARRAYS})
+    meta = {n: getattr(index, n) for n in _NOT_ARRAYS if n not in ("tracks", "levels")}
+    meta["tracks"] = [dataclasses.asdict(t) for t in index.tracks]
+    meta["level_widths"] = [level.width for level in index.levels]
+    return arrays, meta
+
+
+def _unpack(arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> TimelineIndex:
+    widths = meta.pop("level_widths")
+    levels = [
+        Level(width, **{n: arrays.pop(f"level{k}_{n}") for n in _LEVEL_ARRAYS})
+        for k, width in enumerate(widths)
+    ]
+    tracks = [Track(**{**t, "sort_key": tuple(t["sort_key"])}) for t in meta.pop("tracks")]
+    fields: dict[str, Any] = {**meta, **arrays}
+    return TimelineIndex(tracks=tracks, levels=levels, **fields)

@@ -14,9 +14,11 @@ from typing import Any
 import numpy as np
 
 from ..analysis.core.host_ranges import HostRanges, build_ranges
+from ..analysis.core.tree_arrays import dense_codes
 from ..model.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind, Phase
 from ..model.trace_model import TraceModel
 from .index import TimelineIndex
+from .index_store import kept_on_disk, pack_fields, unpack_fields
 from .tracks import LANE_MAIN, LANE_PYTHON
 
 
@@ -42,23 +44,29 @@ def tracks_of_rows(model: TraceModel, index: TimelineIndex, rows: np.ndarray) ->
     ev = model.events
     pid, tid = ev["pid"][rows].astype(np.int64), ev["tid"][rows].astype(np.int64)
     n_tids = max(len(model.tids), 1)
-    uniq, inverse = np.unique(pid * n_tids + tid, return_inverse=True)
+    uniq, inverse = dense_codes(pid * n_tids + tid)
     table = np.full(uniq.size, -1, dtype=np.int64)
     for i, k in enumerate(uniq.tolist()):
         p, t = str(model.pids[k // n_tids]), str(model.tids[k % n_tids])
         table[i] = lookup.get((p, t, LANE_MAIN), lookup.get((p, t, LANE_PYTHON), -1))
-    return table[inverse.reshape(-1)]
+    return table[inverse]
 
 
 def track_ranges(model: TraceModel, index: TimelineIndex) -> HostRanges:
-    """The trace view's slices as host ranges keyed by their track (host_ranges.py)."""
+    """The trace view's slices as host ranges keyed by their track (host_ranges.py); kept
+    on disk beside the index."""
 
     def build() -> HostRanges:
         rows = np.sort(index.row)  # file order breaks ties, as the depth sweep's
         track = index.group_track[index.group[index.row_pos[rows]]]
         return build_ranges(model, rows, thread=track)
 
-    return _extra(model, "track_ranges", build)  # type: ignore[no-any-return]
+    def kept() -> HostRanges:
+        return kept_on_disk(
+            model, "timeline_track_ranges", build, pack_fields, unpack_fields(HostRanges)
+        )
+
+    return _extra(model, "track_ranges", kept)  # type: ignore[no-any-return]
 
 
 def enclosing(
@@ -101,7 +109,17 @@ class FlowPairs:
 
 
 def flow_pairs(model: TraceModel, index: TimelineIndex) -> FlowPairs:
-    return _extra(model, "flow_pairs", lambda: _build_flow_pairs(model, index))  # type: ignore[no-any-return]
+    """The flow arrows, kept on disk beside the index."""
+
+    def build() -> FlowPairs:
+        return _build_flow_pairs(model, index)
+
+    def kept() -> FlowPairs:
+        return kept_on_disk(
+            model, "timeline_flow_pairs", build, pack_fields, unpack_fields(FlowPairs)
+        )
+
+    return _extra(model, "flow_pairs", kept)  # type: ignore[no-any-return]
 
 
 def _build_flow_pairs(model: TraceModel, index: TimelineIndex) -> FlowPairs:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..analysis.core.tree_arrays import running_count
 from .index import TimelineIndex
 from .levels import Level, aggregate
 
@@ -200,7 +201,7 @@ def _merge_blocks(
     new = np.ones(group.size, dtype=bool)
     new[1:] = (group[1:] != group[:-1]) | (start[1:] - end[:-1] >= bucket)
     first = np.flatnonzero(new)
-    block_id = np.cumsum(new) - 1
+    block_id = running_count(new) - 1
     weight = cat["dbusy"][order]
     best = np.lexsort((weight, block_id))
     last = np.flatnonzero(np.concatenate([block_id[best][1:] != block_id[best][:-1], [True]]))

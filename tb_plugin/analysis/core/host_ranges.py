@@ -42,7 +42,7 @@ from ...model.categories import Kind
 from ...model.trace_model import TraceModel
 from .common import complete_rows, name_flags, thread_keys
 from .rules import is_step_name
-from .tree_arrays import nesting_order, previous_reaching
+from .tree_arrays import nesting_order, previous_reaching, running_count
 
 
 @dataclass
@@ -278,7 +278,7 @@ def _build_op_ranges(model: TraceModel) -> HostRanges:
     )
     # Nothing between a range and its host parent reaches it: the search starts at the
     # last op range at or before that parent.
-    last_kept = np.cumsum(keep) - 1  # host position → last op range at or before it
+    last_kept = running_count(keep) - 1  # host position → last op range at or before it
     host_parent = host.parent[keep]
     start_at = np.where(host_parent >= 0, last_kept[np.maximum(host_parent, 0)], -1)
     return _index_sorted(
@@ -325,7 +325,7 @@ def _index_sorted(
     # Parents: per thread a sentinel (+inf end) before its ranges stops the search there.
     first_of_thread = np.zeros(rows.size, dtype=bool)
     first_of_thread[first] = True
-    sentinel_before = np.cumsum(first_of_thread) + np.arange(rows.size)  # seq position
+    sentinel_before = running_count(first_of_thread) + np.arange(rows.size)  # seq position
     values = np.full(rows.size + threads.size, np.inf)
     values[sentinel_before] = end
     targets = np.full(values.size, np.inf)
@@ -343,7 +343,7 @@ def _index_sorted(
     is_range = np.zeros(found.size + threads.size, dtype=bool)
     is_range[sentinel_before] = True
     del sentinel_before
-    position = np.cumsum(is_range) - 1  # sequence position → range position
+    position = running_count(is_range) - 1  # sequence position → range position
     parent = np.where((found >= 0) & is_range[np.maximum(found, 0)], position[found], -1)
     return HostRanges(
         rows=rows,

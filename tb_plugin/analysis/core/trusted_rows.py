@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...model.trace_model import TraceModel
+from .tree_arrays import running_count
 
 # A start this far from every other start (or farther than `CLOCK_GAP_IQR` times the
 # interquartile range of starts, when that is longer) is on another clock: 2026 profilers
@@ -101,7 +102,7 @@ def duplicate_mask(model: TraceModel, by_start: StartOrder) -> np.ndarray:
     shared[1:] |= same
     shared[:-1] |= same
     rows = order[shared]  # by start: sorted by row only once the few candidates are known
-    run = np.cumsum(np.concatenate([[True], ~same]))[shared]  # one id per equal start
+    run = running_count(np.concatenate([[True], ~same]))[shared]  # one id per equal start
     rows = np.sort(rows[_hash_shared(model, rows, run)])
     if rows.size < 2:
         return out

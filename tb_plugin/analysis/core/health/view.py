@@ -144,6 +144,9 @@ def findings_of(model: TraceModel) -> list[Finding]:
 CHECK_IDS = [c[0] for c in _CHECKS]
 
 
+ROW_CHECKS_KEY = "_health_row_checks"  # the model's derived structure of `row_checks`
+
+
 def row_checks(model: TraceModel) -> np.ndarray:
     """Per row, bit i set when check `CHECK_IDS[i]` flags it (uint16; the trace view's
     marks)."""
@@ -154,7 +157,7 @@ def row_checks(model: TraceModel) -> np.ndarray:
             bits[finding.rows] |= np.uint16(1 << i)
         return bits
 
-    return model.derived("_health_row_checks", build)
+    return model.derived(ROW_CHECKS_KEY, build)
 
 
 def checks_of_row(model: TraceModel, row: int) -> list[str]:
