@@ -50,7 +50,8 @@ setup(
                 )
             ],
             optional=True,
-            extra_compile_args=["-O2"],
+            # -O3: its reading thread's CPU on a 253 MB trace's packets 0.86 -> 0.77 s.
+            extra_compile_args=["-O3"],
         ),
     ],
     install_requires=[
@@ -95,6 +96,6 @@ setup(
             # Old `#pytorch_profiler` links (the deleted torch-tb-profiler's tab) open ours.
             "kinetoscope_old_links = kinetoscope.serve.loader:OldLinksLoader",
         ],
-        "console_scripts": ["kinetoscope = kinetoscope.__main__:main"],
+        "console_scripts": ["kinetoscope = kinetoscope.__main__:run"],
     },
 )

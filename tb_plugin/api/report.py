@@ -83,8 +83,8 @@ def report_run(
         return RunReport(_run_views(session, run, span, asked, progress, {}))
     target = resolve(run, worker, span)
     store, path = session.store, target.span.path
-    try:
-        model = store.wait(path)
+    try:  # the views answer while its disk-cache entry is written (`Session.close` waits)
+        model = store.loaded(path)
     except LoadFailed as exc:
         raise Unreadable(exc.error["message"], {"status": store.status(path)}) from None
     out: dict[str, Any] = {"status": store.status(path)}

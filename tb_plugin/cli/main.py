@@ -95,14 +95,14 @@ def _report(args: argparse.Namespace) -> int:
                 failed = failed or not isinstance(exc, ParamRefused)
                 if isinstance(exc, RunFailed):
                     results[run.name] = exc.result  # the JSON says which run failed, and why
+        if args.format == "json" and results:  # printed before the cache's writes end
+            doc: Any = next(iter(results.values())) if len(runs) == 1 else {"runs": results}
+            sys.stdout.buffer.write(msgspec.json.encode(doc) + b"\n")
     except (ReportError, DaskUnavailable) as exc:  # the scheduler down: said, not a traceback
         print(f"kinetoscope: {exc}", file=sys.stderr)
         return EXIT_LOAD
     finally:
-        session.close()  # and a Dask client (a local cluster) it made
-    if args.format == "json" and results:
-        doc: Any = next(iter(results.values())) if len(runs) == 1 else {"runs": results}
-        sys.stdout.buffer.write(msgspec.json.encode(doc) + b"\n")
+        session.close()  # once the cache is written; and a Dask client (a local cluster)
     return EXIT_LOAD if failed else EXIT_USAGE if refused else 0
 
 

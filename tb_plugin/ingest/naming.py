@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 from dataclasses import dataclass
 
 from .formats import plain_format
@@ -148,4 +147,6 @@ def display_name(name: str) -> str:
 
 def default_worker_name() -> str:
     """Same default as torch's handler: unique per process on a host."""
+    import socket  # only a handler names a worker: a report does not pay for the import
+
     return f"{socket.gethostname()}_{os.getpid()}"

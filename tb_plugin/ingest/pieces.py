@@ -20,8 +20,9 @@ from typing import BinaryIO, Union
 from . import decode  # decode.CHUNK_TARGET, read at each call
 from . import event_text as scan
 from .decode import Batch, TextReader, iter_event_batches
+from .inflate_ahead import inflated_ahead
 from .limits import max_event_bytes
-from .text_blocks import DecodeReport, ProgressFn, TraceDecodeError, decompressed_blocks
+from .text_blocks import DecodeReport, ProgressFn, TraceDecodeError
 
 __all__ = ["Piece", "Seamed", "Tail", "decode_tail", "iter_event_pieces", "piece_text"]
 
@@ -80,7 +81,8 @@ def iter_event_pieces(
     saw_text = False
     limit = max_event_bytes()
     pending = scan.PendingBlocks()
-    blocks = decompressed_blocks(f, total, progress, report, block_size=decode.CHUNK_TARGET)
+    # Inflated in a thread of its own: the slices' reader merges chunks meanwhile.
+    blocks = inflated_ahead(f, total, progress, report, decode.CHUNK_TARGET)
     for block in blocks:
         saw_text = True
         if pending.add(block) + len(buf) - max(start, 0) < decode.CHUNK_TARGET:

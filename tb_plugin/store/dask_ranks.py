@@ -18,7 +18,6 @@ try to allocate) is refused within KINETOSCOPE_DASK_CONNECT_TIMEOUT_S, with a me
 
 from __future__ import annotations
 
-import socket
 import struct
 import threading
 from collections.abc import Callable
@@ -128,6 +127,8 @@ def probe_scheduler(address: str, timeout: float) -> None:
     host, _, port = rest.rpartition(":")
     if not port.isdigit():
         return  # Dask says what is wrong with it
+    import socket  # a Dask address only: a report without one does not import it
+
     with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as sock:
         sock.settimeout(timeout)
         head = b""

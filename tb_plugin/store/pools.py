@@ -20,13 +20,17 @@ from __future__ import annotations
 
 import importlib
 import logging
-import multiprocessing
 import os
+import sys
 import threading
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 from .load_pool import LoadPool
 from .pool_settings import DASK_ENV, EXECUTOR_ENV, POOL_WORKERS, rank_workers
+
+if TYPE_CHECKING:  # multiprocessing imports on first use: a report of one trace makes none
+    from concurrent.futures import ProcessPoolExecutor
 
 PROCESS_POOL_MIN_RANKS = 8  # from this many ranks, summaries are computed in processes
 
@@ -57,6 +61,9 @@ def rank_threads(workers: int = POOL_WORKERS) -> ThreadPoolExecutor:
 
 
 def spawned_processes(workers: int = POOL_WORKERS) -> ProcessPoolExecutor:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     # spawn, not fork: TensorBoard is multi-threaded, and a forked copy of it could
     # deadlock on a lock some thread held.
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
@@ -64,7 +71,10 @@ def spawned_processes(workers: int = POOL_WORKERS) -> ProcessPoolExecutor:
 
 def is_broken(pool: Executor) -> bool:
     """A worker process died (e.g. killed for memory): the pool accepts no more work."""
-    return isinstance(pool, ProcessPoolExecutor) and bool(getattr(pool, "_broken", False))
+    processes = sys.modules.get("concurrent.futures.process")  # none made: not imported
+    if processes is None or not isinstance(pool, processes.ProcessPoolExecutor):
+        return False
+    return bool(getattr(pool, "_broken", False))
 
 
 class WorkerPools:

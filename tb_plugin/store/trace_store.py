@@ -16,6 +16,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -57,6 +58,11 @@ class LoadState:
     lock: threading.Lock = field(default_factory=threading.Lock)  # guards view_locks
     view_locks: dict[str, threading.Lock] = field(default_factory=dict)
     done: threading.Event = field(default_factory=threading.Event)
+    # Set once the disk cache holds the model (or never will): a cold model answers its
+    # views first and is written after (`_publish`); views answered meanwhile are written
+    # with it. Guarded by `lock` with `views`.
+    published: threading.Event = field(default_factory=threading.Event)
+    build_dir: Path | None = None  # the built model's cache folder, until written
 
     def view_lock(self, name: str) -> threading.Lock:
         """The lock held while view `name` is computed (and cached)."""
@@ -132,6 +138,7 @@ class TraceStore:
         except OSError as exc:
             failed = LoadState(key="", path=path, state=ERROR, error=describe_error(path, exc))
             failed.done.set()
+            failed.published.set()
             return failed
         key = cache_key(source)
         with self.lock:
@@ -147,6 +154,7 @@ class TraceStore:
         if self.closed:  # pools stopped: a load asked for now would never run
             state.state, state.error = ERROR, dict(_CLOSED)
             state.done.set()
+            state.published.set()
         elif start:
             self.pool.submit(lambda: self._load(state))
         return state
@@ -172,9 +180,21 @@ class TraceStore:
             raise LoadFailed(state.error or {"message": "not loaded", "kind": "internal"})
         return state.model
 
-    def wait(self, path: str, timeout: float | None = None) -> TraceModel:
-        """Block until loaded (CLI and tests)."""
+    def loaded(self, path: str, timeout: float | None = None) -> TraceModel:
+        """Block until loaded; its disk-cache entry may still be being written (`close`
+        waits for that): a door that answers views at once (`kinetoscope report`)."""
         self.state_for(path).done.wait(timeout)
+        return self.model(path)
+
+    def wait(self, path: str, timeout: float | None = None) -> TraceModel:
+        """Block until loaded and, with a disk cache, written there (a later process or
+        store reads the entry), within `timeout` seconds in all."""
+        state = self.state_for(path)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if state.done.wait(timeout):
+            state.published.wait(
+                None if deadline is None else max(0.0, deadline - time.monotonic())
+            )
         return self.model(path)
 
     def _load(self, state: LoadState) -> None:
@@ -205,7 +225,8 @@ class TraceStore:
             state.error = describe_error(state.path, exc)
             state.failed_at = time.monotonic()
             state.state = ERROR
-        state.done.set()
+        state.done.set()  # the views answer from here; the cache is written after
+        self._publish(state)
         self._evict()
 
     def _captures_of(self, path: str) -> list[TraceModel]:
@@ -234,6 +255,7 @@ class TraceStore:
             return build()
         try:
             model = build(args_path=self.cache.args_path(build_dir))
+            state.build_dir = build_dir  # published once the model answers (`_publish`)
         except OSError as exc:
             self.cache.discard(build_dir)
             if not _is_cache_write_error(exc):
@@ -245,13 +267,38 @@ class TraceStore:
         except BaseException:
             self.cache.discard(build_dir)
             raise
+        return model
+
+    def _publish(self, state: LoadState) -> None:
+        """The built model written into the disk cache, after its load is marked done
+        (the first view does not wait for the write), then the views answered meanwhile;
+        `published` set in any case, once all of it is written."""
+        build_dir = state.build_dir
+        try:
+            if build_dir is not None and self.cache is not None:
+                if state.model is None:  # failed after the build (its captures)
+                    self.cache.discard(build_dir)
+                else:
+                    self._write_entry(state, build_dir, state.model)
+        finally:
+            with state.lock:  # from here a view answered is written by its own thread
+                state.build_dir = None
+                answered = list(state.views.items()) if build_dir is not None else []
+            try:
+                for name, data in answered:
+                    if self.cache is not None:
+                        self.cache.store_view(state.key, name, data)
+            finally:
+                state.published.set()
+
+    def _write_entry(self, state: LoadState, build_dir: Path, model: TraceModel) -> None:
+        assert self.cache is not None
         try:
             self.cache.publish(state.key, build_dir, model)
         except OSError as exc:
             # The model is whole in memory (its args stay mapped after the folder goes).
             log.warning("kinetoscope: cannot write the cache (%s); not cached", exc)
             self.cache.discard(build_dir)
-        return model
 
     def _evict(self) -> None:
         """Forget the least recently used models beyond the memory budget."""
@@ -279,23 +326,31 @@ class TraceStore:
             if cached is not None:
                 return cached
             data = self.cache.load_view(state.key, name) if self.cache else None
+            stored = data is not None
             if data is None:
                 data = msgspec.json.encode(compute(model))
                 return_freed_memory()  # a view's temporaries can be as big as the model
-                if self.cache:
-                    self.cache.store_view(state.key, name, data)
-            if PARAM_MARK not in name or _count_param_views(state.views) < MAX_PARAM_VIEWS:
-                state.views[name] = data  # bounded: requests choose the parameters
+            with state.lock:  # a view answered before the entry is written goes with it
+                if PARAM_MARK not in name or _count_param_views(state.views) < MAX_PARAM_VIEWS:
+                    state.views[name] = data  # bounded: requests choose the parameters
+                written_later = state.build_dir is not None and name in state.views
+            if self.cache and not stored and not written_later:
+                self.cache.store_view(state.key, name, data)
             return data
 
     def close(self) -> None:
-        """Stops the pools. Loads still queued never run, so they end here as errors:
-        whatever waits on them (a rank summary of a run job) returns instead of blocking
-        the interpreter's exit."""
+        """Stops the pools, once the entries of the models loaded are written (a command
+        answered its views before). Loads still queued never run, so they end here as
+        errors: whatever waits on them (a rank summary of a run job) returns instead of
+        blocking the interpreter's exit."""
         self.closed = True
         self.pools.close()
         with self.lock:
             pending = [state for state in self.states.values() if not state.done.is_set()]
+            writing = [state for state in self.states.values() if state.done.is_set()]
+        for state in writing:  # loaded: its entry is being written (a command's last)
+            state.published.wait()
         for state in pending:  # a load finishing meanwhile may still set its model
             state.state, state.error = ERROR, dict(_CLOSED)
             state.done.set()
+            state.published.set()

@@ -144,47 +144,92 @@ static int count_packet(Reader *r) {
     return r->packets % r->check_every == 0 && over_cap(r);
 }
 
-/* Reads the packets of run[*pos:] (whole fields, checked by whole_packets). */
-static int read_run(Reader *r, Span run, size_t *pos, int nested, Span *compressed) {
+enum { FIELD_END, FIELD_PACKET, FIELD_OTHER };
+
+/* The top-level field at *p (run_end: the end of the run), as stream.py's whole_packets
+   framed it: FIELD_PACKET (its bytes in *packet) or FIELD_OTHER, *p moved past it; or
+   FIELD_END where no whole field starts. One walk for reading a run and checking it. */
+static int run_field(const uint8_t **p, const uint8_t *run_end, Span *packet) {
+    uint64_t tag, value;
+    int wide, wide_value;
+    const uint8_t *q = run_varint(*p, run_end, &tag, &wide);
+    if (!q) return FIELD_END;
+    int wire = (int)(tag & 7);
+    if (wire == WIRE_LEN) {
+        q = run_varint(q, run_end, &value, &wide_value);
+        if (!q || wide_value || value > (uint64_t)(run_end - q)) return FIELD_END;
+        *p = q + value;
+        if (tag != 0x0A || wide) return FIELD_OTHER;
+        *packet = (Span){q, q + value};
+        return FIELD_PACKET;
+    }
+    if (wire == WIRE_VARINT) {
+        if (!(q = run_varint(q, run_end, &value, &wide_value))) return FIELD_END;
+        *p = q;
+        return FIELD_OTHER;
+    }
+    size_t n = wire == WIRE_FIXED64 ? 8 : 4;
+    if ((size_t)(run_end - q) < n) return FIELD_END;
+    *p = q + n;
+    return FIELD_OTHER;
+}
+
+/* A packet's pf_check in one byte (check_packets' output), and back. */
+static uint8_t check_byte(Check c) { return (uint8_t)(c.status | (c.legacy ? 4 : 0)); }
+static Check check_of_byte(uint8_t b) { return (Check){b & 3, (b >> 2) & 1}; }
+
+/* Reads the packets of run[*pos:] (whole fields, checked by whole_packets). `checks`: the
+   run's packets' pf_check bytes, made ahead from its start (check_packets), n_checks of
+   them; a packet past them is checked here. */
+static int read_run(Reader *r, Span run, size_t *pos, int nested, Span *compressed,
+                    const uint8_t *checks, size_t n_checks) {
     const uint8_t *p = run.p + *pos;
+    size_t k = 0;
     while (p < run.end) {
-        uint64_t tag, length;
-        int wide;
-        const uint8_t *q = run_varint(p, run.end, &tag, &wide);
-        if (!q) return RUN_DONE;
-        int wire = (int)(tag & 7);
-        if (wire == WIRE_LEN) {
-            int long_length;
-            q = run_varint(q, run.end, &length, &long_length);
-            if (!q || long_length || length > (uint64_t)(run.end - q)) return RUN_DONE;
-            const uint8_t *next = q + length;
-            if (tag == 0x0A && !wide) {
-                int status = read_one(r, (Span){q, next}, nested, compressed);
-                if (status == P_FAIL) return RUN_FAIL;
-                if (status == P_COMPRESSED) {
-                    *pos = (size_t)(next - run.p);
-                    return RUN_COMPRESSED;
-                }
-                if ((status == P_BAD || status == P_UNPARSED) && !skip(r, r->msg.data, r->msg.len))
-                    return RUN_FAIL;
-                if (status != P_UNPARSED && count_packet(r)) { /* as events.py counts them */
-                    *pos = (size_t)(next - run.p);
-                    return RUN_TOO_LARGE;
-                }
-            }
-            p = next;
-        } else if (wire == WIRE_VARINT) {
-            uint64_t ignored;
-            int ignored_wide;
-            if (!(p = run_varint(q, run.end, &ignored, &ignored_wide))) return RUN_DONE;
-        } else {
-            size_t n = wire == WIRE_FIXED64 ? 8 : 4;
-            if ((size_t)(run.end - q) < n) return RUN_DONE;
-            p = q + n;
+        Span packet;
+        int field = run_field(&p, run.end, &packet);
+        if (field == FIELD_END) return RUN_DONE;
+        if (field == FIELD_OTHER) continue;
+        Check given;
+        if (k < n_checks) given = check_of_byte(checks[k]);
+        int status = read_one(r, packet, nested, compressed, k++ < n_checks ? &given : NULL);
+        if (status == P_FAIL) return RUN_FAIL;
+        if (status == P_COMPRESSED) {
+            *pos = (size_t)(p - run.p);
+            return RUN_COMPRESSED;
+        }
+        if ((status == P_BAD || status == P_UNPARSED) && !skip(r, r->msg.data, r->msg.len))
+            return RUN_FAIL;
+        if (status != P_UNPARSED && count_packet(r)) { /* as events.py counts them */
+            *pos = (size_t)(p - run.p);
+            return RUN_TOO_LARGE;
         }
     }
     *pos = (size_t)(run.end - run.p);
     return RUN_DONE;
+}
+
+/* check_packets(run) -> bytes: each packet's pf_check of a run of whole fields, in order
+   (read_run's packets from its start), made without the GIL: a thread checks the next
+   run while the reading thread reads this one. */
+static PyObject *py_check_packets(PyObject *self, PyObject *arg) {
+    Py_buffer view;
+    (void)self;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    Buf out = {0};
+    int ok = 1;
+    Py_BEGIN_ALLOW_THREADS
+    const uint8_t *p = view.buf, *end = p + view.len;
+    Span packet;
+    int field;
+    while (ok && p < end && (field = run_field(&p, end, &packet)) != FIELD_END)
+        if (field == FIELD_PACKET) ok = buf_byte(&out, check_byte(pf_check(packet)));
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    PyObject *checks = ok ? PyBytes_FromStringAndSize(out.data ? out.data : "", (Py_ssize_t)out.len)
+                          : PyErr_NoMemory();
+    buf_free(&out);
+    return checks;
 }
 
 /* The Python error of a failed read: the hook's, or out of memory. */
@@ -203,16 +248,18 @@ static int enter(Reader *r) {
     return 1;
 }
 
-/* read(run, pos, nested, builder_held) -> (status, pos, compressed data or None). */
+/* read(run, pos, nested, builder_held[, checks]) -> (status, pos, compressed data or None).
+   checks: check_packets(run), with pos 0. */
 static PyObject *py_read(Reader *r, PyObject *args) {
-    Py_buffer view;
+    Py_buffer view, checks = {0};
     Py_ssize_t start;
     int nested;
     long long builder_held;
-    if (!PyArg_ParseTuple(args, "y*npL", &view, &start, &nested, &builder_held)) return NULL;
-    if (start < 0 || start > view.len || !enter(r)) {
+    if (!PyArg_ParseTuple(args, "y*npL|y*", &view, &start, &nested, &builder_held, &checks)) return NULL;
+    if (start < 0 || start > view.len || (checks.buf && start) || !enter(r)) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "pos out of range");
         PyBuffer_Release(&view);
+        if (checks.buf) PyBuffer_Release(&checks);
         return NULL;
     }
     r->builder_held = builder_held;
@@ -220,10 +267,11 @@ static PyObject *py_read(Reader *r, PyObject *args) {
     Span compressed = {0};
     Span run = {(const uint8_t *)view.buf, (const uint8_t *)view.buf + view.len};
     r->save = PyEval_SaveThread();
-    int status = read_run(r, run, &pos, nested, &compressed);
+    int status = read_run(r, run, &pos, nested, &compressed, checks.buf, checks.buf ? (size_t)checks.len : 0);
     PyEval_RestoreThread(r->save);
     r->save = NULL;
     r->busy = 0;
+    if (checks.buf) PyBuffer_Release(&checks);
     PyObject *data = NULL;
     if (status == RUN_COMPRESSED)
         data = PyBytes_FromStringAndSize((const char *)compressed.p, (Py_ssize_t)SPAN_LEN(compressed));

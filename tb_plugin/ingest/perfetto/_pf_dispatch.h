@@ -123,9 +123,10 @@ static int chrome_metadata(Reader *r) {
 
 /* One packet: P_OK, P_BAD (r->msg), P_UNPARSED (as P_BAD: the protobuf runtime could not
    parse it), P_COMPRESSED (its zlib data in *compressed: Python inflates it and reads its
-   packets), P_FAIL (a Python error, or out of memory). */
-static int read_one(Reader *r, Span bytes, int nested, Span *compressed) {
-    Check check = pf_check(bytes);
+   packets), P_FAIL (a Python error, or out of memory). `checked`: its pf_check, made ahead
+   (check_packets), or NULL. */
+static int read_one(Reader *r, Span bytes, int nested, Span *compressed, const Check *checked) {
+    Check check = checked ? *checked : pf_check(bytes);
     if (check.status != PF_OK) /* the protobuf runtime parses no packet of it: not counted */
         return bad(r, check.status == PF_TOO_DEEP
                           ? "DecodeError: Error parsing message with type 'kinetoscope.perfetto.TracePacket': "

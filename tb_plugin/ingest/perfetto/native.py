@@ -1,12 +1,12 @@
 """Read a Perfetto protobuf trace with the compiled reader (`_native.c`), into the same
-chunks, warnings and header as the protobuf runtime's reader (`events.py`) makes.
+columns, warnings and header as the protobuf runtime's reader (`events.py`) makes.
 
 The compiled reader reads runs of whole packets without the GIL and without a Python
 object per packet or event: it holds the state between packets (interned tables, tracks,
-open slices, flows, events in begin order) and cuts chunks of columns where `read.py`'s
-batches are cut. Python keeps the rest, by the same code as the other reader: the runs
-(`stream.packet_runs`), compressed packets (inflated step by step), legacy JSON values,
-Chrome metadata, a category's arrow kind, and chunks whose core args need the column
+open slices, flows, events in begin order) and cuts chunks of columns as `read.py` cuts
+its batches (smaller ones: `BATCH`). Python keeps the rest, by the same code as the other
+reader: the runs (`stream.packet_runs`), compressed packets (inflated step by step), legacy
+JSON values, Chrome metadata, a category's arrow kind, and chunks whose core args need the column
 builder's own reading. `KINETOSCOPE_SCANNER=python` (or no compiler at install) reads
 with `events.py` instead.
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from queue import SimpleQueue
 from typing import Any, BinaryIO
 
 import msgspec
@@ -23,14 +24,12 @@ import msgspec
 from ..columns import Chunk, build_chunk
 from ..heap import return_freed_memory
 from ..limits import load_memory_bytes
-from ..scan_threads import scan_threads, text_size
+from ..scan_threads import THREADS_MIN_TEXT, scan_threads, text_size
 from ..text_blocks import DecodeReport, ProgressFn, TraceDecodeError, too_large
 from .chunks import chunk_of
 from .flows import flow_kind, header_value
 from .rules import (
     BAD_VALUE,
-    BATCH,
-    BATCH_BYTES,
     CHECK_EVERY,
     HOLD_MAX,
     failure,
@@ -43,6 +42,15 @@ from .rules import (
 from .stream import inflated_runs, kept_before_damage, one_ahead, packet_runs
 
 _DONE, _COMPRESSED, _TOO_LARGE = 0, 1, 2
+# A file of about this much text (a gzipped one's guessed as `text_size` guesses it) or
+# more is read in a thread beside the inflating: several runs (`stream.RUN_BYTES`).
+THREAD_MIN_TEXT = 32 << 20
+# Events and args bytes of a chunk, at most: smaller than read.py's batches (`rules.BATCH`),
+# as the chunks a delivery cuts are merged while the next is cut and one at a time is held
+# (a slice spanning a whole trace delivers all its events at its end): the H100 OWLv2
+# trace's peak RSS 109 -> 94 MB, 204 -> 186 MB tiled 7 times; the model is the same.
+BATCH = 16_384
+BATCH_BYTES = 8 << 20
 Raw = dict[str, Any]  # one of the compiled reader's chunks
 _encode = msgspec.json.Encoder().encode
 
@@ -157,9 +165,14 @@ def _read_file(
 
 
 def _threads(f: BinaryIO, total: int) -> bool:
-    """Whether runs are read in a thread of their own: by the JSON scanner's rule for its
-    threads (big files; KINETOSCOPE_SCAN_THREADS=1 says no)."""
-    return scan_threads(text_size(f, total)) > 1
+    """Whether runs are read in a thread of their own: for a file of a few runs or more
+    (`THREAD_MIN_TEXT`), where the JSON scanner's threads wait for 128 MB (its threads
+    hold slices in flight and arenas of their own; this one thread holds a run more: on
+    the H100 OWLv2 trace, 56 MB of JSON, 17 MB of packets, 93 -> 94 MB of peak RSS, and
+    0.21 s of CPU in one thread became 0.13 s and 0.08 s beside it).
+    KINETOSCOPE_SCAN_THREADS decides where set (1: no); one core says no."""
+    big = text_size(f, total) >= THREAD_MIN_TEXT
+    return scan_threads(THREADS_MIN_TEXT if big else 0) > 1  # the variable, set, at any size
 
 
 class _Load:
@@ -173,6 +186,7 @@ class _Load:
         step: Callable[[], None] | None,
     ) -> None:
         self.reader, self.report, self.merge, self.step = reader, report, merge, step
+        self.module: Any = native_module()
         self.cap = load_memory_bytes()
 
     def too_large(self) -> TraceDecodeError:
@@ -180,48 +194,61 @@ class _Load:
 
     def read_in_thread(self, runs: Iterator[memoryview]) -> None:
         """The runs read in a reading thread (the compiled reader lets the GIL go) while this
-        one inflates the next run and merges the chunks of the run before: the reader's
-        order is one reader's, and the text counts as `one_ahead` counts it (the next run
+        one inflates the next run, checks its packets (`check_packets`, the share of the
+        reading that needs no state) and merges the chunks as the reading thread cuts them
+        (a slice that spans a whole trace holds its events until its end: then they go
+        out at once, and one chunk at a time is held, not all of them): the reader's order
+        is one reader's, and the text counts as `one_ahead` counts it (the next run
         inflated before a run's compressed packets, which this thread reads)."""
+        check = self.module.check_packets
+        cut: SimpleQueue[Raw | None] = SimpleQueue()  # None: the run's end
         with ThreadPoolExecutor(1, thread_name_prefix="kinetoscope-perfetto") as pool:
             current = next(runs, None)
-            done: list[Raw] = []
+            checks = check(current) if current is not None else b""
             while current is not None:
-                future = pool.submit(self._read_top, current)
-                self.merge_raws(done)
+                future = pool.submit(self._read_top, current, checks, cut)
                 try:
                     following = next(runs, None)
+                    if following is not None:
+                        checks = check(following)
                 except BaseException:  # damage, a limit, a deadline: after this run
-                    self.merge_raws(self._complete(future, current))
+                    self._complete(future, current, cut)
                     raise
-                done = self._complete(future, current)
+                self._complete(future, current, cut)
                 current = following
-            self.merge_raws(done)
 
-    def _read_top(self, run: memoryview) -> tuple[int, int, bytes | None, list[Raw]]:
-        """In the reading thread: a run up to its end (its events delivered) or its first
-        packet of compressed packets."""
-        reader, raws = self.reader, []
-        status, pos, data = reader.read(run, 0, False, self.report.held_bytes)
-        if status == _TOO_LARGE:
-            raise self.too_large()
-        if status == _DONE:
-            all_done = reader.slots > HOLD_MAX
-            while reader.deliver(all_done):
-                raws += reader.chunks()
-            raws += reader.chunks()
-        return status, pos, data, raws
+    def _read_top(
+        self, run: memoryview, checks: bytes, cut: SimpleQueue[Raw | None]
+    ) -> tuple[int, int, bytes | None]:
+        """In the reading thread: a run up to its end (its events delivered, each chunk
+        to `cut` as it is cut) or its first packet of compressed packets."""
+        reader = self.reader
+        try:
+            status, pos, data = reader.read(run, 0, False, self.report.held_bytes, checks)
+            if status == _TOO_LARGE:
+                raise self.too_large()
+            if status == _DONE:
+                all_done = reader.slots > HOLD_MAX
+                while True:
+                    more = reader.deliver(all_done)
+                    for raw in reader.chunks():
+                        cut.put(raw)
+                    if not more:
+                        break
+            return status, pos, data
+        finally:
+            cut.put(None)
 
-    def _complete(self, future: Future[Any], run: memoryview) -> list[Raw]:
-        """A run read in the thread; its compressed packets, and all after the first, read
-        here. Its chunks not merged yet."""
-        status, pos, data, raws = future.result()
-        if status != _COMPRESSED:
-            return raws  # type: ignore[no-any-return]
-        self._compressed(data)
-        self.read(run, nested=False, start=pos)
-        self.deliver(self.reader.slots > HOLD_MAX)
-        return []
+    def _complete(self, future: Future[Any], run: memoryview, cut: SimpleQueue[Raw | None]) -> None:
+        """A run read in the thread, its chunks merged as they come; its compressed
+        packets, and all after the first, read here."""
+        while (raw := cut.get()) is not None:
+            self.merge_raws([raw])
+        status, pos, data = future.result()
+        if status == _COMPRESSED:
+            self._compressed(data)
+            self.read(run, nested=False, start=pos)
+            self.deliver(self.reader.slots > HOLD_MAX)
 
     def read(self, run: bytes | memoryview, nested: bool, start: int = 0) -> None:
         """The packets of a run (from `start`); a top-level packet of compressed packets

@@ -1,0 +1,58 @@
+"""A cold `kinetoscope report` of one small trace pays for what it uses only: the process
+pools' multiprocessing and the sockets of Dask and of the handler's worker names are not
+imported, and the process's fast exit (past the interpreter's teardown) still writes all
+of its output and its exit status."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from corpus import corpus_path
+
+BERT = "tracelens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz"
+
+IMPORTED = """
+import contextlib, io, sys
+from kinetoscope.__main__ import main
+with contextlib.redirect_stdout(io.TextIOWrapper(io.BytesIO())):
+    code = main(["report", sys.argv[1], "--format", "json", "--no-cache"])
+unused = ("multiprocessing", "concurrent.futures.process", "socket")
+print(code, *[name for name in unused if name in sys.modules])
+"""
+
+
+def _logdir(tmp_path: Path) -> Path:
+    run = tmp_path / "logs" / "run"
+    run.mkdir(parents=True)
+    shutil.copy(corpus_path(BERT), run / "worker0.1.pt.trace.json.gz")
+    return tmp_path / "logs"
+
+
+def test_a_report_of_one_trace_imports_no_process_pool_nor_sockets(tmp_path: Path) -> None:
+    logdir = _logdir(tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-c", IMPORTED, str(logdir)], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["0"]  # exit status 0 and none of the modules imported
+
+
+def test_the_fast_exit_writes_the_whole_report_and_its_status(tmp_path: Path) -> None:
+    logdir = _logdir(tmp_path)
+    command = [sys.executable, "-m", "kinetoscope", "report"]
+    proc = subprocess.run(
+        [*command, str(logdir), "--format", "json", "--no-cache"], capture_output=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads(proc.stdout)  # all of it: the whole document decodes
+    assert report["status"]["state"] == "ready"
+    assert report["overview"]["step_count"] > 0
+    missing = subprocess.run(
+        [*command, str(tmp_path / "nothing here")], capture_output=True, text=True, timeout=300
+    )
+    assert missing.returncode != 0
+    assert "kinetoscope" in missing.stderr and not missing.stdout
