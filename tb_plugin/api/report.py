@@ -17,8 +17,11 @@ from typing import Any
 
 import msgspec
 
+from ..ingest.build import TRIM_AFTER_BYTES
 from ..ingest.discovery import Run
+from ..ingest.heap import return_freed_memory
 from ..ingest.limits import env_number
+from ..model.derived_tables import forget_derived
 from ..model.errors import ViewParamError
 from ..model.trace_model import TraceModel
 from ..store.run_context import Progress
@@ -27,6 +30,7 @@ from .dispatch import Dispatch, Names, Ready
 from .endpoints import RUN_VIEWS, VIEWS, supported_views
 from .resolve import resolve
 from .session import Session
+from .table_uses import TABLE_USES
 
 # Span views computed at once (KINETOSCOPE_VIEW_THREADS): two finish a 250 MB trace's
 # report ~0.15 s sooner on two cores, but hold two views' temporaries at once (its peak
@@ -90,8 +94,9 @@ def report_run(
     _refuse_unknown_keys(query, [name for name in names if name in VIEWS])
     report = RunReport(out, target.worker.name, target.span.name, model)
     at = {"run": run.name, "worker": target.worker.name, "span": target.span.name}
-    _span_views(session, at, query, [name for name in names if name in VIEWS], report, raw)
-    _run_views(session, run, span, asked, progress, out, raw)  # run-level views
+    later = _run_view_names(run, asked)  # run-level views: after the span's, as their uses
+    _span_views(session, at, query, [name for name in names if name in VIEWS], report, raw, later)
+    _run_views(session, run, span, asked, progress, out, raw)
     return report
 
 
@@ -102,10 +107,11 @@ def _span_views(
     names: list[str],
     report: RunReport,
     raw: bool,
+    later: list[str],
 ) -> None:
     """The span's views, each as a route answers the query (none: the default form),
     computed side by side (`VIEW_THREADS`); answered, refused or skipped in `names`'
-    order, as one after another would be."""
+    order, as one after another would be. The views `later` are computed after them."""
     calls = []
     for name in names:
         call = Dispatch(VIEWS[name], session, at, query)
@@ -114,7 +120,8 @@ def _span_views(
         except ViewParamError as exc:
             raise Refused(f"view {name!r}: {exc}") from None
         calls.append((name, call))
-    for (name, call), answer in zip(calls, _answers([call for _, call in calls])):
+    answers = _answers([call for _, call in calls], names + later, report.model)
+    for (name, call), answer in zip(calls, answers):
         if isinstance(answer, ViewParamError):
             if call.params:  # the view refused its parameters: a usage error, as the 400
                 raise Refused(f"view {name!r}: {answer}") from None
@@ -125,10 +132,15 @@ def _span_views(
             report.views[name] = msgspec.Raw(answer.body) if raw else answer.json()
 
 
-def _answers(calls: list[Dispatch]) -> list[Ready | BaseException]:
+def _answers(
+    calls: list[Dispatch], names: list[str], model: TraceModel | None
+) -> list[Ready | BaseException]:
     """Each call's answer, or what it raised: in threads (numpy lets the GIL go in its
     passes over columns, and the model's derived tables are built once, the first
-    thread to need one building it while another waits)."""
+    thread to need one building it while another waits). One after another, the
+    model's derived tables that no view left (of `names`, the calls' then the later
+    views) reads are let go after each answer: the report's peak memory is then what
+    the views left need, not all the tables built so far."""
 
     def answer(call: Dispatch) -> Ready | BaseException:
         try:
@@ -137,9 +149,31 @@ def _answers(calls: list[Dispatch]) -> list[Ready | BaseException]:
             return exc
 
     if len(calls) < 2 or VIEW_THREADS < 2:
-        return [answer(call) for call in calls]
+        answers = []
+        for i, call in enumerate(calls):
+            answers.append(answer(call))
+            if model is not None:
+                _let_go_of_tables(model, names[i + 1 :])
+        return answers
     with ThreadPoolExecutor(VIEW_THREADS, thread_name_prefix="kinetoscope-view") as pool:
         return list(pool.map(answer, calls))
+
+
+def _let_go_of_tables(model: TraceModel, left: list[str]) -> None:
+    """Drop the model's derived tables that none of the views `left` asks for (as
+    `table_uses` recorded); give the heap's pages back when that let go of much."""
+    keep = set().union(*(TABLE_USES.get(name, ()) for name in left))
+    if forget_derived(model, keep) >= TRIM_AFTER_BYTES:
+        return_freed_memory()
+
+
+def _run_view_names(run: Run, asked: Sequence[str] | None) -> list[str]:
+    """The run-level views the report computes (`asked`, else those in the report)."""
+    return [
+        name
+        for name, run_view in RUN_VIEWS.items()
+        if (name in asked if asked else run_view.in_report) and run_view.supports(run)
+    ]
 
 
 def _run_views(
@@ -152,12 +186,10 @@ def _run_views(
     raw: bool,
 ) -> dict[str, Any]:
     """Run-level: every worker's span as one job, the same job as the route's."""
-    for name, run_view in RUN_VIEWS.items():
-        wanted = name in asked if asked else run_view.in_report
-        if run_view.supports(run) and wanted:
-            call = Dispatch(run_view, session, {"run": run.name, "span": span}, {}, progress)
-            answer = call.ready()
-            out[name] = msgspec.Raw(answer.body) if raw else answer.json()
+    for name in _run_view_names(run, asked):
+        call = Dispatch(RUN_VIEWS[name], session, {"run": run.name, "span": span}, {}, progress)
+        answer = call.ready()
+        out[name] = msgspec.Raw(answer.body) if raw else answer.json()
     return out
 
 

@@ -11,7 +11,6 @@ Views are pure functions of this model; nothing here knows about views.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import mmap
 import re
 import threading
@@ -23,9 +22,9 @@ import msgspec
 import numpy as np
 
 from .categories import Kind, Phase, kind_mask
+from .derived_tables import ASKED, KEY_LOCKS, held_nbytes
 
 T = TypeVar("T")
-_KEY_LOCKS = threading.Lock()  # guards each model's table of derived locks and keys
 
 # Column name → dtype. Missing ints are -1, missing floats NaN.
 EVENT_COLUMNS: dict[str, str] = {
@@ -120,11 +119,13 @@ class TraceModel:
         concurrent requests wait for the one build instead of repeating it, and builds
         of different structures run side by side (views computed in threads)."""
         found = self.__dict__.get(key)
+        if ASKED:
+            ASKED[-1].add(key)
         if found is None:
             # One lock per structure, re-entrant: a structure may be built from another
             # (kernel classes from the op tree); no two wait on each other in a cycle,
             # since a structure never needs itself.
-            with _KEY_LOCKS:
+            with KEY_LOCKS:
                 lock = self.__dict__.setdefault("_derived_locks", {}).setdefault(
                     key, threading.RLock()
                 )
@@ -133,7 +134,7 @@ class TraceModel:
                 if found is None:
                     found = build(self)
                     self.__dict__[key] = found
-                    with _KEY_LOCKS:
+                    with KEY_LOCKS:
                         self.__dict__.setdefault("_derived_keys", []).append(key)
         return found  # type: ignore[no-any-return]
 
@@ -151,7 +152,7 @@ class TraceModel:
     def derived_nbytes(self) -> int:
         """About what the derived structures hold (their arrays and containers)."""
         keys = list(self.__dict__.get("_derived_keys", ()))
-        return sum(_held_nbytes(self.__dict__[k]) for k in keys)
+        return sum(held_nbytes(self.__dict__.get(k)) for k in keys)  # one let go: 0
 
     def rows_of(self, *kinds: Kind) -> np.ndarray:
         """Row indices of events of the given kinds, in file order."""
@@ -313,9 +314,6 @@ def model_nbytes(model: TraceModel) -> int:
     return int(cols) + model.derived_nbytes()
 
 
-_POINTER_BYTES = 8
-
-
 _KIND_PHASE_COUNTS = "_kind_phase_counts"
 _COMPLETE_NAMES = "_complete_names"
 _BLOCK = 1 << 20  # rows at a time: no model-sized temporary
@@ -352,32 +350,6 @@ def _complete_names(model: TraceModel) -> list[np.ndarray]:
         flat = np.unique(np.concatenate(found)) if found else np.empty(0, np.int64)
     kind_of = flat // names
     return [flat[kind_of == k] % names for k in range(kinds)]
-
-
-def _held_nbytes(value: Any, depth: int = 0) -> int:
-    """Arrays count their bytes, containers a pointer per item plus their items' (a few
-    levels deep: an estimate for the memory budget, not an exact count)."""
-    if isinstance(value, np.ndarray):
-        return int(value.nbytes)
-    if depth > 3:
-        return 0
-    if isinstance(value, dict):
-        items: Any = value.values()
-        count = len(value)
-    elif isinstance(value, (list, tuple)):
-        items, count = value, len(value)
-    elif hasattr(value, "__dict__"):
-        items, count = vars(value).values(), 0
-    elif hasattr(value, "__slots__"):
-        items = [getattr(value, n, None) for n in value.__slots__]
-        count = 0
-    else:
-        return 0
-    sample = list(itertools.islice(items, 64))
-    held = sum(_held_nbytes(v, depth + 1) for v in sample)
-    if count > len(sample) and sample:
-        held = held * count // len(sample)
-    return held + count * _POINTER_BYTES
 
 
 _decoders: dict[type, tuple[Any, Any]] = {}

@@ -1,0 +1,61 @@
+"""The views' uses of the model's derived structures (`kinetoscope.api.table_uses`, what a
+one-shot report lets go of by) are current, and letting go of them changes no answer."""
+
+from __future__ import annotations
+
+import msgspec
+import numpy as np
+from corpus import corpus_path
+from expected_views import SPAN_CASES
+from kinetoscope.api.endpoints import VIEWS
+from kinetoscope.api.report import report_run
+from kinetoscope.api.session import Session
+from kinetoscope.api.table_uses import TABLE_USES
+from kinetoscope.ingest.build import build_model
+from kinetoscope.model.derived_tables import forget_derived, record_derived
+from table_uses import OUTPUT, generate
+
+
+def test_the_table_uses_are_current() -> None:
+    assert OUTPUT.read_text("utf-8") == generate(), (
+        "stale: run `python tests/table_uses.py --write` and commit tb_plugin/api/table_uses.py"
+    )
+
+
+def test_a_structure_let_go_is_built_again_the_same() -> None:
+    model = build_model(str(corpus_path(SPAN_CASES["h100_bert"])))
+    first = VIEWS["overview"].of_span(model, VIEWS["overview"].decode({}))
+    tree = model.derived("_op_tree", lambda m: None)
+    assert tree is not None and model.derived_nbytes() > 0
+    held = forget_derived(model, keep={"_health_view"})
+    assert held > 0 and "_op_tree" not in model.__dict__
+    with record_derived() as asked:
+        again = VIEWS["overview"].of_span(model, VIEWS["overview"].decode({}))
+    assert again == first
+    assert asked <= TABLE_USES["overview"]  # what it asks again, as recorded
+    rebuilt = model.derived("_op_tree", lambda m: None)
+    assert rebuilt is not None and rebuilt is not tree
+    assert np.array_equal(np.asarray(rebuilt.parent), np.asarray(tree.parent))
+
+
+def test_every_view_has_its_uses_recorded() -> None:
+    assert set(TABLE_USES) >= set(VIEWS)
+
+
+def test_a_report_keeps_only_what_the_views_left_read() -> None:
+    """A one-shot report of one trace (no run-level view follows) holds no derived
+    table once its views are answered, and answers as the views do on a fresh model."""
+    path = str(corpus_path(SPAN_CASES["h100_bert"]))
+    session = Session.for_command(cache=False)
+    try:
+        _, _, runs = session.list_target(path)
+        report = report_run(session, runs[0], None, None, None, [])
+    finally:
+        session.close()
+    assert report.model is not None and "overview" in report.views
+    assert report.model.__dict__.get("_derived_keys") == []
+    fresh = build_model(path)
+    for name in ("overview", "operators", "memory"):
+        view = VIEWS[name]
+        alone = msgspec.json.decode(msgspec.json.encode(view.of_span(fresh, view.decode({}))))
+        assert report.views[name] == alone
