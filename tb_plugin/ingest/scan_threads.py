@@ -43,8 +43,8 @@ def scanners_beside(threads: int) -> int:
     one core is left to the threads beside them, which inflate the text (`inflate_ahead`)
     and cut and merge the slices, unless `KINETOSCOPE_SCAN_THREADS` set the count. On two
     cores that is one scanner: measured on 253-259 MB traces, the load's peak was 6-8 MB
-    lower and its CPU 3-14 % less than with two, and two can finish only a few % sooner
-    at best (the load's CPU spread over two cores is about one scanner's own)."""
+    lower and its CPU 3-14 % less than with two, and its wall time cannot be shorter with
+    two (the load's CPU over two cores is about one scanner's own)."""
     if os.environ.get("KINETOSCOPE_SCAN_THREADS", "").isdigit():
         return threads
     return max(1, min(threads, (os.cpu_count() or 1) - 1))
