@@ -35,12 +35,7 @@ from .native_chunk import (
     text_slice_chunk,
 )
 from .pieces import Piece, Seamed, Tail, decode_tail, iter_event_pieces, piece_text
-from .scan_threads import (  # noqa: F401 - THREADS_MIN_TEXT still importable here
-    THREADS_MIN_TEXT,
-    scan_threads,
-    scanners_beside,
-    text_size,
-)
+from .scan_threads import THREADS_MIN_TEXT, scan_threads, text_size  # noqa: F401 - still importable here
 from .schema import Event
 from .storage import file_identity
 
@@ -123,9 +118,8 @@ def _decode_json(
         work = _SliceWork(decode_pool(workers), workers, text_slice_chunk)
         _decode_slices(f, size, report, progress, builder, work)
     elif threads > 1:
-        scanners = scanners_beside(threads)
-        with ThreadPoolExecutor(scanners, thread_name_prefix="kinetoscope-scan") as pool:
-            work = _SliceWork(pool, scanners, scan_slice)
+        with ThreadPoolExecutor(threads, thread_name_prefix="kinetoscope-scan") as pool:
+            work = _SliceWork(pool, threads, scan_slice)
             _decode_slices(f, size, report, progress, builder, work)
     else:
         for batch in iter_event_batches(f, size, report, progress, read_text=chunk_from_text):

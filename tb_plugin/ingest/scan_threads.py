@@ -36,15 +36,3 @@ def text_size(f: BinaryIO, size: int) -> int:
     gz = f.read(2) == b"\x1f\x8b"
     f.seek(0)
     return size * 30 if gz else size
-
-
-def scanners_beside(threads: int) -> int:
-    """How many of `threads` (a `scan_threads` count above 1) scan a JSON file's slices:
-    one core is left to the threads beside them, which inflate the text (`inflate_ahead`)
-    and cut and merge the slices, unless `KINETOSCOPE_SCAN_THREADS` set the count. On two
-    cores that is one scanner: measured on 253-259 MB traces, the load's peak was 6-8 MB
-    lower and its CPU 3-14 % less than with two, and its wall time cannot be shorter with
-    two (the load's CPU over two cores is about one scanner's own)."""
-    if os.environ.get("KINETOSCOPE_SCAN_THREADS", "").isdigit():
-        return threads
-    return max(1, min(threads, (os.cpu_count() or 1) - 1))
