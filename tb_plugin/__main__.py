@@ -35,10 +35,17 @@ def exit_now(code: int) -> None:
     """Exit with `code`, past the interpreter's teardown (freeing every module and
     object: ~0.04 s, a sixth of a small trace's report) once the output is written:
     stdout and stderr flushed, the exit handlers run (logging's, multiprocessing's).
-    A thread still running that is not a daemon (a pool's), or output that cannot be
-    flushed (a closed pipe), takes the ordinary exit, which waits for it or says so."""
+    A thread still running that is not a daemon, a child process still running (a
+    pool's worker), or output that cannot be flushed (a closed pipe), takes the
+    ordinary exit, which waits for it or says so."""
     main_thread = threading.main_thread()
     if any(t is not main_thread and not t.daemon for t in threading.enumerate()):
+        sys.exit(code)
+    # A process pool's workers still up (a run's rank summaries) are shut down by the
+    # interpreter's own exit; multiprocessing's exit handler alone would join them while
+    # they wait for work, for ever.
+    multiprocessing = sys.modules.get("multiprocessing")
+    if multiprocessing is not None and multiprocessing.active_children():
         sys.exit(code)
     try:
         sys.stdout.flush()

@@ -56,3 +56,20 @@ def test_the_fast_exit_writes_the_whole_report_and_its_status(tmp_path: Path) ->
     )
     assert missing.returncode != 0
     assert "kinetoscope" in missing.stderr and not missing.stdout
+
+
+def test_the_fast_exit_of_a_run_summarised_in_worker_processes_ends(tmp_path: Path) -> None:
+    """From PROCESS_POOL_MIN_RANKS ranks the summaries are computed in a process pool;
+    its idle workers must not keep the finished report from exiting."""
+    from builders import rank_job
+    from kinetoscope.store.pools import PROCESS_POOL_MIN_RANKS
+
+    rank_job(tmp_path / "logs" / "job", PROCESS_POOL_MIN_RANKS, steps=1, kernels_per_step=2)
+    command = [sys.executable, "-m", "kinetoscope", "report", str(tmp_path / "logs")]
+    proc = subprocess.run(
+        [*command, "--view", "distributed", "--format", "json", "--no-cache"],
+        capture_output=True,
+        timeout=120,  # it hung for ever before
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert len(json.loads(proc.stdout)["distributed"]["ranks"]) == PROCESS_POOL_MIN_RANKS
