@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import threading
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
 import numpy as np
@@ -15,6 +15,9 @@ import numpy as np
 KEY_LOCKS = threading.Lock()  # guards each model's table of derived locks and keys
 # The keys `derived` is asked for while `record_derived` runs (the innermost's set).
 ASKED: list[set[str]] = []
+# Threads whose asks are not a view's (work begun after a load, for later requests):
+# recorded, they would make the record depend on what else runs (tests/table_uses.py).
+_UNRECORDED = threading.local()
 _POINTER_BYTES = 8
 
 
@@ -28,6 +31,25 @@ def record_derived() -> Iterator[set[str]]:
         yield asked
     finally:
         ASKED.remove(asked)
+
+
+def is_recording() -> bool:
+    """Whether `derived` asks made in this thread now are recorded (`record_derived`)."""
+    return bool(ASKED) and not getattr(_UNRECORDED, "on", False)
+
+
+def unrecorded(work: Callable[..., None]) -> Callable[..., None]:
+    """`work`, whose asks of derived structures no `record_derived` records (background
+    work for later requests, not the view being recorded)."""
+
+    def run_unrecorded(*args: Any) -> None:
+        _UNRECORDED.on = True
+        try:
+            work(*args)
+        finally:
+            _UNRECORDED.on = False
+
+    return run_unrecorded
 
 
 def forget_derived(model: Any, keep: Collection[str]) -> int:

@@ -22,7 +22,7 @@ import msgspec
 import numpy as np
 
 from .categories import Kind, Phase, kind_mask
-from .derived_tables import ASKED, KEY_LOCKS, held_nbytes
+from .derived_tables import ASKED, KEY_LOCKS, held_nbytes, is_recording
 
 T = TypeVar("T")
 
@@ -119,7 +119,7 @@ class TraceModel:
         concurrent requests wait for the one build instead of repeating it, and builds
         of different structures run side by side (views computed in threads)."""
         found = self.__dict__.get(key)
-        if ASKED:
+        if is_recording():
             ASKED[-1].add(key)
         if found is None:
             # One lock per structure, re-entrant: a structure may be built from another

@@ -25,6 +25,7 @@ from ..ingest.build import build_model, return_freed_memory
 from ..ingest.discovery import capture_files
 from ..ingest.limits import env_number, load_timeout_s, slow_load_s
 from ..ingest.storage import file_identity, is_url
+from ..model.derived_tables import unrecorded
 from ..model.trace_model import TraceModel, model_nbytes
 from .cache import MAX_PARAM_VIEWS, PARAM_MARK, DiskCache, attach_cache_entry, cache_key
 from .errors import LoadFailed, LoadTimeout, NotReady, describe_error, exception_text
@@ -239,8 +240,8 @@ class TraceStore:
         self._evict()
         if state.model is not None and self.after_load is not None and not self.closed:
             threading.Thread(
-                target=self.after_load, args=(state.model,), name="kinetoscope-after-load",
-                daemon=True,
+                target=unrecorded(self.after_load), args=(state.model,),
+                name="kinetoscope-after-load", daemon=True,
             ).start()  # fmt: skip
 
     def busy(self) -> bool:
