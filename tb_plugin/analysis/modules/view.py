@@ -29,7 +29,7 @@ from typing import TypedDict
 import numpy as np
 
 from ...model.trace_model import TraceModel
-from ..core.common import name_flags
+from ..core.common import name_flags, unique_inverse
 from ..core.optree import OpTree, op_tree
 from ..core.python_stacks import PythonStacks, python_stacks
 from ..core.requests import NoParams
@@ -226,8 +226,7 @@ def _top_ops(
         return out
     names = model.events["name"][tree.rows[outer]].astype(np.int64)
     key = call_path[op_call[outer]] * np.int64(len(model.names)) + names
-    uniq, group = np.unique(key, return_inverse=True)
-    group = group.reshape(-1)
+    uniq, group = unique_inverse(key)
     count = np.bincount(group, minlength=uniq.size)
     host = np.bincount(group, weights=tree.host_total[outer], minlength=uniq.size)
     device = np.bincount(group, weights=tree.device_total[outer], minlength=uniq.size)
