@@ -168,16 +168,21 @@ def unique_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def thread_keys(model: TraceModel, rows: np.ndarray) -> np.ndarray:
     """One int per (pid, tid) of `rows`; a pid or tid written as "123" and as 123 is one
     thread (2021 traces wrote op tids as strings and memory-event tids as numbers)."""
-    pid_canon = _canonical(model.pids)
-    tid_canon = _canonical(model.tids)
     ev = model.events
     width = np.int64(max(len(model.tids), 1))
-    return pid_canon[ev["pid"][rows]] * width + tid_canon[ev["tid"][rows]]
+    key = _canonical_codes(model.pids, ev["pid"][rows])
+    key *= width
+    key += _canonical_codes(model.tids, ev["tid"][rows])
+    return key
 
 
-def _canonical(values: list[object]) -> np.ndarray:
+def _canonical_codes(values: list[object], codes: np.ndarray) -> np.ndarray:
+    """Per code (into `values`), the first code of a value written the same (int64); the
+    codes as they are where no two values are (most traces: no gather needed)."""
     first: dict[str, int] = {}
-    out = np.zeros(max(len(values), 1), dtype=np.int64)
+    canon = np.zeros(max(len(values), 1), dtype=np.int64)
     for i, v in enumerate(values):
-        out[i] = first.setdefault(str(v), i)
-    return out
+        canon[i] = first.setdefault(str(v), i)
+    if len(first) == len(values):
+        return codes.astype(np.int64)
+    return canon[codes]
