@@ -334,6 +334,31 @@ def inherit_missing_by_jumps(parent: np.ndarray, values: np.ndarray) -> np.ndarr
     return out
 
 
+_WALK_PASSES = 64  # passes of inherit_missing_at before the pointer jumps finish
+
+
+def inherit_missing_at(parent: np.ndarray, values: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    """`inherit_missing` of the given nodes only: each walks up one parent per pass until
+    a node with a value (or a root), over the nodes still looking. For a few nodes of a
+    big forest whose values are a few parents up (the frames around ops, whose module
+    call is near), far cheaper than every node's jumps; those still looking after
+    `_WALK_PASSES` take the jumps' answer of the node they reached."""
+    out = np.empty(nodes.size, dtype=values.dtype)
+    todo = np.arange(nodes.size)
+    at = np.asarray(nodes)
+    for _ in range(_WALK_PASSES):
+        if todo.size == 0:
+            return out
+        own, up = values[at], parent[at]
+        done = (own >= 0) | (up < 0)
+        out[todo[done]] = own[done]
+        looking = ~done
+        todo, at = todo[looking], up[looking]
+    if todo.size:
+        out[todo] = inherit_missing_by_jumps(parent, values)[at]
+    return out
+
+
 def chain_ids(parent: np.ndarray, label: np.ndarray) -> np.ndarray:
     """Equal ids for nodes whose chains of labels (to the root) are equal: interned
     level by level from the roots down (a Python stack; a module path)."""
