@@ -14,7 +14,7 @@ from builders import TraceBuilder
 from kinetoscope.analysis.core.health import checks
 from kinetoscope.analysis.core.health.checks import overlapping_events
 from kinetoscope.analysis.core.health.nesting import lane_crossings
-from kinetoscope.analysis.core.tree_arrays import nesting_order
+from kinetoscope.analysis.core.tree_arrays import nesting_order, next_up
 
 T = 1000.0
 
@@ -117,6 +117,23 @@ def test_nesting_order_is_lexsorts() -> None:
             end[rng.random(n) < 0.1] = np.nan
         want = np.lexsort((-end, start, group))
         assert nesting_order(group, start, end).tolist() == want.tolist()
+
+
+def test_next_up_is_nextafter_bit_for_bit() -> None:
+    """The float just above each value (the parent searches' targets), as
+    np.nextafter(x, inf) gives it: positive floats by their bits, the rest by numpy."""
+    rng = np.random.default_rng(4)
+    special = [0.0, -0.0, 5e-324, -5e-324, 1e-310, 1.0, -1.0, np.inf, -np.inf, np.nan]
+    values = np.concatenate(
+        [special, [np.finfo(np.float64).max], rng.random(200) * 1.7e15, -rng.random(50)]
+    )
+    with np.errstate(over="ignore"):
+        want = np.nextafter(values, np.inf)
+    assert next_up(values).view(np.int64).tolist() == want.view(np.int64).tolist()
+    assert next_up(values[::3]).view(np.int64).tolist() == want[::3].view(np.int64).tolist()
+    small = np.arange(5, dtype=np.float32)
+    assert next_up(small).dtype == np.float32
+    assert next_up(small).tolist() == np.nextafter(small, np.float32(np.inf)).tolist()
 
 
 def test_batches_and_cuts_give_the_heap_answer(

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 from builders import CPU_PID, CPU_TID, TraceBuilder
 from kinetoscope.analysis.core import comms
+from kinetoscope.analysis.core.common import thread_keys
 from kinetoscope.analysis.core.host_ranges import (
     HostRanges,
     host_ranges,
@@ -253,3 +254,22 @@ def test_python_frames_at_one_time_are_the_index_chain(tmp_path: Path) -> None:
                 assert python_frames_at(model, thread, t).tolist() == want, (seed, thread, t)
                 nested += len(want) >= 2
     assert nested > 50  # times inside several frames at once were asked
+
+
+def test_a_thread_written_as_text_and_as_number_is_one(tmp_path: Path) -> None:
+    """Thread keys: tid "101" and 101 (2021 traces wrote op tids as text, memory tids as
+    numbers) are one thread, pid likewise; distinct threads stay apart."""
+    b = TraceBuilder()
+    for name, ts, pid, tid in (
+        ("a", 0, CPU_PID, "101"),
+        ("b", 1, CPU_PID, 101),
+        ("c", 20, CPU_PID, 102),
+        ("d", 30, str(CPU_PID), 101),
+    ):
+        b.events.append(
+            {"ph": "X", "cat": "cpu_op", "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": 1}
+        )
+    model = b.model(tmp_path)
+    rows = np.flatnonzero(np.isin(model.events["name"], [model.name_code(n) for n in "abcd"]))
+    key = dict(zip(model.names_of(rows), thread_keys(model, rows).tolist()))
+    assert key["a"] == key["b"] == key["d"] != key["c"]

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from builders import TraceBuilder
 from corpus import CORPUS, corpus_model, corpus_path, corpus_trace_model, corpus_traces
-from kinetoscope.analysis.core.common import unique_rows
+from kinetoscope.analysis.core.common import unique_inverse, unique_rows
 from kinetoscope.analysis.kernels.endpoint import supports
 from kinetoscope.analysis.kernels.view import kernels
 from kinetoscope.analysis.operators.view import operators
@@ -145,6 +145,28 @@ def test_unique_rows_is_numpys_row_unique() -> None:
         keys = rng.integers(-3, high, size=(n, columns)).astype(np.int64)
         uniq, inverse = unique_rows(keys)
         expected, expected_inverse = np.unique(keys, axis=0, return_inverse=True)
+        assert np.array_equal(uniq, expected)
+        assert np.array_equal(inverse, expected_inverse.reshape(-1))
+
+
+def test_unique_inverse_is_numpys_unique() -> None:
+    """Operator and kernel groups: the same values (and dtype), order and inverse as
+    np.unique, marked in a table or sorted (a range too wide for a table)."""
+    rng = np.random.default_rng(5)
+    cases = [np.empty(0, np.int64), np.array([7], np.int32), np.array([True, False, True])]
+    for n, low, high, dtype in (
+        (50, 0, 3, np.uint8),
+        (2000, -40, 40, np.int32),
+        (5000, 1 << 40, (1 << 40) + 9000, np.int64),
+        (300, 0, 1 << 40, np.int64),
+        (20000, -(1 << 20), 1 << 20, np.int64),
+    ):
+        cases.append(rng.integers(low, high, size=n).astype(dtype))
+    cases.append(rng.random(100))  # not integers: numpy's own
+    for values in cases:
+        uniq, inverse = unique_inverse(values)
+        expected, expected_inverse = np.unique(values, return_inverse=True)
+        assert uniq.dtype == expected.dtype
         assert np.array_equal(uniq, expected)
         assert np.array_equal(inverse, expected_inverse.reshape(-1))
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from builders import TraceBuilder
 from corpus import corpus_model
-from kinetoscope.analysis.core.tree_arrays import inherit_missing_by_jumps
+from kinetoscope.analysis.core.tree_arrays import inherit_missing_at, inherit_missing_by_jumps
 from kinetoscope.analysis.modules.endpoint import has_modules
 from kinetoscope.analysis.modules.view import NO_MODULES, NO_PYTHON, modules
 from kinetoscope.analysis.operators.view import operators
@@ -206,9 +206,10 @@ def test_text_report_indents_the_first_levels(tmp_path: Path) -> None:
 
 
 def test_owner_jumps_match_a_walk_up() -> None:
-    """Each Python frame's module call (`inherit_missing_by_jumps`): a node's own value,
-    else the nearest ancestor's, else its root's own, as a walk up the parents gives it
-    (random forests, nodes in any order, deep chains included)."""
+    """Each Python frame's module call (`inherit_missing_by_jumps`; `inherit_missing_at`
+    for some nodes): a node's own value, else the nearest ancestor's, else its root's own,
+    as a walk up the parents gives it (random forests, nodes in any order, deep chains
+    included)."""
     rng = np.random.default_rng(5)
     for trial in range(300):
         n = int(rng.integers(1, 200))
@@ -229,3 +230,11 @@ def test_owner_jumps_match_a_walk_up() -> None:
                 cur = parent[cur]
             want.append(int(values[cur]))
         assert inherit_missing_by_jumps(parent, values).tolist() == want
+        # Some nodes only, walked up (a chain of 200: past the walk's passes, then jumps).
+        nodes = np.flatnonzero(rng.random(n) < 0.3)
+        assert inherit_missing_at(parent, values, nodes).tolist() == [want[i] for i in nodes]
+    # A chain of 300 valued at its root only: walked 64 parents up, then the jumps.
+    chain = np.arange(-1, 299)
+    values = np.full(300, -1)
+    values[0] = 7
+    assert inherit_missing_at(chain, values, np.array([299, 150, 64, 0])).tolist() == [7] * 4

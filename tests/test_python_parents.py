@@ -159,3 +159,28 @@ def test_ids_far_apart_and_repeated(tmp_path: Path, base: int) -> None:
     assert chains["c.py(1): again"] == ["c.py(1): again"]
     # d names id 9: its first frame, b, sorts before d, though c encloses d in time.
     assert chains["d.py(1): inner"] == ["d.py(1): inner", "b.py(1): first", "a.py(1): outer"]
+
+
+def test_distinct_ids_far_apart(tmp_path: Path) -> None:
+    """Distinct ids far apart (a search, not a table): a parent id naming the frame that
+    encloses it in time is taken from there, one naming another frame is searched for,
+    one naming no frame leaves the frame nested by time."""
+    base, step = 10**8, 10**6
+    t = TraceBuilder()
+    frames = (
+        ("a.py(1): outer", 1000.0, 100.0, 0, None),
+        ("b.py(1): inner", 1010.0, 20.0, 1, 0),
+        ("c.py(1): other", 1200.0, 100.0, 2, None),
+        ("d.py(1): named", 1210.0, 10.0, 3, 1),
+        ("e.py(1): lost", 1230.0, 10.0, 4, 99),
+    )
+    for name, ts, dur, own, up in frames:
+        parent = None if up is None else base + step * up
+        t.python(name, ts, dur, args={"Python id": base + step * own, "Python parent id": parent})
+    model = t.model(tmp_path)
+    stacks = python_stacks(model, op_tree(model))
+    assert stacks is not None
+    chains = {_stack_names(model, stacks, i)[0]: _stack_names(model, stacks, i) for i in range(5)}
+    assert chains["b.py(1): inner"] == ["b.py(1): inner", "a.py(1): outer"]
+    assert chains["d.py(1): named"] == ["d.py(1): named", "b.py(1): inner", "a.py(1): outer"]
+    assert chains["e.py(1): lost"] == ["e.py(1): lost", "c.py(1): other"]

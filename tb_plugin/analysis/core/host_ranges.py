@@ -42,7 +42,7 @@ from ...model.categories import Kind
 from ...model.trace_model import TraceModel
 from .common import complete_rows, name_flags, thread_keys
 from .rules import is_step_name
-from .tree_arrays import nesting_order, previous_reaching, running_count
+from .tree_arrays import nesting_order, next_up, previous_reaching, running_count
 
 
 @dataclass
@@ -65,8 +65,14 @@ class HostRanges:
         zero-length query only in a range that ends after it), -1 when none. A query
         sorts after ranges with its own start and end."""
         t0, t1 = snap_ns(t0, self.origin), snap_ns(t1, self.origin)
-        lo, below = self._start_bound(thread, t0, "left")
-        _, upto = self._start_bound(thread, t0, "right")
+        lo, hi, below = self._start_bound(thread, t0, "left")
+        # Where the range at `below` starts after t0, no range of the thread starts at t0
+        # (most queries): the bound after those is searched for the others only.
+        upto = below.copy()
+        at_t0 = np.flatnonzero(below < hi)
+        at_t0 = at_t0[self.start[below[at_t0]] == t0[at_t0]]
+        if at_t0.size:
+            upto[at_t0] = self._start_bound(thread[at_t0], t0[at_t0], "right")[2]
         candidate = below - 1
         # Ranges starting at t0 sort by end, latest first: the query goes after the ones
         # that end no earlier than it (rare: a bisection over those few).
@@ -76,7 +82,7 @@ class HostRanges:
             found = last >= 0
             candidate[tie[found]] = last[found]
         candidate = np.where(candidate >= lo, candidate, -1)
-        target = np.where(t1 > t0, t1, np.nextafter(t1, np.inf))
+        target = np.where(t1 > t0, t1, next_up(t1))
         return self._walk(candidate, target, strict=False)
 
     def containing(self, thread: np.ndarray, t: np.ndarray, closed: bool = False) -> np.ndarray:
@@ -84,7 +90,7 @@ class HostRanges:
         [start, end) (at the boundary of two ranges, the one that starts), or `closed`
         [start, end] (a launch at its op's last tick is still inside it); -1 when none."""
         t = snap_ns(t, self.origin)
-        lo, upto = self._start_bound(thread, t, "right")
+        lo, _, upto = self._start_bound(thread, t, "right")
         candidate = np.where(upto > lo, upto - 1, -1)
         return self._walk(candidate, t, strict=not closed)
 
@@ -135,11 +141,11 @@ class HostRanges:
 
     def _start_bound(
         self, thread: np.ndarray, t: np.ndarray, side: Literal["left", "right"]
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Per query, its thread's first range position `lo` and the position after the
-        thread's ranges starting before t ("left") or at t at the latest ("right"): one
-        binary search per thread over its sorted starts (traces have few threads). A NaN
-        time comes after no range."""
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per query, its thread's ranges [`lo`, `hi`) and the position after the thread's
+        ranges starting before t ("left") or at t at the latest ("right"): one binary
+        search per thread over its sorted starts (traces have few threads). A NaN time
+        comes after no range."""
         lo, hi = self._thread_bounds(thread)
         bound = lo.copy()
         live = np.flatnonzero((hi > lo) & ~np.isnan(t))
@@ -149,7 +155,7 @@ class HostRanges:
             queries = order[a:b]
             first, end = int(lo[queries[0]]), int(hi[queries[0]])
             bound[queries] = first + np.searchsorted(self.start[first:end], t[queries], side)
-        return lo, bound
+        return lo, hi, bound
 
     def _walk(self, candidate: np.ndarray, target: np.ndarray, strict: bool) -> np.ndarray:
         """Up the parents from each candidate to the first range whose end reaches the
@@ -323,13 +329,14 @@ def _index_sorted(
     threads = thread[first]
     thread_hi = np.append(first[1:], rows.size).astype(np.int64)
     # Parents: per thread a sentinel (+inf end) before its ranges stops the search there.
-    first_of_thread = np.zeros(rows.size, dtype=bool)
-    first_of_thread[first] = True
-    sentinel_before = running_count(first_of_thread) + np.arange(rows.size)  # seq position
+    # Each range's sequence position: its place plus the sentinels up to its thread's.
+    sentinel_before = np.arange(rows.size)
+    sentinel_before += np.repeat(np.arange(1, first.size + 1), thread_hi[: first.size] - first)
     values = np.full(rows.size + threads.size, np.inf)
     values[sentinel_before] = end
-    targets = np.full(values.size, np.inf)
-    targets[sentinel_before] = np.where(end <= start, np.nextafter(end, np.inf), end)
+    targets = values.copy()
+    zero_length = np.flatnonzero(end <= start)  # reached by ending after their end
+    targets[sentinel_before[zero_length]] = next_up(end[zero_length])
     search_from = None
     if start_at is not None:
         search_from = np.arange(values.size, dtype=np.int64) - 1

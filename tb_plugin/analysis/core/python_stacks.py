@@ -105,7 +105,7 @@ def _id_parents(model: TraceModel, rows: np.ndarray, parent: np.ndarray) -> np.n
     has_id, ids, has_up, ups = _python_ids(model, rows)
     if not has_id.any():
         return parent  # no ids recorded: time nesting
-    found = _first_position_of(ids, has_id, ups)
+    found = _first_position_of(ids, has_id, ups, parent)
     positions = np.arange(rows.size)
     named = has_id & has_up & (found >= 0) & (found < positions)
     parent[has_id & ~has_up] = -1  # an id with a null parent id: a root
@@ -113,17 +113,30 @@ def _id_parents(model: TraceModel, rows: np.ndarray, parent: np.ndarray) -> np.n
     return parent
 
 
-def _first_position_of(ids: np.ndarray, has_id: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+def _first_position_of(
+    ids: np.ndarray, has_id: np.ndarray, wanted: np.ndarray, guess: np.ndarray
+) -> np.ndarray:
     """Per wanted id, the first position whose id it is, -1 for none. Python ids count
     up from 0 in a trace: a table indexed by id where they are that dense, else the
-    ids sorted, each with its first place."""
+    ids sorted, each with its first place; where no two positions share an id, a `guess`
+    (the enclosing range in time, the parent almost always) holding the wanted id is
+    taken as it is and only the others are searched for."""
     with_id = np.flatnonzero(has_id)
     low, high = int(ids[with_id].min()), int(ids[with_id].max())
     if low < 0 or high > 4 * ids.size + (1 << 16):
         known, first = np.unique(ids[with_id], return_index=True)
         first_pos = with_id[first]
-        at = np.minimum(np.searchsorted(known, wanted), max(known.size - 1, 0))
-        return np.where(known[at] == wanted, first_pos[at], -1)
+        first_at = np.full(wanted.size, -1, dtype=np.int64)
+        search = np.arange(wanted.size)
+        if known.size == with_id.size:
+            g = np.maximum(guess, 0)
+            hit = (guess >= 0) & has_id[g] & (ids[g] == wanted)
+            first_at[hit] = guess[hit]
+            search = np.flatnonzero(~hit)
+        want = wanted[search]
+        at = np.minimum(np.searchsorted(known, want), max(known.size - 1, 0))
+        first_at[search] = np.where(known[at] == want, first_pos[at], -1)
+        return first_at
     index = np.int32 if ids.size < 1 << 31 else np.int64
     table = np.full(high + 2, ids.size, dtype=index)  # the last entry: no such id
     np.minimum.at(table, ids[with_id], with_id.astype(index))

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...model.trace_model import TraceModel
-from .tree_arrays import running_count
 
 # A start this far from every other start (or farther than `CLOCK_GAP_IQR` times the
 # interquartile range of starts, when that is longer) is on another clock: 2026 profilers
@@ -102,8 +101,9 @@ def duplicate_mask(model: TraceModel, by_start: StartOrder) -> np.ndarray:
     shared[1:] |= same
     shared[:-1] |= same
     rows = order[shared]  # by start: sorted by row only once the few candidates are known
-    run = running_count(np.concatenate([[True], ~same]))[shared]  # one id per equal start
-    rows = np.sort(rows[_hash_shared(model, rows, run)])
+    # Their starts tell the rows of one start apart (equal floats, adjacent): no count of
+    # the runs over every row.
+    rows = np.sort(rows[_hash_shared(model, rows, sorted_ts[shared])])
     if rows.size < 2:
         return out
     keys = _keys(model, rows)
@@ -130,9 +130,9 @@ def _keys(model: TraceModel, rows: np.ndarray) -> np.ndarray:
 
 
 def _hash_shared(model: TraceModel, rows: np.ndarray, run: np.ndarray) -> np.ndarray:
-    """Which of `rows` (by start; `run`: one id per start) share a hash of their start,
-    duration, name, thread and args length with another row of their start (only those
-    can be copies)."""
+    """Which of `rows` (by start; `run`: their starts, equal for the rows of one) share a
+    hash of their start, duration, name, thread and args length with another row of
+    their start (only those can be copies)."""
     if rows.size < 2:
         return np.zeros(rows.size, dtype=bool)
     ev = model.events

@@ -212,8 +212,12 @@ class _Context:
         on_device = w.device == device
         gaps, per_step = self.breakdowns(self.lane(on_device))
         streams: list[StreamIdle] = []
-        for stream in np.unique(w.stream[on_device]).tolist():
-            _, stream_steps = self.breakdowns(self.lane(on_device & (w.stream == stream)))
+        device_streams = np.unique(w.stream[on_device])
+        for stream in device_streams.tolist():
+            if device_streams.size == 1:  # the device's one stream: its lane is the device's
+                stream_steps = [numbers.copy() for numbers in per_step]
+            else:
+                _, stream_steps = self.breakdowns(self.lane(on_device & (w.stream == stream)))
             queue = self.queues[(device, int(stream))]
             streams.append(
                 {

@@ -63,14 +63,15 @@ def _build(model: TraceModel) -> list[DeviceLevels]:
     dtype = mem["device_type"][timed].astype(np.int64)
     did = mem["device_id"][timed].astype(np.int64)
     key = (dtype << 32) | ((did + 1) & 0xFFFFFFFF)
-    keys, inverse = np.unique(key, return_inverse=True)
     devices: list[DeviceLevels] = []
-    for k, group_key in enumerate(keys.tolist()):
+    # The few devices found by numpy's hashing, each one's events by a pass over the keys
+    # (no inverse: numpy sorts every key to find it).
+    for group_key in np.unique(key).tolist():
         dev_type = int(group_key >> 32)
         dev_id = int(group_key & 0xFFFFFFFF) - 1
         if dev_id >= 2**31 - 1:
             dev_id -= 2**32
-        members = timed[inverse == k]
+        members = timed[key == group_key]
         devices.append(_levels(mem, ts, members, dev_type, dev_id))
     _unique_names(devices)
     devices.sort(key=lambda d: (d.device_type != 0, not d.is_gpu, d.device_type, d.device_id))

@@ -28,7 +28,7 @@ import numpy as np
 from ...model.categories import Kind
 from ...model.errors import ViewParamError
 from ...model.trace_model import TraceModel
-from ..core.common import complete_rows
+from ..core.common import complete_rows, unique_inverse
 from ..core.optree import OpTree, op_tree
 from ..core.python_stacks import (
     Frame,
@@ -232,8 +232,7 @@ def operators(model: TraceModel, group_by: str = "name") -> OperatorsView:
         key = names.astype(np.int64) * np.int64(max(len(shapes), 1)) + shape
     else:
         key = names.astype(np.int64)
-    uniq, group = np.unique(key, return_inverse=True)
-    group = group.reshape(-1)
+    uniq, group = unique_inverse(key)
     n = uniq.size
     s = _stats(tree, nodes, group, n)
     replay = replayed_ops(model, tree, group_by == "shape", _shapes_of)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ....ingest.columns import negative_durations
-from ....model.categories import Kind, Phase
+from ....model.categories import Kind, Phase, kind_mask
 from ....model.trace_model import TraceModel
 from ..common import gpu_rows, launches_of, thread_keys
 from ..tree_arrays import grouped_nesting_order
@@ -61,7 +61,8 @@ def overlapping_events(model: TraceModel) -> Finding:
     frame and ends inside its `__exit__` frame, by construction. Rows left out of time
     sums are not compared."""
     ev = model.events
-    keep = (ev["ph"] == Phase.COMPLETE) & ~np.isin(ev["kind"], np.array(_NOT_NESTED, "u1"))
+    keep = ev["ph"] == Phase.COMPLETE
+    keep &= ~kind_mask(ev["kind"], _NOT_NESTED)
     keep &= np.isfinite(ev["dur"])
     keep &= np.isfinite(ev["ts"])
     keep &= ~untrusted_mask(model)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tree_arrays import last_at_least, previous_reaching
+from ..tree_arrays import last_at_least, next_up, previous_reaching
 
 
 def lane_crossings(lane: np.ndarray, start: np.ndarray, end: np.ndarray, tol: float) -> np.ndarray:
@@ -69,7 +69,7 @@ class _Walks:
         # and every target at most just above its own value, as `previous_reaching` asks.
         self.values[self.seq] = np.maximum(end, low)
         self.targets = np.full(size, np.inf)
-        self.targets[self.seq] = np.nextafter(low, np.inf)  # reaching it: ending after low
+        self.targets[self.seq] = next_up(low)  # reaching it: ending after low
         del low
         self.slice_at = np.full(size, -1, dtype=index)  # -1: a sentinel
         self.slice_at[self.seq] = np.arange(n, dtype=index)
