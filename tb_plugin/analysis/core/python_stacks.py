@@ -71,18 +71,23 @@ def _build_python_stacks(model: TraceModel, tree: OpTree) -> PythonStacks:
         return PythonStacks(empty, empty, np.full(len(tree), -1, np.int64), [], empty)
     # Rows and positions as int32 where the trace's rows fit (they are kept with the model).
     index = np.dtype(np.int32 if len(model) < 1 << 31 else np.int64)
-    py, file_pos = _file_order(len(model), ranges.rows, index)
     # python_function events nest like host ranges; each op's frame is the innermost
-    # event enclosing it (an op sorts after an event with its own start and end).
-    parent = np.full(py.size, -1, dtype=index)
-    up = _id_parents(model, ranges.rows, ranges.parent.copy())
-    parent[file_pos] = np.where(up >= 0, file_pos[np.maximum(up, 0)], -1)
-    del up
+    # event enclosing it (an op sorts after an event with its own start and end). Asked
+    # first, so the index's times and threads go (where no view keeps it) before the
+    # parents' temporaries are made: a trace's largest index, beside them, was its peak.
     t0 = ev["ts"][tree.rows].astype(np.float64)
     inner = ranges.enclosing(tree.thread, t0, t0 + ev["dur"][tree.rows])
-    del t0, ranges
+    del t0
+    rows, time_parent = ranges.rows, ranges.parent.astype(index)  # a copy, written into
+    del ranges
+    py, file_pos = _file_order(len(model), rows, index)
     node_frame = np.where(inner >= 0, file_pos[np.maximum(inner, 0)], -1).astype(index)
-    del inner, file_pos
+    del inner
+    up = _id_parents(model, rows, time_parent)
+    del rows
+    parent = np.full(py.size, -1, dtype=index)
+    parent[file_pos] = np.where(up >= 0, file_pos[np.maximum(up, 0)], -1)
+    del up, file_pos
     frame, frame_text = _frames(model, py)
     return PythonStacks(py, parent, node_frame, frame_text, frame)
 
@@ -106,7 +111,7 @@ def _id_parents(model: TraceModel, rows: np.ndarray, parent: np.ndarray) -> np.n
     if not has_id.any():
         return parent  # no ids recorded: time nesting
     found = _first_position_of(ids, has_id, ups)
-    positions = np.arange(rows.size)
+    positions = np.arange(rows.size, dtype=parent.dtype)
     named = has_id & has_up & (found >= 0) & (found < positions)
     parent[has_id & ~has_up] = -1  # an id with a null parent id: a root
     parent[named] = found[named]
