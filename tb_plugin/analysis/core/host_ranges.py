@@ -301,11 +301,14 @@ def build_ranges(
     end = snap_ns(raw, origin)
     del raw
     order = nesting_order(thread, start, end)  # file order breaks ties
-    # Each column sorted in turn, the unsorted one let go before the next is made.
+    # Each column sorted in turn, the unsorted one let go before the next is made, and
+    # the order let go before the parents are searched (that search is the build's peak).
     thread = thread[order]
     start = start[order]
     end = end[order]
-    return _index_sorted(rows[order], thread, start, end, origin=origin)
+    rows = rows[order]
+    del order
+    return _index_sorted(rows, thread, start, end, origin=origin)
 
 
 def _index_sorted(
@@ -325,11 +328,16 @@ def _index_sorted(
     # Parents: per thread a sentinel (+inf end) before its ranges stops the search there.
     first_of_thread = np.zeros(rows.size, dtype=bool)
     first_of_thread[first] = True
-    sentinel_before = running_count(first_of_thread) + np.arange(rows.size)  # seq position
+    sentinel_before = running_count(first_of_thread)  # then each range's seq position
+    del first_of_thread
+    sentinel_before += np.arange(rows.size)
     values = np.full(rows.size + threads.size, np.inf)
     values[sentinel_before] = end
     targets = np.full(values.size, np.inf)
-    targets[sentinel_before] = np.where(end <= start, np.nextafter(end, np.inf), end)
+    reach = np.nextafter(end, np.inf)  # a zero-length range reaches past its end
+    np.copyto(reach, end, where=~(end <= start))
+    targets[sentinel_before] = reach
+    del reach
     search_from = None
     if start_at is not None:
         search_from = np.arange(values.size, dtype=np.int64) - 1
