@@ -122,18 +122,38 @@ def _first_position_of(ids: np.ndarray, has_id: np.ndarray, wanted: np.ndarray) 
     """Per wanted id, the first position whose id it is, -1 for none. Python ids count
     up from 0 in a trace: a table indexed by id where they are that dense, else the
     ids sorted, each with its first place."""
-    with_id = np.flatnonzero(has_id)
-    low, high = int(ids[with_id].min()), int(ids[with_id].max())
-    if low < 0 or high > 4 * ids.size + (1 << 16):
-        known, first = np.unique(ids[with_id], return_index=True)
-        first_pos = with_id[first]
-        at = np.minimum(np.searchsorted(known, wanted), max(known.size - 1, 0))
-        return np.where(known[at] == wanted, first_pos[at], -1)
     index = np.int32 if ids.size < 1 << 31 else np.int64
+    with_id = np.flatnonzero(has_id).astype(index)
+    id_of = ids[with_id]
+    low, high = int(id_of.min()), int(id_of.max())
+    if low < 0 or high > 4 * ids.size + (1 << 16):
+        return _first_position_sorted(id_of, with_id, wanted)
+    del id_of
     table = np.full(high + 2, ids.size, dtype=index)  # the last entry: no such id
-    np.minimum.at(table, ids[with_id], with_id.astype(index))
+    np.minimum.at(table, ids[with_id], with_id)
     found = table[np.where((wanted >= 0) & (wanted <= high), wanted, high + 1)]
     found[found == ids.size] = -1
+    return found
+
+
+def _first_position_sorted(
+    id_of: np.ndarray, position: np.ndarray, wanted: np.ndarray
+) -> np.ndarray:
+    """Per wanted id, the first of `position` whose id (`id_of`) it is, -1 for none: the
+    ids sorted stably (each id's first place first), each kept with its first place.
+    Each step lets go of what it read (ids spread wide: their sort was a build's peak)."""
+    order = np.argsort(id_of, kind="stable")
+    id_of = id_of[order]
+    first = np.ones(id_of.size, dtype=bool)
+    first[1:] = id_of[1:] != id_of[:-1]
+    known = id_of[first]
+    del id_of
+    first_pos = position[order[first]]
+    del order, first
+    at = np.searchsorted(known, wanted)
+    np.minimum(at, known.size - 1, out=at)
+    found = first_pos[at]
+    found[known[at] != wanted] = -1
     return found
 
 
