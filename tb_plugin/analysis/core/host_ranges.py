@@ -281,6 +281,7 @@ def _build_op_ranges(model: TraceModel) -> HostRanges:
     last_kept = running_count(keep) - 1  # host position → last op range at or before it
     host_parent = host.parent[keep]
     start_at = np.where(host_parent >= 0, last_kept[np.maximum(host_parent, 0)], -1)
+    del last_kept, host_parent  # not held through the parent search (the build's peak)
     return _index_sorted(
         host.rows[keep], host.thread[keep], host.start[keep], host.end[keep], start_at, host.origin
     )
@@ -346,6 +347,7 @@ def _index_sorted(
         search_from[sentinel_before] = np.where(
             own, sentinel_before[np.maximum(start_at, 0)], thread_sentinel
         )
+        del own, thread_sentinel
     found = previous_reaching(values, targets, search_from)[sentinel_before]
     del values, targets, search_from
     is_range = np.zeros(found.size + threads.size, dtype=bool)
