@@ -287,6 +287,7 @@ def _build_op_ranges(model: TraceModel) -> HostRanges:
     last_kept = running_count(keep) - 1  # host position → last op range at or before it
     host_parent = host.parent[keep]
     start_at = np.where(host_parent >= 0, last_kept[np.maximum(host_parent, 0)], -1)
+    del last_kept, host_parent  # not held through the parent search (the build's peak)
     return _index_sorted(
         host.rows[keep], host.thread[keep], host.start[keep], host.end[keep], start_at, host.origin
     )
@@ -307,11 +308,14 @@ def build_ranges(
     end = snap_ns(raw, origin)
     del raw
     order = nesting_order(thread, start, end)  # file order breaks ties
-    # Each column sorted in turn, the unsorted one let go before the next is made.
+    # Each column sorted in turn, the unsorted one let go before the next is made, and
+    # the order let go before the parents are searched (that search is the build's peak).
     thread = thread[order]
     start = start[order]
     end = end[order]
-    return _index_sorted(rows[order], thread, start, end, origin=origin)
+    rows = rows[order]
+    del order
+    return _index_sorted(rows, thread, start, end, origin=origin)
 
 
 def _index_sorted(
@@ -337,6 +341,7 @@ def _index_sorted(
     targets = values.copy()
     zero_length = np.flatnonzero(end <= start)  # reached by ending after their end
     targets[sentinel_before[zero_length]] = next_up(end[zero_length])
+    del zero_length
     search_from = None
     if start_at is not None:
         search_from = np.arange(values.size, dtype=np.int64) - 1
@@ -345,6 +350,7 @@ def _index_sorted(
         search_from[sentinel_before] = np.where(
             own, sentinel_before[np.maximum(start_at, 0)], thread_sentinel
         )
+        del own, thread_sentinel
     found = previous_reaching(values, targets, search_from)[sentinel_before]
     del values, targets, search_from
     is_range = np.zeros(found.size + threads.size, dtype=bool)

@@ -71,18 +71,23 @@ def _build_python_stacks(model: TraceModel, tree: OpTree) -> PythonStacks:
         return PythonStacks(empty, empty, np.full(len(tree), -1, np.int64), [], empty)
     # Rows and positions as int32 where the trace's rows fit (they are kept with the model).
     index = np.dtype(np.int32 if len(model) < 1 << 31 else np.int64)
-    py, file_pos = _file_order(len(model), ranges.rows, index)
     # python_function events nest like host ranges; each op's frame is the innermost
-    # event enclosing it (an op sorts after an event with its own start and end).
-    parent = np.full(py.size, -1, dtype=index)
-    up = _id_parents(model, ranges.rows, ranges.parent.copy())
-    parent[file_pos] = np.where(up >= 0, file_pos[np.maximum(up, 0)], -1)
-    del up
+    # event enclosing it (an op sorts after an event with its own start and end). Asked
+    # first, so the index's times and threads go (where no view keeps it) before the
+    # parents' temporaries are made: a trace's largest index, beside them, was its peak.
     t0 = ev["ts"][tree.rows].astype(np.float64)
     inner = ranges.enclosing(tree.thread, t0, t0 + ev["dur"][tree.rows])
-    del t0, ranges
+    del t0
+    rows, time_parent = ranges.rows, ranges.parent.astype(index)  # a copy, written into
+    del ranges
+    py, file_pos = _file_order(len(model), rows, index)
     node_frame = np.where(inner >= 0, file_pos[np.maximum(inner, 0)], -1).astype(index)
-    del inner, file_pos
+    del inner
+    up = _id_parents(model, rows, time_parent)
+    del rows
+    parent = np.full(py.size, -1, dtype=index)
+    parent[file_pos] = np.where(up >= 0, file_pos[np.maximum(up, 0)], -1)
+    del up, file_pos
     frame, frame_text = _frames(model, py)
     return PythonStacks(py, parent, node_frame, frame_text, frame)
 
@@ -106,7 +111,7 @@ def _id_parents(model: TraceModel, rows: np.ndarray, parent: np.ndarray) -> np.n
     if not has_id.any():
         return parent  # no ids recorded: time nesting
     found = _first_position_of(ids, has_id, ups, parent)
-    positions = np.arange(rows.size)
+    positions = np.arange(rows.size, dtype=parent.dtype)
     named = has_id & has_up & (found >= 0) & (found < positions)
     parent[has_id & ~has_up] = -1  # an id with a null parent id: a root
     parent[named] = found[named]
@@ -121,27 +126,50 @@ def _first_position_of(
     ids sorted, each with its first place; where no two positions share an id, a `guess`
     (the enclosing range in time, the parent almost always) holding the wanted id is
     taken as it is and only the others are searched for."""
-    with_id = np.flatnonzero(has_id)
-    low, high = int(ids[with_id].min()), int(ids[with_id].max())
-    if low < 0 or high > 4 * ids.size + (1 << 16):
-        known, first = np.unique(ids[with_id], return_index=True)
-        first_pos = with_id[first]
-        first_at = np.full(wanted.size, -1, dtype=np.int64)
-        search = np.arange(wanted.size)
-        if known.size == with_id.size:
-            g = np.maximum(guess, 0)
-            hit = (guess >= 0) & has_id[g] & (ids[g] == wanted)
-            first_at[hit] = guess[hit]
-            search = np.flatnonzero(~hit)
-        want = wanted[search]
-        at = np.minimum(np.searchsorted(known, want), max(known.size - 1, 0))
-        first_at[search] = np.where(known[at] == want, first_pos[at], -1)
-        return first_at
     index = np.int32 if ids.size < 1 << 31 else np.int64
+    with_id = np.flatnonzero(has_id).astype(index)
+    id_of = ids[with_id]
+    low, high = int(id_of.min()), int(id_of.max())
+    if low < 0 or high > 4 * ids.size + (1 << 16):
+        g = np.maximum(guess, 0)
+        guessed = np.where((guess >= 0) & has_id[g] & (ids[g] == wanted), guess, -1)
+        del g
+        return _first_position_sorted(id_of, with_id, wanted, guessed)
+    del id_of
     table = np.full(high + 2, ids.size, dtype=index)  # the last entry: no such id
-    np.minimum.at(table, ids[with_id], with_id.astype(index))
+    np.minimum.at(table, ids[with_id], with_id)
     found = table[np.where((wanted >= 0) & (wanted <= high), wanted, high + 1)]
     found[found == ids.size] = -1
+    return found
+
+
+def _first_position_sorted(
+    id_of: np.ndarray, position: np.ndarray, wanted: np.ndarray, guessed: np.ndarray
+) -> np.ndarray:
+    """Per wanted id, the first of `position` whose id (`id_of`) it is, -1 for none: the
+    ids sorted stably (each id's first place first), each kept with its first place.
+    Where no two positions share an id, a `guessed` position (>= 0) is the answer and
+    only the others are searched for. Each step lets go of what it read (ids spread
+    wide: their sort was a build's peak)."""
+    order = np.argsort(id_of, kind="stable")
+    id_of = id_of[order]
+    first = np.ones(id_of.size, dtype=bool)
+    first[1:] = id_of[1:] != id_of[:-1]
+    known = id_of[first]
+    distinct = known.size == id_of.size
+    del id_of
+    first_pos = position[order[first]]
+    del order, first
+    if distinct:
+        found = guessed.astype(first_pos.dtype)
+        search = np.flatnonzero(guessed < 0)
+    else:
+        found = np.full(wanted.size, -1, dtype=first_pos.dtype)
+        search = np.arange(wanted.size)
+    want = wanted[search]
+    at = np.searchsorted(known, want)
+    np.minimum(at, known.size - 1, out=at)
+    found[search] = np.where(known[at] == want, first_pos[at], -1)
     return found
 
 

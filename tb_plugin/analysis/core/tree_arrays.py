@@ -137,12 +137,18 @@ def previous_reaching(
     for _ in range(_JUMPS):
         at = candidate[at]
         candidate[todo] = at
+        # Each array filtered and rebound in turn: the old one goes before the next is
+        # made (a tuple of all three held both sets at once, the peak of a big build).
         live = at >= 0
         if not live.all():
-            todo, at, want = todo[live], at[live], want[live]
+            todo = todo[live]
+            at = at[live]
+            want = want[live]
         missed = values[at] < want
         if not missed.all():
-            todo, at, want = todo[missed], at[missed], want[missed]
+            todo = todo[missed]
+            at = at[missed]
+            want = want[missed]
         if todo.size == 0:
             return candidate
     candidate[todo] = last_at_least(values, at, want)

@@ -165,18 +165,30 @@ def name_spans(ops: ThreadOps) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     )
     order = np.argsort(names, kind="stable")
     codes, starts, ends = ops.names[order], ops.starts[order], ops.ends[order]
+    del names, order
     # Running max of the ends within each name: on end ranks offset by the name's rank,
     # one global running max never crosses names (equal ends may rank apart: same value).
+    # Each step in place, its inputs let go of once read: the memory view peaked here.
     n = ends.size
     by_end = np.argsort(ends, kind="stable")
     sorted_ends = ends[by_end]
-    end_rank = np.empty(n, dtype=np.int64)
-    end_rank[by_end] = np.arange(n)
-    group = np.cumsum(np.concatenate([[0], codes[1:] != codes[:-1]])).astype(np.int64)
-    running = np.maximum.accumulate(group * n + end_rank) - group * n
+    del ends
+    running = np.empty(n, dtype=np.int64)  # the end ranks, then their running max
+    running[by_end] = np.arange(n)
+    del by_end
+    group = np.zeros(n, dtype=np.int64)
+    group[1:] = codes[1:] != codes[:-1]
+    np.cumsum(group, out=group)
+    offset = group * n
+    running += offset
+    np.maximum.accumulate(running, out=running)
+    running -= offset
+    del offset
     reach = sorted_ends[running]  # the furthest end so far within the name
+    del running, sorted_ends
     opens = np.ones(n, dtype=bool)
     opens[1:] = (group[1:] != group[:-1]) | (starts[1:] > reach[:-1])
+    del group
     first = np.flatnonzero(opens)
     last = np.concatenate([first[1:], [n]]) - 1
     return codes[first], starts[first], reach[last]
