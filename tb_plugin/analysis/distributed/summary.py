@@ -294,7 +294,7 @@ def _step_summaries(model: TraceModel, steps: Steps, has_kernels: bool) -> list[
     c = computation.covered(lo, hi) if n else np.zeros(0)
     m = communication.covered(lo, hi) if n else np.zeros(0)
     u = computation.union(communication).covered(lo, hi) if n else np.zeros(0)
-    parts = breakdown.breakdown(model, steps)
+    parts = breakdown.breakdown(model, steps, roles)
     loader_col = breakdown.ALL_PARTS.index("dataloader")
     other_col = breakdown.ALL_PARTS.index("other")
     return [
