@@ -301,20 +301,22 @@ def _step_summaries(model: TraceModel, steps: Steps, has_kernels: bool) -> list[
     m = communication.covered(lo, hi) if n else np.zeros(0)
     u = computation.union(communication).covered(lo, hi) if n else np.zeros(0)
     parts = breakdown.breakdown(model, steps, roles)
-    loader_col = breakdown.ALL_PARTS.index("dataloader")
-    other_col = breakdown.ALL_PARTS.index("other")
+    loader = parts[:, breakdown.ALL_PARTS.index("dataloader")].tolist()
+    host_gap = parts[:, breakdown.ALL_PARTS.index("other")].tolist()
+    # As Python floats (the same doubles, without a numpy scalar per operation).
+    lo_, hi_, c_, m_, u_ = lo.tolist(), hi.tolist(), c.tolist(), m.tolist(), u.tolist()
     return [
         {
             "name": steps.names[i],
             "number": steps.numbers[i],
-            "start_us": float(lo[i]),
-            "end_us": float(hi[i]),
-            "computation_us": float(max(u[i] - m[i], 0.0)),
-            "overlap_us": float(max(c[i] + m[i] - u[i], 0.0)),
-            "communication_us": float(max(u[i] - c[i], 0.0)),
-            "other_us": float(max(hi[i] - lo[i] - u[i], 0.0)),
-            "dataloader_us": float(parts[i, loader_col]),
-            "host_gap_us": float(parts[i, other_col]),
+            "start_us": lo_[i],
+            "end_us": hi_[i],
+            "computation_us": max(u_[i] - m_[i], 0.0),
+            "overlap_us": max(c_[i] + m_[i] - u_[i], 0.0),
+            "communication_us": max(u_[i] - c_[i], 0.0),
+            "other_us": max(hi_[i] - lo_[i] - u_[i], 0.0),
+            "dataloader_us": loader[i],
+            "host_gap_us": host_gap[i],
         }
         for i in range(n)
     ]
