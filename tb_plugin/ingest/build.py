@@ -67,13 +67,7 @@ def build_model(
         # Opening a FIFO would block this thread until some writer appears.
         raise TraceDecodeError("not_a_file", "it is not a regular file, so it is not read", 0)
     report = DecodeReport()
-    in_memory = None if args_path or source["size"] > ARGS_IN_MEMORY_MAX_FILE else io.BytesIO()
-    if args_path:
-        sink: BinaryIO = open(args_path, "w+b")  # noqa: SIM115 - closed below
-    elif in_memory is not None:
-        sink = in_memory
-    else:
-        sink = tempfile.TemporaryFile(prefix="kinetoscope-args-")  # noqa: SIM115
+    sink, in_memory = _args_sink(args_path, source["size"])
     builder = ModelBuilder(sink, report)
     try:
         # A remote object is streamed in blocks through the same decoder (never read
@@ -113,6 +107,16 @@ def build_model(
             0,
         )
     return model
+
+
+def _args_sink(args_path: str | None, size: int) -> tuple[BinaryIO, io.BytesIO | None]:
+    """Where the raw args go (the caller closes it), and the same when it is in memory."""
+    if args_path:
+        return open(args_path, "w+b"), None  # noqa: SIM115 - closed by the caller
+    if size <= ARGS_IN_MEMORY_MAX_FILE:
+        in_memory = io.BytesIO()
+        return in_memory, in_memory
+    return tempfile.TemporaryFile(prefix="kinetoscope-args-"), None  # noqa: SIM115
 
 
 def _decode_json(
