@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from corpus import CORPUS, corpus_model, corpus_path, corpus_traces
-from kinetoscope.ingest import decode, text_blocks
+from kinetoscope.ingest import build, decode, text_blocks
 from kinetoscope.ingest.build import build_model
 from kinetoscope.ingest.decode import TraceDecodeError
 from kinetoscope.model.categories import Kind, Phase
@@ -398,3 +398,23 @@ def test_the_store_decodes_in_the_processes_of_its_pools(
         store.pools.close(wait=True)
     assert sliced_in_workers.cutters == 1
     _assert_same_model(parallel, sequential)
+
+
+def test_a_small_files_args_are_kept_in_memory_and_read_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path / "t.json", doc())
+    in_memory = build_model(str(path))
+    spilled = build_model(str(path), args_path=str(tmp_path / "args.bin"))
+    monkeypatch.setattr(build, "ARGS_IN_MEMORY_MAX_FILE", path.stat().st_size - 1)
+    mapped = build_model(str(path))
+    assert isinstance(in_memory.args_blob, bytes)
+    assert isinstance(spilled.args_blob, np.memmap) and isinstance(mapped.args_blob, np.memmap)
+    rows = np.arange(len(in_memory))
+    for other in (spilled, mapped):
+        assert bytes(other.args_blob) == in_memory.args_blob
+        assert [in_memory.raw_args(r) for r in rows] == [other.raw_args(r) for r in rows]
+        assert [dict(a) for a in in_memory.args_of(rows, dict)] == [
+            dict(a) for a in other.args_of(rows, dict)
+        ]
+    assert json.loads(in_memory.raw_args(0)) == EVENTS[0]["args"]

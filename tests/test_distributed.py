@@ -25,6 +25,7 @@ from builders import CPU_TID, TraceBuilder
 from conftest import PluginClient
 from kinetoscope.analysis.core import comms, rules
 from kinetoscope.analysis.distributed import rank_summaries as distributed_job
+from kinetoscope.analysis.distributed import summary
 from kinetoscope.analysis.distributed.rank_summaries import (
     analyze_run,
     rank_summary,
@@ -38,6 +39,7 @@ from kinetoscope.ingest.build import build_model
 from kinetoscope.ingest.discovery import chosen_spans, scan_logdir
 from kinetoscope.ingest.naming import rank_from_name
 from kinetoscope.ingest.storage import file_identity
+from kinetoscope.ingest.values import lenient_int
 from kinetoscope.store.cache import DiskCache, cache_key
 from kinetoscope.store.pools import WorkerPools
 from kinetoscope.store.run_context import RunContext
@@ -77,6 +79,25 @@ BASE_NS = 1_700_000_000_000_000_000  # a 2024-style time origin (µs relative to
 )
 def test_collective_type(name: str, kind: str | None) -> None:
     assert rules.collective_type(name) == kind
+
+
+@pytest.mark.parametrize(
+    "ranks",
+    [
+        list(range(2048)),
+        [-(2**63), 2**63 - 1],
+        [0, True, 2],  # a bool is not a rank
+        [0, 1.0, 2.5, "3", " 0x4 ", None, "x"],
+        [2**63, 1, -(2**63) - 1],  # past int64
+        [],
+    ],
+)
+def test_a_pg_config_rank_list_reads_each_value_by_the_one_rule(ranks: list[Any]) -> None:
+    header = {"distributedInfo": {"pg_config": [{"pg_name": "0", "ranks": ranks}]}}
+    (group,) = summary._configured_groups(header["distributedInfo"])
+    kept = [lenient_int(v) for v in ranks]
+    assert group.ranks == [n for n in kept if n is not None]
+    assert all(type(n) is int for n in group.ranks)
 
 
 def test_dtype_sizes_and_bus_factors() -> None:

@@ -9,6 +9,7 @@ args go straight to a spill file, which the cache keeps and memory-maps.
 
 from __future__ import annotations
 
+import io
 import os
 import tempfile
 from collections import deque
@@ -39,6 +40,10 @@ from .scan_threads import THREADS_MIN_TEXT, scan_threads, text_size  # noqa: F40
 from .schema import Event
 from .storage import file_identity
 
+# A file this small keeps its args in memory (a few hundred KB at most) rather than in a
+# spill file: the temporary file and its memory map cost more than a small rank's decoding
+# (a 2,048-rank job's summaries load one small file after another).
+ARGS_IN_MEMORY_MAX_FILE = 256 << 10
 TRIM_AFTER_BYTES = 16 << 20  # a smaller load gives no memory back (heap.return_freed_memory)
 
 # Gives the process pool, of that many workers, that decodes the text slices of one file:
@@ -53,7 +58,8 @@ def build_model(
     decode_pool: DecodePool | None = None,
 ) -> TraceModel:
     """Decode `path` into a TraceModel. Raw args are spilled to `args_path` (or to an
-    anonymous temporary file) and memory-mapped, so they never sit in the heap.
+    anonymous temporary file) and memory-mapped, so they never sit in the heap; without
+    `args_path`, a small file's (ARGS_IN_MEMORY_MAX_FILE) are kept as bytes.
     With `decode_pool`, a big file may be decoded in worker processes (see
     `PARALLEL_MIN_TEXT`); without it, always in this process."""
     source = file_identity(path)
@@ -61,10 +67,7 @@ def build_model(
         # Opening a FIFO would block this thread until some writer appears.
         raise TraceDecodeError("not_a_file", "it is not a regular file, so it is not read", 0)
     report = DecodeReport()
-    if args_path:
-        sink: BinaryIO = open(args_path, "w+b")  # noqa: SIM115 - closed below
-    else:
-        sink = tempfile.TemporaryFile(prefix="kinetoscope-args-")  # noqa: SIM115
+    sink, in_memory = _args_sink(args_path, source["size"])
     builder = ModelBuilder(sink, report)
     try:
         # A remote object is streamed in blocks through the same decoder (never read
@@ -77,7 +80,12 @@ def build_model(
                 _decode_json(f, source["size"], report, progress, builder, decode_pool)
         builder.flush()
         sink.flush()
-        blob: Any = np.memmap(sink, dtype=np.uint8, mode="r") if builder.args_total > 0 else b""
+        blob: Any = b""
+        if builder.args_total > 0:
+            if in_memory is not None:
+                blob = in_memory.getvalue()
+            else:
+                blob = np.memmap(sink, dtype=np.uint8, mode="r")
     except BaseException as exc:
         builder.flush()
         builder.drop()
@@ -99,6 +107,16 @@ def build_model(
             0,
         )
     return model
+
+
+def _args_sink(args_path: str | None, size: int) -> tuple[BinaryIO, io.BytesIO | None]:
+    """Where the raw args go (the caller closes it), and the same when it is in memory."""
+    if args_path:
+        return open(args_path, "w+b"), None  # noqa: SIM115 - closed by the caller
+    if size <= ARGS_IN_MEMORY_MAX_FILE:
+        in_memory = io.BytesIO()
+        return in_memory, in_memory
+    return tempfile.TemporaryFile(prefix="kinetoscope-args-"), None  # noqa: SIM115
 
 
 def _decode_json(

@@ -57,14 +57,19 @@ def role_intervals(model: TraceModel) -> dict[str, tuple[np.ndarray, np.ndarray]
     return out
 
 
-def breakdown(model: TraceModel, steps: Steps) -> np.ndarray:
-    """Exclusive time per step (rows) and part (columns, in ALL_PARTS order)."""
+def breakdown(
+    model: TraceModel,
+    steps: Steps,
+    intervals: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
+) -> np.ndarray:
+    """Exclusive time per step (rows) and part (columns, in ALL_PARTS order); `intervals`,
+    the model's `role_intervals` where the caller has them already."""
     n = len(steps)
     result = np.zeros((n, len(ALL_PARTS)))
     if n == 0:
         return result
     lo, hi = steps.starts, steps.ends
-    intervals = role_intervals(model)
+    intervals = intervals if intervals is not None else role_intervals(model)
     covered_before = np.zeros(n)
     cumulative: IntervalUnion | None = None
     for j, role in enumerate(ROLES):

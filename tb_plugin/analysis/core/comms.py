@@ -174,6 +174,9 @@ def _rank_list(args: CommArgs, size: int | None) -> list[int] | None:
     return None
 
 
+_NO_ARGS = CommArgs()
+
+
 @dataclass
 class _Facts:
     kind: str | None = None
@@ -187,6 +190,8 @@ class _Facts:
     group: GroupFacts | None = None
 
     def fill(self, args: CommArgs, name: str | None) -> None:
+        if name is None and args == _NO_ARGS:  # a kernel whose args say nothing of it
+            return
         if self.kind is None:
             if isinstance(args.collective, str):
                 self.kind = collective_type(args.collective)

@@ -60,9 +60,14 @@ def _classify_kernels(model: TraceModel) -> KernelClasses:
     collective: list[str | None] = _per_name(by_name, "collective")[codes].tolist()
     family: list[str | None] = _per_name(by_name, "family")[codes].tolist()
     comm_code = WORKS.index("communication")
-    op_names = _launching_comm_op(model, rows)
-    # The op chain says communication only where the name does not say matrix work.
-    via_op = (op_names >= 0) & (work != comm_code) & (matrix != MATRIX_YES)
+    # The op chain says communication only where the name says neither communication nor
+    # matrix work: where every kernel's name says one (a job of NCCL and GEMM kernels), the
+    # op tree is not built for it.
+    open_to_op = (work != comm_code) & (matrix != MATRIX_YES)
+    op_names = np.full(rows.size, -1, dtype=np.int64)
+    if open_to_op.any():
+        op_names = _launching_comm_op(model, rows)
+    via_op = (op_names >= 0) & open_to_op
     for i in np.flatnonzero(via_op).tolist():
         op_name = model.names[int(op_names[i])]
         collective[i] = collective_type(op_name)

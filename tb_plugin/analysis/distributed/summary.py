@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional, TypedDict
+from typing import Annotated, Any, Optional, TypedDict
 
 import msgspec
 import numpy as np
@@ -179,14 +179,20 @@ def _description(desc: Any) -> Optional[str]:
     return desc if isinstance(desc, str) and desc != "undefined" else None
 
 
+# A list of int64s, no bool, float or text: `lenient_int` keeps such a list as it is.
+_INT64_LIST = list[Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]]
+
+
 def _int_list(values: list[Any]) -> list[int]:
     """The numbers of a `pg_config` rank list (`lenient_int`'s rule), fast for the usual
-    list of plain ints (a world group lists every rank in every rank's file)."""
+    list of plain ints (a world group lists every rank in every rank's file: checked in one
+    C pass, ~18 us for 2,048 ranks against ~85 us for type, min and max in Python)."""
     if not values:
         return []
-    if set(map(type, values)) == {int} and min(values) >= -(2**63) and max(values) < 2**63:
-        return list(values)
-    return [n for n in map(lenient_int, values) if n is not None]
+    try:
+        return msgspec.convert(values, _INT64_LIST)
+    except msgspec.ValidationError:
+        return [n for n in map(lenient_int, values) if n is not None]
 
 
 def _configured_groups(info: dict[str, Any]) -> list[ProcessGroup]:
@@ -294,21 +300,23 @@ def _step_summaries(model: TraceModel, steps: Steps, has_kernels: bool) -> list[
     c = computation.covered(lo, hi) if n else np.zeros(0)
     m = communication.covered(lo, hi) if n else np.zeros(0)
     u = computation.union(communication).covered(lo, hi) if n else np.zeros(0)
-    parts = breakdown.breakdown(model, steps)
-    loader_col = breakdown.ALL_PARTS.index("dataloader")
-    other_col = breakdown.ALL_PARTS.index("other")
+    parts = breakdown.breakdown(model, steps, roles)
+    loader = parts[:, breakdown.ALL_PARTS.index("dataloader")].tolist()
+    host_gap = parts[:, breakdown.ALL_PARTS.index("other")].tolist()
+    # As Python floats (the same doubles, without a numpy scalar per operation).
+    lo_, hi_, c_, m_, u_ = lo.tolist(), hi.tolist(), c.tolist(), m.tolist(), u.tolist()
     return [
         {
             "name": steps.names[i],
             "number": steps.numbers[i],
-            "start_us": float(lo[i]),
-            "end_us": float(hi[i]),
-            "computation_us": float(max(u[i] - m[i], 0.0)),
-            "overlap_us": float(max(c[i] + m[i] - u[i], 0.0)),
-            "communication_us": float(max(u[i] - c[i], 0.0)),
-            "other_us": float(max(hi[i] - lo[i] - u[i], 0.0)),
-            "dataloader_us": float(parts[i, loader_col]),
-            "host_gap_us": float(parts[i, other_col]),
+            "start_us": lo_[i],
+            "end_us": hi_[i],
+            "computation_us": max(u_[i] - m_[i], 0.0),
+            "overlap_us": max(c_[i] + m_[i] - u_[i], 0.0),
+            "communication_us": max(u_[i] - c_[i], 0.0),
+            "other_us": max(hi_[i] - lo_[i] - u_[i], 0.0),
+            "dataloader_us": loader[i],
+            "host_gap_us": host_gap[i],
         }
         for i in range(n)
     ]
