@@ -73,11 +73,14 @@ def test_a_dropped_connection_is_unreachable_then_loads_when_the_store_heals(
     proxied: tuple[str, FaultProxy],
 ) -> None:
     logdir, proxy = proxied
+    # Cutting from the start: the plugin begins loading the first span as soon as it is
+    # listed, and a load that ended before a later cut would never see it. "cut" passes
+    # the listings and HEAD answers whole and drops the object's content mid-download.
+    proxy.mode = "cut"
     client = PluginClient(logdir)  # type: ignore[arg-type]
     notebook = kinetoscope.open(logdir, run="run", cache=False)
     try:
         assert client.get("runs").status_code == 200  # listed while the store answers
-        proxy.mode = "cut"
         status = _settled(client)
         assert status["error"]["kind"] == "unreachable", status
         assert proxy.cuts >= remote.tries()  # tried again before giving up
