@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from ..analysis.core.common import unique_inverse
 from ..analysis.core.host_ranges import HostRanges, build_ranges
-from ..analysis.core.tree_arrays import dense_codes
 from ..model.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind, Phase
 from ..model.trace_model import TraceModel
 from .index import TimelineIndex
@@ -44,7 +44,7 @@ def tracks_of_rows(model: TraceModel, index: TimelineIndex, rows: np.ndarray) ->
     ev = model.events
     pid, tid = ev["pid"][rows].astype(np.int64), ev["tid"][rows].astype(np.int64)
     n_tids = max(len(model.tids), 1)
-    uniq, inverse = dense_codes(pid * n_tids + tid)
+    uniq, inverse = unique_inverse(pid * n_tids + tid)
     table = np.full(uniq.size, -1, dtype=np.int64)
     for i, k in enumerate(uniq.tolist()):
         p, t = str(model.pids[k // n_tids]), str(model.tids[k % n_tids])

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from ..analysis.core.common import unique_inverse
 from ..analysis.core.devices import device_identities, device_identity
-from ..analysis.core.tree_arrays import dense_codes
 from ..ingest.values import lenient_int
 from ..model.categories import Kind, Phase
 from ..model.trace_model import TraceModel
@@ -91,7 +91,7 @@ def assign_tracks(model: TraceModel, rows: np.ndarray) -> tuple[np.ndarray, list
     lane = (kind == Kind.PYTHON).astype(np.int64)
     n_tid = max(len(tid_values), 1)
     key = (pid_canon[ev["pid"][rows]] * n_tid + tid_canon[ev["tid"][rows]]) * 2 + lane
-    uniq, inverse = dense_codes(key)
+    uniq, inverse = unique_inverse(key)
 
     # Per-track kind counts in one pass: (track, kind) histogram.
     n_kinds = int(max(Kind)) + 1

@@ -8,6 +8,7 @@ import numpy as np
 
 from ...model.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind
 from ...model.trace_model import TraceModel
+from .tree_arrays import running_count
 from .trusted_rows import untrusted_mask
 
 
@@ -123,25 +124,35 @@ def unique_codes(codes: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]
         return uniq, inverse.reshape(-1)
     present = np.zeros(bound, dtype=bool)
     present[codes] = True
-    position = np.cumsum(present) - 1
+    position = running_count(present) - 1
     return np.flatnonzero(present).astype(codes.dtype), position[codes]
 
 
 def unique_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """`np.unique(values, return_inverse=True)` of a 1-D array (the same distinct values,
     ascending, and the same inverse). Integers whose range is at most a few times their
-    count (interned codes, devices, ranks) are marked in a table of that range
-    (`unique_codes`), not sorted: numpy sorts every value to find the inverse (13 ms per
-    190k values on a 2-core machine, ~0.5 ms marked)."""
-    if values.dtype.kind in "iu" and values.size:
+    count (interned codes, devices, ranks, thread keys) are marked in a table of that
+    range (`unique_codes`), not sorted: numpy sorts every value to find the inverse (13 ms
+    per 190k values on a 2-core machine, ~0.5 ms marked). Other integers are sorted here
+    and counted with `running_count`: numpy's own counts with a cumsum of booleans, which
+    holds the GIL throughout (a server's request threads stalled on a big trace)."""
+    if values.dtype.kind not in "iu":
+        uniq, inverse = np.unique(values, return_inverse=True)
+        return uniq, inverse.reshape(-1)
+    if values.size:
         low, high = int(values.min()), int(values.max())
         if high - low < max(4 * values.size, 1 << 16):
             shifted = values - values.dtype.type(low)
             uniq, inverse = unique_codes(shifted, high - low + 1)
             uniq += values.dtype.type(low)
             return uniq, inverse
-    uniq, inverse = np.unique(values, return_inverse=True)
-    return uniq, inverse.reshape(-1)
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    new = np.ones(ordered.size, dtype=bool)
+    new[1:] = ordered[1:] != ordered[:-1]
+    inverse = np.empty(values.size, dtype=np.int64)
+    inverse[order] = running_count(new) - 1
+    return ordered[new], inverse
 
 
 def unique_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

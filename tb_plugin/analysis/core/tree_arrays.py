@@ -18,19 +18,6 @@ def running_count(mask: np.ndarray) -> np.ndarray:
     return np.cumsum(counts, out=counts)
 
 
-def dense_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`np.unique(values, return_inverse=True)` of a 1-D array, without its cumsum of
-    booleans (see `running_count`)."""
-    values = np.asarray(values).reshape(-1)
-    order = np.argsort(values, kind="stable")
-    ordered = values[order]
-    new = np.ones(ordered.size, dtype=bool)
-    new[1:] = ordered[1:] != ordered[:-1]
-    inverse = np.empty(values.size, dtype=np.int64)
-    inverse[order] = running_count(new) - 1
-    return ordered[new], inverse
-
-
 _JUMPS = 64  # passes of previous_reaching before the block search takes over
 
 
