@@ -40,9 +40,9 @@ from .scan_threads import THREADS_MIN_TEXT, scan_threads, text_size  # noqa: F40
 from .schema import Event
 from .storage import file_identity
 
-# A file this small keeps its args in memory (a few hundred KB at most) rather than in a
-# spill file: the temporary file and its memory map cost more than a small rank's decoding
-# (a 2,048-rank job's summaries load one small file after another).
+# A file this small (on disk: gzip's text may be ~10 times as big) keeps its args in memory
+# rather than in a spill file: the temporary file and its memory map cost more than a small
+# rank's decoding (a 2,048-rank job's summaries load one small file after another).
 ARGS_IN_MEMORY_MAX_FILE = 256 << 10
 TRIM_AFTER_BYTES = 16 << 20  # a smaller load gives no memory back (heap.return_freed_memory)
 
@@ -67,7 +67,7 @@ def build_model(
         # Opening a FIFO would block this thread until some writer appears.
         raise TraceDecodeError("not_a_file", "it is not a regular file, so it is not read", 0)
     report = DecodeReport()
-    sink, in_memory = _args_sink(args_path, source["size"])
+    sink = _args_sink(args_path, source["size"])
     builder = ModelBuilder(sink, report)
     try:
         # A remote object is streamed in blocks through the same decoder (never read
@@ -82,8 +82,8 @@ def build_model(
         sink.flush()
         blob: Any = b""
         if builder.args_total > 0:
-            if in_memory is not None:
-                blob = in_memory.getvalue()
+            if isinstance(sink, io.BytesIO):
+                blob = sink.getvalue()
             else:
                 blob = np.memmap(sink, dtype=np.uint8, mode="r")
     except BaseException as exc:
@@ -109,14 +109,14 @@ def build_model(
     return model
 
 
-def _args_sink(args_path: str | None, size: int) -> tuple[BinaryIO, io.BytesIO | None]:
-    """Where the raw args go (the caller closes it), and the same when it is in memory."""
+def _args_sink(args_path: str | None, size: int) -> BinaryIO:
+    """Where the raw args go (the caller closes it): `args_path`, else memory for a small
+    file (`io.BytesIO`), else an anonymous temporary file."""
     if args_path:
-        return open(args_path, "w+b"), None  # noqa: SIM115 - closed by the caller
+        return open(args_path, "w+b")  # noqa: SIM115 - closed by the caller
     if size <= ARGS_IN_MEMORY_MAX_FILE:
-        in_memory = io.BytesIO()
-        return in_memory, in_memory
-    return tempfile.TemporaryFile(prefix="kinetoscope-args-"), None  # noqa: SIM115
+        return io.BytesIO()
+    return tempfile.TemporaryFile(prefix="kinetoscope-args-")  # noqa: SIM115
 
 
 def _decode_json(
