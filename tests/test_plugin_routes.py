@@ -12,7 +12,9 @@ import pytest
 from builders import TraceBuilder
 from conftest import PluginClient
 from kinetoscope.analysis.overview.view import overview
+from kinetoscope.api.endpoints import ENDPOINTS
 from kinetoscope.ingest.build import build_model
+from kinetoscope.store.trace_store import TraceStore
 
 Make = Callable[[Path], PluginClient]
 
@@ -181,3 +183,30 @@ def test_the_span_the_page_opens_first_loads_before_it_is_asked(
     assert store.holds(first)
     assert not store.holds(str(logdir / "job" / "a" / "worker0.200.pt.trace.json.gz"))
     assert not store.holds(str(logdir / "job" / "a" / "worker1.100.pt.trace.json"))
+
+
+def test_the_first_span_answers_its_first_page_once_loaded(
+    plugin_client: Make, logdir: Path
+) -> None:
+    """Once the span the page opens first is loaded, its first page (the Overview) is
+    computed before the page asks, and before the cache entry is written; the route then
+    answers it from the store, the same JSON as a store without the plugin computes. No
+    other view of it, and no other span, is computed unasked."""
+    client = plugin_client(logdir)
+    store = client.plugin.store
+    first = str(logdir / "job" / "a" / "worker0.100.pt.trace.json.gz")
+    deadline = time.monotonic() + 60
+    while not (store.holds(first) and store.state_for(first).published.is_set()):
+        assert time.monotonic() < deadline, "the first span never loaded"
+        time.sleep(0.02)
+    state = store.state_for(first)
+    assert [name.split("-v")[0] for name in state.views] == ["overview"]
+    answered = next(iter(state.views.values()))
+    assert client.get("overview", run="job/a", worker="worker0", span="1").data == answered
+    alone = TraceStore()
+    try:
+        alone.loaded(first)
+        assert ENDPOINTS["overview"].answer_json(alone, first, {}) == answered
+    finally:
+        alone.close()
+    assert not store.holds(str(logdir / "job" / "a" / "worker0.200.pt.trace.json.gz"))

@@ -136,6 +136,7 @@ class Session:
         self.store = TraceStore(disk, executor=executor)
         self.jobs = RunJobs(self.store)
         self._owned: Executor | None = None  # made here (a command's Dask client): ended here
+        self._first_span: str | None = None  # the path `load_first_span` started loading
 
     @classmethod
     def for_command(cls, cache: bool = True, dask: str | None = None) -> Session:
@@ -185,7 +186,28 @@ class Session:
                 return
         first = next((run for run in runs if run.workers), None)
         if first is not None:
+            with contextlib.suppress(NotFound):
+                self._first_span = resolve(first, None, None).span.path
             self.start_load(first, None, None)
+
+    def _answer_first_page(self, path: str) -> None:
+        """The first page of the span the UI opens first (`load_first_span`), computed as
+        soon as that span is loaded: its request comes a status poll later and finds it
+        answered or being computed (one compute: the store's), ahead of the other views
+        the page asks for and of the cache's write."""
+        if path != self._first_span:
+            return
+        self._first_span = None
+        from .endpoints import ENDPOINTS, span_pages  # the registry: when a trace loads
+        from .registry import Answer, Scope
+
+        pages = span_pages(self.store.model(path))
+        endpoint = ENDPOINTS.get(pages[0]) if pages else None
+        if endpoint is not None and (endpoint.scope, endpoint.answer) == (
+            Scope.SPAN,
+            Answer.COMPUTE,
+        ):
+            endpoint.answer_json(self.store, path, endpoint.decode({}))
 
     @classmethod
     def for_server(cls, logdir: str) -> Session:
@@ -194,6 +216,7 @@ class Session:
         cache = os.environ.get("KINETOSCOPE_NO_CACHE") != "1"
         session = cls(WatchedListing(logdir), cache, executor_from_env())
         store = session.store
+        store.before_publish = session._answer_first_page
         if os.environ.get("KINETOSCOPE_PREPARE_TRACE_VIEW", "1") != "0":
             store.after_load = lambda model: _prepare_trace_view(model, store.busy)
         return session

@@ -207,12 +207,17 @@ async function renderOverview(container: HTMLElement, ctx: ViewContext): Promise
   );
   container.appendChild(page);
 
-  // The idle analysis is a request of its own: the rest of the page does not wait for it.
-  void idle.start();
-  void health.start();
-  void compile.start();
-  void gains.start();
-  await breakdown.start(ctx.themes);
+  // The sections with requests of their own (the idle analysis, health, compile steps,
+  // gains) start once the page's own charts are drawn: the page does not wait for them,
+  // and their computing (the server's) does not share the cores with that first draw.
+  try {
+    await breakdown.start(ctx.themes);
+  } finally {
+    void idle.start();
+    void health.start();
+    void compile.start();
+    void gains.start();
+  }
   page.dataset.ready = 'true';
 
   return {
