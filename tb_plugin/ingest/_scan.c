@@ -497,7 +497,7 @@ static int scan_body(Scan *s, const char *p, const char *e) {
    a scan before it lets the GIL go), so no lock. `release_buffers()` frees them all once
    a load ends. */
 enum { POOL_MAX = 256 };
-#define POOL_MAX_BYTES ((size_t)64 << 20)
+#define POOL_MAX_BYTES ((size_t)4 << 20)
 
 typedef struct {
     char *data;

@@ -40,7 +40,7 @@ _PRIVATE = getattr(mmap, "MAP_PRIVATE", 0)
 _INT32 = np.iinfo(np.int32)
 # Bytes of a map made present at once, ahead of the rows written (one system call each;
 # pages made present but not written yet are held: at most this much per column).
-POPULATE_STEP = 256 << 10
+POPULATE_STEP = 64 << 10
 _MADV_POPULATE_WRITE = 23  # Linux 5.14; elsewhere the pages fault in as they are written
 _PAGE = mmap.PAGESIZE
 
