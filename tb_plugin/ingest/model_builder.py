@@ -84,7 +84,7 @@ class ModelBuilder:
         if chunk.memory is not None:
             chunk.memory["row"] = chunk.memory["row"] + self.rows
             self.mem_parts.append(chunk.memory)
-        fits = chunk.int32_columns | {"args_end"} if args_fit else chunk.int32_columns
+        fits = (chunk.int32_columns | {"args_end"}) if args_fit else chunk.int32_columns
         self.events.append(cols, fits, fills)
         self.rows += n
         if chunk.memory is not None:
