@@ -88,3 +88,61 @@ def test_narrow_columns_are_int32_until_a_value_does_not_fit(heap_rows: int) -> 
     assert columns["stream"].tolist() == [-1, 5, 2**31 - 1, -1, 5]
     assert columns["flow_id"].dtype == np.int64
     assert columns["flow_id"].tolist() == [-1, 5, 2**31 - 1, -(2**31), 2**40]
+
+
+def test_filled_columns_are_written_in_place_and_fits_are_not_checked_again(
+    heap_rows: int,
+) -> None:
+    spec = {"ts": "f8", "name": "i4", "flow_id": "i8", "args_end": "i8"}
+    sink = ColumnSink(spec, rows=2, narrow=frozenset({"flow_id", "args_end"}))
+    table = np.array([10, 20, 30], dtype=np.int32)
+    total, names = 0, []
+    for n in (3, 50, 200):
+        codes = np.arange(n, dtype=np.int32) % 3
+        ends = np.arange(1, n + 1, dtype=np.int64)
+        fills: dict[str, column_sink.Fill] = {
+            "name": lambda out, codes=codes: table.take(codes, out=out),
+            "args_end": lambda out, ends=ends, start=total: np.add(ends, start, out=out),
+        }
+        part = {"ts": np.zeros(n), "flow_id": np.full(n, -1, dtype=np.int64)}
+        sink.append(part, fits={"args_end"}, fills=fills)
+        total += n
+        names += [(10, 20, 30)[i % 3] for i in range(n)]
+    columns = sink.finish()
+    assert columns["name"].tolist() == names
+    assert columns["args_end"].dtype == np.int32
+    assert columns["args_end"].tolist() == list(range(1, total + 1))
+    assert columns["flow_id"].dtype == np.int32  # checked: every value fits
+
+
+def test_a_filled_narrow_column_not_known_to_fit_is_made_wide() -> None:
+    sink = ColumnSink({"ts": "f8", "args_end": "i8"}, narrow=frozenset({"args_end"}))
+    big = np.array([2**31, 2**32])
+    sink.append({"ts": np.zeros(2)}, fills={"args_end": lambda out: np.copyto(out, big)})
+    columns = sink.finish()
+    assert columns["args_end"].dtype == np.int64 and columns["args_end"].tolist() == big.tolist()
+
+
+def test_rows_are_kept_where_pages_cannot_be_made_present_ahead(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A system without MADV_POPULATE_WRITE refuses the advice: the pages fault in as the
+    # rows are written, and the sink stops asking.
+    monkeypatch.setattr(column_sink, "HEAP_ROWS", 1)
+    monkeypatch.setattr(column_sink, "_MADV_POPULATE_WRITE", 0x7FFF)  # no such advice
+    sink = ColumnSink(SPEC, rows=2)
+    for part in _parts([5, 7, 30, 3000]):
+        sink.append(part)
+    assert set(sink.present.values()) == {-1}
+    _check(sink, 3042)
+
+
+def test_pages_are_made_present_a_step_ahead_of_the_rows(heap_rows: int) -> None:
+    sink = ColumnSink(SPEC, rows=2)
+    for part in _parts([5000, 70000, 3]):
+        sink.append(part)
+    if sink.maps:  # Linux 5.14+: made present up to a step past the rows, within the map
+        for key, dtype in sink.dtypes.items():
+            present = sink.present[key]
+            assert present == -1 or sink.rows * dtype.itemsize <= present <= len(sink.maps[key])
+    _check(sink, 75003)

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from kinetoscope.ingest import decode, native_chunk, text_blocks
 from kinetoscope.ingest.build import THREADS_MIN_TEXT, build_model, scan_threads, text_size
 from kinetoscope.ingest.schema import Event
-from kinetoscope.model.trace_model import TraceModel
+from kinetoscope.model.trace_model import NARROW_COLUMNS, TraceModel
 from scan_compare import assert_same_rows, assert_work_sigs, python_chunk, rows_of
 
 pytestmark = pytest.mark.skipif(
@@ -335,3 +335,72 @@ def test_text_size_reads_the_open_handle_and_leaves_it_at_the_start(tmp_path: Pa
             size = path.stat().st_size
             assert text_size(f, size) == size * factor
             assert f.tell() == 0
+
+
+def _event_with(ts: int, ph: str = "X", cat: str = "cpu_op", **ids: int) -> str:
+    args = {"External id": ids.get("external", 1), "correlation": ids.get("correlation", 2)}
+    args.update({"stream": ids.get("stream", 7), "Python id": ids.get("python", 3)})
+    event = {"ph": ph, "cat": cat, "name": "n", "pid": 1, "tid": 1, "ts": ts, "dur": 1}
+    return json.dumps({**event, "id": ids.get("flow", 5), "args": args})
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_ids_past_int32_widen_the_same_columns_both_ways(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threads: str
+) -> None:
+    # The scanner says which id columns hold a value past int32 (the merge then checks no
+    # column it vouches for); the msgspec path's columns are checked as they merge. The
+    # same columns become int64 either way: a big id on a row that is not a flow leaves
+    # `flow_id` int32 (-1 there), a big flow id widens it.
+    monkeypatch.setenv("KINETOSCOPE_SCAN_THREADS", threads)
+    monkeypatch.setattr(decode, "CHUNK_TARGET", 400)
+    big = 2**40
+    events = [_event_with(i) for i in range(30)]
+    events[7] = _event_with(7, external=big)
+    events[20] = _event_with(20, stream=-(2**31) - 1, flow=big)  # not a flow: id unused
+    path = tmp_path / "t.json"
+    path.write_text('{"traceEvents": [' + ",\n".join(events) + "]}")
+    scanned = _model(path, "", monkeypatch)
+    assert_same_model(scanned, _model(path, "python", monkeypatch))
+    wide = {k for k in NARROW_COLUMNS if scanned.events[k].dtype == np.int64}
+    assert wide == {"external_id", "stream"}
+    assert scanned.events["external_id"][7] == big
+    events[25] = _event_with(25, ph="s", cat="ac2g", flow=big)
+    path.write_text('{"traceEvents": [' + ",\n".join(events) + "]}")
+    flows = _model(path, "", monkeypatch)
+    assert_same_model(flows, _model(path, "python", monkeypatch))
+    assert flows.events["flow_id"].dtype == np.int64 and flows.events["flow_id"][25] == big
+
+
+def test_the_scanner_says_which_id_columns_pass_int32() -> None:
+    body = ",".join([_event_with(1, correlation=2**31), _event_with(2, python=-(2**31))])
+    raw = native_chunk.scan_text(body.encode())
+    assert isinstance(raw, dict) and raw["wide"] == ["correlation"]
+    chunk = native_chunk.chunk_from_text(body.encode())
+    assert chunk is not None and "correlation" not in chunk.int32_columns
+    assert chunk.int32_columns == {
+        "flow_id",
+        "external_id",
+        "stream",
+        "python_id",
+        "python_parent_id",
+    }
+
+
+def test_kept_buffers_leave_nothing_of_an_earlier_scan() -> None:
+    # A scan's buffers are kept for the next scans once its chunk is let go of: a later,
+    # smaller scan in them reads as a scan in fresh buffers.
+    native_chunk.release_scan_buffers()
+    small = ",\n".join([KERNEL, OP]).encode()
+    fresh = native_chunk.chunk_from_text(small)
+    assert fresh is not None
+    expected = rows_of(fresh)
+    del fresh
+    native_chunk.release_scan_buffers()
+    large = native_chunk.chunk_from_text(",\n".join([OP, KERNEL] * 400).encode())
+    assert large is not None and len(large) == 800
+    del large  # its buffers are kept now
+    again = native_chunk.chunk_from_text(small)
+    assert again is not None
+    assert_same_rows(rows_of(again), expected)
+    native_chunk.release_scan_buffers()

@@ -78,6 +78,7 @@ typedef struct Scan {
     Buf blob; /* the args text of the events, one after another */
     Py_ssize_t events, memory_rows;
     size_t row_cap; /* rows every column has room for */
+    uint32_t wide; /* bit c: a value of column c lies outside int32 (the model's narrow ids) */
 } Scan;
 
 /* ---- args: the few keys every view needs (schema.CoreArgs), the rest kept raw ---------- */
@@ -383,6 +384,9 @@ static inline float float32_of(double v) {
 
 #define PUT(buf, type, at, value) (((type *)(buf).data)[at] = (type)(value))
 
+/* 1 << c where v lies outside int32 (unsigned arithmetic: no overflow for any int64). */
+#define WIDE(c, v) ((uint32_t)((uint64_t)(v) + 0x80000000ULL > 0xFFFFFFFFULL) << (c))
+
 static int put_memory(Scan *s, const Row *row) {
     size_t at = (size_t)s->memory_rows;
     for (int c = 0; c < N_MEMORY; c++)
@@ -406,11 +410,17 @@ static int emit(Scan *s, const Row *row, const int32_t *codes, const char *args,
     if (row->has_memory && !put_memory(s, row)) return 0;
     for (int t = 0; t < N_TABLES; t++) PUT(s->codes[t], int32_t, at, codes[t]);
     Buf *col = s->columns;
+    int64_t external_id = row->external_id >= 0 ? row->external_id : row->external_id_lower;
+    /* Which id columns need int64 in the model, known here at the cost of a compare a
+       value, rather than by a min and max pass over each column as it merges. */
+    s->wide |= WIDE(C_ID, row->id) | WIDE(C_EXTERNAL_ID, external_id) |
+               WIDE(C_CORRELATION, row->correlation) | WIDE(C_STREAM, row->stream) |
+               WIDE(C_PYTHON_ID, row->python_id) | WIDE(C_PYTHON_PARENT_ID, row->python_parent_id);
     PUT(col[C_TS], double, at, row->ts);
     PUT(col[C_DUR], double, at, row->dur);
     PUT(col[C_ID], int64_t, at, row->id);
     PUT(col[C_ARGS_END], int64_t, at, s->blob.len);
-    PUT(col[C_EXTERNAL_ID], int64_t, at, row->external_id >= 0 ? row->external_id : row->external_id_lower);
+    PUT(col[C_EXTERNAL_ID], int64_t, at, external_id);
     PUT(col[C_CORRELATION], int64_t, at, row->correlation);
     PUT(col[C_DEVICE], int32_t, at, row->device); /* wraps as numpy's astype(int32) */
     PUT(col[C_STREAM], int64_t, at, row->stream);
@@ -477,6 +487,69 @@ static int scan_body(Scan *s, const char *p, const char *e) {
     }
 }
 
+/* ---- buffers kept for the next scan --------------------------------------------------- */
+
+/* A scan's buffers become its Blocks, freed once their chunk is merged; the next scans
+   take them from here rather than from malloc. Freed, each chunk's megabyte or so of
+   columns and args text went back to a thread's arena, which glibc mostly trimmed, and
+   the next scan faulted the same amount of fresh pages in again (a 253 MB trace: 8,000
+   page faults in the scanning threads). Used with the GIL held only (a Block's dealloc,
+   a scan before it lets the GIL go), so no lock. `release_buffers()` frees them all once
+   a load ends. */
+enum { POOL_MAX = 256 };
+#define POOL_MAX_BYTES ((size_t)4 << 20)
+
+typedef struct {
+    char *data;
+    size_t cap;
+} Kept;
+
+static Kept pool[POOL_MAX];
+static int pool_count;
+static size_t pool_bytes;
+
+/* A kept buffer of at least `need` bytes (the smallest such) as `b`, else a new one. */
+static int buf_from_pool(Buf *b, size_t need) {
+    int best = -1;
+    for (int i = 0; i < pool_count; i++)
+        if (pool[i].cap >= need && (best < 0 || pool[i].cap < pool[best].cap)) best = i;
+    if (best < 0) return buf_grow(b, need);
+    free(b->data);
+    *b = (Buf){pool[best].data, 0, pool[best].cap};
+    pool_bytes -= pool[best].cap;
+    pool[best] = pool[--pool_count];
+    return 1;
+}
+
+/* Keep `data` for a later scan, or free it when the pool is full. */
+static void keep_buffer(char *data, size_t cap) {
+    if (!data) return;
+    if (pool_count < POOL_MAX && pool_bytes + cap <= POOL_MAX_BYTES) {
+        pool[pool_count++] = (Kept){data, cap};
+        pool_bytes += cap;
+    } else {
+        free(data);
+    }
+}
+
+static PyObject *py_release_buffers(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    while (pool_count) free(pool[--pool_count].data);
+    pool_bytes = 0;
+    Py_RETURN_NONE;
+}
+
+/* Room for `rows` rows in every column and `blob` bytes of args, from kept buffers. */
+static int take_buffers(Scan *s, size_t rows, size_t blob) {
+    for (int t = 0; t < N_TABLES; t++)
+        if (!buf_from_pool(&s->codes[t], rows * sizeof(int32_t))) return 0;
+    for (int c = 0; c < N_COLUMNS; c++)
+        if (!buf_from_pool(&s->columns[c], rows * COLUMNS[c].size)) return 0;
+    s->row_cap = rows;
+    return buf_from_pool(&s->blob, blob);
+}
+
 /* ---- the Python side ------------------------------------------------------------------- */
 
 /* A buffer the scan wrote, handed to Python as it is: read-only, freed with the object. */
@@ -484,6 +557,7 @@ typedef struct {
     PyObject_HEAD
     char *data;
     Py_ssize_t len;
+    size_t cap; /* bytes of `data` (kept for a later scan once freed) */
 } Block;
 
 static int block_getbuffer(PyObject *self, Py_buffer *view, int flags) {
@@ -492,7 +566,7 @@ static int block_getbuffer(PyObject *self, Py_buffer *view, int flags) {
 }
 
 static void block_dealloc(PyObject *self) {
-    free(((Block *)self)->data);
+    keep_buffer(((Block *)self)->data, ((Block *)self)->cap);
     Py_TYPE(self)->tp_free(self);
 }
 
@@ -530,6 +604,7 @@ static PyObject *block_of(Buf *b) {
     if (!block) return NULL;
     block->data = b->data;
     block->len = (Py_ssize_t)b->len;
+    block->cap = b->cap;
     *b = (Buf){0};
     return (PyObject *)block;
 }
@@ -537,11 +612,11 @@ static PyObject *block_of(Buf *b) {
 static void scan_free(Scan *s) {
     for (int t = 0; t < N_TABLES; t++) {
         table_free(&s->tables[t]);
-        free(s->codes[t].data);
+        keep_buffer(s->codes[t].data, s->codes[t].cap);
     }
-    for (int c = 0; c < N_COLUMNS; c++) free(s->columns[c].data);
+    for (int c = 0; c < N_COLUMNS; c++) keep_buffer(s->columns[c].data, s->columns[c].cap);
     for (int c = 0; c < N_MEMORY; c++) free(s->memory[c].data);
-    free(s->blob.data);
+    keep_buffer(s->blob.data, s->blob.cap);
 }
 
 /* The Python value of an interned token; NULL (no exception set) when msgspec would not
@@ -600,6 +675,18 @@ static PyObject *blocks_of(Buf *bufs, const ColumnSpec *specs, int count) {
     return dict;
 }
 
+/* The names of the id columns with a value outside int32 (a list). */
+static PyObject *wide_columns(const Scan *s) {
+    PyObject *wide = PyList_New(0);
+    for (int c = 0; wide && c < N_COLUMNS; c++) {
+        if (!((s->wide >> c) & 1u)) continue;
+        PyObject *name = PyUnicode_FromString(COLUMNS[c].name);
+        if (!name || PyList_Append(wide, name) < 0) Py_CLEAR(wide);
+        Py_XDECREF(name);
+    }
+    return wide;
+}
+
 static PyObject *scan_result(Scan *s, PyObject *decode_escaped) {
     PyObject *out = PyDict_New(), *tables = PyDict_New(), *codes = PyDict_New();
     int ok = out && tables && codes;
@@ -620,6 +707,7 @@ static PyObject *scan_result(Scan *s, PyObject *decode_escaped) {
     ok = ok && set_item(out, "columns", blocks_of(s->columns, COLUMNS, N_COLUMNS));
     ok = ok && set_item(out, "memory", blocks_of(s->memory, MEMORY, N_MEMORY));
     ok = ok && set_item(out, "args", block_of(&s->blob));
+    ok = ok && set_item(out, "wide", wide_columns(s));
     Py_XDECREF(tables);
     Py_XDECREF(codes);
     if (ok) return out;
@@ -660,7 +748,7 @@ static PyObject *py_scan(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     for (int t = 0; t < N_TABLES; t++) ok = ok && table_init(&s.tables[t]);
     /* Room for the rows and args of a typical trace's text at once (grown when short). */
     size_t text = (size_t)(prefix.len + end - start);
-    ok = ok && reserve_rows(&s, text / 192 + 64) && buf_reserve(&s.blob, text / 2);
+    ok = ok && take_buffers(&s, text / 192 + 64, text / 2);
     if (!ok) s.lex.reason = "out of memory";
     if (ok) {
         const char *text = prefix.buf, *body = block.buf;
@@ -680,6 +768,8 @@ static PyMethodDef METHODS[] = {
     {"scan", (PyCFunction)(void (*)(void))py_scan, METH_FASTCALL,
      "scan(prefix, block, start, end, decode_escaped) -> dict of columns, or a reason (str) "
      "to use msgspec"},
+    {"release_buffers", py_release_buffers, METH_NOARGS,
+     "release_buffers(): free the buffers kept for later scans (once a load ends)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -32,6 +32,7 @@ from .naming import parse_trace_name
 from .native_chunk import (
     as_chunk,
     chunk_from_text,
+    release_scan_buffers,
     scan_slice,
     text_slice_chunk,
 )
@@ -94,6 +95,7 @@ def build_model(
     finally:
         builder.flush()
         sink.close()
+        release_scan_buffers()
     header = {k: v for k, v in report.header.items() if k != "traceEvents"}
     model = builder.finish(header, report, source, blob)
     if report.held_bytes >= TRIM_AFTER_BYTES:  # a small one frees little: the trim costs more

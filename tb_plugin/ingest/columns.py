@@ -90,6 +90,7 @@ class Chunk:
     partial: bool = False
     used: int = 0  # bytes of the text slice these events came from (see decode_whole_events)
     negative_durations: int = 0  # events whose `dur` was negative (read as 0)
+    int32_columns: frozenset[str] = frozenset()  # NARROW_COLUMNS known to fit int32 (scanner)
 
     def __len__(self) -> int:
         return self.events
@@ -166,9 +167,8 @@ def drop_empty_events(chunk: Chunk) -> int:
     which JAX's trace exporter ends its event list with; how many there were. Both
     decoders make the same columns of one, so this one place drops them."""
     cols = chunk.cols
-    n = len(cols["ts"])
-    if n == 0:
-        return 0
+    if any(None not in chunk.tables[k] for k in ("name", "cat", "pid")):
+        return 0  # an empty event has a null name, category and pid (none without rows)
     blank = (cols["ph"] == Phase.OTHER) & np.isnan(cols["ts"])
     if not blank.any():
         return 0

@@ -16,7 +16,7 @@ from ..model.trace_model import (
     empty_columns,
 )
 from .args_spill import ArgsSpill
-from .column_sink import ColumnSink
+from .column_sink import ColumnSink, Fill
 from .columns import (
     INTERNED,
     Chunk,
@@ -65,11 +65,12 @@ class ModelBuilder:
         n = len(cols["ts"])
         if n == 0:
             return
-        for key in INTERNED:
-            interner = self.interners[key]
-            mapping = interner.codes(chunk.tables[key])
-            cols[key] = mapping[cols[key]]
-        cols["args_end"] = cols["args_end"] + self.args_total
+        # The global codes and args offsets are written into the model's columns in
+        # place (`fills`), not made in arrays of their own first.
+        fills = {key: _remapped(self.interners[key], chunk, key) for key in INTERNED}
+        fills["args_end"] = _offset(cols["args_end"], self.args_total)
+        # Offsets grow with the rows: the last says whether all fit int32.
+        args_fit = int(cols["args_end"][-1]) + self.args_total <= _INT32_MAX
         self.args_total += len(chunk.args)
         if self.args_total > self.args_cap:
             raise TraceDecodeError(
@@ -83,7 +84,8 @@ class ModelBuilder:
         if chunk.memory is not None:
             chunk.memory["row"] = chunk.memory["row"] + self.rows
             self.mem_parts.append(chunk.memory)
-        self.events.append(cols)
+        fits = (chunk.int32_columns | {"args_end"}) if args_fit else chunk.int32_columns
+        self.events.append(cols, fits, fills)
         self.rows += n
         if chunk.memory is not None:
             self.mem_nbytes += sum(c.nbytes for c in chunk.memory.values())
@@ -137,6 +139,22 @@ class ModelBuilder:
             elif kind == "thread_sort_index":
                 model.thread_sort[f"{pid}/{tid}"] = to_int(value, 0)
         return model
+
+
+_INT32_MAX = int(np.iinfo(np.int32).max)
+
+
+def _remapped(interner: Interner, chunk: Chunk, key: str) -> Fill:
+    """Writes the chunk's codes of `key` as the file's codes (its table interned)."""
+    mapping = interner.codes(chunk.tables[key])
+    codes = chunk.cols[key]
+    # "wrap": codes are in range; numpy buffers `out` in its default mode ("raise").
+    return lambda out: mapping.take(codes, out=out, mode="wrap")
+
+
+def _offset(ends: np.ndarray, start: int) -> Fill:
+    """Writes a chunk's args offsets counted from the file's args start."""
+    return lambda out: np.add(ends, start, out=out, casting="unsafe")
 
 
 def _concat(parts: list[dict[str, np.ndarray]], spec: dict[str, str]) -> dict[str, np.ndarray]:

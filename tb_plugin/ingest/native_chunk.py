@@ -130,10 +130,20 @@ def as_chunk(result: Chunk | list[Event]) -> Chunk:
 
 def text_slice_chunk(body: bytes | Seamed) -> Chunk:
     """In a worker process: the Chunk of a slice from `iter_event_pieces` (its args as
-    bytes: a scanner's buffer does not cross to another process)."""
+    bytes: a scanner's buffer does not cross to another process). The buffers the
+    scanner kept are let go of (the last chunk's come back once it is sent): an idle
+    worker holds one chunk's at most."""
     chunk = scan_slice(body)
     chunk.args = bytes(chunk.args)
+    release_scan_buffers()
     return chunk
+
+
+def release_scan_buffers() -> None:
+    """Free the buffers the scanner keeps for its next scans (the last chunks' columns
+    and args text): once a load ends."""
+    if _scan is not None:
+        _scan.release_buffers()
 
 
 def _chunk(raw: dict[str, Any], used: int = 0) -> Chunk:
@@ -180,7 +190,26 @@ def _chunk(raw: dict[str, Any], used: int = 0) -> Chunk:
         events=int(raw["events"]),
         used=used,
         negative_durations=negative,
+        int32_columns=_int32_columns(raw["wide"]),
     )
+
+
+# Each narrow model column the scanner checks, by the scanner's column it is made of
+# (`flow_id` is `id` or -1; rows set aside later keep a column within int32).
+_NARROW_OF_SCANNED = {
+    "id": "flow_id",
+    "external_id": "external_id",
+    "correlation": "correlation",
+    "stream": "stream",
+    "python_id": "python_id",
+    "python_parent_id": "python_parent_id",
+}
+
+
+def _int32_columns(wide: list[str]) -> frozenset[str]:
+    """The narrow model columns whose scanned values all fit int32 (`wide`: the scanner's
+    columns with a value that does not)."""
+    return frozenset(v for k, v in _NARROW_OF_SCANNED.items() if k not in wide)
 
 
 def _meta(
