@@ -26,6 +26,14 @@ setup(
             optional=True,
             extra_compile_args=["-O2"],
         ),
+        # The compiled parent search of nested ranges (analysis/core/tree_arrays.py).
+        # Optional too: without it numpy's passes give the same parents.
+        Extension(
+            "kinetoscope.analysis.core._nesting",
+            ["tb_plugin/analysis/core/_nesting.c"],
+            optional=True,
+            extra_compile_args=["-O2"],
+        ),
         # The compiled Perfetto reader (ingest/perfetto/native.py). Optional too: without
         # it the protobuf runtime's reader (ingest/perfetto/events.py) gives the same model.
         Extension(

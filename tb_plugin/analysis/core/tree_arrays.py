@@ -6,6 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
+try:
+    from . import _nesting  # type: ignore[attr-defined]
+except ImportError:  # built without a C compiler: numpy's passes give the same parents
+    _nesting = None
+
 _BLOCK = 32
 
 
@@ -106,6 +111,31 @@ def previous_reaching(
     n = values.size
     if n == 0 or not bool(np.all(targets <= next_up(values))):
         return previous_at_least(values, targets)
+    if _nesting is not None and values.dtype == np.float64 and targets.dtype == np.float64:
+        return _previous_reaching_native(values, targets, start)
+    return _previous_reaching_passes(values, targets, start)
+
+
+def _previous_reaching_native(
+    values: np.ndarray, targets: np.ndarray, start: np.ndarray | None
+) -> np.ndarray:
+    """`previous_reaching` by the compiled stack algorithm (`_nesting.c`): one pass in
+    order, a position that falls short jumping to its own answer, as the passes do."""
+    assert _nesting is not None
+    out = np.empty(values.size, dtype=np.int64)
+    first = np.empty(0, np.int64) if start is None else np.ascontiguousarray(start, np.int64)
+    _nesting.previous_reaching(
+        np.ascontiguousarray(values), np.ascontiguousarray(targets), first, out
+    )
+    return out
+
+
+def _previous_reaching_passes(
+    values: np.ndarray, targets: np.ndarray, start: np.ndarray | None
+) -> np.ndarray:
+    """`previous_reaching` in numpy passes, one per level of nesting (then the block
+    search)."""
+    n = values.size
     if start is None:
         candidate = np.arange(-1, n - 1, dtype=np.int64)
         missed = np.zeros(n, dtype=bool)
