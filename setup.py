@@ -32,7 +32,8 @@ setup(
             "kinetoscope.analysis.core._nesting",
             ["tb_plugin/analysis/core/_nesting.c"],
             optional=True,
-            extra_compile_args=["-O2"],
+            # No fused multiply-adds: its sums round as numpy's do, bit for bit.
+            extra_compile_args=["-O2", "-ffp-contract=off"],
         ),
         # The compiled Perfetto reader (ingest/perfetto/native.py). Optional too: without
         # it the protobuf runtime's reader (ingest/perfetto/events.py) gives the same model.

@@ -143,7 +143,124 @@ static PyObject *py_lane_crossings(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* `walk_up(end, parent, candidate, target, strict, out)`: HostRanges._walk, per query up
+ * the parents from its candidate (-1: none) to the first range whose end reaches the
+ * target (passes it, when `strict`), into `out`. float64 end and target, int64 the rest. */
+static PyObject *py_walk_up(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer end, parent, candidate, target, out;
+    int strict;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*pw*", &end, &parent, &candidate, &target, &strict,
+                          &out)) {
+        return NULL;
+    }
+    Py_ssize_t n_ranges = end.len / (Py_ssize_t)sizeof(double);
+    Py_ssize_t n = candidate.len / (Py_ssize_t)sizeof(int64_t);
+    int ok = parent.len == n_ranges * (Py_ssize_t)sizeof(int64_t) &&
+             target.len == n * (Py_ssize_t)sizeof(double) && out.len == candidate.len;
+    if (ok) {
+        const double *e = end.buf;
+        const int64_t *up = parent.buf;
+        const int64_t *c = candidate.buf;
+        const double *t = target.buf;
+        int64_t *o = out.buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t q = 0; q < n; q++) {
+            int64_t cur = c[q];
+            const double want = t[q];
+            while (cur >= 0 && cur < n_ranges && (strict ? e[cur] <= want : e[cur] < want)) {
+                cur = up[cur];
+            }
+            o[q] = cur;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&end);
+    PyBuffer_Release(&parent);
+    PyBuffer_Release(&candidate);
+    PyBuffer_Release(&target);
+    PyBuffer_Release(&out);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "walk_up: buffers of different lengths");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* `segment_union_length(group, starts, ends, out)`: tree_arrays.segment_union_length's
+ * sums into `out` (float64 zeros, one per group), its float operations in its order: each
+ * group's times moved above the earlier groups' (its start less the group's first start,
+ * plus the spans before it), one running maximum of the moved ends, each range adding
+ * what it covers past the ranges before it in its group. int64 groups, float64 times
+ * without NaN (the caller checks), sorted by (group, start). */
+static PyObject *py_segment_union_length(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer group, starts, ends, out;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*", &group, &starts, &ends, &out)) {
+        return NULL;
+    }
+    Py_ssize_t n = group.len / (Py_ssize_t)sizeof(int64_t);
+    Py_ssize_t n_groups = out.len / (Py_ssize_t)sizeof(double);
+    int ok = starts.len == n * (Py_ssize_t)sizeof(double) && ends.len == starts.len;
+    if (ok) {
+        const int64_t *g = group.buf;
+        for (Py_ssize_t i = 0; i < n && ok; i++) {
+            ok = g[i] >= 0 && g[i] < n_groups;
+        }
+    }
+    if (ok && n > 0) {
+        const int64_t *g = group.buf;
+        const double *s = starts.buf;
+        const double *e = ends.buf;
+        double *o = out.buf;
+        Py_BEGIN_ALLOW_THREADS
+        double offset = 0.0;  /* the spans of the groups before, summed in order */
+        double running = 0.0; /* the running maximum of the moved ends */
+        Py_ssize_t a = 0;
+        while (a < n) {
+            Py_ssize_t b = a + 1;
+            double lo = s[a], hi = e[a];
+            while (b < n && g[b] == g[a]) {
+                lo = s[b] < lo ? s[b] : lo;
+                hi = e[b] > hi ? e[b] : hi;
+                b++;
+            }
+            for (Py_ssize_t i = a; i < b; i++) {
+                const double rel_start = s[i] - lo + offset;
+                const double rel_end = e[i] - lo + offset;
+                const double prev_end = i == a ? -INFINITY : running;
+                running = i == 0 || rel_end > running ? rel_end : running;
+                double covered;
+                if (prev_end >= rel_end) {
+                    covered = 0.0;
+                } else if (prev_end > rel_start) {
+                    covered = rel_end - prev_end;
+                } else {
+                    covered = e[i] - s[i];
+                }
+                o[g[i]] += covered;
+            }
+            offset = a == 0 ? hi - lo + 1.0 : offset + (hi - lo + 1.0);
+            a = b;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&group);
+    PyBuffer_Release(&starts);
+    PyBuffer_Release(&ends);
+    PyBuffer_Release(&out);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "segment_union_length: bad lengths or groups");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef METHODS[] = {
+    {"walk_up", py_walk_up, METH_VARARGS,
+     "walk_up(end, parent, candidate, target, strict, out): up the parents, into out."},
+    {"segment_union_length", py_segment_union_length, METH_VARARGS,
+     "segment_union_length(group, starts, ends, out): union lengths, added into out."},
     {"lane_crossings", py_lane_crossings, METH_VARARGS,
      "lane_crossings(new_lane, start, end, tol, out): the overlap test, into out."},
     {"previous_reaching", py_previous_reaching, METH_VARARGS,

@@ -42,7 +42,7 @@ from ...model.categories import Kind
 from ...model.trace_model import TraceModel
 from .common import complete_rows, name_flags, thread_keys
 from .rules import is_step_name
-from .tree_arrays import nesting_order, next_up, previous_reaching, running_count
+from .tree_arrays import _nesting, nesting_order, next_up, previous_reaching, running_count
 
 
 @dataclass
@@ -160,6 +160,17 @@ class HostRanges:
     def _walk(self, candidate: np.ndarray, target: np.ndarray, strict: bool) -> np.ndarray:
         """Up the parents from each candidate to the first range whose end reaches the
         target (passes it, when `strict`)."""
+        if _nesting is not None and candidate.dtype == np.int64 and target.dtype == np.float64:
+            out = np.empty(candidate.size, dtype=np.int64)  # one pass per query, in C
+            _nesting.walk_up(
+                np.ascontiguousarray(self.end, np.float64),
+                np.ascontiguousarray(self.parent, np.int64),
+                np.ascontiguousarray(candidate),
+                np.ascontiguousarray(target),
+                strict,
+                out,
+            )
+            return out
         cur = candidate.copy()
         todo = np.flatnonzero(cur >= 0)
         while todo.size:

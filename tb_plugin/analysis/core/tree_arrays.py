@@ -263,6 +263,20 @@ def segment_union_length(
     out = np.zeros(n_groups)
     if group.size == 0:
         return out
+    if (
+        _nesting is not None
+        and starts.dtype == np.float64
+        and ends.dtype == np.float64
+        and not (np.isnan(starts).any() or np.isnan(ends).any())
+    ):
+        # The same float operations in one pass (_nesting.c), not a dozen over the rows.
+        _nesting.segment_union_length(
+            np.ascontiguousarray(group, np.int64),
+            np.ascontiguousarray(starts),
+            np.ascontiguousarray(ends),
+            out,
+        )
+        return out
     lengths = ends - starts
     # Running max of ends inside each group: shift each group above all earlier ones so
     # one global running max never crosses a group boundary.
