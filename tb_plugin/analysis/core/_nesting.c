@@ -256,7 +256,86 @@ static PyObject *py_segment_union_length(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* `start_bound(start, lo, hi, t, right, out)`: HostRanges._start_bound's bounds, per
+ * query the position in [lo, hi) of the sorted `start` (NaN last) after the starts
+ * before t (`right`: at t at the latest), as np.searchsorted finds it; `lo` for a NaN
+ * time or an empty range. float64 start and t, int64 the rest. */
+#define BEFORE(v) (right ? !(key < (v) || (v) != (v)) : (v) < key)
+
+static PyObject *py_start_bound(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer start, lo, hi, t, out;
+    int right;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*pw*", &start, &lo, &hi, &t, &right, &out)) {
+        return NULL;
+    }
+    Py_ssize_t n_ranges = start.len / (Py_ssize_t)sizeof(double);
+    Py_ssize_t n = t.len / (Py_ssize_t)sizeof(double);
+    int ok = lo.len == n * (Py_ssize_t)sizeof(int64_t) && hi.len == lo.len && out.len == lo.len;
+    if (ok) {
+        const int64_t *l = lo.buf, *h = hi.buf;
+        for (Py_ssize_t q = 0; q < n && ok; q++) {
+            ok = l[q] >= 0 && h[q] <= n_ranges;
+        }
+    }
+    if (ok) {
+        const double *s = start.buf;
+        const int64_t *l = lo.buf, *h = hi.buf;
+        const double *when = t.buf;
+        int64_t *o = out.buf;
+        Py_BEGIN_ALLOW_THREADS
+        int64_t last_lo = -1, last_hi = -1, last_out = 0;
+        double last_key = 0.0;
+        for (Py_ssize_t q = 0; q < n; q++) {
+            int64_t a = l[q], b = h[q];
+            const double key = when[q];
+            if (b > a && key == key) {
+                if (a == last_lo && b == last_hi && key >= last_key) {
+                    /* Queries in time order (most): the bound is at or after the last
+                     * one's, found by doubling steps from there, then halving. */
+                    int64_t step = 1;
+                    a = last_out;
+                    while (a + step - 1 < b && BEFORE(s[a + step - 1])) {
+                        a += step;
+                        step *= 2;
+                    }
+                    if (a + step - 1 < b) {
+                        b = a + step - 1;
+                    }
+                } else {
+                    last_lo = a;
+                    last_hi = b;
+                }
+                while (a < b) { /* the first position past the key (NaN starts sort last) */
+                    const int64_t mid = a + (b - a) / 2;
+                    if (BEFORE(s[mid])) {
+                        a = mid + 1;
+                    } else {
+                        b = mid;
+                    }
+                }
+                last_key = key;
+                last_out = a;
+            }
+            o[q] = a;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&start);
+    PyBuffer_Release(&lo);
+    PyBuffer_Release(&hi);
+    PyBuffer_Release(&t);
+    PyBuffer_Release(&out);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "start_bound: bad lengths or bounds");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef METHODS[] = {
+    {"start_bound", py_start_bound, METH_VARARGS,
+     "start_bound(start, lo, hi, t, right, out): per query its bound, into out."},
     {"walk_up", py_walk_up, METH_VARARGS,
      "walk_up(end, parent, candidate, target, strict, out): up the parents, into out."},
     {"segment_union_length", py_segment_union_length, METH_VARARGS,

@@ -147,6 +147,13 @@ class HostRanges:
         search per thread over its sorted starts (traces have few threads). A NaN time
         comes after no range."""
         lo, hi = self._thread_bounds(thread)
+        if _nesting is not None and self.start.dtype == np.float64 and t.dtype == np.float64:
+            bound = np.empty(lo.size, dtype=np.int64)  # each query's search in C
+            _nesting.start_bound(
+                np.ascontiguousarray(self.start), lo, hi, np.ascontiguousarray(t),
+                side == "right", bound,
+            )  # fmt: skip
+            return lo, hi, bound
         bound = lo.copy()
         live = np.flatnonzero((hi > lo) & ~np.isnan(t))
         order = live[np.argsort(lo[live], kind="stable")]  # the queries thread by thread
