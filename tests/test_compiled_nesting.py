@@ -2,7 +2,8 @@
 passes and the definitions written out by brute force: the parent search
 (`tree_arrays.previous_reaching`), on random ranges that nest, overlap, tie and have zero
 length, with and without the first candidates an index of a superset hands on (the op
-ranges' search); the walk up the parents (`HostRanges._walk`) and the search of a thread's starts
+ranges' search); an index's parents (`host_ranges._index_sorted`), the walk up them
+(`HostRanges._walk`) and the search of a thread's starts
 (`HostRanges._start_bound`); the union length per group
 (`tree_arrays.segment_union_length`), bit for bit."""
 
@@ -155,3 +156,32 @@ def test_start_bounds_both_ways(monkeypatch: pytest.MonkeyPatch, side: str) -> N
             want = index._start_bound(queries, t, side)  # type: ignore[arg-type]
         for a, b in zip(got, want):
             assert a.tolist() == b.tolist()
+
+
+def test_index_parents_both_ways(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An index's parents, compiled and by numpy's sequence of sentinels, on threads of
+    nested, overlapping and zero-length ranges; and the op ranges' way, every other range
+    kept, each search starting at the last kept range at or before its parent."""
+    rng = np.random.default_rng(17)
+    for trial in range(80):
+        n = 1 + trial * 2
+        thread = np.sort(rng.integers(0, 3, n))
+        start = rng.integers(0, 40, n).astype(np.float64)
+        end = start + rng.choice([0.0, 0.5, 2.0, 6.0, 30.0], n)
+        order = np.lexsort((-end, start, thread))
+        args = (np.arange(n), thread[order], start[order], end[order])
+        got = host_ranges._index_sorted(*args)
+        with monkeypatch.context() as m:
+            m.setattr(host_ranges, "_nesting", None)
+            want = host_ranges._index_sorted(*args)
+        assert got.parent.tolist() == want.parent.tolist()
+        assert got.thread_lo.tolist() == want.thread_lo.tolist()
+        keep = np.arange(n) % 2 == 0
+        last_kept = np.cumsum(keep) - 1
+        at = np.where(got.parent >= 0, last_kept[np.maximum(got.parent, 0)], -1)[keep]
+        kept = tuple(a[keep] for a in args)
+        got_kept = host_ranges._index_sorted(*kept, start_at=at)
+        with monkeypatch.context() as m:
+            m.setattr(host_ranges, "_nesting", None)
+            want_kept = host_ranges._index_sorted(*kept, start_at=at)
+        assert got_kept.parent.tolist() == want_kept.parent.tolist()

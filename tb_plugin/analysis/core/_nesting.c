@@ -143,6 +143,60 @@ static PyObject *py_lane_crossings(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* `index_parents(new_thread, start, end, start_at, out)`: host_ranges._index_sorted's
+ * parents, for ranges sorted by (thread, start, -end, file order), `new_thread[i]`
+ * (uint8) where a thread begins: per range the latest earlier one of its thread that
+ * ends no earlier (after it, for a zero-length range), -1 for none, into `out`.
+ * `start_at` (int64, or empty): where each search may start (a range before it, none
+ * between reaching it; one of another thread or -1: none). The previous_reaching of the
+ * index's sequence (a sentinel before each thread), without the sequence: same parents.
+ * Times without NaN (the caller checks). */
+static PyObject *py_index_parents(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer new_thread, start, end, start_at, out;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*w*", &new_thread, &start, &end, &start_at, &out)) {
+        return NULL;
+    }
+    Py_ssize_t n = new_thread.len;
+    int ok = start.len == n * (Py_ssize_t)sizeof(double) && end.len == start.len &&
+             out.len == n * (Py_ssize_t)sizeof(int64_t) &&
+             (start_at.len == 0 || start_at.len == out.len);
+    if (ok) {
+        const uint8_t *begins = new_thread.buf;
+        const double *s = start.buf;
+        const double *e = end.buf;
+        const int64_t *from = start_at.len ? start_at.buf : NULL;
+        int64_t *o = out.buf;
+        Py_BEGIN_ALLOW_THREADS
+        int64_t first = 0;
+        for (int64_t i = 0; i < (int64_t)n; i++) {
+            if (begins[i]) {
+                first = i;
+            }
+            const double want = e[i] > s[i] ? e[i] : nextafter(e[i], INFINITY);
+            int64_t j = from ? from[i] : i - 1;
+            if (j >= i) {
+                j = i - 1; /* outside the contract: its caller's */
+            }
+            while (j >= first && e[j] < want) {
+                j = o[j];
+            }
+            o[i] = j >= first ? j : -1;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&new_thread);
+    PyBuffer_Release(&start);
+    PyBuffer_Release(&end);
+    PyBuffer_Release(&start_at);
+    PyBuffer_Release(&out);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "index_parents: buffers of different lengths");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 /* `walk_up(end, parent, candidate, target, strict, out)`: HostRanges._walk, per query up
  * the parents from its candidate (-1: none) to the first range whose end reaches the
  * target (passes it, when `strict`), into `out`. float64 end and target, int64 the rest. */
@@ -334,6 +388,8 @@ static PyObject *py_start_bound(PyObject *self, PyObject *args) {
 }
 
 static PyMethodDef METHODS[] = {
+    {"index_parents", py_index_parents, METH_VARARGS,
+     "index_parents(new_thread, start, end, start_at, out): the index's parents, into out."},
     {"start_bound", py_start_bound, METH_VARARGS,
      "start_bound(start, lo, hi, t, right, out): per query its bound, into out."},
     {"walk_up", py_walk_up, METH_VARARGS,

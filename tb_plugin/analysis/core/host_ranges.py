@@ -42,7 +42,14 @@ from ...model.categories import Kind
 from ...model.trace_model import TraceModel
 from .common import complete_rows, name_flags, thread_keys
 from .rules import is_step_name
-from .tree_arrays import _nesting, nesting_order, next_up, previous_reaching, running_count
+from .tree_arrays import (
+    _nesting,
+    index_parents,
+    nesting_order,
+    next_up,
+    previous_reaching,
+    running_count,
+)
 
 
 @dataclass
@@ -350,6 +357,9 @@ def _index_sorted(
     first = np.flatnonzero(np.concatenate([[True], thread[1:] != thread[:-1]])[: rows.size])
     threads = thread[first]
     thread_hi = np.append(first[1:], rows.size).astype(np.int64)
+    parent = index_parents(first, start, end, start_at)  # compiled, where built
+    if parent is not None:
+        return HostRanges(rows, thread, start, end, parent, threads, first, thread_hi, origin)
     # Parents: per thread a sentinel (+inf end) before its ranges stops the search there.
     # Each range's sequence position: its place plus the sentinels up to its thread's.
     sentinel_before = np.arange(rows.size)

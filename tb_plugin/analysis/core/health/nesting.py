@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tree_arrays import _nesting, last_at_least, next_up, previous_reaching
+from ..block_search import last_at_least
+from ..tree_arrays import _nesting, next_up, previous_reaching
 
 
 def lane_crossings(lane: np.ndarray, start: np.ndarray, end: np.ndarray, tol: float) -> np.ndarray:
