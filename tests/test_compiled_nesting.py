@@ -4,7 +4,7 @@ passes and the definitions written out by brute force: the parent search
 length, with and without the first candidates an index of a superset hands on (the op
 ranges' search); an index's parents (`host_ranges._index_sorted`), the walk up them
 (`HostRanges._walk`) and the search of a thread's starts
-(`HostRanges._start_bound`); the union length per group
+(`HostRanges._start_bound`, `tree_arrays.sorted_search`); the union length per group
 (`tree_arrays.segment_union_length`), bit for bit."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from kinetoscope.analysis.core.tree_arrays import (
     next_up,
     previous_reaching,
     segment_union_length,
+    sorted_search,
 )
 
 
@@ -185,3 +186,21 @@ def test_index_parents_both_ways(monkeypatch: pytest.MonkeyPatch) -> None:
             m.setattr(host_ranges, "_nesting", None)
             want_kept = host_ranges._index_sorted(*kept, start_at=at)
         assert got_kept.parent.tolist() == want_kept.parent.tolist()
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_sorted_search_is_searchsorted(side: str) -> None:
+    """np.searchsorted's positions, on sorted times with ties and NaN last, keys in
+    ascending runs (the compiled search's shortcut) or not, NaN keys included."""
+    rng = np.random.default_rng(21)
+    for trial in range(100):
+        a = np.sort(rng.integers(0, 20, int(rng.integers(0, 50))).astype(np.float64))
+        if trial % 4 == 0:
+            a = np.append(a, [np.nan, np.nan])
+        v = rng.integers(-2, 23, 60).astype(np.float64)
+        if trial % 2:  # ascending runs, as spans sorted by name then start come
+            v = np.concatenate([np.sort(v[:30]), np.sort(v[30:])])
+        if trial % 3 == 0:
+            v[5] = np.nan
+        want = np.searchsorted(a, v, side)  # type: ignore[call-overload]
+        assert sorted_search(a, v, side).tolist() == want.tolist()  # type: ignore[arg-type]

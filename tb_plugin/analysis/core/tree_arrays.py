@@ -4,6 +4,8 @@ group, node depths, subtree sums, ids of equal chains of labels. Pure numpy, no 
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
 from .block_search import last_at_least
@@ -114,6 +116,20 @@ def previous_reaching(
     if _nesting is not None and values.dtype == np.float64 and targets.dtype == np.float64:
         return _previous_reaching_native(values, targets, start)
     return _previous_reaching_passes(values, targets, start)
+
+
+def sorted_search(a: np.ndarray, v: np.ndarray, side: Literal["left", "right"]) -> np.ndarray:
+    """`np.searchsorted(a, v, side)` (int64), by the compiled search where built and both
+    are float64 without a NaN key (`_nesting.c`: from the last key's answer by doubling
+    steps while the keys ascend, as a trace's times mostly do)."""
+    if _nesting is None or a.dtype != np.float64 or v.dtype != np.float64 or np.isnan(v).any():
+        return np.searchsorted(a, v, side).astype(np.int64, copy=False)
+    out = np.empty(v.size, dtype=np.int64)
+    lo, hi = np.zeros(v.size, dtype=np.int64), np.full(v.size, a.size, dtype=np.int64)
+    _nesting.start_bound(
+        np.ascontiguousarray(a), lo, hi, np.ascontiguousarray(v), side == "right", out
+    )
+    return out
 
 
 def index_parents(
