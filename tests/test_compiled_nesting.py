@@ -66,11 +66,6 @@ def test_first_candidates_from_a_superset(seed: int) -> None:
     assert np.array_equal(passes, expected)
 
 
-def test_compiled_search_is_built() -> None:
-    """The wheel and the test set-up build it; without it the numpy passes answer."""
-    assert tree_arrays._nesting is not None
-
-
 def _random_index(rng: np.random.Generator, n: int) -> HostRanges:
     """An index of one thread's random ranges, built as the views build theirs."""
     start = np.sort(rng.integers(0, 50, n)).astype(np.float64)
