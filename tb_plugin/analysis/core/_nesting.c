@@ -178,10 +178,7 @@ static PyObject *py_index_parents(PyObject *self, PyObject *args) {
             if (j >= i) {
                 j = i - 1; /* outside the contract: its caller's */
             }
-            while (j >= first && e[j] < want) {
-                j = o[j];
-            }
-            o[i] = j >= first ? j : -1;
+            o[i] = latest_reaching(e, o, first, j, want);
         }
         Py_END_ALLOW_THREADS
     }
