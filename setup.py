@@ -26,6 +26,15 @@ setup(
             optional=True,
             extra_compile_args=["-O2"],
         ),
+        # The compiled parent search of nested ranges (analysis/core/tree_arrays.py).
+        # Optional too: without it numpy's passes give the same parents.
+        Extension(
+            "kinetoscope.analysis.core._nesting",
+            ["tb_plugin/analysis/core/_nesting.c"],
+            optional=True,
+            # No fused multiply-adds: its sums round as numpy's do, bit for bit.
+            extra_compile_args=["-O2", "-ffp-contract=off"],
+        ),
         # The compiled Perfetto reader (ingest/perfetto/native.py). Optional too: without
         # it the protobuf runtime's reader (ingest/perfetto/events.py) gives the same model.
         Extension(

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from builders import TraceBuilder
-from kinetoscope.analysis.core.health import checks
+from kinetoscope.analysis.core.health import checks, nesting
 from kinetoscope.analysis.core.health.checks import overlapping_events
 from kinetoscope.analysis.core.health.nesting import lane_crossings
 from kinetoscope.analysis.core.tree_arrays import nesting_order, next_up
@@ -94,13 +94,16 @@ def _random_lanes(rng: np.random.Generator, shape: int) -> tuple[np.ndarray, ...
 
 
 def test_lane_crossings_match_the_heap_rule() -> None:
-    """The numpy walk gives the heap's answer on lanes with and without crossings."""
+    """The walk (compiled, and in numpy passes) gives the heap's answer on lanes with and
+    without crossings."""
     rng = np.random.default_rng(7)
     seen = {True: 0, False: 0}
     for trial in range(3000):
         lane, start, end = _random_lanes(rng, trial % 3)
         want = _heap_crossings(lane, start, end, 1.0)
         assert lane_crossings(lane, start, end, 1.0).tolist() == want, (lane, start, end)
+        passes = nesting._lane_crossings_passes(lane, start, end, 1.0)
+        assert passes.tolist() == want, (lane, start, end)
         seen[any(want)] += 1
     assert min(seen.values()) > 100  # both kinds of lanes were tried
 

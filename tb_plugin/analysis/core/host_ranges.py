@@ -42,7 +42,14 @@ from ...model.categories import Kind
 from ...model.trace_model import TraceModel
 from .common import complete_rows, name_flags, thread_keys
 from .rules import is_step_name
-from .tree_arrays import nesting_order, next_up, previous_reaching, running_count
+from .tree_arrays import (
+    _nesting,
+    index_parents,
+    nesting_order,
+    next_up,
+    previous_reaching,
+    running_count,
+)
 
 
 @dataclass
@@ -147,6 +154,13 @@ class HostRanges:
         search per thread over its sorted starts (traces have few threads). A NaN time
         comes after no range."""
         lo, hi = self._thread_bounds(thread)
+        if _nesting is not None and self.start.dtype == np.float64 and t.dtype == np.float64:
+            bound = np.empty(lo.size, dtype=np.int64)  # each query's search in C
+            _nesting.start_bound(
+                np.ascontiguousarray(self.start), lo, hi, np.ascontiguousarray(t),
+                side == "right", bound,
+            )  # fmt: skip
+            return lo, hi, bound
         bound = lo.copy()
         live = np.flatnonzero((hi > lo) & ~np.isnan(t))
         order = live[np.argsort(lo[live], kind="stable")]  # the queries thread by thread
@@ -160,6 +174,17 @@ class HostRanges:
     def _walk(self, candidate: np.ndarray, target: np.ndarray, strict: bool) -> np.ndarray:
         """Up the parents from each candidate to the first range whose end reaches the
         target (passes it, when `strict`)."""
+        if _nesting is not None and candidate.dtype == np.int64 and target.dtype == np.float64:
+            out = np.empty(candidate.size, dtype=np.int64)  # one pass per query, in C
+            _nesting.walk_up(
+                np.ascontiguousarray(self.end, np.float64),
+                np.ascontiguousarray(self.parent, np.int64),
+                np.ascontiguousarray(candidate),
+                np.ascontiguousarray(target),
+                strict,
+                out,
+            )
+            return out
         cur = candidate.copy()
         todo = np.flatnonzero(cur >= 0)
         while todo.size:
@@ -332,6 +357,9 @@ def _index_sorted(
     first = np.flatnonzero(np.concatenate([[True], thread[1:] != thread[:-1]])[: rows.size])
     threads = thread[first]
     thread_hi = np.append(first[1:], rows.size).astype(np.int64)
+    parent = index_parents(first, start, end, start_at)  # compiled, where built
+    if parent is not None:
+        return HostRanges(rows, thread, start, end, parent, threads, first, thread_hi, origin)
     # Parents: per thread a sentinel (+inf end) before its ranges stops the search there.
     # Each range's sequence position: its place plus the sentinels up to its thread's.
     sentinel_before = np.arange(rows.size)

@@ -4,9 +4,16 @@ group, node depths, subtree sums, ids of equal chains of labels. Pure numpy, no 
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
-_BLOCK = 32
+from .block_search import last_at_least
+
+try:
+    from . import _nesting  # type: ignore[attr-defined]
+except ImportError:  # built without a C compiler: numpy's passes give the same parents
+    _nesting = None
 
 
 def running_count(mask: np.ndarray) -> np.ndarray:
@@ -83,7 +90,7 @@ def previous_at_least(values: np.ndarray, targets: np.ndarray) -> np.ndarray:
 
     Vectorised in blocks: scan back inside the block of i - 1, then find the nearest
     earlier block whose maximum reaches the target with a sparse table over block maxima,
-    then scan that block from its end. About 2 * _BLOCK + log2(n) numpy passes over
+    then scan that block from its end. About 2 * 32 (a block) + log2(n) numpy passes over
     shrinking sets."""
     return last_at_least(values, np.arange(values.size, dtype=np.int64) - 1, targets)
 
@@ -106,6 +113,64 @@ def previous_reaching(
     n = values.size
     if n == 0 or not bool(np.all(targets <= next_up(values))):
         return previous_at_least(values, targets)
+    if _nesting is not None and values.dtype == np.float64 and targets.dtype == np.float64:
+        return _previous_reaching_native(values, targets, start)
+    return _previous_reaching_passes(values, targets, start)
+
+
+def sorted_search(a: np.ndarray, v: np.ndarray, side: Literal["left", "right"]) -> np.ndarray:
+    """`np.searchsorted(a, v, side)` (int64), by the compiled search where built and both
+    are float64 without a NaN key (`_nesting.c`: from the last key's answer by doubling
+    steps while the keys ascend, as a trace's times mostly do)."""
+    if _nesting is None or a.dtype != np.float64 or v.dtype != np.float64 or np.isnan(v).any():
+        return np.searchsorted(a, v, side).astype(np.int64, copy=False)
+    out = np.empty(v.size, dtype=np.int64)
+    lo, hi = np.zeros(v.size, dtype=np.int64), np.full(v.size, a.size, dtype=np.int64)
+    _nesting.start_bound(
+        np.ascontiguousarray(a), lo, hi, np.ascontiguousarray(v), side == "right", out
+    )
+    return out
+
+
+def index_parents(
+    first: np.ndarray, start: np.ndarray, end: np.ndarray, start_at: np.ndarray | None
+) -> np.ndarray | None:
+    """A host-range index's parents in one pass in C (`_nesting.c`), for ranges sorted by
+    (thread, start, -end, file order), each thread's first at `first`; None where that is
+    not built or the times are not float64 without NaN (numpy's sequence then)."""
+    if _nesting is None or not start.dtype == end.dtype == np.float64:
+        return None
+    if np.isnan(start).any() or np.isnan(end).any():
+        return None
+    new_thread = np.zeros(start.size, dtype=bool)
+    new_thread[first] = True
+    parent = np.empty(start.size, dtype=np.int64)
+    at = np.empty(0, np.int64) if start_at is None else start_at.astype(np.int64)
+    start, end = np.ascontiguousarray(start), np.ascontiguousarray(end)
+    _nesting.index_parents(new_thread, start, end, at, parent)
+    return parent
+
+
+def _previous_reaching_native(
+    values: np.ndarray, targets: np.ndarray, start: np.ndarray | None
+) -> np.ndarray:
+    """`previous_reaching` by the compiled stack algorithm (`_nesting.c`): one pass in
+    order, a position that falls short jumping to its own answer, as the passes do."""
+    assert _nesting is not None
+    out = np.empty(values.size, dtype=np.int64)
+    first = np.empty(0, np.int64) if start is None else np.ascontiguousarray(start, np.int64)
+    _nesting.previous_reaching(
+        np.ascontiguousarray(values), np.ascontiguousarray(targets), first, out
+    )
+    return out
+
+
+def _previous_reaching_passes(
+    values: np.ndarray, targets: np.ndarray, start: np.ndarray | None
+) -> np.ndarray:
+    """`previous_reaching` in numpy passes, one per level of nesting (then the block
+    search)."""
+    n = values.size
     if start is None:
         candidate = np.arange(-1, n - 1, dtype=np.int64)
         missed = np.zeros(n, dtype=bool)
@@ -142,96 +207,26 @@ def previous_reaching(
     return candidate
 
 
-def last_at_least(values: np.ndarray, start: np.ndarray, targets: np.ndarray) -> np.ndarray:
-    """Per query q, the largest j <= start[q] with values[j] >= targets[q], or -1 (the
-    block search of `previous_at_least`, from any start)."""
-    out = np.full(start.size, -1, dtype=np.int64)
-    todo = np.flatnonzero(start >= 0)
-    if values.size == 0 or todo.size == 0:
-        return out
-    todo = _inside_start_block(values, start, targets, todo, out)
-    if todo.size == 0:
-        return out
-    tt = targets[todo]
-    pos = _nearest_block_reaching(values, start[todo] // _BLOCK - 1, tt)
-    found = pos >= 0
-    _scan_block_back(values, todo[found], tt[found], pos[found], out)
-    return out
-
-
-def _inside_start_block(
-    values: np.ndarray, start: np.ndarray, targets: np.ndarray, todo: np.ndarray, out: np.ndarray
-) -> np.ndarray:
-    """Answers found from each query's start back to its block's first position go to
-    `out`; returns the queries left."""
-    b = _BLOCK
-    for d in range(b):
-        s = start[todo]
-        ok = (s % b) >= d
-        if not ok.any():
-            break
-        cand = s[ok] - d
-        hit = values[cand] >= targets[todo[ok]]
-        hit_pos = np.flatnonzero(ok)[hit]
-        out[todo[hit_pos]] = cand[hit]
-        keep = np.ones(todo.size, dtype=bool)
-        keep[hit_pos] = False
-        todo = todo[keep]
-        if todo.size == 0:
-            break
-    return todo
-
-
-def _nearest_block_reaching(values: np.ndarray, pos: np.ndarray, tt: np.ndarray) -> np.ndarray:
-    """Per query, the nearest block at or before `pos` whose maximum reaches its target,
-    or -1 (a sparse table of block maxima, descended from the largest power of two)."""
-    b = _BLOCK
-    n = values.size
-    nb = (n + b - 1) // b
-    padded = np.full(nb * b, -np.inf)
-    padded[:n] = values
-    table = [padded.reshape(nb, b).max(axis=1)]
-    k = 1
-    while (1 << k) <= nb:
-        prev = table[-1]
-        step = 1 << (k - 1)
-        nxt = prev.copy()
-        nxt[step:] = np.maximum(prev[step:], prev[:-step])
-        table.append(nxt)
-        k += 1
-    for k in range(len(table) - 1, -1, -1):
-        size = 1 << k
-        can = pos + 1 >= size
-        if not can.any():
-            continue
-        skip = np.zeros(pos.size, dtype=bool)
-        skip[can] = table[k][pos[can]] < tt[can]
-        pos = pos - np.where(skip, size, 0)
-    return pos
-
-
-def _scan_block_back(
-    values: np.ndarray, todo: np.ndarray, tt: np.ndarray, block: np.ndarray, out: np.ndarray
-) -> None:
-    """The last position inside each found block that reaches the target, into `out`."""
-    n = values.size
-    cur = block * _BLOCK + (_BLOCK - 1)
-    for _ in range(_BLOCK):
-        if todo.size == 0:
-            break
-        valid = cur < n
-        hit = np.zeros(todo.size, dtype=bool)
-        hit[valid] = values[cur[valid]] >= tt[valid]
-        out[todo[hit]] = cur[hit]
-        todo, tt, cur = todo[~hit], tt[~hit], cur[~hit] - 1
-
-
 def segment_union_length(
     group: np.ndarray, starts: np.ndarray, ends: np.ndarray, n_groups: int
 ) -> np.ndarray:
     """Length of the union of [start, end) per group; input sorted by (group, start)."""
     out = np.zeros(n_groups)
     if group.size == 0:
+        return out
+    if (
+        _nesting is not None
+        and starts.dtype == np.float64
+        and ends.dtype == np.float64
+        and not (np.isnan(starts).any() or np.isnan(ends).any())
+    ):
+        # The same float operations in one pass (_nesting.c), not a dozen over the rows.
+        _nesting.segment_union_length(
+            np.ascontiguousarray(group, np.int64),
+            np.ascontiguousarray(starts),
+            np.ascontiguousarray(ends),
+            out,
+        )
         return out
     lengths = ends - starts
     # Running max of ends inside each group: shift each group above all earlier ones so

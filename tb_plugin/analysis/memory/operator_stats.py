@@ -8,6 +8,7 @@ import numpy as np
 
 from ...model.trace_model import TraceModel
 from ..core.optree import op_tree
+from ..core.tree_arrays import sorted_search
 from .index import DeviceSeries, MemoryIndex
 from .ranges import window
 
@@ -83,8 +84,8 @@ def _total_sums(
         mine = threads == key
         t = index.ts[members[mine]]  # time order kept
         span_codes, span_starts, span_ends = ops.name_spans
-        first = np.searchsorted(t, span_starts, side="left")
-        last = np.searchsorted(t, span_ends, side="left")
+        first = sorted_search(t, span_starts, "left")  # the spans by name, then start
+        last = sorted_search(t, span_ends, "left")
         touched = last > first
         if not touched.any():
             continue

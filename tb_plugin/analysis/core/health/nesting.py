@@ -16,13 +16,15 @@ no slice before `k` can be a witness for i unless it is one for `k` too (it ends
 `low_k <= low_i` and before `high_i <= high_k`). So i crosses exactly when the walk
 finds a witness, or stopped at a `k` that crosses and the walk on from before `k` finds
 one: rounds until no slice's answer changes (crossings are rare; one round on a healthy
-trace)."""
+trace). The compiled walk (`_nesting.c`) takes the slices in order instead, so the answer
+of a slice that stops a walk is known when the walk reaches it: the same answers."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..tree_arrays import last_at_least, next_up, previous_reaching
+from ..block_search import last_at_least
+from ..tree_arrays import _nesting, next_up, previous_reaching
 
 
 def lane_crossings(lane: np.ndarray, start: np.ndarray, end: np.ndarray, tol: float) -> np.ndarray:
@@ -31,6 +33,23 @@ def lane_crossings(lane: np.ndarray, start: np.ndarray, end: np.ndarray, tol: fl
     crossing = np.zeros(start.size, dtype=bool)
     if start.size < 2:
         return crossing
+    if _nesting is not None and start.dtype == np.float64 and end.dtype == np.float64:
+        # The same walks in one pass in order (_nesting.c): a slice's walk asks whether
+        # an earlier one crosses only once that one is answered.
+        new_lane = np.ones(start.size, dtype=bool)
+        np.not_equal(lane[1:], lane[:-1], out=new_lane[1:])
+        _nesting.lane_crossings(
+            new_lane, np.ascontiguousarray(start), np.ascontiguousarray(end), tol, crossing
+        )
+        return crossing
+    return _lane_crossings_passes(lane, start, end, tol)
+
+
+def _lane_crossings_passes(
+    lane: np.ndarray, start: np.ndarray, end: np.ndarray, tol: float
+) -> np.ndarray:
+    """`lane_crossings` in numpy passes: the walks of all slices at once, in rounds."""
+    crossing = np.zeros(start.size, dtype=bool)
     walks = _Walks(lane, start, end, tol)
     stop = np.full(start.size, -1, dtype=walks.seq.dtype)  # a walk met one ending no earlier
     walk = walks.long  # a shorter slice crosses nothing

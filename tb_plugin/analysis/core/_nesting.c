@@ -1,0 +1,405 @@
+/* Optional compiled parent search of ranges nested in time (tree_arrays.previous_reaching).
+ *
+ * `previous_reaching(values, targets, start, out)`: float64 `values` and `targets`, int64
+ * `start` (empty: each position's first candidate is the one before it) and `out`, all
+ * of one length (start: that or empty). Per position i, the largest j <= start[i] (or
+ * i - 1) with values[j] >= targets[i], or -1, into `out`.
+ *
+ * The caller guarantees the contract of tree_arrays.previous_reaching: no target above
+ * the float just above its own value, and nothing between a position's first candidate
+ * and itself reaching its target. A candidate that falls short then jumps to its own
+ * answer (all that lies between falls short too): the stack algorithm, one pass in file
+ * order, in place of numpy's one pass per level of nesting. Same answers, bit for bit.
+ * It runs without the GIL: it builds no Python object.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <math.h>
+#include <stdint.h>
+
+static PyObject *py_previous_reaching(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer values, targets, start, out;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*", &values, &targets, &start, &out)) {
+        return NULL;
+    }
+    Py_ssize_t n = values.len / (Py_ssize_t)sizeof(double);
+    int ok = values.len == n * (Py_ssize_t)sizeof(double) && targets.len == values.len &&
+             out.len == n * (Py_ssize_t)sizeof(int64_t) && (start.len == 0 || start.len == out.len);
+    if (ok) {
+        const double *v = values.buf;
+        const double *t = targets.buf;
+        const int64_t *s = start.len ? start.buf : NULL;
+        int64_t *o = out.buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++) {
+            int64_t j = s ? s[i] : (int64_t)i - 1;
+            if (j >= i) {
+                j = (int64_t)i - 1; /* outside the contract: checked by the caller */
+            }
+            const double want = t[i];
+            while (j >= 0 && v[j] < want) {
+                j = o[j];
+            }
+            o[i] = j;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&values);
+    PyBuffer_Release(&targets);
+    PyBuffer_Release(&start);
+    PyBuffer_Release(&out);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "previous_reaching: buffers of different lengths");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* The latest position in [first, p] whose value reaches `want`, or -1: jumps along the
+ * answers of the positions before (`reach`), valid as in previous_reaching. */
+static inline int64_t latest_reaching(const double *value, const int64_t *reach, int64_t first,
+                                      int64_t p, double want) {
+    while (p >= first && value[p] < want) {
+        p = reach[p];
+    }
+    return p >= first ? p : -1;
+}
+
+/* `lane_crossings(new_lane, start, end, tol, out)`: the test of health/nesting.py on
+ * slices sorted by (lane, start, longer first, file order), `new_lane[i]` (uint8) where
+ * a lane begins; per slice whether it crosses an earlier one of its lane, into `out`
+ * (uint8). In order, so whether a slice that ends a walk crosses is known when asked:
+ * the walk goes on before it exactly when the numpy rounds would. */
+static PyObject *py_lane_crossings(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer new_lane, start, end, out;
+    double tol;
+    if (!PyArg_ParseTuple(args, "y*y*y*dw*", &new_lane, &start, &end, &tol, &out)) {
+        return NULL;
+    }
+    Py_ssize_t n = new_lane.len;
+    int ok = start.len == n * (Py_ssize_t)sizeof(double) && end.len == start.len && out.len == n;
+    double *value = NULL;
+    int64_t *reach = NULL;
+    if (ok && n > 0) {
+        value = PyMem_RawMalloc((size_t)n * sizeof(double));
+        reach = PyMem_RawMalloc((size_t)n * sizeof(int64_t));
+        if (value == NULL || reach == NULL) {
+            PyMem_RawFree(value);
+            PyMem_RawFree(reach);
+            PyBuffer_Release(&new_lane);
+            PyBuffer_Release(&start);
+            PyBuffer_Release(&end);
+            PyBuffer_Release(&out);
+            return PyErr_NoMemory();
+        }
+    }
+    if (ok && n > 0) {
+        const uint8_t *lane_begins = new_lane.buf;
+        const double *s = start.buf;
+        const double *e = end.buf;
+        uint8_t *crossing = out.buf;
+        Py_BEGIN_ALLOW_THREADS
+        int64_t first = 0;
+        for (int64_t i = 0; i < (int64_t)n; i++) {
+            if (lane_begins[i]) {
+                first = i;
+            }
+            const double low = s[i] + tol;
+            const double high = e[i] - tol;
+            value[i] = e[i] >= low ? e[i] : low;
+            const double want = nextafter(low, INFINITY); /* ending after low */
+            int64_t at = latest_reaching(value, reach, first, i - 1, want);
+            reach[i] = at;
+            crossing[i] = 0;
+            if (!(high > low)) {
+                continue; /* a shorter slice crosses nothing */
+            }
+            while (at >= 0) {
+                if (e[at] < high) {
+                    crossing[i] = 1; /* a witness */
+                    break;
+                }
+                if (!(e[at] < e[i]) && !crossing[at]) {
+                    break; /* ends no earlier, and crosses nothing itself */
+                }
+                at = latest_reaching(value, reach, first, at - 1, want);
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyMem_RawFree(value);
+    PyMem_RawFree(reach);
+    PyBuffer_Release(&new_lane);
+    PyBuffer_Release(&start);
+    PyBuffer_Release(&end);
+    PyBuffer_Release(&out);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "lane_crossings: buffers of different lengths");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* `index_parents(new_thread, start, end, start_at, out)`: host_ranges._index_sorted's
+ * parents, for ranges sorted by (thread, start, -end, file order), `new_thread[i]`
+ * (uint8) where a thread begins: per range the latest earlier one of its thread that
+ * ends no earlier (after it, for a zero-length range), -1 for none, into `out`.
+ * `start_at` (int64, or empty): where each search may start (a range before it, none
+ * between reaching it; one of another thread or -1: none). The previous_reaching of the
+ * index's sequence (a sentinel before each thread), without the sequence: same parents.
+ * Times without NaN (the caller checks). */
+static PyObject *py_index_parents(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer new_thread, start, end, start_at, out;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*w*", &new_thread, &start, &end, &start_at, &out)) {
+        return NULL;
+    }
+    Py_ssize_t n = new_thread.len;
+    int ok = start.len == n * (Py_ssize_t)sizeof(double) && end.len == start.len &&
+             out.len == n * (Py_ssize_t)sizeof(int64_t) &&
+             (start_at.len == 0 || start_at.len == out.len);
+    if (ok) {
+        const uint8_t *begins = new_thread.buf;
+        const double *s = start.buf;
+        const double *e = end.buf;
+        const int64_t *from = start_at.len ? start_at.buf : NULL;
+        int64_t *o = out.buf;
+        Py_BEGIN_ALLOW_THREADS
+        int64_t first = 0;
+        for (int64_t i = 0; i < (int64_t)n; i++) {
+            if (begins[i]) {
+                first = i;
+            }
+            const double want = e[i] > s[i] ? e[i] : nextafter(e[i], INFINITY);
+            int64_t j = from ? from[i] : i - 1;
+            if (j >= i) {
+                j = i - 1; /* outside the contract: its caller's */
+            }
+            o[i] = latest_reaching(e, o, first, j, want);
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&new_thread);
+    PyBuffer_Release(&start);
+    PyBuffer_Release(&end);
+    PyBuffer_Release(&start_at);
+    PyBuffer_Release(&out);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "index_parents: buffers of different lengths");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* `walk_up(end, parent, candidate, target, strict, out)`: HostRanges._walk, per query up
+ * the parents from its candidate (-1: none) to the first range whose end reaches the
+ * target (passes it, when `strict`), into `out`. float64 end and target, int64 the rest. */
+static PyObject *py_walk_up(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer end, parent, candidate, target, out;
+    int strict;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*pw*", &end, &parent, &candidate, &target, &strict,
+                          &out)) {
+        return NULL;
+    }
+    Py_ssize_t n_ranges = end.len / (Py_ssize_t)sizeof(double);
+    Py_ssize_t n = candidate.len / (Py_ssize_t)sizeof(int64_t);
+    int ok = parent.len == n_ranges * (Py_ssize_t)sizeof(int64_t) &&
+             target.len == n * (Py_ssize_t)sizeof(double) && out.len == candidate.len;
+    if (ok) {
+        const double *e = end.buf;
+        const int64_t *up = parent.buf;
+        const int64_t *c = candidate.buf;
+        const double *t = target.buf;
+        int64_t *o = out.buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t q = 0; q < n; q++) {
+            int64_t cur = c[q];
+            const double want = t[q];
+            while (cur >= 0 && cur < n_ranges && (strict ? e[cur] <= want : e[cur] < want)) {
+                cur = up[cur];
+            }
+            o[q] = cur;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&end);
+    PyBuffer_Release(&parent);
+    PyBuffer_Release(&candidate);
+    PyBuffer_Release(&target);
+    PyBuffer_Release(&out);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "walk_up: buffers of different lengths");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* `segment_union_length(group, starts, ends, out)`: tree_arrays.segment_union_length's
+ * sums into `out` (float64 zeros, one per group), its float operations in its order: each
+ * group's times moved above the earlier groups' (its start less the group's first start,
+ * plus the spans before it), one running maximum of the moved ends, each range adding
+ * what it covers past the ranges before it in its group. int64 groups, float64 times
+ * without NaN (the caller checks), sorted by (group, start). */
+static PyObject *py_segment_union_length(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer group, starts, ends, out;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*", &group, &starts, &ends, &out)) {
+        return NULL;
+    }
+    Py_ssize_t n = group.len / (Py_ssize_t)sizeof(int64_t);
+    Py_ssize_t n_groups = out.len / (Py_ssize_t)sizeof(double);
+    int ok = starts.len == n * (Py_ssize_t)sizeof(double) && ends.len == starts.len;
+    if (ok) {
+        const int64_t *g = group.buf;
+        for (Py_ssize_t i = 0; i < n && ok; i++) {
+            ok = g[i] >= 0 && g[i] < n_groups;
+        }
+    }
+    if (ok && n > 0) {
+        const int64_t *g = group.buf;
+        const double *s = starts.buf;
+        const double *e = ends.buf;
+        double *o = out.buf;
+        Py_BEGIN_ALLOW_THREADS
+        double offset = 0.0;  /* the spans of the groups before, summed in order */
+        double running = 0.0; /* the running maximum of the moved ends */
+        Py_ssize_t a = 0;
+        while (a < n) {
+            Py_ssize_t b = a + 1;
+            double lo = s[a], hi = e[a];
+            while (b < n && g[b] == g[a]) {
+                lo = s[b] < lo ? s[b] : lo;
+                hi = e[b] > hi ? e[b] : hi;
+                b++;
+            }
+            for (Py_ssize_t i = a; i < b; i++) {
+                const double rel_start = s[i] - lo + offset;
+                const double rel_end = e[i] - lo + offset;
+                const double prev_end = i == a ? -INFINITY : running;
+                running = i == 0 || rel_end > running ? rel_end : running;
+                double covered;
+                if (prev_end >= rel_end) {
+                    covered = 0.0;
+                } else if (prev_end > rel_start) {
+                    covered = rel_end - prev_end;
+                } else {
+                    covered = e[i] - s[i];
+                }
+                o[g[i]] += covered;
+            }
+            offset = a == 0 ? hi - lo + 1.0 : offset + (hi - lo + 1.0);
+            a = b;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&group);
+    PyBuffer_Release(&starts);
+    PyBuffer_Release(&ends);
+    PyBuffer_Release(&out);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "segment_union_length: bad lengths or groups");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* `start_bound(start, lo, hi, t, right, out)`: HostRanges._start_bound's bounds, per
+ * query the position in [lo, hi) of the sorted `start` (NaN last) after the starts
+ * before t (`right`: at t at the latest), as np.searchsorted finds it; `lo` for a NaN
+ * time or an empty range. float64 start and t, int64 the rest. */
+#define BEFORE(v) (right ? !(key < (v) || (v) != (v)) : (v) < key)
+
+static PyObject *py_start_bound(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer start, lo, hi, t, out;
+    int right;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*pw*", &start, &lo, &hi, &t, &right, &out)) {
+        return NULL;
+    }
+    Py_ssize_t n_ranges = start.len / (Py_ssize_t)sizeof(double);
+    Py_ssize_t n = t.len / (Py_ssize_t)sizeof(double);
+    int ok = lo.len == n * (Py_ssize_t)sizeof(int64_t) && hi.len == lo.len && out.len == lo.len;
+    if (ok) {
+        const int64_t *l = lo.buf, *h = hi.buf;
+        for (Py_ssize_t q = 0; q < n && ok; q++) {
+            ok = l[q] >= 0 && h[q] <= n_ranges;
+        }
+    }
+    if (ok) {
+        const double *s = start.buf;
+        const int64_t *l = lo.buf, *h = hi.buf;
+        const double *when = t.buf;
+        int64_t *o = out.buf;
+        Py_BEGIN_ALLOW_THREADS
+        int64_t last_lo = -1, last_hi = -1, last_out = 0;
+        double last_key = 0.0;
+        for (Py_ssize_t q = 0; q < n; q++) {
+            int64_t a = l[q], b = h[q];
+            const double key = when[q];
+            if (b > a && key == key) {
+                if (a == last_lo && b == last_hi && key >= last_key) {
+                    /* Queries in time order (most): the bound is at or after the last
+                     * one's, found by doubling steps from there, then halving. */
+                    int64_t step = 1;
+                    a = last_out;
+                    while (a + step - 1 < b && BEFORE(s[a + step - 1])) {
+                        a += step;
+                        step *= 2;
+                    }
+                    if (a + step - 1 < b) {
+                        b = a + step - 1;
+                    }
+                } else {
+                    last_lo = a;
+                    last_hi = b;
+                }
+                while (a < b) { /* the first position past the key (NaN starts sort last) */
+                    const int64_t mid = a + (b - a) / 2;
+                    if (BEFORE(s[mid])) {
+                        a = mid + 1;
+                    } else {
+                        b = mid;
+                    }
+                }
+                last_key = key;
+                last_out = a;
+            }
+            o[q] = a;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&start);
+    PyBuffer_Release(&lo);
+    PyBuffer_Release(&hi);
+    PyBuffer_Release(&t);
+    PyBuffer_Release(&out);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "start_bound: bad lengths or bounds");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef METHODS[] = {
+    {"index_parents", py_index_parents, METH_VARARGS,
+     "index_parents(new_thread, start, end, start_at, out): the index's parents, into out."},
+    {"start_bound", py_start_bound, METH_VARARGS,
+     "start_bound(start, lo, hi, t, right, out): per query its bound, into out."},
+    {"walk_up", py_walk_up, METH_VARARGS,
+     "walk_up(end, parent, candidate, target, strict, out): up the parents, into out."},
+    {"segment_union_length", py_segment_union_length, METH_VARARGS,
+     "segment_union_length(group, starts, ends, out): union lengths, added into out."},
+    {"lane_crossings", py_lane_crossings, METH_VARARGS,
+     "lane_crossings(new_lane, start, end, tol, out): the overlap test, into out."},
+    {"previous_reaching", py_previous_reaching, METH_VARARGS,
+     "previous_reaching(values, targets, start, out): the parent search, into out."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_nesting", NULL, -1, METHODS, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__nesting(void) { return PyModule_Create(&MODULE); }

@@ -1,0 +1,201 @@
+"""The compiled helpers of nested ranges (`analysis/core/_nesting.c`) against numpy's
+passes and the definitions written out by brute force: the parent search
+(`tree_arrays.previous_reaching`), on random ranges that nest, overlap, tie and have zero
+length, with and without the first candidates an index of a superset hands on (the op
+ranges' search); an index's parents (`host_ranges._index_sorted`), the walk up them
+(`HostRanges._walk`) and the search of a thread's starts
+(`HostRanges._start_bound`, `tree_arrays.sorted_search`); the union length per group
+(`tree_arrays.segment_union_length`), bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from kinetoscope.analysis.core import host_ranges, tree_arrays
+from kinetoscope.analysis.core.host_ranges import HostRanges
+from kinetoscope.analysis.core.tree_arrays import (
+    next_up,
+    previous_reaching,
+    segment_union_length,
+    sorted_search,
+)
+
+
+def brute_force(values: np.ndarray, targets: np.ndarray, start: np.ndarray | None) -> np.ndarray:
+    out = np.full(values.size, -1, dtype=np.int64)
+    for i in range(values.size):
+        j = i - 1 if start is None else int(start[i])
+        while j >= 0 and values[j] < targets[i]:
+            j -= 1
+        out[i] = j
+    return out
+
+
+def ranges(seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Ends of ranges sorted by (start, longer first) as a parent search reads them: the
+    values, and the targets (the end, nudged past it where the range has zero length)."""
+    rng = np.random.default_rng(seed)
+    start = np.sort(rng.integers(0, 60, n)).astype(np.float64)
+    end = start + rng.choice([0.0, 0.5, 1.0, 3.0, 10.0, 40.0], n)
+    order = np.lexsort((-end, start))
+    start, end = start[order], end[order]
+    targets = np.where(end > start, end, next_up(end))
+    return end, targets
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_both_ways_give_the_definition(seed: int) -> None:
+    values, targets = ranges(seed, 1 + seed * 7)
+    expected = brute_force(values, targets, None)
+    assert np.array_equal(previous_reaching(values, targets), expected)
+    assert np.array_equal(tree_arrays._previous_reaching_passes(values, targets, None), expected)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_first_candidates_from_a_superset(seed: int) -> None:
+    """Every other range dropped: each one's search starts at the last kept range at or
+    before its parent among all of them (nothing between reaches it)."""
+    values, targets = ranges(seed, 5 + seed * 11)
+    parent = brute_force(values, targets, None)
+    keep = np.arange(values.size) % 2 == 0
+    last_kept = np.cumsum(keep) - 1
+    start = np.where(parent >= 0, last_kept[np.maximum(parent, 0)], -1)[keep]
+    expected = brute_force(values[keep], targets[keep], None)
+    assert np.array_equal(previous_reaching(values[keep], targets[keep], start), expected)
+    passes = tree_arrays._previous_reaching_passes(values[keep], targets[keep], start)
+    assert np.array_equal(passes, expected)
+
+
+def _random_index(rng: np.random.Generator, n: int) -> HostRanges:
+    """An index of one thread's random ranges, built as the views build theirs."""
+    start = np.sort(rng.integers(0, 50, n)).astype(np.float64)
+    end = start + rng.choice([0.0, 1.0, 2.0, 5.0, 20.0], n)
+    order = np.lexsort((-end, start))
+    start, end = start[order], end[order]
+    return host_ranges._index_sorted(np.arange(n), np.zeros(n, np.int64), start, end, origin=0.0)
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_walk_up_the_parents_both_ways(monkeypatch: pytest.MonkeyPatch, strict: bool) -> None:
+    """Per query, the first range up the parents from its candidate whose end reaches
+    (or passes) the target: compiled, numpy's passes, and the walk written out."""
+    rng = np.random.default_rng(5)
+    for trial in range(60):
+        index = _random_index(rng, 1 + trial * 3)
+        candidate = rng.integers(-1, len(index), 50).astype(np.int64)
+        target = rng.integers(0, 80, 50).astype(np.float64)
+        target[::7] = np.nan  # a NaN time reaches no end: the walk stops at once
+        want = []
+        for c, t in zip(candidate.tolist(), target.tolist()):
+            while c >= 0 and (index.end[c] <= t if strict else index.end[c] < t):
+                c = int(index.parent[c])
+            want.append(c)
+        assert index._walk(candidate, target, strict).tolist() == want
+        with monkeypatch.context() as m:
+            m.setattr(host_ranges, "_nesting", None)
+            assert index._walk(candidate, target, strict).tolist() == want
+
+
+def test_union_lengths_bit_for_bit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled sums equal numpy's to the bit (the same float operations in the same
+    order), on times of 2024-on traces (microsecond floats with fractions) and groups
+    that repeat apart; and the definition to rounding."""
+    rng = np.random.default_rng(9)
+    for trial in range(200):
+        n = int(rng.integers(1, 80))
+        n_groups = int(rng.integers(1, 6))
+        group = np.sort(rng.integers(0, n_groups, n))
+        if trial % 5 == 0:  # a group's ranges in two runs apart
+            group[: n // 3] = n_groups - 1
+        starts = 1.7e15 + np.round(rng.random(n) * 1e4, 3)
+        ends = starts + np.round(rng.random(n) * rng.choice([1.0, 100.0, 3e3]), 3)
+        order = np.lexsort((starts, group)) if trial % 5 else np.arange(n)
+        group, starts, ends = group[order], starts[order], ends[order]
+        got = segment_union_length(group, starts, ends, n_groups)
+        with monkeypatch.context() as m:
+            m.setattr(tree_arrays, "_nesting", None)
+            passes = segment_union_length(group, starts, ends, n_groups)
+        assert got.view(np.int64).tolist() == passes.view(np.int64).tolist()
+        if trial % 5:
+            for g in range(n_groups):
+                mine = sorted(zip(starts[group == g].tolist(), ends[group == g].tolist()))
+                total, reach = 0.0, -np.inf
+                for a, b in mine:
+                    total += max(0.0, b - max(a, reach))
+                    reach = max(reach, b)
+                assert got[g] == pytest.approx(total, rel=1e-9, abs=1e-6)
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_start_bounds_both_ways(monkeypatch: pytest.MonkeyPatch, side: str) -> None:
+    """Per query, its thread's ranges and the position after the starts before its time
+    (or at it): compiled, and numpy's search thread by thread, on threads with equal
+    starts, queries of threads with no range and NaN times, in time order or not."""
+    rng = np.random.default_rng(13)
+    for trial in range(120):
+        n = int(rng.integers(1, 60))
+        thread = np.sort(rng.integers(0, 3, n)) * 2  # odd keys: threads without ranges
+        start = rng.integers(0, 30, n).astype(np.float64)
+        order = np.lexsort((start, thread))
+        index = host_ranges._index_sorted(
+            np.arange(n), thread[order], start[order], start[order] + 1.0, origin=0.0
+        )
+        queries = rng.integers(0, 6, 40).astype(np.int64)
+        t = rng.integers(-2, 33, 40).astype(np.float64)
+        t[::9] = np.nan
+        if trial % 2:  # in time order per thread, as the views ask (the search's shortcut)
+            by_time = np.lexsort((t, queries))
+            queries, t = queries[by_time], t[by_time]
+        got = index._start_bound(queries, t, side)  # type: ignore[arg-type]
+        with monkeypatch.context() as m:
+            m.setattr(host_ranges, "_nesting", None)
+            want = index._start_bound(queries, t, side)  # type: ignore[arg-type]
+        for a, b in zip(got, want):
+            assert a.tolist() == b.tolist()
+
+
+def test_index_parents_both_ways(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An index's parents, compiled and by numpy's sequence of sentinels, on threads of
+    nested, overlapping and zero-length ranges; and the op ranges' way, every other range
+    kept, each search starting at the last kept range at or before its parent."""
+    rng = np.random.default_rng(17)
+    for trial in range(80):
+        n = 1 + trial * 2
+        thread = np.sort(rng.integers(0, 3, n))
+        start = rng.integers(0, 40, n).astype(np.float64)
+        end = start + rng.choice([0.0, 0.5, 2.0, 6.0, 30.0], n)
+        order = np.lexsort((-end, start, thread))
+        args = (np.arange(n), thread[order], start[order], end[order])
+        got = host_ranges._index_sorted(*args)
+        with monkeypatch.context() as m:
+            m.setattr(host_ranges, "_nesting", None)
+            want = host_ranges._index_sorted(*args)
+        assert got.parent.tolist() == want.parent.tolist()
+        assert got.thread_lo.tolist() == want.thread_lo.tolist()
+        keep = np.arange(n) % 2 == 0
+        last_kept = np.cumsum(keep) - 1
+        at = np.where(got.parent >= 0, last_kept[np.maximum(got.parent, 0)], -1)[keep]
+        kept = tuple(a[keep] for a in args)
+        got_kept = host_ranges._index_sorted(*kept, start_at=at)
+        with monkeypatch.context() as m:
+            m.setattr(host_ranges, "_nesting", None)
+            want_kept = host_ranges._index_sorted(*kept, start_at=at)
+        assert got_kept.parent.tolist() == want_kept.parent.tolist()
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_sorted_search_is_searchsorted(side: str) -> None:
+    """np.searchsorted's positions, on sorted times with ties and NaN last, keys in
+    ascending runs (the compiled search's shortcut) or not, NaN keys included."""
+    rng = np.random.default_rng(21)
+    for trial in range(100):
+        a = np.sort(rng.integers(0, 20, int(rng.integers(0, 50))).astype(np.float64))
+        if trial % 4 == 0:
+            a = np.append(a, [np.nan, np.nan])
+        v = rng.integers(-2, 23, 60).astype(np.float64)
+        if trial % 2:  # ascending runs, as spans sorted by name then start come
+            v = np.concatenate([np.sort(v[:30]), np.sort(v[30:])])
+        if trial % 3 == 0:
+            v[5] = np.nan
+        want = np.searchsorted(a, v, side)  # type: ignore[call-overload]
+        assert sorted_search(a, v, side).tolist() == want.tolist()  # type: ignore[arg-type]
