@@ -107,14 +107,38 @@ static int annot_value_field(const Annot *a, int first) {
     return 0;
 }
 
-/* The escaped key token of an annotation (`"name"`), appended to e->keys. */
-static int annot_key(Enc *e, const Annot *a) {
-    if (HAS(a, 10)) return json_string(&e->keys, a->name, &e->tmp);
+/* An interned arg name's or string's JSON string, appended to out: its text copied as it
+   is where it has nothing to escape (asked once per entry, not once per annotation). */
+static int entry_json(Buf *out, const Sequence *s, Entry *entry) {
+    Span t = entry_span(s, entry);
+    if (entry->json == JSON_UNKNOWN) entry->json = json_plain(t.p, t.end) ? JSON_PLAIN : JSON_ESCAPED;
+    if (entry->json == JSON_ESCAPED) return json_string_valid(out, t.p, t.end);
+    if (!buf_reserve(out, entry->len + 2)) return 0;
+    out->data[out->len] = '"';
+    memcpy(out->data + out->len + 1, t.p, entry->len);
+    out->len += entry->len + 2;
+    out->data[out->len - 1] = '"';
+    return 1;
+}
+
+/* The escaped key token of an annotation (`"name"`), appended to e->keys; *kind: its core
+   key kind (core_key) where the top level's keys are read (e->core), else -1. */
+static int annot_key(Enc *e, const Annot *a, int *kind) {
+    size_t start = e->keys.len;
+    *kind = -1;
+    if (HAS(a, 10)) {
+        if (!json_string(&e->keys, a->name, &e->tmp)) return 0;
+        if (e->core) *kind = core_key(e->keys.data + start, e->keys.len - start);
+        return 1;
+    }
     if (HAS(a, 1)) {
         Entry *entry = sequence_entry(e->seq, T_ARG_NAMES, a->name_iid);
         if (entry) {
-            Span text = entry_span(e->seq, entry);
-            return json_string_valid(&e->keys, text.p, text.end);
+            if (!entry_json(&e->keys, e->seq, entry)) return 0;
+            if (e->core && entry->core == CORE_UNKNOWN)
+                entry->core = (int16_t)core_key(e->keys.data + start, e->keys.len - start);
+            if (e->core) *kind = entry->core;
+            return 1;
         }
     }
     return buf_str(&e->keys, "\"\"");
@@ -167,7 +191,8 @@ static int eval_item(Enc *e, Span s) {
 
 /* Stacks grow while nested values are written: their entries are found by offset. */
 #define ITEM(e, at, i) (((const Span *)((e)->items.data + (at)))[i])
-#define BOUND(e, at, i) (((const uint32_t *)((e)->plan.data + (at))) + 2 * (i))
+/* A key's plan: its token's bounds in e->keys, and its core key kind (-1: none). */
+#define BOUND(e, at, i) (((const uint32_t *)((e)->plan.data + (at))) + 3 * (i))
 
 static int write_value(Enc *e, Buf *out, const Annot *a, int n);
 static int write_nested(Enc *e, Buf *out, size_t items_at, size_t count);
@@ -212,7 +237,7 @@ static int same_key(const Enc *e, const uint32_t *a, const uint32_t *b) {
            memcmp(e->keys.data + a[0], e->keys.data + b[0], a[1] - a[0]) == 0;
 }
 
-/* Plans a dict of n keys (bounds: pairs of offsets into e->keys): last[u] is the entry of
+/* Plans a dict of n keys (bounds: offsets into e->keys, as BOUND holds them): last[u] is the entry of
    the last occurrence of the u-th distinct key, in order of first occurrence, first[u]
    its first. Returns the distinct count, or -1 when out of memory. */
 static long plan_keys(Enc *e, const uint32_t *bounds, size_t n, uint32_t *first, uint32_t *last) {
@@ -221,7 +246,7 @@ static long plan_keys(Enc *e, const uint32_t *bounds, size_t n, uint32_t *first,
     int hashed = n > 32;
     if (hashed && !map_init(&seen, 64, e->seed)) return -1;
     for (size_t i = 0; i < n; i++) {
-        const uint32_t *key = &bounds[2 * i];
+        const uint32_t *key = &bounds[3 * i];
         long found = -1;
         if (hashed) { /* hash + k -> a distinct key of that hash, k = 0, 1, ... */
             uint64_t h = hash_bytes(e->seed, e->keys.data + key[0], key[1] - key[0]);
@@ -234,11 +259,11 @@ static long plan_keys(Enc *e, const uint32_t *bounds, size_t n, uint32_t *first,
                     }
                     break;
                 }
-                if (same_key(e, key, &bounds[2 * first[u]])) found = (long)u;
+                if (same_key(e, key, &bounds[3 * first[u]])) found = (long)u;
             }
         } else {
             for (size_t u = 0; u < distinct && found < 0; u++)
-                if (same_key(e, key, &bounds[2 * first[u]])) found = (long)u;
+                if (same_key(e, key, &bounds[3 * first[u]])) found = (long)u;
         }
         if (found < 0) {
             first[distinct] = last[distinct] = (uint32_t)i;
@@ -272,10 +297,9 @@ static int write_dict(Enc *e, Buf *out, size_t plan_at, size_t items_at, size_t 
             status = ENC_FAIL;
             break;
         }
+        int kind = core ? (int)(int32_t)key[2] : -1;
         size_t value_at = out->len;
         status = write(e, out, items_at, last[u]);
-        key = BOUND(e, plan_at, first[u]); /* the write may have grown the stacks */
-        int kind = core ? core_key(e->keys.data + key[0], key[1] - key[0]) : -1;
         if (kind >= 0 && status == ENC_OK) {
             core_value(core, kind, out->data + value_at, out->data + out->len);
             e->cores++;
@@ -286,9 +310,9 @@ static int write_dict(Enc *e, Buf *out, size_t plan_at, size_t items_at, size_t 
     return status;
 }
 
-static int push_bound(Enc *e, uint32_t start) {
-    uint32_t pair[2] = {start, (uint32_t)e->keys.len};
-    return buf_put(&e->plan, pair, sizeof pair);
+static int push_bound(Enc *e, uint32_t start, int kind) {
+    uint32_t plan[3] = {start, (uint32_t)e->keys.len, (uint32_t)kind};
+    return buf_put(&e->plan, plan, sizeof plan);
 }
 
 #define ANNOT(e, at, i) (((const Annot *)((e)->annots.data + (at)))[i])
@@ -310,7 +334,8 @@ static int write_annotation_spans(Enc *e, Buf *out, size_t items_at, size_t n, i
         annot_read(a, ITEM(e, items_at, i));
         e->annots.len += sizeof(Annot);
         uint32_t start = (uint32_t)e->keys.len;
-        ok = annot_key(e, a) && push_bound(e, start);
+        int kind;
+        ok = annot_key(e, a, &kind) && push_bound(e, start, kind);
         if (ok && has_correlation && e->keys.len - start == 13 &&
             memcmp(e->keys.data + start, "\"correlation\"", 13) == 0)
             *has_correlation = 1;
@@ -384,7 +409,7 @@ static int write_nested(Enc *e, Buf *out, size_t items_at, size_t count) {
             while (ok && n < values && pf_next(&f))
                 if (f.number == 2 && f.wire == WIRE_LEN) {
                     uint32_t start = (uint32_t)e->keys.len;
-                    ok = json_string(&e->keys, f.body, &e->tmp) && push_bound(e, start);
+                    ok = json_string(&e->keys, f.body, &e->tmp) && push_bound(e, start, -1);
                     n++;
                 }
         }
@@ -456,8 +481,7 @@ static int write_value(Enc *e, Buf *out, const Annot *a, int n) {
                 ok = buf_str(out, "\"\"");
                 break;
             }
-            Span t = entry_span(e->seq, entry);
-            ok = json_string_valid(out, t.p, t.end);
+            ok = entry_json(out, e->seq, entry);
             break;
         }
         default: return ENC_FAIL;

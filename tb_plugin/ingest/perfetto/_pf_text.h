@@ -105,6 +105,18 @@ static int needs_escape8(uint64_t w) {
     return (((control | ((quote - ones) & ~quote) | ((backslash - ones) & ~backslash)) & highs) != 0);
 }
 
+/* Whether valid UTF-8 text is its JSON string's content as it is (no byte to escape). */
+static int json_plain(const uint8_t *p, const uint8_t *end) {
+    for (; end - p >= 8; p += 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        if (needs_escape8(w)) return 0;
+    }
+    for (; p < end; p++)
+        if (*p < 0x20 || *p == '"' || *p == '\\') return 0;
+    return 1;
+}
+
 /* Valid UTF-8 text as a JSON string. */
 static int json_string_valid(Buf *out, const uint8_t *p, const uint8_t *end) {
     if (!buf_reserve(out, (size_t)(end - p) + 2)) return 0;
