@@ -43,7 +43,23 @@ typedef struct {
     Buf msg;   /* the words of a failure */
     int later; /* msg holds the first encode failure of what is being written */
     uint64_t seed;
+    /* Composite values (dicts, arrays, nested values) already written, by their bytes:
+       an event's "Input Dims" and the like repeat. Keyed with their sequence's args
+       generation (`Sequence.args_gen`), as interned names and strings may be written in them. */
+    Map written;     /* hash -> entry in written_at */
+    Buf written_at;  /* Written */
+    Buf written_text; /* each one's bytes, then its text */
+    uint64_t hooked; /* legacy values given to Python: a value that needed one is not kept */
 } Enc;
+
+typedef struct {
+    uint64_t hash, gen;
+    size_t off;
+    uint32_t len, text_len;
+} Written;
+
+/* At most this much is kept of written values; then they are forgotten at once. */
+#define WRITTEN_MAX_BYTES ((size_t)8 << 20)
 
 static void enc_free(Enc *e) {
     buf_free(&e->tmp);
@@ -52,6 +68,9 @@ static void enc_free(Enc *e) {
     buf_free(&e->plan);
     buf_free(&e->annots);
     buf_free(&e->msg);
+    map_free(&e->written);
+    buf_free(&e->written_at);
+    buf_free(&e->written_text);
 }
 
 /* ---- one annotation's fields -------------------------------------------------------------- */
@@ -217,6 +236,7 @@ static long push_fields(Enc *e, size_t spans_at, size_t count, uint32_t number) 
 static int write_legacy(Enc *e, Buf *out, Span raw) {
     if (legacy_same(raw)) return buf_put(out, raw.p, SPAN_LEN(raw)) ? ENC_OK : ENC_FAIL;
     Buf msg = {0};
+    e->hooked++;
     int got = e->hooks->legacy(e->hooks->ctx, raw, out, &msg);
     if (got == LEGACY_LATER || got == LEGACY_NOW) {
         if (got == LEGACY_NOW || !e->later) {
@@ -444,7 +464,57 @@ static int write_nested(Enc *e, Buf *out, size_t items_at, size_t count) {
     return ok ? ENC_OK : ENC_FAIL;
 }
 
+static int write_value_now(Enc *e, Buf *out, const Annot *a, int n);
+
+/* The key of a composite value written as field n of annotation a, in its sequence. */
+static uint64_t written_hash(const Enc *e, const Annot *a, int n) {
+    size_t len = SPAN_LEN(a->whole);
+    return hash_bytes(e->seed ^ mix64(e->seq->args_gen * 16 + (uint64_t)n), a->whole.p, len);
+}
+
+/* The text of a value written before, appended to out; 0 when none is kept. */
+static int written_before(Enc *e, Buf *out, uint64_t hash, Span whole) {
+    uint32_t at;
+    if (!e->written.slots || !map_get(&e->written, hash, &at)) return 0;
+    const Written *w = &VEC_AT(e->written_at, Written, at);
+    size_t len = SPAN_LEN(whole);
+    if (w->hash != hash || w->gen != e->seq->args_gen || w->len != len || memcmp(e->written_text.data + w->off, whole.p, len) != 0)
+        return 0;
+    return buf_put(out, e->written_text.data + w->off + len, w->text_len) ? 1 : -1;
+}
+
+/* Keeps the text just written (out[from:]) of a value; 0 when out of memory. */
+static int keep_written(Enc *e, uint64_t hash, Span whole, const Buf *out, size_t from) {
+    size_t len = SPAN_LEN(whole), text_len = out->len - from;
+    if (len + text_len > WRITTEN_MAX_BYTES / 16) return 1;
+    if (e->written_text.len + len + text_len > WRITTEN_MAX_BYTES) {
+        map_clear(&e->written);
+        e->written_at.len = e->written_text.len = 0;
+    }
+    if (!e->written.slots && !map_init(&e->written, 1024, e->seed)) return 0;
+    Written w = {hash, e->seq->args_gen, e->written_text.len, (uint32_t)len, (uint32_t)text_len};
+    uint32_t at = (uint32_t)VEC_LEN(e->written_at, Written);
+    return buf_put(&e->written_text, whole.p, len) && buf_put(&e->written_text, out->data + from, text_len) &&
+           buf_put(&e->written_at, &w, sizeof w) && map_put(&e->written, hash, at);
+}
+
+/* Field n of annotation a as its JSON value; a composite one written once per distinct
+   bytes (and sequence args generation), unless Python read a legacy value in it or its
+   args fail later. */
 static int write_value(Enc *e, Buf *out, const Annot *a, int n) {
+    if (n != 8 && n != 11 && n != 12) return write_value_now(e, out, a, n);
+    uint64_t hash = written_hash(e, a, n), hooked = e->hooked;
+    int got = written_before(e, out, hash, a->whole);
+    if (got) return got > 0 ? ENC_OK : ENC_FAIL;
+    size_t from = out->len;
+    int later = e->later;
+    int status = write_value_now(e, out, a, n);
+    if (status == ENC_OK && e->hooked == hooked && e->later == later && !keep_written(e, hash, a->whole, out, from))
+        return ENC_FAIL;
+    return status;
+}
+
+static int write_value_now(Enc *e, Buf *out, const Annot *a, int n) {
     char text[32];
     int ok;
     switch (n) {

@@ -200,6 +200,7 @@ typedef struct {
     Buf bytes;
     uint64_t default_track;
     int64_t nbytes; /* as the Python reader counts its tables */
+    uint64_t args_gen; /* new (the reader's count) whenever its arg names or strings change */
 } Sequence;
 
 static int sequence_init(Sequence *s, uint64_t seed) {
