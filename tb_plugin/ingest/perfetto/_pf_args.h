@@ -86,8 +86,9 @@ typedef struct {
     Span whole;
 } Annot;
 
+/* Only `present` and `whole` are set first: a field is read only where its bit is. */
 static void annot_read(Annot *a, Span s) {
-    memset(a, 0, sizeof *a);
+    a->present = 0;
     a->whole = s;
     Field f = pf_fields(s);
     while (pf_next(&f)) {
