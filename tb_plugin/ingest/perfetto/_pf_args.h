@@ -43,7 +43,23 @@ typedef struct {
     Buf msg;   /* the words of a failure */
     int later; /* msg holds the first encode failure of what is being written */
     uint64_t seed;
+    /* Composite values (dicts, arrays, nested values) already written, by their bytes:
+       an event's "Input Dims" and the like repeat. Keyed with their sequence's args
+       generation (`Sequence.args_gen`), as interned names and strings may be written in them. */
+    Map written;     /* hash -> entry in written_at */
+    Buf written_at;  /* Written */
+    Buf written_text; /* each one's bytes, then its text */
+    uint64_t hooked; /* legacy values given to Python: a value that needed one is not kept */
 } Enc;
+
+typedef struct {
+    uint64_t hash, gen;
+    size_t off;
+    uint32_t len, text_len;
+} Written;
+
+/* At most this much is kept of written values; then they are forgotten at once. */
+#define WRITTEN_MAX_BYTES ((size_t)8 << 20)
 
 static void enc_free(Enc *e) {
     buf_free(&e->tmp);
@@ -52,6 +68,9 @@ static void enc_free(Enc *e) {
     buf_free(&e->plan);
     buf_free(&e->annots);
     buf_free(&e->msg);
+    map_free(&e->written);
+    buf_free(&e->written_at);
+    buf_free(&e->written_text);
 }
 
 /* ---- one annotation's fields -------------------------------------------------------------- */
@@ -67,8 +86,9 @@ typedef struct {
     Span whole;
 } Annot;
 
+/* Only `present` and `whole` are set first: a field is read only where its bit is. */
 static void annot_read(Annot *a, Span s) {
-    memset(a, 0, sizeof *a);
+    a->present = 0;
     a->whole = s;
     Field f = pf_fields(s);
     while (pf_next(&f)) {
@@ -107,14 +127,38 @@ static int annot_value_field(const Annot *a, int first) {
     return 0;
 }
 
-/* The escaped key token of an annotation (`"name"`), appended to e->keys. */
-static int annot_key(Enc *e, const Annot *a) {
-    if (HAS(a, 10)) return json_string(&e->keys, a->name, &e->tmp);
+/* An interned arg name's or string's JSON string, appended to out: its text copied as it
+   is where it has nothing to escape (asked once per entry, not once per annotation). */
+static int entry_json(Buf *out, const Sequence *s, Entry *entry) {
+    Span t = entry_span(s, entry);
+    if (entry->json == JSON_UNKNOWN) entry->json = json_plain(t.p, t.end) ? JSON_PLAIN : JSON_ESCAPED;
+    if (entry->json == JSON_ESCAPED) return json_string_valid(out, t.p, t.end);
+    if (!buf_reserve(out, entry->len + 2)) return 0;
+    out->data[out->len] = '"';
+    memcpy(out->data + out->len + 1, t.p, entry->len);
+    out->len += entry->len + 2;
+    out->data[out->len - 1] = '"';
+    return 1;
+}
+
+/* The escaped key token of an annotation (`"name"`), appended to e->keys; *kind: its core
+   key kind (core_key) where the top level's keys are read (e->core), else -1. */
+static int annot_key(Enc *e, const Annot *a, int *kind) {
+    size_t start = e->keys.len;
+    *kind = -1;
+    if (HAS(a, 10)) {
+        if (!json_string(&e->keys, a->name, &e->tmp)) return 0;
+        if (e->core) *kind = core_key(e->keys.data + start, e->keys.len - start);
+        return 1;
+    }
     if (HAS(a, 1)) {
         Entry *entry = sequence_entry(e->seq, T_ARG_NAMES, a->name_iid);
         if (entry) {
-            Span text = entry_span(e->seq, entry);
-            return json_string_valid(&e->keys, text.p, text.end);
+            if (!entry_json(&e->keys, e->seq, entry)) return 0;
+            if (e->core && entry->core == CORE_UNKNOWN)
+                entry->core = (int16_t)core_key(e->keys.data + start, e->keys.len - start);
+            if (e->core) *kind = entry->core;
+            return 1;
         }
     }
     return buf_str(&e->keys, "\"\"");
@@ -167,7 +211,8 @@ static int eval_item(Enc *e, Span s) {
 
 /* Stacks grow while nested values are written: their entries are found by offset. */
 #define ITEM(e, at, i) (((const Span *)((e)->items.data + (at)))[i])
-#define BOUND(e, at, i) (((const uint32_t *)((e)->plan.data + (at))) + 2 * (i))
+/* A key's plan: its token's bounds in e->keys, and its core key kind (-1: none). */
+#define BOUND(e, at, i) (((const uint32_t *)((e)->plan.data + (at))) + 3 * (i))
 
 static int write_value(Enc *e, Buf *out, const Annot *a, int n);
 static int write_nested(Enc *e, Buf *out, size_t items_at, size_t count);
@@ -192,6 +237,7 @@ static long push_fields(Enc *e, size_t spans_at, size_t count, uint32_t number) 
 static int write_legacy(Enc *e, Buf *out, Span raw) {
     if (legacy_same(raw)) return buf_put(out, raw.p, SPAN_LEN(raw)) ? ENC_OK : ENC_FAIL;
     Buf msg = {0};
+    e->hooked++;
     int got = e->hooks->legacy(e->hooks->ctx, raw, out, &msg);
     if (got == LEGACY_LATER || got == LEGACY_NOW) {
         if (got == LEGACY_NOW || !e->later) {
@@ -212,7 +258,7 @@ static int same_key(const Enc *e, const uint32_t *a, const uint32_t *b) {
            memcmp(e->keys.data + a[0], e->keys.data + b[0], a[1] - a[0]) == 0;
 }
 
-/* Plans a dict of n keys (bounds: pairs of offsets into e->keys): last[u] is the entry of
+/* Plans a dict of n keys (bounds: offsets into e->keys, as BOUND holds them): last[u] is the entry of
    the last occurrence of the u-th distinct key, in order of first occurrence, first[u]
    its first. Returns the distinct count, or -1 when out of memory. */
 static long plan_keys(Enc *e, const uint32_t *bounds, size_t n, uint32_t *first, uint32_t *last) {
@@ -221,7 +267,7 @@ static long plan_keys(Enc *e, const uint32_t *bounds, size_t n, uint32_t *first,
     int hashed = n > 32;
     if (hashed && !map_init(&seen, 64, e->seed)) return -1;
     for (size_t i = 0; i < n; i++) {
-        const uint32_t *key = &bounds[2 * i];
+        const uint32_t *key = &bounds[3 * i];
         long found = -1;
         if (hashed) { /* hash + k -> a distinct key of that hash, k = 0, 1, ... */
             uint64_t h = hash_bytes(e->seed, e->keys.data + key[0], key[1] - key[0]);
@@ -234,11 +280,11 @@ static long plan_keys(Enc *e, const uint32_t *bounds, size_t n, uint32_t *first,
                     }
                     break;
                 }
-                if (same_key(e, key, &bounds[2 * first[u]])) found = (long)u;
+                if (same_key(e, key, &bounds[3 * first[u]])) found = (long)u;
             }
         } else {
             for (size_t u = 0; u < distinct && found < 0; u++)
-                if (same_key(e, key, &bounds[2 * first[u]])) found = (long)u;
+                if (same_key(e, key, &bounds[3 * first[u]])) found = (long)u;
         }
         if (found < 0) {
             first[distinct] = last[distinct] = (uint32_t)i;
@@ -272,10 +318,9 @@ static int write_dict(Enc *e, Buf *out, size_t plan_at, size_t items_at, size_t 
             status = ENC_FAIL;
             break;
         }
+        int kind = core ? (int)(int32_t)key[2] : -1;
         size_t value_at = out->len;
         status = write(e, out, items_at, last[u]);
-        key = BOUND(e, plan_at, first[u]); /* the write may have grown the stacks */
-        int kind = core ? core_key(e->keys.data + key[0], key[1] - key[0]) : -1;
         if (kind >= 0 && status == ENC_OK) {
             core_value(core, kind, out->data + value_at, out->data + out->len);
             e->cores++;
@@ -286,9 +331,9 @@ static int write_dict(Enc *e, Buf *out, size_t plan_at, size_t items_at, size_t 
     return status;
 }
 
-static int push_bound(Enc *e, uint32_t start) {
-    uint32_t pair[2] = {start, (uint32_t)e->keys.len};
-    return buf_put(&e->plan, pair, sizeof pair);
+static int push_bound(Enc *e, uint32_t start, int kind) {
+    uint32_t plan[3] = {start, (uint32_t)e->keys.len, (uint32_t)kind};
+    return buf_put(&e->plan, plan, sizeof plan);
 }
 
 #define ANNOT(e, at, i) (((const Annot *)((e)->annots.data + (at)))[i])
@@ -310,7 +355,8 @@ static int write_annotation_spans(Enc *e, Buf *out, size_t items_at, size_t n, i
         annot_read(a, ITEM(e, items_at, i));
         e->annots.len += sizeof(Annot);
         uint32_t start = (uint32_t)e->keys.len;
-        ok = annot_key(e, a) && push_bound(e, start);
+        int kind;
+        ok = annot_key(e, a, &kind) && push_bound(e, start, kind);
         if (ok && has_correlation && e->keys.len - start == 13 &&
             memcmp(e->keys.data + start, "\"correlation\"", 13) == 0)
             *has_correlation = 1;
@@ -384,7 +430,7 @@ static int write_nested(Enc *e, Buf *out, size_t items_at, size_t count) {
             while (ok && n < values && pf_next(&f))
                 if (f.number == 2 && f.wire == WIRE_LEN) {
                     uint32_t start = (uint32_t)e->keys.len;
-                    ok = json_string(&e->keys, f.body, &e->tmp) && push_bound(e, start);
+                    ok = json_string(&e->keys, f.body, &e->tmp) && push_bound(e, start, -1);
                     n++;
                 }
         }
@@ -419,7 +465,57 @@ static int write_nested(Enc *e, Buf *out, size_t items_at, size_t count) {
     return ok ? ENC_OK : ENC_FAIL;
 }
 
+static int write_value_now(Enc *e, Buf *out, const Annot *a, int n);
+
+/* The key of a composite value written as field n of annotation a, in its sequence. */
+static uint64_t written_hash(const Enc *e, const Annot *a, int n) {
+    size_t len = SPAN_LEN(a->whole);
+    return hash_bytes(e->seed ^ mix64(e->seq->args_gen * 16 + (uint64_t)n), a->whole.p, len);
+}
+
+/* The text of a value written before, appended to out; 0 when none is kept. */
+static int written_before(Enc *e, Buf *out, uint64_t hash, Span whole) {
+    uint32_t at;
+    if (!e->written.slots || !map_get(&e->written, hash, &at)) return 0;
+    const Written *w = &VEC_AT(e->written_at, Written, at);
+    size_t len = SPAN_LEN(whole);
+    if (w->hash != hash || w->gen != e->seq->args_gen || w->len != len || memcmp(e->written_text.data + w->off, whole.p, len) != 0)
+        return 0;
+    return buf_put(out, e->written_text.data + w->off + len, w->text_len) ? 1 : -1;
+}
+
+/* Keeps the text just written (out[from:]) of a value; 0 when out of memory. */
+static int keep_written(Enc *e, uint64_t hash, Span whole, const Buf *out, size_t from) {
+    size_t len = SPAN_LEN(whole), text_len = out->len - from;
+    if (len + text_len > WRITTEN_MAX_BYTES / 16) return 1;
+    if (e->written_text.len + len + text_len > WRITTEN_MAX_BYTES) {
+        map_clear(&e->written);
+        e->written_at.len = e->written_text.len = 0;
+    }
+    if (!e->written.slots && !map_init(&e->written, 1024, e->seed)) return 0;
+    Written w = {hash, e->seq->args_gen, e->written_text.len, (uint32_t)len, (uint32_t)text_len};
+    uint32_t at = (uint32_t)VEC_LEN(e->written_at, Written);
+    return buf_put(&e->written_text, whole.p, len) && buf_put(&e->written_text, out->data + from, text_len) &&
+           buf_put(&e->written_at, &w, sizeof w) && map_put(&e->written, hash, at);
+}
+
+/* Field n of annotation a as its JSON value; a composite one written once per distinct
+   bytes (and sequence args generation), unless Python read a legacy value in it or its
+   args fail later. */
 static int write_value(Enc *e, Buf *out, const Annot *a, int n) {
+    if (n != 8 && n != 11 && n != 12) return write_value_now(e, out, a, n);
+    uint64_t hash = written_hash(e, a, n), hooked = e->hooked;
+    int got = written_before(e, out, hash, a->whole);
+    if (got) return got > 0 ? ENC_OK : ENC_FAIL;
+    size_t from = out->len;
+    int later = e->later;
+    int status = write_value_now(e, out, a, n);
+    if (status == ENC_OK && e->hooked == hooked && e->later == later && !keep_written(e, hash, a->whole, out, from))
+        return ENC_FAIL;
+    return status;
+}
+
+static int write_value_now(Enc *e, Buf *out, const Annot *a, int n) {
     char text[32];
     int ok;
     switch (n) {
@@ -456,8 +552,7 @@ static int write_value(Enc *e, Buf *out, const Annot *a, int n) {
                 ok = buf_str(out, "\"\"");
                 break;
             }
-            Span t = entry_span(e->seq, entry);
-            ok = json_string_valid(out, t.p, t.end);
+            ok = entry_json(out, e->seq, entry);
             break;
         }
         default: return ENC_FAIL;

@@ -189,7 +189,16 @@ static void core_value(Core *c, int kind, const char *v, const char *end) {
 }
 
 /* The kind of a core key given as its JSON token, or -1. */
+/* Bit n: a core key's token has n bytes (set at the module's import): most keys are
+   none of them by their length alone. */
+static uint64_t CORE_KEY_LENGTHS;
+
+static void core_keys_init(void) {
+    for (int k = 0; k < N_CORE_KEYS; k++) CORE_KEY_LENGTHS |= (uint64_t)1 << CORE_KEYS[k].len;
+}
+
 static int core_key(const char *token, size_t n) {
+    if (n >= 64 || !((CORE_KEY_LENGTHS >> n) & 1)) return -1;
     for (int k = 0; k < N_CORE_KEYS; k++)
         if (CORE_KEYS[k].len == n && memcmp(CORE_KEYS[k].token, token, n) == 0) return CORE_KEYS[k].kind;
     return -1;

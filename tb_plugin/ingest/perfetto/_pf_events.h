@@ -64,6 +64,7 @@ static int intern_table(Reader *r, Sequence *seq, uint32_t number, int table) {
         }
         size_t before = seq->bytes.len;
         if (!sequence_set(seq, table, iid, name, &changed)) return 0;
+        if (table == T_ARG_NAMES || table == T_ARG_STRINGS) seq->args_gen = ++r->args_gen;
         int64_t added = ENTRY_COST + (int64_t)(seq->bytes.len - before);
         seq->nbytes += added;
         r->tables_bytes += added;
@@ -88,6 +89,7 @@ static Sequence *sequence_of(Reader *r, const Packet *p) {
         sequence_clear(seq);
     }
     if (!known || cleared) {
+        seq->args_gen = ++r->args_gen;
         seq->nbytes = SEQUENCE_COST;
         r->tables_bytes += SEQUENCE_COST;
     }

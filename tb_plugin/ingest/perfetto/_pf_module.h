@@ -310,6 +310,7 @@ static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_native", NULL, -1, 
 PyMODINIT_FUNC PyInit__native(void) {
     if (PyType_Ready(&ReaderType) < 0 || PyType_Ready(&ColumnType) < 0) return NULL;
     if (!C_NUMERIC) C_NUMERIC = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    core_keys_init();
     PyObject *module = PyModule_Create(&MODULE);
     if (!module) return NULL;
     Py_INCREF(&ReaderType);

@@ -89,6 +89,7 @@ struct Reader {
     int busy, oom;
     uint32_t ac2g, fwdbwd; /* text ids */
     uint64_t seed;
+    uint64_t args_gen; /* the last Sequence.args_gen given */
 };
 
 /* Runs `code` with the GIL (taken back while it is let go). */

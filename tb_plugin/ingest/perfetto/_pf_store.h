@@ -176,10 +176,17 @@ static PyObject *value_object(Values *v, Texts *t, uint32_t id) {
 
 enum { T_CATEGORIES, T_NAMES, T_ARG_NAMES, T_ARG_STRINGS, N_INTERNED };
 
+enum { JSON_UNKNOWN, JSON_PLAIN, JSON_ESCAPED };
+#define CORE_UNKNOWN INT16_MIN
+
 typedef struct {
     size_t off; /* of its replaced text in the sequence's bytes */
     uint32_t len;
     uint32_t text; /* its text id once asked (names, categories), else NO_STR */
+    /* Asked once per entry of the args' tables, not once per annotation: whether its JSON
+       string needs an escape (JSON_*), and its core key kind as a name (core_key). */
+    uint8_t json;
+    int16_t core;
 } Entry;
 
 /* Writers count iids from 1: an iid below twice its table's entries (and 64) is found
@@ -193,6 +200,7 @@ typedef struct {
     Buf bytes;
     uint64_t default_track;
     int64_t nbytes; /* as the Python reader counts its tables */
+    uint64_t args_gen; /* new (the reader's count) whenever its arg names or strings change */
 } Sequence;
 
 static int sequence_init(Sequence *s, uint64_t seed) {
@@ -260,7 +268,7 @@ static Span entry_span(const Sequence *s, const Entry *e) {
 static int sequence_set(Sequence *s, int table, uint64_t iid, Span raw, int *changed) {
     size_t off = s->bytes.len;
     if (!put_text(&s->bytes, raw)) return 0;
-    Entry fresh = {off, (uint32_t)(s->bytes.len - off), NO_STR};
+    Entry fresh = {off, (uint32_t)(s->bytes.len - off), NO_STR, JSON_UNKNOWN, CORE_UNKNOWN};
     Entry *old = sequence_entry(s, table, iid);
     if (old) {
         *changed |= old->len != fresh.len ||

@@ -105,6 +105,18 @@ static int needs_escape8(uint64_t w) {
     return (((control | ((quote - ones) & ~quote) | ((backslash - ones) & ~backslash)) & highs) != 0);
 }
 
+/* Whether valid UTF-8 text is its JSON string's content as it is (no byte to escape). */
+static int json_plain(const uint8_t *p, const uint8_t *end) {
+    for (; end - p >= 8; p += 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        if (needs_escape8(w)) return 0;
+    }
+    for (; p < end; p++)
+        if (*p < 0x20 || *p == '"' || *p == '\\') return 0;
+    return 1;
+}
+
 /* Valid UTF-8 text as a JSON string. */
 static int json_string_valid(Buf *out, const uint8_t *p, const uint8_t *end) {
     if (!buf_reserve(out, (size_t)(end - p) + 2)) return 0;
@@ -145,6 +157,23 @@ static int json_string_valid(Buf *out, const uint8_t *p, const uint8_t *end) {
 
 /* Any bytes as a JSON string of their replaced text. `tmp` is scratch. */
 static int json_string(Buf *out, Span s, Buf *tmp) {
+    const uint8_t *p = s.p;
+    while (s.end - p >= 8) { /* ASCII with nothing to escape (most): one pass, not two */
+        uint64_t w;
+        memcpy(&w, p, 8);
+        if ((w & 0x8080808080808080ULL) || needs_escape8(w)) break;
+        p += 8;
+    }
+    while (p < s.end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\') p++;
+    if (p == s.end) {
+        size_t n = SPAN_LEN(s);
+        if (!buf_reserve(out, n + 2)) return 0;
+        out->data[out->len] = '"';
+        if (n) memcpy(out->data + out->len + 1, s.p, n);
+        out->len += n + 2;
+        out->data[out->len - 1] = '"';
+        return 1;
+    }
     if (utf8_valid(s.p, s.end)) return json_string_valid(out, s.p, s.end);
     tmp->len = 0;
     if (!put_text(tmp, s)) return 0;

@@ -124,7 +124,7 @@ static const uint8_t *pf_skip_group(const uint8_t *p, const uint8_t *end, uint32
 }
 
 /* The next field of a checked message; 0 at its end. Groups are stepped over. */
-static int pf_next(Field *f) {
+PF_INLINE int pf_next(Field *f) {
     for (;;) {
         uint64_t tag;
         if (f->p >= f->end) return 0;
