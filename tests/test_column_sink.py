@@ -88,3 +88,17 @@ def test_narrow_columns_are_int32_until_a_value_does_not_fit(heap_rows: int) -> 
     assert columns["stream"].tolist() == [-1, 5, 2**31 - 1, -1, 5]
     assert columns["flow_id"].dtype == np.int64
     assert columns["flow_id"].tolist() == [-1, 5, 2**31 - 1, -(2**31), 2**40]
+
+
+def test_narrow_code_columns_are_int16_until_a_value_does_not_fit(heap_rows: int) -> None:
+    spec = {"ts": "f8", "name": "i4", "pid": "i4"}
+    sink = ColumnSink(spec, rows=2, narrow=frozenset({"name", "pid"}))
+    small = np.array([-1, 5, 2**15 - 1], dtype=np.int32)
+    sink.append({"ts": np.zeros(3), "name": small, "pid": small})
+    sink.append({"ts": np.ones(2), "name": np.array([-(2**15), 2**15]), "pid": small[:2]})
+    assert bool(sink.maps) == (sink.room > heap_rows)
+    columns = sink.finish()
+    assert columns["pid"].dtype == np.int16
+    assert columns["pid"].tolist() == [-1, 5, 2**15 - 1, -1, 5]
+    assert columns["name"].dtype == np.int32
+    assert columns["name"].tolist() == [-1, 5, 2**15 - 1, -(2**15), 2**15]

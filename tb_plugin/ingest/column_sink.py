@@ -11,8 +11,9 @@ A small load's columns stay numpy arrays in the heap (a map per column costs sys
 calls and page faults that a run of 2,048 small ranks pays 2,048 times); they move into
 maps, copied once, when they pass `HEAP_ROWS`.
 
-Id columns (`trace_model.NARROW_COLUMNS`) are kept as int32 while every value fits and
-become int64 (copied once) at the first chunk with a value that does not.
+The columns named in `trace_model.NARROW_COLUMNS` are kept at half their declared width
+(int64 ids as int32, int32 codes as int16) while every value fits, and become their
+declared type (copied once) at the first chunk with a value that does not.
 """
 
 from __future__ import annotations
@@ -28,23 +29,23 @@ HEAP_ROWS = 1 << 16
 # Private: a shared anonymous map is a file of its first size (touched past it, the
 # remapped pages fault with SIGBUS).
 _PRIVATE = getattr(mmap, "MAP_PRIVATE", 0)
-_INT32 = np.iinfo(np.int32)
+# A narrow column's type while its values fit: half its declared one.
+_HALF = {np.dtype(np.int64): np.dtype(np.int32), np.dtype(np.int32): np.dtype(np.int16)}
 
 
 class ColumnSink:
     """Columns of `spec` (name → dtype) appended to in place; `finish` gives them. The
-    int64 columns named in `narrow` are int32 while their values fit."""
+    integer columns named in `narrow` are half their declared width while their values
+    fit."""
 
     def __init__(
         self, spec: dict[str, str], rows: int = FIRST_ROWS, narrow: frozenset[str] = frozenset()
     ) -> None:
         self.rows = 0
         self.room = max(rows, 1)
-        self.dtypes = {
-            k: np.dtype(np.int32) if k in narrow and np.dtype(v) == np.int64 else np.dtype(v)
-            for k, v in spec.items()
-        }
-        self.narrow = {k for k in narrow if self.dtypes.get(k) == np.int32}
+        self.declared = {k: np.dtype(v) for k, v in spec.items()}
+        self.dtypes = {k: _HALF.get(t, t) if k in narrow else t for k, t in self.declared.items()}
+        self.narrow = {k for k in narrow if k in spec and self.dtypes[k] != self.declared[k]}
         self.heap: dict[str, np.ndarray] = {
             k: np.empty(self.room, dtype=t) for k, t in self.dtypes.items()
         }
@@ -59,7 +60,7 @@ class ColumnSink:
         n = len(part["ts"]) if "ts" in part else len(next(iter(part.values())))
         if self.rows + n > self.room:
             self._grow(max(self.rows + n, 2 * self.room))
-        for key in [k for k in self.narrow if n and not _fits_int32(part[k])]:
+        for key in [k for k in self.narrow if n and not _fits(part[k], self.dtypes[k])]:
             self._widen(key)
         lo, hi = self.rows, self.rows + n
         for key in self.dtypes:
@@ -82,19 +83,19 @@ class ColumnSink:
         self.room = room
 
     def _widen(self, key: str) -> None:
-        """Column `key` as int64 from now on (its rows so far copied)."""
-        rows = self._column(key)[: self.rows]
+        """Column `key` as its declared type from now on (its rows so far copied)."""
+        rows, dtype = self._column(key)[: self.rows], self.declared[key]
         if self.heap:
-            wide = np.empty(self.room, dtype=np.int64)
+            wide = np.empty(self.room, dtype=dtype)
             wide[: self.rows] = rows
             self.heap[key] = wide
         else:
-            new = _new_map(self.room * 8)
-            np.frombuffer(new, dtype=np.int64)[: self.rows] = rows
+            new = _new_map(self.room * dtype.itemsize)
+            np.frombuffer(new, dtype=dtype)[: self.rows] = rows
             del rows
             self.maps[key].close()
             self.maps[key] = new
-        self.dtypes[key] = np.dtype(np.int64)
+        self.dtypes[key] = dtype
         self.narrow.discard(key)
 
     def nbytes(self) -> int:
@@ -116,10 +117,11 @@ class ColumnSink:
         return out
 
 
-def _fits_int32(values: np.ndarray) -> bool:
-    if values.dtype.itemsize <= 4 and values.dtype.kind == "i":
+def _fits(values: np.ndarray, dtype: np.dtype) -> bool:
+    if values.dtype.itemsize <= dtype.itemsize and values.dtype.kind == "i":
         return True
-    return bool(values.min() >= _INT32.min and values.max() <= _INT32.max)
+    limits = np.iinfo(dtype)
+    return bool(values.min() >= limits.min and values.max() <= limits.max)
 
 
 def _resized(old: mmap.mmap, size: int, used: int) -> mmap.mmap:

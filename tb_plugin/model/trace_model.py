@@ -58,11 +58,17 @@ EVENT_COLUMNS: dict[str, str] = {
 
 NO_PYTHON_ID = -1  # as every missing int of the model
 
-# Id and offset columns a load keeps as int32 where every value of the trace fits (ids
-# are counters in most traces: 4 bytes a row each saved), else int64. A view reads them
-# either way: arithmetic that could pass 2**31 casts to int64 first.
+# Columns a load keeps at half their declared width where every value of the trace fits,
+# else at it: id and offset columns (int64) as int32 (ids are counters in most traces: 4
+# bytes a row each saved), and the interned codes and device numbers (int32) as int16 (a
+# trace has a few categories, processes, threads and devices, and names by the thousand:
+# 2 bytes a row each). A view reads them either way: arithmetic that could pass the
+# narrow type's range casts to int64 first.
 NARROW_COLUMNS = frozenset(
-    ("flow_id", "external_id", "correlation", "stream", "args_end", "python_id", "python_parent_id")
+    (
+        *("flow_id", "external_id", "correlation", "args_end", "python_id", "python_parent_id"),
+        *("stream", "cat", "name", "pid", "tid", "device"),
+    )
 )
 
 MEMORY_COLUMNS: dict[str, str] = {
