@@ -78,7 +78,7 @@ def test_where_a_map_cannot_be_remapped_it_is_copied(monkeypatch: pytest.MonkeyP
 
 def test_narrow_columns_are_int32_until_a_value_does_not_fit(heap_rows: int) -> None:
     spec = {"ts": "f8", "flow_id": "i8", "stream": "i8"}
-    sink = ColumnSink(spec, rows=2, narrow=frozenset({"flow_id", "stream"}))
+    sink = ColumnSink(spec, rows=2, narrow={"flow_id": "i4", "stream": "i4"})
     small = np.array([-1, 5, 2**31 - 1])
     sink.append({"ts": np.zeros(3), "flow_id": small, "stream": small})
     sink.append({"ts": np.ones(2), "flow_id": np.array([-(2**31), 2**40]), "stream": small[:2]})
@@ -91,13 +91,17 @@ def test_narrow_columns_are_int32_until_a_value_does_not_fit(heap_rows: int) -> 
 
 
 def test_narrow_code_columns_are_int16_until_a_value_does_not_fit(heap_rows: int) -> None:
-    spec = {"ts": "f8", "name": "i4", "pid": "i4"}
-    sink = ColumnSink(spec, rows=2, narrow=frozenset({"name", "pid"}))
+    spec = {"ts": "f8", "name": "i4", "pid": "i4", "stream": "i8"}
+    sink = ColumnSink(spec, rows=2, narrow={"name": "i2", "pid": "i2", "stream": "i2"})
     small = np.array([-1, 5, 2**15 - 1], dtype=np.int32)
-    sink.append({"ts": np.zeros(3), "name": small, "pid": small})
-    sink.append({"ts": np.ones(2), "name": np.array([-(2**15), 2**15]), "pid": small[:2]})
+    sink.append({"ts": np.zeros(3), "name": small, "pid": small, "stream": small})
+    big = np.array([-(2**15), 2**15])
+    sink.append({"ts": np.ones(2), "name": big, "pid": small[:2], "stream": big * 2**30})
     assert bool(sink.maps) == (sink.room > heap_rows)
     columns = sink.finish()
+    # Widened to the declared type, past the types between.
+    assert columns["stream"].dtype == np.int64
+    assert columns["stream"].tolist() == [-1, 5, 2**15 - 1, -(2**45), 2**45]
     assert columns["pid"].dtype == np.int16
     assert columns["pid"].tolist() == [-1, 5, 2**15 - 1, -1, 5]
     assert columns["name"].dtype == np.int32

@@ -11,14 +11,15 @@ A small load's columns stay numpy arrays in the heap (a map per column costs sys
 calls and page faults that a run of 2,048 small ranks pays 2,048 times); they move into
 maps, copied once, when they pass `HEAP_ROWS`.
 
-The columns named in `trace_model.NARROW_COLUMNS` are kept at half their declared width
-(int64 ids as int32, int32 codes as int16) while every value fits, and become their
-declared type (copied once) at the first chunk with a value that does not.
+The columns named in `trace_model.NARROW_COLUMNS` are kept in the narrower integer type
+it gives while every value fits, and become their declared type (copied once) at the
+first chunk with a value that does not.
 """
 
 from __future__ import annotations
 
 import mmap
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -29,22 +30,21 @@ HEAP_ROWS = 1 << 16
 # Private: a shared anonymous map is a file of its first size (touched past it, the
 # remapped pages fault with SIGBUS).
 _PRIVATE = getattr(mmap, "MAP_PRIVATE", 0)
-# A narrow column's type while its values fit: half its declared one.
-_HALF = {np.dtype(np.int64): np.dtype(np.int32), np.dtype(np.int32): np.dtype(np.int16)}
+_NONE: Mapping[str, str] = {}
 
 
 class ColumnSink:
     """Columns of `spec` (name → dtype) appended to in place; `finish` gives them. The
-    integer columns named in `narrow` are half their declared width while their values
-    fit."""
+    integer columns named in `narrow` (name → a narrower integer dtype) are of that type
+    while their values fit."""
 
     def __init__(
-        self, spec: dict[str, str], rows: int = FIRST_ROWS, narrow: frozenset[str] = frozenset()
+        self, spec: dict[str, str], rows: int = FIRST_ROWS, narrow: Mapping[str, str] = _NONE
     ) -> None:
         self.rows = 0
         self.room = max(rows, 1)
         self.declared = {k: np.dtype(v) for k, v in spec.items()}
-        self.dtypes = {k: _HALF.get(t, t) if k in narrow else t for k, t in self.declared.items()}
+        self.dtypes = {k: np.dtype(narrow.get(k, t)) for k, t in self.declared.items()}
         self.narrow = {k for k in narrow if k in spec and self.dtypes[k] != self.declared[k]}
         self.heap: dict[str, np.ndarray] = {
             k: np.empty(self.room, dtype=t) for k, t in self.dtypes.items()
