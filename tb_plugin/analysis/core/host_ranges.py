@@ -354,10 +354,10 @@ def _index_sorted(
     # Parents: per thread a sentinel (+inf end) before its ranges stops the search there.
     # Each range's sequence position: its place plus the sentinels up to its thread's.
     # (As int32 where the sequence fits: it is held through the search, the build's peak.)
-    fits = rows.size + threads.size <= np.iinfo(np.int32).max
-    sentinel_before = np.arange(rows.size, dtype=np.int32 if fits else np.int64)
+    index = np.int32 if rows.size + threads.size <= np.iinfo(np.int32).max else np.int64
+    sentinel_before: np.ndarray = np.arange(rows.size, dtype=index)
     sentinel_before += np.repeat(
-        np.arange(1, first.size + 1, dtype=sentinel_before.dtype), thread_hi[: first.size] - first
+        np.arange(1, first.size + 1, dtype=index), thread_hi[: first.size] - first
     )
     values = np.full(rows.size + threads.size, np.inf)
     values[sentinel_before] = end

@@ -96,7 +96,7 @@ def _kept_flags(zero_ts: np.ndarray, duplicate: np.ndarray, clock: np.ndarray) -
         untrusted = none
     for mask in (*masks, untrusted):
         mask.flags.writeable = False
-    return RowFlags(*masks, untrusted)
+    return RowFlags(masks[0], masks[1], masks[2], untrusted)
 
 
 def duplicate_mask(model: TraceModel, by_start: StartOrder) -> np.ndarray:
