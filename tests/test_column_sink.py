@@ -78,7 +78,7 @@ def test_where_a_map_cannot_be_remapped_it_is_copied(monkeypatch: pytest.MonkeyP
 
 def test_narrow_columns_are_int32_until_a_value_does_not_fit(heap_rows: int) -> None:
     spec = {"ts": "f8", "flow_id": "i8", "stream": "i8"}
-    sink = ColumnSink(spec, rows=2, narrow=frozenset({"flow_id", "stream"}))
+    sink = ColumnSink(spec, rows=2, narrow={"flow_id": "i4", "stream": "i4"})
     small = np.array([-1, 5, 2**31 - 1])
     sink.append({"ts": np.zeros(3), "flow_id": small, "stream": small})
     sink.append({"ts": np.ones(2), "flow_id": np.array([-(2**31), 2**40]), "stream": small[:2]})
@@ -94,7 +94,7 @@ def test_filled_columns_are_written_in_place_and_fits_are_not_checked_again(
     heap_rows: int,
 ) -> None:
     spec = {"ts": "f8", "name": "i4", "flow_id": "i8", "args_end": "i8"}
-    sink = ColumnSink(spec, rows=2, narrow=frozenset({"flow_id", "args_end"}))
+    sink = ColumnSink(spec, rows=2, narrow={"flow_id": "i4", "args_end": "i4"})
     table = np.array([10, 20, 30], dtype=np.int32)
     total, names = 0, []
     for n in (3, 50, 200):
@@ -116,7 +116,7 @@ def test_filled_columns_are_written_in_place_and_fits_are_not_checked_again(
 
 
 def test_a_filled_narrow_column_not_known_to_fit_is_made_wide() -> None:
-    sink = ColumnSink({"ts": "f8", "args_end": "i8"}, narrow=frozenset({"args_end"}))
+    sink = ColumnSink({"ts": "f8", "args_end": "i8"}, narrow={"args_end": "i4"})
     big = np.array([2**31, 2**32])
     sink.append({"ts": np.zeros(2)}, fills={"args_end": lambda out: np.copyto(out, big)})
     columns = sink.finish()
@@ -146,3 +146,21 @@ def test_pages_are_made_present_a_step_ahead_of_the_rows(heap_rows: int) -> None
             present = sink.present[key]
             assert present == -1 or sink.rows * dtype.itemsize <= present <= len(sink.maps[key])
     _check(sink, 75003)
+
+
+def test_narrow_code_columns_are_int16_until_a_value_does_not_fit(heap_rows: int) -> None:
+    spec = {"ts": "f8", "name": "i4", "pid": "i4", "stream": "i8"}
+    sink = ColumnSink(spec, rows=2, narrow={"name": "i2", "pid": "i2", "stream": "i2"})
+    small = np.array([-1, 5, 2**15 - 1], dtype=np.int32)
+    sink.append({"ts": np.zeros(3), "name": small, "pid": small, "stream": small})
+    big = np.array([-(2**15), 2**15])
+    sink.append({"ts": np.ones(2), "name": big, "pid": small[:2], "stream": big * 2**30})
+    assert bool(sink.maps) == (sink.room > heap_rows)
+    columns = sink.finish()
+    # Widened to the declared type, past the types between.
+    assert columns["stream"].dtype == np.int64
+    assert columns["stream"].tolist() == [-1, 5, 2**15 - 1, -(2**45), 2**45]
+    assert columns["pid"].dtype == np.int16
+    assert columns["pid"].tolist() == [-1, 5, 2**15 - 1, -1, 5]
+    assert columns["name"].dtype == np.int32
+    assert columns["name"].tolist() == [-1, 5, 2**15 - 1, -(2**15), 2**15]

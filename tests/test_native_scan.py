@@ -372,6 +372,29 @@ def test_ids_past_int32_widen_the_same_columns_both_ways(
     assert flows.events["flow_id"].dtype == np.int64 and flows.events["flow_id"][25] == big
 
 
+@pytest.mark.parametrize("scanner", ["", "python"])
+def test_interned_codes_past_int16_widen_their_column_as_they_merge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scanner: str
+) -> None:
+    # Names are kept as int16 codes while the file's table has at most 32,768 of them;
+    # the chunk that interns the next one makes the column int32 before its codes are
+    # written in place (an int16 view would wrap them).
+    monkeypatch.setattr(decode, "CHUNK_TARGET", 4000)
+    count = 40_000
+    events = [
+        json.dumps(
+            {"ph": "X", "cat": "cpu_op", "name": f"op{i}", "pid": 1, "tid": 1, "ts": i, "dur": 1}
+        )
+        for i in range(count)
+    ]
+    path = tmp_path / "t.json"
+    path.write_text('{"traceEvents": [' + ",\n".join(events) + "]}")
+    model = _model(path, scanner, monkeypatch)
+    assert model.events["name"].dtype == np.int32 and model.events["pid"].dtype == np.int16
+    names = [model.names[c] for c in model.events["name"][np.argsort(model.events["ts"])]]
+    assert names == [f"op{i}" for i in range(count)]
+
+
 def test_the_scanner_says_which_id_columns_pass_int32() -> None:
     body = ",".join([_event_with(1, correlation=2**31), _event_with(2, python=-(2**31))])
     raw = native_chunk.scan_text(body.encode())

@@ -11,10 +11,11 @@ A small load's columns stay numpy arrays in the heap (a map per column costs sys
 calls and page faults that a run of 2,048 small ranks pays 2,048 times); they move into
 maps, copied once, when they pass `HEAP_ROWS`.
 
-Id columns (`trace_model.NARROW_COLUMNS`) are kept as int32 while every value fits and
-become int64 (copied once) at the first chunk with a value that does not. A caller that
-knows a part's values fit (the compiled scanner checks each value as it writes it) says
-so, and the sink does not look again.
+The columns named in `trace_model.NARROW_COLUMNS` are kept in the narrower integer type
+it gives while every value fits, and become their declared type (copied once) at the
+first chunk with a value that does not. A caller that knows a part's values fit (the
+compiled scanner checks each value as it writes it; interned codes are below their
+table's length) says so, and the sink does not look again.
 
 A column whose values a caller computes from a part (interned codes through their global
 table, args offsets) is written by it straight into its place in the map (`fills`): not
@@ -26,7 +27,7 @@ the rows written, a step at a time (MADV_POPULATE_WRITE), not by one page fault 
 from __future__ import annotations
 
 import mmap
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 
 import numpy as np
 
@@ -37,7 +38,7 @@ HEAP_ROWS = 1 << 16
 # Private: a shared anonymous map is a file of its first size (touched past it, the
 # remapped pages fault with SIGBUS).
 _PRIVATE = getattr(mmap, "MAP_PRIVATE", 0)
-_INT32 = np.iinfo(np.int32)
+_NONE: Mapping[str, str] = {}
 # Bytes of a map made present at once, ahead of the rows written (one system call each;
 # pages made present but not written yet are held: at most this much per column).
 POPULATE_STEP = 64 << 10
@@ -50,18 +51,16 @@ Fill = Callable[[np.ndarray], object]
 
 class ColumnSink:
     """Columns of `spec` (name → dtype) appended to in place; `finish` gives them. The
-    int64 columns named in `narrow` are int32 while their values fit."""
+    columns named in `narrow` have its narrower type while their values fit."""
 
     def __init__(
-        self, spec: dict[str, str], rows: int = FIRST_ROWS, narrow: frozenset[str] = frozenset()
+        self, spec: dict[str, str], rows: int = FIRST_ROWS, narrow: Mapping[str, str] = _NONE
     ) -> None:
         self.rows = 0
         self.room = max(rows, 1)
-        self.dtypes = {
-            k: np.dtype(np.int32) if k in narrow and np.dtype(v) == np.int64 else np.dtype(v)
-            for k, v in spec.items()
-        }
-        self.narrow = {k for k in narrow if self.dtypes.get(k) == np.int32}
+        self.declared = {k: np.dtype(v) for k, v in spec.items()}
+        self.dtypes = {k: np.dtype(narrow.get(k, t)) for k, t in self.declared.items()}
+        self.narrow = {k for k in narrow if k in spec and self.dtypes[k] != self.declared[k]}
         self.heap: dict[str, np.ndarray] = {
             k: np.empty(self.room, dtype=t) for k, t in self.dtypes.items()
         }
@@ -80,14 +79,14 @@ class ColumnSink:
     ) -> None:
         """Add rows after the rows held: each column of the spec copied from `part` (of one
         length) or written by its function in `fills`. A narrow column named in `fits`
-        holds only int32 values (not checked again); one filled and not named there is
-        made int64."""
+        holds only values of its narrow type (not checked again); one filled and not named
+        there is made its declared type."""
         fills = fills or {}
         n = len(part["ts"]) if "ts" in part else len(next(iter(part.values())))
         if self.rows + n > self.room:
             self._grow(max(self.rows + n, 2 * self.room))
         for key in [k for k in self.narrow if n and k not in fits]:
-            if key in fills or not _fits_int32(part[key]):
+            if key in fills or not _fits(part[key], self.dtypes[key]):
                 self._widen(key)
         lo, hi = self.rows, self.rows + n
         if self.maps:
@@ -130,21 +129,21 @@ class ColumnSink:
         self.room = room
 
     def _widen(self, key: str) -> None:
-        """Column `key` as int64 from now on (its rows so far copied)."""
-        rows = self._column(key)[: self.rows]
+        """Column `key` as its declared type from now on (its rows so far copied)."""
+        rows, dtype = self._column(key)[: self.rows], self.declared[key]
         if self.heap:
-            wide = np.empty(self.room, dtype=np.int64)
+            wide = np.empty(self.room, dtype=dtype)
             wide[: self.rows] = rows
             self.heap[key] = wide
         else:
-            new = _new_map(self.room * 8)
-            np.frombuffer(new, dtype=np.int64)[: self.rows] = rows
+            new = _new_map(self.room * dtype.itemsize)
+            np.frombuffer(new, dtype=dtype)[: self.rows] = rows
             del rows
             self.maps[key].close()
             self.maps[key] = new
             if self.present.get(key, 0) >= 0:  # the rows copied made their pages present
-                self.present[key] = self.rows * 8 // _PAGE * _PAGE
-        self.dtypes[key] = np.dtype(np.int64)
+                self.present[key] = self.rows * dtype.itemsize // _PAGE * _PAGE
+        self.dtypes[key] = dtype
         self.narrow.discard(key)
 
     def nbytes(self) -> int:
@@ -166,10 +165,11 @@ class ColumnSink:
         return out
 
 
-def _fits_int32(values: np.ndarray) -> bool:
-    if values.dtype.itemsize <= 4 and values.dtype.kind == "i":
+def _fits(values: np.ndarray, dtype: np.dtype) -> bool:
+    if values.dtype.itemsize <= dtype.itemsize and values.dtype.kind == "i":
         return True
-    return bool(values.min() >= _INT32.min and values.max() <= _INT32.max)
+    limits = np.iinfo(dtype)
+    return bool(values.min() >= limits.min and values.max() <= limits.max)
 
 
 def _resized(old: mmap.mmap, size: int, used: int) -> mmap.mmap:

@@ -84,8 +84,7 @@ class ModelBuilder:
         if chunk.memory is not None:
             chunk.memory["row"] = chunk.memory["row"] + self.rows
             self.mem_parts.append(chunk.memory)
-        fits = (chunk.int32_columns | {"args_end"}) if args_fit else chunk.int32_columns
-        self.events.append(cols, fits, fills)
+        self.events.append(cols, self._known_to_fit(chunk, args_fit), fills)
         self.rows += n
         if chunk.memory is not None:
             self.mem_nbytes += sum(c.nbytes for c in chunk.memory.values())
@@ -94,6 +93,20 @@ class ModelBuilder:
         self.report.held_bytes = self.events.nbytes() + self.mem_nbytes + self.args_total
         if self.report.held_bytes > self.memory_cap:
             raise too_large(self.memory_cap, self.rows)
+
+    def _known_to_fit(self, chunk: Chunk, args_fit: bool) -> set[str]:
+        """The narrow columns whose values of `chunk` are known to fit their narrow type:
+        the scanner's int32 checks, and each interned column's codes (below the length of
+        its table, which `fills` has grown to this chunk's values)."""
+        fits = {k for k in chunk.int32_columns if NARROW_COLUMNS.get(k) == "i4"}
+        fits.update(
+            k
+            for k in INTERNED
+            if len(self.interners[k].values) <= _NARROW_MAX[NARROW_COLUMNS[k]] + 1
+        )
+        if args_fit:
+            fits.add("args_end")
+        return fits
 
     def drop(self) -> None:
         """Let go of the columns of a load that stops."""
@@ -142,6 +155,7 @@ class ModelBuilder:
 
 
 _INT32_MAX = int(np.iinfo(np.int32).max)
+_NARROW_MAX = {t: int(np.iinfo(t).max) for t in ("i2", "i4")}
 
 
 def _remapped(interner: Interner, chunk: Chunk, key: str) -> Fill:

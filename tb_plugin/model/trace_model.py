@@ -58,12 +58,19 @@ EVENT_COLUMNS: dict[str, str] = {
 
 NO_PYTHON_ID = -1  # as every missing int of the model
 
-# Id and offset columns a load keeps as int32 where every value of the trace fits (ids
-# are counters in most traces: 4 bytes a row each saved), else int64. A view reads them
-# either way: arithmetic that could pass 2**31 casts to int64 first.
-NARROW_COLUMNS = frozenset(
-    ("flow_id", "external_id", "correlation", "stream", "args_end", "python_id", "python_parent_id")
-)
+# Integer columns a load keeps in a narrower type (here) where every value of the trace
+# fits, else in the declared one: ids and offsets as int32 (ids are counters in most
+# traces: 4 bytes a row each saved), and the interned codes, devices and streams as int16
+# (a trace has a few categories, processes, threads, devices and streams, and names by
+# the thousand: 2 bytes a row each). A view reads them either way: arithmetic that could
+# pass the narrow type's range casts to int64 first.
+NARROW_COLUMNS: dict[str, str] = {
+    **dict.fromkeys(
+        ("flow_id", "external_id", "correlation", "args_end", "python_id", "python_parent_id"),
+        "i4",
+    ),
+    **dict.fromkeys(("cat", "name", "pid", "tid", "device", "stream"), "i2"),
+}
 
 MEMORY_COLUMNS: dict[str, str] = {
     "row": "i8",

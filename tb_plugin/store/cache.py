@@ -23,7 +23,7 @@ from ..ingest.naming import display_name
 from ..model.trace_model import TraceModel
 from .cache_check import manifest_ok, open_view, seal_view, write_manifest
 
-PARSER_VERSION = "16"  # bump when the decoder or model layout changes
+PARSER_VERSION = "17"  # bump when the decoder or model layout changes
 _META_FILE = "meta.json"
 PARAM_MARK = "@"  # in view names computed with request parameters (views.View.cache_name)
 MAX_PARAM_VIEWS = 64  # such views kept on disk per trace

@@ -88,9 +88,15 @@ class HostRanges:
             last = _last_where(lambda mid, q: self.end[mid] >= t1[tie[q]], below[tie], upto[tie])
             found = last >= 0
             candidate[tie[found]] = last[found]
-        candidate = np.where(candidate >= lo, candidate, -1)
-        target = np.where(t1 > t0, t1, next_up(t1))
-        return self._walk(candidate, target, strict=False)
+        del below, upto, hi, at_t0
+        candidate[candidate < lo] = -1
+        del lo
+        # Each query's arrays let go before the walk up (the peak of a big lookup).
+        zero_length = t1 <= t0
+        del t0
+        t1[zero_length] = next_up(t1[zero_length])
+        del zero_length
+        return self._walk(candidate, t1, strict=False)
 
     def containing(self, thread: np.ndarray, t: np.ndarray, closed: bool = False) -> np.ndarray:
         """Per query, the innermost range of its thread containing t, half-open
@@ -251,7 +257,20 @@ _PYTHON_RANGES = "_python_ranges"
 
 
 def _build_python_ranges(model: TraceModel) -> HostRanges:
-    return build_ranges(model, complete_rows(model, Kind.PYTHON))
+    # Rows and thread keys as int32 where they fit: a trace's largest index (one range
+    # per Python call), built beside the op tree and the Python stacks' own tables.
+    # Each made in the call: none held here while the index sorts them.
+    rows = complete_rows(model, Kind.PYTHON)
+    if rows.size == 0:
+        return build_ranges(model, rows)
+    return build_ranges(model, _narrow(rows, len(model)), _narrow(thread_keys(model, rows)))
+
+
+def _narrow(values: np.ndarray, bound: int | None = None) -> np.ndarray:
+    """Non-negative `values` (below `bound`, when known) as int32 where they fit."""
+    if bound is None:
+        bound = int(values.max()) + 1 if values.size else 0
+    return values.astype(np.int32) if bound <= np.iinfo(np.int32).max else values
 
 
 def python_ranges_unkept(model: TraceModel) -> HostRanges:
@@ -362,13 +381,19 @@ def _index_sorted(
         return HostRanges(rows, thread, start, end, parent, threads, first, thread_hi, origin)
     # Parents: per thread a sentinel (+inf end) before its ranges stops the search there.
     # Each range's sequence position: its place plus the sentinels up to its thread's.
-    sentinel_before = np.arange(rows.size)
-    sentinel_before += np.repeat(np.arange(1, first.size + 1), thread_hi[: first.size] - first)
+    # (As int32 where the sequence fits: it is held through the search, the build's peak.)
+    index = np.int32 if rows.size + threads.size <= np.iinfo(np.int32).max else np.int64
+    sentinel_before: np.ndarray = np.arange(rows.size, dtype=index)
+    sentinel_before += np.repeat(
+        np.arange(1, first.size + 1, dtype=index), thread_hi[: first.size] - first
+    )
     values = np.full(rows.size + threads.size, np.inf)
     values[sentinel_before] = end
-    targets = values.copy()
+    targets = values  # the same array unless some range has zero length (read, not written)
     zero_length = np.flatnonzero(end <= start)  # reached by ending after their end
-    targets[sentinel_before[zero_length]] = next_up(end[zero_length])
+    if zero_length.size:
+        targets = values.copy()
+        targets[sentinel_before[zero_length]] = next_up(end[zero_length])
     del zero_length
     search_from = None
     if start_at is not None:
