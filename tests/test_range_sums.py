@@ -120,3 +120,20 @@ def test_an_event_outliving_its_parent_makes_its_track_irregular(tmp_path: Path)
     assert rows["P"]["total_us"] == 4.0 and rows["P"]["self_us"] == 0.0
     assert rows["C"]["total_us"] == 6.0
     assert rows["Q"]["self_us"] == 7.0 and rows["R"]["total_us"] == 3.0
+
+
+def test_range_max_equals_the_samples_max() -> None:
+    """A counter bucket's highest sample from block maxima and partial blocks equals the
+    max over its samples: ranges inside one block, across two, and over many blocks."""
+    from kinetoscope.trace_view.counters import BLOCK, range_max
+
+    rng = np.random.default_rng(5)
+    samples = rng.normal(size=50 * BLOCK + 7)
+    blocks = np.maximum.reduceat(samples, np.arange(0, samples.size, BLOCK))
+    lo = rng.integers(0, samples.size - 1, size=400)
+    width = np.concatenate([rng.integers(1, 4, 100), rng.integers(1, 3 * BLOCK, 300)])
+    hi = np.minimum(lo + width, samples.size)
+    lo = np.concatenate([lo, [0, BLOCK - 1, BLOCK, 0]])
+    hi = np.concatenate([hi, [samples.size, BLOCK + 1, 2 * BLOCK, BLOCK]])
+    expected = [samples[a:b].max() for a, b in zip(lo.tolist(), hi.tolist())]
+    assert range_max(samples, blocks, lo, hi).tolist() == expected
