@@ -137,3 +137,18 @@ def test_range_max_equals_the_samples_max() -> None:
     hi = np.concatenate([hi, [samples.size, BLOCK + 1, 2 * BLOCK, BLOCK]])
     expected = [samples[a:b].max() for a, b in zip(lo.tolist(), hi.tolist())]
     assert range_max(samples, blocks, lo, hi).tolist() == expected
+
+
+def testsample_bounds_equal_two_searches() -> None:
+    """Per bucket edge, the first sample at or after it and the last at or before it, with
+    samples on edges (repeated ones too), before the first edge and after the last."""
+    from kinetoscope.trace_view.counters import sample_bounds
+
+    times = np.sort(np.concatenate([np.arange(-5.0, 105.0, 2.5), [10.0, 10.0, 50.0], [0.0]]))
+    for t0, t1, buckets in ((0.0, 100.0, 40), (10.0, 11.0, 7), (-20.0, 200.0, 3), (3.0, 9.0, 1)):
+        edges = np.linspace(t0, t1, buckets + 1)
+        at, before = sample_bounds(times, edges)
+        assert at[:-1].tolist() == np.searchsorted(times, edges[:-1], side="left").tolist()
+        assert at[-1] == np.searchsorted(times, t1, side="left")
+        right = np.searchsorted(times, edges[:-1], side="right") - 1
+        assert before.tolist() == right.tolist()

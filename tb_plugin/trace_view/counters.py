@@ -136,9 +136,7 @@ def counter_series(
         times, samples = counter.times, counter.values
         # The value in force at each bucket start, then the highest sample inside it
         # (a sample at an edge is inside the bucket it starts).
-        at = np.searchsorted(times, edges, side="left")
-        at[-1] = np.searchsorted(times, t1, side="left")
-        before = np.searchsorted(times, edges[:-1], side="right") - 1
+        at, before = sample_bounds(times, edges)
         values = np.where(before >= 0, samples[np.maximum(before, 0)], 0.0)
         held = np.flatnonzero(at[1:] > at[:-1])
         if held.size:
@@ -147,6 +145,22 @@ def counter_series(
     keep = np.ones(values.size, dtype=bool)
     keep[1:] = values[1:] != values[:-1]
     return edges[:-1][keep], values[keep]
+
+
+def sample_bounds(times: np.ndarray, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per edge: the first sample at or after it, and the last sample at or before it
+    (-1: none), searched among the window's samples only, the second found from the first
+    (it differs only where samples fall on the edge)."""
+    lo, hi = np.searchsorted(times, [edges[0], edges[-1]], side="left").tolist()
+    at = lo + np.searchsorted(times[lo:hi], edges, side="left")
+    at[-1] = hi
+    after = at[:-1].copy()
+    while True:
+        on_edge = np.flatnonzero(after < times.size)
+        on_edge = on_edge[times[after[on_edge]] == edges[:-1][on_edge]]
+        if on_edge.size == 0:
+            return at, after - 1
+        after[on_edge] += 1
 
 
 BLOCK = 64  # samples a block: a wide window's bucket reads its blocks' maxima, not its samples
