@@ -74,7 +74,7 @@ def _summary(
     for worker, sel in zip(workers, selections):
         a, b = t0 - worker.offset, t1 - worker.offset
         sums = range_sums(worker.model, worker.index)
-        if sums.irregular[sel.slices].any():
+        if sums.irregular[sel.slices].any() or _candidates(worker.index, a, b) <= FEW_EVENTS:
             pos = _overlapping(worker.index, sel.slices, a, b)
             per_name = _per_name(worker, pos, a, b)
         else:
@@ -93,6 +93,15 @@ def _summary(
         "event_count": n_events,
         "truncated": len(ranked) > limit,
     }
+
+
+FEW_EVENTS = 4096  # a range with fewer candidates is summed event by event (cheaper)
+
+
+def _candidates(index: TimelineIndex, a: float, b: float) -> int:
+    """How many events `_overlapping` would test for [a, b)."""
+    first = int(np.searchsorted(index.by_start_endmax, a, side="right"))
+    return int(np.searchsorted(index.by_start_ts, b, side="left")) - first
 
 
 def _overlapping(index: TimelineIndex, slices: np.ndarray, a: float, b: float) -> np.ndarray:
