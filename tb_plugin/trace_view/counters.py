@@ -21,6 +21,7 @@ from ..analysis.gpu_idle.queue import queue_series
 from ..analysis.memory.series import device_levels
 from ..model.categories import Kind
 from ..model.trace_model import TraceModel
+from .window import gather_ranges
 
 
 @dataclass
@@ -38,6 +39,7 @@ class Counter:
     # Listed after every other track of the request (queue lengths came later: the
     # tracks before them keep their `sort`).
     listed_last: bool = False
+    block_max: np.ndarray | None = None  # `block_maxima`, made on first use
 
 
 def build_counters(model: TraceModel) -> list[Counter]:
@@ -132,16 +134,69 @@ def counter_series(
     else:
         assert counter.times is not None and counter.values is not None
         times, samples = counter.times, counter.values
-        # The value in force at each bucket start, then the highest sample inside it.
-        before = np.searchsorted(times, edges[:-1], side="right") - 1
+        # The value in force at each bucket start, then the highest sample inside it
+        # (a sample at an edge is inside the bucket it starts).
+        at, before = sample_bounds(times, edges)
         values = np.where(before >= 0, samples[np.maximum(before, 0)], 0.0)
-        lo = int(np.searchsorted(times, t0, side="left"))
-        hi = int(np.searchsorted(times, t1, side="left"))
-        if hi > lo:
-            which = np.minimum(((times[lo:hi] - t0) / width).astype(np.int64), buckets - 1)
-            first = np.flatnonzero(np.concatenate([[True], which[1:] != which[:-1]]))
-            highest = np.maximum.reduceat(samples[lo:hi], first)
-            values[which[first]] = np.maximum(values[which[first]], highest)
+        held = np.flatnonzero(at[1:] > at[:-1])
+        if held.size:
+            highest = range_max(samples, block_maxima(counter), at[held], at[held + 1])
+            values[held] = np.maximum(values[held], highest)
     keep = np.ones(values.size, dtype=bool)
     keep[1:] = values[1:] != values[:-1]
     return edges[:-1][keep], values[keep]
+
+
+def sample_bounds(times: np.ndarray, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per edge: the first sample at or after it, and the last sample at or before it
+    (-1: none), searched among the window's samples only, the second found from the first
+    (it differs only where samples fall on the edge)."""
+    lo, hi = np.searchsorted(times, [edges[0], edges[-1]], side="left").tolist()
+    at = lo + np.searchsorted(times[lo:hi], edges, side="left")
+    at[-1] = hi
+    after = at[:-1].copy()
+    while True:
+        on_edge = np.flatnonzero(after < times.size)
+        on_edge = on_edge[times[after[on_edge]] == edges[:-1][on_edge]]
+        if on_edge.size == 0:
+            return at, after - 1
+        after[on_edge] += 1
+
+
+BLOCK = 64  # samples a block: a wide window's bucket reads its blocks' maxima, not its samples
+
+
+def block_maxima(counter: Counter) -> np.ndarray:
+    """The highest sample of each BLOCK samples (the last block may be shorter)."""
+    if counter.block_max is None:
+        assert counter.values is not None
+        n = counter.values.size
+        counter.block_max = np.maximum.reduceat(counter.values, np.arange(0, n, BLOCK))
+    return counter.block_max
+
+
+def _segment_max(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """max(values[lo_i:hi_i]) of each segment; -inf for an empty one."""
+    out = np.full(lo.size, -np.inf)
+    full = np.flatnonzero(hi > lo)
+    if full.size:
+        picked = values[gather_ranges(lo[full], hi[full])]
+        starts = np.concatenate([[0], np.cumsum(hi[full] - lo[full])[:-1]])
+        out[full] = np.maximum.reduceat(picked, starts)
+    return out
+
+
+def range_max(
+    samples: np.ndarray, blocks: np.ndarray, lo: np.ndarray, hi: np.ndarray
+) -> np.ndarray:
+    """max(samples[lo_i:hi_i]) of each non-empty range: its whole blocks' maxima, and
+    the samples of its partial blocks at either end (fewer than 2 * BLOCK each)."""
+    first = -(-lo // BLOCK)  # the range's first whole block
+    stop = hi // BLOCK  # one past its last whole block
+    whole = stop > first
+    head_end = np.where(whole, first * BLOCK, hi)
+    tail_start = np.where(whole, stop * BLOCK, hi)
+    out = np.maximum(_segment_max(samples, lo, head_end), _segment_max(samples, tail_start, hi))
+    inner = np.flatnonzero(whole)
+    out[inner] = np.maximum(out[inner], _segment_max(blocks, first[inner], stop[inner]))
+    return out

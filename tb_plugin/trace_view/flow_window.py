@@ -59,22 +59,24 @@ def _flows(
     for worker, sel in zip(workers, selections):
         model, index, off = worker.model, worker.index, worker.offset
         pairs = flow_pairs(model, index)
-        chosen = pairs_in_window(pairs, t0 - off, t1 - off, sel.slices)
-        total += int(chosen.size)
-        room = limit - len(cols["id"])
-        if chosen.size > room:
-            chosen, truncated = chosen[: max(room, 0)], True
+        room = max(limit - len(cols["id"]), 0)
+        n_tracks = len(index.tracks)
+        chosen, found = pairs_in_window(pairs, t0 - off, t1 - off, sel.slices, n_tracks, room)
+        total += found
+        truncated = truncated or found > room
         if chosen.size == 0:
             continue
         src = enclosing(model, index, pairs.src_track[chosen], pairs.src_ts[chosen])
         dst = enclosing(model, index, pairs.dst_track[chosen], pairs.dst_ts[chosen])
-        ids = [worker.qualify(t.id) for t in index.tracks]
-        cols["category"] += [model.categories[c] for c in pairs.cat[chosen].tolist()]
+        # Names taken by numpy from object arrays: thousands of arrows in a wide window.
+        ids = np.array([worker.qualify(t.id) for t in index.tracks], dtype=object)
+        categories = np.array(model.categories, dtype=object)
+        cols["category"] += categories[pairs.cat[chosen]].tolist()
         cols["id"] += pairs.flow_id[chosen].tolist()
         for side, bound in (("src", src), ("dst", dst)):
             track = pairs.src_track if side == "src" else pairs.dst_track
             ts = pairs.src_ts if side == "src" else pairs.dst_ts
-            cols[f"{side}_track"] += [ids[t] for t in track[chosen].tolist()]
+            cols[f"{side}_track"] += ids[track[chosen]].tolist()
             cols[f"{side}_ts"] += (ts[chosen] + off).tolist()
             cols[f"{side}_row"] += np.where(
                 bound >= 0, index.row[np.maximum(bound, 0)], -1

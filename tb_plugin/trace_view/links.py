@@ -174,14 +174,28 @@ def _build_flow_pairs(model: TraceModel, index: TimelineIndex) -> FlowPairs:
     )
 
 
-def pairs_in_window(pairs: FlowPairs, t0: float, t1: float, tracks: np.ndarray) -> np.ndarray:
-    """Arrows with a part in [t0, t1] and an end on one of `tracks`, by start time."""
+def pairs_in_window(
+    pairs: FlowPairs, t0: float, t1: float, tracks: np.ndarray, n_tracks: int, limit: int
+) -> tuple[np.ndarray, int]:
+    """The first `limit` arrows (by start time) with a part in [t0, t1] and an end on one
+    of `tracks` (of `n_tracks`), and how many there are in all. An arrow starting at or
+    after t0 reaches into the window, so only those starting before it are tested, and
+    with every track chosen none is tested for its tracks (a whole 4 GB trace's window
+    holds millions of arrows)."""
     first = int(np.searchsorted(pairs.hi_max, t0, side="left"))
-    last = int(np.searchsorted(pairs.lo, t1, side="right"))
-    cand = np.arange(first, max(first, last))
-    cand = cand[pairs.hi[cand] >= t0]
-    on = np.isin(pairs.src_track[cand], tracks) | np.isin(pairs.dst_track[cand], tracks)
-    return cand[on]  # type: ignore[no-any-return]
+    inside = int(np.searchsorted(pairs.lo, t0, side="left"))
+    last = max(first, int(np.searchsorted(pairs.lo, t1, side="right")))
+    inside = min(max(inside, first), last)
+    early = np.arange(first, inside)
+    early = early[pairs.hi[early] >= t0]
+    on = np.zeros(n_tracks, dtype=bool)
+    on[tracks] = True
+    if on.all():
+        chosen = np.concatenate([early, np.arange(inside, min(last, inside + limit))])
+        return chosen[:limit], int(early.size + last - inside)
+    cand = np.concatenate([early, np.arange(inside, last)])
+    cand = cand[on[pairs.src_track[cand]] | on[pairs.dst_track[cand]]]
+    return cand[:limit], int(cand.size)
 
 
 def flows_of_event(model: TraceModel, index: TimelineIndex, pos: int) -> list[tuple[int, bool]]:

@@ -2,7 +2,8 @@
 
 The first `tracks` or `trace` request of a 4 GB trace would otherwise wait for the index
 (seconds of CPU), its health marks, counters, and the first `flows` for the flow pairs
-and the track ranges their ends bind to. Built here, in the background, one after the
+and the track ranges their ends bind to, and the first wide `range_summary` for its
+running sums. Built here, in the background, one after the
 other, each kept with the model as a request would keep it (a request arriving meanwhile
 waits for the same build, never a second one), and all but the counters on disk beside
 the model's cache entry (`index_store`: a warm start reads them back). Views being
@@ -22,6 +23,7 @@ from ..model.trace_model import TraceModel
 from .index import index_of
 from .index_store import kept_on_disk
 from .links import flow_pairs, track_ranges
+from .range_summary import range_sums
 from .workers import WorkerTrace, counters_of
 
 log = logging.getLogger(__name__)
@@ -37,6 +39,7 @@ def _steps(model: TraceModel) -> list[tuple[str, Callable[[], object]]]:
         ("health marks", lambda: _health_marks(model)),
         ("flow pairs", lambda: flow_pairs(model, index_of(model))),
         ("track ranges", lambda: track_ranges(model, index_of(model))),
+        ("range sums", lambda: range_sums(model, index_of(model))),
     ]
 
 

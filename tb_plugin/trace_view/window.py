@@ -8,6 +8,7 @@ name). Every event overlapping the window is either exact or counted in a block.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -15,13 +16,24 @@ from ..analysis.core.tree_arrays import running_count
 from .index import TimelineIndex
 from .levels import Level, aggregate
 
+LOOP_SEGMENTS = 256  # up to this many segments, one np.searchsorted each beats the bisection
+
 
 def segment_search(
     values: np.ndarray, lo: np.ndarray, hi: np.ndarray, target: np.ndarray, strict: bool
 ) -> np.ndarray:
     """For each segment [lo_i, hi_i) of the sorted-within-segment `values`: the first
     position whose value is > target_i (strict) or >= target_i; hi_i when none. One
-    bisection over all segments at once."""
+    bisection over all segments at once, or one search a segment when they are few (each
+    step of the bisection is several numpy calls over the segments still open)."""
+    if lo.size <= LOOP_SEGMENTS:
+        side: Literal["left", "right"] = "right" if strict else "left"
+        at = np.broadcast_to(np.asarray(target, dtype=np.float64), lo.shape).tolist()
+        found = [
+            a + int(values[a:b].searchsorted(t, side)) if a < b else b
+            for a, b, t in zip(lo.tolist(), hi.tolist(), at)
+        ]
+        return np.array(found, dtype=np.int64)
     lo = lo.astype(np.int64, copy=True)
     hi = hi.astype(np.int64, copy=True)
     target = np.broadcast_to(np.asarray(target, dtype=np.float64), lo.shape)

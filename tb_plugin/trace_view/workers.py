@@ -162,11 +162,12 @@ def kept_answer(
     workers: Sequence[WorkerTrace], route: str, request: tuple[Any, ...], answer: Any
 ) -> Any:
     """The answer of `route` to the resolved `request` on these workers: the one given
-    before when it is among the last KEPT_ANSWERS of the first worker's model, else
+    before when it is among the route's last KEPT_ANSWERS of the first worker's model, else
     `answer()` (kept). A trace's views never change, and the same window is asked again
     whenever a page is drawn again (a whole 4 GB trace's window: tens of ms)."""
     key = (route, tuple((w.name, *sorted(w.model.source.items())) for w in workers), request)
-    kept = workers[0].model.derived("_kept_answers", lambda _: KeptAnswers(KEPT_ANSWERS))
+    # One memo a route: a pan through many windows does not push out the track list.
+    kept = workers[0].model.derived(f"_kept_{route}", lambda _: KeptAnswers(KEPT_ANSWERS))
     found = kept.get(key)
     if found is None:
         found = answer()
