@@ -11,14 +11,9 @@ import numpy as np
 from builders import CPU_PID, CPU_TID, TraceBuilder
 from kinetoscope.analysis.core import comms
 from kinetoscope.analysis.core.common import thread_keys
-from kinetoscope.analysis.core.host_ranges import (
-    HostRanges,
-    host_ranges,
-    op_ranges,
-    python_frames_at,
-    python_ranges,
-)
+from kinetoscope.analysis.core.host_ranges import HostRanges, host_ranges, op_ranges
 from kinetoscope.analysis.core.optree import op_tree
+from kinetoscope.analysis.core.python_ranges import python_frames_at, python_ranges
 from kinetoscope.analysis.memory.index import memory_index
 from kinetoscope.analysis.memory.view import memory
 from kinetoscope.api.endpoints import ENDPOINTS

@@ -19,8 +19,8 @@ import msgspec
 import numpy as np
 
 from ...model.trace_model import NO_PYTHON_ID, TraceModel
-from .host_ranges import python_ranges_unkept
 from .optree import OpTree
+from .python_ranges import python_ranges_unkept
 from .tree_arrays import chain_ids
 
 _FRAME = re.compile(r"^(.*)\((\d+)\): (.*)$")

@@ -36,9 +36,10 @@ import numpy as np
 from ...model.errors import ViewParamError
 from ...model.trace_model import TraceModel
 from ..core.common import launches_of, thread_keys
-from ..core.host_ranges import host_ranges, python_ranges
+from ..core.host_ranges import host_ranges
 from ..core.kernel_classes import kernel_classes
 from ..core.optree import OpTree, op_tree
+from ..core.python_ranges import python_ranges
 from ..core.python_stacks import PythonStacks, StackArgs, parse_frame, python_stacks
 from ..core.rules import is_step_name
 from .types import FlameFrame, FlameGraphParams, FlameGraphView

@@ -34,7 +34,8 @@ import numpy as np
 
 from ...model.trace_model import TraceModel
 from ..core.devices import device_identity, gpu_of_memory_device, memory_device_label
-from ..core.host_ranges import HostRanges, op_ranges, python_frames_at
+from ..core.host_ranges import HostRanges, op_ranges
+from ..core.python_ranges import python_frames_at
 from .allocations import (
     TABLE_ROWS,
     AllocationTable,
