@@ -97,13 +97,19 @@ def _total_sums(
         touched = last > first
         if not touched.any():
             continue
-        first, last = first[touched], last[touched]
+        # One at a time: each subset replaces the whole (the spans' bounds, beside the
+        # index, were the Memory view's peak).
+        first = first[touched]
+        last = last[touched]
         op_codes = span_codes[touched]
+        del touched
         for j, values in enumerate(_metrics(nbytes[mine])):
             prefix = np.concatenate([[0.0], np.cumsum(values)])
-            sums[j] += np.bincount(
-                op_codes, weights=prefix[last] - prefix[first], minlength=n_names
-            )
+            del values
+            inside = prefix[last]
+            inside -= prefix[first]
+            sums[j] += np.bincount(op_codes, weights=inside, minlength=n_names)
+            del prefix, inside  # before the next metric is made
     return sums
 
 
