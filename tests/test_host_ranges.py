@@ -10,8 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from builders import CPU_PID, CPU_TID, TraceBuilder
-from kinetoscope.analysis.core import comms
-from kinetoscope.analysis.core import host_ranges as host_ranges_module
+from kinetoscope.analysis.core import comms, tree_arrays
 from kinetoscope.analysis.core.common import thread_keys
 from kinetoscope.analysis.core.host_ranges import (
     HostRanges,
@@ -124,7 +123,7 @@ def test_enclosing_by_blocks_of_queries(tmp_path: Path, monkeypatch: pytest.Monk
     t0 = rng.integers(0, 60, 300).astype(np.float64)
     t1 = t0 + rng.choice([0, 1, 3, 20], 300)
     expected = [brute_enclosing(ranges, k, a, b) for k, a, b in zip(thread, t0, t1)]
-    monkeypatch.setattr(host_ranges_module, "_QUERY_BLOCK", 7)
+    monkeypatch.setattr(tree_arrays, "_QUERY_BLOCK", 7)
     assert ranges.enclosing(thread, t0, t1).tolist() == expected
 
 

@@ -44,6 +44,7 @@ from .common import complete_rows, name_flags, thread_keys
 from .rules import is_step_name
 from .tree_arrays import (
     _nesting,
+    by_query_blocks,
     index_parents,
     nesting_order,
     next_up,
@@ -71,16 +72,8 @@ class HostRanges:
         """Per query, the innermost range of its thread containing [t0, t1] (closed; a
         zero-length query only in a range that ends after it), -1 when none. A query
         sorts after ranges with its own start and end."""
-        if t0.size <= _QUERY_BLOCK:
-            return self._enclosing(thread, t0, t1)
-        # A block of queries at a time: each query's answer is its own, and a lookup
-        # makes ~10 arrays per query (the op tree's in the Python frames' index: the
-        # Operator view's peak).
-        out = np.empty(t0.size, dtype=np.int64)
-        for at in range(0, t0.size, _QUERY_BLOCK):
-            block = slice(at, at + _QUERY_BLOCK)
-            out[block] = self._enclosing(thread[block], t0[block], t1[block])
-        return out
+        # ~10 arrays made per query (the Operator view's peak): by blocks of queries.
+        return by_query_blocks(self._enclosing, thread, t0, t1)
 
     def _enclosing(self, thread: np.ndarray, t0: np.ndarray, t1: np.ndarray) -> np.ndarray:
         t0, t1 = snap_ns(t0, self.origin), snap_ns(t1, self.origin)
@@ -212,9 +205,6 @@ class HostRanges:
             cur[todo] = self.parent[cur[todo]]
             todo = todo[cur[todo] >= 0]
         return cur
-
-
-_QUERY_BLOCK = 1 << 16  # queries per block of a big `enclosing` lookup
 
 
 def snap_ns(t: np.ndarray, origin: float) -> np.ndarray:

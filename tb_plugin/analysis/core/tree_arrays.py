@@ -4,6 +4,7 @@ group, node depths, subtree sums, ids of equal chains of labels. Pure numpy, no 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
@@ -137,6 +138,22 @@ def sorted_search(a: np.ndarray, v: np.ndarray, side: Literal["left", "right"]) 
 
 
 _SEARCH_BLOCK = 1 << 16
+
+
+def by_query_blocks(answer: Callable[..., np.ndarray], *queries: np.ndarray) -> np.ndarray:
+    """`answer(*queries)` (one int64 answer per query, each its own), a block of
+    `_QUERY_BLOCK` queries at a time: what a lookup makes per query is made per block."""
+    n = queries[0].size
+    if n <= _QUERY_BLOCK:
+        return answer(*queries)
+    out = np.empty(n, dtype=np.int64)
+    for at in range(0, n, _QUERY_BLOCK):
+        block = slice(at, at + _QUERY_BLOCK)
+        out[block] = answer(*(q[block] for q in queries))
+    return out
+
+
+_QUERY_BLOCK = 1 << 16
 
 
 def index_parents(
