@@ -183,10 +183,15 @@ def test_index_parents_both_ways(monkeypatch: pytest.MonkeyPatch) -> None:
         assert got_kept.parent.tolist() == want_kept.parent.tolist()
 
 
+@pytest.mark.parametrize("block", [1 << 16, 7])
 @pytest.mark.parametrize("side", ["left", "right"])
-def test_sorted_search_is_searchsorted(side: str) -> None:
+def test_sorted_search_is_searchsorted(
+    side: str, block: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """np.searchsorted's positions, on sorted times with ties and NaN last, keys in
-    ascending runs (the compiled search's shortcut) or not, NaN keys included."""
+    ascending runs (the compiled search's shortcut) or not, NaN keys included; the keys
+    searched in one block or in blocks of 7 (a run of keys cut between blocks)."""
+    monkeypatch.setattr(tree_arrays, "_SEARCH_BLOCK", block)
     rng = np.random.default_rng(21)
     for trial in range(100):
         a = np.sort(rng.integers(0, 20, int(rng.integers(0, 50))).astype(np.float64))

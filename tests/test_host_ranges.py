@@ -8,8 +8,9 @@ import random
 from pathlib import Path
 
 import numpy as np
+import pytest
 from builders import CPU_PID, CPU_TID, TraceBuilder
-from kinetoscope.analysis.core import comms
+from kinetoscope.analysis.core import comms, tree_arrays
 from kinetoscope.analysis.core.common import thread_keys
 from kinetoscope.analysis.core.host_ranges import HostRanges, host_ranges, op_ranges
 from kinetoscope.analysis.core.optree import op_tree
@@ -105,6 +106,20 @@ def test_lookups_match_their_definitions(tmp_path: Path) -> None:
                 for q, a in zip(query.tolist(), at.tolist()):
                     chains[q].append(a)
                 assert chains == [brute_around(ranges, k, a, closed) for k, a in zip(thread, t0)]
+
+
+def test_enclosing_by_blocks_of_queries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A big lookup answered a block of queries at a time gives each query the answer
+    it has alone (blocks of 7 here, threads and ties cut between blocks)."""
+    model = random_trace(3).model(tmp_path, "w.pt.trace.json")
+    ranges = host_ranges(model)
+    rng = np.random.default_rng(3)
+    thread = rng.choice(np.unique(ranges.thread), 300)
+    t0 = rng.integers(0, 60, 300).astype(np.float64)
+    t1 = t0 + rng.choice([0, 1, 3, 20], 300)
+    expected = [brute_enclosing(ranges, k, a, b) for k, a, b in zip(thread, t0, t1)]
+    monkeypatch.setattr(tree_arrays, "_QUERY_BLOCK", 7)
+    assert ranges.enclosing(thread, t0, t1).tolist() == expected
 
 
 def test_op_tree_and_memory_attribution_read_the_index(tmp_path: Path) -> None:

@@ -83,8 +83,9 @@ def _build_python_stacks(model: TraceModel, tree: OpTree) -> PythonStacks:
     py, file_pos = _file_order(len(model), rows, index)
     node_frame = np.where(inner >= 0, file_pos[np.maximum(inner, 0)], -1).astype(index)
     del inner
-    up = _id_parents(model, rows, time_parent)
+    python_ids = _python_ids(model, rows)
     del rows
+    up = _id_parents(python_ids, time_parent)
     parent = np.full(py.size, -1, dtype=index)
     parent[file_pos] = np.where(up >= 0, file_pos[np.maximum(up, 0)], -1)
     del up, file_pos
@@ -103,15 +104,19 @@ def _file_order(n_rows: int, rows: np.ndarray, index: np.dtype) -> tuple[np.ndar
     return np.flatnonzero(marked).astype(index), place
 
 
-def _id_parents(model: TraceModel, rows: np.ndarray, parent: np.ndarray) -> np.ndarray:
+def _id_parents(python_ids: list[np.ndarray], parent: np.ndarray) -> np.ndarray:
     """Per range position (rows in the index's order), its parent position: the event its
     `Python parent id` names when that sorts before it (so no chain loops), a null parent
-    id a root, else `parent` (the enclosing range in time). Written into `parent`."""
-    has_id, ids, has_up, ups = _python_ids(model, rows)
+    id a root, else `parent` (the enclosing range in time). Written into `parent`.
+    `python_ids` (`_python_ids`) is emptied: each of its arrays goes once read."""
+    has_id, ids, has_up, ups = python_ids
+    python_ids.clear()
     if not has_id.any():
         return parent  # no ids recorded: time nesting
-    found = _first_position_of(ids, has_id, ups, parent)
-    positions = np.arange(rows.size, dtype=parent.dtype)
+    searched = [ids, ups]
+    del ids, ups
+    found = _first_position_of(searched, has_id, parent)
+    positions = np.arange(has_id.size, dtype=parent.dtype)
     named = has_id & has_up & (found >= 0) & (found < positions)
     parent[has_id & ~has_up] = -1  # an id with a null parent id: a root
     parent[named] = found[named]
@@ -119,13 +124,16 @@ def _id_parents(model: TraceModel, rows: np.ndarray, parent: np.ndarray) -> np.n
 
 
 def _first_position_of(
-    ids: np.ndarray, has_id: np.ndarray, wanted: np.ndarray, guess: np.ndarray
+    searched: list[np.ndarray], has_id: np.ndarray, guess: np.ndarray
 ) -> np.ndarray:
     """Per wanted id, the first position whose id it is, -1 for none. Python ids count
     up from 0 in a trace: a table indexed by id where they are that dense, else the
     ids sorted, each with its first place; where no two positions share an id, a `guess`
     (the enclosing range in time, the parent almost always) holding the wanted id is
-    taken as it is and only the others are searched for."""
+    taken as it is and only the others are searched for. `searched`: the positions' ids
+    and the wanted ids, emptied (the positions' ids go once read)."""
+    ids, wanted = searched
+    searched.clear()
     index = np.int32 if ids.size < 1 << 31 else np.int64
     with_id = np.flatnonzero(has_id).astype(index)
     id_of = ids[with_id]
@@ -133,8 +141,10 @@ def _first_position_of(
     if low < 0 or high > 4 * ids.size + (1 << 16):
         g = np.maximum(guess, 0)
         guessed = np.where((guess >= 0) & has_id[g] & (ids[g] == wanted), guess, -1)
-        del g
-        return _first_position_sorted(id_of, with_id, wanted, guessed)
+        del g, ids
+        by_position = [id_of, with_id]
+        del id_of, with_id
+        return _first_position_sorted(by_position, wanted, guessed)
     del id_of
     table = np.full(high + 2, ids.size, dtype=index)  # the last entry: no such id
     np.minimum.at(table, ids[with_id], with_id)
@@ -144,13 +154,16 @@ def _first_position_of(
 
 
 def _first_position_sorted(
-    id_of: np.ndarray, position: np.ndarray, wanted: np.ndarray, guessed: np.ndarray
+    by_position: list[np.ndarray], wanted: np.ndarray, guessed: np.ndarray
 ) -> np.ndarray:
     """Per wanted id, the first of `position` whose id (`id_of`) it is, -1 for none: the
     ids sorted stably (each id's first place first), each kept with its first place.
     Where no two positions share an id, a `guessed` position (>= 0) is the answer and
     only the others are searched for. Each step lets go of what it read (ids spread
-    wide: their sort was a build's peak)."""
+    wide: their sort was a build's peak). `by_position`: (`id_of`, `position`), emptied
+    (so the ids sorted replace the ids read, not stand beside them)."""
+    id_of, position = by_position
+    by_position.clear()
     order = np.argsort(id_of, kind="stable")
     id_of = id_of[order]
     first = np.ones(id_of.size, dtype=bool)
@@ -173,14 +186,12 @@ def _first_position_sorted(
     return found
 
 
-def _python_ids(
-    model: TraceModel, rows: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _python_ids(model: TraceModel, rows: np.ndarray) -> list[np.ndarray]:
     """Per row: whether it has a `Python id`, the id, whether it has a `Python parent id`,
     the parent id (the columns the loader read them into)."""
     ids = model.events["python_id"][rows]
     ups = model.events["python_parent_id"][rows]
-    return ids != NO_PYTHON_ID, ids, ups != NO_PYTHON_ID, ups
+    return [ids != NO_PYTHON_ID, ids, ups != NO_PYTHON_ID, ups]
 
 
 def _frames(model: TraceModel, py: np.ndarray) -> tuple[np.ndarray, list[str]]:

@@ -4,6 +4,7 @@ group, node depths, subtree sums, ids of equal chains of labels. Pure numpy, no 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
@@ -125,11 +126,34 @@ def sorted_search(a: np.ndarray, v: np.ndarray, side: Literal["left", "right"]) 
     if _nesting is None or a.dtype != np.float64 or v.dtype != np.float64 or np.isnan(v).any():
         return np.searchsorted(a, v, side).astype(np.int64, copy=False)
     out = np.empty(v.size, dtype=np.int64)
-    lo, hi = np.zeros(v.size, dtype=np.int64), np.full(v.size, a.size, dtype=np.int64)
-    _nesting.start_bound(
-        np.ascontiguousarray(a), lo, hi, np.ascontiguousarray(v), side == "right", out
-    )
+    a, v = np.ascontiguousarray(a), np.ascontiguousarray(v)
+    # The whole of `a` per query, given by bounds a block of queries at a time (bounds
+    # for every query were twice the answer's memory beside it).
+    block = max(1, min(v.size, _SEARCH_BLOCK))
+    lo, hi = np.zeros(block, dtype=np.int64), np.full(block, a.size, dtype=np.int64)
+    for at in range(0, v.size, block):
+        n = min(block, v.size - at)
+        _nesting.start_bound(a, lo[:n], hi[:n], v[at : at + n], side == "right", out[at : at + n])
     return out
+
+
+_SEARCH_BLOCK = 1 << 16
+
+
+def by_query_blocks(answer: Callable[..., np.ndarray], *queries: np.ndarray) -> np.ndarray:
+    """`answer(*queries)` (one int64 answer per query, each its own), a block of
+    `_QUERY_BLOCK` queries at a time: what a lookup makes per query is made per block."""
+    n = queries[0].size
+    if n <= _QUERY_BLOCK:
+        return answer(*queries)
+    out = np.empty(n, dtype=np.int64)
+    for at in range(0, n, _QUERY_BLOCK):
+        block = slice(at, at + _QUERY_BLOCK)
+        out[block] = answer(*(q[block] for q in queries))
+    return out
+
+
+_QUERY_BLOCK = 1 << 16
 
 
 def index_parents(
@@ -289,7 +313,13 @@ def levels_from_roots(parent: np.ndarray) -> list[np.ndarray]:
     # Depths fit 16 bits: numpy sorts those by radix (the same stable order, linear time).
     key = depth.astype(np.uint16) if int(depth.max()) < 1 << 16 else depth
     order = np.argsort(key, kind="stable")
-    return np.split(order, np.flatnonzero(np.diff(depth[order])) + 1)
+    cuts = np.flatnonzero(np.diff(depth[order])) + 1
+    del depth, key
+    # Node indices as int32 where they fit: a tree's levels are kept with it (the op tree's
+    # through most views); they only index.
+    if order.size <= np.iinfo(np.int32).max:
+        order = order.astype(np.int32)
+    return np.split(order, cuts)
 
 
 def inherit_missing(parent: np.ndarray, levels: list[np.ndarray], values: np.ndarray) -> np.ndarray:

@@ -176,19 +176,20 @@ def name_spans(ops: ThreadOps) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     running = np.empty(n, dtype=np.int64)  # the end ranks, then their running max
     running[by_end] = np.arange(n)
     del by_end
-    group = np.zeros(n, dtype=np.int64)
-    group[1:] = codes[1:] != codes[:-1]
-    np.cumsum(group, out=group)
-    offset = group * n
+    # The name's rank times n, in int64 (up to n squared): the offset itself, and names
+    # differ where it does.
+    offset = np.zeros(n, dtype=np.int64)
+    offset[1:] = codes[1:] != codes[:-1]
+    np.cumsum(offset, out=offset)
+    offset *= n
     running += offset
     np.maximum.accumulate(running, out=running)
     running -= offset
-    del offset
     reach = sorted_ends[running]  # the furthest end so far within the name
     del running, sorted_ends
     opens = np.ones(n, dtype=bool)
-    opens[1:] = (group[1:] != group[:-1]) | (starts[1:] > reach[:-1])
-    del group
+    opens[1:] = (offset[1:] != offset[:-1]) | (starts[1:] > reach[:-1])
+    del offset
     first = np.flatnonzero(opens)
     last = np.concatenate([first[1:], [n]]) - 1
     return codes[first], starts[first], reach[last]

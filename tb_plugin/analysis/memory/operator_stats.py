@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TypedDict
 
 import numpy as np
@@ -41,14 +42,8 @@ def operator_stats(
             continue
         members = d.events[i0:i1]
         nbytes = d.nbytes[i0:i1]
-        metrics = (
-            (nbytes > 0).astype(np.float64),  # allocation count
-            np.where(nbytes > 0, nbytes, 0.0),  # allocation bytes
-            (nbytes < 0).astype(np.float64),  # release count
-            np.where(nbytes < 0, -nbytes, 0.0),  # release bytes
-        )
-        self_sums = _self_sums(model, index, members, metrics)
-        total_sums = _total_sums(index, members, metrics, n_names)
+        self_sums = _self_sums(model, index, members, nbytes)
+        total_sums = _total_sums(index, members, nbytes, n_names)
         for code in np.flatnonzero((total_sums[0] + total_sums[2]) > 0).tolist():
             out.append(_row(d.name, model.names[code], int(calls[code]), total_sums[:, code],
                             self_sums[:, code]))  # fmt: skip
@@ -56,26 +51,39 @@ def operator_stats(
     return out
 
 
+_N_METRICS = 4
+
+
+def _metrics(nbytes: np.ndarray) -> Iterator[np.ndarray]:
+    """The metrics per memory event of `nbytes` (allocation count and bytes, release count
+    and bytes), each made as it is read: one float64 array of the events at a time, not
+    four (they were the Memory view's peak)."""
+    yield (nbytes > 0).astype(np.float64)
+    yield np.where(nbytes > 0, nbytes, 0.0)
+    yield (nbytes < 0).astype(np.float64)
+    yield np.where(nbytes < 0, -nbytes, 0.0)
+
+
 def _self_sums(
-    model: TraceModel, index: MemoryIndex, members: np.ndarray, metrics: tuple[np.ndarray, ...]
+    model: TraceModel, index: MemoryIndex, members: np.ndarray, nbytes: np.ndarray
 ) -> np.ndarray:
     """Per name code, each metric over the events that belong to an op of that name."""
     n_names = len(model.names)
-    sums = np.zeros((len(metrics), n_names))
+    sums = np.zeros((_N_METRICS, n_names))
     op = index.op[members]
     owned = op >= 0
     codes = model.events["name"][op[owned]]
-    for j, values in enumerate(metrics):
-        sums[j] = np.bincount(codes, weights=values[owned], minlength=n_names)
+    for j, values in enumerate(_metrics(nbytes[owned])):
+        sums[j] = np.bincount(codes, weights=values, minlength=n_names)
     return sums
 
 
 def _total_sums(
-    index: MemoryIndex, members: np.ndarray, metrics: tuple[np.ndarray, ...], n_names: int
+    index: MemoryIndex, members: np.ndarray, nbytes: np.ndarray, n_names: int
 ) -> np.ndarray:
     """Per name code, each metric over the events inside the union of that name's calls
     on their thread (each event once per name)."""
-    sums = np.zeros((len(metrics), n_names))
+    sums = np.zeros((_N_METRICS, n_names))
     threads = index.thread[members]
     for key in np.unique(threads).tolist():
         ops = index.threads.get(key)
@@ -89,13 +97,19 @@ def _total_sums(
         touched = last > first
         if not touched.any():
             continue
-        first, last = first[touched], last[touched]
+        # One at a time: each subset replaces the whole (the spans' bounds, beside the
+        # index, were the Memory view's peak).
+        first = first[touched]
+        last = last[touched]
         op_codes = span_codes[touched]
-        for j, values in enumerate(metrics):
-            prefix = np.concatenate([[0.0], np.cumsum(values[mine])])
-            sums[j] += np.bincount(
-                op_codes, weights=prefix[last] - prefix[first], minlength=n_names
-            )
+        del touched
+        for j, values in enumerate(_metrics(nbytes[mine])):
+            prefix = np.concatenate([[0.0], np.cumsum(values)])
+            del values
+            inside = prefix[last]
+            inside -= prefix[first]
+            sums[j] += np.bincount(op_codes, weights=inside, minlength=n_names)
+            del prefix, inside  # before the next metric is made
     return sums
 
 
