@@ -45,14 +45,28 @@ def launch_apis_version() -> int:
     return data_version("launch_apis")
 
 
+@cache
+def _family_of_name() -> tuple[dict[str, str], int, frozenset[str]]:
+    """Each API name's family (the first of FAMILIES that lists it), the length of the
+    shortest name, and the names cut to that length."""
+    out: dict[str, str] = {}
+    for family, names in _families().items():
+        for name in names:
+            out.setdefault(name, family)
+    shortest = min(map(len, out))
+    return out, shortest, frozenset(name[:shortest] for name in out)
+
+
 def launch_family(name: str) -> str | None:
     """The family of a host API call name (`kernel_launch`, `graph_launch`, `memory`,
     `synchronize`), or None for other calls."""
-    base = _suffix().sub("", name)
-    for family, names in _families().items():
-        if base in names:
-            return family
-    return None
+    family_of, shortest, heads = _family_of_name()
+    # The suffix pattern strips the end of a name: an API name is how the name begins.
+    # Most names (kernels, operators) begin otherwise and skip the pattern's search, which
+    # tries every position of the name.
+    if name[:shortest] not in heads:
+        return None
+    return family_of.get(_suffix().sub("", name))
 
 
 # Nanosecond counts are exact in the float64 sums of `IntervalUnion` below 2**53 (104 days);
