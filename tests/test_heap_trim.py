@@ -26,7 +26,7 @@ def _free_every_other_block(total: int) -> list[bytearray]:
 def test_little_freed_is_not_trimmed() -> None:
     heap.return_freed_memory()
     after_trim = heap._free_after_trim
-    heap.return_memory_freed_since_trim(1 << 40)
+    heap.trim_when_freed(1 << 40)
     assert heap._free_after_trim == after_trim
 
 
@@ -35,7 +35,7 @@ def test_much_freed_is_given_back() -> None:
     kept = _free_every_other_block(128 << 20)
     assert heap._free_bytes() - heap._free_after_trim >= 32 << 20
     before = _resident_bytes()
-    heap.return_memory_freed_since_trim(32 << 20)
+    heap.trim_when_freed(32 << 20)
     assert before - _resident_bytes() >= 32 << 20
     assert heap._free_bytes() - heap._free_after_trim < 32 << 20
     assert len(kept) == 1024

@@ -26,7 +26,7 @@ def return_freed_memory() -> None:
         _free_after_trim = _free_bytes()
 
 
-def return_memory_freed_since_trim(min_bytes: int) -> None:
+def trim_when_freed(min_bytes: int) -> None:
     """`return_freed_memory()` once the heap's free bytes (every arena, mallinfo2's
     count) have grown by `min_bytes` since the last trim; always where glibc has no
     mallinfo2 (before 2.33). A trim after every view gave back 4-30 MB each time, in
