@@ -32,10 +32,11 @@ def test_little_freed_is_not_trimmed() -> None:
 
 def test_much_freed_is_given_back() -> None:
     heap.return_freed_memory()
-    kept = _free_every_other_block(128 << 20)
+    # the blocks first fill what the heap held free already, then free 64 MB more than it
+    kept = _free_every_other_block(2 * (heap._free_bytes() + (64 << 20)))
     assert heap._free_bytes() - heap._free_after_trim >= 32 << 20
     before = _resident_bytes()
     heap.trim_when_freed(32 << 20)
     assert before - _resident_bytes() >= 32 << 20
     assert heap._free_bytes() - heap._free_after_trim < 32 << 20
-    assert len(kept) == 1024
+    assert kept
