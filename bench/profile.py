@@ -154,7 +154,7 @@ def instrument() -> None:
     cpu = "load: main thread CPU s (build_model)"
     trace_store.build_model = timed(cpu, trace_store.build_model, time.thread_time)
     build.return_freed_memory = timed("load: malloc_trim", build.return_freed_memory)
-    trace_store.return_freed_memory = timed("views: malloc_trim", trace_store.return_freed_memory)
+    trace_store.trim_when_freed = timed("views: malloc_trim", trace_store.trim_when_freed)
     trace_store.build_model = timed("load: total (build_model)", trace_store.build_model)
 
     class _Tmp:

@@ -269,6 +269,13 @@ def test_launch_api_examples_classify(family: str) -> None:
     assert launch_family("cudaGetDevice") is None and launch_family("aten::mm") is None
 
 
+def test_launch_family_strips_only_whole_suffixes() -> None:
+    assert launch_family("cudaLaunchKernel_v7000_ptsz") == "kernel_launch"
+    assert launch_family("cudaStreamSynchronize_spt") == "synchronize"
+    for name in ("cudaLaunchKernelX", "cudaLaunchKernel_v", "cudaLaunch", "cu", "", "void k<128>"):
+        assert launch_family(name) is None, name
+
+
 CORPUS_GPU_TRACES = [
     "tracelens/tests/traces/h100/google_owlv2-large-patch14-ensemble__1016001.json.gz",
     "hta/tests/data/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz",

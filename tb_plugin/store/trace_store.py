@@ -21,8 +21,9 @@ from typing import Any
 
 import msgspec
 
-from ..ingest.build import build_model, return_freed_memory
+from ..ingest.build import TRIM_AFTER_BYTES, build_model
 from ..ingest.discovery import capture_files
+from ..ingest.heap import trim_when_freed
 from ..ingest.limits import env_number, load_timeout_s, slow_load_s
 from ..ingest.storage import file_identity, is_url
 from ..model.derived_tables import unrecorded
@@ -368,7 +369,8 @@ class TraceStore:
                     with self.lock:
                         self._computing -= 1
                         self._last_activity = time.monotonic()
-                return_freed_memory()  # a view's temporaries can be as big as the model
+                # a view's temporaries can be as big as the model
+                trim_when_freed(TRIM_AFTER_BYTES)
             with state.lock:  # a view answered before the entry is written goes with it
                 if PARAM_MARK not in name or _count_param_views(state.views) < MAX_PARAM_VIEWS:
                     state.views[name] = data  # bounded: requests choose the parameters

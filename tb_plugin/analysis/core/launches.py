@@ -25,7 +25,7 @@ from ...model.categories import Kind
 from ...model.trace_model import TraceModel
 from .common import complete_rows, gpu_device_ids, gpu_rows, launch_rows, launches_of, name_flags
 from .rules import data_version, load
-from .trusted_rows import untrusted_mask
+from .trusted_rows import has_untrusted_rows, untrusted_mask
 
 FAMILIES = ("kernel_launch", "graph_launch", "memory", "synchronize")
 
@@ -45,14 +45,28 @@ def launch_apis_version() -> int:
     return data_version("launch_apis")
 
 
+@cache
+def _family_of_name() -> tuple[dict[str, str], int, frozenset[str]]:
+    """Each API name's family (the first of FAMILIES that lists it), the length of the
+    shortest name, and the names cut to that length."""
+    out: dict[str, str] = {}
+    for family, names in _families().items():
+        for name in names:
+            out.setdefault(name, family)
+    shortest = min(map(len, out))
+    return out, shortest, frozenset(name[:shortest] for name in out)
+
+
 def launch_family(name: str) -> str | None:
     """The family of a host API call name (`kernel_launch`, `graph_launch`, `memory`,
     `synchronize`), or None for other calls."""
-    base = _suffix().sub("", name)
-    for family, names in _families().items():
-        if base in names:
-            return family
-    return None
+    family_of, shortest, heads = _family_of_name()
+    # The suffix pattern strips the end of a name: an API name is how the name begins.
+    # Most names (kernels, operators) begin otherwise and skip the pattern's search, which
+    # tries every position of the name.
+    if name[:shortest] not in heads:
+        return None
+    return family_of.get(_suffix().sub("", name))
 
 
 # Nanosecond counts are exact in the float64 sums of `IntervalUnion` below 2**53 (104 days);
@@ -116,7 +130,10 @@ def _build_gpu_work(model: TraceModel) -> GpuWork:
     ev = model.events
     # The origin of the trusted events: one at ts 0 or hours off would push every time
     # past what int64 ns holds (trace health, `trusted_rows.py`).
-    finite = ev["ts"][np.isfinite(ev["ts"]) & ~untrusted_mask(model)]
+    counted = np.isfinite(ev["ts"])
+    if has_untrusted_rows(model):
+        counted &= ~untrusted_mask(model)
+    finite = ev["ts"][counted]
     origin = float(np.floor(finite.min())) if finite.size else 0.0
     rows = gpu_rows(model)
     rows = rows[_fits(model, rows, origin)]

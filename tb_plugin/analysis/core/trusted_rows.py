@@ -38,6 +38,7 @@ class RowFlags:
     duplicate: np.ndarray  # the second and later copies
     clock_outlier: np.ndarray
     untrusted: np.ndarray  # any of the above
+    any_untrusted: bool  # whether any row is set in `untrusted` (most traces: none)
 
 
 def row_flags(model: TraceModel) -> RowFlags:
@@ -47,6 +48,11 @@ def row_flags(model: TraceModel) -> RowFlags:
 
 def untrusted_mask(model: TraceModel) -> np.ndarray:
     return row_flags(model).untrusted
+
+
+def has_untrusted_rows(model: TraceModel) -> bool:
+    """Whether any row is left out (else `untrusted_mask` is all False: no need to read it)."""
+    return row_flags(model).any_untrusted
 
 
 def trusted_only(model: TraceModel, rows: np.ndarray) -> np.ndarray:
@@ -96,7 +102,7 @@ def _kept_flags(zero_ts: np.ndarray, duplicate: np.ndarray, clock: np.ndarray) -
         untrusted = none
     for mask in (*masks, untrusted):
         mask.flags.writeable = False
-    return RowFlags(masks[0], masks[1], masks[2], untrusted)
+    return RowFlags(masks[0], masks[1], masks[2], untrusted, bool(flagged))
 
 
 def duplicate_mask(model: TraceModel, by_start: StartOrder) -> np.ndarray:

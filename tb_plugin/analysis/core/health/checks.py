@@ -24,7 +24,7 @@ from ....model.categories import Kind, Phase, kind_mask
 from ....model.trace_model import TraceModel
 from ..common import gpu_rows, launches_of, thread_keys
 from ..tree_arrays import grouped_nesting_order
-from ..trusted_rows import untrusted_mask
+from ..trusted_rows import has_untrusted_rows, untrusted_mask
 from .nesting import lane_crossings
 
 NEST_TOLERANCE_US = 1.0
@@ -65,7 +65,8 @@ def overlapping_events(model: TraceModel) -> Finding:
     keep &= ~kind_mask(ev["kind"], _NOT_NESTED)
     keep &= np.isfinite(ev["dur"])
     keep &= np.isfinite(ev["ts"])
-    keep &= ~untrusted_mask(model)
+    if has_untrusted_rows(model):
+        keep &= ~untrusted_mask(model)
     rows = np.flatnonzero(keep)
     del keep
     if rows.size < 2:
@@ -185,7 +186,9 @@ def outside_profiling_window(model: TraceModel) -> Finding:
         end = max(end, float(np.nanmax(np.where(ev["name"] == mark, ev["ts"], -np.inf))))
     ends = ev["ts"] + np.where(ev["dur"] > 0, ev["dur"], 0)
     outside = (ev["ts"] < start - WINDOW_TOLERANCE_US) | (ends > end + WINDOW_TOLERANCE_US)
-    outside &= (ev["kind"] != Kind.TRACE_SPAN) & (ev["name"] != mark) & ~untrusted_mask(model)
+    outside &= (ev["kind"] != Kind.TRACE_SPAN) & (ev["name"] != mark)
+    if has_untrusted_rows(model):
+        outside &= ~untrusted_mask(model)
     return Finding(np.flatnonzero(outside))
 
 
