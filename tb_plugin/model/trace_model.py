@@ -57,6 +57,8 @@ EVENT_COLUMNS: dict[str, str] = {
 }
 
 NO_PYTHON_ID = -1  # as every missing int of the model
+# Rows whose args one decode step of `iter_args` copies and holds (a few MB of text).
+ARGS_CHUNK_ROWS = 4096
 
 # Integer columns a load keeps in a narrower type (here) where every value of the trace
 # fits, else in the declared one: ids and offsets as int32 (ids are counters in most
@@ -268,6 +270,16 @@ class TraceModel:
                 except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
                     out.append(msgspec.convert({}, shape))
             return out
+
+    def iter_args(
+        self, rows: Sequence[int] | np.ndarray, shape: type[T], chunk_rows: int = ARGS_CHUNK_ROWS
+    ) -> Iterator[T]:
+        """`args_of(rows, shape)` one object at a time, decoded `chunk_rows` rows at a time:
+        a pass over millions of rows (every `Call stack` of a multi-GB trace) holds one
+        chunk's copies of the text and its objects, not all of them at once."""
+        rows = np.asarray(rows, dtype=np.int64)
+        for start in range(0, rows.size, max(1, chunk_rows)):
+            yield from self.args_of(rows[start : start + chunk_rows], shape)
 
     @property
     def time_origin_us(self) -> float:

@@ -94,7 +94,7 @@ def frame_files(model: TraceModel) -> set[str]:
     codes = np.unique(ev["name"][ev["kind"] == Kind.PYTHON])
     files = {_file_of(model.names[c]) for c in codes.tolist()}
     stacked = np.flatnonzero(ev["has_stack"])[:MAX_STACK_ROWS]
-    texts = {a.stack for a in model.args_of(stacked, _StackArgs) if a.stack}
+    texts = {a.stack for a in model.iter_args(stacked, _StackArgs) if a.stack}
     for text in texts:
         files.update(_file_of(frame) for frame in text.split(";"))
     files.discard("")

@@ -201,7 +201,7 @@ def _arg_stacks(model: TraceModel, tree: OpTree) -> dict[int, list[dict[str, Any
     nodes = np.flatnonzero(model.events["has_stack"][tree.rows])
     out: dict[int, list[dict[str, Any]]] = {}
     parsed: dict[bytes, list[dict[str, Any]]] = {}
-    for n, a in zip(nodes.tolist(), model.args_of(tree.rows[nodes], StackArgs)):
+    for n, a in zip(nodes.tolist(), model.iter_args(tree.rows[nodes], StackArgs)):
         raw = bytes(a.stack)
         if raw not in parsed:
             text = msgspec.json.decode(raw) if len(raw) > 2 else ""

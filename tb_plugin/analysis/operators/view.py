@@ -192,12 +192,14 @@ def callstacks(
         out["source"] = "python_function"
         group, frames_of = python_groups(stacks, nodes)
     else:
-        args = model.args_of(tree.rows[nodes], StackArgs)
         by_text: dict[bytes, int] = {}
         group = np.fromiter(
-            (by_text.setdefault(bytes(a.stack), len(by_text)) for a in args),
+            (
+                by_text.setdefault(bytes(a.stack), len(by_text))
+                for a in model.iter_args(tree.rows[nodes], StackArgs)
+            ),
             dtype=np.int64,
-            count=len(args),
+            count=nodes.size,
         )
         frames_of = []
         for raw in by_text:
