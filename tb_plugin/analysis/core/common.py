@@ -9,7 +9,7 @@ import numpy as np
 from ...model.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind
 from ...model.trace_model import TraceModel
 from .tree_arrays import running_count
-from .trusted_rows import has_untrusted_rows, untrusted_mask
+from .trusted_rows import trusted_only
 
 
 def name_flags(model: TraceModel, predicate: Callable[[str], bool]) -> np.ndarray:
@@ -37,7 +37,7 @@ def complete_rows(model: TraceModel, *kinds: Kind) -> np.ndarray:
 
     def build(m: TraceModel) -> np.ndarray:
         rows = m.complete_rows(*kinds)
-        return _read_only(rows[~untrusted_mask(m)[rows]] if has_untrusted_rows(m) else rows)
+        return _read_only(trusted_only(m, rows))
 
     return model.derived(key, build)
 

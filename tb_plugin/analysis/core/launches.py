@@ -25,7 +25,7 @@ from ...model.categories import Kind
 from ...model.trace_model import TraceModel
 from .common import complete_rows, gpu_device_ids, gpu_rows, launch_rows, launches_of, name_flags
 from .rules import data_version, load
-from .trusted_rows import has_untrusted_rows, untrusted_mask
+from .trusted_rows import drop_untrusted
 
 FAMILIES = ("kernel_launch", "graph_launch", "memory", "synchronize")
 
@@ -131,8 +131,7 @@ def _build_gpu_work(model: TraceModel) -> GpuWork:
     # The origin of the trusted events: one at ts 0 or hours off would push every time
     # past what int64 ns holds (trace health, `trusted_rows.py`).
     counted = np.isfinite(ev["ts"])
-    if has_untrusted_rows(model):
-        counted &= ~untrusted_mask(model)
+    drop_untrusted(model, counted)
     finite = ev["ts"][counted]
     origin = float(np.floor(finite.min())) if finite.size else 0.0
     rows = gpu_rows(model)

@@ -56,10 +56,17 @@ def has_untrusted_rows(model: TraceModel) -> bool:
 
 
 def trusted_only(model: TraceModel, rows: np.ndarray) -> np.ndarray:
-    """`rows` without those left out of time-based sums."""
-    if rows.size == 0:
+    """`rows` without those left out of time-based sums (`rows` itself where none is)."""
+    if not has_untrusted_rows(model) or rows.size == 0:
         return rows
     return rows[~untrusted_mask(model)[rows]]
+
+
+def drop_untrusted(model: TraceModel, mask: np.ndarray) -> None:
+    """Clear, in the per-row `mask`, the rows left out of time-based sums (nothing to
+    read where none is)."""
+    if has_untrusted_rows(model):
+        mask &= ~untrusted_mask(model)
 
 
 class StartOrder:
@@ -97,9 +104,10 @@ def _kept_flags(zero_ts: np.ndarray, duplicate: np.ndarray, clock: np.ndarray) -
     none = np.zeros(zero_ts.size, dtype=bool)
     masks = [mask if mask.any() else none for mask in (zero_ts, duplicate, clock)]
     flagged = [mask for mask in masks if mask is not none]
-    untrusted = flagged[0] if len(flagged) == 1 else masks[0] | masks[1] | masks[2]
-    if not flagged:
-        untrusted = none
+    if len(flagged) <= 1:
+        untrusted = flagged[0] if flagged else none
+    else:
+        untrusted = masks[0] | masks[1] | masks[2]
     for mask in (*masks, untrusted):
         mask.flags.writeable = False
     return RowFlags(masks[0], masks[1], masks[2], untrusted, bool(flagged))

@@ -24,7 +24,7 @@ from ....model.categories import Kind, Phase, kind_mask
 from ....model.trace_model import TraceModel
 from ..common import gpu_rows, launches_of, thread_keys
 from ..tree_arrays import grouped_nesting_order
-from ..trusted_rows import has_untrusted_rows, untrusted_mask
+from ..trusted_rows import drop_untrusted, trusted_only
 from .nesting import lane_crossings
 
 NEST_TOLERANCE_US = 1.0
@@ -65,8 +65,7 @@ def overlapping_events(model: TraceModel) -> Finding:
     keep &= ~kind_mask(ev["kind"], _NOT_NESTED)
     keep &= np.isfinite(ev["dur"])
     keep &= np.isfinite(ev["ts"])
-    if has_untrusted_rows(model):
-        keep &= ~untrusted_mask(model)
+    drop_untrusted(model, keep)
     rows = np.flatnonzero(keep)
     del keep
     if rows.size < 2:
@@ -141,8 +140,7 @@ def kernel_before_launch(model: TraceModel) -> Finding:
     before the runtime call that launched them (linked by correlation id). None on a trace
     without GPU activity (a CPU-only trace: 0, not unknown); unknown when there is some but
     none is linked to its launch."""
-    gpu = gpu_rows(model)
-    gpu = gpu[~untrusted_mask(model)[gpu]]
+    gpu = trusted_only(model, gpu_rows(model))
     if gpu.size == 0:
         return Finding(_NONE)
     launch = launches_of(model, gpu)
@@ -187,8 +185,7 @@ def outside_profiling_window(model: TraceModel) -> Finding:
     ends = ev["ts"] + np.where(ev["dur"] > 0, ev["dur"], 0)
     outside = (ev["ts"] < start - WINDOW_TOLERANCE_US) | (ends > end + WINDOW_TOLERANCE_US)
     outside &= (ev["kind"] != Kind.TRACE_SPAN) & (ev["name"] != mark)
-    if has_untrusted_rows(model):
-        outside &= ~untrusted_mask(model)
+    drop_untrusted(model, outside)
     return Finding(np.flatnonzero(outside))
 
 
