@@ -191,7 +191,7 @@ def test_sorted_search_is_searchsorted(
     """np.searchsorted's positions, on sorted times with ties and NaN last, keys in
     ascending runs (the compiled search's shortcut) or not, NaN keys included; the keys
     searched in one block or in blocks of 7 (a run of keys cut between blocks)."""
-    monkeypatch.setattr(tree_arrays, "_SEARCH_BLOCK", block)
+    monkeypatch.setattr(tree_arrays, "_QUERY_BLOCK", block)
     rng = np.random.default_rng(21)
     for trial in range(100):
         a = np.sort(rng.integers(0, 20, int(rng.integers(0, 50))).astype(np.float64))

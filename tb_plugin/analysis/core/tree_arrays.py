@@ -125,19 +125,19 @@ def sorted_search(a: np.ndarray, v: np.ndarray, side: Literal["left", "right"]) 
     steps while the keys ascend, as a trace's times mostly do)."""
     if _nesting is None or a.dtype != np.float64 or v.dtype != np.float64 or np.isnan(v).any():
         return np.searchsorted(a, v, side).astype(np.int64, copy=False)
-    out = np.empty(v.size, dtype=np.int64)
-    a, v = np.ascontiguousarray(a), np.ascontiguousarray(v)
+    a = np.ascontiguousarray(a)
     # The whole of `a` per query, given by bounds a block of queries at a time (bounds
     # for every query were twice the answer's memory beside it).
-    block = max(1, min(v.size, _SEARCH_BLOCK))
-    lo, hi = np.zeros(block, dtype=np.int64), np.full(block, a.size, dtype=np.int64)
-    for at in range(0, v.size, block):
-        n = min(block, v.size - at)
-        _nesting.start_bound(a, lo[:n], hi[:n], v[at : at + n], side == "right", out[at : at + n])
+    return by_query_blocks(lambda keys: _start_bounds(a, keys, side == "right"), v)
+
+
+def _start_bounds(a: np.ndarray, keys: np.ndarray, right: bool) -> np.ndarray:
+    """The compiled search's positions of `keys` in the whole of the sorted `a`."""
+    assert _nesting is not None
+    out = np.empty(keys.size, dtype=np.int64)
+    lo, hi = np.zeros(keys.size, dtype=np.int64), np.full(keys.size, a.size, dtype=np.int64)
+    _nesting.start_bound(a, lo, hi, np.ascontiguousarray(keys), right, out)
     return out
-
-
-_SEARCH_BLOCK = 1 << 16
 
 
 def by_query_blocks(answer: Callable[..., np.ndarray], *queries: np.ndarray) -> np.ndarray:
