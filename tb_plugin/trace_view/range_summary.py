@@ -98,17 +98,23 @@ def _summary(
 FEW_EVENTS = 4096  # a range with fewer candidates is summed event by event (cheaper)
 
 
+def _candidate_span(index: TimelineIndex, a: float, b: float) -> tuple[int, int]:
+    """The positions in start order `_overlapping` tests for [a, b): after every event
+    ending by a, before the first starting at b."""
+    first = int(np.searchsorted(index.by_start_endmax, a, side="right"))
+    return first, max(first, int(np.searchsorted(index.by_start_ts, b, side="left")))
+
+
 def _candidates(index: TimelineIndex, a: float, b: float) -> int:
     """How many events `_overlapping` would test for [a, b)."""
-    first = int(np.searchsorted(index.by_start_endmax, a, side="right"))
-    return int(np.searchsorted(index.by_start_ts, b, side="left")) - first
+    first, stop = _candidate_span(index, a, b)
+    return stop - first
 
 
 def _overlapping(index: TimelineIndex, slices: np.ndarray, a: float, b: float) -> np.ndarray:
     """Index positions of the events on tracks `slices` that overlap [a, b) (file times)."""
-    first = int(np.searchsorted(index.by_start_endmax, a, side="right"))
-    last = int(np.searchsorted(index.by_start_ts, b, side="left"))
-    pos = index.by_start[first : max(first, last)]
+    first, stop = _candidate_span(index, a, b)
+    pos = index.by_start[first:stop]
     pos = pos[(index.end[pos] > a) | (index.start[pos] >= a)]
     on = np.zeros(len(index.tracks), dtype=bool)
     on[slices] = True
