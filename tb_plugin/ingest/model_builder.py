@@ -69,8 +69,8 @@ class ModelBuilder:
         # place (`fills`), not made in arrays of their own first.
         fills = {key: _remapped(self.interners[key], chunk, key) for key in INTERNED}
         fills["args_end"] = _offset(cols["args_end"], self.args_total)
-        # Offsets grow with the rows: the last says whether all fit int32.
-        args_fit = int(cols["args_end"][-1]) + self.args_total <= _INT32_MAX
+        # Offsets grow with the rows: the last says whether all fit the narrow type.
+        args_fit = int(cols["args_end"][-1]) + self.args_total <= _NARROW_MAX[_ARGS_END_TYPE]
         self.args_total += len(chunk.args)
         if self.args_total > self.args_cap:
             raise TraceDecodeError(
@@ -154,8 +154,8 @@ class ModelBuilder:
         return model
 
 
-_INT32_MAX = int(np.iinfo(np.int32).max)
-_NARROW_MAX = {t: int(np.iinfo(t).max) for t in ("i2", "i4")}
+_NARROW_MAX = {t: int(np.iinfo(t).max) for t in set(NARROW_COLUMNS.values())}
+_ARGS_END_TYPE = NARROW_COLUMNS["args_end"]
 
 
 def _remapped(interner: Interner, chunk: Chunk, key: str) -> Fill:
