@@ -9,8 +9,10 @@ from pathlib import Path
 
 import msgspec
 import numpy as np
+import pytest
 from corpus import corpus_path
 from expected_views import SPAN_CASES
+from kinetoscope.api import report as report_module
 from kinetoscope.api.endpoints import VIEWS
 from kinetoscope.api.report import report_run
 from kinetoscope.api.session import Session
@@ -52,9 +54,14 @@ def test_every_view_has_its_uses_recorded() -> None:
     assert set(TABLE_USES) >= set(VIEWS)
 
 
-def test_a_report_keeps_only_what_the_views_left_read() -> None:
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_report_keeps_only_what_the_views_left_read(
+    threads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A one-shot report of one trace (no run-level view follows) holds no derived
-    table once its views are answered, and answers as the views do on a fresh model."""
+    table once its views are answered, its views computed one after another or side by
+    side (KINETOSCOPE_VIEW_THREADS), and answers as the views do on a fresh model."""
+    monkeypatch.setattr(report_module, "VIEW_THREADS", threads)
     path = str(corpus_path(SPAN_CASES["h100_bert"]))
     session = Session.for_command(cache=False)
     try:

@@ -9,6 +9,7 @@ Raised as the door tells them apart: `NotFound` (a worker or span that names not
 
 from __future__ import annotations
 
+import threading
 import typing
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -120,7 +121,7 @@ def _span_views(
         except ViewParamError as exc:
             raise Refused(f"view {name!r}: {exc}") from None
         calls.append((name, call))
-    answers = _answers([call for _, call in calls], names + later, report.model)
+    answers = _answers([call for _, call in calls], names, later, report.model)
     for (name, call), answer in zip(calls, answers):
         if isinstance(answer, ViewParamError):
             if call.params:  # the view refused its parameters: a usage error, as the 400
@@ -133,30 +134,34 @@ def _span_views(
 
 
 def _answers(
-    calls: list[Dispatch], names: list[str], model: TraceModel | None
+    calls: list[Dispatch], names: list[str], later: list[str], model: TraceModel | None
 ) -> list[Ready | BaseException]:
-    """Each call's answer, or what it raised: in threads (numpy lets the GIL go in its
-    passes over columns, and the model's derived tables are built once, the first
-    thread to need one building it while another waits). One after another, the
-    model's derived tables that no view left (of `names`, the calls' then the later
-    views) reads are let go after each answer: the report's peak memory is then what
-    the views left need, not all the tables built so far."""
+    """Each call's answer (`names[i]`'s), or what it raised, in `calls`' order: one after
+    another, or in threads (numpy lets the GIL go in its passes over columns, and the
+    model's derived tables are built once, the first thread to need one building it
+    while another waits). Either way, after each answer the model's derived tables that
+    no view left (the calls not yet answered, then the `later` views) reads are let go:
+    the report's peak memory is then what the views left need, not all the tables built
+    so far (in two threads, without it, the 253 MB H100 tile peaked ~45 MB higher)."""
+    answered: set[int] = set()
+    lock = threading.Lock()
 
-    def answer(call: Dispatch) -> Ready | BaseException:
+    def answer(i: int) -> Ready | BaseException:
         try:
-            return call.ready()
+            result: Ready | BaseException = calls[i].ready()
         except Exception as exc:  # noqa: BLE001 - raised in the caller, in order
-            return exc
+            result = exc
+        with lock:
+            answered.add(i)
+            left = [name for j, name in enumerate(names) if j not in answered]
+        if model is not None:
+            _let_go_of_tables(model, [*left, *later])
+        return result
 
     if len(calls) < 2 or VIEW_THREADS < 2:
-        answers = []
-        for i, call in enumerate(calls):
-            answers.append(answer(call))
-            if model is not None:
-                _let_go_of_tables(model, names[i + 1 :])
-        return answers
+        return [answer(i) for i in range(len(calls))]
     with ThreadPoolExecutor(VIEW_THREADS, thread_name_prefix="kinetoscope-view") as pool:
-        return list(pool.map(answer, calls))
+        return list(pool.map(answer, range(len(calls))))
 
 
 def _let_go_of_tables(model: TraceModel, left: list[str]) -> None:
