@@ -34,8 +34,10 @@ from .session import Session
 from .table_uses import TABLE_USES
 
 # Span views computed at once (KINETOSCOPE_VIEW_THREADS): two finish a 250 MB trace's
-# report ~0.15 s sooner on two cores, but hold two views' temporaries at once (its peak
-# memory ~60 MB higher), so one by default.
+# report ~0.15 s sooner on two cores, but hold two views' temporaries at once: with the
+# tables let go as in one thread, its peak is still ~30 MB higher (H100 253 MB tile 175 ->
+# 205 MB, V100 259 MB 147 -> 176 MB), as is every pairing of views measured (the derived
+# tables' builds alone free 10-27 MB of temporaries each: two at once exceed one), so one.
 VIEW_THREADS = int(env_number("KINETOSCOPE_VIEW_THREADS", 1))
 
 
