@@ -50,6 +50,15 @@ class NamePattern:
         self._lower = re.compile(text) if _foldable(text) else None
         self._any_case: re.Pattern[str] | None = None  # compiled when first needed
 
+    def __eq__(self, other: object) -> bool:  # as compiled patterns compare: by text
+        return isinstance(other, NamePattern) and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __repr__(self) -> str:
+        return f"NamePattern({self.text!r})"
+
     def search(self, name: str, lowered: str | None) -> bool:
         """Whether it occurs in `name`; `lowered`: `name.lower()` for an ASCII name."""
         if self._lower is not None and lowered is not None:
@@ -59,8 +68,9 @@ class NamePattern:
         return self._any_case.search(name) is not None
 
 
-# A letter outside an escape, or an escape that is not one of these classes and anchors
-# (`\d`, `\w`, `\b`, ...) nor an escaped punctuation mark, may stand for a capital.
+# What may make case matter: a capital anywhere, an escape other than the classes `\d`,
+# `\w`, `\s`, the anchor `\b` and escaped punctuation (`\x4b` is a capital), a flag turned
+# off (`(?-i:...)`). Such a pattern is searched as written.
 _UNFOLDABLE = re.compile(r"[A-Z]|\\[^dDwWsSbBAZ\W_]|\(\?[a-zA-Z]*-")
 
 
