@@ -15,8 +15,10 @@ from kinetoscope.analysis.core.taxonomy import (
     MATRIX_UNKNOWN,
     MATRIX_YES,
     WORKS,
+    NamePattern,
     classify_name,
     families,
+    lowered_name,
     taxonomy_version,
 )
 from kinetoscope.analysis.kernels.view import kernels
@@ -297,3 +299,41 @@ def test_every_work_class_is_drawn_by_the_serving_page() -> None:
     assert set(re.findall(r"'(\w+)'", order.group(1))) == set(WORKS)
     assert set(re.findall(r"(\w+):", colours.group(1))) == set(WORKS)
     assert {f.work for f in families()} <= set(WORKS)
+
+
+def _case_variants(name: str) -> list[str]:
+    """The name, all capitals, case swapped, every other letter a capital, and with a
+    character whose case folds outside ASCII (the Kelvin sign folds to `k`)."""
+    mixed = "".join(c.upper() if i % 2 else c for i, c in enumerate(name))
+    return [name, name.upper(), name.swapcase(), mixed, name + "\u212a", "\u212a" + name.lower()]
+
+
+def test_patterns_search_a_lowered_name_as_they_search_any_case() -> None:
+    """An ASCII name is searched lowercased by the patterns that allow it (`NamePattern`):
+    every pattern of the table finds in every example name, in any case, what its
+    case-insensitive search finds."""
+    names = [v for f in families() for n in f.examples for v in _case_variants(n)]
+    for family in families():
+        for pattern in family.patterns:
+            reference = re.compile(pattern.text, re.IGNORECASE)
+            for name in names:
+                expected = reference.search(name) is not None
+                assert pattern.search(name, lowered_name(name)) is expected, (pattern.text, name)
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "found"),
+    [
+        ("(?-i:^_splitK_reduce$)", "_splitK_reduce", True),  # case-sensitive in part
+        ("(?-i:^_splitK_reduce$)", "_splitk_reduce", False),
+        ("mori::moe::Ep(?:Dispatch|Combine)", "MORI::MOE::EPDISPATCH", True),  # capitals
+        ("\\x4bernel", "KERNEL", True),  # an escape standing for a capital
+        ("[^A-Z]gemm", "XGEMM", False),  # a class of capitals
+        ("\\bgemm\\d", "sm80_XGEMM_1 GEMM2", True),
+    ],
+)
+def test_a_pattern_that_case_could_change_is_searched_as_written(
+    text: str, name: str, found: bool
+) -> None:
+    assert (re.search(text, name, re.IGNORECASE) is not None) is found
+    assert NamePattern(text).search(name, lowered_name(name)) is found

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -28,11 +28,13 @@ from ..store.run_context import Progress
 from ..store.run_jobs import FAILED, LOADING, RunJobState
 from ..store.trace_store import NotReady
 from .answers import status_body
-from .downloads import Download, open_download
 from .failures import Failure, JobFailed, failure
 from .registry import Answer, Endpoint, Scope
 from .resolve import Target, find_run, resolve, worker_names
 from .session import ListingPending, Session
+
+if TYPE_CHECKING:  # the file route's: imported when a file is first sent (never by a report)
+    from .downloads import Download
 
 Names = Mapping[str, Any]  # run, worker, workers, span, target_run, target_worker, target_span
 POLL_S = 0.05  # how often a wait without an event asks again (the first listing)
@@ -262,6 +264,8 @@ class Dispatch:
             )
         except NotReady:
             return self._loading(target)
+        from .downloads import open_download
+
         return Ready(b"", open_download(target))
 
     def _run_job(self, run: Run, span: str | None, params: dict[str, Any]) -> Result:

@@ -4,19 +4,25 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from functools import cache, lru_cache
-from importlib import resources
 from typing import Any
 
 STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
 MODULE_PREFIX = "nn.Module: "  # a Python frame of an nn.Module's forward (Modules view)
 
 
+# The package's data folder, beside its modules (the package is installed as files, its
+# compiled parts with it): read by path, not through `importlib.resources`, whose import
+# (its readers, zipfile) a report paid for only to find this folder.
+DATA_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(__file__))), "data")
+
+
 @cache
 def load(name: str) -> dict[str, Any]:
-    text = resources.files("kinetoscope").joinpath("data", f"{name}.json").read_text("utf-8")
-    data: dict[str, Any] = json.loads(text)
+    with open(os.path.join(DATA_DIR, f"{name}.json"), encoding="utf-8") as f:
+        data: dict[str, Any] = json.load(f)
     return data
 
 

@@ -4,10 +4,6 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
 
-# Bump when the view's output changes (here, with its types: the registry reads it without
-# importing the view).
-VERSION = "3"
-
 
 class DiffParams(TypedDict, total=False):
     """Besides the pair of spans (`Scope.PAIR`): operators matched by name, or by name

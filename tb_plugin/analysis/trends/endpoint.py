@@ -5,7 +5,8 @@ when first asked (`kinetoscope report` never does)."""
 from __future__ import annotations
 
 from ..core.endpoint import Answer, Endpoint, Lazy, Scope
-from .types import TrendLoading, TrendParams, TrendView
+
+_TYPES = "kinetoscope.analysis.trends.types"  # named by path too: a report never asks
 
 ORDER = 100  # the folder's place in the page order (`api/view_folders.py`)
 LEVEL = "comparison"  # reads other views: walled in above them (pyproject's `views`)
@@ -14,11 +15,11 @@ ENDPOINTS: list[Endpoint] = [
     Endpoint(
         "trend",
         Scope.LOGDIR,
-        TrendView,
+        Lazy(_TYPES, "TrendView"),
         Lazy("kinetoscope.analysis.trends.view", "trend_view"),
-        request_ref=TrendParams,
+        request_ref=Lazy(_TYPES, "TrendParams"),
         page="trends",
-        loading_ref=TrendLoading,
+        loading_ref=Lazy(_TYPES, "TrendLoading"),
         answer=Answer.RUN_JOB,
     ),
 ]
