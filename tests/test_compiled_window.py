@@ -104,6 +104,16 @@ def test_sample_counter_series(seed: int) -> None:
         assert cv.tobytes() == pv.tobytes()
 
 
+def test_negative_zero_samples_are_numpys() -> None:
+    """A -0.0 sample beside 0.0 ones: which zero a bucket shows is numpy's order's."""
+    times = np.arange(0.0, 200.0)
+    values = np.where(np.arange(200) % 3 == 0, -0.0, 0.0)
+    counter = Counter("c", "c", "memory_allocated", "bytes", None, 0.0, times=times, values=values)
+    (cs, cv), (ps, pv) = series_both_ways(counter, 0.0, 200.0, 7)
+    assert counter.negative_zero
+    assert cs.tobytes() == ps.tobytes() and cv.tobytes() == pv.tobytes()
+
+
 @pytest.mark.parametrize("seed", range(30))
 def test_utilization_counter_series(seed: int) -> None:
     rng = np.random.default_rng(seed)

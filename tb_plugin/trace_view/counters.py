@@ -45,6 +45,9 @@ class Counter:
     # tracks before them keep their `sort`).
     listed_last: bool = False
     block_max: np.ndarray | None = None  # `block_maxima`, made on first use
+    # Whether a sample is -0.0 (made on first use): the compiled series then stands aside,
+    # np.maximum's order of maxima being what picks 0.0 or -0.0 on a tie.
+    negative_zero: bool | None = None
 
 
 def build_counters(model: TraceModel) -> list[Counter]:
@@ -169,6 +172,10 @@ def _compiled_series(
         if union.starts.size == 0 or not _all_f64(union.starts, union.ends, union.prefix):
             return None
     elif times is None or samples is None or not _all_f64(times, samples):
+        return None
+    elif counter.negative_zero is None:
+        counter.negative_zero = bool((np.signbit(samples) & (samples == 0)).any())
+    if counter.negative_zero:
         return None
     edges = np.empty(buckets + 1)
     _passes.linspace(t0, t1, edges)
