@@ -89,8 +89,8 @@ def series_both_ways(counter: Counter, t0: float, t1: float, buckets: int) -> li
 
 @pytest.mark.parametrize("seed", range(30))
 def test_sample_counter_series(seed: int) -> None:
-    """Samples on bucket edges, repeated times, runs of equal values, NaN samples, more
-    samples than a block holds inside one bucket."""
+    """Samples on bucket edges, repeated times, runs of equal values, NaN samples, buckets
+    holding fewer samples than a fine block and more than many blocks."""
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 3000))
     times = np.sort(rng.choice(np.arange(0.0, 500.0, 0.5), n))
@@ -98,7 +98,8 @@ def test_sample_counter_series(seed: int) -> None:
     if seed % 3 == 0:
         values[rng.integers(0, n, 3)] = np.nan
     counter = Counter("c", "c", "memory_allocated", "bytes", None, 10.0, times=times, values=values)
-    for t0, t1, buckets in ((0.0, 500.0, 100), (-20.0, 10.0, 7), (100.5, 101.0, 50), (499, 900, 3)):
+    asks = ((0.0, 500.0, 100), (0.0, 500.0, 3), (-20.0, 10.0, 7), (100.5, 101.0, 50), (499, 900, 3))
+    for t0, t1, buckets in asks:
         (cs, cv), (ps, pv) = series_both_ways(counter, t0, t1, buckets)
         assert cs.tobytes() == ps.tobytes()
         assert cv.tobytes() == pv.tobytes()

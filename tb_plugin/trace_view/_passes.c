@@ -9,8 +9,8 @@
  * `out`). Per bucket: the length of the union inside it over `width`, clipped to [0, 1],
  * into `out`: IntervalUnion.covered's arithmetic, in its order, so bit for bit numpy's.
  *
- * `sample_levels(times, samples, blocks, edges, out)`: float64; `times` sorted, `blocks`
- * the maxima of each BLOCK samples. Per bucket [edges[i], edges[i + 1]): the sample in
+ * `sample_levels(times, samples, fine, blocks, edges, out)`: float64; `times` sorted,
+ * `fine` and `blocks` the maxima of each FINE and each BLOCK samples. Per bucket [edges[i], edges[i + 1]): the sample in
  * force at its start (the last at or before it, 0 when none), raised to the highest
  * sample inside it (np.maximum's rule: a NaN wins; whole blocks read as their maxima).
  *
@@ -41,6 +41,7 @@
 #include <stdint.h>
 
 #define BLOCK 64 /* samples a block of counters.block_maxima */
+#define FINE 8   /* samples a block of counters.fine_maxima */
 
 /* np.maximum on two float64: a NaN on either side wins, else the larger (the first on a
  * tie). */
@@ -129,41 +130,47 @@ static PyObject *py_union_fraction(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* max(v[lo:hi]) for lo < hi: the samples of its partial blocks at either end and the
- * maxima of its whole blocks of BLOCK samples (`blocks`, counters.block_maxima). */
-static double range_highest(const double *v, const double *blocks, Py_ssize_t nb, Py_ssize_t lo,
-                            Py_ssize_t hi) {
+/* max(v[lo:hi]) for lo < hi: samples up to a FINE boundary, the maxima of whole blocks of
+ * FINE samples (`fine`) up to a BLOCK boundary, of whole blocks of BLOCK samples
+ * (`blocks`, counters.block_maxima), then of FINE blocks and samples again: at most
+ * 2 * (FINE - 1) samples and 2 * (BLOCK / FINE - 1) fine blocks read besides the blocks. */
+static double range_highest(const double *v, const double *fine, const double *blocks,
+                            Py_ssize_t lo, Py_ssize_t hi) {
     double highest = v[lo];
-    Py_ssize_t first = (lo + BLOCK - 1) / BLOCK, stop = hi / BLOCK;
-    if (stop <= first || stop > nb) {
-        for (Py_ssize_t j = lo + 1; j < hi; j++) {
-            highest = np_maximum(highest, v[j]);
-        }
-        return highest;
+    Py_ssize_t j = lo + 1;
+    while (j < hi && j % FINE) {
+        highest = np_maximum(highest, v[j++]);
     }
-    for (Py_ssize_t j = lo + 1; j < first * BLOCK; j++) {
-        highest = np_maximum(highest, v[j]);
+    while (j + FINE <= hi && j % BLOCK) {
+        highest = np_maximum(highest, fine[j / FINE]);
+        j += FINE;
     }
-    for (Py_ssize_t b = first; b < stop; b++) {
-        highest = np_maximum(highest, blocks[b]);
+    while (j + BLOCK <= hi) {
+        highest = np_maximum(highest, blocks[j / BLOCK]);
+        j += BLOCK;
     }
-    for (Py_ssize_t j = stop * BLOCK; j < hi; j++) {
-        highest = np_maximum(highest, v[j]);
+    while (j + FINE <= hi) {
+        highest = np_maximum(highest, fine[j / FINE]);
+        j += FINE;
+    }
+    while (j < hi) {
+        highest = np_maximum(highest, v[j++]);
     }
     return highest;
 }
 
 static PyObject *py_sample_levels(PyObject *self, PyObject *args) {
     (void)self;
-    Py_buffer times, samples, blocks, edges, out;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*w*", &times, &samples, &blocks, &edges, &out)) {
+    Py_buffer times, samples, fine, blocks, edges, out;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*w*", &times, &samples, &fine, &blocks, &edges,
+                          &out)) {
         return NULL;
     }
     Py_ssize_t n = times.len / (Py_ssize_t)sizeof(double);
     Py_ssize_t m = out.len / (Py_ssize_t)sizeof(double);
-    Py_ssize_t nb = blocks.len / (Py_ssize_t)sizeof(double);
     int ok = times.len == n * (Py_ssize_t)sizeof(double) && samples.len == times.len &&
-             nb == (n + BLOCK - 1) / BLOCK &&
+             fine.len == (n + FINE - 1) / FINE * (Py_ssize_t)sizeof(double) &&
+             blocks.len == (n + BLOCK - 1) / BLOCK * (Py_ssize_t)sizeof(double) &&
              out.len == m * (Py_ssize_t)sizeof(double) &&
              edges.len == (m + 1) * (Py_ssize_t)sizeof(double);
     if (ok) {
@@ -180,7 +187,7 @@ static PyObject *py_sample_levels(PyObject *self, PyObject *args) {
             double value = after > 0 ? v[after - 1] : 0.0;
             const Py_ssize_t stop = forward_bound(t, at, n, edge[i + 1], 0);
             if (stop > at) {
-                value = np_maximum(value, range_highest(v, blocks.buf, nb, at, stop));
+                value = np_maximum(value, range_highest(v, fine.buf, blocks.buf, at, stop));
             }
             o[i] = value;
             at = stop;
@@ -189,6 +196,7 @@ static PyObject *py_sample_levels(PyObject *self, PyObject *args) {
     }
     PyBuffer_Release(&times);
     PyBuffer_Release(&samples);
+    PyBuffer_Release(&fine);
     PyBuffer_Release(&blocks);
     PyBuffer_Release(&edges);
     PyBuffer_Release(&out);

@@ -45,6 +45,7 @@ class Counter:
     # tracks before them keep their `sort`).
     listed_last: bool = False
     block_max: np.ndarray | None = None  # `block_maxima`, made on first use
+    fine_max: np.ndarray | None = None  # `fine_maxima`, made on first use
     # Whether a sample is -0.0 (made on first use): the compiled series then stands aside,
     # np.maximum's order of maxima being what picks 0.0 or -0.0 on a tie.
     negative_zero: bool | None = None
@@ -183,7 +184,8 @@ def _compiled_series(
     if union is not None:
         _passes.union_fraction(union.starts, union.ends, union.prefix, edges, width, values)
     else:
-        _passes.sample_levels(times, samples, block_maxima(counter), edges, values)
+        fine, blocks = fine_maxima(counter), block_maxima(counter)
+        _passes.sample_levels(times, samples, fine, blocks, edges, values)
     starts = np.empty(buckets)
     runs = _passes.merge_runs(edges, values, starts, values)
     return starts[:runs], values[:runs]
@@ -219,6 +221,18 @@ def block_maxima(counter: Counter) -> np.ndarray:
         n = counter.values.size
         counter.block_max = np.maximum.reduceat(counter.values, np.arange(0, n, BLOCK))
     return counter.block_max
+
+
+FINE = 8  # samples a fine block (as _passes.c): the compiled series' partial blocks
+
+
+def fine_maxima(counter: Counter) -> np.ndarray:
+    """The highest sample of each FINE samples (the last block may be shorter)."""
+    if counter.fine_max is None:
+        assert counter.values is not None
+        n = counter.values.size
+        counter.fine_max = np.maximum.reduceat(counter.values, np.arange(0, n, FINE))
+    return counter.fine_max
 
 
 def _segment_max(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
