@@ -35,6 +35,15 @@ setup(
             # No fused multiply-adds: its sums round as numpy's do, bit for bit.
             extra_compile_args=["-O2", "-ffp-contract=off"],
         ),
+        # The compiled passes of the trace view's windows (counter series, block order:
+        # trace_view/counters.py, window.py). Optional too: without it numpy's passes give
+        # the same answers.
+        Extension(
+            "kinetoscope.trace_view._passes",
+            ["tb_plugin/trace_view/_passes.c"],
+            optional=True,
+            extra_compile_args=["-O2", "-ffp-contract=off"],
+        ),
         # The compiled Perfetto reader (ingest/perfetto/native.py). Optional too: without
         # it the protobuf runtime's reader (ingest/perfetto/events.py) gives the same model.
         Extension(

@@ -16,6 +16,11 @@ from ..analysis.core.tree_arrays import running_count
 from .index import TimelineIndex
 from .levels import Level, aggregate
 
+try:
+    from . import _passes  # type: ignore[attr-defined]
+except ImportError:  # built without a C compiler: numpy's sorts give the same blocks
+    _passes = None
+
 LOOP_SEGMENTS = 256  # up to this many segments, one np.searchsorted each beats the bisection
 
 
@@ -25,7 +30,11 @@ def segment_search(
     """For each segment [lo_i, hi_i) of the sorted-within-segment `values`: the first
     position whose value is > target_i (strict) or >= target_i; hi_i when none. One
     bisection over all segments at once, or one search a segment when they are few (each
-    step of the bisection is several numpy calls over the segments still open)."""
+    step of the bisection is several numpy calls over the segments still open); in C,
+    one binary search a segment without the GIL, where the compiled helper is built."""
+    compiled = _compiled_segment_search(values, lo, hi, target, strict)
+    if compiled is not None:
+        return compiled
     if lo.size <= LOOP_SEGMENTS:
         side: Literal["left", "right"] = "right" if strict else "left"
         at = np.broadcast_to(np.asarray(target, dtype=np.float64), lo.shape).tolist()
@@ -47,6 +56,20 @@ def segment_search(
         hi[active] = np.where(right, b, mid)
         active = active[lo[active] < hi[active]]
     return lo
+
+
+def _compiled_segment_search(
+    values: np.ndarray, lo: np.ndarray, hi: np.ndarray, target: np.ndarray, strict: bool
+) -> np.ndarray | None:
+    if _passes is None or values.dtype != np.float64 or not values.flags.c_contiguous:
+        return None
+    lo = np.ascontiguousarray(lo, dtype=np.int64)
+    hi = np.ascontiguousarray(hi, dtype=np.int64)
+    at = np.ascontiguousarray(np.broadcast_to(np.asarray(target, dtype=np.float64), lo.shape))
+    out = np.empty(lo.size, dtype=np.int64)
+    if _passes.segment_search(values, lo, hi, at, strict, out):
+        return out
+    return None
 
 
 def overlap_bounds(
@@ -205,7 +228,7 @@ def _merge_blocks(
             for k in ("count", "busy", "name", "dbusy", "pos")
         }
     )
-    order = np.lexsort((cat["start"], cat["group"]))
+    order = _block_order(cat["group"], cat["start"], records[0]["group"].size)
     group, start, end = cat["group"][order], cat["start"][order], cat["end"][order]
     if group.size == 0:
         zi = np.zeros(0, dtype=np.int64)
@@ -213,10 +236,7 @@ def _merge_blocks(
     new = np.ones(group.size, dtype=bool)
     new[1:] = (group[1:] != group[:-1]) | (start[1:] - end[:-1] >= bucket)
     first = np.flatnonzero(new)
-    block_id = running_count(new) - 1
-    weight = cat["dbusy"][order]
-    best = np.lexsort((weight, block_id))
-    last = np.flatnonzero(np.concatenate([block_id[best][1:] != block_id[best][:-1], [True]]))
+    heaviest = _heaviest(new, first, cat["dbusy"][order])
     count = np.add.reduceat(cat["count"][order], first)
     single = np.where(count == 1, np.maximum.reduceat(cat["pos"][order], first), -1)
     return (
@@ -225,6 +245,33 @@ def _merge_blocks(
         np.maximum.reduceat(end, first),
         count,
         np.add.reduceat(cat["busy"][order], first),
-        cat["name"][order][best[last]].astype(np.int32),
+        cat["name"][order][heaviest].astype(np.int32),
         single,
     )
+
+
+def _block_order(group: np.ndarray, start: np.ndarray, split: int) -> np.ndarray:
+    """np.lexsort((start, group)) of the records: each of the two parts (short events
+    summed, a stored level's buckets) comes sorted so, so in C one merge of them; the sort
+    where a part is not (or without the compiled helper)."""
+    if _passes is not None and start.dtype == np.float64 and group.size:
+        order = np.empty(group.size, dtype=np.int64)
+        ordered = _passes.merge_order(
+            np.ascontiguousarray(group, dtype=np.int64), np.ascontiguousarray(start), split, order
+        )
+        if ordered:
+            return order
+    return np.lexsort((start, group))
+
+
+def _heaviest(new: np.ndarray, first: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """Per block (starting where `new`, at `first`): the position of its greatest weight,
+    the last of equal ones (np.lexsort's order); one pass in C, else the sort."""
+    if _passes is not None and weight.dtype == np.float64:
+        out = np.empty(first.size, dtype=np.int64)
+        _passes.heaviest(first, np.ascontiguousarray(weight), out)
+        return out
+    block_id = running_count(new) - 1
+    best = np.lexsort((weight, block_id))
+    last = np.flatnonzero(np.concatenate([block_id[best][1:] != block_id[best][:-1], [True]]))
+    return np.asarray(best[last])

@@ -182,15 +182,16 @@ def _track_windows(
     # Exact events first, then blocks: the order in which their names enter the table.
     e_track, events = _exact_columns(worker, res.exact[keep_e], names, t0, t1)
     b_track, blocks = _block_columns(worker, res, np.flatnonzero(keep_b), names)
-    for t in sel.slices.tolist():
-        ea, eb = np.searchsorted(e_track, t, "left"), np.searchsorted(e_track, t, "right")
-        ba, bb = np.searchsorted(b_track, t, "left"), np.searchsorted(b_track, t, "right")
+    # Each column made a list once, then cut per track (not a list a column a track).
+    e_cut, event_lists = _track_cuts(e_track, sel.slices), _lists(events)
+    b_cut, block_lists = _track_cuts(b_track, sel.slices), _lists(blocks)
+    for t, ea, eb, ba, bb in zip(sel.slices.tolist(), *e_cut, *b_cut):
         out.append(
             {
                 "id": worker.qualify(worker.index.tracks[t].id),
                 "worker": worker.name,
-                "events": cast(SliceColumns, _part(events, ea, eb)),
-                "blocks": cast(BlockColumns, _part(blocks, ba, bb)),
+                "events": cast(SliceColumns, _part(event_lists, ea, eb)),
+                "blocks": cast(BlockColumns, _part(block_lists, ba, bb)),
                 "counter": None,
             }
         )
@@ -255,8 +256,18 @@ def _block_columns(
     return idx.group_track[group], columns
 
 
-def _part(columns: Columns, a: int, b: int) -> dict[str, list[Any]]:
-    return {key: values[a:b].tolist() for key, values in columns.items()}
+def _track_cuts(item_track: np.ndarray, tracks: np.ndarray) -> tuple[list[int], list[int]]:
+    """Per track of `tracks`, where its items begin and end (`item_track` sorted)."""
+    lo = np.searchsorted(item_track, tracks, "left")
+    return lo.tolist(), np.searchsorted(item_track, tracks, "right").tolist()
+
+
+def _lists(columns: Columns) -> dict[str, list[Any]]:
+    return {key: values.tolist() for key, values in columns.items()}
+
+
+def _part(columns: dict[str, list[Any]], a: int, b: int) -> dict[str, list[Any]]:
+    return {key: values[a:b] for key, values in columns.items()}
 
 
 def trace(workers: Sequence[WorkerTrace], params: TraceParams) -> WindowView:

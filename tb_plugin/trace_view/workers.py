@@ -117,9 +117,23 @@ class NameTable:
         self.index: dict[str, int] = {}
 
     def remap(self, model: TraceModel, codes: np.ndarray) -> np.ndarray:
+        """The table's codes of `codes` (the model's), names entering in code order."""
         if codes.size == 0:
             return codes.astype(np.int64)
+        n_names = len(model.names)
+        if int(codes.min()) >= 0 and int(codes.max()) < n_names:
+            # A mark per name code in place of np.unique's sort: the same codes, in order.
+            present = np.zeros(n_names, dtype=bool)
+            present[codes] = True
+            uniq = np.flatnonzero(present)
+            local_of = np.empty(n_names, dtype=np.int64)
+            local_of[uniq] = self._entries(model, uniq)
+            return local_of[codes]
         uniq, inverse = np.unique(codes, return_inverse=True)
+        return self._entries(model, uniq)[inverse.reshape(-1)]
+
+    def _entries(self, model: TraceModel, uniq: np.ndarray) -> np.ndarray:
+        """The table's code of each of the model's name codes `uniq`, new names added."""
         local = np.empty(uniq.size, dtype=np.int64)
         for i, code in enumerate(uniq.tolist()):
             name = model.names[code] if 0 <= code < len(model.names) else ""
@@ -129,7 +143,7 @@ class NameTable:
                 self.index[name] = found
                 self.table.append(name)
             local[i] = found
-        return local[inverse.reshape(-1)]
+        return local
 
 
 KEPT_ANSWERS = 16  # per model: the last answers of the trace view's windowed routes
