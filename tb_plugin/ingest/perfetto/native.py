@@ -47,9 +47,10 @@ _DONE, _COMPRESSED, _TOO_LARGE = 0, 1, 2
 THREAD_MIN_TEXT = 32 << 20
 # Events and args bytes of a chunk, at most: smaller than read.py's batches (`rules.BATCH`),
 # as the chunks a delivery cuts are merged while the next is cut and one at a time is held
-# (a slice spanning a whole trace delivers all its events at its end): the H100 OWLv2
-# trace's peak RSS 109 -> 94 MB, 204 -> 186 MB tiled 7 times; the model is the same.
-BATCH = 16_384
+# (a slice spanning a whole trace delivers all its events at its end; a chunk's rows take
+# ~170 bytes each of columns besides their args): the H100 OWLv2 trace tiled 7 times
+# peaked 147-151 MB at 16,384, 137-142 MB at 8,192, for 0.4 % more instructions.
+BATCH = 8_192
 BATCH_BYTES = 8 << 20
 # Chunks cut by the reading thread and not yet taken by the merging one, at most: the
 # reading thread waits for room. A delivery of the ~100k events held behind a slice that
