@@ -69,7 +69,9 @@ static const char *queue_args(const Queue *q, const Record *rec) {
 }
 
 /* A record's packed core columns, after its args in the arena (rec->core_len bytes). */
-static const uint8_t *queue_core(const Record *rec) { return (const uint8_t *)rec->args + rec->args_len; }
+static const uint8_t *queue_core(const Record *rec) {
+    return rec->core_len ? (const uint8_t *)rec->args + rec->args_len : NULL;
+}
 
 /* Room for args_len bytes at the end of the arena; where, or NULL. */
 static char *arena_room(Queue *q, size_t args_len, uint64_t seq) {
