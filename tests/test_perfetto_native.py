@@ -16,6 +16,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import threading
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -408,6 +409,31 @@ def test_a_load_over_the_memory_cap_stops_both_ways(
     for name in ("native", "python"):
         got = model_facts(load(str(path), name))
         assert got["error"][0] == "too_large", (name, got)
+
+
+def test_a_limit_met_while_a_delivery_merges_stops_the_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The builder refusing a chunk while the reading thread waits for room to hand over
+    the next one stops the load with the builder's error: the reading thread is let
+    finish, not left waiting (a slice open around 400 others delivers them at its end, in
+    chunks of 7)."""
+    monkeypatch.setattr(native, "BATCH", 7)
+    monkeypatch.setenv("KINETOSCOPE_MAX_ARGS_MB", "0.001")  # ~1 KB: a few chunks' args
+    data = pb.thread_track(1, 10, 11) + event(1, 1, 1, b"long")
+    for i in range(400):
+        data += event(1, 10 + 10 * i, 1, b"x", annotation(b"n", i=i)) + event(2, 15 + 10 * i, 1)
+    data += event(2, 9000, 1)
+    path = tmp_path / "refused.pftrace"
+    path.write_bytes(data)
+    got: list[Any] = []
+    with threads("2"):
+        loading = threading.Thread(target=lambda: got.append(load(str(path), "native")))
+        loading.daemon = True  # a reading thread left waiting fails the test, not the run
+        loading.start()
+        loading.join(60)
+    assert not loading.is_alive()
+    assert got[0].kind == "too_large" and "KINETOSCOPE_MAX_ARGS_MB" in got[0].message
 
 
 # --- the text helpers, against Python's own --------------------------------------------------

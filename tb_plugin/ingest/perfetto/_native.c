@@ -37,7 +37,7 @@ static void reader_clear(Reader *r) {
     for (int t = 0; t < N_TABLES; t++) codes_free(&r->table_codes[t]);
     enc_free(&r->enc);
     Buf *scratch[] = {&r->args, &r->joined, &r->tmp, &r->msg, &r->cat_iids, &r->cats, &r->flows_out,
-                      &r->ends_out, &r->flows_old, &r->ends_old, &r->link, &r->annotations, &r->cores};
+                      &r->ends_out, &r->flows_old, &r->ends_old, &r->link, &r->annotations};
     for (size_t i = 0; i < sizeof scratch / sizeof scratch[0]; i++) buf_free(scratch[i]);
     for (int i = 0; i < 5; i++) buf_free(&r->spans[i]);
     Py_CLEAR(r->callbacks);
@@ -71,7 +71,7 @@ static int reader_init(Reader *r, PyObject *args, PyObject *kwargs) {
     r->batch = batch;
     r->batch_bytes = batch_bytes;
     r->seed = mix64(seed ^ 0x5851F42D4C957F2DULL);
-    r->free_flow = r->free_core = r->last_seq_at = NO_STR;
+    r->free_flow = r->last_seq_at = NO_STR;
     r->serial = 1;
     r->hooks.ctx = r;
     r->hooks.legacy = legacy_hook;

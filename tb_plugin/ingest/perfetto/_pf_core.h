@@ -30,6 +30,54 @@ static void core_defaults(Core *c) {
     c->has_stack = c->python = 0;
 }
 
+/* A Core as the reader holds it while its event waits: a header word of which columns
+   differ from their defaults (bits 0-9 the ints, 10-14 the floats, 15 has_stack, 16
+   python), then those columns' 8 bytes each, in order. An event sets a few of them: the
+   events held behind an open slice take ~30 bytes each for their core columns, not 128. */
+#define CORE_PACKED_MAX (4 + 8 * (N_INTS + N_FLOATS))
+
+static size_t core_pack(const Core *c, uint8_t *out) {
+    static const double unset = NAN;
+    uint32_t mask = 0;
+    size_t n = 4;
+    for (int i = 0; i < N_INTS; i++)
+        if (c->ints[i] != -1) {
+            mask |= 1u << i;
+            memcpy(out + n, &c->ints[i], 8);
+            n += 8;
+        }
+    for (int i = 0; i < N_FLOATS; i++)
+        if (memcmp(&c->floats[i], &unset, 8) != 0) { /* bit for bit: any other NaN is kept */
+            mask |= 1u << (N_INTS + i);
+            memcpy(out + n, &c->floats[i], 8);
+            n += 8;
+        }
+    mask |= (uint32_t)(c->has_stack != 0) << 15 | (uint32_t)(c->python != 0) << 16;
+    memcpy(out, &mask, 4);
+    return n;
+}
+
+/* A packed Core (len bytes; 0: none, the defaults) read back. */
+static void core_unpack(const uint8_t *p, size_t len, Core *c) {
+    core_defaults(c);
+    if (len < 4) return;
+    uint32_t mask;
+    memcpy(&mask, p, 4);
+    p += 4;
+    for (int i = 0; i < N_INTS; i++)
+        if (mask >> i & 1) {
+            memcpy(&c->ints[i], p, 8);
+            p += 8;
+        }
+    for (int i = 0; i < N_FLOATS; i++)
+        if (mask >> (N_INTS + i) & 1) {
+            memcpy(&c->floats[i], p, 8);
+            p += 8;
+        }
+    c->has_stack = mask >> 15 & 1;
+    c->python = mask >> 16 & 1;
+}
+
 enum { K_INT = 0, K_FLOAT = 100, K_STACK = 200, K_NAME, K_SORT_INDEX, K_LABELS };
 
 typedef struct {

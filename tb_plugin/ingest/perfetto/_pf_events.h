@@ -152,7 +152,7 @@ static int flow_kind_of(Reader *r, uint32_t cat, int *fail) {
 }
 
 static int flow_row(Reader *r, int ph, const At *at, uint64_t flow, uint32_t kind) {
-    uint64_t seq = record_new(r, ph, NULL, 1);
+    uint64_t seq = record_new(r, ph, NULL, 1, NULL);
     if (seq == UINT64_MAX) return 0;
     Record *rec = queue_at(&r->queue, seq);
     rec->name = rec->cat = kind;

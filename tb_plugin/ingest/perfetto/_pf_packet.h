@@ -135,12 +135,11 @@ static int end_slice(Reader *r, uint64_t track, uint64_t ts, int later) {
     if (r->args.len) { /* the end's annotations join the begin's */
         if (later) return P_BAD;
         if (!join_args(&r->joined, queue_args(&r->queue, rec), rec->args_len, r->args.data,
-                       r->args.len, r->seed) ||
-            !record_join(r, begun.seq, &r->joined))
+                       r->args.len, r->seed))
             return P_FAIL;
-        args_len = r->joined.len;
         Core joined = core_of(r->joined.data, r->joined.len);
-        if (!record_core(r, queue_at(&r->queue, begun.seq), &joined)) return P_FAIL;
+        if (!record_join(r, begun.seq, &r->joined, &joined)) return P_FAIL;
+        args_len = r->joined.len;
     }
     rec = queue_at(&r->queue, begun.seq);
     if (!place_of(r, track, rec)) return P_FAIL;
@@ -166,12 +165,11 @@ static int end_slice(Reader *r, uint64_t track, uint64_t ts, int later) {
 }
 
 static int begin_slice(Reader *r, uint64_t track, uint64_t ts, uint32_t name, uint32_t cat) {
-    uint64_t seq = record_new(r, PH_X, &r->args, 0);
+    uint64_t seq = record_new(r, PH_X, &r->args, 0, r->enc.cores ? &r->core : NULL);
     if (seq == UINT64_MAX) return P_FAIL;
     Record *rec = queue_at(&r->queue, seq);
     rec->name = name;
     rec->cat = cat;
-    if (r->enc.cores && !record_core(r, rec, &r->core)) return P_FAIL;
     Open open = {ts, seq, (uint32_t)VEC_LEN(r->flows_out, uint64_t),
                  (uint32_t)VEC_LEN(r->ends_out, uint64_t), NULL, 0};
     size_t ids = (size_t)open.nflows + open.nends;
@@ -200,12 +198,12 @@ static int begin_slice(Reader *r, uint64_t track, uint64_t ts, uint32_t name, ui
 /* An instant or a counter: a complete event now. */
 static int point_event(Reader *r, int ph, uint64_t track, uint64_t ts, uint32_t name, uint32_t cat,
                        const Buf *args, int linked) {
-    uint64_t seq = record_new(r, ph, args, 1);
+    /* an instant's core columns; a counter's value has none */
+    uint64_t seq = record_new(r, ph, args, 1, linked && r->enc.cores ? &r->core : NULL);
     if (seq == UINT64_MAX) return P_FAIL;
     Record *rec = queue_at(&r->queue, seq);
     rec->name = name;
     rec->cat = cat;
-    if (linked && r->enc.cores && !record_core(r, rec, &r->core)) return P_FAIL; /* an instant */
     rec->ts = micros(ts);
     if (!place_of(r, track, rec)) return P_FAIL;
     if (!linked) return P_OK;

@@ -76,8 +76,6 @@ struct Reader {
     Buf spans[5];
     Buf cat_iids, cats, flows_out, ends_out, flows_old, ends_old, link, annotations;
     Core core;        /* of the args in `args` */
-    Buf cores;        /* Core of the records that have core args */
-    uint32_t free_core;
     /* the last sequence and place asked for (most packets follow the one before) */
     uint32_t last_seq, last_seq_at;
     uint64_t last_track;
@@ -112,10 +110,14 @@ static int over_cap(const Reader *r) { return held_bytes(r) + r->builder_held > 
 
 /* ---- records ------------------------------------------------------------------------------ */
 
-/* A new event at the end of the order with the args in `args`; its sequence number, or
-   UINT64_MAX when out of memory. `filled`: complete now (its cost counted as held). */
-static uint64_t record_new(Reader *r, int ph, const Buf *args, int filled) {
-    uint64_t seq = queue_push(&r->queue, ph, args ? args->data : NULL, args ? args->len : 0);
+/* A new event at the end of the order with the args in `args` and its core columns
+   (`core`; NULL: none of its args are); its sequence number, or UINT64_MAX when out of
+   memory. `filled`: complete now (its cost counted as held). */
+static uint64_t record_new(Reader *r, int ph, const Buf *args, int filled, const Core *core) {
+    uint8_t packed[CORE_PACKED_MAX];
+    size_t packed_len = core ? core_pack(core, packed) : 0;
+    uint64_t seq = queue_push(&r->queue, ph, args ? args->data : NULL, args ? args->len : 0, packed,
+                              packed_len);
     if (seq != UINT64_MAX && filled) {
         queue_at(&r->queue, seq)->filled = 1;
         r->out_bytes += EVENT_COST + (args ? (int64_t)args->len : 0);
@@ -123,35 +125,16 @@ static uint64_t record_new(Reader *r, int ph, const Buf *args, int filled) {
     return seq;
 }
 
-/* Keeps a record's core columns aside when its args have any; 0 when out of memory. */
-static int record_core(Reader *r, Record *rec, const Core *core) {
-    if (rec->core != NO_STR) {
-        VEC_AT(r->cores, Core, rec->core) = *core;
-        return 1;
+/* A record's core columns (its defaults when its args have none): its joined args' where
+   its end joined args to it, else those packed after its args. */
+static void record_core(const Reader *r, uint64_t seq, const Record *rec, Core *core) {
+    uint32_t i;
+    if (rec->joined && map_get(&r->queue.joined, seq, &i)) {
+        const Joined *joined = &VEC_AT(r->queue.joined_args, Joined, i);
+        core_unpack((const uint8_t *)joined->text + joined->len, joined->core_len, core);
+        return;
     }
-    uint32_t at = r->free_core;
-    if (at != NO_STR) {
-        r->free_core = (uint32_t)VEC_AT(r->cores, Core, at).ints[0];
-        VEC_AT(r->cores, Core, at) = *core;
-    } else {
-        at = (uint32_t)VEC_LEN(r->cores, Core);
-        if (!buf_put(&r->cores, core, sizeof *core)) return 0;
-    }
-    rec->core = at;
-    return 1;
-}
-
-/* A record's core columns (its defaults when its args have none), let go of. */
-static Core record_take_core(Reader *r, const Record *rec) {
-    Core core;
-    if (rec->core == NO_STR) {
-        core_defaults(&core);
-        return core;
-    }
-    core = VEC_AT(r->cores, Core, rec->core);
-    VEC_AT(r->cores, Core, rec->core).ints[0] = r->free_core;
-    r->free_core = rec->core;
-    return core;
+    core_unpack(queue_core(rec), rec->core_len, core);
 }
 
 /* A slice's record filled at its end: its cost counted as held. */
@@ -160,13 +143,16 @@ static void record_fill(Reader *r, Record *rec, size_t args_len) {
     r->out_bytes += EVENT_COST + (int64_t)args_len;
 }
 
-/* The args of a slice joined at its end, kept aside from the arena. */
-static int record_join(Reader *r, uint64_t seq, const Buf *text) {
+/* The args of a slice joined at its end, and their core columns, kept aside from the arena. */
+static int record_join(Reader *r, uint64_t seq, const Buf *text, const Core *core) {
     Queue *q = &r->queue;
-    Joined joined = {malloc(text->len ? text->len : 1), (uint32_t)text->len};
+    uint8_t packed[CORE_PACKED_MAX];
+    size_t packed_len = core_pack(core, packed);
+    Joined joined = {malloc(text->len + packed_len), (uint32_t)text->len, (uint8_t)packed_len};
     uint32_t at = (uint32_t)VEC_LEN(q->joined_args, Joined);
     if (!joined.text) return 0;
     memcpy(joined.text, buf_at(text, 0), text->len);
+    memcpy(joined.text + text->len, packed, packed_len);
     if (!q->joined.slots && !map_init(&q->joined, 16, r->seed)) return 0;
     if (!buf_put(&q->joined_args, &joined, sizeof joined) || !map_put(&q->joined, seq, at)) {
         free(joined.text);
@@ -223,7 +209,7 @@ static int chunk_room(Reader *r) {
 }
 
 /* One event into the chunk being filled: its columns and core args. */
-static int chunk_row(Reader *r, const Record *rec, const char *args, size_t args_len) {
+static int chunk_row(Reader *r, const Record *rec, const char *args, size_t args_len, const Core *given) {
     OutChunk *c = &r->chunk;
     if (c->rows == c->room && !chunk_room(r)) return 0;
     uint32_t ids[N_TABLES] = {rec->name, rec->cat, rec->pid, rec->tid};
@@ -232,7 +218,7 @@ static int chunk_row(Reader *r, const Record *rec, const char *args, size_t args
         if (!codes_lookup(&r->table_codes[t], ids[t], r->serial, &c->ids[t], &code)) return 0;
         put_i32(&c->codes[t], code);
     }
-    Core core = record_take_core(r, rec);
+    const Core core = *given;
     int64_t len = (int64_t)args_len, id = rec->id;
     const void *wide[N_WIDE] = {
         &rec->ts, &rec->dur, &id, &len,
@@ -270,7 +256,9 @@ static int batch_check(Reader *r) {
 static int deliver(Reader *r, uint64_t seq, const Record *rec) {
     size_t len;
     const char *args = record_args(r, seq, rec, &len);
-    if (!chunk_row(r, rec, args, len)) return -1;
+    Core core;
+    record_core(r, seq, rec, &core);
+    if (!chunk_row(r, rec, args, len, &core)) return -1;
     r->out_bytes -= EVENT_COST + (int64_t)len;
     if (rec->joined) record_forget_join(r, seq);
     r->events_out++;
@@ -292,7 +280,8 @@ static int take_all(Reader *r) {
         if (rec.filled) {
             ok = deliver(r, seq, &rec) >= 0;
         } else {
-            uint64_t fresh = queue_push(&kept, rec.ph, queue_args(q, &rec), rec.args_len);
+            uint64_t fresh = queue_push(&kept, rec.ph, queue_args(q, &rec), rec.args_len,
+                                        queue_core(&rec), rec.core_len);
             if (fresh != UINT64_MAX) {
                 Record *copy = queue_at(&kept, fresh);
                 const char *args = copy->args;

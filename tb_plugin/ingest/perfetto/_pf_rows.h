@@ -24,13 +24,14 @@ typedef struct {
     const char *args;             /* in an arena block (blocks never move) */
     uint32_t name, cat, pid, tid; /* text ids (cat NO_STR: None) and value ids */
     uint32_t args_len;
-    uint32_t core; /* its core columns in the reader's `cores`, or NO_STR: none of its args */
     uint8_t ph, filled, joined;
+    uint8_t core_len; /* its core columns packed after its args (core_pack), or 0: none */
 } Record;
 
 typedef struct {
-    char *text;
+    char *text; /* then its core columns packed */
     uint32_t len;
+    uint8_t core_len;
 } Joined;
 
 #define RECORD_BLOCK 8192          /* records a block */
@@ -67,6 +68,11 @@ static const char *queue_args(const Queue *q, const Record *rec) {
     return rec->args_len ? rec->args : "";
 }
 
+/* A record's packed core columns, after its args in the arena (rec->core_len bytes). */
+static const uint8_t *queue_core(const Record *rec) {
+    return rec->core_len ? (const uint8_t *)rec->args + rec->args_len : NULL;
+}
+
 /* Room for args_len bytes at the end of the arena; where, or NULL. */
 static char *arena_room(Queue *q, size_t args_len, uint64_t seq) {
     size_t n = VEC_LEN(q->arena, ArenaBlock);
@@ -86,9 +92,10 @@ static char *arena_room(Queue *q, size_t args_len, uint64_t seq) {
     return at;
 }
 
-/* A new record at the end of the order, its args copied into the arena; its sequence
-   number, or UINT64_MAX when out of memory. */
-static uint64_t queue_push(Queue *q, int ph, const char *args, size_t args_len) {
+/* A new record at the end of the order, its args and packed core columns (core_len
+   bytes) copied into the arena; its sequence number, or UINT64_MAX when out of memory. */
+static uint64_t queue_push(Queue *q, int ph, const char *args, size_t args_len, const uint8_t *core,
+                           size_t core_len) {
     uint64_t seq = q->end, i = seq - q->first;
     if (args_len > UINT32_MAX) return UINT64_MAX;
     if (i / RECORD_BLOCK == VEC_LEN(q->blocks, Record *)) {
@@ -101,13 +108,15 @@ static uint64_t queue_push(Queue *q, int ph, const char *args, size_t args_len) 
     Record *rec = queue_at(q, seq);
     memset(rec, 0, sizeof *rec);
     rec->ph = (uint8_t)ph;
-    rec->cat = rec->core = NO_STR;
+    rec->cat = NO_STR;
     rec->id = -1;
     rec->args_len = (uint32_t)args_len;
-    if (args_len) {
-        char *at = arena_room(q, args_len, seq);
+    rec->core_len = (uint8_t)core_len;
+    if (args_len + core_len) {
+        char *at = arena_room(q, args_len + core_len, seq);
         if (!at) return UINT64_MAX;
-        memcpy(at, args, args_len);
+        if (args_len) memcpy(at, args, args_len);
+        if (core_len) memcpy(at + args_len, core, core_len);
         rec->args = at;
     }
     q->end++;

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from queue import SimpleQueue
+from queue import Queue
 from typing import Any, BinaryIO
 
 import msgspec
@@ -47,10 +47,16 @@ _DONE, _COMPRESSED, _TOO_LARGE = 0, 1, 2
 THREAD_MIN_TEXT = 32 << 20
 # Events and args bytes of a chunk, at most: smaller than read.py's batches (`rules.BATCH`),
 # as the chunks a delivery cuts are merged while the next is cut and one at a time is held
-# (a slice spanning a whole trace delivers all its events at its end): the H100 OWLv2
-# trace's peak RSS 109 -> 94 MB, 204 -> 186 MB tiled 7 times; the model is the same.
-BATCH = 16_384
+# (a slice spanning a whole trace delivers all its events at its end; a chunk's rows take
+# ~170 bytes each of columns besides their args): the H100 OWLv2 trace tiled 7 times
+# peaked 147-151 MB at 16,384, 137-142 MB at 8,192, for 0.4 % more instructions.
+BATCH = 8_192
 BATCH_BYTES = 8 << 20
+# Chunks cut by the reading thread and not yet taken by the merging one, at most: the
+# reading thread waits for room. A delivery of the ~100k events held behind a slice that
+# ends cuts chunks faster than they merge; unbounded, they all sat in the heap at once
+# (their rows 8 bytes a column), beside the model's columns at the end of the load.
+CHUNKS_IN_FLIGHT = 1
 Raw = dict[str, Any]  # one of the compiled reader's chunks
 _encode = msgspec.json.Encoder().encode
 
@@ -201,7 +207,7 @@ class _Load:
         is one reader's, and the text counts as `one_ahead` counts it (the next run
         inflated before a run's compressed packets, which this thread reads)."""
         check = self.module.check_packets
-        cut: SimpleQueue[Raw | None] = SimpleQueue()  # None: the run's end
+        cut: Queue[Raw | None] = Queue(CHUNKS_IN_FLIGHT)  # None: the run's end
         with ThreadPoolExecutor(1, thread_name_prefix="kinetoscope-perfetto") as pool:
             current = next(runs, None)
             checks = check(current) if current is not None else b""
@@ -218,7 +224,7 @@ class _Load:
                 current = following
 
     def _read_top(
-        self, run: memoryview, checks: bytes, cut: SimpleQueue[Raw | None]
+        self, run: memoryview, checks: bytes, cut: Queue[Raw | None]
     ) -> tuple[int, int, bytes | None]:
         """In the reading thread: a run up to its end (its events delivered, each chunk
         to `cut` as it is cut) or its first packet of compressed packets."""
@@ -239,11 +245,16 @@ class _Load:
         finally:
             cut.put(None)
 
-    def _complete(self, future: Future[Any], run: memoryview, cut: SimpleQueue[Raw | None]) -> None:
+    def _complete(self, future: Future[Any], run: memoryview, cut: Queue[Raw | None]) -> None:
         """A run read in the thread, its chunks merged as they come; its compressed
         packets, and all after the first, read here."""
-        while (raw := cut.get()) is not None:
-            self.merge_raws([raw])
+        try:
+            while (raw := cut.get()) is not None:
+                self.merge_raws([raw])
+        except BaseException:  # a limit, a deadline: the reading thread is let finish
+            while cut.get() is not None:
+                pass
+            raise
         status, pos, data = future.result()
         if status == _COMPRESSED:
             self._compressed(data)
