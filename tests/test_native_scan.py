@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kinetoscope.ingest import decode, native_chunk, text_blocks
 from kinetoscope.ingest.build import THREADS_MIN_TEXT, build_model, scan_threads, text_size
+from kinetoscope.ingest.column_sink import ColumnSink
 from kinetoscope.ingest.schema import Event
 from kinetoscope.model.trace_model import NARROW_COLUMNS, TraceModel
 from scan_compare import assert_same_rows, assert_work_sigs, python_chunk, rows_of
@@ -370,6 +371,39 @@ def test_ids_past_int32_widen_the_same_columns_both_ways(
     flows = _model(path, "", monkeypatch)
     assert_same_model(flows, _model(path, "python", monkeypatch))
     assert flows.events["flow_id"].dtype == np.int64 and flows.events["flow_id"][25] == big
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_devices_and_streams_past_int16_widen_at_the_chunk_that_holds_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threads: str
+) -> None:
+    # Devices and streams are int16 while every value fits: a later chunk's device past
+    # int16 makes its column int32 (the declared type), a stream past it int64, every
+    # earlier row kept; the same model both ways.
+    monkeypatch.setenv("KINETOSCOPE_SCAN_THREADS", threads)
+    monkeypatch.setattr(decode, "CHUNK_TARGET", 400)
+    monkeypatch.setattr(text_blocks, "READ_BLOCK", 397)  # slices of a few events
+    parts: list[int] = []
+    append = ColumnSink.append
+
+    def counted(sink: ColumnSink, part: dict[str, np.ndarray], *args: Any) -> None:
+        parts.append(len(part["ts"]))
+        append(sink, part, *args)
+
+    monkeypatch.setattr(ColumnSink, "append", counted)
+    events = [_event_with(i, cat="kernel") for i in range(40)]
+    events[31] = _event_with(31, cat="kernel", stream=2**15)
+    events[33] = events[33].replace('"args": {', '"args": {"device": -40000, ')
+    path = tmp_path / "t.json"
+    path.write_text('{"traceEvents": [' + ",\n".join(events) + "]}")
+    scanned = _model(path, "", monkeypatch)
+    assert_same_model(scanned, _model(path, "python", monkeypatch))
+    ev = scanned.events
+    order = np.argsort(ev["ts"], kind="stable")
+    assert ev["device"].dtype == np.int32 and ev["stream"].dtype == np.int64
+    assert ev["device"][order].tolist() == [-1] * 33 + [-40000] + [-1] * 6
+    assert ev["stream"][order].tolist() == [7] * 31 + [2**15] + [7] * 8
+    assert len(parts) > 10 and sum(parts) == 80  # merged a few rows at a time, both loads
 
 
 @pytest.mark.parametrize("scanner", ["", "python"])
