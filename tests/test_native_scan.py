@@ -18,10 +18,10 @@ from typing import Any
 import msgspec
 import numpy as np
 import pytest
-from corpus import corpus_traces
+from corpus import corpus_path, corpus_traces
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kinetoscope.ingest import decode, native_chunk, text_blocks
+from kinetoscope.ingest import column_sink, decode, native_chunk, text_blocks
 from kinetoscope.ingest.build import THREADS_MIN_TEXT, build_model, scan_threads, text_size
 from kinetoscope.ingest.column_sink import ColumnSink
 from kinetoscope.ingest.schema import Event
@@ -404,6 +404,30 @@ def test_devices_and_streams_past_int16_widen_at_the_chunk_that_holds_them(
     assert ev["device"][order].tolist() == [-1] * 33 + [-40000] + [-1] * 6
     assert ev["stream"][order].tolist() == [7] * 31 + [2**15] + [7] * 8
     assert len(parts) > 10 and sum(parts) == 80  # merged a few rows at a time, both loads
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "tracelens/tests/traces/h100/google_owlv2-large-patch14-ensemble__1016001.json.gz",
+        "hta/tests/data/mtia_trace_single_rank/mtia_rank_0.json.gz",
+        "gaoteng-git-kineto/tb_plugin/test/data/tracing/bert_newAPI_fp16_dp/worker0_round1.pt.trace.json.gz",
+    ],
+)
+def test_the_merge_s_compiled_copies_give_numpy_s_columns(
+    rel: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A chunk's columns are written by one compiled call (converted, each narrow value
+    # checked) and their pages made present by another; numpy's copies and mmap.madvise
+    # a column at a time give the same model, in scanning threads and small chunks.
+    path = corpus_path(rel)
+    monkeypatch.setenv("KINETOSCOPE_SCAN_THREADS", "2")
+    monkeypatch.setattr(text_blocks, "READ_BLOCK", 64 << 10)
+    monkeypatch.setattr(column_sink, "HEAP_ROWS", 1)  # in maps from the first chunk
+    placed = _model(path, "", monkeypatch)
+    monkeypatch.setattr(column_sink, "_place", None)
+    monkeypatch.setattr(column_sink, "_advise", None)
+    assert_same_model(placed, _model(path, "", monkeypatch))
 
 
 @pytest.mark.parametrize("scanner", ["", "python"])

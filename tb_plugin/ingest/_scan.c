@@ -797,22 +797,33 @@ static int type_size(char c, int *is_int) {
     return 0;
 }
 
-/* Integers of `IN` written as `OUT` (a loop the compiler vectorizes): whether all fit. */
+/* Integers of `IN` written as `OUT`: whether all fit (a value that does not differs from
+   itself cast back). An OR of the differences, no branch: the loop is vectorized. */
 #define CONVERT(IN, OUT)                                                                 \
     do {                                                                                 \
-        const IN *from = (const IN *)in;                                                 \
-        OUT *to = (OUT *)out;                                                            \
-        int all = 1;                                                                     \
+        const IN *restrict from = (const IN *)in;                                        \
+        OUT *restrict to = (OUT *)out;                                                   \
+        IN differs = 0;                                                                  \
         for (Py_ssize_t i = 0; i < n; i++) {                                             \
-            to[i] = (OUT)from[i];                                                        \
-            all &= (IN)to[i] == from[i];                                                 \
+            OUT v = (OUT)from[i];                                                        \
+            to[i] = v;                                                                   \
+            differs |= (IN)v ^ from[i];                                                  \
         }                                                                                \
-        return all;                                                                      \
+        return differs == 0;                                                             \
     } while (0)
+
+/* -O3 here: gcc vectorizes these loops only past -O2's cheapest cases (without, 2.5x
+   numpy's cast time a value, measured). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define VECTORIZED __attribute__((optimize("O3")))
+#else
+#define VECTORIZED
+#endif
 
 /* Signed integers of `in_size` bytes written as `size` bytes; 0 where one does not fit
    (the rest still written). */
-static int ints_to(char *out, const char *in, Py_ssize_t n, int in_size, int size) {
+VECTORIZED static int ints_to(char *restrict out, const char *restrict in, Py_ssize_t n,
+                              int in_size, int size) {
 #define TO(OUT)                                                                          \
     switch (in_size) {                                                                   \
     case 1: CONVERT(int8_t, OUT);                                                        \

@@ -40,13 +40,8 @@ import numpy as np
 try:
     from ._scan import advise as _advise  # type: ignore[import-not-found]
     from ._scan import place as _place  # type: ignore[import-not-found]
-except ImportError:  # built without a C compiler: numpy copies each column
-
-    def _advise(ranges: list[tuple[mmap.mmap, int, int]], advice: int) -> None:
-        for m, start, end in ranges:
-            m.madvise(advice, start, end - start)
-
-    _place = None
+except ImportError:  # built without a C compiler: numpy copies each column, madvise each map
+    _advise = _place = None
 
 # Rows room is made for at first; each growth doubles the room. Up to HEAP_ROWS the
 # columns are arrays in the heap (resized in place), past it anonymous maps.
@@ -158,7 +153,8 @@ class ColumnSink:
             end = min(len(self.maps[key]), -(-(need + POPULATE_STEP) // _PAGE) * _PAGE)
             ranges.append((key, start, end))
         try:
-            _advise([(self.maps[k], start, end) for k, start, end in ranges], _MADV_POPULATE_WRITE)
+            advise = _advise or advise_each
+            advise([(self.maps[k], start, end) for k, start, end in ranges], _MADV_POPULATE_WRITE)
             self.present.update((k, end) for k, _, end in ranges)
         except (OSError, ValueError, AttributeError):  # not Linux 5.14+: pages fault in
             self.present.update((k, -1) for k, _, _ in ranges)
@@ -213,6 +209,12 @@ class ColumnSink:
             out[key] = np.frombuffer(self.maps[key], dtype=dtype, count=self.rows)
         self.heap, self.maps, self.present = {}, {}, {}
         return out
+
+
+def advise_each(ranges: list[tuple[mmap.mmap, int, int]], advice: int) -> None:
+    """mmap.madvise of each (map, start, end): `_scan.advise`'s work where it is not built."""
+    for m, start, end in ranges:
+        m.madvise(advice, start, end - start)
 
 
 def _converts(source: np.dtype, dtype: np.dtype) -> bool:
