@@ -198,7 +198,6 @@ def test_columns_placed_in_one_call_are_those_numpy_copies(
     parts = _narrow_parts()
     placed = _narrow_columns(parts)
     monkeypatch.setattr(column_sink, "_place", None)
-    monkeypatch.setattr(column_sink, "_advise", None)  # as built without a C compiler
     copied = _narrow_columns(parts)
     assert {k: v.dtype.str for k, v in placed.items()} == {
         "ts": "<f8",
@@ -246,21 +245,3 @@ def test_place_refuses_what_it_cannot_write(
 ) -> None:
     with pytest.raises(error):
         column_sink._place([dst], [src], types, lo)
-
-
-@pytest.mark.skipif(column_sink._place is None, reason="built without the compiled scanner")
-def test_advise_makes_the_pages_of_every_range_present_in_one_call() -> None:
-    advise = column_sink._advise
-    maps = [mmap.mmap(-1, 1 << 20), mmap.mmap(-1, 1 << 16)]
-    try:
-        advise([(maps[0], 0, 1 << 16), (maps[1], mmap.PAGESIZE, 1 << 16)], mmap.MADV_WILLNEED)
-        with pytest.raises(ValueError):  # past the map's end
-            advise([(maps[1], 0, 1 << 17)], mmap.MADV_WILLNEED)
-        with pytest.raises(BufferError):  # not a map it may write
-            advise([(b"\0" * 4096, 0, 4096)], mmap.MADV_WILLNEED)
-        with pytest.raises(OSError):  # an advice the system refuses
-            advise([(maps[0], 0, 4096)], 0x7FFF)
-        maps[0][:5] = b"rows!"  # every map still whole and writable: no view kept
-    finally:
-        for m in maps:
-            m.close()

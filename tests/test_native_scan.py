@@ -418,15 +418,14 @@ def test_the_merge_s_compiled_copies_give_numpy_s_columns(
     rel: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A chunk's columns are written by one compiled call (converted, each narrow value
-    # checked) and their pages made present by another; numpy's copies and mmap.madvise
-    # a column at a time give the same model, in scanning threads and small chunks.
+    # checked); numpy's copies a column at a time give the same model, in scanning
+    # threads and small chunks.
     path = corpus_path(rel)
     monkeypatch.setenv("KINETOSCOPE_SCAN_THREADS", "2")
     monkeypatch.setattr(text_blocks, "READ_BLOCK", 64 << 10)
     monkeypatch.setattr(column_sink, "HEAP_ROWS", 1)  # in maps from the first chunk
     placed = _model(path, "", monkeypatch)
     monkeypatch.setattr(column_sink, "_place", None)
-    monkeypatch.setattr(column_sink, "_advise", None)
     assert_same_model(placed, _model(path, "", monkeypatch))
 
 

@@ -17,12 +17,7 @@
  */
 #include "_scan_json.h"
 
-#include <errno.h>
-#include <limits.h>
 #include <stddef.h>
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
 
 /* ---- output columns ------------------------------------------------------------------- */
 
@@ -930,79 +925,12 @@ static PyObject *py_place(PyObject *self, PyObject *const *args, Py_ssize_t narg
     return out;
 }
 
-/* `advise(ranges, advice)`: madvise of each (map, start, end) range, all in one call
-   without the GIL. mmap.madvise holds the GIL, and MADV_POPULATE_WRITE runs as long as the
-   kernel takes to clear the pages: the scanning threads waited for it meanwhile. OSError
-   where the system refuses the advice. */
-static PyObject *py_advise(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    (void)self;
-    if (nargs != 2 || !PyList_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "advise(ranges: list of (map, start, end), advice)");
-        return NULL;
-    }
-    PyObject *ranges = args[0];
-    long advice = PyLong_AsLong(args[1]);
-    if (advice == -1 && PyErr_Occurred()) return NULL;
-    if (advice < INT_MIN || advice > INT_MAX) {
-        PyErr_SetString(PyExc_OverflowError, "advise: advice out of range");
-        return NULL;
-    }
-    Py_ssize_t count = PyList_GET_SIZE(ranges);
-    Py_buffer *views = PyMem_Calloc((size_t)count + 1, sizeof(Py_buffer));
-    Py_ssize_t *bounds = PyMem_Calloc(2 * (size_t)count + 1, sizeof(Py_ssize_t));
-    if (!views || !bounds) {
-        PyMem_Free(views);
-        PyMem_Free(bounds);
-        return PyErr_NoMemory();
-    }
-    Py_ssize_t opened = 0; /* views[0, opened) are held */
-    int ok = 1;
-    while (ok && opened < count) {
-        PyObject *map;
-        Py_ssize_t *at = &bounds[2 * opened];
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(ranges, opened), "Onn;advise: (map, start, end)",
-                              &map, &at[0], &at[1]) ||
-            PyObject_GetBuffer(map, &views[opened], PyBUF_WRITABLE) < 0)
-            break;
-        Py_buffer *view = &views[opened++];
-        ok = 0 <= at[0] && at[0] <= at[1] && at[1] <= view->len;
-        if (!ok) PyErr_SetString(PyExc_ValueError, "advise: a range outside its map");
-    }
-    ok = ok && opened == count;
-    int error = 0;
-    if (ok) {
-        Py_BEGIN_ALLOW_THREADS
-        for (Py_ssize_t i = 0; i < count && !error; i++) {
-            Py_ssize_t *at = &bounds[2 * i];
-#ifdef __linux__
-            if (at[1] > at[0] && madvise((char *)views[i].buf + at[0], (size_t)(at[1] - at[0]), (int)advice) != 0)
-                error = errno;
-#else
-            error = ENOSYS;
-#endif
-        }
-        Py_END_ALLOW_THREADS
-    }
-    for (Py_ssize_t i = 0; i < opened; i++) PyBuffer_Release(&views[i]);
-    PyMem_Free(views);
-    PyMem_Free(bounds);
-    if (!ok) return NULL;
-    if (error) {
-        errno = error;
-        return PyErr_SetFromErrno(PyExc_OSError);
-    }
-    Py_RETURN_NONE;
-}
-
 static PyMethodDef METHODS[] = {
     {"scan", (PyCFunction)(void (*)(void))py_scan, METH_FASTCALL,
      "scan(prefix, block, start, end, decode_escaped) -> dict of columns, or a reason (str) "
      "to use msgspec"},
     {"release_buffers", py_release_buffers, METH_NOARGS,
      "release_buffers(): free the buffers kept for later scans (once a load ends)"},
-    {"advise", (PyCFunction)(void (*)(void))py_advise, METH_FASTCALL,
-     "advise(ranges, advice) -> None: madvise of each (map, start, end), without the GIL "
-     "(OSError where the system refuses it)"},
     {"place", (PyCFunction)(void (*)(void))py_place, METH_FASTCALL,
      "place(dst, src, types, lo) -> indexes of the columns with values that do not fit: "
      "each src column copied into its dst column from row lo on, without the GIL"},

@@ -24,10 +24,10 @@ the rows written, a step at a time (MADV_POPULATE_WRITE), not by one page fault 
 (measured: 80 MB of rows written in 0.035 s of CPU instead of 0.053 s).
 
 Where the compiled scanner is built, a part's copied columns are written by one call
-(`_scan.place`, which checks each narrow value as it writes it) and the maps' pages made
-present by one call (`_scan.advise`), each letting the GIL go once: a numpy copy a column
-lets it go and takes it back, and mmap.madvise holds it while the kernel clears the pages,
-so the merging thread and the scanning threads waited for each other at every column.
+(`_scan.place`, which checks each narrow value as it writes it) that lets the GIL go once:
+a numpy copy lets it go and takes it back for each column (the merging thread waited for
+the scanning threads at each), and a narrow column not known to fit took a pass for its
+minimum and one for its maximum first.
 """
 
 from __future__ import annotations
@@ -38,10 +38,9 @@ from collections.abc import Callable, Collection, Mapping
 import numpy as np
 
 try:
-    from ._scan import advise as _advise  # type: ignore[import-not-found]
     from ._scan import place as _place  # type: ignore[import-not-found]
-except ImportError:  # built without a C compiler: numpy copies each column, madvise each map
-    _advise = _place = None
+except ImportError:  # built without a C compiler: numpy copies each column
+    _place = None
 
 # Rows room is made for at first; each growth doubles the room. Up to HEAP_ROWS the
 # columns are arrays in the heap (resized in place), past it anonymous maps.
@@ -142,22 +141,18 @@ class ColumnSink:
         return [keys[i] for i in refused]
 
     def _make_present(self, rows: int) -> None:
-        """Each map's pages present up to `rows` rows and a step past them: one call for
-        all the maps (`_advise`)."""
-        ranges = []
+        """Each map's pages present up to `rows` rows and a step past them."""
         for key, dtype in self.dtypes.items():
             done, need = self.present.get(key, 0), rows * dtype.itemsize
             if need <= done or done < 0:
                 continue
             start = done // _PAGE * _PAGE  # the map's end, where it grew since, may not be
             end = min(len(self.maps[key]), -(-(need + POPULATE_STEP) // _PAGE) * _PAGE)
-            ranges.append((key, start, end))
-        try:
-            advise = _advise or advise_each
-            advise([(self.maps[k], start, end) for k, start, end in ranges], _MADV_POPULATE_WRITE)
-            self.present.update((k, end) for k, _, end in ranges)
-        except (OSError, ValueError, AttributeError):  # not Linux 5.14+: pages fault in
-            self.present.update((k, -1) for k, _, _ in ranges)
+            try:
+                self.maps[key].madvise(_MADV_POPULATE_WRITE, start, end - start)
+                self.present[key] = end
+            except (OSError, ValueError, AttributeError):  # not Linux 5.14+: pages fault in
+                self.present[key] = -1
 
     def _grow(self, room: int) -> None:
         if self.heap and room <= HEAP_ROWS:
@@ -209,12 +204,6 @@ class ColumnSink:
             out[key] = np.frombuffer(self.maps[key], dtype=dtype, count=self.rows)
         self.heap, self.maps, self.present = {}, {}, {}
         return out
-
-
-def advise_each(ranges: list[tuple[mmap.mmap, int, int]], advice: int) -> None:
-    """mmap.madvise of each (map, start, end): `_scan.advise`'s work where it is not built."""
-    for m, start, end in ranges:
-        m.madvise(advice, start, end - start)
 
 
 def _converts(source: np.dtype, dtype: np.dtype) -> bool:
