@@ -164,3 +164,84 @@ def test_narrow_code_columns_are_int16_until_a_value_does_not_fit(heap_rows: int
     assert columns["pid"].tolist() == [-1, 5, 2**15 - 1, -1, 5]
     assert columns["name"].dtype == np.int32
     assert columns["name"].tolist() == [-1, 5, 2**15 - 1, -(2**15), 2**15]
+
+
+def _narrow_parts() -> list[dict[str, np.ndarray]]:
+    """Parts whose int16 and int32 columns fit until the third part (a device past int16,
+    an id past int32), as the scanner's chunks give them (int32 and int64 values)."""
+    parts = []
+    for i, n in enumerate((3, 70, 5000, 40)):
+        rows = np.arange(n, dtype=np.int64)
+        device = rows.astype(np.int32) % 8
+        flow = rows - 1
+        if i == 2:
+            device[-1], flow[1] = 40_000, -(2**40)
+        parts.append({"ts": rows * 0.25, "device": device, "flow_id": flow, "flag": rows % 2 == 0})
+    return parts
+
+
+def _narrow_columns(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    spec = {"ts": "f8", "device": "i4", "flow_id": "i8", "flag": "?"}
+    sink = ColumnSink(spec, rows=2, narrow={"device": "i2", "flow_id": "i4"})
+    for part in parts:
+        sink.append(part, fits={"flow_id"} if part["flow_id"].min() >= -1 else ())
+    return sink.finish()
+
+
+@pytest.mark.skipif(column_sink._place is None, reason="built without the compiled scanner")
+def test_columns_placed_in_one_call_are_those_numpy_copies(
+    heap_rows: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The compiled copy writes every column of a part at once and says which values do
+    # not fit their narrow type: those columns widen at that part, as numpy's copies
+    # (each narrow column checked first) widen them.
+    parts = _narrow_parts()
+    placed = _narrow_columns(parts)
+    monkeypatch.setattr(column_sink, "_place", None)
+    copied = _narrow_columns(parts)
+    assert {k: v.dtype.str for k, v in placed.items()} == {
+        "ts": "<f8",
+        "device": "<i4",
+        "flow_id": "<i8",
+        "flag": "|b1",
+    }
+    for key, column in copied.items():
+        assert placed[key].dtype == column.dtype and np.array_equal(placed[key], column), key
+    expected = np.concatenate([p["device"] for p in parts])
+    assert placed["device"].tolist() == expected.tolist() and 40_000 in placed["device"]
+
+
+@pytest.mark.skipif(column_sink._place is None, reason="built without the compiled scanner")
+def test_place_writes_its_rows_only_and_names_the_columns_that_do_not_fit() -> None:
+    place = column_sink._place
+    wide = np.array([1, -(2**15) - 1, 3], dtype=np.int64)
+    dst16, dst64 = np.full(6, 9, dtype=np.int16), np.full(6, 9, dtype=np.int64)
+    floats = np.zeros(6, dtype=np.float32)
+    src = [wide, wide, np.array([0.5, -1, np.inf], dtype=np.float32)]
+    assert place([dst16, dst64, floats], src, b"lhllff", 2) == [0]
+    assert dst64.tolist() == [9, 9, 1, -(2**15) - 1, 3, 9]
+    assert dst16[:2].tolist() == [9, 9] and dst16[-1] == 9
+    assert floats.tolist() == [0, 0, 0.5, -1, np.inf, 0]
+    small = np.array([-(2**15), 2**15 - 1], dtype=np.int32)
+    assert place([dst16], [small], b"ih", 0) == [] and dst16[:2].tolist() == small.tolist()
+
+
+@pytest.mark.skipif(column_sink._place is None, reason="built without the compiled scanner")
+@pytest.mark.parametrize(
+    ("dst", "src", "types", "lo", "error"),
+    [
+        (np.zeros(4, "i2"), np.zeros(3, "i8"), b"lh", 2, ValueError),  # past the room
+        (np.zeros(4, "i2"), np.zeros(3, "i8"), b"lh", -1, ValueError),
+        (np.zeros(4, "f4"), np.zeros(3, "f8"), b"df", 0, ValueError),  # floats not converted
+        (np.zeros(4, "i4"), np.zeros(3, "f8"), b"di", 0, ValueError),
+        (np.zeros(4, "i4"), np.zeros(3, "i8"), b"lx", 0, ValueError),  # no such type
+        (np.zeros(4, "i8"), np.zeros(6, "i8")[::2], b"ll", 0, ValueError),  # not contiguous
+        (np.zeros(4, "i8"), np.zeros(3, "i8"), b"l", 0, ValueError),  # one type, not two
+        (b"\0" * 32, np.zeros(3, "i8"), b"ll", 0, BufferError),  # read-only
+    ],
+)
+def test_place_refuses_what_it_cannot_write(
+    dst: object, src: np.ndarray, types: bytes, lo: int, error: type[Exception]
+) -> None:
+    with pytest.raises(error):
+        column_sink._place([dst], [src], types, lo)

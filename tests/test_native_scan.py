@@ -18,11 +18,12 @@ from typing import Any
 import msgspec
 import numpy as np
 import pytest
-from corpus import corpus_traces
+from corpus import corpus_path, corpus_traces
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kinetoscope.ingest import decode, native_chunk, text_blocks
+from kinetoscope.ingest import column_sink, decode, native_chunk, text_blocks
 from kinetoscope.ingest.build import THREADS_MIN_TEXT, build_model, scan_threads, text_size
+from kinetoscope.ingest.column_sink import ColumnSink
 from kinetoscope.ingest.schema import Event
 from kinetoscope.model.trace_model import NARROW_COLUMNS, TraceModel
 from scan_compare import assert_same_rows, assert_work_sigs, python_chunk, rows_of
@@ -370,6 +371,62 @@ def test_ids_past_int32_widen_the_same_columns_both_ways(
     flows = _model(path, "", monkeypatch)
     assert_same_model(flows, _model(path, "python", monkeypatch))
     assert flows.events["flow_id"].dtype == np.int64 and flows.events["flow_id"][25] == big
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_devices_and_streams_past_int16_widen_at_the_chunk_that_holds_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threads: str
+) -> None:
+    # Devices and streams are int16 while every value fits: a later chunk's device past
+    # int16 makes its column int32 (the declared type), a stream past it int64, every
+    # earlier row kept; the same model both ways.
+    monkeypatch.setenv("KINETOSCOPE_SCAN_THREADS", threads)
+    monkeypatch.setattr(decode, "CHUNK_TARGET", 400)
+    monkeypatch.setattr(text_blocks, "READ_BLOCK", 397)  # slices of a few events
+    parts: list[int] = []
+    append = ColumnSink.append
+
+    def counted(sink: ColumnSink, part: dict[str, np.ndarray], *args: Any) -> None:
+        parts.append(len(part["ts"]))
+        append(sink, part, *args)
+
+    monkeypatch.setattr(ColumnSink, "append", counted)
+    events = [_event_with(i, cat="kernel") for i in range(40)]
+    events[31] = _event_with(31, cat="kernel", stream=2**15)
+    events[33] = events[33].replace('"args": {', '"args": {"device": -40000, ')
+    path = tmp_path / "t.json"
+    path.write_text('{"traceEvents": [' + ",\n".join(events) + "]}")
+    scanned = _model(path, "", monkeypatch)
+    assert_same_model(scanned, _model(path, "python", monkeypatch))
+    ev = scanned.events
+    order = np.argsort(ev["ts"], kind="stable")
+    assert ev["device"].dtype == np.int32 and ev["stream"].dtype == np.int64
+    assert ev["device"][order].tolist() == [-1] * 33 + [-40000] + [-1] * 6
+    assert ev["stream"][order].tolist() == [7] * 31 + [2**15] + [7] * 8
+    assert len(parts) > 10 and sum(parts) == 80  # merged a few rows at a time, both loads
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "tracelens/tests/traces/h100/google_owlv2-large-patch14-ensemble__1016001.json.gz",
+        "hta/tests/data/mtia_trace_single_rank/mtia_rank_0.json.gz",
+        "gaoteng-git-kineto/tb_plugin/test/data/tracing/bert_newAPI_fp16_dp/worker0_round1.pt.trace.json.gz",
+    ],
+)
+def test_the_merge_s_compiled_copies_give_numpy_s_columns(
+    rel: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A chunk's columns are written by one compiled call (converted, each narrow value
+    # checked); numpy's copies a column at a time give the same model, in scanning
+    # threads and small chunks.
+    path = corpus_path(rel)
+    monkeypatch.setenv("KINETOSCOPE_SCAN_THREADS", "2")
+    monkeypatch.setattr(text_blocks, "READ_BLOCK", 64 << 10)
+    monkeypatch.setattr(column_sink, "HEAP_ROWS", 1)  # in maps from the first chunk
+    placed = _model(path, "", monkeypatch)
+    monkeypatch.setattr(column_sink, "_place", None)
+    assert_same_model(placed, _model(path, "", monkeypatch))
 
 
 @pytest.mark.parametrize("scanner", ["", "python"])

@@ -22,6 +22,12 @@ table, args offsets) is written by it straight into its place in the map (`fills
 made in an array first and copied. The maps' pages are made present a little ahead of
 the rows written, a step at a time (MADV_POPULATE_WRITE), not by one page fault each
 (measured: 80 MB of rows written in 0.035 s of CPU instead of 0.053 s).
+
+Where the compiled scanner is built, a part's copied columns are written by one call
+(`_scan.place`, which checks each narrow value as it writes it) that lets the GIL go once:
+a numpy copy lets it go and takes it back for each column (the merging thread waited for
+the scanning threads at each), and a narrow column not known to fit took a pass for its
+minimum and one for its maximum first.
 """
 
 from __future__ import annotations
@@ -30,6 +36,11 @@ import mmap
 from collections.abc import Callable, Collection, Mapping
 
 import numpy as np
+
+try:
+    from ._scan import place as _place  # type: ignore[import-not-found]
+except ImportError:  # built without a C compiler: numpy copies each column
+    _place = None
 
 # Rows room is made for at first; each growth doubles the room. Up to HEAP_ROWS the
 # columns are arrays in the heap (resized in place), past it anonymous maps.
@@ -44,6 +55,9 @@ _NONE: Mapping[str, str] = {}
 POPULATE_STEP = 64 << 10
 _MADV_POPULATE_WRITE = 23  # Linux 5.14; elsewhere the pages fault in as they are written
 _PAGE = mmap.PAGESIZE
+
+# The numpy type characters `_scan.place` reads and writes (`_scan.c`: type_size).
+_PLACE_TYPES = frozenset("bhilqBfd?")
 
 # Writes a column's new rows into the view of them it is given (what it returns is unused).
 Fill = Callable[[np.ndarray], object]
@@ -85,19 +99,46 @@ class ColumnSink:
         n = len(part["ts"]) if "ts" in part else len(next(iter(part.values())))
         if self.rows + n > self.room:
             self._grow(max(self.rows + n, 2 * self.room))
-        for key in [k for k in self.narrow if n and k not in fits]:
+        placed = self._placeable(part, fills) if n else []
+        for key in [k for k in self.narrow if n and k not in fits and k not in placed]:
             if key in fills or not _fits(part[key], self.dtypes[key]):
                 self._widen(key)
         lo, hi = self.rows, self.rows + n
         if self.maps:
             self._make_present(hi)
+        for key in self._place(placed, part, lo):
+            if key in self.narrow:  # else wrapped as numpy's cast wraps it
+                self._widen(key)  # its `lo` rows so far copied: this part's written again
+                self._column(key)[lo:hi] = part[key]
         for key in self.dtypes:
-            rows = self._column(key)[lo:hi]
             if key in fills:
-                fills[key](rows)
-            else:
-                rows[...] = part[key]
+                fills[key](self._column(key)[lo:hi])
+            elif key not in placed:
+                self._column(key)[lo:hi] = part[key]
         self.rows = hi
+
+    def _placeable(self, part: dict[str, np.ndarray], fills: Mapping[str, Fill]) -> list[str]:
+        """The columns copied from `part` that `_scan.place` writes: all whose types it
+        converts (a copy, or signed integers to another size)."""
+        if _place is None:
+            return []
+        return [
+            k
+            for k, dtype in self.dtypes.items()
+            if k not in fills and _converts(part[k].dtype, dtype) and part[k].flags.c_contiguous
+        ]
+
+    def _place(self, keys: list[str], part: dict[str, np.ndarray], lo: int) -> list[str]:
+        """Columns `keys` of `part` copied into their rows from `lo` on, in one call that
+        lets the GIL go once (a copy each by numpy lets it go and waits to take it back
+        from the scanning threads once a column): the columns with a value that does not
+        fit their narrow type, whose rows are to be written again once widened."""
+        if not keys:
+            return []
+        columns = self.maps or self.heap  # the whole columns: no view of a map is kept
+        types = "".join(part[k].dtype.char + self.dtypes[k].char for k in keys)
+        refused = _place([columns[k] for k in keys], [part[k] for k in keys], types.encode(), lo)
+        return [keys[i] for i in refused]
 
     def _make_present(self, rows: int) -> None:
         """Each map's pages present up to `rows` rows and a step past them."""
@@ -163,6 +204,16 @@ class ColumnSink:
             out[key] = np.frombuffer(self.maps[key], dtype=dtype, count=self.rows)
         self.heap, self.maps, self.present = {}, {}, {}
         return out
+
+
+def _converts(source: np.dtype, dtype: np.dtype) -> bool:
+    """Whether `_scan.place` writes values of `source` as `dtype`: the same type, or
+    signed integers of another size (checked to fit as they are written)."""
+    if not (source.isnative and dtype.isnative):
+        return False
+    if source == dtype:
+        return source.char in _PLACE_TYPES
+    return source.kind == dtype.kind == "i" and {source.char, dtype.char} <= _PLACE_TYPES
 
 
 def _fits(values: np.ndarray, dtype: np.dtype) -> bool:
