@@ -102,6 +102,16 @@ def _by_correlation(model: TraceModel, launches: np.ndarray) -> tuple[np.ndarray
     return _read_only(launch_corr[order]), _read_only(launches[order])
 
 
+def in_sorted(values: np.ndarray, known: np.ndarray) -> np.ndarray:
+    """`np.isin(values, known)` where `known` is sorted (`np.unique`'s answer): one
+    binary search per value, no sort of both arrays together as np.isin does."""
+    if known.size == 0:
+        return np.zeros(values.shape, dtype=bool)
+    at = np.searchsorted(known, values)
+    np.minimum(at, known.size - 1, out=at)
+    return known[at] == values
+
+
 def gpu_device_ids(model: TraceModel, rows: np.ndarray) -> np.ndarray:
     """Device of GPU rows: the `device` arg, else the pid when it is a small integer
     (2020-21 traces put the device id in pid)."""
