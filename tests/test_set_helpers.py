@@ -1,0 +1,33 @@
+"""Set tests over columns written for speed against numpy's own: `kind_mask` (compared
+per kind, or through a table for many kinds) against `np.isin`, `common.in_sorted`
+(binary search in sorted known values) against `np.isin`."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from kinetoscope.analysis.core.common import in_sorted
+from kinetoscope.model.categories import Kind, kind_mask
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, 4, 5, 16])
+def test_kind_mask_is_isin(count: int) -> None:
+    rng = np.random.default_rng(count)
+    kind = rng.integers(0, 16, 5000).astype(np.uint8)
+    kinds = [Kind(k) for k in rng.choice(16, count, replace=False)]
+    mask = kind_mask(kind, kinds)
+    assert mask.dtype == np.bool_
+    assert np.array_equal(mask, np.isin(kind, np.array(kinds, dtype=np.uint8)))
+    assert np.array_equal(kind_mask(kind, [*kinds, *kinds]), mask)  # a kind asked twice
+
+
+def test_in_sorted_is_isin() -> None:
+    """Empty values, empty known values, narrow ids among wide known ones, wide ranges."""
+    rng = np.random.default_rng(3)
+    for n, m, high in ((0, 5, 10), (50, 0, 10), (2000, 30, 100), (500, 400, 1 << 40)):
+        values = rng.integers(-5, high, n)
+        known = np.unique(rng.integers(-5, high, m))
+        assert np.array_equal(in_sorted(values, known), np.isin(values, known))
+    narrow = rng.integers(-1, 300, 1000).astype(np.int32)
+    known = np.unique(rng.integers(0, 300, 40))
+    assert np.array_equal(in_sorted(narrow, known), np.isin(narrow, known))
