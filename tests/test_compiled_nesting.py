@@ -5,14 +5,16 @@ length, with and without the first candidates an index of a superset hands on (t
 ranges' search); an index's parents (`host_ranges._index_sorted`), the walk up them
 (`HostRanges._walk`) and the search of a thread's starts
 (`HostRanges._start_bound`, `tree_arrays.sorted_search`); the union length per group
-(`tree_arrays.segment_union_length`), bit for bit."""
+(`tree_arrays.segment_union_length`), the merge of a union of intervals
+(`intervals.IntervalUnion`), bit for bit."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from kinetoscope.analysis.core import host_ranges, tree_arrays
+from kinetoscope.analysis.core import host_ranges, intervals, tree_arrays
 from kinetoscope.analysis.core.host_ranges import HostRanges
+from kinetoscope.analysis.core.intervals import IntervalUnion
 from kinetoscope.analysis.core.tree_arrays import (
     next_up,
     previous_reaching,
@@ -204,3 +206,44 @@ def test_sorted_search_is_searchsorted(
             v[5] = np.nan
         want = np.searchsorted(a, v, side)  # type: ignore[call-overload]
         assert sorted_search(a, v, side).tolist() == want.tolist()  # type: ignore[arg-type]
+
+
+def merged_by_definition(starts: np.ndarray, ends: np.ndarray) -> list[tuple[float, float]]:
+    out: list[tuple[float, float]] = []
+    for a, b in sorted((a, b) for a, b in zip(starts.tolist(), ends.tolist()) if b > a):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_interval_union_both_ways(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """The compiled merge equals numpy's passes to the bit (starts, ends, prefix sums)
+    and the definition: ascending starts (one pass) and shuffled ones (sorted first),
+    empty, zero-length, reversed and NaN intervals, touching and nested ones, and the
+    union of two unions."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 120))
+    starts = 1.7e15 + np.round(rng.random(n) * 1e3, 3)
+    ends = starts + np.round(rng.choice([-1.0, 0.0, 0.5, 3.0, 40.0], n) * rng.random(n), 3)
+    if n > 3:
+        ends[1] = starts[2]  # touching: one interval
+        starts[3] = np.nan
+    if seed % 2:
+        order = np.argsort(starts, kind="stable")
+        starts, ends = starts[order], ends[order]
+    other = IntervalUnion(starts[::-1] + 7.0, ends[::-1] + 7.0)
+    got = [IntervalUnion(starts, ends), IntervalUnion(starts, ends).union(other)]
+    with monkeypatch.context() as m:
+        m.setattr(intervals, "_nesting", None)
+        passes = [IntervalUnion(starts, ends), IntervalUnion(starts, ends).union(other)]
+    for mine, theirs in zip(got, passes):
+        for field in ("starts", "ends", "prefix"):
+            a, b = getattr(mine, field), getattr(theirs, field)
+            assert a.dtype == b.dtype == np.float64
+            assert a.view(np.int64).tolist() == b.view(np.int64).tolist()
+    assert list(zip(got[0].starts.tolist(), got[0].ends.tolist())) == merged_by_definition(
+        starts, ends
+    )

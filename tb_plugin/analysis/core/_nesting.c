@@ -384,6 +384,54 @@ static PyObject *py_start_bound(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* `merge_intervals(starts, ends, out_starts, out_ends)`: intervals.IntervalUnion's merge
+ * of the intervals [start, end) with end > start (the others skipped), in the order given:
+ * a merged interval starts at one that begins after every earlier one ended, and ends at
+ * the largest end of those it holds. Returns how many were written, or -1 (nothing
+ * merged) where the kept starts do not ascend: the caller sorts them and asks again.
+ * float64 throughout, all four of one length. */
+static PyObject *py_merge_intervals(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer starts, ends, out_starts, out_ends;
+    if (!PyArg_ParseTuple(args, "y*y*w*w*", &starts, &ends, &out_starts, &out_ends)) {
+        return NULL;
+    }
+    Py_ssize_t n = starts.len / (Py_ssize_t)sizeof(double), m = 0;
+    int ok = ends.len == starts.len && out_starts.len == starts.len && out_ends.len == starts.len;
+    if (ok) {
+        const double *s = starts.buf, *e = ends.buf;
+        double *os = out_starts.buf, *oe = out_ends.buf;
+        Py_BEGIN_ALLOW_THREADS
+        double last_start = 0.0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (!(e[i] > s[i])) {
+                continue;
+            }
+            if (m > 0 && s[i] < last_start) {
+                m = -1; /* not sorted: the caller sorts */
+                break;
+            }
+            last_start = s[i];
+            if (m == 0 || s[i] > oe[m - 1]) {
+                os[m] = s[i];
+                oe[m++] = e[i];
+            } else if (e[i] > oe[m - 1]) {
+                oe[m - 1] = e[i];
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&starts);
+    PyBuffer_Release(&ends);
+    PyBuffer_Release(&out_starts);
+    PyBuffer_Release(&out_ends);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "merge_intervals: bad lengths");
+        return NULL;
+    }
+    return PyLong_FromSsize_t(m);
+}
+
 static PyMethodDef METHODS[] = {
     {"index_parents", py_index_parents, METH_VARARGS,
      "index_parents(new_thread, start, end, start_at, out): the index's parents, into out."},
@@ -395,6 +443,8 @@ static PyMethodDef METHODS[] = {
      "segment_union_length(group, starts, ends, out): union lengths, added into out."},
     {"lane_crossings", py_lane_crossings, METH_VARARGS,
      "lane_crossings(new_lane, start, end, tol, out): the overlap test, into out."},
+    {"merge_intervals", py_merge_intervals, METH_VARARGS,
+     "merge_intervals(starts, ends, out_starts, out_ends): the merged count, or -1."},
     {"previous_reaching", py_previous_reaching, METH_VARARGS,
      "previous_reaching(values, targets, start, out): the parent search, into out."},
     {NULL, NULL, 0, NULL},
