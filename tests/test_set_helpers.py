@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from kinetoscope.analysis.core.common import in_sorted
+from kinetoscope.analysis.core.common import distinct, in_sorted
 from kinetoscope.model.categories import Kind, kind_mask
 
 
@@ -31,3 +31,29 @@ def test_in_sorted_is_isin() -> None:
     narrow = rng.integers(-1, 300, 1000).astype(np.int32)
     known = np.unique(rng.integers(0, 300, 40))
     assert np.array_equal(in_sorted(narrow, known), np.isin(narrow, known))
+
+
+def test_distinct_is_numpys_unique() -> None:
+    """The same values, order and dtype as np.unique: small and wide ranges, negatives,
+    unsigned, empty, floats and booleans (numpy's own), 2-D input (flattened)."""
+    rng = np.random.default_rng(8)
+    cases = [
+        np.empty(0, np.int16),
+        np.array([True, False]),
+        rng.random(50),
+        np.arange(6).reshape(2, 3),
+    ]
+    for n, low, high, dtype in (
+        (500, 0, 8, np.int64),
+        (500, -1, 8, np.int16),
+        (300, 3, 40, np.uint8),
+        (300, 0, 1 << 40, np.int64),
+        (5000, -(1 << 20), 1 << 20, np.int32),
+        (100, 7, 8, np.int32),
+        (400, -(1 << 15), 1 << 15, np.int16),
+    ):
+        cases.append(rng.integers(low, high, size=n).astype(dtype))
+    for values in cases:
+        got, want = distinct(values), np.unique(values)
+        assert got.dtype == want.dtype
+        assert got.tolist() == want.tolist()

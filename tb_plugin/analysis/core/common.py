@@ -125,6 +125,28 @@ def gpu_device_ids(model: TraceModel, rows: np.ndarray) -> np.ndarray:
     return dev
 
 
+def distinct(values: np.ndarray) -> np.ndarray:
+    """`np.unique(values)` (the distinct values, ascending, of the same dtype): integers
+    whose range is at most a few times their count (devices, streams, threads, codes) are
+    marked in a table of that range, not hashed or sorted (~4x faster on a trace's
+    kernels' devices); other values go to numpy."""
+    flat = np.asarray(values).reshape(-1)
+    if flat.dtype.kind not in "iu" or flat.size == 0:
+        return np.unique(flat)
+    low, high = int(flat.min()), int(flat.max())
+    if high - low >= max(4 * flat.size, 1 << 16):
+        return np.unique(flat)
+    present = np.zeros(high - low + 1, dtype=bool)
+    index = flat.astype(np.intp)  # what indexing casts to anyway; no narrow overflow
+    if low:
+        index -= low
+    present[index] = True
+    found = np.flatnonzero(present)
+    if low:
+        found += low
+    return found.astype(flat.dtype)
+
+
 def unique_codes(codes: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
     """`np.unique(codes, return_inverse=True)` of codes in [0, bound) (interned names,
     categories: `bound` the table's size), by marking the codes present, not sorting them:

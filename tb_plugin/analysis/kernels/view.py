@@ -41,7 +41,7 @@ import numpy as np
 from ...model.categories import Kind
 from ...model.errors import ViewParamError
 from ...model.trace_model import TraceModel
-from ..core.common import gpu_device_ids, launches_of, unique_rows
+from ..core.common import distinct, gpu_device_ids, launches_of, unique_rows
 from ..core.devices import device_identity, matrix_core_name, trace_vendor
 from ..core.graph_replay import GraphReplay, graph_replay, has_graph_launches
 from ..core.kernel_classes import kernel_classes, matrix_share
@@ -75,8 +75,8 @@ def kernels(
     rows, matrix, work = classes.rows, classes.matrix, classes.work
     devs = gpu_device_ids(model, rows)
     streams = ev["stream"][rows]
-    all_devices = sorted({int(d) for d in np.unique(devs) if d >= 0})
-    all_streams = sorted({int(s) for s in np.unique(streams) if s >= 0})
+    all_devices = sorted({int(d) for d in distinct(devs) if d >= 0})
+    all_streams = sorted({int(s) for s in distinct(streams) if s >= 0})
     keep = np.ones(rows.size, dtype=bool)
     if device is not None:
         keep &= devs == device

@@ -22,7 +22,7 @@ import numpy as np
 from ....ingest.columns import negative_durations
 from ....model.categories import Kind, Phase, kind_mask
 from ....model.trace_model import TraceModel
-from ..common import gpu_rows, launches_of, thread_keys
+from ..common import gpu_rows, launches_of, thread_keys, unique_inverse
 from ..tree_arrays import grouped_nesting_order
 from ..trusted_rows import drop_untrusted, trusted_only
 from .nesting import lane_crossings
@@ -159,8 +159,14 @@ def unmatched_flows(model: TraceModel) -> Finding:
     rows = np.flatnonzero(ev["kind"] == Kind.FLOW)
     if rows.size == 0:
         return Finding(_NONE)
-    key = ev["cat"][rows].astype(np.int64) * (1 << 40) + ev["flow_id"][rows]
-    flows, which = np.unique(key, return_inverse=True)
+    # One integer per (category, id), in a range as narrow as the ids' own: grouped by
+    # marking (unique_inverse), not sorted.
+    flow_id = ev["flow_id"][rows].astype(np.int64)
+    low = int(flow_id.min())
+    flow_id -= low
+    key = ev["cat"][rows].astype(np.int64) * (int(flow_id.max()) + 1) + flow_id
+    del flow_id
+    flows, which = unique_inverse(key)
     ph = ev["ph"][rows]
     starts = np.bincount(which, weights=ph == Phase.FLOW_START, minlength=flows.size)
     finishes = np.bincount(which, weights=ph == Phase.FLOW_END, minlength=flows.size)
