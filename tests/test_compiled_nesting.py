@@ -6,13 +6,18 @@ ranges' search); an index's parents (`host_ranges._index_sorted`), the walk up t
 (`HostRanges._walk`) and the search of a thread's starts
 (`HostRanges._start_bound`, `tree_arrays.sorted_search`); the union length per group
 (`tree_arrays.segment_union_length`), the merge of a union of intervals
-(`intervals.IntervalUnion`), bit for bit."""
+(`intervals.IntervalUnion`), bit for bit; the thread key of each row
+(`common.thread_keys`)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
-from kinetoscope.analysis.core import host_ranges, intervals, tree_arrays
+from corpus import corpus_model
+from kinetoscope.analysis.core import common, host_ranges, intervals, tree_arrays
 from kinetoscope.analysis.core.host_ranges import HostRanges
 from kinetoscope.analysis.core.intervals import IntervalUnion
 from kinetoscope.analysis.core.tree_arrays import (
@@ -21,6 +26,7 @@ from kinetoscope.analysis.core.tree_arrays import (
     segment_union_length,
     sorted_search,
 )
+from kinetoscope.ingest.build import build_model
 
 
 def brute_force(values: np.ndarray, targets: np.ndarray, start: np.ndarray | None) -> np.ndarray:
@@ -247,3 +253,31 @@ def test_interval_union_both_ways(monkeypatch: pytest.MonkeyPatch, seed: int) ->
     assert list(zip(got[0].starts.tolist(), got[0].ends.tolist())) == merged_by_definition(
         starts, ends
     )
+
+
+def test_thread_keys_both_ways(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The compiled keys equal numpy's: a corpus trace's rows in file order, shuffled and
+    repeated, int32 rows; a trace writing one thread's tid as "7" and as 7 (one key);
+    out-of-range rows fall back to numpy, which raises as it always did."""
+    events = [
+        {"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": "7", "ts": 1, "dur": 2},
+        {"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 7, "ts": 4, "dur": 2},
+        {"ph": "X", "cat": "cpu_op", "name": "c", "pid": "2", "tid": 8, "ts": 5, "dur": 2},
+    ]
+    (tmp_path / "mixed.json").write_text(json.dumps({"traceEvents": events}))
+    mixed = build_model(str(tmp_path / "mixed.json"))
+    model = corpus_model("hta/tests/data/mtia_inference_trace/mtia_inference_rank_0.json.gz")
+    rng = np.random.default_rng(4)
+    for m in (model, mixed):
+        n = len(m)
+        for rows in (np.arange(n), rng.integers(0, n, 3 * n), np.arange(n, dtype=np.int32)[::-1]):
+            got = common.thread_keys(m, rows)
+            with monkeypatch.context() as patched:
+                patched.setattr(common, "_nesting", None)
+                want = common.thread_keys(m, rows)
+            assert got.dtype == want.dtype == np.int64
+            assert got.tolist() == want.tolist()
+    keys = common.thread_keys(mixed, np.arange(3))
+    assert keys[0] == keys[1] != keys[2]
+    with pytest.raises(IndexError):
+        common.thread_keys(model, np.array([0, len(model)]))

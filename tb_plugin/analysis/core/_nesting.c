@@ -432,6 +432,59 @@ static PyObject *py_merge_intervals(PyObject *self, PyObject *args) {
     return PyLong_FromSsize_t(m);
 }
 
+/* `thread_keys(pid, tid, rows, pid_canon, tid_canon, code_size, width, out)`:
+ * common.thread_keys' key of each row r of `rows` (int64), pid_canon[pid[r]] * width +
+ * tid_canon[tid[r]] (int64 tables), into `out` (int64): one pass for the gathers, casts
+ * and sums numpy makes one at a time. pid and tid: the model's code columns, signed
+ * integers of `code_size` bytes (2 or 4). Returns False (out unspecified) where a row or
+ * a code falls outside its column or table: the caller computes the keys in numpy. */
+static inline int64_t code_at(const void *column, int size, int64_t row) {
+    return size == 2 ? ((const int16_t *)column)[row] : ((const int32_t *)column)[row];
+}
+
+static PyObject *py_thread_keys(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer pid, tid, rows, pid_canon, tid_canon, out;
+    int size;
+    long long width;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*iLw*", &pid, &tid, &rows, &pid_canon, &tid_canon,
+                          &size, &width, &out)) {
+        return NULL;
+    }
+    Py_ssize_t n = rows.len / (Py_ssize_t)sizeof(int64_t);
+    int ok = (size == 2 || size == 4) && tid.len == pid.len &&
+             out.len == n * (Py_ssize_t)sizeof(int64_t);
+    if (ok) {
+        const int64_t events = pid.len / size;
+        const int64_t n_pids = pid_canon.len / (Py_ssize_t)sizeof(int64_t);
+        const int64_t n_tids = tid_canon.len / (Py_ssize_t)sizeof(int64_t);
+        const int64_t *r = rows.buf, *pc = pid_canon.buf, *tc = tid_canon.buf;
+        int64_t *o = out.buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++) {
+            const int64_t row = r[i];
+            if (row < 0 || row >= events) {
+                ok = 0;
+                break;
+            }
+            const int64_t p = code_at(pid.buf, size, row), t = code_at(tid.buf, size, row);
+            if (p < 0 || p >= n_pids || t < 0 || t >= n_tids) {
+                ok = 0;
+                break;
+            }
+            o[i] = pc[p] * width + tc[t];
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&pid);
+    PyBuffer_Release(&tid);
+    PyBuffer_Release(&rows);
+    PyBuffer_Release(&pid_canon);
+    PyBuffer_Release(&tid_canon);
+    PyBuffer_Release(&out);
+    return PyBool_FromLong(ok);
+}
+
 static PyMethodDef METHODS[] = {
     {"index_parents", py_index_parents, METH_VARARGS,
      "index_parents(new_thread, start, end, start_at, out): the index's parents, into out."},
@@ -443,6 +496,8 @@ static PyMethodDef METHODS[] = {
      "segment_union_length(group, starts, ends, out): union lengths, added into out."},
     {"lane_crossings", py_lane_crossings, METH_VARARGS,
      "lane_crossings(new_lane, start, end, tol, out): the overlap test, into out."},
+    {"thread_keys", py_thread_keys, METH_VARARGS,
+     "thread_keys(pid, tid, rows, pid_canon, tid_canon, code_size, width, out): keys."},
     {"merge_intervals", py_merge_intervals, METH_VARARGS,
      "merge_intervals(starts, ends, out_starts, out_ends): the merged count, or -1."},
     {"previous_reaching", py_previous_reaching, METH_VARARGS,

@@ -294,7 +294,7 @@ def depths(parent: np.ndarray) -> np.ndarray:
 def subtree_sum(parent: np.ndarray, levels: list[np.ndarray], values: np.ndarray) -> np.ndarray:
     """values summed over each node's subtree (deepest level first; `levels` as
     `levels_from_roots(parent)` gives them)."""
-    total = values.astype(np.float64).copy()
+    total = np.array(values, dtype=np.float64)  # one copy, written into
     for level in reversed(levels[1:]):
         np.add.at(total, parent[level], total[level])
     return total
