@@ -23,7 +23,7 @@ from ....ingest.columns import negative_durations
 from ....model.categories import Kind, Phase, kind_mask
 from ....model.trace_model import TraceModel
 from ..common import gpu_rows, launches_of, thread_keys, unique_inverse
-from ..tree_arrays import grouped_nesting_order
+from ..tree_arrays import _nesting, grouped_nesting_order
 from ..trusted_rows import drop_untrusted, trusted_only
 from .nesting import lane_crossings
 
@@ -119,7 +119,8 @@ def _crossing_rows(model: TraceModel, rows: np.ndarray, lane: np.ndarray) -> np.
     if order is not None:
         rows, lane, starts, ends = rows[order], lane[order], starts[order], ends[order]
         del order
-    if rows.size <= _BATCH_SLICES:
+    if rows.size <= _BATCH_SLICES or _nesting is not None:
+        # The compiled walk holds 16 bytes a slice, no more than the cuts below would.
         return rows[lane_crossings(lane, starts, ends, NEST_TOLERANCE_US)]
     # A slice that starts when every earlier one of its lane has ended (by its low) has no
     # witness before it, nor has any slice after it: the lane is cut there.
