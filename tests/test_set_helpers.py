@@ -1,12 +1,14 @@
-"""Set tests over columns written for speed against numpy's own: `kind_mask` (compared
+"""Set and order helpers written for speed against numpy's own: `kind_mask` (compared
 per kind, or through a table for many kinds) against `np.isin`, `common.in_sorted`
-(binary search in sorted known values) against `np.isin`."""
+(binary search in sorted known values) against `np.isin`, `common.distinct` against
+`np.unique`, the op tree's children by parent then start against `np.lexsort`."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from kinetoscope.analysis.core.common import distinct, in_sorted
+from kinetoscope.analysis.core.optree import _by_parent_then_start
 from kinetoscope.model.categories import Kind, kind_mask
 
 
@@ -57,3 +59,19 @@ def test_distinct_is_numpys_unique() -> None:
         got, want = distinct(values), np.unique(values)
         assert got.dtype == want.dtype
         assert got.tolist() == want.tolist()
+
+
+def test_children_by_parent_then_start_is_lexsort() -> None:
+    """Children already by start within each parent (the op tree's), shuffled ones, equal
+    starts and NaN starts: the lexsort's order."""
+    rng = np.random.default_rng(12)
+    for trial in range(300):
+        n = int(rng.integers(0, 40))
+        parent = rng.integers(0, 5, n)
+        start = rng.integers(0, 8, n).astype(float)
+        if trial % 2:
+            start = np.sort(start)
+        if trial % 5 == 0 and n:
+            start[rng.integers(0, n)] = np.nan
+        want = np.lexsort((start, parent))
+        assert _by_parent_then_start(parent, start).tolist() == want.tolist()
