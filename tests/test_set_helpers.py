@@ -1,7 +1,8 @@
 """Set and order helpers written for speed against numpy's own: `kind_mask` (compared
 per kind, or through a table for many kinds) against `np.isin`, `common.in_sorted`
 (binary search in sorted known values) against `np.isin`, `common.distinct` against
-`np.unique`, the op tree's children by parent then start against `np.lexsort`."""
+`np.unique`, the op tree's children by parent then start and the Kernels view's longest
+call per group against `np.lexsort`."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 from kinetoscope.analysis.core.common import distinct, in_sorted
 from kinetoscope.analysis.core.optree import _by_parent_then_start
+from kinetoscope.analysis.kernels.view import _longest_earliest
 from kinetoscope.model.categories import Kind, kind_mask
 
 
@@ -75,3 +77,19 @@ def test_children_by_parent_then_start_is_lexsort() -> None:
             start[rng.integers(0, n)] = np.nan
         want = np.lexsort((start, parent))
         assert _by_parent_then_start(parent, start).tolist() == want.tolist()
+
+
+def test_longest_earliest_call_is_the_lexsorts_last() -> None:
+    """Per group the last position of `np.lexsort((-ts, dur, group))`: ties in length,
+    then in start, resolved as the sort does; NaN times (the sort's own way)."""
+    rng = np.random.default_rng(21)
+    for trial in range(300):
+        n = int(rng.integers(1, 50))
+        group = rng.permutation(np.arange(n) % int(rng.integers(1, 6)))
+        dur = rng.integers(0, 4, n).astype(float)
+        ts = rng.integers(0, 4, n).astype(float)
+        if trial % 7 == 0:
+            (dur if trial % 2 else ts)[rng.integers(0, n)] = np.nan
+        order = np.lexsort((-ts, dur, group))
+        want = order[np.r_[np.flatnonzero(np.diff(group[order])), order.size - 1]]
+        assert _longest_earliest(group, dur, ts).tolist() == want.tolist()
