@@ -187,10 +187,16 @@ def outside_profiling_window(model: TraceModel) -> Finding:
     start = float(ev["ts"][spans].min())
     end = float((ev["ts"][spans] + ev["dur"][spans]).max())
     mark = model.name_code("Record Window End")
-    if mark >= 0:
-        end = max(end, float(np.nanmax(np.where(ev["name"] == mark, ev["ts"], -np.inf))))
-    ends = ev["ts"] + np.where(ev["dur"] > 0, ev["dur"], 0)
-    outside = (ev["ts"] < start - WINDOW_TOLERANCE_US) | (ends > end + WINDOW_TOLERANCE_US)
+    if mark >= 0:  # the marks' starts alone, not a column of -inf beside every start
+        marks = np.append(ev["ts"][ev["name"] == mark], -np.inf)
+        end = max(end, float(np.nanmax(marks)))
+    # A negative or NaN duration counts as none (np.fmax passes NaN over): one array of
+    # ends made, the starts added into it.
+    ends = np.fmax(ev["dur"], 0.0)
+    ends += ev["ts"]
+    outside = ends > end + WINDOW_TOLERANCE_US
+    del ends
+    outside |= ev["ts"] < start - WINDOW_TOLERANCE_US
     outside &= (ev["kind"] != Kind.TRACE_SPAN) & (ev["name"] != mark)
     drop_untrusted(model, outside)
     return Finding(np.flatnonzero(outside))
