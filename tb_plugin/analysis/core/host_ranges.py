@@ -208,6 +208,10 @@ def snap_ns(t: np.ndarray, origin: float) -> np.ndarray:
     """Microsecond times rounded to whole nanoseconds from `origin` (a whole microsecond
     near them, so the differences are exact): equal nanoseconds give equal floats, and
     the order of distinct ones is kept (or, past float64's resolution, made equal)."""
+    if _nesting is not None and isinstance(t, np.ndarray) and t.dtype == np.float64:
+        out = np.empty(t.shape)  # the same steps per time in one pass (_nesting.c)
+        _nesting.snap_ns(np.ascontiguousarray(t), float(origin), out)
+        return out
     out = np.array(t, dtype=np.float64)  # one array made, the steps in place in it
     out -= origin
     out *= 1000.0
