@@ -5,20 +5,28 @@ length, with and without the first candidates an index of a superset hands on (t
 ranges' search); an index's parents (`host_ranges._index_sorted`), the walk up them
 (`HostRanges._walk`) and the search of a thread's starts
 (`HostRanges._start_bound`, `tree_arrays.sorted_search`); the union length per group
-(`tree_arrays.segment_union_length`), bit for bit."""
+(`tree_arrays.segment_union_length`), the merge of a union of intervals
+(`intervals.IntervalUnion`), bit for bit; the thread key of each row
+(`common.thread_keys`) and times rounded to whole nanoseconds (`host_ranges.snap_ns`)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
-from kinetoscope.analysis.core import host_ranges, tree_arrays
+from corpus import corpus_model
+from kinetoscope.analysis.core import common, host_ranges, intervals, tree_arrays
 from kinetoscope.analysis.core.host_ranges import HostRanges
+from kinetoscope.analysis.core.intervals import IntervalUnion
 from kinetoscope.analysis.core.tree_arrays import (
     next_up,
     previous_reaching,
     segment_union_length,
     sorted_search,
 )
+from kinetoscope.ingest.build import build_model
 
 
 def brute_force(values: np.ndarray, targets: np.ndarray, start: np.ndarray | None) -> np.ndarray:
@@ -204,3 +212,89 @@ def test_sorted_search_is_searchsorted(
             v[5] = np.nan
         want = np.searchsorted(a, v, side)  # type: ignore[call-overload]
         assert sorted_search(a, v, side).tolist() == want.tolist()  # type: ignore[arg-type]
+
+
+def merged_by_definition(starts: np.ndarray, ends: np.ndarray) -> list[tuple[float, float]]:
+    out: list[tuple[float, float]] = []
+    for a, b in sorted((a, b) for a, b in zip(starts.tolist(), ends.tolist()) if b > a):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_interval_union_both_ways(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """The compiled merge equals numpy's passes to the bit (starts, ends, prefix sums)
+    and the definition: ascending starts (one pass) and shuffled ones (sorted first),
+    empty, zero-length, reversed and NaN intervals, touching and nested ones, and the
+    union of two unions."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 120))
+    starts = 1.7e15 + np.round(rng.random(n) * 1e3, 3)
+    ends = starts + np.round(rng.choice([-1.0, 0.0, 0.5, 3.0, 40.0], n) * rng.random(n), 3)
+    if n > 3:
+        ends[1] = starts[2]  # touching: one interval
+        starts[3] = np.nan
+    if seed % 2:
+        order = np.argsort(starts, kind="stable")
+        starts, ends = starts[order], ends[order]
+    other = IntervalUnion(starts[::-1] + 7.0, ends[::-1] + 7.0)
+    got = [IntervalUnion(starts, ends), IntervalUnion(starts, ends).union(other)]
+    with monkeypatch.context() as m:
+        m.setattr(intervals, "_nesting", None)
+        passes = [IntervalUnion(starts, ends), IntervalUnion(starts, ends).union(other)]
+    for mine, theirs in zip(got, passes):
+        for field in ("starts", "ends", "prefix"):
+            a, b = getattr(mine, field), getattr(theirs, field)
+            assert a.dtype == b.dtype == np.float64
+            assert a.view(np.int64).tolist() == b.view(np.int64).tolist()
+    assert list(zip(got[0].starts.tolist(), got[0].ends.tolist())) == merged_by_definition(
+        starts, ends
+    )
+
+
+def test_thread_keys_both_ways(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The compiled keys equal numpy's: a corpus trace's rows in file order, shuffled and
+    repeated, int32 rows; a trace writing one thread's tid as "7" and as 7 (one key);
+    out-of-range rows fall back to numpy, which raises as it always did."""
+    events = [
+        {"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": "7", "ts": 1, "dur": 2},
+        {"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 7, "ts": 4, "dur": 2},
+        {"ph": "X", "cat": "cpu_op", "name": "c", "pid": "2", "tid": 8, "ts": 5, "dur": 2},
+    ]
+    (tmp_path / "mixed.json").write_text(json.dumps({"traceEvents": events}))
+    mixed = build_model(str(tmp_path / "mixed.json"))
+    model = corpus_model("hta/tests/data/mtia_inference_trace/mtia_inference_rank_0.json.gz")
+    rng = np.random.default_rng(4)
+    for m in (model, mixed):
+        n = len(m)
+        for rows in (np.arange(n), rng.integers(0, n, 3 * n), np.arange(n, dtype=np.int32)[::-1]):
+            got = common.thread_keys(m, rows)
+            with monkeypatch.context() as patched:
+                patched.setattr(common, "_nesting", None)
+                want = common.thread_keys(m, rows)
+            assert got.dtype == want.dtype == np.int64
+            assert got.tolist() == want.tolist()
+    keys = common.thread_keys(mixed, np.arange(3))
+    assert keys[0] == keys[1] != keys[2]
+    with pytest.raises(IndexError):
+        common.thread_keys(model, np.array([0, len(model)]))
+
+
+def test_snap_ns_both_ways(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Times rounded to whole nanoseconds in one compiled pass equal numpy's steps to the
+    bit: 2024-on microsecond floats with fractions, exact half nanoseconds (rounded to
+    even), negatives, NaN and infinities, an empty array, float32 (numpy's)."""
+    rng = np.random.default_rng(6)
+    origin = 1.7e15
+    times = origin + np.round(rng.random(5000) * 1e6, 4)
+    times[:6] = [origin + 0.0005, origin + 0.0015, origin - 2.5, np.nan, np.inf, -np.inf]
+    for t in (times, times[::3], np.empty(0), times.astype(np.float32), np.arange(9.0) / 7):
+        got = host_ranges.snap_ns(t, origin)
+        with monkeypatch.context() as m:
+            m.setattr(host_ranges, "_nesting", None)
+            want = host_ranges.snap_ns(t, origin)
+        assert got.dtype == want.dtype == np.float64
+        assert got.view(np.int64).tolist() == want.view(np.int64).tolist()

@@ -259,3 +259,23 @@ def test_copies_among_many_events_of_one_start(tmp_path: Path, together: int) ->
     dup = _built(tmp_path, events)["duplicate_events"]
     assert dup["count"] == 2
     assert [e["row"] for e in dup["examples"]] == [together, together + 2]
+
+
+def test_copies_among_events_of_other_kinds_at_one_start(tmp_path: Path) -> None:
+    """Events of several kinds share one start (a launch, its flow's start mark, an op; a
+    kernel and the flow's end mark): only same-kind copies count, each kind's copies
+    found though other kinds' rows sit between them in start order."""
+    launch = {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1}
+    launch = {**launch, "ts": 100, "dur": 5, "args": {"correlation": 7}}
+    flow_s = {"ph": "s", "cat": "ac2g", "name": "ac2g", "id": 7, "pid": 1, "tid": 1, "ts": 100}
+    flow_f = {**flow_s, "ph": "f", "bp": "e", "pid": 0, "tid": 7, "ts": 120}
+    kernel = {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 120}
+    kernel = {**kernel, "dur": 4, "args": {"correlation": 7, "device": 0, "stream": 7}}
+    op = {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 100}
+    op = {**op, "dur": 9}
+    events = [op, launch, flow_s, kernel, flow_f]
+    events += [dict(launch), dict(flow_s), dict(kernel), dict(kernel)]  # 4 copies
+    events += [{**op, "dur": 8}]  # same start, not a copy
+    dup = _built(tmp_path, events)["duplicate_events"]
+    assert dup["count"] == 4
+    assert sorted(e["row"] for e in dup["examples"]) == [5, 6, 7, 8]

@@ -118,6 +118,9 @@ def test_nesting_order_is_lexsorts() -> None:
         if trial % 3 == 0:  # NaN starts and ends sort last, as lexsort puts them
             start[rng.random(n) < 0.1] = np.nan
             end[rng.random(n) < 0.1] = np.nan
+        if trial % 4 == 1:  # starts ascending in input order: sorted by group alone
+            start = np.sort(start)
+            end = start + rng.integers(0, 5, n)
         want = np.lexsort((-end, start, group))
         assert nesting_order(group, start, end).tolist() == want.tolist()
 
@@ -139,13 +142,16 @@ def test_next_up_is_nextafter_bit_for_bit() -> None:
     assert next_up(small).tolist() == np.nextafter(small, np.float32(np.inf)).tolist()
 
 
+@pytest.mark.parametrize("compiled", [True, False])
 def test_batches_and_cuts_give_the_heap_answer(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compiled: bool
 ) -> None:
     """Lanes checked a few slices at a time (batches of whole lanes; a long lane cut where
-    every earlier slice has ended), written out of start order: the heap's answer, per
-    lane sorted by (start, longer first, file order)."""
+    every earlier slice has ended, or walked whole by the compiled walk), written out of
+    start order: the heap's answer, per lane sorted by (start, longer first, file order)."""
     monkeypatch.setattr(checks, "_BATCH_SLICES", 4)
+    if not compiled:
+        monkeypatch.setattr(checks, "_nesting", None)
     rng = np.random.default_rng(11)
     crossed = 0
     for trial in range(40):

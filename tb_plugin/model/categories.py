@@ -127,11 +127,21 @@ ACCELERATOR_TYPE_KINDS = {12: "xpu", 15: "hpu", 19: "mtia", 20: "privateuse1"}
 
 
 def kind_mask(kind: np.ndarray, kinds: Sequence[int]) -> np.ndarray:
-    """Whether each event's kind (the model's u1 column) is one of `kinds`: one gather
-    through a 256-entry table (np.isin sorts or builds its table per call: ~40 us on a
-    small trace's rows, and a rank summary asks a dozen times)."""
+    """Whether each event's kind (the model's u1 column) is one of `kinds`: for a few
+    kinds, one comparison per kind (a pass over bytes each); for more, one gather through
+    a 256-entry table (np.isin sorts or builds its table per call; the gather casts every
+    kind to an index first: ~1 ms per 0.9M rows, against ~0.04 ms a comparison)."""
     import numpy as np  # here: the views' endpoints import this module, and not numpy
 
+    wanted = sorted({int(k) for k in kinds})
+    if len(wanted) <= _COMPARED_KINDS:
+        mask = np.zeros(kind.shape, dtype=bool)
+        for k in wanted:
+            mask |= kind == k
+        return mask
     table = np.zeros(256, dtype=bool)
-    table[list(kinds)] = True
+    table[wanted] = True
     return table[kind]
+
+
+_COMPARED_KINDS = 4  # up to this many kinds compared one by one, more through the table

@@ -335,7 +335,7 @@ def model_nbytes(model: TraceModel) -> int:
 
 _KIND_PHASE_COUNTS = "_kind_phase_counts"
 _COMPLETE_NAMES = "_complete_names"
-_BLOCK = 1 << 20  # rows at a time: no model-sized temporary
+_BLOCK = 1 << 16  # rows at a time: temporaries of ~0.5 MB, reused, not fresh pages per block
 
 
 def _kind_phase_counts(model: TraceModel) -> np.ndarray:

@@ -384,6 +384,141 @@ static PyObject *py_start_bound(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* `merge_intervals(starts, ends, out_starts, out_ends)`: intervals.IntervalUnion's merge
+ * of the intervals [start, end) with end > start (the others skipped), in the order given:
+ * a merged interval starts at one that begins after every earlier one ended, and ends at
+ * the largest end of those it holds. Returns how many were written, or -1 (nothing
+ * merged) where the kept starts do not ascend: the caller sorts them and asks again.
+ * float64 throughout, all four of one length. */
+static PyObject *py_merge_intervals(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer starts, ends, out_starts, out_ends;
+    if (!PyArg_ParseTuple(args, "y*y*w*w*", &starts, &ends, &out_starts, &out_ends)) {
+        return NULL;
+    }
+    Py_ssize_t n = starts.len / (Py_ssize_t)sizeof(double), m = 0;
+    int ok = ends.len == starts.len && out_starts.len == starts.len && out_ends.len == starts.len;
+    if (ok) {
+        const double *s = starts.buf, *e = ends.buf;
+        double *os = out_starts.buf, *oe = out_ends.buf;
+        Py_BEGIN_ALLOW_THREADS
+        double last_start = 0.0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (!(e[i] > s[i])) {
+                continue;
+            }
+            if (m > 0 && s[i] < last_start) {
+                m = -1; /* not sorted: the caller sorts */
+                break;
+            }
+            last_start = s[i];
+            if (m == 0 || s[i] > oe[m - 1]) {
+                os[m] = s[i];
+                oe[m++] = e[i];
+            } else if (e[i] > oe[m - 1]) {
+                oe[m - 1] = e[i];
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&starts);
+    PyBuffer_Release(&ends);
+    PyBuffer_Release(&out_starts);
+    PyBuffer_Release(&out_ends);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "merge_intervals: bad lengths");
+        return NULL;
+    }
+    return PyLong_FromSsize_t(m);
+}
+
+/* `thread_keys(pid, tid, rows, pid_canon, tid_canon, code_size, width, out)`:
+ * common.thread_keys' key of each row r of `rows` (int64), pid_canon[pid[r]] * width +
+ * tid_canon[tid[r]] (int64 tables), into `out` (int64): one pass for the gathers, casts
+ * and sums numpy makes one at a time. pid and tid: the model's code columns, signed
+ * integers of `code_size` bytes (2 or 4). Returns False (out unspecified) where a row or
+ * a code falls outside its column or table: the caller computes the keys in numpy. */
+static inline int64_t code_at(const void *column, int size, int64_t row) {
+    return size == 2 ? ((const int16_t *)column)[row] : ((const int32_t *)column)[row];
+}
+
+static PyObject *py_thread_keys(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer pid, tid, rows, pid_canon, tid_canon, out;
+    int size;
+    long long width;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*iLw*", &pid, &tid, &rows, &pid_canon, &tid_canon,
+                          &size, &width, &out)) {
+        return NULL;
+    }
+    Py_ssize_t n = rows.len / (Py_ssize_t)sizeof(int64_t);
+    int ok = (size == 2 || size == 4) && tid.len == pid.len &&
+             out.len == n * (Py_ssize_t)sizeof(int64_t);
+    if (ok) {
+        const int64_t events = pid.len / size;
+        const int64_t n_pids = pid_canon.len / (Py_ssize_t)sizeof(int64_t);
+        const int64_t n_tids = tid_canon.len / (Py_ssize_t)sizeof(int64_t);
+        const int64_t *r = rows.buf, *pc = pid_canon.buf, *tc = tid_canon.buf;
+        int64_t *o = out.buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++) {
+            const int64_t row = r[i];
+            if (row < 0 || row >= events) {
+                ok = 0;
+                break;
+            }
+            const int64_t p = code_at(pid.buf, size, row), t = code_at(tid.buf, size, row);
+            if (p < 0 || p >= n_pids || t < 0 || t >= n_tids) {
+                ok = 0;
+                break;
+            }
+            o[i] = pc[p] * width + tc[t];
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&pid);
+    PyBuffer_Release(&tid);
+    PyBuffer_Release(&rows);
+    PyBuffer_Release(&pid_canon);
+    PyBuffer_Release(&tid_canon);
+    PyBuffer_Release(&out);
+    return PyBool_FromLong(ok);
+}
+
+/* `snap_ns(t, origin, out)`: host_ranges.snap_ns, per float64 time its numpy steps in
+ * order in one pass, ((t - origin) * 1000 rounded half to even) / 1000 + origin, into
+ * `out` (float64, t's length); the same floats. */
+static PyObject *py_snap_ns(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer t, out;
+    double origin;
+    if (!PyArg_ParseTuple(args, "y*dw*", &t, &origin, &out)) {
+        return NULL;
+    }
+    int ok = out.len == t.len;
+    if (ok) {
+        const double *in = t.buf;
+        double *o = out.buf;
+        Py_ssize_t n = t.len / (Py_ssize_t)sizeof(double);
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++) {
+            double x = in[i] - origin;
+            x *= 1000.0;
+            x = rint(x);
+            x /= 1000.0;
+            o[i] = x + origin;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&t);
+    PyBuffer_Release(&out);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "snap_ns: bad lengths");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef METHODS[] = {
     {"index_parents", py_index_parents, METH_VARARGS,
      "index_parents(new_thread, start, end, start_at, out): the index's parents, into out."},
@@ -395,6 +530,12 @@ static PyMethodDef METHODS[] = {
      "segment_union_length(group, starts, ends, out): union lengths, added into out."},
     {"lane_crossings", py_lane_crossings, METH_VARARGS,
      "lane_crossings(new_lane, start, end, tol, out): the overlap test, into out."},
+    {"snap_ns", py_snap_ns, METH_VARARGS,
+     "snap_ns(t, origin, out): times rounded to whole nanoseconds, into out."},
+    {"thread_keys", py_thread_keys, METH_VARARGS,
+     "thread_keys(pid, tid, rows, pid_canon, tid_canon, code_size, width, out): keys."},
+    {"merge_intervals", py_merge_intervals, METH_VARARGS,
+     "merge_intervals(starts, ends, out_starts, out_ends): the merged count, or -1."},
     {"previous_reaching", py_previous_reaching, METH_VARARGS,
      "previous_reaching(values, targets, start, out): the parent search, into out."},
     {NULL, NULL, 0, NULL},

@@ -32,7 +32,7 @@ import numpy as np
 
 from ...model.categories import ACCELERATOR_TYPE_KINDS, GPU_ACTIVITY_KINDS, GPU_TYPES
 from ...model.trace_model import TraceModel
-from .common import complete_rows, gpu_device_ids, launches_of
+from .common import complete_rows, distinct, gpu_device_ids, launches_of
 
 # kind code → the word devices of that kind are named by ("XPU 0"); "GPU" only for
 # CUDA and ROCm GPUs, "accelerator" when the kind is not known.
@@ -183,7 +183,7 @@ def _gather(model: TraceModel) -> _Evidence:
         trace_runtime_kind=next(iter(trace_kinds)) if len(trace_kinds) == 1 else None,  # type: ignore[arg-type]
         launch_kinds=launch_kinds,
         device_categories=device_categories,
-        memory_kinds=_memory_kinds(model, {int(d) for d in np.unique(devices).tolist() if d >= 0}),
+        memory_kinds=_memory_kinds(model, {int(d) for d in distinct(devices).tolist() if d >= 0}),
     )
 
 
@@ -220,7 +220,7 @@ def _group(
     if devices.size == 0:
         return
     n_cats = max(len(model.categories), 1)
-    keys = np.unique(devices.astype(np.int64) * n_cats + cat_codes.astype(np.int64))
+    keys = distinct(devices.astype(np.int64) * n_cats + cat_codes.astype(np.int64))
     for device, code in zip((keys // n_cats).tolist(), (keys % n_cats).tolist()):
         kind = table.get(str(model.categories[code]).lower())
         if kind is not None and device >= 0:

@@ -23,7 +23,7 @@ import numpy as np
 
 from ...model.categories import ACCELERATOR_TYPE_KINDS, GPU_TYPES, Kind
 from ...model.trace_model import TraceModel
-from .common import complete_rows, gpu_device_ids
+from .common import complete_rows, distinct, gpu_device_ids
 from .device_kinds import (
     KIND_VENDORS,
     KIND_WORDS,
@@ -103,7 +103,7 @@ def device_identities(model: TraceModel) -> dict[int, DeviceIdentity]:
 
 def _gpu_identities(model: TraceModel) -> dict[int, DeviceIdentity]:
     rows = complete_rows(model, Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET)
-    ids = {d for d in np.unique(gpu_device_ids(model, rows)).tolist() if d >= 0}
+    ids = {d for d in distinct(gpu_device_ids(model, rows)).tolist() if d >= 0}
     by_id = properties_by_id(model)
     ids |= set(by_id)
     return {i: _resolve(model, i, by_id) for i in sorted(ids)}
@@ -186,9 +186,9 @@ def memory_device_label(model: TraceModel, device_type: int, device_id: int, nam
 def _memory_gpu_ids(model: TraceModel) -> dict[int, int]:
     mem = model.memory
     is_gpu = np.isin(mem["device_type"], np.array(GPU_TYPES))
-    memory_ids = {int(d) for d in np.unique(mem["device_id"][is_gpu]).tolist() if d >= 0}
+    memory_ids = {int(d) for d in distinct(mem["device_id"][is_gpu]).tolist() if d >= 0}
     rows = complete_rows(model, Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET)
-    kernel_ids = {int(d) for d in np.unique(gpu_device_ids(model, rows)).tolist() if d >= 0}
+    kernel_ids = {int(d) for d in distinct(gpu_device_ids(model, rows)).tolist() if d >= 0}
     if len(memory_ids) == 1 and len(kernel_ids) == 1:
         return {next(iter(memory_ids)): next(iter(kernel_ids))}
     return {}

@@ -21,7 +21,7 @@ from typing import TypedDict
 import numpy as np
 
 from ...model.trace_model import TraceModel
-from .common import gpu_device_ids
+from .common import distinct, gpu_device_ids
 from .devices import device_identity
 from .intervals import IntervalUnion, weighted_capped_integral
 from .kernel_classes import kernel_classes, matrix_share
@@ -59,7 +59,7 @@ def summarize(model: TraceModel, steps: Steps) -> list[DeviceView]:
     out: list[DeviceView] = []
     # Only devices that ran kernels: one listed in deviceProperties that ran nothing is
     # not shown.
-    for dev in np.unique(devices).tolist():
+    for dev in distinct(devices).tolist():
         mine = devices == dev
         rows = kernels[mine]
         ident = device_identity(model, int(dev))

@@ -208,6 +208,10 @@ def snap_ns(t: np.ndarray, origin: float) -> np.ndarray:
     """Microsecond times rounded to whole nanoseconds from `origin` (a whole microsecond
     near them, so the differences are exact): equal nanoseconds give equal floats, and
     the order of distinct ones is kept (or, past float64's resolution, made equal)."""
+    if _nesting is not None and isinstance(t, np.ndarray) and t.dtype == np.float64:
+        out = np.empty(t.shape)  # the same steps per time in one pass (_nesting.c)
+        _nesting.snap_ns(np.ascontiguousarray(t), float(origin), out)
+        return out
     out = np.array(t, dtype=np.float64)  # one array made, the steps in place in it
     out -= origin
     out *= 1000.0
@@ -219,6 +223,10 @@ def snap_ns(t: np.ndarray, origin: float) -> np.ndarray:
 
 def time_origin(start: np.ndarray) -> float:
     """The whole microsecond at or before the earliest finite start (0.0 for none)."""
+    if start.size:
+        least = float(start.min())  # finite: the least finite start (no NaN, no -inf)
+        if np.isfinite(least):
+            return float(np.floor(least))
     finite = start[np.isfinite(start)]
     return float(np.floor(finite.min())) if finite.size else 0.0
 
@@ -284,7 +292,7 @@ def build_ranges(
     ev = model.events
     if thread is None:
         thread = thread_keys(model, rows) if rows.size else np.empty(0, np.int64)
-    raw = ev["ts"][rows].astype(np.float64)
+    raw = ev["ts"][rows].astype(np.float64, copy=False)  # a gather: its own copy
     origin = time_origin(raw)
     start = snap_ns(raw, origin)
     raw += ev["dur"][rows]

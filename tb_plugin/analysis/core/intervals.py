@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+try:
+    from . import _nesting  # type: ignore[attr-defined]
+except ImportError:  # built without a C compiler: numpy's passes give the same union
+    _nesting = None
+
 
 class IntervalUnion:
     """The union of intervals [start, end), merged and sorted, with prefix lengths so the
@@ -12,21 +17,7 @@ class IntervalUnion:
     def __init__(self, starts: np.ndarray, ends: np.ndarray) -> None:
         starts = np.asarray(starts, dtype=np.float64)
         ends = np.asarray(ends, dtype=np.float64)
-        keep = ends > starts
-        starts, ends = starts[keep], ends[keep]
-        order = np.argsort(starts, kind="stable")
-        starts, ends = starts[order], ends[order]
-        if starts.size:
-            running_end = np.maximum.accumulate(ends)
-            # A new merged interval starts where it begins after everything before it ended.
-            new = np.empty(starts.size, dtype=bool)
-            new[0] = True
-            new[1:] = starts[1:] > running_end[:-1]
-            self.starts = starts[new]
-            self.ends = np.maximum.reduceat(ends, np.flatnonzero(new))
-        else:
-            self.starts = np.empty(0)
-            self.ends = np.empty(0)
+        self.starts, self.ends = _merged(starts, ends)
         self.prefix = np.concatenate([[0.0], np.cumsum(self.ends - self.starts)])
 
     def __len__(self) -> int:
@@ -64,6 +55,53 @@ class IntervalUnion:
 
     def clip(self, lo: float, hi: float) -> IntervalUnion:
         return IntervalUnion(np.clip(self.starts, lo, hi), np.clip(self.ends, lo, hi))
+
+
+def _merged(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The intervals with end > start merged: sorted by start, each merged interval from
+    the start of one that begins after every earlier one ended to the largest end of
+    those it holds. In one pass where built (`_nesting.c`) and the starts already ascend
+    (a device's kernels, a union's own), else sorted first; the same floats either way."""
+    if _nesting is not None and starts.size:
+        merged = _merge_native(starts, ends)
+        if merged is not None:
+            return merged
+    keep = ends > starts
+    starts, ends = starts[keep], ends[keep]
+    order = np.argsort(starts, kind="stable")
+    starts, ends = starts[order], ends[order]
+    if _nesting is not None and starts.size:
+        merged = _merge_native(starts, ends)
+        assert merged is not None  # sorted now
+        return merged
+    return _merge_sorted(starts, ends)
+
+
+def _merge_native(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """`_nesting.merge_intervals`' union of float64 intervals, None where the kept starts
+    do not ascend."""
+    assert _nesting is not None
+    starts, ends = np.ascontiguousarray(starts), np.ascontiguousarray(ends)
+    out_starts, out_ends = np.empty(starts.size), np.empty(starts.size)
+    count = _nesting.merge_intervals(starts, ends, out_starts, out_ends)
+    if count < 0:
+        return None
+    # A copy where the union is much smaller: the arrays' unused tails go with them.
+    if count < starts.size // 2:
+        return out_starts[:count].copy(), out_ends[:count].copy()
+    return out_starts[:count], out_ends[:count]
+
+
+def _merge_sorted(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The merge in numpy passes, of intervals with end > start sorted by start."""
+    if starts.size == 0:
+        return np.empty(0), np.empty(0)
+    running_end = np.maximum.accumulate(ends)
+    # A new merged interval starts where it begins after everything before it ended.
+    new = np.empty(starts.size, dtype=bool)
+    new[0] = True
+    new[1:] = starts[1:] > running_end[:-1]
+    return starts[new], np.maximum.reduceat(ends, np.flatnonzero(new))
 
 
 def weighted_capped_integral(

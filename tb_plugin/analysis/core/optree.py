@@ -212,15 +212,25 @@ def _host_times(
     ends_ = starts + durs
     host_total = durs.astype(np.float64)
     child = np.flatnonzero(eff_parent >= 0)  # already in (thread, start) order
-    grp = eff_parent[child]
-    srt = np.lexsort((starts[child], grp))
-    child = child[srt]
+    child = child[_by_parent_then_start(eff_parent[child], starts[child])]
     children_cover = segment_union_length(eff_parent[child], starts[child], ends_[child], n_nodes)
     rt_time = np.zeros(n_nodes)  # runtime time directly inside each node
     inside = rt_container >= 0
     np.add.at(rt_time, rep[rt_container[inside]], ev["dur"][runtimes[inside]])
     host_self = np.clip(host_total - children_cover - rt_time, 0.0, None)
     return host_total, host_self, rt_time
+
+
+def _by_parent_then_start(parent: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """The order `np.lexsort((start, parent))` gives. Nodes in (thread, start) order have
+    each parent's children by start already: a stable sort by parent alone, checked (a
+    NaN start compares false: the lexsort then)."""
+    order = np.argsort(parent, kind="stable")
+    grouped, ordered = parent[order], start[order]
+    in_order = (ordered[1:] >= ordered[:-1]) | (grouped[1:] != grouped[:-1])
+    if bool(in_order.all()):
+        return order
+    return np.lexsort((start, parent))
 
 
 def _device_self(

@@ -61,7 +61,7 @@ def python_frames_at(model: TraceModel, thread: int, t: float) -> np.ndarray:
     if rows.size == 0:
         return rows
     ev = model.events
-    raw = ev["ts"][rows].astype(np.float64)
+    raw = ev["ts"][rows].astype(np.float64, copy=False)
     origin = time_origin(raw)
     # Snapping moves a time by under a nanosecond: the frames that may contain t by the
     # snapped times are those around it by the raw ones, give or take 0.01 µs.

@@ -75,7 +75,7 @@ def _build_python_stacks(model: TraceModel, tree: OpTree) -> PythonStacks:
     # event enclosing it (an op sorts after an event with its own start and end). Asked
     # first, so the index's times and threads go (where no view keeps it) before the
     # parents' temporaries are made: a trace's largest index, beside them, was its peak.
-    t0 = ev["ts"][tree.rows].astype(np.float64)
+    t0 = ev["ts"][tree.rows].astype(np.float64, copy=False)
     inner = ranges.enclosing(tree.thread, t0, t0 + ev["dur"][tree.rows])
     del t0
     rows, time_parent = ranges.rows, ranges.parent.astype(index)  # a copy, written into

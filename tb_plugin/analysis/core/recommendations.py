@@ -21,7 +21,7 @@ import numpy as np
 
 from ...model.categories import Kind
 from ...model.trace_model import TraceModel
-from .common import complete_rows, launches_of, name_flags
+from .common import complete_rows, distinct, in_sorted, launches_of, name_flags
 from .devices import plural_word
 from .kernel_classes import kernel_classes
 from .overview_types import OverviewView, Recommendation
@@ -282,9 +282,9 @@ def _tensor_core_advice(model: TraceModel, view: OverviewView) -> list[Recommend
         ext[missing] = np.where(launcher >= 0, ev["external_id"][np.maximum(launcher, 0)], -1)
     ops = complete_rows(model, Kind.CPU_OP)
     eligible_ops = ops[name_flags(model, is_tensor_core_eligible_op)[ev["name"][ops]]]
-    eligible_ext = np.unique(ev["external_id"][eligible_ops])
+    eligible_ext = distinct(ev["external_id"][eligible_ops])
     # Only kernels known not to use matrix cores: an unknown one may well use them.
-    eligible = np.isin(ext, eligible_ext[eligible_ext >= 0]) | replayed_eligible(model, kernels)
+    eligible = in_sorted(ext, eligible_ext[eligible_ext >= 0]) | replayed_eligible(model, kernels)
     eligible &= classes.matrix == MATRIX_NO
     dur = ev["dur"][kernels]
     total = float(dur.sum())

@@ -18,11 +18,9 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
 
-import numpy as np
-
 from ...model.categories import Kind
 from ...model.trace_model import TraceModel
-from .common import complete_rows
+from .common import complete_rows, distinct
 from .devices import trace_vendor
 from .rules import collective_type, data_version, load
 
@@ -189,6 +187,6 @@ def name_classes(model: TraceModel) -> list[NameClass]:
 def _kernel_name_classes(model: TraceModel) -> list[NameClass]:
     vendor = trace_vendor(model)
     out = [UNKNOWN] * len(model.names)
-    for code in np.unique(model.events["name"][complete_rows(model, Kind.KERNEL)]).tolist():
+    for code in distinct(model.events["name"][complete_rows(model, Kind.KERNEL)]).tolist():
         out[code] = classify_name(model.names[code], vendor)
     return out

@@ -49,8 +49,13 @@ def nesting_order(group: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.n
     """The order `np.lexsort((-end, start, group))` gives (by group, start, longer first,
     input order), from two stable sorts that are fast on a trace's mostly sorted starts
     (Timsort's runs) and few groups, then equal starts put longer first."""
-    order = np.argsort(start, kind="stable")
-    order = order[np.argsort(group[order], kind="stable")]
+    if bool((start[1:] >= start[:-1]).all()):
+        # Starts ascending in input order (a NaN compares false: it sorts last, so its
+        # order is the sorts'): by group alone, stably (a trace's Python frames).
+        order = np.argsort(group, kind="stable")
+    else:
+        order = np.argsort(start, kind="stable")
+        order = order[np.argsort(group[order], kind="stable")]
     g, s = group[order], start[order]
     tie = (g[1:] == g[:-1]) & ((s[1:] == s[:-1]) | (np.isnan(s[1:]) & np.isnan(s[:-1])))
     del g, s
@@ -294,7 +299,7 @@ def depths(parent: np.ndarray) -> np.ndarray:
 def subtree_sum(parent: np.ndarray, levels: list[np.ndarray], values: np.ndarray) -> np.ndarray:
     """values summed over each node's subtree (deepest level first; `levels` as
     `levels_from_roots(parent)` gives them)."""
-    total = values.astype(np.float64).copy()
+    total = np.array(values, dtype=np.float64)  # one copy, written into
     for level in reversed(levels[1:]):
         np.add.at(total, parent[level], total[level])
     return total

@@ -7,8 +7,9 @@ duration (`zero_timestamps`), or a start far from the rest of the trace (`clock_
 `untrusted_mask(model)` (memoised with the model) or `trusted_only(model, rows)`; the
 `health` view says how many of each were left out.
 
-Everything here is vectorised over the columns; the one sort by start time is shared by
-the duplicate and clock checks.
+Everything here is vectorised over the columns: the duplicate check sorts the rows by
+start; the clock check sorts them again only for a trace whose starts spread past its
+gap (most traces: no sort).
 """
 
 from __future__ import annotations
@@ -69,29 +70,14 @@ def drop_untrusted(model: TraceModel, mask: np.ndarray) -> None:
         mask &= ~untrusted_mask(model)
 
 
-class StartOrder:
-    """Rows by start time (stable: file order among equal starts), sorted when first
-    needed and only for the checks of one `_row_flags` (not kept with the model)."""
-
-    def __init__(self, model: TraceModel) -> None:
-        self._ts = model.events["ts"]
-        self._order: np.ndarray | None = None
-
-    def rows(self) -> np.ndarray:
-        if self._order is None:
-            self._order = np.argsort(self._ts, kind="stable")
-        return self._order
-
-
 def _row_flags(model: TraceModel) -> RowFlags:
     ev = model.events
     ts, dur = ev["ts"], ev["dur"]
     zero_ts = (ts == 0) & ~(dur > 0)
-    by_start = StartOrder(model)
-    duplicate = duplicate_mask(model, by_start)
+    duplicate = duplicate_mask(model)
     # The profiler's own end mark is not an activity: a trimmed trace leaves it far away.
     mark = model.name_code("Record Window End")
-    clock = clock_outlier_mask(model, ~(zero_ts | duplicate) & (ev["name"] != mark), by_start)
+    clock = clock_outlier_mask(model, ~(zero_ts | duplicate) & (ev["name"] != mark))
     return _kept_flags(zero_ts, duplicate, clock)
 
 
@@ -113,25 +99,31 @@ def _kept_flags(zero_ts: np.ndarray, duplicate: np.ndarray, clock: np.ndarray) -
     return RowFlags(masks[0], masks[1], masks[2], untrusted, bool(flagged))
 
 
-def duplicate_mask(model: TraceModel, by_start: StartOrder) -> np.ndarray:
+def duplicate_mask(model: TraceModel) -> np.ndarray:
     """Rows that repeat an earlier row: the same phase, kind, category, name, process,
     thread, start, duration, correlation, external id, flow id, device, stream and args
-    text. Only rows that share their start with another row are compared, first by a
-    hash of their keys, then, among rows of one hash, by the keys themselves."""
+    text. Only rows that share their start and kind with another row are compared, first
+    by a hash of their keys, then, among rows of one hash, by the keys themselves."""
     ev, n = model.events, len(model)
     out = np.zeros(n, dtype=bool)
     if n < 2:
         return out
-    order = by_start.rows()
+    order = np.argsort(ev["ts"], kind="stable")
     sorted_ts = ev["ts"][order]
     same = sorted_ts[1:] == sorted_ts[:-1]
     shared = np.zeros(n, dtype=bool)
     shared[1:] |= same
     shared[:-1] |= same
     rows = order[shared]  # by start: sorted by row only once the few candidates are known
-    # Their starts tell the rows of one start apart (equal floats, adjacent): no count of
-    # the runs over every row.
-    rows = np.sort(rows[_hash_shared(model, rows, sorted_ts[shared])])
+    run = sorted_ts[shared]
+    del order, sorted_ts, same, shared
+    # Copies share their kind too: a flow's start and end marks share the times of the
+    # launch and the kernel they link (a third of a trace's rows share a start, few with
+    # a row of their kind). Their starts tell the rows of one start apart (equal floats,
+    # adjacent): no count of the runs over every row.
+    same_kind = _pairs_in_runs(run, ev["kind"][rows])
+    rows, run = rows[same_kind], run[same_kind]
+    rows = np.sort(rows[_hash_shared(model, rows, run)])
     if rows.size < 2:
         return out
     keys = _keys(model, rows)
@@ -173,20 +165,28 @@ def _hash_shared(model: TraceModel, rows: np.ndarray, run: np.ndarray) -> np.nda
             mixed ^= values.astype(np.uint64)
         mixed *= np.uint64(0x9E3779B97F4A7C15)
         mixed ^= args_len.astype(np.uint64)
+    return _pairs_in_runs(run, mixed)
+
+
+def _pairs_in_runs(run: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """Which positions share their `key` with another position of their run (`run`: equal
+    for the positions of one, which sit together)."""
+    shared = np.zeros(run.size, dtype=bool)
+    if run.size < 2:
+        return shared
     # Rows of one start sit together and few share one (a parent and its first child):
     # each compared with the next ones of its start, no sort; long runs are sorted.
     first = np.flatnonzero(np.concatenate([[True], run[1:] != run[:-1]]))
-    size = np.diff(np.append(first, rows.size))
-    shared = np.zeros(rows.size, dtype=bool)
+    size = np.diff(np.append(first, run.size))
     for step in range(1, min(int(size.max()), _SHORT_RUN)):
-        pair = (run[step:] == run[:-step]) & (mixed[step:] == mixed[:-step])
+        pair = (run[step:] == run[:-step]) & (key[step:] == key[:-step])
         shared[step:] |= pair
         shared[:-step] |= pair
     long = np.repeat(size > _SHORT_RUN, size)
     if long.any():
         at = np.flatnonzero(long)
-        order = at[np.lexsort((mixed[at], run[at]))]
-        equal = (run[order[1:]] == run[order[:-1]]) & (mixed[order[1:]] == mixed[order[:-1]])
+        order = at[np.lexsort((key[at], run[at]))]
+        equal = (run[order[1:]] == run[order[:-1]]) & (key[order[1:]] == key[order[:-1]])
         shared[order[1:][equal]] = True
         shared[order[:-1][equal]] = True
     return shared
@@ -198,9 +198,7 @@ def _group_firsts(repeat: np.ndarray) -> np.ndarray:
     return np.maximum.accumulate(np.where(starts, np.arange(starts.size), 0))
 
 
-def clock_outlier_mask(
-    model: TraceModel, considered: np.ndarray, by_start: StartOrder
-) -> np.ndarray:
+def clock_outlier_mask(model: TraceModel, considered: np.ndarray) -> np.ndarray:
     """Rows among `considered` that lie apart from the trace's main body: by start, the
     events split where one starts more than the gap (the larger of `CLOCK_GAP_MIN_US` and
     `CLOCK_GAP_IQR` interquartile ranges of starts) after every earlier one has ended (a
@@ -219,7 +217,7 @@ def clock_outlier_mask(
     # start: within `gap` of it, every event is in one part (most traces: no sort).
     if float(starts.max()) - float(starts.min()) <= gap:
         return out
-    order = by_start.rows()
+    order = np.argsort(ev["ts"], kind="stable")  # file order among equal starts
     order = order[considered[order]]
     starts = ev["ts"][order]
     dur = ev["dur"][order]

@@ -14,6 +14,7 @@ from typing import Literal, TypedDict
 import numpy as np
 
 from ...model.trace_model import TraceModel
+from ..core.common import distinct
 from ..core.devices import device_identities, device_identity, device_word
 from ..core.intervals import IntervalUnion
 from ..core.launch_delay import (
@@ -151,7 +152,7 @@ def gpu_idle(model: TraceModel) -> GpuIdleView:
     step_hi = to_ns(steps.ends, work.origin_us)
     sync_start, sync_end = sync_intervals(model, work.origin_us)
     context = _Context(model, work, step_lo, step_hi, IntervalUnion(sync_start, sync_end))
-    devices = [context.device(int(d)) for d in np.unique(work.device).tolist()]
+    devices = [context.device(int(d)) for d in distinct(work.device).tolist()]
     return {
         "available": True,
         "reason": None,
@@ -212,7 +213,7 @@ class _Context:
         on_device = w.device == device
         gaps, per_step = self.breakdowns(self.lane(on_device))
         streams: list[StreamIdle] = []
-        device_streams = np.unique(w.stream[on_device])
+        device_streams = distinct(w.stream[on_device])
         for stream in device_streams.tolist():
             if device_streams.size == 1:  # the device's one stream: its lane is the device's
                 stream_steps = [numbers.copy() for numbers in per_step]
@@ -292,7 +293,7 @@ def _top_intervals(context: _Context, device_gaps: list[Gaps]) -> list[IdleInter
     w, model = context.work, context.model
     steps = IntervalUnion(context.step_lo, context.step_hi)
     found: list[tuple[int, IdleInterval]] = []
-    for device, gaps in zip(np.unique(w.device).tolist(), device_gaps):
+    for device, gaps in zip(distinct(w.device).tolist(), device_gaps):
         inside = np.rint(steps.covered(gaps.lo, gaps.hi)).astype(np.int64)
         for c in range(len(CLASSES)):
             mine = np.flatnonzero((gaps.cls == c) & (inside > 0))

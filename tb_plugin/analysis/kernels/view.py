@@ -41,7 +41,7 @@ import numpy as np
 from ...model.categories import Kind
 from ...model.errors import ViewParamError
 from ...model.trace_model import TraceModel
-from ..core.common import gpu_device_ids, launches_of, unique_rows
+from ..core.common import distinct, gpu_device_ids, launches_of, unique_rows
 from ..core.devices import device_identity, matrix_core_name, trace_vendor
 from ..core.graph_replay import GraphReplay, graph_replay, has_graph_launches
 from ..core.kernel_classes import kernel_classes, matrix_share
@@ -75,8 +75,8 @@ def kernels(
     rows, matrix, work = classes.rows, classes.matrix, classes.work
     devs = gpu_device_ids(model, rows)
     streams = ev["stream"][rows]
-    all_devices = sorted({int(d) for d in np.unique(devs) if d >= 0})
-    all_streams = sorted({int(s) for s in np.unique(streams) if s >= 0})
+    all_devices = sorted({int(d) for d in distinct(devs) if d >= 0})
+    all_streams = sorted({int(s) for s in distinct(streams) if s >= 0})
     keep = np.ones(rows.size, dtype=bool)
     if device is not None:
         keep &= devs == device
@@ -244,10 +244,29 @@ def _longest_call_configs(
 ) -> list[Config]:
     """The launch configuration of each group's longest call (name groups mix them); of
     equally long calls the earliest, whatever order the file lists them in."""
-    order = np.lexsort((-model.events["ts"][rows], dur, group))
-    last = order[np.r_[np.flatnonzero(np.diff(group[order])), order.size - 1]]
+    last = _longest_earliest(group, dur, model.events["ts"][rows])
     codes, distinct = launch_configs(model, rows[last], launches_of(model, rows[last]))
     return [distinct[c] for c in codes.tolist()]
+
+
+def _longest_earliest(group: np.ndarray, dur: np.ndarray, ts: np.ndarray) -> np.ndarray:
+    """Per group present (ascending), the position of its longest call, of equally long
+    ones the earliest, of those the last listed: the last of each group in the order
+    `np.lexsort((-ts, dur, group))` gives, read off with three grouped reductions, not
+    that sort (the sort where a time is NaN, which it orders last)."""
+    if np.isnan(dur).any() or np.isnan(ts).any():
+        order = np.lexsort((-ts, dur, group))
+        return order[np.r_[np.flatnonzero(np.diff(group[order])), order.size - 1]]
+    n = int(group.max()) + 1 if group.size else 0
+    longest = np.full(n, -np.inf)
+    np.maximum.at(longest, group, dur)
+    at = np.flatnonzero(dur == longest[group])
+    earliest = np.full(n, np.inf)
+    np.minimum.at(earliest, group[at], ts[at])
+    at = at[ts[at] == earliest[group[at]]]
+    last = np.full(n, -1, dtype=np.int64)
+    np.maximum.at(last, group[at], at)
+    return last[last >= 0]
 
 
 def _kernel_row(model: TraceModel, g: _Groups, i: int, group_by: str) -> KernelRow:

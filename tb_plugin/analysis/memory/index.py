@@ -24,7 +24,7 @@ from functools import cached_property
 import numpy as np
 
 from ...model.trace_model import TraceModel
-from ..core.common import thread_keys
+from ..core.common import distinct, thread_keys
 from ..core.host_ranges import HostRanges, op_ranges
 from .series import DeviceLevels, device_label, device_levels
 
@@ -91,7 +91,7 @@ def _build(model: TraceModel) -> MemoryIndex:
     ts = ev["ts"][rows]
     thread = thread_keys(model, rows)
     ranges = op_ranges(model)
-    threads = _thread_ops(model, ranges, set(np.unique(thread).tolist()))
+    threads = _thread_ops(model, ranges, set(distinct(thread).tolist()))
     op, parent = _attribute(ranges, ts, thread)
     devices = [_paired(mem, levels) for levels in device_levels(model)]
     return MemoryIndex(ts=ts, thread=thread, op=op, parent=parent, devices=devices, threads=threads)

@@ -8,6 +8,7 @@ from typing import TypedDict
 import numpy as np
 
 from ...model.trace_model import TraceModel
+from ..core.common import distinct
 from ..core.optree import op_tree
 from ..core.tree_arrays import sorted_search
 from .index import DeviceSeries, MemoryIndex
@@ -85,7 +86,7 @@ def _total_sums(
     on their thread (each event once per name)."""
     sums = np.zeros((_N_METRICS, n_names))
     threads = index.thread[members]
-    for key in np.unique(threads).tolist():
+    for key in distinct(threads).tolist():
         ops = index.threads.get(key)
         if ops is None:
             continue

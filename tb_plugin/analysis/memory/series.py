@@ -22,6 +22,7 @@ import numpy as np
 
 from ...model.categories import DEVICE_PREFIXES, GPU_TYPES
 from ...model.trace_model import TraceModel
+from ..core.common import distinct
 
 
 @dataclass
@@ -66,7 +67,7 @@ def _build(model: TraceModel) -> list[DeviceLevels]:
     devices: list[DeviceLevels] = []
     # The few devices found by numpy's hashing, each one's events by a pass over the keys
     # (no inverse: numpy sorts every key to find it).
-    for group_key in np.unique(key).tolist():
+    for group_key in distinct(key).tolist():
         dev_type = int(group_key >> 32)
         dev_id = int(group_key & 0xFFFFFFFF) - 1
         if dev_id >= 2**31 - 1:

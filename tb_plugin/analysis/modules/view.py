@@ -149,8 +149,8 @@ def _module_calls(model: TraceModel, stacks: PythonStacks) -> _Calls:
 def _view(model: TraceModel, tree: OpTree, stacks: PythonStacks, calls: _Calls) -> ModulesView:
     ev = model.events
     rows = stacks.rows[calls.events]
-    start = ev["ts"][rows].astype(np.float64)
-    dur = ev["dur"][rows].astype(np.float64)
+    start = ev["ts"][rows].astype(np.float64, copy=False)
+    dur = ev["dur"][rows].astype(np.float64, copy=False)
     n_paths = int(calls.path.max()) + 1
     path_parent = np.full(n_paths, -1, dtype=np.int64)
     nested = calls.parent >= 0

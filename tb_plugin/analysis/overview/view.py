@@ -15,7 +15,7 @@ from ...model.categories import Kind
 from ...model.trace_model import TraceModel
 from ..core import gpu as gpu_summary
 from ..core.breakdown import ALL_PARTS, breakdown
-from ..core.common import complete_rows, gpu_device_ids
+from ..core.common import complete_rows, distinct, gpu_device_ids
 from ..core.devices import device_word
 from ..core.health.view import caveat, health_of
 from ..core.overview_types import OverviewView, StepView
@@ -77,4 +77,4 @@ def _gpu_process_count(model: TraceModel) -> int:
     kernels = complete_rows(model, Kind.KERNEL)
     if kernels.size == 0:
         return 0
-    return int(np.unique(gpu_device_ids(model, kernels)).size)
+    return int(distinct(gpu_device_ids(model, kernels)).size)

@@ -22,8 +22,8 @@ import numpy as np
 from ....ingest.columns import negative_durations
 from ....model.categories import Kind, Phase, kind_mask
 from ....model.trace_model import TraceModel
-from ..common import gpu_rows, launches_of, thread_keys
-from ..tree_arrays import grouped_nesting_order
+from ..common import gpu_rows, launches_of, thread_keys, unique_inverse
+from ..tree_arrays import _nesting, grouped_nesting_order
 from ..trusted_rows import drop_untrusted, trusted_only
 from .nesting import lane_crossings
 
@@ -119,7 +119,8 @@ def _crossing_rows(model: TraceModel, rows: np.ndarray, lane: np.ndarray) -> np.
     if order is not None:
         rows, lane, starts, ends = rows[order], lane[order], starts[order], ends[order]
         del order
-    if rows.size <= _BATCH_SLICES:
+    if rows.size <= _BATCH_SLICES or _nesting is not None:
+        # The compiled walk holds 16 bytes a slice, no more than the cuts below would.
         return rows[lane_crossings(lane, starts, ends, NEST_TOLERANCE_US)]
     # A slice that starts when every earlier one of its lane has ended (by its low) has no
     # witness before it, nor has any slice after it: the lane is cut there.
@@ -159,8 +160,14 @@ def unmatched_flows(model: TraceModel) -> Finding:
     rows = np.flatnonzero(ev["kind"] == Kind.FLOW)
     if rows.size == 0:
         return Finding(_NONE)
-    key = ev["cat"][rows].astype(np.int64) * (1 << 40) + ev["flow_id"][rows]
-    flows, which = np.unique(key, return_inverse=True)
+    # One integer per (category, id), in a range as narrow as the ids' own: grouped by
+    # marking (unique_inverse), not sorted.
+    flow_id = ev["flow_id"][rows].astype(np.int64)
+    low = int(flow_id.min())
+    flow_id -= low
+    key = ev["cat"][rows].astype(np.int64) * (int(flow_id.max()) + 1) + flow_id
+    del flow_id
+    flows, which = unique_inverse(key)
     ph = ev["ph"][rows]
     starts = np.bincount(which, weights=ph == Phase.FLOW_START, minlength=flows.size)
     finishes = np.bincount(which, weights=ph == Phase.FLOW_END, minlength=flows.size)
@@ -180,10 +187,16 @@ def outside_profiling_window(model: TraceModel) -> Finding:
     start = float(ev["ts"][spans].min())
     end = float((ev["ts"][spans] + ev["dur"][spans]).max())
     mark = model.name_code("Record Window End")
-    if mark >= 0:
-        end = max(end, float(np.nanmax(np.where(ev["name"] == mark, ev["ts"], -np.inf))))
-    ends = ev["ts"] + np.where(ev["dur"] > 0, ev["dur"], 0)
-    outside = (ev["ts"] < start - WINDOW_TOLERANCE_US) | (ends > end + WINDOW_TOLERANCE_US)
+    if mark >= 0:  # the marks' starts alone, not a column of -inf beside every start
+        marks = np.append(ev["ts"][ev["name"] == mark], -np.inf)
+        end = max(end, float(np.nanmax(marks)))
+    # A negative or NaN duration counts as none (np.fmax passes NaN over): one array of
+    # ends made, the starts added into it.
+    ends = np.fmax(ev["dur"], 0.0)
+    ends += ev["ts"]
+    outside = ends > end + WINDOW_TOLERANCE_US
+    del ends
+    outside |= ev["ts"] < start - WINDOW_TOLERANCE_US
     outside &= (ev["kind"] != Kind.TRACE_SPAN) & (ev["name"] != mark)
     drop_untrusted(model, outside)
     return Finding(np.flatnonzero(outside))

@@ -21,7 +21,7 @@ import msgspec
 import numpy as np
 
 from ....model.trace_model import TraceModel, decoders_for
-from ..common import gpu_device_ids, name_flags
+from ..common import distinct, gpu_device_ids, name_flags
 from ..optree import OpTree, op_tree
 from ..tree_arrays import inherit_missing
 from .dtypes import INPUT_TYPES
@@ -145,7 +145,7 @@ def _size_unsized(
         return
     launched = np.flatnonzero(np.isin(tree.gpu_node, nodes))
     codes = model.events["name"][tree.gpu[launched]]
-    size_of = {int(c): kernel_element_size(model.names[int(c)]) for c in np.unique(codes)}
+    size_of = {int(c): kernel_element_size(model.names[int(c)]) for c in distinct(codes)}
     sizes: dict[int, set[int | None]] = {}
     for node, code in zip(tree.gpu_node[launched].tolist(), codes.tolist()):
         sizes.setdefault(node, set()).add(size_of[code])
@@ -297,7 +297,7 @@ def _ideal_times(model: TraceModel, tree: OpTree, out: Costs, nominal: np.ndarra
     time; a compute-family op without bytes no memory time (its own roof binds)."""
     known = np.flatnonzero(np.isfinite(out.flops) | np.isfinite(out.bytes))
     devices = _node_devices(model, tree)[known]
-    for device in np.unique(devices).tolist():
+    for device in distinct(devices).tolist():
         peaks = device_peaks(model, int(device))
         if peaks is None:
             continue

@@ -1,0 +1,95 @@
+"""Set and order helpers written for speed against numpy's own: `kind_mask` (compared
+per kind, or through a table for many kinds) against `np.isin`, `common.in_sorted`
+(binary search in sorted known values) against `np.isin`, `common.distinct` against
+`np.unique`, the op tree's children by parent then start and the Kernels view's longest
+call per group against `np.lexsort`."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from kinetoscope.analysis.core.common import distinct, in_sorted
+from kinetoscope.analysis.core.optree import _by_parent_then_start
+from kinetoscope.analysis.kernels.view import _longest_earliest
+from kinetoscope.model.categories import Kind, kind_mask
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, 4, 5, 16])
+def test_kind_mask_is_isin(count: int) -> None:
+    rng = np.random.default_rng(count)
+    kind = rng.integers(0, 16, 5000).astype(np.uint8)
+    kinds = [Kind(k) for k in rng.choice(16, count, replace=False)]
+    mask = kind_mask(kind, kinds)
+    assert mask.dtype == np.bool_
+    assert np.array_equal(mask, np.isin(kind, np.array(kinds, dtype=np.uint8)))
+    assert np.array_equal(kind_mask(kind, [*kinds, *kinds]), mask)  # a kind asked twice
+
+
+def test_in_sorted_is_isin() -> None:
+    """Empty values, empty known values, narrow ids among wide known ones, wide ranges."""
+    rng = np.random.default_rng(3)
+    for n, m, high in ((0, 5, 10), (50, 0, 10), (2000, 30, 100), (500, 400, 1 << 40)):
+        values = rng.integers(-5, high, n)
+        known = np.unique(rng.integers(-5, high, m))
+        assert np.array_equal(in_sorted(values, known), np.isin(values, known))
+    narrow = rng.integers(-1, 300, 1000).astype(np.int32)
+    known = np.unique(rng.integers(0, 300, 40))
+    assert np.array_equal(in_sorted(narrow, known), np.isin(narrow, known))
+
+
+def test_distinct_is_numpys_unique() -> None:
+    """The same values, order and dtype as np.unique: small and wide ranges, negatives,
+    unsigned, empty, floats and booleans (numpy's own), 2-D input (flattened)."""
+    rng = np.random.default_rng(8)
+    cases = [
+        np.empty(0, np.int16),
+        np.array([True, False]),
+        rng.random(50),
+        np.arange(6).reshape(2, 3),
+    ]
+    for n, low, high, dtype in (
+        (500, 0, 8, np.int64),
+        (500, -1, 8, np.int16),
+        (300, 3, 40, np.uint8),
+        (300, 0, 1 << 40, np.int64),
+        (5000, -(1 << 20), 1 << 20, np.int32),
+        (100, 7, 8, np.int32),
+        (400, -(1 << 15), 1 << 15, np.int16),
+    ):
+        cases.append(rng.integers(low, high, size=n).astype(dtype))
+    for values in cases:
+        got, want = distinct(values), np.unique(values)
+        assert got.dtype == want.dtype
+        assert got.tolist() == want.tolist()
+
+
+def test_children_by_parent_then_start_is_lexsort() -> None:
+    """Children already by start within each parent (the op tree's), shuffled ones, equal
+    starts and NaN starts: the lexsort's order."""
+    rng = np.random.default_rng(12)
+    for trial in range(300):
+        n = int(rng.integers(0, 40))
+        parent = rng.integers(0, 5, n)
+        start = rng.integers(0, 8, n).astype(float)
+        if trial % 2:
+            start = np.sort(start)
+        if trial % 5 == 0 and n:
+            start[rng.integers(0, n)] = np.nan
+        want = np.lexsort((start, parent))
+        assert _by_parent_then_start(parent, start).tolist() == want.tolist()
+
+
+def test_longest_earliest_call_is_the_lexsorts_last() -> None:
+    """Per group the last position of `np.lexsort((-ts, dur, group))`: ties in length,
+    then in start, resolved as the sort does; NaN times (the sort's own way)."""
+    rng = np.random.default_rng(21)
+    for trial in range(300):
+        n = int(rng.integers(1, 50))
+        group = rng.permutation(np.arange(n) % int(rng.integers(1, 6)))
+        dur = rng.integers(0, 4, n).astype(float)
+        ts = rng.integers(0, 4, n).astype(float)
+        if trial % 7 == 0:
+            (dur if trial % 2 else ts)[rng.integers(0, n)] = np.nan
+        order = np.lexsort((-ts, dur, group))
+        want = order[np.r_[np.flatnonzero(np.diff(group[order])), order.size - 1]]
+        assert _longest_earliest(group, dur, ts).tolist() == want.tolist()
