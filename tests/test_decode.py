@@ -101,7 +101,8 @@ def test_object_form_columns(tmp_path: Path, gz: bool) -> None:
     assert ev["external_id"].tolist() == [3, -1, -1, -1]
     assert ev["correlation"].tolist() == [-1, 9, -1, -1]
     assert ev["flow_id"].tolist() == [-1, -1, -1, 9]
-    assert ev["blocks_per_sm"][1] == 0.5 and ev["occupancy"][1] == 25
+    assert np.isnan(model.column_at("blocks_per_sm", np.array([3, 0]))).all()
+    assert model.full_column("blocks_per_sm")[1] == 0.5 and model.full_column("occupancy")[1] == 25
     assert model.memory["bytes"].tolist() == [-64]
     assert model.memory["addr"].tolist() == [4096]
     assert model.memory["total_reserved"].tolist() == [1024]
@@ -361,6 +362,9 @@ def _assert_same_model(parallel: TraceModel, sequential: TraceModel) -> None:
                 assert_work_sigs(ev["work_sig"], ev["args_end"], model.args_blob)
             continue
         assert np.array_equal(column, parallel.events[name], equal_nan=column.dtype.kind == "f")
+    for name in sequential.sparse:
+        want = sequential.full_column(name)
+        assert np.array_equal(want, parallel.full_column(name), equal_nan=True)
     assert parallel.names == sequential.names
     assert parallel.header == sequential.header
     assert parallel.raw_args(441) == sequential.raw_args(441)

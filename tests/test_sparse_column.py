@@ -1,0 +1,67 @@
+"""Sparse event columns (kernels' `blocks per SM` and `est. achieved occupancy %`): held as
+the rows that have a value and those values, read back as the dense column would be.
+
+Checked on a real trace against the values read from its raw JSON (each event's args, no
+part of the product's decoder), and on built columns against numpy's own indexing."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import numpy as np
+import pytest
+from corpus import corpus_model, corpus_path
+from kinetoscope.model.sparse_column import SPARSE_COLUMNS, SparseParts, sparse_from_dense
+
+# A real HTA test trace with kernels of both args and CPU ops, runtime calls without them.
+TRACE = "hta/tests/data/trace_filter/sampled_rank-0.json.gz"
+ARG_OF = {"blocks_per_sm": "blocks per SM", "occupancy": "est. achieved occupancy %"}
+
+
+def _raw_events(rel: str) -> list[dict]:
+    with gzip.open(corpus_path(rel), "rt", encoding="utf-8") as f:
+        return [e for e in json.load(f)["traceEvents"] if e.get("ph") != "M"]
+
+
+def test_real_trace_columns_are_sparse_and_read_as_its_args() -> None:
+    model = corpus_model(TRACE)
+    raw = _raw_events(TRACE)
+    assert len(raw) == len(model)  # a row per event, in file order
+    for name, arg in ARG_OF.items():
+        assert name not in model.events and name in model.sparse
+        want = np.array([float(e.get("args", {}).get(arg, np.nan)) for e in raw], np.float32)
+        dense = model.full_column(name)
+        assert dense.dtype == np.float32
+        np.testing.assert_array_equal(dense, want)
+        sparse = model.sparse[name]
+        assert 0 < sparse.rows.size < len(model) // 4  # kernels only: few of the rows
+        assert np.all(np.diff(sparse.rows) > 0)
+        # Any rows, any order, repeated: as the dense column's fancy indexing.
+        rows = np.random.default_rng(0).integers(0, len(model), 5000)
+        rows = np.concatenate([rows, sparse.rows[::-1], [0, len(model) - 1]])
+        np.testing.assert_array_equal(model.column_at(name, rows), want[rows])
+
+
+@pytest.mark.parametrize("fill", [np.nan, 0.0])
+def test_parts_joined_equal_one_dense_column(fill: float) -> None:
+    rng = np.random.default_rng(1)
+    dense = np.where(rng.random(10_000) < 0.05, rng.random(10_000), fill).astype(np.float32)
+    dense[-1] = 3.5  # the last row has a value: the searches' edge
+    parts = SparseParts("f4", fill)
+    for lo in range(0, dense.size, 777):  # chunks of a load, merged in file order
+        parts.append(dense[lo : lo + 777], lo)
+    column = parts.finish(dense.size)
+    assert column.rows.dtype == np.int32
+    assert parts.held == column.nbytes
+    np.testing.assert_array_equal(column.dense(), dense)
+    np.testing.assert_array_equal(sparse_from_dense(dense, fill).dense(), dense)
+    rows = rng.integers(0, dense.size, (30, 40))  # any shape of rows, as numpy's take
+    np.testing.assert_array_equal(column.take(rows), dense[rows])
+    assert column.take(np.empty(0, np.int64)).size == 0
+
+
+def test_a_column_with_no_value_reads_as_its_fill() -> None:
+    column = SparseParts("f4", SPARSE_COLUMNS["occupancy"]).finish(5)
+    assert column.rows.size == 0 and column.dense().dtype == np.float32
+    assert np.isnan(column.take(np.arange(5))).all() and np.isnan(column.dense()).all()
