@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from kinetoscope.ingest import decode, native_chunk, text_blocks
 from kinetoscope.ingest.build import THREADS_MIN_TEXT, build_model, scan_threads, text_size
 from kinetoscope.ingest.schema import Event
-from kinetoscope.model.trace_model import NARROW_COLUMNS, TraceModel
+from kinetoscope.model.trace_model import EVENT_COLUMNS, NARROW_COLUMNS, TraceModel
 from scan_compare import assert_same_rows, assert_work_sigs, python_chunk, rows_of
 
 pytestmark = pytest.mark.skipif(
@@ -249,17 +249,20 @@ def _model(path: Path, scanner: str, monkeypatch: pytest.MonkeyPatch) -> TraceMo
 
 
 def assert_same_model(a: TraceModel, b: TraceModel) -> None:
-    for group in ("events", "memory"):
-        left, right = getattr(a, group), getattr(b, group)
-        assert left.keys() == right.keys()
-        for key, column in left.items():
-            assert column.dtype == right[key].dtype, key
-            if key == "work_sig":  # the msgspec path leaves it unknown (-1)
-                for model in (a, b):
-                    ev = model.events
-                    assert_work_sigs(ev["work_sig"], ev["args_end"], model.args_blob)
-                continue
-            assert np.array_equal(column, right[key], equal_nan=column.dtype.kind == "f"), key
+    assert a.memory.keys() == b.memory.keys()
+    for key, column in a.memory.items():
+        assert column.dtype == b.memory[key].dtype, key
+        assert np.array_equal(column, b.memory[key], equal_nan=column.dtype.kind == "f"), key
+    assert {*a.events, *a.sparse} == {*b.events, *b.sparse} == set(EVENT_COLUMNS)
+    for key in EVENT_COLUMNS:  # dense or sparse, read a value per row
+        column, other = a.full_column(key), b.full_column(key)
+        assert column.dtype == other.dtype, key
+        if key == "work_sig":  # the msgspec path leaves it unknown (-1)
+            for model in (a, b):
+                ends = model.events["args_end"]
+                assert_work_sigs(model.full_column("work_sig"), ends, model.args_blob)
+            continue
+        assert np.array_equal(column, other, equal_nan=column.dtype.kind == "f"), key
     for name in ("names", "categories", "pids", "tids", "process_names", "thread_names"):
         assert getattr(a, name) == getattr(b, name), name
     for name in ("process_labels", "process_sort", "thread_sort", "header", "partial"):

@@ -12,7 +12,9 @@ import json
 import numpy as np
 import pytest
 from corpus import corpus_model, corpus_path
+from kinetoscope.ingest.build import build_model
 from kinetoscope.model.sparse_column import SPARSE_COLUMNS, SparseParts, sparse_from_dense
+from scan_compare import assert_work_sigs
 
 # A real HTA test trace with kernels of both args and CPU ops, runtime calls without them.
 TRACE = "hta/tests/data/trace_filter/sampled_rank-0.json.gz"
@@ -65,3 +67,36 @@ def test_a_column_with_no_value_reads_as_its_fill() -> None:
     column = SparseParts("f4", SPARSE_COLUMNS["occupancy"]).finish(5)
     assert column.rows.size == 0 and column.dense().dtype == np.float32
     assert np.isnan(column.take(np.arange(5))).all() and np.isnan(column.dense()).all()
+
+
+def test_work_hashes_are_sparse_where_the_scanner_wrote_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    hashed = build_model(str(corpus_path(TRACE)))
+    assert "work_sig" in hashed.sparse and "work_sig" not in hashed.events
+    work_sig = hashed.full_column("work_sig")
+    assert 0 < hashed.sparse["work_sig"].rows.size < len(hashed) // 2  # the ops' rows
+    assert_work_sigs(work_sig, hashed.events["args_end"], hashed.args_blob)
+    assert (work_sig != -1).all()
+    # The msgspec path writes -1 (unknown) into every row: a value per row is smaller.
+    monkeypatch.setenv("KINETOSCOPE_SCANNER", "python")
+    read = build_model(str(corpus_path(TRACE)))
+    assert "work_sig" in read.events and "work_sig" not in read.sparse
+    assert read.events["work_sig"].dtype == np.int64 and (read.events["work_sig"] == -1).all()
+    rows = np.arange(0, len(read), 7)
+    np.testing.assert_array_equal(read.column_at("work_sig", rows), read.events["work_sig"][rows])
+
+
+def test_parts_turn_dense_once_rows_and_values_would_hold_more() -> None:
+    parts = SparseParts("i8", 0)
+    parts.append(np.zeros(100, np.int64), 0)
+    parts.append(np.r_[np.zeros(50), np.full(50, 7)].astype(np.int64), 100)
+    parts.append(np.full(300, -1, np.int64), 200)  # 350 values of 500 rows: 4,200 B
+    assert parts.dense is None and parts.held == 350 * (8 + 4)
+    assert isinstance(parts.finish_smaller(500), np.ndarray)  # more than 500 * 8 B
+    parts.append(np.full(10, -1, np.int64), 500)  # so from here a value per row
+    assert parts.dense is not None and parts.held == 510 * 8
+    column = parts.finish_smaller(510)
+    assert isinstance(column, np.ndarray) and column.dtype == np.int64
+    want = np.r_[np.zeros(150), np.full(50, 7), np.full(310, -1)].astype(np.int64)
+    np.testing.assert_array_equal(column, want)

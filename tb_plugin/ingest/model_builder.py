@@ -127,7 +127,13 @@ class ModelBuilder:
         self, header: dict[str, Any], report: DecodeReport, source: dict[str, Any], args_blob: Any
     ) -> TraceModel:
         events = self.events.finish()
-        sparse = {key: parts.finish(self.rows) for key, parts in self.sparse.items()}
+        sparse = {}
+        for key, parts in self.sparse.items():  # as a value per row where that is smaller
+            column = parts.finish_smaller(self.rows)
+            if isinstance(column, np.ndarray):
+                events[key] = column
+            else:
+                sparse[key] = column
         memory = _concat(self.mem_parts, MEMORY_COLUMNS)
         warnings = list(report.warnings) + [w for w in self.warnings if w not in report.warnings]
         if self.negative_durations:  # the trace health's `negative_duration` count
