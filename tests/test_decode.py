@@ -100,7 +100,7 @@ def test_object_form_columns(tmp_path: Path, gz: bool) -> None:
     assert ev["dur"].tolist() == [5, 1.25, 0, 0]
     assert ev["external_id"].tolist() == [3, -1, -1, -1]
     assert ev["correlation"].tolist() == [-1, 9, -1, -1]
-    assert ev["flow_id"].tolist() == [-1, -1, -1, 9]
+    assert model.full_column("flow_id").tolist() == [-1, -1, -1, 9]
     assert np.isnan(model.column_at("blocks_per_sm", np.array([3, 0]))).all()
     assert model.full_column("blocks_per_sm")[1] == 0.5 and model.full_column("occupancy")[1] == 25
     assert model.memory["bytes"].tolist() == [-64]

@@ -365,14 +365,15 @@ def test_ids_past_int32_widen_the_same_columns_both_ways(
     path.write_text('{"traceEvents": [' + ",\n".join(events) + "]}")
     scanned = _model(path, "", monkeypatch)
     assert_same_model(scanned, _model(path, "python", monkeypatch))
-    wide = {k for k in NARROW_COLUMNS if scanned.events[k].dtype == np.int64}
+    wide = {k for k in NARROW_COLUMNS if scanned.full_column(k).dtype == np.int64}
     assert wide == {"external_id", "stream"}
     assert scanned.events["external_id"][7] == big
     events[25] = _event_with(25, ph="s", cat="ac2g", flow=big)
     path.write_text('{"traceEvents": [' + ",\n".join(events) + "]}")
     flows = _model(path, "", monkeypatch)
     assert_same_model(flows, _model(path, "python", monkeypatch))
-    assert flows.events["flow_id"].dtype == np.int64 and flows.events["flow_id"][25] == big
+    flow_id = flows.full_column("flow_id")  # sparse: its values widened as a dense one's
+    assert flow_id.dtype == np.int64 and flow_id[25] == big
 
 
 @pytest.mark.parametrize("scanner", ["", "python"])

@@ -155,7 +155,7 @@ def test_slices_nest_and_launches_link_to_kernels(tmp_path: Path) -> None:
     assert model.thread_names == {"100/101": "main", "0/7": "stream 7"}
     ev = model.events
     flows = [
-        (int(ev["ph"][i]), float(ev["ts"][i]), int(ev["flow_id"][i]))
+        (int(ev["ph"][i]), float(ev["ts"][i]), int(model.column_at("flow_id", i)))
         for i in range(len(ev["ts"]))
         if ev["kind"][i] == Kind.FLOW
     ]
@@ -166,8 +166,8 @@ def test_slices_nest_and_launches_link_to_kernels(tmp_path: Path) -> None:
     kernel_row = [i for i in range(len(ev["ts"])) if ev["kind"][i] == Kind.KERNEL][0]
     assert (
         int(ev["correlation"][kernel_row]),
-        int(ev["device"][kernel_row]),
-        int(ev["stream"][kernel_row]),
+        int(model.column_at("device", kernel_row)),
+        int(model.column_at("stream", kernel_row)),
     ) == (9, 0, 7)
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from corpus import corpus_model, corpus_path
 from kinetoscope.ingest.build import build_model
+from kinetoscope.model import sparse_column
 from kinetoscope.model.sparse_column import SPARSE_COLUMNS, SparseParts, sparse_from_dense
 from scan_compare import assert_work_sigs
 
@@ -87,11 +88,15 @@ def test_work_hashes_are_sparse_where_the_scanner_wrote_them(
     np.testing.assert_array_equal(read.column_at("work_sig", rows), read.events["work_sig"][rows])
 
 
-def test_parts_turn_dense_once_rows_and_values_would_hold_more() -> None:
+def test_parts_turn_dense_once_rows_and_values_would_hold_more(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sparse_column, "DENSE_AFTER_ROWS", 500)  # not for the first chunks
     parts = SparseParts("i8", 0)
     parts.append(np.zeros(100, np.int64), 0)
     parts.append(np.r_[np.zeros(50), np.full(50, 7)].astype(np.int64), 100)
-    parts.append(np.full(300, -1, np.int64), 200)  # 350 values of 500 rows: 4,200 B
+    parts.append(np.full(200, -1, np.int64), 200)  # 250 values of 400 rows: more than dense
+    parts.append(np.full(100, -1, np.int64), 400)  # but only 400 rows merged: still sparse
     assert parts.dense is None and parts.held == 350 * (8 + 4)
     assert isinstance(parts.finish_smaller(500), np.ndarray)  # more than 500 * 8 B
     parts.append(np.full(10, -1, np.int64), 500)  # so from here a value per row
@@ -100,3 +105,18 @@ def test_parts_turn_dense_once_rows_and_values_would_hold_more() -> None:
     assert isinstance(column, np.ndarray) and column.dtype == np.int64
     want = np.r_[np.zeros(150), np.full(50, 7), np.full(310, -1)].astype(np.int64)
     np.testing.assert_array_equal(column, want)
+
+
+def test_values_keep_the_narrow_type_until_one_does_not_fit() -> None:
+    parts = SparseParts("i8", -1, "i2")  # a stream column: int16 while every value fits
+    parts.append(np.array([-1, 7, -1, 300], np.int64), 0)
+    assert parts.dtype == np.int16 and parts.held == 2 * (2 + 4)
+    narrow = parts.finish(4)
+    assert narrow.values.dtype == np.int16 and narrow.dense().tolist() == [-1, 7, -1, 300]
+    parts.append(np.array([1 << 40, -1], np.int64), 4)  # past int16: int64 from here
+    column = parts.finish(6)
+    assert column.values.dtype == np.int64 and parts.held == column.nbytes
+    assert column.dense().tolist() == [-1, 7, -1, 300, 1 << 40, -1]
+    assert column.take(np.array([4, 1])).tolist() == [1 << 40, 7]
+    assert int(column.take(4)) == 1 << 40  # one row, as column[4]
+    assert column.take(np.array([True, True, False, False, False, True])).tolist() == [-1, 7, -1]

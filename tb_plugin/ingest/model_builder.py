@@ -175,7 +175,10 @@ _ARGS_END_TYPE = NARROW_COLUMNS["args_end"]
 
 
 def _sparse_parts() -> dict[str, SparseParts]:
-    return {key: SparseParts(EVENT_COLUMNS[key], fill) for key, fill in SPARSE_COLUMNS.items()}
+    return {
+        key: SparseParts(EVENT_COLUMNS[key], fill, NARROW_COLUMNS.get(key))
+        for key, fill in SPARSE_COLUMNS.items()
+    }
 
 
 def _remapped(interner: Interner, chunk: Chunk, key: str) -> Fill:

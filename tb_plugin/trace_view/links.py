@@ -131,7 +131,7 @@ def _build_flow_pairs(model: TraceModel, index: TimelineIndex) -> FlowPairs:
     cat_bits = max(len(model.categories), 1)
 
     def key(rows: np.ndarray) -> np.ndarray:
-        return ev["flow_id"][rows].astype(np.int64) * cat_bits + ev["cat"][rows]
+        return model.column_at("flow_id", rows).astype(np.int64) * cat_bits + ev["cat"][rows]
 
     s_key = key(starts)
     order = np.argsort(s_key, kind="stable")
@@ -159,7 +159,7 @@ def _build_flow_pairs(model: TraceModel, index: TimelineIndex) -> FlowPairs:
     p_order = np.lexsort((p_ts, p_track))
     return FlowPairs(
         cat=cat,
-        flow_id=ev["flow_id"][src][order].astype(np.int64),
+        flow_id=model.column_at("flow_id", src[order]).astype(np.int64),
         src_track=src_track[order],
         src_ts=src_ts[order],
         dst_track=dst_track[order],

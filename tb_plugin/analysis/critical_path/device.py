@@ -111,7 +111,7 @@ def event_waits(model: TraceModel, acts: Activities, origin: float) -> EventWait
             continue
         record = _call_start(sorted_corr, by_corr, args.record_corr, model, origin)
         call = _call_start(sorted_corr, by_corr, int(ev["correlation"][row]), model, origin)
-        device, stream = int(ev["device"][row]), int(ev["stream"][row])
+        device, stream = int(model.column_at("device", row)), int(model.column_at("stream", row))
         pair = _linked(acts, device, args.wait_on_stream, stream, record, call)
         if pair is None:
             unlinked += 1

@@ -74,7 +74,7 @@ def kernels(
     classes = kernel_classes(model)
     rows, matrix, work = classes.rows, classes.matrix, classes.work
     devs = gpu_device_ids(model, rows)
-    streams = ev["stream"][rows]
+    streams = model.column_at("stream", rows)
     all_devices = sorted({int(d) for d in np.unique(devs) if d >= 0})
     all_streams = sorted({int(s) for s in np.unique(streams) if s >= 0})
     keep = np.ones(rows.size, dtype=bool)

@@ -159,7 +159,7 @@ def unmatched_flows(model: TraceModel) -> Finding:
     rows = np.flatnonzero(ev["kind"] == Kind.FLOW)
     if rows.size == 0:
         return Finding(_NONE)
-    key = ev["cat"][rows].astype(np.int64) * (1 << 40) + ev["flow_id"][rows]
+    key = ev["cat"][rows].astype(np.int64) * (1 << 40) + model.column_at("flow_id", rows)
     flows, which = np.unique(key, return_inverse=True)
     ph = ev["ph"][rows]
     starts = np.bincount(which, weights=ph == Phase.FLOW_START, minlength=flows.size)
