@@ -40,7 +40,7 @@ def test_restart_reads_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert isinstance(again.events["ts"], np.memmap)  # columns are mapped, not read
     for name, column in first.events.items():
         assert np.array_equal(column, again.events[name], equal_nan=column.dtype.kind == "f")
-    assert list(again.sparse) == list(first.sparse) == ["blocks_per_sm", "occupancy", "work_sig"]
+    assert list(again.sparse) == list(first.sparse) and "occupancy" in first.sparse
     for name in first.sparse:  # the sparse columns mapped back as written
         assert np.array_equal(first.full_column(name), again.full_column(name), equal_nan=True)
     assert again.raw_args(1) == first.raw_args(1)

@@ -98,8 +98,8 @@ def test_object_form_columns(tmp_path: Path, gz: bool) -> None:
     assert ev["ph"].tolist() == [Phase.COMPLETE, Phase.COMPLETE, Phase.INSTANT, Phase.FLOW_START]
     assert ev["ts"].tolist() == [10, 12.5, 11, 10]
     assert ev["dur"].tolist() == [5, 1.25, 0, 0]
-    assert ev["external_id"].tolist() == [3, -1, -1, -1]
-    assert ev["correlation"].tolist() == [-1, 9, -1, -1]
+    assert model.full_column("external_id").tolist() == [3, -1, -1, -1]
+    assert model.full_column("correlation").tolist() == [-1, 9, -1, -1]
     assert model.full_column("flow_id").tolist() == [-1, -1, -1, 9]
     assert np.isnan(model.column_at("blocks_per_sm", np.array([3, 0]))).all()
     assert model.full_column("blocks_per_sm")[1] == 0.5 and model.full_column("occupancy")[1] == 25
@@ -236,7 +236,7 @@ def test_odd_value_types_are_coerced(tmp_path: Path) -> None:
     model = build_model(str(write(tmp_path / "t.json", doc(odd))))
     assert model.names == ["5"]
     assert model.events["ts"].tolist() == [7.0]
-    assert model.events["external_id"].tolist() == [16]
+    assert model.full_column("external_id").tolist() == [16]
 
 
 # --- the real corpus ---------------------------------------------------------------

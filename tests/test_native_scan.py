@@ -367,7 +367,7 @@ def test_ids_past_int32_widen_the_same_columns_both_ways(
     assert_same_model(scanned, _model(path, "python", monkeypatch))
     wide = {k for k in NARROW_COLUMNS if scanned.full_column(k).dtype == np.int64}
     assert wide == {"external_id", "stream"}
-    assert scanned.events["external_id"][7] == big
+    assert scanned.column_at("external_id", 7) == big
     events[25] = _event_with(25, ph="s", cat="ac2g", flow=big)
     path.write_text('{"traceEvents": [' + ",\n".join(events) + "]}")
     flows = _model(path, "", monkeypatch)

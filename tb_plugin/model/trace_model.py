@@ -118,7 +118,7 @@ class TraceModel:
 
     # --- lookups -------------------------------------------------------------
 
-    def column_at(self, name: str, rows: np.ndarray) -> np.ndarray:
+    def column_at(self, name: str, rows: np.ndarray | int) -> np.ndarray:
         """Event column `name`'s values at `rows`, whether it is dense or sparse."""
         return self.sparse[name].take(rows) if name in self.sparse else self.events[name][rows]
 

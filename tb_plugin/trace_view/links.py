@@ -225,8 +225,8 @@ class Lookup:
     rows: np.ndarray
 
     @classmethod
-    def of(cls, column: np.ndarray, rows: np.ndarray) -> Lookup:
-        keys = column[rows]
+    def of(cls, keys: np.ndarray, rows: np.ndarray) -> Lookup:
+        """`rows` by their `keys` (a key per row), those with none (-1) left out."""
         keep = keys >= 0
         rows, keys = rows[keep], keys[keep]
         order = np.argsort(keys, kind="stable")
@@ -250,15 +250,14 @@ class Links:
 
 def links(model: TraceModel, index: TimelineIndex) -> Links:
     def build() -> Links:
-        ev = model.events
         gpu = model.complete_rows(*GPU_ACTIVITY_KINDS)
         launches = model.complete_rows(*LAUNCH_KINDS)
         ops = model.complete_rows(Kind.CPU_OP, Kind.USER_ANNOTATION)
         return Links(
-            Lookup.of(ev["correlation"], gpu),
-            Lookup.of(ev["external_id"], gpu),
-            Lookup.of(ev["correlation"], launches),
-            Lookup.of(ev["external_id"], ops),
+            Lookup.of(model.column_at("correlation", gpu), gpu),
+            Lookup.of(model.column_at("external_id", gpu), gpu),
+            Lookup.of(model.column_at("correlation", launches), launches),
+            Lookup.of(model.column_at("external_id", ops), ops),
         )
 
     return _extra(model, "links", build)  # type: ignore[no-any-return]

@@ -36,15 +36,20 @@ def complete_rows(model: TraceModel, *kinds: Kind) -> np.ndarray:
     key = "_complete_rows:" + ",".join(str(int(k)) for k in sorted(set(kinds)))
 
     def build(m: TraceModel) -> np.ndarray:
-        rows = trusted_only(m, m.complete_rows(*kinds))
         # Held through the views that read them (the Python frames' rows: 3.5 MB of a 253
-        # MB H100 trace as int64): int32 where the model's rows fit.
-        return _read_only(rows.astype(np.int32) if len(m) <= _INT32_ROWS else rows)
+        # MB H100 trace as int64).
+        return _read_only(narrow_rows(m, trusted_only(m, m.complete_rows(*kinds))))
 
     return model.derived(key, build)
 
 
 _INT32_ROWS = int(np.iinfo(np.int32).max)
+
+
+def narrow_rows(model: TraceModel, rows: np.ndarray) -> np.ndarray:
+    """Row indices of `model` as int32 where its rows fit (half the bytes), else as they
+    are: for row sets held a while (kept with the model, or through a view's peak)."""
+    return rows.astype(np.int32) if len(model) <= _INT32_ROWS else rows
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
@@ -84,7 +89,7 @@ def launches_of(
     else:
         index = _by_correlation(model, launches)
     sorted_corr, by_corr = index
-    gpu_corr = model.events["correlation"][gpu]
+    gpu_corr = model.column_at("correlation", gpu)
     pos = np.searchsorted(sorted_corr, gpu_corr)
     pos_clipped = np.minimum(pos, max(sorted_corr.size - 1, 0))
     found = (sorted_corr.size > 0) & (gpu_corr >= 0)
@@ -99,7 +104,7 @@ def _by_correlation(model: TraceModel, launches: np.ndarray) -> tuple[np.ndarray
     """The launch calls with a correlation id, sorted by it: (ids, rows). Where a runtime
     call and a driver call share an id (XPU, PrivateUse1 write both for one launch), the
     runtime call comes first, so it is the one a GPU activity links to."""
-    launch_corr = model.events["correlation"][launches]
+    launch_corr = model.column_at("correlation", launches)
     valid = launch_corr >= 0
     launches, launch_corr = launches[valid], launch_corr[valid]
     is_driver = model.events["kind"][launches] == Kind.DRIVER
