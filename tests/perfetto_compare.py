@@ -55,6 +55,7 @@ def model_facts(model: Any) -> dict[str, Any]:
     if isinstance(model, TraceDecodeError):
         return {"error": (model.kind, model.message)}
     out: dict[str, Any] = {f"events.{k}": v for k, v in model.events.items()}
+    out.update({f"events.{k}": model.full_column(k) for k in model.sparse})
     out.update({f"memory.{k}": v for k, v in model.memory.items()})
     out["args"] = bytes(model.args_blob) if len(model.args_blob) else b""
     for key in ("names", "categories", "pids", "tids", "header", "partial", "warnings"):

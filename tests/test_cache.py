@@ -40,6 +40,9 @@ def test_restart_reads_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert isinstance(again.events["ts"], np.memmap)  # columns are mapped, not read
     for name, column in first.events.items():
         assert np.array_equal(column, again.events[name], equal_nan=column.dtype.kind == "f")
+    assert list(again.sparse) == list(first.sparse) and "occupancy" in first.sparse
+    for name in first.sparse:  # the sparse columns mapped back as written
+        assert np.array_equal(first.full_column(name), again.full_column(name), equal_nan=True)
     assert again.raw_args(1) == first.raw_args(1)
     assert again.memory["bytes"].tolist() == [64]
     assert overview(again) == overview(first)
@@ -183,5 +186,7 @@ def test_a_damaged_cache_entry_is_rebuilt_not_served(tmp_path: Path, damage: str
     model = again.wait(path)
     for name, column in first.events.items():
         assert np.array_equal(column, model.events[name], equal_nan=column.dtype.kind == "f"), name
+    for name in first.sparse:
+        assert np.array_equal(first.full_column(name), model.full_column(name), equal_nan=True)
     assert model.names == first.names and model.raw_args(1) == args
     assert again.view(path, "overview-test", overview) == view

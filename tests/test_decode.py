@@ -98,10 +98,11 @@ def test_object_form_columns(tmp_path: Path, gz: bool) -> None:
     assert ev["ph"].tolist() == [Phase.COMPLETE, Phase.COMPLETE, Phase.INSTANT, Phase.FLOW_START]
     assert ev["ts"].tolist() == [10, 12.5, 11, 10]
     assert ev["dur"].tolist() == [5, 1.25, 0, 0]
-    assert ev["external_id"].tolist() == [3, -1, -1, -1]
-    assert ev["correlation"].tolist() == [-1, 9, -1, -1]
-    assert ev["flow_id"].tolist() == [-1, -1, -1, 9]
-    assert ev["blocks_per_sm"][1] == 0.5 and ev["occupancy"][1] == 25
+    assert model.full_column("external_id").tolist() == [3, -1, -1, -1]
+    assert model.full_column("correlation").tolist() == [-1, 9, -1, -1]
+    assert model.full_column("flow_id").tolist() == [-1, -1, -1, 9]
+    assert np.isnan(model.column_at("blocks_per_sm", np.array([3, 0]))).all()
+    assert model.full_column("blocks_per_sm")[1] == 0.5 and model.full_column("occupancy")[1] == 25
     assert model.memory["bytes"].tolist() == [-64]
     assert model.memory["addr"].tolist() == [4096]
     assert model.memory["total_reserved"].tolist() == [1024]
@@ -235,7 +236,7 @@ def test_odd_value_types_are_coerced(tmp_path: Path) -> None:
     model = build_model(str(write(tmp_path / "t.json", doc(odd))))
     assert model.names == ["5"]
     assert model.events["ts"].tolist() == [7.0]
-    assert model.events["external_id"].tolist() == [16]
+    assert model.full_column("external_id").tolist() == [16]
 
 
 # --- the real corpus ---------------------------------------------------------------
@@ -354,13 +355,16 @@ def _tricky_trace(tmp_path: Path) -> Path:
 
 def _assert_same_model(parallel: TraceModel, sequential: TraceModel) -> None:
     assert len(parallel) == len(sequential) == 444
-    for name, column in sequential.events.items():
+    for name in [*sequential.events, *sequential.sparse]:  # dense or sparse
         if name == "work_sig":  # a slice the scanner declined is read by msgspec: -1 there
             for model in (parallel, sequential):
-                ev = model.events
-                assert_work_sigs(ev["work_sig"], ev["args_end"], model.args_blob)
+                work_sig = model.full_column("work_sig")
+                assert_work_sigs(work_sig, model.events["args_end"], model.args_blob)
             continue
-        assert np.array_equal(column, parallel.events[name], equal_nan=column.dtype.kind == "f")
+        column = sequential.full_column(name)
+        assert np.array_equal(
+            column, parallel.full_column(name), equal_nan=column.dtype.kind == "f"
+        )
     assert parallel.names == sequential.names
     assert parallel.header == sequential.header
     assert parallel.raw_args(441) == sequential.raw_args(441)

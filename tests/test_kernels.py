@@ -221,7 +221,7 @@ def _occupancy_counting_zeros(model: Any, name: str) -> float:
     ev = model.events
     rows = model.complete_rows(Kind.KERNEL)
     rows = rows[ev["name"][rows] == model.name_code(name)]
-    occ = ev["occupancy"][rows].astype(float)
+    occ = model.column_at("occupancy", rows).astype(float)
     dur = ev["dur"][rows].astype(float)
     has = np.isfinite(occ)
     if not has.any():

@@ -25,7 +25,7 @@ from kinetoscope.ingest import column_sink, decode, native_chunk, text_blocks
 from kinetoscope.ingest.build import THREADS_MIN_TEXT, build_model, scan_threads, text_size
 from kinetoscope.ingest.column_sink import ColumnSink
 from kinetoscope.ingest.schema import Event
-from kinetoscope.model.trace_model import NARROW_COLUMNS, TraceModel
+from kinetoscope.model.trace_model import EVENT_COLUMNS, NARROW_COLUMNS, TraceModel
 from scan_compare import assert_same_rows, assert_work_sigs, python_chunk, rows_of
 
 pytestmark = pytest.mark.skipif(
@@ -250,17 +250,20 @@ def _model(path: Path, scanner: str, monkeypatch: pytest.MonkeyPatch) -> TraceMo
 
 
 def assert_same_model(a: TraceModel, b: TraceModel) -> None:
-    for group in ("events", "memory"):
-        left, right = getattr(a, group), getattr(b, group)
-        assert left.keys() == right.keys()
-        for key, column in left.items():
-            assert column.dtype == right[key].dtype, key
-            if key == "work_sig":  # the msgspec path leaves it unknown (-1)
-                for model in (a, b):
-                    ev = model.events
-                    assert_work_sigs(ev["work_sig"], ev["args_end"], model.args_blob)
-                continue
-            assert np.array_equal(column, right[key], equal_nan=column.dtype.kind == "f"), key
+    assert a.memory.keys() == b.memory.keys()
+    for key, column in a.memory.items():
+        assert column.dtype == b.memory[key].dtype, key
+        assert np.array_equal(column, b.memory[key], equal_nan=column.dtype.kind == "f"), key
+    assert {*a.events, *a.sparse} == {*b.events, *b.sparse} == set(EVENT_COLUMNS)
+    for key in EVENT_COLUMNS:  # dense or sparse, read a value per row
+        column, other = a.full_column(key), b.full_column(key)
+        assert column.dtype == other.dtype, key
+        if key == "work_sig":  # the msgspec path leaves it unknown (-1)
+            for model in (a, b):
+                ends = model.events["args_end"]
+                assert_work_sigs(model.full_column("work_sig"), ends, model.args_blob)
+            continue
+        assert np.array_equal(column, other, equal_nan=column.dtype.kind == "f"), key
     for name in ("names", "categories", "pids", "tids", "process_names", "thread_names"):
         assert getattr(a, name) == getattr(b, name), name
     for name in ("process_labels", "process_sort", "thread_sort", "header", "partial"):
@@ -363,14 +366,15 @@ def test_ids_past_int32_widen_the_same_columns_both_ways(
     path.write_text('{"traceEvents": [' + ",\n".join(events) + "]}")
     scanned = _model(path, "", monkeypatch)
     assert_same_model(scanned, _model(path, "python", monkeypatch))
-    wide = {k for k in NARROW_COLUMNS if scanned.events[k].dtype == np.int64}
+    wide = {k for k in NARROW_COLUMNS if scanned.full_column(k).dtype == np.int64}
     assert wide == {"external_id", "stream"}
-    assert scanned.events["external_id"][7] == big
+    assert scanned.column_at("external_id", 7) == big
     events[25] = _event_with(25, ph="s", cat="ac2g", flow=big)
     path.write_text('{"traceEvents": [' + ",\n".join(events) + "]}")
     flows = _model(path, "", monkeypatch)
     assert_same_model(flows, _model(path, "python", monkeypatch))
-    assert flows.events["flow_id"].dtype == np.int64 and flows.events["flow_id"][25] == big
+    flow_id = flows.full_column("flow_id")  # sparse: its values widened as a dense one's
+    assert flow_id.dtype == np.int64 and flow_id[25] == big
 
 
 @pytest.mark.parametrize("threads", ["1", "2"])

@@ -290,7 +290,7 @@ def _occupancy_with_zeros(model: Any, view: Any) -> float:
     lo, hi = view["steps"][0]["start_us"], view["steps"][-1]["end_us"]
     start, end = ev["ts"][rows], ev["ts"][rows] + ev["dur"][rows]
     inside = np.clip(np.minimum(end, hi) - np.maximum(start, lo), 0, None)
-    occ = ev["occupancy"][rows].astype(float)
+    occ = model.column_at("occupancy", rows).astype(float)
     has = np.isfinite(occ)
     return round(float((occ[has] * inside[has]).sum() / inside[has].sum()), 2)
 

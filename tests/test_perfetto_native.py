@@ -217,7 +217,10 @@ def test_python_ids_are_read_into_their_columns(
     data = pb.thread_track(1, 10, 11) + event(1, 1000, 1, b"py", *ids) + event(2, 2000)
     data += event(3, 1500, 1, b"plain", annotation(b"Python id", i=9))
     model = check(tmp_path, data)
-    columns = (model.events["python_id"].tolist(), model.events["python_parent_id"].tolist())
+    columns = (
+        model.full_column("python_id").tolist(),
+        model.full_column("python_parent_id").tolist(),
+    )
     assert (columns[0][0], columns[1][0]) == expected
     assert (columns[0][1], columns[1][1]) == (9, -1)
 
@@ -240,14 +243,14 @@ def test_python_ids_of_a_real_trace_are_read_in_c(
     monkeypatch.setattr(native, "chunk_of", chunk_of)
     model, json_model = load(str(path), "native"), load(str(source), "native")
     assert left_to_python and not any(left_to_python)
-    ids = model.events["python_id"]
-    roots = (ids >= 0) & (model.events["python_parent_id"] == -1)  # the null parent
+    ids = model.full_column("python_id")
+    roots = (ids >= 0) & (model.full_column("python_parent_id") == -1)  # the null parent
     assert (ids >= 0).sum() > 100 and roots.sum() == 1
     # The same ids (the protobuf form's rows are in the order their slices begin, the
     # JSON's in file order: compared as sets of pairs).
-    pairs = {(a, b) for a, b in zip(ids.tolist(), model.events["python_parent_id"].tolist())}
-    json_ids = json_model.events["python_id"].tolist()
-    json_pairs = set(zip(json_ids, json_model.events["python_parent_id"].tolist()))
+    pairs = {(a, b) for a, b in zip(ids.tolist(), model.full_column("python_parent_id").tolist())}
+    json_ids = json_model.full_column("python_id").tolist()
+    json_pairs = set(zip(json_ids, json_model.full_column("python_parent_id").tolist()))
     assert pairs == json_pairs
 
 

@@ -89,6 +89,6 @@ def test_core_args_from_interned_names_and_repeated_values(tmp_path: Path) -> No
     data += instant(4000, 1, annotation(name_iid=2, i=5), shape)
     model = check(tmp_path, data)
     order = model.events["ts"].argsort(kind="stable")
-    assert model.events["external_id"][order].tolist() == [40, 41, 42, -1]
-    assert model.events["device"][order].tolist() == [-1, -1, -1, 5]
+    assert model.column_at("external_id", order).tolist() == [40, 41, 42, -1]
+    assert model.column_at("device", order).tolist() == [-1, -1, -1, 5]
     assert args_of(model)[3] == '{"device":5,"Input Dims":[2,3]}'

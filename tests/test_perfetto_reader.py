@@ -155,7 +155,7 @@ def test_slices_nest_and_launches_link_to_kernels(tmp_path: Path) -> None:
     assert model.thread_names == {"100/101": "main", "0/7": "stream 7"}
     ev = model.events
     flows = [
-        (int(ev["ph"][i]), float(ev["ts"][i]), int(ev["flow_id"][i]))
+        (int(ev["ph"][i]), float(ev["ts"][i]), int(model.column_at("flow_id", i)))
         for i in range(len(ev["ts"]))
         if ev["kind"][i] == Kind.FLOW
     ]
@@ -165,9 +165,9 @@ def test_slices_nest_and_launches_link_to_kernels(tmp_path: Path) -> None:
     } == {"ac2g"}
     kernel_row = [i for i in range(len(ev["ts"])) if ev["kind"][i] == Kind.KERNEL][0]
     assert (
-        int(ev["correlation"][kernel_row]),
-        int(ev["device"][kernel_row]),
-        int(ev["stream"][kernel_row]),
+        int(model.column_at("correlation", kernel_row)),
+        int(model.column_at("device", kernel_row)),
+        int(model.column_at("stream", kernel_row)),
     ) == (9, 0, 7)
 
 
@@ -179,7 +179,7 @@ def test_perfettos_correlation_id_is_the_correlation_arg(tmp_path: Path) -> None
     kernel = t.slice(2, 4_000, 8_000, "gemm", "kernel", device=0, stream=7)
     kernel.correlation_id = 9
     model = build_model(str(t.write(tmp_path / "w.pftrace")))
-    assert sorted(int(c) for c in model.events["correlation"]) == [9, 9]
+    assert sorted(int(c) for c in model.full_column("correlation")) == [9, 9]
     (row,) = model.complete_rows(Kind.KERNEL).tolist()
     assert args(model, row) == {"device": 0, "stream": 7, "correlation": 9}
 

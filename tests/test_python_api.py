@@ -203,9 +203,14 @@ def test_events_frame_is_the_model(run: Any) -> None:
     assert events["name"].cat.categories.tolist() == model.names
     assert events["name"].tolist() == model.names_of(np.arange(len(model)))
     assert events["kind"].cat.categories.tolist()[:2] == ["other", "cpu_op"]
-    for column in ("ts", "dur", "external_id", "correlation", "stream", "occupancy"):
+    for column in ("ts", "dur", *(c for c in ("external_id", "correlation") if c in model.events)):
         # The model's own arrays, not copies.
         assert np.shares_memory(events[column].to_numpy(), model.events[column]), column
+    # A sparse column (kernels' launch figures) made a value per row, in the model's order.
+    assert events["occupancy"].dtype == np.float32 and events["stream"].dtype == np.int16
+    np.testing.assert_array_equal(events["occupancy"], model.full_column("occupancy"))
+    np.testing.assert_array_equal(events["stream"], model.full_column("stream"))
+    assert list(events.columns).index("occupancy") < list(events.columns).index("work_sig")
     assert "args_end" not in events.columns
 
 

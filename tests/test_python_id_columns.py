@@ -65,8 +65,8 @@ def test_rows_without_python_args_hold_none(tmp_path: Path) -> None:
     events = [_python('{"Python id": 3}'), '{"ph": "X", "name": "op", "ts": 2, "args": {}}']
     path.write_text(json.dumps({"traceEvents": [json.loads(e) for e in events]}))
     model = build_model(str(path))
-    assert model.events["python_id"].tolist() == [3, NONE]
-    assert model.events["python_parent_id"].tolist() == [NONE, NONE]
+    assert model.full_column("python_id").tolist() == [3, NONE]
+    assert model.full_column("python_parent_id").tolist() == [NONE, NONE]
 
 
 @pytest.mark.corpus
@@ -79,8 +79,8 @@ def test_the_columns_hold_the_raw_ids_of_a_real_trace() -> None:
         zip(
             model.names_of(rows),
             ev["ts"][rows].tolist(),
-            ev["python_id"][rows].tolist(),
-            ev["python_parent_id"][rows].tolist(),
+            model.column_at("python_id", rows).tolist(),
+            model.column_at("python_parent_id", rows).tolist(),
         )
     )
     want = sorted(

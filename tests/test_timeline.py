@@ -644,7 +644,9 @@ def test_corpus_python_frames_and_counters() -> None:
     ev = model.events
     kernels = np.flatnonzero(ev["kind"] == 4)  # Kind.KERNEL
     runtimes = np.flatnonzero(ev["kind"] == 7)  # Kind.RUNTIME
-    launched = np.isin(ev["correlation"][runtimes], ev["correlation"][kernels])
+    launched = np.isin(
+        model.column_at("correlation", runtimes), model.column_at("correlation", kernels)
+    )
     launch = int(runtimes[launched][5])
     details = call(model, "event", row=launch)
     (gpu,) = [f for f in details["flows"] if f["relation"] == "gpu_activity"]

@@ -10,10 +10,11 @@ from ..ingest.discovery import Run, SpanFile
 from ..ingest.limits import env_number
 from ..model.categories import Kind, Phase
 from ..model.errors import ViewParamError
-from ..model.trace_model import TraceModel
+from ..model.trace_model import EVENT_COLUMNS, TraceModel
 from ..store.trace_store import LoadFailed, NotReady
 
 __all__ = [
+    "EVENT_COLUMNS",
     "Kind",
     "LoadFailed",
     "NotReady",

@@ -8,6 +8,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from ..model.sparse_column import SPARSE_COLUMNS, SparseParts
 from ..model.trace_model import (
     EVENT_COLUMNS,
     MEMORY_COLUMNS,
@@ -38,7 +39,8 @@ class ModelBuilder:
 
     def __init__(self, args_sink: BinaryIO, report: DecodeReport | None = None) -> None:
         self.interners = {k: Interner() for k in INTERNED}
-        self.events = ColumnSink(EVENT_COLUMNS, narrow=NARROW_COLUMNS)
+        self.events = ColumnSink(DENSE_COLUMNS, narrow=NARROW_COLUMNS)
+        self.sparse = _sparse_parts()
         self.mem_parts: list[dict[str, np.ndarray]] = []
         self.meta: list[tuple[Any, Any, str, Any]] = []
         self.warnings: list[str] = []
@@ -85,12 +87,15 @@ class ModelBuilder:
             chunk.memory["row"] = chunk.memory["row"] + self.rows
             self.mem_parts.append(chunk.memory)
         self.events.append(cols, self._known_to_fit(chunk, args_fit), fills)
+        for key, parts in self.sparse.items():
+            parts.append(cols[key], self.rows)
         self.rows += n
         if chunk.memory is not None:
             self.mem_nbytes += sum(c.nbytes for c in chunk.memory.values())
         # The columns (held once: grown in place); the spilled args are memory-mapped
         # when the views read them, so they count against the same cap.
         self.report.held_bytes = self.events.nbytes() + self.mem_nbytes + self.args_total
+        self.report.held_bytes += sum(parts.held for parts in self.sparse.values())
         if self.report.held_bytes > self.memory_cap:
             raise too_large(self.memory_cap, self.rows)
 
@@ -110,7 +115,8 @@ class ModelBuilder:
 
     def drop(self) -> None:
         """Let go of the columns of a load that stops."""
-        self.events = ColumnSink(EVENT_COLUMNS, rows=1)
+        self.events = ColumnSink(DENSE_COLUMNS, rows=1)
+        self.sparse = _sparse_parts()
         self.mem_parts.clear()
         self.interners.clear()
 
@@ -121,6 +127,13 @@ class ModelBuilder:
         self, header: dict[str, Any], report: DecodeReport, source: dict[str, Any], args_blob: Any
     ) -> TraceModel:
         events = self.events.finish()
+        sparse = {}
+        for key, parts in self.sparse.items():  # as a value per row where that is smaller
+            column = parts.finish_smaller(self.rows)
+            if isinstance(column, np.ndarray):
+                events[key] = column
+            else:
+                sparse[key] = column
         memory = _concat(self.mem_parts, MEMORY_COLUMNS)
         warnings = list(report.warnings) + [w for w in self.warnings if w not in report.warnings]
         if self.negative_durations:  # the trace health's `negative_duration` count
@@ -139,6 +152,7 @@ class ModelBuilder:
             partial=report.partial or self.partial,
             warnings=warnings,
             source=source,
+            sparse=sparse,
         )
         for pid, tid, kind, value in self.meta:
             if kind == "process_name" and value is not None:
@@ -154,8 +168,17 @@ class ModelBuilder:
         return model
 
 
+# The columns held a value per row (the others as their rows with a value).
+DENSE_COLUMNS = {k: t for k, t in EVENT_COLUMNS.items() if k not in SPARSE_COLUMNS}
 _NARROW_MAX = {t: int(np.iinfo(t).max) for t in set(NARROW_COLUMNS.values())}
 _ARGS_END_TYPE = NARROW_COLUMNS["args_end"]
+
+
+def _sparse_parts() -> dict[str, SparseParts]:
+    return {
+        key: SparseParts(EVENT_COLUMNS[key], fill, NARROW_COLUMNS.get(key))
+        for key, fill in SPARSE_COLUMNS.items()
+    }
 
 
 def _remapped(interner: Interner, chunk: Chunk, key: str) -> Fill:

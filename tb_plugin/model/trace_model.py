@@ -23,6 +23,7 @@ import numpy as np
 
 from .categories import Kind, Phase, kind_mask
 from .derived_tables import ASKED, KEY_LOCKS, held_nbytes, is_recording
+from .sparse_column import SparseColumn
 
 T = TypeVar("T")
 
@@ -103,17 +104,27 @@ class TraceModel:
     partial: bool = False
     warnings: list[str] = field(default_factory=list)
     source: dict[str, Any] = field(default_factory=dict)
+    sparse: dict[str, SparseColumn] = field(default_factory=dict)  # not in events: column_at
 
     def __post_init__(self) -> None:
         # Read-only whether built now or mapped from the cache (which is read-only
         # anyway): a view that writes into a column fails on a fresh model too.
-        for column in (*self.events.values(), *self.memory.values()):
+        sparse = [a for c in self.sparse.values() for a in (c.rows, c.values)]
+        for column in (*self.events.values(), *self.memory.values(), *sparse):
             column.flags.writeable = False
 
     def __len__(self) -> int:
         return int(self.events["ts"].shape[0])
 
     # --- lookups -------------------------------------------------------------
+
+    def column_at(self, name: str, rows: np.ndarray | int) -> np.ndarray:
+        """Event column `name`'s values at `rows`, whether it is dense or sparse."""
+        return self.sparse[name].take(rows) if name in self.sparse else self.events[name][rows]
+
+    def full_column(self, name: str) -> np.ndarray:
+        """Event column `name`, a value per row (a sparse one made dense anew)."""
+        return self.sparse[name].dense() if name in self.sparse else self.events[name]
 
     def name_code(self, name: str) -> int:
         """Code of `name`, or -1 when no event has it."""
@@ -327,9 +338,8 @@ def empty_columns(spec: dict[str, str], n: int = 0) -> dict[str, np.ndarray]:
 
 def model_nbytes(model: TraceModel) -> int:
     """Memory the model holds: its columns and what was derived from it (indexes, trees)."""
-    cols = sum(a.nbytes for a in model.events.values()) + sum(
-        a.nbytes for a in model.memory.values()
-    )
+    cols = sum(a.nbytes for a in (*model.events.values(), *model.memory.values()))
+    cols += sum(c.nbytes for c in model.sparse.values())
     return int(cols) + model.derived_nbytes()
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..api.lower import Kind, Phase, TraceModel
+from ..api.lower import EVENT_COLUMNS, Kind, Phase, TraceModel
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -125,11 +125,12 @@ def events_frame(model: TraceModel) -> pd.DataFrame:
     `ts_ns`/`dur_ns` as exact int64 nanoseconds beside `ts`/`dur` (µs, as in the file)."""
     import pandas as pd
 
-    ev = model.events
     columns: dict[str, Any] = {}
-    for name, values in ev.items():
+    # The columns in the model's order, a sparse one made a value per row (a copy).
+    for name in [n for n in EVENT_COLUMNS if n in model.events or n in model.sparse]:
         if name in _INTERNAL:
             continue
+        values = model.full_column(name)
         if name in _INTERNED:
             table = getattr(model, _INTERNED[name])
             columns[name] = pd.Categorical.from_codes(

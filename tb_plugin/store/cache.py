@@ -20,10 +20,11 @@ import numpy as np
 
 from ..ingest.limits import env_number
 from ..ingest.naming import display_name
+from ..model.sparse_column import SPARSE_COLUMNS, SparseColumn
 from ..model.trace_model import TraceModel
 from .cache_check import manifest_ok, open_view, seal_view, write_manifest
 
-PARSER_VERSION = "17"  # bump when the decoder or model layout changes
+PARSER_VERSION = "18"  # bump when the decoder or model layout changes
 _META_FILE = "meta.json"
 PARAM_MARK = "@"  # in view names computed with request parameters (views.View.cache_name)
 MAX_PARAM_VIEWS = 64  # such views kept on disk per trace
@@ -84,6 +85,9 @@ class DiskCache:
             np.save(build_dir / f"ev_{name}.npy", column)
         for name, column in model.memory.items():
             np.save(build_dir / f"mem_{name}.npy", column)
+        for name, sparse in model.sparse.items():
+            np.save(build_dir / f"sp_{name}_rows.npy", sparse.rows)
+            np.save(build_dir / f"sp_{name}_values.npy", sparse.values)
         meta = {
             "names": model.names,
             "categories": model.categories,
@@ -101,6 +105,7 @@ class DiskCache:
             "source": {**model.source, "path": display_name(model.source["path"])},
             "event_columns": list(model.events),
             "memory_columns": list(model.memory),
+            "sparse_columns": list(model.sparse),
             "summary": model.summary(),
         }
         (build_dir / _META_FILE).write_bytes(msgspec.json.encode(meta))
@@ -132,6 +137,7 @@ class DiskCache:
             memory = {
                 n: np.load(folder / f"mem_{n}.npy", mmap_mode="r") for n in meta["memory_columns"]
             }
+            sparse = _load_sparse(folder, meta["sparse_columns"], _rows_of(events))
             args_file = folder / _ARGS_FILE
             blob: Any = (
                 np.memmap(args_file, dtype=np.uint8, mode="r")
@@ -162,6 +168,7 @@ class DiskCache:
             partial=meta["partial"],
             warnings=meta["warnings"],
             source=meta["source"],
+            sparse=sparse,
         )
         model.keep_summary(meta.get("summary", {}))  # absent in entries of older releases
         return model
@@ -216,6 +223,22 @@ def _count_param_views(folder: Path) -> int:
         return sum(1 for name in os.listdir(folder) if PARAM_MARK in name)
     except OSError:
         return MAX_PARAM_VIEWS
+
+
+def _rows_of(events: dict[str, Any]) -> int:
+    return len(next(iter(events.values()))) if events else 0
+
+
+def _load_sparse(folder: Path, names: list[str], size: int) -> dict[str, SparseColumn]:
+    """The sparse columns written by `publish` (memory-mapped, as the dense ones)."""
+    out = {}
+    for name in names:
+        rows = np.load(folder / f"sp_{name}_rows.npy", mmap_mode="r")
+        values = np.load(folder / f"sp_{name}_values.npy", mmap_mode="r")
+        if rows.size != values.size or (rows.size and not 0 <= rows[-1] < size):
+            raise ValueError(f"sparse column {name} does not fit the rows")
+        out[name] = SparseColumn(rows, values, SPARSE_COLUMNS[name], size)
+    return out
 
 
 def _columns_agree(events: dict[str, Any], memory: dict[str, Any], args_size: int) -> bool:

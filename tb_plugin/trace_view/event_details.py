@@ -188,9 +188,10 @@ def _event_links(worker: WorkerTrace, row: int, pos: int, args: dict[str, Any]) 
 
 def _correlated(worker: WorkerTrace, row: int, kind: int) -> Found:
     """A launch's GPU activity, an op's GPU activity, or a GPU activity's launch and op."""
-    ev = worker.model.events
-    table = links(worker.model, worker.index)
-    correlation, external = int(ev["correlation"][row]), int(ev["external_id"][row])
+    model = worker.model
+    table = links(model, worker.index)
+    correlation = int(model.column_at("correlation", row))
+    external = int(model.column_at("external_id", row))
     if kind in LAUNCH_KINDS:
         return [
             ("gpu_activity", r, "")
@@ -200,7 +201,7 @@ def _correlated(worker: WorkerTrace, row: int, kind: int) -> Found:
         return [("gpu_activity", r, "") for r in table.gpu_by_external.rows_with(external).tolist()]
     if kind in GPU_ACTIVITY_KINDS:
         launchers = table.launch_by_correlation.rows_with(correlation)
-        runtime = launchers[ev["kind"][launchers] == Kind.RUNTIME]
+        runtime = launchers[model.events["kind"][launchers] == Kind.RUNTIME]
         # one launch: the runtime call, not also the driver call under it (same id)
         launchers = (runtime if runtime.size else launchers).tolist()
         ops = table.op_by_external.rows_with(external).tolist()

@@ -131,7 +131,7 @@ def _build_flow_pairs(model: TraceModel, index: TimelineIndex) -> FlowPairs:
     cat_bits = max(len(model.categories), 1)
 
     def key(rows: np.ndarray) -> np.ndarray:
-        return ev["flow_id"][rows].astype(np.int64) * cat_bits + ev["cat"][rows]
+        return model.column_at("flow_id", rows).astype(np.int64) * cat_bits + ev["cat"][rows]
 
     s_key = key(starts)
     order = np.argsort(s_key, kind="stable")
@@ -159,7 +159,7 @@ def _build_flow_pairs(model: TraceModel, index: TimelineIndex) -> FlowPairs:
     p_order = np.lexsort((p_ts, p_track))
     return FlowPairs(
         cat=cat,
-        flow_id=ev["flow_id"][src][order].astype(np.int64),
+        flow_id=model.column_at("flow_id", src[order]).astype(np.int64),
         src_track=src_track[order],
         src_ts=src_ts[order],
         dst_track=dst_track[order],
@@ -225,8 +225,8 @@ class Lookup:
     rows: np.ndarray
 
     @classmethod
-    def of(cls, column: np.ndarray, rows: np.ndarray) -> Lookup:
-        keys = column[rows]
+    def of(cls, keys: np.ndarray, rows: np.ndarray) -> Lookup:
+        """`rows` by their `keys` (a key per row), those with none (-1) left out."""
         keep = keys >= 0
         rows, keys = rows[keep], keys[keep]
         order = np.argsort(keys, kind="stable")
@@ -250,15 +250,14 @@ class Links:
 
 def links(model: TraceModel, index: TimelineIndex) -> Links:
     def build() -> Links:
-        ev = model.events
         gpu = model.complete_rows(*GPU_ACTIVITY_KINDS)
         launches = model.complete_rows(*LAUNCH_KINDS)
         ops = model.complete_rows(Kind.CPU_OP, Kind.USER_ANNOTATION)
         return Links(
-            Lookup.of(ev["correlation"], gpu),
-            Lookup.of(ev["external_id"], gpu),
-            Lookup.of(ev["correlation"], launches),
-            Lookup.of(ev["external_id"], ops),
+            Lookup.of(model.column_at("correlation", gpu), gpu),
+            Lookup.of(model.column_at("external_id", gpu), gpu),
+            Lookup.of(model.column_at("correlation", launches), launches),
+            Lookup.of(model.column_at("external_id", ops), ops),
         )
 
     return _extra(model, "links", build)  # type: ignore[no-any-return]

@@ -137,8 +137,8 @@ def _gpu_track_place(
     model: TraceModel, mine: np.ndarray, pid_value: Any, tid_value: Any
 ) -> tuple[int | None, int | None]:
     """A GPU track's device and stream: what most of its events say, else its pid/tid."""
-    device = _mode(model.events["device"][mine].astype(np.int64))
-    stream = _mode(model.events["stream"][mine])
+    device = _mode(model.column_at("device", mine).astype(np.int64))
+    stream = _mode(model.column_at("stream", mine))
     if device is None:
         device = lenient_int(pid_value)
     if stream is None:

@@ -222,7 +222,7 @@ def _exact_columns(
     """The exact events' columns (SliceColumns), ordered by track, and their tracks."""
     idx, off = worker.index, worker.offset
     rows, start, end = idx.row[exact], idx.start[exact], idx.end[exact]
-    flags = np.where(worker.model.events["correlation"][rows] >= 0, FLAG_LINKED, 0)
+    flags = np.where(worker.model.column_at("correlation", rows) >= 0, FLAG_LINKED, 0)
     flags |= np.where(start < t0 - off, FLAG_STARTS_BEFORE, 0)
     flags |= np.where(end > t1 - off, FLAG_ENDS_AFTER, 0)
     flags |= np.where(row_checks(worker.model)[rows] != 0, FLAG_HEALTH, 0)

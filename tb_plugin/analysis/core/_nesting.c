@@ -433,7 +433,9 @@ static PyObject *py_merge_intervals(PyObject *self, PyObject *args) {
 }
 
 /* `thread_keys(pid, tid, rows, pid_canon, tid_canon, code_size, width, out)`:
- * common.thread_keys' key of each row r of `rows` (int64), pid_canon[pid[r]] * width +
+ * common.thread_keys' key of each row r of `rows` (int32 or int64: the complete rows kept
+ * with a model are int32, and a copy of them as int64 would be a temporary of its own),
+ * pid_canon[pid[r]] * width +
  * tid_canon[tid[r]] (int64 tables), into `out` (int64): one pass for the gathers, casts
  * and sums numpy makes one at a time. pid and tid: the model's code columns, signed
  * integers of `code_size` bytes (2 or 4). Returns False (out unspecified) where a row or
@@ -451,18 +453,21 @@ static PyObject *py_thread_keys(PyObject *self, PyObject *args) {
                           &size, &width, &out)) {
         return NULL;
     }
-    Py_ssize_t n = rows.len / (Py_ssize_t)sizeof(int64_t);
+    const Py_ssize_t n = out.len / (Py_ssize_t)sizeof(int64_t);
+    const Py_ssize_t row_size = n > 0 ? rows.len / n : (Py_ssize_t)sizeof(int64_t);
     int ok = (size == 2 || size == 4) && tid.len == pid.len &&
-             out.len == n * (Py_ssize_t)sizeof(int64_t);
+             out.len == n * (Py_ssize_t)sizeof(int64_t) && (row_size == 4 || row_size == 8) &&
+             rows.len == n * row_size;
     if (ok) {
         const int64_t events = pid.len / size;
         const int64_t n_pids = pid_canon.len / (Py_ssize_t)sizeof(int64_t);
         const int64_t n_tids = tid_canon.len / (Py_ssize_t)sizeof(int64_t);
-        const int64_t *r = rows.buf, *pc = pid_canon.buf, *tc = tid_canon.buf;
+        const int64_t *pc = pid_canon.buf, *tc = tid_canon.buf;
         int64_t *o = out.buf;
         Py_BEGIN_ALLOW_THREADS
         for (Py_ssize_t i = 0; i < n; i++) {
-            const int64_t row = r[i];
+            const int64_t row =
+                row_size == 4 ? ((const int32_t *)rows.buf)[i] : ((const int64_t *)rows.buf)[i];
             if (row < 0 || row >= events) {
                 ok = 0;
                 break;

@@ -270,13 +270,12 @@ def _groups_of(facts: list[_Facts]) -> dict[str, GroupFacts]:
 def _kernel_facts(
     model: TraceModel, kernels: np.ndarray, collectives: list[str | None], comm_ops: np.ndarray
 ) -> list[_Facts]:
-    ev = model.events
     op_args = model.args_of(comm_ops, CommArgs)
     op_names = model.names_of(comm_ops)
     kernel_args = model.args_of(kernels, CommArgs)
     chains = _launch_chains(model, kernels, comm_ops)
     by_external: dict[int, list[int]] = defaultdict(list)
-    for i, ext in enumerate(ev["external_id"][comm_ops].tolist()):
+    for i, ext in enumerate(model.column_at("external_id", comm_ops).tolist()):
         if ext > 0:
             by_external[ext].append(i)
 
@@ -284,7 +283,7 @@ def _kernel_facts(
     for k in range(kernels.size):
         f = _Facts()
         f.fill(kernel_args[k], None)
-        chain = chains[k] or by_external.get(int(ev["external_id"][kernels[k]]), [])
+        chain = chains[k] or by_external.get(int(model.column_at("external_id", kernels[k])), [])
         for i in chain:
             f.fill(op_args[i], op_names[i])
         if f.kind is None:

@@ -63,7 +63,7 @@ def summarize(model: TraceModel, steps: Steps) -> list[DeviceView]:
         mine = devices == dev
         rows = kernels[mine]
         ident = device_identity(model, int(dev))
-        metrics = _device_metrics(ev, rows, classes.matrix[mine], lo, hi)
+        metrics = _device_metrics(model, rows, classes.matrix[mine], lo, hi)
         out.append(
             {
                 "id": int(dev),
@@ -83,22 +83,22 @@ def summarize(model: TraceModel, steps: Steps) -> list[DeviceView]:
 
 
 def _device_metrics(
-    ev: dict[str, np.ndarray], rows: np.ndarray, matrix: np.ndarray, lo: float, hi: float
+    model: TraceModel, rows: np.ndarray, matrix: np.ndarray, lo: float, hi: float
 ) -> dict[str, float | None]:
-    window = hi - lo
+    ev, window = model.events, hi - lo
     util = sm_eff = occ = tc = unknown = None
     if window > 0:
         start = ev["ts"][rows]
         end = start + ev["dur"][rows]
         util = float(IntervalUnion(start, end).covered(lo, hi)[0]) / window
-        bps = ev["blocks_per_sm"][rows].astype(np.float64)
+        bps = model.column_at("blocks_per_sm", rows).astype(np.float64)
         has_bps = np.isfinite(bps) & (bps > 0)
         if has_bps.any():
             sm_eff = (
                 weighted_capped_integral(start[has_bps], end[has_bps], bps[has_bps], lo, hi)
                 / window
             )
-        occupancy = ev["occupancy"][rows].astype(np.float64)
+        occupancy = model.column_at("occupancy", rows).astype(np.float64)
         has_occ = np.isfinite(occupancy) & (occupancy > 0)
         inside = np.clip(np.minimum(end, hi) - np.maximum(start, lo), 0, None)
         weight = inside[has_occ]

@@ -155,7 +155,7 @@ def _build_gpu_work(model: TraceModel) -> GpuWork:
         origin_us=origin,
         rows=rows,
         device=gpu_device_ids(model, rows),
-        stream=ev["stream"][rows].astype(np.int64),
+        stream=model.column_at("stream", rows).astype(np.int64),
         start=start,
         end=end,
         launch=launch,

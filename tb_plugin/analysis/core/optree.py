@@ -303,7 +303,10 @@ def _attach_runtimes(
         return out
     ev = model.events
     same = _match_pairs(
-        node_thread, ev["external_id"][node_rows], rt_thread, ev["external_id"][runtimes]
+        node_thread,
+        model.column_at("external_id", node_rows),
+        rt_thread,
+        model.column_at("external_id", runtimes),
     )
     ok = same >= 0
     n, r = node_rows[same[ok]], runtimes[ok]

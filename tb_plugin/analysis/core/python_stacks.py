@@ -189,8 +189,8 @@ def _first_position_sorted(
 def _python_ids(model: TraceModel, rows: np.ndarray) -> list[np.ndarray]:
     """Per row: whether it has a `Python id`, the id, whether it has a `Python parent id`,
     the parent id (the columns the loader read them into)."""
-    ids = model.events["python_id"][rows]
-    ups = model.events["python_parent_id"][rows]
+    ids = model.column_at("python_id", rows)
+    ups = model.column_at("python_parent_id", rows)
     return [ids != NO_PYTHON_ID, ids, ups != NO_PYTHON_ID, ups]
 
 

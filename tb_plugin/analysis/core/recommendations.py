@@ -275,14 +275,10 @@ def _tensor_core_advice(model: TraceModel, view: OverviewView) -> list[Recommend
     kernels = classes.rows
     if kernels.size == 0 or bool((classes.matrix == MATRIX_YES).any()):
         return []
-    ext = ev["external_id"][kernels].copy()
-    missing = ext < 0
-    if missing.any():
-        launcher = launches_of(model, kernels[missing])
-        ext[missing] = np.where(launcher >= 0, ev["external_id"][np.maximum(launcher, 0)], -1)
+    ext = _external_ids(model, kernels)
     ops = complete_rows(model, Kind.CPU_OP)
     eligible_ops = ops[name_flags(model, is_tensor_core_eligible_op)[ev["name"][ops]]]
-    eligible_ext = distinct(ev["external_id"][eligible_ops])
+    eligible_ext = distinct(model.column_at("external_id", eligible_ops))
     # Only kernels known not to use matrix cores: an unknown one may well use them.
     eligible = in_sorted(ext, eligible_ext[eligible_ext >= 0]) | replayed_eligible(model, kernels)
     eligible &= classes.matrix == MATRIX_NO
@@ -322,6 +318,17 @@ def _tensor_core_advice(model: TraceModel, view: OverviewView) -> list[Recommend
             "docs_url": "https://pytorch.org/docs/stable/amp.html",
         }
     ]
+
+
+def _external_ids(model: TraceModel, kernels: np.ndarray) -> np.ndarray:
+    """Each kernel's External id, else its launch call's (-1 where neither has one)."""
+    ext = model.column_at("external_id", kernels)
+    missing = ext < 0
+    if missing.any():
+        launcher = launches_of(model, kernels[missing])
+        launched = model.column_at("external_id", np.maximum(launcher, 0))
+        ext[missing] = np.where(launcher >= 0, launched, -1)
+    return ext
 
 
 def _memory_advice(model: TraceModel, view: OverviewView) -> list[Recommendation]:

@@ -151,9 +151,8 @@ def _backlog(model: TraceModel, unlinked: np.ndarray, launches: np.ndarray) -> n
     call's: the backlog of the iteration before profiling began. Work whose launch call is
     missing for another reason (a thread not recorded) has ids among them: not a backlog.
     With the work launched in the trace before step 0, it is the device work of no step."""
-    ev = model.events
-    corr = ev["correlation"][unlinked]
-    launch_corr = ev["correlation"][launches]
+    corr = model.column_at("correlation", unlinked)
+    launch_corr = model.column_at("correlation", launches)
     first_launch = float(launch_corr[launch_corr >= 0].min())
     return unlinked[(corr >= 0) & (corr < first_launch)]
 

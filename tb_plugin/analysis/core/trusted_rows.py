@@ -145,7 +145,7 @@ def _keys(model: TraceModel, rows: np.ndarray) -> np.ndarray:
     ends = ev["args_end"]
     args_len = ends[rows] - np.where(rows > 0, ends[np.maximum(rows - 1, 0)], 0)
     keys = [ev["ts"][rows].view(np.int64), ev["dur"][rows].view(np.int64), args_len]
-    keys += [ev[c][rows].astype(np.int64) for c in (*_KEY_COLUMNS, *_MORE_KEYS)]
+    keys += [model.column_at(c, rows).astype(np.int64) for c in (*_KEY_COLUMNS, *_MORE_KEYS)]
     return np.stack(keys) if rows.size else np.empty((len(keys), 0), np.int64)
 
 

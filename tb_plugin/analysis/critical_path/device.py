@@ -100,7 +100,7 @@ def event_waits(model: TraceModel, acts: Activities, origin: float) -> EventWait
     empty = np.zeros(0, np.int64)
     if syncs.size == 0:
         return EventWaits(empty, empty, 0, wait_calls)
-    corr = ev["correlation"][calls]
+    corr = model.column_at("correlation", calls)
     order = np.argsort(corr, kind="stable")
     sorted_corr, by_corr = corr[order], calls[order]
     waited: list[int] = []
@@ -110,8 +110,10 @@ def event_waits(model: TraceModel, acts: Activities, origin: float) -> EventWait
         if args.sync_kind != "Stream Wait Event":
             continue
         record = _call_start(sorted_corr, by_corr, args.record_corr, model, origin)
-        call = _call_start(sorted_corr, by_corr, int(ev["correlation"][row]), model, origin)
-        device, stream = int(ev["device"][row]), int(ev["stream"][row])
+        call = _call_start(
+            sorted_corr, by_corr, int(model.column_at("correlation", row)), model, origin
+        )
+        device, stream = int(model.column_at("device", row)), int(model.column_at("stream", row))
         pair = _linked(acts, device, args.wait_on_stream, stream, record, call)
         if pair is None:
             unlinked += 1

@@ -74,7 +74,7 @@ def kernels(
     classes = kernel_classes(model)
     rows, matrix, work = classes.rows, classes.matrix, classes.work
     devs = gpu_device_ids(model, rows)
-    streams = ev["stream"][rows]
+    streams = model.column_at("stream", rows)
     all_devices = sorted({int(d) for d in distinct(devs) if d >= 0})
     all_streams = sorted({int(s) for s in distinct(streams) if s >= 0})
     keep = np.ones(rows.size, dtype=bool)
@@ -168,7 +168,7 @@ def _group(
         uniq, group = np.empty((0, key.shape[1]), np.int64), np.empty(0, np.int64)
     n = uniq.shape[0]
     lo, hi = _extent(group, dur, n, np.inf)
-    occ = ev["occupancy"][rows].astype(np.float64)
+    occ = model.column_at("occupancy", rows).astype(np.float64)
     occ[occ <= 0] = np.nan  # 0: the trace does not know
     group_matrix = np.full(n, MATRIX_YES, dtype=np.int64)
     np.minimum.at(group_matrix, group, matrix.astype(np.int64))
@@ -185,7 +185,9 @@ def _group(
         total=np.bincount(group, weights=dur, minlength=n),
         lo=lo,
         hi=hi,
-        mean_bps=_weighted(ev["blocks_per_sm"][rows].astype(np.float64), group, dur, n),
+        mean_bps=_weighted(
+            model.column_at("blocks_per_sm", rows).astype(np.float64), group, dur, n
+        ),
         mean_occ=_weighted(occ, group, dur, n),
         matrix=group_matrix,
         work=group_work,

@@ -22,7 +22,7 @@ import numpy as np
 from ....ingest.columns import negative_durations
 from ....model.categories import Kind, Phase, kind_mask
 from ....model.trace_model import TraceModel
-from ..common import gpu_rows, launches_of, thread_keys, unique_inverse
+from ..common import gpu_rows, launches_of, narrow_rows, thread_keys, unique_inverse
 from ..tree_arrays import _nesting, grouped_nesting_order
 from ..trusted_rows import drop_untrusted, trusted_only
 from .nesting import lane_crossings
@@ -66,7 +66,7 @@ def overlapping_events(model: TraceModel) -> Finding:
     keep &= np.isfinite(ev["dur"])
     keep &= np.isfinite(ev["ts"])
     drop_untrusted(model, keep)
-    rows = np.flatnonzero(keep)
+    rows = narrow_rows(model, np.flatnonzero(keep))  # held through the walks: the view's peak
     del keep
     if rows.size < 2:
         return Finding(_NONE)
@@ -79,7 +79,7 @@ def overlapping_events(model: TraceModel) -> Finding:
     del by_lane
     cuts = np.append(np.flatnonzero(lane[1:] != lane[:-1]) + 1, lane.size)
     found = [_crossing_rows(model, rows[a:b], lane[a:b]) for a, b in _batches(cuts)]
-    return Finding(np.sort(np.concatenate(found)))
+    return Finding(np.sort(np.concatenate(found)).astype(np.int64))
 
 
 # Slices are checked in batches of about this many (whole lanes, or parts of a lane that
@@ -162,7 +162,7 @@ def unmatched_flows(model: TraceModel) -> Finding:
         return Finding(_NONE)
     # One integer per (category, id), in a range as narrow as the ids' own: grouped by
     # marking (unique_inverse), not sorted.
-    flow_id = ev["flow_id"][rows].astype(np.int64)
+    flow_id = model.column_at("flow_id", rows).astype(np.int64)
     low = int(flow_id.min())
     flow_id -= low
     key = ev["cat"][rows].astype(np.int64) * (int(flow_id.max()) + 1) + flow_id

@@ -185,7 +185,7 @@ def _signatures(
     `Concrete Inputs`, `flops`), and a row position of each signature. Rows the compiled
     scanner hashed (`work_sig`) are grouped by name and hash without reading their args;
     the others' args are read (`_read_signatures`)."""
-    hashes = model.events["work_sig"][rows]
+    hashes = model.column_at("work_sig", rows)
     hashed = np.flatnonzero(hashes != -1)
     first, inverse = _groups(codes[hashed], hashes[hashed])
     signature = np.empty(rows.size, dtype=np.int64)

@@ -1,0 +1,193 @@
+"""A model column that few rows have a value in, held as those rows and their values.
+
+A kernel's launch figures (`blocks per SM`, `est. achieved occupancy %`) are in kernel
+events only: a few percent of a trace's rows (3 % of a 253 MB H100 trace's 925k rows,
+12 % of a 259 MB V100 trace's), every other row NaN. A value per row held 7.4 MB of NaN
+there for two columns read only at kernel rows; as rows and values they hold 0.5 MB. The
+scanner's hash of the work args (`work_sig`) is 0 in the rows without them (all but the
+ops': 81 % of the H100 trace's rows): 2 MB as rows and values, not 7.4 MB. The ids that
+link events (flow, correlation, External id) and a GPU event's device and stream are
+missing (-1) in most rows too (89 %, 89 %, 70 %, 96 % there). A load whose decoder
+writes a value in most rows keeps a value per row (`SparseParts`).
+Values read back (`take`, `dense`) are the dense column's, in its dtype."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+_ONE = np.uint64(1)
+# Rows merged before a column whose rows and values hold more than a value per row
+# turns dense as it loads (the first chunks, a trace's start, may not be like the rest:
+# all ops, so all hashed); whether it is kept dense is decided by all its rows.
+DENSE_AFTER_ROWS = 1 << 20
+# Column name → the value of the rows that have none (the dense column's missing value).
+SPARSE_COLUMNS: dict[str, float] = {
+    "blocks_per_sm": np.nan,
+    "occupancy": np.nan,
+    "work_sig": 0,
+    "flow_id": -1,
+    "device": -1,
+    "stream": -1,
+    "correlation": -1,
+    "external_id": -1,
+}
+
+
+@dataclass(frozen=True)
+class SparseColumn:
+    """`values[i]` is row `rows[i]`'s (rows ascending, the file's order); every other row
+    of the `size` rows has `fill`."""
+
+    rows: np.ndarray
+    values: np.ndarray
+    fill: float
+    size: int
+
+    def take(self, rows: np.ndarray | int) -> np.ndarray:
+        """The values of `rows` (model row indices in any order and shape, one row, or a
+        mask over every row), as the dense column's `column[rows]`."""
+        rows = np.asarray(rows)
+        if rows.dtype == bool:
+            rows = np.flatnonzero(rows)
+        if self.rows.size == 0 or rows.size == 0:
+            return np.full(rows.shape, self.fill, dtype=self.values.dtype)
+        words, before = self._rank
+        at = rows >> 6
+        word = words[at]
+        shift = (rows & 63).astype(np.uint64)
+        # A row's place among the rows with a value: those of the words before its word,
+        # and those of its word below it.
+        place = before[at]
+        del at
+        below = _ONE << shift
+        below -= _ONE
+        below &= word
+        place += np.bitwise_count(below)
+        del below
+        word >>= shift
+        has = (word & _ONE).astype(bool)
+        if has.all():  # every row asked has a value (kernels' devices): no mask to apply
+            return self.values[place]
+        out = np.full(rows.shape, self.fill, dtype=self.values.dtype)
+        out[has] = self.values[place[has]]
+        return out
+
+    @cached_property
+    def _rank(self) -> tuple[np.ndarray, np.ndarray]:
+        """Which rows have a value, a bit each (64 to a word), and the rows with one before
+        each word: a row's value found in a few steps (a search of `rows` took 5.5 ms of
+        CPU for 170k rows, this 2.7 ms; 0.17 MB for a 925k-row trace)."""
+        marked = np.zeros(-(-self.size // 64) * 64, dtype=bool)
+        marked[self.rows] = True
+        words = np.packbits(marked, bitorder="little").view("<u8")
+        del marked
+        before = np.zeros(words.size, dtype=np.int64)
+        np.cumsum(np.bitwise_count(words)[:-1], out=before[1:])
+        return words, before
+
+    def dense(self) -> np.ndarray:
+        """The whole column, a value per row (made anew: for a notebook's frame)."""
+        out = np.full(self.size, self.fill, dtype=self.values.dtype)
+        out[self.rows] = self.values
+        return out
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.rows.nbytes + self.values.nbytes)
+
+
+def has_value(values: np.ndarray, fill: float) -> np.ndarray:
+    """Where `values` differ from `fill` (NaN: where they are not NaN)."""
+    return ~np.isnan(values) if np.isnan(fill) else values != fill
+
+
+def row_type(size: int) -> type[np.signedinteger]:
+    """Row indices as int32 where the model's rows fit it (half the bytes)."""
+    return np.int32 if size <= np.iinfo(np.int32).max else np.int64
+
+
+class SparseParts:
+    """A sparse column built a chunk at a time, as a load merges its chunks; dense (a value
+    per row) once its rows and values would hold more than that (a decoder that writes a
+    value into every row: the Perfetto reader's `work_sig`, unknown everywhere). Values
+    are of the `narrow` type while they fit it (`trace_model.NARROW_COLUMNS`), else of
+    `dtype`."""
+
+    def __init__(self, dtype: str, fill: float, narrow: str | None = None) -> None:
+        self.declared = np.dtype(dtype)
+        self.dtype = np.dtype(narrow or dtype)
+        self.fill = fill
+        self.rows: list[np.ndarray] = []
+        self.values: list[np.ndarray] = []
+        self.dense: list[np.ndarray] | None = None  # the parts, once dense
+        self.held = 0  # bytes of the parts
+
+    def append(self, part: np.ndarray, first_row: int) -> None:
+        """The rows with a value of `part`, the dense column of rows from `first_row`."""
+        if self.dense is None and first_row >= DENSE_AFTER_ROWS and self._better_dense(first_row):
+            self.dense = [self.finish(first_row).dense()]
+            self.rows, self.values = [], []
+        if self.dense is not None:
+            self._widen_for(part)
+            self.dense.append(part.astype(self.dtype))
+            self.held = (first_row + part.size) * self.dtype.itemsize
+            return
+        at = np.flatnonzero(has_value(part, self.fill))
+        if at.size:
+            values = part[at]
+            self._widen_for(values)
+            self.values.append(values.astype(self.dtype, copy=False))
+            rows = at.astype(row_type(first_row + part.size), copy=False)
+            rows += first_row
+            self.rows.append(rows)
+            self.held += self.values[-1].nbytes + rows.nbytes
+
+    def _widen_for(self, values: np.ndarray) -> None:
+        """The declared type from now on (the parts so far converted) where `values` do
+        not fit the narrow one."""
+        if self.dtype == self.declared or values.size == 0:
+            return
+        limits = np.iinfo(self.dtype)
+        if limits.min <= values.min() and values.max() <= limits.max:
+            return
+        self.dtype = self.declared
+        self.values = [v.astype(self.dtype) for v in self.values]
+        if self.dense is not None:
+            self.dense = [v.astype(self.dtype) for v in self.dense]
+        self.held = sum(a.nbytes for a in (*self.rows, *self.values, *(self.dense or ())))
+
+    def finish(self, size: int) -> SparseColumn:
+        """The column as rows and values (`finish_smaller`: or as a value per row)."""
+        return SparseColumn(
+            _joined(self.rows, row_type(size)), _joined(self.values, self.dtype), self.fill, size
+        )
+
+    def finish_smaller(self, size: int) -> SparseColumn | np.ndarray:
+        """The column as it holds fewer bytes: rows and values, or a value per row."""
+        if self.dense is not None:
+            return _joined(self.dense, self.dtype)
+        column = self.finish(size)
+        return column.dense() if self._better_dense(size) else column
+
+    def _better_dense(self, rows: int) -> bool:
+        """Whether a value per row of `rows` would hold less than 4/3 of the rows and
+        values held (a sparse column is read in more steps: kept where it saves a
+        quarter: the External ids of a V100 trace, in 59 % of its rows, stay dense)."""
+        return 4 * self.held > 3 * rows * self.dtype.itemsize
+
+
+def _joined(parts: Sequence[np.ndarray], dtype: np.dtype | type) -> np.ndarray:
+    if not parts:
+        return np.empty(0, dtype=dtype)
+    return np.concatenate(parts).astype(dtype, copy=False)
+
+
+def sparse_from_dense(column: np.ndarray, fill: float) -> SparseColumn:
+    """`column` (a value per row) as a sparse column."""
+    parts = SparseParts(column.dtype.str, fill)
+    parts.append(np.asarray(column), 0)
+    return parts.finish(int(column.size))
