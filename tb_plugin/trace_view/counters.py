@@ -217,9 +217,7 @@ BLOCK = 64  # samples a block (as _passes.c): a wide bucket reads its blocks' ma
 def block_maxima(counter: Counter) -> np.ndarray:
     """The highest sample of each BLOCK samples (the last block may be shorter)."""
     if counter.block_max is None:
-        assert counter.values is not None
-        n = counter.values.size
-        counter.block_max = np.maximum.reduceat(counter.values, np.arange(0, n, BLOCK))
+        counter.block_max = _maxima_of_blocks(counter, BLOCK)
     return counter.block_max
 
 
@@ -229,10 +227,14 @@ FINE = 8  # samples a fine block (as _passes.c): the compiled series' partial bl
 def fine_maxima(counter: Counter) -> np.ndarray:
     """The highest sample of each FINE samples (the last block may be shorter)."""
     if counter.fine_max is None:
-        assert counter.values is not None
-        n = counter.values.size
-        counter.fine_max = np.maximum.reduceat(counter.values, np.arange(0, n, FINE))
+        counter.fine_max = _maxima_of_blocks(counter, FINE)
     return counter.fine_max
+
+
+def _maxima_of_blocks(counter: Counter, size: int) -> np.ndarray:
+    """The highest sample of each `size` samples of the counter."""
+    assert counter.values is not None
+    return np.maximum.reduceat(counter.values, np.arange(0, counter.values.size, size))
 
 
 def _segment_max(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
