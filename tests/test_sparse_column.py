@@ -120,3 +120,21 @@ def test_values_keep_the_narrow_type_until_one_does_not_fit() -> None:
     assert column.take(np.array([4, 1])).tolist() == [1 << 40, 7]
     assert int(column.take(4)) == 1 << 40  # one row, as column[4]
     assert column.take(np.array([True, True, False, False, False, True])).tolist() == [-1, 7, -1]
+
+
+def test_bit_counts_without_numpys_bitwise_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The byte-table count (numpy before 2.0) gives numpy's bitwise_count, and a sparse
+    column reads the same values through it."""
+    rng = np.random.default_rng(9)
+    words = rng.integers(0, 2**63, 4096, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+    words[:3] = [0, 2**64 - 1, 2**63]
+    want = sparse_column.bit_count(words)
+    assert want.tolist() == [bin(int(w)).count("1") for w in words]
+    dense = np.full(5000, -1, dtype=np.int64)
+    dense[rng.choice(5000, 300, replace=False)] = rng.integers(0, 10**9, 300)
+    asked = rng.integers(0, 5000, 2000)
+    with monkeypatch.context() as patched:
+        patched.delattr(np, "bitwise_count")
+        assert sparse_column.bit_count(words).tolist() == want.tolist()
+        column = sparse_from_dense(dense, -1)
+        assert column.take(asked).tolist() == dense[asked].tolist()

@@ -66,7 +66,7 @@ class SparseColumn:
         below = _ONE << shift
         below -= _ONE
         below &= word
-        place += np.bitwise_count(below)
+        place += bit_count(below)
         del below
         word >>= shift
         has = (word & _ONE).astype(bool)
@@ -86,7 +86,7 @@ class SparseColumn:
         words = np.packbits(marked, bitorder="little").view("<u8")
         del marked
         before = np.zeros(words.size, dtype=np.int64)
-        np.cumsum(np.bitwise_count(words)[:-1], out=before[1:])
+        np.cumsum(bit_count(words)[:-1], out=before[1:])
         return words, before
 
     def dense(self) -> np.ndarray:
@@ -98,6 +98,19 @@ class SparseColumn:
     @property
     def nbytes(self) -> int:
         return int(self.rows.nbytes + self.values.nbytes)
+
+
+# The set bits of each byte value: `bit_count` where numpy has no bitwise_count (< 2.0;
+# the package takes numpy from 1.22).
+_BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).sum(axis=1)
+
+
+def bit_count(words: np.ndarray) -> np.ndarray:
+    """The set bits of each uint64 word (uint8), as numpy 2's `np.bitwise_count`."""
+    if hasattr(np, "bitwise_count"):
+        return np.bitwise_count(words)
+    as_bytes = np.ascontiguousarray(words).view(np.uint8).reshape(*words.shape, 8)
+    return _BYTE_BITS.astype(np.uint8)[as_bytes].sum(axis=-1, dtype=np.uint8)
 
 
 def has_value(values: np.ndarray, fill: float) -> np.ndarray:
