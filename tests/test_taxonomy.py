@@ -16,6 +16,7 @@ from kinetoscope.analysis.core.taxonomy import (
     MATRIX_YES,
     WORKS,
     NamePattern,
+    _foldable,
     classify_name,
     families,
     lowered_name,
@@ -330,6 +331,9 @@ def test_patterns_search_a_lowered_name_as_they_search_any_case() -> None:
         ("\\x4bernel", "KERNEL", True),  # an escape standing for a capital
         ("[^A-Z]gemm", "XGEMM", False),  # a class of capitals
         ("\\bgemm\\d", "sm80_XGEMM_1 GEMM2", True),
+        ("^[!-_]+$", "ab", True),  # a range holding the capitals without naming one
+        ("x[0-_]", "xa", True),
+        ("[a-z0-9]gemm", "XGEMM", True),  # lowercase and digit ranges: lowered search
     ],
 )
 def test_a_pattern_that_case_could_change_is_searched_as_written(
@@ -337,3 +341,4 @@ def test_a_pattern_that_case_could_change_is_searched_as_written(
 ) -> None:
     assert (re.search(text, name, re.IGNORECASE) is not None) is found
     assert NamePattern(text).search(name, lowered_name(name)) is found
+    assert _foldable(text) is (text == "[a-z0-9]gemm" or text.startswith("\\b"))

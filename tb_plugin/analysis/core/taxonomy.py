@@ -72,10 +72,24 @@ class NamePattern:
 _UNFOLDABLE = re.compile(r"[A-Z]|\\[^dDwWsSbBAZ\W_]|\(\?[a-zA-Z]*-")
 
 
+# A character class's body, and a range in it (`x-y`, either end possibly escaped).
+_CLASS = re.compile(r"\[\^?((?:\\.|[^\]\\])*)\]")
+_RANGE = re.compile(r"(\\?.)-(\\?[^\]])")
+
+
 def _foldable(text: str) -> bool:
     """Whether searching a lowercased ASCII name case-sensitively with `text` finds what
-    searching the name case-insensitively does (see `NamePattern`)."""
-    return text.isascii() and _UNFOLDABLE.search(text.replace("\\\\", "")) is None
+    searching the name case-insensitively does (see `NamePattern`). A class's range other
+    than lowercase letters or digits may hold capitals without naming one (`[!-_]` holds
+    `A`-`Z`, so it takes `a` case-insensitively but not when written lowercase)."""
+    plain = text.replace("\\\\", "")
+    if not text.isascii() or _UNFOLDABLE.search(plain) is not None:
+        return False
+    for body in _CLASS.findall(plain):
+        for low, high in _RANGE.findall(body):
+            if not any(a <= low <= high <= b for a, b in (("a", "z"), ("0", "9"))):
+                return False
+    return True
 
 
 def lowered_name(name: str) -> str | None:
