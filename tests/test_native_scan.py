@@ -402,11 +402,12 @@ def test_devices_and_streams_past_int16_widen_at_the_chunk_that_holds_them(
     path.write_text('{"traceEvents": [' + ",\n".join(events) + "]}")
     scanned = _model(path, "", monkeypatch)
     assert_same_model(scanned, _model(path, "python", monkeypatch))
-    ev = scanned.events
-    order = np.argsort(ev["ts"], kind="stable")
-    assert ev["device"].dtype == np.int32 and ev["stream"].dtype == np.int64
-    assert ev["device"][order].tolist() == [-1] * 33 + [-40000] + [-1] * 6
-    assert ev["stream"][order].tolist() == [7] * 31 + [2**15] + [7] * 8
+    order = np.argsort(scanned.events["ts"], kind="stable")
+    # Read whole, each as the model holds it (a value per row, or sparse: rows and values).
+    device, stream = scanned.full_column("device"), scanned.full_column("stream")
+    assert device.dtype == np.int32 and stream.dtype == np.int64
+    assert device[order].tolist() == [-1] * 33 + [-40000] + [-1] * 6
+    assert stream[order].tolist() == [7] * 31 + [2**15] + [7] * 8
     assert len(parts) > 10 and sum(parts) == 80  # merged a few rows at a time, both loads
 
 
