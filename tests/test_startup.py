@@ -6,6 +6,7 @@ modules of routes a report never answers are not imported, and the process's fas
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -84,3 +85,32 @@ def test_the_fast_exit_of_a_run_summarised_in_worker_processes_ends(tmp_path: Pa
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert len(json.loads(proc.stdout)["distributed"]["ranks"]) == PROCESS_POOL_MIN_RANKS
+
+
+WARM = """
+import contextlib, io, sys
+from kinetoscope.__main__ import main
+with contextlib.redirect_stdout(io.TextIOWrapper(io.BytesIO())):
+    code = main(["report", sys.argv[1], "--format", "json"])
+print(code, "kinetoscope.analysis.core.ahead" in sys.modules)
+"""
+
+
+def test_a_report_of_a_cached_trace_imports_no_view_ahead(tmp_path: Path) -> None:
+    """The first report fills the cache and imports the views' modules while the trace
+    loads; the second finds the trace cached (its answers with it) and imports none ahead,
+    however soon its load from the cache ends."""
+    logdir = _logdir(tmp_path)
+    env = {"KINETOSCOPE_CACHE_DIR": str(tmp_path / "cache")}
+    seen = []
+    for _ in range(2):
+        proc = subprocess.run(
+            [sys.executable, "-c", WARM, str(logdir)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, **env},
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        seen.append(proc.stdout.split())
+    assert seen == [["0", "True"], ["0", "False"]]

@@ -162,6 +162,17 @@ class Session:
                 return self.store.state_for(resolve(run, worker, span).span.path).done
         return threading.Event()
 
+    def cached(self, run: Run, worker: str | None, span: str | None) -> bool:
+        """Whether the disk cache holds the trace these names resolve to (and so, likely,
+        the answers of the views a report asks): known at once, where whether its load is
+        over is a race with the caller's next steps."""
+        if not run.workers or self.store.cache is None:
+            return False
+        with contextlib.suppress(NotFound):
+            key = self.store.state_for(resolve(run, worker, span).span.path).key
+            return self.store.cache.entry(key).is_dir()
+        return False
+
     def load_first_span(self) -> None:
         """Start loading the span the UI opens first (the first run with workers, its
         first worker and span: `resolve`'s defaults, as the page's) once the first

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-import threading
 from typing import Any
 
 import msgspec
@@ -67,9 +66,8 @@ def _report(args: argparse.Namespace) -> int:
     failed = refused = False
     try:
         _, runs = targets(args, session)
-        loaded = threading.Event()
         if runs:  # read while the rest of the command imports (a bad name: the report says)
-            loaded = session.start_load(runs[0], args.worker, args.span)
+            session.start_load(runs[0], args.worker, args.span)
         # The views' modules import while that trace is read (the decoder lets the GIL go).
         # Meanwhile the GIL is handed over more often: the loading thread, back from each
         # block's decoding, waits for it at most this long instead of 5 ms.
@@ -78,7 +76,8 @@ def _report(args: argparse.Namespace) -> int:
         try:
             from .report import report_run, unknown_views
 
-            if not loaded.is_set():  # read already (the cache's): its views likely too
+            # A cached trace's views are likely cached too: their modules are not needed.
+            if not runs or not session.cached(runs[0], args.worker, args.span):
                 make_ahead()
         finally:
             sys.setswitchinterval(interval)
