@@ -7,6 +7,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ...model.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind
+from ...model.sparse_column import row_type
 from ...model.trace_model import TraceModel
 from .tree_arrays import running_count
 
@@ -48,13 +49,10 @@ def complete_rows(model: TraceModel, *kinds: Kind) -> np.ndarray:
     return model.derived(key, build)
 
 
-_INT32_ROWS = int(np.iinfo(np.int32).max)
-
-
 def narrow_rows(model: TraceModel, rows: np.ndarray) -> np.ndarray:
     """Row indices of `model` as int32 where its rows fit (half the bytes), else as they
     are: for row sets held a while (kept with the model, or through a view's peak)."""
-    return rows.astype(np.int32) if len(model) <= _INT32_ROWS else rows
+    return rows.astype(np.int32) if row_type(len(model)) is np.int32 else rows
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
