@@ -66,6 +66,8 @@ def _report(args: argparse.Namespace) -> int:
     failed = refused = False
     try:
         _, runs = targets(args, session)
+        # Asked before this command's own load can write the cache entry (a race it lost).
+        warm = bool(runs) and session.cached(runs[0], args.worker, args.span)
         if runs:  # read while the rest of the command imports (a bad name: the report says)
             session.start_load(runs[0], args.worker, args.span)
         # The views' modules import while that trace is read (the decoder lets the GIL go).
@@ -77,7 +79,7 @@ def _report(args: argparse.Namespace) -> int:
             from .report import report_run, unknown_views
 
             # A cached trace's views are likely cached too: their modules are not needed.
-            if not runs or not session.cached(runs[0], args.worker, args.span):
+            if not warm:
                 make_ahead()
         finally:
             sys.setswitchinterval(interval)
