@@ -7,7 +7,8 @@ ranges' search); an index's parents (`host_ranges._index_sorted`), the walk up t
 (`HostRanges._start_bound`, `tree_arrays.sorted_search`); the union length per group
 (`tree_arrays.segment_union_length`), the merge of a union of intervals
 (`intervals.IntervalUnion`), bit for bit; the thread key of each row
-(`common.thread_keys`) and times rounded to whole nanoseconds (`host_ranges.snap_ns`)."""
+(`common.thread_keys`), times rounded to whole nanoseconds (`host_ranges.snap_ns`) and the
+union of each name's ranges on a thread (the Memory view's `index.name_spans`)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from kinetoscope.analysis.core.tree_arrays import (
     segment_union_length,
     sorted_search,
 )
+from kinetoscope.analysis.memory import index as memory_index
 from kinetoscope.ingest.build import build_model
 
 
@@ -298,3 +300,48 @@ def test_snap_ns_both_ways(monkeypatch: pytest.MonkeyPatch) -> None:
             want = host_ranges.snap_ns(t, origin)
         assert got.dtype == want.dtype == np.float64
         assert got.view(np.int64).tolist() == want.view(np.int64).tolist()
+
+
+def spans_by_definition(names: np.ndarray, start: np.ndarray, end: np.ndarray) -> list[tuple]:
+    """Per name (ascending), its ranges merged where one starts by the furthest end of
+    those before it, in (start, longer first) order."""
+    out = []
+    for code in sorted(set(names.tolist())):
+        spans: list[list[float]] = []
+        for s, e in zip(start[names == code].tolist(), end[names == code].tolist()):
+            if spans and s <= spans[-1][1]:
+                spans[-1][1] = max(spans[-1][1], e)
+            else:
+                spans.append([s, e])
+        out += [(code, s, e) for s, e in spans]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_name_spans_both_ways(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """The union of each name's ranges (Memory's operator table), compiled and in numpy's
+    passes: the same codes (int16 and int32), starts and ends, the definition's where the
+    times are finite; a NaN end (furthest of all) or start in some."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 80))
+    start = rng.integers(0, 50, n).astype(np.float64)
+    end = start + rng.choice([0.0, 1.0, 2.0, 5.0, 20.0], n)
+    if seed % 4 == 1:
+        end[rng.integers(0, n)] = np.nan
+    if seed % 4 == 2:
+        start[rng.integers(0, n)] = np.nan
+    order = np.lexsort((-end, start))
+    names = rng.integers(0, 6, n).astype(np.int16 if seed % 2 else np.int32)
+    ops = memory_index.ThreadOps(np.arange(n), start[order], end[order], names[order])
+    got = memory_index.name_spans(ops)
+    with monkeypatch.context() as m:
+        m.setattr(memory_index, "_nesting", None)
+        want = memory_index.name_spans(ops)
+    for mine, theirs in zip(got, want):
+        assert mine.dtype == theirs.dtype
+        assert np.array_equal(mine, theirs, equal_nan=True)
+    assert got[0].dtype == names.dtype
+    if seed % 4 in (0, 3):
+        assert list(zip(*(a.tolist() for a in got))) == spans_by_definition(
+            ops.names, ops.starts, ops.ends
+        )

@@ -524,6 +524,106 @@ static PyObject *py_snap_ns(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* `name_spans(names, starts, ends, code_size, counts, out_codes, out_starts, out_ends)`:
+ * memory/index.name_spans, per name code the union of its ranges, for ranges sorted by
+ * (start, -end) with `names` (signed codes of `code_size` bytes, 2 or 4) and float64
+ * times. A range opens a span of its name when it is the name's first or starts after
+ * the furthest end of the name's ranges before it (NaN: furthest of all, as numpy's
+ * ranks of the ends sort it; a NaN start opens nothing). With empty outputs, counts each
+ * name's spans into `counts` (int64, one per code, zeros) and returns their sum; else
+ * writes the spans by code, then start (counts as given by the first call), returns the
+ * sum again. Returns -1 where a code falls outside `counts` (the caller uses numpy). */
+static inline int reaches_past(double reach, double end) {
+    return reach != reach ? 0 : (end != end || end > reach);
+}
+
+static PyObject *py_name_spans(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer names, starts, ends, counts, out_codes, out_starts, out_ends;
+    int size;
+    if (!PyArg_ParseTuple(args, "y*y*y*iw*w*w*w*", &names, &starts, &ends, &size, &counts,
+                          &out_codes, &out_starts, &out_ends)) {
+        return NULL;
+    }
+    const Py_ssize_t n = starts.len / (Py_ssize_t)sizeof(double);
+    const Py_ssize_t n_codes = counts.len / (Py_ssize_t)sizeof(int64_t);
+    const int fill = out_starts.len > 0;
+    int ok = (size == 2 || size == 4) && names.len == n * size && ends.len == starts.len &&
+             out_codes.len == out_starts.len / (Py_ssize_t)sizeof(double) * size &&
+             out_ends.len == out_starts.len;
+    int64_t total = -1;
+    double *reach = NULL;
+    int64_t *at = NULL; /* per code, its open span (fill) or -1 */
+    if (ok && n_codes > 0) {
+        reach = PyMem_RawMalloc((size_t)n_codes * sizeof(double));
+        at = PyMem_RawMalloc((size_t)n_codes * sizeof(int64_t));
+        ok = reach != NULL && at != NULL;
+    }
+    if (ok) {
+        const double *s = starts.buf, *e = ends.buf;
+        int64_t *count = counts.buf;
+        const Py_ssize_t capacity = out_starts.len / (Py_ssize_t)sizeof(double);
+        Py_BEGIN_ALLOW_THREADS
+        int64_t next = 0; /* fill: where each code's spans begin, running */
+        for (Py_ssize_t c = 0; c < n_codes; c++) {
+            at[c] = -1;
+            if (fill) {
+                const int64_t here = count[c];
+                count[c] = next; /* the code's first span, then its next one */
+                next += here;
+            }
+        }
+        total = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            const int64_t c = code_at(names.buf, size, i);
+            if (c < 0 || c >= n_codes) {
+                total = -1;
+                break;
+            }
+            if (at[c] < 0 || s[i] > reach[c]) {
+                reach[c] = e[i];
+                total++;
+                if (fill) {
+                    if (count[c] >= capacity) {
+                        total = -1; /* counts other than the first call's */
+                        break;
+                    }
+                    at[c] = count[c]++;
+                    if (size == 2) {
+                        ((int16_t *)out_codes.buf)[at[c]] = (int16_t)c;
+                    } else {
+                        ((int32_t *)out_codes.buf)[at[c]] = (int32_t)c;
+                    }
+                    ((double *)out_starts.buf)[at[c]] = s[i];
+                } else {
+                    at[c] = 0;
+                    count[c]++;
+                }
+            } else if (reaches_past(reach[c], e[i])) {
+                reach[c] = e[i];
+            }
+            if (fill) {
+                ((double *)out_ends.buf)[at[c]] = reach[c];
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyMem_RawFree(reach);
+    PyMem_RawFree(at);
+    PyBuffer_Release(&names);
+    PyBuffer_Release(&starts);
+    PyBuffer_Release(&ends);
+    PyBuffer_Release(&counts);
+    PyBuffer_Release(&out_codes);
+    PyBuffer_Release(&out_starts);
+    PyBuffer_Release(&out_ends);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "name_spans: bad lengths or no memory");
+        return NULL;
+    }
+    return PyLong_FromLongLong(total);
+}
+
 static PyMethodDef METHODS[] = {
     {"index_parents", py_index_parents, METH_VARARGS,
      "index_parents(new_thread, start, end, start_at, out): the index's parents, into out."},
@@ -543,6 +643,9 @@ static PyMethodDef METHODS[] = {
      "merge_intervals(starts, ends, out_starts, out_ends): the merged count, or -1."},
     {"previous_reaching", py_previous_reaching, METH_VARARGS,
      "previous_reaching(values, targets, start, out): the parent search, into out."},
+    /* The passes of the health checks and the Memory view. */
+    {"name_spans", py_name_spans, METH_VARARGS,
+     "name_spans(names, starts, ends, code_size, counts, codes, starts, ends): spans."},
     {NULL, NULL, 0, NULL},
 };
 
