@@ -28,6 +28,7 @@ from kinetoscope.analysis.core.tree_arrays import (
     sorted_search,
 )
 from kinetoscope.analysis.memory import index as memory_index
+from kinetoscope.analysis.memory import operator_stats
 from kinetoscope.ingest.build import build_model
 
 
@@ -345,3 +346,42 @@ def test_name_spans_both_ways(monkeypatch: pytest.MonkeyPatch, seed: int) -> Non
         assert list(zip(*(a.tolist() for a in got))) == spans_by_definition(
             ops.names, ops.starts, ops.ends
         )
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_span_sums_both_ways(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """The Memory view's sums of the events inside each name's spans on a thread, in one
+    compiled pass and in numpy's prefix sums: the same sums, to the bit, with ties, empty
+    spans, NaN bounds and NaN times (last); fractional bytes go to numpy's."""
+    rng = np.random.default_rng(seed)
+    n, k = int(rng.integers(0, 90)), int(rng.integers(1, 40))
+    ts = np.sort(rng.integers(0, 60, n).astype(np.float64))
+    if seed % 5 == 0 and n:
+        ts[-1] = np.nan
+    nbytes = rng.choice([-300.0, -5.0, 0.0, 7.0, 1024.0], n)
+    if seed % 9 == 4 and n:
+        nbytes[0] = 0.5
+    start = rng.integers(0, 60, k).astype(np.float64)
+    end = start + rng.choice([0.0, 1.0, 5.0, 30.0], k)
+    start[0] = np.nan if seed % 7 == 1 else start[0]
+    end[0] = np.nan if seed % 7 == 2 else end[0]
+    order = np.lexsort((-end, start))
+    names = rng.integers(0, 5, k).astype(np.int32 if seed % 2 else np.int16)[order]
+    ops = memory_index.ThreadOps(np.arange(k), start[order], end[order], names)
+    index = memory_index.MemoryIndex(
+        ts=ts,
+        thread=np.full(n, 3, dtype=np.int64),
+        op=np.full(n, -1, dtype=np.int64),
+        parent=np.full(n, -1, dtype=np.int64),
+        devices=[],
+        threads={3: ops},
+    )
+    members = np.arange(n)
+    got = operator_stats._total_sums(index, members, nbytes, 6)
+    assert operator_stats._span_sums_compiled(ts, nbytes, ops.name_spans, np.zeros((4, 6))) == (
+        seed % 9 != 4 or n == 0
+    )
+    with monkeypatch.context() as m:
+        m.setattr(operator_stats, "_nesting", None)
+        want = operator_stats._total_sums(index, members, nbytes, 6)
+    assert got.view(np.int64).tolist() == want.view(np.int64).tolist()

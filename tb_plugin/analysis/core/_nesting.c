@@ -624,6 +624,109 @@ static PyObject *py_name_spans(PyObject *self, PyObject *args) {
     return PyLong_FromLongLong(total);
 }
 
+/* `span_sums(t, nbytes, codes, starts, ends, code_size, sums)`: memory/operator_stats'
+ * sums of the events inside each span, per span [start, end) the events of `t` (float64
+ * times ascending, NaN last) from the first at or after its start to the first at or
+ * after its end, their allocations (nbytes > 0: count and bytes) and releases (nbytes < 0:
+ * count and -bytes) added into `sums` (float64, 4 rows of one column per code) at the
+ * span's code (`codes`: signed, `code_size` bytes). Spans of one code by start (as
+ * name_spans writes them) are found from the last one's place; the events summed one by
+ * one where numpy differences prefix sums: the same sums, for it takes only whole bytes
+ * whose sum stays below 2**53 (every partial sum exact, in any order; a trace's bytes
+ * are). Returns False, adding nothing, where they are not, where the times do not
+ * ascend or a code falls outside `sums` (the caller uses numpy). NaN bounds as
+ * np.searchsorted places them: after every time but the NaN ones. */
+static inline int64_t first_not_before(const double *t, int64_t lo, int64_t hi, double key) {
+    while (lo < hi) { /* the first position whose time is not below the key (NaN: last) */
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (t[mid] < key) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+static PyObject *py_span_sums(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer t, nbytes, codes, starts, ends, sums;
+    int size;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*iw*", &t, &nbytes, &codes, &starts, &ends, &size,
+                          &sums)) {
+        return NULL;
+    }
+    const Py_ssize_t n = t.len / (Py_ssize_t)sizeof(double);
+    const Py_ssize_t n_spans = starts.len / (Py_ssize_t)sizeof(double);
+    const Py_ssize_t n_codes = sums.len / (Py_ssize_t)sizeof(double) / 4;
+    int ok = (size == 2 || size == 4) && nbytes.len == t.len && ends.len == starts.len &&
+             codes.len == n_spans * size && sums.len == n_codes * 4 * (Py_ssize_t)sizeof(double);
+    int done = 0;
+    if (ok) {
+        const double *when = t.buf, *b = nbytes.buf, *s = starts.buf, *e = ends.buf;
+        double *out = sums.buf;
+        Py_BEGIN_ALLOW_THREADS
+        int fits = 1;
+        for (Py_ssize_t i = 1; i < n && fits; i++) {
+            fits = when[i] >= when[i - 1] || when[i] != when[i];
+            fits = fits && (when[i - 1] == when[i - 1] || when[i] != when[i]);
+        }
+        double total = 0.0; /* whole bytes whose sum stays exact: any order, one answer */
+        for (Py_ssize_t i = 0; i < n && fits; i++) {
+            fits = b[i] == floor(b[i]) && (total += fabs(b[i])) < 9007199254740992.0;
+        }
+        for (Py_ssize_t k = 0; k < n_spans && fits; k++) {
+            const int64_t c = code_at(codes.buf, size, k);
+            fits = c >= 0 && c < n_codes;
+        }
+        if (fits) {
+            int64_t last_code = -1, at = 0;
+            double last_start = 0.0;
+            for (Py_ssize_t k = 0; k < n_spans; k++) {
+                const int64_t c = code_at(codes.buf, size, k);
+                const double start = s[k], end = e[k];
+                if (start != start) {
+                    continue; /* numpy's bounds: from the first NaN time, to before it */
+                }
+                if (!(c == last_code && start >= last_start)) {
+                    at = 0; /* another code, or out of order: search from the first */
+                }
+                at = first_not_before(when, at, n, start);
+                last_code = c;
+                last_start = start;
+                double alloc_n = 0.0, alloc_b = 0.0, free_n = 0.0, free_b = 0.0;
+                const int to_nan = end != end; /* a NaN end: up to the first NaN time */
+                for (int64_t i = at; i < n && (to_nan ? when[i] == when[i] : when[i] < end); i++) {
+                    if (b[i] > 0) {
+                        alloc_n += 1.0;
+                        alloc_b += b[i];
+                    } else if (b[i] < 0) {
+                        free_n += 1.0;
+                        free_b -= b[i];
+                    }
+                }
+                out[c] += alloc_n;
+                out[n_codes + c] += alloc_b;
+                out[2 * n_codes + c] += free_n;
+                out[3 * n_codes + c] += free_b;
+            }
+            done = 1;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&t);
+    PyBuffer_Release(&nbytes);
+    PyBuffer_Release(&codes);
+    PyBuffer_Release(&starts);
+    PyBuffer_Release(&ends);
+    PyBuffer_Release(&sums);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "span_sums: bad lengths");
+        return NULL;
+    }
+    return PyBool_FromLong(done);
+}
+
 static PyMethodDef METHODS[] = {
     {"index_parents", py_index_parents, METH_VARARGS,
      "index_parents(new_thread, start, end, start_at, out): the index's parents, into out."},
@@ -646,6 +749,8 @@ static PyMethodDef METHODS[] = {
     /* The passes of the health checks and the Memory view. */
     {"name_spans", py_name_spans, METH_VARARGS,
      "name_spans(names, starts, ends, code_size, counts, codes, starts, ends): spans."},
+    {"span_sums", py_span_sums, METH_VARARGS,
+     "span_sums(t, nbytes, codes, starts, ends, code_size, sums): sums, added into sums."},
     {NULL, NULL, 0, NULL},
 };
 

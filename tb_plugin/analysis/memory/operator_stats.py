@@ -8,7 +8,7 @@ from typing import TypedDict
 import numpy as np
 
 from ...model.trace_model import TraceModel
-from ..core.common import distinct
+from ..core.common import _nesting, distinct
 from ..core.optree import op_tree
 from ..core.tree_arrays import sorted_search
 from .index import DeviceSeries, MemoryIndex
@@ -93,6 +93,8 @@ def _total_sums(
         mine = threads == key
         t = index.ts[members[mine]]  # time order kept
         span_codes, span_starts, span_ends = ops.name_spans
+        if _span_sums_compiled(t, nbytes[mine], ops.name_spans, sums):
+            continue
         first = sorted_search(t, span_starts, "left")  # the spans by name, then start
         last = sorted_search(t, span_ends, "left")
         touched = last > first
@@ -112,6 +114,36 @@ def _total_sums(
             sums[j] += np.bincount(op_codes, weights=inside, minlength=n_names)
             del prefix, inside  # before the next metric is made
     return sums
+
+
+def _span_sums_compiled(
+    t: np.ndarray,
+    nbytes: np.ndarray,
+    spans: tuple[np.ndarray, np.ndarray, np.ndarray],
+    sums: np.ndarray,
+) -> bool:
+    """`_total_sums`' metrics of one thread's events `t` (its `nbytes`) inside its name
+    spans, added into `sums` in one compiled pass (`_nesting.span_sums`: each span's events
+    summed from its start's place, no bounds or prefix sums per span and event beside
+    them). False, nothing added, where not built or for inputs it does not take."""
+    codes, starts, ends = spans
+    if _nesting is None or codes.dtype not in (np.int16, np.int32) or sums.dtype != np.float64:
+        return False
+    if not t.dtype == nbytes.dtype == starts.dtype == ends.dtype == np.float64:
+        return False
+    if not sums.flags.c_contiguous or sums.shape[0] != _N_METRICS:
+        return False
+    return bool(
+        _nesting.span_sums(
+            np.ascontiguousarray(t),
+            np.ascontiguousarray(nbytes),
+            np.ascontiguousarray(codes),
+            np.ascontiguousarray(starts),
+            np.ascontiguousarray(ends),
+            codes.dtype.itemsize,
+            sums,
+        )
+    )
 
 
 def _row(device: str, name: str, calls: int, total: np.ndarray, own: np.ndarray) -> OperatorRow:
