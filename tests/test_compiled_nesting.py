@@ -12,13 +12,14 @@ union of each name's ranges on a thread (the Memory view's `index.name_spans`)."
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
-from corpus import corpus_model
-from kinetoscope.analysis.core import common, host_ranges, intervals, tree_arrays
+from corpus import corpus_model, corpus_path
+from kinetoscope.analysis.core import common, host_ranges, intervals, tree_arrays, trusted_rows
 from kinetoscope.analysis.core.host_ranges import HostRanges
 from kinetoscope.analysis.core.intervals import IntervalUnion
 from kinetoscope.analysis.core.tree_arrays import (
@@ -385,3 +386,47 @@ def test_span_sums_both_ways(monkeypatch: pytest.MonkeyPatch, seed: int) -> None
         m.setattr(operator_stats, "_nesting", None)
         want = operator_stats._total_sums(index, members, nbytes, 6)
     assert got.view(np.int64).tolist() == want.view(np.int64).tolist()
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_rows_sharing_a_start_both_ways(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """The duplicate check's first cut (rows whose start another row shares, by start,
+    file order among equal ones), compiled and in numpy's passes, and by definition:
+    ties, NaN (shares nothing), -0.0 and 0.0 (one start), one row, none."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 200))
+    ts = rng.integers(0, 1 + n // 2, n).astype(np.float64)
+    if n > 4:
+        ts[rng.integers(0, n, 3)] = np.nan
+        ts[:2] = [0.0, -0.0]
+    got = trusted_rows._sharing_a_start(ts)
+    with monkeypatch.context() as m:
+        m.setattr(trusted_rows, "_nesting", None)
+        want = trusted_rows._sharing_a_start(ts)
+    assert got.dtype == want.dtype == np.int64
+    assert got.tolist() == want.tolist()
+    values = ts.tolist()
+    shared = {i for i, t in enumerate(values) if sum(1 for u in values if u == t) > 1}
+    assert sorted(got.tolist()) == sorted(shared)
+    assert got.tolist() == sorted(shared, key=lambda i: (values[i], i))
+
+
+def test_duplicates_of_a_corpus_trace_both_ways(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A corpus trace with every 40th event written twice: the rows flagged as copies,
+    by either first cut, are the same, and are the copies."""
+    path = corpus_path("hta/tests/data/mtia_inference_trace/mtia_inference_rank_0.json.gz")
+    with gzip.open(path) as f:
+        doc = json.load(f)
+    events = doc["traceEvents"]
+    copied = [e for i, e in enumerate(events) if i % 40 == 0 and e.get("ph") == "X"]
+    doc["traceEvents"] = events + copied
+    (tmp_path / "copies.json").write_text(json.dumps(doc))
+    model = build_model(str(tmp_path / "copies.json"))
+    got = trusted_rows.duplicate_mask(model)
+    assert int(got.sum()) >= len(copied) > 0
+    with monkeypatch.context() as m:
+        m.setattr(trusted_rows, "_nesting", None)
+        want = trusted_rows.duplicate_mask(model)
+    assert np.array_equal(got, want)

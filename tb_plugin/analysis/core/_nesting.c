@@ -727,6 +727,46 @@ static PyObject *py_span_sums(PyObject *self, PyObject *args) {
     return PyBool_FromLong(done);
 }
 
+/* `keep_equal_neighbours(values, order)`: trusted_rows.duplicate_mask's first cut, of
+ * `order` (int64 positions of float64 `values`, by value): the positions whose value
+ * equals the one's before or after it in the order (NaN equals nothing), moved to the
+ * front of `order` in their order; returns how many (-1: a position outside `values`,
+ * order unchanged). One pass reading the values through the order, in place of the
+ * sorted values and two masks of every row beside them. */
+static PyObject *py_keep_equal_neighbours(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer values, order;
+    if (!PyArg_ParseTuple(args, "y*w*", &values, &order)) {
+        return NULL;
+    }
+    const Py_ssize_t n_values = values.len / (Py_ssize_t)sizeof(double);
+    const Py_ssize_t n = order.len / (Py_ssize_t)sizeof(int64_t);
+    int64_t kept = 0;
+    const double *v = values.buf;
+    int64_t *o = order.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n && kept == 0; i++) {
+        kept = o[i] < 0 || o[i] >= n_values ? -1 : 0;
+    }
+    if (kept == 0 && n > 0) {
+        double before = NAN, here = v[o[0]];
+        for (Py_ssize_t i = 0; i < n; i++) {
+            const int64_t at = o[i];
+            /* o[i + 1] is read before any write reaches it (kept <= i) */
+            const double after = i + 1 < n ? v[o[i + 1]] : NAN;
+            if (here == before || here == after) {
+                o[kept++] = at;
+            }
+            before = here;
+            here = after;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&values);
+    PyBuffer_Release(&order);
+    return PyLong_FromLongLong(kept);
+}
+
 static PyMethodDef METHODS[] = {
     {"index_parents", py_index_parents, METH_VARARGS,
      "index_parents(new_thread, start, end, start_at, out): the index's parents, into out."},
@@ -751,6 +791,8 @@ static PyMethodDef METHODS[] = {
      "name_spans(names, starts, ends, code_size, counts, codes, starts, ends): spans."},
     {"span_sums", py_span_sums, METH_VARARGS,
      "span_sums(t, nbytes, codes, starts, ends, code_size, sums): sums, added into sums."},
+    {"keep_equal_neighbours", py_keep_equal_neighbours, METH_VARARGS,
+     "keep_equal_neighbours(values, order): those equal to a neighbour, to the front."},
     {NULL, NULL, 0, NULL},
 };
 
