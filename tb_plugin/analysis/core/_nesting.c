@@ -67,11 +67,27 @@ static inline int64_t latest_reaching(const double *value, const int64_t *reach,
     return p >= first ? p : -1;
 }
 
+/* The latest slice in [first, p] whose value, max(end, start + tol), reaches `want`, or
+ * -1: lane_crossings' jumps along the answers of the slices before (`reach`, int32),
+ * each value worked out as read (the same float as one kept per slice). */
+static inline int64_t latest_open(const double *s, const double *e, double tol,
+                                  const int32_t *reach, int64_t first, int64_t p, double want) {
+    while (p >= first) {
+        const double low = s[p] + tol;
+        if ((e[p] >= low ? e[p] : low) >= want) {
+            break;
+        }
+        p = reach[p];
+    }
+    return p >= first ? p : -1;
+}
+
 /* `lane_crossings(new_lane, start, end, tol, out)`: the test of health/nesting.py on
  * slices sorted by (lane, start, longer first, file order), `new_lane[i]` (uint8) where
  * a lane begins; per slice whether it crosses an earlier one of its lane, into `out`
  * (uint8). In order, so whether a slice that ends a walk crosses is known when asked:
- * the walk goes on before it exactly when the numpy rounds would. */
+ * the walk goes on before it exactly when the numpy rounds would. Holds 4 bytes a slice
+ * (each one's answer); returns False (nothing written) past 2**31 - 1 slices. */
 static PyObject *py_lane_crossings(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer new_lane, start, end, out;
@@ -81,14 +97,11 @@ static PyObject *py_lane_crossings(PyObject *self, PyObject *args) {
     }
     Py_ssize_t n = new_lane.len;
     int ok = start.len == n * (Py_ssize_t)sizeof(double) && end.len == start.len && out.len == n;
-    double *value = NULL;
-    int64_t *reach = NULL;
-    if (ok && n > 0) {
-        value = PyMem_RawMalloc((size_t)n * sizeof(double));
-        reach = PyMem_RawMalloc((size_t)n * sizeof(int64_t));
-        if (value == NULL || reach == NULL) {
-            PyMem_RawFree(value);
-            PyMem_RawFree(reach);
+    int fits = n <= INT32_MAX;
+    int32_t *reach = NULL;
+    if (ok && fits && n > 0) {
+        reach = PyMem_RawMalloc((size_t)n * sizeof(int32_t));
+        if (reach == NULL) {
             PyBuffer_Release(&new_lane);
             PyBuffer_Release(&start);
             PyBuffer_Release(&end);
@@ -96,7 +109,7 @@ static PyObject *py_lane_crossings(PyObject *self, PyObject *args) {
             return PyErr_NoMemory();
         }
     }
-    if (ok && n > 0) {
+    if (ok && fits && n > 0) {
         const uint8_t *lane_begins = new_lane.buf;
         const double *s = start.buf;
         const double *e = end.buf;
@@ -109,10 +122,9 @@ static PyObject *py_lane_crossings(PyObject *self, PyObject *args) {
             }
             const double low = s[i] + tol;
             const double high = e[i] - tol;
-            value[i] = e[i] >= low ? e[i] : low;
             const double want = nextafter(low, INFINITY); /* ending after low */
-            int64_t at = latest_reaching(value, reach, first, i - 1, want);
-            reach[i] = at;
+            int64_t at = latest_open(s, e, tol, reach, first, i - 1, want);
+            reach[i] = (int32_t)at;
             crossing[i] = 0;
             if (!(high > low)) {
                 continue; /* a shorter slice crosses nothing */
@@ -125,12 +137,11 @@ static PyObject *py_lane_crossings(PyObject *self, PyObject *args) {
                 if (!(e[at] < e[i]) && !crossing[at]) {
                     break; /* ends no earlier, and crosses nothing itself */
                 }
-                at = latest_reaching(value, reach, first, at - 1, want);
+                at = latest_open(s, e, tol, reach, first, at - 1, want);
             }
         }
         Py_END_ALLOW_THREADS
     }
-    PyMem_RawFree(value);
     PyMem_RawFree(reach);
     PyBuffer_Release(&new_lane);
     PyBuffer_Release(&start);
@@ -140,7 +151,7 @@ static PyObject *py_lane_crossings(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "lane_crossings: buffers of different lengths");
         return NULL;
     }
-    Py_RETURN_NONE;
+    return PyBool_FromLong(fits);
 }
 
 /* `index_parents(new_thread, start, end, start_at, out)`: host_ranges._index_sorted's
