@@ -1,7 +1,9 @@
 """The compiled scanner reads every number as Python's float() does (correctly rounded):
 the fast path (at most 2**53 and a power of ten up to 22), the exact 128-bit path for
-up to 19 digits (timestamps of 17 digits, as tiled and converted traces have them), and
-strtod beyond. Checked against float() on many decimal texts near the paths' edges."""
+up to 19 digits (timestamps of 17 digits, as tiled and converted traces have them; on
+x86-64 a fraction's division is one hardware division), and strtod beyond; digits are
+gathered eight at a time. Checked against float() on many decimal texts near the paths'
+edges."""
 
 from __future__ import annotations
 
@@ -61,3 +63,24 @@ def test_float32_columns_round_as_numpy_does_past_their_range() -> None:
     with np.errstate(over="ignore"):
         want = np.array([float(t) for t in texts]).astype(np.float32)
     assert chunk.cols["blocks_per_sm"].tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("places", range(1, 20))
+def test_wide_fractions_round_as_python_rounds_them(places: int) -> None:
+    """Mantissas past 2**53 (up to 19 digits) with `places` fraction digits, halves and
+    their neighbours among them: the path that divides by a power of ten."""
+    rng = random.Random(places)
+    mantissas = [rng.randint(2**53, 10**19 - 1) for _ in range(3_000)]
+    mantissas += [m - m % 10 + 5 for m in mantissas[:1_000]]  # ...5: near a half
+    mantissas += [2**53 + 1, 2**63 - 1, 2**63, 2**64 - 1, 10**19 - 1, 10**18 + 1]
+    mantissas = [m for m in mantissas if m < 10**19]
+    texts = []
+    for m in mantissas:
+        digits = str(m).rjust(places + 1, "0")
+        texts.append(digits[:-places] + "." + digits[-places:])
+    body = ",".join(f'{{"ph": "X", "ts": {t}}}' for t in texts).encode()
+    chunk = native_chunk.chunk_from_text(body)
+    assert chunk is not None
+    want = np.array([float(t) for t in texts])
+    wrong = np.flatnonzero(chunk.cols["ts"] != want)
+    assert [texts[i] for i in wrong[:5]] == []

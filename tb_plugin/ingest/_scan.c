@@ -201,7 +201,8 @@ static INLINE const char *member_key(Lex *lx, const char *p, const char *escaped
     if (UNLIKELY(escaped)) return FAIL(lx, escaped_why);
     *n = p - 1 - *key;
     if (LIKELY(p + 1 < e && p[0] == ':' && p[1] == ' ')) { /* `": "` */
-        p = skip_ws(p + 2, e);
+        p += 2; /* a blank after it is rare: checked before a loop is entered */
+        if (UNLIKELY(p < e && is_ws(*p))) p = skip_ws(p, e);
     } else {
         p = skip_ws(p, e);
         if (p >= e || *p != ':') return FAIL(lx, "expected ':'");
@@ -277,11 +278,48 @@ static inline int event_key(const char *p, Py_ssize_t n) {
 #undef IS
 }
 
+#ifdef SCAN_LE_WORDS /* little-endian words: the first byte of the text lowest */
+/* The word of up to 8 bytes of text `a`..`h` (the rest zero), as a load of them reads. */
+#define WORD8(a, b, c, d, e, f, g, h)                                                    \
+    ((uint64_t)(unsigned char)(a) | (uint64_t)(unsigned char)(b) << 8 |                  \
+     (uint64_t)(unsigned char)(c) << 16 | (uint64_t)(unsigned char)(d) << 24 |           \
+     (uint64_t)(unsigned char)(e) << 32 | (uint64_t)(unsigned char)(f) << 40 |           \
+     (uint64_t)(unsigned char)(g) << 48 | (uint64_t)(unsigned char)(h) << 56)
+#define MASK(n) ((n) == 8 ? ~0ULL : (1ULL << (8 * (n))) - 1)
+
+/* An event's key spelled as torch writes it (`"name": `, p at its quote), read by one load
+   and compare instead of a string scan and a lookup: its E_ number, *value past the
+   `": `; -1 for any other key or spelling (the general path reads it). The key is plain
+   text followed by `": `, so both paths read the same key. */
+static INLINE int known_event_key(const char *p, const char *e, const char **value) {
+    if (e - p < 8) return -1;
+    uint64_t w;
+    memcpy(&w, p, 8);
+#define KEY2(x, y, k) if ((w & MASK(6)) == WORD8('"', x, y, '"', ':', ' ', 0, 0)) return *value = p + 6, (k)
+#define KEY3(x, y, z, k) if ((w & MASK(7)) == WORD8('"', x, y, z, '"', ':', ' ', 0)) return *value = p + 7, (k)
+#define KEY4(x, y, z, t, k) if (w == WORD8('"', x, y, z, t, '"', ':', ' ')) return *value = p + 8, (k)
+    switch (p[1]) {
+        case 'p': KEY2('p', 'h', E_PH); KEY3('p', 'i', 'd', E_PID); break;
+        case 'c': KEY3('c', 'a', 't', E_CAT); break;
+        case 'n': KEY4('n', 'a', 'm', 'e', E_NAME); break;
+        case 't': KEY2('t', 's', E_TS); KEY3('t', 'i', 'd', E_TID); break;
+        case 'd': KEY3('d', 'u', 'r', E_DUR); break;
+        case 'a': KEY4('a', 'r', 'g', 's', E_ARGS); break;
+        case 'i': KEY2('i', 'd', E_ID); break;
+        case 'b': KEY2('b', 'p', E_BP); break;
+    }
+    return -1;
+#undef KEY2
+#undef KEY3
+#undef KEY4
+}
+#endif
+
 static int code_of(Scan *s, int table, const char *text, Py_ssize_t len, int32_t *out) {
     /* The same token as the last one of this table (a run of events of one thread,
        category, phase): its code without hashing it again. */
     Recent *last = &s->recent[table];
-    if (text && len == last->len && last->text && memcmp(text, last->text, (size_t)len) == 0) {
+    if (text && len == last->len && last->text && same_bytes(text, last->text, len)) {
         *out = last->code;
         return 1;
     }
@@ -447,8 +485,21 @@ static const char *scan_event(Scan *s, const char *p) {
     while (!closed) {
         const char *key;
         Py_ssize_t n;
-        if (!(p = member_key(lx, p, "an escaped key in an event", &key, &n))) return NULL;
-        int k = event_key(key, n);
+        int k = -1;
+#ifdef SCAN_LE_WORDS
+        const char *value;
+        if ((k = known_event_key(p, lx->end, &value)) >= 0) {
+            p = value;
+            if (UNLIKELY(p >= lx->end || is_ws(*p))) { /* as member_key reads it */
+                p = skip_ws(p, lx->end);
+                if (p >= lx->end) return FAIL(lx, "missing value");
+            }
+        }
+#endif
+        if (k < 0) {
+            if (!(p = member_key(lx, p, "an escaped key in an event", &key, &n))) return NULL;
+            k = event_key(key, n);
+        }
         if (k != E_OTHER && !first_time(&seen, k)) return FAIL(lx, "a key twice in an event");
         if (!(p = event_value(s, p, k, &row, codes, &args, &args_end))) return NULL;
         if (!(p = member_end(lx, p, "unterminated event", &closed))) return NULL;

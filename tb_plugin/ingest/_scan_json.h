@@ -103,6 +103,22 @@ static void table_free(Table *t) {
     free(t->text.data);
 }
 
+/* The last n (1-7) bytes before `end` as one word (zeros above them), from loads of a
+   fixed size: a memcpy of a variable size was a library call for each token hashed. */
+static inline uint64_t short_word(const char *end, Py_ssize_t n) {
+    uint64_t word = 0;
+    const unsigned char *p = (const unsigned char *)end - n;
+    if (n >= 4) {
+        uint32_t lo, hi;
+        memcpy(&lo, p, 4);
+        memcpy(&hi, end - 4, 4); /* overlaps `lo` when n < 8: the same bytes, at their place */
+        word = (uint64_t)lo | (uint64_t)hi << (8 * (n - 4));
+    } else {
+        for (Py_ssize_t i = 0; i < n; i++) word |= (uint64_t)p[i] << (8 * i);
+    }
+    return word;
+}
+
 /* Eight bytes at a time (kernel names are long), the tail as one short word. */
 static inline uint64_t hash_bytes(const char *p, Py_ssize_t n) {
     uint64_t h = 1469598103934665603ULL ^ (uint64_t)n;
@@ -112,12 +128,23 @@ static inline uint64_t hash_bytes(const char *p, Py_ssize_t n) {
         h = (h ^ word) * 0x9E3779B97F4A7C15ULL;
         h ^= h >> 29;
     }
-    if (n > 0) {
-        uint64_t word = 0;
-        memcpy(&word, p, (size_t)n);
-        h = (h ^ word) * 0x9E3779B97F4A7C15ULL;
-    }
+    if (n > 0) h = (h ^ short_word(p + n, n)) * 0x9E3779B97F4A7C15ULL;
     return h ^ (h >> 32);
+}
+
+/* Whether a[0:n] and b[0:n] hold the same bytes: words of 8 compared inline (tokens are
+   short: a call of memcmp cost more than its compare), the last word overlapping. */
+static inline int same_bytes(const char *a, const char *b, Py_ssize_t n) {
+    if (n < 8) return n == 0 || short_word(a + n, n) == short_word(b + n, n);
+    uint64_t x, y;
+    for (Py_ssize_t i = 0; i + 8 < n; i += 8) {
+        memcpy(&x, a + i, 8);
+        memcpy(&y, b + i, 8);
+        if (x != y) return 0;
+    }
+    memcpy(&x, a + n - 8, 8);
+    memcpy(&y, b + n - 8, 8);
+    return x == y;
 }
 
 static int table_grow(Table *t) {
@@ -146,7 +173,7 @@ static int32_t table_code(Table *t, const char *text, Py_ssize_t len) {
         const Slot *s = &t->slots[i];
         if (s->code < 0) break;
         if (s->hash != h || s->len != len || (s->off < 0) != (off < 0)) continue;
-        if (off < 0 || memcmp(t->text.data + s->off, text, (size_t)len) == 0) return s->code;
+        if (off < 0 || same_bytes(t->text.data + s->off, text, len)) return s->code;
     }
     if (text && !buf_put(&t->text, text, (size_t)len)) return -1;
     Slot fresh = {h, off, (int32_t)len, t->count};
@@ -329,8 +356,50 @@ typedef struct {
     int negative;
 } Number;
 
-/* Digits at p gathered into *m (wrapping past 19: then not used); past the last one. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && \
+    (defined(__GNUC__) || defined(__clang__))
+#define SCAN_LE_WORDS 1
+/* The bytes of `w` (8 bytes of text, the first lowest) that are not digits: nonzero where
+   a byte's high nibble is not 3 or its low nibble is above 9 (adding 6 carries it out).
+   A carry out of a byte of 0xFA and up spoils only the bytes after it. */
+static inline uint64_t not_digits(uint64_t w) {
+    const uint64_t highs = 0xF0F0F0F0F0F0F0F0ULL;
+    return ((w & highs) | (((w + 0x0606060606060606ULL) & highs) >> 4)) ^ 0x3333333333333333ULL;
+}
+
+/* The number that 8 digit values (0-9, one a byte, the first lowest) spell: pairs, then
+   fours, then all eight, by three multiplies. */
+static inline uint64_t eight_digits_value(uint64_t d) {
+    d = (d * 10) + (d >> 8);
+    d = (((d & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+         (((d >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
+    return (uint32_t)d;
+}
+#endif
+
+/* Digits at p gathered into *m (wrapping past 19: then not used); past the last one.
+   A word of 8 bytes at a time where 8 are there: its run of leading digits is found and
+   read at once (the digits moved to the word's end, zeros before them), the same value
+   modulo 2^64 as one digit at a time. */
 static INLINE const char *gather_digits(const char *p, const char *e, uint64_t *m) {
+#ifdef SCAN_LE_WORDS
+    while (e - p >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        uint64_t bad = not_digits(w), d = w - 0x3030303030303030ULL;
+        if (!bad) {
+            *m = *m * 100000000ULL + eight_digits_value(d);
+            p += 8;
+            continue;
+        }
+        int n = __builtin_ctzll(bad) >> 3; /* digits before the first other byte */
+        if (n) { /* a borrow below '0' goes only into the bytes after the digits */
+            *m = *m * POW10_INT[n] + eight_digits_value(d << (64 - 8 * n));
+            p += n;
+        }
+        return p;
+    }
+#endif
     for (; p < e && is_digit(*p); p++) *m = *m * 10 + (uint64_t)(*p - '0');
     return p;
 }
@@ -426,6 +495,39 @@ static inline int bits128(u128 x) {
     return hi ? 128 - __builtin_clzll(hi) : 64 - __builtin_clzll((uint64_t)x);
 }
 
+/* top * 2^e2 (top's bit 63 set; `sticky`: something nonzero below it) rounded to the
+   nearest double, ties to even. */
+static inline double rounded(uint64_t top, int e2, int sticky) {
+    uint64_t kept = top >> 11, rest = top & 0x7FF; /* 53 bits, and the 11 below */
+    if (rest > 0x400 || (rest == 0x400 && (sticky || (kept & 1)))) kept++;
+    int scale = e2 + 11;
+    if (scale < -1022 || scale > 1023) return ldexp((double)kept, scale);
+    /* 2^scale built from its bits: kept <= 2^53, so the product is exact (no call). */
+    uint64_t bits = (uint64_t)(scale + 1023) << 52;
+    double power;
+    memcpy(&power, &bits, sizeof power);
+    return (double)kept * power;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(SCAN_NO_SIMD)
+#define SCAN_DIVQ 1
+/* m / 10^k (m > 0, 1 <= k <= 19) rounded to the nearest double: m shifted so that the
+   quotient has 63 or 64 bits, then one 128-by-64-bit hardware division (its quotient
+   fits 64 bits, so it cannot fault) and its remainder as the sticky bit. The 128-bit
+   division of `wide_value` is a library call of ~100 cycles; every timestamp of 17
+   digits with a fraction (tiled and converted traces) comes this way. */
+static double divided_value(uint64_t m, int k) {
+    uint64_t d = POW10_INT[k];
+    int s = 63 - (64 - __builtin_clzll(m)) + (64 - __builtin_clzll(d)); /* 3..126 */
+    u128 n = (u128)m << s; /* m * 2^s / d lies in (2^62, 2^64) */
+    uint64_t q, rem;
+    __asm__("divq %4" : "=a"(q), "=d"(rem) : "a"((uint64_t)n), "d"((uint64_t)(n >> 64)), "rm"(d));
+    int e2 = -s;
+    if (!(q >> 63)) q <<= 1, e2--;
+    return rounded(q, e2, rem != 0);
+}
+#endif
+
 /* m * 10^e10 (m > 0, |e10| <= 19) rounded to the nearest double, ties to even, with
    128-bit integers: the product or quotient is exact, or exact to 64 bits plus a
    "something below" bit, which is all round-to-nearest needs. Timestamps of 17 digits
@@ -454,9 +556,7 @@ static double wide_value(uint64_t m, int e10) {
         top = (uint64_t)q << -extra;
         e2 += extra;
     }
-    uint64_t kept = top >> 11, rest = top & 0x7FF; /* 53 bits, and the 11 below */
-    if (rest > 0x400 || (rest == 0x400 && (sticky || (kept & 1)))) kept++;
-    return ldexp((double)kept, e2 + 11); /* kept <= 2^53: exact */
+    return rounded(top, e2, sticky);
 }
 #endif
 
@@ -471,6 +571,12 @@ static double number_value(const Number *n, const char *text, Py_ssize_t len) {
     }
 #ifdef SCAN_WIDE
     if (n->exact && n->exp10 >= -19 && n->exp10 <= 19) {
+#ifdef SCAN_DIVQ
+        if (n->mantissa && n->exp10 < 0) {
+            double v = divided_value(n->mantissa, -n->exp10);
+            return n->negative ? -v : v;
+        }
+#endif
         double v = n->mantissa ? wide_value(n->mantissa, n->exp10) : 0.0;
         return n->negative ? -v : v;
     }
