@@ -138,3 +138,27 @@ def test_bit_counts_without_numpys_bitwise_count(monkeypatch: pytest.MonkeyPatch
         assert sparse_column.bit_count(words).tolist() == want.tolist()
         column = sparse_from_dense(dense, -1)
         assert column.take(asked).tolist() == dense[asked].tolist()
+
+
+@pytest.mark.parametrize("batch_rows", [1, 200, 1 << 15])
+def test_chunks_taken_in_batches_give_the_same_columns(
+    batch_rows: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The merge takes the sparse columns of its chunks in batches of rows: any batch size
+    (1: each chunk at once) gives the columns each chunk's own append gives."""
+    from kinetoscope.ingest import decode, model_builder
+
+    # Slices of 16 KiB, scanned in threads as a big file's are: ~100 chunks.
+    monkeypatch.setattr(decode, "CHUNK_TARGET", 16 << 10)
+    monkeypatch.setenv("KINETOSCOPE_SCAN_THREADS", "2")
+    monkeypatch.setattr(model_builder, "SPARSE_BATCH_ROWS", 1)
+    want = build_model(str(corpus_path(TRACE)))
+    monkeypatch.setattr(model_builder, "SPARSE_BATCH_ROWS", batch_rows)
+    model = build_model(str(corpus_path(TRACE)))
+    assert len(model) == len(want) > 4_000
+    for name in SPARSE_COLUMNS:
+        assert (name in model.sparse) == (name in want.sparse)
+        np.testing.assert_array_equal(model.full_column(name), want.full_column(name))
+        assert model.full_column(name).dtype == want.full_column(name).dtype
+    for name, column in want.events.items():
+        np.testing.assert_array_equal(model.events[name], column)
