@@ -140,7 +140,7 @@ def test_bit_counts_without_numpys_bitwise_count(monkeypatch: pytest.MonkeyPatch
         assert column.take(asked).tolist() == dense[asked].tolist()
 
 
-@pytest.mark.parametrize("batch_rows", [1, 200, 1 << 15])
+@pytest.mark.parametrize("batch_rows", [1, 200, 1 << 14])
 def test_chunks_taken_in_batches_give_the_same_columns(
     batch_rows: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:

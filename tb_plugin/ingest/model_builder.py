@@ -180,9 +180,9 @@ _ARGS_END_TYPE = NARROW_COLUMNS["args_end"]
 # Rows of chunks whose sparse columns are taken in at once: a column's rows with a value
 # are found by a dozen numpy calls, whose cost a chunk of ~4k rows pays mostly per call
 # (8 columns of a 253 MB trace's 234 chunks: 0.035 s of the merging thread's CPU, which
-# every scanning thread waits on). The rows wait copied into buffers of their own (1.7 MB),
+# every scanning thread waits on). The rows wait copied into buffers of their own (0.9 MB),
 # not as views of the chunks' columns, which held the scanner's buffers (+5-10 MB peak).
-SPARSE_BATCH_ROWS = 1 << 15
+SPARSE_BATCH_ROWS = 1 << 14
 
 
 class _PendingSparse:
