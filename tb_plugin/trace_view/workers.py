@@ -110,11 +110,22 @@ def select_tracks(workers: Sequence[WorkerTrace], text: str | None) -> list[Sele
 
 
 class NameTable:
-    """The response's own name table: models of several workers have their own codes."""
+    """The response's own name table: models of several workers have their own codes.
+    While one model with no name twice has entered, its codes are placed by numpy (a
+    window names hundreds); a second model's names are then matched by their text."""
 
     def __init__(self) -> None:
         self.table: list[str] = []
-        self.index: dict[str, int] = {}
+        self._index: dict[str, int] | None = {}
+        self._model: TraceModel | None = None
+        self._place: np.ndarray | None = None  # per code of `_model`: its entry, or -1
+
+    @property
+    def index(self) -> dict[str, int]:
+        """Each name's entry."""
+        if self._index is None:
+            self._index = {name: i for i, name in enumerate(self.table)}
+        return self._index
 
     def remap(self, model: TraceModel, codes: np.ndarray) -> np.ndarray:
         """The table's codes of `codes` (the model's), names entering in code order."""
@@ -134,6 +145,10 @@ class NameTable:
 
     def _entries(self, model: TraceModel, uniq: np.ndarray) -> np.ndarray:
         """The table's code of each of the model's name codes `uniq`, new names added."""
+        in_range = uniq.size == 0 or (int(uniq[0]) >= 0 and int(uniq[-1]) < len(model.names))
+        if in_range and self._one_model(model):
+            return self._placed(model, uniq)
+        self._model, self._place = None, None  # from here on, names matched by their text
         local = np.empty(uniq.size, dtype=np.int64)
         for i, code in enumerate(uniq.tolist()):
             name = model.names[code] if 0 <= code < len(model.names) else ""
@@ -144,6 +159,34 @@ class NameTable:
                 self.table.append(name)
             local[i] = found
         return local
+
+    def _one_model(self, model: TraceModel) -> bool:
+        """Whether `model`'s codes are placed by numpy: it is the only model entered and
+        names nothing twice (its codes then name the table's entries one to one)."""
+        if self._model is model:
+            return True
+        if self.table or not names_unique(model):
+            return False
+        self._model = model
+        self._place = np.full(len(model.names), -1, dtype=np.int64)
+        return True
+
+    def _placed(self, model: TraceModel, uniq: np.ndarray) -> np.ndarray:
+        """`_entries` of the one model (`uniq`: its codes, ascending, in range)."""
+        assert self._place is not None
+        place = self._place
+        new = uniq[place[uniq] < 0]
+        place[new] = np.arange(len(self.table), len(self.table) + new.size)
+        names = model.names
+        self.table.extend([names[code] for code in new.tolist()])
+        self._index = None  # made from the table if asked
+        return place[uniq]
+
+
+def names_unique(model: TraceModel) -> bool:
+    """Whether no two of the model's name codes name the same text (kept)."""
+    found: bool = model.derived("_names_unique", lambda m: len(set(m.names)) == len(m.names))
+    return found
 
 
 KEPT_ANSWERS = 16  # per model: the last answers of the trace view's windowed routes
