@@ -243,13 +243,14 @@ class Dispatch:
                     raise
             if self.endpoint.scope is Scope.PAIR:
                 return _ready(self.endpoint.of_pair(models[0], models[1], params))
-            from ..trace_view.workers import WorkerTrace  # the trace view's: not the report's
+            # The trace view's (not the report's): a kept answer's JSON is encoded once.
+            from ..trace_view.workers import WorkerTrace, answer_json
 
             traces = [
                 WorkerTrace(target.worker.name if several else None, model)
                 for target, model in zip(self.targets, models)
             ]
-            return _ready(self.endpoint.of_traces(traces, params))
+            return Ready(answer_json(self.endpoint.of_traces(traces, params)))
 
         return step
 

@@ -9,11 +9,13 @@ added); one worker alone keeps the file's own times. docs/http_api.md has the sh
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from ..model.errors import ViewParamError
@@ -194,11 +196,13 @@ KEPT_ANSWERS = 16  # per model: the last answers of the trace view's windowed ro
 
 class KeptAnswers:
     """The last `size` answers of a route, by their resolved request: the model never
-    changes, so an answer asked again is the one given before (never changed after)."""
+    changes, so an answer asked again is the one given before (never changed after), and
+    so is its JSON (`answer_json`: encoded once while the answer is kept)."""
 
     def __init__(self, size: int) -> None:
         self.size = size
         self._answers: OrderedDict[Hashable, Any] = OrderedDict()
+        self._json: dict[int, tuple[Any, bytes]] = {}  # id of a kept answer: it, its JSON
         self._lock = threading.Lock()
 
     def get(self, key: Hashable) -> Any:
@@ -210,9 +214,44 @@ class KeptAnswers:
 
     def put(self, key: Hashable, answer: Any) -> None:
         with self._lock:
+            replaced = self._answers.get(key)
+            if replaced is not None and replaced is not answer:
+                self._forget(replaced)
             self._answers[key] = answer
+            _HOLDERS[id(answer)] = self
             while len(self._answers) > self.size:
-                self._answers.popitem(last=False)
+                self._forget(self._answers.popitem(last=False)[1])
+
+    def _forget(self, answer: Any) -> None:
+        self._json.pop(id(answer), None)
+        if _HOLDERS.get(id(answer)) is self:
+            del _HOLDERS[id(answer)]
+
+    def json_of(self, answer: Any) -> bytes:
+        """The answer's JSON: encoded once while it is kept here."""
+        with self._lock:
+            found = self._json.get(id(answer))
+        if found is not None and found[0] is answer:
+            return found[1]
+        data = msgspec.json.encode(answer)
+        with self._lock:
+            if any(kept is answer for kept in self._answers.values()):
+                self._json[id(answer)] = (answer, data)
+        return data
+
+
+# Which memo holds each kept answer, by its id (the memo holds the answer, so the id is
+# not reused meanwhile; a memo let go with its model leaves no entry behind).
+_HOLDERS: weakref.WeakValueDictionary[int, KeptAnswers] = weakref.WeakValueDictionary()
+
+
+def answer_json(answer: Any) -> bytes:
+    """A trace view route's answer as JSON; a kept answer's encoded once (the track list
+    is asked at every pan, a window again at every redraw: a 4 GB trace's tracks ~80 KB)."""
+    holder = _HOLDERS.get(id(answer))
+    if holder is None:
+        return msgspec.json.encode(answer)
+    return holder.json_of(answer)
 
 
 def kept_answer(
