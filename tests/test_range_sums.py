@@ -15,14 +15,20 @@ from corpus import corpus_path
 from kinetoscope.ingest.build import build_model
 from kinetoscope.model.trace_model import TraceModel
 from kinetoscope.trace_view.index import index_of
-from kinetoscope.trace_view.range_summary import _overlapping, _per_name, range_summary
+from kinetoscope.trace_view.range_summary import (
+    _add_totals,
+    _overlapping,
+    _per_name,
+    _worker_per_name,
+    range_summary,
+)
 from kinetoscope.trace_view.range_sums import (
     PerName,
     build_range_sums,
     irregular_tracks,
     range_per_name,
 )
-from kinetoscope.trace_view.workers import WorkerTrace
+from kinetoscope.trace_view.workers import WorkerTrace, select_tracks
 
 TRACES = (
     "pytorch-kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz",
@@ -101,6 +107,47 @@ def test_route_answers_the_same_with_default_buckets() -> None:
         route = {r["name"]: (r["count"], r["total_us"], r["self_us"]) for r in view["rows"]}
         assert_same(route, slow)
         assert view["event_count"] == sum(n for n, _, _ in slow.values())
+
+
+def test_one_worker_rows_rank_as_the_totals_by_name() -> None:
+    """One worker's rows (ranked over its name codes) are those that the totals by name
+    text give (several workers' way): the same rows, order, types, limit and truncation."""
+    model = build_model(str(corpus_path(TRACES[0])))
+    index = index_of(model)
+    worker = WorkerTrace(None, model)
+    selection = select_tracks([worker], None)[0]
+    for a, b in ranges(index.t_min, index.t_max, 30, seed=5):
+        totals: dict[str, list[float]] = {}
+        _add_totals(worker, _worker_per_name(worker, selection, a, b), totals)
+        ranked = sorted(totals.items(), key=lambda kv: (-kv[1][1], kv[0]))
+        for limit in (1, 7, 100_000):
+            view = range_summary([worker], {"t0": a, "t1": b, "limit": limit})
+            expected = [
+                {"name": n, "count": v[0], "total_us": v[1], "self_us": v[2]}
+                for n, v in ranked[:limit]
+            ]
+            assert view["rows"] == expected
+            assert [type(v) for r in view["rows"] for v in r.values()] == [
+                type(v) for r in expected for v in r.values()
+            ]
+            assert view["truncated"] == (len(ranked) > limit)
+
+
+def test_names_of_equal_time_rank_by_name(tmp_path: Path) -> None:
+    """c (6 µs) first, then a and b (5 µs each) in name order, whatever their codes."""
+    b = TraceBuilder()
+    b.op("b", 0, 5)
+    b.op("a", 10, 5)
+    b.op("c", 20, 6)
+    worker = WorkerTrace(None, b.model(tmp_path))
+    view = range_summary([worker], {"t0": 0, "t1": 30})
+    assert [(r["name"], r["total_us"]) for r in view["rows"]] == [
+        ("c", 6.0),
+        ("a", 5.0),
+        ("b", 5.0),
+    ]
+    cut = range_summary([worker], {"t0": 0, "t1": 30, "limit": 2})
+    assert [r["name"] for r in cut["rows"]] == ["c", "a"] and cut["truncated"]
 
 
 def test_an_event_outliving_its_parent_makes_its_track_irregular(tmp_path: Path) -> None:

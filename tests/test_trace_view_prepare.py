@@ -13,10 +13,12 @@ import numpy as np
 import pytest
 from conftest import PluginClient
 from corpus import corpus_path
+from kinetoscope.analysis.core.intervals import IntervalUnion
 from kinetoscope.model.trace_model import TraceModel
 from kinetoscope.store.cache import DiskCache, cache_entry
 from kinetoscope.store.cache_check import write_manifest
 from kinetoscope.store.trace_store import TraceStore
+from kinetoscope.trace_view.counters import Counter
 from kinetoscope.trace_view.index import TimelineIndex, build_index, index_of
 from kinetoscope.trace_view.index_store import read_kept
 from kinetoscope.trace_view.prepare import prepare_trace_view
@@ -140,16 +142,35 @@ def test_prepare_builds_what_the_routes_need(tmp_path: Path) -> None:
     assert "_timeline_track_ranges" in model.__dict__
     for name in ("timeline_index", "timeline_flow_pairs", "timeline_track_ranges"):
         saved(model, name)
+    saved(model, "timeline_counters")
     saved(model, "health_row_checks")
     again = loaded(corpus_path(RESNET), tmp_path / "cache")  # a warm start: all read back
     prepare_trace_view(again)
     for key in ("_timeline_index", "_timeline_flow_pairs", "_timeline_track_ranges"):
         arrays = [v for v in vars(again.__dict__[key]).values() if isinstance(v, np.ndarray)]
         assert arrays and all(mapped(a) for a in arrays), key  # read back
+    same_counters(model.__dict__["_timeline_counters"], again.__dict__["_timeline_counters"])
     marks = again.__dict__["_health_row_checks"]
     assert mapped(marks)
     assert np.array_equal(marks, model.__dict__["_health_row_checks"])
     assert route_answers(again, index_of(again)) == route_answers(model, index_of(model))
+
+
+def same_counters(built: list[Counter], kept: list[Counter]) -> None:
+    """The counters read back (every array mapped) hold what the built ones hold."""
+    assert built and len(kept) == len(built)
+    assert any(c.union is not None for c in built) and any(c.times is not None for c in built)
+    for a, b in zip(built, kept):
+        for f in dataclasses.fields(Counter):
+            x, y = getattr(a, f.name), getattr(b, f.name)
+            if isinstance(x, IntervalUnion):
+                for part in ("starts", "ends", "prefix"):
+                    assert mapped(getattr(y, part)), (a.id, part)
+                    assert np.array_equal(getattr(x, part), getattr(y, part)), (a.id, part)
+            elif isinstance(x, np.ndarray):
+                assert mapped(y) and x.dtype == y.dtype and np.array_equal(x, y), (a.id, f.name)
+            elif f.name not in ("block_max", "fine_max", "negative_zero"):  # made when used
+                assert x == y and type(x) is type(y), (a.id, f.name)
 
 
 def test_the_plugin_prepares_the_trace_view_after_a_load(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ from ..ingest.limits import env_number
 from ..model.errors import ViewParamError
 from ..store.run_context import Progress
 from ..store.run_jobs import FAILED, LOADING, RunJobState
-from ..store.trace_store import NotReady
+from ..store.trace_store import LoadFailed, NotReady
 from .answers import status_body
 from .failures import Failure, JobFailed, failure
 from .registry import Answer, Endpoint, Scope
@@ -224,27 +224,33 @@ class Dispatch:
 
     def _with_models(self, params: Any, several: bool = False) -> Step:
         """The compute function of every target's model: a pair's base then target, or
-        the trace view's workers (each named when several); every load started first."""
+        the trace view's workers (each named when several); every load started at the
+        first answer."""
         store = self.session.store
-        for target in self.targets:
-            store.state_for(target.span.path)
 
         def step() -> Result:
+            # Each file's model asked (its load started if it was not; one stat of the file
+            # a request); where one is not ready, the others' loads are started too.
             models = []
-            for target in self.targets:
+            for at, target in enumerate(self.targets):
                 try:
                     models.append(store.model(target.span.path))
-                except NotReady:
-                    return self._loading(target)
+                except (NotReady, LoadFailed) as missing:
+                    for later in self.targets[at + 1 :]:
+                        store.state_for(later.span.path)
+                    if isinstance(missing, NotReady):
+                        return self._loading(target)
+                    raise
             if self.endpoint.scope is Scope.PAIR:
                 return _ready(self.endpoint.of_pair(models[0], models[1], params))
-            from ..trace_view.workers import WorkerTrace  # the trace view's: not the report's
+            # The trace view's (not the report's): a kept answer's JSON is encoded once.
+            from ..trace_view.workers import WorkerTrace, answer_json
 
             traces = [
                 WorkerTrace(target.worker.name if several else None, model)
                 for target, model in zip(self.targets, models)
             ]
-            return _ready(self.endpoint.of_traces(traces, params))
+            return Ready(answer_json(self.endpoint.of_traces(traces, params)))
 
         return step
 

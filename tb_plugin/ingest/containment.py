@@ -63,13 +63,28 @@ def add_root(logdir: str) -> str:
     return real
 
 
+_inherited: tuple[str, object] = ("", {})  # the environment's text and what it decoded to
+
+
+def _inherited_roots() -> object:
+    """The environment's roots decoded, once per text (asked on every stat of a request)."""
+    global _inherited
+    text = os.environ.get(ROOTS_ENV) or "{}"
+    known = _inherited
+    if known[0] == text:
+        return known[1]
+    try:
+        decoded: object = json.loads(text)
+    except ValueError:
+        decoded = {}
+    _inherited = (text, decoded)
+    return decoded
+
+
 def _registered() -> dict[str, str]:
     with _lock:
         roots = dict(_roots)
-    try:
-        inherited = json.loads(os.environ.get(ROOTS_ENV) or "{}")
-    except ValueError:
-        inherited = {}
+    inherited = _inherited_roots()
     if isinstance(inherited, dict):
         for logdir, real in inherited.items():
             if isinstance(logdir, str) and isinstance(real, str):

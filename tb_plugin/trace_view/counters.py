@@ -10,6 +10,7 @@ total allocated (or reserved) in each bucket, carried forward through empty ones
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -76,6 +77,40 @@ def build_counters(model: TraceModel) -> list[Counter]:
             )
     out.extend(_memory_counters(model))
     out.extend(_queue_counters(model))
+    return out
+
+
+# What of a counter is kept on disk (`index_store`): its arrays, and its plain fields in
+# JSON (the highest value among the arrays: JSON holds no NaN or infinity).
+_UNION_ARRAYS = ("starts", "ends", "prefix")
+_PLAIN = ("id", "label", "metric", "unit", "device", "stream", "listed_last")
+
+
+def pack_counters(counters: list[Counter]) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """The counters as arrays (`c<i>.<field>`) and a JSON document (`index_store`)."""
+    arrays = {"max_value": np.array([c.max_value for c in counters], dtype=np.float64)}
+    for i, c in enumerate(counters):
+        if c.union is not None:
+            arrays.update({f"c{i}.union.{k}": getattr(c.union, k) for k in _UNION_ARRAYS})
+        if c.times is not None and c.values is not None:
+            arrays[f"c{i}.times"], arrays[f"c{i}.values"] = c.times, c.values
+    return arrays, {"counters": [{k: getattr(c, k) for k in _PLAIN} for c in counters]}
+
+
+def unpack_counters(arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> list[Counter]:
+    out = []
+    for i, plain in enumerate(meta["counters"]):
+        union = None
+        if f"c{i}.union.starts" in arrays:
+            union = IntervalUnion.of_merged(*(arrays[f"c{i}.union.{k}"] for k in _UNION_ARRAYS))
+        counter = Counter(
+            **{k: plain[k] for k in _PLAIN},
+            max_value=float(arrays["max_value"][i]),
+            union=union,
+            times=arrays.get(f"c{i}.times"),
+            values=arrays.get(f"c{i}.values"),
+        )
+        out.append(counter)
     return out
 
 

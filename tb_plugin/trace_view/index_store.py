@@ -2,7 +2,7 @@
 
 A warm start maps the model's columns from the disk cache in milliseconds; the trace
 view's index would then cost about 1.6 s of CPU per GB of trace JSON to build again, its
-flow pairs, track ranges and health marks seconds more at 4 GB. So each is kept: one
+flow pairs, track ranges, health marks and counters seconds more at 4 GB. So each is kept: one
 `.npy` an array (memory-mapped back, read-only, as the columns are), its other fields in
 a small JSON document, and a manifest (the cache's own integrity check), in a folder that
 appears whole (written under a temporary name, then renamed). The document names the

@@ -5,8 +5,8 @@ The first `tracks` or `trace` request of a 4 GB trace would otherwise wait for t
 and the track ranges their ends bind to, and the first wide `range_summary` for its
 running sums. Built here, in the background, one after the
 other, each kept with the model as a request would keep it (a request arriving meanwhile
-waits for the same build, never a second one), and all but the counters on disk beside
-the model's cache entry (`index_store`: a warm start reads them back). Views being
+waits for the same build, never a second one), and each on disk beside the model's cache
+entry (`index_store`: a warm start reads them back). Views being
 computed come first: each step waits while the store computes one (at most
 `YIELD_MAX_S`), so the page a user opens first is not slowed by the trace view they may
 open later.

@@ -14,7 +14,14 @@ from .index import TimelineIndex
 from .index_store import kept_on_disk, pack_fields, unpack_fields
 from .params import RangeSummaryParams
 from .range_sums import PerName, RangeSums, build_range_sums, range_per_name
-from .workers import Selection, WorkerTrace, kept_answer, select_tracks, time_range
+from .workers import (
+    Selection,
+    WorkerTrace,
+    kept_answer,
+    names_unique,
+    select_tracks,
+    time_range,
+)
 
 
 class RangeRow(TypedDict):
@@ -69,30 +76,67 @@ def range_summary(workers: Sequence[WorkerTrace], params: RangeSummaryParams) ->
 def _summary(
     workers: Sequence[WorkerTrace], selections: list[Selection], t0: float, t1: float, limit: int
 ) -> RangeSummaryView:
-    totals: dict[str, list[float]] = {}  # name: [count, total, self]
-    n_events = 0
-    for worker, sel in zip(workers, selections):
-        a, b = t0 - worker.offset, t1 - worker.offset
-        sums = range_sums(worker.model, worker.index)
-        if sums.irregular[sel.slices].any() or _candidates(worker.index, a, b) <= FEW_EVENTS:
-            pos = _overlapping(worker.index, sel.slices, a, b)
-            per_name = _per_name(worker, pos, a, b)
-        else:
-            per_name = range_per_name(sums, worker.index, sel.slices, a, b)
-        n_events += int(per_name.count.sum())
-        _add_totals(worker, per_name, totals)
-    ranked = sorted(totals.items(), key=lambda kv: (-kv[1][1], kv[0]))
-    rows: list[RangeRow] = [
-        {"name": n, "count": int(v[0]), "total_us": float(v[1]), "self_us": float(v[2])}
-        for n, v in ranked[:limit]
+    per_worker = [
+        _worker_per_name(worker, sel, t0 - worker.offset, t1 - worker.offset)
+        for worker, sel in zip(workers, selections)
     ]
+    n_events = sum(int(per_name.count.sum()) for per_name in per_worker)
+    if len(workers) == 1 and names_unique(workers[0].model):
+        rows, n_names = _ranked_rows(workers[0].model, per_worker[0], limit)
+    else:  # several models (their own name codes), or one naming two codes alike
+        totals: dict[str, list[float]] = {}  # name: [count, total, self]
+        for worker, per_name in zip(workers, per_worker):
+            _add_totals(worker, per_name, totals)
+        ranked = sorted(totals.items(), key=lambda kv: (-kv[1][1], kv[0]))
+        rows = [
+            {"name": n, "count": int(v[0]), "total_us": float(v[1]), "self_us": float(v[2])}
+            for n, v in ranked[:limit]
+        ]
+        n_names = len(ranked)
     return {
         "t0": t0,
         "t1": t1,
         "rows": rows,
         "event_count": n_events,
-        "truncated": len(ranked) > limit,
+        "truncated": n_names > limit,
     }
+
+
+def _worker_per_name(worker: WorkerTrace, sel: Selection, a: float, b: float) -> PerName:
+    """Per name, the events of one worker's chosen tracks overlapping [a, b) (file times)."""
+    sums = range_sums(worker.model, worker.index)
+    if sums.irregular[sel.slices].any() or _candidates(worker.index, a, b) <= FEW_EVENTS:
+        return _per_name(worker, _overlapping(worker.index, sel.slices, a, b), a, b)
+    return range_per_name(sums, worker.index, sel.slices, a, b)
+
+
+def _name_order(model: TraceModel) -> np.ndarray:
+    """Per name code, its place among the model's names in string order (kept)."""
+
+    def build(m: TraceModel) -> np.ndarray:
+        place = np.empty(len(m.names), dtype=np.int64)
+        place[sorted(range(len(m.names)), key=m.names.__getitem__)] = np.arange(len(m.names))
+        return place
+
+    return model.derived("_name_order", build)  # type: ignore[no-any-return]
+
+
+def _ranked_rows(model: TraceModel, per_name: PerName, limit: int) -> tuple[list[RangeRow], int]:
+    """The rows of one model's names by most time, then name (as the several workers'
+    totals are ranked), only the first `limit` made; and how many names there were. Sums
+    start from +0.0, as the totals' accumulators do."""
+    order = np.lexsort((_name_order(model)[per_name.code], -per_name.total))[:limit]
+    names = model.names
+    rows: list[RangeRow] = [
+        {"name": names[code], "count": count, "total_us": total, "self_us": own}
+        for code, count, total, own in zip(
+            per_name.code[order].tolist(),
+            per_name.count[order].tolist(),
+            (per_name.total[order] + 0.0).tolist(),
+            (per_name.self_time[order] + 0.0).tolist(),
+        )
+    ]
+    return rows, int(per_name.code.size)
 
 
 FEW_EVENTS = 4096  # a range with fewer candidates is summed event by event (cheaper)

@@ -9,17 +9,20 @@ added); one worker alone keeps the file's own times. docs/http_api.md has the sh
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from ..model.errors import ViewParamError
 from ..model.trace_model import TraceModel
-from .counters import Counter, build_counters
+from .counters import Counter, build_counters, pack_counters, unpack_counters
 from .index import TimelineIndex, index_of
+from .index_store import kept_on_disk
 from .params import TimelineNotFound
 
 
@@ -49,7 +52,16 @@ class WorkerTrace:
 
 
 def counters_of(worker: WorkerTrace) -> list[Counter]:
-    return worker.model.derived("_timeline_counters", build_counters)
+    """The worker's counter tracks, kept with the model and on disk beside it (a warm
+    start would build them again: ~2 s of CPU at 4 GB)."""
+
+    def kept(model: TraceModel) -> list[Counter]:
+        def build() -> list[Counter]:
+            return build_counters(model)
+
+        return kept_on_disk(model, "timeline_counters", build, pack_counters, unpack_counters)
+
+    return worker.model.derived("_timeline_counters", kept)
 
 
 def time_base(workers: Sequence[WorkerTrace]) -> str:
@@ -110,11 +122,22 @@ def select_tracks(workers: Sequence[WorkerTrace], text: str | None) -> list[Sele
 
 
 class NameTable:
-    """The response's own name table: models of several workers have their own codes."""
+    """The response's own name table: models of several workers have their own codes.
+    While one model with no name twice has entered, its codes are placed by numpy (a
+    window names hundreds); a second model's names are then matched by their text."""
 
     def __init__(self) -> None:
         self.table: list[str] = []
-        self.index: dict[str, int] = {}
+        self._index: dict[str, int] | None = {}
+        self._model: TraceModel | None = None
+        self._place: np.ndarray | None = None  # per code of `_model`: its entry, or -1
+
+    @property
+    def index(self) -> dict[str, int]:
+        """Each name's entry."""
+        if self._index is None:
+            self._index = {name: i for i, name in enumerate(self.table)}
+        return self._index
 
     def remap(self, model: TraceModel, codes: np.ndarray) -> np.ndarray:
         """The table's codes of `codes` (the model's), names entering in code order."""
@@ -134,6 +157,10 @@ class NameTable:
 
     def _entries(self, model: TraceModel, uniq: np.ndarray) -> np.ndarray:
         """The table's code of each of the model's name codes `uniq`, new names added."""
+        in_range = uniq.size == 0 or (int(uniq[0]) >= 0 and int(uniq[-1]) < len(model.names))
+        if in_range and self._one_model(model):
+            return self._placed(model, uniq)
+        self._model, self._place = None, None  # from here on, names matched by their text
         local = np.empty(uniq.size, dtype=np.int64)
         for i, code in enumerate(uniq.tolist()):
             name = model.names[code] if 0 <= code < len(model.names) else ""
@@ -145,17 +172,47 @@ class NameTable:
             local[i] = found
         return local
 
+    def _one_model(self, model: TraceModel) -> bool:
+        """Whether `model`'s codes are placed by numpy: it is the only model entered and
+        names nothing twice (its codes then name the table's entries one to one)."""
+        if self._model is model:
+            return True
+        if self.table or not names_unique(model):
+            return False
+        self._model = model
+        self._place = np.full(len(model.names), -1, dtype=np.int64)
+        return True
+
+    def _placed(self, model: TraceModel, uniq: np.ndarray) -> np.ndarray:
+        """`_entries` of the one model (`uniq`: its codes, ascending, in range)."""
+        assert self._place is not None
+        place = self._place
+        new = uniq[place[uniq] < 0]
+        place[new] = np.arange(len(self.table), len(self.table) + new.size)
+        names = model.names
+        self.table.extend([names[code] for code in new.tolist()])
+        self._index = None  # made from the table if asked
+        return place[uniq]
+
+
+def names_unique(model: TraceModel) -> bool:
+    """Whether no two of the model's name codes name the same text (kept)."""
+    found: bool = model.derived("_names_unique", lambda m: len(set(m.names)) == len(m.names))
+    return found
+
 
 KEPT_ANSWERS = 16  # per model: the last answers of the trace view's windowed routes
 
 
 class KeptAnswers:
     """The last `size` answers of a route, by their resolved request: the model never
-    changes, so an answer asked again is the one given before (never changed after)."""
+    changes, so an answer asked again is the one given before (never changed after), and
+    so is its JSON (`answer_json`: encoded once while the answer is kept)."""
 
     def __init__(self, size: int) -> None:
         self.size = size
         self._answers: OrderedDict[Hashable, Any] = OrderedDict()
+        self._json: dict[int, tuple[Any, bytes]] = {}  # id of a kept answer: it, its JSON
         self._lock = threading.Lock()
 
     def get(self, key: Hashable) -> Any:
@@ -167,9 +224,44 @@ class KeptAnswers:
 
     def put(self, key: Hashable, answer: Any) -> None:
         with self._lock:
+            replaced = self._answers.get(key)
+            if replaced is not None and replaced is not answer:
+                self._forget(replaced)
             self._answers[key] = answer
+            _HOLDERS[id(answer)] = self
             while len(self._answers) > self.size:
-                self._answers.popitem(last=False)
+                self._forget(self._answers.popitem(last=False)[1])
+
+    def _forget(self, answer: Any) -> None:
+        self._json.pop(id(answer), None)
+        if _HOLDERS.get(id(answer)) is self:
+            del _HOLDERS[id(answer)]
+
+    def json_of(self, answer: Any) -> bytes:
+        """The answer's JSON: encoded once while it is kept here."""
+        with self._lock:
+            found = self._json.get(id(answer))
+        if found is not None and found[0] is answer:
+            return found[1]
+        data = msgspec.json.encode(answer)
+        with self._lock:
+            if any(kept is answer for kept in self._answers.values()):
+                self._json[id(answer)] = (answer, data)
+        return data
+
+
+# Which memo holds each kept answer, by its id (the memo holds the answer, so the id is
+# not reused meanwhile; a memo let go with its model leaves no entry behind).
+_HOLDERS: weakref.WeakValueDictionary[int, KeptAnswers] = weakref.WeakValueDictionary()
+
+
+def answer_json(answer: Any) -> bytes:
+    """A trace view route's answer as JSON; a kept answer's encoded once (the track list
+    is asked at every pan, a window again at every redraw: a 4 GB trace's tracks ~80 KB)."""
+    holder = _HOLDERS.get(id(answer))
+    if holder is None:
+        return msgspec.json.encode(answer)
+    return holder.json_of(answer)
 
 
 def kept_answer(

@@ -20,6 +20,14 @@ class IntervalUnion:
         self.starts, self.ends = _merged(starts, ends)
         self.prefix = np.concatenate([[0.0], np.cumsum(self.ends - self.starts)])
 
+    @classmethod
+    def of_merged(cls, starts: np.ndarray, ends: np.ndarray, prefix: np.ndarray) -> IntervalUnion:
+        """A union from what one held (`starts`, `ends`, `prefix`: kept on disk), not
+        merged again."""
+        union = cls.__new__(cls)
+        union.starts, union.ends, union.prefix = starts, ends, prefix
+        return union
+
     def __len__(self) -> int:
         return int(self.starts.size)
 
