@@ -15,9 +15,11 @@ import json
 import logging
 import os
 import re
-from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
+
+import msgspec
+from msgspec.structs import replace
 
 from ....ingest import storage
 from ....model.trace_model import TraceModel
@@ -31,8 +33,7 @@ _GIB = float(1 << 30)
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class Peaks:
+class Peaks(msgspec.Struct, frozen=True):
     """One device's roofs: TFLOP/s per dtype (None: not given) and memory GB/s."""
 
     device: str  # the entry's id
@@ -42,8 +43,7 @@ class Peaks:
     match: str = "exact"  # how the device matched it: "exact", "family" or "unnamed"
 
 
-@dataclass(frozen=True)
-class _Entry:
+class _Entry(msgspec.Struct, frozen=True):
     peaks: Peaks
     names: tuple[re.Pattern[str], ...]
     memory_gib: tuple[float, float] | None
