@@ -12,7 +12,6 @@ version that keys the cache, and the page that lists it in `status.views` (or a 
 from __future__ import annotations
 
 import enum
-import hashlib
 import importlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -224,6 +223,8 @@ class Endpoint(msgspec.Struct, frozen=True):
 
 
 def _digest(text: str) -> str:
+    import hashlib  # here: OpenSSL's load (~3 ms) only for an answer with parameters
+
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
 
 

@@ -96,8 +96,9 @@ def _build(model: TraceModel) -> MemoryIndex:
 
 def _paired(mem: dict[str, np.ndarray], levels: DeviceLevels) -> DeviceSeries:
     alloc, free, size, no_address = _pair(mem["addr"][levels.events], levels.nbytes, levels.events)
-    paired = {"alloc": alloc, "free": free, "size": size, "no_address": no_address}
-    return DeviceSeries(**msgspec.structs.asdict(levels), **paired)
+    return DeviceSeries(
+        **msgspec.structs.asdict(levels), alloc=alloc, free=free, size=size, no_address=no_address
+    )
 
 
 def _pair(

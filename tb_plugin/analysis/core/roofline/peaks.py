@@ -10,7 +10,6 @@ URL), and its content keys the cached views (`peaks_key`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -68,6 +67,8 @@ def _user_file() -> tuple[str, list[dict[str, Any]]]:
     except (OSError, ValueError, AttributeError) as exc:
         log.warning("%s=%s is not read: %s", ENV, path, exc)
         return "", []
+    import hashlib  # here: OpenSSL's load (~3 ms) only where the setting is used
+
     return hashlib.sha1(raw).hexdigest()[:12], devices
 
 
