@@ -10,11 +10,15 @@
 // Per run prints, in seconds from TensorBoard's start: `listening` (its first HTTP
 // answer), `overview_200` (the Overview route answered with data), `drawn` (the Overview
 // marked ready in the page), and `G` (gzip -dc of the run's trace, best of 3) with the
-// ratios; `--requests` prints each answer of TensorBoard's data routes as it comes (to
-// stderr). Nothing is written into the repo; a temporary folder holds the cache and the
-// browser profile.
+// ratios; `cpu_s`: the CPU seconds (user + system) TensorBoard's process and the browser's
+// processes had used at `overview_200` and at `drawn` (Linux /proc; null elsewhere): on a
+// shared machine, what to compare before and after a change, beside the wall times;
+// `--requests` prints each answer of TensorBoard's data routes as it comes (to stderr).
+// Nothing is written into the repo; a temporary folder holds the cache and the browser
+// profile.
 
 import { spawn, spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -71,11 +75,54 @@ function gzipSeconds(file) {
   return best;
 }
 
+/** Clock ticks per second of /proc's CPU times (USER_HZ: 100 on Linux). */
+const TICKS = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.toString().trim()) || 100;
+
+/** @param {number} pid @returns {{ ppid: number, cpu: number } | null} its CPU seconds so far
+ *  (user + system, its reaped children's included) and its parent */
+function procCpu(pid) {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // After the command's ")": state, ppid, ..., utime (14th), stime, cutime, cstime.
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
+    return { ppid: Number(fields[1]), cpu: ticks / TICKS };
+  } catch {
+    return null; // ended meanwhile
+  }
+}
+
+/** @param {number | undefined} tensorboardPid
+ *  @returns {{ tensorboard: number, browser: number } | null} CPU seconds so far of
+ *  TensorBoard's process tree and of the other processes this one started (the browser) */
+function cpuSeconds(tensorboardPid) {
+  if (tensorboardPid === undefined || process.platform !== 'linux') return null;
+  /** @type {Map<number, { ppid: number, cpu: number }>} */
+  const procs = new Map();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const found = procCpu(Number(name));
+    if (found) procs.set(Number(name), found);
+  }
+  /** @param {number} pid @param {number} root */
+  const under = (pid, root) => {
+    for (let at = pid; at > 1; at = procs.get(at)?.ppid ?? 0) if (at === root) return true;
+    return false;
+  };
+  let tensorboard = 0;
+  let browser = 0;
+  for (const [pid, { cpu }] of procs) {
+    if (under(pid, tensorboardPid)) tensorboard += cpu;
+    else if (pid !== process.pid && under(pid, process.pid)) browser += cpu;
+  }
+  return { tensorboard: +tensorboard.toFixed(2), browser: +browser.toFixed(2) };
+}
+
 async function oneRun() {
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'kinetoscope-first-view-'));
   const port = await freePort();
   const base = `http://127.0.0.1:${port}/`;
-  const bin = path.dirname(values.python);
+  const bin = path.dirname(path.resolve(values.python)); // TensorBoard starts in a temporary cwd
   const t0 = performance.now();
   const since = () => (performance.now() - t0) / 1000;
   const tb = spawn(
@@ -96,6 +143,8 @@ async function oneRun() {
   });
   /** @type {Record<string, number | null>} */
   const times = { listening: null, overview_200: null, drawn: null };
+  /** @type {Record<string, ReturnType<typeof cpuSeconds>>} */
+  const cpu = { overview_200: null, drawn: null };
   let context;
   try {
     while (times.listening === null) {
@@ -115,7 +164,10 @@ async function oneRun() {
         console.error(`${since().toFixed(2)} ${response.status()} ${route}`);
       }
       if (times.overview_200 === null && response.status() === 200) {
-        if (url.includes(`/data/plugin/${PLUGIN}/overview?`)) times.overview_200 = since();
+        if (url.includes(`/data/plugin/${PLUGIN}/overview?`)) {
+          times.overview_200 = since();
+          cpu.overview_200 = cpuSeconds(tb.pid);
+        }
       }
     });
     await page.goto(`${base}#${PLUGIN}`);
@@ -124,19 +176,20 @@ async function oneRun() {
       .locator('[data-testid="overview"][data-ready="true"]')
       .waitFor({ state: 'visible', timeout: 600_000 });
     times.drawn = since();
+    cpu.drawn = cpuSeconds(tb.pid);
   } finally {
     await (context ?? (await browser)).close();
     await killGroup(tb);
     await rm(tmp, { recursive: true, force: true });
   }
-  return times;
+  return { times, cpu };
 }
 
 const files = await traces(LOGDIR);
 const G = files.length === 1 ? gzipSeconds(files[0]) : null;
 const size = files.length === 1 ? (await stat(files[0])).size : null;
 for (let i = 0; i < Number(values.runs); i++) {
-  const times = await oneRun();
+  const { times, cpu } = await oneRun();
   const ratio = (/** @type {number | null} */ t) => (t !== null && G ? +(t / G).toFixed(2) : null);
   console.log(
     JSON.stringify({
@@ -146,6 +199,7 @@ for (let i = 0; i < Number(values.runs); i++) {
       gz_bytes: size,
       overview_200_over_G: ratio(times.overview_200),
       drawn_over_G: ratio(times.drawn),
+      cpu_s: cpu,
     }),
   );
 }

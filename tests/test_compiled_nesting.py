@@ -7,17 +7,19 @@ ranges' search); an index's parents (`host_ranges._index_sorted`), the walk up t
 (`HostRanges._start_bound`, `tree_arrays.sorted_search`); the union length per group
 (`tree_arrays.segment_union_length`), the merge of a union of intervals
 (`intervals.IntervalUnion`), bit for bit; the thread key of each row
-(`common.thread_keys`) and times rounded to whole nanoseconds (`host_ranges.snap_ns`)."""
+(`common.thread_keys`), times rounded to whole nanoseconds (`host_ranges.snap_ns`) and the
+union of each name's ranges on a thread (the Memory view's `index.name_spans`)."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
-from corpus import corpus_model
-from kinetoscope.analysis.core import common, host_ranges, intervals, tree_arrays
+from corpus import corpus_model, corpus_path
+from kinetoscope.analysis.core import common, host_ranges, intervals, tree_arrays, trusted_rows
 from kinetoscope.analysis.core.host_ranges import HostRanges
 from kinetoscope.analysis.core.intervals import IntervalUnion
 from kinetoscope.analysis.core.tree_arrays import (
@@ -26,6 +28,8 @@ from kinetoscope.analysis.core.tree_arrays import (
     segment_union_length,
     sorted_search,
 )
+from kinetoscope.analysis.memory import index as memory_index
+from kinetoscope.analysis.memory import operator_stats
 from kinetoscope.ingest.build import build_model
 
 
@@ -298,3 +302,131 @@ def test_snap_ns_both_ways(monkeypatch: pytest.MonkeyPatch) -> None:
             want = host_ranges.snap_ns(t, origin)
         assert got.dtype == want.dtype == np.float64
         assert got.view(np.int64).tolist() == want.view(np.int64).tolist()
+
+
+def spans_by_definition(names: np.ndarray, start: np.ndarray, end: np.ndarray) -> list[tuple]:
+    """Per name (ascending), its ranges merged where one starts by the furthest end of
+    those before it, in (start, longer first) order."""
+    out = []
+    for code in sorted(set(names.tolist())):
+        spans: list[list[float]] = []
+        for s, e in zip(start[names == code].tolist(), end[names == code].tolist()):
+            if spans and s <= spans[-1][1]:
+                spans[-1][1] = max(spans[-1][1], e)
+            else:
+                spans.append([s, e])
+        out += [(code, s, e) for s, e in spans]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_name_spans_both_ways(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """The union of each name's ranges (Memory's operator table), compiled and in numpy's
+    passes: the same codes (int16 and int32), starts and ends, the definition's where the
+    times are finite; a NaN end (furthest of all) or start in some."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 80))
+    start = rng.integers(0, 50, n).astype(np.float64)
+    end = start + rng.choice([0.0, 1.0, 2.0, 5.0, 20.0], n)
+    if seed % 4 == 1:
+        end[rng.integers(0, n)] = np.nan
+    if seed % 4 == 2:
+        start[rng.integers(0, n)] = np.nan
+    order = np.lexsort((-end, start))
+    names = rng.integers(0, 6, n).astype(np.int16 if seed % 2 else np.int32)
+    ops = memory_index.ThreadOps(np.arange(n), start[order], end[order], names[order])
+    got = memory_index.name_spans(ops)
+    with monkeypatch.context() as m:
+        m.setattr(memory_index, "_nesting", None)
+        want = memory_index.name_spans(ops)
+    for mine, theirs in zip(got, want):
+        assert mine.dtype == theirs.dtype
+        assert np.array_equal(mine, theirs, equal_nan=True)
+    assert got[0].dtype == names.dtype
+    if seed % 4 in (0, 3):
+        assert list(zip(*(a.tolist() for a in got))) == spans_by_definition(
+            ops.names, ops.starts, ops.ends
+        )
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_span_sums_both_ways(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """The Memory view's sums of the events inside each name's spans on a thread, in one
+    compiled pass and in numpy's prefix sums: the same sums, to the bit, with ties, empty
+    spans, NaN bounds and NaN times (last); fractional bytes go to numpy's."""
+    rng = np.random.default_rng(seed)
+    n, k = int(rng.integers(0, 90)), int(rng.integers(1, 40))
+    ts = np.sort(rng.integers(0, 60, n).astype(np.float64))
+    if seed % 5 == 0 and n:
+        ts[-1] = np.nan
+    nbytes = rng.choice([-300.0, -5.0, 0.0, 7.0, 1024.0], n)
+    if seed % 9 == 4 and n:
+        nbytes[0] = 0.5
+    start = rng.integers(0, 60, k).astype(np.float64)
+    end = start + rng.choice([0.0, 1.0, 5.0, 30.0], k)
+    start[0] = np.nan if seed % 7 == 1 else start[0]
+    end[0] = np.nan if seed % 7 == 2 else end[0]
+    order = np.lexsort((-end, start))
+    names = rng.integers(0, 5, k).astype(np.int32 if seed % 2 else np.int16)[order]
+    ops = memory_index.ThreadOps(np.arange(k), start[order], end[order], names)
+    index = memory_index.MemoryIndex(
+        ts=ts,
+        thread=np.full(n, 3, dtype=np.int64),
+        op=np.full(n, -1, dtype=np.int64),
+        parent=np.full(n, -1, dtype=np.int64),
+        devices=[],
+        threads={3: ops},
+    )
+    members = np.arange(n)
+    got = operator_stats._total_sums(index, members, nbytes, 6)
+    assert operator_stats._span_sums_compiled(ts, nbytes, ops.name_spans, np.zeros((4, 6))) == (
+        seed % 9 != 4 or n == 0
+    )
+    with monkeypatch.context() as m:
+        m.setattr(operator_stats, "_nesting", None)
+        want = operator_stats._total_sums(index, members, nbytes, 6)
+    assert got.view(np.int64).tolist() == want.view(np.int64).tolist()
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_rows_sharing_a_start_both_ways(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """The duplicate check's first cut (rows whose start another row shares, by start,
+    file order among equal ones), compiled and in numpy's passes, and by definition:
+    ties, NaN (shares nothing), -0.0 and 0.0 (one start), one row, none."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 200))
+    ts = rng.integers(0, 1 + n // 2, n).astype(np.float64)
+    if n > 4:
+        ts[rng.integers(0, n, 3)] = np.nan
+        ts[:2] = [0.0, -0.0]
+    got = trusted_rows._sharing_a_start(ts)
+    with monkeypatch.context() as m:
+        m.setattr(trusted_rows, "_nesting", None)
+        want = trusted_rows._sharing_a_start(ts)
+    assert got.dtype == want.dtype == np.int64
+    assert got.tolist() == want.tolist()
+    values = ts.tolist()
+    shared = {i for i, t in enumerate(values) if sum(1 for u in values if u == t) > 1}
+    assert sorted(got.tolist()) == sorted(shared)
+    assert got.tolist() == sorted(shared, key=lambda i: (values[i], i))
+
+
+def test_duplicates_of_a_corpus_trace_both_ways(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A corpus trace with every 40th event written twice: the rows flagged as copies,
+    by either first cut, are the same, and are the copies."""
+    path = corpus_path("hta/tests/data/mtia_inference_trace/mtia_inference_rank_0.json.gz")
+    with gzip.open(path) as f:
+        doc = json.load(f)
+    events = doc["traceEvents"]
+    copied = [e for i, e in enumerate(events) if i % 40 == 0 and e.get("ph") == "X"]
+    doc["traceEvents"] = events + copied
+    (tmp_path / "copies.json").write_text(json.dumps(doc))
+    model = build_model(str(tmp_path / "copies.json"))
+    got = trusted_rows.duplicate_mask(model)
+    assert int(got.sum()) >= len(copied) > 0
+    with monkeypatch.context() as m:
+        m.setattr(trusted_rows, "_nesting", None)
+        want = trusted_rows.duplicate_mask(model)
+    assert np.array_equal(got, want)

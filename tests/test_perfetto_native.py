@@ -28,6 +28,7 @@ import perfetto_bombs as pb
 import pytest
 from corpus import corpus_path
 from fuzz_perfetto_native import Findings, fuzz
+from kinetoscope.ingest import text_blocks
 from kinetoscope.ingest.perfetto import chunks, events, native, read, rules, stream
 from kinetoscope.ingest.perfetto.rules import native_module
 from perfetto_compare import disagreement, load, model_facts
@@ -366,6 +367,29 @@ def test_metadata_compressed_packets_and_damage(tmp_path: Path) -> None:
     data += event(3, 5, 1, b"deep", deep)
     check(tmp_path, data)
     check(tmp_path, gzip.compress(data + b"\x0b\x01"), "cut.pftrace.gz")
+
+
+def test_compressed_packets_between_many_runs_read_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs of a few packets, read in the reading thread one after another while the runs
+    before them merge: a run's compressed packets read between it and the next, damage in
+    a compressed packet and in the framing (met inflating a run ahead) keeping every run
+    before it, as one reader reads them."""
+    monkeypatch.setattr(stream, "RUN_BYTES", 200)
+    monkeypatch.setattr(text_blocks, "READ_BLOCK", 256)  # the file read and inflated so
+    monkeypatch.setattr(text_blocks, "INFLATE_BLOCK", 256)  # (else one block: one run)
+    monkeypatch.setattr(native, "BATCH", 5)
+    data = pb.thread_track(1, 10, 11) + event(1, 1, 1, b"long")
+    for i in range(60):
+        data += event(1, 10 + 10 * i, 1, b"x", annotation(b"n", i=i)) + event(2, 15 + 10 * i, 1)
+        if i % 7 == 3:
+            data += pb.packet(pb.field(50, zlib.compress(pb.small_trace(2))))
+        if i == 40:
+            data += pb.packet(pb.field(50, b"not zlib"))
+    data += event(2, 9000, 1)
+    check(tmp_path, data)
+    check(tmp_path, gzip.compress(data + b"\x0b\x01" + data), "damaged.pftrace.gz")
 
 
 def test_the_hold_bound_lets_events_go_past_an_open_slice(

@@ -11,8 +11,11 @@ from pathlib import Path
 import pytest
 from builders import TraceBuilder
 from conftest import PluginClient
+from kinetoscope.analysis.core.health.view import health_of
 from kinetoscope.analysis.overview.view import overview
 from kinetoscope.api.endpoints import ENDPOINTS
+from kinetoscope.api.session import build_beside
+from kinetoscope.api.table_uses import TABLE_USES
 from kinetoscope.ingest.build import build_model
 from kinetoscope.store.trace_store import TraceStore
 
@@ -210,3 +213,25 @@ def test_the_first_span_answers_its_first_page_once_loaded(
     finally:
         alone.close()
     assert not store.holds(str(logdir / "job" / "a" / "worker0.200.pt.trace.json.gz"))
+
+
+def test_the_first_page_has_the_health_built_beside_it(tmp_path: Path) -> None:
+    """While the Overview (the first page) computes, the trace health (the route the page
+    asks beside it, for the side bar's marks; the Overview reads it too) is built in a
+    second thread: afterwards the model holds it and only tables the Overview reads, and
+    the Overview and the health answer as on a model that built them alone. A first page
+    that does not read the health starts no thread."""
+    path = tmp_path / "worker0.100.pt.trace.json"
+    small_trace(3).write(path)
+    model = build_model(str(path))
+    thread = build_beside("overview", model)
+    assert thread is not None
+    thread.join(60)
+    assert not thread.is_alive()
+    built = set(model.__dict__.get("_derived_keys", ()))
+    assert "_health_view" in built
+    assert built <= TABLE_USES["overview"]
+    alone = build_model(str(path))
+    assert health_of(model) == health_of(alone)
+    assert overview(model) == overview(build_model(str(path)))
+    assert build_beside("memory", build_model(str(path))) is None

@@ -20,6 +20,7 @@ from ..ingest.discovery import Run, scan_logdir, target_runs
 from ..ingest.limits import env_number
 from ..ingest.not_a_trace import no_traces_message
 from ..ingest.watcher import BackgroundWatcher, StillListing
+from ..model.derived_tables import unrecorded
 from ..store.cache import DiskCache, default_cache_dir
 from ..store.dask_ranks import DaskRanks, DaskUnavailable, require_distributed
 from ..store.pools import executor_from_env
@@ -35,6 +36,7 @@ __all__ = [
     "RescannedListing",
     "Session",
     "WatchedListing",
+    "build_beside",
     "list_logdir",
     "list_target",
     "make_ahead",
@@ -45,6 +47,7 @@ __all__ = [
 
 LISTING_BODY = {"state": "listing", "message": "listing the logdir..."}
 FIRST_SPAN_WAIT_S = 60.0  # how long `load_first_span` waits for the first listing
+BESIDE_FIRST_PAGE = "health"  # the route a page asks beside its first page (its marks)
 
 
 class ListingPending(Exception):
@@ -212,12 +215,14 @@ class Session:
         from .endpoints import ENDPOINTS, span_pages  # the registry: when a trace loads
         from .registry import Answer, Scope
 
-        pages = span_pages(self.store.model(path))
+        model = self.store.model(path)
+        pages = span_pages(model)
         endpoint = ENDPOINTS.get(pages[0]) if pages else None
         if endpoint is not None and (endpoint.scope, endpoint.answer) == (
             Scope.SPAN,
             Answer.COMPUTE,
         ):
+            build_beside(endpoint.name, model)
             endpoint.answer_json(self.store, path, endpoint.decode({}))
 
     @classmethod
@@ -293,6 +298,34 @@ def shut_down(executor: Any) -> None:
     """A Dask executor the command made: its client and a local cluster, ended."""
     if isinstance(executor, DaskRanks):
         executor.shutdown()
+
+
+def build_beside(page: str, model: Any) -> threading.Thread | None:
+    """The derived tables of the route the page asks beside its first page (`health`, for
+    the side bar's marks), built in a thread of their own while the first page computes:
+    the other core's share of the first answer. Only when the first page reads every one
+    of them (`TABLE_USES`; the Overview reads the trace health): nothing is built that
+    the first page would not build; it waits on a table still being built (one build).
+    The thread started, or None."""
+    from .endpoints import ENDPOINTS  # the registry: when a trace loads
+    from .table_uses import TABLE_USES
+
+    beside = ENDPOINTS.get(BESIDE_FIRST_PAGE)
+    tables = TABLE_USES.get(BESIDE_FIRST_PAGE)
+    if beside is None or not tables or not tables <= TABLE_USES.get(page, frozenset()):
+        return None
+    if not beside.supports(model):
+        return None
+
+    def build(model: Any) -> None:
+        with contextlib.suppress(Exception):  # the first page builds it again, and says why
+            beside.of_span(model, beside.decode({}))
+
+    thread = threading.Thread(
+        target=unrecorded(build), args=(model,), name="kinetoscope-beside-first", daemon=True
+    )
+    thread.start()
+    return thread
 
 
 def _prepare_trace_view(model: Any, busy: Callable[[], bool]) -> None:

@@ -67,11 +67,27 @@ static inline int64_t latest_reaching(const double *value, const int64_t *reach,
     return p >= first ? p : -1;
 }
 
+/* The latest slice in [first, p] whose value, max(end, start + tol), reaches `want`, or
+ * -1: lane_crossings' jumps along the answers of the slices before (`reach`, int32),
+ * each value worked out as read (the same float as one kept per slice). */
+static inline int64_t latest_open(const double *s, const double *e, double tol,
+                                  const int32_t *reach, int64_t first, int64_t p, double want) {
+    while (p >= first) {
+        const double low = s[p] + tol;
+        if ((e[p] >= low ? e[p] : low) >= want) {
+            break;
+        }
+        p = reach[p];
+    }
+    return p >= first ? p : -1;
+}
+
 /* `lane_crossings(new_lane, start, end, tol, out)`: the test of health/nesting.py on
  * slices sorted by (lane, start, longer first, file order), `new_lane[i]` (uint8) where
  * a lane begins; per slice whether it crosses an earlier one of its lane, into `out`
  * (uint8). In order, so whether a slice that ends a walk crosses is known when asked:
- * the walk goes on before it exactly when the numpy rounds would. */
+ * the walk goes on before it exactly when the numpy rounds would. Holds 4 bytes a slice
+ * (each one's answer); returns False (nothing written) past 2**31 - 1 slices. */
 static PyObject *py_lane_crossings(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer new_lane, start, end, out;
@@ -81,14 +97,11 @@ static PyObject *py_lane_crossings(PyObject *self, PyObject *args) {
     }
     Py_ssize_t n = new_lane.len;
     int ok = start.len == n * (Py_ssize_t)sizeof(double) && end.len == start.len && out.len == n;
-    double *value = NULL;
-    int64_t *reach = NULL;
-    if (ok && n > 0) {
-        value = PyMem_RawMalloc((size_t)n * sizeof(double));
-        reach = PyMem_RawMalloc((size_t)n * sizeof(int64_t));
-        if (value == NULL || reach == NULL) {
-            PyMem_RawFree(value);
-            PyMem_RawFree(reach);
+    int fits = n <= INT32_MAX;
+    int32_t *reach = NULL;
+    if (ok && fits && n > 0) {
+        reach = PyMem_RawMalloc((size_t)n * sizeof(int32_t));
+        if (reach == NULL) {
             PyBuffer_Release(&new_lane);
             PyBuffer_Release(&start);
             PyBuffer_Release(&end);
@@ -96,7 +109,7 @@ static PyObject *py_lane_crossings(PyObject *self, PyObject *args) {
             return PyErr_NoMemory();
         }
     }
-    if (ok && n > 0) {
+    if (ok && fits && n > 0) {
         const uint8_t *lane_begins = new_lane.buf;
         const double *s = start.buf;
         const double *e = end.buf;
@@ -109,10 +122,9 @@ static PyObject *py_lane_crossings(PyObject *self, PyObject *args) {
             }
             const double low = s[i] + tol;
             const double high = e[i] - tol;
-            value[i] = e[i] >= low ? e[i] : low;
             const double want = nextafter(low, INFINITY); /* ending after low */
-            int64_t at = latest_reaching(value, reach, first, i - 1, want);
-            reach[i] = at;
+            int64_t at = latest_open(s, e, tol, reach, first, i - 1, want);
+            reach[i] = (int32_t)at;
             crossing[i] = 0;
             if (!(high > low)) {
                 continue; /* a shorter slice crosses nothing */
@@ -125,12 +137,11 @@ static PyObject *py_lane_crossings(PyObject *self, PyObject *args) {
                 if (!(e[at] < e[i]) && !crossing[at]) {
                     break; /* ends no earlier, and crosses nothing itself */
                 }
-                at = latest_reaching(value, reach, first, at - 1, want);
+                at = latest_open(s, e, tol, reach, first, at - 1, want);
             }
         }
         Py_END_ALLOW_THREADS
     }
-    PyMem_RawFree(value);
     PyMem_RawFree(reach);
     PyBuffer_Release(&new_lane);
     PyBuffer_Release(&start);
@@ -140,7 +151,7 @@ static PyObject *py_lane_crossings(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "lane_crossings: buffers of different lengths");
         return NULL;
     }
-    Py_RETURN_NONE;
+    return PyBool_FromLong(fits);
 }
 
 /* `index_parents(new_thread, start, end, start_at, out)`: host_ranges._index_sorted's
@@ -524,6 +535,249 @@ static PyObject *py_snap_ns(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* `name_spans(names, starts, ends, code_size, counts, out_codes, out_starts, out_ends)`:
+ * memory/index.name_spans, per name code the union of its ranges, for ranges sorted by
+ * (start, -end) with `names` (signed codes of `code_size` bytes, 2 or 4) and float64
+ * times. A range opens a span of its name when it is the name's first or starts after
+ * the furthest end of the name's ranges before it (NaN: furthest of all, as numpy's
+ * ranks of the ends sort it; a NaN start opens nothing). With empty outputs, counts each
+ * name's spans into `counts` (int64, one per code, zeros) and returns their sum; else
+ * writes the spans by code, then start (counts as given by the first call), returns the
+ * sum again. Returns -1 where a code falls outside `counts` (the caller uses numpy). */
+static inline int reaches_past(double reach, double end) {
+    return reach != reach ? 0 : (end != end || end > reach);
+}
+
+static PyObject *py_name_spans(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer names, starts, ends, counts, out_codes, out_starts, out_ends;
+    int size;
+    if (!PyArg_ParseTuple(args, "y*y*y*iw*w*w*w*", &names, &starts, &ends, &size, &counts,
+                          &out_codes, &out_starts, &out_ends)) {
+        return NULL;
+    }
+    const Py_ssize_t n = starts.len / (Py_ssize_t)sizeof(double);
+    const Py_ssize_t n_codes = counts.len / (Py_ssize_t)sizeof(int64_t);
+    const int fill = out_starts.len > 0;
+    int ok = (size == 2 || size == 4) && names.len == n * size && ends.len == starts.len &&
+             out_codes.len == out_starts.len / (Py_ssize_t)sizeof(double) * size &&
+             out_ends.len == out_starts.len;
+    int64_t total = -1;
+    double *reach = NULL;
+    int64_t *at = NULL; /* per code, its open span (fill) or -1 */
+    if (ok && n_codes > 0) {
+        reach = PyMem_RawMalloc((size_t)n_codes * sizeof(double));
+        at = PyMem_RawMalloc((size_t)n_codes * sizeof(int64_t));
+        ok = reach != NULL && at != NULL;
+    }
+    if (ok) {
+        const double *s = starts.buf, *e = ends.buf;
+        int64_t *count = counts.buf;
+        const Py_ssize_t capacity = out_starts.len / (Py_ssize_t)sizeof(double);
+        Py_BEGIN_ALLOW_THREADS
+        int64_t next = 0; /* fill: where each code's spans begin, running */
+        for (Py_ssize_t c = 0; c < n_codes; c++) {
+            at[c] = -1;
+            if (fill) {
+                const int64_t here = count[c];
+                count[c] = next; /* the code's first span, then its next one */
+                next += here;
+            }
+        }
+        total = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            const int64_t c = code_at(names.buf, size, i);
+            if (c < 0 || c >= n_codes) {
+                total = -1;
+                break;
+            }
+            if (at[c] < 0 || s[i] > reach[c]) {
+                reach[c] = e[i];
+                total++;
+                if (fill) {
+                    if (count[c] >= capacity) {
+                        total = -1; /* counts other than the first call's */
+                        break;
+                    }
+                    at[c] = count[c]++;
+                    if (size == 2) {
+                        ((int16_t *)out_codes.buf)[at[c]] = (int16_t)c;
+                    } else {
+                        ((int32_t *)out_codes.buf)[at[c]] = (int32_t)c;
+                    }
+                    ((double *)out_starts.buf)[at[c]] = s[i];
+                } else {
+                    at[c] = 0;
+                    count[c]++;
+                }
+            } else if (reaches_past(reach[c], e[i])) {
+                reach[c] = e[i];
+            }
+            if (fill) {
+                ((double *)out_ends.buf)[at[c]] = reach[c];
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyMem_RawFree(reach);
+    PyMem_RawFree(at);
+    PyBuffer_Release(&names);
+    PyBuffer_Release(&starts);
+    PyBuffer_Release(&ends);
+    PyBuffer_Release(&counts);
+    PyBuffer_Release(&out_codes);
+    PyBuffer_Release(&out_starts);
+    PyBuffer_Release(&out_ends);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "name_spans: bad lengths or no memory");
+        return NULL;
+    }
+    return PyLong_FromLongLong(total);
+}
+
+/* `span_sums(t, nbytes, codes, starts, ends, code_size, sums)`: memory/operator_stats'
+ * sums of the events inside each span, per span [start, end) the events of `t` (float64
+ * times ascending, NaN last) from the first at or after its start to the first at or
+ * after its end, their allocations (nbytes > 0: count and bytes) and releases (nbytes < 0:
+ * count and -bytes) added into `sums` (float64, 4 rows of one column per code) at the
+ * span's code (`codes`: signed, `code_size` bytes). Spans of one code by start (as
+ * name_spans writes them) are found from the last one's place; the events summed one by
+ * one where numpy differences prefix sums: the same sums, for it takes only whole bytes
+ * whose sum stays below 2**53 (every partial sum exact, in any order; a trace's bytes
+ * are). Returns False, adding nothing, where they are not, where the times do not
+ * ascend or a code falls outside `sums` (the caller uses numpy). NaN bounds as
+ * np.searchsorted places them: after every time but the NaN ones. */
+static inline int64_t first_not_before(const double *t, int64_t lo, int64_t hi, double key) {
+    while (lo < hi) { /* the first position whose time is not below the key (NaN: last) */
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (t[mid] < key) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+static PyObject *py_span_sums(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer t, nbytes, codes, starts, ends, sums;
+    int size;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*iw*", &t, &nbytes, &codes, &starts, &ends, &size,
+                          &sums)) {
+        return NULL;
+    }
+    const Py_ssize_t n = t.len / (Py_ssize_t)sizeof(double);
+    const Py_ssize_t n_spans = starts.len / (Py_ssize_t)sizeof(double);
+    const Py_ssize_t n_codes = sums.len / (Py_ssize_t)sizeof(double) / 4;
+    int ok = (size == 2 || size == 4) && nbytes.len == t.len && ends.len == starts.len &&
+             codes.len == n_spans * size && sums.len == n_codes * 4 * (Py_ssize_t)sizeof(double);
+    int done = 0;
+    if (ok) {
+        const double *when = t.buf, *b = nbytes.buf, *s = starts.buf, *e = ends.buf;
+        double *out = sums.buf;
+        Py_BEGIN_ALLOW_THREADS
+        int fits = 1;
+        for (Py_ssize_t i = 1; i < n && fits; i++) {
+            fits = when[i] >= when[i - 1] || when[i] != when[i];
+            fits = fits && (when[i - 1] == when[i - 1] || when[i] != when[i]);
+        }
+        double total = 0.0; /* whole bytes whose sum stays exact: any order, one answer */
+        for (Py_ssize_t i = 0; i < n && fits; i++) {
+            fits = b[i] == floor(b[i]) && (total += fabs(b[i])) < 9007199254740992.0;
+        }
+        for (Py_ssize_t k = 0; k < n_spans && fits; k++) {
+            const int64_t c = code_at(codes.buf, size, k);
+            fits = c >= 0 && c < n_codes;
+        }
+        if (fits) {
+            int64_t last_code = -1, at = 0;
+            double last_start = 0.0;
+            for (Py_ssize_t k = 0; k < n_spans; k++) {
+                const int64_t c = code_at(codes.buf, size, k);
+                const double start = s[k], end = e[k];
+                if (start != start) {
+                    continue; /* numpy's bounds: from the first NaN time, to before it */
+                }
+                if (!(c == last_code && start >= last_start)) {
+                    at = 0; /* another code, or out of order: search from the first */
+                }
+                at = first_not_before(when, at, n, start);
+                last_code = c;
+                last_start = start;
+                double alloc_n = 0.0, alloc_b = 0.0, free_n = 0.0, free_b = 0.0;
+                const int to_nan = end != end; /* a NaN end: up to the first NaN time */
+                for (int64_t i = at; i < n && (to_nan ? when[i] == when[i] : when[i] < end); i++) {
+                    if (b[i] > 0) {
+                        alloc_n += 1.0;
+                        alloc_b += b[i];
+                    } else if (b[i] < 0) {
+                        free_n += 1.0;
+                        free_b -= b[i];
+                    }
+                }
+                out[c] += alloc_n;
+                out[n_codes + c] += alloc_b;
+                out[2 * n_codes + c] += free_n;
+                out[3 * n_codes + c] += free_b;
+            }
+            done = 1;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&t);
+    PyBuffer_Release(&nbytes);
+    PyBuffer_Release(&codes);
+    PyBuffer_Release(&starts);
+    PyBuffer_Release(&ends);
+    PyBuffer_Release(&sums);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "span_sums: bad lengths");
+        return NULL;
+    }
+    return PyBool_FromLong(done);
+}
+
+/* `keep_equal_neighbours(values, order)`: trusted_rows.duplicate_mask's first cut, of
+ * `order` (int64 positions of float64 `values`, by value): the positions whose value
+ * equals the one's before or after it in the order (NaN equals nothing), moved to the
+ * front of `order` in their order; returns how many (-1: a position outside `values`,
+ * order unchanged). One pass reading the values through the order, in place of the
+ * sorted values and two masks of every row beside them. */
+static PyObject *py_keep_equal_neighbours(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer values, order;
+    if (!PyArg_ParseTuple(args, "y*w*", &values, &order)) {
+        return NULL;
+    }
+    const Py_ssize_t n_values = values.len / (Py_ssize_t)sizeof(double);
+    const Py_ssize_t n = order.len / (Py_ssize_t)sizeof(int64_t);
+    int64_t kept = 0;
+    const double *v = values.buf;
+    int64_t *o = order.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n && kept == 0; i++) {
+        kept = o[i] < 0 || o[i] >= n_values ? -1 : 0;
+    }
+    if (kept == 0 && n > 0) {
+        double before = NAN, here = v[o[0]];
+        for (Py_ssize_t i = 0; i < n; i++) {
+            const int64_t at = o[i];
+            /* o[i + 1] is read before any write reaches it (kept <= i) */
+            const double after = i + 1 < n ? v[o[i + 1]] : NAN;
+            if (here == before || here == after) {
+                o[kept++] = at;
+            }
+            before = here;
+            here = after;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&values);
+    PyBuffer_Release(&order);
+    return PyLong_FromLongLong(kept);
+}
+
 static PyMethodDef METHODS[] = {
     {"index_parents", py_index_parents, METH_VARARGS,
      "index_parents(new_thread, start, end, start_at, out): the index's parents, into out."},
@@ -543,6 +797,13 @@ static PyMethodDef METHODS[] = {
      "merge_intervals(starts, ends, out_starts, out_ends): the merged count, or -1."},
     {"previous_reaching", py_previous_reaching, METH_VARARGS,
      "previous_reaching(values, targets, start, out): the parent search, into out."},
+    /* The passes of the health checks and the Memory view. */
+    {"name_spans", py_name_spans, METH_VARARGS,
+     "name_spans(names, starts, ends, code_size, counts, codes, starts, ends): spans."},
+    {"span_sums", py_span_sums, METH_VARARGS,
+     "span_sums(t, nbytes, codes, starts, ends, code_size, sums): sums, added into sums."},
+    {"keep_equal_neighbours", py_keep_equal_neighbours, METH_VARARGS,
+     "keep_equal_neighbours(values, order): those equal to a neighbour, to the front."},
     {NULL, NULL, 0, NULL},
 };
 

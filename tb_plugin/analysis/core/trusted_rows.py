@@ -19,6 +19,11 @@ import numpy as np
 
 from ...model.trace_model import TraceModel
 
+try:
+    from . import _nesting  # type: ignore[attr-defined]
+except ImportError:  # built without a C compiler: numpy's passes find the same rows
+    _nesting = None
+
 # A start this far from every other start (or farther than `CLOCK_GAP_IQR` times the
 # interquartile range of starts, when that is longer) is on another clock: 2026 profilers
 # wrote kernels of a second profile on the first profile's clock, hours away. Quartiles,
@@ -106,15 +111,8 @@ def duplicate_mask(model: TraceModel) -> np.ndarray:
     out = np.zeros(n, dtype=bool)
     if n < 2:
         return out
-    order = np.argsort(ev["ts"], kind="stable")
-    sorted_ts = ev["ts"][order]
-    same = sorted_ts[1:] == sorted_ts[:-1]
-    shared = np.zeros(n, dtype=bool)
-    shared[1:] |= same
-    shared[:-1] |= same
-    rows = order[shared]  # by start: sorted by row only once the few candidates are known
-    run = sorted_ts[shared]
-    del order, sorted_ts, same, shared
+    rows = _sharing_a_start(ev["ts"])  # by start: by row only once the few are known
+    run = ev["ts"][rows]
     # Copies share their kind too: a flow's start and end marks share the times of the
     # launch and the kernel they link (a third of a trace's rows share a start, few with
     # a row of their kind). Their starts tell the rows of one start apart (equal floats,
@@ -135,6 +133,25 @@ def duplicate_mask(model: TraceModel) -> np.ndarray:
         row, kept = int(by_key[pos]), int(by_key[first])
         out[row] = model.raw_args(row) == model.raw_args(kept)
     return out
+
+
+def _sharing_a_start(ts: np.ndarray) -> np.ndarray:
+    """The rows whose start another row shares, by start (file order among equal ones):
+    of the rows by start, those equal to the one before or after, kept in one compiled
+    pass where built (`_nesting.keep_equal_neighbours`: no sorted copy of the starts nor
+    masks of every row beside the order)."""
+    order = np.argsort(ts, kind="stable")
+    if _nesting is not None and ts.dtype == np.float64 and order.dtype == np.int64:
+        kept = _nesting.keep_equal_neighbours(np.ascontiguousarray(ts), order)
+        if kept >= 0:
+            return order[:kept].copy()  # the order's buffer let go of
+    sorted_ts = ts[order]
+    same = sorted_ts[1:] == sorted_ts[:-1]
+    del sorted_ts
+    shared = np.zeros(order.size, dtype=bool)
+    shared[1:] |= same
+    shared[:-1] |= same
+    return order[shared]
 
 
 def _keys(model: TraceModel, rows: np.ndarray) -> np.ndarray:
@@ -204,16 +221,25 @@ def clock_outlier_mask(model: TraceModel, considered: np.ndarray) -> np.ndarray:
     the one holding the median start is off the clock."""
     ev, n = model.events, len(model)
     out = np.zeros(n, dtype=bool)
-    considered = considered & ~np.isnan(ev["ts"])
+    finite = np.isnan(ev["ts"])
+    np.logical_not(finite, out=finite)
+    finite &= considered
+    considered = finite
     starts = ev["ts"][considered]
     if starts.size < 3:
         return out
-    quartiles = (starts.size // 4, starts.size * 3 // 4)
-    lo, hi = np.partition(starts, quartiles)[list(quartiles)]
-    gap = max(CLOCK_GAP_MIN_US, CLOCK_GAP_IQR * float(hi - lo))
     # A part starts more than `gap` after every earlier event ended, so after the first
-    # start: within `gap` of it, every event is in one part (most traces: no sort).
-    if float(starts.max()) - float(starts.min()) <= gap:
+    # start: within `gap` of it, every event is in one part (most traces: no sort; within
+    # the least gap, no quartiles either).
+    spread = float(starts.max()) - float(starts.min())
+    if spread <= CLOCK_GAP_MIN_US:
+        return out
+    quartiles = [starts.size // 4, starts.size * 3 // 4]
+    starts.partition(quartiles)  # in place: the starts are a copy already
+    lo, hi = starts[quartiles]
+    del starts
+    gap = max(CLOCK_GAP_MIN_US, CLOCK_GAP_IQR * float(hi - lo))
+    if spread <= gap:
         return out
     order = np.argsort(ev["ts"], kind="stable")  # file order among equal starts
     order = order[considered[order]]

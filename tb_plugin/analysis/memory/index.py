@@ -24,7 +24,7 @@ import msgspec
 import numpy as np
 
 from ...model.trace_model import TraceModel
-from ..core.common import distinct, thread_keys
+from ..core.common import _nesting, distinct, thread_keys
 from ..core.host_ranges import HostRanges, op_ranges
 from .series import DeviceLevels, device_label, device_levels
 
@@ -157,6 +157,42 @@ def name_spans(ops: ThreadOps) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if ops.rows.size == 0:
         empty = np.empty(0)
         return np.empty(0, dtype=ops.names.dtype), empty, empty
+    compiled = _name_spans_compiled(ops.names, ops.starts, ops.ends)
+    return compiled if compiled is not None else _name_spans_passes(ops)
+
+
+def _name_spans_compiled(
+    names: np.ndarray, starts: np.ndarray, ends: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """`name_spans` in two passes in order (`_nesting.c`: the spans counted per name, then
+    written): no sort and no array per op beside the answer (the numpy passes' sorts and
+    ranks were the Memory view's peak). None where not built, or for codes it does not
+    take (numpy's passes then)."""
+    if _nesting is None or names.dtype not in (np.int16, np.int32) or starts.dtype != np.float64:
+        return None
+    if ends.dtype != np.float64 or names.size == 0:
+        return None
+    names = np.ascontiguousarray(names)
+    starts, ends = np.ascontiguousarray(starts), np.ascontiguousarray(ends)
+    low, high = int(names.min()), int(names.max())
+    if low < 0:
+        return None
+    counts = np.zeros(high + 1, dtype=np.int64)
+    size, none = names.dtype.itemsize, np.empty(0)
+    total = _nesting.name_spans(
+        names, starts, ends, size, counts, none[:0].view(np.int16), none, none
+    )
+    if total < 0:
+        return None
+    codes = np.empty(total, dtype=names.dtype)
+    span_starts, span_ends = np.empty(total), np.empty(total)
+    if _nesting.name_spans(names, starts, ends, size, counts, codes, span_starts, span_ends) < 0:
+        return None
+    return codes, span_starts, span_ends
+
+
+def _name_spans_passes(ops: ThreadOps) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`name_spans` in numpy passes (a build without a compiler)."""
     # By name, then start: the ops are in (start, -end) order already, so a stable sort by
     # name alone is that order (by radix, when the codes fit 16 bits).
     names = (

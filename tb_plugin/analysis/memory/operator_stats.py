@@ -8,7 +8,7 @@ from typing import TypedDict
 import numpy as np
 
 from ...model.trace_model import TraceModel
-from ..core.common import distinct
+from ..core.common import _nesting, distinct
 from ..core.optree import op_tree
 from ..core.tree_arrays import sorted_search
 from .index import DeviceSeries, MemoryIndex
@@ -74,8 +74,21 @@ def _self_sums(
     op = index.op[members]
     owned = op >= 0
     codes = model.events["name"][op[owned]]
-    for j, values in enumerate(_metrics(nbytes[owned])):
-        sums[j] = np.bincount(codes, weights=values, minlength=n_names)
+    del op
+    owned_bytes = nbytes[owned]
+    del owned
+    # The allocations' and the releases' own codes and bytes, not the four metrics over
+    # every owned event (zeros between add nothing: the same sums, in the same order).
+    for j in (0, 2):
+        chosen = owned_bytes > 0 if j == 0 else owned_bytes < 0
+        chosen_codes = codes[chosen]
+        chosen_bytes = owned_bytes[chosen]
+        del chosen
+        if j == 2:
+            np.negative(chosen_bytes, out=chosen_bytes)
+        sums[j] = np.bincount(chosen_codes, minlength=n_names)
+        sums[j + 1] = np.bincount(chosen_codes, weights=chosen_bytes, minlength=n_names)
+        del chosen_codes, chosen_bytes
     return sums
 
 
@@ -86,13 +99,19 @@ def _total_sums(
     on their thread (each event once per name)."""
     sums = np.zeros((_N_METRICS, n_names))
     threads = index.thread[members]
-    for key in distinct(threads).tolist():
+    one = threads.size > 0 and bool((threads == threads[0]).all())
+    keys = [int(threads[0])] if one else distinct(threads).tolist()
+    if one:  # one thread (most traces): its events are all of them, none sorted or copied
+        del threads
+    for key in keys:
         ops = index.threads.get(key)
         if ops is None:
             continue
-        mine = threads == key
+        mine = slice(None) if one else threads == key
         t = index.ts[members[mine]]  # time order kept
         span_codes, span_starts, span_ends = ops.name_spans
+        if _span_sums_compiled(t, nbytes[mine], ops.name_spans, sums):
+            continue
         first = sorted_search(t, span_starts, "left")  # the spans by name, then start
         last = sorted_search(t, span_ends, "left")
         touched = last > first
@@ -112,6 +131,36 @@ def _total_sums(
             sums[j] += np.bincount(op_codes, weights=inside, minlength=n_names)
             del prefix, inside  # before the next metric is made
     return sums
+
+
+def _span_sums_compiled(
+    t: np.ndarray,
+    nbytes: np.ndarray,
+    spans: tuple[np.ndarray, np.ndarray, np.ndarray],
+    sums: np.ndarray,
+) -> bool:
+    """`_total_sums`' metrics of one thread's events `t` (its `nbytes`) inside its name
+    spans, added into `sums` in one compiled pass (`_nesting.span_sums`: each span's events
+    summed from its start's place, no bounds or prefix sums per span and event beside
+    them). False, nothing added, where not built or for inputs it does not take."""
+    codes, starts, ends = spans
+    if _nesting is None or codes.dtype not in (np.int16, np.int32) or sums.dtype != np.float64:
+        return False
+    if not t.dtype == nbytes.dtype == starts.dtype == ends.dtype == np.float64:
+        return False
+    if not sums.flags.c_contiguous or sums.shape[0] != _N_METRICS:
+        return False
+    return bool(
+        _nesting.span_sums(
+            np.ascontiguousarray(t),
+            np.ascontiguousarray(nbytes),
+            np.ascontiguousarray(codes),
+            np.ascontiguousarray(starts),
+            np.ascontiguousarray(ends),
+            codes.dtype.itemsize,
+            sums,
+        )
+    )
 
 
 def _row(device: str, name: str, calls: int, total: np.ndarray, own: np.ndarray) -> OperatorRow:

@@ -68,6 +68,7 @@ struct Reader {
     uint32_t serial;
     Codes table_codes[N_TABLES];
     size_t delivered; /* events of the delivery under way */
+    size_t args_hint; /* args bytes of the last chunk cut: the next one's args room */
     int delivering;
     /* scratch */
     Enc enc;
@@ -204,6 +205,9 @@ static int chunk_room(Reader *r) {
     int ok = buf_reserve(&c->ph, 4 * rows) && buf_reserve(&c->has_stack, rows);
     for (int t = 0; t < N_TABLES; t++) ok = ok && buf_reserve(&c->codes[t], 4 * rows);
     for (int w = 0; w < N_WIDE; w++) ok = ok && buf_reserve(&c->wide[w], 8 * rows);
+    /* A new chunk's args room: the last chunk's args and an eighth, at once, rather than
+       grown from nothing by doubling (a copy of most of its args on the way). */
+    if (ok && !c->rows) ok = buf_reserve(&c->args, r->args_hint + r->args_hint / 8);
     if (ok) c->room = c->rows + rows;
     return ok;
 }
@@ -239,7 +243,9 @@ static int chunk_row(Reader *r, const Record *rec, const char *args, size_t args
 
 static int cut_chunk(Reader *r) {
     if (!r->chunk.rows) return 1;
+    size_t args_len = r->chunk.args.len;
     if (!buf_put(&r->ready, &r->chunk, sizeof r->chunk)) return 0;
+    r->args_hint = args_len;
     memset(&r->chunk, 0, sizeof r->chunk);
     r->serial++;
     return 1;

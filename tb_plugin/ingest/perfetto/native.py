@@ -14,10 +14,11 @@ with `events.py` instead.
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from queue import Queue
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Union
 
 import msgspec
 
@@ -56,8 +57,11 @@ BATCH_BYTES = 8 << 20
 # reading thread waits for room. A delivery of the ~100k events held behind a slice that
 # ends cuts chunks faster than they merge; unbounded, they all sat in the heap at once
 # (their rows 8 bytes a column), beside the model's columns at the end of the load.
-CHUNKS_IN_FLIGHT = 1
+CHUNKS_IN_FLIGHT = 2
 Raw = dict[str, Any]  # one of the compiled reader's chunks
+# What the reading thread tells this one: a run's status once its packets are read, its
+# chunks, None at the run's end.
+Message = Union[int, Raw, None]
 _encode = msgspec.json.Encoder().encode
 
 
@@ -200,39 +204,35 @@ class _Load:
 
     def read_in_thread(self, runs: Iterator[memoryview]) -> None:
         """The runs read in a reading thread (the compiled reader lets the GIL go) while this
-        one inflates the next run, checks its packets (`check_packets`, the share of the
-        reading that needs no state) and merges the chunks as the reading thread cuts them
-        (a slice that spans a whole trace holds its events until its end: then they go
-        out at once, and one chunk at a time is held, not all of them): the reader's order
-        is one reader's, and the text counts as `one_ahead` counts it (the next run
-        inflated before a run's compressed packets, which this thread reads)."""
-        check = self.module.check_packets
-        cut: Queue[Raw | None] = Queue(CHUNKS_IN_FLIGHT)  # None: the run's end
+        one inflates the runs ahead, checks their packets (`check_packets`, the share of
+        the reading that needs no state) and merges the chunks as the reading thread cuts
+        them (a slice that spans a whole trace holds its events until its end: then they
+        go out at once, a few chunks at a time held, not all of them). The reading thread
+        goes on to the next run once a run's packets are read (`_Pipeline`), so a run's
+        chunks merge here while it reads the next; a run with compressed packets stops it
+        (this thread reads them, then the rest of that run). The reader's order is one
+        reader's, and the text counts as `one_ahead` counts it (the run after a run
+        inflated before its compressed packets are read)."""
         with ThreadPoolExecutor(1, thread_name_prefix="kinetoscope-perfetto") as pool:
-            current = next(runs, None)
-            checks = check(current) if current is not None else b""
-            while current is not None:
-                future = pool.submit(self._read_top, current, checks, cut)
-                try:
-                    following = next(runs, None)
-                    if following is not None:
-                        checks = check(following)
-                except BaseException:  # damage, a limit, a deadline: after this run
-                    self._complete(future, current, cut)
-                    raise
-                self._complete(future, current, cut)
-                current = following
+            pipeline = _Pipeline(self, runs, pool)
+            try:
+                pipeline.run()
+            except BaseException:  # a limit, a deadline: the reading thread is let finish
+                pipeline.abandon()
+                raise
 
-    def _read_top(
-        self, run: memoryview, checks: bytes, cut: Queue[Raw | None]
+    def read_top(
+        self, run: memoryview, checks: bytes, cut: Queue[Message]
     ) -> tuple[int, int, bytes | None]:
-        """In the reading thread: a run up to its end (its events delivered, each chunk
-        to `cut` as it is cut) or its first packet of compressed packets."""
+        """In the reading thread: a run up to its end or its first packet of compressed
+        packets; its status to `cut` once its packets are read (the next run may then
+        start), then its events delivered, each chunk to `cut` as it is cut; None last."""
         reader = self.reader
         try:
             status, pos, data = reader.read(run, 0, False, self.report.held_bytes, checks)
             if status == _TOO_LARGE:
                 raise self.too_large()
+            cut.put(status)
             if status == _DONE:
                 all_done = reader.slots > HOLD_MAX
                 while True:
@@ -245,21 +245,12 @@ class _Load:
         finally:
             cut.put(None)
 
-    def _complete(self, future: Future[Any], run: memoryview, cut: Queue[Raw | None]) -> None:
-        """A run read in the thread, its chunks merged as they come; its compressed
-        packets, and all after the first, read here."""
-        try:
-            while (raw := cut.get()) is not None:
-                self.merge_raws([raw])
-        except BaseException:  # a limit, a deadline: the reading thread is let finish
-            while cut.get() is not None:
-                pass
-            raise
-        status, pos, data = future.result()
-        if status == _COMPRESSED:
-            self._compressed(data)
-            self.read(run, nested=False, start=pos)
-            self.deliver(self.reader.slots > HOLD_MAX)
+    def finish_compressed(self, run: memoryview, pos: int, data: bytes) -> None:
+        """A run's packet of compressed packets (`data`), and the run's packets after it
+        (from `pos`), read in this thread."""
+        self._compressed(data)
+        self.read(run, nested=False, start=pos)
+        self.deliver(self.reader.slots > HOLD_MAX)
 
     def read(self, run: bytes | memoryview, nested: bool, start: int = 0) -> None:
         """The packets of a run (from `start`); a top-level packet of compressed packets
@@ -301,3 +292,66 @@ class _Load:
         for raw in raws:
             self.report.event_count += raw["events"]
             self.merge(chunk_of(raw))
+
+
+class _Pipeline:
+    """The runs through the reading thread, read one after another while this thread
+    merges the chunks of the run before and inflates the run after: at most two runs
+    handed to the reading thread (one read while the other delivers), one inflated
+    ahead, and `CHUNKS_IN_FLIGHT` cut and not yet merged."""
+
+    def __init__(self, load: _Load, runs: Iterator[memoryview], pool: ThreadPoolExecutor) -> None:
+        self.load, self.runs, self.pool = load, runs, pool
+        self.check = load.module.check_packets
+        self.cut: Queue[Message] = Queue(CHUNKS_IN_FLIGHT)
+        self.handed: deque[tuple[Future[Any], memoryview]] = deque()
+        self.error: BaseException | None = None  # met inflating: raised after the runs before
+
+    def run(self) -> None:
+        ahead = self._inflated()
+        if ahead is not None:
+            self._hand(ahead)
+            ahead = self._inflated()
+        while self.handed:
+            message = self.cut.get()
+            if message is None:  # the head run's end
+                future, run = self.handed.popleft()
+                status, pos, data = future.result()
+                if status == _COMPRESSED:
+                    self.load.finish_compressed(run, pos, data)
+                    if ahead is not None:
+                        self._hand(ahead)
+                        ahead = self._inflated()
+            elif isinstance(message, int):  # a run's packets read: the next may start
+                if message == _DONE and ahead is not None:
+                    self._hand(ahead)
+                    ahead = self._inflated()
+            else:
+                self.load.merge_raws([message])
+        if self.error is not None:
+            raise self.error
+
+    def _hand(self, ahead: tuple[memoryview, bytes]) -> None:
+        run, checks = ahead
+        self.handed.append((self.pool.submit(self.load.read_top, run, checks, self.cut), run))
+
+    def _inflated(self) -> tuple[memoryview, bytes] | None:
+        """The next run and its packets' checks; None at the end, or at an error (kept in
+        `error`, raised once the runs before it are read)."""
+        if self.error is not None:
+            return None
+        try:
+            run = next(self.runs, None)
+            return None if run is None else (run, self.check(run))
+        except BaseException as err:  # damage, a limit, a deadline: after the runs before
+            self.error = err
+            return None
+
+    def abandon(self) -> None:
+        """The runs handed over and not started dropped; the one under way let finish (its
+        messages taken, so that it never waits for room)."""
+        for future, _ in self.handed:
+            if not future.cancel():
+                while self.cut.get() is not None:
+                    pass
+        self.handed.clear()

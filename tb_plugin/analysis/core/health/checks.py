@@ -118,7 +118,7 @@ def _crossing_rows(model: TraceModel, rows: np.ndarray, lane: np.ndarray) -> np.
         rows, lane, starts, ends = rows[order], lane[order], starts[order], ends[order]
         del order
     if rows.size <= _BATCH_SLICES or _nesting is not None:
-        # The compiled walk holds 16 bytes a slice, no more than the cuts below would.
+        # The compiled walk holds 4 bytes a slice, less than the cuts below would.
         return rows[lane_crossings(lane, starts, ends, NEST_TOLERANCE_US)]
     # A slice that starts when every earlier one of its lane has ended (by its low) has no
     # witness before it, nor has any slice after it: the lane is cut there.

@@ -38,10 +38,10 @@ def lane_crossings(lane: np.ndarray, start: np.ndarray, end: np.ndarray, tol: fl
         # an earlier one crosses only once that one is answered.
         new_lane = np.ones(start.size, dtype=bool)
         np.not_equal(lane[1:], lane[:-1], out=new_lane[1:])
-        _nesting.lane_crossings(
+        if _nesting.lane_crossings(
             new_lane, np.ascontiguousarray(start), np.ascontiguousarray(end), tol, crossing
-        )
-        return crossing
+        ):
+            return crossing
     return _lane_crossings_passes(lane, start, end, tol)
 
 
