@@ -9,7 +9,6 @@ the registry's list of them) is declared by the one on the lowest floor: the str
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import pkgutil
 import re
@@ -19,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from kinetoscope.api.registry import Endpoint, Lazy
 
@@ -112,7 +112,7 @@ def lazy_edges() -> list[tuple[str, str, Lazy]]:
                     holders[id(endpoint)] = (name, endpoint)
     edges = []
     for declarer, endpoint in holders.values():
-        for field in dataclasses.fields(endpoint):
+        for field in msgspec.structs.fields(endpoint):
             value = getattr(endpoint, field.name)
             if isinstance(value, Lazy):
                 edges.append((declarer, f"{endpoint.name}.{field.name}", value))
@@ -138,7 +138,7 @@ def test_every_endpoint_of_the_registry_is_found() -> None:
     lazy_in_registry = {
         e.name
         for e in _registry().values()
-        if any(isinstance(getattr(e, f.name), Lazy) for f in dataclasses.fields(e))
+        if any(isinstance(getattr(e, f.name), Lazy) for f in msgspec.structs.fields(e))
     }
     assert lazy_in_registry and lazy_in_registry <= found
     assert len(EDGES) >= 10  # today: the trace view's routes, distributed, snapshots, trend, diff

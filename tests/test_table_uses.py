@@ -76,3 +76,29 @@ def test_a_report_keeps_only_what_the_views_left_read(
         view = VIEWS[name]
         alone = msgspec.json.decode(msgspec.json.encode(view.of_span(fresh, view.decode({}))))
         assert report.views[name] == alone
+
+
+def test_a_derived_record_counts_the_arrays_it_holds() -> None:
+    """Derived tables are records (msgspec Structs): their fields' arrays count, and so
+    does what one with a dict caches (a cached property), as a dataclass's did."""
+    from functools import cached_property
+
+    from kinetoscope.model.derived_tables import held_nbytes
+
+    class Pair(msgspec.Struct):
+        rows: np.ndarray
+        names: list[str]
+
+    class Cached(msgspec.Struct, dict=True):
+        rows: np.ndarray
+
+        @cached_property
+        def doubled(self) -> np.ndarray:
+            return np.concatenate([self.rows, self.rows])
+
+    rows = np.zeros(1000, np.int64)  # 8,000 bytes
+    assert held_nbytes(Pair(rows, [])) == 8000
+    cached = Cached(rows)
+    assert held_nbytes(cached) == 8000
+    _ = cached.doubled
+    assert held_nbytes(cached) == 8000 + 16000

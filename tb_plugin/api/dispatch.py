@@ -16,7 +16,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -40,8 +39,7 @@ Names = Mapping[str, Any]  # run, worker, workers, span, target_run, target_work
 POLL_S = 0.05  # how often a wait without an event asks again (the first listing)
 
 
-@dataclass(frozen=True)
-class Ready:
+class Ready(msgspec.Struct, frozen=True):
     """The answer: `body` the route's JSON (encoded once); for a file answer, `file` the
     trace file to send (loaded, so it read as a trace; opened and checked) and an empty
     body."""
@@ -54,8 +52,7 @@ class Ready:
         return msgspec.json.decode(self.body)
 
 
-@dataclass(frozen=True)
-class Pending:
+class Pending(msgspec.Struct, frozen=True):
     """Not there yet: `body` what the route's 202 carries (the endpoint's loading type),
     `message` what a door that stops waiting says, `status` what the MCP door shows with
     it; `event` is set once asking again may answer (None: ask again after a moment)."""
@@ -63,14 +60,13 @@ class Pending:
     body: dict[str, Any]
     message: str
     event: threading.Event | None = None
-    status: dict[str, Any] = field(default_factory=dict)
+    status: dict[str, Any] = msgspec.field(default_factory=dict)
 
     def ready(self) -> bool:
         return self.event is None or self.event.is_set()
 
 
-@dataclass(frozen=True)
-class Failed:
+class Failed(msgspec.Struct, frozen=True):
     """What `dispatch` returns instead of raising: the error and what it answers (the
     route's kind, HTTP status and message, `failures.failure`)."""
 

@@ -10,8 +10,9 @@ run's memory snapshots (answered in `api/snapshots.py`), the trace view and the 
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
+
+from msgspec.structs import replace
 
 from ..ingest.discovery import Run
 from ..model.errors import ViewParamError

@@ -4,8 +4,9 @@ tool error carrying the same kind and status; the CLI exits by it)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from ..model.errors import ViewParamError
 from ..store.errors import LoadFailed, exception_text
@@ -30,8 +31,7 @@ class JobFailed(Exception):
         self.error = error
 
 
-@dataclass(frozen=True)
-class Failure:
+class Failure(msgspec.Struct, frozen=True):
     kind: str  # one of STATUS's keys
     message: str
 

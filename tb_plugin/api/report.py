@@ -13,7 +13,6 @@ import threading
 import typing
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -53,8 +52,7 @@ class Unreadable(Exception):
         self.status = status
 
 
-@dataclass
-class RunReport:
+class RunReport(msgspec.Struct):
     """`views`: `status` (the span's, as the status route says) and each view's JSON by
     name (decoded, or its text: `report_run`'s `raw`); `worker`/`span`/`model` the span
     reported (None for a run of snapshots only); `skipped`: (view, why) of views asked
@@ -64,7 +62,7 @@ class RunReport:
     worker: str | None = None
     span: str | None = None
     model: TraceModel | None = None
-    skipped: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = msgspec.field(default_factory=list)
 
 
 def report_run(

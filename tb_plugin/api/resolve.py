@@ -8,7 +8,8 @@ notebook raises them."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from ..ingest.discovery import Run, SpanFile, Worker
 from ..model.errors import ViewParamError
@@ -20,8 +21,7 @@ class NotFound(ValueError):
     """A run, worker or span name that names nothing (HTTP 404)."""
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(msgspec.Struct, frozen=True):
     """One trace file of a logdir, by the names that found it."""
 
     run: Run

@@ -15,9 +15,9 @@ import tempfile
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any, BinaryIO, Union
 
+import msgspec
 import numpy as np
 
 from ..model.trace_model import TraceModel
@@ -173,8 +173,7 @@ def _parallel_workers(text: int) -> int:
     return wanted if text >= PARALLEL_MIN_TEXT else 0
 
 
-@dataclass
-class _SliceWork:
+class _SliceWork(msgspec.Struct):
     """Who decodes the text slices: a pool of `workers`, running `task` on each slice."""
 
     pool: Executor

@@ -5,7 +5,6 @@ per-event Python object outlives the batch."""
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from itertools import compress
 from operator import attrgetter
 from typing import Any
@@ -75,8 +74,7 @@ def to_int(v: Any, default: int) -> int:
     return default if number is None else number
 
 
-@dataclass
-class Chunk:
+class Chunk(msgspec.Struct):
     """Columns of one run of events, with codes into its own small string tables, so it
     can be built in another process and merged in order."""
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+import msgspec
 
 from . import storage
 from .naming import display_name
@@ -25,8 +26,7 @@ TORCH_TRACE_FOLDER = "torch_trace"
 _NAME = re.compile(r"^dedicated_log_torch_trace_(?:rank_(\d+)(?=[_.]))?.*\.log(?:\.gz)?$")
 
 
-@dataclass(frozen=True)
-class CompileLogFile:
+class CompileLogFile(msgspec.Struct, frozen=True):
     """A TORCH_TRACE log of a run: `file` is its name as shown (with `torch_trace/` when it
     is in that subfolder), `rank` the rank its name states (None: not stated)."""
 

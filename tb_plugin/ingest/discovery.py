@@ -14,7 +14,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+import msgspec
 
 from . import storage
 from .compile_log_files import TORCH_TRACE_FOLDER, CompileLogFile, compile_log_files, is_compile_log
@@ -31,8 +32,7 @@ from .storage import FileState
 CAPTURE_FOLDER = "capture_traces"
 
 
-@dataclass(frozen=True)
-class SpanFile:
+class SpanFile(msgspec.Struct, frozen=True):
     name: str
     path: str
     file: str
@@ -41,14 +41,12 @@ class SpanFile:
     mtime_ns: int
 
 
-@dataclass(frozen=True)
-class Worker:
+class Worker(msgspec.Struct, frozen=True):
     name: str
     spans: tuple[SpanFile, ...]
 
 
-@dataclass(frozen=True)
-class Run:
+class Run(msgspec.Struct, frozen=True):
     name: str
     path: str
     workers: tuple[Worker, ...]

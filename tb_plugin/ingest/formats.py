@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 
-@dataclass(frozen=True)
-class TraceFormat:
+
+class TraceFormat(msgspec.Struct, frozen=True):
     name: str
     suffixes: tuple[str, ...]  # longest first where one ends another (".json.gz", ".json")
     sniff: Callable[[bytes], bool]

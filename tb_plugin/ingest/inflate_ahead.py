@@ -16,8 +16,9 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import BinaryIO
+
+import msgspec
 
 from .text_blocks import DecodeReport, ProgressFn, decompressed_blocks
 
@@ -28,8 +29,7 @@ from .text_blocks import DecodeReport, ProgressFn, decompressed_blocks
 AHEAD = 1
 
 
-@dataclass
-class _Step:
+class _Step(msgspec.Struct):
     """A block (None: the end, or `error`) and the inflating's state when it was made."""
 
     block: bytes | None

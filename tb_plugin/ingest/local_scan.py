@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import stat as stat_mode
-from dataclasses import dataclass, field
+
+import msgspec
 
 from .compile_log_files import is_compile_log
 from .containment import contained_stat
@@ -23,19 +24,17 @@ Snapshot = tuple[str, FileState]  # a memory snapshot: file name, state
 CompileLog = tuple[str, FileState]  # a TORCH_TRACE compile log: file name, state
 
 
-@dataclass
-class Listed:
+class Listed(msgspec.Struct):
     """What one folder holds: trace files, the folders to descend into, memory snapshots
     and TORCH_TRACE compile logs."""
 
-    found: list[Found] = field(default_factory=list)
-    subdirs: list[str] = field(default_factory=list)
-    snapshots: list[Snapshot] = field(default_factory=list)
-    logs: list[CompileLog] = field(default_factory=list)
+    found: list[Found] = msgspec.field(default_factory=list)
+    subdirs: list[str] = msgspec.field(default_factory=list)
+    snapshots: list[Snapshot] = msgspec.field(default_factory=list)
+    logs: list[CompileLog] = msgspec.field(default_factory=list)
 
 
-@dataclass
-class LocalScan:
+class LocalScan(msgspec.Struct):
     """One scan's symlink rule: `root` is the logdir's real path; `follow` the opt-in."""
 
     root: str

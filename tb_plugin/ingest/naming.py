@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+
+import msgspec
 
 from .formats import plain_format
 
@@ -28,8 +29,7 @@ _TORCH_RE = re.compile(r"^(.*?)(\.\d+)?\.pt\.trace\.json(\.gz)?$", re.DOTALL)
 _RANK_IN_NAME = re.compile(r"(?:^|[^a-z])(?:rank|worker)[-_]?(\d+)(?:$|[^0-9])", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
-class TraceName:
+class TraceName(msgspec.Struct, frozen=True):
     worker: str
     timestamp: int | None
     gzip: bool
@@ -116,8 +116,7 @@ _TEMP_RE = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class TempWriter:
+class TempWriter(msgspec.Struct, frozen=True):
     """Who wrote a handler temp file: host (None if not recorded) and process id."""
 
     host: str | None

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import io
 from collections.abc import Generator, Iterator
-from dataclasses import dataclass
 from typing import BinaryIO, Union
+
+import msgspec
 
 from . import decode  # decode.CHUNK_TARGET, read at each call
 from . import event_text as scan
@@ -27,8 +28,7 @@ from .text_blocks import DecodeReport, ProgressFn, TraceDecodeError
 __all__ = ["Piece", "Seamed", "Tail", "decode_tail", "iter_event_pieces", "piece_text"]
 
 
-@dataclass
-class Seamed:
+class Seamed(msgspec.Struct):
     """A text slice left where it was inflated: `prefix` (the end of the previous block's
     text, from an event boundary, and this block's text up to its first boundary) and
     then `block[start:end]` (`start` just after the separator of that boundary, `end`
@@ -48,8 +48,7 @@ class Seamed:
         return b"".join((self.prefix, view[self.start - self.gap : self.end]))
 
 
-@dataclass
-class Tail:
+class Tail(msgspec.Struct):
     """The last text of a file: from an event boundary inside the array (`in_array`) or,
     for a file too small to cut, the whole text. Decode with `decode_tail`."""
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+import msgspec
 
 from . import storage
 from .naming import display_name
@@ -18,8 +19,7 @@ from .storage import FileState
 _CACHE_MAX = 100_000
 
 
-@dataclass(frozen=True)
-class SnapshotFile:
+class SnapshotFile(msgspec.Struct, frozen=True):
     """A memory snapshot (`torch.cuda.memory._dump_snapshot`) in a run folder."""
 
     path: str

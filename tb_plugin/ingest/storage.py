@@ -31,9 +31,10 @@ import re
 import stat as stat_mode
 import threading
 import time
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, BinaryIO
+
+import msgspec
 
 from .containment import OUTSIDE_LOGDIR as OUTSIDE_LOGDIR
 from .containment import OutsideLogdirError as OutsideLogdirError
@@ -68,8 +69,7 @@ _STATE_TTL_S = 10.0
 _STATES_MAX = 200_000
 
 
-@dataclass(frozen=True)
-class FileState:
+class FileState(msgspec.Struct, frozen=True):
     """What identifies a file's content: size and mtime, and for an object store the
     version id or ETag (`etag`, None for local files)."""
 

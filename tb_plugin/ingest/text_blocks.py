@@ -10,8 +10,9 @@ from __future__ import annotations
 import types
 import zlib
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass, field
 from typing import Any, BinaryIO
+
+import msgspec
 
 from .limits import max_text_bytes
 
@@ -35,11 +36,10 @@ class TraceDecodeError(Exception):
         self.offset = offset
 
 
-@dataclass
-class DecodeReport:
-    header: dict[str, Any] = field(default_factory=dict)
+class DecodeReport(msgspec.Struct):
+    header: dict[str, Any] = msgspec.field(default_factory=dict)
     partial: bool = False
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = msgspec.field(default_factory=list)
     event_count: int = 0
     blank_only: bool = True  # every byte read so far was blank (an empty_file)
     stopped: bool = False  # the text turned into binary data (damage): reading stopped

@@ -10,6 +10,7 @@ import threading
 from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
+import msgspec
 import numpy as np
 
 KEY_LOCKS = threading.Lock()  # guards each model's table of derived locks and keys
@@ -76,6 +77,11 @@ def held_nbytes(value: Any, depth: int = 0) -> int:
         count = len(value)
     elif isinstance(value, (list, tuple)):
         items, count = value, len(value)
+    elif isinstance(value, msgspec.Struct):  # its fields, and what it caches (dict=True)
+        items, count = (
+            [*msgspec.structs.astuple(value), *getattr(value, "__dict__", {}).values()],
+            0,
+        )
     elif hasattr(value, "__dict__"):
         items, count = vars(value).values(), 0
     elif hasattr(value, "__slots__"):

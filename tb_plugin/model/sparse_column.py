@@ -14,9 +14,9 @@ Values read back (`take`, `dense`) are the dense column's, in its dtype."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cached_property
 
+import msgspec
 import numpy as np
 
 _ONE = np.uint64(1)
@@ -37,8 +37,7 @@ SPARSE_COLUMNS: dict[str, float] = {
 }
 
 
-@dataclass(frozen=True)
-class SparseColumn:
+class SparseColumn(msgspec.Struct, frozen=True, dict=True):
     """`values[i]` is row `rows[i]`'s (rows ascending, the file's order); every other row
     of the `size` rows has `fill`."""
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from ..ingest.discovery import Run
 
@@ -18,8 +19,7 @@ if TYPE_CHECKING:
 Progress = Callable[[int, int], None]  # (files done, files in all) as they come in
 
 
-@dataclass(frozen=True)
-class RunContext:
+class RunContext(msgspec.Struct, frozen=True):
     """`runs`: the run of a run-level view (one), or the logdir's runs of a logdir-level
     one; `span`: the span of every worker read (None: each worker's first); `params`: the
     decoded request of the view (a what-if's change, a logdir-level view's options);
@@ -29,7 +29,7 @@ class RunContext:
 
     runs: tuple[Run, ...]
     span: str | None = None
-    params: Mapping[str, Any] = field(default_factory=dict)
+    params: Mapping[str, Any] = msgspec.field(default_factory=dict)
     cache_dir: str | None = None
     executor: Executor | None = None
     progress: Progress | None = None

@@ -12,10 +12,10 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 import msgspec
+from msgspec.structs import replace
 
 from ..ingest.discovery import Run, chosen_spans
 from .errors import exception_text
@@ -27,15 +27,14 @@ log = logging.getLogger(__name__)
 LOADING, READY, FAILED = "loading", "ready", "failed"
 
 
-@dataclass
-class RunJobState:
+class RunJobState(msgspec.Struct):
     run: str
     span: str  # the span asked for ("1" when none was)
     ranks_total: int
     ranks_done: int = 0
     state: str = LOADING
     result: bytes | None = None  # the view's JSON once ready
-    done: threading.Event = field(default_factory=threading.Event)  # set: ready or failed
+    done: threading.Event = msgspec.field(default_factory=threading.Event)  # set: ready or failed
     failure: str | None = None  # why it failed (an analysis bug, not one rank's file)
     error: Exception | None = None  # what was raised (a bad parameter is the client's: 400)
 

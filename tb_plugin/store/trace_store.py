@@ -14,7 +14,6 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -47,8 +46,7 @@ LOADING, READY, ERROR = "loading", "ready", "error"
 BUSY_QUIET_S = 1.0  # `busy` this long after a view compute or a load ends
 
 
-@dataclass
-class LoadState:
+class LoadState(msgspec.Struct):
     key: str
     path: str
     state: str = LOADING
@@ -57,14 +55,14 @@ class LoadState:
     error: dict[str, Any] | None = None
     failed_at: float = 0.0  # time.monotonic() of the error
     model: TraceModel | None = None
-    views: dict[str, bytes] = field(default_factory=dict)
-    lock: threading.Lock = field(default_factory=threading.Lock)  # guards view_locks
-    view_locks: dict[str, threading.Lock] = field(default_factory=dict)
-    done: threading.Event = field(default_factory=threading.Event)
+    views: dict[str, bytes] = msgspec.field(default_factory=dict)
+    lock: threading.Lock = msgspec.field(default_factory=threading.Lock)  # guards view_locks
+    view_locks: dict[str, threading.Lock] = msgspec.field(default_factory=dict)
+    done: threading.Event = msgspec.field(default_factory=threading.Event)
     # Set once the disk cache holds the model (or never will): a cold model answers its
     # views first and is written after (`_publish`); views answered meanwhile are written
     # with it. Guarded by `lock` with `views`.
-    published: threading.Event = field(default_factory=threading.Event)
+    published: threading.Event = msgspec.field(default_factory=threading.Event)
     build_dir: Path | None = None  # the built model's cache folder, until written
 
     def view_lock(self, name: str) -> threading.Lock:

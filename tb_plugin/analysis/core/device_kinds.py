@@ -25,9 +25,9 @@ tagged CUDA until mid-2026) say nothing of the vendor.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from ...model.categories import ACCELERATOR_TYPE_KINDS, GPU_ACTIVITY_KINDS, GPU_TYPES
@@ -82,8 +82,7 @@ NVIDIA_NAME_PREFIXES = ("nvidia", "tesla", "geforce", "quadro", "titan")
 AMD_NAME_PREFIXES = ("amd", "radeon", "instinct")
 
 
-@dataclass(frozen=True)
-class DeviceKind:
+class DeviceKind(msgspec.Struct, frozen=True):
     kind: str  # a key of KIND_WORDS
     word: str  # what the device is called: "GPU", "XPU", "NPU", "accelerator", ...
     source: str  # "properties", "process_label", "header", "launches",
@@ -139,8 +138,7 @@ def kinds_in_trace(model: TraceModel) -> set[str]:
     return {k.kind for k in known.values()}
 
 
-@dataclass
-class _Evidence:
+class _Evidence(msgspec.Struct):
     properties: dict[int, dict[str, Any]]
     header_kind: str | None
     trace_runtime_kind: str | None  # the one backend the trace's launch categories name

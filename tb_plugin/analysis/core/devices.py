@@ -16,9 +16,9 @@ CUDA or ROCm GPU, "XPU 0", "MTIA 17", "NPU 0", "accelerator 0" when the kind is 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from ...model.categories import ACCELERATOR_TYPE_KINDS, GPU_TYPES, Kind
@@ -36,8 +36,7 @@ from .device_kinds import (
 MATRIX_CORE_NAMES = {"nvidia": "Tensor Cores", "amd": "Matrix cores (MFMA)"}
 
 
-@dataclass(frozen=True)
-class DeviceIdentity:
+class DeviceIdentity(msgspec.Struct, frozen=True):
     id: int
     vendor: str  # "nvidia", "amd", "intel", "mtia", "aws" or "unknown"
     name: str | None

@@ -12,10 +12,8 @@ version that keys the cache, and the page that lists it in `status.views` (or a 
 from __future__ import annotations
 
 import enum
-import hashlib
 import importlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -80,8 +78,7 @@ class _SpanStatus:
 SPAN_STATUS: Any = _SpanStatus()
 
 
-@dataclass(frozen=True)
-class Lazy:
+class Lazy(msgspec.Struct, frozen=True):
     """A module's attribute, named by path and imported when first read: the table lists
     every route without importing the modules of the routes a command never answers
     (`kinetoscope report` reads one trace's views, not the trace view's or a logdir's)."""
@@ -112,8 +109,7 @@ def lazy_exports(package: str, where: Mapping[str, str]) -> Callable[[str], Any]
     return exported
 
 
-@dataclass(frozen=True)
-class Endpoint:
+class Endpoint(msgspec.Struct, frozen=True):
     name: str
     scope: Scope
     # A TypedDict: the JSON body of a 200; None when not JSON (or a `Lazy` of it: `response`)
@@ -227,6 +223,8 @@ class Endpoint:
 
 
 def _digest(text: str) -> str:
+    import hashlib  # here: OpenSSL's load (~3 ms) only for an answer with parameters
+
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
 
 

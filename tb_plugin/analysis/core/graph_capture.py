@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
 from typing import Union
 
 import msgspec
@@ -43,8 +42,7 @@ class LaunchDetails(msgspec.Struct, gc=False):
     node_id: Union[int, None] = msgspec.field(default=None, name="graph node id")
 
 
-@dataclass
-class Capture:
+class Capture(msgspec.Struct):
     """One captured graph: its launch calls in order, in the model that recorded them."""
 
     model: TraceModel

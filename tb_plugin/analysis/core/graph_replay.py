@@ -42,8 +42,7 @@ traces are loaded then, through the loader the store attached (`model.capture_mo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+import msgspec
 import numpy as np
 
 from ...model.categories import Kind
@@ -55,8 +54,7 @@ from .launches import launch_family
 NOT_PROFILED = "capture not profiled"
 
 
-@dataclass(frozen=True)
-class ReplayedGraph:
+class ReplayedGraph(msgspec.Struct, frozen=True):
     """One replayed kernel sequence (a graph, as its replays show it)."""
 
     first_kernel: str
@@ -64,19 +62,19 @@ class ReplayedGraph:
     reason: str | None  # why its replays are unmatched; None when a capture fits
 
 
-@dataclass
-class GraphReplay:
+class GraphReplay(msgspec.Struct):
     """Per replayed kernel of the model (rows sorted): the capture and launch it matched."""
 
     kernels: np.ndarray  # replayed kernel rows, sorted
     capture: np.ndarray  # index into `captures`, -1: unmatched
     position: np.ndarray  # index of the capture's launch call, -1: unmatched
-    captures: list[Capture] = field(default_factory=list)
+    captures: list[Capture] = msgspec.field(default_factory=list)
     replays: int = 0  # graph-launch calls with kernels
     captures_found: int = 0
-    launcher: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
-    graph: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))  # into `graphs`
-    graphs: list[ReplayedGraph] = field(default_factory=list)
+    launcher: np.ndarray = msgspec.field(default_factory=lambda: np.empty(0, np.int64))
+    # into `graphs`
+    graph: np.ndarray = msgspec.field(default_factory=lambda: np.empty(0, np.int64))
+    graphs: list[ReplayedGraph] = msgspec.field(default_factory=list)
 
     def op_name(self, i: int) -> str | None:
         c = int(self.capture[i])
@@ -114,8 +112,7 @@ def replayed_kernels(model: TraceModel) -> tuple[np.ndarray, np.ndarray]:
     return kernels[replayed], launchers[replayed]
 
 
-@dataclass
-class _Fit:
+class _Fit(msgspec.Struct):
     at: list[tuple[int, int]]  # (capture, offset of the replay's first kernel) that fit best
     reason: str | None  # why none fits
 

@@ -6,8 +6,7 @@ tree itself reads name classes."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 import numpy as np
 
 from ...model.categories import Kind
@@ -27,8 +26,7 @@ from .taxonomy import (
 from .tree_arrays import inherit_missing
 
 
-@dataclass
-class KernelClasses:
+class KernelClasses(msgspec.Struct):
     """Per kernel row (`rows`, ascending): work code (index into WORKS), matrix-core use,
     the collective type (None when not communication or unknown) and the family id."""
 

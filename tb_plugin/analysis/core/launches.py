@@ -16,9 +16,9 @@ already rounded to 0.25 µs when decoded).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache
 
+import msgspec
 import numpy as np
 
 from ...model.categories import Kind
@@ -98,8 +98,7 @@ def to_us(ns: np.ndarray | int, origin_us: float) -> np.ndarray:
     return np.round(origin_us + np.asarray(ns, dtype=np.float64) / 1000.0, 3)
 
 
-@dataclass(frozen=True)
-class GpuWork:
+class GpuWork(msgspec.Struct, frozen=True):
     """Every GPU activity of the trace with finite times, sorted by start; per activity
     its launch call (row, or -1), and which of a launch call's activities started first."""
 

@@ -58,8 +58,7 @@ memoised on the model.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 import numpy as np
 
 from ...model.categories import Kind
@@ -71,8 +70,7 @@ from .taxonomy import MATRIX_YES, is_comm_op, name_classes
 from .tree_arrays import levels_from_roots, segment_union_length, subtree_any, subtree_sum
 
 
-@dataclass
-class OpTree:
+class OpTree(msgspec.Struct):
     """Nodes in (thread, start, -end, file order) order; indices below are node indices."""
 
     rows: np.ndarray  # event row of each node

@@ -11,7 +11,6 @@ time (host_ranges.py, in whole nanoseconds)."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cached_property
 from typing import TypedDict
 
@@ -41,8 +40,7 @@ class StackArgs(msgspec.Struct, gc=False):
     stack: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="Call stack")
 
 
-@dataclass
-class PythonStacks:
+class PythonStacks(msgspec.Struct, dict=True):
     rows: np.ndarray  # python_function rows
     parent: np.ndarray  # enclosing python event index, -1
     node_frame: np.ndarray  # per tree node: innermost enclosing python event, -1

@@ -19,9 +19,9 @@ Kernels: a replayed kernel matched to its capture is launched by the capturing o
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
+import msgspec
 import numpy as np
 
 from ...model.trace_model import TraceModel
@@ -48,12 +48,11 @@ class UnmatchedGraph(TypedDict):
     reason: str  # why no capture is taken as its (graph_replay.py)
 
 
-@dataclass
-class ReplayedOps:
+class ReplayedOps(msgspec.Struct):
     moved: np.ndarray  # per tree node: matched replayed device time to take away
     moved_tc: np.ndarray  # of which on matrix cores
     # (op name, shape as JSON or "") -> [device time, matrix-core time, input shape]
-    added: dict[tuple[str, str], list[Any]] = field(default_factory=dict)
+    added: dict[tuple[str, str], list[Any]] = msgspec.field(default_factory=dict)
 
 
 def replayed_ops(

@@ -13,8 +13,8 @@ ending before step 0's first kernel) ends before step 0 starts.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
+import msgspec
 import numpy as np
 
 from ...model.categories import Kind
@@ -23,15 +23,14 @@ from .common import complete_rows, ends, gpu_rows, launch_rows, launches_of, row
 from .rules import STEP_NAME, is_step_name
 
 
-@dataclass
-class Steps:
+class Steps(msgspec.Struct):
     names: list[str]
     numbers: list[int | None]
     starts: np.ndarray
     ends: np.ndarray
     source: str  # "profiler_steps" or "whole_trace"
     gpu_counts: np.ndarray
-    dropped: list[dict[str, object]] = field(default_factory=list)
+    dropped: list[dict[str, object]] = msgspec.field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.names)

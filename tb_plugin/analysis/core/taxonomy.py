@@ -14,9 +14,10 @@ reads `kernel_classes`, so the pages agree.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
+
+import msgspec
 
 from ...model.categories import Kind
 from ...model.trace_model import TraceModel
@@ -97,8 +98,7 @@ def lowered_name(name: str) -> str | None:
     return name.lower() if name.isascii() else None
 
 
-@dataclass(frozen=True)
-class Family:
+class Family(msgspec.Struct, frozen=True):
     id: str
     vendors: frozenset[str]
     work: str
@@ -117,8 +117,7 @@ class Family:
         return any(p.search(name, lowered) for p in self.patterns)
 
 
-@dataclass(frozen=True)
-class NameClass:
+class NameClass(msgspec.Struct, frozen=True):
     family: str | None  # None: no rule knows this name
     work: str
     matrix_core: int  # MATRIX_YES, MATRIX_NO or MATRIX_UNKNOWN

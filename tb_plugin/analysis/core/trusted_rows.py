@@ -14,8 +14,7 @@ gap (most traces: no sort).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 import numpy as np
 
 from ...model.trace_model import TraceModel
@@ -36,8 +35,7 @@ _MORE_KEYS = ("flow_id", "device", "stream")
 _SHORT_RUN = 8  # rows of one start compared pairwise up to this many, else sorted
 
 
-@dataclass(frozen=True)
-class RowFlags:
+class RowFlags(msgspec.Struct, frozen=True):
     """Boolean masks over every row (read-only)."""
 
     zero_ts: np.ndarray

@@ -24,8 +24,7 @@ more waits for something besides the launch path.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 import numpy as np
 
 from ..core.intervals import IntervalUnion
@@ -44,8 +43,7 @@ CAUSES = (
 _CLASS_OF_CAUSE = np.array([HOST_WAIT, KERNEL_WAIT, OTHER, OTHER, OTHER, OTHER], dtype=np.int8)
 
 
-@dataclass(frozen=True)
-class LaneActivities:
+class LaneActivities(msgspec.Struct, frozen=True):
     """The activities of one lane, sorted by start (int64 ns)."""
 
     start: np.ndarray
@@ -55,8 +53,7 @@ class LaneActivities:
     index: np.ndarray  # position of each activity in `GpuWork` (for names and streams)
 
 
-@dataclass(frozen=True)
-class Gaps:
+class Gaps(msgspec.Struct, frozen=True):
     """A lane's idle intervals [lo, hi) in ns, with their class, cause, and the
     `GpuWork` position of the activity that ended each (-1: none)."""
 

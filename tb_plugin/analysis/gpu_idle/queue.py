@@ -9,16 +9,14 @@ the length is never negative.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 import numpy as np
 
 from ..core.common import unique_rows
 from ..core.launches import GpuWork
 
 
-@dataclass(frozen=True)
-class QueueSeries:
+class QueueSeries(msgspec.Struct, frozen=True):
     """A step function: from times[i] (int64 ns) the length is values[i]."""
 
     device: int

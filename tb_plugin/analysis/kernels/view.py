@@ -33,9 +33,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, cast
 
+import msgspec
 import numpy as np
 
 from ...model.categories import Kind
@@ -118,8 +118,7 @@ def _left_out_kernels(model: TraceModel) -> int:
     return int(untrusted_mask(model)[every].sum())
 
 
-@dataclass
-class _Groups:
+class _Groups(msgspec.Struct):
     """Kernel calls grouped by (name, device) or (name, device, op, launch configuration);
     per group (the arrays) its key, call count, times and what its calls agree on."""
 

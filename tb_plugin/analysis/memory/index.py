@@ -18,9 +18,9 @@ nesting (rounded timestamps).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cached_property
 
+import msgspec
 import numpy as np
 
 from ...model.trace_model import TraceModel
@@ -31,8 +31,7 @@ from .series import DeviceLevels, device_label, device_levels
 __all__ = ["DeviceSeries", "MemoryIndex", "device_label", "memory_index"]
 
 
-@dataclass
-class ThreadOps:
+class ThreadOps(msgspec.Struct, dict=True):
     """The CPU ops of one thread sorted by (start, -end)."""
 
     rows: np.ndarray  # event rows
@@ -46,7 +45,6 @@ class ThreadOps:
         return name_spans(self)
 
 
-@dataclass
 class DeviceSeries(DeviceLevels):
     """A device's levels (the shared rule) with its allocations paired with their frees."""
 
@@ -57,14 +55,13 @@ class DeviceSeries(DeviceLevels):
     no_address: int  # events that carry no address (cannot be paired)
 
 
-@dataclass
-class MemoryIndex:
+class MemoryIndex(msgspec.Struct):
     ts: np.ndarray  # per memory event
     thread: np.ndarray  # canonical thread key per memory event
     op: np.ndarray  # event row of the innermost CPU op containing the event, -1
     parent: np.ndarray  # event row of that op's parent op, -1
     devices: list[DeviceSeries]
-    threads: dict[int, ThreadOps] = field(default_factory=dict)
+    threads: dict[int, ThreadOps] = msgspec.field(default_factory=dict)
 
     def device(self, name: str) -> DeviceSeries | None:
         for d in self.devices:
@@ -99,7 +96,9 @@ def _build(model: TraceModel) -> MemoryIndex:
 
 def _paired(mem: dict[str, np.ndarray], levels: DeviceLevels) -> DeviceSeries:
     alloc, free, size, no_address = _pair(mem["addr"][levels.events], levels.nbytes, levels.events)
-    return DeviceSeries(**vars(levels), alloc=alloc, free=free, size=size, no_address=no_address)
+    return DeviceSeries(
+        **msgspec.structs.asdict(levels), alloc=alloc, free=free, size=size, no_address=no_address
+    )
 
 
 def _pair(

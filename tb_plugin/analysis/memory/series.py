@@ -16,8 +16,7 @@ its events in time order (file order breaks ties), the level after each.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 import numpy as np
 
 from ...model.categories import DEVICE_PREFIXES, GPU_TYPES
@@ -25,8 +24,7 @@ from ...model.trace_model import TraceModel
 from ..core.common import distinct
 
 
-@dataclass
-class DeviceLevels:
+class DeviceLevels(msgspec.Struct):
     name: str  # the key requests name the device by ("GPU0", "CPU"), unique in the trace
     device_type: int
     device_id: int

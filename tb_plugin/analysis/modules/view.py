@@ -23,9 +23,9 @@ Rules:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TypedDict
 
+import msgspec
 import numpy as np
 
 from ...model.trace_model import TraceModel
@@ -89,8 +89,7 @@ class ModulesView(TypedDict):
     modules: list[ModuleRow]  # depth first; siblings by host total, largest first
 
 
-@dataclass
-class _Calls:
+class _Calls(msgspec.Struct):
     """The module calls among the python events, and per call its enclosing call and
     path; per python event the innermost module call at or around it."""
 

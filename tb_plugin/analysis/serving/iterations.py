@@ -18,8 +18,7 @@ capture trace, a diffusion request, markers switched off).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+import msgspec
 import numpy as np
 
 from ...model.categories import Kind
@@ -33,8 +32,7 @@ from .hints import attention_phase_codes, engine_of
 from .markers import FORWARD_PHASES, Marker, parse, sglang_forward
 
 
-@dataclass
-class Found:
+class Found(msgspec.Struct):
     """The iterations of a trace, sorted by start: their host span and what is known."""
 
     source: str | None  # annotations, python_frames, graph_launches; None: none found
@@ -44,8 +42,8 @@ class Found:
     ends: np.ndarray
     markers: list[Marker]
     names: list[str]  # the outer row's name
-    captures: list[Marker] = field(default_factory=list)
-    diffusion: list[tuple[str, Marker]] = field(default_factory=list)
+    captures: list[Marker] = msgspec.field(default_factory=list)
+    diffusion: list[tuple[str, Marker]] = msgspec.field(default_factory=list)
     reason: str | None = None
 
     def __len__(self) -> int:

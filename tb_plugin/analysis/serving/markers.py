@@ -26,7 +26,9 @@ runner, SGLang's `tp_worker.py: forward_batch_generation` (its model runner's
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+
+import msgspec
+from msgspec.structs import replace
 
 PHASES = ("prefill", "decode", "mixed", "idle", "unknown")
 
@@ -62,8 +64,7 @@ _SGLANG_MODES = {
 }
 
 
-@dataclass(frozen=True)
-class Marker:
+class Marker(msgspec.Struct, frozen=True):
     """What one name says. `kind`: iteration, frame (an iteration's Python frame),
     capture or diffusion. Counts are None where the name does not give them."""
 

@@ -16,8 +16,7 @@ Times are int64 nanoseconds from `GpuWork.origin_us` (`core/launches.py`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 import numpy as np
 
 from ...model.categories import Kind
@@ -34,8 +33,7 @@ CLASSES = (*WORKS, "unknown")  # the breakdown's columns; `unknown` is within `o
 TOP_KERNELS = 3
 
 
-@dataclass
-class IterationWork:
+class IterationWork(msgspec.Struct):
     """Per iteration (arrays of len(found)); ns from `origin_us`; -1 where no GPU work."""
 
     origin_us: float

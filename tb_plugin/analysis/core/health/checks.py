@@ -15,8 +15,7 @@ Tolerances, in trace microseconds (documented in docs/http_api.md, `health`):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 import numpy as np
 
 from ....ingest.columns import negative_durations
@@ -34,8 +33,7 @@ WINDOW_TOLERANCE_US = 1.0
 _NOT_NESTED = (Kind.FLOW, Kind.TRACE_SPAN, Kind.COUNTER, Kind.MEMORY, Kind.SYNC)
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(msgspec.Struct, frozen=True):
     rows: np.ndarray  # the flagged rows, in file order
     count: int | None = None  # None: len(rows)
     unknown: str | None = None  # why the check could not run on this trace

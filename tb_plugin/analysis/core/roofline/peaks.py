@@ -10,14 +10,15 @@ URL), and its content keys the cached views (`peaks_key`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
 import re
-from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
+
+import msgspec
+from msgspec.structs import replace
 
 from ....ingest import storage
 from ....model.trace_model import TraceModel
@@ -31,8 +32,7 @@ _GIB = float(1 << 30)
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class Peaks:
+class Peaks(msgspec.Struct, frozen=True):
     """One device's roofs: TFLOP/s per dtype (None: not given) and memory GB/s."""
 
     device: str  # the entry's id
@@ -42,8 +42,7 @@ class Peaks:
     match: str = "exact"  # how the device matched it: "exact", "family" or "unnamed"
 
 
-@dataclass(frozen=True)
-class _Entry:
+class _Entry(msgspec.Struct, frozen=True):
     peaks: Peaks
     names: tuple[re.Pattern[str], ...]
     memory_gib: tuple[float, float] | None
@@ -68,6 +67,8 @@ def _user_file() -> tuple[str, list[dict[str, Any]]]:
     except (OSError, ValueError, AttributeError) as exc:
         log.warning("%s=%s is not read: %s", ENV, path, exc)
         return "", []
+    import hashlib  # here: OpenSSL's load (~3 ms) only where the setting is used
+
     return hashlib.sha1(raw).hexdigest()[:12], devices
 
 

@@ -14,7 +14,6 @@ fraction of the roof reached. Both are additive, so groups of calls sum them.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -38,8 +37,7 @@ class _WorkArgs(msgspec.Struct, gc=False):
     flops: Any = None
 
 
-@dataclass
-class Costs:
+class Costs(msgspec.Struct):
     """Work and ideal times per item (a node, or a GPU activity); NaN: unknown."""
 
     flops: np.ndarray
