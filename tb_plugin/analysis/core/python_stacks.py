@@ -29,6 +29,7 @@ _FRAME = re.compile(r"^(.*)\((\d+)\): (.*)$")
 _LIBRARY = ("torch/", "triton/", "<", "contextlib.py", "threading.py", "functools.py")
 _LIBRARY_PARTS = ("/site-packages/", "/dist-packages/", "/lib/python3", "/torch/", "/triton/")
 _MODULE_INSTANCE = re.compile(r"^(nn\.Module: .*?)_\d+$")
+_MODULE_PREFIX = "nn.Module: "
 
 
 class Frame(TypedDict):
@@ -195,7 +196,8 @@ def _python_ids(model: TraceModel, rows: np.ndarray) -> list[np.ndarray]:
 
 
 def _frames(model: TraceModel, py: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """A frame code per python event. Module frames lose their instance number
+    """A frame code per python event (int16 where the codes fit: one per Python call,
+    held through the views). Module frames lose their instance number
     (`nn.Module: Linear_25` → `nn.Module: Linear`), so calls through the same code in
     different layers share a stack, as with the `Call stack` arg."""
     names = model.events["name"][py]
@@ -203,13 +205,22 @@ def _frames(model: TraceModel, py: np.ndarray) -> tuple[np.ndarray, list[str]]:
     used = np.zeros(len(model.names), dtype=bool)
     used[names] = True
     codes = np.flatnonzero(used)
-    texts = [_MODULE_INSTANCE.sub(r"\1", model.names[c]) for c in codes.tolist()]
+    texts = [_frame_text(model.names[c]) for c in codes.tolist()]
     canon: dict[str, int] = {}
-    remap = np.full(
-        len(model.names), -1, dtype=np.int32 if len(model.names) < 1 << 31 else np.int64
-    )
-    remap[codes] = [canon.setdefault(t, len(canon)) for t in texts]
+    ids = [canon.setdefault(t, len(canon)) for t in texts]
+    code_type = np.int16 if len(canon) <= np.iinfo(np.int16).max else np.int32
+    remap = np.zeros(len(model.names), dtype=code_type)
+    remap[codes] = ids
     return remap[names], list(canon)
+
+
+def _frame_text(name: str) -> str:
+    """`name` without a module's instance number: `_MODULE_INSTANCE`'s substitution,
+    tried only where it can match (a third of a trace's frames are modules)."""
+    if not name.startswith(_MODULE_PREFIX):
+        return name
+    found = _MODULE_INSTANCE.match(name)
+    return name if found is None else found.group(1) + name[found.end() :]
 
 
 def is_library_file(filename: str) -> bool:
