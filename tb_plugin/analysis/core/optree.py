@@ -76,8 +76,15 @@ from .common import (
 )
 from .host_ranges import host_ranges
 from .rules import is_step_name, is_tensor_core_eligible_op
+from .runtime_owners import attach_runtimes
 from .taxonomy import MATRIX_YES, is_comm_op, name_classes
-from .tree_arrays import levels_from_roots, segment_union_length, subtree_any, subtree_sum
+from .tree_arrays import (
+    _nesting,
+    levels_from_roots,
+    segment_union_length,
+    subtree_any,
+    subtree_sum,
+)
 
 
 @dataclass
@@ -166,7 +173,7 @@ def build_op_tree(model: TraceModel) -> OpTree:
     is_step = name_flags(model, is_step_name)[names]
     folded, rep, eff_parent = _fold(model, rows, parent)
     del parent
-    rt_node = _attach_runtimes(model, (runtimes, rt_thread), (rows, thread), rt_container)
+    rt_node = attach_runtimes(model, (runtimes, rt_thread), (rows, thread), rt_container)
     del rt_thread
     rt_node = collective_owner(model, rows, rt_node, rt_container)
     rt_node = np.where(rt_node >= 0, rep[np.maximum(rt_node, 0)], -1)
@@ -264,18 +271,31 @@ def _host_self(
     """Per node, its host self time: its duration less the union of its children and
     the runtime calls directly inside it (`rt_inner`: the node of each), never below 0."""
     ev = model.events
-    n_nodes = rows.size
     starts = ev["ts"][rows]
     durs = ev["dur"][rows]
-    ends_ = starts + durs
-    child = np.flatnonzero(eff_parent >= 0)  # already in (thread, start) order
-    child = child[_by_parent_then_start(eff_parent[child], starts[child])]
-    children_cover = segment_union_length(eff_parent[child], starts[child], ends_[child], n_nodes)
-    del child, starts, ends_
+    children_cover = children_union_length(eff_parent, starts, starts + durs)
+    del starts
     host_self = durs.astype(np.float64)
     host_self -= children_cover
-    host_self -= _sums(rt_inner, ev["dur"][runtimes], n_nodes)
+    host_self -= _sums(rt_inner, ev["dur"][runtimes], rows.size)
     return np.clip(host_self, 0.0, None, out=host_self)
+
+
+def children_union_length(parent: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Per node, the length of the union of its children's [start, end): in one pass in
+    node order where built (`_nesting.children_cover`: the children of a tree sorted by
+    (thread, start) come by start, no sort), else the children sorted by (parent, start)
+    and `segment_union_length`; the same floats."""
+    if _nesting is not None and start.dtype == end.dtype == np.float64:
+        out = np.zeros(parent.size)
+        parents = np.ascontiguousarray(parent, np.int64)
+        if _nesting.children_cover(
+            parents, np.ascontiguousarray(start), np.ascontiguousarray(end), out
+        ):
+            return out
+    child = np.flatnonzero(parent >= 0)  # already in (thread, start) order
+    child = child[_by_parent_then_start(parent[child], start[child])]
+    return segment_union_length(parent[child], start[child], end[child], parent.size)
 
 
 def _by_parent_then_start(parent: np.ndarray, start: np.ndarray) -> np.ndarray:
@@ -337,36 +357,6 @@ def _empty_tree(model: TraceModel, gpu: np.ndarray) -> OpTree:
     )
 
 
-def _attach_runtimes(
-    model: TraceModel,
-    runtime_threads: tuple[np.ndarray, np.ndarray],
-    node_threads: tuple[np.ndarray, np.ndarray],
-    rt_container: np.ndarray,
-) -> np.ndarray:
-    """Node of each runtime call (rows, and their thread keys) among the nodes (the same):
-    the node of its thread with its External id if that node contains it in time, else
-    the innermost node containing it; -1 when none."""
-    (runtimes, rt_thread), (node_rows, node_thread) = runtime_threads, node_threads
-    out = rt_container.copy()
-    if runtimes.size == 0 or node_rows.size == 0:
-        return out
-    ev = model.events
-    same = _match_pairs(
-        node_thread,
-        model.column_at("external_id", node_rows),
-        rt_thread,
-        model.column_at("external_id", runtimes),
-    )
-    ok = same >= 0
-    n, r = node_rows[same[ok]], runtimes[ok]
-    inside = (ev["ts"][n] <= ev["ts"][r]) & (
-        ev["ts"][n] + ev["dur"][n] >= ev["ts"][r] + ev["dur"][r]
-    )
-    idx = np.flatnonzero(ok)[inside]
-    out[idx] = same[idx]
-    return out
-
-
 def collective_owner(
     model: TraceModel, node_rows: np.ndarray, owner: np.ndarray, container: np.ndarray
 ) -> np.ndarray:
@@ -378,46 +368,6 @@ def collective_owner(
     inner_comm = container >= 0
     inner_comm[inner_comm] = comm[container[inner_comm]]
     return np.where(inner_comm, container, owner)
-
-
-def _match_pairs(
-    key_a: np.ndarray, key_b: np.ndarray, q_a: np.ndarray, q_b: np.ndarray
-) -> np.ndarray:
-    """Index of the first item with (key_a, key_b) == (q_a, q_b), or -1; ids < 1 never
-    match."""
-    out = np.full(q_a.size, -1, dtype=np.int64)
-    items = np.flatnonzero(key_b > 0)
-    if items.size == 0 or q_a.size == 0:
-        return out
-    ua = _distinct(key_a[items])
-    shift = np.int64(1) << np.int64(40)
-    if max(int(key_b.max()), int(q_b.max())) >= int(shift) or ua.size >= (1 << 22):
-        table: dict[tuple[int, int], int] = {}
-        for i, a, b in zip(items.tolist(), key_a[items].tolist(), key_b[items].tolist()):
-            table.setdefault((a, b), i)
-        return np.array(
-            [table.get((a, b), -1) for a, b in zip(q_a.tolist(), q_b.tolist())], dtype=np.int64
-        )
-    combined = np.searchsorted(ua, key_a[items]).astype(np.int64) * shift + key_b[items]
-    order = np.argsort(combined, kind="stable")
-    sorted_keys = combined[order]
-    q_rank = np.searchsorted(ua, q_a)
-    q_ok = (q_rank < ua.size) & (q_b > 0)
-    q_ok[q_ok] &= ua[q_rank[q_ok]] == q_a[q_ok]
-    q_comb = q_rank.astype(np.int64) * shift + np.maximum(q_b, 0)
-    pos = np.searchsorted(sorted_keys, q_comb, side="left")
-    pc = np.minimum(pos, sorted_keys.size - 1)
-    hit = q_ok & (pos < sorted_keys.size) & (sorted_keys[pc] == q_comb)
-    out[hit] = items[order[pc[hit]]]
-    return out
-
-
-def _distinct(values: np.ndarray) -> np.ndarray:
-    """`np.unique(values)`; read off in one pass where they are sorted already (the nodes'
-    threads: the nodes are in thread order)."""
-    if values.size and bool(np.all(values[1:] >= values[:-1])):
-        return values[np.concatenate([[True], values[1:] != values[:-1]])]
-    return np.unique(values)
 
 
 def _matrix_core_names(model: TraceModel) -> np.ndarray:

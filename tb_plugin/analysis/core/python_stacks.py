@@ -21,7 +21,7 @@ import numpy as np
 from ...model.trace_model import NO_PYTHON_ID, TraceModel
 from .optree import OpTree
 from .python_ranges import python_ranges_unkept
-from .tree_arrays import chain_ids
+from .tree_arrays import levels_from_roots
 
 _FRAME = re.compile(r"^(.*)\((\d+)\): (.*)$")
 # Frames of torch, triton and Python itself (relative as the Python tracer writes them, or
@@ -263,3 +263,21 @@ def python_groups(stacks: PythonStacks, nodes: np.ndarray) -> tuple[np.ndarray, 
             cur = int(stacks.parent[cur])
         frames_of.append(frames)
     return group.reshape(-1), frames_of
+
+
+def chain_ids(parent: np.ndarray, label: np.ndarray) -> np.ndarray:
+    """Equal ids for nodes whose chains of labels (to the root) are equal: interned
+    level by level from the roots down (a Python stack; a module path)."""
+    n = parent.size
+    out = np.full(n, -1, dtype=np.int64)
+    if n == 0:
+        return out
+    width = np.int64(int(label.max()) + 1)
+    next_id = 0
+    for level in levels_from_roots(parent):
+        p = parent[level]
+        up = np.where(p >= 0, out[np.maximum(p, 0)], -1)
+        uniq, inv = np.unique((up + 1) * width + label[level], return_inverse=True)
+        out[level] = next_id + inv.reshape(-1)
+        next_id += uniq.size
+    return out
