@@ -142,6 +142,8 @@ class OpTree:
 
     @property
     def tc_total(self) -> np.ndarray:
+        if not self.gpu_tc.any():  # no tensor-core kernel (a V100 trace): all zeros
+            return np.zeros(self.rows.size)
         return subtree_sum(self.parent, self.levels, self.tc_self)
 
     def _durations(self) -> np.ndarray:
