@@ -7,8 +7,10 @@ ranges' search); an index's parents (`host_ranges._index_sorted`), the walk up t
 (`HostRanges._start_bound`, `tree_arrays.sorted_search`); the union length per group
 (`tree_arrays.segment_union_length`), the merge of a union of intervals
 (`intervals.IntervalUnion`), bit for bit; the thread key of each row
-(`common.thread_keys`), times rounded to whole nanoseconds (`host_ranges.snap_ns`) and the
-union of each name's ranges on a thread (the Memory view's `index.name_spans`)."""
+(`common.thread_keys`), times rounded to whole nanoseconds (`host_ranges.snap_ns`), the
+union of each name's ranges on a thread (the Memory view's `index.name_spans`), the union
+of each op-tree node's children (`optree.children_union_length`) and a tree's depths
+(`tree_arrays.depths`)."""
 
 from __future__ import annotations
 
@@ -19,7 +21,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from corpus import corpus_model, corpus_path
-from kinetoscope.analysis.core import common, host_ranges, intervals, tree_arrays, trusted_rows
+from kinetoscope.analysis.core import (
+    common,
+    host_ranges,
+    intervals,
+    optree,
+    tree_arrays,
+    trusted_rows,
+)
 from kinetoscope.analysis.core.host_ranges import HostRanges
 from kinetoscope.analysis.core.intervals import IntervalUnion
 from kinetoscope.analysis.core.tree_arrays import (
@@ -430,3 +439,63 @@ def test_duplicates_of_a_corpus_trace_both_ways(
         m.setattr(trusted_rows, "_nesting", None)
         want = trusted_rows.duplicate_mask(model)
     assert np.array_equal(got, want)
+
+
+def _random_tree(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A tree of ranges sorted by (start, longer first), as the op tree's nodes are: per
+    node its parent (the latest earlier range that contains it), start and end, in
+    microsecond floats with fractions."""
+    start = np.sort(1.7e15 + np.round(rng.random(n) * 1e3, 3))
+    end = start + np.round(rng.random(n) * rng.choice([1.0, 50.0, 400.0]), 3)
+    order = np.lexsort((-end, start))
+    start, end = start[order], end[order]
+    parent = np.full(n, -1, dtype=np.int64)
+    for i in range(n):
+        inside = np.flatnonzero((start[:i] <= start[i]) & (end[:i] >= end[i]))
+        parent[i] = inside[-1] if inside.size else -1
+    return parent, start, end
+
+
+def test_children_cover_bit_for_bit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The op tree's union of each node's children (`optree.children_union_length`) in one
+    compiled pass in node order equals the sorted numpy passes to the bit; and where the
+    children do not come by start, or a time is not finite, the compiled pass declines and
+    the sort answers."""
+    rng = np.random.default_rng(11)
+    for trial in range(120):
+        parent, start, end = _random_tree(rng, int(rng.integers(1, 90)))
+        if trial % 6 == 5 and parent.size > 3:  # some children out of start order
+            start, end = start[::-1].copy(), end[::-1].copy()
+        if trial % 10 == 9:
+            end[-1] = np.inf
+        got = optree.children_union_length(parent, start, end)
+        with monkeypatch.context() as m:
+            m.setattr(optree, "_nesting", None)
+            m.setattr(tree_arrays, "_nesting", None)
+            passes = optree.children_union_length(parent, start, end)
+        assert got.view(np.int64).tolist() == passes.view(np.int64).tolist()
+
+
+def test_tree_depths_both_ways(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Depths in one compiled pass where parents come first; pointer jumping otherwise
+    (the compiled pass declines): the same depths."""
+    rng = np.random.default_rng(12)
+    for trial in range(60):
+        parent, _, _ = _random_tree(rng, int(rng.integers(1, 90)))
+        if trial % 3 == 2:  # the nodes shuffled: a parent may come after its child
+            perm = rng.permutation(parent.size)
+            where = np.empty_like(perm)
+            where[perm] = np.arange(perm.size)
+            parent = np.where(parent[perm] >= 0, where[np.maximum(parent[perm], 0)], -1)
+        got = tree_arrays.depths(parent)
+        with monkeypatch.context() as m:
+            m.setattr(tree_arrays, "_nesting", None)
+            jumps = tree_arrays.depths(parent)
+        assert got.tolist() == jumps.tolist()
+        expected = []
+        for i in range(parent.size):
+            d, at = 0, int(parent[i])
+            while at >= 0:
+                d, at = d + 1, int(parent[at])
+            expected.append(d)
+        assert got.tolist() == expected

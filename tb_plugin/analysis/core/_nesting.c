@@ -778,7 +778,155 @@ static PyObject *py_keep_equal_neighbours(PyObject *self, PyObject *args) {
     return PyLong_FromLongLong(kept);
 }
 
+/* `children_cover(parent, start, end, out)`: tree_arrays.segment_union_length of each
+ * node's children (`parent`, int64, -1 for a root) into `out` (float64 zeros, a node
+ * each), read in node order with no sort by parent: the same float operations, group by
+ * group, where each node's children come in node order by start, as a tree of ranges
+ * sorted by (thread, start) has them. A group's times are moved above the earlier
+ * groups' (the spans of the groups of lower parents, summed in that order), so the one
+ * running maximum of the sorted pass never carries from one group into the next: each
+ * group's running maximum starts at its first child. Returns False (out unspecified)
+ * where a parent is out of range, a time is not finite, or a node's children do not come
+ * by start: the caller sorts them. */
+static PyObject *py_children_cover(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer parent, start, end, out;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*", &parent, &start, &end, &out)) {
+        return NULL;
+    }
+    const Py_ssize_t n = parent.len / (Py_ssize_t)sizeof(int64_t);
+    int ok = parent.len == n * (Py_ssize_t)sizeof(int64_t) &&
+             start.len == n * (Py_ssize_t)sizeof(double) && end.len == start.len &&
+             out.len == start.len;
+    double *lo = NULL, *offset = NULL, *running = NULL;
+    if (ok && n > 0) {
+        lo = PyMem_RawMalloc((size_t)n * sizeof(double));
+        offset = PyMem_RawMalloc((size_t)n * sizeof(double));
+        running = PyMem_RawMalloc((size_t)n * sizeof(double));
+        if (lo == NULL || offset == NULL || running == NULL) {
+            PyMem_RawFree(lo);
+            PyMem_RawFree(offset);
+            PyMem_RawFree(running);
+            PyBuffer_Release(&parent);
+            PyBuffer_Release(&start);
+            PyBuffer_Release(&end);
+            PyBuffer_Release(&out);
+            return PyErr_NoMemory();
+        }
+    }
+    if (ok && n > 0) {
+        const int64_t *up = parent.buf;
+        const double *s = start.buf, *e = end.buf;
+        double *o = out.buf;
+        double *hi = offset; /* each group's largest end, then its offset */
+        double *last = running; /* each group's last start, then its running maximum */
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t p = 0; p < n; p++) {
+            hi[p] = NAN; /* no child yet */
+        }
+        for (Py_ssize_t i = 0; i < n && ok; i++) {
+            const int64_t p = up[i];
+            if (p < 0) {
+                continue;
+            }
+            if (p >= n || !isfinite(s[i]) || !isfinite(e[i])) {
+                ok = 0;
+            } else if (hi[p] != hi[p]) {
+                lo[p] = s[i];
+                hi[p] = e[i];
+                last[p] = s[i];
+            } else if (s[i] < last[p]) {
+                ok = 0; /* not by start: the caller sorts */
+            } else {
+                lo[p] = s[i] < lo[p] ? s[i] : lo[p];
+                hi[p] = e[i] > hi[p] ? e[i] : hi[p];
+                last[p] = s[i];
+            }
+        }
+        if (ok) {
+            double sum = 0.0; /* the spans of the groups before, summed in order */
+            int first_group = 1;
+            for (Py_ssize_t p = 0; p < n; p++) {
+                running[p] = -INFINITY;
+                if (hi[p] != hi[p]) {
+                    continue;
+                }
+                const double span = hi[p] - lo[p] + 1.0;
+                offset[p] = first_group ? 0.0 : sum;
+                sum = first_group ? span : sum + span;
+                first_group = 0;
+            }
+            for (Py_ssize_t i = 0; i < n; i++) {
+                const int64_t p = up[i];
+                if (p < 0) {
+                    continue;
+                }
+                const double rel_start = s[i] - lo[p] + offset[p];
+                const double rel_end = e[i] - lo[p] + offset[p];
+                const double prev_end = running[p];
+                running[p] = rel_end > prev_end ? rel_end : prev_end;
+                double covered;
+                if (prev_end >= rel_end) {
+                    covered = 0.0;
+                } else if (prev_end > rel_start) {
+                    covered = rel_end - prev_end;
+                } else {
+                    covered = e[i] - s[i];
+                }
+                o[p] += covered;
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyMem_RawFree(lo);
+    PyMem_RawFree(offset);
+    PyMem_RawFree(running);
+    PyBuffer_Release(&parent);
+    PyBuffer_Release(&start);
+    PyBuffer_Release(&end);
+    PyBuffer_Release(&out);
+    return PyBool_FromLong(ok);
+}
+
+/* `tree_depths(parent, out)`: per node its number of ancestors (tree_arrays.depths), in
+ * one pass in node order, where every parent comes before its children (a tree of
+ * ranges sorted by start: a parent starts no later and sorts first). int64 both.
+ * Returns False (out unspecified) where a parent does not come first. */
+static PyObject *py_tree_depths(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer parent, out;
+    if (!PyArg_ParseTuple(args, "y*w*", &parent, &out)) {
+        return NULL;
+    }
+    const Py_ssize_t n = parent.len / (Py_ssize_t)sizeof(int64_t);
+    int ok = parent.len == n * (Py_ssize_t)sizeof(int64_t) && out.len == parent.len;
+    if (ok) {
+        const int64_t *up = parent.buf;
+        int64_t *depth = out.buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++) {
+            const int64_t p = up[i];
+            if (p < 0) {
+                depth[i] = 0;
+            } else if (p < i) {
+                depth[i] = depth[p] + 1;
+            } else {
+                ok = 0;
+                break;
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&parent);
+    PyBuffer_Release(&out);
+    return PyBool_FromLong(ok);
+}
+
 static PyMethodDef METHODS[] = {
+    {"children_cover", py_children_cover, METH_VARARGS,
+     "children_cover(parent, start, end, out): union lengths of children, or False."},
+    {"tree_depths", py_tree_depths, METH_VARARGS,
+     "tree_depths(parent, out): depths where parents come first, or False."},
     {"index_parents", py_index_parents, METH_VARARGS,
      "index_parents(new_thread, start, end, start_at, out): the index's parents, into out."},
     {"start_bound", py_start_bound, METH_VARARGS,

@@ -259,7 +259,19 @@ def op_ranges(model: TraceModel) -> HostRanges:
 
 
 def _build_host_ranges(model: TraceModel) -> HostRanges:
-    return build_ranges(model, complete_rows(model, Kind.CPU_OP, Kind.USER_ANNOTATION))
+    # Thread keys as int32 where they fit (as the rows are): the index, and the op tree
+    # that shares them, are held through most views.
+    rows = complete_rows(model, Kind.CPU_OP, Kind.USER_ANNOTATION)
+    if rows.size == 0:
+        return build_ranges(model, rows)
+    return build_ranges(model, rows, narrow_ints(thread_keys(model, rows)))
+
+
+def narrow_ints(values: np.ndarray, bound: int | None = None) -> np.ndarray:
+    """Non-negative `values` (below `bound`, when known) as int32 where they fit."""
+    if bound is None:
+        bound = int(values.max()) + 1 if values.size else 0
+    return values.astype(np.int32) if bound <= np.iinfo(np.int32).max else values
 
 
 def _build_op_ranges(model: TraceModel) -> HostRanges:

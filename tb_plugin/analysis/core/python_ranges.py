@@ -12,7 +12,7 @@ import numpy as np
 from ...model.categories import Kind
 from ...model.trace_model import TraceModel
 from .common import complete_rows, thread_keys
-from .host_ranges import HostRanges, build_ranges, snap_ns, time_origin
+from .host_ranges import HostRanges, build_ranges, narrow_ints, snap_ns, time_origin
 
 
 def python_ranges(model: TraceModel) -> HostRanges:
@@ -30,14 +30,7 @@ def _build_python_ranges(model: TraceModel) -> HostRanges:
     rows = complete_rows(model, Kind.PYTHON)
     if rows.size == 0:
         return build_ranges(model, rows)
-    return build_ranges(model, _narrow(rows, len(model)), _narrow(thread_keys(model, rows)))
-
-
-def _narrow(values: np.ndarray, bound: int | None = None) -> np.ndarray:
-    """Non-negative `values` (below `bound`, when known) as int32 where they fit."""
-    if bound is None:
-        bound = int(values.max()) + 1 if values.size else 0
-    return values.astype(np.int32) if bound <= np.iinfo(np.int32).max else values
+    return build_ranges(model, narrow_ints(rows, len(model)), narrow_ints(thread_keys(model, rows)))
 
 
 def python_ranges_unkept(model: TraceModel) -> HostRanges:

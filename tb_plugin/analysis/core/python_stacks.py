@@ -20,7 +20,7 @@ import numpy as np
 from ...model.trace_model import NO_PYTHON_ID, TraceModel
 from .optree import OpTree
 from .python_ranges import python_ranges_unkept
-from .tree_arrays import chain_ids
+from .tree_arrays import levels_from_roots
 
 _FRAME = re.compile(r"^(.*)\((\d+)\): (.*)$")
 # Frames of torch, triton and Python itself (relative as the Python tracer writes them, or
@@ -28,6 +28,7 @@ _FRAME = re.compile(r"^(.*)\((\d+)\): (.*)$")
 _LIBRARY = ("torch/", "triton/", "<", "contextlib.py", "threading.py", "functools.py")
 _LIBRARY_PARTS = ("/site-packages/", "/dist-packages/", "/lib/python3", "/torch/", "/triton/")
 _MODULE_INSTANCE = re.compile(r"^(nn\.Module: .*?)_\d+$")
+_MODULE_PREFIX = "nn.Module: "
 
 
 class Frame(TypedDict):
@@ -65,8 +66,11 @@ def _build_python_stacks(model: TraceModel, tree: OpTree) -> PythonStacks:
     ev = model.events
     ranges = python_ranges_unkept(model)
     if ranges.rows.size == 0:
-        empty = np.empty(0, np.int64)
-        return PythonStacks(empty, empty, np.full(len(tree), -1, np.int64), [], empty)
+        # No frames: every node's is -1, one value seen at every node (no array of them
+        # held with the model: 1.5 MB of a 259 MB V100 trace).
+        empty = np.empty(0, np.int32)
+        none = np.broadcast_to(np.int32(-1), (len(tree),))
+        return PythonStacks(empty, empty, none, [], empty)
     # Rows and positions as int32 where the trace's rows fit (they are kept with the model).
     index = np.dtype(np.int32 if len(model) < 1 << 31 else np.int64)
     # python_function events nest like host ranges; each op's frame is the innermost
@@ -193,7 +197,8 @@ def _python_ids(model: TraceModel, rows: np.ndarray) -> list[np.ndarray]:
 
 
 def _frames(model: TraceModel, py: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """A frame code per python event. Module frames lose their instance number
+    """A frame code per python event (int16 where the codes fit: one per Python call,
+    held through the views). Module frames lose their instance number
     (`nn.Module: Linear_25` → `nn.Module: Linear`), so calls through the same code in
     different layers share a stack, as with the `Call stack` arg."""
     names = model.events["name"][py]
@@ -201,13 +206,22 @@ def _frames(model: TraceModel, py: np.ndarray) -> tuple[np.ndarray, list[str]]:
     used = np.zeros(len(model.names), dtype=bool)
     used[names] = True
     codes = np.flatnonzero(used)
-    texts = [_MODULE_INSTANCE.sub(r"\1", model.names[c]) for c in codes.tolist()]
+    texts = [_frame_text(model.names[c]) for c in codes.tolist()]
     canon: dict[str, int] = {}
-    remap = np.full(
-        len(model.names), -1, dtype=np.int32 if len(model.names) < 1 << 31 else np.int64
-    )
-    remap[codes] = [canon.setdefault(t, len(canon)) for t in texts]
+    ids = [canon.setdefault(t, len(canon)) for t in texts]
+    code_type = np.int16 if len(canon) <= np.iinfo(np.int16).max else np.int32
+    remap = np.zeros(len(model.names), dtype=code_type)
+    remap[codes] = ids
     return remap[names], list(canon)
+
+
+def _frame_text(name: str) -> str:
+    """`name` without a module's instance number: `_MODULE_INSTANCE`'s substitution,
+    tried only where it can match (a third of a trace's frames are modules)."""
+    if not name.startswith(_MODULE_PREFIX):
+        return name
+    found = _MODULE_INSTANCE.match(name)
+    return name if found is None else found.group(1) + name[found.end() :]
 
 
 def is_library_file(filename: str) -> bool:
@@ -250,3 +264,21 @@ def python_groups(stacks: PythonStacks, nodes: np.ndarray) -> tuple[np.ndarray, 
             cur = int(stacks.parent[cur])
         frames_of.append(frames)
     return group.reshape(-1), frames_of
+
+
+def chain_ids(parent: np.ndarray, label: np.ndarray) -> np.ndarray:
+    """Equal ids for nodes whose chains of labels (to the root) are equal: interned
+    level by level from the roots down (a Python stack; a module path)."""
+    n = parent.size
+    out = np.full(n, -1, dtype=np.int64)
+    if n == 0:
+        return out
+    width = np.int64(int(label.max()) + 1)
+    next_id = 0
+    for level in levels_from_roots(parent):
+        p = parent[level]
+        up = np.where(p >= 0, out[np.maximum(p, 0)], -1)
+        uniq, inv = np.unique((up + 1) * width + label[level], return_inverse=True)
+        out[level] = next_id + inv.reshape(-1)
+        next_id += uniq.size
+    return out

@@ -282,7 +282,12 @@ def segment_union_length(
 
 
 def depths(parent: np.ndarray) -> np.ndarray:
-    """Number of ancestors of each node (pointer jumping: log2(depth) passes)."""
+    """Number of ancestors of each node: one pass where parents come first (compiled),
+    else pointer jumping (log2(depth) passes)."""
+    if _nesting is not None:
+        depth = np.empty(parent.size, dtype=np.int64)
+        if _nesting.tree_depths(np.ascontiguousarray(parent, np.int64), depth):
+            return depth
     depth = (parent >= 0).astype(np.int64)  # hops from the node to `anc`
     anc = parent.astype(np.int64, copy=True)
     live = np.flatnonzero(anc >= 0)
@@ -379,22 +384,4 @@ def inherit_missing_at(parent: np.ndarray, values: np.ndarray, nodes: np.ndarray
         todo, at = todo[looking], up[looking]
     if todo.size:
         out[todo] = inherit_missing_by_jumps(parent, values)[at]
-    return out
-
-
-def chain_ids(parent: np.ndarray, label: np.ndarray) -> np.ndarray:
-    """Equal ids for nodes whose chains of labels (to the root) are equal: interned
-    level by level from the roots down (a Python stack; a module path)."""
-    n = parent.size
-    out = np.full(n, -1, dtype=np.int64)
-    if n == 0:
-        return out
-    width = np.int64(int(label.max()) + 1)
-    next_id = 0
-    for level in levels_from_roots(parent):
-        p = parent[level]
-        up = np.where(p >= 0, out[np.maximum(p, 0)], -1)
-        uniq, inv = np.unique((up + 1) * width + label[level], return_inverse=True)
-        out[level] = next_id + inv.reshape(-1)
-        next_id += uniq.size
     return out

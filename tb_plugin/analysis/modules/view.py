@@ -31,11 +31,10 @@ import numpy as np
 from ...model.trace_model import TraceModel
 from ..core.common import name_flags, unique_inverse
 from ..core.optree import OpTree, op_tree
-from ..core.python_stacks import PythonStacks, python_stacks
+from ..core.python_stacks import PythonStacks, chain_ids, python_stacks
 from ..core.requests import NoParams
 from ..core.rules import MODULE_PREFIX, is_module_name
 from ..core.tree_arrays import (
-    chain_ids,
     inherit_missing_at,
     levels_from_roots,
     segment_union_length,
