@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from corpus import corpus_model, corpus_path
 from kinetoscope.ingest.build import build_model
 from kinetoscope.model import sparse_column
 from kinetoscope.model.sparse_column import SPARSE_COLUMNS, SparseParts, sparse_from_dense
+from perfetto_writer import write_perfetto_file
 from scan_compare import assert_work_sigs
 
 # A real HTA test trace with kernels of both args and CPU ops, runtime calls without them.
@@ -141,20 +143,26 @@ def test_bit_counts_without_numpys_bitwise_count(monkeypatch: pytest.MonkeyPatch
 
 
 @pytest.mark.parametrize("batch_rows", [1, 200, 1 << 14])
+@pytest.mark.parametrize("form", ["json", "perfetto"])
 def test_chunks_taken_in_batches_give_the_same_columns(
-    batch_rows: int, monkeypatch: pytest.MonkeyPatch
+    batch_rows: int, form: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """The merge takes the sparse columns of its chunks in batches of rows: any batch size
-    (1: each chunk at once) gives the columns each chunk's own append gives."""
-    from kinetoscope.ingest import decode, model_builder
+    """Every merge (a JSON trace's, a Perfetto trace's) takes the sparse columns of its
+    chunks in batches of rows: any batch size (1: each chunk at once) gives the columns
+    each chunk's own append gives."""
+    from kinetoscope.ingest import decode
 
     # Slices of 16 KiB, scanned in threads as a big file's are: ~100 chunks.
     monkeypatch.setattr(decode, "CHUNK_TARGET", 16 << 10)
     monkeypatch.setenv("KINETOSCOPE_SCAN_THREADS", "2")
-    monkeypatch.setattr(model_builder, "SPARSE_BATCH_ROWS", 1)
-    want = build_model(str(corpus_path(TRACE)))
-    monkeypatch.setattr(model_builder, "SPARSE_BATCH_ROWS", batch_rows)
-    model = build_model(str(corpus_path(TRACE)))
+    path = str(corpus_path(TRACE))
+    if form == "perfetto":
+        path = str(tmp_path / "t.pftrace")
+        write_perfetto_file(str(corpus_path(TRACE)), path)
+    monkeypatch.setattr(sparse_column, "SPARSE_BATCH_ROWS", 1)
+    want = build_model(path)
+    monkeypatch.setattr(sparse_column, "SPARSE_BATCH_ROWS", batch_rows)
+    model = build_model(path)
     assert len(model) == len(want) > 4_000
     for name in SPARSE_COLUMNS:
         assert (name in model.sparse) == (name in want.sparse)
@@ -162,3 +170,33 @@ def test_chunks_taken_in_batches_give_the_same_columns(
         assert model.full_column(name).dtype == want.full_column(name).dtype
     for name, column in want.events.items():
         np.testing.assert_array_equal(model.events[name], column)
+
+
+def test_builder_batches_rows_as_one_append_per_chunk() -> None:
+    """Chunks of any sizes (one past a batch, one of another dtype) give the columns that
+    one `SparseParts` append per chunk gives, in file order."""
+    rng = np.random.default_rng(7)
+    specs = {"stream": ("i8", -1, "i2"), "occupancy": ("f4", np.nan, None)}
+    builder = sparse_column.SparseColumnsBuilder(specs)
+    want = {key: SparseParts(*spec) for key, spec in specs.items()}
+    first = 0
+    for size in [3, 5000, 20000, 0, 1, 9000, 17000, 4]:
+        stream = np.where(rng.random(size) < 0.3, rng.integers(0, 99, size), -1)
+        occupancy = np.where(rng.random(size) < 0.1, rng.random(size), np.nan)
+        cols = {"stream": stream, "occupancy": occupancy.astype("f4" if size < 9000 else "f8")}
+        if size:
+            builder.append(cols)
+            for key, parts in want.items():
+                parts.append(cols[key], first)
+        first += size
+    got = builder.finish_smaller()
+    for key, parts in want.items():
+        column, expected = got[key], parts.finish_smaller(first)
+        assert type(column) is type(expected)
+        if isinstance(column, np.ndarray):
+            np.testing.assert_array_equal(column, expected)
+            assert column.dtype == expected.dtype
+        else:
+            np.testing.assert_array_equal(column.dense(), expected.dense())
+            assert column.values.dtype == expected.values.dtype
+            assert column.rows.dtype == expected.rows.dtype

@@ -8,7 +8,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from ..model.sparse_column import SPARSE_COLUMNS, SparseParts
+from ..model.sparse_column import SPARSE_COLUMNS, SparseColumnsBuilder
 from ..model.trace_model import (
     EVENT_COLUMNS,
     MEMORY_COLUMNS,
@@ -40,8 +40,7 @@ class ModelBuilder:
     def __init__(self, args_sink: BinaryIO, report: DecodeReport | None = None) -> None:
         self.interners = {k: Interner() for k in INTERNED}
         self.events = ColumnSink(DENSE_COLUMNS, narrow=NARROW_COLUMNS)
-        self.sparse = _sparse_parts()
-        self.pending = _PendingSparse()
+        self.sparse = _sparse_columns()
         self.mem_parts: list[dict[str, np.ndarray]] = []
         self.meta: list[tuple[Any, Any, str, Any]] = []
         self.warnings: list[str] = []
@@ -88,15 +87,14 @@ class ModelBuilder:
             chunk.memory["row"] = chunk.memory["row"] + self.rows
             self.mem_parts.append(chunk.memory)
         self.events.append(cols, self._known_to_fit(chunk, args_fit), fills)
-        self.pending.add({key: cols[key] for key in self.sparse}, self.rows, self.sparse)
+        self.sparse.append(cols)
         self.rows += n
         if chunk.memory is not None:
             self.mem_nbytes += sum(c.nbytes for c in chunk.memory.values())
         # The columns (held once: grown in place); the spilled args are memory-mapped
         # when the views read them, so they count against the same cap.
         self.report.held_bytes = self.events.nbytes() + self.mem_nbytes + self.args_total
-        self.report.held_bytes += sum(parts.held for parts in self.sparse.values())
-        self.report.held_bytes += self.pending.nbytes
+        self.report.held_bytes += self.sparse.held
         if self.report.held_bytes > self.memory_cap:
             raise too_large(self.memory_cap, self.rows)
 
@@ -117,8 +115,7 @@ class ModelBuilder:
     def drop(self) -> None:
         """Let go of the columns of a load that stops."""
         self.events = ColumnSink(DENSE_COLUMNS, rows=1)
-        self.sparse = _sparse_parts()
-        self.pending = _PendingSparse()
+        self.sparse = _sparse_columns()
         self.mem_parts.clear()
         self.interners.clear()
 
@@ -129,11 +126,9 @@ class ModelBuilder:
         self, header: dict[str, Any], report: DecodeReport, source: dict[str, Any], args_blob: Any
     ) -> TraceModel:
         events = self.events.finish()
-        self.pending.append_to(self.sparse)
         sparse = {}
-        for key, parts in self.sparse.items():  # as a value per row where that is smaller
-            column = parts.finish_smaller(self.rows)
-            if isinstance(column, np.ndarray):
+        for key, column in self.sparse.finish_smaller().items():
+            if isinstance(column, np.ndarray):  # a value per row where that is smaller
                 events[key] = column
             else:
                 sparse[key] = column
@@ -177,65 +172,9 @@ _NARROW_MAX = {t: int(np.iinfo(t).max) for t in set(NARROW_COLUMNS.values())}
 _ARGS_END_TYPE = NARROW_COLUMNS["args_end"]
 
 
-# Rows of chunks whose sparse columns are taken in at once: a column's rows with a value
-# are found by a dozen numpy calls, whose cost a chunk of ~4k rows pays mostly per call
-# (8 columns of a 253 MB trace's 234 chunks: 0.035 s of the merging thread's CPU, which
-# every scanning thread waits on). The rows wait copied into buffers of their own (0.9 MB),
-# not as views of the chunks' columns, which held the scanner's buffers (+5-10 MB peak).
-SPARSE_BATCH_ROWS = 1 << 14
-
-
-class _PendingSparse:
-    """The sparse columns of the chunks merged since they were last taken in, copied one
-    after another into a buffer per column: their `SparseParts` get a batch of chunks'
-    rows at once."""
-
-    def __init__(self) -> None:
-        self.buffers: dict[str, np.ndarray] = {}
-        self.first_row = 0  # the model row of the first row held
-        self.rows = 0
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes of the rows held (the buffers' room past them is not written)."""
-        return sum(b.itemsize for b in self.buffers.values()) * self.rows
-
-    def add(
-        self, columns: dict[str, np.ndarray], first_row: int, sparse: dict[str, SparseParts]
-    ) -> None:
-        """The rows of `columns` (from model row `first_row` on) held to be taken in with
-        later ones; the rows held before are taken in first where these do not fit."""
-        n = len(next(iter(columns.values())))
-        if any(self.buffers.get(k, c).dtype != c.dtype for k, c in columns.items()):
-            self.append_to(sparse)  # another decoder's types: buffers of these
-            self.buffers = {}
-        if self.rows + n > SPARSE_BATCH_ROWS:
-            self.append_to(sparse)
-        if n > SPARSE_BATCH_ROWS:  # a chunk this big pays little per call: taken in now
-            for key, parts in sparse.items():
-                parts.append(columns[key], first_row)
-            return
-        if not self.buffers:
-            self.buffers = {k: np.empty(SPARSE_BATCH_ROWS, c.dtype) for k, c in columns.items()}
-        if self.rows == 0:
-            self.first_row = first_row
-        for key, column in columns.items():
-            self.buffers[key][self.rows : self.rows + n] = column
-        self.rows += n
-
-    def append_to(self, sparse: dict[str, SparseParts]) -> None:
-        """The rows held appended to each column's parts (which copy what they keep)."""
-        if self.rows:
-            for key, parts in sparse.items():
-                parts.append(self.buffers[key][: self.rows], self.first_row)
-        self.rows = 0
-
-
-def _sparse_parts() -> dict[str, SparseParts]:
-    return {
-        key: SparseParts(EVENT_COLUMNS[key], fill, NARROW_COLUMNS.get(key))
-        for key, fill in SPARSE_COLUMNS.items()
-    }
+def _sparse_columns() -> SparseColumnsBuilder:
+    specs = {k: (EVENT_COLUMNS[k], v, NARROW_COLUMNS.get(k)) for k, v in SPARSE_COLUMNS.items()}
+    return SparseColumnsBuilder(specs)
 
 
 def _remapped(interner: Interner, chunk: Chunk, key: str) -> Fill:
