@@ -88,13 +88,28 @@ WORK_KEYS = {
     "Concrete Inputs": 20,
     "flops": 21,
 }
-_FNV_OFFSET, _FNV_PRIME, _MASK = 14695981039346656037, 1099511628211, (1 << 64) - 1
+_SEED, _MULTIPLIER, _MASK = 14695981039346656037, 0x9E3779B97F4A7C15, (1 << 64) - 1
+
+
+def _work_step(h: int, word: int) -> int:
+    h = ((h ^ word) * _MULTIPLIER) & _MASK
+    return h ^ (h >> 32)
+
+
+def _work_hash(h: int, key: int, value: bytes) -> int:
+    """One work arg on top of `h`: a word of the key's number + 1 (top byte) and the
+    value's length, then the value's text 8 bytes (little-endian) a word, the last padded
+    with zeros; each word taken in by a multiply and an xorshift."""
+    h = _work_step(h, (key + 1) << 56 ^ len(value))
+    for at in range(0, len(value), 8):
+        h = _work_step(h, int.from_bytes(value[at : at + 8], "little"))
+    return h
 
 
 def reference_work_sigs(args_end: np.ndarray, blob: Any) -> np.ndarray:
-    """The scanner's `work_sig` of each row, computed here from the row's args text: FNV-1a
-    (64 bit) over each work arg's key index + 1 and raw value text, in the args' order; 0
-    without work args; 0 and 2**64 - 1 become 1."""
+    """The scanner's `work_sig` of each row, computed here from the row's args text: the
+    hash of each work arg (`_work_hash`), in the args' order, from a fixed seed; 0 without
+    work args; 0 and 2**64 - 1 become 1 (after each arg, as the scanner keeps it)."""
     ends = args_end.tolist()
     data = bytes(blob)
     out = np.zeros(len(ends), dtype=np.int64)
@@ -106,12 +121,9 @@ def reference_work_sigs(args_end: np.ndarray, blob: Any) -> np.ndarray:
         h = None
         for key, raw in members.items():
             if key in WORK_KEYS:
-                h = _FNV_OFFSET if h is None else h
-                h = ((h ^ (WORK_KEYS[key] + 1)) * _FNV_PRIME) & _MASK
-                for byte in bytes(raw):
-                    h = ((h ^ byte) * _FNV_PRIME) & _MASK
+                h = _work_hash(_SEED if h is None else h, WORK_KEYS[key], bytes(raw))
+                h = 1 if h in (0, _MASK) else h
         if h is not None:
-            h = 1 if h in (0, _MASK) else h
             out[row] = np.array(h, dtype=np.uint64).view(np.int64)
     return out
 

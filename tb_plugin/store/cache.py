@@ -28,7 +28,7 @@ try:  # the builtin module: `hashlib` loads OpenSSL first (~3 ms of every comman
 except ImportError:  # an interpreter without it
     from hashlib import blake2b
 
-PARSER_VERSION = "18"  # bump when the decoder or model layout changes
+PARSER_VERSION = "19"  # bump when the decoder or model layout changes
 _META_FILE = "meta.json"
 PARAM_MARK = "@"  # in view names computed with request parameters (views.View.cache_name)
 MAX_PARAM_VIEWS = 64  # such views kept on disk per trace
