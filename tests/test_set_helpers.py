@@ -46,6 +46,8 @@ def test_distinct_is_numpys_unique() -> None:
         np.array([True, False]),
         rng.random(50),
         np.arange(6).reshape(2, 3),
+        np.empty(0, np.float64),
+        np.array([1 << 40, 5, 1 << 40, -3, 5, -3], np.int64),  # wide, repeated: sorted here
     ]
     for n, low, high, dtype in (
         (500, 0, 8, np.int64),

@@ -8,11 +8,13 @@ from typing import BinaryIO
 
 from .native_chunk import scanner_enabled
 
-# Scanning threads are used for files of at least this much text. Slices in flight and
-# each thread's arena add to the peak of a load (measured: a 65 MB trace peaked at 118 MB
-# of RSS with two threads, 87 MB with none, for 0.03 s less); above this size that is a
-# small share and the threads save more (259 MB: 1.9 s -> 1.5 s, 2 cores).
-THREADS_MIN_TEXT = 128 << 20
+# Scanning threads are used for files of at least this much text (`text_size`'s guess).
+# They cost ~0.01 s of CPU and ~7 MB of peak RSS (slices in flight, each thread's arena)
+# and save more than that of wall time from here up: cold reports on 2 idle cores, by
+# guessed text, threads 1 -> 2: 10-13 MB 0.162 -> 0.171 s, 35-37 MB +0.001..+0.006 s,
+# 29 MB (a V100 tile) 0.243 -> 0.249, 57 MB (V100) 0.331 -> 0.314, 69-73 MB
+# -0.004..-0.009, 90 MB 0.345 -> 0.326, 121 MB 0.501 -> 0.469 (259 MB: 1.9 s -> 1.5 s).
+THREADS_MIN_TEXT = 48 << 20
 
 
 def scan_threads(text: int) -> int:

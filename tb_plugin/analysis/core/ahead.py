@@ -1,12 +1,10 @@
 """What every report reads that does not depend on the trace, made ahead of it: the
 kernel taxonomy's compiled patterns and the device peaks table (both cached for the
-process), and numpy's masked-array module, which `np.unique` imports on its first call.
-`kinetoscope report` makes them while its first trace is read (the decoder lets the GIL
-go), instead of after."""
+process). `kinetoscope report` makes them while its first trace is read (the decoder lets
+the GIL go), instead of after. (numpy.ma is not among them: the report's views find
+distinct values with `common.distinct`, not `np.unique`, which imports it.)"""
 
 from __future__ import annotations
-
-import importlib
 
 from .roofline.peaks import entries
 from .taxonomy import families
@@ -15,4 +13,3 @@ from .taxonomy import families
 def make_ahead() -> None:
     families()
     entries()
-    importlib.import_module("numpy.ma")

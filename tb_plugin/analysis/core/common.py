@@ -142,13 +142,21 @@ def distinct(values: np.ndarray) -> np.ndarray:
     """`np.unique(values)` (the distinct values, ascending, of the same dtype): integers
     whose range is at most a few times their count (devices, streams, threads, codes) are
     marked in a table of that range, not hashed or sorted (~4x faster on a trace's
-    kernels' devices); other values go to numpy."""
+    kernels' devices); other integers are sorted and deduplicated here, other values go
+    to numpy. (`np.unique` without `return_*` imports numpy.ma on its first call: ~10 ms
+    of a small report, which integers need not pay.)"""
     flat = np.asarray(values).reshape(-1)
-    if flat.dtype.kind not in "iu" or flat.size == 0:
+    if flat.size == 0:
+        return flat.copy()
+    if flat.dtype.kind not in "iu":
         return np.unique(flat)
     low, high = int(flat.min()), int(flat.max())
     if high - low >= max(4 * flat.size, 1 << 16):
-        return np.unique(flat)
+        ordered = np.sort(flat)
+        first = np.empty(ordered.size, dtype=bool)
+        first[0] = True
+        np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+        return ordered[first]
     present = np.zeros(high - low + 1, dtype=bool)
     index = flat.astype(np.intp)  # what indexing casts to anyway; no narrow overflow
     if low:

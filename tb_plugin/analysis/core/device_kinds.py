@@ -193,10 +193,15 @@ def _memory_kinds(model: TraceModel, kernel_ids: set[int]) -> dict[int, set[str]
     out: dict[int, set[str]] = {}
     if mem["device_type"].size == 0:
         return out
-    # distinct (type, id) pairs in one 1-D unique (axis=1 sorts structured rows: slow)
-    ids = mem["device_id"].astype(np.int64)
-    keys = np.unique(mem["device_type"].astype(np.int64) * (1 << 32) + (ids & 0xFFFFFFFF))
-    pairs = [(int(k >> 32), int(np.int32(np.uint32(k & 0xFFFFFFFF)))) for k in keys.tolist()]
+    # distinct (type, id) pairs, by type then id: both are small codes, so `distinct`
+    # marks them in a table (np.unique of a packed key would hash it and import numpy.ma,
+    # ~10 ms of a small report); a trace has a few types.
+    types, ids = mem["device_type"], mem["device_id"]
+    pairs = [
+        (device_type, device_id)
+        for device_type in distinct(types).tolist()
+        for device_id in distinct(ids[types == device_type]).tolist()
+    ]
     gpu_ids = {i for t, i in pairs if t in GPU_TYPES and i >= 0}
     for device_type, device_id in pairs:
         kind = "gpu" if device_type in GPU_TYPES else ACCELERATOR_TYPE_KINDS.get(device_type)

@@ -25,6 +25,7 @@ import msgspec
 import numpy as np
 
 from ...model.trace_model import TraceModel
+from .common import distinct, in_sorted
 from .graph_replay import NOT_PROFILED, GraphReplay, graph_replay, has_graph_launches
 from .optree import OpTree
 from .rules import is_tensor_core_eligible_op
@@ -114,7 +115,7 @@ def replay_summary(
 ) -> GraphReplaySummary | None:
     if replay is None or replay.kernels.size == 0:
         return None
-    asked = np.isin(replay.kernels, rows)
+    asked = in_sorted(replay.kernels, distinct(rows))  # np.isin: imports numpy.ma
     dur = model.events["dur"][replay.kernels[asked]].astype(np.float64)
     matched = replay.matched[asked]
     n, n_matched = int(asked.sum()), int(matched.sum())
@@ -140,14 +141,14 @@ def _unmatched(model: TraceModel, replay: GraphReplay, left: np.ndarray) -> list
     graphs = replay.graph[idx]
     dur = model.events["dur"][replay.kernels[idx]].astype(np.float64)
     out: list[UnmatchedGraph] = []
-    for g in np.unique(graphs).tolist():
+    for g in distinct(graphs).tolist():
         mine = graphs == g
         graph = replay.graphs[g]
         out.append(
             {
                 "first_kernel": graph.first_kernel,
                 "kernels": graph.kernels,
-                "replays": int(np.unique(replay.launcher[idx[mine]]).size),
+                "replays": int(distinct(replay.launcher[idx[mine]]).size),
                 "device_us": round(float(dur[mine].sum()), 3),
                 "reason": graph.reason or "its graph node ids name no single capture",
             }

@@ -21,7 +21,7 @@ import numpy as np
 from ....ingest.columns import negative_durations
 from ....model.categories import Kind, Phase, kind_mask
 from ....model.trace_model import TraceModel
-from ..common import gpu_rows, launches_of, narrow_rows, thread_keys, unique_inverse
+from ..common import distinct, gpu_rows, launches_of, narrow_rows, thread_keys, unique_inverse
 from ..tree_arrays import _nesting, grouped_nesting_order
 from ..trusted_rows import drop_untrusted, trusted_only
 from .nesting import lane_crossings
@@ -105,7 +105,7 @@ def _batches(cuts: np.ndarray) -> list[tuple[int, int]]:
     n = int(cuts[-1])
     marks = np.arange(_BATCH_SLICES, n, _BATCH_SLICES)
     taken = np.searchsorted(cuts, marks, side="right") - 1
-    ends = np.unique(np.append(cuts[taken[taken >= 0]], n))
+    ends = distinct(np.append(cuts[taken[taken >= 0]], n))
     return list(zip([0, *ends[:-1].tolist()], ends.tolist()))
 
 
