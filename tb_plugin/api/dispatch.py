@@ -240,13 +240,13 @@ class Dispatch:
             if self.endpoint.scope is Scope.PAIR:
                 return _ready(self.endpoint.of_pair(models[0], models[1], params))
             # The trace view's (not the report's): a kept answer's JSON is encoded once.
-            from ..trace_view.workers import WorkerTrace, answer_json
+            from ..trace_view.workers import WorkerTrace
 
             traces = [
                 WorkerTrace(target.worker.name if several else None, model)
                 for target, model in zip(self.targets, models)
             ]
-            return Ready(answer_json(self.endpoint.of_traces(traces, params)))
+            return Ready(self.endpoint.traces_json(traces, params))
 
         return step
 
