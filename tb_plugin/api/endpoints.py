@@ -75,7 +75,7 @@ def _trace_route(name: str, response: Any, compute: Any, request: Any, **extra: 
         compute,
         request,
         cache=Cache.NONE,
-        loading_ref=contract.StatusResponse,
+        loading_ref=contract.TraceViewLoading,
         **extra,
     )
 
