@@ -172,7 +172,12 @@ def _route_paths(
     """Per route, the request paths it cycles through: one, or for a windowed route one a
     window (`window_sequence` over the extent the `tracks` route gives)."""
     base = {r: route_params(r, run, worker, span) for r in routes}
-    status, doc = get_json(port, path_with(PLUGIN + "/tracks", base.get("tracks", {})), 60)
+    tracks = path_with(PLUGIN + "/tracks", base.get("tracks", {}))
+    status, doc = get_json(port, tracks, 60)
+    deadline = time.monotonic() + 300
+    while status == 202 and time.monotonic() < deadline:  # its index is built (`building`)
+        time.sleep(0.2)
+        status, doc = get_json(port, tracks, 60)
     extent = None
     if status == 200 and isinstance(doc, dict):
         lo, hi = doc.get("start_us"), doc.get("end_us")

@@ -223,7 +223,7 @@ def test_bad_parameter_answers_400(client: PluginClient, endpoint: Endpoint) -> 
     _, bad = QUERIES[endpoint.name]
     if endpoint.scope in (Scope.SPAN, Scope.SPANS):
         client.wait_ready("job", "worker0")  # semantic checks run on the loaded trace
-    response = client.get(endpoint.name, **bad)
+    response = client.built(endpoint.name, **bad)
     assert response.status_code == 400, response.get_data(as_text=True)
 
 

@@ -70,8 +70,8 @@ def test_unknown_names_answer_404_json(client: PluginClient, endpoint: Endpoint)
 @pytest.mark.parametrize("endpoint", NAMED, ids=lambda e: e.name)
 def test_bad_parameters_answer_400_json(client: PluginClient, endpoint: Endpoint) -> None:
     good, bad = {**QUERIES, **OTHER}[endpoint.name]
-    if bad:
-        _error_message(client.get(endpoint.name, **bad), 400)
+    if bad:  # a trace view route checks them once its structures are built (202 before)
+        _error_message(client.built(endpoint.name, **bad), 400)
     _error_message(client.get(endpoint.name), 400)  # no run named at all
 
 

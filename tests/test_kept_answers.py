@@ -1,14 +1,13 @@
-"""The trace view's kept answers (`workers.KeptAnswers`) and their JSON (`answer_json`): a
-kept answer's JSON is msgspec's encoding of it, made once while the answer is kept; an
-answer pushed out, replaced, or never kept is encoded each time it is asked."""
+"""The trace view's kept answers (`workers.KeptAnswers`) and their JSON: a kept answer's
+JSON is msgspec's encoding of it, made once with the answer and handed back beside it
+(`kept_answer`, the routes' `*_kept`); the routes' HTTP body is that JSON."""
 
 from __future__ import annotations
 
 import msgspec
 from corpus import corpus_model
 from kinetoscope.api.endpoints import ENDPOINTS
-from kinetoscope.trace_view import workers as workers_module
-from kinetoscope.trace_view.workers import KeptAnswers, WorkerTrace, answer_json
+from kinetoscope.trace_view.workers import KeptAnswer, KeptAnswers, WorkerTrace, kept_answer
 
 TRACE = (
     "pytorch-kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"
@@ -17,36 +16,52 @@ TRACE = (
 
 def test_a_kept_answer_is_encoded_once_as_msgspec_encodes_it() -> None:
     workers = [WorkerTrace(None, corpus_model(TRACE))]
-    for route, params in (("tracks", {}), ("trace", {"width": "700"}), ("flows", {})):
+    routes = (
+        ("tracks", {}),
+        ("trace", {"width": "700"}),
+        ("flows", {}),
+        ("range_summary", {"t0": "0"}),
+    )
+    for route, params in routes:
         endpoint = ENDPOINTS[route]
         answer = endpoint.of_traces(workers, endpoint.decode(params))
         assert endpoint.of_traces(workers, endpoint.decode(params)) is answer  # kept
-        first = answer_json(answer)
+        first = endpoint.traces_json(workers, endpoint.decode(params))
         assert first == msgspec.json.encode(answer)
-        assert answer_json(answer) is first  # not encoded again
+        assert endpoint.traces_json(workers, endpoint.decode(params)) is first  # not again
 
 
-def test_an_answer_not_kept_is_encoded_each_time() -> None:
-    answer = {"t0": 1.5, "rows": [1, 2, 3]}
-    first = answer_json(answer)
-    assert first == msgspec.json.encode(answer)
-    assert answer_json(answer) is not first
+def test_a_route_not_kept_is_encoded_as_its_answer() -> None:
+    workers = [WorkerTrace(None, corpus_model(TRACE))]
+    endpoint = ENDPOINTS["search"]
+    params = endpoint.decode({"q": "conv"})
+    assert endpoint.kept_ref is None
+    body = endpoint.traces_json(workers, params)
+    assert msgspec.json.decode(body) == endpoint.of_traces(workers, params)
 
 
-def test_answers_pushed_out_or_replaced_are_forgotten() -> None:
+def test_kept_answer_makes_an_answer_once_and_hands_back_its_json() -> None:
+    workers = [WorkerTrace(None, corpus_model(TRACE))]
+    made: list[dict[str, list[int]]] = []
+
+    def answer() -> dict[str, list[int]]:
+        made.append({"n": [len(made)] * 3})
+        return made[-1]
+
+    first = kept_answer(workers, "test_route", (1,), answer)
+    assert first == KeptAnswer(made[0], b'{"n":[0,0,0]}')
+    assert kept_answer(workers, "test_route", (1,), answer) is first
+    assert kept_answer(workers, "test_route", (2,), answer).answer is made[1]
+    assert len(made) == 2
+
+
+def test_answers_pushed_out_are_forgotten() -> None:
     kept = KeptAnswers(2)
-    answers = [{"n": [i] * 50} for i in range(4)]
-    kept.put("a", answers[0])
-    kept.put("b", answers[1])
-    json_a = answer_json(answers[0])
-    assert answer_json(answers[0]) is json_a
-    kept.put("c", answers[2])  # "a" pushed out
-    assert id(answers[0]) not in workers_module._HOLDERS
-    assert answer_json(answers[0]) is not json_a
-    assert answer_json(answers[0]) == json_a
-    json_b = answer_json(answers[1])
-    kept.put("b", answers[3])  # the same request answered by another object
-    assert id(answers[1]) not in workers_module._HOLDERS
-    assert answer_json(answers[1]) is not json_b
-    assert answer_json(answers[3]) is answer_json(answers[3])
-    assert kept.get("b") is answers[3] and kept.get("a") is None
+    pairs = [KeptAnswer({"n": i}, msgspec.json.encode({"n": i})) for i in range(4)]
+    kept.put("a", pairs[0])
+    kept.put("b", pairs[1])
+    assert kept.get("a") is pairs[0]  # "a" used last: "b" goes first
+    kept.put("c", pairs[2])
+    assert kept.get("b") is None and kept.get("a") is pairs[0]
+    kept.put("a", pairs[3])  # the same request answered by another object
+    assert kept.get("a") is pairs[3] and kept.get("c") is pairs[2]

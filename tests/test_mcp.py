@@ -241,7 +241,7 @@ def test_bad_arguments_are_tool_errors_of_the_routes_kind(
                 ("not_found", 404),
             ]
             continue
-        http = client.get(name, **args)  # the same door's answer over HTTP
+        http = client.built(name, **args)  # the same door's answer over HTTP
         assert http.status_code == error["http_status"], (name, args)
         # TensorBoard's errors lead with their kind ("Not found: ", "Invalid argument: ").
         assert http.get_json()["error"]["message"].endswith(error["message"])

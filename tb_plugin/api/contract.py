@@ -108,3 +108,11 @@ class StatusResponse(TypedDict):
     error: Optional[LoadError]
     event_count: int
     views: list[str]  # the pages the data supports; only filled when ready
+
+
+class TraceViewLoading(StatusResponse, total=False):
+    """A trace view route's 202: the file's `status` while it loads; once it is loaded,
+    while a structure the route needs is built the first time (in the background),
+    `building` names it ("index", "flow pairs", "range sums", ...)."""
+
+    building: str

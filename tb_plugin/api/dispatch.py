@@ -33,6 +33,7 @@ from .resolve import Target, find_run, resolve, worker_names
 from .session import ListingPending, Session
 
 if TYPE_CHECKING:  # the file route's: imported when a file is first sent (never by a report)
+    from ..trace_view.building import Build
     from .downloads import Download
 
 Names = Mapping[str, Any]  # run, worker, workers, span, target_run, target_worker, target_span
@@ -239,14 +240,19 @@ class Dispatch:
                     raise
             if self.endpoint.scope is Scope.PAIR:
                 return _ready(self.endpoint.of_pair(models[0], models[1], params))
-            # The trace view's (not the report's): a kept answer's JSON is encoded once.
-            from ..trace_view.workers import WorkerTrace, answer_json
+            # The trace view's (not the report's): a structure the route needs that is not
+            # built yet is built in the background (202), never in a request's thread.
+            from ..trace_view.building import still_building
+            from ..trace_view.workers import WorkerTrace
 
+            building = still_building(self.endpoint.name, models)
+            if building is not None:
+                return self._building(self.targets[building[0]], building[1])
             traces = [
                 WorkerTrace(target.worker.name if several else None, model)
                 for target, model in zip(self.targets, models)
             ]
-            return Ready(answer_json(self.endpoint.of_traces(traces, params)))
+            return Ready(self.endpoint.traces_json(traces, params))
 
         return step
 
@@ -255,6 +261,14 @@ class Dispatch:
         status = status_body(store, target)
         event = store.state_for(target.span.path).done
         return Pending(status, _loading_text(target.span.file, status), event, status)
+
+    def _building(self, target: Target, build: Build) -> Pending:
+        """A trace view route's 202 while a structure it needs is built: the file's
+        status (loaded) and `building`, the structure's name."""
+        what = build.structure.what
+        body = {**status_body(self.session.store, target), "building": what}
+        message = f"the trace view of {target.span.file} is building its {what}; call again"
+        return Pending(body, message, build.done, body)
 
     def _file(self, target: Target) -> Result:
         """The trace file, once it loaded as a trace (a refused or broken one raises its

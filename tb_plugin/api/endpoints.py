@@ -75,33 +75,43 @@ def _trace_route(name: str, response: Any, compute: Any, request: Any, **extra: 
         compute,
         request,
         cache=Cache.NONE,
-        loading_ref=contract.StatusResponse,
+        loading_ref=contract.TraceViewLoading,
         **extra,
     )
 
 
-def _trace_module_route(name: str, module: str, response: str, request: Any) -> Endpoint:
+def _trace_module_route(
+    name: str, module: str, response: str, request: Any, kept: bool = False, **extra: Any
+) -> Endpoint:
     """A trace view route answered by `trace_view.<module>.<name>` (imported when first
-    asked: a report never does)."""
+    asked: a report never does); `kept`: its JSON by `<name>_kept` (`KeptAnswer`)."""
     path = f"kinetoscope.trace_view.{module}"
-    return _trace_route(name, Lazy(path, response), Lazy(path, name), request)
+    kept_ref = Lazy(path, f"{name}_kept") if kept else None
+    return _trace_route(
+        name, Lazy(path, response), Lazy(path, name), request, kept_ref=kept_ref, **extra
+    )
 
 
 _TRACE_VIEW = [
-    _trace_route(
+    _trace_module_route(
         "tracks",
-        Lazy("kinetoscope.trace_view.track_list", "TracksView"),
-        Lazy("kinetoscope.trace_view.track_list", "tracks"),
+        "track_list",
+        "TracksView",
         trace_params.TracksParams,
+        kept=True,
         page="trace",
         supports=_has_events,
     ),
-    _trace_module_route("trace", "window_query", "WindowView", trace_params.TraceParams),
+    _trace_module_route("trace", "window_query", "WindowView", trace_params.TraceParams, True),
     _trace_module_route("event", "event_details", "EventView", trace_params.EventParams),
-    _trace_module_route("flows", "flow_window", "FlowsView", trace_params.FlowsParams),
+    _trace_module_route("flows", "flow_window", "FlowsView", trace_params.FlowsParams, True),
     _trace_module_route("search", "search", "SearchView", trace_params.SearchParams),
     _trace_module_route(
-        "range_summary", "range_summary", "RangeSummaryView", trace_params.RangeSummaryParams
+        "range_summary",
+        "range_summary",
+        "RangeSummaryView",
+        trace_params.RangeSummaryParams,
+        kept=True,
     ),
     _trace_module_route(
         "source_paths", "source_paths", "SourcePathsView", trace_params.SourcePathsParams

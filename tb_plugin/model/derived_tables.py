@@ -53,6 +53,12 @@ def unrecorded(work: Callable[..., None]) -> Callable[..., None]:
     return run_unrecorded
 
 
+def is_derived(model: Any, key: str) -> bool:
+    """Whether the structure `model.derived(key, ...)` keeps is built now (never waits
+    for a build under way)."""
+    return model.__dict__.get(key) is not None
+
+
 def forget_derived(model: Any, keep: Collection[str]) -> int:
     """Let go of `model`'s derived structures whose keys are not in `keep` (asked for
     again, they are built again, the same: each is a pure function of the model). About

@@ -14,7 +14,7 @@ from ..model.trace_model import TraceModel
 from .counters import Counter
 from .params import TracksParams
 from .tracks import Track
-from .workers import WorkerTrace, counters_of, kept_answer, time_base, time_extent
+from .workers import KeptAnswer, WorkerTrace, counters_of, kept_answer, time_base, time_extent
 
 
 class CounterInfo(TypedDict):
@@ -85,10 +85,15 @@ def _prefix(worker: WorkerTrace, rank: int | None) -> str:
 
 
 def tracks(workers: Sequence[WorkerTrace], params: TracksParams) -> TracksView:
-    """The workers' tracks, steps and time extent: the same for every request of these
-    workers, so kept (`kept_answer`; a 4 GB trace's steps take ~1.5 ms of CPU each time)."""
-    found: TracksView = kept_answer(workers, "tracks", (), lambda: _tracks(workers))
+    """The workers' tracks, steps and time extent."""
+    found: TracksView = tracks_kept(workers, params).answer
     return found
+
+
+def tracks_kept(workers: Sequence[WorkerTrace], params: TracksParams) -> KeptAnswer:
+    """`tracks` and its JSON: the same for every request of these workers, so kept
+    (`kept_answer`; a 4 GB trace's steps take ~1.5 ms of CPU each time)."""
+    return kept_answer(workers, "tracks", (), lambda: _tracks(workers))
 
 
 def _tracks(workers: Sequence[WorkerTrace]) -> TracksView:

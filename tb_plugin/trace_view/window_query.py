@@ -15,6 +15,7 @@ from .counters import Counter, counter_series
 from .params import TraceParams
 from .window import SliceWindow, query_slices
 from .workers import (
+    KeptAnswer,
     NameTable,
     Selection,
     WorkerTrace,
@@ -271,9 +272,14 @@ def _part(columns: dict[str, list[Any]], a: int, b: int) -> dict[str, list[Any]]
 
 
 def trace(workers: Sequence[WorkerTrace], params: TraceParams) -> WindowView:
-    """The window asked (`kept_answer`: the same window again is answered at once)."""
+    """The window asked."""
+    found: WindowView = trace_kept(workers, params).answer
+    return found
+
+
+def trace_kept(workers: Sequence[WorkerTrace], params: TraceParams) -> KeptAnswer:
+    """`trace` and its JSON (`kept_answer`: the same window again is answered at once)."""
     request = window_request(params)
     t0, t1 = time_range(workers, request["t0"], request["t1"])
     key = (*sorted({**request, "t0": t0, "t1": t1}.items()),)
-    found: WindowView = kept_answer(workers, "trace", key, lambda: window(workers, request))
-    return found
+    return kept_answer(workers, "trace", key, lambda: window(workers, request))

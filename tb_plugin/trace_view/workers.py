@@ -9,11 +9,10 @@ added); one worker alone keeps the file's own times. docs/http_api.md has the sh
 from __future__ import annotations
 
 import threading
-import weakref
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 import numpy as np
@@ -204,78 +203,53 @@ def names_unique(model: TraceModel) -> bool:
 KEPT_ANSWERS = 16  # per model: the last answers of the trace view's windowed routes
 
 
+class KeptAnswer(NamedTuple):
+    """A route's answer and its JSON, encoded once when the answer is made (the track list
+    is asked at every pan, a window again at every redraw: a 4 GB trace's tracks ~80 KB)."""
+
+    answer: Any
+    json: bytes
+
+
 class KeptAnswers:
     """The last `size` answers of a route, by their resolved request: the model never
     changes, so an answer asked again is the one given before (never changed after), and
-    so is its JSON (`answer_json`: encoded once while the answer is kept)."""
+    so is its JSON."""
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._answers: OrderedDict[Hashable, Any] = OrderedDict()
-        self._json: dict[int, tuple[Any, bytes]] = {}  # id of a kept answer: it, its JSON
+        self._answers: OrderedDict[Hashable, KeptAnswer] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: Hashable) -> Any:
+    def get(self, key: Hashable) -> KeptAnswer | None:
         with self._lock:
             found = self._answers.get(key)
             if found is not None:
                 self._answers.move_to_end(key)
             return found
 
-    def put(self, key: Hashable, answer: Any) -> None:
+    def put(self, key: Hashable, kept: KeptAnswer) -> None:
         with self._lock:
-            replaced = self._answers.get(key)
-            if replaced is not None and replaced is not answer:
-                self._forget(replaced)
-            self._answers[key] = answer
-            _HOLDERS[id(answer)] = self
+            self._answers[key] = kept
+            self._answers.move_to_end(key)
             while len(self._answers) > self.size:
-                self._forget(self._answers.popitem(last=False)[1])
-
-    def _forget(self, answer: Any) -> None:
-        self._json.pop(id(answer), None)
-        if _HOLDERS.get(id(answer)) is self:
-            del _HOLDERS[id(answer)]
-
-    def json_of(self, answer: Any) -> bytes:
-        """The answer's JSON: encoded once while it is kept here."""
-        with self._lock:
-            found = self._json.get(id(answer))
-        if found is not None and found[0] is answer:
-            return found[1]
-        data = msgspec.json.encode(answer)
-        with self._lock:
-            if any(kept is answer for kept in self._answers.values()):
-                self._json[id(answer)] = (answer, data)
-        return data
-
-
-# Which memo holds each kept answer, by its id (the memo holds the answer, so the id is
-# not reused meanwhile; a memo let go with its model leaves no entry behind).
-_HOLDERS: weakref.WeakValueDictionary[int, KeptAnswers] = weakref.WeakValueDictionary()
-
-
-def answer_json(answer: Any) -> bytes:
-    """A trace view route's answer as JSON; a kept answer's encoded once (the track list
-    is asked at every pan, a window again at every redraw: a 4 GB trace's tracks ~80 KB)."""
-    holder = _HOLDERS.get(id(answer))
-    if holder is None:
-        return msgspec.json.encode(answer)
-    return holder.json_of(answer)
+                self._answers.popitem(last=False)
 
 
 def kept_answer(
     workers: Sequence[WorkerTrace], route: str, request: tuple[Any, ...], answer: Any
-) -> Any:
-    """The answer of `route` to the resolved `request` on these workers: the one given
-    before when it is among the route's last KEPT_ANSWERS of the first worker's model, else
-    `answer()` (kept). A trace's views never change, and the same window is asked again
-    whenever a page is drawn again (a whole 4 GB trace's window: tens of ms)."""
+) -> KeptAnswer:
+    """The answer of `route` to the resolved `request` on these workers, with its JSON:
+    the pair given before when it is among the route's last KEPT_ANSWERS of the first
+    worker's model, else `answer()` and its encoding (kept). A trace's views never change,
+    and the same window is asked again whenever a page is drawn again (a whole 4 GB
+    trace's window: tens of ms)."""
     key = (route, tuple((w.name, *sorted(w.model.source.items())) for w in workers), request)
     # One memo a route: a pan through many windows does not push out the track list.
     kept = workers[0].model.derived(f"_kept_{route}", lambda _: KeptAnswers(KEPT_ANSWERS))
     found = kept.get(key)
     if found is None:
-        found = answer()
+        made = answer()
+        found = KeptAnswer(made, msgspec.json.encode(made))
         kept.put(key, found)
     return found

@@ -1625,6 +1625,11 @@ export interface TraceViewFrame {
   row: number | null;
 }
 
+/** A trace view route's 202: the file's `status` while it loads; once it is loaded, while a structure the route needs is built the first time (in the background), `building` names it ("index", "flow pairs", "range sums", ...). */
+export interface TraceViewLoading extends StatusResponse {
+  building?: string;
+}
+
 export interface TrackView {
   id: string;
   worker: string | null;
@@ -1898,13 +1903,13 @@ export interface Routes {
   critical_path: { params: SpanScope & Query<CriticalPathParams>; response: CriticalPathView; loading: StatusResponse };
   whatif: { params: SpanScope & Query<WhatIfParams>; response: WhatIfView; loading: StatusResponse };
   top_gains: { params: SpanScope & Query<TopGainsParams>; response: TopGainsView; loading: StatusResponse };
-  tracks: { params: SpansScope; response: TracksView; loading: StatusResponse };
-  trace: { params: SpansScope & Query<TraceParams>; response: WindowView; loading: StatusResponse };
-  event: { params: SpansScope & Query<EventParams>; response: EventView; loading: StatusResponse };
-  flows: { params: SpansScope & Query<FlowsParams>; response: FlowsView; loading: StatusResponse };
-  search: { params: SpansScope & Query<SearchParams>; response: SearchView; loading: StatusResponse };
-  range_summary: { params: SpansScope & Query<RangeSummaryParams>; response: RangeSummaryView; loading: StatusResponse };
-  source_paths: { params: SpansScope; response: SourcePathsView; loading: StatusResponse };
+  tracks: { params: SpansScope; response: TracksView; loading: TraceViewLoading };
+  trace: { params: SpansScope & Query<TraceParams>; response: WindowView; loading: TraceViewLoading };
+  event: { params: SpansScope & Query<EventParams>; response: EventView; loading: TraceViewLoading };
+  flows: { params: SpansScope & Query<FlowsParams>; response: FlowsView; loading: TraceViewLoading };
+  search: { params: SpansScope & Query<SearchParams>; response: SearchView; loading: TraceViewLoading };
+  range_summary: { params: SpansScope & Query<RangeSummaryParams>; response: RangeSummaryView; loading: TraceViewLoading };
+  source_paths: { params: SpansScope; response: SourcePathsView; loading: TraceViewLoading };
   diff: { params: PairScope & Query<DiffParams>; response: DiffView; loading: StatusResponse };
 }
 

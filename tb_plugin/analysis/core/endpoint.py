@@ -128,6 +128,9 @@ class Endpoint(msgspec.Struct, frozen=True):
     # A page's view is part of `kinetoscope report` unless this says not (an export with
     # a command of its own); `--view NAME` still asks for it.
     report: bool = True
+    # Scope.SPANS: a function like the compute function's answering a `KeptAnswer` (the
+    # answer and its JSON, encoded once while kept), or a `Lazy` of it; None: none
+    kept_ref: Callable[..., Any] | Lazy | None = None
 
     def __post_init__(self) -> None:
         if self.answer is Answer.COMPUTE and self.compute_ref is None:
@@ -171,6 +174,13 @@ class Endpoint(msgspec.Struct, frozen=True):
         """Scope.SPANS: the trace view's workers (`trace_view.workers.WorkerTrace`, one
         time axis) and the decoded query."""
         return self._function()(traces, params)
+
+    def traces_json(self, traces: Sequence[Any], params: Mapping[str, Any]) -> bytes:
+        """Scope.SPANS: `of_traces`'s JSON; a kept answer's own (`kept_ref`)."""
+        if self.kept_ref is not None:
+            json: bytes = _resolved(self.kept_ref)(traces, params).json
+            return json
+        return msgspec.json.encode(self.of_traces(traces, params))
 
     def of_pair(self, base: TraceModel, target: TraceModel, params: Mapping[str, Any]) -> Any:
         """Scope.PAIR: the base's model, the target's, and the decoded query."""

@@ -6,9 +6,9 @@
 // page_search (search and its results), page_range (area summaries).
 
 import { describeError, isAbort } from '../../api/client';
-import type { Routes, StatusResponse, TracksResponse, WorkerInfo } from '../../api/types';
+import type { Routes, TracksResponse, WorkerInfo } from '../../api/types';
 import { h, replaceChildren } from '../../components/dom';
-import { formatBytes, formatCount } from '../../components/format';
+import { formatCount } from '../../components/format';
 import { HashParamStore } from '../../components/hash_params';
 import { ensureStyle } from '../../components/view_style';
 import { mountPage } from '../page_kit';
@@ -29,6 +29,7 @@ import {
 } from './page_toolbar';
 import type { TracePageHost } from './page_types';
 import { renderWorkerPicker } from './page_workers';
+import { loadingText } from './loading';
 import { Timeline } from './timeline';
 import type { Viewport } from './viewport';
 import css from './trace.css';
@@ -41,12 +42,6 @@ import css from './trace.css';
  * event selected and scrolled into view. */
 const URL_KEYS = ['trace.t0', 'trace.t1', 'trace.sel', 'trace.q'] as const;
 const LINK_KEYS = ['t0', 't1', 'q', 'sel'] as const;
-
-/** "Loading w0: 1 MB of 4 MB (25 %)…" for a worker that still loads (a 202). */
-function loadingText(s: StatusResponse): string {
-  const pct = s.bytes_total > 0 ? Math.round((100 * s.bytes_done) / s.bytes_total) : 0;
-  return `Loading ${s.worker}: ${formatBytes(s.bytes_done)} of ${formatBytes(s.bytes_total)} (${pct} %)…`;
-}
 
 /** A box in the timeline's place: the tracks could not be loaded, or there are none. */
 function notice(cls: string, testid: string, title: string, text: string): HTMLElement {
