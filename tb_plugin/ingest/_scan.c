@@ -157,7 +157,8 @@ static int arg_key(const char *p, Py_ssize_t n) {
 }
 
 /* One step of the work hash: a word taken in by a multiply and an xorshift. Both are
-   one-to-one, so values of one length that differ give different hashes. */
+   one-to-one, so values of one length that differ in one word never collide; values
+   that differ in several words may, with 64-bit odds, as with FNV-1a before. */
 static INLINE uint64_t work_step(uint64_t h, uint64_t word) {
     h = (h ^ word) * 0x9E3779B97F4A7C15ULL;
     return h ^ (h >> 32);
