@@ -276,7 +276,8 @@ def test_a_damaged_trace_and_the_workers_answered(tmp_path: Path) -> None:
         return first, status, trace, await session.call_tool("overview", {"run": "job"})
 
     first, status, trace, overview = with_session(root.parent, tmp_path / "cache", work)
-    assert not first.is_error and first.structured_content["state"] == "loading"
+    # The 9-byte file may have failed before the first `status`: either answer, no error.
+    assert not first.is_error and first.structured_content["state"] in ("loading", "error")
     said = status.structured_content
     assert not status.is_error and said["state"] == "error"
     assert "worker0.1.pt.trace.json" in said["error"]["message"]
