@@ -31,6 +31,7 @@ setup(
         Extension(
             "kinetoscope.analysis.core._nesting",
             ["tb_plugin/analysis/core/_nesting.c"],
+            depends=["tb_plugin/_cbuf.h"],
             optional=True,
             # No fused multiply-adds: its sums round as numpy's do, bit for bit.
             extra_compile_args=["-O2", "-ffp-contract=off"],
@@ -41,6 +42,7 @@ setup(
         Extension(
             "kinetoscope.trace_view._passes",
             ["tb_plugin/trace_view/_passes.c"],
+            depends=["tb_plugin/_cbuf.h"],
             optional=True,
             extra_compile_args=["-O2", "-ffp-contract=off"],
         ),
