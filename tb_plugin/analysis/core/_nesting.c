@@ -565,6 +565,16 @@ static PyObject *py_name_spans(PyObject *Py_UNUSED(self), PyObject *args) {
  * ascend or a code falls outside `sums` (the caller uses numpy). NaN bounds as
  * np.searchsorted places them: after every time but the NaN ones. */
 static inline int64_t first_not_before(const double *t, int64_t lo, int64_t hi, double key) {
+    /* Doubling steps from lo first: the next span of a code starts near the last one's
+     * place, so its bound is a few steps away, not a search of every time after it. */
+    int64_t step = 1;
+    while (lo + step - 1 < hi && t[lo + step - 1] < key) {
+        lo += step;
+        step *= 2;
+    }
+    if (lo + step - 1 < hi) {
+        hi = lo + step - 1;
+    }
     while (lo < hi) { /* the first position whose time is not below the key (NaN: last) */
         const int64_t mid = lo + (hi - lo) / 2;
         if (t[mid] < key) {
