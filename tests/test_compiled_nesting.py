@@ -227,6 +227,27 @@ def test_sorted_search_is_searchsorted(
         assert sorted_search(a, v, side).tolist() == want.tolist()  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("dtype", ["i4", "u4", "i2", "i8"])
+def test_sorted_search_of_integers_is_searchsorted(dtype: str) -> None:
+    """Integer ids (a launch's correlation) searched as the float64 that holds each
+    exactly, up to int32's and uint32's ends: np.searchsorted's positions, int64; int64
+    ids (not all exact in float64) by numpy itself, the same positions."""
+    rng = np.random.default_rng(5)
+    info = np.iinfo(dtype)
+    for trial in range(40):
+        a = np.sort(rng.integers(info.min, info.max, int(rng.integers(0, 80)), dtype=dtype))
+        a = np.concatenate([[info.min], a, a[:5], [info.max]]).astype(dtype)
+        a.sort()
+        v = np.concatenate([a[::3], rng.integers(info.min, info.max, 40, dtype=dtype)])
+        v = np.concatenate([v, [info.min, info.max]]).astype(dtype)
+        if trial % 2:
+            v.sort()  # ascending keys, as GPU rows' correlations come
+        for side in ("left", "right"):
+            got = sorted_search(a, v, side)  # type: ignore[arg-type]
+            want = np.searchsorted(a, v, side)  # type: ignore[call-overload]
+            assert got.dtype == np.int64 and got.tolist() == want.tolist()
+
+
 def merged_by_definition(starts: np.ndarray, ends: np.ndarray) -> list[tuple[float, float]]:
     out: list[tuple[float, float]] = []
     for a, b in sorted((a, b) for a, b in zip(starts.tolist(), ends.tolist()) if b > a):

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from builders import CPU_PID, CPU_TID, GPU_PID, TraceBuilder
 from corpus import corpus_model
+from kinetoscope.analysis.core import launch_delay
 from kinetoscope.analysis.core.launch_delay import grouped_stats
 from kinetoscope.analysis.core.launches import FAMILIES, gpu_work, launch_family
 from kinetoscope.analysis.core.rules import load
@@ -209,6 +210,25 @@ def test_grouped_stats_on_wide_and_narrow_values() -> None:
                 want = np.quantile(mine.astype(np.float64), q, method="linear")
                 assert abs(int(stats[key][g]) - want) <= max(1.0, abs(want) * 1e-14)
             assert stats["max"][g] == mine[-1]
+
+
+def test_values_sorted_within_groups_on_every_key_width() -> None:
+    """uint32 keys, int64 keys and the lexsort give the same (group, value) order: spans
+    around the uint32 edge (8 groups of 2**29 values: keys up to 2**32 - 1 exactly)."""
+    rng = np.random.default_rng(9)
+    for low, high, n in (
+        (0, 10, 500),
+        (5, 5 + (1 << 29) - 1, 500),
+        (0, 1 << 29, 500),
+        (-9, 1 << 40, 50),
+    ):
+        values = rng.integers(low, high + 1, n)
+        values[:2] = low, high  # the span at its widest
+        group = rng.integers(0, 8, n)
+        group[:2] = 7
+        got = launch_delay._sorted_within_groups(values, group)
+        assert got.dtype == np.int64
+        assert got.tolist() == values[np.lexsort((values, group))].tolist()
 
 
 def test_percentiles_interpolate_between_ranks() -> None:

@@ -66,6 +66,50 @@ def test_parts_joined_equal_one_dense_column(fill: float) -> None:
     assert column.take(np.empty(0, np.int64)).size == 0
 
 
+@pytest.mark.parametrize("dtype", ["f4", "f8", "i2", "i4", "i8", "u8", "u1"])
+def test_compiled_take_gives_numpys_bytes(monkeypatch: pytest.MonkeyPatch, dtype: str) -> None:
+    """The compiled read of a column (`_sparse.take`) and numpy's steps: the same bytes
+    (NaN payloads too) for rows of int32, int64 and other types, masks, any shape, one
+    row, rows past the last value, and rows outside the column (numpy's answer or error:
+    the compiled one declines them)."""
+    if sparse_column._sparse is None:
+        pytest.skip("built without a C compiler")
+    rng = np.random.default_rng(7)
+    size = 5000 + int(dtype[1:]) * 37
+    fill = SPARSE_COLUMNS["occupancy"] if dtype[0] == "f" else 0 if dtype[0] == "u" else -1
+    dense = np.full(size, fill, dtype=dtype)
+    has = rng.random(size) < 0.2
+    dense[has] = rng.integers(1, 100, int(has.sum())).astype(dtype)
+    if dtype[0] == "f":
+        dense[np.flatnonzero(has)[:3]] = np.frombuffer(b"\x01\x00\xc0\x7f" * 6, dtype)[:3]
+    dense[size - 70 :] = fill  # the last words without a value
+    column = sparse_from_dense(dense, fill)
+    asks = [
+        rng.integers(0, size, 3000).astype(np.int32),
+        rng.integers(0, size, (20, 30)),
+        np.arange(size),
+        rng.integers(0, size, 500).astype(np.uint32),
+        rng.random(size) < 0.5,
+        np.int64(size - 1),
+        np.array([3, -1, size - 2]),
+    ]
+    for rows in asks:
+        got = column.take(rows)
+        with monkeypatch.context() as m:
+            m.setattr(sparse_column, "_sparse", None)
+            want = column.take(rows)
+        assert got.dtype == want.dtype == dense.dtype and got.shape == want.shape
+        assert got.tobytes() == want.tobytes()
+    outside = np.array([size + 64])
+    assert column._take_compiled(outside) is None
+    with monkeypatch.context() as m:
+        m.setattr(sparse_column, "_sparse", None)
+        with pytest.raises(IndexError):
+            column.take(outside)
+    with pytest.raises(IndexError):
+        column.take(outside)
+
+
 def test_a_column_with_no_value_reads_as_its_fill() -> None:
     column = SparseParts("f4", SPARSE_COLUMNS["occupancy"]).finish(5)
     assert column.rows.size == 0 and column.dense().dtype == np.float32

@@ -40,6 +40,8 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "../_cbuf.h"
+
 #define BLOCK 64 /* samples a block of counters.block_maxima */
 #define FINE 8   /* samples a block of counters.fine_maxima */
 
@@ -79,19 +81,18 @@ static inline Py_ssize_t forward_bound(const double *v, Py_ssize_t lo, Py_ssize_
     return lo;
 }
 
-static PyObject *py_union_fraction(PyObject *self, PyObject *args) {
-    (void)self;
+static PyObject *py_union_fraction(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer starts, ends, prefix, edges, out;
     double width;
     if (!PyArg_ParseTuple(args, "y*y*y*y*dw*", &starts, &ends, &prefix, &edges, &width, &out)) {
         return NULL;
     }
-    Py_ssize_t n = starts.len / (Py_ssize_t)sizeof(double);
-    Py_ssize_t m = out.len / (Py_ssize_t)sizeof(double);
-    int ok = n > 0 && starts.len == n * (Py_ssize_t)sizeof(double) && ends.len == starts.len &&
-             prefix.len == (n + 1) * (Py_ssize_t)sizeof(double) &&
-             out.len == m * (Py_ssize_t)sizeof(double) &&
-             edges.len == (m + 1) * (Py_ssize_t)sizeof(double);
+    Py_ssize_t n = cbuf_count(&starts, sizeof(double));
+    Py_ssize_t m = cbuf_count(&out, sizeof(double));
+    int ok = n > 0 && cbuf_holds(&starts, n, sizeof(double)) && ends.len == starts.len &&
+             cbuf_holds(&prefix, n + 1, sizeof(double)) &&
+             cbuf_holds(&out, m, sizeof(double)) &&
+             cbuf_holds(&edges, m + 1, sizeof(double));
     if (ok) {
         const double *s = starts.buf, *e = ends.buf, *p = prefix.buf, *edge = edges.buf;
         double *o = out.buf;
@@ -118,16 +119,8 @@ static PyObject *py_union_fraction(PyObject *self, PyObject *args) {
         }
         Py_END_ALLOW_THREADS
     }
-    PyBuffer_Release(&starts);
-    PyBuffer_Release(&ends);
-    PyBuffer_Release(&prefix);
-    PyBuffer_Release(&edges);
-    PyBuffer_Release(&out);
-    if (!ok) {
-        PyErr_SetString(PyExc_ValueError, "union_fraction: buffers of wrong lengths");
-        return NULL;
-    }
-    Py_RETURN_NONE;
+    CBUF_RELEASE(&starts, &ends, &prefix, &edges, &out);
+    return cbuf_none_or_error(ok, "union_fraction: buffers of wrong lengths");
 }
 
 /* max(v[lo:hi]) for lo < hi: samples up to a FINE boundary, the maxima of whole blocks of
@@ -159,20 +152,19 @@ static double range_highest(const double *v, const double *fine, const double *b
     return highest;
 }
 
-static PyObject *py_sample_levels(PyObject *self, PyObject *args) {
-    (void)self;
+static PyObject *py_sample_levels(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer times, samples, fine, blocks, edges, out;
     if (!PyArg_ParseTuple(args, "y*y*y*y*y*w*", &times, &samples, &fine, &blocks, &edges,
                           &out)) {
         return NULL;
     }
-    Py_ssize_t n = times.len / (Py_ssize_t)sizeof(double);
-    Py_ssize_t m = out.len / (Py_ssize_t)sizeof(double);
-    int ok = times.len == n * (Py_ssize_t)sizeof(double) && samples.len == times.len &&
-             fine.len == (n + FINE - 1) / FINE * (Py_ssize_t)sizeof(double) &&
-             blocks.len == (n + BLOCK - 1) / BLOCK * (Py_ssize_t)sizeof(double) &&
-             out.len == m * (Py_ssize_t)sizeof(double) &&
-             edges.len == (m + 1) * (Py_ssize_t)sizeof(double);
+    Py_ssize_t n = cbuf_count(&times, sizeof(double));
+    Py_ssize_t m = cbuf_count(&out, sizeof(double));
+    int ok = cbuf_holds(&times, n, sizeof(double)) && samples.len == times.len &&
+             cbuf_holds(&fine, (n + FINE - 1) / FINE, sizeof(double)) &&
+             cbuf_holds(&blocks, (n + BLOCK - 1) / BLOCK, sizeof(double)) &&
+             cbuf_holds(&out, m, sizeof(double)) &&
+             cbuf_holds(&edges, m + 1, sizeof(double));
     if (ok) {
         const double *t = times.buf, *v = samples.buf, *edge = edges.buf;
         double *o = out.buf;
@@ -194,30 +186,20 @@ static PyObject *py_sample_levels(PyObject *self, PyObject *args) {
         }
         Py_END_ALLOW_THREADS
     }
-    PyBuffer_Release(&times);
-    PyBuffer_Release(&samples);
-    PyBuffer_Release(&fine);
-    PyBuffer_Release(&blocks);
-    PyBuffer_Release(&edges);
-    PyBuffer_Release(&out);
-    if (!ok) {
-        PyErr_SetString(PyExc_ValueError, "sample_levels: buffers of wrong lengths");
-        return NULL;
-    }
-    Py_RETURN_NONE;
+    CBUF_RELEASE(&times, &samples, &fine, &blocks, &edges, &out);
+    return cbuf_none_or_error(ok, "sample_levels: buffers of wrong lengths");
 }
 
 /* `linspace(t0, t1, out)`: np.linspace(t0, t1, len(out)) for len(out) >= 2 and a step
  * that is not zero (the caller's test): i * step + t0, two roundings as numpy's, the last
  * edge t1 itself. */
-static PyObject *py_linspace(PyObject *self, PyObject *args) {
-    (void)self;
+static PyObject *py_linspace(PyObject *Py_UNUSED(self), PyObject *args) {
     double t0, t1;
     Py_buffer out;
     if (!PyArg_ParseTuple(args, "ddw*", &t0, &t1, &out)) {
         return NULL;
     }
-    Py_ssize_t n = out.len / (Py_ssize_t)sizeof(double);
+    Py_ssize_t n = cbuf_count(&out, sizeof(double));
     double *o = out.buf;
     if (n >= 2) {
         const double step = (t1 - t0) / (double)(n - 1);
@@ -227,21 +209,20 @@ static PyObject *py_linspace(PyObject *self, PyObject *args) {
         }
         o[n - 1] = t1;
     }
-    PyBuffer_Release(&out);
+    CBUF_RELEASE(&out);
     Py_RETURN_NONE;
 }
 
 /* `merge_runs(edges, values, starts_out, values_out) -> count`: of each run of equal
  * values (`!=`: a NaN starts a run) its first bucket's start and value, in order. */
-static PyObject *py_merge_runs(PyObject *self, PyObject *args) {
-    (void)self;
+static PyObject *py_merge_runs(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer edges, values, starts_out, values_out;
     if (!PyArg_ParseTuple(args, "y*y*w*w*", &edges, &values, &starts_out, &values_out)) {
         return NULL;
     }
-    Py_ssize_t m = values.len / (Py_ssize_t)sizeof(double);
+    Py_ssize_t m = cbuf_count(&values, sizeof(double));
     Py_ssize_t k = 0;
-    int ok = values.len == m * (Py_ssize_t)sizeof(double) && edges.len >= values.len &&
+    int ok = cbuf_holds(&values, m, sizeof(double)) && edges.len >= values.len &&
              starts_out.len >= values.len && values_out.len >= values.len;
     if (ok) {
         const double *e = edges.buf, *v = values.buf;
@@ -254,32 +235,24 @@ static PyObject *py_merge_runs(PyObject *self, PyObject *args) {
             }
         }
     }
-    PyBuffer_Release(&edges);
-    PyBuffer_Release(&values);
-    PyBuffer_Release(&starts_out);
-    PyBuffer_Release(&values_out);
-    if (!ok) {
-        PyErr_SetString(PyExc_ValueError, "merge_runs: buffers of wrong lengths");
-        return NULL;
-    }
-    return PyLong_FromSsize_t(k);
+    CBUF_RELEASE(&edges, &values, &starts_out, &values_out);
+    return ok ? PyLong_FromSsize_t(k) : cbuf_error("merge_runs: buffers of wrong lengths");
 }
 
 /* a < b in np.sort's order of float64: a NaN after every number. */
 static inline int sort_less(double a, double b) { return a < b || (isnan(b) && !isnan(a)); }
 
-static PyObject *py_segment_search(PyObject *self, PyObject *args) {
-    (void)self;
+static PyObject *py_segment_search(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer values, lo, hi, target, out;
     int strict;
     if (!PyArg_ParseTuple(args, "y*y*y*y*pw*", &values, &lo, &hi, &target, &strict, &out)) {
         return NULL;
     }
-    Py_ssize_t n = values.len / (Py_ssize_t)sizeof(double);
-    Py_ssize_t m = out.len / (Py_ssize_t)sizeof(int64_t);
-    int ok = values.len == n * (Py_ssize_t)sizeof(double) &&
-             out.len == m * (Py_ssize_t)sizeof(int64_t) && lo.len == out.len &&
-             hi.len == out.len && target.len == m * (Py_ssize_t)sizeof(double);
+    Py_ssize_t n = cbuf_count(&values, sizeof(double));
+    Py_ssize_t m = cbuf_count(&out, sizeof(int64_t));
+    int ok = cbuf_holds(&values, n, sizeof(double)) &&
+             cbuf_holds(&out, m, sizeof(int64_t)) && lo.len == out.len &&
+             hi.len == out.len && cbuf_holds(&target, m, sizeof(double));
     const int64_t *a = lo.buf, *b = hi.buf;
     int valid = ok; /* segments inside the values, none reversed: else False, nothing written */
     for (Py_ssize_t i = 0; valid && i < m; i++) {
@@ -305,16 +278,8 @@ static PyObject *py_segment_search(PyObject *self, PyObject *args) {
         }
         Py_END_ALLOW_THREADS
     }
-    PyBuffer_Release(&values);
-    PyBuffer_Release(&lo);
-    PyBuffer_Release(&hi);
-    PyBuffer_Release(&target);
-    PyBuffer_Release(&out);
-    if (!ok) {
-        PyErr_SetString(PyExc_ValueError, "segment_search: buffers of wrong lengths");
-        return NULL;
-    }
-    return PyBool_FromLong(valid);
+    CBUF_RELEASE(&values, &lo, &hi, &target, &out);
+    return ok ? PyBool_FromLong(valid) : cbuf_error("segment_search: buffers of wrong lengths");
 }
 
 /* Whether records [lo, hi) are sorted by (group, start) without a NaN start. */
@@ -330,17 +295,16 @@ static int sorted_part(const int64_t *g, const double *s, Py_ssize_t lo, Py_ssiz
     return 1;
 }
 
-static PyObject *py_merge_order(PyObject *self, PyObject *args) {
-    (void)self;
+static PyObject *py_merge_order(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer group, start, out;
     Py_ssize_t split;
     if (!PyArg_ParseTuple(args, "y*y*nw*", &group, &start, &split, &out)) {
         return NULL;
     }
-    Py_ssize_t n = start.len / (Py_ssize_t)sizeof(double);
-    int ok = start.len == n * (Py_ssize_t)sizeof(double) &&
-             group.len == n * (Py_ssize_t)sizeof(int64_t) &&
-             out.len == n * (Py_ssize_t)sizeof(int64_t) && split >= 0 && split <= n;
+    Py_ssize_t n = cbuf_count(&start, sizeof(double));
+    int ok = cbuf_holds(&start, n, sizeof(double)) &&
+             cbuf_holds(&group, n, sizeof(int64_t)) &&
+             cbuf_holds(&out, n, sizeof(int64_t)) && split >= 0 && split <= n;
     int merged = 0;
     if (ok) {
         const int64_t *g = group.buf;
@@ -367,27 +331,20 @@ static PyObject *py_merge_order(PyObject *self, PyObject *args) {
         }
         Py_END_ALLOW_THREADS
     }
-    PyBuffer_Release(&group);
-    PyBuffer_Release(&start);
-    PyBuffer_Release(&out);
-    if (!ok) {
-        PyErr_SetString(PyExc_ValueError, "merge_order: buffers of wrong lengths");
-        return NULL;
-    }
-    return PyBool_FromLong(merged);
+    CBUF_RELEASE(&group, &start, &out);
+    return ok ? PyBool_FromLong(merged) : cbuf_error("merge_order: buffers of wrong lengths");
 }
 
-static PyObject *py_heaviest(PyObject *self, PyObject *args) {
-    (void)self;
+static PyObject *py_heaviest(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer first, weight, out;
     if (!PyArg_ParseTuple(args, "y*y*w*", &first, &weight, &out)) {
         return NULL;
     }
-    Py_ssize_t nb = first.len / (Py_ssize_t)sizeof(int64_t);
-    Py_ssize_t n = weight.len / (Py_ssize_t)sizeof(double);
-    int ok = first.len == nb * (Py_ssize_t)sizeof(int64_t) &&
-             weight.len == n * (Py_ssize_t)sizeof(double) &&
-             out.len == nb * (Py_ssize_t)sizeof(int64_t);
+    Py_ssize_t nb = cbuf_count(&first, sizeof(int64_t));
+    Py_ssize_t n = cbuf_count(&weight, sizeof(double));
+    int ok = cbuf_holds(&first, nb, sizeof(int64_t)) &&
+             cbuf_holds(&weight, n, sizeof(double)) &&
+             cbuf_holds(&out, nb, sizeof(int64_t));
     const int64_t *f = first.buf;
     for (Py_ssize_t j = 0; ok && j < nb; j++) {
         ok = f[j] >= 0 && f[j] < n && (j == 0 ? f[j] == 0 : f[j] > f[j - 1]);
@@ -409,14 +366,8 @@ static PyObject *py_heaviest(PyObject *self, PyObject *args) {
         }
         Py_END_ALLOW_THREADS
     }
-    PyBuffer_Release(&first);
-    PyBuffer_Release(&weight);
-    PyBuffer_Release(&out);
-    if (!ok) {
-        PyErr_SetString(PyExc_ValueError, "heaviest: bad block starts or buffer lengths");
-        return NULL;
-    }
-    Py_RETURN_NONE;
+    CBUF_RELEASE(&first, &weight, &out);
+    return cbuf_none_or_error(ok, "heaviest: bad block starts or buffer lengths");
 }
 
 static PyMethodDef methods[] = {

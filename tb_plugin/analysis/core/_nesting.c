@@ -18,15 +18,16 @@
 #include <math.h>
 #include <stdint.h>
 
-static PyObject *py_previous_reaching(PyObject *self, PyObject *args) {
-    (void)self;
+#include "../../_cbuf.h"
+
+static PyObject *py_previous_reaching(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer values, targets, start, out;
     if (!PyArg_ParseTuple(args, "y*y*y*w*", &values, &targets, &start, &out)) {
         return NULL;
     }
-    Py_ssize_t n = values.len / (Py_ssize_t)sizeof(double);
-    int ok = values.len == n * (Py_ssize_t)sizeof(double) && targets.len == values.len &&
-             out.len == n * (Py_ssize_t)sizeof(int64_t) && (start.len == 0 || start.len == out.len);
+    Py_ssize_t n = cbuf_count(&values, sizeof(double));
+    int ok = cbuf_holds(&values, n, sizeof(double)) && targets.len == values.len &&
+             cbuf_holds(&out, n, sizeof(int64_t)) && (start.len == 0 || start.len == out.len);
     if (ok) {
         const double *v = values.buf;
         const double *t = targets.buf;
@@ -46,15 +47,8 @@ static PyObject *py_previous_reaching(PyObject *self, PyObject *args) {
         }
         Py_END_ALLOW_THREADS
     }
-    PyBuffer_Release(&values);
-    PyBuffer_Release(&targets);
-    PyBuffer_Release(&start);
-    PyBuffer_Release(&out);
-    if (!ok) {
-        PyErr_SetString(PyExc_ValueError, "previous_reaching: buffers of different lengths");
-        return NULL;
-    }
-    Py_RETURN_NONE;
+    CBUF_RELEASE(&values, &targets, &start, &out);
+    return cbuf_none_or_error(ok, "previous_reaching: buffers of different lengths");
 }
 
 /* The latest position in [first, p] whose value reaches `want`, or -1: jumps along the
@@ -88,24 +82,20 @@ static inline int64_t latest_open(const double *s, const double *e, double tol,
  * (uint8). In order, so whether a slice that ends a walk crosses is known when asked:
  * the walk goes on before it exactly when the numpy rounds would. Holds 4 bytes a slice
  * (each one's answer); returns False (nothing written) past 2**31 - 1 slices. */
-static PyObject *py_lane_crossings(PyObject *self, PyObject *args) {
-    (void)self;
+static PyObject *py_lane_crossings(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer new_lane, start, end, out;
     double tol;
     if (!PyArg_ParseTuple(args, "y*y*y*dw*", &new_lane, &start, &end, &tol, &out)) {
         return NULL;
     }
     Py_ssize_t n = new_lane.len;
-    int ok = start.len == n * (Py_ssize_t)sizeof(double) && end.len == start.len && out.len == n;
+    int ok = cbuf_holds(&start, n, sizeof(double)) && end.len == start.len && out.len == n;
     int fits = n <= INT32_MAX;
     int32_t *reach = NULL;
     if (ok && fits && n > 0) {
         reach = PyMem_RawMalloc((size_t)n * sizeof(int32_t));
         if (reach == NULL) {
-            PyBuffer_Release(&new_lane);
-            PyBuffer_Release(&start);
-            PyBuffer_Release(&end);
-            PyBuffer_Release(&out);
+            CBUF_RELEASE(&new_lane, &start, &end, &out);
             return PyErr_NoMemory();
         }
     }
@@ -143,15 +133,8 @@ static PyObject *py_lane_crossings(PyObject *self, PyObject *args) {
         Py_END_ALLOW_THREADS
     }
     PyMem_RawFree(reach);
-    PyBuffer_Release(&new_lane);
-    PyBuffer_Release(&start);
-    PyBuffer_Release(&end);
-    PyBuffer_Release(&out);
-    if (!ok) {
-        PyErr_SetString(PyExc_ValueError, "lane_crossings: buffers of different lengths");
-        return NULL;
-    }
-    return PyBool_FromLong(fits);
+    CBUF_RELEASE(&new_lane, &start, &end, &out);
+    return ok ? PyBool_FromLong(fits) : cbuf_error("lane_crossings: buffers of different lengths");
 }
 
 /* `index_parents(new_thread, start, end, start_at, out)`: host_ranges._index_sorted's
@@ -162,15 +145,14 @@ static PyObject *py_lane_crossings(PyObject *self, PyObject *args) {
  * between reaching it; one of another thread or -1: none). The previous_reaching of the
  * index's sequence (a sentinel before each thread), without the sequence: same parents.
  * Times without NaN (the caller checks). */
-static PyObject *py_index_parents(PyObject *self, PyObject *args) {
-    (void)self;
+static PyObject *py_index_parents(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer new_thread, start, end, start_at, out;
     if (!PyArg_ParseTuple(args, "y*y*y*y*w*", &new_thread, &start, &end, &start_at, &out)) {
         return NULL;
     }
     Py_ssize_t n = new_thread.len;
-    int ok = start.len == n * (Py_ssize_t)sizeof(double) && end.len == start.len &&
-             out.len == n * (Py_ssize_t)sizeof(int64_t) &&
+    int ok = cbuf_holds(&start, n, sizeof(double)) && end.len == start.len &&
+             cbuf_holds(&out, n, sizeof(int64_t)) &&
              (start_at.len == 0 || start_at.len == out.len);
     if (ok) {
         const uint8_t *begins = new_thread.buf;
@@ -193,33 +175,24 @@ static PyObject *py_index_parents(PyObject *self, PyObject *args) {
         }
         Py_END_ALLOW_THREADS
     }
-    PyBuffer_Release(&new_thread);
-    PyBuffer_Release(&start);
-    PyBuffer_Release(&end);
-    PyBuffer_Release(&start_at);
-    PyBuffer_Release(&out);
-    if (!ok) {
-        PyErr_SetString(PyExc_ValueError, "index_parents: buffers of different lengths");
-        return NULL;
-    }
-    Py_RETURN_NONE;
+    CBUF_RELEASE(&new_thread, &start, &end, &start_at, &out);
+    return cbuf_none_or_error(ok, "index_parents: buffers of different lengths");
 }
 
 /* `walk_up(end, parent, candidate, target, strict, out)`: HostRanges._walk, per query up
  * the parents from its candidate (-1: none) to the first range whose end reaches the
  * target (passes it, when `strict`), into `out`. float64 end and target, int64 the rest. */
-static PyObject *py_walk_up(PyObject *self, PyObject *args) {
-    (void)self;
+static PyObject *py_walk_up(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer end, parent, candidate, target, out;
     int strict;
     if (!PyArg_ParseTuple(args, "y*y*y*y*pw*", &end, &parent, &candidate, &target, &strict,
                           &out)) {
         return NULL;
     }
-    Py_ssize_t n_ranges = end.len / (Py_ssize_t)sizeof(double);
-    Py_ssize_t n = candidate.len / (Py_ssize_t)sizeof(int64_t);
-    int ok = parent.len == n_ranges * (Py_ssize_t)sizeof(int64_t) &&
-             target.len == n * (Py_ssize_t)sizeof(double) && out.len == candidate.len;
+    Py_ssize_t n_ranges = cbuf_count(&end, sizeof(double));
+    Py_ssize_t n = cbuf_count(&candidate, sizeof(int64_t));
+    int ok = cbuf_holds(&parent, n_ranges, sizeof(int64_t)) &&
+             cbuf_holds(&target, n, sizeof(double)) && out.len == candidate.len;
     if (ok) {
         const double *e = end.buf;
         const int64_t *up = parent.buf;
@@ -237,16 +210,8 @@ static PyObject *py_walk_up(PyObject *self, PyObject *args) {
         }
         Py_END_ALLOW_THREADS
     }
-    PyBuffer_Release(&end);
-    PyBuffer_Release(&parent);
-    PyBuffer_Release(&candidate);
-    PyBuffer_Release(&target);
-    PyBuffer_Release(&out);
-    if (!ok) {
-        PyErr_SetString(PyExc_ValueError, "walk_up: buffers of different lengths");
-        return NULL;
-    }
-    Py_RETURN_NONE;
+    CBUF_RELEASE(&end, &parent, &candidate, &target, &out);
+    return cbuf_none_or_error(ok, "walk_up: buffers of different lengths");
 }
 
 /* `segment_union_length(group, starts, ends, out)`: tree_arrays.segment_union_length's
@@ -255,15 +220,14 @@ static PyObject *py_walk_up(PyObject *self, PyObject *args) {
  * plus the spans before it), one running maximum of the moved ends, each range adding
  * what it covers past the ranges before it in its group. int64 groups, float64 times
  * without NaN (the caller checks), sorted by (group, start). */
-static PyObject *py_segment_union_length(PyObject *self, PyObject *args) {
-    (void)self;
+static PyObject *py_segment_union_length(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer group, starts, ends, out;
     if (!PyArg_ParseTuple(args, "y*y*y*w*", &group, &starts, &ends, &out)) {
         return NULL;
     }
-    Py_ssize_t n = group.len / (Py_ssize_t)sizeof(int64_t);
-    Py_ssize_t n_groups = out.len / (Py_ssize_t)sizeof(double);
-    int ok = starts.len == n * (Py_ssize_t)sizeof(double) && ends.len == starts.len;
+    Py_ssize_t n = cbuf_count(&group, sizeof(int64_t));
+    Py_ssize_t n_groups = cbuf_count(&out, sizeof(double));
+    int ok = cbuf_holds(&starts, n, sizeof(double)) && ends.len == starts.len;
     if (ok) {
         const int64_t *g = group.buf;
         for (Py_ssize_t i = 0; i < n && ok; i++) {
@@ -307,15 +271,8 @@ static PyObject *py_segment_union_length(PyObject *self, PyObject *args) {
         }
         Py_END_ALLOW_THREADS
     }
-    PyBuffer_Release(&group);
-    PyBuffer_Release(&starts);
-    PyBuffer_Release(&ends);
-    PyBuffer_Release(&out);
-    if (!ok) {
-        PyErr_SetString(PyExc_ValueError, "segment_union_length: bad lengths or groups");
-        return NULL;
-    }
-    Py_RETURN_NONE;
+    CBUF_RELEASE(&group, &starts, &ends, &out);
+    return cbuf_none_or_error(ok, "segment_union_length: bad lengths or groups");
 }
 
 /* `start_bound(start, lo, hi, t, right, out)`: HostRanges._start_bound's bounds, per
@@ -324,16 +281,15 @@ static PyObject *py_segment_union_length(PyObject *self, PyObject *args) {
  * time or an empty range. float64 start and t, int64 the rest. */
 #define BEFORE(v) (right ? !(key < (v) || (v) != (v)) : (v) < key)
 
-static PyObject *py_start_bound(PyObject *self, PyObject *args) {
-    (void)self;
+static PyObject *py_start_bound(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer start, lo, hi, t, out;
     int right;
     if (!PyArg_ParseTuple(args, "y*y*y*y*pw*", &start, &lo, &hi, &t, &right, &out)) {
         return NULL;
     }
-    Py_ssize_t n_ranges = start.len / (Py_ssize_t)sizeof(double);
-    Py_ssize_t n = t.len / (Py_ssize_t)sizeof(double);
-    int ok = lo.len == n * (Py_ssize_t)sizeof(int64_t) && hi.len == lo.len && out.len == lo.len;
+    Py_ssize_t n_ranges = cbuf_count(&start, sizeof(double));
+    Py_ssize_t n = cbuf_count(&t, sizeof(double));
+    int ok = cbuf_holds(&lo, n, sizeof(int64_t)) && hi.len == lo.len && out.len == lo.len;
     if (ok) {
         const int64_t *l = lo.buf, *h = hi.buf;
         for (Py_ssize_t q = 0; q < n && ok; q++) {
@@ -383,16 +339,8 @@ static PyObject *py_start_bound(PyObject *self, PyObject *args) {
         }
         Py_END_ALLOW_THREADS
     }
-    PyBuffer_Release(&start);
-    PyBuffer_Release(&lo);
-    PyBuffer_Release(&hi);
-    PyBuffer_Release(&t);
-    PyBuffer_Release(&out);
-    if (!ok) {
-        PyErr_SetString(PyExc_ValueError, "start_bound: bad lengths or bounds");
-        return NULL;
-    }
-    Py_RETURN_NONE;
+    CBUF_RELEASE(&start, &lo, &hi, &t, &out);
+    return cbuf_none_or_error(ok, "start_bound: bad lengths or bounds");
 }
 
 /* `merge_intervals(starts, ends, out_starts, out_ends)`: intervals.IntervalUnion's merge
@@ -401,13 +349,12 @@ static PyObject *py_start_bound(PyObject *self, PyObject *args) {
  * the largest end of those it holds. Returns how many were written, or -1 (nothing
  * merged) where the kept starts do not ascend: the caller sorts them and asks again.
  * float64 throughout, all four of one length. */
-static PyObject *py_merge_intervals(PyObject *self, PyObject *args) {
-    (void)self;
+static PyObject *py_merge_intervals(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer starts, ends, out_starts, out_ends;
     if (!PyArg_ParseTuple(args, "y*y*w*w*", &starts, &ends, &out_starts, &out_ends)) {
         return NULL;
     }
-    Py_ssize_t n = starts.len / (Py_ssize_t)sizeof(double), m = 0;
+    Py_ssize_t n = cbuf_count(&starts, sizeof(double)), m = 0;
     int ok = ends.len == starts.len && out_starts.len == starts.len && out_ends.len == starts.len;
     if (ok) {
         const double *s = starts.buf, *e = ends.buf;
@@ -432,15 +379,8 @@ static PyObject *py_merge_intervals(PyObject *self, PyObject *args) {
         }
         Py_END_ALLOW_THREADS
     }
-    PyBuffer_Release(&starts);
-    PyBuffer_Release(&ends);
-    PyBuffer_Release(&out_starts);
-    PyBuffer_Release(&out_ends);
-    if (!ok) {
-        PyErr_SetString(PyExc_ValueError, "merge_intervals: bad lengths");
-        return NULL;
-    }
-    return PyLong_FromSsize_t(m);
+    CBUF_RELEASE(&starts, &ends, &out_starts, &out_ends);
+    return ok ? PyLong_FromSsize_t(m) : cbuf_error("merge_intervals: bad lengths");
 }
 
 /* `thread_keys(pid, tid, rows, pid_canon, tid_canon, code_size, width, out)`:
@@ -455,8 +395,7 @@ static inline int64_t code_at(const void *column, int size, int64_t row) {
     return size == 2 ? ((const int16_t *)column)[row] : ((const int32_t *)column)[row];
 }
 
-static PyObject *py_thread_keys(PyObject *self, PyObject *args) {
-    (void)self;
+static PyObject *py_thread_keys(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer pid, tid, rows, pid_canon, tid_canon, out;
     int size;
     long long width;
@@ -464,15 +403,15 @@ static PyObject *py_thread_keys(PyObject *self, PyObject *args) {
                           &size, &width, &out)) {
         return NULL;
     }
-    const Py_ssize_t n = out.len / (Py_ssize_t)sizeof(int64_t);
+    const Py_ssize_t n = cbuf_count(&out, sizeof(int64_t));
     const Py_ssize_t row_size = n > 0 ? rows.len / n : (Py_ssize_t)sizeof(int64_t);
     int ok = (size == 2 || size == 4) && tid.len == pid.len &&
-             out.len == n * (Py_ssize_t)sizeof(int64_t) && (row_size == 4 || row_size == 8) &&
+             cbuf_holds(&out, n, sizeof(int64_t)) && (row_size == 4 || row_size == 8) &&
              rows.len == n * row_size;
     if (ok) {
         const int64_t events = pid.len / size;
-        const int64_t n_pids = pid_canon.len / (Py_ssize_t)sizeof(int64_t);
-        const int64_t n_tids = tid_canon.len / (Py_ssize_t)sizeof(int64_t);
+        const int64_t n_pids = cbuf_count(&pid_canon, sizeof(int64_t));
+        const int64_t n_tids = cbuf_count(&tid_canon, sizeof(int64_t));
         const int64_t *pc = pid_canon.buf, *tc = tid_canon.buf;
         int64_t *o = out.buf;
         Py_BEGIN_ALLOW_THREADS
@@ -492,20 +431,14 @@ static PyObject *py_thread_keys(PyObject *self, PyObject *args) {
         }
         Py_END_ALLOW_THREADS
     }
-    PyBuffer_Release(&pid);
-    PyBuffer_Release(&tid);
-    PyBuffer_Release(&rows);
-    PyBuffer_Release(&pid_canon);
-    PyBuffer_Release(&tid_canon);
-    PyBuffer_Release(&out);
+    CBUF_RELEASE(&pid, &tid, &rows, &pid_canon, &tid_canon, &out);
     return PyBool_FromLong(ok);
 }
 
 /* `snap_ns(t, origin, out)`: host_ranges.snap_ns, per float64 time its numpy steps in
  * order in one pass, ((t - origin) * 1000 rounded half to even) / 1000 + origin, into
  * `out` (float64, t's length); the same floats. */
-static PyObject *py_snap_ns(PyObject *self, PyObject *args) {
-    (void)self;
+static PyObject *py_snap_ns(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer t, out;
     double origin;
     if (!PyArg_ParseTuple(args, "y*dw*", &t, &origin, &out)) {
@@ -515,7 +448,7 @@ static PyObject *py_snap_ns(PyObject *self, PyObject *args) {
     if (ok) {
         const double *in = t.buf;
         double *o = out.buf;
-        Py_ssize_t n = t.len / (Py_ssize_t)sizeof(double);
+        Py_ssize_t n = cbuf_count(&t, sizeof(double));
         Py_BEGIN_ALLOW_THREADS
         for (Py_ssize_t i = 0; i < n; i++) {
             double x = in[i] - origin;
@@ -526,13 +459,8 @@ static PyObject *py_snap_ns(PyObject *self, PyObject *args) {
         }
         Py_END_ALLOW_THREADS
     }
-    PyBuffer_Release(&t);
-    PyBuffer_Release(&out);
-    if (!ok) {
-        PyErr_SetString(PyExc_ValueError, "snap_ns: bad lengths");
-        return NULL;
-    }
-    Py_RETURN_NONE;
+    CBUF_RELEASE(&t, &out);
+    return cbuf_none_or_error(ok, "snap_ns: bad lengths");
 }
 
 /* `name_spans(names, starts, ends, code_size, counts, out_codes, out_starts, out_ends)`:
@@ -548,19 +476,18 @@ static inline int reaches_past(double reach, double end) {
     return reach != reach ? 0 : (end != end || end > reach);
 }
 
-static PyObject *py_name_spans(PyObject *self, PyObject *args) {
-    (void)self;
+static PyObject *py_name_spans(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer names, starts, ends, counts, out_codes, out_starts, out_ends;
     int size;
     if (!PyArg_ParseTuple(args, "y*y*y*iw*w*w*w*", &names, &starts, &ends, &size, &counts,
                           &out_codes, &out_starts, &out_ends)) {
         return NULL;
     }
-    const Py_ssize_t n = starts.len / (Py_ssize_t)sizeof(double);
-    const Py_ssize_t n_codes = counts.len / (Py_ssize_t)sizeof(int64_t);
+    const Py_ssize_t n = cbuf_count(&starts, sizeof(double));
+    const Py_ssize_t n_codes = cbuf_count(&counts, sizeof(int64_t));
     const int fill = out_starts.len > 0;
     int ok = (size == 2 || size == 4) && names.len == n * size && ends.len == starts.len &&
-             out_codes.len == out_starts.len / (Py_ssize_t)sizeof(double) * size &&
+             out_codes.len == cbuf_count(&out_starts, sizeof(double)) * size &&
              out_ends.len == out_starts.len;
     int64_t total = -1;
     double *reach = NULL;
@@ -573,7 +500,7 @@ static PyObject *py_name_spans(PyObject *self, PyObject *args) {
     if (ok) {
         const double *s = starts.buf, *e = ends.buf;
         int64_t *count = counts.buf;
-        const Py_ssize_t capacity = out_starts.len / (Py_ssize_t)sizeof(double);
+        const Py_ssize_t capacity = cbuf_count(&out_starts, sizeof(double));
         Py_BEGIN_ALLOW_THREADS
         int64_t next = 0; /* fill: where each code's spans begin, running */
         for (Py_ssize_t c = 0; c < n_codes; c++) {
@@ -621,18 +548,8 @@ static PyObject *py_name_spans(PyObject *self, PyObject *args) {
     }
     PyMem_RawFree(reach);
     PyMem_RawFree(at);
-    PyBuffer_Release(&names);
-    PyBuffer_Release(&starts);
-    PyBuffer_Release(&ends);
-    PyBuffer_Release(&counts);
-    PyBuffer_Release(&out_codes);
-    PyBuffer_Release(&out_starts);
-    PyBuffer_Release(&out_ends);
-    if (!ok) {
-        PyErr_SetString(PyExc_ValueError, "name_spans: bad lengths or no memory");
-        return NULL;
-    }
-    return PyLong_FromLongLong(total);
+    CBUF_RELEASE(&names, &starts, &ends, &counts, &out_codes, &out_starts, &out_ends);
+    return ok ? PyLong_FromLongLong(total) : cbuf_error("name_spans: bad lengths or no memory");
 }
 
 /* `span_sums(t, nbytes, codes, starts, ends, code_size, sums)`: memory/operator_stats'
@@ -648,6 +565,16 @@ static PyObject *py_name_spans(PyObject *self, PyObject *args) {
  * ascend or a code falls outside `sums` (the caller uses numpy). NaN bounds as
  * np.searchsorted places them: after every time but the NaN ones. */
 static inline int64_t first_not_before(const double *t, int64_t lo, int64_t hi, double key) {
+    /* Doubling steps from lo first: the next span of a code starts near the last one's
+     * place, so its bound is a few steps away, not a search of every time after it. */
+    int64_t step = 1;
+    while (lo + step - 1 < hi && t[lo + step - 1] < key) {
+        lo += step;
+        step *= 2;
+    }
+    if (lo + step - 1 < hi) {
+        hi = lo + step - 1;
+    }
     while (lo < hi) { /* the first position whose time is not below the key (NaN: last) */
         const int64_t mid = lo + (hi - lo) / 2;
         if (t[mid] < key) {
@@ -659,19 +586,18 @@ static inline int64_t first_not_before(const double *t, int64_t lo, int64_t hi, 
     return lo;
 }
 
-static PyObject *py_span_sums(PyObject *self, PyObject *args) {
-    (void)self;
+static PyObject *py_span_sums(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer t, nbytes, codes, starts, ends, sums;
     int size;
     if (!PyArg_ParseTuple(args, "y*y*y*y*y*iw*", &t, &nbytes, &codes, &starts, &ends, &size,
                           &sums)) {
         return NULL;
     }
-    const Py_ssize_t n = t.len / (Py_ssize_t)sizeof(double);
-    const Py_ssize_t n_spans = starts.len / (Py_ssize_t)sizeof(double);
-    const Py_ssize_t n_codes = sums.len / (Py_ssize_t)sizeof(double) / 4;
+    const Py_ssize_t n = cbuf_count(&t, sizeof(double));
+    const Py_ssize_t n_spans = cbuf_count(&starts, sizeof(double));
+    const Py_ssize_t n_codes = cbuf_count(&sums, sizeof(double)) / 4;
     int ok = (size == 2 || size == 4) && nbytes.len == t.len && ends.len == starts.len &&
-             codes.len == n_spans * size && sums.len == n_codes * 4 * (Py_ssize_t)sizeof(double);
+             codes.len == n_spans * size && cbuf_holds(&sums, n_codes * 4, sizeof(double));
     int done = 0;
     if (ok) {
         const double *when = t.buf, *b = nbytes.buf, *s = starts.buf, *e = ends.buf;
@@ -725,17 +651,8 @@ static PyObject *py_span_sums(PyObject *self, PyObject *args) {
         }
         Py_END_ALLOW_THREADS
     }
-    PyBuffer_Release(&t);
-    PyBuffer_Release(&nbytes);
-    PyBuffer_Release(&codes);
-    PyBuffer_Release(&starts);
-    PyBuffer_Release(&ends);
-    PyBuffer_Release(&sums);
-    if (!ok) {
-        PyErr_SetString(PyExc_ValueError, "span_sums: bad lengths");
-        return NULL;
-    }
-    return PyBool_FromLong(done);
+    CBUF_RELEASE(&t, &nbytes, &codes, &starts, &ends, &sums);
+    return ok ? PyBool_FromLong(done) : cbuf_error("span_sums: bad lengths");
 }
 
 /* `keep_equal_neighbours(values, order)`: trusted_rows.duplicate_mask's first cut, of
@@ -744,14 +661,13 @@ static PyObject *py_span_sums(PyObject *self, PyObject *args) {
  * front of `order` in their order; returns how many (-1: a position outside `values`,
  * order unchanged). One pass reading the values through the order, in place of the
  * sorted values and two masks of every row beside them. */
-static PyObject *py_keep_equal_neighbours(PyObject *self, PyObject *args) {
-    (void)self;
+static PyObject *py_keep_equal_neighbours(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer values, order;
     if (!PyArg_ParseTuple(args, "y*w*", &values, &order)) {
         return NULL;
     }
-    const Py_ssize_t n_values = values.len / (Py_ssize_t)sizeof(double);
-    const Py_ssize_t n = order.len / (Py_ssize_t)sizeof(int64_t);
+    const Py_ssize_t n_values = cbuf_count(&values, sizeof(double));
+    const Py_ssize_t n = cbuf_count(&order, sizeof(int64_t));
     int64_t kept = 0;
     const double *v = values.buf;
     int64_t *o = order.buf;
@@ -773,8 +689,7 @@ static PyObject *py_keep_equal_neighbours(PyObject *self, PyObject *args) {
         }
     }
     Py_END_ALLOW_THREADS
-    PyBuffer_Release(&values);
-    PyBuffer_Release(&order);
+    CBUF_RELEASE(&values, &order);
     return PyLong_FromLongLong(kept);
 }
 
@@ -788,15 +703,14 @@ static PyObject *py_keep_equal_neighbours(PyObject *self, PyObject *args) {
  * group's running maximum starts at its first child. Returns False (out unspecified)
  * where a parent is out of range, a time is not finite, or a node's children do not come
  * by start: the caller sorts them. */
-static PyObject *py_children_cover(PyObject *self, PyObject *args) {
-    (void)self;
+static PyObject *py_children_cover(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer parent, start, end, out;
     if (!PyArg_ParseTuple(args, "y*y*y*w*", &parent, &start, &end, &out)) {
         return NULL;
     }
-    const Py_ssize_t n = parent.len / (Py_ssize_t)sizeof(int64_t);
-    int ok = parent.len == n * (Py_ssize_t)sizeof(int64_t) &&
-             start.len == n * (Py_ssize_t)sizeof(double) && end.len == start.len &&
+    const Py_ssize_t n = cbuf_count(&parent, sizeof(int64_t));
+    int ok = cbuf_holds(&parent, n, sizeof(int64_t)) &&
+             cbuf_holds(&start, n, sizeof(double)) && end.len == start.len &&
              out.len == start.len;
     double *lo = NULL, *offset = NULL, *running = NULL;
     if (ok && n > 0) {
@@ -807,10 +721,7 @@ static PyObject *py_children_cover(PyObject *self, PyObject *args) {
             PyMem_RawFree(lo);
             PyMem_RawFree(offset);
             PyMem_RawFree(running);
-            PyBuffer_Release(&parent);
-            PyBuffer_Release(&start);
-            PyBuffer_Release(&end);
-            PyBuffer_Release(&out);
+            CBUF_RELEASE(&parent, &start, &end, &out);
             return PyErr_NoMemory();
         }
     }
@@ -881,10 +792,7 @@ static PyObject *py_children_cover(PyObject *self, PyObject *args) {
     PyMem_RawFree(lo);
     PyMem_RawFree(offset);
     PyMem_RawFree(running);
-    PyBuffer_Release(&parent);
-    PyBuffer_Release(&start);
-    PyBuffer_Release(&end);
-    PyBuffer_Release(&out);
+    CBUF_RELEASE(&parent, &start, &end, &out);
     return PyBool_FromLong(ok);
 }
 
@@ -892,14 +800,13 @@ static PyObject *py_children_cover(PyObject *self, PyObject *args) {
  * one pass in node order, where every parent comes before its children (a tree of
  * ranges sorted by start: a parent starts no later and sorts first). int64 both.
  * Returns False (out unspecified) where a parent does not come first. */
-static PyObject *py_tree_depths(PyObject *self, PyObject *args) {
-    (void)self;
+static PyObject *py_tree_depths(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer parent, out;
     if (!PyArg_ParseTuple(args, "y*w*", &parent, &out)) {
         return NULL;
     }
-    const Py_ssize_t n = parent.len / (Py_ssize_t)sizeof(int64_t);
-    int ok = parent.len == n * (Py_ssize_t)sizeof(int64_t) && out.len == parent.len;
+    const Py_ssize_t n = cbuf_count(&parent, sizeof(int64_t));
+    int ok = cbuf_holds(&parent, n, sizeof(int64_t)) && out.len == parent.len;
     if (ok) {
         const int64_t *up = parent.buf;
         int64_t *depth = out.buf;
@@ -917,8 +824,7 @@ static PyObject *py_tree_depths(PyObject *self, PyObject *args) {
         }
         Py_END_ALLOW_THREADS
     }
-    PyBuffer_Release(&parent);
-    PyBuffer_Release(&out);
+    CBUF_RELEASE(&parent, &out);
     return PyBool_FromLong(ok);
 }
 

@@ -9,7 +9,7 @@ import numpy as np
 from ...model.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind
 from ...model.sparse_column import row_type
 from ...model.trace_model import TraceModel
-from .tree_arrays import running_count
+from .tree_arrays import running_count, sorted_search
 
 try:
     from . import _nesting  # type: ignore[attr-defined]
@@ -93,7 +93,7 @@ def launches_of(
         index = _by_correlation(model, launches)
     sorted_corr, by_corr = index
     gpu_corr = model.column_at("correlation", gpu)
-    pos = np.searchsorted(sorted_corr, gpu_corr)
+    pos = sorted_search(sorted_corr, gpu_corr, "left")
     pos_clipped = np.minimum(pos, max(sorted_corr.size - 1, 0))
     found = (sorted_corr.size > 0) & (gpu_corr >= 0)
     if sorted_corr.size:

@@ -89,8 +89,16 @@ def _sorted_within_groups(values: np.ndarray, group: np.ndarray) -> np.ndarray:
         return values.copy()
     lo = int(values.min())
     span = int(values.max()) - lo + 1
-    if (int(group.max()) + 1) * span >= 1 << 62:
+    keys = (int(group.max()) + 1) * span
+    if keys >= 1 << 62:
         return values[np.lexsort((values, group))]
+    if keys <= 1 << 32:  # uint32 keys: half the bytes to sort, numpy's sort faster on them
+        small = group.astype(np.uint32)
+        small *= np.uint32(span)
+        small += (values - lo).astype(np.uint32)
+        small.sort()
+        small %= np.uint32(span)
+        return small.astype(np.int64) + lo
     key = np.sort(group.astype(np.int64) * span + (values - lo))
     return key % span + lo
 

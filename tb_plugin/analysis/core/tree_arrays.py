@@ -124,10 +124,17 @@ def previous_reaching(
     return _previous_reaching_passes(values, targets, start)
 
 
+# Integer types whose every value float64 holds exactly.
+_EXACT_IN_FLOAT = frozenset(np.dtype(t) for t in ("i1", "i2", "i4", "u1", "u2", "u4"))
+
+
 def sorted_search(a: np.ndarray, v: np.ndarray, side: Literal["left", "right"]) -> np.ndarray:
     """`np.searchsorted(a, v, side)` (int64), by the compiled search where built and both
     are float64 without a NaN key (`_nesting.c`: from the last key's answer by doubling
-    steps while the keys ascend, as a trace's times mostly do)."""
+    steps while the keys ascend, as a trace's times mostly do). Integers of 4 bytes or
+    fewer (ids, codes) are searched as the float64 that holds each exactly: the same order."""
+    if _nesting is not None and a.dtype in _EXACT_IN_FLOAT and v.dtype in _EXACT_IN_FLOAT:
+        a, v = a.astype(np.float64), v.astype(np.float64)
     if _nesting is None or a.dtype != np.float64 or v.dtype != np.float64 or np.isnan(v).any():
         return np.searchsorted(a, v, side).astype(np.int64, copy=False)
     a = np.ascontiguousarray(a)
