@@ -170,3 +170,17 @@ def test_batches_and_cuts_give_the_heap_answer(
         assert got == sorted(f"s{i}" for i, hit in zip(order.tolist(), heap) if hit)
         crossed += any(heap)
     assert 5 < crossed < 40  # lanes with and without crossings
+
+
+def test_rows_by_lane_are_a_stable_sort() -> None:
+    """Rows put in lane order lane by lane (few lanes) or by a sort (many, or wide codes):
+    both the stable argsort's order."""
+    rng = np.random.default_rng(5)
+    for lanes, dtype in ((3, np.uint16), (40, np.uint16), (5, np.int64), (1, np.uint16)):
+        lane = rng.integers(0, lanes, 5000).astype(dtype)
+        rows = np.sort(rng.choice(10**6, 5000, replace=False)).astype(np.int32)
+        order = np.argsort(lane, kind="stable")
+        got_rows, got_lane = checks._by_lane(rows, lane)
+        assert got_rows.dtype == rows.dtype and got_lane.dtype == lane.dtype
+        assert got_rows.tolist() == rows[order].tolist()
+        assert got_lane.tolist() == lane[order].tolist()

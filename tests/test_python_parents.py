@@ -10,12 +10,20 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from builders import TraceBuilder
 from corpus import corpus_model, corpus_path
 from independent.raw import read_raw
 from kinetoscope.analysis.core.optree import op_tree
-from kinetoscope.analysis.core.python_stacks import python_stacks
+from kinetoscope.analysis.core.python_ranges import python_ranges_unkept
+from kinetoscope.analysis.core.python_stacks import (
+    _file_order,
+    _id_parents,
+    _ids_in_file_order,
+    _python_ids,
+    python_stacks,
+)
 from kinetoscope.analysis.flamegraph.view import flamegraph
 
 H100 = [
@@ -184,3 +192,48 @@ def test_distinct_ids_far_apart(tmp_path: Path) -> None:
     assert chains["b.py(1): inner"] == ["b.py(1): inner", "a.py(1): outer"]
     assert chains["d.py(1): named"] == ["d.py(1): named", "b.py(1): inner", "a.py(1): outer"]
     assert chains["e.py(1): lost"] == ["e.py(1): lost", "c.py(1): other"]
+
+
+def _parents_both_ways(model) -> tuple:
+    """The parent positions `_id_parents` finds with the ids known sorted in file order
+    (`_ids_in_file_order`) and by the general search, from the same inputs."""
+    ranges = python_ranges_unkept(model)
+    py, file_pos = _file_order(len(model), ranges.rows, np.dtype(np.int32))
+    by_id = _ids_in_file_order(model, py, file_pos)
+    fast = _id_parents(_python_ids(model, ranges.rows), ranges.parent.astype(np.int32), by_id)
+    general = _id_parents(_python_ids(model, ranges.rows), ranges.parent.astype(np.int32))
+    return by_id, fast, general
+
+
+@pytest.mark.parametrize("path", H100)
+def test_ids_counting_up_need_no_search(path: str) -> None:
+    """Python ids counting up in file order (every trace seen) are looked up in file
+    order, with no sort and no table: the same parents, bit for bit, as the search."""
+    by_id, fast, general = _parents_both_ways(corpus_model(path))
+    assert by_id == []  # taken (and emptied) where the ids count up
+    assert fast.dtype == general.dtype and fast.tobytes() == general.tobytes()
+
+
+@pytest.mark.parametrize("base", [0, 10**9])
+def test_ids_counting_up_with_gaps(tmp_path: Path, base: int) -> None:
+    """Frames without ids among those with, an id naming no frame and a root: the ids
+    known sorted give the search's parents."""
+    t = TraceBuilder()
+    frames = (
+        ("a.py(1): outer", 1000.0, 100.0, 1, None),
+        ("b.py(1): no id", 1005.0, 50.0, None, None),
+        ("c.py(1): inner", 1010.0, 20.0, 5, 1),
+        ("d.py(1): lost", 1012.0, 2.0, 6, 99),
+        ("e.py(1): root", 1060.0, 10.0, 9, None),
+        ("f.py(1): named", 1062.0, 2.0, 12, 5),
+    )
+    for name, ts, dur, own, up in frames:
+        args = None if own is None else {"Python id": base + own, "Python parent id": up}
+        if args is not None and up is not None:
+            args["Python parent id"] = base + up
+        t.python(name, ts, dur, args=args)
+    model = t.model(tmp_path)
+    by_id, fast, general = _parents_both_ways(model)
+    assert by_id == []
+    assert fast.tobytes() == general.tobytes()
+    assert fast.tolist() != python_ranges_unkept(model).parent.tolist()  # the ids mattered

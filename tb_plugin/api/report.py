@@ -33,10 +33,11 @@ from .session import Session
 from .table_uses import TABLE_USES
 
 # Span views computed at once (KINETOSCOPE_VIEW_THREADS): two finish a 250 MB trace's
-# report ~0.15 s sooner on two cores, but hold two views' temporaries at once: with the
-# tables let go as in one thread, its peak is still ~30 MB higher (H100 253 MB tile 175 ->
-# 205 MB, V100 259 MB 147 -> 176 MB), as is every pairing of views measured (the derived
-# tables' builds alone free 10-27 MB of temporaries each: two at once exceed one), so one.
+# report ~0.13 s sooner on two cores, but its peak is in the views (not the load) and
+# ~20-30 MB higher: H100 253 MB tile 138-141 -> 160-170 MB, over 0.6x its JSON (152). No
+# pairing measured stays under (bench/view_weights.py; bench/README.md): even light views
+# in a thread of their own add ~15-20 MB, allocated in that thread's malloc arena, where
+# the main thread's freed pages are not reused. So one.
 VIEW_THREADS = int(env_number("KINETOSCOPE_VIEW_THREADS", 1))
 
 

@@ -85,9 +85,11 @@ def _build_python_stacks(model: TraceModel, tree: OpTree) -> PythonStacks:
     py, file_pos = _file_order(len(model), rows, index)
     node_frame = np.where(inner >= 0, file_pos[np.maximum(inner, 0)], -1).astype(index)
     del inner
+    by_id = _ids_in_file_order(model, py, file_pos)
     python_ids = _python_ids(model, rows)
     del rows
-    up = _id_parents(python_ids, time_parent)
+    up = _id_parents(python_ids, time_parent, by_id)
+    del by_id
     parent = np.full(py.size, -1, dtype=index)
     parent[file_pos] = np.where(up >= 0, file_pos[np.maximum(up, 0)], -1)
     del up, file_pos
@@ -106,18 +108,43 @@ def _file_order(n_rows: int, rows: np.ndarray, index: np.dtype) -> tuple[np.ndar
     return np.flatnonzero(marked).astype(index), place
 
 
-def _id_parents(python_ids: list[np.ndarray], parent: np.ndarray) -> np.ndarray:
+def _ids_in_file_order(
+    model: TraceModel, py: np.ndarray, file_pos: np.ndarray
+) -> list[np.ndarray] | None:
+    """The recorded Python ids sorted, each with its range position, where they count up
+    in file order (every trace seen: the profiler numbers calls as it writes them), so
+    they need no sort; None where they do not. `py`: the rows in file order; `file_pos`:
+    each range position's place among them."""
+    ids = model.column_at("python_id", py)
+    recorded = ids != NO_PYTHON_ID
+    all_recorded = bool(recorded.all())
+    if not all_recorded:
+        ids = ids[recorded]
+    if ids.size == 0 or not bool((ids[1:] > ids[:-1]).all()):
+        return None
+    position = np.empty(file_pos.size, dtype=file_pos.dtype)  # per place, its position
+    position[file_pos] = np.arange(file_pos.size, dtype=file_pos.dtype)
+    return [ids, position if all_recorded else position[recorded]]
+
+
+def _id_parents(
+    python_ids: list[np.ndarray], parent: np.ndarray, by_id: list[np.ndarray] | None = None
+) -> np.ndarray:
     """Per range position (rows in the index's order), its parent position: the event its
     `Python parent id` names when that sorts before it (so no chain loops), a null parent
     id a root, else `parent` (the enclosing range in time). Written into `parent`.
-    `python_ids` (`_python_ids`) is emptied: each of its arrays goes once read."""
+    `python_ids` (`_python_ids`) is emptied: each of its arrays goes once read; `by_id`
+    (`_ids_in_file_order`), when given, too."""
     has_id, ids, has_up, ups = python_ids
     python_ids.clear()
     if not has_id.any():
         return parent  # no ids recorded: time nesting
     searched = [ids, ups]
     del ids, ups
-    found = _first_position_of(searched, has_id, parent)
+    if by_id is not None:
+        found = _first_position_by_id(searched, by_id, has_id, parent)
+    else:
+        found = _first_position_of(searched, has_id, parent)
     positions = np.arange(has_id.size, dtype=parent.dtype)
     named = has_id & has_up & (found >= 0) & (found < positions)
     parent[has_id & ~has_up] = -1  # an id with a null parent id: a root
@@ -141,9 +168,8 @@ def _first_position_of(
     id_of = ids[with_id]
     low, high = int(id_of.min()), int(id_of.max())
     if low < 0 or high > 4 * ids.size + (1 << 16):
-        g = np.maximum(guess, 0)
-        guessed = np.where((guess >= 0) & has_id[g] & (ids[g] == wanted), guess, -1)
-        del g, ids
+        guessed = _guessed(ids, has_id, guess, wanted)
+        del ids
         by_position = [id_of, with_id]
         del id_of, with_id
         return _first_position_sorted(by_position, wanted, guessed)
@@ -175,8 +201,44 @@ def _first_position_sorted(
     del id_of
     first_pos = position[order[first]]
     del order, first
-    if distinct:
-        found = guessed.astype(first_pos.dtype)
+    return _search_unguessed(known, first_pos, wanted, guessed if distinct else None)
+
+
+def _first_position_by_id(
+    searched: list[np.ndarray], by_id: list[np.ndarray], has_id: np.ndarray, guess: np.ndarray
+) -> np.ndarray:
+    """`_first_position_of` where the ids are known distinct and sorted (`by_id`: the ids
+    and their positions, emptied): no sort and no table, the `guess` where it holds the
+    wanted id and a search for the others. `searched` as there."""
+    ids, wanted = searched
+    searched.clear()
+    guessed = _guessed(ids, has_id, guess, wanted)
+    del ids
+    known, position = by_id
+    by_id.clear()
+    return _search_unguessed(known, position, wanted, guessed)
+
+
+def _guessed(
+    ids: np.ndarray, has_id: np.ndarray, guess: np.ndarray, wanted: np.ndarray
+) -> np.ndarray:
+    """`guess` where the position it names holds the wanted id, else -1."""
+    g = np.maximum(guess, 0)
+    held = has_id[g]
+    held &= guess >= 0
+    held &= ids[g] == wanted
+    del g
+    return np.where(held, guess, -1)
+
+
+def _search_unguessed(
+    known: np.ndarray, first_pos: np.ndarray, wanted: np.ndarray, guessed: np.ndarray | None
+) -> np.ndarray:
+    """Per wanted id, `first_pos` of its place in `known` (sorted, distinct), -1 for
+    none; where `guessed` is given, its answers (>= 0) are taken and only the others
+    searched for."""
+    if guessed is not None:
+        found = guessed.astype(first_pos.dtype, copy=False)
         search = np.flatnonzero(guessed < 0)
     else:
         found = np.full(wanted.size, -1, dtype=first_pos.dtype)

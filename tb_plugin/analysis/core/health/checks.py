@@ -69,12 +69,9 @@ def overlapping_events(model: TraceModel) -> Finding:
     if rows.size < 2:
         return Finding(_NONE)
     lane = _lane_codes(model, rows)
-    by_lane = np.argsort(lane, kind="stable")  # file order inside each lane
-    # Rows and lanes put in that order once, the order let go of: each batch is a slice of
-    # them (not a copy made beside the order, which all the batches' walks held).
-    rows = rows[by_lane]
-    lane = lane[by_lane]
-    del by_lane
+    # Rows and lanes put in lane order once (file order inside each): each batch is a
+    # slice of them (not a copy made beside an order, which all the batches' walks held).
+    rows, lane = _by_lane(rows, lane)
     cuts = np.append(np.flatnonzero(lane[1:] != lane[:-1]) + 1, lane.size)
     found = [_crossing_rows(model, rows[a:b], lane[a:b]) for a, b in _batches(cuts)]
     return Finding(np.sort(np.concatenate(found)).astype(np.int64))
@@ -98,6 +95,23 @@ def _lane_codes(model: TraceModel, rows: np.ndarray) -> np.ndarray:
     return code.astype(np.uint16 if int(code[-1]) < 1 << 16 else np.int64)[key]
 
 
+# Up to this many lanes, rows are put in lane order lane by lane (a pass each), not by an
+# argsort, whose int64 order (8 bytes a slice beside the rows) was the check's peak.
+_LANES_BY_PASSES = 16
+
+
+def _by_lane(rows: np.ndarray, lane: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`rows` and `lane` sorted stably by lane (file order inside each lane)."""
+    counts = np.bincount(lane) if lane.dtype == np.uint16 else None
+    if counts is None or rows.size == 0 or np.count_nonzero(counts) > _LANES_BY_PASSES:
+        by_lane = np.argsort(lane, kind="stable")
+        rows = rows[by_lane]
+        return rows, lane[by_lane]
+    codes = np.flatnonzero(counts)
+    rows = np.concatenate([rows[lane == code] for code in codes.tolist()])
+    return rows, np.repeat(codes.astype(lane.dtype), counts[codes])
+
+
 def _batches(cuts: np.ndarray) -> list[tuple[int, int]]:
     """[start, end) of runs of consecutive pieces (`cuts`: where each piece ends, the
     last at the end) of about `_BATCH_SLICES` slices: each ends at the last cut before
@@ -111,12 +125,15 @@ def _batches(cuts: np.ndarray) -> list[tuple[int, int]]:
 
 def _crossing_rows(model: TraceModel, rows: np.ndarray, lane: np.ndarray) -> np.ndarray:
     """The rows (grouped by lane, file order inside each) that cross an earlier slice."""
-    starts = model.events["ts"][rows]
-    ends = starts + model.events["dur"][rows]
+    starts, ends = _times(model, rows)
     order = grouped_nesting_order(lane, starts, ends)  # file order breaks ties
     if order is not None:
-        rows, lane, starts, ends = rows[order], lane[order], starts[order], ends[order]
+        # The times gathered again in the new order, not copied beside the old ones.
+        del starts, ends
+        rows = rows[order]
+        lane = lane[order]
         del order
+        starts, ends = _times(model, rows)
     if rows.size <= _BATCH_SLICES or _nesting is not None:
         # The compiled walk holds 4 bytes a slice, less than the cuts below would.
         return rows[lane_crossings(lane, starts, ends, NEST_TOLERANCE_US)]
@@ -132,6 +149,15 @@ def _crossing_rows(model: TraceModel, rows: np.ndarray, lane: np.ndarray) -> np.
             for a, b in _batches(cuts)
         ]
     )
+
+
+def _times(model: TraceModel, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The slices' starts and ends (start + duration, summed into the durations read:
+    the same floats, one array fewer)."""
+    starts = model.events["ts"][rows].astype(np.float64, copy=False)
+    ends = model.events["dur"][rows].astype(np.float64, copy=False)
+    ends += starts
+    return starts, ends
 
 
 def kernel_before_launch(model: TraceModel) -> Finding:
