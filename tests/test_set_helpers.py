@@ -35,6 +35,11 @@ def test_in_sorted_is_isin() -> None:
     narrow = rng.integers(-1, 300, 1000).astype(np.int32)
     known = np.unique(rng.integers(0, 300, 40))
     assert np.array_equal(in_sorted(narrow, known), np.isin(narrow, known))
+    # Float times against np.unique's of them (the critical path's cut times): -0.0 and
+    # 0.0 one value, a NaN never found, as np.isin.
+    times = np.array([3.5, -0.0, np.nan, 1e-9, 7.0, 3.5, np.inf])
+    known = np.unique(np.array([0.0, 3.5, np.nan, np.inf, 2.0, np.nan]))
+    assert np.array_equal(in_sorted(times, known), np.isin(times, known))
 
 
 def test_distinct_is_numpys_unique() -> None:
