@@ -1,8 +1,9 @@
 """Set and order helpers written for speed against numpy's own: `kind_mask` (compared
 per kind, or through a table for many kinds) against `np.isin`, `common.in_sorted`
 (binary search in sorted known values) against `np.isin`, `common.distinct` against
-`np.unique`, the op tree's children by parent then start and the Kernels view's longest
-call per group against `np.lexsort`."""
+`np.unique`, the op tree's children by parent then start, the Kernels view's longest
+call per group, the trace view levels' dominant name per bucket and its index's orders
+against `np.lexsort`."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from kinetoscope.analysis.core.common import distinct, in_sorted
 from kinetoscope.analysis.core.optree import _by_parent_then_start
 from kinetoscope.analysis.kernels.view import _longest_earliest
 from kinetoscope.model.categories import Kind, kind_mask
+from kinetoscope.trace_view.index import _segment_order, by_depth
+from kinetoscope.trace_view.levels import by_key_then_name, most_busy
 
 
 @pytest.mark.parametrize("count", [0, 1, 2, 4, 5, 16])
@@ -35,6 +38,11 @@ def test_in_sorted_is_isin() -> None:
     narrow = rng.integers(-1, 300, 1000).astype(np.int32)
     known = np.unique(rng.integers(0, 300, 40))
     assert np.array_equal(in_sorted(narrow, known), np.isin(narrow, known))
+    # Float times against np.unique's of them (the critical path's cut times): -0.0 and
+    # 0.0 one value, a NaN never found, as np.isin.
+    times = np.array([3.5, -0.0, np.nan, 1e-9, 7.0, 3.5, np.inf])
+    known = np.unique(np.array([0.0, 3.5, np.nan, np.inf, 2.0, np.nan]))
+    assert np.array_equal(in_sorted(times, known), np.isin(times, known))
 
 
 def test_distinct_is_numpys_unique() -> None:
@@ -95,3 +103,59 @@ def test_longest_earliest_call_is_the_lexsorts_last() -> None:
         order = np.lexsort((-ts, dur, group))
         want = order[np.r_[np.flatnonzero(np.diff(group[order])), order.size - 1]]
         assert _longest_earliest(group, dur, ts).tolist() == want.tolist()
+
+
+def test_by_key_then_name_is_lexsort() -> None:
+    """Keys and names with ties, negative keys and keys too wide to combine (the
+    lexsort's own), empty input: the order of `np.lexsort((name, key))`."""
+    rng = np.random.default_rng(30)
+    for trial in range(200):
+        n = int(rng.integers(0, 60))
+        key = rng.integers(-2 if trial % 9 == 0 else 0, 6, n).astype(np.int64)
+        if trial % 11 == 0:
+            key *= 1 << 58
+        name = rng.integers(0, 4, n).astype(np.int32)
+        assert by_key_then_name(key, name).tolist() == np.lexsort((name, key)).tolist()
+
+
+def test_most_busy_is_the_lexsorts_last() -> None:
+    """Per run of equal sorted keys the last position of `np.lexsort((sums, key))`: equal
+    sums (the last of them), -0.0 beside 0.0, NaN sums (sorted after every number)."""
+    rng = np.random.default_rng(31)
+    for trial in range(300):
+        n = int(rng.integers(1, 50))
+        key = np.sort(rng.integers(0, 6, n)).astype(np.int64)
+        sums = rng.integers(0, 3, n).astype(float)
+        if trial % 4 == 0:
+            sums[sums == 0] = -0.0
+        if trial % 5 == 0:
+            sums[rng.integers(0, n, 2)] = np.nan
+        order = np.lexsort((sums, key))
+        want = order[np.r_[np.flatnonzero(np.diff(key[order])), order.size - 1]]
+        assert most_busy(key, sums).tolist() == want.tolist()
+    assert most_busy(np.zeros(0, np.int64), np.zeros(0)).size == 0
+
+
+def test_by_depth_is_a_stable_argsort() -> None:
+    """Shallow depths (sorted as int16) and deep ones: by depth, then index."""
+    rng = np.random.default_rng(32)
+    for high in (1, 5, 1 << 15, 1 << 20):
+        depth = rng.integers(0, high, 3000).astype(np.int32)
+        assert by_depth(depth).tolist() == np.lexsort((np.arange(depth.size), depth)).tolist()
+    assert by_depth(np.zeros(0, np.int32)).size == 0
+
+
+def test_segment_order_is_lexsort() -> None:
+    """Events by track then start (the index's sweep order), equal starts, many classes
+    and depths: the order of `np.lexsort((ts, cls, depth, track))`."""
+    rng = np.random.default_rng(33)
+    for trial in range(200):
+        n = int(rng.integers(0, 80))
+        track = rng.integers(0, 4, n)
+        ts = rng.integers(0, 10, n).astype(float)
+        sweep = np.lexsort((ts, track))
+        track, ts = track[sweep], ts[sweep]
+        depth = rng.integers(0, 1 + trial % 7, n).astype(np.int32)
+        cls = rng.integers(0, 1 + trial % 5, n).astype(np.int8)
+        want = np.lexsort((ts, cls, depth, track))
+        assert _segment_order(track, depth, cls, ts).tolist() == want.tolist()

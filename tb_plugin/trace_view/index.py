@@ -130,10 +130,18 @@ def nesting_depth(start: np.ndarray, end_s: np.ndarray) -> tuple[np.ndarray, boo
 def _layout_valid(start: np.ndarray, end_s: np.ndarray, depth: np.ndarray) -> bool:
     if start.shape[0] < 2:
         return True
-    order = np.lexsort((np.arange(start.shape[0]), depth))
+    order = by_depth(depth)
     d = depth[order]
     same = d[1:] == d[:-1]
     return not bool(np.any(same & (start[order][1:] < end_s[order][:-1])))
+
+
+def by_depth(depth: np.ndarray) -> np.ndarray:
+    """`np.argsort(depth, kind="stable")` (by depth, then index): depths below 2**15 are
+    sorted as int16, which numpy's stable sort takes by radix (~3x faster than int32)."""
+    if depth.size and int(depth.min()) >= 0 and int(depth.max()) < 1 << 15:
+        depth = depth.astype(np.int16)
+    return np.argsort(depth, kind="stable")
 
 
 def stack_depth(start: np.ndarray, end_s: np.ndarray) -> np.ndarray:
@@ -158,7 +166,7 @@ def parents(depth: np.ndarray) -> np.ndarray:
         return out
     idx = np.arange(n, dtype=np.int64)
     key = depth.astype(np.int64) * n + idx
-    order = np.argsort(key, kind="stable")
+    order = by_depth(depth)  # the keys' order: by depth, then index
     sorted_key = key[order]
     inner = np.flatnonzero(depth > 0)
     pos = np.searchsorted(sorted_key, (depth[inner].astype(np.int64) - 1) * n + idx[inner]) - 1
@@ -174,6 +182,22 @@ def _changes(key: np.ndarray) -> np.ndarray:
     out = np.ones(key.shape[0], dtype=bool)
     out[1:] = key[1:] != key[:-1]
     return out
+
+
+def _segment_order(
+    track_of: np.ndarray, depth: np.ndarray, cls: np.ndarray, ts: np.ndarray
+) -> np.ndarray:
+    """`np.lexsort((ts, cls, depth, track_of))` of events in sweep order (by track, then
+    start): one stable sort of (track, depth, class) as one integer keeps each group's
+    events by start, ties as they were, as the lexsort does (its four passes ~1.5x)."""
+    depths = int(depth.max()) + 1 if depth.size else 1
+    classes = int(cls.max()) + 1 if cls.size else 1
+    tracks = int(track_of.max()) + 1 if track_of.size else 1
+    low = min(int(depth.min()), int(cls.min()), int(track_of.min())) if depth.size else 0
+    if low < 0 or tracks * depths * classes >= 1 << 62:
+        return np.lexsort((ts, cls, depth, track_of))
+    key = (track_of.astype(np.int64) * depths + depth) * classes + cls
+    return np.argsort(key, kind="stable")
 
 
 def _run_starts(key: np.ndarray) -> np.ndarray:
@@ -210,7 +234,7 @@ def build_index(model: TraceModel) -> TimelineIndex:
     cls = np.searchsorted(thresholds, dur, side="right").astype(np.int8)
 
     # Segment order: (track, depth, class, start).
-    seg_order = np.lexsort((ts, cls, depth, track_of))
+    seg_order = _segment_order(track_of, depth, cls, ts)
     inverse = np.empty(n, dtype=np.int64)
     inverse[seg_order] = np.arange(n)
     rows, track_of, ts, dur, end_s = (a[seg_order] for a in (rows, track_of, ts, dur, end_s))

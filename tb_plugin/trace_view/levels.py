@@ -62,17 +62,41 @@ def aggregate(
         "busy": np.add.reduceat(busy[order], first),
     }
     out["pos"] = np.where(out["count"] == 1, np.minimum.reduceat(pos[order], first), -1)
-    by_name = np.lexsort((dname, key))
+    by_name = by_key_then_name(key, dname)
     k2, n2 = key[by_name], dname[by_name]
     f2 = np.flatnonzero(np.concatenate([[True], (k2[1:] != k2[:-1]) | (n2[1:] != n2[:-1])]))
     sums = np.add.reduceat(dbusy[by_name], f2)
     kk, nn = k2[f2], n2[f2]
-    best = np.lexsort((sums, kk))
-    kk_b = kk[best]
-    last = np.flatnonzero(np.concatenate([kk_b[1:] != kk_b[:-1], [True]]))
-    out["name"] = nn[best][last]
-    out["dbusy"] = sums[best][last]
+    best = most_busy(kk, sums)
+    out["name"] = nn[best]
+    out["dbusy"] = sums[best]
     return out
+
+
+def by_key_then_name(key: np.ndarray, name: np.ndarray) -> np.ndarray:
+    """`np.lexsort((name, key))`: one stable sort of `key * names + name` where that fits
+    an int64 (the lexsort's two passes took ~0.1 s of a 1 GB trace's index)."""
+    if key.size == 0:
+        return np.zeros(0, dtype=np.intp)
+    low = min(int(key.min()), int(name.min()))
+    names = int(name.max()) + 1
+    if low < 0 or (int(key.max()) + 1) * names >= 1 << 62:
+        return np.lexsort((name, key))
+    return np.argsort(key * names + name, kind="stable")
+
+
+def most_busy(key: np.ndarray, sums: np.ndarray) -> np.ndarray:
+    """Per run of equal `key` (sorted), the position of its largest sum, the last of equal
+    ones, a NaN before any number: the last of each run of `np.lexsort((sums, key))`,
+    found without sorting (that sort took ~0.17 s of a 1 GB trace's index)."""
+    if key.size == 0:
+        return np.zeros(0, dtype=np.intp)
+    first = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]]))
+    run = np.repeat(np.arange(first.size), np.diff(np.append(first, key.size)))
+    top = np.maximum.reduceat(sums, first)[run]  # NaN where the run has one, as the sort
+    is_top = (sums == top) | (np.isnan(sums) & np.isnan(top))
+    at = np.where(is_top, np.arange(key.size), -1)
+    return np.maximum.reduceat(at, first)
 
 
 def build_levels(

@@ -8,6 +8,7 @@ from typing import TypedDict
 
 import numpy as np
 
+from ..analysis.core.common import unique_inverse
 from ..model.errors import bounded
 from ..model.trace_model import TraceModel
 from .index import TimelineIndex
@@ -197,8 +198,7 @@ def _per_name(worker: WorkerTrace, pos: np.ndarray, a: float, b: float) -> PerNa
     if pos.size * 8 > len(index):  # many events: count by code, no sort
         uniq, inverse = np.arange(len(model.names)), codes
     else:
-        uniq, inverse = np.unique(codes, return_inverse=True)
-        inverse = inverse.reshape(-1)
+        uniq, inverse = unique_inverse(codes)  # np.unique's, codes marked not sorted
     count = np.bincount(inverse, minlength=uniq.size)
     total = np.bincount(inverse, weights=clipped, minlength=uniq.size)
     own = np.bincount(inverse, weights=self_time, minlength=uniq.size)

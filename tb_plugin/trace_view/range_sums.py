@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..analysis.core.common import distinct, unique_inverse
 from .index import TimelineIndex
 from .window import gather_ranges, groups_of_tracks, overlap_bounds
 
@@ -83,7 +84,7 @@ def build_range_sums(
     width = max((last - index.t_min) / n_buckets, 1e-3)
     bucket_of = RangeSums(index.t_min, width, n_buckets, n_names, *([np.zeros(0)] * 6)).bucket
     pair = event_pairs(index, n_names)
-    pairs = np.unique(pair)
+    pairs = distinct(pair)  # np.unique's values, not its sort of every event (~8x)
     bucket = bucket_of(index.start)
     child = np.flatnonzero(index.parent >= 0)
     dur = index.end - index.start
@@ -93,7 +94,7 @@ def build_range_sums(
     rec_count = np.concatenate([np.ones(n, np.int64), np.zeros(child.size, np.int64)])
     rec_busy = np.concatenate([dur, np.zeros(child.size)])
     rec_child = np.concatenate([np.zeros(n), dur[child]])
-    keys, inverse = np.unique(rec_key, return_inverse=True)
+    keys, inverse = unique_inverse(rec_key)  # np.unique's, marked not sorted (~7x)
 
     def running(values: np.ndarray, dtype: type) -> np.ndarray:
         per_key: np.ndarray = np.bincount(inverse, weights=values, minlength=keys.size)

@@ -29,6 +29,7 @@ from typing import TypedDict
 import msgspec
 import numpy as np
 
+from ..analysis.core.common import distinct
 from ..analysis.kernels.compiled import named_source_roots
 from ..ingest import storage
 from ..ingest.schema import PYTHON_PATH_PREFIXES
@@ -91,7 +92,7 @@ def frame_files(model: TraceModel) -> set[str]:
     """The files the trace's stack frames name: of `python_function` events and of the
     `Call stack` args."""
     ev = model.events
-    codes = np.unique(ev["name"][ev["kind"] == Kind.PYTHON])
+    codes = distinct(ev["name"][ev["kind"] == Kind.PYTHON])
     files = {_file_of(model.names[c]) for c in codes.tolist()}
     stacked = np.flatnonzero(ev["has_stack"])[:MAX_STACK_ROWS]
     texts = {a.stack for a in model.iter_args(stacked, _StackArgs) if a.stack}

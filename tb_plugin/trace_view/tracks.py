@@ -17,7 +17,7 @@ import numpy as np
 from ..analysis.core.common import unique_inverse
 from ..analysis.core.devices import device_identities, device_identity
 from ..ingest.values import lenient_int
-from ..model.categories import Kind, Phase
+from ..model.categories import Kind, Phase, kind_mask
 from ..model.trace_model import TraceModel
 
 GPU_KINDS = (Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET, Kind.GPU_USER_ANNOTATION)
@@ -52,7 +52,7 @@ def slice_rows(model: TraceModel) -> np.ndarray:
     """Rows drawn on slice tracks: complete events and plain instants with a time."""
     ev = model.events
     kind, ph = ev["kind"], ev["ph"]
-    drawable = (ph == Phase.COMPLETE) & ~np.isin(kind, np.array(NOT_SLICES, dtype="u1"))
+    drawable = (ph == Phase.COMPLETE) & ~kind_mask(kind, NOT_SLICES)
     drawable |= (ph == Phase.INSTANT) & (kind == Kind.INSTANT)
     drawable &= np.isfinite(ev["ts"])
     return np.flatnonzero(drawable)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...model.trace_model import TraceModel
+from ..core.common import distinct, in_sorted, unique_inverse, unique_rows
 from ..core.host_ranges import host_ranges, snap_ns
 from . import host_links
 from .device import (
@@ -100,7 +101,7 @@ def _blocking(
     model: TraceModel, pieces: Pieces, acts: Activities, origin: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """Host calls that blocked on GPU work (rows) and the activity each waited for."""
-    calls = np.unique(pieces.runtime[pieces.runtime >= 0])
+    calls = distinct(pieces.runtime[pieces.runtime >= 0])
     if calls.size == 0 or len(acts) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     calls = calls[blocking_candidates(model, calls)]
@@ -125,7 +126,7 @@ def _cut_points(
     ev = model.events
     ranges = host_ranges(model)
     origin = ranges.origin
-    launchers = np.unique(acts.launch[acts.launch >= 0])
+    launchers = distinct(acts.launch[acts.launch >= 0])
     calls = np.concatenate([launchers, block_call])
     steps = host_step_rows(model)
     ops = np.array([i.op for i in found], dtype=np.int64)
@@ -164,12 +165,14 @@ def _node_of_pieces(
     waiting = piece_wait >= 0
     cut |= waiting
     cut[1:] |= waiting[:-1]
-    blocking = np.isin(pieces.runtime, block_call) & (pieces.runtime >= 0)
+    # block_call: distinct rows, ascending (`_blocking`'s): a binary search per piece,
+    # not np.isin's sort of both arrays.
+    blocking = in_sorted(pieces.runtime, block_call) & (pieces.runtime >= 0)
     cut[1:] |= blocking[1:] & (pieces.runtime[1:] != pieces.runtime[:-1])
     cut[1:] |= blocking[:-1] & (pieces.runtime[1:] != pieces.runtime[:-1])
     for thread, times in cuts.items():
         mine = np.flatnonzero(pieces.thread == thread)
-        cut[mine[np.isin(pieces.start[mine], times)]] = True
+        cut[mine[in_sorted(pieces.start[mine], times)]] = True  # times: np.unique's
     return np.cumsum(cut) - 1
 
 
@@ -192,7 +195,7 @@ def _host_nodes(
     kind = np.full(first.size, CPU, dtype=np.int8)
     kind[pieces.transfer[first] >= 0] = COLLECTIVE
     waits = piece_wait[first] >= 0
-    blocked = np.isin(pieces.runtime[first], block_call) & (pieces.runtime[first] >= 0)
+    blocked = in_sorted(pieces.runtime[first], block_call) & (pieces.runtime[first] >= 0)
     kind[waits | blocked] = WAIT
     names: list[str] = []
     for i, row in zip(first.tolist(), pieces.row[first].tolist()):
@@ -233,10 +236,10 @@ def _gpu_nodes(model: TraceModel, b: GraphBuilder, acts: Activities, rank: int) 
         return np.zeros(0, np.int64)
     ev = model.events
     names = ev["name"][acts.rows]
-    codes, inverse = np.unique(names, return_inverse=True)
-    ids = b.name_ids([model.names[int(c)] for c in codes.tolist()])[inverse.reshape(-1)]
+    codes, inverse = unique_inverse(names)
+    ids = b.name_ids([model.names[int(c)] for c in codes.tolist()])[inverse]
     pid, tid = ev["pid"][acts.rows], ev["tid"][acts.rows]
-    lane_keys, lane_inverse = np.unique(np.stack([pid, tid], axis=1), axis=0, return_inverse=True)
+    lane_keys, lane_inverse = unique_rows(np.stack([pid, tid], axis=1))
     lane_ids = np.array(
         [b.lane_id(f"{model.pids[int(p)]}/{model.tids[int(t)]}") for p, t in lane_keys.tolist()],
         dtype=np.int64,
