@@ -76,7 +76,12 @@ export async function createChart(
   option.apply();
   if (onClick) chart.on('click', (event) => onClick(event as unknown as ChartClick));
 
-  const resize = new ResizeObserver(() => chart?.resize());
+  // The observer reports the size it starts with too: ECharts' resize() lays out and
+  // draws the whole chart again whatever the size, so only a new size is passed on.
+  const resize = new ResizeObserver(() => {
+    if (chart && (chart.getWidth() !== el.clientWidth || chart.getHeight() !== el.clientHeight))
+      chart.resize();
+  });
   resize.observe(el);
 
   return {
