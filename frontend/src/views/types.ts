@@ -35,9 +35,6 @@ export interface ViewHandle {
   dispose: () => void;
   /** Scrolls to an anchor; false when the view has no such anchor. */
   scrollTo?: (anchor: string) => boolean;
-  /** Settles once what the view shows first is drawn, where that comes after render()
-   *  (the Overview's charts): the shell's own requests wait for it. */
-  drawn?: Promise<void>;
 }
 
 export interface ViewDef {

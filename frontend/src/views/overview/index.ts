@@ -211,7 +211,7 @@ async function renderOverview(container: HTMLElement, ctx: ViewContext): Promise
   // (at their size, after that first paint). The sections with requests of their own
   // (the idle analysis, health, compile steps, gains) start once the charts are drawn:
   // their computing (the server's) does not share the cores with that first draw.
-  const drawn = breakdown
+  void breakdown
     .start(ctx.themes, ctx.signal)
     .catch((error: unknown) => breakdown.chartsFailed(error))
     .finally(() => {
@@ -233,7 +233,6 @@ async function renderOverview(container: HTMLElement, ctx: ViewContext): Promise
       page.remove();
     },
     scrollTo: (anchor: string) => scrollToAnchor(page, anchor),
-    drawn,
   };
 }
 
