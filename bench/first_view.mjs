@@ -3,6 +3,7 @@
 // the plugin's Overview answered (its route's first 200) and drawn in Chromium.
 //
 //     node bench/first_view.mjs LOGDIR [--runs N] [--python .venv/bin/python] [--requests]
+//                                      [--trace]
 //
 // Chromium starts beside TensorBoard (a user's browser is open already) and opens
 // TensorBoard's page as soon as it answers, as a user following the printed URL would;
@@ -13,7 +14,10 @@
 // ratios; `cpu_s`: the CPU seconds (user + system) TensorBoard's process and the browser's
 // processes had used at `overview_200` and at `drawn` (Linux /proc; null elsewhere): on a
 // shared machine, what to compare before and after a change, beside the wall times;
-// `--requests` prints each answer of TensorBoard's data routes as it comes (to stderr).
+// `--requests` prints each answer of TensorBoard's data routes as it comes (to stderr);
+// `--trace` records a Chrome trace of the page and adds `browser_trace`: from the
+// Overview's answer to its paint, the seconds and the CPU seconds of the renderer's main
+// thread (_browser_trace.mjs; tracing costs the browser some CPU of its own).
 // Nothing is written into the repo; a temporary folder holds the cache and the browser
 // profile.
 
@@ -26,6 +30,7 @@ import { parseArgs } from 'node:util';
 
 import { chromium } from 'playwright-core';
 
+import { traceBrowser } from './_browser_trace.mjs';
 import {
   BROWSER_ARGS,
   IFRAME,
@@ -43,10 +48,11 @@ const { values, positionals } = parseArgs({
     runs: { type: 'string', default: '1' },
     python: { type: 'string', default: path.join(REPO, '.venv', 'bin', 'python') },
     requests: { type: 'boolean', default: false },
+    trace: { type: 'boolean', default: false },
   },
 });
 if (positionals.length !== 1) {
-  console.error('usage: node bench/first_view.mjs LOGDIR [--runs N] [--python PYTHON]');
+  console.error('usage: node bench/first_view.mjs LOGDIR [--runs N] [--python PYTHON] [--trace]');
   process.exit(2);
 }
 const LOGDIR = path.resolve(positionals[0]);
@@ -146,6 +152,7 @@ async function oneRun() {
   /** @type {Record<string, ReturnType<typeof cpuSeconds>>} */
   const cpu = { overview_200: null, drawn: null };
   let context;
+  let browserTrace = null;
   try {
     while (times.listening === null) {
       try {
@@ -170,6 +177,7 @@ async function oneRun() {
         }
       }
     });
+    const tracing = values.trace ? await traceBrowser(page, PLUGIN) : null;
     await page.goto(`${base}#${PLUGIN}`);
     await page
       .frameLocator(IFRAME)
@@ -177,19 +185,20 @@ async function oneRun() {
       .waitFor({ state: 'visible', timeout: 600_000 });
     times.drawn = since();
     cpu.drawn = cpuSeconds(tb.pid);
+    browserTrace = (await tracing?.stop()) ?? null;
   } finally {
     await (context ?? (await browser)).close();
     await killGroup(tb);
     await rm(tmp, { recursive: true, force: true });
   }
-  return { times, cpu };
+  return { times, cpu, browserTrace };
 }
 
 const files = await traces(LOGDIR);
 const G = files.length === 1 ? gzipSeconds(files[0]) : null;
 const size = files.length === 1 ? (await stat(files[0])).size : null;
 for (let i = 0; i < Number(values.runs); i++) {
-  const { times, cpu } = await oneRun();
+  const { times, cpu, browserTrace } = await oneRun();
   const ratio = (/** @type {number | null} */ t) => (t !== null && G ? +(t / G).toFixed(2) : null);
   console.log(
     JSON.stringify({
@@ -200,6 +209,7 @@ for (let i = 0; i < Number(values.runs); i++) {
       overview_200_over_G: ratio(times.overview_200),
       drawn_over_G: ratio(times.drawn),
       cpu_s: cpu,
+      ...(values.trace ? { browser_trace: browserTrace } : {}),
     }),
   );
 }

@@ -26,6 +26,34 @@ export function preloadCharts(): void {
   void loadECharts().catch(() => undefined); // a failure shows where a chart is drawn
 }
 
+/** Resolves true once `el` has a size and the frame that gave it one is painted; false if
+ *  `signal` aborts first. A view is built hidden and shown once built: a chart started
+ *  then is laid out and drawn once, at its size (started hidden, ECharts draws it at no
+ *  size and again on the resize), and the page's text is on screen before the charts. */
+export function afterShown(el: HTMLElement, signal: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (signal.aborted) {
+      resolve(false);
+      return;
+    }
+    const settle = (shown: boolean): void => {
+      observer.disconnect();
+      signal.removeEventListener('abort', onAbort);
+      resolve(shown && !signal.aborted);
+    };
+    const onAbort = (): void => settle(false);
+    // Observers run after layout and before paint: the next animation frame comes after
+    // this frame's paint.
+    const observer = new ResizeObserver(() => {
+      if (el.clientWidth === 0 || el.clientHeight === 0) return;
+      observer.disconnect();
+      requestAnimationFrame(() => settle(true));
+    });
+    signal.addEventListener('abort', onAbort, { once: true });
+    observer.observe(el);
+  });
+}
+
 /** The option builder a chart shows, applied again on every theme change. `chart` gives
  *  the ECharts instance, if it has started (a zoom chart starts once it has a size). */
 export interface ThemedOption {
@@ -76,7 +104,12 @@ export async function createChart(
   option.apply();
   if (onClick) chart.on('click', (event) => onClick(event as unknown as ChartClick));
 
-  const resize = new ResizeObserver(() => chart?.resize());
+  // The observer reports the size it starts with too: ECharts' resize() lays out and
+  // draws the whole chart again whatever the size, so only a new size is passed on.
+  const resize = new ResizeObserver(() => {
+    if (chart && (chart.getWidth() !== el.clientWidth || chart.getHeight() !== el.clientHeight))
+      chart.resize();
+  });
   resize.observe(el);
 
   return {

@@ -2,9 +2,15 @@
 // step (ECharts), the per-step table with the average as its footer, and the steps left
 // out as incomplete.
 
+import { describeError } from '../../api/client';
 import type { Category, OverviewResponse } from '../../api/types';
 import { CATEGORY_COLOR, CATEGORY_HELP, CATEGORY_LABEL } from '../../components/categories';
-import { createChart, type ChartHandle, type OptionBuilder } from '../../components/chart';
+import {
+  afterShown,
+  createChart,
+  type ChartHandle,
+  type OptionBuilder,
+} from '../../components/chart';
 import {
   BAR_TOOLTIP,
   chartFrame,
@@ -120,10 +126,15 @@ function stepTooltip(data: StackedSeries): (items: AxisItem | AxisItem[]) => str
   };
 }
 
+/** The first view's charts appear drawn, not grown: ECharts' entry animation repainted
+ *  the whole canvas each frame for 300 ms, on the cores the page's first draw needs. */
+const NO_ANIMATION = { animation: false };
+
 function stackedOption(ov: OverviewResponse, categories: readonly Category[]): OptionBuilder {
   const data = stackedSeries(ov.steps, categories);
   return (theme) => ({
     ...chartFrame(theme, { ...BAR_TOOLTIP, formatter: stepTooltip(data) }),
+    ...NO_ANIMATION,
     // Every category in view (a paged legend hid "CPU Exec" at 1280 px): the legend wraps
     // onto a second line when the card is narrow, and the plot starts below it.
     legend: { ...scrollLegend(theme), type: 'plain' },
@@ -151,6 +162,7 @@ function pieOption(ov: OverviewResponse): OptionBuilder {
       formatter: (p: { name: string; value: number; percent: number }) =>
         `${p.name}<br/>${formatDuration(p.value)} (${p.percent.toFixed(2)} %)`,
     }),
+    ...NO_ANIMATION,
     // The legend sits beside the donut (with `right: 0` a wide card left a third empty).
     legend: {
       orient: 'vertical',
@@ -233,7 +245,7 @@ function breakdownSection(
   );
 }
 
-/** The breakdown section; its charts start once it is in the document (for their sizes). */
+/** The breakdown section; its charts start once it is shown (for their sizes). */
 export class Breakdown {
   readonly element: HTMLElement;
   private readonly table: VirtualTable<BreakdownRow>;
@@ -256,21 +268,47 @@ export class Breakdown {
     this.element = breakdownSection(ov, this.stepChartEl, this.pieChartEl, this.table);
   }
 
-  async start(themes: ThemeWatcher): Promise<void> {
-    const { ov, charts } = this;
+  /** Draws the charts once the section is shown (see afterShown); resolves when they are
+   *  drawn, or at once when `signal` aborts (the user left the page). */
+  async start(themes: ThemeWatcher, signal: AbortSignal): Promise<void> {
+    if (!(await afterShown(this.element, signal))) return;
+    const { ov } = this;
     if (ov.steps.length) {
       const categories = shownCategories(ov);
-      charts.push(await createChart(this.stepChartEl, stackedOption(ov, categories), themes));
+      await this.draw(this.stepChartEl, stackedOption(ov, categories), themes, signal);
     } else {
       this.stepChartEl.replaceWith(
         h('p', { class: 'ks-muted ks-note' }, 'No complete steps to chart.'),
       );
     }
     if (pieSlices(ov.average_breakdown_us).length) {
-      charts.push(await createChart(this.pieChartEl, pieOption(ov), themes));
+      await this.draw(this.pieChartEl, pieOption(ov), themes, signal);
     } else {
       this.pieChartEl.replaceWith(h('p', { class: 'ks-muted ks-note' }, 'No time recorded.'));
     }
+  }
+
+  /** What replaces the charts not drawn when ECharts could not be loaded or drawn. */
+  chartsFailed(error: unknown): void {
+    console.error(error);
+    for (const el of [this.stepChartEl, this.pieChartEl]) {
+      if (!el.isConnected || el.childElementCount > 0) continue; // drawn, or replaced
+      el.replaceWith(
+        h('p', { class: 'ks-muted ks-note' }, `Could not draw the chart: ${describeError(error)}`),
+      );
+    }
+  }
+
+  private async draw(
+    el: HTMLElement,
+    build: OptionBuilder,
+    themes: ThemeWatcher,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const chart = await createChart(el, build, themes);
+    if (signal.aborted)
+      chart.dispose(); // left while ECharts loaded: dispose() has run
+    else this.charts.push(chart);
   }
 
   dispose(): void {

@@ -207,18 +207,21 @@ async function renderOverview(container: HTMLElement, ctx: ViewContext): Promise
   );
   container.appendChild(page);
 
-  // The sections with requests of their own (the idle analysis, health, compile steps,
-  // gains) start once the page's own charts are drawn: the page does not wait for them,
-  // and their computing (the server's) does not share the cores with that first draw.
-  try {
-    await breakdown.start(ctx.themes);
-  } finally {
-    void idle.start();
-    void health.start();
-    void compile.start();
-    void gains.start();
-  }
-  page.dataset.ready = 'true';
+  // The page is returned to be shown with its numbers; its charts are drawn once it is
+  // (at their size, after that first paint). The sections with requests of their own
+  // (the idle analysis, health, compile steps, gains) start once the charts are drawn:
+  // their computing (the server's) does not share the cores with that first draw.
+  void breakdown
+    .start(ctx.themes, ctx.signal)
+    .catch((error: unknown) => breakdown.chartsFailed(error))
+    .finally(() => {
+      if (ctx.signal.aborted) return;
+      void idle.start();
+      void health.start();
+      void compile.start();
+      void gains.start();
+      page.dataset.ready = 'true';
+    });
 
   return {
     dispose(): void {
