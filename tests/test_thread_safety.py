@@ -110,6 +110,16 @@ def test_closing_the_store_ends_the_waits_on_loads_that_never_ran(tmp_path: Path
     assert store.status(str(paths[1]))["state"] == "error"
 
 
+def write_three_steps(path: Path) -> None:
+    """A trace of three steps, each with an op that launches a kernel."""
+    t = TraceBuilder()
+    for i in range(3):
+        t.step(i + 1, i * 100, 100)
+        op = t.op("aten::mm", i * 100 + 10, 50)
+        t.launch(i * 100 + 20, 5, op, gpu_ts=i * 100 + 30, gpu_dur=40)
+    t.write(path)
+
+
 BERT = "tracelens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz"
 
 
@@ -127,12 +137,7 @@ def test_views_computed_side_by_side_answer_as_one_after_another(
             corpus_missing(BERT)
         shutil.copy(CORPUS / BERT, run / "worker0.1.pt.trace.json.gz")
     else:
-        t = TraceBuilder()
-        for i in range(3):
-            t.step(i + 1, i * 100, 100)
-            op = t.op("aten::mm", i * 100 + 10, 50)
-            t.launch(i * 100 + 20, 5, op, gpu_ts=i * 100 + 30, gpu_dur=40)
-        t.write(run / "worker0.1.pt.trace.json")
+        write_three_steps(run / "worker0.1.pt.trace.json")
     outputs = []
     for threads in ("1", "2"):
         command = ["report", str(tmp_path / "logs"), "--format", "json", "--no-cache"]
@@ -146,3 +151,22 @@ def test_views_computed_side_by_side_answer_as_one_after_another(
         outputs.append(proc.stdout)
     assert outputs[0] == outputs[1]
     assert b'"overview"' in outputs[0] and b'"kernels"' in outputs[0]
+
+
+def test_a_report_takes_two_view_threads_from_its_row_threshold_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Unset, KINETOSCOPE_VIEW_THREADS is the trace's rows' rule: two threads from
+    `VIEW_THREADS_MIN_ROWS` rows on, one below; set, it is what it says."""
+    from kinetoscope.api import report as report_module
+    from kinetoscope.ingest.build import build_model
+
+    write_three_steps(tmp_path / "worker0.1.pt.trace.json")
+    model = build_model(str(tmp_path / "worker0.1.pt.trace.json"))
+    monkeypatch.setattr(report_module, "VIEW_THREADS", 0)
+    monkeypatch.setattr(report_module, "VIEW_THREADS_MIN_ROWS", len(model))
+    assert report_module._view_threads(model) == 2
+    monkeypatch.setattr(report_module, "VIEW_THREADS_MIN_ROWS", len(model) + 1)
+    assert report_module._view_threads(model) == 1
+    monkeypatch.setattr(report_module, "VIEW_THREADS", 3)
+    assert report_module._view_threads(model) == 3

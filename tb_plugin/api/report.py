@@ -32,13 +32,16 @@ from .resolve import resolve
 from .session import Session
 from .table_uses import TABLE_USES
 
-# Span views computed at once (KINETOSCOPE_VIEW_THREADS): two finish a 250 MB trace's
-# report ~0.13 s sooner on two cores, but its peak is in the views (not the load) and
-# ~20-30 MB higher: H100 253 MB tile 138-141 -> 160-170 MB, over 0.6x its JSON (152). No
-# pairing measured stays under (bench/view_weights.py; bench/README.md): even light views
-# in a thread of their own add ~15-20 MB, allocated in that thread's malloc arena, where
-# the main thread's freed pages are not reused. So one.
-VIEW_THREADS = int(env_number("KINETOSCOPE_VIEW_THREADS", 1))
+# Span views computed at once (KINETOSCOPE_VIEW_THREADS; unset: `_view_threads`' rule).
+VIEW_THREADS = int(env_number("KINETOSCOPE_VIEW_THREADS", 0))
+# Two view threads from this many rows on, one below. Two raise a report's peak RSS by a
+# near-fixed part of the views' (glibc keeps each thread's freed pages in its own arena):
+# H100 253 MB tile (925k rows) 137-139 -> 157-167 MB, over its bound (0.6x JSON: 152);
+# V100 259 MB (606k) 128 -> 146-148 of 155. Trimming the heap first, heap pages by mmap
+# above 4-16 MB, one arena, or the heavy views first alone did not bring H100 under 150.
+# Larger traces have room: 1 GB V100 (2.35M rows) 370 -> 430-450 MB of 620, wall 2.6 ->
+# 2.1 s at 2 cores. Below ~100 MB two threads gain nothing (36/65 MB tiles: same wall).
+VIEW_THREADS_MIN_ROWS = 1_500_000
 
 
 class Refused(ViewParamError):
@@ -159,10 +162,18 @@ def _answers(
             _let_go_of_tables(model, [*left, *later])
         return result
 
-    if len(calls) < 2 or VIEW_THREADS < 2:
+    threads = _view_threads(model)
+    if len(calls) < 2 or threads < 2:
         return [answer(i) for i in range(len(calls))]
-    with ThreadPoolExecutor(VIEW_THREADS, thread_name_prefix="kinetoscope-view") as pool:
+    with ThreadPoolExecutor(threads, thread_name_prefix="kinetoscope-view") as pool:
         return list(pool.map(answer, range(len(calls))))
+
+
+def _view_threads(model: TraceModel | None) -> int:
+    """`VIEW_THREADS` where set, else two for a model of `VIEW_THREADS_MIN_ROWS` rows."""
+    if VIEW_THREADS:
+        return VIEW_THREADS
+    return 2 if model is not None and len(model) >= VIEW_THREADS_MIN_ROWS else 1
 
 
 def _let_go_of_tables(model: TraceModel, left: list[str]) -> None:
