@@ -9,6 +9,7 @@ Raised as the door tells them apart: `NotFound` (a worker or span that names not
 
 from __future__ import annotations
 
+import os
 import threading
 import typing
 from collections.abc import Mapping, Sequence
@@ -39,8 +40,9 @@ VIEW_THREADS = int(env_number("KINETOSCOPE_VIEW_THREADS", 0))
 # H100 253 MB tile (925k rows) 137-139 -> 157-167 MB, over its bound (0.6x JSON: 152);
 # V100 259 MB (606k) 128 -> 146-148 of 155. Trimming the heap first, heap pages by mmap
 # above 4-16 MB, one arena, or the heavy views first alone did not bring H100 under 150.
-# Larger traces have room: 1 GB V100 (2.35M rows) 370 -> 430-450 MB of 620, wall 2.6 ->
-# 2.1 s at 2 cores. Below ~100 MB two threads gain nothing (36/65 MB tiles: same wall).
+# Larger traces have room: 1 GB V100 (2.35M rows) 370 -> 430-450 MB of 604, wall 2.6 ->
+# 2.1 s at 2 cores (one core: one thread). Below ~100 MB two threads gain nothing
+# (36/65 MB tiles: the same wall).
 VIEW_THREADS_MIN_ROWS = 1_500_000
 
 
@@ -170,10 +172,12 @@ def _answers(
 
 
 def _view_threads(model: TraceModel | None) -> int:
-    """`VIEW_THREADS` where set, else two for a model of `VIEW_THREADS_MIN_ROWS` rows."""
+    """`VIEW_THREADS` where set, else two for a model of `VIEW_THREADS_MIN_ROWS` rows on
+    a machine of two cores or more."""
     if VIEW_THREADS:
         return VIEW_THREADS
-    return 2 if model is not None and len(model) >= VIEW_THREADS_MIN_ROWS else 1
+    big = model is not None and len(model) >= VIEW_THREADS_MIN_ROWS
+    return 2 if big and (os.cpu_count() or 1) >= 2 else 1
 
 
 def _let_go_of_tables(model: TraceModel, left: list[str]) -> None:
