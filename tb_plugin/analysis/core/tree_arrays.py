@@ -136,16 +136,14 @@ _EXACT_IN_FLOAT = frozenset(np.dtype(t) for t in ("i1", "i2", "i4", "u1", "u2", 
 
 def sorted_search(a: np.ndarray, v: np.ndarray, side: Literal["left", "right"]) -> np.ndarray:
     """`np.searchsorted(a, v, side)` (int64), by the compiled search where built and both
-    are float64 without a NaN key (`_nesting.c`: from the last key's answer by doubling
-    steps while the keys ascend, as a trace's times mostly do). Integers of 4 bytes or
-    fewer (ids, codes) are searched as the float64 that holds each exactly: the same order."""
+    are float64 without a NaN key (`_nesting.c`: doubling steps from the last key's answer,
+    as a trace's times mostly ascend). Integers of 4 bytes or fewer: as exact float64s."""
     if _nesting is not None and a.dtype in _EXACT_IN_FLOAT and v.dtype in _EXACT_IN_FLOAT:
         a, v = a.astype(np.float64), v.astype(np.float64)
     if _nesting is None or a.dtype != np.float64 or v.dtype != np.float64 or np.isnan(v).any():
         return np.searchsorted(a, v, side).astype(np.int64, copy=False)
     a = np.ascontiguousarray(a)
-    # The whole of `a` per query, given by bounds a block of queries at a time (bounds
-    # for every query were twice the answer's memory beside it).
+    # Bounds a block of queries at a time (for every query: twice the answer's memory).
     return by_query_blocks(lambda keys: _start_bounds(a, keys, side == "right"), v)
 
 
