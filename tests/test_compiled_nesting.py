@@ -289,6 +289,30 @@ def test_interval_union_both_ways(monkeypatch: pytest.MonkeyPatch, seed: int) ->
     )
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_union_of_unions_is_the_merge_of_both(seed: int) -> None:
+    """`IntervalUnion.union` (the two sorted unions interleaved, no filter, no scan)
+    gives the bits of merging the two sets of intervals together from scratch: shared
+    starts, touching and nested intervals, an empty side."""
+    rng = np.random.default_rng(seed)
+    sides = []
+    for _ in range(2):
+        n = int(rng.integers(0, 200)) if seed % 5 else 0
+        starts = 1.7e15 + np.round(rng.random(n) * 300, 1)
+        ends = starts + np.round(rng.choice([0.0, 0.1, 2.0, 30.0], n), 1)
+        sides.append((starts, ends))
+    (s1, e1), (s2, e2) = sides
+    if s1.size and s2.size:
+        s2[: min(s1.size, s2.size) // 2] = s1[: min(s1.size, s2.size) // 2]  # shared starts
+    got = IntervalUnion(s1, e1).union(IntervalUnion(s2, e2))
+    a, b = IntervalUnion(s1, e1), IntervalUnion(s2, e2)
+    whole = IntervalUnion(np.concatenate([a.starts, b.starts]), np.concatenate([a.ends, b.ends]))
+    for field in ("starts", "ends", "prefix"):
+        assert getattr(got, field).view(np.int64).tolist() == (
+            getattr(whole, field).view(np.int64).tolist()
+        )
+
+
 def test_thread_keys_both_ways(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """The compiled keys equal numpy's: a corpus trace's rows in file order, shuffled and
     repeated, int32 rows; a trace writing one thread's tid as "7" and as 7 (one key);

@@ -172,11 +172,11 @@ def build_op_tree(model: TraceModel) -> OpTree:
     rows, thread, parent, rt_container = _nest(model, runtimes, rt_thread)
     names = model.events["name"][rows]
     is_step = name_flags(model, is_step_name)[names]
-    folded, rep, eff_parent = _fold(model, rows, parent)
+    folded, rep, eff_parent = _fold(model, rows, names, parent)
     del parent
     rt_node = attach_runtimes(model, (runtimes, rt_thread), (rows, thread), rt_container)
     del rt_thread
-    rt_node = collective_owner(model, rows, rt_node, rt_container)
+    rt_node = collective_owner(model, names, rt_node, rt_container)
     rt_node = np.where(rt_node >= 0, rep[np.maximum(rt_node, 0)], -1)
     rt_inner = np.where(rt_container >= 0, rep[np.maximum(rt_container, 0)], -1)
     del rt_container, rep
@@ -226,19 +226,18 @@ def _nest(
     ranges = host_ranges(model)  # the op tree's nodes are its ranges
     rt_container = np.empty(0, dtype=np.int64)
     if runtimes.size:
-        t0 = model.events["ts"][runtimes].astype(np.float64)
+        t0 = model.events["ts"][runtimes].astype(np.float64, copy=False)  # a gather: a copy
         t1 = t0 + model.events["dur"][runtimes]
         rt_container = ranges.enclosing(rt_thread, t0, t1)
     return ranges.rows, ranges.thread, ranges.parent, rt_container
 
 
 def _fold(
-    model: TraceModel, rows: np.ndarray, parent: np.ndarray
+    model: TraceModel, rows: np.ndarray, names: np.ndarray, parent: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Fold a single same-named child into its parent: (folded, the node each node counts
-    as, the parents after folding)."""
+    """Fold a single same-named child into its parent (`names`: the nodes' name codes):
+    (folded, the node each node counts as, the parents after folding)."""
     n_nodes = rows.size
-    names = model.events["name"][rows]
     kinds = model.events["kind"][rows]
     has_parent = parent >= 0
     n_children = np.bincount(parent[has_parent], minlength=n_nodes)
@@ -359,13 +358,14 @@ def _empty_tree(model: TraceModel, gpu: np.ndarray) -> OpTree:
 
 
 def collective_owner(
-    model: TraceModel, node_rows: np.ndarray, owner: np.ndarray, container: np.ndarray
+    model: TraceModel, node_names: np.ndarray, owner: np.ndarray, container: np.ndarray
 ) -> np.ndarray:
     """The one rule for which op launched a collective: per runtime call, its innermost
-    containing node (`container`) when that node is a communication op, else `owner`."""
-    if node_rows.size == 0 or container.size == 0:
+    containing node (`container`) when that node is a communication op, else `owner`.
+    `node_names`: the nodes' name codes (the tree's gather of them, not another)."""
+    if node_names.size == 0 or container.size == 0:
         return owner
-    comm = name_flags(model, is_comm_op)[model.events["name"][node_rows]]
+    comm = name_flags(model, is_comm_op)[node_names]
     inner_comm = container >= 0
     inner_comm[inner_comm] = comm[container[inner_comm]]
     return np.where(inner_comm, container, owner)

@@ -58,8 +58,7 @@ def _match_pairs(
             [table.get((a, b), -1) for a, b in zip(q_a.tolist(), q_b.tolist())], dtype=np.int64
         )
     combined = np.searchsorted(ua, key_a[items]).astype(np.int64) * shift + key_b[items]
-    order = np.argsort(combined, kind="stable")
-    sorted_keys = combined[order]
+    order, sorted_keys = _stable_order(combined)
     q_rank = np.searchsorted(ua, q_a)
     q_ok = (q_rank < ua.size) & (q_b > 0)
     q_ok[q_ok] &= ua[q_rank[q_ok]] == q_a[q_ok]
@@ -67,8 +66,19 @@ def _match_pairs(
     pos = np.searchsorted(sorted_keys, q_comb, side="left")
     pc = np.minimum(pos, sorted_keys.size - 1)
     hit = q_ok & (pos < sorted_keys.size) & (sorted_keys[pc] == q_comb)
-    out[hit] = items[order[pc[hit]]]
+    found = pc[hit]
+    out[hit] = items[found if order is None else order[found]]
     return out
+
+
+def _stable_order(keys: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
+    """(the stable sorting order, the sorted keys); the order None where the keys ascend
+    already (the nodes come by thread, and their ids ascend with time in each): the
+    sort and its gather skipped, the same first match of each key."""
+    if bool(np.all(keys[1:] >= keys[:-1])):
+        return None, keys
+    order = np.argsort(keys, kind="stable")
+    return order, keys[order]
 
 
 def _distinct(values: np.ndarray) -> np.ndarray:

@@ -61,26 +61,32 @@ def launch_configs(
     return codes, list(ids)
 
 
-def kernel_costs(model: TraceModel, rows: np.ndarray) -> Any:
-    """The work each kernel inherits from its launching op (roofline/work.py)."""
+def tree_positions(model: TraceModel, rows: np.ndarray) -> np.ndarray:
+    """Where each of `rows` sits among the op tree's GPU rows (`np.searchsorted`): found
+    once for the kernels and read by `kernel_costs` and `launching_ops`."""
+    return np.searchsorted(op_tree(model).gpu, rows)
+
+
+def kernel_costs(model: TraceModel, rows: np.ndarray, pos: np.ndarray) -> Any:
+    """The work each kernel inherits from its launching op (roofline/work.py); `pos`:
+    `tree_positions(model, rows)`."""
     gpu = op_tree(model).gpu
-    pos = np.searchsorted(gpu, rows)
     pc = np.minimum(pos, max(gpu.size - 1, 0))
     found = (pos < gpu.size) & (gpu[pc] == rows) if gpu.size else np.zeros(rows.size, bool)
     return take(gpu_costs(model), np.where(found, pc, -1))
 
 
 def launching_ops(
-    model: TraceModel, rows: np.ndarray, replay: GraphReplay | None
+    model: TraceModel, rows: np.ndarray, replay: GraphReplay | None, pos: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
     """Per kernel, the name code of the op that launched it (-1: none, or a ProfilerStep;
     a replayed kernel's capturing op, past the model's names: the returned list), whether
-    that op is tensor-core eligible, and whether the kernel ran in a graph replay."""
+    that op is tensor-core eligible, and whether the kernel ran in a graph replay; `pos`:
+    `tree_positions(model, rows)`."""
     ev = model.events
     tree = op_tree(model)
     node = np.full(rows.size, -1, dtype=np.int64)
     if tree.gpu.size and rows.size:
-        pos = np.searchsorted(tree.gpu, rows)
         node = tree.gpu_node[np.minimum(pos, tree.gpu.size - 1)]
     has_op = node >= 0
     op_code = np.full(rows.size, -1, dtype=np.int64)

@@ -51,7 +51,7 @@ from ..core.roofline.metrics import fields, grouped, roofs
 from ..core.taxonomy import MATRIX_UNKNOWN, MATRIX_YES, WORKS
 from ..core.trusted_rows import untrusted_mask
 from .compiled import CompiledKernel, compiled_columns
-from .launches import Config, kernel_costs, launch_configs, launching_ops
+from .launches import Config, kernel_costs, launch_configs, launching_ops, tree_positions
 from .types import KernelRow, KernelsParams, KernelsView
 
 GROUP_BY = ("name", "op")
@@ -152,7 +152,8 @@ def _group(
     replay: GraphReplay | None,
 ) -> _Groups:
     ev = model.events
-    op_code, op_eligible, replayed, extra_ops = launching_ops(model, rows, replay)
+    at_gpu = tree_positions(model, rows)
+    op_code, op_eligible, replayed, extra_ops = launching_ops(model, rows, replay, at_gpu)
     names = ev["name"][rows].astype(np.int64)
     dur = ev["dur"][rows].astype(np.float64)
     configs: list[Config] = []
@@ -196,7 +197,7 @@ def _group(
         configs=rep_cfg,
         op_names=extra_ops,
         delay=grouped_delay(launch_delays_of(model, rows), group, n),
-        roof=grouped(kernel_costs(model, rows), dur, group, n),
+        roof=grouped(kernel_costs(model, rows, at_gpu), dur, group, n),
         compiled=compiled_columns(model, rows, group, n),
     )
 

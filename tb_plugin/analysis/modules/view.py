@@ -235,18 +235,31 @@ def _top_ops(
     count = np.bincount(group, minlength=uniq.size)
     host = np.bincount(group, weights=tree.host_total[outer], minlength=uniq.size)
     device = np.bincount(group, weights=tree.device_total[outer], minlength=uniq.size)
-    for i in np.lexsort((-host, -device)).tolist():
-        path, name = divmod(int(uniq[i]), len(model.names))
+    order = np.lexsort((-host, -device)).tolist()
+    # Python numbers, read once: no numpy scalar per op (the same values).
+    keys, counts, hosts, devices = uniq.tolist(), count.tolist(), host.tolist(), device.tolist()
+    for i in order:
+        path, name = divmod(int(keys[i]), len(model.names))
         if len(out[path]) < TOP_OPS:
             out[path].append(
                 {
                     "name": model.names[name],
-                    "calls": int(count[i]),
-                    "host_total_us": _us(host[i]),
-                    "device_total_us": _us(device[i]),
+                    "calls": int(counts[i]),
+                    "host_total_us": _us(hosts[i]),
+                    "device_total_us": _us(devices[i]),
                 }
             )
     return out
+
+
+_US_COLUMNS = (
+    "host_self",
+    "host_total",
+    "device_self",
+    "device_total",
+    "first_start",
+    "first_end",
+)
 
 
 def _rows(
@@ -262,6 +275,10 @@ def _rows(
         if up >= 0:
             children[up].append(p)
     host_total = sums["host_total"].tolist()
+    # Each column read once as Python numbers (no numpy scalar per row and column); the
+    # same floats as `float()` of each element, rounded by the same `round`.
+    calls, first_row = sums["calls"].tolist(), sums["first_row"].tolist()
+    us = {key: [round(x, 3) for x in sums[key].tolist()] for key in _US_COLUMNS}
 
     def ranked(paths: list[int]) -> list[int]:
         return sorted(paths, key=lambda p: (-host_total[p], labels[p]))
@@ -278,14 +295,14 @@ def _rows(
             "name": labels[p],
             "module_type": _INSTANCE.sub("", labels[p]),
             "path": path,
-            "calls": int(sums["calls"][p]),
-            "host_self_us": _us(sums["host_self"][p]),
-            "host_total_us": _us(sums["host_total"][p]),
-            "device_self_us": _us(sums["device_self"][p]),
-            "device_total_us": _us(sums["device_total"][p]),
-            "first_start_us": _us(sums["first_start"][p]),
-            "first_end_us": _us(sums["first_end"][p]),
-            "first_row": int(sums["first_row"][p]),
+            "calls": int(calls[p]),
+            "host_self_us": us["host_self"][p],
+            "host_total_us": us["host_total"][p],
+            "device_self_us": us["device_self"][p],
+            "device_total_us": us["device_total"][p],
+            "first_start_us": us["first_start"][p],
+            "first_end_us": us["first_end"][p],
+            "first_row": int(first_row[p]),
             "ops": ops[p],
         }
         out.append(row)
