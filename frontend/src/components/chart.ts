@@ -10,6 +10,10 @@ export type OptionBuilder = (theme: Theme) => EChartsCoreOption;
 export interface ChartHandle {
   update(build: OptionBuilder): void;
   dispose(): void;
+  /** Settles once the chart is drawn, or disposed first. A chart whose element has no size
+   *  yet (in a view built hidden, or not yet in the document) starts once it has one, after
+   *  the frame that gave it one: laid out and drawn once, at its size. */
+  drawn: Promise<void>;
   /** Where a data point of a series is drawn, in px from the chart's corner. */
   toPixel?(seriesId: string, point: [number, number]): [number, number] | undefined;
 }
@@ -99,10 +103,20 @@ export async function createChart(
   onClick?: (event: ChartClick) => void,
 ): Promise<ChartHandle> {
   const { echarts } = await loadECharts();
-  let chart: EChartsType | undefined = echarts.init(el, undefined, { renderer: 'canvas' });
+  let chart: EChartsType | undefined;
   const option = themedOption(themes, build, () => chart);
-  option.apply();
-  if (onClick) chart.on('click', (event) => onClick(event as unknown as ChartClick));
+  const disposed = new AbortController();
+  // Started at no size, ECharts lays out and draws the chart empty, then all again once
+  // the element is shown: a chart starts at its size instead.
+  const start = (): void => {
+    if (disposed.signal.aborted) return;
+    chart = echarts.init(el, undefined, { renderer: 'canvas' });
+    option.apply();
+    if (onClick) chart.on('click', (event) => onClick(event as unknown as ChartClick));
+  };
+  let drawn = Promise.resolve();
+  if (el.clientWidth > 0 && el.clientHeight > 0) start();
+  else drawn = afterShown(el, disposed.signal).then((shown) => (shown ? start() : undefined));
 
   // The observer reports the size it starts with too: ECharts' resize() lays out and
   // draws the whole chart again whatever the size, so only a new size is passed on.
@@ -114,11 +128,13 @@ export async function createChart(
 
   return {
     update: option.update,
+    drawn,
     toPixel(seriesId: string, point: [number, number]): [number, number] | undefined {
       const at: unknown = chart?.convertToPixel({ seriesId }, point);
       return Array.isArray(at) && at.length === 2 ? [Number(at[0]), Number(at[1])] : undefined;
     },
     dispose(): void {
+      disposed.abort();
       option.stop();
       resize.disconnect();
       chart?.dispose();

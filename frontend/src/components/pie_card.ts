@@ -37,7 +37,8 @@ export class PieCard {
     );
   }
 
-  /** Shows the slices (queued after any previous update). */
+  /** Shows the slices (queued after any previous update); settles once they are drawn. A
+   *  page built hidden must not wait for it before it is shown (see ChartHandle.drawn). */
   set(slices: readonly Slice[], opts: PieOptions): Promise<void> {
     this.pending = this.pending.then(() => this.apply(slices, opts));
     return this.pending;
@@ -73,5 +74,6 @@ export class PieCard {
       return;
     }
     this.chart = chart;
+    await chart.drawn; // set() settles once the pie is drawn (a page's data-ready follows)
   }
 }

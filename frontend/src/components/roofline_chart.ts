@@ -138,7 +138,7 @@ export class RooflineCard {
     this.element = h('div', { class: 'ks-card ks-chart-card', testid }, this.chartEl, this.note);
   }
 
-  /** Shows these rows (those with known work) under the roofs. */
+  /** Shows these rows (those with known work) under the roofs; settles once drawn. */
   async set<R extends RooflineFields & { name: string }>(
     rows: readonly R[],
     roofs: readonly Roof[],
@@ -166,6 +166,7 @@ export class RooflineCard {
           if (point) this.onSelect(point.name);
         },
       );
+      await this.chart.drawn; // the longest dot is placed on the chart drawn
     }
     this.markLongest(data);
   }

@@ -179,6 +179,18 @@ export async function mountPage(container: HTMLElement, page: MountablePage): Pr
   };
 }
 
+/** Marks a page built hidden ready once its charts are drawn. They are drawn once the
+ *  shell shows the page (see ChartHandle.drawn): its start() must not wait for them. A
+ *  chart that could not be drawn (ECharts failed to load) leaves the page not ready. */
+export function whenChartsDrawn(page: HTMLElement, drawn: Promise<unknown>): void {
+  drawn.then(
+    () => {
+      page.dataset.ready = 'true';
+    },
+    (error: unknown) => console.error(error),
+  );
+}
+
 /** What a run-level page shows while its route computes, and if it fails. */
 export interface RunPageLoad<T> {
   loading: HTMLElement;

@@ -177,7 +177,7 @@ class DiffPage {
       this.chart = await createChart(this.chartEl, changesOption(changeBars(data)), ctx.themes);
     }
     this.save();
-    this.element.dataset.ready = 'true';
+    kit.whenChartsDrawn(this.element, this.chart?.drawn ?? Promise.resolve());
   }
 
   dispose(): void {

@@ -54,28 +54,24 @@ export function stackedByRank<K extends ValueKey>(
   stack: string,
 ): OptionBuilder {
   return (theme) => ({
-    ...chartFrame(
-      theme,
-      {
-        ...BAR_TOOLTIP,
-        formatter: (params: AxisParam | AxisParam[]) => {
-          const list = Array.isArray(params) ? params : [params];
-          const index = list[0]?.dataIndex ?? -1;
-          const row = rows[index];
-          if (!row) return '';
-          const total = base(row);
-          const head = `<strong>Rank ${row.rank}</strong> · ${escapeHtml(row.worker)}`;
-          if (!row.values) return `${head}<br/>No data for this step`;
-          const lines = list.map((p) => {
-            const v = typeof p.value === 'number' ? p.value : null;
-            const dot = `<span style="display:inline-block;width:9px;height:9px;border-radius:2px;margin-right:6px;background:${p.color}"></span>`;
-            return `${dot}${escapeHtml(p.seriesName)}: ${formatDuration(v)} (${formatPercent(share(v ?? 0, total))})`;
-          });
-          return [head, ...lines].join('<br/>');
-        },
+    ...chartFrame(theme, {
+      ...BAR_TOOLTIP,
+      formatter: (params: AxisParam | AxisParam[]) => {
+        const list = Array.isArray(params) ? params : [params];
+        const index = list[0]?.dataIndex ?? -1;
+        const row = rows[index];
+        if (!row) return '';
+        const total = base(row);
+        const head = `<strong>Rank ${row.rank}</strong> · ${escapeHtml(row.worker)}`;
+        if (!row.values) return `${head}<br/>No data for this step`;
+        const lines = list.map((p) => {
+          const v = typeof p.value === 'number' ? p.value : null;
+          const dot = `<span style="display:inline-block;width:9px;height:9px;border-radius:2px;margin-right:6px;background:${p.color}"></span>`;
+          return `${dot}${escapeHtml(p.seriesName)}: ${formatDuration(v)} (${formatPercent(share(v ?? 0, total))})`;
+        });
+        return [head, ...lines].join('<br/>');
       },
-      250,
-    ),
+    }),
     legend: scrollLegend(theme),
     grid: { left: 8, right: 12, top: 36, bottom: 4, containLabel: true },
     xAxis: {

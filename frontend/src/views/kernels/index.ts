@@ -205,8 +205,9 @@ class KernelsPage {
     this.slot = kit.reloadSlot(this.element, this.chrome, 'the kernels', () => this.syncControls());
   }
 
-  /** Fills the page (already in the document, for the charts' sizes). */
-  async start(): Promise<void> {
+  /** Fills the page (in the view host, hidden until the page is returned); its charts are
+   *  drawn once it is shown, and the page is marked ready then. */
+  start(): Promise<void> {
     append(this.element, [
       kit.viewHead('Kernels', this.ctx.key, `${formatCount(this.data.kernel_count)} kernel calls`),
       kit.partialNotice(this.ctx.status),
@@ -228,9 +229,10 @@ class KernelsPage {
     ]);
     this.renderTiles();
     this.buildTable();
-    await this.updatePies();
+    const drawn = this.updatePies();
     this.save();
-    this.element.dataset.ready = 'true';
+    kit.whenChartsDrawn(this.element, drawn);
+    return Promise.resolve();
   }
 
   dispose(): void {

@@ -67,6 +67,9 @@ class SnapshotPage {
       page.appendChild(await this.fileSection(file));
       if (this.ctx.signal.aborted) return;
     }
+    // Each chart starts once its section is in the page (see ChartHandle.drawn).
+    await Promise.all(this.charts.map((chart) => chart.drawn));
+    if (this.ctx.signal.aborted) return;
     this.root.dataset.ready = 'true';
   }
 
@@ -160,7 +163,9 @@ class SnapshotPage {
       );
       this.charts.push(chart);
       // For the browser tests: where a time (ms on the axis) is drawn now, in px.
-      Object.assign(chartEl, { xPixel: (ms: number) => chart.toPixel?.('active', [ms, 0])?.[0] });
+      void chart.drawn.then(() =>
+        Object.assign(chartEl, { xPixel: (ms: number) => chart.toPixel?.('active', [ms, 0])?.[0] }),
+      );
     }
     return box;
   }

@@ -21,7 +21,15 @@ import {
   type SearchField,
 } from '../../components/table_tools';
 import { pick } from '../../components/url_values';
-import { mountPage, reloadSlot, section, tableChrome, tablePageRoot, viewHead } from '../page_kit';
+import {
+  mountPage,
+  reloadSlot,
+  section,
+  tableChrome,
+  tablePageRoot,
+  viewHead,
+  whenChartsDrawn,
+} from '../page_kit';
 import { TablePanel } from '../table_panel';
 import { WhatIfPanel, whatIfColumn } from '../whatif_panel';
 import type { ViewContext, ViewDef, ViewHandle } from '../types';
@@ -125,8 +133,9 @@ class OperatorsPage {
     });
   }
 
-  /** Fills the page (already in the document, for the charts' sizes). */
-  async start(): Promise<void> {
+  /** Fills the page (in the view host, hidden until the page is returned); its charts are
+   *  drawn once it is shown, and the page is marked ready then. */
+  start(): Promise<void> {
     const { state, data } = this;
     this.element.append(
       viewHead('Operators', this.ctx.key, `${formatCount(data.op_count)} operator calls`),
@@ -139,7 +148,7 @@ class OperatorsPage {
       this.panel.element,
     );
     this.buildTable();
-    await this.updatePies();
+    const drawn = this.updatePies();
     // A call stack named by the URL.
     if (state.stack !== undefined) {
       const row = findRow(data.rows, state.groupBy, state.stack, state.stackShape);
@@ -151,7 +160,8 @@ class OperatorsPage {
       }
     }
     this.save();
-    this.element.dataset.ready = 'true';
+    whenChartsDrawn(this.element, drawn);
+    return Promise.resolve();
   }
 
   dispose(): void {

@@ -126,15 +126,10 @@ function stepTooltip(data: StackedSeries): (items: AxisItem | AxisItem[]) => str
   };
 }
 
-/** The first view's charts appear drawn, not grown: ECharts' entry animation repainted
- *  the whole canvas each frame for 300 ms, on the cores the page's first draw needs. */
-const NO_ANIMATION = { animation: false };
-
 function stackedOption(ov: OverviewResponse, categories: readonly Category[]): OptionBuilder {
   const data = stackedSeries(ov.steps, categories);
   return (theme) => ({
     ...chartFrame(theme, { ...BAR_TOOLTIP, formatter: stepTooltip(data) }),
-    ...NO_ANIMATION,
     // Every category in view (a paged legend hid "CPU Exec" at 1280 px): the legend wraps
     // onto a second line when the card is narrow, and the plot starts below it.
     legend: { ...scrollLegend(theme), type: 'plain' },
@@ -162,7 +157,6 @@ function pieOption(ov: OverviewResponse): OptionBuilder {
       formatter: (p: { name: string; value: number; percent: number }) =>
         `${p.name}<br/>${formatDuration(p.value)} (${p.percent.toFixed(2)} %)`,
     }),
-    ...NO_ANIMATION,
     // The legend sits beside the donut (with `right: 0` a wide card left a third empty).
     legend: {
       orient: 'vertical',
