@@ -181,14 +181,14 @@ export async function mountPage(container: HTMLElement, page: MountablePage): Pr
 
 /** Marks a page built hidden ready once its charts are drawn. They are drawn once the
  *  shell shows the page (see ChartHandle.drawn): its start() must not wait for them. A
- *  chart that could not be drawn (ECharts failed to load) leaves the page not ready. */
+ *  chart that could not be drawn (ECharts failed to load) is logged, and the page, its
+ *  tables shown, is ready all the same: nothing more is coming. */
 export function whenChartsDrawn(page: HTMLElement, drawn: Promise<unknown>): void {
-  drawn.then(
-    () => {
+  drawn
+    .catch((error: unknown) => console.error(error))
+    .finally(() => {
       page.dataset.ready = 'true';
-    },
-    (error: unknown) => console.error(error),
-  );
+    });
 }
 
 /** What a run-level page shows while its route computes, and if it fails. */
