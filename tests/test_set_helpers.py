@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from kinetoscope.analysis.core.common import distinct, in_sorted
+from kinetoscope.analysis.core.common import distinct, in_sorted, lexsort_ints
 from kinetoscope.analysis.core.optree import _by_parent_then_start
 from kinetoscope.analysis.kernels.view import _longest_earliest
 from kinetoscope.model.categories import Kind, kind_mask
 from kinetoscope.trace_view.index import _segment_order, by_depth
-from kinetoscope.trace_view.levels import by_key_then_name, most_busy
+from kinetoscope.trace_view.levels import most_busy
 
 
 @pytest.mark.parametrize("count", [0, 1, 2, 4, 5, 16])
@@ -105,7 +105,7 @@ def test_longest_earliest_call_is_the_lexsorts_last() -> None:
         assert _longest_earliest(group, dur, ts).tolist() == want.tolist()
 
 
-def test_by_key_then_name_is_lexsort() -> None:
+def test_lexsort_ints_is_lexsort() -> None:
     """Keys and names with ties, negative keys and keys too wide to combine (the
     lexsort's own), empty input: the order of `np.lexsort((name, key))`."""
     rng = np.random.default_rng(30)
@@ -115,7 +115,7 @@ def test_by_key_then_name_is_lexsort() -> None:
         if trial % 11 == 0:
             key *= 1 << 58
         name = rng.integers(0, 4, n).astype(np.int32)
-        assert by_key_then_name(key, name).tolist() == np.lexsort((name, key)).tolist()
+        assert lexsort_ints((name, key)).tolist() == np.lexsort((name, key)).tolist()
 
 
 def test_most_busy_is_the_lexsorts_last() -> None:
@@ -158,4 +158,4 @@ def test_segment_order_is_lexsort() -> None:
         depth = rng.integers(0, 1 + trial % 7, n).astype(np.int32)
         cls = rng.integers(0, 1 + trial % 5, n).astype(np.int8)
         want = np.lexsort((ts, cls, depth, track))
-        assert _segment_order(track, depth, cls, ts).tolist() == want.tolist()
+        assert _segment_order(track, depth, cls).tolist() == want.tolist()

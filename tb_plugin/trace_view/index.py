@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ..analysis.core.common import lexsort_ints
 from ..analysis.core.tree_arrays import running_count
 from ..model.trace_model import TraceModel
 from .index_store import kept_on_disk
@@ -184,20 +185,11 @@ def _changes(key: np.ndarray) -> np.ndarray:
     return out
 
 
-def _segment_order(
-    track_of: np.ndarray, depth: np.ndarray, cls: np.ndarray, ts: np.ndarray
-) -> np.ndarray:
+def _segment_order(track_of: np.ndarray, depth: np.ndarray, cls: np.ndarray) -> np.ndarray:
     """`np.lexsort((ts, cls, depth, track_of))` of events in sweep order (by track, then
-    start): one stable sort of (track, depth, class) as one integer keeps each group's
-    events by start, ties as they were, as the lexsort does (its four passes ~1.5x)."""
-    depths = int(depth.max()) + 1 if depth.size else 1
-    classes = int(cls.max()) + 1 if cls.size else 1
-    tracks = int(track_of.max()) + 1 if track_of.size else 1
-    low = min(int(depth.min()), int(cls.min()), int(track_of.min())) if depth.size else 0
-    if low < 0 or tracks * depths * classes >= 1 << 62:
-        return np.lexsort((ts, cls, depth, track_of))
-    key = (track_of.astype(np.int64) * depths + depth) * classes + cls
-    return np.argsort(key, kind="stable")
+    start `ts`): a stable sort by (track, depth, class) keeps each group's events by start,
+    ties as they were, as the lexsort does, without a pass over the starts."""
+    return lexsort_ints((cls, depth, track_of))
 
 
 def _run_starts(key: np.ndarray) -> np.ndarray:
@@ -234,7 +226,7 @@ def build_index(model: TraceModel) -> TimelineIndex:
     cls = np.searchsorted(thresholds, dur, side="right").astype(np.int8)
 
     # Segment order: (track, depth, class, start).
-    seg_order = _segment_order(track_of, depth, cls, ts)
+    seg_order = _segment_order(track_of, depth, cls)
     inverse = np.empty(n, dtype=np.int64)
     inverse[seg_order] = np.arange(n)
     rows, track_of, ts, dur, end_s = (a[seg_order] for a in (rows, track_of, ts, dur, end_s))

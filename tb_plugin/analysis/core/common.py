@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -206,6 +207,23 @@ def unique_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     inverse = np.empty(values.size, dtype=np.int64)
     inverse[order] = running_count(new) - 1
     return ordered[new], inverse
+
+
+def lexsort_ints(keys: Sequence[np.ndarray]) -> np.ndarray:
+    """`np.lexsort(keys)` (the last key the primary) of integer keys of one length, by one
+    stable argsort of their mixed-radix combination where no key is negative and the
+    product of their ranges fits an int64: a lexsort pays about one argsort per key (a
+    1 GB trace's index: ~0.1 s per pass); else the lexsort itself."""
+    if keys[0].size == 0:
+        return np.zeros(0, dtype=np.intp)
+    radices = [int(key.max()) + 1 for key in keys]
+    if any(int(key.min()) < 0 for key in keys) or math.prod(radices) >= 1 << 62:
+        return np.lexsort(keys)
+    combined = np.zeros(keys[0].size, dtype=np.int64)
+    for key, radix in zip(reversed(keys), reversed(radices)):
+        combined *= radix
+        combined += key
+    return np.argsort(combined, kind="stable")
 
 
 def unique_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
