@@ -18,7 +18,7 @@ class IntervalUnion:
         starts = np.asarray(starts, dtype=np.float64)
         ends = np.asarray(ends, dtype=np.float64)
         self.starts, self.ends = _merged(starts, ends)
-        self.prefix = np.concatenate([[0.0], np.cumsum(self.ends - self.starts)])
+        self.prefix = _prefix(self.starts, self.ends)
 
     @classmethod
     def of_merged(cls, starts: np.ndarray, ends: np.ndarray, prefix: np.ndarray) -> IntervalUnion:
@@ -60,14 +60,16 @@ class IntervalUnion:
         """Both unions' intervals merged. Each is sorted already, so they are interleaved
         by start, and merged in one pass: no scan for an order they do not have, no
         filter of empty intervals (a union holds none); the same floats."""
-        starts, ends = _interleaved(self, other)
-        merged = IntervalUnion.__new__(IntervalUnion)
-        merged.starts, merged.ends = _merged(starts, ends)
-        merged.prefix = np.concatenate([[0.0], np.cumsum(merged.ends - merged.starts)])
-        return merged
+        starts, ends = _merged(*_interleaved(self, other))
+        return IntervalUnion.of_merged(starts, ends, _prefix(starts, ends))
 
     def clip(self, lo: float, hi: float) -> IntervalUnion:
         return IntervalUnion(np.clip(self.starts, lo, hi), np.clip(self.ends, lo, hi))
+
+
+def _prefix(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The covered length before each merged interval, and in all (the last)."""
+    return np.concatenate([[0.0], np.cumsum(ends - starts)])
 
 
 def _interleaved(a: IntervalUnion, b: IntervalUnion) -> tuple[np.ndarray, np.ndarray]:
