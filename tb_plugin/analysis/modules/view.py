@@ -275,10 +275,10 @@ def _rows(
         if up >= 0:
             children[up].append(p)
     host_total = sums["host_total"].tolist()
-    # Each column read once as Python numbers (no numpy scalar per row and column); the
-    # same floats as `float()` of each element, rounded by the same `round`.
+    # Each column read once as Python numbers (no numpy scalar per row and column): the
+    # same floats as `float()` of each element, rounded by `_us`.
     calls, first_row = sums["calls"].tolist(), sums["first_row"].tolist()
-    us = {key: [round(x, 3) for x in sums[key].tolist()] for key in _US_COLUMNS}
+    us = {key: [_us(x) for x in sums[key].tolist()] for key in _US_COLUMNS}
 
     def ranked(paths: list[int]) -> list[int]:
         return sorted(paths, key=lambda p: (-host_total[p], labels[p]))
