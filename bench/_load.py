@@ -29,6 +29,8 @@ PLUGIN = "/data/plugin/kinetoscope"
 HEADING = re.compile(r"^###\s+`([^`]+)`\s*$")
 NOT_JSON = ("static", "download")
 WINDOWED = ("trace", "flows", "range_summary")
+# What a browser sends (`--load-gzip`): the plugin then answers gzip, compressed at its cost.
+BROWSER_HEADERS = {"Accept-Encoding": "gzip, deflate, br"}
 # Window widths asked, as fractions of the trace's extent: from about one kernel of a 4 GB
 # trace (1e-6) to all of it, uniform in log scale.
 ZOOM_DECADES = 6
@@ -117,16 +119,19 @@ def run_load(
     ready_timeout: float,
     rss_cap: int,
     cache_dir: Optional[Path] = None,
+    accept_gzip: bool = False,
 ) -> dict[str, Any]:
     """Start TensorBoard, wait until the file is ready, fire the requests, report latencies.
     `cache_dir`: the plugin's KINETOSCOPE_CACHE_DIR (empty: a cold start; filled by an
-    earlier run: a warm one); None keeps the environment's."""
+    earlier run: a warm one); None keeps the environment's. `accept_gzip`: the requests
+    say they accept gzip, as a browser's do (`BROWSER_HEADERS`)."""
     result: dict[str, Any] = {
         "file": tf.label,
         "routes": routes,
         "requests": requests,
         "concurrency": concurrency,
         "max_seconds": duration,
+        "accept_gzip": accept_gzip,
     }
     if not tensorboard.exists():
         result["error"] = f"no tensorboard in the product venv ({tensorboard.name} missing)"
@@ -153,8 +158,9 @@ def run_load(
         result.update(run=run, worker=worker, span=span)
         if error is None:
             paths = _route_paths(port, routes, run, worker, span, requests)
+            headers = BROWSER_HEADERS if accept_gzip else None
             result["per_route"], result["seconds"] = _fire(
-                port, paths, requests, concurrency, duration
+                port, paths, requests, concurrency, duration, headers
             )
     finally:
         outcome = child.stop()
@@ -237,6 +243,7 @@ def _fire(
     total: int,
     concurrency: int,
     duration: float,
+    headers: Optional[dict[str, str]] = None,
 ) -> tuple[dict[str, dict[str, Any]], float]:
     routes = list(paths)
     samples: dict[str, list[tuple[Optional[int], float]]] = {r: [] for r in routes}
@@ -257,7 +264,7 @@ def _fire(
             mine = paths[route]
             path = mine[(i // len(routes)) % len(mine)]
             remaining = max(1.0, deadline - time.perf_counter())
-            status, _, secs = get(port, path, timeout=min(30.0, remaining))
+            status, _, secs = get(port, path, min(30.0, remaining), headers)
             with lock:
                 samples[route].append((status, secs))
 
