@@ -136,11 +136,7 @@ def run_load(
     if not tensorboard.exists():
         result["error"] = f"no tensorboard in the product venv ({tensorboard.name} missing)"
         return result
-    env = None
-    if cache_dir is not None:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        result["cache_entries_before"] = sum(1 for _ in cache_dir.iterdir())
-        env = {**os.environ, "KINETOSCOPE_CACHE_DIR": str(cache_dir)}
+    env = _cache_env(cache_dir, result)
     tag = "cold" if not result.get("cache_entries_before") else "warm"
     logf = work / "logs" / f"{tf.key}-load-{tag}-tensorboard.log"
     cmd = [str(tensorboard), "--logdir", str(tf.logdir), "--port", str(port)]
@@ -170,6 +166,16 @@ def run_load(
         result["error"] = error
         result["stderr_tail"] = outcome.stderr_tail[-600:]
     return result
+
+
+def _cache_env(cache_dir: Optional[Path], result: dict[str, Any]) -> Optional[dict[str, str]]:
+    """TensorBoard's environment with `cache_dir` as the plugin's cache (None: the
+    environment's own); its entries counted into `result` (0: a cold start)."""
+    if cache_dir is None:
+        return None
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    result["cache_entries_before"] = sum(1 for _ in cache_dir.iterdir())
+    return {**os.environ, "KINETOSCOPE_CACHE_DIR": str(cache_dir)}
 
 
 def _route_paths(
