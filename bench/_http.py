@@ -23,12 +23,15 @@ def path_with(path: str, params: Optional[dict[str, str]] = None) -> str:
     return path + ("?" + urlencode(params) if params else "")
 
 
-def get(port: int, path: str, timeout: float = 30.0) -> tuple[Optional[int], bytes, float]:
-    """GET http://127.0.0.1:port/path: (status or None on a connection error, body, seconds)."""
+def get(
+    port: int, path: str, timeout: float = 30.0, headers: Optional[dict[str, str]] = None
+) -> tuple[Optional[int], bytes, float]:
+    """GET http://127.0.0.1:port/path: (status or None on a connection error, body as sent,
+    seconds)."""
     started = time.perf_counter()
     conn = http.client.HTTPConnection(HOST, port, timeout=timeout)
     try:
-        conn.request("GET", path)
+        conn.request("GET", path, headers=headers or {})
         resp = conn.getresponse()
         body = resp.read()
         return resp.status, body, time.perf_counter() - started

@@ -29,6 +29,8 @@ PLUGIN = "/data/plugin/kinetoscope"
 HEADING = re.compile(r"^###\s+`([^`]+)`\s*$")
 NOT_JSON = ("static", "download")
 WINDOWED = ("trace", "flows", "range_summary")
+# What a browser sends (`--load-gzip`): the plugin then answers gzip, compressed at its cost.
+BROWSER_HEADERS = {"Accept-Encoding": "gzip, deflate, br"}
 # Window widths asked, as fractions of the trace's extent: from about one kernel of a 4 GB
 # trace (1e-6) to all of it, uniform in log scale.
 ZOOM_DECADES = 6
@@ -117,25 +119,24 @@ def run_load(
     ready_timeout: float,
     rss_cap: int,
     cache_dir: Optional[Path] = None,
+    accept_gzip: bool = False,
 ) -> dict[str, Any]:
     """Start TensorBoard, wait until the file is ready, fire the requests, report latencies.
     `cache_dir`: the plugin's KINETOSCOPE_CACHE_DIR (empty: a cold start; filled by an
-    earlier run: a warm one); None keeps the environment's."""
+    earlier run: a warm one); None keeps the environment's. `accept_gzip`: the requests
+    say they accept gzip, as a browser's do (`BROWSER_HEADERS`)."""
     result: dict[str, Any] = {
         "file": tf.label,
         "routes": routes,
         "requests": requests,
         "concurrency": concurrency,
         "max_seconds": duration,
+        "accept_gzip": accept_gzip,
     }
     if not tensorboard.exists():
         result["error"] = f"no tensorboard in the product venv ({tensorboard.name} missing)"
         return result
-    env = None
-    if cache_dir is not None:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        result["cache_entries_before"] = sum(1 for _ in cache_dir.iterdir())
-        env = {**os.environ, "KINETOSCOPE_CACHE_DIR": str(cache_dir)}
+    env = _cache_env(cache_dir, result)
     tag = "cold" if not result.get("cache_entries_before") else "warm"
     logf = work / "logs" / f"{tf.key}-load-{tag}-tensorboard.log"
     cmd = [str(tensorboard), "--logdir", str(tf.logdir), "--port", str(port)]
@@ -153,8 +154,9 @@ def run_load(
         result.update(run=run, worker=worker, span=span)
         if error is None:
             paths = _route_paths(port, routes, run, worker, span, requests)
+            result["built_s"] = _wait_built(port, paths)
             result["per_route"], result["seconds"] = _fire(
-                port, paths, requests, concurrency, duration
+                port, paths, requests, concurrency, duration, accept_gzip
             )
     finally:
         outcome = child.stop()
@@ -164,6 +166,16 @@ def run_load(
         result["error"] = error
         result["stderr_tail"] = outcome.stderr_tail[-600:]
     return result
+
+
+def _cache_env(cache_dir: Optional[Path], result: dict[str, Any]) -> Optional[dict[str, str]]:
+    """TensorBoard's environment with `cache_dir` as the plugin's cache (None: the
+    environment's own); its entries counted into `result` (0: a cold start)."""
+    if cache_dir is None:
+        return None
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    result["cache_entries_before"] = sum(1 for _ in cache_dir.iterdir())
+    return {**os.environ, "KINETOSCOPE_CACHE_DIR": str(cache_dir)}
 
 
 def _route_paths(
@@ -194,6 +206,22 @@ def _route_paths(
         else:
             paths[route] = [path_with(url, base[route])]
     return paths
+
+
+def _wait_built(port: int, paths: dict[str, list[str]], limit_s: float = 300.0) -> float:
+    """Until each windowed route answers its first window with more than a 202 (a trace
+    view structure it needs, built in the background once per file: `building`), at most
+    `limit_s`; the seconds it took. Else the load would time those quick 202s as answers
+    (a warm start's range_summary: most of its 500 requests)."""
+    started = time.monotonic()
+    for route in WINDOWED:
+        if route not in paths:
+            continue
+        status, _, _ = get(port, paths[route][0], 60)
+        while status == 202 and time.monotonic() - started < limit_s:
+            time.sleep(0.2)
+            status, _, _ = get(port, paths[route][0], 60)
+    return time.monotonic() - started
 
 
 def _wait_until_ready(
@@ -237,7 +265,9 @@ def _fire(
     total: int,
     concurrency: int,
     duration: float,
+    accept_gzip: bool = False,
 ) -> tuple[dict[str, dict[str, Any]], float]:
+    headers = BROWSER_HEADERS if accept_gzip else None
     routes = list(paths)
     samples: dict[str, list[tuple[Optional[int], float]]] = {r: [] for r in routes}
     lock = threading.Lock()
@@ -257,7 +287,7 @@ def _fire(
             mine = paths[route]
             path = mine[(i // len(routes)) % len(mine)]
             remaining = max(1.0, deadline - time.perf_counter())
-            status, _, secs = get(port, path, timeout=min(30.0, remaining))
+            status, _, secs = get(port, path, min(30.0, remaining), headers)
             with lock:
                 samples[route].append((status, secs))
 

@@ -149,6 +149,7 @@ def _print_load(load: Optional[dict[str, Any]]) -> None:
         f"ready after {_fmt(load.get('ready_s'), '.2f')} s, "
         f"{load['requests']} requests max, {load['concurrency']} concurrent, "
         f"{_fmt(load.get('seconds'), '.1f')} s"
+        + (", accepting gzip" if load.get("accept_gzip") else "")
     )
     print(f"{'route':24} {'n':>6} {'p50 ms':>9} {'p90 ms':>9} {'p99 ms':>9} {'errors':>7}")
     for route, r in load.get("per_route", {}).items():

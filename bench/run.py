@@ -98,6 +98,11 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     p.add_argument(
         "--load-only", action="store_true", help="with --load: measure no file, only the load"
     )
+    p.add_argument(
+        "--load-gzip",
+        action="store_true",
+        help="with --load: requests accept gzip, as a browser's do (answers come compressed)",
+    )
     p.add_argument("--timeout", type=float, help="seconds per step (default 1800, quick 120)")
     p.add_argument("--install-timeout", type=float, default=1200.0)
     p.add_argument("--gzip-runs", type=int, default=3)
@@ -313,6 +318,7 @@ def measure_load(args: argparse.Namespace, ctx: Ctx, tf: TraceFile, cache: Path)
             ready_timeout=ctx.timeout,
             rss_cap=ctx.rss_cap,
             cache_dir=cache,
+            accept_gzip=args.load_gzip,
         )
     )
     load.setdefault("file", tf.label)

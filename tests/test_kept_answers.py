@@ -1,13 +1,14 @@
-"""The trace view's kept answers (`workers.KeptAnswers`) and their JSON: a kept answer's
-JSON is msgspec's encoding of it, made once with the answer and handed back beside it
-(`kept_answer`, the routes' `*_kept`); the routes' HTTP body is that JSON."""
+"""The trace view's kept answers (`workers.KeptAnswers`): a route's JSON is msgspec's
+encoding of its answer, made once and handed back again (`kept_json`, the routes'
+`*_kept`); the routes' HTTP body is that JSON. Only the JSON is kept: the compute function
+makes its answer anew."""
 
 from __future__ import annotations
 
 import msgspec
 from corpus import corpus_model
 from kinetoscope.api.endpoints import ENDPOINTS
-from kinetoscope.trace_view.workers import KeptAnswer, KeptAnswers, WorkerTrace, kept_answer
+from kinetoscope.trace_view.workers import KeptAnswers, WorkerTrace, kept_json
 
 TRACE = (
     "pytorch-kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"
@@ -25,7 +26,8 @@ def test_a_kept_answer_is_encoded_once_as_msgspec_encodes_it() -> None:
     for route, params in routes:
         endpoint = ENDPOINTS[route]
         answer = endpoint.of_traces(workers, endpoint.decode(params))
-        assert endpoint.of_traces(workers, endpoint.decode(params)) is answer  # kept
+        again = endpoint.of_traces(workers, endpoint.decode(params))
+        assert again == answer and again is not answer  # made anew, the same answer
         first = endpoint.traces_json(workers, endpoint.decode(params))
         assert first == msgspec.json.encode(answer)
         assert endpoint.traces_json(workers, endpoint.decode(params)) is first  # not again
@@ -40,7 +42,7 @@ def test_a_route_not_kept_is_encoded_as_its_answer() -> None:
     assert msgspec.json.decode(body) == endpoint.of_traces(workers, params)
 
 
-def test_kept_answer_makes_an_answer_once_and_hands_back_its_json() -> None:
+def test_kept_json_makes_an_answer_once_and_hands_back_its_json() -> None:
     workers = [WorkerTrace(None, corpus_model(TRACE))]
     made: list[dict[str, list[int]]] = []
 
@@ -48,16 +50,16 @@ def test_kept_answer_makes_an_answer_once_and_hands_back_its_json() -> None:
         made.append({"n": [len(made)] * 3})
         return made[-1]
 
-    first = kept_answer(workers, "test_route", (1,), answer)
-    assert first == KeptAnswer(made[0], b'{"n":[0,0,0]}')
-    assert kept_answer(workers, "test_route", (1,), answer) is first
-    assert kept_answer(workers, "test_route", (2,), answer).answer is made[1]
+    first = kept_json(workers, "test_route", (1,), answer)
+    assert first == b'{"n":[0,0,0]}'
+    assert kept_json(workers, "test_route", (1,), answer) is first
+    assert kept_json(workers, "test_route", (2,), answer) == b'{"n":[1,1,1]}'
     assert len(made) == 2
 
 
 def test_answers_pushed_out_are_forgotten() -> None:
     kept = KeptAnswers(2)
-    pairs = [KeptAnswer({"n": i}, msgspec.json.encode({"n": i})) for i in range(4)]
+    pairs = [msgspec.json.encode({"n": i}) for i in range(4)]
     kept.put("a", pairs[0])
     kept.put("b", pairs[1])
     assert kept.get("a") is pairs[0]  # "a" used last: "b" goes first

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 import pytest
 from builders import CPU_PID, CPU_TID, TraceBuilder
@@ -463,21 +464,30 @@ def test_range_summary_clips_and_subtracts_children(nested: TraceModel) -> None:
     assert whole["k1"]["total_us"] == 10.0
 
 
+def route_json(model: TraceModel, route: str, **params: Any) -> bytes:
+    """A trace-view route's JSON as the plugin's handler answers it (its kept JSON)."""
+    endpoint = ENDPOINTS[route]
+    decoded = endpoint.decode({k: str(v) for k, v in params.items()})
+    return endpoint.traces_json([WorkerTrace(None, model)], decoded)
+
+
 def test_a_window_asked_again_is_the_answer_kept(nested: TraceModel, tmp_path: Path) -> None:
-    """trace, flows and range_summary keep their last answers per model: the same resolved
-    request (defaults filled in) gets the same answer, any other request its own."""
+    """trace, flows and range_summary keep the JSON of their last answers per model: the
+    same resolved request (defaults filled in) gets the same JSON, any other request its
+    own; the compute function's answer, made anew, encodes to it."""
     for route, params, other in (
         ("trace", {"t0": 0, "t1": 100}, {"t0": 0, "t1": 100, "width": 40}),
         ("flows", {"t0": 100, "t1": 130}, {"t0": 160, "t1": 170}),
         ("range_summary", {"t0": 25, "t1": 60, "tracks": "t1"}, {"t0": 0, "t1": 100}),
     ):
-        first = call(nested, route, **params)
-        assert call(nested, route, **params) is first
-        assert call(nested, route, **other) != first
+        first = route_json(nested, route, **params)
+        assert route_json(nested, route, **params) is first
+        assert first == msgspec.json.encode(call(nested, route, **params))
+        assert route_json(nested, route, **other) != first
         fresh = build_model(str(nested_trace().write(tmp_path / f"{route}.pt.trace.json")))
-        assert call(fresh, route, **params) == first  # the same trace again: equal, not kept
-    whole = call(nested, "trace")
-    assert call(nested, "trace", width=1500, min_px=1, max_items=20000) is whole  # defaults
+        assert route_json(fresh, route, **params) == first  # the same trace: equal, not kept
+    whole = route_json(nested, "trace")
+    assert route_json(nested, "trace", width=1500, min_px=1, max_items=20000) is whole
 
 
 # --- errors ---------------------------------------------------------------------------

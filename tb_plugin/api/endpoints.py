@@ -84,7 +84,7 @@ def _trace_module_route(
     name: str, module: str, response: str, request: Any, kept: bool = False, **extra: Any
 ) -> Endpoint:
     """A trace view route answered by `trace_view.<module>.<name>` (imported when first
-    asked: a report never does); `kept`: its JSON by `<name>_kept` (`KeptAnswer`)."""
+    asked: a report never does); `kept`: its JSON by `<name>_kept` (`kept_json`)."""
     path = f"kinetoscope.trace_view.{module}"
     kept_ref = Lazy(path, f"{name}_kept") if kept else None
     return _trace_route(

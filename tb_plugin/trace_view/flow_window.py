@@ -11,7 +11,7 @@ import numpy as np
 from ..model.errors import bounded
 from .links import enclosing, flow_pairs, pairs_in_window
 from .params import FlowsParams
-from .workers import KeptAnswer, WorkerTrace, kept_answer, select_tracks, time_range
+from .workers import WorkerTrace, kept_json, select_tracks, time_range
 
 DEFAULT_FLOW_LIMIT = 5_000
 
@@ -38,17 +38,23 @@ class FlowsView(TypedDict):
 
 
 def flows(workers: Sequence[WorkerTrace], params: FlowsParams) -> FlowsView:
-    """The flows of the window asked."""
-    found: FlowsView = flows_kept(workers, params).answer
-    return found
+    """The flows of the window asked (made anew: the route answers the JSON kept,
+    `flows_kept`)."""
+    t0, t1, limit = _flow_request(workers, params)
+    return _flows(workers, params, t0, t1, limit)
 
 
-def flows_kept(workers: Sequence[WorkerTrace], params: FlowsParams) -> KeptAnswer:
-    """`flows` and its JSON (`kept_answer`: the same window again is answered at once)."""
-    t0, t1 = time_range(workers, params.get("t0"), params.get("t1"))
-    limit = bounded(params.get("limit"), "limit", DEFAULT_FLOW_LIMIT, 1, 100_000)
+def flows_kept(workers: Sequence[WorkerTrace], params: FlowsParams) -> bytes:
+    """`flows`'s JSON (`kept_json`: the same window again is answered at once)."""
+    t0, t1, limit = _flow_request(workers, params)
     request = (t0, t1, params.get("tracks") or "all", limit)
-    return kept_answer(workers, "flows", request, lambda: _flows(workers, params, t0, t1, limit))
+    return kept_json(workers, "flows", request, lambda: _flows(workers, params, t0, t1, limit))
+
+
+def _flow_request(workers: Sequence[WorkerTrace], params: FlowsParams) -> tuple[float, float, int]:
+    """The query's time range and arrow limit, defaults filled in."""
+    t0, t1 = time_range(workers, params.get("t0"), params.get("t1"))
+    return t0, t1, bounded(params.get("limit"), "limit", DEFAULT_FLOW_LIMIT, 1, 100_000)
 
 
 def _flows(

@@ -16,10 +16,9 @@ from .index_store import kept_on_disk, pack_fields, unpack_fields
 from .params import RangeSummaryParams
 from .range_sums import PerName, RangeSums, build_range_sums, range_per_name
 from .workers import (
-    KeptAnswer,
     Selection,
     WorkerTrace,
-    kept_answer,
+    kept_json,
     names_unique,
     select_tracks,
     time_range,
@@ -60,14 +59,16 @@ def _children_time(index: TimelineIndex, pos: np.ndarray, clipped: np.ndarray) -
 
 def range_summary(workers: Sequence[WorkerTrace], params: RangeSummaryParams) -> RangeSummaryView:
     """Per name, over the events of the chosen tracks overlapping [t0, t1): how many, their
-    time clipped to the range, and their self time (minus their children's, clipped)."""
-    found: RangeSummaryView = range_summary_kept(workers, params).answer
-    return found
+    time clipped to the range, and their self time (minus their children's, clipped).
+    Made anew: the route answers the JSON kept (`range_summary_kept`)."""
+    t0, t1 = time_range(workers, params.get("t0"), params.get("t1"))
+    limit = bounded(params.get("limit"), "limit", 500, 1, 100_000)
+    return _summary(workers, select_tracks(workers, params.get("tracks")), t0, t1, limit)
 
 
-def range_summary_kept(workers: Sequence[WorkerTrace], params: RangeSummaryParams) -> KeptAnswer:
-    """`range_summary` and its JSON, kept (`kept_answer`). Its cost follows the range's
-    edges (`range_sums`), or on an irregular track the events in the range (a whole 4 GB
+def range_summary_kept(workers: Sequence[WorkerTrace], params: RangeSummaryParams) -> bytes:
+    """`range_summary`'s JSON, kept (`kept_json`). Its cost follows the range's edges
+    (`range_sums`), or on an irregular track the events in the range (a whole 4 GB
     trace: ~0.5 s of CPU)."""
     t0, t1 = time_range(workers, params.get("t0"), params.get("t1"))
     limit = bounded(params.get("limit"), "limit", 500, 1, 100_000)
@@ -77,7 +78,7 @@ def range_summary_kept(workers: Sequence[WorkerTrace], params: RangeSummaryParam
     def answer() -> RangeSummaryView:
         return _summary(workers, selections, t0, t1, limit)
 
-    return kept_answer(workers, "range_summary", request, answer)
+    return kept_json(workers, "range_summary", request, answer)
 
 
 def _summary(

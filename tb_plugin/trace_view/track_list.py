@@ -14,7 +14,7 @@ from ..model.trace_model import TraceModel
 from .counters import Counter
 from .params import TracksParams
 from .tracks import Track
-from .workers import KeptAnswer, WorkerTrace, counters_of, kept_answer, time_base, time_extent
+from .workers import WorkerTrace, counters_of, kept_json, time_base, time_extent
 
 
 class CounterInfo(TypedDict):
@@ -85,15 +85,15 @@ def _prefix(worker: WorkerTrace, rank: int | None) -> str:
 
 
 def tracks(workers: Sequence[WorkerTrace], params: TracksParams) -> TracksView:
-    """The workers' tracks, steps and time extent."""
-    found: TracksView = tracks_kept(workers, params).answer
-    return found
+    """The workers' tracks, steps and time extent (made anew: the route answers the JSON
+    kept, `tracks_kept`)."""
+    return _tracks(workers)
 
 
-def tracks_kept(workers: Sequence[WorkerTrace], params: TracksParams) -> KeptAnswer:
-    """`tracks` and its JSON: the same for every request of these workers, so kept
-    (`kept_answer`; a 4 GB trace's steps take ~1.5 ms of CPU each time)."""
-    return kept_answer(workers, "tracks", (), lambda: _tracks(workers))
+def tracks_kept(workers: Sequence[WorkerTrace], params: TracksParams) -> bytes:
+    """`tracks`'s JSON: the same for every request of these workers, so kept
+    (`kept_json`; a 4 GB trace's steps take ~1.5 ms of CPU each time)."""
+    return kept_json(workers, "tracks", (), lambda: _tracks(workers))
 
 
 def _tracks(workers: Sequence[WorkerTrace]) -> TracksView:

@@ -15,11 +15,10 @@ from .counters import Counter, counter_series
 from .params import TraceParams
 from .window import SliceWindow, query_slices
 from .workers import (
-    KeptAnswer,
     NameTable,
     Selection,
     WorkerTrace,
-    kept_answer,
+    kept_json,
     select_tracks,
     time_base,
     time_range,
@@ -272,14 +271,13 @@ def _part(columns: dict[str, list[Any]], a: int, b: int) -> dict[str, list[Any]]
 
 
 def trace(workers: Sequence[WorkerTrace], params: TraceParams) -> WindowView:
-    """The window asked."""
-    found: WindowView = trace_kept(workers, params).answer
-    return found
+    """The window asked (made anew: the route answers the JSON kept, `trace_kept`)."""
+    return window(workers, window_request(params))
 
 
-def trace_kept(workers: Sequence[WorkerTrace], params: TraceParams) -> KeptAnswer:
-    """`trace` and its JSON (`kept_answer`: the same window again is answered at once)."""
+def trace_kept(workers: Sequence[WorkerTrace], params: TraceParams) -> bytes:
+    """`trace`'s JSON (`kept_json`: the same window again is answered at once)."""
     request = window_request(params)
     t0, t1 = time_range(workers, request["t0"], request["t1"])
     key = (*sorted({**request, "t0": t0, "t1": t1}.items()),)
-    return kept_answer(workers, "trace", key, lambda: window(workers, request))
+    return kept_json(workers, "trace", key, lambda: window(workers, request))

@@ -12,7 +12,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 import msgspec
 import numpy as np
@@ -203,53 +203,47 @@ def names_unique(model: TraceModel) -> bool:
 KEPT_ANSWERS = 16  # per model: the last answers of the trace view's windowed routes
 
 
-class KeptAnswer(NamedTuple):
-    """A route's answer and its JSON, encoded once when the answer is made (the track list
-    is asked at every pan, a window again at every redraw: a 4 GB trace's tracks ~80 KB)."""
-
-    answer: Any
-    json: bytes
-
-
 class KeptAnswers:
-    """The last `size` answers of a route, by their resolved request: the model never
-    changes, so an answer asked again is the one given before (never changed after), and
-    so is its JSON."""
+    """The JSON of a route's last `size` answers, by their resolved request: the model
+    never changes, so an answer asked again is the one given before (the track list is
+    asked at every pan, a window again at every redraw: a 4 GB trace's tracks ~80 KB).
+    Only the JSON is kept, not the answer: its lists (tens of thousands of items) kept
+    alive would be walked by each garbage collection meanwhile (at 4 GB under the bench's
+    load: ~10 % of the server's CPU, pauses of 20-60 ms); made and encoded, the answer
+    is freed at once."""
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._answers: OrderedDict[Hashable, KeptAnswer] = OrderedDict()
+        self._answers: OrderedDict[Hashable, bytes] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: Hashable) -> KeptAnswer | None:
+    def get(self, key: Hashable) -> bytes | None:
         with self._lock:
             found = self._answers.get(key)
             if found is not None:
                 self._answers.move_to_end(key)
             return found
 
-    def put(self, key: Hashable, kept: KeptAnswer) -> None:
+    def put(self, key: Hashable, json: bytes) -> None:
         with self._lock:
-            self._answers[key] = kept
+            self._answers[key] = json
             self._answers.move_to_end(key)
             while len(self._answers) > self.size:
                 self._answers.popitem(last=False)
 
 
-def kept_answer(
+def kept_json(
     workers: Sequence[WorkerTrace], route: str, request: tuple[Any, ...], answer: Any
-) -> KeptAnswer:
-    """The answer of `route` to the resolved `request` on these workers, with its JSON:
-    the pair given before when it is among the route's last KEPT_ANSWERS of the first
-    worker's model, else `answer()` and its encoding (kept). A trace's views never change,
-    and the same window is asked again whenever a page is drawn again (a whole 4 GB
-    trace's window: tens of ms)."""
+) -> bytes:
+    """The JSON of `route`'s answer to the resolved `request` on these workers: the bytes
+    given before when among the route's last KEPT_ANSWERS of the first worker's model,
+    else `answer()` encoded (kept). A trace's views never change, and the same window is
+    asked again whenever a page is drawn again (a whole 4 GB trace's window: tens of ms)."""
     key = (route, tuple((w.name, *sorted(w.model.source.items())) for w in workers), request)
     # One memo a route: a pan through many windows does not push out the track list.
     kept = workers[0].model.derived(f"_kept_{route}", lambda _: KeptAnswers(KEPT_ANSWERS))
     found = kept.get(key)
     if found is None:
-        made = answer()
-        found = KeptAnswer(made, msgspec.json.encode(made))
+        found = msgspec.json.encode(answer())
         kept.put(key, found)
     return found

@@ -128,8 +128,8 @@ class Endpoint(msgspec.Struct, frozen=True):
     # A page's view is part of `kinetoscope report` unless this says not (an export with
     # a command of its own); `--view NAME` still asks for it.
     report: bool = True
-    # Scope.SPANS: a function like the compute function's answering a `KeptAnswer` (the
-    # answer and its JSON, encoded once while kept), or a `Lazy` of it; None: none
+    # Scope.SPANS: a function like the compute function's answering its JSON (encoded
+    # once while kept: `trace_view.workers.kept_json`), or a `Lazy` of it; None: none
     kept_ref: Callable[..., Any] | Lazy | None = None
 
     def __post_init__(self) -> None:
@@ -178,7 +178,7 @@ class Endpoint(msgspec.Struct, frozen=True):
     def traces_json(self, traces: Sequence[Any], params: Mapping[str, Any]) -> bytes:
         """Scope.SPANS: `of_traces`'s JSON; a kept answer's own (`kept_ref`)."""
         if self.kept_ref is not None:
-            json: bytes = _resolved(self.kept_ref)(traces, params).json
+            json: bytes = _resolved(self.kept_ref)(traces, params)
             return json
         return msgspec.json.encode(self.of_traces(traces, params))
 
