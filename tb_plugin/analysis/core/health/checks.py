@@ -21,7 +21,7 @@ import numpy as np
 from ....ingest.columns import negative_durations
 from ....model.categories import Kind, Phase, kind_mask
 from ....model.trace_model import TraceModel
-from ..common import distinct, gpu_rows, launches_of, narrow_rows, thread_keys, unique_inverse
+from ..common import distinct, gpu_rows, launches_of, nonzero_rows, thread_keys, unique_inverse
 from ..tree_arrays import _nesting, grouped_nesting_order
 from ..trusted_rows import drop_untrusted, trusted_only
 from .nesting import lane_crossings
@@ -64,7 +64,7 @@ def overlapping_events(model: TraceModel) -> Finding:
     keep &= np.isfinite(ev["dur"])
     keep &= np.isfinite(ev["ts"])
     drop_untrusted(model, keep)
-    rows = narrow_rows(model, np.flatnonzero(keep))  # held through the walks: the view's peak
+    rows = nonzero_rows(model, keep)  # held through the walks
     del keep
     if rows.size < 2:
         return Finding(_NONE)
@@ -103,13 +103,35 @@ _LANES_BY_PASSES = 16
 def _by_lane(rows: np.ndarray, lane: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """`rows` and `lane` sorted stably by lane (file order inside each lane)."""
     counts = np.bincount(lane) if lane.dtype == np.uint16 else None
-    if counts is None or rows.size == 0 or np.count_nonzero(counts) > _LANES_BY_PASSES:
+    if counts is None or rows.size == 0:
         by_lane = np.argsort(lane, kind="stable")
         rows = rows[by_lane]
         return rows, lane[by_lane]
     codes = np.flatnonzero(counts)
-    rows = np.concatenate([rows[lane == code] for code in codes.tolist()])
+    if codes.size > _LANES_BY_PASSES:
+        rows = _placed_by_lane(rows, lane, counts)
+    else:
+        rows = np.concatenate([rows[lane == code] for code in codes.tolist()])
     return rows, np.repeat(codes.astype(lane.dtype), counts[codes])
+
+
+def _placed_by_lane(rows: np.ndarray, lane: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """`rows` stably by `lane` (`counts`: its bincount), a block of rows at a time each
+    put at its lane's next places: an order of a block, not of all rows (the int64 order
+    of all, 5.8 MB of the 253 MB H100 trace, was the Overview's peak)."""
+    out = np.empty_like(rows)
+    next_place = np.cumsum(counts) - counts  # per lane: where its next row goes
+    for a in range(0, rows.size, _BATCH_SLICES):
+        block = lane[a : a + _BATCH_SLICES]
+        order = np.argsort(block, kind="stable")
+        block = block[order]
+        in_block = np.bincount(block, minlength=counts.size)
+        # Each row's place: its lane's next, plus how many of its lane precede it here.
+        place = np.arange(block.size) - (np.cumsum(in_block) - in_block)[block]
+        place += next_place[block]
+        out[place] = rows[a : a + _BATCH_SLICES][order]
+        next_place += in_block
+    return out
 
 
 def _batches(cuts: np.ndarray) -> list[tuple[int, int]]:
@@ -124,7 +146,58 @@ def _batches(cuts: np.ndarray) -> list[tuple[int, int]]:
 
 
 def _crossing_rows(model: TraceModel, rows: np.ndarray, lane: np.ndarray) -> np.ndarray:
-    """The rows (grouped by lane, file order inside each) that cross an earlier slice."""
+    """The rows (grouped by lane, file order inside each) that cross an earlier slice: a
+    long lane written in start order cut where no slice crosses, each part walked alone
+    (its times, not the whole lane's, held: 7 MB of the 253 MB H100 trace's Python lane,
+    the Overview's peak)."""
+    cuts = _free_cuts(model, rows, lane) if rows.size > _BATCH_SLICES else None
+    if cuts is None or cuts.size < 2:
+        return _crossing_rows_at_once(model, rows, lane)
+    return np.concatenate(
+        [_crossing_rows_at_once(model, rows[a:b], lane[a:b]) for a, b in _batches(cuts)]
+    )
+
+
+def _free_cuts(model: TraceModel, rows: np.ndarray, lane: np.ndarray) -> np.ndarray:
+    """Where the rows may be cut, no slice of one side a witness for one of the other
+    (each part's nesting order is then the whole's, restricted to it): each lane's end,
+    and in a lane longer than `_BATCH_SLICES`, the last such place in each block of that
+    many slices (`_cuts_in_lane`). Times are read a block at a time."""
+    lane_ends = np.append(np.flatnonzero(lane[1:] != lane[:-1]) + 1, lane.size)
+    cuts: list[int] = []
+    lo = 0
+    for hi in lane_ends.tolist():
+        if hi - lo > _BATCH_SLICES:
+            cuts.extend(_cuts_in_lane(model, rows, lo, hi))
+        cuts.append(hi)
+        lo = hi
+    return np.array(cuts, dtype=np.int64)
+
+
+def _cuts_in_lane(model: TraceModel, rows: np.ndarray, lo: int, hi: int) -> list[int]:
+    """Places i in the lane `rows[lo:hi]` (file order) where every slice before ends no
+    later than the tolerance after every slice from i on starts: no pair across i crosses
+    by more than it (either one sorting first), so neither is a witness for the other."""
+    ts = model.events["ts"]
+    blocks = list(range(lo, hi, _BATCH_SLICES))
+    block_min = [float(ts[rows[a : min(a + _BATCH_SLICES, hi)]].min()) for a in blocks]
+    later_min = np.minimum.accumulate(np.array([*block_min[1:], np.inf])[::-1])[::-1]
+    cuts = []
+    reach = -np.inf  # the latest end before the block
+    for a, after in zip(blocks, later_min.tolist()):
+        starts, ends = _times(model, rows[a : min(a + _BATCH_SLICES, hi)])
+        least_from = np.minimum.accumulate(starts[::-1])[::-1]
+        np.minimum(least_from, after, out=least_from)
+        before = np.maximum.accumulate(np.concatenate([[reach], ends[:-1]]))
+        free = np.flatnonzero(before <= least_from + NEST_TOLERANCE_US)
+        if free.size and a + int(free[-1]) > lo:
+            cuts.append(a + int(free[-1]))
+        reach = max(float(before[-1]), float(ends[-1]))
+    return cuts
+
+
+def _crossing_rows_at_once(model: TraceModel, rows: np.ndarray, lane: np.ndarray) -> np.ndarray:
+    """`_crossing_rows` of rows whose times are held at once."""
     starts, ends = _times(model, rows)
     order = grouped_nesting_order(lane, starts, ends)  # file order breaks ties
     if order is not None:
@@ -214,13 +287,15 @@ def outside_profiling_window(model: TraceModel) -> Finding:
     if mark >= 0:  # the marks' starts alone, not a column of -inf beside every start
         marks = np.append(ev["ts"][ev["name"] == mark], -np.inf)
         end = max(end, float(np.nanmax(marks)))
-    # A negative or NaN duration counts as none (np.fmax passes NaN over): one array of
-    # ends made, the starts added into it.
-    ends = np.fmax(ev["dur"], 0.0)
-    ends += ev["ts"]
-    outside = ends > end + WINDOW_TOLERANCE_US
-    del ends
-    outside |= ev["ts"] < start - WINDOW_TOLERANCE_US
+    # A negative or NaN duration counts as none (np.fmax passes NaN over). The ends a
+    # block of rows at a time: a column of them (7 MB at 925k rows) was the Overview's peak.
+    ts, dur = ev["ts"], ev["dur"]
+    outside = np.empty(ts.size, dtype=bool)
+    for a in range(0, ts.size, _BATCH_SLICES):
+        ends = np.fmax(dur[a : a + _BATCH_SLICES], 0.0)
+        ends += ts[a : a + _BATCH_SLICES]
+        np.greater(ends, end + WINDOW_TOLERANCE_US, out=outside[a : a + _BATCH_SLICES])
+    outside |= ts < start - WINDOW_TOLERANCE_US
     outside &= (ev["kind"] != Kind.TRACE_SPAN) & (ev["name"] != mark)
     drop_untrusted(model, outside)
     return Finding(np.flatnonzero(outside))
