@@ -84,15 +84,32 @@ _BATCH_SLICES = 1 << 16
 
 def _lane_codes(model: TraceModel, rows: np.ndarray) -> np.ndarray:
     """Per row, a small code of its lane: its thread, its Python frames apart (uint16
-    where the trace has few lanes, which numpy's stable sort takes by radix)."""
+    where the trace has few lanes, which numpy's stable sort takes by radix). The keys
+    are made a block of rows at a time, twice (which occur, then each row's code): their
+    int64 column (5.8 MB of the 253 MB H100 trace) was the Overview's peak."""
+    present = np.zeros(0, dtype=bool)
+    for a in range(0, rows.size, _BATCH_SLICES):
+        key = _lane_keys(model, rows[a : a + _BATCH_SLICES])
+        if int(key.max()) >= 1 << 24:
+            return _lane_keys(model, rows)
+        seen = np.bincount(key) > 0
+        if seen.size > present.size:
+            present = np.concatenate([present, np.zeros(seen.size - present.size, bool)])
+        present[: seen.size] |= seen
+    code = np.cumsum(present) - 1
+    code = code.astype(np.uint16 if int(code[-1]) < 1 << 16 else np.int64)
+    out = np.empty(rows.size, dtype=code.dtype)
+    for a in range(0, rows.size, _BATCH_SLICES):
+        out[a : a + _BATCH_SLICES] = code[_lane_keys(model, rows[a : a + _BATCH_SLICES])]
+    return out
+
+
+def _lane_keys(model: TraceModel, rows: np.ndarray) -> np.ndarray:
+    """Per row, its thread's key and whether it is a Python frame, in one int."""
     key = thread_keys(model, rows)
     key *= 2
     key += model.events["kind"][rows] == Kind.PYTHON
-    if int(key.max()) >= 1 << 24:
-        return key
-    present = np.bincount(key) > 0
-    code = np.cumsum(present) - 1
-    return code.astype(np.uint16 if int(code[-1]) < 1 << 16 else np.int64)[key]
+    return key
 
 
 # Up to this many lanes, rows are put in lane order lane by lane (a pass each), not by an
