@@ -195,21 +195,28 @@ def _cuts_in_lane(model: TraceModel, rows: np.ndarray, lo: int, hi: int) -> list
     """Places i in the lane `rows[lo:hi]` (file order) where every slice before ends no
     later than the tolerance after every slice from i on starts: no pair across i crosses
     by more than it (either one sorting first), so neither is a witness for the other."""
-    ts = model.events["ts"]
-    blocks = list(range(lo, hi, _BATCH_SLICES))
-    block_min = [float(ts[rows[a : min(a + _BATCH_SLICES, hi)]].min()) for a in blocks]
+    ts, dur = model.events["ts"], model.events["dur"]
+    blocks = [(a, min(a + _BATCH_SLICES, hi)) for a in range(lo, hi, _BATCH_SLICES)]
+    block_min = [float(ts[rows[a:b]].min()) for a, b in blocks]
     later_min = np.minimum.accumulate(np.array([*block_min[1:], np.inf])[::-1])[::-1]
     cuts = []
     reach = -np.inf  # the latest end before the block
-    for a, after in zip(blocks, later_min.tolist()):
-        starts, ends = _times(model, rows[a : min(a + _BATCH_SLICES, hi)])
-        least_from = np.minimum.accumulate(starts[::-1])[::-1]
-        np.minimum(least_from, after, out=least_from)
-        before = np.maximum.accumulate(np.concatenate([[reach], ends[:-1]]))
-        free = np.flatnonzero(before <= least_from + NEST_TOLERANCE_US)
-        if free.size and a + int(free[-1]) > lo:
-            cuts.append(a + int(free[-1]))
-        reach = max(float(before[-1]), float(ends[-1]))
+    for (a, b), after in zip(blocks, later_min.tolist()):
+        starts = ts[rows[a:b]].astype(np.float64, copy=False)
+        if after >= starts[-1] and bool((starts[1:] >= starts[:-1]).all()):
+            least_from = starts  # in start order (most lanes): each start is the least after
+        else:
+            least_from = np.minimum(np.minimum.accumulate(starts[::-1])[::-1], after)
+        reached = dur[rows[a:b]].astype(np.float64)
+        reached += starts
+        np.maximum.accumulate(reached, out=reached)
+        np.maximum(reached, reach, out=reached)  # per slice: the latest end up to it
+        free = np.flatnonzero(reached[:-1] <= least_from[1:] + NEST_TOLERANCE_US)
+        if free.size:
+            cuts.append(a + 1 + int(free[-1]))
+        elif a > lo and reach <= least_from[0] + NEST_TOLERANCE_US:
+            cuts.append(a)
+        reach = float(reached[-1])
     return cuts
 
 
