@@ -15,7 +15,6 @@ from kinetoscope.analysis.core.health import checks, nesting
 from kinetoscope.analysis.core.health.checks import overlapping_events
 from kinetoscope.analysis.core.health.nesting import lane_crossings
 from kinetoscope.analysis.core.tree_arrays import nesting_order, next_up
-from kinetoscope.model.categories import Phase
 
 T = 1000.0
 
@@ -171,38 +170,6 @@ def test_batches_and_cuts_give_the_heap_answer(
         assert got == sorted(f"s{i}" for i, hit in zip(order.tolist(), heap) if hit)
         crossed += any(heap)
     assert 5 < crossed < 40  # lanes with and without crossings
-
-
-@pytest.mark.parametrize("written", ["by start", "by end"])
-def test_long_lanes_cut_where_nothing_crosses(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, written: str
-) -> None:
-    """A lane longer than a batch, written by start or by end (as the profiler writes
-    ops), is cut where every slice before ends (within the tolerance) before every slice
-    after starts, and each part walked alone: the heap's answer over the whole lane."""
-    monkeypatch.setattr(checks, "_BATCH_SLICES", 8)
-    rng = np.random.default_rng(3)
-    crossed = cut = 0
-    for trial in range(30):
-        n = 80
-        start = np.cumsum(rng.integers(0, 4, n)) * 0.5
-        dur = rng.integers(0, 10 if trial % 2 else 4, n) * 0.5
-        dur[rng.random(n) < 0.05] = 15.0  # a few long slices, over several cuts
-        written_order = np.lexsort((start, start + dur)) if written == "by end" else np.arange(n)
-        t = TraceBuilder()
-        for i in written_order.tolist():
-            t.op(f"s{i}", T + float(start[i]), float(dur[i]))
-        model = t.model(tmp_path, f"w{trial}.pt.trace.json")
-        rows = np.flatnonzero(model.events["ph"] == Phase.COMPLETE)
-        cut += checks._free_cuts(model, rows, np.zeros(rows.size, np.uint16)).size > 1
-        got = sorted(
-            model.names[int(c)] for c in model.events["name"][overlapping_events(model).rows]
-        )
-        order = np.lexsort((written_order.argsort(), -(start + dur), start))
-        heap = _heap_crossings(np.zeros(n), start[order], (start + dur)[order], 1.0)
-        assert got == sorted(f"s{i}" for i, hit in zip(order.tolist(), heap) if hit)
-        crossed += any(heap)
-    assert 5 < crossed < 30 and cut > 20  # crossings found across lanes that were cut
 
 
 def test_rows_by_lane_are_a_stable_sort(monkeypatch: pytest.MonkeyPatch) -> None:

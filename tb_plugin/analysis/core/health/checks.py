@@ -84,32 +84,15 @@ _BATCH_SLICES = 1 << 16
 
 def _lane_codes(model: TraceModel, rows: np.ndarray) -> np.ndarray:
     """Per row, a small code of its lane: its thread, its Python frames apart (uint16
-    where the trace has few lanes, which numpy's stable sort takes by radix). The keys
-    are made a block of rows at a time, twice (which occur, then each row's code): their
-    int64 column (5.8 MB of the 253 MB H100 trace) was the Overview's peak."""
-    present = np.zeros(0, dtype=bool)
-    for a in range(0, rows.size, _BATCH_SLICES):
-        key = _lane_keys(model, rows[a : a + _BATCH_SLICES])
-        if int(key.max()) >= 1 << 24:
-            return _lane_keys(model, rows)
-        seen = np.bincount(key) > 0
-        if seen.size > present.size:
-            present = np.concatenate([present, np.zeros(seen.size - present.size, bool)])
-        present[: seen.size] |= seen
-    code = np.cumsum(present) - 1
-    code = code.astype(np.uint16 if int(code[-1]) < 1 << 16 else np.int64)
-    out = np.empty(rows.size, dtype=code.dtype)
-    for a in range(0, rows.size, _BATCH_SLICES):
-        out[a : a + _BATCH_SLICES] = code[_lane_keys(model, rows[a : a + _BATCH_SLICES])]
-    return out
-
-
-def _lane_keys(model: TraceModel, rows: np.ndarray) -> np.ndarray:
-    """Per row, its thread's key and whether it is a Python frame, in one int."""
+    where the trace has few lanes, which numpy's stable sort takes by radix)."""
     key = thread_keys(model, rows)
     key *= 2
     key += model.events["kind"][rows] == Kind.PYTHON
-    return key
+    if int(key.max()) >= 1 << 24:
+        return key
+    present = np.bincount(key) > 0
+    code = np.cumsum(present) - 1
+    return code.astype(np.uint16 if int(code[-1]) < 1 << 16 else np.int64)[key]
 
 
 # Up to this many lanes, rows are put in lane order lane by lane (a pass each), not by an
@@ -163,65 +146,7 @@ def _batches(cuts: np.ndarray) -> list[tuple[int, int]]:
 
 
 def _crossing_rows(model: TraceModel, rows: np.ndarray, lane: np.ndarray) -> np.ndarray:
-    """The rows (grouped by lane, file order inside each) that cross an earlier slice: a
-    long lane written in start order cut where no slice crosses, each part walked alone
-    (its times, not the whole lane's, held: 7 MB of the 253 MB H100 trace's Python lane,
-    the Overview's peak)."""
-    cuts = _free_cuts(model, rows, lane) if rows.size > _BATCH_SLICES else None
-    if cuts is None or cuts.size < 2:
-        return _crossing_rows_at_once(model, rows, lane)
-    return np.concatenate(
-        [_crossing_rows_at_once(model, rows[a:b], lane[a:b]) for a, b in _batches(cuts)]
-    )
-
-
-def _free_cuts(model: TraceModel, rows: np.ndarray, lane: np.ndarray) -> np.ndarray:
-    """Where the rows may be cut, no slice of one side a witness for one of the other
-    (each part's nesting order is then the whole's, restricted to it): each lane's end,
-    and in a lane longer than `_BATCH_SLICES`, the last such place in each block of that
-    many slices (`_cuts_in_lane`). Times are read a block at a time."""
-    lane_ends = np.append(np.flatnonzero(lane[1:] != lane[:-1]) + 1, lane.size)
-    cuts: list[int] = []
-    lo = 0
-    for hi in lane_ends.tolist():
-        if hi - lo > _BATCH_SLICES:
-            cuts.extend(_cuts_in_lane(model, rows, lo, hi))
-        cuts.append(hi)
-        lo = hi
-    return np.array(cuts, dtype=np.int64)
-
-
-def _cuts_in_lane(model: TraceModel, rows: np.ndarray, lo: int, hi: int) -> list[int]:
-    """Places i in the lane `rows[lo:hi]` (file order) where every slice before ends no
-    later than the tolerance after every slice from i on starts: no pair across i crosses
-    by more than it (either one sorting first), so neither is a witness for the other."""
-    ts, dur = model.events["ts"], model.events["dur"]
-    blocks = [(a, min(a + _BATCH_SLICES, hi)) for a in range(lo, hi, _BATCH_SLICES)]
-    block_min = [float(ts[rows[a:b]].min()) for a, b in blocks]
-    later_min = np.minimum.accumulate(np.array([*block_min[1:], np.inf])[::-1])[::-1]
-    cuts = []
-    reach = -np.inf  # the latest end before the block
-    for (a, b), after in zip(blocks, later_min.tolist()):
-        starts = ts[rows[a:b]].astype(np.float64, copy=False)
-        if after >= starts[-1] and bool((starts[1:] >= starts[:-1]).all()):
-            least_from = starts  # in start order (most lanes): each start is the least after
-        else:
-            least_from = np.minimum(np.minimum.accumulate(starts[::-1])[::-1], after)
-        reached = dur[rows[a:b]].astype(np.float64)
-        reached += starts
-        np.maximum.accumulate(reached, out=reached)
-        np.maximum(reached, reach, out=reached)  # per slice: the latest end up to it
-        free = np.flatnonzero(reached[:-1] <= least_from[1:] + NEST_TOLERANCE_US)
-        if free.size:
-            cuts.append(a + 1 + int(free[-1]))
-        elif a > lo and reach <= least_from[0] + NEST_TOLERANCE_US:
-            cuts.append(a)
-        reach = float(reached[-1])
-    return cuts
-
-
-def _crossing_rows_at_once(model: TraceModel, rows: np.ndarray, lane: np.ndarray) -> np.ndarray:
-    """`_crossing_rows` of rows whose times are held at once."""
+    """The rows (grouped by lane, file order inside each) that cross an earlier slice."""
     starts, ends = _times(model, rows)
     order = grouped_nesting_order(lane, starts, ends)  # file order breaks ties
     if order is not None:
