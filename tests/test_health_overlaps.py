@@ -172,9 +172,10 @@ def test_batches_and_cuts_give_the_heap_answer(
     assert 5 < crossed < 40  # lanes with and without crossings
 
 
-def test_rows_by_lane_are_a_stable_sort() -> None:
-    """Rows put in lane order lane by lane (few lanes) or by a sort (many, or wide codes):
-    both the stable argsort's order."""
+def test_rows_by_lane_are_a_stable_sort(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows put in lane order lane by lane (few lanes), placed a block at a time (many) or
+    by a sort (wide codes): each the stable argsort's order."""
+    monkeypatch.setattr(checks, "_BATCH_SLICES", 700)  # several blocks, the last one short
     rng = np.random.default_rng(5)
     for lanes, dtype in ((3, np.uint16), (40, np.uint16), (5, np.int64), (1, np.uint16)):
         lane = rng.integers(0, lanes, 5000).astype(dtype)

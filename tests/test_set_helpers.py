@@ -3,13 +3,17 @@ per kind, or through a table for many kinds) against `np.isin`, `common.in_sorte
 (binary search in sorted known values) against `np.isin`, `common.distinct` against
 `np.unique`, the op tree's children by parent then start, the Kernels view's longest
 call per group, the trace view levels' dominant name per bucket and its index's orders
-against `np.lexsort`."""
+against `np.lexsort`; `common.nonzero_rows` against `np.flatnonzero`."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
-from kinetoscope.analysis.core.common import distinct, in_sorted, lexsort_ints
+from builders import TraceBuilder
+from kinetoscope.analysis.core import common
+from kinetoscope.analysis.core.common import distinct, in_sorted, lexsort_ints, nonzero_rows
 from kinetoscope.analysis.core.optree import _by_parent_then_start
 from kinetoscope.analysis.kernels.view import _longest_earliest
 from kinetoscope.model.categories import Kind, kind_mask
@@ -26,6 +30,22 @@ def test_kind_mask_is_isin(count: int) -> None:
     assert mask.dtype == np.bool_
     assert np.array_equal(mask, np.isin(kind, np.array(kinds, dtype=np.uint8)))
     assert np.array_equal(kind_mask(kind, [*kinds, *kinds]), mask)  # a kind asked twice
+
+
+def test_nonzero_rows_is_flatnonzero(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A mask's rows found a block at a time (several, the last one short): flatnonzero's,
+    as int32 (a trace's rows fit)."""
+    monkeypatch.setattr(common, "_NONZERO_BLOCK", 7)
+    t = TraceBuilder()
+    for i in range(50):
+        t.op(f"op{i}", 1000.0 + i, 1.0)
+    model = t.model(tmp_path)
+    rng = np.random.default_rng(2)
+    for share in (0.0, 0.3, 1.0):
+        mask = rng.random(len(model)) < share
+        rows = nonzero_rows(model, mask)
+        assert rows.dtype == np.int32
+        assert rows.tolist() == np.flatnonzero(mask).tolist()
 
 
 def test_in_sorted_is_isin() -> None:

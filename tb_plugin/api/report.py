@@ -40,6 +40,10 @@ VIEW_THREADS = int(env_number("KINETOSCOPE_VIEW_THREADS", 0))
 # H100 253 MB tile (925k rows) 137-139 -> 157-167 MB, over its bound (0.6x JSON: 152);
 # V100 259 MB (606k) 128 -> 146-148 of 155. Trimming the heap first, heap pages by mmap
 # above 4-16 MB, one arena, or the heavy views first alone did not bring H100 under 150.
+# Nor did a heavy lane (Overview, Memory, Operators, Modules) beside a light one
+# (Kernels, GPU idle, Health; or GPU idle and Health alone): H100 141-159 MB (0.57x:
+# 144), one thread 139-141 (bench/view_weights.py --schedule): a second thread's
+# arena alone costs more than the room left.
 # Larger traces have room: 1 GB V100 (2.35M rows) 370 -> 430-450 MB of 604, wall 2.6 ->
 # 2.1 s at 2 cores (one core: one thread). Below ~100 MB two threads gain nothing
 # (36/65 MB tiles: the same wall).

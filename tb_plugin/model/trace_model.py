@@ -215,9 +215,14 @@ class TraceModel:
 
     def complete_rows(self, *kinds: Kind) -> np.ndarray:
         """Rows of duration (`X`) events of the given kinds."""
+        return np.flatnonzero(self.complete_mask(*kinds))
+
+    def complete_mask(self, *kinds: Kind) -> np.ndarray:
+        """Per row, whether it is a duration (`X`) event of one of the given kinds."""
         ev = self.events
-        mask = kind_mask(ev["kind"], kinds) & (ev["ph"] == Phase.COMPLETE)
-        return np.flatnonzero(mask)
+        mask = kind_mask(ev["kind"], kinds)
+        mask &= ev["ph"] == Phase.COMPLETE
+        return mask
 
     def names_of(self, rows: np.ndarray) -> list[str]:
         codes = self.events["name"][rows]

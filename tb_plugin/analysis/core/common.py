@@ -16,7 +16,7 @@ try:
     from . import _nesting  # type: ignore[attr-defined]
 except ImportError:  # built without a C compiler: numpy's passes give the same keys
     _nesting = None
-from .trusted_rows import trusted_only
+from .trusted_rows import drop_untrusted
 
 
 def name_flags(model: TraceModel, predicate: Callable[[str], bool]) -> np.ndarray:
@@ -44,8 +44,10 @@ def complete_rows(model: TraceModel, *kinds: Kind) -> np.ndarray:
 
     def build(m: TraceModel) -> np.ndarray:
         # Held through the views that read them (the Python frames' rows: 3.5 MB of a 253
-        # MB H100 trace as int64).
-        return _read_only(narrow_rows(m, trusted_only(m, m.complete_rows(*kinds))))
+        # MB H100 trace as int64), and found as int32 (no int64 rows made beside them).
+        mask = m.complete_mask(*kinds)
+        drop_untrusted(m, mask)
+        return _read_only(nonzero_rows(m, mask))
 
     return model.derived(key, build)
 
@@ -54,6 +56,25 @@ def narrow_rows(model: TraceModel, rows: np.ndarray) -> np.ndarray:
     """Row indices of `model` as int32 where its rows fit (half the bytes), else as they
     are: for row sets held a while (kept with the model, or through a view's peak)."""
     return rows.astype(np.int32) if row_type(len(model)) is np.int32 else rows
+
+
+# Rows of a mask are found this many at a time (`nonzero_rows`).
+_NONZERO_BLOCK = 1 << 16
+
+
+def nonzero_rows(model: TraceModel, mask: np.ndarray) -> np.ndarray:
+    """`narrow_rows(model, np.flatnonzero(mask))`, a block of the mask at a time: no int64
+    array of every row beside the narrow one (8 bytes a row, the health check's peak)."""
+    if row_type(len(model)) is not np.int32:
+        return np.flatnonzero(mask)
+    out = np.empty(np.count_nonzero(mask), dtype=np.int32)
+    at = 0
+    for a in range(0, mask.size, _NONZERO_BLOCK):
+        hit = np.flatnonzero(mask[a : a + _NONZERO_BLOCK])
+        hit += a
+        out[at : at + hit.size] = hit
+        at += hit.size
+    return out
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:

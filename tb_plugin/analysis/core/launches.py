@@ -131,8 +131,9 @@ def _build_gpu_work(model: TraceModel) -> GpuWork:
     # past what int64 ns holds (trace health, `trusted_rows.py`).
     counted = np.isfinite(ev["ts"])
     drop_untrusted(model, counted)
-    finite = ev["ts"][counted]
-    origin = float(np.floor(finite.min())) if finite.size else 0.0
+    # Their least start read in place (a copy of the starts was 7 MB at 925k rows).
+    least = np.min(ev["ts"], where=counted, initial=np.inf)
+    origin = float(np.floor(least)) if counted.any() else 0.0
     rows = gpu_rows(model)
     rows = rows[_fits(model, rows, origin)]
     rows = rows[np.argsort(ev["ts"][rows], kind="stable")]
