@@ -135,7 +135,8 @@ static int entry_json(Buf *out, const Sequence *s, Entry *entry) {
     if (entry->json == JSON_ESCAPED) return json_string_valid(out, t.p, t.end);
     if (!buf_reserve(out, entry->len + 2)) return 0;
     out->data[out->len] = '"';
-    memcpy(out->data + out->len + 1, t.p, entry->len);
+    if (entry->len <= 32) copy_small(out->data + out->len + 1, (const char *)t.p, entry->len);
+    else memcpy(out->data + out->len + 1, t.p, entry->len);
     out->len += entry->len + 2;
     out->data[out->len - 1] = '"';
     return 1;
