@@ -256,7 +256,7 @@ static int write_legacy(Enc *e, Buf *out, Span raw) {
 
 static int same_key(const Enc *e, const uint32_t *a, const uint32_t *b) {
     return a[1] - a[0] == b[1] - b[0] &&
-           memcmp(e->keys.data + a[0], e->keys.data + b[0], a[1] - a[0]) == 0;
+           same_bytes(e->keys.data + a[0], e->keys.data + b[0], a[1] - a[0]);
 }
 
 /* Plans a dict of n keys (bounds: offsets into e->keys, as BOUND holds them): last[u] is the entry of
