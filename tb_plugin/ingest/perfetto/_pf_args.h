@@ -563,16 +563,17 @@ static int write_value_now(Enc *e, Buf *out, const Annot *a, int n) {
 
 /* ---- an event's args ------------------------------------------------------------------------ */
 
-/* The args text of a track event's annotations (the n spans of its field 4), with
-   `correlation` set where no annotation names it (has_corr); "" for no args; their core
-   columns in *core (e->cores: how many core keys). Checks the legacy values the Python reader would read first (`legacy`:
-   the packet has one Python must read). ENC_BAD: the packet fails (e->msg says why;
-   e->later: only once its args are encoded). */
-static int encode_args(Enc *e, Buf *out, Core *core, const Span *annotations, size_t n,
-                       int legacy, int has_corr, uint64_t corr) {
+/* The args text of a track event's annotations (the n spans of its field 4): "" for no
+   args; their core columns in *core (e->cores: how many core keys); *named: whether one
+   is named "correlation". Checks the legacy values the Python reader would read first
+   (`legacy`: the packet has one Python must read). ENC_BAD: the packet fails (e->msg says
+   why; e->later: only once its args are encoded). */
+static int encode_annotations(Enc *e, Buf *out, Core *core, const Span *annotations, size_t n,
+                              int legacy, int *named) {
     out->len = 0;
     e->later = 0;
     e->cores = 0;
+    *named = 0;
     core_defaults(core);
     e->items.len = e->keys.len = e->plan.len = e->annots.len = 0;
     if (n && !buf_put(&e->items, annotations, n * sizeof(Span))) return ENC_FAIL;
@@ -580,11 +581,14 @@ static int encode_args(Enc *e, Buf *out, Core *core, const Span *annotations, si
         int status = eval_annotation(e, annotations[i]);
         if (status != ENC_OK) return status;
     }
-    int named = 0;
     e->core = core;
-    int status = write_annotation_spans(e, out, 0, n, &named);
+    int status = write_annotation_spans(e, out, 0, n, named);
     e->core = NULL;
-    if (status != ENC_OK || !has_corr || named) return status;
+    return status;
+}
+
+/* `correlation` set in encoded args (out, core) that have no annotation of that name. */
+static int add_correlation(Enc *e, Buf *out, Core *core, uint64_t corr) {
     if (out->len) out->len--; /* reopen the dict */
     else if (!buf_byte(out, '{')) return ENC_FAIL;
     if ((out->len > 1 && !buf_byte(out, ',')) || !buf_str(out, "\"correlation\":")) return ENC_FAIL;
