@@ -65,6 +65,7 @@ setup(
                     "events",
                     "module",
                     "packet",
+                    "prepare",
                     "reader",
                     "rows",
                     "store",

@@ -176,13 +176,13 @@ static int run_field(const uint8_t **p, const uint8_t *run_end, Span *packet) {
 
 /* A packet's pf_check in one byte (check_packets' output), and back. */
 static uint8_t check_byte(Check c) { return (uint8_t)(c.status | (c.legacy ? 4 : 0)); }
-static Check check_of_byte(uint8_t b) { return (Check){b & 3, (b >> 2) & 1}; }
+static Check check_of_byte(uint8_t b) { return (Check){b & 3, (b >> 2) & 1, 0, 0}; }
 
 /* Reads the packets of run[*pos:] (whole fields, checked by whole_packets). `checks`: the
    run's packets' pf_check bytes, made ahead from its start (check_packets), n_checks of
    them; a packet past them is checked here. */
 static int read_run(Reader *r, Span run, size_t *pos, int nested, Span *compressed,
-                    const uint8_t *checks, size_t n_checks) {
+                    const uint8_t *checks, size_t n_checks, Span prepared) {
     const uint8_t *p = run.p + *pos;
     size_t k = 0;
     while (p < run.end) {
@@ -192,7 +192,9 @@ static int read_run(Reader *r, Span run, size_t *pos, int nested, Span *compress
         if (field == FIELD_OTHER) continue;
         Check given;
         if (k < n_checks) given = check_of_byte(checks[k]);
+        r->prepared = prepared_record(prepared.p, SPAN_LEN(prepared), k);
         int status = read_one(r, packet, nested, compressed, k++ < n_checks ? &given : NULL);
+        r->prepared = NULL;
         if (status == P_FAIL) return RUN_FAIL;
         if (status == P_COMPRESSED) {
             *pos = (size_t)(p - run.p);
@@ -232,6 +234,45 @@ static PyObject *py_check_packets(PyObject *self, PyObject *arg) {
     return checks;
 }
 
+/* prepare_packets(run, seed) -> (checks, prepared): check_packets(run), and the packets'
+   args that need no sequence state encoded ahead (_pf_prepare.h), without the GIL. */
+static PyObject *py_prepare_packets(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    unsigned long long seed;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*K", &view, &seed)) return NULL;
+    Buf checks = {0};
+    Prepare w;
+    memset(&w, 0, sizeof w);
+    w.enc.seed = mix64(seed ^ 0x5851F42D4C957F2DULL);
+    w.limit = PREPARED_GROWTH * (size_t)view.len + PREPARED_SLACK;
+    int ok = 1;
+    Py_BEGIN_ALLOW_THREADS
+    const uint8_t *p = view.buf, *end = p + view.len;
+    Span packet;
+    int field;
+    while (ok && p < end && (field = run_field(&p, end, &packet)) != FIELD_END) {
+        if (field != FIELD_PACKET) continue;
+        Check check = pf_check(packet);
+        ok = buf_byte(&checks, check_byte(check)) && prepare_packet(&w, packet, check);
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    uint32_t n = (uint32_t)VEC_LEN(w.offsets, uint32_t);
+    PyObject *prepared = ok ? PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(4 + w.offsets.len + w.records.len)) : NULL;
+    if (prepared) { /* the count, the offsets, the records */
+        char *at = PyBytes_AS_STRING(prepared);
+        memcpy(at, &n, 4);
+        if (w.offsets.len) memcpy(at + 4, w.offsets.data, w.offsets.len);
+        if (w.records.len) memcpy(at + 4 + w.offsets.len, w.records.data, w.records.len);
+    }
+    prepare_free(&w);
+    PyObject *got = !ok ? PyErr_NoMemory() : !prepared ? NULL
+                  : Py_BuildValue("y#N", checks.data ? checks.data : "", (Py_ssize_t)checks.len, prepared);
+    buf_free(&checks);
+    return got;
+}
+
 /* The Python error of a failed read: the hook's, or out of memory. */
 static PyObject *failed(Reader *r) {
     r->oom = 0;
@@ -248,30 +289,34 @@ static int enter(Reader *r) {
     return 1;
 }
 
-/* read(run, pos, nested, builder_held[, checks]) -> (status, pos, compressed data or None).
-   checks: check_packets(run), with pos 0. */
+/* read(run, pos, nested, builder_held[, checks[, prepared]]) -> (status, pos, compressed data
+   or None). checks, prepared: check_packets(run) or prepare_packets(run), with pos 0. */
 static PyObject *py_read(Reader *r, PyObject *args) {
-    Py_buffer view, checks = {0};
+    Py_buffer view, checks = {0}, prepared = {0};
     Py_ssize_t start;
     int nested;
     long long builder_held;
-    if (!PyArg_ParseTuple(args, "y*npL|y*", &view, &start, &nested, &builder_held, &checks)) return NULL;
-    if (start < 0 || start > view.len || (checks.buf && start) || !enter(r)) {
+    if (!PyArg_ParseTuple(args, "y*npL|y*y*", &view, &start, &nested, &builder_held, &checks, &prepared))
+        return NULL;
+    if (start < 0 || start > view.len || ((checks.buf || prepared.buf) && start) || !enter(r)) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "pos out of range");
         PyBuffer_Release(&view);
         if (checks.buf) PyBuffer_Release(&checks);
+        if (prepared.buf) PyBuffer_Release(&prepared);
         return NULL;
     }
+    Span given = {prepared.buf, (const uint8_t *)prepared.buf + (prepared.buf ? prepared.len : 0)};
     r->builder_held = builder_held;
     size_t pos = (size_t)start;
     Span compressed = {0};
     Span run = {(const uint8_t *)view.buf, (const uint8_t *)view.buf + view.len};
     r->save = PyEval_SaveThread();
-    int status = read_run(r, run, &pos, nested, &compressed, checks.buf, checks.buf ? (size_t)checks.len : 0);
+    int status = read_run(r, run, &pos, nested, &compressed, checks.buf, checks.buf ? (size_t)checks.len : 0, given);
     PyEval_RestoreThread(r->save);
     r->save = NULL;
     r->busy = 0;
     if (checks.buf) PyBuffer_Release(&checks);
+    if (prepared.buf) PyBuffer_Release(&prepared);
     PyObject *data = NULL;
     if (status == RUN_COMPRESSED)
         data = PyBytes_FromStringAndSize((const char *)compressed.p, (Py_ssize_t)SPAN_LEN(compressed));

@@ -135,7 +135,8 @@ static int entry_json(Buf *out, const Sequence *s, Entry *entry) {
     if (entry->json == JSON_ESCAPED) return json_string_valid(out, t.p, t.end);
     if (!buf_reserve(out, entry->len + 2)) return 0;
     out->data[out->len] = '"';
-    memcpy(out->data + out->len + 1, t.p, entry->len);
+    if (entry->len <= 32) copy_small(out->data + out->len + 1, (const char *)t.p, entry->len);
+    else memcpy(out->data + out->len + 1, t.p, entry->len);
     out->len += entry->len + 2;
     out->data[out->len - 1] = '"';
     return 1;
@@ -255,7 +256,7 @@ static int write_legacy(Enc *e, Buf *out, Span raw) {
 
 static int same_key(const Enc *e, const uint32_t *a, const uint32_t *b) {
     return a[1] - a[0] == b[1] - b[0] &&
-           memcmp(e->keys.data + a[0], e->keys.data + b[0], a[1] - a[0]) == 0;
+           same_bytes(e->keys.data + a[0], e->keys.data + b[0], a[1] - a[0]);
 }
 
 /* Plans a dict of n keys (bounds: offsets into e->keys, as BOUND holds them): last[u] is the entry of
@@ -562,16 +563,17 @@ static int write_value_now(Enc *e, Buf *out, const Annot *a, int n) {
 
 /* ---- an event's args ------------------------------------------------------------------------ */
 
-/* The args text of a track event's annotations (the n spans of its field 4), with
-   `correlation` set where no annotation names it (has_corr); "" for no args; their core
-   columns in *core (e->cores: how many core keys). Checks the legacy values the Python reader would read first (`legacy`:
-   the packet has one Python must read). ENC_BAD: the packet fails (e->msg says why;
-   e->later: only once its args are encoded). */
-static int encode_args(Enc *e, Buf *out, Core *core, const Span *annotations, size_t n,
-                       int legacy, int has_corr, uint64_t corr) {
+/* The args text of a track event's annotations (the n spans of its field 4): "" for no
+   args; their core columns in *core (e->cores: how many core keys); *named: whether one
+   is named "correlation". Checks the legacy values the Python reader would read first
+   (`legacy`: the packet has one Python must read). ENC_BAD: the packet fails (e->msg says
+   why; e->later: only once its args are encoded). */
+static int encode_annotations(Enc *e, Buf *out, Core *core, const Span *annotations, size_t n,
+                              int legacy, int *named) {
     out->len = 0;
     e->later = 0;
     e->cores = 0;
+    *named = 0;
     core_defaults(core);
     e->items.len = e->keys.len = e->plan.len = e->annots.len = 0;
     if (n && !buf_put(&e->items, annotations, n * sizeof(Span))) return ENC_FAIL;
@@ -579,11 +581,14 @@ static int encode_args(Enc *e, Buf *out, Core *core, const Span *annotations, si
         int status = eval_annotation(e, annotations[i]);
         if (status != ENC_OK) return status;
     }
-    int named = 0;
     e->core = core;
-    int status = write_annotation_spans(e, out, 0, n, &named);
+    int status = write_annotation_spans(e, out, 0, n, named);
     e->core = NULL;
-    if (status != ENC_OK || !has_corr || named) return status;
+    return status;
+}
+
+/* `correlation` set in encoded args (out, core) that have no annotation of that name. */
+static int add_correlation(Enc *e, Buf *out, Core *core, uint64_t corr) {
     if (out->len) out->len--; /* reopen the dict */
     else if (!buf_byte(out, '{')) return ENC_FAIL;
     if ((out->len > 1 && !buf_byte(out, ',')) || !buf_str(out, "\"correlation\":")) return ENC_FAIL;

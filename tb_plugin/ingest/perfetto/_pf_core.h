@@ -248,7 +248,7 @@ static void core_keys_init(void) {
 static int core_key(const char *token, size_t n) {
     if (n >= 64 || !((CORE_KEY_LENGTHS >> n) & 1)) return -1;
     for (int k = 0; k < N_CORE_KEYS; k++)
-        if (CORE_KEYS[k].len == n && memcmp(CORE_KEYS[k].token, token, n) == 0) return CORE_KEYS[k].kind;
+        if (CORE_KEYS[k].len == n && same_bytes(CORE_KEYS[k].token, token, n)) return CORE_KEYS[k].kind;
     return -1;
 }
 
@@ -268,7 +268,7 @@ static Core core_of(const char *args, size_t n) {
 
 static int same_member_key(const Member *a, const Member *b) {
     size_t n = (size_t)(a->key_end - a->key);
-    return (size_t)(b->key_end - b->key) == n && memcmp(a->key, b->key, n) == 0;
+    return (size_t)(b->key_end - b->key) == n && same_bytes(a->key, b->key, n);
 }
 
 static int put_member(Buf *out, int *written, const Member *key, const Member *value) {

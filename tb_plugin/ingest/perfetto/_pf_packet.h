@@ -4,6 +4,7 @@
 #ifndef KINETOSCOPE_PF_PACKET_H
 #define KINETOSCOPE_PF_PACKET_H
 #include "_pf_events.h"
+#include "_pf_prepare.h"
 
 typedef struct {
     uint64_t name_iid, track, correlation, counter_bits;
@@ -221,8 +222,16 @@ static int track_event(Reader *r, Sequence *seq, const Packet *p, int legacy) {
     uint64_t track = e.has_track ? e.track : seq->default_track;
     int kind = e.has_type ? e.type : 0;
     r->enc.seq = seq;
-    int got = encode_args(&r->enc, &r->args, &r->core, (const Span *)r->annotations.data,
-                          VEC_LEN(r->annotations, Span), legacy, e.has_correlation, e.correlation);
+    int got = ENC_OK, named;
+    if (r->prepared) { /* encoded ahead (_pf_prepare.h) */
+        r->enc.later = 0;
+        if (!prepared_args(r->prepared, &r->args, &r->core, &r->enc.cores, &named)) return P_FAIL;
+    } else {
+        got = encode_annotations(&r->enc, &r->args, &r->core, (const Span *)r->annotations.data,
+                                 VEC_LEN(r->annotations, Span), legacy, &named);
+    }
+    if (got == ENC_OK && e.has_correlation && !named)
+        got = add_correlation(&r->enc, &r->args, &r->core, e.correlation);
     if (got == ENC_FAIL) return P_FAIL;
     if (got == ENC_BAD || r->enc.later) {
         r->msg.len = 0;

@@ -77,6 +77,7 @@ struct Reader {
     Buf spans[5];
     Buf cat_iids, cats, flows_out, ends_out, flows_old, ends_old, link, annotations;
     Core core;        /* of the args in `args` */
+    const uint8_t *prepared; /* the packet's args encoded ahead (_pf_prepare.h), or NULL */
     /* the last sequence and place asked for (most packets follow the one before) */
     uint32_t last_seq, last_seq_at;
     uint64_t last_track;

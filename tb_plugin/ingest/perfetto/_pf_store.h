@@ -56,7 +56,7 @@ static uint32_t texts_id(Texts *t, const void *p, size_t n) {
     int known = map_get(&t->by_hash, h, &first);
     for (id = known ? first : NO_STR; id != NO_STR; id = VEC_AT(t->texts, Text, id).next) {
         const Text *e = &VEC_AT(t->texts, Text, id);
-        if (e->len == n && (!n || memcmp(t->bytes.data + e->off, p, n) == 0)) return id;
+        if (e->len == n && (!n || same_bytes(t->bytes.data + e->off, p, n))) return id;
     }
     Text fresh = {t->bytes.len, (uint32_t)n, known ? first : NO_STR, h, 0, NULL};
     id = (uint32_t)VEC_LEN(t->texts, Text);

@@ -169,7 +169,8 @@ static int json_string(Buf *out, Span s, Buf *tmp) {
         size_t n = SPAN_LEN(s);
         if (!buf_reserve(out, n + 2)) return 0;
         out->data[out->len] = '"';
-        if (n) memcpy(out->data + out->len + 1, s.p, n);
+        if (n <= 32) copy_small(out->data + out->len + 1, (const char *)s.p, n);
+        else memcpy(out->data + out->len + 1, s.p, n);
         out->len += n + 2;
         out->data[out->len - 1] = '"';
         return 1;

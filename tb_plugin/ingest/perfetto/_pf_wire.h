@@ -197,6 +197,9 @@ static int legacy_same(Span raw) {
 typedef struct {
     int status;
     int legacy; /* a DebugAnnotation's legacy_json_value that Python must read was met */
+    /* For args encoded ahead (_pf_prepare.h), not kept in check_packets' bytes: */
+    int annotated; /* a track event has a DebugAnnotation */
+    int interned;  /* a DebugAnnotation has a name_iid or string_value_iid (fields 1, 17) */
 } Check;
 
 static void pf_check_message(Check *c, Span s, int type, int depth, int in_group, uint32_t group);
@@ -225,6 +228,7 @@ static const uint8_t *pf_check_fields(Check *c, Span s, int type, int depth, int
         uint32_t number = (uint32_t)(tag >> 3);
         if (!p || number == 0) break;
         int wire = (int)(tag & 7);
+        if (type == M_ANNOTATION && !in_group && (number == 1 || number == 17)) c->interned = 1;
         if (wire == WIRE_VARINT) {
             if (!(p = pf_varint(p, end, &v))) break;
         } else if (wire == WIRE_FIXED64 || wire == WIRE_FIXED32) {
@@ -237,6 +241,7 @@ static const uint8_t *pf_check_fields(Check *c, Span s, int type, int depth, int
             p += v;
             int kind = in_group ? M_NONE : pf_field_kind(type, number);
             if (type == M_ANNOTATION && number == 9 && !in_group && !legacy_same(body)) c->legacy = 1;
+            if (type == M_TRACK_EVENT && number == 4 && !in_group) c->annotated = 1;
             if (kind > M_NONE) {
                 if (depth + 1 > PF_MAX_DEPTH) {
                     c->status = PF_TOO_DEEP;
@@ -268,7 +273,7 @@ static void pf_check_message(Check *c, Span s, int type, int depth, int in_group
 
 /* PF_OK, PF_CORRUPT or PF_TOO_DEEP for one TracePacket's bytes. */
 static Check pf_check(Span packet) {
-    Check c = {PF_OK, 0};
+    Check c = {PF_OK, 0, 0, 0};
     pf_check_message(&c, packet, M_PACKET, 0, 0, 0);
     return c;
 }

@@ -204,15 +204,17 @@ class _Load:
 
     def read_in_thread(self, runs: Iterator[memoryview]) -> None:
         """The runs read in a reading thread (the compiled reader lets the GIL go) while this
-        one inflates the runs ahead, checks their packets (`check_packets`, the share of
-        the reading that needs no state) and merges the chunks as the reading thread cuts
-        them (a slice that spans a whole trace holds its events until its end: then they
-        go out at once, a few chunks at a time held, not all of them). The reading thread
-        goes on to the next run once a run's packets are read (`_Pipeline`), so a run's
-        chunks merge here while it reads the next; a run with compressed packets stops it
-        (this thread reads them, then the rest of that run). The reader's order is one
-        reader's, and the text counts as `one_ahead` counts it (the run after a run
-        inflated before its compressed packets are read)."""
+        one inflates the runs ahead, checks their packets and encodes the args that need no
+        sequence state (`prepare_packets`, the share of the reading that needs no state)
+        and merges the chunks as the reading thread cuts them (a slice that spans a whole
+        trace holds its events until its end: then they go out at once, a few chunks at a
+        time held, not all of them). The reading thread goes on to the next run once a
+        run's packets are read (`_Pipeline`), so a run's chunks merge here while it reads
+        the next; a run with compressed packets stops it (this thread reads them, then the
+        rest of that run). The reader's order is one reader's, and the text counts as
+        `one_ahead` counts it (the run after a run inflated before its compressed packets
+        are read); a run's prepared args (at most `PREPARED_GROWTH` times its bytes) are
+        not counted."""
         with ThreadPoolExecutor(1, thread_name_prefix="kinetoscope-perfetto") as pool:
             pipeline = _Pipeline(self, runs, pool)
             try:
@@ -222,14 +224,14 @@ class _Load:
                 raise
 
     def read_top(
-        self, run: memoryview, checks: bytes, cut: Queue[Message]
+        self, run: memoryview, checks: bytes, prepared: bytes, cut: Queue[Message]
     ) -> tuple[int, int, bytes | None]:
         """In the reading thread: a run up to its end or its first packet of compressed
         packets; its status to `cut` once its packets are read (the next run may then
         start), then its events delivered, each chunk to `cut` as it is cut; None last."""
         reader = self.reader
         try:
-            status, pos, data = reader.read(run, 0, False, self.report.held_bytes, checks)
+            status, pos, data = reader.read(run, 0, False, self.report.held_bytes, checks, prepared)
             if status == _TOO_LARGE:
                 raise self.too_large()
             cut.put(status)
@@ -302,7 +304,8 @@ class _Pipeline:
 
     def __init__(self, load: _Load, runs: Iterator[memoryview], pool: ThreadPoolExecutor) -> None:
         self.load, self.runs, self.pool = load, runs, pool
-        self.check = load.module.check_packets
+        self.prepare = load.module.prepare_packets
+        self.seed = int.from_bytes(os.urandom(8), "little")
         self.cut: Queue[Message] = Queue(CHUNKS_IN_FLIGHT)
         self.handed: deque[tuple[Future[Any], memoryview]] = deque()
         self.error: BaseException | None = None  # met inflating: raised after the runs before
@@ -331,18 +334,20 @@ class _Pipeline:
         if self.error is not None:
             raise self.error
 
-    def _hand(self, ahead: tuple[memoryview, bytes]) -> None:
-        run, checks = ahead
-        self.handed.append((self.pool.submit(self.load.read_top, run, checks, self.cut), run))
+    def _hand(self, ahead: tuple[memoryview, bytes, bytes]) -> None:
+        run, checks, prepared = ahead
+        self.handed.append(
+            (self.pool.submit(self.load.read_top, run, checks, prepared, self.cut), run)
+        )
 
-    def _inflated(self) -> tuple[memoryview, bytes] | None:
-        """The next run and its packets' checks; None at the end, or at an error (kept in
-        `error`, raised once the runs before it are read)."""
+    def _inflated(self) -> tuple[memoryview, bytes, bytes] | None:
+        """The next run, its packets' checks and their args prepared ahead; None at the end,
+        or at an error (kept in `error`, raised once the runs before it are read)."""
         if self.error is not None:
             return None
         try:
             run = next(self.runs, None)
-            return None if run is None else (run, self.check(run))
+            return None if run is None else (run, *self.prepare(run, self.seed))
         except BaseException as err:  # damage, a limit, a deadline: after the runs before
             self.error = err
             return None
