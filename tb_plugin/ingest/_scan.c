@@ -16,6 +16,7 @@
  * differ); the Python values of the distinct texts are made afterwards, with the GIL.
  */
 #include "_scan_json.h"
+#include "_scan_rows.h"
 
 #include <stddef.h>
 #if defined(__linux__)
@@ -1120,6 +1121,10 @@ static PyMethodDef METHODS[] = {
      "place(dst, src, types, lo, how=None, populate=False) -> indexes of the columns with "
      "values that do not fit: each src column (offset or looked up as `how` says) written "
      "into its dst column from row lo on, without the GIL"},
+    {"rows", (PyCFunction)(void (*)(void))py_rows, METH_FASTCALL,
+     "rows(ph_codes, phase_of, cat, name, kind_table, memory_name, dur, id, ph, kind, dur_out, "
+     "flow_id, phases, instant, memory, flow) -> (negative durations, memory rows): a chunk's "
+     "phase, kind, clean duration and flow id columns written, without the GIL"},
     {NULL, NULL, 0, NULL},
 };
 
