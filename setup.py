@@ -38,7 +38,7 @@ setup(
     # The compiled event scanner (ingest/native_chunk.py). Optional: where it cannot be
     # built (no C compiler), the same columns come from the msgspec path, only slower.
     ext_modules=[
-        optional_c("ingest._scan", depends=["ingest/_scan_json.h"]),
+        optional_c("ingest._scan", depends=["ingest/_scan_json.h", "ingest/_scan_rows.h"]),
         # The compiled parent search of nested ranges (analysis/core/tree_arrays.py).
         # Optional too: without it numpy's passes give the same parents. No fused
         # multiply-adds: its sums round as numpy's do, bit for bit.

@@ -127,7 +127,9 @@ def test_rows_are_kept_where_pages_cannot_be_made_present_ahead(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # A system without MADV_POPULATE_WRITE refuses the advice: the pages fault in as the
-    # rows are written, and the sink stops asking.
+    # rows are written, and the sink stops asking. (The numpy path's advice: where the
+    # scanner is built, `_scan.place` asks for the pages of the columns it writes.)
+    monkeypatch.setattr(column_sink, "_place", None)
     monkeypatch.setattr(column_sink, "HEAP_ROWS", 1)
     monkeypatch.setattr(column_sink, "_MADV_POPULATE_WRITE", 0x7FFF)  # no such advice
     sink = ColumnSink(SPEC, rows=2)
@@ -137,7 +139,10 @@ def test_rows_are_kept_where_pages_cannot_be_made_present_ahead(
     _check(sink, 3042)
 
 
-def test_pages_are_made_present_a_step_ahead_of_the_rows(heap_rows: int) -> None:
+def test_pages_are_made_present_a_step_ahead_of_the_rows(
+    heap_rows: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(column_sink, "_place", None)  # the numpy path's advice
     sink = ColumnSink(SPEC, rows=2)
     for part in _parts([5000, 70000, 3]):
         sink.append(part)
@@ -245,3 +250,56 @@ def test_place_refuses_what_it_cannot_write(
 ) -> None:
     with pytest.raises(error):
         column_sink._place([dst], [src], types, lo)
+
+
+def _filled_columns(heap_rows: int) -> dict[str, np.ndarray]:
+    """A load's filled columns: interned codes through each part's table into the file's
+    (`Remap`) and args offsets (`Offset`), one part's past int32 and not known to fit."""
+    spec = {"ts": "f8", "name": "i4", "args_end": "i8"}
+    sink = ColumnSink(spec, rows=2, narrow={"name": "i2", "args_end": "i4"})
+    start = 0
+    for i, n in enumerate((3, 70, 5000, 40)):
+        codes = (np.arange(n, dtype=np.int32) * 7) % 5
+        table = np.array([4, 0, 2**15 - 1, 3, 1], dtype=np.int32) + i
+        ends = np.arange(1, n + 1, dtype=np.int64) * 3
+        fills: dict[str, column_sink.Fill] = {
+            "name": column_sink.Remap(codes, table),
+            "args_end": column_sink.Offset(ends, start),
+        }
+        fits = {"args_end"} if i < 3 else set()
+        sink.append({"ts": np.full(n, float(i))}, fits=fits, fills=fills)
+        start += int(ends[-1]) + (2**31 if i == 2 else 0)
+    return sink.finish()
+
+
+@pytest.mark.skipif(column_sink._place is None, reason="built without the compiled scanner")
+def test_remapped_and_offset_columns_placed_in_one_call_are_numpys(
+    heap_rows: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `_scan.place` looks the codes up and adds the offsets itself (one call, the GIL let
+    # go once): the same values and types as numpy's `take` and `add` into the columns.
+    placed = _filled_columns(heap_rows)
+    monkeypatch.setattr(column_sink, "_place", None)
+    filled = _filled_columns(heap_rows)
+    for key, column in filled.items():
+        assert placed[key].dtype == column.dtype and np.array_equal(placed[key], column), key
+    # A code past int16 widens the names; args offsets not known to fit are made wide.
+    assert placed["name"].dtype == np.int32 and 2**15 + 1 in placed["name"]
+    assert placed["args_end"].dtype == np.int64 and placed["args_end"][-1] > 2**31
+
+
+@pytest.mark.skipif(column_sink._place is None, reason="built without the compiled scanner")
+def test_place_looks_codes_up_and_adds_offsets() -> None:
+    place = column_sink._place
+    codes, table = np.array([0, 1, 2, -1, 5], dtype=np.int32), np.array([7, 8, 9], dtype="i4")
+    ends = np.array([1, 2, 3, 4, 2**40], dtype=np.int64)
+    names, offsets = np.zeros(8, np.int16), np.zeros(8, np.int32)
+    assert place([names, offsets], [codes, ends], b"ihli", 1, [table, 10], True) == [1]
+    assert names.tolist() == [0, *table.take(codes, mode="wrap").tolist(), 0, 0]
+    assert offsets[1:5].tolist() == [11, 12, 13, 14]  # the last does not fit int32
+    with pytest.raises(ValueError):  # a table of another type
+        place([names], [codes], b"ih", 0, [table.astype(np.int64)])
+    with pytest.raises(ValueError):  # floats are not offset
+        place([np.zeros(5)], [np.zeros(5)], b"dd", 0, [1])
+    with pytest.raises(ValueError):  # an empty table cannot be looked in
+        place([names], [codes], b"ih", 0, [np.zeros(0, np.int32)])

@@ -16,8 +16,13 @@
  * differ); the Python values of the distinct texts are made afterwards, with the GIL.
  */
 #include "_scan_json.h"
+#include "_scan_rows.h"
 
 #include <stddef.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 /* ---- output columns ------------------------------------------------------------------- */
 
@@ -842,13 +847,19 @@ static PyObject *py_scan(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 
 /* ---- a chunk's columns placed in the model's ------------------------------------------ */
 
-/* `place(dst, src, types, lo)` copies each column `src[i]` (n values) into the column
-   `dst[i]` (a whole column: a numpy array or a map) from row `lo` on, converting integers
-   to a narrower or wider type, in one call that lets the GIL go once (numpy's copies
-   let it go and take it back for each column, and the scanning threads hold it between).
-   `types` gives two numpy type characters a column (source, destination). Returns the
-   indexes of the columns with a value that does not fit its destination's type: those
-   rows are left to be written again (the model builder widens such a column first). */
+/* `place(dst, src, types, lo[, how, populate])` copies each column `src[i]` (n values)
+   into the column `dst[i]` (a whole column: a numpy array or a map) from row `lo` on,
+   converting integers to a narrower or wider type, in one call that lets the GIL go once
+   (numpy's copies let it go and take it back for each column, and the scanning threads
+   hold it between: the merging thread then waits for the GIL once a column).
+   `types` gives two numpy type characters a column (source, destination). `how[i]`
+   (None: a copy) may make a column of integers: an int, added to each value (the args
+   offsets); or an int32 buffer, a table each value (int32 codes) is looked up in, as
+   numpy's `take(mode="wrap")` does (codes through a chunk's table into the file's).
+   `populate`: the destination rows' pages are made present first (MADV_POPULATE_WRITE:
+   one call, not a page fault a page; where the system has it). Returns the indexes of
+   the columns with a value that does not fit its destination's type: those rows are
+   left to be written again (the model builder widens such a column first). */
 
 /* The bytes of a value of numpy type character `c`, and whether it is a signed integer. */
 static int type_size(char c, int *is_int) {
@@ -913,12 +924,98 @@ VECTORIZED static int ints_to(char *restrict out, const char *restrict in, Py_ss
 #undef CONVERT
 
 typedef struct {
-    Py_buffer dst, src;
+    Py_buffer dst, src, table; /* `table`: a lookup's (`table.buf` NULL: none) */
     int src_size, dst_size, ints;
+    int64_t offset; /* added to each value */
 } Placed;
 
+/* A signed integer of `size` bytes at `p`. */
+static INLINE int64_t int_at(const char *p, int size) {
+    switch (size) {
+    case 1: return *(const int8_t *)p;
+    case 2: return *(const int16_t *)p;
+    case 4: return *(const int32_t *)p;
+    default: return *(const int64_t *)p;
+    }
+}
+
+/* The column's values looked up in its table or offset, as int64 in `tmp` (n values):
+   then written as any int64 column is. */
+static void derived_values(const Placed *p, Py_ssize_t n, int64_t *tmp) {
+    const char *in = p->src.buf;
+    if (p->table.buf) {
+        const int32_t *table = p->table.buf, *codes = p->src.buf;
+        Py_ssize_t len = p->table.len / 4;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_ssize_t k = codes[i];
+            if (k < 0 || k >= len) k = ((k % len) + len) % len; /* numpy's "wrap" */
+            tmp[i] = table[k];
+        }
+        return;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        tmp[i] = (int64_t)((uint64_t)int_at(in + i * p->src_size, p->src_size) + (uint64_t)p->offset);
+}
+
+/* The pages of `dst`'s rows [lo, lo + n) made present, where the system can. */
+static void populate_rows(const Placed *p, Py_ssize_t lo, Py_ssize_t n) {
+#if defined(__linux__)
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+    static uintptr_t page;
+    if (!page) page = (uintptr_t)sysconf(_SC_PAGESIZE); /* a race writes the same value */
+    uintptr_t from = (uintptr_t)p->dst.buf + (uintptr_t)(lo * p->dst_size);
+    uintptr_t to = from + (uintptr_t)(n * p->dst_size);
+    from &= ~(page - 1);
+    if (to > from) (void)madvise((void *)from, to - from, MADV_POPULATE_WRITE); /* else faults */
+#else
+    (void)p, (void)lo, (void)n;
+#endif
+}
+
+/* One column's rows written (without the GIL); 0 where a value does not fit. */
+static int place_column(const Placed *p, Py_ssize_t lo, Py_ssize_t n, int64_t *tmp) {
+    char *to = (char *)p->dst.buf + lo * p->dst_size;
+    if (tmp) {
+        derived_values(p, n, tmp);
+        return ints_to(to, (const char *)tmp, n, 8, p->dst_size);
+    }
+    if (p->ints && p->src_size != p->dst_size) return ints_to(to, p->src.buf, n, p->src_size, p->dst_size);
+    memcpy(to, p->src.buf, (size_t)(n * p->src_size));
+    return 1;
+}
+
+/* `how`: None, an int to add, or an int32 table to look each value up in. */
+static int placed_how(Placed *p, PyObject *how, char src_type) {
+    if (how == Py_None) return 1;
+    if (!p->ints) {
+        PyErr_SetString(PyExc_ValueError, "place: an offset or a table makes integers only");
+        return 0;
+    }
+    if (PyLong_Check(how)) {
+        p->offset = PyLong_AsLongLong(how);
+        return !(p->offset == -1 && PyErr_Occurred());
+    }
+    if (PyObject_GetBuffer(how, &p->table, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return 0;
+    if (src_type != 'i' || p->table.itemsize != 4 || !p->table.format ||
+        strcmp(p->table.format, "i") != 0 || (p->table.len == 0 && p->src.len > 0)) {
+        PyBuffer_Release(&p->table);
+        p->table.buf = NULL;
+        PyErr_SetString(PyExc_ValueError, "place: a table of int32 values for int32 codes");
+        return 0;
+    }
+    return 1;
+}
+
+static void placed_close(Placed *p) {
+    PyBuffer_Release(&p->src);
+    PyBuffer_Release(&p->dst);
+    if (p->table.buf) PyBuffer_Release(&p->table);
+}
+
 static int placed_open(Placed *p, PyObject *dst, PyObject *src, char src_type, char dst_type,
-                       Py_ssize_t lo, Py_ssize_t *n) {
+                       Py_ssize_t lo, Py_ssize_t *n, PyObject *how) {
     int src_int, dst_int;
     p->src_size = type_size(src_type, &src_int);
     p->dst_size = type_size(dst_type, &dst_int);
@@ -937,24 +1034,50 @@ static int placed_open(Placed *p, PyObject *dst, PyObject *src, char src_type, c
     if (*n < 0) *n = rows;
     if (rows != *n || lo < 0 || p->dst.len / p->dst_size < lo + rows) {
         PyErr_SetString(PyExc_ValueError, "place: the columns' rows do not fit the room");
-        PyBuffer_Release(&p->src);
-        PyBuffer_Release(&p->dst);
+        placed_close(p);
         return 0;
     }
+    if (!placed_how(p, how, src_type)) {
+        placed_close(p);
+        return 0;
+    }
+    return 1;
+}
+
+/* Each column placed, without the GIL; `fits[c]` 0 where a value does not fit. */
+static int place_all(Placed *cols, Py_ssize_t count, Py_ssize_t lo, Py_ssize_t n, int populate,
+                     char *fits) {
+    int derived = 0;
+    for (Py_ssize_t c = 0; c < count; c++) derived |= cols[c].table.buf || cols[c].offset;
+    int64_t *tmp = derived && n ? malloc((size_t)n * sizeof(int64_t)) : NULL;
+    if (derived && n && !tmp) return 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t c = 0; c < count; c++) {
+        Placed *p = &cols[c];
+        if (populate) populate_rows(p, lo, n);
+        fits[c] = (char)place_column(p, lo, n, p->table.buf || p->offset ? tmp : NULL);
+    }
+    Py_END_ALLOW_THREADS
+    free(tmp);
     return 1;
 }
 
 static PyObject *py_place(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     Py_ssize_t lo, n = -1;
-    if (nargs != 4 || !PyList_Check(args[0]) || !PyList_Check(args[1]) || !PyBytes_Check(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "place(dst: list, src: list, types: bytes, lo)");
+    PyObject *how = nargs > 4 ? args[4] : Py_None;
+    int populate = nargs > 5 ? PyObject_IsTrue(args[5]) : 0;
+    if (nargs < 4 || nargs > 6 || !PyList_Check(args[0]) || !PyList_Check(args[1]) ||
+        !PyBytes_Check(args[2]) || (how != Py_None && !PyList_Check(how)) || populate < 0) {
+        PyErr_SetString(PyExc_TypeError,
+                        "place(dst: list, src: list, types: bytes, lo, how: list = None, populate=False)");
         return NULL;
     }
     Py_ssize_t count = PyList_GET_SIZE(args[0]);
     if (!get_index(args[3], &lo)) return NULL;
-    if (PyList_GET_SIZE(args[1]) != count || PyBytes_GET_SIZE(args[2]) != 2 * count) {
-        PyErr_SetString(PyExc_ValueError, "place: one source and two types a column");
+    if (PyList_GET_SIZE(args[1]) != count || PyBytes_GET_SIZE(args[2]) != 2 * count ||
+        (how != Py_None && PyList_GET_SIZE(how) != count)) {
+        PyErr_SetString(PyExc_ValueError, "place: one source, two types and one how a column");
         return NULL;
     }
     const char *types = PyBytes_AS_STRING(args[2]);
@@ -966,24 +1089,14 @@ static PyObject *py_place(PyObject *self, PyObject *const *args, Py_ssize_t narg
         return PyErr_NoMemory();
     }
     Py_ssize_t opened = 0;
-    while (opened < count && placed_open(&cols[opened], PyList_GET_ITEM(args[0], opened),
-                                         PyList_GET_ITEM(args[1], opened), types[2 * opened],
-                                         types[2 * opened + 1], lo, &n))
+    while (opened < count &&
+           placed_open(&cols[opened], PyList_GET_ITEM(args[0], opened), PyList_GET_ITEM(args[1], opened),
+                       types[2 * opened], types[2 * opened + 1], lo, &n,
+                       how == Py_None ? Py_None : PyList_GET_ITEM(how, opened)))
         opened++;
     PyObject *out = NULL;
-    if (opened == count) {
-        Py_BEGIN_ALLOW_THREADS
-        for (Py_ssize_t c = 0; c < count; c++) {
-            Placed *p = &cols[c];
-            char *to = (char *)p->dst.buf + lo * p->dst_size;
-            if (p->ints && p->src_size != p->dst_size)
-                fits[c] = (char)ints_to(to, p->src.buf, n, p->src_size, p->dst_size);
-            else {
-                memcpy(to, p->src.buf, (size_t)(n * p->src_size));
-                fits[c] = 1;
-            }
-        }
-        Py_END_ALLOW_THREADS
+    if (opened == count && !place_all(cols, count, lo, n, populate, fits)) PyErr_NoMemory();
+    else if (opened == count) {
         out = PyList_New(0);
         for (Py_ssize_t c = 0; out && c < count; c++) {
             if (fits[c]) continue;
@@ -992,10 +1105,7 @@ static PyObject *py_place(PyObject *self, PyObject *const *args, Py_ssize_t narg
             Py_XDECREF(index);
         }
     }
-    for (Py_ssize_t c = 0; c < opened; c++) {
-        PyBuffer_Release(&cols[c].src);
-        PyBuffer_Release(&cols[c].dst);
-    }
+    for (Py_ssize_t c = 0; c < opened; c++) placed_close(&cols[c]);
     PyMem_Free(cols);
     PyMem_Free(fits);
     return out;
@@ -1008,8 +1118,13 @@ static PyMethodDef METHODS[] = {
     {"release_buffers", py_release_buffers, METH_NOARGS,
      "release_buffers(): free the buffers kept for later scans (once a load ends)"},
     {"place", (PyCFunction)(void (*)(void))py_place, METH_FASTCALL,
-     "place(dst, src, types, lo) -> indexes of the columns with values that do not fit: "
-     "each src column copied into its dst column from row lo on, without the GIL"},
+     "place(dst, src, types, lo, how=None, populate=False) -> indexes of the columns with "
+     "values that do not fit: each src column (offset or looked up as `how` says) written "
+     "into its dst column from row lo on, without the GIL"},
+    {"rows", (PyCFunction)(void (*)(void))py_rows, METH_FASTCALL,
+     "rows(ph_codes, phase_of, cat, name, kind_table, memory_name, dur, id, ph, kind, dur_out, "
+     "flow_id, phases, instant, memory, flow) -> (negative durations, memory rows): a chunk's "
+     "phase, kind, clean duration and flow id columns written, without the GIL"},
     {NULL, NULL, 0, NULL},
 };
 

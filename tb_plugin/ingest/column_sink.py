@@ -63,6 +63,31 @@ _PLACE_TYPES = frozenset("bhilqBfd?")
 Fill = Callable[[np.ndarray], object]
 
 
+class Remap:
+    """A fill: int32 `codes` written as `table[codes]` (codes in range; numpy's "wrap")."""
+
+    __slots__ = ("codes", "table")
+
+    def __init__(self, codes: np.ndarray, table: np.ndarray) -> None:
+        self.codes, self.table = codes, table
+
+    def __call__(self, out: np.ndarray) -> object:
+        # "wrap": codes are in range; numpy buffers `out` in its default mode ("raise").
+        return self.table.take(self.codes, out=out, mode="wrap")
+
+
+class Offset:
+    """A fill: integer `values` written plus `start`."""
+
+    __slots__ = ("start", "values")
+
+    def __init__(self, values: np.ndarray, start: int) -> None:
+        self.values, self.start = values, start
+
+    def __call__(self, out: np.ndarray) -> object:
+        return np.add(self.values, self.start, out=out, casting="unsafe")
+
+
 class ColumnSink:
     """Columns of `spec` (name → dtype) appended to in place; `finish` gives them. The
     columns named in `narrow` have its narrower type while their values fit."""
@@ -100,49 +125,61 @@ class ColumnSink:
         if self.rows + n > self.room:
             self._grow(max(self.rows + n, 2 * self.room))
         placed = self._placeable(part, fills) if n else []
-        for key in [k for k in self.narrow if n and k not in fits and k not in placed]:
-            if key in fills or not _fits(part[key], self.dtypes[key]):
+        for key in [k for k in self.narrow if n and k not in fits]:
+            if key in fills or (key not in placed and not _fits(part[key], self.dtypes[key])):
                 self._widen(key)
         lo, hi = self.rows, self.rows + n
-        if self.maps:
-            self._make_present(hi)
-        for key in self._place(placed, part, lo):
+        if self.maps:  # the placed columns' pages are made present by `_scan.place`
+            self._make_present(hi, [k for k in self.dtypes if k not in placed])
+        for key in self._place(placed, part, fills, lo):
             if key in self.narrow:  # else wrapped as numpy's cast wraps it
                 self._widen(key)  # its `lo` rows so far copied: this part's written again
-                self._column(key)[lo:hi] = part[key]
-        for key in self.dtypes:
+            column = self._column(key)[lo:hi]
+            if key in fills:
+                fills[key](column)
+            else:
+                column[:] = part[key]
+        for key in [k for k in self.dtypes if k not in placed]:
             if key in fills:
                 fills[key](self._column(key)[lo:hi])
-            elif key not in placed:
+            else:
                 self._column(key)[lo:hi] = part[key]
         self.rows = hi
 
     def _placeable(self, part: dict[str, np.ndarray], fills: Mapping[str, Fill]) -> list[str]:
-        """The columns copied from `part` that `_scan.place` writes: all whose types it
-        converts (a copy, or signed integers to another size)."""
+        """The columns that `_scan.place` writes: those copied from `part` whose types it
+        converts (a copy, or signed integers to another size), and the integer columns
+        filled by a `Remap` or an `Offset`."""
         if _place is None:
             return []
         return [
             k
             for k, dtype in self.dtypes.items()
-            if k not in fills and _converts(part[k].dtype, dtype) and part[k].flags.c_contiguous
+            if _placeable_source(_source(part, fills, k), dtype)
         ]
 
-    def _place(self, keys: list[str], part: dict[str, np.ndarray], lo: int) -> list[str]:
-        """Columns `keys` of `part` copied into their rows from `lo` on, in one call that
-        lets the GIL go once (a copy each by numpy lets it go and waits to take it back
-        from the scanning threads once a column): the columns with a value that does not
-        fit their narrow type, whose rows are to be written again once widened."""
+    def _place(
+        self, keys: list[str], part: dict[str, np.ndarray], fills: Mapping[str, Fill], lo: int
+    ) -> list[str]:
+        """Columns `keys` (of `part`, or filled) written into their rows from `lo` on, in
+        one call that lets the GIL go once (a copy or fill each by numpy lets it go and
+        waits to take it back from the scanning threads once a column), the maps' pages
+        made present there too: the columns with a value that does not fit their narrow
+        type, whose rows are to be written again once widened."""
         if not keys:
             return []
         columns = self.maps or self.heap  # the whole columns: no view of a map is kept
-        types = "".join(part[k].dtype.char + self.dtypes[k].char for k in keys)
-        refused = _place([columns[k] for k in keys], [part[k] for k in keys], types.encode(), lo)
+        sources = [v for v in (_source(part, fills, k) for k in keys) if v is not None]
+        types = "".join(v.dtype.char + self.dtypes[k].char for k, v in zip(keys, sources))
+        hows = [_how(fills.get(k)) for k in keys]
+        dst = [columns[k] for k in keys]
+        refused = _place(dst, sources, types.encode(), lo, hows, bool(self.maps))
         return [keys[i] for i in refused]
 
-    def _make_present(self, rows: int) -> None:
-        """Each map's pages present up to `rows` rows and a step past them."""
-        for key, dtype in self.dtypes.items():
+    def _make_present(self, rows: int, keys: list[str]) -> None:
+        """The maps' pages of columns `keys` present up to `rows` rows and a step past."""
+        for key in keys:
+            dtype = self.dtypes[key]
             done, need = self.present.get(key, 0), rows * dtype.itemsize
             if need <= done or done < 0:
                 continue
@@ -214,6 +251,31 @@ def _converts(source: np.dtype, dtype: np.dtype) -> bool:
     if source == dtype:
         return source.char in _PLACE_TYPES
     return source.kind == dtype.kind == "i" and {source.char, dtype.char} <= _PLACE_TYPES
+
+
+def _source(part: dict[str, np.ndarray], fills: Mapping[str, Fill], key: str) -> np.ndarray | None:
+    """The values `_scan.place` reads for column `key`: the part's, or those a `Remap` or
+    an `Offset` fill is made of (None: another fill, which numpy writes)."""
+    fill = fills.get(key)
+    if fill is None:
+        return part[key]
+    if isinstance(fill, Remap):  # `_scan.place` looks up int32 codes in an int32 table
+        table, codes = fill.table, fill.codes
+        int32 = table.dtype == codes.dtype == np.int32 and table.flags.c_contiguous
+        return codes if int32 and table.dtype.isnative and len(table) else None
+    return fill.values if isinstance(fill, Offset) else None
+
+
+def _how(fill: Fill | None) -> object:
+    """What `_scan.place` does to a column's source: a `Remap`'s table, an `Offset`'s
+    start, or nothing (None: a copy)."""
+    if isinstance(fill, Remap):
+        return fill.table
+    return fill.start if isinstance(fill, Offset) else None
+
+
+def _placeable_source(source: np.ndarray | None, dtype: np.dtype) -> bool:
+    return source is not None and _converts(source.dtype, dtype) and source.flags.c_contiguous
 
 
 def _fits(values: np.ndarray, dtype: np.dtype) -> bool:

@@ -151,8 +151,7 @@ def phase_table(values: list[Any]) -> np.ndarray:
 
 
 def clean_durations(dur: np.ndarray) -> np.ndarray:
-    """A duration that is not a finite non-negative number reads as 0 (the loader counts
-    the negative ones: `negative_duration_warning`)."""
+    """A duration not finite or negative reads as 0 (`negative_duration_warning`)."""
     dur[~np.isfinite(dur) | (dur < 0)] = 0.0
     return dur
 
@@ -223,13 +222,16 @@ def _kind_row(category: str) -> tuple[int, ...]:
     return tuple(kind_of(category, p, "") for p in Phase)
 
 
+def kind_table(categories: list[Any]) -> np.ndarray:
+    """The Kind of each category (a row) and Phase (a column)."""
+    rows = [_kind_row(c if isinstance(c, str) else "") for c in categories]
+    return np.array(rows, dtype=np.uint8).reshape(len(categories), len(Phase))
+
+
 def kinds(categories: list[Any], names: list[Any], cols: dict[str, np.ndarray]) -> np.ndarray:
     """Each row's Kind, from its category, phase and name (tables and codes)."""
-    ph, cat = cols["ph"], cols["cat"]
-    table = np.array(
-        [_kind_row(c if isinstance(c, str) else "") for c in categories], dtype=np.uint8
-    ).reshape(len(categories), len(Phase))
-    kinds = table[cat, ph] if len(categories) else np.zeros(len(ph), dtype=np.uint8)
+    ph = cols["ph"]
+    kinds = kind_table(categories)[cols["cat"], ph] if categories else np.zeros(len(ph), np.uint8)
     if "[memory]" in names:  # a C-speed look first: most chunks have no memory events
         is_memory_name = np.array([v == "[memory]" for v in names], dtype=bool)
         kinds[(ph == Phase.INSTANT) & is_memory_name[cols["name"]]] = Kind.MEMORY

@@ -17,7 +17,7 @@ from ..model.trace_model import (
     empty_columns,
 )
 from .args_spill import ArgsSpill
-from .column_sink import ColumnSink, Fill
+from .column_sink import ColumnSink, Fill, Offset, Remap
 from .columns import (
     INTERNED,
     Chunk,
@@ -69,7 +69,7 @@ class ModelBuilder:
             return
         # The global codes and args offsets are written into the model's columns in
         # place (`fills`), not made in arrays of their own first.
-        fills = {key: _remapped(self.interners[key], chunk, key) for key in INTERNED}
+        fills: dict[str, Fill] = {k: _remapped(self.interners[k], chunk, k) for k in INTERNED}
         fills["args_end"] = _offset(cols["args_end"], self.args_total)
         # Offsets grow with the rows: the last says whether all fit the narrow type.
         args_fit = int(cols["args_end"][-1]) + self.args_total <= _NARROW_MAX[_ARGS_END_TYPE]
@@ -177,17 +177,14 @@ def _sparse_columns() -> SparseColumnsBuilder:
     return SparseColumnsBuilder(specs)
 
 
-def _remapped(interner: Interner, chunk: Chunk, key: str) -> Fill:
+def _remapped(interner: Interner, chunk: Chunk, key: str) -> Remap:
     """Writes the chunk's codes of `key` as the file's codes (its table interned)."""
-    mapping = interner.codes(chunk.tables[key])
-    codes = chunk.cols[key]
-    # "wrap": codes are in range; numpy buffers `out` in its default mode ("raise").
-    return lambda out: mapping.take(codes, out=out, mode="wrap")
+    return Remap(chunk.cols[key], interner.codes(chunk.tables[key]))
 
 
-def _offset(ends: np.ndarray, start: int) -> Fill:
+def _offset(ends: np.ndarray, start: int) -> Offset:
     """Writes a chunk's args offsets counted from the file's args start."""
-    return lambda out: np.add(ends, start, out=out, casting="unsafe")
+    return Offset(ends, start)
 
 
 def _concat(parts: list[dict[str, np.ndarray]], spec: dict[str, str]) -> dict[str, np.ndarray]:

@@ -16,14 +16,13 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from ..model.categories import Kind
+from ..model.categories import Kind, Phase
 from .columns import (
     INTERNED,
     Chunk,
     build_chunk,
     build_text_chunk,
-    clean_durations,
-    kinds,
+    kind_table,
     meta_entries,
     phase_table,
 )
@@ -37,6 +36,8 @@ except ImportError:  # built without a C compiler: the msgspec path does everyth
     _scan = None
 
 _META = "M"
+_MEMORY_NAME = "[memory]"  # `columns.kinds`: an instant event of this name is a memory event
+_NONE = np.zeros(0, dtype=np.uint8)
 _STRING = msgspec.json.Decoder(str)
 # The dtypes of the scanner's columns (`_scan.c`: COLUMNS, MEMORY).
 _COLUMN_TYPES = {
@@ -158,9 +159,13 @@ def _chunk(raw: dict[str, Any], used: int = 0) -> Chunk:
         k: np.frombuffer(v, dtype=_MEMORY_TYPES[k]) for k, v in raw["memory"].items()
     }
     blob: Any = raw["args"]
-    is_meta = np.array([v == _META for v in tables["ph"]], dtype=bool)[codes["ph"]]
     meta: list[tuple[Any, Any, str, Any]] = []
-    if is_meta.any():
+    is_meta = (
+        np.array([v == _META for v in tables["ph"]], dtype=bool)[codes["ph"]]
+        if _META in tables["ph"]  # most chunks have none: no numpy call then
+        else None
+    )
+    if is_meta is not None and is_meta.any():
         lengths = np.diff(wide["args_end"], prepend=0)
         meta = _meta(tables, codes, wide["args_end"], lengths, blob, is_meta)
         blob = _without_rows(blob, lengths, is_meta)
@@ -171,12 +176,7 @@ def _chunk(raw: dict[str, Any], used: int = 0) -> Chunk:
         codes["ph"] = codes["ph"][keep]
         for key in INTERNED:
             codes[key], tables[key] = _first_appearance(codes[key][keep], tables[key])
-    cols = {"ph": phase_table(tables["ph"])[codes["ph"]]}
-    cols.update({key: codes[key] for key in INTERNED})
-    cols["kind"] = kinds(tables["cat"], tables["name"], cols)
-    negative = int(np.count_nonzero(wide["dur"] < 0))
-    cols["dur"] = clean_durations(wide["dur"].copy())
-    cols["flow_id"] = np.where(cols["kind"] == Kind.FLOW, wide["id"], -1)
+    cols, negative, memory_rows = row_columns(tables, codes, wide)
     for key in _COLUMN_TYPES:
         if key not in ("dur", "id"):
             cols[key] = wide[key]
@@ -184,7 +184,7 @@ def _chunk(raw: dict[str, Any], used: int = 0) -> Chunk:
         cols=cols,
         tables={k: tables[k] for k in INTERNED},
         args=blob,
-        memory=_memory_part(cols["kind"], memory),
+        memory=_memory_part(cols["kind"], memory) if memory_rows else None,
         meta=meta,
         warnings=[],
         events=int(raw["events"]),
@@ -192,6 +192,37 @@ def _chunk(raw: dict[str, Any], used: int = 0) -> Chunk:
         negative_durations=negative,
         int32_columns=_int32_columns(raw["wide"]),
     )
+
+
+def row_columns(
+    tables: dict[str, list[Any]], codes: dict[str, np.ndarray], wide: dict[str, np.ndarray]
+) -> tuple[dict[str, np.ndarray], int, int]:
+    """The chunk's phase, interned, kind, duration and flow id columns (the rules of
+    `columns.build_chunk`: `phase_table`, `kinds`, `clean_durations`), made by `_scan.rows`
+    in one call without the GIL; its negative durations and memory rows."""
+    assert _scan is not None
+    rows = codes["ph"].size
+    cols = {key: codes[key] for key in INTERNED}
+    cols.update(
+        ph=np.empty(rows, np.uint8),
+        kind=np.empty(rows, np.uint8),
+        dur=np.empty(rows, np.float64),
+        flow_id=np.empty(rows, np.int64),
+    )
+    names = tables["name"]
+    memory_name = (
+        np.array([v == _MEMORY_NAME for v in names], dtype=np.uint8)
+        if _MEMORY_NAME in names
+        else _NONE
+    )
+    phases, instant = len(Phase), Phase.INSTANT
+    negative, memory_rows = _scan.rows(
+        codes["ph"], phase_table(tables["ph"]), codes["cat"], codes["name"],
+        kind_table(tables["cat"]), memory_name, wide["dur"], wide["id"],
+        cols["ph"], cols["kind"], cols["dur"], cols["flow_id"],
+        phases, instant, Kind.MEMORY, Kind.FLOW,
+    )  # fmt: skip
+    return cols, negative, memory_rows
 
 
 # Each narrow model column the scanner checks, by the scanner's column it is made of
