@@ -6,7 +6,7 @@ Trace writers renamed categories over the years (`Operator` → `cpu_op`, `Runti
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
@@ -145,3 +145,11 @@ def kind_mask(kind: np.ndarray, kinds: Sequence[int]) -> np.ndarray:
 
 
 _COMPARED_KINDS = 4  # up to this many kinds compared one by one, more through the table
+
+
+def complete_mask(events: Mapping[str, np.ndarray], kinds: Sequence[int]) -> np.ndarray:
+    """Whether each row of a model's `events` is a duration (`X`) event of one of `kinds`
+    (made in place: no second bool column beside the mask)."""
+    mask = kind_mask(events["kind"], kinds)
+    mask &= events["ph"] == Phase.COMPLETE
+    return mask

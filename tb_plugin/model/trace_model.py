@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import msgspec
 import numpy as np
 
-from .categories import Kind, Phase, kind_mask
+from .categories import Kind, Phase, complete_mask, kind_mask
 from .derived_tables import ASKED, KEY_LOCKS, held_nbytes, is_recording
 from .sparse_column import SparseColumn
 
@@ -215,14 +215,7 @@ class TraceModel:
 
     def complete_rows(self, *kinds: Kind) -> np.ndarray:
         """Rows of duration (`X`) events of the given kinds."""
-        return np.flatnonzero(self.complete_mask(*kinds))
-
-    def complete_mask(self, *kinds: Kind) -> np.ndarray:
-        """Per row, whether it is a duration (`X`) event of one of the given kinds."""
-        ev = self.events
-        mask = kind_mask(ev["kind"], kinds)
-        mask &= ev["ph"] == Phase.COMPLETE
-        return mask
+        return np.flatnonzero(complete_mask(self.events, kinds))
 
     def names_of(self, rows: np.ndarray) -> list[str]:
         codes = self.events["name"][rows]

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ...model.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind
+from ...model.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind, complete_mask
 from ...model.sparse_column import row_type
 from ...model.trace_model import TraceModel
 from .tree_arrays import running_count, sorted_search
@@ -45,7 +45,7 @@ def complete_rows(model: TraceModel, *kinds: Kind) -> np.ndarray:
     def build(m: TraceModel) -> np.ndarray:
         # Held through the views that read them (the Python frames' rows: 3.5 MB of a 253
         # MB H100 trace as int64), and found as int32 (no int64 rows made beside them).
-        mask = m.complete_mask(*kinds)
+        mask = complete_mask(m.events, kinds)
         drop_untrusted(m, mask)
         return _read_only(nonzero_rows(m, mask))
 
