@@ -151,3 +151,24 @@ def test_a_report_imports_the_modules_of_the_views_it_computes_only(tmp_path: Pa
         assert proc.returncode == 0, proc.stderr[-2000:]
         seen.append(proc.stdout.split())
     assert seen == [["0", "overview", "operators"], ["0"]]
+
+
+GC_AT_EXIT = """
+import atexit, gc, sys
+from kinetoscope.__main__ import run
+atexit.register(lambda: print(gc.isenabled(), gc.get_freeze_count() > 10000, file=sys.stderr))
+sys.argv = ["kinetoscope", "report", sys.argv[1], "--format", "json", "--no-cache"]
+run()
+"""
+
+
+def test_the_entry_freezes_what_the_imports_made_and_collects_after(tmp_path: Path) -> None:
+    """`run` imports the door without the cyclic collector and freezes what the imports
+    made (no later collection walks it); the collector is on again for the command."""
+    logdir = _logdir(tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-c", GC_AT_EXIT, str(logdir)], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout)["status"]["state"] == "ready"
+    assert proc.stderr.split() == ["True", "True"]
