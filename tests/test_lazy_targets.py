@@ -199,7 +199,7 @@ def test_the_check_sees_an_upward_edge() -> None:
 def test_the_registry_imports_no_view_compute() -> None:
     """Listing the routes (the registry, `kinetoscope report`'s command module) imports no
     view's compute: a warm report answers from the cache without it, a cold one imports
-    the views it computes while its trace loads (`api.session.make_ahead`)."""
+    each view's as that view computes."""
     code = (
         "import sys, kinetoscope.api.endpoints, kinetoscope.cli.report\n"
         "print('\\n'.join(sorted(sys.modules)))"

@@ -171,6 +171,8 @@ def _answers(
     threads = _view_threads(model)
     if len(calls) < 2 or threads < 2:
         return [answer(i) for i in range(len(calls))]
+    for call in calls:  # their modules imported here, in turn, not by two threads at once
+        _ = call.endpoint.compute
     with ThreadPoolExecutor(threads, thread_name_prefix="kinetoscope-view") as pool:
         return list(pool.map(answer, range(len(calls))))
 

@@ -39,7 +39,6 @@ __all__ = [
     "build_beside",
     "list_logdir",
     "list_target",
-    "make_ahead",
     "no_traces_message",
     "rank_executor",
     "shut_down",
@@ -165,17 +164,6 @@ class Session:
                 return self.store.state_for(resolve(run, worker, span).span.path).done
         return threading.Event()
 
-    def cached(self, run: Run, worker: str | None, span: str | None) -> bool:
-        """Whether the disk cache holds the trace these names resolve to (and so, likely,
-        the answers of the views a report asks): known at once, where whether its load is
-        over is a race with the caller's next steps."""
-        if not run.workers or self.store.cache is None:
-            return False
-        with contextlib.suppress(NotFound):
-            key = self.store.state_for(resolve(run, worker, span).span.path).key
-            return self.store.cache.entry(key).is_dir()
-        return False
-
     def load_first_span(self) -> None:
         """Start loading the span the UI opens first (the first run with workers, its
         first worker and span: `resolve`'s defaults, as the page's) once the first
@@ -279,19 +267,6 @@ def rank_executor(dask: str | None) -> Executor | None:
     if isinstance(executor, DaskRanks):
         require_distributed(executor.asked_by)
     return executor
-
-
-def make_ahead() -> None:
-    """What every report reads that does not depend on the trace, made while the first
-    trace loads (`analysis.ahead`), and the modules of the views a report computes (the
-    registry names them without importing them)."""
-    from ..analysis.core.ahead import make_ahead as ahead
-    from .endpoints import VIEWS
-
-    for endpoint in VIEWS.values():
-        if endpoint.in_report:
-            _ = endpoint.compute  # imported now, beside the load
-    ahead()
 
 
 def shut_down(executor: Any) -> None:
