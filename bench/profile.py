@@ -133,6 +133,14 @@ class _TimedSink:
         return getattr(self._f, name)
 
 
+class _TimedTempfile:
+    """`tempfile` as `build` uses it: the args spill's writes timed."""
+
+    @staticmethod
+    def TemporaryFile(*args: Any, **kwargs: Any) -> Any:  # noqa: N802
+        return _TimedSink(tempfile.TemporaryFile(*args, **kwargs))
+
+
 def instrument() -> None:
     from kinetoscope.api import registry
     from kinetoscope.ingest import args_spill, build, column_sink, pieces, text_blocks
@@ -162,12 +170,7 @@ def instrument() -> None:
     trace_store.build_model = timed("load: total (build_model)", trace_store.build_model)
     trace_store.build_model = _usage_after(trace_store.build_model)
 
-    class _Tmp:
-        @staticmethod
-        def TemporaryFile(*args: Any, **kwargs: Any) -> Any:  # noqa: N802
-            return _TimedSink(tempfile.TemporaryFile(*args, **kwargs))
-
-    build.tempfile = _Tmp  # type: ignore[assignment]
+    build.tempfile = _TimedTempfile  # type: ignore[assignment]
 
     local = threading.local()  # per thread (views run side by side): its open timed calls
 
