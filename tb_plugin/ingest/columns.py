@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from ..model.categories import PHASE_CODES, Kind, Phase, kind_of
+from ..model.categories import PHASE_CODES, Kind, Phase, kind_of, memory_names
 from ..model.trace_model import NO_PYTHON_ID, decoders_for
 from .event_text import decode_whole_events
 from .schema import CoreArgs, Event, PythonIds
@@ -232,8 +232,8 @@ def kinds(categories: list[Any], names: list[Any], cols: dict[str, np.ndarray]) 
     """Each row's Kind, from its category, phase and name (tables and codes)."""
     ph = cols["ph"]
     kinds = kind_table(categories)[cols["cat"], ph] if categories else np.zeros(len(ph), np.uint8)
-    if "[memory]" in names:  # a C-speed look first: most chunks have no memory events
-        is_memory_name = np.array([v == "[memory]" for v in names], dtype=bool)
+    is_memory_name = memory_names(names)
+    if is_memory_name is not None:
         kinds[(ph == Phase.INSTANT) & is_memory_name[cols["name"]]] = Kind.MEMORY
     return kinds
 

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from ..model.categories import Kind, Phase
+from ..model.categories import Kind, Phase, memory_names
 from .columns import (
     INTERNED,
     Chunk,
@@ -36,7 +36,6 @@ except ImportError:  # built without a C compiler: the msgspec path does everyth
     _scan = None
 
 _META = "M"
-_MEMORY_NAME = "[memory]"  # `columns.kinds`: an instant event of this name is a memory event
 _NONE = np.zeros(0, dtype=np.uint8)
 _STRING = msgspec.json.Decoder(str)
 # The dtypes of the scanner's columns (`_scan.c`: COLUMNS, MEMORY).
@@ -209,12 +208,8 @@ def row_columns(
         dur=np.empty(rows, np.float64),
         flow_id=np.empty(rows, np.int64),
     )
-    names = tables["name"]
-    memory_name = (
-        np.array([v == _MEMORY_NAME for v in names], dtype=np.uint8)
-        if _MEMORY_NAME in names
-        else _NONE
-    )
+    is_memory_name = memory_names(tables["name"])
+    memory_name = _NONE if is_memory_name is None else is_memory_name.view(np.uint8)
     phases, instant = len(Phase), Phase.INSTANT
     negative, memory_rows = _scan.rows(
         codes["ph"], phase_table(tables["ph"]), codes["cat"], codes["name"],

@@ -99,10 +99,13 @@ PHASE_CODES: dict[str, Phase] = {
 }
 
 
+MEMORY_EVENT_NAME = "[memory]"  # an instant event of this name is a memory event
+
+
 def kind_of(category: str, phase: Phase, name: str) -> Kind:
     """The kind of an event; phase and name refine what the category says."""
     if phase == Phase.INSTANT:
-        return Kind.MEMORY if name == "[memory]" else Kind.INSTANT
+        return Kind.MEMORY if name == MEMORY_EVENT_NAME else Kind.INSTANT
     if phase in (Phase.FLOW_START, Phase.FLOW_END, Phase.FLOW_STEP):
         return Kind.FLOW
     if phase == Phase.COUNTER:
@@ -145,6 +148,16 @@ def kind_mask(kind: np.ndarray, kinds: Sequence[int]) -> np.ndarray:
 
 
 _COMPARED_KINDS = 4  # up to this many kinds compared one by one, more through the table
+
+
+def memory_names(names: Sequence[object]) -> np.ndarray | None:
+    """Per name of a table, whether an instant event of it is a memory event (`kind_of`);
+    None where no name is (looked for first: most chunks have no memory events)."""
+    import numpy as np  # here: as `kind_mask`
+
+    if MEMORY_EVENT_NAME not in names:
+        return None
+    return np.array([v == MEMORY_EVENT_NAME for v in names], dtype=bool)
 
 
 def complete_mask(events: Mapping[str, np.ndarray], kinds: Sequence[int]) -> np.ndarray:
