@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 
 import * as h from './harness.mjs';
 import { CORPUS, PLUGIN, REPO, copyGlob, waitUntil } from './harness.mjs';
@@ -128,6 +128,7 @@ describe('Diff page in TensorBoard', { timeout: 900_000 }, () => {
     { timeout: 600_000 },
   );
 
+  afterEach((t) => h.noteOutcome(env, t));
   after(() => h.stopEnv(env), { timeout: 60_000 });
 
   test('opened from the URL, it shows the route; Compare with… changes the target', async () => {

@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 
 import * as h from './harness.mjs';
 import { CORPUS, PLUGIN, REPO, sleep } from './harness.mjs';
@@ -300,6 +300,7 @@ describe('the Distributed view in TensorBoard', { timeout: 1_200_000 }, () => {
     { timeout: 600_000 },
   );
 
+  afterEach((t) => h.noteOutcome(env, t));
   after(() => h.stopEnv(env), { timeout: 60_000 });
 
   test('Distributed is offered for multi-worker runs only', { timeout: 240_000 }, async () => {

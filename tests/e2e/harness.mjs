@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants, createWriteStream, existsSync, readFileSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { copyFile, cp, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -48,6 +48,8 @@ const BUILT = path.join(REPO, 'tb_plugin', 'static', 'dist', 'index.js');
  * @property {import('playwright-core').BrowserContext | null} context
  * @property {import('playwright-core').Page | null} page
  * @property {string[]} errors browser errors not yet asserted away
+ * @property {string} shots the screenshots' folder
+ * @property {boolean} failed a test of the suite failed (`noteOutcome`)
  */
 
 /**
@@ -65,6 +67,8 @@ export function newEnv(extra) {
     context: null,
     page: null,
     errors: [],
+    shots: '',
+    failed: false,
     ...extra,
   };
 }
@@ -345,6 +349,7 @@ export async function startEnv(env, options) {
   assert.ok(existsSync(TENSORBOARD), `no TensorBoard at ${TENSORBOARD}: create .venv`);
   assert.ok(existsSync(BUILT), 'no built frontend: run `npm run build`');
 
+  env.shots = shots;
   env.tmp = await mkdtemp(path.join(os.tmpdir(), tmpPrefix));
   env.logdir = path.join(env.tmp, 'logdir');
   await mkdir(env.logdir, { recursive: true });
@@ -416,8 +421,20 @@ export async function startEnv(env, options) {
 }
 
 /**
+ * The suite's `afterEach`: remembers a failed test, so that `stopEnv` keeps the logdir.
+ * Traces recorded by the suite (torch runs) differ from run to run; a failure on one of
+ * them can only be studied on that very trace.
+ * @param {Env} env
+ * @param {import('node:test').TestContext} t
+ */
+export function noteOutcome(env, t) {
+  if (!t.passed) env.failed = true;
+}
+
+/**
  * The suite's `after`: closes chromium, kills TensorBoard's process group, removes the
- * temporary folder.
+ * temporary folder; after a failed test (`noteOutcome`) the logdir is first copied to
+ * `logdir-of-failure` beside the screenshots.
  * @param {Env} env
  */
 export async function stopEnv(env) {
@@ -425,6 +442,11 @@ export async function stopEnv(env) {
     await env.context?.close();
   } finally {
     await killGroup(env.tb);
+    if (env.failed && env.logdir && env.shots) {
+      const kept = path.join(env.shots, 'logdir-of-failure');
+      await rm(kept, { recursive: true, force: true });
+      await cp(env.logdir, kept, { recursive: true });
+    }
     if (env.tmp) await rm(env.tmp, { recursive: true, force: true });
   }
 }

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 
 import * as h from './harness.mjs';
 import { CORPUS, PLUGIN, REPO, sleep, waitUntil } from './harness.mjs';
@@ -309,6 +309,7 @@ describe('the Memory view in TensorBoard', { timeout: 900_000 }, () => {
     { timeout: 600_000 },
   );
 
+  afterEach((t) => h.noteOutcome(env, t));
   after(() => h.stopEnv(env), { timeout: 60_000 });
 
   test('no memory route is asked before the worker is ready', { timeout: 180_000 }, async (t) => {

@@ -13,7 +13,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 
 import * as h from './harness.mjs';
 import { CORPUS, IFRAME, PLUGIN, REPO, copyGlob, freePort, sleep, waitUntil } from './harness.mjs';
@@ -232,6 +232,7 @@ describe('Operator and Kernel views in TensorBoard', { timeout: 900_000 }, () =>
     { timeout: 600_000 },
   );
 
+  afterEach((t) => h.noteOutcome(env, t));
   after(
     async () => {
       try {

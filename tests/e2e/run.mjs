@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 
 import * as h from './harness.mjs';
 import { CORPUS, PLUGIN, REPO, copyGlob, sleep, waitUntil } from './harness.mjs';
@@ -224,6 +224,7 @@ describe('kinetoscope in TensorBoard', { timeout: 900_000 }, () => {
     { timeout: 600_000 },
   );
 
+  afterEach((t) => h.noteOutcome(env, t));
   after(() => h.stopEnv(env), { timeout: 60_000 });
 
   test('the Overview of the first run shows the API numbers', { timeout: 180_000 }, async () => {

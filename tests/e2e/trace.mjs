@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 
 import * as h from './harness.mjs';
 import { CORPUS, PLUGIN, REPO, sleep } from './harness.mjs';
@@ -309,6 +309,7 @@ describe('the Trace view in TensorBoard', { timeout: 1_800_000 }, () => {
     { timeout: 900_000 },
   );
 
+  afterEach((t) => h.noteOutcome(env, t));
   after(() => h.stopEnv(env), { timeout: 60_000 });
 
   test('the CPU sample renders its tracks, counters and steps', { timeout: 300_000 }, async (t) => {
