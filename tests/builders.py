@@ -247,14 +247,18 @@ def sampled_rank(
     calls: list[Call] | None = None,
     world: int = SAMPLED_WORLD,
     ends: dict[tuple[int, int], float] | None = None,
+    steps: list[tuple[int, float, float]] | None = None,
 ) -> TraceBuilder:
-    """One rank of `calls` (SAMPLED_CALLS): one step holding its calls, each an `nccl:*` op
-    (an all_gather inside `c10d::_allgather_base_` of (output, input) = (8 x n, n)
-    elements) launching its kernel. `ends[(call index, rank)]` overrides a call's end on
-    one rank (a broadcast's root that leaves early)."""
+    """One rank of `calls` (SAMPLED_CALLS): one step holding its calls, or `steps` (number,
+    start, duration), each an `nccl:*` op (an all_gather inside `c10d::_allgather_base_`
+    of (output, input) = (8 x n, n) elements) launching its kernel. `ends[(call index,
+    rank)]` overrides a call's end on one rank (a broadcast's root that leaves early)."""
     t = TraceBuilder()
     t.header["distributedInfo"] = {"backend": "nccl", "rank": rank, "world_size": world}
-    t.step(1, 0.0, 1000.0 + max(c[2] for c in calls or SAMPLED_CALLS))
+    for number, start, duration in steps or [
+        (1, 0.0, 1000.0 + max(c[2] for c in calls or SAMPLED_CALLS))
+    ]:
+        t.step(number, start, duration)
     for index, (kind, nelems, end, starts) in enumerate(calls or SAMPLED_CALLS):
         if rank not in starts:
             continue

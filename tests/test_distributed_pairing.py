@@ -73,3 +73,54 @@ def test_a_rank_late_at_a_broadcast_whose_root_does_not_wait(tmp_path: Path) -> 
     # all_reduce runs from the previous step's all_reduce.
     assert group["waits_for"] == 1 and group["waits_for_us"] == 2 * (50 + 5000)
     assert view["slow_ranks"] == [1]
+
+
+def _stepped_job(tmp_path: Path, late_end: float, rank1_first_step: int) -> dict:
+    """Three 40 ms steps of a 2-rank job, one all_reduce each. Rank 1 comes 8 ms late to
+    the first (rank 0 waits); rank 0's trace records that call's end `late_end` µs after
+    rank 1's, as a loaded host does (the thread recording the end was not running).
+    Rank 1 numbers its steps from `rank1_first_step` (rank 0 from 1)."""
+    calls: list[Call] = []
+    ends: dict[tuple[int, int], float] = {}
+    for step in range(3):
+        t0 = 40_000.0 * step
+        late = 8000.0 if step == 0 else 0.0
+        calls.append(
+            ("all_reduce", 4096, t0 + 9500.0 + late, {0: t0 + 1000.0, 1: t0 + 1000.0 + late})
+        )
+    ends[(0, 0)] = calls[0][2] + late_end
+    folder = tmp_path / "job"
+    folder.mkdir()
+    for rank in range(2):
+        first = 1 if rank == 0 else rank1_first_step
+        steps = [(first + k, 40_000.0 * k, 39_900.0) for k in range(3)]
+        trace = sampled_rank(rank, calls, world=2, ends=ends, steps=steps)
+        trace.write(folder / f"rank{rank}.pt.trace.json")
+    (run,) = scan_logdir(str(folder))
+    return analyze_run(RunContext.of(run))
+
+
+def test_calls_of_one_step_pair_by_their_place_whatever_their_ends(tmp_path: Path) -> None:
+    """12 ms between the ends of one call on the two ranks (more than the 10 ms an end pair
+    may differ by): the first call of step 1 on each rank is still one call."""
+    view = _stepped_job(tmp_path, late_end=12_000.0, rank1_first_step=1)
+    ranks = view["ranks"]
+    assert [r["unmatched_collectives"] for r in ranks] == [0, 0]
+    # rank 0 waits 8,000 µs at step 1 (rank 1's start - its own), nobody waits after
+    assert [r["sync_wait_us"] for r in ranks] == [8000.0, 0.0]
+    first = view["steps"][0]["straggler"]
+    assert (first["rank"], first["late_by_us"], first["measured"]) == (
+        1,
+        8000.0,
+        "first_collective",
+    )
+
+
+def test_steps_numbered_apart_do_not_pair_calls(tmp_path: Path) -> None:
+    """Rank 1 numbers its steps 11-13: no step is held by both ranks, so the step numbers
+    pair nothing and the calls pair by their ends, as without steps: the 12 ms end of the
+    first call is beyond the tolerance, so that call is unmatched on both ranks."""
+    view = _stepped_job(tmp_path, late_end=12_000.0, rank1_first_step=11)
+    ranks = view["ranks"]
+    assert [r["unmatched_collectives"] for r in ranks] == [1, 1]
+    assert [r["sync_wait_us"] for r in ranks] == [0.0, 0.0]

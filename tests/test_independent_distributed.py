@@ -105,6 +105,16 @@ def test_corpus_runs(rel: str) -> None:
     assert_agrees(corpus_path(rel))
 
 
+# Recorded 2-rank gloo jobs on a loaded host (tests/data/ddp_gloo_loaded/README.md): one
+# call's ends on the two ranks up to 24 ms apart.
+LOADED_GLOO = Path(__file__).parent / "data" / "ddp_gloo_loaded"
+
+
+@pytest.mark.parametrize("name", ["steps_2_to_4", "steps_7_to_9", "steps_12_to_14"])
+def test_gloo_job_on_a_loaded_host(name: str) -> None:
+    assert_agrees(LOADED_GLOO / name)
+
+
 def test_ranks_with_different_subsets_of_calls(tmp_path: Path) -> None:
     assert_agrees(sampled_job(tmp_path / "sampled"))
 

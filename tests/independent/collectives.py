@@ -14,8 +14,12 @@ Method (written from the definitions of docs/distributed.md, not from the produc
   tensors of an op taking (output, input), else the process group's size, else the world
   size, else the ranks found;
 - identity: (process group, type, `Seq`) when every instance of that group and type has a
-  `Seq`. Otherwise an order-preserving alignment (dynamic programming) of each rank's
-  instances of one type against the calls found so far, pairing the most instances whose
+  `Seq`. Otherwise, first the k-th instance of a `ProfilerStep#N` on a rank is the k-th of
+  that step on the rank with the most instances, in steps where both ran as many and
+  their bytes agree (a group's calls are issued in one order on every rank), unless those
+  pairs' ends differ by more than TOLERANCE_US in the median; then an order-preserving
+  alignment (dynamic programming) of each rank's remaining instances of one type against
+  the calls still free, pairing the most instances whose
   bytes agree (types with the same bytes on every rank) and whose ends are within
   TOLERANCE_US of the call's (rooted types, broadcast and reduce, whose root may leave
   early: any ends), the least end difference among those;
@@ -126,6 +130,7 @@ class Rank:
     world: int | None
     groups: dict[str, int] = field(default_factory=dict)  # pg name -> size
     insts: list[Inst] = field(default_factory=list)
+    base_us: float = 0.0  # baseTimeNanoseconds / 1000: the file's ts are from this epoch time
 
 
 def _facts(chain: list[dict[str, Any]]) -> dict[str, Any]:
@@ -175,7 +180,7 @@ def read_rank(path: Path, order: int) -> Rank:
             size = _int(pg.get("pg_size")) or len(pg.get("ranks") or []) or None
             if size:
                 r.groups[str(pg["pg_name"])] = size
-    base = (_int(t.header.get("baseTimeNanoseconds")) or 0) / 1000.0
+    r.base_us = (_int(t.header.get("baseTimeNanoseconds")) or 0) / 1000.0
     xs = [e for e in t.events if e.get("ph") == "X" and "ts" in e]
     steps = [
         e
@@ -213,7 +218,7 @@ def read_rank(path: Path, order: int) -> Rank:
         if gs is None and kind in ("all_gather", "reduce_scatter") and f.get("ratio"):
             gs, gs_from = f["ratio"], "sizes"
         step = next((s["name"] for s in steps if s["ts"] <= at < s["ts"] + s["dur"]), None)
-        start = float(e["ts"]) + base
+        start = float(e["ts"])  # onto the job's clock in `analyze`
         r.insts.append(
             Inst(
                 rank,
@@ -274,6 +279,28 @@ def _align(kind: str, own: list[Inst], calls: list[list[Inst]]) -> list[int]:
     return out
 
 
+def _by_step(kind: str, own: list[Inst], ref: list[Inst]) -> dict[int, Inst]:
+    """Own position -> the reference rank's instance that is the same call: the k-th of
+    the same step on both, in steps where both ran as many (bytes agreeing); none when
+    those pairs' ends differ by more than TOLERANCE_US in the median (steps of the same
+    name that are not the same iteration)."""
+    mine: dict[str, list[int]] = {}
+    theirs: dict[str, list[int]] = {}
+    for xs, out in ((own, mine), (ref, theirs)):
+        for i, x in enumerate(xs):
+            if x.step:
+                out.setdefault(x.step, []).append(i)
+    pairs: dict[int, Inst] = {}
+    for step, idx in mine.items():
+        other = theirs.get(step, [])
+        if len(other) == len(idx):
+            for i, j in zip(idx, other):
+                if _agree(kind, own[i].nbytes, ref[j].nbytes):
+                    pairs[i] = ref[j]
+    ends = [abs(own[i].end - y.end) for i, y in pairs.items()]
+    return pairs if ends and statistics.median(ends) <= TOLERANCE_US else {}
+
+
 def pair(ranks: list[Rank]) -> list[list[Inst]]:
     """Every call: its instances (one per rank)."""
     blocks: dict[tuple[str, str], list[Inst]] = {}
@@ -295,11 +322,18 @@ def pair(ranks: list[Rank]) -> list[list[Inst]]:
         found = [[x] for x in per_rank[order[0]]]
         for r in order[1:]:
             own = per_rank[r]
-            at = _align(kind, own, found)
-            for x, j in zip(own, at):
+            anchored = _by_step(kind, own, per_rank[order[0]])
+            home = {id(c[0]): c for c in found}  # a reference instance opens its call
+            for i, y in anchored.items():
+                home[id(y)].append(own[i])
+            taken = {id(y) for y in anchored.values()}
+            free = [c for c in found if id(c[0]) not in taken]
+            rest = [x for i, x in enumerate(own) if i not in anchored]
+            at = _align(kind, rest, free)
+            for x, j in zip(rest, at):
                 if j >= 0:
-                    found[j].append(x)
-            found += [[x] for x, j in zip(own, at) if j < 0]
+                    free[j].append(x)
+            found += [[x] for x, j in zip(rest, at) if j < 0]
             found.sort(key=lambda c: c[0].end)
         calls += found
     for k, c in enumerate(calls):
@@ -455,6 +489,14 @@ def analyze(folder: Path) -> dict[str, Any]:
     """The checker's numbers for one run folder (one trace file per rank)."""
     files = sorted(p for p in folder.iterdir() if p.name.endswith((".json", ".json.gz")))
     ranks = [read_rank(p, i) for i, p in enumerate(files)]
+    # one clock: the earliest epoch base. Adding epoch microseconds (~1.8e15) to each ts
+    # would round it to 0.25 µs, so only the bases' difference is added (bases in float
+    # µs: exact for the whole seconds Kineto writes)
+    first = min((r.base_us for r in ranks), default=0.0)
+    for r in ranks:
+        shift = r.base_us - first
+        for x in r.insts:
+            x.start, x.end = x.start + shift, x.end + shift
     calls = pair(ranks)
     return {
         "ranks": {r.rank: rank_numbers(r, len(ranks)) for r in ranks},

@@ -32,6 +32,8 @@ class Instances:
     src: np.ndarray  # a recv's global source rank, -1
     # where group_size comes from: summary.GS_SOURCES index (0 unknown)
     gs_from: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # the step's N (ProfilerStep#N) each instance starts in, -1 outside or unnumbered
+    step_number: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     # per rank (index), its trace time minus the aligned time: aligned - offset = trace time
     offset: np.ndarray = field(default_factory=lambda: np.zeros(0))
     wait: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -84,6 +86,7 @@ def instances_of(tables: list[CollectiveTable], origins: list[float]) -> Instanc
         dst=column("dst").astype(np.int64),
         src=column("src").astype(np.int64),
         gs_from=column("gs_from").astype(np.int64),
+        step_number=column("step_number").astype(np.int64),
         offset=offset,
     )
 
@@ -110,9 +113,10 @@ def match_instances(inst: Instances) -> None:
         else:
             unnumbered.append((inst.kind_names[int(inst.kind[block[0]])], block))
     if unnumbered:
+        step_number = inst.step_number if inst.step_number.size == n else np.full(n, -1)
         pairing = Pairing(inst.rank, inst.end, inst.nbytes, unnumbered)
         for kind, block in unnumbered:
-            value[block] = pairing.calls(kind, block, inst.rank, inst.end, inst.nbytes)
+            value[block] = pairing.calls(kind, block, inst.rank, inst.end, inst.nbytes, step_number)
     value -= value.min()
     key = (pair * 2 + by_seq) * (int(value.max()) + 1) + value
     _, match = np.unique(key, return_inverse=True)

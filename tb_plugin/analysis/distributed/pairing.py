@@ -111,7 +111,13 @@ class Pairing:
                 self.tolerance[r] = max(MIN_TOLERANCE_US, SPREAD_FACTOR * spread)
 
     def calls(
-        self, kind: str, block: np.ndarray, rank: np.ndarray, end: np.ndarray, nbytes: np.ndarray
+        self,
+        kind: str,
+        block: np.ndarray,
+        rank: np.ndarray,
+        end: np.ndarray,
+        nbytes: np.ndarray,
+        step_number: np.ndarray,
     ) -> np.ndarray:
         """A call number per instance of `block` (one process group and type)."""
         per_rank = _split_by_rank(rank, block)
@@ -127,12 +133,21 @@ class Pairing:
             idx = per_rank[r]
             own = end[idx] - self.delta[r]
             call = np.full(idx.size, -1, dtype=np.int64)
+            a, b = _step_pairs(step_number[idx], step_number[ref])
+            keep = _agree(nbytes[idx[a]], call_bytes[b], same)
+            a, b = a[keep], b[keep]
+            if a.size and np.median(np.abs(own[a] - call_end[b])) > self.tolerance[r]:
+                a, b = a[:0], b[:0]  # the step numbers do not name the same iterations
+            call[a] = b
+            taken = np.zeros(call_end.size, dtype=bool)
+            taken[b] = True
             i, j = _occurrence_pairs(end[idx], end[ref])
-            ok = _agree(nbytes[idx[i]], call_bytes[j], same)
+            ok = _agree(nbytes[idx[i]], call_bytes[j], same) & (call[i] < 0) & ~taken[j]
             ok &= np.abs(own[i] - call_end[j]) <= self.tolerance[r]
             call[i[ok]] = j[ok]
+            taken[j[ok]] = True
             rest = np.flatnonzero(call < 0)
-            free = np.setdiff1d(np.arange(call_end.size), j[ok])
+            free = np.flatnonzero(~taken)
             if rest.size and free.size:
                 near = _nearest_calls(
                     own[rest], nbytes[idx[rest]], call_end[free], call_bytes[free], same
@@ -152,6 +167,33 @@ def _split_by_rank(rank: np.ndarray, block: np.ndarray) -> dict[int, np.ndarray]
     """`block` (sorted by rank, then start) as each rank's instances."""
     parts = np.split(block, np.flatnonzero(np.diff(rank[block])) + 1)
     return {int(rank[p[0]]): p for p in parts if p.size}
+
+
+def _step_places(steps: np.ndarray) -> np.ndarray:
+    """Per instance in a numbered step (positions, in start order within a step): its
+    position, its step's number, how many of them that step holds, its place there."""
+    at = np.flatnonzero(steps >= 0)
+    at = at[np.argsort(steps[at], kind="stable")]
+    number = steps[at]
+    first = np.flatnonzero(np.r_[True, number[1:] != number[:-1]]) if at.size else at
+    count = np.diff(np.r_[first, at.size])
+    place = np.arange(at.size) - np.repeat(first, count)
+    return np.stack([at, number, np.repeat(count, count), place])
+
+
+def _step_pairs(own_steps: np.ndarray, ref_steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions (own, reference) of the instances that are the k-th of the same numbered
+    step on both ranks, in the steps where both ran as many of them: a process group's
+    calls are issued in one order on every rank, so these are the same call whatever their
+    ends say (a loaded host records ends tens of milliseconds apart)."""
+    own, ref = _step_places(own_steps), _step_places(ref_steps)
+    width = int(max(own[2].max(initial=0), ref[2].max(initial=0))) + 1
+
+    def key(places: np.ndarray) -> np.ndarray:
+        return (places[1] * width + places[2]) * width + places[3]
+
+    _, i, j = np.intersect1d(key(own), key(ref), return_indices=True)
+    return own[0][i], ref[0][j]
 
 
 def _occurrence_pairs(own_end: np.ndarray, ref_end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -25,8 +25,9 @@ from ..core.taxonomy import is_comm_op
 # collective columns, p2p peers, process groups described by the collectives' args. 4:
 # calls without `Seq` paired by bytes and end time, group size from the call's own sizes
 # (`gs_from`), unmatched time apart from transfer, held time bounded by the others' waits.
+# 5: each collective's step number (`step_number`): calls without `Seq` paired by step.
 
-VERSION = "4"
+VERSION = "5"
 
 
 # --- stage 1: one rank ---------------------------------------------------------------------
@@ -61,6 +62,7 @@ COLUMNS = {
     "group_size": "<i4",  # -1 unknown
     "gs_from": "<i1",  # where group_size comes from: GS_SOURCES index (0 unknown)
     "step": "<i4",  # index into `steps`, -1 outside every step
+    "step_number": "<i4",  # that step's N (ProfilerStep#N), -1 outside or unnumbered
     "dst": "<i4",  # a send's global destination rank (`Dst Rank`), -1
     "src": "<i4",  # a recv's global source rank (`Src Rank`), -1
 }
@@ -82,6 +84,7 @@ class CollectiveTable(msgspec.Struct, gc=False):
     group_size: bytes
     gs_from: bytes
     step: bytes
+    step_number: bytes
     dst: bytes
     src: bytes
 
@@ -96,10 +99,13 @@ GS_SOURCES = ("unknown", "args", "sizes", "process_group", "world_size", "ranks_
 
 
 def pack_table(kinds: list[str], pgs: list[str], **columns: np.ndarray) -> CollectiveTable:
-    """`gs_from` may be left out: a known group size is then from the args."""
+    """`gs_from` may be left out: a known group size is then from the args; so may
+    `step_number`: the steps are then unnumbered."""
     count = len(columns["start_us"])
     if "gs_from" not in columns:
         columns["gs_from"] = (np.asarray(columns["group_size"]) >= 1).astype(np.int64)
+    if "step_number" not in columns:
+        columns["step_number"] = np.full(count, -1, dtype=np.int64)
     packed = {k: np.asarray(columns[k]).astype(t).tobytes() for k, t in COLUMNS.items()}
     return CollectiveTable(kinds=kinds, pgs=pgs, count=count, **packed)
 
@@ -332,6 +338,7 @@ def collective_table(coll: comms.Collectives, steps: Steps) -> CollectiveTable:
         pos = np.searchsorted(lo, coll.start, side="right") - 1
         inside = (pos >= 0) & (coll.start < hi[np.maximum(pos, 0)])
         step_of[inside] = pos[inside]
+    numbers = np.array([-1 if n is None else n for n in steps.numbers] + [-1], dtype=np.int64)
     kind_index = {k: i for i, k in enumerate(kinds)}
     pg_index = {p: i for i, p in enumerate(pgs)}
     return pack_table(
@@ -346,6 +353,7 @@ def collective_table(coll: comms.Collectives, steps: Steps) -> CollectiveTable:
         group_size=coll.group_size,
         gs_from=coll.gs_from,
         step=step_of,
+        step_number=numbers[step_of],  # -1 indexes the appended -1
         dst=coll.dst,
         src=coll.src,
     )
