@@ -30,6 +30,7 @@ from ..api.failures import ANALYSIS, BAD_ARGUMENT, NOT_FOUND, UNREADABLE
 from ..api.registry import Endpoint, Scope
 from ..api.session import ListingPending, LogdirUnreadable, Session
 from .gzip_answers import GzipMemo, accepts_gzip
+from .startup_freeze import freeze_startup_objects
 from .static_files import dist_root, respond_static
 
 log = logging.getLogger(__name__)
@@ -99,6 +100,8 @@ class KinetoscopePlugin(base_plugin.TBPlugin):
         # (every plugin's page). Ranks come from the store: a trace the UI is loading is
         # not parsed again; run-level views (distributed) are the session's run jobs.
         self.session = Session.for_server(self.logdir)
+        # Before any trace loads: the process's objects so far, out of the GC's walks.
+        freeze_startup_objects()
         if self.logdir:
             self.session.load_first_span()  # the page opens it first: its load starts now
         self._active = False

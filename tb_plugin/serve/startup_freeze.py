@@ -1,0 +1,35 @@
+"""TensorBoard's process with what it made while starting kept out of the cyclic garbage
+collector's walks (`gc.freeze`), once, when the plugin is made.
+
+Measured on the 4 GB V100 tile under the bench's load (2,000 trace-view requests, 16 at a
+time): the process tracks ~78,000 objects, ~74,000 of them made before the plugin is
+(TensorBoard's, numpy's and our modules: functions, types, dicts). Each collection of the
+oldest generation walks them all: ~35 ms of CPU with the GIL held, one or two per 2,000
+requests, 40-130 ms of wall on a busy machine, a pause that every request in flight
+waits out. Frozen, that collection walks the ~4,000 objects made since: ~1-2 ms.
+
+Frozen objects are never collected as cyclic garbage, so garbage is collected first and
+nothing a trace makes is frozen: the plugin is made before any trace loads (its first
+load starts after this). Only once per process: a process that makes several plugins
+(the tests) pays the collection once."""
+
+from __future__ import annotations
+
+import gc
+import threading
+
+_LOCK = threading.Lock()
+_done = False
+
+
+def freeze_startup_objects() -> bool:
+    """Collect the garbage, then freeze every object tracked now; the first call of the
+    process only (True when it was this call)."""
+    global _done
+    with _LOCK:
+        if _done:
+            return False
+        _done = True
+    gc.collect()
+    gc.freeze()
+    return True
