@@ -1,9 +1,11 @@
 """The compiled Perfetto reader's chunks made into the column builder's Chunks
 (`perfetto.chunks.chunk_of`): the row columns made by the JSON scanner's `_scan.rows`
-equal those numpy makes by the same rules (the path taken where `_scan` is not built)."""
+equal those numpy makes by the same rules (the path taken where `_scan` is not built);
+the bound on chunks in flight between the reading thread and the merging one."""
 
 from __future__ import annotations
 
+import threading
 import types
 from pathlib import Path
 from typing import Any
@@ -103,3 +105,24 @@ def test_negative_and_odd_durations_are_counted_and_cleaned(
     assert made.negative_durations == 1
     assert made.cols["dur"].tolist() == [0.0, 0.0, 0.0, 5.0]
     assert made.memory is not None and made.memory["row"].tolist() == [2]
+
+
+def test_only_chunks_wait_for_room_in_flight() -> None:
+    """The reading thread's markers (a run's status, its end) never wait; a chunk waits
+    while `CHUNKS_IN_FLIGHT` are cut and not yet merged, and goes once one is merged."""
+    cut = native._Cut()
+    chunks_cut = [{"events": k} for k in range(native.CHUNKS_IN_FLIGHT + 1)]
+    for chunk in chunks_cut[:-1]:
+        cut.put(chunk)
+    for marker in (0, None, 1, None):  # more markers than room
+        cut.put(marker)
+    third = threading.Thread(target=cut.put, args=(chunks_cut[-1],))
+    third.start()
+    third.join(0.2)
+    assert third.is_alive()  # no room
+    assert cut.get() == chunks_cut[0]
+    cut.merged()
+    third.join(5)
+    assert not third.is_alive()
+    taken = [cut.get() for _ in range(native.CHUNKS_IN_FLIGHT + 4)]
+    assert taken == [*chunks_cut[1:-1], 0, None, 1, None, chunks_cut[-1]]

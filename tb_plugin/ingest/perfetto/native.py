@@ -14,6 +14,7 @@ with `events.py` instead.
 from __future__ import annotations
 
 import os
+import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -53,10 +54,11 @@ THREAD_MIN_TEXT = 32 << 20
 # peaked 147-151 MB at 16,384, 137-142 MB at 8,192, for 0.4 % more instructions.
 BATCH = 8_192
 BATCH_BYTES = 8 << 20
-# Chunks cut by the reading thread and not yet taken by the merging one, at most: the
-# reading thread waits for room. A delivery of the ~100k events held behind a slice that
-# ends cuts chunks faster than they merge; unbounded, they all sat in the heap at once
-# (their rows 8 bytes a column), beside the model's columns at the end of the load.
+# Chunks cut by the reading thread and not yet merged by the other, at most: the reading
+# thread waits for room (`_Cut`; a run's markers never wait). A delivery of the ~100k
+# events held behind a slice that ends cuts chunks faster than they merge; unbounded, they
+# all sat in the heap at once (their rows 8 bytes a column), beside the model's columns at
+# the end of the load.
 CHUNKS_IN_FLIGHT = 2
 Raw = dict[str, Any]  # one of the compiled reader's chunks
 # What the reading thread tells this one: a run's status once its packets are read, its
@@ -224,7 +226,7 @@ class _Load:
                 raise
 
     def read_top(
-        self, run: memoryview, checks: bytes, prepared: bytes, cut: Queue[Message]
+        self, run: memoryview, checks: bytes, prepared: bytes, cut: _Cut
     ) -> tuple[int, int, bytes | None]:
         """In the reading thread: a run up to its end or its first packet of compressed
         packets; its status to `cut` once its packets are read (the next run may then
@@ -296,6 +298,31 @@ class _Load:
             self.merge(chunk_of(raw))
 
 
+class _Cut:
+    """What the reading thread hands the merging one, in order. Only chunks wait for room
+    (`CHUNKS_IN_FLIGHT` cut and not yet merged): a run's markers (its status once read,
+    its end) do not, so that the reading thread goes on while the merging one inflates
+    and prepares the next run (with markers counted, the x7 H100 OWLv2 tile's reading
+    thread waited ~0.3 s of wall at 2 in flight, most of it on markers: ~240 markers and
+    ~65 chunks)."""
+
+    def __init__(self) -> None:
+        self.queue: Queue[Message] = Queue()
+        self.room = threading.Semaphore(CHUNKS_IN_FLIGHT)
+
+    def put(self, message: Message) -> None:
+        if isinstance(message, dict):
+            self.room.acquire()
+        self.queue.put(message)
+
+    def get(self) -> Message:
+        return self.queue.get()
+
+    def merged(self) -> None:
+        """A chunk taken with `get` is merged (or dropped): its room is free."""
+        self.room.release()
+
+
 class _Pipeline:
     """The runs through the reading thread, read one after another while this thread
     merges the chunks of the run before and inflates the run after: at most two runs
@@ -306,7 +333,7 @@ class _Pipeline:
         self.load, self.runs, self.pool = load, runs, pool
         self.prepare = load.module.prepare_packets
         self.seed = int.from_bytes(os.urandom(8), "little")
-        self.cut: Queue[Message] = Queue(CHUNKS_IN_FLIGHT)
+        self.cut = _Cut()
         self.handed: deque[tuple[Future[Any], memoryview]] = deque()
         self.error: BaseException | None = None  # met inflating: raised after the runs before
 
@@ -330,7 +357,10 @@ class _Pipeline:
                     self._hand(ahead)
                     ahead = self._inflated()
             else:
-                self.load.merge_raws([message])
+                try:
+                    self.load.merge_raws([message])
+                finally:
+                    self.cut.merged()
         if self.error is not None:
             raise self.error
 
@@ -357,6 +387,7 @@ class _Pipeline:
         messages taken, so that it never waits for room)."""
         for future, _ in self.handed:
             if not future.cancel():
-                while self.cut.get() is not None:
-                    pass
+                while (message := self.cut.get()) is not None:
+                    if isinstance(message, dict):
+                        self.cut.merged()
         self.handed.clear()
