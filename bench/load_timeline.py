@@ -163,29 +163,40 @@ def main() -> None:
     args = parser.parse_args()
     if not args.plain:
         instrument()
-    from kinetoscope.ingest.build import build_model
-
     walls, cpus = [], []
     for _ in range(args.rounds):
-        SPANS.clear()
-        cpu0, t0 = os.times(), time.perf_counter()
-        model = build_model(args.trace)
-        t1, cpu1 = time.perf_counter(), os.times()
-        cpu = cpu1.user + cpu1.system - cpu0.user - cpu0.system
+        t0, t1, cpu = load_round(args.trace)
         walls.append(t1 - t0)
         cpus.append(cpu)
-        print(f"round: wall {t1 - t0:.3f} s  cpu {cpu:.3f} s  rows {len(model)}")
         if not args.plain:
             summary(list(SPANS), t0, t1)
-        del model
     print(f"best wall {min(walls):.3f} s  best cpu {min(cpus):.3f} s  (of {args.rounds})")
     if args.spans:
-        t0 = min(s[2] for s in SPANS)
-        for thread, what, start, end, cpu, switched in sorted(SPANS, key=lambda s: s[2]):
-            print(
-                f"{thread:<22} {what:<17} {start - t0:8.4f} {end - t0:8.4f} cpu {cpu:.4f}"
-                f" switches {switched}"
-            )
+        print_spans(22, 17)
+
+
+def load_round(trace: str) -> tuple[float, float, float]:
+    """One load of `trace` (its spans in SPANS), its line printed: when it started and
+    ended (perf_counter) and its CPU seconds."""
+    from kinetoscope.ingest.build import build_model
+
+    SPANS.clear()
+    cpu0, t0 = os.times(), time.perf_counter()
+    model = build_model(trace)
+    t1, cpu1 = time.perf_counter(), os.times()
+    cpu = cpu1.user + cpu1.system - cpu0.user - cpu0.system
+    print(f"round: wall {t1 - t0:.3f} s  cpu {cpu:.3f} s  rows {len(model)}")
+    return t0, t1, cpu
+
+
+def print_spans(thread_width: int, what_width: int) -> None:
+    """The last round's spans, one a line, in the order they started."""
+    t0 = min(s[2] for s in SPANS)
+    for thread, what, start, end, cpu, switched in sorted(SPANS, key=lambda s: s[2]):
+        print(
+            f"{thread[:thread_width]:<{thread_width}} {what:<{what_width}} {start - t0:8.4f}"
+            f" {end - t0:8.4f} cpu {cpu:.4f} switches {switched}"
+        )
 
 
 if __name__ == "__main__":

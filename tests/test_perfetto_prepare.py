@@ -4,13 +4,15 @@ the reader's own, what is prepared is bounded, and the reader trusts none of it 
 
 from __future__ import annotations
 
+import itertools
 import struct
 from pathlib import Path
 from typing import Any
 
 import perfetto_bombs as pb
 import pytest
-from kinetoscope.ingest.perfetto import native, rules
+from kinetoscope.ingest import text_blocks
+from kinetoscope.ingest.perfetto import native, rules, stream
 from test_perfetto_native import annotation, check, event, interned
 
 pytestmark = pytest.mark.skipif(not native.available(), reason="the compiled reader is not built")
@@ -112,3 +114,35 @@ def test_prepared_bytes_cut_short_are_not_read_past(
     data += b"".join(event(3, t, 1, b"e", annotation(b"n", i=t)) for t in range(6))
     monkeypatch.setattr(rules, "_native", _Cut(rules.native_module(), keep))
     check(tmp_path, data)
+
+
+def test_runs_with_and_without_args_encoded_ahead_read_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The merging thread encodes a run's args ahead only where it waited for the reading
+    one since the run before (`native._Pipeline`): runs of both kinds, in any order, read
+    as the protobuf runtime reads them."""
+    decided: list[bool] = []
+    kinds = itertools.cycle([True, False, False, True, True, False])
+
+    class Deciding(native._Cut):
+        @property
+        def waited(self) -> bool:
+            decided.append(next(kinds))
+            return decided[-1]
+
+        @waited.setter
+        def waited(self, value: bool) -> None:
+            pass
+
+    monkeypatch.setattr(native, "_Cut", Deciding)
+    monkeypatch.setattr(stream, "RUN_BYTES", 2048)
+    monkeypatch.setattr(text_blocks, "READ_BLOCK", 1024)  # else one block: one run
+    data = pb.thread_track(1, 10, 11) + interned(1, 3, 6, b"arg")
+    for i in range(300):
+        args = annotation(b"n", i=i), annotation(b"s", s=b"v%d" % i)
+        data += event(1, 10 * i, 1, b"slice", *args, annotation(name_iid=6, i=i))
+        data += event(3, 10 * i + 1, 1, b"point", *args) + event(2, 10 * i + 5, 1)
+    model = check(tmp_path, data)  # read in one thread, then in two with the pipeline
+    assert len(model) == 600
+    assert decided.count(True) > 3 and decided.count(False) > 3

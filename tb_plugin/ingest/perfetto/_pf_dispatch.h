@@ -162,8 +162,10 @@ static int compare_order(const void *a, const void *b) {
 }
 
 /* Slices still open end at the last timestamp (no arrows); flow ids seen once keep their
-   lone event (then every event can go out). The count of unended slices, -1 on failure. */
+   lone event (then every event can go out); the queue keeps no spare blocks from now on.
+   The count of unended slices, -1 on failure. */
 static int64_t finish(Reader *r) {
+    queue_end_spares(&r->queue);
     size_t n_stacks = VEC_LEN(r->stacks, Stack), n_open = 0;
     const uint64_t **order = malloc((n_stacks + 1) * sizeof *order);
     if (!order) return -1;

@@ -316,6 +316,10 @@ static int take_all(Reader *r) {
     kept.joined_args = q->joined_args;
     q->joined = (Map){0};
     q->joined_args = (Buf){0};
+    kept.spare_records = q->spare_records; /* the spares go on with the queue (kept has none) */
+    kept.spare_arena = q->spare_arena;
+    kept.no_spares = q->no_spares;
+    q->spare_records = q->spare_arena = (Buf){0};
     queue_free(q);
     *q = kept;
     return 1;

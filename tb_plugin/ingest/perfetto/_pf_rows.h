@@ -36,6 +36,13 @@ typedef struct {
 
 #define RECORD_BLOCK 8192          /* records a block */
 #define ARENA_BLOCK ((size_t)1 << 20) /* args bytes a block, at least */
+/* Blocks let go of and kept for the next ones, of each kind, at most (~7 MB of record
+   blocks, 16 MiB of arena): a delivery frees the blocks of the events held behind a slice
+   at once, glibc gave their pages back (its trim threshold) and the next held events
+   faulted them in again (the H100 OWLv2 x7 tile: ~7,400 of the reading thread's ~16,000
+   page faults). None are kept once the file's end is read (`queue_end_spares`): the last
+   delivery is the load's peak. */
+#define QUEUE_SPARES 16
 
 typedef struct {
     char *data;
@@ -54,6 +61,8 @@ typedef struct {
     size_t arena_first;
     Map joined;      /* sequence number -> Joined */
     Buf joined_args; /* Joined */
+    Buf spare_records, spare_arena; /* Record *, char *: blocks let go of (QUEUE_SPARES) */
+    int no_spares;                  /* blocks let go of are freed */
 } Queue;
 
 static size_t queue_len(const Queue *q) { return (size_t)(q->end - q->head); }
@@ -73,15 +82,41 @@ static const uint8_t *queue_core(const Record *rec) {
     return rec->core_len ? (const uint8_t *)rec->args + rec->args_len : NULL;
 }
 
+/* A spare block, else one of `bytes` newly allocated (NULL: out of memory). */
+static void *block_new(Buf *spares, size_t bytes) {
+    if (!spares->len) return malloc(bytes);
+    spares->len -= sizeof(void *);
+    return VEC_AT(*spares, void *, VEC_LEN(*spares, void *));
+}
+
+/* A block let go of: kept as a spare while there is room, else freed. */
+static void block_let_go(const Queue *q, Buf *spares, void *block) {
+    if (q->no_spares || VEC_LEN(*spares, void *) >= QUEUE_SPARES || !buf_put(spares, &block, sizeof block))
+        free(block);
+}
+
+static void spares_free(Buf *spares) {
+    for (size_t i = 0; i < VEC_LEN(*spares, void *); i++) free(VEC_AT(*spares, void *, i));
+    buf_free(spares);
+}
+
+/* The spares freed, and none kept from now on. */
+static void queue_end_spares(Queue *q) {
+    spares_free(&q->spare_records);
+    spares_free(&q->spare_arena);
+    q->no_spares = 1;
+}
+
 /* Room for args_len bytes at the end of the arena; where, or NULL. */
 static char *arena_room(Queue *q, size_t args_len, uint64_t seq) {
     size_t n = VEC_LEN(q->arena, ArenaBlock);
     ArenaBlock *last = n > q->arena_first ? &VEC_AT(q->arena, ArenaBlock, n - 1) : NULL;
     if (!last || last->cap - last->used < args_len) {
         ArenaBlock fresh = {NULL, 0, args_len > ARENA_BLOCK ? args_len : ARENA_BLOCK, seq};
-        if (!(fresh.data = malloc(fresh.cap))) return NULL;
+        fresh.data = fresh.cap == ARENA_BLOCK ? block_new(&q->spare_arena, ARENA_BLOCK) : malloc(fresh.cap);
+        if (!fresh.data) return NULL;
         if (!buf_put(&q->arena, &fresh, sizeof fresh)) {
-            free(fresh.data);
+            block_let_go(q, &q->spare_arena, fresh.data);
             return NULL;
         }
         last = &VEC_AT(q->arena, ArenaBlock, VEC_LEN(q->arena, ArenaBlock) - 1);
@@ -99,9 +134,10 @@ static uint64_t queue_push(Queue *q, int ph, const char *args, size_t args_len, 
     uint64_t seq = q->end, i = seq - q->first;
     if (args_len > UINT32_MAX) return UINT64_MAX;
     if (i / RECORD_BLOCK == VEC_LEN(q->blocks, Record *)) {
-        Record *block = malloc(RECORD_BLOCK * sizeof(Record));
-        if (!block || !buf_put(&q->blocks, &block, sizeof block)) {
-            free(block);
+        Record *block = block_new(&q->spare_records, RECORD_BLOCK * sizeof(Record));
+        if (!block) return UINT64_MAX;
+        if (!buf_put(&q->blocks, &block, sizeof block)) {
+            block_let_go(q, &q->spare_records, block);
             return UINT64_MAX;
         }
     }
@@ -127,7 +163,7 @@ static uint64_t queue_push(Queue *q, int ph, const char *args, size_t args_len, 
 static void queue_pop(Queue *q) {
     q->head++;
     while (q->head - q->first >= RECORD_BLOCK) {
-        free(VEC_AT(q->blocks, Record *, 0));
+        block_let_go(q, &q->spare_records, VEC_AT(q->blocks, Record *, 0));
         q->blocks.len -= sizeof(Record *);
         memmove(q->blocks.data, q->blocks.data + sizeof(Record *), q->blocks.len);
         q->first += RECORD_BLOCK;
@@ -135,8 +171,10 @@ static void queue_pop(Queue *q) {
     size_t n = VEC_LEN(q->arena, ArenaBlock);
     while (q->arena_first < n && VEC_AT(q->arena, ArenaBlock, q->arena_first).last < q->head &&
            (q->arena_first + 1 < n || q->head == q->end)) {
-        free(VEC_AT(q->arena, ArenaBlock, q->arena_first).data);
-        VEC_AT(q->arena, ArenaBlock, q->arena_first).data = NULL;
+        ArenaBlock *gone = &VEC_AT(q->arena, ArenaBlock, q->arena_first);
+        if (gone->cap == ARENA_BLOCK) block_let_go(q, &q->spare_arena, gone->data);
+        else free(gone->data);
+        gone->data = NULL;
         q->arena_first++;
     }
     if (q->arena_first > 64 && q->arena_first * 2 > n) { /* drop the let-go entries */
@@ -156,6 +194,7 @@ static void queue_free(Queue *q) {
     buf_free(&q->arena);
     buf_free(&q->joined_args);
     map_free(&q->joined);
+    queue_end_spares(q);
     memset(q, 0, sizeof *q);
 }
 

@@ -10,6 +10,7 @@ import msgspec
 import numpy as np
 
 from ...model.categories import Kind
+from .. import native_chunk
 from ..columns import INTERNED, Chunk, arg_columns, clean_durations, kinds, phase_table
 
 _INT_COLUMNS = frozenset(
@@ -28,14 +29,8 @@ def chunk_of(raw: dict[str, Any]) -> Chunk:
         for k, v in raw["columns"].items()
         if k != "has_stack"
     }
-    cols = {"ph": phase_table(tables["ph"])[codes["ph"]]}
-    cols.update({key: codes[key] for key in INTERNED})
-    cols["kind"] = kinds(tables["cat"], tables["name"], cols)
+    cols, negative, memory_rows = _row_columns(tables, codes, wide)
     cols["ts"] = wide["ts"]
-    dur = wide["dur"].copy()
-    negative = int(np.count_nonzero(dur < 0))
-    cols["dur"] = clean_durations(dur)
-    cols["flow_id"] = np.where(cols["kind"] == Kind.FLOW, wide["id"], -1)
     cols["args_end"] = np.cumsum(wide["args_len"])
     blob = raw["args"]  # a buffer (the builder writes it to its args file as it is)
     if raw["python_core"]:  # a value only the column builder reads as it does
@@ -54,7 +49,7 @@ def chunk_of(raw: dict[str, Any]) -> Chunk:
         cols["work_sig"] = np.full(len(external), -1, dtype=np.int64)
         cols["python_id"] = wide["python_id"]
         cols["python_parent_id"] = wide["python_parent_id"]
-        memory = _memory_part(cols["kind"], wide)
+        memory = _memory_part(cols["kind"], wide) if memory_rows else None
     return Chunk(
         cols=cols,
         tables={k: tables[k] for k in INTERNED},
@@ -65,6 +60,25 @@ def chunk_of(raw: dict[str, Any]) -> Chunk:
         events=int(raw["events"]),
         negative_durations=negative,
     )
+
+
+def _row_columns(
+    tables: dict[str, list[Any]], codes: dict[str, np.ndarray], wide: dict[str, np.ndarray]
+) -> tuple[dict[str, np.ndarray], int, int]:
+    """The chunk's phase, interned, kind, duration and flow id columns; its negative
+    durations and memory rows. The JSON scanner's `_scan.rows` makes them in one call
+    without the GIL where it is built (numpy's ~12 calls a chunk each may hand the GIL
+    to the reading thread and wait to get it back); else numpy, by the same rules."""
+    if native_chunk.scanner_enabled():
+        return native_chunk.row_columns(tables, codes, wide)
+    cols = {"ph": phase_table(tables["ph"])[codes["ph"]]}
+    cols.update({key: codes[key] for key in INTERNED})
+    cols["kind"] = kinds(tables["cat"], tables["name"], cols)
+    dur = wide["dur"].copy()
+    negative = int(np.count_nonzero(dur < 0))
+    cols["dur"] = clean_durations(dur)
+    cols["flow_id"] = np.where(cols["kind"] == Kind.FLOW, wide["id"], -1)
+    return cols, negative, int(np.count_nonzero(cols["kind"] == Kind.MEMORY))
 
 
 def _memory_part(kind: np.ndarray, wide: dict[str, np.ndarray]) -> dict[str, np.ndarray] | None:
