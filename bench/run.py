@@ -10,7 +10,7 @@ Big traces are made at run time by tiling a real corpus trace (``../shared/tools
 make_big_trace.py``) into ``bench/scratch/``. For each file, on this machine, in this run:
 
 * G: wall time of ``gzip -dc FILE > /dev/null`` (best of 3), the floor of any reader;
-* kinetoscope cold (``report --format json --no-cache`` in a fresh process) and warm
+* kinetoscope cold (``report --format json --no-cache`` in a fresh process, best of 3) and warm
   (the same with a filled ``KINETOSCOPE_CACHE_DIR``): wall time and peak RSS;
 * the anchors, from their own venv: TensorBoard with ``torch-tb-profiler==0.4.3`` (start to
   Overview answering with data) and HTA (``TraceAnalysis`` + ``get_temporal_breakdown``).
@@ -107,6 +107,7 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     p.add_argument("--install-timeout", type=float, default=1200.0)
     p.add_argument("--gzip-runs", type=int, default=3)
     p.add_argument("--warm-runs", type=int, default=3)
+    p.add_argument("--cold-runs", type=int, default=3, help="cold runs, the best reported")
     p.add_argument("--rss-cap-gb", type=float, help="kill a step above this summed RSS")
     p.add_argument("--work", default=str(HERE / "scratch"), help="generated files (git-ignored)")
     p.add_argument("--corpus", default=str(DEFAULT_CORPUS))

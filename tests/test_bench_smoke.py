@@ -85,3 +85,26 @@ def test_quick_run_writes_results(tmp_path: Path) -> None:
     )
     assert cmp.returncode == 0, cmp.stderr
     assert row["label"] in cmp.stdout
+
+
+def test_floor_splits_a_cold_report() -> None:
+    """`bench/floor.py` on the corpus's smallest trace with kernels: every part measured
+    (positive CPU ms), and the parts add up to about the whole report it measured."""
+    trace = SHARED / "corpus" / "hta/tests/data/trace_compare/base/base.json.gz"
+    if not trace.is_file():
+        corpus_missing(str(trace.relative_to(SHARED)))
+    cmd = [sys.executable, str(REPO / "bench" / "floor.py"), str(trace), "--runs", "1"]
+    cmd += ["--python", sys.executable]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = {
+        name.strip(): float(ms)
+        for name, ms in (
+            line.strip("|").rsplit("|", 1) for line in proc.stdout.splitlines() if "|" in line
+        )
+        if ms.strip().replace(".", "").isdigit()
+    }
+    parts = [name for name in rows if not name.startswith(("sum of", "a whole"))]
+    assert len(parts) == 6 and all(rows[name] > 0 for name in parts), rows
+    whole = rows["a whole cold report, measured (its process)"]
+    assert 0.5 * whole < rows["sum of the parts"] < 2 * whole

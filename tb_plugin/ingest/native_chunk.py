@@ -73,7 +73,7 @@ def scanner_enabled() -> bool:
     return _scan is not None and os.environ.get("KINETOSCOPE_SCANNER", "") != "python"
 
 
-def scan_text(body: bytes, start: int = 0) -> dict[str, Any] | str:
+def scan_text(body: bytes | memoryview, start: int = 0) -> dict[str, Any] | str:
     """The scanner's raw columns of `body[start:]` (read in place, not copied), or why it
     left the text to msgspec."""
     if _scan is None:
@@ -89,7 +89,7 @@ def _unescaped(token: bytes) -> str | None:
         return None
 
 
-def chunk_from_text(body: bytes) -> Chunk | None:
+def chunk_from_text(body: bytes | memoryview) -> Chunk | None:
     """The Chunk of `body` (whole events joined by commas), or None: decode it with msgspec."""
     if not scanner_enabled():
         return None

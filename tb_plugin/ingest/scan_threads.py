@@ -9,12 +9,16 @@ from typing import BinaryIO
 from .native_chunk import scanner_enabled
 
 # Scanning threads are used for files of at least this much text (`text_size`'s guess).
-# They cost ~0.01 s of CPU and ~7 MB of peak RSS (slices in flight, each thread's arena)
-# and save more than that of wall time from here up: cold reports on 2 idle cores, by
-# guessed text, threads 1 -> 2: 10-13 MB 0.162 -> 0.171 s, 35-37 MB +0.001..+0.006 s,
-# 29 MB (a V100 tile) 0.243 -> 0.249, 57 MB (V100) 0.331 -> 0.314, 69-73 MB
-# -0.004..-0.009, 90 MB 0.345 -> 0.326, 121 MB 0.501 -> 0.469 (259 MB: 1.9 s -> 1.5 s).
-THREADS_MIN_TEXT = 48 << 20
+# They cost ~7 MB of peak RSS (slices in flight, each thread's arena) and CPU: cold
+# reports on 2 idle cores, by guessed text, threads 1 -> 2: 10-13 MB 0.162 -> 0.171 s,
+# 35-37 MB +0.001..+0.006 s, 29 MB (a V100 tile) 0.243 -> 0.249, 57 MB (V100) 0.331 ->
+# 0.314, 69-73 MB -0.004..-0.009, 90 MB 0.345 -> 0.326, 121 MB 0.501 -> 0.469 (259 MB:
+# 1.9 s -> 1.5 s). Raised from 48 MB once the one-thread load read its runs in place: on
+# 2 shared busy cores (load 4-8), the 57 MB (V100 65 MB) and 73 MB (H100 36 MB) tiles'
+# cold reports took 8-27 ms less CPU in one thread (fresh processes, least and median of
+# 9-11 interleaved rounds, three times) and mostly less wall; where cores are idle,
+# threads may still win a few ms of wall at these sizes (the rounds above).
+THREADS_MIN_TEXT = 80 << 20
 
 
 def scan_threads(text: int) -> int:

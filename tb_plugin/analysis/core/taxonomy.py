@@ -40,13 +40,16 @@ class NamePattern:
     letters are all lowercase and whose escapes name no character, lowercasing an ASCII
     name changes nothing a case-insensitive search could see. Any other pattern (an
     uppercase letter, `(?-i:...)`, `\\x41`), or a name with other characters, is searched
-    as written, case-insensitively."""
+    as written, case-insensitively. A lowercase literal (most patterns) is a substring
+    of the lowered name: nothing compiled (the table's compiling was 4-5 ms of every
+    cold report's ~0.14 s floor), and found faster than by a search."""
 
-    __slots__ = ("text", "_lower", "_any_case")
+    __slots__ = ("text", "_literal", "_lower", "_any_case")
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self._lower = re.compile(text) if _foldable(text) else None
+        self._literal = text if _LOWER_LITERAL.fullmatch(text) else None
+        self._lower = re.compile(text) if self._literal is None and _foldable(text) else None
         self._any_case: re.Pattern[str] | None = None  # compiled when first needed
 
     def __eq__(self, other: object) -> bool:  # as compiled patterns compare: by text
@@ -60,11 +63,18 @@ class NamePattern:
 
     def search(self, name: str, lowered: str | None) -> bool:
         """Whether it occurs in `name`; `lowered`: `name.lower()` for an ASCII name."""
-        if self._lower is not None and lowered is not None:
-            return self._lower.search(lowered) is not None
+        if lowered is not None:
+            if self._literal is not None:
+                return self._literal in lowered
+            if self._lower is not None:
+                return self._lower.search(lowered) is not None
         if self._any_case is None:
             self._any_case = re.compile(self.text, re.IGNORECASE)
         return self._any_case.search(name) is not None
+
+
+# A pattern of only characters that stand for themselves, none of them a capital.
+_LOWER_LITERAL = re.compile(r"[a-z0-9_:]+")
 
 
 # What may make case matter: a capital anywhere, an escape other than the classes `\d`,
