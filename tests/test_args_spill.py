@@ -1,13 +1,18 @@
 """The args spill file's writer: small writes at once, large ones in its thread, always in
-order; a failed write is raised once, and closing lets the thread go."""
+order; a failed write is raised once, and closing lets the thread go. A file is written in
+aligned blocks, past its first ones with O_DIRECT where the file system takes it."""
 
 from __future__ import annotations
 
 import io
+import os
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 from kinetoscope.ingest.args_spill import INLINE_WRITE_BYTES, ArgsSpill
+from kinetoscope.ingest.spill_blocks import BLOCK_BYTES, BlockWriter
 
 
 def test_small_and_large_writes_keep_their_order() -> None:
@@ -68,3 +73,53 @@ def test_writes_queue_behind_a_slow_disk_up_to_their_bound() -> None:
     sink.go.set()
     spill.close()
     assert sink.getvalue() == b"s" * (INLINE_WRITE_BYTES - 1) + b"".join(parts)
+
+
+def _direct_writes_work(folder: Path) -> bool:
+    """Whether files in `folder` take O_DIRECT (not tmpfs before Linux 6.6, not macOS)."""
+    flag = getattr(os, "O_DIRECT", 0)
+    if not flag or not sys.platform.startswith("linux"):
+        return False
+    try:
+        os.close(os.open(folder / "probe", os.O_CREAT | os.O_WRONLY | flag, 0o600))
+    except OSError:
+        return False
+    return True
+
+
+def test_block_writes_keep_every_byte_in_order(tmp_path: Path) -> None:
+    """Pieces of any length, from an offset that is not aligned (its first block buffered),
+    then direct: the file is their bytes, nothing more."""
+    path = tmp_path / "spill"
+    head = b"h" * 1234  # written before, as the spill's first small writes are
+    path.write_bytes(head)
+    fd = os.open(path, os.O_RDWR)
+    try:
+        writer = BlockWriter(fd, len(head))
+        pieces = [bytes([97 + i % 26]) * (i * 377_777 % (3 * BLOCK_BYTES)) for i in range(20)]
+        pieces.append(memoryview(b"end"))
+        for piece in pieces:
+            writer.write(piece)
+        writer.close()
+    finally:
+        os.close(fd)
+    assert path.read_bytes() == head + b"".join(bytes(p) for p in pieces)
+    if _direct_writes_work(tmp_path):
+        # every whole block after the first skipped the page cache (not the last, partial)
+        assert writer.direct_bytes > writer.offset - 2 * BLOCK_BYTES > 0
+    else:
+        assert writer.direct_bytes == 0
+
+
+@pytest.mark.parametrize("direct", [False, True])
+def test_a_spill_to_a_file_holds_its_small_and_large_writes(tmp_path: Path, direct: bool) -> None:
+    with open(tmp_path / "args", "w+b") as sink:
+        spill = ArgsSpill(sink)
+        spill.direct = direct
+        parts = [b"{}" * 7, b"a" * INLINE_WRITE_BYTES, b"b" * (5 * BLOCK_BYTES + 3), b"c"]
+        for part in parts:
+            spill.write(part)
+        spill.close()
+        sink.flush()
+        assert sink.seek(0, io.SEEK_END) == sum(map(len, parts))
+    assert (tmp_path / "args").read_bytes() == b"".join(parts)
