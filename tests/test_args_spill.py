@@ -5,12 +5,15 @@ aligned blocks, past its first ones with O_DIRECT where the file system takes it
 from __future__ import annotations
 
 import io
+import json
 import os
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
 import pytest
+from kinetoscope.ingest import build
 from kinetoscope.ingest.args_spill import INLINE_WRITE_BYTES, ArgsSpill
 from kinetoscope.ingest.spill_blocks import BLOCK_BYTES, BlockWriter
 
@@ -80,8 +83,8 @@ def _direct_writes_work(folder: Path) -> bool:
     flag = getattr(os, "O_DIRECT", 0)
     if not flag or not sys.platform.startswith("linux"):
         return False
-    try:
-        os.close(os.open(folder / "probe", os.O_CREAT | os.O_WRONLY | flag, 0o600))
+    try:  # an unnamed file (O_TMPFILE): nothing is left in the folder
+        os.close(os.open(folder, os.O_TMPFILE | os.O_WRONLY | flag, 0o600))
     except OSError:
         return False
     return True
@@ -123,3 +126,41 @@ def test_a_spill_to_a_file_holds_its_small_and_large_writes(tmp_path: Path, dire
         sink.flush()
         assert sink.seek(0, io.SEEK_END) == sum(map(len, parts))
     assert (tmp_path / "args").read_bytes() == b"".join(parts)
+
+
+def _trace_with_args(path: Path, events: int) -> None:
+    rows = [
+        {
+            "ph": "X", "name": f"op{i % 7}", "cat": "cpu_op", "pid": 1, "tid": 1,
+            "ts": i, "dur": 1, "args": {"External id": i, "Input Dims": [[i % 13, 64]] * 9},
+        }
+        for i in range(events)
+    ]  # fmt: skip
+    path.write_text(json.dumps({"traceEvents": rows}))
+
+
+def test_a_load_spilled_direct_reads_the_same_args(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A load whose spill is written direct (the threshold lowered to every load) holds
+    the same args, byte for byte, as one written through the page cache."""
+    path = tmp_path / "trace.json"
+    _trace_with_args(path, 100_000)  # ~12 MB of args: past the inline writes, 3 blocks
+    buffered = build.build_model(str(path))
+    direct_bytes: list[int] = []
+    close = BlockWriter.close
+
+    def counted_close(writer: BlockWriter) -> None:
+        direct_bytes.append(writer.direct_bytes)
+        close(writer)
+
+    monkeypatch.setattr(BlockWriter, "close", counted_close)
+    monkeypatch.setattr(build, "DIRECT_MIN_TEXT", 0)
+    direct = build.build_model(str(path))
+    assert len(direct.args_blob) > 2 * BLOCK_BYTES
+    assert len(direct_bytes) == 1  # the spill was written by a block writer
+    if _direct_writes_work(Path(tempfile.gettempdir())):
+        assert direct_bytes[0] >= BLOCK_BYTES
+    assert bytes(direct.args_blob) == bytes(buffered.args_blob)
+    assert direct.raw_args(59_999) == buffered.raw_args(59_999)
+    assert json.loads(direct.raw_args(12_345))["External id"] == 12_345
