@@ -40,7 +40,6 @@ import resource
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections import defaultdict
@@ -116,34 +115,9 @@ def timed_generator(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-class _TimedSink:
-    """The args spill file, its writes timed (in the writer thread, CPU time)."""
-
-    def __init__(self, f: Any) -> None:
-        self._f = f
-
-    def write(self, data: Any) -> int:
-        t = time.thread_time()
-        try:
-            return int(self._f.write(data))
-        finally:
-            add("load: args spill write (writer thread, CPU s)", time.thread_time() - t)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._f, name)
-
-
-class _TimedTempfile:
-    """`tempfile` as `build` uses it: the args spill's writes timed."""
-
-    @staticmethod
-    def TemporaryFile(*args: Any, **kwargs: Any) -> Any:  # noqa: N802
-        return _TimedSink(tempfile.TemporaryFile(*args, **kwargs))
-
-
 def instrument() -> None:
     from kinetoscope.api import registry
-    from kinetoscope.ingest import args_spill, build, column_sink, pieces, text_blocks
+    from kinetoscope.ingest import args_spill, build, column_sink, pieces, spill_blocks, text_blocks
     from kinetoscope.ingest.columns import Interner
     from kinetoscope.model.trace_model import TraceModel
     from kinetoscope.store import trace_store
@@ -170,7 +144,9 @@ def instrument() -> None:
     trace_store.build_model = timed("load: total (build_model)", trace_store.build_model)
     trace_store.build_model = _usage_after(trace_store.build_model)
 
-    build.tempfile = _TimedTempfile  # type: ignore[assignment]
+    blocks = spill_blocks.BlockWriter
+    spill_label = "load: args spill write (writer thread, CPU s)"
+    blocks.write = timed(spill_label, blocks.write, time.thread_time)  # type: ignore[method-assign]
 
     local = threading.local()  # per thread (views run side by side): its open timed calls
 

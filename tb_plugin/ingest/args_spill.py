@@ -3,13 +3,17 @@ file order. While a load's args are small they are written at once, in the decod
 thread (a thread made per load costs more than the writes of a small one); past that, in
 a thread of its own, queued up to `QUEUED_WRITE_BYTES`, so the writes overlap the
 decoding (they let the GIL go) and a write the disk is slow to take does not hold it up
-at once (the page cache throttles writers when much is dirty)."""
+at once (the page cache throttles writers when much is dirty). A big load's spill
+file (`direct`) is written in aligned blocks without the page cache (`spill_blocks`)."""
 
 from __future__ import annotations
 
+import os
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, BinaryIO
+
+from .spill_blocks import BlockWriter
 
 # A load's first args bytes written in the decoding thread: a run of 2,048 small ranks
 # makes 2,048 loads, and a thread for each cost more than its writes.
@@ -23,8 +27,10 @@ class ArgsSpill:
         self.sink = sink
         self.written = 0  # bytes handed over so far
         self._thread: ThreadPoolExecutor | None = None  # made once the args grow large
-        self._pending: deque[tuple[Future[int], int]] = deque()  # with their sizes
+        self._pending: deque[tuple[Future[object], int]] = deque()  # with their sizes
         self._queued = 0
+        self._blocks: BlockWriter | None = None  # the thread's writer of a direct spill
+        self.direct = False  # set before the first write: written by `BlockWriter`
 
     def write(self, args: Any) -> None:
         """Append `args` (a bytes-like object) after every earlier write."""
@@ -35,9 +41,11 @@ class ArgsSpill:
             return
         if self._thread is None:
             self._thread = ThreadPoolExecutor(1, thread_name_prefix="kinetoscope-args")
+            self._blocks = _block_writer(self.sink) if self.direct else None
         while self._pending and self._queued + size > QUEUED_WRITE_BYTES:
             self._take_one()
-        self._pending.append((self._thread.submit(self.sink.write, args), size))
+        write = self._blocks.write if self._blocks is not None else self.sink.write
+        self._pending.append((self._thread.submit(write, args), size))
         self._queued += size
 
     def _take_one(self) -> None:
@@ -60,7 +68,23 @@ class ArgsSpill:
         """Every write done, the thread let go."""
         try:
             self.wait()
+            if self._blocks is not None:
+                self._blocks.close()
         finally:
+            self._blocks = None
             if self._thread is not None:
                 self._thread.shutdown()
                 self._thread = None
+
+
+def _block_writer(sink: BinaryIO) -> BlockWriter | None:
+    """A block writer at the end of `sink`'s file (its buffered writes flushed), or None
+    for a sink without one (memory) or where there is no `os.pwrite` (Windows)."""
+    if not hasattr(os, "pwrite"):
+        return None
+    try:
+        fd = sink.fileno()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
+        return None
+    sink.flush()
+    return BlockWriter(fd, sink.tell())

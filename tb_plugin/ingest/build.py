@@ -39,6 +39,7 @@ from .native_chunk import (
 from .pieces import Piece, Seamed, Tail, decode_tail, iter_event_pieces, piece_text
 from .scan_threads import THREADS_MIN_TEXT, scan_threads, text_size  # noqa: F401 - still importable here
 from .schema import Event
+from .spill_blocks import DIRECT_MIN_TEXT
 from .storage import file_identity
 
 # A file this small (on disk: gzip's text may be ~10 times as big) keeps its args in memory
@@ -132,6 +133,7 @@ def _decode_json(
     """The JSON fast path: text slices scanned in threads (or worker processes) for big
     files, else batch after batch in this thread."""
     text = text_size(f, size)
+    builder.args.direct = text >= DIRECT_MIN_TEXT
     workers = _parallel_workers(text) if decode_pool else 0
     threads = scan_threads(text)
     if decode_pool and workers:

@@ -1,0 +1,38 @@
+"""The CLI's malloc policy (`__main__.one_heap_for_big_arrays`): a big array made in a
+thread comes from the one heap, not a mapping of its own, so a freed one is used again."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+PROBE = """
+import sys, threading
+if sys.argv[1] == "one-heap":
+    from kinetoscope.__main__ import one_heap_for_big_arrays
+    one_heap_for_big_arrays()
+import numpy as np
+from kinetoscope.ingest.heap import _MALLINFO2
+before = _MALLINFO2().hblks  # blocks the interpreter's start mapped
+kept = []
+thread = threading.Thread(target=lambda: kept.append(np.ones(64 << 20, dtype=np.uint8)))
+thread.start()
+thread.join()
+print(_MALLINFO2().hblks - before)
+"""
+
+
+def _mapped_blocks(mode: str) -> int:
+    env = {"PATH": "/usr/bin:/bin"}  # no MALLOC_* of the caller's
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, mode], capture_output=True, text=True, env=env, check=True
+    )
+    return int(done.stdout.split()[-1])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc only")
+def test_a_big_array_of_a_thread_comes_from_the_one_heap() -> None:
+    assert _mapped_blocks("default") >= 1  # glibc maps it on its own
+    assert _mapped_blocks("one-heap") == 0
