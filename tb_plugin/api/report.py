@@ -13,7 +13,7 @@ import contextlib
 import os
 import threading
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -108,7 +108,7 @@ def report_run(
     at = {"run": run.name, "worker": target.worker.name, "span": target.span.name}
     later = _run_view_names(run, asked)  # run-level views: after the span's, as their uses
     span_views = [name for name in names if name in VIEWS]
-    if store.state_for(path).built and _view_threads(model) < 2:  # views not in the cache
+    if store.state_for(path).built and _view_threads(model) < 2 and len(model) >= AHEAD_MIN_ROWS:
         _build_ahead(model, span_views)
     _span_views(session, at, query, span_views, report, raw, later)
     _run_views(session, run, span, asked, progress, out, raw)
@@ -184,24 +184,39 @@ def _answers(
 # Built beside the first views, in a thread of its own, where one thread computes the views
 # of a model just built: the Overview's health checks (numpy passes and compiled walks
 # that let the GIL go; 0.03-0.045 s of CPU on the 250 MB tiles) while its op tree is built,
-# on the core the views leave idle. Cold CLI report, 2 cores, 10 runs each, median wall:
-# V100 259 MB 0.68 -> 0.64 s, H100 253 MB 0.74 -> 0.705 s; peak RSS, median (max): V100
-# 0.52 -> 0.55x the JSON (0.56x), H100 0.56 -> 0.57x (0.58x): its temporaries come early,
-# below the peak (Memory, Operators), and its arena is trimmed once it is done. Building
-# the op tree there too gained nothing; the GPU idle work too took H100 to 0.59x.
-AHEAD_TABLE = "_health_findings"
+# on the core the views leave idle, then the Memory view's index. Cold CLI report, 2 cores
+# (busy: load ~11), 12 runs each, median wall: V100 259 MB 0.735 -> 0.70 s, H100 253 MB
+# 0.82 -> 0.765 s (quieter, the checks alone: 0.68 -> 0.64, 0.74 -> 0.705). Peak RSS: the
+# checks' temporaries come early, below the peak (Memory, Operators), the thread's arena is
+# trimmed once it is done, and the memory index made there is freed there, not into the
+# views' heap: median (max) H100 0.57 -> 0.56x the JSON (0.58x; the checks alone: 0.57x,
+# max 0.59x), V100 0.52 -> 0.54x (0.55x). The op tree there too gained nothing; the GPU
+# idle work or the roofline costs there took H100 to 0.59-0.60x. Below AHEAD_MIN_ROWS
+# (36/65 MB tiles: 132k/151k rows) the wall is the same and the CPU 0.015-0.02 s more.
+AHEAD_MIN_ROWS = 300_000
+AHEAD_TABLES = ("_health_findings", "_memory_index")
 
 
 def _build_ahead(model: TraceModel, names: list[str]) -> None:
-    """Start building `AHEAD_TABLE` in a thread when one of the views `names` reads it; a
-    view that asks for it meanwhile waits for that build (`TraceModel.derived`)."""
-    if not any(AHEAD_TABLE in TABLE_USES.get(name, ()) for name in names):
+    """Start building, in a thread, the `AHEAD_TABLES` that one of the views `names`
+    reads; a view that asks for one meanwhile waits for that build (`TraceModel.derived`)."""
+    read = set().union(*(TABLE_USES.get(name, ()) for name in names))
+    builds: list[Callable[[TraceModel], object]] = []
+    if AHEAD_TABLES[0] in read:  # the views' modules: imported here, by this thread
+        from ..analysis.core.health.view import findings_of
+
+        builds.append(findings_of)
+    if AHEAD_TABLES[1] in read:
+        from ..analysis.memory.index import memory_index
+
+        builds.append(memory_index)
+    if not builds:
         return
-    from ..analysis.core.health.view import findings_of  # a view's module: imported here
 
     def build() -> None:
-        with contextlib.suppress(Exception):  # the view that reads it builds it and raises
-            findings_of(model)
+        for make in builds:
+            with contextlib.suppress(Exception):  # the view that reads it builds it, raises
+                make(model)
         return_freed_memory()  # its arena's free pages: no view thread reuses them
 
     threading.Thread(target=unrecorded(build), name="kinetoscope-ahead", daemon=True).start()
