@@ -152,6 +152,21 @@ def test_same_named_single_child_is_folded(tmp_path: Path) -> None:
     assert rows["aten::copy_"]["calls"] == 3
 
 
+def test_a_chain_of_same_named_single_children_folds_into_its_top(tmp_path: Path) -> None:
+    t = TraceBuilder()
+    outer = t.op("aten::to", 0, 40)
+    t.op("aten::to", 2, 30)  # each the single same-named child of the one before
+    t.op("aten::to", 4, 20)
+    t.op("aten::to", 6, 10)
+    t.launch(7, 2, outer, gpu_ts=50, gpu_dur=4)
+    model = t.model(tmp_path)
+    tree = op_tree(model)
+    assert int(tree.folded.sum()) == 3
+    add = rows_by_name(operators(model))["aten::to"]
+    assert add["calls"] == 1 and add["host_total_us"] == 40
+    assert add["host_self_us"] == 40 - 2 and add["device_self_us"] == 4
+
+
 def test_runtime_attachment_rules(tmp_path: Path) -> None:
     t = TraceBuilder()
     t.op("aten::mm", 0, 50, external_id=500)

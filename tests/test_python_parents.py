@@ -19,6 +19,7 @@ from kinetoscope.analysis.core.optree import op_tree
 from kinetoscope.analysis.core.python_ranges import python_ranges_unkept
 from kinetoscope.analysis.core.python_stacks import (
     _file_order,
+    _frames_file_order,
     _id_parents,
     _ids_in_file_order,
     _python_ids,
@@ -192,6 +193,19 @@ def test_distinct_ids_far_apart(tmp_path: Path) -> None:
     assert chains["b.py(1): inner"] == ["b.py(1): inner", "a.py(1): outer"]
     assert chains["d.py(1): named"] == ["d.py(1): named", "b.py(1): inner", "a.py(1): outer"]
     assert chains["e.py(1): lost"] == ["e.py(1): lost", "c.py(1): other"]
+
+
+@pytest.mark.parametrize("path", H100)
+def test_frames_places_from_a_table_are_the_counted_ones(path: str) -> None:
+    """The frames' index rows placed by a table of the frames' rows (`_frames_file_order`)
+    and by marking and counting every row (`_file_order`): the same rows and places."""
+    model = corpus_model(path)
+    rows = python_ranges_unkept(model).rows
+    table = _frames_file_order(model, rows, np.dtype(np.int32))
+    counted = _file_order(len(model), rows, np.dtype(np.int32))
+    assert rows.size > 0
+    for got, want in zip(table, counted):
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
 
 
 def _parents_both_ways(model) -> tuple:

@@ -64,6 +64,7 @@ class LoadState(msgspec.Struct):
     # with it. Guarded by `lock` with `views`.
     published: threading.Event = msgspec.field(default_factory=threading.Event)
     build_dir: Path | None = None  # the built model's cache folder, until written
+    built: bool = False  # the model was built from its file here, not read from the cache
 
     def view_lock(self, name: str) -> threading.Lock:
         """The lock held while view `name` is computed (and cached)."""
@@ -224,6 +225,7 @@ class TraceStore:
             model = self.cache.load(state.key) if self.cache else None
             if model is None:
                 model = self._build(state, progress)
+                state.built = True
             model.attach_captures(partial(self._captures_of, state.path))
             entry = self.cache.entry(state.key) if self.cache else None
             attach_cache_entry(model, str(entry) if entry and entry.is_dir() else None)

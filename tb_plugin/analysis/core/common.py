@@ -137,6 +137,21 @@ def _by_correlation(model: TraceModel, launches: np.ndarray) -> tuple[np.ndarray
     return _read_only(launch_corr[order]), _read_only(launches[order])
 
 
+def lexsort_head(keys: tuple[np.ndarray, ...], count: int) -> np.ndarray:
+    """`np.lexsort(keys)[:count]` (the last key first): only the positions whose last key
+    is at most its `count`-th least value (ties included) are sorted, found by a
+    partition; they keep their order, so ties fall as the full sort leaves them. A view's
+    top rows of tens of thousands."""
+    primary = keys[-1]
+    if count <= 0 or count >= primary.size:
+        return np.lexsort(keys)[: max(count, 0)]
+    kth = np.partition(primary, count - 1)[count - 1]
+    if kth != kth:  # NaN (sorted last by both): the full sort
+        return np.lexsort(keys)[:count]
+    candidates = np.flatnonzero(primary <= kth)
+    return candidates[np.lexsort(tuple(key[candidates] for key in keys))][:count]
+
+
 def in_sorted(values: np.ndarray, known: np.ndarray) -> np.ndarray:
     """`np.isin(values, known)` where `known` is sorted (`np.unique`'s answer): one
     binary search per value, no sort of both arrays together as np.isin does."""

@@ -250,12 +250,16 @@ def _fold(
         & (kinds[p] == Kind.CPU_OP)
     )
     rep = np.arange(n_nodes, dtype=np.int64)
-    rep[folded] = parent[folded]
+    # Only the folded nodes' entries move: their chains jump (doubling) over them alone,
+    # not over every node, until they reach a node that is not folded.
+    at = np.flatnonzero(folded)
+    reps = parent[at].astype(np.int64)
+    rep[at] = reps
     while True:
-        nxt = rep[rep]
-        if np.array_equal(nxt, rep):
+        nxt = rep[reps]
+        if np.array_equal(nxt, reps):
             break
-        rep = nxt
+        rep[at] = reps = nxt
     eff_parent = np.where(has_parent & ~folded, rep[p], -1)
     eff_parent[folded] = -1
     return folded, rep, eff_parent

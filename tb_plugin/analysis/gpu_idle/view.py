@@ -14,7 +14,7 @@ from typing import Literal, TypedDict
 import numpy as np
 
 from ...model.trace_model import TraceModel
-from ..core.common import distinct
+from ..core.common import distinct, lexsort_head
 from ..core.devices import device_identities, device_identity, device_word
 from ..core.intervals import IntervalUnion
 from ..core.launch_delay import (
@@ -297,7 +297,7 @@ def _top_intervals(context: _Context, device_gaps: list[Gaps]) -> list[IdleInter
         inside = np.rint(steps.covered(gaps.lo, gaps.hi)).astype(np.int64)
         for c in range(len(CLASSES)):
             mine = np.flatnonzero((gaps.cls == c) & (inside > 0))
-            top = mine[np.lexsort((gaps.lo[mine], -inside[mine]))][:TOP_INTERVALS_PER_CLASS]
+            top = mine[lexsort_head((gaps.lo[mine], -inside[mine]), TOP_INTERVALS_PER_CLASS)]
             for g in top.tolist():
                 nxt = int(gaps.next_activity[g])
                 step = int(np.searchsorted(context.step_lo, gaps.lo[g], side="right")) - 1

@@ -10,6 +10,7 @@ import numpy as np
 
 from ...model.errors import ViewParamError, bounded
 from ...model.trace_model import TraceModel
+from ..core.common import lexsort_head
 from .index import DeviceSeries, MemoryIndex, memory_index
 from .ranges import parse_range, selected_devices
 from .types import MemoryEventsParams
@@ -84,18 +85,20 @@ def allocation_rows(index: MemoryIndex, devices: list[DeviceSeries], lo: float, 
     return out
 
 
-def ordered(rows: Rows, sort: str) -> np.ndarray:
+def ordered(rows: Rows, sort: str, count: int | None = None) -> np.ndarray:
     """Row positions in display order: size (largest first), alloc/free time, or duration
-    (longest first); ties by time."""
+    (longest first); ties by time. `count`: only the first so many (`lexsort_head`)."""
     when = np.where(np.isnan(rows.alloc_ts), rows.free_ts, rows.alloc_ts)
     if sort == "size":
-        return np.lexsort((when, -rows.size))
-    if sort == "alloc":
-        return np.lexsort((when, np.isnan(rows.alloc_ts)))
-    if sort == "free":
-        return np.lexsort((when, np.nan_to_num(rows.free_ts, nan=np.inf)))
-    duration = rows.free_ts - rows.alloc_ts
-    return np.lexsort((when, -np.nan_to_num(duration, nan=-np.inf)))
+        keys = (when, -rows.size)
+    elif sort == "alloc":
+        keys = (when, np.isnan(rows.alloc_ts))
+    elif sort == "free":
+        keys = (when, np.nan_to_num(rows.free_ts, nan=np.inf))
+    else:
+        duration = rows.free_ts - rows.alloc_ts
+        keys = (when, -np.nan_to_num(duration, nan=-np.inf))
+    return np.lexsort(keys) if count is None else lexsort_head(keys, count)
 
 
 def table_rows(

@@ -114,7 +114,7 @@ def memory(model: TraceModel, params: MemoryParams) -> MemoryView:
     devices = [_device_view(ctx, d, lo, hi) for d in index.devices]
     table = allocation_rows(index, selected, lo, hi)
     states = table.state
-    rows = ordered(table, "size")[:TABLE_ROWS]
+    rows = ordered(table, "size", TABLE_ROWS)
     no_address = 0
     unattributed = 0
     for d in selected:

@@ -199,13 +199,20 @@ def _signatures(
 def _groups(names: np.ndarray, hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Groups of equal (name, hash): each group's first position, and each position's
     group (as np.unique's return_index and return_inverse, without sorting records)."""
-    order = np.lexsort((hashes, names))  # stable: a group's first item leads it
+    # By hash with numpy's unstable sort (vectorised: a third of the stable sort's time
+    # on the hashes, spread at random), then stably by name: each group's items together,
+    # the groups in (name, hash) order as a lexsort puts them; each group's first item
+    # is its least position.
+    order = np.argsort(hashes)
+    order = order[np.argsort(names[order], kind="stable")]
     by_name, by_hash = names[order], hashes[order]
     starts = np.ones(order.size, dtype=bool)
     starts[1:] = (by_name[1:] != by_name[:-1]) | (by_hash[1:] != by_hash[:-1])
     inverse = np.empty(order.size, dtype=np.int64)
     inverse[order] = np.cumsum(starts) - 1
-    return order[starts], inverse
+    if order.size == 0:
+        return order, inverse
+    return np.minimum.reduceat(order, np.flatnonzero(starts)), inverse
 
 
 def _read_signatures(
