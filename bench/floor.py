@@ -13,6 +13,8 @@ imports: the first pays the views' module imports, regex compiling and the like 
 process (`one-time`), the second only the trace's own work (`per trace`). The second
 also finds what is kept by name (kernel classes, name predicates) from the first: a
 trace of many distinct names moves some of its own work into `one-time`.
+A part is the difference of two rows' least CPU: with few `--runs` a small one (msgspec's
+import, a few ms) can come out a little below zero.
 """
 
 from __future__ import annotations

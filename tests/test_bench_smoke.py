@@ -102,9 +102,14 @@ def test_floor_splits_a_cold_report() -> None:
         for name, ms in (
             line.strip("|").rsplit("|", 1) for line in proc.stdout.splitlines() if "|" in line
         )
-        if ms.strip().replace(".", "").isdigit()
+        if ms.strip().lstrip("-").replace(".", "").isdigit()
     }
     parts = [name for name in rows if not name.startswith(("sum of", "a whole"))]
-    assert len(parts) == 6 and all(rows[name] > 0 for name in parts), rows
+    assert len(parts) == 6, rows
+    # A part is the difference of two processes' least CPU; with one run a small one
+    # (msgspec's import, ~5 ms) can fall a few ms below zero by noise. The big ones cannot.
+    assert all(rows[name] > -20 for name in parts), rows
+    big = ("interpreter start", "numpy's import", "the trace's own work")
+    assert all(rows[name] > 0 for name in parts if name.startswith(big)), rows
     whole = rows["a whole cold report, measured (its process)"]
     assert 0.5 * whole < rows["sum of the parts"] < 2 * whole
