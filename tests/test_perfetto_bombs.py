@@ -66,7 +66,7 @@ def test_slices_that_never_end_stop_at_the_cap_and_memory_goes_back(
     after a refusal 3 to 7 GB stayed held. Now the open slices count, the load stops near
     the cap, and after each refusal (in a loader thread, as the store loads) the process
     is back near where it started: bombs in a row never add up. Also with the JSON
-    scanned in threads (as files of 80 MB of text and more are): before glibc's
+    scanned in threads (as files of 48 MB of text and more are): before glibc's
     thresholds were pinned (ingest/heap.py), each scanning thread's arena kept up to
     37 MB of freed pages after the refusal."""
     opened = tmp_path / "open.pftrace.gz"

@@ -9,16 +9,16 @@ from typing import BinaryIO
 from .native_chunk import scanner_enabled
 
 # Scanning threads are used for files of at least this much text (`text_size`'s guess).
-# They cost ~7 MB of peak RSS (slices in flight, each thread's arena) and CPU: cold
-# reports on 2 idle cores, by guessed text, threads 1 -> 2: 10-13 MB 0.162 -> 0.171 s,
-# 35-37 MB +0.001..+0.006 s, 29 MB (a V100 tile) 0.243 -> 0.249, 57 MB (V100) 0.331 ->
-# 0.314, 69-73 MB -0.004..-0.009, 90 MB 0.345 -> 0.326, 121 MB 0.501 -> 0.469 (259 MB:
-# 1.9 s -> 1.5 s). Raised from 48 MB once the one-thread load read its runs in place: on
-# 2 shared busy cores (load 4-8), the 57 MB (V100 65 MB) and 73 MB (H100 36 MB) tiles'
-# cold reports took 8-27 ms less CPU in one thread (fresh processes, least and median of
-# 9-11 interleaved rounds, three times) and mostly less wall; where cores are idle,
-# threads may still win a few ms of wall at these sizes (the rounds above).
-THREADS_MIN_TEXT = 80 << 20
+# They cost ~7 MB of peak RSS (slices in flight, each thread's arena) and some CPU, and
+# save more wall than that from here up: cold reports on 2 idle cores, by guessed text,
+# threads 1 -> 2: 10-13 MB 0.162 -> 0.171 s, 35-37 MB +0.001..+0.006 s, 29 MB (a V100
+# tile) 0.243 -> 0.249, 90 MB 0.345 -> 0.326, 121 MB 0.501 -> 0.469 (259 MB: 1.9 s -> 1.5
+# s). With the one-thread load reading its runs in place, fresh processes, 2 x 11
+# interleaved rounds, wall least/median: 57 MB (V100 65 MB) 0.300/0.313 -> 0.286/0.302 s,
+# 73 MB (H100 36 MB) 0.278/0.282 -> 0.260/0.265 s, for 6-17 ms more CPU. On busy shared
+# cores one thread took 8-27 ms less CPU there (and mostly less wall): 80 MB was tried
+# and taken back, since idle cores are what a user's report and the bench run on.
+THREADS_MIN_TEXT = 48 << 20
 
 
 def scan_threads(text: int) -> int:
