@@ -16,30 +16,6 @@ from collections.abc import Callable
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
-def one_heap_for_big_arrays() -> None:
-    """glibc's malloc: one arena, and no block mapped on its own (M_ARENA_MAX 1, M_MMAP_MAX
-    0), set before any thread starts. A view's temporaries of a big trace (40-300 MB each,
-    above glibc's largest mmap threshold) were each mapped, faulted in and zeroed anew,
-    and a view thread's arena cannot hold them: on a 16 GB trace zeroing fresh huge pages
-    was 27 % of the report's CPU. From the one heap a freed one is used again until the
-    next trim. Measured (`report --no-cache`): 4 GB V100 system time 3.99 -> 3.61 s (3
-    runs each), minor faults -25 %, peak RSS the same; 16 GB 26.9-31.2 -> 20.6 s, peak
-    6.05-6.18 -> 6.32 GB. A value the user set (MALLOC_ARENA_MAX, MALLOC_MMAP_MAX_) is
-    kept; elsewhere than glibc on Linux this does nothing."""
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes
-
-    try:
-        mallopt = ctypes.CDLL("libc.so.6").mallopt
-    except (OSError, AttributeError):
-        return
-    if "MALLOC_ARENA_MAX" not in os.environ:
-        mallopt(-8, 1)  # M_ARENA_MAX
-    if "MALLOC_MMAP_MAX_" not in os.environ:
-        mallopt(-4, 0)  # M_MMAP_MAX
-
-
 def main(argv: list[str] | None = None) -> int:
     door_main, door_args = door(sys.argv[1:] if argv is None else argv)
     return door_main(door_args)
@@ -63,10 +39,12 @@ def run() -> None:
     is then frozen (kept out of every later collection): they live as long as the
     process, and the collections that walked them were ~7 ms of a 36 MB trace's 0.25 s
     cold report."""
-    if sys.argv[1:2] != ["mcp"]:  # a server's threads keep arenas of their own
-        one_heap_for_big_arrays()
     gc.disable()
     try:
+        if sys.argv[1:2] != ["mcp"]:  # a server's threads keep arenas of their own
+            from .ingest.heap import one_heap_for_big_arrays
+
+            one_heap_for_big_arrays()  # before any thread starts
         door_main, door_args = door(sys.argv[1:])
     finally:
         gc.freeze()

@@ -1,5 +1,6 @@
-"""The CLI's malloc policy (`__main__.one_heap_for_big_arrays`): a big array made in a
-thread comes from the one heap, not a mapping of its own, so a freed one is used again."""
+"""The CLI's malloc policy (`ingest.heap.one_heap_for_big_arrays`, set by its entry): a big
+array made in a thread comes from the one heap, not a mapping of its own, so a freed one is
+used again."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 PROBE = """
 import sys, threading
 if sys.argv[1] == "one-heap":
-    from kinetoscope.__main__ import one_heap_for_big_arrays
+    from kinetoscope.ingest.heap import one_heap_for_big_arrays
     one_heap_for_big_arrays()
 import numpy as np
 from kinetoscope.ingest.heap import _MALLINFO2
