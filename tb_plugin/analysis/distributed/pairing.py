@@ -129,11 +129,12 @@ class Pairing:
         call_end = end[ref] - self.delta[ranks[0]]
         call_bytes = nbytes[ref]
         got = {ranks[0]: np.arange(ref.size)}
+        ref_places = _step_places(step_number[ref])
         for r in ranks[1:]:
             idx = per_rank[r]
             own = end[idx] - self.delta[r]
             call = np.full(idx.size, -1, dtype=np.int64)
-            a, b = _step_pairs(step_number[idx], step_number[ref])
+            a, b = _step_pairs(_step_places(step_number[idx]), ref_places)
             keep = _agree(nbytes[idx[a]], call_bytes[b], same)
             a, b = a[keep], b[keep]
             if a.size and np.median(np.abs(own[a] - call_end[b])) > self.tolerance[r]:
@@ -181,12 +182,12 @@ def _step_places(steps: np.ndarray) -> np.ndarray:
     return np.stack([at, number, np.repeat(count, count), place])
 
 
-def _step_pairs(own_steps: np.ndarray, ref_steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _step_pairs(own: np.ndarray, ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Positions (own, reference) of the instances that are the k-th of the same numbered
-    step on both ranks, in the steps where both ran as many of them: a process group's
-    calls are issued in one order on every rank, so these are the same call whatever their
-    ends say (a loaded host records ends tens of milliseconds apart)."""
-    own, ref = _step_places(own_steps), _step_places(ref_steps)
+    step on both ranks (`_step_places` of each), in the steps where both ran as many of
+    them: a process group's calls are issued in one order on every rank, so these are the
+    same call whatever their ends say (a loaded host records ends tens of milliseconds
+    apart)."""
     width = int(max(own[2].max(initial=0), ref[2].max(initial=0))) + 1
 
     def key(places: np.ndarray) -> np.ndarray:
