@@ -40,6 +40,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import defaultdict
@@ -115,6 +116,29 @@ def timed_generator(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+SPILL_WRITE = "load: args spill write (writer thread, CPU s)"
+
+
+class _TimedSink:
+    """An args spill's temporary file, its buffered writes timed (a big load's direct ones
+    are `BlockWriter.write`'s)."""
+
+    def __init__(self, f: Any) -> None:
+        self._f = f
+        self.write = timed(SPILL_WRITE, f.write, time.thread_time)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._f, name)
+
+
+class _TimedTempfile:
+    """`tempfile` as `build` uses it: the args spill's writes timed."""
+
+    @staticmethod
+    def TemporaryFile(*args: Any, **kwargs: Any) -> Any:  # noqa: N802
+        return _TimedSink(tempfile.TemporaryFile(*args, **kwargs))
+
+
 def instrument() -> None:
     from kinetoscope.api import registry
     from kinetoscope.ingest import args_spill, build, column_sink, pieces, spill_blocks, text_blocks
@@ -144,9 +168,9 @@ def instrument() -> None:
     trace_store.build_model = timed("load: total (build_model)", trace_store.build_model)
     trace_store.build_model = _usage_after(trace_store.build_model)
 
+    build.tempfile = _TimedTempfile  # type: ignore[assignment]
     blocks = spill_blocks.BlockWriter
-    spill_label = "load: args spill write (writer thread, CPU s)"
-    blocks.write = timed(spill_label, blocks.write, time.thread_time)  # type: ignore[method-assign]
+    blocks.write = timed(SPILL_WRITE, blocks.write, time.thread_time)  # type: ignore[method-assign]
 
     local = threading.local()  # per thread (views run side by side): its open timed calls
 

@@ -113,3 +113,18 @@ def test_floor_splits_a_cold_report() -> None:
     assert all(rows[name] > 0 for name in parts if name.startswith(big)), rows
     whole = rows["a whole cold report, measured (its process)"]
     assert 0.5 * whole < rows["sum of the parts"] < 2 * whole
+
+
+def test_profile_times_a_buffered_args_spill() -> None:
+    """`bench/profile.py` on a corpus trace whose args spill to a temporary file (over
+    256 KB on disk, under the size written direct): the spill's writes have their row."""
+    trace = SHARED / "corpus" / "pytorch-kineto/tb_plugin/samples/resnet50_num_workers_0"
+    trace = trace / "worker0.1623143089861.pt.trace.json.gz"
+    if not trace.is_file():
+        corpus_missing(str(trace.relative_to(SHARED)))
+    cmd = [sys.executable, str(REPO / "bench" / "profile.py"), str(trace), "--no-reference"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = [line for line in proc.stdout.splitlines() if "args spill write" in line]
+    assert len(rows) == 1, proc.stdout
+    assert float(rows[0].split("|")[2]) > 0, rows[0]
