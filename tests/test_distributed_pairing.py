@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from builders import SAMPLED_WORLD, Call, sampled_job, sampled_rank
+from kinetoscope.analysis.distributed.pairing import _rooted_calls
 from kinetoscope.analysis.distributed.rank_summaries import analyze_run
 from kinetoscope.ingest.discovery import scan_logdir
 from kinetoscope.store.run_context import RunContext
@@ -124,3 +126,98 @@ def test_steps_numbered_apart_do_not_pair_calls(tmp_path: Path) -> None:
     ranks = view["ranks"]
     assert [r["unmatched_collectives"] for r in ranks] == [1, 1]
     assert [r["sync_wait_us"] for r in ranks] == [0.0, 0.0]
+
+
+def _rooted_job(tmp_path: Path, steps: int, rank1_steps: list[int]) -> dict:
+    """Steps 1-`steps` of 20 ms, each a broadcast then an all_reduce; rank 1's trace
+    holds the steps `rank1_steps` only (its window opened later). At each broadcast the
+    root (rank 0) sends at +1 ms and leaves 50 µs later; rank 1 comes at +15 ms, so its
+    end is nearer the root's end of the next step than of its own. Both ranks end each
+    all_reduce at +16 ms."""
+    calls: list[Call] = []
+    ends: dict[tuple[int, int], float] = {}
+    for step in range(1, steps + 1):
+        t0 = 20_000.0 * step
+        starts = {0: t0 + 1000.0, 1: t0 + 15_000.0}
+        if step not in rank1_steps:
+            del starts[1]
+        ends[(len(calls), 0)] = t0 + 1050.0
+        calls.append(("broadcast", 256, t0 + 15_100.0, starts))
+        calls.append(("all_reduce", 4096, t0 + 16_000.0, {r: s + 500.0 for r, s in starts.items()}))
+    folder = tmp_path / "job"
+    folder.mkdir()
+    for rank in range(2):
+        numbers = range(1, steps + 1) if rank == 0 else rank1_steps
+        trace = sampled_rank(
+            rank, calls, world=2, ends=ends, steps=[(n, 20_000.0 * n, 19_900.0) for n in numbers]
+        )
+        trace.write(folder / f"rank{rank}.pt.trace.json")
+    (run,) = scan_logdir(str(folder))
+    return analyze_run(RunContext.of(run))
+
+
+def test_a_rooted_call_pairs_by_its_place_in_its_step_not_by_the_nearest_end(
+    tmp_path: Path,
+) -> None:
+    """Rank 1's broadcasts end nearer the root's next one: paired by the nearest end they
+    would be the next step's call (and rank 1's last one a call of its own). Both ranks
+    number the steps, so each is the first broadcast of the same step on both ranks."""
+    view = _rooted_job(tmp_path, steps=4, rank1_steps=[2, 3, 4])
+    ranks = view["ranks"]
+    # step 1's broadcast and all_reduce are in rank 0's file only
+    assert [r["unmatched_collectives"] for r in ranks] == [2, 0]
+    # rank 0, per step 2-4: the broadcast's 50 µs (the root's own), the all_reduce's
+    # 14,000 µs (rank 1 starts it at +15.5 ms, rank 0 at +1.5 ms)
+    assert ranks[0]["sync_wait_us"] == 3 * (50 + 14_000)
+    assert ranks[1]["sync_wait_us"] == 0.0
+    assert view["slow_ranks"] == [1]
+
+
+def test_rooted_calls_outside_the_shared_steps_follow_the_step_pairs_shift() -> None:
+    """The reference rank (positions 0-4) and rank 1 (5-9), whose ends lie nearer the
+    reference's next call. Rank 1's calls at positions 6 and 7 are the first of steps 2
+    and 3 on both ranks: the reference's calls 1 and 2 (the same places in each rank's
+    list: no shift). Its others, outside those steps, shift as they do: 5 -> 0, 8 -> 3,
+    9 -> 4."""
+    end = np.array([0.0, 10, 20, 30, 40, 8, 18, 28, 38, 48])
+    step = np.array([1, 2, 3, 4, 4, -1, 2, 3, -1, -1])
+    per_rank = {0: np.arange(5), 1: np.arange(5, 10)}
+    calls = _rooted_calls(per_rank, end, np.full(10, 256), step, same=True)
+    assert calls.tolist() == [0, 1, 2, 3, 4, 0, 1, 2, 3, 4]
+    # by the nearest end alone (no steps), each would be the reference's next call
+    calls = _rooted_calls(per_rank, end, np.full(10, 256), np.full(10, -1), same=True)
+    assert calls[5:].tolist() == [1, 2, 3, 4, 5]
+
+
+def test_a_rooted_call_shifted_onto_a_call_paired_by_step_is_refused() -> None:
+    """Rank 1 (4-7) runs one unnumbered call (5) between its calls of steps 2, 3 and 4,
+    paired by step with the reference's (0-3) 1, 2, 3 (shift 0 twice, +1 once): by the
+    most common shift it would be call 1, which step 2's pair took, so it is a call of
+    its own; differing bytes refuse a pair too."""
+    end = np.array([0.0, 10, 20, 30, 10, 12, 20, 30])
+    step = np.array([1, 2, 3, 4, 2, -1, 3, 4])
+    per_rank = {0: np.arange(4), 1: np.arange(4, 8)}
+    calls = _rooted_calls(per_rank, end, np.full(8, 64), step, same=True)
+    assert calls[:4].tolist() == [0, 1, 2, 3]
+    assert calls[[4, 6, 7]].tolist() == [1, 2, 3]
+    assert calls[5] >= 4  # refused: a call of its own
+    nbytes = np.array([64, 64, 64, 64, 64, 64, 128, 64])
+    calls = _rooted_calls(per_rank, end, nbytes, step, same=True)
+    assert calls[6] >= 4 and calls[[4, 7]].tolist() == [1, 3]
+
+
+def test_a_rank_late_at_every_step_whose_first_call_waited_for_its_profiler() -> None:
+    """A recorded 2-rank gloo job (tests/data/gloo_late_window/README.md): rank 1 comes
+    ~15 ms late to each step's broadcast, and 1.09 s late to its first, which starting its
+    profiler held up. That first call's delay is unknown (nothing synchronized the ranks
+    before it in rank 1's trace): left out, rank 1 holds the group in every other call."""
+    (run,) = scan_logdir(str(Path(__file__).parent / "data" / "gloo_late_window"))
+    view = analyze_run(RunContext.of(run))
+    assert view["slow_ranks"] == [1]
+    (group,) = view["groups"]
+    assert group["waits_for"] == 1 and group["verdict"] == "waits_for_rank"
+    # held: rank 0's waits at the broadcasts of steps 2-4, ~15 ms each
+    assert 3 * 14_000 < group["waits_for_us"] < 3 * 17_000
+    late = {s["number"]: s["straggler"] for s in view["steps"] if s["straggler"]}
+    assert sorted(late) == [1, 2, 3, 4] and {s["rank"] for s in late.values()} == {1}
+    assert all(14_000 < late[n]["late_by_us"] < 17_000 for n in (2, 3, 4))

@@ -115,6 +115,13 @@ def test_gloo_job_on_a_loaded_host(name: str) -> None:
     assert_agrees(LOADED_GLOO / name)
 
 
+def test_gloo_job_whose_slow_rank_opened_its_profiler_later() -> None:
+    """tests/data/gloo_late_window/README.md: rank 1, late at every step, is named."""
+    folder = Path(__file__).parent / "data" / "gloo_late_window"
+    assert_agrees(folder)
+    assert checker.analyze(folder)["slow_ranks"] == [1]
+
+
 def test_ranks_with_different_subsets_of_calls(tmp_path: Path) -> None:
     assert_agrees(sampled_job(tmp_path / "sampled"))
 

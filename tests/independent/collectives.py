@@ -34,7 +34,7 @@ Method (written from the definitions of docs/distributed.md, not from the produc
   arrived) exceeds the other members' mean gap by half of held or more; a group waits for
   the rank blamed for the most held time, in two calls or more, when that is half of the
   group's held time and a tenth of its calls' transfer (the last arriver's) + sync (mean
-  wait).
+  wait), both over the calls whose last arriver has a gap (a previous synchronizing call).
 """
 
 from __future__ import annotations
@@ -465,10 +465,12 @@ def slow_ranks(ranks: list[Rank], calls: list[list[Inst]]) -> list[int]:
         last, second = c[-1], c[-2]
         held = min(last.start - second.start, second.wait)
         g = groups.setdefault(last.pg, {"held": 0.0, "total": 0.0, "blame": {}})
+        if id(last) not in gap:
+            continue  # the last one's own delay is unknown: the call counts nowhere
         g["held"] += held
         g["total"] += (last.end - last.start - last.wait) + sum(x.wait for x in c) / len(c)
         others = [gap[id(x)] for x in c[:-1] if id(x) in gap]
-        if id(last) not in gap or held <= 0:
+        if held <= 0:
             continue
         own = gap[id(last)] - (sum(others) / len(others) if others else 0.0)
         if own >= 0.5 * held:

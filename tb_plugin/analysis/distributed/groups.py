@@ -18,7 +18,11 @@ start), a wait (until the last member arrived) and a transfer (the rest). Per ca
 
 Per group (process group name): `waits_for` is the rank held responsible for at least
 half of all the group's held time, in two calls or more, when that time is at least
-WAITS_SHARE of the group's collective time (transfer + sync). `transfer_ratio` compares
+WAITS_SHARE of the group's collective time (transfer + sync). Both totals are of the calls
+whose last arriver's own delay is known: at a rank's first synchronizing call of its
+trace it is not (its profiler may have opened later, and starting it held that rank for
+a second in a recorded 2-rank job), and that call's held time, whoever caused it, would
+otherwise outweigh the rank's delays in every later step. `transfer_ratio` compares
 the group's median transfer per (type, bytes, members) class with the median of that
 class over all groups having it (needs MIN_PEERS groups): the weighted ratio; at least
 SLOW_LINK_RATIO is `slow_link`. Verdict: `slow_link`, else `waits_for_rank` when a rank
@@ -85,7 +89,8 @@ class Calls:
         # own duration (a broadcast's root may leave before the receivers come)
         self.held = np.minimum(inst.start[last] - inst.start[second], inst.wait[second])
         own = last_gap - other_gap
-        self.blamed = np.isfinite(own) & (self.held > 0) & (own >= OWN_DELAY_SHARE * self.held)
+        self.decided = np.isfinite(own)  # the last arriver's own delay is known
+        self.blamed = self.decided & (self.held > 0) & (own >= OWN_DELAY_SHARE * self.held)
         self.last_rank = ranks[inst.rank[last]]
         self.last_index = inst.rank[last]
         self.seq = inst.seq[last]
@@ -160,12 +165,14 @@ def _bus_bytes(inst: Instances, calls: Calls) -> np.ndarray:
     return out
 
 
-def _waits_for(calls: Calls, g: int, total_us: float) -> tuple[int | None, float]:
+def _waits_for(calls: Calls, g: int) -> tuple[int | None, float]:
     """The rank group `g` waits for again and again, and the time it held the group."""
     mine = (calls.pg == g) & calls.blamed
     if mine.sum() < 2:
         return None, 0.0
-    held_all = float(calls.held[calls.pg == g].sum())
+    decided = (calls.pg == g) & calls.decided
+    held_all = float(calls.held[decided].sum())
+    total_us = float(calls.transfer[decided].sum() + calls.sync[decided].sum())
     who, inverse = np.unique(calls.last_rank[mine], return_inverse=True)
     held = np.bincount(inverse.ravel(), weights=calls.held[mine])
     times = np.bincount(inverse.ravel())
@@ -245,7 +252,7 @@ def group_rows(
         members = config["ranks"] if config and config["ranks"] else None
         seen = sorted(set(rank_of[np.unique(inst.rank[in_pg])].tolist()))
         transfer, sync = float(calls.transfer[mine].sum()), float(calls.sync[mine].sum())
-        waits_for, held = _waits_for(calls, g, transfer + sync)
+        waits_for, held = _waits_for(calls, g)
         timed = mine & (bus > 0)
         bus_time = float(calls.transfer[timed].sum())
         slow_link = bool(np.isfinite(ratio[g]) and ratio[g] >= SLOW_LINK_RATIO)

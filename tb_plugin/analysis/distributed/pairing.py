@@ -25,8 +25,11 @@ its own. So calls of different sizes, or whose ends disagree far beyond the rank
 spread, are never paired, and calls close together keep their order.
 
 Rooted types (broadcast, reduce: `rules.is_rooted_collective`) are the exception: their
-root may finish before the others arrive, so their ends need not meet. They are paired by
-occurrence (aligned by nearest end), and a pair whose bytes differ is refused.
+root may finish before the others arrive, so their ends need not meet (a rank that comes
+late may end nearer the root's next call than its own). They are paired by their place in
+a numbered step where both ranks ran as many of them, the others by occurrence, shifted as
+the step pairs are (their most common shift) or, without any, aligned by nearest end; a
+pair whose bytes differ, or that would take a call already paired by step, is refused.
 """
 
 from __future__ import annotations
@@ -123,7 +126,7 @@ class Pairing:
         per_rank = _split_by_rank(rank, block)
         same = same_bytes_on_every_rank(kind)
         if is_rooted_collective(kind):
-            return _rooted_calls(per_rank, end, nbytes, same)
+            return _rooted_calls(per_rank, end, nbytes, step_number, same)
         ranks = sorted(per_rank, key=lambda r: (-per_rank[r].size, r))
         ref = per_rank[ranks[0]]
         call_end = end[ref] - self.delta[ranks[0]]
@@ -236,19 +239,55 @@ def _nearest_calls(
 
 
 def _rooted_calls(
-    per_rank: dict[int, np.ndarray], end: np.ndarray, nbytes: np.ndarray, same: bool
+    per_rank: dict[int, np.ndarray],
+    end: np.ndarray,
+    nbytes: np.ndarray,
+    step_number: np.ndarray,
+    same: bool,
 ) -> np.ndarray:
-    """Rooted types: by occurrence, aligned by nearest end, refusing different bytes."""
+    """Rooted types: by place in step, else by occurrence (`_rooted_places`), refusing
+    different bytes."""
     reference = max(per_rank.values(), key=len)
+    ref_places = _step_places(step_number[reference])
     out = []
     lone = reference.size + 1_000_000  # refused instances: calls of their own
     for idx in per_rank.values():
-        shift = 0 if idx is reference else occurrence_shift(end[idx], end[reference])
-        value = np.arange(idx.size) + shift
+        if idx is reference:
+            value, refused = np.arange(idx.size), np.zeros(idx.size, dtype=bool)
+        else:
+            value, refused = _rooted_places(idx, reference, end, step_number, ref_places)
         j = np.clip(value, 0, reference.size - 1)
         inside = (value >= 0) & (value < reference.size)
-        ok = ~inside | _agree(nbytes[idx], nbytes[reference[j]], same)
+        ok = ~refused & (~inside | _agree(nbytes[idx], nbytes[reference[j]], same))
         value = np.where(ok, value, lone + np.arange(idx.size))
         lone += idx.size
         out.append(value)
     return np.concatenate(out)  # block order
+
+
+def _rooted_places(
+    idx: np.ndarray,
+    reference: np.ndarray,
+    end: np.ndarray,
+    step_number: np.ndarray,
+    ref_places: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per instance of a rank (`idx`), the reference position of its call, and whether
+    it is refused: the k-th of a numbered step on both ranks is that place's call; the
+    others by occurrence, shifted by the step pairs' most common shift (without any, by
+    `occurrence_shift` of the ends), refused where that takes a call paired by step."""
+    a, b = _step_pairs(_step_places(step_number[idx]), ref_places)
+    if a.size:
+        shift_of = b - a
+        low = int(shift_of.min())
+        shift = int(np.bincount(shift_of - low).argmax()) + low
+    else:
+        shift = occurrence_shift(end[idx], end[reference])
+    value = np.arange(idx.size) + shift
+    taken = np.zeros(reference.size, dtype=bool)
+    taken[b] = True
+    inside = (value >= 0) & (value < reference.size)
+    refused = inside & taken[np.clip(value, 0, reference.size - 1)]
+    value[a] = b
+    refused[a] = False
+    return value, refused
