@@ -221,3 +221,17 @@ def test_a_rank_late_at_every_step_whose_first_call_waited_for_its_profiler() ->
     late = {s["number"]: s["straggler"] for s in view["steps"] if s["straggler"]}
     assert sorted(late) == [1, 2, 3, 4] and {s["rank"] for s in late.values()} == {1}
     assert all(14_000 < late[n]["late_by_us"] < 17_000 for n in (2, 3, 4))
+
+
+def test_calls_that_name_no_group_in_a_job_of_subgroups_are_said_to_be_ambiguous() -> None:
+    """A recorded 4-rank gloo job (tests/data/gloo_subgroups/README.md): pairs (0, 1) and
+    (2, 3) each run an all_reduce of one size per step, then all four one of another
+    size; no call names its group. The view warns that two groups' calls may be paired
+    as one; a job of one group (gloo_late_window) gets no such warning."""
+    data = Path(__file__).parent / "data"
+    (run,) = scan_logdir(str(data / "gloo_subgroups"))
+    (warning,) = [w for w in analyze_run(RunContext.of(run))["warnings"] if "name no" in w]
+    assert warning.startswith("32 collectives name no process group")
+    assert "2 different sets of groups" in warning
+    (run,) = scan_logdir(str(data / "gloo_late_window"))
+    assert not [w for w in analyze_run(RunContext.of(run))["warnings"] if "name no" in w]

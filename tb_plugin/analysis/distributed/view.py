@@ -101,6 +101,7 @@ def analyze(inputs: list[RankInput]) -> DistributedView:
     mode = modes.pop() if len(modes) == 1 else ("mixed" if modes else "none")
 
     inst = instances(summaries)
+    warnings += _unnamed_groups_warning(summaries, inst)
     match_instances(inst)
     group_sizes(inst, summaries, groups, world_size, n_ranks)
 
@@ -192,6 +193,31 @@ def _job_warnings(summaries: list[RankSummary], world_size: int | None, n_ranks:
             f"ranks ran on {len(hosts)} hosts: waits include the hosts' clock differences"
         )
     return warnings
+
+
+def _unnamed_groups_warning(summaries: list[RankSummary], inst: Instances) -> list[str]:
+    """Where calls name no process group (gloo's, traces without `record_shapes`) but the
+    ranks' traces configure different groups: such calls are paired by type, bytes and
+    time alone, and two groups' calls of one type and size can be taken for one call."""
+    if "" not in inst.pg_names:
+        return []
+    unnamed = inst.pg == inst.pg_names.index("")
+    ranks = np.unique(inst.rank[unnamed]).tolist()
+    member = {
+        r: tuple(
+            pg.name
+            for pg in summaries[r].process_groups
+            if pg.ranks is None or summaries[r].rank is None or summaries[r].rank in pg.ranks
+        )
+        for r in ranks
+    }
+    if len(set(member.values())) < 2:
+        return []
+    return [
+        f"{int(unnamed.sum())} collectives name no process group while the ranks are in "
+        f"{len(set(member.values()))} different sets of groups: calls of two groups with "
+        "the same type and size that end close together may be taken for one call"
+    ]
 
 
 def _step_rows(
