@@ -235,3 +235,29 @@ def test_calls_that_name_no_group_in_a_job_of_subgroups_are_said_to_be_ambiguous
     assert "2 different sets of groups" in warning
     (run,) = scan_logdir(str(data / "gloo_late_window"))
     assert not [w for w in analyze_run(RunContext.of(run))["warnings"] if "name no" in w]
+
+
+def test_a_wait_that_overlaps_an_earlier_calls_wait_is_held_once(tmp_path: Path) -> None:
+    """Three 40 ms steps of a 2-rank job, each two all_reduces that rank 0 starts 1 ms
+    apart while rank 1 comes 12 ms late to the first (as DDP's buckets on gloo's worker
+    threads overlap). Rank 0's wait in the second, until rank 1 starts it at +15 ms, is
+    the first one's until that ends (+14 ms): the second held the group 1 ms, not 13.
+    Held per step: 12,000 + 1,000 µs (the first step's first call left out: nothing
+    synchronized the ranks before it), all rank 1's: it is the rank waited for."""
+    calls: list[Call] = []
+    for step in range(3):
+        t0 = 40_000.0 * step
+        calls.append(("all_reduce", 1000, t0 + 14_000.0, {0: t0 + 1000.0, 1: t0 + 13_000.0}))
+        calls.append(("all_reduce", 2000, t0 + 16_000.0, {0: t0 + 2000.0, 1: t0 + 15_000.0}))
+    folder = tmp_path / "job"
+    folder.mkdir()
+    steps = [(n + 1, 40_000.0 * n, 39_900.0) for n in range(3)]
+    for rank in range(2):
+        sampled_rank(rank, calls, world=2, steps=steps).write(folder / f"rank{rank}.pt.trace.json")
+    (run,) = scan_logdir(str(folder))
+    view = analyze_run(RunContext.of(run))
+    (group,) = view["groups"]
+    assert group["waits_for"] == 1
+    # +2 µs: rank 1's ends are 2 µs later (sampled_rank), so its gaps are 2 µs shorter
+    assert group["waits_for_us"] == pytest.approx(2 * 12_000 + 3 * 1000, abs=10)
+    assert view["slow_ranks"] == [1]

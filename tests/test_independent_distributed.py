@@ -122,6 +122,13 @@ def test_gloo_job_whose_slow_rank_opened_its_profiler_later() -> None:
     assert checker.analyze(folder)["slow_ranks"] == [1]
 
 
+def test_ddp_job_whose_buckets_overlap() -> None:
+    """tests/data/ddp_gloo_buckets/README.md: rank 0, late at every step, is named."""
+    folder = Path(__file__).parent / "data" / "ddp_gloo_buckets"
+    assert_agrees(folder)
+    assert checker.analyze(folder)["slow_ranks"] == [0]
+
+
 def test_ranks_with_different_subsets_of_calls(tmp_path: Path) -> None:
     assert_agrees(sampled_job(tmp_path / "sampled"))
 

@@ -29,7 +29,8 @@ Method (written from the definitions of docs/distributed.md, not from the produc
   that starts the step's earliest call held by all the step's ranks last, late by its start
   minus the median start of the others (None below 1 µs, or when there is no such call);
 - slow ranks (docs/distributed.md#communication-groups): per call, held = the last start
-  minus the one before, at most what that one waited; the last rank is blamed when its
+  minus the one before (or the end of that one's previous synchronizing call, when it
+  started before that ended), at most what that one waited; the last rank is blamed when its
   gap since its previous synchronizing call (one every member was still in when the last
   arrived) exceeds the other members' mean gap by half of held or more; a group waits for
   the rank blamed for the most held time, in two calls or more, when that is half of the
@@ -450,11 +451,13 @@ def slow_ranks(ranks: list[Rank], calls: list[list[Inst]]) -> list[int]:
         if len(c) >= 2 and min(x.end for x in c) >= max(x.start for x in c)
     }
     gap: dict[int, float] = {}  # id(inst) -> gap
+    since: dict[int, float] = {}  # id(inst) -> the end of its rank's previous synced call
     for r in ranks:
         anchor = None
         for x in r.insts:
             if anchor is not None:
                 gap[id(x)] = max(x.start - anchor, 0.0)
+                since[id(x)] = anchor
             if x.call in synced:
                 anchor = x.end if anchor is None else max(anchor, x.end)
     groups: dict[str, dict[str, Any]] = {}
@@ -463,7 +466,10 @@ def slow_ranks(ranks: list[Rank], calls: list[list[Inst]]) -> list[int]:
             continue
         c = sorted(c, key=lambda x: x.start)
         last, second = c[-1], c[-2]
-        held = min(last.start - second.start, second.wait)
+        # an overlapping call (started before its previous synced call ended) waits
+        # from that end on: the wait before it was that call's
+        second_start = max(second.start, since.get(id(second), second.start))
+        held = max(min(last.start - second_start, second.wait), 0.0)
         g = groups.setdefault(last.pg, {"held": 0.0, "total": 0.0, "blame": {}})
         if id(last) not in gap:
             continue  # the last one's own delay is unknown: the call counts nowhere

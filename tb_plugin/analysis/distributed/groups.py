@@ -7,7 +7,10 @@ start), a wait (until the last member arrived) and a transfer (the rest). Per ca
 - transfer = the last arriver's duration (it waited for no one): the link's time;
 - sync = the members' mean wait;
 - held = the last arrival minus the one before it, at most what that one waited (its
-  wait, clipped to its duration): what the call waited for that one rank alone;
+  wait, clipped to its duration): what the call waited for that one rank alone. Where
+  the one before started while its previous synchronizing collective was still running
+  (asynchronous calls overlap: DDP's buckets on gloo's worker threads), from that
+  collective's end: the wait before it was that collective's, counted there;
 - the last arriver's own delay = its gap (arrival minus the end of its previous
   synchronizing collective, `_gaps`) minus the other members' mean gap. A rank that
   arrives late because its previous collective (in another group) ended late has no own
@@ -71,7 +74,8 @@ class Calls:
         lasts = np.r_[firsts[1:], n] - 1 if n else order
         count = np.diff(np.r_[firsts, n]) if n else order
         last, second = order[lasts], order[np.maximum(lasts - 1, 0)]
-        gap = _gaps(inst)
+        anchor = _anchors(inst)
+        gap = np.clip(inst.start - anchor, 0, None)  # NaN where no anchor
         known = np.isfinite(gap[order])
         gap_sum = np.add.reduceat(np.where(known, gap[order], 0.0), firsts) if n else gap[:0]
         gap_n = np.add.reduceat(known.astype(np.int64), firsts) if n else count
@@ -87,7 +91,8 @@ class Calls:
         self.sync = (np.add.reduceat(inst.wait[order], firsts) / count) if n else count * 0.0
         # what the others actually waited for it: the one before it waited at most its
         # own duration (a broadcast's root may leave before the receivers come)
-        self.held = np.minimum(inst.start[last] - inst.start[second], inst.wait[second])
+        second_start = np.fmax(inst.start[second], anchor[second])  # NaN anchor: its start
+        self.held = np.clip(np.minimum(inst.start[last] - second_start, inst.wait[second]), 0, None)
         own = last_gap - other_gap
         self.decided = np.isfinite(own)  # the last arriver's own delay is known
         self.blamed = self.decided & (self.held > 0) & (own >= OWN_DELAY_SHARE * self.held)
@@ -102,15 +107,16 @@ def _kind_id(inst: Instances, name: str) -> int:
     return inst.kind_names.index(name) if name in inst.kind_names else -1
 
 
-def _gaps(inst: Instances) -> np.ndarray:
-    """Per instance, its start minus the latest end of the rank's earlier instances whose
-    call synchronized its members (NaN when there is none), clipped at 0: the time the rank
-    spent outside synchronizing collectives before it. A call synchronizes when every
-    member was still in it when the last one arrived; a broadcast whose root left before
-    the others came did not, and a rank late there still carries that lateness."""
-    gap = np.full(inst.start.size, np.nan)
+def _anchors(inst: Instances) -> np.ndarray:
+    """Per instance, the latest end of the rank's earlier instances whose call
+    synchronized its members (NaN when there is none): its start minus it, clipped at 0,
+    is the time the rank spent outside synchronizing collectives before it (its gap). A
+    call synchronizes when every member was still in it when the last one arrived; a
+    broadcast whose root left before the others came did not, and a rank late there
+    still carries that lateness."""
+    out = np.full(inst.start.size, np.nan)
     if inst.start.size == 0:
-        return gap
+        return out
     first_end = np.full(int(inst.match.max()) + 1, np.inf)
     np.minimum.at(first_end, inst.match, inst.end)
     last_start = np.full(first_end.size, -np.inf)
@@ -123,8 +129,8 @@ def _gaps(inst: Instances) -> np.ndarray:
         if idx.size > 1:
             prev_end = np.maximum.accumulate(anchor[idx])[:-1]
             known = np.isfinite(prev_end)
-            gap[idx[1:][known]] = np.clip(inst.start[idx[1:][known]] - prev_end[known], 0, None)
-    return gap
+            out[idx[1:][known]] = prev_end[known]
+    return out
 
 
 def _transfer_ratio(calls: Calls, n_groups: int) -> np.ndarray:
