@@ -91,6 +91,14 @@ def compare(folder: Path, counts: dict[str, int] | None = None) -> dict[str, lis
         expected = None if theirs is None else (theirs[0], round(theirs[1], 3))
         check("straggler", got, expected)
     check("slow_ranks", view["slow_ranks"], want["slow_ranks"])
+    got_links = {(k["src"], k["dst"]): k for k in view["links"]}
+    check("links", sorted(got_links), sorted(want["links"]))
+    for pair, theirs in want["links"].items():
+        mine = got_links.get(pair)
+        if mine is not None:
+            check("link_ops", mine["ops"], theirs["ops"])
+            check("link_bytes", mine["bytes"], theirs["bytes"])
+            check("link_time", mine["time_us"], round(theirs["time_us"], 3), 1e-6)
     return out
 
 
@@ -127,6 +135,19 @@ def test_ddp_job_whose_buckets_overlap() -> None:
     folder = Path(__file__).parent / "data" / "ddp_gloo_buckets"
     assert_agrees(folder)
     assert checker.analyze(folder)["slow_ranks"] == [0]
+
+
+def test_gloo_pipeline_of_sends_and_receives() -> None:
+    """tests/data/gloo_p2p/README.md: each direction's three sends of 16 KiB, their peer
+    read from the c10d op each gloo range starts in."""
+    folder = Path(__file__).parent / "data" / "gloo_p2p"
+    assert_agrees(folder)
+    (run,) = scan_logdir(str(folder))
+    links = analyze_run(RunContext.of(run))["links"]
+    assert [(k["src"], k["dst"], k["ops"], k["bytes"]) for k in links] == [
+        (0, 1, 3, 3 * 4096 * 4),
+        (1, 0, 3, 3 * 4096 * 4),
+    ]
 
 
 def test_ranks_with_different_subsets_of_calls(tmp_path: Path) -> None:

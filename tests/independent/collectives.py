@@ -123,6 +123,8 @@ class Inst:
     call: int = -1
     wait: float = 0.0
     matched: bool = False
+    dst: int | None = None  # a send's global peer
+    src: int | None = None  # a receive's global peer
 
 
 @dataclass
@@ -147,6 +149,15 @@ def _facts(chain: list[dict[str, Any]]) -> dict[str, Any]:
             out["kind"] = type_of(name.split(":", 1)[1])
         if "pg" not in out and a.get("Process Group Name") is not None:
             out["pg"] = str(a["Process Group Name"])
+        # c10d::send(tensors, group, dstRank, tag), recv_(..., srcRank, tag): a group rank
+        concrete = a.get("Concrete Inputs")
+        side = {"c10d::send": "dst", "c10d::recv_": "src"}.get(name)
+        peer = _int(concrete[2]) if isinstance(concrete, list) and len(concrete) > 2 else None
+        if "peer" not in out and side and peer is not None and peer >= 0:
+            out["peer"] = (side, peer)
+        for key, arg in (("dst", "Dst Rank"), ("src", "Src Rank")):
+            if key not in out and _int(a.get(arg)) is not None:
+                out[key] = _int(a.get(arg))
         seq = _int(a.get("Seq", a.get("seq")))
         if "seq" not in out and seq is not None:
             out["seq"] = seq
@@ -176,11 +187,14 @@ def read_rank(path: Path, order: int) -> Rank:
         m = re.search(r"(?:rank|worker)[-_]?(\d+)", path.name)
         rank = int(m.group(1)) if m else order
     r = Rank(rank, _int(info.get("world_size")))
+    members: dict[str, list[int]] = {}
     for pg in info.get("pg_config") or []:
         if isinstance(pg, dict) and pg.get("pg_name") is not None:
             size = _int(pg.get("pg_size")) or len(pg.get("ranks") or []) or None
             if size:
                 r.groups[str(pg["pg_name"])] = size
+            if isinstance(pg.get("ranks"), list):
+                members[str(pg["pg_name"])] = pg["ranks"]
     r.base_us = (_int(t.header.get("baseTimeNanoseconds")) or 0) / 1000.0
     xs = [e for e in t.events if e.get("ph") == "X" and "ts" in e]
     steps = [
@@ -210,7 +224,12 @@ def read_rank(path: Path, order: int) -> Rank:
             around.sort(key=lambda o: o.get("dur", 0))
             chain = [e, *around]
         elif name.startswith("gloo:") and e.get("cat") in ("cpu_op", "user_annotation", "Operator"):
-            at, chain = e["ts"], [e]
+            thread = ops.get((e.get("pid"), e.get("tid")), [])
+            around = [
+                o for o in thread if o is not e and o["ts"] <= e["ts"] <= o["ts"] + o.get("dur", 0)
+            ]
+            around.sort(key=lambda o: o.get("dur", 0))
+            at, chain = e["ts"], [e, *around]
         else:
             continue
         f = _facts(chain)
@@ -220,6 +239,7 @@ def read_rank(path: Path, order: int) -> Rank:
             gs, gs_from = f["ratio"], "sizes"
         step = next((s["name"] for s in steps if s["ts"] <= at < s["ts"] + s["dur"]), None)
         start = float(e["ts"])  # onto the job's clock in `analyze`
+        dst, src = _peers(f, members)
         r.insts.append(
             Inst(
                 rank,
@@ -232,10 +252,28 @@ def read_rank(path: Path, order: int) -> Rank:
                 gs,
                 gs_from,
                 step,
+                dst=dst,
+                src=src,
             )  # fmt: skip
         )
     r.insts.sort(key=lambda i: i.start)
     return r
+
+
+def _peers(f: dict[str, Any], members: dict[str, list[int]]) -> tuple[int | None, int | None]:
+    """(dst, src) global ranks: the args' own, else a c10d op's group rank in its named
+    group, or the trace's one group."""
+    if "dst" in f or "src" in f:
+        return f.get("dst"), f.get("src")
+    if "peer" not in f:
+        return None, None
+    side, local = f["peer"]
+    ranks = members.get(f["pg"]) if f.get("pg") else None
+    if ranks is None and not f.get("pg") and len(members) == 1:
+        ranks = next(iter(members.values()))
+    if ranks is None or local >= len(ranks):
+        return None, None
+    return (ranks[local], None) if side == "dst" else (None, ranks[local])
 
 
 # --- pairing -----------------------------------------------------------------------------
@@ -510,7 +548,30 @@ def analyze(folder: Path) -> dict[str, Any]:
         "ranks": {r.rank: rank_numbers(r, len(ranks)) for r in ranks},
         "steps": stragglers(ranks),
         "slow_ranks": slow_ranks(ranks, calls),
+        "links": links(ranks),
     }
+
+
+def links(ranks: list[Rank]) -> dict[tuple[int, int], dict[str, Any]]:
+    """Per (src, dst) global rank pair: from its sends, else (no rank recorded a send of
+    it) its receives: ops, bytes (None: none known), transfer time (duration - wait)."""
+    rows: dict[tuple[int, int], dict[str, list[Inst]]] = {}
+    for r in ranks:
+        for x in r.insts:
+            if x.dst is not None:
+                rows.setdefault((r.rank, x.dst), {"send": [], "recv": []})["send"].append(x)
+            elif x.src is not None:
+                rows.setdefault((x.src, r.rank), {"send": [], "recv": []})["recv"].append(x)
+    out = {}
+    for pair, sides in rows.items():
+        used = sides["send"] or sides["recv"]
+        sized = [x for x in used if x.nbytes is not None]
+        out[pair] = {
+            "ops": len(used),
+            "bytes": sum(x.nbytes for x in sized) if sized else None,
+            "time_us": sum(x.end - x.start - x.wait for x in used),
+        }
+    return out
 
 
 if __name__ == "__main__":  # python -m independent.collectives RUN_DIR, from tests/

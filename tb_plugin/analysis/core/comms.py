@@ -17,7 +17,11 @@ kernel name, or from the launching communication op). Bytes are `In msg nelems` 
 size of `dtype`, else the first tensor of `Input Dims` x the size of `Input type` of the
 innermost op that has both; unknown bytes are -1. Group size is the `Group size` arg, else
 for all_gather / reduce_scatter the ratio of the two sizes of an op taking (output, input)
-(`c10d::_allgather_base_`: 1 GiB out of 16 MiB in is a group of 64).
+(`c10d::_allgather_base_`: 1 GiB out of 16 MiB in is a group of 64). A host range of a
+CPU backend reads, after its own args, those of the comm ops running on its thread at its
+start (gloo's starts inside its `c10d::*` op), as a kernel reads its launch's: a send's or
+receive's peer is `Dst Rank` / `Src Rank`, else the group rank its `c10d::send` /
+`c10d::recv_` op was given (`P2P_PEER_OPS`).
 """
 
 from __future__ import annotations
@@ -63,6 +67,14 @@ class CommArgs(msgspec.Struct, gc=False):
     rank_stride: Any = msgspec.field(default=None, name="Global rank stride")
     src_rank: Any = msgspec.field(default=None, name="Src Rank")
     dst_rank: Any = msgspec.field(default=None, name="Dst Rank")
+    concrete: Any = msgspec.field(default=None, name="Concrete Inputs")
+
+
+# c10d's point-to-point ops name their peer in their third argument, a rank of the call's
+# process group (torch/csrc/distributed/c10d/Ops.cpp: `send(tensors, process_group, dstRank,
+# tag)`, `recv_(tensors, process_group, srcRank, tag)`), recorded with `record_shapes` as
+# `Concrete Inputs`: gloo's sends and receives carry no `Dst Rank` / `Src Rank` of their own.
+P2P_PEER_OPS = {"c10d::send": "dst", "c10d::recv_": "src"}
 
 
 @dataclass
@@ -188,6 +200,7 @@ class _Facts:
     dst: int | None = None
     src: int | None = None
     group: GroupFacts | None = None
+    peer: tuple[str, int] | None = None  # ("dst" or "src", a rank of the call's group)
 
     def fill(self, args: CommArgs, name: str | None) -> None:
         if name is None and args == _NO_ARGS:  # a kernel whose args say nothing of it
@@ -209,6 +222,10 @@ class _Facts:
             self.size_ratio = _size_ratio(args)
         if self.dst is None and self.src is None:
             self.dst, self.src = lenient_int(args.dst_rank), lenient_int(args.src_rank)
+        side = P2P_PEER_OPS.get(name or "")
+        if side and self.peer is None and isinstance(args.concrete, list):
+            local = lenient_int(args.concrete[2]) if len(args.concrete) > 2 else None
+            self.peer = (side, local) if local is not None and local >= 0 else None
         if self.group is None and args.pg_name is not None:
             ranks = _rank_list(args, self.group_size)
             desc = args.pg_desc if isinstance(args.pg_desc, str) else None
@@ -231,11 +248,7 @@ def extract(model: TraceModel) -> Collectives:
     if kernels.size:
         facts += _kernel_facts(model, kernels, kernel_collectives, comm_ops)
     if transfers.size:
-        names = model.names_of(transfers)
-        for args, name in zip(model.args_of(transfers, CommArgs), names):
-            f = _Facts()
-            f.fill(args, name)
-            facts.append(f)
+        facts += _transfer_facts(model, transfers, comm_ops)
     rows = np.concatenate([kernels, transfers]).astype(np.int64)
     on_gpu = np.arange(rows.size) < kernels.size
     start = ev["ts"][rows].astype(np.float64)
@@ -259,6 +272,53 @@ def extract(model: TraceModel) -> Collectives:
     )
 
 
+def _transfer_facts(model: TraceModel, transfers: np.ndarray, comm_ops: np.ndarray) -> list[_Facts]:
+    """Per host transfer range (`gloo:*`...), its own args, then those of the comm ops
+    running on its thread at its start, innermost first (gloo's range starts inside its
+    `c10d::*` op); a send's or receive's peer as a global rank."""
+    chains = _enclosing_comm_ops(model, transfers, transfers, comm_ops)
+    op_args = model.args_of(comm_ops, CommArgs)
+    op_names = model.names_of(comm_ops)
+    ranks_of = _configured_ranks(model)
+    out = []
+    for k, (args, name) in enumerate(
+        zip(model.args_of(transfers, CommArgs), model.names_of(transfers))
+    ):
+        f = _Facts()
+        f.fill(args, name)
+        for i in chains[k]:
+            if comm_ops[i] != transfers[k]:
+                f.fill(op_args[i], op_names[i])
+        _peer_to_global(f, ranks_of)
+        out.append(f)
+    return out
+
+
+def _configured_ranks(model: TraceModel) -> dict[str, list[int]]:
+    """The global ranks of each process group the trace's `pg_config` lists."""
+    info = model.header.get("distributedInfo")
+    config = info.get("pg_config") if isinstance(info, dict) else None
+    out: dict[str, list[int]] = {}
+    for pg in config if isinstance(config, list) else []:
+        ranks = pg.get("ranks") if isinstance(pg, dict) else None
+        if isinstance(ranks, list) and all(isinstance(r, int) for r in ranks):
+            out[str(pg.get("pg_name"))] = ranks
+    return out
+
+
+def _peer_to_global(f: _Facts, ranks_of: dict[str, list[int]]) -> None:
+    """`f.peer` (a rank of the call's group) as `f.dst` / `f.src` (global), where the
+    group's ranks are known: the call's named group, else the one group the trace lists."""
+    if f.peer is None or f.dst is not None or f.src is not None:
+        return
+    side, local = f.peer
+    ranks = ranks_of.get(f.pg) if f.pg else None
+    if ranks is None and not f.pg and len(ranks_of) == 1:
+        (ranks,) = ranks_of.values()  # a job of one group: the call's
+    if ranks is not None and local < len(ranks):
+        f.dst, f.src = (ranks[local], None) if side == "dst" else (None, ranks[local])
+
+
 def _groups_of(facts: list[_Facts]) -> dict[str, GroupFacts]:
     out: dict[str, GroupFacts] = {}
     for f in facts:
@@ -273,7 +333,7 @@ def _kernel_facts(
     op_args = model.args_of(comm_ops, CommArgs)
     op_names = model.names_of(comm_ops)
     kernel_args = model.args_of(kernels, CommArgs)
-    chains = _launch_chains(model, kernels, comm_ops)
+    chains = _enclosing_comm_ops(model, kernels, launches_of(model, kernels), comm_ops)
     by_external: dict[int, list[int]] = defaultdict(list)
     for i, ext in enumerate(model.column_at("external_id", comm_ops).tolist()):
         if ext > 0:
@@ -292,12 +352,14 @@ def _kernel_facts(
     return out
 
 
-def _launch_chains(model: TraceModel, kernels: np.ndarray, comm_ops: np.ndarray) -> list[list[int]]:
-    """Per kernel, the comm ops (positions in `comm_ops`) running on the launching thread
-    when it was launched, innermost first: the host ranges containing the launch's time,
-    closed [start, end] (host_ranges.py)."""
-    chains: list[list[int]] = [[] for _ in range(kernels.size)]
-    launcher = launches_of(model, kernels)
+def _enclosing_comm_ops(
+    model: TraceModel, rows: np.ndarray, at: np.ndarray, comm_ops: np.ndarray
+) -> list[list[int]]:
+    """Per row of `rows`, the comm ops (positions in `comm_ops`) running on the thread of
+    its `at` row (a kernel's launch; -1: none) at that row's start, innermost first: the
+    host ranges containing it, closed [start, end] (host_ranges.py)."""
+    chains: list[list[int]] = [[] for _ in range(rows.size)]
+    launcher = at
     launched = np.flatnonzero(launcher >= 0)
     if launched.size == 0 or comm_ops.size == 0:
         return chains
