@@ -4,7 +4,8 @@ route, docs/http_api.md), without kinetoscope: plain Python over the events as w
 Times are compared in exact integer nanoseconds (`ns`; `raw.ns` rounds through a float,
 which is off by tens of ns for epoch-µs traces); the 1 µs tolerances are 1000 ns.
 Lanes are (pid, tid) as text ("123" and 123 are one thread), Python frames a lane of their
-own beside their thread's ops. Run as a script: `python -m tests.independent.health FILE`.
+own beside their thread's ops, and so are the ranges of CPU collective backends (names
+starting `gloo:`, `mpi:`, `ucc:`). Run as a script: `python -m tests.independent.health FILE`.
 """
 
 from __future__ import annotations
@@ -169,13 +170,14 @@ def _overlaps(ev: _Events, x: list[int]) -> int:
     """Per lane, slices by (start, longer first, file order); the open slices' ends in a
     sorted list: a slice crosses one when an end still open after its start falls before
     its own end (both by more than the tolerance)."""
-    lanes: dict[tuple[str, str, bool], list[tuple[int, int, int]]] = {}
+    lanes: dict[tuple[str, str, bool, bool], list[tuple[int, int, int]]] = {}
     for i in x:
         if ev.cat[i] in NOT_SLICES:
             continue
         e = ev.events[i]
         start = ev.ts_ns[i] or 0
-        lane = (str(e.get("pid")), str(e.get("tid")), ev.cat[i] == "python_function")
+        transfer = str(e.get("name", "")).startswith(("gloo:", "mpi:", "ucc:"))
+        lane = (str(e.get("pid")), str(e.get("tid")), ev.cat[i] == "python_function", transfer)
         lanes.setdefault(lane, []).append((start, -(start + ev.dur_ns[i]), i))
     crossing = 0
     for items in lanes.values():

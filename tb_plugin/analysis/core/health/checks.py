@@ -21,7 +21,16 @@ import numpy as np
 from ....ingest.columns import negative_durations
 from ....model.categories import Kind, Phase, kind_mask
 from ....model.trace_model import TraceModel
-from ..common import distinct, gpu_rows, launches_of, nonzero_rows, thread_keys, unique_inverse
+from ..common import (
+    distinct,
+    gpu_rows,
+    launches_of,
+    name_flags,
+    nonzero_rows,
+    thread_keys,
+    unique_inverse,
+)
+from ..taxonomy import is_host_transfer_op
 from ..tree_arrays import _nesting, grouped_nesting_order
 from ..trusted_rows import drop_untrusted, trusted_only
 from .nesting import lane_crossings
@@ -56,8 +65,10 @@ def overlapping_events(model: TraceModel) -> Finding:
     its start and before its end, by more than the tolerance each side (slices that start
     together always nest). Python frames (`python_function`) are a lane of their own
     beside their thread's ops: a `record_function` range starts inside its `__enter__`
-    frame and ends inside its `__exit__` frame, by construction. Rows left out of time
-    sums are not compared."""
+    frame and ends inside its `__exit__` frame, by construction. So are the ranges of CPU
+    collective backends (`gloo:*`, `mpi:*`, `ucc:*`: their work's range starts inside
+    its `c10d::*` op and ends when the transfer does, after the op returned). Rows left
+    out of time sums are not compared."""
     ev = model.events
     keep = ev["ph"] == Phase.COMPLETE
     keep &= ~kind_mask(ev["kind"], _NOT_NESTED)
@@ -83,11 +94,14 @@ _BATCH_SLICES = 1 << 16
 
 
 def _lane_codes(model: TraceModel, rows: np.ndarray) -> np.ndarray:
-    """Per row, a small code of its lane: its thread, its Python frames apart (uint16
-    where the trace has few lanes, which numpy's stable sort takes by radix)."""
+    """Per row, a small code of its lane: its thread, its Python frames and its CPU
+    backends' transfers apart (uint16 where the trace has few lanes, which numpy's
+    stable sort takes by radix)."""
     key = thread_keys(model, rows)
-    key *= 2
+    key *= 3
     key += model.events["kind"][rows] == Kind.PYTHON
+    names = model.events["name"][rows]
+    key += 2 * name_flags(model, is_host_transfer_op)[names]
     if int(key.max()) >= 1 << 24:
         return key
     present = np.bincount(key) > 0
