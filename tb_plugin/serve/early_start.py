@@ -38,9 +38,23 @@ def serves(flags: Any) -> bool:
     return bool(flags_logdir(flags)) and not quits
 
 
+def begin_session(logdir: str) -> Session:
+    """The server's session for `logdir`, the first span's load begun. The listing is
+    watched in the background; its first one runs off the request thread: a store that
+    never answers must not hold TensorBoard's plugins_listing (every plugin's page)."""
+    from ..api.session import Session
+    from .startup_freeze import freeze_startup_objects
+
+    session = Session.for_server(logdir)
+    # Before any trace loads: the process's objects so far, out of the GC's walks.
+    freeze_startup_objects()
+    if logdir:
+        session.load_first_span()  # the page opens it first: its load starts now
+    return session
+
+
 class EarlyStart:
-    """The server's session for `logdir`, made and its first span's load begun in a
-    thread of its own (what the plugin's constructor would do, earlier)."""
+    """`begin_session(logdir)` in a thread of its own, before the plugin is built."""
 
     def __init__(self, logdir: str) -> None:
         self.logdir = logdir
@@ -51,17 +65,10 @@ class EarlyStart:
         self._thread.start()
 
     def _begin(self) -> None:
-        from ..api.session import Session
-        from .startup_freeze import freeze_startup_objects
-
         try:
-            session = Session.for_server(self.logdir)
-            freeze_startup_objects()  # before any trace loads, as the plugin's constructor
-            session.load_first_span()
+            self._session = begin_session(self.logdir)
         except Exception:  # noqa: BLE001 - the plugin makes its own session, and says why
             log.warning("kinetoscope: early start failed", exc_info=True)
-            return
-        self._session = session
 
     def wait(self) -> None:
         """Until the thread is over (its imports done, the load begun)."""
