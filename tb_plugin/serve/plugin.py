@@ -28,9 +28,9 @@ from ..api.downloads import Download
 from ..api.endpoints import ENDPOINTS
 from ..api.failures import ANALYSIS, BAD_ARGUMENT, NOT_FOUND, UNREADABLE
 from ..api.registry import Endpoint, Scope
-from ..api.session import ListingPending, LogdirUnreadable, Session
+from ..api.session import ListingPending, LogdirUnreadable
+from .early_start import EarlyStart, begin_session
 from .gzip_answers import GzipMemo, accepts_gzip
-from .startup_freeze import freeze_startup_objects
 from .static_files import dist_root, respond_static
 
 log = logging.getLogger(__name__)
@@ -93,17 +93,13 @@ def _logdir(context: base_plugin.TBContext) -> str:
 class KinetoscopePlugin(base_plugin.TBPlugin):
     plugin_name = PLUGIN_NAME
 
-    def __init__(self, context: base_plugin.TBContext) -> None:
+    def __init__(self, context: base_plugin.TBContext, early: EarlyStart | None = None) -> None:
         self.logdir = _logdir(context)
-        # The listing is watched in the background; its first one runs off the request
-        # thread: a store that never answers must not hold TensorBoard's plugins_listing
-        # (every plugin's page). Ranks come from the store: a trace the UI is loading is
-        # not parsed again; run-level views (distributed) are the session's run jobs.
-        self.session = Session.for_server(self.logdir)
-        # Before any trace loads: the process's objects so far, out of the GC's walks.
-        freeze_startup_objects()
-        if self.logdir:
-            self.session.load_first_span()  # the page opens it first: its load starts now
+        # The session TensorBoard's start began (`early_start`), else one begun now. Ranks
+        # come from the store: a trace the UI is loading is not parsed again; run-level
+        # views (distributed) are the session's run jobs.
+        session = early.session_for(self.logdir) if early is not None else None
+        self.session = session or begin_session(self.logdir)
         self._active = False
         self.static_root = dist_root()
         self.gzip = GzipMemo()  # the answers' gzip for browsers (`gzip_answers`)
