@@ -250,10 +250,14 @@ static int pf_check_packed(Span body, int kind) {
     return 1;
 }
 
+static const uint8_t *pf_check_fields(Check *c, Span s, int type, int depth, int in_group, uint32_t group);
+
 /* Checks the fields of s (of `type`; in a group of number `group` when in_group); on
-   success c->status stays PF_OK and, in a group, the end is returned through s. */
-static const uint8_t *pf_check_fields(Check *c, Span s, int type, int depth, int in_group,
-                                      uint32_t group) {
+   success c->status stays PF_OK and, in a group, the end is returned through s. Inlined
+   into a function per common message type (pf_check_message), where `type` and `in_group`
+   are constants: the checks that depend on them fold away. */
+PF_INLINE const uint8_t *pf_check_body(Check *c, Span s, int type, int depth, int in_group,
+                                       uint32_t group) {
     const uint8_t *p = s.p, *end = s.end;
     while (c->status == PF_OK) {
         if (p >= end) {
@@ -304,8 +308,20 @@ static const uint8_t *pf_check_fields(Check *c, Span s, int type, int depth, int
     return NULL;
 }
 
+static const uint8_t *pf_check_fields(Check *c, Span s, int type, int depth, int in_group, uint32_t group) {
+    return pf_check_body(c, s, type, depth, in_group, group);
+}
+
+/* The messages of every track event, and of most of their args. */
+static void pf_check_packet(Check *c, Span s, int depth) { pf_check_body(c, s, M_PACKET, depth, 0, 0); }
+static void pf_check_track_event(Check *c, Span s, int depth) { pf_check_body(c, s, M_TRACK_EVENT, depth, 0, 0); }
+static void pf_check_annotation(Check *c, Span s, int depth) { pf_check_body(c, s, M_ANNOTATION, depth, 0, 0); }
+
 static void pf_check_message(Check *c, Span s, int type, int depth, int in_group, uint32_t group) {
-    pf_check_fields(c, s, type, depth, in_group, group);
+    if (!in_group && type == M_ANNOTATION) pf_check_annotation(c, s, depth);
+    else if (!in_group && type == M_TRACK_EVENT) pf_check_track_event(c, s, depth);
+    else if (!in_group && type == M_PACKET) pf_check_packet(c, s, depth);
+    else pf_check_fields(c, s, type, depth, in_group, group);
 }
 
 /* PF_OK, PF_CORRUPT or PF_TOO_DEEP for one TracePacket's bytes. */
