@@ -114,17 +114,15 @@ static void annot_read(Annot *a, Span s) {
     }
 }
 
-static const int VALUE_FIELDS[] = {2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 17};
-#define N_VALUE_FIELDS ((int)(sizeof VALUE_FIELDS / sizeof VALUE_FIELDS[0]))
+/* The value fields: 2-9, 11, 12, 17. */
+#define VALUE_FIELDS 0x21BFCu
 
 /* The value field the Python reader keeps: the last (highest) or, for an array item, the
    first (lowest); 0 for none. */
 static int annot_value_field(const Annot *a, int first) {
-    for (int i = 0; i < N_VALUE_FIELDS; i++) {
-        int n = VALUE_FIELDS[first ? i : N_VALUE_FIELDS - 1 - i];
-        if (HAS(a, n)) return n;
-    }
-    return 0;
+    uint32_t fields = a->present & VALUE_FIELDS;
+    if (!fields) return 0;
+    return first ? __builtin_ctz(fields) : 31 - __builtin_clz(fields);
 }
 
 /* An interned arg name's or string's JSON string, appended to out: its text copied as it
@@ -335,7 +333,7 @@ static int push_bound(Enc *e, uint32_t start, int kind) {
 #define ANNOT(e, at, i) (((const Annot *)((e)->annots.data + (at)))[i])
 
 static int write_annotation_entry(Enc *e, Buf *out, size_t annots_at, size_t i, Core *core, int kind) {
-    Annot a = ANNOT(e, annots_at, i);
+    Annot a = ANNOT(e, annots_at, i); /* a nested value may move e->annots */
     int n = annot_value_field(&a, 0);
     size_t value_at = out->len;
     int status = write_value(e, out, &a, n);
