@@ -114,17 +114,15 @@ static void annot_read(Annot *a, Span s) {
     }
 }
 
-static const int VALUE_FIELDS[] = {2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 17};
-#define N_VALUE_FIELDS ((int)(sizeof VALUE_FIELDS / sizeof VALUE_FIELDS[0]))
+/* The value fields: 2-9, 11, 12, 17. */
+#define VALUE_FIELDS 0x21BFCu
 
 /* The value field the Python reader keeps: the last (highest) or, for an array item, the
    first (lowest); 0 for none. */
 static int annot_value_field(const Annot *a, int first) {
-    for (int i = 0; i < N_VALUE_FIELDS; i++) {
-        int n = VALUE_FIELDS[first ? i : N_VALUE_FIELDS - 1 - i];
-        if (HAS(a, n)) return n;
-    }
-    return 0;
+    uint32_t fields = a->present & VALUE_FIELDS;
+    if (!fields) return 0;
+    return first ? __builtin_ctz(fields) : 31 - __builtin_clz(fields);
 }
 
 /* An interned arg name's or string's JSON string, appended to out: its text copied as it
@@ -298,8 +296,9 @@ static long plan_keys(Enc *e, const uint32_t *bounds, size_t n, uint32_t *first,
     return (long)distinct;
 }
 
-/* Writes entry i of a dict (its value spans start at items_at in e->items). */
-typedef int (*WriteEntry)(Enc *e, Buf *out, size_t items_at, size_t i);
+/* Writes entry i of a dict (its value spans start at items_at in e->items); at the top
+   level (core not NULL) a core key's value (kind >= 0) goes to core too. */
+typedef int (*WriteEntry)(Enc *e, Buf *out, size_t items_at, size_t i, Core *core, int kind);
 
 /* A dict of n entries: key tokens bounded at plan_at in e->plan, values by `write`. */
 static int write_dict(Enc *e, Buf *out, size_t plan_at, size_t items_at, size_t n,
@@ -319,13 +318,7 @@ static int write_dict(Enc *e, Buf *out, size_t plan_at, size_t items_at, size_t 
             status = ENC_FAIL;
             break;
         }
-        int kind = core ? (int)(int32_t)key[2] : -1;
-        size_t value_at = out->len;
-        status = write(e, out, items_at, last[u]);
-        if (kind >= 0 && status == ENC_OK) {
-            core_value(core, kind, out->data + value_at, out->data + out->len);
-            e->cores++;
-        }
+        status = write(e, out, items_at, last[u], core, core ? (int)(int32_t)key[2] : -1);
     }
     if (status == ENC_OK && !buf_byte(out, '}')) status = ENC_FAIL;
     if (first != small) free(first);
@@ -339,9 +332,19 @@ static int push_bound(Enc *e, uint32_t start, int kind) {
 
 #define ANNOT(e, at, i) (((const Annot *)((e)->annots.data + (at)))[i])
 
-static int write_annotation_entry(Enc *e, Buf *out, size_t annots_at, size_t i) {
-    Annot a = ANNOT(e, annots_at, i);
-    return write_value(e, out, &a, annot_value_field(&a, 0));
+static int write_annotation_entry(Enc *e, Buf *out, size_t annots_at, size_t i, Core *core, int kind) {
+    Annot a = ANNOT(e, annots_at, i); /* a nested value may move e->annots */
+    int n = annot_value_field(&a, 0);
+    size_t value_at = out->len;
+    int status = write_value(e, out, &a, n);
+    if (!core || kind < 0 || status != ENC_OK) return status;
+    const char *v = out->data + value_at, *end = out->data + out->len;
+    /* an int just written is not read back from its digits */
+    if (n == 3) core_u64(core, kind, v, end, a.uint_v);
+    else if (n == 4) core_number(core, kind, v, end, NUM_I64, (int64_t)a.int_bits, 0);
+    else core_value(core, kind, v, end);
+    e->cores++;
+    return status;
 }
 
 /* The annotations in field `number` of the spans at spans_at (count of them) as a dict;
@@ -393,7 +396,8 @@ static int write_array(Enc *e, Buf *out, Span s) {
     return status == ENC_OK && !buf_byte(out, ']') ? ENC_FAIL : status;
 }
 
-static int write_one_nested(Enc *e, Buf *out, size_t items_at, size_t i) {
+static int write_one_nested(Enc *e, Buf *out, size_t items_at, size_t i, Core *core, int kind) {
+    (void)core, (void)kind; /* nested: never the top level */
     size_t at = e->items.len;
     if (!push_span(e, ITEM(e, items_at, i))) return ENC_FAIL;
     int status = write_nested(e, out, at, 1);
@@ -594,7 +598,7 @@ static int add_correlation(Enc *e, Buf *out, Core *core, uint64_t corr) {
     if ((out->len > 1 && !buf_byte(out, ',')) || !buf_str(out, "\"correlation\":")) return ENC_FAIL;
     size_t value_at = out->len;
     if (!json_u64(out, corr)) return ENC_FAIL;
-    core_value(core, K_INT + I_CORRELATION, out->data + value_at, out->data + out->len);
+    core_u64(core, K_INT + I_CORRELATION, out->data + value_at, out->data + out->len, corr);
     e->cores++;
     return buf_byte(out, '}') ? ENC_OK : ENC_FAIL;
 }

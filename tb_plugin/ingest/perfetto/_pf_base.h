@@ -25,8 +25,8 @@ typedef struct {
     size_t len, cap;
 } Buf;
 
-static int buf_reserve(Buf *b, size_t extra) {
-    if (extra <= b->cap - b->len) return 1;
+/* buf_reserve where the buffer has no room: grown (doubling). */
+static int buf_grow(Buf *b, size_t extra) {
     if (extra > ((size_t)1 << 40)) return 0;
     size_t cap = b->cap ? b->cap : 256;
     while (cap - b->len < extra) cap *= 2;
@@ -35,6 +35,11 @@ static int buf_reserve(Buf *b, size_t extra) {
     b->data = data;
     b->cap = cap;
     return 1;
+}
+
+/* Room for `extra` more bytes; 0 when out of memory. Inlined: most puts find room. */
+static inline __attribute__((always_inline)) int buf_reserve(Buf *b, size_t extra) {
+    return extra <= b->cap - b->len || buf_grow(b, extra);
 }
 
 /* The first and last `width` bytes of n (width <= n <= 2 * width): with a constant width,
@@ -76,7 +81,9 @@ static inline int same_bytes(const void *a, const void *b, size_t n) {
     return 1;
 }
 
-static int buf_put(Buf *b, const void *p, size_t n) {
+/* Inlined (its callers are the hot loops: keys, numbers, names, spans): a call for each
+   put was ~8 % of the args encoding's instructions. */
+static inline __attribute__((always_inline)) int buf_put(Buf *b, const void *p, size_t n) {
     if (!n) return 1;
     if (!buf_reserve(b, n)) return 0;
     if (n <= 32) copy_small(b->data + b->len, p, n);

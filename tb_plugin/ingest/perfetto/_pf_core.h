@@ -207,11 +207,10 @@ static double bounded_strtod(const char *p, const char *end) {
     return c_strtod(token);
 }
 
-/* One core key's value; marks c->python where the column builder's own reading is needed. */
-static void core_value(Core *c, int kind, const char *v, const char *end) {
-    int64_t i = 0;
-    uint64_t u = 0;
-    int number = json_number(v, end, &i, &u);
+/* One core key's value, its token [v, end) read as json_number read it (`number`, *i, *u);
+   marks c->python where the column builder's own reading is needed. */
+static void core_number(Core *c, int kind, const char *v, const char *end, int number, int64_t i,
+                        uint64_t u) {
     if (kind == K_STACK) {
         c->has_stack = *v == '"' && end - v > 2;
     } else if (kind == K_NAME || kind == K_SORT_INDEX) { /* str | int | None */
@@ -236,19 +235,44 @@ static void core_value(Core *c, int kind, const char *v, const char *end) {
     }
 }
 
-/* The kind of a core key given as its JSON token, or -1. */
-/* Bit n: a core key's token has n bytes (set at the module's import): most keys are
-   none of them by their length alone. */
-static uint64_t CORE_KEY_LENGTHS;
-
-static void core_keys_init(void) {
-    for (int k = 0; k < N_CORE_KEYS; k++) CORE_KEY_LENGTHS |= (uint64_t)1 << CORE_KEYS[k].len;
+/* One core key's value, from its token [v, end). */
+static void core_value(Core *c, int kind, const char *v, const char *end) {
+    int64_t i = 0;
+    uint64_t u = 0;
+    int number = json_number(v, end, &i, &u);
+    core_number(c, kind, v, end, number, i, u);
 }
 
+/* One core key's value written by json_u64(u) at [v, end): as core_value reads it, without
+   reading the digits back. */
+static void core_u64(Core *c, int kind, const char *v, const char *end, uint64_t u) {
+    int wide = u > (uint64_t)INT64_MAX;
+    core_number(c, kind, v, end, wide ? NUM_U64 : NUM_I64, wide ? 0 : (int64_t)u, u);
+}
+
+/* The core keys of each token length (CORE_BY_LENGTH[n]: up to CORE_SAME_LENGTH indices
+   into CORE_KEYS, then -1), set at the module's import: most keys are none of them by
+   their length alone, the others are compared with the few of their length. */
+#define CORE_MAX_LENGTH 64
+#define CORE_SAME_LENGTH 4
+static int8_t CORE_BY_LENGTH[CORE_MAX_LENGTH][CORE_SAME_LENGTH];
+
+static void core_keys_init(void) {
+    memset(CORE_BY_LENGTH, -1, sizeof CORE_BY_LENGTH);
+    for (int k = 0; k < N_CORE_KEYS; k++) {
+        int8_t *same = CORE_BY_LENGTH[CORE_KEYS[k].len];
+        int at = 0;
+        while (same[at] >= 0) at++; /* 4 keys at most share a length (13 bytes) */
+        same[at] = (int8_t)k;
+    }
+}
+
+/* The kind of a core key given as its JSON token, or -1. */
 static int core_key(const char *token, size_t n) {
-    if (n >= 64 || !((CORE_KEY_LENGTHS >> n) & 1)) return -1;
-    for (int k = 0; k < N_CORE_KEYS; k++)
-        if (CORE_KEYS[k].len == n && same_bytes(CORE_KEYS[k].token, token, n)) return CORE_KEYS[k].kind;
+    if (n >= CORE_MAX_LENGTH) return -1;
+    const int8_t *same = CORE_BY_LENGTH[n];
+    for (int at = 0; at < CORE_SAME_LENGTH && same[at] >= 0; at++)
+        if (same_bytes(CORE_KEYS[same[at]].token, token, n)) return CORE_KEYS[same[at]].kind;
     return -1;
 }
 

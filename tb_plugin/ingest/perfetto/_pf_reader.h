@@ -127,16 +127,17 @@ static uint64_t record_new(Reader *r, int ph, const Buf *args, int filled, const
     return seq;
 }
 
-/* A record's core columns (its defaults when its args have none): its joined args' where
-   its end joined args to it, else those packed after its args. */
-static void record_core(const Reader *r, uint64_t seq, const Record *rec, Core *core) {
+/* A record's packed core columns (*len bytes; 0: its defaults, its args have none): its
+   joined args' where its end joined args to it, else those packed after its args. */
+static const uint8_t *record_core(const Reader *r, uint64_t seq, const Record *rec, size_t *len) {
     uint32_t i;
     if (rec->joined && map_get(&r->queue.joined, seq, &i)) {
         const Joined *joined = &VEC_AT(r->queue.joined_args, Joined, i);
-        core_unpack((const uint8_t *)joined->text + joined->len, joined->core_len, core);
-        return;
+        *len = joined->core_len;
+        return (const uint8_t *)joined->text + joined->len;
     }
-    core_unpack(queue_core(rec), rec->core_len, core);
+    *len = rec->core_len;
+    return queue_core(rec);
 }
 
 /* A slice's record filled at its end: its cost counted as held. */
@@ -213,8 +214,36 @@ static int chunk_room(Reader *r) {
     return ok;
 }
 
-/* One event into the chunk being filled: its columns and core args. */
-static int chunk_row(Reader *r, const Record *rec, const char *args, size_t args_len, const Core *given) {
+/* The wide column of each core column (Core's ints, then its floats), as core_pack orders them. */
+static const uint8_t CORE_COLUMNS[N_INTS + N_FLOATS] = {
+    W_EXTERNAL_ID, W_EXTERNAL_ID_LOWER, W_CORRELATION, W_DEVICE, W_STREAM, W_ADDR, W_DEVICE_TYPE,
+    W_DEVICE_ID, W_PYTHON_ID, W_PYTHON_PARENT_ID,
+    W_BLOCKS_PER_SM, W_OCCUPANCY, W_NBYTES, W_TOTAL_ALLOCATED, W_TOTAL_RESERVED,
+};
+
+/* A row's core columns written from their packed form (core_pack's; len 0: the defaults),
+   without unpacking them into a Core first; its has_stack and python flags. */
+static void put_core(OutChunk *c, const uint8_t *packed, size_t len) {
+    static const int64_t no_int = -1;
+    static const double no_float = NAN; /* bit for bit core_defaults' */
+    uint32_t mask = 0;
+    if (len >= 4) memcpy(&mask, packed, 4);
+    const uint8_t *value = packed + 4;
+    for (int k = 0; k < N_INTS + N_FLOATS; k++) {
+        const void *from = k < N_INTS ? (const void *)&no_int : (const void *)&no_float;
+        if (mask >> k & 1) {
+            from = value;
+            value += 8;
+        }
+        put_wide(&c->wide[CORE_COLUMNS[k]], from);
+    }
+    c->has_stack.data[c->has_stack.len++] = (char)(mask >> 15 & 1);
+    c->python |= (uint8_t)(mask >> 16 & 1);
+}
+
+/* One event into the chunk being filled: its columns and core args (packed: core_len bytes). */
+static int chunk_row(Reader *r, const Record *rec, const char *args, size_t args_len, const uint8_t *core,
+                     size_t core_len) {
     OutChunk *c = &r->chunk;
     if (c->rows == c->room && !chunk_room(r)) return 0;
     uint32_t ids[N_TABLES] = {rec->name, rec->cat, rec->pid, rec->tid};
@@ -223,21 +252,14 @@ static int chunk_row(Reader *r, const Record *rec, const char *args, size_t args
         if (!codes_lookup(&r->table_codes[t], ids[t], r->serial, &c->ids[t], &code)) return 0;
         put_i32(&c->codes[t], code);
     }
-    const Core core = *given;
     int64_t len = (int64_t)args_len, id = rec->id;
-    const void *wide[N_WIDE] = {
-        &rec->ts, &rec->dur, &id, &len,
-        &core.ints[I_EXTERNAL_ID], &core.ints[I_EXTERNAL_ID_LOWER], &core.ints[I_CORRELATION],
-        &core.ints[I_DEVICE], &core.ints[I_STREAM], &core.ints[I_ADDR], &core.ints[I_DEVICE_TYPE],
-        &core.ints[I_DEVICE_ID], &core.floats[F_BLOCKS_PER_SM], &core.floats[F_OCCUPANCY],
-        &core.floats[F_NBYTES], &core.floats[F_TOTAL_ALLOCATED], &core.floats[F_TOTAL_RESERVED],
-        &core.ints[I_PYTHON_ID], &core.ints[I_PYTHON_PARENT_ID],
-    };
-    for (int w = 0; w < N_WIDE; w++) put_wide(&c->wide[w], wide[w]);
+    put_wide(&c->wide[W_TS], &rec->ts);
+    put_wide(&c->wide[W_DUR], &rec->dur);
+    put_wide(&c->wide[W_ID], &id);
+    put_wide(&c->wide[W_ARGS_LEN], &len);
+    put_core(c, core, core_len);
     put_i32(&c->ph, rec->ph);
-    c->has_stack.data[c->has_stack.len++] = (char)core.has_stack;
     if (!buf_put(&c->args, args, args_len)) return 0;
-    c->python |= core.python;
     c->rows++;
     return 1;
 }
@@ -263,9 +285,9 @@ static int batch_check(Reader *r) {
 static int deliver(Reader *r, uint64_t seq, const Record *rec) {
     size_t len;
     const char *args = record_args(r, seq, rec, &len);
-    Core core;
-    record_core(r, seq, rec, &core);
-    if (!chunk_row(r, rec, args, len, &core)) return -1;
+    size_t core_len;
+    const uint8_t *core = record_core(r, seq, rec, &core_len);
+    if (!chunk_row(r, rec, args, len, core, core_len)) return -1;
     r->out_bytes -= EVENT_COST + (int64_t)len;
     if (rec->joined) record_forget_join(r, seq);
     r->events_out++;

@@ -199,7 +199,11 @@ static int json_u64(Buf *out, uint64_t v) {
     } else {
         digits[--at] = (char)('0' + v);
     }
-    return buf_put(out, digits + at, (size_t)(24 - at));
+    size_t n = (size_t)(24 - at); /* 20 at most: copied without buf_put's branch for long puts */
+    if (!buf_reserve(out, n)) return 0;
+    copy_small(out->data + out->len, digits + at, n);
+    out->len += n;
+    return 1;
 }
 
 static int json_i64(Buf *out, int64_t v) {
