@@ -62,6 +62,7 @@ setup(
                     "base",
                     "core",
                     "dispatch",
+                    "event_args",
                     "events",
                     "module",
                     "packet",

@@ -140,27 +140,27 @@ static int entry_json(Buf *out, const Sequence *s, Entry *entry) {
     return 1;
 }
 
-/* The escaped key token of an annotation (`"name"`), appended to e->keys; *kind: its core
-   key kind (core_key) where the top level's keys are read (e->core), else -1. */
-static int annot_key(Enc *e, const Annot *a, int *kind) {
-    size_t start = e->keys.len;
+/* The escaped key token of an annotation (`"name"`), appended to keys; *kind: its core
+   key kind (core_key) where the top level's keys are read (`top`), else -1. */
+static int annot_key(Enc *e, Buf *keys, const Annot *a, int top, int *kind) {
+    size_t start = keys->len;
     *kind = -1;
     if (HAS(a, 10)) {
-        if (!json_string(&e->keys, a->name, &e->tmp)) return 0;
-        if (e->core) *kind = core_key(e->keys.data + start, e->keys.len - start);
+        if (!json_string(keys, a->name, &e->tmp)) return 0;
+        if (top) *kind = core_key(keys->data + start, keys->len - start);
         return 1;
     }
     if (HAS(a, 1)) {
         Entry *entry = sequence_entry(e->seq, T_ARG_NAMES, a->name_iid);
         if (entry) {
-            if (!entry_json(&e->keys, e->seq, entry)) return 0;
-            if (e->core && entry->core == CORE_UNKNOWN)
-                entry->core = (int16_t)core_key(e->keys.data + start, e->keys.len - start);
-            if (e->core) *kind = entry->core;
+            if (!entry_json(keys, e->seq, entry)) return 0;
+            if (top && entry->core == CORE_UNKNOWN)
+                entry->core = (int16_t)core_key(keys->data + start, keys->len - start);
+            if (top) *kind = entry->core;
             return 1;
         }
     }
-    return buf_str(&e->keys, "\"\"");
+    return buf_str(keys, "\"\"");
 }
 
 /* ---- reading every legacy value the Python reader reads, for its errors ------------------ */
@@ -332,19 +332,25 @@ static int push_bound(Enc *e, uint32_t start, int kind) {
 
 #define ANNOT(e, at, i) (((const Annot *)((e)->annots.data + (at)))[i])
 
-static int write_annotation_entry(Enc *e, Buf *out, size_t annots_at, size_t i, Core *core, int kind) {
-    Annot a = ANNOT(e, annots_at, i); /* a nested value may move e->annots */
-    int n = annot_value_field(&a, 0);
+/* A dict entry's value (annotation a's); at the top level (core not NULL) a core key's
+   value (kind >= 0) goes to core too. */
+static int write_entry(Enc *e, Buf *out, const Annot *a, Core *core, int kind) {
+    int n = annot_value_field(a, 0);
     size_t value_at = out->len;
-    int status = write_value(e, out, &a, n);
+    int status = write_value(e, out, a, n);
     if (!core || kind < 0 || status != ENC_OK) return status;
     const char *v = out->data + value_at, *end = out->data + out->len;
     /* an int just written is not read back from its digits */
-    if (n == 3) core_u64(core, kind, v, end, a.uint_v);
-    else if (n == 4) core_number(core, kind, v, end, NUM_I64, (int64_t)a.int_bits, 0);
+    if (n == 3) core_u64(core, kind, v, end, a->uint_v);
+    else if (n == 4) core_number(core, kind, v, end, NUM_I64, (int64_t)a->int_bits, 0);
     else core_value(core, kind, v, end);
     e->cores++;
     return status;
+}
+
+static int write_annotation_entry(Enc *e, Buf *out, size_t annots_at, size_t i, Core *core, int kind) {
+    Annot a = ANNOT(e, annots_at, i); /* a nested value may move e->annots */
+    return write_entry(e, out, &a, core, kind);
 }
 
 /* The annotations in field `number` of the spans at spans_at (count of them) as a dict;
@@ -360,7 +366,7 @@ static int write_annotation_spans(Enc *e, Buf *out, size_t items_at, size_t n, i
         e->annots.len += sizeof(Annot);
         uint32_t start = (uint32_t)e->keys.len;
         int kind;
-        ok = annot_key(e, a, &kind) && push_bound(e, start, kind);
+        ok = annot_key(e, &e->keys, a, e->core != NULL, &kind) && push_bound(e, start, kind);
         if (ok && has_correlation && e->keys.len - start == 13 &&
             memcmp(e->keys.data + start, "\"correlation\"", 13) == 0)
             *has_correlation = 1;
@@ -563,44 +569,6 @@ static int write_value_now(Enc *e, Buf *out, const Annot *a, int n) {
         default: return ENC_FAIL;
     }
     return ok ? ENC_OK : ENC_FAIL;
-}
-
-/* ---- an event's args ------------------------------------------------------------------------ */
-
-/* The args text of a track event's annotations (the n spans of its field 4): "" for no
-   args; their core columns in *core (e->cores: how many core keys); *named: whether one
-   is named "correlation". Checks the legacy values the Python reader would read first
-   (`legacy`: the packet has one Python must read). ENC_BAD: the packet fails (e->msg says
-   why; e->later: only once its args are encoded). */
-static int encode_annotations(Enc *e, Buf *out, Core *core, const Span *annotations, size_t n,
-                              int legacy, int *named) {
-    out->len = 0;
-    e->later = 0;
-    e->cores = 0;
-    *named = 0;
-    core_defaults(core);
-    e->items.len = e->keys.len = e->plan.len = e->annots.len = 0;
-    if (n && !buf_put(&e->items, annotations, n * sizeof(Span))) return ENC_FAIL;
-    for (size_t i = 0; legacy && i < n; i++) {
-        int status = eval_annotation(e, annotations[i]);
-        if (status != ENC_OK) return status;
-    }
-    e->core = core;
-    int status = write_annotation_spans(e, out, 0, n, named);
-    e->core = NULL;
-    return status;
-}
-
-/* `correlation` set in encoded args (out, core) that have no annotation of that name. */
-static int add_correlation(Enc *e, Buf *out, Core *core, uint64_t corr) {
-    if (out->len) out->len--; /* reopen the dict */
-    else if (!buf_byte(out, '{')) return ENC_FAIL;
-    if ((out->len > 1 && !buf_byte(out, ',')) || !buf_str(out, "\"correlation\":")) return ENC_FAIL;
-    size_t value_at = out->len;
-    if (!json_u64(out, corr)) return ENC_FAIL;
-    core_u64(core, K_INT + I_CORRELATION, out->data + value_at, out->data + out->len, corr);
-    e->cores++;
-    return buf_byte(out, '}') ? ENC_OK : ENC_FAIL;
 }
 
 #endif

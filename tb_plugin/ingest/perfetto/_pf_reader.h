@@ -5,7 +5,7 @@
  */
 #ifndef KINETOSCOPE_PF_READER_H
 #define KINETOSCOPE_PF_READER_H
-#include "_pf_args.h"
+#include "_pf_event_args.h"
 #include "_pf_rows.h"
 #include "_pf_tracks.h"
 
