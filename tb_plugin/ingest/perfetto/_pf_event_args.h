@@ -19,6 +19,7 @@ enum { ENC_AGAIN = 2 };
    legacy value needs Python (a value written is never failed later, no hook runs). */
 static int write_flat(Enc *e, Buf *out, Core *core, const Span *annotations, size_t n, int *named) {
     uint32_t key_at[FLAT_MAX], key_len[FLAT_MAX];
+    uint64_t classes = 0; /* a bit per class (length, last letter) of the keys before */
     if (!buf_byte(out, '{')) return ENC_FAIL;
     for (size_t i = 0; i < n; i++) {
         Annot a;
@@ -27,8 +28,10 @@ static int write_flat(Enc *e, Buf *out, Core *core, const Span *annotations, siz
         size_t start = out->len + (i > 0);
         if ((i && !buf_byte(out, ',')) || !annot_key(e, out, &a, 1, &kind)) return ENC_FAIL;
         uint32_t len = (uint32_t)(out->len - start);
-        for (size_t j = 0; j < i; j++)
+        uint64_t key_class = 1ull << ((len * 7u + (uint8_t)out->data[out->len - 2]) & 63);
+        for (size_t j = 0; (classes & key_class) && j < i; j++) /* a key of its class before: compared */
             if (key_len[j] == len && same_bytes(out->data + key_at[j], out->data + start, len)) return ENC_AGAIN;
+        classes |= key_class;
         key_at[i] = (uint32_t)start;
         key_len[i] = len;
         if (len == 13 && memcmp(out->data + start, "\"correlation\"", 13) == 0) *named = 1;
@@ -53,7 +56,8 @@ static int encode_annotations(Enc *e, Buf *out, Core *core, const Span *annotati
     core_defaults(core);
     e->items.len = e->keys.len = e->plan.len = e->annots.len = 0;
     e->core = NULL;
-    if (!legacy && n && n <= FLAT_MAX) {
+    if (!n) return ENC_OK; /* no args: "" (an end, an event without annotations) */
+    if (!legacy && n <= FLAT_MAX) {
         int status = write_flat(e, out, core, annotations, n, named);
         if (status != ENC_AGAIN) return status;
         out->len = 0; /* a key repeats: planned as a dict is */
