@@ -60,6 +60,7 @@ setup(
                 for part in (
                     "args",
                     "base",
+                    "check_cache",
                     "core",
                     "dispatch",
                     "event_args",

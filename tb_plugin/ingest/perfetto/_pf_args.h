@@ -18,7 +18,7 @@
 #define KINETOSCOPE_PF_ARGS_H
 #include "_pf_core.h"
 #include "_pf_store.h"
-#include "_pf_wire.h"
+#include "_pf_check_cache.h"
 
 enum { ENC_FAIL = -1, ENC_OK = 0, ENC_BAD = 1 };
 enum { LEGACY_OK = 0, LEGACY_NOW = 1, LEGACY_LATER = 2 };
