@@ -115,3 +115,21 @@ def test_repeated_keys_and_many_keys_without_legacy_values(tmp_path: Path) -> No
     assert texts[1] == '{"Input Dims":[2,"float"],"device":1,"x":0.5}'
     assert texts[2].startswith('{"k0":0,"k1":1,') and texts[2].endswith('"k39":39}')
     assert texts[3] == '{"correlation":10}'
+
+
+def test_names_met_again_are_the_same_keys(tmp_path: Path) -> None:
+    """Annotation names written as keys before are written again from what was kept
+    (Enc.key_tokens): a plain name, one to escape, one not UTF-8 whose text is as long
+    as its bytes, a core key's name at the top (its column) and inside a dict (none)."""
+    names = [b"External id", b'say "hi"', b"\xf0\x9f\x98", b"x" * 30, b"x" * 31]
+    data = pb.thread_track(1, 10, 11)
+    for k in range(3):
+        values = [annotation(name, i=k) for name in names]
+        inner = annotation(b"d", dict=[annotation(b"External id", i=100 + k)])
+        data += instant(1000 * (k + 1), 1, *values, inner)
+    model = check(tmp_path, data)
+    order = model.events["ts"].argsort(kind="stable")
+    assert model.column_at("external_id", order).tolist() == [0, 1, 2]
+    texts = args_of(model)
+    assert texts[2].startswith('{"External id":2,"say \\"hi\\"":2,"\ufffd":2,')
+    assert texts[2].endswith('"d":{"External id":102}}')

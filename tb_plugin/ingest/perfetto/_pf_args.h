@@ -30,6 +30,17 @@ typedef struct {
     int (*legacy)(void *ctx, Span raw, Buf *out, Buf *msg);
 } Hooks;
 
+/* An annotation name written as a key before, with nothing to escape: its key token is
+   the name in quotes, and its core key kind is known (json_string and core_key cost
+   ~140 instructions a key; half the writers' events name their keys so, not by iid). */
+#define KEY_TOKENS 64
+#define KEY_TOKEN_MAX 30
+typedef struct {
+    uint8_t len; /* 0: none */
+    int16_t kind; /* core_key's */
+    char name[KEY_TOKEN_MAX];
+} KeyToken;
+
 typedef struct {
     Sequence *seq;
     Hooks *hooks;
@@ -50,6 +61,7 @@ typedef struct {
     Buf written_at;  /* Written */
     Buf written_text; /* each one's bytes, then its text */
     uint64_t hooked; /* legacy values given to Python: a value that needed one is not kept */
+    KeyToken key_tokens[KEY_TOKENS]; /* annotation names met, by key_slot */
 } Enc;
 
 typedef struct {
@@ -183,14 +195,37 @@ static int entry_json(Buf *out, const Sequence *s, Entry *entry) {
     return 1;
 }
 
+/* A name's place among e->key_tokens (n: 1 to KEY_TOKEN_MAX). */
+static inline size_t key_slot(const char *name, size_t n) {
+    return (n * 7 + (uint8_t)name[0] * 3 + (uint8_t)name[n - 1]) % KEY_TOKENS;
+}
+
 /* The escaped key token of an annotation (`"name"`), appended to keys; *kind: its core
    key kind (core_key) where the top level's keys are read (`top`), else -1. */
 static int annot_key(Enc *e, Buf *keys, const Annot *a, int top, int *kind) {
     size_t start = keys->len;
     *kind = -1;
     if (HAS(a, 10)) {
+        size_t n = SPAN_LEN(a->name);
+        const char *name = (const char *)a->name.p;
+        KeyToken *known = n && n <= KEY_TOKEN_MAX ? &e->key_tokens[key_slot(name, n)] : NULL;
+        if (known && known->len == n && same_bytes(known->name, name, n)) {
+            if (!buf_reserve(keys, n + 2)) return 0;
+            keys->data[keys->len] = '"';
+            copy_small(keys->data + keys->len + 1, name, n);
+            keys->len += n + 2;
+            keys->data[keys->len - 1] = '"';
+            if (top) *kind = known->kind;
+            return 1;
+        }
         if (!json_string(keys, a->name, &e->tmp)) return 0;
-        if (top) *kind = core_key(keys->data + start, keys->len - start);
+        int core = core_key(keys->data + start, keys->len - start);
+        if (top) *kind = core;
+        if (known && keys->len - start == n + 2 && same_bytes(keys->data + start + 1, name, n)) {
+            known->len = (uint8_t)n; /* its token is the name in quotes */
+            known->kind = (int16_t)core;
+            memcpy(known->name, name, n);
+        }
         return 1;
     }
     if (HAS(a, 1)) {
