@@ -58,6 +58,7 @@ setup(
             depends=[
                 f"ingest/perfetto/_pf_{part}.h"
                 for part in (
+                    "annot",
                     "args",
                     "base",
                     "check_cache",
