@@ -36,6 +36,7 @@ static void reader_clear(Reader *r) {
     buf_free(&r->ready);
     for (int t = 0; t < N_TABLES; t++) codes_free(&r->table_codes[t]);
     enc_free(&r->enc);
+    check_cache_free(&r->check_cache);
     Buf *scratch[] = {&r->args, &r->joined, &r->tmp, &r->msg, &r->cat_iids, &r->cats, &r->flows_out,
                       &r->ends_out, &r->flows_old, &r->ends_old, &r->link, &r->annotations};
     for (size_t i = 0; i < sizeof scratch / sizeof scratch[0]; i++) buf_free(scratch[i]);
@@ -77,6 +78,7 @@ static int reader_init(Reader *r, PyObject *args, PyObject *kwargs) {
     r->hooks.legacy = legacy_hook;
     r->enc.hooks = &r->hooks;
     r->enc.seed = r->seed;
+    r->check_cache.seed = mix64(r->seed ^ 0x2545F4914F6CDD1DULL);
     if (!texts_init(&r->texts, r->seed) || !values_init(&r->values, r->seed) ||
         !tracks_init(&r->tracks, r->seed) || !map_init(&r->seq_index, 16, r->seed) ||
         !map_init(&r->stack_index, 64, r->seed) || !map_init(&r->flow_index, 64, r->seed)) {

@@ -72,6 +72,7 @@ struct Reader {
     int delivering;
     /* scratch */
     Enc enc;
+    CheckCache check_cache; /* of the packets checked here (none given by check_packets) */
     Hooks hooks;
     Buf args, joined, tmp, msg;
     Buf spans[5];
