@@ -58,10 +58,13 @@ setup(
             depends=[
                 f"ingest/perfetto/_pf_{part}.h"
                 for part in (
+                    "annot",
                     "args",
                     "base",
+                    "check_cache",
                     "core",
                     "dispatch",
+                    "event_args",
                     "events",
                     "module",
                     "packet",

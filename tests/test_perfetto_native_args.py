@@ -92,3 +92,44 @@ def test_core_args_from_interned_names_and_repeated_values(tmp_path: Path) -> No
     assert model.column_at("external_id", order).tolist() == [40, 41, 42, -1]
     assert model.column_at("device", order).tolist() == [-1, -1, -1, 5]
     assert args_of(model)[3] == '{"device":5,"Input Dims":[2,3]}'
+
+
+def test_repeated_keys_and_many_keys_without_legacy_values(tmp_path: Path) -> None:
+    """Args of keys all different are written in one pass; a repeated key (by its name or
+    its interned name) keeps its first place and its last value, its composite values
+    written before the repeat met as they were, core columns from the last value; more
+    than 32 keys are planned as a dict. The same args as the protobuf runtime's reader."""
+    shape = annotation(b"Input Dims", array=[annotation(i=2), annotation(siid=7)])
+    data = pb.thread_track(1, 10, 11)
+    data += interned(1, 3, 1, b"External id") + interned(1, 29, 7, b"float")
+    data += instant(1000, 1, annotation(name_iid=1, i=4), shape, annotation(b"External id", i=5))
+    data += instant(2000, 1, shape, annotation(b"device", i=1), shape, annotation(b"x", d=0.5))
+    data += instant(3000, 1, *(annotation(b"k%d" % k, i=k) for k in range(40)))
+    data += instant(4000, 1, annotation(b"correlation", u=9), annotation(b"correlation", u=10))
+    model = check(tmp_path, data)
+    order = model.events["ts"].argsort(kind="stable")
+    assert model.column_at("external_id", order).tolist()[:2] == [5, -1]
+    assert model.column_at("correlation", order).tolist()[3] == 10
+    texts = args_of(model)
+    assert texts[0] == '{"External id":5,"Input Dims":[2,"float"]}'
+    assert texts[1] == '{"Input Dims":[2,"float"],"device":1,"x":0.5}'
+    assert texts[2].startswith('{"k0":0,"k1":1,') and texts[2].endswith('"k39":39}')
+    assert texts[3] == '{"correlation":10}'
+
+
+def test_names_met_again_are_the_same_keys(tmp_path: Path) -> None:
+    """Annotation names written as keys before are written again from what was kept
+    (Enc.key_tokens): a plain name, one to escape, one not UTF-8 whose text is as long
+    as its bytes, a core key's name at the top (its column) and inside a dict (none)."""
+    names = [b"External id", b'say "hi"', b"\xf0\x9f\x98", b"x" * 30, b"x" * 31]
+    data = pb.thread_track(1, 10, 11)
+    for k in range(3):
+        values = [annotation(name, i=k) for name in names]
+        inner = annotation(b"d", dict=[annotation(b"External id", i=100 + k)])
+        data += instant(1000 * (k + 1), 1, *values, inner)
+    model = check(tmp_path, data)
+    order = model.events["ts"].argsort(kind="stable")
+    assert model.column_at("external_id", order).tolist() == [0, 1, 2]
+    texts = args_of(model)
+    assert texts[2].startswith('{"External id":2,"say \\"hi\\"":2,"\ufffd":2,')
+    assert texts[2].endswith('"d":{"External id":102}}')

@@ -146,3 +146,30 @@ def test_runs_with_and_without_args_encoded_ahead_read_the_same(
     model = check(tmp_path, data)  # read in one thread, then in two with the pipeline
     assert len(model) == 600
     assert decided.count(True) > 3 and decided.count(False) > 3
+
+
+def test_repeated_composite_annotations_are_checked_as_when_alone() -> None:
+    """A run's composite annotations checked once per distinct bytes (_pf_check_cache.h):
+    each packet's check byte and prepared args as when it is checked in a run of its own,
+    also where the same bytes carry a legacy value Python reads, an interned string, or
+    come again with one byte damaged."""
+    module = rules.native_module()
+    assert module is not None
+    shapes = [
+        annotation(b"Input Dims", array=[annotation(array=[annotation(i=2)]), annotation(i=3)]),
+        annotation(b"j", array=[annotation(legacy=b'{"a": 1.50}'), annotation(i=1)]),
+        annotation(name_iid=6, dict=[annotation(b"k", siid=7)]),
+        annotation(b"n", nested=pb.number(1, 2) + pb.field(4, pb.field(8, b"x"))),
+    ]
+    damaged = bytearray(shapes[0])
+    damaged[-2] = 0x80  # a varint that runs past its annotation
+    packets = [event(3, k, 1, b"op", shapes[k % 4], annotation(b"x", i=k)) for k in range(12)]
+    packets.insert(5, event(3, 99, 1, b"op", bytes(damaged)))
+    packets.append(event(3, 100, 1, b"op", shapes[0]))
+    run = pb.thread_track(1, 10, 11) + b"".join(packets)
+    alone = b"".join(module.check_packets(p) for p in [pb.thread_track(1, 10, 11), *packets])
+    assert module.check_packets(run, 5) == alone
+    assert module.prepare_packets(run, 5)[0] == alone
+    assert sorted(set(alone)) == [0, 1, 4]  # passed, damaged, a legacy value Python reads
+    expected = [prepared_args(module.prepare_packets(p, 5)[1])[0] for p in packets]
+    assert prepare(run)[1:] == expected

@@ -36,6 +36,7 @@ static void reader_clear(Reader *r) {
     buf_free(&r->ready);
     for (int t = 0; t < N_TABLES; t++) codes_free(&r->table_codes[t]);
     enc_free(&r->enc);
+    check_cache_free(&r->check_cache);
     Buf *scratch[] = {&r->args, &r->joined, &r->tmp, &r->msg, &r->cat_iids, &r->cats, &r->flows_out,
                       &r->ends_out, &r->flows_old, &r->ends_old, &r->link, &r->annotations};
     for (size_t i = 0; i < sizeof scratch / sizeof scratch[0]; i++) buf_free(scratch[i]);
@@ -77,6 +78,7 @@ static int reader_init(Reader *r, PyObject *args, PyObject *kwargs) {
     r->hooks.legacy = legacy_hook;
     r->enc.hooks = &r->hooks;
     r->enc.seed = r->seed;
+    r->check_cache.seed = mix64(r->seed ^ 0x2545F4914F6CDD1DULL);
     if (!texts_init(&r->texts, r->seed) || !values_init(&r->values, r->seed) ||
         !tracks_init(&r->tracks, r->seed) || !map_init(&r->seq_index, 16, r->seed) ||
         !map_init(&r->stack_index, 64, r->seed) || !map_init(&r->flow_index, 64, r->seed)) {
@@ -211,22 +213,28 @@ static int read_run(Reader *r, Span run, size_t *pos, int nested, Span *compress
     return RUN_DONE;
 }
 
-/* check_packets(run) -> bytes: each packet's pf_check of a run of whole fields, in order
-   (read_run's packets from its start), made without the GIL: a thread checks the next
-   run while the reading thread reads this one. */
-static PyObject *py_check_packets(PyObject *self, PyObject *arg) {
+/* check_packets(run[, seed]) -> bytes: each packet's pf_check of a run of whole fields, in
+   order (read_run's packets from its start), made without the GIL: a thread checks the
+   next run while the reading thread reads this one. `seed`: of the run's cache of
+   composite annotations checked (_pf_check_cache.h). */
+static PyObject *py_check_packets(PyObject *self, PyObject *args) {
     Py_buffer view;
+    unsigned long long seed = 0;
     (void)self;
-    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (!PyArg_ParseTuple(args, "y*|K", &view, &seed)) return NULL;
     Buf out = {0};
     int ok = 1;
+    CheckCache cache;
+    memset(&cache, 0, sizeof cache);
+    cache.seed = mix64(seed ^ 0x2545F4914F6CDD1DULL);
     Py_BEGIN_ALLOW_THREADS
     const uint8_t *p = view.buf, *end = p + view.len;
     Span packet;
     int field;
     while (ok && p < end && (field = run_field(&p, end, &packet)) != FIELD_END)
-        if (field == FIELD_PACKET) ok = buf_byte(&out, check_byte(pf_check(packet)));
+        if (field == FIELD_PACKET) ok = buf_byte(&out, check_byte(pf_check_cached(packet, &cache)));
     Py_END_ALLOW_THREADS
+    check_cache_free(&cache);
     PyBuffer_Release(&view);
     PyObject *checks = ok ? PyBytes_FromStringAndSize(out.data ? out.data : "", (Py_ssize_t)out.len)
                           : PyErr_NoMemory();
@@ -247,16 +255,20 @@ static PyObject *py_prepare_packets(PyObject *self, PyObject *args) {
     w.enc.seed = mix64(seed ^ 0x5851F42D4C957F2DULL);
     w.limit = PREPARED_GROWTH * (size_t)view.len + PREPARED_SLACK;
     int ok = 1;
+    CheckCache cache;
+    memset(&cache, 0, sizeof cache);
+    cache.seed = mix64(seed ^ 0x2545F4914F6CDD1DULL);
     Py_BEGIN_ALLOW_THREADS
     const uint8_t *p = view.buf, *end = p + view.len;
     Span packet;
     int field;
     while (ok && p < end && (field = run_field(&p, end, &packet)) != FIELD_END) {
         if (field != FIELD_PACKET) continue;
-        Check check = pf_check(packet);
+        Check check = pf_check_cached(packet, &cache);
         ok = buf_byte(&checks, check_byte(check)) && prepare_packet(&w, packet, check);
     }
     Py_END_ALLOW_THREADS
+    check_cache_free(&cache);
     PyBuffer_Release(&view);
     uint32_t n = (uint32_t)VEC_LEN(w.offsets, uint32_t);
     PyObject *prepared = ok ? PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(4 + w.offsets.len + w.records.len)) : NULL;

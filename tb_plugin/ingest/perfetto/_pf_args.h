@@ -18,7 +18,7 @@
 #define KINETOSCOPE_PF_ARGS_H
 #include "_pf_core.h"
 #include "_pf_store.h"
-#include "_pf_wire.h"
+#include "_pf_annot.h"
 
 enum { ENC_FAIL = -1, ENC_OK = 0, ENC_BAD = 1 };
 enum { LEGACY_OK = 0, LEGACY_NOW = 1, LEGACY_LATER = 2 };
@@ -29,6 +29,17 @@ typedef struct {
        with the exception's words in msg; ENC_FAIL with a Python error set. */
     int (*legacy)(void *ctx, Span raw, Buf *out, Buf *msg);
 } Hooks;
+
+/* An annotation name written as a key before, with nothing to escape: its key token is
+   the name in quotes, and its core key kind is known (json_string and core_key cost
+   ~140 instructions a key; half the writers' events name their keys so, not by iid). */
+#define KEY_TOKENS 64
+#define KEY_TOKEN_MAX 30
+typedef struct {
+    uint8_t len; /* 0: none */
+    int16_t kind; /* core_key's */
+    char name[KEY_TOKEN_MAX];
+} KeyToken;
 
 typedef struct {
     Sequence *seq;
@@ -50,6 +61,7 @@ typedef struct {
     Buf written_at;  /* Written */
     Buf written_text; /* each one's bytes, then its text */
     uint64_t hooked; /* legacy values given to Python: a value that needed one is not kept */
+    KeyToken key_tokens[KEY_TOKENS]; /* annotation names met, by key_slot */
 } Enc;
 
 typedef struct {
@@ -73,58 +85,6 @@ static void enc_free(Enc *e) {
     buf_free(&e->written_text);
 }
 
-/* ---- one annotation's fields -------------------------------------------------------------- */
-
-#define HAS(a, n) (((a)->present >> (n)) & 1u)
-
-typedef struct {
-    uint32_t present; /* bit n: field n is there (11, 12: at least one entry) */
-    uint64_t name_iid, uint_v, string_iid, pointer, int_bits;
-    double dbl;
-    int bool_v;
-    Span name, str, legacy;
-    Span whole;
-} Annot;
-
-/* Only `present` and `whole` are set first: a field is read only where its bit is. */
-static void annot_read(Annot *a, Span s) {
-    a->present = 0;
-    a->whole = s;
-    Field f = pf_fields(s);
-    while (pf_next(&f)) {
-        uint32_t n = f.number;
-        int varint = f.wire == WIRE_VARINT, len = f.wire == WIRE_LEN;
-        if ((n == 1 || n == 2 || n == 3 || n == 4 || n == 7 || n == 17) && varint) {
-            if (n == 1) a->name_iid = f.value;
-            if (n == 2) a->bool_v = f.value != 0;
-            if (n == 3) a->uint_v = f.value;
-            if (n == 4) a->int_bits = f.value;
-            if (n == 7) a->pointer = f.value;
-            if (n == 17) a->string_iid = f.value;
-        } else if (n == 5 && f.wire == WIRE_FIXED64) {
-            memcpy(&a->dbl, &f.value, 8);
-        } else if ((n == 6 || n == 8 || n == 9 || n == 10 || n == 11 || n == 12) && len) {
-            if (n == 6) a->str = f.body;
-            if (n == 9) a->legacy = f.body;
-            if (n == 10) a->name = f.body;
-        } else {
-            continue;
-        }
-        a->present |= 1u << n;
-    }
-}
-
-/* The value fields: 2-9, 11, 12, 17. */
-#define VALUE_FIELDS 0x21BFCu
-
-/* The value field the Python reader keeps: the last (highest) or, for an array item, the
-   first (lowest); 0 for none. */
-static int annot_value_field(const Annot *a, int first) {
-    uint32_t fields = a->present & VALUE_FIELDS;
-    if (!fields) return 0;
-    return first ? __builtin_ctz(fields) : 31 - __builtin_clz(fields);
-}
-
 /* An interned arg name's or string's JSON string, appended to out: its text copied as it
    is where it has nothing to escape (asked once per entry, not once per annotation). */
 static int entry_json(Buf *out, const Sequence *s, Entry *entry) {
@@ -140,27 +100,50 @@ static int entry_json(Buf *out, const Sequence *s, Entry *entry) {
     return 1;
 }
 
-/* The escaped key token of an annotation (`"name"`), appended to e->keys; *kind: its core
-   key kind (core_key) where the top level's keys are read (e->core), else -1. */
-static int annot_key(Enc *e, const Annot *a, int *kind) {
-    size_t start = e->keys.len;
+/* A name's place among e->key_tokens (n: 1 to KEY_TOKEN_MAX). */
+static inline size_t key_slot(const char *name, size_t n) {
+    return (n * 7 + (uint8_t)name[0] * 3 + (uint8_t)name[n - 1]) % KEY_TOKENS;
+}
+
+/* The escaped key token of an annotation (`"name"`), appended to keys; *kind: its core
+   key kind (core_key) where the top level's keys are read (`top`), else -1. */
+static int annot_key(Enc *e, Buf *keys, const Annot *a, int top, int *kind) {
+    size_t start = keys->len;
     *kind = -1;
     if (HAS(a, 10)) {
-        if (!json_string(&e->keys, a->name, &e->tmp)) return 0;
-        if (e->core) *kind = core_key(e->keys.data + start, e->keys.len - start);
+        size_t n = SPAN_LEN(a->name);
+        const char *name = (const char *)a->name.p;
+        KeyToken *known = n && n <= KEY_TOKEN_MAX ? &e->key_tokens[key_slot(name, n)] : NULL;
+        if (known && known->len == n && same_bytes(known->name, name, n)) {
+            if (!buf_reserve(keys, n + 2)) return 0;
+            keys->data[keys->len] = '"';
+            copy_small(keys->data + keys->len + 1, name, n);
+            keys->len += n + 2;
+            keys->data[keys->len - 1] = '"';
+            if (top) *kind = known->kind;
+            return 1;
+        }
+        if (!json_string(keys, a->name, &e->tmp)) return 0;
+        int core = core_key(keys->data + start, keys->len - start);
+        if (top) *kind = core;
+        if (known && keys->len - start == n + 2 && same_bytes(keys->data + start + 1, name, n)) {
+            known->len = (uint8_t)n; /* its token is the name in quotes */
+            known->kind = (int16_t)core;
+            memcpy(known->name, name, n);
+        }
         return 1;
     }
     if (HAS(a, 1)) {
         Entry *entry = sequence_entry(e->seq, T_ARG_NAMES, a->name_iid);
         if (entry) {
-            if (!entry_json(&e->keys, e->seq, entry)) return 0;
-            if (e->core && entry->core == CORE_UNKNOWN)
-                entry->core = (int16_t)core_key(e->keys.data + start, e->keys.len - start);
-            if (e->core) *kind = entry->core;
+            if (!entry_json(keys, e->seq, entry)) return 0;
+            if (top && entry->core == CORE_UNKNOWN)
+                entry->core = (int16_t)core_key(keys->data + start, keys->len - start);
+            if (top) *kind = entry->core;
             return 1;
         }
     }
-    return buf_str(&e->keys, "\"\"");
+    return buf_str(keys, "\"\"");
 }
 
 /* ---- reading every legacy value the Python reader reads, for its errors ------------------ */
@@ -332,19 +315,25 @@ static int push_bound(Enc *e, uint32_t start, int kind) {
 
 #define ANNOT(e, at, i) (((const Annot *)((e)->annots.data + (at)))[i])
 
-static int write_annotation_entry(Enc *e, Buf *out, size_t annots_at, size_t i, Core *core, int kind) {
-    Annot a = ANNOT(e, annots_at, i); /* a nested value may move e->annots */
-    int n = annot_value_field(&a, 0);
+/* A dict entry's value (annotation a's); at the top level (core not NULL) a core key's
+   value (kind >= 0) goes to core too. */
+static int write_entry(Enc *e, Buf *out, const Annot *a, Core *core, int kind) {
+    int n = annot_value_field(a, 0);
     size_t value_at = out->len;
-    int status = write_value(e, out, &a, n);
+    int status = write_value(e, out, a, n);
     if (!core || kind < 0 || status != ENC_OK) return status;
     const char *v = out->data + value_at, *end = out->data + out->len;
     /* an int just written is not read back from its digits */
-    if (n == 3) core_u64(core, kind, v, end, a.uint_v);
-    else if (n == 4) core_number(core, kind, v, end, NUM_I64, (int64_t)a.int_bits, 0);
+    if (n == 3) core_u64(core, kind, v, end, a->uint_v);
+    else if (n == 4) core_number(core, kind, v, end, NUM_I64, (int64_t)a->int_bits, 0);
     else core_value(core, kind, v, end);
     e->cores++;
     return status;
+}
+
+static int write_annotation_entry(Enc *e, Buf *out, size_t annots_at, size_t i, Core *core, int kind) {
+    Annot a = ANNOT(e, annots_at, i); /* a nested value may move e->annots */
+    return write_entry(e, out, &a, core, kind);
 }
 
 /* The annotations in field `number` of the spans at spans_at (count of them) as a dict;
@@ -360,7 +349,7 @@ static int write_annotation_spans(Enc *e, Buf *out, size_t items_at, size_t n, i
         e->annots.len += sizeof(Annot);
         uint32_t start = (uint32_t)e->keys.len;
         int kind;
-        ok = annot_key(e, a, &kind) && push_bound(e, start, kind);
+        ok = annot_key(e, &e->keys, a, e->core != NULL, &kind) && push_bound(e, start, kind);
         if (ok && has_correlation && e->keys.len - start == 13 &&
             memcmp(e->keys.data + start, "\"correlation\"", 13) == 0)
             *has_correlation = 1;
@@ -563,44 +552,6 @@ static int write_value_now(Enc *e, Buf *out, const Annot *a, int n) {
         default: return ENC_FAIL;
     }
     return ok ? ENC_OK : ENC_FAIL;
-}
-
-/* ---- an event's args ------------------------------------------------------------------------ */
-
-/* The args text of a track event's annotations (the n spans of its field 4): "" for no
-   args; their core columns in *core (e->cores: how many core keys); *named: whether one
-   is named "correlation". Checks the legacy values the Python reader would read first
-   (`legacy`: the packet has one Python must read). ENC_BAD: the packet fails (e->msg says
-   why; e->later: only once its args are encoded). */
-static int encode_annotations(Enc *e, Buf *out, Core *core, const Span *annotations, size_t n,
-                              int legacy, int *named) {
-    out->len = 0;
-    e->later = 0;
-    e->cores = 0;
-    *named = 0;
-    core_defaults(core);
-    e->items.len = e->keys.len = e->plan.len = e->annots.len = 0;
-    if (n && !buf_put(&e->items, annotations, n * sizeof(Span))) return ENC_FAIL;
-    for (size_t i = 0; legacy && i < n; i++) {
-        int status = eval_annotation(e, annotations[i]);
-        if (status != ENC_OK) return status;
-    }
-    e->core = core;
-    int status = write_annotation_spans(e, out, 0, n, named);
-    e->core = NULL;
-    return status;
-}
-
-/* `correlation` set in encoded args (out, core) that have no annotation of that name. */
-static int add_correlation(Enc *e, Buf *out, Core *core, uint64_t corr) {
-    if (out->len) out->len--; /* reopen the dict */
-    else if (!buf_byte(out, '{')) return ENC_FAIL;
-    if ((out->len > 1 && !buf_byte(out, ',')) || !buf_str(out, "\"correlation\":")) return ENC_FAIL;
-    size_t value_at = out->len;
-    if (!json_u64(out, corr)) return ENC_FAIL;
-    core_u64(core, K_INT + I_CORRELATION, out->data + value_at, out->data + out->len, corr);
-    e->cores++;
-    return buf_byte(out, '}') ? ENC_OK : ENC_FAIL;
 }
 
 #endif

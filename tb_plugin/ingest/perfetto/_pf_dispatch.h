@@ -126,7 +126,7 @@ static int chrome_metadata(Reader *r) {
    packets), P_FAIL (a Python error, or out of memory). `checked`: its pf_check, made ahead
    (check_packets), or NULL. */
 static int read_one(Reader *r, Span bytes, int nested, Span *compressed, const Check *checked) {
-    Check check = checked ? *checked : pf_check(bytes);
+    Check check = checked ? *checked : pf_check_cached(bytes, &r->check_cache);
     if (check.status != PF_OK) /* the protobuf runtime parses no packet of it: not counted */
         return bad(r, check.status == PF_TOO_DEEP
                           ? "DecodeError: Error parsing message with type 'kinetoscope.perfetto.TracePacket': "

@@ -23,10 +23,9 @@ typedef struct {
     Span compressed;
 } Packet;
 
-static void read_packet(Reader *r, Span s, Packet *p) {
+/* A packet's fields from s on, one at a time (read_packet's of other tags). */
+static void read_packet_fields(Reader *r, Span s, Packet *p) {
     static const uint32_t SPAN_FIELDS[5] = {11, 60, 12, 59, 5};
-    memset(p, 0, sizeof *p);
-    for (int i = 0; i < 5; i++) r->spans[i].len = 0;
     Field f = pf_fields(s);
     while (pf_next(&f)) {
         if (f.wire == WIRE_VARINT) {
@@ -43,6 +42,35 @@ static void read_packet(Reader *r, Span s, Packet *p) {
                 if (f.number == SPAN_FIELDS[i] && !buf_put(&r->spans[i], &f.body, sizeof f.body)) r->oom = 1;
         }
     }
+}
+
+/* As read_packet_fields, the fields of the tags most packets have (timestamp, sequence id,
+   flags, track event, interned data) read by their tag byte; from any other tag on, by
+   read_packet_fields. */
+static void read_packet(Reader *r, Span s, Packet *p) {
+    memset(p, 0, sizeof *p);
+    for (int i = 0; i < 5; i++) r->spans[i].len = 0;
+    const uint8_t *at = s.p, *end = s.end;
+    while (at < end) {
+        const uint8_t *q = at + 1;
+        uint64_t v;
+        uint8_t tag = *at;
+        if (tag == 0x5a || tag == 0x62) { /* 11, 12 */
+            if (!(q = pf_short_varint(q, end, 5, (uint64_t)1 << 32, &v)) || v > (uint64_t)(end - q)) break;
+            Span body = {q, q + v};
+            if (!buf_put(&r->spans[tag == 0x5a ? S_EVENT : S_INTERNED], &body, sizeof body)) r->oom = 1;
+            q += v;
+        } else if (tag == 0x40 || tag == 0x50 || tag == 0x68) { /* 8, 10, 13 */
+            if (!(q = pf_varint(q, end, &v))) break;
+            if (tag == 0x40) p->ts = v;
+            if (tag == 0x50) p->seq_id = (uint32_t)v;
+            if (tag == 0x68) p->flags = (uint32_t)v;
+        } else {
+            break;
+        }
+        at = q;
+    }
+    if (at < end) read_packet_fields(r, (Span){at, end}, p);
 }
 
 #define SPANS(r, i) ((const Span *)(r)->spans[i].data)

@@ -297,7 +297,8 @@ static PyObject *py_micros(PyObject *self, PyObject *args) {
 }
 
 static PyMethodDef MODULE_METHODS[] = {
-    {"check_packets", py_check_packets, METH_O, "check_packets(run) -> each packet's check, a byte each"},
+    {"check_packets", py_check_packets, METH_VARARGS,
+     "check_packets(run[, seed]) -> each packet's check, a byte each"},
     {"prepare_packets", py_prepare_packets, METH_VARARGS,
      "prepare_packets(run, seed) -> (check_packets(run), the args encoded ahead)"},
     {"whole_packets", py_whole_packets, METH_VARARGS, "whole_packets(buf, start, limit) -> (end, packets, damaged)"},

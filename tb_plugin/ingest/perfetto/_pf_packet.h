@@ -34,6 +34,66 @@ static int push_numbers(Buf *b, const Field *f, int fixed) {
     return 1;
 }
 
+/* The fields of one span of a track event (its occurrences merge), one at a time. */
+static int read_event_fields(Reader *r, TrackEvent *e, Span s) {
+    Field f = pf_fields(s);
+    int ok = 1;
+    while (ok && pf_next(&f)) {
+        int varint = f.wire == WIRE_VARINT;
+        switch (f.number) {
+            case 3: ok = push_numbers(&r->cat_iids, &f, 0); break;
+            case 22: if (f.wire == WIRE_LEN) ok = buf_put(&r->cats, &f.body, sizeof f.body); break;
+            case 10: if (varint) e->name_iid = f.value; break;
+            case 23: if (f.wire == WIRE_LEN) { e->name = f.body; e->has_name = 1; } break;
+            case 9: if (varint) { e->type = (int32_t)f.value; e->has_type = 1; } break;
+            case 11: if (varint) { e->track = f.value; e->has_track = 1; } break;
+            case 30: if (varint) { e->counter_bits = f.value; e->has_counter = 1; } break;
+            case 44:
+                if (f.wire == WIRE_FIXED64) {
+                    memcpy(&e->dcounter, &f.value, 8);
+                    e->has_double = 1;
+                }
+                break;
+            case 36: ok = push_numbers(&r->flows_old, &f, 0); break;
+            case 47: ok = push_numbers(&r->flows_out, &f, 1); break;
+            case 42: ok = push_numbers(&r->ends_old, &f, 0); break;
+            case 48: ok = push_numbers(&r->ends_out, &f, 1); break;
+            case 52: if (varint) { e->correlation = f.value; e->has_correlation = 1; } break;
+            case 4: if (f.wire == WIRE_LEN) ok = buf_put(&r->annotations, &f.body, sizeof f.body); break;
+            default: break;
+        }
+    }
+    return ok;
+}
+
+/* As read_event_fields, the fields of the tags most events have read by their tag byte
+   (an annotation, category iid, type, name iid, track: ~40 instructions a field through
+   pf_next and the switch on its number); from any other tag on, by read_event_fields. */
+static int read_event_span(Reader *r, TrackEvent *e, Span s) {
+    const uint8_t *p = s.p, *end = s.end;
+    while (p < end) {
+        const uint8_t *q = p + 1;
+        uint64_t v;
+        uint8_t tag = *p;
+        if (tag == 0x22) { /* 4 */
+            if (!(q = pf_short_varint(q, end, 5, (uint64_t)1 << 32, &v)) || v > (uint64_t)(end - q)) break;
+            Span body = {q, q + v};
+            if (!buf_put(&r->annotations, &body, sizeof body)) return 0;
+            q += v;
+        } else if (tag == 0x18 || tag == 0x48 || tag == 0x50 || tag == 0x58) { /* 3, 9, 10, 11 */
+            if (!(q = pf_varint(q, end, &v))) break;
+            if (tag == 0x18 && !push_u64(&r->cat_iids, v)) return 0;
+            if (tag == 0x48) e->type = (int32_t)v, e->has_type = 1;
+            if (tag == 0x50) e->name_iid = v;
+            if (tag == 0x58) e->track = v, e->has_track = 1;
+        } else {
+            break;
+        }
+        p = q;
+    }
+    return p < end ? read_event_fields(r, e, (Span){p, end}) : 1;
+}
+
 static int read_track_event(Reader *r, TrackEvent *e) {
     memset(e, 0, sizeof *e);
     Buf *lists[] = {&r->cat_iids, &r->cats, &r->flows_out, &r->ends_out, &r->flows_old, &r->ends_old,
@@ -41,34 +101,7 @@ static int read_track_event(Reader *r, TrackEvent *e) {
     for (int i = 0; i < 7; i++) lists[i]->len = 0;
     const Span *spans = SPANS(r, S_EVENT);
     int ok = 1;
-    for (size_t k = 0; k < NSPANS(r, S_EVENT) && ok; k++) {
-        Field f = pf_fields(spans[k]);
-        while (ok && pf_next(&f)) {
-            int varint = f.wire == WIRE_VARINT;
-            switch (f.number) {
-                case 3: ok = push_numbers(&r->cat_iids, &f, 0); break;
-                case 22: if (f.wire == WIRE_LEN) ok = buf_put(&r->cats, &f.body, sizeof f.body); break;
-                case 10: if (varint) e->name_iid = f.value; break;
-                case 23: if (f.wire == WIRE_LEN) { e->name = f.body; e->has_name = 1; } break;
-                case 9: if (varint) { e->type = (int32_t)f.value; e->has_type = 1; } break;
-                case 11: if (varint) { e->track = f.value; e->has_track = 1; } break;
-                case 30: if (varint) { e->counter_bits = f.value; e->has_counter = 1; } break;
-                case 44:
-                    if (f.wire == WIRE_FIXED64) {
-                        memcpy(&e->dcounter, &f.value, 8);
-                        e->has_double = 1;
-                    }
-                    break;
-                case 36: ok = push_numbers(&r->flows_old, &f, 0); break;
-                case 47: ok = push_numbers(&r->flows_out, &f, 1); break;
-                case 42: ok = push_numbers(&r->ends_old, &f, 0); break;
-                case 48: ok = push_numbers(&r->ends_out, &f, 1); break;
-                case 52: if (varint) { e->correlation = f.value; e->has_correlation = 1; } break;
-                case 4: if (f.wire == WIRE_LEN) ok = buf_put(&r->annotations, &f.body, sizeof f.body); break;
-                default: break;
-            }
-        }
-    }
+    for (size_t k = 0; k < NSPANS(r, S_EVENT) && ok; k++) ok = read_event_span(r, e, spans[k]);
     /* flows: new ids then old ones (and ends likewise), as one list each */
     return ok && buf_put(&r->flows_out, r->flows_old.data, r->flows_old.len) &&
            buf_put(&r->ends_out, r->ends_old.data, r->ends_old.len);

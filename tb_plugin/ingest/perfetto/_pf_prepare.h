@@ -11,7 +11,7 @@
  */
 #ifndef KINETOSCOPE_PF_PREPARE_H
 #define KINETOSCOPE_PF_PREPARE_H
-#include "_pf_args.h"
+#include "_pf_event_args.h"
 
 #define PREPARED_NONE UINT32_MAX
 #define PREPARED_HEAD 8

@@ -5,7 +5,7 @@
  */
 #ifndef KINETOSCOPE_PF_READER_H
 #define KINETOSCOPE_PF_READER_H
-#include "_pf_args.h"
+#include "_pf_event_args.h"
 #include "_pf_rows.h"
 #include "_pf_tracks.h"
 
@@ -72,6 +72,7 @@ struct Reader {
     int delivering;
     /* scratch */
     Enc enc;
+    CheckCache check_cache; /* of the packets checked here (none given by check_packets) */
     Hooks hooks;
     Buf args, joined, tmp, msg;
     Buf spans[5];

@@ -246,15 +246,19 @@ static int legacy_same(Span raw) {
     return 1;
 }
 
+typedef struct CheckCache CheckCache; /* _pf_check_cache.h */
+
 typedef struct {
     int status;
     int legacy; /* a DebugAnnotation's legacy_json_value that Python must read was met */
     /* For args encoded ahead (_pf_prepare.h), not kept in check_packets' bytes: */
     int annotated; /* a track event has a DebugAnnotation */
     int interned;  /* a DebugAnnotation has a name_iid or string_value_iid (fields 1, 17) */
+    CheckCache *cache; /* a track event's composite annotations checked before, or NULL */
 } Check;
 
 static void pf_check_message(Check *c, Span s, int type, int depth, int in_group, uint32_t group);
+static void pf_check_event_annotation(Check *c, Span s, int depth);
 
 static int pf_check_packed(Span body, int kind) {
     if (kind == PACKED_FIXED64) return SPAN_LEN(body) % 8 == 0;
@@ -265,6 +269,21 @@ static int pf_check_packed(Span body, int kind) {
 }
 
 static const uint8_t *pf_check_fields(Check *c, Span s, int type, int depth, int in_group, uint32_t group);
+
+/* Whether an annotation's second field (after its name, as its writers write it) is an
+   array, a dict or a nested value; 0 for any other shape (checked as it is). */
+PF_INLINE int composite_annotation(Span s) {
+    const uint8_t *p = s.p, *end = s.end;
+    uint64_t v;
+    if (p >= end || (*p != 0x52 && *p != 0x08)) return 0;
+    if (*p == 0x08) {
+        p = pf_skip_varint(p + 1, end);
+    } else {
+        p = pf_short_varint(p + 1, end, 5, (uint64_t)1 << 32, &v);
+        p = p && v <= (uint64_t)(end - p) ? p + v : NULL;
+    }
+    return p && p < end && (*p == 0x42 || *p == 0x5a || *p == 0x62);
+}
 
 /* Checks the fields of s (of `type`; in a group of number `group` when in_group); on
    success c->status stays PF_OK and, in a group, the end is returned through s. Inlined
@@ -302,7 +321,9 @@ PF_INLINE const uint8_t *pf_check_body(Check *c, Span s, int type, int depth, in
                     c->status = PF_TOO_DEEP;
                     return NULL;
                 }
-                pf_check_message(c, body, kind, depth + 1, 0, 0);
+                if (type == M_TRACK_EVENT && !in_group && c->cache && composite_annotation(body))
+                    pf_check_event_annotation(c, body, depth + 1);
+                else pf_check_message(c, body, kind, depth + 1, 0, 0);
             } else if (kind < 0 && !pf_check_packed(body, kind)) {
                 break;
             }
@@ -338,12 +359,15 @@ static void pf_check_message(Check *c, Span s, int type, int depth, int in_group
     else pf_check_fields(c, s, type, depth, in_group, group);
 }
 
-/* PF_OK, PF_CORRUPT or PF_TOO_DEEP for one TracePacket's bytes. */
-static Check pf_check(Span packet) {
-    Check c = {PF_OK, 0, 0, 0};
+/* PF_OK, PF_CORRUPT or PF_TOO_DEEP for one TracePacket's bytes; `cache`: composite
+   annotations checked before (or NULL), the same answer sooner. */
+static Check pf_check_cached(Span packet, CheckCache *cache) {
+    Check c = {PF_OK, 0, 0, 0, cache};
     pf_check_message(&c, packet, M_PACKET, 0, 0, 0);
     return c;
 }
+
+static Check pf_check(Span packet) { return pf_check_cached(packet, NULL); }
 
 /* Each length-delimited occurrence of field `number` in a list of message spans (the
    occurrences of one singular message field, merged as protobuf merges them). */

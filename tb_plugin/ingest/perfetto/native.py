@@ -383,7 +383,8 @@ class _Pipeline:
             # Args are encoded ahead only if this thread waited for the reading one since the
             # run before; else it is the slower one and only checks (x7 OWLv2: ~60 of 99 runs).
             ahead, self.cut.waited = self.cut.waited, False
-            return (run, *self.prepare(run, self.seed)) if ahead else (run, self.check(run), b"")
+            checked = self.prepare(run, self.seed) if ahead else (self.check(run, self.seed), b"")
+            return (run, *checked)
         except BaseException as err:  # damage, a limit, a deadline: after the runs before
             self.error = err
             return None
