@@ -64,6 +64,7 @@ class LoadState(msgspec.Struct):
     # with it. Guarded by `lock` with `views`.
     published: threading.Event = msgspec.field(default_factory=threading.Event)
     build_dir: Path | None = None  # the built model's cache folder, until written
+    served: set[str] = msgspec.field(default_factory=set)  # views answered as they were kept
     built: bool = False  # the model was built from its file here, not read from the cache
 
     def view_lock(self, name: str) -> threading.Lock:
@@ -353,10 +354,12 @@ class TraceStore:
         state = self.state_for(path)
         cached = state.views.get(name)
         if cached is not None:
+            state.served.add(name)  # the server's first page waits for it (`api.session`)
             return cached
         with state.view_lock(name):  # one compute per view; other views meanwhile
             cached = state.views.get(name)
             if cached is not None:
+                state.served.add(name)
                 return cached
             data = self.cache.load_view(state.key, name) if self.cache else None
             stored = data is not None
