@@ -1,14 +1,24 @@
 """The trace view's kept answers (`workers.KeptAnswers`): a route's JSON is msgspec's
 encoding of its answer, made once and handed back again (`kept_json`, the routes'
 `*_kept`); the routes' HTTP body is that JSON. Only the JSON is kept: the compute function
-makes its answer anew."""
+makes its answer anew. The answers not kept are made one at a time (`WINDOW_LANE`); one
+kept is handed back without waiting."""
 
 from __future__ import annotations
+
+import threading
+import time
+from typing import Any
 
 import msgspec
 from corpus import corpus_model
 from kinetoscope.api.endpoints import ENDPOINTS
-from kinetoscope.trace_view.workers import KeptAnswers, WorkerTrace, kept_json
+from kinetoscope.trace_view.workers import (
+    WINDOW_LANE,
+    KeptAnswers,
+    WorkerTrace,
+    kept_json,
+)
 
 TRACE = (
     "pytorch-kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"
@@ -67,3 +77,77 @@ def test_answers_pushed_out_are_forgotten() -> None:
     assert kept.get("b") is None and kept.get("a") is pairs[0]
     kept.put("a", pairs[3])  # the same request answered by another object
     assert kept.get("a") is pairs[3] and kept.get("c") is pairs[2]
+
+
+def _threads(count: int, target: Any) -> list[threading.Thread]:
+    threads = [threading.Thread(target=target, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    return threads
+
+
+def test_answers_asked_side_by_side_are_made_one_at_a_time() -> None:
+    workers = [WorkerTrace(None, corpus_model(TRACE))]
+    inside, most = [0], [0]
+    lock = threading.Lock()
+    bodies: dict[int, bytes] = {}
+
+    def ask(i: int) -> None:
+        def answer() -> dict[str, int]:
+            with lock:
+                inside[0] += 1
+                most[0] = max(most[0], inside[0])
+            time.sleep(0.01)  # long enough for the others to arrive meanwhile
+            with lock:
+                inside[0] -= 1
+            return {"window": i}
+
+        bodies[i] = kept_json(workers, "test_lane", (i,), answer)
+
+    for t in _threads(8, ask):
+        t.join(10)
+    assert most[0] == 1
+    assert bodies == {i: b'{"window":%d}' % i for i in range(8)}
+
+
+def test_the_same_answer_asked_side_by_side_is_made_once() -> None:
+    workers = [WorkerTrace(None, corpus_model(TRACE))]
+    made: list[int] = []
+    bodies: list[bytes] = []
+
+    def ask(i: int) -> None:
+        def answer() -> dict[str, int]:
+            made.append(i)
+            time.sleep(0.01)
+            return {"same": 1}
+
+        bodies.append(kept_json(workers, "test_lane_once", ("same",), answer))
+
+    for t in _threads(6, ask):
+        t.join(10)
+    assert len(made) == 1 and bodies == [b'{"same":1}'] * 6
+
+
+def test_a_kept_answer_does_not_wait_for_the_lane() -> None:
+    workers = [WorkerTrace(None, corpus_model(TRACE))]
+    kept = kept_json(workers, "test_lane_kept", (0,), lambda: {"kept": 0})
+    entered, release = threading.Event(), threading.Event()
+
+    def slow(_: int) -> None:
+        def answer() -> dict[str, int]:
+            entered.set()
+            release.wait(10)
+            return {"slow": 1}
+
+        kept_json(workers, "test_lane_kept", (1,), answer)
+
+    (busy,) = _threads(1, slow)
+    try:
+        assert entered.wait(10) and WINDOW_LANE.locked()
+        started = time.monotonic()
+        again = kept_json(workers, "test_lane_kept", (0,), lambda: {"kept": 99})
+        assert again is kept and time.monotonic() - started < 1.0
+    finally:
+        release.set()
+        busy.join(10)
+    assert not WINDOW_LANE.locked()
