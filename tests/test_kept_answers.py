@@ -15,6 +15,7 @@ from corpus import corpus_model
 from kinetoscope.api.endpoints import ENDPOINTS
 from kinetoscope.trace_view.workers import (
     WINDOW_LANE,
+    FairLane,
     KeptAnswers,
     WorkerTrace,
     kept_json,
@@ -151,3 +152,26 @@ def test_a_kept_answer_does_not_wait_for_the_lane() -> None:
         release.set()
         busy.join(10)
     assert not WINDOW_LANE.locked()
+
+
+def test_the_lane_goes_to_the_thread_that_waited_longest() -> None:
+    lane = FairLane()
+    order: list[int] = []
+
+    def wait_turn(i: int) -> None:
+        with lane:
+            order.append(i)
+
+    threads = []
+    with lane:
+        for i in range(5):
+            (t,) = _threads(1, lambda _, i=i: wait_turn(i))
+            threads.append(t)
+            deadline = time.monotonic() + 10
+            while lane.waiting() < i + 1 and time.monotonic() < deadline:
+                time.sleep(0.001)  # thread i queued before thread i + 1 starts
+        assert lane.waiting() == 5 and order == []
+    for t in threads:
+        t.join(10)
+    assert order == [0, 1, 2, 3, 4]
+    assert not lane.locked() and lane.waiting() == 0
