@@ -85,6 +85,8 @@ setup(
         "werkzeug>=2.0",
         "numpy>=1.22",
         "msgspec>=0.18",
+        # The trace view's numeric columns written as JSON from numpy (`json_columns`).
+        "orjson>=3.9",
         "isal>=1.5",
         # Perfetto protobuf traces (`ingest/perfetto`); TensorBoard needs it too.
         "protobuf>=4.21",

@@ -9,11 +9,15 @@ from typing import Any, TypedDict
 import numpy as np
 
 from ..model.errors import bounded
+from .json_columns import column_parts, list_parts
 from .links import enclosing, flow_pairs, pairs_in_window
 from .params import FlowsParams
+from .window_query import Parts
 from .workers import WorkerTrace, kept_json, select_tracks, time_range
 
 DEFAULT_FLOW_LIMIT = 5_000
+TEXT_COLUMNS = ("category", "src_track", "dst_track")
+NUMBER_COLUMNS = ("id", "src_ts", "src_row", "src_depth", "dst_ts", "dst_row", "dst_depth")
 
 
 class FlowColumns(TypedDict):
@@ -48,7 +52,9 @@ def flows_kept(workers: Sequence[WorkerTrace], params: FlowsParams) -> bytes:
     """`flows`'s JSON (`kept_json`: the same window again is answered at once)."""
     t0, t1, limit = _flow_request(workers, params)
     request = (t0, t1, params.get("tracks") or "all", limit)
-    return kept_json(workers, "flows", request, lambda: _flows(workers, params, t0, t1, limit))
+    return kept_json(
+        workers, "flows", request, lambda: _flows(workers, params, t0, t1, limit, column_parts)
+    )
 
 
 def _flow_request(workers: Sequence[WorkerTrace], params: FlowsParams) -> tuple[float, float, int]:
@@ -58,40 +64,56 @@ def _flow_request(workers: Sequence[WorkerTrace], params: FlowsParams) -> tuple[
 
 
 def _flows(
-    workers: Sequence[WorkerTrace], params: FlowsParams, t0: float, t1: float, limit: int
+    workers: Sequence[WorkerTrace],
+    params: FlowsParams,
+    t0: float,
+    t1: float,
+    limit: int,
+    parts: Parts = list_parts,
 ) -> FlowsView:
+    """The arrows of the window. `parts` makes each numeric column as the answer holds it:
+    a list, or for the route a JSON fragment (`json_columns.column_parts`)."""
     selections = select_tracks(workers, params.get("tracks"))
-    cols: dict[str, list[Any]] = {k: [] for k in FlowColumns.__annotations__}
-    total = 0
+    texts: dict[str, list[str]] = {k: [] for k in TEXT_COLUMNS}
+    numbers: dict[str, list[np.ndarray]] = {k: [] for k in NUMBER_COLUMNS}
+    total, chosen_count = 0, 0
     truncated = False
     for worker, sel in zip(workers, selections):
         model, index, off = worker.model, worker.index, worker.offset
         pairs = flow_pairs(model, index)
-        room = max(limit - len(cols["id"]), 0)
+        room = max(limit - chosen_count, 0)
         n_tracks = len(index.tracks)
         chosen, found = pairs_in_window(pairs, t0 - off, t1 - off, sel.slices, n_tracks, room)
         total += found
         truncated = truncated or found > room
         if chosen.size == 0:
             continue
-        src = enclosing(model, index, pairs.src_track[chosen], pairs.src_ts[chosen])
-        dst = enclosing(model, index, pairs.dst_track[chosen], pairs.dst_ts[chosen])
+        chosen_count += int(chosen.size)
         # Names taken by numpy from object arrays: thousands of arrows in a wide window.
         ids = np.array([worker.qualify(t.id) for t in index.tracks], dtype=object)
         categories = np.array(model.categories, dtype=object)
-        cols["category"] += categories[pairs.cat[chosen]].tolist()
-        cols["id"] += pairs.flow_id[chosen].tolist()
-        for side, bound in (("src", src), ("dst", dst)):
+        texts["category"] += categories[pairs.cat[chosen]].tolist()
+        numbers["id"].append(pairs.flow_id[chosen])
+        for side in ("src", "dst"):
             track = pairs.src_track if side == "src" else pairs.dst_track
             ts = pairs.src_ts if side == "src" else pairs.dst_ts
-            cols[f"{side}_track"] += ids[track[chosen]].tolist()
-            cols[f"{side}_ts"] += (ts[chosen] + off).tolist()
-            cols[f"{side}_row"] += np.where(
-                bound >= 0, index.row[np.maximum(bound, 0)], -1
-            ).tolist()
-            cols[f"{side}_depth"] += np.where(
-                bound >= 0, index.depth[np.maximum(bound, 0)], -1
-            ).tolist()
+            bound = enclosing(model, index, track[chosen], ts[chosen])
+            texts[f"{side}_track"] += ids[track[chosen]].tolist()
+            numbers[f"{side}_ts"].append(ts[chosen] + off)
+            numbers[f"{side}_row"].append(np.where(bound >= 0, index.row[np.maximum(bound, 0)], -1))
+            numbers[f"{side}_depth"].append(
+                np.where(bound >= 0, index.depth[np.maximum(bound, 0)], -1)
+            )
+    whole = [(0, chosen_count)]
+    cols: dict[str, Any] = {}
+    for key in FlowColumns.__annotations__:  # the answer's order of columns
+        if key in texts:
+            cols[key] = texts[key]
+        elif len({a.dtype.kind for a in numbers[key]}) > 1:  # ints beside floats: as lists
+            cols[key] = [v for a in numbers[key] for v in a.tolist()]
+        else:
+            column = np.concatenate(numbers[key]) if numbers[key] else np.zeros(0, np.int64)
+            cols[key] = parts(column, whole)[0]
     return {
         "t0": t0,
         "t1": t1,

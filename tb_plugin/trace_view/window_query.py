@@ -4,7 +4,7 @@ detail), counter series, and a cap on the items in one answer."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypedDict, cast
 
 import numpy as np
@@ -12,6 +12,7 @@ import numpy as np
 from ..analysis.core.health.view import row_checks
 from ..model.errors import ViewParamError, bounded
 from .counters import Counter, counter_series
+from .json_columns import column_parts, list_parts
 from .params import TraceParams
 from .window import SliceWindow, query_slices
 from .workers import (
@@ -35,6 +36,10 @@ FLAG_LINKED = 2  # has a correlation id: a launch and its GPU activity (see `eve
 FLAG_STARTS_BEFORE = 4  # starts before t0
 FLAG_ENDS_AFTER = 8  # ends after t1
 FLAG_HEALTH = 16  # a `health` check flags it (the `event` route's `health` names which)
+
+
+# Makes each cut of a column as the answer holds it (`json_columns`).
+Parts = Callable[[np.ndarray, Sequence[tuple[int, int]]], list[Any]]
 
 
 class WindowRequest(TypedDict):
@@ -108,8 +113,11 @@ class WindowView(TypedDict):
     truncated: bool
 
 
-def window(workers: Sequence[WorkerTrace], request: WindowRequest) -> WindowView:
-    """What of the chosen tracks is visible in [t0, t1) at `width` pixels."""
+def window(
+    workers: Sequence[WorkerTrace], request: WindowRequest, parts: Parts = list_parts
+) -> WindowView:
+    """What of the chosen tracks is visible in [t0, t1) at `width` pixels. `parts` makes
+    the columns' parts: lists, or for the route's JSON fragments (`column_parts`)."""
     t0, t1 = time_range(workers, request["t0"], request["t1"])
     width, min_px = request["width"], request["min_px"]
     resolution = min_px * (t1 - t0) / width
@@ -122,7 +130,7 @@ def window(workers: Sequence[WorkerTrace], request: WindowRequest) -> WindowView
     names = NameTable()
     out: list[TrackWindow] = []
     for worker, sel, res, ke, kb in zip(workers, selections, results, keep_exact, keep_blocks):
-        out.extend(_track_windows(worker, sel, res, ke, kb, names, t0, t1, width))
+        out.extend(_track_windows(worker, sel, res, (ke, kb), names, (t0, t1, width), parts))
     bucket = min((r.bucket for r in results), default=resolution)
     return {
         "time_base": time_base(workers),
@@ -171,45 +179,45 @@ def _track_windows(
     worker: WorkerTrace,
     sel: Selection,
     res: SliceWindow,
-    keep_e: np.ndarray,
-    keep_b: np.ndarray,
+    keep: tuple[np.ndarray, np.ndarray],
     names: NameTable,
-    t0: float,
-    t1: float,
-    width: int,
+    window: tuple[float, float, int],
+    parts: Parts,
 ) -> list[TrackWindow]:
-    out = [_counter_window(worker, c, t0, t1, width) for c in sel.counters if not c.listed_last]
+    t0, t1, width = window
+    counters = [_counter_window(worker, c, t0, t1, width, parts) for c in sel.counters]
+    out = [w for c, w in zip(sel.counters, counters) if not c.listed_last]
     # Exact events first, then blocks: the order in which their names enter the table.
-    e_track, events = _exact_columns(worker, res.exact[keep_e], names, t0, t1)
-    b_track, blocks = _block_columns(worker, res, np.flatnonzero(keep_b), names)
-    # Each column made a list once, then cut per track (not a list a column a track).
-    e_cut, event_lists = _track_cuts(e_track, sel.slices), _lists(events)
-    b_cut, block_lists = _track_cuts(b_track, sel.slices), _lists(blocks)
-    for t, ea, eb, ba, bb in zip(sel.slices.tolist(), *e_cut, *b_cut):
+    e_track, events = _exact_columns(worker, res.exact[keep[0]], names, t0, t1)
+    b_track, blocks = _block_columns(worker, res, np.flatnonzero(keep[1]), names)
+    event_parts = _cut_columns(events, _track_cuts(e_track, sel.slices), parts)
+    block_parts = _cut_columns(blocks, _track_cuts(b_track, sel.slices), parts)
+    for t, ev, bl in zip(sel.slices.tolist(), event_parts, block_parts):
         out.append(
             {
                 "id": worker.qualify(worker.index.tracks[t].id),
                 "worker": worker.name,
-                "events": cast(SliceColumns, _part(event_lists, ea, eb)),
-                "blocks": cast(BlockColumns, _part(block_lists, ba, bb)),
+                "events": cast(SliceColumns, ev),
+                "blocks": cast(BlockColumns, bl),
                 "counter": None,
             }
         )
-    out += [_counter_window(worker, c, t0, t1, width) for c in sel.counters if c.listed_last]
+    out += [w for c, w in zip(sel.counters, counters) if c.listed_last]
     return out
 
 
 def _counter_window(
-    worker: WorkerTrace, counter: Counter, t0: float, t1: float, width: int
+    worker: WorkerTrace, counter: Counter, t0: float, t1: float, width: int, parts: Parts
 ) -> TrackWindow:
     off = worker.offset
     starts, values = counter_series(counter, t0 - off, t1 - off, width)
+    whole = [(0, int(starts.size))]
     return {
         "id": worker.qualify(counter.id),
         "worker": worker.name,
         "events": None,
         "blocks": None,
-        "counter": {"start": (starts + off).tolist(), "value": values.tolist()},
+        "counter": {"start": parts(starts + off, whole)[0], "value": parts(values, whole)[0]},
     }
 
 
@@ -256,18 +264,18 @@ def _block_columns(
     return idx.group_track[group], columns
 
 
-def _track_cuts(item_track: np.ndarray, tracks: np.ndarray) -> tuple[list[int], list[int]]:
+def _track_cuts(item_track: np.ndarray, tracks: np.ndarray) -> list[tuple[int, int]]:
     """Per track of `tracks`, where its items begin and end (`item_track` sorted)."""
-    lo = np.searchsorted(item_track, tracks, "left")
-    return lo.tolist(), np.searchsorted(item_track, tracks, "right").tolist()
+    lo = np.searchsorted(item_track, tracks, "left").tolist()
+    return list(zip(lo, np.searchsorted(item_track, tracks, "right").tolist()))
 
 
-def _lists(columns: Columns) -> dict[str, list[Any]]:
-    return {key: values.tolist() for key, values in columns.items()}
-
-
-def _part(columns: dict[str, list[Any]], a: int, b: int) -> dict[str, list[Any]]:
-    return {key: values[a:b] for key, values in columns.items()}
+def _cut_columns(
+    columns: Columns, cuts: list[tuple[int, int]], parts: Parts
+) -> list[dict[str, Any]]:
+    """Per cut (a track), its part of every column."""
+    per_column = {key: parts(values, cuts) for key, values in columns.items()}
+    return [{key: cut[i] for key, cut in per_column.items()} for i in range(len(cuts))]
 
 
 def trace(workers: Sequence[WorkerTrace], params: TraceParams) -> WindowView:
@@ -280,4 +288,4 @@ def trace_kept(workers: Sequence[WorkerTrace], params: TraceParams) -> bytes:
     request = window_request(params)
     t0, t1 = time_range(workers, request["t0"], request["t1"])
     key = (*sorted({**request, "t0": t0, "t1": t1}.items()),)
-    return kept_json(workers, "trace", key, lambda: window(workers, request))
+    return kept_json(workers, "trace", key, lambda: window(workers, request, column_parts))
