@@ -3,13 +3,15 @@
  * (trace_view/window.py). Each gives numpy's answer bit for bit (tests/test_compiled_window.py
  * compares them) and runs without the GIL: it builds no Python object.
  *
- * `union_fraction(starts, ends, prefix, edges, width, out)`: float64 arrays; `starts`,
- * `ends` the merged intervals of an IntervalUnion (sorted, disjoint), `prefix` their
+ * `union_fraction(starts, ends, coarse_starts, coarse_ends, prefix, edges, width, out)`:
+ * float64 arrays; `starts`, `ends` the merged intervals of an IntervalUnion (sorted,
+ * disjoint), the coarse ones every COARSE-th of them, `prefix` their
  * prefix lengths (one longer), `edges` the buckets' edges (sorted, one longer than
  * `out`). Per bucket: the length of the union inside it over `width`, clipped to [0, 1],
  * into `out`: IntervalUnion.covered's arithmetic, in its order, so bit for bit numpy's.
  *
- * `sample_levels(times, samples, fine, blocks, edges, out)`: float64; `times` sorted,
+ * `sample_levels(times, coarse, samples, fine, blocks, edges, out)`: float64; `times`
+ * sorted, `coarse` every COARSE-th time,
  * `fine` and `blocks` the maxima of each FINE and each BLOCK samples. Per bucket [edges[i], edges[i + 1]): the sample in
  * force at its start (the last at or before it, 0 when none), raised to the highest
  * sample inside it (np.maximum's rule: a NaN wins; whole blocks read as their maxima).
@@ -44,6 +46,7 @@
 
 #define BLOCK 64 /* samples a block of counters.block_maxima */
 #define FINE 8   /* samples a block of counters.fine_maxima */
+#define COARSE 64 /* values apart in the coarse copies of times, starts and ends */
 
 /* np.maximum on two float64: a NaN on either side wins, else the larger (the first on a
  * tie). */
@@ -57,19 +60,9 @@ static inline double np_maximum(double a, double b) {
     return a >= b ? a : b;
 }
 
-/* First position in [lo, n) whose value is > x (right) or >= x (left), from lo on. */
-static inline Py_ssize_t forward_bound(const double *v, Py_ssize_t lo, Py_ssize_t n, double x,
-                                       int right) {
-    Py_ssize_t step = 1, hi = lo;
-    /* Gallop: buckets are narrow next to the data, so the answer is usually near. */
-    while (hi < n && (right ? v[hi] <= x : v[hi] < x)) {
-        lo = hi + 1;
-        hi = lo + step;
-        step *= 2;
-    }
-    if (hi > n) {
-        hi = n;
-    }
+/* First position in [lo, hi) whose value is > x (right) or >= x (left), hi when none. */
+static inline Py_ssize_t bisect_bound(const double *v, Py_ssize_t lo, Py_ssize_t hi, double x,
+                                      int right) {
     while (lo < hi) {
         Py_ssize_t mid = lo + (hi - lo) / 2;
         if (right ? v[mid] <= x : v[mid] < x) {
@@ -81,27 +74,58 @@ static inline Py_ssize_t forward_bound(const double *v, Py_ssize_t lo, Py_ssize_
     return lo;
 }
 
+/* First position in [lo, n) whose value is > x (right) or >= x (left), from lo on. */
+static inline Py_ssize_t forward_bound(const double *v, Py_ssize_t lo, Py_ssize_t n, double x,
+                                       int right) {
+    Py_ssize_t step = 1, hi = lo;
+    /* Gallop: buckets are narrow next to the data, so the answer is usually near. */
+    while (hi < n && (right ? v[hi] <= x : v[hi] < x)) {
+        lo = hi + 1;
+        hi = lo + step;
+        step *= 2;
+    }
+    return bisect_bound(v, lo, hi > n ? n : hi, x, right);
+}
+
+/* forward_bound's answer, found first among every COARSE-th value (`coarse[k]` is
+ * `v[k * COARSE]`) and then inside one run of COARSE values: a wide bucket's search reads
+ * a few cache lines of `coarse` and one run, not a line a probe across the bucket. */
+static inline Py_ssize_t coarse_bound(const double *v, const double *coarse, Py_ssize_t lo,
+                                      Py_ssize_t n, double x, int right) {
+    if (lo >= n || !(right ? v[lo] <= x : v[lo] < x)) {
+        return lo;
+    }
+    const Py_ssize_t runs = (n + COARSE - 1) / COARSE;
+    const Py_ssize_t k = forward_bound(coarse, lo / COARSE + 1, runs, x, right);
+    const Py_ssize_t from = (k - 1) * COARSE > lo ? (k - 1) * COARSE : lo; /* v[from] passes */
+    return bisect_bound(v, from + 1, k < runs ? k * COARSE : n, x, right);
+}
+
 static PyObject *py_union_fraction(PyObject *Py_UNUSED(self), PyObject *args) {
-    Py_buffer starts, ends, prefix, edges, out;
+    Py_buffer starts, ends, coarse_s, coarse_e, prefix, edges, out;
     double width;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*dw*", &starts, &ends, &prefix, &edges, &width, &out)) {
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*dw*", &starts, &ends, &coarse_s, &coarse_e, &prefix,
+                          &edges, &width, &out)) {
         return NULL;
     }
     Py_ssize_t n = cbuf_count(&starts, sizeof(double));
     Py_ssize_t m = cbuf_count(&out, sizeof(double));
     int ok = n > 0 && cbuf_holds(&starts, n, sizeof(double)) && ends.len == starts.len &&
+             cbuf_holds(&coarse_s, (n + COARSE - 1) / COARSE, sizeof(double)) &&
+             coarse_e.len == coarse_s.len &&
              cbuf_holds(&prefix, n + 1, sizeof(double)) &&
              cbuf_holds(&out, m, sizeof(double)) &&
              cbuf_holds(&edges, m + 1, sizeof(double));
     if (ok) {
         const double *s = starts.buf, *e = ends.buf, *p = prefix.buf, *edge = edges.buf;
+        const double *cs = coarse_s.buf, *ce = coarse_e.buf;
         double *o = out.buf;
         Py_BEGIN_ALLOW_THREADS
         Py_ssize_t first = 0, last = 0;
         for (Py_ssize_t i = 0; i < m; i++) {
             const double lo = edge[i], hi = edge[i + 1];
-            first = forward_bound(e, first, n, lo, 1); /* first interval ending after lo */
-            last = forward_bound(s, last, n, hi, 0);   /* intervals starting before hi */
+            first = coarse_bound(e, ce, first, n, lo, 1); /* first interval ending after lo */
+            last = coarse_bound(s, cs, last, n, hi, 0);   /* intervals starting before hi */
             double total = p[last > first ? last : first] - p[first];
             if (last > first) {
                 const Py_ssize_t fi = first < n - 1 ? first : n - 1;
@@ -119,7 +143,7 @@ static PyObject *py_union_fraction(PyObject *Py_UNUSED(self), PyObject *args) {
         }
         Py_END_ALLOW_THREADS
     }
-    CBUF_RELEASE(&starts, &ends, &prefix, &edges, &out);
+    CBUF_RELEASE(&starts, &ends, &coarse_s, &coarse_e, &prefix, &edges, &out);
     return cbuf_none_or_error(ok, "union_fraction: buffers of wrong lengths");
 }
 
@@ -153,31 +177,32 @@ static double range_highest(const double *v, const double *fine, const double *b
 }
 
 static PyObject *py_sample_levels(PyObject *Py_UNUSED(self), PyObject *args) {
-    Py_buffer times, samples, fine, blocks, edges, out;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*w*", &times, &samples, &fine, &blocks, &edges,
-                          &out)) {
+    Py_buffer times, coarse, samples, fine, blocks, edges, out;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*w*", &times, &coarse, &samples, &fine, &blocks,
+                          &edges, &out)) {
         return NULL;
     }
     Py_ssize_t n = cbuf_count(&times, sizeof(double));
     Py_ssize_t m = cbuf_count(&out, sizeof(double));
     int ok = cbuf_holds(&times, n, sizeof(double)) && samples.len == times.len &&
+             cbuf_holds(&coarse, (n + COARSE - 1) / COARSE, sizeof(double)) &&
              cbuf_holds(&fine, (n + FINE - 1) / FINE, sizeof(double)) &&
              cbuf_holds(&blocks, (n + BLOCK - 1) / BLOCK, sizeof(double)) &&
              cbuf_holds(&out, m, sizeof(double)) &&
              cbuf_holds(&edges, m + 1, sizeof(double));
     if (ok) {
-        const double *t = times.buf, *v = samples.buf, *edge = edges.buf;
+        const double *t = times.buf, *c = coarse.buf, *v = samples.buf, *edge = edges.buf;
         double *o = out.buf;
         Py_BEGIN_ALLOW_THREADS
         Py_ssize_t at = 0;
         for (Py_ssize_t i = 0; i < m; i++) {
-            at = forward_bound(t, at, n, edge[i], 0); /* first sample at or after the start */
+            at = coarse_bound(t, c, at, n, edge[i], 0); /* first sample at or after the start */
             Py_ssize_t after = at;                    /* first sample after the start */
             while (after < n && t[after] == edge[i]) {
                 after++;
             }
             double value = after > 0 ? v[after - 1] : 0.0;
-            const Py_ssize_t stop = forward_bound(t, at, n, edge[i + 1], 0);
+            const Py_ssize_t stop = coarse_bound(t, c, at, n, edge[i + 1], 0);
             if (stop > at) {
                 value = np_maximum(value, range_highest(v, fine.buf, blocks.buf, at, stop));
             }
@@ -186,7 +211,7 @@ static PyObject *py_sample_levels(PyObject *Py_UNUSED(self), PyObject *args) {
         }
         Py_END_ALLOW_THREADS
     }
-    CBUF_RELEASE(&times, &samples, &fine, &blocks, &edges, &out);
+    CBUF_RELEASE(&times, &coarse, &samples, &fine, &blocks, &edges, &out);
     return cbuf_none_or_error(ok, "sample_levels: buffers of wrong lengths");
 }
 

@@ -47,6 +47,7 @@ class Counter:
     listed_last: bool = False
     block_max: np.ndarray | None = None  # `block_maxima`, made on first use
     fine_max: np.ndarray | None = None  # `fine_maxima`, made on first use
+    coarse: tuple[np.ndarray, ...] | None = None  # `coarse_copies`, made on first use
     # Whether a sample is -0.0 (made on first use): the compiled series then stands aside,
     # np.maximum's order of maxima being what picks 0.0 or -0.0 on a tie.
     negative_zero: bool | None = None
@@ -217,13 +218,30 @@ def _compiled_series(
     _passes.linspace(t0, t1, edges)
     values = np.empty(buckets)
     if union is not None:
-        _passes.union_fraction(union.starts, union.ends, union.prefix, edges, width, values)
+        starts, ends = coarse_copies(counter)
+        _passes.union_fraction(
+            union.starts, union.ends, starts, ends, union.prefix, edges, width, values
+        )
     else:
         fine, blocks = fine_maxima(counter), block_maxima(counter)
-        _passes.sample_levels(times, samples, fine, blocks, edges, values)
+        (coarse,) = coarse_copies(counter)
+        _passes.sample_levels(times, coarse, samples, fine, blocks, edges, values)
     starts = np.empty(buckets)
     runs = _passes.merge_runs(edges, values, starts, values)
     return starts[:runs], values[:runs]
+
+
+COARSE = 64  # values apart in the coarse copies (as _passes.c)
+
+
+def coarse_copies(counter: Counter) -> tuple[np.ndarray, ...]:
+    """Every COARSE-th sample time, or interval start and end: the compiled series search
+    these first (a bucket's search then reads a few cache lines, not one a probe)."""
+    if counter.coarse is None:
+        union = counter.union
+        searched = [union.starts, union.ends] if union is not None else [counter.times]
+        counter.coarse = tuple(np.ascontiguousarray(a[::COARSE]) for a in searched if a is not None)
+    return counter.coarse
 
 
 def _all_f64(*arrays: np.ndarray) -> bool:
