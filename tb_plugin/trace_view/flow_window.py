@@ -9,10 +9,9 @@ from typing import Any, TypedDict
 import numpy as np
 
 from ..model.errors import bounded
-from .json_columns import column_parts, list_parts
+from .json_columns import Parts, column_parts, list_parts
 from .links import enclosing, flow_pairs, pairs_in_window
 from .params import FlowsParams
-from .window_query import Parts
 from .workers import WorkerTrace, kept_json, select_tracks, time_range
 
 DEFAULT_FLOW_LIMIT = 5_000

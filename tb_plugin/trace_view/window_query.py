@@ -4,7 +4,7 @@ detail), counter series, and a cap on the items in one answer."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, TypedDict, cast
 
 import numpy as np
@@ -12,7 +12,7 @@ import numpy as np
 from ..analysis.core.health.view import row_checks
 from ..model.errors import ViewParamError, bounded
 from .counters import Counter, counter_series
-from .json_columns import column_parts, list_parts
+from .json_columns import Parts, column_parts, list_parts
 from .params import TraceParams
 from .window import SliceWindow, query_slices
 from .workers import (
@@ -36,10 +36,6 @@ FLAG_LINKED = 2  # has a correlation id: a launch and its GPU activity (see `eve
 FLAG_STARTS_BEFORE = 4  # starts before t0
 FLAG_ENDS_AFTER = 8  # ends after t1
 FLAG_HEALTH = 16  # a `health` check flags it (the `event` route's `health` names which)
-
-
-# Makes each cut of a column as the answer holds it (`json_columns`).
-Parts = Callable[[np.ndarray, Sequence[tuple[int, int]]], list[Any]]
 
 
 class WindowRequest(TypedDict):
