@@ -37,17 +37,18 @@ def test_the_table_uses_are_current() -> None:
 def test_a_structure_let_go_is_built_again_the_same() -> None:
     model = build_model(str(corpus_path(SPAN_CASES["h100_bert"])))
     first = VIEWS["overview"].of_span(model, VIEWS["overview"].decode({}))
-    tree = model.derived("_op_tree", lambda m: None)
-    assert tree is not None and model.derived_nbytes() > 0
+    classes = model.derived("_kernel_classes", lambda m: None)
+    assert classes is not None and model.derived_nbytes() > 0
     held = forget_derived(model, keep={"_health_view"})
-    assert held > 0 and "_op_tree" not in model.__dict__
+    assert held > 0 and "_kernel_classes" not in model.__dict__
     with record_derived() as asked:
         again = VIEWS["overview"].of_span(model, VIEWS["overview"].decode({}))
     assert again == first
     assert asked <= TABLE_USES["overview"]  # what it asks again, as recorded
-    rebuilt = model.derived("_op_tree", lambda m: None)
-    assert rebuilt is not None and rebuilt is not tree
-    assert np.array_equal(np.asarray(rebuilt.parent), np.asarray(tree.parent))
+    rebuilt = model.derived("_kernel_classes", lambda m: None)
+    assert rebuilt is not None and rebuilt is not classes
+    assert np.array_equal(rebuilt.rows, classes.rows)
+    assert np.array_equal(rebuilt.work, classes.work)
 
 
 def test_every_view_has_its_uses_recorded() -> None:

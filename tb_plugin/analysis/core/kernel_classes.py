@@ -85,11 +85,16 @@ def _launching_comm_op(model: TraceModel, kernels: np.ndarray) -> np.ndarray:
     """For each kernel row, the name code of the innermost communication op in its
     launching op chain, or -1."""
     out = np.full(kernels.size, -1, dtype=np.int64)
+    comm_name = name_flags(model, is_comm_op)
+    # No communication op among the trace's names (a one-GPU job): no chain holds one, and
+    # the op tree is not built for it here (~0.13 s of a 1 GB trace's 0.45 s Overview).
+    if kernels.size == 0 or not comm_name.any():
+        return out
     tree = op_tree(model)
-    if kernels.size == 0 or len(tree) == 0 or tree.gpu.size == 0:
+    if len(tree) == 0 or tree.gpu.size == 0:
         return out
     names = model.events["name"][tree.rows]
-    own = name_flags(model, is_comm_op)[names]
+    own = comm_name[names]
     inside = inherit_missing(tree.parent, tree.levels, np.where(own, names, -1).astype(np.int64))
     pos = np.searchsorted(tree.gpu, kernels)
     pos = np.minimum(pos, tree.gpu.size - 1)
