@@ -117,6 +117,32 @@ describe('Trace health in TensorBoard', { timeout: 900_000, skip: !existsSync(H1
     await h.stopEnv(env);
   });
 
+  test('the health mark is asked for once the Overview has its answer, not beside it', async () => {
+    // Asked beside it, the server computed both at once (the Overview's own checks make
+    // the health answer): the first view came later. This is the page's first open.
+    const seen = [];
+    const route = (url) => /\/data\/plugin\/[^/]+\/(overview|health)\?/.exec(url)?.[1];
+    const onRequest = (request) => {
+      const name = route(request.url());
+      if (name) seen.push(`ask ${name}`);
+    };
+    const onResponse = (response) => {
+      const name = route(response.url());
+      if (name) seen.push(`${response.status()} ${name}`);
+    };
+    env.page.on('request', onRequest);
+    env.page.on('response', onResponse);
+    try {
+      await openHealth(DAMAGED);
+    } finally {
+      env.page.off('request', onRequest);
+      env.page.off('response', onResponse);
+    }
+    const answered = seen.indexOf('200 overview');
+    const asked = seen.indexOf('ask health');
+    assert.ok(answered >= 0 && asked > answered, seen.join(', '));
+  });
+
   test('a trace with errors: the section names them with the route’s counts', async () => {
     const route = await api('health', DAMAGED);
     assert.equal(route.status, 'errors');
