@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from builders import TraceBuilder
 from corpus import corpus_model
@@ -119,6 +120,36 @@ def test_kernels_launched_inside_communication_ops(
     assert rows["my_custom_kernel"]["work"] == "communication"
     assert rows["my_custom_kernel"]["tensor_cores_used"] is False
     assert rows["another_kernel"]["tensor_cores_used"] is None
+
+
+def test_no_communication_op_no_op_tree(tmp_path: Path) -> None:
+    """Without a communication op among the names, no launching chain holds one: the
+    classes are the names' alone, and the op tree is not built for them (a one-GPU
+    trace's Overview). With one elsewhere, the same kernels get the same classes."""
+
+    def trace(with_comm_op: bool) -> TraceBuilder:
+        t = TraceBuilder()
+        t.step(1, 0, 1000)
+        mm = t.op("aten::mm", 10, 100)
+        t.launch(20, 5, mm, gpu_ts=200, gpu_dur=300, name="my_custom_kernel")
+        t.launch(40, 5, mm, gpu_ts=600, gpu_dur=100, name=GEMM)
+        if with_comm_op:
+            t.op("c10d::allgather_", 400, 50)
+        return t
+
+    (tmp_path / "alone").mkdir()
+    (tmp_path / "beside").mkdir()
+    alone = trace(False).model(tmp_path / "alone")
+    classes = kernel_classes(alone)
+    assert "_op_tree" not in alone.__dict__
+    assert not classes.via_op.any()
+    beside = trace(True).model(tmp_path / "beside")
+    with_tree = kernel_classes(beside)
+    assert "_op_tree" in beside.__dict__
+    assert alone.names_of(classes.rows) == beside.names_of(with_tree.rows)
+    assert np.array_equal(classes.work, with_tree.work)
+    assert np.array_equal(classes.matrix, with_tree.matrix)
+    assert classes.collective == with_tree.collective and classes.family == with_tree.family
 
 
 DEEPEP = "void deep_ep::internode::combine<false, 2, 4, 4, 8>(int4*, float*, bool const*)"
