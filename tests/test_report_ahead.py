@@ -14,6 +14,7 @@ import msgspec
 import pytest
 from corpus import corpus_path
 from expected_views import SPAN_CASES
+from kinetoscope.analysis.core import optree
 from kinetoscope.analysis.core.health import view as health_view
 from kinetoscope.analysis.memory import index as memory_index_module
 from kinetoscope.api import report as report_module
@@ -84,6 +85,26 @@ def test_a_report_of_a_model_below_the_rows_starts_no_ahead_thread(
     rows = len(build_model(str(corpus_path(TRACE))))
     _, builders = _report(None, monkeypatch, min_rows=rows + 1)
     assert builders and not [b for b in builders if b.endswith("kinetoscope-ahead")]
+
+
+def test_a_one_thread_report_builds_the_op_tree_before_its_views(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The Overview of a trace without a communication op builds no op tree; the report
+    builds it first, before a view holds its own structures (its peak memory)."""
+    held_then: list[set[str]] = []
+    build = optree.build_op_tree
+
+    def noted(model: Any) -> Any:
+        held_then.append(set(vars(model)))
+        return build(model)
+
+    monkeypatch.setattr(optree, "build_op_tree", noted)
+    rows = len(build_model(str(corpus_path(TRACE))))
+    report, _ = _report(None, monkeypatch, min_rows=rows + 1)
+    assert len(held_then) == 1
+    assert not {"_kernel_classes", "_memory_index", "_health_findings"} & held_then[0]
+    assert {"overview", "memory", "operators"} <= set(report.views)
 
 
 def test_a_load_state_says_whether_the_model_was_built_or_read_from_the_cache(
