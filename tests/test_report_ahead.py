@@ -107,6 +107,24 @@ def test_a_one_thread_report_builds_the_op_tree_before_its_views(
     assert {"overview", "memory", "operators"} <= set(report.views)
 
 
+def test_a_report_of_a_cached_model_builds_no_op_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its views are kept in the cache: nothing reads the tree."""
+    builds: list[str] = []
+    build = optree.build_op_tree
+
+    def noted(model: Any) -> Any:
+        builds.append("op tree")
+        return build(model)
+
+    monkeypatch.setattr(optree, "build_op_tree", noted)
+    cold, _ = _report(tmp_path / "cache", monkeypatch)
+    assert builds == ["op tree"]
+    warm, _ = _report(tmp_path / "cache", monkeypatch)
+    assert builds == ["op tree"] and warm.views["operators"] == cold.views["operators"]
+
+
 def test_a_load_state_says_whether_the_model_was_built_or_read_from_the_cache(
     tmp_path: Path,
 ) -> None:

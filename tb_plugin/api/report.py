@@ -108,12 +108,9 @@ def report_run(
     at = {"run": run.name, "worker": target.worker.name, "span": target.span.name}
     later = _run_view_names(run, asked)  # run-level views: after the span's, as their uses
     span_views = [name for name in names if name in VIEWS]
-    if _view_threads(model) < 2 and OP_TREE in _reads(span_views):
-        from ..analysis.core.optree import op_tree
-
-        op_tree(model)  # first, while little else is held: see OP_TREE
-    if store.state_for(path).built and _view_threads(model) < 2 and len(model) >= AHEAD_MIN_ROWS:
-        _build_ahead(model, span_views)
+    # Views to compute (a model just built: a cached one's views are kept), in one thread
+    if store.state_for(path).built and _view_threads(model) < 2:
+        _build_first(model, span_views)
     _span_views(session, at, query, span_views, report, raw, later)
     _run_views(session, run, span, asked, progress, out, raw)
     return report
@@ -204,8 +201,20 @@ AHEAD_TABLES = ("_health_findings", "_memory_index")
 # Built before the views, in one view thread, where one of them reads it: the Overview of a
 # trace without a communication op no longer builds it (`kernel_classes`), and built by the
 # next view that reads it (Memory, its own index held) the H100 253 MB tile's peak RSS rose
-# from 135-138 to 139-145 MB (of 152 allowed, 0.6x its JSON).
+# from a median 141 to 146 MB (0.6x its JSON: 152); built first, 143.
 OP_TREE = "_op_tree"
+
+
+def _build_first(model: TraceModel, names: list[str]) -> None:
+    """Before the views `names` of a model just built, computed one after another: the
+    `AHEAD_TABLES` for a big model, in a thread of their own beside this one, and here
+    the op tree where one of the views reads it."""
+    if len(model) >= AHEAD_MIN_ROWS:
+        _build_ahead(model, names)
+    if OP_TREE in _reads(names):
+        from ..analysis.core.optree import op_tree
+
+        op_tree(model)
 
 
 def _reads(names: list[str]) -> set[str]:
