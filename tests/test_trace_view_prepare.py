@@ -23,6 +23,7 @@ from kinetoscope.trace_view.index import TimelineIndex, build_index, index_of
 from kinetoscope.trace_view.index_store import read_kept
 from kinetoscope.trace_view.prepare import prepare_trace_view
 from kinetoscope.trace_view.workers import WorkerTrace
+from test_cache_after_answer import HeldCache
 from test_timeline import answer, nested_trace
 
 RESNET = (
@@ -106,6 +107,33 @@ def test_index_read_back_from_disk_answers_the_same(tmp_path: Path, source: str)
     same_index(built, kept)
     same_index(build_index(again), kept)
     assert route_answers(again, kept) == before
+
+
+def test_an_index_built_before_the_entry_is_written_is_kept_once_it_is(tmp_path: Path) -> None:
+    """A model just built has no cache entry until its write (after the first page's draw):
+    its index, built meanwhile (a trace opened in the trace view), is kept once the entry
+    is there, so the next start reads it rather than building it and writing it while it
+    answers."""
+    trace = nested_trace().write(tmp_path / "w.pt.trace.json")
+    cache = HeldCache(tmp_path / "cache")
+    store = TraceStore(cache)
+    try:
+        path = str(trace)
+        store.state_for(path)
+        assert cache.writing.wait(60)  # loaded; its entry held back
+        model = store.model(path)
+        built = index_of(model)
+        assert cache_entry(model) is None
+        cache.go.set()
+        store.wait(path, timeout=60)
+        saved(model)
+    finally:
+        cache.go.set()
+        store.close()
+    again = loaded(trace, tmp_path / "cache")
+    kept = index_of(again)
+    assert mapped(kept.start)  # read back, not built
+    same_index(built, kept)
 
 
 def test_a_damaged_index_is_built_again(tmp_path: Path) -> None:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +38,31 @@ _ARGS_FILE = "args.bin"
 
 
 _ENTRY_KEY = "_cache_entry"  # kept in the model's own dict, as its derived structures
+_WAITING_KEY = "_cache_entry_waiting"  # `when_cache_entry`'s calls not made yet
+_ENTRY_LOCK = threading.Lock()
 
 
 def attach_cache_entry(model: TraceModel, folder: str | None) -> None:
     """The cache entry folder `model` was read from or written to (set by its loader):
-    where structures derived from it may be kept beside it."""
-    model.__dict__[_ENTRY_KEY] = folder
+    where structures derived from it may be kept beside it. A folder runs the calls that
+    `when_cache_entry` left waiting, here."""
+    with _ENTRY_LOCK:
+        model.__dict__[_ENTRY_KEY] = folder
+        waiting = model.__dict__.pop(_WAITING_KEY, []) if folder else []
+    for call in waiting:
+        call(folder)
+
+
+def when_cache_entry(model: TraceModel, call: Callable[[str], None]) -> None:
+    """`call(folder)` with the model's cache entry: now, or once its loader attaches one.
+    A model just built gets it only when its entry is written (`TraceStore._publish`, after
+    the first page's draw): a structure derived before then is kept there after all."""
+    with _ENTRY_LOCK:
+        folder = model.__dict__.get(_ENTRY_KEY)
+        if not folder:
+            model.__dict__.setdefault(_WAITING_KEY, []).append(call)
+            return
+    call(folder)
 
 
 def cache_entry(model: TraceModel) -> str | None:

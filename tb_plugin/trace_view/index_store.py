@@ -28,7 +28,7 @@ import msgspec
 import numpy as np
 
 from ..model.trace_model import TraceModel
-from ..store.cache import cache_entry
+from ..store.cache import cache_entry, when_cache_entry
 from ..store.cache_check import manifest_ok, write_manifest
 
 log = logging.getLogger(__name__)
@@ -107,23 +107,28 @@ def kept_on_disk(
 ) -> T:
     """`build()`, or what was kept of it as `name` beside the model's cache entry; a
     structure built is written there in a thread of its own (the request that asked for
-    it waits for the build only, not for the disk)."""
+    it waits for the build only, not for the disk), once the model has its entry (a model
+    just built gets it after its first page is drawn: a structure built before then was
+    not kept, and the next process built it again, and wrote it while it answered)."""
     entry = cache_entry(model)
-    if entry is None:
-        return build()
-    found = read_kept(entry, name)
-    if found is not None:
-        try:
-            return unpack(*found)
-        except (KeyError, TypeError, ValueError) as exc:
-            log.info("kinetoscope: trace view %s on disk not read (%s); built again", name, exc)
-            shutil.rmtree(Path(entry) / name, ignore_errors=True)
+    if entry is not None:
+        found = read_kept(entry, name)
+        if found is not None:
+            try:
+                return unpack(*found)
+            except (KeyError, TypeError, ValueError) as exc:
+                log.info("kinetoscope: trace view %s on disk not read (%s); built again", name, exc)
+                shutil.rmtree(Path(entry) / name, ignore_errors=True)
     made = build()
-    threading.Thread(
-        target=lambda: write_kept(entry, name, *pack(made)),
-        name="kinetoscope-keep-" + name,
-        daemon=True,
-    ).start()
+
+    def keep(folder: str) -> None:
+        threading.Thread(
+            target=lambda: write_kept(folder, name, *pack(made)),
+            name="kinetoscope-keep-" + name,
+            daemon=True,
+        ).start()
+
+    when_cache_entry(model, keep)
     return made
 
 
