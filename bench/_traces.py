@@ -22,7 +22,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 TRACE_NAME = "worker0.1700000000000.pt.trace.json.gz"
 MB = 1_000_000
@@ -93,15 +93,37 @@ def make_tiled(
 ) -> TraceFile:
     """Tile ``src`` ``tiles`` times into its own run folder, or reuse a matching file."""
     src_rel = os.path.relpath(src, corpus)
+    made = {"src": src_rel, "src_bytes": src.stat().st_size, "tiles": tiles}
     key = f"{source_stem(src)}-x{tiles}"
+    return _made_file(
+        work, key, label, made, lambda path: _tile(tiler, src, tiles, path, timeout, log)
+    )
+
+
+def make_cut(tiled: TraceFile, target_bytes: int, work: Path, label: str) -> TraceFile:
+    """`tiled` cut to about `target_bytes` of JSON (`_cut.py`, in a process of its own),
+    in its own run folder, or the file made before from the same tiling and size."""
+    made = {"src": tiled.src, "tiles": tiled.tiles, "cut_bytes": target_bytes}
+    key = f"{tiled.key}-cut{target_bytes // MB}"
+    return _made_file(work, key, label, made, lambda path: _cut(tiled.path, target_bytes, path))
+
+
+def _made_file(
+    work: Path,
+    key: str,
+    label: str,
+    made: dict[str, object],
+    make: Callable[[Path], tuple[int, float]],
+) -> TraceFile:
+    """The trace `key` in its own run folder: the file made before with the same `made`
+    (what it is made of), or `make(path)` (its JSON size and seconds) with its meta."""
     folder = work / "traces" / key
     logdir = folder / "logdir"
     path = logdir / key / TRACE_NAME
-    made = {"src": src_rel, "src_bytes": src.stat().st_size, "tiles": tiles}
     json_bytes = _reusable(folder, made, path)
     make_seconds: Optional[float] = None
     if json_bytes is None:
-        json_bytes, make_seconds = _tile(tiler, src, tiles, path, timeout, log)
+        json_bytes, make_seconds = make(path)
         meta = {**made, "json_bytes": json_bytes, "gz_bytes": path.stat().st_size}
         with open(_meta_path(folder), "w", encoding="utf-8") as f:
             json.dump({**meta, "make_seconds": make_seconds}, f, indent=1)
@@ -110,8 +132,8 @@ def make_tiled(
     return TraceFile(
         label=label,
         key=key,
-        src=src_rel,
-        tiles=tiles,
+        src=str(made["src"]),
+        tiles=int(made["tiles"]),  # type: ignore[call-overload]
         path=path,
         logdir=logdir,
         run=key,
@@ -163,6 +185,23 @@ def _tile(
     json_bytes = uncompressed_size(tmp)
     tmp.replace(path)
     return json_bytes, make_seconds
+
+
+def _cut(tiled: Path, target_bytes: int, path: Path) -> tuple[int, float]:
+    """Run `_cut.py` on ``tiled`` into ``path``; its JSON size and the seconds it took."""
+    tmp = path.parent.parent / (path.parent.name + ".partial.json.gz")
+    started = time.perf_counter()
+    cut = [sys.executable, str(Path(__file__).with_name("_cut.py")), str(tiled), str(tmp)]
+    out = subprocess.run(
+        [*cut, str(target_bytes)],
+        check=True,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+    )
+    make_seconds = time.perf_counter() - started
+    tmp.replace(path)
+    return int(out.stdout.split()[-1]), make_seconds
 
 
 def _link_for_hta(link: Path, path: Path) -> None:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark kinetoscope against gzip and two anchors on big real traces.
 
-    .venv/bin/python bench/run.py [--sizes 100,500,1000] [--with-4gb]
+    .venv/bin/python bench/run.py [--sizes 100,500,1000] [--with-4gb] [--cut]
                                   [--src TRACE | --source v100|h100]
                                   [--out bench/results/NAME.json] [--skip-anchors]
                                   [--quick [--with-anchors]] [--load]
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import math
 import os
 import shutil
 import signal
@@ -48,7 +49,7 @@ from _results import (
     targets_for,
     write_results,
 )
-from _traces import MB, TraceFile, describe, make_tiled, tiles_for
+from _traces import MB, TraceFile, describe, make_cut, make_tiled, tiles_for
 
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus"
 DEFAULT_TILER = REPO.parent / "shared" / "tools" / "make_big_trace.py"
@@ -60,7 +61,7 @@ SOURCES = {
     # V100, 2021: memory events, `Call stack` args, cpu_op/kernel heavy; 32 MB a tile.
     "v100": DEFAULT_SRC,
     # H100, 2025, every profiler flag on: `python_function` stacks (half the events),
-    # memory events, shapes, flops; 56 MB a tile.
+    # memory events, shapes, flops; 36 MB a tile.
     "h100": "tracelens/tests/traces/h100/google_owlv2-large-patch14-ensemble__1016001.json.gz",
 }
 # 1 MB H100 trace with memory events: tiled to ~5 MB for --quick.
@@ -77,6 +78,12 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--sizes", default="100,500,1000", help="target JSON sizes in MB (10^6 B)")
     p.add_argument("--with-4gb", action="store_true", help="add a ~4 GB file")
+    p.add_argument(
+        "--cut",
+        action="store_true",
+        help="a size more than 5%% from a whole number of tiles is cut to size from the next\n"
+        "(a profile stopped part-way: bench/_cut.py), not rounded to the nearest",
+    )
     p.add_argument("--src", help="trace to tile (path, or relative to the corpus)")
     p.add_argument(
         "--source",
@@ -156,8 +163,13 @@ def prepare_files(args: argparse.Namespace, work: Path, src: Path, corpus: Path)
     for mb in targets:
         label = f"{mb}MB" if mb < 1000 else f"{mb / 1000:g}GB"
         n = tiles_for(mb * MB, one.json_bytes)
+        cut = args.cut and abs(n * one.json_bytes - mb * MB) > 0.05 * mb * MB
+        n = math.ceil(mb * MB / one.json_bytes) if cut else n
         print(f"[bench] {label}: {n} tile(s) of {one.json_bytes / MB:.1f} MB", flush=True)
         tf = make_tiled(tiler, corpus, src, n, work, label, make_timeout, log)
+        if cut:
+            tf = make_cut(tf, mb * MB, work, label)
+            print(f"[bench] {label}: cut to {tf.json_bytes / MB:.1f} MB", flush=True)
         files.append(tf)
     return files
 
