@@ -19,9 +19,9 @@ import re
 import threading
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
-from _http import get, get_json, path_with
+from _http import free_port, get, get_json, path_with
 from _proc import Child
 from _traces import TraceFile
 
@@ -139,18 +139,12 @@ def run_load(
     env = _cache_env(cache_dir, result)
     tag = "cold" if not result.get("cache_entries_before") else "warm"
     logf = work / "logs" / f"{tf.key}-load-{tag}-tensorboard.log"
-    cmd = [str(tensorboard), "--logdir", str(tf.logdir), "--port", str(port)]
-    cmd += ["--host", "127.0.0.1"]
-    child = Child(
-        cmd,
-        timeout=ready_timeout + duration + 120,
-        rss_cap_bytes=rss_cap,
-        env=env,
-        stderr=logf,
-        cwd=work,
-    )
+    start = _starter(tensorboard, tf, work, logf, env, ready_timeout + duration + 120, rss_cap)
+    child = start(port)
     try:
-        error, (run, worker, span) = _wait_until_ready(child, port, tf, ready_timeout, result)
+        child, port, error, (run, worker, span) = _ready_server(
+            child, start, port, tf, ready_timeout, result, logf
+        )
         result.update(run=run, worker=worker, span=span)
         if error is None:
             paths = _route_paths(port, routes, run, worker, span, requests)
@@ -166,6 +160,67 @@ def run_load(
         result["error"] = error
         result["stderr_tail"] = outcome.stderr_tail[-600:]
     return result
+
+
+# A port free when picked may be taken before TensorBoard binds it: after a load run's
+# thousands of connections the kernel hands out its ephemeral ports fast (seen once in
+# the warm run right after a cold one: "could not bind to port ..., it was already in use").
+BIND_TRIES = 3
+
+
+def _starter(
+    tensorboard: Path,
+    tf: TraceFile,
+    work: Path,
+    logf: Path,
+    env: Optional[dict[str, str]],
+    timeout: float,
+    rss_cap: int,
+) -> Callable[[int], Child]:
+    """What starts TensorBoard on the file's logdir on a given port."""
+    cmd = [str(tensorboard), "--logdir", str(tf.logdir), "--host", "127.0.0.1", "--port"]
+
+    def start(port: int) -> Child:
+        return Child(
+            [*cmd, str(port)],
+            timeout=timeout,
+            rss_cap_bytes=rss_cap,
+            env=env,
+            stderr=logf,
+            cwd=work,
+        )
+
+    return start
+
+
+def _ready_server(
+    child: Child,
+    start: Callable[[int], Child],
+    port: int,
+    tf: TraceFile,
+    ready_timeout: float,
+    result: dict[str, Any],
+    logf: Path,
+) -> tuple[Child, int, Optional[str], tuple[str, str, str]]:
+    """`child` (TensorBoard on `port`) waited for until the file is ready; where it could
+    not bind its port, `start` again on another, BIND_TRIES times in all. The server
+    running (stopped by the caller), its port, the wait's error and names."""
+    error, names = _wait_until_ready(child, port, tf, ready_timeout, result)
+    for _ in range(BIND_TRIES - 1):
+        if error is None or not _bind_failed(logf):
+            break
+        child.stop()
+        port = free_port()
+        child = start(port)
+        error, names = _wait_until_ready(child, port, tf, ready_timeout, result)
+    return child, port, error, names
+
+
+def _bind_failed(logf: Path) -> bool:
+    try:
+        return "could not bind to port" in logf.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
 
 
 def _cache_env(cache_dir: Optional[Path], result: dict[str, Any]) -> Optional[dict[str, str]]:
