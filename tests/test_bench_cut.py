@@ -21,9 +21,9 @@ REAL = SHARED / "corpus/tracelens/tests/traces/h100/gaunernst_bert-small-uncased
 
 
 def _bench_module(name: str) -> ModuleType:
-    """A module of bench/ (not a package: its modules import each other by bare name)."""
-    if str(REPO / "bench") not in sys.path:
-        sys.path.insert(0, str(REPO / "bench"))
+    """A module of bench/ that imports only the standard library, by its path: bench/ is
+    not put on sys.path, where its `profile.py` would hide the standard library's from
+    every later import in the session (torch's `cProfile` imports it)."""
     spec = importlib.util.spec_from_file_location(f"bench_{name}", REPO / "bench" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
