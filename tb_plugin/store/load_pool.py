@@ -14,9 +14,13 @@ from collections.abc import Callable
 
 
 class LoadPool:
-    def __init__(self, workers: int, max_slow: int = 2) -> None:
+    """`workers` tasks at a time, in the order submitted, each on a daemon thread named
+    `name` (one worker: a queue run in turn, as the trace view's disk writes are)."""
+
+    def __init__(self, workers: int, max_slow: int = 2, name: str = "kinetoscope-load") -> None:
         self.workers = workers
         self.max_slow = max_slow
+        self.name = name
         self._queue: deque[Callable[[], None]] = deque()
         self._lock = threading.Lock()
         self._slotted = 0
@@ -53,9 +57,7 @@ class LoadPool:
         while self._queue and self._slotted < self.workers:
             task = self._queue.popleft()
             self._slotted += 1
-            threading.Thread(
-                target=self._run, args=(task,), name="kinetoscope-load", daemon=True
-            ).start()
+            threading.Thread(target=self._run, args=(task,), name=self.name, daemon=True).start()
 
     def _run(self, task: Callable[[], None]) -> None:
         self._local.slotted = True

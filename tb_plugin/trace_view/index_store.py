@@ -30,6 +30,7 @@ import numpy as np
 from ..model.trace_model import TraceModel
 from ..store.cache import cache_entry, when_cache_entry
 from ..store.cache_check import manifest_ok, write_manifest
+from ..store.load_pool import LoadPool
 
 log = logging.getLogger(__name__)
 
@@ -132,56 +133,41 @@ def kept_on_disk(
                 log.info("kinetoscope: trace view %s on disk not read (%s); built again", name, exc)
                 shutil.rmtree(Path(entry) / name, ignore_errors=True)
     if entry is None:  # kept once the entry is written: its digest made now, not then
-        _KEEPER.digest_ahead()
+        _digest_ahead()
     made = build()
 
     def keep(folder: str) -> None:
-        _KEEPER.put(lambda: write_kept(folder, name, *pack(made)))
+        _keep_in_turn(lambda: write_kept(folder, name, *pack(made)))
 
     when_cache_entry(model, keep)
     return made
 
 
-class _Keeper:
-    """One thread that writes the kept structures one after another. A model's entry
-    just published runs every structure's waiting write at once: a thread each (six at
-    50 MB) took the GIL from the requests by turns, a 50 MB trace's windowed answers
-    waited 60-100 ms (p99 85 ms against 34 once written). The thread ends when idle and
-    starts again with the next write."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._writes: list[Callable[[], None]] = []
-        self._running = False
-
-    def digest_ahead(self) -> None:
-        """`code_digest` made in the keeper's thread now (once), so that the writes do
-        not make it while the requests that follow a published entry are answered."""
-        self.put(lambda: None)
-
-    def put(self, write: Callable[[], None]) -> None:
-        with self._lock:
-            self._writes.append(write)
-            if self._running:
-                return
-            self._running = True
-        threading.Thread(target=self._run, name="kinetoscope-keep", daemon=True).start()
-
-    def _run(self) -> None:
-        while True:
-            with self._lock:
-                if not self._writes:
-                    self._running = False
-                    return
-                write = self._writes.pop(0)
-            try:
-                code_digest()
-                write()
-            except Exception as exc:  # noqa: BLE001 - the structure in memory is whole
-                log.warning("kinetoscope: a trace view structure not kept on disk: %s", exc)
+# The kept structures' writes, one after another. A model's entry just published runs
+# every structure's waiting write at once: a thread each (six at 50 MB) took the GIL from
+# the requests by turns, a 50 MB trace's windowed answers waited 60-100 ms (p99 85 ms
+# against 34 once written).
+_KEEPER = LoadPool(1, name="kinetoscope-keep")
 
 
-_KEEPER = _Keeper()
+def _keep_in_turn(write: Callable[[], None]) -> None:
+    """`write` on the keeper's thread after the writes before it, the sources' digest made
+    first (once: see `_digest_ahead`); an error only logs, the structure in memory is whole."""
+
+    def run() -> None:
+        try:
+            code_digest()
+            write()
+        except Exception as exc:  # noqa: BLE001 - background work
+            log.warning("kinetoscope: a trace view structure not kept on disk: %s", exc)
+
+    _KEEPER.submit(run)
+
+
+def _digest_ahead() -> None:
+    """`code_digest` made on the keeper's thread now (once), so that the writes do not make
+    it while the requests that follow a published entry are answered."""
+    _keep_in_turn(lambda: None)
 
 
 def pack_fields(obj: Any) -> tuple[Arrays, dict[str, Any]]:
