@@ -86,10 +86,11 @@ class TraceBuilder:
         device: int = 0,
         stream: int = 7,
         runtime: str = "cudaLaunchKernel",
+        tid: int = CPU_TID,
         **gpu_args: Any,
     ) -> int:
-        """A runtime call on the CPU and the GPU activity it launched."""
-        corr = self.runtime(runtime, ts, dur, **{"External id": external_id})
+        """A runtime call on the CPU (thread `tid`) and the GPU activity it launched."""
+        corr = self.runtime(runtime, ts, dur, tid=tid, **{"External id": external_id})
         self.events.append(
             {
                 "ph": "X",

@@ -92,8 +92,10 @@ def report_run(
     `progress` of their files. `raw`: each view as the route's JSON text (`msgspec.Raw`,
     encoded into a document as it is), not decoded (a 2,048-rank Distributed view's 14 MB
     took 0.3 s to decode and encode again)."""
+    query = _query(params)
     if not run.workers:  # a folder of memory snapshots or compile logs only
-        return RunReport(_run_views(session, run, span, asked, progress, {}, raw))
+        _refuse_unknown_keys(query, _run_view_names(run, asked))
+        return RunReport(_run_views(session, run, span, asked, progress, {}, raw, query))
     target = resolve(run, worker, span)
     store, path = session.store, target.span.path
     try:  # the views answer while its disk-cache entry is written (`Session.close` waits)
@@ -102,17 +104,16 @@ def report_run(
         raise Unreadable(exc.error["message"], {"status": store.status(path)}) from None
     out: dict[str, Any] = {"status": store.status(path)}
     names = list(asked or supported_views(model))
-    query = _query(params)
-    _refuse_unknown_keys(query, [name for name in names if name in VIEWS])
+    later = _run_view_names(run, asked)  # run-level views: after the span's, as their uses
+    _refuse_unknown_keys(query, [name for name in names if name in VIEWS] + later)
     report = RunReport(out, target.worker.name, target.span.name, model)
     at = {"run": run.name, "worker": target.worker.name, "span": target.span.name}
-    later = _run_view_names(run, asked)  # run-level views: after the span's, as their uses
     span_views = [name for name in names if name in VIEWS]
     # Views to compute (a model just built: a cached one's views are kept), in one thread
     if store.state_for(path).built and _view_threads(model) < 2:
         _build_first(model, span_views)
     _span_views(session, at, query, span_views, report, raw, later)
-    _run_views(session, run, span, asked, progress, out, raw)
+    _run_views(session, run, span, asked, progress, out, raw, query)
     return report
 
 
@@ -281,20 +282,38 @@ def _run_views(
     progress: Progress | None,
     out: dict[str, Any],
     raw: bool,
+    query: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Run-level: every worker's span as one job, the same job as the route's."""
+    """Run-level: every worker's span as one job, the same job as the route's, each with
+    the query's keys its request type takes (a value it refuses: `Refused`, as the 400)."""
     for name in _run_view_names(run, asked):
-        call = Dispatch(RUN_VIEWS[name], session, {"run": run.name, "span": span}, {}, progress)
-        answer = call.ready()
+        endpoint = RUN_VIEWS[name]
+        mine = _taken(query or {}, endpoint)
+        call = Dispatch(endpoint, session, {"run": run.name, "span": span}, mine, progress)
+        try:
+            answer = call.ready()
+        except ViewParamError as exc:
+            raise Refused(f"view {name!r}: {exc}") from None
         out[name] = msgspec.Raw(answer.body) if raw else answer.json()
     return out
+
+
+def _taken(query: Mapping[str, str], endpoint: Any) -> dict[str, str]:
+    if not query:
+        return {}
+    keys = typing.get_type_hints(endpoint.request) if endpoint.request is not None else {}
+    return {k: v for k, v in query.items() if k in keys}
 
 
 def _refuse_unknown_keys(query: Mapping[str, str], names: list[str]) -> None:
     """Every query key is one that a view asked for takes (its request type's)."""
     if not query:
         return  # nothing to check: no request type imported
-    takes = {name: list(typing.get_type_hints(VIEWS[name].request)) for name in names}
+    endpoints = {name: VIEWS.get(name) or RUN_VIEWS[name] for name in names}
+    takes = {
+        name: list(typing.get_type_hints(e.request)) if e.request is not None else []
+        for name, e in endpoints.items()
+    }
     known = {key for keys in takes.values() for key in keys}
     unknown = sorted(set(query) - known)
     if unknown:

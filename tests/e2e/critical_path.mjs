@@ -105,7 +105,7 @@ describe('Critical path and what-if in TensorBoard', { timeout: 900_000 }, () =>
     });
     assert.ok(marks > 0 && marks <= route.segments.length, `${marks} of ${route.segments.length}`);
     const status = await frame().locator('[data-testid="trace-path-status"]').innerText();
-    assert.match(status, /median step/);
+    assert.match(status, /mean step/);
     assert.ok(timeline);
     await both('trace-one-rank');
     // Both ranks on one axis: the run's path, which crosses to rank 1 at each all_reduce.

@@ -264,6 +264,8 @@ export interface CriticalPathLoading {
 
 export interface CriticalPathParams {
   step?: string;
+  offset?: number;
+  limit?: number;
 }
 
 export interface CriticalPathView {
@@ -274,6 +276,8 @@ export interface CriticalPathView {
   steps: StepPath[];
   segments: PathSegment[];
   segments_total: number;
+  offset: number;
+  limit: number;
   by_kind: Record<string, number>;
   by_name: PathName[];
   by_rank: PathRank[];
@@ -1604,6 +1608,7 @@ export interface TopGainsView {
   scope: 'run' | 'span';
   factor: number;
   baseline_step_us: number;
+  baseline_span_us: number;
   gains: Gain[];
   assumptions: string[];
 }
@@ -1764,6 +1769,8 @@ export interface WhatIfParams {
   rank_all?: number;
   rank?: number;
   factor?: number;
+  offset?: number;
+  limit?: number;
 }
 
 export interface WhatIfView {
@@ -1773,11 +1780,14 @@ export interface WhatIfView {
   matched: number;
   baseline_step_us: number;
   predicted_step_us: number;
+  baseline_span_us: number;
+  predicted_span_us: number;
   saving_us: number;
   saving_pct: number;
   steps: StepPrediction[];
   critical_path_step: string | null;
   critical_path: PathSegment[];
+  critical_path_total: number;
   by_kind: Record<string, number>;
   method: 'graph' | 'summaries';
   assumptions: string[];

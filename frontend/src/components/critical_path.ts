@@ -97,7 +97,7 @@ export function kindLegend(kinds: readonly string[] = PATH_KINDS): HTMLElement {
   );
 }
 
-/** "43.9 ms → 28.7 ms (−34.5 %)": a what-if's median step, recorded then predicted. */
+/** "43.9 ms → 28.7 ms (−34.5 %)": a what-if's mean step, recorded then predicted. */
 export function stepChangeText(baselineUs: number, predictedUs: number): string {
   const pct = baselineUs > 0 ? (100 * (predictedUs - baselineUs)) / baselineUs : 0;
   const sign = pct > 0.05 ? '+' : pct < -0.05 ? '−' : '±';

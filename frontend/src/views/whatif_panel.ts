@@ -1,7 +1,7 @@
 // "What if this were faster?": a panel the Operators, Kernels and Distributed pages open
 // from a row. It asks the `whatif` route (one trace) or `run_whatif` (a run of several
 // workers, the ranks joined at their collectives) for the steps re-timed with the row's
-// kernel, op, collective type or rank scaled by a factor, and shows the median step
+// kernel, op, collective type or rank scaled by a factor, and shows the mean step
 // recorded and predicted, the recorded critical path beside the predicted one (time by
 // kind, to one scale: the path moves), the steps, and what the prediction assumed.
 
@@ -224,7 +224,7 @@ export class WhatIfPanel {
   }
 }
 
-/** The prediction: the median step, both paths by kind to one scale, the steps, notes. */
+/** The prediction: the mean step, both paths by kind to one scale, the steps, notes. */
 function result(view: WhatIfView, recorded: CriticalPathView | null): HTMLElement[] {
   const longest = Math.max(view.baseline_step_us, view.predicted_step_us, 1);
   const recordedKinds = recorded ? perStep(recorded.by_kind, recorded.steps.length) : null;
@@ -262,7 +262,7 @@ function result(view: WhatIfView, recorded: CriticalPathView | null): HTMLElemen
     h(
       'p',
       { class: 'ks-whatif-summary', testid: 'whatif-result' },
-      h('strong', null, 'Median step: '),
+      h('strong', null, 'Mean step: '),
       stepChangeText(view.baseline_step_us, view.predicted_step_us),
       h('span', { class: 'ks-muted' }, ` · ${view.matched} changed · ${view.method}`),
     ),
@@ -283,7 +283,7 @@ function result(view: WhatIfView, recorded: CriticalPathView | null): HTMLElemen
   ].filter((x): x is HTMLElement => x !== null);
 }
 
-/** A path's time by kind over `steps` steps as per step (a median step's scale). */
+/** A path's time by kind over `steps` steps as per step (a mean step's scale). */
 function perStep(byKind: Readonly<Record<string, number>>, steps: number): Record<string, number> {
   const n = Math.max(steps, 1);
   return Object.fromEntries(Object.entries(byKind).map(([k, v]) => [k, v / n]));

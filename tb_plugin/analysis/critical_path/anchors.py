@@ -17,7 +17,7 @@ from ..core.common import thread_keys
 from ..core.host_ranges import snap_ns
 from ..core.steps import find_steps, host_step_rows
 from .build import RankGraph
-from .graph import end_event, start_event
+from .graph import WAIT, end_event, start_event
 from .retime import Timing
 
 
@@ -28,7 +28,7 @@ class StepAnchors:
     start_event: np.ndarray  # i8 per step (-1: the whole trace's first event)
     start_offset: np.ndarray  # f8: step start = event time - offset
     end_event: np.ndarray  # i8 per step (-1: the whole trace's last end)
-    end_offset: np.ndarray  # f8: host end = event time + offset
+    end_offset: np.ndarray  # f8: host end = event time + offset (< 0: inside a wait)
     first_shift: float  # step 0 starts this much after its range (a backlog before it)
     device_nodes: list[np.ndarray]  # per step, the GPU nodes launched inside it
 
@@ -78,8 +78,14 @@ def _anchored(
     for t0, t1, thread in zip(lo.tolist(), hi.tolist(), threads.tolist()):
         mine = host[node_thread[host] == thread]
         inside = mine[(g.start[mine] >= t0) & (g.end[mine] <= t1)]
+        # A wait that the step's end falls in (the thread blocked in a collective's
+        # wait when the step ended): the step ends with it, so it ends at the wait's end
+        # less the recorded time between (a negative offset), not a fixed gap after the
+        # node before it.
+        across = mine[(g.start[mine] < t1) & (g.end[mine] > t1) & (g.start[mine] >= t0)]
+        across = across[g.kind[across] == WAIT]
         starts.append(int(inside[0]) if inside.size else -1)
-        ends.append(int(inside[-1]) if inside.size else -1)
+        ends.append(int(across[-1]) if across.size else int(inside[-1]) if inside.size else -1)
     s, e = np.array(starts, np.int64), np.array(ends, np.int64)
     has = (s >= 0) & (e >= 0)
     acts = rg.acts

@@ -36,6 +36,7 @@ from .graph import (
 )
 from .host import Pieces, host_pieces
 from .rank import RankGraph
+from .stream_waits import CONFIRM_US, InferredWaits, inferred_waits
 
 RETURN_SLACK_US = 50.0  # a blocking call returns at most this long after what it waited for
 
@@ -59,16 +60,20 @@ def rank_graph(model: TraceModel, collectives: str = "own", rank: int = 0) -> Ra
     rg.transfer_node = _transfer_nodes(pieces, piece_node)
     edges = Edges(rg, host_nodes, ranges)
     edges.chain()
+    handed = edges.handoffs(model)
     woken = edges.wakes()
     edges.durations(block_call, block_target)
     edges.launches(model)
     edges.streams()
     waits_found = event_waits(model, acts, origin)
-    edges.event_waits(waits_found)
+    inferred = inferred_waits(model, acts, origin, waits_found.calls)
+    edges.event_waits(waits_found, inferred)
     edges.issues(found)
     edges.collectives(collectives)
     edges.flush()
     rg.assumptions = _assumptions(found, waits, block_target, waits_found, woken)
+    rg.assumptions += _stream_assumptions(waits_found, inferred, handed)
+    rg.inferred, rg.handoffs = inferred, handed
     return rg
 
 
@@ -290,14 +295,39 @@ def _assumptions(
             f"{block_target.size} host calls taken as blocked on GPU work (they returned "
             f"within {RETURN_SLACK_US:g} µs after work launched before them ended)"
         )
-    unlinked = event_waits_found.unlinked
-    without = event_waits_found.calls_without_record
-    if unlinked:
-        out.append(f"{unlinked} cross-stream waits could not be linked to their recorded work")
-    if without:
+    return out
+
+
+def _stream_assumptions(recorded: EventWaits, inferred: InferredWaits, handed: int) -> list[str]:
+    out = []
+    if handed:
         out.append(
-            f"{without} cudaStreamWaitEvent calls without cuda_sync events: which work they "
-            "waited for is unknown; the waiting work keeps its recorded delay after its own "
-            "stream and launch"
+            f"{handed} bursts of the autograd backward thread linked to the training thread "
+            "(the engine's handoff: a burst inside the training thread's gap follows its "
+            "last node and leads to its next; the handoff is not recorded)"
         )
+    if recorded.unlinked:
+        out.append(
+            f"{recorded.unlinked} recorded cross-stream waits could not be linked to their "
+            "work (their calls are not in the trace)"
+        )
+    if inferred.calls == 0:
+        return out
+    timed = int(inferred.by_timing.sum())
+    text = (
+        f"{inferred.calls} cudaStreamWaitEvent calls without cuda_sync events: "
+        f"{inferred.placed} cross-stream waits inferred ({timed} by timing: the waiting "
+        f"work started within {CONFIRM_US:g} µs after the other stream's work a record call "
+        f"captured, later than its own stream and launch allowed; {inferred.placed - timed} "
+        "by call order: the thread's last record before the wait, of its current stream, held "
+        "its next work on another stream)"
+    )
+    if inferred.no_work:
+        text += f"; {inferred.no_work} with no work launched after them"
+    if inferred.unplaced:
+        text += (
+            f"; {inferred.unplaced} could not be placed: the work after them keeps its "
+            "recorded delay after its own stream and launch"
+        )
+    out.append(text)
     return out

@@ -18,6 +18,7 @@ import numpy as np
 from ...model.errors import ViewParamError
 from ...model.trace_model import TraceModel
 from ..core.graph_replay import graph_replay, has_graph_launches
+from ..core.host_ranges import host_ranges
 from ..core.optree import op_tree
 from ..core.rules import collective_type
 from .build import RankGraph
@@ -72,7 +73,7 @@ class Scaled:
     own: np.ndarray
     transfer: np.ndarray
     pieces: np.ndarray  # per host piece, the factor on its time
-    matched: int  # nodes (or pieces) the change applies to
+    matched: int  # calls (ops), activities (kernels), collectives the change applies to
 
 
 def scaled(model: TraceModel, rg: RankGraph, change: Change | None, rank: int | None) -> Scaled:
@@ -129,7 +130,11 @@ def _op_factors(
     collective = g.kind[gpu_nodes] == COLLECTIVE
     own[gpu_nodes[~collective]] = f
     transfer[gpu_nodes[collective]] = f
-    return Scaled(own, transfer, pieces, int(inside.sum() + gpu.sum()))
+    ranges = host_ranges(model)
+    calls = int((model.events["name"][ranges.rows] == model.name_code(change.name)).sum())
+    # The op's calls (its own ranges, not the pieces or children they hold); an op seen
+    # only as a graph capture: the replayed kernels it owns.
+    return Scaled(own, transfer, pieces, calls if calls else int(gpu.sum()))
 
 
 def _gpu_under_op(model: TraceModel, rg: RankGraph, name: str, under: np.ndarray) -> np.ndarray:

@@ -83,48 +83,57 @@ class SyncArgs(msgspec.Struct, gc=False):
 
 @dataclass
 class EventWaits:
-    """Cross-stream waits: activity `waited` (index) ends before `waiting` starts; and
-    how many recorded waits could not be linked."""
+    """Cross-stream waits the trace records (`cuda_sync` events): activity `waited`
+    (index) ends before `waiting` starts; the wait calls they came from (correlation
+    ids); how many could not be linked, and how many had no work to wait for or to hold
+    (a stream with no activity on one side: nothing to link)."""
 
     waited: np.ndarray
     waiting: np.ndarray
+    calls: np.ndarray  # correlation ids of the wait calls with a recorded sync event
     unlinked: int
-    calls_without_record: int  # cudaStreamWaitEvent calls with no cuda_sync event at all
+    no_work: int
 
 
 def event_waits(model: TraceModel, acts: Activities, origin: float) -> EventWaits:
-    ev = model.events
     calls = launch_rows(model)
-    wait_calls = int(name_flags(model, _is_stream_wait)[ev["name"][calls]].sum())
     syncs = complete_rows(model, Kind.SYNC)
     empty = np.zeros(0, np.int64)
     if syncs.size == 0:
-        return EventWaits(empty, empty, 0, wait_calls)
+        return EventWaits(empty, empty, empty, 0, 0)
     corr = model.column_at("correlation", calls)
     order = np.argsort(corr, kind="stable")
     sorted_corr, by_corr = corr[order], calls[order]
     waited: list[int] = []
     waiting: list[int] = []
-    unlinked = 0
+    wait_calls: list[int] = []
+    unlinked = no_work = 0
     for row, args in zip(syncs.tolist(), model.args_of(syncs, SyncArgs)):
         if args.sync_kind != "Stream Wait Event":
             continue
+        wait_corr = int(model.column_at("correlation", row))
+        wait_calls.append(wait_corr)
         record = _call_start(sorted_corr, by_corr, args.record_corr, model, origin)
-        call = _call_start(
-            sorted_corr, by_corr, int(model.column_at("correlation", row)), model, origin
-        )
+        call = _call_start(sorted_corr, by_corr, wait_corr, model, origin)
         device, stream = int(model.column_at("device", row)), int(model.column_at("stream", row))
         pair = _linked(acts, device, args.wait_on_stream, stream, record, call)
-        if pair is None:
+        if pair == NO_WORK:
+            no_work += 1
+        elif pair is None:
             unlinked += 1
-            continue
-        waited.append(pair[0])
-        waiting.append(pair[1])
-    return EventWaits(np.array(waited, np.int64), np.array(waiting, np.int64), unlinked, 0)
+        else:
+            waited.append(pair[0])
+            waiting.append(pair[1])
+    return EventWaits(
+        np.array(waited, np.int64),
+        np.array(waiting, np.int64),
+        np.array(wait_calls, np.int64),
+        unlinked,
+        no_work,
+    )
 
 
-def _is_stream_wait(name: str) -> bool:
-    return name.startswith(("cudaStreamWaitEvent", "hipStreamWaitEvent"))
+NO_WORK = (-1, -1)  # a wait with no activity on one of its streams: nothing to link
 
 
 def _call_start(
@@ -147,7 +156,8 @@ def _linked(
     wait_at: float | None,
 ) -> tuple[int, int] | None:
     """(the last activity of the recorded stream launched before the record call, the
-    first of the waiting stream launched after the wait call), or None."""
+    first of the waiting stream launched after the wait call); NO_WORK when one side has
+    no such activity; None when the calls are not in the trace."""
     if record_at is None or wait_at is None or not isinstance(recorded_stream, int):
         return None
     on_device = acts.device == device
@@ -156,7 +166,7 @@ def _linked(
     after = np.flatnonzero(on_device & (acts.stream == waiting_stream))
     after = after[acts.launch_start[after] >= wait_at]
     if recorded.size == 0 or after.size == 0:
-        return None
+        return NO_WORK
     return int(recorded[-1]), int(after[0])
 
 

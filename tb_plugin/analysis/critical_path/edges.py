@@ -9,12 +9,15 @@ import numpy as np
 from ...model.trace_model import TraceModel
 from ..core.host_ranges import HostRanges
 from . import host_links
+from .autograd_links import handoffs, training_and_backward
 from .device import EventWaits
 from .graph import (
     CHAIN,
     COLLECTIVE,
     DUR,
     EVENT,
+    HANDOFF,
+    INFERRED,
     ISSUE,
     LAUNCH,
     RETURN,
@@ -25,6 +28,7 @@ from .graph import (
     start_event,
 )
 from .rank import RankGraph
+from .stream_waits import InferredWaits
 
 WAKE_GAP_US = 1000.0  # a thread idle this long was waiting for something
 WAKE_SLACK_US = 500.0  # ... that ended at most this long before it resumed
@@ -89,6 +93,23 @@ class Edges:
         self.add(start_event(dst), end_event(src), WAKE, 0.0)
         return len(dst)
 
+    def handoffs(self, model: TraceModel) -> int:
+        """The autograd engine's handoffs between the training thread and each backward
+        thread (`autograd_links.py`); returns how many bursts were linked."""
+        training, backward = training_and_backward(model)
+        if training is None:
+            return 0
+        g, first = self.rg.graph, self.host_first
+        thread = self.rg.pieces.thread[first]
+        start, end = g.start[: first.size], g.end[: first.size]
+        linked = 0
+        for thread_key in backward:
+            b_first, t_before, t_after, b_last = handoffs(thread, start, end, training, thread_key)
+            self.add(start_event(b_first), end_event(t_before), HANDOFF, 0.0)
+            self.add(start_event(t_after), end_event(b_last), HANDOFF, 0.0)
+            linked += int(b_first.size)
+        return linked
+
     def durations(self, block_call: np.ndarray, block_target: np.ndarray) -> None:
         """Each node's own time; a blocking node's is its return after what it waited for
         (and the edge from that), a collective's its transfer (`collectives`)."""
@@ -130,10 +151,12 @@ class Edges:
         ok = np.flatnonzero(prev >= 0)
         self.add(start_event(rg.act_node[ok]), end_event(rg.act_node[prev[ok]]), STREAM, 0.0)
 
-    def event_waits(self, waits: EventWaits) -> None:
+    def event_waits(self, waits: EventWaits, inferred: InferredWaits) -> None:
         rg = self.rg
         waited, waiting = waits.waited, waits.waiting
         self.add(start_event(rg.act_node[waiting]), end_event(rg.act_node[waited]), EVENT, 0.0)
+        waited, waiting = inferred.waited, inferred.waiting
+        self.add(start_event(rg.act_node[waiting]), end_event(rg.act_node[waited]), INFERRED, 0.0)
 
     def issues(self, found: list[host_links.Issue]) -> None:
         """Each host collective after the start of the op that issued it."""

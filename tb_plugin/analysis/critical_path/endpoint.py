@@ -18,7 +18,7 @@ _RUN = "kinetoscope.analysis.critical_path.run"
 # The wire types are named by path too: they import the Distributed view's types, which
 # import its summary (listing the routes imports no view's compute).
 _TYPES = "kinetoscope.analysis.critical_path.types"
-VERSION = "1"  # bump when an output changes (keys the cache)
+VERSION = "2"  # bump when an output changes (keys the cache)
 
 
 def _several_workers(run: Run) -> bool:

@@ -35,6 +35,8 @@ RETURN = 7  # what a blocking call waited for (end) -> the call's end
 PORT = 8  # a reduced graph's local path: from where it starts to where it leads
 ARRIVE = 9  # a rank's arrival at a collective (start) -> the collective's last arrival
 WAKE = 10  # work another thread ended (end) -> a thread resuming after a long gap (start)
+INFERRED = 11  # as EVENT, for a wait recorded only as runtime calls (`stream_waits.py`)
+HANDOFF = 12  # the autograd engine's handoff between the training and backward threads
 ROLES = (
     "dur",
     "chain",
@@ -47,6 +49,8 @@ ROLES = (
     "port",
     "arrive",
     "wake",
+    "inferred_event",
+    "handoff",
 )
 # The name of the gap after a binding edge of each role, on the path.
 GAP_NAMES = {
@@ -57,6 +61,8 @@ GAP_NAMES = {
     ISSUE: "issue delay",
     PORT: "gap",
     WAKE: "wake-up delay",
+    INFERRED: "stream wait (inferred)",
+    HANDOFF: "autograd handoff",
 }
 
 

@@ -188,9 +188,29 @@ def _arrivals(
         m_nodes = joint_node[members]
         add_edges(edges, start_event(arrival_of), start_event(m_nodes), ARRIVE, 0.0)
         add_edges(edges, end_event(arrival_of), start_event(arrival_of), DUR, 0.0)
-        transfer = end[m_nodes] - last[arrival_of - first_arrival]
-        add_edges(edges, end_event(m_nodes), end_event(arrival_of), TRANSFER, transfer)
+        _transfers(edges, m_nodes, arrival_of, last[arrival_of - first_arrival], start, end)
     return int(members.size), int(alone.size)
+
+
+def _transfers(
+    edges: dict[str, list[np.ndarray]],
+    members: np.ndarray,
+    arrival: np.ndarray,
+    last: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+) -> None:
+    """Each member's end after its collective's last arrival (node `arrival`, at `last`).
+    A member that ended before the last rank arrived did not wait for it (a broadcast's
+    root, a send in NCCL's LL protocol: written into the peer's buffer): it ends its own
+    duration after its own start."""
+    transfer = end[members] - last
+    waited = transfer >= 0
+    add_edges(
+        edges, end_event(members[waited]), end_event(arrival[waited]), TRANSFER, transfer[waited]
+    )
+    early = members[~waited]
+    add_edges(edges, end_event(early), start_event(early), TRANSFER, end[early] - start[early])
 
 
 def add_edges(

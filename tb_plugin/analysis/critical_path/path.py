@@ -57,12 +57,12 @@ def step_path(
     order."""
     out: list[Segment] = []
     value = timing.value
+    at = float(value[sink])
     if tail > 0:
-        at = float(value[sink])
         out.append(_idle(graph, sink // 2, "host gap", at, at + tail))
     links = walk_back(graph, timing, sink, start)
     out += segments_of(graph, links, expand, start)
-    return merged(_clipped(out, start))
+    return merged(_clipped(out, start, at + tail))
 
 
 def segments_of(
@@ -95,14 +95,14 @@ def _idle(graph: Graph, node: int, name: str, t0: float, t1: float) -> Segment:
     )
 
 
-def _clipped(segments: list[Segment], start: float) -> list[Segment]:
-    """Latest-first segments cut at `start`, in time order."""
+def _clipped(segments: list[Segment], start: float, end: float = np.inf) -> list[Segment]:
+    """Latest-first segments cut to [`start`, `end`], in time order."""
     out = []
     for s in reversed(segments):
-        if s.end <= start:
+        if s.end <= start or s.start >= end:
             continue
-        if s.start < start:
-            s = Segment(s.rank, s.kind, s.name, start, s.end, s.lane)
+        if s.start < start or s.end > end:
+            s = Segment(s.rank, s.kind, s.name, max(s.start, start), min(s.end, end), s.lane)
         out.append(s)
     return out
 

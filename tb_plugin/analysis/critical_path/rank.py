@@ -10,6 +10,7 @@ import numpy as np
 from .device import Activities
 from .graph import Graph
 from .host import Pieces
+from .stream_waits import InferredWaits
 
 
 @dataclass
@@ -25,3 +26,5 @@ class RankGraph:
     transfer_node: dict[int, int]  # host collective row -> node
     origin: float  # the whole µs the host pieces' nanosecond grid counts from
     assumptions: list[str] = field(default_factory=list)
+    inferred: InferredWaits | None = None  # the cross-stream waits inferred from calls
+    handoffs: int = 0  # the backward thread's bursts linked to the training thread

@@ -25,7 +25,7 @@ from .parts import Part
 from .path import Expand, Segment, merged, segments_of
 from .retime import Step, Timing, evaluate, walk_back
 
-VERSION = "1"
+VERSION = "2"
 SEGMENT_KINDS = (*KIND_NAMES, IDLE_KIND)
 _PACKED = {
     "node_kind": "<i1",

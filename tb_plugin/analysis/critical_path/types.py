@@ -10,6 +10,8 @@ from ..distributed.types import RankError
 
 class CriticalPathParams(TypedDict, total=False):
     step: str  # a step's name or number; absent: every step (the whole span)
+    offset: int  # the first path segment of the page (default 0)
+    limit: int  # at most this many segments (default and most: 5,000)
 
 
 class WhatIfParams(TypedDict, total=False):
@@ -19,6 +21,8 @@ class WhatIfParams(TypedDict, total=False):
     rank_all: int  # 1: everything on a rank (with `rank`) or on every rank
     rank: int  # the change on this rank only
     factor: float  # the new time over the old: 0.5 is twice as fast
+    offset: int  # the first segment of the predicted path's page (default 0)
+    limit: int  # at most this many segments (default and most: 5,000)
 
 
 class TopGainsParams(TypedDict, total=False):
@@ -65,11 +69,13 @@ class StepPath(TypedDict):
 class CriticalPathView(TypedDict):
     scope: Literal["span", "run"]
     step: str | None  # the step whose path `segments` hold; None: every step
-    step_us: float  # that step's length; every step: the median step's
+    step_us: float  # that step's length; every step: the mean (span_us over the steps)
     span_us: float  # every step together
     steps: list[StepPath]
-    segments: list[PathSegment]
-    segments_total: int  # before the list was cut to its first MAX_SEGMENTS
+    segments: list[PathSegment]  # the page [offset, offset + limit) of the path
+    segments_total: int  # the path's segments, every page
+    offset: int
+    limit: int
     by_kind: dict[str, float]
     by_name: list[PathName]  # the names longest on the path first (at most 50)
     by_rank: list[PathRank]
@@ -95,14 +101,17 @@ class WhatIfView(TypedDict):
     scope: Literal["span", "run"]
     change: Change
     label: str
-    matched: int  # nodes (or host pieces) the change applies to
-    baseline_step_us: float  # the median step, as recorded
-    predicted_step_us: float  # the median step, re-timed
-    saving_us: float
-    saving_pct: float
+    matched: int  # calls (ops), activities (kernels) or collectives the change applies to
+    baseline_step_us: float  # the mean step (the span over its steps), as recorded
+    predicted_step_us: float  # the mean step, re-timed
+    baseline_span_us: float  # every step together, as recorded
+    predicted_span_us: float  # every step together, re-timed
+    saving_us: float  # over the whole span: baseline_span_us - predicted_span_us
+    saving_pct: float  # of the span (the mean step's saving too)
     steps: list[StepPrediction]
     critical_path_step: str | None  # the predicted median step, whose path follows
-    critical_path: list[PathSegment]
+    critical_path: list[PathSegment]  # its page [offset, offset + limit)
+    critical_path_total: int  # its segments, every page
     by_kind: dict[str, float]  # of that path
     method: Literal["graph", "summaries"]
     assumptions: list[str]
@@ -113,16 +122,17 @@ class Gain(TypedDict):
     kind: Literal["kernel", "op", "collective"]
     name: str
     path_us: float  # its time on the recorded critical path (all steps)
-    predicted_step_us: float
-    saving_us: float
-    saving_pct: float
+    predicted_step_us: float  # the mean step, re-timed
+    saving_us: float  # over the whole span (every step)
+    saving_pct: float  # of the span
 
 
 class TopGainsView(TypedDict):
     scope: Literal["span", "run"]
     factor: float
-    baseline_step_us: float
-    gains: list[Gain]  # by saving, largest first
+    baseline_step_us: float  # the mean step, as recorded
+    baseline_span_us: float
+    gains: list[Gain]  # the changes that save time, largest saving first
     assumptions: list[str]
 
 

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ...model.errors import ViewParamError
+from ...model.errors import ViewParamError, bounded
 from ..core.rules import collective_type
 from .changes import Change, change_of
 from .joint import Joint
@@ -50,18 +50,21 @@ def critical_path_of(joint: Joint, scope: Scope, params: Mapping[str, Any]) -> C
     outcome = baseline(joint)
     steps = outcome.steps
     paths = [outcome.path(i) for i in range(len(steps))]
-    chosen = _chosen_step(steps.names, steps.numbers, params.get("step"))
+    chosen = chosen_step(steps.names, steps.numbers, params.get("step"))
     shown = paths[chosen] if chosen is not None else [s for p in paths for s in p]
+    offset, limit = page_of(params)
     durations = steps.durations
-    step_us = durations[chosen] if chosen is not None else _median(durations)
+    step_us = durations[chosen] if chosen is not None else mean_step(durations)
     return {
         "scope": scope,
         "step": steps.names[chosen] if chosen is not None else None,
         "step_us": _r(step_us),
         "span_us": _r(durations.sum()),
         "steps": [_step_row(steps, i, p) for i, p in enumerate(paths)],
-        "segments": [_segment(joint, s) for s in shown[:MAX_SEGMENTS]],
+        "segments": [_segment(joint, s) for s in shown[offset : offset + limit]],
         "segments_total": len(shown),
+        "offset": offset,
+        "limit": limit,
         **_totals(joint, shown),  # type: ignore[typeddict-item]
         "clocks": [
             {"rank": p.rank, "worker": p.worker, "offset_us": _r(joint.time_offset[i])}
@@ -72,7 +75,25 @@ def critical_path_of(joint: Joint, scope: Scope, params: Mapping[str, Any]) -> C
     }
 
 
-def _chosen_step(names: list[str], numbers: list[int | None], asked: Any) -> int | None:
+def page_of(params: Mapping[str, Any]) -> tuple[int, int]:
+    """The page of path segments asked (`offset`, `limit`), as other long answers page."""
+    offset = bounded(_int(params.get("offset"), "offset"), "offset", 0, 0, 2**62)
+    limit = bounded(_int(params.get("limit"), "limit"), "limit", MAX_SEGMENTS, 1, MAX_SEGMENTS)
+    return offset, limit
+
+
+def _int(value: Any, key: str) -> int | None:
+    if value in (None, ""):
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ViewParamError(f"{key}: a whole number, not {value!r}")
+    try:
+        return int(value)
+    except ValueError:
+        raise ViewParamError(f"{key}: a whole number, not {value!r}") from None
+
+
+def chosen_step(names: list[str], numbers: list[int | None], asked: Any) -> int | None:
     if asked in (None, ""):
         return None
     text = str(asked)
@@ -82,8 +103,9 @@ def _chosen_step(names: list[str], numbers: list[int | None], asked: Any) -> int
     raise ViewParamError(f"step {text!r} is not a step of this span: {', '.join(names[:20])}")
 
 
-def _median(values: np.ndarray) -> float:
-    return float(np.median(values)) if values.size else 0.0
+def mean_step(durations: np.ndarray) -> float:
+    """A span's step time: its steps' total over their count (the Overview's average)."""
+    return float(durations.sum() / durations.size) if durations.size else 0.0
 
 
 def _step_row(steps: Any, i: int, path: list[Segment]) -> StepPath:
@@ -133,7 +155,8 @@ def whatif_of(
     joint: Joint, scope: Scope, params: Mapping[str, Any], changed_joint: Joint | None = None
 ) -> WhatIfView:
     """`changed_joint`: the ranks' summaries under the change (a large run), whose
-    evaluation is the prediction; else the change re-times `joint` itself."""
+    evaluation is the prediction; else the change re-times `joint` itself. The saving is
+    over the whole span (every step): a median step could move the other way."""
     change = change_of(dict(params))
     if change is None:
         raise ViewParamError("name a change: kernel=, op=, collective= or rank_all=1, and factor=")
@@ -145,8 +168,9 @@ def whatif_of(
     predicted = changed.steps
     median = median_step(predicted.durations)
     path = changed.path(median) if median >= 0 else []
+    offset, limit = page_of(params)
     by_kind, _ = totals(path)
-    b, p = _median(base.durations), _median(predicted.durations)
+    b, p = float(base.durations.sum()), float(predicted.durations.sum())
     return {
         "scope": scope,
         "change": {
@@ -157,18 +181,28 @@ def whatif_of(
         },
         "label": change.label(),
         "matched": int(matched),
-        "baseline_step_us": _r(b),
-        "predicted_step_us": _r(p),
+        "baseline_step_us": _r(mean_step(base.durations)),
+        "predicted_step_us": _r(mean_step(predicted.durations)),
+        "baseline_span_us": _r(b),
+        "predicted_span_us": _r(p),
         "saving_us": _r(b - p),
         "saving_pct": _r(100.0 * (b - p) / b) if b > 0 else 0.0,
         "steps": _predictions(base, predicted),
         "critical_path_step": predicted.names[median] if median >= 0 else None,
-        "critical_path": [_segment(joint, s) for s in path[:MAX_SEGMENTS]],
+        "critical_path": [_segment(joint, s) for s in path[offset : offset + limit]],
+        "critical_path_total": len(path),
         "by_kind": {k: _r(v) for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1])},
         "method": "summaries" if changed_joint is not None else "graph",
-        "assumptions": assumptions(joint),
+        "assumptions": assumptions(joint) + [PREDICTION_ASSUMES],
         "warnings": warnings(joint),
     }
+
+
+PREDICTION_ASSUMES = (
+    "the prediction scales only the change: everything else keeps its recorded time, every "
+    "gap and delay its recorded length; contention (for the GPU, memory bandwidth, the "
+    "network, the CPU) is not modelled"
+)
 
 
 def _predictions(base: Any, predicted: Any) -> list[StepPrediction]:
@@ -185,17 +219,20 @@ def top_gains_of(joint: Joint, scope: Scope, params: Mapping[str, Any]) -> TopGa
     outcome = baseline(joint)
     steps = outcome.steps
     segments = [s for i in range(len(steps)) for s in outcome.path(i)]
-    b = _median(steps.durations)
+    b = float(steps.durations.sum())
     gains: list[Gain] = []
     for kind, name, on_path in candidates(segments):
         change = Change(kind, name, factor)
-        p = _median(Outcome(joint, change).steps.durations)
+        predicted = Outcome(joint, change).steps.durations
+        p = float(predicted.sum())
+        if b - p <= SAVING_FLOOR_US:
+            continue  # no gain (or a loss): not a gain to list
         gains.append(
             {
                 "kind": kind,  # type: ignore[typeddict-item]
                 "name": name,
                 "path_us": _r(on_path),
-                "predicted_step_us": _r(p),
+                "predicted_step_us": _r(mean_step(predicted)),
                 "saving_us": _r(b - p),
                 "saving_pct": _r(100.0 * (b - p) / b) if b > 0 else 0.0,
             }
@@ -204,10 +241,14 @@ def top_gains_of(joint: Joint, scope: Scope, params: Mapping[str, Any]) -> TopGa
     return {
         "scope": scope,
         "factor": factor,
-        "baseline_step_us": _r(b),
+        "baseline_step_us": _r(mean_step(steps.durations)),
+        "baseline_span_us": _r(b),
         "gains": gains,
-        "assumptions": assumptions(joint),
+        "assumptions": assumptions(joint) + [PREDICTION_ASSUMES],
     }
+
+
+SAVING_FLOOR_US = 0.0005  # below the answers' rounding: nothing saved
 
 
 def candidates(segments: list[Segment]) -> list[tuple[str, str, float]]:

@@ -104,7 +104,7 @@ export class CriticalSection {
       h(
         'p',
         { testid: 'critical-summary' },
-        h('strong', null, 'Median step: '),
+        h('strong', null, 'Mean step: '),
         `${formatDuration(path.step_us)} · on the path per step:`,
       ),
       kindBar(perStep, 'critical-bar'),

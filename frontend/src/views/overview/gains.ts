@@ -1,7 +1,7 @@
 // The Overview's "Top gains" section: the kernels, ops and collective types on the
 // critical path, each re-timed twice as fast (the `top_gains` route, or `run_top_gains`
 // for a run of several workers: the ranks joined at their collectives), ranked by the
-// median step time it saves. It loads after the rest of the page (its own request);
+// time it saves over the span. It loads after the rest of the page (its own request);
 // `data-state` says where it is (loading, ready, error).
 
 import { describeError, isAbort } from '../../api/client';
@@ -45,8 +45,8 @@ const percent = numberFormat((v) => formatPercent(v, 1));
 const COLUMNS: ColumnSpec<Gain>[] = [
   { key: 'kind', label: 'Change', minWidth: 90, value: (g) => KIND_LABEL[g.kind] ?? g.kind },
   { key: 'name', label: 'Name', minWidth: 260, grow: 1, value: (g) => g.name },
-  numberColumn('saving_us', 'Step saved', FORMAT.duration, 'Median step time saved, twice as fast'),
-  numberColumn('saving_pct', '% of step', percent),
+  numberColumn('saving_pct', '% saved', percent, 'Of the step time (every step together)'),
+  numberColumn('saving_us', 'Saved', FORMAT.duration, 'Time saved over every step of the span'),
   numberColumn('path_us', 'On the path', FORMAT.duration, 'Its time on the recorded critical path'),
   numberColumn('predicted_step_us', 'Predicted step', FORMAT.duration),
 ];
@@ -63,7 +63,7 @@ export class GainsSection {
         testid: 'overview-gains',
         title: 'Top gains: what would make the step shorter',
         intro:
-          'Each kernel, op and collective on the critical path, predicted twice as fast: the step time it would save (what runs beside the path saves nothing). The Trace page draws the path; Operators, Kernels and Distributed predict any factor.',
+          'Each kernel, op and collective on the critical path, predicted twice as fast: the time it would save over the span (what runs beside the path saves nothing and is not listed). The Trace page draws the path; Operators, Kernels and Distributed predict any factor.',
       },
       this.body,
     );
@@ -107,9 +107,9 @@ export class GainsSection {
           'p',
           { class: 'ks-gains-lead', testid: 'gains-best' },
           h('strong', null, best.name),
-          ` twice as fast: median step ${stepChangeText(view.baseline_step_us, best.predicted_step_us)} (${scope}).`,
+          ` twice as fast: mean step ${stepChangeText(view.baseline_step_us, best.predicted_step_us)} (${scope}).`,
         )
-      : h('p', { class: 'ks-muted' }, 'Nothing on the critical path to re-time.');
+      : h('p', { class: 'ks-muted' }, 'No change on the critical path saves time.');
     this.table = new VirtualTable<Gain>({
       columns: toColumns(COLUMNS, colAttrs),
       rows: view.gains,

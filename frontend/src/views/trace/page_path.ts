@@ -80,12 +80,12 @@ export class CriticalPathLayer {
   }
 }
 
-/** "Critical path: median step 43.9 ms · CPU 96 % · Collective transfer 2 %". */
+/** "Critical path: mean step 43.9 ms · CPU 96 % · Collective transfer 2 %". */
 function summary(view: CriticalPathView): string {
   const top = kindShares(view.by_kind)
     .sort((a, b) => b.us - a.us)
     .slice(0, 3)
     .map((s) => `${PATH_KIND_LABEL[s.kind] ?? s.kind} ${formatPercent(s.pct, 0)}`);
   const cut = view.segments_total > view.segments.length ? ' (first segments)' : '';
-  return `Critical path${cut}: median step ${formatDuration(view.step_us)} · ${top.join(' · ')}`;
+  return `Critical path${cut}: mean step ${formatDuration(view.step_us)} · ${top.join(' · ')}`;
 }
