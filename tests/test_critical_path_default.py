@@ -117,3 +117,36 @@ def test_the_backward_thread_follows_the_training_threads_handoff(tmp_path: Path
     for params, expected in cases:
         assert whatif_view(model, params)["predicted_step_us"] == expected, params
     assert any("autograd backward thread" in a for a in path["assumptions"])
+
+
+@pytest.mark.parametrize("sync_events", [True, False], ids=["sync-events", "runtime-calls"])
+def test_clocks_rounded_apart_keep_the_wait(tmp_path: Path, sync_events: bool) -> None:
+    """The waiting kernel starts 0.13 µs before the SendRecv it waited for ends (device
+    times rounded apart): the wait is kept, not warned about as going back in time."""
+    t = send_recv_trace(sync_events)
+    for e in t.events:
+        if e["name"] == "mlp" or (e.get("cat") == "cuda_sync"):
+            e["ts"] = 4919.87
+    model = t.model(tmp_path)
+    assert critical_path_view(model, {})["warnings"] == []
+    halved = whatif_view(model, {"kernel": SEND_RECV, "factor": 0.5})
+    assert halved["predicted_step_us"] == pytest.approx(2572.0 - 2.13)
+
+
+def test_every_door_pages_the_path_and_the_notebook_joins_the_pages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A path longer than a page: the route answers a page (`offset`, `limit`,
+    `segments_total`); the notebook's frame holds every segment, in order."""
+    import kinetoscope as ks
+    from kinetoscope.analysis.critical_path import view as path_view
+
+    folder = ddp_job(tmp_path / "ddp", sync_events=False)
+    whole = run_critical_path(_context(folder))
+    total = whole["segments_total"]
+    page = run_critical_path(_context(folder, offset=2, limit=3))
+    assert page["segments"] == whole["segments"][2:5] and page["segments_total"] == total
+    monkeypatch.setattr(path_view, "MAX_SEGMENTS", 4)  # pages of 4 segments
+    frame = ks.open(str(folder)).critical_path()
+    assert len(frame) == total
+    assert frame["name"].tolist() == [s["name"] for s in whole["segments"]]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib.util
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -169,3 +169,16 @@ def time_origin_ns(model: TraceModel) -> int:
     """What to add to `ts_ns` for epoch nanoseconds (a 2024+ trace's base; else 0)."""
     base = model.header.get("baseTimeNanoseconds")
     return int(base) if isinstance(base, (int, float)) else 0
+
+
+def whole_path(fetch: Callable[[int], dict[str, Any]], key: str, total: str) -> dict[str, Any]:
+    """A paged path's view with every page's `key` items joined: `fetch(offset)` answers
+    the page at `offset`; `total` names the count of every page."""
+    view = fetch(0)
+    items = list(view[key])
+    while 0 < len(items) < view[total]:
+        more = fetch(len(items))[key]
+        if not more:
+            break
+        items += more
+    return {**view, key: items}

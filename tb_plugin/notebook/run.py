@@ -17,7 +17,7 @@ from ..api.endpoints import RUN_VIEWS
 from ..api.lower import Run as ListedRun
 from ..api.resolve import find_run, resolve
 from ..api.session import FixedListing, Session, list_target, no_traces_message
-from .frames import flatten, require_pandas, rows_frame
+from .frames import flatten, require_pandas, rows_frame, whole_path
 from .trace import Trace
 
 if TYPE_CHECKING:
@@ -114,7 +114,11 @@ class Run:
     def critical_path(self, span: str | int | None = None, step: str | None = None) -> pd.DataFrame:
         """One row per segment of the job's critical path across ranks (the
         `run_critical_path` route's `segments`, each with its rank and worker)."""
-        view = self._run_view("run_critical_path", span, step=step)
+        view = whole_path(
+            lambda offset: self._run_view("run_critical_path", span, step=step, offset=offset),
+            "segments",
+            "segments_total",
+        )
         return rows_frame(view, "segments", RUN_VIEWS["run_critical_path"].response)
 
     def whatif(

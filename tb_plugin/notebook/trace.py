@@ -17,7 +17,7 @@ from ..api.registry import Scope
 from ..api.session import Session
 from ..api.view_parts import PAGE_MAX, GpuIdleView, LaunchDelayView
 from .flame_frames import flame_frame
-from .frames import breakdown_frame, events_frame, plain_fields, rows_frame
+from .frames import breakdown_frame, events_frame, plain_fields, rows_frame, whole_path
 from .gpu_idle_frames import idle_frame, queue_frame
 from .serving_frames import phases_frame
 
@@ -120,8 +120,14 @@ class Trace:
 
     def critical_path(self, step: str | int | None = None) -> pd.DataFrame:
         """One row per segment of the critical path (the `critical_path` route's
-        `segments`: of every step, or of `step`); its length and totals in `attrs`."""
-        return self.rows("critical_path", "segments", step=step)
+        `segments`: of every step, or of `step`, every page); its length and totals in
+        `attrs`."""
+        view = whole_path(
+            lambda offset: self.view("critical_path", step=step, offset=offset),
+            "segments",
+            "segments_total",
+        )
+        return rows_frame(view, "segments", SPAN_ROUTES["critical_path"].response)
 
     def whatif(self, factor: float, rank: int | None = None, **change: Any) -> pd.DataFrame:
         """One row per step, recorded and predicted (the `whatif` route's `steps`) with one

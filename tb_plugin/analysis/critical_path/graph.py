@@ -235,15 +235,17 @@ MAX_TIE_PASSES = 64
 
 
 def finish(graph: Graph) -> Graph:
-    """The evaluation order and each event's `add`. Events are ordered by recorded time,
-    ties by dependency; an edge that goes back in time (a GPU activity that starts before
-    its launch call: the trace's clocks disagree) or that no order of ties can satisfy is
-    left out, counted by role in `dropped`: the graph's recorded times stay exact."""
+    """The evaluation order and each event's `add`. Events are ordered by recorded time
+    (`_order_keys`: clocks rounded apart by up to CLOCK_SLACK_US count as in order), ties
+    by dependency; an edge that goes back in time further (a GPU activity that starts
+    before its launch call: the trace's clocks disagree) or that no order of ties can
+    satisfy is left out, counted by role in `dropped`: the recorded times stay exact."""
     base = graph.base_times()
     src, dst = graph.edge_src, graph.edge_dst
-    backward = base[src] > base[dst]
+    key = _order_keys(graph, base)
+    backward = key[src] > key[dst]
     level = np.zeros(base.size, dtype=np.int64)
-    tie = np.flatnonzero(base[src] == base[dst])
+    tie = np.flatnonzero(key[src] == key[dst])
     for _ in range(MAX_TIE_PASSES):
         if tie.size == 0:
             break
@@ -252,7 +254,7 @@ def finish(graph: Graph) -> Graph:
         if not late.any():
             break
         np.maximum.at(level, dst[tie[late]], want[late])
-    order = np.lexsort((level, base)).astype(np.int64)
+    order = np.lexsort((level, key)).astype(np.int64)
     position = np.empty(base.size, dtype=np.int64)
     position[order] = np.arange(base.size)
     keep = ~backward & (position[src] < position[dst])
@@ -265,6 +267,27 @@ def finish(graph: Graph) -> Graph:
     graph.in_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     graph.add = _adds(graph, base, graph.edge_lag)
     return graph
+
+
+CLOCK_SLACK_US = 1.0  # an edge back in time by at most this is clocks rounded apart
+
+
+def _order_keys(graph: Graph, base: np.ndarray) -> np.ndarray:
+    """Each event's place in time for the evaluation order: its recorded time, or, for a
+    node's start that an edge reaches from at most CLOCK_SLACK_US later (a kernel starting
+    0.1 µs before the one it waited for ends: the clocks rounded apart), that later time,
+    so the edge is kept (its event's add is then negative: the recorded times stay exact).
+    Not past the node's own end."""
+    src, dst = graph.edge_src, graph.edge_dst
+    ahead = base[src] - base[dst]
+    near = np.flatnonzero((ahead > 0) & (ahead <= CLOCK_SLACK_US) & (dst % 2 == 0))
+    if near.size == 0:
+        return base
+    key = base.copy()
+    np.maximum.at(key, dst[near], base[src[near]])
+    starts = np.flatnonzero(key[0::2] > base[1::2]) * 2
+    key[starts] = base[starts]  # a start raised past its node's end: left as recorded
+    return key
 
 
 def _count_roles(roles: np.ndarray) -> dict[str, int]:
