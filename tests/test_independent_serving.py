@@ -65,3 +65,19 @@ def test_recorded_iterations_agree_with_the_raw_json(path: Path) -> None:
 def test_built_gpu_iterations_agree_with_the_raw_json(tmp_path: Path) -> None:
     path = annotated_vllm().write(tmp_path / "w.pt.trace.json")
     _agree(serving(build_model(str(path))), summary(path))
+
+
+@pytest.mark.parametrize("shapes", [True, False], ids=["shapes", "no-shapes"])
+@pytest.mark.parametrize("vendor", ["cuda", "rocm"])
+def test_built_vllm_v1_phases_agree_with_the_raw_json(
+    tmp_path: Path, vendor: str, shapes: bool
+) -> None:
+    """vLLM V1's default shape (no annotation): the phases the checker derives from the
+    raw JSON (the ops' leading dims, graph launch calls, kernel time) are the view's."""
+    from serving_v1_jobs import CUDA, ROCM, vllm_v1_trace
+
+    trace = vllm_v1_trace(CUDA if vendor == "cuda" else ROCM, shapes)
+    path = trace.write(tmp_path / "w.pt.trace.json")
+    facts = summary(path)
+    assert [i["phase"] for i in facts["iterations"]].count("decode") == 9
+    _agree(serving(build_model(str(path))), facts)

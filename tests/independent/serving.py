@@ -19,7 +19,18 @@ Method (written from docs/http_api.md's `serving` section, not from the product'
 - GPU work of an iteration: kernel / gpu_memcpy / gpu_memset events whose runtime or
   driver call (same `correlation`) starts, on the marker's thread, inside the marker;
   busy = the length of the union of those events; end = max(marker end, last GPU end);
-- p90: linear interpolation between the sorted values (rank 0.9 × (n - 1)).
+- p90: linear interpolation between the sorted values (rank 0.9 × (n - 1));
+- an iteration the markers give no phase (frames without SGLang's forward frames) takes
+  one from its work, by other means than the product's rules: no GPU event, idle; else
+  the leading dims of its ops' first input tensors (rank 2 or more: `Input Dims`; the
+  activation, weights come after it): the largest equal to the smallest is decode, at
+  least twice it prefill; else its kernels' time
+  launched by graph launch calls (`cudaGraphLaunch` / `hipGraphLaunch`) at least half of
+  its kernel time is decode; else, among such iterations, an eager one with at least
+  twice their median kernel time is prefill; else kernel names (decode:
+  `paged_attention_v1/v2`, `flash_fwd_splitkv`, `BatchDecodeWith`; prefill:
+  `BatchPrefillWith`, `FmhaBatchPrefill`, Triton's `_fwd_kernel`), else unknown; its
+  tokens then the most leading dim of a prefill, the fewest of a decode (one a request).
 
 All times in integer nanoseconds (`raw.ns`); the result in µs.
 """
@@ -55,6 +66,8 @@ class It:
     phase: str | None = None
     tokens: int | None = None
     gpu: list[tuple[int, int]] = field(default_factory=list)
+    kernels: list[tuple[str, int, bool]] = field(default_factory=list)  # name, ns, graph
+    leading_dims: list[int] = field(default_factory=list)
 
 
 def _counts(name: str) -> tuple[str | None, int | None]:
@@ -124,6 +137,9 @@ def iterations(path: str | Path) -> list[It]:
         found = _from_frames(raw.complete("python_function"))
     found.sort(key=lambda it: it.start)
     _attach_gpu(raw.events, found)
+    if any(it.phase is None for it in found):
+        _attach_dims(raw.complete("cpu_op"), found)
+        _work_phases(found)
     return found
 
 
@@ -165,7 +181,69 @@ def _attach_gpu(events: list[dict[str, Any]], found: list[It]) -> None:
         for it in found:
             if it.thread == thread and it.start <= t <= it.end:
                 it.gpu.append((ns(e["ts"]), ns(e["ts"]) + ns(e.get("dur", 0))))
+                if e.get("cat") == "kernel":
+                    graph = "GraphLaunch" in str(call.get("name", ""))
+                    it.kernels.append((str(e.get("name", "")), ns(e.get("dur", 0)), graph))
                 break
+
+
+def _attach_dims(ops: list[dict[str, Any]], found: list[It]) -> None:
+    for e in ops:
+        dims = (e.get("args") or {}).get("Input Dims")
+        if not isinstance(dims, list):
+            continue
+        t, thread = ns(e["ts"]), (str(e["pid"]), str(e["tid"]))
+        for it in found:
+            if it.thread == thread and it.start <= t <= it.end:
+                first = dims[0] if dims else None  # the activation: weights come after it
+                if isinstance(first, list) and len(first) >= 2 and first[0] > 0:
+                    it.leading_dims.append(first[0])
+                break
+
+
+DECODE_NAMES = ("paged_attention_v1", "paged_attention_v2", "flash_fwd_splitkv", "batchdecodewith")
+PREFILL_NAMES = ("batchprefillwith", "fmhabatchprefill")
+
+
+def _work_phases(found: list[It]) -> None:
+    replayed = [it for it in found if _graph_share(it) >= 0.5]
+    totals = sorted(sum(d for _, d, _ in it.kernels) for it in replayed)
+    reference = _rank(totals, 0.5) if totals else None
+    for it in found:
+        if it.phase is None:
+            it.phase = _work_phase(it, reference)
+            if it.leading_dims and it.phase in ("prefill", "decode"):
+                # tokens: the most rows (a decode's: one a request, its fewest rows)
+                dims = it.leading_dims
+                it.tokens = max(dims) if it.phase == "prefill" else min(dims)
+
+
+def _graph_share(it: It) -> float:
+    total = sum(d for _, d, _ in it.kernels)
+    return sum(d for _, d, g in it.kernels if g) / total if total else 0.0
+
+
+def _work_phase(it: It, reference: float | None) -> str:
+    if not it.gpu:
+        return "idle"
+    if it.leading_dims:
+        most, least = max(it.leading_dims), min(it.leading_dims)
+        if most == least:
+            return "decode"
+        if most >= 2 * least:
+            return "prefill"
+    if _graph_share(it) >= 0.5:
+        return "decode"
+    if reference and sum(d for _, d, _ in it.kernels) >= 2 * reference:
+        return "prefill"
+    names = [n.lower() for n, _, _ in it.kernels]
+    decode = any(k in n for n in names for k in DECODE_NAMES)
+    prefill = any(k in n for n in names for k in PREFILL_NAMES) or "_fwd_kernel" in [
+        n.split("_0d")[0] for n in names
+    ]
+    if decode and prefill:
+        return "mixed"
+    return "decode" if decode else ("prefill" if prefill else "unknown")
 
 
 def busy(intervals: list[tuple[int, int]]) -> int:

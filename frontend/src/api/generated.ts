@@ -652,6 +652,7 @@ export interface Iteration {
   gpu_gap_before_us: number | null;
   tokens: number | null;
   requests: number | null;
+  counts_from: string | null;
   context_requests: number | null;
   context_tokens: number | null;
   generation_requests: number | null;

@@ -52,15 +52,20 @@ def _names_engine(name: str) -> bool:
 
 
 def engine_of(model: TraceModel) -> str | None:
-    """The serving engine most of the trace's engine names belong to, or None."""
+    """The serving engine the trace shows, or None: its Python frames' engine where frames
+    name one (the code that ran), else the engine its ops and kernels name, in
+    `engine_precedence` (SGLang runs vLLM's kernels and ops; vLLM never SGLang's)."""
     codes = np.flatnonzero(name_flags(model, _names_engine))
     if codes.size == 0:
         return None
-    counts: dict[str, int] = {}
-    for code in codes.tolist():
-        engine = engine_name(model.names[code])
-        counts[engine] = counts.get(engine, 0) + 1
-    return max(counts, key=lambda e: (counts[e], e))
+    names = [model.names[code] for code in codes.tolist()]
+    frames = {engine_name(n) for n in names if _FRAME.search(n)}
+    seen = frames or {engine_name(n) for n in names}
+    order = load("serving")["engine_precedence"]
+    return min(seen, key=lambda e: (order.index(e) if e in order else len(order), e))
+
+
+_FRAME = re.compile(r"\.py\(\d+\): ")  # a Python frame's name: file(line): function
 
 
 def attention_phase_codes(model: TraceModel) -> np.ndarray:

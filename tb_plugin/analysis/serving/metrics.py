@@ -52,7 +52,6 @@ class IterationWork(msgspec.Struct):
     comm_types: list[dict[str, int]]
     top: list[list[tuple[str, int, int]]]  # (name, calls, ns)
     hinted_phase: list[str | None]  # from the attention kernels' names (all agreeing)
-    one_graph: np.ndarray  # bool: all kernel time is one graph launch's replay
 
 
 def iteration_work(model: TraceModel, found: Found) -> IterationWork:
@@ -96,7 +95,6 @@ def iteration_work(model: TraceModel, found: Found) -> IterationWork:
         comm_types=comm_types,
         top=_top_kernels(model, rows[is_kernel], it[is_kernel], kernel_dur[is_kernel], n),
         hinted_phase=_hinted(model, rows[is_kernel], it[is_kernel], n),
-        one_graph=_one_graph(work, mine, it, kernel_dur, n),
     )
 
 
@@ -234,23 +232,4 @@ def _hinted(model: TraceModel, rows: np.ndarray, it: np.ndarray, n: int) -> list
     said[it[code > 0], code[code > 0]] = True
     for i in np.flatnonzero(said[:, 1] | said[:, 2]).tolist():
         out[i] = "mixed" if said[i, 1] and said[i, 2] else ("decode" if said[i, 1] else "prefill")
-    return out
-
-
-def _one_graph(
-    work: GpuWork, mine: np.ndarray, it: np.ndarray, kernel_dur: np.ndarray, n: int
-) -> np.ndarray:
-    """Per iteration: all of its kernel time is the replay of one graph launch."""
-    out = np.zeros(n, dtype=bool)
-    kernel = work.is_kernel[mine]
-    if not kernel.any():
-        return out
-    launch = work.launch[mine]
-    graph = work.graph[mine]
-    eager = np.bincount(it[kernel & ~graph], weights=kernel_dur[kernel & ~graph], minlength=n)
-    launches: dict[int, set[int]] = {}
-    for i, call in zip(it[kernel & graph].tolist(), launch[kernel & graph].tolist()):
-        launches.setdefault(i, set()).add(call)
-    for i, calls in launches.items():
-        out[i] = len(calls) == 1 and eager[i] == 0
     return out

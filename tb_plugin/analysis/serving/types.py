@@ -37,6 +37,8 @@ class Iteration(TypedDict):
     gpu_gap_before_us: float | None  # GPU idle since the previous iteration's GPU work
     tokens: int | None
     requests: int | None
+    # "engine annotation", "op shapes" (inferred from the ops' input shapes), None: none
+    counts_from: str | None
     context_requests: int | None
     context_tokens: int | None
     generation_requests: int | None

@@ -3,10 +3,9 @@ each (`metrics.py`), and per phase their statistics (`phases.py`).
 
 An iteration's phase is, in order: what the engine's annotation counts say (context
 requests only: prefill; generation only: decode; both: mixed; none: idle), SGLang's
-forward mode (its step span or model-runner frame), the attention kernels it ran (names
-that only decode or only prefill kernels carry, `data/serving.json`), a whole forward
-replayed as one graph launch (engines capture whole-forward graphs for decode batches
-only), else unknown. `phase_from` says which, in words.
+forward mode (its step span or model-runner frame), else the work itself
+(`phase_rules.py`: no GPU work, op shapes, graph replays, attention kernels), else
+unknown. `phase_from` says which, in words.
 """
 
 from __future__ import annotations
@@ -17,9 +16,10 @@ from ...ingest.values import lenient_int
 from ...model.trace_model import TraceModel
 from ..core.requests import NoParams
 from .iterations import Found, find_iterations
-from .markers import Marker
 from .metrics import IterationWork, iteration_work
+from .phase_rules import Decided, decide
 from .phases import NOTES, phase_stats
+from .shapes import shape_counts
 from .types import Capture, Iteration, ServingView, TopKernel
 
 __all__ = ["serving", "serving_view"]
@@ -34,7 +34,8 @@ def serving_view(model: TraceModel, params: NoParams) -> ServingView:
 def serving(model: TraceModel) -> ServingView:
     found = find_iterations(model)
     work = iteration_work(model, found)
-    iterations = [_iteration(found, work, i) for i in range(len(found))]
+    decided = decide(found, work, shape_counts(model, found))
+    iterations = [_iteration(found, work, decided[i], i) for i in range(len(found))]
     _gaps(iterations)
     info = model.header.get("distributedInfo")
     info = info if isinstance(info, dict) else {}
@@ -66,9 +67,8 @@ def _at(origin_us: float, ns: int) -> float:
     return round(origin_us + ns / 1000.0, 3)
 
 
-def _iteration(found: Found, work: IterationWork, i: int) -> Iteration:
+def _iteration(found: Found, work: IterationWork, decided: Decided, i: int) -> Iteration:
     marker = found.markers[i]
-    phase, phase_from = _phase(marker, work, i)
     has_gpu = bool(work.gpu_end[i] >= 0)
     start, host_end = int(work.start[i]), int(work.end[i])
     end = max(host_end, int(work.gpu_end[i])) if has_gpu else host_end
@@ -78,8 +78,8 @@ def _iteration(found: Found, work: IterationWork, i: int) -> Iteration:
     ]
     return {
         "index": i,
-        "phase": phase,
-        "phase_from": phase_from,
+        "phase": decided.phase,
+        "phase_from": decided.phase_from,
         "marker": found.names[i],
         "start_us": _at(work.origin_us, start),
         "dur_us": _us(end - start),
@@ -95,8 +95,9 @@ def _iteration(found: Found, work: IterationWork, i: int) -> Iteration:
         "queue_us": _us(max(0, work.gpu_start[i] - work.first_launch[i])) if has_gpu else None,
         "gap_before_us": None,
         "gpu_gap_before_us": None,
-        "tokens": marker.tokens,
-        "requests": marker.requests,
+        "tokens": decided.tokens,
+        "requests": decided.requests,
+        "counts_from": decided.counts_from,
         "context_requests": marker.context_requests,
         "context_tokens": marker.context_tokens,
         "generation_requests": marker.generation_requests,
@@ -105,21 +106,6 @@ def _iteration(found: Found, work: IterationWork, i: int) -> Iteration:
         "collective_us": _us(work.comm[i]),
         "top_kernels": top,
     }
-
-
-def _phase(marker: Marker, work: IterationWork, i: int) -> tuple[str, str]:
-    if marker.phase is not None and marker.phase_from is not None:
-        return marker.phase, marker.phase_from
-    hinted = work.hinted_phase[i]
-    if hinted is not None:
-        return hinted, f"attention kernels: {hinted} kernels ran (no engine counts)"
-    if work.one_graph[i]:
-        return (
-            "decode",
-            "one graph launch replayed the whole forward (engines capture whole-forward "
-            "graphs for decode batches; no engine counts)",
-        )
-    return "unknown", "no engine counts, no phase-specific attention kernel, no graph replay"
 
 
 def _gaps(iterations: list[Iteration]) -> None:

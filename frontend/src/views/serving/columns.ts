@@ -52,7 +52,15 @@ function phaseColumn(): ColumnSpec<Iteration> {
 }
 
 function count(key: 'tokens' | 'requests', label: string): ColumnSpec<Iteration> {
-  return { key, label, align: 'right', minWidth: 80, value: (it) => it[key], format: FORMAT.count };
+  return {
+    key,
+    label,
+    align: 'right',
+    minWidth: 80,
+    value: (it) => it[key],
+    format: FORMAT.count,
+    cellTooltip: (it) => (it.counts_from === null ? '' : `From the ${it.counts_from}`),
+  };
 }
 
 function topKernelColumn(): ColumnSpec<Iteration> {
@@ -188,7 +196,10 @@ export const PHASE_HEADERS: [string, string][] = [
   ['p90', '90th percentile (linear between ranks)'],
   ['GPU busy', 'Median GPU busy time per iteration'],
   ['Scheduling', 'Median host time before the first launch'],
-  ['Tokens', 'Over the iterations whose tokens the engine gave'],
+  [
+    'Tokens',
+    'Over the iterations whose tokens are known (the engine’s, or inferred from op shapes)',
+  ],
   ['Tokens/s', 'Those tokens over those iterations’ summed durations'],
   ['Per token', 'Prefill: the first-token estimate; decode: per output token (median iteration)'],
   ['Replayed', 'Share of kernel time replayed from graphs'],

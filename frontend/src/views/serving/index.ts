@@ -155,7 +155,7 @@ class ServingPage {
         testid: 'serving-phases',
         title: 'Phases',
         intro:
-          'Per phase: how many iterations, their median and p90 duration, tokens per second where the engine gave tokens, the per-token estimate and where the kernel time went.',
+          'Per phase: how many iterations, their median and p90 duration, tokens per second where tokens are known (the engine’s, or inferred from op shapes), the per-token estimate and where the kernel time went.',
       },
       legend(CLASS_ORDER.map((c) => [c, CLASS_COLOR[c] ?? '#9c9c9c'])),
       h(

@@ -34,6 +34,7 @@ function iteration(index: number, phase: string, start: number, dur: number): It
     gpu_gap_before_us: null,
     tokens: phase === 'decode' ? 8 : 512,
     requests: 8,
+    counts_from: 'engine annotation',
     context_requests: null,
     context_tokens: null,
     generation_requests: null,

@@ -126,8 +126,10 @@ export function iterationLines(it: Iteration, origin: number): string[] {
     `at ${formatDuration(it.start_us - origin)}, ${formatDuration(it.dur_us)} long`,
     `GPU busy ${formatDuration(it.gpu_busy_us)}`,
   ];
-  if (isNum(it.tokens))
-    lines.push(`${formatCount(it.tokens)} tokens, ${formatCount(it.requests)} requests`);
+  if (isNum(it.tokens)) {
+    const from = it.counts_from === 'op shapes' ? ' (inferred from op shapes)' : '';
+    lines.push(`${formatCount(it.tokens)} tokens, ${formatCount(it.requests)} requests${from}`);
+  }
   lines.push(it.phase_from);
   return lines;
 }
