@@ -27,7 +27,7 @@ class RunHealth(TypedDict):
     checks: list[RunHealthCheck]
 
 
-CHECK_WIDTH = 26
+CHECK_WIDTH = 30
 COLUMNS = f"  {'severity':8} {'check':{CHECK_WIDTH}} {'count':>8}  in time sums"
 EFFECT = {"left_out": "left out", "kept": "kept"}
 LEGEND = (
@@ -47,7 +47,9 @@ def health_lines(found: HealthView | RunHealth) -> list[str]:
         if check["count"] is None:
             lines.append(f"{head} {'?':>8}  not checked: {check['unknown']}")
         elif check["count"]:
-            lines.append(f"{head} {check['count']:>8}  {EFFECT[check['effect']]}")
+            rule = check.get("torch_rule")
+            said = f" (torch validator: {rule})" if rule else ""
+            lines.append(f"{head} {check['count']:>8}  {EFFECT[check['effect']]}{said}")
             if check["examples"]:
                 lines.append(f"{'':11}e.g. {_example(check['examples'][0], start)}")
     warnings: list[str] = found.get("warnings", [])  # type: ignore[assignment]  # a run's: none
@@ -61,11 +63,13 @@ def _example(first: HealthExample | RankOffset, start: float | None) -> str:
         rank = cast("RankOffset", first)
         return f"rank {rank['rank']}: {rank['offset_us']:+.3f} µs ({rank['calls']} calls)"
     first = cast("HealthExample", first)
-    at = (
-        f"at {(first['ts_us'] - start) / 1000:.3f} ms"
-        if start is not None
-        else f"at {first['ts_us']:.3f} µs (the trace has no start)"
-    )
+    ts = cast("float | None", first["ts_us"])  # null in JSON: a "ts" that is not a number
+    if ts is None:
+        at = "at no time (its ts is not a number)"
+    elif start is not None:
+        at = f"at {(ts - start) / 1000:.3f} ms"
+    else:
+        at = f"at {ts:.3f} µs (the trace has no start)"
     return f"{first['name'][:60]} {at} on process/thread {first['lane']} (event row {first['row']})"
 
 

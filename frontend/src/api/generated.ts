@@ -578,6 +578,7 @@ export interface HealthCheck {
   description: string;
   unknown: string | null;
   examples: HealthExample[];
+  torch_rule: string | null;
 }
 
 export interface HealthExample {

@@ -308,8 +308,9 @@ def _stream_assumptions(recorded: EventWaits, inferred: InferredWaits, handed: i
         )
     if recorded.unlinked:
         out.append(
-            f"{recorded.unlinked} recorded cross-stream waits could not be linked to their "
-            "work (their calls are not in the trace)"
+            f"{recorded.unlinked} recorded cross-stream waits name no cudaEventRecord before "
+            "them (no record id, one in the future, or not in the trace): not followed; "
+            "their wait calls are placed as the calls around them show, if they can be"
         )
     if inferred.calls == 0:
         return out

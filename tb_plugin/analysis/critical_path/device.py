@@ -84,9 +84,10 @@ class SyncArgs(msgspec.Struct, gc=False):
 @dataclass
 class EventWaits:
     """Cross-stream waits the trace records (`cuda_sync` events): activity `waited`
-    (index) ends before `waiting` starts; the wait calls they came from (correlation
-    ids); how many could not be linked, and how many had no work to wait for or to hold
-    (a stream with no activity on one side: nothing to link)."""
+    (index) ends before `waiting` starts; the wait calls they placed (correlation ids);
+    how many could not be linked (no record id, one in the future or not in the trace:
+    their calls are left to `stream_waits.py`), and how many had no work to wait for or
+    to hold (a stream with no activity on one side: nothing to link)."""
 
     waited: np.ndarray
     waiting: np.ndarray
@@ -112,15 +113,18 @@ def event_waits(model: TraceModel, acts: Activities, origin: float) -> EventWait
         if args.sync_kind != "Stream Wait Event":
             continue
         wait_corr = int(model.column_at("correlation", row))
-        wait_calls.append(wait_corr)
         record = _call_start(sorted_corr, by_corr, args.record_corr, model, origin)
         call = _call_start(sorted_corr, by_corr, wait_corr, model, origin)
+        if record is not None and call is not None and record > call:
+            record = None  # a record id in the future (a producer bug): not followed
         device, stream = int(model.column_at("device", row)), int(model.column_at("stream", row))
         pair = _linked(acts, device, args.wait_on_stream, stream, record, call)
+        if pair is None:
+            unlinked += 1  # its call is left to the inference from the calls around it
+            continue
+        wait_calls.append(wait_corr)
         if pair == NO_WORK:
             no_work += 1
-        elif pair is None:
-            unlinked += 1
         else:
             waited.append(pair[0])
             waiting.append(pair[1])

@@ -74,11 +74,11 @@ def _one(
     by_shapes = _from_shapes(tokens, requests)
     if by_shapes is not None:
         return by_shapes
-    phase, said = _from_work(work, i, share, reference_gemm)
+    phase, why = _from_work(work, i, share, reference_gemm)
     if phase == "decode" and requests is not None:
-        return Decided(phase, said, requests, requests, SHAPES)  # one token a request
+        return Decided(phase, why, requests, requests, SHAPES)  # one token a request
     counted = SHAPES if tokens is not None or requests is not None else None
-    return Decided(phase, said, tokens if phase == "prefill" else None, requests, counted)
+    return Decided(phase, why, tokens if phase == "prefill" else None, requests, counted)
 
 
 def _from_shapes(tokens: int | None, requests: int | None) -> Decided | None:

@@ -13,6 +13,7 @@ function check(id: string, count: number | null, severity: HealthCheck['severity
     description: '',
     unknown: count === null ? 'no window' : null,
     examples: [],
+    torch_rule: null,
   };
 }
 

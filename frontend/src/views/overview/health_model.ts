@@ -22,6 +22,15 @@ export const CHECK_LABEL: Record<string, string> = {
   overlapping_events: 'Overlapping slices',
   outside_profiling_window: 'Outside the profiling window',
   unmatched_flows: 'Flows missing a start or an end',
+  kernel_overruns_next: 'Kernels overrunning the next on their stream',
+  kernel_overlap_maybe_pdl: 'Overlapping kernels (maybe launched early on purpose)',
+  kernels_not_recorded: 'Launches whose kernels were not recorded',
+  kernel_before_launch_call: 'Kernel before its launch (torch validator)',
+  stream_wait_without_record: 'Stream waits without their record',
+  stream_sync_during_kernel: 'Stream syncs during a kernel',
+  stream_wait_record_not_before: 'Stream waits on a later or missing record',
+  collective_without_metadata: 'Collectives without their metadata',
+  shared_backward_sequence: 'Backward ops sharing a sequence number',
 };
 
 export function checkLabel(id: string): string {
@@ -47,9 +56,11 @@ export function splitChecks(view: HealthView): {
 }
 
 export function effectText(check: HealthCheck): string {
-  return check.effect === 'left_out'
-    ? 'left out of time-based numbers'
-    : 'kept in the numbers: read them with this in mind';
+  const effect =
+    check.effect === 'left_out'
+      ? 'left out of time-based numbers'
+      : 'kept in the numbers: read them with this in mind';
+  return check.torch_rule ? `${effect} (torch's trace validator: ${check.torch_rule})` : effect;
 }
 
 /** A sentence for the section's head. */

@@ -19,7 +19,7 @@ import numpy as np
 
 from ....model.trace_model import TraceModel
 from ..trusted_rows import row_flags
-from . import checks
+from . import checks, producer_bugs, torch_rules
 from .checks import Finding
 
 MAX_EXAMPLES = 20
@@ -45,6 +45,9 @@ class HealthCheck(TypedDict):
     description: str
     unknown: str | None
     examples: list[HealthExample]
+    # The rule of torch's trace validator (`torch/profiler/_trace_validator.py`) this
+    # check counts as the validator does: its function's name without the underscore
+    torch_rule: str | None
 
 
 class HealthView(TypedDict):
@@ -132,7 +135,101 @@ _CHECKS: list[tuple[str, Severity, Effect, str, Callable[[TraceModel], Finding]]
         "but no start: no arrow is drawn.",
         checks.unmatched_flows,
     ),
+    (
+        "kernel_overruns_next",
+        "error",
+        "kept",
+        "Kernels whose recorded end runs past the next kernel's start on their stream (by "
+        f"more than {checks.NEST_TOLERANCE_US:g} µs), the next one launched so that it "
+        "could not start early (a plain launch, or an AMD GPU): the producer recorded a "
+        "wrong end (seen on ROCm 2026). Their kernel time is overstated and the next kernel "
+        "is drawn under them.",
+        lambda m: producer_bugs.overruns(m).bug,
+    ),
+    (
+        "kernel_overlap_maybe_pdl",
+        "info",
+        "kept",
+        "Kernels that run past the next kernel's start on their stream where the next one "
+        "may have started early on purpose (Programmatic Dependent Launch: launched with "
+        "cudaLaunchKernelEx on compute capability 9 or more), or its launch is not "
+        "recorded: nothing tells a producer bug from the overlap asked for.",
+        lambda m: producer_bugs.overruns(m).maybe_pdl,
+    ),
+    (
+        "kernels_not_recorded",
+        "error",
+        "kept",
+        f"Runs of at least {producer_bugs.MISSING_RUN} kernel launch calls, one after another, "
+        "that no kernel in the trace matches, between launches that do: the producer "
+        "stopped recording kernels while the host went on launching them. GPU time, "
+        "utilization and kernel counts are low there; no view has those kernels.",
+        producer_bugs.kernels_not_recorded,
+    ),
+    (
+        "kernel_before_launch_call",
+        "warning",
+        "kept",
+        "As torch's trace validator counts it: per External id (an op's), its first kernel "
+        "starts before its first cudaLaunchKernel, with no tolerance. kernel_before_launch "
+        "is the finer check (each GPU activity against its own launch, by correlation).",
+        torch_rules.gpu_kernel_causality,
+    ),
+    (
+        "stream_wait_without_record",
+        "warning",
+        "kept",
+        "Stream Wait Event and Event Sync events without the cudaEventRecord they wait for "
+        "(wait_on_cuda_event_record_corr_id absent or below 0): the critical path cannot "
+        "place them from the event (it infers the wait from the calls around it, or leaves "
+        "it out and counts it in its assumptions).",
+        torch_rules.stream_wait_corr_id_populated,
+    ),
+    (
+        "stream_sync_during_kernel",
+        "warning",
+        "kept",
+        "Stream Sync events that start while a kernel of their device and stream still runs "
+        "(each such kernel counts): the sync's time is misplaced (kineto#1356).",
+        torch_rules.stream_sync_overlap,
+    ),
+    (
+        "stream_wait_record_not_before",
+        "warning",
+        "kept",
+        "Stream Wait Events whose record id names no cudaEventRecord in the trace, or one "
+        "that starts after the wait: the critical path does not follow that id.",
+        torch_rules.stream_wait_corr_id_in_past,
+    ),
+    (
+        "collective_without_metadata",
+        "warning",
+        "kept",
+        "record_param_comms without Collective name, dtype, In msg nelems, Out msg nelems "
+        "or Group size: their collectives are matched across ranks without those fields "
+        "(by type, size and time), and their bytes and bandwidth may be unknown.",
+        torch_rules.nccl_metadata,
+    ),
+    (
+        "shared_backward_sequence",
+        "warning",
+        "kept",
+        "Autograd Sequence numbers shared by evaluate_function ranges of two different "
+        "backward ops (each number counts once): the profiler's forward-backward arrows "
+        "(fwdbwd flows, drawn as written) may join the wrong ops.",
+        torch_rules.backward_seq_id_uniqueness,
+    ),
 ]
+
+# The checks that count a rule of torch's trace validator, as it counts it.
+TORCH_RULES = {
+    "kernel_before_launch_call": "check_gpu_kernel_causality",
+    "stream_wait_without_record": "check_stream_wait_corr_id_populated",
+    "stream_sync_during_kernel": "check_stream_sync_overlap",
+    "stream_wait_record_not_before": "check_stream_wait_corr_id_in_past",
+    "collective_without_metadata": "check_nccl_metadata",
+    "shared_backward_sequence": "check_backward_seq_id_uniqueness",
+}
 
 
 def findings_of(model: TraceModel) -> list[Finding]:
@@ -148,13 +245,13 @@ ROW_CHECKS_KEY = "_health_row_checks"  # the model's derived structure of `row_c
 
 
 def row_checks(model: TraceModel) -> np.ndarray:
-    """Per row, bit i set when check `CHECK_IDS[i]` flags it (uint16; the trace view's
+    """Per row, bit i set when check `CHECK_IDS[i]` flags it (uint32; the trace view's
     marks)."""
 
     def build(m: TraceModel) -> np.ndarray:
-        bits = np.zeros(len(m), dtype=np.uint16)
+        bits = np.zeros(len(m), dtype=np.uint32)
         for i, finding in enumerate(findings_of(m)):
-            bits[finding.rows] |= np.uint16(1 << i)
+            bits[finding.rows] |= np.uint32(1 << i)
         return bits
 
     return model.derived(ROW_CHECKS_KEY, build)
@@ -178,6 +275,7 @@ def health(model: TraceModel) -> HealthView:
                 "description": description,
                 "unknown": finding.unknown,
                 "examples": examples(model, finding.rows),
+                "torch_rule": TORCH_RULES.get(check_id),
             }
         )
     return {
