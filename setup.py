@@ -46,6 +46,12 @@ setup(
         # The compiled read of a sparse column (model/sparse_column.py). Optional too:
         # without it numpy's steps give the same values.
         optional_c("model._sparse", depends=[CBUF]),
+        # The compiled evaluation of a critical path graph (analysis/critical_path/
+        # retime.py): a what-if re-times the graph once per change. Optional too: its
+        # Python loop gives the same doubles (no fused multiply-adds here either).
+        optional_c(
+            "analysis.critical_path._retime", depends=[CBUF], flags=["-O2", "-ffp-contract=off"]
+        ),
         # The compiled passes of the trace view's windows (counter series, block order:
         # trace_view/counters.py, window.py). Optional too: without it numpy's passes give
         # the same answers.

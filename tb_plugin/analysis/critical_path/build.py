@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...model.trace_model import TraceModel
-from ..core.common import distinct, in_sorted, unique_inverse, unique_rows
+from ..core.common import distinct, in_sorted, thread_keys, unique_inverse, unique_rows
 from ..core.host_ranges import host_ranges, snap_ns
 from . import host_links
 from .device import (
@@ -135,8 +135,6 @@ def _cut_points(
     calls = np.concatenate([launchers, block_call])
     steps = host_step_rows(model)
     ops = np.array([i.op for i in found], dtype=np.int64)
-    thread_of = {int(r): int(t) for r, t in zip(pieces.runtime.tolist(), pieces.thread.tolist())}
-    thread_of.update(dict(zip(ranges.rows.tolist(), ranges.thread.tolist())))
     rows = np.concatenate([calls, block_call, steps, steps, ranges.rows[ops]])
     times = np.concatenate(
         [
@@ -148,12 +146,18 @@ def _cut_points(
         ]
     )
     times = snap_ns(times, origin)
-    out: dict[int, list[float]] = {}
-    for row, t in zip(rows.tolist(), times.tolist()):
-        thread = thread_of.get(row)
-        if thread is not None:
-            out.setdefault(thread, []).append(t)
-    return {k: np.unique(np.array(v)) for k, v in out.items()}
+    # The rows a piece or a range holds (a call of no time makes no piece: no cut).
+    known = in_sorted(rows, distinct(pieces.runtime[pieces.runtime >= 0]))
+    known |= in_sorted(rows, distinct(ranges.rows))
+    rows, times = rows[known], times[known]
+    thread = thread_keys(model, rows) if rows.size else np.zeros(0, np.int64)
+    order = np.lexsort((times, thread))
+    thread, times = thread[order], times[order]
+    bounds = np.flatnonzero(np.concatenate([[True], thread[1:] != thread[:-1], [True]]))
+    return {
+        int(thread[a]): np.unique(times[a:b])
+        for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())
+    }
 
 
 def _node_of_pieces(
@@ -195,24 +199,15 @@ def _host_nodes(
         return np.zeros(0, np.int64)
     first = np.flatnonzero(np.concatenate([[True], piece_node[1:] != piece_node[:-1]]))
     last = np.append(first[1:], len(pieces)) - 1
-    ev = model.events
-    ranges = host_ranges(model)
     kind = np.full(first.size, CPU, dtype=np.int8)
     kind[pieces.transfer[first] >= 0] = COLLECTIVE
     waits = piece_wait[first] >= 0
     blocked = in_sorted(pieces.runtime[first], block_call) & (pieces.runtime[first] >= 0)
     kind[waits | blocked] = WAIT
-    names: list[str] = []
-    for i, row in zip(first.tolist(), pieces.row[first].tolist()):
-        if piece_wait[i] >= 0:
-            waited = model.names[int(ev["name"][ranges.rows[piece_wait[i]]])]
-            names.append(f"wait for {waited}")
-        else:
-            names.append(model.names[int(ev["name"][row])] if row >= 0 else "?")
     lanes = _thread_lanes(model, b, pieces, first)
     b.nodes(
         kind,
-        b.name_ids(names),
+        _host_names(model, b, pieces.row[first], piece_wait[first]),
         lanes,
         pieces.row[first],
         pieces.start[first],
@@ -223,17 +218,53 @@ def _host_nodes(
     return first
 
 
+def _host_names(
+    model: TraceModel, b: GraphBuilder, rows: np.ndarray, waited: np.ndarray
+) -> np.ndarray:
+    """Per host node (its first piece's row, the collective it waits for), its name id: its
+    innermost range or call's, "wait for <the collective>", "?" for no row."""
+    ev = model.events
+    ranges = host_ranges(model)
+    n_model = len(model.names)
+    code = np.where(rows >= 0, ev["name"][np.maximum(rows, 0)], n_model).astype(np.int64)
+    waits = waited >= 0
+    code[waits] = n_model + 1 + ev["name"][ranges.rows[waited[waits]]].astype(np.int64)
+    used, index = np.unique(code, return_inverse=True)
+    names = [
+        model.names[c]
+        if c < n_model
+        else "?"
+        if c == n_model
+        else f"wait for {model.names[c - n_model - 1]}"
+        for c in used.tolist()
+    ]
+    return b.name_ids(names)[index.reshape(-1)]
+
+
 def _thread_lanes(
     model: TraceModel, b: GraphBuilder, pieces: Pieces, first: np.ndarray
 ) -> np.ndarray:
-    """Per node, the lane of its thread ("pid/tid" as written in the trace)."""
+    """Per node, the lane of its thread ("pid/tid" as written in the trace, of the first
+    piece of the thread with a row)."""
     ev = model.events
-    label: dict[int, int] = {}
-    for thread, row in zip(pieces.thread.tolist(), pieces.row.tolist()):
-        if row >= 0 and thread not in label:
-            pid, tid = model.pids[int(ev["pid"][row])], model.tids[int(ev["tid"][row])]
-            label[thread] = b.lane_id(f"{pid}/{tid}")
-    return np.array([label.get(int(t), b.lane_id("?")) for t in pieces.thread[first]], np.int64)
+    with_row = np.flatnonzero(pieces.row >= 0)
+    threads, at = np.unique(pieces.thread[with_row], return_index=True)
+    rows = pieces.row[with_row[at]]
+    ids = [
+        b.lane_id(f"{model.pids[int(p)]}/{model.tids[int(t)]}")
+        for p, t in zip(ev["pid"][rows].tolist(), ev["tid"][rows].tolist())
+    ]
+    node_thread = pieces.thread[first]
+    lane = np.zeros(first.size, dtype=np.int64)
+    if threads.size:
+        pos = np.minimum(np.searchsorted(threads, node_thread), threads.size - 1)
+        found = threads[pos] == node_thread
+        lane[found] = np.array(ids, dtype=np.int64)[pos[found]]
+    else:
+        found = np.zeros(first.size, dtype=bool)
+    if not found.all():
+        lane[~found] = b.lane_id("?")
+    return lane
 
 
 def _gpu_nodes(model: TraceModel, b: GraphBuilder, acts: Activities, rank: int) -> np.ndarray:

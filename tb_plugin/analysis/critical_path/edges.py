@@ -160,6 +160,8 @@ class Edges:
 
     def issues(self, found: list[host_links.Issue]) -> None:
         """Each host collective after the start of the op that issued it."""
+        if not found:
+            return
         rg = self.rg
         hr = self.ranges
         first = self.host_first

@@ -110,34 +110,44 @@ class Graph:
         return np.maximum(self.end - self.start, 0.0)
 
 
+class Labels:
+    """Names as codes, one code per distinct name (equal names merge on a path)."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self._ids: dict[str, int] = {}
+
+    def code(self, name: str) -> int:
+        got = self._ids.get(name)
+        if got is None:
+            got = self._ids[name] = len(self.names)
+            self.names.append(name)
+        return got
+
+    def codes(self, names: list[str]) -> np.ndarray:
+        return np.array([self.code(n) for n in names], dtype=np.int64)
+
+
 class GraphBuilder:
     """Collects nodes and edges in pieces of arrays; `build` joins them."""
 
     def __init__(self) -> None:
-        self.names: list[str] = []
-        self._name_ids: dict[str, int] = {}
-        self.lanes: list[str] = []
-        self._lane_ids: dict[str, int] = {}
+        self._names = Labels()
+        self._lanes = Labels()
+        self.names = self._names.names
+        self.lanes = self._lanes.names
         self._nodes: list[dict[str, np.ndarray]] = []
         self._edges: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         self.count = 0
 
     def name_id(self, name: str) -> int:
-        got = self._name_ids.get(name)
-        if got is None:
-            got = self._name_ids[name] = len(self.names)
-            self.names.append(name)
-        return got
+        return self._names.code(name)
 
     def name_ids(self, names: list[str]) -> np.ndarray:
-        return np.array([self.name_id(n) for n in names], dtype=np.int64)
+        return self._names.codes(names)
 
     def lane_id(self, lane: str) -> int:
-        got = self._lane_ids.get(lane)
-        if got is None:
-            got = self._lane_ids[lane] = len(self.lanes)
-            self.lanes.append(lane)
-        return got
+        return self._lanes.code(lane)
 
     def nodes(
         self,

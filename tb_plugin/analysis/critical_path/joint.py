@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Protocol
 
 import numpy as np
@@ -16,8 +17,9 @@ from ..distributed.matching import instances_of, match_instances
 from ..distributed.summary import CollectiveTable
 from .anchors import StepAnchors
 from .changes import Change, Scaled, lags
-from .graph import ARRIVE, COLLECTIVE, DUR, TRANSFER, Graph, end_event, finish, start_event
-from .path import Expand, Segment
+from .expand import PartPieces, joint_expand
+from .graph import ARRIVE, COLLECTIVE, DUR, TRANSFER, Graph, Labels, end_event, finish, start_event
+from .segments import Expand as PieceExpand
 
 ARRIVAL = "arrival"
 
@@ -45,7 +47,7 @@ class JoinPart(Protocol):
 
     def own_times(self, factors: Scaled) -> np.ndarray: ...
 
-    def expander(self, factors: Scaled, node_offset: int, rank_index: int) -> Expand: ...
+    def piece_table(self, factors: Scaled) -> PartPieces: ...
 
 
 @dataclass
@@ -75,19 +77,25 @@ class Joint:
             transfer[offset : offset + size] = f.transfer
         return lags(self.graph, own, transfer), factors
 
-    def expander(self, factors: list[Scaled]) -> Expand:
-        expands = [
-            part.expander(f, int(off), i)
-            for i, (part, f, off) in enumerate(zip(self.parts, factors, self.node_offset))
-        ]
+    @cached_property
+    def labels(self) -> tuple[Labels, np.ndarray]:
+        """The names of paths as codes (equal names one code), and each node's name's."""
+        labels = Labels()
+        return labels, labels.codes(self.graph.names)[self.graph.name]
 
-        def expand(node: int, t0: float, t1: float) -> list[Segment] | None:
-            i = self.part_of_node(node)
-            if i >= len(expands) or node >= self.node_offset[i] + len(self.parts[i].graph):
-                return None
-            return expands[i](node, t0, t1)
-
-        return expand
+    def piece_expand(self, factors: list[Scaled]) -> PieceExpand:
+        """How nodes show on a path as their parts, under these factors."""
+        lane_counts = [len(p.graph.lanes) for p in self.parts]
+        lane_offset = np.concatenate([[0], np.cumsum(lane_counts)[:-1]]).astype(np.int64)
+        return joint_expand(
+            list(self.parts),
+            factors,
+            self.node_offset,
+            lane_offset,
+            self.graph.lane,
+            self.graph.rank,
+            self.labels[0],
+        )
 
 
 def join(parts: Sequence[JoinPart]) -> Joint:

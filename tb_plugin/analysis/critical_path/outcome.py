@@ -16,8 +16,8 @@ import numpy as np
 from .anchors import Windows, windows
 from .changes import Change
 from .joint import Joint
-from .path import Expand, Segment, step_path
 from .retime import Timing, evaluate
+from .segments import PathBuilder, Segments, concat
 
 
 @dataclass
@@ -50,18 +50,21 @@ class Outcome:
         return job_steps(self.joint, self.rank_windows)
 
     @cached_property
-    def expand(self) -> Expand:
-        return self.joint.expander(self.factors)
+    def builder(self) -> PathBuilder:
+        labels, node_label = self.joint.labels
+        expand = self.joint.piece_expand(self.factors)
+        return PathBuilder(self.joint.graph, self.timing, labels, node_label, expand)
 
-    def path(self, step: int) -> list[Segment]:
+    def path(self, step: int) -> Segments:
+        """The segments of step `step`'s critical path, in time order."""
         s = self.steps
-        return step_path(
-            self.joint.graph,
-            self.timing,
-            int(s.sink[step]),
-            float(s.tail[step]),
-            float(s.start[step]),
-            self.expand,
+        return self.builder.step(int(s.sink[step]), float(s.tail[step]), float(s.start[step]))
+
+    def paths(self) -> Segments:
+        """Every step's path, one after another."""
+        labels, _ = self.joint.labels
+        return concat(
+            [self.path(i) for i in range(len(self.steps))], labels, self.joint.graph.lanes
         )
 
 

@@ -16,8 +16,10 @@ from ..distributed.summary import CollectiveTable, collective_table
 from .anchors import StepAnchors, step_anchors
 from .build import RankGraph, rank_graph
 from .changes import Change, Scaled, own_times, scaled
+from .expand import PartPieces
 from .graph import IDLE_KIND, KIND_NAMES, WAIT, Graph
 from .path import Expand, Segment, piece_expander
+from .segments import SEGMENT_KINDS
 
 
 @dataclass
@@ -31,8 +33,9 @@ class Part:
     collective_nodes: np.ndarray  # per instance of `table`, its node (-1: not in the graph)
     rank: int | None
     worker: str
-    piece_names: list[str]
-    piece_kinds: list[str]
+    piece_name: np.ndarray  # per host piece, its name's index in `piece_name_table`
+    piece_name_table: list[str]
+    piece_kind: np.ndarray  # per host piece, its kind's index in SEGMENT_KINDS
 
     @property
     def origin_us(self) -> float:
@@ -53,11 +56,26 @@ class Part:
     def factors(self, change: Change | None) -> Scaled:
         return scaled(self.model, self.rg, change, self.rank)
 
-    def expander(self, factors: Scaled, node_offset: int = 0, rank_index: int = 0) -> Expand:
-        piece_time = (self.rg.pieces.end - self.rg.pieces.start) * factors.pieces
-        inner = piece_expander(
-            self.rg.graph, self.rg.piece_node, piece_time, self.piece_names, self.piece_kinds
+    def piece_table(self, factors: Scaled) -> PartPieces:
+        """Its host nodes' pieces, each its time under the change (a node of one piece
+        shows as itself)."""
+        time = (self.rg.pieces.end - self.rg.pieces.start) * factors.pieces
+        return PartPieces(
+            self.rg.piece_node,
+            time,
+            self.piece_kind,
+            self.piece_name,
+            self.piece_name_table,
+            None,
+            2,
         )
+
+    def expander(self, factors: Scaled, node_offset: int = 0, rank_index: int = 0) -> Expand:
+        """Host nodes as their pieces one node at a time (a rank's summary, `reduce.py`)."""
+        piece_time = (self.rg.pieces.end - self.rg.pieces.start) * factors.pieces
+        names = [self.piece_name_table[c] for c in self.piece_name.tolist()]
+        kinds = [SEGMENT_KINDS[k] for k in self.piece_kind.tolist()]
+        inner = piece_expander(self.rg.graph, self.rg.piece_node, piece_time, names, kinds)
 
         def expand(node: int, t0: float, t1: float) -> list[Segment] | None:
             out = inner(node - node_offset, t0, t1)
@@ -73,10 +91,8 @@ def part_of(model: TraceModel, worker: str = "", collectives: str = "own") -> Pa
     rg = rank_graph(model, collectives)
     coll = comms.extract(model)
     table = collective_table(coll, find_steps(model))
-    node_of_row = {int(r): int(n) for r, n in zip(rg.acts.rows.tolist(), rg.act_node.tolist())}
-    node_of_row.update(rg.transfer_node)
-    nodes = np.array([node_of_row.get(int(r), -1) for r in coll.rows.tolist()], dtype=np.int64)
-    names, kinds = _piece_labels(model, rg)
+    nodes = _nodes_of_rows(rg, coll.rows)
+    name, name_table, kind = _piece_labels(model, rg)
     return Part(
         model=model,
         rg=rg,
@@ -85,21 +101,49 @@ def part_of(model: TraceModel, worker: str = "", collectives: str = "own") -> Pa
         collective_nodes=nodes,
         rank=header_rank(model.header),
         worker=worker,
-        piece_names=names,
-        piece_kinds=kinds,
+        piece_name=name,
+        piece_name_table=name_table,
+        piece_kind=kind,
     )
 
 
-def _piece_labels(model: TraceModel, rg: RankGraph) -> tuple[list[str], list[str]]:
-    """Each host piece's name (its innermost range or call) and kind."""
+def _nodes_of_rows(rg: RankGraph, rows: np.ndarray) -> np.ndarray:
+    """Per row (a collective's), its node: a GPU activity's, a host collective's; -1."""
+    out = np.full(rows.size, -1, dtype=np.int64)
+    order = np.argsort(rg.acts.rows, kind="stable")
+    acts = rg.acts.rows[order]
+    if acts.size:
+        pos = np.minimum(np.searchsorted(acts, rows), acts.size - 1)
+        found = acts[pos] == rows
+        out[found] = rg.act_node[order[pos[found]]]
+    for i, row in enumerate(rows.tolist()):
+        node = rg.transfer_node.get(int(row))
+        if node is not None:
+            out[i] = node
+    return out
+
+
+def _piece_labels(model: TraceModel, rg: RankGraph) -> tuple[np.ndarray, list[str], np.ndarray]:
+    """Each host piece's name (its innermost range or call; a wait: its node's), as an
+    index into a table of the names used, and its kind (SEGMENT_KINDS index)."""
     pieces = rg.pieces
     codes = np.where(pieces.row >= 0, model.events["name"][np.maximum(pieces.row, 0)], -1)
-    names = [model.names[int(c)] if c >= 0 else IDLE_KIND for c in codes.tolist()]
-    waits = rg.piece_wait >= 0
-    node_names = rg.graph.names
-    for i in np.flatnonzero(waits).tolist():
-        node = int(rg.piece_node[i])
-        names[i] = node_names[int(rg.graph.name[node])]
-    blocking = pieces.blocking_call | waits
-    kinds = [KIND_NAMES[WAIT] if b else KIND_NAMES[0] for b in blocking.tolist()]
-    return names, kinds
+    codes = codes.astype(np.int64)
+    n_model = len(model.names)
+    codes[codes < 0] = n_model  # no range: idle
+    waits = np.flatnonzero(rg.piece_wait >= 0)
+    g = rg.graph
+    wait_names = [g.names[int(g.name[int(rg.piece_node[i])])] for i in waits.tolist()]
+    codes[waits] = n_model + 1 + np.arange(waits.size)
+    used, index = np.unique(codes, return_inverse=True)
+    table = [
+        model.names[c]
+        if c < n_model
+        else IDLE_KIND
+        if c == n_model
+        else wait_names[c - n_model - 1]
+        for c in used.tolist()
+    ]
+    blocking = pieces.blocking_call | (rg.piece_wait >= 0)
+    kind = np.where(blocking, SEGMENT_KINDS.index(KIND_NAMES[WAIT]), SEGMENT_KINDS.index("cpu"))
+    return index.reshape(-1).astype(np.int64), table, kind.astype(np.int64)

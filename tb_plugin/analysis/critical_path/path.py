@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .graph import DUR, GAP_NAMES, IDLE_KIND, KIND_NAMES, RETURN, TRANSFER, Graph
-from .retime import Step, Timing, walk_back
+from .retime import Step
 
 
 @dataclass
@@ -45,26 +45,6 @@ def node_segment(graph: Graph, node: int, t0: float, t1: float, kind: str | None
     )
 
 
-def step_path(
-    graph: Graph,
-    timing: Timing,
-    sink: int,
-    tail: float,
-    start: float,
-    expand: Expand | None = None,
-) -> list[Segment]:
-    """The path of one step ending at event `sink` (+ `tail`), back to `start`, in time
-    order."""
-    out: list[Segment] = []
-    value = timing.value
-    at = float(value[sink])
-    if tail > 0:
-        out.append(_idle(graph, sink // 2, "host gap", at, at + tail))
-    links = walk_back(graph, timing, sink, start)
-    out += segments_of(graph, links, expand, start)
-    return merged(_clipped(out, start, at + tail))
-
-
 def segments_of(
     graph: Graph, links: list[Step], expand: Expand | None, start: float = -np.inf
 ) -> list[Segment]:
@@ -93,18 +73,6 @@ def _idle(graph: Graph, node: int, name: str, t0: float, t1: float) -> Segment:
     return Segment(
         int(graph.rank[node]), IDLE_KIND, name, t0, t1, graph.lanes[int(graph.lane[node])]
     )
-
-
-def _clipped(segments: list[Segment], start: float, end: float = np.inf) -> list[Segment]:
-    """Latest-first segments cut to [`start`, `end`], in time order."""
-    out = []
-    for s in reversed(segments):
-        if s.end <= start or s.start >= end:
-            continue
-        if s.start < start or s.end > end:
-            s = Segment(s.rank, s.kind, s.name, max(s.start, start), min(s.end, end), s.lane)
-        out.append(s)
-    return out
 
 
 def merged(segments: list[Segment]) -> list[Segment]:
@@ -153,13 +121,3 @@ def piece_expander(
         return out
 
     return expand
-
-
-def totals(segments: list[Segment]) -> tuple[dict[str, float], dict[tuple[str, str], float]]:
-    """Time by kind, and by (kind, name)."""
-    by_kind: dict[str, float] = {}
-    by_name: dict[tuple[str, str], float] = {}
-    for s in segments:
-        by_kind[s.kind] = by_kind.get(s.kind, 0.0) + s.dur
-        by_name[(s.kind, s.name)] = by_name.get((s.kind, s.name), 0.0) + s.dur
-    return by_kind, by_name

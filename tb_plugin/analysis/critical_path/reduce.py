@@ -20,13 +20,13 @@ import numpy as np
 from ..distributed.summary import CollectiveTable
 from .anchors import windows
 from .changes import Change, Scaled, lags
-from .graph import COLLECTIVE, CPU, DUR, IDLE_KIND, KIND_NAMES, PATH, PORT, Graph, finish
+from .graph import COLLECTIVE, CPU, DUR, PATH, PORT, Graph, finish
 from .parts import Part
 from .path import Expand, Segment, merged, segments_of
 from .retime import Step, Timing, evaluate, walk_back
+from .segments import SEGMENT_KINDS
 
 VERSION = "2"
-SEGMENT_KINDS = (*KIND_NAMES, IDLE_KIND)
 _PACKED = {
     "node_kind": "<i1",
     "node_name": "<i8",

@@ -21,10 +21,10 @@ from ..distributed.rank_job import Tier
 from ..distributed.summary_pack import PackFormat, SummaryPack
 from .anchors import StepAnchors
 from .changes import Change, Scaled, change_of
+from .expand import PartPieces
 from .graph import Graph
 from .parts import part_of
-from .path import Expand, Segment
-from .reduce import SEGMENT_KINDS, VERSION, PathSummary, reduce_part
+from .reduce import VERSION, PathSummary, reduce_part
 
 
 @dataclass
@@ -94,42 +94,21 @@ class ReducedPart:
         """The local paths' lengths under the change the summary was made for."""
         return self.summary.column("node_own").astype(np.float64)
 
-    def expander(self, factors: Scaled, node_offset: int, rank_index: int) -> Expand:
-        made: list[PathSummary] = []
-
-        def expand(node: int, t0: float, t1: float) -> list[Segment] | None:
-            if not made:
-                s = self.summary
-                if not s.seg_node and self.with_segments is not None:
-                    s = self.with_segments()
-                made.append(s)
-            return _stored_segments(made[0], node - node_offset, rank_index, t0)
-
-        return expand
-
-
-def _stored_segments(
-    s: PathSummary, local: int, rank_index: int, t0: float
-) -> list[Segment] | None:
-    """The segments a summary keeps for its PATH node `local`, from time `t0`."""
-    seg_node = s.column("seg_node")
-    lo = int(np.searchsorted(seg_node, local, side="left"))
-    hi = int(np.searchsorted(seg_node, local, side="right"))
-    if hi == lo:
-        return None
-    kinds, names, lanes = s.column("seg_kind"), s.column("seg_name"), s.column("seg_lane")
-    starts, durs = s.column("seg_start"), s.column("seg_dur")
-    return [
-        Segment(
-            rank_index,
-            SEGMENT_KINDS[int(kinds[i])],
-            s.names[int(names[i])],
-            t0 + float(starts[i]),
-            t0 + float(starts[i]) + float(durs[i]),
-            s.lanes[int(lanes[i])] if s.lanes else "",
+    def piece_table(self, factors: Scaled) -> PartPieces:
+        """The segments it keeps of its local paths (made again the first time a path
+        runs through it), each a piece of its PATH node."""
+        s = self.summary
+        if not s.seg_node and self.with_segments is not None:
+            s = self.summary = self.with_segments()
+        return PartPieces(
+            s.column("seg_node").astype(np.int64),
+            s.column("seg_dur").astype(np.float64),
+            s.column("seg_kind").astype(np.int64),
+            s.column("seg_name").astype(np.int64),
+            s.names,
+            s.column("seg_lane").astype(np.int64),
+            1,
         )
-        for i in range(lo, hi)
-    ]
 
 
 # --- the per-rank tier ------------------------------------------------------------------

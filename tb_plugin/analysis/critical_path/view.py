@@ -14,7 +14,8 @@ from ..core.rules import collective_type
 from .changes import Change, change_of
 from .joint import Joint
 from .outcome import Outcome, median_step
-from .path import Segment, totals
+from .path import Segment
+from .segments import Segments, concat
 from .types import (
     CriticalPathView,
     Gain,
@@ -51,7 +52,8 @@ def critical_path_of(joint: Joint, scope: Scope, params: Mapping[str, Any]) -> C
     steps = outcome.steps
     paths = [outcome.path(i) for i in range(len(steps))]
     chosen = chosen_step(steps.names, steps.numbers, params.get("step"))
-    shown = paths[chosen] if chosen is not None else [s for p in paths for s in p]
+    labels, _ = joint.labels
+    shown = paths[chosen] if chosen is not None else concat(paths, labels, joint.graph.lanes)
     offset, limit = page_of(params)
     durations = steps.durations
     step_us = durations[chosen] if chosen is not None else mean_step(durations)
@@ -61,7 +63,7 @@ def critical_path_of(joint: Joint, scope: Scope, params: Mapping[str, Any]) -> C
         "step_us": _r(step_us),
         "span_us": _r(durations.sum()),
         "steps": [_step_row(steps, i, p) for i, p in enumerate(paths)],
-        "segments": [_segment(joint, s) for s in shown[offset : offset + limit]],
+        "segments": [_segment(joint, s) for s in shown.take(offset, offset + limit)],
         "segments_total": len(shown),
         "offset": offset,
         "limit": limit,
@@ -108,8 +110,8 @@ def mean_step(durations: np.ndarray) -> float:
     return float(durations.sum() / durations.size) if durations.size else 0.0
 
 
-def _step_row(steps: Any, i: int, path: list[Segment]) -> StepPath:
-    by_kind, _ = totals(path)
+def _step_row(steps: Any, i: int, path: Segments) -> StepPath:
+    by_kind = path.by_kind()
     return {
         "step": steps.names[i],
         "number": steps.numbers[i],
@@ -132,16 +134,14 @@ def _segment(joint: Joint, s: Segment) -> PathSegment:
     }
 
 
-def _totals(joint: Joint, segments: list[Segment]) -> dict[str, Any]:
-    by_kind, by_name = totals(segments)
+def _totals(joint: Joint, segments: Segments) -> dict[str, Any]:
+    by_kind, by_name = segments.by_kind(), segments.by_name()
     length = sum(by_kind.values()) or 1.0
     names: list[PathName] = [
         {"kind": k, "name": n, "dur_us": _r(v), "share_pct": _r(100.0 * v / length)}
         for (k, n), v in sorted(by_name.items(), key=lambda kv: -kv[1])[:MAX_NAMES]
     ]
-    per_rank = np.zeros(len(joint.parts))
-    for s in segments:
-        per_rank[s.rank] += s.dur
+    per_rank = segments.by_rank(len(joint.parts))
     ranks: list[PathRank] = [
         {"rank": p.rank, "worker": p.worker, "dur_us": _r(per_rank[i])}
         for i, p in enumerate(joint.parts)
@@ -167,9 +167,10 @@ def whatif_of(
     base = baseline(joint).steps
     predicted = changed.steps
     median = median_step(predicted.durations)
-    path = changed.path(median) if median >= 0 else []
+    labels, _ = joint.labels
+    path = changed.path(median) if median >= 0 else concat([], labels, joint.graph.lanes)
     offset, limit = page_of(params)
-    by_kind, _ = totals(path)
+    by_kind = path.by_kind()
     b, p = float(base.durations.sum()), float(predicted.durations.sum())
     return {
         "scope": scope,
@@ -189,7 +190,7 @@ def whatif_of(
         "saving_pct": _r(100.0 * (b - p) / b) if b > 0 else 0.0,
         "steps": _predictions(base, predicted),
         "critical_path_step": predicted.names[median] if median >= 0 else None,
-        "critical_path": [_segment(joint, s) for s in path[offset : offset + limit]],
+        "critical_path": [_segment(joint, s) for s in path.take(offset, offset + limit)],
         "critical_path_total": len(path),
         "by_kind": {k: _r(v) for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1])},
         "method": "summaries" if changed_joint is not None else "graph",
@@ -218,7 +219,7 @@ def top_gains_of(joint: Joint, scope: Scope, params: Mapping[str, Any]) -> TopGa
         raise ViewParamError("factor: a number >= 0 (0.5: twice as fast)")
     outcome = baseline(joint)
     steps = outcome.steps
-    segments = [s for i in range(len(steps)) for s in outcome.path(i)]
+    segments = outcome.paths()
     b = float(steps.durations.sum())
     gains: list[Gain] = []
     for kind, name, on_path in candidates(segments):
@@ -251,21 +252,21 @@ def top_gains_of(joint: Joint, scope: Scope, params: Mapping[str, Any]) -> TopGa
 SAVING_FLOOR_US = 0.0005  # below the answers' rounding: nothing saved
 
 
-def candidates(segments: list[Segment]) -> list[tuple[str, str, float]]:
+def candidates(segments: Segments) -> list[tuple[str, str, float]]:
     """(change kind, name, time on the path) of the kernels, ops and collective types on
     the path, longest first, at most TOP_CANDIDATES."""
     time: dict[tuple[str, str], float] = {}
-    for s in segments:
-        if s.kind in ("kernel", "memcpy", "memset"):
-            key = ("kernel", s.name)
-        elif s.kind == "cpu":
-            key = ("op", s.name)
-        elif s.kind == "collective":
-            key = ("collective", collective_type(s.name) or s.name)
+    for (kind, name), dur in segments.by_name().items():
+        if kind in ("kernel", "memcpy", "memset"):
+            key = ("kernel", name)
+        elif kind == "cpu":
+            key = ("op", name)
+        elif kind == "collective":
+            key = ("collective", collective_type(name) or name)
         else:
             continue
-        time[key] = time.get(key, 0.0) + s.dur
-    ranked = sorted(time.items(), key=lambda kv: -kv[1])[:TOP_CANDIDATES]
+        time[key] = time.get(key, 0.0) + dur
+    ranked = sorted(time.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_CANDIDATES]
     return [(k, n, v) for (k, n), v in ranked]
 
 
