@@ -8,18 +8,19 @@ from typing import Any
 
 import msgspec
 
-from ..model.errors import ViewParamError
+from ..model.errors import TooLarge, ViewParamError
 from ..store.errors import LoadFailed, exception_text
 from ..trace_view.params import TimelineNotFound
 from .resolve import NotFound
 
-BAD_ARGUMENT, NOT_FOUND, UNREADABLE, ANALYSIS = (
+BAD_ARGUMENT, NOT_FOUND, TOO_LARGE, UNREADABLE, ANALYSIS = (
     "bad_argument",
     "not_found",
+    "too_large",
     "unreadable",
     "analysis",
 )
-STATUS = {BAD_ARGUMENT: 400, NOT_FOUND: 404, UNREADABLE: 422, ANALYSIS: 500}
+STATUS = {BAD_ARGUMENT: 400, NOT_FOUND: 404, TOO_LARGE: 413, UNREADABLE: 422, ANALYSIS: 500}
 
 
 class JobFailed(Exception):
@@ -45,10 +46,13 @@ class Failure(msgspec.Struct, frozen=True):
 
 
 def failure(route: str, exc: BaseException, files: list[str] | tuple[str, ...] = ()) -> Failure:
-    """The one mapping: a bad argument 400, an unknown name 404, a trace that cannot be
-    read 422, anything else an analysis bug (500) named with the route and its files."""
+    """The one mapping: a bad argument 400, an unknown name 404, an answer past a cap 413,
+    a trace that cannot be read 422, anything else an analysis bug (500) named with the
+    route and its files."""
     if isinstance(exc, ViewParamError):
         return Failure(BAD_ARGUMENT, str(exc))
+    if isinstance(exc, TooLarge):
+        return Failure(TOO_LARGE, str(exc))
     if isinstance(exc, (NotFound, TimelineNotFound)):
         return Failure(NOT_FOUND, str(exc))
     if isinstance(exc, LoadFailed):

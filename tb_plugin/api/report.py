@@ -24,7 +24,7 @@ from ..ingest.discovery import Run
 from ..ingest.heap import return_freed_memory
 from ..ingest.limits import env_number
 from ..model.derived_tables import forget_derived, unrecorded
-from ..model.errors import ViewParamError
+from ..model.errors import TooLarge, ViewParamError
 from ..model.trace_model import TraceModel
 from ..store.run_context import Progress
 from ..store.trace_store import LoadFailed
@@ -74,6 +74,7 @@ class RunReport(msgspec.Struct):
     span: str | None = None
     model: TraceModel | None = None
     skipped: list[tuple[str, str]] = msgspec.field(default_factory=list)
+    too_large: list[tuple[str, str]] = msgspec.field(default_factory=list)
 
 
 def report_run(
@@ -143,6 +144,9 @@ def _span_views(
             if call.params:  # the view refused its parameters: a usage error, as the 400
                 raise Refused(f"view {name!r}: {answer}") from None
             report.skipped.append((name, str(answer)))  # asked of a trace without its data
+        elif isinstance(answer, TooLarge):  # the route's 413: said in its place
+            report.too_large.append((name, str(answer)))
+            report.views[name] = {"error": {"kind": "too_large", "message": str(answer)}}
         elif isinstance(answer, BaseException):
             raise answer
         else:

@@ -133,6 +133,7 @@ TABLE_USES: dict[str, frozenset[str]] = {
             "_name_flags:kinetoscope.analysis.serving.markers.is_marker_name",
             "_name_flags:kinetoscope.analysis.serving.shapes._is_shape_op",
             "_serving_attention_phase",
+            "_serving_view",
         )
     ),
     "flamegraph": frozenset(

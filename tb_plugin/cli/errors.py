@@ -1,6 +1,7 @@
 """Exit codes and errors of the CLI's commands (`report`, `diff`, `check`, `trend`): 0 done,
 1 a regression found (`trend --fail-on-regression`), 2 a usage error (a bad argument, a
-`--param` a view refuses or none takes), 3 a trace (or a Dask scheduler) that cannot be read."""
+`--param` a view refuses or none takes), 3 a trace (or a Dask scheduler) that cannot be read,
+or a view past one of its caps (`too_large`, the route's 413)."""
 
 from __future__ import annotations
 

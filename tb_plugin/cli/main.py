@@ -94,6 +94,7 @@ def _report(args: argparse.Namespace) -> int:
         return EXIT_LOAD
     finally:
         session.close()  # once the cache is written; and a Dask client (a local cluster)
+    failed = failed or bool(getattr(args, "too_large", False))  # a view past its cap: 3
     return EXIT_LOAD if failed else EXIT_USAGE if refused else 0
 
 

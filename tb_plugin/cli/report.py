@@ -45,6 +45,10 @@ def report_run(session: Session, run: Run, args: argparse.Namespace) -> dict[str
     views, model = report.views, report.model
     for name, why in report.skipped:  # asked with --view of a trace without its data
         print(f"kinetoscope: run {run.name!r}: {name}: {why}", file=sys.stderr)
+    for name, why in report.too_large:  # the route's 413: the other views still print
+        print(f"kinetoscope: run {run.name!r}: {name}: {why}", file=sys.stderr)
+    if report.too_large:
+        args.too_large = True
     if model is None:  # a folder of memory snapshots or compile logs only
         if args.format == "text":
             from .report_text import RENDERERS  # the renderers: text only

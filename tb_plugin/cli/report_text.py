@@ -180,7 +180,9 @@ def render_text(
     blocks = [head]
     for name, view in views.items():
         render = RENDERERS.get(name)
-        if render is not None:
+        if isinstance(view, dict) and set(view) == {"error"}:  # the route's 413, in its place
+            blocks.append(_wrap(view["error"]["message"], width, f"{name}: "))
+        elif render is not None:
             blocks.append(render(view, width))
     return "\n\n".join(blocks) + "\n"
 

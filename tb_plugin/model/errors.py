@@ -8,6 +8,11 @@ class ViewParamError(ValueError):
     """A request parameter of a view is malformed or names nothing (HTTP 400)."""
 
 
+class TooLarge(ValueError):
+    """A view's answer would pass one of its caps (HTTP 413, kind `too_large`): the
+    message names the cap (its setting) and what to do."""
+
+
 def bounded(value: int | None, key: str, default: int, lo: int, hi: int) -> int:
     """A decoded integer parameter within [lo, hi]; `default` when it was not given."""
     if value is None:

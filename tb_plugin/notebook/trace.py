@@ -177,7 +177,10 @@ class Trace:
         tokens, GPU busy and idle, graph replay share, scheduling, `top_kernels`), as the
         `serving` route answers; `attrs` has the engine, how they were found, and the
         `reason` when there are none."""
-        return self.rows("serving", "iterations")
+        view = whole_path(
+            lambda offset: self.view("serving", offset=offset), "iterations", "iteration_count"
+        )
+        return rows_frame(view, "iterations", SPAN_ROUTES["serving"].response)
 
     def serving_phases(self) -> pd.DataFrame:
         """One row per phase (prefill, decode, mixed, ...) of the serving iterations: count,

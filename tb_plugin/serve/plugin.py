@@ -26,7 +26,7 @@ from werkzeug.utils import send_file
 from ..api.dispatch import Failed, Pending, dispatch
 from ..api.downloads import Download
 from ..api.endpoints import ENDPOINTS
-from ..api.failures import ANALYSIS, BAD_ARGUMENT, NOT_FOUND, UNREADABLE
+from ..api.failures import ANALYSIS, BAD_ARGUMENT, NOT_FOUND, TOO_LARGE, UNREADABLE
 from ..api.registry import Endpoint, Scope
 from ..api.session import ListingPending, LogdirUnreadable
 from .early_start import EarlyStart, begin_session
@@ -60,6 +60,15 @@ class LogdirUnreadableError(errors.PublicError):
         super().__init__(message)
 
 
+class TooLargeError(errors.PublicError):
+    """An answer past one of its view's caps: the message names the cap."""
+
+    http_code = 413
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+
+
 class AnalysisError(errors.PublicError):
     http_code = 500
 
@@ -70,6 +79,7 @@ class AnalysisError(errors.PublicError):
 _PUBLIC: dict[str, Any] = {
     BAD_ARGUMENT: errors.InvalidArgumentError,
     NOT_FOUND: errors.NotFoundError,
+    TOO_LARGE: TooLargeError,
     UNREADABLE: TraceUnreadableError,
     ANALYSIS: AnalysisError,
 }

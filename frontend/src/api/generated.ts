@@ -1265,6 +1265,11 @@ export interface SearchView {
   truncated: boolean;
 }
 
+export interface ServingParams {
+  offset?: number;
+  limit?: number;
+}
+
 /** A phase of both sides' serving views: a phase absent from a side ran 0 iterations there (its times unknown). */
 export interface ServingPhaseDiff {
   phase: string;
@@ -1286,6 +1291,8 @@ export interface ServingView {
   iteration_count: number;
   window_us: number[];
   iterations: Iteration[];
+  offset: number;
+  limit: number;
   phases: Record<string, PhaseStats>;
   captures: Capture[];
   notes: string[];
@@ -1908,7 +1915,7 @@ export interface Routes {
   callstacks: { params: SpanScope & Query<CallStacksParams>; response: CallStacksView; loading: StatusResponse };
   kernels: { params: SpanScope & Query<KernelsParams>; response: KernelsView; loading: StatusResponse };
   modules: { params: SpanScope; response: ModulesView; loading: StatusResponse };
-  serving: { params: SpanScope; response: ServingView; loading: StatusResponse };
+  serving: { params: SpanScope & Query<ServingParams>; response: ServingView; loading: StatusResponse };
   flamegraph: { params: SpanScope & Query<FlameGraphParams>; response: FlameGraphView; loading: StatusResponse };
   gpu_idle: { params: SpanScope; response: GpuIdleView; loading: StatusResponse };
   health: { params: SpanScope; response: HealthView; loading: StatusResponse };

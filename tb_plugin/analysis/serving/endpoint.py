@@ -8,13 +8,12 @@ from __future__ import annotations
 from ...model.trace_model import TraceModel
 from ..core.common import name_flags
 from ..core.endpoint import Cache, Endpoint, Lazy, span_view
-from ..core.requests import NoParams
 from ..core.rules import data_version
 from .markers import is_marker_name
 
 ORDER = 55  # the folder's place in the page order (`api/view_folders.py`)
 
-VERSION = "2"  # bump when the view's output changes (read here without the view)
+VERSION = "3"  # bump when the view's output changes (read here without the view)
 
 
 def supports(model: TraceModel) -> bool:
@@ -28,7 +27,7 @@ ENDPOINTS: list[Endpoint] = [
         "serving",
         Lazy("kinetoscope.analysis.serving.types", "ServingView"),
         Lazy("kinetoscope.analysis.serving.view", "serving_view"),
-        NoParams,
+        Lazy("kinetoscope.analysis.serving.types", "ServingParams"),
         # The serving rules' data version keys it too.
         f"{VERSION}s{data_version('serving')}",
         Cache.ALL,

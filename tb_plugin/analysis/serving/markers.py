@@ -25,6 +25,7 @@ runner, SGLang's `tp_worker.py: forward_batch_generation` (its model runner's
 
 from __future__ import annotations
 
+import functools
 import re
 
 import msgspec
@@ -111,8 +112,10 @@ def phase_of_counts(context: int, generation: int) -> str:
     return "decode" if generation else "idle"
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def parse(name: str) -> Marker | None:
-    """The marker a name is, or None."""
+    """The marker a name is, or None (kept per name: a trace repeats its markers' names,
+    once an iteration)."""
     if name.startswith("execute_"):
         return _vllm(name) or _diffusion(name)
     if name.startswith("step["):

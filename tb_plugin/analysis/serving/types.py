@@ -87,6 +87,11 @@ class Capture(TypedDict):
     mode: str
 
 
+class ServingParams(TypedDict, total=False):
+    offset: int  # the first iteration of the page (default 0)
+    limit: int  # at most this many iterations (default and most: 10,000)
+
+
 class ServingView(TypedDict):
     engine: str | None  # vllm, sglang, xdit; None: no engine named
     source: str | None  # annotations, python_frames, graph_launches; None: none found
@@ -95,7 +100,9 @@ class ServingView(TypedDict):
     world_size: int | None
     iteration_count: int
     window_us: list[float]  # [first start, last end]; [] without iterations
-    iterations: list[Iteration]
+    iterations: list[Iteration]  # the page [offset, offset + limit) of them
+    offset: int
+    limit: int
     phases: dict[str, PhaseStats]  # phases that occur, in PHASES order
     captures: list[Capture]  # graph captures the trace records (capture_{B}_{MODE})
     notes: list[str]  # the assumptions behind the numbers

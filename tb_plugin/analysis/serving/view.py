@@ -12,27 +12,59 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...ingest.limits import env_number
 from ...ingest.values import lenient_int
+from ...model.errors import TooLarge, bounded
 from ...model.trace_model import TraceModel
-from ..core.requests import NoParams
 from .iterations import Found, find_iterations
 from .metrics import IterationWork, iteration_work
 from .phase_rules import Decided, decide
 from .phases import NOTES, phase_stats
 from .shapes import shape_counts
-from .types import Capture, Iteration, ServingView, TopKernel
+from .types import Capture, Iteration, ServingParams, ServingView, TopKernel
 
 __all__ = ["serving", "serving_view"]
 
 
-def serving_view(model: TraceModel, params: NoParams) -> ServingView:
+PAGE_MAX = 10_000  # iterations in one answer (the page's strip draws them all)
+
+
+def max_iterations() -> int:
+    """How many iterations a serving view holds at most (KINETOSCOPE_SERVING_MAX_ITERATIONS,
+    default 200,000: a few hundred MB of the view)."""
+    return int(env_number("KINETOSCOPE_SERVING_MAX_ITERATIONS", 200_000))
+
+
+def serving_view(model: TraceModel, params: ServingParams) -> ServingView:
     """Iterations of a vLLM or SGLang serving trace (prefill, decode, mixed), the GPU
-    work of each, and per phase their statistics; or why there are none."""
-    return serving(model)
+    work of each (a page of them: `offset`, `limit`), and per phase their statistics;
+    or why there are none."""
+    offset = bounded(params.get("offset"), "offset", 0, 0, 2**62)
+    limit = bounded(params.get("limit"), "limit", PAGE_MAX, 1, PAGE_MAX)
+    view = serving(model)
+    return {
+        **view,
+        "iterations": view["iterations"][offset : offset + limit],
+        "offset": offset,
+        "limit": limit,
+    }
 
 
 def serving(model: TraceModel) -> ServingView:
+    """The whole view (every iteration), kept with the model: its pages are cut from it."""
+    return model.derived("_serving_view", _serving)
+
+
+def _serving(model: TraceModel) -> ServingView:
     found = find_iterations(model)
+    cap = max_iterations()
+    if len(found) > cap:
+        raise TooLarge(
+            f"too_large: {len(found)} serving iterations, more than "
+            f"KINETOSCOPE_SERVING_MAX_ITERATIONS ({cap}); profile fewer iterations "
+            "(a shorter schedule), or raise the setting where memory allows (each iteration "
+            "costs a few KB of the view)"
+        )
     work = iteration_work(model, found)
     decided = decide(found, work, shape_counts(model, found))
     iterations = [_iteration(found, work, decided[i], i) for i in range(len(found))]
@@ -52,7 +84,9 @@ def serving(model: TraceModel) -> ServingView:
         "world_size": lenient_int(info.get("world_size")),
         "iteration_count": len(iterations),
         "window_us": window,
-        "iterations": iterations,
+        "iterations": iterations,  # every one here; `serving_view` answers a page
+        "offset": 0,
+        "limit": PAGE_MAX,
         "phases": phase_stats(iterations, work),
         "captures": _captures(found),
         "notes": list(NOTES) if iterations else [],

@@ -9,7 +9,7 @@ import { isStillLoading, ViewNotReady } from '../../api/client';
 import type { Iteration, ServingView } from '../../api/types';
 import { colAttrs } from '../../components/columns';
 import { append, h, type Children } from '../../components/dom';
-import { plural } from '../../components/format';
+import { formatCount, plural } from '../../components/format';
 import { ensureTableToolsStyle } from '../../components/table_tools';
 import { ensureStyle } from '../../components/view_style';
 import * as kit from '../page_kit';
@@ -80,8 +80,12 @@ class ServingPage {
 
   start(): Promise<void> {
     const { data } = this;
+    const shown =
+      data.iterations.length < data.iteration_count
+        ? `, the first ${formatCount(data.iterations.length)} drawn`
+        : '';
     const summary = data.iteration_count
-      ? `${plural(data.iteration_count, 'iteration')} (${phasesOf(data).map(phaseLabel).join(', ').toLowerCase()})`
+      ? `${plural(data.iteration_count, 'iteration')} (${phasesOf(data).map(phaseLabel).join(', ').toLowerCase()})${shown}`
       : 'no serving iterations';
     append(this.element, [
       kit.viewHead('Serving', this.ctx.key, summary),

@@ -85,6 +85,8 @@ function view(): ServingView {
       iteration(1, 'decode', 1500, 100),
       iteration(2, 'decode', 1900, 100),
     ],
+    offset: 0,
+    limit: 10000,
     phases: {
       // Listed out of order: the page shows prefill first.
       decode: stats({ per_output_token_us: { value_us: 100, assumption: 'one token' } }),
