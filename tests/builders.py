@@ -193,7 +193,8 @@ def collective_rank(
             "record_param_comms",
             at,
             20,
-            **{"Collective name": "allreduce", "In msg nelems": 4096, "dtype": "Float"},
+            **{"Collective name": "allreduce", "In msg nelems": 4096, "Out msg nelems": 4096},
+            **{"dtype": "Float"},
             **{"Group size": world, "Process Group Name": "0", "Seq": step},
         )
         t.launch(

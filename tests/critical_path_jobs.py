@@ -17,6 +17,7 @@ ALLREDUCE = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long
 COMM_ARGS = {
     "Collective name": "allreduce",
     "In msg nelems": 4096,
+    "Out msg nelems": 4096,
     "dtype": "Float",
     "Group size": 2,
     "Process Group Name": "0",
