@@ -29,7 +29,7 @@ from ..store.trace_store import LoadFailed, NotReady
 from .answers import status_body
 from .failures import Failure, JobFailed, failure
 from .registry import Answer, Endpoint, Scope
-from .resolve import Target, find_run, resolve, worker_names
+from .resolve import NotFound, Target, find_run, resolve, worker_names
 from .session import ListingPending, Session
 
 if TYPE_CHECKING:  # the file route's: imported when a file is first sent (never by a report)
@@ -182,6 +182,7 @@ class Dispatch:
             params = self._decode()  # 400 on a bad parameter, before any loading
             if endpoint.answer is Answer.RUN_JOB:
                 span = _text(names.get("span"))
+                _known_span(run, span)  # 404, not every worker's first span
                 return lambda: self._run_job(run, span, params)
             return lambda: _ready(endpoint.of_listing(run))
         return self._span_step(run)
@@ -324,3 +325,13 @@ def _loading_text(file: str, status: dict[str, Any]) -> str:
     done, total = status.get("bytes_done", 0), status.get("bytes_total", 0)
     read = f"{done / 1e6:.1f} of {total / 1e6:.1f} MB read" if total else "started"
     return f"{file} is still loading ({read}); call again, or call `status`"
+
+
+def _known_span(run: Run, span: str | None) -> None:
+    """A run-level job's span: one some worker of the run has (a name none has, such as
+    `../../x`, is a 404, as a span route's is), or none (each worker's first)."""
+    if span is None or not run.workers:
+        return
+    if not any(s.name == span for w in run.workers for s in w.spans):
+        known = sorted({s.name for w in run.workers for s in w.spans})
+        raise NotFound(f"run {run.name!r} has no span {span!r} (spans: {', '.join(known)})")

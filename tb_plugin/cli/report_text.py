@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any
 from ..api.lower import TraceModel
 from .health_text import render_health
 from .report_compile import render_compile
+from .report_critical_path import render_critical_path, render_top_gains
 from .report_gpu_idle import render_gpu_idle
+from .report_memory import render_memory
 from .report_serving import render_serving
 from .report_snapshot import render_memory_snapshot
 from .text_tables import DEFAULT_WIDTH, UNKNOWN, Column, number, report_width
@@ -113,52 +115,11 @@ def _device_line(dev: vt.GpuDeviceView) -> str:
 RENDERERS: dict[str, Callable[[Any, int], str]] = {"overview": render_overview}
 
 
-_MEMORY_OPERATOR_COLUMNS: list[Column] = [
-    ("device", "device", str),
-    ("operator", "name", str),
-    ("calls", "calls", str),
-    ("self incr MiB", "self_increase_bytes", _mib),
-    ("incr MiB", "increase_bytes", _mib),
-    ("allocs", "allocation_count", str),
-    ("alloc MiB", "allocation_bytes", _mib),
-]
-
-
-def render_memory(view: vt.MemoryView, width: int = DEFAULT_WIDTH) -> str:
-    header = ["device", "peak alloc MiB", "at ms", "peak reserved MiB", "device MiB", "op"]
-    rows = []
-    for d in view["devices"]:
-        op = d["peak_op"]
-        at = d["peak_allocated_us"]
-        rows.append(
-            [
-                d["label"] + (" *" if d["allocated_source"] == "computed" else ""),
-                _mib(d["peak_allocated_bytes"]),
-                "-" if at is None else _ms(at - view["trace_start_us"]),
-                _mib(d["peak_reserved_bytes"]),
-                _mib(d["total_memory_bytes"]),
-                op["name"] if op else "-",
-            ]
-        )
-    out = ["Memory (peaks; at: ms since the trace start)", _table(header, rows, width)]
-    out.append(
-        f"allocations: {view['allocations']} paired, {view['never_freed']} never freed,"
-        f" {view['freed_unseen']} freed but allocated before the recording"
-    )
-    for note in view["notes"]:
-        out.append(_wrap(note, width, "  note: "))
-    stats = sorted(view["operator_stats"], key=lambda r: -r["self_increase_bytes"])[:10]
-    # the label the Overview and the table above use ("GPU 2"), not the id ("GPU0")
-    labels = {d["device"]: d["label"] for d in view["devices"]}
-    stats = [{**r, "device": labels.get(r["device"], r["device"])} for r in stats]
-    if stats:
-        out.append("")
-        out.append("Top operators by self size increase")
-        out.append(_rows_table(_MEMORY_OPERATOR_COLUMNS, stats, width))
-    return "\n".join(out)
-
-
 RENDERERS["memory"] = render_memory
+RENDERERS["critical_path"] = render_critical_path
+RENDERERS["run_critical_path"] = render_critical_path
+RENDERERS["top_gains"] = render_top_gains
+RENDERERS["run_top_gains"] = render_top_gains
 
 
 def render_text(

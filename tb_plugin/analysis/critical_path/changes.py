@@ -55,15 +55,25 @@ def change_of(params: dict[str, object]) -> Change | None:
         return None
     if len(named) > 1:
         raise ViewParamError(f"one change at a time: got {', '.join(named)}")
-    factor = params.get("factor")
-    if not isinstance(factor, (int, float)) or not np.isfinite(factor) or factor < 0:
-        raise ViewParamError("factor: a number >= 0 (0.5: twice as fast), e.g. factor=0.5")
+    factor = check_factor(params.get("factor"))
     kind = named[0]
     name = "" if kind == "rank_all" else str(params[kind])
     if kind == "collective":
         name = collective_type(name) or name
     rank = params.get("rank")
     return Change(kind, name, float(factor), rank if isinstance(rank, int) else None)
+
+
+MAX_FACTOR = 1e6  # a million times as long: past it the times a step sums overflow
+
+
+def check_factor(factor: object) -> float:
+    """A change's factor: a number from 0 to MAX_FACTOR, else ViewParamError."""
+    if not isinstance(factor, (int, float)) or not np.isfinite(factor) or factor < 0:
+        raise ViewParamError("factor: a number >= 0 (0.5: twice as fast), e.g. factor=0.5")
+    if factor > MAX_FACTOR:
+        raise ViewParamError(f"factor: at most {MAX_FACTOR:g} (a change a million times as long)")
+    return float(factor)
 
 
 @dataclass

@@ -11,7 +11,7 @@ import numpy as np
 
 from ...model.errors import ViewParamError, bounded
 from ..core.rules import collective_type
-from .changes import Change, change_of
+from .changes import Change, change_of, check_factor
 from .joint import Joint
 from .outcome import Outcome, median_step
 from .path import Segment
@@ -214,9 +214,7 @@ def _predictions(base: Any, predicted: Any) -> list[StepPrediction]:
 
 
 def top_gains_of(joint: Joint, scope: Scope, params: Mapping[str, Any]) -> TopGainsView:
-    factor = float(params.get("factor", 0.5))
-    if not np.isfinite(factor) or factor < 0:
-        raise ViewParamError("factor: a number >= 0 (0.5: twice as fast)")
+    factor = check_factor(params.get("factor", 0.5))
     outcome = baseline(joint)
     steps = outcome.steps
     segments = outcome.paths()
