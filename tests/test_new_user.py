@@ -51,3 +51,33 @@ def test_whatif_text_sums_its_path_by_name(
     ]
     keys = [re.sub(r"\s+\d+\.\d{3}\s+", " ", line).split(" (")[0] for line in longest]
     assert longest and len(keys) == len(set(keys))  # one line a rank, kind and name
+
+
+@pytest.mark.parametrize("shapes", [True, False])
+def test_one_step_time_in_every_view(tmp_path: Path, shapes: bool) -> None:
+    """A serving trace (no ProfilerStep: the whole trace is its step) and a training one:
+    the Overview's average step is the critical path's, what-if's and top gains' step."""
+    from critical_path_jobs import host_bound_trace
+    from kinetoscope.analysis.critical_path.span import critical_path_view, top_gains_view
+    from kinetoscope.analysis.overview.view import overview
+    from serving_v1_jobs import CUDA, vllm_v1_trace
+
+    for i, trace in enumerate([vllm_v1_trace(CUDA, shapes), host_bound_trace()]):
+        (tmp_path / str(i)).mkdir()
+        model = trace.model(tmp_path / str(i))
+        step = overview(model)["average_step_us"]
+        assert critical_path_view(model, {})["step_us"] == pytest.approx(step, abs=1e-3)
+        assert top_gains_view(model, {})["baseline_step_us"] == pytest.approx(step, abs=1e-3)
+
+
+def test_what_bounds_a_prediction_is_said(tmp_path: Path) -> None:
+    """A kernel that started long after its launch for a reason the trace does not show
+    (a stream wait that could not be placed): the what-if says its share bounds the gain."""
+    from critical_path_default_jobs import SEND_RECV, send_recv_trace
+    from kinetoscope.analysis.critical_path.span import whatif_view
+
+    t = send_recv_trace(sync_events=False)
+    t.events = [e for e in t.events if e["name"] not in ("cudaEventRecord", "cudaStreamWaitEvent")]
+    view = whatif_view(t.model(tmp_path), {"kernel": SEND_RECV, "factor": 0.5})
+    assert view["saving_us"] == 0.0  # the wait is unknown: nothing moves mlp
+    assert view["bound_by"] and "launch delay" in view["bound_by"][0]

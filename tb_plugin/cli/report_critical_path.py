@@ -35,6 +35,7 @@ def render_critical_path(view: Any, width: int = DEFAULT_WIDTH) -> str:
             f"({len(view['segments'])} of {view['segments_total']} segments in this answer: "
             "--param offset=N pages on)"
         )
+    out += [f"bound by: {text}" for text in view["bound_by"]]
     out += [f"assumed: {text}" for text in view["assumptions"]]
     out += [f"warning: {text}" for text in view["warnings"]]
     return "\n".join(out)

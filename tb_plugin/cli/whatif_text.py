@@ -35,6 +35,8 @@ def render_whatif(view: WhatIfView | Any) -> str:
             where = "" if rank is None else f"rank {rank} "
             times = f" ({count} segments)" if count > 1 else ""
             lines.append(f"  {where}{kind:<10} {ms(dur):>12}  {name}{times}")
+    for text in view.get("bound_by", []):
+        lines.append(f"bound by: {text}")
     for text in view["assumptions"]:
         lines.append(f"assumed: {text}")
     for text in view["warnings"]:

@@ -281,6 +281,7 @@ export interface CriticalPathView {
   by_kind: Record<string, number>;
   by_name: PathName[];
   by_rank: PathRank[];
+  bound_by: string[];
   clocks: RankClock[];
   assumptions: string[];
   warnings: string[];
@@ -1798,6 +1799,7 @@ export interface WhatIfView {
   critical_path: PathSegment[];
   critical_path_total: number;
   by_kind: Record<string, number>;
+  bound_by: string[];
   method: 'graph' | 'summaries';
   assumptions: string[];
   warnings: string[];

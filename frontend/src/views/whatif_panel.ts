@@ -266,6 +266,9 @@ function result(view: WhatIfView, recorded: CriticalPathView | null): HTMLElemen
       stepChangeText(view.baseline_step_us, view.predicted_step_us),
       h('span', { class: 'ks-muted' }, ` · ${view.matched} changed · ${view.method}`),
     ),
+    ...view.bound_by.map((text) =>
+      h('p', { class: 'ks-whatif-bound', testid: 'whatif-bound' }, `Bound by: ${text}`),
+    ),
     bars,
     kindLegend(),
     h(

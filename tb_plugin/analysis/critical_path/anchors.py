@@ -42,13 +42,18 @@ def step_anchors(model: TraceModel, rg: RankGraph) -> StepAnchors:
     if len(steps) == 0:
         return StepAnchors([], [], empty, np.zeros(0), empty, np.zeros(0), 0.0, [])
     if steps.source != "profiler_steps":
+        # The whole trace, its bounds the Overview's (`core/steps.py`): the graph's first
+        # start and last end moved by the recorded difference, so both say one step time.
+        g = rg.graph
+        first = float(g.start.min()) if len(g) else 0.0
+        last = float(g.end.max()) if len(g) else 0.0
         return StepAnchors(
             steps.names,
             steps.numbers,
             np.array([-1]),
-            np.zeros(1),
+            np.array([first - float(steps.starts[0])]),
             np.array([-1]),
-            np.zeros(1),
+            np.array([float(steps.ends[0]) - last]),
             0.0,
             [np.zeros(0, np.int64)],
         )
@@ -127,10 +132,12 @@ def windows(anchors: StepAnchors, timing: Timing) -> Windows:
     sink, tail = np.full(n, -1, dtype=np.int64), np.zeros(n)
     previous_end = -np.inf
     for i in range(n):
-        if anchors.start_event[i] < 0:  # the whole trace
+        if anchors.start_event[i] < 0:  # the whole trace, at its recorded bounds' offsets
             ends = value[1::2]
-            start[i], end[i] = float(value[0::2].min()), float(ends.max())
+            start[i] = float(value[0::2].min()) - anchors.start_offset[i]
             sink[i] = 2 * int(ends.argmax()) + 1
+            tail[i] = anchors.end_offset[i]
+            end[i] = float(ends.max()) + tail[i]
             continue
         host_start = value[anchors.start_event[i]] - anchors.start_offset[i]
         if i == 0:

@@ -79,6 +79,9 @@ class CriticalPathView(TypedDict):
     by_kind: dict[str, float]
     by_name: list[PathName]  # the names longest on the path first (at most 50)
     by_rank: list[PathRank]
+    # The gaps of no recorded cause taking at least a tenth of the path (a launch delay of
+    # work that waited for something unrecorded): what bounds what a change can save
+    bound_by: list[str]
     clocks: list[RankClock]  # every rank's clock on the job's (steps' `start_us`)
     assumptions: list[str]  # sync edges the trace does not show, taken as said here
     warnings: list[str]
@@ -113,6 +116,7 @@ class WhatIfView(TypedDict):
     critical_path: list[PathSegment]  # its page [offset, offset + limit)
     critical_path_total: int  # its segments, every page
     by_kind: dict[str, float]  # of that path
+    bound_by: list[str]  # the gaps of no recorded cause taking a tenth of it or more
     method: Literal["graph", "summaries"]
     assumptions: list[str]
     warnings: list[str]

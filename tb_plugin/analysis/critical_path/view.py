@@ -68,6 +68,7 @@ def critical_path_of(joint: Joint, scope: Scope, params: Mapping[str, Any]) -> C
         "offset": offset,
         "limit": limit,
         **_totals(joint, shown),  # type: ignore[typeddict-item]
+        "bound_by": bound_by(shown),
         "clocks": [
             {"rank": p.rank, "worker": p.worker, "offset_us": _r(joint.time_offset[i])}
             for i, p in enumerate(joint.parts)
@@ -193,10 +194,38 @@ def whatif_of(
         "critical_path": [_segment(joint, s) for s in path.take(offset, offset + limit)],
         "critical_path_total": len(path),
         "by_kind": {k: _r(v) for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1])},
+        "bound_by": bound_by(path),
         "method": "summaries" if changed_joint is not None else "graph",
         "assumptions": assumptions(joint) + [PREDICTION_ASSUMES],
         "warnings": warnings(joint),
     }
+
+
+# The gaps a change of recorded work cannot shorten: the trace shows no cause for them.
+UNCAUSED = ("launch delay", "unknown dependency", "wake-up delay", "host gap", "stream gap")
+BOUND_SHARE = 0.1  # said when one takes at least this share of the path
+
+
+def bound_by(path: Segments) -> list[str]:
+    """The gaps of no recorded cause that take at least BOUND_SHARE of the path, longest
+    first, each with its share and what it means for a change."""
+    length = float(path.dur.sum())
+    if length <= 0:
+        return []
+    idle = [
+        (name, t)
+        for (kind, name), t in path.by_name().items()
+        if kind == "idle" and name in UNCAUSED
+    ]
+    out = []
+    for name, t in sorted(idle, key=lambda kv: -kv[1]):
+        if t >= BOUND_SHARE * length:
+            out.append(
+                f"{100 * t / length:.1f} % of the path is {name} ({_r(t / 1000)} ms): time the "
+                "trace shows no cause for (work or waits it does not record); no change of "
+                "recorded work shortens it"
+            )
+    return out
 
 
 PREDICTION_ASSUMES = (
