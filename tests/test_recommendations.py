@@ -68,11 +68,13 @@ def test_no_tf32_on_the_v100_sample() -> None:
     assert "torch.autocast" in rec["message"]
 
 
-def allreduce_trace(world_size: int) -> TraceBuilder:
-    """A step that is 60 % all_reduce kernel."""
+def allreduce_trace(world_size: int, training: bool = True) -> TraceBuilder:
+    """A step that is 60 % all_reduce kernel (after a backward op, when `training`)."""
     t = TraceBuilder()
     t.header["distributedInfo"] = {"backend": "nccl", "rank": 0, "world_size": world_size}
     t.step(1, 0, 1000)
+    if training:
+        t.op("autograd::engine::evaluate_function: MmBackward0", 2, 5)
     comm = t.op("record_param_comms", 10, 20)
     t.launch(15, 5, comm, gpu_ts=100, gpu_dur=600, name="ncclDevKernel_AllReduce_Sum_f32_RING_LL")
     return t
@@ -90,6 +92,15 @@ def test_a_single_rank_has_no_one_to_wait_for(tmp_path: Path) -> None:
     assert rec["evidence"]["sync_wait_pct"] == 0.0
     assert "none of it is waiting" in rec["message"]
     assert "overlap communication with computation" in rec["message"]
+
+
+def test_inference_gets_no_training_advice(tmp_path: Path) -> None:
+    """A tensor-parallel inference (or serving) rank: no gradient to bucket or accumulate,
+    and no Distributed view of a run it is not part of to point at."""
+    rec = by_id(overview(allreduce_trace(2, training=False).model(tmp_path)))["communication"]
+    assert "DDP" not in rec["message"] and "gradient" not in rec["message"]
+    assert "tensor-parallel collectives" in rec["message"]
+    assert "a run of its ranks' traces together has a Distributed view" in rec["message"]
 
 
 def test_mostly_waiting_points_at_the_straggler() -> None:

@@ -80,6 +80,7 @@ def recommend(
                     view["breakdown_us"]["communication"],
                     _steps_above(view, "communication", COMMUNICATION_PCT),
                     0.0 if alone else None,
+                    training=is_training(model),
                 )
             )
     for dev in view["devices"]:
@@ -193,24 +194,32 @@ def communication_advice(
     steps: list[str],
     sync_wait_pct: float | None,
     time_scope: str | None = None,
+    training: bool = True,
 ) -> Recommendation:
     """Advice for communication above COMMUNICATION_PCT of the step time; `sync_wait_pct`
     is the share of it spent waiting for other ranks, None when unknown. `time_scope` says
-    what `time_us` is over when not one trace (the Distributed view: "mean per rank")."""
+    what `time_us` is over when not one trace (the Distributed view: "mean per rank").
+    `training`: a training step's (gradients to exchange); else inference's (a
+    tensor-parallel model's activations: no gradient to bucket or accumulate)."""
     head = (
         f"Communication covers {share:.1f} % of the step time (more than {COMMUNICATION_PCT:g} %)"
     )
     overlap = (
         "overlap communication with computation (DDP bucket size, gradient accumulation "
         "with no_sync) or reduce what is exchanged"
+        if training
+        else "overlap the tensor-parallel collectives with computation (fused GEMM and "
+        "collective kernels, asynchronous tensor parallelism), use fewer ranks for a small "
+        "model, or exchange less (a lower-precision all-reduce)"
     )
     rec_id, link = "communication", {"view": "overview", "anchor": "breakdown"}
     url: str | None = "https://pytorch.org/docs/stable/notes/ddp.html"
     if sync_wait_pct is None:
         message = (
             f"{head}. This trace alone cannot tell waiting for other ranks from transfer: "
-            "the Distributed view splits it. If most of it is waiting, the slowest rank is "
-            f"the lead (see its straggler cause); if it is transfer, {overlap}."
+            "a run of its ranks' traces together has a Distributed view that splits it. If "
+            "most of it is waiting, the slowest rank is the lead (see its straggler cause); "
+            f"if it is transfer, {overlap}."
         )
     elif sync_wait_pct >= WAIT_SHARE_PCT:
         rec_id, link, url = (
@@ -251,6 +260,18 @@ def _world_size(model: TraceModel) -> int | None:
     info = model.header.get("distributedInfo")
     size = info.get("world_size") if isinstance(info, dict) else None
     return size if isinstance(size, int) else None
+
+
+def is_training(model: TraceModel) -> bool:
+    """Whether the trace ran backward (autograd functions): a training step, not
+    inference or serving (whose advice leaves gradients out)."""
+    return bool(name_flags(model, _is_backward).any())
+
+
+def _is_backward(name: str) -> bool:
+    return name.startswith("autograd::engine::evaluate_function") or name.endswith(
+        ("Backward", "Backward0", "Backward1")
+    )
 
 
 def _uses_data_parallel(model: TraceModel) -> bool:

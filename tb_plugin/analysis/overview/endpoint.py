@@ -12,7 +12,7 @@ ORDER = 10  # the folder's place in the page order (`api/view_folders.py`)
 # 3: kernel taxonomy, step windows over all device work, device identity, advice that fits
 # the hardware and the cause. 4: a graph-replayed kernel is eligible by its capturing op.
 # 5: events left out (trace health), caveats on recommendations.
-VERSION = "6"
+VERSION = "7"
 
 ENDPOINTS: list[Endpoint] = [
     span_view(
