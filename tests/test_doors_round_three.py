@@ -47,3 +47,15 @@ def test_run_views_take_their_parameters_on_the_cli(
     assert main([*common, "--view", "run_top_gains", "--param", "factor=0.25"]) == 0
     assert json.loads(capsys.readouterr().out)["run_top_gains"]["factor"] == 0.25
     assert main([*common, "--view", "run_top_gains", "--param", "factor=-1"]) == 2
+
+
+def test_several_runs_without_run_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """README: usage errors exit 2 (`whatif` and `flamegraph` exited 3, a load failure's)."""
+    for name in ("a", "b"):
+        shutil.copytree(DATA, tmp_path / "logs" / name)
+    logdir = str(tmp_path / "logs")
+    assert main(["whatif", logdir, "--op", "whatif::compute", "--factor", "0.5"]) == 2
+    assert main(["flamegraph", logdir]) == 2
+    assert "choose one with --run" in capsys.readouterr().err

@@ -81,3 +81,10 @@ def test_what_bounds_a_prediction_is_said(tmp_path: Path) -> None:
     view = whatif_view(t.model(tmp_path), {"kernel": SEND_RECV, "factor": 0.5})
     assert view["saving_us"] == 0.0  # the wait is unknown: nothing moves mlp
     assert view["bound_by"] and "launch delay" in view["bound_by"][0]
+
+
+def test_check_strict_passes_the_repositorys_own_compile_samples() -> None:
+    """torch.compile's `_data: compile_id=` metadata ranges cross their phase's range by
+    construction: a lane of their own, so the repository's samples are healthy."""
+    logs = Path(__file__).parent / "data" / "compile_logs"
+    assert main(["check", str(logs), "--strict", "--no-cache"]) == 0

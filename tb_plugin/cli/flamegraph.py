@@ -29,7 +29,7 @@ from ..api.lower import LoadFailed
 from ..api.resolve import NotFound
 from ..api.session import FixedListing, Session
 from ..api.view_parts import FlameFrame
-from .errors import EXIT_LOAD, ReportError
+from .errors import EXIT_LOAD, EXIT_USAGE, ParamRefused, ReportError
 from .targets import targets
 
 SPEEDSCOPE_SCHEMA = "https://www.speedscope.app/file-format-schema.json"
@@ -39,6 +39,9 @@ def run_flamegraph(args: argparse.Namespace) -> int:
     with contextlib.closing(Session(FixedListing(()), cache=not args.no_cache)) as session:
         try:
             view, label = _view(session, args)
+        except ParamRefused as exc:  # a usage error
+            print(f"kinetoscope: {exc}", file=sys.stderr)
+            return EXIT_USAGE
         except ReportError as exc:
             print(f"kinetoscope: {exc}", file=sys.stderr)
             return EXIT_LOAD
@@ -55,7 +58,7 @@ def _view(session: Session, args: argparse.Namespace) -> tuple[dict[str, Any], s
     _, runs = targets(args, session)
     if len(runs) > 1:
         names = ", ".join(r.name for r in runs)
-        raise ReportError(f"{args.logdir}: several runs ({names}): choose one with --run")
+        raise ParamRefused(f"{args.logdir}: several runs ({names}): choose one with --run")
     run = runs[0]
     asked = {"run": run.name, "worker": args.worker, "span": args.span}
     call = Dispatch(VIEWS["flamegraph"], session, asked, {"metric": args.metric})

@@ -19,7 +19,7 @@ from ..api.endpoints import RUN_VIEWS, VIEWS
 from ..api.lower import LoadFailed, ViewParamError
 from ..api.resolve import NotFound
 from ..api.session import FixedListing, Session
-from .errors import EXIT_LOAD, EXIT_USAGE, ReportError
+from .errors import EXIT_LOAD, EXIT_USAGE, ParamRefused, ReportError
 from .progress import RankProgress
 from .targets import targets
 from .whatif_text import render_whatif
@@ -41,7 +41,7 @@ def run_whatif(args: argparse.Namespace) -> int:
     with contextlib.closing(Session(FixedListing(()), cache=not args.no_cache)) as session:
         try:
             body = _answer(session, args)
-        except ViewParamError as exc:
+        except (ViewParamError, ParamRefused) as exc:  # a usage error, as the route's 400
             print(f"kinetoscope whatif: error: {exc}", file=sys.stderr)
             return EXIT_USAGE
         except ReportError as exc:
@@ -58,7 +58,7 @@ def _answer(session: Session, args: argparse.Namespace) -> bytes:
     _, runs = targets(args, session)
     if len(runs) > 1:
         names = ", ".join(r.name for r in runs)
-        raise ReportError(f"{args.logdir}: several runs ({names}): choose one with --run")
+        raise ParamRefused(f"{args.logdir}: several runs ({names}): choose one with --run")
     run = runs[0]
     query = _query(args)
     if args.worker is None and len(run.workers) >= 2:

@@ -34,8 +34,8 @@ export const NARROW_HIDES = [
   'occupancy_pct',
   'stream',
   'device',
-  // the what-if button (views/whatif_panel.ts) goes last: the column chooser brings it back
-  'whatif',
+  // Never the what-if button (views/whatif_panel.ts): Top gains sends users to it (at
+  // 1280 px it was hidden with 16 other columns, none of its buttons showing).
 ];
 
 /** A right-aligned number column of a KernelRow field. */

@@ -15,6 +15,8 @@ Tolerances, in trace microseconds (documented in docs/http_api.md, `health`):
 
 from __future__ import annotations
 
+import re
+
 import msgspec
 import numpy as np
 
@@ -67,7 +69,9 @@ def overlapping_events(model: TraceModel) -> Finding:
     beside their thread's ops: a `record_function` range starts inside its `__enter__`
     frame and ends inside its `__exit__` frame, by construction. So are the ranges of CPU
     collective backends (`gloo:*`, `mpi:*`, `ucc:*`: their work's range starts inside
-    its `c10d::*` op and ends when the transfer does, after the op returned). Rows left
+    its `c10d::*` op and ends when the transfer does, after the op returned), and
+    torch.compile's metadata ranges (`<phase>_data: compile_id=...`, which `dynamo_timed`
+    records beside the phase's range). Rows left
     out of time sums are not compared."""
     ev = model.events
     keep = ev["ph"] == Phase.COMPLETE
@@ -94,14 +98,15 @@ _BATCH_SLICES = 1 << 16
 
 
 def _lane_codes(model: TraceModel, rows: np.ndarray) -> np.ndarray:
-    """Per row, a small code of its lane: its thread, its Python frames and its CPU
-    backends' transfers apart (uint16 where the trace has few lanes, which numpy's
-    stable sort takes by radix)."""
+    """Per row, a small code of its lane: its thread, its Python frames, its CPU backends'
+    transfers and torch.compile's metadata ranges apart (uint16 where the trace has few
+    lanes, which numpy's stable sort takes by radix)."""
     key = thread_keys(model, rows)
-    key *= 3
+    key *= 4
     key += model.events["kind"][rows] == Kind.PYTHON
     names = model.events["name"][rows]
     key += 2 * name_flags(model, is_host_transfer_op)[names]
+    key += 3 * name_flags(model, is_compile_metadata)[names]
     if int(key.max()) >= 1 << 24:
         return key
     present = np.bincount(key) > 0
@@ -194,6 +199,15 @@ def _times(model: TraceModel, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     ends = model.events["dur"][rows].astype(np.float64, copy=False)
     ends += starts
     return starts, ends
+
+
+_COMPILE_METADATA = re.compile(r"_data: compile_id=")
+
+
+def is_compile_metadata(name: str) -> bool:
+    """torch.compile's `dynamo_timed` metadata ranges (`<phase>_data: compile_id=0/0`): a
+    record_function beside its timed range, not inside it, by construction."""
+    return _COMPILE_METADATA.search(name) is not None
 
 
 def kernel_before_launch(model: TraceModel) -> Finding:
