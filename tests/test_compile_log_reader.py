@@ -82,7 +82,7 @@ def test_lines_that_are_no_records_and_blank_lines(tmp_path: Path) -> None:
     assert reading.skipped == 2
     assert reading.warnings == [
         "line 3: not a TORCH_TRACE record, skipped",
-        "line 5: its compilation_metrics record is not JSON, skipped",
+        "line 5: its compilation_metrics record is not JSON (or not UTF-8), skipped",
     ]
 
 
@@ -156,3 +156,33 @@ def test_only_the_kinds_asked_are_decoded(tmp_path: Path) -> None:
     records, reading = _read(path, frozenset({"str"}))
     assert [r.kind for r in records] == ["str"]
     assert reading.records_seen == 2
+
+
+def test_a_byte_that_is_not_utf8_skips_its_record_only(tmp_path: Path) -> None:
+    """One record's metadata holding an invalid byte: that record is skipped and counted;
+    the records after it are read (the whole log was lost, `UnicodeDecodeError`)."""
+    good = '{"compilation_metrics": {"co_name": "f"}, "frame_id": 0, "frame_compile_id": 0}'
+    bad = '{"compilation_metrics": {"co_name": "\\udcff"}, "frame_id": 1}'
+    text = (_line(good) + _line(bad) + _line(good.replace('"f"', '"g"'))).encode(
+        "utf-8", "surrogateescape"
+    )
+    path = tmp_path / "log.log"
+    path.write_bytes(text.replace(b"\\udcff", b"\xff"))
+    records, reading = _read(path)
+    assert [r.meta["compilation_metrics"]["co_name"] for r in records] == ["f", "g"]
+    assert reading.skipped == 1 and "not UTF-8" in reading.warnings[0]
+
+
+def test_a_log_of_payload_lines_alone_stops_at_its_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The text cap counts every line: a log that is one record then many payload lines
+    (a 6 GiB inflated log ran past 180 s) stops at KINETOSCOPE_MAX_COMPILE_LOG_MB."""
+    monkeypatch.setenv("KINETOSCOPE_MAX_COMPILE_LOG_MB", "1")
+    path = tmp_path / "big.log.gz"
+    with gzip.open(path, "wt") as f:
+        f.write(_line('{"str": ["x"], "has_payload": "0" }'))
+        f.write(("\t" + "y" * 1000 + "\n") * 20_000)  # 20 MB of payload lines
+    _, reading = _read(path)
+    assert reading.partial and reading.text_bytes < 2 << 20
+    assert any("KINETOSCOPE_MAX_COMPILE_LOG_MB" in w for w in reading.warnings)

@@ -13,10 +13,11 @@ group). When it has `has_payload` (the md5 of the payload's UTF-8), the payload 
 lines that each start with a tab, joined by newlines. Blank lines are noise (some log
 collectors add them) and skipped.
 
-Bounds: at most KINETOSCOPE_MAX_COMPILE_LOG_MB (default 4096) of text is read (the log of
-a big model is mostly generated code, which is skipped line by line, never held), a line
-longer than MAX_LINE is skipped, a payload is kept only for the records the caller asks
-for and only up to MAX_PAYLOAD, and the read stops at KINETOSCOPE_LOAD_TIMEOUT_S. Damage
+Bounds: at most KINETOSCOPE_MAX_COMPILE_LOG_MB (default 512) of text is read, counted on
+every line (the log of a big model is mostly generated code, which is skipped line by
+line, never held), a line longer than MAX_LINE is skipped, a payload is kept only for the
+records the caller asks for and only up to MAX_PAYLOAD, and the read stops at
+KINETOSCOPE_COMPILE_LOG_TIMEOUT_S (default 30 s; or the load timeout, when less). Damage
 is skipped and said: a line that is not a record, metadata that is not JSON, a payload
 whose md5 differs from its record's (a lost or changed line), a gzip stream that is cut.
 Records are only read here; what they mean is `analysis/compile`'s business.
@@ -95,8 +96,14 @@ class LogReading:
 
 
 def max_compile_log_bytes() -> int:
-    """Text read per log (KINETOSCOPE_MAX_COMPILE_LOG_MB, default 4096)."""
-    return int(env_number("KINETOSCOPE_MAX_COMPILE_LOG_MB", 4096) * (1 << 20))
+    """Text read per log (KINETOSCOPE_MAX_COMPILE_LOG_MB, default 512: a big model's log,
+    mostly generated code, is a few hundred MB; far below a trace's cap)."""
+    return int(env_number("KINETOSCOPE_MAX_COMPILE_LOG_MB", 512) * (1 << 20))
+
+
+def compile_log_timeout_s() -> float:
+    """Time a log's read may take (KINETOSCOPE_COMPILE_LOG_TIMEOUT_S, default 30 s)."""
+    return env_number("KINETOSCOPE_COMPILE_LOG_TIMEOUT_S", 30)
 
 
 Wanted = Callable[[str, dict[str, Any]], bool]
@@ -143,8 +150,19 @@ class _Reader:
     def read(self, stream: IO[bytes] | gzip.GzipFile) -> LogReading:
         out = self.out
         limit = max_compile_log_bytes()
-        deadline = time.monotonic() + load_timeout_s()
+        deadline = time.monotonic() + min(load_timeout_s(), compile_log_timeout_s())
         for number, line, whole in _lines(stream, out):
+            # Every line counts (a log of payload lines alone, too): the bounds first.
+            if out.text_bytes > limit:
+                out.partial = True
+                out.warn(
+                    f"stopped after {limit >> 20} MiB of text (KINETOSCOPE_MAX_COMPILE_LOG_MB)"
+                )
+                break
+            if number % _CHECK_EVERY == 0 and time.monotonic() > deadline:
+                out.partial = True
+                out.warn("stopped: reading took longer than KINETOSCOPE_COMPILE_LOG_TIMEOUT_S")
+                break
             if line[:1] == b"\t":
                 self._payload_line(line)
                 continue
@@ -156,16 +174,6 @@ class _Reader:
                 out.warn(f"line {number}: longer than {MAX_LINE >> 20} MiB, skipped")
                 continue
             self._record(number, line)
-            if out.text_bytes > limit:
-                out.partial = True
-                out.warn(
-                    f"stopped after {limit >> 20} MiB of text (KINETOSCOPE_MAX_COMPILE_LOG_MB)"
-                )
-                break
-            if number % _CHECK_EVERY == 0 and time.monotonic() > deadline:
-                out.partial = True
-                out.warn("stopped: reading took longer than KINETOSCOPE_LOAD_TIMEOUT_S")
-                break
         self._finish()
         if out.md5_mismatches:
             out.warn(
@@ -201,9 +209,10 @@ class _Reader:
             return
         try:
             meta = _DECODER.decode(line[m.start(2) :])
-        except (msgspec.DecodeError, RecursionError):
+        except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
+            # msgspec raises UnicodeDecodeError for a byte that is not UTF-8 in a string
             out.skipped += 1
-            out.warn(f"line {number}: its {kind} record is not JSON, skipped")
+            out.warn(f"line {number}: its {kind} record is not JSON (or not UTF-8), skipped")
             return
         if not isinstance(meta, dict):
             return

@@ -40,7 +40,7 @@ from .types import (
     StepCompileTime,
 )
 
-VERSION = "1"
+VERSION = "2"  # 2: a record not UTF-8 skipped alone; the text cap on every line
 log = logging.getLogger(__name__)
 
 
