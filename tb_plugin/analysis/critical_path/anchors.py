@@ -63,6 +63,39 @@ def step_anchors(model: TraceModel, rg: RankGraph) -> StepAnchors:
     return _anchored(model, rg, steps.names, steps.numbers, chosen, float(steps.starts[0]))
 
 
+def _step_nodes(
+    rg: RankGraph, lo: np.ndarray, hi: np.ndarray, threads: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per step [lo, hi] of its thread: the first host node inside it, and the last (or
+    a wait the step's end falls in: the thread blocked in a collective's wait when the
+    step ended, so the step ends with it, at the wait's end less the recorded time
+    between, a negative offset, not a fixed gap after the node before it); -1: none. A
+    thread's host nodes do not overlap, so sorted by start they are sorted by end
+    too (binary searches)."""
+    g, pieces = rg.graph, rg.pieces
+    n_host = int(rg.piece_node.max()) + 1 if rg.piece_node.size else 0
+    node_thread = np.full(n_host, -1, dtype=np.int64)
+    node_thread[rg.piece_node] = pieces.thread
+    order = np.lexsort((g.start[:n_host], node_thread))
+    grouped = node_thread[order]
+    bounds = np.flatnonzero(np.concatenate([[True], grouped[1:] != grouped[:-1], [True]]))
+    span = {int(grouped[a]): (a, b) for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())}
+    begins, finishes = g.start[order], g.end[order]
+    starts = np.full(lo.size, -1, dtype=np.int64)
+    ends = np.full(lo.size, -1, dtype=np.int64)
+    for i, (t0, t1, thread) in enumerate(zip(lo.tolist(), hi.tolist(), threads.tolist())):
+        a, b = span.get(int(thread), (0, 0))
+        first = a + int(np.searchsorted(begins[a:b], t0, side="left"))
+        last = a + int(np.searchsorted(finishes[a:b], t1, side="right")) - 1
+        if first <= last:
+            starts[i], ends[i] = order[first], order[last]
+        held = a + int(np.searchsorted(begins[a:b], t1, side="left")) - 1
+        holder = int(order[held]) if a <= held else -1
+        if holder >= 0 and begins[held] >= t0 and finishes[held] > t1 and g.kind[holder] == WAIT:
+            ends[i] = holder
+    return starts, ends
+
+
 def _anchored(
     model: TraceModel,
     rg: RankGraph,
@@ -72,32 +105,18 @@ def _anchored(
     first_start: float,
 ) -> StepAnchors:
     ev = model.events
-    g, pieces = rg.graph, rg.pieces
+    g = rg.graph
     lo = snap_ns(ev["ts"][rows], rg.origin)
     hi = snap_ns(ev["ts"][rows] + ev["dur"][rows], rg.origin)
     threads = thread_keys(model, rows)
-    host = np.arange(int(rg.piece_node.max()) + 1 if rg.piece_node.size else 0)
-    node_thread = np.full(len(g), -1, dtype=np.int64)
-    node_thread[rg.piece_node] = pieces.thread
-    starts, ends = [], []
-    for t0, t1, thread in zip(lo.tolist(), hi.tolist(), threads.tolist()):
-        mine = host[node_thread[host] == thread]
-        inside = mine[(g.start[mine] >= t0) & (g.end[mine] <= t1)]
-        # A wait that the step's end falls in (the thread blocked in a collective's
-        # wait when the step ended): the step ends with it, so it ends at the wait's end
-        # less the recorded time between (a negative offset), not a fixed gap after the
-        # node before it.
-        across = mine[(g.start[mine] < t1) & (g.end[mine] > t1) & (g.start[mine] >= t0)]
-        across = across[g.kind[across] == WAIT]
-        starts.append(int(inside[0]) if inside.size else -1)
-        ends.append(int(across[-1]) if across.size else int(inside[-1]) if inside.size else -1)
-    s, e = np.array(starts, np.int64), np.array(ends, np.int64)
+    s, e = _step_nodes(rg, lo, hi, threads)
     has = (s >= 0) & (e >= 0)
     acts = rg.acts
-    device_nodes = []
-    for t0, t1 in zip(lo.tolist(), hi.tolist()):
-        launched = (acts.launch_start >= t0) & (acts.launch_start <= t1)
-        device_nodes.append(rg.act_node[np.flatnonzero(launched)])
+    by_launch = np.argsort(acts.launch_start, kind="stable")  # NaN (no launch) last
+    launched = acts.launch_start[by_launch]
+    first = np.searchsorted(launched, lo, side="left")
+    last = np.searchsorted(launched, hi, side="right")
+    device_nodes = [rg.act_node[by_launch[a:b]] for a, b in zip(first.tolist(), last.tolist())]
     return StepAnchors(
         names=[n for n, ok in zip(names, has) if ok],
         numbers=[n for n, ok in zip(numbers, has) if ok],

@@ -18,6 +18,7 @@ from .retime import Timing, walk_arrays
 SEGMENT_KINDS = (*KIND_NAMES, IDLE_KIND)
 IDLE = SEGMENT_KINDS.index(IDLE_KIND)
 MERGE_SLACK_US = 1e-6  # segments of one thing this close are one
+DENSE_KEYS = 1 << 16  # name keys counted in an array, not sorted, below this span
 
 
 @dataclass
@@ -62,10 +63,15 @@ class Segments:
     def by_name(self) -> dict[tuple[str, str], float]:
         if not len(self):
             return {}
-        key = self.kind * (len(self.labels.names) + 1) + self.name
-        keys, inverse = np.unique(key, return_inverse=True)
-        total = np.bincount(inverse.reshape(-1), weights=self.dur)
         width = len(self.labels.names) + 1
+        key = self.kind * width + self.name
+        if int(key.max()) < 4 * key.size + DENSE_KEYS:  # a dense count, no sort
+            dense = np.bincount(key, weights=self.dur)
+            keys = np.flatnonzero(np.bincount(key))
+            total = dense[keys]
+        else:
+            keys, inverse = np.unique(key, return_inverse=True)
+            total = np.bincount(inverse.reshape(-1), weights=self.dur)
         names = self.labels.names
         return {
             (SEGMENT_KINDS[k // width], names[k % width]): float(t)
