@@ -204,38 +204,14 @@ def communication_advice(
     head = (
         f"Communication covers {share:.1f} % of the step time (more than {COMMUNICATION_PCT:g} %)"
     )
-    overlap = (
-        "overlap communication with computation (DDP bucket size, gradient accumulation "
-        "with no_sync) or reduce what is exchanged"
-        if training
-        else "overlap the tensor-parallel collectives with computation (fused GEMM and "
-        "collective kernels, asynchronous tensor parallelism), use fewer ranks for a small "
-        "model, or exchange less (a lower-precision all-reduce)"
-    )
     rec_id, link = "communication", {"view": "overview", "anchor": "breakdown"}
     url: str | None = "https://pytorch.org/docs/stable/notes/ddp.html"
-    if sync_wait_pct is None:
-        message = (
-            f"{head}. This trace alone cannot tell waiting for other ranks from transfer: "
-            "a run of its ranks' traces together has a Distributed view that splits it. If "
-            "most of it is waiting, the slowest rank is the lead (see its straggler cause); "
-            f"if it is transfer, {overlap}."
-        )
-    elif sync_wait_pct >= WAIT_SHARE_PCT:
+    message = _communication_message(head, sync_wait_pct, training)
+    if sync_wait_pct is not None and sync_wait_pct >= WAIT_SHARE_PCT:
         rec_id, link, url = (
             "communication_wait",
             {"view": "distributed", "anchor": "stragglers"},
             None,
-        )
-        message = (
-            f"{head}, and {sync_wait_pct:.0f} % of it is waiting for other ranks to arrive. "
-            "Overlapping communication would not help: find the straggler and its cause "
-            "(data loading, computation, an uneven split of the work) and even out the ranks."
-        )
-    else:
-        waiting = f"{sync_wait_pct:.0f} %" if sync_wait_pct > 0 else "none"
-        message = (
-            f"{head}; {waiting} of it is waiting for other ranks, the rest transfer: {overlap}."
         )
     return {
         "id": rec_id,
@@ -254,6 +230,32 @@ def communication_advice(
         "link": link,
         "docs_url": url,
     }
+
+
+def _communication_message(head: str, sync_wait_pct: float | None, training: bool) -> str:
+    overlap = (
+        "overlap communication with computation (DDP bucket size, gradient accumulation "
+        "with no_sync) or reduce what is exchanged"
+        if training
+        else "overlap the tensor-parallel collectives with computation (fused GEMM and "
+        "collective kernels, asynchronous tensor parallelism), use fewer ranks for a small "
+        "model, or exchange less (a lower-precision all-reduce)"
+    )
+    if sync_wait_pct is None:
+        return (
+            f"{head}. This trace alone cannot tell waiting for other ranks from transfer: "
+            "a run of its ranks' traces together has a Distributed view that splits it. If "
+            "most of it is waiting, the slowest rank is the lead (see its straggler cause); "
+            f"if it is transfer, {overlap}."
+        )
+    if sync_wait_pct >= WAIT_SHARE_PCT:
+        return (
+            f"{head}, and {sync_wait_pct:.0f} % of it is waiting for other ranks to arrive. "
+            "Overlapping communication would not help: find the straggler and its cause "
+            "(data loading, computation, an uneven split of the work) and even out the ranks."
+        )
+    waiting = f"{sync_wait_pct:.0f} %" if sync_wait_pct > 0 else "none"
+    return f"{head}; {waiting} of it is waiting for other ranks, the rest transfer: {overlap}."
 
 
 def _world_size(model: TraceModel) -> int | None:

@@ -118,7 +118,7 @@ def _step_row(steps: Any, i: int, path: Segments) -> StepPath:
         "number": steps.numbers[i],
         "start_us": _r(steps.start[i]),
         "step_us": _r(steps.durations[i]),
-        "by_kind": {k: _r(v) for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1])},
+        "by_kind": {k: _r(v) for k, v in sorted(by_kind.items(), key=lambda kv: (-kv[1], kv[0]))},
     }
 
 
@@ -140,7 +140,7 @@ def _totals(joint: Joint, segments: Segments) -> dict[str, Any]:
     length = sum(by_kind.values()) or 1.0
     names: list[PathName] = [
         {"kind": k, "name": n, "dur_us": _r(v), "share_pct": _r(100.0 * v / length)}
-        for (k, n), v in sorted(by_name.items(), key=lambda kv: -kv[1])[:MAX_NAMES]
+        for (k, n), v in sorted(by_name.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_NAMES]
     ]
     per_rank = segments.by_rank(len(joint.parts))
     ranks: list[PathRank] = [
@@ -148,7 +148,7 @@ def _totals(joint: Joint, segments: Segments) -> dict[str, Any]:
         for i, p in enumerate(joint.parts)
         if per_rank[i] > 0
     ]
-    kinds = {k: _r(v) for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1])}
+    kinds = {k: _r(v) for k, v in sorted(by_kind.items(), key=lambda kv: (-kv[1], kv[0]))}
     return {"by_kind": kinds, "by_name": names, "by_rank": ranks}
 
 
@@ -193,7 +193,7 @@ def whatif_of(
         "critical_path_step": predicted.names[median] if median >= 0 else None,
         "critical_path": [_segment(joint, s) for s in path.take(offset, offset + limit)],
         "critical_path_total": len(path),
-        "by_kind": {k: _r(v) for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1])},
+        "by_kind": {k: _r(v) for k, v in sorted(by_kind.items(), key=lambda kv: (-kv[1], kv[0]))},
         "bound_by": bound_by(path),
         "method": "summaries" if changed_joint is not None else "graph",
         "assumptions": assumptions(joint) + [PREDICTION_ASSUMES],
@@ -218,7 +218,7 @@ def bound_by(path: Segments) -> list[str]:
         if kind == "idle" and name in UNCAUSED
     ]
     out = []
-    for name, t in sorted(idle, key=lambda kv: -kv[1]):
+    for name, t in sorted(idle, key=lambda kv: (-kv[1], kv[0])):
         if t >= BOUND_SHARE * length:
             out.append(
                 f"{100 * t / length:.1f} % of the path is {name} ({_r(t / 1000)} ms): time the "
