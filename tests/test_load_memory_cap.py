@@ -65,6 +65,7 @@ def test_spilled_args_count_against_the_load_memory_cap(tmp_path: Path) -> None:
     path.write_bytes(gzip.compress(f'{{"traceEvents":[{events}]}}'.encode()))
     assert path.stat().st_size < 1 << 20  # 64 MB of args in a small file
     os.environ["KINETOSCOPE_LOAD_MEMORY_MB"] = "32"
+    os.environ["KINETOSCOPE_MAX_ARGS_PER_FILE_BYTE"] = "100000"  # a bomb on purpose
     try:
         with pytest.raises(TraceDecodeError) as refused:
             build_model(str(path))
@@ -73,3 +74,4 @@ def test_spilled_args_count_against_the_load_memory_cap(tmp_path: Path) -> None:
         assert build_model(str(path)).events["ts"].size == 64
     finally:
         del os.environ["KINETOSCOPE_LOAD_MEMORY_MB"]
+        del os.environ["KINETOSCOPE_MAX_ARGS_PER_FILE_BYTE"]

@@ -92,6 +92,45 @@ def test_slices_that_never_end_stop_at_the_cap_and_memory_goes_back(
     assert result["loads"][-1]["memory"]["VmHWM"] - before < 3 * CAP_MB + 64, result
 
 
+def test_millions_of_slices_that_never_end_stop_as_they_pass_the_count(tmp_path: Path) -> None:
+    """Before: 5 M begins that never end (243 KB gzipped) took 2.5 GB and 133 s of CPU
+    under the default memory cap (a quarter of RAM), then loaded `ready`. No trace holds
+    that many slices open at once (a thread's stack is a few hundred deep): past
+    KINETOSCOPE_MAX_OPEN_SLICES (default 250,000) both readers stop at once. Here 400,000
+    under the default settings."""
+    opened = tmp_path / "open.pftrace.gz"
+    opened.write_bytes(gzip.compress(pb.open_slices(400_000), 6))
+    assert opened.stat().st_size < 1 << 20
+    began = time.monotonic()
+    with pytest.raises(TraceDecodeError) as err:
+        build_model(str(opened))
+    assert time.monotonic() - began < 10
+    assert err.value.kind == "too_large", err.value.message
+    assert "KINETOSCOPE_MAX_OPEN_SLICES" in err.value.message
+    assert "more than 250000 slices" in err.value.message
+
+
+def test_slices_open_under_the_count_still_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The count is of slices open at once, not of slices: many begun and ended load, and
+    under the count the unended ones end at the file's end, as before."""
+    monkeypatch.setenv("KINETOSCOPE_MAX_OPEN_SLICES", "5000")
+    path = tmp_path / "fine.pftrace"
+    path.write_bytes(
+        pb.small_trace(20_000) + pb.open_slices(4_000)[len(pb.thread_track(1, 10, 11)) :]
+    )
+    model = build_model(str(path))
+    assert _rows(model) == 24_000  # 20,000 ended, 4,000 ended at the last timestamp
+    assert any("4000 slices had no end" in w for w in model.warnings), model.warnings
+    path.write_bytes(
+        pb.small_trace(10) + pb.open_slices(6_000 * 2)[len(pb.thread_track(1, 10, 11)) :]
+    )
+    with pytest.raises(TraceDecodeError) as err:
+        build_model(str(path))
+    assert "KINETOSCOPE_MAX_OPEN_SLICES" in err.value.message
+
+
 def test_compressed_packets_inflate_under_the_text_limit(tmp_path: Path) -> None:
     """Before: a compressed packet was inflated whole (1 MB → GBs, "Arena alloc failed",
     the whole file lost). Now it inflates step by step, its output counts against the
@@ -112,9 +151,7 @@ def test_the_args_spill_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     """Before: a 3 MB gzip of events with 100 KB args wrote 2 GB to disk and loaded
     `ready`. Now the spilled bytes count against KINETOSCOPE_MAX_ARGS_MB."""
     monkeypatch.setenv("KINETOSCOPE_MAX_ARGS_MB", str(CAP_MB))
-    event = EVENT[:-1] + b', "args": {"s": "' + b"x" * 100_000 + b'"}}'
-    path = tmp_path / "args.pt.trace.json.gz"
-    path.write_bytes(gzip.compress(b'{"traceEvents": [' + b",".join([event] * 20_000) + b"]}"))
+    path = args_bomb(tmp_path / "args.pt.trace.json.gz")
     assert path.stat().st_size < 4 << 20
     spill = tmp_path / "args.bin"
     with pytest.raises(TraceDecodeError) as err:
@@ -122,6 +159,51 @@ def test_the_args_spill_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert err.value.kind == "too_large" and "KINETOSCOPE_MAX_ARGS_MB" in err.value.message
     # At most the cap and the one chunk that passed it were written.
     assert spill.stat().st_size < 2 * (CAP_MB << 20) + (64 << 20)
+
+
+def args_bomb(path: Path, events: int = 20_000) -> Path:
+    """A 3 MB gzip of events with 100 KB args each: 2 GB of args."""
+    event = EVENT[:-1] + b', "args": {"s": "' + b"x" * 100_000 + b'"}}'
+    path.write_bytes(gzip.compress(b'{"traceEvents": [' + b",".join([event] * events) + b"]}"))
+    return path
+
+
+def test_args_past_what_the_file_can_hold_stop_early(tmp_path: Path) -> None:
+    """Before, under the default settings: 2.5-4.1 GB written to the cache, `ready`. Now
+    the args may be at most 200 times the file (KINETOSCOPE_MAX_ARGS_PER_FILE_BYTE; real
+    gzipped traces inflate at most ~45x), checked before each write."""
+    path = args_bomb(tmp_path / "args.pt.trace.json.gz")
+    size = path.stat().st_size
+    spill = tmp_path / "args.bin"
+    began = time.monotonic()
+    with pytest.raises(TraceDecodeError) as err:
+        build_model(str(path), args_path=str(spill))
+    assert time.monotonic() - began < 30
+    assert err.value.kind == "too_large"
+    assert "KINETOSCOPE_MAX_ARGS_PER_FILE_BYTE" in err.value.message
+    assert spill.stat().st_size <= 200 * size  # checked before writing: never past it
+
+
+def test_args_stop_before_the_spill_disk_fills(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The spill's disk is asked its free space before the first write: a disk with
+    300 MB free takes at most 300 - 256 MB (the reserve left free), and says so."""
+    real = os.statvfs
+
+    def small_disk(where: str) -> os.statvfs_result:
+        found = real(where)
+        fields = list(found)
+        fields[4] = (300 << 20) // found.f_frsize  # f_bavail
+        return os.statvfs_result(fields)
+
+    monkeypatch.setattr(os, "statvfs", small_disk)
+    path = args_bomb(tmp_path / "args.pt.trace.json.gz", events=2_000)
+    spill = tmp_path / "args.bin"
+    with pytest.raises(TraceDecodeError) as err:
+        build_model(str(path), args_path=str(spill))
+    assert "free disk" in err.value.message and "44 MB" in err.value.message
+    assert spill.stat().st_size <= 44 << 20
 
 
 def _rows(model) -> int:  # type: ignore[no-untyped-def]
@@ -198,10 +280,13 @@ def test_files_named_as_perfetto_traces_are_listed(tmp_path: Path) -> None:
     assert err.value.kind == "unreadable"
 
 
-def test_a_deadline_stops_compressed_packets_while_they_inflate(tmp_path: Path) -> None:
+def test_a_deadline_stops_compressed_packets_while_they_inflate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The load's progress is told per inflate step of compressed packets, so its
     deadline (KINETOSCOPE_LOAD_TIMEOUT_S, raised from the progress callback) stops a
     packet that inflates for long, not only after it."""
+    monkeypatch.setenv("KINETOSCOPE_MAX_ARGS_PER_FILE_BYTE", "100000")  # a bomb on purpose
     path = tmp_path / "z.pftrace"
     path.write_bytes(pb.small_trace(10) + pb.compressed_bomb(300))
     calls = []
@@ -226,7 +311,12 @@ def test_events_of_one_big_compressed_packet_go_out_as_it_inflates(tmp_path: Pat
     args count against the load memory cap, so the cap is set above them.)"""
     path = tmp_path / "z.pftrace"
     path.write_bytes(pb.small_trace(10) + pb.compressed_bomb(300))
-    result = in_subprocess([path], KINETOSCOPE_LOAD_MEMORY_MB="512", KINETOSCOPE_MAX_ARGS_MB="1024")
+    result = in_subprocess(
+        [path],
+        KINETOSCOPE_LOAD_MEMORY_MB="512",
+        KINETOSCOPE_MAX_ARGS_MB="1024",
+        KINETOSCOPE_MAX_ARGS_PER_FILE_BYTE="100000",  # a bomb on purpose
+    )
     (load,) = result["loads"]
     assert load["kind"] == "ready" and not load["partial"], load
     assert load["events"] == 10 + 300

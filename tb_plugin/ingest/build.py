@@ -70,7 +70,7 @@ def build_model(
         raise TraceDecodeError("not_a_file", "it is not a regular file, so it is not read", 0)
     report = DecodeReport()
     sink = _args_sink(args_path, source["size"])
-    builder = ModelBuilder(sink, report)
+    builder = ModelBuilder(sink, report, source["size"], _spill_dir(args_path, sink))
     try:
         # A remote object is streamed in blocks through the same decoder (never read
         # whole first); worker processes get text slices, never the path.
@@ -120,6 +120,13 @@ def _args_sink(args_path: str | None, size: int) -> BinaryIO:
     if size <= ARGS_IN_MEMORY_MAX_FILE:
         return io.BytesIO()
     return tempfile.TemporaryFile(prefix="kinetoscope-args-")  # noqa: SIM115
+
+
+def _spill_dir(args_path: str | None, sink: BinaryIO) -> str | None:
+    """The folder whose disk holds the spill; None where it is held in memory."""
+    if isinstance(sink, io.BytesIO):
+        return None
+    return os.path.dirname(os.path.abspath(args_path)) if args_path else tempfile.gettempdir()
 
 
 def _decode_json(

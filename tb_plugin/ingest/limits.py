@@ -96,6 +96,15 @@ def load_memory_bytes() -> int:
     return int(env_number("KINETOSCOPE_LOAD_MEMORY_MB", _machine_memory_mb() / 4) * (1 << 20))
 
 
+def max_open_slices() -> int:
+    """Slices a Perfetto trace may hold begun and not yet ended at once
+    (KINETOSCOPE_MAX_OPEN_SLICES, default 250,000): one per level of each thread's call
+    stack, a few hundred deep at most, over thousands of threads. A file past it (a small
+    gzip of millions of begins that never end) stops with `too_large` as it passes, not
+    after gigabytes and minutes; each open slice also counts against the load memory cap."""
+    return int(env_number("KINETOSCOPE_MAX_OPEN_SLICES", 250_000))
+
+
 def max_args_bytes() -> int:
     """Event args one load may spill to disk (KINETOSCOPE_MAX_ARGS_MB, default the load
     memory cap): the spill file is memory-mapped and read by the views, so it competes
@@ -103,3 +112,25 @@ def max_args_bytes() -> int:
     memory cap); past it the load stops with a `too_large` error."""
     default = load_memory_bytes() / (1 << 20)
     return int(env_number("KINETOSCOPE_MAX_ARGS_MB", default) * (1 << 20))
+
+
+DISK_RESERVE = 256 << 20  # left free on the spill's disk
+
+
+def args_cap(file_bytes: int, spill_dir: str | None) -> tuple[int, str]:
+    """The bytes of args a load of a file of `file_bytes` may spill, and the setting or
+    fact that bounds it: KINETOSCOPE_MAX_ARGS_MB; the args a file can honestly hold,
+    KINETOSCOPE_MAX_ARGS_PER_FILE_BYTE (default 200) times its size (the args are part
+    of its text; real gzipped traces inflate 10-45x, a file of repeated bytes about
+    1000x); and the free space of the spill's disk (`spill_dir`, None: in memory) less
+    256 MB, read before the first write."""
+    caps = [(max_args_bytes(), "KINETOSCOPE_MAX_ARGS_MB")]
+    per_byte = env_number("KINETOSCOPE_MAX_ARGS_PER_FILE_BYTE", 200)
+    caps.append((int(per_byte * max(file_bytes, 1)), "KINETOSCOPE_MAX_ARGS_PER_FILE_BYTE"))
+    if spill_dir is not None:
+        try:
+            disk = os.statvfs(spill_dir)
+            caps.append((max(0, disk.f_bavail * disk.f_frsize - DISK_RESERVE), "free disk"))
+        except OSError:  # not POSIX, or gone: the other caps hold
+            pass
+    return min(caps)

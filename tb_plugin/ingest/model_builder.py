@@ -29,7 +29,7 @@ from .columns import (
     to_int,
 )
 from .decode import DecodeReport, TraceDecodeError
-from .limits import load_memory_bytes, max_args_bytes
+from .limits import args_cap, load_memory_bytes
 from .text_blocks import too_large
 
 
@@ -37,7 +37,13 @@ class ModelBuilder:
     """Merges chunks, in file order, into one model: global string tables, row offsets,
     and the raw args written to the spill file by a background thread."""
 
-    def __init__(self, args_sink: BinaryIO, report: DecodeReport | None = None) -> None:
+    def __init__(
+        self,
+        args_sink: BinaryIO,
+        report: DecodeReport,
+        file_bytes: int,
+        spill_dir: str | None,
+    ) -> None:
         self.interners = {k: Interner() for k in INTERNED}
         self.events = ColumnSink(DENSE_COLUMNS, narrow=NARROW_COLUMNS)
         self.sparse = _sparse_columns()
@@ -52,10 +58,11 @@ class ModelBuilder:
         self.empty_events = 0
         self.mem_nbytes = 0  # of the memory table's parts
         self.memory_cap = load_memory_bytes()
-        self.args_cap = max_args_bytes()
+        # Checked before each write: past it nothing more is written.
+        self.args_cap, self.args_bound = args_cap(file_bytes, spill_dir)
         # The columns held, for a decoder that holds state of its own (a Perfetto
         # reader's open slices): it counts both against the cap (`report.held_bytes`).
-        self.report = report or DecodeReport()
+        self.report = report
 
     def merge(self, chunk: Chunk) -> None:
         self.meta.extend(chunk.meta)
@@ -78,7 +85,7 @@ class ModelBuilder:
             raise TraceDecodeError(
                 "too_large",
                 f"its event args need more than {self.args_cap >> 20} MB on disk "
-                f"(KINETOSCOPE_MAX_ARGS_MB; {self.rows} events read so far), so it was stopped",
+                f"({self.args_bound}; {self.rows} events read so far), so it was stopped",
                 0,
             )
         # Writes release the GIL: a writer thread overlaps them with decoding.

@@ -63,6 +63,18 @@ def too_large(cap: int, events: int) -> TraceDecodeError:
     )
 
 
+def too_many_open(cap: int, events: int) -> TraceDecodeError:
+    """The refusal of a Perfetto trace holding more than `cap` slices open at once
+    (`limits.max_open_slices`)."""
+    return TraceDecodeError(
+        "too_large",
+        f"it holds more than {cap} slices begun and not ended at once "
+        f"(KINETOSCOPE_MAX_OPEN_SLICES; {events} events read so far): a trace's call stacks "
+        "hold a few hundred per thread, so it was stopped",
+        0,
+    )
+
+
 def decompressed_blocks(
     f: BinaryIO,
     total: int,

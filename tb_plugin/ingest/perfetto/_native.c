@@ -50,12 +50,13 @@ static void reader_dealloc(Reader *r) {
 }
 
 static int reader_init(Reader *r, PyObject *args, PyObject *kwargs) {
-    static char *keys[] = {"callbacks", "cap", "check_every", "batch", "batch_bytes", "seed", NULL};
+    static char *keys[] = {"callbacks", "cap",  "check_every", "batch",
+                           "batch_bytes", "seed", "max_open",    NULL};
     PyObject *callbacks;
-    long long cap, check_every, batch, batch_bytes;
+    long long cap, check_every, batch, batch_bytes, max_open = LLONG_MAX;
     unsigned long long seed;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OLLLLK", keys, &callbacks, &cap, &check_every,
-                                     &batch, &batch_bytes, &seed))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OLLLLK|L", keys, &callbacks, &cap,
+                                     &check_every, &batch, &batch_bytes, &seed, &max_open))
         return -1;
     if (r->callbacks) {
         PyErr_SetString(PyExc_RuntimeError, "a Reader is initialised once");
@@ -68,6 +69,7 @@ static int reader_init(Reader *r, PyObject *args, PyObject *kwargs) {
     Py_INCREF(callbacks);
     r->callbacks = callbacks;
     r->cap = cap;
+    r->max_open = max_open;
     r->check_every = check_every;
     r->batch = batch;
     r->batch_bytes = batch_bytes;

@@ -193,6 +193,7 @@ static int64_t finish(Reader *r) {
     free(order);
     r->open_tracks = 0;
     r->open_bytes = 0;
+    r->open_slices = 0;
     size_t n_flows = VEC_LEN(r->flows, FlowEnd), lone = 0;
     const uint64_t **flows = ok ? malloc((n_flows + 1) * sizeof *flows) : NULL;
     ok = ok && flows;

@@ -164,6 +164,11 @@ static PyObject *get_slots(Reader *r, void *unused) {
     return PyLong_FromSize_t(queue_len(&r->queue));
 }
 
+static PyObject *get_open_slices(Reader *r, void *unused) {
+    (void)unused;
+    return PyLong_FromLongLong(r->open_slices);
+}
+
 static PyObject *get_held(Reader *r, void *unused) {
     (void)unused;
     return PyLong_FromLongLong(held_bytes(r));
@@ -187,6 +192,7 @@ static PyGetSetDef READER_GETSET[] = {
     {"packets", (getter)get_packets, NULL, "packets read", NULL},
     {"slots", (getter)get_slots, NULL, "events waiting in begin order", NULL},
     {"held", (getter)get_held, NULL, "bytes held, as the load memory cap counts them", NULL},
+    {"open_slices", (getter)get_open_slices, NULL, "slices begun, not yet ended", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -182,6 +182,7 @@ static int end_slice(Reader *r, uint64_t track, uint64_t ts, int later) {
     record_fill(r, rec, args_len);
     stack->opens.len -= sizeof(Open);
     if (depth == 1) r->open_tracks--;
+    r->open_slices--;
     r->open_bytes -= begun.cost;
     At at = {rec->pid, rec->tid, rec->cat, rec->ts};
     /* the begin's flows and ends, then the end's */
@@ -226,6 +227,7 @@ static int begin_slice(Reader *r, uint64_t track, uint64_t ts, uint32_t name, ui
         r->open_tracks++;
     }
     r->open_bytes += open.cost;
+    r->open_slices++;
     return P_OK;
 }
 

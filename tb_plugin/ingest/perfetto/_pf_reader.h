@@ -62,6 +62,7 @@ struct Reader {
     Buf first_bad;
     uint64_t last_ts;
     int64_t open_bytes, out_bytes, tables_bytes;
+    int64_t open_slices; /* begun, not ended: at most max_open */
     /* output */
     OutChunk chunk;
     Buf ready; /* OutChunk */
@@ -84,7 +85,7 @@ struct Reader {
     uint64_t last_track;
     uint32_t last_place_generation, last_pid, last_tid;
     /* limits and Python */
-    int64_t cap, builder_held, check_every, batch, batch_bytes;
+    int64_t cap, builder_held, check_every, batch, batch_bytes, max_open;
     PyObject *callbacks;
     PyThreadState *save; /* while the GIL is let go */
     int busy, oom;
@@ -109,7 +110,10 @@ static int64_t held_bytes(const Reader *r) {
            (int64_t)VEC_LEN(r->tracks.meta, Meta) * META_COST;
 }
 
-static int over_cap(const Reader *r) { return held_bytes(r) + r->builder_held > r->cap; }
+/* Over the memory cap, or more slices open at once than the trace can honestly hold. */
+static int over_cap(const Reader *r) {
+    return held_bytes(r) + r->builder_held > r->cap || r->open_slices > r->max_open;
+}
 
 /* ---- records ------------------------------------------------------------------------------ */
 

@@ -27,9 +27,9 @@ from typing import Any
 import msgspec
 from google.protobuf.message import DecodeError
 
-from ..limits import load_memory_bytes
+from ..limits import load_memory_bytes, max_open_slices
 from ..schema import Event
-from ..text_blocks import DecodeReport, too_large
+from ..text_blocks import DecodeReport, too_large, too_many_open
 from .annotations import read_annotations
 from .flows import flow_event, flow_kind, metadata_value
 from .held import (
@@ -107,6 +107,8 @@ class PacketReader:
     bad_packets: int = 0  # packets skipped: they could not be read
     first_bad: str = ""
     _open_bytes: int = 0
+    _open_slices: int = 0  # begun, not yet ended
+    _max_open: int = field(default_factory=max_open_slices)
     _tables_bytes: int = 0  # the sequences' interned tables and annotations
     _cap: int = field(default_factory=load_memory_bytes)
     step: Callable[[], None] | None = None  # called per inflate step of compressed packets
@@ -169,7 +171,9 @@ class PacketReader:
 
     def check_memory(self) -> None:
         """Stops the load (`too_large`) when what the reader holds and the builder's
-        columns pass the load memory cap."""
+        columns pass the load memory cap, or more slices are open than a trace holds."""
+        if self._open_slices > self._max_open:
+            raise too_many_open(self._max_open, self.report.event_count + len(self._slots))
         if self.held_bytes() + self.report.held_bytes > self._cap:
             raise too_large(self._cap, self.report.event_count + len(self._slots))
 
@@ -262,6 +266,7 @@ class PacketReader:
             )
             self._slots.append(slot)
             self._open_bytes += cost
+            self._open_slices += 1
         elif kind == INSTANT:
             instant = self._emit("i", track, ts, 0, name, cat, _raw(args))
             out.append(instant)
@@ -289,6 +294,7 @@ class PacketReader:
         if not stack:
             del self._open[track]
         self._open_bytes -= begun.cost
+        self._open_slices -= 1
         self._fill(begun.slot, done)
         self._link(done, [*begun.flows, *flows], [*begun.ends, *ends])
 
@@ -349,6 +355,7 @@ class PacketReader:
                 self._fill(begun.slot, event)
         self._open.clear()
         self._open_bytes = 0
+        self._open_slices = 0
         for event in self._lone_flows():
             self._out.append(event)
         out = self._take(True)

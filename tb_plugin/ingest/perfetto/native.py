@@ -25,9 +25,9 @@ import msgspec
 
 from ..columns import Chunk, build_chunk
 from ..heap import return_freed_memory
-from ..limits import load_memory_bytes
+from ..limits import load_memory_bytes, max_open_slices
 from ..scan_threads import THREADS_MIN_TEXT, scan_threads, text_size
-from ..text_blocks import DecodeReport, ProgressFn, TraceDecodeError, too_large
+from ..text_blocks import DecodeReport, ProgressFn, TraceDecodeError, too_large, too_many_open
 from .chunks import chunk_of
 from .flows import flow_kind, header_value
 from .rules import (
@@ -155,6 +155,7 @@ def _read_file(
         batch=BATCH,
         batch_bytes=BATCH_BYTES,
         seed=int.from_bytes(os.urandom(8), "little"),
+        max_open=max_open_slices(),
     )
     threads = _threads(f, total)
     progress, step = progress_steps(progress, total)
@@ -198,10 +199,14 @@ class _Load:
     ) -> None:
         self.reader, self.report, self.merge, self.step = reader, report, merge, step
         self.module: Any = native_module()
-        self.cap = load_memory_bytes()
+        self.cap, self.max_open = load_memory_bytes(), max_open_slices()
 
     def too_large(self) -> TraceDecodeError:
-        return too_large(self.cap, self.report.event_count + self.reader.slots)
+        """The refusal: of too many slices open at once, else of the memory held."""
+        events = self.report.event_count + self.reader.slots
+        if self.reader.open_slices > self.max_open:
+            return too_many_open(self.max_open, events)
+        return too_large(self.cap, events)
 
     def read_in_thread(self, runs: Iterator[memoryview]) -> None:
         """The runs read in a reading thread (the compiled reader lets the GIL go) while this
