@@ -19,20 +19,17 @@ The test command runs a few seconds of it in a child process (tests/test_snapsho
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
-import os
 import random
-import resource
 import sys
 import tempfile
 import time
 import traceback
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
+from fuzz_property import Stats, limit_memory, run_arguments
 from fuzz_snapshot_mutations import Mutator
 from kinetoscope.api.snapshots import ANSWER_FLOOR, ANSWER_PER_BYTE, summarise
 from kinetoscope.ingest.snapshot import SnapshotError, decode_snapshot
@@ -59,16 +56,6 @@ ran_code: list[str] = []
 def _audit(event: str, args: object) -> None:
     if event.startswith(_CODE_EVENTS):
         ran_code.append(event)
-
-
-@dataclass
-class Stats:
-    executions: int = 0
-    kinds: dict[str, int] = field(default_factory=dict)
-    slowest: float = 0.0
-
-    def line(self) -> str:
-        return f"{self.executions} inputs, results {self.kinds}, slowest {self.slowest:.2f} s"
 
 
 def check(data: bytes, canary: Path) -> tuple[str, tuple[str, str] | None]:
@@ -116,9 +103,7 @@ def fuzz(seconds: float, seed: int, out: Path | None) -> tuple[Stats, dict[str, 
             result, found = check(data, canary)
             if found is None and honest and result in ("damaged", "not_pickle"):
                 found = ("honest-refused", f"{result}: a pickle Python's pickler wrote")
-            stats.executions += 1
-            stats.kinds[result] = stats.kinds.get(result, 0) + 1
-            stats.slowest = max(stats.slowest, time.monotonic() - started)
+            stats.count(result, time.monotonic() - started)
             if found is None:
                 continue
             kind, detail = found
@@ -146,23 +131,8 @@ def _save(out: Path, kind: str, data: bytes, detail: str) -> None:
     (out / f"{name}.txt").write_text(detail)
 
 
-def limit_memory(mb: int) -> None:
-    """RLIMIT_AS at what the process holds now plus `mb`."""
-    with open("/proc/self/statm") as f:
-        held = int(f.read().split()[0]) * resource.getpagesize()
-    resource.setrlimit(resource.RLIMIT_AS, (held + (mb << 20), resource.RLIM_INFINITY))
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--minutes", type=float, default=None)
-    parser.add_argument("--seconds", type=float, default=5.0)
-    parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--memory-mb", type=int, default=MEMORY_LIMIT_MB)
-    args = parser.parse_args(argv)
-    seconds = args.minutes * 60 if args.minutes is not None else args.seconds
-    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
+    args, seconds, seed = run_arguments(__doc__ or "", MEMORY_LIMIT_MB, argv)
     limit_memory(args.memory_mb)
     warm_up()
     sys.addaudithook(_audit)

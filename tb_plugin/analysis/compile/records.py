@@ -119,7 +119,8 @@ def envelope_id(meta: dict[str, Any]) -> str | None:
 def _wants_payload(kind: str, meta: dict[str, Any]) -> bool:
     if kind == "artifact":
         artifact = meta.get("artifact")
-        return isinstance(artifact, dict) and artifact.get("name") in ARTIFACTS
+        name = artifact.get("name") if isinstance(artifact, dict) else None
+        return isinstance(name, str) and name in ARTIFACTS  # a damaged name may be a dict
     return kind in ("chromium_event", "inductor_output_code")
 
 

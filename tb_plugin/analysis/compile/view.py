@@ -40,7 +40,7 @@ from .types import (
     StepCompileTime,
 )
 
-VERSION = "2"  # 2: a record not UTF-8 skipped alone; the text cap on every line
+VERSION = "3"  # 3: an artifact named by a non-string read; 2: a record not UTF-8 skipped alone
 log = logging.getLogger(__name__)
 
 

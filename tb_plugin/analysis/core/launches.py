@@ -76,7 +76,8 @@ MAX_NS = float(2**53)
 
 def to_ns(us: np.ndarray, origin_us: float) -> np.ndarray:
     """Microseconds of the trace → int64 ns from `origin_us` (see the module's note)."""
-    ns = np.rint((np.asarray(us, dtype=np.float64) - origin_us) * 1000.0)
+    with np.errstate(over="ignore", invalid="ignore"):  # clipped just below
+        ns = np.rint((np.asarray(us, dtype=np.float64) - origin_us) * 1000.0)
     return np.clip(np.nan_to_num(ns), -MAX_NS, MAX_NS).astype(np.int64)
 
 
