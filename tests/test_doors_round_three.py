@@ -71,3 +71,24 @@ def test_run_top_gains_of_too_many_ranks_is_said_not_a_traceback(
     rank_job(tmp_path / "logs" / "job", 17, steps=1, kernels_per_step=2)
     code = main(["report", str(tmp_path / "logs"), "--view", "run_top_gains", "--no-cache"])
     assert code == 2 and "runs of at most 16 workers" in capsys.readouterr().err
+
+
+def test_the_mcp_tool_pages_the_critical_path(logdir: Path) -> None:
+    """`limit` cuts the path's segments to a page, and says how many there are (the tool
+    answered every segment: 5,000 on a ResNet step); `cursor` gives the next page."""
+    import asyncio
+
+    from kinetoscope.mcp.views import ViewAnswers
+
+    views = ViewAnswers(str(logdir))
+
+    def segments(**paging: int) -> tuple[list, dict]:
+        answer, _ = asyncio.run(views.call("critical_path", {"run": "job", **paging}))
+        return answer["segments"], answer.get("page", {})
+
+    first, note = segments(limit=7)
+    assert len(first) == 7 and note["next_cursor"] == 7
+    assert note["totals"]["segments"] > 14
+    whole, _ = segments(limit=14)
+    following, _ = segments(limit=7, cursor=7)
+    assert first + following == whole[:14]
