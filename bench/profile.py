@@ -138,6 +138,8 @@ class _TimedTempfile:
     def TemporaryFile(*args: Any, **kwargs: Any) -> Any:  # noqa: N802
         return _TimedSink(tempfile.TemporaryFile(*args, **kwargs))
 
+    gettempdir = staticmethod(tempfile.gettempdir)
+
 
 def instrument() -> None:
     from kinetoscope.api import registry

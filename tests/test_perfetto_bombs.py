@@ -7,6 +7,7 @@ Perfetto trace is listed even when its first bytes are odd."""
 
 from __future__ import annotations
 
+import errno
 import gzip
 import json
 import os
@@ -188,7 +189,9 @@ def test_args_stop_before_the_spill_disk_fills(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The spill's disk is asked its free space before the first write: a disk with
-    300 MB free takes at most 300 - 256 MB (the reserve left free), and says so."""
+    300 MB free takes at most 300 - 256 MB (the reserve left free). A load that spills to
+    a temporary file says so (`too_large`); one that spills into the cache gets the
+    OSError of a full disk, on which the store loads again spilling elsewhere."""
     real = os.statvfs
 
     def small_disk(where: str) -> os.statvfs_result:
@@ -198,11 +201,16 @@ def test_args_stop_before_the_spill_disk_fills(
         return os.statvfs_result(fields)
 
     monkeypatch.setattr(os, "statvfs", small_disk)
-    path = args_bomb(tmp_path / "args.pt.trace.json.gz", events=2_000)
-    spill = tmp_path / "args.bin"
+    path = args_bomb(tmp_path / "args.pt.trace.json.gz", events=4_000)
+    assert path.stat().st_size * 200 > 44 << 20  # the disk, not the file, bounds it
     with pytest.raises(TraceDecodeError) as err:
-        build_model(str(path), args_path=str(spill))
+        build_model(str(path))
+    assert err.value.kind == "too_large"
     assert "free disk" in err.value.message and "44 MB" in err.value.message
+    spill = tmp_path / "args.bin"
+    with pytest.raises(OSError) as full:
+        build_model(str(path), args_path=str(spill))
+    assert full.value.errno == errno.ENOSPC and "free disk" in str(full.value)
     assert spill.stat().st_size <= 44 << 20
 
 

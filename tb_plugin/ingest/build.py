@@ -27,7 +27,7 @@ from .decode import DecodeReport, ProgressFn, TraceDecodeError, iter_event_batch
 from .event_text import decode_run, skip_separator
 from .formats import FORMATS, TraceFormat
 from .heap import release_failed_load, return_freed_memory
-from .model_builder import ModelBuilder
+from .model_builder import ModelBuilder, SpillDiskFull
 from .naming import parse_trace_name
 from .native_chunk import (
     as_chunk,
@@ -92,6 +92,8 @@ def build_model(
         builder.flush()
         builder.drop()
         release_failed_load(exc)
+        if isinstance(exc, SpillDiskFull) and not args_path:  # no other disk to try
+            raise TraceDecodeError("too_large", exc.message, 0) from None
         raise
     finally:
         builder.flush()

@@ -115,6 +115,7 @@ def max_args_bytes() -> int:
 
 
 DISK_RESERVE = 256 << 20  # left free on the spill's disk
+FREE_DISK = "free disk"  # the bound `args_cap` names when the disk is the lowest
 
 
 def args_cap(file_bytes: int, spill_dir: str | None) -> tuple[int, str]:
@@ -130,7 +131,7 @@ def args_cap(file_bytes: int, spill_dir: str | None) -> tuple[int, str]:
     if spill_dir is not None:
         try:
             disk = os.statvfs(spill_dir)
-            caps.append((max(0, disk.f_bavail * disk.f_frsize - DISK_RESERVE), "free disk"))
+            caps.append((max(0, disk.f_bavail * disk.f_frsize - DISK_RESERVE), FREE_DISK))
         except OSError:  # not POSIX, or gone: the other caps hold
             pass
     return min(caps)

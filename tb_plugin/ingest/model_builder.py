@@ -4,6 +4,7 @@ background thread); the memory and args caps of a load checked as it grows."""
 
 from __future__ import annotations
 
+import errno
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -29,8 +30,17 @@ from .columns import (
     to_int,
 )
 from .decode import DecodeReport, TraceDecodeError
-from .limits import args_cap, load_memory_bytes
+from .limits import FREE_DISK, args_cap, load_memory_bytes
 from .text_blocks import too_large
+
+
+class SpillDiskFull(OSError):
+    """The args would pass the free space of the spill's disk (ENOSPC, before writing):
+    a store whose cache is full spills to a temporary file instead, as on a failed write."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(code, message)
+        self.message = message
 
 
 class ModelBuilder:
@@ -82,12 +92,7 @@ class ModelBuilder:
         args_fit = int(cols["args_end"][-1]) + self.args_total <= _NARROW_MAX[_ARGS_END_TYPE]
         self.args_total += len(chunk.args)
         if self.args_total > self.args_cap:
-            raise TraceDecodeError(
-                "too_large",
-                f"its event args need more than {self.args_cap >> 20} MB on disk "
-                f"({self.args_bound}; {self.rows} events read so far), so it was stopped",
-                0,
-            )
+            raise self._args_refused()
         # Writes release the GIL: a writer thread overlaps them with decoding.
         self.args.write(chunk.args)
         if chunk.memory is not None:
@@ -104,6 +109,15 @@ class ModelBuilder:
         self.report.held_bytes += self.sparse.held
         if self.report.held_bytes > self.memory_cap:
             raise too_large(self.memory_cap, self.rows)
+
+    def _args_refused(self) -> Exception:
+        message = (
+            f"its event args need more than {self.args_cap >> 20} MB on disk "
+            f"({self.args_bound}; {self.rows} events read so far), so it was stopped"
+        )
+        if self.args_bound == FREE_DISK:  # the store may spill elsewhere (a full cache)
+            return SpillDiskFull(errno.ENOSPC, message)
+        return TraceDecodeError("too_large", message, 0)
 
     def _known_to_fit(self, chunk: Chunk, args_fit: bool) -> set[str]:
         """The narrow columns whose values of `chunk` are known to fit their narrow type:

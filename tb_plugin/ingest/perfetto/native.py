@@ -21,15 +21,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from queue import Empty, Queue
 from typing import Any, BinaryIO, Union
 
-import msgspec
-
 from ..columns import Chunk, build_chunk
 from ..heap import return_freed_memory
 from ..limits import load_memory_bytes, max_open_slices
 from ..scan_threads import THREADS_MIN_TEXT, scan_threads, text_size
 from ..text_blocks import DecodeReport, ProgressFn, TraceDecodeError, too_large, too_many_open
+from .callbacks import ReaderCallbacks
 from .chunks import chunk_of
-from .flows import flow_kind, header_value
 from .rules import (
     BAD_VALUE,
     CHECK_EVERY,
@@ -39,7 +37,6 @@ from .rules import (
     meta_events,
     native_module,
     progress_steps,
-    text,
 )
 from .stream import inflated_runs, kept_before_damage, one_ahead, packet_runs
 
@@ -63,65 +60,11 @@ CHUNKS_IN_FLIGHT = 2
 Raw = dict[str, Any]  # one of the compiled reader's chunks
 # The reading thread tells this one a run's status once read, its chunks, None at its end.
 Message = Union[int, Raw, None]
-_encode = msgspec.json.Encoder().encode
 
 
 def available() -> bool:
     """Whether Perfetto traces are read by the compiled reader."""
     return native_module() is not None
-
-
-def _as_read(raw: bytes) -> str | bytes:
-    """A string field as the protobuf runtime gives it: str when UTF-8, else bytes."""
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw
-
-
-class _Python:
-    """What the compiled reader asks of Python, read by the protobuf reader's own code."""
-
-    def __init__(self, header: dict[str, Any]) -> None:
-        self.header = header
-
-    def legacy(self, raw: bytes) -> bytes | tuple[int, str]:
-        """A legacy JSON annotation value's text; or (1, why) when reading it fails the
-        packet, (2, why) when encoding it does (annotations._special, events._raw)."""
-        value = _as_read(raw)
-        try:
-            try:
-                decoded = msgspec.json.decode(value)
-            except msgspec.DecodeError:
-                decoded = text(value)
-        except BAD_VALUE as err:
-            return 1, failure(err)
-        try:
-            return _encode(decoded)
-        except BAD_VALUE as err:
-            return 2, failure(err)
-
-    def header_item(
-        self,
-        name: bytes,
-        json: bytes | None,
-        int_value: int | None,
-        bool_value: bool | None,
-        string: bytes,
-    ) -> str | None:
-        """Sets one ChromeMetadata item in the header (None), or why it fails the packet."""
-        try:
-            value = header_value(
-                None if json is None else _as_read(json), int_value, bool_value, _as_read(string)
-            )
-        except BAD_VALUE as err:
-            return failure(err)
-        self.header[text(_as_read(name))] = value
-        return None
-
-    def flow_kind(self, category: str) -> bool:
-        """Whether a category makes an arrow "ac2g"."""
-        return flow_kind(category) == "ac2g"
 
 
 def decode_native(
@@ -149,7 +92,7 @@ def _read_file(
     assert module is not None
     header: dict[str, Any] = {}
     reader = module.Reader(
-        _Python(header),
+        ReaderCallbacks(header),
         cap=load_memory_bytes(),
         check_every=CHECK_EVERY,
         batch=BATCH,
