@@ -34,6 +34,7 @@ export const NARROW_HIDES = [
   'occupancy_pct',
   'stream',
   'device',
+  'shared_memory',
   // Never the what-if button (views/whatif_panel.ts): Top gains sends users to it (at
   // 1280 px it was hidden with 16 other columns, none of its buttons showing).
 ];
