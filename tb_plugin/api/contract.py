@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Literal, Optional, TypedDict  # no `X | None`:
 
 from ..analysis.core.endpoint import lazy_exports
 from ..analysis.core.requests import NoParams, request_fields
+from ..store.view_budget import ViewQueue
 from .listing import RunListing, SpanListing, WorkerListing
 
 if TYPE_CHECKING:
@@ -63,7 +64,9 @@ __all__ = [
     "RankError",
     "RunsResponse",
     "SpansResponse",
+    "SpanViewLoading",
     "StatusResponse",
+    "ViewQueue",
     "WorkersResponse",
     "request_fields",
 ]
@@ -108,6 +111,13 @@ class StatusResponse(TypedDict):
     error: Optional[LoadError]
     event_count: int
     views: list[str]  # the pages the data supports; only filled when ready
+
+
+class SpanViewLoading(StatusResponse, total=False):
+    """A span view's 202: the file's `status` while it loads; once it is loaded, while
+    the view waits for the views' memory budget, `queued` says where it stands."""
+
+    queued: ViewQueue
 
 
 class TraceViewLoading(StatusResponse, total=False):

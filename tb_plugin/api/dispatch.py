@@ -20,12 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ..ingest.discovery import Run
+from ..ingest.discovery import Run, chosen_spans
 from ..ingest.limits import env_number
-from ..model.errors import ViewParamError
+from ..model.errors import TooLarge, ViewParamError
+from ..model.trace_model import TraceModel, columns_nbytes
 from ..store.run_context import Progress
 from ..store.run_jobs import FAILED, LOADING, RunJobState
 from ..store.trace_store import LoadFailed, NotReady
+from ..store.view_budget import Queued
 from .answers import status_body
 from .failures import Failure, JobFailed, failure
 from .registry import Answer, Endpoint, Scope
@@ -211,6 +213,8 @@ class Dispatch:
                 return Ready(endpoint.answer_json(store, first.span.path, params))
             except NotReady:
                 return self._loading(first)
+            except Queued as queued:
+                return self._queued(first, queued)
 
         return span_view
 
@@ -240,7 +244,7 @@ class Dispatch:
                         return self._loading(target)
                     raise
             if self.endpoint.scope is Scope.PAIR:
-                return _ready(self.endpoint.of_pair(models[0], models[1], params))
+                return self._pair(models[0], models[1], params)
             # The trace view's (not the report's): a structure the route needs that is not
             # built yet is built in the background (202), never in a request's thread.
             from ..trace_view.building import still_building
@@ -257,11 +261,31 @@ class Dispatch:
 
         return step
 
+    def _pair(self, base: TraceModel, target: TraceModel, params: Any) -> Result:
+        """A pair's view, once the views' memory budget admits it (its cost over both
+        models' columns)."""
+        need = self.endpoint.memory_cost * (columns_nbytes(base) + columns_nbytes(target))
+        key = (self.endpoint.name, *(t.span.path for t in self.targets), repr(params))
+        budget = self.session.store.view_budget
+        try:
+            with budget.admitted(key, int(need), f"the {self.endpoint.name} view"):
+                return _ready(self.endpoint.of_pair(base, target, params))
+        except Queued as queued:
+            return self._queued(self.targets[0], queued)
+
     def _loading(self, target: Target) -> Pending:
         store = self.session.store
         status = status_body(store, target)
         event = store.state_for(target.span.path).done
         return Pending(status, _loading_text(target.span.file, status), event, status)
+
+    def _queued(self, target: Target, queued: Queued) -> Pending:
+        """A span view's 202 while it waits for the views' memory budget: the file's
+        status (loaded) and `queued`, its place in line."""
+        body = {**status_body(self.session.store, target), "queued": queued.queue}
+        place = queued.queue["place"]
+        message = f"{self.endpoint.name} waits for memory (place {place} in line); call again"
+        return Pending(body, message, queued.event, body)
 
     def _building(self, target: Target, build: Build) -> Pending:
         """A trace view route's 202 while a structure it needs is built: the file's
@@ -289,19 +313,25 @@ class Dispatch:
         """Run-level: every rank of the run as one job of the session's run jobs."""
         compute = self.endpoint.of_context
         name = self.endpoint.name
-        job = self.session.jobs.job(name, compute, run, span, self.progress, params)
+        files = [(s.path, s.size) for _, s in chosen_spans(run, span)]
+        need = self.endpoint.run_need(files)
+        job = self.session.jobs.job(name, compute, run, span, self.progress, params, need)
         return self._job_answer(job, job.progress())
 
     def _logdir_job(self, runs: tuple[Run, ...], params: dict[str, Any]) -> Result:
         """Logdir-level (the trend): every run's traces as one job."""
         compute = self.endpoint.of_context
-        job = self.session.jobs.logdir_job(self.endpoint.name, compute, runs, params, self.progress)
+        span = params.get("span") or None
+        files = [(s.path, s.size) for run in runs for _, s in chosen_spans(run, span)]
+        need = self.endpoint.run_need(files)
+        jobs = self.session.jobs
+        job = jobs.logdir_job(self.endpoint.name, compute, runs, params, self.progress, need)
         body = {"state": LOADING, "files_done": job.ranks_done, "files_total": job.ranks_total}
         return self._job_answer(job, body)
 
     def _job_answer(self, job: RunJobState, body: dict[str, Any]) -> Result:
         name = self.endpoint.name
-        if isinstance(job.error, ViewParamError):
+        if isinstance(job.error, (ViewParamError, TooLarge)):  # the client's 400, 413
             raise job.error
         if job.state == FAILED or (job.state != LOADING and job.result is None):
             raise JobFailed(job.failure or f"{name} view failed", job.error)

@@ -51,9 +51,10 @@ def _has_snapshots(run: Run) -> bool:
 
 def _with_loading(endpoint: Endpoint) -> Endpoint:
     """A view folder's endpoint as the doors read it: the span status marker of its 202
-    (`SPAN_STATUS`, below api) made the status route's type."""
+    (`SPAN_STATUS`, below api) made the span views' loading type (the status, and
+    `queued` while it waits for memory)."""
     if endpoint.loading_ref is SPAN_STATUS:
-        return replace(endpoint, loading_ref=contract.StatusResponse)
+        return replace(endpoint, loading_ref=contract.SpanViewLoading)
     return endpoint
 
 

@@ -26,6 +26,7 @@ from ..store.dask_ranks import DaskRanks, DaskUnavailable, require_distributed
 from ..store.pools import executor_from_env
 from ..store.run_jobs import RunJobs
 from ..store.trace_store import TraceStore
+from ..store.view_budget import Queued
 from .resolve import NotFound, resolve
 
 __all__ = [
@@ -219,7 +220,10 @@ class Session:
         ):
             build_beside(endpoint.name, model)
             params = endpoint.decode({})
-            endpoint.answer_json(self.store, path, params)
+            try:
+                endpoint.answer_json(self.store, path, params)
+            except Queued:  # other views hold the memory: the page's request asks again
+                return
             if self.store.cache is not None and endpoint.caches(params):
                 self._wait_for_first_draw(path, endpoint.cache_name(params))  # then the write
 

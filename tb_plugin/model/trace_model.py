@@ -336,9 +336,14 @@ def empty_columns(spec: dict[str, str], n: int = 0) -> dict[str, np.ndarray]:
 
 def model_nbytes(model: TraceModel) -> int:
     """Memory the model holds: its columns and what was derived from it (indexes, trees)."""
+    return columns_nbytes(model) + model.derived_nbytes()
+
+
+def columns_nbytes(model: TraceModel) -> int:
+    """Memory its columns hold: what a view's cost is measured against (what was derived
+    meanwhile varies with the views asked before)."""
     cols = sum(a.nbytes for a in (*model.events.values(), *model.memory.values()))
-    cols += sum(c.nbytes for c in model.sparse.values())
-    return int(cols) + model.derived_nbytes()
+    return int(cols + sum(c.nbytes for c in model.sparse.values()))
 
 
 _KIND_PHASE_COUNTS = "_kind_phase_counts"

@@ -19,12 +19,15 @@ from msgspec.structs import replace
 
 from ..ingest.discovery import Run, chosen_spans
 from .errors import exception_text
+from .load_pool import LoadPool
 from .run_context import Progress, RunContext, RunView
 from .trace_store import TraceStore
+from .view_budget import ViewQueue, ViewTooLarge
 
 log = logging.getLogger(__name__)
 
 LOADING, READY, FAILED = "loading", "ready", "failed"
+RUN_JOB_THREADS = 4  # run and logdir jobs at once; more wait their turn (202)
 
 
 class RunJobState(msgspec.Struct):
@@ -37,28 +40,32 @@ class RunJobState(msgspec.Struct):
     done: threading.Event = msgspec.field(default_factory=threading.Event)  # set: ready or failed
     failure: str | None = None  # why it failed (an analysis bug, not one rank's file)
     error: Exception | None = None  # what was raised (a bad parameter is the client's: 400)
+    queued: ViewQueue | None = None  # where it stands while it waits for memory
 
     def progress(self) -> dict[str, Any]:
-        """What a client is told while the job runs."""
-        return {
+        """What a client is told while the job runs (or waits for memory)."""
+        told = {
             "run": self.run,
             "span": self.span,
             "state": LOADING,
             "ranks_done": self.ranks_done,
             "ranks_total": self.ranks_total,
         }
+        return told if self.queued is None else {**told, "queued": self.queued}
 
 
 class RunJobs:
     """The distributed view of runs, computed once per (run, span, file states) and kept
     (the last `max_jobs`); ranks are summarized in the store's pools, their models taken
-    from the store."""
+    from the store. At most RUN_JOB_THREADS jobs run at once, each once the store's views'
+    memory budget admits what it declared (`need`, bytes)."""
 
     def __init__(self, store: TraceStore, max_jobs: int = 32) -> None:
         self.store = store
         self.max_jobs = max_jobs
         self._jobs: OrderedDict[tuple[Any, ...], RunJobState] = OrderedDict()
         self._lock = threading.Lock()
+        self._threads = LoadPool(RUN_JOB_THREADS, max_slow=0, name="kinetoscope-run-job")
 
     def job(
         self,
@@ -68,6 +75,7 @@ class RunJobs:
         span: str | None,
         progress: Progress | None = None,
         params: dict[str, Any] | None = None,
+        need: int = 0,
     ) -> RunJobState:
         """The state of view `name`'s job on `run` (with the decoded query `params`);
         starts the job (`compute`) if none ran for these files and parameters (`progress`,
@@ -80,7 +88,7 @@ class RunJobs:
         key = (name, run.name, span or "1", tuple(sorted(asked.items())), files)
         fresh = RunJobState(run=run.name, span=span or "1", ranks_total=len(picks))
         context = RunContext((run,), span, asked, progress=progress)
-        return self._start(key, fresh, name, compute, context)
+        return self._start(key, fresh, name, compute, context, need)
 
     def logdir_job(
         self,
@@ -89,6 +97,7 @@ class RunJobs:
         runs: tuple[Run, ...],
         params: dict[str, Any],
         progress: Progress | None = None,
+        need: int = 0,
     ) -> RunJobState:
         """The same for a logdir-level view (the trend): `compute(context)` of `runs` over
         every run's span `params["span"]`; `ranks_*` count trace files."""
@@ -98,7 +107,7 @@ class RunJobs:
         key = (name, ".", tuple(sorted(params.items())), files)
         fresh = RunJobState(run=".", span=span or "1", ranks_total=len(picks))
         asked = RunContext(runs, span, params, progress=progress)
-        return self._start(key, fresh, name, compute, asked)
+        return self._start(key, fresh, name, compute, asked, need)
 
     def _start(
         self,
@@ -107,6 +116,7 @@ class RunJobs:
         name: str,
         compute: RunView,
         asked: RunContext,
+        need: int,
     ) -> RunJobState:
         with self._lock:
             job = self._jobs.get(key)
@@ -119,13 +129,38 @@ class RunJobs:
             else:
                 self._jobs.move_to_end(key)
         if start:
-            threading.Thread(
-                target=self._run,
-                args=(job, name, compute, asked),
-                name=f"kinetoscope-{name}",
-                daemon=True,
-            ).start()
+            self._threads.submit(lambda: self._admitted(key, job, name, compute, asked, need))
         return job
+
+    def _admitted(
+        self,
+        key: tuple[Any, ...],
+        job: RunJobState,
+        name: str,
+        compute: RunView,
+        asked: RunContext,
+        need: int,
+    ) -> None:
+        """The job, once the views' budget admits `need` (its place told meanwhile)."""
+
+        def waiting(queue: ViewQueue) -> None:
+            job.queued = queue
+
+        of = "the logdir" if job.run == "." else f"run {job.run!r}"  # "." a logdir job
+        try:
+            with self.store.view_budget.waited(key, need, f"the {name} view of {of}", waiting):
+                job.queued = None
+                self._run(job, name, compute, asked)
+        except ViewTooLarge as refused:
+            self._failed(job, name, refused)
+
+    def _failed(self, job: RunJobState, name: str, exc: Exception) -> None:
+        of = "the logdir" if job.run == "." else f"run {job.run!r}"
+        log.warning("kinetoscope: %s view of %s failed: %r", name, of, exc)
+        job.failure = f"{name} view of {of} failed: {exception_text(exc)}"
+        job.error = exc
+        job.state = FAILED
+        job.done.set()
 
     def _run(self, job: RunJobState, name: str, compute: RunView, asked: RunContext) -> None:
         told = asked.progress
@@ -143,10 +178,6 @@ class RunJobs:
             job.result = msgspec.json.encode(view)
             job.state = READY
         except Exception as exc:  # noqa: BLE001 - reported to the client, server stays up
-            of = "the logdir" if job.run == "." else f"run {job.run!r}"  # "." a logdir job
-            log.warning("kinetoscope: %s view of %s failed: %r", name, of, exc)
-            job.failure = f"{name} view of {of} failed: {exception_text(exc)}"
-            job.error = exc
-            job.state = FAILED
+            self._failed(job, name, exc)
         finally:
             job.done.set()

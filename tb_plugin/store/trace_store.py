@@ -26,10 +26,12 @@ from ..ingest.heap import trim_when_freed
 from ..ingest.limits import env_number, load_timeout_s, slow_load_s
 from ..ingest.storage import file_identity, is_url
 from ..model.derived_tables import unrecorded
-from ..model.trace_model import TraceModel, model_nbytes
+from ..model.trace_model import TraceModel, columns_nbytes, model_nbytes
 from .cache import MAX_PARAM_VIEWS, PARAM_MARK, DiskCache, attach_cache_entry, cache_key
 from .errors import LoadFailed, LoadTimeout, NotReady, describe_error, exception_text
+from .load_state import ERROR, LOADING, READY, LoadState
 from .pools import WorkerPools
+from .view_budget import shared_budget
 
 __all__ = [
     "LoadFailed",
@@ -42,47 +44,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-LOADING, READY, ERROR = "loading", "ready", "error"
 BUSY_QUIET_S = 1.0  # `busy` this long after a view compute or a load ends
-
-
-class LoadState(msgspec.Struct):
-    key: str
-    path: str
-    state: str = LOADING
-    bytes_done: int = 0
-    bytes_total: int = 0
-    error: dict[str, Any] | None = None
-    failed_at: float = 0.0  # time.monotonic() of the error
-    model: TraceModel | None = None
-    views: dict[str, bytes] = msgspec.field(default_factory=dict)
-    lock: threading.Lock = msgspec.field(default_factory=threading.Lock)  # guards view_locks
-    view_locks: dict[str, threading.Lock] = msgspec.field(default_factory=dict)
-    done: threading.Event = msgspec.field(default_factory=threading.Event)
-    # Set once the disk cache holds the model (or never will): a cold model answers its
-    # views first and is written after (`_publish`); views answered meanwhile are written
-    # with it. Guarded by `lock` with `views`.
-    published: threading.Event = msgspec.field(default_factory=threading.Event)
-    build_dir: Path | None = None  # the built model's cache folder, until written
-    served: set[str] = msgspec.field(default_factory=set)  # views answered as they were kept
-    built: bool = False  # the model was built from its file here, not read from the cache
-
-    def view_lock(self, name: str) -> threading.Lock:
-        """The lock held while view `name` is computed (and cached)."""
-        with self.lock:
-            return self.view_locks.setdefault(name, threading.Lock())
-
-    def snapshot(self) -> dict[str, Any]:
-        model = self.model
-        return {
-            "state": self.state,
-            "bytes_done": self.bytes_done,
-            "bytes_total": self.bytes_total,
-            "partial": bool(model.partial) if model else False,
-            "warnings": list(model.warnings) if model else [],
-            "error": self.error,
-            "event_count": len(model) if model else 0,
-        }
 
 
 def _is_cache_write_error(exc: OSError) -> bool:
@@ -137,6 +99,7 @@ class TraceStore:
             env_number("KINETOSCOPE_MEMORY_MB", 8192) * (1 << 20)
         )
         self._computing = 0  # views being computed now (`busy`)
+        self.view_budget = shared_budget()  # every view's memory, span and run jobs alike
         self._last_activity = 0.0  # time.monotonic() a view compute or a load last ended
 
     # --- loading -------------------------------------------------------------
@@ -348,8 +311,11 @@ class TraceStore:
 
     # --- views ---------------------------------------------------------------
 
-    def view(self, path: str, name: str, compute: Callable[[TraceModel], Any]) -> bytes:
-        """JSON of view `name` for the file at `path`, computed once per file state."""
+    def view(
+        self, path: str, name: str, compute: Callable[[TraceModel], Any], cost: float = 0.0
+    ) -> bytes:
+        """JSON of view `name` for the file at `path`, computed once per file state;
+        `cost` its memory over the model's bytes (`view_budget`: Queued, ViewTooLarge)."""
         model = self.model(path)
         state = self.state_for(path)
         cached = state.views.get(name)
@@ -367,7 +333,7 @@ class TraceStore:
                 with self.lock:
                     self._computing += 1
                 try:
-                    data = msgspec.json.encode(compute(model))
+                    data = self.computed(model, path, name, compute, cost)
                 finally:
                     with self.lock:
                         self._computing -= 1
@@ -381,6 +347,19 @@ class TraceStore:
             if self.cache and not stored and not written_later:
                 self.cache.store_view(state.key, name, data)
             return data
+
+    def computed(
+        self,
+        model: TraceModel,
+        path: str,
+        name: str,
+        compute: Callable[[TraceModel], Any],
+        cost: float,
+    ) -> bytes:
+        """`compute(model)`'s JSON, once the views' memory budget admits its cost."""
+        need = int(cost * columns_nbytes(model))
+        with self.view_budget.admitted((path, name), need, f"the {name.split('-v')[0]} view"):
+            return msgspec.json.encode(compute(model))
 
     def close(self) -> None:
         """Stops the pools, once the entries of the models loaded are written (a command

@@ -345,13 +345,14 @@ export interface DiffView {
   serving: ServingPhaseDiff[];
 }
 
-/** `distributed` answers 202 with this while the per-rank summaries are computed. */
+/** `distributed` (and every run-level view) answers 202 with this while the per-rank summaries are computed, or while the job waits for the views' memory (`queued`). */
 export interface DistributedLoading {
   run: string;
   span: string;
   state: 'loading';
   ranks_done: number;
   ranks_total: number;
+  queued?: ViewQueue;
 }
 
 export interface DistributedResponse extends DistributedView {
@@ -1408,6 +1409,11 @@ export interface SpanListing {
   size: number;
 }
 
+/** A span view's 202: the file's `status` while it loads; once it is loaded, while the view waits for the views' memory budget, `queued` says where it stands. */
+export interface SpanViewLoading extends StatusResponse {
+  queued?: ViewQueue;
+}
+
 export interface SpansResponse {
   run: string;
   worker: string;
@@ -1772,6 +1778,14 @@ export interface UnmatchedGraph {
   reason: string;
 }
 
+/** Where a view that waits for memory stands: `place` 1 is next. */
+export interface ViewQueue {
+  place: number;
+  cost_mb: number;
+  running_mb: number;
+  budget_mb: number;
+}
+
 export interface WhatIfParams {
   kernel?: string;
   op?: string;
@@ -1909,21 +1923,21 @@ export interface Routes {
   run_top_gains: { params: RunScope & Query<TopGainsParams>; response: RunTopGainsView; loading: CriticalPathLoading };
   memory_snapshot: { params: RunScope; response: MemorySnapshotResponse; loading: DistributedLoading };
   trend: { params: Query<TrendParams>; response: TrendView; loading: TrendLoading };
-  overview: { params: SpanScope; response: OverviewView; loading: StatusResponse };
-  memory: { params: SpanScope & Query<MemoryParams>; response: MemoryView; loading: StatusResponse };
-  memory_curve: { params: SpanScope & Query<MemoryCurveParams>; response: CurveView; loading: StatusResponse };
-  memory_events: { params: SpanScope & Query<MemoryEventsParams>; response: EventsView; loading: StatusResponse };
-  operators: { params: SpanScope & Query<OperatorsParams>; response: OperatorsView; loading: StatusResponse };
-  callstacks: { params: SpanScope & Query<CallStacksParams>; response: CallStacksView; loading: StatusResponse };
-  kernels: { params: SpanScope & Query<KernelsParams>; response: KernelsView; loading: StatusResponse };
-  modules: { params: SpanScope; response: ModulesView; loading: StatusResponse };
-  serving: { params: SpanScope & Query<ServingParams>; response: ServingView; loading: StatusResponse };
-  flamegraph: { params: SpanScope & Query<FlameGraphParams>; response: FlameGraphView; loading: StatusResponse };
-  gpu_idle: { params: SpanScope; response: GpuIdleView; loading: StatusResponse };
-  health: { params: SpanScope; response: HealthView; loading: StatusResponse };
-  critical_path: { params: SpanScope & Query<CriticalPathParams>; response: CriticalPathView; loading: StatusResponse };
-  whatif: { params: SpanScope & Query<WhatIfParams>; response: WhatIfView; loading: StatusResponse };
-  top_gains: { params: SpanScope & Query<TopGainsParams>; response: TopGainsView; loading: StatusResponse };
+  overview: { params: SpanScope; response: OverviewView; loading: SpanViewLoading };
+  memory: { params: SpanScope & Query<MemoryParams>; response: MemoryView; loading: SpanViewLoading };
+  memory_curve: { params: SpanScope & Query<MemoryCurveParams>; response: CurveView; loading: SpanViewLoading };
+  memory_events: { params: SpanScope & Query<MemoryEventsParams>; response: EventsView; loading: SpanViewLoading };
+  operators: { params: SpanScope & Query<OperatorsParams>; response: OperatorsView; loading: SpanViewLoading };
+  callstacks: { params: SpanScope & Query<CallStacksParams>; response: CallStacksView; loading: SpanViewLoading };
+  kernels: { params: SpanScope & Query<KernelsParams>; response: KernelsView; loading: SpanViewLoading };
+  modules: { params: SpanScope; response: ModulesView; loading: SpanViewLoading };
+  serving: { params: SpanScope & Query<ServingParams>; response: ServingView; loading: SpanViewLoading };
+  flamegraph: { params: SpanScope & Query<FlameGraphParams>; response: FlameGraphView; loading: SpanViewLoading };
+  gpu_idle: { params: SpanScope; response: GpuIdleView; loading: SpanViewLoading };
+  health: { params: SpanScope; response: HealthView; loading: SpanViewLoading };
+  critical_path: { params: SpanScope & Query<CriticalPathParams>; response: CriticalPathView; loading: SpanViewLoading };
+  whatif: { params: SpanScope & Query<WhatIfParams>; response: WhatIfView; loading: SpanViewLoading };
+  top_gains: { params: SpanScope & Query<TopGainsParams>; response: TopGainsView; loading: SpanViewLoading };
   tracks: { params: SpansScope; response: TracksView; loading: TraceViewLoading };
   trace: { params: SpansScope & Query<TraceParams>; response: WindowView; loading: TraceViewLoading };
   event: { params: SpansScope & Query<EventParams>; response: EventView; loading: TraceViewLoading };
@@ -1931,7 +1945,7 @@ export interface Routes {
   search: { params: SpansScope & Query<SearchParams>; response: SearchView; loading: TraceViewLoading };
   range_summary: { params: SpansScope & Query<RangeSummaryParams>; response: RangeSummaryView; loading: TraceViewLoading };
   source_paths: { params: SpansScope; response: SourcePathsView; loading: TraceViewLoading };
-  diff: { params: PairScope & Query<DiffParams>; response: DiffView; loading: StatusResponse };
+  diff: { params: PairScope & Query<DiffParams>; response: DiffView; loading: SpanViewLoading };
 }
 
 export type RouteName = keyof Routes;

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import enum
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from .requests import NoParams, Params, decode_request, request_fields
-from .rules import data_version
+from .rules import data_version, load
 
 if TYPE_CHECKING:
     from ...model.trace_model import TraceModel
@@ -195,6 +195,24 @@ class Endpoint(msgspec.Struct, frozen=True):
         return self._function()(*names)
 
     @property
+    def memory_cost(self) -> float:
+        """Its memory beside the models it reads, over their bytes (`data/view_costs.json`)."""
+        costs = load("view_costs")
+        return float(costs["cost"].get(self.name, costs["default"]))
+
+    def run_need(self, files: Iterable[tuple[str, int]]) -> int:
+        """A run-level job's memory, in bytes, from its trace files (path, size): its cost
+        over the models they load into, estimated from each file's size and form."""
+        costs = load("view_costs")
+        per_byte = costs["model_bytes_per_file_byte"]
+        plain = (".json", ".jsonl")
+        models = sum(
+            size * per_byte["json" if path.endswith(plain) else "compressed"]
+            for path, size in files
+        )
+        return int(self.memory_cost * models)
+
+    @property
     def params(self) -> tuple[str, ...]:
         """Query parameters it reads besides run/worker/span."""
         return request_fields(self.request)
@@ -217,9 +235,10 @@ class Endpoint(msgspec.Struct, frozen=True):
         def compute(model: Any) -> Any:
             return self.of_span(model, params)
 
+        cost = self.memory_cost
         if self.caches(params):
-            return store.view(path, self.cache_name(params), compute)
-        return msgspec.json.encode(compute(store.model(path)))
+            return store.view(path, self.cache_name(params), compute, cost)
+        return store.computed(store.model(path), path, self.cache_name(params), compute, cost)
 
     def cache_name(self, params: Mapping[str, Any]) -> str:
         """The cache entry of an answer: name, versions and a digest of the decoded

@@ -4,8 +4,9 @@ view's JSON)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, Optional, TypedDict
+from typing import Any, Literal, NotRequired, Optional, TypedDict
 
+from ...store.view_budget import ViewQueue
 from ..core.overview_types import Recommendation
 from .summary import RankSummary, StepTimes
 
@@ -232,10 +233,12 @@ class DistributedResponse(DistributedView):
 
 
 class DistributedLoading(TypedDict):
-    """`distributed` answers 202 with this while the per-rank summaries are computed."""
+    """`distributed` (and every run-level view) answers 202 with this while the per-rank
+    summaries are computed, or while the job waits for the views' memory (`queued`)."""
 
     run: str
     span: str
     state: Literal["loading"]
     ranks_done: int
     ranks_total: int
+    queued: NotRequired[ViewQueue]
