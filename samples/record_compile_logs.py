@@ -115,9 +115,12 @@ def _train(
             prof.step()
 
 
-# A case added after the data above was recorded, kept below its marked lines so they
-# stay where the committed logs say they are.
-LATE_CASES = ("before_window",)
+# Cases added after the data above was recorded, kept below its marked lines so they stay
+# where the committed logs say they are: `before_window` (the compile before the profiled
+# window); `recompile_ints` (`ScaleNet`: an int argument that changes every step, made
+# dynamic by torch after one recompile, and a module's int attribute changing every step
+# from step 2 with a recompile limit of 3, hit at step 5).
+LATE_CASES = ("before_window", "recompile_ints")
 
 
 def _train_after_compile(model: nn.Module, fast: object, out: Path) -> None:
@@ -135,6 +138,49 @@ def _train_after_compile(model: nn.Module, fast: object, out: Path) -> None:
     ) as prof:
         for _ in range(STEPS):
             loss = fast(torch.randn(8, 16)).square().mean()  # type: ignore[operator]
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            prof.step()
+
+
+class ScaleNet(nn.Module):
+    """`recompile_ints`: an int attribute of a module (static to torch: each value it sees
+    compiles again, up to the recompile limit) beside an int argument of a function
+    (made dynamic by torch after its first change)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(16, 4)
+        self.k = 1
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.lin(x) * self.k  # LINE: int_attribute
+
+
+def _shift(y: torch.Tensor, n: int) -> torch.Tensor:
+    return y + n  # LINE: int_argument
+
+
+def _train_ints(out: Path) -> None:
+    """Steps 0-5: `n` is the step + 1 (one recompile, then dynamic); `k` is 1, 1, 2, 3, 4,
+    5 with a recompile limit of 3 (compiles for 1, 2, 3; 4 hits the limit)."""
+    from kinetoscope.handlers import tensorboard_trace_handler
+
+    torch._dynamo.config.recompile_limit = 3
+    model = ScaleNet()
+    # Dynamo alone (`backend="eager"`): the guards are Dynamo's; the log stays small.
+    fast, shift = torch.compile(model, backend="eager"), torch.compile(_shift, backend="eager")
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with torch.profiler.profile(
+        activities=[torch.profiler.ProfilerActivity.CPU],
+        schedule=torch.profiler.schedule(wait=0, warmup=0, active=STEPS, repeat=1),
+        on_trace_ready=tensorboard_trace_handler(str(out), worker_name="worker0"),
+        record_shapes=True,
+    ) as prof:
+        for step in range(STEPS):
+            model.k = max(1, step)
+            loss = shift(fast(torch.randn(8, 16)), step + 1).square().mean()
             loss.backward()
             opt.step()
             opt.zero_grad()
@@ -163,6 +209,8 @@ def run_case(case: str, out: Path) -> None:
     elif case == "before_window":
         model = BreakNet()
         _train_after_compile(model, torch.compile(model), out)
+    elif case == "recompile_ints":
+        _train_ints(out)
     else:
         raise SystemExit(f"unknown case {case}")
 

@@ -177,8 +177,9 @@ class _Reader:
         self._finish()
         if out.md5_mismatches:
             out.warn(
-                f"{out.md5_mismatches} payloads differ from the md5 their record states "
-                "(changed after torch wrote them); read as they are"
+                f"{out.md5_mismatches} of the payloads read differ from the md5 their record "
+                "states (changed after torch wrote them); read as they are (payloads skipped "
+                "unread, generated code and graphs, are not checked)"
             )
         return out
 

@@ -6,6 +6,7 @@ graph break at one line is one, whatever the ranks and compiles it broke)."""
 from __future__ import annotations
 
 import os
+import re
 from collections import defaultdict
 from collections.abc import Iterable
 
@@ -18,12 +19,14 @@ from .types import (
     CudaGraphNote,
     GraphBreak,
     Recompile,
+    SourceLine,
     StepCompileTime,
 )
 
 EVERY_STEP = 3  # recompiles of one guard in this many steps in a row: it fails every step
 COMPILE_SHARE = 0.5  # a step spending more of its time compiling is a cold-start step
 _LIMIT = ("recompile limit", "recompile_limit", "cache_size_limit")
+_ARGUMENT = re.compile(r"^[A-Za-z_]\w*$")  # a plain name: an argument or a local, no attribute
 
 
 def _where(file: str | None, line: int | None) -> str:
@@ -58,7 +61,12 @@ def recompile_advice(recompiles: list[Recompile]) -> list[CompileAdvice]:
     groups: dict[tuple[str | None, int | None, str, str], list[Recompile]] = defaultdict(list)
     for r in recompiles:
         parsed = recompile_reason(r["reasons"][0]) if r["reasons"] else None
-        subject = f"{parsed.tensor}\0{parsed.dim}" if parsed and parsed.tensor else r["guard"] or ""
+        # One finding per thing guarded: a tensor's dimension, a value guard's expression
+        # (`self.k == 1` then `self.k == 2` are one int attribute changing), else the guard.
+        if parsed and parsed.tensor:
+            subject = f"{parsed.tensor}\0{parsed.dim}"
+        else:
+            subject = (parsed.subject if parsed else None) or r["guard"] or ""
         groups[(r["file"], r["line"], r["kind"], subject)].append(r)
     out = []
     for (file, line, kind, _), rows in groups.items():
@@ -88,14 +96,10 @@ def _recompile_group(
         out.append(_advice("mark_dynamic", text, ids, ranks, file, line))
     elif kind in ("value", "id", "type", "length"):
         src = first["source"]
-        at = f" (from {_where(src['file'], src['line'])})" if src else ""
-        text = (
-            f"{name} recompiled {times} because the guard `{first['guard'] or kind}`{at} "
-            "failed: it guards a Python value, so each value it sees is a compile of its own; "
-            "pass it as a tensor, or take the branch out of the compiled function"
-        )
+        said = _value_guard_text(name, times, rows, src)
         file, line = (src["file"], src["line"]) if src else (file, line)
-        out.append(_advice("value_guard", text, ids, ranks, file, line))
+        if said is not None:
+            out.append(_advice("value_guard", said, ids, ranks, file, line))
     every = _every_step(rows)
     if every:
         text = (
@@ -105,6 +109,41 @@ def _recompile_group(
         )
         out.append(_advice("guard_every_step", text, ids, ranks, file, line))
     return out
+
+
+def _value_guard_text(
+    name: str, times: str, rows: list[Recompile], src: SourceLine | None
+) -> str | None:
+    """What a guard on a Python value says to do; None for an int argument that
+    recompiled once: torch then made it a dynamic int (automatic dynamic shapes), so later
+    values reuse that graph and there is nothing to change."""
+    first = rows[0]
+    parsed = recompile_reason(first["reasons"][0]) if first["reasons"] else None
+    guards = list(dict.fromkeys(r["guard"] or r["kind"] for r in rows))
+    said = f"`{guards[0]}`" + (f" and {len(guards) - 1} more" if len(guards) > 1 else "")
+    at = f", from {_where(src['file'], src['line'])}" if src else ""
+    subject = parsed.subject if parsed else None
+    if parsed is not None and parsed.int_value and subject:
+        if _ARGUMENT.match(subject):
+            if len(rows) == 1:
+                return None
+            return (
+                f"{name} recompiled {times} because the int `{subject}` changed (guard {said}"
+                f"{at}): torch compiles an int argument again as a dynamic int after its "
+                "first change, so this compile was static (`dynamic=False`, or automatic "
+                "dynamic shapes off); let torch make it dynamic, or pass it as a tensor"
+            )
+        return (
+            f"{name} recompiled {times} because the int `{subject}` changed (guard {said}{at}): "
+            "torch keeps an int attribute of an nn.Module static, so each value it takes is "
+            "a compile of its own; set `torch._dynamo.config.allow_unspec_int_on_nn_module "
+            "= True`, or hold it in a tensor"
+        )
+    return (
+        f"{name} recompiled {times} because the guard {said}{f' ({at[2:]})' if at else ''} "
+        "failed: it guards a Python value, so each value it sees is a compile of its own; "
+        "pass it as a tensor, or take the branch out of the compiled function"
+    )
 
 
 def _size_changes(rows: list[Recompile]) -> str:

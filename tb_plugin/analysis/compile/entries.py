@@ -226,7 +226,9 @@ def recompile_row(row: Compile, facts: CompileFacts) -> Recompile | None:
     reasons = recompile_reasons(facts)
     if not reasons and not (frame_compile(facts.compile_id) or 0) > 0:
         return None
-    parsed = recompile_reason(reasons[0]) if reasons else None
+    # Read with its user stack: the source line's whole file is there.
+    whole = [t for t in facts.recompile_reasons or [] if t.strip()]
+    parsed = recompile_reason(whole[0] if whole else reasons[0]) if reasons else None
     return {
         "compile_id": row["compile_id"],
         "rank": row["rank"],
@@ -242,6 +244,21 @@ def recompile_row(row: Compile, facts: CompileFacts) -> Recompile | None:
         "trace_start_us": None,
         "step": None,
     }
+
+
+def named_from_siblings(rows: list[Compile]) -> None:
+    """A compile whose metrics name no frame (one stopped at the recompile limit: torch
+    writes no `co_name` then) takes its frame's name and place from another compile of the
+    same frame id in the same log, never shown as an unnamed frame."""
+    known = {row["compile_id"].partition("/")[0]: row for row in rows if row["frame"] is not None}
+    for row in rows:
+        sibling = known.get(row["compile_id"].partition("/")[0])
+        if row["frame"] is None and sibling is not None and "/" in row["compile_id"]:
+            row["frame"], row["file"], row["line"] = (
+                sibling["frame"],
+                sibling["file"],
+                sibling["line"],
+            )
 
 
 def graph_break_rows(row: Compile, facts: CompileFacts) -> list[GraphBreak]:

@@ -27,7 +27,14 @@ _SIZE = re.compile(
     r"expected (?P<expected>\S+), actual (?P<actual>\S+)"
 )
 _TENSOR = re.compile(r"tensor '[^']+' (dtype|device|requires_grad|dispatch key set|rank)")
-_SOURCE = re.compile(r"#\s*(?P<file>[^#\s][^#]*?):(?P<line>\d+) in (?P<name>\S+)\s*$")
+# The guard's user line, `# <file>:<line> in <function>`, then maybe torch's hint in
+# parentheses (ints on an nn.Module); torch cuts a long file to its last characters.
+_SOURCE = re.compile(
+    r"#\s*(?P<file>[^#\s][^#]*?):(?P<line>\d+) in (?P<name>[^\s(]+)"
+    r"\s*(?:\(HINT: (?P<hint>.*)\))?\s*$"
+)
+_COMPARED = re.compile(r"^(?P<subject>.+?)\s*(?:==|!=)\s*(?P<value>.+)$")
+_INT = re.compile(r"^-?\d+$")
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<name>.+?)\s*$')
 _COMMENT = re.compile(r"\s+#\s")  # the guard's source comment: `x == 1  # if x: ...`
 _BREAK_AT = re.compile(r"^Graph break in user code at (?P<file>.+):(?P<line>\d+)\s*$")
@@ -43,11 +50,15 @@ class RecompileReason:
     dim: int | None
     source: SourceLine | None
     sizes: tuple[str, str] | None = None  # shape/stride: (expected, actual)
+    hint: str | None = None  # torch's own hint on the guard, when it gave one
+    subject: str | None = None  # a value guard's expression (`n`, `self.k`), not its value
+    int_value: bool = False  # the value guarded is an int (torch can make an argument dynamic)
 
 
 def recompile_reason(text: str) -> RecompileReason:
-    """One reason's parts; whatever the text, a reason (kind `other` when unknown)."""
-    first, _, _ = text.strip().partition("\n")
+    """One reason's parts; whatever the text, a reason (kind `other` when unknown). Given
+    with its user stack (the lines after the first), the source's file is the stack's."""
+    first, _, stack = text.strip().partition("\n")
     m = _ENTRY.match(first)
     entry, guard = (m.group(1), m.group(2)) if m else (None, first)
     guard = guard.strip()
@@ -61,14 +72,36 @@ def recompile_reason(text: str) -> RecompileReason:
         sizes = (size["expected"], size["actual"])
         tensor, dim = size["name"], int(size["dim"])
         return RecompileReason(kind, guard, entry, detail, tensor, dim, None, sizes)
-    code = _COMMENT.split(guard, maxsplit=1)[0]
+    code = _COMMENT.split(guard, maxsplit=1)[0].strip()
     source = _SOURCE.search(guard)
     where = (
         SourceLine(file=source["file"], line=int(source["line"]), name=source["name"])
         if source
         else None
     )
-    return RecompileReason(_guard_kind(code), code.strip(), entry, None, None, None, where)
+    if where is not None:
+        where = _stack_file(where, stack)
+    compared = _COMPARED.match(code)
+    reason = RecompileReason(_guard_kind(code), code, entry, None, None, None, where)
+    reason.hint = source["hint"] if source else None
+    reason.subject = compared["subject"].strip() if compared else None
+    reason.int_value = bool(compared and _INT.match(compared["value"].strip()))
+    return reason
+
+
+def _stack_file(where: SourceLine, stack: str) -> SourceLine:
+    """The source line with its whole file, from the user stack's frame of that line and
+    function (torch's comment keeps a long path's last characters only)."""
+    for line in stack.splitlines():
+        frame = _FRAME.match(line)
+        if (
+            frame
+            and int(frame["line"]) == where["line"]
+            and frame["name"] == where["name"]
+            and frame["file"].endswith(where["file"] or "")
+        ):
+            return SourceLine(file=frame["file"], line=where["line"], name=where["name"])
+    return where
 
 
 def _guard_kind(code: str) -> str:

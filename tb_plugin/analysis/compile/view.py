@@ -25,6 +25,7 @@ from .entries import (
     failure_rows,
     graph_break_rows,
     kernel_rows,
+    named_from_siblings,
     recompile_row,
 )
 from .phases import MAX_EVENTS
@@ -40,7 +41,7 @@ from .types import (
     StepCompileTime,
 )
 
-VERSION = "3"  # 3: an artifact named by a non-string read; 2: a record not UTF-8 skipped alone
+VERSION = "4"  # 4: value guards by their expression, frames named at the limit; 3: artifact names
 log = logging.getLogger(__name__)
 
 
@@ -136,6 +137,7 @@ def _joined(
     pairs: list[tuple[Compile, CompileFacts]] = []
     for facts in logs:
         rows = [compile_row(facts, c) for c in facts.compiles.values()]
+        named_from_siblings(rows)
         at, how = match(facts, traces, ranks, len(logs))
         trace = traces[at] if at is not None else None
         out["alignments"].append(_place(facts, rows, trace, how, traces))
