@@ -15,6 +15,7 @@ import {
   frameLabel,
   fusedText,
   matrixCoreShort,
+  kernelLabels,
   shortKernelName,
   sourceText,
 } from './model';
@@ -109,15 +110,23 @@ const launchDelay = (
   },
 });
 
-const NAME: ColumnSpec<KernelRow> = {
-  key: 'name',
-  label: 'Name',
-  tooltip: 'Kernel name (template arguments and parameters folded; hover for the full name)',
-  minWidth: 320,
-  grow: 3,
-  value: (row) => row.name,
-  cell: (row) => h('span', { class: 'ks-mono', title: row.name }, shortKernelName(row.name)),
-};
+/** The name column, each name shown by its label (`kernelLabels`: folded, yet distinct). */
+function nameColumn(labels: Map<string, string>): ColumnSpec<KernelRow> {
+  return {
+    key: 'name',
+    label: 'Name',
+    tooltip: 'Kernel name (template arguments and parameters folded; hover for the full name)',
+    minWidth: 320,
+    grow: 3,
+    value: (row) => row.name,
+    cell: (row) =>
+      h(
+        'span',
+        { class: 'ks-mono', title: row.name },
+        labels.get(row.name) ?? shortKernelName(row.name),
+      ),
+  };
+}
 
 const OPERATOR: ColumnSpec<KernelRow> = {
   key: 'op_name',
@@ -261,7 +270,7 @@ export function kernelColumns(
   data: KernelsResponse,
 ): ColumnSpec<KernelRow>[] {
   return [
-    NAME,
+    nameColumn(kernelLabels(data.rows.map((r) => r.name))),
     ...(groupBy === 'op' ? [OPERATOR] : []),
     ...(data.rows.some((r) => r.fused_ops !== undefined) ? [SOURCE] : []),
     ...(data.devices.length > 1 ? [DEVICE] : []),

@@ -34,6 +34,7 @@ import {
   kernelPie,
   matrixCoreShort,
   searchTexts,
+  kernelLabels,
   shortKernelName,
   tensorCoreColors,
   tensorCorePie,
@@ -278,6 +279,7 @@ class KernelsPage {
 
   private async updatePies(): Promise<void> {
     const { data } = this;
+    const labels = kernelLabels(data.rows.map((r) => r.name));
     await Promise.all([
       this.roofline.set(data.rows, data.roofs, (r) => r.total_us),
       this.tcPie.set(tensorCorePie(data), {
@@ -287,7 +289,7 @@ class KernelsPage {
       }),
       this.topPie.set(kernelPie(data.rows), {
         format: formatDuration,
-        label: shortKernelName,
+        label: (name) => labels.get(name) ?? shortKernelName(name),
         legendWidth: 260,
       }),
     ]);

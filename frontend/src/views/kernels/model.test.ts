@@ -11,6 +11,7 @@ import {
   kernelCsv,
   kernelPie,
   searchTexts,
+  kernelLabels,
   shortKernelName,
   sourceText,
   frameLabel,
@@ -64,6 +65,23 @@ describe('shortKernelName', () => {
     assert.equal(shortKernelName('volta_sgemm_128x64_nn'), 'volta_sgemm_128x64_nn');
     assert.equal(shortKernelName('Memset (Device)'), 'Memset');
     assert.equal(shortKernelName('broken<template'), 'broken<template');
+  });
+});
+
+describe('kernelLabels', () => {
+  it('keeps folded names, and tells apart two kernels that fold to one name', () => {
+    const a = 'void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4>(Params)';
+    const b = 'void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_64x64_32x6_tn_align4>(Params)';
+    const labels = kernelLabels([a, b, a, 'volta_sgemm_128x64_nn']);
+    assert.equal(labels.get(a), 'cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x128_32…>');
+    assert.equal(labels.get(b), 'cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_64x64_32x6…>');
+    assert.equal(labels.get('volta_sgemm_128x64_nn'), 'volta_sgemm_128x64_nn');
+    const one = 'void k<float, 1>(int)';
+    const two = 'void k<float, 2>(int)';
+    const numbered = kernelLabels([one, two]);
+    assert.deepEqual([numbered.get(one), numbered.get(two)], ['k<…> #1', 'k<…> #2']);
+    const half = 'void k<half, 1>(int)';
+    assert.equal(kernelLabels([half, one]).get(half), 'k<half, …>');
   });
 });
 

@@ -79,6 +79,57 @@ export function shortKernelName(name: string): string {
   return out || name;
 }
 
+/** How much of a first template argument tells two folded names apart. */
+const ARG_CHARS = 40;
+
+/**
+ * Each name's label: its short name, except where different names fold to one short name
+ * (`cutlass::Kernel2<…>` twice): those keep their first template argument (its first
+ * ARG_CHARS characters), and where that still does not tell them apart, a number.
+ */
+export function kernelLabels(names: readonly string[]): Map<string, string> {
+  const byShort = new Map<string, string[]>();
+  for (const name of new Set(names)) {
+    const short = shortKernelName(name);
+    byShort.set(short, [...(byShort.get(short) ?? []), name]);
+  }
+  const labels = new Map<string, string>();
+  for (const [short, group] of byShort) {
+    const kept = group.map((name) => withFirstArgument(name) ?? short);
+    const distinct = new Set(kept).size === group.length;
+    group.forEach((name, i) => {
+      const label = group.length === 1 ? short : distinct ? kept[i] : `${short} #${i + 1}`;
+      labels.set(name, label ?? short);
+    });
+  }
+  return labels;
+}
+
+/** "ns::k<first arg…>" of "void ns::k<first arg, more>(params)", or null without one. */
+function withFirstArgument(name: string): string | null {
+  const text = name.trim().replace(/^void\s+/, '');
+  const open = text.indexOf('<');
+  if (open < 0) return null;
+  const end = skipGroup(text, open, '<', '>');
+  if (end < 0) return null;
+  const inner = text.slice(open + 1, end - 1);
+  let depth = 0;
+  let cut = inner.length;
+  for (let i = 0; i < inner.length; i++) {
+    const c = inner[i];
+    if (c === '<' || c === '(') depth++;
+    else if (c === '>' || c === ')') depth--;
+    else if (c === ',' && depth === 0) {
+      cut = i;
+      break;
+    }
+  }
+  const first = inner.slice(0, cut).trim();
+  const more = cut < inner.length ? ', …' : '';
+  const shown = first.length > ARG_CHARS ? `${first.slice(0, ARG_CHARS)}…` : `${first}${more}`;
+  return `${text.slice(0, open)}<${shown}>`;
+}
+
 /** "[18, 25, 32]", or "—" when unknown. */
 export function dimsText(dims: readonly number[] | null | undefined): string {
   return dims?.length ? `[${dims.join(', ')}]` : '—';
