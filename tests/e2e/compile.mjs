@@ -69,6 +69,12 @@ describe('compile logs beside the trace, in TensorBoard', { timeout: 900_000 }, 
             f.startsWith('worker0'),
           );
           await copyFile(path.join(DATA, 'graph_break', trace), path.join(plain, trace));
+          // A run of compile logs alone (no profiler trace beside them).
+          await cp(
+            path.join(DATA, 'recompile_ints', 'torch_trace'),
+            path.join(logdir, 'logsonly', 'torch_trace'),
+            { recursive: true },
+          );
         },
       });
       env.page = await env.context.newPage();
@@ -161,6 +167,19 @@ describe('compile logs beside the trace, in TensorBoard', { timeout: 900_000 }, 
       .evaluateAll((els) => els.map((o) => o.value));
     assert.ok(!options.includes('compile'), String(options));
     assert.equal(await frame().locator('[data-testid="overview-compile"]').isVisible(), false);
+  });
+
+  test('a run of compile logs alone shows its page without empty Workers/Spans boxes', async () => {
+    const view = await compileRoute('logsonly');
+    assert.ok(view.compiles.length > 0);
+    await open(`${P}run=logsonly&${P}view=compile`, '[data-testid="compile"][data-ready="true"]');
+    assert.equal(await frame().locator('[data-testid="worker-select"]').isVisible(), false);
+    assert.equal(await frame().locator('[data-testid="span-select"]').isVisible(), false);
+    await open(
+      `${P}run=shapes&${P}worker=worker0&${P}view=overview`,
+      '[data-testid="overview"][data-ready="true"]',
+    );
+    assert.equal(await frame().locator('[data-testid="worker-select"]').isVisible(), true);
   });
 
   test("the Overview says each step's compile time", async () => {

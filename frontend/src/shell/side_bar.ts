@@ -56,7 +56,7 @@ export interface SelectorFields {
 }
 
 /** Fills the selectors from the listing with `sel` chosen; a worker that could not be
- *  loaded (`failed`) says so in its label. */
+ *  loaded (`failed`) says so in its label; a run without traces shows no Workers/Spans. */
 export function fillSelectors(
   fields: SelectorFields,
   runs: readonly RunInfo[],
@@ -83,5 +83,9 @@ export function fillSelectors(
     (worker?.spans ?? []).map((s) => [s.name, spanLabel(s)]),
     sel?.span ?? '',
   );
+  // A run of compile logs or memory snapshots alone has no trace: no empty boxes for it.
+  const traced = (run?.workers.length ?? 0) > 0;
+  fields.worker.el.hidden = !traced;
+  fields.span.el.hidden = !traced;
   replaceChildren(fields.info, spanInfo(worker?.spans.find((s) => s.name === sel?.span)));
 }
