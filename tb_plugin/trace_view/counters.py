@@ -34,8 +34,10 @@ except ImportError:  # built without a C compiler: numpy's passes give the same 
 class Counter:
     id: str
     label: str
-    metric: str  # "gpu_utilization", "memory_allocated", "memory_reserved", "gpu_queue_length"
-    unit: str  # "fraction", "bytes" or "count"
+    # "gpu_utilization", "memory_allocated", "memory_reserved", "gpu_queue_length", or a
+    # recorded series' own name (`recorded_counters`)
+    metric: str
+    unit: str  # "fraction", "bytes", "count"; recorded series also "percent" or "value"
     device: int | None
     max_value: float
     union: IntervalUnion | None = None  # gpu_utilization
@@ -78,6 +80,10 @@ def build_counters(model: TraceModel) -> list[Counter]:
             )
     out.extend(_memory_counters(model))
     out.extend(_queue_counters(model))
+    # The series the trace records itself (PM sampling): imported here, it imports Counter.
+    from .recorded_counters import recorded_counters
+
+    out.extend(recorded_counters(model))
     return out
 
 

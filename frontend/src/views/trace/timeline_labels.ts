@@ -21,6 +21,7 @@ function counterExtra(track: TimelineTrack): string | null {
   if (!counter) return null;
   if (counter.unit === 'bytes') return `max ${formatBytes(counter.max)}`;
   if (counter.unit === 'fraction') return '0–100 %';
+  if (counter.unit === 'percent') return `max ${counter.max.toFixed(1)} %`;
   return `max ${counter.max}`;
 }
 

@@ -56,7 +56,9 @@ function counterInfo(hit: Extract<TimelineHit, { kind: 'counter' }>): HoverInfo 
       ? formatBytes(hit.value)
       : c?.unit === 'fraction'
         ? `${(hit.value * 100).toFixed(1)} %`
-        : String(hit.value);
+        : c?.unit === 'percent'
+          ? `${hit.value.toFixed(1)} %`
+          : String(hit.value);
   return { geom: null, text: [trackLabel(hit.item.track), value] };
 }
 
