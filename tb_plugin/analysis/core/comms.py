@@ -57,6 +57,9 @@ class CommArgs(msgspec.Struct, gc=False):
     pg_name: Any = msgspec.field(default=None, name="Process Group Name")
     seq: Any = msgspec.field(default=None, name="Seq")
     seq_lower: Any = msgspec.field(default=None, name="seq")
+    # A hash of the call's group, sequence number, point-to-point flag, rank start/stride
+    # and world size (PyTorch 2.12+, Kineto's `Comms Id`): the same on every rank's copy.
+    comms_id: Any = msgspec.field(default=None, name="Comms Id")
     input_dims: Any = msgspec.field(default=None, name="Input Dims")
     input_dims_old: Any = msgspec.field(default=None, name="Input dims")
     input_type: Any = msgspec.field(default=None, name="Input type")
@@ -95,6 +98,8 @@ class Collectives:
     src: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     groups: dict[str, GroupFacts] = field(default_factory=dict)  # what the args say of a pg
     rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # event rows
+    # u8, `Comms Id` (0: the trace does not say): the same call on every rank
+    comms_id: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
 
     def __len__(self) -> int:
         return int(self.start.size)
@@ -194,6 +199,7 @@ class _Facts:
     kind: str | None = None
     pg: str | None = None
     seq: int | None = None
+    comms_id: int | None = None
     nbytes: int | None = None
     group_size: int | None = None
     size_ratio: int | None = None  # larger over smaller of the first two tensors
@@ -214,6 +220,8 @@ class _Facts:
             self.pg = str(args.pg_name)
         if self.seq is None:
             self.seq = lenient_int(args.seq if args.seq is not None else args.seq_lower)
+        if self.comms_id is None:
+            self.comms_id = _comms_id(args.comms_id)
         if self.nbytes is None:
             self.nbytes = _bytes_of(args)
         if self.group_size is None:
@@ -231,6 +239,16 @@ class _Facts:
             desc = args.pg_desc if isinstance(args.pg_desc, str) else None
             if ranks is not None or desc is not None:
                 self.group = GroupFacts(desc, ranks)
+
+
+def _comms_id(value: Any) -> int | None:
+    """`Comms Id` as an unsigned 64-bit hash (written as a number, or its text); None
+    when absent, 0 or not one."""
+    if isinstance(value, str):
+        value = int(value) if value.strip().isdigit() else None
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value % (1 << 64) or None
 
 
 def extract(model: TraceModel) -> Collectives:
@@ -269,6 +287,7 @@ def extract(model: TraceModel) -> Collectives:
         src=np.array([-1 if f.src is None else f.src for f in facts], dtype=np.int64),
         groups=_groups_of(facts),
         rows=rows,
+        comms_id=np.array([f.comms_id or 0 for f in facts], dtype=np.uint64),
     )
 
 

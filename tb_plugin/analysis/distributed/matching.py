@@ -1,5 +1,6 @@
 """The same collective on each rank: every rank's collective instances as flat arrays on
-one clock, matched across ranks (by `Seq`, else by type, bytes and end time: pairing.py),
+one clock, matched across ranks (by `Comms Id` where the trace has it, else by process
+group, type and `Seq`, else by type, bytes and end time: pairing.py),
 with each instance's synchronizing wait and transfer time (the rules: view.py's doc)."""
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ class Instances:
     transfer: np.ndarray = field(default_factory=lambda: np.zeros(0))
     matched: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     match: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # `Comms Id` (0 unknown): instances that carry one are the call of that id
+    comms_id: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
 
 
 def instances(summaries: list[RankSummary]) -> Instances:
@@ -88,6 +91,9 @@ def instances_of(tables: list[CollectiveTable], origins: list[float]) -> Instanc
         gs_from=column("gs_from").astype(np.int64),
         step_number=column("step_number").astype(np.int64),
         offset=offset,
+        comms_id=np.concatenate([t.column("comms_id") for t in tables] or [np.zeros(0)]).astype(
+            np.uint64
+        ),
     )
 
 
@@ -119,8 +125,7 @@ def match_instances(inst: Instances) -> None:
             value[block] = pairing.calls(kind, block, inst.rank, inst.end, inst.nbytes, step_number)
     value -= value.min()
     key = (pair * 2 + by_seq) * (int(value.max()) + 1) + value
-    _, match = np.unique(key, return_inverse=True)
-    match = match.ravel()
+    match = _calls(key, inst.comms_id if inst.comms_id.size == n else np.zeros(n, np.uint64))
     inst.match = match
     members = np.bincount(match)
     last_start = np.full(members.size, -np.inf)
@@ -129,6 +134,17 @@ def match_instances(inst: Instances) -> None:
     wait = np.clip(last_start[match] - inst.start, 0, duration)
     inst.wait = np.where(inst.matched, wait, 0.0)
     inst.transfer = duration - inst.wait
+
+
+def _calls(key: np.ndarray, comms_id: np.ndarray) -> np.ndarray:
+    """Each instance's call: by its `Comms Id` where it has one (the producer's own name
+    of the call: right across communicator splits that reuse a group's name, and for
+    point-to-point calls, whose sequence numbers count per peer), else by `key`."""
+    named = comms_id > 0
+    space = named.astype(np.int64)
+    ident = np.where(named, comms_id.view(np.int64), key)
+    _, match = np.unique(np.stack([space, ident], axis=1), axis=0, return_inverse=True)
+    return np.asarray(match).ravel()
 
 
 def transfer_parts(inst: Instances) -> tuple[np.ndarray, np.ndarray]:

@@ -26,8 +26,9 @@ from ..core.taxonomy import is_comm_op
 # calls without `Seq` paired by bytes and end time, group size from the call's own sizes
 # (`gs_from`), unmatched time apart from transfer, held time bounded by the others' waits.
 # 5: each collective's step number (`step_number`): calls without `Seq` paired by step.
+# 6: each collective's `Comms Id` (`comms_id`): calls that carry one matched by it.
 
-VERSION = "5"
+VERSION = "6"
 
 
 # --- stage 1: one rank ---------------------------------------------------------------------
@@ -65,7 +66,9 @@ COLUMNS = {
     "step_number": "<i4",  # that step's N (ProfilerStep#N), -1 outside or unnumbered
     "dst": "<i4",  # a send's global destination rank (`Dst Rank`), -1
     "src": "<i4",  # a recv's global source rank (`Src Rank`), -1
+    "comms_id": "<u8",  # `Comms Id`, 0 unknown
 }
+SPARSE_COLUMNS = ("comms_id",)  # packed empty when every value is unknown (0)
 
 
 class CollectiveTable(msgspec.Struct, gc=False):
@@ -87,9 +90,13 @@ class CollectiveTable(msgspec.Struct, gc=False):
     step_number: bytes
     dst: bytes
     src: bytes
+    comms_id: bytes
 
     def column(self, name: str) -> np.ndarray:
-        return np.frombuffer(getattr(self, name), dtype=COLUMNS[name])
+        packed = getattr(self, name)
+        if not packed and self.count and name in SPARSE_COLUMNS:  # all unknown: kept empty
+            return np.zeros(self.count, dtype=COLUMNS[name])
+        return np.frombuffer(packed, dtype=COLUMNS[name])
 
 
 # Where a collective's group size comes from, most direct first: its `Group size` arg, its
@@ -100,13 +107,18 @@ GS_SOURCES = ("unknown", "args", "sizes", "process_group", "world_size", "ranks_
 
 def pack_table(kinds: list[str], pgs: list[str], **columns: np.ndarray) -> CollectiveTable:
     """`gs_from` may be left out: a known group size is then from the args; so may
-    `step_number`: the steps are then unnumbered."""
+    `step_number` (the steps are then unnumbered) and `comms_id` (none known)."""
     count = len(columns["start_us"])
     if "gs_from" not in columns:
         columns["gs_from"] = (np.asarray(columns["group_size"]) >= 1).astype(np.int64)
     if "step_number" not in columns:
         columns["step_number"] = np.full(count, -1, dtype=np.int64)
+    if "comms_id" not in columns:
+        columns["comms_id"] = np.zeros(count, dtype=np.uint64)
     packed = {k: np.asarray(columns[k]).astype(t).tobytes() for k, t in COLUMNS.items()}
+    for name in SPARSE_COLUMNS:  # a trace without the field pays nothing for it
+        if not np.asarray(columns[name]).any():
+            packed[name] = b""
     return CollectiveTable(kinds=kinds, pgs=pgs, count=count, **packed)
 
 
@@ -356,4 +368,5 @@ def collective_table(coll: comms.Collectives, steps: Steps) -> CollectiveTable:
         step_number=numbers[step_of],  # -1 indexes the appended -1
         dst=coll.dst,
         src=coll.src,
+        comms_id=coll.comms_id if coll.comms_id.size == len(coll) else np.zeros(len(coll)),
     )
