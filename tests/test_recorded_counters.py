@@ -12,7 +12,8 @@ from typing import Any
 from builders import TraceBuilder
 from conftest import PluginClient
 from kinetoscope.trace_view import track_list
-from kinetoscope.trace_view.counters import build_counters, counter_series
+from kinetoscope.trace_view.counters import counter_series
+from kinetoscope.trace_view.recorded_counters import recorded_counters
 from kinetoscope.trace_view.workers import WorkerTrace
 
 SM = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
@@ -39,7 +40,7 @@ def _trace() -> TraceBuilder:
 
 def test_each_recorded_series_is_a_counter_with_its_unit(tmp_path: Path) -> None:
     model = _trace().model(tmp_path)
-    recorded = [c for c in build_counters(model) if c.id.startswith("recorded.")]
+    recorded = recorded_counters(model)
     assert [(c.label, c.unit, c.device, c.max_value) for c in recorded] == [
         (f"GPU 0 {SM}", "percent", 0, 80.0),
         (f"GPU 0 {DRAM}", "bytes", 0, 5000.0),

@@ -25,7 +25,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "tb_plugin"
 STRESS = """
 import sys, threading
 from kinetoscope.analysis.distributed.rank_summaries import rank_summary
-from kinetoscope.model.trace_model import decoders_for
+from kinetoscope.model.decoders import decoders_for
 from kinetoscope.ingest.schema import CoreArgs
 
 path, cache_dir = sys.argv[1], sys.argv[2]

@@ -30,11 +30,12 @@ def test_every_folder_endpoint_is_in_the_table_in_folder_order() -> None:
         assert [n for n in table if n in of_scope] == of_scope
 
 
-def test_span_status_marker_becomes_the_status_type() -> None:
+def test_span_status_marker_becomes_the_span_loading_type() -> None:
+    """A span view's 202 is the file's status, with `queued` while it waits for memory."""
     loading = [e.loading for e in endpoints.ENDPOINTS.values()]
     assert SPAN_STATUS not in loading
-    assert endpoints.ENDPOINTS["overview"].loading.__name__ == "StatusResponse"
-    assert endpoints.ENDPOINTS["diff"].loading.__name__ == "StatusResponse"
+    assert endpoints.ENDPOINTS["overview"].loading.__name__ == "SpanViewLoading"
+    assert endpoints.ENDPOINTS["diff"].loading.__name__ == "SpanViewLoading"
 
 
 def test_folders_come_in_declared_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -104,7 +104,7 @@ class _RankErrors(msgspec.Struct):
     errors: list[dict[str, Any]] = []
 
 
-_RANK_ERRORS = msgspec.json.Decoder(_RankErrors)  # built once (see model.decoders_for)
+_RANK_ERRORS = msgspec.json.Decoder(_RankErrors)  # built once (see model.decoders.decoders_for)
 
 
 def _say_rank_errors(run_name: str, views: dict[str, Any]) -> bool:

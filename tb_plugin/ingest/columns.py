@@ -13,11 +13,12 @@ import msgspec
 import numpy as np
 
 from ..model.categories import PHASE_CODES, Kind, Phase, kind_of, memory_names
-from ..model.trace_model import NO_PYTHON_ID, decoders_for
+from ..model.decoders import decoders_for
+from ..model.trace_model import NO_PYTHON_ID
 from .event_text import decode_whole_events
 from .schema import CoreArgs, Event, PythonIds
 from .text_blocks import DecodeReport
-from .values import lenient_int
+from .values import lenient_floats, lenient_ints
 
 _args_decoder, _one_args_decoder = decoders_for(CoreArgs)
 _EMPTY_ARGS = CoreArgs()
@@ -41,37 +42,6 @@ class Interner:
                     self.index[value] = len(self.values)
                     self.values.append(value)
             return np.fromiter(map(lookup, items), dtype=np.int32, count=len(items))
-
-
-def _floats(values: list[Any], default: float = np.nan) -> np.ndarray:
-    try:
-        out = np.array(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        out = np.array([_to_float(v, default) for v in values], dtype=np.float64)
-    # -0 and -0.0 read as 0.0 (IEEE: -0.0 + 0.0 is +0.0), as the compiled scanner does.
-    out += 0.0
-    return out
-
-
-def _to_float(v: Any, default: float) -> float:
-    if v is None:
-        return default
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return default
-
-
-def _ints(values: list[Any], default: int = -1) -> np.ndarray:
-    try:
-        return np.array(values, dtype=np.int64)
-    except (TypeError, ValueError, OverflowError):
-        return np.array([to_int(v, default) for v in values], dtype=np.int64)
-
-
-def to_int(v: Any, default: int) -> int:
-    number = lenient_int(v)
-    return default if number is None else number
 
 
 class Chunk(msgspec.Struct):
@@ -120,11 +90,11 @@ def build_chunk(events: list[Event]) -> Chunk:
     for key in INTERNED:
         cols[key] = interners[key].codes(list(map(attrgetter(key), events)))
     cols["kind"] = kinds(interners["cat"].values, interners["name"].values, cols)
-    cols["ts"] = _floats(list(map(attrgetter("ts"), events)))
-    dur = _floats(list(map(attrgetter("dur"), events)), 0.0)
+    cols["ts"] = lenient_floats(list(map(attrgetter("ts"), events)))
+    dur = lenient_floats(list(map(attrgetter("dur"), events)), 0.0)
     negative = int(np.count_nonzero(dur < 0))
     cols["dur"] = clean_durations(dur)
-    flow = _ints(list(map(attrgetter("id"), events)))
+    flow = lenient_ints(list(map(attrgetter("id"), events)))
     cols["flow_id"] = np.where(cols["kind"] == Kind.FLOW, flow, -1)
     raws, blob, warnings = _utf8_args(list(map(attrgetter("args"), events)))
     lengths = np.fromiter(map(len, raws), dtype=np.int64, count=n)
@@ -266,13 +236,15 @@ def _arg_columns(cols: dict[str, np.ndarray], args: Any) -> None:
     def values(name: str) -> list[Any]:
         return list(map(attrgetter(name), args))
 
-    external = _ints(values("external_id"))
-    cols["external_id"] = np.where(external >= 0, external, _ints(values("external_id_lower")))
-    cols["correlation"] = _ints(values("correlation"))
-    cols["device"] = _ints(values("device")).astype(np.int32)
-    cols["stream"] = _ints(values("stream"))
-    cols["blocks_per_sm"] = _floats(values("blocks_per_sm")).astype(np.float32)
-    cols["occupancy"] = _floats(values("occupancy")).astype(np.float32)
+    external = lenient_ints(values("external_id"))
+    cols["external_id"] = np.where(
+        external >= 0, external, lenient_ints(values("external_id_lower"))
+    )
+    cols["correlation"] = lenient_ints(values("correlation"))
+    cols["device"] = lenient_ints(values("device")).astype(np.int32)
+    cols["stream"] = lenient_ints(values("stream"))
+    cols["blocks_per_sm"] = lenient_floats(values("blocks_per_sm")).astype(np.float32)
+    cols["occupancy"] = lenient_floats(values("occupancy")).astype(np.float32)
     cols["has_stack"] = _has_text(values("call_stack"))
     # The compiled scanner's hash of the work args; this path leaves it unknown (-1) and
     # the roofline reads those rows' args instead.
@@ -339,12 +311,12 @@ def _memory_part(cols: dict[str, np.ndarray], all_args: Any) -> dict[str, np.nda
 
     return {
         "row": rows.astype(np.int64),
-        "bytes": _floats(values("nbytes"), 0.0),
-        "addr": _ints(values("addr")),
-        "device_type": _ints(values("device_type")).astype(np.int32),
-        "device_id": _ints(values("device_id")).astype(np.int32),
-        "total_allocated": _floats(values("total_allocated")),
-        "total_reserved": _floats(values("total_reserved")),
+        "bytes": lenient_floats(values("nbytes"), 0.0),
+        "addr": lenient_ints(values("addr")),
+        "device_type": lenient_ints(values("device_type")).astype(np.int32),
+        "device_id": lenient_ints(values("device_id")).astype(np.int32),
+        "total_allocated": lenient_floats(values("total_allocated")),
+        "total_reserved": lenient_floats(values("total_reserved")),
     }
 
 

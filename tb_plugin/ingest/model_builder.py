@@ -27,11 +27,11 @@ from .columns import (
     drop_empty_events,
     empty_events_warning,
     negative_duration_warning,
-    to_int,
 )
 from .decode import DecodeReport, TraceDecodeError
 from .limits import FREE_DISK, args_cap, load_memory_bytes
 from .text_blocks import too_large
+from .values import to_int
 
 
 class SpillDiskFull(OSError):

@@ -22,6 +22,7 @@ import msgspec
 import numpy as np
 
 from .categories import Kind, Phase, complete_mask, kind_mask
+from .decoders import decoders_for
 from .derived_tables import ASKED, KEY_LOCKS, held_nbytes, is_recording
 from .sparse_column import SparseColumn
 
@@ -382,22 +383,3 @@ def _complete_names(model: TraceModel) -> list[np.ndarray]:
         flat = np.unique(np.concatenate(found)) if found else np.empty(0, np.int64)
     kind_of = flat // names
     return [flat[kind_of == k] % names for k in range(kinds)]
-
-
-_decoders: dict[type, tuple[Any, Any]] = {}
-_decoders_lock = threading.Lock()
-
-
-def decoders_for(shape: type[T]) -> tuple[msgspec.json.Decoder[list[T]], msgspec.json.Decoder[T]]:
-    """JSON decoders of `list[shape]` and `shape`, built once per shape.
-
-    msgspec fills a Struct type's decoding info on first use, and two threads doing that
-    for the same type at once can crash the process (seen with msgspec 0.22): build under a
-    lock, then share.
-    """
-    with _decoders_lock:
-        pair = _decoders.get(shape)
-        if pair is None:
-            pair = (msgspec.json.Decoder(list[shape]), msgspec.json.Decoder(shape))  # type: ignore[valid-type]
-            _decoders[shape] = pair
-        return pair

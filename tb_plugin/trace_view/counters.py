@@ -80,10 +80,6 @@ def build_counters(model: TraceModel) -> list[Counter]:
             )
     out.extend(_memory_counters(model))
     out.extend(_queue_counters(model))
-    # The series the trace records itself (PM sampling): imported here, it imports Counter.
-    from .recorded_counters import recorded_counters
-
-    out.extend(recorded_counters(model))
     return out
 
 

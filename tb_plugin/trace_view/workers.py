@@ -23,6 +23,7 @@ from .counters import Counter, build_counters, pack_counters, unpack_counters
 from .index import TimelineIndex, index_of
 from .index_store import kept_on_disk
 from .params import TimelineNotFound
+from .recorded_counters import recorded_counters
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,8 @@ def counters_of(worker: WorkerTrace) -> list[Counter]:
     start would build them again: ~2 s of CPU at 4 GB)."""
 
     def kept(model: TraceModel) -> list[Counter]:
-        def build() -> list[Counter]:
-            return build_counters(model)
+        def build() -> list[Counter]:  # the computed ones, then those the trace records
+            return build_counters(model) + recorded_counters(model)
 
         return kept_on_disk(model, "timeline_counters", build, pack_counters, unpack_counters)
 

@@ -53,7 +53,7 @@ log = logging.getLogger(__name__)
 
 SUMMARY_VIEW = f"distributed-rank-v{VERSION}t{taxonomy_version()}"
 SUMMARY_DIR = ".distributed"  # under the cache root; "." keeps the model cache's pruning off it
-# Built at import, before threads share it: see model.decoders_for.
+# Built at import, before threads share it: see model.decoders.decoders_for.
 _SUMMARY_DECODER = msgspec.json.Decoder(RankSummary)
 _PACKING = PackFormat(RankSummary, "process_groups", ProcessGroup)
 

@@ -57,7 +57,7 @@ class PackFormat(Generic[S]):
     """How a tier's summaries (of type `kind`) are packed: `shared`, a list field whose
     items (of type `item`) many ranks' summaries hold alike, each kept once (a rank
     summary's process groups: every rank lists the world group). Built at import, before
-    threads share its decoder (see model.decoders_for)."""
+    threads share its decoder (see model.decoders.decoders_for)."""
 
     def __init__(self, kind: type[S], shared: str | None = None, item: Any = Any) -> None:
         self.shared = shared

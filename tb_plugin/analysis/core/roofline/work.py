@@ -19,7 +19,8 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from ....model.trace_model import TraceModel, decoders_for
+from ....model.decoders import decoders_for
+from ....model.trace_model import TraceModel
 from ..common import distinct, gpu_device_ids, name_flags
 from ..optree import OpTree, op_tree
 from ..tree_arrays import inherit_missing
