@@ -80,3 +80,39 @@ def test_comms_id_is_read_as_written(tmp_path: Path, text: bool) -> None:
                 event["args"]["Comms Id"] = str(event["args"]["Comms Id"])
     ids = extract(t.model(tmp_path)).comms_id
     assert ids.tolist() == [9_000_000_000_000_000_000 + 17 * (s // 2) + s % 2 for s in range(4)]
+
+
+def test_a_batched_p2p_kernel_without_record_param_comms_is_a_call(tmp_path: Path) -> None:
+    """PyTorch's batched P2P (`batch_isend_irecv`) writes no `record_param_comms`
+    (pytorch#194693): the kernel alone says it is a send/recv; its bytes and group are
+    unknown (-1, ""), not zero, and the two ranks' kernels are one call (by end time)."""
+    from kinetoscope.analysis.core.comms import extract
+
+    summaries = []
+    for rank in (0, 1):
+        t = TraceBuilder()
+        t.header["distributedInfo"] = {"backend": "nccl", "rank": rank, "world_size": 2}
+        for step in range(3):
+            start = step * STEP_US
+            t.step(step + 1, start, STEP_US - 10)
+            op = t.op("c10d::batch_isend_irecv", start + 200, 20)
+            late = LATE_US if rank == 1 else 0.0
+            name = "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"
+            t.launch(
+                start + 205,
+                3,
+                op,
+                gpu_ts=start + 300 + late,
+                gpu_dur=200 - late,
+                name=name,
+                stream=30,
+            )
+        model = t.model(tmp_path, f"rank{rank}.pt.trace.json")
+        found = extract(model)
+        assert found.kind == ["send_recv"] * 3 and found.pg == [""] * 3
+        assert found.nbytes.tolist() == [-1.0] * 3 and found.seq.tolist() == [-1] * 3
+        summaries.append(summarize_rank(model))
+    inst = instances(summaries)
+    match_instances(inst)
+    assert np.bincount(inst.match).tolist() == [2, 2, 2]
+    assert inst.wait.tolist() == [LATE_US] * 3 + [0.0] * 3
