@@ -67,6 +67,24 @@ CATEGORY_KINDS: dict[str, Kind] = {
     "fwdbwd": Kind.FLOW,
 }
 
+# Categories Kineto writes (libkineto `ActivityType.h`, 2026) that no view reads: drawn on
+# the Trace page, counted nowhere else, and named in health (`unread_categories`).
+KNOWN_UNREAD_CATEGORIES = frozenset(
+    {
+        "overhead",  # the profiler's own overhead spans
+        "cuda_event",  # CUDA event record / query activities (CUDA 13)
+        "cuda_profiler_range",
+        "collective_comm",
+        "cpu_instant_event",  # instants other than memory events
+        "external_correlation",
+        "mtia_insight",
+        "mtia_counters",
+        "hpu_op",
+        "xpu_scope_profiler",
+        "xpu_sync",
+    }
+)
+
 GPU_ACTIVITY_KINDS = (Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET)
 LAUNCH_KINDS = (Kind.RUNTIME, Kind.DRIVER)
 HOST_RANGE_KINDS = (Kind.CPU_OP, Kind.USER_ANNOTATION)

@@ -31,6 +31,7 @@ export const CHECK_LABEL: Record<string, string> = {
   stream_wait_record_not_before: 'Stream waits on a later or missing record',
   collective_without_metadata: 'Collectives without their metadata',
   shared_backward_sequence: 'Backward ops sharing a sequence number',
+  unread_categories: 'Events of a category no page reads',
 };
 
 export function checkLabel(id: string): string {

@@ -288,3 +288,13 @@ def negative_duration(model: TraceModel) -> Finding:
 def truncated_file(model: TraceModel) -> Finding:
     """The file was read only in part (cut short, or past a limit): 1, else 0."""
     return Finding(_NONE, count=1 if model.partial else 0)
+
+
+def unread_categories(model: TraceModel) -> Finding:
+    """Slices whose category no view reads (`Kind.OTHER`): a category Kineto writes that no
+    view reads (`KNOWN_UNREAD_CATEGORIES`), or one unknown to kinetoscope. Instants (drawn
+    as marks), metadata, flows and counters take their kind from their phase."""
+    ev = model.events
+    phases = (Phase.COMPLETE, Phase.BEGIN)
+    other = (ev["kind"] == Kind.OTHER) & np.isin(ev["ph"], np.array(phases, dtype=ev["ph"].dtype))
+    return Finding(np.flatnonzero(other))

@@ -219,6 +219,15 @@ _CHECKS: list[tuple[str, Severity, Effect, str, Callable[[TraceModel], Finding]]
         "(fwdbwd flows, drawn as written) may join the wrong ops.",
         torch_rules.backward_seq_id_uniqueness,
     ),
+    (
+        "unread_categories",
+        "info",
+        "kept",
+        "Events of a category no view reads: one Kineto writes for another purpose (its "
+        "profiler overhead, CUDA events, MTIA counters, ...) or one kinetoscope does not "
+        "know (a newer producer's). The Trace page draws them; no other page counts them.",
+        checks.unread_categories,
+    ),
 ]
 
 # The checks that count a rule of torch's trace validator, as it counts it.
