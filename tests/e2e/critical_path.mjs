@@ -107,6 +107,33 @@ describe('Critical path and what-if in TensorBoard', { timeout: 900_000 }, () =>
     const status = await frame().locator('[data-testid="trace-path-status"]').innerText();
     assert.match(status, /mean step/);
     assert.ok(timeline);
+    // Turned on, the path comes into view with its legend: its first segment named, the
+    // timeline on screen; ▶ steps to the next segment in time.
+    const legend = await frame()
+      .locator('[data-testid="trace-path-legend"] [data-kind]')
+      .evaluateAll((els) => els.map((el) => el.dataset.kind));
+    const kinds = new Set(route.segments.map((s) => s.kind));
+    assert.ok(legend.length > 0 && legend.every((k) => kinds.has(k)), String(legend));
+    const step = frame().locator('[data-testid="trace-path-step"]');
+    assert.match(await step.innerText(), /^1 of \d+: /);
+    const named = (await step.innerText()).replace(/^1 of \d+: /, '').replace(/ \([^)]*\)$/, '');
+    assert.ok(
+      route.segments.some((s) => s.name === named),
+      named,
+    );
+    const inView = await frame()
+      .locator('[data-path-marks]')
+      .first()
+      .evaluate((el) => {
+        const r = el.getBoundingClientRect();
+        return r.top < window.innerHeight && r.bottom > 0;
+      });
+    assert.ok(inView, 'the timeline is on screen');
+    await frame().locator('[data-testid="trace-path-next"]').click();
+    assert.match(await step.innerText(), /^2 of \d+: /);
+    assert.equal(await step.getAttribute('data-at'), '1');
+    await frame().locator('[data-testid="trace-path-prev"]').click();
+    assert.equal(await step.getAttribute('data-at'), '0');
     await both('trace-one-rank');
     // Both ranks on one axis: the run's path, which crosses to rank 1 at each all_reduce.
     const run = await h.routeJson(env, 'run_critical_path', { run: 'gloo', span: '1' });
@@ -177,8 +204,13 @@ describe('Critical path and what-if in TensorBoard', { timeout: 900_000 }, () =>
       .waitFor({ state: 'visible', timeout: WAIT_MS });
     const gantt = frame().locator('[data-testid="critical-gantt"][data-segments]');
     await gantt.waitFor({ state: 'attached', timeout: WAIT_MS });
-    assert.equal(await gantt.locator('.ks-path-gantt-row').count(), 2);
+    assert.equal(await gantt.locator('.ks-path-gantt-row[data-rank]').count(), 2);
     assert.ok(Number(await gantt.getAttribute('data-segments')) > 0);
+    // A time axis under the ranks: round times from the step's start.
+    const ticks = await gantt
+      .locator('[data-testid="path-gantt-axis"] .ks-path-gantt-tick')
+      .allInnerTexts();
+    assert.ok(ticks.length >= 3 && ticks[0] === '0 µs', String(ticks));
     // The gemm of rank 0 (600 µs) is on the path, rank 1's (200 µs) is not.
     const gemm = route.segments.filter((s) => s.name === 'gemm_big');
     assert.deepEqual([...new Set(gemm.map((s) => s.rank))], [0]);

@@ -114,3 +114,15 @@ export function factorLabel(factor: number): string {
     : times.toFixed(2).replace(/0+$/, '');
   return `${text}× ${factor < 1 ? 'faster' : 'slower'}`;
 }
+
+/** Time marks over a step of `stepUs`: 0 and multiples of a round interval (1, 2 or 5
+ *  times a power of ten) giving 3 to 6 of them, none past the step. */
+export function stepTicks(stepUs: number): number[] {
+  if (!(stepUs > 0)) return [0];
+  const raw = stepUs / 5;
+  const power = 10 ** Math.floor(Math.log10(raw));
+  const every = [1, 2, 5, 10].map((m) => m * power).find((w) => w >= raw) ?? 10 * power;
+  const ticks: number[] = [];
+  for (let t = 0; t <= stepUs * (1 + 1e-9); t += every) ticks.push(t);
+  return ticks;
+}

@@ -12,6 +12,7 @@ import {
   kindLegend,
   pathKindColor,
   PATH_KIND_LABEL,
+  stepTicks,
 } from '../../components/critical_path';
 import { h, replaceChildren } from '../../components/dom';
 import { formatDuration, formatPercent } from '../../components/format';
@@ -214,7 +215,23 @@ function gantt(one: CriticalPathView, view: DistributedResponse): HTMLElement[] 
     const start = s.start_us + (offset.get(s.rank) ?? 0) - step.start_us;
     return [(100 * start) / one.step_us, (100 * s.dur_us) / one.step_us];
   };
-  return rows.map((rank) => {
+  const axis = h(
+    'div',
+    { class: 'ks-path-gantt-row ks-path-gantt-axis', testid: 'path-gantt-axis' },
+    h('span', { class: 'ks-muted' }, 'in step'),
+    h(
+      'div',
+      { class: 'ks-path-gantt-ticks' },
+      stepTicks(one.step_us).map((t) =>
+        h(
+          'span',
+          { class: 'ks-path-gantt-tick', style: `left:${((100 * t) / one.step_us).toFixed(3)}%` },
+          formatDuration(t),
+        ),
+      ),
+    ),
+  );
+  const lanes = rows.map((rank) => {
     const lane = h('div', { class: 'ks-path-gantt-lane' });
     for (const s of one.segments) {
       if (s.rank !== rank || s.dur_us <= 0) continue;
@@ -235,4 +252,5 @@ function gantt(one: CriticalPathView, view: DistributedResponse): HTMLElement[] 
       lane,
     );
   });
+  return [...lanes, axis];
 }

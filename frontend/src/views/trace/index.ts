@@ -105,7 +105,7 @@ class TracePage implements TracePageHost {
     this.search = new TraceSearch(this, this.toolbar.searchInput, this.toolbar.searchCount);
     this.events = new EventPane(this);
     this.range = new RangePane(this);
-    this.path = new CriticalPathLayer(this, () => this.tracks, this.toolbar.pathStatus);
+    this.path = new CriticalPathLayer(this, () => this.tracks, this.toolbar);
     this.tlHost = h('div', { class: 'ks-trace-main' });
     this.element = h(
       'div',

@@ -1,24 +1,32 @@
 // The Trace page's "Critical path" toggle: the chain of work that set each step's length
 // drawn over the tracks (path_model, render_path), from `critical_path` for one worker or
 // `run_critical_path` when several are shown (the ranks joined at their collectives: the
-// path crosses from rank to rank), with its length by kind said beside the toggle.
+// path crosses from rank to rank), with its length by kind said beside the toggle, its
+// legend and ◀ ▶ to step along it (path_tools): turning it on brings its first segment
+// into view.
 
 import { describeError, isAbort } from '../../api/client';
 import type { CriticalPathView, PathSegment, TracksResponse } from '../../api/types';
 import { kindShares, PATH_KIND_LABEL } from '../../components/critical_path';
 import { formatDuration, formatPercent } from '../../components/format';
-import { pathMarks } from './path_model';
+import { pathMarks, type PathMark } from './path_model';
+import { PathTools } from './path_tools';
 import type { TracePageHost } from './page_types';
 
 export class CriticalPathLayer {
   private on = false;
   private controller: AbortController | null = null;
+  private readonly status: HTMLElement;
+  private readonly tools: PathTools;
 
   constructor(
     private readonly host: TracePageHost,
     private readonly tracks: () => TracksResponse | null,
-    private readonly status: HTMLElement,
-  ) {}
+    toolbar: { pathStatus: HTMLElement; pathTools: HTMLElement },
+  ) {
+    this.status = toolbar.pathStatus;
+    this.tools = new PathTools(toolbar.pathTools, (mark) => this.reveal(mark));
+  }
 
   toggle(on: boolean): void {
     this.on = on;
@@ -41,6 +49,7 @@ export class CriticalPathLayer {
     if (!this.on || !timeline || !tracks) {
       timeline?.setPath([]);
       this.status.textContent = '';
+      this.tools.clear();
       return;
     }
     const controller = new AbortController();
@@ -54,10 +63,19 @@ export class CriticalPathLayer {
       timeline.setPath(marks);
       this.status.textContent = summary(view);
       this.status.title = view.assumptions.join('\n');
+      this.tools.show(marks); // its first segment brought into view
     } catch (error) {
       if (isAbort(error) || signal.aborted) return;
       this.status.textContent = `Critical path: ${describeError(error)}`;
     }
+  }
+
+  /** A segment into view: the timeline on screen, its track scrolled to, its time zoomed. */
+  private reveal(mark: PathMark): void {
+    const timeline = this.host.timeline();
+    if (!timeline) return;
+    timeline.element.scrollIntoView({ block: 'nearest' });
+    timeline.zoomTo(mark.start, mark.dur, mark.trackId);
   }
 
   private async fetch(

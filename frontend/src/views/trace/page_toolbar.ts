@@ -27,6 +27,8 @@ export interface TraceToolbar {
   perfettoStatus: HTMLElement;
   /** What the critical path toggle shows (its length by kind). */
   pathStatus: HTMLElement;
+  /** The path's legend and its ◀ ▶ stepping, filled while the path is on. */
+  pathTools: HTMLElement;
 }
 
 const FLOWS_TITLE =
@@ -177,6 +179,7 @@ export function traceToolbar(downloadUrl: string, actions: ToolbarActions): Trac
     testid: 'trace-path-status',
     role: 'status',
   });
+  const pathTools = h('span', { class: 'ks-trace-path-tools', testid: 'trace-path-tools' });
   const element = h(
     'div',
     { class: 'ks-trace-toolbar' },
@@ -184,10 +187,11 @@ export function traceToolbar(downloadUrl: string, actions: ToolbarActions): Trac
     searchForm(searchInput, searchCount, actions),
     viewTools(actions),
     pathStatus,
+    pathTools,
     h('div', { class: 'ks-trace-spacer' }),
     handOffTools(downloadUrl, perfettoStatus, actions),
   );
-  return { element, searchInput, searchCount, workerBox, perfettoStatus, pathStatus };
+  return { element, searchInput, searchCount, workerBox, perfettoStatus, pathStatus, pathTools };
 }
 
 /** "/" focuses the search box while `shown()`, unless one is typing; returns the unbinding. */

@@ -180,8 +180,10 @@ export class Timeline {
     this.opts.onSelect(event);
   }
 
-  /** Zooms to an event: [start, start + dur] fills most of the width. */
-  zoomTo(start: number, dur: number): void {
+  /** Zooms to an event: [start, start + dur] fills most of the width; its track (a
+   *  critical-path mark's) scrolled into view when given. */
+  zoomTo(start: number, dur: number, trackId?: string): void {
+    if (trackId !== undefined) this.labels.reveal(trackId, 0);
     this.setViewport(fitRange(start, start + Math.max(dur, 1), this.bounds, 0.2));
   }
 
