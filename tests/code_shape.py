@@ -2,7 +2,11 @@
 
 ruff has no rule for a module's length and counts a function's statements rather than its
 lines, so this small check stands in for both (STYLE: modules <= ~400 lines, functions
-<= ~60). Exceptions live in `code_shape_baseline.json`, each with its size and a reason.
+<= ~60). A module is measured in lines of code: blank lines, comments and docstrings are
+free, so a module near its limit never loses the comments that say why, nor folds its
+code to fit (MODULE_LIMIT: 330 lines of code, about 400 lines with the ~20 % of comments
+and docstrings the package holds). A function is measured in lines, decorators included.
+Exceptions live in `code_shape_baseline.json`, each with its size and a reason.
 The check fails when something new is over a limit, when a listed item grew, and when a
 listed item is back under its limit (remove it: the baseline only shrinks).
 
@@ -13,16 +17,18 @@ current sizes, keeping reasons (use it only to shrink).
 from __future__ import annotations
 
 import ast
+import io
 import json
 import subprocess
 import sys
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE = Path(__file__).with_name("code_shape_baseline.json")
 SOURCES = ("tb_plugin", "handlers", "bench")
-MODULE_LIMIT = 400
+MODULE_LIMIT = 330  # lines of code (`code_lines`)
 FUNCTION_LIMIT = 60
 
 
@@ -62,13 +68,34 @@ def _function_sizes(rel: str, tree: ast.AST) -> list[Size]:
     return sizes
 
 
+def code_lines(text: str, tree: ast.AST) -> int:
+    """Lines holding code: not blank, not only a comment, not part of a docstring."""
+    docs: set[int] = set()
+    kinds = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    for node in ast.walk(tree):
+        first = node.body[0] if isinstance(node, kinds) and node.body else None
+        if isinstance(first, ast.Expr) and _is_text(first.value):
+            docs.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+    skipped = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
+    lines: set[int] = set()
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type not in skipped and token.type != tokenize.ENDMARKER:
+            lines.update(range(token.start[0], token.end[0] + 1))
+    return len(lines - docs)
+
+
+def _is_text(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
 def current_sizes() -> dict[str, Size]:
     sizes: dict[str, Size] = {}
     for path in python_files():
         rel = path.relative_to(ROOT).as_posix()
         text = path.read_text("utf-8")
-        sizes[rel] = Size(rel, len(text.splitlines()), MODULE_LIMIT)
-        for size in _function_sizes(rel, ast.parse(text)):
+        tree = ast.parse(text)
+        sizes[rel] = Size(rel, code_lines(text, tree), MODULE_LIMIT)
+        for size in _function_sizes(rel, tree):
             sizes[size.key] = size
     return sizes
 
