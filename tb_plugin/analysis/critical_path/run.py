@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from ...ingest.discovery import chosen_spans
 from ...ingest.naming import name_rank
@@ -25,7 +25,14 @@ from .joint import JoinPart, Joint, join
 from .parts import part_of
 from .reduce import PathSummary
 from .summaries import ReducedPart, summarize, tier
-from .types import RunCriticalPathView, RunTopGainsView, RunWhatIfView
+from .types import (
+    CriticalPathParams,
+    RunCriticalPathView,
+    RunTopGainsView,
+    RunWhatIfView,
+    TopGainsParams,
+    WhatIfParams,
+)
 from .view import critical_path_of, top_gains_of, whatif_of
 
 FULL_GRAPH_RANKS = 16
@@ -101,9 +108,10 @@ def _model(path: str, context: RunContext) -> Any:
 
 def run_critical_path(context: RunContext) -> RunCriticalPathView:
     """The critical path of a run's job: each step's chain across ranks (collectives
-    matched as the Distributed view matches them)."""
+    matched as the Distributed view matches them). A run view's `context.params` is its
+    query decoded by the endpoint's request type, so the casts below say what it is."""
     joint, errors, _ = run_joint(context)
-    view = critical_path_of(joint, "run", context.params)
+    view = critical_path_of(joint, "run", cast(CriticalPathParams, context.params))
     return {**view, "errors": errors}  # type: ignore[typeddict-item]
 
 
@@ -112,7 +120,7 @@ def run_whatif(context: RunContext) -> RunWhatIfView:
     and the new critical path."""
     joint, errors, reduced = run_joint(context)
     changed = run_joint(context, context.params)[0] if reduced else None
-    view = whatif_of(joint, "run", context.params, changed)
+    view = whatif_of(joint, "run", cast(WhatIfParams, context.params), changed)
     return {**view, "errors": errors}  # type: ignore[typeddict-item]
 
 
@@ -125,5 +133,5 @@ def run_top_gains(context: RunContext) -> RunTopGainsView:
             f"{FULL_GRAPH_RANKS} workers; ask run_whatif for one change"
         )
     joint, errors, _ = run_joint(context)
-    view = top_gains_of(joint, "run", context.params)
+    view = top_gains_of(joint, "run", cast(TopGainsParams, context.params))
     return {**view, "errors": errors}  # type: ignore[typeddict-item]

@@ -17,6 +17,7 @@ from .outcome import Outcome, median_step
 from .path import Segment
 from .segments import Segments, concat
 from .types import (
+    CriticalPathParams,
     CriticalPathView,
     Gain,
     PathName,
@@ -24,7 +25,9 @@ from .types import (
     PathSegment,
     StepPath,
     StepPrediction,
+    TopGainsParams,
     TopGainsView,
+    WhatIfParams,
     WhatIfView,
 )
 
@@ -47,7 +50,7 @@ def baseline(joint: Joint) -> Outcome:
     return found
 
 
-def critical_path_of(joint: Joint, scope: Scope, params: Mapping[str, Any]) -> CriticalPathView:
+def critical_path_of(joint: Joint, scope: Scope, params: CriticalPathParams) -> CriticalPathView:
     outcome = baseline(joint)
     steps = outcome.steps
     paths = [outcome.path(i) for i in range(len(steps))]
@@ -153,7 +156,7 @@ def _totals(joint: Joint, segments: Segments) -> dict[str, Any]:
 
 
 def whatif_of(
-    joint: Joint, scope: Scope, params: Mapping[str, Any], changed_joint: Joint | None = None
+    joint: Joint, scope: Scope, params: WhatIfParams, changed_joint: Joint | None = None
 ) -> WhatIfView:
     """`changed_joint`: the ranks' summaries under the change (a large run), whose
     evaluation is the prediction; else the change re-times `joint` itself. The saving is
@@ -242,7 +245,7 @@ def _predictions(base: Any, predicted: Any) -> list[StepPrediction]:
     ]
 
 
-def top_gains_of(joint: Joint, scope: Scope, params: Mapping[str, Any]) -> TopGainsView:
+def top_gains_of(joint: Joint, scope: Scope, params: TopGainsParams) -> TopGainsView:
     factor = check_factor(params.get("factor", 0.5))
     outcome = baseline(joint)
     steps = outcome.steps

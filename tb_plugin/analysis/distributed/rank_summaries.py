@@ -38,6 +38,7 @@ from ..core.taxonomy import taxonomy_version
 from .rank_job import Collected, Outcome, RankFailed, Tier
 from .summary import ProcessGroup
 from .summary_pack import PackFormat, SummaryPack
+from .types import DistributedResponse, RankError
 from .view import (
     VERSION,
     RankInput,
@@ -293,7 +294,7 @@ def _submit_batches(
     return futures
 
 
-def analyze_run(context: RunContext) -> dict[str, Any]:
+def analyze_run(context: RunContext) -> DistributedResponse:
     """The `distributed` view of a run (what the route and the CLI return)."""
     run, span = context.run, context.span
     picks = chosen_spans(run, span)
@@ -303,13 +304,24 @@ def analyze_run(context: RunContext) -> dict[str, Any]:
         paths, context.cache_dir, context.executor, context.progress, context.store, listed
     )
     inputs = []
-    failed = []
+    failed: list[RankError] = []
     for (worker, chosen), summary, error in zip(picks, results, errors):
         if summary is None:
-            failed.append({"worker": worker.name, "span": chosen.name, **(error or {})})
+            failed.append(_rank_error(worker.name, chosen.name, error))
             continue
         stated = name_rank(worker.name, chosen.file)
         inputs.append(RankInput(worker.name, chosen.name, chosen.file, summary, stated))
     with collector_paused():  # thousands of plain dicts made, none in a cycle
         view = analyze(inputs)
     return {"run": run.name, "span": span or "1", "state": "ready", **view, "errors": failed}
+
+
+def _rank_error(worker: str, span: str, error: dict[str, Any] | None) -> RankError:
+    """A rank whose file could not be summarized, with the file's error (`describe_error`)."""
+    out = RankError(worker=worker, span=span)
+    if error:
+        out["kind"] = str(error.get("kind", "internal"))
+        out["message"] = str(error.get("message", ""))
+        out["file"] = error.get("file")
+        out["offset"] = error.get("offset")
+    return out

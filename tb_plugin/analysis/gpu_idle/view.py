@@ -25,6 +25,7 @@ from ..core.launch_delay import (
     delay_sample,
 )
 from ..core.launches import GpuWork, gpu_work, sync_intervals, to_ns, to_us
+from ..core.requests import NoParams
 from ..core.steps import find_steps
 from .idle import (
     CAUSES,
@@ -173,7 +174,7 @@ def gpu_idle(model: TraceModel) -> GpuIdleView:
     }
 
 
-def gpu_idle_view(model: TraceModel, params: object) -> GpuIdleView:
+def gpu_idle_view(model: TraceModel, params: NoParams) -> GpuIdleView:
     """The route's compute function (no parameters)."""
     return gpu_idle(model)
 

@@ -18,6 +18,7 @@ from typing import Literal, TypedDict
 import numpy as np
 
 from ....model.trace_model import TraceModel
+from ..requests import NoParams
 from ..trusted_rows import row_flags
 from . import checks, producer_bugs, torch_rules
 from .checks import Finding
@@ -350,7 +351,7 @@ def _first_rows(model: TraceModel, rows: np.ndarray) -> np.ndarray:
     return rows[ts <= cutoff]
 
 
-def health_view(model: TraceModel, params: object) -> HealthView:
+def health_view(model: TraceModel, params: NoParams) -> HealthView:
     return health_of(model)
 
 
