@@ -326,3 +326,27 @@ def test_a_ddp_rank_against_itself_compares_its_collectives() -> None:
     view = diff(rank, rank)
     assert {c["name"] for c in view["communication"]} == {"all_reduce", "broadcast"}
     assert all(c["calls"]["delta"] == 0 and c["calls"]["base"] for c in view["communication"])
+
+
+def test_gpus_of_two_ranks_are_compared_in_order(tmp_path: Path) -> None:
+    """Two serving ranks' traces (GPU 0 against GPU 6): one row comparing them, said in a
+    note, not two half-empty rows."""
+    from builders import TraceBuilder
+    from kinetoscope.analysis.diff.view import diff
+
+    def one(device: int, gpu_dur: float) -> TraceBuilder:
+        t = TraceBuilder()
+        t.step(1, 0.0, 1000)
+        op = t.op("aten::mm", 10.0, 100)
+        t.launch(20.0, 5, op, gpu_ts=30.0, gpu_dur=gpu_dur, name="gemm", device=device)
+        return t
+
+    base = one(0, 400).model(tmp_path, "base.pt.trace.json")
+    target = one(6, 200).model(tmp_path, "target.pt.trace.json")
+    view = diff(base, target)
+    (row,) = view["gpu"]
+    assert row["short_label"] == "GPU 0 / GPU 6"
+    assert (
+        row["utilization_pct"]["base"] is not None and row["utilization_pct"]["target"] is not None
+    )
+    assert "compared in order (GPU 0 with GPU 6)" in " ".join(view["notes"])

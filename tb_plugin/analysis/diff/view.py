@@ -4,9 +4,10 @@ rank), so every number is the one those pages show for each side.
 
 - Steps and breakdown: the Overview's step count, average step and average time per part
   per step; `share_pct` is the part's share of the average step.
-- GPU: the Overview's device summaries matched by device id, only when both sides ran on a
-  GPU (a CPU-only side has no GPU numbers, not zeros); `devices_differ` and a note say
-  when the device names differ.
+- GPU: the Overview's device summaries matched by device id (where the ids differ and the
+  sides have as many GPUs, two ranks' traces, in id order, with a note), only when both
+  sides ran on a GPU (a CPU-only side has no GPU numbers, not zeros); `devices_differ` and
+  a note say when the device names differ.
 - Memory: the Memory view's peaks per device key (allocated and reserved).
 - Communication: per collective type, the distributed view's statistics of the trace as a
   single rank: bandwidth is over the collective's whole time, as one file cannot separate
@@ -123,7 +124,7 @@ def diff(base_model: TraceModel, target_model: TraceModel, group_by: str = "name
         "base": base_summary,
         "target": target_summary,
         "devices_differ": devices_differ,
-        "notes": _notes(base, target, devices_differ) + serving_notes,
+        "notes": _notes(base, target, devices_differ) + _paired_note(base, target) + serving_notes,
         "steps": _steps(base.overview, target.overview),
         "breakdown": _breakdown(base.overview, target.overview),
         "gpu": _gpu(base.overview, target.overview) if base.has_gpu and target.has_gpu else [],
@@ -144,6 +145,16 @@ def diff(base_model: TraceModel, target_model: TraceModel, group_by: str = "name
         "modules": module_ratios(base_model, target_model),
         "serving": serving,
     }
+
+
+def _paired_note(base: _Side, target: _Side) -> list[str]:
+    if not (base.has_gpu and target.has_gpu):
+        return []
+    pairs = [(b, t) for b, t in gpu_pairs(base.overview, target.overview) if b != t]
+    if not pairs or any(b is None or t is None for b, t in pairs):
+        return []
+    said = ", ".join(f"GPU {b} with GPU {t}" for b, t in pairs)
+    return [f"the sides ran on different GPU ids: compared in order ({said})"]
 
 
 def _notes(base: _Side, target: _Side, devices_differ: bool) -> list[str]:
@@ -198,12 +209,27 @@ def _breakdown(base: OverviewView, target: OverviewView) -> list[BreakdownDiff]:
     ]
 
 
+def gpu_pairs(base: OverviewView, target: OverviewView) -> list[tuple[int | None, int | None]]:
+    """Device ids paired across the sides: the same id; but where the ids differ and the
+    sides have as many GPUs (two ranks' traces: GPU 0 against GPU 6), in id order."""
+    b_ids = sorted(d["id"] for d in base["devices"])
+    t_ids = sorted(d["id"] for d in target["devices"])
+    if b_ids != t_ids and len(b_ids) == len(t_ids):
+        return list(zip(b_ids, t_ids))
+    return [
+        (i if i in b_ids else None, i if i in t_ids else None) for i in sorted({*b_ids, *t_ids})
+    ]
+
+
 def _gpu(base: OverviewView, target: OverviewView) -> list[GpuDiff]:
     base_devices = {d["id"]: d for d in base["devices"]}
     target_devices = {d["id"]: d for d in target["devices"]}
     out: list[GpuDiff] = []
-    for device_id in sorted({*base_devices, *target_devices}):
-        b, t = base_devices.get(device_id), target_devices.get(device_id)
+    for base_id, target_id in gpu_pairs(base, target):
+        b = base_devices.get(base_id) if base_id is not None else None
+        t = target_devices.get(target_id) if target_id is not None else None
+        device_id = base_id if base_id is not None else target_id
+        assert device_id is not None
         short = list(dict.fromkeys(d["short_label"] for d in (b, t) if d))
         row: dict[str, Any] = {
             "id": device_id,
