@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ..ingest.discovery import Run, chosen_spans
+from ..ingest.discovery import Run
 from ..ingest.limits import env_number
 from ..model.errors import TooLarge, ViewParamError
 from ..model.trace_model import TraceModel, columns_nbytes
@@ -313,19 +313,16 @@ class Dispatch:
         """Run-level: every rank of the run as one job of the session's run jobs."""
         compute = self.endpoint.of_context
         name = self.endpoint.name
-        files = [(s.path, s.size) for _, s in chosen_spans(run, span)]
-        need = self.endpoint.run_need(files)
-        job = self.session.jobs.job(name, compute, run, span, self.progress, params, need)
+        need_of = self.endpoint.run_need
+        job = self.session.jobs.job(name, compute, run, span, self.progress, params, need_of)
         return self._job_answer(job, job.progress())
 
     def _logdir_job(self, runs: tuple[Run, ...], params: dict[str, Any]) -> Result:
         """Logdir-level (the trend): every run's traces as one job."""
         compute = self.endpoint.of_context
-        span = params.get("span") or None
-        files = [(s.path, s.size) for run in runs for _, s in chosen_spans(run, span)]
-        need = self.endpoint.run_need(files)
+        need_of = self.endpoint.run_need
         jobs = self.session.jobs
-        job = jobs.logdir_job(self.endpoint.name, compute, runs, params, self.progress, need)
+        job = jobs.logdir_job(self.endpoint.name, compute, runs, params, self.progress, need_of)
         body = {"state": LOADING, "files_done": job.ranks_done, "files_total": job.ranks_total}
         return self._job_answer(job, body)
 

@@ -81,7 +81,8 @@ def snapshot_work_per_byte() -> float:
     return env_number("KINETOSCOPE_SNAPSHOT_WORK_PER_BYTE", 2)
 
 
-def _machine_memory_mb() -> float:
+def machine_memory_mb() -> float:
+    """The machine's RAM in MiB (16 GiB where the platform does not say)."""
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / (1 << 20)
     except (OSError, ValueError, AttributeError):  # not POSIX
@@ -93,7 +94,7 @@ def load_memory_bytes() -> int:
     with a `too_large` error (KINETOSCOPE_LOAD_MEMORY_MB, default a quarter of the
     machine's RAM: two loads run at once, and the models and views they make need room
     too)."""
-    return int(env_number("KINETOSCOPE_LOAD_MEMORY_MB", _machine_memory_mb() / 4) * (1 << 20))
+    return int(env_number("KINETOSCOPE_LOAD_MEMORY_MB", machine_memory_mb() / 4) * (1 << 20))
 
 
 def max_open_slices() -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -28,6 +29,8 @@ log = logging.getLogger(__name__)
 
 LOADING, READY, FAILED = "loading", "ready", "failed"
 RUN_JOB_THREADS = 4  # run and logdir jobs at once; more wait their turn (202)
+# A job's memory in bytes from its trace files (path, size): the endpoint's `run_need`.
+NeedOf = Callable[[list[tuple[str, int]]], int]
 
 
 class RunJobState(msgspec.Struct):
@@ -75,11 +78,11 @@ class RunJobs:
         span: str | None,
         progress: Progress | None = None,
         params: dict[str, Any] | None = None,
-        need: int = 0,
+        need_of: NeedOf | None = None,
     ) -> RunJobState:
         """The state of view `name`'s job on `run` (with the decoded query `params`);
         starts the job (`compute`) if none ran for these files and parameters (`progress`,
-        when given, is told of its files too)."""
+        when given, is told of its files too; `need_of`, its memory from its trace files)."""
         picks = chosen_spans(run, span)
         files = tuple((s.path, s.size, s.mtime_ns) for _, s in picks)
         files += tuple((s.path, s.size, s.mtime_ns) for s in run.snapshots)
@@ -88,6 +91,7 @@ class RunJobs:
         key = (name, run.name, span or "1", tuple(sorted(asked.items())), files)
         fresh = RunJobState(run=run.name, span=span or "1", ranks_total=len(picks))
         context = RunContext((run,), span, asked, progress=progress)
+        need = need_of([(s.path, s.size) for _, s in picks]) if need_of else 0
         return self._start(key, fresh, name, compute, context, need)
 
     def logdir_job(
@@ -97,7 +101,7 @@ class RunJobs:
         runs: tuple[Run, ...],
         params: dict[str, Any],
         progress: Progress | None = None,
-        need: int = 0,
+        need_of: NeedOf | None = None,
     ) -> RunJobState:
         """The same for a logdir-level view (the trend): `compute(context)` of `runs` over
         every run's span `params["span"]`; `ranks_*` count trace files."""
@@ -107,6 +111,7 @@ class RunJobs:
         key = (name, ".", tuple(sorted(params.items())), files)
         fresh = RunJobState(run=".", span=span or "1", ranks_total=len(picks))
         asked = RunContext(runs, span, params, progress=progress)
+        need = need_of([(s.path, s.size) for s in picks]) if need_of else 0
         return self._start(key, fresh, name, compute, asked, need)
 
     def _start(
@@ -146,16 +151,17 @@ class RunJobs:
         def waiting(queue: ViewQueue) -> None:
             job.queued = queue
 
-        of = "the logdir" if job.run == "." else f"run {job.run!r}"  # "." a logdir job
         try:
-            with self.store.view_budget.waited(key, need, f"the {name} view of {of}", waiting):
+            with self.store.view_budget.waited(
+                key, need, f"the {name} view of {_of(job)}", waiting
+            ):
                 job.queued = None
                 self._run(job, name, compute, asked)
         except ViewTooLarge as refused:
             self._failed(job, name, refused)
 
     def _failed(self, job: RunJobState, name: str, exc: Exception) -> None:
-        of = "the logdir" if job.run == "." else f"run {job.run!r}"
+        of = _of(job)
         log.warning("kinetoscope: %s view of %s failed: %r", name, of, exc)
         job.failure = f"{name} view of {of} failed: {exception_text(exc)}"
         job.error = exc
@@ -181,3 +187,8 @@ class RunJobs:
             self._failed(job, name, exc)
         finally:
             job.done.set()
+
+
+def _of(job: RunJobState) -> str:
+    """What the job is of, for messages: "." is a logdir job's run."""
+    return "the logdir" if job.run == "." else f"run {job.run!r}"

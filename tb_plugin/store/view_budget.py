@@ -16,7 +16,6 @@ never holds the line.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections import OrderedDict
@@ -24,7 +23,7 @@ from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from typing import TypedDict
 
-from ..ingest.limits import env_number
+from ..ingest.limits import env_number, machine_memory_mb
 from ..model.errors import TooLarge
 
 STALE_S = 30.0  # a waiter not asking again for this long has left the line
@@ -61,15 +60,8 @@ class Queued(Exception):
         self.event = event
 
 
-def _machine_memory() -> int:
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (OSError, ValueError):  # not every platform answers: a modest machine's
-        return 8 << 30
-
-
 def view_budget_bytes() -> int:
-    return int(env_number("KINETOSCOPE_VIEW_MEMORY_MB", _machine_memory() / 2 / MB) * MB)
+    return int(env_number("KINETOSCOPE_VIEW_MEMORY_MB", machine_memory_mb() / 2) * MB)
 
 
 class ViewBudget:
@@ -78,7 +70,7 @@ class ViewBudget:
     def __init__(self, total: int | None = None) -> None:
         self.total = view_budget_bytes() if total is None else total
         self.running = 0
-        self.peak = 0  # the most ever admitted at once (the bench's load test reads it)
+        self.peak = 0  # the most ever admitted at once
         self._waiting: OrderedDict[Hashable, tuple[int, float]] = OrderedDict()
         self._lock = threading.Lock()
         self._freed = threading.Event()
@@ -129,10 +121,7 @@ class ViewBudget:
         now = time.monotonic()
         with self._lock:
             self._forget_stale(now)
-            known = self._waiting.get(key)
-            self._waiting[key] = (cost, now)
-            if known is None:
-                self._waiting.move_to_end(key)
+            self._waiting[key] = (cost, now)  # a new key joins at the end, a known one stays
             ahead = 0
             place = 1
             for waiting, (their_cost, _) in self._waiting.items():

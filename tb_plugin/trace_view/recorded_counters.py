@@ -35,8 +35,7 @@ def recorded_counters(model: TraceModel) -> list[Counter]:
     times = ev["ts"][rows].astype(np.float64)
     pids, names = ev["pid"][rows].tolist(), ev["name"][rows].tolist()
     samples: dict[tuple[int, int, str], tuple[list[float], list[float]]] = {}
-    at = 0
-    for args in model.iter_args(rows, dict[str, Any]):
+    for at, args in enumerate(model.iter_args(rows, dict[str, Any])):
         for key, value in args.items():
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 continue
@@ -48,7 +47,6 @@ def recorded_counters(model: TraceModel) -> list[Counter]:
             ts, vs = samples.setdefault(series, ([], []))
             ts.append(float(times[at]))
             vs.append(float(value))
-        at += 1
     return [_counter(model, i, key, ts, vs) for i, (key, (ts, vs)) in enumerate(samples.items())]
 
 

@@ -10,7 +10,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 
-from .reasons import recompile_reason
+from .reasons import RecompileReason, recompile_reason
 from .steps import duration_text
 from .types import (
     Compile,
@@ -96,7 +96,7 @@ def _recompile_group(
         out.append(_advice("mark_dynamic", text, ids, ranks, file, line))
     elif kind in ("value", "id", "type", "length"):
         src = first["source"]
-        said = _value_guard_text(name, times, rows, src)
+        said = _value_guard_text(name, times, rows, src, parsed)
         file, line = (src["file"], src["line"]) if src else (file, line)
         if said is not None:
             out.append(_advice("value_guard", said, ids, ranks, file, line))
@@ -112,13 +112,15 @@ def _recompile_group(
 
 
 def _value_guard_text(
-    name: str, times: str, rows: list[Recompile], src: SourceLine | None
+    name: str,
+    times: str,
+    rows: list[Recompile],
+    src: SourceLine | None,
+    parsed: RecompileReason | None,
 ) -> str | None:
-    """What a guard on a Python value says to do; None for an int argument that
-    recompiled once: torch then made it a dynamic int (automatic dynamic shapes), so later
-    values reuse that graph and there is nothing to change."""
-    first = rows[0]
-    parsed = recompile_reason(first["reasons"][0]) if first["reasons"] else None
+    """What a guard on a Python value says to do (`parsed`: the first row's reason); None
+    for an int argument that recompiled once: torch then made it a dynamic int (automatic
+    dynamic shapes), so later values reuse that graph and there is nothing to change."""
     guards = list(dict.fromkeys(r["guard"] or r["kind"] for r in rows))
     said = f"`{guards[0]}`" + (f" and {len(guards) - 1} more" if len(guards) > 1 else "")
     at = f", from {_where(src['file'], src['line'])}" if src else ""

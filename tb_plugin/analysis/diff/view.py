@@ -119,15 +119,17 @@ def diff(base_model: TraceModel, target_model: TraceModel, group_by: str = "name
         and target_summary["devices"]
         and base_summary["devices"] != target_summary["devices"]
     )
+    both_gpu = base.has_gpu and target.has_gpu
+    pairs = gpu_pairs(base.overview, target.overview) if both_gpu else []
     return {
         "group_by": group_by,
         "base": base_summary,
         "target": target_summary,
         "devices_differ": devices_differ,
-        "notes": _notes(base, target, devices_differ) + _paired_note(base, target) + serving_notes,
+        "notes": _notes(base, target, devices_differ) + _paired_note(pairs) + serving_notes,
         "steps": _steps(base.overview, target.overview),
         "breakdown": _breakdown(base.overview, target.overview),
-        "gpu": _gpu(base.overview, target.overview) if base.has_gpu and target.has_gpu else [],
+        "gpu": _gpu(base.overview, target.overview, pairs),
         "memory": _memory(base, target),
         "communication": _communication(base.collectives, target.collectives),
         "operator_metric": metric,
@@ -147,13 +149,12 @@ def diff(base_model: TraceModel, target_model: TraceModel, group_by: str = "name
     }
 
 
-def _paired_note(base: _Side, target: _Side) -> list[str]:
-    if not (base.has_gpu and target.has_gpu):
+def _paired_note(pairs: list[tuple[int | None, int | None]]) -> list[str]:
+    """Said when the GPUs were paired in order (`gpu_pairs`), not by id."""
+    crossed = [(b, t) for b, t in pairs if b != t]
+    if not crossed or any(b is None or t is None for b, t in crossed):
         return []
-    pairs = [(b, t) for b, t in gpu_pairs(base.overview, target.overview) if b != t]
-    if not pairs or any(b is None or t is None for b, t in pairs):
-        return []
-    said = ", ".join(f"GPU {b} with GPU {t}" for b, t in pairs)
+    said = ", ".join(f"GPU {b} with GPU {t}" for b, t in crossed)
     return [f"the sides ran on different GPU ids: compared in order ({said})"]
 
 
@@ -221,11 +222,13 @@ def gpu_pairs(base: OverviewView, target: OverviewView) -> list[tuple[int | None
     ]
 
 
-def _gpu(base: OverviewView, target: OverviewView) -> list[GpuDiff]:
+def _gpu(
+    base: OverviewView, target: OverviewView, pairs: list[tuple[int | None, int | None]]
+) -> list[GpuDiff]:
     base_devices = {d["id"]: d for d in base["devices"]}
     target_devices = {d["id"]: d for d in target["devices"]}
     out: list[GpuDiff] = []
-    for base_id, target_id in gpu_pairs(base, target):
+    for base_id, target_id in pairs:
         b = base_devices.get(base_id) if base_id is not None else None
         t = target_devices.get(target_id) if target_id is not None else None
         device_id = base_id if base_id is not None else target_id

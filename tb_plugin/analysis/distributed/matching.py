@@ -141,6 +141,8 @@ def _calls(key: np.ndarray, comms_id: np.ndarray) -> np.ndarray:
     of the call: right across communicator splits that reuse a group's name, and for
     point-to-point calls, whose sequence numbers count per peer), else by `key`."""
     named = comms_id > 0
+    if not named.any():  # traces before PyTorch 2.12: one key, the one-column unique
+        return np.asarray(np.unique(key, return_inverse=True)[1]).ravel()
     space = named.astype(np.int64)
     ident = np.where(named, comms_id.view(np.int64), key)
     _, match = np.unique(np.stack([space, ident], axis=1), axis=0, return_inverse=True)

@@ -368,5 +368,5 @@ def collective_table(coll: comms.Collectives, steps: Steps) -> CollectiveTable:
         step_number=numbers[step_of],  # -1 indexes the appended -1
         dst=coll.dst,
         src=coll.src,
-        comms_id=coll.comms_id if coll.comms_id.size == len(coll) else np.zeros(len(coll)),
+        comms_id=coll.comms_id,
     )
