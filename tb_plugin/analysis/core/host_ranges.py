@@ -144,14 +144,17 @@ class HostRanges:
 
     def _thread_bounds(self, thread: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per query, [lo, hi) of its thread's ranges (empty for a thread with none)."""
-        lo = np.zeros(thread.size, dtype=np.int64)
-        hi = np.zeros(thread.size, dtype=np.int64)
         if self.threads.size == 0:
-            return lo, hi
+            return np.zeros(thread.size, dtype=np.int64), np.zeros(thread.size, dtype=np.int64)
         k = np.minimum(np.searchsorted(self.threads, thread), self.threads.size - 1)
-        known = self.threads[k] == thread
-        lo[known] = self.thread_lo[k[known]]
-        hi[known] = self.thread_hi[k[known]]
+        # Gathered for all, then the few unknown threads cleared: masks over millions of
+        # pieces' queries were most of a 1 GB trace's lookup.
+        lo = self.thread_lo[k].astype(np.int64, copy=False)
+        hi = self.thread_hi[k].astype(np.int64, copy=False)
+        unknown = self.threads[k] != thread
+        if unknown.any():
+            lo[unknown] = 0
+            hi[unknown] = 0
         return lo, hi
 
     def _start_bound(

@@ -135,7 +135,7 @@ def _piece_labels(model: TraceModel, rg: RankGraph) -> tuple[np.ndarray, list[st
     g = rg.graph
     wait_names = [g.names[int(g.name[int(rg.piece_node[i])])] for i in waits.tolist()]
     codes[waits] = n_model + 1 + np.arange(waits.size)
-    used, index = np.unique(codes, return_inverse=True)
+    used, index = _used_codes(codes, n_model + 1 + waits.size)
     table = [
         model.names[c]
         if c < n_model
@@ -147,3 +147,13 @@ def _piece_labels(model: TraceModel, rg: RankGraph) -> tuple[np.ndarray, list[st
     blocking = pieces.blocking_call | (rg.piece_wait >= 0)
     kind = np.where(blocking, SEGMENT_KINDS.index(KIND_NAMES[WAIT]), SEGMENT_KINDS.index("cpu"))
     return index.reshape(-1).astype(np.int64), table, kind.astype(np.int64)
+
+
+def _used_codes(codes: np.ndarray, n_codes: int) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(codes, return_inverse=True) for codes in [0, n_codes), by a table instead
+    of a sort: a 1 GB trace's millions of pieces sorted were ~0.4 s."""
+    present = np.zeros(n_codes, dtype=bool)
+    present[codes] = True
+    used = np.flatnonzero(present)
+    position = np.cumsum(present, dtype=np.int64) - 1
+    return used, position[codes]
