@@ -181,6 +181,34 @@ def test_metadata_names_and_sort_indexes(tmp_path: Path) -> None:
     assert [t["label"] for t in view["tracks"]] == ["loader", f"thread {CPU_TID}"]
 
 
+def test_a_host_thread_written_on_a_device_pid_is_drawn_in_the_host_process(
+    tmp_path: Path,
+) -> None:
+    """The Python tracer writes a thread it met before the profiler started (tqdm's
+    monitor, in a recorded H100 trace) as pid 0, tid 0: the pid of GPU 0's process. Its
+    frames are host work: drawn in the host process, after its threads, saying the pid."""
+    b = TraceBuilder()
+    op = b.op("aten::mm", 0, 100)
+    b.launch(10, 5, op, gpu_ts=20, gpu_dur=30, name="gemm")
+    b.events += [
+        {"ph": "M", "name": "process_name", "pid": CPU_PID, "tid": 0, "args": {"name": "python3"}},
+        {"ph": "M", "name": "process_labels", "pid": CPU_PID, "tid": 0, "args": {"labels": "CPU"}},
+        {"ph": "M", "name": "process_name", "pid": 0, "tid": 0, "args": {"name": "python3"}},
+        {"ph": "M", "name": "process_labels", "pid": 0, "tid": 0, "args": {"labels": "GPU 0"}},
+        {"ph": "X", "cat": "python_function", "name": "tqdm/_monitor.py(60): run", "pid": 0,
+         "tid": 0, "ts": 0, "dur": 90, "args": {"Python id": 3}},
+    ]  # fmt: skip
+    view = call(b.model(tmp_path), "tracks")
+    tracks = by_label(view["tracks"])
+    stray = tracks["thread 0 · Python (written as pid 0)"]
+    host = tracks[f"thread {CPU_TID}"]
+    gpu = tracks["GPU 0 stream 7"]
+    assert stray["kind"] == "python" and stray["process"] == host["process"]
+    assert host["process"].startswith("CPU python3") and gpu["process"].startswith("GPU 0")
+    order = [t["label"] for t in view["tracks"]]
+    assert order.index(host["label"]) < order.index(stray["label"]) < order.index(gpu["label"])
+
+
 # --- level of detail ----------------------------------------------------------------
 
 

@@ -104,6 +104,11 @@ def assign_tracks(model: TraceModel, rows: np.ndarray) -> tuple[np.ndarray, list
     bounds = np.searchsorted(inverse[order_rows], np.arange(len(uniq) + 1))
 
     gpu_pids = {int(k // 2 // n_tid) for k, g in zip(uniq.tolist(), gpu_count.tolist()) if g}
+    host_pids = {int(k // 2 // n_tid) for k, h in zip(uniq.tolist(), host_count.tolist()) if h}
+    # One host process: the home of host threads written on a device's pid (the Python
+    # tracer writes a thread it met before the profiler started, tqdm's monitor, as pid 0).
+    only_host = host_pids - gpu_pids
+    home = pid_values[only_host.pop()] if len(only_host) == 1 else None
     drafts: list[Track] = []
     for t, k in enumerate(uniq.tolist()):
         pid_value = pid_values[k // 2 // n_tid]
@@ -120,10 +125,11 @@ def assign_tracks(model: TraceModel, rows: np.ndarray) -> tuple[np.ndarray, list
         else:
             track_kind = "cpu" if host_count[t] else "other"
         is_gpu_process = (k // 2 // n_tid) in gpu_pids
-        drafts.append(
-            _describe(model, t, pid_value, tid_value, track_lane, track_kind, device, stream,
-                      is_gpu_process=is_gpu_process)
-        )  # fmt: skip
+        track = _describe(model, t, pid_value, tid_value, track_lane, track_kind, device,
+                          stream, is_gpu_process=is_gpu_process)  # fmt: skip
+        if is_gpu_process and track_kind != "gpu" and home is not None:
+            track = _moved_home(model, track, home)
+        drafts.append(track)
     order = sorted(range(len(drafts)), key=lambda i: drafts[i].sort_key)
     position = np.empty(len(drafts), dtype=np.int64)
     position[order] = np.arange(len(drafts))
@@ -156,6 +162,17 @@ def _process_label(model: TraceModel, pid_text: str) -> str:
         if ident is not None:
             return ident.short_label
     return label
+
+
+def _moved_home(model: TraceModel, track: Track, home: Any) -> Track:
+    """A host thread written on a device's pid, drawn in the host process (after its own
+    threads), its label saying the pid it was written with."""
+    host = _describe(model, track.index, home, track.tid, track.lane, track.kind, None, None,
+                     is_gpu_process=False)  # fmt: skip
+    host.pid = track.pid
+    host.label += f" (written as pid {track.pid})"
+    host.sort_key = host.sort_key[:3] + (_LAST,) + host.sort_key[4:]
+    return host
 
 
 def _describe(
