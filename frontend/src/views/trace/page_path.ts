@@ -2,8 +2,8 @@
 // drawn over the tracks (path_model, render_path), from `critical_path` for one worker or
 // `run_critical_path` when several are shown (the ranks joined at their collectives: the
 // path crosses from rank to rank), with its length by kind said beside the toggle, its
-// legend and ◀ ▶ to step along it (path_tools): turning it on brings its first segment
-// into view.
+// legend and ◀ ▶ to step along it (path_tools): turning it on brings the first step's
+// whole path into view.
 
 import { describeError, isAbort } from '../../api/client';
 import type { CriticalPathView, PathSegment, TracksResponse } from '../../api/types';
@@ -63,7 +63,7 @@ export class CriticalPathLayer {
       timeline.setPath(marks);
       this.status.textContent = summary(view);
       this.status.title = view.assumptions.join('\n');
-      this.tools.show(marks); // its first segment brought into view
+      this.tools.show(marks, view.steps[0]?.step_us ?? view.step_us); // step 1 into view
     } catch (error) {
       if (isAbort(error) || signal.aborted) return;
       this.status.textContent = `Critical path: ${describeError(error)}`;

@@ -1,7 +1,7 @@
 // The critical path's tools beside the Trace page's toggle: a legend of the kinds the path
 // holds (the colours its bands are drawn in) and ◀ ▶ to step along its segments in time
 // order, each step bringing the segment into view (its track scrolled to, its time zoomed
-// to) and naming it.
+// to) and naming it. Turning the path on shows the first step's whole path.
 
 import { PATH_KIND_LABEL, pathKindColor } from '../../components/critical_path';
 import { h, replaceChildren } from '../../components/dom';
@@ -11,6 +11,22 @@ import type { PathMark } from './path_model';
 /** The kinds present in `marks`, each once, in the order they first come. */
 export function pathLegendKinds(marks: readonly PathMark[]): string[] {
   return [...new Set(marks.map((m) => m.kind))];
+}
+
+/**
+ * The first step's whole path, what turning the path on shows: from its first segment
+ * for the step's length (a first segment alone can be a 40 µs gap, too small to read).
+ */
+export function firstStepWindow(marks: readonly PathMark[], stepUs: number): PathMark | null {
+  const first = marks[0];
+  if (!first) return null;
+  const end = Math.max(first.start + stepUs, first.start + first.dur);
+  const inStep = marks.filter((m) => m.start < end);
+  return {
+    ...first,
+    dur: end - first.start,
+    name: `the first step's path (${inStep.length} segments)`,
+  };
 }
 
 /** "3 of 120: aten::mm (CPU, 1.2 ms)". */
@@ -33,10 +49,13 @@ export class PathTools {
     this.where = h('span', { class: 'ks-small', testid: 'trace-path-step' });
   }
 
-  /** The path's marks (any order), the first brought into view; empty: no tools. */
-  show(marks: readonly PathMark[]): void {
+  /**
+   * The path's marks (any order), the first step's whole path (`stepUs` long) brought
+   * into view, ▶ then steps from its first segment; empty: no tools.
+   */
+  show(marks: readonly PathMark[], stepUs = 0): void {
     this.marks = [...marks].sort((a, b) => a.start - b.start);
-    this.at = 0;
+    this.at = -1;
     if (!this.marks.length) {
       replaceChildren(this.element, null);
       return;
@@ -48,7 +67,11 @@ export class PathTools {
       stepButton('▶', 'trace-path-next', 'Next segment of the path', () => this.step(1)),
       this.where,
     );
-    this.go(0);
+    const whole = firstStepWindow(this.marks, stepUs);
+    if (!whole) return;
+    this.where.textContent = `Showing ${whole.name}: ▶ steps along it`;
+    this.where.dataset.at = '-1';
+    this.reveal(whole);
   }
 
   clear(): void {

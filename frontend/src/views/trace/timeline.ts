@@ -327,6 +327,7 @@ export class Timeline {
   }
 
   private afterViewportChange(): void {
+    this.element.dataset.viewportUs = String(Math.round(this.vp.end - this.vp.start)); // tests
     this.canvas.requestDraw();
     this.fetcher.schedule();
     this.hideTooltip();
