@@ -109,6 +109,32 @@ def test_calls_stay_independent_while_a_trace_loads(logdir: Path, tmp_path: Path
     assert done.structured_content["provenance"]["window_us"] == [0.0, 200.0]
 
 
+def test_a_call_that_asks_for_progress_is_told_it_and_waits_for_its_answer(
+    logdir: Path, tmp_path: Path
+) -> None:
+    """A client that passes a progress callback (a `progressToken`) gets one notification
+    a second while the load stalls, past the bounded wait, and then the answer itself."""
+    gate = tmp_path / "gate"
+
+    async def work(session: ClientSession) -> Any:
+        told: list[tuple[float, float | None, str | None]] = []
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            told.append((done, total, message))
+            gate.touch()  # told once: the load goes on
+
+        started = time.monotonic()
+        result = await session.call_tool("overview", {"run": "slow"}, progress_callback=progress)
+        return time.monotonic() - started, told, result
+
+    seconds, told, result = with_session(logdir, tmp_path, work, wait_s=0.2)
+    assert not result.is_error and result.structured_content["step_count"] == 1
+    assert 1.0 <= seconds < 1.0 + QUICK_S  # the first notification comes after a second
+    assert len(told) == 1  # the count did not move again before the answer
+    done, total, message = told[0]
+    assert total and done * 2 == total and message and "still loading" in message
+
+
 def test_a_cancelled_call_stops_waiting(logdir: Path, tmp_path: Path) -> None:
     async def work(session: ClientSession) -> Any:
         started = time.monotonic()

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..api.version import VersionAction, package_version
 from .stdio import serve_stdio
-from .views import ToolError, ViewAnswers
+from .views import ProgressFn, ToolError, ViewAnswers
 
 INSTRUCTIONS = (
     "Answers about PyTorch profiler traces in one logdir. Start with `runs` (runs, workers, "
@@ -54,7 +54,7 @@ def build_server(views: ViewAnswers) -> Any:
     async def call_tool(ctx: Any, params: Any) -> Any:
         arguments = dict(params.arguments or {})
         try:
-            body, text = await views.call(params.name, arguments)
+            body, text = await views.call(params.name, arguments, _progress_of(ctx))
         except ToolError as exc:  # structured: the route's error kind and HTTP status
             error = types.TextContent(type="text", text=str(exc))
             said = {"error": exc.error, **exc.extra}
@@ -69,6 +69,20 @@ def build_server(views: ViewAnswers) -> Any:
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+
+
+def _progress_of(ctx: Any) -> ProgressFn | None:
+    """How to tell the call's client its progress, when it asked (a `progressToken`)."""
+    token = (ctx.meta or {}).get("progress_token")
+    if token is None:
+        return None
+
+    async def tell(done: float, total: float | None, message: str) -> None:
+        await ctx.session.send_progress_notification(
+            token, done, total, message, related_request_id=ctx.request_id
+        )
+
+    return tell
 
 
 def client_config(logdir: str) -> dict[str, Any]:

@@ -5,15 +5,18 @@ door's session, whose listing is rescanned at most every KINETOSCOPE_RESCAN_SECO
 threads; a call whose trace (or run job) is still loading waits on the event loop, where
 a hang-up or a `notifications/cancelled` ends the wait at once, for at most
 KINETOSCOPE_MCP_WAIT_S (default 5) seconds, then answers "still loading" with the load's
-progress. The load itself goes on in the store's pools: the next call (or another
-client's) takes it up."""
+progress. A call that asks for progress (a `progressToken`) is told it every second and
+waits up to KINETOSCOPE_MCP_PROGRESS_WAIT_S (default 300): its client knows it is alive
+(a progress notification resets the SDKs' request timeouts), so a cold run job answers in
+one call instead of "call again". The load itself goes on in the store's pools: the next
+call (or another client's) takes it up."""
 
 from __future__ import annotations
 
 import asyncio
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -31,6 +34,12 @@ from .tools import DEFAULT_LIMIT, MAX_LIMIT, Tool, page, summary, tools, view_li
 T = TypeVar("T")
 CALL_THREADS = 16  # listings and views computed at once; nothing waits for a load in one
 POLL_S = 0.05
+PROGRESS_EVERY_S = 1.0
+# (done, total or None, message): a `notifications/progress` of the call's token
+ProgressFn = Callable[[float, "float | None", str], Awaitable[None]]
+# What a load's or a job's progress counts, in the order a status may hold them.
+_PROGRESS_COUNTS = (("bytes_done", "bytes_total"), ("ranks_done", "ranks_total"),
+                    ("files_done", "files_total"))  # fmt: skip
 
 
 class ToolError(Exception):
@@ -41,6 +50,35 @@ class ToolError(Exception):
         super().__init__(error["message"])
         self.error = error
         self.extra = extra or {}
+
+
+class _Told:
+    """A waiting call's progress notifications: one a second at most, each only when
+    the count moved (the protocol wants each larger than the last)."""
+
+    def __init__(self, progress: ProgressFn | None, now: float) -> None:
+        self.progress = progress
+        self.at = now
+        self.done = -math.inf
+
+    def due(self, now: float) -> bool:
+        return self.progress is not None and now - self.at >= PROGRESS_EVERY_S
+
+    async def tell(self, pending: Pending, now: float) -> None:
+        self.at = now
+        done, total = _counts(pending.status)
+        if self.progress is not None and done > self.done:
+            self.done = done
+            await self.progress(done, total, pending.message)
+
+
+def _counts(status: dict[str, Any]) -> tuple[float, float | None]:
+    """(done, total) of a load's or a job's progress; (0, None) when it counts nothing."""
+    for done, total in _PROGRESS_COUNTS:
+        if isinstance(status.get(done), (int, float)):
+            whole = status.get(total)
+            return float(status[done]), float(whole) if isinstance(whole, (int, float)) else None
+    return 0.0, None
 
 
 def _refused(kind: str, message: str) -> ToolError:
@@ -65,6 +103,7 @@ class ViewAnswers:
         self.store = self.session.store
         self.tools = tools()
         self.wait_s = env_number("KINETOSCOPE_MCP_WAIT_S", 5)
+        self.progress_wait_s = env_number("KINETOSCOPE_MCP_PROGRESS_WAIT_S", 300)
         self._threads = ThreadPoolExecutor(CALL_THREADS, thread_name_prefix="kinetoscope-mcp")
 
     def runs(self) -> list[Run]:
@@ -73,8 +112,11 @@ class ViewAnswers:
     async def _thread(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._threads, fn, *args)
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> tuple[Any, str]:
-        """(structured answer, text summary); raises ToolError with a clear message."""
+    async def call(
+        self, name: str, arguments: dict[str, Any], progress: ProgressFn | None = None
+    ) -> tuple[Any, str]:
+        """(structured answer, text summary); raises ToolError with a clear message.
+        `progress`: the call asked to be told its progress while it waits."""
         tool = self.tools.get(name)
         if tool is None:
             raise _refused(NOT_FOUND, f"no tool named {name!r}")
@@ -83,7 +125,7 @@ class ViewAnswers:
         params = {k: _param_text(v) for k, v in names.items() if k not in ("limit", "cursor")}
         call = Dispatch(tool.endpoint, self.session, names, params)
         try:
-            body = await self._answer(call)
+            body = await self._answer(call, progress)
         except ToolError:
             raise
         except Exception as exc:  # noqa: BLE001 - every failure is a tool error, never a crash
@@ -92,17 +134,23 @@ class ViewAnswers:
         out = await self._thread(self._with_provenance, tool, call.targets, names, paged, note)
         return out, summary(name, body)
 
-    async def _answer(self, call: Dispatch) -> Any:
+    async def _answer(self, call: Dispatch, progress: ProgressFn | None = None) -> Any:
         """The call's JSON, decoded once for paging; while it is pending (a trace or a run
-        job loading) the wait is on the event loop (cancellable), at most `wait_s`."""
-        deadline = time.monotonic() + self.wait_s
+        job loading) the wait is on the event loop (cancellable), at most `wait_s`, or
+        `progress_wait_s` telling `progress` every second."""
+        started = time.monotonic()
+        wait_s = self.wait_s if progress is None else max(self.wait_s, self.progress_wait_s)
+        told = _Told(progress, started)
         result = await self._thread(call.answer)
         while isinstance(result, Pending):
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            if now > started + wait_s or told.due(now):
                 result = await self._thread(call.answer)  # its progress as it is now
-                if isinstance(result, Pending):
+                if not isinstance(result, Pending):
+                    break
+                if now > started + wait_s:
                     raise StillLoading(result.message, result.status)
-                break
+                await told.tell(result, now)
             ready = result.ready()
             await asyncio.sleep(0 if ready and result.event is not None else POLL_S)
             if ready:
