@@ -1,6 +1,7 @@
 """The compiled evaluation of a critical path graph (`analysis/critical_path/_retime.c`)
 and its Python twin give the same event times and binding edges, bit for bit: on built
-jobs, on a corpus trace under changes, and on random DAGs. Skips where no C compiler
+jobs, on a corpus trace under changes, and on random DAGs; the compiled walk back to a
+port ends where the Python walk does. Skips where no C compiler
 built it (CI asserts it is built)."""
 
 from __future__ import annotations
@@ -74,3 +75,15 @@ def test_random_graphs() -> None:
         graph = b.build()
         duration_edges(graph)
         _same(finish(graph))
+        _same_walks(finish(graph), rng)
+
+
+def _same_walks(graph: object, rng: np.random.Generator) -> None:
+    """The compiled walk to the first port (a rank summary's local paths) ends where the
+    Python walk does, from every event, with ports and without."""
+    timing = retime.evaluate(graph)  # type: ignore[arg-type]
+    events = timing.value.size
+    for ports in (np.zeros(events, bool), rng.random(events) < 0.2):
+        for event in range(events):
+            links = retime.walk_back(graph, timing, event, -np.inf, ports)  # type: ignore[arg-type]
+            assert retime.chain_origin(graph, timing, event, ports) == links[-1].event  # type: ignore[arg-type]

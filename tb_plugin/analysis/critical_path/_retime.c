@@ -73,30 +73,34 @@ static PyObject *py_evaluate(PyObject *Py_UNUSED(self), PyObject *args) {
     return cbuf_none_or_error(ok, "evaluate: buffers of wrong lengths or events out of range");
 }
 
-/* `walk(value, binding, src, event, stop, events, edges) -> int`: from `event`, the chain
- * of binding edges back (`binding` int64 per event, -1 none; `src` int64 per edge: its
- * source event) to the first event with no binding edge or whose `value` is at or before
- * `stop`: each event met (int64, into `events`) and the edge into it (into `edges`, -1 for
- * the last), latest first. Returns how many; -(how many) when `events`/`edges` hold fewer
- * (nothing useful written: call again with room for that many); -1 on a cycle. */
+/* `walk(value, binding, src, event, stop, events, edges, ports) -> int`: from `event`, the
+ * chain of binding edges back (`binding` int64 per event, -1 none; `src` int64 per edge:
+ * its source event) to the first event with no binding edge, whose `value` is at or before
+ * `stop`, or (`ports`: a byte per event, or empty for none) that is a port other than
+ * `event`: each event met (int64, into `events`) and the edge into it (into `edges`, -1
+ * for the last), latest first. Returns how many; -(how many) when `events`/`edges` hold
+ * fewer (nothing useful written: call again with room for that many); -1 on a cycle. */
 static PyObject *py_walk(PyObject *Py_UNUSED(self), PyObject *args) {
-    Py_buffer value, binding, src, events, edges;
+    Py_buffer value, binding, src, events, edges, ports;
     long long event;
     double stop;
-    if (!PyArg_ParseTuple(args, "y*y*y*Ldw*w*", &value, &binding, &src, &event, &stop, &events,
-                          &edges)) {
+    if (!PyArg_ParseTuple(args, "y*y*y*Ldw*w*y*", &value, &binding, &src, &event, &stop, &events,
+                          &edges, &ports)) {
         return NULL;
     }
     const Py_ssize_t n = cbuf_count(&value, sizeof(double));
     const Py_ssize_t m = cbuf_count(&src, sizeof(int64_t));
     const Py_ssize_t room = cbuf_count(&events, sizeof(int64_t));
+    const Py_ssize_t n_ports = cbuf_count(&ports, 1);
     int ok = cbuf_holds(&value, n, sizeof(double)) && cbuf_holds(&binding, n, sizeof(int64_t)) &&
              cbuf_holds(&src, m, sizeof(int64_t)) && cbuf_holds(&events, room, sizeof(int64_t)) &&
-             cbuf_holds(&edges, room, sizeof(int64_t)) && event >= 0 && event < n;
+             cbuf_holds(&edges, room, sizeof(int64_t)) && event >= 0 && event < n &&
+             (n_ports == 0 || n_ports == n);
     Py_ssize_t count = 0;
     if (ok) {
         const double *val = value.buf;
         const int64_t *bind = binding.buf, *from = src.buf;
+        const unsigned char *port = n_ports ? ports.buf : NULL;
         int64_t *ev_out = events.buf, *ed_out = edges.buf;
         Py_BEGIN_ALLOW_THREADS
         int64_t p = event;
@@ -106,7 +110,8 @@ static PyObject *py_walk(PyObject *Py_UNUSED(self), PyObject *args) {
                 break;
             }
             const int64_t e = bind[p];
-            const int last = e < 0 || e >= m || val[p] <= stop;
+            const int at_port = port != NULL && port[p] && p != event;
+            const int last = e < 0 || e >= m || val[p] <= stop || at_port;
             if (count < room) {
                 ev_out[count] = p;
                 ed_out[count] = last ? -1 : e;
@@ -123,7 +128,7 @@ static PyObject *py_walk(PyObject *Py_UNUSED(self), PyObject *args) {
         }
         Py_END_ALLOW_THREADS
     }
-    CBUF_RELEASE(&value, &binding, &src, &events, &edges);
+    CBUF_RELEASE(&value, &binding, &src, &events, &edges, &ports);
     if (!ok) {
         return cbuf_error("walk: buffers of wrong lengths or an event out of range");
     }
@@ -137,7 +142,7 @@ static PyMethodDef METHODS[] = {
     {"evaluate", py_evaluate, METH_VARARGS,
      "evaluate(order, in_ptr, src, lag, edge, add, value, binding): a graph's event times."},
     {"walk", py_walk, METH_VARARGS,
-     "walk(value, binding, src, event, stop, events, edges): the binding chain back."},
+     "walk(value, binding, src, event, stop, events, edges, ports): the binding chain back."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -23,7 +23,7 @@ from .changes import Change, Scaled, lags
 from .graph import COLLECTIVE, CPU, DUR, PATH, PORT, Graph, finish
 from .parts import Part
 from .path import Expand, Segment, merged, segments_of
-from .retime import Step, Timing, evaluate, walk_back
+from .retime import Timing, chain_origin, evaluate, walk_back
 from .segments import SEGMENT_KINDS
 
 VERSION = "2"
@@ -208,18 +208,16 @@ class _Local:
         it came from (or from work with no known dependency, pinned where it was) into
         `target` (an event of the reduced graph); one per distinct origin."""
         recorded, late = self.timings
-        links = walk_back(self.graph, recorded, event, -np.inf, self.ports)
-        self._path(event, target, recorded, links)
-        origin = links[-1].event
+        origin = chain_origin(self.graph, recorded, event, self.ports)
+        self._path(event, target, recorded, origin)
         if origin % 2 == 1 and self.ports[origin] and self.graph.kind[origin // 2] == COLLECTIVE:
             return  # from a collective's end: moving every end alike picks the same
-        late_links = walk_back(self.graph, late, event, -np.inf, self.ports)
-        if late_links[-1].event != links[-1].event:
-            self._path(event, target, late, late_links)
+        late_origin = chain_origin(self.graph, late, event, self.ports)
+        if late_origin != origin:
+            self._path(event, target, late, late_origin)
 
-    def _path(self, event: int, target: int, timing: Timing, links: list[Step]) -> None:
+    def _path(self, event: int, target: int, timing: Timing, origin: int) -> None:
         out, value = self.out, timing.value
-        origin = links[-1].event
         if origin in self.reduced_of:
             source = self.reduced_of[origin]
         else:
@@ -236,7 +234,8 @@ class _Local:
         out.edge(2 * path, source, PORT, 0.0)
         out.edge(2 * path + 1, 2 * path, DUR, end - start)
         out.edge(target, 2 * path + 1, PORT, 0.0)
-        if self.expand is not None:
+        if self.expand is not None:  # the links walked again, as Steps, for their segments
+            links = walk_back(self.graph, timing, event, -np.inf, self.ports)
             segments = merged(list(reversed(segments_of(self.graph, links, self.expand))))
             self._segments(path, segments, float(value[origin]))
 

@@ -148,23 +148,34 @@ def walk_arrays(
     return ev, ed, lag_from, lag_to, gap_to
 
 
-def _chain(graph: Graph, timing: Timing, event: int, stop: float) -> tuple[np.ndarray, np.ndarray]:
+def chain_origin(graph: Graph, timing: Timing, event: int, ports: np.ndarray) -> int:
+    """The event `walk_back(graph, timing, event, -inf, ports)` ends at, without a Step a
+    link (a rank's summary asks this of each arrival, twice)."""
+    events, _ = _chain(graph, timing, event, -np.inf, ports)
+    return int(events[-1])
+
+
+def _chain(
+    graph: Graph, timing: Timing, event: int, stop: float, ports: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The events of the binding chain back from `event` and the edge into each (-1: the
-    last), latest first."""
+    last), latest first; with `ports` (a flag per event), to the first port reached."""
     if _retime is not None:
+        port_bytes = b"" if ports is None else np.ascontiguousarray(ports, dtype=np.bool_)
         room = 1024
         while True:
             events = np.empty(room, dtype=np.int64)
             edges = np.empty(room, dtype=np.int64)
             count = _retime.walk(
-                timing.value, timing.binding, graph.edge_src, int(event), float(stop), events, edges
-            )
+                timing.value, timing.binding, graph.edge_src, int(event), float(stop), events,
+                edges, port_bytes,
+            )  # fmt: skip
             if count == -1:
                 raise ValueError("the graph's binding edges form a cycle")
             if count >= 0:
                 return events[:count], edges[:count]
             room = -count
-    links = walk_back(graph, timing, event, stop)
+    links = walk_back(graph, timing, event, stop, ports)
     return (
         np.array([link.event for link in links], dtype=np.int64),
         np.array([link.edge for link in links], dtype=np.int64),
