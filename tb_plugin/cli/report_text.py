@@ -312,6 +312,7 @@ def render_kernels(view: vt.KernelsView, width: int = DEFAULT_WIDTH, top: int = 
         + ("" if pct is None else f" ({pct:.1f} %)")
         + f"; unknown {_ms(view['tensor_core_unknown_time_us'])} ms"
     )
+    out += _cupti_notes(view, rows, width)
     replay = view.get("graph_replay")
     if replay:
         out.append(replay["note"])
@@ -323,6 +324,22 @@ def render_kernels(view: vt.KernelsView, width: int = DEFAULT_WIDTH, top: int = 
             line = f"{graph}, {_ms(u['device_us'])} ms): {u['reason']}"
             out.append(_wrap(line, width, "  unmatched: "))
     return "\n".join(out + _roofline(view, width, top))
+
+
+def _cupti_notes(view: vt.KernelsView, rows: list[Any], width: int) -> list[str]:
+    """The rows' occupancy limits and queue waits, where the trace records them."""
+    out = []
+    limits = [(r["name"], r["occupancy_limited_by"]) for r in rows if r["occupancy_limited_by"]]
+    if limits:
+        text = "; ".join(f"{_short(name, 40)} {limit}" for name, limit in limits)
+        out.append(_wrap(text, width, "occupancy limited by: "))
+    waits = [(r["name"], r["queue_mean_us"]) for r in rows if r["queue_mean_us"] is not None]
+    if waits:
+        text = "; ".join(f"{_short(name, 40)} {number(us, 1)} us" for name, us in waits)
+        out.append(_wrap(text, width, "queued -> start (mean): "))
+    elif view["queued_times"] == "other clock":
+        out.append("queued times recorded on a clock the trace does not convert: not used")
+    return out
 
 
 RENDERERS["operators"] = render_operators

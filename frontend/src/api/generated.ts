@@ -708,6 +708,9 @@ export interface KernelRowBase extends RooflineFields {
   work: string;
   launch_delay_mean_us: number | null;
   launch_delay_p90_us: number | null;
+  priority: number | null;
+  occupancy_limited_by: string | null;
+  queue_mean_us: number | null;
 }
 
 export interface KernelSite {
@@ -739,6 +742,7 @@ export interface KernelsView {
   streams: number[];
   graph_replay: GraphReplaySummary | null;
   left_out_events: number;
+  queued_times: 'not recorded' | 'other clock' | 'recorded';
   roofs: Roof[];
 }
 

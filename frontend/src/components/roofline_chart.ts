@@ -35,6 +35,7 @@ function tip(p: RoofPoint): string {
     `${p.tflops.toPrecision(4)} TFLOP/s at ${p.intensity.toPrecision(3)} FLOP/B`,
     `${pct} of its roof${p.bound ? ` (${p.bound} bound)` : ''}${p.dtype ? `, ${p.dtype}` : ''}`,
     `time ${formatDuration(p.timeUs)}`,
+    ...(p.limitedBy ? [`occupancy limited by ${escapeHtml(p.limitedBy)}`] : []),
   ].join('<br>');
 }
 

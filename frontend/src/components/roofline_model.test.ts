@@ -41,6 +41,22 @@ describe('rooflineData', () => {
     assert.equal(data.match, 'exact'); // how the device found its peaks entry
   });
 
+  it("carries a kernel's occupancy limit to its dot, none for operators", () => {
+    const kernel = { ...row('gemm', { tflops: 50, intensity: 80 }), occupancy_limited_by: 'REGS' };
+    const data = rooflineData(
+      [kernel, row('aten::mm', { tflops: 40, intensity: 60 })],
+      [H100],
+      (r) => r.t,
+    );
+    assert.deepEqual(
+      data.points.map((p) => [p.name, p.limitedBy]),
+      [
+        ['gemm', 'REGS'],
+        ['aten::mm', null],
+      ],
+    );
+  });
+
   it('draws no roof on an unknown device', () => {
     const data = rooflineData(
       [row('a', { tflops: 1, intensity: 2, dtype: 'bf16' })],

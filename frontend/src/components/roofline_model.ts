@@ -16,6 +16,8 @@ export interface RoofPoint {
   pct: number | null;
   bound: string | null;
   dtype: string | null;
+  /** What bounds the kernel's occupancy (a kernel row's `occupancy_limited_by`). */
+  limitedBy: string | null;
 }
 
 export interface RoofLine {
@@ -76,6 +78,7 @@ export function rooflineData<R extends RooflineFields & { name: string }>(
       pct: row.pct_of_peak,
       bound: row.bound,
       dtype: row.dtype,
+      limitedBy: occupancyLimit(row),
     });
   }
   const roof = roofs[0];
@@ -97,6 +100,12 @@ export function rooflineData<R extends RooflineFields & { name: string }>(
     axes,
     hidden: points.filter((p) => !inside(p)).length,
   };
+}
+
+/** A kernel row's occupancy limit; null for other rows (operators) and where unknown. */
+function occupancyLimit(row: object): string | null {
+  const limit = (row as { occupancy_limited_by?: unknown }).occupancy_limited_by;
+  return typeof limit === 'string' ? limit : null;
 }
 
 const decadeBelow = (v: number): number => 10 ** Math.floor(Math.log10(v));

@@ -36,6 +36,9 @@ class _KernelRowBase(RooflineFields):
     work: str
     launch_delay_mean_us: float | None
     launch_delay_p90_us: float | None
+    priority: int | None  # the longest call's stream priority (CUDA 13.1+ traces)
+    occupancy_limited_by: str | None  # the longest call's occupancy limit ("REGS|SMEM")
+    queue_mean_us: float | None  # queued -> start, where `queued` is on the file's clock
 
 
 class KernelRow(_KernelRowBase, total=False):
@@ -64,4 +67,5 @@ class KernelsView(TypedDict):
     streams: list[int]
     graph_replay: GraphReplaySummary | None
     left_out_events: int  # kernels left out (trace health: duplicates, ts 0, off-clock)
+    queued_times: Literal["not recorded", "recorded", "other clock"]  # kernels' `queued`
     roofs: list[Roof]

@@ -51,6 +51,7 @@ from ..core.roofline.metrics import fields, grouped, roofs
 from ..core.taxonomy import MATRIX_UNKNOWN, MATRIX_YES, WORKS
 from ..core.trusted_rows import untrusted_mask
 from .compiled import CompiledKernel, compiled_columns
+from .cupti_fields import CuptiFields, cupti_fields
 from .launches import Config, kernel_costs, launch_configs, launching_ops, tree_positions
 from .types import KernelRow, KernelsParams, KernelsView
 
@@ -108,6 +109,7 @@ def kernels(
         "streams": all_streams,
         "graph_replay": replay_summary(model, replay, rows),
         "left_out_events": _left_out_kernels(model),
+        "queued_times": groups.cupti.queued_times,
         "roofs": roofs(model),
     }
 
@@ -139,6 +141,7 @@ class _Groups(msgspec.Struct):
     delay: tuple[np.ndarray, np.ndarray]  # launch delay mean and p90, ns (NaN: none known)
     roof: dict[str, np.ndarray]  # the roofline sums (roofline/metrics.grouped)
     compiled: list[CompiledKernel | None]  # Inductor kernels: fused ops, source frames
+    cupti: CuptiFields  # priority, occupancy limit, queue wait
 
 
 def _group(
@@ -156,16 +159,13 @@ def _group(
     op_code, op_eligible, replayed, extra_ops = launching_ops(model, rows, replay, at_gpu)
     names = ev["name"][rows].astype(np.int64)
     dur = ev["dur"][rows].astype(np.float64)
+    launchers = launches_of(model, rows)
     configs: list[Config] = []
-    if group_by == "op":
-        cfg, configs = launch_configs(model, rows, launches_of(model, rows))
-        key = np.stack([names, devs, op_code, cfg, replayed], axis=1)
+    if group_by == "op":  # the launch configuration is part of the key
+        cfg, configs = launch_configs(model, rows, launchers)
+        uniq, group = _keyed(np.stack([names, devs, op_code, cfg, replayed], axis=1))
     else:
-        key = np.stack([names, devs], axis=1)
-    if rows.size:
-        uniq, group = unique_rows(key)
-    else:
-        uniq, group = np.empty((0, key.shape[1]), np.int64), np.empty(0, np.int64)
+        uniq, group = _keyed(np.stack([names, devs], axis=1))
     n = uniq.shape[0]
     lo, hi = _extent(group, dur, n, np.inf)
     occ = model.column_at("occupancy", rows).astype(np.float64)
@@ -175,8 +175,9 @@ def _group(
     group_work = np.zeros(n, dtype=np.int64)
     np.maximum.at(group_work, group, work.astype(np.int64))
     stream_lo, stream_hi = _extent(group, streams, n, np.iinfo(np.int64).max)
+    longest = _longest_earliest(group, dur, ev["ts"][rows]) if n else np.zeros(0, np.int64)
     if group_by == "name" and n:
-        rep_cfg = _longest_call_configs(model, rows, group, dur)
+        rep_cfg = _longest_call_configs(model, rows[longest], launchers[longest])
     else:
         rep_cfg = [configs[int(uniq[i, 3])] for i in range(n)]
     return _Groups(
@@ -199,7 +200,15 @@ def _group(
         delay=grouped_delay(launch_delays_of(model, rows), group, n),
         roof=grouped(kernel_costs(model, rows, at_gpu), dur, group, n),
         compiled=compiled_columns(model, rows, group, n),
+        cupti=cupti_fields(model, rows, launchers, group, longest, n),
     )
+
+
+def _keyed(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of `key` and each row's index among them."""
+    if key.shape[0]:
+        return unique_rows(key)
+    return np.empty((0, key.shape[1]), np.int64), np.empty(0, np.int64)
 
 
 def _extent(group: np.ndarray, values: np.ndarray, n: int, big: Any) -> tuple[Any, Any]:
@@ -242,12 +251,12 @@ def _row_order(row: KernelRow) -> tuple[float, str, int, str, str, str]:
 
 
 def _longest_call_configs(
-    model: TraceModel, rows: np.ndarray, group: np.ndarray, dur: np.ndarray
+    model: TraceModel, longest: np.ndarray, launchers: np.ndarray
 ) -> list[Config]:
-    """The launch configuration of each group's longest call (name groups mix them); of
-    equally long calls the earliest, whatever order the file lists them in."""
-    last = _longest_earliest(group, dur, model.events["ts"][rows])
-    codes, distinct = launch_configs(model, rows[last], launches_of(model, rows[last]))
+    """The launch configuration of each group's longest call (name groups mix them; of
+    equally long calls the earliest, whatever order the file lists them in: `longest`,
+    their rows, `launchers` their launch calls)."""
+    codes, distinct = launch_configs(model, longest, launchers)
     return [distinct[c] for c in codes.tolist()]
 
 
@@ -308,6 +317,9 @@ def _kernel_row(model: TraceModel, g: _Groups, i: int, group_by: str) -> KernelR
             "work": WORKS[int(g.work[i])],
             "launch_delay_mean_us": _us_of_ns(g.delay[0][i]),
             "launch_delay_p90_us": _us_of_ns(g.delay[1][i]),
+            "priority": g.cupti.priority[i],
+            "occupancy_limited_by": g.cupti.limited_by[i],
+            "queue_mean_us": _us_of_ns(g.cupti.queue_mean_ns[i]),
             **fields(g.roof, i),
         }
     )

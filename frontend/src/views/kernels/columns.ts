@@ -16,6 +16,7 @@ import {
   fusedText,
   matrixCoreShort,
   kernelLabels,
+  recordedCuptiFields,
   shortKernelName,
   sourceText,
 } from './model';
@@ -23,6 +24,9 @@ import {
 /** Columns the kernel table drops first, in order, when it is too narrow (1280 px). */
 export const NARROW_HIDES = [
   ...ROOFLINE_NARROW_HIDES,
+  'queue_mean_us',
+  'priority',
+  'occupancy_limited_by',
   'launch_delay_p90_us',
   'launch_delay_mean_us',
   'min_us',
@@ -68,6 +72,14 @@ function numberColumn(
 }
 
 const orDash = (v: number | null): string => (v === null ? '—' : String(v));
+
+/** A whole-number column shown as written, — when null. */
+const countColumn = (
+  key: 'device' | 'stream' | 'priority' | 'registers_per_thread',
+  label: string,
+  tooltip: string,
+  minWidth: number,
+): ColumnSpec<KernelRow> => numberColumn(key, label, tooltip, minWidth, (r) => orDash(r[key]));
 
 const duration = (
   key: 'total_us' | 'mean_us' | 'min_us' | 'max_us',
@@ -179,16 +191,8 @@ const SOURCE: ColumnSpec<KernelRow> = {
   },
 };
 
-const DEVICE = numberColumn('device', 'Device', 'Device the kernel ran on.', 60, (r) =>
-  orDash(r.device),
-);
-const STREAM = numberColumn(
-  'stream',
-  'Stream',
-  'CUDA stream (— when the calls used several).',
-  70,
-  (r) => orDash(r.stream),
-);
+const DEVICE = countColumn('device', 'Device', 'Device the kernel ran on.', 60);
+const STREAM = countColumn('stream', 'Stream', 'CUDA stream (— when the calls used several).', 70);
 
 const LAUNCH_COLUMNS: ColumnSpec<KernelRow>[] = [
   numberColumn('calls', 'Calls', 'Number of launches.', 76, (r) => formatCount(r.calls)),
@@ -216,9 +220,7 @@ const LAUNCH_COLUMNS: ColumnSpec<KernelRow>[] = [
     84,
     (r) => formatPercent(r.occupancy_pct, 1),
   ),
-  numberColumn('registers_per_thread', 'Registers', 'Registers per thread.', 74, (r) =>
-    orDash(r.registers_per_thread),
-  ),
+  countColumn('registers_per_thread', 'Registers', 'Registers per thread.', 74),
   numberColumn('shared_memory', 'Shared mem', 'Shared memory per block.', 100, (r) =>
     formatBytes(r.shared_memory),
   ),
@@ -239,6 +241,49 @@ const LAUNCH_COLUMNS: ColumnSpec<KernelRow>[] = [
     (r) => dimsSize(r.block),
   ),
 ];
+
+// The fields CUPTI writes beside the launch configuration (recent PyTorch), each column
+// shown only where the trace has it.
+const LIMITED_BY: ColumnSpec<KernelRow> = {
+  key: 'occupancy_limited_by',
+  label: 'Limited by',
+  tooltip:
+    'What bounds the occupancy of the longest call: REGS (registers per thread), SMEM ' +
+    '(shared memory per block), WARPS, BLOCKS or BARRIERS per SM, as CUPTI reports it. ' +
+    'Click to sort.',
+  minWidth: 92,
+  value: (row) => row.occupancy_limited_by,
+  cell: (row) =>
+    row.occupancy_limited_by === null
+      ? h('span', { class: 'ks-no' }, '—')
+      : h('span', { class: 'ks-mono' }, row.occupancy_limited_by),
+};
+
+const PRIORITY = countColumn(
+  'priority',
+  'Priority',
+  'Stream priority the longest call ran at (lower is more urgent).',
+  70,
+);
+
+const QUEUE = numberColumn(
+  'queue_mean_us',
+  'Queue wait',
+  'Mean time from the launch entering its stream queue (CUPTI "queued") to the kernel start: ' +
+    'the wait behind the work queued before it.',
+  88,
+  (r) => (r.queue_mean_us === null ? '—' : formatDuration(r.queue_mean_us)),
+);
+
+const CUPTI_COLUMNS = {
+  occupancy_limited_by: LIMITED_BY,
+  priority: PRIORITY,
+  queue_mean_us: QUEUE,
+};
+
+function cuptiColumns(rows: readonly KernelRow[]): ColumnSpec<KernelRow>[] {
+  return recordedCuptiFields(rows).map((key) => CUPTI_COLUMNS[key]);
+}
 
 function tensorCoreColumns(matrixCoreName: string): ColumnSpec<KernelRow>[] {
   return [
@@ -276,6 +321,7 @@ export function kernelColumns(
     ...(data.devices.length > 1 ? [DEVICE] : []),
     ...(data.streams.length > 1 ? [STREAM] : []),
     ...LAUNCH_COLUMNS,
+    ...cuptiColumns(data.rows),
     ...tensorCoreColumns(data.matrix_core_name),
     ...rooflineColumns<KernelRow>(),
   ];

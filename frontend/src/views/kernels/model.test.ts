@@ -20,6 +20,7 @@ import {
   TC_UNKNOWN,
   TC_USING,
   matrixCoreShort,
+  recordedCuptiFields,
   tensorCorePie,
 } from './model';
 
@@ -44,6 +45,9 @@ function row(name: string, over: Partial<KernelRow> = {}): KernelRow {
     work: 'other',
     launch_delay_mean_us: null,
     launch_delay_p90_us: null,
+    priority: null,
+    occupancy_limited_by: null,
+    queue_mean_us: null,
     ...over,
   };
 }
@@ -192,5 +196,14 @@ describe('sourceText', () => {
     assert.equal(frameLabel({ ...wrapper, generated: false }), 'c6t2yy.py:1249');
     assert.equal(fusedText(['aten::view', 'aten::gelu']), 'view + gelu');
     assert.equal(fusedText(undefined), 'fused ops not known');
+  });
+});
+
+describe('the CUPTI field columns', () => {
+  it('shows each only where a row has it', () => {
+    assert.deepEqual(recordedCuptiFields([row('a'), row('b')]), []);
+    const recent = row('gemm', { occupancy_limited_by: 'REGS|SMEM', priority: -2 });
+    assert.deepEqual(recordedCuptiFields([row('a'), recent]), ['occupancy_limited_by', 'priority']);
+    assert.deepEqual(recordedCuptiFields([row('a', { queue_mean_us: 22 })]), ['queue_mean_us']);
   });
 });

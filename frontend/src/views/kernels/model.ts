@@ -269,3 +269,12 @@ export function fusedText(ops: readonly string[] | undefined): string {
 export function sourceText(row: KernelRow): string {
   return (row.source ?? []).map(frameText).join(' > ');
 }
+
+/** The CUPTI fields (beside the launch configuration) some row records, in column order. */
+export function recordedCuptiFields(
+  rows: readonly KernelRow[],
+): ('occupancy_limited_by' | 'priority' | 'queue_mean_us')[] {
+  return (['occupancy_limited_by', 'priority', 'queue_mean_us'] as const).filter((key) =>
+    rows.some((r) => r[key] !== null),
+  );
+}
