@@ -339,6 +339,13 @@ def _cupti_notes(view: vt.KernelsView, rows: list[Any], width: int) -> list[str]
         out.append(_wrap(text, width, "queued -> start (mean): "))
     elif view["queued_times"] == "other clock":
         out.append("queued times recorded on a clock the trace does not convert: not used")
+    named = [(r["name"], r["graph_annotations"]) for r in rows if r["graph_annotations"]]
+    if named:
+        text = "; ".join(f"{_short(name, 40)} {' | '.join(labels)}" for name, labels in named)
+        out.append(_wrap(text, width, "graph annotations: "))
+    note = view["graph_annotations"]
+    if note and note["unread"]:
+        out.append(_wrap(note["unread"], width, "graph annotations not read: "))
     return out
 
 

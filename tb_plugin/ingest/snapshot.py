@@ -30,7 +30,14 @@ from . import storage
 from .limits import max_snapshot_bytes
 from .snapshot_guard import CHUNK, OpcodeGuard, SnapshotError
 
-__all__ = ["SnapshotError", "check_plain", "collector_paused", "decode_snapshot", "read_snapshot"]
+__all__ = [
+    "SnapshotError",
+    "check_plain",
+    "collector_paused",
+    "decode_plain",
+    "decode_snapshot",
+    "read_snapshot",
+]
 
 PLAIN_LEAVES = (str, bytes, int, float, bool, type(None))
 PROTOCOLS = (2, 3, 4, 5)
@@ -152,7 +159,16 @@ def decode_snapshot(data: bytes, deadline: float | None = None) -> dict[str, Any
     return _decode(GuardedStream(io.BytesIO(data), len(data), guard))
 
 
-def _decode(stream: Any) -> dict[str, Any]:
+def decode_plain(data: bytes, deadline: float | None = None) -> Any:
+    """Plain data (dicts, lists, tuples, sets, text, bytes, numbers) from a pickle's bytes,
+    read as a snapshot is (nothing in it run, its opcodes guarded), whatever it holds; or
+    SnapshotError. For small side files: torch's CUDA-graph kernel annotations."""
+    _check_protocol(data[:2])
+    guard = OpcodeGuard(deadline, len(data))
+    return _plain(GuardedStream(io.BytesIO(data), len(data), guard))
+
+
+def _plain(stream: Any) -> Any:
     try:
         with collector_paused():
             value = _PlainUnpickler(stream).load()
@@ -167,6 +183,11 @@ def _decode(stream: Any) -> dict[str, Any]:
             f"damaged or truncated pickle: {type(exc).__name__}: {exc}", "damaged"
         ) from None
     check_plain(value)
+    return value
+
+
+def _decode(stream: Any) -> dict[str, Any]:
+    value = _plain(stream)
     if not isinstance(value, dict) or not (
         isinstance(value.get("segments"), list) or isinstance(value.get("device_traces"), list)
     ):

@@ -20,6 +20,11 @@ export interface AllocationTable {
   truncated: boolean;
 }
 
+export interface AnnotationsNote {
+  source: string | null;
+  unread: string | null;
+}
+
 /** The lazily compiled backward graph of a compile (same compile id). */
 export interface BackwardCompile {
   start_us: number | null;
@@ -711,6 +716,7 @@ export interface KernelRowBase extends RooflineFields {
   priority: number | null;
   occupancy_limited_by: string | null;
   queue_mean_us: number | null;
+  graph_annotations: string[] | null;
 }
 
 export interface KernelSite {
@@ -743,6 +749,7 @@ export interface KernelsView {
   graph_replay: GraphReplaySummary | null;
   left_out_events: number;
   queued_times: 'not recorded' | 'other clock' | 'recorded';
+  graph_annotations: AnnotationsNote | null;
   roofs: Roof[];
 }
 

@@ -39,6 +39,7 @@ class _KernelRowBase(RooflineFields):
     priority: int | None  # the longest call's stream priority (CUDA 13.1+ traces)
     occupancy_limited_by: str | None  # the longest call's occupancy limit ("REGS|SMEM")
     queue_mean_us: float | None  # queued -> start, where `queued` is on the file's clock
+    graph_annotations: list[str] | None  # CUDA-graph annotations of its calls, most time first
 
 
 class KernelRow(_KernelRowBase, total=False):
@@ -48,6 +49,11 @@ class KernelRow(_KernelRowBase, total=False):
     fused_ops_from: str  # only for Inductor kernels: "wrapper" or "kernel_name"
     wrapper_unread: str | None  # only for Inductor kernels: why the wrapper was not read
     source: list[SourceFrame]  # only for Inductor kernels: model code first
+
+
+class AnnotationsNote(TypedDict):
+    source: str | None  # "trace args", the annotations pickle's name, None: none found
+    unread: str | None  # why an annotations pickle found was not read
 
 
 class KernelsView(TypedDict):
@@ -68,4 +74,5 @@ class KernelsView(TypedDict):
     graph_replay: GraphReplaySummary | None
     left_out_events: int  # kernels left out (trace health: duplicates, ts 0, off-clock)
     queued_times: Literal["not recorded", "recorded", "other clock"]  # kernels' `queued`
+    graph_annotations: AnnotationsNote | None  # None: the trace replays no CUDA graph
     roofs: list[Roof]

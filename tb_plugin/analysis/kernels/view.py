@@ -52,8 +52,9 @@ from ..core.taxonomy import MATRIX_UNKNOWN, MATRIX_YES, WORKS
 from ..core.trusted_rows import untrusted_mask
 from .compiled import CompiledKernel, compiled_columns
 from .cupti_fields import CuptiFields, cupti_fields
+from .graph_annotations import Annotations, annotation_columns
 from .launches import Config, kernel_costs, launch_configs, launching_ops, tree_positions
-from .types import KernelRow, KernelsParams, KernelsView
+from .types import AnnotationsNote, KernelRow, KernelsParams, KernelsView
 
 GROUP_BY = ("name", "op")
 
@@ -110,8 +111,14 @@ def kernels(
         "graph_replay": replay_summary(model, replay, rows),
         "left_out_events": _left_out_kernels(model),
         "queued_times": groups.cupti.queued_times,
+        "graph_annotations": _annotations_note(groups.annotations[1]),
         "roofs": roofs(model),
     }
+
+
+def _annotations_note(found: Annotations | None) -> AnnotationsNote | None:
+    """Where the kernels' CUDA-graph annotations came from (None: no graph replays)."""
+    return None if found is None else {"source": found.source, "unread": found.unread}
 
 
 def _left_out_kernels(model: TraceModel) -> int:
@@ -142,6 +149,8 @@ class _Groups(msgspec.Struct):
     roof: dict[str, np.ndarray]  # the roofline sums (roofline/metrics.grouped)
     compiled: list[CompiledKernel | None]  # Inductor kernels: fused ops, source frames
     cupti: CuptiFields  # priority, occupancy limit, queue wait
+    # CUDA-graph kernel annotations: per group its labels, and where they came from
+    annotations: tuple[list[list[str] | None], Annotations | None]
 
 
 def _group(
@@ -201,6 +210,7 @@ def _group(
         roof=grouped(kernel_costs(model, rows, at_gpu), dur, group, n),
         compiled=compiled_columns(model, rows, group, n),
         cupti=cupti_fields(model, rows, launchers, group, longest, n),
+        annotations=annotation_columns(model, rows, group, dur, n, replay is not None),
     )
 
 
@@ -320,6 +330,7 @@ def _kernel_row(model: TraceModel, g: _Groups, i: int, group_by: str) -> KernelR
             "priority": g.cupti.priority[i],
             "occupancy_limited_by": g.cupti.limited_by[i],
             "queue_mean_us": _us_of_ns(g.cupti.queue_mean_ns[i]),
+            "graph_annotations": g.annotations[0][i],
             **fields(g.roof, i),
         }
     )

@@ -27,6 +27,7 @@ export const NARROW_HIDES = [
   'queue_mean_us',
   'priority',
   'occupancy_limited_by',
+  'graph_annotations',
   'launch_delay_p90_us',
   'launch_delay_mean_us',
   'min_us',
@@ -46,7 +47,7 @@ export const NARROW_HIDES = [
 
 /** A right-aligned number column of a KernelRow field. */
 function numberColumn(
-  key: Exclude<keyof KernelRow, 'fused_ops' | 'source'>,
+  key: Exclude<keyof KernelRow, 'fused_ops' | 'source' | 'graph_annotations'>,
   label: string,
   tooltip: string,
   minWidth: number,
@@ -275,6 +276,22 @@ const QUEUE = numberColumn(
   (r) => (r.queue_mean_us === null ? '—' : formatDuration(r.queue_mean_us)),
 );
 
+// The CUDA-graph annotations (torch's mark_kernels scopes) of a row's replayed calls.
+const GRAPH_ANNOTATIONS: ColumnSpec<KernelRow> = {
+  key: 'graph_annotations',
+  label: 'Graph annotation',
+  tooltip:
+    "What the code that captured the CUDA graph named the kernel's node (torch " +
+    'mark_kernels: module · op · phase), most time first. Click to sort.',
+  minWidth: 160,
+  grow: 1.2,
+  value: (row) => row.graph_annotations?.join(' | ') ?? null,
+  cell: (row) =>
+    row.graph_annotations
+      ? h('span', { title: row.graph_annotations.join('\n') }, row.graph_annotations.join(' | '))
+      : h('span', { class: 'ks-no' }, '—'),
+};
+
 const CUPTI_COLUMNS = {
   occupancy_limited_by: LIMITED_BY,
   priority: PRIORITY,
@@ -318,6 +335,7 @@ export function kernelColumns(
     nameColumn(kernelLabels(data.rows.map((r) => r.name))),
     ...(groupBy === 'op' ? [OPERATOR] : []),
     ...(data.rows.some((r) => r.fused_ops !== undefined) ? [SOURCE] : []),
+    ...(data.rows.some((r) => r.graph_annotations !== null) ? [GRAPH_ANNOTATIONS] : []),
     ...(data.devices.length > 1 ? [DEVICE] : []),
     ...(data.streams.length > 1 ? [STREAM] : []),
     ...LAUNCH_COLUMNS,

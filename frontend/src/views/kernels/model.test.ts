@@ -48,6 +48,7 @@ function row(name: string, over: Partial<KernelRow> = {}): KernelRow {
     priority: null,
     occupancy_limited_by: null,
     queue_mean_us: null,
+    graph_annotations: null,
     ...over,
   };
 }
