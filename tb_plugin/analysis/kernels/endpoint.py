@@ -18,7 +18,8 @@ ORDER = 40  # the folder's place in the page order (`api/view_folders.py`)
 # 10: their `fused_ops_from` and `wrapper_unread`, wrappers read only inside the logdir
 # 11: a collective kernel's op is its communication op (optree.collective_owner)
 # 12: an Inductor kernel's source frames say which is generated
-VERSION = "12"
+# 13: CUPTI's priority, occupancy limit and queue wait; CUDA-graph kernel annotations
+VERSION = "13"
 
 
 def supports(model: TraceModel) -> bool:
