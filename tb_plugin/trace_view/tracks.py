@@ -16,6 +16,7 @@ import numpy as np
 
 from ..analysis.core.common import unique_inverse
 from ..analysis.core.devices import device_identities, device_identity
+from ..analysis.core.rocm_streams import stream_ids_are_queues
 from ..ingest.values import lenient_int
 from ..model.categories import Kind, Phase, kind_mask
 from ..model.trace_model import TraceModel
@@ -197,7 +198,8 @@ def _describe(
     if kind == "gpu":
         # "GPU 0 stream 7", "XPU 0 stream 3", "accelerator 2 stream 5" (devices.py)
         word = device_identity(model, device).kind_word if device is not None else "device"
-        label = f"{word} {device if device is not None else pid_text} stream "
+        queue_or_stream = "HSA queue" if stream_ids_are_queues(model) else "stream"
+        label = f"{word} {device if device is not None else pid_text} {queue_or_stream} "
         label += f"{stream if stream is not None else tid_text}"
         if thread_name and not thread_name.lower().startswith("stream"):
             label += f" ({thread_name})"

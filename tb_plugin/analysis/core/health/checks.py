@@ -23,6 +23,7 @@ import numpy as np
 from ....ingest.columns import negative_durations
 from ....model.categories import Kind, Phase, kind_mask
 from ....model.trace_model import TraceModel
+from .. import rocm_streams
 from ..common import (
     distinct,
     gpu_rows,
@@ -298,3 +299,10 @@ def unread_categories(model: TraceModel) -> Finding:
     phases = (Phase.COMPLETE, Phase.BEGIN)
     other = (ev["kind"] == Kind.OTHER) & np.isin(ev["ph"], np.array(phases, dtype=ev["ph"].dtype))
     return Finding(np.flatnonzero(other))
+
+
+def stream_ids_are_queues(model: TraceModel) -> Finding:
+    """The GPU activities of a ROCm trace whose stream ids are HSA queues (`rocm_streams`)."""
+    if not rocm_streams.stream_ids_are_queues(model):
+        return Finding(_NONE)
+    return Finding(rocm_streams.gpu_activity_rows(model))

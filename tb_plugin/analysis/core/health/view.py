@@ -229,6 +229,16 @@ _CHECKS: list[tuple[str, Severity, Effect, str, Callable[[TraceModel], Finding]]
         "know (a newer producer's). The Trace page draws them; no other page counts them.",
         checks.unread_categories,
     ),
+    (
+        "stream_ids_are_hsa_queues",
+        "info",
+        "kept",
+        "GPU activities of a ROCm trace whose stream ids are HSA hardware queues, not HIP "
+        "streams (Kineto before June 2026, kineto#1424; no `hsa_queue` field): HIP streams "
+        "beyond the device's queues (GPU_MAX_HW_QUEUES, default 4) share one, so a stream "
+        "track, filter or count is a queue's, holding several streams' work.",
+        checks.stream_ids_are_queues,
+    ),
 ]
 
 # The checks that count a rule of torch's trace validator, as it counts it.
