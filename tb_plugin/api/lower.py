@@ -1,11 +1,29 @@
 """The few names of the floors below that a door names itself: the types it holds (a
 listed run, a span file, a loaded model, its categories) and the errors it tells apart
-(a bad parameter, a trace that cannot be read, one still loading). Doors import them from
-here, never from `ingest`, `model` or `store`; everything else they reach through
-`dispatch` and `session`."""
+(a bad parameter, a trace that cannot be read, one still loading), the text tables their
+reports are printed in and the fields their frames are made of
+(`analysis/core/text_tables.py`, `frame_fields.py`, shared with the views' own text and
+frames). Doors import them from here, never from `ingest`, `model`, `store` or
+`analysis`; everything else they reach through `dispatch` and `session`."""
 
 from __future__ import annotations
 
+from ..analysis.core.frame_fields import flatten, plain_fields
+from ..analysis.core.text_tables import (
+    DEFAULT_WIDTH,
+    UNKNOWN,
+    Column,
+    binary_bytes,
+    mib,
+    ms,
+    number,
+    or_dash,
+    report_width,
+    rows_table,
+    short,
+    table,
+    wrap,
+)
 from ..ingest.discovery import Run, SpanFile
 from ..ingest.limits import env_number
 from ..model.categories import Kind, Phase
@@ -14,6 +32,8 @@ from ..model.trace_model import EVENT_COLUMNS, TraceModel
 from ..store.trace_store import LoadFailed, NotReady
 
 __all__ = [
+    "Column",
+    "DEFAULT_WIDTH",
     "EVENT_COLUMNS",
     "Kind",
     "LoadFailed",
@@ -22,6 +42,19 @@ __all__ = [
     "Run",
     "SpanFile",
     "TraceModel",
+    "UNKNOWN",
     "ViewParamError",
+    "binary_bytes",
     "env_number",
+    "flatten",
+    "mib",
+    "ms",
+    "number",
+    "or_dash",
+    "plain_fields",
+    "report_width",
+    "rows_table",
+    "short",
+    "table",
+    "wrap",
 ]

@@ -17,13 +17,12 @@ import msgspec
 
 from ..api.dispatch import Dispatch
 from ..api.endpoints import ENDPOINTS
-from ..api.lower import LoadFailed, Run
+from ..api.lower import LoadFailed, Run, report_width
 from ..api.session import FixedListing, Session
 from ..api.view_parts import status_of
 from .errors import EXIT_LOAD, ReportError
 from .health_text import COLUMNS, LEGEND, health_lines, summary_line
 from .targets import targets
-from .text_tables import report_width
 
 EXIT_ERRORS, EXIT_WARNINGS = 2, 1
 RUN_WORKER = "all ranks"  # the key of a run's run-level checks among its workers

@@ -14,7 +14,7 @@ import textwrap
 from collections import Counter
 from typing import TYPE_CHECKING, TypedDict, cast
 
-from .text_tables import DEFAULT_WIDTH
+from ..api.lower import DEFAULT_WIDTH
 
 if TYPE_CHECKING:  # types only: naming them imports no view
     from ..api.view_types import HealthExample, HealthView, RankOffset, RunHealthCheck

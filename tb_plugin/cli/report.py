@@ -51,11 +51,12 @@ def report_run(session: Session, run: Run, args: argparse.Namespace) -> dict[str
         args.too_large = True
     if model is None:  # a folder of memory snapshots or compile logs only
         if args.format == "text":
-            from .report_text import RENDERERS  # the renderers: text only
-            from .text_tables import report_width
+            from ..api.lower import report_width
+            from .report_text import renderer_of  # the renderers: text only
 
             width = report_width()
-            blocks = [RENDERERS[n](view, width) for n, view in views.items() if n in RENDERERS]
+            renderers = {n: renderer_of(n) for n in views}
+            blocks = [render(views[n], width) for n, render in renderers.items() if render]
             print(f"== run {run.name}\n\n" + "\n\n".join(blocks) + "\n")
         return views
     if args.format == "text":

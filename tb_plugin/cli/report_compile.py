@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from .text_tables import DEFAULT_WIDTH, Column, or_dash, rows_table, wrap
+from ..api.lower import DEFAULT_WIDTH, Column, or_dash, rows_table, wrap
 
 if TYPE_CHECKING:  # types only: naming them imports no view
     from ..api.view_types import CompileResponse

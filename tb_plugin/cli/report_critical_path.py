@@ -8,7 +8,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from .text_tables import DEFAULT_WIDTH, ms, table
+from ..api.lower import DEFAULT_WIDTH, ms, table
 
 NAMES_SHOWN = 12
 RUNS_SHOWN = 25

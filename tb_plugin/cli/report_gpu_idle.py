@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .text_tables import DEFAULT_WIDTH, Column, number, or_dash, rows_table, short, wrap
+from ..api.lower import DEFAULT_WIDTH, Column, number, or_dash, rows_table, short, wrap
 
 if TYPE_CHECKING:  # types only: naming them imports no view
     from ..api.view_types import GpuIdleView

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .text_tables import DEFAULT_WIDTH, Column
-from .text_tables import mib as _mib
-from .text_tables import ms as _ms
-from .text_tables import rows_table as _rows_table
-from .text_tables import table as _table
-from .text_tables import wrap as _wrap
+from ..api.lower import DEFAULT_WIDTH, Column
+from ..api.lower import mib as _mib
+from ..api.lower import ms as _ms
+from ..api.lower import rows_table as _rows_table
+from ..api.lower import table as _table
+from ..api.lower import wrap as _wrap
 
 if TYPE_CHECKING:  # types only: naming them imports no view
     from ..api import view_types as vt

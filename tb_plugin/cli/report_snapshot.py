@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .text_tables import DEFAULT_WIDTH, Column, binary_bytes, mib, or_dash, rows_table, wrap
+from ..api.lower import DEFAULT_WIDTH, Column, binary_bytes, mib, or_dash, rows_table, wrap
 
 if TYPE_CHECKING:  # types only: naming them imports no view
     from ..api.view_types import MemorySnapshotResponse, SnapshotAlignment, SnapshotFrame

@@ -9,22 +9,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..api.lower import TraceModel
+from ..api.endpoints import ENDPOINTS
+from ..api.lower import DEFAULT_WIDTH, UNKNOWN, Column, TraceModel, number, report_width
+from ..api.lower import mib as _mib
+from ..api.lower import ms as _ms
+from ..api.lower import or_dash as _or_dash
+from ..api.lower import rows_table as _rows_table
+from ..api.lower import short as _short
+from ..api.lower import table as _table
+from ..api.lower import wrap as _wrap
 from .health_text import render_health
 from .report_compile import render_compile
 from .report_critical_path import render_critical_path, render_top_gains
 from .report_gpu_idle import render_gpu_idle
 from .report_memory import render_memory
-from .report_serving import render_serving
 from .report_snapshot import render_memory_snapshot
-from .text_tables import DEFAULT_WIDTH, UNKNOWN, Column, number, report_width
-from .text_tables import mib as _mib
-from .text_tables import ms as _ms
-from .text_tables import or_dash as _or_dash
-from .text_tables import rows_table as _rows_table
-from .text_tables import short as _short
-from .text_tables import table as _table
-from .text_tables import wrap as _wrap
 
 if TYPE_CHECKING:  # types only: naming them imports no view
     from ..api import view_types as vt
@@ -115,6 +114,14 @@ def _device_line(dev: vt.GpuDeviceView) -> str:
 RENDERERS: dict[str, Callable[[Any, int], str]] = {"overview": render_overview}
 
 
+def renderer_of(name: str) -> Callable[[Any, int], str] | None:
+    """The text of view `name`: the one its folder gives (the endpoint's `text`), else the
+    CLI's own (`RENDERERS`), else none."""
+    endpoint = ENDPOINTS.get(name)
+    own = endpoint.text if endpoint is not None else None
+    return own if own is not None else RENDERERS.get(name)
+
+
 RENDERERS["memory"] = render_memory
 RENDERERS["critical_path"] = render_critical_path
 RENDERERS["run_critical_path"] = render_critical_path
@@ -140,7 +147,7 @@ def render_text(
         head += "\n" + _wrap("; ".join(model.warnings), width, said)
     blocks = [head]
     for name, view in views.items():
-        render = RENDERERS.get(name)
+        render = renderer_of(name)
         if isinstance(view, dict) and set(view) == {"error"}:  # the route's 413, in its place
             blocks.append(_wrap(view["error"]["message"], width, f"{name}: "))
         elif render is not None:
@@ -378,7 +385,6 @@ def render_modules(
 
 RENDERERS["modules"] = render_modules
 RENDERERS["gpu_idle"] = render_gpu_idle
-RENDERERS["serving"] = render_serving
 RENDERERS["memory_snapshot"] = render_memory_snapshot
 RENDERERS["compile"] = render_compile
 RENDERERS["health"] = render_health

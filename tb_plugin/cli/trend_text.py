@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from .text_tables import Column, binary_bytes, mib, ms, or_dash, report_width, rows_table, short
+from ..api.lower import Column, binary_bytes, mib, ms, or_dash, report_width, rows_table, short
 
 if TYPE_CHECKING:  # types only: naming them imports no view
     from ..api.view_types import TrendChange, TrendView

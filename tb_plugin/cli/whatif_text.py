@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .text_tables import ms
+from ..api.lower import ms
 
 if TYPE_CHECKING:
     from ..api.view_types import WhatIfView

@@ -13,14 +13,13 @@ view's other top-level fields that are plain values (numbers, text, lists of the
 from __future__ import annotations
 
 import importlib.util
-import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..api.lower import EVENT_COLUMNS, Kind, Phase, TraceModel
+from ..api.lower import EVENT_COLUMNS, Kind, Phase, TraceModel, flatten, plain_fields
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -58,51 +57,12 @@ def rows_frame(view: Mapping[str, Any], key: str, response: Any) -> pd.DataFrame
     return frame
 
 
-def flatten(row: Mapping[str, Any]) -> dict[str, Any]:
-    """One row's fields, nested objects' fields under `parent.child` names."""
-    out: dict[str, Any] = {}
-    for name, value in row.items():
-        if isinstance(value, Mapping):
-            for sub, leaf in flatten(value).items():
-                out[f"{name}.{sub}"] = leaf
-        else:
-            out[name] = value
-    return out
-
-
 def _columns(records: Sequence[dict[str, Any]]) -> list[str]:
     """Every column any row has, in first-seen order. A field that is an object in some
     rows and null in others appears only as the object's columns (None where null)."""
     seen = dict.fromkeys(name for record in records for name in record)
     nested = {name.split(".", 1)[0] for name in seen if "." in name}
     return [name for name in seen if name not in nested]
-
-
-def plain_fields(
-    view: Mapping[str, Any], response: Any, exclude: Sequence[str] = ()
-) -> dict[str, Any]:
-    """The view's top-level fields whose declared type is plain: numbers, text, booleans,
-    or lists of them (objects and tables are left to frames of their own, and `attrs`
-    stays cheap to copy, as pandas does on every operation)."""
-    hints = typing.get_type_hints(response)
-    return {
-        name: value
-        for name, value in view.items()
-        if name not in exclude and name in hints and _plain_type(hints[name])
-    }
-
-
-_SCALARS = (int, float, str, bool, type(None))
-_UNION_TYPE = getattr(types, "UnionType", typing.Union)  # `int | None` (Python 3.10+)
-
-
-def _plain_type(hint: Any) -> bool:
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin is typing.Literal:
-        return True
-    if origin in (typing.Union, _UNION_TYPE) or origin is list:
-        return all(_plain_type(arg) and typing.get_origin(arg) is not list for arg in args)
-    return hint in _SCALARS
 
 
 def breakdown_frame(view: Mapping[str, Any], response: Any) -> pd.DataFrame:

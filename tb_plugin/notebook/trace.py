@@ -19,7 +19,6 @@ from ..api.view_parts import PAGE_MAX, GpuIdleView, LaunchDelayView
 from .flame_frames import flame_frame
 from .frames import breakdown_frame, events_frame, plain_fields, rows_frame, whole_path
 from .gpu_idle_frames import idle_frame, queue_frame
-from .serving_frames import phases_frame
 
 # The JSON routes of one trace: its views, then the trace view's routes (of one worker here).
 SPAN_ROUTES = {
@@ -185,8 +184,8 @@ class Trace:
     def serving_phases(self) -> pd.DataFrame:
         """One row per phase (prefill, decode, mixed, ...) of the serving iterations: count,
         median / p90 times, tokens per second, kernel time by class, per-token estimates
-        (`serving_frames.phases_frame`)."""
-        return phases_frame(self.view("serving"))
+        (the serving view's `frames.phases_frame`)."""
+        return SPAN_ROUTES["serving"].frame("serving_phases")(self.view("serving"))
 
     # --- why the GPU is idle (the `gpu_idle` route) -----------------------------------
 

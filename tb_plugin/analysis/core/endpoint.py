@@ -131,6 +131,12 @@ class Endpoint(msgspec.Struct, frozen=True):
     # Scope.SPANS: a function like the compute function's answering its JSON (encoded
     # once while kept: `trace_view.workers.kept_json`), or a `Lazy` of it; None: none
     kept_ref: Callable[..., Any] | Lazy | None = None
+    # The view's CLI text, `(view JSON, width) -> str` (or a `Lazy` of it: `text`); None:
+    # the CLI's own renderer, if any (`cli/report_text.RENDERERS`)
+    text_ref: Callable[..., str] | Lazy | None = None
+    # The view's notebook frames by the notebook method that returns them, each
+    # `(view JSON) -> DataFrame` (or a `Lazy` of it: `frame(name)`)
+    frames_ref: Mapping[str, Callable[..., Any] | Lazy] = msgspec.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.answer is Answer.COMPUTE and self.compute_ref is None:
@@ -151,6 +157,13 @@ class Endpoint(msgspec.Struct, frozen=True):
     @property
     def loading(self) -> Any:
         return _resolved(self.loading_ref)
+
+    @property
+    def text(self) -> Callable[[Any, int], str] | None:
+        return _resolved(self.text_ref)  # type: ignore[no-any-return]
+
+    def frame(self, name: str) -> Callable[..., Any]:
+        return _resolved(self.frames_ref[name])  # type: ignore[no-any-return]
 
     def decode(self, args: Params) -> dict[str, Any]:
         """The query's parameters as an instance of the request type, each parsed once
@@ -267,8 +280,11 @@ def span_view(
     page: str | None = None,
     supports: Callable[[Any], bool] = _always,
     report: bool = True,
+    text: Callable[..., str] | Lazy | None = None,
+    frames: Mapping[str, Callable[..., Any] | Lazy] | None = None,
 ) -> Endpoint:
-    """A pure function of one span's model; 202 with the span's status while it loads."""
+    """A pure function of one span's model; 202 with the span's status while it loads;
+    `text` and `frames` its CLI text and notebook frames, kept in its folder."""
     return Endpoint(
         name,
         Scope.SPAN,
@@ -281,6 +297,8 @@ def span_view(
         supports,
         SPAN_STATUS,
         report=report,
+        text_ref=text,
+        frames_ref=dict(frames or {}),
     )
 
 

@@ -33,5 +33,7 @@ ENDPOINTS: list[Endpoint] = [
         Cache.ALL,
         page="serving",
         supports=supports,
+        text=Lazy("kinetoscope.analysis.serving.text", "render_serving"),
+        frames={"serving_phases": Lazy("kinetoscope.analysis.serving.frames", "phases_frame")},
     ),
 ]

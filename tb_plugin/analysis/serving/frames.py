@@ -1,6 +1,7 @@
-"""The `serving` route's phases as a frame: one row per phase (index `phase`, in the
-route's order), a statistic's parts as `dur_us.median`-style columns, the class breakdown
-as `classes_us.<class>` columns."""
+"""The serving view's notebook frames: its phases as a frame, one row per phase (index
+`phase`, in the route's order), a statistic's parts as `dur_us.median`-style columns, the
+class breakdown as `classes_us.<class>` columns. The endpoint names it (`frames`), the
+notebook finds it there."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import typing
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..api.view_parts import PhaseStats, ServingView
-from .frames import flatten, plain_fields
+from ..core.frame_fields import flatten, plain_fields
+from .types import PhaseStats, ServingView
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -1,14 +1,15 @@
-"""`kinetoscope report --format text`: the `serving` view (iterations of a vLLM or SGLang
-trace and per phase their statistics) as tables; listed in `report_text.RENDERERS`."""
+"""The serving view's CLI text (`kinetoscope report --format text`): its iterations and
+per phase their statistics as tables; the endpoint names it (`text`), the CLI finds it
+there."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .text_tables import DEFAULT_WIDTH, Column, ms, number, or_dash, rows_table, wrap
+from ..core.text_tables import DEFAULT_WIDTH, Column, ms, number, or_dash, rows_table, wrap
 
 if TYPE_CHECKING:  # types only: naming them imports no view
-    from ..api.view_types import ServingView
+    from .types import ServingView
 
 _count = or_dash(str)
 _rate = or_dash(lambda v: number(v, 0))
