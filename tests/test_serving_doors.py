@@ -70,6 +70,10 @@ def test_notebook_frames(logdir: Path) -> None:
         trace = run.trace("rank1")
         iterations = trace.iterations()
         phases = trace.serving_phases()
+        by_name = trace.frame("serving_phases")  # the frame the view's folder names
+        with pytest.raises(ValueError, match="no view gives a frame named 'nope'"):
+            trace.frame("nope")
+    assert by_name.equals(phases)
     assert iterations["phase"].tolist() == [
         "prefill", "decode", "decode", "decode", "mixed", "decode", "decode",
     ]  # fmt: skip

@@ -79,6 +79,16 @@ class Trace:
         item, nested objects' fields as `parent.child` columns, plain fields in `attrs`."""
         return rows_frame(self.view(route, **params), key, SPAN_ROUTES[route].response)
 
+    def frame(self, name: str, **params: Any) -> pd.DataFrame:
+        """A frame a view's folder gives by `name` (its endpoint's `frames`, e.g.
+        `serving_phases`), made of that view's JSON for these parameters: a view added
+        with frames of its own needs no method here."""
+        for route, endpoint in SPAN_ROUTES.items():
+            if name in endpoint.frames_ref:
+                return endpoint.frame(name)(self.view(route, **params))
+        known = sorted(n for e in SPAN_ROUTES.values() for n in e.frames_ref)
+        raise ValueError(f"no view gives a frame named {name!r} (known: {', '.join(known)})")
+
     # --- frames --------------------------------------------------------------------
 
     def events(self) -> pd.DataFrame:
@@ -185,7 +195,7 @@ class Trace:
         """One row per phase (prefill, decode, mixed, ...) of the serving iterations: count,
         median / p90 times, tokens per second, kernel time by class, per-token estimates
         (the serving view's `frames.phases_frame`)."""
-        return SPAN_ROUTES["serving"].frame("serving_phases")(self.view("serving"))
+        return self.frame("serving_phases")
 
     # --- why the GPU is idle (the `gpu_idle` route) -----------------------------------
 
