@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Every route at once, cold: does the server stay up and within its memory?
 
-    .venv/bin/python bench/all_routes.py LOGDIR [--budget-mb MB] [--timeout 900]
+    .venv/bin/python bench/all_routes.py LOGDIR [--budget-mb MB] [--server-mb MB] [--timeout 900]
 
 LOGDIR holds one run (a bench tile, or two, as the run's workers). A real TensorBoard with
 the product's plugin serves it on 127.0.0.1, with an empty cache. Once the first worker's
@@ -10,7 +10,8 @@ a route, the critical-path ones and the run-level jobs included, each asking aga
 it answers 202), while another client asks `runs` and `status` every 50 ms: the small
 requests a user's other tabs make. Printed: each route's final HTTP status and seconds;
 the server's peak RSS (VmHWM) against its views' budget (`--budget-mb`, passed as
-KINETOSCOPE_VIEW_MEMORY_MB; default the product's); failed answers (5xx) and refused
+KINETOSCOPE_VIEW_MEMORY_MB; default the product's) or against the server's one number
+(`--server-mb`, passed as KINETOSCOPE_SERVER_MEMORY_MB); failed answers (5xx) and refused
 connections, which must both be 0; and the small requests' p50/p99.
 """
 
@@ -59,7 +60,7 @@ def _params(
         "flows": {"t0": repr(extent[0]), "t1": repr(extent[1])},
         "range_summary": {"t0": repr(extent[0]), "t1": repr(extent[1])},
         "search": {"q": "conv"},
-        "event": {"id": "0"},
+        "event": {"row": "0"},
     }
     return {**names, **extra.get(route, {})}
 
@@ -98,11 +99,13 @@ def _small_requests(
 
 
 def _server(
-    logdir: Path, port: int, budget_mb: Optional[float], cache: str
+    logdir: Path, port: int, budget_mb: Optional[float], server_mb: Optional[float], cache: str
 ) -> subprocess.Popen[bytes]:
     env = {**os.environ, "KINETOSCOPE_CACHE_DIR": cache}
     if budget_mb is not None:
         env["KINETOSCOPE_VIEW_MEMORY_MB"] = str(budget_mb)
+    if server_mb is not None:
+        env["KINETOSCOPE_SERVER_MEMORY_MB"] = str(server_mb)
     tensorboard = Path(sys.executable).parent / "tensorboard"
     cmd = [str(tensorboard), "--logdir", str(logdir), "--host", "127.0.0.1", "--port", str(port)]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -123,6 +126,8 @@ def _ready(port: int, deadline: float) -> tuple[str, str, str]:
             status, doc = get_json(port, path_with(PLUGIN + "/status", names), 30)
             if status == 200 and isinstance(doc, dict) and doc.get("state") == "ready":
                 return names["run"], names["worker"], names["span"]
+            if status == 200 and isinstance(doc, dict) and doc.get("state") == "error":
+                raise SystemExit(f"the trace did not load: {doc['error']['message']}")
         time.sleep(0.2)
     raise SystemExit("the trace was not ready in time")
 
@@ -131,17 +136,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("logdir", type=Path)
     parser.add_argument("--budget-mb", type=float, default=None)
+    parser.add_argument("--server-mb", type=float, default=None)
     parser.add_argument("--timeout", type=float, default=900.0)
     args = parser.parse_args()
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="kinetoscope-bench-cache-") as cache:
-        server = _server(args.logdir, port, args.budget_mb, cache)
+        server = _server(args.logdir, port, args.budget_mb, args.server_mb, cache)
         try:
             result = _measure(port, server.pid, args.timeout)
         finally:
             server.terminate()
             server.wait(30)
     result["budget_mb"] = args.budget_mb
+    result["server_mb"] = args.server_mb
     print(json.dumps(result, indent=1))
 
 

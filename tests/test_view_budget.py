@@ -220,3 +220,19 @@ def test_every_declared_cost_covers_its_measure_and_names_a_view() -> None:
     assert set(costs["cost"]) <= set(ENDPOINTS)
     for name, measured in costs["measured"].items():
         assert costs["cost"][name] >= 1.5 * measured - 1e-9, name
+
+
+def test_one_number_for_the_whole_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    """KINETOSCOPE_SERVER_MEMORY_MB shares one budget out: the models kept 40 %, the views
+    computed at once 30 %, each of the two loads at once 15 % (their sum is the number); a
+    part's own setting wins over its share."""
+    from kinetoscope.ingest.limits import load_memory_bytes
+    from kinetoscope.store.trace_store import TraceStore
+
+    mb = 1 << 20
+    monkeypatch.setenv("KINETOSCOPE_SERVER_MEMORY_MB", "6000")
+    parts = (TraceStore().memory_budget, view_budget.view_budget_bytes())
+    assert [p // mb for p in parts] + [load_memory_bytes() // mb] == [2400, 1800, 900]
+    assert parts[0] + parts[1] + 2 * load_memory_bytes() == 6000 * mb
+    monkeypatch.setenv("KINETOSCOPE_VIEW_MEMORY_MB", "500")
+    assert view_budget.view_budget_bytes() == 500 * mb

@@ -89,12 +89,27 @@ def machine_memory_mb() -> float:
         return 16384.0
 
 
+# KINETOSCOPE_SERVER_MEMORY_MB, one number for the whole server, shared out: the models
+# kept, the views computed at once, and each of the two loads that run at once. A part's
+# own setting, where set, wins over its share.
+SERVER_MEMORY = "KINETOSCOPE_SERVER_MEMORY_MB"
+SERVER_SHARES = {"models": 0.4, "views": 0.3, "load": 0.15}
+
+
+def server_share_mb(part: str, default_mb: float) -> float:
+    """MiB of `part` (`SERVER_SHARES`) under KINETOSCOPE_SERVER_MEMORY_MB; `default_mb`
+    when that is not set."""
+    total = env_number(SERVER_MEMORY, 0.0)
+    return total * SERVER_SHARES[part] if total > 0 else default_mb
+
+
 def load_memory_bytes() -> int:
     """Memory one load may build up (its columns and its spilled args) before it stops
-    with a `too_large` error (KINETOSCOPE_LOAD_MEMORY_MB, default a quarter of the
-    machine's RAM: two loads run at once, and the models and views they make need room
-    too)."""
-    return int(env_number("KINETOSCOPE_LOAD_MEMORY_MB", machine_memory_mb() / 4) * (1 << 20))
+    with a `too_large` error (KINETOSCOPE_LOAD_MEMORY_MB; else its share of
+    KINETOSCOPE_SERVER_MEMORY_MB; else a quarter of the machine's RAM: two loads run at
+    once, and the models and views they make need room too)."""
+    default = server_share_mb("load", machine_memory_mb() / 4)
+    return int(env_number("KINETOSCOPE_LOAD_MEMORY_MB", default) * (1 << 20))
 
 
 def max_open_slices() -> int:

@@ -23,7 +23,7 @@ import msgspec
 from ..ingest.build import TRIM_AFTER_BYTES, build_model
 from ..ingest.discovery import capture_files
 from ..ingest.heap import trim_when_freed
-from ..ingest.limits import env_number, load_timeout_s, slow_load_s
+from ..ingest.limits import env_number, load_timeout_s, server_share_mb, slow_load_s
 from ..ingest.storage import file_identity, is_url
 from ..model.derived_tables import unrecorded
 from ..model.trace_model import TraceModel, columns_nbytes, model_nbytes
@@ -96,7 +96,7 @@ class TraceStore:
         self._loaded_paths: set[str] = set()  # object-store paths with a model loaded
         self.lock = threading.Lock()
         self.memory_budget = memory_budget or int(
-            env_number("KINETOSCOPE_MEMORY_MB", 8192) * (1 << 20)
+            env_number("KINETOSCOPE_MEMORY_MB", server_share_mb("models", 8192)) * (1 << 20)
         )
         self._computing = 0  # views being computed now (`busy`)
         self.view_budget = shared_budget()  # every view's memory, span and run jobs alike

@@ -23,7 +23,7 @@ from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from typing import TypedDict
 
-from ..ingest.limits import env_number, machine_memory_mb
+from ..ingest.limits import env_number, machine_memory_mb, server_share_mb
 from ..model.errors import TooLarge
 
 STALE_S = 30.0  # a waiter not asking again for this long has left the line
@@ -61,7 +61,8 @@ class Queued(Exception):
 
 
 def view_budget_bytes() -> int:
-    return int(env_number("KINETOSCOPE_VIEW_MEMORY_MB", machine_memory_mb() / 2) * MB)
+    default = server_share_mb("views", machine_memory_mb() / 2)
+    return int(env_number("KINETOSCOPE_VIEW_MEMORY_MB", default) * MB)
 
 
 class ViewBudget:
