@@ -95,16 +95,17 @@ def scaled(model: TraceModel, rg: RankGraph, change: Change | None, rank: int | 
     if change is None or (change.rank is not None and change.rank != rank):
         return Scaled(own, transfer, pieces, 0)
     f = change.factor
-    names = np.array(g.names, dtype=object)[g.name] if len(g) else np.zeros(0, object)
     collective = g.kind == COLLECTIVE
+    # Compared by the graph's name codes: a name per node as text was an object array of
+    # every node made for each change.
     if change.kind == "kernel":
-        hit = (names == change.name) & (rg_is_gpu(rg))
+        hit = (g.name == _code_of(g.names, change.name)) & (rg_is_gpu(rg))
         own[hit & ~collective] = f
         transfer[hit & collective] = f
         return Scaled(own, transfer, pieces, int(hit.sum()))
     if change.kind == "collective":
-        types = np.array([collective_type(str(n)) or str(n) for n in names], dtype=object)
-        hit = collective & (types == change.name)
+        typed = np.array([(collective_type(n) or n) == change.name for n in g.names], dtype=bool)
+        hit = collective & typed[g.name] if len(g) else collective
         transfer[hit] = f
         return Scaled(own, transfer, pieces, int(hit.sum()))
     if change.kind == "rank_all":
@@ -112,6 +113,14 @@ def scaled(model: TraceModel, rg: RankGraph, change: Change | None, rank: int | 
         pieces[:] = f
         return Scaled(own, transfer, pieces, int(g.scalable.sum()))
     return _op_factors(model, rg, change, own, transfer, pieces)
+
+
+def _code_of(names: list[str], name: str) -> int:
+    """The graph's code of `name`; -1 (no node) when it names none."""
+    try:
+        return names.index(name)
+    except ValueError:
+        return -1
 
 
 def rg_is_gpu(rg: RankGraph) -> np.ndarray:

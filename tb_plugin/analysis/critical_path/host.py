@@ -138,14 +138,28 @@ def under_ops(model: TraceModel, name: str) -> np.ndarray:
         return np.zeros(len(ranges), dtype=bool)
     flag = model.events["name"][ranges.rows] == code
     parent = ranges.parent
-    todo = np.flatnonzero(~flag & (parent >= 0))
-    # Inherit down the tree: a node is under the op when its parent is (walk up once per
-    # level of nesting, vectorised).
-    up = parent.copy()
-    while todo.size:
-        hit = flag[up[todo]]
-        flag[todo[hit]] = True
-        todo = todo[~hit]
-        up[todo] = parent[up[todo]]
-        todo = todo[up[todo] >= 0]
+    # Inherit down the tree, a level of nesting at a time from the roots: a range is under
+    # the op when its parent is (one pass over the ranges, the levels found once).
+    for level in nesting_levels(model)[1:]:
+        flag[level] |= flag[parent[level]]
     return flag
+
+
+def nesting_levels(model: TraceModel) -> list[np.ndarray]:
+    """The host ranges' positions by depth (roots first), kept with the model: what
+    `under_ops` walks for each op a what-if or top gains scales."""
+    return model.derived("_critical_path_range_levels", _levels)  # type: ignore[no-any-return]
+
+
+def _levels(model: TraceModel) -> list[np.ndarray]:
+    parent = host_ranges(model).parent
+    depth = np.zeros(parent.size, dtype=np.int64)
+    up = parent.copy()
+    live = np.flatnonzero(up >= 0)
+    while live.size:
+        depth[live] += 1
+        up[live] = parent[up[live]]
+        live = live[up[live] >= 0]
+    order = np.argsort(depth, kind="stable")
+    cuts = np.flatnonzero(np.diff(depth[order])) + 1
+    return np.split(order, cuts) if order.size else []
