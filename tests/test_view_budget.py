@@ -21,7 +21,7 @@ from kinetoscope.cli.main import main
 from kinetoscope.ingest.discovery import scan_logdir
 from kinetoscope.model.errors import TooLarge
 from kinetoscope.model.trace_model import columns_nbytes
-from kinetoscope.store import view_budget
+from kinetoscope.store import run_jobs, view_budget
 from kinetoscope.store.view_budget import Queued, ViewBudget
 
 MB = 1 << 20
@@ -236,3 +236,48 @@ def test_one_number_for_the_whole_server(monkeypatch: pytest.MonkeyPatch) -> Non
     assert parts[0] + parts[1] + 2 * load_memory_bytes() == 6000 * mb
     monkeypatch.setenv("KINETOSCOPE_VIEW_MEMORY_MB", "500")
     assert view_budget.view_budget_bytes() == 500 * mb
+
+
+def test_a_small_view_passes_a_bigger_one_waiting() -> None:
+    """A view at most 1/32 of the budget that fits beside what runs is admitted at once,
+    past a bigger one waiting for room; one a byte bigger keeps its place in line."""
+    budget = ViewBudget(3200)
+    with budget.admitted("a", 2000, "a"):
+        with pytest.raises(Queued), budget.admitted("big", 1500, "big"):
+            pass
+        with budget.admitted("small", 100, "small"):  # 100 = 3200 / 32: backfilled
+            assert budget.running == 2100 and budget.place("big") == 1
+        with pytest.raises(Queued) as held, budget.admitted("not small", 101, "not small"):
+            pass
+        assert held.value.queue["place"] == 2
+
+
+def test_a_small_run_job_is_not_held_behind_big_ones(tmp_path: Path) -> None:
+    """Every thread of the run jobs' lane holds a job waiting for memory and a bigger view
+    waits ahead in the budget's line: the Distributed view of a small run still answers
+    (the small jobs' lane, the budget's backfill), as a run's compile view must while its
+    critical path waits."""
+    root = tmp_path / "logs"
+    rank_job(root / "job", 2)
+    session = Session(FixedListing(scan_logdir(str(root))), cache=False)
+    release = threading.Event()
+    try:
+        total = 1 << 40
+        session.store.view_budget = ViewBudget(total)
+        for _ in range(run_jobs.RUN_JOB_THREADS):  # the main lane, every thread taken
+            session.jobs._threads.submit(lambda: release.wait(60))
+        waiter = threading.Thread(
+            target=lambda: session.store.view_budget.waited("big", total // 2, "big").__enter__()
+        )
+        with session.store.view_budget.admitted("held", total // 2 + 1, "held"):
+            waiter.start()  # waits in line: half the budget does not fit beside "held"
+            for _ in range(100):
+                if session.store.view_budget.place("big") == 1:
+                    break
+                threading.Event().wait(0.02)
+            answer = Dispatch(ENDPOINTS["distributed"], session, {"run": "job"}, {}).ready(60)
+            assert isinstance(answer, Ready)
+            assert session.store.view_budget.place("big") == 1  # still waiting its turn
+    finally:
+        release.set()
+        session.close()

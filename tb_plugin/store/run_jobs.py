@@ -23,12 +23,15 @@ from .errors import exception_text
 from .load_pool import LoadPool
 from .run_context import Progress, RunContext, RunView
 from .trace_store import TraceStore
-from .view_budget import ViewQueue, ViewTooLarge
+from .view_budget import ViewQueue, ViewTooLarge, is_small
 
 log = logging.getLogger(__name__)
 
 LOADING, READY, FAILED = "loading", "ready", "failed"
 RUN_JOB_THREADS = 4  # run and logdir jobs at once; more wait their turn (202)
+# Small jobs (view_budget.is_small) run on a lane of their own: a small one is never held
+# because every thread of the main lane holds a big job waiting for memory.
+SMALL_JOB_THREADS = 2
 # A job's memory in bytes from its trace files (path, size): the endpoint's `run_need`.
 NeedOf = Callable[[list[tuple[str, int]]], int]
 
@@ -69,6 +72,7 @@ class RunJobs:
         self._jobs: OrderedDict[tuple[Any, ...], RunJobState] = OrderedDict()
         self._lock = threading.Lock()
         self._threads = LoadPool(RUN_JOB_THREADS, max_slow=0, name="kinetoscope-run-job")
+        self._small = LoadPool(SMALL_JOB_THREADS, max_slow=0, name="kinetoscope-small-job")
 
     def job(
         self,
@@ -134,7 +138,9 @@ class RunJobs:
             else:
                 self._jobs.move_to_end(key)
         if start:
-            self._threads.submit(lambda: self._admitted(key, job, name, compute, asked, need))
+            small = is_small(need, self.store.view_budget.total)
+            lane = self._small if small else self._threads
+            lane.submit(lambda: self._admitted(key, job, name, compute, asked, need))
         return job
 
     def _admitted(

@@ -65,8 +65,20 @@ def view_budget_bytes() -> int:
     return int(env_number("KINETOSCOPE_VIEW_MEMORY_MB", default) * MB)
 
 
+# A view at most this share of the budget that fits beside what runs is admitted at once,
+# past a bigger one waiting ahead (backfilled): a compile or a Distributed view is not held
+# for minutes behind a run's critical path that waits for room.
+SMALL_SHARE = 1 / 32
+
+
+def is_small(cost: int, total: int) -> bool:
+    """A view small enough to pass the line when it fits (`SMALL_SHARE`)."""
+    return cost <= total * SMALL_SHARE
+
+
 class ViewBudget:
-    """The admitted views' costs kept under `total` bytes, first asked first admitted."""
+    """The admitted views' costs kept under `total` bytes, first asked first admitted; a
+    small one that fits now is admitted past bigger ones waiting (`SMALL_SHARE`)."""
 
     def __init__(self, total: int | None = None) -> None:
         self.total = view_budget_bytes() if total is None else total
@@ -130,10 +142,12 @@ class ViewBudget:
                     break
                 ahead += their_cost
                 place += 1
-            # Admitted when it fits beside what runs and what waits ahead of it (the one
-            # first in line is never passed by smaller ones behind it), or when nothing
-            # runs at all.
-            if self.running == 0 or self.running + ahead + cost <= self.total:
+            # Admitted when it fits beside what runs and what waits ahead of it, when it is
+            # small and fits beside what runs (the one first in line is passed only by
+            # those), or when nothing runs at all.
+            fits = self.running + cost <= self.total
+            backfilled = fits and is_small(cost, self.total)
+            if self.running == 0 or self.running + ahead + cost <= self.total or backfilled:
                 del self._waiting[key]
                 self.running += cost
                 self.peak = max(self.peak, self.running)
