@@ -525,6 +525,7 @@ export interface GpuIdleView {
   devices: DeviceIdle[];
   top_intervals: IdleInterval[];
   launch_delay: LaunchDelayView | null;
+  queued_times: 'not recorded' | 'other clock' | 'recorded';
 }
 
 export interface GraphBreak {

@@ -10,8 +10,9 @@ from ..core.rules import data_version
 ORDER = 70  # the folder's place in the page order (`api/view_folders.py`)
 
 # Bump when the view's output changes (here: the registry reads it without the view).
-# 2: interpolated percentiles; 3: ties by content. The launch APIs' data keys it too.
-VERSION = f"3l{data_version('launch_apis')}"
+# 2: interpolated percentiles; 3: ties by content; 4: a late launch told by `queued` where
+# recorded (`queued_times`). The launch APIs' data keys it too.
+VERSION = f"4l{data_version('launch_apis')}"
 
 ENDPOINTS: list[Endpoint] = [
     overview_section("gpu_idle", "kinetoscope.analysis.gpu_idle.view", VERSION, has_events)

@@ -8,7 +8,9 @@ start of the activity after it, is one idle interval, classified by that next ac
   (`cudaDeviceSynchronize`, `hipEventSynchronize`, ..., or the profiler's `cuda_sync`
   events) at some time inside the gap: the host was waiting on the GPU, not late;
 - `host_wait` when the next activity's launch call started after the gap began: the CPU
-  had not launched it yet;
+  had not launched it yet (where the trace records when each launch entered its stream's
+  queue, CUPTI's `queued` on the file's clock: when it entered the queue after the gap
+  began, a launch call that began before but took long included);
 - `kernel_wait` when it was launched before and the gap is shorter than the threshold:
   back-to-back launch overhead of work already queued;
 - `other` otherwise: work queued but held longer (an event or another stream it waits
@@ -51,6 +53,7 @@ class LaneActivities(msgspec.Struct, frozen=True):
     launch_start: np.ndarray
     linked: np.ndarray  # bool
     index: np.ndarray  # position of each activity in `GpuWork` (for names and streams)
+    queued: np.ndarray  # int64 ns it entered its stream's queue (`core/queued_times`), -1
 
 
 class Gaps(msgspec.Struct, frozen=True):
@@ -95,7 +98,10 @@ def lane_gaps(
     has_next = nxt >= 0
     at = np.maximum(nxt, 0)
     linked = has_next & lane.linked[at]
-    late = linked & (lane.launch_start[at] > prev_end)
+    queued = np.where(has_next, lane.queued[at], -1)
+    # Entered its queue after the lane went idle, where the trace says when; else its
+    # launch call began after.
+    late = linked & np.where(queued >= 0, queued > prev_end, lane.launch_start[at] > prev_end)
     cause = np.full(gap_lo.size, CAUSES.index("queued_long_gap"), dtype=np.int8)
     cause[linked & ~late & (gap_hi - gap_lo < threshold_ns)] = CAUSES.index("queued_short_gap")
     cause[late] = CAUSES.index("launched_late")

@@ -25,6 +25,7 @@ from ..core.launch_delay import (
     delay_sample,
 )
 from ..core.launches import GpuWork, gpu_work, sync_intervals, to_ns, to_us
+from ..core.queued_times import QueuedTimes, queued_times
 from ..core.requests import NoParams
 from ..core.steps import find_steps
 from .idle import (
@@ -116,6 +117,9 @@ class GpuIdleView(TypedDict):
     devices: list[DeviceIdle]
     top_intervals: list[IdleInterval]
     launch_delay: LaunchDelayView | None
+    # How the GPU activities' `queued` read (`core/queued_times`): "recorded" tells a late
+    # launch by when the work entered its queue
+    queued_times: QueuedTimes
 
 
 def has_gpu_work(model: TraceModel) -> bool:
@@ -133,6 +137,7 @@ def _unavailable(model: TraceModel, reason: str) -> GpuIdleView:
         "devices": [],
         "top_intervals": [],
         "launch_delay": None,
+        "queued_times": "not recorded",
     }
 
 
@@ -171,6 +176,7 @@ def gpu_idle(model: TraceModel) -> GpuIdleView:
         "devices": [d for d, _ in devices],
         "top_intervals": _top_intervals(context, [g for _, g in devices]),
         "launch_delay": _launch_delay(model, work),
+        "queued_times": context.queued_times,
     }
 
 
@@ -194,11 +200,16 @@ class _Context:
         self.step_lo, self.step_hi = step_lo, step_hi
         self.window = (int(step_lo.min()), int(step_hi.max()))
         self.queues = {(q.device, q.stream): q for q in queue_series(work)}
+        found = queued_times(model, work.rows, work.launch, work.origin_us)
+        self.queued_times = found.state
+        self.queued = np.where(np.isfinite(found.at), found.at, -1).astype(np.int64)
 
     def lane(self, mine: np.ndarray) -> LaneActivities:
         w = self.work
         at = np.flatnonzero(mine)
-        return LaneActivities(w.start[at], w.end[at], w.launch_start[at], w.linked[at], at)
+        return LaneActivities(
+            w.start[at], w.end[at], w.launch_start[at], w.linked[at], at, self.queued[at]
+        )
 
     def breakdowns(self, lane: LaneActivities) -> tuple[Gaps, list[IdleBreakdown]]:
         gaps = lane_gaps(lane, self.window, self.sync)

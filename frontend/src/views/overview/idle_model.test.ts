@@ -73,6 +73,7 @@ const VIEW: GpuIdleView = {
   available: true,
   reason: null,
   device_word: 'GPU',
+  queued_times: 'not recorded',
   kernel_wait_threshold_ns: 30_000,
   steps: [
     { name: 'ProfilerStep#5', start_us: 100, end_us: 1100, duration_ns: 1_000_000 },
