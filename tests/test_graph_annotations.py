@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from builders import TraceBuilder
-from kinetoscope.analysis.kernels.graph_annotations import label_of
+from kinetoscope.analysis.core.graph_annotations import label_of
 from kinetoscope.cli.main import main
 from kinetoscope.cli.report_text import render_kernels
 
@@ -34,6 +34,7 @@ def _replayed_trace() -> dict[str, Any]:
     """A step replaying one graph of two kernels (their `graph node id` their toolsId)."""
     t = TraceBuilder()
     t.step(1, 0, 100)
+    t.op("execute_model", 5, 20, cat="user_annotation")  # the op around the graph launch
     corr = t.runtime("cudaGraphLaunch", 10, 5.0)
     for i, (name, node) in enumerate((("flash_fwd", ATTENTION), ("gemm", MLP))):
         t.events.append(
@@ -113,3 +114,25 @@ def test_label_of_scopes() -> None:
     assert label_of([{"op": "aten::mm", "layer": 3, "stack": "x.py:1"}]) == "aten::mm · layer=3"
     assert label_of(["plain text"]) == "plain text"
     assert label_of([]) == ""
+
+
+def test_an_annotated_op_names_its_kernels_in_operators_and_kernels(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No capture profiled: the kernel whose annotation names an op (`op: aten::mm`) counts
+    in that op's device time and is launched by it in Kernels by op ("named from
+    annotations"); the other stays with the op around the graph launch."""
+    logdir = _logdir(tmp_path, _replayed_trace(), pickle.dumps(ANNOTATIONS))
+    argv = ["report", str(logdir), "--format", "json", "--no-cache"]
+    assert main([*argv, "--view", "operators"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert main([*argv, "--view", "kernels", "--param", "group_by=op"]) == 0
+    doc.update(json.loads(capsys.readouterr().out))
+    ops = {r["name"]: r for r in doc["operators"]["rows"]}
+    assert ops["aten::mm"]["device_self_us"] == 7.0 and ops["aten::mm"]["calls"] == 0
+    assert ops["execute_model"]["device_self_us"] == 6.0  # flash_fwd's only
+    by_kernel = {r["name"]: r["op_name"] for r in doc["kernels"]["rows"]}
+    assert by_kernel == {"gemm": "aten::mm", "flash_fwd": "execute_model"}
+    replay = doc["kernels"]["graph_replay"]
+    assert (replay["kernels"], replay["matched"], replay["annotated"]) == (2, 0, 1)
+    assert replay["note"].endswith("1 named from their annotations")

@@ -102,6 +102,7 @@ def test_sequence_match_in_a_separate_capture_trace(tmp_path: Path) -> None:
     assert view["graph_replay"] == {
         "kernels": 2,
         "matched": 2,
+        "annotated": 0,
         "matched_pct": 100.0,
         "captures": 1,
         "note": "graph replay: 2 kernels, 2 matched to their capture",

@@ -64,6 +64,7 @@ def test_a_capture_one_launch_longer_than_its_replays(tmp_path: Path) -> None:
     assert view["graph_replay"] == {
         "kernels": 6,
         "matched": 4,
+        "annotated": 0,
         "matched_pct": 66.67,
         "captures": 1,
         "note": "graph replay: 6 kernels, 4 matched to their capture",

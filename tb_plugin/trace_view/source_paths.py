@@ -30,7 +30,7 @@ import msgspec
 import numpy as np
 
 from ..analysis.core.common import distinct
-from ..analysis.kernels.compiled import named_source_roots
+from ..analysis.core.side_files import named_source_roots
 from ..ingest import storage
 from ..ingest.schema import PYTHON_PATH_PREFIXES
 from ..model.categories import Kind

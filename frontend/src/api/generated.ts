@@ -544,6 +544,7 @@ export interface GraphBreak {
 export interface GraphReplaySummary {
   kernels: number;
   matched: number;
+  annotated: number;
   matched_pct: number;
   captures: number;
   note: string;

@@ -48,6 +48,7 @@ import numpy as np
 from ...model.categories import Kind
 from ...model.trace_model import TraceModel
 from .common import complete_rows, launches_of, name_flags
+from .graph_annotations import annotated_ops
 from .graph_capture import Capture, Key, LaunchDetails, captures_in
 from .launches import launch_family
 
@@ -75,10 +76,30 @@ class GraphReplay(msgspec.Struct):
     # into `graphs`
     graph: np.ndarray = msgspec.field(default_factory=lambda: np.empty(0, np.int64))
     graphs: list[ReplayedGraph] = msgspec.field(default_factory=list)
+    # Per replayed kernel, the op its CUDA-graph annotations name (`graph_annotations`)
+    annotated_op: list[str | None] = msgspec.field(default_factory=list)
 
     def op_name(self, i: int) -> str | None:
         c = int(self.capture[i])
         return None if c < 0 else self.captures[c].op_names[int(self.position[i])]
+
+    def name_of(self, i: int) -> str | None:
+        """The op replayed kernel `i` is named by: its profiled capture's, else the one its
+        annotations name ("named from annotations"), else None."""
+        if self.capture[i] >= 0:
+            return self.op_name(i)
+        return self.annotated_op[i] if self.annotated_op else None
+
+    @property
+    def annotated(self) -> np.ndarray:
+        """Unmatched to a capture, named by an annotation."""
+        named = np.array([op is not None for op in self.annotated_op], dtype=bool)
+        return (named & ~self.matched) if named.size else np.zeros(self.kernels.size, bool)
+
+    @property
+    def named(self) -> np.ndarray:
+        """Named by an op: matched to a capture, or annotated."""
+        return self.matched | self.annotated
 
     def op_of(self, i: int) -> tuple[TraceModel, int] | None:
         """The capture model and the row of the op that captured replayed kernel `i`."""
@@ -123,6 +144,7 @@ def _build(model: TraceModel) -> GraphReplay:
     result = GraphReplay(kernels, empty, empty.copy(), launcher=launchers, graph=empty.copy())
     if kernels.size == 0:
         return result
+    result.annotated_op = annotated_ops(model, kernels)
     sources = [model, *[m for m in model.capture_models() if m is not model]]
     captures = [c for m in sources for c in captures_in(m)]
     result.captures, result.captures_found = captures, len(captures)

@@ -35,6 +35,7 @@ from .taxonomy import MATRIX_YES, name_classes
 class GraphReplaySummary(TypedDict):
     kernels: int  # replayed kernels (of the device / stream asked)
     matched: int  # of those, matched to the launch that captured them
+    annotated: int  # of the others, named by the op their CUDA-graph annotations name
     matched_pct: float  # share of the replayed kernel time that is matched
     captures: int  # graphs captured in the traces profiled (this one, capture_traces/)
     note: str  # "graph replay: N kernels, capture not profiled", or how many matched
@@ -64,7 +65,7 @@ def replayed_ops(
     if not has_graph_launches(model):
         return None
     replay = graph_replay(model)
-    matched = np.flatnonzero(replay.matched)
+    matched = np.flatnonzero(replay.named)  # a capture's, or an annotation's op
     if matched.size == 0:
         return None
     rows = replay.kernels[matched]
@@ -80,7 +81,7 @@ def replayed_ops(
         np.add.at(out.moved_tc, node[own & on_tc], dur[own & on_tc])
     shapes = _capture_shapes(replay, matched, shape_of) if by_shape else {}
     for k, i in enumerate(matched.tolist()):
-        name = replay.op_name(i)
+        name = replay.name_of(i)
         if name is None:
             continue
         shape = shapes.get(i)
@@ -119,13 +120,17 @@ def replay_summary(
     dur = model.events["dur"][replay.kernels[asked]].astype(np.float64)
     matched = replay.matched[asked]
     n, n_matched = int(asked.sum()), int(matched.sum())
+    n_annotated = int(replay.annotated[asked].sum())
     if replay.captures_found == 0:
         note = f"graph replay: {n} kernels, {NOT_PROFILED}"
     else:
         note = f"graph replay: {n} kernels, {n_matched} matched to their capture"
+    if n_annotated:
+        note += f", {n_annotated} named from their annotations"
     return {
         "kernels": n,
         "matched": n_matched,
+        "annotated": n_annotated,
         "matched_pct": round(100.0 * float(dur[matched].sum()) / float(dur.sum()), 2)
         if dur.sum() > 0
         else (100.0 if n and n_matched == n else 0.0),
@@ -175,8 +180,8 @@ def replayed_kernel_ops(
     replayed[hit] = 1
     extra: dict[str, int] = {}
     base = len(model.names)
-    for i in np.flatnonzero(hit & replay.matched[pos]).tolist():
-        name = replay.op_name(int(pos[i]))
+    for i in np.flatnonzero(hit & replay.named[pos]).tolist():
+        name = replay.name_of(int(pos[i]))
         if name is None:
             continue
         code = model.name_code(name)
@@ -196,8 +201,8 @@ def replayed_eligible(model: TraceModel, kernels: np.ndarray) -> np.ndarray:
     if replay.kernels.size == 0:
         return out
     pos = np.minimum(np.searchsorted(replay.kernels, kernels), replay.kernels.size - 1)
-    hit = np.flatnonzero((replay.kernels[pos] == kernels) & replay.matched[pos])
+    hit = np.flatnonzero((replay.kernels[pos] == kernels) & replay.named[pos])
     for i in hit.tolist():
-        name = replay.op_name(int(pos[i]))
+        name = replay.name_of(int(pos[i]))
         out[i] = name is not None and is_tensor_core_eligible_op(name)
     return out

@@ -174,9 +174,9 @@ def _gpu_under_op(model: TraceModel, rg: RankGraph, name: str, under: np.ndarray
         replay = graph_replay(model)
         if replay.kernels.size:
             pos = np.minimum(np.searchsorted(replay.kernels, acts.rows), replay.kernels.size - 1)
-            hit = np.flatnonzero((replay.kernels[pos] == acts.rows) & replay.matched[pos])
+            hit = np.flatnonzero((replay.kernels[pos] == acts.rows) & replay.named[pos])
             for i in hit.tolist():
-                out[i] |= replay.op_name(int(pos[i])) == name
+                out[i] |= replay.name_of(int(pos[i])) == name
     return out
 
 

@@ -18,7 +18,9 @@ _RUN = "kinetoscope.analysis.critical_path.run"
 # The wire types are named by path too: they import the Distributed view's types, which
 # import its summary (listing the routes imports no view's compute).
 _TYPES = "kinetoscope.analysis.critical_path.types"
-VERSION = "2"  # bump when an output changes (keys the cache)
+# bump when an output changes (keys the cache); 3: an op's change scales the replayed
+# kernels its CUDA-graph annotations name
+VERSION = "3"
 
 
 def _several_workers(run: Run) -> bool:

@@ -40,9 +40,8 @@ from ...ingest.limits import env_number
 from ...model.trace_model import TraceModel
 from ..core.optree import op_tree
 from ..core.python_stacks import is_library_file, parse_frame, python_stacks
+from ..core.side_files import MAX_SOURCE_ENV, SOURCE_ROOTS, source_roots
 
-SOURCE_ROOTS = "KINETOSCOPE_SOURCE_ROOTS"
-MAX_SOURCE_ENV = "KINETOSCOPE_MAX_SOURCE_MB"
 # Entries of an `inductor_code/` folder listed at most (a model's wrappers number tens).
 MAX_INDUCTOR_FILES = 4096
 INDUCTOR_KERNEL = re.compile(
@@ -133,25 +132,6 @@ def wrapper_fused_ops(text: str) -> dict[str, list[str]]:
             out[kernel] = ["aten::" + o.removeprefix("aten.") for o in ops]
             kernel = None
     return out
-
-
-def source_roots(model: TraceModel) -> list[str]:
-    """The folders a trace may make us read source files from: its logdir (the logdirs
-    discovery listed it under; a lone file's own folder), and those the person named in
-    KINETOSCOPE_SOURCE_ROOTS (separated as PATH is). Never a folder only the trace names."""
-    path = str(model.source.get("path") or "")
-    if not path or storage.is_url(path):
-        return []
-    roots = storage.logdir_roots(path) or [os.path.dirname(os.path.abspath(path))]
-    if storage.follow_symlinks():  # links out of the logdir read on purpose: their folder too
-        roots.append(os.path.dirname(os.path.realpath(path)))
-    return roots + named_source_roots()
-
-
-def named_source_roots() -> list[str]:
-    """The folders of KINETOSCOPE_SOURCE_ROOTS (separated as PATH is), absolute."""
-    named = os.environ.get(SOURCE_ROOTS, "").split(os.pathsep)
-    return [os.path.abspath(os.path.expanduser(r)) for r in named if r.strip()]
 
 
 def _unread_reason(exc: OSError) -> str:

@@ -43,6 +43,7 @@ from ...model.errors import ViewParamError
 from ...model.trace_model import TraceModel
 from ..core.common import distinct, gpu_device_ids, launches_of, unique_rows
 from ..core.devices import device_identity, matrix_core_name, trace_vendor
+from ..core.graph_annotations import Annotations, annotation_columns
 from ..core.graph_replay import GraphReplay, graph_replay, has_graph_launches
 from ..core.kernel_classes import kernel_classes, matrix_share
 from ..core.launch_delay import grouped_delay, launch_delays_of
@@ -52,7 +53,6 @@ from ..core.taxonomy import MATRIX_UNKNOWN, MATRIX_YES, WORKS
 from ..core.trusted_rows import untrusted_mask
 from .compiled import CompiledKernel, compiled_columns
 from .cupti_fields import CuptiFields, cupti_fields
-from .graph_annotations import Annotations, annotation_columns
 from .launches import Config, kernel_costs, launch_configs, launching_ops, tree_positions
 from .types import AnnotationsNote, KernelRow, KernelsParams, KernelsView
 

@@ -16,8 +16,9 @@ ORDER = 30  # the folder's place in the page order (`api/view_folders.py`)
 # 4: roofline fields (the device peaks' key is appended by the registry entry).
 # 5: `replayed_us`; rows of replayed ops only have every roofline field (null).
 # 6: a collective kernel's device time under its communication op (optree.collective_owner),
-# host ranges compared in integer ns.
-VERSION = "6"
+# host ranges compared in integer ns. 7: a replayed kernel with no profiled capture
+# counts in the op its CUDA-graph annotations name.
+VERSION = "7"
 
 _VIEW = "kinetoscope.analysis.operators.view"
 _TYPES = "kinetoscope.analysis.operators.types"

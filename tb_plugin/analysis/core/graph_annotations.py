@@ -33,8 +33,8 @@ from ...ingest import storage
 from ...ingest.limits import env_number
 from ...ingest.snapshot import SnapshotError, decode_plain
 from ...model.trace_model import TraceModel
-from ..core.ranks import header_rank
-from .compiled import MAX_SOURCE_ENV, source_roots
+from .ranks import header_rank
+from .side_files import MAX_SOURCE_ENV, source_roots
 
 _NAMED = ("module", "op", "autograd_phase", "phase", "name", "str", "annotation")
 _LEFT_OUT = {"stream", "stack"}
@@ -49,9 +49,11 @@ class _NodeId(msgspec.Struct, gc=False):
 
 
 class Annotations(msgspec.Struct):
-    """Per kernel row asked, its annotation label ("" none); where they came from
-    ("trace args", the pickle's name, or None), and why a pickle found was not read."""
+    """Per kernel row asked, its annotations' fields merged (the inner scope winning; {}:
+    none) and its label ("" none); where they came from ("trace args", the pickle's name,
+    or None), and why a pickle found was not read."""
 
+    fields: list[dict[str, str]]
     labels: list[str]
     source: Union[str, None]
     unread: Union[str, None] = None
@@ -64,30 +66,45 @@ def kernel_annotations(model: TraceModel, rows: np.ndarray) -> Annotations:
         dtype=np.int64,
     )
     graphed = np.flatnonzero(nodes != 0)
-    labels = [""] * rows.size
-    if graphed.size == 0:
-        return Annotations(labels, None)
-    merged = model.args_of(rows[graphed], dict)
-    for i, args in zip(graphed.tolist(), merged):
-        labels[i] = label_of(
-            [{k: v for k, v in args.items() if isinstance(v, str) and k not in _PRODUCER_TEXT}]
-        )
-    if any(labels):
-        return Annotations(labels, "trace args")
-    found, source, unread = _pickled(model)
-    for i in graphed.tolist():
-        labels[i] = label_of(found.get(int(nodes[i]), []))
-    return Annotations(labels, source if any(labels) else None, unread)
+    fields: list[dict[str, str]] = [{} for _ in range(rows.size)]
+    source, unread = None, None
+    if graphed.size:
+        for i, args in zip(graphed.tolist(), model.args_of(rows[graphed], dict)):
+            merged = {k: v for k, v in args.items() if isinstance(v, str)}
+            fields[i] = fields_of([{k: v for k, v in merged.items() if k not in _PRODUCER_TEXT}])
+        source = "trace args" if any(fields) else None
+    if graphed.size and source is None:
+        found, name, unread = _pickled(model)
+        for i in graphed.tolist():
+            fields[i] = fields_of(found.get(int(nodes[i]), []))
+        source = name if any(fields) else None
+    return Annotations(fields, [label_from(f) for f in fields], source, unread)
+
+
+def annotated_ops(model: TraceModel, rows: np.ndarray) -> list[Union[str, None]]:
+    """Per kernel row, the `op` its annotations name (None: none): what the Operator and
+    Kernel views name a replayed kernel by when no profiled capture does."""
+    return [f.get("op") or None for f in kernel_annotations(model, rows).fields]
 
 
 def label_of(annotations: list[Any]) -> str:
     """One kernel's annotations (dicts or texts, outermost scope first) as a label."""
+    return label_from(fields_of(annotations))
+
+
+def fields_of(annotations: list[Any]) -> dict[str, str]:
+    """One kernel's annotations merged, as text: a later (inner) scope wins on a key, as
+    torch's merge tool writes them; a non-dict annotation under `annotation`."""
     fields: dict[str, str] = {}
     for annotation in annotations:
         items = annotation.items() if isinstance(annotation, dict) else [("annotation", annotation)]
         for key, value in items:
             if str(key) not in _LEFT_OUT and value is not None:
-                fields[str(key)] = str(value)  # a later (inner) scope wins, as torch's tool
+                fields[str(key)] = str(value)
+    return fields
+
+
+def label_from(fields: dict[str, str]) -> str:
     named = [fields[k] for k in _NAMED if fields.get(k)]
     others = [f"{k}={v}" for k, v in sorted(fields.items()) if k not in _NAMED]
     return " · ".join(named + others)
