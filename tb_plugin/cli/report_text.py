@@ -19,7 +19,6 @@ from ..api.lower import short as _short
 from ..api.lower import table as _table
 from ..api.lower import wrap as _wrap
 from .health_text import render_health
-from .report_compile import render_compile
 from .report_critical_path import render_critical_path, render_top_gains
 from .report_gpu_idle import render_gpu_idle
 from .report_memory import render_memory
@@ -386,5 +385,4 @@ def render_modules(
 RENDERERS["modules"] = render_modules
 RENDERERS["gpu_idle"] = render_gpu_idle
 RENDERERS["memory_snapshot"] = render_memory_snapshot
-RENDERERS["compile"] = render_compile
 RENDERERS["health"] = render_health

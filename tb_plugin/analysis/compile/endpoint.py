@@ -38,5 +38,6 @@ ENDPOINTS: list[Endpoint] = [
         supports=_has_compile_logs,
         loading_ref=CompileLoading,
         answer=Answer.RUN_JOB,
+        text_ref=Lazy("kinetoscope.analysis.compile.text", "render_compile"),
     ),
 ]

@@ -1,16 +1,16 @@
-"""`kinetoscope report --format text`: the `compile` view (the run's TORCH_TRACE logs: each
-compile with its time by stage and cache, the steps that compiled, recompiles, graph
-breaks, failures, advice); listed in `report_text.RENDERERS`."""
+"""The compile view's CLI text (`kinetoscope report --format text`): the run's TORCH_TRACE
+logs, each compile with its time by stage and cache, the steps that compiled, recompiles,
+graph breaks, failures, advice; the endpoint names it (`text`), the CLI finds it there."""
 
 from __future__ import annotations
 
 import os
 from typing import TYPE_CHECKING, Any
 
-from ..api.lower import DEFAULT_WIDTH, Column, or_dash, rows_table, wrap
+from ..core.text_tables import DEFAULT_WIDTH, Column, or_dash, rows_table, wrap
 
 if TYPE_CHECKING:  # types only: naming them imports no view
-    from ..api.view_types import CompileResponse
+    from .types import CompileResponse
 
 
 def _s(us: float | None) -> str:
