@@ -22,7 +22,7 @@ from typing import Any
 import msgspec
 
 from .endpoints import ENDPOINTS
-from .registry import Scope
+from .registry import SCOPE_NAMES, Scope
 
 OUTPUT = Path(__file__).resolve().parents[2] / "frontend" / "src" / "api" / "generated.ts"
 HEADER = """\
@@ -138,48 +138,36 @@ def _interface(name: str, schema: dict[str, Any], cls: Any, bases: dict[str, Any
 
 
 # The query names each scope takes (api/registry.Scope), besides the request type's.
-_SCOPES = """\
-/** The query names of each scope (the handler resolves them; docs/http_api.md); a
- * logdir-level route takes none. */
-/** Run-level: every worker of the run; `span` defaults to the first. */
-export interface RunScope {
-  run: string;
-  span?: string | undefined;
-}
-export interface WorkerScope {
-  run: string;
-  worker: string;
-}
-/** One worker-span (`span` missing: the worker's first). */
-export interface SpanScope {
-  run: string;
-  worker: string;
-  span?: string | undefined;
-}
-/** One worker-span, or `workers` (comma-separated) on one time axis. */
-export interface SpansScope {
-  run: string;
-  worker?: string | undefined;
-  workers?: string | undefined;
-  span?: string | undefined;
-}
-/** Two worker-spans: the base, and `target_*` the target (`target_span` missing: its first). */
-export interface PairScope extends SpanScope {
-  target_run: string;
-  target_worker: string;
-  target_span?: string | undefined;
-}
+_QUERY = """\
 /** A request type as a query: an optional name may also be given as `undefined` (left out). */
 export type Query<T> = {
   [K in keyof T]: T[K] | (object extends Pick<T, K> ? undefined : never);
 };"""
 
 
+def _scope_types() -> str:
+    """The query names of each scope as interfaces (`RunScope`, ...), from the one table."""
+    lines = [
+        "/** The query names of each scope (the handler resolves them; docs/http_api.md); a",
+        " * logdir-level route takes none. */",
+    ]
+    for scope, (doc, names) in SCOPE_NAMES.items():
+        if not names:
+            continue
+        lines.append(f"/** {doc} */")
+        lines.append(f"export interface {scope.name.capitalize()}Scope {{")
+        lines += [
+            f"  {n}: string;" if must else f"  {n}?: string | undefined;" for n, must in names
+        ]
+        lines.append("}")
+    return "\n".join(lines) + "\n" + _QUERY
+
+
 def _route_map(components: dict[str, Any]) -> str:
     """Every JSON route: its query (the scope's names and the request type's), its 200
     body and its 202 body (`never`: it does not answer 202); the frontend's `api.get`."""
     lines = [
-        _SCOPES,
+        _scope_types(),
         "",
         "/** Every JSON route: its query (its scope's names and its request type's), its 200",
         " * body and, if it can answer 202 while loading, that body (`never`: no 202). */",

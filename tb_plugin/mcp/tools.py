@@ -13,17 +13,12 @@ from urllib.parse import quote
 import msgspec
 
 from ..api.endpoints import ENDPOINTS
-from ..api.registry import Endpoint, Scope
+from ..api.registry import SCOPE_NAMES, Endpoint, Scope
 
 DEFAULT_LIMIT = 50  # rows of each long list in one answer
 MAX_LIMIT = 500
 NAME_PARAMS: dict[Scope, tuple[str, ...]] = {
-    Scope.LOGDIR: (),
-    Scope.RUN: ("run", "span"),
-    Scope.WORKER: ("run", "worker"),
-    Scope.SPAN: ("run", "worker", "span"),
-    Scope.SPANS: ("run", "worker", "workers", "span"),
-    Scope.PAIR: ("run", "worker", "span", "target_run", "target_worker", "target_span"),
+    scope: tuple(name for name, _ in names) for scope, (_, names) in SCOPE_NAMES.items()
 }
 NAME_HELP = {
     "run": "run name (a folder of the logdir, as the `runs` tool lists it)",

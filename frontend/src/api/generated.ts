@@ -1894,6 +1894,7 @@ export interface RunScope {
   run: string;
   span?: string | undefined;
 }
+/** One worker of a run. */
 export interface WorkerScope {
   run: string;
   worker: string;
@@ -1912,7 +1913,10 @@ export interface SpansScope {
   span?: string | undefined;
 }
 /** Two worker-spans: the base, and `target_*` the target (`target_span` missing: its first). */
-export interface PairScope extends SpanScope {
+export interface PairScope {
+  run: string;
+  worker: string;
+  span?: string | undefined;
   target_run: string;
   target_worker: string;
   target_span?: string | undefined;

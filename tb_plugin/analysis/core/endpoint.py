@@ -41,6 +41,36 @@ class Scope(enum.Enum):
     STATIC = "static"  # files of the built frontend
 
 
+# The query names each scope takes, written once: (name, whether the browser must give it;
+# the others default: the first worker, the first span), and what the scope is. The MCP
+# tools' inputs and the browser's generated scope types are made from it; the dispatcher
+# resolves the names (`api/dispatch.py`).
+SCOPE_NAMES: dict[Scope, tuple[str, tuple[tuple[str, bool], ...]]] = {
+    Scope.LOGDIR: ("The whole logdir: no name.", ()),
+    Scope.RUN: (
+        "Run-level: every worker of the run; `span` defaults to the first.",
+        (("run", True), ("span", False)),
+    ),
+    Scope.WORKER: ("One worker of a run.", (("run", True), ("worker", True))),
+    Scope.SPAN: (
+        "One worker-span (`span` missing: the worker's first).",
+        (("run", True), ("worker", True), ("span", False)),
+    ),
+    Scope.SPANS: (
+        "One worker-span, or `workers` (comma-separated) on one time axis.",
+        (("run", True), ("worker", False), ("workers", False), ("span", False)),
+    ),
+    Scope.PAIR: (
+        "Two worker-spans: the base, and `target_*` the target (`target_span` missing: its "
+        "first).",
+        (
+            ("run", True), ("worker", True), ("span", False),
+            ("target_run", True), ("target_worker", True), ("target_span", False),
+        ),
+    ),
+}  # fmt: skip
+
+
 class Answer(enum.Enum):
     """How the handler makes the answer once it has resolved the scope."""
 
