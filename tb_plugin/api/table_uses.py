@@ -36,6 +36,7 @@ TABLE_USES: dict[str, frozenset[str]] = {
             "_name_flags:kinetoscope.analysis.core.taxonomy.is_comm_op",
             "_name_flags:kinetoscope.analysis.core.taxonomy.is_host_transfer_op",
             "_op_tree",
+            "_rocm_stream_ids_are_queues",
             "_steps",
             "_trace_vendor",
         )
@@ -183,6 +184,7 @@ TABLE_USES: dict[str, frozenset[str]] = {
         (
             "_complete_names",
             "_critical_path",
+            "_critical_path_range_levels",
             "_host_ranges",
             "_name_flags:kinetoscope.analysis.core.graph_replay._is_graph_launch",
             "_op_tree",
@@ -192,6 +194,7 @@ TABLE_USES: dict[str, frozenset[str]] = {
         (
             "_complete_names",
             "_critical_path",
+            "_critical_path_range_levels",
             "_host_ranges",
             "_name_flags:kinetoscope.analysis.core.graph_replay._is_graph_launch",
             "_op_tree",
@@ -261,6 +264,7 @@ TABLE_USES: dict[str, frozenset[str]] = {
             "_complete_rows:4",
             "_complete_rows:4,5,6",
             "_complete_rows:7,8",
+            "_critical_path_range_levels",
             "_device_kind_evidence",
             "_device_kinds",
             "_gpu_idle_work",
@@ -292,6 +296,7 @@ TABLE_USES: dict[str, frozenset[str]] = {
             "_complete_rows:4",
             "_complete_rows:4,5,6",
             "_complete_rows:7,8",
+            "_critical_path_range_levels",
             "_device_kind_evidence",
             "_device_kinds",
             "_gpu_idle_work",
