@@ -16,6 +16,7 @@ import msgspec
 import numpy as np
 
 from ...model.trace_model import TraceModel
+from .common import launches_of
 
 QueuedTimes = Literal["not recorded", "recorded", "other clock"]
 # A value at most this far outside [launch call start, kernel start] still lands there: the
@@ -35,19 +36,31 @@ class QueuedNs(msgspec.Struct):
 
     at: np.ndarray
     state: QueuedTimes
+    origin_us: float = 0.0  # what `at` counts from
 
 
 def queued_times(
-    model: TraceModel, rows: np.ndarray, launchers: np.ndarray, origin_us: float
+    model: TraceModel,
+    rows: np.ndarray,
+    launchers: np.ndarray | None = None,
+    origin_us: float | None = None,
 ) -> QueuedNs:
-    """`rows` GPU activities, `launchers` their launch calls (-1: none)."""
+    """`rows` GPU activities, `launchers` their launch calls (-1: none), `origin_us` a
+    whole µs at or before them all; either found here when not given, and only when the
+    trace records `queued`."""
     none = QueuedNs(np.full(rows.size, np.nan), "not recorded")
     sample = model.args_of(rows[:_SAMPLE], _Queued)
     if not any(_count(a.queued) for a in sample):
         return none
     queued = np.array([_count(a.queued) for a in model.args_of(rows, _Queued)], dtype=np.int64)
+    if launchers is None:
+        launchers = launches_of(model, rows)
+    if origin_us is None:
+        origin_us = first_whole_us(model, rows)
     at = _on_file_axis(model, rows, launchers, queued, origin_us)
-    return QueuedNs(none.at, "other clock") if at is None else QueuedNs(at, "recorded")
+    if at is None:
+        return QueuedNs(none.at, "other clock", origin_us)
+    return QueuedNs(at, "recorded", origin_us)
 
 
 def _count(value: object) -> int:

@@ -21,7 +21,7 @@ import msgspec
 import numpy as np
 
 from ...model.trace_model import TraceModel
-from ..core.queued_times import QueuedTimes, first_whole_us, queued_times
+from ..core.queued_times import QueuedTimes, queued_times
 
 
 class _Occupancy(msgspec.Struct, gc=False):
@@ -29,7 +29,6 @@ class _Occupancy(msgspec.Struct, gc=False):
 
 
 class _CuptiArgs(msgspec.Struct, gc=False):
-    queued: Union[int, float, None] = None
     priority: Union[int, None] = None
     occupancy: Union[_Occupancy, float, str, None] = None
 
@@ -45,22 +44,18 @@ class CuptiFields(msgspec.Struct):
 
 
 def cupti_fields(
-    model: TraceModel, rows: np.ndarray, launchers: np.ndarray, group: np.ndarray,
-    longest: np.ndarray, n: int,
-) -> CuptiFields:  # fmt: skip
-    """`rows` the kernels, `launchers` their launch calls (-1: none), `group` each row's
-    group of `n`, `longest` each group's longest call (a position in `rows`)."""
+    model: TraceModel, rows: np.ndarray, group: np.ndarray, longest: np.ndarray, n: int
+) -> CuptiFields:
+    """`rows` the kernels, `group` each row's group of `n`, `longest` each group's longest
+    call (a position in `rows`)."""
     firsts = model.args_of(rows[longest], _CuptiArgs)
     priority = [a.priority for a in firsts]
     limited = [_limit_of(a.occupancy) for a in firsts]
     queue = np.full(n, np.nan)
-    if not any(isinstance(a.queued, (int, float)) and a.queued > 0 for a in firsts):
-        return CuptiFields(priority, limited, queue, "not recorded")
-    origin_us = first_whole_us(model, rows)
-    found = queued_times(model, rows, launchers, origin_us)
+    found = queued_times(model, rows)
     if found.state != "recorded":
         return CuptiFields(priority, limited, queue, found.state)
-    start = (model.events["ts"][rows].astype(np.float64) - origin_us) * 1000.0
+    start = (model.events["ts"][rows].astype(np.float64) - found.origin_us) * 1000.0
     has = np.isfinite(found.at)
     wait = np.maximum(start[has] - found.at[has], 0.0)
     total = np.bincount(group[has], weights=wait, minlength=n)

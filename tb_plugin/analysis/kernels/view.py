@@ -168,10 +168,9 @@ def _group(
     op_code, op_eligible, replayed, extra_ops = launching_ops(model, rows, replay, at_gpu)
     names = ev["name"][rows].astype(np.int64)
     dur = ev["dur"][rows].astype(np.float64)
-    launchers = launches_of(model, rows)
     configs: list[Config] = []
     if group_by == "op":  # the launch configuration is part of the key
-        cfg, configs = launch_configs(model, rows, launchers)
+        cfg, configs = launch_configs(model, rows, launches_of(model, rows))
         uniq, group = _keyed(np.stack([names, devs, op_code, cfg, replayed], axis=1))
     else:
         uniq, group = _keyed(np.stack([names, devs], axis=1))
@@ -186,7 +185,7 @@ def _group(
     stream_lo, stream_hi = _extent(group, streams, n, np.iinfo(np.int64).max)
     longest = _longest_earliest(group, dur, ev["ts"][rows]) if n else np.zeros(0, np.int64)
     if group_by == "name" and n:
-        rep_cfg = _longest_call_configs(model, rows[longest], launchers[longest])
+        rep_cfg = _longest_call_configs(model, rows[longest])
     else:
         rep_cfg = [configs[int(uniq[i, 3])] for i in range(n)]
     return _Groups(
@@ -209,7 +208,7 @@ def _group(
         delay=grouped_delay(launch_delays_of(model, rows), group, n),
         roof=grouped(kernel_costs(model, rows, at_gpu), dur, group, n),
         compiled=compiled_columns(model, rows, group, n),
-        cupti=cupti_fields(model, rows, launchers, group, longest, n),
+        cupti=cupti_fields(model, rows, group, longest, n),
         annotations=annotation_columns(model, rows, group, dur, n, replay is not None),
     )
 
@@ -260,13 +259,11 @@ def _row_order(row: KernelRow) -> tuple[float, str, int, str, str, str]:
     )
 
 
-def _longest_call_configs(
-    model: TraceModel, longest: np.ndarray, launchers: np.ndarray
-) -> list[Config]:
+def _longest_call_configs(model: TraceModel, longest: np.ndarray) -> list[Config]:
     """The launch configuration of each group's longest call (name groups mix them; of
     equally long calls the earliest, whatever order the file lists them in: `longest`,
-    their rows, `launchers` their launch calls)."""
-    codes, distinct = launch_configs(model, longest, launchers)
+    their rows)."""
+    codes, distinct = launch_configs(model, longest, launches_of(model, longest))
     return [distinct[c] for c in codes.tolist()]
 
 
