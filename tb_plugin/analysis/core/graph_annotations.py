@@ -32,7 +32,9 @@ import numpy as np
 from ...ingest import storage
 from ...ingest.limits import env_number
 from ...ingest.snapshot import SnapshotError, decode_plain
+from ...model.categories import Kind
 from ...model.trace_model import TraceModel
+from .common import complete_rows
 from .ranks import header_rank
 from .side_files import MAX_SOURCE_ENV, source_roots
 
@@ -59,26 +61,46 @@ class Annotations(msgspec.Struct):
     unread: Union[str, None] = None
 
 
+class _Annotated(msgspec.Struct):
+    """The trace's annotated kernels (rows sorted), their fields, and where they came from."""
+
+    rows: np.ndarray
+    fields: list[dict[str, str]]
+    source: Union[str, None]
+    unread: Union[str, None]
+
+
 def kernel_annotations(model: TraceModel, rows: np.ndarray) -> Annotations:
-    """The annotations of kernel `rows` (the merged args first, else the pickle beside)."""
+    """The annotations of kernel `rows` (the merged args first, else the pickle beside),
+    read once per trace for its kernels (the graph replay and the Kernel view ask both)."""
+    every: _Annotated = model.derived("_graph_annotations", _annotated)
+    at = np.minimum(np.searchsorted(every.rows, rows), max(every.rows.size - 1, 0))
+    found = (every.rows[at] == rows) if every.rows.size else np.zeros(rows.size, bool)
+    fields = [every.fields[int(a)] if f else {} for a, f in zip(at.tolist(), found.tolist())]
+    source = every.source if any(fields) else None
+    return Annotations(fields, [label_from(f) for f in fields], source, every.unread)
+
+
+def _annotated(model: TraceModel) -> _Annotated:
+    rows = complete_rows(model, Kind.KERNEL)
     nodes = np.array(
         [a.node if isinstance(a.node, int) else 0 for a in model.args_of(rows, _NodeId)],
         dtype=np.int64,
     )
     graphed = np.flatnonzero(nodes != 0)
-    fields: list[dict[str, str]] = [{} for _ in range(rows.size)]
+    fields: list[dict[str, str]] = []
     source, unread = None, None
     if graphed.size:
-        for i, args in zip(graphed.tolist(), model.args_of(rows[graphed], dict)):
-            merged = {k: v for k, v in args.items() if isinstance(v, str)}
-            fields[i] = fields_of([{k: v for k, v in merged.items() if k not in _PRODUCER_TEXT}])
+        for args in model.args_of(rows[graphed], dict):
+            texts = {k: v for k, v in args.items() if isinstance(v, str)}
+            fields.append(fields_of([{k: v for k, v in texts.items() if k not in _PRODUCER_TEXT}]))
         source = "trace args" if any(fields) else None
     if graphed.size and source is None:
         found, name, unread = _pickled(model)
-        for i in graphed.tolist():
-            fields[i] = fields_of(found.get(int(nodes[i]), []))
+        fields = [fields_of(found.get(int(node), [])) for node in nodes[graphed].tolist()]
         source = name if any(fields) else None
-    return Annotations(fields, [label_from(f) for f in fields], source, unread)
+    keep = [i for i, f in enumerate(fields) if f]  # only the annotated ones kept
+    return _Annotated(rows[graphed][keep], [fields[i] for i in keep], source, unread)
 
 
 def annotated_ops(model: TraceModel, rows: np.ndarray) -> list[Union[str, None]]:
