@@ -12,11 +12,9 @@ from __future__ import annotations
 from typing import Union
 
 import msgspec
-import numpy as np
 
-from ...model.categories import Kind
 from ...model.trace_model import TraceModel
-from .common import complete_rows
+from .common import gpu_rows
 from .devices import trace_vendor
 
 _SAMPLE = 256  # GPU activities read: libkineto writes `hsa_queue` on every one or none
@@ -34,11 +32,7 @@ def stream_ids_are_queues(model: TraceModel) -> bool:
 def _queues(model: TraceModel) -> bool:
     if trace_vendor(model) != "amd":
         return False
-    rows = gpu_activity_rows(model)
+    rows = gpu_rows(model)
     if rows.size == 0:
         return False
     return not any(a.hsa_queue is not None for a in model.args_of(rows[:_SAMPLE], _Queue))
-
-
-def gpu_activity_rows(model: TraceModel) -> np.ndarray:
-    return complete_rows(model, Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET)

@@ -305,4 +305,4 @@ def stream_ids_are_queues(model: TraceModel) -> Finding:
     """The GPU activities of a ROCm trace whose stream ids are HSA queues (`rocm_streams`)."""
     if not rocm_streams.stream_ids_are_queues(model):
         return Finding(_NONE)
-    return Finding(rocm_streams.gpu_activity_rows(model))
+    return Finding(gpu_rows(model))
