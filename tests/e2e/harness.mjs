@@ -307,9 +307,31 @@ export function screenshotter(dir, options = {}) {
   return async (page, name) => {
     shots += 1;
     const file = path.join(dir, `${String(shots).padStart(2, '0')}-${name}.png`);
-    await page.screenshot({ path: file, ...options });
+    await screenshotOnce(page, file, options);
     return file;
   };
+}
+
+/**
+ * Takes one screenshot. Headless Chromium on a loaded 2-core machine has been seen to
+ * never hand over a frame (90 s after "fonts loaded"); a page that still answers
+ * script is then shot again at the viewport's size. A page that does not answer fails.
+ * @param {import('playwright-core').Page} page
+ * @param {string} file
+ * @param {{fullPage?: boolean}} options
+ */
+async function screenshotOnce(page, file, options) {
+  try {
+    await page.screenshot({ path: file, timeout: 30_000, ...options });
+  } catch (error) {
+    if (!String(error).includes('Timeout')) throw error;
+    const answers = await Promise.race([
+      page.evaluate(() => document.readyState),
+      new Promise((resolve) => setTimeout(() => resolve(undefined), 10_000)),
+    ]);
+    if (answers === undefined) throw error;
+    await page.screenshot({ path: file, timeout: 60_000, ...options, fullPage: false });
+  }
 }
 
 /**
