@@ -255,3 +255,20 @@ def test_folded_escapes_control_characters(
     outer_label = "thread 100;ProfilerStep#*;aten::a\\x0db\\x09c"
     assert paths[outer_label] == 60.0
     assert paths[outer_label + ";x\\x00y,z\\x0aw\\x7f"] == 40.0  # the inner op, under it
+
+
+def test_replayed_kernels_sit_under_what_they_were_captured_as() -> None:
+    """A graph whose capture is in the same trace: each replayed kernel under its graph
+    launch call and the op that captured it; the totals still the Kernel view's."""
+    (path,) = (H100 / "cudagraph_self").glob("*.pt.trace.json*")
+    model = build_model(str(path))
+    gpu = flamegraph(model, "gpu")
+    names = [gpu["frames"][f]["name"] for f in gpu["node_frame"]]
+    kinds = [gpu["frames"][f]["kind"] for f in gpu["node_frame"]]
+    captured = [i for i, k in enumerate(kinds) if k == "captured"]
+    assert {names[i] for i in captured} >= {"aten::addmm", "aten::native_layer_norm"}
+    for i in captured:
+        assert names[gpu["node_parent"][i]] == "cudaGraphLaunch"
+        children = [j for j, p in enumerate(gpu["node_parent"]) if p == i]
+        assert children and all(kinds[j] == "kernel" for j in children)
+    assert gpu["total_us"] == pytest.approx(kernels(model)["total_us"], rel=1e-6)

@@ -136,3 +136,38 @@ def test_an_annotated_op_names_its_kernels_in_operators_and_kernels(
     replay = doc["kernels"]["graph_replay"]
     assert (replay["kernels"], replay["matched"], replay["annotated"]) == (2, 0, 1)
     assert replay["note"].endswith("1 named from their annotations")
+
+
+def test_the_gpu_flame_graph_puts_each_kernel_under_its_annotation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`kinetoscope flamegraph --metric gpu`: each replayed kernel under the graph launch
+    call and its annotations' label (module · op · phase)."""
+    logdir = _logdir(tmp_path, _replayed_trace(), pickle.dumps(ANNOTATIONS))
+    assert main(["flamegraph", str(logdir), "--metric", "gpu", "--no-cache"]) == 0
+    lines = {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1])
+             for line in capsys.readouterr().out.splitlines()}  # fmt: skip
+    launch = "ProfilerStep#*;execute_model;cudaGraphLaunch"
+    assert lines == {
+        f"{launch};attention;flash_fwd": 6.0,
+        f"{launch};decoder.layers.0.mlp · aten::mm · forward;gemm": 7.0,
+    }
+
+
+def test_the_serving_view_says_what_each_top_kernel_was_captured_as(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A vLLM iteration replaying the annotated graph: each top kernel with its label."""
+    trace = _replayed_trace()
+    for event in trace["traceEvents"]:
+        if event["name"] == "execute_model":  # vLLM's annotated iteration
+            event["name"] = "execute_context_0(0)_generation_2(2)"
+    logdir = _logdir(tmp_path, trace, pickle.dumps(ANNOTATIONS))
+    argv = ["report", str(logdir), "--view", "serving", "--format", "json", "--no-cache"]
+    assert main(argv) == 0
+    (iteration,) = json.loads(capsys.readouterr().out)["serving"]["iterations"]
+    assert iteration["top_kernels"] == [
+        {"name": "gemm", "calls": 1, "total_us": 7.0,
+         "captured_as": "decoder.layers.0.mlp · aten::mm · forward"},
+        {"name": "flash_fwd", "calls": 1, "total_us": 6.0, "captured_as": "attention"},
+    ]  # fmt: skip

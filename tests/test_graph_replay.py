@@ -19,9 +19,11 @@ from builders import CPU_TID, TraceBuilder
 from conftest import PluginClient
 from corpus import corpus_path
 from kinetoscope.analysis.core.graph_replay import graph_replay
+from kinetoscope.analysis.flamegraph.view import flamegraph
 from kinetoscope.analysis.kernels.view import kernels
 from kinetoscope.analysis.operators.view import operators
 from kinetoscope.analysis.overview.view import overview
+from kinetoscope.analysis.serving.view import serving
 from kinetoscope.cli.main import main
 from kinetoscope.ingest.build import build_model
 from kinetoscope.ingest.discovery import capture_files, scan_logdir
@@ -330,6 +332,13 @@ def test_vllm_pair_replayed_time_carries_the_capture_time_op() -> None:
     assert view["graph_replay"]["matched_pct"] >= 95.0
     moe = [r for r in view["rows"] if r["name"].startswith("_matmul_ogs")]
     assert moe and {r["op_name"] for r in moe} == {"vllm::moe_forward"}
+    # The serving view and the GPU flame graph name the same replayed kernels so.
+    (iteration,) = serving(model)["iterations"]
+    top = {k["name"]: k["captured_as"] for k in iteration["top_kernels"]}
+    assert {top[name] for name in top if name.startswith("_matmul_ogs")} == {"vllm::moe_forward"}
+    gpu = flamegraph(model, "gpu")
+    frames = [gpu["frames"][f] for f in gpu["node_frame"]]
+    assert any(f["kind"] == "captured" and f["name"] == "vllm::moe_forward" for f in frames)
 
 
 # --- the contract end to end ------------------------------------------------------------

@@ -125,9 +125,13 @@ TABLE_USES: dict[str, frozenset[str]] = {
         (
             "_complete_rows:1",
             "_complete_rows:1,2",
+            "_complete_rows:4",
             "_gpu_idle_work",
+            "_graph_replay",
             "_health_row_flags",
             "_kernel_classes",
+            "_launch_correlations",
+            "_name_flags:kinetoscope.analysis.core.graph_replay._is_graph_launch",
             "_name_flags:kinetoscope.analysis.core.taxonomy.is_host_transfer_op",
             "_name_flags:kinetoscope.analysis.serving.hints._names_engine",
             "_name_flags:kinetoscope.analysis.serving.hints._says_phase",

@@ -1646,6 +1646,7 @@ export interface TopKernel {
   name: string;
   calls: number;
   total_us: number;
+  captured_as: string | null;
 }
 
 export interface TraceParams extends Tracks, TimeRange {

@@ -17,6 +17,7 @@ const KIND_HUE: Readonly<Record<string, number>> = {
   python: 45,
   op: 20,
   runtime: 200,
+  captured: 320,
   kernel: 110,
   thread: 260,
   root: 0,
@@ -29,6 +30,7 @@ const KIND_LABEL: Readonly<Record<string, string>> = {
   python: 'Python frame',
   op: 'operator',
   runtime: 'runtime call',
+  captured: 'captured as (CUDA graph)',
   kernel: 'GPU kernel',
 };
 

@@ -48,7 +48,7 @@ import numpy as np
 from ...model.categories import Kind
 from ...model.trace_model import TraceModel
 from .common import complete_rows, launches_of, name_flags
-from .graph_annotations import annotated_ops
+from .graph_annotations import annotated_ops, kernel_annotations
 from .graph_capture import Capture, Key, LaunchDetails, captures_in
 from .launches import launch_family
 
@@ -116,6 +116,23 @@ class GraphReplay(msgspec.Struct):
 
 def graph_replay(model: TraceModel) -> GraphReplay:
     return model.derived("_graph_replay", _build)
+
+
+def captured_as(model: TraceModel, rows: np.ndarray) -> dict[int, str]:
+    """Per kernel row of `rows` (sorted) replayed from a CUDA graph and known, by its index
+    in `rows`: what it was captured as, its annotations' label first (they name module and
+    phase too, `graph_annotations.py`), else the op of its profiled capture."""
+    replay = graph_replay(model)
+    if replay.kernels.size == 0 or rows.size == 0:
+        return {}
+    labels = kernel_annotations(model, replay.kernels).labels
+    at = np.minimum(np.searchsorted(rows, replay.kernels), rows.size - 1)
+    out: dict[int, str] = {}
+    for i, k in enumerate(at.tolist()):
+        name = labels[i] or replay.op_name(i)
+        if name and rows[k] == replay.kernels[i]:
+            out[k] = name
+    return out
 
 
 def _is_graph_launch(name: str) -> bool:

@@ -12,7 +12,9 @@ class FlameGraphParams(TypedDict, total=False):
 
 class FlameFrame(TypedDict):
     name: str
-    kind: str  # thread, python, op, runtime, kernel, root
+    # thread, python, op, runtime, captured (a replayed graph node: what it was captured
+    # as), kernel, root
+    kind: str
     file: str | None
     line: int | None
 

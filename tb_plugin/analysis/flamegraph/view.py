@@ -20,7 +20,9 @@
   frames. A launch call outside every op sits under the Python frames enclosing it; a
   kernel without a known launch call under one root frame `[no launcher known]`, so the
   values add up to the Kernel view's `total_us`. A replayed graph's kernels sit under the
-  graph launch call.
+  graph launch call, and there under a `captured` frame naming what each was captured
+  as: its CUDA-graph annotations' label (module · op · phase, `graph_annotations.py`),
+  else the op of its profiled capture (`graph_replay.py`); none when neither is known.
 - Frames with no time in them are left out. Nodes come in pre-order (a parent before its
   children, children by frame name), so a node's parent index is below its own.
 """
@@ -36,6 +38,7 @@ import numpy as np
 from ...model.errors import ViewParamError
 from ...model.trace_model import TraceModel
 from ..core.common import launches_of, thread_keys
+from ..core.graph_replay import captured_as
 from ..core.host_ranges import host_ranges
 from ..core.kernel_classes import kernel_classes
 from ..core.optree import OpTree, op_tree
@@ -268,6 +271,7 @@ def gpu_flame(model: TraceModel) -> FlameGraphView:
     if tree.gpu.size and kernels.size:
         owner = tree.gpu_node[np.minimum(np.searchsorted(tree.gpu, kernels), tree.gpu.size - 1)]
     outside = _python_around(model, paths, launcher, owner)
+    captured = captured_as(model, kernels)
     no_launcher = 0.0
     root = trie.child(-1, trie.frame_id("root", NO_LAUNCHER))
     for k, row in enumerate(kernels.tolist()):
@@ -278,8 +282,10 @@ def gpu_flame(model: TraceModel) -> FlameGraphView:
             no_launcher += dur
             continue
         at = int(paths.node[owner[k]]) if owner[k] >= 0 else outside.get(k, -1)
-        call = trie.frame_id("runtime", model.names[int(ev["name"][launcher[k]])])
-        trie.add(trie.child(trie.child(at, call), kernel_frame), dur)
+        call = trie.child(at, trie.frame_id("runtime", model.names[int(ev["name"][launcher[k]])]))
+        if k in captured:
+            call = trie.child(call, trie.frame_id("captured", captured[k]))
+        trie.add(trie.child(call, kernel_frame), dur)
     return _finish(trie, "gpu", paths.stacks_source(), no_launcher)
 
 

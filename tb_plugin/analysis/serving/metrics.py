@@ -9,8 +9,10 @@ to its call; a graph replay's kernels share their launch call). From them:
 - kernel time per class of the kernel taxonomy (`kernel_classes`: gemm, attention,
   conv, communication, other; `unknown` is the part of `other` no taxonomy rule names);
 - scheduling: host time from the iteration's start to its first launch call;
-- the kernels with the most time, and the communication kernels (calls and time; on a
-  CPU rank, the host collective ranges that start inside the iteration).
+- the kernels with the most time (a graph-replayed one with what it was captured as, its
+  CUDA-graph annotations' label or its profiled capture's op, the label with most time),
+  and the communication kernels (calls and time; on a CPU rank, the host collective
+  ranges that start inside the iteration).
 Times are int64 nanoseconds from `GpuWork.origin_us` (`core/launches.py`).
 """
 
@@ -22,6 +24,7 @@ import numpy as np
 from ...model.categories import Kind
 from ...model.trace_model import TraceModel
 from ..core.common import complete_rows, ends, name_flags, thread_keys
+from ..core.graph_replay import captured_as
 from ..core.kernel_classes import kernel_classes
 from ..core.launches import GpuWork, gpu_work, to_ns
 from ..core.rules import collective_type
@@ -50,7 +53,7 @@ class IterationWork(msgspec.Struct):
     comm_calls: np.ndarray
     comm: np.ndarray  # ns
     comm_types: list[dict[str, int]]
-    top: list[list[tuple[str, int, int]]]  # (name, calls, ns)
+    top: list[list[tuple[str, int, int, str | None]]]  # (name, calls, ns, captured as)
     hinted_phase: list[str | None]  # from the attention kernels' names (all agreeing)
 
 
@@ -202,8 +205,8 @@ def _host_collectives(
 
 def _top_kernels(
     model: TraceModel, rows: np.ndarray, it: np.ndarray, dur: np.ndarray, n: int
-) -> list[list[tuple[str, int, int]]]:
-    out: list[list[tuple[str, int, int]]] = [[] for _ in range(n)]
+) -> list[list[tuple[str, int, int, str | None]]]:
+    out: list[list[tuple[str, int, int, str | None]]] = [[] for _ in range(n)]
     if rows.size == 0:
         return out
     codes = model.events["name"][rows].astype(np.int64)
@@ -211,13 +214,40 @@ def _top_kernels(
     uniq, inverse = np.unique(key, return_inverse=True)
     total = np.bincount(inverse, weights=dur).astype(np.int64)
     count = np.bincount(inverse)
+    label = _captured_label(model, rows, inverse, dur, uniq.size)
     g = uniq // (len(model.names) + 1)
     order = np.lexsort((-total, g))
     for j in order.tolist():
         i = int(g[j])
         if len(out[i]) < TOP_KERNELS:
             name = model.names[int(uniq[j] % (len(model.names) + 1))]
-            out[i].append((name, int(count[j]), int(total[j])))
+            out[i].append((name, int(count[j]), int(total[j]), label[j]))
+    return out
+
+
+def _captured_label(
+    model: TraceModel, rows: np.ndarray, group: np.ndarray, dur: np.ndarray, n: int
+) -> list[str | None]:
+    """Per group of kernels, what its graph-replayed ones were captured as: the label
+    with most time (None: none replayed, or none known)."""
+    out: list[str | None] = [None] * n
+    order = np.argsort(rows, kind="stable")
+    found = captured_as(model, rows[order])
+    if not found:
+        return out
+    labels: dict[str, int] = {}
+    code = np.full(rows.size, -1, np.int64)
+    for k, label in found.items():
+        code[order[k]] = labels.setdefault(label, len(labels))
+    known = code >= 0
+    pair = group[known].astype(np.int64) * len(labels) + code[known]
+    uniq, inverse = np.unique(pair, return_inverse=True)
+    time = np.bincount(inverse, weights=dur[known])
+    names = list(labels)
+    for j in np.lexsort((-time, uniq // len(labels))).tolist():
+        at = int(uniq[j] // len(labels))
+        if out[at] is None:
+            out[at] = names[int(uniq[j] % len(labels))]
     return out
 
 

@@ -10,6 +10,9 @@ class TopKernel(TypedDict):
     name: str
     calls: int
     total_us: float
+    # Graph-replayed: what it was captured as (its CUDA-graph annotations' label, else its
+    # profiled capture's op; the one with most time). None: not replayed, or not known
+    captured_as: str | None
 
 
 class Iteration(TypedDict):

@@ -73,7 +73,12 @@ function topKernelColumn(): ColumnSpec<Iteration> {
     cell: (it) =>
       h('span', { class: 'ks-mono ks-serving-kernel' }, it.top_kernels[0]?.name ?? DASH),
     cellTooltip: (it) =>
-      it.top_kernels.map((k) => `${formatDuration(k.total_us)} · ${k.calls}× ${k.name}`).join('\n'),
+      it.top_kernels
+        .map((k) => {
+          const captured = k.captured_as === null ? '' : ` (captured as ${k.captured_as})`;
+          return `${formatDuration(k.total_us)} · ${k.calls}× ${k.name}${captured}`;
+        })
+        .join('\n'),
   };
 }
 
