@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from critical_path_jobs import (
+    BASE_NS,
     GEMM_US,
     ONE_RANK_STEPS,
     POST_US,
@@ -195,3 +196,40 @@ def _try_whatif(folder: Path, change: dict[str, Any]) -> dict[str, Any] | None:
         return dict(run_whatif(_run_context(folder, **change)))
     except ViewParamError:  # the change names nothing in this job
         return None
+
+
+def test_a_launch_delay_after_the_work_was_queued_is_said_apart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The host-bound step with CUPTI's `queued` recorded (ns on the file's axis, as
+    libkineto writes it): `reduce` is launched at +712, queued at +725 and starts at +730,
+    so of its 18 µs delay 13 are the launch's and 5 the device holding queued work. The
+    times and every prediction are those of the trace without `queued`."""
+    t = host_bound_trace()
+    queued_after = {330.0: 322.0, 730.0: 725.0}  # within a step: start -> queued
+    for event in t.events:
+        if event.get("cat") == "kernel":
+            step_start = event["ts"] - event["ts"] % 1000
+            at = step_start + queued_after[event["ts"] % 1000]
+            event["args"]["queued"] = BASE_NS + int(at * 1000)
+    (tmp_path / "queued").mkdir()
+    model = t.model(tmp_path / "queued")
+    plain_model = host_bound_trace().model(tmp_path)
+    path, plain = critical_path_view(model, {}), critical_path_view(plain_model, {})
+    assert [s["step_us"] for s in path["steps"]] == [1000.0, 1000.0]
+    idle = [(s["name"], s["dur_us"]) for s in path["segments"] if s["kind"] == "idle"]
+    assert idle.count(("queued on the GPU", 5.0)) == 2
+    assert idle.count(("launch delay", 13.0)) == 2 and ("launch delay", 18.0) not in idle
+    assert ("launch delay", 18.0) in [(s["name"], s["dur_us"]) for s in plain["segments"]]
+    for params in ({"kernel": "reduce", "factor": 3.0}, {"op": "aten::conv2d", "factor": 0.5}):
+        assert whatif_view(model, params)["steps"] == whatif_view(plain_model, params)["steps"]
+    # A run's path says the same, whole graphs or rank summaries.
+    from kinetoscope.analysis.critical_path import run
+
+    folder = tmp_path / "logs" / "job"
+    folder.mkdir(parents=True)
+    t.write(folder / "rank0.1.pt.trace.json")
+    whole = run_critical_path(_run_context(folder))
+    monkeypatch.setattr(run, "FULL_GRAPH_RANKS", 0)
+    assert run_critical_path(_run_context(folder))["segments"] == whole["segments"]
+    assert ("queued on the GPU", 5.0) in [(s["name"], s["dur_us"]) for s in whole["segments"]]

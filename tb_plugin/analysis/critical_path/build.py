@@ -18,6 +18,7 @@ import numpy as np
 from ...model.trace_model import TraceModel
 from ..core.common import distinct, in_sorted, thread_keys, unique_inverse, unique_rows
 from ..core.host_ranges import host_ranges, snap_ns
+from ..core.queued_times import queued_times
 from . import host_links
 from .device import (
     Activities,
@@ -280,7 +281,7 @@ def _gpu_nodes(model: TraceModel, b: GraphBuilder, acts: Activities, rank: int) 
         [b.lane_id(f"{model.pids[int(p)]}/{model.tids[int(t)]}") for p, t in lane_keys.tolist()],
         dtype=np.int64,
     )[lane_inverse.reshape(-1)]
-    return b.nodes(
+    nodes = b.nodes(
         acts.kind,
         ids,
         lane_ids,
@@ -290,6 +291,13 @@ def _gpu_nodes(model: TraceModel, b: GraphBuilder, acts: Activities, rank: int) 
         scalable=acts.kind != COLLECTIVE,
         rank=rank,
     )
+    queued = queued_times(model, acts.rows, acts.launch)
+    if queued.state == "recorded":
+        start_ns = (ev["ts"][acts.rows].astype(np.float64) - queued.origin_us) * 1000.0
+        wait_us = (start_ns - queued.at) / 1000.0  # NaN where none
+        known = np.flatnonzero(wait_us > 0)
+        b.queued(nodes[known], wait_us[known])
+    return nodes
 
 
 def _transfer_nodes(pieces: Pieces, piece_node: np.ndarray) -> dict[int, int]:

@@ -19,8 +19,9 @@ _RUN = "kinetoscope.analysis.critical_path.run"
 # import its summary (listing the routes imports no view's compute).
 _TYPES = "kinetoscope.analysis.critical_path.types"
 # bump when an output changes (keys the cache); 3: an op's change scales the replayed
-# kernels its CUDA-graph annotations name
-VERSION = "3"
+# kernels its CUDA-graph annotations name; 4: a launch delay's part after the work was
+# queued on the GPU (CUPTI's `queued`) said apart
+VERSION = "4"
 
 
 def _several_workers(run: Run) -> bool:

@@ -64,6 +64,9 @@ GAP_NAMES = {
     INFERRED: "stream wait (inferred)",
     HANDOFF: "autograd handoff",
 }
+# The part of a launch delay after the activity was queued on the GPU (the trace records
+# `queued`): the device held it, not the host.
+QUEUED_GAP = "queued on the GPU"
 
 
 @dataclass
@@ -91,6 +94,10 @@ class Graph:
     in_edges: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     add: np.ndarray = field(default_factory=lambda: np.zeros(0))
     dropped: dict[str, int] = field(default_factory=dict)  # edges left out, by role
+    # GPU activities whose trace records when they were queued (CUPTI's `queued`,
+    # `core/queued_times.py`), sorted, and the µs each waited queued before its start.
+    queued_nodes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    queued_us: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     def __len__(self) -> int:
         return int(self.kind.size)
@@ -98,6 +105,16 @@ class Graph:
     @property
     def events(self) -> int:
         return 2 * len(self)
+
+    def queued_wait(self, nodes: np.ndarray) -> np.ndarray:
+        """Per node, the µs it waited queued on the GPU before its recorded start (0: none
+        recorded)."""
+        out = np.zeros(nodes.size)
+        if self.queued_nodes.size and nodes.size:
+            at = np.minimum(np.searchsorted(self.queued_nodes, nodes), self.queued_nodes.size - 1)
+            found = self.queued_nodes[at] == nodes
+            out[found] = self.queued_us[at[found]]
+        return out
 
     def base_times(self) -> np.ndarray:
         """Recorded time of every event (start, end interleaved)."""
@@ -138,6 +155,7 @@ class GraphBuilder:
         self.lanes = self._lanes.names
         self._nodes: list[dict[str, np.ndarray]] = []
         self._edges: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self._queued: list[tuple[np.ndarray, np.ndarray]] = []
         self.count = 0
 
     def name_id(self, name: str) -> int:
@@ -178,6 +196,10 @@ class GraphBuilder:
         self.count += n
         return ids
 
+    def queued(self, nodes: np.ndarray, wait_us: np.ndarray) -> None:
+        """GPU activity `nodes` waited `wait_us` queued before their start."""
+        self._queued.append((np.asarray(nodes, np.int64), np.asarray(wait_us, np.float64)))
+
     def edges(
         self, dst: np.ndarray, src: np.ndarray, role: int, lag: np.ndarray | float = 0.0
     ) -> None:
@@ -213,6 +235,8 @@ class GraphBuilder:
             edge_src=edge_cat(1, "i8"),
             edge_role=edge_cat(2, "i1"),
             edge_lag=edge_cat(3, "f8"),
+            queued_nodes=np.concatenate([q[0] for q in self._queued] or [np.zeros(0, np.int64)]),
+            queued_us=np.concatenate([q[1] for q in self._queued] or [np.zeros(0)]),
         )
 
 

@@ -143,6 +143,11 @@ def join(parts: Sequence[JoinPart]) -> Joint:
         edge_src=np.concatenate(edges["src"]),
         edge_role=np.concatenate(edges["role"]).astype(np.int8),
         edge_lag=np.concatenate(edges["lag"]),
+        queued_nodes=np.concatenate(
+            [g.queued_nodes + off for g, off in zip(graphs, node_offset[:-1])]
+            or [np.zeros(0, np.int64)]
+        ),
+        queued_us=np.concatenate([g.queued_us for g in graphs] or [np.zeros(0)]),
     )
     finish(graph)
     anchors = [_shifted(p.anchors, int(off)) for p, off in zip(parts, node_offset[:-1])]

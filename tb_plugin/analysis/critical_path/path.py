@@ -10,7 +10,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .graph import DUR, GAP_NAMES, IDLE_KIND, KIND_NAMES, RETURN, TRANSFER, Graph
+from .graph import (
+    DUR,
+    GAP_NAMES,
+    IDLE_KIND,
+    KIND_NAMES,
+    LAUNCH,
+    QUEUED_GAP,
+    RETURN,
+    TRANSFER,
+    Graph,
+)
 from .retime import Step
 
 
@@ -60,8 +70,12 @@ def segments_of(
             break
         role = int(graph.edge_role[link.edge])
         if link.gap_to > link.lag_to:
-            name = GAP_NAMES.get(role, "gap")
-            out.append(_idle(graph, node, name, link.lag_to, link.gap_to))
+            queued = float(graph.queued_wait(np.array([node]))[0]) if role == LAUNCH else 0.0
+            split = link.gap_to - min(queued, link.gap_to - link.lag_to)
+            if split < link.gap_to:  # latest first
+                out.append(_idle(graph, node, QUEUED_GAP, split, link.gap_to))
+            if split > link.lag_to:
+                out.append(_idle(graph, node, GAP_NAMES.get(role, "gap"), link.lag_to, split))
         if role in (DUR, TRANSFER, RETURN) and link.lag_to > link.lag_from:
             own = expand(node, link.lag_from, link.lag_to) if expand and role == DUR else None
             # latest first, as the walk goes

@@ -26,7 +26,7 @@ from .path import Expand, Segment, merged, segments_of
 from .retime import Timing, chain_origin, evaluate, walk_back
 from .segments import SEGMENT_KINDS
 
-VERSION = "2"
+VERSION = "3"  # 3: local paths split a launch delay at `queued`
 _PACKED = {
     "node_kind": "<i1",
     "node_name": "<i8",

@@ -10,8 +10,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .graph import DUR, GAP_NAMES, IDLE_KIND, KIND_NAMES, RETURN, TRANSFER, Graph, Labels
+from .graph import (
+    DUR,
+    GAP_NAMES,
+    IDLE_KIND,
+    KIND_NAMES,
+    LAUNCH,
+    QUEUED_GAP,
+    RETURN,
+    TRANSFER,
+    Graph,
+    Labels,
+)
 from .path import UNKNOWN, Segment
 from .retime import Timing, walk_arrays
 
@@ -160,6 +172,7 @@ class PathBuilder:
         self.expand = expand
         self.gap_label = {role: labels.code(n) for role, n in GAP_NAMES.items()}
         self.gap_other = labels.code("gap")
+        self.queued = labels.code(QUEUED_GAP)
         self.unknown = labels.code(UNKNOWN)
         self.host_gap = labels.code("host gap")
 
@@ -185,29 +198,31 @@ class PathBuilder:
         gap_to: np.ndarray,
     ) -> Rows:
         """The links' rows in time order (the links given so): per link its own part,
-        then its gap, each where it has time."""
+        then its gap (a launch delay's part after the activity was queued on the GPU apart),
+        each where it has time."""
         g = self.graph
         linked = edge >= 0
         node, edge = event[linked] // 2, edge[linked]
         lag_from, lag_to, gap_to = lag_from[linked], lag_to[linked], gap_to[linked]
         role = g.edge_role[edge].astype(np.int64)
         own = np.isin(role, (DUR, TRANSFER, RETURN)) & (lag_to > lag_from)
-        idle = gap_to > lag_to
+        queued = np.where(role == LAUNCH, g.queued_wait(node), 0.0)
+        split = gap_to - np.clip(queued, 0.0, np.maximum(gap_to - lag_to, 0.0))
         gap_name = np.array([self.gap_label.get(r, self.gap_other) for r in role.tolist()])
         kind = g.kind[node].astype(np.int64)
 
-        def pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-            """Link i's own part's value, then its gap's."""
-            return np.stack([a, b], axis=1).reshape(-1)
+        def per_link(a: np.ndarray, b: ArrayLike, c: ArrayLike) -> np.ndarray:
+            """Link i's own part's value, then its gap's, then its queued part's."""
+            return np.stack(np.broadcast_arrays(a, b, c), axis=1).reshape(-1)
 
-        keep = pair(own, idle)
+        keep = per_link(own, split > lag_to, gap_to > split)
         return Rows(
-            np.repeat(node, 2)[keep],
-            pair(kind, np.full(kind.size, IDLE))[keep],
-            pair(self.node_label[node], gap_name.astype(np.int64))[keep],
-            pair(lag_from, lag_to)[keep],
-            pair(lag_to, gap_to)[keep],
-            pair(own & (role == DUR), np.zeros(own.size, bool))[keep],
+            np.repeat(node, 3)[keep],
+            per_link(kind, IDLE, IDLE)[keep],
+            per_link(self.node_label[node], gap_name.astype(np.int64), self.queued)[keep],
+            per_link(lag_from, lag_to, split)[keep],
+            per_link(lag_to, split, gap_to)[keep],
+            per_link(own & (role == DUR), False, False)[keep],
         )
 
     def _segments(self, rows: Rows) -> Segments:

@@ -12,6 +12,7 @@ import numpy as np
 from ...model.errors import ViewParamError, bounded
 from ..core.rules import collective_type
 from .changes import Change, change_of, check_factor
+from .graph import QUEUED_GAP
 from .joint import Joint
 from .outcome import Outcome, median_step
 from .path import Segment
@@ -205,7 +206,19 @@ def whatif_of(
 
 
 # The gaps a change of recorded work cannot shorten: the trace shows no cause for them.
-UNCAUSED = ("launch delay", "unknown dependency", "wake-up delay", "host gap", "stream gap")
+UNCAUSED = (
+    "launch delay",
+    QUEUED_GAP,
+    "unknown dependency",
+    "wake-up delay",
+    "host gap",
+    "stream gap",
+)
+# What such a gap is, where its name does not say it.
+_MEANS = {
+    QUEUED_GAP: "queued on the GPU but not started: the device held it (work of other "
+    "streams, a wait the trace does not record), not the host's launch"
+}
 BOUND_SHARE = 0.1  # said when one takes at least this share of the path
 
 
@@ -223,10 +236,11 @@ def bound_by(path: Segments) -> list[str]:
     out = []
     for name, t in sorted(idle, key=lambda kv: (-kv[1], kv[0])):
         if t >= BOUND_SHARE * length:
+            means = f"; {_MEANS[name]}" if name in _MEANS else ""
             out.append(
                 f"{100 * t / length:.1f} % of the path is {name} ({_r(t / 1000)} ms): time the "
-                "trace shows no cause for (work or waits it does not record); no change of "
-                "recorded work shortens it"
+                f"trace shows no cause for (work or waits it does not record){means}; no change "
+                "of recorded work shortens it"
             )
     return out
 
