@@ -70,8 +70,9 @@ def segments_of(
             break
         role = int(graph.edge_role[link.edge])
         if link.gap_to > link.lag_to:
-            queued = float(graph.queued_wait(np.array([node]))[0]) if role == LAUNCH else 0.0
-            split = link.gap_to - min(queued, link.gap_to - link.lag_to)
+            nodes, roles = np.array([node]), np.array([role])
+            gaps = np.array([link.gap_to - link.lag_to])
+            split = link.gap_to - float(queued_part(graph, nodes, roles, gaps)[0])
             if split < link.gap_to:  # latest first
                 out.append(_idle(graph, node, QUEUED_GAP, split, link.gap_to))
             if split > link.lag_to:
@@ -81,6 +82,13 @@ def segments_of(
             # latest first, as the walk goes
             out.extend(reversed(own or [node_segment(graph, node, link.lag_from, link.lag_to)]))
     return out
+
+
+def queued_part(graph: Graph, node: np.ndarray, role: np.ndarray, gap: np.ndarray) -> np.ndarray:
+    """Per link (its node, edge role and gap): the end of its gap the work waited queued on
+    the GPU (a launch delay only; 0: none recorded)."""
+    waited = np.clip(graph.queued_wait(node), 0.0, np.maximum(gap, 0.0))
+    return np.where(role == LAUNCH, waited, 0.0)
 
 
 def _idle(graph: Graph, node: int, name: str, t0: float, t1: float) -> Segment:

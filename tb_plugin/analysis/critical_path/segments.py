@@ -17,14 +17,13 @@ from .graph import (
     GAP_NAMES,
     IDLE_KIND,
     KIND_NAMES,
-    LAUNCH,
     QUEUED_GAP,
     RETURN,
     TRANSFER,
     Graph,
     Labels,
 )
-from .path import UNKNOWN, Segment
+from .path import UNKNOWN, Segment, queued_part
 from .retime import Timing, walk_arrays
 
 SEGMENT_KINDS = (*KIND_NAMES, IDLE_KIND)
@@ -206,8 +205,7 @@ class PathBuilder:
         lag_from, lag_to, gap_to = lag_from[linked], lag_to[linked], gap_to[linked]
         role = g.edge_role[edge].astype(np.int64)
         own = np.isin(role, (DUR, TRANSFER, RETURN)) & (lag_to > lag_from)
-        queued = np.where(role == LAUNCH, g.queued_wait(node), 0.0)
-        split = gap_to - np.clip(queued, 0.0, np.maximum(gap_to - lag_to, 0.0))
+        split = gap_to - queued_part(g, node, role, gap_to - lag_to)
         gap_name = np.array([self.gap_label.get(r, self.gap_other) for r in role.tolist()])
         kind = g.kind[node].astype(np.int64)
 
