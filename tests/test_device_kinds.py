@@ -14,11 +14,11 @@ from builders import CPU_PID, CPU_TID, TraceBuilder
 from corpus import corpus_model
 from kinetoscope.analysis.core.common import launches_of
 from kinetoscope.analysis.core.devices import device_identities, memory_device_label
+from kinetoscope.analysis.gpu_idle.text import render_gpu_idle
 from kinetoscope.analysis.gpu_idle.view import gpu_idle
 from kinetoscope.analysis.kernels.view import kernels
 from kinetoscope.analysis.overview.view import overview
 from kinetoscope.api.endpoints import ENDPOINTS
-from kinetoscope.cli.report_gpu_idle import render_gpu_idle
 from kinetoscope.cli.report_text import render_overview
 from kinetoscope.model.categories import Kind
 from kinetoscope.model.trace_model import TraceModel

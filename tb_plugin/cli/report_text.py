@@ -19,9 +19,6 @@ from ..api.lower import short as _short
 from ..api.lower import table as _table
 from ..api.lower import wrap as _wrap
 from .health_text import render_health
-from .report_critical_path import render_critical_path, render_top_gains
-from .report_gpu_idle import render_gpu_idle
-from .report_memory import render_memory
 from .report_snapshot import render_memory_snapshot
 
 if TYPE_CHECKING:  # types only: naming them imports no view
@@ -119,13 +116,6 @@ def renderer_of(name: str) -> Callable[[Any, int], str] | None:
     endpoint = ENDPOINTS.get(name)
     own = endpoint.text if endpoint is not None else None
     return own if own is not None else RENDERERS.get(name)
-
-
-RENDERERS["memory"] = render_memory
-RENDERERS["critical_path"] = render_critical_path
-RENDERERS["run_critical_path"] = render_critical_path
-RENDERERS["top_gains"] = render_top_gains
-RENDERERS["run_top_gains"] = render_top_gains
 
 
 def render_text(
@@ -383,6 +373,5 @@ def render_modules(
 
 
 RENDERERS["modules"] = render_modules
-RENDERERS["gpu_idle"] = render_gpu_idle
 RENDERERS["memory_snapshot"] = render_memory_snapshot
 RENDERERS["health"] = render_health

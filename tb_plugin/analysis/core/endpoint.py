@@ -333,13 +333,25 @@ def span_view(
 
 
 def overview_section(
-    name: str, module: str, version: str, supports: Callable[[Any], bool]
+    name: str,
+    module: str,
+    version: str,
+    supports: Callable[[Any], bool],
+    text: Callable[..., str] | Lazy | None = None,
 ) -> Endpoint:
     """A section of the Overview page (its `page`, so `kinetoscope report` prints it and
     `status.views` stays as it was): `<module>.<Name>View`, `<module>.<name>_view`, both
-    imported when first used."""
+    imported when first used; `text` its CLI text."""
     response = Lazy(module, "".join(p.title() for p in name.split("_")) + "View")
     compute = Lazy(module, f"{name}_view")
     return span_view(
-        name, response, compute, NoParams, version, Cache.ALL, page="overview", supports=supports
+        name,
+        response,
+        compute,
+        NoParams,
+        version,
+        Cache.ALL,
+        page="overview",
+        supports=supports,
+        text=text,
     )

@@ -18,6 +18,7 @@ _RUN = "kinetoscope.analysis.critical_path.run"
 # The wire types are named by path too: they import the Distributed view's types, which
 # import its summary (listing the routes imports no view's compute).
 _TYPES = "kinetoscope.analysis.critical_path.types"
+_TEXT = "kinetoscope.analysis.critical_path.text"
 # bump when an output changes (keys the cache); 3: an op's change scales the replayed
 # kernels its CUDA-graph annotations name; 4: a launch delay's part after the work was
 # queued on the GPU (CUPTI's `queued`) said apart
@@ -28,7 +29,9 @@ def _several_workers(run: Run) -> bool:
     return len(run.workers) >= 2
 
 
-def _span_view(name: str, response: str, compute: str, request: str) -> Endpoint:
+def _span_view(
+    name: str, response: str, compute: str, request: str, text: str | None = None
+) -> Endpoint:
     return span_view(
         name,
         Lazy(_TYPES, response),
@@ -37,10 +40,13 @@ def _span_view(name: str, response: str, compute: str, request: str) -> Endpoint
         VERSION,
         Cache.ALL,
         supports=has_events,
+        text=Lazy(_TEXT, text) if text else None,
     )
 
 
-def _run_view(name: str, response: str, compute: str, request: str) -> Endpoint:
+def _run_view(
+    name: str, response: str, compute: str, request: str, text: str | None = None
+) -> Endpoint:
     return Endpoint(
         name,
         Scope.RUN,
@@ -51,16 +57,24 @@ def _run_view(name: str, response: str, compute: str, request: str) -> Endpoint:
         supports=_several_workers,
         loading_ref=Lazy(_TYPES, "CriticalPathLoading"),
         answer=Answer.RUN_JOB,
+        text_ref=Lazy(_TEXT, text) if text else None,
     )
 
 
+PATH_TEXT, GAINS_TEXT = "render_critical_path", "render_top_gains"
 ENDPOINTS: list[Endpoint] = [
-    _span_view("critical_path", "CriticalPathView", "critical_path_view", "CriticalPathParams"),
+    _span_view(
+        "critical_path", "CriticalPathView", "critical_path_view", "CriticalPathParams", PATH_TEXT
+    ),
     _span_view("whatif", "WhatIfView", "whatif_view", "WhatIfParams"),
-    _span_view("top_gains", "TopGainsView", "top_gains_view", "TopGainsParams"),
+    _span_view("top_gains", "TopGainsView", "top_gains_view", "TopGainsParams", GAINS_TEXT),
     _run_view(
-        "run_critical_path", "RunCriticalPathView", "run_critical_path", "CriticalPathParams"
+        "run_critical_path",
+        "RunCriticalPathView",
+        "run_critical_path",
+        "CriticalPathParams",
+        PATH_TEXT,
     ),
     _run_view("run_whatif", "RunWhatIfView", "run_whatif", "WhatIfParams"),
-    _run_view("run_top_gains", "RunTopGainsView", "run_top_gains", "TopGainsParams"),
+    _run_view("run_top_gains", "RunTopGainsView", "run_top_gains", "TopGainsParams", GAINS_TEXT),
 ]

@@ -4,7 +4,7 @@ imported when first asked."""
 
 from __future__ import annotations
 
-from ..core.endpoint import Endpoint, has_events, overview_section
+from ..core.endpoint import Endpoint, Lazy, has_events, overview_section
 from ..core.rules import data_version
 
 ORDER = 70  # the folder's place in the page order (`api/view_folders.py`)
@@ -15,5 +15,11 @@ ORDER = 70  # the folder's place in the page order (`api/view_folders.py`)
 VERSION = f"4l{data_version('launch_apis')}"
 
 ENDPOINTS: list[Endpoint] = [
-    overview_section("gpu_idle", "kinetoscope.analysis.gpu_idle.view", VERSION, has_events)
+    overview_section(
+        "gpu_idle",
+        "kinetoscope.analysis.gpu_idle.view",
+        VERSION,
+        has_events,
+        text=Lazy("kinetoscope.analysis.gpu_idle.text", "render_gpu_idle"),
+    )
 ]

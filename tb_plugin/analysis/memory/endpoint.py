@@ -24,7 +24,12 @@ def has_memory(model: TraceModel) -> bool:
 
 
 def _memory_view(
-    name: str, response: str, compute: str, request: str, page: str | None = None
+    name: str,
+    response: str,
+    compute: str,
+    request: str,
+    page: str | None = None,
+    text: Lazy | None = None,
 ) -> Endpoint:
     view, types = "kinetoscope.analysis.memory.view", "kinetoscope.analysis.memory.types"
     return span_view(
@@ -36,11 +41,19 @@ def _memory_view(
         Cache.DEFAULT_FORM,
         page,
         has_memory,
+        text=text,
     )
 
 
 ENDPOINTS: list[Endpoint] = [
-    _memory_view("memory", "MemoryView", "memory", "MemoryParams", page="memory"),
+    _memory_view(
+        "memory",
+        "MemoryView",
+        "memory",
+        "MemoryParams",
+        page="memory",
+        text=Lazy("kinetoscope.analysis.memory.text", "render_memory"),
+    ),
     _memory_view("memory_curve", "CurveView", "memory_curve", "MemoryCurveParams"),
     _memory_view("memory_events", "EventsView", "memory_events", "MemoryEventsParams"),
 ]

@@ -1,14 +1,14 @@
 """`kinetoscope report --format text`: the critical path views (`critical_path`,
 `run_critical_path`) and the top gains (`top_gains`, `run_top_gains`): the step time, the
 path by kind and by name, and the chain that set the median step, as runs of one thread
-or stream each with its longest work (listed in `report_text.RENDERERS`)."""
+or stream each with its longest work. The endpoints name it (`text`), the CLI finds it there."""
 
 from __future__ import annotations
 
 import statistics
 from typing import Any
 
-from ..api.lower import DEFAULT_WIDTH, ms, table
+from ..core.text_tables import DEFAULT_WIDTH, ms, table
 
 NAMES_SHOWN = 12
 RUNS_SHOWN = 25

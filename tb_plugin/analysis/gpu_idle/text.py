@@ -1,14 +1,14 @@
 """`kinetoscope report --format text`: the `gpu_idle` view (why the GPU is idle, launch
-delays, queue lengths) as tables; listed in `report_text.RENDERERS`."""
+delays, queue lengths) as tables. The endpoint names it (`text`), the CLI finds it there."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..api.lower import DEFAULT_WIDTH, Column, number, or_dash, rows_table, short, wrap
+from ..core.text_tables import DEFAULT_WIDTH, Column, number, or_dash, rows_table, short, wrap
 
 if TYPE_CHECKING:  # types only: naming them imports no view
-    from ..api.view_types import GpuIdleView
+    from .view import GpuIdleView
 
 
 def _ms_of_ns(ns: float) -> str:

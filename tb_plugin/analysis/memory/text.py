@@ -1,20 +1,20 @@
 """`kinetoscope report --format text`: the `memory` view (each device's peaks, the
-allocations paired, the top operators by self size increase; listed in
-`report_text.RENDERERS`)."""
+allocations paired, the top operators by self size increase). The endpoint names it
+(`text`), the CLI finds it there."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..api.lower import DEFAULT_WIDTH, Column
-from ..api.lower import mib as _mib
-from ..api.lower import ms as _ms
-from ..api.lower import rows_table as _rows_table
-from ..api.lower import table as _table
-from ..api.lower import wrap as _wrap
+from ..core.text_tables import DEFAULT_WIDTH, Column
+from ..core.text_tables import mib as _mib
+from ..core.text_tables import ms as _ms
+from ..core.text_tables import rows_table as _rows_table
+from ..core.text_tables import table as _table
+from ..core.text_tables import wrap as _wrap
 
 if TYPE_CHECKING:  # types only: naming them imports no view
-    from ..api import view_types as vt
+    from .view import MemoryView
 
 
 _MEMORY_OPERATOR_COLUMNS: list[Column] = [
@@ -28,7 +28,7 @@ _MEMORY_OPERATOR_COLUMNS: list[Column] = [
 ]
 
 
-def render_memory(view: vt.MemoryView, width: int = DEFAULT_WIDTH) -> str:
+def render_memory(view: MemoryView, width: int = DEFAULT_WIDTH) -> str:
     header = ["device", "peak alloc MiB", "at ms", "peak reserved MiB", "device MiB", "op"]
     rows = []
     for d in view["devices"]:
