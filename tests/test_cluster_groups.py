@@ -18,8 +18,8 @@ from kinetoscope.analysis.distributed.matching import Instances, match_instances
 from kinetoscope.analysis.distributed.rank_summaries import analyze_run
 from kinetoscope.analysis.distributed.stragglers import _first_call_lateness
 from kinetoscope.analysis.distributed.summary import COLUMNS
+from kinetoscope.analysis.distributed.text import render_distributed
 from kinetoscope.analysis.distributed.view import RankSummary, analyze, summarize_rank
-from kinetoscope.cli.report_text import render_distributed
 from kinetoscope.ingest.build import build_model
 from kinetoscope.store.run_context import RunContext
 from synthetic_job import SLOW_LINK, SLOW_US, TRANSFER_US, Layout, job, write_traces

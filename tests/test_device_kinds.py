@@ -17,9 +17,9 @@ from kinetoscope.analysis.core.devices import device_identities, memory_device_l
 from kinetoscope.analysis.gpu_idle.text import render_gpu_idle
 from kinetoscope.analysis.gpu_idle.view import gpu_idle
 from kinetoscope.analysis.kernels.view import kernels
+from kinetoscope.analysis.overview.text import render_overview
 from kinetoscope.analysis.overview.view import overview
 from kinetoscope.api.endpoints import ENDPOINTS
-from kinetoscope.cli.report_text import render_overview
 from kinetoscope.model.categories import Kind
 from kinetoscope.model.trace_model import TraceModel
 from kinetoscope.trace_view.workers import WorkerTrace

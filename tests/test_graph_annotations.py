@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from builders import TraceBuilder
 from kinetoscope.analysis.core.graph_annotations import label_of
+from kinetoscope.analysis.kernels.text import render_kernels
 from kinetoscope.cli.main import main
-from kinetoscope.cli.report_text import render_kernels
 
 GRAPH = 5
 ATTENTION, MLP = (GRAPH << 32) | 1, (GRAPH << 32) | 2  # toolsId = (exec graph id << 32) | node

@@ -12,8 +12,8 @@ from typing import Any
 
 from builders import TraceBuilder
 from corpus import corpus_model
+from kinetoscope.analysis.kernels.text import render_kernels
 from kinetoscope.analysis.kernels.view import kernels
-from kinetoscope.cli.report_text import render_kernels
 
 BASE_NS = 1_780_000_000_123_456_789  # baseTimeNanoseconds of a 2026 trace
 

@@ -11,10 +11,10 @@ from builders import TraceBuilder
 from corpus import corpus_model
 from kinetoscope.analysis.core.tree_arrays import inherit_missing_at, inherit_missing_by_jumps
 from kinetoscope.analysis.modules.endpoint import has_modules
+from kinetoscope.analysis.modules.text import render_modules
 from kinetoscope.analysis.modules.view import NO_MODULES, NO_PYTHON, modules
 from kinetoscope.analysis.operators.view import operators
 from kinetoscope.api.endpoints import span_pages, supported_views
-from kinetoscope.cli.report_text import render_modules
 from kinetoscope.model.categories import Kind
 
 H100 = "tracelens/tests/traces/h100/"

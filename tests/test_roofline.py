@@ -336,7 +336,8 @@ def test_corpus_rows_stay_under_their_roof(rel: str) -> None:
 def test_report_text_and_notebook_frames_give_the_same_numbers(tmp_path: Path) -> None:
     import kinetoscope
     import msgspec
-    from kinetoscope.cli.report_text import render_kernels, render_operators
+    from kinetoscope.analysis.kernels.text import render_kernels
+    from kinetoscope.analysis.operators.text import render_operators
 
     args = _shapes([[4096, 4096], [4096, 4096]], ["c10::BFloat16", "c10::BFloat16"])
     run_dir = tmp_path / "logs" / "run"

@@ -11,6 +11,7 @@ from __future__ import annotations
 from ..analysis.core.frame_fields import flatten, plain_fields
 from ..analysis.core.text_tables import (
     DEFAULT_WIDTH,
+    PART_LABELS,
     UNKNOWN,
     Column,
     binary_bytes,
@@ -38,6 +39,7 @@ __all__ = [
     "Kind",
     "LoadFailed",
     "NotReady",
+    "PART_LABELS",
     "Phase",
     "Run",
     "SpanFile",

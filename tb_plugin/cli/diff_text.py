@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..api.lower import DEFAULT_WIDTH, short, table, wrap
-from .report_text import PART_LABELS
+from ..api.lower import DEFAULT_WIDTH, PART_LABELS, short, table, wrap
 
 if TYPE_CHECKING:  # types only: naming them imports no view
     from ..api.view_types import Compared, DiffView

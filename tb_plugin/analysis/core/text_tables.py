@@ -16,6 +16,18 @@ MIN_TEXT_COLUMN = 12
 
 UNKNOWN = "-"  # a number the view does not know (null in its JSON: a `ts` of "NaN")
 
+# The step parts' short labels: the Overview's text and the Diff's share them.
+PART_LABELS = {
+    "kernel": "Kernel",
+    "memcpy": "Memcpy",
+    "memset": "Memset",
+    "communication": "Comms",  # short: the step table must fit 100 columns
+    "runtime": "Runtime",
+    "dataloader": "DataLoader",
+    "cpu_exec": "CPU Exec",
+    "other": "Other",
+}
+
 
 def ms(us: float | None) -> str:
     return UNKNOWN if us is None else number(us / 1000, 3)

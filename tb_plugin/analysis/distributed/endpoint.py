@@ -24,5 +24,6 @@ ENDPOINTS: list[Endpoint] = [
         supports=_several_workers,
         loading_ref=Lazy("kinetoscope.analysis.distributed.types", "DistributedLoading"),
         answer=Answer.RUN_JOB,
+        text_ref=Lazy("kinetoscope.analysis.distributed.text", "render_distributed"),
     ),
 ]

@@ -38,5 +38,6 @@ ENDPOINTS: list[Endpoint] = [
         Cache.ALL,
         page="kernels",
         supports=supports,
+        text=Lazy("kinetoscope.analysis.kernels.text", "render_kernels"),
     ),
 ]

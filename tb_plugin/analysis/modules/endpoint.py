@@ -32,5 +32,6 @@ ENDPOINTS: list[Endpoint] = [
         Cache.ALL,
         page="modules",
         supports=has_modules,
+        text=Lazy("kinetoscope.analysis.modules.text", "render_modules"),
     ),
 ]

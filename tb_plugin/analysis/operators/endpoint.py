@@ -33,6 +33,7 @@ ENDPOINTS: list[Endpoint] = [
         f"{VERSION}p{peaks_key()}",
         Cache.ALL,
         page="operators",
+        text=Lazy("kinetoscope.analysis.operators.text", "render_operators"),
     ),
     span_view(
         "callstacks",

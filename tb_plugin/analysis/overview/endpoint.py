@@ -23,5 +23,6 @@ ENDPOINTS: list[Endpoint] = [
         VERSION,
         Cache.ALL,
         page="overview",
+        text=Lazy("kinetoscope.analysis.overview.text", "render_overview"),
     ),
 ]
