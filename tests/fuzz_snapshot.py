@@ -1,5 +1,5 @@
 """Fuzzer of the memory snapshot reader and summary (`ingest.snapshot`,
-`api.snapshots.summarise`), with inputs from tests/fuzz_snapshot_mutations.py.
+`analysis.memory.snapshot_view.summarise`), with inputs from tests/fuzz_snapshot_mutations.py.
 
 Property, for every input: a snapshot summary or a `SnapshotError` whose `kind` is one of
 `ERROR_KINDS`, within a time bound (SLOW_SECONDS) and a memory bound (the process runs
@@ -31,7 +31,7 @@ from pathlib import Path
 import msgspec
 from fuzz_property import Stats, limit_memory, run_arguments
 from fuzz_snapshot_mutations import Mutator
-from kinetoscope.api.snapshots import ANSWER_FLOOR, ANSWER_PER_BYTE, summarise
+from kinetoscope.analysis.memory.snapshot_view import ANSWER_FLOOR, ANSWER_PER_BYTE, summarise
 from kinetoscope.ingest.snapshot import SnapshotError, decode_snapshot
 from kinetoscope.ingest.snapshot_guard import ERROR_KINDS
 

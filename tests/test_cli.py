@@ -194,7 +194,7 @@ def test_the_report_imports_only_what_one_traces_views_need() -> None:
         "kinetoscope.analysis.diff.view",
         "kinetoscope.analysis.trends.view",
         "kinetoscope.analysis.distributed.rank_summaries",
-        "kinetoscope.api.snapshots",
+        "kinetoscope.analysis.memory.snapshot_view",
     ):
         assert module not in imported, module
 

@@ -182,7 +182,7 @@ def test_lazy_edge_obeys_the_import_contracts(declarer: str, where: str, lazy: L
 def test_the_check_sees_an_upward_edge() -> None:
     """The check itself, on edges the product does not have."""
     assert violations(f"{ROOT}.api.endpoints", f"{ROOT}.trace_view.track_list") == []
-    assert violations(f"{ROOT}.api.endpoints", f"{ROOT}.api.snapshots") == []
+    assert violations(f"{ROOT}.api.endpoints", f"{ROOT}.analysis.memory.snapshot_view") == []
     assert violations(f"{ROOT}.analysis.kernels", f"{ROOT}.trace_view.track_list") == [
         "floors: kinetoscope.trace_view.track_list is on a layer above"
     ]

@@ -10,7 +10,7 @@ import pytest
 from builders import TraceBuilder
 from kinetoscope.analysis.memory.snapshot import device_views
 from kinetoscope.analysis.memory.snapshot_alignment import align, alloc_times
-from kinetoscope.api.snapshots import memory_snapshot_view
+from kinetoscope.analysis.memory.snapshot_view import memory_snapshot_view
 from kinetoscope.ingest.discovery import scan_logdir
 from kinetoscope.ingest.snapshot import read_snapshot
 from kinetoscope.store.run_context import RunContext

@@ -31,7 +31,7 @@ SECONDS = 30  # the child's wall-clock bound (each read below takes well under a
 # `peak_mb`: how far the read raised the process's peak RSS.
 _CHILD = """
 import json, resource, sys, time
-from kinetoscope.api.snapshots import summarise
+from kinetoscope.analysis.memory.snapshot_view import summarise
 from kinetoscope.ingest.snapshot import SnapshotError, read_snapshot
 import numpy.ma
 held = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()

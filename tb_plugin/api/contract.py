@@ -14,9 +14,9 @@ from ..store.view_budget import ViewQueue
 from .listing import RunListing, SpanListing, WorkerListing
 
 if TYPE_CHECKING:
+    from ..analysis.core.run_job_types import DistributedLoading
     from ..analysis.diff.types import DiffParams
     from ..analysis.distributed.types import (
-        DistributedLoading,
         DistributedResponse,
         DistributedView,
         RankError,
@@ -32,7 +32,7 @@ __getattr__ = lazy_exports(
     "kinetoscope.analysis",
     {
         "DiffParams": "diff.types",
-        "DistributedLoading": "distributed.types",
+        "DistributedLoading": "core.run_job_types",
         "DistributedResponse": "distributed.types",
         "DistributedView": "distributed.types",
         "RankError": "distributed.types",

@@ -6,7 +6,7 @@ A view's endpoints are declared in its folder of analysis (`analysis/<view>/endp
 `ENDPOINTS`), and collected here from the generated list of those folders
 (`view_folders.py`): a new view is a folder with an `endpoint.py` (and a section in
 docs/http_api.md). Declared here are only the routes above analysis: the listing, the
-run's memory snapshots (answered in `api/snapshots.py`), the trace view and the files."""
+trace view and the files."""
 
 from __future__ import annotations
 
@@ -43,10 +43,6 @@ View = Endpoint  # the name tests and older code use for a per-span view
 
 def _has_events(model: TraceModel) -> bool:
     return len(model) > 0
-
-
-def _has_snapshots(run: Run) -> bool:
-    return bool(run.snapshots)
 
 
 def _with_loading(endpoint: Endpoint) -> Endpoint:
@@ -145,21 +141,7 @@ _LISTING = [
     Endpoint("status", Scope.SPAN, contract.StatusResponse, answer=Answer.STATUS),
 ]
 
-_RUN_VIEWS = [
-    *_of(Scope.RUN),
-    # The run's memory snapshots (`*.pickle`), read in the same background job way: a big
-    # one never holds a request. `span` picks the trace they are aligned with.
-    Endpoint(
-        "memory_snapshot",
-        Scope.RUN,
-        Lazy("kinetoscope.api.snapshots", "MemorySnapshotResponse"),
-        Lazy("kinetoscope.api.snapshots", "memory_snapshot_view"),
-        page="memory_snapshot",
-        supports=_has_snapshots,
-        loading_ref=Lazy("kinetoscope.api.contract", "DistributedLoading"),
-        answer=Answer.RUN_JOB,
-    ),
-]
+_RUN_VIEWS = _of(Scope.RUN)
 
 _FILES = [
     Endpoint("download", Scope.SPAN, None, answer=Answer.FILE),  # the trace file, streamed

@@ -204,6 +204,7 @@ TABLE_USES: dict[str, frozenset[str]] = {
             "_op_tree",
         )
     ),
+    "memory_snapshot": frozenset(),
     "distributed": frozenset(
         (
             "_complete_rows:1,2",
@@ -324,5 +325,4 @@ TABLE_USES: dict[str, frozenset[str]] = {
             "_trace_vendor",
         )
     ),
-    "memory_snapshot": frozenset(),
 }

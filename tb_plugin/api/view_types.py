@@ -30,6 +30,7 @@ from ..analysis.memory.allocations import EventsView as EventsView
 from ..analysis.memory.curve import CurveView as CurveView
 from ..analysis.memory.snapshot_alignment import SnapshotAlignment as SnapshotAlignment
 from ..analysis.memory.snapshot_frames import SnapshotFrame as SnapshotFrame
+from ..analysis.memory.snapshot_view import MemorySnapshotResponse as MemorySnapshotResponse
 from ..analysis.memory.view import MemoryView as MemoryView
 from ..analysis.modules import ModulesView as ModulesView
 from ..analysis.operators import CallStacksView as CallStacksView
@@ -49,6 +50,5 @@ from .contract import RunsResponse as RunsResponse
 from .contract import SpansResponse as SpansResponse
 from .contract import StatusResponse as StatusResponse
 from .contract import WorkersResponse as WorkersResponse
-from .snapshots import MemorySnapshotResponse as MemorySnapshotResponse
 
 GpuDeviceView = DeviceView  # the Overview's device (the Memory view has a DeviceView too)

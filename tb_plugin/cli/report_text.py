@@ -12,12 +12,10 @@ from typing import Any
 from ..api.endpoints import ENDPOINTS
 from ..api.lower import TraceModel, report_width, wrap
 from .health_text import render_health
-from .report_snapshot import render_memory_snapshot
 
 # The views whose text is the CLI's own (a route's renderer takes its response type:
 # `render_text` hands it the decoded JSON); every other view's is in its folder.
 RENDERERS: dict[str, Callable[[Any, int], str]] = {
-    "memory_snapshot": render_memory_snapshot,
     "health": render_health,
 }
 

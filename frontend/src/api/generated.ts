@@ -1934,12 +1934,12 @@ export interface Routes {
   workers: { params: RunScope; response: WorkersResponse; loading: never };
   spans: { params: WorkerScope; response: SpansResponse; loading: never };
   status: { params: SpanScope; response: StatusResponse; loading: never };
+  memory_snapshot: { params: RunScope; response: MemorySnapshotResponse; loading: DistributedLoading };
   distributed: { params: RunScope; response: DistributedResponse; loading: DistributedLoading };
   compile: { params: RunScope; response: CompileResponse; loading: CompileLoading };
   run_critical_path: { params: RunScope & Query<CriticalPathParams>; response: RunCriticalPathView; loading: CriticalPathLoading };
   run_whatif: { params: RunScope & Query<WhatIfParams>; response: RunWhatIfView; loading: CriticalPathLoading };
   run_top_gains: { params: RunScope & Query<TopGainsParams>; response: RunTopGainsView; loading: CriticalPathLoading };
-  memory_snapshot: { params: RunScope; response: MemorySnapshotResponse; loading: DistributedLoading };
   trend: { params: Query<TrendParams>; response: TrendView; loading: TrendLoading };
   overview: { params: SpanScope; response: OverviewView; loading: SpanViewLoading };
   memory: { params: SpanScope & Query<MemoryParams>; response: MemoryView; loading: SpanViewLoading };

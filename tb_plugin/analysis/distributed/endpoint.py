@@ -22,7 +22,7 @@ ENDPOINTS: list[Endpoint] = [
         Lazy("kinetoscope.analysis.distributed.rank_summaries", "analyze_run"),
         page="distributed",
         supports=_several_workers,
-        loading_ref=Lazy("kinetoscope.analysis.distributed.types", "DistributedLoading"),
+        loading_ref=Lazy("kinetoscope.analysis.core.run_job_types", "DistributedLoading"),
         answer=Answer.RUN_JOB,
         text_ref=Lazy("kinetoscope.analysis.distributed.text", "render_distributed"),
     ),

@@ -4,10 +4,10 @@ view's JSON)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, NotRequired, Optional, TypedDict
+from typing import Any, Literal, Optional, TypedDict
 
-from ...store.view_budget import ViewQueue
 from ..core.overview_types import Recommendation
+from ..core.run_job_types import DistributedLoading as DistributedLoading
 from .summary import RankSummary, StepTimes
 
 
@@ -230,15 +230,3 @@ class DistributedResponse(DistributedView):
     span: str
     state: Literal["ready"]
     errors: list[RankError]
-
-
-class DistributedLoading(TypedDict):
-    """`distributed` (and every run-level view) answers 202 with this while the per-rank
-    summaries are computed, or while the job waits for the views' memory (`queued`)."""
-
-    run: str
-    span: str
-    state: Literal["loading"]
-    ranks_done: int
-    ranks_total: int
-    queued: NotRequired[ViewQueue]

@@ -1,15 +1,17 @@
 """`kinetoscope report --format text`: the `memory_snapshot` view (per snapshot file and
-device: peak, allocated vs reserved, OOMs, the largest stacks at the peak); listed in
-`report_text.RENDERERS`."""
+device: peak, allocated vs reserved, OOMs, the largest stacks at the peak). The endpoint
+names it (`text`), the CLI finds it there."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..api.lower import DEFAULT_WIDTH, Column, binary_bytes, mib, or_dash, rows_table, wrap
+from ..core.text_tables import DEFAULT_WIDTH, Column, binary_bytes, mib, or_dash, rows_table, wrap
 
 if TYPE_CHECKING:  # types only: naming them imports no view
-    from ..api.view_types import MemorySnapshotResponse, SnapshotAlignment, SnapshotFrame
+    from .snapshot_alignment import SnapshotAlignment
+    from .snapshot_frames import SnapshotFrame
+    from .snapshot_view import MemorySnapshotResponse
 
 _DEVICE_COLUMNS: list[Column] = [
     ("device", "device", str),

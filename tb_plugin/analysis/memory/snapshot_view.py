@@ -20,19 +20,19 @@ from typing import Any, Literal, Optional, TypedDict
 
 import msgspec
 
-from ..analysis.memory.snapshot import (
+from ...ingest.discovery import Run, SnapshotFile, chosen_spans
+from ...ingest.limits import snapshot_timeout_s, snapshot_work_per_byte
+from ...ingest.snapshot import SnapshotError, collector_paused, read_snapshot
+from ...store.run_context import RunContext
+from ...store.trace_store import LoadFailed, TraceStore
+from .snapshot import (
     SnapshotDevice,
     device_numbers,
     device_views,
     entry_times,
     work_items,
 )
-from ..analysis.memory.snapshot_alignment import SnapshotAlignment, align, alloc_times, unaligned
-from ..ingest.discovery import Run, SnapshotFile, chosen_spans
-from ..ingest.limits import snapshot_timeout_s, snapshot_work_per_byte
-from ..ingest.snapshot import SnapshotError, collector_paused, read_snapshot
-from ..store.run_context import RunContext
-from ..store.trace_store import LoadFailed, TraceStore
+from .snapshot_alignment import SnapshotAlignment, align, alloc_times, unaligned
 
 log = logging.getLogger(__name__)
 WORK_FLOOR = 100_000  # items any snapshot may make its summary walk
