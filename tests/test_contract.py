@@ -17,11 +17,11 @@ import msgspec
 import pytest
 from builders import TraceBuilder
 from conftest import PluginClient
+from gen_typescript import OUTPUT, contract_components, generate, ts_name
 from kinetoscope.api import contract
 from kinetoscope.api.endpoints import ENDPOINTS
 from kinetoscope.api.registry import Answer, Endpoint, Scope
 from kinetoscope.api.requests import decode_request
-from kinetoscope.api.typescript import OUTPUT, contract_components, generate, ts_name
 from kinetoscope.model.errors import ViewParamError, bounded
 from kinetoscope.store import trace_store as loader
 from kinetoscope.store.run_jobs import RunJobs
@@ -122,7 +122,7 @@ def _ready(client: PluginClient, endpoint: Endpoint, query: dict[str, str]) -> A
 
 def test_generated_typescript_is_fresh() -> None:
     assert OUTPUT.read_text(encoding="utf-8") == generate(), (
-        "frontend/src/api/generated.ts is stale: run python -m kinetoscope.api.typescript"
+        "frontend/src/api/generated.ts is stale: run python tests/gen_typescript.py"
     )
 
 

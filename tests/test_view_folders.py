@@ -1,19 +1,20 @@
 """The registry is the list of view folders: `api/view_folders.py` is generated from the
 folders of analysis/ that have an `endpoint.py`, and fails here when stale (a folder added,
-removed or reordered without running `python -m kinetoscope.api.gen_view_folders`)."""
+removed or reordered without running `python tests/gen_view_folders.py`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import gen_view_folders
 import pytest
-from kinetoscope.api import endpoints, gen_view_folders, view_folders
+from kinetoscope.api import endpoints, view_folders
 from kinetoscope.api.registry import SPAN_STATUS
 
 
 def test_generated_list_of_view_folders_is_current() -> None:
     assert gen_view_folders.OUTPUT.read_text(encoding="utf-8") == gen_view_folders.generate(), (
-        "api/view_folders.py is stale: run python -m kinetoscope.api.gen_view_folders"
+        "api/view_folders.py is stale: run python tests/gen_view_folders.py"
     )
     assert gen_view_folders.main(["--check"]) == 0
 

@@ -1,6 +1,6 @@
 // The wire types pages use, under the names they import. The shapes come from
 // ./generated.ts, which is generated from the server's Python types (the endpoint registry,
-// tb_plugin/api; `python -m kinetoscope.api.typescript`). Here are only frontend-only
+// tb_plugin/api; `python tests/gen_typescript.py`). Here are only frontend-only
 // types and refinements: an interface that `extends` a generated one may narrow a field
 // (a string to its known values), and the compiler checks it still fits the contract.
 
