@@ -3,10 +3,16 @@ listed run, a span file, a loaded model, its categories) and the errors it tells
 (a bad parameter, a trace that cannot be read, one still loading), the text tables their
 reports are printed in and the fields their frames are made of
 (`analysis/core/text_tables.py`, `frame_fields.py`, shared with the views' own text and
-frames). Doors import them from here, never from `ingest`, `model`, `store` or
-`analysis`; everything else they reach through `dispatch` and `session`."""
+frames); and three facts of views a door uses when it runs: the health status rule
+`kinetoscope check` applies, the memory events' page size the notebook pages by, and the
+GPU queue lengths of a loaded model (the notebook's one series read from a model, not a
+route). Doors import them from here, never from `ingest`, `model`, `store` or `analysis`
+(a view's types they may name under TYPE_CHECKING); everything else they reach through
+`dispatch` and `session`."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from ..analysis.core.frame_fields import flatten, plain_fields
 from ..analysis.core.text_tables import (
@@ -49,14 +55,42 @@ __all__ = [
     "binary_bytes",
     "env_number",
     "flatten",
+    "memory_events_page_max",
+    "health_status",
     "mib",
     "ms",
     "number",
     "or_dash",
     "plain_fields",
+    "queue_lengths",
     "report_width",
     "rows_table",
     "short",
     "table",
     "wrap",
 ]
+
+
+def queue_lengths(model: TraceModel) -> tuple[float, list[Any]]:
+    """(origin_us, the queue series of every (device, stream)) of a loaded model: from
+    `times[i]` (int64 ns from origin_us) the length is `values[i]`. The GPU-idle view's
+    modules are imported when first asked."""
+    from ..analysis.core.launches import gpu_work
+    from ..analysis.gpu_idle.queue import queue_series
+
+    work = gpu_work(model)
+    return work.origin_us, list(queue_series(work))
+
+
+def health_status(checks: list[Any]) -> str:
+    """The status `kinetoscope check` gives a list of checks (the health view's rule)."""
+    from ..analysis.core.health.view import status_of
+
+    return status_of(checks)
+
+
+def memory_events_page_max() -> int:
+    """The `memory_events` route's largest page (`limit`), from the route's types."""
+    from ..analysis.memory.types import EVENTS_PAGE_MAX
+
+    return EVENTS_PAGE_MAX

@@ -17,9 +17,8 @@ import msgspec
 
 from ..api.dispatch import Dispatch
 from ..api.endpoints import ENDPOINTS
-from ..api.lower import LoadFailed, Run, report_width
+from ..api.lower import LoadFailed, Run, health_status, report_width
 from ..api.session import FixedListing, Session
-from ..api.view_parts import status_of
 from .errors import EXIT_LOAD, ReportError
 from .health_text import COLUMNS, LEGEND, health_lines, summary_line
 from .targets import targets
@@ -66,7 +65,7 @@ def _run_health(session: Session, run: Run, span: str | None) -> dict[str, Any]:
     names = {"run": run.name, "span": span}
     view = Dispatch(ENDPOINTS["distributed"], session, names, {}).ready().json()
     checks = view["health"]
-    return {view["span"]: {"status": status_of(checks), "checks": checks}}
+    return {view["span"]: {"status": health_status(checks), "checks": checks}}
 
 
 def _health(session: Session, names: dict[str, str]) -> dict[str, Any]:

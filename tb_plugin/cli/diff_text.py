@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ..api.lower import DEFAULT_WIDTH, PART_LABELS, short, table, wrap
 
 if TYPE_CHECKING:  # types only: naming them imports no view
-    from ..api.view_types import Compared, DiffView
+    from ..analysis.diff.types import Compared, DiffView
 
 TOP_ROWS = 15
 Format = Callable[[float], str]

@@ -19,7 +19,7 @@ import argparse
 import contextlib
 import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -28,9 +28,11 @@ from ..api.endpoints import VIEWS
 from ..api.lower import LoadFailed
 from ..api.resolve import NotFound
 from ..api.session import FixedListing, Session
-from ..api.view_parts import FlameFrame
 from .errors import EXIT_LOAD, EXIT_USAGE, ParamRefused, ReportError
 from .targets import targets
+
+if TYPE_CHECKING:  # a name only: the view is not imported
+    from ..analysis.flamegraph.types import FlameFrame
 
 SPEEDSCOPE_SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 

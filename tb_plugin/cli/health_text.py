@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, TypedDict, cast
 from ..api.lower import DEFAULT_WIDTH
 
 if TYPE_CHECKING:  # types only: naming them imports no view
-    from ..api.view_types import HealthExample, HealthView, RankOffset, RunHealthCheck
+    from ..analysis.core.health.view import HealthExample, HealthView
+    from ..analysis.distributed.types import RankOffset, RunHealthCheck
 
 
 class RunHealth(TypedDict):

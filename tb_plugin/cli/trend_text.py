@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..api.lower import Column, binary_bytes, mib, ms, or_dash, report_width, rows_table, short
 
 if TYPE_CHECKING:  # types only: naming them imports no view
-    from ..api.view_types import TrendChange, TrendView
+    from ..analysis.trends.types import TrendChange, TrendView
 
 
 def _start(us: float | None) -> str:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ..api.lower import ms
 
 if TYPE_CHECKING:
-    from ..api.view_types import WhatIfView
+    from ..analysis.critical_path.types import WhatIfView
 
 SEGMENTS_SHOWN = 12
 

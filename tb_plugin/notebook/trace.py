@@ -8,17 +8,16 @@ frame of a new route is one method returning `self.rows(route, "its_rows_key", *
 
 from __future__ import annotations
 
+import typing
 from typing import TYPE_CHECKING, Any
 
 from ..api.dispatch import Dispatch
 from ..api.endpoints import ENDPOINTS, VIEWS
-from ..api.lower import SpanFile, TraceModel
+from ..api.lower import SpanFile, TraceModel, memory_events_page_max
 from ..api.registry import Scope
 from ..api.session import Session
-from ..api.view_parts import PAGE_MAX, GpuIdleView, LaunchDelayView
-from .flame_frames import flame_frame
 from .frames import breakdown_frame, events_frame, plain_fields, rows_frame, whole_path
-from .gpu_idle_frames import idle_frame, queue_frame
+from .gpu_idle_frames import queue_frame
 
 # The JSON routes of one trace: its views, then the trace view's routes (of one worker here).
 SPAN_ROUTES = {
@@ -124,8 +123,8 @@ class Trace:
     def flamegraph(self, metric: str = "cpu") -> pd.DataFrame:
         """One row per node of the merged call paths of host time (`metric="cpu"`, per
         thread) or kernel time (`"gpu"`), as the `flamegraph` route answers
-        (`flame_frames.flame_frame`)."""
-        return flame_frame(self.view("flamegraph", metric=metric))
+        (the view's `flamegraph_nodes` frame)."""
+        return self.frame("flamegraph_nodes", metric=metric)
 
     def critical_path(self, step: str | int | None = None) -> pd.DataFrame:
         """One row per segment of the critical path (the `critical_path` route's
@@ -169,10 +168,12 @@ class Trace:
         """One row per allocation (paired with its free when seen), all of them: the pages
         of the `memory_events` route joined."""
         params = {"device": device, "start_us": start_us, "end_us": end_us, "sort": sort}
-        first = self.view("memory_events", **params, limit=PAGE_MAX)
+        first = self.view("memory_events", **params, limit=memory_events_page_max())
         rows = list(first["rows"])
         while len(rows) < first["total_rows"]:
-            page = self.view("memory_events", **params, offset=len(rows), limit=PAGE_MAX)
+            page = self.view(
+                "memory_events", **params, offset=len(rows), limit=memory_events_page_max()
+            )
             if not page["rows"]:
                 break
             rows.extend(page["rows"])
@@ -201,14 +202,14 @@ class Trace:
 
     def idle(self) -> pd.DataFrame:
         """One row per device lane and stream per step: idle ns by class (host wait,
-        kernel wait, other) and shares of step time (`gpu_idle_frames.idle_frame`)."""
-        return idle_frame(self.view("gpu_idle"))
+        kernel wait, other) and shares of step time (the view's `gpu_idle_lanes` frame)."""
+        return self.frame("gpu_idle_lanes")
 
     def idle_intervals(self) -> pd.DataFrame:
         """The longest idle intervals, with their class, cause and trace times (µs); `step`
         is the route's step index and `step_name` the step's name (as in `idle()`)."""
         view = self.view("gpu_idle")
-        frame = rows_frame(view, "top_intervals", GpuIdleView)
+        frame = rows_frame(view, "top_intervals", SPAN_ROUTES["gpu_idle"].response)
         names = [step["name"] for step in view["steps"]]
         frame.insert(
             int(frame.columns.get_loc("step")) + 1, "step_name", [names[i] for i in frame["step"]]
@@ -237,10 +238,17 @@ class Trace:
 
     def _launch_delay(self, key: str) -> pd.DataFrame:
         view = self.view("gpu_idle")
+        response = SPAN_ROUTES["gpu_idle"].response  # the types cross the registry
         part = view["launch_delay"] or {key: []}
-        frame = rows_frame(part, key, LaunchDelayView)
-        frame.attrs.update(plain_fields(view, GpuIdleView))
+        frame = rows_frame(part, key, _not_none(typing.get_type_hints(response)["launch_delay"]))
+        frame.attrs.update(plain_fields(view, response))
         return frame
+
+
+def _not_none(hint: Any) -> Any:
+    """`X` of an `X | None` hint."""
+    (kept,) = [t for t in typing.get_args(hint) if t is not type(None)]
+    return kept
 
 
 def _query_text(value: Any) -> str:

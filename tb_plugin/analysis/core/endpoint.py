@@ -338,10 +338,11 @@ def overview_section(
     version: str,
     supports: Callable[[Any], bool],
     text: Callable[..., str] | Lazy | None = None,
+    frames: Mapping[str, Callable[..., Any] | Lazy] | None = None,
 ) -> Endpoint:
     """A section of the Overview page (its `page`, so `kinetoscope report` prints it and
     `status.views` stays as it was): `<module>.<Name>View`, `<module>.<name>_view`, both
-    imported when first used; `text` its CLI text."""
+    imported when first used; `text` its CLI text, `frames` its notebook frames."""
     response = Lazy(module, "".join(p.title() for p in name.split("_")) + "View")
     compute = Lazy(module, f"{name}_view")
     return span_view(
@@ -354,4 +355,5 @@ def overview_section(
         page="overview",
         supports=supports,
         text=text,
+        frames=frames,
     )

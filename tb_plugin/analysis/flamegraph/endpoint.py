@@ -29,5 +29,6 @@ ENDPOINTS: list[Endpoint] = [
         page="flamegraph",
         supports=supports,
         report=False,
+        frames={"flamegraph_nodes": Lazy("kinetoscope.analysis.flamegraph.frames", "flame_frame")},
     ),
 ]

@@ -21,5 +21,6 @@ ENDPOINTS: list[Endpoint] = [
         VERSION,
         has_events,
         text=Lazy("kinetoscope.analysis.gpu_idle.text", "render_gpu_idle"),
+        frames={"gpu_idle_lanes": Lazy("kinetoscope.analysis.gpu_idle.frames", "idle_frame")},
     )
 ]

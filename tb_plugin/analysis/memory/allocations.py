@@ -13,10 +13,9 @@ from ...model.trace_model import TraceModel
 from ..core.common import lexsort_head
 from .index import DeviceSeries, MemoryIndex, memory_index
 from .ranges import parse_range, selected_devices
-from .types import MemoryEventsParams
+from .types import EVENTS_PAGE_MAX, MemoryEventsParams
 
 TABLE_ROWS = 5000  # the memory view's allocation_table cap; memory_events pages through all
-PAGE_MAX = 10000
 SORTS = ("size", "alloc", "free", "duration")
 STATES = ("paired", "never_freed", "freed_unseen")
 
@@ -153,7 +152,7 @@ def memory_events(model: TraceModel, params: MemoryEventsParams) -> EventsView:
     if sort not in SORTS:
         raise ViewParamError(f"sort must be one of {', '.join(SORTS)}, not {sort!r}")
     offset = bounded(params.get("offset"), "offset", 0, 0, 2**62)
-    limit = bounded(params.get("limit"), "limit", 1000, 1, PAGE_MAX)
+    limit = bounded(params.get("limit"), "limit", 1000, 1, EVENTS_PAGE_MAX)
     rows = allocation_rows(index, selected, lo, hi)
     order = ordered(rows, sort)
     page = order[offset : offset + limit]

@@ -4,6 +4,8 @@ compute in `view.py` and `curve.py`)."""
 
 from typing import Literal, TypedDict
 
+EVENTS_PAGE_MAX = 10000  # the largest `limit` of a `memory_events` page
+
 
 class MemoryParams(TypedDict, total=False):
     device: str

@@ -1,14 +1,14 @@
-"""The `flamegraph` route as a frame: one row per node of the merged call paths.
-
-pandas is imported inside the function (see `frames`)."""
+"""The flame graph's notebook frame: one row per node of the merged call paths. The
+endpoint names it (`frames`), the notebook finds it there; pandas is imported inside the
+function."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..api.view_parts import FlameGraphView
-from .frames import plain_fields
+from ..core.frame_fields import plain_fields
+from .types import FlameGraphView
 
 if TYPE_CHECKING:
     import pandas as pd
