@@ -38,6 +38,12 @@ class QueuedNs(msgspec.Struct):
     state: QueuedTimes
     origin_us: float = 0.0  # what `at` counts from
 
+    def waits_ns(self, model: TraceModel, rows: np.ndarray) -> np.ndarray:
+        """Per activity asked (`rows`, as asked), ns from entering its queue to its start
+        (NaN: none)."""
+        start = (model.events["ts"][rows].astype(np.float64) - self.origin_us) * 1000.0
+        return np.maximum(start - self.at, 0.0)
+
 
 def queued_times(
     model: TraceModel,

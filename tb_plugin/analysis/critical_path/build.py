@@ -293,8 +293,7 @@ def _gpu_nodes(model: TraceModel, b: GraphBuilder, acts: Activities, rank: int) 
     )
     queued = queued_times(model, acts.rows, acts.launch)
     if queued.state == "recorded":
-        start_ns = (ev["ts"][acts.rows].astype(np.float64) - queued.origin_us) * 1000.0
-        wait_us = (start_ns - queued.at) / 1000.0  # NaN where none
+        wait_us = queued.waits_ns(model, acts.rows) / 1000.0  # NaN where none
         known = np.flatnonzero(wait_us > 0)
         b.queued(nodes[known], wait_us[known])
     return nodes

@@ -70,9 +70,11 @@ def segments_of(
             break
         role = int(graph.edge_role[link.edge])
         if link.gap_to > link.lag_to:
-            nodes, roles = np.array([node]), np.array([role])
-            gaps = np.array([link.gap_to - link.lag_to])
-            split = link.gap_to - float(queued_part(graph, nodes, roles, gaps)[0])
+            split = link.gap_to
+            if role == LAUNCH and graph.queued_nodes.size:  # else no part of it was queued
+                nodes, roles = np.array([node]), np.array([role])
+                gaps = np.array([link.gap_to - link.lag_to])
+                split -= float(queued_part(graph, nodes, roles, gaps)[0])
             if split < link.gap_to:  # latest first
                 out.append(_idle(graph, node, QUEUED_GAP, split, link.gap_to))
             if split > link.lag_to:

@@ -55,10 +55,9 @@ def cupti_fields(
     found = queued_times(model, rows)
     if found.state != "recorded":
         return CuptiFields(priority, limited, queue, found.state)
-    start = (model.events["ts"][rows].astype(np.float64) - found.origin_us) * 1000.0
-    has = np.isfinite(found.at)
-    wait = np.maximum(start[has] - found.at[has], 0.0)
-    total = np.bincount(group[has], weights=wait, minlength=n)
+    wait = found.waits_ns(model, rows)
+    has = np.isfinite(wait)
+    total = np.bincount(group[has], weights=wait[has], minlength=n)
     count = np.bincount(group[has], minlength=n)
     queue[count > 0] = total[count > 0] / count[count > 0]
     return CuptiFields(priority, limited, queue, "recorded")
