@@ -4,6 +4,7 @@ text sums its path per name instead of listing raw segments."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import shutil
 from pathlib import Path
@@ -46,9 +47,8 @@ def test_whatif_text_sums_its_path_by_name(
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "step time (mean of" in out and "over the span" in out
-    longest = [
-        line for line in out[out.index("longest on it:") :].splitlines()[1:] if line[:2] == "  "
-    ]
+    after = out[out.index("longest on it:") :].splitlines()[1:]
+    longest = list(itertools.takewhile(lambda line: line[:2] == "  ", after))
     keys = [re.sub(r"\s+\d+\.\d{3}\s+", " ", line).split(" (")[0] for line in longest]
     assert longest and len(keys) == len(set(keys))  # one line a rank, kind and name
 

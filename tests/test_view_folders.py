@@ -4,6 +4,7 @@ removed or reordered without running `python tests/gen_view_folders.py`)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import gen_view_folders
@@ -84,3 +85,26 @@ def test_views_contract_is_written_from_the_folders_levels(
     (tmp_path / "zeta" / "endpoint.py").write_text('ORDER = 1\nLEVEL = "top"\nENDPOINTS = []\n')
     with pytest.raises(ValueError, match="LEVEL"):
         gen_view_folders.levels()
+
+
+def test_every_view_text_is_its_folders() -> None:
+    """What a command prints of a view is written in the view's folder (the endpoint's
+    `text`): `report` (every page), `check` (health), `whatif`, `trend` and `diff`; the
+    CLI's package holds commands, none of a view's text."""
+    for folder in view_folders.VIEW_FOLDERS:
+        package = folder.__name__.rsplit(".", 1)[0]
+        for endpoint in folder.ENDPOINTS:
+            if endpoint.text_ref is not None:
+                assert endpoint.text_ref.module.startswith(package + "."), endpoint.name
+    printed = {"health", "whatif", "run_whatif", "trend", "diff"}
+    pages = [e for e in endpoints.ENDPOINTS.values() if e.page and e.report]
+    printed |= {e.name for e in pages if e.page != "trace"}  # the Trace page has no text
+    missing = sorted(n for n in printed if endpoints.ENDPOINTS[n].text is None)
+    assert not missing, f"views a command prints with no text in their folder: {missing}"
+    cli = Path(endpoints.__file__).parents[1] / "cli"
+    renderers = [
+        f"{module.name}: {name}"
+        for module in sorted(cli.glob("*.py"))
+        for name in re.findall(r"^def (render_\w+)", module.read_text(encoding="utf-8"), re.M)
+    ]
+    assert renderers == ["report_text.py: render_text"]  # the report: views' texts in a row

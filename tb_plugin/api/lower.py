@@ -3,12 +3,12 @@ listed run, a span file, a loaded model, its categories) and the errors it tells
 (a bad parameter, a trace that cannot be read, one still loading), the text tables their
 reports are printed in and the fields their frames are made of
 (`analysis/core/text_tables.py`, `frame_fields.py`, shared with the views' own text and
-frames); and three facts of views a door uses when it runs: the health status rule
-`kinetoscope check` applies, the memory events' page size the notebook pages by, and the
-GPU queue lengths of a loaded model (the notebook's one series read from a model, not a
-route). Doors import them from here, never from `ingest`, `model`, `store` or `analysis`
-(a view's types they may name under TYPE_CHECKING); everything else they reach through
-`dispatch` and `session`."""
+frames); and the facts of views a door uses when it runs: the health status rule
+`kinetoscope check` applies and its text, the memory events' page size the notebook pages
+by, and the GPU queue lengths of a loaded model (the notebook's one series read from a
+model, not a route). Doors import them from here, never from `ingest`, `model`, `store` or
+`analysis` (a view's types they may name under TYPE_CHECKING); everything else they reach
+through `dispatch` and `session`."""
 
 from __future__ import annotations
 
@@ -53,6 +53,7 @@ __all__ = [
     "UNKNOWN",
     "ViewParamError",
     "binary_bytes",
+    "check_text",
     "env_number",
     "flatten",
     "memory_events_page_max",
@@ -87,6 +88,13 @@ def health_status(checks: list[Any]) -> str:
     from ..analysis.core.health.view import status_of
 
     return status_of(checks)
+
+
+def check_text(results: dict[str, Any], run_worker: str, width: int | None = None) -> str:
+    """`kinetoscope check`'s text of its results (the health view's folder writes it)."""
+    from ..analysis.health.text import render_check
+
+    return render_check(results, run_worker, width)
 
 
 def memory_events_page_max() -> int:

@@ -10,17 +10,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-import textwrap
 from typing import Any
 
 import msgspec
 
 from ..api.dispatch import Dispatch
 from ..api.endpoints import ENDPOINTS
-from ..api.lower import LoadFailed, Run, health_status, report_width
+from ..api.lower import LoadFailed, Run, check_text, health_status
 from ..api.session import FixedListing, Session
 from .errors import EXIT_LOAD, ReportError
-from .health_text import COLUMNS, LEGEND, health_lines, summary_line
 from .targets import targets
 
 EXIT_ERRORS, EXIT_WARNINGS = 2, 1
@@ -37,7 +35,7 @@ def run_check(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.buffer.write(msgspec.json.encode(results) + b"\n")
     else:
-        print(render_check(results))
+        print(check_text(results, RUN_WORKER))
     states = {h["status"] for w in results.values() for s in w.values() for h in s.values()}
     if "errors" in states or "unreadable" in states:
         return EXIT_ERRORS
@@ -73,25 +71,3 @@ def _health(session: Session, names: dict[str, str]) -> dict[str, Any]:
         return Dispatch(ENDPOINTS["health"], session, names, {}).ready().json()  # type: ignore[no-any-return]
     except LoadFailed as exc:
         return {"status": "unreadable", "error": exc.error["message"], "checks": []}
-
-
-def render_check(results: dict[str, Any], width: int | None = None) -> str:
-    """The columns' heading; one heading per trace with its status, then a line per check
-    that counts any (or cannot run), and its first example; a summary line and what the
-    words mean."""
-    lines: list[str] = [COLUMNS]
-    traces: list[str] = []
-    runs: list[str] = []
-    for run, workers in results.items():
-        for worker, spans in workers.items():
-            for span, found in spans.items():
-                (runs if worker == RUN_WORKER else traces).append(found["status"])
-                lines.append(f"{run} · {worker} · span {span}: {found['status']}")
-                if "error" in found:
-                    lines.append(f"  cannot be read: {found['error']}")
-                lines.extend(health_lines(found))
-    summary = summary_line(traces)
-    if any(status != "ok" for status in runs):
-        summary += f"; checks of all ranks: {summary_line(runs).split(': ', 1)[1]}"
-    legend = textwrap.wrap(LEGEND, width or report_width())
-    return "\n".join([*lines, "", summary, *legend])

@@ -1,7 +1,8 @@
 """`kinetoscope diff LOGDIR --base RUN[:WORKER[:SPAN]] --target RUN[:WORKER[:SPAN]]`: the
 diff route without a browser. `--format json` prints exactly what the `diff` route
-returns; text prints tables (`diff_text.py`). A missing worker is the run's first, a
-missing span the worker's first, as in the server and `kinetoscope report`."""
+returns; text prints the two traces' names and the view's tables (its folder's text). A
+missing worker is the run's first, a missing span the worker's first, as in the server
+and `kinetoscope report`."""
 
 from __future__ import annotations
 
@@ -13,9 +14,8 @@ import msgspec
 from ..api import resolve as resolver
 from ..api.dispatch import Dispatch
 from ..api.endpoints import ENDPOINTS
-from ..api.lower import LoadFailed, Run
+from ..api.lower import LoadFailed, Run, report_width
 from ..api.session import FixedListing, Session, list_logdir
-from .diff_text import render_diff
 from .errors import EXIT_LOAD, ReportError
 
 
@@ -78,5 +78,8 @@ def run_diff(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.buffer.write(body + b"\n")
     else:
-        print(render_diff(base_label, target_label, msgspec.json.decode(body)))
+        render = ENDPOINTS["diff"].text
+        assert render is not None
+        print(f"kinetoscope diff: base {base_label}\n                  target {target_label}")
+        print(render(msgspec.json.decode(body), report_width()))
     return 0

@@ -11,21 +11,14 @@ from typing import Any
 
 from ..api.endpoints import ENDPOINTS
 from ..api.lower import TraceModel, report_width, wrap
-from .health_text import render_health
-
-# The views whose text is the CLI's own (a route's renderer takes its response type:
-# `render_text` hands it the decoded JSON); every other view's is in its folder.
-RENDERERS: dict[str, Callable[[Any, int], str]] = {
-    "health": render_health,
-}
 
 
 def renderer_of(name: str) -> Callable[[Any, int], str] | None:
-    """The text of view `name`: the one its folder gives (the endpoint's `text`), else the
-    CLI's own (`RENDERERS`), else none."""
+    """The text of view `name`, as its folder gives it (the endpoint's `text`: it takes the
+    route's response type, `render_text` hands it the decoded JSON); None: the view has
+    none."""
     endpoint = ENDPOINTS.get(name)
-    own = endpoint.text if endpoint is not None else None
-    return own if own is not None else RENDERERS.get(name)
+    return endpoint.text if endpoint is not None else None
 
 
 def render_text(

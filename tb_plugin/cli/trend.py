@@ -12,12 +12,11 @@ import msgspec
 
 from ..api.dispatch import Dispatch
 from ..api.endpoints import LOGDIR_VIEWS
-from ..api.lower import ViewParamError
+from ..api.lower import ViewParamError, report_width
 from ..api.session import FixedListing, Session
 from .errors import EXIT_LOAD, EXIT_REGRESSION, EXIT_USAGE, ReportError
 from .progress import RankProgress
 from .targets import targets
-from .trend_text import render_trend
 
 
 def _query(args: argparse.Namespace) -> dict[str, str]:
@@ -53,7 +52,9 @@ def run_trend(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.buffer.write(body + b"\n")
     else:
-        print(render_trend(view))
+        render = LOGDIR_VIEWS["trend"].text
+        assert render is not None
+        print(render(view, report_width()))
     if args.fail_on_regression and view["regressions"]:
         count = len(view["regressions"])
         print(f"kinetoscope: {count} regression(s) found", file=sys.stderr)

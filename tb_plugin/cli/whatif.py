@@ -16,13 +16,12 @@ import msgspec
 
 from ..api.dispatch import Dispatch
 from ..api.endpoints import RUN_VIEWS, VIEWS
-from ..api.lower import LoadFailed, ViewParamError
+from ..api.lower import LoadFailed, ViewParamError, report_width
 from ..api.resolve import NotFound
 from ..api.session import FixedListing, Session
 from .errors import EXIT_LOAD, EXIT_USAGE, ParamRefused, ReportError
 from .progress import RankProgress
 from .targets import targets
-from .whatif_text import render_whatif
 
 
 def _query(args: argparse.Namespace) -> dict[str, str]:
@@ -50,7 +49,9 @@ def run_whatif(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.buffer.write(body + b"\n")
     else:
-        print(render_whatif(msgspec.json.decode(body)))
+        render = VIEWS["whatif"].text  # the run-level route's text is the same
+        assert render is not None
+        print(render(msgspec.json.decode(body), report_width()))
     return 0
 
 

@@ -162,7 +162,7 @@ class Endpoint(msgspec.Struct, frozen=True):
     # once while kept: `trace_view.workers.kept_json`), or a `Lazy` of it; None: none
     kept_ref: Callable[..., Any] | Lazy | None = None
     # The view's CLI text, `(view JSON, width) -> str` (or a `Lazy` of it: `text`); None:
-    # the CLI's own renderer, if any (`cli/report_text.RENDERERS`)
+    # the view has none
     text_ref: Callable[..., str] | Lazy | None = None
     # The view's notebook frames by the notebook method that returns them, each
     # `(view JSON) -> DataFrame` (or a `Lazy` of it: `frame(name)`)

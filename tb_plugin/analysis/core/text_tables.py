@@ -1,6 +1,6 @@
 """Text tables for the CLI's reports: lines fit `$COLUMNS` (100 when unset), numbers
 right-aligned, text clipped; shared by every view's text renderer (a view folder's
-`text.py`, the CLI's own), the doors reaching it through `api.lower`."""
+`text.py`), the doors reaching it through `api.lower`."""
 
 from __future__ import annotations
 

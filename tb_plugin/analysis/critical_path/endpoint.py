@@ -61,12 +61,12 @@ def _run_view(
     )
 
 
-PATH_TEXT, GAINS_TEXT = "render_critical_path", "render_top_gains"
+PATH_TEXT, GAINS_TEXT, WHATIF_TEXT = "render_critical_path", "render_top_gains", "render_whatif"
 ENDPOINTS: list[Endpoint] = [
     _span_view(
         "critical_path", "CriticalPathView", "critical_path_view", "CriticalPathParams", PATH_TEXT
     ),
-    _span_view("whatif", "WhatIfView", "whatif_view", "WhatIfParams"),
+    _span_view("whatif", "WhatIfView", "whatif_view", "WhatIfParams", WHATIF_TEXT),
     _span_view("top_gains", "TopGainsView", "top_gains_view", "TopGainsParams", GAINS_TEXT),
     _run_view(
         "run_critical_path",
@@ -75,6 +75,6 @@ ENDPOINTS: list[Endpoint] = [
         "CriticalPathParams",
         PATH_TEXT,
     ),
-    _run_view("run_whatif", "RunWhatIfView", "run_whatif", "WhatIfParams"),
+    _run_view("run_whatif", "RunWhatIfView", "run_whatif", "WhatIfParams", WHATIF_TEXT),
     _run_view("run_top_gains", "RunTopGainsView", "run_top_gains", "TopGainsParams", GAINS_TEXT),
 ]

@@ -1,17 +1,25 @@
-"""`kinetoscope report --format text`: the critical path views (`critical_path`,
+"""The critical path folder's text, which the endpoints name (`text`) and the CLI finds
+there. `kinetoscope report --format text`: the critical path views (`critical_path`,
 `run_critical_path`) and the top gains (`top_gains`, `run_top_gains`): the step time, the
 path by kind and by name, and the chain that set the median step, as runs of one thread
-or stream each with its longest work. The endpoints name it (`text`), the CLI finds it there."""
+or stream each with its longest work. `kinetoscope whatif` (`whatif`, `run_whatif`): the
+change, the mean step before and after and the saving over the span, the steps, and the
+predicted critical path of the median step by kind and by what takes longest on it (its
+segments summed per rank, kind and name)."""
 
 from __future__ import annotations
 
 import statistics
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..core.text_tables import DEFAULT_WIDTH, ms, table
+from ..core.text_tables import DEFAULT_WIDTH, ms, table, wrap
+
+if TYPE_CHECKING:
+    from .types import WhatIfView
 
 NAMES_SHOWN = 12
 RUNS_SHOWN = 25
+SEGMENTS_SHOWN = 12
 
 
 def render_critical_path(view: Any, width: int = DEFAULT_WIDTH) -> str:
@@ -92,3 +100,41 @@ def render_top_gains(view: Any, width: int = DEFAULT_WIDTH) -> str:
     header = ["change", "name", "saved", "of span", "on the path"]
     body = table(header, rows, width) if rows else "no change on the path saves time"
     return "\n".join([head, body, *[f"assumed: {t}" for t in view["assumptions"]]])
+
+
+def render_whatif(view: WhatIfView | Any, width: int = DEFAULT_WIDTH) -> str:
+    b, p = view["baseline_step_us"], view["predicted_step_us"]
+    saved = view["saving_us"]
+    lines = [
+        f"what if: {view['label']} ({view['scope']}, {view['matched']} matched)",
+        f"step time (mean of {len(view['steps'])} steps): {ms(b)} -> {ms(p)}  "
+        f"({'-' if saved >= 0 else '+'}{ms(abs(saved))} over the span, "
+        f"{-view['saving_pct']:+.1f} %)",
+        "",
+        "per step:",
+    ]
+    for s in view["steps"]:
+        lines.append(f"  {s['step']:<24} {ms(s['baseline_us']):>12} -> {ms(s['predicted_us'])}")
+    step = view["critical_path_step"]
+    if step is not None:
+        kinds = ", ".join(f"{k} {ms(v)}" for k, v in view["by_kind"].items())
+        lines += ["", f"predicted critical path of {step}: {kinds}", "longest on it:"]
+        for (rank, kind, name), (dur, count) in _longest(view["critical_path"]):
+            where = "" if rank is None else f"rank {rank} "
+            times = f" ({count} segments)" if count > 1 else ""
+            lines.append(f"  {where}{kind:<10} {ms(dur):>12}  {name}{times}")
+    # The sentences wrap to the terminal; a name on the path is never cut.
+    lines += [wrap(text, width, "bound by: ") for text in view.get("bound_by", [])]
+    lines += [wrap(text, width, "assumed: ") for text in view["assumptions"]]
+    lines += [wrap(text, width, "warning: ") for text in view["warnings"]]
+    return "\n".join(lines)
+
+
+def _longest(segments: list[Any]) -> list[tuple[tuple[Any, str, str], tuple[float, int]]]:
+    """The path's time per (rank, kind, name), longest first, at most SEGMENTS_SHOWN."""
+    total: dict[tuple[Any, str, str], tuple[float, int]] = {}
+    for s in segments:
+        key = (s["rank"], s["kind"], s["name"])
+        dur, count = total.get(key, (0.0, 0))
+        total[key] = (dur + s["dur_us"], count + 1)
+    return sorted(total.items(), key=lambda kv: -kv[1][0])[:SEGMENTS_SHOWN]

@@ -24,5 +24,6 @@ ENDPOINTS: list[Endpoint] = [
         cache=Cache.NONE,
         page="diff",
         loading_ref=SPAN_STATUS,
+        text_ref=Lazy("kinetoscope.analysis.diff.text", "render_diff"),
     ),
 ]

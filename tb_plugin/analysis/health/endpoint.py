@@ -1,10 +1,10 @@
 """The health view's endpoint: the Overview's "Trace health" section and the side bar's
-mark; `kinetoscope check` prints it. What the registry reads is named here; the checks are
-imported when first asked."""
+mark; `kinetoscope check` prints it (`text.render_check`). What the registry reads is
+named here; the checks are imported when first asked."""
 
 from __future__ import annotations
 
-from ..core.endpoint import Endpoint, has_events, overview_section
+from ..core.endpoint import Endpoint, Lazy, has_events, overview_section
 
 ORDER = 80  # the folder's place in the page order (`api/view_folders.py`)
 
@@ -15,5 +15,11 @@ ORDER = 80  # the folder's place in the page order (`api/view_folders.py`)
 VERSION = "6"
 
 ENDPOINTS: list[Endpoint] = [
-    overview_section("health", "kinetoscope.analysis.core.health.view", VERSION, has_events)
+    overview_section(
+        "health",
+        "kinetoscope.analysis.core.health.view",
+        VERSION,
+        has_events,
+        text=Lazy("kinetoscope.analysis.health.text", "render_health"),
+    )
 ]

@@ -21,5 +21,6 @@ ENDPOINTS: list[Endpoint] = [
         page="trends",
         loading_ref=Lazy(_TYPES, "TrendLoading"),
         answer=Answer.RUN_JOB,
+        text_ref=Lazy("kinetoscope.analysis.trends.text", "render_trend"),
     ),
 ]

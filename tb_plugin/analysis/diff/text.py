@@ -1,16 +1,17 @@
-"""Plain-text rendering of the diff view for `kinetoscope diff --format text`: steps and
-breakdown, GPU, memory peaks, communication, serving phases, and the largest operator and
-kernel changes, each number as base, target, delta and delta % ("-": unknown)."""
+"""Plain-text rendering of the diff view for `kinetoscope diff --format text` (the
+endpoint's `text`): steps and breakdown, GPU, memory peaks, communication, serving phases,
+and the largest operator and kernel changes, each number as base, target, delta and
+delta % ("-": unknown)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..api.lower import DEFAULT_WIDTH, PART_LABELS, short, table, wrap
+from ..core.text_tables import DEFAULT_WIDTH, PART_LABELS, short, table, wrap
 
 if TYPE_CHECKING:  # types only: naming them imports no view
-    from ..analysis.diff.types import Compared, DiffView
+    from .types import Compared, DiffView
 
 TOP_ROWS = 15
 Format = Callable[[float], str]
@@ -133,10 +134,9 @@ def _by_work(view: DiffView, width: int) -> str:
     return "Kernels by what they do (work, op, shapes)\n" + table(header, cells, width)
 
 
-def render_diff(base: str, target: str, view: DiffView, width: int = DEFAULT_WIDTH) -> str:
-    """The whole text report; `base` and `target` say which traces were compared."""
-    lines = [f"kinetoscope diff: base {base}", f"                  target {target}"]
-    lines += [wrap(f"note: {note}", width, "") for note in view["notes"]]
+def render_diff(view: DiffView, width: int = DEFAULT_WIDTH) -> str:
+    """The whole text report after the command's heading (which traces were compared)."""
+    lines = [wrap(f"note: {note}", width, "") for note in view["notes"]]
     metric = view["operator_metric"].replace("_us", " time").replace("_", " ")
     operators = f"Operators, largest change of {metric} first"
     sections = [
@@ -149,4 +149,5 @@ def render_diff(base: str, target: str, view: DiffView, width: int = DEFAULT_WID
         _changes("Kernels, largest change of total time first", view["kernels"], "total_us", width),
         _by_work(view, width),
     ]
-    return "\n\n".join(["\n".join(lines), *(s for s in sections if s)])
+    head = ["\n".join(lines)] if lines else []
+    return "\n\n".join([*head, *(s for s in sections if s)])

@@ -1,5 +1,5 @@
-"""The `health` view as text: `kinetoscope check`'s lines, and `kinetoscope report
---format text`'s "Trace health" block (listed in `report_text.RENDERERS`).
+"""The `health` view as text: `kinetoscope check`'s report (`render_check`), and
+`kinetoscope report --format text`'s "Trace health" block (the endpoint's `text`).
 
 One line per check that counts any or could not run, in columns (severity, check, count,
 what happens to the events in time sums), its first example under it: the event's name,
@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import textwrap
 from collections import Counter
-from typing import TYPE_CHECKING, TypedDict, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
-from ..api.lower import DEFAULT_WIDTH
+from ..core.text_tables import DEFAULT_WIDTH, report_width
 
 if TYPE_CHECKING:  # types only: naming them imports no view
-    from ..analysis.core.health.view import HealthExample, HealthView
-    from ..analysis.distributed.types import RankOffset, RunHealthCheck
+    from ..core.health.view import HealthExample, HealthView
+    from ..distributed.types import RankOffset, RunHealthCheck
 
 
 class RunHealth(TypedDict):
@@ -97,3 +97,26 @@ def render_health(view: HealthView, width: int = DEFAULT_WIDTH) -> str:
         return head
     legend = textwrap.wrap(LEGEND, width - 2, initial_indent="  ", subsequent_indent="  ")
     return "\n".join([head, *(line[:width] for line in [COLUMNS, *lines]), *legend])
+
+
+def render_check(results: dict[str, Any], run_worker: str, width: int | None = None) -> str:
+    """`kinetoscope check`'s text of {run: {worker: {span: health}}} (`run_worker`: the
+    worker key of a run's run-level checks): the columns' heading; one heading per trace
+    with its status, then a line per check that counts any (or cannot run), and its first
+    example; a summary line and what the words mean."""
+    lines: list[str] = [COLUMNS]
+    traces: list[str] = []
+    runs: list[str] = []
+    for run, workers in results.items():
+        for worker, spans in workers.items():
+            for span, found in spans.items():
+                (runs if worker == run_worker else traces).append(found["status"])
+                lines.append(f"{run} · {worker} · span {span}: {found['status']}")
+                if "error" in found:
+                    lines.append(f"  cannot be read: {found['error']}")
+                lines.extend(health_lines(found))
+    summary = summary_line(traces)
+    if any(status != "ok" for status in runs):
+        summary += f"; checks of all ranks: {summary_line(runs).split(': ', 1)[1]}"
+    legend = textwrap.wrap(LEGEND, width or report_width())
+    return "\n".join([*lines, "", summary, *legend])

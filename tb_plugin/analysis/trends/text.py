@@ -1,16 +1,25 @@
-"""Plain-text rendering of the trend view for `kinetoscope trend`: the runs in trace start
-order (step time, memory peak) and the regressions and improvements, each with the pair of
-runs to `kinetoscope diff`."""
+"""Plain-text rendering of the trend view for `kinetoscope trend` (the endpoint's `text`):
+the runs in trace start order (step time, memory peak) and the regressions and
+improvements, each with the pair of runs to `kinetoscope diff`."""
 
 from __future__ import annotations
 
 import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..api.lower import Column, binary_bytes, mib, ms, or_dash, report_width, rows_table, short
+from ..core.text_tables import (
+    DEFAULT_WIDTH,
+    Column,
+    binary_bytes,
+    mib,
+    ms,
+    or_dash,
+    rows_table,
+    short,
+)
 
 if TYPE_CHECKING:  # types only: naming them imports no view
-    from ..analysis.trends.types import TrendChange, TrendView
+    from .types import TrendChange, TrendView
 
 
 def _start(us: float | None) -> str:
@@ -74,8 +83,7 @@ CHANGE_COLUMNS: list[Column] = [
 ]
 
 
-def render_trend(view: TrendView) -> str:
-    width = report_width()
+def render_trend(view: TrendView, width: int = DEFAULT_WIDTH) -> str:
     rule = view["rule"]
     if rule["mode"] == "baseline":
         how = f"each run against run {rule['baseline_run']!r}"
