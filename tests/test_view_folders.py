@@ -108,3 +108,22 @@ def test_every_view_text_is_its_folders() -> None:
         for name in re.findall(r"^def (render_\w+)", module.read_text(encoding="utf-8"), re.M)
     ]
     assert renderers == ["report_text.py: render_text"]  # the report: views' texts in a row
+
+
+def test_every_page_of_the_registry_is_a_frontend_folder() -> None:
+    """The pages the server lists (`status.views`, a run's `views`: the endpoints' `page`)
+    are the frontend's page folders, each with its place in the list: a page added on
+    one side only is offered by the server and never shown, or shown and never offered."""
+    ids = {}
+    for folder, name, kind in gen_view_folders.page_folders():
+        text = (gen_view_folders.FRONTEND_VIEWS / folder / "index.ts").read_text(encoding="utf-8")
+        body = text[text.index(f"export const {name}: {kind} = {{") :]
+        found = re.search(r"\n  id: '(\w+)',\n  label: '[^']+',\n  order: (\d+),", body)
+        assert found, f"views/{folder}/index.ts: its view gives id, label and order first"
+        ids[found[1]] = kind
+    pages = {e.page for e in endpoints.ENDPOINTS.values() if e.page}
+    assert set(ids) == pages
+    # A run's and a logdir's pages are run views (the shell loads no worker-span for them).
+    run_scopes = {"run", "logdir"}
+    run_pages = {e.page for e in endpoints.ENDPOINTS.values() if e.scope.value in run_scopes}
+    assert {i for i, kind in ids.items() if kind == "RunViewDef"} == run_pages - {None}

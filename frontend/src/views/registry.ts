@@ -1,58 +1,26 @@
-// View id -> view. The shell offers a view only when `status.views` lists its id, so a
-// new view (operators, kernels, modules, trace, memory, distributed) plugs in with one line here
-// plus its folder under views/. The Diff page (two worker-spans) is offered by the shell
-// while a target is chosen in the side bar's "Compare with…" (shell/compare.ts).
+// View id -> view. The shell offers a view only when `status.views` lists its id. A page is
+// its folder under views/: its index.ts exports one ViewDef (a worker-span's page) or
+// RunViewDef (a run's), with its place in the list (`order`) and why a trace lacks it
+// (`absent`); `python tests/gen_view_folders.py` lists the folders in views/folders.ts, so
+// a new page touches its folder only. The Diff page (two worker-spans) is offered by the
+// shell while a target is chosen in the side bar's "Compare with…" (shell/compare.ts).
 
-import { compileView } from './compile';
-import { diffView } from './diff';
-import { distributedView } from './distributed';
-import { flamegraphView } from './flamegraph';
-import { kernelsView } from './kernels';
-import { memoryView } from './memory';
-import { memorySnapshotView } from './memory_snapshot';
-import { modulesView } from './modules';
-import { operatorsView } from './operators';
-import { overviewView } from './overview';
-import { servingView } from './serving';
-import { traceView } from './trace';
-import { trendsView } from './trends';
+import { RUN_VIEW_FOLDERS, SPAN_VIEW_FOLDERS } from './folders';
 import type { RunViewDef, ViewDef } from './types';
 
-// The Views list's order: the old plugin's and the README's (Overview, Operators, Kernels,
-// Trace, Memory, Modules, then Serving), whatever order `status.views` lists them in; the run-level
-// Distributed view follows them, then the Diff page.
-export const VIEWS: readonly ViewDef[] = [
-  overviewView,
-  operatorsView,
-  kernelsView,
-  traceView,
-  memoryView,
-  modulesView,
-  servingView,
-  flamegraphView,
-  diffView,
-];
+function byOrder<T extends { order: number; id: string }>(views: readonly T[]): readonly T[] {
+  return views.slice().sort((a, b) => a.order - b.order || a.id.localeCompare(b.id));
+}
 
-/** What a trace must hold for a view to be offered: the page says it when a link or the
- * URL asks for a view this trace lacks (the server's `supports` rule of each page). */
-const VIEW_NEEDS: Readonly<Record<string, string>> = {
-  kernels: 'it has no GPU kernels (a CPU-only profile)',
-  trace: 'it holds no events',
-  modules:
-    'it records no nn.Module calls (profile with with_stack=True, or with_modules=True, to get them)',
-  flamegraph: 'it holds no operators or annotations (host ranges)',
-  serving:
-    'it records no serving engine marker (vLLM or SGLang iteration annotations, or their execute_model / forward_batch_generation frames with with_stack=True)',
-  diff: 'no run is chosen in “Compare with…”',
-  distributed: 'this run has a single worker (the view compares the ranks of a job)',
-  trends: 'the logdir has a single run (the page compares the runs of a logdir)',
-  compile:
-    'this run has no TORCH_TRACE compile logs (run with TORCH_TRACE=<run folder>/torch_trace)',
-};
+// The Views list's order: the old plugin's and the README's (Overview, Operators, Kernels,
+// Trace, Memory, Modules, then Serving, the flame graph and Diff), whatever order
+// `status.views` lists them in; the run-level views (Distributed first) follow them.
+export const VIEWS: readonly ViewDef[] = byOrder(SPAN_VIEW_FOLDERS);
 
 /** Why a trace offers no `id` view, for the page's notice. */
 export function viewAbsentReason(id: string): string {
-  return VIEW_NEEDS[id] ?? 'this trace does not hold the data it needs';
+  const view = getView(id) ?? getRunView(id);
+  return view?.absent ?? 'this trace does not hold the data it needs';
 }
 
 /** `views` in the Views list's order (unknown ids last, in their order). */
@@ -84,12 +52,7 @@ export function viewLabel(id: string): string {
 
 // Trends is logdir-level: offered with every run of a logdir of several runs, it ignores
 // the run chosen.
-export const RUN_VIEWS: readonly RunViewDef[] = [
-  distributedView,
-  compileView,
-  memorySnapshotView,
-  trendsView,
-];
+export const RUN_VIEWS: readonly RunViewDef[] = byOrder(RUN_VIEW_FOLDERS);
 
 export const RUN_VIEW_IDS: readonly string[] = RUN_VIEWS.map((v) => v.id);
 

@@ -37,9 +37,17 @@ export interface ViewHandle {
   scrollTo?: (anchor: string) => boolean;
 }
 
-export interface ViewDef {
+/** What the shell reads of a page besides its render function. */
+interface PageDef {
   id: string;
   label: string;
+  /** Its place in the Views list (ascending; views/registry.ts sorts by it). */
+  order: number;
+  /** Why a trace (or run) does not offer it, for the page's notice: what it must hold. */
+  absent?: string;
+}
+
+export interface ViewDef extends PageDef {
   render: (container: HTMLElement, ctx: ViewContext) => Promise<ViewHandle>;
 }
 
@@ -55,9 +63,7 @@ export interface RunViewContext {
   link: StateLink;
 }
 
-export interface RunViewDef {
-  id: string;
-  label: string;
+export interface RunViewDef extends PageDef {
   /** Resolves once the view is mounted (it may still be loading its data). */
   render: (container: HTMLElement, ctx: RunViewContext) => Promise<ViewHandle>;
 }

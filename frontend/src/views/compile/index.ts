@@ -131,5 +131,8 @@ function renderCompile(container: HTMLElement, ctx: RunViewContext): Promise<Vie
 export const compileView: RunViewDef = {
   id: 'compile',
   label: 'Compile',
+  order: 20,
+  absent:
+    'this run has no TORCH_TRACE compile logs (run with TORCH_TRACE=<run folder>/torch_trace)',
   render: renderCompile,
 };

@@ -296,5 +296,7 @@ async function renderDiff(container: HTMLElement, ctx: ViewContext): Promise<Vie
 export const diffView: ViewDef = {
   id: 'diff',
   label: 'Diff',
+  order: 90,
+  absent: 'no run is chosen in “Compare with…”',
   render: renderDiff,
 };

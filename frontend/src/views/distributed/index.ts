@@ -12,7 +12,7 @@ import { scrollToAnchor } from '../../components/anchor';
 import { toColumns, type ColumnSpec } from '../../components/columns';
 import { h, replaceChildren } from '../../components/dom';
 import { HashParamStore, type HashParams } from '../../components/hash_params';
-import { VirtualTable, type TableOptions } from '../../components/table';
+import { VirtualTable } from '../../components/table';
 import { onSortChange } from '../../components/table_tools';
 import { formatSort, parseSort } from '../../components/url_values';
 import { ensureStyle } from '../../components/view_style';
@@ -48,6 +48,7 @@ import {
   type StragglerRow,
 } from './model';
 import { startCritical } from './critical';
+import { TABLE_LOOK, type TableLook } from './table_looks';
 import { RankCharts } from './rank_charts';
 import {
   adviceSection,
@@ -64,54 +65,6 @@ import {
 } from './sections';
 
 export const POLL_MS = 500;
-
-/** A table's fixed look (the rows and their attributes come from the view). */
-type TableLook = Pick<
-  TableOptions<unknown>,
-  'testid' | 'caption' | 'maxHeight' | 'rowHeight' | 'emptyText' | 'optional'
-> & {
-  /** The URL key that keeps the table's sort; none: the sort is not kept. */
-  sortKey?: string;
-};
-
-const TABLE_LOOK = {
-  processGroups: {
-    testid: 'process-groups-table',
-    caption: 'Process groups',
-    maxHeight: 220,
-    rowHeight: 32,
-  },
-  ranks: {
-    testid: 'rank-table',
-    caption: 'Time per rank',
-    maxHeight: 440,
-    sortKey: URL_KEYS.rankSort,
-    emptyText: 'No ranks.',
-    // Dropped first, in order, when too narrow (1280 px); the Columns menu shows them.
-    optional: ['host', 'transfer', 'late'],
-  },
-  collectives: {
-    testid: 'collective-table',
-    caption: 'Collectives per type',
-    maxHeight: 320,
-    sortKey: URL_KEYS.collectiveSort,
-    emptyText: 'No collectives in these traces.',
-  },
-  stragglers: {
-    testid: 'straggler-table',
-    optional: ['measured'],
-    caption: 'Stragglers per step',
-    maxHeight: 360,
-    sortKey: URL_KEYS.stragglerSort,
-    emptyText: 'No steps found in these traces.',
-  },
-  gpus: {
-    testid: 'gpu-table',
-    optional: ['cc', 'memory'],
-    caption: 'GPUs per rank',
-    maxHeight: 320,
-  },
-} satisfies Record<string, TableLook>;
 
 // ----- the page ------------------------------------------------------------------------------
 
@@ -448,5 +401,7 @@ function renderDistributed(container: HTMLElement, ctx: RunViewContext): Promise
 export const distributedView: RunViewDef = {
   id: 'distributed',
   label: 'Distributed',
+  order: 10,
+  absent: 'this run has a single worker (the view compares the ranks of a job)',
   render: renderDistributed,
 };

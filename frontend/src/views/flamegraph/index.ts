@@ -200,5 +200,7 @@ async function renderFlame(container: HTMLElement, ctx: ViewContext): Promise<Vi
 export const flamegraphView: ViewDef = {
   id: 'flamegraph',
   label: 'Flame graph',
+  order: 80,
+  absent: 'it holds no operators or annotations (host ranges)',
   render: renderFlame,
 };

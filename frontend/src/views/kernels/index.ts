@@ -423,5 +423,7 @@ async function renderKernels(container: HTMLElement, ctx: ViewContext): Promise<
 export const kernelsView: ViewDef = {
   id: 'kernels',
   label: 'Kernels',
+  order: 30,
+  absent: 'it has no GPU kernels (a CPU-only profile)',
   render: renderKernels,
 };

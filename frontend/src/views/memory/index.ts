@@ -83,5 +83,6 @@ async function renderTraceMemory(container: HTMLElement, ctx: ViewContext): Prom
 export const memoryView: ViewDef = {
   id: 'memory',
   label: 'Memory',
+  order: 50,
   render: renderMemory,
 };

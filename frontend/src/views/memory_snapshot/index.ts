@@ -201,5 +201,6 @@ function renderSnapshots(container: HTMLElement, ctx: RunViewContext): Promise<V
 export const memorySnapshotView: RunViewDef = {
   id: 'memory_snapshot',
   label: 'Memory snapshot',
+  order: 30,
   render: renderSnapshots,
 };

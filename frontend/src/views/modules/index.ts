@@ -190,5 +190,8 @@ async function renderModules(container: HTMLElement, ctx: ViewContext): Promise<
 export const modulesView: ViewDef = {
   id: 'modules',
   label: 'Modules',
+  order: 60,
+  absent:
+    'it records no nn.Module calls (profile with with_stack=True, or with_modules=True, to get them)',
   render: renderModules,
 };

@@ -396,5 +396,6 @@ function rooflineSection(card: RooflineCard): HTMLElement {
 export const operatorsView: ViewDef = {
   id: 'operators',
   label: 'Operators',
+  order: 20,
   render: renderOperators,
 };

@@ -239,5 +239,6 @@ async function renderOverview(container: HTMLElement, ctx: ViewContext): Promise
 export const overviewView: ViewDef = {
   id: 'overview',
   label: 'Overview',
+  order: 10,
   render: renderOverview,
 };

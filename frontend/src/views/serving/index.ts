@@ -230,5 +230,8 @@ async function renderServing(container: HTMLElement, ctx: ViewContext): Promise<
 export const servingView: ViewDef = {
   id: 'serving',
   label: 'Serving',
+  order: 70,
+  absent:
+    'it records no serving engine marker (vLLM or SGLang iteration annotations, or their execute_model / forward_batch_generation frames with with_stack=True)',
   render: renderServing,
 };

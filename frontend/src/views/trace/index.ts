@@ -417,5 +417,7 @@ async function renderTrace(container: HTMLElement, ctx: ViewContext): Promise<Vi
 export const traceView: ViewDef = {
   id: 'trace',
   label: 'Trace',
+  order: 40,
+  absent: 'it holds no events',
   render: renderTrace,
 };

@@ -265,6 +265,8 @@ class TrendsPage {
 export const trendsView: RunViewDef = {
   id: 'trends',
   label: 'Trends',
+  order: 40,
+  absent: 'the logdir has a single run (the page compares the runs of a logdir)',
   render(container: HTMLElement, ctx: RunViewContext): Promise<ViewHandle> {
     ensureStyle('trends', css);
     const root = h('div', { class: 'ks-view ks-trends', testid: 'trends' });
