@@ -10,19 +10,20 @@ segments summed per rank, kind and name)."""
 from __future__ import annotations
 
 import statistics
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..core.text_tables import DEFAULT_WIDTH, ms, table, wrap
 
 if TYPE_CHECKING:
-    from .types import WhatIfView
+    from .types import CriticalPathView, PathSegment, TopGainsView, WhatIfView
 
 NAMES_SHOWN = 12
 RUNS_SHOWN = 25
 SEGMENTS_SHOWN = 12
 
 
-def render_critical_path(view: Any, width: int = DEFAULT_WIDTH) -> str:
+def render_critical_path(view: CriticalPathView, width: int = DEFAULT_WIDTH) -> str:
     steps = view["steps"]
     head = (
         f"Critical path ({view['scope']}; times in ms): mean step {ms(view['step_us'])} over "
@@ -49,7 +50,16 @@ def render_critical_path(view: Any, width: int = DEFAULT_WIDTH) -> str:
     return "\n".join(out)
 
 
-def _median_chain(view: Any) -> list[str]:
+@dataclass
+class _Run:
+    """Consecutive segments on one rank and lane: their time, and each name's."""
+
+    where: tuple[int | None, str]
+    dur: float = 0.0
+    work: dict[str, float] = field(default_factory=dict)
+
+
+def _median_chain(view: CriticalPathView) -> list[str]:
     """The chain of the median step: its segments in runs on one rank and lane, each
     with its time and its longest work."""
     steps = view["steps"]
@@ -67,27 +77,27 @@ def _median_chain(view: Any) -> list[str]:
         for s in view["segments"]
         if lo - 1e-6 <= s["start_us"] + offset.get(s["rank"], 0.0) < hi - 1e-6
     ]
-    runs: list[dict[str, Any]] = []
+    runs: list[_Run] = []
     for s in mine:
         where = (s["rank"], s["lane"])
-        if not runs or runs[-1]["where"] != where:
-            runs.append({"where": where, "dur": 0.0, "work": {}})
-        runs[-1]["dur"] += s["dur_us"]
+        if not runs or runs[-1].where != where:
+            runs.append(_Run(where))
+        runs[-1].dur += s["dur_us"]
         key = s["name"] if s["kind"] != "idle" else f"({s['name']})"
-        runs[-1]["work"][key] = runs[-1]["work"].get(key, 0.0) + s["dur_us"]
+        runs[-1].work[key] = runs[-1].work.get(key, 0.0) + s["dur_us"]
     lines = [f"the chain that set {chosen['step']} ({ms(chosen['step_us'])}), in order:"]
     for run in runs[:RUNS_SHOWN]:
-        rank, lane = run["where"]
-        top = sorted(run["work"].items(), key=lambda kv: -kv[1])[:3]
+        rank, lane = run.where
+        top = sorted(run.work.items(), key=lambda kv: -kv[1])[:3]
         work = ", ".join(f"{name} {ms(t)}" for name, t in top)
         who = f"rank {rank} " if rank is not None and len(offset) > 1 else ""
-        lines.append(f"  {who}{lane:<18} {ms(run['dur']):>11}  {work}")
+        lines.append(f"  {who}{lane:<18} {ms(run.dur):>11}  {work}")
     if len(runs) > RUNS_SHOWN:
         lines.append(f"  ... {len(runs) - RUNS_SHOWN} more runs")
     return lines
 
 
-def render_top_gains(view: Any, width: int = DEFAULT_WIDTH) -> str:
+def render_top_gains(view: TopGainsView, width: int = DEFAULT_WIDTH) -> str:
     head = (
         f"Top gains ({view['scope']}; times in ms): each made {view['factor']:g}x as long; "
         f"mean step {ms(view['baseline_step_us'])}, span {ms(view['baseline_span_us'])}; "
@@ -102,7 +112,7 @@ def render_top_gains(view: Any, width: int = DEFAULT_WIDTH) -> str:
     return "\n".join([head, body, *[f"assumed: {t}" for t in view["assumptions"]]])
 
 
-def render_whatif(view: WhatIfView | Any, width: int = DEFAULT_WIDTH) -> str:
+def render_whatif(view: WhatIfView, width: int = DEFAULT_WIDTH) -> str:
     b, p = view["baseline_step_us"], view["predicted_step_us"]
     saved = view["saving_us"]
     lines = [
@@ -124,15 +134,18 @@ def render_whatif(view: WhatIfView | Any, width: int = DEFAULT_WIDTH) -> str:
             times = f" ({count} segments)" if count > 1 else ""
             lines.append(f"  {where}{kind:<10} {ms(dur):>12}  {name}{times}")
     # The sentences wrap to the terminal; a name on the path is never cut.
-    lines += [wrap(text, width, "bound by: ") for text in view.get("bound_by", [])]
+    lines += [wrap(text, width, "bound by: ") for text in view["bound_by"]]
     lines += [wrap(text, width, "assumed: ") for text in view["assumptions"]]
     lines += [wrap(text, width, "warning: ") for text in view["warnings"]]
     return "\n".join(lines)
 
 
-def _longest(segments: list[Any]) -> list[tuple[tuple[Any, str, str], tuple[float, int]]]:
+Where = tuple["int | None", str, str]  # rank, kind, name
+
+
+def _longest(segments: list[PathSegment]) -> list[tuple[Where, tuple[float, int]]]:
     """The path's time per (rank, kind, name), longest first, at most SEGMENTS_SHOWN."""
-    total: dict[tuple[Any, str, str], tuple[float, int]] = {}
+    total: dict[Where, tuple[float, int]] = {}
     for s in segments:
         key = (s["rank"], s["kind"], s["name"])
         dur, count = total.get(key, (0.0, 0))
