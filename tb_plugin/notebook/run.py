@@ -9,8 +9,9 @@ parsed again.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..api.dispatch import Dispatch
 from ..api.endpoints import RUN_VIEWS
@@ -20,8 +21,12 @@ from ..api.session import FixedListing, Session, list_target, no_traces_message
 from .frames import flatten, require_pandas, rows_frame, whole_path
 from .trace import Trace
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # types only: naming them imports no view
     import pandas as pd
+
+    from ..analysis.compile.types import CompileResponse
+    from ..analysis.distributed.types import DistributedResponse
+    from ..analysis.memory.snapshot_view import MemorySnapshotResponse
 
 __all__ = ["Run", "open_run"]
 
@@ -76,10 +81,10 @@ class Run:
         target = resolve(self._listed, worker, span)
         return Trace(self._session, self.name, target.worker.name, target.span)
 
-    def distributed_view(self, span: str | int | None = None) -> dict[str, Any]:
+    def distributed_view(self, span: str | int | None = None) -> DistributedResponse:
         """The `distributed` route's JSON: span `span` (default "1") of every worker as one
         job, computed by the function the route's background job runs."""
-        return self._run_view("distributed", span)
+        return cast("DistributedResponse", self._run_view("distributed", span))
 
     def distributed(self, span: str | int | None = None) -> pd.DataFrame:
         """One row per rank of the `distributed` route (its `ranks`, nested lists as
@@ -91,20 +96,20 @@ class Run:
         """The run folder's memory snapshots (`*.pickle`, `*.pkl`), by file name."""
         return tuple(s.file for s in self._listed.snapshots)
 
-    def memory_snapshot_view(self, span: str | int | None = None) -> dict[str, Any]:
+    def memory_snapshot_view(self, span: str | int | None = None) -> MemorySnapshotResponse:
         """The `memory_snapshot` route's JSON: every snapshot of the run, read safely,
         per device; aligned with the first worker's span `span` (default "1")."""
-        return self._run_view("memory_snapshot", span)
+        return cast("MemorySnapshotResponse", self._run_view("memory_snapshot", span))
 
     @property
     def compile_logs(self) -> tuple[str, ...]:
         """The run's TORCH_TRACE compile logs (its folder's and its `torch_trace/`'s)."""
         return tuple(c.file for c in self._listed.compile_logs)
 
-    def compile_view(self, span: str | int | None = None) -> dict[str, Any]:
+    def compile_view(self, span: str | int | None = None) -> CompileResponse:
         """The `compile` route's JSON: the run's compile logs read, each compile placed on
         the clock of its worker's span `span` (default "1"); docs/compile.md."""
-        return self._run_view("compile", span)
+        return cast("CompileResponse", self._run_view("compile", span))
 
     def compiles(self, span: str | int | None = None) -> pd.DataFrame:
         """One row per compile of the `compile` route (its `compiles`: stages and cache
@@ -151,7 +156,8 @@ class Run:
                 "error": snapshot["error"],
                 "error_kind": snapshot["error_kind"],
             }
-            for device in snapshot["devices"] or [{}]:
+            devices: list[Mapping[str, Any]] = [*(snapshot["devices"] or [])] or [{}]
+            for device in devices:  # a file that could not be read: its one row
                 row = {**common, **device, "alignment": snapshot["alignment"]}
                 rows.append(flatten({k: v for k, v in row.items() if v is not None}))
         return pd.DataFrame.from_records(rows, columns=_snapshot_columns(rows))
