@@ -2,7 +2,8 @@
 // holding the H100 CUDA-graph replay trace with its capture_traces/ folder (tests/data/h100),
 // Debian's chromium driven by playwright-core. The capture folder is no run of its own; the
 // Kernel view grouped by op shows the capturing ops, marks the replayed rows and says how
-// much of the replayed time was matched, as the `kernels` route does. The Operator view
+// much of the replayed time was matched, as the `kernels` route does, and where each
+// replayed kernel was captured (its capture's Python frames). The Operator view
 // badges the replayed rows (ops called only in the capture: 0 calls) and says what they
 // are; a replay with no capture profiled (compiled_cudagraphs) is listed with its reason.
 // Run with `npm run e2e` (builds the frontend first).
@@ -91,6 +92,15 @@ describe('Graph replays in the Kernel view', { timeout: 600_000 }, () => {
       shownOps.join(', '),
     );
     assert.ok((await table.innerText()).includes('replayed'));
+    // Each replayed row names the code that captured it (the capture's Python frames).
+    assert.ok(data.rows.every((r) => r.captured_source?.length > 0));
+    const captured = table.locator('[data-testid="kernel-captured-link"]');
+    assert.ok((await captured.count()) > 0);
+    const first = data.rows[0].captured_source[0];
+    assert.ok(
+      (await table.innerText()).includes(`${first.filename}:${first.line}`),
+      `${first.filename}:${first.line}`,
+    );
     await shoot(env.page, 'kernels-by-op');
     h.assertNoErrors(env.errors);
   });

@@ -693,6 +693,7 @@ export interface KernelRow extends KernelRowBase {
   fused_ops_from?: string;
   wrapper_unread?: string | null;
   source?: SourceFrame[];
+  captured_source?: SourceFrame[];
 }
 
 export interface KernelRowBase extends RooflineFields {

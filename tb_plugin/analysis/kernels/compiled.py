@@ -201,7 +201,7 @@ def _build(model: TraceModel) -> dict[int, CompiledKernel]:
     if nodes.size == 0:
         return {}
     args = model.args_of(tree.rows[nodes], _KernelArgs)
-    frames = _python_frames(model, nodes)
+    frames = python_frames(model, nodes)
     wrappers = {f["filename"] for fs in frames for f in fs if f["generated"]}
     roots = source_roots(model)
     by_hash, unread = _read_wrappers(_inductor_folder_files(model, roots) + sorted(wrappers), roots)
@@ -225,7 +225,7 @@ def _build(model: TraceModel) -> dict[int, CompiledKernel]:
     return out
 
 
-def _python_frames(model: TraceModel, nodes: np.ndarray) -> list[list[SourceFrame]]:
+def python_frames(model: TraceModel, nodes: np.ndarray) -> list[list[SourceFrame]]:
     """Per node, its enclosing Python frames that are model or generated code, innermost
     first (library frames left out)."""
     stacks = python_stacks(model, op_tree(model))

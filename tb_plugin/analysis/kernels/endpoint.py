@@ -19,7 +19,8 @@ ORDER = 40  # the folder's place in the page order (`api/view_folders.py`)
 # 11: a collective kernel's op is its communication op (optree.collective_owner)
 # 12: an Inductor kernel's source frames say which is generated
 # 13: CUPTI's priority, occupancy limit and queue wait; CUDA-graph kernel annotations
-VERSION = "13"
+# 14: a graph-replayed kernel's capture frames (`captured_source`)
+VERSION = "14"
 
 
 def supports(model: TraceModel) -> bool:

@@ -49,6 +49,9 @@ class KernelRow(_KernelRowBase, total=False):
     fused_ops_from: str  # only for Inductor kernels: "wrapper" or "kernel_name"
     wrapper_unread: str | None  # only for Inductor kernels: why the wrapper was not read
     source: list[SourceFrame]  # only for Inductor kernels: model code first
+    # only for CUDA/HIP-graph replayed kernels whose profiled capture recorded Python
+    # frames: the code around the op that captured them, model code first
+    captured_source: list[SourceFrame]
 
 
 class AnnotationsNote(TypedDict):

@@ -51,7 +51,8 @@ from ..core.replay_ops import replay_summary
 from ..core.roofline.metrics import fields, grouped, roofs
 from ..core.taxonomy import MATRIX_UNKNOWN, MATRIX_YES, WORKS
 from ..core.trusted_rows import untrusted_mask
-from .compiled import CompiledKernel, compiled_columns
+from .captured_source import captured_sources
+from .compiled import CompiledKernel, SourceFrame, compiled_columns
 from .cupti_fields import CuptiFields, cupti_fields
 from .launches import Config, kernel_costs, launch_configs, launching_ops, tree_positions
 from .types import AnnotationsNote, KernelRow, KernelsParams, KernelsView
@@ -148,6 +149,7 @@ class _Groups(msgspec.Struct):
     delay: tuple[np.ndarray, np.ndarray]  # launch delay mean and p90, ns (NaN: none known)
     roof: dict[str, np.ndarray]  # the roofline sums (roofline/metrics.grouped)
     compiled: list[CompiledKernel | None]  # Inductor kernels: fused ops, source frames
+    captured: list[list[SourceFrame] | None]  # graph-replayed kernels: the capture's frames
     cupti: CuptiFields  # priority, occupancy limit, queue wait
     # CUDA-graph kernel annotations: per group its labels, and where they came from
     annotations: tuple[list[list[str] | None], Annotations | None]
@@ -208,6 +210,7 @@ def _group(
         delay=grouped_delay(launch_delays_of(model, rows), group, n),
         roof=grouped(kernel_costs(model, rows, at_gpu), dur, group, n),
         compiled=compiled_columns(model, rows, group, n),
+        captured=captured_sources(model, rows, group, n, replay),
         cupti=cupti_fields(model, rows, group, longest, n),
         annotations=annotation_columns(model, rows, group, dur, n, replay is not None),
     )
@@ -333,6 +336,8 @@ def _kernel_row(model: TraceModel, g: _Groups, i: int, group_by: str) -> KernelR
     )
     if g.compiled[i] is not None:
         row.update(g.compiled[i])  # type: ignore[arg-type]
+    if g.captured[i] is not None:
+        row["captured_source"] = g.captured[i]
     return cast(KernelRow, row)
 
 

@@ -18,6 +18,7 @@ import {
   kernelLabels,
   recordedCuptiFields,
   shortKernelName,
+  capturedText,
   sourceText,
 } from './model';
 
@@ -47,7 +48,7 @@ export const NARROW_HIDES = [
 
 /** A right-aligned number column of a KernelRow field. */
 function numberColumn(
-  key: Exclude<keyof KernelRow, 'fused_ops' | 'source' | 'graph_annotations'>,
+  key: Exclude<keyof KernelRow, 'fused_ops' | 'source' | 'captured_source' | 'graph_annotations'>,
   label: string,
   tooltip: string,
   minWidth: number,
@@ -292,6 +293,34 @@ const GRAPH_ANNOTATIONS: ColumnSpec<KernelRow> = {
       : h('span', { class: 'ks-no' }, '—'),
 };
 
+// CUDA/HIP-graph replayed kernels: the code around the op that launched the kernel while
+// the graph was captured (a profiled capture's Python frames), its first frame a link.
+const CAPTURED_AT: ColumnSpec<KernelRow> = {
+  key: 'captured_source',
+  label: 'Captured at',
+  tooltip:
+    'Graph-replayed kernels: the code that launched the kernel while the CUDA graph was ' +
+    'captured (from the profiled capture, with_stack=True); hover for every frame. Click to sort.',
+  minWidth: 180,
+  grow: 1.2,
+  value: (row) => capturedText(row) || null,
+  cell: (row) => {
+    const frames = row.captured_source ?? [];
+    const first = frames[0];
+    if (!first) return h('span', { class: 'ks-no' }, '—');
+    const title = frames
+      .map((f) => `${f.filename}:${f.line ?? '?'} ${f.name}${f.generated ? ' (generated)' : ''}`)
+      .join('\n');
+    const where = sourceAnchor(
+      first.filename,
+      first.line,
+      frameLabel(first),
+      'kernel-captured-link',
+    );
+    return h('span', { class: 'ks-source-cell', title }, where);
+  },
+};
+
 const CUPTI_COLUMNS = {
   occupancy_limited_by: LIMITED_BY,
   priority: PRIORITY,
@@ -336,6 +365,7 @@ export function kernelColumns(
     ...(groupBy === 'op' ? [OPERATOR] : []),
     ...(data.rows.some((r) => r.fused_ops !== undefined) ? [SOURCE] : []),
     ...(data.rows.some((r) => r.graph_annotations !== null) ? [GRAPH_ANNOTATIONS] : []),
+    ...(data.rows.some((r) => r.captured_source !== undefined) ? [CAPTURED_AT] : []),
     ...(data.devices.length > 1 ? [DEVICE] : []),
     ...(data.streams.length > 1 ? [STREAM] : []),
     ...LAUNCH_COLUMNS,

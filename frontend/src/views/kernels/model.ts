@@ -270,6 +270,11 @@ export function sourceText(row: KernelRow): string {
   return (row.source ?? []).map(frameText).join(' > ');
 }
 
+/** A graph-replayed kernel's capture frames as one line ('' when none). */
+export function capturedText(row: KernelRow): string {
+  return (row.captured_source ?? []).map(frameText).join(' > ');
+}
+
 /** The CUPTI fields (beside the launch configuration) some row records, in column order. */
 export function recordedCuptiFields(
   rows: readonly KernelRow[],
