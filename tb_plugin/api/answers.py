@@ -4,14 +4,13 @@ loaded, the pages it has views for. The dispatcher answers the route with it, an
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..store.trace_store import LoadFailed, NotReady, TraceStore
+from .contract import StatusResponse
 from .endpoints import span_pages
 from .resolve import Target
 
 
-def status_body(store: TraceStore, target: Target) -> dict[str, Any]:
+def status_body(store: TraceStore, target: Target) -> StatusResponse:
     """The `status` route's body of one trace file, named as the resolver found it (the
     plugin's 202 answers carry it too)."""
     span = target.span
@@ -22,5 +21,10 @@ def status_body(store: TraceStore, target: Target) -> dict[str, Any]:
             views = span_pages(store.model(span.path))
         except (NotReady, LoadFailed):  # dropped from memory, or failed, since
             views = []
-    name = {"run": target.run.name, "worker": target.worker.name, "span": span.name}
-    return {**name, **status, "views": views}
+    return {
+        "run": target.run.name,
+        "worker": target.worker.name,
+        "span": span.name,
+        **status,
+        "views": views,
+    }

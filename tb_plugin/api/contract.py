@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Literal, Optional, TypedDict  # no `X | None`:
 
 from ..analysis.core.endpoint import lazy_exports
 from ..analysis.core.requests import NoParams, request_fields
+from ..store.errors import LoadError
 from ..store.view_budget import ViewQueue
 from .listing import RunListing, SpanListing, WorkerListing
 
@@ -90,13 +91,6 @@ class SpansResponse(TypedDict):
 
 
 # --- load status (also the body of a span's 202 "still loading") ----------------------------
-
-
-class LoadError(TypedDict):
-    kind: str
-    message: str
-    file: Optional[str]
-    offset: Optional[int]
 
 
 class StatusResponse(TypedDict):

@@ -60,10 +60,10 @@ class Pending(msgspec.Struct, frozen=True):
     `message` what a door that stops waiting says, `status` what the MCP door shows with
     it; `event` is set once asking again may answer (None: ask again after a moment)."""
 
-    body: dict[str, Any]
+    body: Mapping[str, Any]
     message: str
     event: threading.Event | None = None
-    status: dict[str, Any] = msgspec.field(default_factory=dict)
+    status: Mapping[str, Any] = msgspec.field(default_factory=dict)
 
     def ready(self) -> bool:
         return self.event is None or self.event.is_set()
@@ -277,7 +277,8 @@ class Dispatch:
         store = self.session.store
         status = status_body(store, target)
         event = store.state_for(target.span.path).done
-        return Pending(status, _loading_text(target.span.file, status), event, status)
+        read = _loading_text(target.span.file, status["bytes_done"], status["bytes_total"])
+        return Pending(status, read, event, status)
 
     def _queued(self, target: Target, queued: Queued) -> Pending:
         """A span view's 202 while it waits for the views' memory budget: the file's
@@ -348,8 +349,7 @@ def _text(value: Any) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
-def _loading_text(file: str, status: dict[str, Any]) -> str:
-    done, total = status.get("bytes_done", 0), status.get("bytes_total", 0)
+def _loading_text(file: str, done: int, total: int) -> str:
     read = f"{done / 1e6:.1f} of {total / 1e6:.1f} MB read" if total else "started"
     return f"{file} is still loading ({read}); call again, or call `status`"
 

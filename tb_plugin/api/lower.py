@@ -36,6 +36,7 @@ from ..ingest.limits import env_number
 from ..model.categories import Kind, Phase
 from ..model.errors import ViewParamError
 from ..model.trace_model import EVENT_COLUMNS, TraceModel
+from ..store.load_state import LoadSnapshot
 from ..store.trace_store import LoadFailed, NotReady
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "EVENT_COLUMNS",
     "Kind",
     "LoadFailed",
+    "LoadSnapshot",
     "NotReady",
     "PART_LABELS",
     "Phase",

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -72,7 +72,7 @@ class _Told:
             await self.progress(done, total, pending.message)
 
 
-def _counts(status: dict[str, Any]) -> tuple[float, float | None]:
+def _counts(status: Mapping[str, Any]) -> tuple[float, float | None]:
     """(done, total) of a load's or a job's progress; (0, None) when it counts nothing."""
     for done, total in _PROGRESS_COUNTS:
         if isinstance(status.get(done), (int, float)):
@@ -88,7 +88,7 @@ def _refused(kind: str, message: str) -> ToolError:
 class StillLoading(ToolError):
     """The trace (or the run's job) is not ready within the wait: 202 on the routes."""
 
-    def __init__(self, message: str, status: dict[str, Any]) -> None:
+    def __init__(self, message: str, status: Mapping[str, Any]) -> None:
         error = {"message": message, "kind": "still_loading", "http_status": 202}
         super().__init__(error, {"status": status})
 

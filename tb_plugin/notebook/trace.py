@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..api.dispatch import Dispatch
 from ..api.endpoints import ENDPOINTS, VIEWS
-from ..api.lower import SpanFile, TraceModel, memory_events_page_max
+from ..api.lower import LoadSnapshot, SpanFile, TraceModel, memory_events_page_max
 from ..api.registry import Scope
 from ..api.session import Session
 from .frames import breakdown_frame, events_frame, plain_fields, rows_frame, whole_path
@@ -54,7 +54,7 @@ class Trace:
         raises LoadFailed with the reason when the file cannot be read."""
         return self._store.wait(self.path)
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> LoadSnapshot:
         """What the `status` route says of this trace: state, partial, warnings, error."""
         self._store.state_for(self.path).done.wait()
         return self._store.status(self.path)

@@ -4,11 +4,21 @@ person can act on (the loader, the rank summaries and the routes all describe it
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TypedDict
 
 from ..ingest.decode import TraceDecodeError
 from ..ingest.naming import display_name
 from ..ingest.storage import OutsideLogdirError, StoreUnreachable
+
+
+class LoadError(TypedDict):
+    """A file that could not be loaded, as a person can act on it: what kind of failure,
+    the message (naming the file), the file and the byte it failed at (None: not known)."""
+
+    kind: str
+    message: str
+    file: str
+    offset: int | None
 
 
 class NotReady(Exception):
@@ -22,16 +32,22 @@ class LoadTimeout(Exception):
 
 
 class LoadFailed(Exception):
-    def __init__(self, error: dict[str, Any]) -> None:
+    def __init__(self, error: LoadError) -> None:
         super().__init__(error["message"])
         self.error = error
 
 
-def describe_error(path: str, exc: BaseException) -> dict[str, Any]:
+def store_error(path: str, message: str) -> LoadError:
+    """An error of the store, not of the file (closed before it loaded): `message` as is."""
+    file = display_name(os.path.basename(path))
+    return {"kind": "internal", "message": message, "file": file, "offset": None}
+
+
+def describe_error(path: str, exc: BaseException) -> LoadError:
     """A per-file error a person can act on: what, which file, where."""
     file = display_name(os.path.basename(path))
 
-    def error(kind: str, message: str, offset: int | None = None) -> dict[str, Any]:
+    def error(kind: str, message: str, offset: int | None = None) -> LoadError:
         return {"kind": kind, "message": f"{file}: {message}", "file": file, "offset": offset}
 
     if isinstance(exc, TraceDecodeError):

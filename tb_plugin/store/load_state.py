@@ -5,22 +5,38 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Literal, TypedDict
 
 import msgspec
 
 from ..model.trace_model import TraceModel
+from .errors import LoadError
 
-LOADING, READY, ERROR = "loading", "ready", "error"
+StateName = Literal["loading", "ready", "error"]
+LOADING: StateName = "loading"
+READY: StateName = "ready"
+ERROR: StateName = "error"
+
+
+class LoadSnapshot(TypedDict):
+    """A file's load state as the `status` route and the doors read it."""
+
+    state: StateName
+    bytes_done: int
+    bytes_total: int
+    partial: bool
+    warnings: list[str]
+    error: LoadError | None
+    event_count: int
 
 
 class LoadState(msgspec.Struct):
     key: str
     path: str
-    state: str = LOADING
+    state: StateName = LOADING
     bytes_done: int = 0
     bytes_total: int = 0
-    error: dict[str, Any] | None = None
+    error: LoadError | None = None
     failed_at: float = 0.0  # time.monotonic() of the error
     model: TraceModel | None = None
     views: dict[str, bytes] = msgspec.field(default_factory=dict)
@@ -40,7 +56,7 @@ class LoadState(msgspec.Struct):
         with self.lock:
             return self.view_locks.setdefault(name, threading.Lock())
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> LoadSnapshot:
         model = self.model
         return {
             "state": self.state,

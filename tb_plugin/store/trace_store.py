@@ -28,8 +28,15 @@ from ..ingest.storage import file_identity, is_url
 from ..model.derived_tables import unrecorded
 from ..model.trace_model import TraceModel, columns_nbytes, model_nbytes
 from .cache import MAX_PARAM_VIEWS, PARAM_MARK, DiskCache, attach_cache_entry, cache_key
-from .errors import LoadFailed, LoadTimeout, NotReady, describe_error, exception_text
-from .load_state import ERROR, LOADING, READY, LoadState
+from .errors import (
+    LoadFailed,
+    LoadTimeout,
+    NotReady,
+    describe_error,
+    exception_text,
+    store_error,
+)
+from .load_state import ERROR, LOADING, READY, LoadSnapshot, LoadState
 from .pools import WorkerPools
 from .view_budget import shared_budget
 
@@ -64,7 +71,7 @@ def _count_param_views(views: dict[str, bytes]) -> int:
     return sum(1 for name in views if PARAM_MARK in name)
 
 
-_CLOSED = {"message": "the trace store closed before this trace loaded", "kind": "internal"}
+_CLOSED = "the trace store closed before this trace loaded"
 
 
 class TraceStore:
@@ -127,7 +134,7 @@ class TraceStore:
             state = LoadState(key=key, path=path, bytes_total=source["size"])
             self.states[key] = state
         if self.closed:  # pools stopped: a load asked for now would never run
-            state.state, state.error = ERROR, dict(_CLOSED)
+            state.state, state.error = ERROR, store_error(state.path, _CLOSED)
             state.done.set()
             state.published.set()
         elif start:
@@ -144,7 +151,7 @@ class TraceStore:
         with self.lock:
             return key in self.states
 
-    def status(self, path: str) -> dict[str, Any]:
+    def status(self, path: str) -> LoadSnapshot:
         return self.state_for(path).snapshot()
 
     def model(self, path: str) -> TraceModel:
@@ -152,7 +159,7 @@ class TraceStore:
         if state.state == LOADING:
             raise NotReady()
         if state.state == ERROR or state.model is None:
-            raise LoadFailed(state.error or {"message": "not loaded", "kind": "internal"})
+            raise LoadFailed(state.error or store_error(path, "not loaded"))
         return state.model
 
     def loaded(self, path: str, timeout: float | None = None) -> TraceModel:
@@ -374,6 +381,6 @@ class TraceStore:
         for state in writing:  # loaded: its entry is being written (a command's last)
             state.published.wait()
         for state in pending:  # a load finishing meanwhile may still set its model
-            state.state, state.error = ERROR, dict(_CLOSED)
+            state.state, state.error = ERROR, store_error(state.path, _CLOSED)
             state.done.set()
             state.published.set()

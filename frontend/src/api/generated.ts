@@ -812,10 +812,11 @@ export interface LinkRow {
   gbps: number | null;
 }
 
+/** A file that could not be loaded, as a person can act on it: what kind of failure, the message (naming the file), the file and the byte it failed at (None: not known). */
 export interface LoadError {
   kind: string;
   message: string;
-  file: string | null;
+  file: string;
   offset: number | null;
 }
 

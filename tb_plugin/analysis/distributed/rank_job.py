@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, Optional, TypeVar
 
 from ...model.trace_model import TraceModel
-from ...store.errors import describe_error
+from ...store.errors import LoadError, describe_error
 from ...store.run_context import Progress
 from ..core.summary_cache import SummaryCache
 from .summary_pack import SummaryPack
@@ -38,14 +38,14 @@ class Tier(Generic[S]):
 class RankFailed(Exception):
     """A rank's file could not be summarized; `error` is a loader error dict (picklable)."""
 
-    def __init__(self, error: dict[str, Any]) -> None:
+    def __init__(self, error: LoadError) -> None:
         super().__init__(error)
         self.error = error
 
 
 # What a batch answers per rank: its summary, else the error (a loader error dict) and,
 # for an unexpected one (a bug), how it was raised, for the caller's log.
-Outcome = tuple[Optional[Any], Optional[dict[str, Any]], Optional[str]]
+Outcome = tuple[Optional[Any], Optional[LoadError], Optional[str]]
 
 
 class Collected:
@@ -59,7 +59,7 @@ class Collected:
         self.progress = progress
         self.tier = tier
         self.results: list[Any] = [None] * len(paths)
-        self.errors: list[dict[str, Any] | None] = [None] * len(paths)
+        self.errors: list[LoadError | None] = [None] * len(paths)
         self.lost: list[int] = []
         self.done = 0
 

@@ -30,7 +30,7 @@ from ...ingest.snapshot import collector_paused
 from ...ingest.storage import file_identity
 from ...model.trace_model import TraceModel
 from ...store.cache import cache_key
-from ...store.errors import LoadFailed, describe_error
+from ...store.errors import LoadError, LoadFailed, describe_error
 from ...store.pools import PROCESS_POOL_MIN_RANKS, WorkerPools
 from ...store.run_context import Progress, RunContext
 from ..core.summary_cache import SummaryCache, model_of
@@ -189,7 +189,7 @@ def summarize_all(
     store: TraceStore | None = None,
     listed: Listed | None = None,
     tier: Tier[Any] | None = None,
-) -> tuple[list[Any], list[dict[str, Any] | None]]:
+) -> tuple[list[Any], list[LoadError | None]]:
     """The tier's summaries (default the Distributed view's) of every path (None where it
     failed) and the per-path errors.
     The pool is `executor`, else the store's pools' choice, else that of pools made for
@@ -316,7 +316,7 @@ def analyze_run(context: RunContext) -> DistributedResponse:
     return {"run": run.name, "span": span or "1", "state": "ready", **view, "errors": failed}
 
 
-def _rank_error(worker: str, span: str, error: dict[str, Any] | None) -> RankError:
+def _rank_error(worker: str, span: str, error: LoadError | None) -> RankError:
     """A rank whose file could not be summarized, with the file's error (`describe_error`)."""
     out = RankError(worker=worker, span=span)
     if error:
