@@ -13,6 +13,7 @@ from typing import Any
 from builders import TraceBuilder
 from corpus import corpus_path
 from kinetoscope.analysis.kernels.view import kernels
+from kinetoscope.analysis.serving.view import serving
 from kinetoscope.ingest.build import build_model
 from test_graph_replay import VLLM, capture, hip, replay, with_captures
 
@@ -99,3 +100,22 @@ def test_vllm_pair_replayed_kernels_carry_the_capture_frames() -> None:
         assert any(_within(frames, chain) for chain in raw[row["name"]]), (row["name"], frames)
     moe = [r for r in carried if r["name"].startswith("_matmul_ogs")]
     assert moe and all(r["captured_source"][0]["generated"] for r in moe)  # Inductor's wrapper
+
+
+def test_serving_top_kernels_say_where_they_were_captured(tmp_path: Path) -> None:
+    """The serving view's top kernels carry the first of the Kernels view's capture frames
+    (the same longest replayed call: one iteration here)."""
+    execution = corpus_path(f"{VLLM}/graph_execution.json.gz")
+    capture_file = next(corpus_path(f"{VLLM}/capture_traces").glob("*.json.gz"))
+    model = with_captures(build_model(str(execution)), build_model(str(capture_file)))
+    (iteration,) = serving(model)["iterations"]
+    by_name = {r["name"]: r for r in kernels(model, "name")["rows"]}
+    tops = iteration["top_kernels"]
+    assert any(k["captured_at"] is not None for k in tops)
+    for top in tops:
+        frames = by_name[top["name"]].get("captured_source") or [None]
+        assert top["captured_at"] == frames[0], top["name"]
+    # Without the capture: replayed, but where is not known.
+    alone = build_model(str(execution))
+    (iteration,) = serving(alone)["iterations"]
+    assert all(k["captured_at"] is None for k in iteration["top_kernels"])

@@ -1649,6 +1649,7 @@ export interface TopKernel {
   calls: number;
   total_us: number;
   captured_as: string | null;
+  captured_at: SourceFrame | null;
 }
 
 export interface TraceParams extends Tracks, TimeRange {

@@ -13,8 +13,7 @@ import numpy as np
 
 from ...model.trace_model import TraceModel
 from ..core.graph_replay import GraphReplay
-from ..core.optree import op_tree
-from .compiled import SourceFrame, python_frames
+from ..core.source_frames import CaptureFrames, SourceFrame
 
 
 def captured_sources(
@@ -32,25 +31,10 @@ def captured_sources(
     index = {int(r): i for i, r in enumerate(replay.kernels.tolist()) if replay.capture[i] >= 0}
     if not index:
         return out
-    frames_of: dict[tuple[int, int], list[SourceFrame]] = {}
+    frames = CaptureFrames(replay)
     dur = model.events["dur"][kernel_rows]
     for k in np.argsort(-dur, kind="stable").tolist():
         g, i = int(group[k]), index.get(int(kernel_rows[k]))
-        if out[g] is not None or i is None:
-            continue
-        found = replay.op_of(i)
-        if found is None:
-            continue
-        capture, row = found
-        key = (id(capture), row)
-        if key not in frames_of:
-            frames_of[key] = _op_frames(capture, row)
-        out[g] = frames_of[key] or None
+        if out[g] is None and i is not None:
+            out[g] = frames.of(i) or None
     return out
-
-
-def _op_frames(capture: TraceModel, row: int) -> list[SourceFrame]:
-    """The model-code frames around the op at event `row` of a capture trace."""
-    tree = op_tree(capture)
-    nodes = np.flatnonzero(tree.rows == row)
-    return python_frames(capture, nodes[:1])[0] if nodes.size else []

@@ -39,8 +39,9 @@ from ...ingest import storage
 from ...ingest.limits import env_number
 from ...model.trace_model import TraceModel
 from ..core.optree import op_tree
-from ..core.python_stacks import is_library_file, parse_frame, python_stacks
+from ..core.python_stacks import is_library_file
 from ..core.side_files import MAX_SOURCE_ENV, SOURCE_ROOTS, source_roots
+from ..core.source_frames import SourceFrame, model_frames
 
 # Entries of an `inductor_code/` folder listed at most (a model's wrappers number tens).
 MAX_INDUCTOR_FILES = 4096
@@ -52,7 +53,6 @@ COMPILE_MARKER = re.compile(
     r"## Call CompiledFxGraph .*##|## fx_generated_.*##|"
     r"autograd::engine::evaluate_function: CompiledFunctionBackward)"
 )
-_GENERATED = re.compile(r"(?:^|/)c[a-z0-9]{40,}\.py$|(?:^|/)fx_generated_")
 _SOURCE_NODES = re.compile(r"^# Topologically Sorted Source Nodes: \[.*\], Original ATen: \[(.*)\]")
 _STACK_TRACE_FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
 # Ops Inductor commonly fuses whose names a trace may not hold as `aten::` events.
@@ -65,13 +65,6 @@ _COMMON_OPS = (  # noqa: SIM905 (a word list reads better as text)
     "_softmax _softmax_backward_data _log_softmax embedding embedding_dense_backward "
     "where full scalar_tensor index index_put mm addmm bmm convolution"
 ).split()
-
-
-class SourceFrame(TypedDict):
-    filename: str
-    line: int | None
-    name: str
-    generated: bool  # the Inductor wrapper (generated code), not the model's own
 
 
 class CompiledKernel(TypedDict):
@@ -201,7 +194,7 @@ def _build(model: TraceModel) -> dict[int, CompiledKernel]:
     if nodes.size == 0:
         return {}
     args = model.args_of(tree.rows[nodes], _KernelArgs)
-    frames = python_frames(model, nodes)
+    frames = model_frames(model, nodes)
     wrappers = {f["filename"] for fs in frames for f in fs if f["generated"]}
     roots = source_roots(model)
     by_hash, unread = _read_wrappers(_inductor_folder_files(model, roots) + sorted(wrappers), roots)
@@ -222,30 +215,6 @@ def _build(model: TraceModel) -> dict[int, CompiledKernel]:
             "wrapper_unread": why,
             "source": source,
         }
-    return out
-
-
-def python_frames(model: TraceModel, nodes: np.ndarray) -> list[list[SourceFrame]]:
-    """Per node, its enclosing Python frames that are model or generated code, innermost
-    first (library frames left out)."""
-    stacks = python_stacks(model, op_tree(model))
-    if stacks is None:
-        return [[] for _ in nodes.tolist()]
-    out: list[list[SourceFrame]] = []
-    for inner in stacks.node_frame[nodes].tolist():
-        frames: list[SourceFrame] = []
-        cur = int(inner)
-        while cur >= 0:
-            f = parse_frame(stacks.frame_text[stacks.frame[cur]])
-            cur = int(stacks.parent[cur])
-            file = f["file"]
-            if file is None or is_library_file(file):
-                continue
-            generated = bool(_GENERATED.search(file))
-            frames.append(
-                {"filename": file, "line": f["line"], "name": f["function"], "generated": generated}
-            )
-        out.append(frames)
     return out
 
 

@@ -7,7 +7,7 @@ from typing import Literal, TypedDict
 
 from ..core.replay_ops import GraphReplaySummary
 from ..core.roofline.metrics import Roof, RooflineFields
-from .compiled import SourceFrame
+from ..core.source_frames import SourceFrame
 
 
 class KernelsParams(TypedDict, total=False):

@@ -49,10 +49,11 @@ from ..core.kernel_classes import kernel_classes, matrix_share
 from ..core.launch_delay import grouped_delay, launch_delays_of
 from ..core.replay_ops import replay_summary
 from ..core.roofline.metrics import fields, grouped, roofs
+from ..core.source_frames import SourceFrame
 from ..core.taxonomy import MATRIX_UNKNOWN, MATRIX_YES, WORKS
 from ..core.trusted_rows import untrusted_mask
 from .captured_source import captured_sources
-from .compiled import CompiledKernel, SourceFrame, compiled_columns
+from .compiled import CompiledKernel, compiled_columns
 from .cupti_fields import CuptiFields, cupti_fields
 from .launches import Config, kernel_costs, launch_configs, launching_ops, tree_positions
 from .types import AnnotationsNote, KernelRow, KernelsParams, KernelsView

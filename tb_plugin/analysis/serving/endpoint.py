@@ -13,7 +13,7 @@ from .markers import is_marker_name
 
 ORDER = 55  # the folder's place in the page order (`api/view_folders.py`)
 
-VERSION = "4"  # bump when the view's output changes (read here without the view)
+VERSION = "5"  # bump when the view's output changes (read here without the view)
 
 
 def supports(model: TraceModel) -> bool:

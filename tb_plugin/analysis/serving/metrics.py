@@ -18,22 +18,36 @@ Times are int64 nanoseconds from `GpuWork.origin_us` (`core/launches.py`).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import msgspec
 import numpy as np
 
 from ...model.categories import Kind
 from ...model.trace_model import TraceModel
 from ..core.common import complete_rows, ends, name_flags, thread_keys
-from ..core.graph_replay import captured_as
+from ..core.graph_replay import captured_as, graph_replay
 from ..core.kernel_classes import kernel_classes
 from ..core.launches import GpuWork, gpu_work, to_ns
 from ..core.rules import collective_type
+from ..core.source_frames import CaptureFrames, SourceFrame
 from ..core.taxonomy import WORKS, is_host_transfer_op
 from .hints import attention_phase_codes
 from .iterations import Found
 
 CLASSES = (*WORKS, "unknown")  # the breakdown's columns; `unknown` is within `other`
 TOP_KERNELS = 3
+
+
+class TopRow(NamedTuple):
+    """One of an iteration's top kernels: its name, calls, time (ns), what it was captured
+    as and where (graph-replayed; None: not known)."""
+
+    name: str
+    calls: int
+    ns: int
+    captured_as: str | None
+    captured_at: SourceFrame | None
 
 
 class IterationWork(msgspec.Struct):
@@ -53,7 +67,7 @@ class IterationWork(msgspec.Struct):
     comm_calls: np.ndarray
     comm: np.ndarray  # ns
     comm_types: list[dict[str, int]]
-    top: list[list[tuple[str, int, int, str | None]]]  # (name, calls, ns, captured as)
+    top: list[list[TopRow]]
     hinted_phase: list[str | None]  # from the attention kernels' names (all agreeing)
 
 
@@ -205,8 +219,8 @@ def _host_collectives(
 
 def _top_kernels(
     model: TraceModel, rows: np.ndarray, it: np.ndarray, dur: np.ndarray, n: int
-) -> list[list[tuple[str, int, int, str | None]]]:
-    out: list[list[tuple[str, int, int, str | None]]] = [[] for _ in range(n)]
+) -> list[list[TopRow]]:
+    out: list[list[TopRow]] = [[] for _ in range(n)]
     if rows.size == 0:
         return out
     codes = model.events["name"][rows].astype(np.int64)
@@ -215,13 +229,14 @@ def _top_kernels(
     total = np.bincount(inverse, weights=dur).astype(np.int64)
     count = np.bincount(inverse)
     label = _captured_label(model, rows, inverse, dur, uniq.size)
+    where = _captured_at(model, rows, inverse, dur, uniq.size)
     g = uniq // (len(model.names) + 1)
     order = np.lexsort((-total, g))
     for j in order.tolist():
         i = int(g[j])
         if len(out[i]) < TOP_KERNELS:
             name = model.names[int(uniq[j] % (len(model.names) + 1))]
-            out[i].append((name, int(count[j]), int(total[j]), label[j]))
+            out[i].append(TopRow(name, int(count[j]), int(total[j]), label[j], where[j]))
     return out
 
 
@@ -248,6 +263,24 @@ def _captured_label(
         at = int(uniq[j] // len(labels))
         if out[at] is None:
             out[at] = names[int(uniq[j] % len(labels))]
+    return out
+
+
+def _captured_at(
+    model: TraceModel, rows: np.ndarray, group: np.ndarray, dur: np.ndarray, n: int
+) -> list[SourceFrame | None]:
+    """Per group of kernels, where its longest replayed call that has capture frames was
+    captured (the first model-code frame); None for a group of none."""
+    out: list[SourceFrame | None] = [None] * n
+    replay = graph_replay(model)
+    if not replay.captures or rows.size == 0:
+        return out
+    index = {int(r): i for i, r in enumerate(replay.kernels.tolist()) if replay.capture[i] >= 0}
+    frames = CaptureFrames(replay)
+    for k in np.argsort(-dur, kind="stable").tolist():
+        g, i = int(group[k]), index.get(int(rows[k]))
+        if out[g] is None and i is not None:
+            out[g] = next(iter(frames.of(i)), None)
     return out
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TypedDict
 
+from ..core.source_frames import SourceFrame
+
 
 class TopKernel(TypedDict):
     name: str
@@ -13,6 +15,10 @@ class TopKernel(TypedDict):
     # Graph-replayed: what it was captured as (its CUDA-graph annotations' label, else its
     # profiled capture's op; the one with most time). None: not replayed, or not known
     captured_as: str | None
+    # Graph-replayed: where it was captured, the first model-code frame around the op that
+    # launched its longest replayed call in its profiled capture (with_stack=True). None:
+    # not replayed, not matched to a capture, or the capture recorded no Python frames
+    captured_at: SourceFrame | None
 
 
 class Iteration(TypedDict):

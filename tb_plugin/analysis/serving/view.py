@@ -108,8 +108,14 @@ def _iteration(found: Found, work: IterationWork, decided: Decided, i: int) -> I
     end = max(host_end, int(work.gpu_end[i])) if has_gpu else host_end
     kernel = int(work.kernel[i])
     top: list[TopKernel] = [
-        {"name": name, "calls": calls, "total_us": _us(ns), "captured_as": captured}
-        for name, calls, ns, captured in work.top[i]
+        {
+            "name": top.name,
+            "calls": top.calls,
+            "total_us": _us(top.ns),
+            "captured_as": top.captured_as,
+            "captured_at": top.captured_at,
+        }
+        for top in work.top[i]
     ]
     return {
         "index": i,

@@ -75,7 +75,9 @@ function topKernelColumn(): ColumnSpec<Iteration> {
     cellTooltip: (it) =>
       it.top_kernels
         .map((k) => {
-          const captured = k.captured_as === null ? '' : ` (captured as ${k.captured_as})`;
+          const as = k.captured_as === null ? '' : ` (captured as ${k.captured_as})`;
+          const at = k.captured_at;
+          const captured = at === null ? as : `${as} at ${at.filename}:${at.line ?? '?'}`;
           return `${formatDuration(k.total_us)} · ${k.calls}× ${k.name}${captured}`;
         })
         .join('\n'),

@@ -1,0 +1,72 @@
+"""Model-code frames: the `with_stack` Python frames around an op that are the model's or
+generated code (an Inductor wrapper), library frames (torch, triton, the standard
+library) left out, innermost first; and those of the op that captured a graph-replayed
+kernel (in its profiled capture, `graph_replay.py`). The Kernels view's `source` and
+`captured_source` and the serving view's `captured_at` are made of them."""
+
+from __future__ import annotations
+
+import re
+from typing import TypedDict
+
+import numpy as np
+
+from ...model.trace_model import TraceModel
+from .graph_replay import GraphReplay
+from .optree import op_tree
+from .python_stacks import is_library_file, parse_frame, python_stacks
+
+# Inductor's generated wrappers (`c<hash>.py`) and FX's generated code.
+GENERATED = re.compile(r"(?:^|/)c[a-z0-9]{40,}\.py$|(?:^|/)fx_generated_")
+
+
+class SourceFrame(TypedDict):
+    filename: str
+    line: int | None
+    name: str
+    generated: bool  # the Inductor wrapper (generated code), not the model's own
+
+
+def model_frames(model: TraceModel, nodes: np.ndarray) -> list[list[SourceFrame]]:
+    """Per op-tree node, its enclosing Python frames that are model or generated code,
+    innermost first (library frames left out)."""
+    stacks = python_stacks(model, op_tree(model))
+    if stacks is None:
+        return [[] for _ in nodes.tolist()]
+    out: list[list[SourceFrame]] = []
+    for inner in stacks.node_frame[nodes].tolist():
+        frames: list[SourceFrame] = []
+        cur = int(inner)
+        while cur >= 0:
+            f = parse_frame(stacks.frame_text[stacks.frame[cur]])
+            cur = int(stacks.parent[cur])
+            file = f["file"]
+            if file is None or is_library_file(file):
+                continue
+            generated = bool(GENERATED.search(file))
+            frames.append(
+                {"filename": file, "line": f["line"], "name": f["function"], "generated": generated}
+            )
+        out.append(frames)
+    return out
+
+
+class CaptureFrames:
+    """The model-code frames of the op that captured each replayed kernel of a trace (by
+    its index in `replay.kernels`), read once per capture op."""
+
+    def __init__(self, replay: GraphReplay) -> None:
+        self.replay = replay
+        self._of: dict[tuple[int, int], list[SourceFrame]] = {}
+
+    def of(self, i: int) -> list[SourceFrame]:
+        """Replayed kernel `i`'s capture frames; [] when not matched or none recorded."""
+        found = self.replay.op_of(i)
+        if found is None:
+            return []
+        capture, row = found
+        key = (id(capture), row)
+        if key not in self._of:
+            nodes = np.flatnonzero(op_tree(capture).rows == row)[:1]
+            self._of[key] = model_frames(capture, nodes)[0] if nodes.size else []
+        return self._of[key]
