@@ -12,6 +12,7 @@ from typing import Any
 
 from builders import TraceBuilder
 from corpus import corpus_path
+from kinetoscope.analysis.flamegraph.view import flamegraph
 from kinetoscope.analysis.kernels.view import kernels
 from kinetoscope.analysis.serving.view import serving
 from kinetoscope.ingest.build import build_model
@@ -119,3 +120,23 @@ def test_serving_top_kernels_say_where_they_were_captured(tmp_path: Path) -> Non
     alone = build_model(str(execution))
     (iteration,) = serving(alone)["iterations"]
     assert all(k["captured_at"] is None for k in iteration["top_kernels"])
+
+
+def test_flame_graph_captured_frames_link_to_where_they_were_captured() -> None:
+    """The GPU flame graph's `captured` frames carry the capture's first model-code frame
+    as their file and line (the editor link), as the Kernels view names it."""
+    execution = corpus_path(f"{VLLM}/graph_execution.json.gz")
+    capture_file = next(corpus_path(f"{VLLM}/capture_traces").glob("*.json.gz"))
+    model = with_captures(build_model(str(execution)), build_model(str(capture_file)))
+    gpu = flamegraph(model, "gpu")
+    captured = [f for f in gpu["frames"] if f["kind"] == "captured"]
+    assert captured and all(f["file"] is not None for f in captured)
+    raw = {
+        frame
+        for chains in _raw_capture_chains(capture_file).values()
+        for c in chains
+        for frame in c
+    }
+    for f in captured:  # each a frame around some captured launch in the raw capture JSON
+        where = f"{f['file'].split('/')[-1]}({f['line']})"
+        assert any(w.endswith(where) for w in raw), where

@@ -12,7 +12,7 @@ from typing import TypedDict
 import numpy as np
 
 from ...model.trace_model import TraceModel
-from .graph_replay import GraphReplay
+from .graph_replay import GraphReplay, graph_replay
 from .optree import op_tree
 from .python_stacks import is_library_file, parse_frame, python_stacks
 
@@ -70,3 +70,21 @@ class CaptureFrames:
             nodes = np.flatnonzero(op_tree(capture).rows == row)[:1]
             self._of[key] = model_frames(capture, nodes)[0] if nodes.size else []
         return self._of[key]
+
+
+def captured_where(model: TraceModel, rows: np.ndarray) -> dict[int, SourceFrame]:
+    """Per kernel row of `rows` (sorted) replayed from a graph and matched to its profiled
+    capture, by its index in `rows`: the first model-code frame around the op that
+    launched it during the capture (absent: none recorded)."""
+    replay = graph_replay(model)
+    if not replay.captures or replay.kernels.size == 0 or rows.size == 0:
+        return {}
+    frames = CaptureFrames(replay)
+    at = np.minimum(np.searchsorted(rows, replay.kernels), rows.size - 1)
+    out: dict[int, SourceFrame] = {}
+    for i, k in enumerate(at.tolist()):
+        if replay.capture[i] >= 0 and rows[k] == replay.kernels[i]:
+            found = frames.of(i)
+            if found:
+                out[k] = found[0]
+    return out

@@ -10,7 +10,7 @@ from ..core.endpoint import Cache, Endpoint, Lazy, span_view
 
 ORDER = 60  # the folder's place in the page order (`api/view_folders.py`)
 
-VERSION = "3"  # bump when the view's output changes (read here without the view)
+VERSION = "4"  # bump when the view's output changes (read here without the view)
 
 
 def supports(model: TraceModel) -> bool:

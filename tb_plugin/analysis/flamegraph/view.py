@@ -23,6 +23,8 @@
   graph launch call, and there under a `captured` frame naming what each was captured
   as: its CUDA-graph annotations' label (module · op · phase, `graph_annotations.py`),
   else the op of its profiled capture (`graph_replay.py`); none when neither is known.
+  The frame's file and line: where it was captured, the first model-code frame around
+  the capturing op in the profiled capture (`source_frames.py`), when recorded.
 - Frames with no time in them are left out. Nodes come in pre-order (a parent before its
   children, children by frame name), so a node's parent index is below its own.
 """
@@ -45,6 +47,7 @@ from ..core.optree import OpTree, op_tree
 from ..core.python_ranges import python_ranges
 from ..core.python_stacks import PythonStacks, StackArgs, parse_frame, python_stacks
 from ..core.rules import is_step_name
+from ..core.source_frames import captured_where
 from .types import FlameFrame, FlameGraphParams, FlameGraphView
 
 METRICS = ("cpu", "gpu")
@@ -272,6 +275,7 @@ def gpu_flame(model: TraceModel) -> FlameGraphView:
         owner = tree.gpu_node[np.minimum(np.searchsorted(tree.gpu, kernels), tree.gpu.size - 1)]
     outside = _python_around(model, paths, launcher, owner)
     captured = captured_as(model, kernels)
+    where = captured_where(model, kernels) if captured else {}
     no_launcher = 0.0
     root = trie.child(-1, trie.frame_id("root", NO_LAUNCHER))
     for k, row in enumerate(kernels.tolist()):
@@ -284,7 +288,9 @@ def gpu_flame(model: TraceModel) -> FlameGraphView:
         at = int(paths.node[owner[k]]) if owner[k] >= 0 else outside.get(k, -1)
         call = trie.child(at, trie.frame_id("runtime", model.names[int(ev["name"][launcher[k]])]))
         if k in captured:
-            call = trie.child(call, trie.frame_id("captured", captured[k]))
+            at_line = where.get(k)
+            file, line = (at_line["filename"], at_line["line"]) if at_line else (None, None)
+            call = trie.child(call, trie.frame_id("captured", captured[k], file, line))
         trie.add(trie.child(call, kernel_frame), dur)
     return _finish(trie, "gpu", paths.stacks_source(), no_launcher)
 
