@@ -14,6 +14,7 @@ from builders import TraceBuilder
 from corpus import corpus_path
 from kinetoscope.analysis.flamegraph.view import flamegraph
 from kinetoscope.analysis.kernels.view import kernels
+from kinetoscope.analysis.operators.view import operators
 from kinetoscope.analysis.serving.view import serving
 from kinetoscope.ingest.build import build_model
 from test_graph_replay import VLLM, capture, hip, replay, with_captures
@@ -140,3 +141,20 @@ def test_flame_graph_captured_frames_link_to_where_they_were_captured() -> None:
     for f in captured:  # each a frame around some captured launch in the raw capture JSON
         where = f"{f['file'].split('/')[-1]}({f['line']})"
         assert any(w.endswith(where) for w in raw), where
+
+
+def test_operator_rows_say_where_their_replayed_kernels_were_captured(tmp_path: Path) -> None:
+    """A capturing op's row carries where it captured its longest replayed kernel (the
+    built pair: the model line around both ops); rows without replays have no key."""
+    cap = TraceBuilder()
+    cap.python("serve.py(40): capture_model", 0, 40, args={"Python id": 1})
+    capture(cap, 0, [("aten::mm", hip("gemm")), ("aten::relu", hip("relu"))])
+    run = TraceBuilder()
+    run.op("execute_32", 0, 100, cat="user_annotation")
+    replay(run, 10, [("gemm", {}), ("relu", {})])
+    model = with_captures(run.model(tmp_path), cap.model(tmp_path, "cap.json"))
+    rows = {r["name"]: r for r in operators(model)["rows"]}
+    where = {"filename": "serve.py", "line": 40, "name": "capture_model", "generated": False}
+    assert rows["aten::mm"]["captured_at"] == where
+    assert rows["aten::relu"]["captured_at"] == where
+    assert "captured_at" not in rows["execute_32"]

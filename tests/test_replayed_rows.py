@@ -23,7 +23,7 @@ from kinetoscope.ingest.discovery import capture_files
 from kinetoscope.mcp.tools import output_schema
 from test_graph_replay import capture, hip, replay, with_captures
 
-ROW_KEYS = set(get_type_hints(OperatorRow)) - {"input_shape"}
+ROW_KEYS = set(get_type_hints(OperatorRow)) - {"input_shape", "captured_at"}  # total=False
 ROOF_KEYS = ("flops", "bytes", "tflops", "gbps", "intensity", "pct_of_peak", "bound", "dtype")
 
 

@@ -123,6 +123,10 @@ describe('Graph replays in the Kernel view', { timeout: 600_000 }, () => {
     );
     const badges = frame().locator('[data-testid="op-table"] [data-testid="op-replayed"]');
     assert.ok((await badges.count()) > 0);
+    // The replayed rows say where their op captured the kernels (the capture's frames).
+    assert.ok(replayed.some((r) => r.captured_at));
+    const captured = frame().locator('[data-testid="op-table"] [data-testid="op-captured-link"]');
+    assert.ok((await captured.count()) > 0);
     const roofline = frame().locator('[data-testid="op-roofline"]');
     const onChart = ops.rows.filter((r) => r.intensity > 0 && r.tflops > 0).length;
     assert.equal(await roofline.getAttribute('data-points'), String(onChart));

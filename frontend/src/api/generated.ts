@@ -990,6 +990,7 @@ export interface OperatorName {
 
 export interface OperatorsOperatorRow extends RowBase {
   input_shape?: unknown;
+  captured_at?: SourceFrame;
 }
 
 export interface OperatorsParams {

@@ -29,6 +29,7 @@ from .common import distinct, in_sorted
 from .graph_replay import NOT_PROFILED, GraphReplay, graph_replay, has_graph_launches
 from .optree import OpTree
 from .rules import is_tensor_core_eligible_op
+from .source_frames import CaptureFrames, SourceFrame
 from .taxonomy import MATRIX_YES, name_classes
 
 
@@ -55,6 +56,8 @@ class ReplayedOps(msgspec.Struct):
     moved_tc: np.ndarray  # of which on matrix cores
     # (op name, shape as JSON or "") -> [device time, matrix-core time, input shape]
     added: dict[tuple[str, str], list[Any]] = msgspec.field(default_factory=dict)
+    # the same keys -> where the op captured its longest replayed kernel (recorded only)
+    where: dict[tuple[str, str], SourceFrame] = msgspec.field(default_factory=dict)
 
 
 def replayed_ops(
@@ -80,6 +83,8 @@ def replayed_ops(
         np.add.at(out.moved, node[own], dur[own])
         np.add.at(out.moved_tc, node[own & on_tc], dur[own & on_tc])
     shapes = _capture_shapes(replay, matched, shape_of) if by_shape else {}
+    frames = CaptureFrames(replay)
+    longest: dict[tuple[str, str], float] = {}
     for k, i in enumerate(matched.tolist()):
         name = replay.name_of(i)
         if name is None:
@@ -89,6 +94,10 @@ def replayed_ops(
         entry = out.added.setdefault(key, [0.0, 0.0, shape])
         entry[0] += float(dur[k])
         entry[1] += float(dur[k]) if on_tc[k] else 0.0
+        found = frames.of(i)
+        if found and dur[k] > longest.get(key, -1.0):
+            longest[key] = float(dur[k])
+            out.where[key] = found[0]
     return out
 
 

@@ -17,8 +17,8 @@ ORDER = 30  # the folder's place in the page order (`api/view_folders.py`)
 # 5: `replayed_us`; rows of replayed ops only have every roofline field (null).
 # 6: a collective kernel's device time under its communication op (optree.collective_owner),
 # host ranges compared in integer ns. 7: a replayed kernel with no profiled capture
-# counts in the op its CUDA-graph annotations name.
-VERSION = "7"
+# counts in the op its CUDA-graph annotations name. 8: `captured_at` of replayed rows.
+VERSION = "8"
 
 _VIEW = "kinetoscope.analysis.operators.view"
 _TYPES = "kinetoscope.analysis.operators.types"

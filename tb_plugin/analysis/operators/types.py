@@ -7,6 +7,7 @@ from typing import Any, Literal, TypedDict
 
 from ..core.python_stacks import Frame
 from ..core.roofline.metrics import Roof, RooflineFields
+from ..core.source_frames import SourceFrame
 
 
 class OperatorsParams(TypedDict, total=False):
@@ -46,6 +47,9 @@ class _RowBase(_Stats, RooflineFields):
 
 class OperatorRow(_RowBase, total=False):
     input_shape: Any  # the `Input Dims` value (a list), or None when not recorded
+    # only on a row with replayed kernels whose profiled capture recorded Python frames:
+    # where the op captured them (the first model-code frame, of its longest kernel)
+    captured_at: SourceFrame
 
 
 class OperatorsView(TypedDict):

@@ -315,6 +315,8 @@ def _with_replays(rows: list[OperatorRow], replay: ReplayedOps, group_by: str) -
         entry["tensor_core_self_us"] = _r(entry["tensor_core_self_us"] + tc)
         entry["tensor_core_total_us"] = _r(entry["tensor_core_total_us"] + tc)
         entry["tensor_core_eligible"] = entry["tensor_core_eligible"] or tc > 0
+        if key in replay.where:
+            entry["captured_at"] = replay.where[key]
     out.sort(key=lambda r: (-r["device_self_us"], -r["host_self_us"]))
     return out  # type: ignore[return-value]
 

@@ -8,6 +8,7 @@ import { rooflineColumns, ROOFLINE_NARROW_HIDES } from '../../components/rooflin
 import { formatBytes, formatCount, formatDuration, formatPercent } from '../../components/format';
 import type { SortValue } from '../../components/table_model';
 import { yesNo } from '../../components/table_tools';
+import { capturedAtColumn } from '../../components/captured_column';
 import { sourceAnchor } from '../../components/editor_links';
 import {
   dimsSize,
@@ -18,7 +19,6 @@ import {
   kernelLabels,
   recordedCuptiFields,
   shortKernelName,
-  capturedText,
   sourceText,
 } from './model';
 
@@ -293,33 +293,12 @@ const GRAPH_ANNOTATIONS: ColumnSpec<KernelRow> = {
       : h('span', { class: 'ks-no' }, '—'),
 };
 
-// CUDA/HIP-graph replayed kernels: the code around the op that launched the kernel while
-// the graph was captured (a profiled capture's Python frames), its first frame a link.
-const CAPTURED_AT: ColumnSpec<KernelRow> = {
-  key: 'captured_source',
-  label: 'Captured at',
-  tooltip:
-    'Graph-replayed kernels: the code that launched the kernel while the CUDA graph was ' +
-    'captured (from the profiled capture, with_stack=True); hover for every frame. Click to sort.',
-  minWidth: 180,
-  grow: 1.2,
-  value: (row) => capturedText(row) || null,
-  cell: (row) => {
-    const frames = row.captured_source ?? [];
-    const first = frames[0];
-    if (!first) return h('span', { class: 'ks-no' }, '—');
-    const title = frames
-      .map((f) => `${f.filename}:${f.line ?? '?'} ${f.name}${f.generated ? ' (generated)' : ''}`)
-      .join('\n');
-    const where = sourceAnchor(
-      first.filename,
-      first.line,
-      frameLabel(first),
-      'kernel-captured-link',
-    );
-    return h('span', { class: 'ks-source-cell', title }, where);
-  },
-};
+// Graph-replayed kernels: the code around the op that launched the kernel while the graph
+// was captured (a profiled capture's Python frames), its first frame a link.
+const CAPTURED_AT = capturedAtColumn<KernelRow>(
+  (row) => row.captured_source ?? [],
+  'kernel-captured-link',
+);
 
 const CUPTI_COLUMNS = {
   occupancy_limited_by: LIMITED_BY,

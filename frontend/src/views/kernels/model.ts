@@ -3,6 +3,7 @@
 
 import type { KernelGroupBy, KernelRow, KernelsResponse } from '../../api/types';
 import type { CsvCell } from '../../components/csv';
+import { sourceFrameLabel, sourceFrameText } from '../../components/captured_column';
 import { topN, type Slice } from '../../components/topn';
 
 export const GROUP_BYS: readonly KernelGroupBy[] = ['name', 'op'];
@@ -242,22 +243,9 @@ export function kernelCsv(
   return { header, rows: out };
 }
 
-/** `file:line` of a source frame, the file's last path part only. */
-export function frameText(f: { filename: string; line: number | null }): string {
-  return `${f.filename.split('/').pop() ?? f.filename}${f.line === null ? '' : `:${f.line}`}`;
-}
-
-/** What the Source column writes for a frame: `file:line` of model code, and the generated
- *  wrapper so named (its file is a hash: `c6t2yy….py`). */
-export function frameLabel(f: {
-  filename: string;
-  line: number | null;
-  generated: boolean;
-}): string {
-  return f.generated
-    ? `generated wrapper${f.line === null ? '' : `, line ${f.line}`}`
-    : frameText(f);
-}
+/** `file:line` of a source frame, and how the Source column writes it (the generated
+ *  wrapper so named): the tables' shared rule (components/captured_column.ts). */
+export { sourceFrameText as frameText, sourceFrameLabel as frameLabel };
 
 /** The aten ops fused in an Inductor kernel, short ("view + gelu"). */
 export function fusedText(ops: readonly string[] | undefined): string {
@@ -267,12 +255,7 @@ export function fusedText(ops: readonly string[] | undefined): string {
 
 /** An Inductor kernel's source frames as one line, model code first ('' when none). */
 export function sourceText(row: KernelRow): string {
-  return (row.source ?? []).map(frameText).join(' > ');
-}
-
-/** A graph-replayed kernel's capture frames as one line ('' when none). */
-export function capturedText(row: KernelRow): string {
-  return (row.captured_source ?? []).map(frameText).join(' > ');
+  return (row.source ?? []).map(sourceFrameText).join(' > ');
 }
 
 /** The CUPTI fields (beside the launch configuration) some row records, in column order. */

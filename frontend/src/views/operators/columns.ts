@@ -5,6 +5,7 @@ import type { OperatorGroupBy, OperatorRow } from '../../api/types';
 import { FORMAT, type ColumnSpec } from '../../components/columns';
 import { h } from '../../components/dom';
 import { formatCount, formatDuration, formatPercent } from '../../components/format';
+import { capturedAtColumn } from '../../components/captured_column';
 import { yesNo } from '../../components/table_tools';
 import {
   AVG_OF,
@@ -150,6 +151,12 @@ function callStackColumn(openStack: (row: OperatorRow) => void): ColumnSpec<Oper
   };
 }
 
+// Ops whose replayed kernels were captured in a profiled capture: where (its first frame).
+const CAPTURED_AT = capturedAtColumn<OperatorRow>(
+  (row) => (row.captured_at ? [row.captured_at] : []),
+  'op-captured-link',
+);
+
 /** Columns the operator table drops first, in order, when it is too narrow (1280 px). */
 export const NARROW_HIDES = [
   ...ROOFLINE_NARROW_HIDES,
@@ -175,6 +182,7 @@ export function operatorColumns(
     ...(groupBy === 'shape' ? [INPUT_SHAPE] : []),
     CALLS,
     ...metrics.map((m) => durationColumn(m, sums[m])),
+    ...(rows.some((r) => r.captured_at) ? [CAPTURED_AT] : []),
     TC_ELIGIBLE,
     ...(device ? [TC_SELF, ...rooflineColumns<OperatorRow>()] : []),
     callStackColumn(openStack),
