@@ -58,6 +58,8 @@ class CaptureFrames:
     def __init__(self, replay: GraphReplay) -> None:
         self.replay = replay
         self._of: dict[tuple[int, int], list[SourceFrame]] = {}
+        # Per capture model: its op tree's event rows sorted, and their nodes.
+        self._nodes: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     def of(self, i: int) -> list[SourceFrame]:
         """Replayed kernel `i`'s capture frames; [] when not matched or none recorded."""
@@ -67,9 +69,19 @@ class CaptureFrames:
         capture, row = found
         key = (id(capture), row)
         if key not in self._of:
-            nodes = np.flatnonzero(op_tree(capture).rows == row)[:1]
-            self._of[key] = model_frames(capture, nodes)[0] if nodes.size else []
+            node = self._node(capture, row)
+            self._of[key] = model_frames(capture, np.array([node]))[0] if node >= 0 else []
         return self._of[key]
+
+    def _node(self, capture: TraceModel, row: int) -> int:
+        """The op-tree node of event `row` of a capture trace (-1: none)."""
+        if id(capture) not in self._nodes:
+            rows = op_tree(capture).rows
+            order = np.argsort(rows, kind="stable")
+            self._nodes[id(capture)] = (rows[order], order)
+        rows, order = self._nodes[id(capture)]
+        at = int(np.searchsorted(rows, row))
+        return int(order[at]) if at < rows.size and rows[at] == row else -1
 
 
 def captured_where(model: TraceModel, rows: np.ndarray) -> dict[int, SourceFrame]:
