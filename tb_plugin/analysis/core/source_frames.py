@@ -2,7 +2,8 @@
 generated code (an Inductor wrapper), library frames (torch, triton, the standard
 library) left out, innermost first; and those of the op that captured a graph-replayed
 kernel (in its profiled capture, `graph_replay.py`). The Kernels view's `source` and
-`captured_source` and the serving view's `captured_at` are made of them."""
+`captured_source`, the Operators' and the serving view's `captured_at` and the GPU flame
+graph's captured frames are made of them."""
 
 from __future__ import annotations
 
@@ -82,6 +83,33 @@ class CaptureFrames:
         rows, order = self._nodes[id(capture)]
         at = int(np.searchsorted(rows, row))
         return int(order[at]) if at < rows.size and rows[at] == row else -1
+
+
+def grouped_capture_frames(
+    model: TraceModel,
+    kernel_rows: np.ndarray,
+    group: np.ndarray,
+    n: int,
+    replay: GraphReplay | None,
+    dur: np.ndarray | None = None,
+) -> list[list[SourceFrame] | None]:
+    """Per kernel group (`group`: the group of each kernel row), the capture-time frames
+    of its longest replayed call (by `dur`, default the events' own) that has them
+    (matched to a capture whose op recorded frames); None for a group of none."""
+    out: list[list[SourceFrame] | None] = [None] * n
+    if replay is None or not replay.captures or kernel_rows.size == 0:
+        return out
+    index = {int(r): i for i, r in enumerate(replay.kernels.tolist()) if replay.capture[i] >= 0}
+    if not index:
+        return out
+    frames = CaptureFrames(replay)
+    if dur is None:
+        dur = model.events["dur"][kernel_rows]
+    for k in np.argsort(-dur, kind="stable").tolist():
+        g, i = int(group[k]), index.get(int(kernel_rows[k]))
+        if out[g] is None and i is not None:
+            out[g] = frames.of(i) or None
+    return out
 
 
 def captured_where(model: TraceModel, rows: np.ndarray) -> dict[int, SourceFrame]:

@@ -49,10 +49,9 @@ from ..core.kernel_classes import kernel_classes, matrix_share
 from ..core.launch_delay import grouped_delay, launch_delays_of
 from ..core.replay_ops import replay_summary
 from ..core.roofline.metrics import fields, grouped, roofs
-from ..core.source_frames import SourceFrame
+from ..core.source_frames import SourceFrame, grouped_capture_frames
 from ..core.taxonomy import MATRIX_UNKNOWN, MATRIX_YES, WORKS
 from ..core.trusted_rows import untrusted_mask
-from .captured_source import captured_sources
 from .compiled import CompiledKernel, compiled_columns
 from .cupti_fields import CuptiFields, cupti_fields
 from .launches import Config, kernel_costs, launch_configs, launching_ops, tree_positions
@@ -211,7 +210,7 @@ def _group(
         delay=grouped_delay(launch_delays_of(model, rows), group, n),
         roof=grouped(kernel_costs(model, rows, at_gpu), dur, group, n),
         compiled=compiled_columns(model, rows, group, n),
-        captured=captured_sources(model, rows, group, n, replay),
+        captured=grouped_capture_frames(model, rows, group, n, replay),
         cupti=cupti_fields(model, rows, group, longest, n),
         annotations=annotation_columns(model, rows, group, dur, n, replay is not None),
     )

@@ -30,7 +30,7 @@ from ..core.graph_replay import captured_as, graph_replay
 from ..core.kernel_classes import kernel_classes
 from ..core.launches import GpuWork, gpu_work, to_ns
 from ..core.rules import collective_type
-from ..core.source_frames import CaptureFrames, SourceFrame
+from ..core.source_frames import SourceFrame, grouped_capture_frames
 from ..core.taxonomy import WORKS, is_host_transfer_op
 from .hints import attention_phase_codes
 from .iterations import Found
@@ -229,7 +229,10 @@ def _top_kernels(
     total = np.bincount(inverse, weights=dur).astype(np.int64)
     count = np.bincount(inverse)
     label = _captured_label(model, rows, inverse, dur, uniq.size)
-    where = _captured_at(model, rows, inverse, dur, uniq.size)
+    # Where each was captured: the first frame of its longest replayed call that has them.
+    replay = graph_replay(model)
+    captured = grouped_capture_frames(model, rows, inverse, uniq.size, replay, dur)
+    where = [frames[0] if frames else None for frames in captured]
     g = uniq // (len(model.names) + 1)
     order = np.lexsort((-total, g))
     for j in order.tolist():
@@ -263,24 +266,6 @@ def _captured_label(
         at = int(uniq[j] // len(labels))
         if out[at] is None:
             out[at] = names[int(uniq[j] % len(labels))]
-    return out
-
-
-def _captured_at(
-    model: TraceModel, rows: np.ndarray, group: np.ndarray, dur: np.ndarray, n: int
-) -> list[SourceFrame | None]:
-    """Per group of kernels, where its longest replayed call that has capture frames was
-    captured (the first model-code frame); None for a group of none."""
-    out: list[SourceFrame | None] = [None] * n
-    replay = graph_replay(model)
-    if not replay.captures or rows.size == 0:
-        return out
-    index = {int(r): i for i, r in enumerate(replay.kernels.tolist()) if replay.capture[i] >= 0}
-    frames = CaptureFrames(replay)
-    for k in np.argsort(-dur, kind="stable").tolist():
-        g, i = int(group[k]), index.get(int(rows[k]))
-        if out[g] is None and i is not None:
-            out[g] = next(iter(frames.of(i)), None)
     return out
 
 
