@@ -51,7 +51,7 @@ def activities(model: TraceModel, origin: float) -> Activities:
     rows = work.rows
     start = snap_ns(ev["ts"][rows], origin)
     end = snap_ns(ev["ts"][rows] + ev["dur"][rows], origin)
-    kind = np.array([_KINDS.get(int(k), KERNEL) for k in ev["kind"][rows].tolist()], np.int8)
+    kind = _activity_kind(ev["kind"][rows])
     classes = kernel_classes(model)
     if classes.rows.size and rows.size:
         pos = np.minimum(np.searchsorted(classes.rows, rows), classes.rows.size - 1)
@@ -71,6 +71,14 @@ def activities(model: TraceModel, origin: float) -> Activities:
         launch=work.launch[order],
         launch_start=launch_start[order],
     )
+
+
+def _activity_kind(event_kind: np.ndarray) -> np.ndarray:
+    """Per GPU event, its activity kind (`_KINDS`; any other kind: a kernel)."""
+    table = np.full(max(_KINDS) + 1, KERNEL, np.int8)
+    table[list(_KINDS)] = list(_KINDS.values())
+    known = (event_kind >= 0) & (event_kind < table.size)
+    return np.where(known, table[np.where(known, event_kind, 0)], KERNEL).astype(np.int8)
 
 
 class SyncArgs(msgspec.Struct, gc=False):

@@ -136,12 +136,7 @@ class Edges:
         """Each GPU activity after the start of its launch call's node."""
         rg = self.rg
         pieces, first = rg.pieces, self.host_first
-        node_of_call: dict[int, int] = {}
-        for node, call in enumerate(pieces.runtime[first].tolist()):
-            if call >= 0:
-                node_of_call.setdefault(call, node)
-        acts = rg.acts
-        src = np.array([node_of_call.get(int(c), -1) for c in acts.launch.tolist()], np.int64)
+        src = _first_node_of(pieces.runtime[first], rg.acts.launch)
         ok = np.flatnonzero(src >= 0)
         self.add(start_event(rg.act_node[ok]), start_event(src[ok]), LAUNCH, 0.0)
 
@@ -192,3 +187,20 @@ class Edges:
         g.edge_src = np.concatenate([g.edge_src, *self.src])
         g.edge_role = np.concatenate([g.edge_role, *self.role]).astype(np.int8)
         g.edge_lag = np.concatenate([g.edge_lag, *self.lag])
+
+
+def _first_node_of(node_call: np.ndarray, calls: np.ndarray) -> np.ndarray:
+    """Per call of `calls`, the first node whose call (`node_call`, per node; -1 none) it
+    is; -1 where no node is."""
+    nodes = np.flatnonzero(node_call >= 0)
+    order = nodes[np.argsort(node_call[nodes], kind="stable")]
+    keys = node_call[order]
+    first = np.ones(keys.size, dtype=bool)
+    first[1:] = keys[1:] != keys[:-1]
+    keys, order = keys[first], order[first]
+    out = np.full(calls.size, -1, dtype=np.int64)
+    if keys.size:
+        pos = np.minimum(np.searchsorted(keys, calls), keys.size - 1)
+        found = keys[pos] == calls
+        out[found] = order[pos[found]]
+    return out

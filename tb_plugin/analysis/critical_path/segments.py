@@ -19,6 +19,7 @@ from .graph import (
     KIND_NAMES,
     QUEUED_GAP,
     RETURN,
+    ROLES,
     TRANSFER,
     Graph,
     Labels,
@@ -169,8 +170,10 @@ class PathBuilder:
         self.graph, self.timing, self.labels = graph, timing, labels
         self.node_label = node_label
         self.expand = expand
-        self.gap_label = {role: labels.code(n) for role, n in GAP_NAMES.items()}
-        self.gap_other = labels.code("gap")
+        # Per edge role, the name of the gap before a link of that role.
+        self.gap_name = np.full(len(ROLES), labels.code("gap"), dtype=np.int64)
+        for role, name in GAP_NAMES.items():
+            self.gap_name[role] = labels.code(name)
         self.queued = labels.code(QUEUED_GAP)
         self.unknown = labels.code(UNKNOWN)
         self.host_gap = labels.code("host gap")
@@ -206,7 +209,7 @@ class PathBuilder:
         role = g.edge_role[edge].astype(np.int64)
         own = np.isin(role, (DUR, TRANSFER, RETURN)) & (lag_to > lag_from)
         split = gap_to - queued_part(g, node, role, gap_to - lag_to)
-        gap_name = np.array([self.gap_label.get(r, self.gap_other) for r in role.tolist()])
+        gap_name = self.gap_name[role]
         kind = g.kind[node].astype(np.int64)
 
         def per_link(a: np.ndarray, b: ArrayLike, c: ArrayLike) -> np.ndarray:
