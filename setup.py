@@ -52,6 +52,9 @@ setup(
         optional_c(
             "analysis.critical_path._retime", depends=[CBUF], flags=["-O2", "-ffp-contract=off"]
         ),
+        # The compiled passes of the critical path's host pieces (analysis/critical_path/
+        # host.py). Optional too: without it numpy's steps give the same pieces.
+        optional_c("analysis.critical_path._pieces", depends=[CBUF]),
         # The compiled passes of the trace view's windows (counter series, block order:
         # trace_view/counters.py, window.py). Optional too: without it numpy's passes give
         # the same answers.

@@ -20,6 +20,11 @@ from ..core.launches import launch_family
 from ..core.rules import is_step_name
 from ..core.taxonomy import is_host_transfer_op
 
+try:  # the compiled passes (`_pieces.c`); without a C compiler, numpy's give the same
+    from . import _pieces  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - where no C compiler built it
+    _pieces = None
+
 
 @dataclass
 class Pieces:
@@ -59,15 +64,50 @@ def host_pieces(model: TraceModel) -> Pieces:
     ok = np.isfinite(times)
     thread, times = thread[ok], times[ok]
     order = np.lexsort((times, thread))
-    thread, times = thread[order], times[order]
+    p_thread, p_start, p_end, mid = piece_bounds(thread[order], times[order])
+    call_pos = containing_sorted(calls_index, p_thread, mid)
+    range_pos = containing_sorted(ranges, p_thread, mid)
+    return _covered(model, ranges, calls_index, p_thread, p_start, p_end, call_pos, range_pos)
+
+
+def piece_bounds(
+    thread: np.ndarray, times: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Boundaries sorted by (thread, time) as pieces: per pair of consecutive distinct
+    times of a thread, its thread, start, end and midpoint."""
+    if _pieces is not None and thread.size > 1:
+        thread = np.ascontiguousarray(thread, dtype=np.int64)
+        times = np.ascontiguousarray(times, dtype=np.float64)
+        room = thread.size - 1
+        out = (np.empty(room, np.int64), np.empty(room), np.empty(room), np.empty(room))
+        count = _pieces.piece_bounds(thread, times, *out)
+        if count >= 0:
+            return tuple(a[:count] for a in out)  # type: ignore[return-value]
     fresh = np.concatenate([[True], (thread[1:] != thread[:-1]) | (times[1:] != times[:-1])])
     thread, times = thread[fresh], times[fresh]
     inner = np.flatnonzero((thread[1:] == thread[:-1]) & (times[1:] > times[:-1]))
     p_thread, p_start, p_end = thread[inner], times[inner], times[inner + 1]
-    mid = (p_start + p_end) / 2.0
-    call_pos = calls_index.containing(p_thread, mid) if calls.size else np.full(mid.size, -1)
-    range_pos = ranges.containing(p_thread, mid) if len(ranges) else np.full(mid.size, -1)
-    return _covered(model, ranges, calls_index, p_thread, p_start, p_end, call_pos, range_pos)
+    return p_thread, p_start, p_end, (p_start + p_end) / 2.0
+
+
+def containing_sorted(index: HostRanges, thread: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """`index.containing(thread, t)` for queries sorted by (thread, t): one moving bound
+    per thread in place of a search per query (compiled, where built)."""
+    if len(index) == 0:
+        return np.full(t.size, -1, dtype=np.int64)
+    snapped = snap_ns(t, index.origin)
+    if _pieces is not None and snapped.dtype == np.float64:
+        out = np.empty(t.size, dtype=np.int64)
+        ints = [np.ascontiguousarray(a, dtype=np.int64) for a in _sorted_index(index)]
+        floats = [np.ascontiguousarray(a, dtype=np.float64) for a in (index.start, index.end)]
+        q_thread = np.ascontiguousarray(thread, dtype=np.int64)
+        if _pieces.containing_sorted(*ints[:3], *floats, ints[3], q_thread, snapped, out):
+            return out
+    return index.containing(thread, t)
+
+
+def _sorted_index(index: HostRanges) -> tuple[np.ndarray, ...]:
+    return index.threads, index.thread_lo, index.thread_hi, index.parent
 
 
 def _covered(
