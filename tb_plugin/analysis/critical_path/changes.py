@@ -186,12 +186,21 @@ def lags(rg_graph: Graph, node_own: np.ndarray, node_transfer: np.ndarray) -> np
     a blocking node's own time is its return, never scaled."""
     g = rg_graph
     out = g.edge_lag.copy()
+    dur, dur_node, tr, tr_node = g.kept(
+        "scaled_edges", (g.edge_dst, g.edge_role, g.kind), lambda: _scaled_edges(g)
+    )
+    out[dur] = node_own[dur_node]
+    out[tr] = g.edge_lag[tr] * node_transfer[tr_node]
+    return out
+
+
+def _scaled_edges(g: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The edges a change's factors set: DUR edges of nodes other than waits and TRANSFER
+    edges, each with its node."""
     node = g.edge_dst // 2
     dur = np.flatnonzero((g.edge_role == DUR) & (g.kind[node] != WAIT))
-    out[dur] = node_own[node[dur]]
     tr = np.flatnonzero(g.edge_role == TRANSFER)
-    out[tr] = g.edge_lag[tr] * node_transfer[node[tr]]
-    return out
+    return dur, node[dur], tr, node[tr]
 
 
 def own_times(rg: RankGraph, factors: Scaled) -> np.ndarray:
@@ -200,9 +209,25 @@ def own_times(rg: RankGraph, factors: Scaled) -> np.ndarray:
     g = rg.graph
     dur = g.node_durations() * factors.own
     if len(rg.pieces):
-        piece_time = (rg.pieces.end - rg.pieces.start) * factors.pieces
-        hosts = np.bincount(rg.piece_node, weights=piece_time, minlength=len(g))
-        host = np.zeros(len(g), dtype=bool)
-        host[rg.piece_node] = True
+        piece_time, host, recorded = g.kept(
+            "host_pieces",
+            (g.kind, rg.pieces.start, rg.pieces.end, rg.piece_node),
+            lambda: _host_pieces(rg),
+        )
+        if (factors.pieces == 1.0).all():
+            hosts = recorded  # a change of no host piece (kernels, collectives)
+        else:
+            weights = piece_time * factors.pieces
+            hosts = np.bincount(rg.piece_node, weights=weights, minlength=len(g))
         dur[host] = hosts[host]
     return dur
+
+
+def _host_pieces(rg: RankGraph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The host pieces' recorded times, which nodes are made of pieces, and per node the
+    sum of its pieces' recorded times."""
+    host = np.zeros(len(rg.graph), dtype=bool)
+    host[rg.piece_node] = True
+    piece_time = rg.pieces.end - rg.pieces.start
+    recorded = np.bincount(rg.piece_node, weights=piece_time, minlength=len(rg.graph))
+    return piece_time, host, recorded

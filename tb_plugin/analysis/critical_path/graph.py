@@ -13,10 +13,14 @@ edge is, for the path's names and for the changes that scale it (module `ROLES`)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
+
+T = TypeVar("T")
 
 # Node kinds: what a node's own time is on the critical path.
 CPU, KERNEL, MEMCPY, MEMSET, COLLECTIVE, WAIT, PATH = range(7)
@@ -125,6 +129,22 @@ class Graph:
 
     def node_durations(self) -> np.ndarray:
         return np.maximum(self.end - self.start, 0.0)
+
+    def kept(self, key: str, sources: tuple[np.ndarray, ...], build: Callable[[], T]) -> T:
+        """What `build` derives from the graph's arrays `sources`, kept with the graph
+        while those are the same arrays (`finish` and added edges put new ones): a what-if
+        or top gains evaluates one graph once per change."""
+        memo: dict[str, tuple[tuple[np.ndarray, ...], Any]] = self.__dict__.setdefault("_kept", {})
+        found = memo.get(key)
+        if found is not None and _same_arrays(found[0], sources):
+            return found[1]  # type: ignore[no-any-return]
+        value = build()
+        memo[key] = (sources, value)
+        return value
+
+
+def _same_arrays(kept: tuple[np.ndarray, ...], now: tuple[np.ndarray, ...]) -> bool:
+    return len(kept) == len(now) and all(a is b for a, b in zip(kept, now))
 
 
 class Labels:

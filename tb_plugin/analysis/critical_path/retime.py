@@ -48,13 +48,17 @@ def evaluate(graph: Graph, lag: np.ndarray | None = None, add: np.ndarray | None
 
 def _evaluate_compiled(graph: Graph, lags: np.ndarray, add: np.ndarray) -> Timing:
     assert _retime is not None
-    edges = np.ascontiguousarray(graph.in_edges, dtype=np.int64)
+    order, in_ptr, edges, src = graph.kept(
+        "compiled_evaluation",
+        (graph.order, graph.in_ptr, graph.in_edges, graph.edge_src),
+        lambda: _compiled_inputs(graph),
+    )
     value = np.empty(graph.events)
     binding = np.empty(graph.events, dtype=np.int64)
     _retime.evaluate(
-        np.ascontiguousarray(graph.order, dtype=np.int64),
-        np.ascontiguousarray(graph.in_ptr, dtype=np.int64),
-        np.ascontiguousarray(graph.edge_src[edges], dtype=np.int64),
+        order,
+        in_ptr,
+        src,
         np.ascontiguousarray(lags[edges], dtype=np.float64),
         edges,
         np.ascontiguousarray(add, dtype=np.float64),
@@ -62,6 +66,18 @@ def _evaluate_compiled(graph: Graph, lags: np.ndarray, add: np.ndarray) -> Timin
         binding,
     )
     return Timing(value, binding, lags)
+
+
+def _compiled_inputs(graph: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The finished graph's order, in-edge pointers, in-edges and their sources, as the
+    compiled pass takes them."""
+    edges = np.ascontiguousarray(graph.in_edges, dtype=np.int64)
+    return (
+        np.ascontiguousarray(graph.order, dtype=np.int64),
+        np.ascontiguousarray(graph.in_ptr, dtype=np.int64),
+        edges,
+        np.ascontiguousarray(graph.edge_src[edges], dtype=np.int64),
+    )
 
 
 def evaluate_python(graph: Graph, lags: np.ndarray, add: np.ndarray | None = None) -> Timing:
