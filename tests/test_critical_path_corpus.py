@@ -7,11 +7,13 @@ all-reduce slower never saves time."""
 from __future__ import annotations
 
 import shutil
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 from corpus import corpus_path
+from kinetoscope.analysis.critical_path import view
 from kinetoscope.analysis.critical_path.run import run_critical_path, run_top_gains, run_whatif
 from kinetoscope.ingest.discovery import scan_logdir
 from kinetoscope.store.run_context import RunContext
@@ -59,3 +61,25 @@ def test_halving_the_resnet_dataloader_saves_a_third(tmp_path: Path) -> None:
     gains = run_top_gains(_context(folder))["gains"]
     assert gains and all(g["saving_us"] > 0 for g in gains)
     assert DATALOADER in [g["name"] for g in gains[:3]]
+
+
+def test_top_gains_side_by_side_equal_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big graph's changes are re-timed two at a time (`view.PARALLEL_NODES`): the same
+    gains, in the same order, as one after another."""
+    folder = _pair(tmp_path, "resnet50_newAPI_ddp")
+    one_by_one = run_top_gains(_context(folder))
+    threads: list[str] = []
+
+    class Recorded(view.Outcome):
+        def __init__(self, *args: Any) -> None:
+            threads.append(threading.current_thread().name)
+            super().__init__(*args)
+
+    monkeypatch.setattr(view, "PARALLEL_NODES", 0)
+    monkeypatch.setattr(view, "Outcome", Recorded)
+    side_by_side = run_top_gains(_context(folder))
+    assert sum(name.startswith("kinetoscope-whatif") for name in threads) >= 3
+    assert side_by_side == one_by_one
+    assert len(one_by_one["gains"]) >= 3
