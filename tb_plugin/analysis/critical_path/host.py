@@ -64,9 +64,13 @@ def host_pieces(model: TraceModel) -> Pieces:
     ok = np.isfinite(times)
     thread, times = thread[ok], times[ok]
     order = np.lexsort((times, thread))
-    p_thread, p_start, p_end, mid = piece_bounds(thread[order], times[order])
-    call_pos = containing_sorted(calls_index, p_thread, mid)
-    range_pos = containing_sorted(ranges, p_thread, mid)
+    thread, times = thread[order], times[order]
+    compiled = _compiled_pieces(model, ranges, calls_index, thread, times)
+    if compiled is not None:
+        return compiled
+    p_thread, p_start, p_end, mid = piece_bounds(thread, times)
+    call_pos = calls_index.containing(p_thread, mid) if calls.size else np.full(mid.size, -1)
+    range_pos = ranges.containing(p_thread, mid) if len(ranges) else np.full(mid.size, -1)
     return _covered(model, ranges, calls_index, p_thread, p_start, p_end, call_pos, range_pos)
 
 
@@ -75,14 +79,6 @@ def piece_bounds(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Boundaries sorted by (thread, time) as pieces: per pair of consecutive distinct
     times of a thread, its thread, start, end and midpoint."""
-    if _pieces is not None and thread.size > 1:
-        thread = np.ascontiguousarray(thread, dtype=np.int64)
-        times = np.ascontiguousarray(times, dtype=np.float64)
-        room = thread.size - 1
-        out = (np.empty(room, np.int64), np.empty(room), np.empty(room), np.empty(room))
-        count = _pieces.piece_bounds(thread, times, *out)
-        if count >= 0:
-            return tuple(a[:count] for a in out)  # type: ignore[return-value]
     fresh = np.concatenate([[True], (thread[1:] != thread[:-1]) | (times[1:] != times[:-1])])
     thread, times = thread[fresh], times[fresh]
     inner = np.flatnonzero((thread[1:] == thread[:-1]) & (times[1:] > times[:-1]))
@@ -90,24 +86,65 @@ def piece_bounds(
     return p_thread, p_start, p_end, (p_start + p_end) / 2.0
 
 
-def containing_sorted(index: HostRanges, thread: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """`index.containing(thread, t)` for queries sorted by (thread, t): one moving bound
-    per thread in place of a search per query (compiled, where built)."""
-    if len(index) == 0:
-        return np.full(t.size, -1, dtype=np.int64)
-    snapped = snap_ns(t, index.origin)
-    if _pieces is not None and snapped.dtype == np.float64:
-        out = np.empty(t.size, dtype=np.int64)
-        ints = [np.ascontiguousarray(a, dtype=np.int64) for a in _sorted_index(index)]
-        floats = [np.ascontiguousarray(a, dtype=np.float64) for a in (index.start, index.end)]
-        q_thread = np.ascontiguousarray(thread, dtype=np.int64)
-        if _pieces.containing_sorted(*ints[:3], *floats, ints[3], q_thread, snapped, out):
-            return out
-    return index.containing(thread, t)
+def _compiled_pieces(
+    model: TraceModel,
+    ranges: HostRanges,
+    calls_index: HostRanges,
+    thread: np.ndarray,
+    times: np.ndarray,
+) -> Pieces | None:
+    """`_covered`'s pieces from the sorted boundaries in one compiled pass (`_pieces.c`);
+    None where it is not built or cannot take them (numpy's steps then)."""
+    names = model.events["name"]
+    if _pieces is None or thread.size < 2 or names.dtype not in (np.int16, np.int32):
+        return None
+    step_range, transfer_range = _range_flags(model, ranges)
+    is_sync = name_flags(model, _is_synchronize)
+    room = thread.size - 1
+    # thread, start, end, row, range_pos, runtime, transfer; then blocking
+    columns: list[np.ndarray] = [np.empty(room, t) for t in (np.int64, float, float)]
+    columns += [np.empty(room, np.int64) for _ in range(4)]
+    blocking = np.empty(room, np.uint8)
+    count = _pieces.covered_pieces(
+        np.ascontiguousarray(thread, dtype=np.int64),
+        np.ascontiguousarray(times, dtype=np.float64),
+        *_index_buffers(calls_index),
+        *_index_buffers(ranges),
+        np.ascontiguousarray(names),
+        names.dtype.itemsize,
+        np.ascontiguousarray(step_range, dtype=np.uint8),
+        np.ascontiguousarray(transfer_range, dtype=np.uint8),
+        np.ascontiguousarray(is_sync, dtype=np.uint8),
+        *columns,
+        blocking,
+    )
+    if count < 0:
+        return None
+    thread_of, start, end, row, range_pos, runtime, transfer = (a[:count] for a in columns)
+    return Pieces(
+        thread_of, start, end, row, range_pos, runtime, blocking[:count].view(bool), transfer
+    )
 
 
-def _sorted_index(index: HostRanges) -> tuple[np.ndarray, ...]:
-    return index.threads, index.thread_lo, index.thread_hi, index.parent
+def _index_buffers(index: HostRanges) -> tuple[np.ndarray | float, ...]:
+    """A HostRanges as the compiled pass takes it."""
+    k = index.threads.size  # (an empty index has a bound for no thread)
+    ints = (index.threads, index.thread_lo[:k], index.thread_hi[:k], index.parent, index.rows)
+    floats = (index.start, index.end)
+    return (
+        *(np.ascontiguousarray(a, dtype=np.int64) for a in ints),
+        *(np.ascontiguousarray(a, dtype=np.float64) for a in floats),
+        float(index.origin),
+    )
+
+
+def _range_flags(model: TraceModel, ranges: HostRanges) -> tuple[np.ndarray, np.ndarray]:
+    """Per range, whether it is a step, and whether a host transfer (`gloo:*`...)."""
+    if len(ranges) == 0:
+        return np.zeros(0, dtype=bool), np.zeros(0, dtype=bool)
+    range_names = model.events["name"][ranges.rows]
+    step = name_flags(model, is_step_name)[range_names]
+    return step, name_flags(model, is_host_transfer_op)[range_names]
 
 
 def _covered(
@@ -122,12 +159,7 @@ def _covered(
 ) -> Pieces:
     """The pieces a call or a range other than a step covers, with their attributes."""
     names = model.events["name"]
-    step_range = np.zeros(len(ranges), dtype=bool)
-    transfer_range = np.zeros(len(ranges), dtype=bool)
-    if len(ranges):
-        range_names = names[ranges.rows]
-        step_range = name_flags(model, is_step_name)[range_names]
-        transfer_range = name_flags(model, is_host_transfer_op)[range_names]
+    step_range, transfer_range = _range_flags(model, ranges)
     in_call = call_pos >= 0
     in_range = range_pos >= 0
     in_range[in_range] = ~step_range[range_pos[in_range]]
