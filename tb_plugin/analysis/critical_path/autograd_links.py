@@ -24,7 +24,7 @@ import re
 import numpy as np
 
 from ...model.trace_model import TraceModel
-from ..core.common import name_flags, thread_keys
+from ..core.common import distinct, name_flags, thread_keys
 from ..core.host_ranges import host_ranges
 from ..core.steps import host_step_rows
 
@@ -41,7 +41,7 @@ def training_and_backward(model: TraceModel) -> tuple[int | None, list[int]]:
     if len(ranges) == 0:
         return None, []
     autograd = name_flags(model, is_autograd_function)[model.events["name"][ranges.rows]]
-    threads_with = set(np.unique(ranges.thread[autograd]).tolist())
+    threads_with = set(distinct(ranges.thread[autograd]).tolist())
     steps = host_step_rows(model)
     if steps.size:
         training = int(thread_keys(model, steps[:1])[0])

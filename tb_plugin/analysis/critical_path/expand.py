@@ -10,6 +10,7 @@ from typing import Protocol
 
 import numpy as np
 
+from ..core.common import distinct
 from .changes import Scaled
 from .graph import Labels
 from .segments import Expand, Pieces, piece_expand
@@ -71,7 +72,7 @@ def joint_expand(
     def expand(nodes: np.ndarray, t0: np.ndarray, t1: np.ndarray) -> Pieces:
         part = np.searchsorted(node_offset, nodes, side="right") - 1
         found: list[Pieces] = []
-        for i in np.unique(part).tolist():
+        for i in distinct(part).tolist():
             mine = np.flatnonzero(part == i)
             got = part_expand(i)(nodes[mine] - int(bounds[i]), t0[mine], t1[mine])
             got.owner = mine[got.owner]

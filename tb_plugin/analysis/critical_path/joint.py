@@ -13,6 +13,7 @@ from typing import Protocol
 
 import numpy as np
 
+from ..core.common import distinct
 from ..distributed.matching import instances_of, match_instances
 from ..distributed.summary import CollectiveTable
 from .anchors import StepAnchors
@@ -174,7 +175,7 @@ def _arrivals(
     start = np.concatenate(cols["start"])
     end = np.concatenate(cols["end"])
     groups = np.where(inst.matched & known, inst.match, -1)
-    used = np.unique(groups[groups >= 0])
+    used = distinct(groups[groups >= 0])
     first_arrival = int(node_offset[-1])
     members = np.flatnonzero(groups >= 0)
     arrival_of = np.searchsorted(used, groups[members]) + first_arrival

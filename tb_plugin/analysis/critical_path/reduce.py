@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import msgspec
 import numpy as np
 
+from ..core.common import distinct
 from ..distributed.summary import CollectiveTable
 from .anchors import windows
 from .changes import Change, Scaled, lags
@@ -148,14 +149,14 @@ def reduce_part(part: Part, change: Change | None, segments: bool = True) -> Pat
     factors = part.factors(change)
     lag = lags(graph, part.own_times(factors), factors.transfer)
     coll = part.collective_nodes
-    ends = 2 * np.unique(coll[coll >= 0]) + 1
+    ends = 2 * distinct(coll[coll >= 0]) + 1
     late_add = graph.add.copy()
     late_add[ends] += LATE_US
     timings = (evaluate(graph, lag), evaluate(graph, lag, late_add))
     expand = part.expander(factors, 0, 0) if segments else None
     local = _Local(_Reduced(graph), graph, timings, graph.base_times(), expand)
     recorded = local.recorded
-    for node in np.unique(coll[coll >= 0]).tolist():
+    for node in distinct(coll[coll >= 0]).tolist():
         name, lane = graph.names[graph.name[node]], int(graph.lane[node])
         r = local.out.node(COLLECTIVE, name, lane, recorded[2 * node], recorded[2 * node + 1])
         local.out.cols["node_transfer"][r] = float(factors.transfer[node])
@@ -180,7 +181,7 @@ def reduce_part(part: Part, change: Change | None, segments: bool = True) -> Pat
         # stays within a step, so a rank's summary grows with its steps, not their square).
         local.reduced_of.setdefault(start_event, pair[0][1] + 1)  # the marker's end
         local.ports[start_event] = True
-    for node in np.unique(coll[coll >= 0]).tolist():
+    for node in distinct(coll[coll >= 0]).tolist():
         local.paths_to(2 * node, local.reduced_of[2 * node])
     for event, target in markers:
         local.paths_to(event, target)

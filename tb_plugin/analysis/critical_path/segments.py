@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..core.common import distinct
 from .graph import (
     DUR,
     GAP_NAMES,
@@ -251,7 +252,7 @@ def _with_pieces(
     pieces = expand(node[which], seg.start[which], seg.end[which])
     if pieces.owner.size == 0:
         return seg
-    replaced = which[np.unique(pieces.owner)]
+    replaced = which[distinct(pieces.owner)]
     keep = np.ones(len(seg), dtype=bool)
     keep[replaced] = False
     # Each row's place: kept rows at their own, pieces at their owner's row.
