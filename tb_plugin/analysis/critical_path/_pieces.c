@@ -10,10 +10,12 @@
  * A piece is a pair of consecutive distinct times of a thread. Per piece, the innermost
  * call and range holding its midpoint (snapped to each index's nanoseconds, as
  * HostRanges.containing has it: a moving bound over the thread's sorted starts, then up
- * the parents); kept when a call holds it or a range other than a step does. Into `out`
- * (thread, start, end, row, range_pos, runtime, transfer: int64; blocking: uint8; room
- * n - 1 each; eight arguments), per kept piece host._covered's columns. Returns how many; -1 when the
- * boundaries are not sorted (nothing useful written). Without the GIL. */
+ * the parents); kept when a call holds it or a range other than a step does. Into `out`,
+ * eight arguments of room n - 1 each (thread: int64; start, end: float64; row, range_pos,
+ * runtime, transfer: int64; blocking: uint8), per kept piece host._covered's columns.
+ * Returns how many; -1 when the boundaries are not sorted or a call's name code is not
+ * one of `is_sync`'s (nothing useful written: the caller takes numpy's steps). Without
+ * the GIL. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
