@@ -183,7 +183,7 @@ def test_rank_summaries_give_the_whole_graphs_answers(
     whole_whatifs = [_try_whatif(folder, c) for c in changes]
     monkeypatch.setattr(run, "FULL_GRAPH_RANKS", 0)
     reduced = run_critical_path(_run_context(folder))
-    for key in ("step_us", "span_us", "by_kind", "by_name", "by_rank", "segments"):
+    for key in ("step_us", "span_us", "by_kind", "by_name", "by_rank", "segments", "warnings"):
         assert reduced[key] == whole[key], key
     for change, answer in zip(changes, whole_whatifs):
         got = _try_whatif(folder, change)

@@ -27,7 +27,7 @@ from .path import Expand, Segment, merged, segments_of
 from .retime import Timing, chain_origin, evaluate, walk_back
 from .segments import SEGMENT_KINDS
 
-VERSION = "3"  # 3: local paths split a launch delay at `queued`
+VERSION = "4"  # 4: a step's first start is not its own marker's port (no cycle)
 _PACKED = {
     "node_kind": "<i1",
     "node_name": "<i8",
@@ -227,7 +227,10 @@ class _Local:
             out.edge(2 * pinned + 1, 2 * pinned, DUR, 0.0)
             source = 2 * pinned + 1
         if origin == event:
-            out.edge(target, source, PORT, 0.0)
+            # A step's first start that nothing before it set is its own marker's port:
+            # the marker is where the path starts (an edge to itself would be a cycle).
+            if source // 2 != target // 2:
+                out.edge(target, source, PORT, 0.0)
             return
         start, end = float(self.recorded[origin]), float(self.recorded[event])
         own = float(value[event] - value[origin])
