@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..analysis.core.common import gpu_device_ids
+from ..analysis.core.common import gather_ranges, gpu_device_ids
 from ..analysis.core.devices import device_identity, memory_device_label
 from ..analysis.core.intervals import IntervalUnion
 from ..analysis.core.launches import gpu_work, to_us
@@ -22,7 +22,6 @@ from ..analysis.gpu_idle.queue import queue_series
 from ..analysis.memory.series import device_levels
 from ..model.categories import Kind
 from ..model.trace_model import TraceModel
-from .window import gather_ranges
 
 try:
     from . import _passes  # type: ignore[attr-defined]

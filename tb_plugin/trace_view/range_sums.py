@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..analysis.core.common import distinct, unique_inverse
+from ..analysis.core.common import distinct, gather_ranges, unique_inverse
 from .index import TimelineIndex
-from .window import gather_ranges, groups_of_tracks, overlap_bounds
+from .window import groups_of_tracks, overlap_bounds
 
 EVENTS_PER_BUCKET = 2048
 MAX_BUCKETS = 1 << 16

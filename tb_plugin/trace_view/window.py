@@ -12,6 +12,7 @@ from typing import Literal
 
 import numpy as np
 
+from ..analysis.core.common import gather_ranges
 from ..analysis.core.tree_arrays import running_count
 from .index import TimelineIndex
 from .levels import Level, aggregate
@@ -86,16 +87,6 @@ def overlap_bounds(
     lo = segment_search(ends, seg_lo, seg_hi, np.full(seg_lo.shape, after), strict=True)
     hi = segment_search(starts, lo, seg_hi, np.full(seg_lo.shape, before), strict=False)
     return lo, hi
-
-
-def gather_ranges(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Concatenation of arange(a_i, b_i)."""
-    lengths = np.maximum(b - a, 0)
-    total = int(lengths.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    offsets = np.repeat(a - (np.cumsum(lengths) - lengths), lengths)
-    return offsets + np.arange(total, dtype=np.int64)
 
 
 def groups_of_tracks(index: TimelineIndex, tracks: np.ndarray) -> np.ndarray:

@@ -344,3 +344,13 @@ def _canonical_codes(canon: np.ndarray, codes: np.ndarray) -> np.ndarray:
     if np.array_equal(canon, np.arange(canon.size)):
         return codes.astype(np.int64)
     return canon[codes]
+
+
+def gather_ranges(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Concatenation of arange(a_i, b_i)."""
+    lengths = np.maximum(b - a, 0)
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    offsets = np.repeat(a - (np.cumsum(lengths) - lengths), lengths)
+    return offsets + np.arange(total, dtype=np.int64)

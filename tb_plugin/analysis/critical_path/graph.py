@@ -20,6 +20,8 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..core.common import distinct, gather_ranges
+
 T = TypeVar("T")
 
 # Node kinds: what a node's own time is on the critical path.
@@ -298,16 +300,7 @@ def finish(graph: Graph) -> Graph:
     src, dst = graph.edge_src, graph.edge_dst
     key = _order_keys(graph, base)
     backward = key[src] > key[dst]
-    level = np.zeros(base.size, dtype=np.int64)
-    tie = np.flatnonzero(key[src] == key[dst])
-    for _ in range(MAX_TIE_PASSES):
-        if tie.size == 0:
-            break
-        want = level[src[tie]] + 1
-        late = want > level[dst[tie]]
-        if not late.any():
-            break
-        np.maximum.at(level, dst[tie[late]], want[late])
+    level = _tie_levels(src, dst, np.flatnonzero(key[src] == key[dst]), base.size)
     order = np.lexsort((level, key)).astype(np.int64)
     position = np.empty(base.size, dtype=np.int64)
     position[order] = np.arange(base.size)
@@ -321,6 +314,30 @@ def finish(graph: Graph) -> Graph:
     graph.in_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     graph.add = _adds(graph, base, graph.edge_lag)
     return graph
+
+
+def _tie_levels(src: np.ndarray, dst: np.ndarray, tie: np.ndarray, events: int) -> np.ndarray:
+    """Per event, its depth among the edges `tie` (between events at one time): each
+    edge's destination at least one deeper than its source, after at most MAX_TIE_PASSES
+    passes (a cycle of ties never settles: `finish` leaves out the edge no order keeps).
+    A pass looks only at the edges out of the events the pass before deepened: the others
+    already hold, so a joined run of many ranks pays for what moves, not for every tie."""
+    level = np.zeros(events, dtype=np.int64)
+    by_src = tie[np.argsort(src[tie], kind="stable")]
+    first = np.searchsorted(src[by_src], np.arange(events + 1))
+    active = by_src
+    for _ in range(MAX_TIE_PASSES):
+        if active.size == 0:
+            break
+        want = level[src[active]] + 1
+        late = want > level[dst[active]]
+        if not late.any():
+            break
+        deepened = dst[active[late]]
+        np.maximum.at(level, deepened, want[late])
+        moved = distinct(deepened)
+        active = by_src[gather_ranges(first[moved], first[moved + 1])]
+    return level
 
 
 CLOCK_SLACK_US = 1.0  # an edge back in time by at most this is clocks rounded apart
