@@ -38,7 +38,7 @@ POST_US = 50.0
 ONE_RANK_STEPS = 3
 
 
-def one_rank_job(folder: Path) -> Path:
+def one_rank_job(folder: Path, steps: bool = True) -> Path:
     """Two ranks, three steps. Per step at t0 = n*STEP_GAP, on each rank, one stream:
     `gemm_big` [t0+20, t0+20+G_r], the all_reduce from there to the last arrival +
     TRANSFER_US, then `post` (POST_US). Rank 0 arrives at t0+620, rank 1 at t0+220: the
@@ -49,14 +49,16 @@ def one_rank_job(folder: Path) -> Path:
     - gemm_big x0.25 on rank 0 only: 170 < 220: rank 1 is now last: end 320, step 370;
     - collective all_reduce x0.5: the transfer 100 -> 50: step 720.
     The critical path of a step: rank 0's gemm (600), the transfer (100) and `post` (50)
-    on either rank (both end together), and the 20 µs launch delay before the gemm."""
+    on either rank (both end together), and the 20 µs launch delay before the gemm.
+    `steps=False`: no step recorded (the views take the whole trace as one step)."""
     folder.mkdir(parents=True, exist_ok=True)
     for rank in (0, 1):
         t = TraceBuilder()
         _rank_header(t, rank, 2)
         for n in range(ONE_RANK_STEPS):
             t0 = n * STEP_GAP
-            t.step(n + 1, t0, 100.0)
+            if steps:
+                t.step(n + 1, t0, 100.0)
             mm = t.op("aten::mm", t0 + 10, 20)
             t.launch(t0 + 12, 5, mm, gpu_ts=t0 + 20, gpu_dur=GEMM_US[rank], name=GEMM)
             comm = t.op("record_param_comms", t0 + 40, 20, **COMM_ARGS, Seq=n)

@@ -168,13 +168,18 @@ def test_a_change_that_names_nothing_is_refused(tmp_path: Path) -> None:
         whatif_view(model, {"kernel": "reduce"})
 
 
-@pytest.mark.parametrize("job", [one_rank_job, hidden_job])
+def _whole_trace_job(folder: Path) -> Path:
+    return one_rank_job(folder, steps=False)
+
+
+@pytest.mark.parametrize("job", [one_rank_job, hidden_job, _whole_trace_job])
 def test_rank_summaries_give_the_whole_graphs_answers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, job: Any
 ) -> None:
     """A run too large to hold every rank's graph joins the ranks' summaries (each rank's
     local paths between its collectives): the same critical path, and here (no local path
-    changes which port bound it) the same predictions."""
+    changes which port bound it) the same predictions; also where no step is recorded
+    (one step, the whole trace, whose summary once asked for event -1 and failed)."""
     from kinetoscope.analysis.critical_path import run
 
     folder = job(tmp_path / "job")
@@ -233,3 +238,22 @@ def test_a_launch_delay_after_the_work_was_queued_is_said_apart(
     monkeypatch.setattr(run, "FULL_GRAPH_RANKS", 0)
     assert run_critical_path(_run_context(folder))["segments"] == whole["segments"]
     assert ("queued on the GPU", 5.0) in [(s["name"], s["dur_us"]) for s in whole["segments"]]
+
+
+@pytest.mark.parametrize("full_graph_ranks", [16, 0])
+def test_a_run_of_unreadable_ranks_says_why_per_rank(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, full_graph_ranks: int
+) -> None:
+    """No rank could be read: an empty path and each rank's error, not a crash of the
+    join (whole graphs or summaries)."""
+    from kinetoscope.analysis.critical_path import run
+
+    folder = tmp_path / "logs" / "job"
+    folder.mkdir(parents=True)
+    for rank in (0, 1):
+        (folder / f"rank{rank}.pt.trace.json").write_text('{"traceEvents": [', encoding="utf-8")
+    monkeypatch.setattr(run, "FULL_GRAPH_RANKS", full_graph_ranks)
+    view = run_critical_path(_run_context(folder))
+    assert view["steps"] == [] and view["segments"] == []
+    assert sorted(e["worker"] for e in view["errors"]) == ["rank0", "rank1"]
+    assert all(e.get("message") for e in view["errors"])

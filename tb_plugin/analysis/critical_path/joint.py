@@ -19,7 +19,18 @@ from ..distributed.summary import CollectiveTable
 from .anchors import StepAnchors
 from .changes import Change, Scaled, lags
 from .expand import PartPieces, joint_expand
-from .graph import ARRIVE, COLLECTIVE, DUR, TRANSFER, Graph, Labels, end_event, finish, start_event
+from .graph import (
+    ARRIVE,
+    COLLECTIVE,
+    DUR,
+    TRANSFER,
+    Graph,
+    GraphBuilder,
+    Labels,
+    end_event,
+    finish,
+    start_event,
+)
 from .segments import Expand as PieceExpand
 
 ARRIVAL = "arrival"
@@ -100,6 +111,9 @@ class Joint:
 
 
 def join(parts: Sequence[JoinPart]) -> Joint:
+    if not parts:  # no rank could be read: an empty job (the view lists why, per rank)
+        empty = np.zeros(0, np.int64)
+        return Joint(finish(GraphBuilder().build()), [], empty, np.zeros(0), [], 0, 0)
     sizes = [len(p.graph) for p in parts]
     node_offset = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     origins = [p.origin_us for p in parts]

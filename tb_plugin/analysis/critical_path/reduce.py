@@ -19,7 +19,7 @@ import numpy as np
 
 from ..core.common import distinct
 from ..distributed.summary import CollectiveTable
-from .anchors import windows
+from .anchors import Windows, windows
 from .changes import Change, Scaled, lags
 from .graph import COLLECTIVE, CPU, DUR, PATH, PORT, Graph, finish
 from .parts import Part
@@ -162,18 +162,37 @@ def reduce_part(part: Part, change: Change | None, segments: bool = True) -> Pat
         local.out.cols["node_transfer"][r] = float(factors.transfer[node])
         local.reduced_of[2 * node], local.reduced_of[2 * node + 1] = 2 * r, 2 * r + 1
         local.ports[2 * node + 1] = True
-    steps = windows(part.anchors, timings[0])
-    cols = local.out.cols
-    markers = []
+    markers = _step_markers(local, part, windows(part.anchors, timings[0]))
+    for node in distinct(coll[coll >= 0]).tolist():
+        local.paths_to(2 * node, local.reduced_of[2 * node])
+    for event, target in markers:
+        local.paths_to(event, target)
+    reduced_nodes = [local.reduced_of[2 * n] // 2 if n >= 0 else -1 for n in coll]
+    local.out.cols["collective_nodes"] = reduced_nodes
+    return _summary(part, change, factors, local.out)
+
+
+def _step_markers(local: _Local, part: Part, steps: Windows) -> list[tuple[int, int]]:
+    """Each step's start and end as a zero-length node of the reduced graph (its events,
+    offsets into the summary's step columns); returns (event, marker's start) for each,
+    the local paths into them to be found. The whole trace (no step recorded, start -1)
+    starts at its earliest event and keeps -1 in the summary: the join takes its bounds
+    from the whole job, as it does for a whole trace."""
+    recorded, cols = local.recorded, local.out.cols
+    markers: list[tuple[int, int]] = []
     for k in range(len(part.anchors)):
         start_event, sink = int(part.anchors.start_event[k]), int(steps.sink[k])
+        whole = start_event < 0
+        if whole:
+            start_event = 2 * int(np.argmin(recorded[0::2]))
         pair = []
         for event, key in ((start_event, "start"), (sink, "end")):
             at = float(recorded[event])
             marker = local.out.node(CPU, f"step {key}", 0, at, at)
             local.out.edge(2 * marker + 1, 2 * marker, DUR, 0.0)
             pair.append((event, 2 * marker))
-            cols[f"step_{key}_event"].append(2 * marker if key == "start" else 2 * marker + 1)
+            reduced = 2 * marker if key == "start" else 2 * marker + 1
+            cols[f"step_{key}_event"].append(-1 if whole else reduced)
         cols["step_start_offset"].append(float(part.anchors.start_offset[k]))
         cols["step_end_offset"].append(float(steps.tail[k]))
         markers += pair
@@ -181,12 +200,7 @@ def reduce_part(part: Part, change: Change | None, segments: bool = True) -> Pat
         # stays within a step, so a rank's summary grows with its steps, not their square).
         local.reduced_of.setdefault(start_event, pair[0][1] + 1)  # the marker's end
         local.ports[start_event] = True
-    for node in distinct(coll[coll >= 0]).tolist():
-        local.paths_to(2 * node, local.reduced_of[2 * node])
-    for event, target in markers:
-        local.paths_to(event, target)
-    cols["collective_nodes"] = [local.reduced_of[2 * n] // 2 if n >= 0 else -1 for n in coll]
-    return _summary(part, change, factors, local.out)
+    return markers
 
 
 @dataclass

@@ -16,7 +16,7 @@ from ...ingest.naming import name_rank
 from ...ingest.storage import file_identity
 from ...model.errors import ViewParamError
 from ...store.cache import cache_key
-from ...store.errors import LoadFailed
+from ...store.errors import LoadFailed, describe_error
 from ...store.run_context import RunContext
 from ..core.ranks import assign_ranks
 from ..core.summary_cache import model_of
@@ -78,6 +78,11 @@ def _full(context: RunContext, picks: Sequence[Any]) -> tuple[Joint, list[dict[s
             model = _model(span.path, context)
         except LoadFailed as exc:
             errors.append({"worker": worker.name, "span": span.name, **exc.error})
+            continue
+        except Exception as exc:  # noqa: BLE001 - as the summaries' tier: one rank's error
+            errors.append(
+                {"worker": worker.name, "span": span.name, **describe_error(span.path, exc)}
+            )
             continue
         parts.append(part_of(model, worker.name, "pinned"))
         stated.append(name_rank(worker.name, span.file))
