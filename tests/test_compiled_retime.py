@@ -1,7 +1,8 @@
 """The compiled evaluation of a critical path graph (`analysis/critical_path/_retime.c`)
 and its Python twin give the same event times and binding edges, bit for bit: on built
 jobs, on a corpus trace under changes, and on random DAGs; the compiled walk back to a
-port ends where the Python walk does. Skips where no C compiler
+port ends where the Python walk does (one walk, or every walk of a list in one pass).
+Skips where no C compiler
 built it (CI asserts it is built)."""
 
 from __future__ import annotations
@@ -84,6 +85,34 @@ def _same_walks(graph: object, rng: np.random.Generator) -> None:
     timing = retime.evaluate(graph)  # type: ignore[arg-type]
     events = timing.value.size
     for ports in (np.zeros(events, bool), rng.random(events) < 0.2):
+        ends = []
         for event in range(events):
             links = retime.walk_back(graph, timing, event, -np.inf, ports)  # type: ignore[arg-type]
             assert retime.chain_origin(graph, timing, event, ports) == links[-1].event  # type: ignore[arg-type]
+            ends.append(links[-1].event)
+        # Every walk in one compiled pass (a rank summary's arrivals), in any order.
+        starts = rng.permutation(events)
+        batch = retime.chain_origins(graph, timing, starts, ports)  # type: ignore[arg-type]
+        assert batch.tolist() == [ends[e] for e in starts.tolist()]
+
+
+def test_origins_without_the_compiled_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the compiled pass is not built, `chain_origins` walks each event in Python:
+    the same origins."""
+    rng = np.random.default_rng(3)
+    b = GraphBuilder()
+    n = 120
+    start = np.sort(rng.uniform(0, 1000, n))
+    nodes = b.nodes(0, np.zeros(n, np.int64), 0, np.full(n, -1), start, start + 5)
+    dst, src = rng.integers(1, n, 3 * n), rng.integers(0, n, 3 * n)
+    keep = src < dst
+    b.edges(2 * nodes[dst[keep]], 2 * nodes[src[keep]] + 1, 1, np.zeros(int(keep.sum())))
+    graph = b.build()
+    duration_edges(graph)
+    finish(graph)
+    timing = retime.evaluate(graph)
+    ports = rng.random(timing.value.size) < 0.2
+    events = np.arange(timing.value.size)
+    compiled = retime.chain_origins(graph, timing, events, ports)
+    monkeypatch.setattr(retime, "_retime", None)
+    assert retime.chain_origins(graph, timing, events, ports).tolist() == compiled.tolist()

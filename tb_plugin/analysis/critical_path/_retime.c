@@ -138,11 +138,68 @@ static PyObject *py_walk(PyObject *Py_UNUSED(self), PyObject *args) {
     return PyLong_FromSsize_t(count);
 }
 
+/* `origins(value, binding, src, starts, ports, out) -> int`: for each event of `starts`
+ * (int64), where `walk` from it with no `stop` ends (into `out`, int64): the first port
+ * other than itself, or the first event with no binding edge. Returns 0; -1 on a cycle.
+ * (A rank's summary asks this of every arrival and step bound, under two timings.) */
+static PyObject *py_origins(PyObject *Py_UNUSED(self), PyObject *args) {
+    Py_buffer value, binding, src, starts, ports, out;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*w*", &value, &binding, &src, &starts, &ports, &out)) {
+        return NULL;
+    }
+    const Py_ssize_t n = cbuf_count(&value, sizeof(double));
+    const Py_ssize_t m = cbuf_count(&src, sizeof(int64_t));
+    const Py_ssize_t k = cbuf_count(&starts, sizeof(int64_t));
+    const Py_ssize_t n_ports = cbuf_count(&ports, 1);
+    int ok = cbuf_holds(&value, n, sizeof(double)) && cbuf_holds(&binding, n, sizeof(int64_t)) &&
+             cbuf_holds(&src, m, sizeof(int64_t)) && cbuf_holds(&starts, k, sizeof(int64_t)) &&
+             cbuf_holds(&out, k, sizeof(int64_t)) && (n_ports == 0 || n_ports == n);
+    int cycle = 0;
+    if (ok) {
+        const int64_t *bind = binding.buf, *from = src.buf, *first = starts.buf;
+        const unsigned char *port = n_ports ? ports.buf : NULL;
+        int64_t *origin = out.buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < k && ok && !cycle; i++) {
+            const int64_t event = first[i];
+            if (event < 0 || event >= n) {
+                ok = 0;
+                break;
+            }
+            int64_t p = event;
+            for (Py_ssize_t steps = 0;; steps++) {
+                if (steps > n) {
+                    cycle = 1;
+                    break;
+                }
+                const int64_t e = bind[p];
+                if (e < 0 || e >= m || (port != NULL && port[p] && p != event)) {
+                    break;
+                }
+                p = from[e];
+                if (p < 0 || p >= n) {
+                    cycle = 1;
+                    break;
+                }
+            }
+            origin[i] = p;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    CBUF_RELEASE(&value, &binding, &src, &starts, &ports, &out);
+    if (!ok) {
+        return cbuf_error("origins: buffers of wrong lengths or an event out of range");
+    }
+    return PyLong_FromLong(cycle ? -1 : 0);
+}
+
 static PyMethodDef METHODS[] = {
     {"evaluate", py_evaluate, METH_VARARGS,
      "evaluate(order, in_ptr, src, lag, edge, add, value, binding): a graph's event times."},
     {"walk", py_walk, METH_VARARGS,
      "walk(value, binding, src, event, stop, events, edges, ports): the binding chain back."},
+    {"origins", py_origins, METH_VARARGS,
+     "origins(value, binding, src, starts, ports, out): where each walk back ends."},
     {NULL, NULL, 0, NULL},
 };
 

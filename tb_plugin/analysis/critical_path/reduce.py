@@ -24,7 +24,7 @@ from .changes import Change, Scaled, lags
 from .graph import COLLECTIVE, CPU, DUR, PATH, PORT, Graph, finish
 from .parts import Part
 from .path import Expand, Segment, merged, segments_of
-from .retime import Timing, chain_origin, evaluate, walk_back
+from .retime import Timing, chain_origins, evaluate, walk_back
 from .segments import SEGMENT_KINDS
 
 VERSION = "4"  # 4: a step's first start is not its own marker's port (no cycle)
@@ -163,10 +163,8 @@ def reduce_part(part: Part, change: Change | None, segments: bool = True) -> Pat
         local.reduced_of[2 * node], local.reduced_of[2 * node + 1] = 2 * r, 2 * r + 1
         local.ports[2 * node + 1] = True
     markers = _step_markers(local, part, windows(part.anchors, timings[0]))
-    for node in distinct(coll[coll >= 0]).tolist():
-        local.paths_to(2 * node, local.reduced_of[2 * node])
-    for event, target in markers:
-        local.paths_to(event, target)
+    bounds = [(2 * n, local.reduced_of[2 * n]) for n in distinct(coll[coll >= 0]).tolist()]
+    local.paths_to(bounds + markers)
     reduced_nodes = [local.reduced_of[2 * n] // 2 if n >= 0 else -1 for n in coll]
     local.out.cols["collective_nodes"] = reduced_nodes
     return _summary(part, change, factors, local.out)
@@ -218,18 +216,22 @@ class _Local:
     def __post_init__(self) -> None:
         self.ports = np.zeros(self.graph.events, dtype=bool)
 
-    def paths_to(self, event: int, target: int) -> None:
-        """The local paths that set `event`: under each timing, a PATH node from the port
-        it came from (or from work with no known dependency, pinned where it was) into
-        `target` (an event of the reduced graph); one per distinct origin."""
+    def paths_to(self, bounds: list[tuple[int, int]]) -> None:
+        """For each (event, target) of `bounds`, the local paths that set `event`: under
+        each timing, a PATH node from the port it came from (or from work with no known
+        dependency, pinned where it was) into `target` (an event of the reduced graph);
+        one per distinct origin. Every port is marked before: the walks are one pass."""
         recorded, late = self.timings
-        origin = chain_origin(self.graph, recorded, event, self.ports)
-        self._path(event, target, recorded, origin)
-        if origin % 2 == 1 and self.ports[origin] and self.graph.kind[origin // 2] == COLLECTIVE:
-            return  # from a collective's end: moving every end alike picks the same
-        late_origin = chain_origin(self.graph, late, event, self.ports)
-        if late_origin != origin:
-            self._path(event, target, late, late_origin)
+        events = np.array([event for event, _ in bounds], dtype=np.int64)
+        origins = chain_origins(self.graph, recorded, events, self.ports).tolist()
+        late_origins = chain_origins(self.graph, late, events, self.ports).tolist()
+        kind = self.graph.kind
+        for (event, target), origin, late_origin in zip(bounds, origins, late_origins):
+            self._path(event, target, recorded, origin)
+            if origin % 2 == 1 and self.ports[origin] and kind[origin // 2] == COLLECTIVE:
+                continue  # from a collective's end: moving every end alike picks the same
+            if late_origin != origin:
+                self._path(event, target, late, late_origin)
 
     def _path(self, event: int, target: int, timing: Timing, origin: int) -> None:
         out, value = self.out, timing.value

@@ -171,6 +171,22 @@ def chain_origin(graph: Graph, timing: Timing, event: int, ports: np.ndarray) ->
     return int(events[-1])
 
 
+def chain_origins(
+    graph: Graph, timing: Timing, events: np.ndarray, ports: np.ndarray
+) -> np.ndarray:
+    """`chain_origin` of each of `events`, in one compiled pass (numpy: one walk each)."""
+    starts = np.ascontiguousarray(events, dtype=np.int64)
+    if _retime is None:
+        return np.array(
+            [chain_origin(graph, timing, int(e), ports) for e in starts.tolist()], dtype=np.int64
+        )
+    out = np.empty(starts.size, dtype=np.int64)
+    port_bytes = np.ascontiguousarray(ports, dtype=np.bool_)
+    if _retime.origins(timing.value, timing.binding, graph.edge_src, starts, port_bytes, out):
+        raise ValueError("the graph's binding edges form a cycle")
+    return out
+
+
 def _chain(
     graph: Graph, timing: Timing, event: int, stop: float, ports: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
