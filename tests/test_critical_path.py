@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import TraceBuilder
 from critical_path_jobs import (
     BASE_NS,
     GEMM_US,
@@ -257,3 +258,21 @@ def test_a_run_of_unreadable_ranks_says_why_per_rank(
     assert view["steps"] == [] and view["segments"] == []
     assert sorted(e["worker"] for e in view["errors"]) == ["rank0", "rank1"]
     assert all(e.get("message") for e in view["errors"])
+
+
+@pytest.mark.parametrize("recorded", ["nothing", "one op", "one kernel"])
+def test_a_trace_of_a_few_events_has_a_path(tmp_path: Path, recorded: str) -> None:
+    """A trace with no call, step or range a piece holds (a cut file's first events, one
+    op, one kernel not launched in the trace): its path, not an error."""
+    t = TraceBuilder()
+    if recorded == "one op":
+        t.op("aten::mm", 10, 5)
+    if recorded == "one kernel":
+        t.events.append(
+            {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10, "dur": 5,
+             "args": {"device": 0, "stream": 7, "correlation": 1}}
+        )  # fmt: skip
+    view = critical_path_view(t.model(tmp_path), {})
+    want = {"nothing": {}, "one op": {"cpu": 5.0}, "one kernel": {"kernel": 5.0}}[recorded]
+    assert view["by_kind"] == want
+    assert view["span_us"] == (0.0 if recorded == "nothing" else 5.0)

@@ -45,7 +45,7 @@ RETURN_SLACK_US = 50.0  # a blocking call returns at most this long after what i
 def rank_graph(model: TraceModel, collectives: str = "own", rank: int = 0) -> RankGraph:
     ranges = host_ranges(model)
     pieces = host_pieces(model)
-    origin = ranges.origin if len(ranges) else float(np.floor(np.nanmin(model.events["ts"])))
+    origin = ranges.origin if len(ranges) else _first_time(model)
     acts = activities(model, origin)
     found = host_links.issues(model)
     waits = host_links.waits(model, pieces, found)
@@ -119,6 +119,12 @@ def _blocking(
     return calls[waited], target[waited]
 
 
+def _first_time(model: TraceModel) -> float:
+    """The clock's origin of a trace with no host range: its first event's (0: none)."""
+    ts = model.events["ts"]
+    return float(np.floor(np.nanmin(ts))) if ts.size and not np.isnan(ts).all() else 0.0
+
+
 def _cut_points(
     model: TraceModel,
     pieces: Pieces,
@@ -151,7 +157,9 @@ def _cut_points(
     known = in_sorted(rows, distinct(pieces.runtime[pieces.runtime >= 0]))
     known |= in_sorted(rows, distinct(ranges.rows))
     rows, times = rows[known], times[known]
-    thread = thread_keys(model, rows) if rows.size else np.zeros(0, np.int64)
+    if rows.size == 0:  # no call, step or range a piece holds (a trace of a few events)
+        return {}
+    thread = thread_keys(model, rows)
     order = np.lexsort((times, thread))
     thread, times = thread[order], times[order]
     bounds = np.flatnonzero(np.concatenate([[True], thread[1:] != thread[:-1], [True]]))
