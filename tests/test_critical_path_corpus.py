@@ -83,3 +83,23 @@ def test_top_gains_side_by_side_equal_one_by_one(
     assert sum(name.startswith("kinetoscope-whatif") for name in threads) >= 3
     assert side_by_side == one_by_one
     assert len(one_by_one["gains"]) >= 3
+
+
+def test_rank_summaries_give_the_whole_graphs_path_on_every_corpus_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every run of several workers in the corpus (real DDP pairs, H100 ranks, cut and
+    damaged files among them), joined from whole graphs and from rank summaries (what runs
+    of more than 16 ranks use): the same path, steps, warnings and per-rank errors."""
+    from kinetoscope.analysis.critical_path import run
+
+    runs = [r for r in scan_logdir(str(corpus_path("derived").parent)) if len(r.workers) > 1]
+    assert len(runs) >= 7
+    keys = ("steps", "by_kind", "by_name", "by_rank", "segments", "warnings", "errors")
+    for r in runs:
+        monkeypatch.setattr(run, "FULL_GRAPH_RANKS", 16)
+        whole = run_critical_path(RunContext((r,), None, {}))
+        monkeypatch.setattr(run, "FULL_GRAPH_RANKS", 0)
+        reduced = run_critical_path(RunContext((r,), None, {}))
+        for key in keys:
+            assert reduced[key] == whole[key], (r.name, key)
