@@ -320,13 +320,13 @@ def _tie_levels(src: np.ndarray, dst: np.ndarray, tie: np.ndarray, events: int) 
     """Per event, its depth among the edges `tie` (between events at one time): each
     edge's destination at least one deeper than its source, after at most MAX_TIE_PASSES
     passes (a cycle of ties never settles: `finish` leaves out the edge no order keeps).
-    A pass looks only at the edges out of the events the pass before deepened: the others
-    already hold, so a joined run of many ranks pays for what moves, not for every tie."""
+    After FULL_TIE_PASSES passes over every tie (most graphs settle in one or two), a pass
+    looks only at the edges out of the events the pass before deepened (the others already
+    hold): a joined run of many ranks pays for what moves, not for every tie each time."""
     level = np.zeros(events, dtype=np.int64)
-    by_src = tie[np.argsort(src[tie], kind="stable")]
-    first = np.searchsorted(src[by_src], np.arange(events + 1))
-    active = by_src
-    for _ in range(MAX_TIE_PASSES):
+    active = tie
+    by_src = first = None
+    for done in range(MAX_TIE_PASSES):
         if active.size == 0:
             break
         want = level[src[active]] + 1
@@ -335,9 +335,17 @@ def _tie_levels(src: np.ndarray, dst: np.ndarray, tie: np.ndarray, events: int) 
             break
         deepened = dst[active[late]]
         np.maximum.at(level, deepened, want[late])
+        if done + 1 < FULL_TIE_PASSES:
+            continue
+        if by_src is None or first is None:  # the ties by source, once
+            by_src = tie[np.argsort(src[tie], kind="stable")]
+            first = np.concatenate([[0], np.cumsum(np.bincount(src[tie], minlength=events))])
         moved = distinct(deepened)
         active = by_src[gather_ranges(first[moved], first[moved + 1])]
     return level
+
+
+FULL_TIE_PASSES = 3
 
 
 CLOCK_SLACK_US = 1.0  # an edge back in time by at most this is clocks rounded apart
