@@ -38,7 +38,7 @@ POST_US = 50.0
 ONE_RANK_STEPS = 3
 
 
-def one_rank_job(folder: Path, steps: bool = True) -> Path:
+def one_rank_job(folder: Path, steps: bool = True, rank_header: bool = True) -> Path:
     """Two ranks, three steps. Per step at t0 = n*STEP_GAP, on each rank, one stream:
     `gemm_big` [t0+20, t0+20+G_r], the all_reduce from there to the last arrival +
     TRANSFER_US, then `post` (POST_US). Rank 0 arrives at t0+620, rank 1 at t0+220: the
@@ -50,11 +50,13 @@ def one_rank_job(folder: Path, steps: bool = True) -> Path:
     - collective all_reduce x0.5: the transfer 100 -> 50: step 720.
     The critical path of a step: rank 0's gemm (600), the transfer (100) and `post` (50)
     on either rank (both end together), and the 20 µs launch delay before the gemm.
-    `steps=False`: no step recorded (the views take the whole trace as one step)."""
+    `steps=False`: no step recorded (the views take the whole trace as one step);
+    `rank_header=False`: no `distributedInfo` (ranks from the file names only)."""
     folder.mkdir(parents=True, exist_ok=True)
     for rank in (0, 1):
         t = TraceBuilder()
-        _rank_header(t, rank, 2)
+        if rank_header:
+            _rank_header(t, rank, 2)
         for n in range(ONE_RANK_STEPS):
             t0 = n * STEP_GAP
             if steps:

@@ -173,18 +173,28 @@ def _whole_trace_job(folder: Path) -> Path:
     return one_rank_job(folder, steps=False)
 
 
-@pytest.mark.parametrize("job", [one_rank_job, hidden_job, _whole_trace_job])
+def _ranks_by_file_name_job(folder: Path) -> Path:
+    return one_rank_job(folder, rank_header=False)
+
+
+@pytest.mark.parametrize(
+    "job", [one_rank_job, hidden_job, _whole_trace_job, _ranks_by_file_name_job]
+)
 def test_rank_summaries_give_the_whole_graphs_answers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, job: Any
 ) -> None:
     """A run too large to hold every rank's graph joins the ranks' summaries (each rank's
     local paths between its collectives): the same critical path, and here (no local path
-    changes which port bound it) the same predictions; also where no step is recorded
-    (one step, the whole trace, whose summary once asked for event -1 and failed)."""
+    changes which port bound it) the same predictions, a change on one rank too (that rank
+    as the run numbers it, also where the traces name no rank: the file names do); also
+    where no step is recorded (one step, the whole trace, whose summary once asked for
+    event -1 and failed)."""
     from kinetoscope.analysis.critical_path import run
 
     folder = job(tmp_path / "job")
     changes = [{"kernel": k, "factor": f} for k in ("gemm_big", "k1", "hidden") for f in (0.25, 2)]
+    changes += [{"kernel": "gemm_big", "factor": 0.25, "rank": r} for r in (0, 1)]
+    changes += [{"rank_all": 1, "factor": 0.5, "rank": 0}]
     whole = run_critical_path(_run_context(folder))
     whole_whatifs = [_try_whatif(folder, c) for c in changes]
     monkeypatch.setattr(run, "FULL_GRAPH_RANKS", 0)

@@ -165,8 +165,8 @@ def reduce_part(part: Part, change: Change | None, segments: bool = True) -> Pat
     markers = _step_markers(local, part, windows(part.anchors, timings[0]))
     bounds = [(2 * n, local.reduced_of[2 * n]) for n in distinct(coll[coll >= 0]).tolist()]
     local.paths_to(bounds + markers)
-    reduced_nodes = [local.reduced_of[2 * n] // 2 if n >= 0 else -1 for n in coll]
-    local.out.cols["collective_nodes"] = reduced_nodes
+    of = local.reduced_of
+    local.out.cols["collective_nodes"] = [of[2 * n] // 2 if n >= 0 else -1 for n in coll]
     return _summary(part, change, factors, local.out)
 
 

@@ -45,28 +45,49 @@ def run_joint(
     ranks that could not be read (`errors`), and whether the summaries were joined."""
     picks = chosen_spans(context.run, context.span)
     if len(picks) > FULL_GRAPH_RANKS:
-        summaries, failed = summarize_all(
-            [s.path for _, s in picks],
-            context.cache_dir,
-            context.executor,
-            context.progress,
-            context.store,
-            Listed.of(context.run, context.span, picks),
-            tier(dict(change or {})),
-        )
-        parts: list[JoinPart] = []
-        stated: list[int | None] = []
-        errors = []
-        params = dict(change or {})
-        for (worker, span), summary, error in zip(picks, summaries, failed):
-            if summary is None:
-                errors.append({"worker": worker.name, "span": span.name, **(error or {})})
-                continue
-            again = partial(_with_segments, span.path, context, params)
-            parts.append(ReducedPart(summary, worker.name, summary.rank, again))
-            stated.append(name_rank(worker.name, span.file))
-        return _joined(parts, stated), errors, True
+        return _summarized(context, picks, dict(change or {}))
     return _full(context, picks)
+
+
+def _summarized(
+    context: RunContext, picks: list[Any], params: dict[str, Any]
+) -> tuple[Joint, list[dict[str, Any]], bool]:
+    """Each rank's summary joined. A change on one rank (`rank`: the run's numbering, the
+    Distributed view's, which only the join knows): every rank's recorded summary, and
+    that rank's made again here under the change on the whole rank."""
+    one_rank = params.get("rank") not in (None, "")
+    whole_rank = {k: v for k, v in params.items() if k != "rank"}
+    summaries, failed = summarize_all(
+        [s.path for _, s in picks],
+        context.cache_dir,
+        context.executor,
+        context.progress,
+        context.store,
+        Listed.of(context.run, context.span, picks),
+        tier({} if one_rank else params),
+    )
+    parts: list[ReducedPart] = []
+    stated: list[int | None] = []
+    paths: list[str] = []
+    errors = []
+    for (worker, span), summary, error in zip(picks, summaries, failed):
+        if summary is None:
+            errors.append({"worker": worker.name, "span": span.name, **(error or {})})
+            continue
+        made = {} if one_rank else params
+        again = partial(_with_segments, span.path, context, made)
+        parts.append(ReducedPart(summary, worker.name, summary.rank, again))
+        stated.append(name_rank(worker.name, span.file))
+        paths.append(span.path)
+    if one_rank:
+        ranks, _, _ = assign_ranks([(p.rank, s) for p, s in zip(parts, stated)])
+        for i, rank in enumerate(ranks):
+            if str(rank) == str(params["rank"]):
+                model = _model(paths[i], context)
+                again = partial(_with_segments, paths[i], context, whole_rank)
+                changed = summarize(whole_rank, model)
+                parts[i] = ReducedPart(changed, parts[i].worker, parts[i].rank, again)
+    return _joined(list(parts), stated), errors, True
 
 
 def _full(context: RunContext, picks: Sequence[Any]) -> tuple[Joint, list[dict[str, Any]], bool]:
