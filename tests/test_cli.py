@@ -245,3 +245,25 @@ def test_cold_report_imports_no_numpy_ma(tmp_path: Path) -> None:
     )
     assert {"overview", "memory", "kernels", "health"} <= set(json.loads(done.stdout))
     assert done.stderr.split()[-2:] == ["0", "False"]
+
+
+def test_the_reported_rank_unreadable_hides_no_other_rank(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The rank a report reads for its span (worker0) cannot be read: the report says so
+    and fails, and the run's views still answer from the other ranks, listing it."""
+    logdir = make_logdir(tmp_path / "logs")
+    good = logdir / "r1" / "worker0.1.pt.trace.json.gz"
+    good.rename(logdir / "r1" / "worker1.1.pt.trace.json.gz")
+    good.write_text("not json")
+    argv = ["report", str(logdir), "--run", "r1", "--view", "distributed"]
+    assert main([*argv, "--format", "json"]) == EXIT_LOAD
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert doc["status"]["error"]["kind"] == "not_json"
+    assert [r["worker"] for r in doc["distributed"]["ranks"]] == ["worker1"]
+    (error,) = doc["distributed"]["errors"]
+    assert error["worker"] == "worker0" and error["kind"] == "not_json"
+    assert main(argv) == EXIT_LOAD
+    captured = capsys.readouterr()
+    assert "Distributed (1 ranks" in captured.out and "not JSON" in captured.err

@@ -3,7 +3,8 @@ span's views and its run-level views, each as its route answers it (through `dis
 in one call, so the door goes down once per run and comes back with everything it prints.
 
 Raised as the door tells them apart: `NotFound` (a worker or span that names nothing),
-`Unreadable` (the trace cannot be read: the message and the status route's body) and
+`Unreadable` (the span's trace cannot be read: the message, the status route's body and
+the run-level views, which answer from the other ranks all the same) and
 `Refused` (a query no view takes or one a view refuses: a usage error, as the route's
 400). A view asked for by name whose data the trace lacks is `skipped`, not raised."""
 
@@ -56,7 +57,8 @@ class Refused(ViewParamError):
 
 
 class Unreadable(Exception):
-    """The span's trace cannot be read: `status` is what the status route says of it."""
+    """The span's trace cannot be read: `status` is what the status route says of it
+    (under "status"), beside the run-level views' answers."""
 
     def __init__(self, message: str, status: dict[str, Any]) -> None:
         super().__init__(message)
@@ -102,7 +104,10 @@ def report_run(
     try:  # the views answer while its disk-cache entry is written (`Session.close` waits)
         model = store.loaded(path)
     except LoadFailed as exc:
-        raise Unreadable(exc.error["message"], {"status": store.status(path)}) from None
+        raise Unreadable(
+            exc.error["message"],
+            _run_views_without(session, run, span, asked, progress, raw, query, path),
+        ) from None
     out: dict[str, Any] = {"status": store.status(path)}
     names = list(asked or supported_views(model))
     later = _run_view_names(run, asked)  # run-level views: after the span's, as their uses
@@ -116,6 +121,23 @@ def report_run(
     _span_views(session, at, query, span_views, report, raw, later)
     _run_views(session, run, span, asked, progress, out, raw, query)
     return report
+
+
+def _run_views_without(
+    session: Session,
+    run: Run,
+    span: str | None,
+    asked: Sequence[str] | None,
+    progress: Progress | None,
+    raw: bool,
+    query: dict[str, str],
+    path: str,
+) -> dict[str, Any]:
+    """The span's trace could not be read: its status, and the run-level views all the
+    same (one broken file never hides the other ranks: each view lists it in `errors`)."""
+    out: dict[str, Any] = {"status": session.store.status(path)}
+    _run_views(session, run, span, asked, progress, out, raw, query)
+    return out
 
 
 def _span_views(

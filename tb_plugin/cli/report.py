@@ -38,7 +38,9 @@ def report_run(session: Session, run: Run, args: argparse.Namespace) -> dict[str
         )
     except NotFound as exc:
         raise ReportError(str(exc)) from None
-    except Unreadable as exc:
+    except Unreadable as exc:  # the run-level views answered all the same: printed
+        if args.format == "text" and len(exc.status) > 1:
+            _print_views(run.name, {k: v for k, v in exc.status.items() if k != "status"})
         raise RunFailed(str(exc), exc.status) from None
     except Refused as exc:
         raise ParamRefused(str(exc)) from None
@@ -51,13 +53,7 @@ def report_run(session: Session, run: Run, args: argparse.Namespace) -> dict[str
         args.too_large = True
     if model is None:  # a folder of memory snapshots or compile logs only
         if args.format == "text":
-            from ..api.lower import report_width
-            from .report_text import renderer_of  # the renderers: text only
-
-            width = report_width()
-            renderers = {n: renderer_of(n) for n in views}
-            blocks = [render(views[n], width) for n, render in renderers.items() if render]
-            print(f"== run {run.name}\n\n" + "\n\n".join(blocks) + "\n")
+            _print_views(run.name, views)
         return views
     if args.format == "text":
         from .report_text import render_text  # the renderers: text only
@@ -67,3 +63,14 @@ def report_run(session: Session, run: Run, args: argparse.Namespace) -> dict[str
         note = "partial trace (see status.warnings)"
         print(f"kinetoscope: run {run.name!r}: {note}", file=sys.stderr)
     return views
+
+
+def _print_views(run: str, views: dict[str, Any]) -> None:
+    """Run-level views as text, without a span's report (none, or it could not be read)."""
+    from ..api.lower import report_width
+    from .report_text import renderer_of  # the renderers: text only
+
+    width = report_width()
+    renderers = {n: renderer_of(n) for n in views}
+    blocks = [render(views[n], width) for n, render in renderers.items() if render]
+    print(f"== run {run}\n\n" + "\n\n".join(blocks) + "\n")
