@@ -286,3 +286,26 @@ def test_a_trace_of_a_few_events_has_a_path(tmp_path: Path, recorded: str) -> No
     want = {"nothing": {}, "one op": {"cpu": 5.0}, "one kernel": {"kernel": 5.0}}[recorded]
     assert view["by_kind"] == want
     assert view["span_us"] == (0.0 if recorded == "nothing" else 5.0)
+
+
+@pytest.mark.parametrize("full_graph_ranks", [16, 0])
+def test_steps_not_on_every_rank_are_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, full_graph_ranks: int
+) -> None:
+    """A run's step is one every rank has: rank 0 records steps, rank 1 none (its one step
+    is the whole trace), so no step is joined, and the answer says why, per rank."""
+    from kinetoscope.analysis.critical_path import run
+
+    with_steps = one_rank_job(tmp_path / "a")
+    without = one_rank_job(tmp_path / "b", steps=False)
+    folder = tmp_path / "logs" / "job"
+    folder.mkdir(parents=True)
+    (with_steps / "rank0.pt.trace.json").rename(folder / "rank0.pt.trace.json")
+    (without / "rank1.pt.trace.json").rename(folder / "rank1.pt.trace.json")
+    monkeypatch.setattr(run, "FULL_GRAPH_RANKS", full_graph_ranks)
+    view = run_critical_path(_run_context(folder))
+    assert view["steps"] == []
+    (said,) = [w for w in view["warnings"] if "not recorded on every rank" in w]
+    assert said.startswith(f"{ONE_RANK_STEPS + 1} steps not recorded on every rank")
+    assert "rank0: ProfilerStep#1, ProfilerStep#2, ProfilerStep#3" in said
+    assert "rank1: Whole trace" in said

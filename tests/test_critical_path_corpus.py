@@ -49,7 +49,9 @@ def test_the_ddp_paths_are_work_not_idle(tmp_path: Path, name: str, most_idle: f
     assert _idle_share(path) <= most_idle  # 85.8 % and 61-72 % before waits and threads
     said = " ".join(path["assumptions"])
     assert "cross-stream waits inferred" in said and "autograd backward thread" in said
-    assert path["warnings"] == []
+    # The only warning: ResNet's rank 1 recorded one step more (#8), which is left out.
+    left_out = ["worker1_span1: ProfilerStep#8"] if name.startswith("resnet") else []
+    assert [w.split("): ")[-1] for w in path["warnings"]] == left_out
     for factor in (2.0, 4.0):
         slower = run_whatif(_context(folder, collective="all_reduce", factor=factor))
         assert slower["saving_us"] <= 0.0, factor

@@ -353,7 +353,31 @@ def warnings(joint: Joint) -> list[str]:
     out = []
     for role, count in sorted(joint.graph.dropped.items()):
         out.append(f"{count} {role} links go back in time (the trace's clocks disagree): left out")
-    return out
+    return out + _steps_left_out(joint)
+
+
+SHOWN_STEPS = 3  # steps named per rank in the warning
+
+
+def _steps_left_out(joint: Joint) -> list[str]:
+    """A run's steps are those every rank has (by name): the others are said, per rank,
+    so a path of fewer steps, or none, says why."""
+    if len(joint.anchors) < 2:
+        return []
+    common = set(joint.anchors[0].names).intersection(*(a.names for a in joint.anchors[1:]))
+    shown, total = [], 0
+    for part, anchors in zip(joint.parts, joint.anchors):
+        extra = [name for name in anchors.names if name not in common]
+        total += len(extra)
+        if extra:
+            more = f" and {len(extra) - SHOWN_STEPS} more" if len(extra) > SHOWN_STEPS else ""
+            shown.append(f"{part.worker}: {', '.join(extra[:SHOWN_STEPS])}{more}")
+    if not total:
+        return []
+    return [
+        f"{total} steps not recorded on every rank are left out (a run's step is one every "
+        f"rank has, by name; {len(common)} are): " + "; ".join(shown)
+    ]
 
 
 def change_from(params: Mapping[str, Any]) -> Change | None:
