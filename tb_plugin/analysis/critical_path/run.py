@@ -21,6 +21,7 @@ from ...store.run_context import RunContext
 from ..core.ranks import assign_ranks
 from ..core.summary_cache import model_of
 from ..distributed.rank_summaries import Listed, summarize_all
+from .changes import change_of
 from .joint import JoinPart, Joint, join
 from .parts import part_of
 from .reduce import PathSummary
@@ -55,8 +56,9 @@ def _summarized(
     """Each rank's summary joined. A change on one rank (`rank`: the run's numbering, the
     Distributed view's, which only the join knows): every rank's recorded summary, and
     that rank's made again here under the change on the whole rank."""
-    one_rank = params.get("rank") not in (None, "")
-    whole_rank = {k: v for k, v in params.items() if k != "rank"}
+    change = change_of(params)
+    on_rank = change.rank if change is not None else None
+    each = {} if on_rank is not None else params  # what every rank's summary is made under
     summaries, failed = summarize_all(
         [s.path for _, s in picks],
         context.cache_dir,
@@ -64,7 +66,7 @@ def _summarized(
         context.progress,
         context.store,
         Listed.of(context.run, context.span, picks),
-        tier({} if one_rank else params),
+        tier(each),
     )
     parts: list[ReducedPart] = []
     stated: list[int | None] = []
@@ -74,20 +76,19 @@ def _summarized(
         if summary is None:
             errors.append({"worker": worker.name, "span": span.name, **(error or {})})
             continue
-        made = {} if one_rank else params
-        again = partial(_with_segments, span.path, context, made)
+        again = partial(_with_segments, span.path, context, each)
         parts.append(ReducedPart(summary, worker.name, summary.rank, again))
         stated.append(name_rank(worker.name, span.file))
         paths.append(span.path)
-    if one_rank:
-        ranks, _, _ = assign_ranks([(p.rank, s) for p, s in zip(parts, stated)])
-        for i, rank in enumerate(ranks):
-            if str(rank) == str(params["rank"]):
-                model = _model(paths[i], context)
+    _number(parts, stated)
+    if on_rank is not None:
+        whole_rank = {k: v for k, v in params.items() if k != "rank"}
+        for i, part in enumerate(parts):
+            if part.rank == on_rank:
+                changed = summarize(whole_rank, _model(paths[i], context))
                 again = partial(_with_segments, paths[i], context, whole_rank)
-                changed = summarize(whole_rank, model)
-                parts[i] = ReducedPart(changed, parts[i].worker, parts[i].rank, again)
-    return _joined(list(parts), stated), errors, True
+                parts[i] = ReducedPart(changed, part.worker, part.rank, again)
+    return _in_rank_order(list(parts)), errors, True
 
 
 def _full(context: RunContext, picks: Sequence[Any]) -> tuple[Joint, list[dict[str, Any]], bool]:
@@ -109,14 +110,19 @@ def _full(context: RunContext, picks: Sequence[Any]) -> tuple[Joint, list[dict[s
         stated.append(name_rank(worker.name, span.file))
         if context.progress is not None:
             context.progress(done + 1, len(picks))
-    return _joined(parts, stated), errors, False
+    _number(parts, stated)
+    return _in_rank_order(parts), errors, False
 
 
-def _joined(parts: list[JoinPart], stated: list[int | None]) -> Joint:
-    """The ranks numbered as the Distributed view numbers them, in rank order, joined."""
+def _number(parts: Sequence[JoinPart], stated: list[int | None]) -> None:
+    """The ranks numbered as the Distributed view numbers them."""
     ranks, _, _ = assign_ranks([(p.rank, s) for p, s in zip(parts, stated)])
     for part, rank in zip(parts, ranks):
         part.rank = rank
+
+
+def _in_rank_order(parts: list[JoinPart]) -> Joint:
+    """The numbered ranks joined in rank order."""
     parts.sort(key=lambda p: p.rank if p.rank is not None else -1)
     return join(parts)
 
