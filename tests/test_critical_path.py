@@ -309,3 +309,39 @@ def test_steps_not_on_every_rank_are_said(
     assert said.startswith(f"{ONE_RANK_STEPS + 1} steps not recorded on every rank")
     assert "rank0: ProfilerStep#1, ProfilerStep#2, ProfilerStep#3" in said
     assert "rank1: Whole trace" in said
+
+
+def test_a_runs_whatif_reads_each_rank_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A change on every rank of a large run: each rank's recorded and changed summaries
+    come from one reading of its trace (a pair), the same bytes as each made alone, and
+    the what-if answers as it does from the two tiers joined one after the other."""
+    import msgspec
+    from kinetoscope.analysis.core.summary_cache import model_of
+    from kinetoscope.analysis.critical_path import run
+    from kinetoscope.analysis.critical_path.summaries import summarize, summarize_pair
+    from kinetoscope.analysis.distributed import rank_summaries
+
+    folder = one_rank_job(tmp_path / "job")
+    change = {"kernel": "gemm_big", "factor": 0.25}
+    for trace in sorted(folder.glob("*.json")):
+        model = model_of(str(trace), None, None)
+        pair = summarize_pair(change, model)
+        assert pair.recorded.change == "" and pair.changed.change
+        for half, alone in (
+            (pair.recorded, summarize({}, model)),
+            (pair.changed, summarize(change, model)),
+        ):
+            assert msgspec.json.encode(half) == msgspec.json.encode(alone)
+    monkeypatch.setattr(run, "FULL_GRAPH_RANKS", 0)
+    read: list[str] = []
+    reader = rank_summaries._model_of
+    monkeypatch.setattr(rank_summaries, "_model_of", lambda p, *a: read.append(p) or reader(p, *a))
+    context = _run_context(folder, **change)
+    paired = dict(run_whatif(context))
+    assert sorted(read) == sorted(str(p) for p in folder.glob("*.json"))  # each once
+    joint, errors, _ = run.run_joint(context)
+    one_by_one = run.whatif_of(joint, "run", context.params, run.run_joint(context, change)[0])
+    assert paired == {**one_by_one, "errors": errors}
+    assert paired["method"] == "summaries" and paired["saving_us"] > 0

@@ -20,12 +20,13 @@ from ...store.errors import LoadFailed, describe_error
 from ...store.run_context import RunContext
 from ..core.ranks import assign_ranks
 from ..core.summary_cache import model_of
+from ..distributed.rank_job import Tier
 from ..distributed.rank_summaries import Listed, summarize_all
 from .changes import change_of
 from .joint import JoinPart, Joint, join
 from .parts import part_of
 from .reduce import PathSummary
-from .summaries import ReducedPart, summarize, tier
+from .summaries import ReducedPart, pair_tier, summarize, tier
 from .types import (
     CriticalPathParams,
     RunCriticalPathView,
@@ -59,28 +60,8 @@ def _summarized(
     change = change_of(params)
     on_rank = change.rank if change is not None else None
     each = {} if on_rank is not None else params  # what every rank's summary is made under
-    summaries, failed = summarize_all(
-        [s.path for _, s in picks],
-        context.cache_dir,
-        context.executor,
-        context.progress,
-        context.store,
-        Listed.of(context.run, context.span, picks),
-        tier(each),
-    )
-    parts: list[ReducedPart] = []
-    stated: list[int | None] = []
-    paths: list[str] = []
-    errors = []
-    for (worker, span), summary, error in zip(picks, summaries, failed):
-        if summary is None:
-            errors.append({"worker": worker.name, "span": span.name, **(error or {})})
-            continue
-        again = partial(_with_segments, span.path, context, each)
-        parts.append(ReducedPart(summary, worker.name, summary.rank, again))
-        stated.append(name_rank(worker.name, span.file))
-        paths.append(span.path)
-    _number(parts, stated)
+    summaries, failed = _summaries(context, picks, tier(each))
+    parts, errors, paths = _reduced_parts(context, picks, summaries, failed, each)
     if on_rank is not None:
         whole_rank = {k: v for k, v in params.items() if k != "rank"}
         for i, part in enumerate(parts):
@@ -89,6 +70,59 @@ def _summarized(
                 again = partial(_with_segments, paths[i], context, whole_rank)
                 parts[i] = ReducedPart(changed, part.worker, part.rank, again)
     return _in_rank_order(list(parts)), errors, True
+
+
+def _summarized_pairs(
+    context: RunContext, picks: list[Any], params: dict[str, Any]
+) -> tuple[Joint, Joint, list[dict[str, Any]]]:
+    """A change on every rank: each rank's recorded and changed summaries, made from one
+    reading of its trace (`PathSummaryPair`), joined as two jobs."""
+    pairs, failed = _summaries(context, picks, pair_tier(params))
+    recorded = [p.recorded if p is not None else None for p in pairs]
+    changed = [p.changed if p is not None else None for p in pairs]
+    before, errors, _ = _reduced_parts(context, picks, recorded, failed, {})
+    after, _, _ = _reduced_parts(context, picks, changed, failed, params)
+    return _in_rank_order(list(before)), _in_rank_order(list(after)), errors
+
+
+def _summaries(
+    context: RunContext, picks: list[Any], summary_tier: Tier[Any]
+) -> tuple[list[Any], list[Any]]:
+    """The tier's summary of every picked rank (None where it failed) and the errors."""
+    return summarize_all(
+        [s.path for _, s in picks],
+        context.cache_dir,
+        context.executor,
+        context.progress,
+        context.store,
+        Listed.of(context.run, context.span, picks),
+        summary_tier,
+    )
+
+
+def _reduced_parts(
+    context: RunContext,
+    picks: list[Any],
+    summaries: list[PathSummary | None],
+    failed: list[Any],
+    params: dict[str, Any],
+) -> tuple[list[ReducedPart], list[dict[str, Any]], list[str]]:
+    """The ranks as parts of a join, numbered (their summaries made under `params`), the
+    ranks that could not be read, and each part's trace file."""
+    parts: list[ReducedPart] = []
+    stated: list[int | None] = []
+    paths: list[str] = []
+    errors = []
+    for (worker, span), summary, error in zip(picks, summaries, failed):
+        if summary is None:
+            errors.append({"worker": worker.name, "span": span.name, **(error or {})})
+            continue
+        again = partial(_with_segments, span.path, context, params)
+        parts.append(ReducedPart(summary, worker.name, summary.rank, again))
+        stated.append(name_rank(worker.name, span.file))
+        paths.append(span.path)
+    _number(parts, stated)
+    return parts, errors, paths
 
 
 def _full(context: RunContext, picks: Sequence[Any]) -> tuple[Joint, list[dict[str, Any]], bool]:
@@ -150,8 +184,15 @@ def run_critical_path(context: RunContext) -> RunCriticalPathView:
 def run_whatif(context: RunContext) -> RunWhatIfView:
     """The run's steps re-timed with one change, across ranks: the predicted step time
     and the new critical path."""
-    joint, errors, reduced = run_joint(context)
-    changed = run_joint(context, context.params)[0] if reduced else None
+    params = dict(context.params)
+    picks = chosen_spans(context.run, context.span)
+    change = change_of(params)
+    changed: Joint | None
+    if len(picks) > FULL_GRAPH_RANKS and change is not None and change.rank is None:
+        joint, changed, errors = _summarized_pairs(context, picks, params)
+    else:
+        joint, errors, reduced = run_joint(context)
+        changed = run_joint(context, params)[0] if reduced else None
     view = whatif_of(joint, "run", cast(WhatIfParams, context.params), changed)
     return {**view, "errors": errors}  # type: ignore[typeddict-item]
 
