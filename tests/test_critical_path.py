@@ -311,20 +311,24 @@ def test_steps_not_on_every_rank_are_said(
     assert "rank1: Whole trace" in said
 
 
+@pytest.mark.parametrize("on_rank", [None, 0])
 def test_a_runs_whatif_reads_each_rank_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, on_rank: int | None
 ) -> None:
-    """A change on every rank of a large run: each rank's recorded and changed summaries
-    come from one reading of its trace (a pair), the same bytes as each made alone, and
-    the what-if answers as it does from the two tiers joined one after the other."""
+    """A change in a large run reads each rank's trace once (twice: the recorded and
+    the changed summaries, once cost a run's what-if two passes over every file): on
+    every rank, each rank's two summaries come from one reading (a pair), the same bytes
+    as each made alone; on one rank, the recorded summaries are joined again with that
+    rank's made under the change. The answer is the one the two tiers, made one after the
+    other, give."""
     import msgspec
     from kinetoscope.analysis.core.summary_cache import model_of
     from kinetoscope.analysis.critical_path import run
-    from kinetoscope.analysis.critical_path.summaries import summarize, summarize_pair
+    from kinetoscope.analysis.critical_path.summaries import summarize, summarize_pair, tier
     from kinetoscope.analysis.distributed import rank_summaries
 
     folder = one_rank_job(tmp_path / "job")
-    change = {"kernel": "gemm_big", "factor": 0.25}
+    change: dict[str, Any] = {"kernel": "gemm_big", "factor": 0.25}
     for trace in sorted(folder.glob("*.json")):
         model = model_of(str(trace), None, None)
         pair = summarize_pair(change, model)
@@ -334,14 +338,23 @@ def test_a_runs_whatif_reads_each_rank_once(
             (pair.changed, summarize(change, model)),
         ):
             assert msgspec.json.encode(half) == msgspec.json.encode(alone)
+    if on_rank is not None:
+        change["rank"] = on_rank
     monkeypatch.setattr(run, "FULL_GRAPH_RANKS", 0)
     read: list[str] = []
     reader = rank_summaries._model_of
     monkeypatch.setattr(rank_summaries, "_model_of", lambda p, *a: read.append(p) or reader(p, *a))
     context = _run_context(folder, **change)
-    paired = dict(run_whatif(context))
+    answer = dict(run_whatif(context))
     assert sorted(read) == sorted(str(p) for p in folder.glob("*.json"))  # each once
     joint, errors, _ = run.run_joint(context)
-    one_by_one = run.whatif_of(joint, "run", context.params, run.run_joint(context, change)[0])
-    assert paired == {**one_by_one, "errors": errors}
-    assert paired["method"] == "summaries" and paired["saving_us"] > 0
+    picks = run.chosen_spans(context.run, context.span)
+    if on_rank is None:
+        summaries, failed = run._summaries(context, picks, tier(change))
+        changed = run._reduced_parts(context, picks, summaries, failed, change)[0]
+    else:
+        parts, _, paths = run._recorded_parts(context, picks)
+        changed = run._changed_on_rank(context, parts, paths, change, on_rank)
+    one_by_one = run.whatif_of(joint, "run", context.params, run._in_rank_order(changed))
+    assert answer == {**one_by_one, "errors": errors}
+    assert answer["method"] == "summaries" and answer["saving_us"] > 0

@@ -7,7 +7,7 @@ kept in the run's pack (one per change), and the summaries are joined (`reduce.p
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from functools import partial
 from typing import Any, cast
 
@@ -40,36 +40,60 @@ from .view import critical_path_of, top_gains_of, whatif_of
 FULL_GRAPH_RANKS = 16
 
 
-def run_joint(
-    context: RunContext, change: Mapping[str, Any] | None = None
-) -> tuple[Joint, list[dict[str, Any]], bool]:
-    """The run's ranks joined (their summaries under `change` when the run is large), the
+def run_joint(context: RunContext) -> tuple[Joint, list[dict[str, Any]], bool]:
+    """The run's ranks joined as recorded (their summaries when the run is large), the
     ranks that could not be read (`errors`), and whether the summaries were joined."""
     picks = chosen_spans(context.run, context.span)
     if len(picks) > FULL_GRAPH_RANKS:
-        return _summarized(context, picks, dict(change or {}))
+        parts, errors, _ = _recorded_parts(context, picks)
+        return _in_rank_order(parts), errors, True
     return _full(context, picks)
 
 
-def _summarized(
-    context: RunContext, picks: list[Any], params: dict[str, Any]
-) -> tuple[Joint, list[dict[str, Any]], bool]:
-    """Each rank's summary joined. A change on one rank (`rank`: the run's numbering, the
-    Distributed view's, which only the join knows): every rank's recorded summary, and
-    that rank's made again here under the change on the whole rank."""
+def run_joints(
+    context: RunContext, params: dict[str, Any]
+) -> tuple[Joint, Joint | None, list[dict[str, Any]]]:
+    """The run joined as recorded and, when its ranks are summarised, under the change
+    `params` names (None: the change re-times the recorded joint's whole graphs), and the
+    ranks that could not be read. Each rank's trace is read once."""
+    picks = chosen_spans(context.run, context.span)
     change = change_of(params)
-    on_rank = change.rank if change is not None else None
-    each = {} if on_rank is not None else params  # what every rank's summary is made under
-    summaries, failed = _summaries(context, picks, tier(each))
-    parts, errors, paths = _reduced_parts(context, picks, summaries, failed, each)
-    if on_rank is not None:
-        whole_rank = {k: v for k, v in params.items() if k != "rank"}
-        for i, part in enumerate(parts):
-            if part.rank == on_rank:
-                changed = summarize(whole_rank, _model(paths[i], context))
-                again = partial(_with_segments, paths[i], context, whole_rank)
-                parts[i] = ReducedPart(changed, part.worker, part.rank, again)
-    return _in_rank_order(list(parts)), errors, True
+    if len(picks) <= FULL_GRAPH_RANKS or change is None:
+        joint, errors, _ = run_joint(context)
+        return joint, None, errors
+    if change.rank is None:
+        return _summarized_pairs(context, picks, params)
+    parts, errors, paths = _recorded_parts(context, picks)
+    changed = _changed_on_rank(context, parts, paths, params, change.rank)
+    return _in_rank_order(parts), _in_rank_order(changed), errors
+
+
+def _recorded_parts(
+    context: RunContext, picks: list[Any]
+) -> tuple[list[ReducedPart], list[dict[str, Any]], list[str]]:
+    """Each rank's recorded summary as a part of a join (`_reduced_parts`)."""
+    summaries, failed = _summaries(context, picks, tier({}))
+    return _reduced_parts(context, picks, summaries, failed, {})
+
+
+def _changed_on_rank(
+    context: RunContext,
+    parts: list[ReducedPart],
+    paths: list[str],
+    params: dict[str, Any],
+    on_rank: int,
+) -> list[ReducedPart]:
+    """The recorded parts with rank `on_rank` (the run's numbering, the Distributed
+    view's, which only the join knows) made again here under the change on the whole
+    rank: the workers cannot know the run's numbering."""
+    whole_rank = {k: v for k, v in params.items() if k != "rank"}
+    out = list(parts)
+    for i, part in enumerate(parts):
+        if part.rank == on_rank:
+            changed = summarize(whole_rank, _model(paths[i], context))
+            again = partial(_with_segments, paths[i], context, whole_rank)
+            out[i] = ReducedPart(changed, part.worker, part.rank, again)
+    return out
 
 
 def _summarized_pairs(
@@ -82,7 +106,7 @@ def _summarized_pairs(
     changed = [p.changed if p is not None else None for p in pairs]
     before, errors, _ = _reduced_parts(context, picks, recorded, failed, {})
     after, _, _ = _reduced_parts(context, picks, changed, failed, params)
-    return _in_rank_order(list(before)), _in_rank_order(list(after)), errors
+    return _in_rank_order(before), _in_rank_order(after), errors
 
 
 def _summaries(
@@ -155,10 +179,9 @@ def _number(parts: Sequence[JoinPart], stated: list[int | None]) -> None:
         part.rank = rank
 
 
-def _in_rank_order(parts: list[JoinPart]) -> Joint:
+def _in_rank_order(parts: Sequence[JoinPart]) -> Joint:
     """The numbered ranks joined in rank order."""
-    parts.sort(key=lambda p: p.rank if p.rank is not None else -1)
-    return join(parts)
+    return join(sorted(parts, key=lambda p: p.rank if p.rank is not None else -1))
 
 
 def _with_segments(path: str, context: RunContext, params: dict[str, Any]) -> PathSummary:
@@ -184,15 +207,7 @@ def run_critical_path(context: RunContext) -> RunCriticalPathView:
 def run_whatif(context: RunContext) -> RunWhatIfView:
     """The run's steps re-timed with one change, across ranks: the predicted step time
     and the new critical path."""
-    params = dict(context.params)
-    picks = chosen_spans(context.run, context.span)
-    change = change_of(params)
-    changed: Joint | None
-    if len(picks) > FULL_GRAPH_RANKS and change is not None and change.rank is None:
-        joint, changed, errors = _summarized_pairs(context, picks, params)
-    else:
-        joint, errors, reduced = run_joint(context)
-        changed = run_joint(context, params)[0] if reduced else None
+    joint, changed, errors = run_joints(context, dict(context.params))
     view = whatif_of(joint, "run", cast(WhatIfParams, context.params), changed)
     return {**view, "errors": errors}  # type: ignore[typeddict-item]
 
