@@ -127,8 +127,8 @@ def summarize(params: dict[str, Any], model: TraceModel, segments: bool = False)
 
 
 def _view(params: dict[str, Any], kind: str = "") -> str:
-    """The summaries' view under the change `params` names: one per change (and `kind`:
-    "pair" for a what-if's pairs)."""
+    """The summaries' view under the change `params` names: one per change and `kind`
+    ("-pair": a what-if's pairs)."""
     change = change_of(params)
     label = change.label() if change is not None else "recorded"
     digest = hashlib.sha1(label.encode("utf-8")).hexdigest()[:16]
