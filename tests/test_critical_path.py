@@ -358,3 +358,41 @@ def test_a_runs_whatif_reads_each_rank_once(
     one_by_one = run.whatif_of(joint, "run", context.params, run._in_rank_order(changed))
     assert answer == {**one_by_one, "errors": errors}
     assert answer["method"] == "summaries" and answer["saving_us"] > 0
+
+
+def test_a_runs_summaries_are_kept_for_the_next_view(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a cache: a what-if's pairs are kept as their halves, where the run's critical
+    path and the same what-if find them (no trace read again); a what-if after the
+    critical path makes only the changed summaries (each trace read once). Every answer
+    is the one made from nothing."""
+    from kinetoscope.analysis.critical_path import run
+    from kinetoscope.analysis.distributed import rank_summaries
+
+    folder = one_rank_job(tmp_path / "job")
+    traces = sorted(str(p) for p in folder.glob("*.json"))
+    change = {"kernel": "gemm_big", "factor": 0.25}
+    other = {"kernel": "gemm_big", "factor": 2.0}
+    monkeypatch.setattr(run, "FULL_GRAPH_RANKS", 0)
+    cold = {
+        "path": run_critical_path(_run_context(folder)),
+        "change": dict(run_whatif(_run_context(folder, **change))),
+        "other": dict(run_whatif(_run_context(folder, **other))),
+    }
+    read: list[str] = []
+    reader = rank_summaries._model_of
+    monkeypatch.setattr(rank_summaries, "_model_of", lambda p, *a: read.append(p) or reader(p, *a))
+
+    def asked(**params: Any) -> tuple[dict[str, Any], list[str]]:
+        run_ = next(r for r in scan_logdir(str(folder.parent)) if r.name == folder.name)
+        context = RunContext((run_,), None, params, str(tmp_path / "cache"))
+        view = run_whatif(context) if params else run_critical_path(context)
+        done = sorted(read)
+        read.clear()
+        return dict(view), done
+
+    assert asked(**change) == (cold["change"], traces)  # the pairs: one reading each
+    assert asked() == (cold["path"], [])  # the recorded halves were kept
+    assert asked(**change) == (cold["change"], [])  # both halves kept
+    assert asked(**other) == (cold["other"], traces)  # the changed ones only

@@ -21,7 +21,7 @@ from ...store.run_context import RunContext
 from ..core.ranks import assign_ranks
 from ..core.summary_cache import model_of
 from ..distributed.rank_job import Tier
-from ..distributed.rank_summaries import Listed, summarize_all
+from ..distributed.rank_summaries import Listed, keep_summaries, kept_summaries, summarize_all
 from .changes import change_of
 from .joint import JoinPart, Joint, join
 from .parts import part_of
@@ -62,7 +62,7 @@ def run_joints(
         joint, errors, _ = run_joint(context)
         return joint, None, errors
     if change.rank is None:
-        return _summarized_pairs(context, picks, params)
+        return _changed_everywhere(context, picks, params)
     parts, errors, paths = _recorded_parts(context, picks)
     changed = _changed_on_rank(context, parts, paths, params, change.rank)
     return _in_rank_order(parts), _in_rank_order(changed), errors
@@ -96,30 +96,41 @@ def _changed_on_rank(
     return out
 
 
-def _summarized_pairs(
+def _changed_everywhere(
     context: RunContext, picks: list[Any], params: dict[str, Any]
 ) -> tuple[Joint, Joint, list[dict[str, Any]]]:
-    """A change on every rank: each rank's recorded and changed summaries, made from one
-    reading of its trace (`PathSummaryPair`), joined as two jobs."""
-    pairs, failed = _summaries(context, picks, pair_tier(params))
-    recorded = [p.recorded if p is not None else None for p in pairs]
-    changed = [p.changed if p is not None else None for p in pairs]
+    """A change on every rank joined as two jobs, recorded and changed. Where the run's
+    recorded summaries are all kept (its critical path or a what-if was asked), only the
+    changed ones are made (or found kept); else each rank's two from one reading of its
+    trace (`PathSummaryPair`), and each half kept in its own tier's pack of the run, where
+    the critical path and the next what-if look."""
+    paths, listed = [s.path for _, s in picks], Listed.of(context.run, context.span, picks)
+    recorded: list[Any] | None = kept_summaries(paths, context.cache_dir, listed, tier({}))
+    if recorded is not None:
+        changed, failed = _summaries(context, picks, tier(params))
+    else:
+        pairs, failed = _summaries(context, picks, pair_tier(params), packed=False)
+        recorded = [p.recorded if p is not None else None for p in pairs]
+        changed = [p.changed if p is not None else None for p in pairs]
+        keep_summaries(paths, context.cache_dir, listed, tier({}), recorded)
+        keep_summaries(paths, context.cache_dir, listed, tier(params), changed)
     before, errors, _ = _reduced_parts(context, picks, recorded, failed, {})
     after, _, _ = _reduced_parts(context, picks, changed, failed, params)
     return _in_rank_order(before), _in_rank_order(after), errors
 
 
 def _summaries(
-    context: RunContext, picks: list[Any], summary_tier: Tier[Any]
+    context: RunContext, picks: list[Any], summary_tier: Tier[Any], packed: bool = True
 ) -> tuple[list[Any], list[Any]]:
-    """The tier's summary of every picked rank (None where it failed) and the errors."""
+    """The tier's summary of every picked rank (None where it failed) and the errors;
+    `packed`: kept in (and first looked for in) the tier's pack of the run."""
     return summarize_all(
         [s.path for _, s in picks],
         context.cache_dir,
         context.executor,
         context.progress,
         context.store,
-        Listed.of(context.run, context.span, picks),
+        Listed.of(context.run, context.span, picks) if packed else None,
         summary_tier,
     )
 
