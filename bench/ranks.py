@@ -17,6 +17,10 @@ rank 0 once for its ``status``), bounded and measured by ``_proc`` (wall time; p
 summed over the process tree, sampled every 0.2 s). The view must list every rank and no
 error. Results go to ``bench/results/ranks-<UTC time>.json`` and a table.
 
+``--view`` (with ``--param KEY=VALUE``) measures another run-level view the same way, e.g.
+``--layout 8x1x256 --modes in-process --view run_whatif --param kernel=... --param
+factor=0.5`` (checked to answer without a rank's error).
+
 ``--layout TPxPPxDP`` measures a job of process groups instead (``_group_runs.py``: the
 test suite's synthetic job as trace files, one slow rank and one slow link): a cold run
 (empty cache; it fills the summary cache) then a warm one (summaries read back), each
@@ -56,6 +60,8 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     p.add_argument("--layout", help="TPxPPxDP: a job of process groups, cold then warm")
     p.add_argument("--layout-steps", type=int, default=20, help="profiled steps a rank")
     p.add_argument("--src", default=DEFAULT_SRC, help="rank trace to tile (corpus-relative)")
+    p.add_argument("--view", default="distributed", help="the run-level view measured")
+    p.add_argument("--param", action="append", default=[], help="KEY=VALUE of the view")
     add_common_arguments(p, "ranks", 3600.0)
     args = p.parse_args(argv)
     if args.quick:
@@ -71,12 +77,14 @@ def measure(
     args: argparse.Namespace,
     phase: str = "",
 ) -> dict[str, Any]:
-    """One `kinetoscope report --view distributed` of `run`, in `mode`: cold without a
-    cache, or (`phase` "cold"/"warm") with the run's summary cache, empty or filled."""
+    """One `kinetoscope report --view distributed` (or `args.view`) of `run`, in `mode`:
+    cold without a cache, or (`phase` "cold"/"warm") with the run's summary cache, empty
+    or filled."""
     name = f"ranks{run.ranks}-{mode}" + (f"-{phase}" if phase else "")
     out, log = work / "out" / f"{name}.json", work / "logs" / f"{name}.log"
     cmd = [str(python), "-m", "kinetoscope", "report", str(run.logdir), "--format", "json"]
-    cmd += ["--view", "distributed", *([] if phase else ["--no-cache"]), *MODES[mode]]
+    cmd += ["--view", args.view, *([] if phase else ["--no-cache"]), *MODES[mode]]
+    cmd += [arg for param in args.param for arg in ("--param", param)]
     cache = work / "cache" / (f"ranks{run.ranks}-{mode}" if phase else name)
     if phase == "cold":
         shutil.rmtree(cache, ignore_errors=True)
@@ -85,7 +93,11 @@ def measure(
     if phase:
         row["phase"] = phase
     error = outcome_error(outcome)
-    if error is None:
+    if error is None and args.view != "distributed":
+        answer = json.loads(out.read_bytes()).get(args.view)
+        if not isinstance(answer, dict) or answer.get("errors"):
+            error = f"{args.view}: {str(answer)[:200]}"
+    elif error is None:
         view = json.loads(out.read_bytes())["distributed"]
         found = [r["rank"] for r in view["ranks"]]
         if found != list(range(run.ranks)) or view["errors"]:
@@ -173,6 +185,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     results = {
         "started_utc": started,
         "src": source,
+        "view": args.view,
+        "params": args.param,
         "rank_json_bytes": rank_bytes,
         "rank_workers": os.environ.get("KINETOSCOPE_RANK_WORKERS", "2"),
         "machine": {**machine_facts(python), "loadavg_start": busy},
