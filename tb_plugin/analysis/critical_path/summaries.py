@@ -1,8 +1,7 @@
 """Rank summaries in a run's join (`run.py`): the per-rank tiers that make them where each
 rank is read (the Distributed view's pools) and keep them in the run's pack, one view
-per change (a what-if's: the recorded and the changed summary of a rank as a pair, made
-from one reading of its trace); and a rank of the join read from its summary
-(`ReducedPart`)."""
+per change (a what-if makes a rank's recorded and changed summaries as a pair, from one
+reading of its trace); and a rank of the join read from its summary (`ReducedPart`)."""
 
 from __future__ import annotations
 
