@@ -89,6 +89,30 @@ def test_the_cluster_gives_the_in_process_view(tmp_path: Path, scheduler: str, s
 
 
 @pytest.mark.slow
+def test_a_runs_whatif_on_the_cluster(
+    tmp_path: Path, scheduler: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run's what-if over rank summaries on the cluster: one task a rank (its recorded
+    and changed summaries as a pair), the answer the in-process one."""
+    from kinetoscope.analysis.critical_path import run as critical_path_run
+
+    monkeypatch.setattr(critical_path_run, "FULL_GRAPH_RANKS", 0)
+    run = the_run(rank_job(tmp_path / "job", 6, steps=3, kernels_per_step=10))
+    change = {"rank_all": 1, "factor": 0.5}
+    in_process = as_json(critical_path_run.run_whatif(RunContext((run,), None, change)))
+    before = tasks_run_on(scheduler)
+    dask = DaskRanks(scheduler)
+    try:
+        context = RunContext((run,), None, change, executor=dask)
+        on_cluster = as_json(critical_path_run.run_whatif(context))
+    finally:
+        dask.shutdown()
+    assert on_cluster == in_process and on_cluster["method"] == "summaries"
+    assert on_cluster["saving_us"] > 0 and on_cluster["errors"] == []
+    assert tasks_run_on(scheduler) - before == len(run.workers)
+
+
+@pytest.mark.slow
 def test_cli_with_dask(tmp_path: Path, scheduler: str, capsys: pytest.CaptureFixture[str]) -> None:
     rank_job(tmp_path / "logs" / "job", 10, steps=2, kernels_per_step=10)
     report = ["report", str(tmp_path / "logs"), "--format", "json", "--view", "distributed"]
