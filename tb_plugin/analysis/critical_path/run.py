@@ -3,7 +3,9 @@ joined at the collectives (`joint.py`). A run job of the store. Up to FULL_GRAPH
 ranks, every rank's whole graph is joined (each trace from the store, the plugin's, else
 read here through the cache): exact. Beyond, each rank is summarised where it is read (the
 Distributed view's pools, a process pool or a cluster: `distributed/rank_summaries.py`) and
-kept in the run's pack (one per change), and the summaries are joined (`reduce.py`)."""
+kept in the run's pack (one per change), and the summaries are joined (`reduce.py`); the
+recorded path summarises in full only the ranks it may enter, the others joined from the
+Distributed view's summaries (`stubs.py`)."""
 
 from __future__ import annotations
 
@@ -21,11 +23,18 @@ from ...store.run_context import RunContext
 from ..core.ranks import assign_ranks
 from ..core.summary_cache import model_of
 from ..distributed.rank_job import Tier
-from ..distributed.rank_summaries import Listed, keep_summaries, kept_summaries, summarize_all
+from ..distributed.rank_summaries import (
+    DISTRIBUTED,
+    Listed,
+    keep_summaries,
+    kept_summaries,
+    summarize_all,
+)
 from .changes import change_of
 from .joint import JoinPart, Joint, join
 from .parts import part_of
 from .reduce import PathSummary
+from .stubs import StubPart, candidates, stub_of, stubs_on_path
 from .summaries import ReducedPart, pair_tier, summarize, tier
 from .types import (
     CriticalPathParams,
@@ -38,16 +47,96 @@ from .types import (
 from .view import critical_path_of, top_gains_of, whatif_of
 
 FULL_GRAPH_RANKS = 16
+MAX_ROUNDS = 4  # joins with stubs before every rank is summarised in full
 
 
 def run_joint(context: RunContext) -> tuple[Joint, list[dict[str, Any]], bool]:
     """The run's ranks joined as recorded (their summaries when the run is large), the
     ranks that could not be read (`errors`), and whether the summaries were joined."""
     picks = chosen_spans(context.run, context.span)
-    if len(picks) > FULL_GRAPH_RANKS:
-        parts, errors, _ = _recorded_parts(context, picks)
-        return _in_rank_order(parts), errors, True
-    return _full(context, picks)
+    if len(picks) <= FULL_GRAPH_RANKS:
+        return _full(context, picks)
+    listed = Listed.of(context.run, context.span, picks)
+    kept = kept_summaries([s.path for _, s in picks], context.cache_dir, listed, tier({}))
+    lazily = None if kept is not None else _joined_lazily(context, picks)
+    if lazily is not None:
+        return lazily[0], lazily[1], True
+    parts, errors, _ = _recorded_parts(context, picks)
+    return _in_rank_order(parts), errors, True
+
+
+def _joined_lazily(
+    context: RunContext, picks: list[Any]
+) -> tuple[Joint, list[dict[str, Any]]] | None:
+    """The run joined from every rank's Distributed view summary (`stubs.py`), with a
+    full summary only for the ranks its recorded path may enter, those it entered added
+    until it enters none; None where a rank cannot be a stub (no ProfilerStep)."""
+    found, failed = _summaries(context, picks, DISTRIBUTED)
+    stubs: dict[int, StubPart] = {}
+    for i, summary in enumerate(found):
+        stub = stub_of(summary, picks[i][0].name) if summary is not None else None
+        if summary is not None and stub is None:
+            return None
+        if stub is not None:
+            stubs[i] = stub
+    if not stubs:
+        return None
+    errors = {i: _error(picks[i], failed[i]) for i, s in enumerate(found) if s is None}
+    _number(list(stubs.values()), [name_rank(picks[i][0].name, picks[i][1].file) for i in stubs])
+    in_order = sorted(stubs, key=lambda i: _order_key(stubs[i]))  # as `_in_rank_order`
+    full = {in_order[k] for k in candidates([stubs[i] for i in in_order])}
+    for _ in range(MAX_ROUNDS):
+        parts, pick_of, lost = _mixed_parts(context, picks, stubs, full)
+        if not all(_same_steps(p, stubs[pick_of[id(p)]]) for p in parts):
+            return None
+        joint = _in_rank_order(parts)
+        entered = stubs_on_path(joint)
+        if not entered:
+            errors.update(lost)
+            return joint, [errors[i] for i in sorted(errors)]
+        full |= {pick_of[id(joint.parts[k])] for k in entered}
+    return None
+
+
+def _same_steps(part: JoinPart, stub: StubPart) -> bool:
+    """A rank's graph anchors the steps the Distributed view finds, except a step with no
+    host op of its thread inside it (the corpus has 5 traces of one such step): where a
+    rank summarised in full shows one, the run's ranks are not taken as stubs."""
+    return part is stub or part.anchors.names == stub.anchors.names
+
+
+def _mixed_parts(
+    context: RunContext, picks: list[Any], stubs: dict[int, StubPart], full: set[int]
+) -> tuple[list[JoinPart], dict[int, int], dict[int, dict[str, Any]]]:
+    """The readable ranks as parts, numbered: those in `full` from their summaries (made,
+    or found kept in the run's pack), the others as their stubs; each part's pick (by
+    the part's id), and the errors of the ranks in `full` that could not be summarised."""
+    chosen = sorted(full)
+    summaries, failed = _summaries(context, [picks[i] for i in chosen], tier({}))
+    summary_of = dict(zip(chosen, summaries))
+    lost = {i: _error(picks[i], e) for i, s, e in zip(chosen, summaries, failed) if s is None}
+    parts: list[JoinPart] = []
+    stated: list[int | None] = []
+    pick_of: dict[int, int] = {}
+    for i, stub in stubs.items():
+        summary = summary_of.get(i)
+        if i in lost:
+            continue
+        if summary is None:
+            part: JoinPart = stub
+        else:
+            again = partial(_with_segments, picks[i][1].path, context, {})
+            part = ReducedPart(summary, stub.worker, summary.rank, again)
+        parts.append(part)
+        pick_of[id(part)] = i
+        stated.append(name_rank(picks[i][0].name, picks[i][1].file))
+    _number(parts, stated)
+    return parts, pick_of, lost
+
+
+def _error(pick: Any, error: Any) -> dict[str, Any]:
+    worker, span = pick
+    return {"worker": worker.name, "span": span.name, **(error or {})}
 
 
 def run_joints(
@@ -192,7 +281,11 @@ def _number(parts: Sequence[JoinPart], stated: list[int | None]) -> None:
 
 def _in_rank_order(parts: Sequence[JoinPart]) -> Joint:
     """The numbered ranks joined in rank order."""
-    return join(sorted(parts, key=lambda p: p.rank if p.rank is not None else -1))
+    return join(sorted(parts, key=_order_key))
+
+
+def _order_key(part: JoinPart) -> int:
+    return part.rank if part.rank is not None else -1
 
 
 def _with_segments(path: str, context: RunContext, params: dict[str, Any]) -> PathSummary:
@@ -212,6 +305,14 @@ def run_critical_path(context: RunContext) -> RunCriticalPathView:
     query decoded by the endpoint's request type, so the casts below say what it is."""
     joint, errors, _ = run_joint(context)
     view = critical_path_of(joint, "run", cast(CriticalPathParams, context.params))
+    stubs = sum(isinstance(p, StubPart) for p in joint.parts)
+    if stubs:
+        view["assumptions"].append(
+            f"{stubs} of {len(joint.parts)} ranks were read for their collectives and "
+            "steps only (the Distributed view's summaries): the path enters a rank only "
+            "where it ends a step last or arrives last at a collective, and it enters "
+            "none of them; their own assumptions are not listed"
+        )
     return {**view, "errors": errors}  # type: ignore[typeddict-item]
 
 

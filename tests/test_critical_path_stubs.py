@@ -1,0 +1,113 @@
+"""A run's recorded critical path joined with stubs (`critical_path/stubs.py`): every rank
+read for its collectives and steps (the Distributed view's summary), a full summary only
+for the ranks the path may enter. The answer is the join of every rank's full summary,
+on built jobs whose paths cross ranks; a path that enters a stub makes that rank full."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from critical_path_jobs import hidden_job, one_rank_job
+from kinetoscope.analysis.critical_path import run, stubs
+from kinetoscope.analysis.critical_path.run import run_critical_path
+from kinetoscope.analysis.distributed import rank_summaries
+from kinetoscope.analysis.distributed.rank_summaries import analyze_run
+from kinetoscope.ingest.discovery import scan_logdir
+from kinetoscope.store import pools
+from kinetoscope.store.run_context import RunContext
+from synthetic_job import Layout, write_traces
+
+NOTE = "collectives and steps only"
+
+
+def _group_job(folder: Path) -> Path:
+    """16 ranks (TP 2, PP 2, DP 4), 3 steps, one slow rank and one slow TP group: each
+    step's path crosses ranks at the groups' collectives."""
+    layout = Layout(2, 2, 4, steps=3, slow_ranks={5}, slow_groups={"2"})
+    return write_traces(layout, folder)
+
+
+def _context(folder: Path, cache: Path | None = None) -> RunContext:
+    found = next(r for r in scan_logdir(str(folder.parent)) if r.name == folder.name)
+    return RunContext((found,), None, {}, str(cache) if cache else None)
+
+
+def _every_rank_in_full(folder: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    with monkeypatch.context() as m:
+        m.setattr(run, "_joined_lazily", lambda *a: None)
+        return dict(run_critical_path(_context(folder)))
+
+
+def _without_note(view: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    notes = [a for a in view["assumptions"] if NOTE in a]
+    assert len(notes) == 1, view["assumptions"]
+    return {**view, "assumptions": [a for a in view["assumptions"] if NOTE not in a]}, notes[0]
+
+
+def _reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The traces read from now on: in threads, where they can be counted."""
+    monkeypatch.setattr(pools, "PROCESS_POOL_MIN_RANKS", 1 << 20)
+    monkeypatch.setattr(rank_summaries, "PROCESS_POOL_MIN_RANKS", 1 << 20)
+    read: list[str] = []
+    reader = rank_summaries._model_of
+    monkeypatch.setattr(rank_summaries, "_model_of", lambda p, *a: read.append(p) or reader(p, *a))
+    return read
+
+
+@pytest.mark.parametrize("job", [_group_job, one_rank_job, hidden_job])
+def test_a_runs_path_summarises_in_full_only_the_ranks_it_may_enter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, job: Any
+) -> None:
+    """The same answer as every rank's full summary joined, but for the note of how many
+    ranks were stubs; the traces read are every rank's once (its collectives and steps)
+    and the candidates' once more."""
+    folder = job(tmp_path / "job")
+    monkeypatch.setattr(run, "FULL_GRAPH_RANKS", 0)
+    whole = _every_rank_in_full(folder, monkeypatch)
+    read = _reads(monkeypatch)
+    lazily = dict(run_critical_path(_context(folder)))
+    answer, note = _without_note(lazily)
+    assert answer == whole
+    ranks = len(list(folder.glob("*.json")))
+    stubbed = int(note.split(" of ")[0])
+    assert note.startswith(f"{stubbed} of {ranks} ranks") and 0 < stubbed < ranks
+    assert len(read) == 2 * ranks - stubbed
+    assert {s["rank"] for s in answer["segments"]} <= {r["rank"] for r in answer["by_rank"]}
+
+
+def test_a_path_that_enters_a_stub_makes_that_rank_full(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No candidate named (as if a stub's times had been rounded away from its graph's):
+    each join whose path enters stubs makes them full and joins again, to the answer of
+    every rank's full summary."""
+    folder = _group_job(tmp_path / "job")
+    monkeypatch.setattr(run, "FULL_GRAPH_RANKS", 0)
+    whole = _every_rank_in_full(folder, monkeypatch)
+    rounds: list[set[int]] = []
+    on_path = stubs.stubs_on_path
+    monkeypatch.setattr(run, "candidates", lambda parts: set())
+    monkeypatch.setattr(run, "MAX_ROUNDS", 64)
+    monkeypatch.setattr(run, "stubs_on_path", lambda j: rounds.append(on_path(j)) or rounds[-1])
+    answer = dict(run_critical_path(_context(folder)))
+    assert len(rounds) >= 2 and rounds[0] and not rounds[-1]
+    assert _without_note(answer)[0] == whole
+
+
+def test_a_runs_path_keeps_the_distributed_views_summaries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a cache, the ranks read for their collectives and steps are the Distributed
+    view's summaries, kept: that view next reads no trace, and the path asked again reads
+    none (the candidates' full summaries were kept too)."""
+    folder = _group_job(tmp_path / "job")
+    monkeypatch.setattr(run, "FULL_GRAPH_RANKS", 0)
+    cache = tmp_path / "cache"
+    first = dict(run_critical_path(_context(folder, cache)))
+    read = _reads(monkeypatch)
+    distributed = analyze_run(_context(folder, cache))
+    assert read == [] and not distributed["errors"]
+    assert len(distributed["ranks"]) == 16
+    assert dict(run_critical_path(_context(folder, cache))) == first and read == []
