@@ -207,14 +207,6 @@ def test_rank_summaries_give_the_whole_graphs_answers(
         assert got is None or got["method"] == "summaries"
 
 
-def _without_stubs_note(view: dict[str, Any]) -> dict[str, Any]:
-    """The run's path as joined from every rank's summary: the same but for the note that
-    some ranks were read for their collectives and steps only (`stubs.py`)."""
-    notes = [a for a in view["assumptions"] if "collectives and steps only" in a]
-    assert len(notes) == 1
-    return {**view, "assumptions": [a for a in view["assumptions"] if a not in notes]}
-
-
 def _try_whatif(folder: Path, change: dict[str, Any]) -> dict[str, Any] | None:
     try:
         return dict(run_whatif(_run_context(folder, **change)))
@@ -323,29 +315,19 @@ def test_steps_not_on_every_rank_are_said(
 def test_a_runs_whatif_reads_each_rank_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, on_rank: int | None
 ) -> None:
-    """A change in a large run reads each rank's trace once (twice: the recorded and
-    the changed summaries, once cost a run's what-if two passes over every file): on
-    every rank, each rank's two summaries come from one reading (a pair), the same bytes
-    as each made alone; on one rank, the recorded summaries are joined again with that
-    rank's made under the change. The answer is the one the two tiers, made one after the
-    other, give."""
-    import msgspec
-    from kinetoscope.analysis.core.summary_cache import model_of
+    """A change in a large run reads each rank's trace once. On every rank, each rank's
+    summary under the change holds its recorded collectives and step bounds too: the
+    baseline is joined from them (`stubs.recorded_stub`), not from recorded summaries
+    made beside (a second summary a rank, once a second pass over every file). On one
+    rank, the recorded summaries are joined again with that rank's made under the change.
+    The answer is the one the recorded summaries and the changed ones, made one after the
+    other and joined in full, give."""
     from kinetoscope.analysis.critical_path import run
-    from kinetoscope.analysis.critical_path.summaries import summarize, summarize_pair, tier
+    from kinetoscope.analysis.critical_path.summaries import tier
     from kinetoscope.analysis.distributed import rank_summaries
 
     folder = one_rank_job(tmp_path / "job")
     change: dict[str, Any] = {"kernel": "gemm_big", "factor": 0.25}
-    for trace in sorted(folder.glob("*.json")):
-        model = model_of(str(trace), None, None)
-        pair = summarize_pair(change, model)
-        assert pair.recorded.change == "" and pair.changed.change
-        for half, alone in (
-            (pair.recorded, summarize({}, model)),
-            (pair.changed, summarize(change, model)),
-        ):
-            assert msgspec.json.encode(half) == msgspec.json.encode(alone)
     if on_rank is not None:
         change["rank"] = on_rank
     monkeypatch.setattr(run, "FULL_GRAPH_RANKS", 0)
@@ -355,14 +337,14 @@ def test_a_runs_whatif_reads_each_rank_once(
     context = _run_context(folder, **change)
     answer = dict(run_whatif(context))
     assert sorted(read) == sorted(str(p) for p in folder.glob("*.json"))  # each once
-    joint, errors, _ = run.run_joint(context)
     picks = run.chosen_spans(context.run, context.span)
+    parts, errors, paths = run._recorded_parts(context, picks)
     if on_rank is None:
         summaries, failed = run._summaries(context, picks, tier(change))
         changed = run._reduced_parts(context, picks, summaries, failed, change)[0]
     else:
-        parts, _, paths = run._recorded_parts(context, picks)
         changed = run._changed_on_rank(context, parts, paths, change, on_rank)
+    joint = run._in_rank_order(parts)
     one_by_one = run.whatif_of(joint, "run", context.params, run._in_rank_order(changed))
     assert answer == {**one_by_one, "errors": errors}
     assert answer["method"] == "summaries" and answer["saving_us"] > 0
@@ -371,10 +353,10 @@ def test_a_runs_whatif_reads_each_rank_once(
 def test_a_runs_summaries_are_kept_for_the_next_view(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With a cache: a what-if's pairs are kept as their halves, where the run's critical
-    path and the same what-if find them (no trace read again); a what-if after the
-    critical path makes only the changed summaries (each trace read once). Every answer
-    is the one made from nothing."""
+    """With a cache: a what-if's summaries (one a rank, under its change) are kept where
+    the same what-if finds them (no trace read again); the run's critical path keeps what
+    it read (the Distributed view's summaries, its candidates' full ones), where it finds
+    them next. Every answer is the one made from nothing."""
     from kinetoscope.analysis.critical_path import run
     from kinetoscope.analysis.distributed import rank_summaries
 
@@ -400,8 +382,10 @@ def test_a_runs_summaries_are_kept_for_the_next_view(
         read.clear()
         return dict(view), done
 
-    assert asked(**change) == (cold["change"], traces)  # the pairs: one reading each
-    # the recorded halves were kept: every rank's summary is at hand, none read as a stub
-    assert asked() == (_without_stubs_note(cold["path"]), [])
-    assert asked(**change) == (cold["change"], [])  # both halves kept
-    assert asked(**other) == (cold["other"], traces)  # the changed ones only
+    assert asked(**change) == (cold["change"], traces)  # one reading each
+    assert asked(**change) == (cold["change"], [])  # the change's summaries were kept
+    assert asked(**other) == (cold["other"], traces)  # another change: its own
+    path, done = asked()  # every rank for the stubs, the path's candidates again
+    assert path == cold["path"] and len(traces) < len(done) < 2 * len(traces)
+    assert asked() == (cold["path"], [])  # both kept
+    assert asked(**change) == (cold["change"], [])

@@ -109,6 +109,38 @@ def test_rank_summaries_give_the_whole_graphs_path_on_every_corpus_run(
             assert reduced[key] == whole[key], (r.name, key)
 
 
+def test_a_runs_whatif_baseline_from_the_changed_summaries_on_every_corpus_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run's what-if over rank summaries joins its baseline from the changed summaries
+    (each rank's recorded collectives and step bounds, `stubs.recorded_stub`): on every
+    corpus run of several workers, the whole answer is the one whose baseline is the
+    join of every rank's recorded summary."""
+    from kinetoscope.analysis.critical_path import run
+    from kinetoscope.analysis.critical_path.summaries import tier
+    from kinetoscope.model.errors import ViewParamError
+
+    monkeypatch.setattr(run, "FULL_GRAPH_RANKS", 0)
+    runs = [r for r in scan_logdir(str(corpus_path("derived").parent)) if len(r.workers) > 1]
+    answered = 0
+    for r in runs:
+        for change in ({"rank_all": 1, "factor": 0.5}, {"collective": "all_reduce", "factor": 2}):
+            context = RunContext((r,), None, dict(change))
+            try:
+                answer = dict(run_whatif(context))
+            except ViewParamError:  # nothing of that in this run
+                continue
+            picks = run.chosen_spans(context.run, context.span)
+            recorded, errors, _ = run._recorded_parts(context, picks)
+            summaries, failed = run._summaries(context, picks, tier(change))
+            changed = run._reduced_parts(context, picks, summaries, failed, change)[0]
+            joint, changed_joint = run._in_rank_order(recorded), run._in_rank_order(changed)
+            whole = run.whatif_of(joint, "run", context.params, changed_joint)
+            assert answer == {**whole, "errors": errors}, (r.name, change)
+            answered += 1
+    assert answered >= 8
+
+
 @pytest.mark.parametrize("path", corpus_traces(), ids=lambda p: p.name)
 def test_every_corpus_trace_has_a_critical_path(path: Path) -> None:
     """Every corpus trace that loads (cut and damaged files among them) has a path whose

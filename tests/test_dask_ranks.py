@@ -92,8 +92,8 @@ def test_the_cluster_gives_the_in_process_view(tmp_path: Path, scheduler: str, s
 def test_a_runs_whatif_on_the_cluster(
     tmp_path: Path, scheduler: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A run's what-if over rank summaries on the cluster: one task a rank (its recorded
-    and changed summaries as a pair), the answer the in-process one."""
+    """A run's what-if over rank summaries on the cluster: one task a rank (its summary
+    under the change, which holds its recorded steps too), the answer the in-process one."""
     from kinetoscope.analysis.critical_path import run as critical_path_run
 
     monkeypatch.setattr(critical_path_run, "FULL_GRAPH_RANKS", 0)

@@ -27,7 +27,7 @@ from .path import Expand, Segment, merged, segments_of
 from .retime import Timing, chain_origins, evaluate, walk_back
 from .segments import SEGMENT_KINDS
 
-VERSION = "4"  # 4: a step's first start is not its own marker's port (no cycle)
+VERSION = "5"  # 5: each step's recorded start and end (a what-if's baseline)
 _PACKED = {
     "node_kind": "<i1",
     "node_name": "<i8",
@@ -45,6 +45,8 @@ _PACKED = {
     "step_start_offset": "<f8",
     "step_end_event": "<i8",
     "step_end_offset": "<f8",
+    "step_recorded_start": "<f8",
+    "step_recorded_end": "<f8",
     "seg_node": "<i8",
     "seg_kind": "<i1",
     "seg_name": "<i8",
@@ -85,6 +87,8 @@ class PathSummary(msgspec.Struct, gc=False):
     step_start_offset: bytes
     step_end_event: bytes
     step_end_offset: bytes
+    step_recorded_start: bytes  # the rank's steps as recorded (trace clock), whatever the change
+    step_recorded_end: bytes
     seg_node: bytes
     seg_kind: bytes
     seg_name: bytes
@@ -163,6 +167,10 @@ def reduce_part(part: Part, change: Change | None, segments: bool = True) -> Pat
         local.reduced_of[2 * node], local.reduced_of[2 * node + 1] = 2 * r, 2 * r + 1
         local.ports[2 * node + 1] = True
     markers = _step_markers(local, part, windows(part.anchors, timings[0]))
+    as_recorded = Timing(local.recorded, np.full(graph.events, -1, np.int64), graph.edge_lag)
+    recorded_steps = windows(part.anchors, as_recorded)
+    local.out.cols["step_recorded_start"] = recorded_steps.start.tolist()
+    local.out.cols["step_recorded_end"] = recorded_steps.end.tolist()
     bounds = [(2 * n, local.reduced_of[2 * n]) for n in distinct(coll[coll >= 0]).tolist()]
     local.paths_to(bounds + markers)
     of = local.reduced_of

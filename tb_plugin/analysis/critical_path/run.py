@@ -23,19 +23,13 @@ from ...store.run_context import RunContext
 from ..core.ranks import assign_ranks
 from ..core.summary_cache import model_of
 from ..distributed.rank_job import Tier
-from ..distributed.rank_summaries import (
-    DISTRIBUTED,
-    Listed,
-    keep_summaries,
-    kept_summaries,
-    summarize_all,
-)
+from ..distributed.rank_summaries import DISTRIBUTED, Listed, kept_summaries, summarize_all
 from .changes import change_of
 from .joint import JoinPart, Joint, join
 from .parts import part_of
 from .reduce import PathSummary
-from .stubs import StubPart, candidates, stub_of, stubs_on_path
-from .summaries import ReducedPart, pair_tier, summarize, tier
+from .stubs import StubPart, candidates, recorded_stub, stub_of, stubs_on_path
+from .summaries import ReducedPart, summarize, tier
 from .types import (
     CriticalPathParams,
     RunCriticalPathView,
@@ -188,38 +182,32 @@ def _changed_on_rank(
 def _changed_everywhere(
     context: RunContext, picks: list[Any], params: dict[str, Any]
 ) -> tuple[Joint, Joint, list[dict[str, Any]]]:
-    """A change on every rank joined as two jobs, recorded and changed. Where the run's
-    recorded summaries are all kept (its critical path or a what-if was asked), only the
-    changed ones are made (or found kept); else each rank's two from one reading of its
-    trace (`PathSummaryPair`), and each half kept in its own tier's pack of the run, where
-    the critical path and the next what-if look."""
-    paths, listed = [s.path for _, s in picks], Listed.of(context.run, context.span, picks)
-    recorded: list[Any] | None = kept_summaries(paths, context.cache_dir, listed, tier({}))
-    if recorded is not None:
-        changed, failed = _summaries(context, picks, tier(params))
-    else:
-        pairs, failed = _summaries(context, picks, pair_tier(params), packed=False)
-        recorded = [p.recorded if p is not None else None for p in pairs]
-        changed = [p.changed if p is not None else None for p in pairs]
-        keep_summaries(paths, context.cache_dir, listed, tier({}), recorded)
-        keep_summaries(paths, context.cache_dir, listed, tier(params), changed)
-    before, errors, _ = _reduced_parts(context, picks, recorded, failed, {})
-    after, _, _ = _reduced_parts(context, picks, changed, failed, params)
-    return _in_rank_order(before), _in_rank_order(after), errors
+    """A change on every rank joined as two jobs, recorded and changed, from one summary a
+    rank (made, or found kept in the change's pack of the run): under the change, and as
+    recorded its stub (`stubs.recorded_stub`: its collectives and steps at their recorded
+    times, all a baseline's step times need). Where a rank records no ProfilerStep, the
+    recorded summaries are made too (its step's bounds are the whole job's)."""
+    changed, failed = _summaries(context, picks, tier(params))
+    after, errors, _ = _reduced_parts(context, picks, changed, failed, params)
+    before = [recorded_stub(p.summary, p.worker, p.rank) for p in after]
+    if all(b is not None for b in before):
+        return _in_rank_order(cast(list[StubPart], before)), _in_rank_order(after), errors
+    parts, errors, _ = _recorded_parts(context, picks)
+    return _in_rank_order(parts), _in_rank_order(after), errors
 
 
 def _summaries(
-    context: RunContext, picks: list[Any], summary_tier: Tier[Any], packed: bool = True
+    context: RunContext, picks: list[Any], summary_tier: Tier[Any]
 ) -> tuple[list[Any], list[Any]]:
-    """The tier's summary of every picked rank (None where it failed) and the errors;
-    `packed`: kept in (and first looked for in) the tier's pack of the run."""
+    """The tier's summary of every picked rank (None where it failed) and the errors,
+    kept in (and first looked for in) the tier's pack of the run."""
     return summarize_all(
         [s.path for _, s in picks],
         context.cache_dir,
         context.executor,
         context.progress,
         context.store,
-        Listed.of(context.run, context.span, picks) if packed else None,
+        Listed.of(context.run, context.span, picks),
         summary_tier,
     )
 

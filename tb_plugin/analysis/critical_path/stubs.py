@@ -10,7 +10,11 @@ summarises those in full and joins the rest as stubs, then walks the path
 (the times the stubs hold are the Distributed view's, which can differ from a graph's by
 a rounding). The path, its times and its steps are those of the join of every rank's
 summary; what a stub cannot say is its own assumptions (the view says how many ranks
-were read so)."""
+were read so).
+
+A run's what-if joins its baseline from stubs too (`recorded_stub`): a rank's summary
+under the change keeps its nodes' recorded times and its steps' recorded bounds, all the
+baseline's step times need, so no recorded summary is made beside it."""
 
 from __future__ import annotations
 
@@ -18,13 +22,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.common import distinct
 from ..distributed.matching import instances_of, match_instances
-from ..distributed.summary import RankSummary
+from ..distributed.summary import CollectiveTable, RankSummary
 from .anchors import StepAnchors
 from .changes import Change, Scaled
 from .expand import PartPieces
 from .graph import COLLECTIVE, CPU, DUR, Graph
 from .joint import Joint
+from .reduce import PathSummary
 from .retime import walk_arrays
 from .view import baseline
 
@@ -34,57 +40,68 @@ LANE = "collectives and steps"
 
 
 @dataclass
+class Recorded:
+    """What a stub holds of a rank, on its trace's clock: per collective node its name (an
+    index into `names`) and recorded start and end, per row of its collective table its
+    node (-1: none), per step its name, number and recorded start and end."""
+
+    names: list[str]
+    name: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    row_node: np.ndarray
+    step_names: list[str]
+    step_numbers: list[int | None]
+    step_start: np.ndarray
+    step_end: np.ndarray
+
+
 class StubPart:
-    """A rank of a join from the Distributed view's summary of it (`joint.JoinPart`):
-    one node per collective at its recorded start and end, and a zero-length marker at
-    each step's start and end; no edge sets them (each is its recorded time)."""
+    """A rank of a join from what was recorded of it (`joint.JoinPart`): one node per
+    collective at its recorded start and end, and a zero-length marker at each step's
+    start and end; no edge sets them (each is its recorded time)."""
 
-    summary: RankSummary
-    worker: str
-    rank: int | None
-
-    def __post_init__(self) -> None:
-        s = self.summary
-        self.table = s.collectives
-        count = s.collectives.count
-        kinds = s.collectives.column("kind").astype(np.int64)
-        steps = s.steps
-        n_steps = len(steps)
-        step_start = np.array([t["start_us"] for t in steps], dtype=np.float64)
-        step_end = np.array([t["end_us"] for t in steps], dtype=np.float64)
+    def __init__(
+        self,
+        table: CollectiveTable,
+        worker: str,
+        rank: int | None,
+        origin_us: float,
+        recorded: Recorded,
+        assumptions: list[str],
+    ) -> None:
+        self.table, self.worker, self.rank = table, worker, rank
+        self.origin_us, self.assumptions = origin_us, assumptions
+        self.collective_nodes = recorded.row_node
+        count, n_steps = recorded.start.size, len(recorded.step_names)
         markers = count + 2 * np.arange(n_steps, dtype=np.int64)  # start, then end
         times = np.empty(2 * n_steps)
-        times[0::2], times[1::2] = step_start, step_end
-        start = np.concatenate([s.collectives.column("start_us").astype(np.float64), times])
-        end = np.concatenate([s.collectives.column("end_us").astype(np.float64), times])
-        size = count + 2 * n_steps
-        n_kinds = len(s.collectives.kinds)
-        marker_names = np.tile(np.array([n_kinds, n_kinds + 1], np.int64), n_steps)
-        self.collective_nodes = np.arange(count, dtype=np.int64)
+        times[0::2], times[1::2] = recorded.step_start, recorded.step_end
         self.anchors = StepAnchors(
-            names=[t["name"] for t in steps],
-            numbers=[t["number"] for t in steps],
+            names=recorded.step_names,
+            numbers=recorded.step_numbers,
             start_event=2 * markers,
             start_offset=np.zeros(n_steps),
             end_event=2 * (markers + 1) + 1,
             end_offset=np.zeros(n_steps),
             first_shift=0.0,
-            device_nodes=[np.zeros(0, np.int64) for _ in steps],
+            device_nodes=[np.zeros(0, np.int64) for _ in range(n_steps)],
         )
-        self.origin_us = s.time_origin_us
-        self.assumptions: list[str] = []  # not read: the view says how many ranks are stubs
+        size = count + 2 * n_steps
         self.graph = Graph(
-            names=[*s.collectives.kinds, "step start", "step end"],
+            names=[*recorded.names, "step start", "step end"],
             kind=np.concatenate(
                 [np.full(count, COLLECTIVE, np.int8), np.full(2 * n_steps, CPU, np.int8)]
             ),
-            name=np.concatenate([kinds, marker_names]),
+            name=np.concatenate(
+                [recorded.name, np.tile(np.array([0, 1]) + len(recorded.names), n_steps)]
+            ).astype(np.int64),
             rank=np.zeros(size, np.int64),
             lane=np.zeros(size, np.int64),
             lanes=[LANE],
             row=np.full(size, -1, np.int64),
-            start=start,
-            end=end,
+            start=np.concatenate([recorded.start, times]),
+            end=np.concatenate([recorded.end, times]),
             scalable=np.zeros(size, bool),
             edge_dst=2 * np.arange(count, size, dtype=np.int64) + 1,
             edge_src=2 * np.arange(count, size, dtype=np.int64),
@@ -106,11 +123,48 @@ class StubPart:
 
 
 def stub_of(summary: RankSummary, worker: str) -> StubPart | None:
-    """The rank as a stub; None where it has no ProfilerStep (one step, the whole trace,
-    whose bounds come from the whole job's graph: a stub cannot hold them)."""
+    """The rank as a stub from the Distributed view's summary of it (its assumptions not
+    read: the view says how many ranks are stubs); None where it has no ProfilerStep (one
+    step, the whole trace, whose bounds come from the whole job's graph: a stub cannot
+    hold them)."""
     if summary.steps_source != STEP_SOURCE or not summary.steps:
         return None
-    return StubPart(summary, worker, summary.rank)
+    table, steps = summary.collectives, summary.steps
+    recorded = Recorded(
+        names=table.kinds,
+        name=table.column("kind").astype(np.int64),
+        start=table.column("start_us").astype(np.float64),
+        end=table.column("end_us").astype(np.float64),
+        row_node=np.arange(table.count, dtype=np.int64),
+        step_names=[t["name"] for t in steps],
+        step_numbers=[t["number"] for t in steps],
+        step_start=np.array([t["start_us"] for t in steps], dtype=np.float64),
+        step_end=np.array([t["end_us"] for t in steps], dtype=np.float64),
+    )
+    return StubPart(table, worker, summary.rank, summary.time_origin_us, recorded, [])
+
+
+def recorded_stub(summary: PathSummary, worker: str, rank: int | None) -> StubPart | None:
+    """The rank as recorded, as a stub, from its summary under a change (the nodes of a
+    summary keep their recorded times; its steps' recorded bounds are kept beside); None
+    where a step is the whole trace (its bounds are the whole job's)."""
+    if (summary.column("step_start_event") < 0).any():
+        return None
+    nodes = summary.column("collective_nodes").astype(np.int64)
+    used = distinct(nodes[nodes >= 0])
+    recorded = Recorded(
+        names=summary.names,
+        name=summary.column("node_name")[used].astype(np.int64),
+        start=summary.column("node_start")[used].astype(np.float64),
+        end=summary.column("node_end")[used].astype(np.float64),
+        row_node=np.where(nodes >= 0, np.searchsorted(used, nodes), -1).astype(np.int64),
+        step_names=list(summary.step_names),
+        step_numbers=list(summary.step_numbers),
+        step_start=summary.column("step_recorded_start").astype(np.float64),
+        step_end=summary.column("step_recorded_end").astype(np.float64),
+    )
+    table = summary.collectives
+    return StubPart(table, worker, rank, summary.time_origin_us, recorded, summary.assumptions)
 
 
 def candidates(stubs: list[StubPart]) -> set[int]:

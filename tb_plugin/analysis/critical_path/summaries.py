@@ -1,7 +1,6 @@
 """Rank summaries in a run's join (`run.py`): the per-rank tiers that make them where each
 rank is read (the Distributed view's pools) and keep them in the run's pack, one view
-per change (a what-if makes a rank's recorded and changed summaries as a pair, from one
-reading of its trace); and a rank of the join read from its summary (`ReducedPart`)."""
+per change; and a rank of the join read from its summary (`ReducedPart`)."""
 
 from __future__ import annotations
 
@@ -125,13 +124,12 @@ def summarize(params: dict[str, Any], model: TraceModel, segments: bool = False)
     return reduce_part(part_of(model, "", "pinned"), change_of(params), segments)
 
 
-def _view(params: dict[str, Any], kind: str = "") -> str:
-    """The summaries' view under the change `params` names: one per change and `kind`
-    ("-pair": a what-if's pairs)."""
+def _view(params: dict[str, Any]) -> str:
+    """The summaries' view under the change `params` names: one per change."""
     change = change_of(params)
     label = change.label() if change is not None else "recorded"
     digest = hashlib.sha1(label.encode("utf-8")).hexdigest()[:16]
-    return f"critical-path{kind}-v{VERSION}t{taxonomy_version()}-{digest}"
+    return f"critical-path-v{VERSION}t{taxonomy_version()}-{digest}"
 
 
 def summary_cache(params: dict[str, Any], cache_dir: str) -> SummaryCache[PathSummary]:
@@ -144,49 +142,11 @@ def summary_pack(params: dict[str, Any], cache_dir: str, run: str) -> SummaryPac
     return SummaryPack(os.path.join(cache_dir, SUMMARY_DIR), run, _view(params), _PACKING)
 
 
-class PathSummaryPair(msgspec.Struct, gc=False):
-    """A rank's summary as recorded and under a change, made from one reading and one
-    graph of its trace: a run's what-if needs both of every rank."""
-
-    version: str
-    recorded: PathSummary
-    changed: PathSummary
-
-
-_PAIR_DECODER = msgspec.json.Decoder(PathSummaryPair)
-_PAIR_PACKING = PackFormat(PathSummaryPair)
-
-
-def summarize_pair(params: dict[str, Any], model: TraceModel) -> PathSummaryPair:
-    """A rank's summaries as recorded and under the change `params` names (no segments)."""
-    part = part_of(model, "", "pinned")
-    recorded = reduce_part(part, None, False)
-    return PathSummaryPair(VERSION, recorded, reduce_part(part, change_of(params), False))
-
-
-def pair_cache(params: dict[str, Any], cache_dir: str) -> SummaryCache[PathSummaryPair]:
-    return SummaryCache(cache_dir, SUMMARY_DIR, _view(params, "-pair"), _PAIR_DECODER, VERSION)
-
-
-def pair_pack(params: dict[str, Any], cache_dir: str, run: str) -> SummaryPack[PathSummaryPair]:
-    folder = os.path.join(cache_dir, SUMMARY_DIR)
-    return SummaryPack(folder, run, _view(params, "-pair"), _PAIR_PACKING)
-
-
 def tier(params: dict[str, Any]) -> Tier[PathSummary]:
     """The rank summaries of a run under the change `params` names."""
     change: dict[str, Any] = {k: v for k, v in params.items() if k in CHANGE_KEYS}
     return Tier(
         partial(summarize, change), partial(summary_cache, change), partial(summary_pack, change)
-    )
-
-
-def pair_tier(params: dict[str, Any]) -> Tier[PathSummaryPair]:
-    """The rank summaries of a run as recorded and under the change `params` names, in
-    pairs (`PathSummaryPair`)."""
-    change: dict[str, Any] = {k: v for k, v in params.items() if k in CHANGE_KEYS}
-    return Tier(
-        partial(summarize_pair, change), partial(pair_cache, change), partial(pair_pack, change)
     )
 
 

@@ -226,23 +226,6 @@ def kept_summaries(
     return None if todo else job.results
 
 
-def keep_summaries(
-    paths: list[str],
-    cache_dir: str | None,
-    listed: Listed | None,
-    tier: Tier[S],
-    summaries: list[S | None],
-) -> None:
-    """Keeps summaries made by another tier (a what-if's pairs hold the recorded ones) in
-    this tier's pack of the run, so that its view finds them there."""
-    if not cache_dir or listed is None:
-        return
-    keys = file_keys(paths, listed)
-    kept = {k: s for k, s in zip(keys, summaries) if k is not None and s is not None}
-    if kept:
-        tier.pack(cache_dir, listed.name).write(kept)
-
-
 def _compute(
     job: Collected,
     todo: list[int],
