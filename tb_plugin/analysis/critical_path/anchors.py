@@ -145,8 +145,45 @@ class Windows:
 
 
 def windows(anchors: StepAnchors, timing: Timing) -> Windows:
+    """Each step's window under `timing`: a step starts at its host start, no earlier than
+    the step before it ended, and ends at the later of its host end (its end event plus
+    the tail) and its last GPU activity's end (a whole trace's step: its bounds')."""
+    if len(anchors) and (anchors.start_event >= 0).all():
+        return _step_windows(anchors, timing.value)
+    return _windows_one_by_one(anchors, timing.value)
+
+
+def _step_windows(anchors: StepAnchors, value: np.ndarray) -> Windows:
+    """`_windows_one_by_one` for ProfilerSteps, in whole-array passes (a run's join asks
+    it of every rank): step i ends at max(its own end, its host start, step i-1's end),
+    a running maximum, and starts at max(its host start, step i-1's end)."""
+    host = value[anchors.start_event] - anchors.start_offset
+    host[0] += anchors.first_shift
+    sink = anchors.end_event.astype(np.int64)
+    tail = anchors.end_offset.astype(np.float64)
+    own_end = value[sink] + tail
+    sizes = np.array([d.size for d in anchors.device_nodes], dtype=np.int64)
+    if sizes.any():
+        device = np.concatenate(anchors.device_nodes).astype(np.int64)
+        step = np.repeat(np.arange(sizes.size), sizes)
+        device_end = value[2 * device + 1]
+        latest = np.full(sizes.size, -np.inf)
+        np.maximum.at(latest, step, device_end)
+        first = np.full(sizes.size, device.size, dtype=np.int64)  # first at the maximum
+        at_max = np.flatnonzero(device_end == latest[step])
+        np.minimum.at(first, step[at_max], at_max)
+        later = (sizes > 0) & (latest > own_end)
+        own_end[later] = latest[later]
+        sink[later] = 2 * device[first[later]] + 1
+        tail[later] = 0.0
+    end = np.maximum.accumulate(np.maximum(own_end, host))
+    start = host.copy()
+    start[1:] = np.maximum(host[1:], end[:-1])
+    return Windows(start, end, sink, tail)
+
+
+def _windows_one_by_one(anchors: StepAnchors, value: np.ndarray) -> Windows:
     n = len(anchors)
-    value = timing.value
     start, end = np.zeros(n), np.zeros(n)
     sink, tail = np.full(n, -1, dtype=np.int64), np.zeros(n)
     previous_end = -np.inf
