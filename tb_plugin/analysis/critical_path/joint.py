@@ -269,5 +269,5 @@ def _shifted(anchors: StepAnchors, node_offset: int) -> StepAnchors:
         end_event=events(anchors.end_event),
         end_offset=anchors.end_offset,
         first_shift=anchors.first_shift,
-        device_nodes=[d + node_offset for d in anchors.device_nodes],
+        device_nodes=[d + node_offset if d.size else d for d in anchors.device_nodes],
     )

@@ -197,17 +197,27 @@ def _last_arrivals(stubs: list[StubPart]) -> set[int]:
 
 
 def _last_step_ends(stubs: list[StubPart]) -> set[int]:
-    """The ranks that end a step last (the job's clock)."""
+    """The ranks that end a step last (the job's clock), each step every rank has."""
     reference = min(s.origin_us for s in stubs)
     offsets = np.array([s.origin_us - reference for s in stubs])
-    common = set(stubs[0].anchors.names).intersection(*(s.anchors.names for s in stubs[1:]))
-    ranks = np.arange(len(stubs), dtype=np.int64)
-    out: set[int] = set()
-    for name in common:
-        at = [s.anchors.names.index(name) for s in stubs]
-        ends = offsets + [s.graph.end[s.anchors.end_event[i] // 2] for s, i in zip(stubs, at)]
-        out |= _first_and_near(ends, np.zeros(ranks.size, np.int64), ranks)
-    return out
+    first = stubs[0].anchors.names
+    common = set(first).intersection(*(s.anchors.names for s in stubs[1:]))
+    order = [name for name in first if name in common]
+    if not order:
+        return set()
+    ends = np.stack([_ends_of(s, order) for s in stubs]) + offsets[:, None]  # rank x step
+    ranks = np.repeat(np.arange(len(stubs), dtype=np.int64), len(order))
+    steps = np.tile(np.arange(len(order), dtype=np.int64), len(stubs))
+    return _first_and_near(ends.reshape(-1), steps, ranks)
+
+
+def _ends_of(stub: StubPart, order: list[str]) -> np.ndarray:
+    """The stub's recorded end of each step of `order` (its trace clock)."""
+    ends = stub.graph.end[stub.anchors.end_event // 2]
+    if stub.anchors.names == order:  # every rank has the same steps: most runs
+        return ends
+    at = {name: i for i, name in enumerate(stub.anchors.names)}
+    return ends[[at[name] for name in order]]
 
 
 def stubs_on_path(joint: Joint) -> set[int]:
