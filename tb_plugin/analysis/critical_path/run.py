@@ -76,7 +76,7 @@ def _joined_lazily(
     if not stubs:
         return None
     errors = {i: _error(picks[i], failed[i]) for i, s in enumerate(found) if s is None}
-    _number(list(stubs.values()), [name_rank(picks[i][0].name, picks[i][1].file) for i in stubs])
+    _number(list(stubs.values()), [_stated(picks[i]) for i in stubs])
     in_order = sorted(stubs, key=lambda i: _order_key(stubs[i]))  # as `_in_rank_order`
     full = {in_order[k] for k in candidates([stubs[i] for i in in_order])}
     for _ in range(MAX_ROUNDS):
@@ -123,14 +123,21 @@ def _mixed_parts(
             part = ReducedPart(summary, stub.worker, summary.rank, again)
         parts.append(part)
         pick_of[id(part)] = i
-        stated.append(name_rank(picks[i][0].name, picks[i][1].file))
+        stated.append(_stated(picks[i]))
     _number(parts, stated)
     return parts, pick_of, lost
 
 
 def _error(pick: Any, error: Any) -> dict[str, Any]:
+    """A rank's error in the view: its worker and span, and why (`describe_error`'s)."""
     worker, span = pick
     return {"worker": worker.name, "span": span.name, **(error or {})}
+
+
+def _stated(pick: Any) -> int | None:
+    """The rank a pick's trace states (its header, else its file name)."""
+    worker, span = pick
+    return name_rank(worker.name, span.file)
 
 
 def run_joints(
@@ -227,11 +234,11 @@ def _reduced_parts(
     errors = []
     for (worker, span), summary, error in zip(picks, summaries, failed):
         if summary is None:
-            errors.append({"worker": worker.name, "span": span.name, **(error or {})})
+            errors.append(_error((worker, span), error))
             continue
         again = partial(_with_segments, span.path, context, params)
         parts.append(ReducedPart(summary, worker.name, summary.rank, again))
-        stated.append(name_rank(worker.name, span.file))
+        stated.append(_stated((worker, span)))
         paths.append(span.path)
     _number(parts, stated)
     return parts, errors, paths
@@ -245,15 +252,13 @@ def _full(context: RunContext, picks: Sequence[Any]) -> tuple[Joint, list[dict[s
         try:
             model = _model(span.path, context)
         except LoadFailed as exc:
-            errors.append({"worker": worker.name, "span": span.name, **exc.error})
+            errors.append(_error((worker, span), exc.error))
             continue
         except Exception as exc:  # noqa: BLE001 - as the summaries' tier: one rank's error
-            errors.append(
-                {"worker": worker.name, "span": span.name, **describe_error(span.path, exc)}
-            )
+            errors.append(_error((worker, span), describe_error(span.path, exc)))
             continue
         parts.append(part_of(model, worker.name, "pinned"))
-        stated.append(name_rank(worker.name, span.file))
+        stated.append(_stated((worker, span)))
         if context.progress is not None:
             context.progress(done + 1, len(picks))
     _number(parts, stated)

@@ -117,7 +117,7 @@ class StubPart:
         return np.zeros(len(self.graph))
 
     def piece_table(self, factors: Scaled) -> PartPieces:
-        """None: the path never shows a stub (`stubs_on_path` makes it a full rank)."""
+        """No pieces: the path never shows a stub (`stubs_on_path` makes it a full rank)."""
         empty = np.zeros(0, np.int64)
         return PartPieces(empty, np.zeros(0), empty, empty, [], None, 1)
 
