@@ -25,6 +25,12 @@ factor=0.5`` (checked to answer without a rank's error).
 test suite's synthetic job as trace files, one slow rank and one slow link): a cold run
 (empty cache; it fills the summary cache) then a warm one (summaries read back), each
 checked to name exactly that rank and that group.
+
+``--pairs N`` (with ``--layout``) measures ``--view`` against the Distributed view instead
+(``--against``: another view as the anchor): N rounds of both, cold, in alternating order
+(A B, B A, ...), so that a machine's drift reaches both alike; it prints each one's
+median wall and CPU time and the median of the rounds' ratios (view / anchor), which a
+faster or busier machine moves far less than the seconds.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ import datetime as dt
 import json
 import os
 import shutil
+import statistics
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -62,6 +69,8 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     p.add_argument("--src", default=DEFAULT_SRC, help="rank trace to tile (corpus-relative)")
     p.add_argument("--view", default="distributed", help="the run-level view measured")
     p.add_argument("--param", action="append", default=[], help="KEY=VALUE of the view")
+    p.add_argument("--pairs", type=int, default=0, help="with --layout: rounds against --against")
+    p.add_argument("--against", default="distributed", help="the anchor view of --pairs")
     add_common_arguments(p, "ranks", 3600.0)
     args = p.parse_args(argv)
     if args.quick:
@@ -76,15 +85,17 @@ def measure(
     work: Path,
     args: argparse.Namespace,
     phase: str = "",
+    view: str | None = None,
 ) -> dict[str, Any]:
-    """One `kinetoscope report --view distributed` (or `args.view`) of `run`, in `mode`:
-    cold without a cache, or (`phase` "cold"/"warm") with the run's summary cache, empty
-    or filled."""
+    """One `kinetoscope report --view distributed` (or `view`, default `args.view`) of
+    `run`, in `mode`: cold without a cache, or (`phase` "cold"/"warm") with the run's
+    summary cache, empty or filled."""
+    view = view or args.view
     name = f"ranks{run.ranks}-{mode}" + (f"-{phase}" if phase else "")
     out, log = work / "out" / f"{name}.json", work / "logs" / f"{name}.log"
     cmd = [str(python), "-m", "kinetoscope", "report", str(run.logdir), "--format", "json"]
-    cmd += ["--view", args.view, *([] if phase else ["--no-cache"]), *MODES[mode]]
-    cmd += [arg for param in args.param for arg in ("--param", param)]
+    cmd += ["--view", view, *([] if phase else ["--no-cache"]), *MODES[mode]]
+    cmd += [arg for param in args.param if view == args.view for arg in ("--param", param)]
     cache = work / "cache" / (f"ranks{run.ranks}-{mode}" if phase else name)
     if phase == "cold":
         shutil.rmtree(cache, ignore_errors=True)
@@ -92,18 +103,19 @@ def measure(
     row: dict[str, Any] = {"ranks": run.ranks, "mode": mode, **measures(outcome), "log": rel(log)}
     if phase:
         row["phase"] = phase
+    row["view"] = view
     error = outcome_error(outcome)
-    if error is None and args.view != "distributed":
-        answer = json.loads(out.read_bytes()).get(args.view)
+    if error is None and view != "distributed":
+        answer = json.loads(out.read_bytes()).get(view)
         if not isinstance(answer, dict) or answer.get("errors"):
-            error = f"{args.view}: {str(answer)[:200]}"
+            error = f"{view}: {str(answer)[:200]}"
     elif error is None:
-        view = json.loads(out.read_bytes())["distributed"]
-        found = [r["rank"] for r in view["ranks"]]
-        if found != list(range(run.ranks)) or view["errors"]:
-            error = f"view has ranks {found[:5]}... of {len(found)}, errors {view['errors'][:2]}"
+        shown = json.loads(out.read_bytes())["distributed"]
+        found = [r["rank"] for r in shown["ranks"]]
+        if found != list(range(run.ranks)) or shown["errors"]:
+            error = f"view has ranks {found[:5]}... of {len(found)}, errors {shown['errors'][:2]}"
         elif isinstance(run, GroupRun):
-            error = check_view(view, run)
+            error = check_view(shown, run)
     if error is not None:
         row["error"] = error
         row["stderr_tail"] = outcome.stderr_tail[-600:]
@@ -111,12 +123,13 @@ def measure(
 
 
 def print_rows(rows: list[dict[str, Any]], rank_mb: float) -> None:
-    print("\nranks  MB/rank  mode              seconds  s/rank  peak RSS (tree)  result")
+    print("\nranks  MB/rank  mode (view)                 seconds  s/rank  peak RSS (tree)  result")
     for r in rows:
         secs, peak = r["seconds"], r["peak_rss_bytes"] / MB
         result = r.get("error", "ok")
+        label = r["mode"] + " " + (r["view"] if "round" in r else r.get("phase", ""))
         print(
-            f"{r['ranks']:>5}  {rank_mb:>7.2f}  {r['mode'] + ' ' + r.get('phase', ''):<16}  "
+            f"{r['ranks']:>5}  {rank_mb:>7.2f}  {label:<26}  "
             f"{secs:>7.1f}  "
             f"{secs / r['ranks']:>6.3f}  {peak:>12.0f} MB  {result}"
         )
@@ -166,6 +179,54 @@ def layout_rows(
     return rows, busy
 
 
+def paired_rows(
+    python: Path, work: Path, args: argparse.Namespace
+) -> tuple[list[dict[str, Any]], float]:
+    """`args.pairs` rounds of the anchor view and `args.view`, cold, in alternating order
+    (the module doc), on a job of process groups."""
+    run = make_group_run(args.layout, args.layout_steps, work)
+    busy = os.getloadavg()[0]
+    print(f"[ranks] {args.layout}: {run.ranks} ranks, {args.view} against {args.against}")
+    rows = []
+    for mode in [m for m in args.modes.split(",") if m.strip()]:
+        for k in range(args.pairs):
+            views = (args.against, args.view) if k % 2 == 0 else (args.view, args.against)
+            for view in views:
+                rows.append(measure(python, run, mode, work, args, view=view))
+                rows[-1]["round"] = k
+                print(f"[ranks]   {mode} round {k} {view}: {rows[-1]['seconds']:.2f} s", flush=True)
+    if rows:
+        rows[0]["rank_json_bytes"] = run.rank_json_bytes
+    return rows, busy
+
+
+def paired_summary(rows: list[dict[str, Any]], view: str, anchor: str) -> dict[str, Any]:
+    """Per view its median wall and CPU seconds, and the median of the rounds' ratios."""
+    by_round: dict[tuple[str, int], dict[str, dict[str, Any]]] = {}
+    for r in rows:
+        by_round.setdefault((r["mode"], r["round"]), {})[r["view"]] = r
+    pairs = [p for p in by_round.values() if view in p and anchor in p]
+    out: dict[str, Any] = {"rounds": len(pairs)}
+    for name in (anchor, view):
+        out[name] = {
+            k: statistics.median(p[name][k] for p in pairs) if pairs else None
+            for k in ("seconds", "cpu_seconds")
+        }
+    for k in ("seconds", "cpu_seconds"):
+        ratios = [p[view][k] / p[anchor][k] for p in pairs if p[anchor][k]]
+        out[f"ratio_{k}"] = statistics.median(ratios) if ratios else None
+    return out
+
+
+def print_paired(summary: dict[str, Any], view: str, anchor: str) -> None:
+    print(f"\n{summary['rounds']} rounds (medians)  wall s   CPU s")
+    for name in (anchor, view):
+        m = summary[name]
+        print(f"{name:<22}  {m['seconds'] or 0:>6.2f}  {m['cpu_seconds'] or 0:>6.2f}")
+    wall, cpu = summary["ratio_seconds"] or 0, summary["ratio_cpu_seconds"] or 0
+    print(f"{view + ' / ' + anchor:<22}  {wall:>5.2f}x  {cpu:>5.2f}x  (median of the rounds)")
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     args = parse_args(argv)
     corpus, work = Path(args.corpus).resolve(), Path(args.work).resolve()
@@ -177,7 +238,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     compile_error = compile_product(python)
     started = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out = Path(args.out) if args.out else HERE / "results" / f"ranks-{started}.json"
-    if args.layout:
+    if args.layout and args.pairs > 0:
+        (rows, busy), source = paired_rows(python, work, args), args.layout
+    elif args.layout:
         (rows, busy), source = layout_rows(python, work, args), args.layout
     else:
         (rows, busy), source = tiled_rows(python, corpus, work, args), args.src
@@ -193,9 +256,14 @@ def main(argv: Optional[list[str]] = None) -> int:
         "compile_error": compile_error,
         "rows": rows,
     }
+    paired = paired_summary(rows, args.view, args.against) if args.pairs > 0 else None
+    if paired is not None:
+        results["paired"] = paired
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1), encoding="utf-8")
     print_rows(rows, (rank_bytes or 0) / MB)
+    if paired is not None:
+        print_paired(paired, args.view, args.against)
     print(f"\n[ranks] results: {rel(out) if out.resolve().is_relative_to(REPO) else out}")
     return 1 if any("error" in r for r in rows) else 0
 
