@@ -10,7 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.slow  # the product in its own processes, each pool spawned
 
 
 def test_pairs_alternate_and_summarise_their_rounds(tmp_path: Path) -> None:
