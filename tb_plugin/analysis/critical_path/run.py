@@ -196,7 +196,7 @@ def _changed_everywhere(
     recorded summaries are made too (its step's bounds are the whole job's)."""
     changed, failed = _summaries(context, picks, tier(params))
     after, errors, _ = _reduced_parts(context, picks, changed, failed, params)
-    before = [recorded_stub(p.summary, p.worker, p.rank) for p in after]
+    before = [recorded_stub(p) for p in after]
     if all(b is not None for b in before):
         return _in_rank_order(cast(list[StubPart], before)), _in_rank_order(after), errors
     parts, errors, _ = _recorded_parts(context, picks)

@@ -30,8 +30,8 @@ from .changes import Change, Scaled
 from .expand import PartPieces
 from .graph import COLLECTIVE, CPU, DUR, Graph
 from .joint import Joint
-from .reduce import PathSummary
 from .retime import walk_arrays
+from .summaries import ReducedPart
 from .view import baseline
 
 TIE_US = 1e-3  # times this close count as a tie: each may be the one the path takes
@@ -144,27 +144,27 @@ def stub_of(summary: RankSummary, worker: str) -> StubPart | None:
     return StubPart(table, worker, summary.rank, summary.time_origin_us, recorded, [])
 
 
-def recorded_stub(summary: PathSummary, worker: str, rank: int | None) -> StubPart | None:
-    """The rank as recorded, as a stub, from its summary under a change (the nodes of a
-    summary keep their recorded times; its steps' recorded bounds are kept beside); None
-    where a step is the whole trace (its bounds are the whole job's)."""
-    if (summary.column("step_start_event") < 0).any():
+def recorded_stub(part: ReducedPart) -> StubPart | None:
+    """The rank as recorded, as a stub, from the join's part of its summary under a change
+    (its arrays as that part decoded them: the nodes of a summary keep their recorded
+    times; its steps' recorded bounds are kept beside); None where a step is the whole
+    trace (its bounds are the whole job's)."""
+    if (part.anchors.start_event < 0).any():
         return None
-    nodes = summary.column("collective_nodes").astype(np.int64)
+    nodes, graph, summary = part.collective_nodes, part.graph, part.summary
     used = distinct(nodes[nodes >= 0])
     recorded = Recorded(
-        names=summary.names,
-        name=summary.column("node_name")[used].astype(np.int64),
-        start=summary.column("node_start")[used].astype(np.float64),
-        end=summary.column("node_end")[used].astype(np.float64),
+        names=graph.names,
+        name=graph.name[used],
+        start=graph.start[used],
+        end=graph.end[used],
         row_node=np.where(nodes >= 0, np.searchsorted(used, nodes), -1).astype(np.int64),
-        step_names=list(summary.step_names),
-        step_numbers=list(summary.step_numbers),
+        step_names=list(part.anchors.names),
+        step_numbers=list(part.anchors.numbers),
         step_start=summary.column("step_recorded_start").astype(np.float64),
         step_end=summary.column("step_recorded_end").astype(np.float64),
     )
-    table = summary.collectives
-    return StubPart(table, worker, rank, summary.time_origin_us, recorded, summary.assumptions)
+    return StubPart(part.table, part.worker, part.rank, part.origin_us, recorded, part.assumptions)
 
 
 def candidates(stubs: list[StubPart]) -> set[int]:
