@@ -31,7 +31,7 @@ def name_flags(model: TraceModel, predicate: Callable[[str], bool]) -> np.ndarra
     if "<" in qualname:  # <lambda>, <locals>
         return evaluate(model)
     key = f"_name_flags:{predicate.__module__}.{qualname}"
-    return model.derived(key, lambda m: _read_only(evaluate(m)))
+    return model.derived(key, lambda m: read_only(evaluate(m)))
 
 
 def complete_rows(model: TraceModel, *kinds: Kind) -> np.ndarray:
@@ -47,7 +47,7 @@ def complete_rows(model: TraceModel, *kinds: Kind) -> np.ndarray:
         # MB H100 trace as int64), and found as int32 (no int64 rows made beside them).
         mask = complete_mask(m.events, kinds)
         drop_untrusted(m, mask)
-        return _read_only(nonzero_rows(m, mask))
+        return read_only(nonzero_rows(m, mask))
 
     return model.derived(key, build)
 
@@ -77,7 +77,8 @@ def nonzero_rows(model: TraceModel, mask: np.ndarray) -> np.ndarray:
     return out
 
 
-def _read_only(array: np.ndarray) -> np.ndarray:
+def read_only(array: np.ndarray) -> np.ndarray:
+    """`array`, read-only: it is kept with the model, and every view reads the same one."""
     array.flags.writeable = False
     return array
 
@@ -134,7 +135,7 @@ def _by_correlation(model: TraceModel, launches: np.ndarray) -> tuple[np.ndarray
     launches, launch_corr = launches[valid], launch_corr[valid]
     is_driver = model.events["kind"][launches] == Kind.DRIVER
     order = np.lexsort((is_driver, launch_corr))
-    return _read_only(launch_corr[order]), _read_only(launches[order])
+    return read_only(launch_corr[order]), read_only(launches[order])
 
 
 def lexsort_head(keys: tuple[np.ndarray, ...], count: int) -> np.ndarray:

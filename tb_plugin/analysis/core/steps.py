@@ -19,7 +19,15 @@ import numpy as np
 
 from ...model.categories import Kind
 from ...model.trace_model import TraceModel
-from .common import complete_rows, ends, gpu_rows, launch_rows, launches_of, rows_named
+from .common import (
+    complete_rows,
+    ends,
+    gpu_rows,
+    launch_rows,
+    launches_of,
+    read_only,
+    rows_named,
+)
 from .rules import STEP_NAME, is_step_name
 
 
@@ -43,6 +51,12 @@ class Steps(msgspec.Struct):
 
 
 def host_step_rows(model: TraceModel) -> np.ndarray:
+    """The ProfilerStep ranges, one per step number, by start (read-only), kept with the
+    model: the steps, the critical path's cuts, anchors and thread links each ask."""
+    return model.derived("_host_step_rows", lambda m: read_only(_host_step_rows(m)))
+
+
+def _host_step_rows(model: TraceModel) -> np.ndarray:
     ev = model.events
     rows = rows_named(model, complete_rows(model, Kind.CPU_OP, Kind.USER_ANNOTATION), is_step_name)
     if rows.size == 0:
