@@ -5,6 +5,7 @@ factors of a change, and how its host nodes are shown."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -33,9 +34,12 @@ class Part:
     collective_nodes: np.ndarray  # per instance of `table`, its node (-1: not in the graph)
     rank: int | None
     worker: str
-    piece_name: np.ndarray  # per host piece, its name's index in `piece_name_table`
-    piece_name_table: list[str]
-    piece_kind: np.ndarray  # per host piece, its kind's index in SEGMENT_KINDS
+
+    @cached_property
+    def piece_labels(self) -> PieceLabels:
+        """Its host pieces' names and kinds: made when a path shows them (a run's summary
+        without segments never does)."""
+        return _piece_labels(self.model, self.rg)
 
     @property
     def origin_us(self) -> float:
@@ -60,21 +64,15 @@ class Part:
         """Its host nodes' pieces, each its time under the change (a node of one piece
         shows as itself)."""
         time = (self.rg.pieces.end - self.rg.pieces.start) * factors.pieces
-        return PartPieces(
-            self.rg.piece_node,
-            time,
-            self.piece_kind,
-            self.piece_name,
-            self.piece_name_table,
-            None,
-            2,
-        )
+        labels = self.piece_labels
+        return PartPieces(self.rg.piece_node, time, labels.kind, labels.name, labels.table, None, 2)
 
     def expander(self, factors: Scaled, node_offset: int = 0, rank_index: int = 0) -> Expand:
         """Host nodes as their pieces one node at a time (a rank's summary, `reduce.py`)."""
         piece_time = (self.rg.pieces.end - self.rg.pieces.start) * factors.pieces
-        names = [self.piece_name_table[c] for c in self.piece_name.tolist()]
-        kinds = [SEGMENT_KINDS[k] for k in self.piece_kind.tolist()]
+        labels = self.piece_labels
+        names = [labels.table[c] for c in labels.name.tolist()]
+        kinds = [SEGMENT_KINDS[k] for k in labels.kind.tolist()]
         inner = piece_expander(self.rg.graph, self.rg.piece_node, piece_time, names, kinds)
 
         def expand(node: int, t0: float, t1: float) -> list[Segment] | None:
@@ -92,7 +90,6 @@ def part_of(model: TraceModel, worker: str = "", collectives: str = "own") -> Pa
     coll = comms.extract(model)
     table = collective_table(coll, find_steps(model))
     nodes = _nodes_of_rows(rg, coll.rows)
-    name, name_table, kind = _piece_labels(model, rg)
     return Part(
         model=model,
         rg=rg,
@@ -101,9 +98,6 @@ def part_of(model: TraceModel, worker: str = "", collectives: str = "own") -> Pa
         collective_nodes=nodes,
         rank=header_rank(model.header),
         worker=worker,
-        piece_name=name,
-        piece_name_table=name_table,
-        piece_kind=kind,
     )
 
 
@@ -123,7 +117,16 @@ def _nodes_of_rows(rg: RankGraph, rows: np.ndarray) -> np.ndarray:
     return out
 
 
-def _piece_labels(model: TraceModel, rg: RankGraph) -> tuple[np.ndarray, list[str], np.ndarray]:
+@dataclass
+class PieceLabels:
+    """Per host piece, its name (an index into `table`) and kind (SEGMENT_KINDS index)."""
+
+    name: np.ndarray
+    table: list[str]
+    kind: np.ndarray
+
+
+def _piece_labels(model: TraceModel, rg: RankGraph) -> PieceLabels:
     """Each host piece's name (its innermost range or call; a wait: its node's), as an
     index into a table of the names used, and its kind (SEGMENT_KINDS index)."""
     pieces = rg.pieces
@@ -146,7 +149,7 @@ def _piece_labels(model: TraceModel, rg: RankGraph) -> tuple[np.ndarray, list[st
     ]
     blocking = pieces.blocking_call | (rg.piece_wait >= 0)
     kind = np.where(blocking, SEGMENT_KINDS.index(KIND_NAMES[WAIT]), SEGMENT_KINDS.index("cpu"))
-    return index.reshape(-1).astype(np.int64), table, kind.astype(np.int64)
+    return PieceLabels(index.reshape(-1).astype(np.int64), table, kind.astype(np.int64))
 
 
 def _used_codes(codes: np.ndarray, n_codes: int) -> tuple[np.ndarray, np.ndarray]:
