@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...model.trace_model import TraceModel
-from ..core.common import thread_keys
+from ..core.common import distinct, thread_keys
 from ..core.host_ranges import snap_ns
 from ..core.steps import find_steps, host_step_rows
 from .build import RankGraph
@@ -83,16 +83,23 @@ def _step_nodes(
     begins, finishes = g.start[order], g.end[order]
     starts = np.full(lo.size, -1, dtype=np.int64)
     ends = np.full(lo.size, -1, dtype=np.int64)
-    for i, (t0, t1, thread) in enumerate(zip(lo.tolist(), hi.tolist(), threads.tolist())):
+    # The steps of one thread at a time (most jobs: one), each search over all of them.
+    for thread in distinct(threads).tolist():
         a, b = span.get(int(thread), (0, 0))
-        first = a + int(np.searchsorted(begins[a:b], t0, side="left"))
-        last = a + int(np.searchsorted(finishes[a:b], t1, side="right")) - 1
-        if first <= last:
-            starts[i], ends[i] = order[first], order[last]
-        held = a + int(np.searchsorted(begins[a:b], t1, side="left")) - 1
-        holder = int(order[held]) if a <= held else -1
-        if holder >= 0 and begins[held] >= t0 and finishes[held] > t1 and g.kind[holder] == WAIT:
-            ends[i] = holder
+        if a == b:
+            continue
+        at = np.flatnonzero(threads == thread)
+        t0, t1 = lo[at], hi[at]
+        first = a + np.searchsorted(begins[a:b], t0, side="left")
+        last = a + np.searchsorted(finishes[a:b], t1, side="right") - 1
+        inside = first <= last
+        starts[at[inside]], ends[at[inside]] = order[first[inside]], order[last[inside]]
+        held = a + np.searchsorted(begins[a:b], t1, side="left") - 1
+        some = held >= a
+        held, at, t0, t1 = held[some], at[some], t0[some], t1[some]
+        holder = order[held]
+        waiting = (begins[held] >= t0) & (finishes[held] > t1) & (g.kind[holder] == WAIT)
+        ends[at[waiting]] = holder[waiting]
     return starts, ends
 
 
