@@ -10,6 +10,7 @@ Distributed view's summaries (`stubs.py`)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any, cast
 
@@ -196,11 +197,17 @@ def _changed_everywhere(
     recorded summaries are made too (its step's bounds are the whole job's)."""
     changed, failed = _summaries(context, picks, tier(params))
     after, errors, _ = _reduced_parts(context, picks, changed, failed, params)
-    before = [recorded_stub(p) for p in after]
-    if all(b is not None for b in before):
-        return _in_rank_order(cast(list[StubPart], before)), _in_rank_order(after), errors
-    parts, errors, _ = _recorded_parts(context, picks)
-    return _in_rank_order(parts), _in_rank_order(after), errors
+    # The changed join is mostly numpy sorts that let go of the GIL: made beside the
+    # stubs and their join (the workers are idle by then).
+    with ThreadPoolExecutor(1, thread_name_prefix="kinetoscope-join") as pool:
+        changed_joint = pool.submit(_in_rank_order, after)
+        before = [recorded_stub(p) for p in after]
+        if all(b is not None for b in before):
+            recorded_joint = _in_rank_order(cast(list[StubPart], before))
+        else:
+            parts, errors, _ = _recorded_parts(context, picks)
+            recorded_joint = _in_rank_order(parts)
+        return recorded_joint, changed_joint.result(), errors
 
 
 def _summaries(
