@@ -176,6 +176,9 @@ def gpu_device_ids(model: TraceModel, rows: np.ndarray) -> np.ndarray:
     return dev
 
 
+SMALL_DISTINCT = 128  # integers up to this many: a Python set (a rank's few hundred events)
+
+
 def distinct(values: np.ndarray) -> np.ndarray:
     """`np.unique(values)` (the distinct values, ascending, of the same dtype): integers
     whose range is at most a few times their count (devices, streams, threads, codes) are
@@ -188,6 +191,8 @@ def distinct(values: np.ndarray) -> np.ndarray:
         return flat.copy()
     if flat.dtype.kind not in "iu":
         return np.unique(flat)
+    if flat.size <= SMALL_DISTINCT:  # a few values: numpy's passes cost more than a set
+        return np.array(sorted(set(flat.tolist())), dtype=flat.dtype)
     low, high = int(flat.min()), int(flat.max())
     if high - low >= max(4 * flat.size, 1 << 16):
         ordered = np.sort(flat)
