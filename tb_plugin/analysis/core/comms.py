@@ -175,19 +175,21 @@ def _listed_ranks(text: str) -> tuple[int, ...] | None:
     return None
 
 
-def _rank_list(args: CommArgs, size: int | None) -> list[int] | None:
+def _rank_list(args: CommArgs, size: int | None) -> tuple[int, ...] | None:
     """`Process Group Ranks` is a string "[0, 1]" (PyTorch truncates long lists with "...");
-    a truncated or missing list is rebuilt from `Global rank start`/`stride` and the size."""
+    a truncated or missing list is rebuilt from `Global rank start`/`stride` and the size.
+    A tuple, shared: a call's group is listed only for the first call of it
+    (`_groups_of`), so the others make no list of its ranks (a world group's is 2,048)."""
     text = args.pg_ranks
     if isinstance(text, list):
         text = str(text)
     if isinstance(text, str) and "..." not in text:
         listed = _listed_ranks(text)
         if listed is not None:
-            return list(listed)
+            return listed
     start, stride = lenient_int(args.rank_start), lenient_int(args.rank_stride)
     if start is not None and start >= 0 and stride is not None and stride > 0 and size:
-        return list(range(start, start + stride * size, stride))
+        return tuple(range(start, start + stride * size, stride))
     return None
 
 
@@ -205,7 +207,7 @@ class _Facts:
     size_ratio: int | None = None  # larger over smaller of the first two tensors
     dst: int | None = None
     src: int | None = None
-    group: GroupFacts | None = None
+    group: tuple[str | None, tuple[int, ...] | None] | None = None  # description, ranks
     peer: tuple[str, int] | None = None  # ("dst" or "src", a rank of the call's group)
 
     def fill(self, args: CommArgs, name: str | None) -> None:
@@ -238,7 +240,7 @@ class _Facts:
             ranks = _rank_list(args, self.group_size)
             desc = args.pg_desc if isinstance(args.pg_desc, str) else None
             if ranks is not None or desc is not None:
-                self.group = GroupFacts(desc, ranks)
+                self.group = (desc, ranks)
 
 
 def _comms_id(value: Any) -> int | None:
@@ -342,7 +344,8 @@ def _groups_of(facts: list[_Facts]) -> dict[str, GroupFacts]:
     out: dict[str, GroupFacts] = {}
     for f in facts:
         if f.pg and f.group is not None and f.pg not in out:
-            out[f.pg] = f.group
+            desc, ranks = f.group
+            out[f.pg] = GroupFacts(desc, list(ranks) if ranks is not None else None)
     return out
 
 
