@@ -163,8 +163,10 @@ def _cut_points(
     order = np.lexsort((times, thread))
     thread, times = thread[order], times[order]
     bounds = np.flatnonzero(np.concatenate([[True], thread[1:] != thread[:-1], [True]]))
+    # Sorted by thread, then time: each thread's distinct times are its changes of value.
+    new = np.concatenate([[True], (times[1:] != times[:-1]) | (thread[1:] != thread[:-1])])
     return {
-        int(thread[a]): np.unique(times[a:b])
+        int(thread[a]): times[a:b][new[a:b]]
         for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())
     }
 
@@ -190,7 +192,7 @@ def _node_of_pieces(
     cut[1:] |= blocking[:-1] & (pieces.runtime[1:] != pieces.runtime[:-1])
     for thread, times in cuts.items():
         mine = np.flatnonzero(pieces.thread == thread)
-        cut[mine[in_sorted(pieces.start[mine], times)]] = True  # times: np.unique's
+        cut[mine[in_sorted(pieces.start[mine], times)]] = True  # times: sorted, distinct
     return np.cumsum(cut) - 1
 
 
