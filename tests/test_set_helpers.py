@@ -67,7 +67,8 @@ def test_in_sorted_is_isin() -> None:
 
 def test_distinct_is_numpys_unique() -> None:
     """The same values, order and dtype as np.unique: small and wide ranges, negatives,
-    unsigned, empty, floats and booleans (numpy's own), 2-D input (flattened)."""
+    unsigned, empty, floats and booleans (numpy's own), 2-D input (flattened), a few
+    values and many (each side of SMALL_DISTINCT)."""
     rng = np.random.default_rng(8)
     cases = [
         np.empty(0, np.int16),
@@ -76,6 +77,7 @@ def test_distinct_is_numpys_unique() -> None:
         np.arange(6).reshape(2, 3),
         np.empty(0, np.float64),
         np.array([1 << 40, 5, 1 << 40, -3, 5, -3], np.int64),  # wide, repeated: sorted here
+        np.array([(1 << 64) - 1, 0, (1 << 63) + 5, 0], np.uint64),  # past int64, few
     ]
     for n, low, high, dtype in (
         (500, 0, 8, np.int64),
@@ -85,6 +87,10 @@ def test_distinct_is_numpys_unique() -> None:
         (5000, -(1 << 20), 1 << 20, np.int32),
         (100, 7, 8, np.int32),
         (400, -(1 << 15), 1 << 15, np.int16),
+        (1, 3, 4, np.int64),  # a few values (SMALL_DISTINCT): a set, not the table
+        (128, -5, 5, np.int8),
+        (129, -5, 5, np.int8),
+        (40, 0, 1 << 40, np.int64),
     ):
         cases.append(rng.integers(low, high, size=n).astype(dtype))
     for values in cases:
