@@ -13,6 +13,7 @@ path that bound each arrival with the collectives ending as recorded; the cross-
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Union
 
 import msgspec
 import numpy as np
@@ -27,6 +28,7 @@ from .path import Expand, Segment, merged, segments_of
 from .retime import Timing, chain_origins, evaluate, walk_back
 from .segments import SEGMENT_KINDS
 
+ArrayOrNumber = Union[np.ndarray, int, float]
 VERSION = "5"  # 5: each step's recorded start and end (a what-if's baseline)
 _PACKED = {
     "node_kind": "<i1",
@@ -101,13 +103,14 @@ class PathSummary(msgspec.Struct, gc=False):
 
 
 class _Reduced:
-    """The reduced graph as it is built: nodes, edges and the local paths' segments."""
+    """The reduced graph as it is built: nodes, edges and the local paths' segments, each
+    column a list of pieces (arrays; a path's segments: lists), joined when packed."""
 
-    def __init__(self, graph: Graph) -> None:
-        self.source = graph
+    def __init__(self) -> None:
         self.names: list[str] = []
         self._name_ids: dict[str, int] = {}
-        self.cols: dict[str, list[float]] = {k: [] for k in _PACKED}
+        self.pieces: dict[str, list[Any]] = {k: [] for k in _PACKED}
+        self.node_count = 0
 
     def name(self, text: str) -> int:
         if text not in self._name_ids:
@@ -115,25 +118,45 @@ class _Reduced:
             self.names.append(text)
         return self._name_ids[text]
 
-    def node(
-        self, kind: int, name: str, lane: int, start: float, end: float, own: float = 0.0
-    ) -> int:
-        """A node at its recorded times; `own`: its time under the change."""
-        c = self.cols
-        c["node_kind"].append(kind)
-        c["node_name"].append(self.name(name))
-        c["node_lane"].append(lane)
-        c["node_start"].append(start)
-        c["node_end"].append(end)
-        c["node_transfer"].append(1.0)
-        c["node_own"].append(own)
-        return len(c["node_kind"]) - 1
+    def nodes(
+        self,
+        kind: ArrayOrNumber,
+        name: ArrayOrNumber,
+        lane: ArrayOrNumber,
+        start: np.ndarray,
+        end: np.ndarray,
+        own: ArrayOrNumber = 0.0,
+        transfer: ArrayOrNumber = 1.0,
+    ) -> np.ndarray:
+        """Nodes at their recorded times (`own`: their time under the change); their
+        indices, in order after those made before."""
+        count = int(start.size)
+        first = self.node_count
+        self.node_count += count
+        for key, value in (
+            ("node_kind", kind), ("node_name", name), ("node_lane", lane),
+            ("node_start", start), ("node_end", end), ("node_transfer", transfer),
+            ("node_own", own),
+        ):  # fmt: skip
+            self.pieces[key].append(_filled(value, count))
+        return np.arange(first, first + count, dtype=np.int64)
 
-    def edge(self, dst: int, src: int, role: int, lag: float = 0.0) -> None:
-        self.cols["edge_dst"].append(dst)
-        self.cols["edge_src"].append(src)
-        self.cols["edge_role"].append(role)
-        self.cols["edge_lag"].append(lag)
+    def edges(
+        self, dst: np.ndarray, src: np.ndarray, role: ArrayOrNumber, lag: ArrayOrNumber
+    ) -> None:
+        count = int(dst.size)
+        for key, value in (
+            ("edge_dst", dst),
+            ("edge_src", src),
+            ("edge_role", role),
+            ("edge_lag", lag),
+        ):
+            self.pieces[key].append(_filled(value, count))
+
+    def packed(self, key: str) -> bytes:
+        """One column, little-endian, as `PathSummary` keeps it."""
+        dtype = _PACKED[key]
+        return b"".join(np.asarray(piece, dtype=dtype).tobytes() for piece in self.pieces[key])
 
 
 LATE_US = 1e9  # the collectives' ends moved this late: which local paths start at them
@@ -153,60 +176,55 @@ def reduce_part(part: Part, change: Change | None, segments: bool = True) -> Pat
     factors = part.factors(change)
     lag = lags(graph, part.own_times(factors), factors.transfer)
     coll = part.collective_nodes
-    ends = 2 * distinct(coll[coll >= 0]) + 1
+    collectives = distinct(coll[coll >= 0])
     late_add = graph.add.copy()
-    late_add[ends] += LATE_US
+    late_add[2 * collectives + 1] += LATE_US
     timings = (evaluate(graph, lag), evaluate(graph, lag, late_add))
     expand = part.expander(factors, 0, 0) if segments else None
-    local = _Local(_Reduced(graph), graph, timings, graph.base_times(), expand)
-    recorded = local.recorded
-    for node in distinct(coll[coll >= 0]).tolist():
-        name, lane = graph.names[graph.name[node]], int(graph.lane[node])
-        r = local.out.node(COLLECTIVE, name, lane, recorded[2 * node], recorded[2 * node + 1])
-        local.out.cols["node_transfer"][r] = float(factors.transfer[node])
-        local.reduced_of[2 * node], local.reduced_of[2 * node + 1] = 2 * r, 2 * r + 1
-        local.ports[2 * node + 1] = True
+    local = _Local(_Reduced(), graph, timings, graph.base_times(), expand)
+    arrivals = local.collective_nodes(collectives, factors.transfer[collectives])
     markers = _step_markers(local, part, windows(part.anchors, timings[0]))
     as_recorded = Timing(local.recorded, np.full(graph.events, -1, np.int64), graph.edge_lag)
     recorded_steps = windows(part.anchors, as_recorded)
-    local.out.cols["step_recorded_start"] = recorded_steps.start.tolist()
-    local.out.cols["step_recorded_end"] = recorded_steps.end.tolist()
-    bounds = [(2 * n, local.reduced_of[2 * n]) for n in distinct(coll[coll >= 0]).tolist()]
-    local.paths_to(bounds + markers)
-    of = local.reduced_of
-    local.out.cols["collective_nodes"] = [of[2 * n] // 2 if n >= 0 else -1 for n in coll]
+    local.out.pieces["step_recorded_start"].append(recorded_steps.start)
+    local.out.pieces["step_recorded_end"].append(recorded_steps.end)
+    local.paths_to(*(np.concatenate(pair) for pair in zip(arrivals, markers)))
+    nodes_of = np.full(coll.size, -1, dtype=np.int64)
+    nodes_of[coll >= 0] = local.reduced_of[2 * coll[coll >= 0]] // 2
+    local.out.pieces["collective_nodes"].append(nodes_of)
     return _summary(part, change, factors, local.out)
 
 
-def _step_markers(local: _Local, part: Part, steps: Windows) -> list[tuple[int, int]]:
+def _step_markers(local: _Local, part: Part, steps: Windows) -> tuple[np.ndarray, np.ndarray]:
     """Each step's start and end as a zero-length node of the reduced graph (its events,
-    offsets into the summary's step columns); returns (event, marker's start) for each,
-    the local paths into them to be found. The whole trace (no step recorded, start -1)
-    starts at its earliest event and keeps -1 in the summary: the join takes its bounds
-    from the whole job, as it does for a whole trace."""
-    recorded, cols = local.recorded, local.out.cols
-    markers: list[tuple[int, int]] = []
-    for k in range(len(part.anchors)):
-        start_event, sink = int(part.anchors.start_event[k]), int(steps.sink[k])
-        whole = start_event < 0
-        if whole:
-            start_event = 2 * int(np.argmin(recorded[0::2]))
-        pair = []
-        for event, key in ((start_event, "start"), (sink, "end")):
-            at = float(recorded[event])
-            marker = local.out.node(CPU, f"step {key}", 0, at, at)
-            local.out.edge(2 * marker + 1, 2 * marker, DUR, 0.0)
-            pair.append((event, 2 * marker))
-            reduced = 2 * marker if key == "start" else 2 * marker + 1
-            cols[f"step_{key}_event"].append(-1 if whole else reduced)
-        cols["step_start_offset"].append(float(part.anchors.start_offset[k]))
-        cols["step_end_offset"].append(float(steps.tail[k]))
-        markers += pair
-        # A step's start is a port too: the local paths after it start there (each path
-        # stays within a step, so a rank's summary grows with its steps, not their square).
-        local.reduced_of.setdefault(start_event, pair[0][1] + 1)  # the marker's end
-        local.ports[start_event] = True
-    return markers
+    offsets into the summary's step columns); returns the events and the markers' starts
+    (start and end of each step in turn), the local paths into them to be found. The whole
+    trace (no step recorded, start -1) starts at its earliest event and keeps -1 in the
+    summary: the join takes its bounds from the whole job, as it does for a whole trace."""
+    out, anchors = local.out, part.anchors
+    start_event = anchors.start_event.astype(np.int64)
+    whole = start_event < 0
+    if whole.any():
+        start_event[whole] = 2 * int(np.argmin(local.recorded[0::2]))
+    events = np.stack([start_event, steps.sink.astype(np.int64)], axis=1).ravel()
+    at = local.recorded[events]
+    names = [out.name("step start"), out.name("step end")] if events.size else [0, 0]
+    markers = out.nodes(CPU, np.tile(names, len(anchors)), 0, at, at)
+    out.edges(2 * markers + 1, 2 * markers, DUR, 0.0)
+    starts, ends = markers[0::2], markers[1::2]
+    pieces = out.pieces
+    pieces["step_start_event"].append(np.where(whole, -1, 2 * starts))
+    pieces["step_end_event"].append(np.where(whole, -1, 2 * ends + 1))
+    pieces["step_start_offset"].append(anchors.start_offset)
+    pieces["step_end_offset"].append(steps.tail)
+    # A step's start is a port too: the local paths after it start there (each path
+    # stays within a step, so a rank's summary grows with its steps, not their square).
+    # The first to claim an event keeps it: a collective's end, an earlier step's start.
+    for event, marker in zip(start_event.tolist(), starts.tolist()):
+        if local.reduced_of[event] < 0:
+            local.reduced_of[event] = 2 * marker + 1  # the marker's end
+    local.ports[start_event] = True
+    return events, 2 * markers
 
 
 @dataclass
@@ -218,68 +236,173 @@ class _Local:
     timings: tuple[Timing, Timing]  # the collectives' ends as recorded, and late
     recorded: np.ndarray  # each event's recorded time
     expand: Expand | None  # None: no segments kept
-    reduced_of: dict[int, int] = field(default_factory=dict)  # event -> reduced event
+    reduced_of: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # -1: none
     ports: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
 
     def __post_init__(self) -> None:
+        self.reduced_of = np.full(self.graph.events, -1, dtype=np.int64)
         self.ports = np.zeros(self.graph.events, dtype=bool)
 
-    def paths_to(self, bounds: list[tuple[int, int]]) -> None:
-        """For each (event, target) of `bounds`, the local paths that set `event`: under
-        each timing, a PATH node from the port it came from (or from work with no known
-        dependency, pinned where it was) into `target` (an event of the reduced graph);
-        one per distinct origin. Every port is marked before: the walks are one pass."""
-        recorded, late = self.timings
-        events = np.array([event for event, _ in bounds], dtype=np.int64)
-        origins = chain_origins(self.graph, recorded, events, self.ports).tolist()
-        late_origins = chain_origins(self.graph, late, events, self.ports).tolist()
-        kind = self.graph.kind
-        for (event, target), origin, late_origin in zip(bounds, origins, late_origins):
-            self._path(event, target, recorded, origin)
-            if origin % 2 == 1 and self.ports[origin] and kind[origin // 2] == COLLECTIVE:
-                continue  # from a collective's end: moving every end alike picks the same
-            if late_origin != origin:
-                self._path(event, target, late, late_origin)
+    def collective_nodes(
+        self, nodes: np.ndarray, transfer: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The collectives `nodes` as nodes of the reduced graph, each end a port; returns
+        their arrivals (start events) and those of the reduced nodes."""
+        graph, recorded = self.graph, self.recorded
+        names = [self.out.name(graph.names[code]) for code in graph.name[nodes].tolist()]
+        made = self.out.nodes(
+            COLLECTIVE, np.array(names, dtype=np.int64), graph.lane[nodes],
+            recorded[2 * nodes], recorded[2 * nodes + 1], transfer=transfer,
+        )  # fmt: skip
+        self.reduced_of[2 * nodes] = 2 * made
+        self.reduced_of[2 * nodes + 1] = 2 * made + 1
+        self.ports[2 * nodes + 1] = True
+        return 2 * nodes, 2 * made
 
-    def _path(self, event: int, target: int, timing: Timing, origin: int) -> None:
-        out, value = self.out, timing.value
-        if origin in self.reduced_of:
-            source = self.reduced_of[origin]
-        else:
-            at = float(self.recorded[origin])
-            pinned = out.node(CPU, "unknown dependency", 0, at, at)
-            out.edge(2 * pinned + 1, 2 * pinned, DUR, 0.0)
-            source = 2 * pinned + 1
-        if origin == event:
-            # A step's first start that nothing before it set is its own marker's port:
-            # the marker is where the path starts (an edge to itself would be a cycle).
-            if source // 2 != target // 2:
-                out.edge(target, source, PORT, 0.0)
-            return
-        start, end = float(self.recorded[origin]), float(self.recorded[event])
-        own = float(value[event] - value[origin])
-        path = out.node(PATH, "local path", 0, start, end, own)
-        out.edge(2 * path, source, PORT, 0.0)
-        out.edge(2 * path + 1, 2 * path, DUR, end - start)
-        out.edge(target, 2 * path + 1, PORT, 0.0)
+    def paths_to(self, events: np.ndarray, targets: np.ndarray) -> None:
+        """For each event of `events` and its target (an event of the reduced graph), the
+        local paths that set it: under each timing, a PATH node from the port it came from
+        (or from work with no known dependency, pinned where it was) into the target; one
+        per distinct origin. Every port is marked before: the walks are one pass."""
+        recorded, late = self.timings
+        origins = chain_origins(self.graph, recorded, events, self.ports)
+        late_origins = chain_origins(self.graph, late, events, self.ports)
+        # from a collective's end: moving every end alike picks the same
+        from_end = (origins % 2 == 1) & self.ports[origins]
+        from_end &= self.graph.kind[origins // 2] == COLLECTIVE
+        either = np.stack([np.ones(events.size, bool), ~from_end & (late_origins != origins)], 1)
+        kept = either.ravel()
+        is_late = np.tile([False, True], events.size)[kept]
+        self._paths(
+            np.repeat(events, 2)[kept],
+            np.repeat(targets, 2)[kept],
+            np.stack([origins, late_origins], axis=1).ravel()[kept],
+            is_late,
+        )
+
+    def _paths(
+        self, event: np.ndarray, target: np.ndarray, origin: np.ndarray, is_late: np.ndarray
+    ) -> None:
+        """Each (event, target, origin) its path, in order: a pinned "unknown dependency"
+        node first where no port of the reduced graph is the origin, then the PATH node
+        (none where the origin is the event itself: a step's first start that nothing set
+        starts at its own marker), and their edges."""
+        recorded = self.recorded
+        recorded_value, late_value = (timing.value for timing in self.timings)
+        own = np.where(
+            is_late, late_value[event] - late_value[origin],
+            recorded_value[event] - recorded_value[origin],
+        )  # fmt: skip
+        source = self.reduced_of[origin]
+        pinned, path = source < 0, origin != event
+        walked = None
         if self.expand is not None:  # the links walked again, as Steps, for their segments
-            links = walk_back(self.graph, timing, event, -np.inf, self.ports)
-            segments = merged(list(reversed(segments_of(self.graph, links, self.expand))))
-            self._segments(path, segments, float(value[origin]))
+            walked = {
+                k: self._walked(self.expand, int(event[k]), self.timings[int(is_late[k])])
+                for k in np.flatnonzero(path).tolist()
+            }
+        names = self._path_names(pinned, path, walked)
+        counts = pinned.astype(np.int64) + path
+        pin_node = self.out.node_count + np.cumsum(counts) - counts
+        path_node = pin_node + pinned
+        made = np.stack([pinned, path], axis=1).ravel()
+        self.out.nodes(
+            _paired(CPU, PATH, made),
+            _paired(names.get(UNKNOWN, 0), names.get(LOCAL_PATH, 0), made),
+            0,
+            _paired(recorded[origin], recorded[origin], made),
+            _paired(recorded[origin], recorded[event], made),
+            _paired(0.0, own, made),
+        )
+        source = np.where(pinned, 2 * pin_node + 1, source)
+        self._path_edges(pin_node, path_node, pinned, path, source, target, origin, event)
+        for k, segments in (walked or {}).items():
+            start = float(self.timings[int(is_late[k])].value[origin[k]])
+            self._segments(int(path_node[k]), segments, start)
+
+    def _path_edges(
+        self,
+        pin_node: np.ndarray,
+        path_node: np.ndarray,
+        pinned: np.ndarray,
+        path: np.ndarray,
+        source: np.ndarray,
+        target: np.ndarray,
+        origin: np.ndarray,
+        event: np.ndarray,
+    ) -> None:
+        """`_paths`' edges, a job's in turn: the pinned node's duration; then into the
+        target from the source (no path), else source -> path, its duration, -> target."""
+        # an edge to itself would be a cycle: a marker's own start is no edge
+        into_target = np.where(path, True, source // 2 != target // 2)
+        kept = np.stack([pinned, into_target, path, path], axis=1).ravel()
+        at_path = 2 * path_node
+        dst = np.stack([2 * pin_node + 1, np.where(path, at_path, target), at_path + 1, target], 1)
+        src = np.stack([2 * pin_node, source, at_path, at_path + 1], axis=1)
+        lag = np.zeros((event.size, 4))
+        lag[:, 2] = self.recorded[event] - self.recorded[origin]
+        roles = np.tile(np.array([DUR, PORT, DUR, PORT], dtype=np.int8), event.size)
+        self.out.edges(dst.ravel()[kept], src.ravel()[kept], roles[kept], lag.ravel()[kept])
+
+    def _walked(self, expand: Expand, event: int, timing: Timing) -> list[Segment]:
+        """The segments of the local path into `event` under `timing`, as its links
+        walked back to the port it starts at show."""
+        links = walk_back(self.graph, timing, event, -np.inf, self.ports)
+        return merged(list(reversed(segments_of(self.graph, links, expand))))
+
+    def _path_names(
+        self, pinned: np.ndarray, path: np.ndarray, walked: dict[int, list[Segment]] | None
+    ) -> dict[str, int]:
+        """The ids of the names `_paths` uses, numbered in the order a pass job by job
+        first uses them: a job's pinned node, its path, the path's segments."""
+        out = self.out
+        if walked is not None:
+            for k in range(pinned.size):
+                if pinned[k]:
+                    out.name(UNKNOWN)
+                if path[k]:
+                    out.name(LOCAL_PATH)
+                    for segment in walked[k]:
+                        out.name(segment.name)
+        first = {
+            text: int(np.argmax(used))
+            for text, used in ((UNKNOWN, pinned), (LOCAL_PATH, path))
+            if used.any()
+        }
+        return {
+            text: out.name(text)
+            for text in sorted(first, key=lambda text: (first[text], text != UNKNOWN))
+        }
 
     def _segments(self, path: int, segments: list[Segment], start: float) -> None:
-        lanes, c = self.graph.lanes, self.out.cols
-        for s in segments:
-            c["seg_node"].append(path)
-            c["seg_kind"].append(SEGMENT_KINDS.index(s.kind))
-            c["seg_name"].append(self.out.name(s.name))
-            c["seg_lane"].append(lanes.index(s.lane) if s.lane in lanes else 0)
-            c["seg_start"].append(s.start - start)
-            c["seg_dur"].append(s.dur)
+        lanes, out = self.graph.lanes, self.out
+        for key, values in (
+            ("seg_node", [path] * len(segments)),
+            ("seg_kind", [SEGMENT_KINDS.index(s.kind) for s in segments]),
+            ("seg_name", [out.name(s.name) for s in segments]),
+            ("seg_lane", [lanes.index(s.lane) if s.lane in lanes else 0 for s in segments]),
+            ("seg_start", [s.start - start for s in segments]),
+            ("seg_dur", [s.dur for s in segments]),
+        ):
+            out.pieces[key].append(values)
+
+
+UNKNOWN, LOCAL_PATH = "unknown dependency", "local path"  # the reduced nodes' names
+
+
+def _paired(first: ArrayOrNumber, second: ArrayOrNumber, kept: np.ndarray) -> np.ndarray:
+    """`first` and `second` a job's pair in turn (scalars or a value per job), the kept."""
+    jobs = kept.size // 2
+    return np.stack([_filled(first, jobs), _filled(second, jobs)], axis=1).ravel()[kept]
+
+
+def _filled(value: ArrayOrNumber, count: int) -> np.ndarray:
+    """`value` as `count` values: an array as it is (of that size), a number repeated
+    (np.full: `broadcast_to` costs several times as much on a rank's few hundred)."""
+    return value if isinstance(value, np.ndarray) else np.full(count, value)
 
 
 def _summary(part: Part, change: Change | None, factors: Scaled, out: _Reduced) -> PathSummary:
-    packed = {k: np.asarray(v, dtype=_PACKED[k]).tobytes() for k, v in out.cols.items()}
     return PathSummary(
         version=VERSION,
         change=change.label() if change is not None else "",
@@ -293,5 +416,5 @@ def _summary(part: Part, change: Change | None, factors: Scaled, out: _Reduced) 
         step_numbers=list(part.anchors.numbers),
         first_shift=float(part.anchors.first_shift),
         assumptions=list(part.assumptions),
-        **packed,
+        **{key: out.packed(key) for key in _PACKED},
     )
