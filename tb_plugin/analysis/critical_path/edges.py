@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...model.trace_model import TraceModel
+from ..core.common import repeated
 from ..core.host_ranges import HostRanges
 from . import host_links
 from .autograd_links import handoffs, training_and_backward
@@ -51,7 +52,7 @@ class Edges:
         self.dst.append(dst)
         self.src.append(np.asarray(src, dtype=np.int64).reshape(-1))
         self.role.append(np.full(dst.size, role, np.int8))
-        self.lag.append(np.broadcast_to(np.asarray(lag, np.float64), dst.shape).copy())
+        self.lag.append(repeated(lag, dst.size, np.float64))
 
     def chain(self) -> None:
         """Each host node after the previous node of its thread."""

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..core.common import distinct, gather_ranges
+from ..core.common import distinct, gather_ranges, repeated
 
 T = TypeVar("T")
 
@@ -205,14 +205,14 @@ class GraphBuilder:
         ids = np.arange(self.count, self.count + n, dtype=np.int64)
         self._nodes.append(
             {
-                "kind": np.broadcast_to(np.asarray(kind, dtype=np.int8), (n,)).copy(),
+                "kind": repeated(kind, n, np.int8),
                 "name": np.asarray(name, dtype=np.int64).reshape(n),
                 "rank": np.full(n, rank, dtype=np.int64),
-                "lane": np.broadcast_to(np.asarray(lane, dtype=np.int64), (n,)).copy(),
+                "lane": repeated(lane, n, np.int64),
                 "row": np.asarray(row, dtype=np.int64).reshape(n),
                 "start": np.asarray(start, dtype=np.float64).reshape(n),
                 "end": np.asarray(end, dtype=np.float64).reshape(n),
-                "scalable": np.broadcast_to(np.asarray(scalable, dtype=bool), (n,)).copy(),
+                "scalable": repeated(scalable, n, bool),
             }
         )
         self.count += n
@@ -230,7 +230,7 @@ class GraphBuilder:
         src = np.asarray(src, dtype=np.int64).reshape(-1)
         if dst.size == 0:
             return
-        lags = np.broadcast_to(np.asarray(lag, dtype=np.float64), dst.shape).copy()
+        lags = repeated(lag, dst.size, np.float64)
         self._edges.append((dst, src, np.full(dst.size, role, np.int8), lags))
 
     def build(self) -> Graph:

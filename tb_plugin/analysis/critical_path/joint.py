@@ -13,7 +13,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ..core.common import distinct
+from ..core.common import distinct, repeated
 from ..distributed.matching import instances_of, match_instances
 from ..distributed.summary import CollectiveTable
 from .anchors import StepAnchors
@@ -252,7 +252,7 @@ def add_edges(
     edges["dst"].append(dst)
     edges["src"].append(np.asarray(src, dtype=np.int64))
     edges["role"].append(np.full(dst.size, role, np.int8))
-    edges["lag"].append(np.broadcast_to(np.asarray(lag, np.float64), dst.shape).copy())
+    edges["lag"].append(repeated(lag, dst.size, np.float64))
 
 
 def _shifted(anchors: StepAnchors, node_offset: int) -> StepAnchors:

@@ -18,7 +18,7 @@ from typing import Any, Union
 import msgspec
 import numpy as np
 
-from ..core.common import distinct
+from ..core.common import distinct, repeated
 from ..distributed.summary import CollectiveTable
 from .anchors import Windows, windows
 from .changes import Change, Scaled, lags
@@ -138,7 +138,7 @@ class _Reduced:
             ("node_start", start), ("node_end", end), ("node_transfer", transfer),
             ("node_own", own),
         ):  # fmt: skip
-            self.pieces[key].append(_filled(value, count))
+            self.pieces[key].append(repeated(value, count))
         return np.arange(first, first + count, dtype=np.int64)
 
     def edges(
@@ -151,7 +151,7 @@ class _Reduced:
             ("edge_role", role),
             ("edge_lag", lag),
         ):
-            self.pieces[key].append(_filled(value, count))
+            self.pieces[key].append(repeated(value, count))
 
     def packed(self, key: str) -> bytes:
         """One column, little-endian, as `PathSummary` keeps it."""
@@ -393,13 +393,7 @@ UNKNOWN, LOCAL_PATH = "unknown dependency", "local path"  # the reduced nodes' n
 def _paired(first: ArrayOrNumber, second: ArrayOrNumber, kept: np.ndarray) -> np.ndarray:
     """`first` and `second` a job's pair in turn (scalars or a value per job), the kept."""
     jobs = kept.size // 2
-    return np.stack([_filled(first, jobs), _filled(second, jobs)], axis=1).ravel()[kept]
-
-
-def _filled(value: ArrayOrNumber, count: int) -> np.ndarray:
-    """`value` as `count` values: an array as it is (of that size), a number repeated
-    (np.full: `broadcast_to` costs several times as much on a rank's few hundred)."""
-    return value if isinstance(value, np.ndarray) else np.full(count, value)
+    return np.stack([repeated(first, jobs), repeated(second, jobs)], axis=1).ravel()[kept]
 
 
 def _summary(part: Part, change: Change | None, factors: Scaled, out: _Reduced) -> PathSummary:
