@@ -3,7 +3,8 @@ per kind, or through a table for many kinds) against `np.isin`, `common.in_sorte
 (binary search in sorted known values) against `np.isin`, `common.distinct` against
 `np.unique`, the op tree's children by parent then start, the Kernels view's longest
 call per group, the trace view levels' dominant name per bucket and its index's orders
-against `np.lexsort`; `common.nonzero_rows` against `np.flatnonzero`."""
+against `np.lexsort`; `common.nonzero_rows` against `np.flatnonzero`; `common.repeated`
+against `np.broadcast_to(...).copy()`; `launches.to_ns` against its `np.nan_to_num` form."""
 
 from __future__ import annotations
 
@@ -13,7 +14,14 @@ import numpy as np
 import pytest
 from builders import TraceBuilder
 from kinetoscope.analysis.core import common
-from kinetoscope.analysis.core.common import distinct, in_sorted, lexsort_ints, nonzero_rows
+from kinetoscope.analysis.core.common import (
+    distinct,
+    in_sorted,
+    lexsort_ints,
+    nonzero_rows,
+    repeated,
+)
+from kinetoscope.analysis.core.launches import MAX_NS, to_ns
 from kinetoscope.analysis.core.optree import _by_parent_then_start
 from kinetoscope.analysis.kernels.view import _longest_earliest
 from kinetoscope.model.categories import Kind, kind_mask
@@ -185,3 +193,29 @@ def test_segment_order_is_lexsort() -> None:
         cls = rng.integers(0, 1 + trial % 5, n).astype(np.int8)
         want = np.lexsort((ts, cls, depth, track))
         assert _segment_order(track, depth, cls).tolist() == want.tolist()
+
+
+def test_repeated_is_a_broadcast_copy() -> None:
+    """Numbers repeated, arrays of the size copied (never the caller's), a one-value
+    array broadcast, in the dtype asked; a size that does not broadcast is refused."""
+    cases = [(3, 4, np.int8), (2.5, 0, np.float64), (True, 3, bool), (np.int64(7), 2, None)]
+    cases += [(np.arange(5), 5, np.float64), (np.array([9]), 3, np.int64), ([1, 2], 2, None)]
+    for value, count, dtype in cases:
+        got = repeated(value, count, dtype)
+        want = np.broadcast_to(np.asarray(value, dtype=dtype), (count,)).copy()
+        assert got.dtype == want.dtype and got.tolist() == want.tolist()
+        assert got.flags.writeable and not np.shares_memory(got, np.asarray(value))
+    with pytest.raises(ValueError):
+        repeated(np.arange(3), 4, np.int64)
+
+
+def test_to_ns_is_its_nan_to_num_form() -> None:
+    """NaN to 0, infinities and overflows clipped to MAX_NS, the rest rounded: as
+    `np.clip(np.nan_to_num(ns), ...)` gave, for arrays and a 0-d value."""
+    us = np.array([0, 1.5, -2.25, np.nan, np.inf, -np.inf, 1e300, -1e300, 12345.0004, 9e12])
+    for origin in (0.0, 1e6, -3.5):
+        with np.errstate(over="ignore", invalid="ignore"):
+            ns = np.rint((us - origin) * 1000.0)
+        want = np.clip(np.nan_to_num(ns), -MAX_NS, MAX_NS).astype(np.int64)
+        assert to_ns(us, origin).tolist() == want.tolist()
+        assert to_ns(np.float64(us[1]), origin) == want[1]
