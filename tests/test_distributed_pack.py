@@ -1,7 +1,7 @@
 """A run's rank summaries kept in one pack (summary_pack.py): read back whole on a warm
 view with nothing summarised again, a changed file summarised again alone, a damaged pack
 made again, process groups kept once; the batches of the default process pool give what
-one rank at a time gives."""
+one rank at a time gives, and their sizes shrink towards the end of a run."""
 
 from __future__ import annotations
 
@@ -16,9 +16,11 @@ import msgspec
 import pytest
 from kinetoscope.analysis.distributed import rank_summaries as distributed_job
 from kinetoscope.analysis.distributed.rank_summaries import (
+    BATCHES_PER_WORKER,
     SUMMARY_DIR,
     Listed,
     analyze_run,
+    batch_sizes,
     summarize_all,
     summarize_batch,
     summary_pack,
@@ -137,6 +139,21 @@ def test_a_batch_answers_as_ranks_one_by_one(tmp_path: Path) -> None:
     assert [o[1] for o in outcomes] == errors and errors[3] is not None
     assert errors[3]["kind"] == "empty_file" and outcomes[3][2] is None
     assert msgspec.json.encode(outcomes[0][0]) == msgspec.json.encode(one_by_one[0])
+
+
+@pytest.mark.parametrize(("count", "workers"), [(2048, 2), (2048, 16), (100, 2), (17, 4), (1, 2)])
+def test_batches_shrink_towards_the_end(count: int, workers: int) -> None:
+    """Every rank in one batch, in order; the first batches the size of a few a worker,
+    none larger, never growing, none but the last under an eighth of the first: the last
+    batches are small, so the workers end within a small batch of each other."""
+    sizes = batch_sizes(count, workers)
+    first = -(-count // (workers * BATCHES_PER_WORKER))
+    assert sum(sizes) == count and sizes[0] == first and max(sizes) == first
+    assert all(a >= b for a, b in zip(sizes, sizes[1:]))
+    assert all(size >= max(1, first // 8) for size in sizes[:-1])
+    if count >= 2048:
+        assert sizes[-2] < first // 4  # where the whole batches were 128 ranks to the end
+    assert batch_sizes(0, workers) == []
 
 
 def test_a_batch_sends_each_process_group_once(tmp_path: Path) -> None:

@@ -297,13 +297,29 @@ def _submit_ranks(
 def _submit_batches(
     pool: Executor, pools: WorkerPools, job: Collected, at: list[int], cache_dir: str | None
 ) -> dict[Future[Any], tuple[list[int], bool]]:
-    size = max(1, -(-len(at) // (pools.rank_workers * BATCHES_PER_WORKER)))
     futures: dict[Future[Any], tuple[list[int], bool]] = {}
-    for start in range(0, len(at), size):
+    start = 0
+    for size in batch_sizes(len(at), pools.rank_workers):
         batch = at[start : start + size]
+        start += size
         files = [(job.paths[i], str(job.keys[i])) for i in batch]
         futures[pool.submit(summarize_batch, files, cache_dir, job.tier)] = (batch, True)
     return futures
+
+
+def batch_sizes(count: int, workers: int) -> list[int]:
+    """The sizes of the batches of `count` ranks: a few a worker (BATCHES_PER_WORKER),
+    then, for the last few of each worker, each a share of the ranks left (as a guided
+    schedule), down to an eighth of the first: the workers end within a small batch of
+    each other, where one waited for the other's whole last batch."""
+    size = max(1, -(-count // (workers * BATCHES_PER_WORKER)))
+    smallest = max(1, size // 8)
+    sizes: list[int] = []
+    left = count
+    while left > 0:
+        sizes.append(min(left, size, max(smallest, -(-left // (2 * workers)))))
+        left -= sizes[-1]
+    return sizes
 
 
 def analyze_run(context: RunContext) -> DistributedResponse:
