@@ -236,8 +236,8 @@ class _Local:
     timings: tuple[Timing, Timing]  # the collectives' ends as recorded, and late
     recorded: np.ndarray  # each event's recorded time
     expand: Expand | None  # None: no segments kept
-    reduced_of: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # -1: none
-    ports: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    reduced_of: np.ndarray = field(init=False)  # event -> reduced event, -1: none
+    ports: np.ndarray = field(init=False)  # where local paths start
 
     def __post_init__(self) -> None:
         self.reduced_of = np.full(self.graph.events, -1, dtype=np.int64)
