@@ -5,16 +5,18 @@ a shared machine), the least of `--runs` each.
 
     .venv/bin/python bench/floor.py [TRACE] [--runs 9]
 
-Rows, each a fresh process of the product's interpreter: the interpreter alone; it
-importing numpy, then msgspec (neither is ours); the CLI's imports (`kinetoscope.cli.main`,
-numpy and msgspec with them); a whole cold report of TRACE (default: the corpus's smallest
-trace with kernels). Then, in one process, the report of TRACE twice after the CLI's
-imports: the first pays the views' module imports, regex compiling and the like once per
-process (`one-time`), the second only the trace's own work (`per trace`). The second
-also finds what is kept by name (kernel classes, name predicates) from the first: a
-trace of many distinct names moves some of its own work into `one-time`.
-A part is the difference of two rows' least CPU: with few `--runs` a small one (msgspec's
-import, a few ms) can come out a little below zero.
+Each round is two fresh processes of the product's interpreter. The first marks its own
+CPU time as it goes: its start (the interpreter's), then importing numpy, msgspec and the
+CLI (`kinetoscope.cli.main`, with the cyclic GC off as the entry has it), then the report
+of TRACE twice. The first report pays the views' module imports, regex compiling and the
+like once per process (`one-time`), the second only the trace's own work.
+The second also finds what is kept by name (kernel classes, name predicates) from the
+first: a trace of many distinct names moves some of its own work into `one-time`. The
+second process is a whole cold report of TRACE (default: the corpus's smallest trace with
+kernels), to hold the parts' sum against.
+An import's part is the difference of two marks in one process, so noise can only add to
+it, never take it below zero; each is the least over the rounds. Only `one-time` is a
+difference of two least times (the first and the second report's), tens of ms.
 """
 
 from __future__ import annotations
@@ -31,24 +33,34 @@ DEFAULT_TRACE = REPO.parent / "shared/corpus/hta/tests/data/trace_compare/base/b
 # As the entry sets it (kinetoscope/__main__.py) before anything imports numpy.
 ENV = dict(os.environ, OPENBLAS_NUM_THREADS=os.environ.get("OPENBLAS_NUM_THREADS", "1"))
 
-# Each child ends as the entry does (kinetoscope/__main__.py: exit_now), past the
-# interpreter's teardown, and imports the CLI as it does (no cyclic GC, then frozen).
-EXIT = "\nimport os; os._exit(0)"
-CLI_IMPORT = "import gc; gc.disable(); import kinetoscope.cli.main as cli; gc.freeze(); gc.enable()"
-
-# Prints the CPU ms of the first and second report in this process (after the imports).
-TWICE = f"""
-import io, sys, time
-{CLI_IMPORT}
-times = []
+# The child marks its CPU ms at each stage and prints them; it ends as the entry does
+# (kinetoscope/__main__.py: exit_now), past the interpreter's teardown.
+STAGES = """
+import time
+marks = [time.process_time()]
+import gc; gc.disable()
+import numpy
+marks.append(time.process_time())
+import msgspec
+marks.append(time.process_time())
+import kinetoscope.cli.main as cli
+gc.freeze(); gc.enable()
+marks.append(time.process_time())
+import io, sys
 for _ in range(2):
     sys.stdout = io.TextIOWrapper(io.BytesIO())
-    start = time.process_time()
     cli.main(["report", sys.argv[1], "--format", "json", "--no-cache"])
-    times.append(time.process_time() - start)
-print(*(f"{{t * 1000:.2f}}" for t in times), file=sys.stderr, flush=True)
-{EXIT}
+    marks.append(time.process_time())
+print(*(f"{mark * 1000:.3f}" for mark in marks), file=sys.stderr, flush=True)
+import os; os._exit(0)
 """
+IMPORTS = (
+    "interpreter start",
+    "numpy's import",
+    "msgspec's import",
+    "the CLI's other imports (ours, and stdlib)",
+)
+STAGED = (*IMPORTS, "first report", "second report")
 
 
 def child_cpu_ms(cmd: list[str]) -> float:
@@ -60,54 +72,38 @@ def child_cpu_ms(cmd: list[str]) -> float:
     return (usage.ru_utime + usage.ru_stime) * 1000
 
 
-def twice_ms(python: str, trace: str) -> tuple[float, float]:
-    """CPU ms of the first and the second report of `trace` in one process."""
+def staged_ms(python: str, trace: str) -> list[float]:
+    """CPU ms of each of STAGED in one fresh process, from the marks it printed."""
     out = subprocess.run(
-        [python, "-c", TWICE, trace], capture_output=True, text=True, env=ENV, check=True
+        [python, "-c", STAGES, trace], capture_output=True, text=True, env=ENV, check=True
     )
-    first, second = out.stderr.split()[-2:]
-    return float(first), float(second)
+    start, numpy, msgspec, cli, first, second = map(float, out.stderr.split()[-6:])
+    return [start, numpy - start, msgspec - numpy, cli - msgspec, first - cli, second - first]
 
 
 def measure(python: str, trace: str, runs: int) -> dict[str, float]:
-    """The least CPU ms of each row over `runs` rounds (rows interleaved in a round)."""
-    rows = {
-        "interpreter": [python, "-c", "pass" + EXIT],
-        "+ numpy": [python, "-c", "import numpy" + EXIT],
-        "+ msgspec": [python, "-c", "import numpy, msgspec" + EXIT],
-        "CLI imports": [python, "-c", CLI_IMPORT + EXIT],
-        "cold report": [python, "-m", "kinetoscope", "report", trace, "--format", "json"]
-        + ["--no-cache"],
-    }
-    best: dict[str, float] = {}
+    """The least CPU ms of each part, and of a whole cold report, over `runs` rounds."""
+    report = [python, "-m", "kinetoscope", "report", trace, "--format", "json", "--no-cache"]
+    best = dict.fromkeys((*STAGED, "whole"), float("inf"))
     for _ in range(max(1, runs)):
-        for name, cmd in rows.items():
-            best[name] = min(best.get(name, float("inf")), child_cpu_ms(cmd))
-        first, second = twice_ms(python, trace)
-        best["first report"] = min(best.get("first report", float("inf")), first)
-        best["per trace"] = min(best.get("per trace", float("inf")), second)
+        for name, ms in zip(STAGED, staged_ms(python, trace), strict=True):
+            best[name] = min(best[name], ms)
+        best["whole"] = min(best["whole"], child_cpu_ms(report))
     return best
 
 
 def print_table(best: dict[str, float]) -> None:
-    cli, report = best["CLI imports"], best["cold report"]
-    rows = [
-        ("interpreter start", best["interpreter"]),
-        ("numpy's import", best["+ numpy"] - best["interpreter"]),
-        ("msgspec's import", best["+ msgspec"] - best["+ numpy"]),
-        ("the CLI's other imports (ours, and stdlib)", cli - best["+ msgspec"]),
-        (
-            "one-time in the first report (views' imports, regexes)",
-            best["first report"] - best["per trace"],
-        ),
-        ("the trace's own work: load and views (a second report)", best["per trace"]),
+    first, second = best["first report"], best["second report"]
+    rows = [(name, best[name]) for name in IMPORTS] + [
+        ("one-time in the first report (views' imports, regexes)", first - second),
+        ("the trace's own work: load and views (a second report)", second),
     ]
     print(f"| {'part of a cold report':<56} | CPU ms |")
     print(f"| {'-' * 56} | ------ |")
     for name, ms in rows:
         print(f"| {name:<56} | {ms:6.1f} |")
     print(f"| {'sum of the parts':<56} | {sum(ms for _, ms in rows):6.1f} |")
-    print(f"| {'a whole cold report, measured (its process)':<56} | {report:6.1f} |")
+    print(f"| {'a whole cold report, measured (its process)':<56} | {best['whole']:6.1f} |")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     if not Path(args.trace).exists():
         print(f"[floor] no such trace: {args.trace}", file=sys.stderr)
         return 2
-    print(f"trace: {Path(args.trace).name}, least CPU of {args.runs} fresh processes\n")
+    print(f"trace: {Path(args.trace).name}, least CPU of {args.runs} rounds\n")
     print_table(measure(args.python, args.trace, args.runs))
     return 0
 
