@@ -340,12 +340,12 @@ def test_a_runs_whatif_reads_each_rank_once(
     picks = run.chosen_spans(context.run, context.span)
     parts, errors, paths = run._recorded_parts(context, picks)
     if on_rank is None:
-        summaries, failed = run._summaries(context, picks, tier(change))
-        changed = run._reduced_parts(context, picks, summaries, failed, change)[0]
+        summaries, failed = run.summaries_of(context, picks, tier(change))
+        changed = run.reduced_parts(context, picks, summaries, failed, change)[0]
     else:
         changed = run._changed_on_rank(context, parts, paths, change, on_rank)
-    joint = run._in_rank_order(parts)
-    one_by_one = run.whatif_of(joint, "run", context.params, run._in_rank_order(changed))
+    joint = run.in_rank_order(parts)
+    one_by_one = run.whatif_of(joint, "run", context.params, run.in_rank_order(changed))
     assert answer == {**one_by_one, "errors": errors}
     assert answer["method"] == "summaries" and answer["saving_us"] > 0
 

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from corpus import corpus_path, corpus_trace_model, corpus_traces
 from kinetoscope.analysis.critical_path import view
-from kinetoscope.analysis.critical_path.run import run_critical_path, run_top_gains, run_whatif
+from kinetoscope.analysis.critical_path.run import run_critical_path, run_whatif
+from kinetoscope.analysis.critical_path.run_gains import run_top_gains
 from kinetoscope.analysis.critical_path.span import critical_path_view
 from kinetoscope.ingest.discovery import scan_logdir
 from kinetoscope.ingest.text_blocks import TraceDecodeError
@@ -65,6 +66,27 @@ def test_halving_the_resnet_dataloader_saves_a_third(tmp_path: Path) -> None:
     gains = run_top_gains(_context(folder))["gains"]
     assert gains and all(g["saving_us"] > 0 for g in gains)
     assert DATALOADER in [g["name"] for g in gains[:3]]
+
+
+def test_the_resnet_pairs_gains_summarised_are_its_whatifs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Summarised as a run of more than 16 ranks is: the DataLoader still among the top
+    three gains, and each of the top three is the `run_whatif` of its change over the same
+    summaries (their local paths are kept, so they may differ from whole graphs')."""
+    from kinetoscope.analysis.critical_path import run
+
+    folder = _pair(tmp_path, "resnet50_newAPI_ddp")
+    monkeypatch.setattr(run, "FULL_GRAPH_RANKS", 0)
+    gains = run_top_gains(_context(folder))["gains"]
+    assert DATALOADER in [g["name"] for g in gains[:3]]
+    assert all(g["saving_us"] > 0 for g in gains)
+    for gain in gains[:3]:
+        whatif = run_whatif(_context(folder, **{gain["kind"]: gain["name"], "factor": 0.5}))
+        assert (gain["predicted_step_us"], gain["saving_us"]) == (
+            whatif["predicted_step_us"],
+            whatif["saving_us"],
+        )
 
 
 def test_top_gains_side_by_side_equal_one_by_one(
@@ -132,9 +154,9 @@ def test_a_runs_whatif_baseline_from_the_changed_summaries_on_every_corpus_run(
                 continue
             picks = run.chosen_spans(context.run, context.span)
             recorded, errors, _ = run._recorded_parts(context, picks)
-            summaries, failed = run._summaries(context, picks, tier(change))
-            changed = run._reduced_parts(context, picks, summaries, failed, change)[0]
-            joint, changed_joint = run._in_rank_order(recorded), run._in_rank_order(changed)
+            summaries, failed = run.summaries_of(context, picks, tier(change))
+            changed = run.reduced_parts(context, picks, summaries, failed, change)[0]
+            joint, changed_joint = run.in_rank_order(recorded), run.in_rank_order(changed)
             whole = run.whatif_of(joint, "run", context.params, changed_joint)
             assert answer == {**whole, "errors": errors}, (r.name, change)
             answered += 1

@@ -61,18 +61,6 @@ def test_several_runs_without_run_is_a_usage_error(
     assert "choose one with --run" in capsys.readouterr().err
 
 
-def test_run_top_gains_of_too_many_ranks_is_said_not_a_traceback(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """More workers than run_top_gains re-times: the route's 400 as the CLI's exit 2 (it
-    printed a traceback, exit 1)."""
-    from builders import rank_job
-
-    rank_job(tmp_path / "logs" / "job", 17, steps=1, kernels_per_step=2)
-    code = main(["report", str(tmp_path / "logs"), "--view", "run_top_gains", "--no-cache"])
-    assert code == 2 and "runs of at most 16 workers" in capsys.readouterr().err
-
-
 def test_the_mcp_tool_pages_the_critical_path(logdir: Path) -> None:
     """`limit` cuts the path's segments to a page, and says how many there are (the tool
     answered every segment: 5,000 on a ResNet step); `cursor` gives the next page."""

@@ -15,6 +15,7 @@ LEVEL = "comparison"  # matches collectives by the Distributed view's rules: abo
 # time does not pay for the graph's modules.
 _SPAN = "kinetoscope.analysis.critical_path.span"
 _RUN = "kinetoscope.analysis.critical_path.run"
+_RUN_GAINS = "kinetoscope.analysis.critical_path.run_gains"
 # The wire types are named by path too: they import the Distributed view's types, which
 # import its summary (listing the routes imports no view's compute).
 _TYPES = "kinetoscope.analysis.critical_path.types"
@@ -45,19 +46,19 @@ def _span_view(
 
 
 def _run_view(
-    name: str, response: str, compute: str, request: str, text: str | None = None
+    name: str, response: str, compute: str, request: str, text: str, module: str = _RUN
 ) -> Endpoint:
     return Endpoint(
         name,
         Scope.RUN,
         Lazy(_TYPES, response),
-        Lazy(_RUN, compute),
+        Lazy(module, compute),
         request_ref=Lazy(_TYPES, request),
         version=VERSION,
         supports=_several_workers,
         loading_ref=Lazy(_TYPES, "CriticalPathLoading"),
         answer=Answer.RUN_JOB,
-        text_ref=Lazy(_TEXT, text) if text else None,
+        text_ref=Lazy(_TEXT, text),
     )
 
 
@@ -76,5 +77,12 @@ ENDPOINTS: list[Endpoint] = [
         PATH_TEXT,
     ),
     _run_view("run_whatif", "RunWhatIfView", "run_whatif", "WhatIfParams", WHATIF_TEXT),
-    _run_view("run_top_gains", "RunTopGainsView", "run_top_gains", "TopGainsParams", GAINS_TEXT),
+    _run_view(
+        "run_top_gains",
+        "RunTopGainsView",
+        "run_top_gains",
+        "TopGainsParams",
+        GAINS_TEXT,
+        _RUN_GAINS,
+    ),
 ]

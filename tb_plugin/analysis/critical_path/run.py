@@ -17,7 +17,6 @@ from typing import Any, cast
 from ...ingest.discovery import chosen_spans
 from ...ingest.naming import name_rank
 from ...ingest.storage import file_identity
-from ...model.errors import ViewParamError
 from ...store.cache import cache_key
 from ...store.errors import LoadFailed, describe_error
 from ...store.run_context import RunContext
@@ -34,12 +33,10 @@ from .summaries import ReducedPart, summarize, tier
 from .types import (
     CriticalPathParams,
     RunCriticalPathView,
-    RunTopGainsView,
     RunWhatIfView,
-    TopGainsParams,
     WhatIfParams,
 )
-from .view import critical_path_of, top_gains_of, whatif_of
+from .view import critical_path_of, whatif_of
 
 FULL_GRAPH_RANKS = 16
 MAX_ROUNDS = 4  # joins with stubs before every rank is summarised in full
@@ -57,7 +54,7 @@ def run_joint(context: RunContext) -> tuple[Joint, list[dict[str, Any]], bool]:
     if lazily is not None:
         return lazily[0], lazily[1], True
     parts, errors, _ = _recorded_parts(context, picks)
-    return _in_rank_order(parts), errors, True
+    return in_rank_order(parts), errors, True
 
 
 def _joined_lazily(
@@ -66,7 +63,7 @@ def _joined_lazily(
     """The run joined from every rank's Distributed view summary (`stubs.py`), with a
     full summary only for the ranks its recorded path may enter, those it entered added
     until it enters none; None where a rank cannot be a stub (no ProfilerStep)."""
-    found, failed = _summaries(context, picks, DISTRIBUTED)
+    found, failed = summaries_of(context, picks, DISTRIBUTED)
     stubs: dict[int, StubPart] = {}
     for i, summary in enumerate(found):
         stub = stub_of(summary, picks[i][0].name) if summary is not None else None
@@ -78,13 +75,13 @@ def _joined_lazily(
         return None
     errors = {i: _error(picks[i], failed[i]) for i, s in enumerate(found) if s is None}
     _number(list(stubs.values()), [_stated(picks[i]) for i in stubs])
-    in_order = sorted(stubs, key=lambda i: _order_key(stubs[i]))  # as `_in_rank_order`
+    in_order = sorted(stubs, key=lambda i: _order_key(stubs[i]))  # as `in_rank_order`
     full = {in_order[k] for k in candidates([stubs[i] for i in in_order])}
     for _ in range(MAX_ROUNDS):
         parts, pick_of, lost = _mixed_parts(context, picks, stubs, full)
         if not all(_same_steps(p, stubs[pick_of[id(p)]]) for p in parts):
             return None
-        joint = _in_rank_order(parts)
+        joint = in_rank_order(parts)
         entered = stubs_on_path(joint)
         if not entered:
             errors.update(lost)
@@ -107,7 +104,7 @@ def _mixed_parts(
     or found kept in the run's pack), the others as their stubs; each part's pick (by
     the part's id), and the errors of the ranks in `full` that could not be summarised."""
     chosen = sorted(full)
-    summaries, failed = _summaries(context, [picks[i] for i in chosen], tier({}))
+    summaries, failed = summaries_of(context, [picks[i] for i in chosen], tier({}))
     summary_of = dict(zip(chosen, summaries))
     lost = {i: _error(picks[i], e) for i, s, e in zip(chosen, summaries, failed) if s is None}
     parts: list[JoinPart] = []
@@ -156,15 +153,15 @@ def run_joints(
         return _changed_everywhere(context, picks, params)
     parts, errors, paths = _recorded_parts(context, picks)
     changed = _changed_on_rank(context, parts, paths, params, change.rank)
-    return _in_rank_order(parts), _in_rank_order(changed), errors
+    return in_rank_order(parts), in_rank_order(changed), errors
 
 
 def _recorded_parts(
     context: RunContext, picks: list[Any]
 ) -> tuple[list[ReducedPart], list[dict[str, Any]], list[str]]:
-    """Each rank's recorded summary as a part of a join (`_reduced_parts`)."""
-    summaries, failed = _summaries(context, picks, tier({}))
-    return _reduced_parts(context, picks, summaries, failed, {})
+    """Each rank's recorded summary as a part of a join (`reduced_parts`)."""
+    summaries, failed = summaries_of(context, picks, tier({}))
+    return reduced_parts(context, picks, summaries, failed, {})
 
 
 def _changed_on_rank(
@@ -195,22 +192,22 @@ def _changed_everywhere(
     recorded its stub (`stubs.recorded_stub`: its collectives and steps at their recorded
     times, all a baseline's step times need). Where a rank records no ProfilerStep, the
     recorded summaries are made too (its step's bounds are the whole job's)."""
-    changed, failed = _summaries(context, picks, tier(params))
-    after, errors, _ = _reduced_parts(context, picks, changed, failed, params)
+    changed, failed = summaries_of(context, picks, tier(params))
+    after, errors, _ = reduced_parts(context, picks, changed, failed, params)
     # The changed join is mostly numpy sorts that let go of the GIL: made beside the
     # stubs and their join (the workers are idle by then).
     with ThreadPoolExecutor(1, thread_name_prefix="kinetoscope-join") as pool:
-        changed_joint = pool.submit(_in_rank_order, after)
+        changed_joint = pool.submit(in_rank_order, after)
         before = [recorded_stub(p) for p in after]
         if all(b is not None for b in before):
-            recorded_joint = _in_rank_order(cast(list[StubPart], before))
+            recorded_joint = in_rank_order(cast(list[StubPart], before))
         else:
             parts, errors, _ = _recorded_parts(context, picks)
-            recorded_joint = _in_rank_order(parts)
+            recorded_joint = in_rank_order(parts)
         return recorded_joint, changed_joint.result(), errors
 
 
-def _summaries(
+def summaries_of(
     context: RunContext, picks: list[Any], summary_tier: Tier[Any]
 ) -> tuple[list[Any], list[Any]]:
     """The tier's summary of every picked rank (None where it failed) and the errors,
@@ -226,7 +223,7 @@ def _summaries(
     )
 
 
-def _reduced_parts(
+def reduced_parts(
     context: RunContext,
     picks: list[Any],
     summaries: list[PathSummary | None],
@@ -269,7 +266,7 @@ def _full(context: RunContext, picks: Sequence[Any]) -> tuple[Joint, list[dict[s
         if context.progress is not None:
             context.progress(done + 1, len(picks))
     _number(parts, stated)
-    return _in_rank_order(parts), errors, False
+    return in_rank_order(parts), errors, False
 
 
 def _number(parts: Sequence[JoinPart], stated: list[int | None]) -> None:
@@ -279,7 +276,7 @@ def _number(parts: Sequence[JoinPart], stated: list[int | None]) -> None:
         part.rank = rank
 
 
-def _in_rank_order(parts: Sequence[JoinPart]) -> Joint:
+def in_rank_order(parts: Sequence[JoinPart]) -> Joint:
     """The numbered ranks joined in rank order."""
     return join(sorted(parts, key=_order_key))
 
@@ -321,17 +318,4 @@ def run_whatif(context: RunContext) -> RunWhatIfView:
     and the new critical path."""
     joint, changed, errors = run_joints(context, dict(context.params))
     view = whatif_of(joint, "run", cast(WhatIfParams, context.params), changed)
-    return {**view, "errors": errors}  # type: ignore[typeddict-item]
-
-
-def run_top_gains(context: RunContext) -> RunTopGainsView:
-    """The kernels, ops and collective types on the job's critical path, each made
-    `factor` times as long (default twice as fast), ranked by the step time it saves."""
-    if len(context.run.workers) > FULL_GRAPH_RANKS:
-        raise ViewParamError(
-            f"top gains re-time the whole job once per change: runs of at most "
-            f"{FULL_GRAPH_RANKS} workers; ask run_whatif for one change"
-        )
-    joint, errors, _ = run_joint(context)
-    view = top_gains_of(joint, "run", cast(TopGainsParams, context.params))
     return {**view, "errors": errors}  # type: ignore[typeddict-item]

@@ -1,6 +1,7 @@
 """Rank summaries in a run's join (`run.py`): the per-rank tiers that make them where each
 rank is read (the Distributed view's pools) and keep them in the run's pack, one view
-per change; and a rank of the join read from its summary (`ReducedPart`)."""
+per change (or per list of changes: `each_change.py`); and a rank of the join read from its
+summary (`ReducedPart`)."""
 
 from __future__ import annotations
 
@@ -124,7 +125,7 @@ def summarize(params: dict[str, Any], model: TraceModel, segments: bool = False)
     return reduce_part(part_of(model, "", "pinned"), change_of(params), segments)
 
 
-def _view(params: dict[str, Any]) -> str:
+def summaries_view(params: dict[str, Any]) -> str:
     """The summaries' view under the change `params` names: one per change."""
     change = change_of(params)
     label = change.label() if change is not None else "recorded"
@@ -134,12 +135,12 @@ def _view(params: dict[str, Any]) -> str:
 
 def summary_cache(params: dict[str, Any], cache_dir: str) -> SummaryCache[PathSummary]:
     """Where a change's rank summaries are kept one by one."""
-    return SummaryCache(cache_dir, SUMMARY_DIR, _view(params), _DECODER, VERSION)
+    return SummaryCache(cache_dir, SUMMARY_DIR, summaries_view(params), _DECODER, VERSION)
 
 
 def summary_pack(params: dict[str, Any], cache_dir: str, run: str) -> SummaryPack[PathSummary]:
     """Where a change's rank summaries of run `run` are kept: one pack per run and change."""
-    return SummaryPack(os.path.join(cache_dir, SUMMARY_DIR), run, _view(params), _PACKING)
+    return SummaryPack(os.path.join(cache_dir, SUMMARY_DIR), run, summaries_view(params), _PACKING)
 
 
 def tier(params: dict[str, Any]) -> Tier[PathSummary]:

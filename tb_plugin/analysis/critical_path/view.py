@@ -4,8 +4,9 @@ change, and the changes worth most. docs/critical_path.md has the method."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any, Literal
 
 import numpy as np
@@ -260,7 +261,16 @@ def _predictions(base: Any, predicted: Any) -> list[StepPrediction]:
     ]
 
 
-def top_gains_of(joint: Joint, scope: Scope, params: TopGainsParams) -> TopGainsView:
+# Per change, the steps' durations under it; None: it matched nothing (no change).
+Predictor = Callable[[list[Change]], list["np.ndarray | None"]]
+
+
+def top_gains_of(
+    joint: Joint, scope: Scope, params: TopGainsParams, predict: Predictor | None = None
+) -> TopGainsView:
+    """`predict`: how the steps are re-timed under each candidate (a large run: its ranks'
+    summaries under every candidate, `run_gains.py`); by default the change re-times
+    `joint` itself."""
     factor = check_factor(params.get("factor", 0.5))
     outcome = baseline(joint)
     steps = outcome.steps
@@ -269,7 +279,10 @@ def top_gains_of(joint: Joint, scope: Scope, params: TopGainsParams) -> TopGains
     gains: list[Gain] = []
     found = candidates(segments)
     changes = [Change(kind, name, factor) for kind, name, _ in found]
-    for (kind, name, on_path), predicted in zip(found, predicted_steps(joint, changes)):
+    predictions = (predict or partial(predicted_steps, joint))(changes)
+    for (kind, name, on_path), predicted in zip(found, predictions):
+        if predicted is None:
+            continue
         p = float(predicted.sum())
         if b - p <= SAVING_FLOOR_US:
             continue  # no gain (or a loss): not a gain to list
@@ -298,7 +311,7 @@ SAVING_FLOOR_US = 0.0005  # below the answers' rounding: nothing saved
 PARALLEL_NODES = 100_000  # a graph this big is re-timed for several changes side by side
 
 
-def predicted_steps(joint: Joint, changes: list[Change]) -> list[np.ndarray]:
+def predicted_steps(joint: Joint, changes: list[Change]) -> list[np.ndarray | None]:
     """Per change, the steps' durations under it. On a big graph two at a time: a
     re-timing is mostly numpy passes and the compiled evaluation, which let go of the
     GIL (the default report uses both cores too)."""
