@@ -41,14 +41,14 @@ async function both(name) {
   }
 }
 
-/** The built GPU job (two ranks, three steps of 770 µs) written by the test suite's builder. */
-function writeGpuJob(folder) {
+/** A job written by the test suite's builders: `call` of `module` (tests/), on `folder`. */
+function writeBuiltJob(folder, module, call) {
   const code = [
     'import sys',
     'from pathlib import Path',
     "sys.path.insert(0, 'tests')",
-    'from critical_path_jobs import one_rank_job',
-    'one_rank_job(Path(sys.argv[1]))',
+    `import ${module}`,
+    `${module}.${call}`,
   ].join('\n');
   const made = spawnSync(PYTHON, ['-c', code, folder], { cwd: REPO, encoding: 'utf8' });
   assert.equal(made.status, 0, made.stderr);
@@ -65,7 +65,12 @@ describe('Critical path and what-if in TensorBoard', { timeout: 900_000 }, () =>
         waitMs: WAIT_MS,
         populate: async (logdir) => {
           await copyGlob(GLOO, '.gz', path.join(logdir, 'gloo'));
-          writeGpuJob(path.join(logdir, 'gpu_job'));
+          // The GPU job: two ranks, three steps of 770 µs.
+          const gpuJob = 'one_rank_job(Path(sys.argv[1]))';
+          writeBuiltJob(path.join(logdir, 'gpu_job'), 'critical_path_jobs', gpuJob);
+          // 17 ranks: one more than the Overview re-times as one job on its own.
+          const wideJob = 'rank_job(Path(sys.argv[1]), 17, steps=2, kernels_per_step=2)';
+          writeBuiltJob(path.join(logdir, 'wide_job'), 'builders', wideJob);
         },
       });
       env.page = await env.context.newPage();
@@ -91,6 +96,32 @@ describe('Critical path and what-if in TensorBoard', { timeout: 900_000 }, () =>
     assert.match(await first.innerText(), /whatif::compute/);
     await section.scrollIntoViewIfNeeded();
     await both('overview-top-gains');
+    h.assertNoErrors(env.errors);
+  });
+
+  test('a run of 17 ranks shows its trace’s gains and re-times the whole run when asked', async () => {
+    const key = { run: 'wide_job', worker: 'rank0', span: '1' };
+    await open({ ...key, view: 'overview' }, '[data-testid="overview"][data-ready="true"]');
+    const section = frame().locator('[data-testid="overview-gains"]');
+    await frame()
+      .locator('[data-testid="overview-gains"][data-state="ready"][data-scope="span"]')
+      .waitFor({ state: 'visible', timeout: WAIT_MS });
+    const ask = section.locator('[data-testid="gains-run"]');
+    assert.match(await ask.innerText(), /17 ranks/);
+    await ask.click();
+    await frame()
+      .locator('[data-testid="overview-gains"][data-state="ready"][data-scope="run"]')
+      .waitFor({ state: 'visible', timeout: WAIT_MS });
+    const route = await h.routeJson(env, 'run_top_gains', { run: 'wide_job', span: '1' });
+    assert.ok(route.gains.length > 0 && route.errors.length === 0);
+    const best = await section.locator('[data-testid="gains-best"]').innerText();
+    assert.ok(best.includes(route.gains[0].name), best);
+    const first = await section.locator('.ks-twindow .ks-tr').first().innerText();
+    assert.ok(first.includes(route.gains[0].name), first);
+    assert.match(await section.locator('[data-testid="gains-best"]').innerText(), /run’s ranks/);
+    assert.equal(await section.locator('[data-testid="gains-run"]').count(), 0);
+    await section.scrollIntoViewIfNeeded();
+    await both('overview-top-gains-17-ranks');
     h.assertNoErrors(env.errors);
   });
 

@@ -21,8 +21,16 @@ import { VirtualTable } from '../../components/table';
 import { section } from '../page_kit';
 import type { ViewContext } from '../types';
 
-/** The most workers `run_top_gains` answers for (the server's FULL_GRAPH_RANKS). */
-const RUN_GAINS_MAX = 16;
+/** The most workers whose gains the Overview asks as one job on its own (the server's
+ * FULL_GRAPH_RANKS: whole graphs, fast). A larger run shows this trace's gains and offers
+ * the run's: each rank read again for every candidate, a job of seconds to minutes. */
+const RUN_GAINS_AT_ONCE = 16;
+
+/** The gains shown, and the workers of a run whose own gains are offered (0: none). */
+interface Fetched {
+  view: TopGainsView;
+  offerRun: number;
+}
 
 const KIND_LABEL: Readonly<Record<string, string>> = {
   kernel: 'Kernel',
@@ -72,10 +80,16 @@ export class GainsSection {
   }
 
   async start(): Promise<void> {
+    await this.load(() => this.fetch());
+  }
+
+  /** Shows what `fetched` gives, `data-state` saying where it is. */
+  private async load(fetched: () => Promise<Fetched>): Promise<void> {
+    this.element.dataset.state = 'loading';
     try {
-      const view = await this.fetch();
+      const { view, offerRun } = await fetched();
       if (this.ctx.signal.aborted) return;
-      this.show(view);
+      this.show(view, offerRun);
       this.element.dataset.state = 'ready';
     } catch (error) {
       if (isAbort(error) || this.ctx.signal.aborted) return;
@@ -88,18 +102,40 @@ export class GainsSection {
     this.table?.destroy();
   }
 
-  /** The run's gains when it has several workers (one job; the route re-times whole
-   * jobs of at most RUN_GAINS_MAX workers), else this trace's. */
-  private async fetch(): Promise<TopGainsView> {
+  /** The run's gains when it has several workers, up to RUN_GAINS_AT_ONCE (one job),
+   * else this trace's (with the run's offered when it has more). */
+  private async fetch(): Promise<Fetched> {
     const { api, key, signal } = this.ctx;
     const listing = await api.get('workers', { run: key.run }, signal);
     const several = listing.workers.filter((w) => w.spans.some((s) => s.name === key.span));
-    if (several.length >= 2 && several.length <= RUN_GAINS_MAX)
-      return api.getReady('run_top_gains', { run: key.run, span: key.span }, signal);
-    return api.getReady('top_gains', key, signal);
+    if (several.length >= 2 && several.length <= RUN_GAINS_AT_ONCE)
+      return { view: await this.runGains(), offerRun: 0 };
+    const view = await api.getReady('top_gains', key, signal);
+    return { view, offerRun: several.length > RUN_GAINS_AT_ONCE ? several.length : 0 };
   }
 
-  private show(view: TopGainsView): void {
+  private runGains(onWaiting?: (ranks: string) => void): Promise<TopGainsView> {
+    const { api, key, signal } = this.ctx;
+    return api.getReady('run_top_gains', { run: key.run, span: key.span }, signal, (p) =>
+      onWaiting?.(`${p.ranks_done}/${p.ranks_total}`),
+    );
+  }
+
+  /** The run's own gains, asked: the section says how many ranks are read so far. */
+  private showRun(workers: number): void {
+    const note = h('p', { class: 'ks-muted' }, `Re-timing the run’s ${workers} ranks as one job…`);
+    replaceChildren(this.body, note);
+    void this.load(async () => {
+      const view = await this.runGains((ranks) => {
+        note.textContent = `Re-timing the run’s ${workers} ranks as one job: ranks read ${ranks}`;
+      });
+      return { view, offerRun: 0 };
+    });
+  }
+
+  private show(view: TopGainsView, offerRun = 0): void {
+    this.table?.destroy(); // the trace's, when the run's replace them
+    this.element.dataset.scope = view.scope;
     const scope = view.scope === 'run' ? 'the run’s ranks as one job' : 'this trace';
     const best = view.gains[0];
     const lead = best
@@ -120,5 +156,25 @@ export class GainsSection {
       optional: ['path_us', 'predicted_step_us'],
     });
     replaceChildren(this.body, lead, this.table.element);
+    if (offerRun) this.body.append(this.runOffer(offerRun));
+  }
+
+  /** The button that asks the run's own gains, under this trace's. */
+  private runOffer(workers: number): HTMLElement {
+    return h(
+      'p',
+      { class: 'ks-controls' },
+      `These are this trace’s gains; the run has ${workers} workers. `,
+      h(
+        'button',
+        {
+          class: 'ks-btn ks-btn-small',
+          testid: 'gains-run',
+          attrs: { type: 'button' },
+          on: { click: () => this.showRun(workers) },
+        },
+        `Re-time the run’s ${workers} ranks as one job`,
+      ),
+    );
   }
 }
