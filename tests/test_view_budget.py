@@ -222,6 +222,24 @@ def test_every_declared_cost_covers_its_measure_and_names_a_view() -> None:
         assert costs["cost"][name] >= 1.5 * measured - 1e-9, name
 
 
+def test_a_run_of_many_small_ranks_needs_its_ranks_cost() -> None:
+    """A run view joined from rank summaries holds per rank more than its small models'
+    bytes say: on the 2,048-rank bench job (85 KB of JSON a rank) its need covers what was
+    measured there (`rank_measured`), and each rank cost covers its measure."""
+    from kinetoscope.analysis.core.rules import load
+
+    costs = load("view_costs")
+    assert set(costs["rank_cost"]) == set(costs["rank_measured"])
+    files = [(f"rank{r}.pt.trace.json", 85_000) for r in range(2048)]
+    for name, measured in costs["rank_measured"].items():
+        assert costs["rank_cost"][name] >= 1.5 * measured - 1e-9, name
+        assert ENDPOINTS[name].run_need(files) >= 1.5 * measured * 2048, name
+    # A few big ranks: the models' estimate is the larger.
+    big = [(f"rank{r}.pt.trace.json.gz", 200_000_000) for r in range(2)]
+    whatif = ENDPOINTS["run_whatif"]
+    assert whatif.run_need(big) == int(whatif.memory_cost * 2 * 200_000_000 * 5.0)
+
+
 def test_one_number_for_the_whole_server(monkeypatch: pytest.MonkeyPatch) -> None:
     """KINETOSCOPE_SERVER_MEMORY_MB shares one budget out: the models kept 40 %, the views
     computed at once 30 %, each of the two loads at once 15 % (their sum is the number); a

@@ -244,16 +244,20 @@ class Endpoint(msgspec.Struct, frozen=True):
         return float(costs["cost"].get(self.name, costs["default"]))
 
     def run_need(self, files: Iterable[tuple[str, int]]) -> int:
-        """A run-level job's memory, in bytes, from its trace files (path, size): its cost
-        over the models they load into, estimated from each file's size and form."""
+        """A run-level job's memory, in bytes, from its trace files (path, size), one a
+        rank: its cost over the models they load into, estimated from each file's size
+        and form, and at least its cost a rank (a run of many small ranks joined from
+        summaries holds more a rank than its models' bytes say)."""
         costs = load("view_costs")
         per_byte = costs["model_bytes_per_file_byte"]
         plain = (".json", ".jsonl")
+        files = list(files)
         models = sum(
             size * per_byte["json" if path.endswith(plain) else "compressed"]
             for path, size in files
         )
-        return int(self.memory_cost * models)
+        per_rank = float(costs.get("rank_cost", {}).get(self.name, 0))
+        return int(max(self.memory_cost * models, per_rank * len(files)))
 
     @property
     def params(self) -> tuple[str, ...]:
