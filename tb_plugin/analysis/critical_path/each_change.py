@@ -80,7 +80,10 @@ def summarize_each(changes: tuple[dict[str, Any], ...], model: TraceModel) -> Ch
     """The rank's summary under each change of `changes` (routes' decoded queries),
     without segments: each is what `summaries.summarize` makes of that change alone."""
     part = part_of(model, "", "pinned")
-    return ChangedSummaries.of([reduce_part(part, change_of(c), False) for c in changes])
+    summaries = [
+        reduce_part(part, change_of(c), False, finished=k > 0) for k, c in enumerate(changes)
+    ]
+    return ChangedSummaries.of(summaries)
 
 
 def _view(changes: tuple[dict[str, Any], ...]) -> str:

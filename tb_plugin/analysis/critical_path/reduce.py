@@ -162,7 +162,9 @@ class _Reduced:
 LATE_US = 1e9  # the collectives' ends moved this late: which local paths start at them
 
 
-def reduce_part(part: Part, change: Change | None, segments: bool = True) -> PathSummary:
+def reduce_part(
+    part: Part, change: Change | None, segments: bool = True, finished: bool = False
+) -> PathSummary:
     """The rank's summary under `change` (None: as recorded). Its nodes keep their recorded
     times (the join reads its adds from them); a local path's own time is its length under
     the change. Each arrival (and each step's start and end) gets the local path that set
@@ -171,8 +173,10 @@ def reduce_part(part: Part, change: Change | None, segments: bool = True) -> Pat
     collective ends later than recorded (another rank slower) waits for it there.
     `segments`: keep each local path's segments (what it shows as); without them the
     summary is a fraction of the size and work, and a join asks for them again of the few
-    ranks its path runs through (`ReducedPart`)."""
-    graph = finish(part.graph)  # the rank alone: its collectives end as recorded
+    ranks its path runs through (`ReducedPart`). `finished`: the part's graph was reduced
+    before (under another change): its order and adds, which no change moves, are kept."""
+    # The rank alone: its collectives end as recorded.
+    graph = part.graph if finished else finish(part.graph)
     factors = part.factors(change)
     lag = lags(graph, part.own_times(factors), factors.transfer)
     coll = part.collective_nodes
