@@ -9,7 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from builders import TraceBuilder
+from kinetoscope.analysis.distributed import rank_summaries
+from kinetoscope.store import pools
+from synthetic_job import Layout, write_traces
 
 BASE_NS = 1_700_000_000_000_000_000
 STEP_GAP = 1000.0  # steps start this far apart
@@ -22,6 +26,23 @@ COMM_ARGS = {
     "Group size": 2,
     "Process Group Name": "0",
 }
+
+
+def group_job(folder: Path) -> Path:
+    """16 ranks (TP 2, PP 2, DP 4), 3 steps, one slow rank and one slow TP group: each
+    step's path crosses ranks at the groups' collectives."""
+    return write_traces(Layout(2, 2, 4, steps=3, slow_ranks={5}, slow_groups={"2"}), folder)
+
+
+def count_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The traces a run's summaries read from now on: in threads, where they can be
+    counted (a process pool's workers would read where this list is not)."""
+    monkeypatch.setattr(pools, "PROCESS_POOL_MIN_RANKS", 1 << 20)
+    monkeypatch.setattr(rank_summaries, "PROCESS_POOL_MIN_RANKS", 1 << 20)
+    read: list[str] = []
+    reader = rank_summaries._model_of
+    monkeypatch.setattr(rank_summaries, "_model_of", lambda p, *a: read.append(p) or reader(p, *a))
+    return read
 
 
 def _rank_header(t: TraceBuilder, rank: int, world: int) -> None:

@@ -16,6 +16,7 @@ from critical_path_jobs import (
     ONE_RANK_STEPS,
     POST_US,
     TRANSFER_US,
+    count_reads,
     graph_trace,
     hidden_job,
     host_bound_trace,
@@ -324,16 +325,13 @@ def test_a_runs_whatif_reads_each_rank_once(
     other and joined in full, give."""
     from kinetoscope.analysis.critical_path import run
     from kinetoscope.analysis.critical_path.summaries import tier
-    from kinetoscope.analysis.distributed import rank_summaries
 
     folder = one_rank_job(tmp_path / "job")
     change: dict[str, Any] = {"kernel": "gemm_big", "factor": 0.25}
     if on_rank is not None:
         change["rank"] = on_rank
     monkeypatch.setattr(run, "FULL_GRAPH_RANKS", 0)
-    read: list[str] = []
-    reader = rank_summaries._model_of
-    monkeypatch.setattr(rank_summaries, "_model_of", lambda p, *a: read.append(p) or reader(p, *a))
+    read = count_reads(monkeypatch)
     context = _run_context(folder, **change)
     answer = dict(run_whatif(context))
     assert sorted(read) == sorted(str(p) for p in folder.glob("*.json"))  # each once
@@ -358,7 +356,6 @@ def test_a_runs_summaries_are_kept_for_the_next_view(
     it read (the Distributed view's summaries, its candidates' full ones), where it finds
     them next. Every answer is the one made from nothing."""
     from kinetoscope.analysis.critical_path import run
-    from kinetoscope.analysis.distributed import rank_summaries
 
     folder = one_rank_job(tmp_path / "job")
     traces = sorted(str(p) for p in folder.glob("*.json"))
@@ -370,9 +367,7 @@ def test_a_runs_summaries_are_kept_for_the_next_view(
         "change": dict(run_whatif(_run_context(folder, **change))),
         "other": dict(run_whatif(_run_context(folder, **other))),
     }
-    read: list[str] = []
-    reader = rank_summaries._model_of
-    monkeypatch.setattr(rank_summaries, "_model_of", lambda p, *a: read.append(p) or reader(p, *a))
+    read = count_reads(monkeypatch)
 
     def asked(**params: Any) -> tuple[dict[str, Any], list[str]]:
         run_ = next(r for r in scan_logdir(str(folder.parent)) if r.name == folder.name)

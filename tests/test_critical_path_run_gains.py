@@ -11,23 +11,15 @@ from typing import Any
 
 import msgspec
 import pytest
-from critical_path_jobs import hidden_job, one_rank_job
+from critical_path_jobs import count_reads, group_job, hidden_job, one_rank_job
 from kinetoscope.analysis.critical_path import run
 from kinetoscope.analysis.critical_path.each_change import ChangedSummaries, summarize_each
 from kinetoscope.analysis.critical_path.run_gains import change_params, run_top_gains
 from kinetoscope.analysis.critical_path.summaries import summarize
-from kinetoscope.analysis.distributed import rank_summaries
 from kinetoscope.cli.main import main
 from kinetoscope.ingest.build import build_model
 from kinetoscope.ingest.discovery import scan_logdir
-from kinetoscope.store import pools
 from kinetoscope.store.run_context import RunContext
-from synthetic_job import Layout, write_traces
-
-
-def _group_job(folder: Path) -> Path:
-    """16 ranks (TP 2, PP 2, DP 4), 3 steps, one slow rank and one slow TP group."""
-    return write_traces(Layout(2, 2, 4, steps=3, slow_ranks={5}, slow_groups={"2"}), folder)
 
 
 def _context(folder: Path, **params: Any) -> RunContext:
@@ -35,7 +27,7 @@ def _context(folder: Path, **params: Any) -> RunContext:
     return RunContext((found,), None, params)
 
 
-@pytest.mark.parametrize("job", [one_rank_job, hidden_job, _group_job])
+@pytest.mark.parametrize("job", [one_rank_job, hidden_job, group_job])
 def test_a_large_runs_gains_are_its_whatifs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, job: Any
 ) -> None:
@@ -61,13 +53,9 @@ def test_each_rank_is_read_once_for_every_candidate(
 ) -> None:
     """After the recorded path (the Distributed view's summaries, its candidates' full
     ones), the candidates' summaries read each rank once, not once per candidate."""
-    folder = _group_job(tmp_path / "job")
+    folder = group_job(tmp_path / "job")
     monkeypatch.setattr(run, "FULL_GRAPH_RANKS", 0)
-    monkeypatch.setattr(pools, "PROCESS_POOL_MIN_RANKS", 1 << 20)  # threads: reads counted
-    monkeypatch.setattr(rank_summaries, "PROCESS_POOL_MIN_RANKS", 1 << 20)
-    read: list[str] = []
-    reader = rank_summaries._model_of
-    monkeypatch.setattr(rank_summaries, "_model_of", lambda p, *a: read.append(p) or reader(p, *a))
+    read = count_reads(monkeypatch)
     run.run_critical_path(_context(folder))
     for_the_path = len(read)
     gains = run_top_gains(_context(folder))
@@ -139,7 +127,7 @@ def test_a_large_runs_gains_are_kept_for_the_next_ask(
     """With a cache, the summaries under the candidates are kept in the run's pack (the
     first of each rank whole, the others as what differs): asked again, the same gains
     and no trace read."""
-    folder = _group_job(tmp_path / "job")
+    folder = group_job(tmp_path / "job")
     monkeypatch.setattr(run, "FULL_GRAPH_RANKS", 0)
 
     def asked() -> dict[str, Any]:
@@ -147,8 +135,6 @@ def test_a_large_runs_gains_are_kept_for_the_next_ask(
         return dict(run_top_gains(RunContext((found,), None, {}, str(tmp_path / "cache"))))
 
     first = asked()
-    read: list[str] = []
-    reader = rank_summaries._model_of
-    monkeypatch.setattr(rank_summaries, "_model_of", lambda p, *a: read.append(p) or reader(p, *a))
+    read = count_reads(monkeypatch)
     assert asked() == first and read == []
     assert first == dict(run_top_gains(_context(folder)))  # made from nothing

@@ -9,24 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from critical_path_jobs import hidden_job, one_rank_job
+from critical_path_jobs import count_reads, group_job, hidden_job, one_rank_job
 from kinetoscope.analysis.critical_path import run, stubs
 from kinetoscope.analysis.critical_path.run import run_critical_path
-from kinetoscope.analysis.distributed import rank_summaries
 from kinetoscope.analysis.distributed.rank_summaries import analyze_run
 from kinetoscope.ingest.discovery import scan_logdir
-from kinetoscope.store import pools
 from kinetoscope.store.run_context import RunContext
-from synthetic_job import Layout, write_traces
 
 NOTE = "collectives and steps only"
-
-
-def _group_job(folder: Path) -> Path:
-    """16 ranks (TP 2, PP 2, DP 4), 3 steps, one slow rank and one slow TP group: each
-    step's path crosses ranks at the groups' collectives."""
-    layout = Layout(2, 2, 4, steps=3, slow_ranks={5}, slow_groups={"2"})
-    return write_traces(layout, folder)
 
 
 def _context(folder: Path, cache: Path | None = None) -> RunContext:
@@ -46,17 +36,7 @@ def _without_note(view: dict[str, Any]) -> tuple[dict[str, Any], str]:
     return {**view, "assumptions": [a for a in view["assumptions"] if NOTE not in a]}, notes[0]
 
 
-def _reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The traces read from now on: in threads, where they can be counted."""
-    monkeypatch.setattr(pools, "PROCESS_POOL_MIN_RANKS", 1 << 20)
-    monkeypatch.setattr(rank_summaries, "PROCESS_POOL_MIN_RANKS", 1 << 20)
-    read: list[str] = []
-    reader = rank_summaries._model_of
-    monkeypatch.setattr(rank_summaries, "_model_of", lambda p, *a: read.append(p) or reader(p, *a))
-    return read
-
-
-@pytest.mark.parametrize("job", [_group_job, one_rank_job, hidden_job])
+@pytest.mark.parametrize("job", [group_job, one_rank_job, hidden_job])
 def test_a_runs_path_summarises_in_full_only_the_ranks_it_may_enter(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, job: Any
 ) -> None:
@@ -66,7 +46,7 @@ def test_a_runs_path_summarises_in_full_only_the_ranks_it_may_enter(
     folder = job(tmp_path / "job")
     monkeypatch.setattr(run, "FULL_GRAPH_RANKS", 0)
     whole = _every_rank_in_full(folder, monkeypatch)
-    read = _reads(monkeypatch)
+    read = count_reads(monkeypatch)
     lazily = dict(run_critical_path(_context(folder)))
     answer, note = _without_note(lazily)
     assert answer == whole
@@ -83,7 +63,7 @@ def test_a_path_that_enters_a_stub_makes_that_rank_full(
     """No candidate named (as if a stub's times had been rounded away from its graph's):
     each join whose path enters stubs makes them full and joins again, to the answer of
     every rank's full summary."""
-    folder = _group_job(tmp_path / "job")
+    folder = group_job(tmp_path / "job")
     monkeypatch.setattr(run, "FULL_GRAPH_RANKS", 0)
     whole = _every_rank_in_full(folder, monkeypatch)
     rounds: list[set[int]] = []
@@ -102,11 +82,11 @@ def test_a_runs_path_keeps_the_distributed_views_summaries(
     """With a cache, the ranks read for their collectives and steps are the Distributed
     view's summaries, kept: that view next reads no trace, and the path asked again reads
     none (the candidates' full summaries were kept too)."""
-    folder = _group_job(tmp_path / "job")
+    folder = group_job(tmp_path / "job")
     monkeypatch.setattr(run, "FULL_GRAPH_RANKS", 0)
     cache = tmp_path / "cache"
     first = dict(run_critical_path(_context(folder, cache)))
-    read = _reads(monkeypatch)
+    read = count_reads(monkeypatch)
     distributed = analyze_run(_context(folder, cache))
     assert read == [] and not distributed["errors"]
     assert len(distributed["ranks"]) == 16
