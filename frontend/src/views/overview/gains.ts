@@ -5,7 +5,7 @@
 // `data-state` says where it is (loading, ready, error).
 
 import { describeError, isAbort } from '../../api/client';
-import type { Gain, TopGainsView } from '../../api/types';
+import type { CriticalPathLoading, Gain, TopGainsView } from '../../api/types';
 import { stepChangeText } from '../../components/critical_path';
 import {
   colAttrs,
@@ -18,6 +18,7 @@ import {
 import { h, replaceChildren } from '../../components/dom';
 import { formatPercent } from '../../components/format';
 import { VirtualTable } from '../../components/table';
+import { rankProgress } from '../distributed/model';
 import { section } from '../page_kit';
 import type { ViewContext } from '../types';
 
@@ -114,11 +115,9 @@ export class GainsSection {
     return { view, offerRun: several.length > RUN_GAINS_AT_ONCE ? several.length : 0 };
   }
 
-  private runGains(onWaiting?: (ranks: string) => void): Promise<TopGainsView> {
+  private runGains(onWaiting?: (progress: CriticalPathLoading) => void): Promise<TopGainsView> {
     const { api, key, signal } = this.ctx;
-    return api.getReady('run_top_gains', { run: key.run, span: key.span }, signal, (p) =>
-      onWaiting?.(`${p.ranks_done}/${p.ranks_total}`),
-    );
+    return api.getReady('run_top_gains', { run: key.run, span: key.span }, signal, onWaiting);
   }
 
   /** The run's own gains, asked: the section says how many ranks are read so far. */
@@ -126,8 +125,9 @@ export class GainsSection {
     const note = h('p', { class: 'ks-muted' }, `Re-timing the run’s ${workers} ranks as one job…`);
     replaceChildren(this.body, note);
     void this.load(async () => {
-      const view = await this.runGains((ranks) => {
-        note.textContent = `Re-timing the run’s ${workers} ranks as one job: ranks read ${ranks}`;
+      const view = await this.runGains((p) => {
+        const read = rankProgress(p.ranks_done, p.ranks_total).text;
+        note.textContent = `Re-timing the run’s ${workers} ranks as one job. ${read}`;
       });
       return { view, offerRun: 0 };
     });
