@@ -131,3 +131,18 @@ def test_profile_times_a_buffered_args_spill() -> None:
     rows = [line for line in proc.stdout.splitlines() if "args spill write" in line]
     assert len(rows) == 1, proc.stdout
     assert float(rows[0].split("|")[2]) > 0, rows[0]
+
+
+def test_batch_probe_times_each_stage_both_ways(tmp_path: Path) -> None:
+    """`bench/batch_probe.py` on a small job of process groups: every stage timed one rank
+    at a time and as one table (positive CPU), in a table of the stages it names."""
+    cmd = [sys.executable, str(REPO / "bench" / "batch_probe.py"), "--layout", "2x1x4"]
+    cmd += ["--steps", "2", "--ranks", "4", "--rounds", "2", "--work", str(tmp_path)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = [line.strip("|").split("|") for line in proc.stdout.splitlines()[3:]]
+    stages = [cells[0].strip() for cells in rows]
+    assert stages[0] == "read" and "rank graph (critical path)" in stages, proc.stdout
+    assert len(stages) == 8, proc.stdout
+    for cells in rows:
+        assert float(cells[1]) > 0 and float(cells[2]) > 0, proc.stdout

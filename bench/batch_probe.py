@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""What a rank costs when many small ranks are read and analysed as one table: the design
+question behind the run-level views at 2,048 ranks (docs/critical_path.md, "Runs of many
+ranks"). Not a benchmark of the product's answers: the batched table is K ranks' events
+side by side in one trace (process ids, correlation and external ids, devices moved apart
+so that no two ranks share one), whose steps the product reads as one job's, so only the
+cost is meaningful.
+
+    .venv/bin/python bench/batch_probe.py                 # 64 ranks of the 8x1x256 job, 5 rounds
+    .venv/bin/python bench/batch_probe.py --ranks 16 --rounds 3
+
+Each round times every stage on the K ranks one by one (as the workers do now) and on the
+one batched table, in alternating order (A B, B A, ...); it prints each stage's median CPU
+time a rank (``time.process_time``, one process) and the median of the rounds' ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from _group_runs import make_group_run
+from _results import HERE
+from kinetoscope.analysis.core import comms
+from kinetoscope.analysis.core.host_ranges import host_ranges
+from kinetoscope.analysis.core.kernel_classes import kernel_classes
+from kinetoscope.analysis.core.launches import gpu_work
+from kinetoscope.analysis.core.steps import find_steps
+from kinetoscope.analysis.critical_path.build import rank_graph
+from kinetoscope.analysis.distributed.rank_summaries import DISTRIBUTED
+from kinetoscope.ingest.build import build_model
+
+# Far apart enough that no two ranks of the bench's jobs share an id.
+_PID_STRIDE, _ID_STRIDE, _DEVICE_STRIDE = 100_000, 10_000_000, 8
+
+STAGES: dict[str, Callable[[Any], Any]] = {
+    "kernel classes": kernel_classes,
+    "GPU work and launches": gpu_work,
+    "host ranges": host_ranges,
+    "steps": find_steps,
+    "collectives' args": comms.extract,
+    "rank graph (critical path)": lambda m: rank_graph(m, "pinned"),
+    "Distributed summary": DISTRIBUTED.make,
+}
+
+
+def batched_trace(paths: list[Path], out: Path) -> None:
+    """The ranks' events in one trace file, each rank's ids moved apart."""
+    head: dict[str, Any] | None = None
+    events: list[dict[str, Any]] = []
+    for r, path in enumerate(paths):
+        trace = json.loads(path.read_text(encoding="utf-8"))
+        if head is None:
+            head = {k: v for k, v in trace.items() if k != "traceEvents"}
+        events += [_moved(e, r + 1) for e in trace["traceEvents"]]
+    out.write_text(json.dumps({**(head or {}), "traceEvents": events}), encoding="utf-8")
+
+
+def _moved(event: dict[str, Any], k: int) -> dict[str, Any]:
+    event = dict(event)
+    if isinstance(event.get("pid"), int):
+        event["pid"] += _PID_STRIDE * k
+    args = event.get("args")
+    if isinstance(args, dict):
+        args = dict(args)
+        for key in ("correlation", "External id"):
+            if isinstance(args.get(key), int):
+                args[key] += _ID_STRIDE * k
+        if isinstance(args.get("device"), int):
+            args["device"] += _DEVICE_STRIDE * (k - 1)
+        event["args"] = args
+    return event
+
+
+def timed(paths: list[Path]) -> dict[str, float]:
+    """CPU seconds of reading `paths`, then of each stage over their models."""
+    start = time.process_time()
+    models = [build_model(str(p)) for p in paths]
+    out = {"read": time.process_time() - start}
+    for name, stage in STAGES.items():
+        start = time.process_time()
+        for model in models:
+            stage(model)
+        out[name] = time.process_time() - start
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--layout", default="8x1x256")
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--ranks", type=int, default=64, help="ranks in the batch (K)")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--work", type=Path, default=HERE / "work")
+    args = p.parse_args(argv)
+    run = make_group_run(args.layout, args.steps, args.work)
+    paths = [run.logdir / "job" / f"rank{r}.pt.trace.json" for r in range(args.ranks)]
+    with tempfile.TemporaryDirectory() as tmp:
+        batch = Path(tmp) / "batch.pt.trace.json"
+        batched_trace(paths, batch)
+        timed(paths[:4])  # imports and first-use caches out of the rounds
+        timed([batch])
+        rounds: dict[str, list[dict[str, float]]] = {"one by one": [], "together": []}
+        inputs = {"one by one": paths, "together": [batch]}
+        for r in range(args.rounds):
+            for way in list(inputs) if r % 2 == 0 else reversed(list(inputs)):
+                rounds[way].append(timed(inputs[way]))
+    _print(args.ranks, rounds["one by one"], rounds["together"])
+    return 0
+
+
+def _print(k: int, one_by_one: list[dict[str, float]], together: list[dict[str, float]]) -> None:
+    print(f"{k} ranks, {len(one_by_one)} rounds; CPU ms a rank, medians")
+    print(f"| stage | one by one | {k} as one table | ratio |")
+    print("| --- | --- | --- | --- |")
+    for stage in one_by_one[0]:
+        a = statistics.median(t[stage] for t in one_by_one) / k * 1e3
+        b = statistics.median(t[stage] for t in together) / k * 1e3
+        ratio = statistics.median(x[stage] / y[stage] for x, y in zip(one_by_one, together))
+        print(f"| {stage} | {a:.3f} | {b:.3f} | {ratio:.1f}x |")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
