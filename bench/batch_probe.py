@@ -33,11 +33,16 @@ from kinetoscope.analysis.core.kernel_classes import kernel_classes
 from kinetoscope.analysis.core.launches import gpu_work
 from kinetoscope.analysis.core.steps import find_steps
 from kinetoscope.analysis.critical_path.build import rank_graph
+from kinetoscope.analysis.critical_path.changes import change_of
+from kinetoscope.analysis.critical_path.parts import part_of
+from kinetoscope.analysis.critical_path.reduce import reduce_part
 from kinetoscope.analysis.distributed.rank_summaries import DISTRIBUTED
 from kinetoscope.ingest.build import build_model
 
 # Far apart enough that no two ranks of the bench's jobs share an id.
 _PID_STRIDE, _ID_STRIDE, _DEVICE_STRIDE = 100_000, 10_000_000, 8
+
+_GEMM_HALVED = {"kernel": "sm90_xmma_gemm_bf16bf16_bf16f32", "factor": 0.5}  # the job's GEMM
 
 STAGES: dict[str, Callable[[Any], Any]] = {
     "kernel classes": kernel_classes,
@@ -47,6 +52,11 @@ STAGES: dict[str, Callable[[Any], Any]] = {
     "collectives' args": comms.extract,
     "rank graph (critical path)": lambda m: rank_graph(m, "pinned"),
     "Distributed summary": DISTRIBUTED.make,
+    # The batch's steps are read as one job's (its ranks' ProfilerStep#N merged), so its
+    # summary has fewer nodes than the ranks' together: indicative only.
+    "what-if summary, GEMM x0.5 (steps merged)": lambda m: reduce_part(
+        part_of(m, "", "pinned"), change_of(_GEMM_HALVED), False
+    ),
 }
 
 
