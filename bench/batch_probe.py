@@ -32,9 +32,8 @@ from kinetoscope.analysis.core.host_ranges import host_ranges
 from kinetoscope.analysis.core.kernel_classes import kernel_classes
 from kinetoscope.analysis.core.launches import gpu_work
 from kinetoscope.analysis.core.steps import find_steps
-from kinetoscope.analysis.critical_path.build import rank_graph
 from kinetoscope.analysis.critical_path.changes import change_of
-from kinetoscope.analysis.critical_path.parts import part_of
+from kinetoscope.analysis.critical_path.parts import Part, part_of
 from kinetoscope.analysis.critical_path.reduce import reduce_part
 from kinetoscope.analysis.distributed.rank_summaries import DISTRIBUTED
 from kinetoscope.ingest.build import build_model
@@ -43,6 +42,16 @@ from kinetoscope.ingest.build import build_model
 _PID_STRIDE, _ID_STRIDE, _DEVICE_STRIDE = 100_000, 10_000_000, 8
 
 _GEMM_HALVED = {"kernel": "sm90_xmma_gemm_bf16bf16_bf16f32", "factor": 0.5}  # the job's GEMM
+_PARTS: dict[int, Part] = {}  # each model's part (its rank graph), for the what-if's stage
+
+
+def _part(model: Any) -> None:
+    _PARTS[id(model)] = part_of(model, "", "pinned")
+
+
+def _whatif_summary(model: Any) -> None:
+    reduce_part(_PARTS.pop(id(model)), change_of(_GEMM_HALVED), False)
+
 
 STAGES: dict[str, Callable[[Any], Any]] = {
     "kernel classes": kernel_classes,
@@ -50,13 +59,11 @@ STAGES: dict[str, Callable[[Any], Any]] = {
     "host ranges": host_ranges,
     "steps": find_steps,
     "collectives' args": comms.extract,
-    "rank graph (critical path)": lambda m: rank_graph(m, "pinned"),
+    "rank graph and anchors (critical path)": _part,
     "Distributed summary": DISTRIBUTED.make,
     # The batch's steps are read as one job's (its ranks' ProfilerStep#N merged), so its
     # summary has fewer nodes than the ranks' together: indicative only.
-    "what-if summary, GEMM x0.5 (steps merged)": lambda m: reduce_part(
-        part_of(m, "", "pinned"), change_of(_GEMM_HALVED), False
-    ),
+    "what-if summary, GEMM x0.5 (steps merged)": _whatif_summary,
 }
 
 

@@ -142,7 +142,7 @@ def test_batch_probe_times_each_stage_both_ways(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = [line.strip("|").split("|") for line in proc.stdout.splitlines()[3:]]
     stages = [cells[0].strip() for cells in rows]
-    assert stages[0] == "read" and "rank graph (critical path)" in stages, proc.stdout
+    assert stages[0] == "read" and "rank graph and anchors (critical path)" in stages, proc.stdout
     assert len(stages) == 9, proc.stdout
     for cells in rows:
         assert float(cells[1]) > 0 and float(cells[2]) > 0, proc.stdout
