@@ -37,20 +37,22 @@ from kinetoscope.analysis.critical_path.parts import Part, part_of
 from kinetoscope.analysis.critical_path.reduce import reduce_part
 from kinetoscope.analysis.distributed.rank_summaries import DISTRIBUTED
 from kinetoscope.ingest.build import build_model
+from kinetoscope.model.trace_model import TraceModel
 
 # Far apart enough that no two ranks of the bench's jobs share an id.
 _PID_STRIDE, _ID_STRIDE, _DEVICE_STRIDE = 100_000, 10_000_000, 8
 
 _GEMM_HALVED = {"kernel": "sm90_xmma_gemm_bf16bf16_bf16f32", "factor": 0.5}  # the job's GEMM
-_PARTS: dict[int, Part] = {}  # each model's part (its rank graph), for the what-if's stage
 
 
-def _part(model: Any) -> None:
-    _PARTS[id(model)] = part_of(model, "", "pinned")
+def _part(model: TraceModel) -> Part:
+    """The model's part (its rank graph and anchors), made once and kept with the model,
+    so the what-if's stage reduces the one the graph's stage made."""
+    return model.derived("_batch_probe_part", lambda m: part_of(m, "", "pinned"))
 
 
-def _whatif_summary(model: Any) -> None:
-    reduce_part(_PARTS.pop(id(model)), change_of(_GEMM_HALVED), False)
+def _whatif_summary(model: TraceModel) -> None:
+    reduce_part(_part(model), change_of(_GEMM_HALVED), False)
 
 
 STAGES: dict[str, Callable[[Any], Any]] = {
