@@ -1,6 +1,7 @@
 """The cross-stream waits the critical path infers from runtime calls, and the autograd
 handoffs it links, against `tests/independent/stream_waits.py` (raw JSON, no kinetoscope
-import) on every multi-stream corpus trace that makes wait calls:
+import) on every multi-stream corpus trace that makes wait calls and on the two-stream job
+recorded on an H200:
 
 - every inferred wait holds on the raw JSON (two streams of one device, in order, a record
   call after the waited launch and a wait call before the waiting one);
@@ -43,6 +44,8 @@ MULTI_STREAM = [
     "tracelens/tests/traces/inference/sglang_prefilldecode/sglang_Qwen3-8B_prefilldecode.json.gz",
 ]
 RECORDED = [p for p in MULTI_STREAM if "critical_path" in p]
+# The two-stream job recorded on an H200 (tests/data/gpu_streams): CUDA 13's traces.
+GPU_STREAMS = sorted((Path(__file__).parent / "data" / "gpu_streams").glob("*/*.pt.trace.json.gz"))
 WITH_BACKWARD_THREAD = [p for p in MULTI_STREAM if "ddp" in p]
 
 
@@ -66,6 +69,13 @@ def rg_of(model: Any) -> Any:
 def test_every_inferred_wait_holds_on_the_raw_json(rel: str) -> None:
     path = corpus_path(rel)
     pairs = _inferred_pairs(path)
+    assert checker.violations(read_raw(path), pairs) == []
+
+
+@pytest.mark.parametrize("path", GPU_STREAMS, ids=lambda p: p.parent.name)
+def test_every_inferred_wait_of_the_recorded_gpu_job_holds_on_the_raw_json(path: Path) -> None:
+    pairs = _inferred_pairs(path)
+    assert len(pairs) == 24  # two waits a step, 12 steps
     assert checker.violations(read_raw(path), pairs) == []
 
 
