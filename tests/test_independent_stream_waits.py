@@ -1,7 +1,7 @@
 """The cross-stream waits the critical path infers from runtime calls, and the autograd
 handoffs it links, against `tests/independent/stream_waits.py` (raw JSON, no kinetoscope
-import) on every multi-stream corpus trace that makes wait calls and on the two-stream job
-recorded on an H200:
+import) on every multi-stream corpus trace that makes wait calls and on the jobs recorded on
+an H200 (tests/data/gpu_streams, tests/data/gpu_training):
 
 - every inferred wait holds on the raw JSON (two streams of one device, in order, a record
   call after the waited launch and a wait call before the waiting one);
@@ -45,6 +45,9 @@ MULTI_STREAM = [
 ]
 RECORDED = [p for p in MULTI_STREAM if "critical_path" in p]
 # The two-stream job recorded on an H200 (tests/data/gpu_streams): CUDA 13's traces.
+GPU_TRAINING = sorted(
+    (Path(__file__).parent / "data" / "gpu_training").glob("*/*.pt.trace.json.gz")
+)
 GPU_STREAMS = sorted((Path(__file__).parent / "data" / "gpu_streams").glob("*/*.pt.trace.json.gz"))
 WITH_BACKWARD_THREAD = [p for p in MULTI_STREAM if "ddp" in p]
 
@@ -104,6 +107,12 @@ def test_the_alexnet_trace_gives_every_recorded_wait(tmp_path: Path) -> None:
     truth = checker.recorded_waits(raw)
     stripped = checker.without_sync_events(raw, tmp_path / "stripped.pt.trace.json")
     assert len(truth) == 6 and truth == _inferred_pairs(stripped)
+
+
+@pytest.mark.parametrize("path", GPU_TRAINING, ids=lambda p: p.parent.name)
+def test_the_handoffs_of_the_recorded_gpu_training_are_the_checkers(path: Path) -> None:
+    rg = rank_graph(build_model(str(path)))
+    assert rg.handoffs == checker.backward_bursts(read_raw(path)) == 12  # one a step
 
 
 @pytest.mark.parametrize("rel", WITH_BACKWARD_THREAD)
