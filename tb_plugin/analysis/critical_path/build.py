@@ -373,6 +373,11 @@ def _stream_assumptions(recorded: EventWaits, inferred: InferredWaits, handed: i
     )
     if inferred.no_work:
         text += f"; {inferred.no_work} with no work launched after them"
+    if inferred.met:
+        text += (
+            f"; {inferred.met} held nothing that shows: the work after them started within "
+            f"{CONFIRM_US:g} µs of what its own stream and launch allowed"
+        )
     if inferred.unplaced:
         text += (
             f"; {inferred.unplaced} could not be placed: the work after them keeps its "

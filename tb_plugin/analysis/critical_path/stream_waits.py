@@ -18,7 +18,9 @@ Which work a wait call made wait is inferred, and every inferred edge is said:
   activity the thread launched after it on another stream (a wait on a stream's own
   event holds nothing);
 - otherwise the wait is not placed (the waiting work keeps its recorded delay after its
-  own stream and launch), and counted.
+  own stream and launch), and counted: as met at once where that work started within
+  CONFIRM_US of what its own stream and launch allowed (no wait shows: a wait on a stream
+  that ran no work, as c10d's of a one-rank group), else as not placed.
 
 An inferred edge never contradicts the recorded times: the waited activity ends before the
 waiting one starts (ORDER_SLACK_US for clocks rounded apart)."""
@@ -45,7 +47,8 @@ class InferredWaits:
     by_timing: np.ndarray  # bool per edge: confirmed by timing (else by call order)
     calls: int  # wait calls with no recorded sync event
     no_work: int  # no work launched after them on their thread: nothing waited
-    unplaced: int  # could not be placed
+    met: int  # not placed, but the work after them was not held: no wait shows
+    unplaced: int  # could not be placed, and the work after them started late
 
     @property
     def placed(self) -> int:
@@ -62,7 +65,7 @@ def is_event_record(name: str) -> bool:
 
 def _no_waits(calls: int = 0, no_work: int = 0) -> InferredWaits:
     empty = np.zeros(0, np.int64)
-    return InferredWaits(empty, empty, np.zeros(0, bool), calls, no_work, 0)
+    return InferredWaits(empty, empty, np.zeros(0, bool), calls, no_work, 0, 0)
 
 
 def inferred_waits(
@@ -118,7 +121,7 @@ class _Context:
         waited: list[int] = []
         waiting: list[int] = []
         timed: list[bool] = []
-        no_work = unplaced = 0
+        no_work = met = unplaced = 0
         for thread, t in zip(wait_thread.tolist(), wait_time.tolist()):
             lo = int(np.searchsorted(self.launch_thread, thread, side="left"))
             hi = int(np.searchsorted(self.launch_thread, thread, side="right"))
@@ -135,7 +138,9 @@ class _Context:
                 continue
             pair = self._by_order(thread, t, lo, i, hi)
             if pair is None:
-                unplaced += 1
+                held = self.acts.start[n] > self.own_ready[n] + CONFIRM_US
+                unplaced += int(held)
+                met += int(not held)
                 continue
             waited.append(pair[0])
             waiting.append(pair[1])
@@ -146,6 +151,7 @@ class _Context:
             np.array(timed, bool),
             int(wait_thread.size),
             no_work,
+            met,
             unplaced,
         )
 
