@@ -4,12 +4,13 @@ gradients, the gradient copies wait for the all-reduce) as today's torch records
 
     python samples/record_gpu_ddp.py --out tests/data/gpu_ddp
 
-Needs a CUDA GPU. Each step: a batch made on the GPU, a 4-layer MLP (fp32 with TF32,
-1024 x 4096) under `DistributedDataParallel` (buckets of 16 MB: ~16 all-reduces a step),
-`loss.backward()`, `SGD.step()`, `loss.item()`.
+Needs a CUDA GPU. Each step: a batch made on the GPU, record_gpu_training.py's MLP (fp32
+with TF32, a batch of 1024) under `DistributedDataParallel` (`bucket_cap_mb=16`: 4
+all-reduces and 8 `cudaStreamWaitEvent` calls a step), `loss.backward()`, `SGD.step()`,
+`loss.item()`. With one rank NCCL launches no work: the waits hold nothing.
 
-Writes one run folder per variant (`sync` and `default`, `<variant>/gpu0.<ts>.pt.trace.json.gz`,
-torch's own handler, one span of ACTIVE steps).
+Writes one run folder per variant (`sync` and `default`,
+`<variant>/gpu0.<ts>.pt.trace.json.gz`, torch's own handler, one span of ACTIVE steps).
 """
 
 from __future__ import annotations
@@ -21,27 +22,18 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
-from torch import nn
-from torch._C._profiler import _ExperimentalConfig
+from record_gpu_streams import gpu_profiler
+from record_gpu_training import CLASSES, WIDTH, mlp
 from torch.nn.parallel import DistributedDataParallel
-from torch.profiler import ProfilerActivity, profile, schedule, tensorboard_trace_handler
 
-WORKER = "gpu0"
 WARMUP_STEPS = 5
 SCHEDULE = {"wait": 1, "warmup": 2, "active": 6, "repeat": 1}
-BATCH, WIDTH, CLASSES = 1024, 4096, 1000
-
-
-def _model() -> nn.Module:
-    layers: list[nn.Module] = []
-    for _ in range(4):
-        layers += [nn.Linear(WIDTH, WIDTH), nn.ReLU()]
-    return nn.Sequential(*layers, nn.Linear(WIDTH, CLASSES)).cuda()
+BATCH = 1024
 
 
 def record(run_dir: Path, sync_events: bool) -> None:
     torch.manual_seed(0)
-    model = DistributedDataParallel(_model(), bucket_cap_mb=16)
+    model = DistributedDataParallel(mlp(), bucket_cap_mb=16)
     opt = torch.optim.SGD(model.parameters(), lr=1e-4)
     x = torch.randn(BATCH, WIDTH, device="cuda")
     y = torch.randint(0, CLASSES, (BATCH,), device="cuda")
@@ -55,12 +47,7 @@ def record(run_dir: Path, sync_events: bool) -> None:
 
     for _ in range(WARMUP_STEPS):
         step()
-    with profile(
-        activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
-        schedule=schedule(**SCHEDULE),
-        on_trace_ready=tensorboard_trace_handler(str(run_dir), worker_name=WORKER, use_gzip=True),
-        experimental_config=_ExperimentalConfig(enable_cuda_sync_events=sync_events),
-    ) as prof:
+    with gpu_profiler(run_dir, sync_events, SCHEDULE) as prof:
         for _ in range(sum(SCHEDULE[k] for k in ("wait", "warmup", "active"))):
             step()
             prof.step()

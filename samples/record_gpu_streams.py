@@ -149,18 +149,27 @@ def variants(repeats: int) -> dict[str, tuple[dict[str, int], object, bool]]:
     }
 
 
+def gpu_profiler(
+    run_dir: Path, sync_events: bool = False, span: dict[str, int] = SCHEDULE
+) -> profile:
+    """The profiler of the GPU recordings (this script's, record_gpu_training.py's and
+    record_gpu_ddp.py's): CPU and CUDA, torch's own handler (worker "gpu0", gzip), one span,
+    CUDA sync events where asked."""
+    return profile(
+        activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+        schedule=schedule(**span),
+        on_trace_ready=tensorboard_trace_handler(str(run_dir), worker_name=WORKER, use_gzip=True),
+        experimental_config=_ExperimentalConfig(enable_cuda_sync_events=sync_events),
+    )
+
+
 def record(run_dir: Path, job: Job, sync_events: bool) -> list[float]:
     """Profile the job; the wall-clock time of each profiled step but the first and last."""
     for _ in range(WARMUP_STEPS):
         job.step()
     steps = sum(SCHEDULE[k] for k in ("wait", "warmup", "active"))
     marks: list[float] = []
-    with profile(
-        activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
-        schedule=schedule(**SCHEDULE),
-        on_trace_ready=tensorboard_trace_handler(str(run_dir), worker_name=WORKER, use_gzip=True),
-        experimental_config=_ExperimentalConfig(enable_cuda_sync_events=sync_events),
-    ) as prof:
+    with gpu_profiler(run_dir, sync_events) as prof:
         for _ in range(steps):
             marks.append(time.perf_counter())
             job.step()

@@ -28,13 +28,11 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from record_gpu_streams import SCHEDULE, gpu_profiler
 from torch import nn
-from torch.profiler import ProfilerActivity, profile, schedule, tensorboard_trace_handler
 from torch.utils.data import DataLoader, Dataset
 
-WORKER = "gpu0"
 WARMUP_STEPS = 5
-SCHEDULE = {"wait": 1, "warmup": 2, "active": 12, "repeat": 1}
 LOADER = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
 BATCH, WIDTH, CLASSES = 2048, 4096, 1000
 VARIANTS: dict[str, tuple[float, object]] = {
@@ -62,7 +60,8 @@ class SpinningBatches(Dataset):
         return self.x, self.y
 
 
-def _model() -> nn.Module:
+def mlp() -> nn.Module:
+    """4 layers of WIDTH and a classifier, on the GPU."""
     layers: list[nn.Module] = []
     for _ in range(4):
         layers += [nn.Linear(WIDTH, WIDTH), nn.ReLU()]
@@ -73,18 +72,14 @@ def record(run_dir: Path, load_ms: float) -> list[float]:
     """Train under the profiler; the wall-clock time of each profiled step but the first
     and the last."""
     torch.manual_seed(0)
-    model = _model()
+    model = mlp()
     opt = torch.optim.Adam(model.parameters(), lr=1e-4)
     steps = sum(SCHEDULE[k] for k in ("wait", "warmup", "active"))
     loader = DataLoader(
         SpinningBatches(load_ms, WARMUP_STEPS + steps), batch_size=None, pin_memory=True
     )
     marks: list[float] = []
-    prof = profile(
-        activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
-        schedule=schedule(**SCHEDULE),
-        on_trace_ready=tensorboard_trace_handler(str(run_dir), worker_name=WORKER, use_gzip=True),
-    )
+    prof = gpu_profiler(run_dir)
     for i, (x, y) in enumerate(loader):
         if i == WARMUP_STEPS:
             prof.start()
