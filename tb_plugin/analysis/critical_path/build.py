@@ -364,7 +364,8 @@ def _stream_assumptions(recorded: EventWaits, inferred: InferredWaits, handed: i
         return out
     timed = int(inferred.by_timing.sum())
     text = (
-        f"{inferred.calls} cudaStreamWaitEvent calls without cuda_sync events: "
+        f"{inferred.calls} cudaStreamWaitEvent calls without a cuda_sync event that names "
+        "what they wait for: "
         f"{inferred.placed} cross-stream waits inferred ({timed} by timing: the waiting "
         f"work started within {CONFIRM_US:g} µs after the other stream's work a record call "
         f"captured, later than its own stream and launch allowed; {inferred.placed - timed} "
