@@ -37,7 +37,7 @@ from .graph import (
 )
 from .host import Pieces, host_pieces
 from .rank import RankGraph
-from .stream_waits import CONFIRM_US, InferredWaits, inferred_waits
+from .stream_waits import InferredWaits, inferred_waits
 
 RETURN_SLACK_US = 50.0  # a blocking call returns at most this long after what it waited for
 
@@ -360,29 +360,6 @@ def _stream_assumptions(recorded: EventWaits, inferred: InferredWaits, handed: i
             "them (no record id, one in the future, or not in the trace): not followed; "
             "their wait calls are placed as the calls around them show, if they can be"
         )
-    if inferred.calls == 0:
-        return out
-    timed = int(inferred.by_timing.sum())
-    text = (
-        f"{inferred.calls} cudaStreamWaitEvent calls without a cuda_sync event that names "
-        "what they wait for: "
-        f"{inferred.placed} cross-stream waits inferred ({timed} by timing: the waiting "
-        f"work started within {CONFIRM_US:g} µs after the other stream's work a record call "
-        f"captured, later than its own stream and launch allowed; {inferred.placed - timed} "
-        "by call order: the thread's last record before the wait, of its current stream, held "
-        "its next work on another stream)"
-    )
-    if inferred.no_work:
-        text += f"; {inferred.no_work} with no work launched after them"
-    if inferred.met:
-        text += (
-            f"; {inferred.met} held nothing that shows: the work after them started within "
-            f"{CONFIRM_US:g} µs of what its own stream and launch allowed"
-        )
-    if inferred.unplaced:
-        text += (
-            f"; {inferred.unplaced} could not be placed: the work after them keeps its "
-            "recorded delay after its own stream and launch"
-        )
-    out.append(text)
+    if inferred.calls:
+        out.append(inferred.said())
     return out

@@ -54,6 +54,31 @@ class InferredWaits:
     def placed(self) -> int:
         return int(self.waited.size)
 
+    def said(self) -> str:
+        """The counts as the answer's assumptions say them."""
+        timed = int(self.by_timing.sum())
+        text = (
+            f"{self.calls} cudaStreamWaitEvent calls without a cuda_sync event that names "
+            f"what they wait for: {self.placed} cross-stream waits inferred ({timed} by "
+            f"timing: the waiting work started within {CONFIRM_US:g} µs after the other "
+            "stream's work a record call captured, later than its own stream and launch "
+            f"allowed; {self.placed - timed} by call order: the thread's last record before "
+            "the wait, of its current stream, held its next work on another stream)"
+        )
+        if self.no_work:
+            text += f"; {self.no_work} with no work launched after them"
+        if self.met:
+            text += (
+                f"; {self.met} held nothing that shows: the work after them started within "
+                f"{CONFIRM_US:g} µs of what its own stream and launch allowed"
+            )
+        if self.unplaced:
+            text += (
+                f"; {self.unplaced} could not be placed: the work after them keeps its "
+                "recorded delay after its own stream and launch"
+            )
+        return text
+
 
 def is_stream_wait(name: str) -> bool:
     return name.startswith(("cudaStreamWaitEvent", "hipStreamWaitEvent"))
