@@ -50,8 +50,9 @@ def _events(run: str) -> list[dict[str, Any]]:
 
 
 def _stripped_job(tmp_path: Path) -> Path:
-    """The job's folder with `baseline_sync` beside itself stripped of its cuda_sync events
-    (the shape the profiler's default settings record), from the raw JSON."""
+    """A folder of two runs: `recorded` (`baseline_sync` as recorded) and `stripped` (the
+    same trace without its cuda_sync events, from the raw JSON: the shape the profiler's
+    default settings record)."""
     doc = json.loads(gzip.decompress(_trace("baseline_sync").read_bytes()))
     kept = [e for e in doc["traceEvents"] if e.get("cat") != "cuda_sync"]
     assert len(kept) < len(doc["traceEvents"])
