@@ -195,8 +195,8 @@ def gemm_kernel(run_dir: Path) -> str:
 
 def item_total_us(run_dir: Path, item: str) -> float:
     """The total duration of an item in a run's trace (every variant records as many steps),
-    from the raw JSON: a memcpy by its name; "gemm": the kernels but the elementwise add
-    (the products' kernels, however cuBLAS splits them)."""
+    from the raw JSON: an event by its name (a memcpy, an op); "gemm": the kernels but the
+    elementwise add (the products' kernels, however cuBLAS splits them)."""
     events = _events(run_dir)
     if item == "gemm":
         durs = [e["dur"] for e in events if _is_product(e)]
@@ -205,8 +205,9 @@ def item_total_us(run_dir: Path, item: str) -> float:
     return float(sum(durs))
 
 
-def _changed_entry(out: Path, name: str, knobs: dict[str, int], change: dict[str, object]) -> dict:
-    base = variants(knobs["gemm_repeats"])["baseline"][0]
+def _changed_entry(
+    out: Path, name: str, knobs: dict[str, int], base: dict[str, int], change: dict[str, object]
+) -> dict:
     knob = next(k for k in ITEMS if knobs[k] != base[k])
     item, timer = ITEMS[knob]
     factor = item_total_us(out / name, item) / item_total_us(out / "baseline", item)
@@ -229,10 +230,12 @@ def main() -> None:
         "torch": torch.__version__,
         "calibration": {"h2d_ms": copy_ms, "gemm_ms": gemm_ms, "gemm_repeats": repeats},
     }
-    for name, (knobs, change, sync_events) in variants(repeats).items():
+    table = variants(repeats)
+    base = table["baseline"][0]
+    for name, (knobs, change, sync_events) in table.items():
         steps = record(out / name, Job(**knobs), sync_events)
         entry: dict[str, object] = {"knobs": knobs, "sync_events": sync_events}
-        entry["change"] = _changed_entry(out, name, knobs, change) if change else None
+        entry["change"] = _changed_entry(out, name, knobs, base, change) if change else None
         entry["steps_us"] = [round(s, 1) for s in steps]
         entry["median_us"] = round(statistics.median(steps), 1)
         measured[name] = entry

@@ -20,7 +20,6 @@ wall-clock time of every profiled step but the first and the last, with their me
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import statistics
 import time
@@ -28,7 +27,7 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from record_gpu_streams import SCHEDULE, gpu_profiler
+from record_gpu_streams import SCHEDULE, gpu_profiler, item_total_us
 from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
@@ -100,13 +99,6 @@ def record(run_dir: Path, load_ms: float) -> list[float]:
     return [(marks[j + 1] - marks[j]) * 1e6 for j in range(first + 1, last)]
 
 
-def loader_total_us(run_dir: Path) -> float:
-    """The loader's total time in a run's trace, from the raw JSON."""
-    (trace,) = run_dir.glob("*.pt.trace.json.gz")
-    events = json.loads(gzip.decompress(trace.read_bytes()))["traceEvents"]
-    return float(sum(e["dur"] for e in events if e.get("name") == LOADER))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True)
@@ -121,7 +113,7 @@ def main() -> None:
         steps = record(out / name, load_ms)
         entry: dict[str, object] = {"knobs": {"load_ms": load_ms}}
         if isinstance(change, dict):
-            factor = loader_total_us(out / name) / loader_total_us(out / "baseline")
+            factor = item_total_us(out / name, LOADER) / item_total_us(out / "baseline", LOADER)
             change = {**change, "factor": round(factor, 4)}
         entry["change"] = change
         entry["steps_us"] = [round(s, 1) for s in steps]
