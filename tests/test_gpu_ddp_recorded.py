@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 from kinetoscope.analysis.critical_path.run import run_critical_path
-from kinetoscope.ingest.discovery import scan_logdir
-from kinetoscope.store.run_context import RunContext
+from recorded_jobs import job_context
 
 JOB = Path(__file__).parent / "data" / "gpu_ddp"
 GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
@@ -25,8 +24,7 @@ def test_waits_on_a_stream_that_ran_no_work_hold_nothing(run: str) -> None:
     streams = {e["args"]["stream"] for e in events if e.get("cat") in GPU_CATS}
     waits = sum(e.get("name") == "cudaStreamWaitEvent" for e in events)
     assert len(streams) == 1 and waits == 48
-    found = {r.name: r for r in scan_logdir(str(JOB))}
-    path = run_critical_path(RunContext((found[run],), None, {}))
+    path = run_critical_path(job_context(JOB, run))
     said = " ".join(path["assumptions"])
     assert "48 cudaStreamWaitEvent calls without a cuda_sync event that names" in said
     assert "0 cross-stream waits inferred" in said

@@ -44,11 +44,11 @@ MULTI_STREAM = [
     "tracelens/tests/traces/inference/sglang_prefilldecode/sglang_Qwen3-8B_prefilldecode.json.gz",
 ]
 RECORDED = [p for p in MULTI_STREAM if "critical_path" in p]
-# The two-stream job recorded on an H200 (tests/data/gpu_streams): CUDA 13's traces.
+# The jobs recorded on an H200 (CUDA 13): the two-stream job, the training job.
+GPU_STREAMS = sorted((Path(__file__).parent / "data" / "gpu_streams").glob("*/*.pt.trace.json.gz"))
 GPU_TRAINING = sorted(
     (Path(__file__).parent / "data" / "gpu_training").glob("*/*.pt.trace.json.gz")
 )
-GPU_STREAMS = sorted((Path(__file__).parent / "data" / "gpu_streams").glob("*/*.pt.trace.json.gz"))
 WITH_BACKWARD_THREAD = [p for p in MULTI_STREAM if "ddp" in p]
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import statistics
 from pathlib import Path
 from typing import Any
 
@@ -21,23 +20,13 @@ import pytest
 from kinetoscope.analysis.critical_path.build import rank_graph
 from kinetoscope.analysis.critical_path.run import run_critical_path, run_whatif
 from kinetoscope.ingest.build import build_model
-from kinetoscope.ingest.discovery import scan_logdir
-from kinetoscope.store.run_context import RunContext
+from recorded_jobs import job_context, measured_file, predicted_median
 
 JOB = Path(__file__).parent / "data" / "gpu_streams"
 CHANGED = ["copy_half", "gemm_half", "gemm_double", "offload_double"]
 H2D = "Memcpy HtoD (Pinned -> Device)"
 D2H = "Memcpy DtoH (Device -> Pinned)"
 WITHIN = 0.05
-
-
-def _measured() -> dict[str, Any]:
-    return json.loads((JOB / "measured.json").read_text())
-
-
-def _context(job: Path, run: str, params: dict[str, Any] | None = None) -> RunContext:
-    found = {r.name: r for r in scan_logdir(str(job))}
-    return RunContext((found[run],), None, params or {})
 
 
 def _trace(run: str) -> Path:
@@ -84,23 +73,19 @@ def _edges(trace: Path) -> set[tuple[Any, ...]]:
     }
 
 
-def _predicted_median(view: Any) -> float:
-    return statistics.median(s["predicted_us"] for s in view["steps"])
-
-
 def test_the_sync_events_and_their_absence_give_the_same_path_and_predictions(
     tmp_path: Path,
 ) -> None:
     job = _stripped_job(tmp_path)
-    recorded = run_critical_path(_context(job, "recorded"))
-    stripped = run_critical_path(_context(job, "stripped"))
+    recorded = run_critical_path(job_context(job, "recorded"))
+    stripped = run_critical_path(job_context(job, "stripped"))
     assert _path_shape(recorded) == _path_shape(stripped)
     (a_trace,), (b_trace,) = (job / "recorded").iterdir(), (job / "stripped").iterdir()
     assert _edges(a_trace) == _edges(b_trace)
     for variant in CHANGED:
-        change = _measured()[variant]["change"]
-        a = run_whatif(_context(job, "recorded", change))
-        b = run_whatif(_context(job, "stripped", change))
+        change = measured_file(JOB)[variant]["change"]
+        a = run_whatif(job_context(job, "recorded", change))
+        b = run_whatif(job_context(job, "stripped", change))
         assert a["predicted_span_us"] == pytest.approx(b["predicted_span_us"], rel=0.01)
         for x, y in zip(a["steps"], b["steps"], strict=True):
             assert x["predicted_us"] == pytest.approx(y["predicted_us"], rel=0.01), variant
@@ -111,7 +96,7 @@ def test_the_recorded_sync_events_name_no_record_so_the_waits_come_from_the_call
     assert len(waits) == 24  # two a step, 12 steps
     assert {e["args"]["wait_on_cuda_event_record_corr_id"] for e in waits} == {-1}
     assert {e["args"]["wait_on_stream"] for e in waits} == {-1}
-    said = " ".join(run_critical_path(_context(JOB, "baseline_sync"))["assumptions"])
+    said = " ".join(run_critical_path(job_context(JOB, "baseline_sync"))["assumptions"])
     assert "24 recorded cross-stream waits name no cudaEventRecord" in said
     assert "24 cross-stream waits inferred" in said
 
@@ -134,14 +119,14 @@ def test_the_inferred_waits_are_the_two_the_job_makes_each_step() -> None:
 
 @pytest.mark.parametrize("variant", CHANGED)
 def test_prediction_within_5_percent_of_the_measured_median_step(variant: str) -> None:
-    entry = _measured()[variant]
-    predicted = _predicted_median(run_whatif(_context(JOB, "baseline", entry["change"])))
+    entry = measured_file(JOB)[variant]
+    predicted = predicted_median(run_whatif(job_context(JOB, "baseline", entry["change"])))
     assert abs(predicted - entry["median_us"]) <= WITHIN * entry["median_us"], predicted
 
 
 def test_the_products_off_the_path_predict_no_change() -> None:
-    entry = _measured()["gemm_half"]
-    view = run_whatif(_context(JOB, "baseline", entry["change"]))
+    entry = measured_file(JOB)["gemm_half"]
+    view = run_whatif(job_context(JOB, "baseline", entry["change"]))
     assert view["saving_us"] == 0.0
     assert view["matched"] == entry["knobs"]["gemm_repeats"] * 12  # the products, 12 steps
 
@@ -153,14 +138,16 @@ def test_doubled_products_move_the_path_off_the_copy() -> None:
     def on_path(segments: list[dict[str, Any]], kind: str) -> set[str]:
         return {s["name"] for s in segments if s["kind"] == kind}
 
-    baseline = run_critical_path(_context(JOB, "baseline"))["segments"]
+    baseline = run_critical_path(job_context(JOB, "baseline"))["segments"]
     assert H2D in on_path(baseline, "memcpy")
     # only the add: the products are hidden behind the copy
     assert all("elementwise" in k for k in on_path(baseline, "kernel"))
-    predicted = run_whatif(_context(JOB, "baseline", _measured()["gemm_double"]["change"]))
+    predicted = run_whatif(
+        job_context(JOB, "baseline", measured_file(JOB)["gemm_double"]["change"])
+    )
     assert predicted["saving_us"] < 0
     # The changed job's own recording agrees: its path runs through the products.
-    changed = run_critical_path(_context(JOB, "gemm_double"))["segments"]
+    changed = run_critical_path(job_context(JOB, "gemm_double"))["segments"]
     for segments in (predicted["critical_path"], changed):
         assert H2D not in on_path(segments, "memcpy")
         assert any("elementwise" not in k for k in on_path(segments, "kernel"))

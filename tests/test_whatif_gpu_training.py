@@ -11,51 +11,39 @@ and slower.
 
 from __future__ import annotations
 
-import json
 import statistics
 from pathlib import Path
-from typing import Any
 
 import pytest
 from kinetoscope.analysis.critical_path.run import run_critical_path, run_whatif
-from kinetoscope.ingest.discovery import scan_logdir
-from kinetoscope.store.run_context import RunContext
+from recorded_jobs import job_context, measured_file, predicted_median
 
 JOB = Path(__file__).parent / "data" / "gpu_training"
 CHANGED = ["loader_half", "loader_double"]
 WITHIN = 0.05
 
 
-def _measured() -> dict[str, Any]:
-    return json.loads((JOB / "measured.json").read_text())
-
-
-def _context(run: str, params: dict[str, Any] | None = None) -> RunContext:
-    found = {r.name: r for r in scan_logdir(str(JOB))}
-    return RunContext((found[run],), None, params or {})
-
-
 def test_the_backward_thread_is_linked_and_the_path_is_mostly_work() -> None:
-    path = run_critical_path(_context("baseline"))
+    path = run_critical_path(job_context(JOB, "baseline"))
     said = " ".join(path["assumptions"])
     assert "12 bursts of the autograd backward thread linked" in said
     kinds = path["by_kind"]
     assert kinds["idle"] <= 0.15 * sum(kinds.values())
     names = {s["name"] for s in path["segments"]}
-    assert _measured()["loader_half"]["change"]["op"] in names
+    assert measured_file(JOB)["loader_half"]["change"]["op"] in names
     assert any(n.startswith("autograd::engine::evaluate_function") for n in names)
 
 
 @pytest.mark.parametrize("variant", CHANGED)
 def test_prediction_within_5_percent_of_the_measured_median_step(variant: str) -> None:
-    entry = _measured()[variant]
-    view = run_whatif(_context("baseline", entry["change"]))
-    predicted = statistics.median(s["predicted_us"] for s in view["steps"])
+    entry = measured_file(JOB)[variant]
+    view = run_whatif(job_context(JOB, "baseline", entry["change"]))
+    predicted = predicted_median(view)
     assert abs(predicted - entry["median_us"]) <= WITHIN * entry["median_us"], predicted
     assert (view["saving_us"] > 0) == (entry["change"]["factor"] < 1)
 
 
 def test_the_recorded_steps_are_the_wall_clock_ones() -> None:
-    path = run_critical_path(_context("baseline"))
+    path = run_critical_path(job_context(JOB, "baseline"))
     recorded = statistics.median(s["step_us"] for s in path["steps"])
-    assert recorded == pytest.approx(_measured()["baseline"]["median_us"], rel=0.02)
+    assert recorded == pytest.approx(measured_file(JOB)["baseline"]["median_us"], rel=0.02)

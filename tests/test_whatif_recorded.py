@@ -16,8 +16,7 @@ from typing import Any
 
 import pytest
 from kinetoscope.analysis.critical_path.run import run_critical_path, run_whatif
-from kinetoscope.ingest.discovery import scan_logdir
-from kinetoscope.store.run_context import RunContext
+from recorded_jobs import job_context, measured_file, predicted_median
 
 DATA = Path(__file__).parent / "data"
 SLOW_RANK = DATA / "whatif_gloo"
@@ -33,38 +32,25 @@ REQUIRED = [
 ]
 
 
-def _measured_file(job: Path) -> dict[str, Any]:
-    return json.loads((job / "measured.json").read_text())
-
-
-def _context(job: Path, run: str, params: dict[str, Any] | None = None) -> RunContext:
-    found = {r.name: r for r in scan_logdir(str(job))}
-    return RunContext((found[run],), None, params or {})
-
-
 def _measured(job: Path, variant: str) -> float:
     """The job's median step: the mean of the two ranks' medians (equal within noise)."""
-    return statistics.mean(r["median_us"] for r in _measured_file(job)[variant]["ranks"])
-
-
-def _predicted_median(view: Any) -> float:
-    return statistics.median(s["predicted_us"] for s in view["steps"])
+    return statistics.mean(r["median_us"] for r in measured_file(job)[variant]["ranks"])
 
 
 def _prediction(job: Path, variant: str) -> Any:
-    return run_whatif(_context(job, "baseline", _measured_file(job)[variant]["change"]))
+    return run_whatif(job_context(job, "baseline", measured_file(job)[variant]["change"]))
 
 
 @pytest.mark.parametrize(("job", "variant"), REQUIRED, ids=[f"{j.name}-{v}" for j, v in REQUIRED])
 def test_prediction_within_5_percent_of_the_measured_median_step(job: Path, variant: str) -> None:
-    predicted = _predicted_median(_prediction(job, variant))
+    predicted = predicted_median(_prediction(job, variant))
     measured = _measured(job, variant)
     assert abs(predicted - measured) <= WITHIN * measured, (variant, predicted, measured)
 
 
 def test_the_errors_median_is_within_5_percent() -> None:
     errors = [
-        abs(_predicted_median(_prediction(job, v)) - _measured(job, v)) / _measured(job, v)
+        abs(predicted_median(_prediction(job, v)) - _measured(job, v)) / _measured(job, v)
         for job, v in REQUIRED
     ]
     assert statistics.median(errors) <= WITHIN
@@ -80,7 +66,7 @@ def test_the_change_off_the_critical_path_predicts_no_change() -> None:
 
 
 def test_the_baseline_path_runs_through_the_rank_that_arrives_last() -> None:
-    path = run_critical_path(_context(SLOW_RANK, "baseline"))
+    path = run_critical_path(job_context(SLOW_RANK, "baseline"))
     compute = [s for s in path["segments"] if s["name"] == "whatif::compute"]
     assert {s["rank"] for s in compute} == {0}  # rank 0 computes longest: rank 1 waits
     kinds = path["by_kind"]
@@ -97,7 +83,7 @@ def test_a_change_that_moves_the_path_to_the_other_rank() -> None:
     predicted = _prediction(SLOW_RANK, "compute_rank0_fifth")
     compute = [s for s in predicted["critical_path"] if s["name"] == "whatif::compute"]
     assert {s["rank"] for s in compute} == {1}
-    knobs = _measured_file(SLOW_RANK)["baseline"]["knobs"]["compute_ms"]
+    knobs = measured_file(SLOW_RANK)["baseline"]["knobs"]["compute_ms"]
     per_step = predicted["saving_us"] / len(predicted["steps"])
     assert per_step == pytest.approx((knobs[0] - knobs[1]) * 1000, rel=0.1)
 
@@ -105,7 +91,7 @@ def test_a_change_that_moves_the_path_to_the_other_rank() -> None:
 def test_the_path_crosses_the_ranks_twice_a_step() -> None:
     """cross_twice: rank 0's compute, the first all_reduce, then rank 1's update."""
     job = DATA / "whatif_shapes" / "cross_twice"
-    path = run_critical_path(_context(job, "baseline", {"step": "10"}))
+    path = run_critical_path(job_context(job, "baseline", {"step": "10"}))
     on_path = [(s["name"], s["rank"]) for s in path["segments"] if s["kind"] == "cpu"]
     assert ("whatif::compute", 0) in on_path and ("whatif::update", 1) in on_path
     assert ("whatif::compute", 1) not in on_path and ("whatif::update", 0) not in on_path
