@@ -110,16 +110,26 @@ def timed(paths: list[Path]) -> dict[str, float]:
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+def batch_arguments(doc: str | None) -> argparse.ArgumentParser:
+    """The batch probes' arguments: which job, how many of its ranks, how many rounds."""
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--layout", default="8x1x256")
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--ranks", type=int, default=64, help="ranks in the batch (K)")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--work", type=Path, default=HERE / "work")
-    args = p.parse_args(argv)
+    return p
+
+
+def job_ranks(args: argparse.Namespace) -> list[Path]:
+    """The trace files of the first `args.ranks` ranks of the job (made if need be)."""
     run = make_group_run(args.layout, args.steps, args.work)
-    paths = [run.logdir / "job" / f"rank{r}.pt.trace.json" for r in range(args.ranks)]
+    return [run.logdir / "job" / f"rank{r}.pt.trace.json" for r in range(args.ranks)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = batch_arguments(__doc__).parse_args(argv)
+    paths = job_ranks(args)
     with tempfile.TemporaryDirectory() as tmp:
         batch = Path(tmp) / "batch.pt.trace.json"
         batched_trace(paths, batch)

@@ -146,3 +146,20 @@ def test_batch_probe_times_each_stage_both_ways(tmp_path: Path) -> None:
     assert len(stages) == 9, proc.stdout
     for cells in rows:
         assert float(cells[1]) > 0 and float(cells[2]) > 0, proc.stdout
+
+
+def test_batch_split_reads_ranks_as_one_and_splits_them_into_their_own_models(
+    tmp_path: Path,
+) -> None:
+    """`bench/batch_split.py` on a small job of process groups: each rank's model split
+    from the joined read is its own model (none differs), and both ways are timed."""
+    cmd = [sys.executable, str(REPO / "bench" / "batch_split.py"), "--layout", "2x1x4"]
+    cmd += ["--steps", "2", "--ranks", "4", "--rounds", "2", "--work", str(tmp_path)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    timed = {line.split(":")[0].strip(): line.split(":")[1] for line in lines if ":" in line}
+    assert float(timed["read one by one"]) > 0, proc.stdout
+    assert float(timed["joined, read as one and split"]) > 0, proc.stdout
+    assert float(timed["of which the split"]) > 0, proc.stdout
+    assert "split models that differ from the rank's own: 0 of 4" in lines, proc.stdout
