@@ -58,7 +58,10 @@ def combined_trace(paths: list[Path], out: Path) -> None:
             raise SystemExit(f"{path}: no events array")
         start = found[0]
         head = head or text[: text.rindex(b"[", 0, start)]
-        last, _ = _array_ends(text, start)[0]
+        ends = _array_ends(text, start)
+        if not ends:  # a cut file: a load keeps its whole events, a join cannot
+            raise SystemExit(f"{path}: its events array is not closed")
+        last, _ = ends[0]
         body = text[start:last].strip()
         if body:
             bodies.append(body)
@@ -88,21 +91,7 @@ def _rank_model(batch: TraceModel, start: int, stop: int) -> TraceModel:
         elif key == "args_end":
             part = part - (int(column[start - 1]) if start else 0)
         events[key] = _narrowed(key, part)
-    sparse: dict[str, SparseColumn] = {}
-    for key, fill in SPARSE_COLUMNS.items():
-        if key in batch.sparse:
-            column = batch.sparse[key]
-            lo, hi = np.searchsorted(column.rows, [start, stop])
-            rows, values = column.rows[lo:hi] - start, column.values[lo:hi]
-        else:  # a value per row in the batch: the rows with one
-            dense = batch.events[key][start:stop]
-            rows = np.flatnonzero(has_value(dense, fill))
-            values = dense[rows]
-        made = _smaller(key, rows, values, fill, stop - start)
-        if isinstance(made, SparseColumn):
-            sparse[key] = made
-        else:
-            events[key] = made
+    sparse = _sparse_columns(batch, start, stop, events)
     ends = batch.events["args_end"]
     base = int(ends[start - 1]) if start else 0
     return TraceModel(
@@ -121,6 +110,29 @@ def _rank_model(batch: TraceModel, start: int, stop: int) -> TraceModel:
         source=batch.source,
         sparse=sparse,
     )
+
+
+def _sparse_columns(
+    batch: TraceModel, start: int, stop: int, events: dict[str, np.ndarray]
+) -> dict[str, SparseColumn]:
+    """Rows [start, stop) of each sparse column of a load: kept sparse where that holds
+    fewer bytes, else added to `events` as a value per row."""
+    sparse: dict[str, SparseColumn] = {}
+    for key, fill in SPARSE_COLUMNS.items():
+        if key in batch.sparse:
+            column = batch.sparse[key]
+            lo, hi = np.searchsorted(column.rows, [start, stop])
+            rows, values = column.rows[lo:hi] - start, column.values[lo:hi]
+        else:  # a value per row in the batch: the rows with one
+            dense = batch.events[key][start:stop]
+            rows = np.flatnonzero(has_value(dense, fill))
+            values = dense[rows]
+        made = _smaller(key, rows, values, fill, stop - start)
+        if isinstance(made, SparseColumn):
+            sparse[key] = made
+        else:
+            events[key] = made
+    return sparse
 
 
 def _interned(codes: np.ndarray, table: list[Any]) -> tuple[np.ndarray, list[Any]]:
