@@ -36,6 +36,7 @@ from kinetoscope.ingest.event_text import find_events_start
 from kinetoscope.model.sparse_column import (
     SPARSE_COLUMNS,
     SparseColumn,
+    dense_is_smaller,
     has_value,
     row_type,
 )
@@ -85,6 +86,8 @@ def _rank_model(batch: TraceModel, start: int, stop: int) -> TraceModel:
     events: dict[str, np.ndarray] = {}
     tables: dict[str, list[Any]] = {}
     for key, column in batch.events.items():
+        if key in SPARSE_COLUMNS:  # made below, sparse or a value per row as for the rank
+            continue
         part = column[start:stop]
         if key in _TABLES:
             part, tables[key] = _interned(part, getattr(batch, _TABLES[key]))
@@ -150,8 +153,10 @@ def _narrowed(key: str, part: np.ndarray) -> np.ndarray:
     """`part` in the column's narrow type where every value fits (as a load keeps it),
     else as it is: a batch column of the narrow type already fits."""
     narrow = NARROW_COLUMNS.get(key)
-    if narrow is None or part.dtype == np.dtype(narrow) or part.size == 0:
-        return part if part.size or narrow is None else part.astype(narrow)
+    if narrow is None or part.dtype == np.dtype(narrow):
+        return part
+    if part.size == 0:  # a load with no value keeps the narrow type
+        return part.astype(narrow)
     limits = _LIMITS[key]
     if limits.min <= int(part.min()) and int(part.max()) <= limits.max:
         return part.astype(narrow)
@@ -164,7 +169,7 @@ def _smaller(key: str, rows: np.ndarray, values: np.ndarray, fill: float, size: 
     rule), else a value per row."""
     values = _narrowed(key, values)
     rows = rows.astype(row_type(size))
-    if 4 * (values.nbytes + rows.nbytes) > 3 * size * values.dtype.itemsize:
+    if dense_is_smaller(values.nbytes + rows.nbytes, size, values.dtype.itemsize):
         dense = np.full(size, fill, dtype=values.dtype)
         dense[rows] = values
         return dense
@@ -229,13 +234,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.files:
         return _check(args.files)
     paths = job_ranks(args)
-    own = [build_model(str(path)) for path in paths]
+    own, found = _compared(paths)
+    differ = [(r, d) for r, d in enumerate(found) if d]
     counts = [len(m) for m in own]
     with tempfile.TemporaryDirectory() as tmp:
         batch = Path(tmp) / "batch.pt.trace.json"
-        combined_trace(paths, batch)
-        differ = [(r, d) for r, m in enumerate(split(build_model(str(batch)), counts))
-                  if (d := differences(m, own[r]))]  # fmt: skip
         alone: list[float] = []
         together: list[tuple[float, float]] = []
         for r in range(args.rounds):
@@ -248,16 +251,21 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _check(files: list[Path]) -> int:
-    """Each file's split model against its own: what differs, a line each."""
-    own = [build_model(str(path)) for path in files]
+def _compared(paths: list[Path]) -> tuple[list[TraceModel], list[list[str]]]:
+    """Each file's own model, and what its model split from the joined read differs in."""
+    own = [build_model(str(path)) for path in paths]
     with tempfile.TemporaryDirectory() as tmp:
         batch = Path(tmp) / "batch.pt.trace.json"
-        combined_trace(files, batch)
+        combined_trace(paths, batch)
         models = split(build_model(str(batch)), [len(m) for m in own])
-    for path, model, alone in zip(files, models, own):
-        differ = ", ".join(differences(model, alone)) or "nothing"
-        print(f"{path.name}: {len(alone)} rows; differs in: {differ}")
+    return own, [differences(model, alone) for model, alone in zip(models, own)]
+
+
+def _check(files: list[Path]) -> int:
+    """Each file's split model against its own: what differs, a line each."""
+    own, found = _compared(files)
+    for path, alone, differ in zip(files, own, found):
+        print(f"{path.name}: {len(alone)} rows; differs in: {', '.join(differ) or 'nothing'}")
     return 0
 
 
