@@ -1,19 +1,25 @@
 """A run's recorded critical path joined with stubs (`critical_path/stubs.py`): every rank
-read for its collectives and steps (the Distributed view's summary), a full summary only
-for the ranks the path may enter. The answer is the join of every rank's full summary,
-on built jobs whose paths cross ranks; a path that enters a stub makes that rank full."""
+read for its collectives and steps (`stub_tier.py`, or the Distributed view's summary where
+it is kept), a full summary only for the ranks the path may enter. The answer is the join
+of every rank's full summary, on built jobs whose paths cross ranks; a path that enters a
+stub makes that rank full; a stub's summary holds what the Distributed view's does."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
+from corpus import corpus_trace_model, corpus_traces
 from critical_path_jobs import count_reads, group_job, hidden_job, one_rank_job
 from kinetoscope.analysis.critical_path import run, stubs
 from kinetoscope.analysis.critical_path.run import run_critical_path
+from kinetoscope.analysis.critical_path.stub_tier import summarize_stub
 from kinetoscope.analysis.distributed.rank_summaries import analyze_run
+from kinetoscope.analysis.distributed.summary import summarize_rank
 from kinetoscope.ingest.discovery import scan_logdir
+from kinetoscope.ingest.text_blocks import TraceDecodeError
 from kinetoscope.store.run_context import RunContext
 
 NOTE = "collectives and steps only"
@@ -76,18 +82,55 @@ def test_a_path_that_enters_a_stub_makes_that_rank_full(
     assert _without_note(answer)[0] == whole
 
 
-def test_a_runs_path_keeps_the_distributed_views_summaries(
+def test_a_runs_path_reads_the_distributed_views_summaries_when_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With a cache, the ranks read for their collectives and steps are the Distributed
-    view's summaries, kept: that view next reads no trace, and the path asked again reads
-    none (the candidates' full summaries were kept too)."""
+    """With the Distributed view's summaries kept (its page was opened: the path's section
+    is on it), the ranks joined as stubs are read from them: the path reads only its
+    candidates' traces, and its answer is the one made without them."""
+    folder = group_job(tmp_path / "job")
+    monkeypatch.setattr(run, "FULL_GRAPH_RANKS", 0)
+    alone = dict(run_critical_path(_context(folder)))
+    cache = tmp_path / "cache"
+    assert not analyze_run(_context(folder, cache))["errors"]
+    read = count_reads(monkeypatch)
+    answer = dict(run_critical_path(_context(folder, cache)))
+    stubbed = int(_without_note(answer)[1].split(" of ")[0])
+    assert answer == alone and len(read) == 16 - stubbed
+
+
+def test_a_runs_path_keeps_its_stubs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Asked first, the path summarises every rank for its stub alone (the stub tier, not
+    the Distributed view's summary) and keeps them with the candidates' full summaries:
+    asked again it reads no trace, and the Distributed view then reads each rank once."""
     folder = group_job(tmp_path / "job")
     monkeypatch.setattr(run, "FULL_GRAPH_RANKS", 0)
     cache = tmp_path / "cache"
     first = dict(run_critical_path(_context(folder, cache)))
     read = count_reads(monkeypatch)
-    distributed = analyze_run(_context(folder, cache))
-    assert read == [] and not distributed["errors"]
-    assert len(distributed["ranks"]) == 16
     assert dict(run_critical_path(_context(folder, cache))) == first and read == []
+    distributed = analyze_run(_context(folder, cache))
+    assert not distributed["errors"] and len(distributed["ranks"]) == 16
+    assert sorted(read) == sorted(str(p) for p in folder.glob("*.json"))
+
+
+@pytest.mark.parametrize("path", corpus_traces(), ids=lambda p: p.name)
+def test_a_stub_summary_is_what_the_distributed_summary_holds(path: Path) -> None:
+    """Every corpus trace that loads: the stub tier's summary (made for a stub alone) holds
+    what the Distributed view's summary of the same trace does of its rank, clock,
+    steps (their source, names, numbers and bounds) and collective table, byte for byte."""
+    try:
+        model = corpus_trace_model(path)
+    except TraceDecodeError:
+        pytest.skip("refused at load: test_decode says why")
+    whole, stub = summarize_rank(model), summarize_stub(model)
+    assert (stub.rank, stub.time_origin_us, stub.steps_source) == (
+        whole.rank,
+        whole.time_origin_us,
+        whole.steps_source,
+    )
+    bounds = [
+        {k: step[k] for k in ("name", "number", "start_us", "end_us")} for step in whole.steps
+    ]
+    assert stub.steps == bounds
+    assert msgspec.msgpack.encode(stub.collectives) == msgspec.msgpack.encode(whole.collectives)

@@ -4,8 +4,8 @@ ranks, every rank's whole graph is joined (each trace from the store, the plugin
 read here through the cache): exact. Beyond, each rank is summarised where it is read (the
 Distributed view's pools, a process pool or a cluster: `distributed/rank_summaries.py`) and
 kept in the run's pack (one per change), and the summaries are joined (`reduce.py`); the
-recorded path summarises in full only the ranks it may enter, the others joined from the
-Distributed view's summaries (`stubs.py`)."""
+recorded path summarises in full only the ranks it may enter, the others joined as stubs,
+their collectives and steps only (`stubs.py`, `stub_tier.py`)."""
 
 from __future__ import annotations
 
@@ -23,11 +23,12 @@ from ...store.run_context import RunContext
 from ..core.ranks import assign_ranks
 from ..core.summary_cache import model_of
 from ..distributed.rank_job import Tier
-from ..distributed.rank_summaries import DISTRIBUTED, Listed, kept_summaries, summarize_all
+from ..distributed.rank_summaries import Listed, kept_summaries, summarize_all
 from .changes import change_of
 from .joint import JoinPart, Joint, join
 from .parts import part_of
 from .reduce import PathSummary
+from .stub_tier import stub_summaries
 from .stubs import StubPart, candidates, recorded_stub, stub_of, stubs_on_path
 from .summaries import ReducedPart, summarize, tier
 from .types import (
@@ -60,10 +61,11 @@ def run_joint(context: RunContext) -> tuple[Joint, list[dict[str, Any]], bool]:
 def _joined_lazily(
     context: RunContext, picks: list[Any]
 ) -> tuple[Joint, list[dict[str, Any]]] | None:
-    """The run joined from every rank's Distributed view summary (`stubs.py`), with a
+    """The run joined from every rank's stub (`stubs.py`: its collectives and steps, from
+    its Distributed view summary or made for the stub alone, `stub_tier.py`), with a
     full summary only for the ranks its recorded path may enter, those it entered added
     until it enters none; None where a rank cannot be a stub (no ProfilerStep)."""
-    found, failed = summaries_of(context, picks, DISTRIBUTED)
+    found, failed = stub_summaries(context, picks)
     stubs: dict[int, StubPart] = {}
     for i, summary in enumerate(found):
         stub = stub_of(summary, picks[i][0].name) if summary is not None else None
@@ -306,9 +308,9 @@ def run_critical_path(context: RunContext) -> RunCriticalPathView:
     if stubs:
         view["assumptions"].append(
             f"{stubs} of {len(joint.parts)} ranks were read for their collectives and "
-            "steps only (the Distributed view's summaries): the path enters a rank only "
-            "where it ends a step last or arrives last at a collective, and it enters "
-            "none of them; their own assumptions are not listed"
+            "steps only (as the Distributed view's summaries hold them): the path enters a "
+            "rank only where it ends a step last or arrives last at a collective, and it "
+            "enters none of them; their own assumptions are not listed"
         )
     return {**view, "errors": errors}  # type: ignore[typeddict-item]
 

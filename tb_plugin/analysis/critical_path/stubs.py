@@ -31,6 +31,7 @@ from .expand import PartPieces
 from .graph import COLLECTIVE, CPU, DUR, Graph
 from .joint import Joint
 from .retime import walk_arrays
+from .stub_tier import StubSummary
 from .summaries import ReducedPart
 from .view import baseline
 
@@ -122,8 +123,9 @@ class StubPart:
         return PartPieces(empty, np.zeros(0), empty, empty, [], None, 1)
 
 
-def stub_of(summary: RankSummary, worker: str) -> StubPart | None:
-    """The rank as a stub from the Distributed view's summary of it (its assumptions not
+def stub_of(summary: RankSummary | StubSummary, worker: str) -> StubPart | None:
+    """The rank as a stub from the Distributed view's summary of it, or the fields of it a
+    stub reads (`stub_tier.StubSummary`), which are the same (its assumptions not
     read: the view says how many ranks are stubs); None where it has no ProfilerStep (one
     step, the whole trace, whose bounds come from the whole job's graph: a stub cannot
     hold them)."""

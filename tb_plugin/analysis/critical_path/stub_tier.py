@@ -1,0 +1,108 @@
+"""What a stub holds of a rank (`stubs.py`), made where the rank is read: its collectives
+and its steps' bounds, and nothing else of the Distributed view's summary. A run's
+recorded path joins most ranks as stubs; where the run's Distributed view summaries are
+kept (the page was opened), those are read, since they hold the same; else each rank is
+summarised for its stub alone, which skips the devices' work, the steps' breakdown and
+the process groups (about a quarter of the summary's cost a rank)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Optional, TypedDict
+
+import msgspec
+
+from ...model.trace_model import TraceModel
+from ...store.run_context import RunContext
+from ..core import comms
+from ..core.ranks import header_rank
+from ..core.steps import find_steps
+from ..core.summary_cache import SummaryCache
+from ..core.taxonomy import taxonomy_version
+from ..distributed.rank_job import Tier
+from ..distributed.rank_summaries import (
+    DISTRIBUTED,
+    SUMMARY_DIR,
+    Listed,
+    kept_summaries,
+    summarize_all,
+)
+from ..distributed.summary import VERSION as DISTRIBUTED_VERSION
+from ..distributed.summary import CollectiveTable, collective_table
+from ..distributed.summary_pack import PackFormat, SummaryPack
+
+# The collective table and the steps are the Distributed summary's own: its version too.
+VERSION = f"{DISTRIBUTED_VERSION}.1"
+_VIEW = f"critical-path-stub-v{VERSION}t{taxonomy_version()}"
+
+
+class StepBounds(TypedDict):
+    """A step of a rank as the Distributed summary's `StepTimes` starts: its bounds."""
+
+    name: str
+    number: Optional[int]
+    start_us: float  # trace time of this rank's file
+    end_us: float
+
+
+class StubSummary(msgspec.Struct, gc=False):
+    """The fields of a rank's Distributed summary (`RankSummary`) a stub reads."""
+
+    version: str
+    rank: Optional[int]
+    time_origin_us: float
+    steps_source: str
+    steps: list[StepBounds]
+    collectives: CollectiveTable
+
+
+def summarize_stub(model: TraceModel) -> StubSummary:
+    """A rank's stub fields, as `summary.summarize_rank` makes them."""
+    steps = find_steps(model)
+    starts, ends = steps.starts.tolist(), steps.ends.tolist()
+    return StubSummary(
+        version=VERSION,
+        rank=header_rank(model.header),
+        time_origin_us=model.time_origin_us,
+        steps_source=steps.source,
+        steps=[
+            {"name": name, "number": number, "start_us": start, "end_us": end}
+            for name, number, start, end in zip(steps.names, steps.numbers, starts, ends)
+        ],
+        collectives=collective_table(comms.extract(model), steps),
+    )
+
+
+_DECODER = msgspec.json.Decoder(StubSummary)  # built at import, before threads share it
+_PACKING = PackFormat(StubSummary)
+
+
+def _cache(cache_dir: str) -> SummaryCache[StubSummary]:
+    return SummaryCache(cache_dir, SUMMARY_DIR, _VIEW, _DECODER, VERSION)
+
+
+def _pack(cache_dir: str, run: str) -> SummaryPack[StubSummary]:
+    return SummaryPack(os.path.join(cache_dir, SUMMARY_DIR), run, _VIEW, _PACKING)
+
+
+STUBS = Tier(summarize_stub, _cache, _pack)
+
+
+def stub_summaries(context: RunContext, picks: list[Any]) -> tuple[list[Any], list[Any]]:
+    """Every picked rank's stub fields (None where it failed) and the errors: the run's
+    Distributed view summaries where all are kept, else the stub tier's (made, or found
+    kept in its pack of the run)."""
+    paths = [s.path for _, s in picks]
+    listed = Listed.of(context.run, context.span, picks)
+    kept = kept_summaries(paths, context.cache_dir, listed, DISTRIBUTED)
+    if kept is not None:
+        return kept, [None] * len(kept)
+    return summarize_all(
+        paths,
+        context.cache_dir,
+        context.executor,
+        context.progress,
+        context.store,
+        listed,
+        STUBS,
+    )
