@@ -6,6 +6,7 @@ stub makes that rank full; a stub's summary holds what the Distributed view's do
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +98,26 @@ def test_a_runs_path_reads_the_distributed_views_summaries_when_kept(
     answer = dict(run_critical_path(_context(folder, cache)))
     stubbed = int(_without_note(answer)[1].split(" of ")[0])
     assert answer == alone and len(read) == 16 - stubbed
+
+
+def test_a_trace_changed_since_the_distributed_view_is_read_alone_for_its_stub(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Distributed view's summaries kept but for one file that changed since (its
+    state moved): the path makes that rank's stub alone, reads the others' kept summaries,
+    and answers as without a cache."""
+    folder = group_job(tmp_path / "job")
+    monkeypatch.setattr(run, "FULL_GRAPH_RANKS", 0)
+    alone = dict(run_critical_path(_context(folder)))
+    cache = tmp_path / "cache"
+    assert not analyze_run(_context(folder, cache))["errors"]
+    changed = sorted(folder.glob("*.json"))[3]
+    stat = changed.stat()
+    os.utime(changed, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    read = count_reads(monkeypatch)
+    answer = dict(run_critical_path(_context(folder, cache)))
+    stubbed = int(_without_note(answer)[1].split(" of ")[0])
+    assert answer == alone and str(changed) in read and len(read) == 1 + 16 - stubbed
 
 
 def test_a_runs_path_keeps_its_stubs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

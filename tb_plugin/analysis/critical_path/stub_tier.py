@@ -24,7 +24,7 @@ from ..distributed.rank_summaries import (
     DISTRIBUTED,
     SUMMARY_DIR,
     Listed,
-    kept_summaries,
+    kept_in_part,
     summarize_all,
 )
 from ..distributed.summary import VERSION as DISTRIBUTED_VERSION
@@ -89,20 +89,26 @@ STUBS = Tier(summarize_stub, _cache, _pack)
 
 
 def stub_summaries(context: RunContext, picks: list[Any]) -> tuple[list[Any], list[Any]]:
-    """Every picked rank's stub fields (None where it failed) and the errors: the run's
-    Distributed view summaries where all are kept, else the stub tier's (made, or found
-    kept in its pack of the run)."""
+    """Every picked rank's stub fields (None where it failed) and the errors: its
+    Distributed view summary where the run keeps it, else the stub tier's (made, or found
+    kept in its pack of the run). A run whose Distributed summaries are kept but for a few
+    files (a trace that grew) makes the few's stubs alone."""
     paths = [s.path for _, s in picks]
     listed = Listed.of(context.run, context.span, picks)
-    kept = kept_summaries(paths, context.cache_dir, listed, DISTRIBUTED)
-    if kept is not None:
-        return kept, [None] * len(kept)
-    return summarize_all(
-        paths,
+    found = kept_in_part(paths, context.cache_dir, listed, DISTRIBUTED)
+    todo = [i for i, summary in enumerate(found) if summary is None]
+    failed: list[Any] = [None] * len(paths)
+    if not todo:
+        return found, failed
+    stubs, errors = summarize_all(
+        [paths[i] for i in todo],
         context.cache_dir,
         context.executor,
         context.progress,
         context.store,
-        listed,
+        Listed(listed.name, [listed.states[i] for i in todo]),
         STUBS,
     )
+    for i, stub, error in zip(todo, stubs, errors):
+        found[i], failed[i] = stub, error
+    return found, failed

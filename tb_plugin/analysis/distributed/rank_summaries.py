@@ -219,11 +219,21 @@ def kept_summaries(
 ) -> list[S] | None:
     """The tier's summaries of every path when all are kept already (the run's pack, else
     one by one), else None; computes nothing."""
+    kept = kept_in_part(paths, cache_dir, listed, tier)
+    whole = [s for s in kept if s is not None]
+    return whole if len(whole) == len(kept) else None
+
+
+def kept_in_part(
+    paths: list[str], cache_dir: str | None, listed: Listed | None, tier: Tier[S]
+) -> list[S | None]:
+    """The tier's summary of each path where it is kept already (None where not); computes
+    nothing."""
     if not cache_dir or listed is None:
-        return None
+        return [None] * len(paths)
     job = Collected(paths, file_keys(paths, listed), None, tier)
-    todo = job.take_cached(cache_dir, tier.pack(cache_dir, listed.name).read())
-    return None if todo else job.results
+    job.take_cached(cache_dir, tier.pack(cache_dir, listed.name).read())
+    return job.results
 
 
 def _compute(
