@@ -138,3 +138,41 @@ def test_a_large_runs_gains_are_kept_for_the_next_ask(
     read = count_reads(monkeypatch)
     assert asked() == first and read == []
     assert first == dict(run_top_gains(_context(folder)))  # made from nothing
+
+
+@pytest.mark.parametrize("job", [one_rank_job, group_job])
+def test_changes_whose_summaries_keep_the_first_ones_graphs_share_its_join(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, job: Any
+) -> None:
+    """The candidates under which every rank's summary differs from the first's only in
+    what a change sets (own times, transfers) re-time the first candidate's join: one
+    join for them all, and the same gains as each candidate joined alone."""
+    from kinetoscope.analysis.critical_path import run_gains
+
+    folder = job(tmp_path / "job")
+    monkeypatch.setattr(run, "FULL_GRAPH_RANKS", 0)
+    joins: list[int] = []
+    joined = run_gains.in_rank_order
+    monkeypatch.setattr(run_gains, "in_rank_order", lambda p: joins.append(len(p)) or joined(p))
+    shared = dict(run_top_gains(_context(folder)))
+    candidates = len(joins)
+    monkeypatch.setattr(run_gains, "CHANGE_FIELDS", frozenset())
+    joins.clear()
+    alone = dict(run_top_gains(_context(folder)))
+    assert alone == shared and shared["gains"]
+    assert candidates < len(joins) >= 2  # each joined alone: one join a candidate
+
+
+def test_a_summary_says_which_fields_a_change_moved(tmp_path: Path) -> None:
+    """`ChangedSummaries.differs`: the fields of the k-th change's summary that are not
+    the first's (none for the first)."""
+    trace = sorted(one_rank_job(tmp_path / "job").glob("*.json"))[0]
+    model = build_model(str(trace))
+    both = summarize_each(({"kernel": "gemm_big", "factor": 0.5}, {}), model)
+    assert both.differs(0) == set()
+    assert {"change", "matched", "node_own"} <= both.differs(1)
+    assert both.differs(1) == {
+        f
+        for f in msgspec.structs.asdict(both.first)
+        if getattr(both.summary(1), f) != getattr(both.first, f)
+    }

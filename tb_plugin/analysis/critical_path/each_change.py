@@ -52,6 +52,13 @@ class ChangedSummaries(msgspec.Struct, gc=False):
     def __len__(self) -> int:
         return 1 + len(self.others)
 
+    def differs(self, k: int) -> set[str]:
+        """The fields of the summary under the k-th change that differ from the first's."""
+        if k == 0:
+            return set()
+        delta = self.others[k - 1]
+        return {f.name for f in _FIELDS if getattr(delta, f.name) is not msgspec.UNSET}
+
     def summary(self, k: int) -> PathSummary:
         """The whole summary under the k-th change: the first's fields it shares are the
         same objects (no copy)."""
