@@ -280,7 +280,12 @@ def _number(parts: Sequence[JoinPart], stated: list[int | None]) -> None:
 
 def in_rank_order(parts: Sequence[JoinPart]) -> Joint:
     """The numbered ranks joined in rank order."""
-    return join(sorted(parts, key=_order_key))
+    return join(rank_sorted(parts))
+
+
+def rank_sorted(parts: Sequence[JoinPart]) -> list[JoinPart]:
+    """The numbered ranks in the order a join takes them (unnumbered first, as given)."""
+    return sorted(parts, key=_order_key)
 
 
 def _order_key(part: JoinPart) -> int:

@@ -19,7 +19,7 @@ from .changes import Change
 from .each_change import each_change_tier
 from .joint import Joint
 from .outcome import Outcome
-from .run import in_rank_order, reduced_parts, run_joint, summaries_of
+from .run import in_rank_order, rank_sorted, reduced_parts, run_joint, summaries_of
 from .summaries import ReducedPart
 from .types import RunTopGainsView, TopGainsParams
 from .view import PREDICTION_ASSUMES, assumptions, top_gains_of
@@ -106,7 +106,7 @@ def _rejoined(first: Joint | None, parts: list[ReducedPart]) -> Joint:
     """The first change's join with these parts (the same ranks, in its order, whose graphs
     are the first's: `_same_graphs`) in place of its own; a join of its own where they are
     not the same ranks."""
-    ordered = sorted(parts, key=lambda p: p.rank if p.rank is not None else -1)
+    ordered = rank_sorted(parts)
     same = first is not None and [(p.rank, len(p.graph)) for p in ordered] == [
         (p.rank, len(p.graph)) for p in first.parts
     ]
