@@ -1484,6 +1484,14 @@ export interface StatusResponse {
   views: string[];
 }
 
+/** One step of one rank: its name, number and bounds. */
+export interface StepBounds {
+  name: string;
+  number: number | null;
+  start_us: number;
+  end_us: number;
+}
+
 export interface StepCompilePart {
   compile_id: string;
   frame: string | null;
@@ -1534,11 +1542,7 @@ export interface StepSpan {
 }
 
 /** One step of one rank as stage 1 measures it; the view's `RankStep` adds what needs the other ranks. */
-export interface StepTimes {
-  name: string;
-  number: number | null;
-  start_us: number;
-  end_us: number;
+export interface StepTimes extends StepBounds {
   computation_us: number;
   overlap_us: number;
   communication_us: number;

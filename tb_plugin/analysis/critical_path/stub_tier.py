@@ -8,7 +8,7 @@ the process groups (about a quarter of the summary's cost a rank)."""
 from __future__ import annotations
 
 import os
-from typing import Any, Optional, TypedDict
+from typing import Any, Optional
 
 import msgspec
 
@@ -28,21 +28,12 @@ from ..distributed.rank_summaries import (
     summarize_all,
 )
 from ..distributed.summary import VERSION as DISTRIBUTED_VERSION
-from ..distributed.summary import CollectiveTable, collective_table
+from ..distributed.summary import CollectiveTable, StepBounds, collective_table
 from ..distributed.summary_pack import PackFormat, SummaryPack
 
 # The collective table and the steps are the Distributed summary's own: its version too.
 VERSION = f"{DISTRIBUTED_VERSION}.1"
 _VIEW = f"critical-path-stub-v{VERSION}t{taxonomy_version()}"
-
-
-class StepBounds(TypedDict):
-    """A step of a rank as the Distributed summary's `StepTimes` starts: its bounds."""
-
-    name: str
-    number: Optional[int]
-    start_us: float  # trace time of this rank's file
-    end_us: float
 
 
 class StubSummary(msgspec.Struct, gc=False):

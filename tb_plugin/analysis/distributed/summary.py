@@ -34,14 +34,19 @@ VERSION = "6"
 # --- stage 1: one rank ---------------------------------------------------------------------
 
 
-class StepTimes(TypedDict):
-    """One step of one rank as stage 1 measures it; the view's `RankStep` adds what needs
-    the other ranks."""
+class StepBounds(TypedDict):
+    """One step of one rank: its name, number and bounds."""
 
     name: str
     number: Optional[int]
     start_us: float  # trace time of this rank's file (as the overview's steps)
     end_us: float
+
+
+class StepTimes(StepBounds):
+    """One step of one rank as stage 1 measures it; the view's `RankStep` adds what needs
+    the other ranks."""
+
     computation_us: float
     overlap_us: float
     communication_us: float
