@@ -20,7 +20,9 @@ from ..distributed.rank_job import Tier
 from ..distributed.summary_pack import PackFormat, SummaryPack
 from .changes import change_of
 from .parts import part_of
-from .reduce import VERSION, PathSummary, reduce_part
+from .path_summary import VERSION, PathSummary
+from .reduce import reduce_part, reduce_shaped
+from .reduce_again import reduced_again
 from .summaries import CHANGE_KEYS, SUMMARY_DIR, summaries_view
 
 _FIELDS = msgspec.structs.fields(PathSummary)
@@ -87,9 +89,12 @@ def summarize_each(changes: tuple[dict[str, Any], ...], model: TraceModel) -> Ch
     """The rank's summary under each change of `changes` (routes' decoded queries),
     without segments: each is what `summaries.summarize` makes of that change alone."""
     part = part_of(model, "", "pinned")
-    summaries = [
-        reduce_part(part, change_of(c), False, finished=k > 0) for k, c in enumerate(changes)
-    ]
+    first, shape = reduce_shaped(part, change_of(changes[0]), False)
+    summaries = [first]
+    for query in changes[1:]:
+        change = change_of(query)
+        again = reduced_again(part, first, shape, change) if change is not None else None
+        summaries.append(again or reduce_part(part, change, False, finished=True))
     return ChangedSummaries.of(summaries)
 
 

@@ -13,151 +13,19 @@ path that bound each arrival with the collectives ending as recorded; the cross-
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
-import msgspec
 import numpy as np
 
 from ..core.common import distinct, repeated
-from ..distributed.summary import CollectiveTable
 from .anchors import Windows, windows
 from .changes import Change, Scaled, lags
 from .graph import COLLECTIVE, CPU, DUR, PATH, PORT, Graph, finish
 from .parts import Part
 from .path import Expand, Segment, merged, segments_of
+from .path_summary import PACKED, VERSION, ArrayOrNumber, PathSummary, Reduced, Shape
 from .retime import Timing, chain_origins, evaluate, walk_back
 from .segments import SEGMENT_KINDS
-
-ArrayOrNumber = Union[np.ndarray, int, float]
-VERSION = "5"  # 5: each step's recorded start and end (a what-if's baseline)
-_PACKED = {
-    "node_kind": "<i1",
-    "node_name": "<i8",
-    "node_lane": "<i8",
-    "node_start": "<f8",
-    "node_end": "<f8",
-    "node_transfer": "<f8",
-    "node_own": "<f8",
-    "collective_nodes": "<i8",
-    "edge_dst": "<i8",
-    "edge_src": "<i8",
-    "edge_role": "<i1",
-    "edge_lag": "<f8",
-    "step_start_event": "<i8",
-    "step_start_offset": "<f8",
-    "step_end_event": "<i8",
-    "step_end_offset": "<f8",
-    "step_recorded_start": "<f8",
-    "step_recorded_end": "<f8",
-    "seg_node": "<i8",
-    "seg_kind": "<i1",
-    "seg_name": "<i8",
-    "seg_lane": "<i8",
-    "seg_start": "<f8",
-    "seg_dur": "<f8",
-}
-
-
-class PathSummary(msgspec.Struct, gc=False):
-    """One rank reduced (module doc); the `_PACKED` fields are packed little-endian arrays."""
-
-    version: str
-    change: str  # the change's label, "" for the recorded timing
-    matched: int
-    rank: int | None
-    time_origin_us: float
-    collectives: CollectiveTable
-    names: list[str]
-    lanes: list[str]
-    step_names: list[str]
-    step_numbers: list[int | None]
-    first_shift: float
-    assumptions: list[str]
-    node_kind: bytes
-    node_name: bytes
-    node_lane: bytes
-    node_start: bytes
-    node_end: bytes
-    node_transfer: bytes
-    node_own: bytes
-    collective_nodes: bytes
-    edge_dst: bytes
-    edge_src: bytes
-    edge_role: bytes
-    edge_lag: bytes
-    step_start_event: bytes
-    step_start_offset: bytes
-    step_end_event: bytes
-    step_end_offset: bytes
-    step_recorded_start: bytes  # the rank's steps as recorded (trace clock), whatever the change
-    step_recorded_end: bytes
-    seg_node: bytes
-    seg_kind: bytes
-    seg_name: bytes
-    seg_lane: bytes
-    seg_start: bytes
-    seg_dur: bytes
-
-    def column(self, name: str) -> np.ndarray:
-        return np.frombuffer(getattr(self, name), dtype=_PACKED[name])
-
-
-class _Reduced:
-    """The reduced graph as it is built: nodes, edges and the local paths' segments, each
-    column a list of pieces (arrays; a path's segments: lists), joined when packed."""
-
-    def __init__(self) -> None:
-        self.names: list[str] = []
-        self._name_ids: dict[str, int] = {}
-        self.pieces: dict[str, list[Any]] = {k: [] for k in _PACKED}
-        self.node_count = 0
-
-    def name(self, text: str) -> int:
-        if text not in self._name_ids:
-            self._name_ids[text] = len(self.names)
-            self.names.append(text)
-        return self._name_ids[text]
-
-    def nodes(
-        self,
-        kind: ArrayOrNumber,
-        name: ArrayOrNumber,
-        lane: ArrayOrNumber,
-        start: np.ndarray,
-        end: np.ndarray,
-        own: ArrayOrNumber = 0.0,
-        transfer: ArrayOrNumber = 1.0,
-    ) -> np.ndarray:
-        """Nodes at their recorded times (`own`: their time under the change); their
-        indices, in order after those made before."""
-        count = int(start.size)
-        first = self.node_count
-        self.node_count += count
-        for key, value in (
-            ("node_kind", kind), ("node_name", name), ("node_lane", lane),
-            ("node_start", start), ("node_end", end), ("node_transfer", transfer),
-            ("node_own", own),
-        ):  # fmt: skip
-            self.pieces[key].append(repeated(value, count))
-        return np.arange(first, first + count, dtype=np.int64)
-
-    def edges(
-        self, dst: np.ndarray, src: np.ndarray, role: ArrayOrNumber, lag: ArrayOrNumber
-    ) -> None:
-        count = int(dst.size)
-        for key, value in (
-            ("edge_dst", dst),
-            ("edge_src", src),
-            ("edge_role", role),
-            ("edge_lag", lag),
-        ):
-            self.pieces[key].append(repeated(value, count))
-
-    def packed(self, key: str) -> bytes:
-        """One column, little-endian, as `PathSummary` keeps it."""
-        dtype = _PACKED[key]
-        return b"".join(np.asarray(piece, dtype=dtype).tobytes() for piece in self.pieces[key])
-
 
 LATE_US = 1e9  # the collectives' ends moved this late: which local paths start at them
 
@@ -165,6 +33,13 @@ LATE_US = 1e9  # the collectives' ends moved this late: which local paths start 
 def reduce_part(
     part: Part, change: Change | None, segments: bool = True, finished: bool = False
 ) -> PathSummary:
+    """`reduce_shaped`'s summary."""
+    return reduce_shaped(part, change, segments, finished)[0]
+
+
+def reduce_shaped(
+    part: Part, change: Change | None, segments: bool = True, finished: bool = False
+) -> tuple[PathSummary, Shape]:
     """The rank's summary under `change` (None: as recorded). Its nodes keep their recorded
     times (the join reads its adds from them); a local path's own time is its length under
     the change. Each arrival (and each step's start and end) gets the local path that set
@@ -185,9 +60,10 @@ def reduce_part(
     late_add[2 * collectives + 1] += LATE_US
     timings = (evaluate(graph, lag), evaluate(graph, lag, late_add))
     expand = part.expander(factors, 0, 0) if segments else None
-    local = _Local(_Reduced(), graph, timings, graph.base_times(), expand)
+    local = _Local(Reduced(), graph, timings, graph.base_times(), expand)
     arrivals = local.collective_nodes(collectives, factors.transfer[collectives])
-    markers = _step_markers(local, part, windows(part.anchors, timings[0]))
+    steps = windows(part.anchors, timings[0])
+    markers = _step_markers(local, part, steps)
     as_recorded = Timing(local.recorded, np.full(graph.events, -1, np.int64), graph.edge_lag)
     recorded_steps = windows(part.anchors, as_recorded)
     local.out.pieces["step_recorded_start"].append(recorded_steps.start)
@@ -196,7 +72,8 @@ def reduce_part(
     nodes_of = np.full(coll.size, -1, dtype=np.int64)
     nodes_of[coll >= 0] = local.reduced_of[2 * coll[coll >= 0]] // 2
     local.out.pieces["collective_nodes"].append(nodes_of)
-    return _summary(part, change, factors, local.out)
+    shape = Shape(collectives, arrivals[1] // 2, steps.sink, *local.walked)
+    return _summary(part, change, factors, local.out), shape
 
 
 def _step_markers(local: _Local, part: Part, steps: Windows) -> tuple[np.ndarray, np.ndarray]:
@@ -235,13 +112,14 @@ def _step_markers(local: _Local, part: Part, steps: Windows) -> tuple[np.ndarray
 class _Local:
     """A rank's graph under a change, and the reduced graph made of it."""
 
-    out: _Reduced
+    out: Reduced
     graph: Graph
     timings: tuple[Timing, Timing]  # the collectives' ends as recorded, and late
     recorded: np.ndarray  # each event's recorded time
     expand: Expand | None  # None: no segments kept
     reduced_of: np.ndarray = field(init=False)  # event -> reduced event, -1: none
     ports: np.ndarray = field(init=False)  # where local paths start
+    walked: tuple[Any, ...] = ()  # `Shape`'s fields from `events` on
 
     def __post_init__(self) -> None:
         self.reduced_of = np.full(self.graph.events, -1, dtype=np.int64)
@@ -277,20 +155,21 @@ class _Local:
         either = np.stack([np.ones(events.size, bool), ~from_end & (late_origins != origins)], 1)
         kept = either.ravel()
         is_late = np.tile([False, True], events.size)[kept]
-        self._paths(
-            np.repeat(events, 2)[kept],
-            np.repeat(targets, 2)[kept],
-            np.stack([origins, late_origins], axis=1).ravel()[kept],
-            is_late,
-        )
+        event = np.repeat(events, 2)[kept]
+        origin = np.stack([origins, late_origins], axis=1).ravel()[kept]
+        path_node = self._paths(event, np.repeat(targets, 2)[kept], origin, is_late)
+        path = origin != event
+        self.walked = (events, self.ports, (origins, late_origins), path_node[path])
+        self.walked += (event[path], origin[path], is_late[path])
 
     def _paths(
         self, event: np.ndarray, target: np.ndarray, origin: np.ndarray, is_late: np.ndarray
-    ) -> None:
+    ) -> np.ndarray:
         """Each (event, target, origin) its path, in order: a pinned "unknown dependency"
         node first where no port of the reduced graph is the origin, then the PATH node
         (none where the origin is the event itself: a step's first start that nothing set
-        starts at its own marker), and their edges."""
+        starts at its own marker), and their edges. Returns each one's PATH node (where it
+        has one)."""
         recorded = self.recorded
         recorded_value, late_value = (timing.value for timing in self.timings)
         own = np.where(
@@ -323,6 +202,7 @@ class _Local:
         for k, segments in (walked or {}).items():
             start = float(self.timings[int(is_late[k])].value[origin[k]])
             self._segments(int(path_node[k]), segments, start)
+        return path_node
 
     def _path_edges(
         self,
@@ -400,7 +280,7 @@ def _paired(first: ArrayOrNumber, second: ArrayOrNumber, kept: np.ndarray) -> np
     return np.stack([repeated(first, jobs), repeated(second, jobs)], axis=1).ravel()[kept]
 
 
-def _summary(part: Part, change: Change | None, factors: Scaled, out: _Reduced) -> PathSummary:
+def _summary(part: Part, change: Change | None, factors: Scaled, out: Reduced) -> PathSummary:
     return PathSummary(
         version=VERSION,
         change=change.label() if change is not None else "",
@@ -414,5 +294,5 @@ def _summary(part: Part, change: Change | None, factors: Scaled, out: _Reduced) 
         step_numbers=list(part.anchors.numbers),
         first_shift=float(part.anchors.first_shift),
         assumptions=list(part.assumptions),
-        **{key: out.packed(key) for key in _PACKED},
+        **{key: out.packed(key) for key in PACKED},
     )

@@ -27,7 +27,7 @@ from ..distributed.rank_summaries import Listed, kept_summaries, summarize_all
 from .changes import change_of
 from .joint import JoinPart, Joint, join
 from .parts import part_of
-from .reduce import PathSummary
+from .path_summary import PathSummary
 from .stub_tier import stub_summaries
 from .stubs import StubPart, candidates, recorded_stub, stub_of, stubs_on_path
 from .summaries import ReducedPart, summarize, tier

@@ -25,7 +25,8 @@ from .changes import Change, Scaled, change_of
 from .expand import PartPieces
 from .graph import Graph
 from .parts import part_of
-from .reduce import VERSION, PathSummary, reduce_part
+from .path_summary import VERSION, PathSummary
+from .reduce import reduce_part
 
 
 @dataclass
