@@ -217,3 +217,59 @@ def _windows_one_by_one(anchors: StepAnchors, value: np.ndarray) -> Windows:
         end[i] = max(end[i], start[i])
         previous_end = end[i]
     return Windows(start, end, sink, tail)
+
+
+def windows_of_ranks(anchors: list[StepAnchors], timing: Timing) -> list[Windows]:
+    """`windows` of each rank's anchors (events of one joined graph): the ranks whose steps
+    are all ProfilerSteps in one set of whole-array passes for all of them (a join of
+    thousands of ranks asks this of each outcome), the others one by one."""
+    batched = [i for i, a in enumerate(anchors) if len(a) and (a.start_event >= 0).all()]
+    out: dict[int, Windows] = dict(
+        zip(batched, _ranks_windows([anchors[i] for i in batched], timing.value))
+    )
+    return [out[i] if i in out else windows(a, timing) for i, a in enumerate(anchors)]
+
+
+def _ranks_windows(anchors: list[StepAnchors], value: np.ndarray) -> list[Windows]:
+    """`_step_windows` of each of `anchors`, their steps end to end: each rank's running
+    maximum is a row of a grid (padded after its last step), so no rank's reaches
+    another's."""
+    if not anchors:
+        return []
+    counts = np.array([len(a) for a in anchors], dtype=np.int64)
+    first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    host = value[_joined(anchors, "start_event", np.int64)]
+    host -= _joined(anchors, "start_offset", np.float64)
+    host[first] += np.array([a.first_shift for a in anchors], dtype=np.float64)
+    sink = _joined(anchors, "end_event", np.int64)
+    tail = _joined(anchors, "end_offset", np.float64)
+    own_end = value[sink] + tail
+    device_nodes = [d for a in anchors for d in a.device_nodes]
+    sizes = np.array([d.size for d in device_nodes], dtype=np.int64)
+    if sizes.any():
+        device = np.concatenate(device_nodes).astype(np.int64)
+        step = np.repeat(np.arange(sizes.size), sizes)
+        device_end = value[2 * device + 1]
+        latest = np.full(sizes.size, -np.inf)
+        np.maximum.at(latest, step, device_end)
+        first_at_max = np.full(sizes.size, device.size, dtype=np.int64)
+        at_max = np.flatnonzero(device_end == latest[step])
+        np.minimum.at(first_at_max, step[at_max], at_max)
+        later = (sizes > 0) & (latest > own_end)
+        own_end[later] = latest[later]
+        sink[later] = 2 * device[first_at_max[later]] + 1
+        tail[later] = 0.0
+    row = np.repeat(np.arange(counts.size), counts)
+    column = np.arange(row.size) - first[row]
+    grid = np.full((counts.size, int(counts.max())), -np.inf)
+    grid[row, column] = np.maximum(own_end, host)
+    end = np.maximum.accumulate(grid, axis=1)[row, column]
+    start = host.copy()
+    later_step = np.flatnonzero(column > 0)
+    start[later_step] = np.maximum(host[later_step], end[later_step - 1])
+    bounds = np.concatenate([first, [row.size]]).tolist()
+    return [Windows(start[a:b], end[a:b], sink[a:b], tail[a:b]) for a, b in zip(bounds, bounds[1:])]
+
+
+def _joined(anchors: list[StepAnchors], field: str, dtype: type) -> np.ndarray:
+    return np.concatenate([getattr(a, field) for a in anchors]).astype(dtype)

@@ -13,7 +13,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .anchors import Windows, windows
+from .anchors import Windows, windows_of_ranks
 from .changes import Change
 from .joint import Joint
 from .retime import Timing, evaluate
@@ -43,7 +43,7 @@ class Outcome:
         self.change = change
         lag, self.factors = joint.lags(change)
         self.timing: Timing = evaluate(joint.graph, lag)
-        self.rank_windows: list[Windows] = [windows(a, self.timing) for a in joint.anchors]
+        self.rank_windows: list[Windows] = windows_of_ranks(joint.anchors, self.timing)
 
     @cached_property
     def steps(self) -> JobSteps:
@@ -73,6 +73,14 @@ def job_steps(joint: Joint, per_rank: list[Windows]) -> JobSteps:
     if not joint.anchors:
         empty = np.zeros(0)
         return JobSteps([], [], empty, empty, np.zeros(0, np.int64), empty)
+    first = joint.anchors[0]
+    if _aligned(joint, per_rank):
+        return _aligned_steps(first.names, first.numbers, per_rank)
+    return listed_steps(joint, per_rank)
+
+
+def listed_steps(joint: Joint, per_rank: list[Windows]) -> JobSteps:
+    """`job_steps` a step and a rank at a time, each rank's steps found by name."""
     common = set(joint.anchors[0].names)
     for a in joint.anchors[1:]:
         common &= set(a.names)
@@ -95,6 +103,32 @@ def job_steps(joint: Joint, per_rank: list[Windows]) -> JobSteps:
         start[j] = max(min(starts), previous)
         previous = end[j]
     return JobSteps(names, [first.numbers[i] for i in keep], start, end, sink, tail)
+
+
+def _aligned(joint: Joint, per_rank: list[Windows]) -> bool:
+    """Every rank has the same steps in the same order, each name once, and no window is
+    NaN: then each step's columns across ranks are a column of a grid."""
+    names = joint.anchors[0].names
+    if len(set(names)) != len(names) or any(a.names != names for a in joint.anchors[1:]):
+        return False
+    return not any(np.isnan(w.start).any() or np.isnan(w.end).any() for w in per_rank)
+
+
+def _aligned_steps(
+    names: list[str], numbers: list[int | None], per_rank: list[Windows]
+) -> JobSteps:
+    """`job_steps` of ranks of the same steps (`_aligned`), a step a column: the step ends
+    at its first rank (in the join's order) to end last, and starts at the earliest
+    rank's start, no earlier than the step before ended."""
+    starts = np.stack([w.start for w in per_rank])
+    ends = np.stack([w.end for w in per_rank])
+    step = np.arange(len(names))
+    last = np.argmax(ends, axis=0)
+    end = ends[last, step]
+    sink = np.stack([w.sink for w in per_rank])[last, step].astype(np.int64)
+    tail = np.stack([w.tail for w in per_rank])[last, step].astype(np.float64)
+    start = np.maximum(starts.min(axis=0), np.concatenate([[-np.inf], end[:-1]]))
+    return JobSteps(list(names), list(numbers), start, end, sink, tail)
 
 
 def median_step(durations: np.ndarray) -> int:
