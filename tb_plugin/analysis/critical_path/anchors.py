@@ -169,24 +169,38 @@ def _step_windows(anchors: StepAnchors, value: np.ndarray) -> Windows:
     sink = anchors.end_event.astype(np.int64)
     tail = anchors.end_offset.astype(np.float64)
     own_end = value[sink] + tail
-    sizes = np.array([d.size for d in anchors.device_nodes], dtype=np.int64)
-    if sizes.any():
-        device = np.concatenate(anchors.device_nodes).astype(np.int64)
-        step = np.repeat(np.arange(sizes.size), sizes)
-        device_end = value[2 * device + 1]
-        latest = np.full(sizes.size, -np.inf)
-        np.maximum.at(latest, step, device_end)
-        first = np.full(sizes.size, device.size, dtype=np.int64)  # first at the maximum
-        at_max = np.flatnonzero(device_end == latest[step])
-        np.minimum.at(first, step[at_max], at_max)
-        later = (sizes > 0) & (latest > own_end)
-        own_end[later] = latest[later]
-        sink[later] = 2 * device[first[later]] + 1
-        tail[later] = 0.0
+    _device_ends(value, anchors.device_nodes, own_end, sink, tail)
     end = np.maximum.accumulate(np.maximum(own_end, host))
     start = host.copy()
     start[1:] = np.maximum(host[1:], end[:-1])
     return Windows(start, end, sink, tail)
+
+
+def _device_ends(
+    value: np.ndarray,
+    device_nodes: list[np.ndarray],
+    own_end: np.ndarray,
+    sink: np.ndarray,
+    tail: np.ndarray,
+) -> None:
+    """A step (an item of `device_nodes`: its GPU activities) whose last activity ends after
+    its own end (`own_end`) ends there instead: its end, sink (the first activity at that
+    end) and tail (0) set in place."""
+    sizes = np.array([d.size for d in device_nodes], dtype=np.int64)
+    if not sizes.any():
+        return
+    device = np.concatenate(device_nodes).astype(np.int64)
+    step = np.repeat(np.arange(sizes.size), sizes)
+    device_end = value[2 * device + 1]
+    latest = np.full(sizes.size, -np.inf)
+    np.maximum.at(latest, step, device_end)
+    first = np.full(sizes.size, device.size, dtype=np.int64)  # first at the maximum
+    at_max = np.flatnonzero(device_end == latest[step])
+    np.minimum.at(first, step[at_max], at_max)
+    later = (sizes > 0) & (latest > own_end)
+    own_end[later] = latest[later]
+    sink[later] = 2 * device[first[later]] + 1
+    tail[later] = 0.0
 
 
 def _windows_one_by_one(anchors: StepAnchors, value: np.ndarray) -> Windows:
@@ -244,21 +258,7 @@ def _ranks_windows(anchors: list[StepAnchors], value: np.ndarray) -> list[Window
     sink = _joined(anchors, "end_event", np.int64)
     tail = _joined(anchors, "end_offset", np.float64)
     own_end = value[sink] + tail
-    device_nodes = [d for a in anchors for d in a.device_nodes]
-    sizes = np.array([d.size for d in device_nodes], dtype=np.int64)
-    if sizes.any():
-        device = np.concatenate(device_nodes).astype(np.int64)
-        step = np.repeat(np.arange(sizes.size), sizes)
-        device_end = value[2 * device + 1]
-        latest = np.full(sizes.size, -np.inf)
-        np.maximum.at(latest, step, device_end)
-        first_at_max = np.full(sizes.size, device.size, dtype=np.int64)
-        at_max = np.flatnonzero(device_end == latest[step])
-        np.minimum.at(first_at_max, step[at_max], at_max)
-        later = (sizes > 0) & (latest > own_end)
-        own_end[later] = latest[later]
-        sink[later] = 2 * device[first_at_max[later]] + 1
-        tail[later] = 0.0
+    _device_ends(value, [d for a in anchors for d in a.device_nodes], own_end, sink, tail)
     row = np.repeat(np.arange(counts.size), counts)
     column = np.arange(row.size) - first[row]
     grid = np.full((counts.size, int(counts.max())), -np.inf)
