@@ -72,7 +72,7 @@ def reduce_shaped(
     nodes_of = np.full(coll.size, -1, dtype=np.int64)
     nodes_of[coll >= 0] = local.reduced_of[2 * coll[coll >= 0]] // 2
     local.out.pieces["collective_nodes"].append(nodes_of)
-    shape = Shape(collectives, arrivals[1] // 2, steps.sink, *local.walked)
+    shape = Shape(collectives, arrivals[1] // 2, steps.sink, **local.walked)
     return _summary(part, change, factors, local.out), shape
 
 
@@ -119,7 +119,7 @@ class _Local:
     expand: Expand | None  # None: no segments kept
     reduced_of: np.ndarray = field(init=False)  # event -> reduced event, -1: none
     ports: np.ndarray = field(init=False)  # where local paths start
-    walked: tuple[Any, ...] = ()  # `Shape`'s fields from `events` on
+    walked: dict[str, Any] = field(init=False)  # `Shape`'s fields of the walk (`paths_to`)
 
     def __post_init__(self) -> None:
         self.reduced_of = np.full(self.graph.events, -1, dtype=np.int64)
@@ -159,8 +159,11 @@ class _Local:
         origin = np.stack([origins, late_origins], axis=1).ravel()[kept]
         path_node = self._paths(event, np.repeat(targets, 2)[kept], origin, is_late)
         path = origin != event
-        self.walked = (events, self.ports, (origins, late_origins), path_node[path])
-        self.walked += (event[path], origin[path], is_late[path])
+        self.walked = {
+            "events": events, "ports": self.ports, "origins": (origins, late_origins),
+            "path_node": path_node[path], "path_event": event[path],
+            "path_origin": origin[path], "path_late": is_late[path],
+        }  # fmt: skip
 
     def _paths(
         self, event: np.ndarray, target: np.ndarray, origin: np.ndarray, is_late: np.ndarray
