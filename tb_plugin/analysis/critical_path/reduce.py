@@ -52,13 +52,9 @@ def reduce_shaped(
     before (under another change): its order and adds, which no change moves, are kept."""
     # The rank alone: its collectives end as recorded.
     graph = part.graph if finished else finish(part.graph)
-    factors = part.factors(change)
-    lag = lags(graph, part.own_times(factors), factors.transfer)
     coll = part.collective_nodes
     collectives = distinct(coll[coll >= 0])
-    late_add = graph.add.copy()
-    late_add[2 * collectives + 1] += LATE_US
-    timings = (evaluate(graph, lag), evaluate(graph, lag, late_add))
+    factors, timings = timed(part, graph, change, collectives)
     expand = part.expander(factors, 0, 0) if segments else None
     local = _Local(Reduced(), graph, timings, graph.base_times(), expand)
     arrivals = local.collective_nodes(collectives, factors.transfer[collectives])
@@ -74,6 +70,30 @@ def reduce_shaped(
     local.out.pieces["collective_nodes"].append(nodes_of)
     shape = Shape(collectives, arrivals[1] // 2, steps.sink, **local.walked)
     return _summary(part, change, factors, local.out), shape
+
+
+def timed(
+    part: Part, graph: Graph, change: Change | None, collectives: np.ndarray
+) -> tuple[Scaled, tuple[Timing, Timing]]:
+    """The change's factors on the rank, and its (finished) graph evaluated under them
+    twice: the `collectives` ending as recorded, and LATE_US late."""
+    factors = part.factors(change)
+    lag = lags(graph, part.own_times(factors), factors.transfer)
+    late_add = graph.add.copy()
+    late_add[2 * collectives + 1] += LATE_US
+    return factors, (evaluate(graph, lag), evaluate(graph, lag, late_add))
+
+
+def path_lengths(
+    timings: tuple[Timing, Timing], event: np.ndarray, origin: np.ndarray, is_late: np.ndarray
+) -> np.ndarray:
+    """Each local path's own time: its event's time less its origin's, under the timing it
+    was found under (`is_late`: the collectives' ends late)."""
+    recorded_value, late_value = (timing.value for timing in timings)
+    return np.where(
+        is_late, late_value[event] - late_value[origin],
+        recorded_value[event] - recorded_value[origin],
+    )  # fmt: skip
 
 
 def _step_markers(local: _Local, part: Part, steps: Windows) -> tuple[np.ndarray, np.ndarray]:
@@ -174,11 +194,7 @@ class _Local:
         starts at its own marker), and their edges. Returns each one's PATH node (where it
         has one)."""
         recorded = self.recorded
-        recorded_value, late_value = (timing.value for timing in self.timings)
-        own = np.where(
-            is_late, late_value[event] - late_value[origin],
-            recorded_value[event] - recorded_value[origin],
-        )  # fmt: skip
+        own = path_lengths(self.timings, event, origin, is_late)
         source = self.reduced_of[origin]
         pinned, path = source < 0, origin != event
         walked = None

@@ -14,11 +14,11 @@ import msgspec
 import numpy as np
 
 from .anchors import windows
-from .changes import Change, lags
+from .changes import Change
 from .parts import Part
 from .path_summary import PACKED, PathSummary, Shape
-from .reduce import LATE_US
-from .retime import chain_origins, evaluate
+from .reduce import path_lengths, timed
+from .retime import chain_origins
 
 
 def reduced_again(
@@ -28,26 +28,18 @@ def reduced_again(
     under another change, which made `shape`); None where the change reshapes it. The
     part's graph is finished (its order and adds: no change moves them)."""
     graph = part.graph
-    factors = part.factors(change)
-    lag = lags(graph, part.own_times(factors), factors.transfer)
-    late_add = graph.add.copy()
-    late_add[2 * shape.collectives + 1] += LATE_US
-    timings = (evaluate(graph, lag), evaluate(graph, lag, late_add))
+    factors, timings = timed(part, graph, change, shape.collectives)
     steps = windows(part.anchors, timings[0])
     if not np.array_equal(steps.sink, shape.sinks):
         return None
     for timing, walked in zip(timings, shape.origins):
         if not np.array_equal(chain_origins(graph, timing, shape.events, shape.ports), walked):
             return None
-    value = (timings[0].value, timings[1].value)
-    own = np.frombuffer(first.node_own, dtype=PACKED["node_own"]).copy()
-    late = shape.path_late
-    own[shape.path_node] = np.where(
-        late,
-        value[1][shape.path_event] - value[1][shape.path_origin],
-        value[0][shape.path_event] - value[0][shape.path_origin],
+    own = first.column("node_own").copy()
+    own[shape.path_node] = path_lengths(
+        timings, shape.path_event, shape.path_origin, shape.path_late
     )
-    transfer = np.frombuffer(first.node_transfer, dtype=PACKED["node_transfer"]).copy()
+    transfer = first.column("node_transfer").copy()
     transfer[shape.made] = factors.transfer[shape.collectives]
     return msgspec.structs.replace(
         first,
