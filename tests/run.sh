@@ -28,6 +28,9 @@ echo "== pytest"
 
 if command -v chromium >/dev/null 2>&1; then
   echo "== real browser (Chromium)"
+  # What still runs after pytest, should a TensorBoard start late.
+  uptime
+  ps -eo pcpu,etimes,args --sort=-pcpu | head -6 | cut -c1-160
   npm run --silent e2e
 else
   echo "== real browser: SKIPPED (no chromium; install Debian's chromium package)" >&2

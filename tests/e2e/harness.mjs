@@ -346,6 +346,93 @@ export async function setTensorBoardTheme(page, label) {
 
 // ----- TensorBoard and chromium ----------------------------------------------------
 
+// A TensorBoard that exits at start (its port taken between `freePort` and its bind) is
+// started again on another port; one that is slow gets minutes, not a failure.
+const TENSORBOARD_START_MS = 240_000;
+const TENSORBOARD_STARTS = 3;
+
+/**
+ * Starts TensorBoard on `env.logdir` and waits until it lists the plugin; sets `env.tb` and
+ * `env.base`. Its output goes to `log` (appended over the starts).
+ * @param {Env} env
+ * @param {string} log
+ */
+async function startTensorBoard(env, log) {
+  const failures = [];
+  for (let start = 1; start <= TENSORBOARD_STARTS; start++) {
+    const port = await freePort();
+    env.base = `http://127.0.0.1:${port}/`;
+    env.tb = spawnTensorBoard(
+      env,
+      port,
+      createWriteStream(log, { flags: start === 1 ? 'w' : 'a' }),
+    );
+    const state = await waitUntil(
+      'TensorBoard to list the kinetoscope plugin or exit',
+      () => tensorBoardState(env),
+      TENSORBOARD_START_MS,
+      500,
+    ).catch((error) => `late: ${error}`);
+    if (state === 'listed') return;
+    await killGroup(env.tb);
+    const load = os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ');
+    failures.push(`start ${start} on port ${port}: ${state}; load average ${load}`);
+  }
+  const tail = readFileSync(log, 'utf8').slice(-3000);
+  throw new Error(`TensorBoard did not start:\n${failures.join('\n')}\nits log:\n${tail}`);
+}
+
+/**
+ * @param {Env} env
+ * @param {number} port
+ * @param {import('node:fs').WriteStream} logStream
+ */
+function spawnTensorBoard(env, port, logStream) {
+  const tb = spawn(
+    TENSORBOARD,
+    ['--logdir', env.logdir, '--host', '127.0.0.1', '--port', String(port)],
+    {
+      cwd: env.tmp,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        KINETOSCOPE_CACHE_DIR: path.join(env.tmp, 'cache'),
+        KINETOSCOPE_RESCAN_SECONDS: '1',
+      },
+    },
+  );
+  tb.stdout.pipe(logStream);
+  tb.stderr.pipe(logStream);
+  process.once('exit', () => {
+    try {
+      process.kill(-(/** @type {number} */ (tb.pid)), 'SIGKILL');
+    } catch {
+      // gone
+    }
+  });
+  return tb;
+}
+
+/**
+ * 'listed' once TensorBoard lists the plugin, 'exited …' if its process ended, else null.
+ * @param {Env} env
+ * @returns {Promise<string | null>}
+ */
+async function tensorBoardState(env) {
+  const tb = /** @type {import('node:child_process').ChildProcess} */ (env.tb);
+  if (tb.exitCode !== null || tb.signalCode !== null) {
+    return `exited ${tb.exitCode ?? tb.signalCode}`;
+  }
+  const r = await fetch(new URL('data/plugins_listing', env.base), {
+    signal: AbortSignal.timeout(15_000),
+  });
+  return r.ok && PLUGIN in (await r.json()) ? 'listed' : null;
+}
+
 /**
  * The suite's `before`: empties the screenshots folder, makes a logdir (`populate` fills
  * it), starts TensorBoard on it and waits for it to list the plugin, checks it serves the
@@ -377,46 +464,7 @@ export async function startEnv(env, options) {
   await mkdir(env.logdir, { recursive: true });
   await populate(env.logdir);
 
-  const port = await freePort();
-  env.base = `http://127.0.0.1:${port}/`;
-  const logStream = createWriteStream(log);
-  const tb = spawn(
-    TENSORBOARD,
-    ['--logdir', env.logdir, '--host', '127.0.0.1', '--port', String(port)],
-    {
-      cwd: env.tmp,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        ...process.env,
-        KINETOSCOPE_CACHE_DIR: path.join(env.tmp, 'cache'),
-        KINETOSCOPE_RESCAN_SECONDS: '1',
-      },
-    },
-  );
-  env.tb = tb;
-  tb.stdout.pipe(logStream);
-  tb.stderr.pipe(logStream);
-  process.once('exit', () => {
-    try {
-      process.kill(-(/** @type {number} */ (tb.pid)), 'SIGKILL');
-    } catch {
-      // gone
-    }
-  });
-  await waitUntil(
-    'TensorBoard to list the kinetoscope plugin',
-    async () => {
-      if (tb.exitCode !== null || tb.signalCode !== null) {
-        const tail = readFileSync(log, 'utf8').slice(-3000);
-        throw new Error(`tensorboard exited ${tb.exitCode ?? tb.signalCode}:\n${tail}`);
-      }
-      const r = await fetch(new URL('data/plugins_listing', env.base));
-      return r.ok && PLUGIN in (await r.json());
-    },
-    90_000,
-    500,
-  );
+  await startTensorBoard(env, log);
   if (options.checkServed ?? true) {
     const served = await fetch(new URL(`data/plugin/${PLUGIN}/static/index.js`, env.base));
     assert.equal(
