@@ -141,8 +141,12 @@ class Reduced:
 
     def packed(self, key: str) -> bytes:
         """One column, little-endian, as `PathSummary` keeps it."""
-        dtype = PACKED[key]
-        return b"".join(np.asarray(piece, dtype=dtype).tobytes() for piece in self.pieces[key])
+        return b"".join(packed(key, piece) for piece in self.pieces[key])
+
+
+def packed(key: str, values: ArrayOrNumber) -> bytes:
+    """`values` as the `PathSummary` column `key` keeps them (its dtype, little-endian)."""
+    return np.asarray(values, dtype=PACKED[key]).tobytes()
 
 
 @dataclass

@@ -16,7 +16,7 @@ import numpy as np
 from .anchors import windows
 from .changes import Change
 from .parts import Part
-from .path_summary import PACKED, PathSummary, Shape
+from .path_summary import PathSummary, Shape, packed
 from .reduce import path_lengths, timed
 from .retime import chain_origins
 
@@ -45,11 +45,7 @@ def reduced_again(
         first,
         change=change.label(),
         matched=factors.matched,
-        node_own=_packed("node_own", own),
-        node_transfer=_packed("node_transfer", transfer),
-        step_end_offset=_packed("step_end_offset", steps.tail),
+        node_own=packed("node_own", own),
+        node_transfer=packed("node_transfer", transfer),
+        step_end_offset=packed("step_end_offset", steps.tail),
     )
-
-
-def _packed(key: str, values: np.ndarray) -> bytes:
-    return np.asarray(values, dtype=PACKED[key]).tobytes()
