@@ -117,6 +117,7 @@ setup(
             "mcp>=2.3",
             "pytest>=7",
             "pytest-timeout",
+            "pytest-xdist>=3",  # tests/run.sh: two workers
             "hypothesis>=6",
             "ruff>=0.5",
             "mypy>=1.8",

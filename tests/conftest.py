@@ -1,4 +1,5 @@
-"""Shared fixtures: an isolated cache folder, and in-process TensorBoard clients."""
+"""Shared fixtures: an isolated cache folder, the report's default width, and in-process
+TensorBoard clients."""
 
 from __future__ import annotations
 
@@ -32,6 +33,13 @@ def _isolated_cache(
     cache = tmp_path_factory.mktemp("cache")
     monkeypatch.setenv("KINETOSCOPE_CACHE_DIR", str(cache))
     return cache
+
+
+@pytest.fixture(autouse=True)
+def _report_width_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report's text at its default width: pytest-xdist's workers inherit COLUMNS=80,
+    which cuts the names the text tests look for. A test that wants a width sets it."""
+    monkeypatch.delenv("COLUMNS", raising=False)
 
 
 @pytest.fixture

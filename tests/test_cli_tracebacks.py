@@ -19,6 +19,8 @@ from kinetoscope.cli.main import EXIT_LOAD, main
 from test_contract import worker_trace
 from test_damage_both_readers import PARTIAL
 
+pytestmark = pytest.mark.timed  # a wall-clock bound: run alone (tests/run.sh)
+
 
 def _gpu_trace() -> TraceBuilder:
     return worker_trace()  # steps, an op launching a kernel, memory events

@@ -21,6 +21,8 @@ from kinetoscope.ingest.decode import TraceDecodeError
 from kinetoscope.model.trace_model import TraceModel
 from test_native_scan import assert_same_model
 
+pytestmark = pytest.mark.timed  # a wall-clock bound: run alone (tests/run.sh)
+
 READERS = ["", "python"]  # the compiled scanner (where built), msgspec
 
 

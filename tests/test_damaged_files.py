@@ -19,6 +19,8 @@ from kinetoscope.api.endpoints import VIEWS
 from kinetoscope.ingest.build import build_model
 from kinetoscope.ingest.decode import TraceDecodeError
 
+pytestmark = pytest.mark.timed  # a wall-clock bound: run alone (tests/run.sh)
+
 SMALL_TRACES = (
     "hta/tests/data/trace_filter/sampled_rank-0.json.gz",
     "pytorch-kineto/tb_plugin/test/gpu_metrics_input.json",

@@ -15,6 +15,8 @@ from conftest import PluginClient
 from kinetoscope.api import session as session_module
 from kinetoscope.store.trace_store import LoadState
 
+pytestmark = pytest.mark.timed  # a wall-clock bound: run alone (tests/run.sh)
+
 Make = Callable[[Path], PluginClient]
 
 

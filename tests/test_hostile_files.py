@@ -21,6 +21,8 @@ from kinetoscope.ingest.decode import TraceDecodeError
 from kinetoscope.store.load_pool import LoadPool
 from kinetoscope.store.trace_store import ERROR, READY, TraceStore, describe_error
 
+pytestmark = pytest.mark.timed  # a wall-clock bound: run alone (tests/run.sh)
+
 EVENT = b'{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":1,"dur":2}'
 MiB = 1 << 20
 

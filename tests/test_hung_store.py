@@ -18,6 +18,8 @@ from kinetoscope.ingest.discovery import scan_logdir
 from kinetoscope.store.trace_store import TraceStore
 from test_cloud_logdir import bucket, s3_endpoint, upload  # noqa: F401 - fixtures
 
+pytestmark = pytest.mark.timed  # a wall-clock bound: run alone (tests/run.sh)
+
 s3fs = pytest.importorskip("s3fs")
 
 

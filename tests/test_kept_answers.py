@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 import msgspec
+import pytest
 from corpus import corpus_model
 from kinetoscope.api.endpoints import ENDPOINTS
 from kinetoscope.trace_view.workers import (
@@ -20,6 +21,8 @@ from kinetoscope.trace_view.workers import (
     WorkerTrace,
     kept_json,
 )
+
+pytestmark = pytest.mark.timed  # a wall-clock bound: run alone (tests/run.sh)
 
 TRACE = (
     "pytorch-kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"

@@ -24,6 +24,8 @@ pytest.importorskip("mcp")
 from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
+pytestmark = pytest.mark.timed  # a wall-clock bound: run alone (tests/run.sh)
+
 SLOW_LOAD = Path(__file__).with_name("slow_load.py")
 WAIT_S = 1.0  # KINETOSCOPE_MCP_WAIT_S of the servers here
 QUICK_S = 4.0  # what "at once" means on a loaded 2-core test machine

@@ -24,6 +24,8 @@ from kinetoscope.ingest.discovery import scan_logdir
 from kinetoscope.ingest.text_blocks import TraceDecodeError
 from perfetto_compare import compare_each_load
 
+pytestmark = pytest.mark.timed  # a wall-clock bound: run alone (tests/run.sh)
+
 TESTS = Path(__file__).resolve().parent
 
 

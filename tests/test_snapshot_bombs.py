@@ -22,6 +22,8 @@ from kinetoscope.ingest.snapshot import decode_snapshot
 from kinetoscope.notebook.run import open_run
 from snapshot_builders import frame, known_snapshot
 
+pytestmark = pytest.mark.timed  # a wall-clock bound: run alone (tests/run.sh)
+
 TESTS = Path(__file__).resolve().parent
 P61 = (1 << 61) - 1
 MEMORY_MB = 768  # address space the child may add to what it holds after its imports

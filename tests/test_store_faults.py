@@ -26,6 +26,8 @@ from kinetoscope.cli.main import EXIT_LOAD, main
 from kinetoscope.ingest import remote, storage
 from test_cloud_logdir import bucket, s3_endpoint, upload  # noqa: F401 - fixtures
 
+pytestmark = pytest.mark.timed  # a wall-clock bound: run alone (tests/run.sh)
+
 s3fs = pytest.importorskip("s3fs")
 Q = {"run": "run", "worker": "w", "span": "1"}
 
