@@ -244,3 +244,18 @@ def test_builder_batches_rows_as_one_append_per_chunk() -> None:
             np.testing.assert_array_equal(column.dense(), expected.dense())
             assert column.values.dtype == expected.values.dtype
             assert column.rows.dtype == expected.rows.dtype
+
+
+def test_a_small_loads_buffers_hold_its_rows_not_a_whole_batch() -> None:
+    """The rows waiting to be taken in sit in buffers grown as rows come (up to a batch):
+    a small rank's load of 200 rows makes no 16,384-row buffers."""
+    specs = {"stream": ("i8", -1, "i2"), "occupancy": ("f4", np.nan, None)}
+    builder = sparse_column.SparseColumnsBuilder(specs)
+    stream = np.where(np.arange(200) % 3 == 0, 7, -1)
+    builder.append({"stream": stream, "occupancy": np.full(200, np.nan, "f4")})
+    assert {b.size for b in builder.buffers.values()} == {1024}
+    builder.append({"stream": np.tile(stream, 10), "occupancy": np.full(2000, np.nan, "f4")})
+    assert {b.size for b in builder.buffers.values()} == {2200}
+    column = builder.finish_smaller()["stream"]
+    dense = column if isinstance(column, np.ndarray) else column.dense()
+    np.testing.assert_array_equal(dense, np.concatenate([stream, np.tile(stream, 10)]))

@@ -14,7 +14,7 @@ Values read back (`take`, `dense`) are the dense column's, in its dtype."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import cached_property
+from functools import cache, cached_property
 
 import msgspec
 import numpy as np
@@ -149,9 +149,12 @@ def has_value(values: np.ndarray, fill: float) -> np.ndarray:
     return ~np.isnan(values) if np.isnan(fill) else values != fill
 
 
+_INT32_MAX = int(np.iinfo(np.int32).max)
+
+
 def row_type(size: int) -> type[np.signedinteger]:
     """Row indices as int32 where the model's rows fit it (half the bytes)."""
-    return np.int32 if size <= np.iinfo(np.int32).max else np.int64
+    return np.int32 if size <= _INT32_MAX else np.int64
 
 
 class SparseParts:
@@ -195,8 +198,8 @@ class SparseParts:
         not fit the narrow one."""
         if self.dtype == self.declared or values.size == 0:
             return
-        limits = np.iinfo(self.dtype)
-        if limits.min <= values.min() and values.max() <= limits.max:
+        low, high = _limits(self.dtype)
+        if low <= values.min() and values.max() <= high:
             return
         self.dtype = self.declared
         self.values = [v.astype(self.dtype) for v in self.values]
@@ -272,12 +275,24 @@ class SparseColumnsBuilder:
                 parts.append(taken[key], self.size)
             self.size += n
             return
-        if not self.buffers:
-            self.buffers = {k: np.empty(SPARSE_BATCH_ROWS, c.dtype) for k, c in taken.items()}
+        self._make_room(taken, self.waiting + n)
         for key, column in taken.items():
             self.buffers[key][self.waiting : self.waiting + n] = column
         self.waiting += n
         self.size += n
+
+    def _make_room(self, taken: Mapping[str, np.ndarray], rows: int) -> None:
+        """Buffers that hold `rows` (at most SPARSE_BATCH_ROWS), grown as rows come: a small
+        file's load makes no full batch's buffers (128 KB a column, each mapped and
+        unmapped by the allocator)."""
+        room = len(next(iter(self.buffers.values()))) if self.buffers else 0
+        if rows <= room:
+            return
+        size = min(SPARSE_BATCH_ROWS, max(rows, 2 * room, 1024))
+        grown = {k: np.empty(size, c.dtype) for k, c in taken.items()}
+        for key, buffer in self.buffers.items():
+            grown[key][: self.waiting] = buffer[: self.waiting]
+        self.buffers = grown
 
     def _take_in_waiting(self) -> None:
         """The rows waiting appended to each column's parts (which copy what they keep)."""
@@ -294,9 +309,19 @@ class SparseColumnsBuilder:
         return {key: parts.finish_smaller(self.size) for key, parts in self.parts.items()}
 
 
+@cache
+def _limits(dtype: np.dtype) -> tuple[int, int]:
+    """An integer type's least and greatest value (`np.iinfo` is a few µs a call, and
+    every sparse column of every small rank's load asks)."""
+    info = np.iinfo(dtype)
+    return int(info.min), int(info.max)
+
+
 def _joined(parts: Sequence[np.ndarray], dtype: np.dtype | type) -> np.ndarray:
     if not parts:
         return np.empty(0, dtype=dtype)
+    if len(parts) == 1:  # a small file's one part: no copy to join it
+        return parts[0].astype(dtype, copy=False)
     return np.concatenate(parts).astype(dtype, copy=False)
 
 
