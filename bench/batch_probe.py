@@ -17,6 +17,7 @@ time a rank (``time.process_time``, one process) and the median of the rounds' r
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import statistics
 import tempfile
@@ -74,7 +75,10 @@ def batched_trace(paths: list[Path], out: Path) -> None:
     head: dict[str, Any] | None = None
     events: list[dict[str, Any]] = []
     for r, path in enumerate(paths):
-        trace = json.loads(path.read_text(encoding="utf-8"))
+        text = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        trace = json.loads(text)
+        if isinstance(trace, list):  # the old form: the events alone
+            trace = {"traceEvents": trace}
         if head is None:
             head = {k: v for k, v in trace.items() if k != "traceEvents"}
         events += [_moved(e, r + 1) for e in trace["traceEvents"]]

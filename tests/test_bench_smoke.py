@@ -163,3 +163,26 @@ def test_batch_split_reads_ranks_as_one_and_splits_them_into_their_own_models(
     assert float(timed["joined, read as one and split"]) > 0, proc.stdout
     assert float(timed["of which the split"]) > 0, proc.stdout
     assert "split models that differ from the rank's own: 0 of 4" in lines, proc.stdout
+
+
+def test_batch_separable_names_the_steps_as_what_a_batch_merges(tmp_path: Path) -> None:
+    """`bench/batch_separable.py` on a small job of process groups: every stage but the
+    steps gives each rank its own answer from the batch; the steps are merged by name."""
+    cmd = [sys.executable, str(REPO / "bench" / "batch_separable.py"), "--layout", "2x1x4"]
+    cmd += ["--steps", "2", "--ranks", "4", "--work", str(tmp_path)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = dict(
+        (cells[0].strip(), cells[1].strip())
+        for cells in (line.strip("|").split("|") for line in proc.stdout.splitlines()[1:])
+    )
+    assert rows.pop("steps") == "2 steps together, 8 alone: ProfilerStep#N is one step by name"
+    assert set(rows) == {
+        "trace vendor",
+        "untrusted rows",
+        "kernel classes",
+        "GPU work and launches",
+        "host ranges",
+        "collectives' args",
+    }, proc.stdout
+    assert set(rows.values()) == {"yes"}, proc.stdout
