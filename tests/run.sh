@@ -23,20 +23,8 @@ npm run --silent typecheck
 npm run --silent lint
 npm run --silent test
 
-# Two workers, a test file to each at a time, then the tests that assert a wall-clock bound
-# (marked `timed`) alone, so that the other worker's load cannot push one past its bound.
-# Exit 5 is "no test selected" (arguments that name only one kind): not a failure.
-pytest_pass() {
-  local code=0
-  .venv/bin/python -m pytest -q -p no:cacheprovider "$@" || code=$?
-  [ "$code" = 0 ] || [ "$code" = 5 ]
-}
-echo "== pytest (${KINETOSCOPE_TEST_WORKERS:-2} workers)"
-failed=0
-pytest_pass -n "${KINETOSCOPE_TEST_WORKERS:-2}" --dist loadfile -m "not timed" "$@" || failed=1
-echo "== pytest: the timed tests, alone"
-pytest_pass -m timed "$@" || failed=1
-[ "$failed" = 0 ]
+# Two workers, then the tests that assert a wall-clock bound alone (pytest_passes.sh).
+bash tests/pytest_passes.sh "$@"
 
 if command -v chromium >/dev/null 2>&1; then
   echo "== real browser (Chromium)"
