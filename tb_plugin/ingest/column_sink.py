@@ -37,6 +37,8 @@ from collections.abc import Callable, Collection, Mapping
 
 import numpy as np
 
+from ..model.sparse_column import fits_integer_type as _fits
+
 try:
     from ._scan import place as _place  # type: ignore[import-not-found]
 except ImportError:  # built without a C compiler: numpy copies each column
@@ -276,13 +278,6 @@ def _how(fill: Fill | None) -> object:
 
 def _placeable_source(source: np.ndarray | None, dtype: np.dtype) -> bool:
     return source is not None and _converts(source.dtype, dtype) and source.flags.c_contiguous
-
-
-def _fits(values: np.ndarray, dtype: np.dtype) -> bool:
-    if values.dtype.itemsize <= dtype.itemsize and values.dtype.kind == "i":
-        return True
-    limits = np.iinfo(dtype)
-    return bool(values.min() >= limits.min and values.max() <= limits.max)
 
 
 def _resized(old: mmap.mmap, size: int, used: int) -> mmap.mmap:

@@ -198,8 +198,7 @@ class SparseParts:
         not fit the narrow one."""
         if self.dtype == self.declared or values.size == 0:
             return
-        low, high = _limits(self.dtype)
-        if low <= values.min() and values.max() <= high:
+        if fits_integer_type(values, self.dtype):
             return
         self.dtype = self.declared
         self.values = [v.astype(self.dtype) for v in self.values]
@@ -309,10 +308,19 @@ class SparseColumnsBuilder:
         return {key: parts.finish_smaller(self.size) for key, parts in self.parts.items()}
 
 
+def fits_integer_type(values: np.ndarray, dtype: np.dtype) -> bool:
+    """Whether every one of `values` (at least one) lies within the integer `dtype`: the
+    narrow columns' check, as a load's sparse and dense columns take each chunk."""
+    if values.dtype.itemsize <= dtype.itemsize and values.dtype.kind == "i":
+        return True
+    low, high = _limits(dtype)
+    return bool(low <= values.min() and values.max() <= high)
+
+
 @cache
 def _limits(dtype: np.dtype) -> tuple[int, int]:
     """An integer type's least and greatest value (`np.iinfo` is a few µs a call, and
-    every sparse column of every small rank's load asks)."""
+    every narrow column of every chunk of a load asks)."""
     info = np.iinfo(dtype)
     return int(info.min), int(info.max)
 
