@@ -75,14 +75,18 @@ def batched_trace(paths: list[Path], out: Path) -> None:
     head: dict[str, Any] | None = None
     events: list[dict[str, Any]] = []
     for r, path in enumerate(paths):
-        text = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-        trace = json.loads(text)
+        trace = json.loads(trace_bytes(path))
         if isinstance(trace, list):  # the old form: the events alone
             trace = {"traceEvents": trace}
         if head is None:
             head = {k: v for k, v in trace.items() if k != "traceEvents"}
         events += [_moved(e, r + 1) for e in trace["traceEvents"]]
     out.write_text(json.dumps({**(head or {}), "traceEvents": events}), encoding="utf-8")
+
+
+def trace_bytes(path: Path) -> bytes:
+    """A trace file's JSON text (gzip inflated)."""
+    return gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
 
 
 def _moved(event: dict[str, Any], k: int) -> dict[str, Any]:

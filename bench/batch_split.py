@@ -21,7 +21,6 @@ table, each row's args, the process and thread names).
 
 from __future__ import annotations
 
-import gzip
 import statistics
 import tempfile
 import time
@@ -29,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from batch_probe import batch_arguments, job_ranks
+from batch_probe import batch_arguments, job_ranks, trace_bytes
 from kinetoscope.ingest.build import build_model
 from kinetoscope.ingest.decode import _array_ends
 from kinetoscope.ingest.event_text import find_events_start
@@ -53,7 +52,7 @@ def combined_trace(paths: list[Path], out: Path) -> None:
     head = b""
     bodies = []
     for path in paths:
-        text = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        text = trace_bytes(path)
         found = find_events_start(text, True)
         if found is None:
             raise SystemExit(f"{path}: no events array")
