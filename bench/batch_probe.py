@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """What a rank costs when many small ranks are read and analysed as one table: the design
 question behind the run-level views at 2,048 ranks (docs/critical_path.md, "Runs of many
-ranks"). Not a benchmark of the product's answers: the batched table is K ranks' events
-side by side in one trace (process ids, correlation and external ids, devices moved apart
-so that no two ranks share one), whose steps the product reads as one job's, so only the
-cost is meaningful.
+ranks"). Not a benchmark of the product's answers: the batched table is the product's
+join of the K ranks, each read alone (`model.rank_batch.join_ranks`: process ids, ids and
+devices moved apart so that no two ranks share one), whose steps the product reads as one
+job's, so only the cost is meaningful.
 
     .venv/bin/python bench/batch_probe.py                 # 64 ranks of the 8x1x256 job, 5 rounds
     .venv/bin/python bench/batch_probe.py --ranks 16 --rounds 3
@@ -12,15 +12,14 @@ cost is meaningful.
 Each round times every stage on the K ranks one by one (as the workers do now) and on the
 one batched table, in alternating order (A B, B A, ...); it prints each stage's median CPU
 time a rank (``time.process_time``, one process) and the median of the rounds' ratios.
+The batch's "read" is each file read alone and the join.
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
-import json
 import statistics
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -38,10 +37,8 @@ from kinetoscope.analysis.critical_path.parts import Part, part_of
 from kinetoscope.analysis.critical_path.reduce import reduce_part
 from kinetoscope.analysis.distributed.rank_summaries import DISTRIBUTED
 from kinetoscope.ingest.build import build_model
+from kinetoscope.model.rank_batch import join_ranks
 from kinetoscope.model.trace_model import TraceModel
-
-# Far apart enough that no two ranks of the bench's jobs share an id.
-_PID_STRIDE, _ID_STRIDE, _DEVICE_STRIDE = 100_000, 10_000_000, 8
 
 _GEMM_HALVED = {"kernel": "sm90_xmma_gemm_bf16bf16_bf16f32", "factor": 0.5}  # the job's GEMM
 
@@ -70,45 +67,18 @@ STAGES: dict[str, Callable[[Any], Any]] = {
 }
 
 
-def batched_trace(paths: list[Path], out: Path) -> None:
-    """The ranks' events in one trace file, each rank's ids moved apart."""
-    head: dict[str, Any] | None = None
-    events: list[dict[str, Any]] = []
-    for r, path in enumerate(paths):
-        trace = json.loads(trace_bytes(path))
-        if isinstance(trace, list):  # the old form: the events alone
-            trace = {"traceEvents": trace}
-        if head is None:
-            head = {k: v for k, v in trace.items() if k != "traceEvents"}
-        events += [_moved(e, r + 1) for e in trace["traceEvents"]]
-    out.write_text(json.dumps({**(head or {}), "traceEvents": events}), encoding="utf-8")
-
-
 def trace_bytes(path: Path) -> bytes:
     """A trace file's JSON text (gzip inflated)."""
     return gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
 
 
-def _moved(event: dict[str, Any], k: int) -> dict[str, Any]:
-    event = dict(event)
-    if isinstance(event.get("pid"), int):
-        event["pid"] += _PID_STRIDE * k
-    args = event.get("args")
-    if isinstance(args, dict):
-        args = dict(args)
-        for key in ("correlation", "External id"):
-            if isinstance(args.get(key), int):
-                args[key] += _ID_STRIDE * k
-        if isinstance(args.get("device"), int):
-            args["device"] += _DEVICE_STRIDE * (k - 1)
-        event["args"] = args
-    return event
-
-
-def timed(paths: list[Path]) -> dict[str, float]:
-    """CPU seconds of reading `paths`, then of each stage over their models."""
+def timed(paths: list[Path], batched: bool) -> dict[str, float]:
+    """CPU seconds of reading `paths` (and joining them, `batched`), then of each stage
+    over their models (their batch)."""
     start = time.process_time()
     models = [build_model(str(p)) for p in paths]
+    if batched:
+        models = [join_ranks(models).model]
     out = {"read": time.process_time() - start}
     for name, stage in STAGES.items():
         start = time.process_time()
@@ -138,16 +108,12 @@ def job_ranks(args: argparse.Namespace) -> list[Path]:
 def main(argv: list[str] | None = None) -> int:
     args = batch_arguments(__doc__).parse_args(argv)
     paths = job_ranks(args)
-    with tempfile.TemporaryDirectory() as tmp:
-        batch = Path(tmp) / "batch.pt.trace.json"
-        batched_trace(paths, batch)
-        timed(paths[:4])  # imports and first-use caches out of the rounds
-        timed([batch])
-        rounds: dict[str, list[dict[str, float]]] = {"one by one": [], "together": []}
-        inputs = {"one by one": paths, "together": [batch]}
-        for r in range(args.rounds):
-            for way in list(inputs) if r % 2 == 0 else reversed(list(inputs)):
-                rounds[way].append(timed(inputs[way]))
+    timed(paths[:4], False)  # imports and first-use caches out of the rounds
+    timed(paths[:4], True)
+    rounds: dict[str, list[dict[str, float]]] = {"one by one": [], "together": []}
+    for r in range(args.rounds):
+        for way in list(rounds) if r % 2 == 0 else reversed(list(rounds)):
+            rounds[way].append(timed(paths, way == "together"))
     _print(args.ranks, rounds["one by one"], rounds["together"])
     return 0
 

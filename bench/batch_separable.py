@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Which per-rank stages give each rank's own answer when K ranks are read as one table:
 the map for the batched rank job (docs/critical_path.md, "Runs of many ranks"). The
-batch is `batch_probe.batched_trace`'s (the ranks' events side by side, their process,
-correlation and external ids and devices moved apart). A stage is separable when, for
+batch is the product's join (`model.rank_batch.join_ranks`: the ranks read each alone,
+then side by side, their process ids, ids and devices moved apart). A stage is separable when, for
 every rank, its answer on the batch restricted to that rank's rows (moved back by the
 rank's first row; times by the rank's own origin) equals its answer on the rank alone.
 Not a benchmark: it prints one line a stage, "yes" or what differs.
@@ -14,13 +14,12 @@ Not a benchmark: it prints one line a stage, "yes" or what differs.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from batch_probe import batch_arguments, batched_trace, job_ranks
+from batch_probe import batch_arguments, job_ranks
 from kinetoscope.analysis.core import comms
 from kinetoscope.analysis.core.devices import trace_vendor
 from kinetoscope.analysis.core.host_ranges import host_ranges
@@ -29,6 +28,7 @@ from kinetoscope.analysis.core.launches import gpu_work
 from kinetoscope.analysis.core.steps import find_steps
 from kinetoscope.analysis.core.trusted_rows import row_flags
 from kinetoscope.ingest.build import build_model
+from kinetoscope.model.rank_batch import join_ranks, why_not_joined
 from kinetoscope.model.trace_model import TraceModel
 
 # A check: (the batch, its rows' first row per rank, the ranks alone) -> "" or what differs.
@@ -135,15 +135,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", nargs="+", type=Path, help="rank traces (not the job's)")
     args = parser.parse_args(argv)
     paths = args.files or job_ranks(args)
-    with tempfile.TemporaryDirectory() as tmp:
-        batch_path = Path(tmp) / "batch.pt.trace.json"
-        batched_trace(paths, batch_path)
-        batch = build_model(str(batch_path))
     ranks = [build_model(str(p)) for p in paths]
-    first = np.cumsum([0, *(len(model) for model in ranks)])
-    if len(batch) != first[-1]:
-        print(f"the batch has {len(batch)} rows, the ranks {first[-1]}: not comparable")
+    why = why_not_joined(ranks)
+    if why is not None:
+        print(f"the ranks cannot be joined: {why}")
         return 1
+    joined = join_ranks(ranks)
+    batch, first = joined.model, joined.first_rows
     what = "given" if args.files else f"of {args.layout}"
     print(f"{len(ranks)} ranks {what} as one table: each stage's answer per rank")
     for name, check in CHECKS.items():
