@@ -4,13 +4,14 @@ group a trace lists; unknown where the trace's groups leave it open."""
 
 from __future__ import annotations
 
-from kinetoscope.analysis.core.comms import _Facts, _peer_to_global
+from kinetoscope.analysis.core.comm_facts import CallFacts
+from kinetoscope.analysis.core.comms import _peer_to_global
 
 GROUPS = {"0": [0, 1, 2, 3], "5": [2, 3]}
 
 
 def _peer(side: str, local: int, pg: str | None, groups: dict[str, list[int]]) -> tuple:
-    f = _Facts(pg=pg, peer=(side, local))
+    f = CallFacts(pg=pg, peer=(side, local))
     _peer_to_global(f, groups)
     return f.dst, f.src
 
@@ -30,6 +31,6 @@ def test_a_call_of_no_named_group_among_several_has_no_known_peer() -> None:
 
 
 def test_the_args_own_peer_is_kept() -> None:
-    f = _Facts(pg="5", peer=("dst", 0), dst=9)
+    f = CallFacts(pg="5", peer=("dst", 0), dst=9)
     _peer_to_global(f, GROUPS)
     assert (f.dst, f.src) == (9, None)

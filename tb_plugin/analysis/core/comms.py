@@ -26,58 +26,22 @@ receive's peer is `Dst Rank` / `Src Rank`, else the group rank its `c10d::send` 
 
 from __future__ import annotations
 
-import functools
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-import msgspec
 import numpy as np
 
-from ...ingest.values import lenient_int
 from ...model.categories import Kind
+from ...model.rank_batch import RankBatch
 from ...model.trace_model import TraceModel
+from .comm_facts import CallFacts, CommArgs, GroupFacts, group_size_of
 from .common import complete_rows, launches_of, name_flags, thread_keys
 from .host_ranges import host_ranges
 from .kernel_classes import kernel_classes
-from .rules import collective_type, dtype_size
 from .taxonomy import is_comm_op, is_host_transfer_op
 
 OTHER = "other"
-RATIO_KINDS = ("all_gather", "reduce_scatter")  # output = group size x input (or input = ...)
-
-
-class CommArgs(msgspec.Struct, gc=False):
-    """Args of communication ops and kernels that say what the collective is."""
-
-    collective: Any = msgspec.field(default=None, name="Collective name")
-    in_nelems: Any = msgspec.field(default=None, name="In msg nelems")
-    dtype: Any = None
-    group_size: Any = msgspec.field(default=None, name="Group size")
-    pg_name: Any = msgspec.field(default=None, name="Process Group Name")
-    seq: Any = msgspec.field(default=None, name="Seq")
-    seq_lower: Any = msgspec.field(default=None, name="seq")
-    # A hash of the call's group, sequence number, point-to-point flag, rank start/stride
-    # and world size (PyTorch 2.12+, Kineto's `Comms Id`): the same on every rank's copy.
-    comms_id: Any = msgspec.field(default=None, name="Comms Id")
-    input_dims: Any = msgspec.field(default=None, name="Input Dims")
-    input_dims_old: Any = msgspec.field(default=None, name="Input dims")
-    input_type: Any = msgspec.field(default=None, name="Input type")
-    input_type_old: Any = msgspec.field(default=None, name="Input types")
-    pg_desc: Any = msgspec.field(default=None, name="Process Group Description")
-    pg_ranks: Any = msgspec.field(default=None, name="Process Group Ranks")
-    rank_start: Any = msgspec.field(default=None, name="Global rank start")
-    rank_stride: Any = msgspec.field(default=None, name="Global rank stride")
-    src_rank: Any = msgspec.field(default=None, name="Src Rank")
-    dst_rank: Any = msgspec.field(default=None, name="Dst Rank")
-    concrete: Any = msgspec.field(default=None, name="Concrete Inputs")
-
-
-# c10d's point-to-point ops name their peer in their third argument, a rank of the call's
-# process group (torch/csrc/distributed/c10d/Ops.cpp: `send(tensors, process_group, dstRank,
-# tag)`, `recv_(tensors, process_group, srcRank, tag)`), recorded with `record_shapes` as
-# `Concrete Inputs`: gloo's sends and receives carry no `Dst Rank` / `Src Rank` of their own.
-P2P_PEER_OPS = {"c10d::send": "dst", "c10d::recv_": "src"}
 
 
 @dataclass
@@ -105,155 +69,20 @@ class Collectives:
         return int(self.start.size)
 
 
-def _first_tensor_elements(dims: Any) -> int | None:
-    """Elements of the first tensor argument: `[[4, 8], ...]` or a TensorList `[[[4], [8]]]`."""
-    if not isinstance(dims, list) or not dims:
-        return None
-    first = dims[0]
-    if not isinstance(first, list) or not first:
-        return None
-    if all(isinstance(d, int) for d in first):
-        return int(np.prod(first, dtype=np.int64))
-    if all(isinstance(t, list) and all(isinstance(d, int) for d in t) for t in first):
-        return int(sum(int(np.prod(t, dtype=np.int64)) for t in first if t))
-    return None
-
-
-def _bytes_of(args: CommArgs) -> int | None:
-    nelems = lenient_int(args.in_nelems)
-    if nelems is not None and isinstance(args.dtype, str):
-        size = dtype_size(args.dtype)
-        if size is not None:
-            return nelems * size
-    dims = args.input_dims if args.input_dims is not None else args.input_dims_old
-    types = args.input_type if args.input_type is not None else args.input_type_old
-    elements = _first_tensor_elements(dims)
-    if elements is not None and isinstance(types, list) and types and isinstance(types[0], str):
-        size = dtype_size(types[0])
-        if size is not None:
-            return elements * size
-    return None
-
-
-def _size_ratio(args: CommArgs) -> int | None:
-    """An op taking (output, input) of different sizes (`c10d::_allgather_base_`,
-    `_reduce_scatter_base_`): the larger over the smaller, when it divides exactly."""
-    dims = args.input_dims if args.input_dims is not None else args.input_dims_old
-    if not isinstance(dims, list) or len(dims) < 2:
-        return None
-    a, b = (_first_tensor_elements([d]) for d in dims[:2])
-    if not a or not b or a == b or max(a, b) % min(a, b):
-        return None
-    return max(a, b) // min(a, b)
-
-
-def _group_size(f: _Facts) -> tuple[int, int]:
-    """(group size, its source): the `Group size` arg (1), else for all_gather and
-    reduce_scatter the ratio of its output and input (2), else unknown (-1, 0)."""
-    if f.group_size is not None:
-        return f.group_size, 1
-    if f.size_ratio is not None and f.kind in RATIO_KINDS:
-        return f.size_ratio, 2
-    return -1, 0
-
-
-@dataclass
-class GroupFacts:
-    """A process group as its collectives' args describe it (`pg_config` may be absent)."""
-
-    description: str | None = None
-    ranks: list[int] | None = None
-
-
-@functools.lru_cache(maxsize=256)
-def _listed_ranks(text: str) -> tuple[int, ...] | None:
-    """The ranks of a whole `Process Group Ranks` text, None when one is not a number.
-    Cached: every call of a group carries the same text (2,048 numbers for a world group)."""
-    items = [lenient_int(x) for x in text.strip("[] ").split(",") if x.strip()]
-    if items and all(x is not None for x in items):
-        return tuple(int(x) for x in items if x is not None)
-    return None
-
-
-def _rank_list(args: CommArgs, size: int | None) -> tuple[int, ...] | None:
-    """`Process Group Ranks` is a string "[0, 1]" (PyTorch truncates long lists with "...");
-    a truncated or missing list is rebuilt from `Global rank start`/`stride` and the size.
-    A tuple, shared: a call's group is listed only for the first call of it
-    (`_groups_of`), so the others make no list of its ranks (a world group's is 2,048)."""
-    text = args.pg_ranks
-    if isinstance(text, list):
-        text = str(text)
-    if isinstance(text, str) and "..." not in text:
-        listed = _listed_ranks(text)
-        if listed is not None:
-            return listed
-    start, stride = lenient_int(args.rank_start), lenient_int(args.rank_stride)
-    if start is not None and start >= 0 and stride is not None and stride > 0 and size:
-        return tuple(range(start, start + stride * size, stride))
-    return None
-
-
-_NO_ARGS = CommArgs()
-
-
-@dataclass
-class _Facts:
-    kind: str | None = None
-    pg: str | None = None
-    seq: int | None = None
-    comms_id: int | None = None
-    nbytes: int | None = None
-    group_size: int | None = None
-    size_ratio: int | None = None  # larger over smaller of the first two tensors
-    dst: int | None = None
-    src: int | None = None
-    group: tuple[str | None, tuple[int, ...] | None] | None = None  # description, ranks
-    peer: tuple[str, int] | None = None  # ("dst" or "src", a rank of the call's group)
-
-    def fill(self, args: CommArgs, name: str | None) -> None:
-        if name is None and args == _NO_ARGS:  # a kernel whose args say nothing of it
-            return
-        if self.kind is None:
-            if isinstance(args.collective, str):
-                self.kind = collective_type(args.collective)
-            if self.kind is None and name is not None:
-                self.kind = collective_type(name)
-        if self.pg is None and args.pg_name is not None and not isinstance(args.pg_name, bool):
-            self.pg = str(args.pg_name)
-        if self.seq is None:
-            self.seq = lenient_int(args.seq if args.seq is not None else args.seq_lower)
-        if self.comms_id is None:
-            self.comms_id = _comms_id(args.comms_id)
-        if self.nbytes is None:
-            self.nbytes = _bytes_of(args)
-        if self.group_size is None:
-            self.group_size = lenient_int(args.group_size)
-        if self.size_ratio is None:
-            self.size_ratio = _size_ratio(args)
-        if self.dst is None and self.src is None:
-            self.dst, self.src = lenient_int(args.dst_rank), lenient_int(args.src_rank)
-        side = P2P_PEER_OPS.get(name or "")
-        if side and self.peer is None and isinstance(args.concrete, list):
-            local = lenient_int(args.concrete[2]) if len(args.concrete) > 2 else None
-            self.peer = (side, local) if local is not None and local >= 0 else None
-        if self.group is None and args.pg_name is not None:
-            ranks = _rank_list(args, self.group_size)
-            desc = args.pg_desc if isinstance(args.pg_desc, str) else None
-            if ranks is not None or desc is not None:
-                self.group = (desc, ranks)
-
-
-def _comms_id(value: Any) -> int | None:
-    """`Comms Id` as an unsigned 64-bit hash (written as a number, or its text); None
-    when absent, 0 or not one."""
-    if isinstance(value, str):
-        value = int(value) if value.strip().isdigit() else None
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value % (1 << 64) or None
-
-
 def extract(model: TraceModel) -> Collectives:
+    return _collectives_of_ranks(model, np.array([0, len(model)]), [model.header])[0]
+
+
+def batch_collectives(batch: RankBatch) -> list[Collectives]:
+    """Each rank's collectives from one pass over the batch's rows: the same as `extract`
+    of each rank's own model (its rows counted from its first; its header's `pg_config`
+    names its peers)."""
+    return _collectives_of_ranks(batch.model, batch.first_rows, batch.headers)
+
+
+def _collectives_of_ranks(
+    model: TraceModel, first_rows: np.ndarray, headers: list[dict[str, Any]]
+) -> list[Collectives]:
     ev = model.events
     classes = kernel_classes(model)
     comm_at = np.flatnonzero(classes.comm)
@@ -264,60 +93,97 @@ def extract(model: TraceModel) -> Collectives:
     transfers = host[name_flags(model, is_host_transfer_op)[host_names]]
     comm_ops = host[name_flags(model, is_comm_op)[host_names]]
 
-    facts: list[_Facts] = []
+    facts: list[CallFacts] = []
     if kernels.size:
         facts += _kernel_facts(model, kernels, kernel_collectives, comm_ops)
     if transfers.size:
-        facts += _transfer_facts(model, transfers, comm_ops)
+        configured = [_configured_ranks(header) for header in headers]
+        rank = np.searchsorted(first_rows, transfers, side="right") - 1
+        facts += _transfer_facts(model, transfers, comm_ops, [configured[r] for r in rank.tolist()])
     rows = np.concatenate([kernels, transfers]).astype(np.int64)
     on_gpu = np.arange(rows.size) < kernels.size
     start = ev["ts"][rows].astype(np.float64)
-    order = np.argsort(start, kind="stable")
-    rows, start, on_gpu = rows[order], start[order], on_gpu[order]
+    rank = np.searchsorted(first_rows, rows, side="right") - 1
+    order = np.lexsort((start, rank))  # by start within each rank (stable)
+    rows, start, on_gpu, rank = rows[order], start[order], on_gpu[order], rank[order]
     facts = [facts[i] for i in order.tolist()]
-    return Collectives(
+    whole = Collectives(
         kind=[f.kind or OTHER for f in facts],
         pg=[f.pg or "" for f in facts],
         seq=np.array([-1 if f.seq is None else f.seq for f in facts], dtype=np.int64),
         start=start,
         end=start + ev["dur"][rows],
         nbytes=np.array([-1 if f.nbytes is None else f.nbytes for f in facts], dtype=np.float64),
-        group_size=np.array([_group_size(f)[0] for f in facts], dtype=np.int64),
-        gs_from=np.array([_group_size(f)[1] for f in facts], dtype=np.int64),
+        group_size=np.array([group_size_of(f)[0] for f in facts], dtype=np.int64),
+        gs_from=np.array([group_size_of(f)[1] for f in facts], dtype=np.int64),
         on_gpu=on_gpu,
         dst=np.array([-1 if f.dst is None else f.dst for f in facts], dtype=np.int64),
         src=np.array([-1 if f.src is None else f.src for f in facts], dtype=np.int64),
-        groups=_groups_of(facts),
         rows=rows,
         comms_id=np.array([f.comms_id or 0 for f in facts], dtype=np.uint64),
     )
+    bounds = np.searchsorted(rank, np.arange(first_rows.size)).tolist()
+    return [
+        _rank_part(whole, facts, lo, hi, int(first))
+        for lo, hi, first in zip(bounds[:-1], bounds[1:], first_rows.tolist())
+    ]
 
 
-def _transfer_facts(model: TraceModel, transfers: np.ndarray, comm_ops: np.ndarray) -> list[_Facts]:
+def _rank_part(
+    whole: Collectives, facts: list[CallFacts], lo: int, hi: int, first: int
+) -> Collectives:
+    """Entries [lo, hi) of `whole` (one rank's), its rows counted from its `first` row."""
+    if lo == 0 and hi == len(whole) and first == 0:  # one rank: all of it
+        whole.groups = _groups_of(facts)
+        return whole
+    return Collectives(
+        kind=whole.kind[lo:hi],
+        pg=whole.pg[lo:hi],
+        seq=whole.seq[lo:hi],
+        start=whole.start[lo:hi],
+        end=whole.end[lo:hi],
+        nbytes=whole.nbytes[lo:hi],
+        group_size=whole.group_size[lo:hi],
+        gs_from=whole.gs_from[lo:hi],
+        on_gpu=whole.on_gpu[lo:hi],
+        dst=whole.dst[lo:hi],
+        src=whole.src[lo:hi],
+        groups=_groups_of(facts[lo:hi]),
+        rows=whole.rows[lo:hi] - first,
+        comms_id=whole.comms_id[lo:hi],
+    )
+
+
+def _transfer_facts(
+    model: TraceModel,
+    transfers: np.ndarray,
+    comm_ops: np.ndarray,
+    configured: list[dict[str, list[int]]],
+) -> list[CallFacts]:
     """Per host transfer range (`gloo:*`...), its own args, then those of the comm ops
     running on its thread at its start, innermost first (gloo's range starts inside its
-    `c10d::*` op); a send's or receive's peer as a global rank."""
+    `c10d::*` op); a send's or receive's peer as a global rank (`configured`: per range,
+    its trace's groups, `_configured_ranks`)."""
     chains = _enclosing_comm_ops(model, transfers, transfers, comm_ops)
     op_args = model.args_of(comm_ops, CommArgs)
     op_names = model.names_of(comm_ops)
-    ranks_of = _configured_ranks(model)
     out = []
     for k, (args, name) in enumerate(
         zip(model.args_of(transfers, CommArgs), model.names_of(transfers))
     ):
-        f = _Facts()
+        f = CallFacts()
         f.fill(args, name)
         for i in chains[k]:
             if comm_ops[i] != transfers[k]:
                 f.fill(op_args[i], op_names[i])
-        _peer_to_global(f, ranks_of)
+        _peer_to_global(f, configured[k])
         out.append(f)
     return out
 
 
-def _configured_ranks(model: TraceModel) -> dict[str, list[int]]:
+def _configured_ranks(header: dict[str, Any]) -> dict[str, list[int]]:
     """The global ranks of each process group the trace's `pg_config` lists."""
-    info = model.header.get("distributedInfo")
+    info = header.get("distributedInfo")
     config = info.get("pg_config") if isinstance(info, dict) else None
     out: dict[str, list[int]] = {}
     for pg in config if isinstance(config, list) else []:
@@ -327,7 +193,7 @@ def _configured_ranks(model: TraceModel) -> dict[str, list[int]]:
     return out
 
 
-def _peer_to_global(f: _Facts, ranks_of: dict[str, list[int]]) -> None:
+def _peer_to_global(f: CallFacts, ranks_of: dict[str, list[int]]) -> None:
     """`f.peer` (a rank of the call's group) as `f.dst` / `f.src` (global), where the
     group's ranks are known: the call's named group, else the one group the trace lists."""
     if f.peer is None or f.dst is not None or f.src is not None:
@@ -340,7 +206,7 @@ def _peer_to_global(f: _Facts, ranks_of: dict[str, list[int]]) -> None:
         f.dst, f.src = (ranks[local], None) if side == "dst" else (None, ranks[local])
 
 
-def _groups_of(facts: list[_Facts]) -> dict[str, GroupFacts]:
+def _groups_of(facts: list[CallFacts]) -> dict[str, GroupFacts]:
     out: dict[str, GroupFacts] = {}
     for f in facts:
         if f.pg and f.group is not None and f.pg not in out:
@@ -351,7 +217,7 @@ def _groups_of(facts: list[_Facts]) -> dict[str, GroupFacts]:
 
 def _kernel_facts(
     model: TraceModel, kernels: np.ndarray, collectives: list[str | None], comm_ops: np.ndarray
-) -> list[_Facts]:
+) -> list[CallFacts]:
     op_args = model.args_of(comm_ops, CommArgs)
     op_names = model.names_of(comm_ops)
     kernel_args = model.args_of(kernels, CommArgs)
@@ -361,9 +227,9 @@ def _kernel_facts(
         if ext > 0:
             by_external[ext].append(i)
 
-    out: list[_Facts] = []
+    out: list[CallFacts] = []
     for k in range(kernels.size):
-        f = _Facts()
+        f = CallFacts()
         f.fill(kernel_args[k], None)
         chain = chains[k] or by_external.get(int(model.column_at("external_id", kernels[k])), [])
         for i in chain:
