@@ -71,6 +71,12 @@ def trace_vendor(model: TraceModel) -> str:
     return model.derived("_trace_vendor", _trace_vendor)
 
 
+def keep_vendor(model: TraceModel, vendor: str) -> None:
+    """Keeps `vendor` as the model's: a batch of ranks (`model.rank_batch`) has no header
+    of its own, so it takes its ranks' vendor, where they all agree."""
+    model.derived("_trace_vendor", lambda _: vendor)
+
+
 def _trace_vendor(model: TraceModel) -> str:
     header = model.header
     if "roctracer_version" in header or "hip_runtime_version" in header:

@@ -50,6 +50,19 @@ def row_flags(model: TraceModel) -> RowFlags:
     return model.derived("_health_row_flags", _row_flags)
 
 
+def keep_ranks_row_flags(batch: TraceModel, ranks: list[TraceModel]) -> None:
+    """Keeps with `batch` (the ranks' rows side by side, `model.rank_batch`) each rank's own
+    flags: duplicates and clock outliers are judged within a trace, so a batch's rows are
+    flagged as their rank's alone flags them, never against another rank's."""
+    own = [row_flags(model) for model in ranks]
+    joined = _kept_flags(
+        np.concatenate([f.zero_ts for f in own]),
+        np.concatenate([f.duplicate for f in own]),
+        np.concatenate([f.clock_outlier for f in own]),
+    )
+    batch.derived("_health_row_flags", lambda _: joined)
+
+
 def untrusted_mask(model: TraceModel) -> np.ndarray:
     return row_flags(model).untrusted
 

@@ -3,7 +3,9 @@ and its steps' bounds, and nothing else of the Distributed view's summary. A run
 recorded path joins most ranks as stubs; where the run's Distributed view summaries are
 kept (the page was opened), those are read, since they hold the same; else each rank is
 summarised for its stub alone, which skips the devices' work, the steps' breakdown and
-the process groups (about a quarter of the summary's cost a rank)."""
+the process groups (about a quarter of the summary's cost a rank). A worker summarises its
+small ranks together (`summarize_stubs`: one table, one pass for all their steps and
+collectives), each stub the one `summarize_stub` makes."""
 
 from __future__ import annotations
 
@@ -12,13 +14,16 @@ from typing import Any, Optional
 
 import msgspec
 
+from ...model.rank_batch import join_ranks, why_not_joined
 from ...model.trace_model import TraceModel
 from ...store.run_context import RunContext
 from ..core import comms
+from ..core.devices import keep_vendor, trace_vendor
 from ..core.ranks import header_rank
-from ..core.steps import find_steps
+from ..core.steps import Steps, batch_steps, find_steps
 from ..core.summary_cache import SummaryCache
 from ..core.taxonomy import taxonomy_version
+from ..core.trusted_rows import keep_ranks_row_flags
 from ..distributed.rank_job import Tier
 from ..distributed.rank_summaries import (
     DISTRIBUTED,
@@ -50,6 +55,28 @@ class StubSummary(msgspec.Struct, gc=False):
 def summarize_stub(model: TraceModel) -> StubSummary:
     """A rank's stub fields, as `summary.summarize_rank` makes them."""
     steps = find_steps(model)
+    return _stub(model, steps, comms.extract(model))
+
+
+def summarize_stubs(models: list[TraceModel]) -> list[StubSummary]:
+    """The stubs of many ranks (a worker's batch), each the same as `summarize_stub` of
+    it: ranks of one job are joined into one table (`model.rank_batch`) and their steps
+    and collectives found in one pass each, where one pass a rank paid numpy's cost per
+    call on ~200 rows. Each rank's vendor and untrusted rows are its own (a trace's
+    health is judged within it); ranks whose vendors differ, or that the join refuses,
+    are summarised one by one."""
+    vendors = {trace_vendor(model) for model in models}
+    if len(models) < 2 or len(vendors) != 1 or why_not_joined(models) is not None:
+        return [summarize_stub(model) for model in models]
+    batch = join_ranks(models)
+    keep_vendor(batch.model, vendors.pop())
+    keep_ranks_row_flags(batch.model, models)
+    steps = batch_steps(batch)
+    collectives = comms.batch_collectives(batch)
+    return [_stub(model, s, c) for model, s, c in zip(models, steps, collectives)]
+
+
+def _stub(model: TraceModel, steps: Steps, collectives: comms.Collectives) -> StubSummary:
     starts, ends = steps.starts.tolist(), steps.ends.tolist()
     return StubSummary(
         version=VERSION,
@@ -60,7 +87,7 @@ def summarize_stub(model: TraceModel) -> StubSummary:
             {"name": name, "number": number, "start_us": start, "end_us": end}
             for name, number, start, end in zip(steps.names, steps.numbers, starts, ends)
         ],
-        collectives=collective_table(comms.extract(model), steps),
+        collectives=collective_table(collectives, steps),
     )
 
 
@@ -76,7 +103,7 @@ def _pack(cache_dir: str, run: str) -> SummaryPack[StubSummary]:
     return SummaryPack(os.path.join(cache_dir, SUMMARY_DIR), run, _VIEW, _PACKING)
 
 
-STUBS = Tier(summarize_stub, _cache, _pack)
+STUBS = Tier(summarize_stub, _cache, _pack, summarize_stubs)
 
 
 def stub_summaries(context: RunContext, picks: list[Any]) -> tuple[list[Any], list[Any]]:

@@ -26,13 +26,15 @@ S = TypeVar("S")
 class Tier(Generic[S]):
     """One kind of per-rank summary: made from a rank's model by `make`, kept one by one
     in the summary cache `cache(cache_dir)` (a user's executor: each task keeps its own)
-    and per run in the pack `pack(cache_dir, run)` names (its view: the tier's). All
-    picklable (top-level functions or partials of them), so a process pool or a cluster
-    can run them."""
+    and per run in the pack `pack(cache_dir, run)` names (its view: the tier's). With
+    `make_many`, a worker's batch of small ranks is summarised together, each summary the
+    one `make` gives. All picklable (top-level functions or partials of them), so a
+    process pool or a cluster can run them."""
 
     make: Callable[[TraceModel], S]
     cache: Callable[[str], SummaryCache[S]]
     pack: Callable[[str, str], SummaryPack[S]]
+    make_many: Optional[Callable[[list[TraceModel]], list[S]]] = None
 
 
 class RankFailed(Exception):

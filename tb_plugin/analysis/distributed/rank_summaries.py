@@ -117,13 +117,22 @@ def _summarized(
     path: str, key: str, cache_dir: str | None, tier: Tier[S], store: TraceStore | None = None
 ) -> S:
     """The tier's summary of the file at `path` (in the state `key`), computed."""
+    return tier.make(_loaded(path, key, cache_dir, store))
+
+
+def _loaded(path: str, key: str, cache_dir: str | None, store: TraceStore | None) -> TraceModel:
+    """The model of the file at `path`; RankFailed, saying why, where it cannot be read."""
     try:
-        model = _model_of(path, key, cache_dir, store)
+        return _model_of(path, key, cache_dir, store)
     except LoadFailed as exc:
         raise RankFailed(exc.error) from None
     except Exception as exc:  # noqa: BLE001 - described like the loader does
         raise RankFailed(describe_error(path, exc)) from None
-    return tier.make(model)
+
+
+# A tier's `make_many` takes ranks up to this many rows together (the bench's 2,048-rank
+# job: ~200 rows a rank); a larger rank is summarised alone, as its passes are long enough.
+TOGETHER_ROWS = 1 << 15
 
 
 def summarize_batch(
@@ -133,15 +142,52 @@ def summarize_batch(
     task of a process pool: a task per rank cost as much as a small rank's summary (sent,
     scheduled, answered one by one). Not kept one by one: the run's pack keeps them
     (summary_pack.py)."""
+    tier = tier or DISTRIBUTED
     out: list[Outcome] = []
+    waiting: list[tuple[int, TraceModel]] = []  # small ranks, for `make_many`
     for path, key in files:
         try:
-            out.append((_summarized(path, key, cache_dir, tier or DISTRIBUTED), None, None))
+            model = _loaded(path, key, cache_dir, None)
         except RankFailed as exc:
             out.append((None, exc.error, None))
-        except Exception as exc:  # noqa: BLE001 - one rank never takes the job down
-            out.append((None, describe_error(path, exc), repr(exc)))
+            continue
+        out.append((None, None, None))
+        if tier.make_many is not None and len(model) <= TOGETHER_ROWS:
+            waiting.append((len(out) - 1, model))
+            if sum(len(m) for _, m in waiting) >= TOGETHER_ROWS:
+                _made_together(tier, waiting, files, out)
+                waiting = []
+        else:
+            out[-1] = _made(tier, model, path)
+    _made_together(tier, waiting, files, out)
     return out
+
+
+def _made(tier: Tier[Any], model: TraceModel, path: str) -> Outcome:
+    try:
+        return (tier.make(model), None, None)
+    except Exception as exc:  # noqa: BLE001 - one rank never takes the job down
+        return (None, describe_error(path, exc), repr(exc))
+
+
+def _made_together(
+    tier: Tier[Any],
+    waiting: list[tuple[int, TraceModel]],
+    files: list[tuple[str, str]],
+    out: list[Outcome],
+) -> None:
+    """The summaries of the `waiting` ranks, made together (`make_many`); where that
+    fails, one by one, so that one rank's error is its own."""
+    if not waiting or tier.make_many is None:
+        return
+    try:
+        made = tier.make_many([model for _, model in waiting])
+    except Exception:  # noqa: BLE001 - the ranks are made again one by one, each its error
+        for i, model in waiting:
+            out[i] = _made(tier, model, files[i][0])
+        return
+    for (i, _), summary in zip(waiting, made):
+        out[i] = (summary, None, None)
 
 
 # --- a run ---------------------------------------------------------------------------------

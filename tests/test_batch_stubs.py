@@ -1,0 +1,122 @@
+"""A batch of ranks' collectives and critical-path stubs (`comms.batch_collectives`,
+`stub_tier.summarize_stubs`): each rank's the same as made from its own model alone, on
+real recorded jobs, the synthetic job and the corpus; and a worker's batch of files
+(`rank_summaries.summarize_batch`) keeps each file's error its own."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import msgspec
+import numpy as np
+import pytest
+from corpus import CORPUS, corpus_missing
+from kinetoscope.analysis.core.comms import Collectives, batch_collectives, extract
+from kinetoscope.analysis.core.devices import trace_vendor
+from kinetoscope.analysis.critical_path.stub_tier import STUBS, summarize_stub, summarize_stubs
+from kinetoscope.analysis.distributed.rank_summaries import summarize_batch
+from kinetoscope.ingest.build import build_model
+from kinetoscope.model.rank_batch import join_ranks, why_not_joined
+from kinetoscope.model.trace_model import TraceModel
+from synthetic_job import Layout, write_traces
+
+DATA = Path(__file__).parent / "data"
+_FIELDS = ("kind", "pg", "seq", "start", "end", "nbytes", "group_size", "gs_from", "on_gpu")
+_FIELDS += ("dst", "src", "groups", "rows", "comms_id")
+_ENCODE = msgspec.json.Encoder()
+
+
+def _recorded(job: str) -> list[TraceModel]:
+    paths = sorted((DATA / job).glob("rank*.pt.trace.json.gz"))
+    return [build_model(str(p)) for p in paths]
+
+
+def _assert_same_collectives(got: Collectives, alone: Collectives) -> None:
+    for name in _FIELDS:
+        a, b = getattr(got, name), getattr(alone, name)
+        if isinstance(b, np.ndarray):
+            assert a.dtype == b.dtype and np.array_equal(a, b, b.dtype.kind == "f"), name
+        else:
+            assert a == b, name
+
+
+def _assert_batch_collectives_are_each_ranks(models: list[TraceModel]) -> None:
+    batched = batch_collectives(join_ranks(models))
+    for got, model in zip(batched, models):
+        _assert_same_collectives(got, extract(model))
+
+
+@pytest.mark.parametrize("job", ["gloo_p2p", "gloo_subgroups", "ddp_gloo_buckets"])
+def test_recorded_gloo_jobs_collectives_in_a_batch(job: str) -> None:
+    models = _recorded(job)
+    assert sum(len(extract(m)) for m in models) > 0
+    _assert_batch_collectives_are_each_ranks(models)
+
+
+def test_each_rank_names_its_peers_from_its_own_pg_config() -> None:
+    """The gloo pipeline's sends name their peer only as a rank of the call's group: a rank
+    whose header lists the group's ranks otherwise gets other global peers, in a batch
+    too (the batch has no header of its own)."""
+    first = _recorded("gloo_p2p")[1]
+    second = _recorded("gloo_p2p")[1]
+    second.header = copy.deepcopy(second.header)
+    for group in second.header["distributedInfo"]["pg_config"]:
+        group["ranks"] = [r + 10 for r in group["ranks"]]
+    alone = [extract(first), extract(second)]
+    peers = [set(c.dst.tolist()) | set(c.src.tolist()) for c in alone]
+    assert peers[0] != peers[1] and {10, 11} & peers[1]
+    _assert_batch_collectives_are_each_ranks([first, second])
+
+
+def _assert_stubs_are_each_ranks(models: list[TraceModel]) -> None:
+    together = summarize_stubs(models)
+    assert [_ENCODE.encode(s) for s in together] == [
+        _ENCODE.encode(summarize_stub(m)) for m in models
+    ]
+
+
+def test_stubs_of_the_synthetic_job_in_one_batch(tmp_path: Path) -> None:
+    run = write_traces(Layout(2, 2, 4, steps=3, slow_ranks={5}), tmp_path / "job")
+    models = [build_model(str(run / f"rank{r}.pt.trace.json")) for r in range(16)]
+    assert why_not_joined(models) is None
+    _assert_stubs_are_each_ranks(models)
+
+
+@pytest.mark.parametrize("job", ["gloo_p2p", "gloo_subgroups", "whatif_gloo/baseline"])
+def test_stubs_of_recorded_jobs_in_one_batch(job: str) -> None:
+    _assert_stubs_are_each_ranks(_recorded(job))
+
+
+@pytest.mark.corpus
+def test_stubs_of_the_corpus_batched_by_vendor() -> None:
+    """Every corpus trace the join takes, in one batch per vendor (real GPU traces of
+    NVIDIA, AMD and more: not one job's, which only makes the check harder); a batch of
+    mixed vendors is summarised one by one, the same."""
+    if not CORPUS.is_dir():
+        corpus_missing("the corpus")
+    by_vendor: dict[str, list[TraceModel]] = {}
+    for path in sorted(CORPUS.rglob("*.json*")):
+        if "goldens" in path.parts or "derived" in path.parts:
+            continue
+        model = build_model(str(path))
+        if why_not_joined([model]) is None:
+            by_vendor.setdefault(trace_vendor(model), []).append(model)
+    batched = [models for models in by_vendor.values() if len(models) > 1]
+    assert sum(map(len, batched)) >= 20
+    for models in batched:
+        _assert_stubs_are_each_ranks(models)
+    _assert_stubs_are_each_ranks([models[0] for models in by_vendor.values()])
+
+
+def test_a_broken_file_in_a_workers_batch_is_its_own_error(tmp_path: Path) -> None:
+    run = write_traces(Layout(2, 1, 2, steps=2), tmp_path / "job")
+    paths = [str(run / f"rank{r}.pt.trace.json") for r in range(4)]
+    (tmp_path / "broken.pt.trace.json").write_text('{"traceEvents": [{"ph": "X", ')
+    files = [(p, f"key{i}") for i, p in enumerate(paths)]
+    files.insert(2, (str(tmp_path / "broken.pt.trace.json"), "key-broken"))
+    outcomes = summarize_batch(files, None, STUBS)
+    assert [error is None for _, error, _ in outcomes] == [True, True, False, True, True]
+    made = [summary for summary, _, _ in outcomes if summary is not None]
+    alone = [summarize_stub(build_model(p)) for p in paths]
+    assert [_ENCODE.encode(s) for s in made] == [_ENCODE.encode(s) for s in alone]
