@@ -1,6 +1,7 @@
-"""A batch of ranks' collectives and critical-path stubs (`comms.batch_collectives`,
-`stub_tier.summarize_stubs`): each rank's the same as made from its own model alone, on
-real recorded jobs, the synthetic job and the corpus; and a worker's batch of files
+"""A batch of ranks' collectives, critical-path stubs and Distributed summaries
+(`comms.batch_collectives`, `stub_tier.summarize_stubs`, `summary.summarize_ranks`):
+each rank's the same as made from its own model alone, on real recorded jobs, the
+synthetic job and the corpus; and a worker's batch of files
 (`rank_summaries.summarize_batch`) keeps each file's error its own."""
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from corpus import CORPUS, corpus_missing
 from kinetoscope.analysis.core.comms import Collectives, batch_collectives, extract
 from kinetoscope.analysis.core.devices import trace_vendor
 from kinetoscope.analysis.critical_path.stub_tier import STUBS, summarize_stub, summarize_stubs
-from kinetoscope.analysis.distributed.rank_summaries import summarize_batch
+from kinetoscope.analysis.distributed.rank_job import Tier
+from kinetoscope.analysis.distributed.rank_summaries import DISTRIBUTED, summarize_batch
+from kinetoscope.analysis.distributed.summary import summarize_rank, summarize_ranks
 from kinetoscope.ingest.build import build_model
 from kinetoscope.model.rank_batch import join_ranks, why_not_joined
 from kinetoscope.model.trace_model import TraceModel
@@ -27,8 +30,8 @@ _FIELDS += ("dst", "src", "groups", "rows", "comms_id")
 _ENCODE = msgspec.json.Encoder()
 
 
-def _recorded(job: str) -> list[TraceModel]:
-    paths = sorted((DATA / job).glob("rank*.pt.trace.json.gz"))
+def _recorded(job: str, pattern: str = "rank*.pt.trace.json.gz") -> list[TraceModel]:
+    paths = sorted((DATA / job).glob(pattern))
     return [build_model(str(p)) for p in paths]
 
 
@@ -69,27 +72,47 @@ def test_each_rank_names_its_peers_from_its_own_pg_config() -> None:
     _assert_batch_collectives_are_each_ranks([first, second])
 
 
-def _assert_stubs_are_each_ranks(models: list[TraceModel]) -> None:
-    together = summarize_stubs(models)
-    assert [_ENCODE.encode(s) for s in together] == [
-        _ENCODE.encode(summarize_stub(m)) for m in models
-    ]
+# (made together, made alone) per summary: the critical path's stubs, the Distributed view's.
+_MADE = {
+    "stubs": (summarize_stubs, summarize_stub),
+    "distributed": (summarize_ranks, summarize_rank),
+}
 
 
-def test_stubs_of_the_synthetic_job_in_one_batch(tmp_path: Path) -> None:
+def _assert_each_ranks(kind: str, models: list[TraceModel]) -> None:
+    together, alone = _MADE[kind]
+    made = [_ENCODE.encode(s) for s in together(models)]
+    assert made == [_ENCODE.encode(alone(m)) for m in models]
+
+
+@pytest.mark.parametrize("kind", _MADE)
+def test_the_synthetic_job_in_one_batch(kind: str, tmp_path: Path) -> None:
     run = write_traces(Layout(2, 2, 4, steps=3, slow_ranks={5}), tmp_path / "job")
     models = [build_model(str(run / f"rank{r}.pt.trace.json")) for r in range(16)]
     assert why_not_joined(models) is None
-    _assert_stubs_are_each_ranks(models)
+    _assert_each_ranks(kind, models)
 
 
+@pytest.mark.parametrize("kind", _MADE)
 @pytest.mark.parametrize("job", ["gloo_p2p", "gloo_subgroups", "whatif_gloo/baseline"])
-def test_stubs_of_recorded_jobs_in_one_batch(job: str) -> None:
-    _assert_stubs_are_each_ranks(_recorded(job))
+def test_recorded_jobs_in_one_batch(kind: str, job: str) -> None:
+    models = _recorded(job)
+    assert len(models) > 1
+    _assert_each_ranks(kind, models)
+
+
+@pytest.mark.parametrize("kind", _MADE)
+def test_the_recorded_h200_traces_in_one_batch(kind: str) -> None:
+    """One-GPU recordings (two streams, sync events on and stripped, DDP over NCCL, a
+    DataLoader-bound step) side by side: GPU work, launches and waits of each its own."""
+    models = _recorded(".", "gpu_*/**/*.pt.trace.json.gz")
+    assert len(models) >= 6
+    _assert_each_ranks(kind, models)
 
 
 @pytest.mark.corpus
-def test_stubs_of_the_corpus_batched_by_vendor() -> None:
+@pytest.mark.parametrize("kind", _MADE)
+def test_the_corpus_batched_by_vendor(kind: str) -> None:
     """Every corpus trace the join takes, in one batch per vendor (real GPU traces of
     NVIDIA, AMD and more: not one job's, which only makes the check harder); a batch of
     mixed vendors is summarised one by one, the same."""
@@ -105,18 +128,19 @@ def test_stubs_of_the_corpus_batched_by_vendor() -> None:
     batched = [models for models in by_vendor.values() if len(models) > 1]
     assert sum(map(len, batched)) >= 20
     for models in batched:
-        _assert_stubs_are_each_ranks(models)
-    _assert_stubs_are_each_ranks([models[0] for models in by_vendor.values()])
+        _assert_each_ranks(kind, models)
+    _assert_each_ranks(kind, [models[0] for models in by_vendor.values()])
 
 
-def test_a_broken_file_in_a_workers_batch_is_its_own_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize("tier", [STUBS, DISTRIBUTED], ids=["stubs", "distributed"])
+def test_a_broken_file_in_a_workers_batch_is_its_own_error(tier: Tier, tmp_path: Path) -> None:
     run = write_traces(Layout(2, 1, 2, steps=2), tmp_path / "job")
     paths = [str(run / f"rank{r}.pt.trace.json") for r in range(4)]
     (tmp_path / "broken.pt.trace.json").write_text('{"traceEvents": [{"ph": "X", ')
     files = [(p, f"key{i}") for i, p in enumerate(paths)]
     files.insert(2, (str(tmp_path / "broken.pt.trace.json"), "key-broken"))
-    outcomes = summarize_batch(files, None, STUBS)
+    outcomes = summarize_batch(files, None, tier)
     assert [error is None for _, error, _ in outcomes] == [True, True, False, True, True]
     made = [summary for summary, _, _ in outcomes if summary is not None]
-    alone = [summarize_stub(build_model(p)) for p in paths]
+    alone = [tier.make(build_model(p)) for p in paths]
     assert [_ENCODE.encode(s) for s in made] == [_ENCODE.encode(s) for s in alone]

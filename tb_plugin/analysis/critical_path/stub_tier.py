@@ -14,16 +14,14 @@ from typing import Any, Optional
 
 import msgspec
 
-from ...model.rank_batch import join_ranks, why_not_joined
 from ...model.trace_model import TraceModel
 from ...store.run_context import RunContext
 from ..core import comms
-from ..core.devices import keep_vendor, trace_vendor
+from ..core.rank_batches import steps_and_collectives
 from ..core.ranks import header_rank
-from ..core.steps import Steps, batch_steps, find_steps
+from ..core.steps import Steps, find_steps
 from ..core.summary_cache import SummaryCache
 from ..core.taxonomy import taxonomy_version
-from ..core.trusted_rows import keep_ranks_row_flags
 from ..distributed.rank_job import Tier
 from ..distributed.rank_summaries import (
     DISTRIBUTED,
@@ -60,20 +58,13 @@ def summarize_stub(model: TraceModel) -> StubSummary:
 
 def summarize_stubs(models: list[TraceModel]) -> list[StubSummary]:
     """The stubs of many ranks (a worker's batch), each the same as `summarize_stub` of
-    it: ranks of one job are joined into one table (`model.rank_batch`) and their steps
-    and collectives found in one pass each, where one pass a rank paid numpy's cost per
-    call on ~200 rows. Each rank's vendor and untrusted rows are its own (a trace's
-    health is judged within it); ranks whose vendors differ, or that the join refuses,
-    are summarised one by one."""
-    vendors = {trace_vendor(model) for model in models}
-    if len(models) < 2 or len(vendors) != 1 or why_not_joined(models) is not None:
+    it: their steps and collectives are found together (`rank_batches`), where one pass
+    a rank paid numpy's cost per call on ~200 rows; ranks that cannot be analysed
+    together are summarised one by one."""
+    found = steps_and_collectives(models)
+    if found is None:
         return [summarize_stub(model) for model in models]
-    batch = join_ranks(models)
-    keep_vendor(batch.model, vendors.pop())
-    keep_ranks_row_flags(batch.model, models)
-    steps = batch_steps(batch)
-    collectives = comms.batch_collectives(batch)
-    return [_stub(model, s, c) for model, s, c in zip(models, steps, collectives)]
+    return [_stub(model, steps, coll) for model, (steps, coll) in zip(models, found)]
 
 
 def _stub(model: TraceModel, steps: Steps, collectives: comms.Collectives) -> StubSummary:

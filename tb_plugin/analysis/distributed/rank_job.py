@@ -121,3 +121,36 @@ class Collected:
         self.results[i] = summary
         self.errors[i] = error
         self.done += 1
+
+
+# A tier's `make_many` takes ranks up to this many rows together (the bench's 2,048-rank
+# job: ~200 rows a rank); a larger rank is summarised alone, as its passes are long enough.
+TOGETHER_ROWS = 1 << 15
+
+
+def made_one(tier: Tier[Any], model: TraceModel, path: str) -> Outcome:
+    """The tier's summary of one rank's model, or the error it raised (its own)."""
+    try:
+        return (tier.make(model), None, None)
+    except Exception as exc:  # noqa: BLE001 - one rank never takes the job down
+        return (None, describe_error(path, exc), repr(exc))
+
+
+def made_together(
+    tier: Tier[Any],
+    waiting: list[tuple[int, TraceModel]],
+    files: list[tuple[str, str]],
+    out: list[Outcome],
+) -> None:
+    """The summaries of the `waiting` ranks, made together (`make_many`); where that
+    fails, one by one, so that one rank's error is its own."""
+    if not waiting or tier.make_many is None:
+        return
+    try:
+        made = tier.make_many([model for _, model in waiting])
+    except Exception:  # noqa: BLE001 - the ranks are made again one by one, each its error
+        for i, model in waiting:
+            out[i] = made_one(tier, model, files[i][0])
+        return
+    for (i, _), summary in zip(waiting, made):
+        out[i] = (summary, None, None)

@@ -35,7 +35,7 @@ from ...store.pools import PROCESS_POOL_MIN_RANKS, WorkerPools
 from ...store.run_context import Progress, RunContext
 from ..core.summary_cache import SummaryCache, model_of
 from ..core.taxonomy import taxonomy_version
-from .rank_job import Collected, Outcome, RankFailed, Tier
+from .rank_job import TOGETHER_ROWS, Collected, Outcome, RankFailed, Tier, made_one, made_together
 from .summary import ProcessGroup
 from .summary_pack import PackFormat, SummaryPack
 from .types import DistributedResponse, RankError
@@ -45,6 +45,7 @@ from .view import (
     RankSummary,
     analyze,
     summarize_rank,
+    summarize_ranks,
 )
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ def summary_pack(cache_dir: str, run: str) -> SummaryPack[RankSummary]:
     return SummaryPack(os.path.join(cache_dir, SUMMARY_DIR), run, SUMMARY_VIEW, _PACKING)
 
 
-DISTRIBUTED = Tier(summarize_rank, summary_cache, summary_pack)
+DISTRIBUTED = Tier(summarize_rank, summary_cache, summary_pack, summarize_ranks)
 
 
 def _model_of(path: str, key: str, cache_dir: str | None, store: TraceStore | None) -> TraceModel:
@@ -130,11 +131,6 @@ def _loaded(path: str, key: str, cache_dir: str | None, store: TraceStore | None
         raise RankFailed(describe_error(path, exc)) from None
 
 
-# A tier's `make_many` takes ranks up to this many rows together (the bench's 2,048-rank
-# job: ~200 rows a rank); a larger rank is summarised alone, as its passes are long enough.
-TOGETHER_ROWS = 1 << 15
-
-
 def summarize_batch(
     files: list[tuple[str, str]], cache_dir: str | None, tier: Tier[Any] | None = None
 ) -> list[Outcome]:
@@ -155,39 +151,12 @@ def summarize_batch(
         if tier.make_many is not None and len(model) <= TOGETHER_ROWS:
             waiting.append((len(out) - 1, model))
             if sum(len(m) for _, m in waiting) >= TOGETHER_ROWS:
-                _made_together(tier, waiting, files, out)
+                made_together(tier, waiting, files, out)
                 waiting = []
         else:
-            out[-1] = _made(tier, model, path)
-    _made_together(tier, waiting, files, out)
+            out[-1] = made_one(tier, model, path)
+    made_together(tier, waiting, files, out)
     return out
-
-
-def _made(tier: Tier[Any], model: TraceModel, path: str) -> Outcome:
-    try:
-        return (tier.make(model), None, None)
-    except Exception as exc:  # noqa: BLE001 - one rank never takes the job down
-        return (None, describe_error(path, exc), repr(exc))
-
-
-def _made_together(
-    tier: Tier[Any],
-    waiting: list[tuple[int, TraceModel]],
-    files: list[tuple[str, str]],
-    out: list[Outcome],
-) -> None:
-    """The summaries of the `waiting` ranks, made together (`make_many`); where that
-    fails, one by one, so that one rank's error is its own."""
-    if not waiting or tier.make_many is None:
-        return
-    try:
-        made = tier.make_many([model for _, model in waiting])
-    except Exception:  # noqa: BLE001 - the ranks are made again one by one, each its error
-        for i, model in waiting:
-            out[i] = _made(tier, model, files[i][0])
-        return
-    for (i, _), summary in zip(waiting, made):
-        out[i] = (summary, None, None)
 
 
 # --- a run ---------------------------------------------------------------------------------

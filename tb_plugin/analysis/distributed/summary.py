@@ -15,6 +15,7 @@ from ..core import breakdown, comms
 from ..core import gpu as gpu_summary
 from ..core.common import complete_rows, ends, name_flags
 from ..core.intervals import IntervalUnion
+from ..core.rank_batches import steps_and_collectives
 from ..core.ranks import header_rank
 from ..core.rules import is_dataloader_range, is_step_name
 from ..core.steps import Steps, find_steps
@@ -281,14 +282,25 @@ def _cpu_computation(model: TraceModel) -> IntervalUnion:
 
 
 def summarize_rank(model: TraceModel) -> RankSummary:
-    steps = find_steps(model)
+    return _rank_summary(model, find_steps(model), comms.extract(model))
+
+
+def summarize_ranks(models: list[TraceModel]) -> list[RankSummary]:
+    """The summaries of many ranks (a worker's batch), each the same as `summarize_rank`
+    of it: their steps and collectives are found together (`rank_batches`)."""
+    found = steps_and_collectives(models)
+    if found is None:
+        return [summarize_rank(model) for model in models]
+    return [_rank_summary(model, steps, coll) for model, (steps, coll) in zip(models, found)]
+
+
+def _rank_summary(model: TraceModel, steps: Steps, coll: comms.Collectives) -> RankSummary:
     has_kernels = complete_rows(model, Kind.KERNEL).size > 0
     info = model.header.get("distributedInfo")
     info = info if isinstance(info, dict) else {}
     backend = info.get("backend")
     host = model.header.get("host_name")
     devices = gpu_summary.summarize(model, steps) if has_kernels else []
-    coll = comms.extract(model)
     return RankSummary(
         version=VERSION,
         rank=header_rank(model.header),

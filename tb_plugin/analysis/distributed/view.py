@@ -67,6 +67,7 @@ from .summary import (
     VERSION,
     RankSummary,
     summarize_rank,
+    summarize_ranks,
 )
 from .types import (
     DistributedView,
@@ -76,7 +77,15 @@ from .types import (
     RankView,
 )
 
-__all__ = ["FACTORS", "VERSION", "RankInput", "RankSummary", "analyze", "summarize_rank"]
+__all__ = [
+    "FACTORS",
+    "VERSION",
+    "RankInput",
+    "RankSummary",
+    "analyze",
+    "summarize_rank",
+    "summarize_ranks",
+]
 
 # --- stage 2: across ranks -----------------------------------------------------------------
 
