@@ -14,7 +14,7 @@ import pytest
 from builders import TraceBuilder
 from corpus import corpus_path
 from kinetoscope.ingest.build import build_model
-from kinetoscope.model.rank_batch import RankBatch, join_ranks, why_not_joined
+from kinetoscope.model.rank_batch import NotJoined, RankBatch, join_ranks, why_not_joined
 from kinetoscope.model.trace_model import EVENT_COLUMNS, TraceModel
 from synthetic_job import Layout, write_traces
 
@@ -185,5 +185,5 @@ def test_gpu_work_named_only_by_its_pid_is_refused(tmp_path: Path) -> None:
     assert why_not_joined(models) == (
         "model 0 has GPU work whose device is named only by its process id"
     )
-    with pytest.raises(ValueError, match="only by its process id"):
+    with pytest.raises(NotJoined, match="only by its process id"):
         join_ranks(models)

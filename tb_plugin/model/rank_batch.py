@@ -73,6 +73,10 @@ class RankBatch:
         return slice(int(self.first_rows[k]), int(self.first_rows[k + 1]))
 
 
+class NotJoined(ValueError):
+    """The ranks cannot be joined so that each keeps its own answers (why: the message)."""
+
+
 def why_not_joined(models: list[TraceModel]) -> str | None:
     """Why these models cannot be joined so that each rank keeps its own answers (None:
     they can)."""
@@ -80,11 +84,11 @@ def why_not_joined(models: list[TraceModel]) -> str | None:
 
 
 def join_ranks(models: list[TraceModel]) -> RankBatch:
-    """The models as one batch (ValueError where `why_not_joined` says why not)."""
+    """The models as one batch (NotJoined where `why_not_joined` says why not)."""
     rows = _Rows(models)
     why = rows.refusal()
     if why is not None:
-        raise ValueError(why)
+        raise NotJoined(why)
     moves = _Moves(
         _stride(max((_largest_pid(m) for m in models), default=0)),
         _stride(max((_largest(rows.columns[key]) for key in ID_COLUMNS), default=0)),

@@ -6,7 +6,7 @@ itself stays each rank's own: its vendor (from its header) and its untrusted row
 
 from __future__ import annotations
 
-from ...model.rank_batch import join_ranks, why_not_joined
+from ...model.rank_batch import NotJoined, join_ranks
 from ...model.trace_model import TraceModel
 from .comms import Collectives, batch_collectives
 from .devices import keep_vendor, trace_vendor
@@ -19,9 +19,12 @@ def steps_and_collectives(models: list[TraceModel]) -> list[tuple[Steps, Collect
     analysed together (fewer than two, their vendors differ, or the join refuses them):
     their caller then summarises them one by one."""
     vendors = {trace_vendor(model) for model in models}
-    if len(models) < 2 or len(vendors) != 1 or why_not_joined(models) is not None:
+    if len(models) < 2 or len(vendors) != 1:
         return None
-    batch = join_ranks(models)
+    try:
+        batch = join_ranks(models)
+    except NotJoined:
+        return None
     keep_vendor(batch.model, vendors.pop())
     keep_ranks_row_flags(batch.model, models)
     return list(zip(batch_steps(batch), batch_collectives(batch)))
