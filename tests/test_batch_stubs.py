@@ -1,12 +1,14 @@
-"""A batch of ranks' collectives, critical-path stubs and Distributed summaries
-(`comms.batch_collectives`, `stub_tier.summarize_stubs`, `summary.summarize_ranks`):
-each rank's the same as made from its own model alone, on real recorded jobs, the
+"""A batch of ranks' collectives, critical-path stubs, Distributed summaries and changed
+summaries (`comms.batch_collectives`, `stub_tier.summarize_stubs`,
+`summary.summarize_ranks`, `rank_batches.made_sharing_tables`): each rank's the same as
+made from its own model alone, on real recorded jobs, the
 synthetic job and the corpus; and a worker's batch of files
 (`rank_summaries.summarize_batch`) keeps each file's error its own."""
 
 from __future__ import annotations
 
 import copy
+from functools import partial
 from pathlib import Path
 
 import msgspec
@@ -15,7 +17,10 @@ import pytest
 from corpus import CORPUS, corpus_missing
 from kinetoscope.analysis.core.comms import Collectives, batch_collectives, extract
 from kinetoscope.analysis.core.devices import trace_vendor
+from kinetoscope.analysis.core.rank_batches import made_sharing_tables
+from kinetoscope.analysis.critical_path.each_change import summarize_each
 from kinetoscope.analysis.critical_path.stub_tier import STUBS, summarize_stub, summarize_stubs
+from kinetoscope.analysis.critical_path.summaries import summarize
 from kinetoscope.analysis.distributed.rank_job import Tier
 from kinetoscope.analysis.distributed.rank_summaries import DISTRIBUTED, summarize_batch
 from kinetoscope.analysis.distributed.summary import summarize_rank, summarize_ranks
@@ -72,10 +77,22 @@ def test_each_rank_names_its_peers_from_its_own_pg_config() -> None:
     _assert_batch_collectives_are_each_ranks([first, second])
 
 
-# (made together, made alone) per summary: the critical path's stubs, the Distributed view's.
+# A what-if's change every rank has (its whole work twice as fast), and a top gains' list.
+_HALVED = {"rank_all": 1, "factor": 0.5}
+_EACH = (_HALVED, {"collective": "all_reduce", "factor": 2.0})
+# (made together, made alone) per summary: the critical path's stubs, the Distributed
+# view's, a what-if's changed summary (its tier's), the top gains' summaries a rank.
 _MADE = {
     "stubs": (summarize_stubs, summarize_stub),
     "distributed": (summarize_ranks, summarize_rank),
+    "what-if": (
+        partial(made_sharing_tables, partial(summarize, _HALVED)),
+        partial(summarize, _HALVED),
+    ),
+    "top gains": (
+        partial(made_sharing_tables, partial(summarize_each, _EACH)),
+        partial(summarize_each, _EACH),
+    ),
 }
 
 

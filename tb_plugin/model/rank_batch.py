@@ -27,9 +27,9 @@ change; kept, the ranks would share it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import msgspec
 import numpy as np
 
 from .categories import GPU_ACTIVITY_KINDS, kind_mask
@@ -47,8 +47,7 @@ from .trace_model import EVENT_COLUMNS, NARROW_COLUMNS, TraceModel
 ID_COLUMNS = ("correlation", "external_id", "flow_id", "python_id", "python_parent_id")
 
 
-@dataclass(frozen=True)
-class RankBatch:
+class RankBatch(msgspec.Struct, frozen=True):
     """K ranks' models as one (`model`): rank k holds rows [first_rows[k],
     first_rows[k + 1]); its process ids, ids and devices are moved by k times the
     strides; `headers`, `warnings` and `partial` are each file's own."""
@@ -169,8 +168,7 @@ class _Rows:
         return np.where(values >= 0, values + self.rank * stride, values)
 
 
-@dataclass(frozen=True)
-class _Moves:
+class _Moves(msgspec.Struct, frozen=True):
     pid_stride: int
     id_stride: int
     device_stride: int

@@ -41,7 +41,7 @@ def complete_rows(model: TraceModel, *kinds: Kind) -> np.ndarray:
     event. Rows whose time cannot be trusted (a second copy of an event, `"ts": 0`, off
     the clock: `trusted_rows.py`) are left out here, once for every view; the trace
     view, which shows every event, reads the model's own."""
-    key = "_complete_rows:" + ",".join(str(int(k)) for k in sorted(set(kinds)))
+    key = _complete_rows_key(kinds)
 
     def build(m: TraceModel) -> np.ndarray:
         # Held through the views that read them (the Python frames' rows: 3.5 MB of a 253
@@ -51,6 +51,17 @@ def complete_rows(model: TraceModel, *kinds: Kind) -> np.ndarray:
         return read_only(nonzero_rows(m, mask))
 
     return model.derived(key, build)
+
+
+def _complete_rows_key(kinds: tuple[Kind, ...]) -> str:
+    return "_complete_rows:" + ",".join(str(int(k)) for k in sorted(set(kinds)))
+
+
+def keep_complete_rows(model: TraceModel, kinds: tuple[Kind, ...], rows: np.ndarray) -> None:
+    """Keeps `rows` as the model's `complete_rows(model, *kinds)`: found for a batch of
+    ranks and split back (`rank_batches.share_tables`), the same rows."""
+    rows = read_only(narrow_rows(model, rows))
+    model.derived(_complete_rows_key(kinds), lambda _: rows)
 
 
 def narrow_rows(model: TraceModel, rows: np.ndarray) -> np.ndarray:

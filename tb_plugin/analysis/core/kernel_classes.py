@@ -46,6 +46,12 @@ def kernel_classes(model: TraceModel) -> KernelClasses:
     return model.derived("_kernel_classes", _classify_kernels)
 
 
+def keep_kernel_classes(model: TraceModel, classes: KernelClasses) -> None:
+    """Keeps `classes` as the model's: found for a batch of ranks and split back
+    (`rank_batches.share_tables`), the same classes."""
+    model.derived("_kernel_classes", lambda _: classes)
+
+
 def _classify_kernels(model: TraceModel) -> KernelClasses:
     rows = complete_rows(model, Kind.KERNEL)
     by_name = name_classes(model)

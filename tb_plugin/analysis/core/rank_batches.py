@@ -1,23 +1,45 @@
 """Many small ranks of one job analysed together (`model.rank_batch`): the steps and the
-collectives each rank's summary starts from, found in one pass each over the ranks' rows
-side by side, each rank's the same as its own model gives. What a trace judges within
-itself stays each rank's own: its vendor (from its header) and its untrusted rows
-(duplicates, clock outliers)."""
+collectives each rank's summary starts from, and the tables every rank's analysis shares
+(its row sets, kernel classes, steps), found in one pass each over the ranks' rows side
+by side, each rank's the same as its own model gives. What a trace judges within itself
+stays each rank's own: its vendor (from its header) and its untrusted rows (duplicates,
+clock outliers)."""
 
 from __future__ import annotations
 
-from ...model.rank_batch import NotJoined, join_ranks
+from collections.abc import Callable
+from typing import TypeVar
+
+import numpy as np
+
+from ...model.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind
+from ...model.rank_batch import NotJoined, RankBatch, join_ranks
 from ...model.trace_model import TraceModel
+from .common import complete_rows, keep_complete_rows
 from .comms import Collectives, batch_collectives
 from .devices import keep_vendor, trace_vendor
-from .steps import Steps, batch_steps
+from .kernel_classes import KernelClasses, keep_kernel_classes, kernel_classes
+from .steps import Steps, batch_step_rows, batch_steps, keep_steps
 from .trusted_rows import keep_ranks_row_flags
 
+S = TypeVar("S")
 
-def steps_and_collectives(models: list[TraceModel]) -> list[tuple[Steps, Collectives]] | None:
-    """Each rank's steps and collectives, found together; None where the ranks are not
-    analysed together (fewer than two, their vendors differ, or the join refuses them):
-    their caller then summarises them one by one."""
+# The row sets a rank's summaries ask for (`complete_rows`), found once for a batch.
+ROW_SETS: tuple[tuple[Kind, ...], ...] = (
+    (Kind.CPU_OP, Kind.USER_ANNOTATION),
+    (Kind.KERNEL,),
+    (Kind.MEMCPY,),
+    (Kind.MEMSET,),
+    GPU_ACTIVITY_KINDS,
+    LAUNCH_KINDS,
+    (Kind.SYNC,),
+)
+
+
+def batch_of(models: list[TraceModel]) -> RankBatch | None:
+    """The ranks joined, each rank's vendor and untrusted rows kept with the batch; None
+    where they are not analysed together (fewer than two, their vendors differ, or the
+    join refuses them): their caller then analyses them one by one."""
     vendors = {trace_vendor(model) for model in models}
     if len(models) < 2 or len(vendors) != 1:
         return None
@@ -27,4 +49,59 @@ def steps_and_collectives(models: list[TraceModel]) -> list[tuple[Steps, Collect
         return None
     keep_vendor(batch.model, vendors.pop())
     keep_ranks_row_flags(batch.model, models)
+    return batch
+
+
+def steps_and_collectives(models: list[TraceModel]) -> list[tuple[Steps, Collectives]] | None:
+    """Each rank's steps and collectives, found together (None: see `batch_of`)."""
+    batch = batch_of(models)
+    if batch is None:
+        return None
     return list(zip(batch_steps(batch), batch_collectives(batch)))
+
+
+def share_tables(batch: RankBatch, models: list[TraceModel]) -> None:
+    """Each rank's model keeps its part of the tables found once for the batch: the row
+    sets (`ROW_SETS`), the kernel classes, the ProfilerStep rows and the steps. A rank's
+    own analysis then reads them where it would have found them again."""
+    first = batch.first_rows
+    for kinds in ROW_SETS:
+        rows = complete_rows(batch.model, *kinds)
+        for k, (lo, hi) in enumerate(_bounds(rows, first)):
+            keep_complete_rows(models[k], kinds, rows[lo:hi] - first[k])
+    classes = kernel_classes(batch.model)
+    for k, (lo, hi) in enumerate(_bounds(classes.rows, first)):
+        keep_kernel_classes(models[k], _classes_part(classes, lo, hi, int(first[k])))
+    step_rows = batch_step_rows(batch)
+    bounds = _bounds(step_rows, first)
+    for k, steps in enumerate(batch_steps(batch)):
+        lo, hi = bounds[k]
+        keep_steps(models[k], steps, step_rows[lo:hi] - first[k])
+
+
+def made_sharing_tables(make: Callable[[TraceModel], S], models: list[TraceModel]) -> list[S]:
+    """`make` of each rank (a worker's batch), each the same as alone: the tables they
+    share are found once for the batch (`share_tables`), where they can be; the rest of
+    each rank's analysis (a critical path's graph) is its own."""
+    batch = batch_of(models)
+    if batch is not None:
+        share_tables(batch, models)
+    return [make(model) for model in models]
+
+
+def _bounds(rows: np.ndarray, first_rows: np.ndarray) -> list[tuple[int, int]]:
+    """Per rank, where its rows lie in `rows` (the batch's rows of a set, ascending by
+    rank)."""
+    at = np.searchsorted(rows, first_rows).tolist()
+    return list(zip(at[:-1], at[1:]))
+
+
+def _classes_part(classes: KernelClasses, lo: int, hi: int, first: int) -> KernelClasses:
+    return KernelClasses(
+        classes.rows[lo:hi] - first,
+        classes.work[lo:hi],
+        classes.matrix[lo:hi],
+        classes.collective[lo:hi],
+        classes.family[lo:hi],
+        classes.via_op[lo:hi],
+    )

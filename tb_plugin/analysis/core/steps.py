@@ -13,12 +13,11 @@ ending before step 0's first kernel) ends before step 0 starts.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import msgspec
 import numpy as np
 
-from ...model.categories import Kind
+from ...model.categories import GPU_ACTIVITY_KINDS, Kind
 from ...model.rank_batch import RankBatch
 from ...model.trace_model import TraceModel
 from .common import (
@@ -56,6 +55,23 @@ def host_step_rows(model: TraceModel) -> np.ndarray:
     """The ProfilerStep ranges, one per step number, by start (read-only), kept with the
     model: the steps, the critical path's cuts, anchors and thread links each ask."""
     return model.derived("_host_step_rows", lambda m: read_only(_host_step_rows(m, _one_rank(m))))
+
+
+def keep_steps(model: TraceModel, steps: Steps, step_rows: np.ndarray) -> None:
+    """Keeps `steps` and their ProfilerStep rows as the model's: found for a batch of
+    ranks and split back (`rank_batches.share_tables`), the same."""
+    model.derived("_host_step_rows", lambda _: read_only(step_rows))
+    model.derived("_steps", lambda _: steps)
+
+
+def batch_step_rows(batch: RankBatch) -> np.ndarray:
+    """Each rank's ProfilerStep rows (one per rank and step number), rank after rank;
+    kept with the batch's model."""
+    return _rank_step_rows(batch.model, batch.first_rows)
+
+
+def _rank_step_rows(model: TraceModel, first_rows: np.ndarray) -> np.ndarray:
+    return model.derived("_rank_step_rows", lambda m: read_only(_host_step_rows(m, first_rows)))
 
 
 def _one_rank(model: TraceModel) -> np.ndarray:
@@ -102,16 +118,18 @@ def find_steps(model: TraceModel) -> Steps:
 
 
 def batch_steps(batch: RankBatch) -> list[Steps]:
-    """Each rank's steps, found in one pass over the batch's rows: the same as
-    `find_steps` of each rank's own model (the ranks' ProfilerStep#N kept apart)."""
-    return _steps_of_ranks(batch.model, batch.first_rows)
+    """Each rank's steps, found in one pass over the batch's rows (kept with the batch's
+    model): the same as `find_steps` of each rank's own model (the ranks' ProfilerStep#N
+    kept apart)."""
+    first_rows = batch.first_rows
+    return batch.model.derived("_rank_steps", lambda m: _steps_of_ranks(m, first_rows))
 
 
 def _steps_of_ranks(model: TraceModel, first_rows: np.ndarray) -> list[Steps]:
     """The steps of each rank of `model` (rank k: rows from `first_rows[k]`)."""
     ev = model.events
     ranks = first_rows.size - 1
-    rows = host_step_rows(model) if ranks == 1 else _host_step_rows(model, first_rows)
+    rows = host_step_rows(model) if ranks == 1 else _rank_step_rows(model, first_rows)
     bounds = np.searchsorted(_rank_of(rows, first_rows), np.arange(ranks + 1))
     names = model.names_of(rows)
     numbers = _step_numbers(model, rows).tolist()
@@ -140,11 +158,12 @@ def _whole_trace(model: TraceModel, lo: int, hi: int) -> Steps:
     """A rank with no ProfilerStep (rows [lo, hi)): one step, its host work's span (else
     its Python, runtime and driver calls', else its GPU work's)."""
     ev = model.events
-    for rows in (
-        complete_rows(model, Kind.CPU_OP, Kind.USER_ANNOTATION),
-        complete_rows(model, Kind.PYTHON, Kind.RUNTIME, Kind.DRIVER),
-        gpu_rows(model),
-    ):
+    for kinds in (
+        (Kind.CPU_OP, Kind.USER_ANNOTATION),
+        (Kind.PYTHON, Kind.RUNTIME, Kind.DRIVER),
+        GPU_ACTIVITY_KINDS,
+    ):  # each set found only where the one before it has no row of the rank
+        rows = complete_rows(model, *kinds)
         own = rows[np.searchsorted(rows, lo) : np.searchsorted(rows, hi)]
         if own.size:
             return Steps(
@@ -158,8 +177,7 @@ def _whole_trace(model: TraceModel, lo: int, hi: int) -> Steps:
     return Steps([], [], np.empty(0), np.empty(0), "none", np.empty(0, dtype=np.int64))
 
 
-@dataclass
-class _DeviceReach:
+class _DeviceReach(msgspec.Struct):
     """Per step (all ranks' steps in order), the first start and last end of the GPU work
     launched inside it and how much; per rank, the end of the device work before its
     first step's (-inf: none) and whether any of its work was launched inside a step."""

@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 
 from ...model.trace_model import TraceModel
+from ..core.rank_batches import made_sharing_tables
 from ..core.summary_cache import SummaryCache
 from ..core.taxonomy import taxonomy_version
 from ..distributed.rank_job import Tier
@@ -116,4 +117,9 @@ def _pack(changes: tuple[dict[str, Any], ...], cache_dir: str, run: str) -> Summ
 def each_change_tier(changes: list[dict[str, Any]]) -> Tier[ChangedSummaries]:
     """The rank summaries of a run under each of `changes`, a rank read once for all."""
     kept = tuple({k: v for k, v in c.items() if k in CHANGE_KEYS} for c in changes)
-    return Tier(partial(summarize_each, kept), partial(_cache, kept), partial(_pack, kept))
+    return Tier(
+        partial(summarize_each, kept),
+        partial(_cache, kept),
+        partial(_pack, kept),
+        partial(made_sharing_tables, partial(summarize_each, kept)),
+    )

@@ -16,6 +16,7 @@ import msgspec
 import numpy as np
 
 from ...model.trace_model import TraceModel
+from ..core.rank_batches import made_sharing_tables
 from ..core.summary_cache import SummaryCache
 from ..core.taxonomy import taxonomy_version
 from ..distributed.rank_job import Tier
@@ -148,7 +149,10 @@ def tier(params: dict[str, Any]) -> Tier[PathSummary]:
     """The rank summaries of a run under the change `params` names."""
     change: dict[str, Any] = {k: v for k, v in params.items() if k in CHANGE_KEYS}
     return Tier(
-        partial(summarize, change), partial(summary_cache, change), partial(summary_pack, change)
+        partial(summarize, change),
+        partial(summary_cache, change),
+        partial(summary_pack, change),
+        partial(made_sharing_tables, partial(summarize, change)),
     )
 
 

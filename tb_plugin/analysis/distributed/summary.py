@@ -14,8 +14,9 @@ from ...model.trace_model import TraceModel
 from ..core import breakdown, comms
 from ..core import gpu as gpu_summary
 from ..core.common import complete_rows, ends, name_flags
+from ..core.comms import batch_collectives
 from ..core.intervals import IntervalUnion
-from ..core.rank_batches import steps_and_collectives
+from ..core.rank_batches import batch_of, share_tables
 from ..core.ranks import header_rank
 from ..core.rules import is_dataloader_range, is_step_name
 from ..core.steps import Steps, find_steps
@@ -287,11 +288,14 @@ def summarize_rank(model: TraceModel) -> RankSummary:
 
 def summarize_ranks(models: list[TraceModel]) -> list[RankSummary]:
     """The summaries of many ranks (a worker's batch), each the same as `summarize_rank`
-    of it: their steps and collectives are found together (`rank_batches`)."""
-    found = steps_and_collectives(models)
-    if found is None:
+    of it: their collectives and the tables they share (row sets, kernel classes, steps)
+    are found together (`rank_batches`)."""
+    batch = batch_of(models)
+    if batch is None:
         return [summarize_rank(model) for model in models]
-    return [_rank_summary(model, steps, coll) for model, (steps, coll) in zip(models, found)]
+    share_tables(batch, models)
+    collectives = batch_collectives(batch)
+    return [_rank_summary(m, find_steps(m), coll) for m, coll in zip(models, collectives)]
 
 
 def _rank_summary(model: TraceModel, steps: Steps, coll: comms.Collectives) -> RankSummary:
