@@ -141,6 +141,7 @@ def summarize_batch(
     tier = tier or DISTRIBUTED
     out: list[Outcome] = []
     waiting: list[tuple[int, TraceModel]] = []  # small ranks, for `make_many`
+    waiting_rows = 0
     for path, key in files:
         try:
             model = _loaded(path, key, cache_dir, None)
@@ -150,9 +151,10 @@ def summarize_batch(
         out.append((None, None, None))
         if tier.make_many is not None and len(model) <= TOGETHER_ROWS:
             waiting.append((len(out) - 1, model))
-            if sum(len(m) for _, m in waiting) >= TOGETHER_ROWS:
+            waiting_rows += len(model)
+            if waiting_rows >= TOGETHER_ROWS:
                 made_together(tier, waiting, files, out)
-                waiting = []
+                waiting, waiting_rows = [], 0
         else:
             out[-1] = made_one(tier, model, path)
     made_together(tier, waiting, files, out)
