@@ -8,6 +8,7 @@ synthetic job and the corpus; and a worker's batch of files
 from __future__ import annotations
 
 import copy
+import functools
 from functools import partial
 from pathlib import Path
 
@@ -96,35 +97,55 @@ _MADE = {
 }
 
 
-def _assert_each_ranks(kind: str, models: list[TraceModel]) -> None:
+def _assert_each_ranks(kind: str, paths: list[Path]) -> None:
+    """`kind` made together over the files' models equals it made over models read again,
+    one by one: a batch keeps tables with its ranks' models (`share_tables`), so the
+    models it was given must not be the ones each rank is made alone from."""
     together, alone = _MADE[kind]
-    made = [_ENCODE.encode(s) for s in together(models)]
-    assert made == [_ENCODE.encode(alone(m)) for m in models]
+    made = [_ENCODE.encode(s) for s in together([build_model(str(p)) for p in paths])]
+    assert made == [_ENCODE.encode(alone(build_model(str(p)))) for p in paths]
+
+
+def _recorded_paths(job: str, pattern: str = "rank*.pt.trace.json.gz") -> list[Path]:
+    return sorted((DATA / job).glob(pattern))
 
 
 @pytest.mark.parametrize("kind", _MADE)
 def test_the_synthetic_job_in_one_batch(kind: str, tmp_path: Path) -> None:
     run = write_traces(Layout(2, 2, 4, steps=3, slow_ranks={5}), tmp_path / "job")
-    models = [build_model(str(run / f"rank{r}.pt.trace.json")) for r in range(16)]
-    assert why_not_joined(models) is None
-    _assert_each_ranks(kind, models)
+    paths = [run / f"rank{r}.pt.trace.json" for r in range(16)]
+    assert why_not_joined([build_model(str(p)) for p in paths]) is None
+    _assert_each_ranks(kind, paths)
 
 
 @pytest.mark.parametrize("kind", _MADE)
 @pytest.mark.parametrize("job", ["gloo_p2p", "gloo_subgroups", "whatif_gloo/baseline"])
 def test_recorded_jobs_in_one_batch(kind: str, job: str) -> None:
-    models = _recorded(job)
-    assert len(models) > 1
-    _assert_each_ranks(kind, models)
+    paths = _recorded_paths(job)
+    assert len(paths) > 1
+    _assert_each_ranks(kind, paths)
 
 
 @pytest.mark.parametrize("kind", _MADE)
 def test_the_recorded_h200_traces_in_one_batch(kind: str) -> None:
     """One-GPU recordings (two streams, sync events on and stripped, DDP over NCCL, a
     DataLoader-bound step) side by side: GPU work, launches and waits of each its own."""
-    models = _recorded(".", "gpu_*/**/*.pt.trace.json.gz")
-    assert len(models) >= 6
-    _assert_each_ranks(kind, models)
+    paths = _recorded_paths(".", "gpu_*/**/*.pt.trace.json.gz")
+    assert len(paths) >= 6
+    _assert_each_ranks(kind, paths)
+
+
+@functools.cache
+def _corpus_by_vendor() -> dict[str, list[Path]]:
+    """The corpus traces the join takes, by vendor."""
+    by_vendor: dict[str, list[Path]] = {}
+    for path in sorted(CORPUS.rglob("*.json*")):
+        if "goldens" in path.parts or "derived" in path.parts:
+            continue
+        model = build_model(str(path))
+        if why_not_joined([model]) is None:
+            by_vendor.setdefault(trace_vendor(model), []).append(path)
+    return by_vendor
 
 
 @pytest.mark.corpus
@@ -135,18 +156,12 @@ def test_the_corpus_batched_by_vendor(kind: str) -> None:
     mixed vendors is summarised one by one, the same."""
     if not CORPUS.is_dir():
         corpus_missing("the corpus")
-    by_vendor: dict[str, list[TraceModel]] = {}
-    for path in sorted(CORPUS.rglob("*.json*")):
-        if "goldens" in path.parts or "derived" in path.parts:
-            continue
-        model = build_model(str(path))
-        if why_not_joined([model]) is None:
-            by_vendor.setdefault(trace_vendor(model), []).append(model)
-    batched = [models for models in by_vendor.values() if len(models) > 1]
+    by_vendor = _corpus_by_vendor()
+    batched = [paths for paths in by_vendor.values() if len(paths) > 1]
     assert sum(map(len, batched)) >= 20
-    for models in batched:
-        _assert_each_ranks(kind, models)
-    _assert_each_ranks(kind, [models[0] for models in by_vendor.values()])
+    for paths in batched:
+        _assert_each_ranks(kind, paths)
+    _assert_each_ranks(kind, [paths[0] for paths in by_vendor.values()])
 
 
 @pytest.mark.parametrize("tier", [STUBS, DISTRIBUTED], ids=["stubs", "distributed"])
