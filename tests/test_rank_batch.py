@@ -14,7 +14,14 @@ import pytest
 from builders import TraceBuilder
 from corpus import corpus_path
 from kinetoscope.ingest.build import build_model
-from kinetoscope.model.rank_batch import NotJoined, RankBatch, join_ranks, why_not_joined
+from kinetoscope.model.rank_batch import (
+    NotJoined,
+    RankBatch,
+    bounds_of,
+    join_ranks,
+    rank_of,
+    why_not_joined,
+)
 from kinetoscope.model.trace_model import EVENT_COLUMNS, TraceModel
 from synthetic_job import Layout, write_traces
 
@@ -175,7 +182,11 @@ def test_two_small_ranks_by_hand(tmp_path: Path) -> None:
     assert [model.names[c] for c in model.events["name"].tolist()] == ["aten::mm", "gemm"] * 2
     pids = [model.pids[c] for c in model.events["pid"].tolist()]
     assert pids[2:] == [p + batch.pid_stride for p in pids[:2]]
-    assert batch.rank_of_rows(np.arange(4)).tolist() == [0, 0, 1, 1]
+    assert rank_of(np.arange(4), batch.first_rows).tolist() == [0, 0, 1, 1]
+    # Grouped by rank, any order within one; a rank with none is empty.
+    assert bounds_of(np.array([1, 0, 3, 2]), batch.first_rows) == [(0, 2), (2, 4)]
+    assert bounds_of(np.array([3, 2]), batch.first_rows) == [(0, 0), (0, 2)]
+    assert bounds_of(np.array([1, 0]), np.array([0, 2])) == [(0, 2)]  # one rank
 
 
 def test_gpu_work_named_only_by_its_pid_is_refused(tmp_path: Path) -> None:

@@ -64,12 +64,24 @@ class RankBatch(msgspec.Struct, frozen=True):
     def __len__(self) -> int:
         return len(self.headers)
 
-    def rank_of_rows(self, rows: np.ndarray) -> np.ndarray:
-        """The batch rank (0..K-1) each of `rows` belongs to."""
-        return np.searchsorted(self.first_rows, rows, side="right") - 1
-
     def rows_of(self, k: int) -> slice:
         return slice(int(self.first_rows[k]), int(self.first_rows[k + 1]))
+
+
+def rank_of(rows: np.ndarray, first_rows: np.ndarray) -> np.ndarray:
+    """The rank (0..K-1) of each of `rows`, rank k's rows starting at `first_rows[k]`."""
+    if first_rows.size == 2:  # one rank: no search over a big trace's rows
+        return np.zeros(np.shape(rows), dtype=np.int64)
+    return np.searchsorted(first_rows, rows, side="right") - 1
+
+
+def bounds_of(rows: np.ndarray, first_rows: np.ndarray) -> list[tuple[int, int]]:
+    """Per rank, the [lo, hi) of its entries in `rows` (grouped rank after rank; any order
+    within a rank)."""
+    if first_rows.size == 2:
+        return [(0, int(np.size(rows)))]
+    at = np.searchsorted(rank_of(rows, first_rows), np.arange(first_rows.size)).tolist()
+    return list(zip(at[:-1], at[1:]))
 
 
 class NotJoined(ValueError):

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from ...model.categories import Kind
-from ...model.rank_batch import RankBatch
+from ...model.rank_batch import RankBatch, bounds_of, rank_of
 from ...model.trace_model import TraceModel
 from .comm_facts import CallFacts, CommArgs, GroupFacts, group_size_of
 from .common import complete_rows, launches_of, name_flags, thread_keys
@@ -98,14 +98,14 @@ def _collectives_of_ranks(
         facts += _kernel_facts(model, kernels, kernel_collectives, comm_ops)
     if transfers.size:
         configured = [_configured_ranks(header) for header in headers]
-        rank = np.searchsorted(first_rows, transfers, side="right") - 1
+        rank = rank_of(transfers, first_rows)
         facts += _transfer_facts(model, transfers, comm_ops, [configured[r] for r in rank.tolist()])
     rows = np.concatenate([kernels, transfers]).astype(np.int64)
     on_gpu = np.arange(rows.size) < kernels.size
     start = ev["ts"][rows].astype(np.float64)
-    rank = np.searchsorted(first_rows, rows, side="right") - 1
+    rank = rank_of(rows, first_rows)
     order = np.lexsort((start, rank))  # by start within each rank (stable)
-    rows, start, on_gpu, rank = rows[order], start[order], on_gpu[order], rank[order]
+    rows, start, on_gpu = rows[order], start[order], on_gpu[order]
     facts = [facts[i] for i in order.tolist()]
     whole = Collectives(
         kind=[f.kind or OTHER for f in facts],
@@ -122,10 +122,9 @@ def _collectives_of_ranks(
         rows=rows,
         comms_id=np.array([f.comms_id or 0 for f in facts], dtype=np.uint64),
     )
-    bounds = np.searchsorted(rank, np.arange(first_rows.size)).tolist()
     return [
         _rank_part(whole, facts, lo, hi, int(first))
-        for lo, hi, first in zip(bounds[:-1], bounds[1:], first_rows.tolist())
+        for (lo, hi), first in zip(bounds_of(rows, first_rows), first_rows.tolist())
     ]
 
 

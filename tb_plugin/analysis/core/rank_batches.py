@@ -10,10 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-import numpy as np
-
 from ...model.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind
-from ...model.rank_batch import NotJoined, RankBatch, join_ranks
+from ...model.rank_batch import NotJoined, RankBatch, bounds_of, join_ranks
 from ...model.trace_model import TraceModel
 from .common import complete_rows, keep_complete_rows
 from .comms import Collectives, batch_collectives
@@ -40,8 +38,10 @@ def batch_of(models: list[TraceModel]) -> RankBatch | None:
     """The ranks joined, each rank's vendor and untrusted rows kept with the batch; None
     where they are not analysed together (fewer than two, their vendors differ, or the
     join refuses them): their caller then analyses them one by one."""
+    if len(models) < 2:
+        return None
     vendors = {trace_vendor(model) for model in models}
-    if len(models) < 2 or len(vendors) != 1:
+    if len(vendors) != 1:
         return None
     try:
         batch = join_ranks(models)
@@ -67,13 +67,13 @@ def share_tables(batch: RankBatch, models: list[TraceModel]) -> None:
     first = batch.first_rows
     for kinds in ROW_SETS:
         rows = complete_rows(batch.model, *kinds)
-        for k, (lo, hi) in enumerate(_bounds(rows, first)):
+        for k, (lo, hi) in enumerate(bounds_of(rows, first)):
             keep_complete_rows(models[k], kinds, rows[lo:hi] - first[k])
     classes = kernel_classes(batch.model)
-    for k, (lo, hi) in enumerate(_bounds(classes.rows, first)):
+    for k, (lo, hi) in enumerate(bounds_of(classes.rows, first)):
         keep_kernel_classes(models[k], _classes_part(classes, lo, hi, int(first[k])))
     step_rows = batch_step_rows(batch)
-    bounds = _bounds(step_rows, first)
+    bounds = bounds_of(step_rows, first)
     for k, steps in enumerate(batch_steps(batch)):
         lo, hi = bounds[k]
         keep_steps(models[k], steps, step_rows[lo:hi] - first[k])
@@ -87,13 +87,6 @@ def made_sharing_tables(make: Callable[[TraceModel], S], models: list[TraceModel
     if batch is not None:
         share_tables(batch, models)
     return [make(model) for model in models]
-
-
-def _bounds(rows: np.ndarray, first_rows: np.ndarray) -> list[tuple[int, int]]:
-    """Per rank, where its rows lie in `rows` (the batch's rows of a set, ascending by
-    rank)."""
-    at = np.searchsorted(rows, first_rows).tolist()
-    return list(zip(at[:-1], at[1:]))
 
 
 def _classes_part(classes: KernelClasses, lo: int, hi: int, first: int) -> KernelClasses:

@@ -18,7 +18,7 @@ import msgspec
 import numpy as np
 
 from ...model.categories import GPU_ACTIVITY_KINDS, Kind
-from ...model.rank_batch import RankBatch
+from ...model.rank_batch import RankBatch, bounds_of, rank_of
 from ...model.trace_model import TraceModel
 from .common import (
     complete_rows,
@@ -78,13 +78,6 @@ def _one_rank(model: TraceModel) -> np.ndarray:
     return np.array([0, len(model)], dtype=np.int64)
 
 
-def _rank_of(rows: np.ndarray, first_rows: np.ndarray) -> np.ndarray:
-    """The rank (0..K-1) of each of `rows`, rank k's rows starting at `first_rows[k]`."""
-    if first_rows.size == 2:  # one rank: no search over a big trace's rows
-        return np.zeros(np.shape(rows), dtype=np.int64)
-    return np.searchsorted(first_rows, rows, side="right") - 1
-
-
 def _host_step_rows(model: TraceModel, first_rows: np.ndarray) -> np.ndarray:
     """The ProfilerStep ranges, one per (rank, step number), by rank, then start."""
     ev = model.events
@@ -93,7 +86,7 @@ def _host_step_rows(model: TraceModel, first_rows: np.ndarray) -> np.ndarray:
         return rows
     # One row per step number: a trace may carry a step twice (e.g. nested copies).
     numbers = _step_numbers(model, rows)
-    rank = _rank_of(rows, first_rows)
+    rank = rank_of(rows, first_rows)
     order = np.lexsort((ev["ts"][rows], numbers, rank))
     rows, numbers, rank = rows[order], numbers[order], rank[order]
     first = np.concatenate([[True], (numbers[1:] != numbers[:-1]) | (rank[1:] != rank[:-1])])
@@ -130,14 +123,14 @@ def _steps_of_ranks(model: TraceModel, first_rows: np.ndarray) -> list[Steps]:
     ev = model.events
     ranks = first_rows.size - 1
     rows = host_step_rows(model) if ranks == 1 else _rank_step_rows(model, first_rows)
-    bounds = np.searchsorted(_rank_of(rows, first_rows), np.arange(ranks + 1))
+    bounds = bounds_of(rows, first_rows)
     names = model.names_of(rows)
     numbers = _step_numbers(model, rows).tolist()
     starts = ev["ts"][rows].astype(np.float64)
     step_ends = ends(model, rows).astype(np.float64)
     found = []
     for k in range(ranks):
-        lo, hi = int(bounds[k]), int(bounds[k + 1])
+        lo, hi = bounds[k]
         if lo == hi:
             found.append(_whole_trace(model, int(first_rows[k]), int(first_rows[k + 1])))
             continue
@@ -221,7 +214,7 @@ def _device_reach(
         return reach
     l_start = ev["ts"][launcher]
     l_end = l_start + ev["dur"][launcher]
-    launch_rank = _rank_of(launcher, first_rows)
+    launch_rank = rank_of(launcher, first_rows)
     step = _step_at(starts, first_step, l_start, launch_rank)
     inside = (step >= 0) & (l_end <= host_ends[np.maximum(step, 0)])
     s = step[inside]
@@ -233,7 +226,7 @@ def _device_reach(
     # The device work of no step before each rank's first step: launched outside every
     # step, or the backlog of the iteration before profiling began.
     other = np.concatenate([gpu[~inside], _backlog(model, all_gpu[~linked], first_rows)])
-    other_rank = _rank_of(other, first_rows)
+    other_rank = rank_of(other, first_rows)
     has_steps = first_step[1:] > first_step[:-1]
     first_of = np.where(has_steps, reach.first[np.minimum(first_step[:-1], n - 1)], np.inf)
     threshold = first_of[other_rank]
@@ -299,9 +292,9 @@ def _backlog(model: TraceModel, unlinked: np.ndarray, first_rows: np.ndarray) ->
         first_launch = np.array([launch_corr[with_id].min() if with_id.any() else np.inf])
     else:
         first_launch = np.full(first_rows.size - 1, np.inf)
-        np.minimum.at(first_launch, _rank_of(launches[with_id], first_rows), launch_corr[with_id])
+        np.minimum.at(first_launch, rank_of(launches[with_id], first_rows), launch_corr[with_id])
     corr = model.column_at("correlation", unlinked)
-    return unlinked[(corr >= 0) & (corr < first_launch[_rank_of(unlinked, first_rows)])]
+    return unlinked[(corr >= 0) & (corr < first_launch[rank_of(unlinked, first_rows)])]
 
 
 def _drop_incomplete_tail(steps: Steps, counts: np.ndarray) -> None:
