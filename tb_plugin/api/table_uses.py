@@ -166,6 +166,7 @@ TABLE_USES: dict[str, frozenset[str]] = {
     "health": frozenset(("_health_view",)),
     "critical_path": frozenset(
         (
+            "_collectives",
             "_complete_rows:1,2",
             "_complete_rows:14",
             "_complete_rows:7,8",
@@ -209,6 +210,7 @@ TABLE_USES: dict[str, frozenset[str]] = {
     "memory_snapshot": frozenset(),
     "distributed": frozenset(
         (
+            "_collectives",
             "_complete_rows:1,2",
             "_complete_rows:4",
             "_complete_rows:4,5,6",
@@ -237,6 +239,7 @@ TABLE_USES: dict[str, frozenset[str]] = {
     "compile": frozenset(),
     "run_critical_path": frozenset(
         (
+            "_collectives",
             "_complete_rows:1,2",
             "_complete_rows:14",
             "_complete_rows:4",
@@ -267,6 +270,7 @@ TABLE_USES: dict[str, frozenset[str]] = {
     ),
     "run_whatif": frozenset(
         (
+            "_collectives",
             "_complete_names",
             "_complete_rows:1,2",
             "_complete_rows:14",
@@ -300,6 +304,7 @@ TABLE_USES: dict[str, frozenset[str]] = {
     ),
     "run_top_gains": frozenset(
         (
+            "_collectives",
             "_complete_names",
             "_complete_rows:1,2",
             "_complete_rows:14",

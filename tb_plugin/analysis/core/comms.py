@@ -70,14 +70,28 @@ class Collectives:
 
 
 def extract(model: TraceModel) -> Collectives:
-    return _collectives_of_ranks(model, np.array([0, len(model)]), [model.header])[0]
+    """The trace's collectives (read-only), kept with the model: a rank's Distributed
+    summary, critical-path part and stub each ask."""
+    return model.derived(
+        "_collectives",
+        lambda m: _collectives_of_ranks(m, np.array([0, len(m)]), [m.header])[0],
+    )
+
+
+def keep_collectives(model: TraceModel, collectives: Collectives) -> None:
+    """Keeps `collectives` as the model's: found for a batch of ranks and split back
+    (`rank_batches.share_tables`), the same."""
+    model.derived("_collectives", lambda _: collectives)
 
 
 def batch_collectives(batch: RankBatch) -> list[Collectives]:
-    """Each rank's collectives from one pass over the batch's rows: the same as `extract`
-    of each rank's own model (its rows counted from its first; its header's `pg_config`
-    names its peers)."""
-    return _collectives_of_ranks(batch.model, batch.first_rows, batch.headers)
+    """Each rank's collectives from one pass over the batch's rows (kept with the batch's
+    model): the same as `extract` of each rank's own model (its rows counted from its
+    first; its header's `pg_config` names its peers)."""
+    return batch.model.derived(
+        "_rank_collectives",
+        lambda m: _collectives_of_ranks(m, batch.first_rows, batch.headers),
+    )
 
 
 def _collectives_of_ranks(

@@ -14,7 +14,7 @@ from ...model.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind
 from ...model.rank_batch import NotJoined, RankBatch, bounds_of, join_ranks
 from ...model.trace_model import TraceModel
 from .common import complete_rows, keep_complete_rows
-from .comms import Collectives, batch_collectives
+from .comms import Collectives, batch_collectives, keep_collectives
 from .devices import keep_vendor, trace_vendor
 from .kernel_classes import KernelClasses, keep_kernel_classes, kernel_classes
 from .steps import Steps, batch_step_rows, batch_steps, keep_steps
@@ -62,8 +62,9 @@ def steps_and_collectives(models: list[TraceModel]) -> list[tuple[Steps, Collect
 
 def share_tables(batch: RankBatch, models: list[TraceModel]) -> None:
     """Each rank's model keeps its part of the tables found once for the batch: the row
-    sets (`ROW_SETS`), the kernel classes, the ProfilerStep rows and the steps. A rank's
-    own analysis then reads them where it would have found them again."""
+    sets (`ROW_SETS`), the kernel classes, the ProfilerStep rows, the steps and the
+    collectives. A rank's own analysis then reads them where it would have found them
+    again."""
     first = batch.first_rows
     for kinds in ROW_SETS:
         rows = complete_rows(batch.model, *kinds)
@@ -77,6 +78,8 @@ def share_tables(batch: RankBatch, models: list[TraceModel]) -> None:
     for k, steps in enumerate(batch_steps(batch)):
         lo, hi = bounds[k]
         keep_steps(models[k], steps, step_rows[lo:hi] - first[k])
+    for k, collectives in enumerate(batch_collectives(batch)):
+        keep_collectives(models[k], collectives)
 
 
 def made_sharing_tables(make: Callable[[TraceModel], S], models: list[TraceModel]) -> list[S]:

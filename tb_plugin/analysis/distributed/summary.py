@@ -14,9 +14,8 @@ from ...model.trace_model import TraceModel
 from ..core import breakdown, comms
 from ..core import gpu as gpu_summary
 from ..core.common import complete_rows, ends, name_flags
-from ..core.comms import batch_collectives
 from ..core.intervals import IntervalUnion
-from ..core.rank_batches import batch_of, share_tables
+from ..core.rank_batches import made_sharing_tables
 from ..core.ranks import header_rank
 from ..core.rules import is_dataloader_range, is_step_name
 from ..core.steps import Steps, find_steps
@@ -290,12 +289,7 @@ def summarize_ranks(models: list[TraceModel]) -> list[RankSummary]:
     """The summaries of many ranks (a worker's batch), each the same as `summarize_rank`
     of it: their collectives and the tables they share (row sets, kernel classes, steps)
     are found together (`rank_batches`)."""
-    batch = batch_of(models)
-    if batch is None:
-        return [summarize_rank(model) for model in models]
-    share_tables(batch, models)
-    collectives = batch_collectives(batch)
-    return [_rank_summary(m, find_steps(m), coll) for m, coll in zip(models, collectives)]
+    return made_sharing_tables(summarize_rank, models)
 
 
 def _rank_summary(model: TraceModel, steps: Steps, coll: comms.Collectives) -> RankSummary:
