@@ -22,6 +22,7 @@ import msgspec
 import numpy as np
 
 from ...model.categories import Kind
+from ...model.rank_batch import RankBatch, bounds_of, rank_of
 from ...model.trace_model import TraceModel
 from .common import complete_rows, gpu_device_ids, gpu_rows, launch_rows, launches_of, name_flags
 from .rules import data_version, load
@@ -74,7 +75,7 @@ def launch_family(name: str) -> str | None:
 MAX_NS = float(2**53)
 
 
-def to_ns(us: np.ndarray, origin_us: float) -> np.ndarray:
+def to_ns(us: np.ndarray, origin_us: float | np.ndarray) -> np.ndarray:
     """Microseconds of the trace → int64 ns from `origin_us` (see the module's note)."""
     with np.errstate(over="ignore", invalid="ignore"):  # clipped just below
         ns = np.asarray(np.rint((np.asarray(us, dtype=np.float64) - origin_us) * 1000.0))
@@ -88,7 +89,7 @@ def _durations_ns(model: TraceModel, rows: np.ndarray) -> np.ndarray:
     return to_ns(model.events["dur"][rows], 0.0)
 
 
-def _fits(model: TraceModel, rows: np.ndarray, origin_us: float) -> np.ndarray:
+def _fits(model: TraceModel, rows: np.ndarray, origin_us: float | np.ndarray) -> np.ndarray:
     """Which rows have finite times whose ns from the origin stay below MAX_NS."""
     ev = model.events
     ts, dur = ev["ts"][rows].astype(np.float64), ev["dur"][rows].astype(np.float64)
@@ -125,48 +126,140 @@ class GpuWork(msgspec.Struct, frozen=True):
 
 def gpu_work(model: TraceModel) -> GpuWork:
     """Memoised on the model (the one memo)."""
-    return model.derived("_gpu_idle_work", _build_gpu_work)
+    return model.derived("_gpu_idle_work", lambda m: _gpu_work_of_ranks(m, _one_rank(m), 0)[0])
 
 
-def _build_gpu_work(model: TraceModel) -> GpuWork:
+def keep_gpu_work(model: TraceModel, work: GpuWork) -> None:
+    """Keeps `work` as the model's: found for a batch of ranks and split back
+    (`rank_batches.share_tables`), the same."""
+    model.derived("_gpu_idle_work", lambda _: work)
+
+
+def batch_gpu_work(batch: RankBatch) -> list[GpuWork]:
+    """Each rank's GPU work from one pass over the batch's rows (kept with the batch's
+    model): the same as `gpu_work` of each rank's own model (its origin, rows and
+    devices its own)."""
+    return batch.model.derived(
+        "_rank_gpu_work",
+        lambda m: _gpu_work_of_ranks(m, batch.first_rows, batch.device_stride),
+    )
+
+
+def _one_rank(model: TraceModel) -> np.ndarray:
+    return np.array([0, len(model)], dtype=np.int64)
+
+
+def _gpu_work_of_ranks(
+    model: TraceModel, first_rows: np.ndarray, device_stride: int
+) -> list[GpuWork]:
+    """The GPU work of each rank of `model` (rank k: rows from `first_rows[k]`, its
+    devices moved by k times `device_stride`)."""
     ev = model.events
-    # The origin of the trusted events: one at ts 0 or hours off would push every time
-    # past what int64 ns holds (trace health, `trusted_rows.py`).
-    counted = np.isfinite(ev["ts"])
-    drop_untrusted(model, counted)
-    # Their least start read in place (a copy of the starts was 7 MB at 925k rows).
-    least = np.min(ev["ts"], where=counted, initial=np.inf)
-    origin = float(np.floor(least)) if counted.any() else 0.0
-    rows = gpu_rows(model)
-    rows = rows[_fits(model, rows, origin)]
-    rows = rows[np.argsort(ev["ts"][rows], kind="stable")]
-    start = to_ns(ev["ts"][rows], origin)
-    end = start + _durations_ns(model, rows)
+    origins = _origins(model, first_rows)
+    rows = _sorted_rows(model, first_rows, origins)
+    origin_of_row = _per_row(origins, rows, first_rows)
+    start = to_ns(ev["ts"][rows], origin_of_row)
     calls = launch_rows(model)
-    launch = launches_of(model, rows, calls[_fits(model, calls, origin)])
+    fitting = calls[_fits(model, calls, _per_row(origins, calls, first_rows))]
+    launch = launches_of(model, rows, fitting)
+    launch_start, launch_end = _launch_times(model, launch, origin_of_row)
     linked = launch >= 0
-    launch_start = np.zeros(rows.size, dtype=np.int64)
-    launch_end = np.zeros(rows.size, dtype=np.int64)
-    if linked.any():
-        at = launch[linked]
-        launch_start[linked] = to_ns(ev["ts"][at], origin)
-        launch_end[linked] = launch_start[linked] + _durations_ns(model, at)
     is_graph = name_flags(model, lambda n: launch_family(n) == "graph_launch")
     graph = np.zeros(rows.size, dtype=bool)
     graph[linked] = is_graph[ev["name"][launch[linked]]]
-    return GpuWork(
-        origin_us=origin,
+    device = gpu_device_ids(model, rows)
+    if device_stride:
+        device = np.where(device >= 0, device - rank_of(rows, first_rows) * device_stride, device)
+    whole = GpuWork(
+        origin_us=0.0,
         rows=rows,
-        device=gpu_device_ids(model, rows),
+        device=device,
         stream=model.column_at("stream", rows).astype(np.int64),
         start=start,
-        end=end,
+        end=start + _durations_ns(model, rows),
         launch=launch,
         launch_start=launch_start,
         launch_end=launch_end,
         first_of_launch=_first_of_launch(launch, start),
         graph=graph,
         is_kernel=ev["kind"][rows] == Kind.KERNEL,
+    )
+    return [
+        _rank_part(whole, lo, hi, int(first), float(origin))
+        for (lo, hi), first, origin in zip(
+            bounds_of(rows, first_rows), first_rows.tolist(), origins.tolist()
+        )
+    ]
+
+
+def _sorted_rows(model: TraceModel, first_rows: np.ndarray, origins: np.ndarray) -> np.ndarray:
+    """The GPU rows whose times fit, by rank, then start (stable)."""
+    ts = model.events["ts"]
+    rows = gpu_rows(model)
+    rows = rows[_fits(model, rows, _per_row(origins, rows, first_rows))]
+    if origins.size == 1:
+        return rows[np.argsort(ts[rows], kind="stable")]
+    return rows[np.lexsort((ts[rows], rank_of(rows, first_rows)))]
+
+
+def _launch_times(
+    model: TraceModel, launch: np.ndarray, origin_of_row: float | np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per activity, its launch call's start and end (ns from its rank's origin; 0 where
+    no call is linked)."""
+    ev = model.events
+    linked = launch >= 0
+    launch_start = np.zeros(launch.size, dtype=np.int64)
+    launch_end = np.zeros(launch.size, dtype=np.int64)
+    if linked.any():
+        at = launch[linked]
+        origin = origin_of_row[linked] if isinstance(origin_of_row, np.ndarray) else origin_of_row
+        launch_start[linked] = to_ns(ev["ts"][at], origin)
+        launch_end[linked] = launch_start[linked] + _durations_ns(model, at)
+    return launch_start, launch_end
+
+
+def _origins(model: TraceModel, first_rows: np.ndarray) -> np.ndarray:
+    """Per rank, the origin of its trusted events: a whole microsecond at or before the
+    least start (0: none). One at ts 0 or hours off would push every time past what
+    int64 ns holds (trace health, `trusted_rows.py`)."""
+    ev = model.events
+    counted = np.isfinite(ev["ts"])
+    drop_untrusted(model, counted)
+    if first_rows.size == 2:  # one rank: the least read in place (a copy was 7 MB at 925k rows)
+        least = np.array([np.min(ev["ts"], where=counted, initial=np.inf)])
+    else:
+        ts = np.where(counted, ev["ts"], np.inf)
+        bounds = first_rows.tolist()
+        least = np.array([ts[lo:hi].min(initial=np.inf) for lo, hi in zip(bounds, bounds[1:])])
+    return np.where(np.isfinite(least), np.floor(least), 0.0)
+
+
+def _per_row(origins: np.ndarray, rows: np.ndarray, first_rows: np.ndarray) -> float | np.ndarray:
+    """The origin of each of `rows`' ranks (one rank: its one origin)."""
+    if origins.size == 1:
+        return float(origins[0])
+    return origins[rank_of(rows, first_rows)]
+
+
+def _rank_part(whole: GpuWork, lo: int, hi: int, first: int, origin: float) -> GpuWork:
+    """Entries [lo, hi) of `whole` (one rank's), its rows counted from its `first` row."""
+    if lo == 0 and hi == whole.rows.size and first == 0:
+        return msgspec.structs.replace(whole, origin_us=origin)
+    launch = whole.launch[lo:hi]
+    return GpuWork(
+        origin_us=origin,
+        rows=whole.rows[lo:hi] - first,
+        device=whole.device[lo:hi],
+        stream=whole.stream[lo:hi],
+        start=whole.start[lo:hi],
+        end=whole.end[lo:hi],
+        launch=np.where(launch >= 0, launch - first, launch),
+        launch_start=whole.launch_start[lo:hi],
+        launch_end=whole.launch_end[lo:hi],
+        first_of_launch=whole.first_of_launch[lo:hi],
+        graph=whole.graph[lo:hi],
+        is_kernel=whole.is_kernel[lo:hi],
     )
 
 

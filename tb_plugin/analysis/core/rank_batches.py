@@ -17,6 +17,7 @@ from .common import complete_rows, keep_complete_rows
 from .comms import Collectives, batch_collectives, keep_collectives
 from .devices import keep_vendor, trace_vendor
 from .kernel_classes import KernelClasses, keep_kernel_classes, kernel_classes
+from .launches import batch_gpu_work, keep_gpu_work
 from .steps import Steps, batch_step_rows, batch_steps, keep_steps
 from .trusted_rows import keep_ranks_row_flags
 
@@ -62,9 +63,9 @@ def steps_and_collectives(models: list[TraceModel]) -> list[tuple[Steps, Collect
 
 def share_tables(batch: RankBatch, models: list[TraceModel]) -> None:
     """Each rank's model keeps its part of the tables found once for the batch: the row
-    sets (`ROW_SETS`), the kernel classes, the ProfilerStep rows, the steps and the
-    collectives. A rank's own analysis then reads them where it would have found them
-    again."""
+    sets (`ROW_SETS`), the kernel classes, the ProfilerStep rows, the steps, the
+    collectives and the GPU work. A rank's own analysis then reads them where it would
+    have found them again."""
     first = batch.first_rows
     for kinds in ROW_SETS:
         rows = complete_rows(batch.model, *kinds)
@@ -80,6 +81,8 @@ def share_tables(batch: RankBatch, models: list[TraceModel]) -> None:
         keep_steps(models[k], steps, step_rows[lo:hi] - first[k])
     for k, collectives in enumerate(batch_collectives(batch)):
         keep_collectives(models[k], collectives)
+    for k, work in enumerate(batch_gpu_work(batch)):
+        keep_gpu_work(models[k], work)
 
 
 def made_sharing_tables(make: Callable[[TraceModel], S], models: list[TraceModel]) -> list[S]:
