@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 
 import pytest
 from kinetoscope.ingest.build import build_model
+from kinetoscope.model.rank_batch import why_not_joined
 from kinetoscope.model.trace_model import TraceModel
 
 CORPUS = Path(
@@ -79,3 +80,19 @@ def corpus_model(rel: str) -> TraceModel:
     """The model of a corpus trace, built once per test run and shared (models are read-only,
     views memoise on them), so the suite does not decode the same file in every module."""
     return _built(str(corpus_path(rel)))
+
+
+@functools.cache
+def joinable_corpus_traces() -> tuple[Path, ...]:
+    """The corpus traces (not the goldens nor derived files) that a batch of ranks can
+    join (`model.rank_batch`), sorted; the calling test skips (or in CI fails) without
+    the corpus."""
+    if not CORPUS.is_dir():
+        corpus_missing("the corpus")
+    paths = []
+    for path in sorted(CORPUS.rglob("*.json*")):
+        if "goldens" in path.parts or "derived" in path.parts:
+            continue
+        if why_not_joined([build_model(str(path))]) is None:
+            paths.append(path)
+    return tuple(paths)

@@ -11,12 +11,11 @@ import msgspec
 import numpy as np
 import pytest
 from builders import TraceBuilder
-from corpus import CORPUS, corpus_missing
+from corpus import joinable_corpus_traces
 from kinetoscope.analysis.core.launches import GpuWork, batch_gpu_work, gpu_work
 from kinetoscope.analysis.core.trusted_rows import keep_ranks_row_flags
 from kinetoscope.ingest.build import build_model
-from kinetoscope.model.rank_batch import join_ranks, why_not_joined
-from kinetoscope.model.trace_model import TraceModel
+from kinetoscope.model.rank_batch import join_ranks
 from synthetic_job import Layout, write_traces
 
 
@@ -85,15 +84,7 @@ def test_a_recorded_shape_job(tmp_path: Path) -> None:
 
 @pytest.mark.corpus
 def test_every_corpus_trace_the_join_takes_in_one_batch() -> None:
-    if not CORPUS.is_dir():
-        corpus_missing("the corpus")
-    paths = []
-    for path in sorted(CORPUS.rglob("*.json*")):
-        if "goldens" in path.parts or "derived" in path.parts:
-            continue
-        model: TraceModel = build_model(str(path))
-        if why_not_joined([model]) is None:
-            paths.append(path)
+    paths = list(joinable_corpus_traces())
     assert len(paths) >= 30
     batched = _assert_batch_is_each_rank(paths)
     assert sum(w.rows.size > 0 for w in batched) >= 20

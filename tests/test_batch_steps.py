@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from builders import TraceBuilder
-from corpus import CORPUS, corpus_missing
+from corpus import joinable_corpus_traces
 from kinetoscope.analysis.core.steps import Steps, batch_steps, find_steps
 from kinetoscope.ingest.build import build_model
-from kinetoscope.model.rank_batch import join_ranks, why_not_joined
+from kinetoscope.model.rank_batch import join_ranks
 from kinetoscope.model.trace_model import TraceModel
 from synthetic_job import Layout, write_traces
 from test_overview import backlog_trace, two_step_trace
@@ -97,15 +97,7 @@ def test_the_same_step_numbers_in_every_rank_stay_apart(tmp_path: Path) -> None:
 @pytest.mark.corpus
 def test_every_corpus_trace_the_join_takes_in_one_batch() -> None:
     """Traces of every kind side by side (not one job's: only the steps are compared)."""
-    if not CORPUS.is_dir():
-        corpus_missing("the corpus")
-    models = []
-    for path in sorted(CORPUS.rglob("*.json*")):
-        if "goldens" in path.parts or "derived" in path.parts:
-            continue
-        model = build_model(str(path))
-        if why_not_joined([model]) is None:
-            models.append(model)
+    models = [build_model(str(path)) for path in joinable_corpus_traces()]
     assert len(models) >= 30
     batched = _assert_batch_is_each_rank(models)
     assert sum(s.source == "profiler_steps" for s in batched) >= 20

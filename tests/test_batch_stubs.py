@@ -15,7 +15,7 @@ from pathlib import Path
 import msgspec
 import numpy as np
 import pytest
-from corpus import CORPUS, corpus_missing
+from corpus import joinable_corpus_traces
 from kinetoscope.analysis.core.comms import Collectives, batch_collectives, extract
 from kinetoscope.analysis.core.devices import trace_vendor
 from kinetoscope.analysis.core.rank_batches import made_sharing_tables
@@ -139,12 +139,8 @@ def test_the_recorded_h200_traces_in_one_batch(kind: str) -> None:
 def _corpus_by_vendor() -> dict[str, list[Path]]:
     """The corpus traces the join takes, by vendor."""
     by_vendor: dict[str, list[Path]] = {}
-    for path in sorted(CORPUS.rglob("*.json*")):
-        if "goldens" in path.parts or "derived" in path.parts:
-            continue
-        model = build_model(str(path))
-        if why_not_joined([model]) is None:
-            by_vendor.setdefault(trace_vendor(model), []).append(path)
+    for path in joinable_corpus_traces():
+        by_vendor.setdefault(trace_vendor(build_model(str(path))), []).append(path)
     return by_vendor
 
 
@@ -154,8 +150,6 @@ def test_the_corpus_batched_by_vendor(kind: str) -> None:
     """Every corpus trace the join takes, in one batch per vendor (real GPU traces of
     NVIDIA, AMD and more: not one job's, which only makes the check harder); a batch of
     mixed vendors is summarised one by one, the same."""
-    if not CORPUS.is_dir():
-        corpus_missing("the corpus")
     by_vendor = _corpus_by_vendor()
     batched = [paths for paths in by_vendor.values() if len(paths) > 1]
     assert sum(map(len, batched)) >= 20
