@@ -61,10 +61,11 @@ def steps_and_collectives(models: list[TraceModel]) -> list[tuple[Steps, Collect
     return list(zip(batch_steps(batch), batch_collectives(batch)))
 
 
-def share_tables(batch: RankBatch, models: list[TraceModel]) -> None:
+def share_tables(batch: RankBatch, models: list[TraceModel], gpu_work: bool = True) -> None:
     """Each rank's model keeps its part of the tables found once for the batch: the row
     sets (`ROW_SETS`), the kernel classes, the ProfilerStep rows, the steps, the
-    collectives and the GPU work. A rank's own analysis then reads them where it would
+    collectives and (where `gpu_work`: a critical path's graph reads it; the Distributed
+    summary does not) the GPU work. A rank's own analysis then reads them where it would
     have found them again."""
     first = batch.first_rows
     for kinds in ROW_SETS:
@@ -81,17 +82,19 @@ def share_tables(batch: RankBatch, models: list[TraceModel]) -> None:
         keep_steps(models[k], steps, step_rows[lo:hi] - first[k])
     for k, collectives in enumerate(batch_collectives(batch)):
         keep_collectives(models[k], collectives)
-    for k, work in enumerate(batch_gpu_work(batch)):
+    for k, work in enumerate(batch_gpu_work(batch) if gpu_work else []):
         keep_gpu_work(models[k], work)
 
 
-def made_sharing_tables(make: Callable[[TraceModel], S], models: list[TraceModel]) -> list[S]:
+def made_sharing_tables(
+    make: Callable[[TraceModel], S], models: list[TraceModel], gpu_work: bool = True
+) -> list[S]:
     """`make` of each rank (a worker's batch), each the same as alone: the tables they
     share are found once for the batch (`share_tables`), where they can be; the rest of
     each rank's analysis (a critical path's graph) is its own."""
     batch = batch_of(models)
     if batch is not None:
-        share_tables(batch, models)
+        share_tables(batch, models, gpu_work)
     return [make(model) for model in models]
 
 

@@ -289,7 +289,7 @@ def summarize_ranks(models: list[TraceModel]) -> list[RankSummary]:
     """The summaries of many ranks (a worker's batch), each the same as `summarize_rank`
     of it: their collectives and the tables they share (row sets, kernel classes, steps)
     are found together (`rank_batches`)."""
-    return made_sharing_tables(summarize_rank, models)
+    return made_sharing_tables(summarize_rank, models, gpu_work=False)
 
 
 def _rank_summary(model: TraceModel, steps: Steps, coll: comms.Collectives) -> RankSummary:
