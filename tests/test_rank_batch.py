@@ -13,6 +13,10 @@ import numpy as np
 import pytest
 from builders import TraceBuilder
 from corpus import corpus_path
+from kinetoscope.analysis.core.common import name_flags
+from kinetoscope.analysis.core.rank_batches import share_tables
+from kinetoscope.analysis.core.rules import is_step_name
+from kinetoscope.analysis.core.taxonomy import is_comm_op
 from kinetoscope.ingest.build import build_model
 from kinetoscope.model.rank_batch import (
     NotJoined,
@@ -187,6 +191,29 @@ def test_two_small_ranks_by_hand(tmp_path: Path) -> None:
     assert bounds_of(np.array([1, 0, 3, 2]), batch.first_rows) == [(0, 2), (2, 4)]
     assert bounds_of(np.array([3, 2]), batch.first_rows) == [(0, 0), (0, 2)]
     assert bounds_of(np.array([1, 0]), np.array([0, 2])) == [(0, 2)]  # one rank
+
+
+def test_ranks_with_their_own_names_read_their_flags_from_the_batch(tmp_path: Path) -> None:
+    """Rank 1 interns names rank 0 lacks, in another order: each rank's codes into the
+    batch's table give its own names, and its name flags read through the batch (as
+    `share_tables` leaves them) are those of its file read alone."""
+    paths = [tmp_path / "rank0.json", tmp_path / "rank1.json"]
+    _small_rank(device=1).write(paths[0])
+    other = TraceBuilder()
+    other.step(3, 1.0, 30.0)
+    other.op("aten::mm", 2.0, 5.0)
+    other.op("nccl:all_reduce", 9.0, 5.0)
+    other.write(paths[1])
+    models = [build_model(str(p)) for p in paths]
+    batch = join_ranks(models)
+    for codes, model in zip(batch.name_codes, models):
+        assert [batch.model.names[c] for c in codes.tolist()] == model.names
+    share_tables(batch, models, gpu_work=False)
+    for path, model in zip(paths, models):
+        alone = build_model(str(path))
+        for predicate in (is_step_name, is_comm_op):
+            assert name_flags(model, predicate).tolist() == name_flags(alone, predicate).tolist()
+    assert name_flags(models[1], is_step_name).tolist() == [True, False, False]
 
 
 def test_gpu_work_named_only_by_its_pid_is_refused(tmp_path: Path) -> None:

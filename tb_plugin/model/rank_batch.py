@@ -60,6 +60,7 @@ class RankBatch(msgspec.Struct, frozen=True):
     headers: list[dict[str, Any]]
     warnings: list[list[str]]
     partial: list[bool]
+    name_codes: list[np.ndarray]  # per rank, its name codes into the batch's names
 
     def __len__(self) -> int:
         return len(self.headers)
@@ -131,6 +132,7 @@ def join_ranks(models: list[TraceModel]) -> RankBatch:
         [m.header for m in models],
         [list(m.warnings) for m in models],
         [m.partial for m in models],
+        tables["name"][1],
     )
 
 

@@ -32,7 +32,21 @@ def name_flags(model: TraceModel, predicate: Callable[[str], bool]) -> np.ndarra
     if "<" in qualname:  # <lambda>, <locals>
         return evaluate(model)
     key = f"_name_flags:{predicate.__module__}.{qualname}"
+    source = model.__dict__.get(_NAME_SOURCE)
+    if source is not None:  # a rank of a batch: the batch tests each distinct name once
+        batch, codes = source
+        return model.derived(key, lambda _: read_only(name_flags(batch, predicate)[codes]))
     return model.derived(key, lambda m: read_only(evaluate(m)))
+
+
+_NAME_SOURCE = "_name_source"
+
+
+def keep_name_source(model: TraceModel, batch: TraceModel, codes: np.ndarray) -> None:
+    """`model`'s names are `batch`'s at `codes` (a rank of a batch of ranks,
+    `rank_batches.share_tables`): its name flags are read from the batch's, so a name
+    that every rank holds is tested once, not once per rank."""
+    model.derived(_NAME_SOURCE, lambda _: (batch, codes))
 
 
 def complete_rows(model: TraceModel, *kinds: Kind) -> np.ndarray:

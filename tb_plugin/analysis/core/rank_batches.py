@@ -13,7 +13,7 @@ from typing import TypeVar
 from ...model.categories import GPU_ACTIVITY_KINDS, LAUNCH_KINDS, Kind
 from ...model.rank_batch import NotJoined, RankBatch, bounds_of, join_ranks
 from ...model.trace_model import TraceModel
-from .common import complete_rows, keep_complete_rows
+from .common import complete_rows, keep_complete_rows, keep_name_source
 from .comms import Collectives, batch_collectives, keep_collectives
 from .devices import keep_vendor, trace_vendor
 from .kernel_classes import KernelClasses, keep_kernel_classes, kernel_classes
@@ -62,12 +62,15 @@ def steps_and_collectives(models: list[TraceModel]) -> list[tuple[Steps, Collect
 
 
 def share_tables(batch: RankBatch, models: list[TraceModel], gpu_work: bool = True) -> None:
-    """Each rank's model keeps its part of the tables found once for the batch: the row
-    sets (`ROW_SETS`), the kernel classes, the ProfilerStep rows, the steps, the
-    collectives and (where `gpu_work`: a critical path's graph reads it; the Distributed
-    summary does not) the GPU work. A rank's own analysis then reads them where it would
-    have found them again."""
+    """Each rank's model keeps its part of the tables found once for the batch: its name
+    flags (read from the batch's as they are asked), the row sets (`ROW_SETS`), the
+    kernel classes, the ProfilerStep rows, the steps, the collectives and (where
+    `gpu_work`: a critical path's graph reads it; the Distributed summary does not) the
+    GPU work. A rank's own analysis then reads them where it would have found them
+    again."""
     first = batch.first_rows
+    for k, codes in enumerate(batch.name_codes):
+        keep_name_source(models[k], batch.model, codes)
     for kinds in ROW_SETS:
         rows = complete_rows(batch.model, *kinds)
         for k, (lo, hi) in enumerate(bounds_of(rows, first)):
