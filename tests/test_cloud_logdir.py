@@ -7,7 +7,6 @@ import itertools
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -27,6 +26,7 @@ from kinetoscope.ingest.watcher import LogdirWatcher
 from kinetoscope.store import trace_store
 from kinetoscope.store.cache import DiskCache, cache_key, default_cache_dir
 from kinetoscope.store.trace_store import TraceStore
+from tensorboard_launch import TensorBoard
 from test_tensorboard_process import free_port, get_json
 
 moto_server = pytest.importorskip("moto.server")
@@ -311,23 +311,8 @@ def test_a_loaded_object_is_cached_on_disk_by_its_etag(tmp_path: Path, bucket: s
 
 def test_real_tensorboard_with_an_s3_logdir(tmp_path: Path, bucket: str) -> None:
     upload(make_logdir(tmp_path / "logs"), f"{bucket}/logs")
-    port = free_port()
-    tensorboard = Path(sys.executable).with_name("tensorboard")
-    proc = subprocess.Popen(
-        [
-            str(tensorboard),
-            "--logdir",
-            f"{bucket}/logs",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}/data"
+    tb = TensorBoard(f"{bucket}/logs")
+    base = f"{tb.base}/data"
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -335,7 +320,7 @@ def test_real_tensorboard_with_an_s3_logdir(tmp_path: Path, bucket: str) -> None
                 listing: Any = get_json(f"{base}/plugins_listing")
                 break
             except OSError:
-                assert proc.poll() is None, proc.stdout.read().decode()  # type: ignore[union-attr]
+                assert tb.running(), tb.output()
                 assert time.monotonic() < deadline
                 time.sleep(0.3)
         assert listing["kinetoscope"]["enabled"] is True
@@ -348,8 +333,7 @@ def test_real_tensorboard_with_an_s3_logdir(tmp_path: Path, bucket: str) -> None
         overview: Any = get_json(f"{base}/plugin/kinetoscope/overview?{query}")
         assert overview["steps"][0]["breakdown_us"]["kernel"] == 40
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=20)
+        tb.stop()
 
 
 @pytest.mark.slow

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -20,7 +19,8 @@ import kinetoscope
 import pytest
 from builders import TraceBuilder
 from kinetoscope.store.errors import LoadFailed
-from test_tensorboard_process import free_port, get_json
+from tensorboard_launch import TensorBoard
+from test_tensorboard_process import get_json
 
 SECRET = b"root:x:0:0:SECRET-OUTSIDE-THE-LOGDIR"
 
@@ -58,26 +58,18 @@ def _get(url: str) -> tuple[int, bytes]:
         return exc.code, exc.read()
 
 
-def _start_tensorboard(tmp_path: Path, logdir: Path) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
+def _start_tensorboard(tmp_path: Path, logdir: Path) -> tuple[TensorBoard, str]:
     env = dict(
         os.environ,
         KINETOSCOPE_CACHE_DIR=str(tmp_path / "cache"),
         KINETOSCOPE_RESCAN_SECONDS="3600",  # no rescan: the open itself must refuse
     )
     env.pop("KINETOSCOPE_FOLLOW_SYMLINKS", None)
-    tensorboard = Path(sys.executable).with_name("tensorboard")
-    proc = subprocess.Popen(
-        [str(tensorboard), "--logdir", str(logdir), "--host", "127.0.0.1", "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env=env,
-        start_new_session=True,
-    )
-    return proc, f"http://127.0.0.1:{port}/data/plugin/kinetoscope"
+    tb = TensorBoard(str(logdir), env)
+    return tb, f"{tb.base}/data/plugin/kinetoscope"
 
 
-def _wait_ready(base: str, proc: subprocess.Popen[bytes]) -> dict:
+def _wait_ready(base: str, tb: TensorBoard) -> dict:
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         try:
@@ -85,7 +77,7 @@ def _wait_ready(base: str, proc: subprocess.Popen[bytes]) -> dict:
             if status.get("state") == "ready":  # type: ignore[union-attr]
                 return status  # type: ignore[return-value]
         except OSError:
-            assert proc.poll() is None, proc.stdout.read().decode()  # type: ignore[union-attr]
+            assert tb.running(), tb.output()
         time.sleep(0.3)
     raise AssertionError("the trace never loaded")
 
@@ -93,10 +85,10 @@ def _wait_ready(base: str, proc: subprocess.Popen[bytes]) -> dict:
 def test_real_tensorboard_refuses_a_link_swapped_in_after_listing(tmp_path: Path) -> None:
     trace, decoy = _logdir(tmp_path)
     original = trace.read_bytes()
-    proc, base = _start_tensorboard(tmp_path, trace.parent.parent)
+    tb, base = _start_tensorboard(tmp_path, trace.parent.parent)
     q = "run=run&worker=w&span=1"
     try:
-        _wait_ready(base, proc)
+        _wait_ready(base, tb)
         assert _get(f"{base}/download?{q}") == (200, original)
         assert _get(f"{base}/overview?{q}")[0] == 200
         _swap(trace, decoy)
@@ -111,11 +103,10 @@ def test_real_tensorboard_refuses_a_link_swapped_in_after_listing(tmp_path: Path
         # The file put back: served again, without a restart.
         trace.unlink()
         trace.write_bytes(original)
-        _wait_ready(base, proc)
+        _wait_ready(base, tb)
         assert _get(f"{base}/download?{q}") == (200, original)
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=20)
+        tb.stop()
 
 
 def test_notebook_refuses_a_link_swapped_in_after_loading(

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
-import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
 
 from builders import TraceBuilder
+from tensorboard_launch import TensorBoard
 
 
 def free_port() -> int:
@@ -33,26 +31,16 @@ def test_real_tensorboard_lists_and_serves_the_plugin(tmp_path: Path) -> None:
     t.step(1, 0, 100)
     t.op("aten::mm", 10, 50)
     t.write(logdir / "run" / "worker0.1.pt.trace.json.gz", gz=True)
-    tensorboard = Path(sys.executable).with_name("tensorboard")
-    port = free_port()
-    env = dict(os.environ, KINETOSCOPE_CACHE_DIR=str(tmp_path / "cache"))
-    proc = subprocess.Popen(
-        [str(tensorboard), "--logdir", str(logdir), "--host", "127.0.0.1", "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env=env,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
+    tb = TensorBoard(str(logdir), dict(os.environ, KINETOSCOPE_CACHE_DIR=str(tmp_path / "cache")))
     try:
         deadline = time.monotonic() + 60
         listing: dict = {}
         while time.monotonic() < deadline:
             try:
-                listing = get_json(f"{base}/data/plugins_listing")  # type: ignore[assignment]
+                listing = get_json(f"{tb.base}/data/plugins_listing")  # type: ignore[assignment]
                 break
             except OSError:
-                assert proc.poll() is None, proc.stdout.read().decode()  # type: ignore[union-attr]
+                assert tb.running(), tb.output()
                 time.sleep(0.3)
         entry = listing["kinetoscope"]
         assert entry["enabled"] is True
@@ -60,8 +48,7 @@ def test_real_tensorboard_lists_and_serves_the_plugin(tmp_path: Path) -> None:
         assert (
             entry["loading_mechanism"]["module_path"] == "/data/plugin/kinetoscope/static/index.js"
         )
-        runs = get_json(f"{base}/data/plugin/kinetoscope/runs")
+        runs = get_json(f"{tb.base}/data/plugin/kinetoscope/runs")
         assert runs["runs"][0]["name"] == "run"  # type: ignore[index]
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=20)
+        tb.stop()
