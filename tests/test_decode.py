@@ -7,10 +7,11 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import pytest
 from corpus import CORPUS, corpus_model, corpus_path, corpus_traces
-from kinetoscope.ingest import build, decode, text_blocks
+from kinetoscope.ingest import build, decode, event_text, text_blocks
 from kinetoscope.ingest.build import build_model
 from kinetoscope.ingest.decode import TraceDecodeError
 from kinetoscope.model.categories import Kind, Phase
@@ -218,6 +219,23 @@ def test_non_utf8_bytes_are_replaced(tmp_path: Path) -> None:
     raw = doc().encode().replace(b"aten::add", b"aten::\xe9add")
     model = build_model(str(write(tmp_path / "t.json", raw)))
     assert model.names[model.events["name"][0]] == "aten::\ufffdadd"
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        UnicodeDecodeError("utf-8", b"\xe9add", 0, 1, "invalid continuation byte"),
+        msgspec.DecodeError("Invalid UTF-8 encoded string"),
+    ],
+    ids=["before msgspec 0.23", "msgspec 0.23"],
+)
+def test_text_that_is_not_utf8_is_repaired_whichever_error_msgspec_raises(
+    error: BaseException,
+) -> None:
+    # msgspec 0.23 stopped raising Python's UnicodeDecodeError for such text: its
+    # DecodeError says no position, and the repair must still be tried.
+    body = doc().encode().replace(b"aten::add", b"aten::\xe9add")
+    assert event_text._repair_may_help(body, [error])
 
 
 def test_odd_value_types_are_coerced(tmp_path: Path) -> None:

@@ -113,13 +113,20 @@ def _repair_may_help(body: bytes, errors: list[BaseException]) -> bool:
     """Whether what msgspec stopped at is what `repair_text` fixes (bytes that are not
     UTF-8, N/A, NaN, Infinity, a huge exponent, a raw control byte): repairs cost about a
     second per 10 MB, and damaged text (a flipped bit in gzip data) fails elsewhere."""
-    if not errors or isinstance(errors[0], UnicodeDecodeError):
+    if not errors or _not_utf8(errors[0]):
         return True
     found = _AT_BYTE.search(str(errors[0]))
     if found is None:  # truncated, nested too deep: no repair changes that
         return False
     at = int(found.group(1)) - 1  # in `[body]`
     return _REPAIRABLE.search(body, max(0, at - 16), at + 32) is not None
+
+
+def _not_utf8(error: BaseException) -> bool:
+    """Whether msgspec stopped at text that is not UTF-8: before 0.23 it raises Python's
+    UnicodeDecodeError, from 0.23 a DecodeError ("Invalid UTF-8 encoded string") that
+    says no position."""
+    return isinstance(error, UnicodeDecodeError) or "UTF-8" in str(error)
 
 
 def _failed_at(errors: list[BaseException]) -> int | None:
