@@ -69,6 +69,11 @@ class RankBatch(msgspec.Struct, frozen=True):
         return slice(int(self.first_rows[k]), int(self.first_rows[k + 1]))
 
 
+def one_rank(model: TraceModel) -> np.ndarray:
+    """The `first_rows` of a model read alone: one rank, all its rows."""
+    return np.array([0, len(model)], dtype=np.int64)
+
+
 def rank_of(rows: np.ndarray, first_rows: np.ndarray) -> np.ndarray:
     """The rank (0..K-1) of each of `rows`, rank k's rows starting at `first_rows[k]`."""
     if first_rows.size == 2:  # one rank: no search over a big trace's rows

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from ...model.categories import Kind
-from ...model.rank_batch import RankBatch, bounds_of, rank_of
+from ...model.rank_batch import RankBatch, bounds_of, one_rank, rank_of
 from ...model.trace_model import TraceModel
 from .comm_facts import CallFacts, CommArgs, GroupFacts, group_size_of
 from .common import complete_rows, launches_of, name_flags, thread_keys
@@ -74,7 +74,7 @@ def extract(model: TraceModel) -> Collectives:
     summary, critical-path part and stub each ask."""
     return model.derived(
         "_collectives",
-        lambda m: _collectives_of_ranks(m, np.array([0, len(m)]), [m.header])[0],
+        lambda m: _collectives_of_ranks(m, one_rank(m), [m.header])[0],
     )
 
 

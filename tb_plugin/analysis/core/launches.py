@@ -22,7 +22,7 @@ import msgspec
 import numpy as np
 
 from ...model.categories import Kind
-from ...model.rank_batch import RankBatch, bounds_of, rank_of
+from ...model.rank_batch import RankBatch, bounds_of, one_rank, rank_of
 from ...model.trace_model import TraceModel
 from .common import complete_rows, gpu_device_ids, gpu_rows, launch_rows, launches_of, name_flags
 from .rules import data_version, load
@@ -126,7 +126,7 @@ class GpuWork(msgspec.Struct, frozen=True):
 
 def gpu_work(model: TraceModel) -> GpuWork:
     """Memoised on the model (the one memo)."""
-    return model.derived("_gpu_idle_work", lambda m: _gpu_work_of_ranks(m, _one_rank(m), 0)[0])
+    return model.derived("_gpu_idle_work", lambda m: _gpu_work_of_ranks(m, one_rank(m), 0)[0])
 
 
 def keep_gpu_work(model: TraceModel, work: GpuWork) -> None:
@@ -145,10 +145,6 @@ def batch_gpu_work(batch: RankBatch) -> list[GpuWork]:
     )
 
 
-def _one_rank(model: TraceModel) -> np.ndarray:
-    return np.array([0, len(model)], dtype=np.int64)
-
-
 def _gpu_work_of_ranks(
     model: TraceModel, first_rows: np.ndarray, device_stride: int
 ) -> list[GpuWork]:
@@ -156,8 +152,8 @@ def _gpu_work_of_ranks(
     devices moved by k times `device_stride`)."""
     ev = model.events
     origins = _origins(model, first_rows)
-    rows = _sorted_rows(model, first_rows, origins)
-    origin_of_row = _per_row(origins, rows, first_rows)
+    rows, rank = _sorted_rows(model, first_rows, origins)
+    origin_of_row = float(origins[0]) if rank is None else origins[rank]
     start = to_ns(ev["ts"][rows], origin_of_row)
     calls = launch_rows(model)
     fitting = calls[_fits(model, calls, _per_row(origins, calls, first_rows))]
@@ -168,8 +164,8 @@ def _gpu_work_of_ranks(
     graph = np.zeros(rows.size, dtype=bool)
     graph[linked] = is_graph[ev["name"][launch[linked]]]
     device = gpu_device_ids(model, rows)
-    if device_stride:
-        device = np.where(device >= 0, device - rank_of(rows, first_rows) * device_stride, device)
+    if device_stride and rank is not None:
+        device = np.where(device >= 0, device - rank * device_stride, device)
     whole = GpuWork(
         origin_us=0.0,
         rows=rows,
@@ -192,14 +188,21 @@ def _gpu_work_of_ranks(
     ]
 
 
-def _sorted_rows(model: TraceModel, first_rows: np.ndarray, origins: np.ndarray) -> np.ndarray:
-    """The GPU rows whose times fit, by rank, then start (stable)."""
+def _sorted_rows(
+    model: TraceModel, first_rows: np.ndarray, origins: np.ndarray
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The GPU rows whose times fit, by rank, then start (stable), and the rank of each
+    (None: one rank)."""
     ts = model.events["ts"]
     rows = gpu_rows(model)
-    rows = rows[_fits(model, rows, _per_row(origins, rows, first_rows))]
     if origins.size == 1:
-        return rows[np.argsort(ts[rows], kind="stable")]
-    return rows[np.lexsort((ts[rows], rank_of(rows, first_rows)))]
+        rows = rows[_fits(model, rows, float(origins[0]))]
+        return rows[np.argsort(ts[rows], kind="stable")], None
+    rank = rank_of(rows, first_rows)
+    fits = _fits(model, rows, origins[rank])
+    rows, rank = rows[fits], rank[fits]
+    order = np.lexsort((ts[rows], rank))
+    return rows[order], rank[order]
 
 
 def _launch_times(

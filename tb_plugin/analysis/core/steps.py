@@ -18,7 +18,7 @@ import msgspec
 import numpy as np
 
 from ...model.categories import GPU_ACTIVITY_KINDS, Kind
-from ...model.rank_batch import RankBatch, bounds_of, rank_of
+from ...model.rank_batch import RankBatch, bounds_of, one_rank, rank_of
 from ...model.trace_model import TraceModel
 from .common import (
     complete_rows,
@@ -54,7 +54,7 @@ class Steps(msgspec.Struct):
 def host_step_rows(model: TraceModel) -> np.ndarray:
     """The ProfilerStep ranges, one per step number, by start (read-only), kept with the
     model: the steps, the critical path's cuts, anchors and thread links each ask."""
-    return model.derived("_host_step_rows", lambda m: read_only(_host_step_rows(m, _one_rank(m))))
+    return model.derived("_host_step_rows", lambda m: read_only(_host_step_rows(m, one_rank(m))))
 
 
 def keep_steps(model: TraceModel, steps: Steps, step_rows: np.ndarray) -> None:
@@ -72,10 +72,6 @@ def batch_step_rows(batch: RankBatch) -> np.ndarray:
 
 def _rank_step_rows(model: TraceModel, first_rows: np.ndarray) -> np.ndarray:
     return model.derived("_rank_step_rows", lambda m: read_only(_host_step_rows(m, first_rows)))
-
-
-def _one_rank(model: TraceModel) -> np.ndarray:
-    return np.array([0, len(model)], dtype=np.int64)
 
 
 def _host_step_rows(model: TraceModel, first_rows: np.ndarray) -> np.ndarray:
@@ -107,7 +103,7 @@ def _step_numbers(model: TraceModel, rows: np.ndarray) -> np.ndarray:
 
 def find_steps(model: TraceModel) -> Steps:
     """The steps, kept with the model: the Overview and the GPU-idle section both read them."""
-    return model.derived("_steps", lambda m: _steps_of_ranks(m, _one_rank(m))[0])
+    return model.derived("_steps", lambda m: _steps_of_ranks(m, one_rank(m))[0])
 
 
 def batch_steps(batch: RankBatch) -> list[Steps]:

@@ -281,18 +281,17 @@ def _cpu_computation(model: TraceModel) -> IntervalUnion:
     return IntervalUnion(np.concatenate(starts), np.concatenate(stops))
 
 
-def summarize_rank(model: TraceModel) -> RankSummary:
-    return _rank_summary(model, find_steps(model), comms.extract(model))
-
-
 def summarize_ranks(models: list[TraceModel]) -> list[RankSummary]:
     """The summaries of many ranks (a worker's batch), each the same as `summarize_rank`
-    of it: their collectives and the tables they share (row sets, kernel classes, steps)
-    are found together (`rank_batches`)."""
+    of it: the tables they share (name flags, row sets, kernel classes, steps,
+    collectives) are found together (`rank_batches`); not the GPU work, which only a
+    critical path's graph reads."""
     return made_sharing_tables(summarize_rank, models, gpu_work=False)
 
 
-def _rank_summary(model: TraceModel, steps: Steps, coll: comms.Collectives) -> RankSummary:
+def summarize_rank(model: TraceModel) -> RankSummary:
+    steps = find_steps(model)
+    coll = comms.extract(model)
     has_kernels = complete_rows(model, Kind.KERNEL).size > 0
     info = model.header.get("distributedInfo")
     info = info if isinstance(info, dict) else {}
