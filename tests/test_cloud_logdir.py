@@ -27,7 +27,7 @@ from kinetoscope.store import trace_store
 from kinetoscope.store.cache import DiskCache, cache_key, default_cache_dir
 from kinetoscope.store.trace_store import TraceStore
 from tensorboard_launch import TensorBoard
-from test_tensorboard_process import free_port, get_json
+from test_tensorboard_process import get_json
 
 moto_server = pytest.importorskip("moto.server")
 s3fs = pytest.importorskip("s3fs")
@@ -43,9 +43,11 @@ _buckets = itertools.count()
 @pytest.fixture(scope="module")
 def s3_endpoint() -> Iterator[str]:
     """A moto S3 server for this module; the environment points fsspec's S3 at it."""
-    port = free_port()
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    # Port 0: the server binds a port the system picks (one found free before could be
+    # taken first, as it was once for TensorBoard: tests/tensorboard_launch.py).
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
+    _, port = server.get_host_and_port()
     endpoint = f"http://127.0.0.1:{port}"
     # A filesystem cached by an earlier module still points at that module's (stopped)
     # server: every instance made from here on reads this endpoint.
