@@ -4,19 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import time
 import urllib.request
 from pathlib import Path
 
 from builders import TraceBuilder
 from tensorboard_launch import TensorBoard
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def get_json(url: str) -> object:
