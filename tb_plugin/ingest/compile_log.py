@@ -211,7 +211,8 @@ class _Reader:
         try:
             meta = _DECODER.decode(line[m.start(2) :])
         except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
-            # msgspec raises UnicodeDecodeError for a byte that is not UTF-8 in a string
+            # a byte that is not UTF-8 in a string: UnicodeDecodeError before msgspec 0.23,
+            # a DecodeError from 0.23
             out.skipped += 1
             out.warn(f"line {number}: its {kind} record is not JSON (or not UTF-8), skipped")
             return
