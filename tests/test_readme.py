@@ -63,8 +63,10 @@ def test_the_demo_prints_the_link_after_tensorboards_banner(tmp_path: Path) -> N
         lines = _demo_lines(tmp_path, port)
         if not any("could not bind" in line for line in lines):
             break
-    banner = next(i for i, line in enumerate(lines) if f"http://127.0.0.1:{port}/ " in line)
-    link = next(i for i, line in enumerate(lines) if "#kinetoscope" in line)
+    banners = [i for i, line in enumerate(lines) if f"http://127.0.0.1:{port}/ " in line]
+    links = [i for i, line in enumerate(lines) if "#kinetoscope" in line]
+    assert banners and links, lines
+    banner, link = banners[0], links[0]
     assert link > banner, lines
     assert lines[link].endswith(
         f'http://127.0.0.1:{port}/#kinetoscope (the "PyTorch Profiler" tab)'
