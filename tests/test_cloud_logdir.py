@@ -20,13 +20,14 @@ from conftest import PluginClient
 from corpus import corpus_path
 from kinetoscope.cli.main import EXIT_LOAD, main
 from kinetoscope.ingest import storage
-from kinetoscope.ingest.discovery import Run, scan_logdir
+from kinetoscope.ingest.discovery import Run, scan_logdir, target_runs
 from kinetoscope.ingest.storage import file_identity
 from kinetoscope.ingest.watcher import LogdirWatcher
 from kinetoscope.store import trace_store
 from kinetoscope.store.cache import DiskCache, cache_key, default_cache_dir
 from kinetoscope.store.trace_store import TraceStore
 from tensorboard_launch import TensorBoard
+from test_discovery import named_file_folder
 from test_tensorboard_process import get_json
 
 moto_server = pytest.importorskip("moto.server")
@@ -124,6 +125,29 @@ def test_listing_matches_the_same_files_on_disk(tmp_path: Path, bucket: str) -> 
     span = remote[0].workers[0].spans[0]
     assert span.path == f"{bucket}/logs/a/worker0.1.pt.trace.json.gz"
     assert storage.stat(span.path).etag  # the store's ETag keys the cache
+
+
+def test_a_trace_named_alone_lists_its_own_folder_only(
+    tmp_path: Path, bucket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As on disk: its run, its `torch_trace/` logs, and two listings one level deep
+    (not one of everything under its folder)."""
+    trace = named_file_folder(tmp_path / "logs")
+    upload(tmp_path / "logs", f"{bucket}/logs")
+    depths: list[int | None] = []
+    list_files = storage.list_files
+
+    def recorded(folder: str, maxdepth: int | None = None) -> list[tuple[str, Any]]:
+        depths.append(maxdepth)
+        return list_files(folder, maxdepth)
+
+    monkeypatch.setattr(storage, "list_files", recorded)
+    (remote,) = target_runs(f"{bucket}/logs/{trace.name}")
+    (local,) = target_runs(str(trace))
+    assert depths == [1, 1]
+    assert shape((remote,)) == shape((local,))
+    assert [c.file for c in remote.compile_logs] == [c.file for c in local.compile_logs]
+    assert len(remote.compile_logs) == 1
 
 
 def test_rescan_finds_a_new_span(tmp_path: Path, bucket: str) -> None:

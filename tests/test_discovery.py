@@ -16,7 +16,9 @@ from kinetoscope.ingest.discovery import (
     capture_files,
     find_span,
     scan_logdir,
+    target_runs,
 )
+from kinetoscope.ingest.local_scan import Listed, LocalScan
 from kinetoscope.ingest.sniff import looks_like_kineto_trace
 from kinetoscope.ingest.watcher import LogdirWatcher
 
@@ -310,3 +312,40 @@ def test_watcher_stopped_does_not_start_again(tmp_path: Path) -> None:
     watcher.start()
     left = [t for t in threading.enumerate() if t not in before and t.name.endswith("watcher")]
     assert not left
+
+
+def named_file_folder(root: Path) -> Path:
+    """A trace with its compile log (in `torch_trace/`), beside another trace and a
+    capture folder, in a folder holding other runs' folders; the named trace's path."""
+    trace = write(root / "worker0.1.pt.trace.json")
+    write(root / "worker1.1.pt.trace.json")
+    (root / "torch_trace").mkdir()
+    (root / "torch_trace" / "dedicated_log_torch_trace_rank_0_x.log").write_text("")
+    write(root / "capture_traces" / "graph_1.pt.trace.json")
+    for i in range(3):
+        write(root / f"other{i}" / "deeper" / "worker0.1.pt.trace.json")
+    return trace
+
+
+def test_a_trace_named_alone_lists_its_own_folder_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`report FILE` (and the notebook's open) need the file's run, not every run beside
+    it: a file in a folder of thousands of runs took seconds to list them all."""
+    trace = named_file_folder(tmp_path / "logdir")
+    listed: list[str] = []
+    list_folder = LocalScan.folder
+
+    def recorded(scan: LocalScan, folder: str) -> Listed:
+        listed.append(os.path.relpath(folder, tmp_path / "logdir"))
+        return list_folder(scan, folder)
+
+    monkeypatch.setattr(LocalScan, "folder", recorded)
+    (run,) = target_runs(str(trace))
+    assert listed == [".", "torch_trace"]
+    assert listing((run,)) == [(".", [("worker0", [("1", "worker0.1.pt.trace.json")])])]
+    (log,) = run.compile_logs
+    assert log.file == "torch_trace/dedicated_log_torch_trace_rank_0_x.log"
+    assert len(capture_files(str(trace))) == 1
+    # The logdir itself is still listed whole.
+    assert [r.name for r in scan_logdir(str(tmp_path / "logdir"))][:2] == [".", "other0/deeper"]

@@ -104,8 +104,10 @@ def _run_sort_key(run: Run) -> tuple[bool, _NaturalKey]:
     return (run.name != ".", natural_key(run.name))
 
 
-def scan_logdir(logdir: str) -> tuple[Run, ...]:
-    """All runs under ``logdir``, sorted by name ("." first).
+def scan_logdir(logdir: str, nested: bool = True) -> tuple[Run, ...]:
+    """All runs under ``logdir``, sorted by name ("." first). With ``nested`` False, only
+    the logdir's own run: its files and its `torch_trace/` logs, no other folder listed
+    (a trace named alone need not list the thousands of folders beside it).
 
     Symlinked folders are followed, each real folder visited once (no loops); hidden
     folders (``.git``, ``.ipynb_checkpoints``) and unreadable ones are skipped. A file or
@@ -117,7 +119,7 @@ def scan_logdir(logdir: str) -> tuple[Run, ...]:
     A URL (``s3://bucket/prefix``) is listed through `storage` (`scan_remote_logdir`).
     """
     if storage.is_url(logdir):
-        return scan_remote_logdir(logdir)
+        return scan_remote_logdir(logdir, nested)
     root = os.path.abspath(logdir)
     scan = LocalScan(storage.add_root(root), storage.follow_symlinks())
     listings: dict[str, Listed] = {}
@@ -134,12 +136,9 @@ def scan_logdir(logdir: str) -> tuple[Run, ...]:
             continue
         seen.add(ident)
         listed = scan.folder(folder)
-        subdirs = listed.subdirs
-        if listed.found:
-            subdirs = [d for d in subdirs if os.path.basename(d) != CAPTURE_FOLDER]
         # Reverse so the stack pops folders in name order: the first path to a folder
         # reached twice through a symlink is then the same on every scan.
-        stack.extend(sorted(subdirs, reverse=True))
+        stack.extend(sorted(_to_descend(folder, listed, root, nested), reverse=True))
         listings[folder] = listed
     logs = _logs_by_run(listings, root)
     runs = []
@@ -151,6 +150,20 @@ def scan_logdir(logdir: str) -> tuple[Run, ...]:
             found, snapshots = listed.found, listed.snapshots
             runs.append(_build_run(name, folder, found, snapshots, logs.get(folder, [])))
     return tuple(sorted(runs, key=_run_sort_key))
+
+
+def _to_descend(folder: str, listed: Listed, root: str, nested: bool) -> list[str]:
+    """The subfolders of `folder` a scan lists next: not a capture folder beside traces
+    (its traces are theirs); when not `nested`, only the root's `torch_trace/`."""
+    if not nested:
+        return [d for d in listed.subdirs if folder == root and _named(d, TORCH_TRACE_FOLDER)]
+    if listed.found:
+        return [d for d in listed.subdirs if not _named(d, CAPTURE_FOLDER)]
+    return listed.subdirs
+
+
+def _named(folder: str, name: str) -> bool:
+    return os.path.basename(folder) == name
 
 
 def _logs_by_run(listings: dict[str, Listed], root: str) -> dict[str, list[tuple[str, FileState]]]:
@@ -167,7 +180,7 @@ def _logs_by_run(listings: dict[str, Listed], root: str) -> dict[str, list[tuple
     return out
 
 
-def scan_remote_logdir(logdir: str) -> tuple[Run, ...]:
+def scan_remote_logdir(logdir: str, nested: bool = True) -> tuple[Run, ...]:
     """`scan_logdir` for a URL: one recursive listing of the prefix (a few requests per
     thousand objects), grouped by folder; hidden folders skipped as on disk. Raises
     `storage.StorageError` (or another OSError) when the logdir cannot be listed: a
@@ -176,7 +189,7 @@ def scan_remote_logdir(logdir: str) -> tuple[Run, ...]:
     by_folder: dict[str, list[Found]] = {}
     snapshots: dict[str, list[tuple[str, FileState]]] = {}
     logs: dict[str, list[tuple[str, FileState]]] = {}
-    for rel, state in storage.list_files(root):
+    for rel, state in _remote_listing(root, nested):
         folder, _, file = rel.rpartition("/")
         if any(part.startswith(".") for part in rel.split("/")):
             continue
@@ -204,6 +217,20 @@ def scan_remote_logdir(logdir: str) -> tuple[Run, ...]:
         if not _beside_traces(folder, by_folder)
     ]
     return tuple(sorted(runs, key=_run_sort_key))
+
+
+def _remote_listing(root: str, nested: bool) -> list[tuple[str, FileState]]:
+    """Every file under `root`; when not `nested`, its own files and those of its
+    `torch_trace/` only, in two listings of one level (not one of the whole prefix)."""
+    if nested:
+        return storage.list_files(root)
+    logs = storage.join(root, TORCH_TRACE_FOLDER)
+    try:
+        in_logs = storage.list_files(logs, maxdepth=1)
+    except OSError:  # no such folder: on some stores, listing it is an error
+        in_logs = []
+    own = storage.list_files(root, maxdepth=1)
+    return own + [(f"{TORCH_TRACE_FOLDER}/{rel}", state) for rel, state in in_logs]
 
 
 def _remote_logs_by_run(
@@ -265,7 +292,7 @@ def target_runs(target: str) -> tuple[Run, ...]:
     if storage.kind(path) != "file":
         return scan_logdir(path)
     found = []
-    for run in scan_logdir(storage.parent(path)):
+    for run in scan_logdir(storage.parent(path), nested=False):
         workers = []
         for worker in run.workers:
             spans = tuple(s for s in worker.spans if s.path == path)

@@ -196,13 +196,14 @@ def kind(location: str) -> str | None:
     return "dir" if info.get("type") == "directory" else "file"
 
 
-def list_files(folder: str) -> list[tuple[str, FileState]]:
-    """Every file under a URL folder, recursively: (path relative to it, with "/", state).
-    One listing request per page on object stores; raises StorageError when the folder
-    cannot be listed (a missing bucket, refused credentials)."""
+def list_files(folder: str, maxdepth: int | None = None) -> list[tuple[str, FileState]]:
+    """Every file under a URL folder, recursively (or `maxdepth` levels down: 1 is the
+    folder's own files): (path relative to it, with "/", state). One listing request per
+    page on object stores; raises StorageError when the folder cannot be listed (a
+    missing bucket, refused credentials)."""
     fs, root = _filesystem(folder)
     root = root.rstrip("/")
-    found = call(folder, fs.find, root, withdirs=False, detail=True)
+    found = call(folder, fs.find, root, maxdepth=maxdepth, withdirs=False, detail=True)
     out = []
     now = time.monotonic()
     with _states_lock:
