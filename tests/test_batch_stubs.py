@@ -19,9 +19,9 @@ from corpus import joinable_corpus_traces
 from kinetoscope.analysis.core.comms import Collectives, batch_collectives, extract
 from kinetoscope.analysis.core.devices import trace_vendor
 from kinetoscope.analysis.core.rank_batches import made_sharing_tables
-from kinetoscope.analysis.critical_path.each_change import summarize_each
+from kinetoscope.analysis.critical_path.each_change import each_change_tier, summarize_each
 from kinetoscope.analysis.critical_path.stub_tier import STUBS, summarize_stub, summarize_stubs
-from kinetoscope.analysis.critical_path.summaries import summarize
+from kinetoscope.analysis.critical_path.summaries import summarize, tier
 from kinetoscope.analysis.distributed.rank_job import Tier
 from kinetoscope.analysis.distributed.rank_summaries import DISTRIBUTED, summarize_batch
 from kinetoscope.analysis.distributed.summary import summarize_rank, summarize_ranks
@@ -78,9 +78,16 @@ def test_each_rank_names_its_peers_from_its_own_pg_config() -> None:
     _assert_batch_collectives_are_each_ranks([first, second])
 
 
-# A what-if's change every rank has (its whole work twice as fast), and a top gains' list.
+# A what-if's change every rank has (its whole work twice as fast), one of an op (its GPU
+# work found by its owning op: `gpu_owners`, made once a batch), and a top gains' list.
 _HALVED = {"rank_all": 1, "factor": 0.5}
-_EACH = (_HALVED, {"collective": "all_reduce", "factor": 2.0})
+_OP_HALVED = {"op": "aten::mm", "factor": 0.5}
+_EACH = (
+    _HALVED,
+    {"collective": "all_reduce", "factor": 2.0},
+    {"op": "aten::addmm", "factor": 0.5},
+    {"op": "record_param_comms", "factor": 2.0},
+)
 # (made together, made alone) per summary: the critical path's stubs, the Distributed
 # view's, a what-if's changed summary (its tier's), the top gains' summaries a rank.
 _MADE = {
@@ -90,10 +97,8 @@ _MADE = {
         partial(made_sharing_tables, partial(summarize, _HALVED)),
         partial(summarize, _HALVED),
     ),
-    "top gains": (
-        partial(made_sharing_tables, partial(summarize_each, _EACH)),
-        partial(summarize_each, _EACH),
-    ),
+    "what-if of an op": (tier(_OP_HALVED).make_many, partial(summarize, _OP_HALVED)),
+    "top gains": (each_change_tier(list(_EACH)).make_many, partial(summarize_each, _EACH)),
 }
 
 

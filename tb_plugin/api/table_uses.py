@@ -195,6 +195,7 @@ TABLE_USES: dict[str, frozenset[str]] = {
             "_complete_names",
             "_critical_path",
             "_critical_path_range_levels",
+            "_gpu_owner_rows",
             "_host_ranges",
             "_name_flags:kinetoscope.analysis.core.graph_replay._is_graph_launch",
             "_op_tree",
@@ -205,9 +206,9 @@ TABLE_USES: dict[str, frozenset[str]] = {
             "_complete_names",
             "_critical_path",
             "_critical_path_range_levels",
+            "_gpu_owner_rows",
             "_host_ranges",
             "_name_flags:kinetoscope.analysis.core.graph_replay._is_graph_launch",
-            "_op_tree",
         )
     ),
     **RUN_TABLE_USES,

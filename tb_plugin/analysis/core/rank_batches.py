@@ -16,6 +16,7 @@ from ...model.trace_model import TraceModel
 from .common import complete_rows, keep_complete_rows, keep_name_source
 from .comms import Collectives, batch_collectives, keep_collectives
 from .devices import keep_vendor, trace_vendor
+from .gpu_owners import batch_gpu_owners, keep_gpu_owners
 from .kernel_classes import KernelClasses, keep_kernel_classes, kernel_classes
 from .launches import batch_gpu_work, keep_gpu_work
 from .steps import Steps, batch_step_rows, batch_steps, keep_steps
@@ -61,13 +62,15 @@ def steps_and_collectives(models: list[TraceModel]) -> list[tuple[Steps, Collect
     return list(zip(batch_steps(batch), batch_collectives(batch)))
 
 
-def share_tables(batch: RankBatch, models: list[TraceModel], gpu_work: bool = True) -> None:
+def share_tables(
+    batch: RankBatch, models: list[TraceModel], gpu_work: bool = True, op_owners: bool = False
+) -> None:
     """Each rank's model keeps its part of the tables found once for the batch: its name
     flags (read from the batch's as they are asked), the row sets (`ROW_SETS`), the
-    kernel classes, the ProfilerStep rows, the steps, the collectives and (where
+    kernel classes, the ProfilerStep rows, the steps, the collectives, (where
     `gpu_work`: a critical path's graph reads it; the Distributed summary does not) the
-    GPU work. A rank's own analysis then reads them where it would have found them
-    again."""
+    GPU work and (where `op_owners`: a change of an op reads them) the GPU work's owning
+    ops. A rank's own analysis then reads them where it would have found them again."""
     first = batch.first_rows
     for k, codes in enumerate(batch.name_codes):
         keep_name_source(models[k], batch.model, codes)
@@ -87,17 +90,22 @@ def share_tables(batch: RankBatch, models: list[TraceModel], gpu_work: bool = Tr
         keep_collectives(models[k], collectives)
     for k, work in enumerate(batch_gpu_work(batch) if gpu_work else []):
         keep_gpu_work(models[k], work)
+    for k, owners in enumerate(batch_gpu_owners(batch) if op_owners else []):
+        keep_gpu_owners(models[k], owners)
 
 
 def made_sharing_tables(
-    make: Callable[[TraceModel], S], models: list[TraceModel], gpu_work: bool = True
+    make: Callable[[TraceModel], S],
+    models: list[TraceModel],
+    gpu_work: bool = True,
+    op_owners: bool = False,
 ) -> list[S]:
     """`make` of each rank (a worker's batch), each the same as alone: the tables they
     share are found once for the batch (`share_tables`), where they can be; the rest of
     each rank's analysis (a critical path's graph) is its own."""
     batch = batch_of(models)
     if batch is not None:
-        share_tables(batch, models, gpu_work)
+        share_tables(batch, models, gpu_work, op_owners)
     return [make(model) for model in models]
 
 

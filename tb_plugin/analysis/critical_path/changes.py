@@ -17,9 +17,9 @@ import numpy as np
 
 from ...model.errors import ViewParamError
 from ...model.trace_model import TraceModel
+from ..core.gpu_owners import gpu_owners, owner_positions
 from ..core.graph_replay import graph_replay, has_graph_launches
 from ..core.host_ranges import host_ranges
-from ..core.optree import op_tree
 from ..core.rules import collective_type
 from .build import RankGraph
 from .graph import COLLECTIVE, DUR, TRANSFER, WAIT, Graph
@@ -157,18 +157,18 @@ def _op_factors(
 
 
 def _gpu_under_op(model: TraceModel, rg: RankGraph, name: str, under: np.ndarray) -> np.ndarray:
-    """Per GPU activity (rg.acts order), whether the op launched it: its launch call's
-    owning op (`optree`: the collective owner rule) is under the op, or, replayed from a
+    """Per GPU activity (rg.acts order), whether the op launched it: its owning op
+    (`gpu_owners`: the op tree's rule) is under the op, or, replayed from a
     CUDA graph, it was captured by an op of that name."""
-    tree = op_tree(model)
+    owners = gpu_owners(model)
     acts = rg.acts
     out = np.zeros(len(acts), dtype=bool)
-    if tree.gpu.size and len(acts):
-        pos = np.minimum(np.searchsorted(tree.gpu, acts.rows), tree.gpu.size - 1)
-        known = tree.gpu[pos] == acts.rows
-        node = np.where(known, tree.gpu_node[pos], -1)
+    if owners.gpu.size and len(acts):
+        pos = np.minimum(np.searchsorted(owners.gpu, acts.rows), owners.gpu.size - 1)
+        known = owners.gpu[pos] == acts.rows
+        # `under` is by host-range position (the op tree's nodes, optree._nest)
+        node = np.where(known, owner_positions(owners, host_ranges(model).rows)[pos], -1)
         owned = node >= 0
-        # op tree nodes are host-range positions (the same index, optree._nest)
         out[owned] = under[node[owned]]
     if has_graph_launches(model):
         replay = graph_replay(model)

@@ -121,5 +121,9 @@ def each_change_tier(changes: list[dict[str, Any]]) -> Tier[ChangedSummaries]:
         partial(summarize_each, kept),
         partial(_cache, kept),
         partial(_pack, kept),
-        partial(made_sharing_tables, partial(summarize_each, kept)),
+        partial(
+            made_sharing_tables,
+            partial(summarize_each, kept),
+            op_owners=any(c.get("op") for c in kept),
+        ),
     )

@@ -152,7 +152,7 @@ def tier(params: dict[str, Any]) -> Tier[PathSummary]:
         partial(summarize, change),
         partial(summary_cache, change),
         partial(summary_pack, change),
-        partial(made_sharing_tables, partial(summarize, change)),
+        partial(made_sharing_tables, partial(summarize, change), op_owners=bool(change.get("op"))),
     )
 
 
