@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import pytest
+from kinetoscope.analysis.core.trusted_rows import keep_ranks_row_flags
 from kinetoscope.ingest.build import build_model
-from kinetoscope.model.rank_batch import why_not_joined
+from kinetoscope.model.rank_batch import RankBatch, join_ranks, why_not_joined
 from kinetoscope.model.trace_model import TraceModel
 
 CORPUS = Path(
@@ -80,6 +81,15 @@ def corpus_model(rel: str) -> TraceModel:
     """The model of a corpus trace, built once per test run and shared (models are read-only,
     views memoise on them), so the suite does not decode the same file in every module."""
     return _built(str(corpus_path(rel)))
+
+
+def read_as_batch(paths: list[Path]) -> RankBatch:
+    """The files read and joined as a worker joins a batch of ranks (each rank's
+    untrusted rows kept with the batch)."""
+    models = [build_model(str(p)) for p in paths]
+    batch = join_ranks(models)
+    keep_ranks_row_flags(batch.model, models)
+    return batch
 
 
 @functools.cache

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from builders import TraceBuilder
-from corpus import corpus_traces, joinable_corpus_traces
+from corpus import corpus_traces, joinable_corpus_traces, read_as_batch
 from kinetoscope.analysis.core.gpu_owners import (
     GpuOwners,
     batch_gpu_owners,
@@ -18,18 +18,13 @@ from kinetoscope.analysis.core.gpu_owners import (
 )
 from kinetoscope.analysis.core.host_ranges import host_ranges
 from kinetoscope.analysis.core.optree import op_tree
-from kinetoscope.analysis.core.trusted_rows import keep_ranks_row_flags
 from kinetoscope.ingest.build import build_model
 from kinetoscope.ingest.text_blocks import TraceDecodeError
-from kinetoscope.model.rank_batch import join_ranks
 from kinetoscope.model.trace_model import TraceModel
 
 
 def _batch_is_each_rank(paths: list[Path]) -> list[GpuOwners]:
-    models = [build_model(str(p)) for p in paths]
-    batch = join_ranks(models)
-    keep_ranks_row_flags(batch.model, models)
-    batched = batch_gpu_owners(batch)
+    batched = batch_gpu_owners(read_as_batch(paths))
     assert len(batched) == len(paths)
     for k, (owners, path) in enumerate(zip(batched, paths)):
         alone = build_model(str(path))  # read again: nothing the batch found is shared

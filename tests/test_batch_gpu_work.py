@@ -11,11 +11,9 @@ import msgspec
 import numpy as np
 import pytest
 from builders import TraceBuilder
-from corpus import joinable_corpus_traces
+from corpus import joinable_corpus_traces, read_as_batch
 from kinetoscope.analysis.core.launches import GpuWork, batch_gpu_work, gpu_work
-from kinetoscope.analysis.core.trusted_rows import keep_ranks_row_flags
 from kinetoscope.ingest.build import build_model
-from kinetoscope.model.rank_batch import join_ranks
 from synthetic_job import Layout, write_traces
 
 
@@ -30,10 +28,7 @@ def _assert_same(batched: GpuWork, alone: GpuWork, k: int) -> None:
 
 
 def _assert_batch_is_each_rank(paths: list[Path]) -> list[GpuWork]:
-    models = [build_model(str(p)) for p in paths]
-    batch = join_ranks(models)
-    keep_ranks_row_flags(batch.model, models)
-    batched = batch_gpu_work(batch)
+    batched = batch_gpu_work(read_as_batch(paths))
     assert len(batched) == len(paths)
     for k, (work, path) in enumerate(zip(batched, paths)):
         # Alone: the file read again, so nothing the batch found is shared with it.
