@@ -78,6 +78,16 @@ def keep_vendor(model: TraceModel, vendor: str) -> None:
 
 
 def _trace_vendor(model: TraceModel) -> str:
+    stated = stated_vendor(model)
+    if stated is not None:
+        return stated
+    kinds = kinds_in_trace(model)
+    return KIND_VENDORS.get(next(iter(kinds)), "unknown") if len(kinds) == 1 else "unknown"
+
+
+def stated_vendor(model: TraceModel) -> str | None:
+    """The vendor a trace's header, device properties or categories name; None where
+    only its devices' work can tell (`trace_vendor` then reads it)."""
     header = model.header
     if "roctracer_version" in header or "hip_runtime_version" in header:
         return "amd"
@@ -89,8 +99,7 @@ def _trace_vendor(model: TraceModel) -> str:
             return vendor
     if any(c.lower().startswith("mtia") for c in model.categories):
         return "mtia"
-    kinds = kinds_in_trace(model)
-    return KIND_VENDORS.get(next(iter(kinds)), "unknown") if len(kinds) == 1 else "unknown"
+    return None
 
 
 def device_identity(model: TraceModel, device_id: int) -> DeviceIdentity:

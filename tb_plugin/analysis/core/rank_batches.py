@@ -15,7 +15,7 @@ from ...model.rank_batch import NotJoined, RankBatch, bounds_of, join_ranks
 from ...model.trace_model import TraceModel
 from .common import complete_rows, keep_complete_rows, keep_name_source
 from .comms import Collectives, batch_collectives, keep_collectives
-from .devices import keep_vendor, trace_vendor
+from .devices import keep_vendor, stated_vendor, trace_vendor
 from .gpu_owners import batch_gpu_owners, keep_gpu_owners
 from .kernel_classes import KernelClasses, keep_kernel_classes, kernel_classes
 from .launches import batch_gpu_work, keep_gpu_work
@@ -39,19 +39,34 @@ ROW_SETS: tuple[tuple[Kind, ...], ...] = (
 def batch_of(models: list[TraceModel]) -> RankBatch | None:
     """The ranks joined, each rank's vendor and untrusted rows kept with the batch; None
     where they are not analysed together (fewer than two, their vendors differ, or the
-    join refuses them): their caller then analyses them one by one."""
+    join refuses them): their caller then analyses them one by one. Where a rank's file
+    does not state its vendor, it is read from its GPU work (its launches and
+    categories): each rank then keeps its part of the batch's GPU rows first."""
     if len(models) < 2:
-        return None
-    vendors = {trace_vendor(model) for model in models}
-    if len(vendors) != 1:
         return None
     try:
         batch = join_ranks(models)
     except NotJoined:
         return None
-    keep_vendor(batch.model, vendors.pop())
     keep_ranks_row_flags(batch.model, models)
+    if any(stated_vendor(model) is None for model in models):
+        _share_row_sets(batch, models, (GPU_ACTIVITY_KINDS,))
+    vendors = {trace_vendor(model) for model in models}
+    if len(vendors) != 1:
+        return None
+    keep_vendor(batch.model, vendors.pop())
     return batch
+
+
+def _share_row_sets(
+    batch: RankBatch, models: list[TraceModel], row_sets: tuple[tuple[Kind, ...], ...]
+) -> None:
+    """Each rank's model keeps its part of the batch's `row_sets`."""
+    first = batch.first_rows
+    for kinds in row_sets:
+        rows = complete_rows(batch.model, *kinds)
+        for k, (lo, hi) in enumerate(bounds_of(rows, first)):
+            keep_complete_rows(models[k], kinds, rows[lo:hi] - first[k])
 
 
 def steps_and_collectives(models: list[TraceModel]) -> list[tuple[Steps, Collectives]] | None:
@@ -74,10 +89,7 @@ def share_tables(
     first = batch.first_rows
     for k, codes in enumerate(batch.name_codes):
         keep_name_source(models[k], batch.model, codes)
-    for kinds in ROW_SETS:
-        rows = complete_rows(batch.model, *kinds)
-        for k, (lo, hi) in enumerate(bounds_of(rows, first)):
-            keep_complete_rows(models[k], kinds, rows[lo:hi] - first[k])
+    _share_row_sets(batch, models, ROW_SETS)
     classes = kernel_classes(batch.model)
     for k, (lo, hi) in enumerate(bounds_of(classes.rows, first)):
         keep_kernel_classes(models[k], _classes_part(classes, lo, hi, int(first[k])))
