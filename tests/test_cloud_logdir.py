@@ -148,6 +148,9 @@ def test_a_trace_named_alone_lists_its_own_folder_only(
     assert shape((remote,)) == shape((local,))
     assert [c.file for c in remote.compile_logs] == [c.file for c in local.compile_logs]
     assert len(remote.compile_logs) == 1
+    # A folder with no `torch_trace/`: listing that folder finds nothing, not an error.
+    (deeper,) = target_runs(f"{bucket}/logs/other0/deeper/worker0.1.pt.trace.json")
+    assert [w.name for w in deeper.workers] == ["worker0"] and deeper.compile_logs == ()
 
 
 def test_rescan_finds_a_new_span(tmp_path: Path, bucket: str) -> None:
