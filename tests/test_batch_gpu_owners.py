@@ -43,20 +43,21 @@ def _assert_positions_are_the_trees(model: TraceModel, owners: GpuOwners) -> Non
     assert np.array_equal(positions, tree.gpu_node.astype(np.int64))
 
 
-def _rank(first_tid: int, second_tid: int) -> TraceBuilder:
-    """A step whose threads are first used in the order given: a GEMM under `aten::mm`
-    folded into an `aten::mm` parent on the first thread, an all-reduce launched inside
-    `record_param_comms` under `c10d::allreduce_` on the second."""
+def _rank(first_tid: int, second_tid: int, t0: float) -> TraceBuilder:
+    """A step from `t0` whose threads are first used in the order given: a GEMM under
+    `aten::mm` folded into an `aten::mm` parent on the first thread, an all-reduce
+    launched inside `record_param_comms` under `c10d::allreduce_` on the second; the
+    inner `aten::mm` ends where its launch does."""
     b = TraceBuilder()
-    b.step(1, 0.0, 100.0)
-    outer = b.op("aten::mm", 1.0, 20.0, tid=first_tid)
-    b.op("aten::mm", 2.0, 10.0, tid=first_tid)
-    b.launch(3.0, 1.0, outer, gpu_ts=30.0, gpu_dur=5.0, name="gemm", tid=first_tid)
-    b.op("c10d::allreduce_", 40.0, 20.0, tid=second_tid)
-    comms = b.op("record_param_comms", 41.0, 10.0, tid=second_tid)
+    b.step(1, t0, 100.0)
+    outer = b.op("aten::mm", t0 + 1.0, 20.0, tid=first_tid)
+    b.op("aten::mm", t0 + 2.0, 2.125, tid=first_tid)
+    b.launch(t0 + 3.125, 1.0, outer, gpu_ts=t0 + 30.0, gpu_dur=5.0, name="gemm", tid=first_tid)
+    b.op("c10d::allreduce_", t0 + 40.0, 20.0, tid=second_tid)
+    comms = b.op("record_param_comms", t0 + 41.0, 10.0, tid=second_tid)
     b.launch(
-        42.0, 1.0, comms, gpu_ts=50.0, gpu_dur=8.0, name="ncclDevKernel_AllReduce_Sum_f32_RING_LL",
-        stream=13, tid=second_tid,
+        t0 + 42.0, 1.0, comms, gpu_ts=t0 + 50.0, gpu_dur=8.0,
+        name="ncclDevKernel_AllReduce_Sum_f32_RING_LL", stream=13, tid=second_tid,
     )  # fmt: skip
     return b
 
@@ -67,17 +68,19 @@ def _owner_names(model: TraceModel, owners: GpuOwners) -> list[str]:
 
 
 def test_ranks_whose_threads_are_used_in_another_order(tmp_path: Path) -> None:
+    """Their clocks start apart too (a batch reads them on one table)."""
     paths = []
-    for k, (first, second) in enumerate([(1, 2), (2, 1)]):
+    for k, (first, second, t0) in enumerate([(1, 2, 0.0), (2, 1, 9_000_000.375)]):
         paths.append(tmp_path / f"rank{k}.pt.trace.json")
-        _rank(first, second).write(paths[-1])
+        _rank(first, second, t0).write(paths[-1])
     batched = _batch_is_each_rank(paths)
     for path, owners in zip(paths, batched):
         # By hand: the GEMM's launch is inside the inner `aten::mm`, folded into the outer
         # one (the same name, its only child); the all-reduce's innermost op.
         model = build_model(str(path))
         assert _owner_names(model, owners) == ["aten::mm", "record_param_comms"]
-        assert model.events["ts"][owners.owner].tolist() == [1.0, 41.0]
+        t0 = model.events["ts"].min()
+        assert (model.events["ts"][owners.owner] - t0).tolist() == [1.0, 41.0]
 
 
 @pytest.mark.corpus
