@@ -36,11 +36,14 @@ def _batch_is_each_rank(paths: list[Path]) -> list[GpuOwners]:
 
 
 def _assert_positions_are_the_trees(model: TraceModel, owners: GpuOwners) -> None:
-    """The owners' host-range positions are the op tree's own nodes for its GPU rows."""
+    """The owners' host-range positions are the op tree's own nodes for its GPU rows,
+    found from the rows (as for a batch's owners) and kept from the tree."""
     tree = op_tree(model)
     assert np.array_equal(owners.gpu, tree.gpu)
-    positions = owner_positions(owners, host_ranges(model).rows)
-    assert np.array_equal(positions, tree.gpu_node.astype(np.int64))
+    by_row = GpuOwners(owners.gpu, owners.owner)
+    for found in (by_row, owners):
+        positions = owner_positions(found, host_ranges(model).rows)
+        assert np.array_equal(positions, tree.gpu_node.astype(np.int64))
 
 
 def _rank(first_tid: int, second_tid: int, t0: float) -> TraceBuilder:

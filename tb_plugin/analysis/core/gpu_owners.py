@@ -22,10 +22,12 @@ from .optree import op_tree
 
 class GpuOwners(msgspec.Struct, frozen=True):
     """`gpu`: the GPU activity rows (sorted); `owner`: per activity, the row of the op
-    that owns it (-1: none)."""
+    that owns it (-1: none); `node`: where the model's own op tree made them, the owner's
+    node there (its host-range position), else None (a batch's, split back)."""
 
     gpu: np.ndarray
     owner: np.ndarray
+    node: np.ndarray | None = None
 
 
 def gpu_owners(model: TraceModel) -> GpuOwners:
@@ -54,8 +56,11 @@ def batch_gpu_owners(batch: RankBatch) -> list[GpuOwners]:
 
 
 def owner_positions(owners: GpuOwners, range_rows: np.ndarray) -> np.ndarray:
-    """Per activity, its owner's position among `range_rows` (the host ranges' rows, the
-    op tree's nodes; -1: no owner, or an owner that is not among them)."""
+    """Per activity, its owner's position among `range_rows` (the model's host ranges'
+    rows, the op tree's nodes; -1: no owner, or an owner that is not among them): the
+    tree's own where it made them (a big trace's ranges are not sorted again)."""
+    if owners.node is not None:
+        return owners.node
     out = np.full(owners.owner.size, -1, np.int64)
     owned = np.flatnonzero(owners.owner >= 0)
     if owned.size == 0 or range_rows.size == 0:
@@ -74,4 +79,4 @@ def _owners_of_tree(model: TraceModel) -> GpuOwners:
     node = tree.gpu_node.astype(np.int64)
     owner = np.full(node.size, -1, np.int64)
     owner[node >= 0] = tree.rows[node[node >= 0]]
-    return GpuOwners(tree.gpu, owner)
+    return GpuOwners(tree.gpu, owner, np.where(node >= 0, node, -1))
