@@ -31,6 +31,7 @@ RUN_TABLE_USES: dict[str, frozenset[str]] = {
             "_name_flags:kinetoscope.analysis.core.taxonomy.is_comm_op",
             "_name_flags:kinetoscope.analysis.core.taxonomy.is_host_transfer_op",
             "_op_tree",
+            "_stated_vendor",
             "_steps",
             "_trace_vendor",
         )
@@ -63,6 +64,7 @@ RUN_TABLE_USES: dict[str, frozenset[str]] = {
             "_name_flags:kinetoscope.analysis.critical_path.stream_waits.is_event_record",
             "_name_flags:kinetoscope.analysis.critical_path.stream_waits.is_stream_wait",
             "_op_tree",
+            "_stated_vendor",
             "_steps",
             "_trace_vendor",
         )
@@ -98,6 +100,7 @@ RUN_TABLE_USES: dict[str, frozenset[str]] = {
             "_name_flags:kinetoscope.analysis.critical_path.stream_waits.is_event_record",
             "_name_flags:kinetoscope.analysis.critical_path.stream_waits.is_stream_wait",
             "_op_tree",
+            "_stated_vendor",
             "_steps",
             "_trace_vendor",
         )
@@ -133,6 +136,7 @@ RUN_TABLE_USES: dict[str, frozenset[str]] = {
             "_name_flags:kinetoscope.analysis.critical_path.stream_waits.is_event_record",
             "_name_flags:kinetoscope.analysis.critical_path.stream_waits.is_stream_wait",
             "_op_tree",
+            "_stated_vendor",
             "_steps",
             "_trace_vendor",
         )

@@ -41,6 +41,7 @@ TABLE_USES: dict[str, frozenset[str]] = {
             "_name_flags:kinetoscope.analysis.core.taxonomy.is_host_transfer_op",
             "_op_tree",
             "_rocm_stream_ids_are_queues",
+            "_stated_vendor",
             "_steps",
             "_trace_vendor",
         )

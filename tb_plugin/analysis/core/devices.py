@@ -87,7 +87,17 @@ def _trace_vendor(model: TraceModel) -> str:
 
 def stated_vendor(model: TraceModel) -> str | None:
     """The vendor a trace's header, device properties or categories name; None where
-    only its devices' work can tell (`trace_vendor` then reads it)."""
+    only its devices' work can tell (`trace_vendor` then reads it). Kept with the model:
+    a batch of ranks asks it before `trace_vendor` does."""
+    return model.derived("_stated_vendor", _stated_or_empty) or None
+
+
+def _stated_or_empty(model: TraceModel) -> str:
+    # "" where nothing states it: a kept structure is never None.
+    return _stated_vendor(model) or ""
+
+
+def _stated_vendor(model: TraceModel) -> str | None:
     header = model.header
     if "roctracer_version" in header or "hip_runtime_version" in header:
         return "amd"

@@ -49,13 +49,19 @@ def batch_of(models: list[TraceModel]) -> RankBatch | None:
     except NotJoined:
         return None
     keep_ranks_row_flags(batch.model, models)
-    if any(stated_vendor(model) is None for model in models):
+    if _vendor_from_work(models):
         _share_row_sets(batch, models, (GPU_ACTIVITY_KINDS,))
     vendors = {trace_vendor(model) for model in models}
     if len(vendors) != 1:
         return None
     keep_vendor(batch.model, vendors.pop())
     return batch
+
+
+def _vendor_from_work(models: list[TraceModel]) -> bool:
+    """Whether some rank's vendor is read from its GPU work (its file does not state it):
+    `batch_of` then shares the GPU rows before the ranks' vendors are compared."""
+    return any(stated_vendor(model) is None for model in models)
 
 
 def _share_row_sets(
@@ -89,7 +95,8 @@ def share_tables(
     first = batch.first_rows
     for k, codes in enumerate(batch.name_codes):
         keep_name_source(models[k], batch.model, codes)
-    _share_row_sets(batch, models, ROW_SETS)
+    kept = (GPU_ACTIVITY_KINDS,) if _vendor_from_work(models) else ()
+    _share_row_sets(batch, models, tuple(kinds for kinds in ROW_SETS if kinds not in kept))
     classes = kernel_classes(batch.model)
     for k, (lo, hi) in enumerate(bounds_of(classes.rows, first)):
         keep_kernel_classes(models[k], _classes_part(classes, lo, hi, int(first[k])))
