@@ -17,7 +17,7 @@ import numpy as np
 
 from ...model.errors import ViewParamError
 from ...model.trace_model import TraceModel
-from ..core.gpu_owners import gpu_owners, owner_positions
+from ..core.gpu_owners import gpu_owners
 from ..core.graph_replay import graph_replay, has_graph_launches
 from ..core.host_ranges import host_ranges
 from ..core.rules import collective_type
@@ -50,7 +50,7 @@ def change_of(params: dict[str, object]) -> Change | None:
     """The change a request names (`kernel`, `op`, `collective` or `rank_all`, with
     `factor` and maybe `rank`), None when it names none; ViewParamError when it names
     several, or a factor that is not a positive number."""
-    named = [k for k in CHANGE_KINDS if params.get(k) not in (None, "", False)]
+    named = [k for k in CHANGE_KINDS if _named(params.get(k))]
     if not named:
         return None
     if len(named) > 1:
@@ -62,6 +62,16 @@ def change_of(params: dict[str, object]) -> Change | None:
         name = collective_type(name) or name
     rank = params.get("rank")
     return Change(kind, name, float(factor), rank if isinstance(rank, int) else None)
+
+
+def names_an_op(params: dict[str, object]) -> bool:
+    """Whether a request's change is of an op: its ranks then read which op owns each GPU
+    activity (`core.gpu_owners`), found once for a batch of ranks."""
+    return _named(params.get("op"))
+
+
+def _named(value: object) -> bool:
+    return value not in (None, "", False)
 
 
 MAX_FACTOR = 1e6  # a million times as long: past it the times a step sums overflow
@@ -167,7 +177,7 @@ def _gpu_under_op(model: TraceModel, rg: RankGraph, name: str, under: np.ndarray
         pos = np.minimum(np.searchsorted(owners.gpu, acts.rows), owners.gpu.size - 1)
         known = owners.gpu[pos] == acts.rows
         # `under` is by host-range position (the op tree's nodes, optree._nest)
-        node = np.where(known, owner_positions(owners, host_ranges(model).rows)[pos], -1)
+        node = np.where(known, owners.positions(host_ranges(model).rows)[pos], -1)
         owned = node >= 0
         out[owned] = under[node[owned]]
     if has_graph_launches(model):

@@ -19,7 +19,7 @@ from ..core.summary_cache import SummaryCache
 from ..core.taxonomy import taxonomy_version
 from ..distributed.rank_job import Tier
 from ..distributed.summary_pack import PackFormat, SummaryPack
-from .changes import change_of
+from .changes import change_of, names_an_op
 from .parts import part_of
 from .path_summary import VERSION, PathSummary
 from .reduce import reduce_part, reduce_shaped
@@ -124,6 +124,6 @@ def each_change_tier(changes: list[dict[str, Any]]) -> Tier[ChangedSummaries]:
         partial(
             made_sharing_tables,
             partial(summarize_each, kept),
-            op_owners=any(c.get("op") for c in kept),
+            op_owners=any(names_an_op(c) for c in kept),
         ),
     )

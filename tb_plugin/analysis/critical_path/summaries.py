@@ -22,7 +22,7 @@ from ..core.taxonomy import taxonomy_version
 from ..distributed.rank_job import Tier
 from ..distributed.summary_pack import PackFormat, SummaryPack
 from .anchors import StepAnchors
-from .changes import Change, Scaled, change_of
+from .changes import Change, Scaled, change_of, names_an_op
 from .expand import PartPieces
 from .graph import Graph
 from .parts import part_of
@@ -152,7 +152,7 @@ def tier(params: dict[str, Any]) -> Tier[PathSummary]:
         partial(summarize, change),
         partial(summary_cache, change),
         partial(summary_pack, change),
-        partial(made_sharing_tables, partial(summarize, change), op_owners=bool(change.get("op"))),
+        partial(made_sharing_tables, partial(summarize, change), op_owners=names_an_op(change)),
     )
 
 
