@@ -14,7 +14,6 @@ from kinetoscope.analysis.core.gpu_owners import (
     GpuOwners,
     batch_gpu_owners,
     gpu_owners,
-    owner_positions,
 )
 from kinetoscope.analysis.core.host_ranges import host_ranges
 from kinetoscope.analysis.core.optree import op_tree
@@ -42,7 +41,7 @@ def _assert_positions_are_the_trees(model: TraceModel, owners: GpuOwners) -> Non
     assert np.array_equal(owners.gpu, tree.gpu)
     by_row = GpuOwners(owners.gpu, owners.owner)
     for found in (by_row, owners):
-        positions = owner_positions(found, host_ranges(model).rows)
+        positions = found.positions(host_ranges(model).rows)
         assert np.array_equal(positions, tree.gpu_node.astype(np.int64))
 
 

@@ -29,6 +29,25 @@ class GpuOwners(msgspec.Struct, frozen=True):
     owner: np.ndarray
     node: np.ndarray | None = None
 
+    def positions(self, range_rows: np.ndarray) -> np.ndarray:
+        """Per activity, its owner's position among `range_rows` (this model's host
+        ranges' rows, the op tree's nodes; -1: no owner, or one not among them): the
+        tree's own `node` where it made them (a big trace's ranges are not sorted again),
+        else found by row."""
+        if self.node is not None:
+            return self.node
+        out = np.full(self.owner.size, -1, np.int64)
+        owned = np.flatnonzero(self.owner >= 0)
+        if owned.size == 0 or range_rows.size == 0:
+            return out
+        order = np.argsort(range_rows, kind="stable")
+        sorted_rows = range_rows[order]
+        rows = self.owner[owned]
+        pos = np.minimum(np.searchsorted(sorted_rows, rows), sorted_rows.size - 1)
+        found = sorted_rows[pos] == rows
+        out[owned[found]] = order[pos[found]]
+        return out
+
 
 def gpu_owners(model: TraceModel) -> GpuOwners:
     """Each GPU activity's owning op, by row; kept with the model (or its batch's part,
@@ -52,25 +71,6 @@ def batch_gpu_owners(batch: RankBatch) -> list[GpuOwners]:
         out.append(
             GpuOwners(whole.gpu[lo:hi] - first[k], np.where(owner >= 0, owner - first[k], -1))
         )
-    return out
-
-
-def owner_positions(owners: GpuOwners, range_rows: np.ndarray) -> np.ndarray:
-    """Per activity, its owner's position among `range_rows` (the model's host ranges'
-    rows, the op tree's nodes; -1: no owner, or an owner that is not among them): the
-    tree's own where it made them (a big trace's ranges are not sorted again)."""
-    if owners.node is not None:
-        return owners.node
-    out = np.full(owners.owner.size, -1, np.int64)
-    owned = np.flatnonzero(owners.owner >= 0)
-    if owned.size == 0 or range_rows.size == 0:
-        return out
-    order = np.argsort(range_rows, kind="stable")
-    sorted_rows = range_rows[order]
-    rows = owners.owner[owned]
-    pos = np.minimum(np.searchsorted(sorted_rows, rows), sorted_rows.size - 1)
-    found = sorted_rows[pos] == rows
-    out[owned[found]] = order[pos[found]]
     return out
 
 
