@@ -13,7 +13,12 @@ import numpy as np
 import pytest
 from builders import TraceBuilder
 from corpus import CORPUS, corpus_model, corpus_path, corpus_trace_model, corpus_traces
-from kinetoscope.analysis.core.common import unique_inverse, unique_rows
+from kinetoscope.analysis.core.common import (
+    SMALL_UNIQUE,
+    unique_codes,
+    unique_inverse,
+    unique_rows,
+)
 from kinetoscope.analysis.kernels.endpoint import supports
 from kinetoscope.analysis.kernels.view import kernels
 from kinetoscope.analysis.operators.view import operators
@@ -160,6 +165,9 @@ def test_unique_inverse_is_numpys_unique() -> None:
         (5000, 1 << 40, (1 << 40) + 9000, np.int64),
         (300, 0, 1 << 40, np.int64),
         (20000, -(1 << 20), 1 << 20, np.int64),
+        (60, 0, 300, np.int32),  # a rank's few: sorted, whatever their range
+        (SMALL_UNIQUE, -20000, 20000, np.int16),
+        (SMALL_UNIQUE + 1, 0, 5000, np.int32),  # the first size marked in a table
     ):
         cases.append(rng.integers(low, high, size=n).astype(dtype))
     cases.append(rng.random(100))  # not integers: numpy's own
@@ -167,6 +175,26 @@ def test_unique_inverse_is_numpys_unique() -> None:
         uniq, inverse = unique_inverse(values)
         expected, expected_inverse = np.unique(values, return_inverse=True)
         assert uniq.dtype == expected.dtype
+        assert inverse.dtype == np.int64
+        assert np.array_equal(uniq, expected)
+        assert np.array_equal(inverse, expected_inverse.reshape(-1))
+
+
+def test_unique_codes_is_numpys_unique() -> None:
+    """Interned codes in [0, bound): a few sorted, many marked, the same answer."""
+    rng = np.random.default_rng(6)
+    for n, bound, dtype in (
+        (0, 10, np.int32),
+        (40, 50_000, np.int32),
+        (SMALL_UNIQUE, 3000, np.int16),
+        (5000, 3000, np.int32),
+        (5000, 70_000, np.int64),
+    ):
+        codes = rng.integers(0, bound, size=n).astype(dtype)
+        uniq, inverse = unique_codes(codes, bound)
+        expected, expected_inverse = np.unique(codes, return_inverse=True)
+        assert uniq.dtype == expected.dtype
+        assert inverse.dtype == np.int64
         assert np.array_equal(uniq, expected)
         assert np.array_equal(inverse, expected_inverse.reshape(-1))
 

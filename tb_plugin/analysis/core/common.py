@@ -250,8 +250,11 @@ def distinct(values: np.ndarray) -> np.ndarray:
 def unique_codes(codes: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
     """`np.unique(codes, return_inverse=True)` of codes in [0, bound) (interned names,
     categories: `bound` the table's size), by marking the codes present, not sorting them:
-    the same distinct codes, ascending, and the same inverse."""
-    if codes.size == 0 or int(codes.min()) < 0 or int(codes.max()) >= bound:
+    the same distinct codes, ascending, and the same inverse. A few codes are sorted
+    (`SMALL_UNIQUE`)."""
+    if codes.size <= SMALL_UNIQUE:
+        return _sorted_unique(codes)
+    if int(codes.min()) < 0 or int(codes.max()) >= bound:
         uniq, inverse = np.unique(codes, return_inverse=True)
         return uniq, inverse.reshape(-1)
     present = np.zeros(bound, dtype=bool)
@@ -267,17 +270,30 @@ def unique_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     range (`unique_codes`), not sorted: numpy sorts every value to find the inverse (13 ms
     per 190k values on a 2-core machine, ~0.5 ms marked). Other integers are sorted here
     and counted with `running_count`: numpy's own counts with a cumsum of booleans, which
-    holds the GIL throughout (a server's request threads stalled on a big trace)."""
+    holds the GIL throughout (a server's request threads stalled on a big trace). A few
+    integers (`SMALL_UNIQUE`: a rank of a many-rank job has a few hundred events) are
+    sorted: a table of their range costs more than the sort."""
     if values.dtype.kind not in "iu":
         uniq, inverse = np.unique(values, return_inverse=True)
         return uniq, inverse.reshape(-1)
-    if values.size:
+    if values.size > SMALL_UNIQUE:
         low, high = int(values.min()), int(values.max())
         if high - low < max(4 * values.size, 1 << 16):
             shifted = values - values.dtype.type(low)
             uniq, inverse = unique_codes(shifted, high - low + 1)
             uniq += values.dtype.type(low)
             return uniq, inverse
+    return _sorted_unique(values)
+
+
+# Integers up to this many are sorted to find their distinct values and inverse: marking
+# them in a table of their range pays for the range (up to 64K entries), ~13 numpy calls
+# a few hundred values do not amortise.
+SMALL_UNIQUE = 1024
+
+
+def _sorted_unique(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`unique_inverse` of integers by one stable sort."""
     order = np.argsort(values, kind="stable")
     ordered = values[order]
     new = np.ones(ordered.size, dtype=bool)
