@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...model.trace_model import TraceModel
-from ..core.common import distinct, in_sorted, thread_keys, unique_inverse, unique_rows
+from ..core.common import distinct, in_sorted, thread_keys, unique_inverse
 from ..core.host_ranges import host_ranges, snap_ns
 from ..core.queued_times import queued_times
 from . import host_links
@@ -285,12 +285,18 @@ def _gpu_nodes(model: TraceModel, b: GraphBuilder, acts: Activities, rank: int) 
     names = ev["name"][acts.rows]
     codes, inverse = unique_inverse(names)
     ids = b.name_ids([model.names[int(c)] for c in codes.tolist()])[inverse]
-    pid, tid = ev["pid"][acts.rows], ev["tid"][acts.rows]
-    lane_keys, lane_inverse = unique_rows(np.stack([pid, tid], axis=1))
+    # (pid, tid) code pairs as one integer each, in the pairs' order: one unique, where a
+    # unique of rows makes three (a column each and their combination).
+    width = max(len(model.tids), 1)
+    pair = ev["pid"][acts.rows].astype(np.int64) * width + ev["tid"][acts.rows]
+    lane_keys, lane_inverse = unique_inverse(pair)
     lane_ids = np.array(
-        [b.lane_id(f"{model.pids[int(p)]}/{model.tids[int(t)]}") for p, t in lane_keys.tolist()],
+        [
+            b.lane_id(f"{model.pids[p // width]}/{model.tids[p % width]}")
+            for p in lane_keys.tolist()
+        ],
         dtype=np.int64,
-    )[lane_inverse.reshape(-1)]
+    )[lane_inverse]
     nodes = b.nodes(
         acts.kind,
         ids,
