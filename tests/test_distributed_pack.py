@@ -6,6 +6,7 @@ one rank at a time gives, and their sizes shrink towards the end of a run."""
 from __future__ import annotations
 
 import dataclasses
+import gc
 import os
 import pickle
 from concurrent.futures import ThreadPoolExecutor
@@ -15,6 +16,7 @@ from typing import Any
 import msgspec
 import pytest
 from kinetoscope.analysis.distributed import rank_summaries as distributed_job
+from kinetoscope.analysis.distributed.rank_job import Tier
 from kinetoscope.analysis.distributed.rank_summaries import (
     BATCHES_PER_WORKER,
     SUMMARY_DIR,
@@ -26,9 +28,11 @@ from kinetoscope.analysis.distributed.rank_summaries import (
     summary_pack,
 )
 from kinetoscope.analysis.distributed.summary_pack import SummaryPack
+from kinetoscope.ingest.build import build_model
 from kinetoscope.ingest.discovery import chosen_spans, scan_logdir
 from kinetoscope.ingest.storage import file_identity
 from kinetoscope.store.cache import cache_key
+from kinetoscope.store.pools import cyclic_gc_paused
 from kinetoscope.store.run_context import RunContext
 from test_distributed import gpu_rank, job_traces
 
@@ -139,6 +143,49 @@ def test_a_batch_answers_as_ranks_one_by_one(tmp_path: Path) -> None:
     assert [o[1] for o in outcomes] == errors and errors[3] is not None
     assert errors[3]["kind"] == "empty_file" and outcomes[3][2] is None
     assert msgspec.json.encode(outcomes[0][0]) == msgspec.json.encode(one_by_one[0])
+
+
+def summary_cache_unused(cache_dir: str) -> Any:
+    raise AssertionError("a worker's batch keeps no summary one by one")
+
+
+def summary_pack_unused(cache_dir: str, run: str) -> Any:
+    raise AssertionError("a worker's batch writes no pack")
+
+
+def test_a_batch_runs_with_the_cycle_collector_paused(tmp_path: Path) -> None:
+    """A worker's batch makes its summaries with the cycle collector off, and leaves it
+    as it found it (on in a worker; a caller that turned it off keeps it off), an error
+    inside included."""
+    paths = sorted(str(p) for p in job_traces(tmp_path).iterdir())
+    files = [(p, cache_key(file_identity(p))) for p in paths]
+    seen: list[bool] = []
+
+    def rows(model: Any) -> int:
+        seen.append(gc.isenabled())
+        return len(model)
+
+    def each_rows(models: list[Any]) -> list[int]:
+        return [rows(m) for m in models]
+
+    tier: Tier[int] = Tier(rows, summary_cache_unused, summary_pack_unused, each_rows)
+    try:
+        for collector_on in (True, False):
+            gc.enable() if collector_on else gc.disable()
+            outcomes = summarize_batch(files, None, tier)
+            assert [o[0] for o in outcomes] == [len(build_model(p)) for p in paths]
+            assert gc.isenabled() is collector_on
+        assert seen and not any(seen)
+        with pytest.raises(ValueError), cyclic_gc_paused():
+            raise ValueError("a task's error")
+        assert not gc.isenabled()  # off before: still off
+        gc.enable()
+        with pytest.raises(ValueError), cyclic_gc_paused():
+            assert not gc.isenabled()
+            raise ValueError("a task's error")
+        assert gc.isenabled()
+    finally:
+        gc.enable()
 
 
 @pytest.mark.parametrize(("count", "workers"), [(2048, 2), (2048, 16), (100, 2), (17, 4), (1, 2)])

@@ -13,17 +13,22 @@
   docs/distributed.md). A user's executor is never shut down here.
 
 Pools other than the load threads are made on first use and kept; a process pool that
-broke (a worker killed for memory) is dropped and made again on the next job.
+broke (a worker killed for memory) is dropped and made again on the next job. A rank
+process's task (a batch of ranks' summaries) runs with the cycle collector off
+(`cyclic_gc_paused`).
 """
 
 from __future__ import annotations
 
+import gc
 import importlib
 import logging
 import os
 import sys
 import threading
+from collections.abc import Iterator
 from concurrent.futures import Executor, ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from .load_pool import LoadPool
@@ -67,6 +72,23 @@ def spawned_processes(workers: int = POOL_WORKERS) -> ProcessPoolExecutor:
     # spawn, not fork: TensorBoard is multi-threaded, and a forked copy of it could
     # deadlock on a lock some thread held.
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+
+
+@contextmanager
+def cyclic_gc_paused() -> Iterator[None]:
+    """Python's cycle collector off through one task of a worker process (a batch of
+    ranks' summaries), then back as it was. A batch makes thousands of small containers
+    (lists, dicts, args structs) a rank, so the collector runs every few hundred of them
+    and walks the young ones, finding no cycle to free: ~3 % of a batch's CPU. Memory is
+    freed by reference counts as before; a cycle made meanwhile waits for the next
+    collection after the task."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 def is_broken(pool: Executor) -> bool:

@@ -31,7 +31,7 @@ from ...ingest.storage import file_identity
 from ...model.trace_model import TraceModel
 from ...store.cache import cache_key
 from ...store.errors import LoadError, LoadFailed, describe_error
-from ...store.pools import PROCESS_POOL_MIN_RANKS, WorkerPools
+from ...store.pools import PROCESS_POOL_MIN_RANKS, WorkerPools, cyclic_gc_paused
 from ...store.run_context import Progress, RunContext
 from ..core.summary_cache import SummaryCache, model_of
 from ..core.taxonomy import taxonomy_version
@@ -137,8 +137,14 @@ def summarize_batch(
     """The tier's summaries (default the Distributed view's) of (path, key) files, one
     task of a process pool: a task per rank cost as much as a small rank's summary (sent,
     scheduled, answered one by one). Not kept one by one: the run's pack keeps them
-    (summary_pack.py)."""
-    tier = tier or DISTRIBUTED
+    (summary_pack.py). The cycle collector is off meanwhile (`pools.cyclic_gc_paused`)."""
+    with cyclic_gc_paused():
+        return _batch_summaries(files, cache_dir, tier or DISTRIBUTED)
+
+
+def _batch_summaries(
+    files: list[tuple[str, str]], cache_dir: str | None, tier: Tier[Any]
+) -> list[Outcome]:
     out: list[Outcome] = []
     waiting: list[tuple[int, TraceModel]] = []  # small ranks, for `make_many`
     waiting_rows = 0
