@@ -440,3 +440,45 @@ def test_a_small_files_args_are_kept_in_memory_and_read_the_same(
             dict(a) for a in other.args_of(rows, dict)
         ]
     assert json.loads(in_memory.raw_args(0)) == EVENTS[0]["args"]
+
+
+def _every_array_end(buf: bytes, body_start: int) -> list[tuple[int, int]]:
+    """The candidates as one search of the last MB finds them, last first."""
+    if buf[body_start : body_start + 1] == b"]":
+        return [(body_start, body_start + 1)]
+    tail = buf.rstrip()
+    end = len(tail[:-1].rstrip()) if tail.endswith(b"}") else len(tail)
+    base = max(body_start, end - (1 << 20))
+    found = [(m.start() + 1, m.end()) for m in decode._ARRAY_END.finditer(buf, base, end)]
+    return found[::-1][: decode.ARRAY_END_CANDIDATES]
+
+
+def test_array_ends_are_found_from_the_end_as_asked() -> None:
+    """The events array's closing candidates, searched in the last few KB first and then
+    the last MB, are those one search of the last MB finds, in the same order, whether
+    asked for one or all; a `}...]` cut by the first window's edge included."""
+    window = decode.ARRAY_END_WINDOW
+    head = b'{"traceEvents": ['
+    event = b'{"ph": "X", "name": "a", "args": {"dims": [[1, 2], [3]]}}, '
+    cases = [
+        head + b"]}",  # an empty array
+        head + event * 3 + b'{"ph": "i"}]}',  # a small file: one window
+        head + event * 400 + b'{"ph": "i"}\n  ]\n}\n\n',  # blanks around the close
+        # Candidates only before the first window: a `}` of the last event, then blanks
+        # across the window's edge, then its `]`, then text with no candidate.
+        head + event * 400 + b"{}" + b" " * window + b"]" + b"x" * 50 + b"}",
+        # More than four candidates, some in the window and some before it.
+        head + b"{}]" * 2000 + b"[{} ] " * 2 + b"}",
+        # One candidate in the window, the next three before it.
+        head + b"{}]" * 5 + b"x" * 2 * window + b"{}]}",
+    ]
+    for buf in cases:
+        body_start = len(head)
+        every = _every_array_end(buf, body_start)
+        assert every, buf[-80:]
+        assert list(decode._array_ends(buf, body_start)) == every
+        assert next(decode._array_ends(buf, body_start)) == every[0]
+    straddled = cases[3]
+    ((last, close),) = _every_array_end(straddled, len(head))
+    end = len(straddled[:-1].rstrip())
+    assert last < end - window < close  # the `}` before the window, its `]` inside

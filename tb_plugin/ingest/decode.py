@@ -215,14 +215,15 @@ def _take_events(
         return chunk if chunk is not None else decode_events(buf[lo:hi], report)
 
     if final:
-        ends = _array_ends(buf, body_start)
-        for last, close in ends:
+        first: tuple[int, int] | None = None
+        for last, close in _array_ends(buf, body_start):
+            first = first or (last, close)
             events = decode_body(body_start, last) if last > body_start else []
             if events is not None:
                 return events, close, close
-        if ends and _ends_the_file(buf[ends[0][1] :]):
+        if first and _ends_the_file(buf[first[1] :]):
             # The array is closed but some events in it do not decode: keep the others.
-            last, close = ends[0]
+            last, close = first
             return decode_run(buf, body_start, last, report, consumed), close, close
         # No closing bracket: the file was cut. Keep every whole event before the cut.
         events = decode_events(buf[body_start:], report)
@@ -273,13 +274,29 @@ def _ends_the_file(rest: bytes) -> bool:
         return False
 
 
-def _array_ends(buf: bytes, body_start: int) -> list[tuple[int, int]]:
-    """Candidate (end of the last event, offset after the closing `]`), last first."""
+def _array_ends(buf: bytes, body_start: int) -> Iterator[tuple[int, int]]:
+    """Candidate (end of the last event, offset after the closing `]`), last first, at
+    most ARRAY_END_CANDIDATES, found as they are asked: the last few KB of the text first
+    (a whole file's first candidate closes its events: the rest is not searched), then
+    the last MB. The same candidates as one search of the last MB gives: a `}...]` cut
+    by the window's edge holds nothing but blanks after its `}`, so every candidate the
+    window finds is later than it."""
     if buf[body_start : body_start + 1] == b"]":  # an empty events array
-        return [(body_start, body_start + 1)]
+        yield body_start, body_start + 1
+        return
     # Blank text after the array (also before the object's closing brace) can be long.
     tail = buf.rstrip()
     end = len(tail[:-1].rstrip()) if tail.endswith(b"}") else len(tail)
-    base = max(body_start, end - (1 << 20))
-    found = [(m.start() + 1, m.end()) for m in _ARRAY_END.finditer(buf, base, end)]
-    return found[::-1][:4]
+    given = 0
+    for window in (ARRAY_END_WINDOW, 1 << 20):
+        base = max(body_start, end - window)
+        found = [(m.start() + 1, m.end()) for m in _ARRAY_END.finditer(buf, base, end)]
+        found.reverse()
+        yield from found[given:ARRAY_END_CANDIDATES]
+        given = max(given, min(len(found), ARRAY_END_CANDIDATES))
+        if given >= ARRAY_END_CANDIDATES or base == body_start:
+            return
+
+
+ARRAY_END_CANDIDATES = 4
+ARRAY_END_WINDOW = 1 << 12  # bytes: the text after the last event is short
