@@ -58,10 +58,10 @@ def combined_trace(paths: list[Path], out: Path) -> None:
             raise SystemExit(f"{path}: no events array")
         start = found[0]
         head = head or text[: text.rindex(b"[", 0, start)]
-        ends = _array_ends(text, start)
-        if not ends:  # a cut file: a load keeps its whole events, a join cannot
+        end = next(_array_ends(text, start), None)  # the last candidate: the array's end
+        if end is None:  # a cut file: a load keeps its whole events, a join cannot
             raise SystemExit(f"{path}: its events array is not closed")
-        last, _ = ends[0]
+        last, _ = end
         body = text[start:last].strip()
         if body:
             bodies.append(body)
