@@ -5,7 +5,7 @@ the few-percent changes a rank's fixed cost is made of. Valgrind's callgrind cou
 instructions the process executes, the same on a busy machine as on a quiet one.
 
     .venv/bin/python bench/batch_instructions.py                       # this tree
-    .venv/bin/python bench/batch_instructions.py --tree /tmp/old/tb_plugin --tree tb_plugin
+    .venv/bin/python bench/batch_instructions.py --tree OLD/tb_plugin --tree tb_plugin
 
 Each tree (a `kinetoscope` package folder: another commit's checkout, its compiled
 modules built) runs `rank_summaries.summarize_batch` (what a rank process runs: each file

@@ -293,7 +293,7 @@ def _array_ends(buf: bytes, body_start: int) -> Iterator[tuple[int, int]]:
         found = [(m.start() + 1, m.end()) for m in _ARRAY_END.finditer(buf, base, end)]
         found.reverse()
         yield from found[given:ARRAY_END_CANDIDATES]
-        given = max(given, min(len(found), ARRAY_END_CANDIDATES))
+        given = min(len(found), ARRAY_END_CANDIDATES)  # the wider window finds all the narrower did
         if given >= ARRAY_END_CANDIDATES or base == body_start:
             return
 
