@@ -140,6 +140,7 @@ def _rank_list(args: CommArgs, size: int | None) -> tuple[int, ...] | None:
 
 
 _NO_ARGS = CommArgs()
+_NO_PEER = (None, None)
 
 
 @dataclass
@@ -157,6 +158,9 @@ class CallFacts:
     peer: tuple[str, int] | None = None  # ("dst" or "src", a rank of the call's group)
 
     def fill(self, args: CommArgs, name: str | None) -> None:
+        """The facts still unknown, from `args` (and the op's `name`). A helper is asked
+        only where its args are present: absent, each would answer None (a job's
+        collectives fill tens of thousands of these)."""
         if name is None and args == _NO_ARGS:  # a kernel whose args say nothing of it
             return
         if self.kind is None:
@@ -167,19 +171,21 @@ class CallFacts:
         if self.pg is None and args.pg_name is not None and not isinstance(args.pg_name, bool):
             self.pg = str(args.pg_name)
         if self.seq is None:
-            self.seq = lenient_int(args.seq if args.seq is not None else args.seq_lower)
-        if self.comms_id is None:
+            seq = args.seq if args.seq is not None else args.seq_lower
+            self.seq = lenient_int(seq) if seq is not None else None
+        if self.comms_id is None and args.comms_id is not None:
             self.comms_id = _comms_id(args.comms_id)
-        if self.nbytes is None:
+        has_dims = args.input_dims is not None or args.input_dims_old is not None
+        if self.nbytes is None and (args.in_nelems is not None or has_dims):
             self.nbytes = _bytes_of(args)
-        if self.group_size is None:
+        if self.group_size is None and args.group_size is not None:
             self.group_size = lenient_int(args.group_size)
-        if self.size_ratio is None:
+        if self.size_ratio is None and has_dims:
             self.size_ratio = _size_ratio(args)
-        if self.dst is None and self.src is None:
+        if self.dst is None and self.src is None and (args.dst_rank, args.src_rank) != _NO_PEER:
             self.dst, self.src = lenient_int(args.dst_rank), lenient_int(args.src_rank)
-        side = P2P_PEER_OPS.get(name or "")
-        if side and self.peer is None and isinstance(args.concrete, list):
+        if name in P2P_PEER_OPS and self.peer is None and isinstance(args.concrete, list):
+            side = P2P_PEER_OPS[name]
             local = lenient_int(args.concrete[2]) if len(args.concrete) > 2 else None
             self.peer = (side, local) if local is not None and local >= 0 else None
         if self.group is None and args.pg_name is not None:
