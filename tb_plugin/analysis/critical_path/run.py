@@ -196,11 +196,12 @@ def _changed_everywhere(
     recorded summaries are made too (its step's bounds are the whole job's)."""
     changed, failed = summaries_of(context, picks, tier(params))
     after, errors, _ = reduced_parts(context, picks, changed, failed, params)
-    # The changed join is mostly numpy sorts that let go of the GIL: made beside the
-    # stubs and their join (the workers are idle by then).
+    # The stubs first, alone: beside the changed join's thread, their many small numpy
+    # calls each waited for the GIL back. The two joins, mostly numpy sorts that let go
+    # of it, are made side by side (the workers are idle by then).
+    before = [recorded_stub(p) for p in after]
     with ThreadPoolExecutor(1, thread_name_prefix="kinetoscope-join") as pool:
         changed_joint = pool.submit(in_rank_order, after)
-        before = [recorded_stub(p) for p in after]
         if all(b is not None for b in before):
             recorded_joint = in_rank_order(cast(list[StubPart], before))
         else:
