@@ -15,6 +15,7 @@ import pytest
 from corpus import corpus_trace_model, corpus_traces
 from critical_path_jobs import count_reads, group_job, hidden_job, one_rank_job
 from kinetoscope.analysis.critical_path import run, stubs
+from kinetoscope.analysis.critical_path.anchors import no_device_nodes
 from kinetoscope.analysis.critical_path.run import run_critical_path
 from kinetoscope.analysis.critical_path.stub_tier import summarize_stub
 from kinetoscope.analysis.distributed.rank_summaries import analyze_run
@@ -155,3 +156,14 @@ def test_a_stub_summary_is_what_the_distributed_summary_holds(path: Path) -> Non
     ]
     assert stub.steps == bounds
     assert msgspec.msgpack.encode(stub.collectives) == msgspec.msgpack.encode(whole.collectives)
+
+
+def test_parts_without_gpu_nodes_share_one_read_only_empty_array() -> None:
+    # A 2,048-rank join makes one per step of every rank: shared, so read-only (a
+    # consumer writing into one would write into every part's).
+    nodes = no_device_nodes(3)
+    assert len(nodes) == 3 and all(n is nodes[0] for n in nodes)
+    assert nodes[0].size == 0 and nodes[0].dtype == "int64"
+    with pytest.raises(ValueError):
+        nodes[0][...] = 1
+    assert no_device_nodes(0) == []

@@ -25,7 +25,7 @@ import numpy as np
 from ..core.common import distinct
 from ..distributed.matching import instances_of, match_instances
 from ..distributed.summary import CollectiveTable, RankSummary
-from .anchors import StepAnchors
+from .anchors import StepAnchors, no_device_nodes
 from .changes import Change, Scaled
 from .expand import PartPieces
 from .graph import COLLECTIVE, CPU, DUR, Graph
@@ -75,7 +75,9 @@ class StubPart:
         self.origin_us, self.assumptions = origin_us, assumptions
         self.collective_nodes = recorded.row_node
         count, n_steps = recorded.start.size, len(recorded.step_names)
+        size = count + 2 * n_steps
         markers = count + 2 * np.arange(n_steps, dtype=np.int64)  # start, then end
+        marker_events = 2 * np.arange(count, size, dtype=np.int64)  # each marker's start
         times = np.empty(2 * n_steps)
         times[0::2], times[1::2] = recorded.step_start, recorded.step_end
         self.anchors = StepAnchors(
@@ -86,16 +88,16 @@ class StubPart:
             end_event=2 * (markers + 1) + 1,
             end_offset=np.zeros(n_steps),
             first_shift=0.0,
-            device_nodes=[np.zeros(0, np.int64) for _ in range(n_steps)],
+            device_nodes=no_device_nodes(n_steps),
         )
-        size = count + 2 * n_steps
         self.graph = Graph(
             names=[*recorded.names, "step start", "step end"],
             kind=np.concatenate(
                 [np.full(count, COLLECTIVE, np.int8), np.full(2 * n_steps, CPU, np.int8)]
             ),
+            # "step start", "step end" in turn, after the collectives' names
             name=np.concatenate(
-                [recorded.name, np.tile(np.array([0, 1]) + len(recorded.names), n_steps)]
+                [recorded.name, len(recorded.names) + np.arange(2 * n_steps) % 2]
             ).astype(np.int64),
             rank=np.zeros(size, np.int64),
             lane=np.zeros(size, np.int64),
@@ -104,8 +106,8 @@ class StubPart:
             start=np.concatenate([recorded.start, times]),
             end=np.concatenate([recorded.end, times]),
             scalable=np.zeros(size, bool),
-            edge_dst=2 * np.arange(count, size, dtype=np.int64) + 1,
-            edge_src=2 * np.arange(count, size, dtype=np.int64),
+            edge_dst=marker_events + 1,
+            edge_src=marker_events,
             edge_role=np.full(2 * n_steps, DUR, np.int8),
             edge_lag=np.zeros(2 * n_steps),
         )

@@ -21,7 +21,7 @@ from ..core.summary_cache import SummaryCache
 from ..core.taxonomy import taxonomy_version
 from ..distributed.rank_job import Tier
 from ..distributed.summary_pack import PackFormat, SummaryPack
-from .anchors import StepAnchors
+from .anchors import StepAnchors, no_device_nodes
 from .changes import Change, Scaled, change_of, names_an_op
 from .expand import PartPieces
 from .graph import Graph
@@ -55,7 +55,7 @@ class ReducedPart:
             end_event=s.column("step_end_event").astype(np.int64),
             end_offset=s.column("step_end_offset").astype(np.float64),
             first_shift=s.first_shift,
-            device_nodes=[np.zeros(0, np.int64) for _ in s.step_names],
+            device_nodes=no_device_nodes(len(s.step_names)),
         )
         kind = s.column("node_kind").astype(np.int8)
         self._graph = Graph(
