@@ -140,7 +140,6 @@ def _rank_list(args: CommArgs, size: int | None) -> tuple[int, ...] | None:
 
 
 _NO_ARGS = CommArgs()
-_NO_PEER = (None, None)
 
 
 @dataclass
@@ -182,7 +181,8 @@ class CallFacts:
             self.group_size = lenient_int(args.group_size)
         if self.size_ratio is None and has_dims:
             self.size_ratio = _size_ratio(args)
-        if self.dst is None and self.src is None and (args.dst_rank, args.src_rank) != _NO_PEER:
+        has_peer = args.dst_rank is not None or args.src_rank is not None
+        if self.dst is None and self.src is None and has_peer:
             self.dst, self.src = lenient_int(args.dst_rank), lenient_int(args.src_rank)
         if name in P2P_PEER_OPS and self.peer is None and isinstance(args.concrete, list):
             side = P2P_PEER_OPS[name]
