@@ -186,3 +186,27 @@ def test_batch_separable_names_the_steps_as_what_a_batch_merges(tmp_path: Path) 
         "collectives' args",
     }, proc.stdout
     assert set(rows.values()) == {"yes"}, proc.stdout
+
+
+def test_rank_floor_counts_a_ranks_calls_and_the_floor_they_imply(tmp_path: Path) -> None:
+    """`bench/rank_floor.py` on a small job of process groups: each tier's CPU and calls a
+    rank (numpy's among them), the read floor of every rank, and a floor that is the read
+    floor's wall plus the numpy calls' time over the workers."""
+    cmd = [sys.executable, str(REPO / "bench" / "rank_floor.py"), "--layout", "2x1x4"]
+    cmd += ["--steps", "2", "--ranks", "4", "--rounds", "1", "--work", str(tmp_path)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("8 ranks, 2 workers"), proc.stdout
+    call_us = float(lines[1].split(":")[1].split()[0])
+    read_wall = float(lines[2].split(",")[1].split()[0])
+    rows = {
+        cells[0].strip(): [float(c) for c in cells[1:]]
+        for cells in (line.strip("|").split("|") for line in lines[5:])
+    }
+    assert set(rows) == {"Distributed view", "what-if, GEMM x0.5"}, proc.stdout
+    for cpu_ms, total, numpy, floor in rows.values():
+        assert cpu_ms > 0 and 0 < numpy < total, proc.stdout
+        assert floor == pytest.approx(read_wall + 8 * numpy * call_us * 1e-6 / 2, abs=0.011)
+    # the what-if builds and reduces each rank's graph on top of what both read
+    assert rows["what-if, GEMM x0.5"][1] > rows["Distributed view"][1], proc.stdout
