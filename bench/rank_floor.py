@@ -10,11 +10,11 @@ budget (docs/critical_path.md, "Where the 2,048-rank budget stands").
 
 It prints, per tier (the Distributed view's summary; a what-if's, the job's GEMM x0.5):
 a rank's CPU (the K ranks summarised in one batch, as a worker does; median of the
-rounds), its Python-level calls and how many are numpy's (cProfile's counts, one batch);
-the median time of a small-array numpy call on this machine; the read floor (every rank
-of the job read, nothing else, on `--workers` spawned processes: wall and CPU); and the
-floor it implies at the job's size: the read floor's wall plus the numpy calls' time
-spread over the workers.
+rounds), its Python-level calls and how many of them enter numpy (`sys.setprofile`'s
+counts, one batch); the median time of a small-array numpy call on this machine; the read
+floor (every rank of the job read, nothing else, on `--workers` spawned processes: wall
+and CPU); and the floor it implies at the job's size: the read floor's wall plus the
+numpy calls' time spread over the workers.
 """
 
 from __future__ import annotations
@@ -55,10 +55,10 @@ def batch_cpu(paths: list[Path], make: Callable[[list[Any]], Any]) -> float:
 
 
 def calls(paths: list[Path], make: Callable[[list[Any]], Any]) -> tuple[int, int]:
-    """Python-level calls of one batch's summaries (functions and builtins), and how many
-    of them are calls into numpy from outside it (numpy's own calls inside a call are not
-    counted again). Counted with `sys.setprofile` (the bench's own `profile.py` shadows
-    the standard library's, which `cProfile` imports)."""
+    """Python-level calls of one batch's summaries (functions entered or resumed, and
+    builtins), and how many of them are calls into numpy from outside it (numpy's own
+    calls inside a call are not counted again). Counted with `sys.setprofile` (the
+    bench's own `profile.py` shadows the standard library's, which `cProfile` imports)."""
     models = [build_model(str(p)) for p in paths]
     counts = [0, 0]
 
