@@ -19,6 +19,7 @@ numpy calls' time spread over the workers.
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import statistics
@@ -33,7 +34,7 @@ import numpy as np
 from _group_runs import make_group_run
 from batch_probe import batch_arguments
 from kinetoscope.analysis.critical_path.summaries import tier
-from kinetoscope.analysis.distributed.rank_summaries import DISTRIBUTED
+from kinetoscope.analysis.distributed.rank_summaries import DISTRIBUTED, batch_sizes
 from kinetoscope.ingest.build import build_model
 
 _GEMM_HALVED = {"kernel": "sm90_xmma_gemm_bf16bf16_bf16f32", "factor": 0.5}  # the job's GEMM
@@ -118,9 +119,11 @@ def _read_batch(paths: list[str]) -> int:
 
 def read_floor(paths: list[Path], workers: int) -> tuple[float, float]:
     """Wall and CPU seconds (this process and its children) of reading every path on
-    `workers` spawned processes, in batches of 64, nothing made from what is read."""
+    `workers` spawned processes, in the batches the product's pool makes
+    (`rank_summaries.batch_sizes`), nothing made from what is read."""
     names = [str(p) for p in paths]
-    batches = [names[i : i + 64] for i in range(0, len(names), 64)]
+    ends = list(itertools.accumulate(batch_sizes(len(names), workers), initial=0))
+    batches = [names[a:b] for a, b in zip(ends[:-1], ends[1:])]
     before, start = os.times(), time.perf_counter()
     with multiprocessing.get_context("spawn").Pool(workers) as pool:
         read = sum(pool.map(_read_batch, batches, chunksize=1))
